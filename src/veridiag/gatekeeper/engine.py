@@ -1,0 +1,179 @@
+"""The Gatekeeper (spec §9–§12): run the enabled rules, aggregate per §12.2.
+
+Deterministic and self-contained: it sees invocations only through the
+``InvocationSource`` protocol and never calls a model. It never raises on the
+output it checks — a rule that crashes fails (closed), naming itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from veridiag.contracts.executor_v2 import OPTIONAL_ARRAYS
+from veridiag.contracts.gatekeeper import (
+    CheckRecord,
+    ClaimTrace,
+    GatekeeperError,
+    GatekeeperReport,
+    GatekeeperResult,
+    RuleStatus,
+    VerdictImpact,
+)
+from veridiag.contracts.invocation import InvocationSource
+from veridiag.contracts.parsing import ParsedOutput, ParseStatus, parse_executor_output
+from veridiag.contracts.trace import ToolTraceEntry
+from veridiag.gatekeeper.context import RuleResult, ValidationContext, as_invocation_id
+from veridiag.gatekeeper.matching import ExcerptMatcher
+from veridiag.gatekeeper.registry import rule_class
+from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet, load_ruleset
+
+
+def normalize_output(output: Any) -> dict[str, Any] | None:
+    """A copy of ``output`` with missing (or null) optional arrays set to ``[]`` (spec §11.1)."""
+    if not isinstance(output, dict):
+        return None
+    normalized = dict(output)
+    for name in OPTIONAL_ARRAYS:
+        if normalized.get(name) is None:
+            normalized[name] = []
+    return normalized
+
+
+def _cited_ids(normalized: dict[str, Any] | None) -> set[int]:
+    ids: set[int] = set()
+    if not normalized:
+        return ids
+    for section in ("claims", "recommended_actions"):
+        items = normalized.get(section)
+        for item in items if isinstance(items, list) else []:
+            bindings = item.get("evidence_bindings") if isinstance(item, dict) else None
+            for binding in bindings if isinstance(bindings, list) else []:
+                raw_ids = binding.get("source_invocation_ids") if isinstance(binding, dict) else None
+                for raw in raw_ids if isinstance(raw_ids, list) else []:
+                    if (invocation_id := as_invocation_id(raw)) is not None:
+                        ids.add(invocation_id)
+    return ids
+
+
+def _effective_outcome(check: CheckRecord, rule: RuleMetadata) -> RuleStatus:
+    """``severity: warning`` or ``verdictImpact: warn_only`` turn a failure into a warning."""
+    if check.outcome == "fail" and (rule.severity == "warning" or rule.verdict_impact == "warn_only"):
+        return "warn"
+    return check.outcome
+
+
+class Gatekeeper:
+    """Validates one Executor output against the invocations of its session."""
+
+    def __init__(self, ruleset: RuleSet | None = None, matcher: ExcerptMatcher | None = None) -> None:
+        self.ruleset = ruleset if ruleset is not None else load_ruleset()
+        self.matcher = matcher
+        self._rules = [(meta, rule_class(meta.id)()) for meta in self.ruleset.enabled()]
+
+    def validate(
+        self,
+        output: Any,
+        *,
+        session_id: str,
+        invocations: InvocationSource,
+        parse_status: ParseStatus | None = None,
+        trace_summary: Iterable[ToolTraceEntry] = (),
+    ) -> GatekeeperReport:
+        """Check a parsed output (any JSON value). ``parse_status`` comes from the parse hook."""
+        normalized = normalize_output(output) if parse_status is None or parse_status.status == "valid" else None
+        try:
+            cited = invocations.get_invocations(sorted(_cited_ids(normalized)))
+            lookup_error = None
+        except Exception as exc:  # the store is down: nothing is citable, fail closed
+            cited, lookup_error = {}, f"invocation lookup failed: {type(exc).__name__}: {exc}"
+        context = ValidationContext(
+            output=output,
+            normalized=normalized,
+            session_id=session_id,
+            invocations=cited,
+            parse_status=parse_status,
+            trace_summary=list(trace_summary),
+            matcher=self.matcher,
+        )
+        results: list[tuple[RuleMetadata, RuleResult]] = []
+        for meta, rule in self._rules:
+            try:
+                outcome = rule.validate(context, meta)
+            except Exception as exc:
+                outcome = RuleResult(meta.id)
+                outcome.add("$", "fail", f"rule crashed: {type(exc).__name__}: {exc}")
+            if lookup_error and meta.id == "evidence.invocation_ref":
+                outcome.add("$", "fail", lookup_error)
+            results.append((meta, outcome))
+        return self._report(results, normalized)
+
+    def check_raw(
+        self,
+        raw: str | bytes | None,
+        *,
+        session_id: str,
+        invocations: InvocationSource,
+        trace_summary: Iterable[ToolTraceEntry] = (),
+    ) -> tuple[ParsedOutput, GatekeeperReport]:
+        """Parse-only hook, then ``validate``: what the VerifierInputHook does (spec §9.2)."""
+        parsed = parse_executor_output(raw)
+        report = self.validate(
+            parsed.value, session_id=session_id, invocations=invocations,
+            parse_status=parsed.status, trace_summary=trace_summary,
+        )
+        return parsed, report
+
+    @staticmethod
+    def _report(results: list[tuple[RuleMetadata, RuleResult]], normalized: dict[str, Any] | None) -> GatekeeperReport:
+        failed: list[str] = []
+        warned: list[str] = []
+        errors: list[GatekeeperError] = []
+        impacts: dict[str, VerdictImpact] = {}
+        claims = normalized.get("claims") if normalized else None
+        traces: dict[int, ClaimTrace] = {}
+        if isinstance(claims, list):
+            for index, claim in enumerate(claims):
+                claim_id = claim.get("claim_id") if isinstance(claim, dict) else None
+                claim_id = claim_id if isinstance(claim_id, str) and claim_id else f"#{index}"
+                traces[index] = ClaimTrace(claim_id=claim_id, claim_index=index)
+        other: list[CheckRecord] = []
+
+        for meta, result in results:
+            worst: RuleStatus = "pass"
+            for check in result.checks:
+                outcome = _effective_outcome(check, meta)
+                record = check if outcome == check.outcome else check.model_copy(update={"outcome": outcome})
+                if outcome == "fail":
+                    worst = "fail"
+                    errors.append(GatekeeperError(rule_id=meta.id, target=record.target, message=record.reason))
+                elif outcome == "warn" and worst == "pass":
+                    worst = "warn"
+                claim_index = _claim_index(record.target)
+                if claim_index is not None and claim_index in traces:
+                    traces[claim_index].checks.append(record)
+                else:
+                    other.append(record)
+            if worst == "fail":
+                failed.append(meta.id)
+                impacts[meta.id] = meta.verdict_impact
+            elif worst == "warn":
+                warned.append(meta.id)
+
+        status: RuleStatus = "fail" if failed else "warn" if warned else "pass"
+        return GatekeeperReport(
+            result=GatekeeperResult(status=status, failed_rules=failed, warnings=warned, errors=errors),
+            normalized_output=normalized,
+            claim_traces=list(traces.values()),
+            other_checks=other,
+            failed_rule_impacts=impacts,
+            rules_run=[meta.id for meta, _ in results],
+        )
+
+
+def _claim_index(target: str) -> int | None:
+    if not target.startswith("claims["):
+        return None
+    end = target.find("]")
+    digits = target[len("claims[") : end]
+    return int(digits) if digits.isdigit() else None

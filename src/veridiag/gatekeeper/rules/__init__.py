@@ -1,0 +1,19 @@
+"""Built-in Gatekeeper rules; importing this package registers them."""
+
+from veridiag.gatekeeper.rules import (
+    entity_grounding,
+    evidence_utilization,
+    excerpt_similarity,
+    hallucination_phrases,
+    invocation_ref,
+    schema,
+)
+
+__all__ = [
+    "entity_grounding",
+    "evidence_utilization",
+    "excerpt_similarity",
+    "hallucination_phrases",
+    "invocation_ref",
+    "schema",
+]
