@@ -8,6 +8,7 @@ persisted result (spec §12.2 asks for no extra fields there).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -36,34 +37,43 @@ class GatekeeperResult(BaseModel):
     errors: list[GatekeeperError] = Field(default_factory=list)
 
 
-class MatchedSpan(BaseModel):
+# The audit records below are plain (slotted) dataclasses: a Gatekeeper run makes
+# hundreds of them and they are built from trusted values, so they skip validation;
+# pydantic still validates and serialises them wherever they cross a boundary inside
+# ``GatekeeperReport``.
+
+
+@dataclass(slots=True)
+class MatchedSpan:
     """Where an excerpt was found in a cited invocation, in that source's own characters."""
 
     invocation_id: int
     source: Literal["output", "output_preview", "retrieval_details", "tool_trace_summary"]
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
+    start: int
+    end: int
     text: str
 
 
-class CheckRecord(BaseModel):
+@dataclass(slots=True)
+class CheckRecord:
     """One rule applied to one target: the unit of the audit trail."""
 
     rule_id: str
     target: str
     outcome: RuleStatus
+    reason: str = ""
     invocation_id: int | None = None
     score: float | None = None
     matched_span: MatchedSpan | None = None
-    reason: str = ""
 
 
-class ClaimTrace(BaseModel):
+@dataclass(slots=True)
+class ClaimTrace:
     """Every check that touched one claim, so a reviewer can see why it passed or not."""
 
     claim_id: str
     claim_index: int
-    checks: list[CheckRecord] = Field(default_factory=list)
+    checks: list[CheckRecord] = field(default_factory=list)
 
 
 class GatekeeperReport(BaseModel):

@@ -9,13 +9,38 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+import json
+from typing import Any, Literal, cast
 
-from veridiag.contracts.gatekeeper import CheckRecord, RuleStatus
+from veridiag.contracts.gatekeeper import CheckRecord, MatchedSpan, RuleStatus
 from veridiag.contracts.invocation import InvocationView
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.trace import ToolTraceEntry
-from veridiag.gatekeeper.matching import ExcerptMatcher
+from veridiag.gatekeeper.matching import AnchoredMatcher, Alignment, ExcerptMatcher
+
+SourceName = Literal["output", "output_preview", "retrieval_details", "tool_trace_summary"]
+ALL_SOURCES: tuple[SourceName, ...] = ("output", "output_preview", "retrieval_details", "tool_trace_summary")
+_DEFAULT_MATCHER = AnchoredMatcher()
+
+
+@dataclass(frozen=True)
+class Located:
+    """Where an excerpt best aligns in one invocation: which text, which span, how well."""
+
+    invocation: InvocationView
+    source: SourceName
+    text: str
+    alignment: Alignment
+
+    @property
+    def score(self) -> float:
+        return self.alignment.score
+
+    def region(self) -> str:
+        """The matched span widened to whole lines: what the output says *there*."""
+        start = self.text.rfind("\n", 0, self.alignment.start) + 1
+        end = self.text.find("\n", self.alignment.end)
+        return self.text[start : end if end >= 0 else len(self.text)]
 
 
 @dataclass
@@ -40,6 +65,55 @@ class ValidationContext:
         for index, claim in enumerate(claims):
             if isinstance(claim, dict):
                 yield index, f"claims[{index}]", claim
+
+    def source_texts(
+        self, invocation: InvocationView, names: tuple[SourceName, ...] = ALL_SOURCES
+    ) -> list[tuple[SourceName, str]]:
+        """The non-empty texts of ``invocation`` an excerpt may be compared with (memoised)."""
+        memo_key = ("sources", invocation.id, names)
+        if memo_key in self.memo:
+            return cast(list[tuple[SourceName, str]], self.memo[memo_key])
+        texts: list[tuple[SourceName, str]] = []
+        for name in names:
+            if name == "output":
+                text = invocation.output or ""
+            elif name == "output_preview":
+                text = invocation.output_preview or ""
+                if "output" in names and invocation.output and invocation.output.startswith(text):
+                    continue  # the preview is the output's head: searching it again finds nothing new
+            elif name == "retrieval_details":
+                key = ("retrieval_details", invocation.id)
+                if key not in self.memo:
+                    details = invocation.retrieval_details
+                    self.memo[key] = json.dumps(details, ensure_ascii=False, sort_keys=True, default=str) if details else ""
+                text = cast(str, self.memo[key])
+            else:
+                text = "\n".join(
+                    entry.output_summary for entry in self.trace_summary if invocation.id in entry.invocation_ids
+                )
+            if text:
+                texts.append((name, text))
+        self.memo[memo_key] = texts
+        return texts
+
+    def locate(
+        self, excerpt: str, invocation: InvocationView, names: tuple[SourceName, ...] = ALL_SOURCES
+    ) -> Located | None:
+        """Best alignment of ``excerpt`` across the invocation's texts (memoised per run,
+        so the excerpt and grounding rules share one search)."""
+        key = ("locate", excerpt, invocation.id, names)
+        if key in self.memo:
+            return cast(Located | None, self.memo[key])
+        matcher = self.matcher or _DEFAULT_MATCHER
+        best: Located | None = None
+        for name, text in self.source_texts(invocation, names):
+            found = matcher.locate(excerpt, text)
+            if found is not None and (best is None or found.score > best.score):
+                best = Located(invocation, name, text, found)
+                if found.score >= 1.0:
+                    break
+        self.memo[key] = best
+        return best
 
     def usable_invocation(self, raw_id: Any) -> InvocationView | None:
         """The invocation behind a cited id if it exists and belongs to this session."""
@@ -85,8 +159,20 @@ class RuleResult:
     rule_id: str
     checks: list[CheckRecord] = field(default_factory=list)
 
-    def add(self, target: str, outcome: RuleStatus, reason: str = "", **extra: Any) -> CheckRecord:
-        record = CheckRecord(rule_id=self.rule_id, target=target, outcome=outcome, reason=reason, **extra)
+    def add(
+        self,
+        target: str,
+        outcome: RuleStatus,
+        reason: str = "",
+        *,
+        invocation_id: int | None = None,
+        score: float | None = None,
+        matched_span: MatchedSpan | None = None,
+    ) -> CheckRecord:
+        record = CheckRecord(
+            rule_id=self.rule_id, target=target, outcome=outcome, reason=reason,
+            invocation_id=invocation_id, score=score, matched_span=matched_span,
+        )
         self.checks.append(record)
         return record
 

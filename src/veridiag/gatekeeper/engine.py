@@ -8,6 +8,7 @@ output it checks — a rule that crashes fails (closed), naming itself.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
 from veridiag.contracts.executor_v2 import OPTIONAL_ARRAYS
@@ -143,7 +144,7 @@ class Gatekeeper:
             worst: RuleStatus = "pass"
             for check in result.checks:
                 outcome = _effective_outcome(check, meta)
-                record = check if outcome == check.outcome else check.model_copy(update={"outcome": outcome})
+                record = check if outcome == check.outcome else replace(check, outcome=outcome)
                 if outcome == "fail":
                     worst = "fail"
                     errors.append(GatekeeperError(rule_id=meta.id, target=record.target, message=record.reason))

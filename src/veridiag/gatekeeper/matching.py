@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from collections.abc import Iterator
 from typing import Protocol
 
 from rapidfuzz import fuzz
@@ -60,74 +61,81 @@ class AnchoredMatcher:
 
     name = "anchored"
 
-    def __init__(self, brute_force_chars: int = 4096, max_windows: int = 6) -> None:
+    def __init__(
+        self, brute_force_chars: int = 4096, max_windows: int = 4, max_tokens: int = 2, good_enough: float = 0.8
+    ) -> None:
         self.brute_force_chars = brute_force_chars
         self.max_windows = max_windows
+        self.max_tokens = max_tokens
+        #: Stop looking once a window aligns this well; a single edit rarely scores lower.
+        self.good_enough = good_enough
 
     def locate(self, excerpt: str, source: str) -> Alignment | None:
-        excerpt = excerpt.strip()
+        excerpt = " ".join(excerpt.split())
         if not excerpt or not source:
             return None
-        position = source.find(excerpt)
-        if position >= 0:
-            return Alignment(1.0, position, position + len(excerpt))
-        collapsed = " ".join(excerpt.split())
-        if collapsed != excerpt:
-            position = source.find(collapsed)
-            if position >= 0:
-                return Alignment(1.0, position, position + len(collapsed))
         if len(source) <= self.brute_force_chars:
-            return _score_window(collapsed, source, 0, len(source), 0.0) or Alignment(0.0, 0, 0)
-        return self._anchored(collapsed, source)
-
-    def _anchored(self, excerpt: str, source: str) -> Alignment:
-        starts = self._piece_starts(excerpt, source) or self._token_starts(excerpt, source)
+            position = source.find(excerpt)
+            if position >= 0:
+                return Alignment(1.0, position, position + len(excerpt))
+            return _score_window(excerpt, source, 0, len(source), 0.0) or Alignment(0.0, 0, 0)
+        pieces = _pieces(excerpt)
+        # The first piece is searched first: if it is absent the whole excerpt cannot be
+        # present, so a verbatim excerpt costs one scan and an invented one no extra scan.
+        head, head_offset = pieces[0]
+        head_at = source.find(head)
+        if head_at >= 0:
+            position = source.find(excerpt, head_at)
+            if position >= 0:
+                return Alignment(1.0, position, position + len(excerpt))
         best = Alignment(0.0, 0, 0)
         slack = len(excerpt) // 2 + 8
-        for start in list(dict.fromkeys(starts))[: self.max_windows]:
-            lo = max(0, start - slack)
-            hi = min(len(source), start + len(excerpt) + slack)
+        tried: set[int] = set()
+        for start in self._candidate_starts(excerpt, source, pieces, head_at - head_offset if head_at >= 0 else None):
+            if start in tried:
+                continue
+            tried.add(start)
+            lo, hi = max(0, start - slack), min(len(source), start + len(excerpt) + slack)
             found = _score_window(excerpt, source, lo, hi, best.score * 100.0)
             if found is not None and found.score > best.score:
                 best = found
-                if best.score >= 1.0:
-                    break
+            if best.score >= self.good_enough or len(tried) >= self.max_windows:
+                break
         return best
 
-    @staticmethod
-    def _piece_starts(excerpt: str, source: str) -> list[int]:
-        """Implied excerpt starts from exact hits of its pieces (a single edit spares most)."""
-        pieces = 4 if len(excerpt) >= 32 else 2 if len(excerpt) >= 12 else 0
-        if not pieces:
-            return []
-        size = len(excerpt) // pieces
-        starts = []
-        for index in range(pieces):
-            offset = index * size
-            piece = excerpt[offset : offset + size] if index < pieces - 1 else excerpt[offset:]
+    def _candidate_starts(
+        self, excerpt: str, source: str, pieces: list[tuple[str, int]], head_start: int | None
+    ) -> Iterator[int]:
+        """Implied excerpt starts, best evidence first, found lazily (each costs a ``find``).
+
+        Exact pieces of the excerpt come first: one edited word spoils at most two of
+        three. Only if none occurs does a long token serve as an anchor.
+        """
+        hit = head_start is not None
+        if head_start is not None:
+            yield head_start
+        for piece, offset in pieces[1:]:
             position = source.find(piece)
             if position >= 0:
-                starts.append(position - offset)
-        return starts
-
-    @staticmethod
-    def _token_starts(excerpt: str, source: str) -> list[int]:
-        """Implied starts from the longest tokens' first occurrences (case-insensitive fallback)."""
-        tokens = sorted(
-            ((m.group(), m.start()) for m in _TOKEN.finditer(excerpt)), key=lambda t: len(t[0]), reverse=True
-        )[:6]
-        starts = []
-        lowered: str | None = None
-        for token, offset in tokens:
+                hit = True
+                yield position - offset
+        if hit:
+            return
+        tokens = sorted(((m.group(), m.start()) for m in _TOKEN.finditer(excerpt)), key=lambda t: -len(t[0]))
+        for token, offset in tokens[: self.max_tokens]:
             position = source.find(token)
-            if position < 0:
-                if lowered is None:
-                    folded = source.lower()
-                    lowered = folded if len(folded) == len(source) else source
-                position = lowered.find(token.lower())
             if position >= 0:
-                starts.append(position - offset)
-        return starts
+                yield position - offset
+                return
+
+
+def _pieces(excerpt: str) -> list[tuple[str, int]]:
+    """The excerpt cut in up to three exact pieces with their offsets."""
+    count = 3 if len(excerpt) >= 24 else 2 if len(excerpt) >= 12 else 1
+    size = len(excerpt) // count
+    return [
+        (excerpt[i * size : (i + 1) * size] if i < count - 1 else excerpt[i * size :], i * size) for i in range(count)
+    ]
 
 
 class BruteForceMatcher:

@@ -4,20 +4,15 @@ recorded so reviewers see the real source text, not the model's paraphrase."""
 
 from __future__ import annotations
 
-import json
-from typing import Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from veridiag.contracts.gatekeeper import MatchedSpan
+from veridiag.contracts.gatekeeper import MatchedSpan, RuleStatus
 from veridiag.contracts.invocation import InvocationView
-from veridiag.gatekeeper.context import RuleResult, ValidationContext, bindings, cited_ids
-from veridiag.gatekeeper.matching import AnchoredMatcher, ExcerptMatcher
+from veridiag.gatekeeper.context import SourceName, RuleResult, ValidationContext, bindings, cited_ids
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 
-SourceName = Literal["output", "output_preview", "retrieval_details", "tool_trace_summary"]
-_DEFAULT_MATCHER = AnchoredMatcher()
 
 
 class ExcerptParams(BaseModel):
@@ -38,32 +33,6 @@ class ExcerptParams(BaseModel):
         return self
 
 
-def source_texts(context: ValidationContext, invocation: InvocationView, names: list[SourceName]) -> list[
-    tuple[SourceName, str]
-]:
-    """The texts of ``invocation`` an excerpt may be compared with, by source name."""
-    texts: list[tuple[SourceName, str]] = []
-    for name in names:
-        if name == "output":
-            texts.append((name, invocation.output or ""))
-        elif name == "output_preview":
-            texts.append((name, invocation.output_preview or ""))
-        elif name == "retrieval_details":
-            key = ("retrieval_details", invocation.id)
-            if key not in context.memo:
-                details = invocation.retrieval_details
-                context.memo[key] = (
-                    json.dumps(details, ensure_ascii=False, sort_keys=True, default=str) if details else ""
-                )
-            texts.append((name, cast(str, context.memo[key])))
-        else:
-            summary = "\n".join(
-                entry.output_summary for entry in context.trace_summary if invocation.id in entry.invocation_ids
-            )
-            texts.append((name, summary))
-    return [(name, text) for name, text in texts if text]
-
-
 @register
 class ExcerptSimilarity(GatekeeperRule):
     id = "evidence.excerpt_similarity"
@@ -71,7 +40,6 @@ class ExcerptSimilarity(GatekeeperRule):
 
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(ExcerptParams)
-        matcher: ExcerptMatcher = context.matcher or _DEFAULT_MATCHER
         result = RuleResult(self.id)
         for _index, claim_target, claim in context.claims():
             for binding_target, binding in bindings(claim_target, claim):
@@ -83,7 +51,7 @@ class ExcerptSimilarity(GatekeeperRule):
                 if not isinstance(excerpt, str) or not excerpt.strip():
                     result.add(target, "fail", "evidence_excerpt is empty")
                     continue
-                self._check(context, result, params, matcher, target, excerpt, invocations)
+                self._check(context, result, params, target, excerpt, invocations)
         return result
 
     @staticmethod
@@ -91,27 +59,23 @@ class ExcerptSimilarity(GatekeeperRule):
         context: ValidationContext,
         result: RuleResult,
         params: ExcerptParams,
-        matcher: ExcerptMatcher,
         target: str,
         excerpt: str,
         invocations: list[InvocationView],
     ) -> None:
-        best: tuple[float, MatchedSpan | None, int] = (0.0, None, invocations[0].id)
-        for invocation in invocations:
-            for name, text in source_texts(context, invocation, params.compare_against):
-                found = matcher.locate(excerpt, text)
-                if found is None or found.score <= best[0]:
-                    continue
-                span = MatchedSpan(
-                    invocation_id=invocation.id, source=name, start=found.start, end=found.end,
-                    text=text[found.start : found.end],
-                )
-                best = (found.score, span, invocation.id)
-                if found.score >= 1.0:
-                    break
-            if best[0] >= 1.0:
-                break
-        score, span, invocation_id = best
+        names = tuple(params.compare_against)
+        found = [loc for inv in invocations if (loc := context.locate(excerpt, inv, names)) is not None]
+        best = max(found, key=lambda loc: loc.score, default=None)
+        score = best.score if best else 0.0
+        span = None
+        if best is not None and score > 0:
+            start, end = best.alignment.start, best.alignment.end
+            span = MatchedSpan(
+                invocation_id=best.invocation.id, source=best.source, start=start, end=end,
+                text=best.text[start:end],
+            )
+        invocation_id = best.invocation.id if best else invocations[0].id
+        outcome: RuleStatus
         if score >= params.pass_threshold:
             outcome, reason = "pass", f"excerpt found in invocation {invocation_id} (similarity {score:.2f})"
         elif score >= params.warn_threshold:
@@ -119,7 +83,4 @@ class ExcerptSimilarity(GatekeeperRule):
         else:
             ids = ", ".join(str(inv.id) for inv in invocations)
             outcome, reason = "fail", f"excerpt not found in the output of invocation {ids} (similarity {score:.2f})"
-        result.add(
-            target, cast(Literal["pass", "warn", "fail"], outcome), reason,
-            invocation_id=invocation_id, score=round(score, 4), matched_span=span,
-        )
+        result.add(target, outcome, reason, invocation_id=invocation_id, score=round(score, 4), matched_span=span)

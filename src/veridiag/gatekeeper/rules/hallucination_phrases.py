@@ -33,14 +33,26 @@ class PhraseParams(BaseModel):
         return paths
 
 
+class _PhraseList:
+    """A blacklist compiled once: a cheap substring pre-check, then a word-boundary regex."""
+
+    def __init__(self, phrases: tuple[str, ...]) -> None:
+        cleaned = sorted({" ".join(p.split()).lower() for p in phrases if p.strip()}, key=len, reverse=True)
+        self.probes = tuple(cleaned)
+        parts = [(r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b") if p.isascii() else re.escape(p)
+                 for p in cleaned]
+        self.pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
+
+    def hits(self, text: str) -> list[str]:
+        lowered = " ".join(text.lower().split())
+        if self.pattern is None or not any(probe in lowered for probe in self.probes):
+            return []
+        return sorted({m.group().lower() for m in self.pattern.finditer(text)})
+
+
 @lru_cache(maxsize=32)
-def _pattern(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
-    """One regex for the list; ASCII phrases match whole words, Chinese ones anywhere."""
-    parts = []
-    for phrase in sorted({p.strip() for p in phrases if p.strip()}, key=len, reverse=True):
-        escaped = r"\s+".join(re.escape(word) for word in phrase.split())
-        parts.append(rf"\b{escaped}\b" if phrase.isascii() else escaped)
-    return re.compile("|".join(parts), re.IGNORECASE) if parts else None
+def _phrase_list(phrases: tuple[str, ...]) -> _PhraseList:
+    return _PhraseList(phrases)
 
 
 def _targets(output: dict[str, Any] | None, path: str) -> Iterator[tuple[str, str]]:
@@ -63,11 +75,11 @@ class HallucinationPhrases(GatekeeperRule):
 
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(PhraseParams)
-        pattern = _pattern(tuple(params.blacklist))
+        phrases = _phrase_list(tuple(params.blacklist))
         result = RuleResult(self.id)
         for path in params.target_fields:
             for target, text in _targets(context.normalized, path):
-                hits = sorted({m.group().lower() for m in pattern.finditer(text)}) if pattern else []
+                hits = phrases.hits(text)
                 if hits:
                     result.add(target, "fail", f"speculative wording in a confirmed claim: {', '.join(hits)}")
                 else:

@@ -1,0 +1,208 @@
+"""Gatekeeper benchmark (issue #2): 20 claims × 2 bindings over 10 invocations of 64 KB.
+
+Half the excerpts are verbatim, a quarter have one word or number changed and a quarter
+are invented. The same Gatekeeper runs with the anchored matcher and with the naive
+``difflib.SequenceMatcher`` baseline, in this process, on this data. Outcomes per
+excerpt kind are reported too: speed that lets invented excerpts through is no speed.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from veridiag.bench.stats import summary, time_runs
+from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
+from veridiag.gatekeeper import AnchoredMatcher, Gatekeeper, SequenceMatcherBaseline
+from veridiag.gatekeeper.matching import BruteForceMatcher, ExcerptMatcher
+
+SESSION = "bench-session"
+SERVICES = ["gateway", "order-service", "payment-service", "inventory-service"]
+CODES = ["ERR_TIMEOUT", "ERR_POOL_EXHAUSTED", "ERR_DB_LOCK", "ERR_UPSTREAM_5XX"]
+WORDS = ["timeout", "refused", "exhausted", "deadlock", "throttled", "rejected"]
+
+
+def _ts(rng: random.Random) -> str:
+    return f"2026-07-07T10:{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randint(0, 999):03d}Z"
+
+
+def _log_line(rng: random.Random) -> str:
+    svc = rng.choice(SERVICES)
+    thread = f"http-nio-8080-exec-{rng.randint(1, 200)}"
+    order = rng.randint(100000, 999999)
+    templates = [
+        f"{_ts(rng)} INFO  {svc} [{thread}] c.s.web.OrderController - GET /api/orders/{order} status=200 "
+        f"cost={rng.randint(5, 400)}ms traceId={rng.getrandbits(64):016x}",
+        f"{_ts(rng)} ERROR {svc} [{thread}] c.s.pay.PaymentClient - order={order} {rng.choice(CODES)} "
+        f"request {rng.choice(WORDS)} cost={rng.randint(1000, 9000)}ms",
+        f"{_ts(rng)} WARN  {svc} [HikariPool-1 housekeeper] c.z.h.pool.HikariPool - HikariPool-1 - "
+        f"Pool stats (total={rng.randint(10, 200)}, active={rng.randint(0, 200)}, idle={rng.randint(0, 20)}, "
+        f"waiting={rng.randint(0, 90)})",
+        f"{_ts(rng)} ERROR {svc} [{thread}] o.h.e.j.s.SqlExceptionHelper - Lock wait timeout exceeded; "
+        f"try restarting transaction (table=t_order, wait={rng.randint(1, 60)}s)",
+    ]
+    return rng.choice(templates)
+
+
+def _metric_line(rng: random.Random) -> str:
+    svc = rng.choice(SERVICES)
+    metric, value = rng.choice(
+        [
+            ("http_server_requests_seconds_p99", f"{rng.uniform(0.05, 9):.3f}"),
+            ("process_cpu_usage_percent", f"{rng.uniform(5, 99):.1f}"),
+            ("hikaricp_connections_active", f"{rng.randint(0, 200)}/200"),
+            ("jvm_memory_used_mib", f"{rng.randint(300, 4000)}"),
+        ]
+    )
+    return f"{_ts(rng)} {svc} {metric}{{instance=\"{svc}-{rng.randint(0, 3)}\"}} {value}"
+
+
+def _output(rng: random.Random, size: int, line: Callable[[random.Random], str]) -> str:
+    lines: list[str] = []
+    total = 0
+    while total < size:
+        text = line(rng)
+        lines.append(text)
+        total += len(text) + 1
+    return "\n".join(lines)[:size]
+
+
+def _invented(rng: random.Random) -> str:
+    svc = rng.choice(SERVICES)
+    return rng.choice(
+        [
+            f"{svc} HikariPool-2 - Connection is not available, request timed out after {rng.randint(3, 60)}000ms",
+            f"{svc} OutOfMemoryError: Java heap space, container restarted (exit code 137)",
+            f"redis ERR_REDIS_CLUSTERDOWN cluster state changed, slot {rng.randint(0, 16383)} migrating",
+            f"{svc} circuit breaker OPEN after {rng.randint(20, 80)} consecutive failures to upstream",
+        ]
+    )
+
+
+def _change_one(rng: random.Random, excerpt: str) -> str:
+    words = excerpt.split(" ")
+    numeric = [i for i, w in enumerate(words) if any(c.isdigit() for c in w) and i > 0]
+    index = rng.choice(numeric) if numeric and rng.random() < 0.6 else rng.randrange(1, len(words))
+    word = words[index]
+    if any(c.isdigit() for c in word):
+        digits = [i for i, c in enumerate(word) if c.isdigit()]
+        pos = rng.choice(digits)
+        words[index] = word[:pos] + str((int(word[pos]) + rng.randint(1, 8)) % 10) + word[pos + 1 :]
+    else:
+        words[index] = rng.choice([w for w in WORDS if w != word])
+    return " ".join(words)
+
+
+@dataclass
+class Scenario:
+    output: dict[str, Any]
+    invocations: InMemoryInvocations
+    kinds: list[str]  # per binding, in claim order: verbatim / changed / invented
+    output_bytes: int
+
+
+def build_scenario(claims: int = 20, invocations: int = 10, size: int = 65536, seed: int = 7) -> Scenario:
+    """Deterministic realistic data: log and metric outputs, excerpts of the three kinds."""
+    rng = random.Random(seed)
+    records = []
+    for i in range(invocations):
+        is_logs = i % 2 == 0
+        text = _output(rng, size, _log_line if is_logs else _metric_line)
+        records.append(
+            InvocationRecord(
+                id=1000 + i, session_id=SESSION, tool_name="query_logs" if is_logs else "query_metrics",
+                output=text, output_preview=text[:1024], arguments={"service": SERVICES[i % len(SERVICES)]},
+            )
+        )
+    bindings_total = claims * 2
+    kinds = ["verbatim"] * (bindings_total // 2) + ["changed"] * (bindings_total // 4)
+    kinds += ["invented"] * (bindings_total - len(kinds))
+    rng.shuffle(kinds)
+
+    claim_list = []
+    for c in range(claims):
+        bindings = []
+        for b in range(2):
+            record = records[(c + 3 * b) % invocations]
+            kind = kinds[2 * c + b]
+            lines = record.output.split("\n")[:-1]
+            line = rng.choice(lines)
+            start = line.find(" ", 25) + 1
+            excerpt = line[start : start + rng.randint(50, 110)].strip()
+            if kind == "changed":
+                excerpt = _change_one(rng, excerpt)
+            elif kind == "invented":
+                excerpt = _invented(rng)
+            bindings.append(
+                {
+                    "source_type": "tool_trace",
+                    "tool_name": record.tool_name,
+                    "source_invocation_ids": [record.id],
+                    "evidence_excerpt": excerpt,
+                }
+            )
+        first = bindings[0]["evidence_excerpt"]
+        claim_list.append(
+            {
+                "claim_id": f"claim-{c + 1}",
+                "claim_type": "symptom",
+                "claim_text": f"日志与指标显示：{first[:60]}",
+                "support_level": "direct",
+                "evidence_bindings": bindings,
+            }
+        )
+    output = {"answer_version": "executor_evidence_v2", "claims": claim_list}
+    return Scenario(output, InMemoryInvocations(records), kinds, size)
+
+
+def _excerpt_outcomes(gatekeeper: Gatekeeper, scenario: Scenario) -> list[str]:
+    report = gatekeeper.validate(scenario.output, session_id=SESSION, invocations=scenario.invocations)
+    outcomes = []
+    for trace in report.claim_traces:
+        for check in trace.checks:
+            if check.rule_id == "evidence.excerpt_similarity":
+                outcomes.append(check.outcome)
+    return outcomes
+
+
+def run(repeats: int = 200, baseline_repeats: int = 5) -> dict[str, Any]:
+    scenario = build_scenario()
+
+    def timed(make_matcher: Callable[[], ExcerptMatcher], count: int) -> list[float]:
+        gatekeeper = Gatekeeper()
+
+        def once() -> None:
+            gatekeeper.matcher = make_matcher()  # no index survives between runs
+            gatekeeper.validate(scenario.output, session_id=SESSION, invocations=scenario.invocations)
+
+        return time_runs(once, count, warmup=1 if count < 10 else 3)
+
+    ours = timed(AnchoredMatcher, repeats)
+    baseline = timed(SequenceMatcherBaseline, baseline_repeats)
+    brute = timed(BruteForceMatcher, max(3, baseline_repeats))
+
+    anchored_outcomes = _excerpt_outcomes(Gatekeeper(matcher=AnchoredMatcher()), scenario)
+    brute_outcomes = _excerpt_outcomes(Gatekeeper(matcher=BruteForceMatcher()), scenario)
+    by_kind: dict[str, Counter[str]] = {kind: Counter() for kind in ("verbatim", "changed", "invented")}
+    for kind, outcome in zip(scenario.kinds, anchored_outcomes, strict=True):
+        by_kind[kind][outcome] += 1
+    agreement = sum(a == b for a, b in zip(anchored_outcomes, brute_outcomes, strict=True)) / len(brute_outcomes)
+    stats = summary(ours)
+    baseline_p50 = statistics.median(baseline)
+    return {
+        **stats,
+        "baseline_p50_ms": round(baseline_p50, 3),
+        "speedup": round(baseline_p50 / stats["p50_ms"], 1),
+        "claims": len(scenario.output["claims"]),
+        "invocations": len(scenario.invocations),
+        "output_bytes": scenario.output_bytes,
+        "runs": len(ours),
+        "baseline_runs": len(baseline),
+        "brute_force_partial_ratio_p50_ms": round(statistics.median(brute), 3),
+        "excerpt_outcomes": {kind: dict(counter) for kind, counter in by_kind.items()},
+        "decision_agreement_with_brute_force": round(agreement, 3),
+    }
