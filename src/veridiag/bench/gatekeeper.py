@@ -58,7 +58,7 @@ def _metric_line(rng: random.Random) -> str:
             ("jvm_memory_used_mib", f"{rng.randint(300, 4000)}"),
         ]
     )
-    return f"{_ts(rng)} {svc} {metric}{{instance=\"{svc}-{rng.randint(0, 3)}\"}} {value}"
+    return f'{_ts(rng)} {svc} {metric}{{instance="{svc}-{rng.randint(0, 3)}"}} {value}'
 
 
 def _output(rng: random.Random, size: int, line: Callable[[random.Random], str]) -> str:
@@ -75,7 +75,8 @@ def _invented(rng: random.Random) -> str:
     svc = rng.choice(SERVICES)
     return rng.choice(
         [
-            f"{svc} HikariPool-2 - Connection is not available, request timed out after {rng.randint(3, 60)}000ms",
+            f"{svc} HikariPool-2 - Connection is not available, request timed out after "
+            f"{rng.randint(3, 60)}000ms",
             f"{svc} OutOfMemoryError: Java heap space, container restarted (exit code 137)",
             f"redis ERR_REDIS_CLUSTERDOWN cluster state changed, slot {rng.randint(0, 16383)} migrating",
             f"{svc} circuit breaker OPEN after {rng.randint(20, 80)} consecutive failures to upstream",
@@ -114,8 +115,12 @@ def build_scenario(claims: int = 20, invocations: int = 10, size: int = 65536, s
         text = _output(rng, size, _log_line if is_logs else _metric_line)
         records.append(
             InvocationRecord(
-                id=1000 + i, session_id=SESSION, tool_name="query_logs" if is_logs else "query_metrics",
-                output=text, output_preview=text[:1024], arguments={"service": SERVICES[i % len(SERVICES)]},
+                id=1000 + i,
+                session_id=SESSION,
+                tool_name="query_logs" if is_logs else "query_metrics",
+                output=text,
+                output_preview=text[:1024],
+                arguments={"service": SERVICES[i % len(SERVICES)]},
             )
         )
     bindings_total = claims * 2
@@ -161,7 +166,7 @@ def build_scenario(claims: int = 20, invocations: int = 10, size: int = 65536, s
 
 def _excerpt_outcomes(gatekeeper: Gatekeeper, scenario: Scenario) -> list[str]:
     report = gatekeeper.validate(scenario.output, session_id=SESSION, invocations=scenario.invocations)
-    outcomes = []
+    outcomes: list[str] = []
     for trace in report.claim_traces:
         for check in trace.checks:
             if check.rule_id == "evidence.excerpt_similarity":
@@ -190,7 +195,9 @@ def run(repeats: int = 200, baseline_repeats: int = 5) -> dict[str, Any]:
     by_kind: dict[str, Counter[str]] = {kind: Counter() for kind in ("verbatim", "changed", "invented")}
     for kind, outcome in zip(scenario.kinds, anchored_outcomes, strict=True):
         by_kind[kind][outcome] += 1
-    agreement = sum(a == b for a, b in zip(anchored_outcomes, brute_outcomes, strict=True)) / len(brute_outcomes)
+    agreement = sum(a == b for a, b in zip(anchored_outcomes, brute_outcomes, strict=True)) / len(
+        brute_outcomes
+    )
     stats = summary(ours)
     baseline_p50 = statistics.median(baseline)
     return {

@@ -27,7 +27,7 @@ MAX_DEPTH = 200
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n(.*?)(?:```|\Z)", re.DOTALL)
 _STRUCTURAL = re.compile(r'[{}"]')
 _STRING_TAIL = re.compile(r'(?:[^"\\]|\\.)*"', re.DOTALL)
-_LOOKS_LIKE_JSON = re.compile(r'"\s*:')
+_LOOKS_LIKE_JSON = re.compile(r"[\"']\s*:")
 
 
 class ParseStatus(BaseModel):
@@ -47,19 +47,19 @@ class ParsedOutput:
         return self.status.status == "valid"
 
 
-class _JsonRejected(ValueError):
+class _JsonRejectedError(ValueError):
     """JSON that ``json`` would accept but the contract does not (NaN, duplicate keys)."""
 
 
 def _reject_constant(name: str) -> Any:
-    raise _JsonRejected(f"non-standard JSON constant {name}")
+    raise _JsonRejectedError(f"non-standard JSON constant {name}")
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj: dict[str, Any] = {}
     for key, value in pairs:
         if key in obj:
-            raise _JsonRejected(f"duplicate key {key!r}")
+            raise _JsonRejectedError(f"duplicate key {key!r}")
         obj[key] = value
     return obj
 
@@ -158,7 +158,7 @@ def _extract_object(text: str) -> ParsedOutput:
         try:
             value = _loads(chunk)
         except (ValueError, RecursionError) as exc:
-            if _LOOKS_LIKE_JSON.search(chunk):
+            if _LOOKS_LIKE_JSON.search(chunk) or len(chunk) == len(text):
                 failures.append(f"object at offset {region.start}: {_describe(exc)}")
             continue
         found.append(value)
@@ -180,7 +180,9 @@ def parse_executor_output(raw: str | bytes | None) -> ParsedOutput:
         decoded = _decode(raw)
         if isinstance(decoded, ParsedOutput):
             return decoded
-        text = decoded.replace("\ufeff", "").strip()
+        text = decoded.strip()
+        while text.startswith("\ufeff"):  # a byte-order mark, possibly after stray whitespace
+            text = text[1:].strip()
         if not text:
             return _result("missing", "executor output is empty")
         if len(text) > MAX_RAW_CHARS:
@@ -191,7 +193,9 @@ def parse_executor_output(raw: str | bytes | None) -> ParsedOutput:
             valid = [p for p in parsed if p.ok]
             if len(valid) == 1:
                 return valid[0]
-            return _result("malformed", f"{len(fenced)} fenced code blocks, {len(valid)} parse as JSON objects")
+            return _result(
+                "malformed", f"{len(fenced)} fenced code blocks, {len(valid)} parse as JSON objects"
+            )
         if fenced:
             return _extract_object(fenced[0].strip())
         return _extract_object(text)

@@ -7,16 +7,16 @@ look at with a field path, so an error can always say which target it is about.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-import json
 from typing import Any, Literal, cast
 
 from veridiag.contracts.gatekeeper import CheckRecord, MatchedSpan, RuleStatus
 from veridiag.contracts.invocation import InvocationView
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.trace import ToolTraceEntry
-from veridiag.gatekeeper.matching import AnchoredMatcher, Alignment, ExcerptMatcher
+from veridiag.gatekeeper.matching import Alignment, AnchoredMatcher, ExcerptMatcher
 
 SourceName = Literal["output", "output_preview", "retrieval_details", "tool_trace_summary"]
 ALL_SOURCES: tuple[SourceName, ...] = ("output", "output_preview", "retrieval_details", "tool_trace_summary")
@@ -85,11 +85,17 @@ class ValidationContext:
                 key = ("retrieval_details", invocation.id)
                 if key not in self.memo:
                     details = invocation.retrieval_details
-                    self.memo[key] = json.dumps(details, ensure_ascii=False, sort_keys=True, default=str) if details else ""
+                    self.memo[key] = (
+                        json.dumps(details, ensure_ascii=False, sort_keys=True, default=str)
+                        if details
+                        else ""
+                    )
                 text = cast(str, self.memo[key])
             else:
                 text = "\n".join(
-                    entry.output_summary for entry in self.trace_summary if invocation.id in entry.invocation_ids
+                    entry.output_summary
+                    for entry in self.trace_summary
+                    if invocation.id in entry.invocation_ids
                 )
             if text:
                 texts.append((name, text))
@@ -170,8 +176,13 @@ class RuleResult:
         matched_span: MatchedSpan | None = None,
     ) -> CheckRecord:
         record = CheckRecord(
-            rule_id=self.rule_id, target=target, outcome=outcome, reason=reason,
-            invocation_id=invocation_id, score=score, matched_span=matched_span,
+            rule_id=self.rule_id,
+            target=target,
+            outcome=outcome,
+            reason=reason,
+            invocation_id=invocation_id,
+            score=score,
+            matched_span=matched_span,
         )
         self.checks.append(record)
         return record

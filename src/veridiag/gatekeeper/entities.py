@@ -41,8 +41,21 @@ _units("size", "1073741824", "gib")
 _units("percent", "1", "%", "percent")
 _units("rate", "1", "qps", "rps", "tps", "req/s", "ops/s")
 _units(
-    "count", "1", "次", "个", "条", "times", "errors", "requests", "connections", "threads",
-    "lines", "restarts", "pods", "instances", "retries",
+    "count",
+    "1",
+    "次",
+    "个",
+    "条",
+    "times",
+    "errors",
+    "requests",
+    "connections",
+    "threads",
+    "lines",
+    "restarts",
+    "pods",
+    "instances",
+    "retries",
 )
 #: Dimensions where an output's bare number ("cpu_usage 92") may ground a claim ("92%").
 _BARE_OK = frozenset({"percent", "count", "rate"})
@@ -63,7 +76,10 @@ _NUMBER_AT = re.compile(_NUM)
 _UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 _END = r"(?![A-Za-z0-9_.-])"
 
-_ID_KEYWORD = r"(?:订单|交易|请求|[Oo]rder|ORDER|[Tt]xn|TXN|[Tt]ransaction|[Rr]eq(?:uest)?|REQ(?:UEST)?|[Tt]race|TRACE|[Ss]pan)"
+_ID_KEYWORD = (
+    r"(?:订单|交易|请求|[Oo]rder|ORDER|[Tt]xn|TXN|[Tt]ransaction"
+    r"|[Rr]eq(?:uest)?|REQ(?:UEST)?|[Tt]race|TRACE|[Ss]pan)"
+)
 
 #: One left-to-right lexer instead of a pattern per kind: alternatives are tried in
 #: priority order at each token start, and ``word`` swallows every other word whole, so
@@ -104,8 +120,13 @@ def _quantity(number: str, unit: str, text: str) -> Entity:
     dimension, factor = _UNITS[unit.lower()]
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
     return Entity(
-        "quantity", text, (f"{number}{unit}", f"{number} {unit}"),
-        Decimal(number), dimension, factor, Decimal(1).scaleb(-decimals),
+        "quantity",
+        text,
+        (f"{number}{unit}", f"{number} {unit}"),
+        Decimal(number),
+        dimension,
+        factor,
+        Decimal(1).scaleb(-decimals),
     )
 
 
@@ -143,7 +164,10 @@ def _number(match: re.Match[str]) -> Entity | None:
 
 
 def entities_outside(
-    text: str, known_tokens: frozenset[str] | set[str], known_services: Iterable[str] = (), ignore: Iterable[str] = ()
+    text: str,
+    known_tokens: frozenset[str] | set[str],
+    known_services: Iterable[str] = (),
+    ignore: Iterable[str] = (),
 ) -> list[Entity]:
     """Entities of ``text`` that could be absent from a text whose whitespace tokens are
     ``known_tokens``: a token found verbatim there carries its facts with it, so only
@@ -239,7 +263,9 @@ class Corpus:
         return self._folded
 
     @staticmethod
-    def _has_token(hay: str, needle: str, glued: Callable[[str], bool] = _ascii_word, limit: int = 2000) -> bool:
+    def _has_token(
+        hay: str, needle: str, glued: Callable[[str], bool] = _ascii_word, limit: int = 2000
+    ) -> bool:
         """``needle`` occurs in ``hay`` not glued (by default to ASCII word characters) on either side."""
         if not needle:
             return False
@@ -267,7 +293,9 @@ class Corpus:
             return True
         if entity.kind in ("service", "error_code"):
             # Case-insensitive look-up lowers the whole text: only where that is cheap.
-            return len(self.text) <= _FOLD_LIMIT and any(self._has_token(self.folded, n.lower()) for n in entity.needles)
+            return len(self.text) <= _FOLD_LIMIT and any(
+                self._has_token(self.folded, n.lower()) for n in entity.needles
+            )
         return False
 
     def _has_quantity(self, entity: Entity) -> bool:
@@ -295,7 +323,9 @@ class Corpus:
                     return True
         return False
 
-    def _value_with_unit(self, prefix: str, value: Decimal, tolerance: Decimal, spellings: frozenset[str]) -> bool:
+    def _value_with_unit(
+        self, prefix: str, value: Decimal, tolerance: Decimal, spellings: frozenset[str]
+    ) -> bool:
         """Numbers starting with ``prefix`` and followed by a unit: the regex engine skips
         the many bare occurrences of a short prefix without a Python loop."""
         text = self.text

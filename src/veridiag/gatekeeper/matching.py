@@ -16,9 +16,9 @@ Outputs up to ``brute_force_chars`` are searched exhaustively.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from collections.abc import Iterator
 from typing import Protocol
 
 from rapidfuzz import fuzz
@@ -62,12 +62,19 @@ class AnchoredMatcher:
     name = "anchored"
 
     def __init__(
-        self, brute_force_chars: int = 4096, max_windows: int = 4, max_tokens: int = 2, good_enough: float = 0.8
+        self,
+        brute_force_chars: int = 4096,
+        max_windows: int = 6,
+        max_tokens: int = 2,
+        occurrences: int = 3,
+        good_enough: float = 0.95,
     ) -> None:
         self.brute_force_chars = brute_force_chars
         self.max_windows = max_windows
         self.max_tokens = max_tokens
-        #: Stop looking once a window aligns this well; a single edit rarely scores lower.
+        #: Occurrences of each piece examined (look-alike lines share pieces).
+        self.occurrences = occurrences
+        #: Stop scoring windows once one aligns this well.
         self.good_enough = good_enough
 
     def locate(self, excerpt: str, source: str) -> Alignment | None:
@@ -91,7 +98,9 @@ class AnchoredMatcher:
         best = Alignment(0.0, 0, 0)
         slack = len(excerpt) // 2 + 8
         tried: set[int] = set()
-        for start in self._candidate_starts(excerpt, source, pieces, head_at - head_offset if head_at >= 0 else None):
+        for start in self._candidate_starts(
+            excerpt, source, pieces, head_at - head_offset if head_at >= 0 else None
+        ):
             if start in tried:
                 continue
             tried.add(start)
@@ -106,20 +115,35 @@ class AnchoredMatcher:
     def _candidate_starts(
         self, excerpt: str, source: str, pieces: list[tuple[str, int]], head_start: int | None
     ) -> Iterator[int]:
-        """Implied excerpt starts, best evidence first, found lazily (each costs a ``find``).
+        """Implied excerpt starts: the most consistent ones.
 
-        Exact pieces of the excerpt come first: one edited word spoils at most two of
-        three. Only if none occurs does a long token serve as an anchor.
+        Each occurrence of an exact piece implies a start; only the starts where the most
+        pieces sit at their offsets are kept. Log lines look
+        alike ("ERROR gateway order=…"), so a few occurrences of each piece are examined,
+        not just the first. One edited word spoils one piece (cuts fall between words).
+        Only if no piece occurs at all does a long token serve as an anchor.
         """
-        hit = head_start is not None
-        if head_start is not None:
-            yield head_start
-        for piece, offset in pieces[1:]:
-            position = source.find(piece)
-            if position >= 0:
-                hit = True
-                yield position - offset
-        if hit:
+
+        def agreeing(start: int) -> int:
+            return sum(source.startswith(piece, start + offset) for piece, offset in pieces)
+
+        starts: dict[int, int] = {}
+        for index, (piece, offset) in enumerate(pieces):
+            position = head_start + offset if index == 0 and head_start is not None else source.find(piece)
+            if index == 0 and head_start is None:
+                continue  # the head was already searched and is absent
+            seen = 0
+            while position >= 0 and seen < self.occurrences:
+                start = position - offset
+                if start not in starts:
+                    starts[start] = agreeing(start)
+                seen += 1
+                position = source.find(piece, position + 1)
+        if starts:
+            # Exact pieces outrank character similarity: a look-alike line sharing the
+            # edited word scores higher than the quoted line, but agrees on fewer pieces.
+            most = max(starts.values())
+            yield from (start for start, agreement in starts.items() if agreement == most)
             return
         tokens = sorted(((m.group(), m.start()) for m in _TOKEN.finditer(excerpt)), key=lambda t: -len(t[0]))
         for token, offset in tokens[: self.max_tokens]:
@@ -130,11 +154,25 @@ class AnchoredMatcher:
 
 
 def _pieces(excerpt: str) -> list[tuple[str, int]]:
-    """The excerpt cut in up to three exact pieces with their offsets."""
-    count = 3 if len(excerpt) >= 24 else 2 if len(excerpt) >= 12 else 1
-    size = len(excerpt) // count
+    """The excerpt cut in up to three exact pieces, with their offsets.
+
+    Cuts fall on the space nearest each third, so one edited word spoils one piece (a
+    cut through the word would spoil two, and its new length shifts the rest).
+    """
+    size = len(excerpt)
+    count = 3 if size >= 24 else 2 if size >= 12 else 1
+    cuts = [0]
+    for k in range(1, count):
+        ideal = k * size // count
+        left, right = excerpt.rfind(" ", cuts[-1] + 1, ideal + 1), excerpt.find(" ", ideal)
+        options = [c + 1 for c in (left, right) if c >= 0 and cuts[-1] < c + 1 < size]
+        cuts.append(min(options, key=lambda c: abs(c - ideal)) if options else max(ideal, cuts[-1] + 1))
+    bounds = [*cuts, size]
+    if min(bounds[i + 1] - bounds[i] for i in range(count)) < size // (2 * count):
+        bounds = [k * size // count for k in range(count)] + [size]  # lopsided: cut by characters
     return [
-        (excerpt[i * size : (i + 1) * size] if i < count - 1 else excerpt[i * size :], i * size) for i in range(count)
+        (excerpt[bounds[i] : bounds[i + 1]].rstrip() or excerpt[bounds[i] : bounds[i + 1]], bounds[i])
+        for i in range(count)
     ]
 
 

@@ -4,22 +4,20 @@ recorded so reviewers see the real source text, not the model's paraphrase."""
 
 from __future__ import annotations
 
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from veridiag.contracts.gatekeeper import MatchedSpan, RuleStatus
 from veridiag.contracts.invocation import InvocationView
-from veridiag.gatekeeper.context import SourceName, RuleResult, ValidationContext, bindings, cited_ids
+from veridiag.gatekeeper.context import RuleResult, SourceName, ValidationContext, bindings, cited_ids
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
-
 
 
 class ExcerptParams(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
-    pass_threshold: float = Field(default=0.5, ge=0, le=1, alias="passThreshold")
-    warn_threshold: float = Field(default=0.3, ge=0, le=1, alias="warnThreshold")
+    pass_threshold: float = Field(default=0.7, ge=0, le=1, alias="passThreshold")
+    warn_threshold: float = Field(default=0.5, ge=0, le=1, alias="warnThreshold")
     compare_against: list[SourceName] = Field(
         default=["output", "output_preview", "retrieval_details", "tool_trace_summary"],
         alias="compareAgainst",
@@ -51,7 +49,7 @@ class ExcerptSimilarity(GatekeeperRule):
                 if not isinstance(excerpt, str) or not excerpt.strip():
                     result.add(target, "fail", "evidence_excerpt is empty")
                     continue
-                self._check(context, result, params, target, excerpt, invocations)
+                self._check(context, result, params, target=target, excerpt=excerpt, invocations=invocations)
         return result
 
     @staticmethod
@@ -59,6 +57,7 @@ class ExcerptSimilarity(GatekeeperRule):
         context: ValidationContext,
         result: RuleResult,
         params: ExcerptParams,
+        *,
         target: str,
         excerpt: str,
         invocations: list[InvocationView],
@@ -71,7 +70,10 @@ class ExcerptSimilarity(GatekeeperRule):
         if best is not None and score > 0:
             start, end = best.alignment.start, best.alignment.end
             span = MatchedSpan(
-                invocation_id=best.invocation.id, source=best.source, start=start, end=end,
+                invocation_id=best.invocation.id,
+                source=best.source,
+                start=start,
+                end=end,
                 text=best.text[start:end],
             )
         invocation_id = best.invocation.id if best else invocations[0].id
@@ -82,5 +84,10 @@ class ExcerptSimilarity(GatekeeperRule):
             outcome, reason = "warn", f"excerpt only loosely matches invocation {invocation_id} ({score:.2f})"
         else:
             ids = ", ".join(str(inv.id) for inv in invocations)
-            outcome, reason = "fail", f"excerpt not found in the output of invocation {ids} (similarity {score:.2f})"
-        result.add(target, outcome, reason, invocation_id=invocation_id, score=round(score, 4), matched_span=span)
+            outcome, reason = (
+                "fail",
+                f"excerpt not found in the output of invocation {ids} (similarity {score:.2f})",
+            )
+        result.add(
+            target, outcome, reason, invocation_id=invocation_id, score=round(score, 4), matched_span=span
+        )

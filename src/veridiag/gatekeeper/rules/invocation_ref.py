@@ -35,7 +35,15 @@ class InvocationReference(GatekeeperRule):
                     result.add(binding_target, "fail", "source_invocation_ids must be a non-empty array")
                     continue
                 for position, raw_id in enumerate(ids):
-                    self._check_id(context, result, params, binding_target, position, raw_id, binding.get("tool_name"))
+                    self._check_id(
+                        context,
+                        result,
+                        params,
+                        target=binding_target,
+                        position=position,
+                        raw_id=raw_id,
+                        tool_name=binding.get("tool_name"),
+                    )
         return result
 
     @staticmethod
@@ -43,6 +51,7 @@ class InvocationReference(GatekeeperRule):
         context: ValidationContext,
         result: RuleResult,
         params: InvocationRefParams,
+        *,
         target: str,
         position: int,
         raw_id: object,
@@ -56,24 +65,37 @@ class InvocationReference(GatekeeperRule):
         invocation = context.invocations.get(invocation_id)
         if invocation is None:
             result.add(
-                target, "fail", f"source_invocation_ids {invocation_id} not found in current session",
+                target,
+                "fail",
+                f"source_invocation_ids {invocation_id} not found in current session",
                 invocation_id=invocation_id,
             )
         elif invocation.session_id != context.session_id:
             result.add(
-                target, "fail", f"invocation {invocation_id} belongs to another session",
+                target,
+                "fail",
+                f"invocation {invocation_id} belongs to another session",
                 invocation_id=invocation_id,
             )
         elif tool_name != invocation.tool_name:
             result.add(
-                f"{target}.tool_name", "fail",
-                f"tool_name {tool_name!r} does not match invocation {invocation_id} ({invocation.tool_name!r})",
+                f"{target}.tool_name",
+                "fail",
+                f"tool_name {tool_name!r} does not match invocation {invocation_id} "
+                f"({invocation.tool_name!r})",
                 invocation_id=invocation_id,
             )
         elif invocation.status == "error" and params.fail_on_errored_invocation:
             result.add(
-                target, "fail", f"invocation {invocation_id} errored; an error is not evidence",
+                target,
+                "fail",
+                f"invocation {invocation_id} errored; an error is not evidence",
                 invocation_id=invocation_id,
             )
         else:
-            result.add(target, "pass", f"invocation {invocation_id} ({invocation.status})", invocation_id=invocation_id)
+            result.add(
+                target,
+                "pass",
+                f"invocation {invocation_id} ({invocation.status})",
+                invocation_id=invocation_id,
+            )

@@ -52,7 +52,9 @@ class ExecutorV2Schema(GatekeeperRule):
                 result.add(name, "fail", f"field {name!r} was removed in executor_evidence_v2 (spec §8)")
         version = output.get("answer_version")
         if "answer_version" in output and version != ANSWER_VERSION:
-            result.add("answer_version", "fail", f"answer_version must be {ANSWER_VERSION!r}, got {version!r}")
+            result.add(
+                "answer_version", "fail", f"answer_version must be {ANSWER_VERSION!r}, got {version!r}"
+            )
             reported.add("answer_version")
         for name in OPTIONAL_ARRAYS:
             if name not in output or output[name] is None:
@@ -89,7 +91,9 @@ class ExecutorV2Schema(GatekeeperRule):
                 continue
             if claim_id in seen:
                 result.add(
-                    f"claims[{index}].claim_id", "fail", f"claim_id {claim_id!r} repeats claims[{seen[claim_id]}]"
+                    f"claims[{index}].claim_id",
+                    "fail",
+                    f"claim_id {claim_id!r} repeats claims[{seen[claim_id]}]",
                 )
             else:
                 seen[claim_id] = index

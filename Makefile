@@ -1,0 +1,47 @@
+# veridiag — `make test` sets up .venv and runs lint, types, import layering and tests.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: setup test lint typecheck layers pytest bench schemas clean
+
+setup: $(STAMP)
+
+# Debian's python3 may lack ensurepip (python3-venv); fall back to virtualenv from PyPI.
+$(STAMP): pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) 2>/dev/null || { \
+	  echo "python3 -m venv unavailable; using virtualenv"; rm -rf $(VENV); \
+	  $(PYTHON) -m pip install --user --quiet virtualenv 2>/dev/null || \
+	  $(PYTHON) -m pip install --user --quiet --break-system-packages virtualenv; \
+	  $(PYTHON) -m virtualenv --quiet $(VENV); }
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	@touch $(STAMP)
+
+lint: setup
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src tests
+
+typecheck: setup
+	$(BIN)/mypy
+
+layers: setup
+	$(BIN)/lint-imports --no-cache
+
+pytest: setup
+	$(BIN)/pytest
+
+test: lint typecheck layers pytest
+
+bench: setup
+	$(BIN)/veridiag bench
+
+# Regenerate the committed JSON Schema files from the models.
+schemas: setup
+	@for name in $$($(BIN)/python -c "from veridiag.contracts.schemas import SCHEMAS; print(' '.join(SCHEMAS))"); do \
+	  file=$$($(BIN)/python -c "from veridiag.contracts.schemas import SCHEMAS; print(SCHEMAS['$$name'][1])"); \
+	  $(BIN)/veridiag schema $$name > schemas/$$file; echo "schemas/$$file"; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build

@@ -1,0 +1,221 @@
+"""``veridiag`` command line.
+
+Stable, script-facing commands print JSON with ``--json``; exit status is non-zero on
+failure (``gatekeeper check``: 1 when the output fails the Gatekeeper, 2 for bad input).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from veridiag import __version__
+from veridiag.config import load_settings
+from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
+from veridiag.contracts.schemas import SCHEMAS, schema_text
+from veridiag.gatekeeper import Gatekeeper, RuleSet, RulesetError, load_ruleset
+
+app = typer.Typer(
+    help="veridiag — diagnosis answers that only say what the evidence supports.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+gatekeeper_app = typer.Typer(help="Run the deterministic Gatekeeper on files.", no_args_is_help=True)
+app.add_typer(gatekeeper_app, name="gatekeeper")
+
+out = Console()
+err = Console(stderr=True)
+
+RulesOption = Annotated[
+    Path | None,
+    typer.Option("--rules-file", help="Rules override YAML (default: config gatekeeper.rules_file)."),
+]
+
+
+class InputError(Exception):
+    """Bad input from the user: reported as one line, exit status 2."""
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def _ruleset(rules_file: Path | None) -> RuleSet:
+    path = rules_file or load_settings().gatekeeper.rules_file
+    try:
+        return load_ruleset(path)
+    except RulesetError as exc:
+        raise _fail(str(exc)) from None
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    if version:
+        out.print(__version__)
+        raise typer.Exit()
+
+
+@app.command()
+def schema(
+    name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}.")] = "executor-v2",
+) -> None:
+    """Print the JSON Schema of a contract (the files under schemas/ are these)."""
+    try:
+        sys.stdout.write(schema_text(name))
+    except KeyError as exc:
+        raise _fail(str(exc.args[0])) from None
+
+
+@app.command()
+def rules(
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    rules_file: RulesOption = None,
+) -> None:
+    """List the effective Gatekeeper rule set (bundled rules plus overrides)."""
+    ruleset = _ruleset(rules_file)
+    if as_json:
+        _print_json({"rules": [rule.public_dict() for rule in ruleset]})
+        return
+    table = Table(title="Gatekeeper rules", show_lines=False)
+    for column in ("id", "enabled", "severity", "verdictImpact", "description"):
+        table.add_column(column, overflow="fold")
+    for rule in ruleset:
+        table.add_row(
+            rule.id,
+            "yes" if rule.enabled else "no",
+            rule.severity,
+            rule.verdict_impact,
+            rule.description_en or rule.description,
+        )
+    out.print(table)
+
+
+def _read_invocations(path: Path) -> list[InvocationRecord]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    stripped = text.strip()
+    try:
+        if stripped.startswith("["):
+            raw = json.loads(stripped)
+        else:
+            raw = [json.loads(line) for line in stripped.splitlines() if line.strip()]
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if isinstance(raw, dict) and isinstance(raw.get("invocations"), list):
+        raw = raw["invocations"]
+    if not isinstance(raw, list):
+        raise InputError(f"{path}: expected a JSON array of invocations (or JSON lines)")
+    records = []
+    for index, item in enumerate(raw):
+        try:
+            records.append(InvocationRecord.model_validate(item))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise InputError(f"{path}: invocation [{index}] {where}: {first['msg']}") from None
+    return records
+
+
+@gatekeeper_app.command("check")
+def gatekeeper_check(
+    output: Annotated[Path, typer.Option("--output", help="Raw Executor output (any text).")],
+    invocations: Annotated[
+        Path, typer.Option("--invocations", help="Tool invocations: a JSON array or JSON lines.")
+    ],
+    session: Annotated[
+        str | None, typer.Option("--session", help="Session id (default: the invocations' only session).")
+    ] = None,
+    trace: Annotated[
+        bool, typer.Option("--trace", help="Include per-claim checks and matched spans.")
+    ] = False,
+    rules_file: RulesOption = None,
+) -> None:
+    """Parse an Executor output and run the Gatekeeper; prints the result JSON.
+
+    Exit status: 0 pass or warn, 1 fail, 2 unusable input.
+    """
+    try:
+        raw = output.read_bytes()
+    except OSError as exc:
+        raise _fail(f"{output}: {exc.strerror or exc}") from None
+    try:
+        records = _read_invocations(invocations)
+        store = InMemoryInvocations(records)
+    except (InputError, ValueError) as exc:
+        raise _fail(str(exc)) from None
+    if session is None:
+        sessions = sorted({record.session_id for record in records})
+        if len(sessions) != 1:
+            raise _fail(f"--session is required: the invocations belong to {len(sessions)} sessions")
+        session = sessions[0]
+
+    gatekeeper = Gatekeeper(_ruleset(rules_file))
+    parsed, report = gatekeeper.check_raw(raw, session_id=session, invocations=store)
+    document: dict[str, Any] = {
+        "session_id": session,
+        "executor_output_parse_status": parsed.status.model_dump(),
+        "gatekeeper_result": report.result.model_dump(),
+        "failed_rule_impacts": report.failed_rule_impacts,
+    }
+    if trace:
+        full = report.model_dump(mode="json")
+        document["claim_traces"] = full["claim_traces"]
+        document["other_checks"] = full["other_checks"]
+    _print_json(document)
+    raise typer.Exit(1 if report.result.status == "fail" else 0)
+
+
+@app.command()
+def bench(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    only: Annotated[
+        list[str] | None, typer.Option("--only", help="Run only this benchmark (repeatable).")
+    ] = None,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Few repetitions: a smoke run, not a measurement.")
+    ] = False,
+) -> None:
+    """Run the benchmarks (repeated runs, medians, baselines in the same process)."""
+    from veridiag.bench import run_benchmarks
+
+    try:
+        with err.status("benchmarking…") as status:
+            results = run_benchmarks(
+                only, quick=quick, progress=lambda name: status.update(f"benchmark {name}…")
+            )
+    except KeyError as exc:
+        raise _fail(str(exc.args[0])) from None
+    if as_json:
+        _print_json(results)
+        return
+    for name, values in results.items():
+        table = Table(title=name)
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for key, value in values.items():
+            table.add_row(
+                key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value)
+            )
+        out.print(table)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,65 @@
+"""Builders for Executor outputs and invocations as plain data, like a model would send."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from veridiag.contracts import InvocationRecord
+
+SESSION = "s-1"
+
+LOG_OUTPUT = "\n".join(
+    [
+        "2026-07-07T10:00:58Z INFO  payment-service [http-nio-8080-exec-3] order=122 paid cost=120ms",
+        "2026-07-07T10:01:02Z ERROR payment-service [http-nio-8080-exec-7] order=123 ERR_TIMEOUT "
+        "request timeout cost=5300ms",
+        "2026-07-07T10:01:05Z WARN  payment-service [HikariPool-1 housekeeper] HikariPool-1 - "
+        "Pool stats (total=200, active=200, idle=0, waiting=37)",
+    ]
+)
+METRIC_OUTPUT = "payment-service hikaricp_connections_active 200/200 at 2026-07-07T10:01:00Z; cpu_usage 92.4%"
+
+
+def invocation(
+    id: int,
+    tool_name: str = "query_logs",
+    output: str = LOG_OUTPUT,
+    session_id: str = SESSION,
+    **extra: Any,
+) -> InvocationRecord:
+    return InvocationRecord(id=id, session_id=session_id, tool_name=tool_name, output=output, **extra)
+
+
+def binding(ids: list[Any], excerpt: str, tool_name: str = "query_logs", **extra: Any) -> dict[str, Any]:
+    return {
+        "source_type": "tool_trace",
+        "source_id": "trace-1",
+        "tool_name": tool_name,
+        "source_invocation_ids": ids,
+        "evidence_excerpt": excerpt,
+        **extra,
+    }
+
+
+def claim(
+    claim_id: str = "claim-1",
+    text: str = "payment-service 出现请求超时日志。",
+    bindings: list[dict[str, Any]] | None = None,
+    claim_type: str = "symptom",
+    support_level: str = "direct",
+) -> dict[str, Any]:
+    return {
+        "claim_id": claim_id,
+        "claim_type": claim_type,
+        "claim_text": text,
+        "support_level": support_level,
+        "evidence_bindings": bindings if bindings is not None else [binding([394], "request timeout")],
+    }
+
+
+def v2(claims: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "answer_version": "executor_evidence_v2",
+        "claims": claims if claims is not None else [claim()],
+        **extra,
+    }

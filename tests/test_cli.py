@@ -1,0 +1,174 @@
+"""The script-facing commands: JSON out, clear errors, meaningful exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tests.builders import LOG_OUTPUT, binding, claim, invocation, v2
+from veridiag.cli.app import app
+from veridiag.contracts.schemas import SCHEMAS
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def write_inputs(tmp_path: Path, output: str | bytes) -> tuple[Path, Path]:
+    out_file = tmp_path / "executor.txt"
+    if isinstance(output, bytes):
+        out_file.write_bytes(output)
+    else:
+        out_file.write_text(output, encoding="utf-8")
+    inv_file = tmp_path / "invocations.json"
+    inv_file.write_text(json.dumps([invocation(394).model_dump()]), encoding="utf-8")
+    return out_file, inv_file
+
+
+def test_schema_prints_the_committed_file() -> None:
+    result = runner.invoke(app, ["schema", "executor-v2"])
+    assert result.exit_code == 0
+    assert result.stdout == (ROOT / "schemas" / SCHEMAS["executor-v2"][1]).read_text(encoding="utf-8")
+
+
+def test_unknown_schema_exits_2() -> None:
+    result = runner.invoke(app, ["schema", "nope"])
+    assert result.exit_code == 2 and "unknown schema" in result.stderr
+
+
+def test_rules_json_lists_the_effective_set(tmp_path: Path) -> None:
+    override = tmp_path / "rules.yaml"
+    override.write_text("rules:\n  - id: claim.evidence_utilization\n    enabled: true\n", encoding="utf-8")
+    result = runner.invoke(app, ["rules", "--json", "--rules-file", str(override)])
+    assert result.exit_code == 0, result.stderr
+    rules = {rule["id"]: rule for rule in json.loads(result.stdout)["rules"]}
+    assert len(rules) == 6 and rules["claim.evidence_utilization"]["enabled"] is True
+    assert rules["evidence.invocation_ref"]["verdictImpact"] == "reject_on_fail"
+
+
+def test_rules_with_a_bad_file_exits_2(tmp_path: Path) -> None:
+    override = tmp_path / "rules.yaml"
+    override.write_text("rules:\n  - id: nope\n", encoding="utf-8")
+    result = runner.invoke(app, ["rules", "--rules-file", str(override)])
+    assert result.exit_code == 2 and "unknown rule id 'nope'" in result.stderr
+
+
+def test_rules_file_from_environment(tmp_path: Path, monkeypatch: object) -> None:
+    override = tmp_path / "rules.yaml"
+    override.write_text("rules:\n  - id: claim.hallucination_phrases\n    enabled: false\n", encoding="utf-8")
+    result = runner.invoke(app, ["rules", "--json"], env={"VERIDIAG_GATEKEEPER__RULES_FILE": str(override)})
+    rules = {rule["id"]: rule for rule in json.loads(result.stdout)["rules"]}
+    assert rules["claim.hallucination_phrases"]["enabled"] is False
+
+
+def test_gatekeeper_check_pass(tmp_path: Path) -> None:
+    output = json.dumps(v2([claim(bindings=[binding([394], "ERR_TIMEOUT request timeout cost=5300ms")])]))
+    out_file, inv_file = write_inputs(tmp_path, f"```json\n{output}\n```")
+    result = runner.invoke(
+        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file), "--trace"]
+    )
+    assert result.exit_code == 0, result.stdout + result.stderr
+    document = json.loads(result.stdout)
+    assert document["session_id"] == "s-1"
+    assert document["executor_output_parse_status"]["status"] == "valid"
+    assert document["gatekeeper_result"]["status"] == "pass"
+    span = next(
+        c["matched_span"]
+        for c in document["claim_traces"][0]["checks"]
+        if c["rule_id"] == "evidence.excerpt_similarity"
+    )
+    assert (
+        LOG_OUTPUT[span["start"] : span["end"]] == span["text"] == "ERR_TIMEOUT request timeout cost=5300ms"
+    )
+
+
+def test_gatekeeper_check_fabricated_id_exits_1(tmp_path: Path) -> None:
+    out_file, inv_file = write_inputs(
+        tmp_path, json.dumps(v2([claim(bindings=[binding([7], "request timeout")])]))
+    )
+    result = runner.invoke(
+        app,
+        [
+            "gatekeeper",
+            "check",
+            "--output",
+            str(out_file),
+            "--invocations",
+            str(inv_file),
+            "--session",
+            "s-1",
+        ],
+    )
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["gatekeeper_result"]["failed_rules"] == ["evidence.invocation_ref"]
+    assert document["failed_rule_impacts"] == {"evidence.invocation_ref": "reject_on_fail"}
+
+
+def test_gatekeeper_check_non_utf8_output_is_malformed_not_a_crash(tmp_path: Path) -> None:
+    out_file, inv_file = write_inputs(tmp_path, b"\xff\xfe\x00{garbage")
+    result = runner.invoke(
+        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)]
+    )
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert document["executor_output_parse_status"]["status"] == "malformed"
+    assert "UTF-8" in document["executor_output_parse_status"]["detail"]
+
+
+def test_gatekeeper_check_bad_invocations_file_exits_2(tmp_path: Path) -> None:
+    out_file, inv_file = write_inputs(tmp_path, "{}")
+    inv_file.write_text('[{"id": "x", "session_id": "s", "tool_name": "q"}]', encoding="utf-8")
+    result = runner.invoke(
+        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)]
+    )
+    assert result.exit_code == 2 and "invocation [0] id" in result.stderr
+    inv_file.write_text("[1, 2", encoding="utf-8")
+    result = runner.invoke(
+        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)]
+    )
+    assert result.exit_code == 2 and "invalid JSON" in result.stderr
+    result = runner.invoke(
+        app, ["gatekeeper", "check", "--output", str(tmp_path / "none.txt"), "--invocations", str(inv_file)]
+    )
+    assert result.exit_code == 2
+
+
+def test_gatekeeper_check_accepts_json_lines_and_needs_a_session_when_ambiguous(tmp_path: Path) -> None:
+    out_file, inv_file = write_inputs(tmp_path, json.dumps(v2()))
+    lines = [invocation(394).model_dump_json(), invocation(395, session_id="s-2").model_dump_json()]
+    inv_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = runner.invoke(
+        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)]
+    )
+    assert result.exit_code == 2 and "--session is required" in result.stderr
+    result = runner.invoke(
+        app,
+        [
+            "gatekeeper",
+            "check",
+            "--output",
+            str(out_file),
+            "--invocations",
+            str(inv_file),
+            "--session",
+            "s-1",
+        ],
+    )
+    assert result.exit_code == 0, result.stdout
+
+
+def test_bench_quick_json_has_the_promised_shape() -> None:
+    result = runner.invoke(app, ["bench", "--json", "--quick", "--only", "gatekeeper"])
+    assert result.exit_code == 0, result.stderr
+    gatekeeper = json.loads(result.stdout)["gatekeeper"]
+    for key in ("p50_ms", "p99_ms", "baseline_p50_ms", "speedup"):
+        assert isinstance(gatekeeper[key], float) and gatekeeper[key] > 0
+    assert (gatekeeper["claims"], gatekeeper["invocations"], gatekeeper["output_bytes"]) == (20, 10, 65536)
+    assert gatekeeper["excerpt_outcomes"]["verbatim"] == {"pass": 20}
+
+
+def test_bench_unknown_name_exits_2() -> None:
+    result = runner.invoke(app, ["bench", "--only", "nope"])
+    assert result.exit_code == 2 and "unknown benchmark" in result.stderr

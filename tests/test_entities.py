@@ -1,0 +1,151 @@
+"""Exact facts: what is extracted, and when an output grounds it."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from veridiag.gatekeeper.entities import Corpus, entities_outside, extract_entities
+
+SERVICES = ("redis", "gateway", "mysql")
+
+
+def kinds(text: str) -> list[tuple[str, str]]:
+    return [(e.kind, e.text) for e in extract_entities(text, SERVICES, ("UTF-8",))]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "订单123支付失败，ERR_TIMEOUT，耗时 5.3 秒",
+            [("identifier", "123"), ("error_code", "ERR_TIMEOUT"), ("quantity", "5.3 秒")],
+        ),
+        ("order_id=A-77x9 failed", [("identifier", "A-77x9")]),
+        ("request timeout", []),  # "timeout" is no id: an id needs a digit
+        ("HTTP 504 and status=503", [("error_code", "504"), ("error_code", "503")]),
+        (
+            "java.net.SocketTimeoutException, OutOfMemoryError",
+            [("error_code", "java.net.SocketTimeoutException"), ("error_code", "OutOfMemoryError")],
+        ),
+        ("ORA-00060 deadlock, E1234", [("error_code", "ORA-00060"), ("error_code", "E1234")]),
+        ("decode UTF-8 text", []),
+        (
+            "payment-service and Redis and MySQL",
+            [("service", "payment-service"), ("service", "Redis"), ("service", "MySQL")],
+        ),
+        (
+            "pool 200/200 at 2026-07-07T10:01:02Z, again 10:05",
+            [("ratio", "200/200"), ("timestamp", "2026-07-07T10:01:02Z"), ("timestamp", "10:05")],
+        ),
+        (
+            "CPU 92%, heap 1.5 GiB, 12 req/s, 3 次重启",
+            [("quantity", "92%"), ("quantity", "1.5 GiB"), ("quantity", "12 req/s"), ("quantity", "3 次")],
+        ),
+        ("7 apples and version 2", []),  # numbers without a known unit are not facts here
+        ("http-nio-8080-exec-12 thread", []),  # digits inside a word are part of the word
+        ("trace a1b2c3d4e5f60718a1b2 seen", [("identifier", "a1b2c3d4e5f60718a1b2")]),
+    ],
+)
+def test_extraction(text: str, expected: list[tuple[str, str]]) -> None:
+    assert kinds(text) == expected
+
+
+OUTPUT = Corpus(
+    [
+        "2026-07-07T10:01:02Z ERROR payment-service order=123 ERR_TIMEOUT request timeout cost=5312ms "
+        "pool 200/200 cpu_usage 92.4 heap 1536 MiB"
+    ]
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "grounded"),
+    [
+        ("耗时 5.3 秒", True),  # 5312 ms at the claim's precision
+        ("耗时 5 秒", True),
+        ("耗时 5312 毫秒", True),
+        ("耗时 5.4 秒", False),
+        ("cost 6312ms", False),
+        ("pool 200/200", True),
+        ("pool 100/200", False),
+        ("cpu 92%", True),  # bare "92.4" in a small output
+        ("cpu 92.4%", True),
+        ("cpu 92.5%", False),
+        ("cpu 93%", False),
+        ("heap 1.5 GiB", True),
+        ("heap 1.6 GiB", False),
+        ("at 10:01", True),
+        ("at 2026-07-07 10:01:02", True),
+        ("at 10:02", False),
+        ("订单123", True),
+        ("订单1234", False),
+        ("ERR_TIMEOUT", True),
+        ("ERR_TIMEOUT_2", False),
+        ("PAYMENT-SERVICE", True),
+        ("order-service", False),
+    ],
+)
+def test_grounding(text: str, grounded: bool) -> None:
+    entities = extract_entities(text)
+    assert entities, text
+    assert all(OUTPUT.contains(e) for e in entities) is grounded
+
+
+def test_bare_numbers_do_not_ground_in_large_outputs() -> None:
+    big = Corpus(["cpu_usage 92.4\n" + "x" * 20_000])
+    (entity,) = extract_entities("cpu 92%")
+    assert not big.contains(entity)
+    assert big.contains(extract_entities("cpu 92.4")[0]) if extract_entities("cpu 92.4") else True
+
+
+def test_entities_outside_skips_tokens_known_verbatim() -> None:
+    known = frozenset(["order=123", "ERR_TIMEOUT", "cost=5300ms"])
+    assert entities_outside("order=123 ERR_TIMEOUT cost=5300ms", known) == []
+    changed = entities_outside("order=123 ERR_TIMEOUT cost=5800ms", known)
+    assert ("quantity", "5800ms") in [(e.kind, e.text) for e in changed]
+    assert ("identifier", "123") not in [(e.kind, e.text) for e in changed], "two tokens away: not lexed"
+    spaced = entities_outside("耗时 5.8 秒 之后", frozenset({"耗时", "秒"}))
+    assert [(e.kind, e.text) for e in spaced] == [("quantity", "5.8 秒")]
+
+
+fragments = st.sampled_from(
+    [
+        "payment-service",
+        "ERR_TIMEOUT",
+        "订单123",
+        "5.3 秒",
+        "5300ms",
+        "92%",
+        "200/200",
+        "10:01:02",
+        "2026-07-07",
+        "HTTP 504",
+        "redis",
+        "order=77",
+        "1.5 GiB",
+        "3 次",
+        "timeout",
+        "连接池",
+        "java.io.IOException",
+        "x",
+        "7",
+    ]
+)
+
+
+@given(st.lists(fragments | st.text(max_size=6), max_size=12))
+def test_a_text_always_grounds_its_own_entities(parts: list[str]) -> None:
+    text = " ".join(parts)
+    corpus = Corpus([text])
+    for entity in extract_entities(text, SERVICES):
+        assert entity.text.lower() in text.lower()
+        assert corpus.contains(entity), (text, entity)
+
+
+@given(st.text(max_size=300))
+def test_extraction_never_raises(text: str) -> None:
+    for entity in extract_entities(text, SERVICES):
+        assert entity.text
+        Corpus([text]).contains(entity)
