@@ -187,6 +187,12 @@ def run(repeats: int = 200, baseline_repeats: int = 5) -> dict[str, Any]:
         return time_runs(once, count, warmup=1 if count < 10 else 3)
 
     ours = timed(AnchoredMatcher, repeats)
+    per_rule: dict[str, list[float]] = {}
+    reference = Gatekeeper()
+    for _ in range(max(5, repeats // 4)):
+        report = reference.validate(scenario.output, session_id=SESSION, invocations=scenario.invocations)
+        for rule_id, ms in report.timings_ms.items():
+            per_rule.setdefault(rule_id, []).append(ms)
     baseline = timed(SequenceMatcherBaseline, baseline_repeats)
     brute = timed(BruteForceMatcher, max(3, baseline_repeats))
 
@@ -212,4 +218,5 @@ def run(repeats: int = 200, baseline_repeats: int = 5) -> dict[str, Any]:
         "brute_force_partial_ratio_p50_ms": round(statistics.median(brute), 3),
         "excerpt_outcomes": {kind: dict(counter) for kind, counter in by_kind.items()},
         "decision_agreement_with_brute_force": round(agreement, 3),
+        "rule_p50_ms": {rule_id: round(statistics.median(v), 4) for rule_id, v in per_rule.items()},
     }

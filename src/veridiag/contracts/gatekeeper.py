@@ -89,6 +89,9 @@ class GatekeeperReport(BaseModel):
         default_factory=dict, description="verdictImpact of each failed rule, for the verifier guard."
     )
     rules_run: list[str] = Field(default_factory=list)
+    timings_ms: dict[str, float] = Field(
+        default_factory=dict, description="Wall time per rule, for latency metrics."
+    )
 
     def targeted_claim_ids(self) -> set[str]:
         """Claims that a failed check names: the verifier guard caps them at `unsupported`."""

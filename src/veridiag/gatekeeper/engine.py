@@ -7,6 +7,7 @@ output it checks — a rule that crashes fails (closed), naming itself.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
@@ -100,7 +101,9 @@ class Gatekeeper:
             matcher=self.matcher,
         )
         results: list[tuple[RuleMetadata, RuleResult]] = []
+        timings: dict[str, float] = {}
         for meta, rule in self._rules:
+            started = time.perf_counter()
             try:
                 outcome = rule.validate(context, meta)
             except Exception as exc:
@@ -108,8 +111,11 @@ class Gatekeeper:
                 outcome.add("$", "fail", f"rule crashed: {type(exc).__name__}: {exc}")
             if lookup_error and meta.id == "evidence.invocation_ref":
                 outcome.add("$", "fail", lookup_error)
+            timings[meta.id] = round((time.perf_counter() - started) * 1000, 4)
             results.append((meta, outcome))
-        return self._report(results, normalized)
+        report = self._report(results, normalized)
+        report.timings_ms = timings
+        return report
 
     def check_raw(
         self,

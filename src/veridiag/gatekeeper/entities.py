@@ -163,6 +163,37 @@ def _number(match: re.Match[str]) -> Entity | None:
     return None
 
 
+#: Words after or before which a fact may continue past a blank.
+_JOIN_WORDS = frozenset(
+    [
+        *_UNITS,
+        "/",
+        "http",
+        "status",
+        "code",
+        "order",
+        "request",
+        "req",
+        "trace",
+        "span",
+        "txn",
+        "transaction",
+        "id",
+    ]
+)
+
+
+def _joinable(token: str) -> bool:
+    """Could this token be one half of a fact written with a blank inside?"""
+    lowered = token.lower().strip(",.;:，。；：")
+    return (
+        token[0].isdigit()
+        or lowered in _JOIN_WORDS
+        or lowered[:1] in _UNITS  # "秒，" / "次请求": a CJK unit glued to prose
+        or any(word in token for word in ("订单", "交易", "请求", "状态码"))
+    )
+
+
 def entities_outside(
     text: str,
     known_tokens: frozenset[str] | set[str],
@@ -171,14 +202,19 @@ def entities_outside(
 ) -> list[Entity]:
     """Entities of ``text`` that could be absent from a text whose whitespace tokens are
     ``known_tokens``: a token found verbatim there carries its facts with it, so only
-    the other tokens (with a neighbour on each side, for "5.3 秒") are lexed."""
+    the other tokens are lexed — with their neighbours where a fact can span a blank
+    ("5.3 秒", "order 124", "HTTP 504", "200 / 200")."""
     tokens = text.split()
     unknown = [i for i, token in enumerate(tokens) if token not in known_tokens]
     if not unknown:
         return []
     windows: list[tuple[int, int]] = []
     for index in unknown:
-        start, end = max(0, index - 1), min(len(tokens), index + 2)
+        start, end = index, index + 1
+        if index > 0 and (_joinable(tokens[index]) or _joinable(tokens[index - 1])):
+            start = index - 1
+        if end < len(tokens) and (_joinable(tokens[index]) or _joinable(tokens[end])):
+            end += 1
         if windows and start <= windows[-1][1]:
             windows[-1] = (windows[-1][0], end)
         else:
@@ -208,6 +244,13 @@ def extract_entities(
 _FOLD_LIMIT = 16384
 #: How many occurrences of a short number prefix are examined before giving up.
 _MAX_PREFIX_HITS = 200
+
+
+@lru_cache(maxsize=1024)
+def _spaced_pattern(needle: str) -> re.Pattern[str]:
+    """``needle`` with optional blanks where a number meets a unit or a slash."""
+    parts = re.split(r"(?<=\d)(?=[^\d.])|(?<=/)(?=\d)|(?<=\d)(?=/)", needle)
+    return re.compile(r"\s?".join(re.escape(part) for part in parts if part))
 
 
 @lru_cache(maxsize=256)
@@ -281,14 +324,19 @@ class Corpus:
             limit -= 1
         return False
 
-    def contains(self, entity: Entity) -> bool:
+    def contains(self, entity: Entity, *, literal: bool = False) -> bool:
+        """Does this text state ``entity``? ``literal`` demands the exact spelling (for
+        excerpts, which quote); otherwise quantities match by value (for claims, which
+        may round or change units)."""
         if entity.kind == "timestamp":
             return all(
                 self._has_token(self.text, n, str.isdigit) or self._has_token(self.text, "0" + n, str.isdigit)
                 for n in entity.needles
             )
-        if entity.kind == "quantity":
+        if entity.kind == "quantity" and not literal:
             return self._has_quantity(entity)
+        if entity.kind in ("quantity", "ratio"):
+            return self._has_spaced(entity.needles[0])
         if any(self._has_token(self.text, n) for n in entity.needles):
             return True
         if entity.kind in ("service", "error_code"):
@@ -296,6 +344,17 @@ class Corpus:
             return len(self.text) <= _FOLD_LIMIT and any(
                 self._has_token(self.folded, n.lower()) for n in entity.needles
             )
+        return False
+
+    def _has_spaced(self, needle: str) -> bool:
+        """``5300ms`` or ``5300 ms``, ``200/200`` or ``200 / 200``: one scan, not one per spelling."""
+        for match in _spaced_pattern(needle).finditer(self.text):
+            before = self.text[match.start() - 1] if match.start() else " "
+            after = self.text[match.end()] if match.end() < len(self.text) else " "
+            if not (_ascii_word(before) or before == ".") and not (
+                _ascii_word(after) and needle[-1].isascii()
+            ):
+                return True
         return False
 
     def _has_quantity(self, entity: Entity) -> bool:

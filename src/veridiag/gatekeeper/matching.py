@@ -16,7 +16,6 @@ Outputs up to ``brute_force_chars`` are searched exhaustively.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Protocol
@@ -65,7 +64,7 @@ class AnchoredMatcher:
         self,
         brute_force_chars: int = 4096,
         max_windows: int = 6,
-        max_tokens: int = 2,
+        max_tokens: int = 1,
         occurrences: int = 3,
         good_enough: float = 0.95,
     ) -> None:
@@ -86,21 +85,19 @@ class AnchoredMatcher:
             if position >= 0:
                 return Alignment(1.0, position, position + len(excerpt))
             return _score_window(excerpt, source, 0, len(source), 0.0) or Alignment(0.0, 0, 0)
-        pieces = _pieces(excerpt)
         # The first piece is searched first: if it is absent the whole excerpt cannot be
         # present, so a verbatim excerpt costs one scan and an invented one no extra scan.
-        head, head_offset = pieces[0]
-        head_at = source.find(head)
+        cuts = _cuts(excerpt)
+        head_at = source.find(excerpt[: cuts[1]].rstrip() if len(cuts) > 1 else excerpt)
         if head_at >= 0:
             position = source.find(excerpt, head_at)
             if position >= 0:
                 return Alignment(1.0, position, position + len(excerpt))
+        pieces = _pieces(excerpt, cuts)
         best = Alignment(0.0, 0, 0)
         slack = len(excerpt) // 2 + 8
         tried: set[int] = set()
-        for start in self._candidate_starts(
-            excerpt, source, pieces, head_at - head_offset if head_at >= 0 else None
-        ):
+        for start in self._candidate_starts(excerpt, source, pieces, head_at if head_at >= 0 else None):
             if start in tried:
                 continue
             tried.add(start)
@@ -114,50 +111,51 @@ class AnchoredMatcher:
 
     def _candidate_starts(
         self, excerpt: str, source: str, pieces: list[tuple[str, int]], head_start: int | None
-    ) -> Iterator[int]:
+    ) -> list[int]:
         """Implied excerpt starts: the most consistent ones.
 
         Each occurrence of an exact piece implies a start; only the starts where the most
-        pieces sit at their offsets are kept. Log lines look
-        alike ("ERROR gateway order=…"), so a few occurrences of each piece are examined,
-        not just the first. One edited word spoils one piece (cuts fall between words).
-        Only if no piece occurs at all does a long token serve as an anchor.
+        pieces sit at their offsets are kept — exact pieces outrank character similarity,
+        which would prefer a look-alike line sharing the edited word. Log lines look alike
+        ("ERROR gateway order=…"), so a few occurrences of each piece are examined. As the
+        whole excerpt is absent, all pieces but one agreeing is the best possible: stop
+        there. Only if no piece occurs does a long token serve as an anchor.
         """
-
-        def agreeing(start: int) -> int:
-            return sum(source.startswith(piece, start + offset) for piece, offset in pieces)
-
+        best_possible = len(pieces) - 1
         starts: dict[int, int] = {}
         for index, (piece, offset) in enumerate(pieces):
-            position = head_start + offset if index == 0 and head_start is not None else source.find(piece)
-            if index == 0 and head_start is None:
-                continue  # the head was already searched and is absent
+            if index == 0:
+                if head_start is None:
+                    continue  # the head was already searched and is absent
+                position = head_start + offset
+            else:
+                position = source.find(piece)
             seen = 0
             while position >= 0 and seen < self.occurrences:
                 start = position - offset
                 if start not in starts:
-                    starts[start] = agreeing(start)
+                    starts[start] = sum(source.startswith(p, start + o) for p, o in pieces)
+                    if best_possible and starts[start] >= best_possible:
+                        return [start]
                 seen += 1
                 position = source.find(piece, position + 1)
         if starts:
-            # Exact pieces outrank character similarity: a look-alike line sharing the
-            # edited word scores higher than the quoted line, but agrees on fewer pieces.
             most = max(starts.values())
-            yield from (start for start, agreement in starts.items() if agreement == most)
-            return
+            return [start for start, agreement in starts.items() if agreement == most]
         tokens = sorted(((m.group(), m.start()) for m in _TOKEN.finditer(excerpt)), key=lambda t: -len(t[0]))
         for token, offset in tokens[: self.max_tokens]:
             position = source.find(token)
             if position >= 0:
-                yield position - offset
-                return
+                return [position - offset]
+        return []
 
 
-def _pieces(excerpt: str) -> list[tuple[str, int]]:
-    """The excerpt cut in up to three exact pieces, with their offsets.
+def _cuts(excerpt: str) -> list[int]:
+    """Where to cut the excerpt in up to three pieces (start offsets).
 
     Cuts fall on the space nearest each third, so one edited word spoils one piece (a
-    cut through the word would spoil two, and its new length shifts the rest).
+    cut through the word would spoil two, and its new length shifts the rest); text
+    without spaces where they are needed (Chinese) is cut by characters.
     """
     size = len(excerpt)
     count = 3 if size >= 24 else 2 if size >= 12 else 1
@@ -169,10 +167,16 @@ def _pieces(excerpt: str) -> list[tuple[str, int]]:
         cuts.append(min(options, key=lambda c: abs(c - ideal)) if options else max(ideal, cuts[-1] + 1))
     bounds = [*cuts, size]
     if min(bounds[i + 1] - bounds[i] for i in range(count)) < size // (2 * count):
-        bounds = [k * size // count for k in range(count)] + [size]  # lopsided: cut by characters
+        return [k * size // count for k in range(count)]  # lopsided: cut by characters
+    return cuts
+
+
+def _pieces(excerpt: str, cuts: list[int]) -> list[tuple[str, int]]:
+    """The excerpt's pieces at ``cuts``, with their offsets."""
+    bounds = [*cuts, len(excerpt)]
     return [
         (excerpt[bounds[i] : bounds[i + 1]].rstrip() or excerpt[bounds[i] : bounds[i + 1]], bounds[i])
-        for i in range(count)
+        for i in range(len(cuts))
     ]
 
 

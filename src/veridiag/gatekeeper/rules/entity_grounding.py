@@ -1,6 +1,8 @@
 """``claim.entity_grounding`` (DESIGN §4): every exact fact — number with unit,
 percentage, ratio, error code, order/request id, service name, timestamp — in a claim's
-text or an excerpt must occur in an invocation that claim (or binding) cites.
+text or an excerpt must occur in an invocation that claim (or binding) cites. Excerpts
+quote, so their facts must occur as written; claims may round or change units, so their
+quantities match by value.
 
 Excerpt similarity forgives one changed number; this rule does not. An excerpt that
 aligns with a place in the output must carry the facts the output has *at that place*
@@ -86,21 +88,30 @@ class _Check:
             # The excerpt quotes a place: its facts must be the ones written there.
             near = Corpus([loc.region() for loc in entry.located])
             entities = self.entities(entry.excerpt, near.tokens)
-            missing = [e for e in entities if not near.contains(e)]
+            missing = [e for e in entities if not near.contains(e, literal=True)]
             ids = ", ".join(str(loc.invocation.id) for loc in entry.located)
             self.record(entry.target, entities, missing, entry.located[0].invocation.id,
                         where=f"the quoted lines of invocation {ids}")  # fmt: skip
         else:
-            self.text(entry.target, entry.excerpt, regions=[], sources=entry.sources)
+            # Quoted from nowhere in particular: each fact must at least occur, as written.
+            self.text(entry.target, entry.excerpt, regions=[], sources=entry.sources, literal=True)
 
-    def text(self, target: str, text: object, *, regions: list[str], sources: list[InvocationView]) -> None:
+    def text(
+        self,
+        target: str,
+        text: object,
+        *,
+        regions: list[str],
+        sources: list[InvocationView],
+        literal: bool = False,
+    ) -> None:
         near = Corpus([*regions, *(self.context_text(inv) for inv in sources)])
         entities = self.entities(text, near.tokens)
         missing = [
             entity
             for entity in entities
-            if not near.contains(entity)
-            and not any(self.full_corpus(inv).contains(entity) for inv in sources)
+            if not near.contains(entity, literal=literal)
+            and not any(self.full_corpus(inv).contains(entity, literal=literal) for inv in sources)
         ]
         ids = ", ".join(str(inv.id) for inv in sources)
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
