@@ -78,15 +78,11 @@ def test_gatekeeper_check_pass(tmp_path: Path) -> None:
         for c in document["claim_traces"][0]["checks"]
         if c["rule_id"] == "evidence.excerpt_similarity"
     )
-    assert (
-        LOG_OUTPUT[span["start"] : span["end"]] == span["text"] == "ERR_TIMEOUT request timeout cost=5300ms"
-    )
+    assert LOG_OUTPUT[span["start"] : span["end"]] == span["text"] == "ERR_TIMEOUT request timeout cost=5300ms"
 
 
 def test_gatekeeper_check_fabricated_id_exits_1(tmp_path: Path) -> None:
-    out_file, inv_file = write_inputs(
-        tmp_path, json.dumps(v2([claim(bindings=[binding([7], "request timeout")])]))
-    )
+    out_file, inv_file = write_inputs(tmp_path, json.dumps(v2([claim(bindings=[binding([7], "request timeout")])])))
     result = runner.invoke(
         app,
         [
@@ -108,9 +104,7 @@ def test_gatekeeper_check_fabricated_id_exits_1(tmp_path: Path) -> None:
 
 def test_gatekeeper_check_non_utf8_output_is_malformed_not_a_crash(tmp_path: Path) -> None:
     out_file, inv_file = write_inputs(tmp_path, b"\xff\xfe\x00{garbage")
-    result = runner.invoke(
-        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)]
-    )
+    result = runner.invoke(app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)])
     assert result.exit_code == 1
     document = json.loads(result.stdout)
     assert document["executor_output_parse_status"]["status"] == "malformed"
@@ -120,14 +114,10 @@ def test_gatekeeper_check_non_utf8_output_is_malformed_not_a_crash(tmp_path: Pat
 def test_gatekeeper_check_bad_invocations_file_exits_2(tmp_path: Path) -> None:
     out_file, inv_file = write_inputs(tmp_path, "{}")
     inv_file.write_text('[{"id": "x", "session_id": "s", "tool_name": "q"}]', encoding="utf-8")
-    result = runner.invoke(
-        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)]
-    )
+    result = runner.invoke(app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)])
     assert result.exit_code == 2 and "invocation [0] id" in result.stderr
     inv_file.write_text("[1, 2", encoding="utf-8")
-    result = runner.invoke(
-        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)]
-    )
+    result = runner.invoke(app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)])
     assert result.exit_code == 2 and "invalid JSON" in result.stderr
     result = runner.invoke(
         app, ["gatekeeper", "check", "--output", str(tmp_path / "none.txt"), "--invocations", str(inv_file)]
@@ -139,9 +129,7 @@ def test_gatekeeper_check_accepts_json_lines_and_needs_a_session_when_ambiguous(
     out_file, inv_file = write_inputs(tmp_path, json.dumps(v2()))
     lines = [invocation(394).model_dump_json(), invocation(395, session_id="s-2").model_dump_json()]
     inv_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = runner.invoke(
-        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)]
-    )
+    result = runner.invoke(app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)])
     assert result.exit_code == 2 and "--session is required" in result.stderr
     result = runner.invoke(
         app,

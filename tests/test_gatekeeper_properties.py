@@ -27,9 +27,7 @@ TARGET = re.compile(r"^(\$|[a-z_]+(\[\d+\])?(\.[a-z_]+(\[\d+\])?)*)$")
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
-    ),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
     max_leaves=25,
 )
 texts = st.text(max_size=80) | st.sampled_from(
@@ -46,8 +44,7 @@ bindings = st.fixed_dictionaries(
     {
         "source_type": st.just("tool_trace"),
         "tool_name": st.sampled_from(["query_logs", "query_metrics", "lookup_knowledge"]) | json_values,
-        "source_invocation_ids": st.lists(st.sampled_from([1, 2, 3, 4, 99]) | json_values, max_size=3)
-        | json_values,
+        "source_invocation_ids": st.lists(st.sampled_from([1, 2, 3, 4, 99]) | json_values, max_size=3) | json_values,
         "evidence_excerpt": texts | json_values,
     }
 )

@@ -49,9 +49,7 @@ def test_errored_invocation_allowed_when_configured(store: InMemoryInvocations) 
     assert "evidence.invocation_ref" not in report.result.failed_rules
 
 
-def test_no_data_invocation_can_support_an_absence_claim(
-    gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
+def test_no_data_invocation_can_support_an_absence_claim(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     report = run(
         gatekeeper,
         store,
@@ -60,9 +58,7 @@ def test_no_data_invocation_can_support_an_absence_claim(
     assert report.result.status == "pass", report.result
 
 
-def test_digit_string_ids_are_looked_up_but_bools_are_not(
-    gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
+def test_digit_string_ids_are_looked_up_but_bools_are_not(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     as_string = run(gatekeeper, store, claim(bindings=[binding(["394"], "request timeout")]))
     assert "evidence.invocation_ref" not in as_string.result.failed_rules
     assert "schema.executor_v2" in as_string.result.failed_rules  # the contract still wants integers
@@ -92,21 +88,15 @@ def test_verbatim_excerpt_records_the_real_span(gatekeeper: Gatekeeper, store: I
     assert span.source == "output" and LOG_OUTPUT[span.start : span.end] == excerpt == span.text
 
 
-def test_paraphrased_excerpt_points_at_the_source_text(
-    gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
-    report = run(
-        gatekeeper, store, claim(bindings=[binding([394], "ERR_TIMEOUT request timed out cost=5300ms")])
-    )
+def test_paraphrased_excerpt_points_at_the_source_text(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
+    report = run(gatekeeper, store, claim(bindings=[binding([394], "ERR_TIMEOUT request timed out cost=5300ms")]))
     (check,) = checks(report, "evidence.excerpt_similarity")
     assert check.outcome == "pass" and 0.8 < check.score < 1.0
     assert "request timeout cost=5300ms" in check.matched_span.text  # the output's words, not the model's
 
 
 def test_excerpt_is_compared_with_the_cited_invocation_only(gatekeeper: Gatekeeper) -> None:
-    store = InMemoryInvocations(
-        [invocation(1, output="inventory-service stock sync finished in 12ms"), invocation(2)]
-    )
+    store = InMemoryInvocations([invocation(1, output="inventory-service stock sync finished in 12ms"), invocation(2)])
     report = gatekeeper.validate(
         v2([claim(bindings=[binding([1], "ERR_TIMEOUT request timeout cost=5300ms")])]),
         session_id=SESSION,
@@ -117,9 +107,7 @@ def test_excerpt_is_compared_with_the_cited_invocation_only(gatekeeper: Gatekeep
 
 
 def test_invented_excerpt_fails(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
-    report = run(
-        gatekeeper, store, claim(bindings=[binding([394], "数据库死锁 deadlock detected on t_stock")])
-    )
+    report = run(gatekeeper, store, claim(bindings=[binding([394], "数据库死锁 deadlock detected on t_stock")]))
     (check,) = checks(report, "evidence.excerpt_similarity")
     assert check.outcome == "fail"
     assert report.failed_rule_impacts["evidence.excerpt_similarity"] == "low_confid_on_fail"
@@ -128,11 +116,7 @@ def test_invented_excerpt_fails(gatekeeper: Gatekeeper, store: InMemoryInvocatio
 def test_thresholds_come_from_metadata(store: InMemoryInvocations) -> None:
     excerpt = "ERR_TIMEOUT request timed out cost=5300ms"
     strict = load_ruleset().with_overrides(
-        {
-            "ruleMetadata": {
-                "evidence.excerpt_similarity": {"params": {"passThreshold": 0.99, "warnThreshold": 0.98}}
-            }
-        }
+        {"ruleMetadata": {"evidence.excerpt_similarity": {"params": {"passThreshold": 0.99, "warnThreshold": 0.98}}}}
     )
     report = run(Gatekeeper(strict), store, claim(bindings=[binding([394], excerpt)]))
     assert "evidence.excerpt_similarity" in report.result.failed_rules
@@ -173,8 +157,7 @@ def test_excerpt_found_in_retrieval_details(gatekeeper: Gatekeeper) -> None:
 
 def test_large_output_changed_word_found_at_its_line(gatekeeper: Gatekeeper) -> None:
     lines = [
-        f"2026-07-07T10:{i % 60:02d}:00Z INFO order-service GET /api/orders/{1000 + i} status=200"
-        for i in range(900)
+        f"2026-07-07T10:{i % 60:02d}:00Z INFO order-service GET /api/orders/{1000 + i} status=200" for i in range(900)
     ]
     lines[640] = "2026-07-07T10:40:00Z ERROR payment-service order=77 ERR_TIMEOUT request timeout cost=5300ms"
     output = "\n".join(lines)
@@ -209,17 +192,13 @@ def test_large_output_changed_word_found_at_its_line(gatekeeper: Gatekeeper) -> 
         "I think the gateway timed out.",
     ],
 )
-def test_speculative_wording_in_a_claim_fails(
-    text: str, gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
+def test_speculative_wording_in_a_claim_fails(text: str, gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     report = run(gatekeeper, store, claim(text=text))
     assert "claim.hallucination_phrases" in report.result.failed_rules
     assert any(e.target == "claims[0].claim_text" for e in report.result.errors)
 
 
-def test_speculative_wording_in_a_hypothesis_is_fine(
-    gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
+def test_speculative_wording_in_a_hypothesis_is_fine(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     hypothesis = {
         "hypothesis_text": "可能是连接池耗尽，根据经验推测如此。",
         "basis": "我认为值得排查",
@@ -240,9 +219,7 @@ def test_word_list_is_data(store: InMemoryInvocations) -> None:
     )
     report = run(Gatekeeper(custom), store, claim(text="显然 payment-service 出现超时。"))
     assert "claim.hallucination_phrases" in report.result.failed_rules
-    disabled = load_ruleset().with_overrides(
-        {"rules": [{"id": "claim.hallucination_phrases", "enabled": False}]}
-    )
+    disabled = load_ruleset().with_overrides({"rules": [{"id": "claim.hallucination_phrases", "enabled": False}]})
     report = run(Gatekeeper(disabled), store, claim(text="根据经验 payment-service 超时。"))
     assert "claim.hallucination_phrases" not in report.rules_run
 
@@ -255,9 +232,7 @@ def test_evidence_utilization_is_off_by_default(gatekeeper: Gatekeeper) -> None:
 
 
 def test_evidence_utilization_only_warns(store: InMemoryInvocations) -> None:
-    enabled = load_ruleset().with_overrides(
-        {"rules": [{"id": "claim.evidence_utilization", "enabled": True}]}
-    )
+    enabled = load_ruleset().with_overrides({"rules": [{"id": "claim.evidence_utilization", "enabled": True}]})
     report = run(
         Gatekeeper(enabled),
         store,
@@ -272,9 +247,7 @@ def test_evidence_utilization_only_warns(store: InMemoryInvocations) -> None:
 # --- claim.entity_grounding --------------------------------------------------------------
 
 
-def test_changed_ratio_is_caught_where_similarity_is_fooled(
-    gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
+def test_changed_ratio_is_caught_where_similarity_is_fooled(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     """DESIGN §4: ``200/200`` → ``100/200`` scores ~96 similar; grounding is exact."""
     changed = claim(
         text="payment-service 活跃连接 100/200。",
@@ -312,15 +285,11 @@ def test_claim_facts_must_occur_in_cited_output(
     assert ("claim.entity_grounding" not in report.result.failed_rules) is grounded, report.result.errors
 
 
-def test_service_named_in_tool_arguments_is_grounded(
-    gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
+def test_service_named_in_tool_arguments_is_grounded(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     report = run(
         gatekeeper,
         store,
-        claim(
-            text="payment-service CPU 92%。", bindings=[binding([395], "cpu_usage 92.4%", "query_metrics")]
-        ),
+        claim(text="payment-service CPU 92%。", bindings=[binding([395], "cpu_usage 92.4%", "query_metrics")]),
     )
     assert "claim.entity_grounding" not in report.result.failed_rules, report.result.errors
 
@@ -345,13 +314,9 @@ def test_misquoted_number_in_excerpt_fails_even_if_it_occurs_elsewhere(gatekeepe
     assert "120ms" in errors[0].message
 
 
-def test_facts_are_checked_only_against_cited_invocations(
-    gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
+def test_facts_are_checked_only_against_cited_invocations(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     # 200/200 is in invocation 395 (metrics) but the claim cites only 394 (logs).
-    report = run(
-        gatekeeper, store, claim(text="活跃连接 200/200。", bindings=[binding([394], "request timeout")])
-    )
+    report = run(gatekeeper, store, claim(text="活跃连接 200/200。", bindings=[binding([394], "request timeout")]))
     assert "claim.entity_grounding" in report.result.failed_rules
 
 
@@ -371,9 +336,7 @@ def test_a_crashing_rule_fails_closed(monkeypatch: pytest.MonkeyPatch, store: In
 
 
 def test_severity_warning_turns_failures_into_warnings(store: InMemoryInvocations) -> None:
-    soft = load_ruleset().with_overrides(
-        {"ruleMetadata": {"claim.hallucination_phrases": {"severity": "warning"}}}
-    )
+    soft = load_ruleset().with_overrides({"ruleMetadata": {"claim.hallucination_phrases": {"severity": "warning"}}})
     report = run(Gatekeeper(soft), store, claim(text="根据经验 payment-service 超时。"))
     assert report.result.failed_rules == [] and report.result.warnings == ["claim.hallucination_phrases"]
     assert report.result.status == "warn"
@@ -381,9 +344,7 @@ def test_severity_warning_turns_failures_into_warnings(store: InMemoryInvocation
 
 def test_duplicate_claim_ids_fail_schema(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     report = run(gatekeeper, store, claim(), claim())
-    assert ("schema.executor_v2", "claims[1].claim_id") in {
-        (e.rule_id, e.target) for e in report.result.errors
-    }
+    assert ("schema.executor_v2", "claims[1].claim_id") in {(e.rule_id, e.target) for e in report.result.errors}
 
 
 def test_schema_errors_name_nested_targets(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:

@@ -20,9 +20,7 @@ def test_schema_invalid_but_parseable_json_is_parse_valid_and_gatekeeper_fail(
     assert any(e.rule_id == "schema.executor_v2" and e.target == "claims" for e in report.result.errors)
 
 
-def test_made_up_invocation_id_fails_invocation_ref(
-    gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
+def test_made_up_invocation_id_fails_invocation_ref(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     output = v2([claim(bindings=[binding([99999], "request timeout")])])
     report = gatekeeper.validate(output, session_id=SESSION, invocations=store)
     assert report.result.status == "fail"
@@ -51,9 +49,7 @@ def test_invocation_of_another_session_fails(gatekeeper: Gatekeeper, store: InMe
     assert report.targeted_claim_ids() == {"claim-1"}
 
 
-def test_missing_optional_arrays_normalise_to_empty(
-    gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
+def test_missing_optional_arrays_normalise_to_empty(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     output = v2()
     assert "hypotheses" not in output
     report = gatekeeper.validate(output, session_id=SESSION, invocations=store)
@@ -70,12 +66,8 @@ def test_null_optional_arrays_normalise_to_empty(gatekeeper: Gatekeeper, store: 
 
 
 @pytest.mark.parametrize("field", ["diagnosis_summary", "user_facing_answer"])
-def test_removed_v1_fields_fail_the_schema_rule(
-    field: str, gatekeeper: Gatekeeper, store: InMemoryInvocations
-) -> None:
-    report = gatekeeper.validate(
-        v2(**{field: "支付失败是因为连接池耗尽。"}), session_id=SESSION, invocations=store
-    )
+def test_removed_v1_fields_fail_the_schema_rule(field: str, gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
+    report = gatekeeper.validate(v2(**{field: "支付失败是因为连接池耗尽。"}), session_id=SESSION, invocations=store)
     assert report.result.status == "fail"
     assert report.result.failed_rules == ["schema.executor_v2"]
     assert report.result.errors[0].target == field
@@ -116,9 +108,7 @@ def test_valid_output_passes_every_rule(gatekeeper: Gatekeeper, store: InMemoryI
 
 
 def test_result_has_exactly_the_spec_fields(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
-    report = gatekeeper.validate(
-        v2([claim(bindings=[binding([1], "x")])]), session_id=SESSION, invocations=store
-    )
+    report = gatekeeper.validate(v2([claim(bindings=[binding([1], "x")])]), session_id=SESSION, invocations=store)
     dumped = report.result.model_dump()
     assert set(dumped) == {"status", "failed_rules", "warnings", "errors"}
     assert all(set(error) == {"rule_id", "target", "message"} for error in dumped["errors"])

@@ -75,8 +75,7 @@ def _invented(rng: random.Random) -> str:
     svc = rng.choice(SERVICES)
     return rng.choice(
         [
-            f"{svc} HikariPool-2 - Connection is not available, request timed out after "
-            f"{rng.randint(3, 60)}000ms",
+            f"{svc} HikariPool-2 - Connection is not available, request timed out after {rng.randint(3, 60)}000ms",
             f"{svc} OutOfMemoryError: Java heap space, container restarted (exit code 137)",
             f"redis ERR_REDIS_CLUSTERDOWN cluster state changed, slot {rng.randint(0, 16383)} migrating",
             f"{svc} circuit breaker OPEN after {rng.randint(20, 80)} consecutive failures to upstream",
@@ -201,9 +200,7 @@ def run(repeats: int = 200, baseline_repeats: int = 5) -> dict[str, Any]:
     by_kind: dict[str, Counter[str]] = {kind: Counter() for kind in ("verbatim", "changed", "invented")}
     for kind, outcome in zip(scenario.kinds, anchored_outcomes, strict=True):
         by_kind[kind][outcome] += 1
-    agreement = sum(a == b for a, b in zip(anchored_outcomes, brute_outcomes, strict=True)) / len(
-        brute_outcomes
-    )
+    agreement = sum(a == b for a, b in zip(anchored_outcomes, brute_outcomes, strict=True)) / len(brute_outcomes)
     stats = summary(ours)
     baseline_p50 = statistics.median(baseline)
     return {

@@ -137,15 +137,11 @@ def _read_invocations(path: Path) -> list[InvocationRecord]:
 @gatekeeper_app.command("check")
 def gatekeeper_check(
     output: Annotated[Path, typer.Option("--output", help="Raw Executor output (any text).")],
-    invocations: Annotated[
-        Path, typer.Option("--invocations", help="Tool invocations: a JSON array or JSON lines.")
-    ],
+    invocations: Annotated[Path, typer.Option("--invocations", help="Tool invocations: a JSON array or JSON lines.")],
     session: Annotated[
         str | None, typer.Option("--session", help="Session id (default: the invocations' only session).")
     ] = None,
-    trace: Annotated[
-        bool, typer.Option("--trace", help="Include per-claim checks and matched spans.")
-    ] = False,
+    trace: Annotated[bool, typer.Option("--trace", help="Include per-claim checks and matched spans.")] = False,
     rules_file: RulesOption = None,
 ) -> None:
     """Parse an Executor output and run the Gatekeeper; prints the result JSON.
@@ -186,21 +182,15 @@ def gatekeeper_check(
 @app.command()
 def bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
-    only: Annotated[
-        list[str] | None, typer.Option("--only", help="Run only this benchmark (repeatable).")
-    ] = None,
-    quick: Annotated[
-        bool, typer.Option("--quick", help="Few repetitions: a smoke run, not a measurement.")
-    ] = False,
+    only: Annotated[list[str] | None, typer.Option("--only", help="Run only this benchmark (repeatable).")] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Few repetitions: a smoke run, not a measurement.")] = False,
 ) -> None:
     """Run the benchmarks (repeated runs, medians, baselines in the same process)."""
     from veridiag.bench import run_benchmarks
 
     try:
         with err.status("benchmarking…") as status:
-            results = run_benchmarks(
-                only, quick=quick, progress=lambda name: status.update(f"benchmark {name}…")
-            )
+            results = run_benchmarks(only, quick=quick, progress=lambda name: status.update(f"benchmark {name}…"))
     except KeyError as exc:
         raise _fail(str(exc.args[0])) from None
     if as_json:
@@ -211,9 +201,7 @@ def bench(
         table.add_column("metric")
         table.add_column("value", justify="right")
         for key, value in values.items():
-            table.add_row(
-                key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value)
-            )
+            table.add_row(key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value))
         out.print(table)
 
 

@@ -29,6 +29,7 @@ from veridiag.contracts.invocation import (
     InvocationView,
 )
 from veridiag.contracts.parsing import ParsedOutput, ParseStatus, parse_executor_output
+from veridiag.contracts.session import SessionRecord, SessionStatus
 from veridiag.contracts.trace import ToolTraceEntry
 
 __all__ = [
@@ -54,6 +55,8 @@ __all__ = [
     "ParsedOutput",
     "RecommendedAction",
     "RuleStatus",
+    "SessionRecord",
+    "SessionStatus",
     "Severity",
     "ToolTraceEntry",
     "VerdictImpact",

@@ -89,14 +89,8 @@ class GatekeeperReport(BaseModel):
         default_factory=dict, description="verdictImpact of each failed rule, for the verifier guard."
     )
     rules_run: list[str] = Field(default_factory=list)
-    timings_ms: dict[str, float] = Field(
-        default_factory=dict, description="Wall time per rule, for latency metrics."
-    )
+    timings_ms: dict[str, float] = Field(default_factory=dict, description="Wall time per rule, for latency metrics.")
 
     def targeted_claim_ids(self) -> set[str]:
         """Claims that a failed check names: the verifier guard caps them at `unsupported`."""
-        return {
-            trace.claim_id
-            for trace in self.claim_traces
-            if any(check.outcome == "fail" for check in trace.checks)
-        }
+        return {trace.claim_id for trace in self.claim_traces if any(check.outcome == "fail" for check in trace.checks)}

@@ -8,6 +8,7 @@ independent of the store (DESIGN §9); ``InMemoryInvocations`` serves tests, the
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
@@ -46,7 +47,7 @@ class InvocationSource(Protocol):
 
 
 class InvocationRecord(BaseModel):
-    """A tool invocation as plain data (the JSON form ``gatekeeper check`` reads)."""
+    """A tool invocation as plain data (a ``tool_invocation`` row; the JSON ``gatekeeper check`` reads)."""
 
     id: int
     session_id: str
@@ -57,6 +58,10 @@ class InvocationRecord(BaseModel):
     retrieval_details: dict[str, Any] | None = None
     arguments: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
+    round: int = 1
+    output_truncated: bool = False
+    started_at: datetime | None = None
+    latency_ms: float | None = None
 
 
 class InMemoryInvocations:

@@ -193,9 +193,7 @@ def parse_executor_output(raw: str | bytes | None) -> ParsedOutput:
             valid = [p for p in parsed if p.ok]
             if len(valid) == 1:
                 return valid[0]
-            return _result(
-                "malformed", f"{len(fenced)} fenced code blocks, {len(valid)} parse as JSON objects"
-            )
+            return _result("malformed", f"{len(fenced)} fenced code blocks, {len(valid)} parse as JSON objects")
         if fenced:
             return _extract_object(fenced[0].strip())
         return _extract_object(text)

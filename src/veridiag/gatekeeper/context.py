@@ -86,16 +86,12 @@ class ValidationContext:
                 if key not in self.memo:
                     details = invocation.retrieval_details
                     self.memo[key] = (
-                        json.dumps(details, ensure_ascii=False, sort_keys=True, default=str)
-                        if details
-                        else ""
+                        json.dumps(details, ensure_ascii=False, sort_keys=True, default=str) if details else ""
                     )
                 text = cast(str, self.memo[key])
             else:
                 text = "\n".join(
-                    entry.output_summary
-                    for entry in self.trace_summary
-                    if invocation.id in entry.invocation_ids
+                    entry.output_summary for entry in self.trace_summary if invocation.id in entry.invocation_ids
                 )
             if text:
                 texts.append((name, text))

@@ -83,9 +83,7 @@ class Gatekeeper:
         trace_summary: Iterable[ToolTraceEntry] = (),
     ) -> GatekeeperReport:
         """Check a parsed output (any JSON value). ``parse_status`` comes from the parse hook."""
-        normalized = (
-            normalize_output(output) if parse_status is None or parse_status.status == "valid" else None
-        )
+        normalized = normalize_output(output) if parse_status is None or parse_status.status == "valid" else None
         try:
             cited = invocations.get_invocations(sorted(_cited_ids(normalized)))
             lookup_error = None
@@ -137,9 +135,7 @@ class Gatekeeper:
         return parsed, report
 
     @staticmethod
-    def _report(
-        results: list[tuple[RuleMetadata, RuleResult]], normalized: dict[str, Any] | None
-    ) -> GatekeeperReport:
+    def _report(results: list[tuple[RuleMetadata, RuleResult]], normalized: dict[str, Any] | None) -> GatekeeperReport:
         failed: list[str] = []
         warned: list[str] = []
         errors: list[GatekeeperError] = []
@@ -160,9 +156,7 @@ class Gatekeeper:
                 record = check if outcome == check.outcome else replace(check, outcome=outcome)
                 if outcome == "fail":
                     worst = "fail"
-                    errors.append(
-                        GatekeeperError(rule_id=meta.id, target=record.target, message=record.reason)
-                    )
+                    errors.append(GatekeeperError(rule_id=meta.id, target=record.target, message=record.reason))
                 elif outcome == "warn" and worst == "pass":
                     worst = "warn"
                 claim_index = _claim_index(record.target)

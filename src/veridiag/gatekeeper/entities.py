@@ -226,9 +226,7 @@ def entities_outside(
     return list(found.values())
 
 
-def extract_entities(
-    text: str, known_services: Iterable[str] = (), ignore: Iterable[str] = ()
-) -> list[Entity]:
+def extract_entities(text: str, known_services: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Entity]:
     """Every exact fact in ``text``, each once, in order of appearance."""
     services = frozenset(s.lower() for s in known_services)
     ignored = frozenset(token.lower() for token in ignore)
@@ -306,9 +304,7 @@ class Corpus:
         return self._folded
 
     @staticmethod
-    def _has_token(
-        hay: str, needle: str, glued: Callable[[str], bool] = _ascii_word, limit: int = 2000
-    ) -> bool:
+    def _has_token(hay: str, needle: str, glued: Callable[[str], bool] = _ascii_word, limit: int = 2000) -> bool:
         """``needle`` occurs in ``hay`` not glued (by default to ASCII word characters) on either side."""
         if not needle:
             return False
@@ -351,9 +347,7 @@ class Corpus:
         for match in _spaced_pattern(needle).finditer(self.text):
             before = self.text[match.start() - 1] if match.start() else " "
             after = self.text[match.end()] if match.end() < len(self.text) else " "
-            if not (_ascii_word(before) or before == ".") and not (
-                _ascii_word(after) and needle[-1].isascii()
-            ):
+            if not (_ascii_word(before) or before == ".") and not (_ascii_word(after) and needle[-1].isascii()):
                 return True
         return False
 
@@ -382,9 +376,7 @@ class Corpus:
                     return True
         return False
 
-    def _value_with_unit(
-        self, prefix: str, value: Decimal, tolerance: Decimal, spellings: frozenset[str]
-    ) -> bool:
+    def _value_with_unit(self, prefix: str, value: Decimal, tolerance: Decimal, spellings: frozenset[str]) -> bool:
         """Numbers starting with ``prefix`` and followed by a unit: the regex engine skips
         the many bare occurrences of a short prefix without a Python loop."""
         text = self.text

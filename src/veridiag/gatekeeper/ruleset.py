@@ -113,9 +113,7 @@ def _parse_file(raw: Any, origin: str) -> _RulesFile:
     try:
         return _RulesFile.model_validate(raw)
     except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(f"{'.'.join(str(part) for part in err['loc'])}: {err['msg']}" for err in exc.errors())
         raise RulesetError(f"{origin}: {problems}") from None
 
 
@@ -146,9 +144,7 @@ def _merge(base: RuleSet, update: _RulesFile, origin: str) -> RuleSet:
         try:
             rule.typed_params(rule_class(rule_id).Params)
         except ValidationError as exc:
-            problems = "; ".join(
-                f"params.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-            )
+            problems = "; ".join(f"params.{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors())
             raise RulesetError(f"{origin}: rule {rule_id!r}: {problems}") from None
         rules.append(rule)
     return RuleSet(rules)

@@ -81,17 +81,25 @@ class _Check:
         exact = next((loc for loc in entry.located if loc.score >= 1.0), None)
         if exact is not None:
             self.result.add(
-                entry.target, "pass", f"excerpt is verbatim from invocation {exact.invocation.id}",
-                score=1.0, invocation_id=exact.invocation.id,
-            )  # fmt: skip
+                entry.target,
+                "pass",
+                f"excerpt is verbatim from invocation {exact.invocation.id}",
+                score=1.0,
+                invocation_id=exact.invocation.id,
+            )
         elif entry.located:
             # The excerpt quotes a place: its facts must be the ones written there.
             near = Corpus([loc.region() for loc in entry.located])
             entities = self.entities(entry.excerpt, near.tokens)
             missing = [e for e in entities if not near.contains(e, literal=True)]
             ids = ", ".join(str(loc.invocation.id) for loc in entry.located)
-            self.record(entry.target, entities, missing, entry.located[0].invocation.id,
-                        where=f"the quoted lines of invocation {ids}")  # fmt: skip
+            self.record(
+                entry.target,
+                entities,
+                missing,
+                entry.located[0].invocation.id,
+                where=f"the quoted lines of invocation {ids}",
+            )
         else:
             # Quoted from nowhere in particular: each fact must at least occur, as written.
             self.text(entry.target, entry.excerpt, regions=[], sources=entry.sources, literal=True)
@@ -122,15 +130,19 @@ class _Check:
         if missing:
             listed = ", ".join(f"{e.kind} {e.text!r}" for e in missing)
             score = round(1 - len(missing) / len(entities), 4)
-            self.result.add(
-                target, "fail", f"not in {where}: {listed}", score=score, invocation_id=invocation_id
-            )
+            self.result.add(target, "fail", f"not in {where}: {listed}", score=score, invocation_id=invocation_id)
         elif entities:
-            self.result.add(target, "pass", f"{len(entities)} facts found in {where}", score=1.0,
-                            invocation_id=invocation_id)  # fmt: skip
+            self.result.add(
+                target,
+                "pass",
+                f"{len(entities)} facts found in {where}",
+                score=1.0,
+                invocation_id=invocation_id,
+            )
         else:
-            self.result.add(target, "pass", f"every fact also occurs in {where}", score=1.0,
-                            invocation_id=invocation_id)  # fmt: skip
+            self.result.add(
+                target, "pass", f"every fact also occurs in {where}", score=1.0, invocation_id=invocation_id
+            )
 
 
 @register
@@ -143,8 +155,7 @@ class EntityGrounding(GatekeeperRule):
         check = _Check(context, params, RuleResult(self.id))
         for _index, claim_target, claim in context.claims():
             entries = [
-                self._binding(context, params, target, binding)
-                for target, binding in bindings(claim_target, claim)
+                self._binding(context, params, target, binding) for target, binding in bindings(claim_target, claim)
             ]
             if params.check_excerpts:
                 for entry in entries:
@@ -153,9 +164,7 @@ class EntityGrounding(GatekeeperRule):
             sources = list({inv.id: inv for entry in entries for inv in entry.sources}.values())
             if params.check_claim_text and sources:
                 regions = [loc.region() for entry in entries for loc in entry.located]
-                check.text(
-                    f"{claim_target}.claim_text", claim.get("claim_text"), regions=regions, sources=sources
-                )
+                check.text(f"{claim_target}.claim_text", claim.get("claim_text"), regions=regions, sources=sources)
         return check.result
 
     @staticmethod

@@ -41,15 +41,12 @@ class EvidenceUtilization(GatekeeperRule):
             coverage = len(claim_words & excerpt_words) / len(claim_words)
             missing = ", ".join(sorted(claim_words - excerpt_words)[:8])
             if coverage >= params.min_keyword_coverage:
-                result.add(
-                    f"{claim_target}.claim_text", "pass", f"keyword coverage {coverage:.2f}", score=coverage
-                )
+                result.add(f"{claim_target}.claim_text", "pass", f"keyword coverage {coverage:.2f}", score=coverage)
             else:
                 result.add(
                     f"{claim_target}.claim_text",
                     "fail",
-                    f"keyword coverage {coverage:.2f} below {params.min_keyword_coverage}; "
-                    f"not in excerpts: {missing}",
+                    f"keyword coverage {coverage:.2f} below {params.min_keyword_coverage}; not in excerpts: {missing}",
                     score=round(coverage, 4),
                 )
         return result

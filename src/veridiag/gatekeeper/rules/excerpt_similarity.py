@@ -88,6 +88,4 @@ class ExcerptSimilarity(GatekeeperRule):
                 "fail",
                 f"excerpt not found in the output of invocation {ids} (similarity {score:.2f})",
             )
-        result.add(
-            target, outcome, reason, invocation_id=invocation_id, score=round(score, 4), matched_span=span
-        )
+        result.add(target, outcome, reason, invocation_id=invocation_id, score=round(score, 4), matched_span=span)

@@ -40,8 +40,7 @@ class _PhraseList:
         cleaned = sorted({" ".join(p.split()).lower() for p in phrases if p.strip()}, key=len, reverse=True)
         self.probes = tuple(cleaned)
         parts = [
-            (r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b") if p.isascii() else re.escape(p)
-            for p in cleaned
+            (r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b") if p.isascii() else re.escape(p) for p in cleaned
         ]
         self.pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
 

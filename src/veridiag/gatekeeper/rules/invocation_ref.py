@@ -81,8 +81,7 @@ class InvocationReference(GatekeeperRule):
             result.add(
                 f"{target}.tool_name",
                 "fail",
-                f"tool_name {tool_name!r} does not match invocation {invocation_id} "
-                f"({invocation.tool_name!r})",
+                f"tool_name {tool_name!r} does not match invocation {invocation_id} ({invocation.tool_name!r})",
                 invocation_id=invocation_id,
             )
         elif invocation.status == "error" and params.fail_on_errored_invocation:

@@ -20,9 +20,7 @@ class SchemaParams(BaseModel):
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
 
     required_fields: list[str] = Field(default=["answer_version", "claims"], alias="requiredFields")
-    deprecated_fields: list[str] = Field(
-        default=["diagnosis_summary", "user_facing_answer"], alias="deprecatedFields"
-    )
+    deprecated_fields: list[str] = Field(default=["diagnosis_summary", "user_facing_answer"], alias="deprecatedFields")
 
 
 @register
@@ -52,9 +50,7 @@ class ExecutorV2Schema(GatekeeperRule):
                 result.add(name, "fail", f"field {name!r} was removed in executor_evidence_v2 (spec §8)")
         version = output.get("answer_version")
         if "answer_version" in output and version != ANSWER_VERSION:
-            result.add(
-                "answer_version", "fail", f"answer_version must be {ANSWER_VERSION!r}, got {version!r}"
-            )
+            result.add("answer_version", "fail", f"answer_version must be {ANSWER_VERSION!r}, got {version!r}")
             reported.add("answer_version")
         for name in OPTIONAL_ARRAYS:
             if name not in output or output[name] is None:

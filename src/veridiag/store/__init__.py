@@ -1,0 +1,20 @@
+"""Durable sessions and tool invocations (SQLAlchemy 2 + Alembic; SQLite or PostgreSQL)."""
+
+from veridiag.store.database import StoreError, upgrade
+from veridiag.store.repository import (
+    MAX_STORED_OUTPUT,
+    PREVIEW_CHARS,
+    SessionStore,
+    new_session_id,
+    open_store,
+)
+
+__all__ = [
+    "MAX_STORED_OUTPUT",
+    "PREVIEW_CHARS",
+    "SessionStore",
+    "StoreError",
+    "new_session_id",
+    "open_store",
+    "upgrade",
+]

@@ -1,0 +1,84 @@
+"""Engines and migrations: SQLite by default, PostgreSQL by URL (psycopg 3)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+_MIGRATIONS = Path(__file__).with_name("migrations")
+_migrate_lock = threading.Lock()
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used (bad URL, unreachable server, failed migration)."""
+
+
+def normalise_url(url: str) -> str:
+    """``postgresql://`` means psycopg 3 here; everything else is passed through."""
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    # WAL lets readers run beside the single writer; the busy timeout makes concurrent
+    # writers queue instead of failing with "database is locked".
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA busy_timeout=30000")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    url = normalise_url(url)
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        raise StoreError(f"invalid database URL {url!r}: {exc}") from None
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+
+
+def _alembic_config(engine: Engine) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+    return config
+
+
+def head_revision() -> str | None:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    return ScriptDirectory.from_config(config).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    with engine.connect() as connection:
+        return MigrationContext.configure(connection).get_current_revision()
+
+
+def upgrade(engine: Engine) -> tuple[str | None, str | None]:
+    """Migrate to the latest schema; returns (before, after) revisions."""
+    with _migrate_lock:
+        before = current_revision(engine)
+        if before != head_revision():
+            config = _alembic_config(engine)
+            with engine.begin() as connection:
+                config.attributes["connection"] = connection
+                command.upgrade(config, "head")
+        return before, current_revision(engine)

@@ -1,0 +1,54 @@
+"""The two tables the spec names (§23: no others for sessions): ``diagnosis_session`` and
+``tool_invocation``. Integer invocation ids, as the Executor cites them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class DiagnosisSession(Base):
+    __tablename__ = "diagnosis_session"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    query: Mapped[str] = mapped_column(Text)
+    lang: Mapped[str | None] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(16), index=True)
+    plan: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    verdict: Mapped[str | None] = mapped_column(String(16), index=True)
+    final_answer: Mapped[str | None] = mapped_column(Text)
+    self_evaluation: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    rounds: Mapped[int] = mapped_column(Integer, default=0)
+    llm_usage: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class ToolInvocation(Base):
+    __tablename__ = "tool_invocation"
+    __table_args__ = (Index("ix_tool_invocation_session_round", "session_id", "round"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    session_id: Mapped[str] = mapped_column(String(40), ForeignKey("diagnosis_session.id", ondelete="CASCADE"))
+    round: Mapped[int] = mapped_column(Integer, default=1)
+    tool_name: Mapped[str] = mapped_column(String(64))
+    arguments: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    status: Mapped[str] = mapped_column(String(16))
+    output: Mapped[str] = mapped_column(Text)
+    output_truncated: Mapped[bool] = mapped_column(Boolean, default=False)
+    output_preview: Mapped[str] = mapped_column(Text)
+    retrieval_details: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    error: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    latency_ms: Mapped[float] = mapped_column(Float)

@@ -1,0 +1,96 @@
+"""Typed arguments of the three evidence tools; their JSON Schemas drive LLM tool calling.
+
+Times are ISO-8601 (``2026-07-07T10:00:00Z``) or relative to the backend's clock
+(``now``, ``now-30m``, ``now-2h``). Unknown fields are refused, so a model's typo is an
+error it can see, not a silently ignored filter.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+_RELATIVE = re.compile(r"^now(?:\s*-\s*(\d+)\s*([smhd]))?$")
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+
+LogLevel = Literal["ERROR", "WARN", "INFO", "DEBUG"]
+
+
+def _check_time(value: str | None) -> str | None:
+    if value is None:
+        return None
+    value = value.strip()
+    if _RELATIVE.match(value):
+        return value
+    try:
+        parse_time(value, datetime.now(UTC))
+    except ValueError:
+        raise ValueError(f"{value!r} is neither ISO-8601 nor relative like 'now-30m'") from None
+    return value
+
+
+def parse_time(value: str, now: datetime) -> datetime:
+    """ISO-8601 (naive means UTC) or ``now[-N(s|m|h|d)]`` relative to ``now``."""
+    relative = _RELATIVE.match(value.strip())
+    if relative:
+        amount, unit = relative.groups()
+        return now - timedelta(**{_UNITS[unit]: int(amount)}) if amount else now
+    parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+class _Args(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    start: str | None = Field(default=None, description="Window start: ISO-8601 or 'now-30m'. Default: end - 1h.")
+    end: str | None = Field(default=None, description="Window end: ISO-8601 or 'now'. Default: now.")
+
+    @field_validator("start", "end")
+    @classmethod
+    def _times(cls, value: str | None) -> str | None:
+        return _check_time(value)
+
+
+class QueryLogsArgs(_Args):
+    """Search log lines: counts, recurring patterns with a verbatim example, recent lines."""
+
+    service: str | None = Field(default=None, max_length=100, description="Service name, e.g. payment-service.")
+    query: str | None = Field(
+        default=None,
+        max_length=500,
+        description="Words that must all occur (中文 or English), e.g. 'timeout'.",
+    )
+    level: LogLevel | None = Field(default=None, description="Only this level.")
+    limit: int = Field(default=50, ge=1, le=500, description="Lines to return.")
+    logql: str | None = Field(default=None, max_length=2000, description="Raw LogQL (loki backend only).")
+
+
+class QueryMetricsArgs(_Args):
+    """A metric series over a window, compared with the baseline window just before it."""
+
+    service: str | None = Field(default=None, max_length=100)
+    metric: str | None = Field(
+        default=None, max_length=200, description="Metric name, e.g. hikaricp_connections_active."
+    )
+    step_seconds: int = Field(default=60, ge=1, le=86_400)
+    promql: str | None = Field(default=None, max_length=2000, description="Raw PromQL (prometheus backend only).")
+
+
+class LookupKnowledgeArgs(BaseModel):
+    """Search runbooks and known issues; matches are hypotheses to check, not facts."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    query: str = Field(min_length=1, max_length=500, description="Symptoms or question, 中文 or English.")
+    service: str | None = Field(default=None, max_length=100)
+    limit: int = Field(default=3, ge=1, le=20)
+
+
+TOOL_ARGS: dict[str, type[BaseModel]] = {
+    "query_logs": QueryLogsArgs,
+    "query_metrics": QueryMetricsArgs,
+    "lookup_knowledge": LookupKnowledgeArgs,
+}

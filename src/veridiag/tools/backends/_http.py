@@ -1,0 +1,39 @@
+"""A small JSON-over-HTTP helper for the Prometheus and Loki adapters (httpx2)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx2
+
+
+class QueryError(ValueError):
+    """The server refused the query (bad PromQL/LogQL, bad range): its message, verbatim."""
+
+
+class UnavailableError(RuntimeError):
+    """The server is down, slow or answered nonsense."""
+
+
+def get_json(client: httpx2.Client, path: str, params: dict[str, Any]) -> dict[str, Any]:
+    try:
+        response = client.get(path, params=params)
+    except httpx2.TimeoutException as exc:
+        raise UnavailableError(f"timed out after {client.timeout.read}s ({exc.__class__.__name__})") from None
+    except httpx2.HTTPError as exc:
+        raise UnavailableError(f"{exc.__class__.__name__}: {exc}") from None
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if response.status_code >= 400:
+        message = body.get("error") if isinstance(body, dict) else None
+        message = message or response.text.strip()[:500] or response.reason_phrase
+        if 400 <= response.status_code < 500:
+            raise QueryError(f"HTTP {response.status_code}: {message}")
+        raise UnavailableError(f"HTTP {response.status_code}: {message}")
+    if not isinstance(body, dict):
+        raise UnavailableError(f"HTTP {response.status_code}: response is not a JSON object")
+    if body.get("status") == "error":
+        raise QueryError(str(body.get("error") or "query failed"))
+    return body

@@ -1,0 +1,146 @@
+"""Metrics from a Prometheus server over its HTTP API (``/api/v1/query_range``).
+
+PromQL is passed through when given; otherwise ``metric{<service_label>="service"}`` is
+queried. The window is compared with the same-length window just before it, like the
+embedded backend, so outputs read the same whichever backend answered.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import httpx2
+
+from veridiag.tools.args import QueryMetricsArgs, parse_time
+from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
+from veridiag.tools.render import iso, render_metrics
+from veridiag.tools.results import ToolOutput
+
+_SUFFIX_UNITS = (
+    ("_seconds", "s"),
+    ("_ms", "ms"),
+    ("_milliseconds", "ms"),
+    ("_percent", "%"),
+    ("_bytes", "B"),
+    ("_mb", "MB"),
+    ("_total", ""),
+    ("_connections", "connections"),
+)
+MAX_SERIES = 5
+
+
+def unit_of(metric: str) -> str:
+    for suffix, unit in _SUFFIX_UNITS:
+        if metric.endswith(suffix) or f"{suffix}_" in metric:
+            return unit
+    return ""
+
+
+class PrometheusBackend:
+    name = "prometheus"
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 10.0,
+        service_label: str = "service",
+        headers: dict[str, str] | None = None,
+        transport: httpx2.BaseTransport | None = None,
+    ) -> None:
+        self.service_label = service_label
+        self._client = httpx2.Client(
+            base_url=base_url.rstrip("/"), timeout=timeout, headers=headers or {}, transport=transport
+        )
+
+    def _promql(self, args: QueryMetricsArgs) -> str:
+        if args.promql:
+            return args.promql
+        if not args.metric:
+            raise QueryError("query_metrics needs metric (or promql)")
+        selector = f'{self.service_label}="{args.service}"' if args.service else ""
+        return f"{args.metric}{{{selector}}}"
+
+    def _range(self, query: str, start: datetime, end: datetime, step: int) -> list[dict[str, Any]]:
+        body = get_json(
+            self._client,
+            "/api/v1/query_range",
+            {"query": query, "start": start.timestamp(), "end": end.timestamp(), "step": step},
+        )
+        data = body.get("data") or {}
+        if data.get("resultType") != "matrix":
+            raise QueryError(f"expected a range vector (matrix), got {data.get('resultType')!r}")
+        result = data.get("result")
+        return result if isinstance(result, list) else []
+
+    def query_metrics(self, args: QueryMetricsArgs) -> ToolOutput:
+        now = datetime.now(UTC)
+        try:
+            end = parse_time(args.end, now) if args.end else now
+            start = parse_time(args.start, now) if args.start else end - timedelta(hours=1)
+            if start >= end:
+                raise QueryError(f"start {iso(start)} must be before end {iso(end)}")
+            query = self._promql(args)
+            window = self._range(query, start, end, args.step_seconds)
+            baseline = self._range(query, start - (end - start), start, args.step_seconds) if window else []
+        except QueryError as exc:
+            return ToolOutput(status="error", error=str(exc), text=f"query_metrics error from prometheus: {exc}")
+        except UnavailableError as exc:
+            return ToolOutput(
+                status="error",
+                error=f"prometheus unavailable: {exc}",
+                text=f"query_metrics error: prometheus unavailable: {exc}",
+            )
+        if not window:
+            message = f"prometheus returned no series for {query} between {iso(start)} and {iso(end)}"
+            return ToolOutput(status="no_data", text=message, retrieval_details={"promql": query})
+        unit = unit_of(args.metric or query)
+        texts, model_texts, series_details = [], [], []
+        baseline_by_labels = {_labels(s.get("metric")): s for s in baseline}
+        for series in window[:MAX_SERIES]:
+            labels = _labels(series.get("metric"))
+            points = _points(series)
+            if not points:
+                continue
+            before = _points(baseline_by_labels.get(labels, {}))
+            request = {"promql": query, "series": labels, "start": iso(start), "end": iso(end)}
+            span = (start - (end - start), start)
+            texts.append(
+                render_metrics(request, unit, window=points, baseline=before, shown=points[:240], baseline_span=span)
+            )
+            model_texts.append(
+                render_metrics(request, unit, window=points, baseline=before, shown=points[:60], baseline_span=span)
+            )
+            values = [v for _t, v in points]
+            series_details.append({"labels": labels, "points": len(points), "min": min(values), "max": max(values)})
+        if not texts:
+            return ToolOutput(status="no_data", text=f"prometheus series for {query} have no numeric points")
+        note = f"\n({len(window) - MAX_SERIES} more series not shown)" if len(window) > MAX_SERIES else ""
+        details = {"backend": self.name, "promql": query, "series": series_details, "unit": unit}
+        return ToolOutput(
+            status="ok",
+            text="\n\n".join(texts) + note,
+            model_text="\n\n".join(model_texts),
+            retrieval_details=details,
+        )
+
+
+def _labels(metric: Any) -> str:
+    if not isinstance(metric, dict):
+        return "{}"
+    return "{" + ",".join(f'{k}="{v}"' for k, v in sorted(metric.items())) + "}"
+
+
+def _points(series: Any) -> list[tuple[datetime, float]]:
+    points = []
+    for pair in series.get("values") or [] if isinstance(series, dict) else []:
+        try:
+            moment = datetime.fromtimestamp(float(pair[0]), tz=UTC)
+            value = float(pair[1])
+        except (TypeError, ValueError, IndexError):
+            continue
+        if math.isfinite(value):  # NaN and ±Inf are not evidence
+            points.append((moment, value))
+    return points

@@ -1,0 +1,48 @@
+"""Builds the toolbox the settings ask for: one backend per tool."""
+
+from __future__ import annotations
+
+from veridiag.config import HttpBackendSettings, Settings
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.backends.loki import LokiBackend
+from veridiag.tools.backends.prometheus import PrometheusBackend
+from veridiag.tools.runner import Toolbox
+
+
+class ConfigurationError(ValueError):
+    """Settings that cannot make a working toolbox."""
+
+
+def _headers(http: HttpBackendSettings) -> dict[str, str]:
+    return {"Authorization": f"Bearer {http.bearer_token.get_secret_value()}"} if http.bearer_token else {}
+
+
+def embedded_environment(settings: Settings) -> EmbeddedEnvironment:
+    return EmbeddedEnvironment(
+        settings.embedded_path, load_demo=settings.embedded.load_demo, runbook_dir=settings.knowledge.user_dir
+    )
+
+
+def build_toolbox(settings: Settings) -> Toolbox:
+    embedded = embedded_environment(settings)
+    logs: LokiBackend | EmbeddedEnvironment = embedded
+    metrics: PrometheusBackend | EmbeddedEnvironment = embedded
+    if settings.tools.logs == "loki":
+        if not settings.loki.url:
+            raise ConfigurationError("tools.logs is 'loki' but loki.url (VERIDIAG_LOKI__URL) is not set")
+        logs = LokiBackend(
+            settings.loki.url,
+            timeout=settings.loki.timeout_seconds,
+            service_label=settings.loki.service_label,
+            headers=_headers(settings.loki),
+        )
+    if settings.tools.metrics == "prometheus":
+        if not settings.prometheus.url:
+            raise ConfigurationError("tools.metrics is 'prometheus' but prometheus.url is not set")
+        metrics = PrometheusBackend(
+            settings.prometheus.url,
+            timeout=settings.prometheus.timeout_seconds,
+            service_label=settings.prometheus.service_label,
+            headers=_headers(settings.prometheus),
+        )
+    return Toolbox(logs=logs, metrics=metrics, knowledge=embedded, timeout_seconds=settings.tools.timeout_seconds)

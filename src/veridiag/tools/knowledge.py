@@ -1,0 +1,149 @@
+"""Runbooks as Markdown with YAML front matter, searchable with SQLite FTS5 + bm25.
+
+Bundled runbooks ship in ``tools/runbooks``; a user folder adds or overrides by id.
+Text is segmented with rjieba before indexing, so 2-character Chinese words match.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from veridiag.tools.text import fts_query, segment
+
+_FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS kb_doc(
+    rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, title TEXT NOT NULL, services TEXT NOT NULL,
+    symptoms TEXT NOT NULL, body TEXT NOT NULL, origin TEXT NOT NULL);
+CREATE VIRTUAL TABLE IF NOT EXISTS kb_fts USING fts5(title, symptoms, body, content='');
+"""
+
+
+class RunbookError(ValueError):
+    """A runbook file that cannot be indexed, naming the file."""
+
+
+@dataclass(frozen=True)
+class Runbook:
+    id: str
+    title: str
+    services: tuple[str, ...]
+    symptoms: tuple[str, ...]
+    body: str
+    origin: str
+
+
+def parse_runbook(text: str, origin: str) -> Runbook:
+    match = _FRONT.match(text)
+    if not match:
+        raise RunbookError(f"{origin}: missing YAML front matter (--- ... ---)")
+    try:
+        meta = yaml.safe_load(match.group(1)) or {}
+    except yaml.YAMLError as exc:
+        raise RunbookError(f"{origin}: invalid front matter: {exc}") from None
+    if not isinstance(meta, dict) or not meta.get("id") or not meta.get("title"):
+        raise RunbookError(f"{origin}: front matter needs 'id' and 'title'")
+
+    def strings(key: str) -> tuple[str, ...]:
+        value = meta.get(key) or []
+        return tuple(str(v) for v in (value if isinstance(value, list) else [value]))
+
+    return Runbook(
+        id=str(meta["id"]),
+        title=str(meta["title"]),
+        services=strings("services"),
+        symptoms=strings("symptoms"),
+        body=text[match.end() :].strip(),
+        origin=origin,
+    )
+
+
+def bundled_runbooks() -> Iterator[Runbook]:
+    folder = resources.files("veridiag.tools").joinpath("runbooks")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".md"):
+            yield parse_runbook(entry.read_text(encoding="utf-8"), f"bundled:{entry.name}")
+
+
+def folder_runbooks(folder: Path) -> Iterator[Runbook]:
+    for path in sorted(folder.rglob("*.md")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise RunbookError(f"{path}: not UTF-8") from None
+        yield parse_runbook(text, str(path))
+
+
+def index_runbooks(conn: sqlite3.Connection, runbooks: Iterable[Runbook]) -> int:
+    """Replace the index with ``runbooks`` (later ids override earlier ones)."""
+    by_id = {runbook.id: runbook for runbook in runbooks}
+    conn.executescript(SCHEMA)
+    conn.execute("DELETE FROM kb_doc")
+    conn.execute("DROP TABLE kb_fts")
+    conn.executescript(SCHEMA)
+    for rowid, runbook in enumerate(by_id.values(), start=1):
+        conn.execute(
+            "INSERT INTO kb_doc(rowid, id, title, services, symptoms, body, origin) VALUES (?,?,?,?,?,?,?)",
+            (
+                rowid,
+                runbook.id,
+                runbook.title,
+                json.dumps(runbook.services),
+                json.dumps(runbook.symptoms, ensure_ascii=False),
+                runbook.body,
+                runbook.origin,
+            ),
+        )
+        conn.execute(
+            "INSERT INTO kb_fts(rowid, title, symptoms, body) VALUES (?,?,?,?)",
+            (rowid, segment(runbook.title), segment(" ".join(runbook.symptoms)), segment(runbook.body)),
+        )
+    conn.commit()
+    return len(by_id)
+
+
+@dataclass(frozen=True)
+class Hit:
+    runbook: Runbook
+    score: float
+
+
+def search(conn: sqlite3.Connection, query: str, *, service: str | None = None, limit: int = 3) -> list[Hit]:
+    """Best runbooks for ``query`` by bm25 (title and symptoms weigh more than body)."""
+    match = fts_query(query, mode="or")
+    if match is None:
+        return []
+    rows = conn.execute(
+        "SELECT d.id, d.title, d.services, d.symptoms, d.body, d.origin, bm25(kb_fts, 8.0, 4.0, 1.0) AS rank "
+        "FROM kb_fts JOIN kb_doc d ON d.rowid = kb_fts.rowid WHERE kb_fts MATCH ? ORDER BY rank LIMIT ?",
+        (match, limit * 4 if service else limit),
+    ).fetchall()
+    hits = []
+    for doc_id, title, services, symptoms, body, origin, rank in rows:
+        runbook = Runbook(doc_id, title, tuple(json.loads(services)), tuple(json.loads(symptoms)), body, origin)
+        if service and runbook.services and service not in runbook.services:
+            continue
+        hits.append(Hit(runbook, round(-float(rank), 3)))
+    return hits[:limit]
+
+
+def best_section(body: str, query: str) -> str:
+    """The section of a runbook that shares most words with the query."""
+    words = set(segment(query).lower().split())
+    sections = [s.strip() for s in re.split(r"\n(?=## )", body) if s.strip()]
+    if not sections:
+        return body[:600]
+
+    def overlap(section: str) -> int:
+        return len(words & set(segment(section).lower().split()))
+
+    return max(sections, key=overlap)

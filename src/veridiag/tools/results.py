@@ -1,0 +1,46 @@
+"""What a backend returns and what the runner hands back after persisting it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from veridiag.contracts.invocation import InvocationStatus
+
+#: Characters of tool output a model sees per call (the stored output keeps more).
+MODEL_CHARS = 6000
+
+
+class ToolOutput(BaseModel):
+    """A backend's answer. ``text`` is stored in full (capped by the store); ``model_text``
+    — what a model is shown — must be drawn from ``text`` so any excerpt it quotes exists there."""
+
+    status: InvocationStatus
+    text: str = ""
+    model_text: str | None = None
+    retrieval_details: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = None
+
+    def for_model(self) -> str:
+        text = self.model_text if self.model_text is not None else self.text
+        if len(text) > MODEL_CHARS:
+            cut = text.rfind("\n", 0, MODEL_CHARS)
+            text = text[: cut if cut > 0 else MODEL_CHARS] + "\n…(truncated)"
+        return text
+
+
+class ToolCallResult(BaseModel):
+    """A persisted tool call: the id the Executor cites, and what it may see."""
+
+    invocation_id: int
+    tool_name: str
+    status: InvocationStatus
+    output: ToolOutput
+
+    def for_model(self) -> str:
+        """Tool output as delimited data, never as instructions (DESIGN §3)."""
+        return (
+            f'<tool_output invocation_id="{self.invocation_id}" tool="{self.tool_name}" status="{self.status}">\n'
+            f"{self.output.for_model()}\n</tool_output>"
+        )

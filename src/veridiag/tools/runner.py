@@ -1,0 +1,142 @@
+"""Runs evidence tools for a session and persists each call **before** returning its id.
+
+Every call ends as a ``tool_invocation`` row — bad arguments, an unknown tool, a backend
+that is down or slow included (status ``error``, with the reason) — so the Executor can
+only cite what exists, and the audit shows what was tried.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from veridiag.contracts.invocation import InvocationRecord
+from veridiag.store import SessionStore
+from veridiag.tools.args import TOOL_ARGS, LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs
+from veridiag.tools.backends import KnowledgeBackend, LogBackend, MetricBackend
+from veridiag.tools.results import ToolCallResult, ToolOutput
+
+_POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="veridiag-tool")
+
+DESCRIPTIONS = {
+    "query_logs": "Search log lines of a service in a time window: match counts, recurring patterns with a "
+    "verbatim example line, and the lines themselves. 按服务、关键词、级别、时间窗口查询日志。",
+    "query_metrics": "A metric series of a service in a time window with min/max/avg/last, peak time and the "
+    "change against the window just before. 查询指标序列及其与基线的对比。",
+    "lookup_knowledge": "Search runbooks and known issues. Matches suggest hypotheses and checks; they are not "
+    "evidence of what happened. 检索排障手册（结果只能作为假设）。",
+}
+
+
+@dataclass(frozen=True)
+class Toolbox:
+    """The backends serving each tool."""
+
+    logs: LogBackend
+    metrics: MetricBackend
+    knowledge: KnowledgeBackend
+    timeout_seconds: float = 20.0
+
+    def call(self, tool_name: str, args: BaseModel) -> ToolOutput:
+        if isinstance(args, QueryLogsArgs):
+            return self.logs.query_logs(args)
+        if isinstance(args, QueryMetricsArgs):
+            return self.metrics.query_metrics(args)
+        if isinstance(args, LookupKnowledgeArgs):
+            return self.knowledge.lookup_knowledge(args)
+        raise TypeError(f"no backend for {tool_name}")
+
+
+def tool_specs() -> list[dict[str, Any]]:
+    """Name, description and JSON Schema of each tool, for LLM tool calling."""
+    return [
+        {"name": name, "description": DESCRIPTIONS[name], "parameters": model.model_json_schema()}
+        for name, model in TOOL_ARGS.items()
+    ]
+
+
+def _clean(text: str) -> str:
+    """Text any database accepts: no NUL, no lone surrogates."""
+    return text.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
+
+
+class ToolRunner:
+    """Runs tools for one session and round."""
+
+    def __init__(self, store: SessionStore, toolbox: Toolbox, session_id: str, round: int = 1) -> None:
+        self.store = store
+        self.toolbox = toolbox
+        self.session_id = session_id
+        self.round = round
+
+    def run(self, tool_name: str, arguments: Mapping[str, Any] | str | None) -> ToolCallResult:
+        started_at = datetime.now(UTC)
+        clock = time.perf_counter()
+        raw_args, output = self._execute(tool_name, arguments)
+        latency = (time.perf_counter() - clock) * 1000
+        record = self._persist(tool_name, raw_args, output, started_at, latency)
+        return ToolCallResult(invocation_id=record.id, tool_name=record.tool_name, status=record.status, output=output)
+
+    def _execute(self, tool_name: str, arguments: Mapping[str, Any] | str | None) -> tuple[dict[str, Any], ToolOutput]:
+        raw: Any = arguments or {}
+        if isinstance(raw, str):
+            try:
+                raw = json.loads(raw) if raw.strip() else {}
+            except json.JSONDecodeError as exc:
+                return {"_raw": raw[:2000]}, _error(f"arguments are not JSON: {exc.msg}")
+        if not isinstance(raw, Mapping):
+            return {"_raw": str(raw)[:2000]}, _error("arguments must be a JSON object")
+        raw = dict(raw)
+        model = TOOL_ARGS.get(tool_name)
+        if model is None:
+            return raw, _error(f"unknown tool {tool_name!r}; tools: {', '.join(TOOL_ARGS)}")
+        try:
+            args = model.model_validate(raw)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+            )
+            return raw, _error(f"invalid arguments for {tool_name}: {problems}")
+        future = _POOL.submit(self.toolbox.call, tool_name, args)
+        try:
+            return raw, future.result(timeout=self.toolbox.timeout_seconds)
+        except FutureTimeout:
+            return raw, _error(f"{tool_name} timed out after {self.toolbox.timeout_seconds:g}s")
+        except Exception as exc:  # a backend bug must not end the session: record it
+            return raw, _error(f"{tool_name} failed: {exc.__class__.__name__}: {exc}")
+
+    def _persist(
+        self,
+        tool_name: str,
+        raw_args: dict[str, Any],
+        output: ToolOutput,
+        started_at: datetime,
+        latency: float,
+    ) -> InvocationRecord:
+        arguments = json.loads(_clean(json.dumps(raw_args, ensure_ascii=False, default=str)))
+        details = json.loads(_clean(json.dumps(output.retrieval_details, ensure_ascii=False, default=str)))
+        text = _clean(output.text)
+        return self.store.record_invocation(
+            session_id=self.session_id,
+            tool_name=_clean(tool_name)[:64],
+            arguments=arguments,
+            status=output.status,
+            output=text,
+            retrieval_details=details,
+            error=_clean(output.error) if output.error else None,
+            round=self.round,
+            started_at=started_at,
+            latency_ms=round(latency, 3),
+        )
+
+
+def _error(message: str) -> ToolOutput:
+    return ToolOutput(status="error", text=f"error: {message}", error=message)
