@@ -10,12 +10,14 @@ from pydantic import BaseModel
 from veridiag.contracts.executor_v2 import ExecutorEvidenceV2
 from veridiag.contracts.gatekeeper import GatekeeperResult
 from veridiag.contracts.invocation import InvocationRecord
+from veridiag.contracts.session import SessionRecord
 
 #: CLI name → (model, committed file name).
 SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
     "executor-v2": (ExecutorEvidenceV2, "executor_evidence_v2.schema.json"),
     "gatekeeper-result": (GatekeeperResult, "gatekeeper_result.schema.json"),
     "invocation": (InvocationRecord, "tool_invocation.schema.json"),
+    "session": (SessionRecord, "diagnosis_session.schema.json"),
 }
 
 
