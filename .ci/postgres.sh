@@ -11,8 +11,10 @@ case "$action" in
     if [ ! -f "$dir/PG_VERSION" ]; then
       as_pg "$bin/initdb" -D "$dir" -U veridiag --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
     fi
-    as_pg "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k /tmp -c fsync=off -c max_connections=200" start >/dev/null
+    if ! as_pg "$bin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
+      as_pg "$bin/pg_ctl" -D "$dir" -l "$dir/server.log" -w \
+        -o "-c listen_addresses=127.0.0.1 -p $port -k /tmp -c fsync=off -c max_connections=200" start >/dev/null
+    fi
     as_pg "$bin/createdb" -h 127.0.0.1 -p "$port" -U veridiag veridiag_test 2>/dev/null || true
     echo "export VERIDIAG_TEST_POSTGRES_URL=postgresql://veridiag@127.0.0.1:$port/veridiag_test"
     ;;

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -10,6 +11,7 @@ from hypothesis import HealthCheck, settings
 from tests.builders import METRIC_OUTPUT, invocation
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 settings.register_profile(
     "ci", max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
@@ -34,3 +36,26 @@ def store() -> InMemoryInvocations:
 @pytest.fixture(scope="session")
 def gatekeeper() -> Gatekeeper:
     return Gatekeeper()
+
+
+def require_server(env_var: str, what: str) -> str:
+    """The URL of a real server the CI starts; absent locally → skip, absent under CI → fail."""
+    url = os.environ.get(env_var)
+    if url:
+        return url
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{env_var} is not set: .ci/run must start {what} for this test")
+    pytest.skip(f"{env_var} not set: no {what} on this machine (CI starts one)")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store.db'}"
+    return require_server("VERIDIAG_TEST_POSTGRES_URL", "PostgreSQL")
+
+
+@pytest.fixture(scope="session")
+def demo_env(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedEnvironment:
+    """The bundled demo environment, loaded once for the test session (read-only use)."""
+    return EmbeddedEnvironment(tmp_path_factory.mktemp("demo") / "embedded.db")

@@ -13,11 +13,11 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import ValidationError
-from rich.console import Console
 from rich.table import Table
 
 from veridiag import __version__
-from veridiag.config import load_settings
+from veridiag.cli.common import err, fail, out, print_json, settings
+from veridiag.cli.data import data_app, db_app, kb_app, tools_app
 from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.schemas import SCHEMAS, schema_text
 from veridiag.gatekeeper import Gatekeeper, RuleSet, RulesetError, load_ruleset
@@ -29,9 +29,10 @@ app = typer.Typer(
 )
 gatekeeper_app = typer.Typer(help="Run the deterministic Gatekeeper on files.", no_args_is_help=True)
 app.add_typer(gatekeeper_app, name="gatekeeper")
-
-out = Console()
-err = Console(stderr=True)
+app.add_typer(db_app, name="db")
+app.add_typer(data_app, name="data")
+app.add_typer(kb_app, name="kb")
+app.add_typer(tools_app, name="tools")
 
 RulesOption = Annotated[
     Path | None,
@@ -43,21 +44,12 @@ class InputError(Exception):
     """Bad input from the user: reported as one line, exit status 2."""
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False)
-    return typer.Exit(code)
-
-
 def _ruleset(rules_file: Path | None) -> RuleSet:
-    path = rules_file or load_settings().gatekeeper.rules_file
+    path = rules_file or settings().gatekeeper.rules_file
     try:
         return load_ruleset(path)
     except RulesetError as exc:
-        raise _fail(str(exc)) from None
-
-
-def _print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        raise fail(str(exc)) from None
 
 
 @app.callback(invoke_without_command=True)
@@ -77,7 +69,7 @@ def schema(
     try:
         sys.stdout.write(schema_text(name))
     except KeyError as exc:
-        raise _fail(str(exc.args[0])) from None
+        raise fail(str(exc.args[0])) from None
 
 
 @app.command()
@@ -88,7 +80,7 @@ def rules(
     """List the effective Gatekeeper rule set (bundled rules plus overrides)."""
     ruleset = _ruleset(rules_file)
     if as_json:
-        _print_json({"rules": [rule.public_dict() for rule in ruleset]})
+        print_json({"rules": [rule.public_dict() for rule in ruleset]})
         return
     table = Table(title="Gatekeeper rules", show_lines=False)
     for column in ("id", "enabled", "severity", "verdictImpact", "description"):
@@ -151,16 +143,16 @@ def gatekeeper_check(
     try:
         raw = output.read_bytes()
     except OSError as exc:
-        raise _fail(f"{output}: {exc.strerror or exc}") from None
+        raise fail(f"{output}: {exc.strerror or exc}") from None
     try:
         records = _read_invocations(invocations)
         store = InMemoryInvocations(records)
     except (InputError, ValueError) as exc:
-        raise _fail(str(exc)) from None
+        raise fail(str(exc)) from None
     if session is None:
         sessions = sorted({record.session_id for record in records})
         if len(sessions) != 1:
-            raise _fail(f"--session is required: the invocations belong to {len(sessions)} sessions")
+            raise fail(f"--session is required: the invocations belong to {len(sessions)} sessions")
         session = sessions[0]
 
     gatekeeper = Gatekeeper(_ruleset(rules_file))
@@ -175,7 +167,7 @@ def gatekeeper_check(
         full = report.model_dump(mode="json")
         document["claim_traces"] = full["claim_traces"]
         document["other_checks"] = full["other_checks"]
-    _print_json(document)
+    print_json(document)
     raise typer.Exit(1 if report.result.status == "fail" else 0)
 
 
@@ -192,9 +184,9 @@ def bench(
         with err.status("benchmarking…") as status:
             results = run_benchmarks(only, quick=quick, progress=lambda name: status.update(f"benchmark {name}…"))
     except KeyError as exc:
-        raise _fail(str(exc.args[0])) from None
+        raise fail(str(exc.args[0])) from None
     if as_json:
-        _print_json(results)
+        print_json(results)
         return
     for name, values in results.items():
         table = Table(title=name)

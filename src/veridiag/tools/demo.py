@@ -89,6 +89,18 @@ def sawtooth(low: float, high: float, teeth: int) -> Callable[[float, random.Ran
     return shape
 
 
+def counter(window: tuple[str, str], *events: str) -> Callable[[float, random.Random], float]:
+    """How many of ``events`` (HH:MM) have happened at this point of ``window``."""
+    start, end = at(window[0]), at(window[1])
+    moments = [at(event) for event in events]
+
+    def shape(progress: float, _rng: random.Random) -> float:
+        now = start + (end - start) * progress
+        return float(sum(moment <= now for moment in moments))
+
+    return shape
+
+
 def steps(*levels: float) -> Callable[[float, random.Random], float]:
     def shape(progress: float, _rng: random.Random) -> float:
         return levels[min(len(levels) - 1, int(progress * len(levels)))]
@@ -318,7 +330,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "pod_restarts_total",
                 "restarts",
                 (0, 0),
-                steps(0, 1, 2, 3),
+                counter(("11:30", "13:00"), "12:01", "12:31", "13:00"),
                 ("11:30", "13:00"),
                 0,
             ),

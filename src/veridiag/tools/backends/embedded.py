@@ -66,6 +66,8 @@ class EmbeddedEnvironment:
             conn.executescript(knowledge.SCHEMA)
             if load_demo and self._is_empty(conn):
                 self._load_demo(conn)
+            elif conn.execute("SELECT COUNT(*) FROM kb_doc").fetchone()[0] == 0:
+                self.index_knowledge(conn=conn)
 
     # -- connections & loading -----------------------------------------------------------
 

@@ -67,7 +67,8 @@ class PrometheusBackend:
         body = get_json(
             self._client,
             "/api/v1/query_range",
-            {"query": query, "start": start.timestamp(), "end": end.timestamp(), "step": step},
+            # [start, end): like the embedded backend, the end instant belongs to the next window
+            {"query": query, "start": start.timestamp(), "end": end.timestamp() - 0.001, "step": step},
         )
         data = body.get("data") or {}
         if data.get("resultType") != "matrix":

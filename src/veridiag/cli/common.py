@@ -1,0 +1,32 @@
+"""What every command shares: consoles, settings, one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+from rich.console import Console
+
+from veridiag.config import Settings, load_settings
+
+out = Console()
+err = Console(stderr=True)
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print ``error: message`` to stderr and return the Exit to raise."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    return typer.Exit(code)
+
+
+def settings() -> Settings:
+    try:
+        return load_settings()
+    except Exception as exc:  # invalid env/yaml values: say which
+        raise fail(f"invalid configuration: {exc}") from None
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")

@@ -1,0 +1,135 @@
+"""The embedded backend on the bundled demo day: useful answers, clear no-data and errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from veridiag.tools import LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.knowledge import RunbookError
+
+INCIDENT = {"start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z"}
+
+
+def model_lines_are_stored(output_text: str, model_text: str) -> bool:
+    stored = set(output_text.split("\n"))
+    return all(line in stored for line in model_text.split("\n"))
+
+
+def test_demo_loads_on_first_use(demo_env: EmbeddedEnvironment) -> None:
+    assert demo_env.now().isoformat() == "2026-07-07T16:00:00+00:00"
+    assert demo_env.services() == ["gateway", "inventory-service", "mysql", "order-service", "payment-service", "redis"]
+    assert ("payment-service", "hikaricp_connections_active", "connections") in demo_env.metrics("payment-service")
+
+
+def test_logs_find_the_order_from_a_chinese_question(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_logs(QueryLogsArgs(query="订单123", start="2026-07-07T09:00:00Z"))
+    assert out.status == "ok"
+    assert "searched 'order 123' instead" in out.text
+    assert out.retrieval_details["matched"] == 2
+    assert "order=123 ERR_TIMEOUT request timeout cost=5300ms" in out.text
+    assert model_lines_are_stored(out.text, out.for_model())
+
+
+def test_logs_summarise_patterns_with_a_verbatim_example(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_logs(QueryLogsArgs(service="payment-service", level="ERROR", limit=5, **INCIDENT))
+    assert out.status == "ok"
+    top = out.retrieval_details["patterns"][0]
+    assert "ERR_TIMEOUT request timeout cost=<n>ms" in top["template"]
+    assert top["example"] in out.text and top["example"].startswith("2026-07-07T10:")
+    assert out.retrieval_details["by_level"] == {"ERROR": out.retrieval_details["matched"]}
+    assert len(out.for_model().split("\n")) < len(out.text.split("\n"))
+    assert model_lines_are_stored(out.text, out.for_model())
+
+
+def test_unknown_service_says_what_exists(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_logs(QueryLogsArgs(service="billing-service"))
+    assert out.status == "no_data"
+    assert "billing-service" in out.text and "payment-service" in out.text
+
+
+def test_invalid_window_is_an_error(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_logs(QueryLogsArgs(start="2026-07-07T11:00:00Z", end="2026-07-07T10:00:00Z"))
+    assert out.status == "error" and "must be before" in (out.error or "")
+    with pytest.raises(ValueError, match="neither ISO-8601"):
+        QueryLogsArgs(start="yesterday-ish")
+
+
+def test_no_matching_lines_is_no_data(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_logs(QueryLogsArgs(query="kafka rebalance", **INCIDENT))
+    assert out.status == "no_data" and "matched 0 lines" in out.text
+
+
+def test_metrics_compare_the_window_with_its_baseline(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_metrics(
+        QueryMetricsArgs(service="payment-service", metric="hikaricp_connections_active", **INCIDENT)
+    )
+    assert out.status == "ok"
+    details = out.retrieval_details
+    assert details["max"] == 50 and details["unit"] == "connections"
+    assert details["baseline_avg"] < 20
+    assert "max 50 connections" in out.text and "baseline 2026-07-07T09:30:00Z" in out.text
+    assert model_lines_are_stored(out.text, out.for_model())
+
+
+def test_metric_peak_time_is_reported(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_metrics(QueryMetricsArgs(service="mysql", metric="mysql_lock_wait_p99_seconds",
+                                                  start="2026-07-07T14:30:00Z", end="2026-07-07T16:00:00Z"))  # fmt: skip
+    assert out.status == "ok"
+    assert "2026-07-07T15:" in out.retrieval_details["peak_at"]
+
+
+def test_unknown_metric_lists_the_service_metrics(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_metrics(QueryMetricsArgs(service="payment-service", metric="gc_pause_ms"))
+    assert out.status == "no_data" and "hikaricp_connections_active" in out.text
+    missing = demo_env.query_metrics(QueryMetricsArgs(service="payment-service"))
+    assert missing.status == "error" and "needs service and metric" in missing.text
+
+
+def test_window_outside_the_data_is_no_data(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_metrics(QueryMetricsArgs(service="redis", metric="redis_ops_per_second",
+                                                  start="2026-07-01T00:00:00Z", end="2026-07-01T01:00:00Z"))  # fmt: skip
+    assert out.status == "no_data" and "data covers 2026-07-07T08:00:00Z" in out.text
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("超时 连接池", "rb-db-pool-exhaustion"), ("内存泄漏 重启", "rb-jvm-oom"), ("锁等待", "rb-mysql-lock-wait"),
+     ("gateway 504 upstream timed out", "rb-gateway-timeout"), ("error spike after deploy", "rb-bad-deploy")],
+)  # fmt: skip
+def test_knowledge_search_in_chinese_and_english(demo_env: EmbeddedEnvironment, query: str, expected: str) -> None:
+    out = demo_env.lookup_knowledge(LookupKnowledgeArgs(query=query, limit=3))
+    assert out.status == "ok"
+    assert expected in [d["id"] for d in out.retrieval_details["documents"]]
+    assert "hypotheses to check, not facts" in out.text
+    assert model_lines_are_stored(out.text, out.for_model())
+
+
+def test_knowledge_without_match(demo_env: EmbeddedEnvironment) -> None:
+    assert demo_env.lookup_knowledge(LookupKnowledgeArgs(query="量子纠缠")).status == "no_data"
+
+
+def test_user_runbooks_override_bundled_ones(tmp_path: Path) -> None:
+    folder = tmp_path / "runbooks"
+    folder.mkdir()
+    (folder / "pool.md").write_text(
+        "---\nid: rb-db-pool-exhaustion\ntitle: 我们自己的连接池手册\nservices: [payment-service]\n"
+        "symptoms: [连接池]\n---\n## 步骤\n先看 Grafana 面板 payments-db。\n",
+        encoding="utf-8",
+    )
+    env = EmbeddedEnvironment(tmp_path / "env.db", runbook_dir=folder)
+    out = env.lookup_knowledge(LookupKnowledgeArgs(query="连接池"))
+    assert "我们自己的连接池手册" in out.text and "payments-db" in out.text
+    (folder / "broken.md").write_text("no front matter here", encoding="utf-8")
+    with pytest.raises(RunbookError, match="broken.md"):
+        env.index_knowledge()
+
+
+def test_reopening_does_not_reload(tmp_path: Path) -> None:
+    path = tmp_path / "env.db"
+    first = EmbeddedEnvironment(path)
+    count = first._connection().execute("SELECT COUNT(*) FROM log_line").fetchone()[0]
+    second = EmbeddedEnvironment(path)
+    assert second._connection().execute("SELECT COUNT(*) FROM log_line").fetchone()[0] == count > 30_000
