@@ -64,8 +64,11 @@ def test_prometheus_passes_promql_through() -> None:
 
 
 def test_prometheus_bad_query_reports_the_server_message() -> None:
-    body = {"status": "error", "errorType": "bad_data",
-            "error": '1:28: parse error: unexpected "}" in label matching, expected string'}  # fmt: skip
+    body = {
+        "status": "error",
+        "errorType": "bad_data",
+        "error": '1:28: parse error: unexpected "}" in label matching, expected string',
+    }
     out = prometheus(lambda r: httpx2.Response(400, json=body), []).query_metrics(
         QueryMetricsArgs(promql="up{job=}", **WINDOW)
     )

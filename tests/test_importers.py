@@ -16,14 +16,23 @@ from veridiag.tools.importers import ImportFailedError, export_openmetrics, impo
 
 SAMPLES = {
     "iso8601": ("2026-07-07T10:01:02Z ERROR a\n2026-07-07T10:01:03.5+08:00 INFO b\n", datetime(2026, 7, 7, 10, 1, 2)),
-    "log4j": ("2026-07-07 10:01:02,123 ERROR [main] a\n2026-07-07 10:01:03,456 INFO b\n",
-              datetime(2026, 7, 7, 10, 1, 2, 123000)),
-    "syslog": ("Dec  4 04:47:44 host sshd[1]: error: bad\nDec  4 04:48:01 host cron[2]: job\n", datetime(2005, 12, 4, 4, 47, 44)),
-    "apache": ("[Sun Dec 04 04:47:44 2005] [error] mod_jk child\n[Sun Dec 04 04:47:45 2005] [notice] ok\n",
-               datetime(2005, 12, 4, 4, 47, 44)),
-    "yymmdd": ("081109 203615 148 ERROR dfs.DataNode: a\n081109 203807 222 WARN dfs.DataNode: b\n",
-               datetime(2008, 11, 9, 20, 36, 15)),
-}  # fmt: skip
+    "log4j": (
+        "2026-07-07 10:01:02,123 ERROR [main] a\n2026-07-07 10:01:03,456 INFO b\n",
+        datetime(2026, 7, 7, 10, 1, 2, 123000),
+    ),
+    "syslog": (
+        "Dec  4 04:47:44 host sshd[1]: error: bad\nDec  4 04:48:01 host cron[2]: job\n",
+        datetime(2005, 12, 4, 4, 47, 44),
+    ),
+    "apache": (
+        "[Sun Dec 04 04:47:44 2005] [error] mod_jk child\n[Sun Dec 04 04:47:45 2005] [notice] ok\n",
+        datetime(2005, 12, 4, 4, 47, 44),
+    ),
+    "yymmdd": (
+        "081109 203615 148 ERROR dfs.DataNode: a\n081109 203807 222 WARN dfs.DataNode: b\n",
+        datetime(2008, 11, 9, 20, 36, 15),
+    ),
+}
 
 
 @pytest.fixture
@@ -64,8 +73,9 @@ def test_explicit_format_continuations_and_bad_bytes(env: EmbeddedEnvironment, t
     stored = rows(env, "pay")
     assert stored[1][0] == stored[0][0] and stored[1][1] == "ERROR", "a stack-trace line joins its entry"
     assert "\ufffd" in stored[0][2]
-    out = env.query_logs(QueryLogsArgs(service="pay", query="timeout", start="2026-07-07T10:00:00Z",
-                                       end="2026-07-07T11:00:00Z"))  # fmt: skip
+    out = env.query_logs(
+        QueryLogsArgs(service="pay", query="timeout", start="2026-07-07T10:00:00Z", end="2026-07-07T11:00:00Z")
+    )
     assert out.status == "ok" and out.retrieval_details["matched"] == 1
 
 
@@ -80,12 +90,16 @@ def test_unrecognised_timestamps_refuse_the_file(env: EmbeddedEnvironment, tmp_p
 
 def test_metric_csv_with_header_epochs_and_bad_rows(env: EmbeddedEnvironment, tmp_path: Path) -> None:
     path = tmp_path / "p99.csv"
-    path.write_text("timestamp,value\n2026-07-07T10:00:00Z,120\n1783418460,130.5\n1783418520000,5300\n"
-                    "oops,1\n2026-07-07T10:03:00Z,NaN\n2026-07-07T10:04:00Z\n", encoding="utf-8")  # fmt: skip
+    path.write_text(
+        "timestamp,value\n2026-07-07T10:00:00Z,120\n1783418460,130.5\n1783418520000,5300\n"
+        "oops,1\n2026-07-07T10:03:00Z,NaN\n2026-07-07T10:04:00Z\n",
+        encoding="utf-8",
+    )
     report = import_metrics_csv(env, path, service="api", metric="p99_ms", unit="ms")
     assert (report.imported, report.skipped) == (3, 3)
-    out = env.query_metrics(QueryMetricsArgs(service="api", metric="p99_ms", start="2026-07-07T10:00:00Z",
-                                             end="2026-07-07T10:05:00Z"))  # fmt: skip
+    out = env.query_metrics(
+        QueryMetricsArgs(service="api", metric="p99_ms", start="2026-07-07T10:00:00Z", end="2026-07-07T10:05:00Z")
+    )
     assert out.status == "ok" and "max 5300ms" in out.text
     with pytest.raises(ImportFailedError, match="Prometheus name"):
         import_metrics_csv(env, path, service="api", metric="p99 ms")
@@ -112,8 +126,16 @@ def test_cli_import_kb_and_tool_call(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["imported"] == 30
     result = runner.invoke(app, ["data", "import-logs", str(tmp_path / "nope.log"), "--service", "pay"], env=env)
     assert result.exit_code == 2 and "no such file" in result.stderr
-    call = runner.invoke(app, ["tools", "call", "query_logs", '{"service": "pay", "query": "timeout", '
-                                '"start": "2026-07-07T10:00:00Z", "end": "2026-07-07T11:00:00Z"}'], env=env)  # fmt: skip
+    call = runner.invoke(
+        app,
+        [
+            "tools",
+            "call",
+            "query_logs",
+            '{"service": "pay", "query": "timeout", "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T11:00:00Z"}',
+        ],
+        env=env,
+    )
     assert call.exit_code == 0, call.stderr
     record = json.loads(call.stdout)
     assert record["status"] == "ok" and record["retrieval_details"]["matched"] == 30 and record["id"] >= 1

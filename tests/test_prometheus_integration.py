@@ -31,9 +31,10 @@ def test_same_facts_as_the_embedded_backend(prometheus: PrometheusBackend, demo_
 
 def test_promql_passthrough_on_a_real_server(prometheus: PrometheusBackend) -> None:
     out = prometheus.query_metrics(
-        QueryMetricsArgs(promql='max_over_time(hikaricp_connections_pending{service="payment-service"}[30m])',
-                         **INCIDENT)
-    )  # fmt: skip
+        QueryMetricsArgs(
+            promql='max_over_time(hikaricp_connections_pending{service="payment-service"}[30m])', **INCIDENT
+        )
+    )
     assert out.status == "ok" and out.retrieval_details["series"][0]["max"] >= 30
 
 

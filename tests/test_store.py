@@ -38,12 +38,18 @@ def test_invocations_are_durable_and_scoped(store_url: str) -> None:
     store = SessionStore(store_url)
     first, second = store.create_session("a"), store.create_session("b")
     made = store.record_invocation(
-        session_id=first.id, tool_name="query_logs", arguments={"service": "payment-service", "query": "超时"},
-        status="ok", output="line 1\nline 2", retrieval_details={"matched": 2, "patterns": [{"count": 2}]},
-        round=2, latency_ms=12.5,
-    )  # fmt: skip
-    other = store.record_invocation(session_id=second.id, tool_name="query_metrics", arguments={}, status="no_data",
-                                    output="")  # fmt: skip
+        session_id=first.id,
+        tool_name="query_logs",
+        arguments={"service": "payment-service", "query": "超时"},
+        status="ok",
+        output="line 1\nline 2",
+        retrieval_details={"matched": 2, "patterns": [{"count": 2}]},
+        round=2,
+        latency_ms=12.5,
+    )
+    other = store.record_invocation(
+        session_id=second.id, tool_name="query_metrics", arguments={}, status="no_data", output=""
+    )
     fresh = SessionStore(store_url)  # a new connection sees the committed rows
     found = fresh.get_invocations([made.id, other.id, 10**9, -1])
     assert set(found) == {made.id, other.id}
@@ -63,8 +69,9 @@ def test_invocations_are_durable_and_scoped(store_url: str) -> None:
 def test_huge_output_is_stored_cut_with_a_flag(store_url: str) -> None:
     store = SessionStore(store_url)
     session = store.create_session("big")
-    made = store.record_invocation(session_id=session.id, tool_name="query_logs", arguments={}, status="ok",
-                                   output="x" * (MAX_STORED_OUTPUT + 10))  # fmt: skip
+    made = store.record_invocation(
+        session_id=session.id, tool_name="query_logs", arguments={}, status="ok", output="x" * (MAX_STORED_OUTPUT + 10)
+    )
     stored = store.get_invocations([made.id])[made.id]
     assert stored.output_truncated and len(stored.output) == MAX_STORED_OUTPUT
 
@@ -146,15 +153,23 @@ def test_store_is_the_gatekeepers_invocation_source(store_url: str, demo_env: Em
     )
     output = {
         "answer_version": "executor_evidence_v2",
-        "claims": [{
-            "claim_id": "claim-1", "claim_type": "symptom", "support_level": "direct",
-            "claim_text": "订单123在 10:01:02 出现 ERR_TIMEOUT，耗时 5300ms。",
-            "evidence_bindings": [{
-                "source_type": "tool_trace", "tool_name": "query_logs", "source_invocation_ids": [result.invocation_id],
-                "evidence_excerpt": "order=123 ERR_TIMEOUT request timeout cost=5300ms",
-            }],
-        }],
-    }  # fmt: skip
+        "claims": [
+            {
+                "claim_id": "claim-1",
+                "claim_type": "symptom",
+                "support_level": "direct",
+                "claim_text": "订单123在 10:01:02 出现 ERR_TIMEOUT，耗时 5300ms。",
+                "evidence_bindings": [
+                    {
+                        "source_type": "tool_trace",
+                        "tool_name": "query_logs",
+                        "source_invocation_ids": [result.invocation_id],
+                        "evidence_excerpt": "order=123 ERR_TIMEOUT request timeout cost=5300ms",
+                    }
+                ],
+            }
+        ],
+    }
     report = Gatekeeper().validate(output, session_id=session.id, invocations=store)
     assert report.result.status == "pass", report.result
     other = store.create_session("another")

@@ -53,7 +53,7 @@ def test_unknown_service_says_what_exists(demo_env: EmbeddedEnvironment) -> None
 def test_invalid_window_is_an_error(demo_env: EmbeddedEnvironment) -> None:
     out = demo_env.query_logs(QueryLogsArgs(start="2026-07-07T11:00:00Z", end="2026-07-07T10:00:00Z"))
     assert out.status == "error" and "must be before" in (out.error or "")
-    with pytest.raises(ValueError, match="neither ISO-8601"):
+    with pytest.raises(ValueError, match=r"neither ISO-8601"):
         QueryLogsArgs(start="yesterday-ish")
 
 
@@ -75,8 +75,14 @@ def test_metrics_compare_the_window_with_its_baseline(demo_env: EmbeddedEnvironm
 
 
 def test_metric_peak_time_is_reported(demo_env: EmbeddedEnvironment) -> None:
-    out = demo_env.query_metrics(QueryMetricsArgs(service="mysql", metric="mysql_lock_wait_p99_seconds",
-                                                  start="2026-07-07T14:30:00Z", end="2026-07-07T16:00:00Z"))  # fmt: skip
+    out = demo_env.query_metrics(
+        QueryMetricsArgs(
+            service="mysql",
+            metric="mysql_lock_wait_p99_seconds",
+            start="2026-07-07T14:30:00Z",
+            end="2026-07-07T16:00:00Z",
+        )
+    )
     assert out.status == "ok"
     assert "2026-07-07T15:" in out.retrieval_details["peak_at"]
 
@@ -89,16 +95,24 @@ def test_unknown_metric_lists_the_service_metrics(demo_env: EmbeddedEnvironment)
 
 
 def test_window_outside_the_data_is_no_data(demo_env: EmbeddedEnvironment) -> None:
-    out = demo_env.query_metrics(QueryMetricsArgs(service="redis", metric="redis_ops_per_second",
-                                                  start="2026-07-01T00:00:00Z", end="2026-07-01T01:00:00Z"))  # fmt: skip
+    out = demo_env.query_metrics(
+        QueryMetricsArgs(
+            service="redis", metric="redis_ops_per_second", start="2026-07-01T00:00:00Z", end="2026-07-01T01:00:00Z"
+        )
+    )
     assert out.status == "no_data" and "data covers 2026-07-07T08:00:00Z" in out.text
 
 
 @pytest.mark.parametrize(
     ("query", "expected"),
-    [("超时 连接池", "rb-db-pool-exhaustion"), ("内存泄漏 重启", "rb-jvm-oom"), ("锁等待", "rb-mysql-lock-wait"),
-     ("gateway 504 upstream timed out", "rb-gateway-timeout"), ("error spike after deploy", "rb-bad-deploy")],
-)  # fmt: skip
+    [
+        ("超时 连接池", "rb-db-pool-exhaustion"),
+        ("内存泄漏 重启", "rb-jvm-oom"),
+        ("锁等待", "rb-mysql-lock-wait"),
+        ("gateway 504 upstream timed out", "rb-gateway-timeout"),
+        ("error spike after deploy", "rb-bad-deploy"),
+    ],
+)
 def test_knowledge_search_in_chinese_and_english(demo_env: EmbeddedEnvironment, query: str, expected: str) -> None:
     out = demo_env.lookup_knowledge(LookupKnowledgeArgs(query=query, limit=3))
     assert out.status == "ok"
@@ -123,7 +137,7 @@ def test_user_runbooks_override_bundled_ones(tmp_path: Path) -> None:
     out = env.lookup_knowledge(LookupKnowledgeArgs(query="连接池"))
     assert "我们自己的连接池手册" in out.text and "payments-db" in out.text
     (folder / "broken.md").write_text("no front matter here", encoding="utf-8")
-    with pytest.raises(RunbookError, match="broken.md"):
+    with pytest.raises(RunbookError, match=r"broken\.md"):
         env.index_knowledge()
 
 

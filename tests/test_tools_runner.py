@@ -25,8 +25,15 @@ def runner_for(store: SessionStore, toolbox: Toolbox) -> ToolRunner:
 
 def test_result_cites_a_stored_invocation(store: SessionStore, demo_env: EmbeddedEnvironment) -> None:
     runner = runner_for(store, Toolbox(demo_env, demo_env, demo_env))
-    result = runner.run("query_metrics", {"service": "payment-service", "metric": "http_request_p99_ms",
-                                          "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z"})  # fmt: skip
+    result = runner.run(
+        "query_metrics",
+        {
+            "service": "payment-service",
+            "metric": "http_request_p99_ms",
+            "start": "2026-07-07T10:00:00Z",
+            "end": "2026-07-07T10:30:00Z",
+        },
+    )
     stored = store.get_invocations([result.invocation_id])[result.invocation_id]
     assert stored.session_id == runner.session_id and stored.status == "ok"
     assert stored.output == result.output.text and stored.arguments["metric"] == "http_request_p99_ms"
@@ -105,8 +112,9 @@ def test_tool_specs_are_json_schemas() -> None:
 
 def test_trace_summary_is_bounded_and_cites_ids(store: SessionStore, demo_env: EmbeddedEnvironment) -> None:
     runner = runner_for(store, Toolbox(demo_env, demo_env, demo_env))
-    first = runner.run("query_logs", {"service": "payment-service", "start": "2026-07-07T10:00:00Z",
-                                      "end": "2026-07-07T10:30:00Z"})  # fmt: skip
+    first = runner.run(
+        "query_logs", {"service": "payment-service", "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z"}
+    )
     second = runner.run("lookup_knowledge", {"query": "连接池 超时"})
     summary = build_trace_summary(store.list_invocations(runner.session_id))
     assert [(e.trace_ref, e.invocation_ids) for e in summary] == [

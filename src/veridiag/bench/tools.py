@@ -12,6 +12,7 @@ import random
 import tempfile
 import time
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,30 +37,56 @@ def write_log_file(path: Path, lines: int, seed: int = 3) -> None:
             svc = SERVICES[index % len(SERVICES)]
             roll = rng.random()
             if roll < 0.01:
-                text = (f"ERROR [{svc}] c.s.pay.PaymentClient - order={rng.randint(100000, 999999)} ERR_TIMEOUT "
-                        f"request timeout cost={rng.randint(3000, 9000)}ms")  # fmt: skip
+                text = (
+                    f"ERROR [{svc}] c.s.pay.PaymentClient - order={rng.randint(100000, 999999)} ERR_TIMEOUT "
+                    f"request timeout cost={rng.randint(3000, 9000)}ms"
+                )
             elif roll < 0.04:
-                text = (f"WARN  [{svc}] c.z.h.pool.HikariPool - HikariPool-1 - Connection is not available, "
-                        f"waiting={rng.randint(1, 40)}")  # fmt: skip
+                text = (
+                    f"WARN  [{svc}] c.z.h.pool.HikariPool - HikariPool-1 - Connection is not available, "
+                    f"waiting={rng.randint(1, 40)}"
+                )
             else:
-                text = (f"INFO  [{svc}] c.s.web.Controller - GET /api/orders/{rng.randint(100000, 999999)} "
-                        f"status=200 cost={rng.randint(5, 300)}ms")  # fmt: skip
+                text = (
+                    f"INFO  [{svc}] c.s.web.Controller - GET /api/orders/{rng.randint(100000, 999999)} "
+                    f"status=200 cost={rng.randint(5, 300)}ms"
+                )
             handle.write(f"{stamp} {text}\n")
 
 
 def synthetic_runbooks(count: int, seed: int = 5) -> list[Runbook]:
     rng = random.Random(seed)
-    topics = [("连接池", "connection pool"), ("超时", "timeout"), ("内存", "memory"), ("磁盘", "disk"),
-              ("证书", "certificate"), ("限流", "rate limit"), ("死锁", "deadlock"), ("缓存", "cache"),
-              ("队列积压", "queue backlog"), ("网络抖动", "network jitter"), ("配置错误", "misconfiguration")]  # fmt: skip
+    topics = [
+        ("连接池", "connection pool"),
+        ("超时", "timeout"),
+        ("内存", "memory"),
+        ("磁盘", "disk"),
+        ("证书", "certificate"),
+        ("限流", "rate limit"),
+        ("死锁", "deadlock"),
+        ("缓存", "cache"),
+        ("队列积压", "queue backlog"),
+        ("网络抖动", "network jitter"),
+        ("配置错误", "misconfiguration"),
+    ]
     books = list(bundled_runbooks())
     for index in range(count - len(books)):
         (zh1, en1), (zh2, en2) = rng.sample(topics, 2)
         service = rng.choice(SERVICES)
-        body = (f"## 现象\n{service} 出现{zh1}相关告警，伴随{zh2}。\n## 排查步骤\n1. 检查{zh1}指标。\n"
-                f"2. 对比{zh2}日志。\n3. Check {en1} and {en2} dashboards for {service}.\n")  # fmt: skip
-        books.append(Runbook(f"rb-synth-{index}", f"{zh1}与{zh2}排查 {index} / {en1} with {en2}", (service,),
-                             (zh1, zh2, en1, en2), body, "synthetic"))  # fmt: skip
+        body = (
+            f"## 现象\n{service} 出现{zh1}相关告警，伴随{zh2}。\n## 排查步骤\n1. 检查{zh1}指标。\n"
+            f"2. 对比{zh2}日志。\n3. Check {en1} and {en2} dashboards for {service}.\n"
+        )
+        books.append(
+            Runbook(
+                f"rb-synth-{index}",
+                f"{zh1}与{zh2}排查 {index} / {en1} with {en2}",
+                (service,),
+                (zh1, zh2, en1, en2),
+                body,
+                "synthetic",
+            )
+        )
     return books
 
 
@@ -83,14 +110,14 @@ def run(lines: int = 1_000_000, runbooks: int = 1000, repeats: int = 15) -> dict
         outcomes = [env.query_logs(q).status for q in queries]
         samples: list[float] = []
         for query in queries:
-            samples += time_runs(lambda q=query: env.query_logs(q), repeats, warmup=1)
+            samples += time_runs(partial(env.query_logs, query), repeats, warmup=1)
 
         conn = env._connection()
         index_runbooks(conn, synthetic_runbooks(runbooks))
         kb_queries = ["连接池 超时", "内存 泄漏 重启", "queue backlog", "证书 过期", "payment timeout pool"]
         kb_samples: list[float] = []
         for text in kb_queries:
-            kb_samples += time_runs(lambda t=text: env.lookup_knowledge(LookupKnowledgeArgs(query=t)), repeats * 2)
+            kb_samples += time_runs(partial(env.lookup_knowledge, LookupKnowledgeArgs(query=text)), repeats * 2)
 
     logs = summary(samples)
     kb = summary(kb_samples)
