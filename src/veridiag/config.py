@@ -31,6 +31,15 @@ class GatekeeperSettings(BaseModel):
     rules_file: Path | None = None
 
 
+class SwitchSettings(BaseModel):
+    enabled: bool = True
+
+
+class RetrySettings(BaseModel):
+    #: Executor + Verifier rounds at most; a LOW_CONFID round may earn one more (spec §0.6).
+    max_rounds: int = Field(default=2, ge=1, le=5)
+
+
 class HttpBackendSettings(BaseModel):
     url: str = ""
     timeout_seconds: float = Field(default=10.0, gt=0, le=300)
@@ -62,6 +71,10 @@ class Settings(BaseSettings):
     home: Path = Field(default_factory=default_home)
     database_url: str | None = None
     gatekeeper: GatekeeperSettings = GatekeeperSettings()
+    #: Spec §22.2 switches; no combination brings back an Executor-written answer.
+    structured_output_v2: SwitchSettings = SwitchSettings()
+    composer: SwitchSettings = SwitchSettings()
+    retry: RetrySettings = RetrySettings()
     tools: ToolsSettings = ToolsSettings()
     embedded: EmbeddedSettings = EmbeddedSettings()
     knowledge: KnowledgeSettings = KnowledgeSettings()

@@ -197,5 +197,63 @@ def bench(
         out.print(table)
 
 
+@app.command()
+def audit(
+    session_id: Annotated[str, typer.Argument(help="A session id (see `veridiag sessions`).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """The audit chain of a session: final answer → composer → verifier → gatekeeper → invocations."""
+    from veridiag.pipeline import audit_chain
+    from veridiag.store import StoreError, open_store
+
+    try:
+        chain = audit_chain(open_store(settings().store_url), session_id)
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    if chain is None:
+        raise fail(f"no session {session_id!r}", code=1)
+    if as_json:
+        print_json(chain)
+        return
+    session = chain["session"]
+    out.print(f"[bold]{session['id']}[/] {session['status']} verdict={session['verdict']} — {session['query']}")
+    out.print(f"answer ({chain['answer_source']}):\n{chain['final_answer'] or '—'}")
+    for check in chain["verifier"]["claim_checks"] or []:
+        out.print(f"  {check['claim_id']}: {check['verification']} — {check['detail']}")
+    for correction in chain["verifier"]["corrections"] or []:
+        out.print(f"  corrected by {correction['guard']}: {correction['reason']}")
+    gatekeeper = chain["gatekeeper"]["result"] or {}
+    out.print(f"gatekeeper: {gatekeeper.get('status', 'off')} {', '.join(gatekeeper.get('failed_rules', []))}")
+    out.print(f"invocations: {', '.join(str(i['id']) + ':' + i['tool_name'] for i in chain['invocations'])}")
+
+
+@app.command()
+def sessions(
+    limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 20,
+    verdict: Annotated[str | None, typer.Option("--verdict", help="PASS, LOW_CONFID or REJECT.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Recent diagnosis sessions, newest first."""
+    from veridiag.store import StoreError, open_store
+
+    try:
+        records = open_store(settings().store_url).list_sessions(limit=limit, verdict=verdict)
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    if as_json:
+        print_json([r.model_dump(mode="json", exclude={"self_evaluation"}) for r in records])
+        return
+    table = Table("id", "created", "status", "verdict", "query")
+    for record in records:
+        table.add_row(
+            record.id,
+            record.created_at.strftime("%Y-%m-%d %H:%M"),
+            record.status,
+            record.verdict or "—",
+            record.query[:60],
+        )
+    out.print(table)
+
+
 def main() -> None:
     app()

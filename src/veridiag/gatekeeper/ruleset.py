@@ -93,6 +93,9 @@ class RuleSet:
     def __getitem__(self, rule_id: str) -> RuleMetadata:
         return self._rules[rule_id]
 
+    def get(self, rule_id: str) -> RuleMetadata | None:
+        return self._rules.get(rule_id)
+
     def enabled(self) -> list[RuleMetadata]:
         return [rule for rule in self._rules.values() if rule.enabled]
 

@@ -170,11 +170,16 @@ class SessionStore:
         started_at: datetime | None = None,
         latency_ms: float = 0.0,
         preview: str | None = None,
+        invocation_id: int | None = None,
     ) -> InvocationRecord:
-        """Persist one tool call and return it with its id (committed before returning)."""
+        """Persist one tool call and return it with its id (committed before returning).
+
+        ``invocation_id`` forces an id (eval fixtures cite literal ids); normally the
+        database assigns it."""
         truncated = len(output) > MAX_STORED_OUTPUT
         stored = output[:MAX_STORED_OUTPUT] if truncated else output
         row = ToolInvocation(
+            id=invocation_id,
             session_id=session_id,
             round=round,
             tool_name=tool_name,

@@ -1,0 +1,101 @@
+"""The Composer role and the fixed template answer (spec §19).
+
+The Composer only ever receives a ``ComposerInput``: it cannot import tools (enforced by
+import-linter) and is never handed tool output. The template answer is the offline
+composer and the fallback whenever a composed answer is malformed or breaks the guard;
+it is built from the input alone, so it cannot say anything the input does not.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from veridiag.agents.reply import RoleReply
+from veridiag.contracts.composer import ActionItem, ComposerInput, ComposerOutput
+
+
+class ComposerRole(Protocol):
+    def compose(self, composer_input: ComposerInput) -> RoleReply: ...
+
+
+_TEXT = {
+    "zh": {
+        "PASS": "结论（已由本次会话的工具证据确认）：",
+        "LOW_CONFID": "目前只能部分确认，证据仍有缺口。",
+        "REJECT": "当前无法基于已获取的证据给出可靠结论。",
+        "confirmed": "已确认的情况：",
+        "none_confirmed": "暂无可以确认的事实。",
+        "hypotheses": "可能方向（尚未证实）：",
+        "needs": "还需：",
+        "maybe": "可能：",
+        "gaps": "证据缺口：",
+        "default_gap": "现有证据不足以确认原因。",
+        "actions": "建议下一步：",
+        "review": "请人工复核本次诊断的证据与结论。",
+        "review_reason": "自动校验未能确认结论。",
+        "inference": "（推断）",
+        "sep": "；",
+    },
+    "en": {
+        "PASS": "Conclusion (confirmed by tool evidence from this session):",
+        "LOW_CONFID": "Only partly confirmed; the evidence still has gaps.",
+        "REJECT": "No reliable conclusion can be drawn from the evidence gathered.",
+        "confirmed": "Confirmed:",
+        "none_confirmed": "Nothing could be confirmed yet.",
+        "hypotheses": "Possible directions (not confirmed):",
+        "needs": "needs: ",
+        "maybe": "Possibly: ",
+        "gaps": "Evidence gaps:",
+        "default_gap": "The evidence so far does not establish the cause.",
+        "actions": "Next steps:",
+        "review": "Have a person review this diagnosis's evidence and conclusions.",
+        "review_reason": "Automatic checks could not confirm the conclusion.",
+        "inference": " (inferred)",
+        "sep": "; ",
+    },
+}
+
+
+def template_answer(composer_input: ComposerInput) -> ComposerOutput:
+    """A readable answer for the verdict, in the question's language, from the input alone."""
+    text = _TEXT[composer_input.lang]
+    verdict = composer_input.verdict
+    lines = [text[verdict], ""]
+    claims = composer_input.allowed_claims
+    if claims:
+        lines.append(text["confirmed"])
+        for claim in claims:
+            suffix = text["inference"] if claim.verification == "reasonable_inference" else ""
+            lines.append(f"- {claim.claim_text}{suffix}")
+    else:
+        lines.append(text["none_confirmed"])
+    if composer_input.allowed_hypotheses and verdict == "LOW_CONFID":  # PASS uses claims and actions only
+        lines += ["", text["hypotheses"]]
+        for hypothesis in composer_input.allowed_hypotheses:
+            needs = (
+                f"（{text['needs']}{text['sep'].join(hypothesis.needed_evidence)}）"
+                if hypothesis.needed_evidence
+                else ""
+            )
+            if composer_input.lang == "en" and needs:
+                needs = f" ({text['needs']}{text['sep'].join(hypothesis.needed_evidence)})"
+            lines.append(f"- {text['maybe']}{hypothesis.hypothesis_text}{needs}")
+    gaps = (composer_input.missing_info or [text["default_gap"]]) if verdict != "PASS" else []
+    if gaps:
+        lines += ["", text["gaps"]] + [f"- {gap}" for gap in gaps]
+    actions = list(composer_input.recommended_actions)
+    if verdict == "REJECT" and not actions:
+        actions = [ActionItem(action_text=text["review"], reason=text["review_reason"])]
+    if actions:
+        lines += ["", text["actions"]] + [f"- {action.action_text}" for action in actions]
+    summary = claims[0].claim_text if claims and verdict == "PASS" else text[verdict]
+    return ComposerOutput(answer_summary=summary, recommended_actions=actions, user_facing_answer="\n".join(lines))
+
+
+class TemplateComposer:
+    """The offline composer: the template, as strict JSON like any composer returns."""
+
+    name = "template"
+
+    def compose(self, composer_input: ComposerInput) -> RoleReply:
+        return RoleReply(text=template_answer(composer_input).model_dump_json(), engine=self.name)

@@ -1,0 +1,80 @@
+"""The ``scripted`` engine: replays given raw outputs per role (and per round).
+
+Used by eval fixtures and tests so every path — malformed outputs, exceptions in any
+role, retries — can be driven without a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from veridiag.agents.composer import ComposerRole
+from veridiag.agents.reply import RoleReply
+from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
+from veridiag.contracts.composer import ComposerInput
+
+Script = str | Sequence[str | None] | BaseException | None
+
+
+class _Replay:
+    """Texts for rounds 1, 2, …; the last repeats. An exception is raised instead."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.calls: list[Any] = []
+
+    def reply(self, index: int, request: Any) -> RoleReply:
+        self.calls.append(request)
+        if isinstance(self.script, BaseException):
+            raise self.script
+        if self.script is None or isinstance(self.script, str):
+            return RoleReply(text=self.script, engine="scripted")
+        texts = list(self.script)
+        if not texts:
+            return RoleReply(text=None, engine="scripted")
+        return RoleReply(text=texts[min(index, len(texts) - 1)], engine="scripted")
+
+
+class ScriptedPlanner(_Replay):
+    def plan(self, request: PlanRequest) -> RoleReply:
+        return self.reply(0, request)
+
+
+class ScriptedExecutor(_Replay):
+    def execute(self, request: ExecuteRequest) -> RoleReply:
+        return self.reply(request.round - 1, request)
+
+
+class ScriptedVerifier(_Replay):
+    def verify(self, payload: dict[str, Any]) -> RoleReply:
+        round_number = int(payload.get("round") or 1)
+        return self.reply(round_number - 1, payload)
+
+
+class ScriptedComposer(_Replay):
+    def compose(self, composer_input: ComposerInput) -> RoleReply:
+        return self.reply(len(self.calls), composer_input)
+
+
+def scripted_roles(
+    *,
+    executor: Script,
+    planner: Script = '{"skill": "scripted", "steps": []}',
+    verifier: Script = None,
+    composer: Script = None,
+) -> Roles:
+    """Roles replaying the given raw texts. ``verifier``/``composer`` None → the code fallbacks."""
+    composer_role: ComposerRole | None = ScriptedComposer(composer) if composer is not None else None
+    return Roles(
+        planner=ScriptedPlanner(planner),
+        executor=ScriptedExecutor(executor),
+        verifier=ScriptedVerifier(verifier) if verifier is not None else None,
+        composer=composer_role,
+        names={
+            "planner": "scripted",
+            "executor": "scripted",
+            "verifier": "scripted" if verifier is not None else "fallback",
+            "composer": "scripted" if composer is not None else "template",
+        },
+    )

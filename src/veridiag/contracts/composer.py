@@ -1,0 +1,56 @@
+"""The Composer's input (assembled by code from the verifier's judgement, spec §19.2) and
+output (§19.3). The Composer sees nothing else: no tool output, no raw Executor text."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veridiag.contracts.verifier import ClaimVerification, Verdict
+
+
+class AllowedClaim(BaseModel):
+    claim_id: str
+    claim_type: str
+    claim_text: str
+    verification: ClaimVerification = Field(description="direct_observation or reasonable_inference.")
+
+
+class AllowedHypothesis(BaseModel):
+    hypothesis_text: str
+    needed_evidence: list[str] = Field(default_factory=list)
+
+
+class ActionItem(BaseModel):
+    action_text: str
+    reason: str = ""
+
+
+class ComposerInput(BaseModel):
+    original_query: str
+    lang: Literal["zh", "en"] = "zh"
+    verdict: Verdict
+    allowed_claims: list[AllowedClaim] = Field(default_factory=list)
+    allowed_hypotheses: list[AllowedHypothesis] = Field(default_factory=list)
+    missing_info: list[str] = Field(default_factory=list)
+    recommended_actions: list[ActionItem] = Field(default_factory=list)
+    rationale: str = ""
+
+
+class ComposerOutput(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    answer_summary: str = Field(min_length=1)
+    recommended_actions: list[ActionItem] = Field(default_factory=list)
+    user_facing_answer: str = Field(min_length=1)
+
+
+class GuardResult(BaseModel):
+    """The composer guard's finding: which rules a composed answer broke."""
+
+    passed: bool
+    violations: list[str] = Field(default_factory=list)
+
+
+AnswerSource = Literal["composer", "template"]

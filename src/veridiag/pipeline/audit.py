@@ -1,0 +1,136 @@
+"""The audit chain (spec §13.2, §23): ``diagnosis_session.self_evaluation.verifier_evaluation``
+and, for ``veridiag audit``, the walk from the final answer back to the tool invocations."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
+from veridiag.store import SessionStore
+
+if TYPE_CHECKING:
+    from veridiag.pipeline.service import RoundState
+
+
+def _dump(model: BaseModel | None) -> Any:
+    return model.model_dump(mode="json") if model is not None else None
+
+
+def round_record(state: RoundState) -> dict[str, Any]:
+    """One Executor + Verifier round, as audited."""
+    report = state.hook.report
+    evaluation = state.evaluation
+    return {
+        "round": state.round,
+        "executor_raw_output": state.raw_output,
+        "executor_output_parse_status": state.hook.parsed.status.model_dump(),
+        "executor_structured_output": state.hook.structured,
+        "tool_trace_summary": [entry.model_dump() for entry in state.hook.trace_summary],
+        "gatekeeper_result": report.result.model_dump() if report else None,
+        "gatekeeper_trace": report.model_dump(mode="json")["claim_traces"] if report else None,
+        "gatekeeper_failed_rule_impacts": report.failed_rule_impacts if report else None,
+        "gatekeeper_timings_ms": report.timings_ms if report else None,
+        "verifier_status": state.parsed_verifier.status,
+        "verifier_detail": state.parsed_verifier.detail,
+        "verifier_problems": state.parsed_verifier.problems,
+        "verdict": evaluation.verdict,
+        "verifier_verdict": evaluation.verifier_verdict,
+        "corrections": [c.model_dump() for c in evaluation.corrections],
+        "latency_ms": state.latency_ms,
+    }
+
+
+def self_evaluation(
+    rounds: list[RoundState],
+    *,
+    composer_input: ComposerInput,
+    output: ComposerOutput,
+    source: str,
+    guard: GuardResult | None,
+    reason: str,
+    options: BaseModel,
+    timings: dict[str, float],
+) -> dict[str, Any]:
+    final = rounds[-1]
+    evaluation = final.evaluation
+    report = final.hook.report
+    verifier_evaluation = {
+        # spec §23 fields
+        "verdict": evaluation.verdict,
+        "groundedness_score": evaluation.groundedness_score,
+        "critical_fact_count": sum(1 for fact in evaluation.facts_checked if fact.is_critical),
+        "claim_checks": [c.model_dump(mode="json") for c in evaluation.claim_checks],
+        "facts_checked": [f.model_dump(mode="json") for f in evaluation.facts_checked],
+        "hypothesis_checks": [h.model_dump(mode="json") for h in evaluation.hypothesis_checks],
+        "rationale": evaluation.rationale,
+        "round": final.round,
+        "traceability_version": "v2",
+        "executor_output_parse_status": final.hook.parsed.status.model_dump(),
+        "executor_structured_output": final.hook.structured,
+        "tool_trace_summary": [entry.model_dump() for entry in final.hook.trace_summary],
+        "gatekeeper_result": report.result.model_dump() if report else None,
+        "composer_output": _dump(output),
+        # what a reviewer needs beyond the spec's minimum
+        "composer_input": _dump(composer_input),
+        "composer_guard": _dump(guard),
+        "answer_source": source,
+        "answer_source_reason": reason,
+        "verifier_verdict": evaluation.verifier_verdict,
+        "verifier_status": evaluation.verifier_status,
+        "corrections": [c.model_dump() for c in evaluation.corrections],
+        "switches": options.model_dump(),
+    }
+    return {
+        "verifier_evaluation": verifier_evaluation,
+        "rounds": [round_record(state) for state in rounds],
+        "timings_ms": timings,
+    }
+
+
+def audit_chain(store: SessionStore, session_id: str) -> dict[str, Any] | None:
+    """Final answer → composer → verifier → gatekeeper → invocations, for one session."""
+    session = store.get_session(session_id)
+    if session is None:
+        return None
+    evaluation = (session.self_evaluation or {}).get("verifier_evaluation") or {}
+    rounds = (session.self_evaluation or {}).get("rounds") or []
+    invocations = store.list_invocations(session_id)
+    return {
+        "session": session.model_dump(mode="json", exclude={"self_evaluation", "final_answer"}),
+        "final_answer": session.final_answer,
+        "answer_source": evaluation.get("answer_source"),
+        "composer": {
+            "input": evaluation.get("composer_input"),
+            "output": evaluation.get("composer_output"),
+            "guard": evaluation.get("composer_guard"),
+            "reason": evaluation.get("answer_source_reason"),
+        },
+        "verifier": {
+            key: evaluation.get(key)
+            for key in (
+                "verdict",
+                "verifier_verdict",
+                "verifier_status",
+                "groundedness_score",
+                "claim_checks",
+                "hypothesis_checks",
+                "facts_checked",
+                "rationale",
+                "corrections",
+                "round",
+            )
+        },
+        "gatekeeper": {
+            "result": evaluation.get("gatekeeper_result"),
+            "trace": rounds[-1].get("gatekeeper_trace") if rounds else None,
+        },
+        "executor": {
+            "parse_status": evaluation.get("executor_output_parse_status"),
+            "structured_output": evaluation.get("executor_structured_output"),
+        },
+        "rounds": rounds,
+        "invocations": [invocation.model_dump(mode="json") for invocation in invocations],
+        "failed_at": (session.self_evaluation or {}).get("failed_at"),
+    }

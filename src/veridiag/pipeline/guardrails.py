@@ -1,0 +1,222 @@
+"""Code guardrails over the Verifier's judgement (spec §15.3–§15.4, §17).
+
+The Verifier is a model; these rules are not. Each one is named, and every change it
+makes is recorded as a ``Correction``. They only ever make the outcome *less* confident:
+
+- ``parse.unusable``: Executor output missing/malformed ⇒ LOW_CONFID, groundedness 0, no
+  claims extracted from prose (§15.4).
+- ``verifier.unusable``: verifier output missing/malformed/failed ⇒ every claim
+  ``unsupported``, verdict at best LOW_CONFID.
+- ``verifier.missing_claim``: a claim without a check ⇒ ``unsupported``.
+- ``verifier.unknown_claim``: checks for claims that do not exist ⇒ ignored, at best LOW_CONFID.
+- ``gatekeeper.targeted_claim``: a claim a Gatekeeper error names ⇒ at most ``unsupported``.
+- ``verdict.matrix``: the §17 matrix over the final labels and the Gatekeeper result; the
+  verdict is the more severe of the verifier's and the matrix's (gatekeeper fail ⇒ never
+  PASS, a failed ``reject_on_fail`` rule ⇒ REJECT, zero claims ⇒ never PASS).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from veridiag.contracts.gatekeeper import GatekeeperReport
+from veridiag.contracts.verifier import (
+    CRITICAL_CLAIM_TYPES,
+    FACT_MAPPING,
+    VERDICT_SEVERITY,
+    ClaimCheck,
+    ClaimVerification,
+    Correction,
+    FactChecked,
+    Verdict,
+    VerifierEvaluation,
+)
+from veridiag.pipeline.hook import HookResult
+from veridiag.pipeline.verifier import ParsedVerifier
+
+#: Labels ordered from best supported to worst; "at most unsupported" caps at index 3.
+_ORDER: tuple[ClaimVerification, ...] = (
+    "direct_observation",
+    "reasonable_inference",
+    "overstated",
+    "unsupported",
+    "external_unknown",
+    "contradicted",
+)
+
+
+def _worse(a: Verdict, b: Verdict) -> Verdict:
+    return a if VERDICT_SEVERITY[a] >= VERDICT_SEVERITY[b] else b
+
+
+def is_critical(claim: dict[str, Any]) -> bool:
+    return claim.get("claim_type") in CRITICAL_CLAIM_TYPES
+
+
+def matrix_verdict(
+    labelled: list[tuple[dict[str, Any], ClaimVerification]], report: GatekeeperReport | None
+) -> tuple[Verdict, str]:
+    """Spec §17 applied to final labels: (verdict, the reason for it)."""
+    impacts = report.failed_rule_impacts if report else {}
+    if any(impact == "reject_on_fail" for impact in impacts.values()):
+        rules = ", ".join(rule for rule, impact in impacts.items() if impact == "reject_on_fail")
+        return "REJECT", f"gatekeeper rule failed with verdictImpact reject_on_fail: {rules}"
+    critical = [label for claim, label in labelled if is_critical(claim)]
+    if "contradicted" in critical:
+        return "REJECT", "a core claim is contradicted by the evidence"
+    if "external_unknown" in critical:
+        return "REJECT", "a core claim brings in facts from outside the evidence"
+    labels = [label for _claim, label in labelled]
+    if not labelled:
+        return "LOW_CONFID", "no claims: nothing is confirmed"
+    if report is not None and report.result.status == "fail":
+        return "LOW_CONFID", f"gatekeeper failed: {', '.join(report.result.failed_rules)}"
+    weak = {"overstated", "unsupported", "external_unknown", "contradicted"} & set(labels)
+    if weak:
+        return "LOW_CONFID", f"claims labelled {', '.join(sorted(weak))}"
+    if not any(label == "direct_observation" for label in critical):
+        return "LOW_CONFID", "no core claim is directly observed"
+    return "PASS", "every claim is observed or reasonably inferred, at least one core claim directly"
+
+
+def _groundedness(labels: list[ClaimVerification]) -> float:
+    if not labels:
+        return 0.0
+    weight = {"direct_observation": 1.0, "reasonable_inference": 0.6, "overstated": 0.3}
+    return round(sum(weight.get(label, 0.0) for label in labels) / len(labels), 4)
+
+
+def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
+    corrections: list[Correction] = []
+    report = hook.report
+    if not hook.parsed.ok:
+        reason = f"executor output {hook.parsed.status.status}: {hook.parsed.status.detail}"
+        corrections.append(
+            Correction(
+                guard="parse.unusable",
+                target="$",
+                before=parsed.verdict,
+                after="LOW_CONFID",
+                reason=reason + "; nothing is extracted from prose",
+            )
+        )
+        return VerifierEvaluation(
+            verdict="LOW_CONFID",
+            groundedness_score=0.0,
+            rationale=reason,
+            verifier_verdict=parsed.verdict,
+            verifier_status=parsed.status,
+            corrections=corrections,
+        )
+
+    claims = hook.claims
+    known = {claim_id for claim_id, _claim in claims}
+    cap: Verdict = "PASS"
+    usable = parsed.status == "ok"
+    if not usable:
+        corrections.append(
+            Correction(
+                guard="verifier.unusable",
+                target="$",
+                after="unsupported",
+                reason=f"verifier output {parsed.status}: {parsed.detail}",
+            )
+        )
+        cap = "LOW_CONFID"
+    unknown = sorted(set(parsed.checks) - known)
+    if unknown:
+        corrections.append(
+            Correction(
+                guard="verifier.unknown_claim",
+                target=", ".join(unknown),
+                after="ignored",
+                reason="verifier judged claims that the Executor did not make",
+            )
+        )
+        cap = "LOW_CONFID"
+    if usable and parsed.verdict is None:
+        cap = "LOW_CONFID"
+        corrections.append(
+            Correction(
+                guard="verifier.unusable", target="verdict", after="LOW_CONFID", reason="verifier gave no valid verdict"
+            )
+        )
+
+    targeted = report.targeted_claim_ids() if report else set()
+    final_checks: list[ClaimCheck] = []
+    labelled: list[tuple[dict[str, Any], ClaimVerification]] = []
+    for claim_id, claim in claims:
+        check = parsed.checks.get(claim_id) if usable else None
+        if check is None:
+            if usable:
+                corrections.append(
+                    Correction(
+                        guard="verifier.missing_claim",
+                        target=claim_id,
+                        after="unsupported",
+                        reason="the verifier did not judge this claim",
+                    )
+                )
+            check = ClaimCheck(claim_id=claim_id, verification="unsupported", detail="no verifier judgement")
+        label = check.verification
+        if claim_id in targeted and _ORDER.index(label) < _ORDER.index("unsupported"):
+            errors = [
+                c.reason
+                for t in (report.claim_traces if report else [])
+                if t.claim_id == claim_id
+                for c in t.checks
+                if c.outcome == "fail"
+            ]
+            corrections.append(
+                Correction(
+                    guard="gatekeeper.targeted_claim",
+                    target=claim_id,
+                    before=label,
+                    after="unsupported",
+                    reason="; ".join(errors[:3]),
+                )
+            )
+            label = "unsupported"
+            check = check.model_copy(update={"verification": label})
+        final_checks.append(check)
+        labelled.append((claim, label))
+
+    computed, why = matrix_verdict(labelled, report)
+    stated: Verdict = parsed.verdict or "LOW_CONFID"
+    verdict = _worse(_worse(stated, computed), cap)
+    if verdict != stated:
+        corrections.append(
+            Correction(
+                guard="verdict.matrix",
+                target="verdict",
+                before=parsed.verdict,
+                after=verdict,
+                reason=why if verdict == computed else "verifier output not usable",
+            )
+        )
+
+    code_score = _groundedness([label for _claim, label in labelled])
+    score = min(code_score, parsed.groundedness) if parsed.groundedness is not None and usable else code_score
+    claim_by_id = dict(claims)
+    facts = [
+        FactChecked(
+            fact=f"{check.claim_id}: {claim_by_id[check.claim_id].get('claim_text', '')}",
+            verification=FACT_MAPPING[check.verification],
+            is_critical=is_critical(claim_by_id[check.claim_id]),
+            evidence_refs=check.evidence_refs,
+        )
+        for check in final_checks
+    ]
+    hypotheses = (hook.structured or {}).get("hypotheses") or []
+    hypothesis_checks = [h for h in parsed.hypothesis_checks if 0 <= h.hypothesis_index < len(hypotheses)]
+    return VerifierEvaluation(
+        verdict=verdict,
+        groundedness_score=score,
+        claim_checks=final_checks,
+        hypothesis_checks=hypothesis_checks,
+        facts_checked=facts,
+        rationale=parsed.rationale,
+        verifier_verdict=parsed.verdict,
+        verifier_status=parsed.status,
+        corrections=corrections,
+    )

@@ -1,0 +1,79 @@
+"""VerifierInputHook (spec §9.2, §13–§14): parse-only → trace summary → Gatekeeper → payload.
+
+The hook keeps no rules of its own (spec §10.4): parse status comes from the parse-only
+hook, every contract check from the Gatekeeper.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from veridiag.contracts.gatekeeper import GatekeeperReport
+from veridiag.contracts.invocation import InvocationRecord, InvocationSource
+from veridiag.contracts.parsing import ParsedOutput, parse_executor_output
+from veridiag.contracts.trace import ToolTraceEntry
+from veridiag.gatekeeper import Gatekeeper, normalize_output
+from veridiag.tools.trace import build_trace_summary
+
+
+class SessionInvocations(InvocationSource, Protocol):
+    def list_invocations(self, session_id: str) -> list[InvocationRecord]: ...
+
+
+@dataclass
+class HookResult:
+    parsed: ParsedOutput
+    structured: dict[str, Any] | None
+    trace_summary: list[ToolTraceEntry]
+    report: GatekeeperReport | None  # None when the Gatekeeper is switched off
+    payload: dict[str, Any]
+
+    @property
+    def claims(self) -> list[tuple[str, dict[str, Any]]]:
+        """``(claim id, claim)`` for each claim object; ids as the Gatekeeper trace names them."""
+        claims = (self.structured or {}).get("claims")
+        found = []
+        for index, claim in enumerate(claims if isinstance(claims, list) else []):
+            if isinstance(claim, dict):
+                claim_id = claim.get("claim_id")
+                found.append((claim_id if isinstance(claim_id, str) and claim_id else f"#{index}", claim))
+        return found
+
+
+def verifier_input(
+    question: str,
+    raw_output: str | None,
+    *,
+    session_id: str,
+    round: int,
+    invocations: SessionInvocations,
+    gatekeeper: Gatekeeper | None,
+    retry_context: dict[str, Any] | None = None,
+    extra_invocations: Iterable[InvocationRecord] = (),
+) -> HookResult:
+    parsed = parse_executor_output(raw_output)
+    structured = normalize_output(parsed.value) if parsed.ok else None
+    trace = build_trace_summary([*invocations.list_invocations(session_id), *extra_invocations])
+    report = None
+    if gatekeeper is not None:
+        report = gatekeeper.validate(
+            parsed.value,
+            session_id=session_id,
+            invocations=invocations,
+            parse_status=parsed.status,
+            trace_summary=trace,
+        )
+    payload = {
+        "original_query": question,
+        "executor_raw_output": raw_output,
+        "executor_final_answer": raw_output,  # deprecated alias of executor_raw_output (spec §14)
+        "executor_structured_output": structured,
+        "executor_output_parse_status": parsed.status.model_dump(),
+        "tool_trace_summary": [entry.model_dump() for entry in trace],
+        "gatekeeper_result": report.result.model_dump() if report else None,
+        "retry_context": retry_context,
+        "round": round,
+    }
+    return HookResult(parsed, structured, trace, report, payload)

@@ -1,0 +1,302 @@
+"""The diagnosis pipeline (the spec's ChatService), top to bottom like its data flow:
+
+question → Planner → [Executor → VerifierInputHook → Verifier → guardrails] × rounds →
+Composer input → Composer → composer guard → final answer.
+
+Every stage is persisted as it completes. An exception anywhere leaves a ``failed``
+session holding what was known — never a half-written answer — and the user gets a
+fixed message, never raw JSON.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from veridiag.agents.composer import template_answer
+from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
+from veridiag.config import Settings
+from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult
+from veridiag.contracts.parsing import parse_executor_output
+from veridiag.contracts.verifier import VerifierEvaluation
+from veridiag.gatekeeper import Gatekeeper
+from veridiag.pipeline.audit import round_record, self_evaluation
+from veridiag.pipeline.composer import assemble_composer_input, detect_lang, guard_composed, parse_composer_output
+from veridiag.pipeline.guardrails import evaluate
+from veridiag.pipeline.hook import HookResult, verifier_input
+from veridiag.pipeline.verifier import ParsedVerifier, parse_verifier_output
+from veridiag.store import SessionStore
+from veridiag.tools.runner import Toolbox, ToolRunner
+
+FAILURE_ANSWER = {
+    "zh": "诊断过程中出现内部错误，未能生成可靠结论。本次会话已记录，可在审计中查看已完成的步骤。",
+    "en": "The diagnosis stopped on an internal error and produced no reliable conclusion. "
+    "The session is recorded; its audit shows the steps that completed.",
+}
+
+
+class PipelineOptions(BaseModel):
+    """Switches (spec §22.2) and the retry budget. No switch brings back an Executor-written answer."""
+
+    structured_output_v2: bool = True
+    gatekeeper: bool = True
+    composer: bool = True
+    max_rounds: int = 2
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PipelineOptions:
+        return cls(
+            structured_output_v2=settings.structured_output_v2.enabled,
+            gatekeeper=settings.gatekeeper.enabled,
+            composer=settings.composer.enabled,
+            max_rounds=settings.retry.max_rounds,
+        )
+
+
+@dataclass
+class RoundState:
+    round: int
+    raw_output: str | None
+    hook: HookResult
+    parsed_verifier: ParsedVerifier
+    evaluation: VerifierEvaluation
+    latency_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class DiagnosisResult:
+    session_id: str
+    status: Literal["completed", "failed"]
+    verdict: str | None
+    answer: str
+    answer_source: AnswerSource | Literal["failure"]
+    rounds: int
+    self_evaluation: dict[str, Any]
+    error: str | None = None
+
+
+class DiagnosisPipeline:
+    def __init__(
+        self,
+        store: SessionStore,
+        roles: Roles,
+        *,
+        gatekeeper: Gatekeeper | None = None,
+        toolbox: Toolbox | None = None,
+        options: PipelineOptions | None = None,
+    ) -> None:
+        self.store = store
+        self.roles = roles
+        self.options = options or PipelineOptions()
+        self.gatekeeper = (gatekeeper or Gatekeeper()) if self.options.gatekeeper else None
+        self.toolbox = toolbox
+        ruleset = (gatekeeper or Gatekeeper()).ruleset
+        grounding = ruleset.get("claim.entity_grounding")
+        self.known_services: list[str] = list(grounding.params.get("knownServices", [])) if grounding else []
+
+    def run(
+        self,
+        question: str,
+        lang: Literal["zh", "en"] | None = None,
+        *,
+        session_id: str | None = None,
+        on_session: Callable[[str], None] | None = None,
+    ) -> DiagnosisResult:
+        """Diagnose ``question``. ``on_session`` runs once the session exists (eval fixtures
+        record their invocations there)."""
+        lang = lang or detect_lang(question)
+        session = self.store.create_session(question, lang=lang, session_id=session_id)
+        known: dict[str, Any] = {"stage": "plan"}
+        try:
+            if on_session is not None:
+                known["stage"] = "setup"
+                on_session(session.id)
+                known["stage"] = "plan"
+            return self._run(session.id, question, lang, known)
+        except Exception as exc:  # any role, parser or store failure: fail closed, keep what is known
+            error = f"{known.get('stage')}: {exc.__class__.__name__}: {exc}"
+            evaluation = {"verifier_evaluation": None, "failed_at": known.get("stage"), "partial": _jsonable(known)}
+            with contextlib.suppress(Exception):  # the store itself is down: the user still gets the answer
+                self.store.finish_session(
+                    session.id, "failed", error=error, self_evaluation=evaluation, final_answer=None
+                )
+            return DiagnosisResult(session.id, "failed", None, FAILURE_ANSWER[lang], "failure", 0, evaluation, error)
+
+    # --- the chain, in spec order -----------------------------------------------------
+
+    def _run(self, session_id: str, question: str, lang: Literal["zh", "en"], known: dict[str, Any]) -> DiagnosisResult:
+        timings: dict[str, float] = {}
+        plan = self._plan(question, lang, timings)
+        known["plan"] = plan
+        self.store.update_session(session_id, plan=plan)
+
+        rounds: list[RoundState] = []
+        retry_context: dict[str, Any] | None = None
+        for round_number in range(1, max(1, self.options.max_rounds) + 1):
+            known["stage"] = f"round {round_number}: executor"
+            state = self._round(
+                session_id,
+                question=question,
+                lang=lang,
+                plan=plan,
+                round_number=round_number,
+                retry_context=retry_context,
+                known=known,
+            )
+            rounds.append(state)
+            known["rounds"] = [round_record(r) for r in rounds]
+            self.store.update_session(session_id, rounds=round_number, verdict=state.evaluation.verdict)
+            if not self._should_retry(state, round_number):
+                break
+            retry_context = {
+                "previous_round": round_number,
+                "verdict": state.evaluation.verdict,
+                "claim_checks": [c.model_dump() for c in state.evaluation.claim_checks],
+                "missing_info": (state.hook.structured or {}).get("missing_info") or [],
+            }
+
+        final = rounds[-1]
+        known["stage"] = "composer"
+        composer_input = assemble_composer_input(
+            question,
+            lang,
+            evaluation=final.evaluation,
+            structured=final.hook.structured,
+            report=final.hook.report,
+            known_services=self.known_services,
+        )
+        output, source, guard, reason = self._compose(composer_input, final, timings)
+        evaluation = self_evaluation(
+            rounds,
+            composer_input=composer_input,
+            output=output,
+            source=source,
+            guard=guard,
+            reason=reason,
+            options=self.options,
+            timings=timings,
+        )
+        record = self.store.finish_session(
+            session_id,
+            "completed",
+            verdict=final.evaluation.verdict,
+            final_answer=output.user_facing_answer,
+            self_evaluation=evaluation,
+            rounds=len(rounds),
+        )
+        return DiagnosisResult(
+            record.id, "completed", final.evaluation.verdict, output.user_facing_answer, source, len(rounds), evaluation
+        )
+
+    def _plan(self, question: str, lang: str, timings: dict[str, float]) -> dict[str, Any]:
+        started = time.perf_counter()
+        reply = self.roles.planner.plan(PlanRequest(question=question, lang=lang))
+        timings["planner_ms"] = _ms(started)
+        parsed = parse_executor_output(reply.text)
+        plan = parsed.value if parsed.ok and parsed.value is not None else {"unparsed": (reply.text or "")[:2000]}
+        return {**plan, "_engine": reply.engine}
+
+    def _round(
+        self,
+        session_id: str,
+        *,
+        question: str,
+        lang: str,
+        plan: dict[str, Any],
+        round_number: int,
+        retry_context: dict[str, Any] | None,
+        known: dict[str, Any],
+    ) -> RoundState:
+        latency: dict[str, float] = {}
+        runner = ToolRunner(self.store, self.toolbox, session_id, round=round_number) if self.toolbox else None
+        contract: Literal["executor_evidence_v2", "executor_evidence_v1"] = (
+            "executor_evidence_v2" if self.options.structured_output_v2 else "executor_evidence_v1"
+        )
+        started = time.perf_counter()
+        reply = self.roles.executor.execute(
+            ExecuteRequest(
+                question=question,
+                lang=lang,
+                plan=plan,
+                round=round_number,
+                tools=runner,
+                retry_context=retry_context,
+                contract=contract,
+            )
+        )
+        latency["executor_ms"] = _ms(started)
+        known["stage"] = f"round {round_number}: gatekeeper"
+        started = time.perf_counter()
+        hook = verifier_input(
+            question,
+            reply.text,
+            session_id=session_id,
+            round=round_number,
+            invocations=self.store,
+            gatekeeper=self.gatekeeper,
+            retry_context=retry_context,
+        )
+        latency["hook_ms"] = _ms(started)
+        known["stage"] = f"round {round_number}: verifier"
+        started = time.perf_counter()
+        parsed = self._verify(hook)
+        latency["verifier_ms"] = _ms(started)
+        evaluation = evaluate(parsed, hook)
+        return RoundState(round_number, reply.text, hook, parsed, evaluation, latency)
+
+    def _verify(self, hook: HookResult) -> ParsedVerifier:
+        if not hook.parsed.ok:
+            return ParsedVerifier("skipped", "executor output unusable: the verifier was not asked")
+        if self.roles.verifier is None:
+            return ParsedVerifier("unavailable", "no verifier configured")
+        try:
+            reply = self.roles.verifier.verify(hook.payload)
+        except Exception as exc:  # a verifier failure fails closed, it does not end the session
+            return ParsedVerifier("unavailable", f"verifier failed: {exc.__class__.__name__}: {exc}")
+        return parse_verifier_output(reply.text)
+
+    def _should_retry(self, state: RoundState, round_number: int) -> bool:
+        """LOW_CONFID may earn one more round; a Gatekeeper failure does not (spec §0.7)."""
+        if round_number >= self.options.max_rounds or state.evaluation.verdict != "LOW_CONFID":
+            return False
+        report = state.hook.report
+        return state.hook.parsed.ok and not (report is not None and report.result.status == "fail")
+
+    def _compose(
+        self, composer_input: ComposerInput, final: RoundState, timings: dict[str, float]
+    ) -> tuple[ComposerOutput, AnswerSource, GuardResult | None, str]:
+        fallback = template_answer(composer_input)
+        if not self.options.composer:
+            return fallback, "template", None, "composer switched off"
+        if not final.hook.parsed.ok:
+            return fallback, "template", None, "executor output unusable: fixed LOW_CONFID template (spec §19.2.1)"
+        if self.roles.composer is None:
+            return fallback, "template", None, "no composer configured"
+        started = time.perf_counter()
+        try:
+            reply = self.roles.composer.compose(composer_input)
+        except Exception as exc:
+            return fallback, "template", None, f"composer failed: {exc.__class__.__name__}: {exc}"
+        finally:
+            timings["composer_ms"] = _ms(started)
+        output, problem = parse_composer_output(reply.text)
+        if output is None:
+            return fallback, "template", None, problem
+        guard = guard_composed(output, composer_input, self.known_services)
+        if not guard.passed:
+            return fallback, "template", guard, "composer guard: " + "; ".join(guard.violations)
+        return output, "composer", guard, "ok"
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _jsonable(value: Any) -> Any:
+    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
