@@ -7,11 +7,12 @@ import platform
 from collections.abc import Callable
 from typing import Any
 
-from veridiag.bench import gatekeeper, tools
+from veridiag.bench import gatekeeper, pipeline, tools
 
 #: name → (full run, quick run). Later issues add "tools", "pipeline", "api" here.
 BENCHMARKS: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[], dict[str, Any]]]] = {
     "gatekeeper": (gatekeeper.run, lambda: gatekeeper.run(repeats=10, baseline_repeats=1)),
+    "pipeline": (pipeline.run, lambda: pipeline.run(sessions=5)),
     "tools": (tools.run, lambda: tools.run(lines=20_000, runbooks=100, repeats=3)),
 }
 

@@ -9,6 +9,7 @@ override fails loudly when the file is read, not silently during a diagnosis.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -166,10 +167,15 @@ def _read_yaml(path: Path) -> Any:
         raise RulesetError(f"{path}: invalid YAML ({exc})") from None
 
 
-def bundled_ruleset() -> RuleSet:
-    """The rules shipped with veridiag (``gatekeeper/rules.yaml``)."""
+@lru_cache(maxsize=1)
+def _bundled_file() -> _RulesFile:
     text = resources.files("veridiag.gatekeeper").joinpath("rules.yaml").read_text(encoding="utf-8")
-    return _merge(RuleSet([]), _parse_file(yaml.safe_load(text), "bundled rules.yaml"), "bundled rules.yaml")
+    return _parse_file(yaml.safe_load(text), "bundled rules.yaml")
+
+
+def bundled_ruleset() -> RuleSet:
+    """The rules shipped with veridiag (``gatekeeper/rules.yaml``; the file is read once)."""
+    return _merge(RuleSet([]), _bundled_file(), "bundled rules.yaml")
 
 
 def load_ruleset(override_file: Path | None = None) -> RuleSet:

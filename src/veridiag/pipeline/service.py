@@ -94,9 +94,10 @@ class DiagnosisPipeline:
         self.store = store
         self.roles = roles
         self.options = options or PipelineOptions()
-        self.gatekeeper = (gatekeeper or Gatekeeper()) if self.options.gatekeeper else None
+        gatekeeper = gatekeeper or Gatekeeper()
+        self.gatekeeper = gatekeeper if self.options.gatekeeper else None
         self.toolbox = toolbox
-        ruleset = (gatekeeper or Gatekeeper()).ruleset
+        ruleset = gatekeeper.ruleset
         grounding = ruleset.get("claim.entity_grounding")
         self.known_services: list[str] = list(grounding.params.get("knownServices", [])) if grounding else []
 
@@ -182,16 +183,22 @@ class DiagnosisPipeline:
             options=self.options,
             timings=timings,
         )
-        record = self.store.finish_session(
+        self.store.update_session(
             session_id,
-            "completed",
+            status="completed",
             verdict=final.evaluation.verdict,
             final_answer=output.user_facing_answer,
             self_evaluation=evaluation,
             rounds=len(rounds),
         )
         return DiagnosisResult(
-            record.id, "completed", final.evaluation.verdict, output.user_facing_answer, source, len(rounds), evaluation
+            session_id,
+            "completed",
+            final.evaluation.verdict,
+            output.user_facing_answer,
+            source,
+            len(rounds),
+            evaluation,
         )
 
     def _plan(self, question: str, lang: str, timings: dict[str, float]) -> dict[str, Any]:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from types import SimpleNamespace
+from typing import Any, cast
 
-from sqlalchemy import func, select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import sessionmaker
 
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
@@ -50,7 +51,8 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _session_record(row: DiagnosisSession) -> SessionRecord:
+def _session_record(row: Any) -> SessionRecord:
+    """From an ORM object or a Core row (same attribute names)."""
     return SessionRecord(
         id=row.id,
         created_at=_aware(row.created_at),
@@ -68,7 +70,8 @@ def _session_record(row: DiagnosisSession) -> SessionRecord:
     )
 
 
-def _invocation_record(row: ToolInvocation) -> InvocationRecord:
+def _invocation_record(row: Any) -> InvocationRecord:
+    """From an ORM object or a Core row (same attribute names)."""
     return InvocationRecord(
         id=row.id,
         session_id=row.session_id,
@@ -123,21 +126,22 @@ class SessionStore:
             row = db.get(DiagnosisSession, session_id)
             return _session_record(row) if row else None
 
-    def update_session(self, session_id: str, **fields: Any) -> SessionRecord:
+    def update_session(self, session_id: str, **fields: Any) -> None:
+        """Write stage results at once (one UPDATE, committed)."""
         unknown = set(fields) - _SESSION_FIELDS
         if unknown:
             raise ValueError(f"not session fields: {', '.join(sorted(unknown))}")
-        with self._sessions.begin() as db:
-            row = db.get(DiagnosisSession, session_id)
-            if row is None:
+        table = cast(Table, DiagnosisSession.__table__)
+        with self.engine.begin() as connection:
+            statement = update(table).where(table.c.id == session_id).values(**fields, updated_at=_now())
+            if not connection.execute(statement).rowcount:
                 raise KeyError(f"no session {session_id!r}")
-            for name, value in fields.items():
-                setattr(row, name, value)
-            row.updated_at = _now()
-        return _session_record(row)
 
     def finish_session(self, session_id: str, status: SessionStatus, **fields: Any) -> SessionRecord:
-        return self.update_session(session_id, status=status, **fields)
+        self.update_session(session_id, status=status, **fields)
+        record = self.get_session(session_id)
+        assert record is not None
+        return record
 
     def list_sessions(self, *, limit: int = 50, offset: int = 0, verdict: str | None = None) -> list[SessionRecord]:
         query = select(DiagnosisSession).order_by(DiagnosisSession.created_at.desc(), DiagnosisSession.id)
@@ -178,41 +182,46 @@ class SessionStore:
         database assigns it."""
         truncated = len(output) > MAX_STORED_OUTPUT
         stored = output[:MAX_STORED_OUTPUT] if truncated else output
-        row = ToolInvocation(
-            id=invocation_id,
-            session_id=session_id,
-            round=round,
-            tool_name=tool_name,
-            arguments=dict(arguments),
-            status=status,
-            output=stored,
-            output_truncated=truncated,
-            output_preview=(preview if preview is not None else stored[:PREVIEW_CHARS]),
-            retrieval_details=dict(retrieval_details) if retrieval_details is not None else None,
-            error=error,
-            started_at=started_at or _now(),
-            latency_ms=latency_ms,
-        )
-        with self._sessions.begin() as db:
-            if db.get(DiagnosisSession, session_id) is None:
-                raise KeyError(f"no session {session_id!r}")
-            db.add(row)
-        return _invocation_record(row)
+        values: dict[str, Any] = {
+            "session_id": session_id,
+            "round": round,
+            "tool_name": tool_name,
+            "arguments": dict(arguments),
+            "status": status,
+            "output": stored,
+            "output_truncated": truncated,
+            "output_preview": preview if preview is not None else stored[:PREVIEW_CHARS],
+            "retrieval_details": dict(retrieval_details) if retrieval_details is not None else None,
+            "error": error,
+            "started_at": started_at or _now(),
+            "latency_ms": latency_ms,
+        }
+        if invocation_id is not None:
+            values["id"] = invocation_id
+        table = cast(Table, ToolInvocation.__table__)
+        try:
+            with self.engine.begin() as connection:  # the foreign key refuses an unknown session
+                new_id = connection.execute(insert(table).values(**values).returning(table.c.id)).scalar_one()
+        except IntegrityError as exc:
+            if self.get_session(session_id) is None:
+                raise KeyError(f"no session {session_id!r}") from None
+            raise StoreError(f"cannot record invocation: {exc.orig}") from exc
+        return _invocation_record(SimpleNamespace(id=new_id, **{k: v for k, v in values.items() if k != "id"}))
 
     def get_invocations(self, ids: Iterable[int]) -> Mapping[int, InvocationRecord]:
         wanted = sorted({i for i in ids if isinstance(i, int) and not isinstance(i, bool) and 0 < i < 2**62})
         if not wanted:
             return {}
-        with self._sessions() as db:
-            rows = db.scalars(select(ToolInvocation).where(ToolInvocation.id.in_(wanted))).all()
-            return {row.id: _invocation_record(row) for row in rows}
+        table = cast(Table, ToolInvocation.__table__)
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(table).where(table.c.id.in_(wanted))).all()
+        return {row.id: _invocation_record(row) for row in rows}
 
     def list_invocations(self, session_id: str) -> list[InvocationRecord]:
-        with self._sessions() as db:
-            rows = db.scalars(
-                select(ToolInvocation).where(ToolInvocation.session_id == session_id).order_by(ToolInvocation.id)
-            ).all()
-            return [_invocation_record(row) for row in rows]
+        table = cast(Table, ToolInvocation.__table__)
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(table).where(table.c.session_id == session_id).order_by(table.c.id)).all()
+        return [_invocation_record(row) for row in rows]
 
 
 def open_store(url: str) -> SessionStore:
