@@ -5,31 +5,36 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
+from veridiag.contracts.gatekeeper import ClaimTrace
 from veridiag.store import SessionStore
 
 if TYPE_CHECKING:
     from veridiag.pipeline.service import RoundState
 
 
+_TRACES = TypeAdapter(list[ClaimTrace])
+
+
 def _dump(model: BaseModel | None) -> Any:
     return model.model_dump(mode="json") if model is not None else None
 
 
-def round_record(state: RoundState) -> dict[str, Any]:
-    """One Executor + Verifier round, as audited."""
+def round_record(state: RoundState, *, final: bool = False) -> dict[str, Any]:
+    """One Executor + Verifier round, as audited. The final round's structured output and
+    trace summary live in ``verifier_evaluation`` (spec §23) and are not repeated here."""
     report = state.hook.report
     evaluation = state.evaluation
-    return {
+    record = {
         "round": state.round,
         "executor_raw_output": state.raw_output,
         "executor_output_parse_status": state.hook.parsed.status.model_dump(),
         "executor_structured_output": state.hook.structured,
         "tool_trace_summary": [entry.model_dump() for entry in state.hook.trace_summary],
         "gatekeeper_result": report.result.model_dump() if report else None,
-        "gatekeeper_trace": report.model_dump(mode="json")["claim_traces"] if report else None,
+        "gatekeeper_trace": _TRACES.dump_python(report.claim_traces, mode="json") if report else None,
         "gatekeeper_failed_rule_impacts": report.failed_rule_impacts if report else None,
         "gatekeeper_timings_ms": report.timings_ms if report else None,
         "verifier_status": state.parsed_verifier.status,
@@ -40,6 +45,9 @@ def round_record(state: RoundState) -> dict[str, Any]:
         "corrections": [c.model_dump() for c in evaluation.corrections],
         "latency_ms": state.latency_ms,
     }
+    if final:
+        del record["executor_structured_output"], record["tool_trace_summary"]
+    return record
 
 
 def self_evaluation(
@@ -84,7 +92,7 @@ def self_evaluation(
     }
     return {
         "verifier_evaluation": verifier_evaluation,
-        "rounds": [round_record(state) for state in rounds],
+        "rounds": [round_record(state, final=state is final) for state in rounds],
         "timings_ms": timings,
     }
 

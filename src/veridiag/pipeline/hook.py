@@ -6,12 +6,12 @@ hook, every contract check from the Gatekeeper.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from veridiag.contracts.gatekeeper import GatekeeperReport
-from veridiag.contracts.invocation import InvocationRecord, InvocationSource
+from veridiag.contracts.invocation import InvocationRecord, InvocationSource, InvocationView
 from veridiag.contracts.parsing import ParsedOutput, parse_executor_output
 from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.gatekeeper import Gatekeeper, normalize_output
@@ -39,6 +39,23 @@ class HookResult:
             if isinstance(claim, dict):
                 claim_id = claim.get("claim_id")
                 found.append((claim_id if isinstance(claim_id, str) and claim_id else f"#{index}", claim))
+        return found
+
+
+class _Preloaded:
+    """This session's invocations, already read for the trace summary; only ids cited from
+    elsewhere (another session, or none) go to the store."""
+
+    def __init__(self, own: list[InvocationRecord], store: InvocationSource) -> None:
+        self._own = {invocation.id: invocation for invocation in own}
+        self._store = store
+
+    def get_invocations(self, ids: Iterable[int]) -> Mapping[int, InvocationView]:
+        wanted = list(ids)
+        found: dict[int, InvocationView] = {i: self._own[i] for i in wanted if i in self._own}
+        rest = [i for i in wanted if i not in found]
+        if rest:
+            found.update(self._store.get_invocations(rest))
         return found
 
 

@@ -122,6 +122,7 @@ class DiagnosisPipeline:
             return self._run(session.id, question, lang, known)
         except Exception as exc:  # any role, parser or store failure: fail closed, keep what is known
             error = f"{known.get('stage')}: {exc.__class__.__name__}: {exc}"
+            known["rounds"] = [round_record(state) for state in known.get("rounds", [])]
             evaluation = {"verifier_evaluation": None, "failed_at": known.get("stage"), "partial": _jsonable(known)}
             with contextlib.suppress(Exception):  # the store itself is down: the user still gets the answer
                 self.store.finish_session(
@@ -151,7 +152,7 @@ class DiagnosisPipeline:
                 known=known,
             )
             rounds.append(state)
-            known["rounds"] = [round_record(r) for r in rounds]
+            known["rounds"] = rounds  # serialised only if the session fails
             self.store.update_session(session_id, rounds=round_number, verdict=state.evaluation.verdict)
             if not self._should_retry(state, round_number):
                 break

@@ -39,6 +39,10 @@ _SESSION_FIELDS = {
 }
 
 
+_INVOCATIONS = cast(Table, ToolInvocation.__table__)
+_INSERT_INVOCATION = insert(_INVOCATIONS).returning(_INVOCATIONS.c.id)
+
+
 def new_session_id() -> str:
     return "s-" + secrets.token_hex(6)
 
@@ -198,10 +202,9 @@ class SessionStore:
         }
         if invocation_id is not None:
             values["id"] = invocation_id
-        table = cast(Table, ToolInvocation.__table__)
         try:
             with self.engine.begin() as connection:  # the foreign key refuses an unknown session
-                new_id = connection.execute(insert(table).values(**values).returning(table.c.id)).scalar_one()
+                new_id = connection.execute(_INSERT_INVOCATION, values).scalar_one()
         except IntegrityError as exc:
             if self.get_session(session_id) is None:
                 raise KeyError(f"no session {session_id!r}") from None
