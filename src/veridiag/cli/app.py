@@ -227,6 +227,58 @@ def audit(
     out.print(f"invocations: {', '.join(str(i['id']) + ':' + i['tool_name'] for i in chain['invocations'])}")
 
 
+@app.command("eval")
+def eval_cases(
+    paths: Annotated[list[Path], typer.Argument(help="Case files or suite directories (YAML, one case per file).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    filter_id: Annotated[str | None, typer.Option("--filter", help="Only cases whose id contains this text.")] = None,
+) -> None:
+    """Run regression cases through the real pipeline. Exit 1 if any fails, 2 on an invalid fixture."""
+    from rich.progress import Progress
+
+    from veridiag.evals import EvalRunner, FixtureError, load_suite
+
+    try:
+        cases = load_suite(paths)
+    except FixtureError as exc:
+        raise fail(str(exc)) from None
+    if filter_id:
+        cases = [case for case in cases if filter_id in case.id]
+    results = []
+    with EvalRunner() as runner, Progress(console=err, transient=True) as progress:
+        task = progress.add_task("evaluating", total=len(cases))
+        for case in cases:
+            results.append(runner.run(case))
+            progress.advance(task)
+    passed = sum(result.passed for result in results)
+    if as_json:
+        print_json(
+            {
+                "cases": [r.public() for r in results],
+                "summary": {"total": len(results), "passed": passed, "failed": len(results) - passed},
+            }
+        )
+    else:
+        table = Table()
+        table.add_column("case", no_wrap=True)
+        for column in ("verdict", "gatekeeper", "answer", "result", "first failure"):
+            table.add_column(column)
+        for result in results:
+            mark = "[green]pass[/]" if result.passed else "[red]FAIL[/]"
+            table.add_row(
+                result.id,
+                result.verdict or "—",
+                result.gatekeeper_status or "off",
+                result.answer_source or "—",
+                mark,
+                result.failures[0] if result.failures else "",
+            )
+        out.print(table)
+        out.print(f"{passed} passed, {len(results) - passed} failed", highlight=False)
+    if passed != len(results):
+        raise typer.Exit(1)
+
+
 @app.command()
 def sessions(
     limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 20,

@@ -98,7 +98,7 @@ _LEXER = re.compile(
     r"|(?P<svc>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-(?:service|svc|api|gateway|server|worker|db|cache|proxy|job))"
     rf"{_END}"
     r"|(?P<ratio>(?P<num_a>\d+)\s*/\s*(?P<num_b>\d+))(?![\d./])"
-    rf"|(?P<num>{_NUM})(?P<unit>\s?(?:[A-Za-z%]+(?:/s)?|[\u4e00-\u9fff]{{1,2}}))?"
+    rf"|(?P<num>{_NUM})(?P<unit>\s?(?:[A-Za-z%]+(?:/s)?(?![A-Za-z0-9_])|[\u4e00-\u9fff]{{1,2}}))?"
     r"|(?P<word>[A-Za-z0-9_.\-/]+))"
 )
 
@@ -232,9 +232,13 @@ def extract_entities(text: str, known_services: Iterable[str] = (), ignore: Iter
     ignored = frozenset(token.lower() for token in ignore)
     unique: dict[tuple[str, str], Entity] = {}
     for match in _LEXER.finditer(text):
-        entity = _entity(match, services)
-        if entity is not None and entity.text.lower() not in ignored:
-            unique.setdefault((entity.kind, entity.text.lower()), entity)
+        found = [_entity(match, services)]
+        if found[0] is None and match.lastgroup == "unit":
+            # "504 gateway": the word after a number was no unit; it may be a fact itself.
+            found = [_entity(inner, services) for inner in _LEXER.finditer(match.group("unit"))]
+        for entity in found:
+            if entity is not None and entity.text.lower() not in ignored:
+                unique.setdefault((entity.kind, entity.text.lower()), entity)
     return list(unique.values())
 
 

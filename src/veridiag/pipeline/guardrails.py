@@ -10,6 +10,8 @@ makes is recorded as a ``Correction``. They only ever make the outcome *less* co
 - ``verifier.missing_claim``: a claim without a check ⇒ ``unsupported``.
 - ``verifier.unknown_claim``: checks for claims that do not exist ⇒ ignored, at best LOW_CONFID.
 - ``gatekeeper.targeted_claim``: a claim a Gatekeeper error names ⇒ at most ``unsupported``.
+- ``citation.unknown_invocation``: with the Gatekeeper switched off, a claim none of whose
+  bindings cites only this session's (non-errored) invocations ⇒ at most ``unsupported``.
 - ``verdict.matrix``: the §17 matrix over the final labels and the Gatekeeper result; the
   verdict is the more severe of the verifier's and the matrix's (gatekeeper fail ⇒ never
   PASS, a failed ``reject_on_fail`` rule ⇒ REJECT, zero claims ⇒ never PASS).
@@ -79,6 +81,15 @@ def matrix_verdict(
     return "PASS", "every claim is observed or reasonably inferred, at least one core claim directly"
 
 
+def _cites_own(claim: dict[str, Any], citable: set[int]) -> bool:
+    """At least one binding whose cited ids are all invocations of this session."""
+    for binding in claim.get("evidence_bindings") or []:
+        ids = binding.get("source_invocation_ids") if isinstance(binding, dict) else None
+        if isinstance(ids, list) and ids and all(isinstance(i, int) and i in citable for i in ids):
+            return True
+    return False
+
+
 def _groundedness(labels: list[ClaimVerification]) -> float:
     if not labels:
         return 0.0
@@ -143,6 +154,11 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
         )
 
     targeted = report.targeted_claim_ids() if report else set()
+    if report is None:  # the Gatekeeper is off: still, nothing may rest on a citation that does not exist
+        citable = {i for entry in hook.trace_summary if entry.status != "error" for i in entry.invocation_ids}
+        for claim_id, claim in claims:
+            if not _cites_own(claim, citable):
+                targeted.add(claim_id)
     final_checks: list[ClaimCheck] = []
     labelled: list[tuple[dict[str, Any], ClaimVerification]] = []
     for claim_id, claim in claims:
@@ -169,11 +185,11 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
             ]
             corrections.append(
                 Correction(
-                    guard="gatekeeper.targeted_claim",
+                    guard="gatekeeper.targeted_claim" if report else "citation.unknown_invocation",
                     target=claim_id,
                     before=label,
                     after="unsupported",
-                    reason="; ".join(errors[:3]),
+                    reason="; ".join(errors[:3]) or "cites no invocation of this session",
                 )
             )
             label = "unsupported"

@@ -1,0 +1,168 @@
+"""The eval fixture format (a stable interface: extend only additively).
+
+One YAML file per case; a directory is a suite. Unknown keys are errors — a typo in an
+expectation must not make a case pass silently — and every error names the file, the
+line and the field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from veridiag.contracts.invocation import InvocationStatus
+from veridiag.contracts.verifier import ClaimVerification, Verdict
+
+RawOutput = str | None
+
+
+class FixtureError(ValueError):
+    """A fixture that cannot be run: file, line and reason."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FixtureInvocation(_Strict):
+    id: int = Field(gt=0)
+    tool_name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    output: str = ""
+    status: InvocationStatus = "ok"
+    error: str | None = None
+    retrieval_details: dict[str, Any] | None = None
+    session: str = Field(default="this", description="'this' (default) or any other name: another session.")
+
+
+class Switch(_Strict):
+    enabled: bool = True
+
+
+class Retry(_Strict):
+    max_rounds: int = Field(ge=1, le=5)
+
+
+class CaseConfig(_Strict):
+    gatekeeper: Switch = Switch()
+    composer: Switch = Switch()
+    structured_output_v2: Switch = Switch()
+    retry: Retry | None = None
+
+
+class Expectations(_Strict):
+    verdict: Verdict | None = None
+    verdict_in: list[Verdict] | None = None
+    not_verdict: Verdict | None = None
+    parse_status: Literal["valid", "missing", "malformed"] | None = None
+    gatekeeper_status: Literal["pass", "warn", "fail"] | None = None
+    failed_rules_include: list[str] = Field(default_factory=list)
+    failed_rules_exclude: list[str] = Field(default_factory=list)
+    warnings_include: list[str] = Field(default_factory=list)
+    claim_verification: dict[str, ClaimVerification] = Field(default_factory=dict)
+    allowed_claims: list[str] | None = None
+    blocked_claims: list[str] = Field(default_factory=list)
+    answer_contains: list[str] = Field(default_factory=list)
+    answer_not_contains: list[str] = Field(default_factory=list)
+    answer_source: Literal["composer", "template"] | None = None
+    rounds: int | None = None
+
+
+class Case(_Strict):
+    id: str = Field(min_length=1, pattern=r"^[\w.\-]+$")
+    description: str = ""
+    query: str = Field(min_length=1)
+    lang: Literal["zh", "en"] | None = None
+    invocations: list[FixtureInvocation] = Field(default_factory=list)
+    executor_output: RawOutput = None
+    executor_outputs: list[RawOutput] | None = None
+    verifier_output: RawOutput | list[RawOutput] = None
+    composer_output: RawOutput | list[RawOutput] = None
+    config: CaseConfig = CaseConfig()
+    expect: Expectations = Expectations()
+    path: Path | None = Field(default=None, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_executor(cls, data: Any) -> Any:
+        if isinstance(data, dict) and ("executor_output" in data) == ("executor_outputs" in data):
+            raise ValueError("give exactly one of executor_output (one round) or executor_outputs (one per round)")
+        return data
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Case:
+        ids = [invocation.id for invocation in self.invocations]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"invocation ids repeat: {sorted({i for i in ids if ids.count(i) > 1})}")
+        return self
+
+    @property
+    def rounds(self) -> list[RawOutput]:
+        return self.executor_outputs if self.executor_outputs is not None else [self.executor_output]
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """The 1-based line of the YAML node at ``loc`` (the nearest existing parent otherwise)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((value for key, value in node.value if key.value == part), None)
+            if match is None:
+                break
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def load_case(path: Path) -> Case:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise FixtureError(f"{path}: not UTF-8 (byte {exc.start})") from None
+    except OSError as exc:
+        raise FixtureError(f"{path}: {exc.strerror}") from None
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise FixtureError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    if not isinstance(data, dict):
+        raise FixtureError(f"{path}:1: a case is a mapping with id, query, executor_output and expect")
+    try:
+        case = Case.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        field = ".".join(str(p) for p in loc) or "case"
+        line = _line_of(node, loc)
+        raise FixtureError(f"{path}:{line}: {field}: {error['msg']}") from None
+    case.path = path
+    return case
+
+
+def load_suite(paths: list[Path]) -> list[Case]:
+    """Cases from files and directories (``*.yaml`` / ``*.yml``, recursively), ids unique."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix in {".yaml", ".yml"})
+        elif path.exists():
+            files.append(path)
+        else:
+            raise FixtureError(f"{path}: no such file or directory")
+    cases = [load_case(file) for file in files]
+    seen: dict[str, Path | None] = {}
+    for case in cases:
+        if case.id in seen:
+            raise FixtureError(f"{case.path}: id {case.id!r} is already used by {seen[case.id]}")
+        seen[case.id] = case.path
+    return cases

@@ -1,0 +1,220 @@
+"""Runs eval cases through the real pipeline, each on a fresh throw-away store, and checks
+their expectations plus the audit invariant: every allowed claim traces to a checked
+binding and an existing invocation of the same session."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from veridiag.agents import scripted_roles
+from veridiag.evals.fixtures import Case
+from veridiag.pipeline import DiagnosisPipeline, PipelineOptions, audit_chain
+from veridiag.store import SessionStore
+
+
+@dataclass
+class CaseResult:
+    id: str
+    passed: bool
+    failures: list[str] = field(default_factory=list)
+    verdict: str | None = None
+    parse_status: str | None = None
+    gatekeeper_status: str | None = None
+    failed_rules: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    allowed_claims: list[str] = field(default_factory=list)
+    answer_source: str | None = None
+    final_answer: str | None = None
+    rounds: int = 0
+    seconds: float = 0.0
+
+    def public(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "passed": self.passed,
+            "failures": self.failures,
+            "verdict": self.verdict,
+            "parse_status": self.parse_status,
+            "gatekeeper_status": self.gatekeeper_status,
+            "failed_rules": self.failed_rules,
+            "allowed_claims": self.allowed_claims,
+            "answer_source": self.answer_source,
+            "final_answer": self.final_answer,
+        }
+
+
+class EvalRunner:
+    """One migrated empty SQLite file, copied for every case (migrations run once)."""
+
+    def __init__(self) -> None:
+        self._dir = Path(tempfile.mkdtemp(prefix="veridiag-eval-"))
+        self._template = self._dir / "template.db"
+        SessionStore(f"sqlite:///{self._template}").close()
+
+    def close(self) -> None:
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def __enter__(self) -> EvalRunner:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def run(self, case: Case) -> CaseResult:
+        started = time.perf_counter()
+        path = self._dir / f"{case.id}.db"
+        shutil.copyfile(self._template, path)
+        store = SessionStore(f"sqlite:///{path}")
+        try:
+            result = self._run(case, store)
+        except Exception as exc:  # a harness or pipeline crash is a failed case, never a pass
+            result = CaseResult(case.id, False, [f"crashed: {exc.__class__.__name__}: {exc}"])
+        finally:
+            store.close()
+            path.unlink(missing_ok=True)
+        result.seconds = round(time.perf_counter() - started, 4)
+        return result
+
+    def _run(self, case: Case, store: SessionStore) -> CaseResult:
+        rounds = case.rounds
+        roles = scripted_roles(executor=rounds, verifier=case.verifier_output, composer=case.composer_output)
+        max_rounds = case.config.retry.max_rounds if case.config.retry else len(rounds)
+        options = PipelineOptions(
+            gatekeeper=case.config.gatekeeper.enabled,
+            composer=case.config.composer.enabled,
+            structured_output_v2=case.config.structured_output_v2.enabled,
+            max_rounds=max_rounds,
+        )
+
+        def record(session_id: str) -> None:
+            for invocation in case.invocations:
+                owner = session_id
+                if invocation.session != "this":
+                    owner = f"fixture-{invocation.session}"
+                    if store.get_session(owner) is None:
+                        store.create_session(f"another session ({invocation.session})", session_id=owner)
+                store.record_invocation(
+                    session_id=owner,
+                    tool_name=invocation.tool_name,
+                    arguments=invocation.arguments,
+                    status=invocation.status,
+                    output=invocation.output,
+                    error=invocation.error,
+                    retrieval_details=invocation.retrieval_details,
+                    invocation_id=invocation.id,
+                )
+
+        outcome = DiagnosisPipeline(store, roles, options=options).run(case.query, case.lang, on_session=record)
+        evaluation = outcome.self_evaluation.get("verifier_evaluation") or {}
+        gatekeeper = evaluation.get("gatekeeper_result") or {}
+        composer_input = evaluation.get("composer_input") or {}
+        result = CaseResult(
+            id=case.id,
+            passed=False,
+            verdict=outcome.verdict,
+            parse_status=(evaluation.get("executor_output_parse_status") or {}).get("status"),
+            gatekeeper_status=gatekeeper.get("status"),
+            failed_rules=gatekeeper.get("failed_rules", []),
+            warnings=gatekeeper.get("warnings", []),
+            allowed_claims=[c["claim_id"] for c in composer_input.get("allowed_claims", [])],
+            answer_source=outcome.answer_source,
+            final_answer=outcome.answer,
+            rounds=outcome.rounds,
+        )
+        if outcome.status == "failed":
+            result.failures.append(f"pipeline failed: {outcome.error}")
+        labels = {c["claim_id"]: c["verification"] for c in evaluation.get("claim_checks") or []}
+        result.failures += check_expectations(case, result, labels)
+        result.failures += check_audit(store, outcome.session_id, evaluation)
+        result.passed = not result.failures
+        return result
+
+
+def check_expectations(case: Case, result: CaseResult, labels: dict[str, str]) -> list[str]:
+    expect, failures = case.expect, []
+    answer = result.final_answer or ""
+
+    def require(ok: bool, message: str) -> None:
+        if not ok:
+            failures.append(message)
+
+    if expect.verdict is not None:
+        require(result.verdict == expect.verdict, f"verdict {result.verdict}, expected {expect.verdict}")
+    if expect.verdict_in is not None:
+        require(result.verdict in expect.verdict_in, f"verdict {result.verdict}, expected one of {expect.verdict_in}")
+    if expect.not_verdict is not None:
+        require(result.verdict != expect.not_verdict, f"verdict must not be {expect.not_verdict}")
+    if expect.parse_status is not None:
+        require(
+            result.parse_status == expect.parse_status,
+            f"parse_status {result.parse_status}, expected {expect.parse_status}",
+        )
+    if expect.gatekeeper_status is not None:
+        require(
+            result.gatekeeper_status == expect.gatekeeper_status,
+            f"gatekeeper_status {result.gatekeeper_status}, expected {expect.gatekeeper_status}",
+        )
+    for rule in expect.failed_rules_include:
+        require(rule in result.failed_rules, f"rule {rule} did not fail (failed: {result.failed_rules})")
+    for rule in expect.failed_rules_exclude:
+        require(rule not in result.failed_rules, f"rule {rule} failed but must not")
+    for rule in expect.warnings_include:
+        require(rule in result.warnings, f"rule {rule} did not warn (warnings: {result.warnings})")
+    for claim_id, label in expect.claim_verification.items():
+        require(labels.get(claim_id) == label, f"{claim_id} is {labels.get(claim_id)}, expected {label}")
+    if expect.allowed_claims is not None:
+        require(
+            sorted(result.allowed_claims) == sorted(expect.allowed_claims),
+            f"allowed claims {result.allowed_claims}, expected {expect.allowed_claims}",
+        )
+    for claim_id in expect.blocked_claims:
+        require(claim_id not in result.allowed_claims, f"{claim_id} was allowed but must be blocked")
+    for text in expect.answer_contains:
+        require(text in answer, f"answer lacks {text!r}")
+    for text in expect.answer_not_contains:
+        require(text not in answer, f"answer contains {text!r}")
+    if expect.answer_source is not None:
+        require(
+            result.answer_source == expect.answer_source,
+            f"answer_source {result.answer_source}, expected {expect.answer_source}",
+        )
+    if expect.rounds is not None:
+        require(result.rounds == expect.rounds, f"rounds {result.rounds}, expected {expect.rounds}")
+    return failures
+
+
+def check_audit(store: SessionStore, session_id: str, evaluation: dict[str, Any]) -> list[str]:
+    """Every allowed claim traces to a binding whose invocations exist in this session and,
+    where the Gatekeeper ran, passed its invocation check."""
+    chain = audit_chain(store, session_id)
+    if chain is None or not evaluation:
+        return []
+    own = {i["id"] for i in chain["invocations"] if i["session_id"] == session_id}
+    claims = {
+        c.get("claim_id"): c
+        for c in (evaluation.get("executor_structured_output") or {}).get("claims") or []
+        if isinstance(c, dict)
+    }
+    traces = {t["claim_id"]: t for t in chain["gatekeeper"]["trace"] or []}
+    failures = []
+    for allowed in (evaluation.get("composer_input") or {}).get("allowed_claims", []):
+        claim_id = allowed["claim_id"]
+        bindings = claims.get(claim_id, {}).get("evidence_bindings") or []
+        cited = [b.get("source_invocation_ids") or [] for b in bindings if isinstance(b, dict)]
+        if not any(ids and all(i in own for i in ids) for ids in cited):
+            failures.append(f"audit: allowed {claim_id} cites no invocation of this session")
+        if evaluation.get("gatekeeper_result") is not None:
+            checks = traces.get(claim_id, {}).get("checks", [])
+            if not any(c["rule_id"] == "evidence.invocation_ref" and c["outcome"] == "pass" for c in checks):
+                failures.append(f"audit: allowed {claim_id} has no passed Gatekeeper invocation check")
+    return failures
+
+
+def run_suite(cases: list[Case]) -> list[CaseResult]:
+    with EvalRunner() as runner:
+        return [runner.run(case) for case in cases]
