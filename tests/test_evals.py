@@ -25,8 +25,8 @@ invocations:
     output: "2026-07-07T10:01:02Z ERROR payment-service order=123 ERR_TIMEOUT request timeout cost=5300ms"
 executor_output: |
   {"answer_version": "executor_evidence_v2", "claims": [{"claim_id": "claim-1", "claim_type": "symptom",
-   "claim_text": "订单123出现 ERR_TIMEOUT。", "support_level": "direct", "evidence_bindings": [{"source_type": "tool_trace",
-   "tool_name": "query_logs", "source_invocation_ids": [7], "evidence_excerpt": "order=123 ERR_TIMEOUT"}]}]}
+   "claim_text": "订单123出现 ERR_TIMEOUT。", "support_level": "direct",
+   "evidence_bindings": [{"source_type": "tool_trace", "tool_name": "query_logs", "source_invocation_ids": [7], "evidence_excerpt": "order=123 ERR_TIMEOUT"}]}]}
 verifier_output: '{"verdict": "PASS", "claim_checks": [{"claim_id": "claim-1", "verification": "direct_observation"}]}'
 expect:
   verdict: PASS
