@@ -26,7 +26,8 @@ invocations:
 executor_output: |
   {"answer_version": "executor_evidence_v2", "claims": [{"claim_id": "claim-1", "claim_type": "symptom",
    "claim_text": "订单123出现 ERR_TIMEOUT。", "support_level": "direct",
-   "evidence_bindings": [{"source_type": "tool_trace", "tool_name": "query_logs", "source_invocation_ids": [7], "evidence_excerpt": "order=123 ERR_TIMEOUT"}]}]}
+   "evidence_bindings": [{"source_type": "tool_trace", "tool_name": "query_logs", "source_invocation_ids": [7],
+   "evidence_excerpt": "order=123 ERR_TIMEOUT"}]}]}
 verifier_output: '{"verdict": "PASS", "claim_checks": [{"claim_id": "claim-1", "verification": "direct_observation"}]}'
 expect:
   verdict: PASS
