@@ -43,6 +43,7 @@ _units("rate", "1", "qps", "rps", "tps", "req/s", "ops/s")
 _units(
     "count",
     "1",
+    "×",
     "次",
     "个",
     "条",
@@ -98,7 +99,7 @@ _LEXER = re.compile(
     r"|(?P<svc>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-(?:service|svc|api|gateway|server|worker|db|cache|proxy|job))"
     rf"{_END}"
     r"|(?P<ratio>(?P<num_a>\d+)\s*/\s*(?P<num_b>\d+))(?![\d./])"
-    rf"|(?P<num>{_NUM})(?P<unit>\s?(?:[A-Za-z%]+(?:/s)?(?![A-Za-z0-9_])|[\u4e00-\u9fff]{{1,2}}))?"
+    rf"|(?P<num>{_NUM})(?P<unit>\s?(?:[A-Za-z%]+(?:/s)?(?![A-Za-z0-9_])|[\u4e00-\u9fff]{{1,2}}|×))?"
     r"|(?P<word>[A-Za-z0-9_.\-/]+))"
 )
 

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from veridiag.contracts.gatekeeper import GatekeeperReport
+from veridiag.contracts.verdict import is_critical, matrix_verdict
 from veridiag.contracts.verifier import (
-    CRITICAL_CLAIM_TYPES,
     FACT_MAPPING,
     VERDICT_SEVERITY,
     ClaimCheck,
@@ -49,36 +48,6 @@ _ORDER: tuple[ClaimVerification, ...] = (
 
 def _worse(a: Verdict, b: Verdict) -> Verdict:
     return a if VERDICT_SEVERITY[a] >= VERDICT_SEVERITY[b] else b
-
-
-def is_critical(claim: dict[str, Any]) -> bool:
-    return claim.get("claim_type") in CRITICAL_CLAIM_TYPES
-
-
-def matrix_verdict(
-    labelled: list[tuple[dict[str, Any], ClaimVerification]], report: GatekeeperReport | None
-) -> tuple[Verdict, str]:
-    """Spec §17 applied to final labels: (verdict, the reason for it)."""
-    impacts = report.failed_rule_impacts if report else {}
-    if any(impact == "reject_on_fail" for impact in impacts.values()):
-        rules = ", ".join(rule for rule, impact in impacts.items() if impact == "reject_on_fail")
-        return "REJECT", f"gatekeeper rule failed with verdictImpact reject_on_fail: {rules}"
-    critical = [label for claim, label in labelled if is_critical(claim)]
-    if "contradicted" in critical:
-        return "REJECT", "a core claim is contradicted by the evidence"
-    if "external_unknown" in critical:
-        return "REJECT", "a core claim brings in facts from outside the evidence"
-    labels = [label for _claim, label in labelled]
-    if not labelled:
-        return "LOW_CONFID", "no claims: nothing is confirmed"
-    if report is not None and report.result.status == "fail":
-        return "LOW_CONFID", f"gatekeeper failed: {', '.join(report.result.failed_rules)}"
-    weak = {"overstated", "unsupported", "external_unknown", "contradicted"} & set(labels)
-    if weak:
-        return "LOW_CONFID", f"claims labelled {', '.join(sorted(weak))}"
-    if not any(label == "direct_observation" for label in critical):
-        return "LOW_CONFID", "no core claim is directly observed"
-    return "PASS", "every claim is observed or reasonably inferred, at least one core claim directly"
 
 
 def _cites_own(claim: dict[str, Any], citable: set[int]) -> bool:

@@ -299,6 +299,8 @@ class DiagnosisPipeline:
         guard = guard_composed(output, composer_input, self.known_services)
         if not guard.passed:
             return fallback, "template", guard, "composer guard: " + "; ".join(guard.violations)
+        if reply.engine == "template":
+            return output, "template", guard, "the template composer (offline engine)"
         return output, "composer", guard, "ok"
 
 

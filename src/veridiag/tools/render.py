@@ -40,6 +40,7 @@ def render_logs(
     limit: int,
     note: str | None = None,
     sampled: bool = False,
+    bursts: Sequence[Sequence[Any]] = (),
 ) -> str:
     out = [_request_line("query_logs", request)]
     if note:
@@ -49,6 +50,8 @@ def render_logs(
         return "\n".join(out)
     levels = ", ".join(f"{level} {count}" for level, count in sorted(by_level.items(), key=lambda kv: -kv[1]))
     out.append(f"matched {total} lines ({levels})")
+    if bursts:
+        out.append("bursts: " + "; ".join(f"{first} – {last} ({count} lines)" for first, last, count in bursts))
     if patterns:
         out.append("patterns" + (" (in the first 5000 lines)" if sampled else "") + ":")
         for template, count, example in patterns:

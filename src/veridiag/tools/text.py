@@ -33,13 +33,20 @@ def segment(text: str) -> str:
 
 
 def fts_query(text: str, mode: str = "and") -> str | None:
-    """A safe FTS5 query from free text: each word quoted, joined by AND or OR.
+    """A safe FTS5 query from free text: each word quoted, joined by AND or OR; text in
+    double quotes is one phrase ("order 123" matches ``order=123``, not ``order=9 … exec-123``).
 
     Quoting makes operators and punctuation in user text inert ("NOT", "*", quotes)."""
-    words = [w for w in _WORD.findall(segment(text)) if w.strip("_")]
-    if not words:
+    terms: list[str] = []
+    for index, part in enumerate(text.split('"')):
+        words = [w for w in _WORD.findall(segment(part)) if w.strip("_")]
+        if index % 2 and words:
+            terms.append(" ".join(words))
+        else:
+            terms.extend(words)
+    if not terms:
         return None
-    quoted = ['"' + w.replace('"', '""') + '"' for w in dict.fromkeys(words)]
+    quoted = ['"' + t.replace('"', '""') + '"' for t in dict.fromkeys(terms)]
     return (" OR " if mode == "or" else " AND ").join(quoted)
 
 

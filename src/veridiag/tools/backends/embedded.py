@@ -39,6 +39,9 @@ CREATE TABLE IF NOT EXISTS metric_point(service TEXT NOT NULL, metric TEXT NOT N
 PATTERN_SAMPLE = 5000
 #: Lines kept in the stored output (what excerpts are checked against).
 STORED_LINES = 500
+#: Matching lines whose timestamps are grouped into bursts, and the quiet gap between bursts.
+BURST_SAMPLE = 200_000
+BURST_GAP_MS = 10 * 60 * 1000
 _INIT_LOCK = threading.Lock()
 _MARK_LOADED = "INSERT OR IGNORE INTO meta VALUES ('loaded', 'data')"
 
@@ -255,10 +258,12 @@ class EmbeddedEnvironment:
             where.append("level = ?")
             params.append(args.level)
         total, by_level, rows = self._search(conn, where, params, match)
+        used_match = match
         if total == 0 and args.query and has_cjk(args.query):
             fallback = english_fallback(args.query)
             if fallback:
-                total, by_level, rows = self._search(conn, where, params, fallback[0])
+                used_match = fallback[0]
+                total, by_level, rows = self._search(conn, where, params, used_match)
                 note = f"no line contains the Chinese words of {args.query!r}; searched {fallback[1]!r} instead"
         request = {
             "service": args.service,
@@ -282,7 +287,11 @@ class EmbeddedEnvironment:
             examples.setdefault(template, line)
         top = [(t, c, examples[t]) for t, c in patterns.most_common(8)]
         lines = [row[3] for row in rows[:STORED_LINES]]
-        text = render_logs(request, total, by_level, top, lines, limit=len(lines), note=note, sampled=len(rows) < total)
+        bursts = self._bursts(conn, where, params, used_match)
+        sampled = len(rows) < total
+        text = render_logs(
+            request, total, by_level, top, lines, limit=len(lines), note=note, sampled=sampled, bursts=bursts
+        )
         model_text = render_logs(
             request,
             total,
@@ -291,18 +300,43 @@ class EmbeddedEnvironment:
             lines[: args.limit],
             limit=args.limit,
             note=note,
-            sampled=len(rows) < total,
+            sampled=sampled,
+            bursts=bursts,
         )
         details: dict[str, Any] = {
             "backend": self.name,
             "matched": total,
             "by_level": by_level,
             "window": [iso(start), iso(end)],
+            "bursts": bursts,
             "first": iso(_from_ms(rows[0][0])),
             "last": iso(_from_ms(rows[-1][0])) if len(rows) == total else None,
             "patterns": [{"template": t, "count": c, "example": e} for t, c, e in top],
         }
         return ToolOutput(status="ok", text=text, model_text=model_text, retrieval_details=details)
+
+    @staticmethod
+    def _bursts(conn: sqlite3.Connection, where: list[str], params: list[Any], match: str | None) -> list[list[Any]]:
+        """Runs of matching lines separated by quiet gaps of 10+ minutes: [first, last, count]."""
+        clauses, values = list(where), list(params)
+        if match:
+            clauses.append("id IN (SELECT rowid FROM log_fts WHERE log_fts MATCH ?)")
+            values.append(match)
+        stamps = [
+            row[0]
+            for row in conn.execute(
+                f"SELECT ts FROM log_line WHERE {' AND '.join(clauses)} ORDER BY ts LIMIT {BURST_SAMPLE}", values
+            )
+        ]
+        bursts: list[list[Any]] = []
+        for ts in stamps:
+            if bursts and ts - bursts[-1][1] < BURST_GAP_MS:
+                bursts[-1][1] = ts
+                bursts[-1][2] += 1
+            else:
+                bursts.append([ts, ts, 1])
+        largest = sorted(sorted(bursts, key=lambda b: -b[2])[:5], key=lambda b: b[0])
+        return [[iso(_from_ms(a)), iso(_from_ms(b)), n] for a, b, n in largest]
 
     @staticmethod
     def _search(

@@ -1,0 +1,7 @@
+"""The ``offline`` engine: no model, cannot invent facts (DESIGN §3)."""
+
+from veridiag.agents.offline.executor import OfflineExecutor
+from veridiag.agents.offline.planner import OfflinePlanner
+from veridiag.agents.offline.verifier import OfflineVerifier
+
+__all__ = ["OfflineExecutor", "OfflinePlanner", "OfflineVerifier"]
