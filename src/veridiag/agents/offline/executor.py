@@ -51,10 +51,12 @@ def _message(line: str) -> str:
 
 _TEXT = {
     "zh": {
-        "log": "{service} 在 {start}–{end} 集中出现 {burst} 条 {level} 日志（查询范围内共 {matched} 条），最常见的一类出现 {count}×：{message}",
+        "log": "{service} 在 {start}–{end} 集中出现 {burst} 条 {level} 日志（查询范围内共 {matched} 条），"
+        "最常见的一类出现 {count}×：{message}",
         "order": "订单 {order} 的日志记录（{time}）：{message}",
         "change": "{time} {service} 日志记录了一次变更：{message}",
-        "metric": "{service} 的 {metric} 在 {start}–{end} 峰值 {peak}（{peak_at}），均值 {avg}；此前同样长度的基线均值 {base_avg}{factor}",
+        "metric": "{service} 的 {metric} 在 {start}–{end} 峰值 {peak}（{peak_at}），均值 {avg}；"
+        "此前同样长度的基线均值 {base_avg}{factor}",
         "inference": "{change_time} 的变更（{message}）发生在 {metric} 异常之前，推断该变更与本次异常直接相关",
         "hypothesis": "{cause}（来自排障手册 {runbook}）",
         "basis": "排障手册《{title}》与本次观察到的现象相符，但手册内容不是本次的证据",
@@ -64,11 +66,14 @@ _TEXT = {
         "no_service": "问题中没有可识别的服务，无法定位要查询的对象",
     },
     "en": {
-        "log": "{service} logged a burst of {burst} {level} lines between {start} and {end} ({matched} in the range queried); the most common kind occurred {count}×: {message}",
+        "log": "{service} logged a burst of {burst} {level} lines between {start} and {end} ({matched} in the range "
+        "queried); the most common kind occurred {count}×: {message}",
         "order": "Log record for order {order} ({time}): {message}",
         "change": "At {time} {service} logged a change: {message}",
-        "metric": "{metric} of {service} between {start} and {end} peaked at {peak} ({peak_at}), averaging {avg}; the baseline before averaged {base_avg}{factor}",
-        "inference": "The change at {change_time} ({message}) came before the {metric} anomaly; inferred to be directly related to it",
+        "metric": "{metric} of {service} between {start} and {end} peaked at {peak} ({peak_at}), averaging {avg}; "
+        "the baseline before averaged {base_avg}{factor}",
+        "inference": "The change at {change_time} ({message}) came before the {metric} anomaly; "
+        "inferred to be directly related to it",
         "hypothesis": "{cause} (from runbook {runbook})",
         "basis": "Runbook '{title}' matches what was observed; the runbook itself is not evidence of this incident",
         "no_data": "{tool} ({args}) returned no data: {reason}",
@@ -108,6 +113,16 @@ class _Evidence:
         )
 
 
+@dataclass
+class _Run:
+    """One execution: where tool calls go and where what they show is collected."""
+
+    runner: Any
+    slots: dict[str, str]
+    evidence: _Evidence
+    text: dict[str, str]
+
+
 class OfflineExecutor:
     name = "offline"
 
@@ -128,20 +143,14 @@ class OfflineExecutor:
         slots = {"service": service or "", "order_id": plan.get("order_id") or "", "question": request.question}
         broad = (plan["start"], plan["end"])
         steps = [s for s in plan["steps"] if not s.get("when") or slots.get(s["when"])]
+        run = _Run(runner, slots, evidence, text)
 
-        called = [
-            self._call(runner, "query_logs", s, slots, broad, evidence, text)
-            for s in steps
-            if s["tool"] == "query_logs"
-        ]
+        called = [self._call(run, "query_logs", s, broad) for s in steps if s["tool"] == "query_logs"]
         logs = [result for result in called if result is not None]
         burst = self._incident_burst(logs, service, bool(plan.get("explicit_time")))
         window = self._window_around(burst, broad)
         metrics = [
-            result
-            for step in steps
-            if step["tool"] == "query_metrics"
-            for result in self._metrics(runner, step, slots, window, evidence, text)
+            result for step in steps if step["tool"] == "query_metrics" for result in self._metrics(run, step, window)
         ]
         self._log_claims(logs, slots, evidence, text, burst)
         anomalies = self._metric_claims(metrics, evidence, text)
@@ -154,11 +163,7 @@ class OfflineExecutor:
         seen = [e.text for c in evidence.claims for e in extract_entities(c["claim_text"]) if e.kind == "error_code"]
         seen += [str(a["metric"]).replace("_", " ") for a in anomalies]
         slots["question"] = " ".join(dict.fromkeys(seen)) if seen else request.question
-        knowledge = [
-            self._call(runner, "lookup_knowledge", s, slots, None, evidence, text)
-            for s in steps
-            if s["tool"] == "lookup_knowledge"
-        ]
+        knowledge = [self._call(run, "lookup_knowledge", s, None) for s in steps if s["tool"] == "lookup_knowledge"]
         for result in knowledge:
             if result is not None:
                 self._runbook(result, evidence, text)
@@ -169,71 +174,47 @@ class OfflineExecutor:
     @staticmethod
     def _fill(args: dict[str, Any], slots: dict[str, str]) -> dict[str, Any]:
         filled = {}
-        for key, value in args.items():
-            value = value.format(**slots) if isinstance(value, str) else value
+        for key, raw in args.items():
+            value = raw.format(**slots) if isinstance(raw, str) else raw
             if value not in ("", None):
                 filled[key] = value
         return filled
 
     def _call(
-        self,
-        runner: Any,
-        tool: str,
-        step: dict[str, Any],
-        slots: dict[str, str],
-        window: tuple[str, str] | None,
-        evidence: _Evidence,
-        text: dict[str, str],
+        self, run: _Run, tool: str, step: dict[str, Any], window: tuple[str, str] | None
     ) -> ToolCallResult | None:
-        args = self._fill(step.get("args", {}), slots)
+        args = self._fill(step.get("args", {}), run.slots)
         if tool != "lookup_knowledge":
             if window:
                 start = _parse(window[0]) - timedelta(minutes=int(step.get("lookback_minutes") or 0))
                 args.update(start=_iso(start), end=window[1])
             if "service" in step.get("args", {}) and "service" not in args:
                 return None  # the step is about a service the question did not give
-        result: ToolCallResult = runner.run(tool, args)
+        result: ToolCallResult = run.runner.run(tool, args)
         if result.status != "ok":
             reason = (result.output.error or result.output.text or "").split("\n")[0][:160]
             key = "error" if result.status == "error" else "no_data"
             summary = ", ".join(f"{k}={v}" for k, v in args.items() if k not in ("start", "end"))
-            evidence.missing.append(text[key].format(tool=tool, args=summary, reason=reason))
+            run.evidence.missing.append(run.text[key].format(tool=tool, args=summary, reason=reason))
             return None
         return result
 
-    def _metrics(
-        self,
-        runner: Any,
-        step: dict[str, Any],
-        slots: dict[str, str],
-        window: tuple[str, str],
-        evidence: _Evidence,
-        text: dict[str, str],
-    ) -> list[ToolCallResult]:
+    def _metrics(self, run: _Run, step: dict[str, Any], window: tuple[str, str]) -> list[ToolCallResult]:
         if step.get("args"):
-            found = self._call(runner, "query_metrics", step, slots, window, evidence, text)
+            found = self._call(run, "query_metrics", step, window)
             return [found] if found else []
-        service = slots["service"]
+        service = run.slots["service"]
         if not service:
             return []
         available = [m for _s, m, _u in self.catalogue.metrics(service)] if self.catalogue else None
         wanted = step.get("metrics")
-        names = (
-            (available or [])
-            if wanted == "discover"
-            else [m for m in wanted or [] if available is None or m in available]
-        )
+        if wanted == "discover":
+            names = available or []
+        else:
+            names = [m for m in wanted or [] if available is None or m in available]
         results = []
         for metric in names[:8]:
-            found = self._call(
-                runner,
-                "query_metrics",
-                {"args": {"service": "{service}", "metric": metric}},
-                slots,
-                window,
-                evidence,
-                text,
-            )
+            found = self._call(run, "query_metrics", {"args": {"service": "{service}", "metric": metric}}, window)
             if found:
                 results.append(found)
         return results
@@ -281,7 +262,9 @@ class OfflineExecutor:
             end = re.search(r"end=(\S+)", request_line)
             service = re.search(r"service=(\S+)", request_line)
             order_query = slots["order_id"] and f"order {slots['order_id']}" in request_line.replace("'", "")
-            for line in [l for l in result.output.text.split("\n") if _LINE_TS.match(l) and _CHANGE.search(l)][:3]:
+            for line in [row for row in result.output.text.split("\n") if _LINE_TS.match(row) and _CHANGE.search(row)][
+                :3
+            ]:
                 message = _message(line)
                 if message in seen_changes:
                     continue
@@ -292,7 +275,9 @@ class OfflineExecutor:
                 evidence.change_times[evidence.claims[-1]["claim_id"]] = line[11:19]
             if order_query:
                 token = re.compile(rf"(?<![\w-]){re.escape(slots['order_id'])}(?![\w-])")
-                order_lines = [l for l in result.output.text.split("\n") if _LINE_TS.match(l) and token.search(l)]
+                order_lines = [
+                    row for row in result.output.text.split("\n") if _LINE_TS.match(row) and token.search(row)
+                ]
                 for line in order_lines[:3]:
                     evidence.claim(
                         "symptom",
@@ -336,9 +321,9 @@ class OfflineExecutor:
         for result in metrics:
             lines = result.output.text.split("\n")
             details = result.output.retrieval_details
-            window_line = next((l for l in lines if l.startswith("window: ")), None)
-            baseline_line = next((l for l in lines if l.startswith("baseline ")), None)
-            change_line = next((l for l in lines if l.startswith("change: ")), "")
+            window_line = next((row for row in lines if row.startswith("window: ")), None)
+            baseline_line = next((row for row in lines if row.startswith("baseline ")), None)
+            change_line = next((row for row in lines if row.startswith("change: ")), "")
             before, after = details.get("baseline_avg"), details.get("avg")
             if window_line is None or baseline_line is None or before is None or after is None:
                 continue
@@ -393,7 +378,7 @@ class OfflineExecutor:
                 "source_id": f"invocation-{result.invocation_id}",
                 "tool_name": result.tool_name,
                 "source_invocation_ids": [result.invocation_id],
-                "evidence_excerpt": next(l for l in result.output.text.split("\n") if l.startswith("window: ")),
+                "evidence_excerpt": next(row for row in result.output.text.split("\n") if row.startswith("window: ")),
             }
             evidence.claims.append(
                 {
