@@ -4,7 +4,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup test lint typecheck layers pytest bench schemas clean
+.PHONY: setup test lint typecheck layers pytest demo eval bench schemas clean
+
+DEMO_QUESTION ?= 订单123支付失败，帮我看看是什么原因
 
 setup: $(STAMP)
 
@@ -33,6 +35,13 @@ pytest: setup
 	$(BIN)/pytest
 
 test: lint typecheck layers pytest
+
+# One diagnosis on the bundled demo environment with the configured engine (offline by default).
+demo: setup
+	$(BIN)/veridiag ask "$(DEMO_QUESTION)"
+
+eval: setup
+	$(BIN)/veridiag eval evals/regression
 
 bench: setup
 	$(BIN)/veridiag bench

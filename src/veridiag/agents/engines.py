@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from veridiag.agents.composer import TemplateComposer
 from veridiag.agents.offline import OfflineExecutor, OfflinePlanner, OfflineVerifier
 from veridiag.agents.offline.executor import Catalogue
@@ -10,7 +12,7 @@ from veridiag.agents.roles import Roles
 from veridiag.contracts.invocation import InvocationSource
 
 
-class OfflineEnvironment(Environment, Catalogue):
+class OfflineEnvironment(Environment, Catalogue, Protocol):
     """What the offline engine reads about the evidence backend (clock, services, metrics)."""
 
 

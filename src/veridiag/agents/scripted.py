@@ -11,7 +11,7 @@ from typing import Any
 
 from veridiag.agents.composer import ComposerRole
 from veridiag.agents.reply import RoleReply
-from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
+from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles, VerifierRole
 from veridiag.contracts.composer import ComposerInput
 
 Script = str | Sequence[str | None] | BaseException | None
@@ -63,18 +63,21 @@ def scripted_roles(
     planner: Script = '{"skill": "scripted", "steps": []}',
     verifier: Script = None,
     composer: Script = None,
+    fallback_verifier: VerifierRole | None = None,
 ) -> Roles:
-    """Roles replaying the given raw texts. ``verifier``/``composer`` None → the code fallbacks."""
+    """Roles replaying the given raw texts. ``verifier`` None → ``fallback_verifier`` (e.g. the
+    offline verifier) or, without one, the pipeline's fail-closed fallback; ``composer`` None →
+    the template."""
     composer_role: ComposerRole | None = ScriptedComposer(composer) if composer is not None else None
     return Roles(
         planner=ScriptedPlanner(planner),
         executor=ScriptedExecutor(executor),
-        verifier=ScriptedVerifier(verifier) if verifier is not None else None,
+        verifier=ScriptedVerifier(verifier) if verifier is not None else fallback_verifier,
         composer=composer_role,
         names={
             "planner": "scripted",
             "executor": "scripted",
-            "verifier": "scripted" if verifier is not None else "fallback",
+            "verifier": "scripted" if verifier is not None else "offline" if fallback_verifier else "fallback",
             "composer": "scripted" if composer is not None else "template",
         },
     )

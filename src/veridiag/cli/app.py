@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from rich.table import Table
 
 from veridiag import __version__
+from veridiag.cli.ask import ask
 from veridiag.cli.common import err, fail, out, print_json, settings
 from veridiag.cli.data import data_app, db_app, kb_app, tools_app
 from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
@@ -33,6 +34,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(data_app, name="data")
 app.add_typer(kb_app, name="kb")
 app.add_typer(tools_app, name="tools")
+app.command()(ask)
 
 RulesOption = Annotated[
     Path | None,

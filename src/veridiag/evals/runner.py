@@ -12,9 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from veridiag.agents import scripted_roles
+from veridiag.agents.offline import OfflineVerifier
 from veridiag.evals.fixtures import Case
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions, audit_chain
 from veridiag.store import SessionStore
+
+
+KNOWN_SERVICES = ["gateway", "api-gateway", "nginx", "mysql", "postgresql", "redis", "kafka"]
 
 
 @dataclass
@@ -82,7 +86,13 @@ class EvalRunner:
 
     def _run(self, case: Case, store: SessionStore) -> CaseResult:
         rounds = case.rounds
-        roles = scripted_roles(executor=rounds, verifier=case.verifier_output, composer=case.composer_output)
+        # A case without a verifier output is judged by the offline verifier (deterministic).
+        roles = scripted_roles(
+            executor=rounds,
+            verifier=case.verifier_output,
+            composer=case.composer_output,
+            fallback_verifier=OfflineVerifier(store, KNOWN_SERVICES),
+        )
         max_rounds = case.config.retry.max_rounds if case.config.retry else len(rounds)
         options = PipelineOptions(
             gatekeeper=case.config.gatekeeper.enabled,

@@ -34,6 +34,8 @@ from veridiag.pipeline.verifier import ParsedVerifier, parse_verifier_output
 from veridiag.store import SessionStore
 from veridiag.tools.runner import Toolbox, ToolRunner
 
+Progress = Callable[[str, dict[str, Any]], None]
+
 FAILURE_ANSWER = {
     "zh": "诊断过程中出现内部错误，未能生成可靠结论。本次会话已记录，可在审计中查看已完成的步骤。",
     "en": "The diagnosis stopped on an internal error and produced no reliable conclusion. "
@@ -100,6 +102,7 @@ class DiagnosisPipeline:
         ruleset = gatekeeper.ruleset
         grounding = ruleset.get("claim.entity_grounding")
         self.known_services: list[str] = list(grounding.params.get("knownServices", [])) if grounding else []
+        self._progress: Progress = lambda _stage, _details: None
 
     def run(
         self,
@@ -108,11 +111,14 @@ class DiagnosisPipeline:
         *,
         session_id: str | None = None,
         on_session: Callable[[str], None] | None = None,
+        progress: Progress | None = None,
     ) -> DiagnosisResult:
         """Diagnose ``question``. ``on_session`` runs once the session exists (eval fixtures
-        record their invocations there)."""
+        record their invocations there); ``progress(stage, details)`` hears each stage."""
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id)
+        self._progress = progress or (lambda _stage, _details: None)
+        self._progress("session", {"session_id": session.id, "lang": lang})
         known: dict[str, Any] = {"stage": "plan"}
         try:
             if on_session is not None:
@@ -128,6 +134,7 @@ class DiagnosisPipeline:
                 self.store.finish_session(
                     session.id, "failed", error=error, self_evaluation=evaluation, final_answer=None
                 )
+            self._progress("failed", {"error": error})
             return DiagnosisResult(session.id, "failed", None, FAILURE_ANSWER[lang], "failure", 0, evaluation, error)
 
     # --- the chain, in spec order -----------------------------------------------------
@@ -136,6 +143,7 @@ class DiagnosisPipeline:
         timings: dict[str, float] = {}
         plan = self._plan(question, lang, timings)
         known["plan"] = plan
+        self._progress("plan", {k: plan.get(k) for k in ("skill", "service", "start", "end") if k in plan})
         self.store.update_session(session_id, plan=plan)
 
         rounds: list[RoundState] = []
@@ -174,6 +182,7 @@ class DiagnosisPipeline:
             known_services=self.known_services,
         )
         output, source, guard, reason = self._compose(composer_input, final, timings)
+        self._progress("composer", {"answer_source": source, "reason": reason})
         evaluation = self_evaluation(
             rounds,
             composer_input=composer_input,
@@ -192,6 +201,7 @@ class DiagnosisPipeline:
             self_evaluation=evaluation,
             rounds=len(rounds),
         )
+        self._progress("done", {"verdict": final.evaluation.verdict, "rounds": len(rounds)})
         return DiagnosisResult(
             session_id,
             "completed",
@@ -222,7 +232,18 @@ class DiagnosisPipeline:
         known: dict[str, Any],
     ) -> RoundState:
         latency: dict[str, float] = {}
-        runner = ToolRunner(self.store, self.toolbox, session_id, round=round_number) if self.toolbox else None
+        runner = None
+        if self.toolbox:
+            runner = ToolRunner(
+                self.store,
+                self.toolbox,
+                session_id,
+                round=round_number,
+                on_call=lambda r: self._progress(
+                    "tool",
+                    {"invocation_id": r.invocation_id, "tool": r.tool_name, "status": r.status, "round": round_number},
+                ),
+            )
         contract: Literal["executor_evidence_v2", "executor_evidence_v1"] = (
             "executor_evidence_v2" if self.options.structured_output_v2 else "executor_evidence_v1"
         )
@@ -251,11 +272,29 @@ class DiagnosisPipeline:
             retry_context=retry_context,
         )
         latency["hook_ms"] = _ms(started)
+        self._progress(
+            "gatekeeper",
+            {
+                "round": round_number,
+                "parse_status": hook.parsed.status.status,
+                "status": hook.report.result.status if hook.report else "off",
+                "failed_rules": hook.report.result.failed_rules if hook.report else [],
+            },
+        )
         known["stage"] = f"round {round_number}: verifier"
         started = time.perf_counter()
         parsed = self._verify(hook)
         latency["verifier_ms"] = _ms(started)
         evaluation = evaluate(parsed, hook)
+        self._progress(
+            "verifier",
+            {
+                "round": round_number,
+                "verdict": evaluation.verdict,
+                "verifier_status": parsed.status,
+                "corrections": len(evaluation.corrections),
+            },
+        )
         return RoundState(round_number, reply.text, hook, parsed, evaluation, latency)
 
     def _verify(self, hook: HookResult) -> ParsedVerifier:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -71,11 +71,19 @@ def _clean(text: str) -> str:
 class ToolRunner:
     """Runs tools for one session and round."""
 
-    def __init__(self, store: SessionStore, toolbox: Toolbox, session_id: str, round: int = 1) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        toolbox: Toolbox,
+        session_id: str,
+        round: int = 1,
+        on_call: Callable[[ToolCallResult], None] | None = None,
+    ) -> None:
         self.store = store
         self.toolbox = toolbox
         self.session_id = session_id
         self.round = round
+        self.on_call = on_call
 
     def run(self, tool_name: str, arguments: Mapping[str, Any] | str | None) -> ToolCallResult:
         started_at = datetime.now(UTC)
@@ -83,7 +91,12 @@ class ToolRunner:
         raw_args, output = self._execute(tool_name, arguments)
         latency = (time.perf_counter() - clock) * 1000
         record = self._persist(tool_name, raw_args, output, started_at, latency)
-        return ToolCallResult(invocation_id=record.id, tool_name=record.tool_name, status=record.status, output=output)
+        result = ToolCallResult(
+            invocation_id=record.id, tool_name=record.tool_name, status=record.status, output=output
+        )
+        if self.on_call is not None:
+            self.on_call(result)
+        return result
 
     def _execute(self, tool_name: str, arguments: Mapping[str, Any] | str | None) -> tuple[dict[str, Any], ToolOutput]:
         raw: Any = arguments or {}

@@ -1,0 +1,129 @@
+"""``veridiag ask``: one diagnosis, with each stage shown while it runs."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import typer
+from rich.markup import escape
+
+from veridiag.cli.common import err, fail, out, print_json, settings
+from veridiag.gatekeeper import RulesetError
+from veridiag.pipeline.factory import assemble
+from veridiag.pipeline.service import DiagnosisResult
+from veridiag.store import StoreError
+from veridiag.tools.factory import ConfigurationError
+
+_STAGES = {
+    "zh": {"plan": "计划", "tool": "工具", "gatekeeper": "Gatekeeper", "verifier": "校验", "composer": "作答"},
+    "en": {"plan": "plan", "tool": "tool", "gatekeeper": "gatekeeper", "verifier": "verifier", "composer": "compose"},
+}
+
+
+def summary(result: DiagnosisResult, engine: dict[str, str]) -> dict[str, Any]:
+    """The stable ``ask --json`` document."""
+    evaluation = result.self_evaluation.get("verifier_evaluation") or {}
+    structured = evaluation.get("executor_structured_output") or {}
+    composer_input = evaluation.get("composer_input") or {}
+    labels = {c["claim_id"]: c["verification"] for c in evaluation.get("claim_checks") or []}
+    allowed = {c["claim_id"] for c in composer_input.get("allowed_claims") or []}
+    claims = [
+        {
+            "claim_id": claim.get("claim_id"),
+            "claim_text": claim.get("claim_text"),
+            "verification": labels.get(str(claim.get("claim_id"))),
+            "allowed": claim.get("claim_id") in allowed,
+            "evidence": [
+                {"invocation_id": i, "tool_name": b.get("tool_name"), "excerpt": b.get("evidence_excerpt")}
+                for b in claim.get("evidence_bindings") or []
+                if isinstance(b, dict)
+                for i in b.get("source_invocation_ids") or []
+            ],
+        }
+        for claim in structured.get("claims") or []
+        if isinstance(claim, dict)
+    ]
+    return {
+        "session_id": result.session_id,
+        "verdict": result.verdict,
+        "final_answer": result.answer,
+        "answer_source": result.answer_source,
+        "claims": claims,
+        "hypotheses": composer_input.get("allowed_hypotheses", []),
+        "missing_info": composer_input.get("missing_info", []),
+        "recommended_actions": composer_input.get("recommended_actions", []),
+        "gatekeeper": evaluation.get("gatekeeper_result"),
+        "rounds": result.rounds,
+        "engine": engine,
+        "status": result.status,
+        "error": result.error,
+    }
+
+
+def _show(document: dict[str, Any], lang: Literal["zh", "en"]) -> None:
+    zh = lang == "zh"
+    colour = {"PASS": "green", "LOW_CONFID": "yellow", "REJECT": "red"}.get(document["verdict"] or "", "red")
+    out.print(f"[bold {colour}]{document['verdict'] or 'FAILED'}[/]  session {document['session_id']}")
+    out.print()
+    out.print(escape(document["final_answer"]))
+    allowed = [c for c in document["claims"] if c["allowed"]]
+    if allowed:
+        out.print()
+        out.print("[bold]" + ("已确认的事实与出处" if zh else "Confirmed claims and their evidence") + "[/]")
+        for claim in allowed:
+            out.print(f"  {claim['claim_id']} ({claim['verification']}): {escape(claim['claim_text'] or '')}")
+            for item in claim["evidence"]:
+                out.print(
+                    f"     [dim]#{item['invocation_id']} {item['tool_name']}: {escape(str(item['excerpt'])[:160])}[/]"
+                )
+    blocked = [c for c in document["claims"] if not c["allowed"]]
+    if blocked:
+        out.print("[bold]" + ("未采纳的结论" if zh else "Claims not accepted") + "[/]")
+        for claim in blocked:
+            out.print(f"  {claim['claim_id']} ({claim['verification']})")
+    out.print()
+    out.print(("审计链：" if zh else "Audit trail: ") + f"veridiag audit {document['session_id']}")
+
+
+def ask(
+    question: Annotated[str, typer.Argument(help="The question, 中文 or English.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    lang: Annotated[str | None, typer.Option("--lang", help="zh or en (default: from the question).")] = None,
+) -> None:
+    """Diagnose a question with evidence; exit 1 if the session failed."""
+    if not question.strip():
+        raise fail("the question is empty")
+    if len(question) > 4000:
+        raise fail("the question is longer than 4000 characters")
+    if lang not in (None, "zh", "en"):
+        raise fail("--lang must be zh or en")
+    try:
+        assembly = assemble(settings())
+    except (StoreError, ConfigurationError, RulesetError) as exc:
+        raise fail(str(exc)) from None
+    names = _STAGES[
+        "zh" if (lang or ("zh" if any("\u4e00" <= c <= "\u9fff" for c in question) else "en")) == "zh" else "en"
+    ]
+
+    with err.status("…") as status:
+
+        def progress(stage: str, details: dict[str, Any]) -> None:
+            label = names.get(stage, stage)
+            if stage == "tool":
+                err.print(f"[dim]{label} #{details['invocation_id']} {details['tool']} → {details['status']}[/]")
+            elif stage in ("plan", "gatekeeper", "verifier", "composer"):
+                shown = ", ".join(f"{k}={v}" for k, v in details.items() if v not in (None, [], ""))
+                err.print(f"[dim]{label}: {escape(shown)}[/]")
+            status.update(label)
+
+        result = assembly.pipeline.run(question, lang, progress=progress)  # type: ignore[arg-type]
+    document = summary(result, assembly.engine)
+    if as_json:
+        print_json(document)
+    else:
+        _show(
+            document,
+            "zh" if (lang or "").startswith("zh") or any("\u4e00" <= c <= "\u9fff" for c in question) else "en",
+        )
+    if result.status != "completed":
+        raise typer.Exit(1)
