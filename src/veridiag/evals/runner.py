@@ -17,7 +17,6 @@ from veridiag.evals.fixtures import Case
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions, audit_chain
 from veridiag.store import SessionStore
 
-
 KNOWN_SERVICES = ["gateway", "api-gateway", "nginx", "mysql", "postgresql", "redis", "kafka"]
 
 

@@ -86,7 +86,8 @@ class OfflineVerifier:
         excerpts = [str(b.get("evidence_excerpt") or "") for b in bindings]
         best = max((self._score(e, usable) for e in excerpts if e.strip()), default=0.0)
         if missing:
-            if any(_conflicts(e, excerpts) for e in missing):
+            regions = excerpts + _aligned_regions(excerpts, usable)
+            if any(_conflicts(e, regions) for e in missing):
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs
             listed = ", ".join(e.text for e in missing)
             return "external_unknown", f"not in the cited output: {listed}", refs
@@ -118,12 +119,24 @@ def _texts(invocation: InvocationView) -> list[str]:
     return [t for t in (invocation.output, invocation.output_preview, details, arguments) if t]
 
 
-def _conflicts(entity: Entity, excerpts: list[str]) -> bool:
-    """The claim's quantity is missing, but its excerpt quotes the same kind with another value."""
+def _aligned_regions(excerpts: list[str], usable: dict[int, InvocationView]) -> list[str]:
+    """The cited output around where each excerpt aligns: a doctored excerpt is judged by the real line."""
+    regions = []
+    for excerpt in excerpts:
+        for inv in usable.values():
+            for text in _texts(inv):
+                found = _MATCHER.locate(excerpt, text) if excerpt.strip() else None
+                if found is not None and found.score >= 0.5:
+                    regions.append(text[found.start : found.end])
+    return regions
+
+
+def _conflicts(entity: Entity, regions: list[str]) -> bool:
+    """The claim's quantity is missing, but the quoted evidence states the same kind with another value."""
     if entity.kind not in ("quantity", "ratio"):
         return False
-    for excerpt in excerpts:
-        for other in extract_entities(excerpt):
+    for region in regions:
+        for other in extract_entities(region):
             if other.kind == entity.kind and other.dimension == entity.dimension and other.text != entity.text:
                 return True
     return False

@@ -1,0 +1,192 @@
+"""The offline engine on the bundled demo day and on imported data: specific, useful,
+and every number it states traceable to a cited tool output."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from veridiag.agents.engines import offline_roles
+from veridiag.agents.offline.planner import OfflinePlanner, choose_skill
+from veridiag.agents.offline.verifier import OfflineVerifier
+from veridiag.config import Settings
+from veridiag.pipeline import DiagnosisPipeline
+from veridiag.pipeline.factory import assemble
+from veridiag.store import SessionStore
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.demo import SCENARIOS
+from veridiag.tools.importers import import_logs, import_metrics_csv
+
+FAULTY = {
+    "gateway-timeout-too-low": "gateway",
+    "payment-pool-exhaustion": "payment-service",
+    "inventory-memory-leak": "inventory-service",
+    "order-bad-deploy": "order-service",
+    "mysql-lock-waits": "mysql",
+}
+NUMBER = re.compile(r"(?<![A-Za-z_\d.\-])\d+(?:\.\d+)?(?!\d)")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    home = tmp_path_factory.mktemp("home")
+    return assemble(Settings(home=home))
+
+
+QUESTIONS = [(scenario.id, question) for scenario in SCENARIOS for question in scenario.questions]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "question"),
+    QUESTIONS,
+    ids=[f"{s}-{'zh' if i % 2 == 0 else 'en'}" for i, (s, _q) in enumerate(QUESTIONS)],
+)
+def test_demo_scenarios_get_specific_grounded_answers(demo: Any, scenario: str, question: str) -> None:
+    result = demo.pipeline.run(question)
+    assert result.status == "completed" and result.verdict != "REJECT", result.answer
+    evaluation = result.self_evaluation["verifier_evaluation"]
+    allowed = {c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]}
+    claims = [c for c in evaluation["executor_structured_output"]["claims"] if c["claim_id"] in allowed]
+    cited = {i for c in claims for b in c["evidence_bindings"] for i in b["source_invocation_ids"]}
+    invocations = demo.store.get_invocations(cited)
+    tools = {invocation.tool_name for invocation in invocations.values()}
+    assert {"query_metrics", "query_logs"} <= tools, f"{scenario}: cites {tools}"
+    assert FAULTY[scenario] in result.answer
+    corpus = "\n".join(i.output + "\n" + str(i.retrieval_details) for i in invocations.values())
+    for number in NUMBER.findall(result.answer):
+        assert number in corpus, f"{scenario}: {number} in the answer is in no cited output"
+    # the inferred cause, when stated, is marked as an inference
+    if any(c["claim_type"] == "root_cause" for c in claims):
+        assert "推断" in result.answer or "inferred" in result.answer
+
+
+def test_the_payment_answer_names_the_change_and_the_full_pool(demo: Any) -> None:
+    result = demo.pipeline.run("订单123支付失败，帮我看看是什么原因")
+    assert "order=123 ERR_TIMEOUT request timeout cost=5300ms" in result.answer
+    assert "maximum-pool-size=50 (was 100)" in result.answer
+    assert "50 connections" in result.answer and "hikaricp_connections_pending" in result.answer
+    assert "maximum-pool-size" in result.answer  # the matching runbook's next step
+
+
+def test_imported_data_for_an_unknown_service(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    settings = Settings(home=home)
+    env = EmbeddedEnvironment(settings.embedded_path)
+    start = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
+    csv = tmp_path / "latency.csv"
+    rows = ["timestamp,value"]
+    for minute in range(240):
+        value = 900 + minute if 120 <= minute < 150 else 110 + minute % 7
+        rows.append(f"{(start + timedelta(minutes=minute)).strftime('%Y-%m-%dT%H:%M:%SZ')},{value}")
+    csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    import_metrics_csv(env, csv, service="billing-api", metric="latency_p95_ms", unit="ms")
+    log = tmp_path / "billing.log"
+    lines = []
+    for minute in range(240):
+        moment = start + timedelta(minutes=minute)
+        stamp = moment.strftime("%Y-%m-%d %H:%M:%S,000")
+        lines.append(f"{stamp} INFO  [worker-1] billing.Invoice - invoice {1000 + minute} issued")
+        if 120 <= minute < 150:
+            lines.append(
+                f"{stamp} ERROR [worker-2] billing.Ledger - ERR_LEDGER_LOCKED"
+                f" ledger write blocked for invoice {1000 + minute}"
+            )
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import_logs(env, log, service="billing-api")
+
+    assembly = assemble(settings)
+    result = assembly.pipeline.run("billing-api 从 14点 开始变慢，怎么回事？")
+    assert result.verdict != "REJECT", result.answer
+    assert result.self_evaluation["verifier_evaluation"]["executor_structured_output"] is not None
+    plan = assembly.store.get_session(result.session_id).plan  # type: ignore[union-attr]
+    assert plan["skill"] == "generic" and plan["service"] == "billing-api"
+    assert "latency_p95_ms" in result.answer and "ms" in result.answer
+    assert re.search(r"1(0[2-4]\d|01\d) ?ms", result.answer), "the peak value of the anomaly"
+    assert "14:" in result.answer, "the peak time"
+    assert "ERR_LEDGER_LOCKED ledger write blocked" in result.answer, "the dominant error template's example"
+
+
+@pytest.mark.parametrize(
+    ("question", "skill"),
+    [
+        ("订单123支付失败", "payment_failure"),
+        ("Why does /api/cart return 504?", "gateway_timeout"),
+        ("inventory-service 为什么一直重启？", "restarts_memory"),
+        ("Is the database slow?", "database_slow"),
+        ("Why is search-api weird?", "generic"),
+        ("Is the database why orders are slow?", "database_slow"),
+    ],
+)
+def test_skill_choice(question: str, skill: str) -> None:
+    assert choose_skill(question).id == skill
+
+
+@pytest.mark.parametrize(
+    ("question", "start", "explicit"),
+    [
+        ("10点以后支付很慢", "2026-07-07T10:00:00Z", True),
+        ("why slow since 10:30?", "2026-07-07T10:30:00Z", True),
+        ("最近30分钟报错", "2026-07-07T15:30:00Z", True),
+        ("last 2 hours errors", "2026-07-07T14:00:00Z", True),
+        ("8点半以后 504", "2026-07-07T08:30:00Z", True),
+        ("支付失败", "2026-07-07T04:00:00Z", False),
+    ],
+)
+def test_time_windows_from_the_question(
+    demo_env: EmbeddedEnvironment, question: str, start: str, explicit: bool
+) -> None:
+    plan = OfflinePlanner(demo_env).make_plan(question)
+    assert (plan["start"], plan["end"], plan["explicit_time"]) == (start, "2026-07-07T16:00:00Z", explicit)
+
+
+def test_order_and_service_slots(demo_env: EmbeddedEnvironment) -> None:
+    plan = OfflinePlanner(demo_env).make_plan("order #A-77 failed on payment-service")
+    assert (plan["order_id"], plan["service"]) == ("A-77", "payment-service")
+
+
+def test_offline_verifier_labels(tmp_path: Path) -> None:
+    store = SessionStore(f"sqlite:///{tmp_path / 's.db'}")
+    session = store.create_session("q")
+    log = store.record_invocation(
+        session_id=session.id,
+        tool_name="query_logs",
+        arguments={"service": "pay"},
+        status="ok",
+        output="matched 2 lines\n2026-07-07T10:01:02Z ERROR pay order=1 ERR_TIMEOUT cost=5300ms",
+        retrieval_details={"matched": 2},
+    )
+    verifier = OfflineVerifier(store)
+
+    def label(text: str, excerpt: str, **extra: Any) -> str:
+        claim = {
+            "claim_id": "c",
+            "claim_type": extra.get("claim_type", "symptom"),
+            "claim_text": text,
+            "support_level": extra.get("support_level", "direct"),
+            "evidence_bindings": [
+                {
+                    "tool_name": "query_logs",
+                    "source_invocation_ids": [extra.get("cite", log.id)],
+                    "evidence_excerpt": excerpt,
+                }
+            ],
+        }
+        return verifier.judge(claim, {log.id})[0]
+
+    assert label("订单1出现 ERR_TIMEOUT，耗时 5300ms。", "order=1 ERR_TIMEOUT cost=5300ms") == "direct_observation"
+    assert label("订单1出现 ERR_TIMEOUT。", "order 1 had ERR_TIMEOUT cost=5300ms") == "reasonable_inference"
+    assert label("ERR_TIMEOUT 是唯一原因。", "order=1 ERR_TIMEOUT cost=5300ms", claim_type="root_cause") == "overstated"
+    assert label("订单1出现 ERR_DB_DOWN。", "order=1 ERR_TIMEOUT cost=5300ms") == "external_unknown"
+    assert label("订单1耗时 7100ms。", "order=1 ERR_TIMEOUT cost=7100ms") == "contradicted"
+    assert label("没有任何 ERROR 日志。", "matched 2 lines") == "contradicted"
+    assert label("订单1出现 ERR_TIMEOUT。", "order=1 ERR_TIMEOUT", cite=9999) == "unsupported"
+
+
+def test_no_tools_means_no_claims(tmp_path: Path, demo_env: EmbeddedEnvironment) -> None:
+    store = SessionStore(f"sqlite:///{tmp_path / 's.db'}")
+    result = DiagnosisPipeline(store, offline_roles(demo_env, store)).run("订单123支付失败")
+    assert result.verdict == "LOW_CONFID" and "no tools are configured" in result.answer
