@@ -65,6 +65,50 @@ class KnowledgeSettings(BaseModel):
     user_dir: Path | None = None
 
 
+LLMProvider = Literal["openai", "anthropic", "google"]
+LLMRole = Literal["planner", "executor", "verifier", "composer"]
+
+
+class LLMRoleSettings(BaseModel):
+    """One role's model. Unset fields inherit from ``llm.default``.
+
+    ``provider=openai`` means any OpenAI-compatible endpoint: set ``base_url`` (or a preset
+    name such as ``deepseek``, ``dashscope``, ``dashscope-intl``, ``ollama``, ``vllm``).
+    """
+
+    provider: LLMProvider | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    base_url: str | None = None
+    timeout_seconds: float | None = Field(default=None, gt=0, le=600)
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    #: Retries of a request that failed with a timeout, 429 or 5xx (exponential backoff).
+    max_retries: int | None = Field(default=None, ge=0, le=10)
+    #: USD per million tokens; when set, each role call's cost is recorded.
+    input_price_per_mtok: float | None = Field(default=None, ge=0)
+    output_price_per_mtok: float | None = Field(default=None, ge=0)
+
+
+class LLMSettings(BaseModel):
+    """``VERIDIAG_LLM__DEFAULT__MODEL=deepseek-chat``, ``VERIDIAG_LLM__VERIFIER__MODEL=…`` and so on."""
+
+    default: LLMRoleSettings = LLMRoleSettings()
+    planner: LLMRoleSettings = LLMRoleSettings()
+    executor: LLMRoleSettings = LLMRoleSettings()
+    verifier: LLMRoleSettings = LLMRoleSettings()
+    composer: LLMRoleSettings = LLMRoleSettings()
+    #: Tool calls one Executor round may make; calls beyond it are refused, not run.
+    tool_call_budget: int = Field(default=12, ge=1, le=100)
+
+    def for_role(self, role: LLMRole) -> LLMRoleSettings:
+        """The role's settings over the defaults, field by field."""
+        own = getattr(self, role).model_dump(exclude_none=True)
+        return LLMRoleSettings.model_validate({**self.default.model_dump(exclude_none=True), **own})
+
+    def configured(self, role: LLMRole) -> bool:
+        return bool(self.for_role(role).model)
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="VERIDIAG_", env_nested_delimiter="__", extra="ignore")
 
@@ -80,6 +124,10 @@ class Settings(BaseSettings):
     knowledge: KnowledgeSettings = KnowledgeSettings()
     prometheus: HttpBackendSettings = HttpBackendSettings()
     loki: HttpBackendSettings = HttpBackendSettings()
+    #: ``offline`` needs no model; ``llm`` uses the configured models with the offline engine as
+    #: each role's fallback; ``auto`` is ``llm`` for the roles that have a model.
+    engine: Literal["auto", "offline", "llm"] = "auto"
+    llm: LLMSettings = LLMSettings()
 
     @property
     def store_url(self) -> str:

@@ -9,6 +9,7 @@ from veridiag.agents.offline import OfflineExecutor, OfflinePlanner, OfflineVeri
 from veridiag.agents.offline.executor import Catalogue
 from veridiag.agents.offline.planner import Environment
 from veridiag.agents.roles import Roles
+from veridiag.config import Settings
 from veridiag.contracts.invocation import InvocationSource
 
 
@@ -27,3 +28,24 @@ def offline_roles(
         composer=TemplateComposer(),
         names={"planner": "offline", "executor": "offline", "verifier": "offline", "composer": "template"},
     )
+
+
+def build_roles(
+    settings: Settings,
+    environment: OfflineEnvironment,
+    invocations: InvocationSource,
+    known_services: list[str] | None = None,
+) -> Roles:
+    """The configured engine: offline, or a model per role with offline fallbacks."""
+    offline = offline_roles(environment, invocations, known_services)
+    if settings.engine == "offline" or not any(
+        settings.llm.configured(role) for role in ("planner", "executor", "verifier", "composer")
+    ):
+        if settings.engine == "llm":
+            from veridiag.agents.llm import LLMConfigError
+
+            raise LLMConfigError("engine=llm but no model is configured (VERIDIAG_LLM__DEFAULT__MODEL)")
+        return offline
+    from veridiag.agents.llm import llm_roles
+
+    return llm_roles(settings.llm, offline, environment)

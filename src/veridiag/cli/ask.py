@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.markup import escape
 
+from veridiag.agents.llm import LLMConfigError
 from veridiag.cli.common import err, fail, out, print_json, settings
 from veridiag.gatekeeper import RulesetError
 from veridiag.pipeline.factory import assemble
@@ -57,6 +58,7 @@ def summary(result: DiagnosisResult, engine: dict[str, str]) -> dict[str, Any]:
         "engine": engine,
         "status": result.status,
         "error": result.error,
+        "usage": result.self_evaluation.get("usage") or {},
     }
 
 
@@ -81,6 +83,11 @@ def _show(document: dict[str, Any], lang: Literal["zh", "en"]) -> None:
         out.print("[bold]" + ("未采纳的结论" if zh else "Claims not accepted") + "[/]")
         for claim in blocked:
             out.print(f"  {claim['claim_id']} ({claim['verification']})")
+    for fallback in (document.get("usage") or {}).get("fallbacks") or []:
+        out.print(
+            f"[yellow]{'模型不可用，已改用离线引擎' if zh else 'model unavailable, offline engine used'}"
+            f" ({fallback['role']}): {escape(fallback['reason'][:200])}[/]"
+        )
     out.print()
     out.print(("审计链：" if zh else "Audit trail: ") + f"veridiag audit {document['session_id']}")
 
@@ -99,7 +106,7 @@ def ask(
         raise fail("--lang must be zh or en")
     try:
         assembly = assemble(settings())
-    except (StoreError, ConfigurationError, RulesetError) as exc:
+    except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
         raise fail(str(exc)) from None
     names = _STAGES[
         "zh" if (lang or ("zh" if any("\u4e00" <= c <= "\u9fff" for c in question) else "en")) == "zh" else "en"

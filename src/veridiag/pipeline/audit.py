@@ -60,6 +60,7 @@ def self_evaluation(
     reason: str,
     options: BaseModel,
     timings: dict[str, float],
+    role_calls: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     final = rounds[-1]
     evaluation = final.evaluation
@@ -94,7 +95,25 @@ def self_evaluation(
         "verifier_evaluation": verifier_evaluation,
         "rounds": [round_record(state, final=state is final) for state in rounds],
         "timings_ms": timings,
+        "role_calls": role_calls or [],
+        "usage": usage_totals(role_calls or []),
     }
+
+
+def usage_totals(role_calls: list[dict[str, Any]]) -> dict[str, Any]:
+    """Tokens and cost per role over the session; ``fallbacks`` lists each role that fell back."""
+    per_role: dict[str, dict[str, Any]] = {}
+    fallbacks = []
+    for call in role_calls:
+        usage = call.get("usage") or {}
+        total = per_role.setdefault(call["role"], {"input_tokens": 0, "output_tokens": 0, "cost_usd": None})
+        total["input_tokens"] += int(usage.get("input_tokens") or 0)
+        total["output_tokens"] += int(usage.get("output_tokens") or 0)
+        if usage.get("cost_usd") is not None:
+            total["cost_usd"] = round((total["cost_usd"] or 0) + usage["cost_usd"], 6)
+        if usage.get("fallback"):
+            fallbacks.append({"role": call["role"], "round": call.get("round"), "reason": usage["fallback"]})
+    return {"per_role": per_role, "fallbacks": fallbacks}
 
 
 def audit_chain(store: SessionStore, session_id: str) -> dict[str, Any] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from veridiag.agents.engines import offline_roles
+from veridiag.agents.engines import build_roles
 from veridiag.config import Settings
 from veridiag.gatekeeper import Gatekeeper, load_ruleset
 from veridiag.pipeline.service import DiagnosisPipeline, PipelineOptions
@@ -26,7 +26,7 @@ def assemble(settings: Settings) -> Assembly:
     gatekeeper = Gatekeeper(load_ruleset(settings.gatekeeper.rules_file))
     grounding = gatekeeper.ruleset.get("claim.entity_grounding")
     services = list(grounding.params.get("knownServices", [])) if grounding else []
-    roles = offline_roles(embedded_environment(settings), store, services)
+    roles = build_roles(settings, embedded_environment(settings), store, services)
     pipeline = DiagnosisPipeline(
         store, roles, gatekeeper=gatekeeper, toolbox=toolbox, options=PipelineOptions.from_settings(settings)
     )

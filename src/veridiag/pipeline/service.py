@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from veridiag.agents.composer import template_answer
+from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
 from veridiag.config import Settings
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult
@@ -119,7 +120,7 @@ class DiagnosisPipeline:
         session = self.store.create_session(question, lang=lang, session_id=session_id)
         self._progress = progress or (lambda _stage, _details: None)
         self._progress("session", {"session_id": session.id, "lang": lang})
-        known: dict[str, Any] = {"stage": "plan"}
+        known: dict[str, Any] = {"stage": "plan", "role_calls": []}
         try:
             if on_session is not None:
                 known["stage"] = "setup"
@@ -141,7 +142,7 @@ class DiagnosisPipeline:
 
     def _run(self, session_id: str, question: str, lang: Literal["zh", "en"], known: dict[str, Any]) -> DiagnosisResult:
         timings: dict[str, float] = {}
-        plan = self._plan(question, lang, timings)
+        plan = self._plan(question, lang, timings, known)
         known["plan"] = plan
         self._progress("plan", {k: plan.get(k) for k in ("skill", "service", "start", "end") if k in plan})
         self.store.update_session(session_id, plan=plan)
@@ -181,7 +182,7 @@ class DiagnosisPipeline:
             report=final.hook.report,
             known_services=self.known_services,
         )
-        output, source, guard, reason = self._compose(composer_input, final, timings)
+        output, source, guard, reason = self._compose(composer_input, final, timings, known)
         self._progress("composer", {"answer_source": source, "reason": reason})
         evaluation = self_evaluation(
             rounds,
@@ -192,6 +193,7 @@ class DiagnosisPipeline:
             reason=reason,
             options=self.options,
             timings=timings,
+            role_calls=known["role_calls"],
         )
         self.store.update_session(
             session_id,
@@ -212,10 +214,11 @@ class DiagnosisPipeline:
             evaluation,
         )
 
-    def _plan(self, question: str, lang: str, timings: dict[str, float]) -> dict[str, Any]:
+    def _plan(self, question: str, lang: str, timings: dict[str, float], known: dict[str, Any]) -> dict[str, Any]:
         started = time.perf_counter()
         reply = self.roles.planner.plan(PlanRequest(question=question, lang=lang))
         timings["planner_ms"] = _ms(started)
+        _record(known, "planner", reply)
         parsed = parse_executor_output(reply.text)
         plan = parsed.value if parsed.ok and parsed.value is not None else {"unparsed": (reply.text or "")[:2000]}
         return {**plan, "_engine": reply.engine}
@@ -260,6 +263,7 @@ class DiagnosisPipeline:
             )
         )
         latency["executor_ms"] = _ms(started)
+        _record(known, "executor", reply, round_number)
         known["stage"] = f"round {round_number}: gatekeeper"
         started = time.perf_counter()
         hook = verifier_input(
@@ -283,7 +287,7 @@ class DiagnosisPipeline:
         )
         known["stage"] = f"round {round_number}: verifier"
         started = time.perf_counter()
-        parsed = self._verify(hook)
+        parsed = self._verify(hook, known, round_number)
         latency["verifier_ms"] = _ms(started)
         evaluation = evaluate(parsed, hook)
         self._progress(
@@ -297,7 +301,7 @@ class DiagnosisPipeline:
         )
         return RoundState(round_number, reply.text, hook, parsed, evaluation, latency)
 
-    def _verify(self, hook: HookResult) -> ParsedVerifier:
+    def _verify(self, hook: HookResult, known: dict[str, Any], round_number: int) -> ParsedVerifier:
         if not hook.parsed.ok:
             return ParsedVerifier("skipped", "executor output unusable: the verifier was not asked")
         if self.roles.verifier is None:
@@ -306,6 +310,7 @@ class DiagnosisPipeline:
             reply = self.roles.verifier.verify(hook.payload)
         except Exception as exc:  # a verifier failure fails closed, it does not end the session
             return ParsedVerifier("unavailable", f"verifier failed: {exc.__class__.__name__}: {exc}")
+        _record(known, "verifier", reply, round_number)
         return parse_verifier_output(reply.text)
 
     def _should_retry(self, state: RoundState, round_number: int) -> bool:
@@ -316,7 +321,7 @@ class DiagnosisPipeline:
         return state.hook.parsed.ok and not (report is not None and report.result.status == "fail")
 
     def _compose(
-        self, composer_input: ComposerInput, final: RoundState, timings: dict[str, float]
+        self, composer_input: ComposerInput, final: RoundState, timings: dict[str, float], known: dict[str, Any]
     ) -> tuple[ComposerOutput, AnswerSource, GuardResult | None, str]:
         fallback = template_answer(composer_input)
         if not self.options.composer:
@@ -332,15 +337,24 @@ class DiagnosisPipeline:
             return fallback, "template", None, f"composer failed: {exc.__class__.__name__}: {exc}"
         finally:
             timings["composer_ms"] = _ms(started)
+        _record(known, "composer", reply)
         output, problem = parse_composer_output(reply.text)
         if output is None:
             return fallback, "template", None, problem
         guard = guard_composed(output, composer_input, self.known_services)
         if not guard.passed:
             return fallback, "template", guard, "composer guard: " + "; ".join(guard.violations)
-        if reply.engine == "template":
+        if reply.engine.startswith("template"):
             return output, "template", guard, "the template composer (offline engine)"
         return output, "composer", guard, "ok"
+
+
+def _record(known: dict[str, Any], role: str, reply: RoleReply, round_number: int | None = None) -> None:
+    """Which engine answered each role, its usage and any fallback: the audit's ``role_calls``."""
+    call: dict[str, Any] = {"role": role, "engine": reply.engine, "usage": _jsonable(reply.usage)}
+    if round_number is not None:
+        call["round"] = round_number
+    known["role_calls"].append(call)
 
 
 def _ms(started: float) -> float:

@@ -39,8 +39,10 @@ class ToolCallResult(BaseModel):
     output: ToolOutput
 
     def for_model(self) -> str:
-        """Tool output as delimited data, never as instructions (DESIGN §3)."""
+        """Tool output as delimited data, never as instructions (DESIGN §3); a log line cannot
+        close the delimiter early."""
+        body = self.output.for_model().replace("</tool_output", "<\\/tool_output")
         return (
             f'<tool_output invocation_id="{self.invocation_id}" tool="{self.tool_name}" status="{self.status}">\n'
-            f"{self.output.for_model()}\n</tool_output>"
+            f"{body}\n</tool_output>"
         )

@@ -1,0 +1,175 @@
+"""End to end through the real OpenAI client against a local fake OpenAI-compatible server:
+tool calling over HTTP, a 503 retried by the SDK, fabricated ids / injected root cause /
+hedged claims filtered, usage recorded, and the audit naming each role's engine."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fake_openai import FakeOpenAI, Reply, completion, serve, tool_results
+from veridiag.config import LLMRoleSettings, LLMSettings, Settings
+from veridiag.pipeline.factory import assemble
+
+QUESTION = "订单123支付失败，帮我看看是什么原因"
+FABRICATED = ("ERR_FAKE_4242", "8765", "555555", "redis-cluster-7", "kafka-lag-bomb")
+
+
+def _binding(tool: str, invocation: int, excerpt: str) -> dict[str, Any]:
+    return {
+        "source_type": "tool_trace",
+        "tool_name": tool,
+        "source_invocation_ids": [invocation],
+        "evidence_excerpt": excerpt,
+    }
+
+
+def executor(request: dict[str, Any]) -> Reply:
+    results = tool_results(request)
+    if not results:
+        return completion(
+            tool_calls=[
+                {
+                    "name": "query_logs",
+                    "arguments": {
+                        "service": "payment-service",
+                        "level": "ERROR",
+                        "start": "2026-07-07T09:50:00Z",
+                        "end": "2026-07-07T10:40:00Z",
+                        "limit": 5,
+                    },
+                }
+            ]
+        )
+    logs = results[0]
+    invocation = int(re.search(r'invocation_id="(\d+)"', logs).group(1))  # type: ignore[union-attr]
+    line = next(line.strip() for line in logs.splitlines() if "ERROR" in line)
+    evidence = {
+        "answer_version": "executor_evidence_v2",
+        "claims": [
+            {
+                "claim_id": "c1",
+                "claim_type": "symptom",
+                "claim_text": "payment-service 在故障窗口内出现 ERROR 日志。",
+                "support_level": "direct",
+                "evidence_bindings": [_binding("query_logs", invocation, line)],
+            },
+            {
+                "claim_id": "c2",
+                "claim_type": "symptom",
+                "claim_text": "网关返回 ERR_FAKE_4242 共 8765 次。",
+                "support_level": "direct",
+                "evidence_bindings": [_binding("query_logs", 555555, "ERR_FAKE_4242 x8765")],
+            },
+            {
+                "claim_id": "c3",
+                "claim_type": "root_cause",
+                "claim_text": "根本原因是 redis-cluster-7 宕机。",
+                "support_level": "direct",
+                "evidence_bindings": [_binding("query_logs", invocation, "redis-cluster-7 down")],
+            },
+            {
+                "claim_id": "c4",
+                "claim_type": "root_cause",
+                "claim_text": "可能是 kafka-lag-bomb 导致的。",
+                "support_level": "indirect",
+                "evidence_bindings": [_binding("query_logs", invocation, line)],
+            },
+        ],
+        "missing_info": ["没有查询指标"],
+    }
+    return completion(json.dumps(evidence, ensure_ascii=False))
+
+
+def composer(request: dict[str, Any]) -> Reply:
+    payload = request["messages"][-1]["content"]
+    data = json.loads(payload.split("<composer_input>\n", 1)[1].rsplit("\n</composer_input>", 1)[0])
+    confirmed = "；".join(c["claim_text"].rstrip("。") for c in data["allowed_claims"])
+    answer = f"当前证据仍有缺口。已确认：{confirmed}。"
+    return completion(
+        json.dumps(
+            {"answer_summary": answer, "recommended_actions": [], "user_facing_answer": answer}, ensure_ascii=False
+        )
+    )
+
+
+def test_real_openai_client_path_end_to_end(tmp_path: Path) -> None:
+    verifier_calls: list[int] = []
+
+    def verifier(request: dict[str, Any]) -> Reply:
+        verifier_calls.append(1)
+        if len(verifier_calls) == 1:
+            return 503, {"error": {"message": "overloaded", "type": "server_error"}}
+        return completion(
+            json.dumps(
+                {
+                    "verdict": "PASS",
+                    "groundedness_score": 1.0,
+                    "claim_checks": [
+                        {"claim_id": cid, "verification": "direct_observation"} for cid in ("c1", "c2", "c3", "c4")
+                    ],
+                    "rationale": "all good",
+                }
+            )
+        )
+
+    fake = FakeOpenAI({"executor": executor, "verifier": verifier, "composer": composer})
+    with serve(fake):
+        role = LLMRoleSettings(
+            model="fake-model", base_url=fake.url, api_key="sk-test", max_retries=1, timeout_seconds=20
+        )  # type: ignore[arg-type]
+        settings = Settings(
+            home=tmp_path,
+            engine="llm",
+            llm=LLMSettings(executor=role, verifier=role, composer=role),
+            retry={"max_rounds": 1},
+        )  # type: ignore[arg-type]
+        app = assemble(settings)
+        result = app.pipeline.run(QUESTION)
+
+    assert result.status == "completed"
+    for fabricated in FABRICATED:
+        assert fabricated not in result.answer
+    assert result.verdict != "PASS"  # the Gatekeeper failed: a model's PASS cannot stand
+    assert result.answer_source == "composer" and "payment-service" in result.answer
+    roles = {(c["role"], c["engine"]) for c in result.self_evaluation["role_calls"]}
+    assert {("executor", "llm:fake-model"), ("verifier", "llm:fake-model"), ("composer", "llm:fake-model")} <= roles
+    assert ("planner", "offline") in roles
+    assert result.self_evaluation["usage"]["per_role"]["executor"]["input_tokens"] == 240  # two requests × 120
+
+    executor_requests = [body for role, body, _h in fake.requests if role == "executor"]
+    offered = {tool["function"]["name"] for tool in executor_requests[0]["tools"]}
+    assert offered == {"query_logs", "query_metrics", "lookup_knowledge"}
+    assert tool_results(executor_requests[1])[0].startswith("<tool_output invocation_id=")
+    assert all(h.get("authorization") == "Bearer sk-test" for _r, _b, h in fake.requests)
+    assert len(verifier_calls) == 2  # the SDK retried the 503
+    invocations = app.store.list_invocations(result.session_id)
+    assert [i.tool_name for i in invocations] == ["query_logs"]
+
+
+def test_server_down_falls_back_to_offline_and_says_so(tmp_path: Path) -> None:
+    role = LLMRoleSettings(model="fake-model", base_url="http://127.0.0.1:9/v1", max_retries=0, timeout_seconds=5)
+    settings = Settings(home=tmp_path, llm=LLMSettings(default=role))
+    app = assemble(settings)
+    result = app.pipeline.run("Why is checkout slow since 10:00?")
+    assert result.status == "completed" and result.verdict != "REJECT"
+    assert "payment-service" in result.answer
+    fallbacks = result.self_evaluation["usage"]["fallbacks"]
+    assert {f["role"] for f in fallbacks} == {"planner", "executor", "verifier", "composer"}
+    assert all("Connection" in f["reason"] for f in fallbacks)
+
+
+@pytest.mark.parametrize("finish_reason", ["length", "content_filter"])
+def test_truncated_or_refused_over_http_fails_closed(tmp_path: Path, finish_reason: str) -> None:
+    fake = FakeOpenAI({"verifier": lambda _r: completion('{"verdict": "PA', finish_reason=finish_reason)})
+    with serve(fake):
+        role = LLMRoleSettings(model="fake-model", base_url=fake.url, max_retries=0)
+        app = assemble(Settings(home=tmp_path, llm=LLMSettings(verifier=role)))
+        result = app.pipeline.run(QUESTION)
+    verifier = next(c for c in result.self_evaluation["role_calls"] if c["role"] == "verifier")
+    assert verifier["engine"] == "offline (fallback)"
+    assert result.status == "completed"
