@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic_ai.exceptions import ModelHTTPError
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
 from pydantic_ai.models import Model
@@ -391,3 +393,35 @@ def test_evidence_tools_budget_counts_only_calls_that_ran(
     tools.call("lookup_knowledge", {"query": "timeout"})
     assert "budget (2) is used up" in tools.call("lookup_knowledge", {"query": "memory"})
     assert len(store.list_invocations(session.id)) == 2
+
+
+def test_a_missing_provider_extra_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pydantic_ai.models.anthropic", None)  # import fails as if not installed
+    outcome = RoleModel("verifier", LLMRoleSettings(provider="anthropic", model="claude-x")).run("x", "y")
+    assert outcome.error is not None and "veridiag[anthropic]" in outcome.error
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    text=st.one_of(
+        st.text(max_size=400),
+        st.sampled_from(['{"answer_version": "executor_evidence_v2"}', "```json\n{", "null", "[]"]),
+    )
+)
+def test_any_executor_text_fails_closed(
+    store: SessionStore, demo_env: EmbeddedEnvironment, tmp_path: Path, text: str
+) -> None:
+    """Whatever a model writes without evidence, the answer is never PASS and never raw JSON
+    (an empty reply is a model failure: the offline executor answers instead, and says so)."""
+
+    def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        return ModelResponse(parts=[TextPart(text or " ")])
+
+    result = _pipeline(store, demo_env, tmp_path, {"executor": model}).run(QUESTION)
+    assert result.status == "completed"
+    fell_back = "fallback" in _calls(result, "executor")[0]["usage"]
+    assert fell_back == (not text.strip())
+    assert fell_back or result.verdict != "PASS"
+    assert not result.answer.lstrip().startswith(("{", "["))
