@@ -51,6 +51,8 @@ schemas: setup
 	@for name in $$($(BIN)/python -c "from veridiag.contracts.schemas import SCHEMAS; print(' '.join(SCHEMAS))"); do \
 	  file=$$($(BIN)/python -c "from veridiag.contracts.schemas import SCHEMAS; print(SCHEMAS['$$name'][1])"); \
 	  $(BIN)/veridiag schema $$name > schemas/$$file; echo "schemas/$$file"; done
+	@$(BIN)/python -c "from veridiag.api.app import openapi_text; print(openapi_text(), end='')" > schemas/openapi.json
+	@echo schemas/openapi.json
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build

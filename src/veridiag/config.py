@@ -127,7 +127,14 @@ class Settings(BaseSettings):
     #: ``offline`` needs no model; ``llm`` uses the configured models with the offline engine as
     #: each role's fallback; ``auto`` is ``llm`` for the roles that have a model.
     engine: Literal["auto", "offline", "llm"] = "auto"
+    #: Comma-separated bearer tokens for the HTTP API (``VERIDIAG_API_TOKENS``); required when
+    #: ``veridiag serve`` listens beyond loopback.
+    api_tokens: SecretStr = SecretStr("")
     llm: LLMSettings = LLMSettings()
+
+    @property
+    def tokens(self) -> list[str]:
+        return [t.strip() for t in self.api_tokens.get_secret_value().split(",") if t.strip()]
 
     @property
     def store_url(self) -> str:

@@ -11,7 +11,7 @@ from veridiag.agents.llm import LLMConfigError
 from veridiag.cli.common import err, fail, out, print_json, settings
 from veridiag.gatekeeper import RulesetError
 from veridiag.pipeline.factory import assemble
-from veridiag.pipeline.service import DiagnosisResult
+from veridiag.pipeline.report import answer_document
 from veridiag.store import StoreError
 from veridiag.tools.factory import ConfigurationError
 
@@ -19,47 +19,6 @@ _STAGES = {
     "zh": {"plan": "计划", "tool": "工具", "gatekeeper": "Gatekeeper", "verifier": "校验", "composer": "作答"},
     "en": {"plan": "plan", "tool": "tool", "gatekeeper": "gatekeeper", "verifier": "verifier", "composer": "compose"},
 }
-
-
-def summary(result: DiagnosisResult, engine: dict[str, str]) -> dict[str, Any]:
-    """The stable ``ask --json`` document."""
-    evaluation = result.self_evaluation.get("verifier_evaluation") or {}
-    structured = evaluation.get("executor_structured_output") or {}
-    composer_input = evaluation.get("composer_input") or {}
-    labels = {c["claim_id"]: c["verification"] for c in evaluation.get("claim_checks") or []}
-    allowed = {c["claim_id"] for c in composer_input.get("allowed_claims") or []}
-    claims = [
-        {
-            "claim_id": claim.get("claim_id"),
-            "claim_text": claim.get("claim_text"),
-            "verification": labels.get(str(claim.get("claim_id"))),
-            "allowed": claim.get("claim_id") in allowed,
-            "evidence": [
-                {"invocation_id": i, "tool_name": b.get("tool_name"), "excerpt": b.get("evidence_excerpt")}
-                for b in claim.get("evidence_bindings") or []
-                if isinstance(b, dict)
-                for i in b.get("source_invocation_ids") or []
-            ],
-        }
-        for claim in structured.get("claims") or []
-        if isinstance(claim, dict)
-    ]
-    return {
-        "session_id": result.session_id,
-        "verdict": result.verdict,
-        "final_answer": result.answer,
-        "answer_source": result.answer_source,
-        "claims": claims,
-        "hypotheses": composer_input.get("allowed_hypotheses", []),
-        "missing_info": composer_input.get("missing_info", []),
-        "recommended_actions": composer_input.get("recommended_actions", []),
-        "gatekeeper": evaluation.get("gatekeeper_result"),
-        "rounds": result.rounds,
-        "engine": engine,
-        "status": result.status,
-        "error": result.error,
-        "usage": result.self_evaluation.get("usage") or {},
-    }
 
 
 def _show(document: dict[str, Any], lang: Literal["zh", "en"]) -> None:
@@ -124,7 +83,7 @@ def ask(
             status.update(label)
 
         result = assembly.pipeline.run(question, lang, progress=progress)  # type: ignore[arg-type]
-    document = summary(result, assembly.engine)
+    document = answer_document(result, assembly.engine)
     if as_json:
         print_json(document)
     else:

@@ -160,4 +160,7 @@ def audit_chain(store: SessionStore, session_id: str) -> dict[str, Any] | None:
         "rounds": rounds,
         "invocations": [invocation.model_dump(mode="json") for invocation in invocations],
         "failed_at": (session.self_evaluation or {}).get("failed_at"),
+        "timings_ms": (session.self_evaluation or {}).get("timings_ms") or {},
+        "role_calls": (session.self_evaluation or {}).get("role_calls") or [],
+        "usage": (session.self_evaluation or {}).get("usage") or {},
     }

@@ -17,6 +17,7 @@ class Assembly:
     store: SessionStore
     pipeline: DiagnosisPipeline
     engine: dict[str, str]
+    gatekeeper: Gatekeeper
 
 
 def assemble(settings: Settings) -> Assembly:
@@ -30,4 +31,4 @@ def assemble(settings: Settings) -> Assembly:
     pipeline = DiagnosisPipeline(
         store, roles, gatekeeper=gatekeeper, toolbox=toolbox, options=PipelineOptions.from_settings(settings)
     )
-    return Assembly(store=store, pipeline=pipeline, engine=roles.names)
+    return Assembly(store=store, pipeline=pipeline, engine=roles.names, gatekeeper=gatekeeper)

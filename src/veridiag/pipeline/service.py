@@ -202,6 +202,7 @@ class DiagnosisPipeline:
             final_answer=output.user_facing_answer,
             self_evaluation=evaluation,
             rounds=len(rounds),
+            llm_usage=evaluation["usage"],
         )
         self._progress("done", {"verdict": final.evaluation.verdict, "rounds": len(rounds)})
         return DiagnosisResult(

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any, cast
 
-from sqlalchemy import Table, func, insert, select, update
+from sqlalchemy import Select, Table, func, insert, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import sessionmaker
 
@@ -147,18 +147,18 @@ class SessionStore:
         assert record is not None
         return record
 
-    def list_sessions(self, *, limit: int = 50, offset: int = 0, verdict: str | None = None) -> list[SessionRecord]:
-        query = select(DiagnosisSession).order_by(DiagnosisSession.created_at.desc(), DiagnosisSession.id)
-        if verdict is not None:
-            query = query.where(DiagnosisSession.verdict == verdict)
+    def list_sessions(
+        self, *, limit: int = 50, offset: int = 0, verdict: str | None = None, search: str | None = None
+    ) -> list[SessionRecord]:
+        query = _filtered(
+            select(DiagnosisSession).order_by(DiagnosisSession.created_at.desc(), DiagnosisSession.id), verdict, search
+        )
         with self._sessions() as db:
             rows = db.scalars(query.limit(limit).offset(offset)).all()
             return [_session_record(row) for row in rows]
 
-    def count_sessions(self, verdict: str | None = None) -> int:
-        query = select(func.count()).select_from(DiagnosisSession)
-        if verdict is not None:
-            query = query.where(DiagnosisSession.verdict == verdict)
+    def count_sessions(self, verdict: str | None = None, search: str | None = None) -> int:
+        query = _filtered(select(func.count()).select_from(DiagnosisSession), verdict, search)
         with self._sessions() as db:
             return int(db.scalar(query) or 0)
 
@@ -234,3 +234,16 @@ def open_store(url: str) -> SessionStore:
         raise
     except Exception as exc:  # driver missing, unreachable server, unreadable file
         raise StoreError(f"cannot open store: {exc.__class__.__name__}: {exc}") from exc
+
+
+def _filtered(query: Select[Any], verdict: str | None, search: str | None) -> Select[Any]:
+    """Sessions with this verdict and/or whose question or answer contains ``search`` (any case)."""
+    if verdict is not None:
+        query = query.where(DiagnosisSession.verdict == verdict)
+    if search:
+        pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        query = query.where(
+            DiagnosisSession.query.ilike(pattern, escape="\\")
+            | DiagnosisSession.final_answer.ilike(pattern, escape="\\")
+        )
+    return query

@@ -1,0 +1,144 @@
+"""``/api/v1``: chat (plain and streamed), sessions, audit chain, rules; ``/healthz``, ``/metrics``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import Response, StreamingResponse
+
+from veridiag.api.schemas import ChatRequest, ChatResponse, ErrorBody, SessionPage, SessionSummary
+from veridiag.api.security import require_token
+from veridiag.contracts.session import SessionRecord
+from veridiag.pipeline import audit_chain
+from veridiag.pipeline.factory import Assembly
+from veridiag.pipeline.report import answer_document
+
+Progress = Callable[[str, dict[str, Any]], None]
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 404, 422)}
+
+api = APIRouter(prefix="/api/v1", dependencies=[Depends(require_token)], responses=ERRORS)
+ops = APIRouter()
+
+
+def diagnose(request: Request, body: ChatRequest, progress: Progress | None = None) -> dict[str, Any]:
+    """One diagnosis through the app's pipeline; metrics observed; the stable answer document."""
+    assembly: Assembly = request.app.state.assembly
+    started = time.perf_counter()
+    result = assembly.pipeline.run(body.query, body.lang, progress=progress)
+    request.app.state.metrics.observe(result, time.perf_counter() - started)
+    return answer_document(result, assembly.engine)
+
+
+@api.post("/chat", response_model=ChatResponse, summary="Diagnose a question")
+def chat(body: ChatRequest, request: Request) -> dict[str, Any]:
+    return diagnose(request, body)
+
+
+@api.post(
+    "/chat/stream",
+    summary="Diagnose a question, streaming each stage as Server-Sent Events",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
+    """Events: ``session``, ``plan``, ``tool`` (one per call), ``gatekeeper``, ``verifier``,
+    ``composer``, then ``done`` carrying the answer document. A client that goes away does not
+    stop the diagnosis: it completes and is stored."""
+    queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
+    loop = asyncio.get_running_loop()
+
+    def progress(stage: str, details: dict[str, Any]) -> None:
+        if stage != "done":  # the final event carries the whole document instead
+            loop.call_soon_threadsafe(queue.put_nowait, (stage, details))
+
+    async def run() -> None:
+        try:
+            document = await run_in_threadpool(diagnose, request, body, progress)
+            queue.put_nowait(("done", document))
+        except Exception as exc:  # the pipeline fails closed itself; this is the store being gone
+            queue.put_nowait(("error", {"message": f"{exc.__class__.__name__}: {exc}"}))
+        finally:
+            queue.put_nowait(None)
+
+    task = asyncio.create_task(run())
+    request.app.state.background.add(task)
+    task.add_done_callback(request.app.state.background.discard)
+
+    async def events() -> AsyncIterator[str]:
+        while (item := await queue.get()) is not None:
+            stage, data = item
+            yield f"event: {stage}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+def _summary(session: SessionRecord) -> SessionSummary:
+    return SessionSummary(
+        id=session.id,
+        created_at=session.created_at.isoformat(),
+        query=session.query,
+        lang=session.lang,
+        status=session.status,
+        verdict=session.verdict,
+        rounds=session.rounds,
+    )
+
+
+@api.get("/sessions", response_model=SessionPage, summary="List sessions, newest first")
+def sessions(
+    request: Request,
+    limit: Annotated[int, Query(ge=1, le=200)] = 50,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    verdict: Literal["PASS", "LOW_CONFID", "REJECT"] | None = None,
+    q: Annotated[str | None, Query(max_length=200, description="Text in the question or answer.")] = None,
+) -> SessionPage:
+    store = request.app.state.assembly.store
+    items = store.list_sessions(limit=limit, offset=offset, verdict=verdict, search=q)
+    total = store.count_sessions(verdict=verdict, search=q)
+    return SessionPage(items=[_summary(s) for s in items], total=total, limit=limit, offset=offset)
+
+
+@api.get("/sessions/{session_id}", response_model=SessionRecord, summary="One session as stored")
+def session(session_id: str, request: Request) -> SessionRecord:
+    found = request.app.state.assembly.store.get_session(session_id)
+    if found is None:
+        raise HTTPException(404, detail=f"no session {session_id!r}")
+    return found  # type: ignore[no-any-return]
+
+
+@api.get("/sessions/{session_id}/audit", summary="The audit chain (as `veridiag audit --json`)")
+def audit(session_id: str, request: Request) -> dict[str, Any]:
+    chain = audit_chain(request.app.state.assembly.store, session_id)
+    if chain is None:
+        raise HTTPException(404, detail=f"no session {session_id!r}")
+    return chain
+
+
+@api.get("/rules", summary="The Gatekeeper rules in force")
+def rules(request: Request) -> dict[str, Any]:
+    assembly: Assembly = request.app.state.assembly
+    return {
+        "enabled": assembly.pipeline.gatekeeper is not None,
+        "rules": [rule.public_dict() for rule in assembly.gatekeeper.ruleset],
+    }
+
+
+@ops.get("/healthz", summary="Liveness and store reachability")
+def healthz(request: Request) -> dict[str, Any]:
+    store = request.app.state.assembly.store
+    try:
+        store.count_sessions()
+    except Exception as exc:
+        raise HTTPException(503, detail=f"store unavailable: {exc.__class__.__name__}") from None
+    return {"status": "ok", "engine": request.app.state.assembly.engine}
+
+
+@ops.get("/metrics", summary="Prometheus metrics", response_class=Response)
+def metrics(request: Request) -> Response:
+    return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -1,0 +1,76 @@
+"""Request and response bodies of the HTTP API (the OpenAPI schema is generated from these)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+MAX_QUERY_CHARS = 4000
+
+
+class ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question, 中文 or English.")
+    lang: Literal["zh", "en"] | None = Field(default=None, description="Answer language; default: the question's.")
+
+
+class EvidenceItem(BaseModel):
+    invocation_id: int | None
+    tool_name: str | None
+    excerpt: str | None
+
+
+class ClaimItem(BaseModel):
+    claim_id: str | None
+    claim_text: str | None
+    verification: str | None
+    allowed: bool
+    evidence: list[EvidenceItem]
+
+
+class ChatResponse(BaseModel):
+    """The same document as ``veridiag ask --json``."""
+
+    session_id: str
+    verdict: str | None
+    final_answer: str
+    answer_source: str
+    claims: list[ClaimItem]
+    hypotheses: list[dict[str, Any]]
+    missing_info: list[str]
+    recommended_actions: list[dict[str, Any]]
+    gatekeeper: dict[str, Any] | None
+    rounds: int
+    engine: dict[str, str]
+    status: str
+    error: str | None
+    usage: dict[str, Any] = Field(default_factory=dict)
+
+
+class SessionSummary(BaseModel):
+    id: str
+    created_at: str
+    query: str
+    lang: str | None
+    status: str
+    verdict: str | None
+    rounds: int
+
+
+class SessionPage(BaseModel):
+    items: list[SessionSummary]
+    total: int
+    limit: int
+    offset: int
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+    details: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail

@@ -1,0 +1,64 @@
+// The ask box streams the diagnosis stages (POST /api/v1/chat/stream, Server-Sent Events).
+// Without JavaScript the form posts to /ask and the server redirects to the session page.
+(function () {
+  const form = document.getElementById("ask-form");
+  if (!form || !window.fetch || !window.TextDecoder) return;
+  const list = document.getElementById("ask-stages");
+  const item = (text) => { const li = document.createElement("li"); li.textContent = text; list.appendChild(li); return li; };
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const query = document.getElementById("ask-query").value.trim();
+    if (!query) return;
+    const button = document.getElementById("ask-button");
+    button.disabled = true;
+    list.replaceChildren();
+    item(list.dataset.streaming);
+    try {
+      const response = await fetch("/api/v1/chat/stream", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "Accept": "text/event-stream" },
+        body: JSON.stringify({ query: query, lang: list.dataset.lang }),
+      });
+      if (!response.ok) {
+        const body = await response.json().catch(() => ({}));
+        item((body.error && body.error.message) || response.statusText).className = "bad";
+        return;
+      }
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut;
+        while ((cut = buffer.indexOf("\n\n")) >= 0) {
+          const frame = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const stage = (frame.match(/^event: (.*)$/m) || [])[1];
+          const data = JSON.parse((frame.match(/^data: (.*)$/m) || [])[1] || "{}");
+          show(stage, data);
+        }
+      }
+    } finally {
+      button.disabled = false;
+    }
+  });
+
+  function show(stage, data) {
+    if (stage === "done") {
+      const li = item("");
+      const link = document.createElement("a");
+      link.href = "/sessions/" + data.session_id + "?lang=" + list.dataset.lang;
+      link.id = "ask-result";
+      link.textContent = list.dataset.open + " · " + (data.verdict || "FAILED");
+      li.appendChild(link);
+      return;
+    }
+    if (stage === "tool") { item("tool #" + data.invocation_id + " " + data.tool + " → " + data.status); return; }
+    const shown = Object.entries(data).filter(([, v]) => v !== null && v !== "" && !(Array.isArray(v) && !v.length))
+      .map(([k, v]) => k + "=" + (typeof v === "object" ? JSON.stringify(v) : v)).join(", ");
+    item(stage + (shown ? ": " + shown : ""));
+  }
+})();

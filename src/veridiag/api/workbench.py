@@ -1,0 +1,227 @@
+"""The Trace Workbench: server-rendered pages (Jinja2) that read top-down like the audit chain,
+enhanced by htmx where JavaScript runs and complete without it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from markupsafe import Markup, escape
+
+from veridiag.api.i18n import TEXT, pick_lang
+from veridiag.api.schemas import MAX_QUERY_CHARS, ChatRequest
+from veridiag.api.security import COOKIE, require_token, valid
+from veridiag.pipeline import audit_chain
+
+templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+workbench = APIRouter(include_in_schema=False)
+Lang = Literal["zh", "en"] | None
+
+
+def _page(request: Request, name: str, lang: str, **context: Any) -> Response:
+    return templates.TemplateResponse(request, name, {"t": TEXT[lang], "lang": lang, **context})
+
+
+@workbench.get("/login", response_class=HTMLResponse)
+def login_form(request: Request, lang: Lang = None, failed: bool = False) -> Response:
+    return _page(request, "login.html", pick_lang(request, lang), failed=failed)
+
+
+@workbench.post("/login")
+def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
+    """Browsers cannot send a bearer header: a valid token becomes an HttpOnly cookie."""
+    if not valid(token, request.app.state.tokens):
+        request.app.state.metrics.rejected.labels("auth").inc()
+        return RedirectResponse("/login?failed=true", status_code=303)
+    response = RedirectResponse("/", status_code=303)
+    response.set_cookie(COOKIE, token.strip(), httponly=True, samesite="strict")
+    return response
+
+
+@workbench.get("/", response_class=HTMLResponse)
+def index(
+    request: Request,
+    lang: Lang = None,
+    verdict: Literal["PASS", "LOW_CONFID", "REJECT", ""] = "",
+    q: Annotated[str, Query(max_length=200)] = "",
+    offset: Annotated[int, Query(ge=0)] = 0,
+) -> Response:
+    require_token(request)
+    chosen = pick_lang(request, lang)
+    store = request.app.state.assembly.store
+    rows = store.list_sessions(limit=50, offset=offset, verdict=verdict or None, search=q or None)
+    total = store.count_sessions(verdict=verdict or None, search=q or None)
+    context = {"rows": rows, "total": total, "verdict": verdict, "q": q, "offset": offset}
+    if request.headers.get("hx-request") and request.headers.get("hx-target") == "rows":
+        return _page(request, "_rows.html", chosen, **context)
+    return _page(request, "index.html", chosen, **context)
+
+
+@workbench.post("/ask")
+async def ask(request: Request, query: Annotated[str, Form()] = "", lang: Annotated[str, Form()] = "") -> Response:
+    """The no-JavaScript ask: run the diagnosis, then show its session page."""
+    require_token(request)
+    from veridiag.api.routes import diagnose
+
+    chosen = pick_lang(request, lang if lang in ("zh", "en") else None)
+    if not query.strip() or len(query) > MAX_QUERY_CHARS:
+        request.app.state.metrics.rejected.labels("invalid").inc()
+        raise HTTPException(422, detail=f"the question must be 1–{MAX_QUERY_CHARS} characters")
+    document = await run_in_threadpool(diagnose, request, ChatRequest(query=query.strip()))
+    return RedirectResponse(f"/sessions/{document['session_id']}?lang={chosen}", status_code=303)
+
+
+@workbench.get("/sessions/{session_id}", response_class=HTMLResponse)
+def session_page(request: Request, session_id: str, lang: Lang = None) -> Response:
+    require_token(request)
+    chain = audit_chain(request.app.state.assembly.store, session_id)
+    if chain is None:
+        raise HTTPException(404, detail=f"no session {session_id!r}")
+    chosen = pick_lang(request, lang)
+    return _page(request, "session.html", chosen, view=session_view(chain), chain=chain)
+
+
+@workbench.get("/sessions/{session_id}/claims/{claim_id}", response_class=HTMLResponse)
+def claim_page(request: Request, session_id: str, claim_id: str, lang: Lang = None) -> Response:
+    """A claim with each cited invocation and the Gatekeeper's matched span highlighted; a
+    fragment for htmx, a whole page otherwise."""
+    require_token(request)
+    chain = audit_chain(request.app.state.assembly.store, session_id)
+    if chain is None:
+        raise HTTPException(404, detail=f"no session {session_id!r}")
+    view = session_view(chain)
+    claim = next((c for c in view["claims"] if c["claim_id"] == claim_id), None)
+    if claim is None:
+        raise HTTPException(404, detail=f"no claim {claim_id!r} in session {session_id!r}")
+    chosen = pick_lang(request, lang)
+    name = "_claim.html" if request.headers.get("hx-request") else "claim.html"
+    return _page(request, name, chosen, claim=claim, view=view, chain=chain)
+
+
+def session_view(chain: dict[str, Any]) -> dict[str, Any]:
+    """What the session page shows, derived from the audit chain only."""
+    structured = (chain.get("executor") or {}).get("structured_output") or {}
+    verifier = chain.get("verifier") or {}
+    composer_input = (chain.get("composer") or {}).get("input") or {}
+    gatekeeper = (chain.get("gatekeeper") or {}).get("result") or {}
+    traces = {t["claim_id"]: t for t in (chain.get("gatekeeper") or {}).get("trace") or []}
+    checks = {c["claim_id"]: c for c in verifier.get("claim_checks") or []}
+    allowed = {c["claim_id"] for c in composer_input.get("allowed_claims") or []}
+    invocations = {i["id"]: i for i in chain.get("invocations") or []}
+    claims = []
+    for index, claim in enumerate(structured.get("claims") or []):
+        if not isinstance(claim, dict):
+            continue
+        claim_id = str(claim.get("claim_id"))
+        trace = traces.get(claim_id) or {"checks": []}
+        errors = [e for e in gatekeeper.get("errors") or [] if e["target"].startswith(f"claims[{index}]")]
+        corrections = [c for c in verifier.get("corrections") or [] if claim_id in c.get("target", "")]
+        check = checks.get(claim_id) or {}
+        claims.append(
+            {
+                "claim_id": claim_id,
+                "claim_type": claim.get("claim_type"),
+                "claim_text": claim.get("claim_text"),
+                "allowed": claim_id in allowed,
+                "verification": check.get("verification"),
+                "detail": check.get("detail"),
+                "errors": errors,
+                "corrections": corrections,
+                "checks": trace["checks"],
+                "evidence": _evidence(claim, trace["checks"], invocations),
+            }
+        )
+    return {
+        "claims": claims,
+        "gatekeeper": gatekeeper,
+        "composer_input": composer_input,
+        "timeline": _timeline(chain),
+        "invocations": list(invocations.values()),
+    }
+
+
+def _evidence(
+    claim: dict[str, Any], checks: list[dict[str, Any]], invocations: dict[int, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    spans = {
+        (c["matched_span"]["invocation_id"], c["matched_span"]["source"]): c["matched_span"]
+        for c in checks
+        if c.get("matched_span")
+    }
+    items = []
+    for binding in claim.get("evidence_bindings") or []:
+        if not isinstance(binding, dict):
+            continue
+        for invocation_id in binding.get("source_invocation_ids") or []:
+            invocation = invocations.get(invocation_id)
+            span = spans.get((invocation_id, "output"))
+            items.append(
+                {
+                    "invocation_id": invocation_id,
+                    "tool_name": binding.get("tool_name"),
+                    "excerpt": binding.get("evidence_excerpt"),
+                    "invocation": invocation,
+                    "span": span,
+                    "highlighted": _highlight(invocation["output"], span) if invocation else None,
+                }
+            )
+    return items
+
+
+def _highlight(output: str, span: dict[str, Any] | None, context: int = 1500) -> Markup:
+    """The output around the matched span, the span in ``<mark>``; all of it escaped."""
+    if span is None or not (0 <= span["start"] <= span["end"] <= len(output)):
+        return Markup(escape(output[: context * 2]))
+    start, end = span["start"], span["end"]
+    head = max(0, start - context)
+    tail = min(len(output), end + context)
+    return Markup(
+        ("…" if head else "")
+        + escape(output[head:start])
+        + Markup('<mark id="matched-span">')
+        + escape(output[start:end])
+        + Markup("</mark>")
+        + escape(output[end:tail])
+        + ("…" if tail < len(output) else "")
+    )
+
+
+def _timeline(chain: dict[str, Any]) -> list[dict[str, Any]]:
+    """Stage, latency and token usage, in the order the stages ran."""
+    timings = chain.get("timings_ms") or {}
+    usage = {(c["role"], c.get("round")): c for c in chain.get("role_calls") or []}
+    rows = [_stage("planner", timings.get("planner_ms"), usage.get(("planner", None)))]
+    for record in chain.get("rounds") or []:
+        latency = record.get("latency_ms") or {}
+        number = record.get("round")
+        rows.append(_stage(f"executor · {number}", latency.get("executor_ms"), usage.get(("executor", number))))
+        rows.append(_stage(f"gatekeeper · {number}", latency.get("hook_ms"), None))
+        rows.append(_stage(f"verifier · {number}", latency.get("verifier_ms"), usage.get(("verifier", number))))
+    rows.append(_stage("composer", timings.get("composer_ms"), usage.get(("composer", None))))
+    return [row for row in rows if row["ms"] is not None]
+
+
+def _stage(name: str, ms: float | None, call: dict[str, Any] | None) -> dict[str, Any]:
+    usage = (call or {}).get("usage") or {}
+    return {
+        "stage": name,
+        "ms": ms,
+        "engine": (call or {}).get("engine"),
+        "tokens": (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0) or None,
+        "fallback": usage.get("fallback"),
+    }
+
+
+_SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def dom_id(value: str) -> str:
+    return _SAFE_ID.sub("-", value)
+
+
+templates.env.filters["dom_id"] = dom_id

@@ -1,0 +1,41 @@
+"""``veridiag serve``: the HTTP API and the Trace Workbench."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from veridiag.cli.common import err, fail, settings
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=1, max=65535)] = 8080,
+    insecure_no_auth: Annotated[
+        bool, typer.Option("--insecure-no-auth", help="Allow an open API beyond loopback (not recommended).")
+    ] = False,
+) -> None:
+    """Serve /api/v1 (chat, sessions, audit, rules), /metrics, /healthz and the workbench at /."""
+    import uvicorn
+
+    from veridiag.agents.llm import LLMConfigError
+    from veridiag.api import create_app
+    from veridiag.api.security import is_loopback
+    from veridiag.gatekeeper import RulesetError
+    from veridiag.store import StoreError
+    from veridiag.tools.factory import ConfigurationError
+
+    config = settings()
+    if not is_loopback(host) and not config.tokens and not insecure_no_auth:
+        raise fail(
+            f"refusing to serve on {host} without API tokens: set VERIDIAG_API_TOKENS=token1,token2 "
+            "(or pass --insecure-no-auth)"
+        )
+    try:
+        app = create_app(config)
+    except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
+        raise fail(str(exc)) from None
+    auth = "bearer tokens" if config.tokens else "no auth"
+    err.print(f"veridiag on http://{host}:{port}/ ({auth}; engine {app.state.assembly.engine})")
+    uvicorn.run(app, host=host, port=port, log_level="warning")

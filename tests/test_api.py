@@ -1,0 +1,175 @@
+"""The HTTP API: the chat document equals `ask --json`, streaming stages, sessions and audit,
+metrics, auth, and bad requests rejected with clear JSON errors and nothing persisted."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from typer.testing import CliRunner
+
+from veridiag.api import create_app
+from veridiag.api.app import openapi_text
+from veridiag.cli.app import app as cli
+from veridiag.config import Settings
+from veridiag.pipeline.factory import Assembly, assemble
+
+ROOT = Path(__file__).resolve().parent.parent
+QUESTION = "订单123支付失败，帮我看看是什么原因"
+ASK_KEYS = {
+    "session_id",
+    "verdict",
+    "final_answer",
+    "answer_source",
+    "claims",
+    "hypotheses",
+    "missing_info",
+    "recommended_actions",
+    "gatekeeper",
+    "rounds",
+    "engine",
+}
+
+
+@pytest.fixture(scope="module")
+def assembly(tmp_path_factory: pytest.TempPathFactory) -> Assembly:
+    return assemble(Settings(home=tmp_path_factory.mktemp("api")))
+
+
+@pytest.fixture()
+def client(assembly: Assembly) -> TestClient:
+    return TestClient(create_app(Settings(home=Path("/nonexistent")), assembly=assembly))
+
+
+def _sessions(assembly: Assembly) -> int:
+    return assembly.store.count_sessions()
+
+
+def test_chat_returns_the_ask_json_document(client: TestClient, assembly: Assembly) -> None:
+    response = client.post("/api/v1/chat", json={"query": QUESTION})
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body) >= ASK_KEYS
+    assert body["verdict"] == "PASS" and "payment-service" in body["final_answer"]
+    stored = client.get(f"/api/v1/sessions/{body['session_id']}").json()
+    assert stored["final_answer"] == body["final_answer"] and stored["status"] == "completed"
+    audit = client.get(f"/api/v1/sessions/{body['session_id']}/audit").json()
+    assert audit["final_answer"] == body["final_answer"]
+    assert {i["id"] for i in audit["invocations"]} >= {
+        e["invocation_id"] for c in body["claims"] for e in c["evidence"]
+    }
+
+
+def test_stream_sends_each_stage_then_the_document(client: TestClient) -> None:
+    with client.stream("POST", "/api/v1/chat/stream", json={"query": "Why is checkout slow since 10:00?"}) as stream:
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        frames = [f for f in stream.read().decode().split("\n\n") if f.strip()]
+    events = [
+        (f.split("\n")[0].removeprefix("event: "), json.loads(f.split("\n")[1].removeprefix("data: "))) for f in frames
+    ]
+    stages = [name for name, _ in events]
+    assert stages[0] == "session" and stages[-1] == "done"
+    assert stages.index("plan") < stages.index("tool") < stages.index("gatekeeper") < stages.index("verifier")
+    assert stages.index("verifier") < stages.index("composer") < stages.index("done")
+    assert stages.count("tool") >= 2
+    done = events[-1][1]
+    assert set(done) >= ASK_KEYS and done["session_id"] == events[0][1]["session_id"]
+    assert client.get(f"/api/v1/sessions/{done['session_id']}").json()["status"] == "completed"
+
+
+def test_sessions_page_filter_and_search(client: TestClient) -> None:
+    client.post("/api/v1/chat", json={"query": "Why does /api/cart return 504 since 08:10?"})
+    page = client.get("/api/v1/sessions", params={"limit": 1}).json()
+    assert page["limit"] == 1 and len(page["items"]) == 1 and page["total"] >= 1
+    everything = client.get("/api/v1/sessions", params={"limit": 200}).json()
+    passing = client.get("/api/v1/sessions", params={"verdict": "PASS", "limit": 200}).json()
+    assert all(item["verdict"] == "PASS" for item in passing["items"])
+    assert passing["total"] == sum(1 for item in everything["items"] if item["verdict"] == "PASS")
+    found = client.get("/api/v1/sessions", params={"q": "api/cart"}).json()
+    assert found["total"] >= 1 and all("api/cart" in item["query"] for item in found["items"])
+    assert client.get("/api/v1/sessions", params={"q": "100%_never"}).json()["total"] == 0
+
+
+def test_rules_health_and_metrics(client: TestClient) -> None:
+    rules = client.get("/api/v1/rules").json()
+    assert rules["enabled"] and "evidence.excerpt_similarity" in {r["id"] for r in rules["rules"]}
+    assert client.get("/healthz").json()["status"] == "ok"
+    client.post("/api/v1/chat", json={"query": QUESTION})
+    client.post("/api/v1/chat", json={"query": "x" * 5})
+    metrics = client.get("/metrics").text
+    assert 'veridiag_sessions_total{status="completed",verdict="PASS"}' in metrics
+    assert 'veridiag_answer_source_total{source="template"}' in metrics
+    assert 'veridiag_stage_latency_seconds_bucket{le="0.005",stage="executor"}' in metrics
+    assert "veridiag_gatekeeper_failed_rules_total" in metrics
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": ""}, "query"),
+        ({"query": "x" * 100_000}, "query"),
+        ({"query": 123}, "query"),
+        ({"query": QUESTION, "lang": "fr"}, "lang"),
+        ({"query": QUESTION, "unexpected": 1}, "unexpected"),
+        ({}, "query"),
+        ([QUESTION], "body"),
+    ],
+)
+def test_bad_bodies_get_422_and_persist_nothing(client: TestClient, assembly: Assembly, body: Any, field: str) -> None:
+    before = _sessions(assembly)
+    response = client.post("/api/v1/chat", json=body)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "invalid_request" and field in error["message"]
+    assert _sessions(assembly) == before
+
+
+@pytest.mark.parametrize("raw", [b"{not json", b"\xff\xfe\x00garbage", b""])
+def test_unparseable_bodies_get_422(client: TestClient, assembly: Assembly, raw: bytes) -> None:
+    before = _sessions(assembly)
+    response = client.post("/api/v1/chat", content=raw, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422 and response.json()["error"]["code"] == "invalid_request"
+    assert _sessions(assembly) == before
+
+
+def test_unknown_ids_and_paths_are_404_json(client: TestClient) -> None:
+    for path in ("/api/v1/sessions/nope", "/api/v1/sessions/nope/audit", "/api/v1/nothing"):
+        response = client.get(path)
+        assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+def test_bearer_tokens(assembly: Assembly) -> None:
+    client = TestClient(create_app(Settings(home=Path("/nonexistent"), api_tokens="alpha, beta"), assembly=assembly))
+    before = _sessions(assembly)
+    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic alpha"}):
+        response = client.post("/api/v1/chat", json={"query": QUESTION}, headers=headers)
+        assert response.status_code == 401 and response.headers["www-authenticate"] == "Bearer"
+        assert response.json()["error"]["code"] == "unauthorized"
+    assert _sessions(assembly) == before
+    assert client.get("/api/v1/sessions", headers={"Authorization": "Bearer beta"}).status_code == 200
+    assert client.get("/healthz").status_code == 200  # probes stay open
+    page = client.get("/", headers={"Accept": "text/html"}, follow_redirects=False)
+    assert page.status_code == 303 and page.headers["location"] == "/login"
+    assert (
+        client.post("/login", data={"token": "nope"}, follow_redirects=False)
+        .headers["location"]
+        .startswith("/login?failed")
+    )
+    client.post("/login", data={"token": "alpha"}, follow_redirects=False)
+    assert client.get("/").status_code == 200  # the cookie now authenticates the browser
+
+
+def test_serve_refuses_an_open_api_beyond_loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VERIDIAG_HOME", str(tmp_path))
+    monkeypatch.delenv("VERIDIAG_API_TOKENS", raising=False)
+    result = CliRunner().invoke(cli, ["serve", "--host", "0.0.0.0"])
+    assert result.exit_code != 0 and "VERIDIAG_API_TOKENS" in result.output
+
+
+def test_committed_openapi_matches_the_app() -> None:
+    assert (ROOT / "schemas" / "openapi.json").read_text(encoding="utf-8") == openapi_text(), (
+        "schemas/openapi.json drifted: run `make schemas` and commit the result"
+    )
