@@ -4,8 +4,10 @@ the role can fall back to the offline engine and the audit can say why."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +92,11 @@ class RoleModel:
             model_settings=model_settings(self.config),
             output_type=str,  # raw text: the pipeline parses it; no schema retries hide a bad output
         )
-        result = agent.run_sync(prompt, usage_limits=UsageLimits(request_limit=request_limit))
+        limits = UsageLimits(request_limit=request_limit)
+        if _loop_running():  # a notebook, an async app, Playwright's sync API: run beside that loop
+            result = _BESIDE_LOOP.submit(agent.run_sync, prompt, usage_limits=limits).result()
+        else:
+            result = agent.run_sync(prompt, usage_limits=limits)
         run_usage = result.usage
         usage.update(
             requests=run_usage.requests,
@@ -115,6 +121,17 @@ class RoleModel:
         if prices[0] is None and prices[1] is None:
             return None
         return round((input_tokens * (prices[0] or 0) + output_tokens * (prices[1] or 0)) / 1_000_000, 6)
+
+
+_BESIDE_LOOP = ThreadPoolExecutor(max_workers=4, thread_name_prefix="veridiag-llm")
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 def _transient(exc: Exception) -> bool:

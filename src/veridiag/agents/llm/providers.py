@@ -4,6 +4,7 @@ event loop each time and an async HTTP client must not outlive its loop."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from veridiag.config import LLMRoleSettings
@@ -77,7 +78,7 @@ def _openai(model: str, key: str | None, base_url: str | None, config: LLMRoleSe
 
     # Local servers (Ollama, vLLM) take any key; the SDK insists on one.
     client = AsyncOpenAI(
-        api_key=key or "not-needed",
+        api_key=key or os.environ.get("OPENAI_API_KEY") or "not-needed",
         base_url=base_url,
         timeout=config.timeout_seconds or 60.0,
         max_retries=2 if config.max_retries is None else config.max_retries,

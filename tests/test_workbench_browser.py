@@ -1,0 +1,175 @@
+"""The Trace Workbench in a real browser (Playwright driving Debian's Chromium): ask through the
+page and watch the stages stream, open a claim and check the highlighted evidence is exactly the
+stored output's matched span, see a blocked claim's reason, read pages without JavaScript.
+Screenshots go to $VERIDIAG_SCREENSHOTS (CI artifacts)."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import FunctionModel
+
+from tests.conftest import require_server
+from tests.llm_scripts import claim, evidence, executor_script
+from veridiag.agents.engines import offline_roles
+from veridiag.agents.llm import llm_roles
+from veridiag.api import create_app
+from veridiag.config import LLMRoleSettings, LLMSettings, Settings
+from veridiag.pipeline import DiagnosisPipeline
+from veridiag.pipeline.factory import Assembly, assemble
+from veridiag.tools.factory import embedded_environment
+
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--no-first-run",
+]
+SHOTS = Path(os.environ.get("VERIDIAG_SCREENSHOTS") or Path(__file__).resolve().parent.parent / "build" / "screenshots")
+
+
+def _chromium() -> str:
+    path = os.environ.get("VERIDIAG_TEST_CHROMIUM") or (
+        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else ""
+    )
+    if path and Path(path).exists():
+        return path
+    return require_server("VERIDIAG_TEST_CHROMIUM", "Chromium")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Assembly, Settings]]:
+    settings = Settings(home=tmp_path_factory.mktemp("workbench"))
+    assembly = assemble(settings)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(settings, assembly=assembly), port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server.started, "uvicorn did not start"
+    yield f"http://127.0.0.1:{port}", assembly, settings
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser(served: Any) -> Iterator[Any]:
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    executable = _chromium()
+    with playwright_api.sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=executable, args=ARGS, headless=True)
+        yield instance
+        instance.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+
+
+def test_ask_stream_open_claim_and_highlighted_span(served: Any, browser: Any) -> None:
+    base = served[0]
+    page = browser.new_page(locale="zh-CN")
+    page.goto(f"{base}/?lang=zh")
+    page.fill("#ask-query", "订单123支付失败，帮我看看是什么原因")
+    page.click("#ask-button")
+    page.wait_for_selector("#ask-result", timeout=60_000)
+    stages = page.locator("#ask-stages li").all_inner_texts()
+    assert any(s.startswith("plan") for s in stages) and any(s.startswith("tool #") for s in stages)
+    assert any(s.startswith("gatekeeper") for s in stages) and any(s.startswith("composer") for s in stages)
+    _shot(page, "01-ask-streamed")
+
+    page.click("#ask-result")
+    page.wait_for_selector("#final-answer")
+    session_id = page.url.split("/sessions/")[1].split("?")[0]
+    order = [
+        page.locator(f"#{section}").bounding_box()["y"]
+        for section in ("final-answer", "composer-input", "claims", "gatekeeper", "timeline", "invocations")
+    ]
+    assert order == sorted(order), "the session page must read top-down like the audit chain"
+    assert "payment-service" in page.inner_text("#final-answer")
+
+    page.locator("a.claim-link").first.click()
+    mark = page.wait_for_selector("#claim-panel mark#matched-span")
+    shown = mark.inner_text()
+    invocation_id = int(page.get_attribute("#claim-panel section.evidence", "data-invocation"))
+    chain = page.request.get(f"{base}/api/v1/sessions/{session_id}/audit").json()
+    claim_id = page.get_attribute("#claim-detail", "data-claim")
+    trace = next(t for t in chain["gatekeeper"]["trace"] if t["claim_id"] == claim_id)
+    span = next(c["matched_span"] for c in trace["checks"] if c.get("matched_span"))
+    output = next(i["output"] for i in chain["invocations"] if i["id"] == invocation_id)
+    assert span["invocation_id"] == invocation_id
+    assert shown == output[span["start"] : span["end"]] == span["text"]
+    _shot(page, "02-claim-evidence-highlighted")
+    page.close()
+
+
+def test_blocked_claim_shows_why(served: Any, browser: Any) -> None:
+    base, assembly, settings = served
+
+    def final(invocation: int, line: str) -> str:
+        return evidence(
+            [
+                claim("c1", "payment-service 出现错误日志。", invocation, line),
+                claim("c2", "网关返回 ERR_FAKE_4242 共 9137 次。", 987654, "ERR_FAKE_4242 count=9137"),
+            ]
+        )
+
+    def factory(config: LLMRoleSettings) -> Model:
+        return FunctionModel(executor_script(final), model_name="fn-executor")
+
+    environment = embedded_environment(settings)
+    roles = llm_roles(
+        LLMSettings(executor=LLMRoleSettings(model="fn-executor")),
+        offline_roles(environment, assembly.store),
+        environment,
+        model_factory=factory,
+    )
+    result = DiagnosisPipeline(assembly.store, roles, toolbox=assembly.pipeline.toolbox).run(
+        "订单123支付失败，帮我看看原因"
+    )
+    executor = next(c for c in result.self_evaluation["role_calls"] if c["role"] == "executor")
+    assert executor["engine"] == "llm:fn-executor", executor  # ran beside Playwright's event loop
+
+    page = browser.new_page(locale="en-US")
+    page.goto(f"{base}/sessions/{result.session_id}?lang=en")
+    row = page.locator("#row-c2")
+    assert "blocked" in row.inner_text()
+    row.locator("a.claim-link").click()
+    reason = page.wait_for_selector("#claim-panel .blocked-reason").inner_text()
+    assert "Blocked because" in reason and "987654" in reason
+    assert "ERR_FAKE_4242" not in page.inner_text("#final-answer")
+    _shot(page, "03-blocked-claim-reason")
+    page.close()
+
+
+def test_pages_read_without_javascript(served: Any, browser: Any) -> None:
+    base, assembly, _settings = served
+    session = assembly.store.list_sessions(limit=1)[0]
+    context = browser.new_context(java_script_enabled=False, locale="en-US")
+    page = context.new_page()
+    page.goto(f"{base}/?lang=en")
+    assert session.query[:20] in page.inner_text("table.sessions")
+    page.click(f"a[href^='/sessions/{session.id}']")
+    page.wait_for_selector("#final-answer")
+    page.locator("a.claim-link").first.click()  # a real link: the claim opens as its own page
+    page.wait_for_selector("#claim-detail")
+    assert page.locator("#claim-detail pre.output").count() >= 1
+    _shot(page, "04-no-javascript-claim-page")
+    context.close()
