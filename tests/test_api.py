@@ -173,3 +173,12 @@ def test_committed_openapi_matches_the_app() -> None:
     assert (ROOT / "schemas" / "openapi.json").read_text(encoding="utf-8") == openapi_text(), (
         "schemas/openapi.json drifted: run `make schemas` and commit the result"
     )
+
+
+def test_concurrent_chats_on_one_server_lose_and_mix_nothing() -> None:
+    """The load benchmark's correctness half, small: real uvicorn, SQLite, 30 requests at once."""
+    from veridiag.bench import api as api_bench
+
+    result = api_bench.run(requests=30, runs=1, baseline_requests=2)
+    assert (result["errors"], result["sessions_lost"], result["sessions_mixed"]) == (0, 0, 0)
+    assert result["per_run"][0]["sessions_stored"] == 30 + 2 + 2

@@ -130,6 +130,9 @@ class Settings(BaseSettings):
     #: Comma-separated bearer tokens for the HTTP API (``VERIDIAG_API_TOKENS``); required when
     #: ``veridiag serve`` listens beyond loopback.
     api_tokens: SecretStr = SecretStr("")
+    #: Diagnoses the HTTP service runs at once (more wait in arrival order). A model-backed
+    #: engine waits on the network and can use more than the offline engine's CPU-bound default.
+    api_concurrency: int = Field(default_factory=lambda: max(2, os.cpu_count() or 2), ge=1, le=256)
     llm: LLMSettings = LLMSettings()
 
     @property

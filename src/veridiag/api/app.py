@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
@@ -31,6 +32,7 @@ def create_app(settings: Settings | None = None, *, assembly: Assembly | None = 
     app.state.tokens = settings.tokens
     app.state.metrics = ServiceMetrics()
     app.state.background = set[asyncio.Task[Any]]()
+    app.state.diagnosis_limiter = anyio.CapacityLimiter(settings.api_concurrency)
     return app
 
 

@@ -8,8 +8,8 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
 
+import anyio.to_thread
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response, StreamingResponse
 
 from veridiag.api.schemas import ChatRequest, ChatResponse, ErrorBody, SessionPage, SessionSummary
@@ -26,6 +26,14 @@ api = APIRouter(prefix="/api/v1", dependencies=[Depends(require_token)], respons
 ops = APIRouter()
 
 
+async def diagnose_async(request: Request, body: ChatRequest, progress: Progress | None = None) -> dict[str, Any]:
+    """A diagnosis in a worker thread, at most ``api_concurrency`` at once: the work is CPU-bound,
+    so more threads only share the cores and every queued request finishes late; this way they
+    finish in arrival order."""
+    limiter = request.app.state.diagnosis_limiter
+    return await anyio.to_thread.run_sync(diagnose, request, body, progress, limiter=limiter)
+
+
 def diagnose(request: Request, body: ChatRequest, progress: Progress | None = None) -> dict[str, Any]:
     """One diagnosis through the app's pipeline; metrics observed; the stable answer document."""
     assembly: Assembly = request.app.state.assembly
@@ -36,8 +44,8 @@ def diagnose(request: Request, body: ChatRequest, progress: Progress | None = No
 
 
 @api.post("/chat", response_model=ChatResponse, summary="Diagnose a question")
-def chat(body: ChatRequest, request: Request) -> dict[str, Any]:
-    return diagnose(request, body)
+async def chat(body: ChatRequest, request: Request) -> dict[str, Any]:
+    return await diagnose_async(request, body)
 
 
 @api.post(
@@ -59,7 +67,7 @@ async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
 
     async def run() -> None:
         try:
-            document = await run_in_threadpool(diagnose, request, body, progress)
+            document = await diagnose_async(request, body, progress)
             queue.put_nowait(("done", document))
         except Exception as exc:  # the pipeline fails closed itself; this is the store being gone
             queue.put_nowait(("error", {"message": f"{exc.__class__.__name__}: {exc}"}))

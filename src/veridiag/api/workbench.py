@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Form, HTTPException, Query, Request
-from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
@@ -66,13 +65,13 @@ def index(
 async def ask(request: Request, query: Annotated[str, Form()] = "", lang: Annotated[str, Form()] = "") -> Response:
     """The no-JavaScript ask: run the diagnosis, then show its session page."""
     require_token(request)
-    from veridiag.api.routes import diagnose
+    from veridiag.api.routes import diagnose_async
 
     chosen = pick_lang(request, lang if lang in ("zh", "en") else None)
     if not query.strip() or len(query) > MAX_QUERY_CHARS:
         request.app.state.metrics.rejected.labels("invalid").inc()
         raise HTTPException(422, detail=f"the question must be 1–{MAX_QUERY_CHARS} characters")
-    document = await run_in_threadpool(diagnose, request, ChatRequest(query=query.strip()))
+    document = await diagnose_async(request, ChatRequest(query=query.strip()))
     return RedirectResponse(f"/sessions/{document['session_id']}?lang={chosen}", status_code=303)
 
 

@@ -7,13 +7,14 @@ import platform
 from collections.abc import Callable
 from typing import Any
 
-from veridiag.bench import gatekeeper, pipeline, tools
+from veridiag.bench import api, gatekeeper, pipeline, tools
 
-#: name → (full run, quick run). Later issues add "tools", "pipeline", "api" here.
+#: name → (full run, quick run).
 BENCHMARKS: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[], dict[str, Any]]]] = {
     "gatekeeper": (gatekeeper.run, lambda: gatekeeper.run(repeats=10, baseline_repeats=1)),
     "pipeline": (pipeline.run, lambda: pipeline.run(sessions=5)),
     "tools": (tools.run, lambda: tools.run(lines=20_000, runbooks=100, repeats=3)),
+    "api": (api.run, lambda: api.run(requests=40, runs=1, baseline_requests=3)),
 }
 
 
