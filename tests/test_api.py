@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from veridiag.api import create_app
@@ -182,3 +184,32 @@ def test_concurrent_chats_on_one_server_lose_and_mix_nothing() -> None:
     result = api_bench.run(requests=30, runs=1, baseline_requests=2)
     assert (result["errors"], result["sessions_lost"], result["sessions_mixed"]) == (0, 0, 0)
     assert result["per_run"][0]["sessions_stored"] == 30 + 2 + 2
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=12,
+)
+BODIES = (
+    JSON
+    | st.fixed_dictionaries({"query": JSON})
+    | st.fixed_dictionaries(
+        {"query": st.text(min_size=1, max_size=60), "lang": st.sampled_from(["zh", "en", "fr", None, 1])}
+    )
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=BODIES)
+def test_any_json_body_gets_an_answer_or_a_clear_422(client: TestClient, assembly: Assembly, body: Any) -> None:
+    before = _sessions(assembly)
+    response = client.post("/api/v1/chat", json=body)
+    assert response.status_code in (200, 422), response.text
+    document = response.json()
+    if response.status_code == 422:
+        assert document["error"]["code"] == "invalid_request" and document["error"]["message"]
+        assert _sessions(assembly) == before
+    else:
+        assert ASK_KEYS <= set(document) and _sessions(assembly) == before + 1
+        assert not document["final_answer"].lstrip().startswith(("{", "["))
