@@ -287,13 +287,14 @@ def eval_cases(
 def sessions(
     limit: Annotated[int, typer.Option("--limit", min=1, max=1000)] = 20,
     verdict: Annotated[str | None, typer.Option("--verdict", help="PASS, LOW_CONFID or REJECT.")] = None,
+    search: Annotated[str | None, typer.Option("--search", "-q", help="Text in the question or answer.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Recent diagnosis sessions, newest first."""
     from veridiag.store import StoreError, open_store
 
     try:
-        records = open_store(settings().store_url).list_sessions(limit=limit, verdict=verdict)
+        records = open_store(settings().store_url).list_sessions(limit=limit, verdict=verdict, search=search)
     except StoreError as exc:
         raise fail(str(exc)) from None
     if as_json:

@@ -1,0 +1,76 @@
+"""`veridiag ask`, `sessions` and `audit` from the command line: the stable `ask --json` shape,
+exit codes, and clear errors for bad input or configuration."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from veridiag.cli.app import app
+
+runner = CliRunner()
+ASK_JSON = {
+    "session_id",
+    "verdict",
+    "final_answer",
+    "answer_source",
+    "claims",
+    "hypotheses",
+    "missing_info",
+    "recommended_actions",
+    "gatekeeper",
+    "rounds",
+    "engine",
+}
+CLAIM = {"claim_id", "claim_text", "verification", "allowed", "evidence"}
+EVIDENCE = {"invocation_id", "tool_name", "excerpt"}
+
+
+@pytest.fixture()
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("VERIDIAG_HOME", str(tmp_path))
+    for name in ("VERIDIAG_ENGINE", "VERIDIAG_LLM__DEFAULT__MODEL", "VERIDIAG_API_TOKENS"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def test_ask_json_shape_then_sessions_and_audit(home: Path) -> None:
+    result = runner.invoke(app, ["ask", "Why is checkout slow since 10:00?", "--json"])
+    assert result.exit_code == 0, result.output
+    document = json.loads(result.stdout)
+    assert ASK_JSON <= set(document)
+    assert document["engine"]["executor"] == "offline" and document["verdict"] == "PASS"
+    assert document["claims"] and all(CLAIM <= set(c) for c in document["claims"])
+    assert all(EVIDENCE <= set(e) for c in document["claims"] for e in c["evidence"])
+
+    listed = json.loads(runner.invoke(app, ["sessions", "--json", "-q", "checkout"]).stdout)
+    assert [s["id"] for s in listed] == [document["session_id"]]
+    assert json.loads(runner.invoke(app, ["sessions", "--json", "-q", "nothing-like-this"]).stdout) == []
+
+    audit = runner.invoke(app, ["audit", document["session_id"], "--json"])
+    assert audit.exit_code == 0 and json.loads(audit.stdout)["final_answer"] == document["final_answer"]
+
+
+def test_ask_text_mode_shows_verdict_evidence_and_the_audit_command(home: Path) -> None:
+    result = runner.invoke(app, ["ask", "订单123支付失败，帮我看看是什么原因"])
+    assert result.exit_code == 0
+    assert "PASS" in result.stdout and "已确认的事实与出处" in result.stdout
+    assert "veridiag audit s-" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [(["ask", "   "], "empty"), (["ask", "x" * 4001], "4000"), (["ask", "why?", "--lang", "fr"], "--lang")],
+)
+def test_ask_bad_input_exits_2(home: Path, args: list[str], message: str) -> None:
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and message in result.output
+
+
+def test_ask_with_llm_engine_but_no_model_is_a_clear_error(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("VERIDIAG_ENGINE", "llm")
+    result = runner.invoke(app, ["ask", "why?"])
+    assert result.exit_code == 2 and "VERIDIAG_LLM__DEFAULT__MODEL" in result.output
