@@ -63,3 +63,21 @@ def v2(claims: list[dict[str, Any]] | None = None, **extra: Any) -> dict[str, An
         "claims": claims if claims is not None else [claim()],
         **extra,
     }
+
+
+#: The stable keys of ``veridiag ask --json`` and ``POST /api/v1/chat`` (additive changes only).
+ASK_JSON_KEYS = frozenset(
+    {
+        "session_id",
+        "verdict",
+        "final_answer",
+        "answer_source",
+        "claims",
+        "hypotheses",
+        "missing_info",
+        "recommended_actions",
+        "gatekeeper",
+        "rounds",
+        "engine",
+    }
+)

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from tests.builders import ASK_JSON_KEYS
 from veridiag.api import create_app
 from veridiag.api.app import openapi_text
 from veridiag.cli.app import app as cli
@@ -21,19 +22,6 @@ from veridiag.pipeline.factory import Assembly, assemble
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "订单123支付失败，帮我看看是什么原因"
-ASK_KEYS = {
-    "session_id",
-    "verdict",
-    "final_answer",
-    "answer_source",
-    "claims",
-    "hypotheses",
-    "missing_info",
-    "recommended_actions",
-    "gatekeeper",
-    "rounds",
-    "engine",
-}
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +42,7 @@ def test_chat_returns_the_ask_json_document(client: TestClient, assembly: Assemb
     response = client.post("/api/v1/chat", json={"query": QUESTION})
     assert response.status_code == 200
     body = response.json()
-    assert set(body) >= ASK_KEYS
+    assert set(body) >= ASK_JSON_KEYS
     assert body["verdict"] == "PASS" and "payment-service" in body["final_answer"]
     stored = client.get(f"/api/v1/sessions/{body['session_id']}").json()
     assert stored["final_answer"] == body["final_answer"] and stored["status"] == "completed"
@@ -78,7 +66,7 @@ def test_stream_sends_each_stage_then_the_document(client: TestClient) -> None:
     assert stages.index("verifier") < stages.index("composer") < stages.index("done")
     assert stages.count("tool") >= 2
     done = events[-1][1]
-    assert set(done) >= ASK_KEYS and done["session_id"] == events[0][1]["session_id"]
+    assert set(done) >= ASK_JSON_KEYS and done["session_id"] == events[0][1]["session_id"]
     assert client.get(f"/api/v1/sessions/{done['session_id']}").json()["status"] == "completed"
 
 
@@ -211,5 +199,5 @@ def test_any_json_body_gets_an_answer_or_a_clear_422(client: TestClient, assembl
         assert document["error"]["code"] == "invalid_request" and document["error"]["message"]
         assert _sessions(assembly) == before
     else:
-        assert set(document) >= ASK_KEYS and _sessions(assembly) == before + 1
+        assert set(document) >= ASK_JSON_KEYS and _sessions(assembly) == before + 1
         assert not document["final_answer"].lstrip().startswith(("{", "["))

@@ -9,22 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from tests.builders import ASK_JSON_KEYS
 from veridiag.cli.app import app
 
 runner = CliRunner()
-ASK_JSON = {
-    "session_id",
-    "verdict",
-    "final_answer",
-    "answer_source",
-    "claims",
-    "hypotheses",
-    "missing_info",
-    "recommended_actions",
-    "gatekeeper",
-    "rounds",
-    "engine",
-}
 CLAIM = {"claim_id", "claim_text", "verification", "allowed", "evidence"}
 EVIDENCE = {"invocation_id", "tool_name", "excerpt"}
 
@@ -41,7 +29,7 @@ def test_ask_json_shape_then_sessions_and_audit(home: Path) -> None:
     result = runner.invoke(app, ["ask", "Why is checkout slow since 10:00?", "--json"])
     assert result.exit_code == 0, result.output
     document = json.loads(result.stdout)
-    assert set(document) >= ASK_JSON
+    assert set(document) >= ASK_JSON_KEYS
     assert document["engine"]["executor"] == "offline" and document["verdict"] == "PASS"
     assert document["claims"] and all(set(c) >= CLAIM for c in document["claims"])
     assert all(set(e) >= EVIDENCE for c in document["claims"] for e in c["evidence"])
