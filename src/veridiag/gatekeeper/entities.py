@@ -184,15 +184,25 @@ _JOIN_WORDS = frozenset(
 )
 
 
+_JOIN_CJK = re.compile("订单|交易|请求|状态码")
+
+
 def _joinable(token: str) -> bool:
     """Could this token be one half of a fact written with a blank inside?"""
+    if token[0].isdigit():
+        return True
     lowered = token.lower().strip(",.;:，。；：")
     return (
-        token[0].isdigit()
-        or lowered in _JOIN_WORDS
+        lowered in _JOIN_WORDS
         or lowered[:1] in _UNITS  # "秒，" / "次请求": a CJK unit glued to prose
-        or any(word in token for word in ("订单", "交易", "请求", "状态码"))
+        or _JOIN_CJK.search(token) is not None
     )
+
+
+@lru_cache(maxsize=64)
+def _folded(words: tuple[str, ...]) -> frozenset[str]:
+    """Lower-cased configuration lists (known services, ignored tokens), folded once."""
+    return frozenset(word.lower() for word in words)
 
 
 def entities_outside(
@@ -209,28 +219,36 @@ def entities_outside(
     unknown = [i for i, token in enumerate(tokens) if token not in known_tokens]
     if not unknown:
         return []
+    joinable: dict[int, bool] = {}
+
+    def joins(index: int) -> bool:
+        if index not in joinable:
+            joinable[index] = _joinable(tokens[index])
+        return joinable[index]
+
     windows: list[tuple[int, int]] = []
     for index in unknown:
         start, end = index, index + 1
-        if index > 0 and (_joinable(tokens[index]) or _joinable(tokens[index - 1])):
+        if index > 0 and (joins(index) or joins(index - 1)):
             start = index - 1
-        if end < len(tokens) and (_joinable(tokens[index]) or _joinable(tokens[end])):
+        if end < len(tokens) and (joins(index) or joins(end)):
             end += 1
         if windows and start <= windows[-1][1]:
             windows[-1] = (windows[-1][0], end)
         else:
             windows.append((start, end))
     found: dict[tuple[str, str], Entity] = {}
+    services, ignored = tuple(known_services), tuple(ignore)
     for start, end in windows:
-        for entity in extract_entities(" ".join(tokens[start:end]), known_services, ignore):
+        for entity in extract_entities(" ".join(tokens[start:end]), services, ignored):
             found.setdefault((entity.kind, entity.text.lower()), entity)
     return list(found.values())
 
 
 def extract_entities(text: str, known_services: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Entity]:
     """Every exact fact in ``text``, each once, in order of appearance."""
-    services = frozenset(s.lower() for s in known_services)
-    ignored = frozenset(token.lower() for token in ignore)
+    services = _folded(tuple(known_services))
+    ignored = _folded(tuple(ignore))
     unique: dict[tuple[str, str], Entity] = {}
     for match in _LEXER.finditer(text):
         found = [_entity(match, services)]
