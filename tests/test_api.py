@@ -4,9 +4,11 @@ metrics, auth, and bad requests rejected with clear JSON errors and nothing pers
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
@@ -16,6 +18,7 @@ from typer.testing import CliRunner
 from tests.builders import ASK_JSON_KEYS
 from veridiag.api import create_app
 from veridiag.api.app import openapi_text
+from veridiag.api.local import LocalServer
 from veridiag.cli.app import app as cli
 from veridiag.config import Settings
 from veridiag.pipeline.factory import Assembly, assemble
@@ -201,3 +204,19 @@ def test_any_json_body_gets_an_answer_or_a_clear_422(client: TestClient, assembl
     else:
         assert set(document) >= ASK_JSON_KEYS and _sessions(assembly) == before + 1
         assert not document["final_answer"].lstrip().startswith(("{", "["))
+
+
+def test_a_stream_client_that_leaves_does_not_lose_the_session(assembly: Assembly) -> None:
+    before = _sessions(assembly)
+    with LocalServer(create_app(Settings(home=Path("/nonexistent")), assembly=assembly)) as server:
+        with httpx2.stream("POST", f"{server.url}/api/v1/chat/stream", json={"query": QUESTION}, timeout=30) as stream:
+            first = next(stream.iter_lines())
+        assert first == "event: session"  # the client reads one event and hangs up
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            newest = assembly.store.list_sessions(limit=1)[0]
+            if _sessions(assembly) == before + 1 and newest.status == "completed":
+                break
+            time.sleep(0.1)
+    newest = assembly.store.list_sessions(limit=1)[0]
+    assert newest.query == QUESTION and newest.status == "completed" and newest.final_answer

@@ -6,15 +6,11 @@ Screenshots go to $VERIDIAG_SCREENSHOTS (CI artifacts)."""
 from __future__ import annotations
 
 import os
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
 
@@ -23,6 +19,7 @@ from tests.llm_scripts import claim, evidence, executor_script
 from veridiag.agents.engines import offline_roles
 from veridiag.agents.llm import llm_roles
 from veridiag.api import create_app
+from veridiag.api.local import LocalServer
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.factory import Assembly, assemble
@@ -53,19 +50,8 @@ def _chromium() -> str:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Assembly, Settings]]:
     settings = Settings(home=tmp_path_factory.mktemp("workbench"))
     assembly = assemble(settings)
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(settings, assembly=assembly), port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert server.started, "uvicorn did not start"
-    yield f"http://127.0.0.1:{port}", assembly, settings
-    server.should_exit = True
-    thread.join(timeout=10)
+    with LocalServer(create_app(settings, assembly=assembly)) as server:
+        yield server.url, assembly, settings
 
 
 @pytest.fixture(scope="module")

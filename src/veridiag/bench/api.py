@@ -6,18 +6,16 @@ throughput. The baseline, in the same run: the same requests one at a time."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import statistics
 import tempfile
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import httpx2
-import uvicorn
 
 from veridiag.api import create_app
+from veridiag.api.local import LocalServer
 from veridiag.config import Settings
 from veridiag.tools.demo import SCENARIOS
 
@@ -27,34 +25,6 @@ _TEMPLATES = [question for scenario in SCENARIOS for question in scenario.questi
 def _questions(count: int, run: int) -> list[str]:
     """Distinct questions (a request tag keeps them apart) over every demo scenario, zh and en."""
     return [f"{_TEMPLATES[i % len(_TEMPLATES)]} [r{run}-q{i}]" for i in range(count)]
-
-
-class _Server:
-    def __init__(self, home: Path) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.app = create_app(Settings(home=home))
-        config = uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="error", backlog=1024)
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> _Server:
-        self.thread.start()
-        deadline = time.monotonic() + 30
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("uvicorn did not start")
-            time.sleep(0.05)
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
 
 async def _fire(
@@ -77,7 +47,7 @@ async def _fire(
         return [await one(q) for q in questions]
 
 
-def _check(server: _Server, results: list[tuple[str, int, dict[str, Any] | None, float]]) -> dict[str, int]:
+def _check(server: LocalServer, results: list[tuple[str, int, dict[str, Any] | None, float]]) -> dict[str, int]:
     """Errors, lost sessions (answered but not stored / stored twice), mixed sessions."""
     store = server.app.state.assembly.store
     errors = sum(1 for _q, status, body, _t in results if status != 200 or body is None)
@@ -96,7 +66,7 @@ def _check(server: _Server, results: list[tuple[str, int, dict[str, Any] | None,
 
 
 def _one_run(requests: int, baseline_requests: int, run: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as home, _Server(Path(home)) as server:
+    with tempfile.TemporaryDirectory() as home, LocalServer(create_app(Settings(home=Path(home)))) as server:
         asyncio.run(_fire(server.url, _questions(2, run=-1), concurrent=False))  # warm caches and the DB
         baseline = asyncio.run(_fire(server.url, _questions(baseline_requests, run=1000 + run), concurrent=False))
         started = time.perf_counter()
