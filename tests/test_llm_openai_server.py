@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from tests.fake_openai import FakeOpenAI, Reply, completion, serve, tool_results
+from veridiag.cli.app import app as cli
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
 from veridiag.pipeline.factory import assemble
 
@@ -173,3 +175,18 @@ def test_truncated_or_refused_over_http_fails_closed(tmp_path: Path, finish_reas
     verifier = next(c for c in result.self_evaluation["role_calls"] if c["role"] == "verifier")
     assert verifier["engine"] == "offline (fallback)"
     assert result.status == "completed"
+
+
+def test_llm_check_reports_each_role(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeOpenAI({"unknown": lambda _r: completion("OK")})
+    with serve(fake):
+        monkeypatch.setenv("VERIDIAG_HOME", str(tmp_path))
+        monkeypatch.setenv("VERIDIAG_LLM__DEFAULT__MODEL", "fake-model")
+        monkeypatch.setenv("VERIDIAG_LLM__DEFAULT__BASE_URL", fake.url)
+        monkeypatch.setenv("VERIDIAG_LLM__VERIFIER__BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens
+        result = CliRunner().invoke(cli, ["llm", "check", "--json"])
+    rows = {row["role"]: row for row in json.loads(result.stdout)["roles"]}
+    assert result.exit_code == 1
+    assert rows["planner"]["ok"] and rows["executor"]["ok"] and rows["composer"]["ok"]
+    assert rows["planner"]["tokens"] == 150 and rows["planner"]["detail"] == "OK"
+    assert rows["verifier"]["ok"] is False and "Connection" in rows["verifier"]["detail"]

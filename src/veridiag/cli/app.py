@@ -19,6 +19,7 @@ from veridiag import __version__
 from veridiag.cli.ask import ask
 from veridiag.cli.common import err, fail, out, print_json, settings
 from veridiag.cli.data import data_app, db_app, kb_app, tools_app
+from veridiag.cli.llm import llm_app
 from veridiag.cli.serve import serve
 from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.schemas import SCHEMAS, schema_text
@@ -35,6 +36,7 @@ app.add_typer(db_app, name="db")
 app.add_typer(data_app, name="data")
 app.add_typer(kb_app, name="kb")
 app.add_typer(tools_app, name="tools")
+app.add_typer(llm_app, name="llm")
 app.command()(ask)
 app.command()(serve)
 
