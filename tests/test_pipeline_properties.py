@@ -7,7 +7,7 @@ import json
 import re
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,14 +20,7 @@ from veridiag.store import SessionStore
 
 _DIR = tempfile.mkdtemp(prefix="veridiag-prop-")
 STORE = SessionStore(f"sqlite:///{Path(_DIR) / 'store.db'}")
-LABELS: list[ClaimVerification] = [
-    "direct_observation",
-    "reasonable_inference",
-    "overstated",
-    "unsupported",
-    "external_unknown",
-    "contradicted",
-]
+LABELS: list[ClaimVerification] = list(get_args(ClaimVerification))
 # Each claim carries a unique marker word, so its text can be traced into the answer.
 MARKERS = ["甲乙", "丙丁", "戊己", "庚辛", "壬癸"]
 HEDGE = re.compile(

@@ -17,7 +17,7 @@ from starlette.exceptions import HTTPException
 from veridiag import __version__
 from veridiag.api.metrics import ServiceMetrics
 from veridiag.api.routes import api, ops
-from veridiag.api.workbench import workbench
+from veridiag.api.workbench import signin, workbench
 from veridiag.config import Settings
 from veridiag.pipeline.factory import Assembly, assemble
 
@@ -48,6 +48,7 @@ def application() -> FastAPI:
     )
     app.include_router(api)
     app.include_router(ops)
+    app.include_router(signin)
     app.include_router(workbench)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_exception_handler(RequestValidationError, _invalid)

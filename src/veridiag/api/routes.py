@@ -120,12 +120,17 @@ def session(session_id: str, request: Request) -> SessionRecord:
     return found  # type: ignore[no-any-return]
 
 
-@api.get("/sessions/{session_id}/audit", summary="The audit chain (as `veridiag audit --json`)")
-def audit(session_id: str, request: Request) -> dict[str, Any]:
+def audit_or_404(request: Request, session_id: str) -> dict[str, Any]:
+    """The session's audit chain; an unknown id is a 404 (the API and the workbench alike)."""
     chain = audit_chain(request.app.state.assembly.store, session_id)
     if chain is None:
         raise HTTPException(404, detail=f"no session {session_id!r}")
     return chain
+
+
+@api.get("/sessions/{session_id}/audit", summary="The audit chain (as `veridiag audit --json`)")
+def audit(session_id: str, request: Request) -> dict[str, Any]:
+    return audit_or_404(request, session_id)
 
 
 @api.get("/rules", summary="The Gatekeeper rules in force")

@@ -7,18 +7,20 @@ import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Form, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
 from veridiag.api.i18n import TEXT, pick_lang
+from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import MAX_QUERY_CHARS, ChatRequest
 from veridiag.api.security import COOKIE, require_token, valid
-from veridiag.pipeline import audit_chain
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
-workbench = APIRouter(include_in_schema=False)
+#: The sign-in page is open; every other page needs a token (header or the /login cookie).
+signin = APIRouter(include_in_schema=False)
+workbench = APIRouter(include_in_schema=False, dependencies=[Depends(require_token)])
 Lang = Literal["zh", "en"] | None
 
 
@@ -26,12 +28,12 @@ def _page(request: Request, name: str, lang: str, **context: Any) -> Response:
     return templates.TemplateResponse(request, name, {"t": TEXT[lang], "lang": lang, **context})
 
 
-@workbench.get("/login", response_class=HTMLResponse)
+@signin.get("/login", response_class=HTMLResponse)
 def login_form(request: Request, lang: Lang = None, failed: bool = False) -> Response:
     return _page(request, "login.html", pick_lang(request, lang), failed=failed)
 
 
-@workbench.post("/login")
+@signin.post("/login")
 def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
     """Browsers cannot send a bearer header: a valid token becomes an HttpOnly cookie."""
     if not valid(token, request.app.state.tokens):
@@ -50,7 +52,6 @@ def index(
     q: Annotated[str, Query(max_length=200)] = "",
     offset: Annotated[int, Query(ge=0)] = 0,
 ) -> Response:
-    require_token(request)
     chosen = pick_lang(request, lang)
     store = request.app.state.assembly.store
     rows = store.list_sessions(limit=50, offset=offset, verdict=verdict or None, search=q or None)
@@ -64,9 +65,6 @@ def index(
 @workbench.post("/ask")
 async def ask(request: Request, query: Annotated[str, Form()] = "", lang: Annotated[str, Form()] = "") -> Response:
     """The no-JavaScript ask: run the diagnosis, then show its session page."""
-    require_token(request)
-    from veridiag.api.routes import diagnose_async
-
     chosen = pick_lang(request, lang if lang in ("zh", "en") else None)
     if not query.strip() or len(query) > MAX_QUERY_CHARS:
         request.app.state.metrics.rejected.labels("invalid").inc()
@@ -77,10 +75,7 @@ async def ask(request: Request, query: Annotated[str, Form()] = "", lang: Annota
 
 @workbench.get("/sessions/{session_id}", response_class=HTMLResponse)
 def session_page(request: Request, session_id: str, lang: Lang = None) -> Response:
-    require_token(request)
-    chain = audit_chain(request.app.state.assembly.store, session_id)
-    if chain is None:
-        raise HTTPException(404, detail=f"no session {session_id!r}")
+    chain = audit_or_404(request, session_id)
     chosen = pick_lang(request, lang)
     return _page(request, "session.html", chosen, view=session_view(chain), chain=chain)
 
@@ -89,10 +84,7 @@ def session_page(request: Request, session_id: str, lang: Lang = None) -> Respon
 def claim_page(request: Request, session_id: str, claim_id: str, lang: Lang = None) -> Response:
     """A claim with each cited invocation and the Gatekeeper's matched span highlighted; a
     fragment for htmx, a whole page otherwise."""
-    require_token(request)
-    chain = audit_chain(request.app.state.assembly.store, session_id)
-    if chain is None:
-        raise HTTPException(404, detail=f"no session {session_id!r}")
+    chain = audit_or_404(request, session_id)
     view = session_view(chain)
     claim = next((c for c in view["claims"] if c["claim_id"] == claim_id), None)
     if claim is None:

@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from veridiag.agents.llm import LLMConfigError
 from veridiag.cli.common import err, fail, out, print_json, settings
+from veridiag.contracts.composer import detect_lang
 from veridiag.gatekeeper import RulesetError
 from veridiag.pipeline.factory import assemble
 from veridiag.pipeline.report import answer_document
@@ -67,9 +68,8 @@ def ask(
         assembly = assemble(settings())
     except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
         raise fail(str(exc)) from None
-    names = _STAGES[
-        "zh" if (lang or ("zh" if any("\u4e00" <= c <= "\u9fff" for c in question) else "en")) == "zh" else "en"
-    ]
+    shown_lang = lang or detect_lang(question)
+    names = _STAGES[shown_lang]
 
     with err.status("…") as status:
 
@@ -82,14 +82,11 @@ def ask(
                 err.print(f"[dim]{label}: {escape(shown)}[/]")
             status.update(label)
 
-        result = assembly.pipeline.run(question, lang, progress=progress)  # type: ignore[arg-type]
+        result = assembly.pipeline.run(question, shown_lang, progress=progress)  # type: ignore[arg-type]
     document = answer_document(result, assembly.engine)
     if as_json:
         print_json(document)
     else:
-        _show(
-            document,
-            "zh" if (lang or "").startswith("zh") or any("\u4e00" <= c <= "\u9fff" for c in question) else "en",
-        )
+        _show(document, shown_lang)  # type: ignore[arg-type]
     if result.status != "completed":
         raise typer.Exit(1)

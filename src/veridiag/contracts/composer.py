@@ -3,11 +3,17 @@ output (§19.3). The Composer sees nothing else: no tool output, no raw Executor
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.contracts.verifier import ClaimVerification, Verdict
+
+
+def detect_lang(text: str) -> Literal["zh", "en"]:
+    """A question with any CJK character is answered in Chinese, otherwise in English."""
+    return "zh" if re.search(r"[\u3400-\u9fff]", text) else "en"
 
 
 class AllowedClaim(BaseModel):

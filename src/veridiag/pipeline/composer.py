@@ -56,10 +56,6 @@ _GAP = {
 }
 
 
-def detect_lang(question: str) -> Literal["zh", "en"]:
-    return "zh" if re.search(r"[\u3400-\u9fff]", question) else "en"
-
-
 #: Words any answer may use to talk about evidence without adding facts (zh + en).
 _ANSWER_WORDS = frozenset(
     """

@@ -23,12 +23,12 @@ from veridiag.agents.composer import template_answer
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
 from veridiag.config import Settings
-from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult
+from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult, detect_lang
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.pipeline.audit import round_record, self_evaluation
-from veridiag.pipeline.composer import assemble_composer_input, detect_lang, guard_composed, parse_composer_output
+from veridiag.pipeline.composer import assemble_composer_input, guard_composed, parse_composer_output
 from veridiag.pipeline.guardrails import evaluate
 from veridiag.pipeline.hook import HookResult, verifier_input
 from veridiag.pipeline.verifier import ParsedVerifier, parse_verifier_output

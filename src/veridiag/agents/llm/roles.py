@@ -16,7 +16,7 @@ from veridiag.agents.offline.planner import Environment
 from veridiag.agents.offline.skills import catalog
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest, ExecutorRole, PlannerRole, PlanRequest, VerifierRole
-from veridiag.contracts.composer import ComposerInput
+from veridiag.contracts.composer import ComposerInput, detect_lang
 from veridiag.contracts.parsing import parse_executor_output
 
 
@@ -132,7 +132,7 @@ class LLMVerifier:
         self.fallback = fallback
 
     def verify(self, payload: dict[str, Any]) -> RoleReply:
-        lang = "en" if str(payload.get("original_query", "")).isascii() else "zh"
+        lang = detect_lang(str(payload.get("original_query", "")))
         outcome = self.model.run(prompt("verifier", lang), as_data("verifier_payload", _dump(payload)))
         if outcome.error is not None:
             return _fallback(self.fallback.verify(payload), outcome, self.model)
