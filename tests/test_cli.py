@@ -155,6 +155,9 @@ def test_bench_quick_json_has_the_promised_shape() -> None:
         assert isinstance(gatekeeper[key], float) and gatekeeper[key] > 0
     assert (gatekeeper["claims"], gatekeeper["invocations"], gatekeeper["output_bytes"]) == (20, 10, 65536)
     assert gatekeeper["excerpt_outcomes"]["verbatim"] == {"pass": 20}
+    floors = gatekeeper["floor_p50_ms"]
+    assert set(floors) == {"exact_find", "locate_only", "structural_rules"}
+    assert all(isinstance(v, float) and v > 0 for v in floors.values())
 
 
 def test_bench_unknown_name_exits_2() -> None:

@@ -173,6 +173,46 @@ def _excerpt_outcomes(gatekeeper: Gatekeeper, scenario: Scenario) -> list[str]:
     return outcomes
 
 
+def _cited_pairs(scenario: Scenario) -> list[tuple[str, str]]:
+    """(excerpt, output of the invocation it cites) for every binding, in order."""
+    outputs = scenario.invocations.get_invocations(range(1000, 1000 + len(scenario.invocations)))
+    return [
+        (binding["evidence_excerpt"], outputs[binding["source_invocation_ids"][0]].output or "")
+        for claim in scenario.output["claims"]
+        for binding in claim["evidence_bindings"]
+    ]
+
+
+def _floors(scenario: Scenario, repeats: int) -> dict[str, float]:
+    """What parts of a run cost on their own, measured on the same data.
+
+    ``exact_find``: one ``str.find`` of each excerpt in its cited output — the least any
+    exact-first search pays. ``locate_only``: the anchored matcher for every binding, no
+    rule logic. ``structural_rules``: the Gatekeeper with the two text-searching rules
+    (excerpt similarity, entity grounding) disabled — walking the claims, schema,
+    references, phrases and the report. Together they say how much of the p50 is
+    search and how much is the rest.
+    """
+    pairs = _cited_pairs(scenario)
+    matcher = AnchoredMatcher()
+    structural = Gatekeeper(
+        Gatekeeper().ruleset.with_overrides(
+            {"rules": [{"id": rule_id, "enabled": False} for rule_id in _TEXT_SEARCH_RULES]}, "bench"
+        )
+    )
+    parts: dict[str, Callable[[], object]] = {
+        "exact_find": lambda: [output.find(excerpt) for excerpt, output in pairs],
+        "locate_only": lambda: [matcher.locate(excerpt, output) for excerpt, output in pairs],
+        "structural_rules": lambda: structural.validate(
+            scenario.output, session_id=SESSION, invocations=scenario.invocations
+        ),
+    }
+    return {name: round(statistics.median(time_runs(part, repeats)), 4) for name, part in parts.items()}
+
+
+_TEXT_SEARCH_RULES = ("evidence.excerpt_similarity", "claim.entity_grounding")
+
+
 def run(repeats: int = 200, baseline_repeats: int = 5) -> dict[str, Any]:
     scenario = build_scenario()
 
@@ -216,4 +256,5 @@ def run(repeats: int = 200, baseline_repeats: int = 5) -> dict[str, Any]:
         "excerpt_outcomes": {kind: dict(counter) for kind, counter in by_kind.items()},
         "decision_agreement_with_brute_force": round(agreement, 3),
         "rule_p50_ms": {rule_id: round(statistics.median(v), 4) for rule_id, v in per_rule.items()},
+        "floor_p50_ms": _floors(scenario, max(5, repeats // 2)),
     }
