@@ -143,6 +143,31 @@ def test_fifty_concurrent_sessions_lose_nothing_and_mix_nothing(store_url: str) 
             assert record.output == f"logs for svc-{index} query=q{call}"
 
 
+def test_an_explicit_id_does_not_make_later_inserts_collide(store_url: str) -> None:
+    """Fixtures force ids; the database's own numbering must continue after them (on
+    PostgreSQL a sequence does not notice explicit ids by itself)."""
+    store = SessionStore(store_url)
+    session = store.create_session("ids")
+
+    def record(invocation_id: int | None = None) -> int:
+        return store.record_invocation(
+            session_id=session.id,
+            tool_name="query_logs",
+            arguments={},
+            status="ok",
+            output="x",
+            invocation_id=invocation_id,
+        ).id
+
+    forced = record() + 5
+    assert record(forced) == forced
+    following = [record() for _ in range(3)]
+    assert min(following) > forced and len(set(following)) == 3
+    with pytest.raises(StoreError, match="cannot record invocation"):
+        record(forced)  # an id already taken is refused, not overwritten
+    assert record() > max(following)
+
+
 def test_store_is_the_gatekeepers_invocation_source(store_url: str, demo_env: EmbeddedEnvironment) -> None:
     from veridiag.gatekeeper import Gatekeeper
 

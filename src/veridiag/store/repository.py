@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, func, insert, select, update
+from sqlalchemy import Select, Table, func, insert, select, text, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import sessionmaker
 
@@ -41,6 +41,14 @@ _SESSION_FIELDS = {
 
 _INVOCATIONS = cast(Table, ToolInvocation.__table__)
 _INSERT_INVOCATION = insert(_INVOCATIONS).returning(_INVOCATIONS.c.id)
+#: PostgreSQL's id sequence does not notice an explicit id; after one, the sequence moves
+#: past it. The lock keeps other inserts from drawing a number in between (explicit ids
+#: come from fixtures and imports, so the brief table lock costs nothing in practice).
+_PG_LOCK_INVOCATIONS = text("LOCK TABLE tool_invocation IN SHARE ROW EXCLUSIVE MODE")
+_PG_ADVANCE_SEQUENCE = text(
+    "SELECT setval(pg_get_serial_sequence('tool_invocation', 'id'),"
+    " GREATEST(:id, nextval(pg_get_serial_sequence('tool_invocation', 'id'))))"
+)
 
 
 def new_session_id() -> str:
@@ -204,7 +212,12 @@ class SessionStore:
             values["id"] = invocation_id
         try:
             with self.engine.begin() as connection:  # the foreign key refuses an unknown session
+                explicit_on_pg = invocation_id is not None and connection.dialect.name == "postgresql"
+                if explicit_on_pg:
+                    connection.execute(_PG_LOCK_INVOCATIONS)
                 new_id = connection.execute(_INSERT_INVOCATION, values).scalar_one()
+                if explicit_on_pg:
+                    connection.execute(_PG_ADVANCE_SEQUENCE, {"id": new_id})
         except IntegrityError as exc:
             if self.get_session(session_id) is None:
                 raise KeyError(f"no session {session_id!r}") from None
