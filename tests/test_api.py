@@ -168,6 +168,18 @@ def test_committed_openapi_matches_the_app() -> None:
     )
 
 
+def test_api_docs_are_served_without_a_cdn(client: TestClient) -> None:
+    page = client.get("/api/docs")
+    assert page.status_code == 200 and "/api/openapi.json" in page.text
+    assert "cdn." not in page.text and "https://" not in page.text, "the docs page must not need the internet"
+    for asset, kind in (("swagger-ui-bundle.js", "javascript"), ("swagger-ui.css", "text/css")):
+        assert f"/api/docs-assets/{asset}" in page.text
+        served = client.get(f"/api/docs-assets/{asset}")
+        assert served.status_code == 200 and kind in served.headers["content-type"]
+        assert len(served.content) > 50_000
+    assert "/api/docs" not in client.get("/api/openapi.json").json()["paths"]
+
+
 def test_concurrent_chats_on_one_server_lose_and_mix_nothing() -> None:
     """The load benchmark's correctness half, small: real uvicorn, SQLite, 30 requests at once."""
     from veridiag.bench import api as api_bench

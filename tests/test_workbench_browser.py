@@ -159,3 +159,26 @@ def test_pages_read_without_javascript(served: Any, browser: Any) -> None:
     assert page.locator("#claim-detail pre.output").count() >= 1
     _shot(page, "04-no-javascript-claim-page")
     context.close()
+
+
+def test_api_docs_render_with_no_internet(served: Any, browser: Any) -> None:
+    """Swagger UI draws the API from this server alone: every other request is refused."""
+    base = served[0]
+    page = browser.new_page()
+    outside: list[str] = []
+
+    def only_this_server(route: Any) -> None:
+        if route.request.url.startswith(base):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_this_server)
+    page.goto(f"{base}/api/docs")
+    page.wait_for_selector(".opblock-summary-path", timeout=30_000)
+    paths = page.locator(".opblock-summary-path").all_inner_texts()
+    assert "/api/v1/chat" in paths and "/api/v1/sessions/{session_id}/audit" in paths
+    assert outside == []
+    _shot(page, "05-api-docs-offline")
+    page.close()

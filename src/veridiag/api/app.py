@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
 from veridiag import __version__
+from veridiag.api.docs import ASSETS_URL, OPENAPI_URL, assets, docs
 from veridiag.api.metrics import ServiceMetrics
 from veridiag.api.routes import api, ops
 from veridiag.api.workbench import signin, workbench
@@ -42,15 +43,17 @@ def application() -> FastAPI:
         title="veridiag",
         version=__version__,
         summary="Diagnosis answers that contain only what the evidence supports.",
-        docs_url="/api/docs",
-        openapi_url="/api/openapi.json",
+        docs_url=None,  # served by ``api.docs`` without a CDN
+        openapi_url=OPENAPI_URL,
         redoc_url=None,
     )
     app.include_router(api)
     app.include_router(ops)
     app.include_router(signin)
     app.include_router(workbench)
+    app.include_router(docs)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount(ASSETS_URL, assets(), name="docs-assets")
     app.add_exception_handler(RequestValidationError, _invalid)
     app.add_exception_handler(HTTPException, _http_error)
     return app
