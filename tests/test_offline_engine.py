@@ -14,12 +14,14 @@ from veridiag.agents.engines import offline_roles
 from veridiag.agents.offline.planner import OfflinePlanner, choose_skill
 from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.config import Settings
+from veridiag.contracts.composer import detect_lang
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.demo import SCENARIOS
 from veridiag.tools.importers import import_logs, import_metrics_csv
+from veridiag.tools.text import has_cjk
 
 FAULTY = {
     "gateway-timeout-too-low": "gateway",
@@ -62,6 +64,13 @@ def test_demo_scenarios_get_specific_grounded_answers(demo: Any, scenario: str, 
     # the inferred cause, when stated, is marked as an inference
     if any(c["claim_type"] == "root_cause" for c in claims):
         assert "推断" in result.answer or "inferred" in result.answer
+    # runbook steps and causes come in the question's language
+    output = evaluation["executor_structured_output"]
+    from_runbooks = [a["action_text"] for a in output["recommended_actions"]]
+    from_runbooks += [h["hypothesis_text"] for h in output["hypotheses"]]
+    assert from_runbooks, f"{scenario}: no runbook step or cause"
+    chinese = [text for text in from_runbooks if has_cjk(text)]
+    assert chinese == from_runbooks if detect_lang(question) == "zh" else chinese == []
 
 
 def test_the_payment_answer_names_the_change_and_the_full_pool(demo: Any) -> None:
@@ -70,6 +79,24 @@ def test_the_payment_answer_names_the_change_and_the_full_pool(demo: Any) -> Non
     assert "maximum-pool-size=50 (was 100)" in result.answer
     assert "50 connections" in result.answer and "hikaricp_connections_pending" in result.answer
     assert "maximum-pool-size" in result.answer  # the matching runbook's next step
+
+
+def test_a_runbook_in_one_language_serves_both(tmp_path: Path) -> None:
+    """A user's runbook with Chinese steps only (under a bilingual heading) still gives an
+    English answer its next steps: the other language, rather than none."""
+    folder = tmp_path / "runbooks"
+    folder.mkdir()
+    (folder / "pool.md").write_text(
+        "---\nid: rb-db-pool-exhaustion\ntitle: 连接池 / Connection pool\nservices: [payment-service]\n"
+        "symptoms: [连接池耗尽, ERR_TIMEOUT, HikariPool]\n---\n"
+        "## 可能原因 Possible causes\n1. 上限被调低。\n\n## 排查步骤 Steps\n1. 先看 Grafana 面板 payments-db。\n",
+        encoding="utf-8",
+    )
+    assembly = assemble(Settings(home=tmp_path / "home", knowledge={"user_dir": folder}))
+    result = assembly.pipeline.run("Why did payment for order 123 fail?")
+    output = result.self_evaluation["verifier_evaluation"]["executor_structured_output"]
+    assert [a["action_text"] for a in output["recommended_actions"]] == ["先看 Grafana 面板 payments-db。"]
+    assert output["hypotheses"][0]["hypothesis_text"].startswith("上限被调低。")
 
 
 def test_imported_data_for_an_unknown_service(tmp_path: Path) -> None:

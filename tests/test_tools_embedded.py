@@ -141,6 +141,31 @@ def test_user_runbooks_override_bundled_ones(tmp_path: Path) -> None:
         env.index_knowledge()
 
 
+def test_the_index_follows_runbook_changes_without_kb_index(tmp_path: Path) -> None:
+    """A new release's runbooks and files added to the user folder are indexed at the next
+    start; a broken user file is left out with its reason instead of stopping start-up."""
+    path, folder = tmp_path / "env.db", tmp_path / "runbooks"
+    folder.mkdir()
+    env = EmbeddedEnvironment(path, runbook_dir=folder)
+    with env.connect() as conn:  # as an older release would have left it
+        conn.execute("UPDATE kb_doc SET body = '## Steps\n1. stale' WHERE id = 'rb-db-pool-exhaustion'")
+        conn.execute("UPDATE meta SET value = 'older release' WHERE key = 'kb_fingerprint'")
+    (folder / "kafka.md").write_text(
+        "---\nid: rb-kafka-lag\ntitle: Kafka 消费积压 / Kafka consumer lag\nsymptoms: [kafka lag]\n---\n"
+        "## Steps\n1. Check consumer group lag.\n",
+        encoding="utf-8",
+    )
+    (folder / "broken.md").write_text("no front matter here", encoding="utf-8")
+    reopened = EmbeddedEnvironment(path, runbook_dir=folder)
+    pool = reopened.lookup_knowledge(LookupKnowledgeArgs(query="连接池 超时", limit=1))
+    assert "stale" not in pool.text and "maximum-pool-size" in pool.text
+    kafka = reopened.lookup_knowledge(LookupKnowledgeArgs(query="kafka lag", limit=1))
+    assert kafka.retrieval_details["documents"][0]["id"] == "rb-kafka-lag"
+    assert len(reopened.skipped_runbooks) == 1 and "broken.md" in reopened.skipped_runbooks[0]
+    with pytest.raises(RunbookError, match=r"broken\.md"):
+        reopened.index_knowledge()  # `kb index` still says what is wrong
+
+
 def test_reopening_does_not_reload(tmp_path: Path) -> None:
     path = tmp_path / "env.db"
     first = EmbeddedEnvironment(path)

@@ -6,6 +6,7 @@ Text is segmented with rjieba before indexing, so 2-character Chinese words matc
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import sqlite3
@@ -74,13 +75,36 @@ def bundled_runbooks() -> Iterator[Runbook]:
             yield parse_runbook(entry.read_text(encoding="utf-8"), f"bundled:{entry.name}")
 
 
-def folder_runbooks(folder: Path) -> Iterator[Runbook]:
+def sources_fingerprint(folder: Path | None) -> str:
+    """Changes whenever the runbooks an index would hold change: the bundled files' text
+    (a new release) and the user folder's files (name, size, modification time — stat
+    only, so a folder of thousands costs no parsing at start-up)."""
+    digest = hashlib.sha256()
+    bundled = resources.files("veridiag.tools").joinpath("runbooks")
+    for entry in sorted(bundled.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".md"):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
+    if folder is not None and folder.exists():
+        for path in sorted(folder.rglob("*.md")):
+            stat = path.stat()
+            digest.update(f"{path.relative_to(folder)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
+
+
+def folder_runbooks(folder: Path, skipped: list[str] | None = None) -> Iterator[Runbook]:
+    """The user's runbooks. A broken one raises ``RunbookError`` — or, when ``skipped`` is
+    given, is left out and its error appended there (start-up must not fail on a typo)."""
     for path in sorted(folder.rglob("*.md")):
         try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
-            raise RunbookError(f"{path}: not UTF-8") from None
-        yield parse_runbook(text, str(path))
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                raise RunbookError(f"{path}: not UTF-8") from None
+            yield parse_runbook(text, str(path))
+        except RunbookError as exc:
+            if skipped is None:
+                raise
+            skipped.append(str(exc))
 
 
 def index_runbooks(conn: sqlite3.Connection, runbooks: Iterable[Runbook]) -> int:

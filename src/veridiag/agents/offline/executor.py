@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest
+from veridiag.contracts.composer import detect_lang
 from veridiag.gatekeeper.entities import extract_entities
 from veridiag.tools.results import ToolCallResult
 
@@ -130,7 +131,8 @@ class OfflineExecutor:
         self.catalogue = catalogue
 
     def execute(self, request: ExecuteRequest) -> RoleReply:
-        text = _TEXT["zh" if request.lang == "zh" else "en"]
+        lang = "zh" if request.lang == "zh" else "en"
+        text = _TEXT[lang]
         plan = request.plan
         evidence = _Evidence()
         runner = request.tools
@@ -166,7 +168,7 @@ class OfflineExecutor:
         knowledge = [self._call(run, "lookup_knowledge", s, None) for s in steps if s["tool"] == "lookup_knowledge"]
         for result in knowledge:
             if result is not None:
-                self._runbook(result, evidence, text)
+                self._runbook(result, evidence, text, lang)
         return self._reply(evidence)
 
     # -- calls ----------------------------------------------------------------------------
@@ -392,7 +394,7 @@ class OfflineExecutor:
             return
 
     @staticmethod
-    def _runbook(result: ToolCallResult, evidence: _Evidence, text: dict[str, str]) -> None:
+    def _runbook(result: ToolCallResult, evidence: _Evidence, text: dict[str, str], lang: str) -> None:
         documents = result.output.retrieval_details.get("documents") or []
         if not documents:
             return
@@ -401,8 +403,8 @@ class OfflineExecutor:
         start = body.find(f"[1] {top['id']}")
         end = body.find("\n[2] ", start)
         section = body[start : end if end > 0 else len(body)]
-        causes = _numbered(section, ("可能原因", "Possible causes"))
-        steps = _numbered(section, ("排查步骤", "Steps"))
+        causes = _numbered(section, "可能原因", "Possible causes", lang)
+        steps = _numbered(section, "排查步骤", "Steps", lang)
         for cause in causes[:2]:
             evidence.hypotheses.append(
                 {
@@ -426,12 +428,16 @@ class OfflineExecutor:
         return RoleReply(text=json.dumps(output, ensure_ascii=False), engine="offline")
 
 
-def _numbered(section: str, headings: tuple[str, ...]) -> list[str]:
-    """The numbered lines under the first of ``headings`` in a runbook section."""
+def _numbered(section: str, zh_heading: str, en_heading: str, lang: str) -> list[str]:
+    """The numbered lines under a runbook heading, in the answer's language when the
+    runbook has it: bundled runbooks carry ``## 排查步骤`` and ``## Steps`` sections; a
+    user's runbook in one language (or with one bilingual heading) serves both."""
     lines = section.split("\n")
-    start = next(
-        (i for i, line in enumerate(lines) if line.startswith("## ") and any(h in line for h in headings)), None
-    )
+    headings = [(i, line[3:]) for i, line in enumerate(lines) if line.startswith("## ")]
+    own, other = (zh_heading, en_heading) if lang == "zh" else (en_heading, zh_heading)
+    preferred = [i for i, title in headings if own in title and (lang == "zh" or detect_lang(title) == "en")]
+    fallback = [i for i, title in headings if own in title or other in title]
+    start = next(iter(preferred or fallback), None)
     if start is None:
         return []
     found = []

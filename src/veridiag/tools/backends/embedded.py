@@ -7,6 +7,7 @@ in the same tables. Connections are per thread; writes are serialised by SQLite.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import statistics
 import threading
@@ -43,6 +44,7 @@ STORED_LINES = 500
 BURST_SAMPLE = 200_000
 BURST_GAP_MS = 10 * 60 * 1000
 _INIT_LOCK = threading.Lock()
+_log = logging.getLogger(__name__)
 _MARK_LOADED = "INSERT OR IGNORE INTO meta VALUES ('loaded', 'data')"
 
 
@@ -63,14 +65,17 @@ class EmbeddedEnvironment:
         self.path = Path(path).expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.runbook_dir = runbook_dir
+        #: User runbooks the last non-strict indexing left out, with why.
+        self.skipped_runbooks: list[str] = []
         self._local = threading.local()
         with _INIT_LOCK, self.connect() as conn:
             conn.executescript(SCHEMA)
             conn.executescript(knowledge.SCHEMA)
             if load_demo and self._is_empty(conn):
                 self._load_demo(conn)
-            elif conn.execute("SELECT COUNT(*) FROM kb_doc").fetchone()[0] == 0:
-                self.index_knowledge(conn=conn)
+            if self._indexed_fingerprint(conn) != knowledge.sources_fingerprint(self.runbook_dir):
+                # First start, a new release's runbooks, or the user's: never fail on a bad file here.
+                self.index_knowledge(conn=conn, strict=False)
 
     # -- connections & loading -----------------------------------------------------------
 
@@ -170,15 +175,35 @@ class EmbeddedEnvironment:
             conn.commit()
         return count
 
-    def index_knowledge(self, *, conn: sqlite3.Connection | None = None) -> int:
-        """Re-index bundled runbooks plus the user folder (user ids override bundled)."""
+    def index_knowledge(self, *, conn: sqlite3.Connection | None = None, strict: bool = True) -> int:
+        """Re-index bundled runbooks plus the user folder (user ids override bundled).
+
+        ``strict``: a broken user runbook raises ``RunbookError``; otherwise it is left
+        out with a logged warning and listed in ``skipped_runbooks``."""
+        fingerprint = knowledge.sources_fingerprint(self.runbook_dir)
         runbooks = list(knowledge.bundled_runbooks())
+        skipped: list[str] = []
         if self.runbook_dir is not None and self.runbook_dir.exists():
-            runbooks += list(knowledge.folder_runbooks(self.runbook_dir))
+            runbooks += list(knowledge.folder_runbooks(self.runbook_dir, None if strict else skipped))
+        for problem in skipped:
+            _log.warning("runbook left out of the index: %s", problem)
+        self.skipped_runbooks = skipped
         if conn is not None:
-            return knowledge.index_runbooks(conn, runbooks)
+            return self._index(conn, runbooks, fingerprint)
         with self.connect() as own:
-            return knowledge.index_runbooks(own, runbooks)
+            return self._index(own, runbooks, fingerprint)
+
+    @staticmethod
+    def _index(conn: sqlite3.Connection, runbooks: list[knowledge.Runbook], fingerprint: str) -> int:
+        count = knowledge.index_runbooks(conn, runbooks)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('kb_fingerprint', ?)", (fingerprint,))
+        conn.commit()
+        return count
+
+    @staticmethod
+    def _indexed_fingerprint(conn: sqlite3.Connection) -> str | None:
+        row = conn.execute("SELECT value FROM meta WHERE key='kb_fingerprint'").fetchone()
+        return str(row[0]) if row else None
 
     # -- clock & catalogue ---------------------------------------------------------------
 
