@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tests.builders import ASK_JSON_KEYS
+from tests.conftest import require_server
 from veridiag.api import create_app
 from veridiag.api.app import openapi_text
 from veridiag.api.local import LocalServer
@@ -180,13 +181,17 @@ def test_api_docs_are_served_without_a_cdn(client: TestClient) -> None:
     assert "/api/docs" not in client.get("/api/openapi.json").json()["paths"]
 
 
-def test_concurrent_chats_on_one_server_lose_and_mix_nothing() -> None:
-    """The load benchmark's correctness half, small: real uvicorn, SQLite, 30 requests at once."""
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_concurrent_chats_on_one_server_lose_and_mix_nothing(backend: str) -> None:
+    """The load benchmark's correctness half, small: real uvicorn, 30 requests at once, on a
+    fresh SQLite file and on a shared PostgreSQL database (CI starts one)."""
     from veridiag.bench import api as api_bench
 
-    result = api_bench.run(requests=30, runs=1, baseline_requests=2)
+    database_url = require_server("VERIDIAG_TEST_POSTGRES_URL", "PostgreSQL") if backend == "postgresql" else None
+    result = api_bench.run(requests=30, runs=1, baseline_requests=2, database_url=database_url)
     assert (result["errors"], result["sessions_lost"], result["sessions_mixed"]) == (0, 0, 0)
     assert result["per_run"][0]["sessions_stored"] == 30 + 2 + 2
+    assert result["store"] == backend
 
 
 JSON = st.recursive(

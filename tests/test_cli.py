@@ -160,6 +160,12 @@ def test_bench_quick_json_has_the_promised_shape() -> None:
     assert all(isinstance(v, float) and v > 0 for v in floors.values())
 
 
+def test_bench_on_an_unreachable_database_says_so() -> None:
+    url = "postgresql://nobody@127.0.0.1:1/nothing?connect_timeout=2"
+    result = runner.invoke(app, ["bench", "--json", "--quick", "--only", "api", "--database-url", url])
+    assert result.exit_code == 2 and "cannot open store" in result.stderr and result.stdout == ""
+
+
 def test_bench_unknown_name_exits_2() -> None:
     result = runner.invoke(app, ["bench", "--only", "nope"])
     assert result.exit_code == 2 and "unknown benchmark" in result.stderr

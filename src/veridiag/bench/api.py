@@ -1,11 +1,13 @@
 """Load on the HTTP service: N concurrent ``POST /api/v1/chat`` against one uvicorn server with
-SQLite, offline engine. Correctness first — every request answered, every session stored once,
-none mixed (each response's session holds that request's own question) — then latency and
-throughput. The baseline, in the same run: the same requests one at a time."""
+a fresh SQLite file (or a given PostgreSQL database), offline engine. Correctness first — every
+request answered, every session stored once, none mixed (each response's session holds that
+request's own question) — then latency and throughput. The baseline, in the same run: the same
+requests one at a time."""
 
 from __future__ import annotations
 
 import asyncio
+import secrets
 import statistics
 import tempfile
 import time
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from sqlalchemy.engine import make_url
 
 from veridiag.api import create_app
 from veridiag.api.local import LocalServer
@@ -22,7 +25,7 @@ from veridiag.tools.demo import SCENARIOS
 _TEMPLATES = [question for scenario in SCENARIOS for question in scenario.questions]
 
 
-def _questions(count: int, run: int) -> list[str]:
+def _questions(count: int, run: str) -> list[str]:
     """Distinct questions (a request tag keeps them apart) over every demo scenario, zh and en."""
     return [f"{_TEMPLATES[i % len(_TEMPLATES)]} [r{run}-q{i}]" for i in range(count)]
 
@@ -65,15 +68,19 @@ def _check(server: LocalServer, results: list[tuple[str, int, dict[str, Any] | N
     return {"errors": errors, "sessions_lost": lost, "sessions_mixed": mixed}
 
 
-def _one_run(requests: int, baseline_requests: int, run: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory() as home, LocalServer(create_app(Settings(home=Path(home)))) as server:
-        asyncio.run(_fire(server.url, _questions(2, run=-1), concurrent=False))  # warm caches and the DB
-        baseline = asyncio.run(_fire(server.url, _questions(baseline_requests, run=1000 + run), concurrent=False))
-        started = time.perf_counter()
-        loaded = asyncio.run(_fire(server.url, _questions(requests, run=run), concurrent=True))
-        wall = time.perf_counter() - started
-        checks = _check(server, loaded + baseline)
-        stored = server.app.state.assembly.store.count_sessions()
+def _one_run(requests: int, baseline_requests: int, run: int, database_url: str | None) -> dict[str, Any]:
+    # A shared database holds other sessions: this run's questions carry a fresh tag to count by.
+    tag = f"{secrets.token_hex(4)}x{run}"
+    with tempfile.TemporaryDirectory() as home:
+        settings = Settings(home=Path(home), database_url=database_url)
+        with LocalServer(create_app(settings)) as server:
+            asyncio.run(_fire(server.url, _questions(2, f"{tag}w"), concurrent=False))  # warm caches and the DB
+            baseline = asyncio.run(_fire(server.url, _questions(baseline_requests, f"{tag}b"), concurrent=False))
+            started = time.perf_counter()
+            loaded = asyncio.run(_fire(server.url, _questions(requests, f"{tag}c"), concurrent=True))
+            wall = time.perf_counter() - started
+            checks = _check(server, loaded + baseline)
+            stored = server.app.state.assembly.store.count_sessions(search=f"[r{tag}")
     latencies = sorted(t * 1000 for _q, _s, _b, t in loaded)
     return {
         **checks,
@@ -88,9 +95,11 @@ def _one_run(requests: int, baseline_requests: int, run: int) -> dict[str, Any]:
     }
 
 
-def run(requests: int = 200, runs: int = 3, baseline_requests: int = 10) -> dict[str, Any]:
+def run(
+    requests: int = 200, runs: int = 3, baseline_requests: int = 10, database_url: str | None = None
+) -> dict[str, Any]:
     """Median over ``runs`` fresh servers; correctness counts are summed over all runs."""
-    results = [_one_run(requests, baseline_requests, run) for run in range(runs)]
+    results = [_one_run(requests, baseline_requests, run, database_url) for run in range(runs)]
 
     def median(key: str) -> float:
         return round(float(statistics.median(r[key] for r in results)), 2)
@@ -99,7 +108,7 @@ def run(requests: int = 200, runs: int = 3, baseline_requests: int = 10) -> dict
         "concurrent_requests": requests,
         "runs": runs,
         "engine": "offline",
-        "store": "sqlite",
+        "store": make_url(database_url).get_backend_name() if database_url else "sqlite",
         "errors": sum(r["errors"] for r in results),
         "sessions_lost": sum(r["sessions_lost"] + r["sessions_expected"] - r["sessions_stored"] for r in results),
         "sessions_mixed": sum(r["sessions_mixed"] for r in results),

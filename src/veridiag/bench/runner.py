@@ -5,16 +5,32 @@ from __future__ import annotations
 import os
 import platform
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from veridiag.bench import api, gatekeeper, pipeline, tools
 
-#: name → (full run, quick run).
-BENCHMARKS: dict[str, tuple[Callable[[], dict[str, Any]], Callable[[], dict[str, Any]]]] = {
-    "gatekeeper": (gatekeeper.run, lambda: gatekeeper.run(repeats=10, baseline_repeats=1)),
-    "pipeline": (pipeline.run, lambda: pipeline.run(sessions=5)),
-    "tools": (tools.run, lambda: tools.run(lines=20_000, runbooks=100, repeats=3)),
-    "api": (api.run, lambda: api.run(requests=40, runs=1, baseline_requests=3)),
+
+@dataclass(frozen=True)
+class BenchOptions:
+    #: Few repetitions: a smoke run, not a measurement.
+    quick: bool = False
+    #: A database for the benchmarks that store sessions (``api``); None: a fresh SQLite file.
+    database_url: str | None = None
+
+
+def _api(options: BenchOptions) -> dict[str, Any]:
+    if options.quick:
+        return api.run(requests=40, runs=1, baseline_requests=3, database_url=options.database_url)
+    return api.run(database_url=options.database_url)
+
+
+#: name → run with the given options.
+BENCHMARKS: dict[str, Callable[[BenchOptions], dict[str, Any]]] = {
+    "gatekeeper": lambda o: gatekeeper.run(repeats=10, baseline_repeats=1) if o.quick else gatekeeper.run(),
+    "pipeline": lambda o: pipeline.run(sessions=5) if o.quick else pipeline.run(),
+    "tools": lambda o: tools.run(lines=20_000, runbooks=100, repeats=3) if o.quick else tools.run(),
+    "api": _api,
 }
 
 
@@ -23,17 +39,20 @@ def machine() -> dict[str, Any]:
 
 
 def run_benchmarks(
-    only: list[str] | None = None, quick: bool = False, progress: Callable[[str], None] | None = None
+    only: list[str] | None = None,
+    quick: bool = False,
+    progress: Callable[[str], None] | None = None,
+    database_url: str | None = None,
 ) -> dict[str, Any]:
     names = only or list(BENCHMARKS)
     unknown = [name for name in names if name not in BENCHMARKS]
     if unknown:
         raise KeyError(f"unknown benchmark {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
+    options = BenchOptions(quick=quick, database_url=database_url)
     results: dict[str, Any] = {}
     for name in names:
         if progress:
             progress(name)
-        full, fast = BENCHMARKS[name]
-        results[name] = fast() if quick else full()
+        results[name] = BENCHMARKS[name](options)
     results["machine"] = machine()
     return results

@@ -24,6 +24,7 @@ from veridiag.cli.serve import serve
 from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.schemas import SCHEMAS, schema_text
 from veridiag.gatekeeper import Gatekeeper, RuleSet, RulesetError, load_ruleset
+from veridiag.store import StoreError
 
 app = typer.Typer(
     help="veridiag — diagnosis answers that only say what the evidence supports.",
@@ -182,15 +183,30 @@ def bench(
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     only: Annotated[list[str] | None, typer.Option("--only", help="Run only this benchmark (repeatable).")] = None,
     quick: Annotated[bool, typer.Option("--quick", help="Few repetitions: a smoke run, not a measurement.")] = False,
+    database_url: Annotated[
+        str | None,
+        typer.Option(
+            "--database-url",
+            help="Store the api benchmark's sessions here (e.g. a PostgreSQL test database) "
+            "instead of a fresh SQLite file. Never your production store: it adds hundreds of sessions.",
+        ),
+    ] = None,
 ) -> None:
     """Run the benchmarks (repeated runs, medians, baselines in the same process)."""
     from veridiag.bench import run_benchmarks
 
     try:
         with err.status("benchmarking…") as status:
-            results = run_benchmarks(only, quick=quick, progress=lambda name: status.update(f"benchmark {name}…"))
+            results = run_benchmarks(
+                only,
+                quick=quick,
+                progress=lambda name: status.update(f"benchmark {name}…"),
+                database_url=database_url,
+            )
     except KeyError as exc:
         raise fail(str(exc.args[0])) from None
+    except StoreError as exc:
+        raise fail(str(exc)) from None
     if as_json:
         print_json(results)
         return
