@@ -149,3 +149,16 @@ def test_extraction_never_raises(text: str) -> None:
     for entity in extract_entities(text, SERVICES):
         assert entity.text
         Corpus([text]).contains(entity)
+
+
+@given(st.lists(fragments | st.text(max_size=6), max_size=12), st.data())
+def test_entities_outside_is_extraction_minus_what_known_tokens_carry(parts: list[str], data: st.DataObject) -> None:
+    """With no token known it is plain extraction; with some, a subset; with all, nothing."""
+    text = " ".join(parts)
+    tokens = text.split()
+    known = frozenset(data.draw(st.lists(st.sampled_from(tokens), unique=True)) if tokens else [])
+    everything = extract_entities(text, SERVICES)
+    assert entities_outside(text, frozenset(), SERVICES) == everything
+    outside = entities_outside(text, known, SERVICES)
+    assert all(entity in everything for entity in outside)
+    assert entities_outside(text, frozenset(tokens), SERVICES) == []

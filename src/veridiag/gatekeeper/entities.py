@@ -164,45 +164,13 @@ def _number(match: re.Match[str]) -> Entity | None:
     return None
 
 
-#: Words after or before which a fact may continue past a blank.
-_JOIN_WORDS = frozenset(
-    [
-        *_UNITS,
-        "/",
-        "http",
-        "status",
-        "code",
-        "order",
-        "request",
-        "req",
-        "trace",
-        "span",
-        "txn",
-        "transaction",
-        "id",
-    ]
-)
-
-
-_JOIN_CJK = re.compile("订单|交易|请求|状态码")
-
-
-def _joinable(token: str) -> bool:
-    """Could this token be one half of a fact written with a blank inside?"""
-    if token[0].isdigit():
-        return True
-    lowered = token.lower().strip(",.;:，。；：")
-    return (
-        lowered in _JOIN_WORDS
-        or lowered[:1] in _UNITS  # "秒，" / "次请求": a CJK unit glued to prose
-        or _JOIN_CJK.search(token) is not None
-    )
-
-
 @lru_cache(maxsize=64)
 def _folded(words: tuple[str, ...]) -> frozenset[str]:
     """Lower-cased configuration lists (known services, ignored tokens), folded once."""
     return frozenset(word.lower() for word in words)
+
+
+_TOKEN_SPAN = re.compile(r"\S+")
 
 
 def entities_outside(
@@ -212,45 +180,33 @@ def entities_outside(
     ignore: Iterable[str] = (),
 ) -> list[Entity]:
     """Entities of ``text`` that could be absent from a text whose whitespace tokens are
-    ``known_tokens``: a token found verbatim there carries its facts with it, so only
-    the other tokens are lexed — with their neighbours where a fact can span a blank
-    ("5.3 秒", "order 124", "HTTP 504", "200 / 200")."""
-    tokens = text.split()
-    unknown = [i for i, token in enumerate(tokens) if token not in known_tokens]
-    if not unknown:
+    ``known_tokens``: a fact lying wholly inside tokens found verbatim there is carried by
+    them; every fact touching another token is returned — including one that spans a
+    blank ("5.3 秒", "order 124", "HTTP 504", "200 / 200"), since the text is lexed whole."""
+    unknown = bytearray(len(text))
+    for token in _TOKEN_SPAN.finditer(text):
+        if token.group() not in known_tokens:
+            unknown[token.start() : token.end()] = b"\1" * (token.end() - token.start())
+    if 1 not in unknown:
         return []
-    joinable: dict[int, bool] = {}
-
-    def joins(index: int) -> bool:
-        if index not in joinable:
-            joinable[index] = _joinable(tokens[index])
-        return joinable[index]
-
-    windows: list[tuple[int, int]] = []
-    for index in unknown:
-        start, end = index, index + 1
-        if index > 0 and (joins(index) or joins(index - 1)):
-            start = index - 1
-        if end < len(tokens) and (joins(index) or joins(end)):
-            end += 1
-        if windows and start <= windows[-1][1]:
-            windows[-1] = (windows[-1][0], end)
-        else:
-            windows.append((start, end))
-    found: dict[tuple[str, str], Entity] = {}
-    services, ignored = tuple(known_services), tuple(ignore)
-    for start, end in windows:
-        for entity in extract_entities(" ".join(tokens[start:end]), services, ignored):
-            found.setdefault((entity.kind, entity.text.lower()), entity)
-    return list(found.values())
+    return extract_entities(text, known_services, ignore, touching=unknown)
 
 
-def extract_entities(text: str, known_services: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Entity]:
-    """Every exact fact in ``text``, each once, in order of appearance."""
+def extract_entities(
+    text: str,
+    known_services: Iterable[str] = (),
+    ignore: Iterable[str] = (),
+    *,
+    touching: bytearray | None = None,
+) -> list[Entity]:
+    """Every exact fact in ``text``, each once, in order of appearance; with ``touching``
+    (a mask over ``text``), only the facts that overlap a marked character."""
     services = _folded(tuple(known_services))
     ignored = _folded(tuple(ignore))
     unique: dict[tuple[str, str], Entity] = {}
     for match in _LEXER.finditer(text):
+        if touching is not None and 1 not in touching[match.start() : match.end()]:
+            continue
         found = [_entity(match, services)]
         if found[0] is None and match.lastgroup == "unit":
             # "504 gateway": the word after a number was no unit; it may be a fact itself.
