@@ -156,7 +156,7 @@ def test_bench_quick_json_has_the_promised_shape() -> None:
     assert (gatekeeper["claims"], gatekeeper["invocations"], gatekeeper["output_bytes"]) == (20, 10, 65536)
     assert gatekeeper["excerpt_outcomes"]["verbatim"] == {"pass": 20}
     floors = gatekeeper["floor_p50_ms"]
-    assert set(floors) == {"exact_find", "locate_only", "structural_rules"}
+    assert set(floors) == {"exact_find", "locate_only", "structural_rules", "without_entity_grounding"}
     assert all(isinstance(v, float) and v > 0 for v in floors.values())
 
 
