@@ -72,6 +72,15 @@ class _Check:
         assert isinstance(corpus, Corpus)
         return corpus
 
+    def in_output(self, invocation: InvocationView, entity: Entity, *, literal: bool) -> bool:
+        """Whole-output look-ups are the costly ones (an absent fact scans 64 KB); a claim
+        and its excerpts often state the same fact, so each is looked up once per run.
+        ``literal`` matters for quantities only."""
+        key = ("in_output", invocation.id, entity.kind, entity.text, literal and entity.kind == "quantity")
+        if key not in self.context.memo:
+            self.context.memo[key] = self.full_corpus(invocation).contains(entity, literal=literal)
+        return bool(self.context.memo[key])
+
     def entities(self, text: object, known_tokens: frozenset[str]) -> list[Entity]:
         if not isinstance(text, str):
             return []
@@ -119,7 +128,7 @@ class _Check:
             entity
             for entity in entities
             if not near.contains(entity, literal=literal)
-            and not any(self.full_corpus(inv).contains(entity, literal=literal) for inv in sources)
+            and not any(self.in_output(inv, entity, literal=literal) for inv in sources)
         ]
         ids = ", ".join(str(inv.id) for inv in sources)
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
