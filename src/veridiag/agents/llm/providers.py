@@ -58,10 +58,7 @@ def build_model(config: LLMRoleSettings) -> Model:
         if provider == "openai":
             return _openai(config.model, key, resolve_base_url(config.base_url), config)
         if provider == "anthropic":
-            from pydantic_ai.models.anthropic import AnthropicModel
-            from pydantic_ai.providers.anthropic import AnthropicProvider
-
-            return AnthropicModel(config.model, provider=AnthropicProvider(api_key=key, base_url=config.base_url))
+            return _anthropic(config.model, key, config)
         from pydantic_ai.models.google import GoogleModel
         from pydantic_ai.providers.google import GoogleProvider
 
@@ -71,16 +68,38 @@ def build_model(config: LLMRoleSettings) -> Model:
         raise LLMConfigError(f"provider {provider!r} needs an extra: pip install '{hint}': {exc}") from exc
 
 
+def _timeout_and_retries(config: LLMRoleSettings) -> tuple[float, int]:
+    """The SDK client's own timeout and retries: the role's settings, not the SDK's defaults
+    (``RoleModel`` sets retries to 0 where it retries with back-off itself)."""
+    return config.timeout_seconds or 60.0, 2 if config.max_retries is None else config.max_retries
+
+
+def _anthropic(model: str, key: str | None, config: LLMRoleSettings) -> Model:
+    from anthropic import AsyncAnthropic
+    from pydantic_ai.models.anthropic import AnthropicModel
+    from pydantic_ai.providers.anthropic import AnthropicProvider
+
+    timeout, retries = _timeout_and_retries(config)
+    client = AsyncAnthropic(
+        api_key=key or os.environ.get("ANTHROPIC_API_KEY"),
+        base_url=config.base_url,
+        timeout=timeout,
+        max_retries=retries,
+    )
+    return AnthropicModel(model, provider=AnthropicProvider(anthropic_client=client))
+
+
 def _openai(model: str, key: str | None, base_url: str | None, config: LLMRoleSettings) -> Model:
     from openai import AsyncOpenAI
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
+    timeout, retries = _timeout_and_retries(config)
     # Local servers (Ollama, vLLM) take any key; the SDK insists on one.
     client = AsyncOpenAI(
         api_key=key or os.environ.get("OPENAI_API_KEY") or "not-needed",
         base_url=base_url,
-        timeout=config.timeout_seconds or 60.0,
-        max_retries=2 if config.max_retries is None else config.max_retries,
+        timeout=timeout,
+        max_retries=retries,
     )
     return OpenAIChatModel(model, provider=OpenAIProvider(openai_client=client))

@@ -1,4 +1,4 @@
-"""End to end through the real OpenAI client against a local fake OpenAI-compatible server:
+"""End to end through the real OpenAI and Anthropic clients against a local fake server:
 tool calling over HTTP, a 503 retried by the SDK, fabricated ids / injected root cause /
 hedged claims filtered, usage recorded, and the audit naming each role's engine."""
 
@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.fake_openai import FakeOpenAI, Reply, completion, serve, tool_results
+from tests.fake_llm_server import FakeOpenAI, Reply, completion, serve, tool_results
 from veridiag.cli.app import app as cli
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
 from veridiag.pipeline.factory import assemble
@@ -99,7 +99,9 @@ def composer(request: dict[str, Any]) -> Reply:
     )
 
 
-def test_real_openai_client_path_end_to_end(tmp_path: Path) -> None:
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_real_client_path_end_to_end(tmp_path: Path, provider: str) -> None:
+    """The same model behaviour over OpenAI's chat completions and Anthropic's Messages API."""
     verifier_calls: list[int] = []
 
     def verifier(request: dict[str, Any]) -> Reply:
@@ -121,8 +123,14 @@ def test_real_openai_client_path_end_to_end(tmp_path: Path) -> None:
 
     fake = FakeOpenAI({"executor": executor, "verifier": verifier, "composer": composer})
     with serve(fake):
+        base_url = fake.url if provider == "openai" else fake.url.removesuffix("/v1")
         role = LLMRoleSettings(
-            model="fake-model", base_url=fake.url, api_key="sk-test", max_retries=1, timeout_seconds=20
+            provider=provider,
+            model="fake-model",
+            base_url=base_url,
+            api_key="sk-test",
+            max_retries=1,
+            timeout_seconds=20,
         )  # type: ignore[arg-type]
         settings = Settings(
             home=tmp_path,
@@ -147,7 +155,8 @@ def test_real_openai_client_path_end_to_end(tmp_path: Path) -> None:
     offered = {tool["function"]["name"] for tool in executor_requests[0]["tools"]}
     assert offered == {"query_logs", "query_metrics", "lookup_knowledge"}
     assert tool_results(executor_requests[1])[0].startswith("<tool_output invocation_id=")
-    assert all(h.get("authorization") == "Bearer sk-test" for _r, _b, h in fake.requests)
+    # the configured key reaches the server (Anthropic's SDK may send it as x-api-key or as a bearer token)
+    assert all("sk-test" in h.get("authorization", "") + h.get("x-api-key", "") for _r, _b, h in fake.requests)
     assert len(verifier_calls) == 2  # the SDK retried the 503
     invocations = app.store.list_invocations(result.session_id)
     assert [i.tool_name for i in invocations] == ["query_logs"]

@@ -1,0 +1,168 @@
+"""A local OpenAI-compatible chat-completions server for end-to-end tests of the real client path
+(openai SDK over HTTP, tool calls and all). Each role is a script: request body → (status, body).
+
+It also speaks Anthropic's Messages API (``POST /v1/messages``) by translation: the request is
+turned into the chat-completions shape the scripts read, their reply back into a Messages
+reply — so one script drives both wire formats."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Reply = tuple[int, dict[str, Any]]
+Script = Callable[[dict[str, Any]], Reply]
+
+ROLE_MARKERS = {
+    "planner": "veridiag 的 Planner",
+    "executor": "veridiag 的 Executor",
+    "verifier": "veridiag 的 Verifier",
+    "composer": "Answer Composer",
+}
+
+
+def completion(
+    content: str | None = None, tool_calls: list[dict[str, Any]] | None = None, finish_reason: str | None = None
+) -> Reply:
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+            }
+            for i, call in enumerate(tool_calls)
+        ]
+    body = {
+        "id": "chatcmpl-fake",
+        "object": "chat.completion",
+        "created": 1_780_000_000,
+        "model": "fake-model",
+        "choices": [
+            {"index": 0, "message": message, "finish_reason": finish_reason or ("tool_calls" if tool_calls else "stop")}
+        ],
+        "usage": {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150},
+    }
+    return 200, body
+
+
+def role_of(request: dict[str, Any]) -> str:
+    text = json.dumps(request.get("messages", []), ensure_ascii=False)
+    return next((role for role, marker in ROLE_MARKERS.items() if marker in text), "unknown")
+
+
+def tool_results(request: dict[str, Any]) -> list[str]:
+    return [str(m.get("content")) for m in request.get("messages", []) if m.get("role") == "tool"]
+
+
+class FakeOpenAI:
+    def __init__(self, scripts: dict[str, Script]) -> None:
+        self.scripts = scripts
+        self.requests: list[tuple[str, dict[str, Any], dict[str, str]]] = []
+        self.url = ""
+
+    def handle(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        role = role_of(body)
+        self.requests.append((role, body, headers))
+        script = self.scripts.get(role)
+        if script is None:
+            return 500, {"error": {"message": f"no script for role {role}", "type": "server_error"}}
+        return script(body)
+
+
+@contextmanager
+def serve(fake: FakeOpenAI) -> Iterator[FakeOpenAI]:
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            if self.path.endswith("/chat/completions"):
+                status, reply = fake.handle(body, headers)
+            elif self.path.endswith("/v1/messages"):
+                status, reply = _to_anthropic(*fake.handle(_from_anthropic(body), headers))
+            else:
+                status, reply = 404, {"error": {"message": "not found"}}
+            data = json.dumps(reply).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    fake.url = f"http://127.0.0.1:{server.server_address[1]}/v1"  # Anthropic's SDK wants it without /v1
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(block.get("text", "") for block in content if isinstance(block, dict))
+
+
+def _from_anthropic(body: dict[str, Any]) -> dict[str, Any]:
+    """A Messages request in chat-completions shape: system first, tool results as ``tool``."""
+    messages: list[dict[str, Any]] = []
+    if body.get("system"):
+        messages.append({"role": "system", "content": _text(body["system"])})
+    for message in body.get("messages", []):
+        blocks = message["content"] if isinstance(message["content"], list) else [message["content"]]
+        for block in blocks:
+            if isinstance(block, str) or block.get("type") == "text":
+                messages.append(
+                    {"role": message["role"], "content": _text([block] if isinstance(block, dict) else block)}
+                )
+            elif block.get("type") == "tool_result":
+                messages.append({"role": "tool", "content": _text(block.get("content", ""))})
+            elif block.get("type") == "tool_use":
+                call = {
+                    "type": "function",
+                    "function": {"name": block["name"], "arguments": json.dumps(block["input"])},
+                }
+                messages.append({"role": "assistant", "tool_calls": [call]})
+    tools = [{"type": "function", "function": {"name": tool["name"]}} for tool in body.get("tools", [])]
+    return {"model": body.get("model"), "messages": messages, "tools": tools}
+
+
+_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "length": "max_tokens", "content_filter": "refusal"}
+
+
+def _to_anthropic(status: int, reply: dict[str, Any]) -> Reply:
+    """A chat-completions reply (or error) as a Messages reply."""
+    if status != 200:
+        kind = "overloaded_error" if status in (503, 529) else "api_error"
+        return status, {"type": "error", "error": {"type": kind, "message": str(reply.get("error", reply))}}
+    choice = reply["choices"][0]
+    message = choice["message"]
+    content: list[dict[str, Any]] = []
+    if message.get("content"):
+        content.append({"type": "text", "text": message["content"]})
+    for call in message.get("tool_calls") or []:
+        arguments = json.loads(call["function"]["arguments"])
+        content.append({"type": "tool_use", "id": call["id"], "name": call["function"]["name"], "input": arguments})
+    usage = reply.get("usage", {})
+    return 200, {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": reply.get("model", "fake-model"),
+        "content": content,
+        "stop_reason": _STOP.get(choice.get("finish_reason") or "stop", "end_turn"),
+        "stop_sequence": None,
+        "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)},
+    }
