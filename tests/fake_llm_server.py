@@ -1,9 +1,10 @@
 """A local OpenAI-compatible chat-completions server for end-to-end tests of the real client path
 (openai SDK over HTTP, tool calls and all). Each role is a script: request body → (status, body).
 
-It also speaks Anthropic's Messages API (``POST /v1/messages``) by translation: the request is
-turned into the chat-completions shape the scripts read, their reply back into a Messages
-reply — so one script drives both wire formats."""
+It also speaks Anthropic's Messages API (``POST /v1/messages``) and Gemini's
+``models/{model}:generateContent`` by translation: the request is turned into the
+chat-completions shape the scripts read, their reply back into the provider's — so one script
+drives all three wire formats."""
 
 from __future__ import annotations
 
@@ -86,6 +87,8 @@ def serve(fake: FakeOpenAI) -> Iterator[FakeOpenAI]:
                 status, reply = fake.handle(body, headers)
             elif self.path.endswith("/v1/messages"):
                 status, reply = _to_anthropic(*fake.handle(_from_anthropic(body), headers))
+            elif self.path.endswith(":generateContent"):
+                status, reply = _to_gemini(*fake.handle(_from_gemini(body), headers))
             else:
                 status, reply = 404, {"error": {"message": "not found"}}
             data = json.dumps(reply).encode()
@@ -165,4 +168,62 @@ def _to_anthropic(status: int, reply: dict[str, Any]) -> Reply:
         "stop_reason": _STOP.get(choice.get("finish_reason") or "stop", "end_turn"),
         "stop_sequence": None,
         "usage": {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0)},
+    }
+
+
+def _from_gemini(body: dict[str, Any]) -> dict[str, Any]:
+    """A generateContent request in chat-completions shape."""
+    messages: list[dict[str, Any]] = []
+    if body.get("systemInstruction"):
+        messages.append({"role": "system", "content": _text(body["systemInstruction"].get("parts", []))})
+    for content in body.get("contents", []):
+        role = "assistant" if content.get("role") == "model" else "user"
+        for part in content.get("parts", []):
+            if "text" in part:
+                messages.append({"role": role, "content": part["text"]})
+            elif "functionResponse" in part:
+                response = part["functionResponse"].get("response", {})
+                strings = [v for v in response.values() if isinstance(v, str)] if isinstance(response, dict) else []
+                messages.append({"role": "tool", "content": strings[0] if strings else json.dumps(response)})
+            elif "functionCall" in part:
+                call = part["functionCall"]
+                function = {"name": call["name"], "arguments": json.dumps(call.get("args", {}))}
+                messages.append({"role": "assistant", "tool_calls": [{"type": "function", "function": function}]})
+    declared = [d for tool in body.get("tools", []) for d in tool.get("functionDeclarations", [])]
+    tools = [{"type": "function", "function": {"name": d["name"]}} for d in declared]
+    return {"model": None, "messages": messages, "tools": tools}
+
+
+_FINISH = {"stop": "STOP", "tool_calls": "STOP", "length": "MAX_TOKENS", "content_filter": "SAFETY"}
+
+
+def _to_gemini(status: int, reply: dict[str, Any]) -> Reply:
+    """A chat-completions reply (or error) as a generateContent reply."""
+    if status != 200:
+        state = "UNAVAILABLE" if status == 503 else "INTERNAL"
+        return status, {"error": {"code": status, "message": str(reply.get("error", reply)), "status": state}}
+    choice = reply["choices"][0]
+    message = choice["message"]
+    parts: list[dict[str, Any]] = []
+    if message.get("content"):
+        parts.append({"text": message["content"]})
+    for call in message.get("tool_calls") or []:
+        parts.append(
+            {"functionCall": {"name": call["function"]["name"], "args": json.loads(call["function"]["arguments"])}}
+        )
+    usage = reply.get("usage", {})
+    return 200, {
+        "candidates": [
+            {
+                "content": {"role": "model", "parts": parts},
+                "finishReason": _FINISH.get(choice.get("finish_reason") or "stop", "STOP"),
+                "index": 0,
+            }
+        ],
+        "usageMetadata": {
+            "promptTokenCount": usage.get("prompt_tokens", 0),
+            "candidatesTokenCount": usage.get("completion_tokens", 0),
+            "totalTokenCount": usage.get("total_tokens", 0),
+        },
+        "modelVersion": reply.get("model", "fake-model"),
     }

@@ -99,9 +99,10 @@ def composer(request: dict[str, Any]) -> Reply:
     )
 
 
-@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+@pytest.mark.parametrize("provider", ["openai", "anthropic", "google"])
 def test_real_client_path_end_to_end(tmp_path: Path, provider: str) -> None:
-    """The same model behaviour over OpenAI's chat completions and Anthropic's Messages API."""
+    """The same model behaviour over OpenAI's chat completions, Anthropic's Messages API and
+    Gemini's generateContent."""
     verifier_calls: list[int] = []
 
     def verifier(request: dict[str, Any]) -> Reply:
@@ -123,7 +124,7 @@ def test_real_client_path_end_to_end(tmp_path: Path, provider: str) -> None:
 
     fake = FakeOpenAI({"executor": executor, "verifier": verifier, "composer": composer})
     with serve(fake):
-        base_url = fake.url if provider == "openai" else fake.url.removesuffix("/v1")
+        base_url = fake.url if provider == "openai" else fake.url.removesuffix("/v1")  # those SDKs add the version
         role = LLMRoleSettings(
             provider=provider,
             model="fake-model",
@@ -155,8 +156,9 @@ def test_real_client_path_end_to_end(tmp_path: Path, provider: str) -> None:
     offered = {tool["function"]["name"] for tool in executor_requests[0]["tools"]}
     assert offered == {"query_logs", "query_metrics", "lookup_knowledge"}
     assert tool_results(executor_requests[1])[0].startswith("<tool_output invocation_id=")
-    # the configured key reaches the server (Anthropic's SDK may send it as x-api-key or as a bearer token)
-    assert all("sk-test" in h.get("authorization", "") + h.get("x-api-key", "") for _r, _b, h in fake.requests)
+    # the configured key reaches the server, in whichever header the provider's SDK uses
+    sent = ("authorization", "x-api-key", "x-goog-api-key")
+    assert all("sk-test" in " ".join(h.get(name, "") for name in sent) for _r, _b, h in fake.requests)
     assert len(verifier_calls) == 2  # the SDK retried the 503
     invocations = app.store.list_invocations(result.session_id)
     assert [i.tool_name for i in invocations] == ["query_logs"]

@@ -59,10 +59,7 @@ def build_model(config: LLMRoleSettings) -> Model:
             return _openai(config.model, key, resolve_base_url(config.base_url), config)
         if provider == "anthropic":
             return _anthropic(config.model, key, config)
-        from pydantic_ai.models.google import GoogleModel
-        from pydantic_ai.providers.google import GoogleProvider
-
-        return GoogleModel(config.model, provider=GoogleProvider(api_key=key, base_url=config.base_url))
+        return _google(config.model, key, config)
     except ImportError as exc:
         hint = _EXTRAS.get(provider, "veridiag")
         raise LLMConfigError(f"provider {provider!r} needs an extra: pip install '{hint}': {exc}") from exc
@@ -87,6 +84,22 @@ def _anthropic(model: str, key: str | None, config: LLMRoleSettings) -> Model:
         max_retries=retries,
     )
     return AnthropicModel(model, provider=AnthropicProvider(anthropic_client=client))
+
+
+def _google(model: str, key: str | None, config: LLMRoleSettings) -> Model:
+    import httpx2
+    from google.genai.types import HttpRetryOptions
+    from pydantic_ai.models.google import GoogleModel
+    from pydantic_ai.providers.google import GoogleProvider
+
+    timeout, retries = _timeout_and_retries(config)
+    provider = GoogleProvider(
+        api_key=key,
+        base_url=config.base_url,
+        http_client=httpx2.AsyncClient(timeout=timeout),
+        retry_options=HttpRetryOptions(attempts=1 + retries),
+    )
+    return GoogleModel(model, provider=provider)
 
 
 def _openai(model: str, key: str | None, base_url: str | None, config: LLMRoleSettings) -> Model:
