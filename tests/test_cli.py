@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from click.testing import Result
 from typer.testing import CliRunner
 
 from tests.builders import LOG_OUTPUT, binding, claim, invocation, v2
@@ -13,6 +14,13 @@ from veridiag.contracts.schemas import SCHEMAS
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def gatekeeper_check(out_file: Path, inv_file: Path, *extra: str) -> Result:
+    """``veridiag gatekeeper check --output OUT --invocations INV [extra…]``."""
+    return runner.invoke(
+        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file), *extra]
+    )
 
 
 def write_inputs(tmp_path: Path, output: str | bytes) -> tuple[Path, Path]:
@@ -65,9 +73,7 @@ def test_rules_file_from_environment(tmp_path: Path, monkeypatch: object) -> Non
 def test_gatekeeper_check_pass(tmp_path: Path) -> None:
     output = json.dumps(v2([claim(bindings=[binding([394], "ERR_TIMEOUT request timeout cost=5300ms")])]))
     out_file, inv_file = write_inputs(tmp_path, f"```json\n{output}\n```")
-    result = runner.invoke(
-        app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file), "--trace"]
-    )
+    result = gatekeeper_check(out_file, inv_file, "--trace")
     assert result.exit_code == 0, result.stdout + result.stderr
     document = json.loads(result.stdout)
     assert document["session_id"] == "s-1"
@@ -83,19 +89,7 @@ def test_gatekeeper_check_pass(tmp_path: Path) -> None:
 
 def test_gatekeeper_check_fabricated_id_exits_1(tmp_path: Path) -> None:
     out_file, inv_file = write_inputs(tmp_path, json.dumps(v2([claim(bindings=[binding([7], "request timeout")])])))
-    result = runner.invoke(
-        app,
-        [
-            "gatekeeper",
-            "check",
-            "--output",
-            str(out_file),
-            "--invocations",
-            str(inv_file),
-            "--session",
-            "s-1",
-        ],
-    )
+    result = gatekeeper_check(out_file, inv_file, "--session", "s-1")
     assert result.exit_code == 1
     document = json.loads(result.stdout)
     assert document["gatekeeper_result"]["failed_rules"] == ["evidence.invocation_ref"]
@@ -104,7 +98,7 @@ def test_gatekeeper_check_fabricated_id_exits_1(tmp_path: Path) -> None:
 
 def test_gatekeeper_check_non_utf8_output_is_malformed_not_a_crash(tmp_path: Path) -> None:
     out_file, inv_file = write_inputs(tmp_path, b"\xff\xfe\x00{garbage")
-    result = runner.invoke(app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)])
+    result = gatekeeper_check(out_file, inv_file)
     assert result.exit_code == 1
     document = json.loads(result.stdout)
     assert document["executor_output_parse_status"]["status"] == "malformed"
@@ -114,14 +108,12 @@ def test_gatekeeper_check_non_utf8_output_is_malformed_not_a_crash(tmp_path: Pat
 def test_gatekeeper_check_bad_invocations_file_exits_2(tmp_path: Path) -> None:
     out_file, inv_file = write_inputs(tmp_path, "{}")
     inv_file.write_text('[{"id": "x", "session_id": "s", "tool_name": "q"}]', encoding="utf-8")
-    result = runner.invoke(app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)])
+    result = gatekeeper_check(out_file, inv_file)
     assert result.exit_code == 2 and "invocation [0] id" in result.stderr
     inv_file.write_text("[1, 2", encoding="utf-8")
-    result = runner.invoke(app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)])
+    result = gatekeeper_check(out_file, inv_file)
     assert result.exit_code == 2 and "invalid JSON" in result.stderr
-    result = runner.invoke(
-        app, ["gatekeeper", "check", "--output", str(tmp_path / "none.txt"), "--invocations", str(inv_file)]
-    )
+    result = gatekeeper_check(tmp_path / "none.txt", inv_file)
     assert result.exit_code == 2
 
 
@@ -129,21 +121,9 @@ def test_gatekeeper_check_accepts_json_lines_and_needs_a_session_when_ambiguous(
     out_file, inv_file = write_inputs(tmp_path, json.dumps(v2()))
     lines = [invocation(394).model_dump_json(), invocation(395, session_id="s-2").model_dump_json()]
     inv_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    result = runner.invoke(app, ["gatekeeper", "check", "--output", str(out_file), "--invocations", str(inv_file)])
+    result = gatekeeper_check(out_file, inv_file)
     assert result.exit_code == 2 and "--session is required" in result.stderr
-    result = runner.invoke(
-        app,
-        [
-            "gatekeeper",
-            "check",
-            "--output",
-            str(out_file),
-            "--invocations",
-            str(inv_file),
-            "--session",
-            "s-1",
-        ],
-    )
+    result = gatekeeper_check(out_file, inv_file, "--session", "s-1")
     assert result.exit_code == 0, result.stdout
 
 
