@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from veridiag.bench.stats import summary, time_runs
+from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
-from veridiag.gatekeeper import AnchoredMatcher, Gatekeeper, SequenceMatcherBaseline
+from veridiag.gatekeeper import AnchoredMatcher, Gatekeeper, SequenceMatcherBaseline, load_ruleset
 from veridiag.gatekeeper.matching import BruteForceMatcher, ExcerptMatcher
 
 SESSION = "bench-session"
@@ -104,6 +105,16 @@ class Scenario:
     kinds: list[str]  # per binding, in claim order: verbatim / changed / invented
     output_bytes: int
 
+    def check(self, gatekeeper: Gatekeeper) -> GatekeeperReport:
+        """One Gatekeeper run on this scenario's output and invocations."""
+        return gatekeeper.validate(self.output, session_id=SESSION, invocations=self.invocations)
+
+    def cited_pairs(self) -> list[tuple[str, str]]:
+        """(excerpt, output of the invocation it cites) for every binding, in order."""
+        bindings = [binding for claim in self.output["claims"] for binding in claim["evidence_bindings"]]
+        outputs = self.invocations.get_invocations({b["source_invocation_ids"][0] for b in bindings})
+        return [(b["evidence_excerpt"], outputs[b["source_invocation_ids"][0]].output or "") for b in bindings]
+
 
 def build_scenario(claims: int = 20, invocations: int = 10, size: int = 65536, seed: int = 7) -> Scenario:
     """Deterministic realistic data: log and metric outputs, excerpts of the three kinds."""
@@ -164,23 +175,13 @@ def build_scenario(claims: int = 20, invocations: int = 10, size: int = 65536, s
 
 
 def _excerpt_outcomes(gatekeeper: Gatekeeper, scenario: Scenario) -> list[str]:
-    report = gatekeeper.validate(scenario.output, session_id=SESSION, invocations=scenario.invocations)
+    report = scenario.check(gatekeeper)
     outcomes: list[str] = []
     for trace in report.claim_traces:
         for check in trace.checks:
             if check.rule_id == "evidence.excerpt_similarity":
                 outcomes.append(check.outcome)
     return outcomes
-
-
-def _cited_pairs(scenario: Scenario) -> list[tuple[str, str]]:
-    """(excerpt, output of the invocation it cites) for every binding, in order."""
-    outputs = scenario.invocations.get_invocations(range(1000, 1000 + len(scenario.invocations)))
-    return [
-        (binding["evidence_excerpt"], outputs[binding["source_invocation_ids"][0]].output or "")
-        for claim in scenario.output["claims"]
-        for binding in claim["evidence_bindings"]
-    ]
 
 
 def _floors(scenario: Scenario, repeats: int) -> dict[str, float]:
@@ -193,24 +194,20 @@ def _floors(scenario: Scenario, repeats: int) -> dict[str, float]:
     references, phrases and the report. ``without_entity_grounding``: the spec's own
     rules only. Together they say where the p50 goes.
     """
-    pairs = _cited_pairs(scenario)
+    pairs = scenario.cited_pairs()
     matcher = AnchoredMatcher()
 
     def without(*rule_ids: str) -> Gatekeeper:
         overrides = {"rules": [{"id": rule_id, "enabled": False} for rule_id in rule_ids]}
-        return Gatekeeper(Gatekeeper().ruleset.with_overrides(overrides, "bench"))
+        return Gatekeeper(load_ruleset().with_overrides(overrides, "bench"))
 
     structural = without("evidence.excerpt_similarity", "claim.entity_grounding")
     spec_rules = without("claim.entity_grounding")
     parts: dict[str, Callable[[], object]] = {
         "exact_find": lambda: [output.find(excerpt) for excerpt, output in pairs],
         "locate_only": lambda: [matcher.locate(excerpt, output) for excerpt, output in pairs],
-        "structural_rules": lambda: structural.validate(
-            scenario.output, session_id=SESSION, invocations=scenario.invocations
-        ),
-        "without_entity_grounding": lambda: spec_rules.validate(
-            scenario.output, session_id=SESSION, invocations=scenario.invocations
-        ),
+        "structural_rules": lambda: scenario.check(structural),
+        "without_entity_grounding": lambda: scenario.check(spec_rules),
     }
     return {name: round(statistics.median(time_runs(part, repeats)), 4) for name, part in parts.items()}
 
@@ -223,7 +220,7 @@ def run(repeats: int = 200, baseline_repeats: int = 5) -> dict[str, Any]:
 
         def once() -> None:
             gatekeeper.matcher = make_matcher()  # no index survives between runs
-            gatekeeper.validate(scenario.output, session_id=SESSION, invocations=scenario.invocations)
+            scenario.check(gatekeeper)
 
         return time_runs(once, count, warmup=1 if count < 10 else 3)
 
@@ -231,7 +228,7 @@ def run(repeats: int = 200, baseline_repeats: int = 5) -> dict[str, Any]:
     per_rule: dict[str, list[float]] = {}
     reference = Gatekeeper()
     for _ in range(max(5, repeats // 4)):
-        report = reference.validate(scenario.output, session_id=SESSION, invocations=scenario.invocations)
+        report = scenario.check(reference)
         for rule_id, ms in report.timings_ms.items():
             per_rule.setdefault(rule_id, []).append(ms)
     baseline = timed(SequenceMatcherBaseline, baseline_repeats)
