@@ -166,6 +166,15 @@ def test_the_index_follows_runbook_changes_without_kb_index(tmp_path: Path) -> N
         reopened.index_knowledge()  # `kb index` still says what is wrong
 
 
+def test_a_broken_runbook_does_not_stop_the_first_start(tmp_path: Path) -> None:
+    folder = tmp_path / "runbooks"
+    folder.mkdir()
+    (folder / "broken.md").write_bytes(b"\xff not UTF-8")
+    env = EmbeddedEnvironment(tmp_path / "env.db", runbook_dir=folder)  # loads the demo, then indexes
+    assert len(env.skipped_runbooks) == 1 and "not UTF-8" in env.skipped_runbooks[0]
+    assert env.lookup_knowledge(LookupKnowledgeArgs(query="连接池 超时")).status == "ok"
+
+
 def test_reopening_does_not_reload(tmp_path: Path) -> None:
     path = tmp_path / "env.db"
     first = EmbeddedEnvironment(path)

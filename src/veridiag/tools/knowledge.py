@@ -96,15 +96,21 @@ def folder_runbooks(folder: Path, skipped: list[str] | None = None) -> Iterator[
     given, is left out and its error appended there (start-up must not fail on a typo)."""
     for path in sorted(folder.rglob("*.md")):
         try:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise RunbookError(f"{path}: not UTF-8") from None
-            yield parse_runbook(text, str(path))
+            runbook = _read_runbook(path)
         except RunbookError as exc:
             if skipped is None:
                 raise
             skipped.append(str(exc))
+            continue
+        yield runbook
+
+
+def _read_runbook(path: Path) -> Runbook:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise RunbookError(f"{path}: not UTF-8") from None
+    return parse_runbook(text, str(path))
 
 
 def index_runbooks(conn: sqlite3.Connection, runbooks: Iterable[Runbook]) -> int:

@@ -73,9 +73,10 @@ class EmbeddedEnvironment:
             conn.executescript(knowledge.SCHEMA)
             if load_demo and self._is_empty(conn):
                 self._load_demo(conn)
-            if self._indexed_fingerprint(conn) != knowledge.sources_fingerprint(self.runbook_dir):
+            fingerprint = knowledge.sources_fingerprint(self.runbook_dir)
+            if self._indexed_fingerprint(conn) != fingerprint:
                 # First start, a new release's runbooks, or the user's: never fail on a bad file here.
-                self.index_knowledge(conn=conn, strict=False)
+                self._index(conn, fingerprint, strict=False)
 
     # -- connections & loading -----------------------------------------------------------
 
@@ -112,7 +113,6 @@ class EmbeddedEnvironment:
         self.add_logs(((x.ts, x.service, x.level, x.line) for x in demo.generate_logs()), conn=conn)
         points = demo.generate_metrics()
         self.add_metric_points(((p.service, p.metric, p.unit, p.ts, p.value) for p in points), conn=conn)
-        self.index_knowledge(conn=conn)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('now', ?)", (iso(demo.DAY_END),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('loaded', 'demo')")
         conn.commit()
@@ -175,12 +175,15 @@ class EmbeddedEnvironment:
             conn.commit()
         return count
 
-    def index_knowledge(self, *, conn: sqlite3.Connection | None = None, strict: bool = True) -> int:
-        """Re-index bundled runbooks plus the user folder (user ids override bundled).
+    def index_knowledge(self) -> int:
+        """Re-index bundled runbooks plus the user folder (user ids override bundled); a
+        broken user runbook raises ``RunbookError`` (``veridiag kb index`` says which)."""
+        with self.connect() as conn:
+            return self._index(conn, knowledge.sources_fingerprint(self.runbook_dir), strict=True)
 
-        ``strict``: a broken user runbook raises ``RunbookError``; otherwise it is left
-        out with a logged warning and listed in ``skipped_runbooks``."""
-        fingerprint = knowledge.sources_fingerprint(self.runbook_dir)
+    def _index(self, conn: sqlite3.Connection, fingerprint: str, *, strict: bool) -> int:
+        """Index and record ``fingerprint``. Not ``strict`` (start-up): a broken user runbook
+        is left out with a logged warning and listed in ``skipped_runbooks``."""
         runbooks = list(knowledge.bundled_runbooks())
         skipped: list[str] = []
         if self.runbook_dir is not None and self.runbook_dir.exists():
@@ -188,13 +191,6 @@ class EmbeddedEnvironment:
         for problem in skipped:
             _log.warning("runbook left out of the index: %s", problem)
         self.skipped_runbooks = skipped
-        if conn is not None:
-            return self._index(conn, runbooks, fingerprint)
-        with self.connect() as own:
-            return self._index(own, runbooks, fingerprint)
-
-    @staticmethod
-    def _index(conn: sqlite3.Connection, runbooks: list[knowledge.Runbook], fingerprint: str) -> int:
         count = knowledge.index_runbooks(conn, runbooks)
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('kb_fingerprint', ?)", (fingerprint,))
         conn.commit()
