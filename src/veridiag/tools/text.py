@@ -11,7 +11,8 @@ import re
 
 import rjieba
 
-_CJK = re.compile(r"[\u3400-\u9fff]")
+from veridiag.contracts.composer import has_cjk
+
 _WORD = re.compile(r"[\w\u3400-\u9fff]+", re.UNICODE)
 _MASKS = (
     (re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z?\s*"), ""),
@@ -19,10 +20,6 @@ _MASKS = (
     (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
     (re.compile(r"\d+(?:\.\d+)?"), "<n>"),
 )
-
-
-def has_cjk(text: str) -> bool:
-    return _CJK.search(text) is not None
 
 
 def segment(text: str) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest
-from veridiag.contracts.composer import detect_lang
+from veridiag.contracts.composer import has_cjk
 from veridiag.gatekeeper.entities import extract_entities
 from veridiag.tools.results import ToolCallResult
 
@@ -435,7 +435,7 @@ def _numbered(section: str, zh_heading: str, en_heading: str, lang: str) -> list
     lines = section.split("\n")
     headings = [(i, line[3:]) for i, line in enumerate(lines) if line.startswith("## ")]
     own, other = (zh_heading, en_heading) if lang == "zh" else (en_heading, zh_heading)
-    preferred = [i for i, title in headings if own in title and (lang == "zh" or detect_lang(title) == "en")]
+    preferred = [i for i, title in headings if own in title and (lang == "zh" or not has_cjk(title))]
     fallback = [i for i, title in headings if own in title or other in title]
     start = next(iter(preferred or fallback), None)
     if start is None:

@@ -18,11 +18,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from veridiag.contracts.composer import has_cjk
 from veridiag.tools import demo, knowledge
 from veridiag.tools.args import LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs, parse_time
 from veridiag.tools.render import format_value, iso, render_knowledge, render_logs, render_metrics
 from veridiag.tools.results import ToolOutput
-from veridiag.tools.text import english_fallback, fts_query, has_cjk, log_template, segment
+from veridiag.tools.text import english_fallback, fts_query, log_template, segment
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
