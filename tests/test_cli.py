@@ -149,3 +149,15 @@ def test_bench_on_an_unreachable_database_says_so() -> None:
 def test_bench_unknown_name_exits_2() -> None:
     result = runner.invoke(app, ["bench", "--only", "nope"])
     assert result.exit_code == 2 and "unknown benchmark" in result.stderr
+
+
+def test_piped_errors_are_one_literal_line_whatever_the_path(tmp_path: Path) -> None:
+    """Not a terminal: no hard wrap at 80 columns and no rich markup read out of user text."""
+    deep = tmp_path / ("a-long-directory-name-" * 6) / "[bold]not-markup[/]"
+    deep.mkdir(parents=True)
+    missing = deep / "nope.log"
+    env = {"VERIDIAG_HOME": str(tmp_path), "VERIDIAG_EMBEDDED__LOAD_DEMO": "false"}
+    result = runner.invoke(app, ["data", "import-logs", str(missing), "--service", "pay"], env=env)
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"error: {missing}: no such file"]

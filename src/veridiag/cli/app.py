@@ -14,6 +14,7 @@ from typing import Annotated, Any
 import typer
 from pydantic import ValidationError
 from rich.table import Table
+from rich.text import Text
 
 from veridiag import __version__
 from veridiag.cli.ask import ask
@@ -238,7 +239,7 @@ def audit(
         print_json(chain)
         return
     session = chain["session"]
-    out.print(f"[bold]{session['id']}[/] {session['status']} verdict={session['verdict']} — {session['query']}")
+    out.print(f"{session['id']} {session['status']} verdict={session['verdict']} — {session['query']}")
     out.print(f"answer ({chain['answer_source']}):\n{chain['final_answer'] or '—'}")
     for check in chain["verifier"]["claim_checks"] or []:
         out.print(f"  {check['claim_id']}: {check['verification']} — {check['detail']}")
@@ -286,7 +287,7 @@ def eval_cases(
         for column in ("verdict", "gatekeeper", "answer", "result", "first failure"):
             table.add_column(column)
         for result in results:
-            mark = "[green]pass[/]" if result.passed else "[red]FAIL[/]"
+            mark = Text("pass", style="green") if result.passed else Text("FAIL", style="red")
             table.add_row(
                 result.id,
                 result.verdict or "—",

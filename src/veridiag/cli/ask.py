@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 import typer
-from rich.markup import escape
+from rich.text import Text
 
 from veridiag.agents.llm import LLMConfigError
 from veridiag.cli.common import err, fail, out, print_json, settings
@@ -25,29 +25,26 @@ _STAGES = {
 def _show(document: dict[str, Any], lang: Literal["zh", "en"]) -> None:
     zh = lang == "zh"
     colour = {"PASS": "green", "LOW_CONFID": "yellow", "REJECT": "red"}.get(document["verdict"] or "", "red")
-    out.print(f"[bold {colour}]{document['verdict'] or 'FAILED'}[/]  session {document['session_id']}")
+    out.print(Text(document["verdict"] or "FAILED", style=f"bold {colour}"), f" session {document['session_id']}")
     out.print()
-    out.print(escape(document["final_answer"]))
+    out.print(document["final_answer"])
     allowed = [c for c in document["claims"] if c["allowed"]]
     if allowed:
         out.print()
-        out.print("[bold]" + ("已确认的事实与出处" if zh else "Confirmed claims and their evidence") + "[/]")
+        out.print("已确认的事实与出处" if zh else "Confirmed claims and their evidence", style="bold")
         for claim in allowed:
-            out.print(f"  {claim['claim_id']} ({claim['verification']}): {escape(claim['claim_text'] or '')}")
+            out.print(f"  {claim['claim_id']} ({claim['verification']}): {claim['claim_text'] or ''}")
             for item in claim["evidence"]:
-                out.print(
-                    f"     [dim]#{item['invocation_id']} {item['tool_name']}: {escape(str(item['excerpt'])[:160])}[/]"
-                )
+                source = f"#{item['invocation_id']} {item['tool_name']}"
+                out.print(f"     {source}: {str(item['excerpt'])[:160]}", style="dim")
     blocked = [c for c in document["claims"] if not c["allowed"]]
     if blocked:
-        out.print("[bold]" + ("未采纳的结论" if zh else "Claims not accepted") + "[/]")
+        out.print("未采纳的结论" if zh else "Claims not accepted", style="bold")
         for claim in blocked:
             out.print(f"  {claim['claim_id']} ({claim['verification']})")
     for fallback in (document.get("usage") or {}).get("fallbacks") or []:
-        out.print(
-            f"[yellow]{'模型不可用，已改用离线引擎' if zh else 'model unavailable, offline engine used'}"
-            f" ({fallback['role']}): {escape(fallback['reason'][:200])}[/]"
-        )
+        notice = "模型不可用，已改用离线引擎" if zh else "model unavailable, offline engine used"
+        out.print(f"{notice} ({fallback['role']}): {fallback['reason'][:200]}", style="yellow")
     out.print()
     out.print(("审计链：" if zh else "Audit trail: ") + f"veridiag audit {document['session_id']}")
 
@@ -76,10 +73,10 @@ def ask(
         def progress(stage: str, details: dict[str, Any]) -> None:
             label = names.get(stage, stage)
             if stage == "tool":
-                err.print(f"[dim]{label} #{details['invocation_id']} {details['tool']} → {details['status']}[/]")
+                err.print(f"{label} #{details['invocation_id']} {details['tool']} → {details['status']}", style="dim")
             elif stage in ("plan", "gatekeeper", "verifier", "composer"):
                 shown = ", ".join(f"{k}={v}" for k, v in details.items() if v not in (None, [], ""))
-                err.print(f"[dim]{label}: {escape(shown)}[/]")
+                err.print(f"{label}: {shown}", style="dim")
             status.update(label)
 
         result = assembly.pipeline.run(question, shown_lang, progress=progress)  # type: ignore[arg-type]

@@ -8,16 +8,19 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from veridiag.config import Settings, load_settings
 
-out = Console()
-err = Console(stderr=True)
+# Messages are never hard-wrapped (soft_wrap: a piped path or id stays on one line) and text is
+# never read as rich markup: style comes from Text objects and style=, never from the message.
+out = Console(soft_wrap=True, markup=False, highlight=False)
+err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` to stderr and return the Exit to raise."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, markup=True)
+    err.print(Text("error:", style="bold red"), message)
     return typer.Exit(code)
 
 

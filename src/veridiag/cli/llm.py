@@ -7,6 +7,7 @@ from typing import Annotated, Any, get_args
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from veridiag.cli.common import out, print_json, settings
 from veridiag.config import LLMRole
@@ -48,7 +49,8 @@ def check(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable
     else:
         table = Table("role", "model", "ok", "ms", "detail")
         for row in rows:
-            mark = "—" if row["ok"] is None else ("[green]yes[/]" if row["ok"] else "[red]no[/]")
+            ok = row["ok"]
+            mark = Text("—") if ok is None else Text("yes" if ok else "no", "green" if ok else "red")
             table.add_row(row["role"], row["model"] or "—", mark, str(row.get("latency_ms", "")), row["detail"])
         out.print(table)
     if any(row["ok"] is False for row in rows):
