@@ -11,7 +11,9 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -134,6 +136,23 @@ class Settings(BaseSettings):
     #: engine waits on the network and can use more than the offline engine's CPU-bound default.
     api_concurrency: int = Field(default_factory=lambda: max(2, os.cpu_count() or 2), ge=1, le=256)
     llm: LLMSettings = LLMSettings()
+    #: The zone people ask in (``Asia/Shanghai``): times in questions without an offset are read
+    #: in it. Tool outputs and stored times stay in UTC.
+    timezone: str = "UTC"
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise ValueError(f"unknown timezone {value!r}; use an IANA name such as Asia/Shanghai or UTC") from None
+        return value
+
+    @property
+    def live_backends(self) -> bool:
+        """Logs or metrics come from a live system: "now" is the wall clock, not the data's end."""
+        return self.tools.logs != "embedded" or self.tools.metrics != "embedded"
 
     @property
     def tokens(self) -> list[str]:

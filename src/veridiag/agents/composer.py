@@ -80,7 +80,8 @@ def template_answer(composer_input: ComposerInput) -> ComposerOutput:
             if composer_input.lang == "en" and needs:
                 needs = f" ({text['needs']}{text['sep'].join(hypothesis.needed_evidence)})"
             lines.append(f"- {text['maybe']}{hypothesis.hypothesis_text}{needs}")
-    gaps = (composer_input.missing_info or [text["default_gap"]]) if verdict != "PASS" else []
+    # What could not be checked is said on every verdict, PASS included.
+    gaps = composer_input.missing_info or ([text["default_gap"]] if verdict != "PASS" else [])
     if gaps:
         lines += ["", text["gaps"]] + [f"- {gap}" for gap in gaps]
     actions = list(composer_input.recommended_actions)

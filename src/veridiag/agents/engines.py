@@ -18,11 +18,16 @@ class OfflineEnvironment(Environment, Catalogue, Protocol):
 
 
 def offline_roles(
-    environment: OfflineEnvironment, invocations: InvocationSource, known_services: list[str] | None = None
+    environment: OfflineEnvironment,
+    invocations: InvocationSource,
+    known_services: list[str] | None = None,
+    *,
+    timezone: str = "UTC",
+    live: bool = False,
 ) -> Roles:
     """Planner, executor and verifier that need no model; the template composer."""
     return Roles(
-        planner=OfflinePlanner(environment),
+        planner=OfflinePlanner(environment, timezone=timezone, live=live),
         executor=OfflineExecutor(environment),
         verifier=OfflineVerifier(invocations, known_services),
         composer=TemplateComposer(),
@@ -37,7 +42,9 @@ def build_roles(
     known_services: list[str] | None = None,
 ) -> Roles:
     """The configured engine: offline, or a model per role with offline fallbacks."""
-    offline = offline_roles(environment, invocations, known_services)
+    offline = offline_roles(
+        environment, invocations, known_services, timezone=settings.timezone, live=settings.live_backends
+    )
     if settings.engine == "offline" or not any(
         settings.llm.configured(role) for role in ("planner", "executor", "verifier", "composer")
     ):

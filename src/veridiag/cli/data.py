@@ -19,10 +19,12 @@ from veridiag.tools.importers import (
     ImportFailedError,
     ImportReport,
     export_openmetrics,
+    import_changes,
     import_logs,
-    import_metrics_csv,
+    import_metrics,
 )
 from veridiag.tools.knowledge import RunbookError, search
+from veridiag.tools.logformats import FORMATS
 
 db_app = typer.Typer(help="The session store (SQLite by default, PostgreSQL via VERIDIAG_DATABASE_URL).")
 data_app = typer.Typer(help="Real data for the embedded backend: import logs and metrics, export metrics.")
@@ -55,39 +57,60 @@ def db_current() -> None:
 
 def _report(report: ImportReport, what: str, as_json: bool) -> None:
     if as_json:
-        print_json(report.__dict__)
+        print_json(report.as_dict())
         return
-    out.print(f"imported {report.imported} {what} (timestamps: {report.time_format})")
+    already = f" ({report.duplicates} already stored)" if report.duplicates else ""
+    how = f"format {report.format}" + (f", year {report.year} from {report.year_source}" if report.year_source else "")
+    out.print(f"imported {report.imported} new {what}{already} — {how}")
+    if report.services:
+        out.print("services: " + ", ".join(report.services))
+    if report.series:
+        out.print("series: " + ", ".join(report.series))
+    if report.unparsed:
+        out.print(f"{report.unparsed} lines were not understood by the {report.format} format (imported whole)")
+    if report.continuation_lines:
+        out.print(f"{report.continuation_lines} continuation lines (stack traces) kept with their entry")
+    if report.changes:
+        out.print(f"{report.changes} change events recorded")
     if report.skipped:
-        out.print(f"skipped {report.skipped} unreadable lines, first at line(s) {report.first_skipped}")
+        out.print(f"skipped {report.skipped} unreadable {what}, first at line(s) {report.first_skipped}")
     if report.replaced_bytes_lines:
         out.print(f"{report.replaced_bytes_lines} lines had invalid UTF-8 bytes (replaced with �)")
 
 
+def _progress(label: str, total: int) -> Progress:
+    return Progress(
+        TextColumn(label), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err, transient=True
+    )
+
+
 @data_app.command("import-logs")
 def data_import_logs(
-    file: Annotated[Path, typer.Argument(help="A log file; one entry per line.")],
+    file: Annotated[Path, typer.Argument(help="A log file: syslog, Apache/nginx, JSON lines, logfmt, log4j-style …")],
     service: Annotated[str, typer.Option("--service", help="Service these logs belong to.")],
-    time_format: Annotated[
-        str | None, typer.Option("--time-format", help="strptime format of the leading timestamp (default: detect).")
+    fmt: Annotated[
+        str, typer.Option("--format", help="Force a format by id (see `veridiag data formats`); default: detect.")
+    ] = "auto",
+    year: Annotated[
+        int | None, typer.Option("--year", help="Year for formats that write none (default: the file's dates or mtime).")
     ] = None,
-    year: Annotated[int | None, typer.Option("--year", help="Year for syslog timestamps (default: this year).")] = None,
+    tz: Annotated[str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")] = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Import a log file into the embedded backend (streamed, with progress)."""
-    env = embedded_environment(settings())
-    size = file.stat().st_size if file.exists() else 0
-    with Progress(
-        TextColumn("importing logs"), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err, transient=True
-    ) as progress:
+    """Import a log file into the embedded backend (streamed, idempotent, with progress)."""
+    config = settings()
+    env = embedded_environment(config)
+    size = file.stat().st_size if file.is_file() else 0
+    with _progress("importing logs", size) as progress:
         task = progress.add_task("logs", total=size)
         try:
             report = import_logs(
                 env,
                 file,
                 service=service,
-                time_format=time_format,
+                fmt=fmt,
                 year=year,
+                tz=tz or config.timezone,
                 progress=lambda done: progress.update(task, completed=done),
             )
         except ImportFailedError as exc:
@@ -97,19 +120,59 @@ def data_import_logs(
 
 @data_app.command("import-metrics")
 def data_import_metrics(
-    file: Annotated[Path, typer.Argument(help="CSV with timestamp,value rows (ISO-8601 or epoch).")],
-    service: Annotated[str, typer.Option("--service")],
-    metric: Annotated[str, typer.Option("--metric")],
-    unit: Annotated[str, typer.Option("--unit", help="e.g. ms, %, MB, connections.")] = "",
+    file: Annotated[Path, typer.Argument(help="CSV (any timestamp format), OpenMetrics text or Prometheus JSON.")],
+    service: Annotated[
+        str | None, typer.Option("--service", help="Service of samples without a service label.")
+    ] = None,
+    metric: Annotated[str | None, typer.Option("--metric", help="Metric name when the file gives none.")] = None,
+    unit: Annotated[str | None, typer.Option("--unit", help="e.g. ms, %, MB, connections.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="auto, csv, openmetrics or prometheus-json.")] = "auto",
+    tz: Annotated[str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")] = None,
+    service_label: Annotated[str, typer.Option("--service-label", help="Label naming the service.")] = "service",
     as_json: JsonOption = False,
 ) -> None:
-    """Import a metric series into the embedded backend."""
-    env = embedded_environment(settings())
+    """Import metric series into the embedded backend (idempotent: a re-import changes nothing)."""
+    if fmt not in ("auto", "csv", "openmetrics", "prometheus-json"):
+        raise fail("--format must be auto, csv, openmetrics or prometheus-json")
+    config = settings()
+    env = embedded_environment(config)
     try:
-        report = import_metrics_csv(env, file, service=service, metric=metric, unit=unit)
+        report = import_metrics(
+            env, file, service=service, metric=metric, unit=unit, fmt=fmt, tz=tz or config.timezone,
+            service_label=service_label,
+        )
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
     _report(report, "points", as_json)
+
+
+@data_app.command("import-changes")
+def data_import_changes(
+    file: Annotated[Path, typer.Argument(help="CSV with a header, or JSON lines: time, service, kind, description.")],
+    service: Annotated[str | None, typer.Option("--service", help="Service of rows that name none.")] = None,
+    tz: Annotated[str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import a change feed (deploys, config changes, restarts, scaling): the only source of changes."""
+    config = settings()
+    try:
+        report = import_changes(embedded_environment(config), file, service=service, tz=tz or config.timezone)
+    except ImportFailedError as exc:
+        raise fail(str(exc)) from None
+    _report(report, "changes", as_json)
+
+
+@data_app.command("formats")
+def data_formats(as_json: JsonOption = False) -> None:
+    """The log formats ``import-logs`` detects (``--format`` takes these ids)."""
+    rows = [{"id": fmt_id, "title": cls.title} for fmt_id, cls in sorted(FORMATS.items())]
+    if as_json:
+        print_json(rows)
+        return
+    table = Table("id", "format")
+    for row in rows:
+        table.add_row(row["id"], row["title"])
+    out.print(table)
 
 
 @data_app.command("export-openmetrics")
@@ -130,6 +193,7 @@ def data_info(as_json: JsonOption = False) -> None:
         "now": env.now().isoformat(),
         "services": env.services(),
         "metrics": [f"{s}/{m} ({u})" for s, m, u in env.metrics()],
+        "data": {service: env.describe(service) for service in env.services()},
     }
     if as_json:
         print_json(info)
@@ -137,6 +201,9 @@ def data_info(as_json: JsonOption = False) -> None:
     out.print(f"{info['path']} — clock {info['now']}")
     out.print("services: " + ", ".join(info["services"]))
     out.print("metrics: " + ", ".join(info["metrics"]))
+    for service in info["services"]:
+        for line in info["data"][service]:
+            out.print(f"  {line}")
 
 
 @kb_app.command("index")

@@ -49,6 +49,8 @@ class ComposerInput(BaseModel):
     missing_info: list[str] = Field(default_factory=list)
     recommended_actions: list[ActionItem] = Field(default_factory=list)
     rationale: str = ""
+    #: The time window and services examined, as one line; every answer starts with it.
+    scope: str = ""
 
 
 class ComposerOutput(BaseModel):

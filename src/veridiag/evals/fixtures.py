@@ -53,6 +53,38 @@ class CaseConfig(_Strict):
     retry: Retry | None = None
 
 
+class LogData(_Strict):
+    file: str
+    service: str
+    format: str = "auto"
+    year: int | None = None
+    #: Zone of the file's timestamps without an offset (default: the case's timezone).
+    tz: str | None = None
+
+
+class MetricData(_Strict):
+    file: str
+    service: str | None = None
+    metric: str | None = None
+    unit: str | None = None
+    format: Literal["auto", "csv", "openmetrics", "prometheus-json"] = "auto"
+    tz: str | None = None
+
+
+class ChangeData(_Strict):
+    file: str
+    service: str | None = None
+    tz: str | None = None
+
+
+class CaseData(_Strict):
+    """Files (relative to the case file) imported into a fresh embedded store for the case."""
+
+    logs: list[LogData] = Field(default_factory=list)
+    metrics: list[MetricData] = Field(default_factory=list)
+    changes: list[ChangeData] = Field(default_factory=list)
+
+
 class Expectations(_Strict):
     verdict: Verdict | None = None
     verdict_in: list[Verdict] | None = None
@@ -69,6 +101,14 @@ class Expectations(_Strict):
     answer_not_contains: list[str] = Field(default_factory=list)
     answer_source: Literal["composer", "template"] | None = None
     rounds: int | None = None
+    #: Regular expressions the answer must match (e.g. a time inside a labelled window).
+    answer_matches: list[str] = Field(default_factory=list)
+    #: Every number with a unit, time and code in the answer occurs in a cited output of the session.
+    numbers_grounded: bool = False
+    #: Claim types that must not be allowed (e.g. ``root_cause`` for a quiet period).
+    no_claim_types: list[str] = Field(default_factory=list)
+    #: At least this many allowed claims.
+    min_allowed_claims: int | None = None
 
 
 class Case(_Strict):
@@ -83,12 +123,24 @@ class Case(_Strict):
     composer_output: RawOutput | list[RawOutput] = None
     config: CaseConfig = CaseConfig()
     expect: Expectations = Expectations()
+    #: ``scripted`` (default): the given executor outputs; ``offline``: the offline engine plans,
+    #: calls the tools on ``data`` and judges — the case is a question on real data.
+    engine: Literal["scripted", "offline"] = "scripted"
+    data: CaseData | None = None
+    #: The zone questions are asked in (``timezone`` setting).
+    timezone: str = "UTC"
     path: Path | None = Field(default=None, exclude=True)
 
     @model_validator(mode="before")
     @classmethod
     def _one_executor(cls, data: Any) -> Any:
-        if isinstance(data, dict) and ("executor_output" in data) == ("executor_outputs" in data):
+        if not isinstance(data, dict):
+            return data
+        given = ("executor_output" in data) + ("executor_outputs" in data)
+        if data.get("engine") == "offline":
+            if given:
+                raise ValueError("an offline case runs the offline executor: give no executor_output(s)")
+        elif given != 1:
             raise ValueError("give exactly one of executor_output (one round) or executor_outputs (one per round)")
         return data
 

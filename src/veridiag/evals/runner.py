@@ -4,6 +4,7 @@ binding and an existing invocation of the same session."""
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 import time
@@ -12,10 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from veridiag.agents import scripted_roles
+from veridiag.agents.engines import offline_roles
 from veridiag.agents.offline import OfflineVerifier
+from veridiag.agents.roles import Roles
 from veridiag.evals.fixtures import Case
+from veridiag.gatekeeper.entities import Corpus, extract_entities
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions, audit_chain
 from veridiag.store import SessionStore
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.importers import import_changes, import_logs, import_metrics
+from veridiag.tools.runner import Toolbox
 
 KNOWN_SERVICES = ["gateway", "api-gateway", "nginx", "mysql", "postgresql", "redis", "kafka"]
 
@@ -85,13 +92,20 @@ class EvalRunner:
 
     def _run(self, case: Case, store: SessionStore) -> CaseResult:
         rounds = case.rounds
-        # A case without a verifier output is judged by the offline verifier (deterministic).
-        roles = scripted_roles(
-            executor=rounds,
-            verifier=case.verifier_output,
-            composer=case.composer_output,
-            fallback_verifier=OfflineVerifier(store, KNOWN_SERVICES),
-        )
+        toolbox = None
+        roles: Roles
+        if case.engine == "offline":
+            environment = self._environment(case)
+            roles = offline_roles(environment, store, KNOWN_SERVICES, timezone=case.timezone)
+            toolbox = Toolbox(environment, environment, environment, environment)
+        else:
+            # A case without a verifier output is judged by the offline verifier (deterministic).
+            roles = scripted_roles(
+                executor=rounds,
+                verifier=case.verifier_output,
+                composer=case.composer_output,
+                fallback_verifier=OfflineVerifier(store, KNOWN_SERVICES),
+            )
         max_rounds = case.config.retry.max_rounds if case.config.retry else len(rounds)
         options = PipelineOptions(
             gatekeeper=case.config.gatekeeper.enabled,
@@ -118,7 +132,8 @@ class EvalRunner:
                     invocation_id=invocation.id,
                 )
 
-        outcome = DiagnosisPipeline(store, roles, options=options).run(case.query, case.lang, on_session=record)
+        pipeline = DiagnosisPipeline(store, roles, toolbox=toolbox, options=options)
+        outcome = pipeline.run(case.query, case.lang, on_session=record)
         evaluation = outcome.self_evaluation.get("verifier_evaluation") or {}
         gatekeeper = evaluation.get("gatekeeper_result") or {}
         composer_input = evaluation.get("composer_input") or {}
@@ -140,8 +155,30 @@ class EvalRunner:
         labels = {c["claim_id"]: c["verification"] for c in evaluation.get("claim_checks") or []}
         result.failures += check_expectations(case, result, labels)
         result.failures += check_audit(store, outcome.session_id, evaluation)
+        result.failures += check_claims(case, evaluation)
+        if case.expect.numbers_grounded:
+            result.failures += check_grounded(store, outcome.session_id, outcome.answer, composer_input)
         result.passed = not result.failures
         return result
+
+    def _environment(self, case: Case) -> EmbeddedEnvironment:
+        """A fresh embedded store holding the case's data files, imported as a user would."""
+        environment = EmbeddedEnvironment(self._dir / f"{case.id}-data.db", load_demo=False)
+        base = case.path.parent if case.path else Path.cwd()
+        data = case.data
+        for log in data.logs if data else []:
+            import_logs(
+                environment, base / log.file, service=log.service, fmt=log.format, year=log.year,
+                tz=log.tz or case.timezone,
+            )
+        for metric in data.metrics if data else []:
+            import_metrics(
+                environment, base / metric.file, service=metric.service, metric=metric.metric, unit=metric.unit,
+                fmt=metric.format, tz=metric.tz or case.timezone,
+            )
+        for change in data.changes if data else []:
+            import_changes(environment, base / change.file, service=change.service, tz=change.tz or case.timezone)
+        return environment
 
 
 def check_expectations(case: Case, result: CaseResult, labels: dict[str, str]) -> list[str]:
@@ -187,6 +224,8 @@ def check_expectations(case: Case, result: CaseResult, labels: dict[str, str]) -
         require(text in answer, f"answer lacks {text!r}")
     for text in expect.answer_not_contains:
         require(text not in answer, f"answer contains {text!r}")
+    for pattern in expect.answer_matches:
+        require(re.search(pattern, answer) is not None, f"answer does not match {pattern!r}")
     if expect.answer_source is not None:
         require(
             result.answer_source == expect.answer_source,
@@ -195,6 +234,31 @@ def check_expectations(case: Case, result: CaseResult, labels: dict[str, str]) -
     if expect.rounds is not None:
         require(result.rounds == expect.rounds, f"rounds {result.rounds}, expected {expect.rounds}")
     return failures
+
+
+def check_claims(case: Case, evaluation: dict[str, Any]) -> list[str]:
+    allowed = (evaluation.get("composer_input") or {}).get("allowed_claims", [])
+    failures = []
+    if case.expect.min_allowed_claims is not None and len(allowed) < case.expect.min_allowed_claims:
+        failures.append(f"{len(allowed)} allowed claims, expected at least {case.expect.min_allowed_claims}")
+    for claim in allowed:
+        if claim.get("claim_type") in case.expect.no_claim_types:
+            failures.append(f"{claim['claim_id']} is an allowed {claim['claim_type']} claim: {claim['claim_text']}")
+    return failures
+
+
+def check_grounded(
+    store: SessionStore, session_id: str, answer: str, composer_input: dict[str, Any]
+) -> list[str]:
+    """Every exact fact of the answer (its first line, the window read from the question, aside)
+    occurs in the output of an invocation of this session."""
+    chain = audit_chain(store, session_id)
+    outputs = [str(i.get("output") or "") for i in (chain or {}).get("invocations", [])]
+    corpus = Corpus(outputs)
+    scope = str(composer_input.get("scope") or "")
+    body = answer[len(scope) :] if scope and answer.startswith(scope) else answer
+    missing = [e.text for e in extract_entities(body) if not corpus.contains(e)]
+    return [f"answer states {', '.join(missing)} found in no tool output of the session"] if missing else []
 
 
 def check_audit(store: SessionStore, session_id: str, evaluation: dict[str, Any]) -> list[str]:

@@ -92,6 +92,7 @@ def assemble_composer_input(
     structured: dict[str, Any] | None,
     report: GatekeeperReport | None,
     known_services: Sequence[str] = (),
+    scope: str | None = None,
 ) -> ComposerInput:
     text = _GAP[lang]
     claims = {c.get("claim_id"): c for c in (structured or {}).get("claims") or [] if isinstance(c, dict)}
@@ -177,6 +178,7 @@ def assemble_composer_input(
         missing_info=gaps,
         recommended_actions=actions,
         rationale=rationale,
+        scope=scope or "",
     )
 
 

@@ -31,6 +31,7 @@ from veridiag.pipeline.audit import round_record, self_evaluation
 from veridiag.pipeline.composer import assemble_composer_input, guard_composed, parse_composer_output
 from veridiag.pipeline.guardrails import evaluate
 from veridiag.pipeline.hook import HookResult, verifier_input
+from veridiag.pipeline.scope import scope_line
 from veridiag.pipeline.verifier import ParsedVerifier, parse_verifier_output
 from veridiag.store import SessionStore
 from veridiag.tools.runner import Toolbox, ToolRunner
@@ -181,8 +182,11 @@ class DiagnosisPipeline:
             structured=final.hook.structured,
             report=final.hook.report,
             known_services=self.known_services,
+            scope=scope_line(plan, (final.hook.structured or {}).get("scope"), lang),
         )
         output, source, guard, reason = self._compose(composer_input, final, timings, known)
+        if composer_input.scope and not output.user_facing_answer.startswith(composer_input.scope):
+            output.user_facing_answer = f"{composer_input.scope}\n\n{output.user_facing_answer}"
         self._progress("composer", {"answer_source": source, "reason": reason})
         evaluation = self_evaluation(
             rounds,

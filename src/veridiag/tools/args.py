@@ -79,6 +79,13 @@ class QueryMetricsArgs(_Args):
     promql: str | None = Field(default=None, max_length=2000, description="Raw PromQL (prometheus backend only).")
 
 
+class QueryChangesArgs(_Args):
+    """Deploys, configuration changes, restarts and scaling recorded for a service in a window."""
+
+    service: str | None = Field(default=None, max_length=100)
+    kind: str | None = Field(default=None, max_length=40, description="Only this kind, e.g. deploy or config.")
+
+
 class LookupKnowledgeArgs(BaseModel):
     """Search runbooks and known issues; matches are hypotheses to check, not facts."""
 
@@ -92,5 +99,6 @@ class LookupKnowledgeArgs(BaseModel):
 TOOL_ARGS: dict[str, type[BaseModel]] = {
     "query_logs": QueryLogsArgs,
     "query_metrics": QueryMetricsArgs,
+    "query_changes": QueryChangesArgs,
     "lookup_knowledge": LookupKnowledgeArgs,
 }

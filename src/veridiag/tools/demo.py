@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -56,6 +57,8 @@ class FixedLine:
     service: str
     level: str
     text: str
+    #: This line records a change of this kind; it is also loaded as a structured change event.
+    change: str | None = None
 
 
 @dataclass(frozen=True)
@@ -209,6 +212,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "gateway",
                 "INFO",
                 "[main] RouteConfig - route /api/cart timeout set to 2000ms (was 5000ms) by deploy gw-2026.07.07-1",
+                change="config",
             ),
         ),
     ),
@@ -292,6 +296,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "INFO",
                 "[config-watcher] c.s.config.ConfigWatcher - applied "
                 "config v42: spring.datasource.hikari.maximum-pool-size=50 (was 100)",
+                change="config",
             ),
             FixedLine(
                 "10:01:02",
@@ -355,6 +360,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "inventory-service",
                 "INFO",
                 "[main] c.s.inv.SkuCache - sku cache enabled (maxEntries=unbounded) by release inv-1.14.0",
+                change="release",
             ),
         ),
     ),
@@ -384,12 +390,14 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "order-service",
                 "INFO",
                 "[deployer] Deployment order-service v2.3.1 rolled out (previous v2.3.0)",
+                change="deploy",
             ),
             FixedLine(
                 "14:28:10",
                 "order-service",
                 "INFO",
                 "[deployer] Deployment order-service rolled back to v2.3.0",
+                change="rollback",
             ),
         ),
     ),
@@ -446,6 +454,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "inventory-service",
                 "INFO",
                 "[scheduler] c.s.inv.StockReconcileJob - started (batch=50000 rows, table=t_stock)",
+                change="job",
             ),
         ),
     ),
@@ -458,6 +467,26 @@ class LogLine:
     service: str
     level: str
     line: str
+    #: The logger and the message after it ("[thread] Logger - message"): what templates are mined from.
+    component: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class ChangeEvent:
+    ts: datetime
+    service: str
+    kind: str
+    description: str
+
+
+_DEMO_LINE = re.compile(r"^\[[^\]]*\]\s+(\S+)\s+-\s+(.*)$")
+
+
+def _parts(text: str) -> tuple[str, str]:
+    """(component, message) of a demo line's text; the demo writes "[thread] Logger - message"."""
+    match = _DEMO_LINE.match(text)
+    return (match.group(1), match.group(2)) if match else ("", text)
 
 
 def _fill(template: str, rng: random.Random) -> str:
@@ -511,16 +540,28 @@ def generate_logs(seed: int = SEED) -> list[LogLine]:
             for _ in range(count):
                 ts = minute + timedelta(milliseconds=rng.randint(0, 59_999))
                 text = _fill(pattern.template, rng)
-                lines.append(
-                    LogLine(ts, pattern.service, pattern.level, _format(ts, pattern.service, pattern.level, text))
-                )
+                line = _format(ts, pattern.service, pattern.level, text)
+                lines.append(LogLine(ts, pattern.service, pattern.level, line, *_parts(text)))
     for scenario in SCENARIOS:
         for fixed in scenario.fixed:
             hours, minutes, seconds = (int(part) for part in fixed.time.split(":"))
             ts = DAY_START.replace(hour=hours, minute=minutes, second=seconds)
-            lines.append(LogLine(ts, fixed.service, fixed.level, _format(ts, fixed.service, fixed.level, fixed.text)))
+            line = _format(ts, fixed.service, fixed.level, fixed.text)
+            lines.append(LogLine(ts, fixed.service, fixed.level, line, *_parts(fixed.text)))
     lines.sort(key=lambda line: (line.ts, line.service, line.line))
     return lines
+
+
+def generate_changes() -> list[ChangeEvent]:
+    """The day's deploys, configuration changes and jobs, as a change feed would record them."""
+    events = []
+    for scenario in SCENARIOS:
+        for fixed in scenario.fixed:
+            if fixed.change:
+                hours, minutes, seconds = (int(part) for part in fixed.time.split(":"))
+                ts = DAY_START.replace(hour=hours, minute=minutes, second=seconds)
+                events.append(ChangeEvent(ts, fixed.service, fixed.change, _parts(fixed.text)[1]))
+    return sorted(events, key=lambda event: event.ts)
 
 
 @dataclass(frozen=True)

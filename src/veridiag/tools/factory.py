@@ -45,4 +45,6 @@ def build_toolbox(settings: Settings) -> Toolbox:
             service_label=settings.prometheus.service_label,
             headers=_headers(settings.prometheus),
         )
-    return Toolbox(logs=logs, metrics=metrics, knowledge=embedded, timeout_seconds=settings.tools.timeout_seconds)
+    return Toolbox(
+        logs=logs, metrics=metrics, knowledge=embedded, changes=embedded, timeout_seconds=settings.tools.timeout_seconds
+    )

@@ -1,30 +1,33 @@
-"""Real data into the embedded backend: metric CSVs and log files, streamed.
+"""Users' data into the embedded backend: log files, metric files and change feeds, streamed.
 
-Log timestamps are detected from the first lines (ISO-8601 incl. ``2026-07-07 10:01:02,123``,
-syslog ``Jul  7 10:01:02``, Apache ``[Sun Dec 04 04:47:44 2005]``, ``yymmdd HHMMSS``) or given
-as a strptime format. Lines without a timestamp (stack traces) take the previous one's.
-Bad lines are counted and reported, never fatal; non-UTF-8 bytes are replaced.
+The formats themselves live elsewhere — log formats in ``tools.logformats`` (syslog, Apache /
+nginx, JSON lines, logfmt, log4j-style, …), metric files in ``tools.metric_files`` (CSV,
+OpenMetrics, Prometheus JSON). This module connects them to the store: the service named at
+import (or a structured service field), idempotent writes, what could not be read counted
+and reported, never fatal unless nothing at all could be placed in time.
 """
 
 from __future__ import annotations
 
 import csv
-import math
+import io
+import json
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
+from zoneinfo import ZoneInfo
 
-from veridiag.tools.backends.embedded import EmbeddedEnvironment
+import dateparser
 
-_MONTHS = {
-    m: i for i, m in enumerate(("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"), 1)
-}
-_LEVEL = re.compile(r"\b(FATAL|CRITICAL|ERROR|ERR|WARNING|WARN|INFO|NOTICE|DEBUG|TRACE)\b", re.IGNORECASE)
-_LEVELS = {"FATAL": "ERROR", "CRITICAL": "ERROR", "ERR": "ERROR", "WARNING": "WARN", "NOTICE": "INFO", "TRACE": "DEBUG"}
+from veridiag.tools.backends.embedded import ChangeRow, EmbeddedEnvironment, LogRow
+from veridiag.tools.logformats import LogFileReport, LogFormatError, read_log_file
+from veridiag.tools.metric_files import MetricFileError, MetricFileReport, read_metric_file
+
 Progress = Callable[[int], None]
+_METRIC_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 
 
 class ImportFailedError(ValueError):
@@ -33,113 +36,36 @@ class ImportFailedError(ValueError):
 
 @dataclass
 class ImportReport:
+    """What an import did. ``imported`` counts what is new in the store: 0 on a re-import."""
+
     imported: int = 0
     skipped: int = 0
     replaced_bytes_lines: int = 0
     first_skipped: list[int] = field(default_factory=list)
     time_format: str = ""
+    format: str = ""
+    duplicates: int = 0
+    parsed: int = 0
+    unparsed: int = 0
+    continuation_lines: int = 0
+    year: int | None = None
+    year_source: str | None = None
+    changes: int = 0
+    services: list[str] = field(default_factory=list)
+    series: list[str] = field(default_factory=list)
 
-    def skip(self, line_number: int) -> None:
-        self.skipped += 1
-        if len(self.first_skipped) < 5:
-            self.first_skipped.append(line_number)
-
-
-@dataclass(frozen=True)
-class TimeFormat:
-    name: str
-    pattern: re.Pattern[str]
-    parse: Callable[[re.Match[str], int], datetime]
-
-
-def _iso(match: re.Match[str], _year: int) -> datetime:
-    text = match.group(0).replace(",", ".").replace("Z", "+00:00")
-    moment = datetime.fromisoformat(text)
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
-def _syslog(match: re.Match[str], year: int) -> datetime:
-    month, day, hh, mm, ss = match.groups()
-    return datetime(year, _MONTHS[month], int(day), int(hh), int(mm), int(ss), tzinfo=UTC)
+def _exists(path: Path) -> None:
+    if not path.exists():
+        raise ImportFailedError(f"{path}: no such file")
+    if not path.is_file():
+        raise ImportFailedError(f"{path}: not a file")
 
 
-def _apache(match: re.Match[str], _year: int) -> datetime:
-    month, day, hh, mm, ss, year = match.groups()
-    return datetime(int(year), _MONTHS[month], int(day), int(hh), int(mm), int(ss), tzinfo=UTC)
-
-
-def _compact(match: re.Match[str], _year: int) -> datetime:
-    yy, mo, dd, hh, mi, ss = (int(g) for g in match.groups())
-    return datetime(2000 + yy, mo, dd, hh, mi, ss, tzinfo=UTC)
-
-
-def _access(match: re.Match[str], _year: int) -> datetime:
-    day, month, year, hh, mm, ss, sign, oh, om = match.groups()
-    offset = timedelta(hours=int(oh), minutes=int(om)) * (1 if sign == "+" else -1)
-    return datetime(int(year), _MONTHS[month], int(day), int(hh), int(mm), int(ss), tzinfo=UTC) - offset
-
-
-FORMATS = (
-    TimeFormat(
-        "iso8601", re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,6})?(?:Z|[+-]\d{2}:?\d{2})?"), _iso
-    ),
-    TimeFormat(
-        "apache",
-        re.compile(r"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (\w{3}) (\d{2}) (\d{2}):(\d{2}):(\d{2}) (\d{4})\]"),
-        _apache,
-    ),
-    TimeFormat(
-        "access", re.compile(r"\[(\d{2})/(\w{3})/(\d{4}):(\d{2}):(\d{2}):(\d{2}) ([+-])(\d{2})(\d{2})\]"), _access
-    ),
-    TimeFormat("syslog", re.compile(r"^(\w{3}) ([ \d]\d) (\d{2}):(\d{2}):(\d{2})"), _syslog),
-    TimeFormat("yymmdd", re.compile(r"^(\d{2})(\d{2})(\d{2}) (\d{2})(\d{2})(\d{2})\b"), _compact),
-)
-
-
-def _strptime_format(fmt: str) -> TimeFormat:
-    width = len(datetime(2026, 12, 31, 23, 59, 59, 999999).strftime(fmt))
-    anything = re.compile(rf"^.{{{width}}}", re.DOTALL)
-
-    def parse(match: re.Match[str], _year: int) -> datetime:
-        moment = datetime.strptime(match.group(0), fmt)
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-
-    return TimeFormat(f"strptime:{fmt}", anything, parse)
-
-
-def detect_format(lines: list[str], year: int) -> TimeFormat | None:
-    """The known format that parses most of ``lines`` (at least a third of them)."""
-    best, best_hits = None, 0
-    for candidate in FORMATS:
-        hits = 0
-        for line in lines:
-            match = candidate.pattern.search(line)
-            if match:
-                try:
-                    candidate.parse(match, year)
-                    hits += 1
-                except ValueError:
-                    pass
-        if hits > best_hits:
-            best, best_hits = candidate, hits
-    return best if best_hits * 3 >= max(1, len(lines)) else None
-
-
-def level_of(line: str) -> str:
-    match = _LEVEL.search(line, 0, 200)
-    if not match:
-        return "INFO"
-    word = match.group(1).upper()
-    return _LEVELS.get(word, word)
-
-
-def _open(path: Path) -> IO[bytes]:
-    try:
-        return path.open("rb")
-    except FileNotFoundError:
-        raise ImportFailedError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ImportFailedError(f"{path}: {exc.strerror}") from None
+# -- logs ----------------------------------------------------------------------------------
 
 
 def import_logs(
@@ -147,108 +73,209 @@ def import_logs(
     path: Path,
     *,
     service: str,
-    time_format: str | None = None,
+    fmt: str = "auto",
     year: int | None = None,
+    tz: str = "UTC",
     progress: Progress | None = None,
 ) -> ImportReport:
     """Stream ``path`` into the embedded log store; ``progress`` gets bytes read so far."""
-    year = year or datetime.now(UTC).year
-    report = ImportReport()
-    with _open(path) as handle:
-        head = [raw.decode("utf-8", "replace").rstrip("\r\n") for _, raw in zip(range(200), handle, strict=False)]
-    chosen = _strptime_format(time_format) if time_format else detect_format([h for h in head if h.strip()], year)
-    if chosen is None:
-        raise ImportFailedError(f"{path}: no known timestamp format in the first lines; pass --time-format")
-    report.time_format = chosen.name
+    _exists(path)
+    found = LogFileReport()
+    changes: list[ChangeRow] = []
+    services: set[str] = set()
 
-    def rows() -> Iterator[tuple[datetime, str, str, str]]:
-        previous: datetime | None = None
-        previous_level = "INFO"
-        read = 0
-        with _open(path) as handle:
-            for number, raw in enumerate(handle, start=1):
-                read += len(raw)
-                if progress and number % 20_000 == 0:
-                    progress(read)
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    line = raw.decode("utf-8", "replace")
-                    report.replaced_bytes_lines += 1
-                line = line.rstrip("\r\n").replace("\x00", "\ufffd")
-                if not line.strip():
-                    continue
-                match = chosen.pattern.search(line, 0, 120) if chosen.name != "syslog" else chosen.pattern.match(line)
-                moment = None
-                if match:
-                    try:
-                        moment = chosen.parse(match, year)
-                    except ValueError:
-                        moment = None
-                if moment is None:
-                    if previous is None:
-                        report.skip(number)
-                        continue
-                    level = previous_level  # a continuation line (stack trace) belongs to its entry
-                    moment = previous
-                else:
-                    level = previous_level = level_of(line)
-                previous = moment
-                report.imported += 1
-                yield moment, service, level, line
-            if progress:
-                progress(read)
+    def rows() -> Iterator[LogRow]:
+        for entry in read_log_file(path, fmt=fmt, year=year, tz=tz, report=found, progress=progress):
+            owner = entry.service or service
+            services.add(owner)
+            if entry.change is not None:
+                changes.append(
+                    ChangeRow(
+                        entry.ts,
+                        owner,
+                        entry.change.kind,
+                        entry.change.description,
+                        entry.change.version,
+                        source=f"{path.name}:{entry.line_number}",
+                    )
+                )
+            yield LogRow(entry.ts, owner, entry.level, entry.text, entry.message, entry.component, entry.parsed)
 
-    env.add_logs(rows())
-    return report
-
-
-def _parse_timestamp(text: str) -> datetime:
-    text = text.strip()
     try:
-        number = float(text)
-    except ValueError:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
-    return datetime.fromtimestamp(number / 1000 if number > 1e11 else number, tz=UTC)
+        written = env.add_logs(rows())
+    except LogFormatError as exc:
+        raise ImportFailedError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ImportFailedError(f"{path}: {exc.strerror or exc}") from None
+    if found.entries == 0:
+        lines = ", ".join(str(n) for n in found.first_no_timestamp) or "none"
+        raise ImportFailedError(
+            f"{path}: no line could be placed in time ({found.no_timestamp} lines without a readable timestamp, "
+            f"first at line(s) {lines}); pass --format to name the format"
+        )
+    stored = env.add_changes(changes) if changes else None
+    return ImportReport(
+        imported=written.added,
+        skipped=found.no_timestamp,
+        replaced_bytes_lines=found.replaced_bytes_lines,
+        first_skipped=found.first_no_timestamp,
+        time_format=found.format,
+        format=found.format,
+        duplicates=written.duplicates,
+        parsed=found.parsed,
+        unparsed=found.unparsed,
+        continuation_lines=found.continuation_lines,
+        year=found.year,
+        year_source=found.year_source,
+        changes=stored.added if stored else 0,
+        services=sorted(services),
+    )
+
+
+# -- metrics -------------------------------------------------------------------------------
+
+
+def import_metrics(
+    env: EmbeddedEnvironment,
+    path: Path,
+    *,
+    service: str | None,
+    metric: str | None = None,
+    unit: str | None = None,
+    fmt: str = "auto",
+    tz: str = "UTC",
+    service_label: str = "service",
+) -> ImportReport:
+    """A metric file (CSV, OpenMetrics, Prometheus JSON) into the embedded store; a sample
+    without a service label belongs to ``service``."""
+    _exists(path)
+    if metric is not None and not _METRIC_NAME.fullmatch(metric):
+        raise ImportFailedError(f"metric name {metric!r} must look like a Prometheus name (letters, digits, _ and :)")
+    found = MetricFileReport(format="", time_format="")
+    unlabelled = False
+
+    def rows() -> Iterator[tuple[str, str, str, datetime, float]]:
+        nonlocal unlabelled
+        for sample in read_metric_file(
+            path, fmt=fmt, metric=metric, unit=unit, service_label=service_label, tz=tz, report=found  # type: ignore[arg-type]
+        ):
+            owner = sample.service or service
+            if owner is None:
+                unlabelled = True
+                continue
+            yield owner, sample.metric, sample.unit, sample.ts, sample.value
+
+    try:
+        written = env.add_metric_points(rows())
+    except MetricFileError as exc:
+        raise ImportFailedError(str(exc)) from None
+    if unlabelled:
+        raise ImportFailedError(f"{path}: samples without a {service_label!r} label; pass --service")
+    if found.samples == 0:
+        raise ImportFailedError(f"{path}: no samples could be read")
+    return ImportReport(
+        imported=written,
+        skipped=found.skipped,
+        first_skipped=list(found.first_skipped),
+        time_format=found.time_format,
+        format=found.format,
+        duplicates=found.samples - written,
+        series=sorted(f"{s or service}/{m}" for s, m in found.series),
+    )
 
 
 def import_metrics_csv(
     env: EmbeddedEnvironment, path: Path, *, service: str, metric: str, unit: str = "", progress: Progress | None = None
 ) -> ImportReport:
-    """``timestamp,value`` rows (ISO-8601 or epoch seconds/ms); a header row is optional."""
-    report = ImportReport(time_format="csv")
-    if not re.fullmatch(r"[A-Za-z_:][A-Za-z0-9_:]*", metric):
-        raise ImportFailedError(f"metric name {metric!r} must look like a Prometheus name (letters, digits, _ and :)")
+    """``timestamp,value`` rows (kept for callers of the first importer)."""
+    del progress
+    return import_metrics(env, path, service=service, metric=metric, unit=unit, fmt="csv")
 
-    def rows() -> Iterator[tuple[str, str, str, datetime, float]]:
-        with _open(path) as raw_handle:
-            text = (line.decode("utf-8", "replace") for line in raw_handle)
-            for number, row in enumerate(csv.reader(text), start=1):
-                if not row or not "".join(row).strip():
-                    continue
-                if len(row) < 2:
-                    report.skip(number)
-                    continue
-                try:
-                    moment, value = _parse_timestamp(row[0]), float(row[1])
-                except ValueError:
-                    if number == 1:
-                        continue  # a header row
-                    report.skip(number)
-                    continue
-                if not math.isfinite(value):  # NaN / inf are no measurement
-                    report.skip(number)
-                    continue
-                report.imported += 1
-                if progress and number % 20_000 == 0:
-                    progress(number)
-                yield service, metric, unit, moment, value
 
-    env.add_metric_points(rows())
-    if report.imported == 0:
-        raise ImportFailedError(f"{path}: no 'timestamp,value' rows could be read")
+# -- changes -------------------------------------------------------------------------------
+
+_TIME_KEYS = ("ts", "time", "timestamp", "@timestamp", "date", "datetime")
+_KIND_KEYS = ("kind", "type", "event", "change")
+_TEXT_KEYS = ("description", "message", "msg", "summary", "title")
+
+
+def import_changes(env: EmbeddedEnvironment, path: Path, *, service: str | None = None, tz: str = "UTC") -> ImportReport:
+    """A change feed — deploys, config changes, restarts, scaling — as CSV with a header or JSON
+    lines: a time, a service (or ``service``), a kind and a description per row."""
+    _exists(path)
+    report = ImportReport(format="", time_format="auto")
+    rows: list[ChangeRow] = []
+    with path.open("rb") as handle:
+        text = handle.read().decode("utf-8", "replace")
+    records, report.format = _records(text)
+    for number, record in records:
+        lowered = {str(k).lower(): v for k, v in record.items()}
+        moment = _when(_first(lowered, _TIME_KEYS), tz)
+        owner = _first(lowered, ("service", "service.name", "app")) or service
+        kind = (_first(lowered, _KIND_KEYS) or "change").lower()
+        description = _first(lowered, _TEXT_KEYS)
+        if moment is None or not owner or not description:
+            report.skipped += 1
+            if len(report.first_skipped) < 5:
+                report.first_skipped.append(number)
+            continue
+        rows.append(ChangeRow(moment, owner, kind, description, _first(lowered, ("version",)), source=path.name))
+    if not rows:
+        raise ImportFailedError(
+            f"{path}: no change could be read (each needs a time, a service or --service, and a description)"
+        )
+    written = env.add_changes(rows)
+    report.imported, report.duplicates, report.changes = written.added, written.duplicates, written.added
+    report.services = sorted({row.service for row in rows})
     return report
+
+
+def _records(text: str) -> tuple[list[tuple[int, dict[str, Any]]], str]:
+    stripped = text.lstrip()
+    if stripped.startswith("{"):
+        found = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            try:
+                value = json.loads(line) if line.strip() else None
+            except json.JSONDecodeError:
+                value = None
+            if isinstance(value, dict):
+                found.append((number, value))
+        return found, "json-lines"
+    reader = csv.DictReader(io.StringIO(text))
+    return [(number, dict(row)) for number, row in enumerate(reader, start=2)], "csv"
+
+
+def _first(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    for key in keys:
+        value = record.get(key)
+        if value not in (None, ""):
+            return str(value).strip()
+    return None
+
+
+def _when(value: str | None, tz: str) -> datetime | None:
+    """A change's time: ISO-8601 or epoch fast; anything else through dateparser (feeds are small)."""
+    if value is None:
+        return None
+    try:
+        number = float(value)
+    except ValueError:
+        pass
+    else:
+        return datetime.fromtimestamp(number / 1000 if number > 1e11 else number, tz=UTC)
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        moment = dateparser.parse(value, settings={"TIMEZONE": tz, "RETURN_AS_TIMEZONE_AWARE": True})
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=ZoneInfo(tz))
+    return moment.astimezone(UTC)
+
+
+# -- export --------------------------------------------------------------------------------
 
 
 def export_openmetrics(env: EmbeddedEnvironment, handle: IO[str]) -> int:

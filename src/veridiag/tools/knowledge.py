@@ -68,6 +68,24 @@ def parse_runbook(text: str, origin: str) -> Runbook:
     )
 
 
+_ITEM = re.compile(r"^\s*(?:\d+\.|[-*])\s+(.*)$")
+
+
+def sections(body: str) -> dict[str, list[str]]:
+    """Each ``## heading`` of a runbook with its numbered or bulleted items, in order."""
+    found: dict[str, list[str]] = {}
+    heading: str | None = None
+    for line in body.split("\n"):
+        if line.startswith("## "):
+            heading = line[3:].strip()
+            found.setdefault(heading, [])
+            continue
+        item = _ITEM.match(line)
+        if heading is not None and item:
+            found[heading].append(item.group(1).strip())
+    return found
+
+
 def bundled_runbooks() -> Iterator[Runbook]:
     folder = resources.files("veridiag.tools").joinpath("runbooks")
     for entry in sorted(folder.iterdir(), key=lambda e: e.name):

@@ -1,17 +1,39 @@
-"""Plain-text tool outputs. The model-facing text is always made of lines that also occur
-in the stored text, so whatever a model quotes can be found by the Gatekeeper."""
+"""Tool outputs: the typed evidence and the plain text rendered from it, built together.
+
+Each record that a claim may quote gets the exact output line that states it, so an excerpt
+taken from a record is always a line of the stored text. The model-facing text is made of
+lines that also occur in the stored text, so whatever a model quotes can be found by the
+Gatekeeper. Every backend (embedded, Prometheus, Loki) renders through here, so outputs
+read the same whichever backend answered.
+"""
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.knowledge import Hit, best_section
+from veridiag.tools.records import (
+    Burst,
+    ChangeEvidence,
+    ChangeRecord,
+    LogEvidence,
+    LogSample,
+    MetricAnomaly,
+    MetricEvidence,
+    Span,
+    TemplateCount,
+)
 
 #: Units written glued to the number ("5300ms", "23.0%"); others get a space.
 _GLUED = {"ms", "s", "%"}
+#: Points kept in the stored output and shown to a model (anomaly points always included).
+STORED_POINTS = 240
+MODEL_POINTS = 60
 
 
 def iso(moment: datetime) -> str:
@@ -25,45 +47,146 @@ def format_value(value: float, unit: str) -> str:
     return f"{number}{unit}" if unit in _GLUED else f"{number} {unit}"
 
 
-def _request_line(tool: str, request: dict[str, Any]) -> str:
+def request_line(tool: str, request: dict[str, Any]) -> str:
     parts = [f"{k}={v!r}" if isinstance(v, str) and " " in v else f"{k}={v}" for k, v in request.items() if v]
     return f"{tool} " + " ".join(parts)
 
 
-def render_logs(
+def span_line(service: str, what: str, span: Span | None) -> str:
+    if span is None:
+        return f"{service} has no {what}"
+    return f"{service} has {what} {iso(span.first)} – {iso(span.last)}"
+
+
+# -- logs --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TemplateRow:
+    """A template's figures in a window, before rendering."""
+
+    template: str
+    level: str
+    count: int
+    first: datetime
+    last: datetime
+    example: str
+
+
+@dataclass(frozen=True)
+class Rendered:
+    text: str
+    model_text: str
+
+
+#: Lines further apart than this belong to different bursts.
+BURST_GAP_MS = 10 * 60 * 1000
+
+
+def group_bursts(stamps_ms: Iterable[int]) -> list[Burst]:
+    """Runs of timestamps (ms, ascending) separated by quiet gaps: the five largest, in time order."""
+    runs: list[list[int]] = []
+    for ts in stamps_ms:
+        if runs and ts - runs[-1][1] < BURST_GAP_MS:
+            runs[-1][1] = ts
+            runs[-1][2] += 1
+        else:
+            runs.append([ts, ts, 1])
+    largest = sorted(sorted(runs, key=lambda run: -run[2])[:5], key=lambda run: run[0])
+    return [Burst(first=_from_ms(a), last=_from_ms(b), count=n) for a, b, n in largest]
+
+
+def _from_ms(value: int) -> datetime:
+    return datetime.fromtimestamp(value / 1000, tz=UTC)
+
+
+def logs_output(
     request: dict[str, Any],
-    total: int,
-    by_level: dict[str, int],
-    patterns: Sequence[tuple[str, int, str]],
-    lines: Sequence[str],
     *,
-    limit: int,
-    note: str | None = None,
+    matched: int,
+    by_level: dict[str, int],
+    templates: Sequence[TemplateRow],
+    bursts: Sequence[Burst],
+    samples: Sequence[LogSample],
+    model_limit: int,
+    unparsed: int = 0,
+    span: Span | None = None,
+    notes: Sequence[str] = (),
     sampled: bool = False,
-    bursts: Sequence[Sequence[Any]] = (),
-) -> str:
-    out = [_request_line("query_logs", request)]
-    if note:
-        out.append(f"note: {note}")
-    if total == 0:
-        out.append("matched 0 lines")
-        return "\n".join(out)
+) -> tuple[Rendered, LogEvidence]:
+    head = [request_line("query_logs", request), *(f"note: {note}" for note in notes)]
+    service = request.get("service")
+    if matched == 0:
+        total = "matched 0 lines"
+        lines = [*head, total]
+        if service:
+            lines.append(span_line(service, "logs", span))
+        text = "\n".join(lines)
+        evidence = _log_evidence(request, 0, {}, [], [], [], 0, total, span)
+        return Rendered(text, text), evidence
     levels = ", ".join(f"{level} {count}" for level, count in sorted(by_level.items(), key=lambda kv: -kv[1]))
-    out.append(f"matched {total} lines ({levels})")
+    total = f"matched {matched} lines ({levels})"
+    body = [total]
     if bursts:
-        out.append("bursts: " + "; ".join(f"{first} – {last} ({count} lines)" for first, last, count in bursts))
-    if patterns:
-        out.append("patterns" + (" (in the first 5000 lines)" if sampled else "") + ":")
-        for template, count, example in patterns:
-            out.append(f"  {count}× {template}")
-            out.append(f"     e.g. {example}")
-    out.append("lines:")
-    out.extend(lines[:limit])
-    return "\n".join(out)
+        body.append("bursts: " + "; ".join(f"{iso(b.first)} – {iso(b.last)} ({b.count} lines)" for b in bursts))
+    if unparsed:
+        body.append(f"unparsed: {unparsed} of these lines were not understood by the importer (stored whole)")
+    counted: list[TemplateCount] = []
+    if templates:
+        body.append("templates" + (" (in a sample of the lines)" if sampled else "") + ":")
+        for row in templates:
+            line = f"  {row.count}× {row.level} {iso(row.first)} – {iso(row.last)} {row.template}"
+            body += [line, f"     e.g. {row.example}"]
+            counted.append(
+                TemplateCount(
+                    template=row.template,
+                    level=row.level,
+                    count=row.count,
+                    first=row.first,
+                    last=row.last,
+                    example=row.example,
+                    line=line,
+                )
+            )
+    shown = [sample.line for sample in samples]
+    text = "\n".join([*head, *body, "lines:", *shown])
+    model_text = "\n".join([*head, *body, "lines:", *shown[:model_limit]])
+    evidence = _log_evidence(request, matched, by_level, counted, bursts, samples, unparsed, total, span)
+    return Rendered(text, model_text), evidence
 
 
-def _stats(points: Sequence[tuple[datetime, float]], unit: str) -> str:
-    values = [v for _t, v in points]
+def _log_evidence(
+    request: dict[str, Any],
+    matched: int,
+    by_level: dict[str, int],
+    templates: list[TemplateCount],
+    bursts: Sequence[Burst],
+    samples: Sequence[LogSample],
+    unparsed: int,
+    line: str,
+    span: Span | None,
+) -> LogEvidence:
+    return LogEvidence(
+        service=request.get("service"),
+        level=request.get("level"),
+        query=request.get("query"),
+        start=request["start"],
+        end=request["end"],
+        matched=matched,
+        by_level=by_level,
+        templates=templates,
+        bursts=list(bursts),
+        samples=list(samples),
+        unparsed=unparsed,
+        line=line,
+        span=span,
+    )
+
+
+# -- metrics -----------------------------------------------------------------------------
+
+
+def _stats(values: Sequence[float], unit: str) -> str:
     return (
         f"min {format_value(min(values), unit)}, max {format_value(max(values), unit)}, "
         f"avg {format_value(round(statistics.fmean(values), 2), unit)}, last {format_value(values[-1], unit)} "
@@ -71,37 +194,120 @@ def _stats(points: Sequence[tuple[datetime, float]], unit: str) -> str:
     )
 
 
-def render_metrics(
+def _minutes(seconds: float) -> str:
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 120 else f"{minutes / 60:.1f} h".replace(".0 h", " h")
+
+
+def metrics_output(
     request: dict[str, Any],
-    unit: str,
     *,
+    service: str,
+    metric: str,
+    unit: str,
     window: Sequence[tuple[datetime, float]],
-    baseline: Sequence[tuple[datetime, float]],
-    shown: Sequence[tuple[datetime, float]],
-    baseline_span: tuple[datetime, datetime],
-) -> str:
-    """Window stats, baseline stats, the change between them, then the points."""
+    history: Span | None,
+    report: AnomalyReport,
+) -> tuple[Rendered, MetricEvidence]:
+    """Window statistics, the series' own baseline, its anomalies, then the points."""
+    values = [v for _t, v in window]
     peak_at, peak = max(window, key=lambda point: point[1])
-    out = [
-        _request_line("query_metrics", {**request, "unit": unit}),
-        f"window: {_stats(window, unit)}; peak {format_value(peak, unit)} at {iso(peak_at)}",
-    ]
-    if baseline:
-        out.append(f"baseline {iso(baseline_span[0])} – {iso(baseline_span[1])}: {_stats(baseline, unit)}")
-        before = statistics.fmean(v for _t, v in baseline)
-        after = statistics.fmean(v for _t, v in window)
-        if before > 0:
-            out.append(
-                f"change: avg {format_value(round(before, 2), unit)} → {format_value(round(after, 2), unit)} "
-                f"(×{after / before:.2f})"
-            )
-        else:
-            out.append(f"change: avg {format_value(round(before, 2), unit)} → {format_value(round(after, 2), unit)}")
+    window_line = f"window: {_stats(values, unit)}; peak {format_value(peak, unit)} at {iso(peak_at)}"
+    lines = [request_line("query_metrics", {**request, "unit": unit}), window_line]
+    baseline = report.baseline
+    baseline_line = None
+    if baseline is not None and history is not None:
+        seasonal = f"seasonal: {_minutes(baseline.period.total_seconds())}" if baseline.period else "seasonal: no"
+        baseline_line = (
+            f"history {iso(history.first)} – {iso(history.last)} ({baseline.history_points} points): "
+            f"median {format_value(round(baseline.median, 2), unit)}, "
+            f"MAD {format_value(round(baseline.mad, 2), unit)}; {seasonal}"
+        )
+        lines.append(baseline_line)
     else:
-        out.append("baseline: no points before the window")
-    out.append("points:")
-    out.extend(f"{iso(moment)} {format_value(value, unit)}" for moment, value in shown)
-    return "\n".join(out)
+        lines.append("history: too few points to judge anomalies against the series' own history")
+    point_lines = {moment: f"{iso(moment)} {format_value(value, unit)}" for moment, value in window}
+    anomalies: list[MetricAnomaly] = []
+    for number, found in enumerate(report.anomalies[:5], start=1):
+        factor = f"; ×{found.factor:.2f}" if found.factor is not None else ""
+        line = (
+            f"anomaly {number}: {iso(found.onset)} – {iso(found.end)} ({found.points} points, "
+            f"{_minutes((found.end - found.onset).total_seconds())}) {found.direction}; "
+            f"peak {format_value(found.peak, unit)} at {iso(found.peak_at)}; "
+            f"expected {format_value(round(found.expected, 2), unit)}{factor}; score {found.score:.1f}"
+        )
+        lines.append(line)
+        anomalies.append(
+            MetricAnomaly(
+                onset=found.onset,
+                end=found.end,
+                peak_at=found.peak_at,
+                peak=found.peak,
+                expected=found.expected,
+                direction=found.direction,
+                score=found.score,
+                points=found.points,
+                factor=found.factor,
+                line=line,
+                peak_line=point_lines.get(found.peak_at, f"{iso(found.peak_at)} {format_value(found.peak, unit)}"),
+            )
+        )
+    if baseline is not None and not anomalies:
+        lines.append("anomalies: none in the window against the series' own history")
+    must_show = {a.onset for a in anomalies} | {a.peak_at for a in anomalies} | {a.end for a in anomalies}
+    stored = _thin([t for t, _v in window], STORED_POINTS, must_show)
+    shown = _thin([t for t, _v in window], MODEL_POINTS, must_show)
+    text = "\n".join([*lines, "points:", *(point_lines[t] for t in stored)])
+    model_text = "\n".join([*lines, "points:", *(point_lines[t] for t in shown)])
+    evidence = MetricEvidence(
+        service=service,
+        metric=metric,
+        unit=unit,
+        start=request["start"],
+        end=request["end"],
+        points=len(window),
+        minimum=min(values),
+        maximum=max(values),
+        average=round(statistics.fmean(values), 4),
+        last=values[-1],
+        peak_at=peak_at,
+        baseline_method=baseline.method if baseline else None,
+        baseline_median=baseline.median if baseline else None,
+        history=history,
+        anomalies=anomalies,
+        window_line=window_line,
+        baseline_line=baseline_line,
+    )
+    return Rendered(text, model_text), evidence
+
+
+def _thin(moments: Sequence[datetime], limit: int, keep: set[datetime]) -> list[datetime]:
+    """At most ``limit`` evenly spaced points, always including ``keep`` (the quoted points)."""
+    if len(moments) <= limit:
+        return list(moments)
+    step = len(moments) / max(1, limit - len(keep))
+    chosen = {moments[int(index * step)] for index in range(max(1, limit - len(keep)))}
+    return sorted(chosen | (keep & set(moments)))
+
+
+# -- changes -----------------------------------------------------------------------------
+
+
+def changes_output(request: dict[str, Any], changes: Sequence[ChangeRecord]) -> tuple[Rendered, ChangeEvidence]:
+    total = f"{len(changes)} changes" if changes else "no changes recorded"
+    text = "\n".join([request_line("query_changes", request), total, *(c.line for c in changes)])
+    evidence = ChangeEvidence(
+        service=request.get("service"), start=request["start"], end=request["end"], changes=list(changes), line=total
+    )
+    return Rendered(text, text), evidence
+
+
+def change_line(moment: datetime, service: str, kind: str, description: str, version: str | None) -> str:
+    suffix = f" (version {version})" if version else ""
+    return f"{iso(moment)} {service} {kind}: {description}{suffix}"
+
+
+# -- knowledge ---------------------------------------------------------------------------
 
 
 def render_knowledge(query: str, hits: Sequence[Hit], *, full: bool) -> str:

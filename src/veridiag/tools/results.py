@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from veridiag.contracts.invocation import InvocationStatus
+from veridiag.tools.records import Evidence
 
 #: Characters of tool output a model sees per call (the stored output keeps more).
 MODEL_CHARS = 6000
@@ -21,6 +22,8 @@ class ToolOutput(BaseModel):
     model_text: str | None = None
     retrieval_details: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
+    #: The typed records behind ``text``, one per series or query (in memory only: the store keeps the text).
+    evidence: list[Evidence] = Field(default_factory=list, exclude=True)
 
     def for_model(self) -> str:
         text = self.model_text if self.model_text is not None else self.text

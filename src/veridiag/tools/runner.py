@@ -20,8 +20,8 @@ from pydantic import BaseModel, ValidationError
 
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.store import SessionStore
-from veridiag.tools.args import TOOL_ARGS, LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs
-from veridiag.tools.backends import KnowledgeBackend, LogBackend, MetricBackend
+from veridiag.tools.args import TOOL_ARGS, LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs
+from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend
 from veridiag.tools.results import ToolCallResult, ToolOutput
 
 _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="veridiag-tool")
@@ -31,6 +31,8 @@ DESCRIPTIONS = {
     "verbatim example line, and the lines themselves. 按服务、关键词、级别、时间窗口查询日志。",
     "query_metrics": "A metric series of a service in a time window with min/max/avg/last, peak time and the "
     "change against the window just before. 查询指标序列及其与基线的对比。",
+    "query_changes": "Deploys, configuration changes, restarts and scaling recorded for a service in a time window "
+    "(from the change feed, not from log text). 查询某服务在时间窗口内的发布、配置变更、重启与扩缩容记录。",
     "lookup_knowledge": "Search runbooks and known issues. Matches suggest hypotheses and checks; they are not "
     "evidence of what happened. 检索排障手册（结果只能作为假设）。",
 }
@@ -43,6 +45,7 @@ class Toolbox:
     logs: LogBackend
     metrics: MetricBackend
     knowledge: KnowledgeBackend
+    changes: ChangeBackend
     timeout_seconds: float = 20.0
 
     def call(self, tool_name: str, args: BaseModel) -> ToolOutput:
@@ -50,6 +53,8 @@ class Toolbox:
             return self.logs.query_logs(args)
         if isinstance(args, QueryMetricsArgs):
             return self.metrics.query_metrics(args)
+        if isinstance(args, QueryChangesArgs):
+            return self.changes.query_changes(args)
         if isinstance(args, LookupKnowledgeArgs):
             return self.knowledge.lookup_knowledge(args)
         raise TypeError(f"no backend for {tool_name}")

@@ -79,6 +79,8 @@ def _merge_plan(
     service = proposed.get("service")
     if service in services:
         plan["service"] = service
+        if service not in (plan.get("services") or []):
+            plan["services"] = [service]
     elif service:
         kept.append("service")
     for bound in ("start", "end"):

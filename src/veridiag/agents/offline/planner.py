@@ -1,115 +1,160 @@
-"""Offline planner: picks a skill by its triggers and fills service, ids and the time window
-from the question ("10点以后", "since 10:00", "last 30 min", "订单123")."""
+"""Offline planner: which services, which time window, which skill — from the question and
+from the data the services actually have.
+
+- Services: every service named exactly in the question, else those a word of the question
+  points to ("支付" → services with "pay" in their name, ``aliases.yaml``); none named means
+  every service is examined and ranked by when it moved.
+- Time: the question's own words (``veridiag.text.when``: "2014-03-14", "昨天下午两点",
+  "since 10:00", "last 2h" …) in the configured timezone. Relative words anchor to the asked
+  service's newest data for imported history, to the wall clock for live backends. Without
+  a time the service's recent history is examined and the executor picks its most anomalous
+  period.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
+from zoneinfo import ZoneInfo
 
-from veridiag.agents.offline.skills import Skill, catalog
+from veridiag.agents.offline.skills import DataShape, Skill, aliases, catalog, choose_skill
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import PlanRequest
+from veridiag.text.when import TimeWindow, interpret_time
+from veridiag.tools.records import Span
 
-_CLOCK = re.compile(
-    r"(?:since|after|from|at)\s*(\d{1,2})(?::(\d{2}))?\s*(am|pm)?|(\d{1,2})\s*(?:点|時)\s*(?:(\d{1,2})\s*分|半)?"
-    r"|(?<![\d:])(\d{1,2}):(\d{2})(?![\d:])",
-    re.IGNORECASE,
-)
-_RELATIVE = re.compile(r"(?:last|past|最近|过去)\s*(\d+)\s*(min(?:ute)?s?|分钟|h(?:ours?)?|小时)", re.IGNORECASE)
 _ORDER = re.compile(r"(?:订单|order)\s*(?:id|号|#)?\s*[:=：#]?\s*([A-Za-z0-9-]*\d[A-Za-z0-9-]*)", re.IGNORECASE)
-#: How far back a question without a time looks.
-DEFAULT_LOOKBACK = timedelta(hours=12)
+#: How far back a question without a time looks: live systems (the last hours matter) and
+#: imported history (its recent days, to find the period that stands out).
+LIVE_LOOKBACK = timedelta(hours=12)
+HISTORY_LOOKBACK = timedelta(days=7)
+#: Services examined when the question names none.
+MAX_SERVICES = 8
 
 
 class Environment(Protocol):
-    """What the planner needs to know about the evidence backend."""
+    """What the planner knows about the evidence backend without calling a tool."""
 
     def now(self) -> datetime: ...
     def services(self) -> list[str]: ...
+    def data_end(self, service: str | None = None) -> datetime | None: ...
+    def log_span(self, service: str) -> Span | None: ...
+    def metric_span(self, service: str, metric: str | None = None) -> Span | None: ...
+    def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]: ...
 
 
 @dataclass(frozen=True)
-class Slots:
-    service: str | None
-    order_id: str | None
+class Window:
     start: datetime
     end: datetime
-    explicit_time: bool
+    #: The question's words it came from; None when the question gave no time.
+    found: TimeWindow | None
+    anchor: datetime
+    anchor_source: str
 
 
-def _window(question: str, now: datetime) -> tuple[datetime, datetime, bool]:
-    """(start, end, whether the question gave the time)."""
-    relative = _RELATIVE.search(question)
-    if relative:
-        amount, unit = int(relative.group(1)), relative.group(2).lower()
-        delta = timedelta(hours=amount) if unit.startswith(("h", "小")) else timedelta(minutes=amount)
-        return now - delta, now, True
-    clock = _CLOCK.search(question)
-    if clock:
-        groups = clock.groups()
-        hour = int(groups[0] or groups[3] or groups[5])
-        minute = int(groups[1] or groups[4] or groups[6] or (30 if "半" in clock.group() else 0))
-        if groups[2] and groups[2].lower() == "pm" and hour < 12:
-            hour += 12
-        if hour < 24 and minute < 60:
-            start = now.replace(hour=hour, minute=minute, second=0, microsecond=0)
-            if start > now:
-                start -= timedelta(days=1)
-            return start, now, True
-    return now - DEFAULT_LOOKBACK, now, False
-
-
-def choose_skill(question: str) -> Skill:
+def named_services(question: str, known: list[str]) -> tuple[list[str], bool]:
+    """Services the question names, in the order it names them; True when named exactly."""
     lowered = question.lower()
-    # Longer triggers are more specific: "database" outweighs "order" in "orders".
-    scored = [
-        (sum(len(t) for t in skill.triggers if t.lower() in lowered), index, skill)
-        for index, skill in enumerate(catalog().skills)
-    ]
-    best = max(scored, key=lambda item: (item[0], -item[1]))
-    return best[2] if best[0] > 0 else catalog().get("generic")
-
-
-def fill_slots(question: str, skill: Skill, environment: Environment) -> Slots:
-    lowered = question.lower()
-    known = sorted(environment.services(), key=len, reverse=True)
-    named = next((s for s in known if re.search(rf"(?<![\w-]){re.escape(s.lower())}(?![\w-])", lowered)), None)
-    alias = next((service for word, service in catalog().aliases.items() if word in question), None)
-    service = named or skill.service or alias or (known[0] if len(known) == 1 else None)
-    order = _ORDER.search(question)
-    start, end, explicit = _window(question, environment.now())
-    return Slots(
-        service=service, order_id=order.group(1) if order else None, start=start, end=end, explicit_time=explicit
-    )
+    exact = []
+    for service in sorted(known, key=len, reverse=True):
+        found = re.search(rf"(?<![\w-]){re.escape(service.lower())}(?![\w-])", lowered)
+        if found and not any(service.lower() in other.lower() for _pos, other in exact):
+            exact.append((found.start(), service))
+    if exact:
+        return [service for _pos, service in sorted(exact)], True
+    pointed: list[tuple[int, str]] = []
+    for word, fragments in aliases().items():
+        position = lowered.find(word.lower())
+        if position < 0:
+            continue
+        for service in known:
+            if any(fragment in service.lower() for fragment in fragments):
+                pointed.append((position, service))
+    ordered = [service for _pos, service in sorted(pointed)]
+    return list(dict.fromkeys(ordered)), False
 
 
 class OfflinePlanner:
-    """``planner_plan`` as JSON: skill, service, order id, window, steps."""
+    """``planner_plan`` as JSON: skill, services, order id, window (and how it was read), steps."""
 
     name = "offline"
 
-    def __init__(self, environment: Environment) -> None:
+    def __init__(self, environment: Environment, *, timezone: str = "UTC", live: bool = False) -> None:
         self.environment = environment
+        self.timezone = timezone
+        self.live = live
 
     def plan(self, request: PlanRequest) -> RoleReply:
-        import json
-
         return RoleReply(text=json.dumps(self.make_plan(request.question), ensure_ascii=False), engine=self.name)
 
     def make_plan(self, question: str) -> dict[str, Any]:
-        skill = choose_skill(question)
-        named = fill_slots(question, skill, self.environment)
-        if skill.id != "generic" and named.service not in self.environment.services() and named.service:
-            skill = catalog().get("generic")
+        known = self.environment.services()
+        services, exact = named_services(question, known)
+        window = self._window(question, services)
+        shape = self._shape(services or known)
+        skill = choose_skill(question, shape)
+        order = _ORDER.search(_blank(question, window.found))
         return {
             "skill": skill.id,
             "skill_title": skill.title,
-            "service": named.service,
-            "order_id": named.order_id,
-            "start": named.start.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "end": named.end.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            "explicit_time": named.explicit_time,
+            "service": services[0] if services else None,
+            "services": services,
+            "services_named_exactly": exact,
+            "order_id": order.group(1) if order else None,
+            "start": _iso(window.start),
+            "end": _iso(window.end),
+            "explicit_time": window.found is not None,
+            "time": {
+                "phrase": window.found.phrase if window.found else None,
+                "kind": window.found.kind if window.found else "recent_history",
+                "timezone": self.timezone,
+                "anchor": _iso(window.anchor),
+                "anchor_source": window.anchor_source,
+            },
+            "runbook_terms": skill.runbook_terms,
             "steps": [step.model_dump(exclude_none=True) for step in skill.steps],
         }
+
+    def _window(self, question: str, services: list[str]) -> Window:
+        if self.live:
+            anchor, source = datetime.now(UTC), "clock"
+        else:
+            latest = [t for s in services if (t := self.environment.data_end(s)) is not None]
+            anchor = max(latest) if latest else (self.environment.data_end(None) or datetime.now(UTC))
+            source = "data of " + ", ".join(services) if latest else "data"
+        found = interpret_time(question, anchor=anchor, tz=ZoneInfo(self.timezone))
+        if found is not None:
+            return Window(found.start, found.end, found, anchor, source)
+        lookback = LIVE_LOOKBACK if self.live else HISTORY_LOOKBACK
+        return Window(anchor - lookback, anchor, None, anchor, source)
+
+    def _shape(self, services: list[str]) -> DataShape:
+        chosen = services[:MAX_SERVICES]
+        names = [*chosen, *(m for s in chosen for _s, m, _u in self.environment.metrics(s))]
+        return DataShape(
+            has_logs=any(self.environment.log_span(s) is not None for s in chosen),
+            has_metrics=any(self.environment.metric_span(s) is not None for s in chosen),
+            names=names,
+        )
+
+
+def skill_for(plan: dict[str, Any]) -> Skill:
+    return catalog().get(str(plan.get("skill") or "generic"))
+
+
+def _blank(question: str, found: TimeWindow | None) -> str:
+    """The question with its time words blanked, so a date is not read as an order id."""
+    if found is None:
+        return question
+    chars = list(question)
+    for start, end in found.spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,21 +1,24 @@
-"""The offline skills catalog (``skills.yaml``): data, loaded once, validated."""
+"""The offline skills catalogue (``skills.yaml``) and service aliases (``aliases.yaml``):
+data, loaded once, validated; a skill is chosen from the question and the data it would read."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class Step(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    tool: Literal["query_logs", "query_metrics", "lookup_knowledge"]
+    tool: Literal["query_logs", "query_metrics", "query_changes", "lookup_knowledge"]
     args: dict[str, Any] = Field(default_factory=dict)
-    #: ``query_metrics`` only: these metrics of the plan's service, or every one ("discover").
+    #: ``query_metrics`` only: these metrics of the service, or every one ("discover").
     metrics: list[str] | Literal["discover"] | None = None
     when: str | None = None
     #: Look this much earlier than the question's window (a change comes before its effect).
@@ -28,7 +31,11 @@ class Skill(BaseModel):
     id: str
     title: str
     triggers: list[str] = Field(default_factory=list)
-    service: str | None = None
+    #: Words in service and metric names that suggest this skill fits the data.
+    signals: list[str] = Field(default_factory=list)
+    #: The data the skill needs of the services examined.
+    requires: Literal["any", "logs", "metrics"] = "any"
+    runbook_terms: str = ""
     steps: list[Step]
 
 
@@ -36,13 +43,64 @@ class Catalog(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     skills: list[Skill]
-    aliases: dict[str, str] = Field(default_factory=dict)
 
     def get(self, skill_id: str) -> Skill:
         return next(skill for skill in self.skills if skill.id == skill_id)
 
 
+class Aliases(RootModel[dict[str, list[str]]]):
+    """Question word → fragments of service names."""
+
+
 @lru_cache(maxsize=1)
 def catalog() -> Catalog:
-    text = resources.files("veridiag.agents.offline").joinpath("skills.yaml").read_text(encoding="utf-8")
-    return Catalog.model_validate(yaml.safe_load(text))
+    return Catalog.model_validate(_load("skills.yaml"))
+
+
+@lru_cache(maxsize=1)
+def aliases() -> dict[str, list[str]]:
+    return Aliases.model_validate(_load("aliases.yaml")).root
+
+
+def _load(name: str) -> Any:
+    return yaml.safe_load(resources.files("veridiag.agents.offline").joinpath(name).read_text(encoding="utf-8"))
+
+
+@dataclass(frozen=True)
+class DataShape:
+    """What the services a question is about hold: which kinds, and the names to match signals on."""
+
+    has_logs: bool
+    has_metrics: bool
+    names: Sequence[str] = ()
+
+
+def choose_skill(question: str, data: DataShape | None = None) -> Skill:
+    """The skill whose triggers the question uses most (longer triggers are more specific),
+    plus the signals the data shows; a skill whose required data is absent is never chosen.
+    Without triggers or signals: the generic skill, or the one made for the data there is."""
+    lowered = question.lower()
+    names = " ".join(data.names).lower() if data else ""
+    scored = []
+    for index, skill in enumerate(catalog().skills):
+        if data is not None and not _has_required(skill, data):
+            continue
+        score = sum(len(t) for t in skill.triggers if t.lower() in lowered)
+        score += sum(3 for signal in skill.signals if signal in names)
+        scored.append((score, -index, skill))
+    best = max(scored, key=lambda item: (item[0], item[1]), default=None)
+    if best is not None and best[0] > 0:
+        return best[2]
+    if data is not None and data.has_logs != data.has_metrics:
+        return catalog().get("logs_only" if data.has_logs else "metrics_only")
+    return catalog().get("generic")
+
+
+def _has_required(skill: Skill, data: DataShape) -> bool:
+    if skill.requires == "logs":
+        return data.has_logs and not data.has_metrics
+    if skill.requires == "metrics":
+        return data.has_metrics and not data.has_logs
+    tools = {step.tool for step in skill.steps}
+    # A skill built on both kinds of data still fits a service with one of them.
+    return (data.has_logs and "query_logs" in tools) or (data.has_metrics and "query_metrics" in tools)

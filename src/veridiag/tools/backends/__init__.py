@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from veridiag.tools.args import LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs
+from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.results import ToolOutput
 
 
@@ -18,6 +18,12 @@ class MetricBackend(Protocol):
     name: str
 
     def query_metrics(self, args: QueryMetricsArgs) -> ToolOutput: ...
+
+
+class ChangeBackend(Protocol):
+    name: str
+
+    def query_changes(self, args: QueryChangesArgs) -> ToolOutput: ...
 
 
 class KnowledgeBackend(Protocol):

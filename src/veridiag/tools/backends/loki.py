@@ -1,7 +1,8 @@
 """Logs from Grafana Loki over its HTTP API (``/loki/api/v1/query_range``).
 
 LogQL is passed through when given; otherwise ``{<service_label>="service"} |= "word"``
-is built from the arguments. Lines are summarised exactly like the embedded backend's.
+is built from the arguments. Templates are mined from the returned lines at query time and
+rendered by the same code as the embedded backend's, so outputs read the same.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ import httpx2
 
 from veridiag.tools.args import QueryLogsArgs, parse_time
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
-from veridiag.tools.render import iso, render_logs
+from veridiag.tools.records import LogSample
+from veridiag.tools.render import TemplateRow, group_bursts, iso, logs_output
 from veridiag.tools.results import ToolOutput
-from veridiag.tools.text import log_template
+from veridiag.tools.templates import TemplateMiner
 
 _LEVELS = ("ERROR", "WARN", "INFO", "DEBUG")
 
@@ -87,36 +89,65 @@ class LokiBackend:
             message = f"expected log streams, got {data.get('resultType')!r} (metric queries belong to query_metrics)"
             return ToolOutput(status="error", error=message, text=f"query_logs error from loki: {message}")
         rows = sorted(_lines(data.get("result")))
-        request = {"logql": query, "start": iso(start), "end": iso(end)}
+        request = {"service": args.service, "query": args.query, "level": args.level, "start": iso(start),
+                   "end": iso(end)}
+        notes = [f"logql: {query}"]
         if not rows:
+            rendered, evidence = logs_output(
+                request, matched=0, by_level={}, templates=[], bursts=[], samples=[], model_limit=0, notes=notes
+            )
             return ToolOutput(
                 status="no_data",
-                text=render_logs(request, 0, {}, [], [], limit=0),
+                text=rendered.text,
                 retrieval_details={"logql": query, "matched": 0},
+                evidence=[evidence],
             )
-        by_level: Counter[str] = Counter(_level(line) for _ts, line in rows)
-        patterns: Counter[str] = Counter()
-        examples: dict[str, str] = {}
-        for _ts, line in rows:
-            template = log_template(line)
-            patterns[template] += 1
-            examples.setdefault(template, line)
-        top = [(t, c, examples[t]) for t, c in patterns.most_common(8)]
-        lines = [line for _ts, line in rows[:500]]
+        samples = [
+            LogSample(ts=datetime.fromtimestamp(ns / 1e9, tz=UTC), service=args.service or "", level=_level(line),
+                      line=line)
+            for ns, line in rows
+        ]
+        by_level: Counter[str] = Counter(sample.level for sample in samples)
         sampled = len(rows) >= self.max_lines
-        text = render_logs(request, len(rows), dict(by_level), top, lines, limit=len(lines), sampled=sampled)
-        model_text = render_logs(
-            request, len(rows), dict(by_level), top, lines[: args.limit], limit=args.limit, sampled=sampled
+        rendered, evidence = logs_output(
+            request,
+            matched=len(samples),
+            by_level=dict(by_level),
+            templates=_templates(samples),
+            bursts=group_bursts(ns // 1_000_000 for ns, _line in rows),
+            samples=samples[:500],
+            model_limit=args.limit,
+            notes=notes,
+            sampled=sampled,
         )
         details = {
             "backend": self.name,
             "logql": query,
             "matched": len(rows),
             "by_level": dict(by_level),
-            "patterns": [{"template": t, "count": c, "example": e} for t, c, e in top],
+            "patterns": [{"template": t.template, "count": t.count, "example": t.example} for t in evidence.templates],
             "limit_reached": sampled,
         }
-        return ToolOutput(status="ok", text=text, model_text=model_text, retrieval_details=details)
+        return ToolOutput(
+            status="ok",
+            text=rendered.text,
+            model_text=rendered.model_text,
+            retrieval_details=details,
+            evidence=[evidence],
+        )
+
+
+def _templates(samples: list[LogSample]) -> list[TemplateRow]:
+    """Templates mined from the returned lines (Loki keeps none), counted per level."""
+    miner = TemplateMiner()
+    groups: dict[tuple[int, str], list[LogSample]] = {}
+    for sample in samples:
+        groups.setdefault((miner.add(sample.line), sample.level), []).append(sample)
+    ranked = sorted(groups.items(), key=lambda item: (-len(item[1]), item[1][0].ts))[:8]
+    return [
+        TemplateRow(miner.template(tid), level, len(group), group[0].ts, group[-1].ts, group[0].line)
+        for (tid, level), group in ranked
+    ]
 
 
 def _lines(result: Any) -> list[tuple[int, str]]:

@@ -1,8 +1,9 @@
 """Metrics from a Prometheus server over its HTTP API (``/api/v1/query_range``).
 
 PromQL is passed through when given; otherwise ``metric{<service_label>="service"}`` is
-queried. The window is compared with the same-length window just before it, like the
-embedded backend, so outputs read the same whichever backend answered.
+queried. The window is judged against the series' own history (read at a coarser step when
+it is long), and rendered by the same code as the embedded backend, so outputs read the same
+whichever backend answered.
 """
 
 from __future__ import annotations
@@ -13,9 +14,11 @@ from typing import Any
 
 import httpx2
 
+from veridiag.tools.anomaly import detect_anomalies
 from veridiag.tools.args import QueryMetricsArgs, parse_time
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
-from veridiag.tools.render import iso, render_metrics
+from veridiag.tools.records import Evidence, Span
+from veridiag.tools.render import iso, metrics_output
 from veridiag.tools.results import ToolOutput
 
 _SUFFIX_UNITS = (
@@ -29,6 +32,9 @@ _SUFFIX_UNITS = (
     ("_connections", "connections"),
 )
 MAX_SERIES = 5
+#: History read before the window to judge it (at least), and Prometheus' points-per-series cap.
+HISTORY = timedelta(days=1)
+MAX_POINTS = 10_000
 
 
 def unit_of(metric: str) -> str:
@@ -85,7 +91,9 @@ class PrometheusBackend:
                 raise QueryError(f"start {iso(start)} must be before end {iso(end)}")
             query = self._promql(args)
             window = self._range(query, start, end, args.step_seconds)
-            baseline = self._range(query, start - (end - start), start, args.step_seconds) if window else []
+            since = start - max(HISTORY, 4 * (end - start))
+            step = max(args.step_seconds, math.ceil((start - since).total_seconds() / MAX_POINTS))
+            history = self._range(query, since, start, step) if window else []
         except QueryError as exc:
             return ToolOutput(status="error", error=str(exc), text=f"query_metrics error from prometheus: {exc}")
         except UnavailableError as exc:
@@ -99,21 +107,25 @@ class PrometheusBackend:
             return ToolOutput(status="no_data", text=message, retrieval_details={"promql": query})
         unit = unit_of(args.metric or query)
         texts, model_texts, series_details = [], [], []
-        baseline_by_labels = {_labels(s.get("metric")): s for s in baseline}
+        evidence: list[Evidence] = []
+        history_by_labels = {_labels(s.get("metric")): s for s in history}
         for series in window[:MAX_SERIES]:
             labels = _labels(series.get("metric"))
             points = _points(series)
             if not points:
                 continue
-            before = _points(baseline_by_labels.get(labels, {}))
+            before = _points(history_by_labels.get(labels, {}))
+            report = detect_anomalies([*before, *points], window=(start, end))
             request = {"promql": query, "series": labels, "start": iso(start), "end": iso(end)}
-            span = (start - (end - start), start)
-            texts.append(
-                render_metrics(request, unit, window=points, baseline=before, shown=points[:240], baseline_span=span)
+            span = Span(first=(before or points)[0][0], last=points[-1][0])
+            service = _label(series.get("metric"), self.service_label) or args.service or ""
+            rendered, found = metrics_output(
+                request, service=service, metric=args.metric or query, unit=unit, window=points, history=span,
+                report=report,
             )
-            model_texts.append(
-                render_metrics(request, unit, window=points, baseline=before, shown=points[:60], baseline_span=span)
-            )
+            texts.append(rendered.text)
+            model_texts.append(rendered.model_text)
+            evidence.append(found)
             values = [v for _t, v in points]
             series_details.append({"labels": labels, "points": len(points), "min": min(values), "max": max(values)})
         if not texts:
@@ -125,7 +137,13 @@ class PrometheusBackend:
             text="\n\n".join(texts) + note,
             model_text="\n\n".join(model_texts),
             retrieval_details=details,
+            evidence=evidence,
         )
+
+
+def _label(metric: Any, name: str) -> str | None:
+    value = metric.get(name) if isinstance(metric, dict) else None
+    return str(value) if value is not None else None
 
 
 def _labels(metric: Any) -> str:

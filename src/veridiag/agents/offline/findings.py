@@ -1,0 +1,215 @@
+"""What the offline executor states, worded from typed records (``phrases.yaml``).
+
+Every claim quotes the output lines of the records it rests on — the anomaly line and its peak
+point, the template line with its count and one verbatim example, the change event's line — so
+its numbers, times and codes are found in its own excerpts. Nothing here reads rendered text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from veridiag.contracts.executor_v2 import Claim, EvidenceBinding, Hypothesis, RecommendedAction, SupportLevel
+from veridiag.tools.records import ChangeRecord, LogEvidence, LogSample, MetricAnomaly, MetricEvidence, TemplateCount
+from veridiag.tools.render import format_value
+from veridiag.tools.results import ToolCallResult
+
+Quote = tuple[ToolCallResult, str]
+
+
+@lru_cache(maxsize=1)
+def _phrases() -> dict[str, dict[str, Any]]:
+    text = resources.files("veridiag.agents.offline").joinpath("phrases.yaml").read_text(encoding="utf-8")
+    loaded: dict[str, dict[str, Any]] = yaml.safe_load(text)
+    return loaded
+
+
+@dataclass(frozen=True)
+class Clock:
+    """Times as claims write them: HH:MM within one day, with the date across days."""
+
+    with_date: bool
+
+    def __call__(self, moment: datetime) -> str:
+        return moment.strftime("%Y-%m-%d %H:%M" if self.with_date else "%H:%M")
+
+    def seconds(self, moment: datetime) -> str:
+        return moment.strftime("%Y-%m-%d %H:%M:%S" if self.with_date else "%H:%M:%S")
+
+
+@dataclass
+class Findings:
+    """Claims, hypotheses, actions and gaps of one execution, in the answer's language."""
+
+    lang: str
+    clock: Clock
+    claims: list[Claim] = field(default_factory=list)
+    hypotheses: list[Hypothesis] = field(default_factory=list)
+    actions: list[RecommendedAction] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+
+    def say(self, key: str, **values: Any) -> str:
+        template: str = _phrases()[self.lang][key]
+        return template.format(**values)
+
+    def kind(self, kind: str) -> str:
+        words: dict[str, str] = _phrases()[self.lang]["kinds"]
+        return words.get(kind, kind)
+
+    def claim(self, claim_type: str, text: str, quotes: list[Quote], support: SupportLevel = "direct") -> Claim:
+        unique = {(result.invocation_id, excerpt): result for result, excerpt in quotes if excerpt.strip()}
+        bindings = [
+            EvidenceBinding(
+                source_type="tool_trace",
+                source_id=f"invocation-{invocation_id}",
+                tool_name=result.tool_name,
+                source_invocation_ids=[invocation_id],
+                evidence_excerpt=excerpt,
+            )
+            for (invocation_id, excerpt), result in unique.items()
+        ]
+        made = Claim(
+            claim_id=f"claim-{len(self.claims) + 1}",
+            claim_type=claim_type,
+            claim_text=text,
+            support_level=support,
+            evidence_bindings=bindings,
+        )
+        self.claims.append(made)
+        return made
+
+    def gap(self, key: str, **values: Any) -> None:
+        text = self.say(key, **values)
+        if text not in self.missing:
+            self.missing.append(text)
+
+    # -- observations ------------------------------------------------------------------
+
+    def anomaly(self, result: ToolCallResult, series: MetricEvidence, found: MetricAnomaly) -> Claim:
+        unit = series.unit
+        factor = self.say("factor", factor=f"{found.factor:.2f}") if found.factor is not None else ""
+        text = self.say(
+            "anomaly_up" if found.direction == "up" else "anomaly_down",
+            service=series.service,
+            metric=series.metric,
+            onset=self.clock(found.onset),
+            end=self.clock(found.end),
+            peak=format_value(found.peak, unit),
+            peak_at=self.clock(found.peak_at),
+            expected=format_value(round(found.expected, 2), unit),
+            factor=factor,
+        )
+        return self.claim("symptom", text, [(result, found.line), (result, found.peak_line)])
+
+    def normal(self, result: ToolCallResult, series: MetricEvidence) -> Claim | None:
+        if series.baseline_line is None or series.baseline_median is None:
+            return None
+        unit = series.unit
+        text = self.say(
+            "normal",
+            service=series.service,
+            metric=series.metric,
+            start=self.clock(series.start),
+            end=self.clock(series.end),
+            minimum=format_value(series.minimum, unit),
+            maximum=format_value(series.maximum, unit),
+            median=format_value(round(series.baseline_median, 2), unit),
+        )
+        return self.claim("observation", text, [(result, series.window_line), (result, series.baseline_line)])
+
+    def logs(self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount) -> Claim:
+        text = self.say(
+            "logs",
+            service=logs.service or "",
+            start=self.clock(logs.start),
+            end=self.clock(logs.end),
+            matched=logs.matched,
+            level=logs.level or top.level,
+            count=top.count,
+            first=self.clock(top.first),
+            last=self.clock(top.last),
+            template=top.template,
+        )
+        # The template is quoted on its own too: its words are the log's, not the claim's own.
+        quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
+        return self.claim("symptom", text, quotes)
+
+    def no_logs(self, result: ToolCallResult, logs: LogEvidence) -> Claim:
+        text = self.say(
+            "no_logs",
+            service=logs.service or "",
+            start=self.clock(logs.start),
+            end=self.clock(logs.end),
+            level=logs.level or "ERROR",
+        )
+        return self.claim("observation", text, [(result, logs.line)])
+
+    def order(self, result: ToolCallResult, order_id: str, sample: LogSample) -> Claim:
+        text = self.say("order", order=order_id, time=self.clock.seconds(sample.ts), line=sample.line[:240])
+        return self.claim("symptom", text, [(result, sample.line)])
+
+    def change(self, result: ToolCallResult, change: ChangeRecord) -> Claim:
+        text = self.say(
+            "change",
+            time=self.clock.seconds(change.ts),
+            service=change.service,
+            kind=self.kind(change.kind),
+            description=change.description,
+        )
+        return self.claim("change", text, [(result, change.line)])
+
+    def inference(
+        self,
+        change: tuple[ToolCallResult, ChangeRecord],
+        anomaly: tuple[ToolCallResult, MetricEvidence, MetricAnomaly],
+        *,
+        together: bool = False,
+    ) -> Claim:
+        """``together``: the change came within a sample of the onset, not strictly before it."""
+        (change_result, record), (metric_result, series, found) = change, anomaly
+        text = self.say(
+            "inference_with" if together else "inference",
+            change_time=self.clock.seconds(record.ts),
+            kind=self.kind(record.kind),
+            description=record.description,
+            service=series.service,
+            metric=series.metric,
+            onset=self.clock(found.onset),
+        )
+        return self.claim(
+            "root_cause", text, [(change_result, record.line), (metric_result, found.line)], support="indirect"
+        )
+
+    def first_mover(
+        self,
+        first: tuple[ToolCallResult, MetricEvidence, MetricAnomaly],
+        second: tuple[ToolCallResult, MetricEvidence, MetricAnomaly],
+    ) -> Claim:
+        (a_result, a_series, a_found), (b_result, b_series, b_found) = first, second
+        text = self.say(
+            "first_mover",
+            first=a_series.service,
+            first_metric=a_series.metric,
+            first_onset=self.clock(a_found.onset),
+            second=b_series.service,
+            second_metric=b_series.metric,
+            second_onset=self.clock(b_found.onset),
+        )
+        return self.claim("observation", text, [(a_result, a_found.line), (b_result, b_found.line)], "indirect")
+
+    def output(self, scope: dict[str, Any]) -> dict[str, Any]:
+        """``executor_evidence_v2`` with the window the executor settled on (``scope``)."""
+        return {
+            "answer_version": "executor_evidence_v2",
+            "claims": [c.model_dump(exclude_none=True) for c in self.claims],
+            "hypotheses": [h.model_dump() for h in self.hypotheses],
+            "recommended_actions": [a.model_dump() for a in self.actions],
+            "missing_info": self.missing,
+            "scope": scope,
+        }

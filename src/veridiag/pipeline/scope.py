@@ -1,0 +1,75 @@
+"""The answer's first line: the time window and services examined, and how they were chosen.
+
+Built by code from the plan (what the question said) and the executor's ``scope`` (the period
+it settled on), never by a model, and put in front of every answer — template or composed —
+so a misread date is the first thing a reader sees.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import yaml
+
+
+@lru_cache(maxsize=1)
+def _phrases() -> dict[str, dict[str, str]]:
+    text = resources.files("veridiag.pipeline").joinpath("scope.yaml").read_text(encoding="utf-8")
+    loaded: dict[str, dict[str, str]] = yaml.safe_load(text)
+    return loaded
+
+
+def scope_line(plan: dict[str, Any], scope: dict[str, Any] | None, lang: str) -> str | None:
+    """One line in ``lang``; None when the plan carries no window (a plan that failed to parse)."""
+    words = _phrases()["zh" if lang == "zh" else "en"]
+    time = plan.get("time") if isinstance(plan.get("time"), dict) else {}
+    start, end = _moment(plan.get("start")), _moment(plan.get("end"))
+    if start is None or end is None:
+        return None
+    zone_name = str(time.get("timezone") or "UTC")
+    try:
+        zone = ZoneInfo(zone_name)
+    except (ValueError, KeyError):
+        zone, zone_name = ZoneInfo("UTC"), "UTC"
+    scope = scope or {}
+    focus = scope.get("focus") if isinstance(scope.get("focus"), list) else None
+    focus_start, focus_end = (_moment(focus[0]), _moment(focus[1])) if focus and len(focus) == 2 else (None, None)
+    services = [str(s) for s in plan.get("services") or ([plan["service"]] if plan.get("service") else [])]
+    if scope.get("surveyed") or not services:
+        named = words["all_services"] if scope.get("surveyed") else words["none"]
+    else:
+        named = ", ".join(services)
+    values = {
+        "start": _show(start, zone),
+        "end": _show(end, zone),
+        "tz": zone_name,
+        "phrase": time.get("phrase") or "",
+        "services": named,
+        "focus_start": _show(focus_start, zone) if focus_start else "",
+        "focus_end": _show(focus_end, zone) if focus_end else "",
+    }
+    narrowed = focus_start is not None and (focus_start, focus_end) != (start, end)
+    if plan.get("explicit_time"):
+        key = "focus" if narrowed else "question"
+    else:
+        key = "chosen" if narrowed else "recent"
+    line = words[key].format(**values)
+    return line + (words["utc_note"] if zone_name != "UTC" else "")
+
+
+def _moment(value: Any) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _show(moment: datetime, zone: ZoneInfo) -> str:
+    return moment.astimezone(zone).strftime("%Y-%m-%d %H:%M")

@@ -1,0 +1,274 @@
+"""The embedded backend: logs (SQLite FTS5 + mined templates), metric series, change events
+and runbooks in one SQLite file.
+
+On first use an empty file is filled with the bundled demo environment, so veridiag
+diagnoses something real with no setup. Imported data (``veridiag data import-…``) lands
+in the same tables. Connections are per thread; writes are serialised by SQLite.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from veridiag.tools import demo, knowledge
+from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs, parse_time
+from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema
+from veridiag.tools.backends.embedded._ingest import ChangeRow, LogRow, Written
+from veridiag.tools.records import KnowledgeEvidence, RunbookMatch, Span
+from veridiag.tools.render import iso, render_knowledge
+from veridiag.tools.results import ToolOutput
+
+__all__ = ["ChangeRow", "EmbeddedEnvironment", "LogRow", "Written"]
+
+_INIT_LOCK = threading.Lock()
+_log = logging.getLogger(__name__)
+
+
+class EmbeddedEnvironment:
+    """Implements the log, metric, change and knowledge backends over one SQLite file."""
+
+    name = "embedded"
+    #: Imported history, not a live system: relative times anchor to the data, not the wall clock.
+    live = False
+
+    def __init__(self, path: Path, *, load_demo: bool = True, runbook_dir: Path | None = None) -> None:
+        self.path = Path(path).expanduser()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.runbook_dir = runbook_dir
+        #: User runbooks the last non-strict indexing left out, with why.
+        self.skipped_runbooks: list[str] = []
+        self._local = threading.local()
+        with _INIT_LOCK, self.connect() as conn:
+            if _schema.migrate(conn):
+                _log.info("mined templates for %d lines stored before templates existed", _ingest.template_untemplated(conn))
+            conn.executescript(knowledge.SCHEMA)
+            if load_demo and self._is_empty(conn):
+                self._load_demo(conn)
+            fingerprint = knowledge.sources_fingerprint(self.runbook_dir)
+            if self._indexed_fingerprint(conn) != fingerprint:
+                # First start, a new release's runbooks, or the user's: never fail on a bad file here.
+                self._index(conn, fingerprint, strict=False)
+
+    # -- connections & loading -----------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    @contextmanager
+    def connect(self) -> Iterator[sqlite3.Connection]:
+        conn = self._connection()
+        try:
+            yield conn
+            conn.commit()
+        except BaseException:
+            conn.rollback()
+            raise
+
+    @staticmethod
+    def _is_empty(conn: sqlite3.Connection) -> bool:
+        loaded = conn.execute("SELECT value FROM meta WHERE key='loaded'").fetchone()
+        return loaded is None
+
+    def _load_demo(self, conn: sqlite3.Connection) -> None:
+        conn.execute("BEGIN IMMEDIATE")
+        if not self._is_empty(conn):  # another process won the race
+            conn.commit()
+            return
+        _ingest.add_logs(
+            conn,
+            (LogRow(x.ts, x.service, x.level, x.line, x.message, x.component) for x in demo.generate_logs()),
+        )
+        points = demo.generate_metrics()
+        _ingest.add_metric_points(conn, ((p.service, p.metric, p.unit, p.ts, p.value) for p in points))
+        _ingest.add_changes(
+            conn, (ChangeRow(c.ts, c.service, c.kind, c.description, source="demo") for c in demo.generate_changes())
+        )
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('now', ?)", (iso(demo.DAY_END),))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('loaded', 'demo')")
+        conn.commit()
+
+    def add_logs(self, rows: Iterable[LogRow]) -> Written:
+        """Store the rows not stored yet (idempotent), mining their templates; one transaction."""
+        with self.connect() as conn:
+            return _ingest.add_logs(conn, rows)
+
+    def add_metric_points(self, rows: Iterable[tuple[str, str, str, datetime, float]]) -> int:
+        """Upsert ``(service, metric, unit, ts, value)`` points; returns how many."""
+        with self.connect() as conn:
+            return _ingest.add_metric_points(conn, rows)
+
+    def add_changes(self, rows: Iterable[ChangeRow]) -> Written:
+        with self.connect() as conn:
+            return _ingest.add_changes(conn, rows)
+
+    def index_knowledge(self) -> int:
+        """Re-index bundled runbooks plus the user folder (user ids override bundled); a
+        broken user runbook raises ``RunbookError`` (``veridiag kb index`` says which)."""
+        with self.connect() as conn:
+            return self._index(conn, knowledge.sources_fingerprint(self.runbook_dir), strict=True)
+
+    def _index(self, conn: sqlite3.Connection, fingerprint: str, *, strict: bool) -> int:
+        """Index and record ``fingerprint``. Not ``strict`` (start-up): a broken user runbook
+        is left out with a logged warning and listed in ``skipped_runbooks``."""
+        runbooks = list(knowledge.bundled_runbooks())
+        skipped: list[str] = []
+        if self.runbook_dir is not None and self.runbook_dir.exists():
+            runbooks += list(knowledge.folder_runbooks(self.runbook_dir, None if strict else skipped))
+        for problem in skipped:
+            _log.warning("runbook left out of the index: %s", problem)
+        self.skipped_runbooks = skipped
+        count = knowledge.index_runbooks(conn, runbooks)
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('kb_fingerprint', ?)", (fingerprint,))
+        conn.commit()
+        return count
+
+    @staticmethod
+    def _indexed_fingerprint(conn: sqlite3.Connection) -> str | None:
+        row = conn.execute("SELECT value FROM meta WHERE key='kb_fingerprint'").fetchone()
+        return str(row[0]) if row else None
+
+    # -- clock & catalogue ---------------------------------------------------------------
+
+    def now(self) -> datetime:
+        """The environment's clock: the demo's end of day, else the latest data, else wall time."""
+        conn = self._connection()
+        row = conn.execute("SELECT value FROM meta WHERE key='now'").fetchone()
+        if row:
+            return datetime.fromisoformat(row[0].replace("Z", "+00:00"))
+        latest = conn.execute("SELECT MAX(ts) FROM log_line").fetchone()[0]
+        latest_metric = conn.execute("SELECT MAX(ts) FROM metric_point").fetchone()[0]
+        values = [v for v in (latest, latest_metric) if v is not None]
+        return _logs.from_ms(max(values)) if values else datetime.now(UTC)
+
+    def services(self) -> list[str]:
+        conn = self._connection()
+        rows = conn.execute(
+            "SELECT DISTINCT service FROM metric_series UNION SELECT DISTINCT service FROM log_line"
+            " UNION SELECT DISTINCT service FROM change_event"
+        ).fetchall()
+        return sorted(row[0] for row in rows)
+
+    def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]:
+        """``(service, metric, unit)`` of every series (of one service)."""
+        return _metrics.series(self._connection(), service)
+
+    def log_span(self, service: str) -> Span | None:
+        return _logs.log_span(self._connection(), service)
+
+    def metric_span(self, service: str, metric: str | None = None) -> Span | None:
+        return _metrics.metric_span(self._connection(), service, metric)
+
+    def data_end(self, service: str | None = None) -> datetime | None:
+        """The minute boundary just after the newest data point of ``service`` (of anything when
+        None): what "now" means for imported history (the demo day ends at 16:00)."""
+        if service is None:
+            conn = self._connection()
+            stamps = [conn.execute(f"SELECT MAX(ts) FROM {table}").fetchone()[0] for table in ("log_line", "metric_point")]
+            known = [s for s in stamps if s is not None]
+            if not known:
+                return None
+            newest = _logs.from_ms(max(known))
+        else:
+            spans = [s for s in (self.log_span(service), self.metric_span(service)) if s is not None]
+            if not spans:
+                return None
+            newest = max(s.last for s in spans)
+        return newest.replace(second=0, microsecond=0) + timedelta(minutes=1)
+
+    def describe(self, service: str) -> list[str]:
+        """What data ``service`` has, in words ("edge-api has metrics 2014-02-14T14:30:00Z – …")."""
+        said = []
+        for what, span in (("logs", self.log_span(service)), ("metrics", self.metric_span(service))):
+            if span is not None:
+                said.append(f"{service} has {what} {iso(span.first)} – {iso(span.last)}")
+        return said or [f"{service} has no logs or metrics"]
+
+    def _window(
+        self, start: str | None, end: str | None, default: timedelta = timedelta(hours=1)
+    ) -> tuple[datetime, datetime]:
+        now = self.now()
+        end_at = parse_time(end, now) if end else now
+        start_at = parse_time(start, now) if start else end_at - default
+        if start_at >= end_at:
+            raise ValueError(f"start {iso(start_at)} must be before end {iso(end_at)}")
+        return start_at, end_at
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def query_logs(self, args: QueryLogsArgs) -> ToolOutput:
+        if args.logql:
+            message = "logql needs the loki backend"
+            return ToolOutput(status="error", error=message, text=f"query_logs error: {message}; use service/query/level")
+        try:
+            start, end = self._window(args.start, args.end)
+        except ValueError as exc:
+            return ToolOutput(status="error", error=str(exc), text=f"query_logs error: {exc}")
+        about = self.describe(args.service) if args.service else []
+        return _logs.query_logs(self._connection(), args, start, end, self.services(), about)
+
+    def query_metrics(self, args: QueryMetricsArgs) -> ToolOutput:
+        if args.promql:
+            message = "promql needs the prometheus backend; use service and metric"
+            return ToolOutput(status="error", error=message, text=f"query_metrics error: {message}")
+        try:
+            start, end = self._window(args.start, args.end)
+        except ValueError as exc:
+            return ToolOutput(status="error", error=str(exc), text=f"query_metrics error: {exc}")
+        about = self.describe(args.service) if args.service else []
+        return _metrics.query_metrics(self._connection(), args, start, end, about)
+
+    def query_changes(self, args: QueryChangesArgs) -> ToolOutput:
+        try:
+            start, end = self._window(args.start, args.end, default=timedelta(hours=24))
+        except ValueError as exc:
+            return ToolOutput(status="error", error=str(exc), text=f"query_changes error: {exc}")
+        return _changes.query_changes(self._connection(), args, start, end)
+
+    def lookup_knowledge(self, args: LookupKnowledgeArgs) -> ToolOutput:
+        hits = knowledge.search(self._connection(), args.query, service=args.service, limit=args.limit)
+        if not hits:
+            message = f"no runbook matches {args.query!r}" + (f" for {args.service}" if args.service else "")
+            return ToolOutput(status="no_data", text=message, retrieval_details={"documents": []})
+        text = render_knowledge(args.query, hits, full=True)
+        model_text = render_knowledge(args.query, hits, full=False)
+        evidence = KnowledgeEvidence(
+            query=args.query,
+            documents=[
+                RunbookMatch(
+                    id=h.runbook.id,
+                    title=h.runbook.title,
+                    services=list(h.runbook.services),
+                    score=h.score,
+                    sections=knowledge.sections(h.runbook.body),
+                )
+                for h in hits
+            ],
+        )
+        details = {
+            "backend": self.name,
+            "documents": [
+                {
+                    "id": h.runbook.id,
+                    "title": h.runbook.title,
+                    "score": h.score,
+                    "services": list(h.runbook.services),
+                }
+                for h in hits
+            ],
+        }
+        return ToolOutput(
+            status="ok", text=text, model_text=model_text, retrieval_details=details, evidence=[evidence]
+        )

@@ -1,0 +1,217 @@
+"""Writing into the embedded file: log lines (with templates), metric points, change events.
+
+Every write is idempotent: a log line's key is a hash of its service, time, text and how
+many identical lines came before it at that instant, so importing the same file twice (or a
+log that has grown since) adds only the new lines. Templates are mined per service as lines
+arrive and the miner's state is kept in the file, so a later import extends the same templates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from veridiag.tools.templates import TemplateMiner
+from veridiag.tools.text import segment
+
+#: Lines written per transaction step; bounded memory whatever the file size.
+BATCH = 5000
+_MARK_LOADED = "INSERT OR IGNORE INTO meta VALUES ('loaded', 'data')"
+
+
+@dataclass(frozen=True, slots=True)
+class LogRow:
+    """One log entry to store. ``text`` is what is stored and searched (the entry as written,
+    continuation lines included); ``message`` is what its template is mined from."""
+
+    ts: datetime
+    service: str
+    level: str
+    text: str
+    message: str = ""
+    component: str = ""
+    parsed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeRow:
+    ts: datetime
+    service: str
+    kind: str
+    description: str
+    version: str | None = None
+    source: str = ""
+
+
+@dataclass
+class Written:
+    added: int = 0
+    duplicates: int = 0
+
+
+def ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _key(*parts: object) -> int:
+    digest = hashlib.blake2b("\x1f".join(str(p) for p in parts).encode("utf-8", "replace"), digest_size=8)
+    return int.from_bytes(digest.digest(), "big", signed=True)
+
+
+class _Miners:
+    """The template miner of each service, restored from the file on first use."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.miners: dict[str, TemplateMiner] = {}
+
+    def get(self, service: str) -> TemplateMiner:
+        miner = self.miners.get(service)
+        if miner is None:
+            row = self.conn.execute("SELECT state FROM log_miner WHERE service=?", (service,)).fetchone()
+            miner = TemplateMiner(bytes(row[0]) if row else None)
+            self.miners[service] = miner
+        return miner
+
+    def save(self) -> None:
+        for service, miner in self.miners.items():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO log_template(service, id, template) VALUES (?,?,?)",
+                [(service, template_id, text) for template_id, text in miner.templates().items()],
+            )
+            self.conn.execute("INSERT OR REPLACE INTO log_miner VALUES (?, ?)", (service, miner.state()))
+
+
+def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
+    """Append the rows that are not stored yet; mine their templates."""
+    written = Written()
+    miners = _Miners(conn)
+    batch: list[tuple[int, LogRow]] = []
+    same_instant: dict[int, int] = {}
+    instant: tuple[str, int] | None = None
+
+    def flush() -> None:
+        keys = [key for key, _row in batch]
+        known: set[int] = set()
+        for offset in range(0, len(keys), 900):  # SQLite's bound-parameter limit
+            chunk = keys[offset : offset + 900]
+            marks = ",".join("?" * len(chunk))
+            known.update(k for (k,) in conn.execute(f"SELECT key FROM log_line WHERE key IN ({marks})", chunk))
+        fresh = [(key, row) for key, row in batch if key not in known]
+        written.duplicates += len(batch) - len(fresh)
+        batch.clear()
+        if not fresh:
+            return
+        first = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM log_line").fetchone()[0]) + 1
+        conn.executemany(
+            "INSERT INTO log_line(id, ts, service, level, line, component, template_id, parsed, key)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    first + index,
+                    ms(row.ts),
+                    row.service,
+                    row.level,
+                    row.text,
+                    row.component,
+                    miners.get(row.service).add(row.message or row.text),
+                    int(row.parsed),
+                    key,
+                )
+                for index, (key, row) in enumerate(fresh)
+            ],
+        )
+        conn.executemany(
+            "INSERT INTO log_fts(rowid, line) VALUES (?, ?)",
+            [(first + index, segment(row.text)) for index, (_key, row) in enumerate(fresh)],
+        )
+        written.added += len(fresh)
+
+    for row in rows:
+        stamp = ms(row.ts)
+        if instant != (row.service, stamp):
+            instant = (row.service, stamp)
+            same_instant.clear()
+        identity = _key(row.service, stamp, row.text)
+        occurrence = same_instant.get(identity, 0)
+        same_instant[identity] = occurrence + 1
+        batch.append((_key(identity, occurrence), row))
+        if len(batch) >= BATCH:
+            flush()
+    if batch:
+        flush()
+    miners.save()
+    conn.execute(_MARK_LOADED)
+    return written
+
+
+def template_untemplated(conn: sqlite3.Connection) -> int:
+    """Mine templates for lines stored before templates existed (a version 1 file)."""
+    miners = _Miners(conn)
+    done = 0
+    while True:
+        rows = conn.execute(
+            "SELECT id, service, line FROM log_line WHERE template_id IS NULL ORDER BY id LIMIT ?", (BATCH,)
+        ).fetchall()
+        if not rows:
+            break
+        conn.executemany(
+            "UPDATE log_line SET template_id=? WHERE id=?",
+            [(miners.get(service).add(line), row_id) for row_id, service, line in rows],
+        )
+        done += len(rows)
+    miners.save()
+    return done
+
+
+_UPSERT_POINT = (
+    "INSERT INTO metric_point VALUES (?,?,?,?) ON CONFLICT(service, metric, ts)"
+    " DO UPDATE SET value=excluded.value WHERE value != excluded.value"
+)
+
+
+def add_metric_points(conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, datetime, float]]) -> int:
+    """Upsert ``(service, metric, unit, ts, value)`` points; returns how many are new or changed
+    (a point already stored with the same value is not counted: a re-import reports 0)."""
+    series: set[tuple[str, str, str]] = set()
+    batch: list[tuple[str, str, int, float]] = []
+    before = conn.total_changes
+    for service, metric, unit, ts, value in rows:
+        series.add((service, metric, unit))
+        batch.append((service, metric, ms(ts), float(value)))
+        if len(batch) >= 10_000:
+            conn.executemany(_UPSERT_POINT, batch)
+            batch.clear()
+    conn.executemany(_UPSERT_POINT, batch)
+    written = conn.total_changes - before
+    conn.executemany("INSERT OR REPLACE INTO metric_series VALUES (?,?,?)", sorted(series))
+    conn.execute(_MARK_LOADED)
+    return written
+
+
+def add_changes(conn: sqlite3.Connection, rows: Iterable[ChangeRow]) -> Written:
+    """Store change events; one already stored (same service, time, kind, text) is skipped."""
+    written = Written()
+    for row in rows:
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO change_event(ts, service, kind, description, version, source, key)"
+            " VALUES (?,?,?,?,?,?,?)",
+            (
+                ms(row.ts),
+                row.service,
+                row.kind,
+                row.description,
+                row.version,
+                row.source,
+                _key(row.service, ms(row.ts), row.kind, row.description),
+            ),
+        )
+        if cursor.rowcount:
+            written.added += 1
+        else:
+            written.duplicates += 1
+    conn.execute(_MARK_LOADED)
+    return written

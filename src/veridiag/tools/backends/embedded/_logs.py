@@ -1,0 +1,160 @@
+"""``query_logs`` over the embedded file: exact counts, templates mined at import, bursts."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime
+from typing import Any
+
+from veridiag.contracts.composer import has_cjk
+from veridiag.tools.args import QueryLogsArgs
+from veridiag.tools.backends.embedded._ingest import ms
+from veridiag.tools.records import Burst, LogSample, Span
+from veridiag.tools.render import TemplateRow, group_bursts, iso, logs_output
+from veridiag.tools.results import ToolOutput
+from veridiag.tools.text import english_fallback, fts_query, log_template
+
+#: Lines kept in the stored output (what excerpts are checked against).
+STORED_LINES = 500
+#: Templates listed per call.
+TOP_TEMPLATES = 8
+#: Matching lines whose timestamps are grouped into bursts.
+BURST_SAMPLE = 200_000
+
+
+def from_ms(value: int) -> datetime:
+    return datetime.fromtimestamp(value / 1000, tz=UTC)
+
+
+def log_span(conn: sqlite3.Connection, service: str) -> Span | None:
+    first, last = conn.execute("SELECT MIN(ts), MAX(ts) FROM log_line WHERE service=?", (service,)).fetchone()
+    return Span(first=from_ms(first), last=from_ms(last)) if first is not None else None
+
+
+class _Filter:
+    """The WHERE clause of one query (window, service, level, full-text match)."""
+
+    def __init__(self, start: datetime, end: datetime, args: QueryLogsArgs, match: str | None) -> None:
+        self.clauses = ["ts >= ?", "ts < ?"]
+        self.params: list[Any] = [ms(start), ms(end)]
+        if args.service:
+            self.clauses.append("service = ?")
+            self.params.append(args.service)
+        if args.level:
+            self.clauses.append("level = ?")
+            self.params.append(args.level)
+        if match:
+            self.clauses.append("id IN (SELECT rowid FROM log_fts WHERE log_fts MATCH ?)")
+            self.params.append(match)
+
+    @property
+    def where(self) -> str:
+        return " AND ".join(self.clauses)
+
+
+def query_logs(
+    conn: sqlite3.Connection,
+    args: QueryLogsArgs,
+    start: datetime,
+    end: datetime,
+    services: list[str],
+    about_service: list[str],
+) -> ToolOutput:
+    """``about_service``: what the asked service does have, said when it has no logs at all."""
+    if args.service and log_span(conn, args.service) is None:
+        with_logs = [s for s in services if s != args.service and log_span(conn, s) is not None]
+        message = "; ".join([*about_service, f"services with logs: {', '.join(with_logs) or 'none'}"])
+        return ToolOutput(status="no_data", text=message, retrieval_details={"services_with_logs": with_logs})
+    match = fts_query(args.query) if args.query else None
+    if args.query and match is None:
+        return ToolOutput(
+            status="error", error="query has no searchable words", text="query_logs error: query has no searchable words"
+        )
+    notes: list[str] = []
+    where = _Filter(start, end, args, match)
+    by_level = _counts(conn, where)
+    if not by_level and args.query and has_cjk(args.query):
+        fallback = english_fallback(args.query)
+        if fallback:
+            where = _Filter(start, end, args, fallback[0])
+            by_level = _counts(conn, where)
+            notes.append(f"no line contains the Chinese words of {args.query!r}; searched {fallback[1]!r} instead")
+    request = {
+        "service": args.service,
+        "query": args.query,
+        "level": args.level,
+        "start": iso(start),
+        "end": iso(end),
+    }
+    matched = sum(by_level.values())
+    span = log_span(conn, args.service) if args.service else None
+    if matched == 0:
+        rendered, evidence = logs_output(
+            request, matched=0, by_level={}, templates=[], bursts=[], samples=[], model_limit=0, span=span, notes=notes
+        )
+        details = {"matched": 0, "window": [iso(start), iso(end)]}
+        return ToolOutput(status="no_data", text=rendered.text, retrieval_details=details, evidence=[evidence])
+    templates = _templates(conn, where)
+    bursts = _bursts(conn, where)
+    samples = [
+        LogSample(ts=from_ms(ts), service=service, level=level, line=line)
+        for ts, service, level, line in conn.execute(
+            f"SELECT ts, service, level, line FROM log_line WHERE {where.where} ORDER BY ts, id LIMIT {STORED_LINES}",
+            where.params,
+        )
+    ]
+    unparsed = int(
+        conn.execute(f"SELECT COUNT(*) FROM log_line WHERE {where.where} AND parsed = 0", where.params).fetchone()[0]
+    )
+    rendered, evidence = logs_output(
+        request,
+        matched=matched,
+        by_level=by_level,
+        templates=templates,
+        bursts=bursts,
+        samples=samples,
+        model_limit=args.limit,
+        unparsed=unparsed,
+        span=span,
+        notes=notes,
+    )
+    details: dict[str, Any] = {
+        "backend": "embedded",
+        "matched": matched,
+        "by_level": by_level,
+        "window": [iso(start), iso(end)],
+        "bursts": [[iso(b.first), iso(b.last), b.count] for b in bursts],
+        "unparsed": unparsed,
+        "patterns": [{"template": t.template, "count": t.count, "example": t.example} for t in templates],
+    }
+    return ToolOutput(
+        status="ok", text=rendered.text, model_text=rendered.model_text, retrieval_details=details, evidence=[evidence]
+    )
+
+
+def _counts(conn: sqlite3.Connection, where: _Filter) -> dict[str, int]:
+    rows = conn.execute(f"SELECT level, COUNT(*) FROM log_line WHERE {where.where} GROUP BY level", where.params)
+    return {level: count for level, count in rows}
+
+
+def _templates(conn: sqlite3.Connection, where: _Filter) -> list[TemplateRow]:
+    """The commonest templates of the matching lines, counted exactly, with their first line."""
+    groups = conn.execute(
+        f"SELECT service, template_id, level, COUNT(*), MIN(ts), MAX(ts), MIN(id) FROM log_line "
+        f"WHERE {where.where} GROUP BY service, template_id, level ORDER BY 4 DESC, 5 LIMIT {TOP_TEMPLATES}",
+        where.params,
+    ).fetchall()
+    rows = []
+    for service, template_id, level, count, first, last, first_id in groups:
+        example = conn.execute("SELECT line FROM log_line WHERE id=?", (first_id,)).fetchone()[0]
+        found = conn.execute(
+            "SELECT template FROM log_template WHERE service=? AND id=?", (service, template_id)
+        ).fetchone()
+        template = found[0] if found else log_template(example)
+        rows.append(TemplateRow(template, level, count, from_ms(first), from_ms(last), example))
+    return rows
+
+
+def _bursts(conn: sqlite3.Connection, where: _Filter) -> list[Burst]:
+    stamps = conn.execute(f"SELECT ts FROM log_line WHERE {where.where} ORDER BY ts LIMIT {BURST_SAMPLE}", where.params)
+    return group_bursts(ts for (ts,) in stamps)

@@ -1,0 +1,126 @@
+"""``query_metrics`` over the embedded file: the window against the series' own history."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta
+from typing import Any
+
+from veridiag.tools.anomaly import detect_anomalies
+from veridiag.tools.args import QueryMetricsArgs
+from veridiag.tools.backends.embedded._ingest import ms
+from veridiag.tools.backends.embedded._logs import from_ms
+from veridiag.tools.records import MetricEvidence, Span
+from veridiag.tools.render import iso, metrics_output
+from veridiag.tools.results import ToolOutput
+
+#: How far back the baseline looks (at least), and how many points of history it reads at most.
+HISTORY = timedelta(days=14)
+HISTORY_POINTS = 20_000
+
+
+def metric_span(conn: sqlite3.Connection, service: str, metric: str | None = None) -> Span | None:
+    if metric is None:
+        row = conn.execute("SELECT MIN(ts), MAX(ts) FROM metric_point WHERE service=?", (service,)).fetchone()
+    else:
+        row = conn.execute(
+            "SELECT MIN(ts), MAX(ts) FROM metric_point WHERE service=? AND metric=?", (service, metric)
+        ).fetchone()
+    return Span(first=from_ms(row[0]), last=from_ms(row[1])) if row[0] is not None else None
+
+
+def series(conn: sqlite3.Connection, service: str | None = None) -> list[tuple[str, str, str]]:
+    if service:
+        rows = conn.execute(
+            "SELECT service, metric, unit FROM metric_series WHERE service=? ORDER BY metric", (service,)
+        )
+    else:
+        rows = conn.execute("SELECT service, metric, unit FROM metric_series ORDER BY service, metric")
+    return [(r[0], r[1], r[2]) for r in rows.fetchall()]
+
+
+def query_metrics(
+    conn: sqlite3.Connection, args: QueryMetricsArgs, start: datetime, end: datetime, about_service: list[str]
+) -> ToolOutput:
+    """``about_service``: what the asked service does have, said when it has no such metric."""
+    if not args.service or not args.metric:
+        available = ", ".join(f"{s}/{m}" for s, m, _u in series(conn, args.service))
+        message = f"query_metrics needs service and metric; available: {available}"
+        return ToolOutput(status="error", error=message, text=message)
+    found = [s for s in series(conn, args.service) if s[1] == args.metric]
+    if not found:
+        known = series(conn, args.service)
+        what = (
+            [f"metrics of {args.service}: {', '.join(m for _s, m, _u in known)}"]
+            if known
+            else [*about_service, f"services with metrics: {', '.join(sorted({s for s, _m, _u in series(conn)}))}"]
+        )
+        message = "; ".join([f"no metric {args.metric!r} for service {args.service!r}", *what])
+        return ToolOutput(status="no_data", text=message, retrieval_details={"known": [list(k) for k in known]})
+    unit = found[0][2]
+    window = _points(conn, args.service, args.metric, start, end)
+    request = {"service": args.service, "metric": args.metric, "start": iso(start), "end": iso(end)}
+    if not window:
+        span = metric_span(conn, args.service, args.metric)
+        covered = f"{iso(span.first)} – {iso(span.last)}" if span else "nothing"
+        message = (
+            f"no points of {args.service}/{args.metric} between {iso(start)} and {iso(end)} (data covers {covered})"
+        )
+        return ToolOutput(status="no_data", text=message, retrieval_details={"window": [iso(start), iso(end)]})
+    history = _history(conn, args.service, args.metric, start, end)
+    report = detect_anomalies([*history, *window], window=(start, end))
+    everything = history or window
+    span = Span(first=everything[0][0], last=window[-1][0])
+    rendered, evidence = metrics_output(
+        request, service=args.service, metric=args.metric, unit=unit, window=window, history=span, report=report
+    )
+    return ToolOutput(
+        status="ok",
+        text=rendered.text,
+        model_text=rendered.model_text,
+        retrieval_details=details(evidence, "embedded"),
+        evidence=[evidence],
+    )
+
+
+def details(evidence: MetricEvidence, backend: str) -> dict[str, Any]:
+    """What the store keeps beside the text (small; the text has the points)."""
+    return {
+        "backend": backend,
+        "unit": evidence.unit,
+        "points": evidence.points,
+        "window": [iso(evidence.start), iso(evidence.end)],
+        "min": evidence.minimum,
+        "max": evidence.maximum,
+        "avg": evidence.average,
+        "last": evidence.last,
+        "peak_at": iso(evidence.peak_at),
+        "baseline_median": evidence.baseline_median,
+        "anomalies": [
+            {"onset": iso(a.onset), "end": iso(a.end), "peak_at": iso(a.peak_at), "peak": a.peak, "factor": a.factor}
+            for a in evidence.anomalies
+        ],
+    }
+
+
+def _points(
+    conn: sqlite3.Connection, service: str, metric: str, start: datetime, end: datetime
+) -> list[tuple[datetime, float]]:
+    rows = conn.execute(
+        "SELECT ts, value FROM metric_point WHERE service=? AND metric=? AND ts >= ? AND ts < ? ORDER BY ts",
+        (service, metric, ms(start), ms(end)),
+    ).fetchall()
+    return [(from_ms(ts), value) for ts, value in rows]
+
+
+def _history(
+    conn: sqlite3.Connection, service: str, metric: str, start: datetime, end: datetime
+) -> list[tuple[datetime, float]]:
+    """The series before the window: what its normal looks like."""
+    since = start - max(HISTORY, 4 * (end - start))
+    rows = conn.execute(
+        "SELECT ts, value FROM metric_point WHERE service=? AND metric=? AND ts >= ? AND ts < ? "
+        f"ORDER BY ts DESC LIMIT {HISTORY_POINTS}",
+        (service, metric, ms(since), ms(start)),
+    ).fetchall()
+    return [(from_ms(ts), value) for ts, value in reversed(rows)]

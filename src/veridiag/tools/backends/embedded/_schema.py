@@ -1,0 +1,61 @@
+"""The embedded file's tables and their migrations (``PRAGMA user_version``).
+
+Version 1 held raw lines only. Version 2 adds what real imports need: the component and
+template of each line, whether the importer understood it, an idempotency key (re-importing a
+file adds nothing), mined templates with the miner's state per service, and structured change
+events. Opening an older file migrates it in place; nothing already imported is lost.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+VERSION = 2
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS log_line(
+    id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, service TEXT NOT NULL, level TEXT NOT NULL, line TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS ix_log_service_ts ON log_line(service, ts);
+CREATE INDEX IF NOT EXISTS ix_log_ts ON log_line(ts);
+CREATE VIRTUAL TABLE IF NOT EXISTS log_fts USING fts5(line, content='');
+CREATE TABLE IF NOT EXISTS metric_series(service TEXT NOT NULL, metric TEXT NOT NULL, unit TEXT NOT NULL,
+    PRIMARY KEY(service, metric));
+CREATE TABLE IF NOT EXISTS metric_point(service TEXT NOT NULL, metric TEXT NOT NULL, ts INTEGER NOT NULL,
+    value REAL NOT NULL, PRIMARY KEY(service, metric, ts)) WITHOUT ROWID;
+"""
+
+_V2_COLUMNS = (
+    "ALTER TABLE log_line ADD COLUMN component TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE log_line ADD COLUMN template_id INTEGER",
+    "ALTER TABLE log_line ADD COLUMN parsed INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE log_line ADD COLUMN key INTEGER",
+)
+
+_V2_TABLES = """
+CREATE UNIQUE INDEX IF NOT EXISTS ix_log_key ON log_line(key) WHERE key IS NOT NULL;
+CREATE TABLE IF NOT EXISTS log_template(service TEXT NOT NULL, id INTEGER NOT NULL, template TEXT NOT NULL,
+    PRIMARY KEY(service, id)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS log_miner(service TEXT PRIMARY KEY, state BLOB NOT NULL);
+CREATE TABLE IF NOT EXISTS change_event(
+    id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, service TEXT NOT NULL, kind TEXT NOT NULL,
+    description TEXT NOT NULL, version TEXT, source TEXT NOT NULL DEFAULT '', key INTEGER UNIQUE);
+CREATE INDEX IF NOT EXISTS ix_change_service_ts ON change_event(service, ts);
+"""
+
+
+def migrate(conn: sqlite3.Connection) -> bool:
+    """Bring the file to ``VERSION``; True when lines imported before version 2 need templates."""
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if version >= VERSION:
+        return False
+    conn.executescript(_V1)
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(log_line)")}
+    if "template_id" not in columns:
+        for statement in _V2_COLUMNS:
+            conn.execute(statement)
+    conn.executescript(_V2_TABLES)
+    conn.execute(f"PRAGMA user_version={VERSION}")
+    conn.commit()
+    untemplated = conn.execute("SELECT 1 FROM log_line WHERE template_id IS NULL LIMIT 1").fetchone()
+    return untemplated is not None

@@ -1,0 +1,164 @@
+"""Typed evidence a backend returns beside its rendered text.
+
+The offline engine reasons on these records, never by re-parsing rendered output. Every
+record that a claim may quote carries ``line``: the exact line of the stored output that
+states it, so an excerpt taken from a record is found verbatim by the Gatekeeper.
+Records live in memory with the call's result; the store keeps the text.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, Field
+
+Level = Literal["ERROR", "WARN", "INFO", "DEBUG"]
+
+
+class Span(BaseModel):
+    """Where a service has data: its first and last timestamps."""
+
+    first: datetime
+    last: datetime
+
+
+class LogSample(BaseModel):
+    ts: datetime
+    service: str
+    level: str
+    line: str
+
+
+class TemplateCount(BaseModel):
+    """One log template in a window: exact count, first and last occurrence, a verbatim line."""
+
+    template: str
+    level: str
+    count: int
+    first: datetime
+    last: datetime
+    example: str
+    #: The output line stating count, first, last and template.
+    line: str
+
+
+class Burst(BaseModel):
+    """A run of matching lines separated from the next by a quiet gap."""
+
+    first: datetime
+    last: datetime
+    count: int
+
+
+class LogEvidence(BaseModel):
+    kind: Literal["logs"] = "logs"
+    service: str | None
+    level: str | None
+    query: str | None
+    start: datetime
+    end: datetime
+    matched: int
+    by_level: dict[str, int] = Field(default_factory=dict)
+    templates: list[TemplateCount] = Field(default_factory=list)
+    bursts: list[Burst] = Field(default_factory=list)
+    samples: list[LogSample] = Field(default_factory=list)
+    #: Lines in the window the importer could not parse (imported whole).
+    unparsed: int = 0
+    #: The output line with the total ("matched N lines (…)" or "matched 0 lines").
+    line: str
+    #: Where the service has logs at all (to say so when the window holds none).
+    span: Span | None = None
+
+
+class MetricPoint(BaseModel):
+    ts: datetime
+    value: float
+    line: str
+
+
+class MetricAnomaly(BaseModel):
+    """An episode judged against the series' own history (robust baseline)."""
+
+    onset: datetime
+    end: datetime
+    peak_at: datetime
+    peak: float
+    expected: float
+    direction: Literal["up", "down"]
+    score: float
+    points: int
+    factor: float | None
+    #: The output line describing the episode; ``peak_line`` the point line of its peak.
+    line: str
+    peak_line: str
+
+    @property
+    def duration(self) -> timedelta:
+        return self.end - self.onset
+
+
+class MetricEvidence(BaseModel):
+    kind: Literal["metrics"] = "metrics"
+    service: str
+    metric: str
+    unit: str
+    start: datetime
+    end: datetime
+    points: int
+    minimum: float
+    maximum: float
+    average: float
+    last: float
+    peak_at: datetime
+    #: How the baseline was formed ("median_mad", "seasonal_median_mad") and its centre.
+    baseline_method: str | None = None
+    baseline_median: float | None = None
+    history: Span | None = None
+    anomalies: list[MetricAnomaly] = Field(default_factory=list)
+    #: The output lines with the window's statistics and the history's baseline.
+    window_line: str
+    baseline_line: str | None = None
+
+
+class ChangeRecord(BaseModel):
+    """A deploy, configuration change, restart or scaling — from a structured source only."""
+
+    ts: datetime
+    service: str
+    kind: str
+    description: str
+    version: str | None = None
+    source: str = ""
+    line: str
+
+
+class ChangeEvidence(BaseModel):
+    kind: Literal["changes"] = "changes"
+    service: str | None
+    start: datetime
+    end: datetime
+    changes: list[ChangeRecord] = Field(default_factory=list)
+    line: str
+
+
+class RunbookMatch(BaseModel):
+    """A runbook the search found: a source of hypotheses and checks, never of facts."""
+
+    id: str
+    title: str
+    services: list[str] = Field(default_factory=list)
+    score: float
+    #: Heading → its numbered or bulleted items, read from the runbook's Markdown source.
+    sections: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class KnowledgeEvidence(BaseModel):
+    kind: Literal["knowledge"] = "knowledge"
+    query: str
+    documents: list[RunbookMatch] = Field(default_factory=list)
+
+
+Evidence = Annotated[
+    LogEvidence | MetricEvidence | ChangeEvidence | KnowledgeEvidence, Field(discriminator="kind")
+]
