@@ -220,6 +220,9 @@ _ZH_WITHIN = re.compile(_ZH_COUNT + _ZH_UNIT + r"\s*(?:以内|之内|以內|之�
 _ZH_AGO = re.compile(_ZH_COUNT + _ZH_UNIT + r"\s*(?:之前|以前|前)(?![端台面])")
 
 
+_WORDS = frozenset({"second", "minute", "hour", "day", "week"})
+
+
 def _unit(word: str) -> timedelta:
     word = word.lower()
     if word.startswith(("s", "秒")):
@@ -236,8 +239,8 @@ def _unit(word: str) -> timedelta:
 def _length(match: re.Match[str]) -> timedelta | None:
     """How long a duration match says, or None when it says no length."""
     count_text, half, unit = match.group("count"), match.group("half"), match.group("unit")
-    if count_text is None and half is None and match.re is not _EN_LAST:
-        return None  # only "last hour" may leave out its count: 最近一直重启, 天内 are no durations
+    if count_text is None and half is None and (match.re is not _EN_LAST or unit.lower().rstrip("s") not in _WORDS):
+        return None  # only "last hour" may leave out its count: 最近一直重启, 天内, "last min changes" are not
     if len(unit) == 1 and unit.isascii() and not (count_text and count_text[0].isdigit()):
         return None  # a one-letter unit only right after digits: "last 2h", not "past m"
     if count_text is None:
