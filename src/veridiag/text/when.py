@@ -56,7 +56,7 @@ _MAX_CHUNKS = 8
 #: Dates outside these years are not times of an incident (and keep the arithmetic in range).
 _MIN_YEAR, _MAX_YEAR = 1900, 2200
 _EPOCH_MIN, _EPOCH_MAX = 946_684_800, 4_102_444_800  # [2000-01-01, 2100-01-01)
-_MASK = "\x00"
+_MASK = "\x00"  # stands in for words already read, so later readers skip them (no pattern matches it)
 
 # Full-width ASCII (１０：００, ＰＭ) and the ideographic space become ASCII, one character for
 # one, so a span found in the normalised text is the same span of the question.
@@ -203,6 +203,7 @@ def _valid_date(year: int, month: int, day: int) -> date | None:
 
 
 # Durations. dateparser has "2 hours ago" but not "last 2h", 最近两小时 or 半小时.
+_FULL_UNITS = frozenset({"second", "minute", "hour", "day", "week"})  # "last hour" needs no count
 _EN_UNIT = r"(?P<unit>seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|wks?|w)"
 _EN_COUNT = r"(?P<count>[0-9]+(?:\.[0-9]+)?|" + "|".join(sorted(_EN_COUNTS, key=len, reverse=True)) + ")"
 _EN_LAST = re.compile(
@@ -218,9 +219,6 @@ _ZH_COUNT = r"(?<![0-9.])(?P<count>[0-9]+(?:\.[0-9]+)?|[零〇一二两兩三四
 _ZH_LAST = re.compile(r"(?:最近|过去|過去|近)的?\s*" + _ZH_COUNT + _ZH_UNIT)
 _ZH_WITHIN = re.compile(_ZH_COUNT + _ZH_UNIT + r"\s*(?:以内|之内|以內|之內|内|內)")
 _ZH_AGO = re.compile(_ZH_COUNT + _ZH_UNIT + r"\s*(?:之前|以前|前)(?![端台面])")
-
-
-_WORDS = frozenset({"second", "minute", "hour", "day", "week"})
 
 
 def _unit(word: str) -> timedelta:
@@ -239,7 +237,11 @@ def _unit(word: str) -> timedelta:
 def _length(match: re.Match[str]) -> timedelta | None:
     """How long a duration match says, or None when it says no length."""
     count_text, half, unit = match.group("count"), match.group("half"), match.group("unit")
-    if count_text is None and half is None and (match.re is not _EN_LAST or unit.lower().rstrip("s") not in _WORDS):
+    if (
+        count_text is None
+        and half is None
+        and (match.re is not _EN_LAST or unit.lower().rstrip("s") not in _FULL_UNITS)
+    ):
         return None  # only "last hour" may leave out its count: 最近一直重启, 天内, "last min changes" are not
     if len(unit) == 1 and unit.isascii() and not (count_text and count_text[0].isdigit()):
         return None  # a one-letter unit only right after digits: "last 2h", not "past m"
@@ -580,9 +582,9 @@ _PRODUCERS: tuple[tuple[_Producer, bool], ...] = (  # (producer, only for text w
     (_durations, False),
     (_epochs, False),
     (_zh_dates, True),
-    (_zh_weekdays, True),
     (_zh_day_words, True),
-    (_zh_parts, True),
+    (_zh_parts, True),  # before weekdays: 晚上周五 keeps its 上
+    (_zh_weekdays, True),
     (_zh_clocks, True),
     (_en_parts, False),
     (_en_dates, False),
@@ -713,7 +715,9 @@ _SINCE_AFTER = re.compile(
 _UNTIL_BEFORE = re.compile(
     r"(?:(?<![A-Za-z])(?:before|until|till|til|prior\s+to|up\s+to)|截至|截止到?|直到)\s*$", re.IGNORECASE
 )
-_UNTIL_AFTER = re.compile(r"\s*(?:之前|以前|前(?![端台面])|为止|為止)")
+_UNTIL_AFTER = re.compile(r"\s*(?:之前|以前|前(?![端台面后後])|为止|為止)")
+_AROUND_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:around|about|approximately)|大约|大概|约)\s*$", re.IGNORECASE)
+_AROUND_AFTER = re.compile(r"\s*(?:左右|前后|前後|上下)")
 _RANGE_GAP = re.compile(r"\s*(?:-|–|—|~|～|〜|to|till|until|through|thru|and|到|至|直到)\s*", re.IGNORECASE)
 _RANGE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:between|from)|从|從|自)\s*$", re.IGNORECASE)
 _RANGE_AFTER = re.compile(r"\s*(?:之间|之間|期间|期間|间|間|为止|為止)")
@@ -780,10 +784,12 @@ def _single(text: str, atom: _Atom, ctx: _Context, loan: _Loan | None) -> _Candi
         return _Candidate(point - _SIDE, point, "until", spans, atom.size)
     if atom.weak:
         return None
-    spans = _spans(atom.start, atom.end, loan)
-    if extent.grain == "point":
+    if extent.grain == "point":  # "around 10:00", 10点左右: the same window, the words in the phrase
+        lead, tail = _before(_AROUND_BEFORE, text, atom.start), _after(_AROUND_AFTER, text, atom.end)
+        spans = _spans(atom.start if lead is None else lead, atom.end if tail is None else tail, loan)
         start, end = _around(extent.start, ctx)
         return _Candidate(start, end, "around", spans, atom.size)
+    spans = _spans(atom.start, atom.end, loan)
     return _Candidate(extent.start, extent.end, extent.grain, spans, atom.size)
 
 
