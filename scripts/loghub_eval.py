@@ -29,7 +29,6 @@ from veridiag.tools.templates import DEPTH, SIM_TH, TemplateMiner
 SAMPLES = Path("/work/shared/samples/logs")
 
 
-
 def _truth_ts(name: str, row: dict[str, str]) -> Callable[[LogEntry], bool]:
     """How a mined entry's time is compared with the CSV's for each dataset."""
     if name == "HPC":
@@ -131,7 +130,9 @@ def main() -> None:
         fields = field_accuracy(log, truth)
         ga = grouping_accuracy(truth)
         cells = [f"{v:>7.3f}" if isinstance(v, float) else f"{v:>7}" for k, v in fields.items() if k != "format"]
-        print(f"{log.name.removesuffix('_2k.log'):<18}{fields['format']!s:<14}{''.join(cells)}{ga:>7.3f}{stock_drain_accuracy(truth):>8.3f}")
+        print(
+            f"{log.name.removesuffix('_2k.log'):<18}{fields['format']!s:<14}{''.join(cells)}{ga:>7.3f}{stock_drain_accuracy(truth):>8.3f}"
+        )
         if args.sweep:
             for depth in (3, 4, 5, 6):
                 row = [f"{grouping_accuracy(truth, sim_th=th, depth=depth):.3f}" for th in (0.3, 0.4, 0.5, 0.6, 0.7)]

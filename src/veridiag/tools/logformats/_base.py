@@ -20,6 +20,7 @@ MONTHS: dict[str, int] = {
 }
 MONTH_RE = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 
+LEVEL_TRACE_N = tuple(f"TRACE{i}" for i in range(1, 9))  # Apache's trace1 … trace8
 # Every level spelling the supported formats write, upper-cased, to the four levels veridiag keeps.
 LEVELS: dict[str, Level] = {
     **dict.fromkeys(
@@ -29,8 +30,7 @@ LEVELS: dict[str, Level] = {
     **dict.fromkeys(("WARN", "WARNING", "W"), "WARN"),
     **dict.fromkeys(("INFO", "NOTICE", "INFORMATION", "INFORMATIONAL", "I", "N", "INF", "CONFIG", "OK"), "INFO"),
     **dict.fromkeys(
-        ("DEBUG", "TRACE", "FINE", "FINER", "FINEST", "VERBOSE", "DBG", "D", "V", "T", "ALL")
-        + tuple(f"TRACE{i}" for i in range(1, 9)),
+        ("DEBUG", "TRACE", "FINE", "FINER", "FINEST", "VERBOSE", "DBG", "D", "V", "T", "ALL", *LEVEL_TRACE_N),
         "DEBUG",
     ),
 }
@@ -50,8 +50,13 @@ _SEVERE = re.compile(
 
 
 def severe(message: str) -> bool:
-    """True for an auth failure or a kernel OOM kill (ERROR even where the format says less)."""
-    return _SEVERE.search(message) is not None
+    """True for an auth failure or a kernel OOM kill (ERROR even where the format says less).
+
+    Substring tests first: they reject a typical line in ~0.1 µs, the regex alone takes ~2 µs.
+    """
+    if "ail" in message or "nvalid" in message or "emory" in message or "oom" in message or "illed" in message:
+        return _SEVERE.search(message) is not None
+    return False
 
 
 def level_of(word: str, default: Level = "INFO") -> Level:
@@ -120,7 +125,7 @@ class YearClock:
         self.year = year
         self._month = 0
 
-    def naive(self, month: int, day: int, hour: int, minute: int, second: int, micro: int = 0) -> datetime:
+    def naive(self, month: int, day: int, hour: int, minute: int, second: int, *, micro: int = 0) -> datetime:
         year = self.year + 1 if month + 6 <= self._month else self.year
         moment = datetime(year, month, day, hour, minute, second, micro)  # may raise: then nothing changes
         self.year, self._month = year, month
@@ -188,23 +193,27 @@ def epoch(value: float) -> datetime:
     return datetime(1970, 1, 1, tzinfo=UTC) + timedelta(seconds=value)
 
 
+_OFFSETS: dict[str, timedelta] = {}
+
+
 def offset(text: str) -> timedelta:
-    """``+0800`` / ``-07:00`` as a timedelta."""
-    sign = -1 if text[0] == "-" else 1
-    digits = text[1:].replace(":", "")
-    return sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4]))
+    """``+0800`` / ``-07:00`` as a timedelta (memoised: a file has one or two)."""
+    known = _OFFSETS.get(text)
+    if known is None:
+        sign = -1 if text[0] == "-" else 1
+        digits = text[1:].replace(":", "")
+        known = _OFFSETS[text] = sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:4]))
+    return known
 
 
 # A URL path segment that is an id, not a route: numbers, hex ids, uuids, long tokens with digits.
-_PATH_ID = re.compile(r"^(?:\d+|[0-9a-fA-F]{8,}|[0-9a-fA-F-]{32,36}|(?=[^/]*\d)[\w.~-]{16,})$")
+_PATH_ID = re.compile(r"(?<=/)(?:\d+|[0-9a-fA-F]{8,}|[0-9a-fA-F-]{32,36}|(?=[^/]*\d)[\w.~-]{16,})(?=/|$)")
 
 
 def route_of(path: str) -> str:
     """``/orders/123/items?x=1`` → ``/orders/{id}/items``: a request path as a low-cardinality route."""
-    path = path.split("?", 1)[0].split("#", 1)[0]
-    if "/" not in path:
-        return path
-    return "/".join("{id}" if part and _PATH_ID.match(part) else part for part in path.split("/"))
+    path = path.partition("?")[0].partition("#")[0]
+    return _PATH_ID.sub("{id}", path)
 
 
 # --- structured records (JSON, logfmt): the field rules both share -----------------------------------
@@ -231,87 +240,110 @@ CHANGE_KINDS: dict[str, str] = {
     "change": "change",
 }
 
-
-def first_text(record: Mapping[str, object], keys: tuple[str, ...]) -> str | None:
-    """The first of ``keys`` holding a non-empty scalar, as text; dotted keys also look one level down."""
-    for key in keys:
-        value = record.get(key)
-        if value is None and "." in key:
-            head, _, tail = key.partition(".")
-            inner = record.get(head)
-            if isinstance(inner, Mapping):
-                value = inner.get(tail)
-        if isinstance(value, str):
-            if value:
-                return value
-        elif isinstance(value, bool):
-            continue
-        elif isinstance(value, int | float):
-            return str(value)
-    return None
+# key → (field, rank): one pass over a record's keys finds every field, the lowest rank winning.
+# (Looking each field's keys up in turn cost twice as much: logfmt lines are short and have few keys.)
+_ROLES: dict[str, tuple[str, int]] = {
+    key: (role, rank)
+    for role, keys in (
+        ("time", TIME_KEYS),
+        ("level", LEVEL_KEYS),
+        ("message", MESSAGE_KEYS),
+        ("service", SERVICE_KEYS),
+        ("component", COMPONENT_KEYS),
+        ("change", CHANGE_KEYS),
+        ("version", VERSION_KEYS),
+    )
+    for rank, key in enumerate(keys)
+}
 
 
-def record_time(record: Mapping[str, object], fmt: LogFormat) -> datetime | None:
-    """The record's time field: ISO text, or epoch s/ms/µs/ns as a number or digits."""
-    for key in TIME_KEYS:
-        value = record.get(key)
-        if value is None or isinstance(value, bool):
-            continue
-        try:
-            if isinstance(value, int | float):
-                return epoch(float(value))
-            if isinstance(value, str):
-                if value.replace(".", "", 1).isdigit():
-                    return epoch(float(value))
-                return fmt.iso(value.strip())
-        except (ValueError, OverflowError):
-            continue
-    return None
+def _fields(record: Mapping[str, object]) -> dict[str, tuple[int, object]]:
+    """(rank, value) of each field; dotted keys also match one level of nesting (ECS ``service.name``).
 
-
-def record_level(record: Mapping[str, object]) -> Level | None:
-    """The record's level field: a word, a syslog severity (0–7) or a bunyan/pino number (10–60)."""
-    for key in LEVEL_KEYS:
-        value = record.get(key)
-        if value is None and "." in key:
-            head, _, tail = key.partition(".")
-            inner = record.get(head)
-            if isinstance(inner, Mapping):
-                value = inner.get(tail)
-        if isinstance(value, str) and value:
-            if value.isdigit():
-                value = int(value)
+    Exact class checks, not ``isinstance(…, Mapping)``: the ABC check was a third of the time.
+    """
+    found: dict[str, tuple[int, object]] = {}
+    for key, raw in record.items():
+        hit = _ROLES.get(key)
+        value = raw
+        cls = raw.__class__
+        if cls is dict:
+            if hit is not None and hit[0] == "change":  # ECS: "event": {"action": "deploy"}
+                value = raw.get("action") or raw.get("type")  # type: ignore[attr-defined]
             else:
-                return LEVELS.get(value.upper(), "INFO")
-        if isinstance(value, int) and not isinstance(value, bool):
-            if 0 <= value < 8:
-                return SYSLOG_SEVERITY[value]
-            return "ERROR" if value >= 50 else "WARN" if value >= 40 else "INFO" if value >= 30 else "DEBUG"
+                for inner, inner_value in raw.items():  # type: ignore[attr-defined]
+                    inner_hit = _ROLES.get(f"{key}.{inner}")
+                    if inner_hit is not None and inner_value.__class__ in _SCALARS:
+                        role, rank = inner_hit
+                        if role not in found or rank < found[role][0]:
+                            found[role] = (rank, inner_value)
+                continue
+        elif hit is None or cls not in _SCALARS or value == "":
+            continue
+        if hit is None:
+            continue
+        role, rank = hit
+        if role not in found or rank < found[role][0]:
+            found[role] = (rank, value)
+    return found
+
+
+_SCALARS = frozenset((str, int, float))
+
+
+def _text(value: object) -> str | None:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float):
+        return str(value)
     return None
 
 
-def record_change(record: Mapping[str, object], message: str) -> ChangeInfo | None:
-    """A change when an ``event``/``kind``/``type`` field names one (deploy, config, restart, …)."""
-    for key in CHANGE_KEYS:
-        value = record.get(key)
-        if isinstance(value, Mapping):  # ECS: event.action / event.type
-            value = value.get("action") or value.get("type")
+def _time(value: object, fmt: LogFormat) -> datetime | None:
+    """ISO text, or epoch s/ms/µs/ns as a number or digits."""
+    try:
+        if isinstance(value, int | float):
+            return epoch(float(value))
         if isinstance(value, str):
-            kind = CHANGE_KINDS.get(value.strip().lower().replace("-", "_"))
-            if kind is not None:
-                return ChangeInfo(kind=kind, description=message or value, version=first_text(record, VERSION_KEYS))
+            if value.replace(".", "", 1).isdigit():
+                return epoch(float(value))
+            return fmt.iso(value.strip())
+    except (ValueError, OverflowError):
+        pass
     return None
+
+
+def _level(value: object) -> Level:
+    """A level word, a syslog severity (0–7) or a bunyan/pino number (10–60)."""
+    if isinstance(value, str):
+        if not value.isdigit():
+            return LEVELS.get(value.upper(), "INFO")
+        value = int(value)
+    if isinstance(value, int):
+        if 0 <= value < 8:
+            return SYSLOG_SEVERITY[value]
+        return "ERROR" if value >= 50 else "WARN" if value >= 40 else "INFO" if value >= 30 else "DEBUG"
+    return "INFO"
 
 
 def structured(record: Mapping[str, object], fmt: LogFormat) -> Parsed:
-    """One JSON object or logfmt record → ``Parsed`` by the shared field rules."""
-    message = first_text(record, MESSAGE_KEYS) or ""
-    return (
-        record_time(record, fmt),
-        record_level(record) or "INFO",
-        first_text(record, COMPONENT_KEYS) or "",
-        message,
-        first_text(record, SERVICE_KEYS),
-        record_change(record, message),
-    )
+    """One JSON object or logfmt record → ``Parsed`` by the shared field rules.
 
+    A change only when an ``event``/``kind``/``type`` field names one (deploy, config, restart, …).
+    """
+    fields = _fields(record)
+    message = _text(fields["message"][1]) if "message" in fields else ""
+    change = None
+    if "change" in fields and isinstance(kind_value := fields["change"][1], str):
+        kind = CHANGE_KINDS.get(kind_value.strip().lower().replace("-", "_"))
+        if kind is not None:
+            version = _text(fields["version"][1]) if "version" in fields else None
+            change = ChangeInfo(kind=kind, description=message or kind_value, version=version)
+    return (
+        _time(fields["time"][1], fmt) if "time" in fields else None,
+        _level(fields["level"][1]) if "level" in fields else "INFO",
+        (_text(fields["component"][1]) or "") if "component" in fields else "",
+        message or "",
+        _text(fields["service"][1]) if "service" in fields else None,
+        change,
+    )

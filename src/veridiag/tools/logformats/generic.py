@@ -24,15 +24,16 @@ from veridiag.tools.logformats._base import (
 )
 
 _LEADING = re.compile(
-    r"(?:<\d{1,3}>1? ?)?[\[(]?(?:"
+    r"(?:<\d{1,3}>1? ?)?(?:[\w@.]{1,20}=)?[\[(\"]?(?:"  # <PRI>, time=, a bracket or a quote before it
     # ISO 8601 and its relatives: 2024-01-02T03:04:05.123Z, 2024/01/02 03:04:05, 2024.01.02 03:04:05, 20240102-03:04:05
     r"(?P<y>\d{4})(?P<s1>[-/.]?)(?P<mo>\d\d)(?P=s1)(?P<d>\d\d)[T _-](?P<h>\d\d):?(?P<mi>\d\d):?(?P<sec>\d\d)"
     r"(?:[.,:](?P<frac>\d{1,9}))?(?P<z>Z|[+-]\d\d:?\d\d)?"
     # access log: 10/Oct/2000:13:55:36 -0700
-    rf"|(?P<ad>\d\d)/(?P<amo>{MONTH_RE})/(?P<ay>\d{{4}}):(?P<ah>\d\d):(?P<ami>\d\d):(?P<asec>\d\d)(?: (?P<az>[+-]\d{{4}}))?"
+    rf"|(?P<ad>\d\d)/(?P<amo>{MONTH_RE})/(?P<ay>\d{{4}}):(?P<ah>\d\d):(?P<ami>\d\d):(?P<asec>\d\d)"
+    r"(?: (?P<az>[+-]\d{4}))?"
     # ctime: Sun Dec 04 04:47:44 2005
-    rf"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<cmo>{MONTH_RE}) +(?P<cd>\d{{1,2}}) (?P<ch>\d\d):(?P<cmi>\d\d):(?P<csec>\d\d)"
-    r"(?:\.\d+)? (?P<cy>\d{4})"
+    rf"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?P<cmo>{MONTH_RE}) +(?P<cd>\d{{1,2}}) "
+    r"(?P<ch>\d\d):(?P<cmi>\d\d):(?P<csec>\d\d)(?:\.\d+)? (?P<cy>\d{4})"
     # syslog, no year: Dec  4 04:47:44
     rf"|(?P<smo>{MONTH_RE}) +(?P<sd>\d{{1,2}}) (?P<sh>\d\d):(?P<smi>\d\d):(?P<ssec>\d\d)"
     # epoch seconds or milliseconds
@@ -72,11 +73,12 @@ class Unknown(LogFormat):
 
     def _moment(self, m: re.Match[str]) -> datetime:
         if m["y"]:
-            frac = m["frac"] or ""
-            naive = datetime(
-                int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["sec"]), int(frac[:6].ljust(6, "0"))
-            )
-            return self.aware(naive) if not m["z"] else (naive - offset(m["z"]) if m["z"] != "Z" else naive).replace(tzinfo=UTC)
+            micro = int((m["frac"] or "")[:6].ljust(6, "0"))
+            naive = datetime(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["sec"]), micro)
+            zone = m["z"]
+            if not zone:
+                return self.aware(naive)
+            return (naive if zone == "Z" else naive - offset(zone)).replace(tzinfo=UTC)
         if m["ay"]:
             naive = datetime(int(m["ay"]), MONTHS[m["amo"]], int(m["ad"]), int(m["ah"]), int(m["ami"]), int(m["asec"]))
             return (naive - offset(m["az"])).replace(tzinfo=UTC) if m["az"] else self.aware(naive)
@@ -84,5 +86,6 @@ class Unknown(LogFormat):
             naive = datetime(int(m["cy"]), MONTHS[m["cmo"]], int(m["cd"]), int(m["ch"]), int(m["cmi"]), int(m["csec"]))
             return self.aware(naive)
         if m["smo"]:
-            return self.aware(self.clock.naive(MONTHS[m["smo"]], int(m["sd"]), int(m["sh"]), int(m["smi"]), int(m["ssec"])))
+            month, day = MONTHS[m["smo"]], int(m["sd"])
+            return self.aware(self.clock.naive(month, day, int(m["sh"]), int(m["smi"]), int(m["ssec"])))
         return epoch(float(m["epoch"]))

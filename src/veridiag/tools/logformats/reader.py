@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from veridiag.tools.logformats._base import (
     FORMATS,
     PLACEHOLDER_YEAR,
+    Level,
     LogEntry,
     LogFileReport,
     LogFormat,
@@ -30,6 +31,7 @@ SAMPLE_LINES = 200
 MAX_CONTINUATION = 1000
 """Continuation lines kept with one entry; past that a line is its own (unparsed) entry."""
 _PROGRESS_EVERY = 20_000
+_UNKNOWN_LEVEL: Level = "INFO"
 
 # Lines that continue the entry above them even where a format is unknown: indented (stack frames),
 # Java's "Caused by:" / "... 12 more", Python's traceback header.
@@ -78,7 +80,7 @@ def _zone(tz: str) -> tzinfo:
     try:
         return ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
-        raise LogFormatError(f"unknown time zone {tz!r}: use an IANA name (Asia/Shanghai) or an offset (+08:00)") from None
+        raise LogFormatError(f"unknown time zone {tz!r}: an IANA name (Asia/Shanghai) or an offset (+08:00)") from None
 
 
 def _decode(raw: bytes) -> tuple[str, bool]:
@@ -175,9 +177,9 @@ def _entries(
     report: LogFileReport,
     progress: Callable[[int], None] | None,
 ) -> Iterator[LogEntry]:
+    """The hot loop: one regex match a line in the common case; the rare paths are out of line."""
     parse = fmt.parse
-    leading = fallback.leading
-    unknown = isinstance(fmt, Unknown)
+    continues = _continues_known if not isinstance(fmt, Unknown) else _continuation_like
     pending: LogEntry | None = None
     extra: list[str] = []
     last_ts: datetime | None = None
@@ -188,58 +190,59 @@ def _entries(
             if progress is not None and number % _PROGRESS_EVERY == 0:
                 progress(read)
             try:
-                line = raw.decode()
+                line = raw.decode().rstrip("\r\n")
+                if "\x00" in line:
+                    raise UnicodeDecodeError("utf-8", raw, 0, 0, "NUL")
             except UnicodeDecodeError:
-                line = raw.decode("utf-8", "replace")
+                line = _decode(raw)[0]
                 report.replaced_bytes_lines += 1
-                if "\x00" in line:
-                    line = line.replace("\x00", "\ufffd")
-            else:
-                if "\x00" in line:
-                    line = line.replace("\x00", "\ufffd")
-                    report.replaced_bytes_lines += 1
-            line = line.rstrip("\r\n")
             if not line or line.isspace():
                 continue
             parsed = parse(line)
-            if parsed is not None:
-                ts, level, component, message, service, change = parsed
-                if ts is None:  # a record of the format that carries no time: the time of the one before
-                    ts = last_ts
-                is_parsed = True
-            else:
-                found = None if line[0] in " \t" else leading(line)
-                if found is None:
-                    if pending is not None and len(extra) < MAX_CONTINUATION and (not unknown or _continuation_like(line)):
-                        extra.append(line)
-                        report.continuation_lines += 1
-                        continue
-                    ts, level = last_ts, "INFO"
-                else:
-                    ts, level = found
+            if parsed is None:
+                found = None if line[0] in " \t" else fallback.leading(line)
+                if found is None and pending is not None and len(extra) < MAX_CONTINUATION and continues(line):
+                    extra.append(line)
+                    report.continuation_lines += 1
+                    continue
+                ts, level = found if found is not None else (last_ts, _UNKNOWN_LEVEL)
                 component, message, service, change, is_parsed = "", line, None, None, False
+            else:
+                ts, level, component, message, service, change = parsed
+                ts = ts or last_ts  # a record of the format that carries no time: the time of the one before
+                is_parsed = True
             if ts is None:
-                report.no_timestamp += 1
-                if len(report.first_no_timestamp) < 5:
-                    report.first_no_timestamp.append(number)
+                _no_timestamp(report, number)
                 continue
             if level != "ERROR" and severe(message):
                 level = "ERROR"
             if pending is not None:
-                if extra:
-                    pending.text = "\n".join([pending.text, *extra])
-                    extra.clear()
-                yield pending
+                yield _finish(pending, extra)
             report.entries += 1
-            if is_parsed:
-                report.parsed += 1
-            else:
-                report.unparsed += 1
+            report.parsed += is_parsed
+            report.unparsed += not is_parsed
             pending = LogEntry(ts, level, component, message, line, service, change, number, is_parsed)
             last_ts = ts
     if pending is not None:
-        if extra:
-            pending.text = "\n".join([pending.text, *extra])
-        yield pending
+        yield _finish(pending, extra)
     if progress is not None:
         progress(read)
+
+
+def _finish(entry: LogEntry, extra: list[str]) -> LogEntry:
+    """The entry with its continuation lines joined into ``text`` (``extra`` is emptied for the next)."""
+    if extra:
+        entry.text = "\n".join([entry.text, *extra])
+        extra.clear()
+    return entry
+
+
+def _continues_known(_line: str) -> bool:
+    """In a known format any line without a timestamp continues the entry above (stack traces)."""
+    return True
+
+
+def _no_timestamp(report: LogFileReport, number: int) -> None:
+    report.no_timestamp += 1
+    if len(report.first_no_timestamp) < 5:
+        report.first_no_timestamp.append(number)

@@ -65,7 +65,7 @@ class Logfmt(LogFormat):
         pairs = _PAIR.findall(line)
         if len(pairs) < 2:
             return None
-        record = {key: _unquote(value) for key, value in pairs}
+        record = {key: _unquote(value) if value[:1] == '"' else value for key, value in pairs}
         if _KNOWN_KEYS.isdisjoint(record):
             return None
         return structured(record, self)

@@ -49,7 +49,7 @@ class Rfc3164(LogFormat):
         pri, month, day, hh, mm, ss, frac, _host, rest = match.groups()
         try:
             naive = self.clock.naive(
-                MONTHS[month], int(day), int(hh), int(mm), int(ss), int(frac.ljust(6, "0")) if frac else 0
+                MONTHS[month], int(day), int(hh), int(mm), int(ss), micro=int(frac.ljust(6, "0")) if frac else 0
             )
         except ValueError:
             return None

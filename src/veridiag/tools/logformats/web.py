@@ -32,7 +32,8 @@ class ApacheError(LogFormat):
     id = "apache_error"
     title = "Apache error log"
     _line = re.compile(
-        rf"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ({MONTH_RE}) +(\d{{1,2}}) (\d\d):(\d\d):(\d\d)(?:\.(\d{{1,6}}))? (\d{{4}})\] "
+        rf"\[(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) ({MONTH_RE}) +(\d{{1,2}}) "
+        r"(\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))? (\d{4})\] "
         r"\[(?:([\w.-]+):)?(\w+)\] (?:\[pid \d+(?::tid \d+)?\] )?(?:\[client [^\]]*\] )?(.*)"
     )
 
@@ -91,10 +92,12 @@ class Access(LogFormat):
             return None
         day, month, year, hh, mm, ss, zone, message, request, status, _size = match.groups()
         try:
-            moment = datetime(int(year), MONTHS[month], int(day), int(hh), int(mm), int(ss))
+            if zone:
+                ts = datetime(int(year), MONTHS[month], int(day), int(hh), int(mm), int(ss), 0, UTC) - offset(zone)
+            else:
+                ts = self.aware(datetime(int(year), MONTHS[month], int(day), int(hh), int(mm), int(ss)))
         except ValueError:
             return None
-        ts = (moment - offset(zone)).replace(tzinfo=UTC) if zone else self.aware(moment)
         code = status[0]
         level: Level = "ERROR" if code == "5" else "WARN" if code == "4" else "INFO"
         parts = request.split(" ")
