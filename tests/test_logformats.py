@@ -399,6 +399,19 @@ def test_non_utf8_and_nul_bytes_are_replaced_and_counted(tmp_path: Path) -> None
     assert entries[2].message == "clean \u2713"  # valid UTF-8 and CRLF untouched
 
 
+def test_times_at_the_edges_of_the_calendar_do_not_crash(tmp_path: Path) -> None:
+    lines = [
+        "0001-01-01 00:00:00,000 INFO [main] a.B - before year 1 in UTC",
+        "9999-12-31T23:59:59-01:00 INFO [main] a.B - after year 9999 in UTC",
+        "[Mon Jan 01 00:00:00 0001] [error] apache in year 1",
+        "2026-02-30 10:00:00,000 INFO [main] a.B - no such day",
+        "2026-07-07 10:00:00,000 INFO [main] a.B - fine",
+    ]
+    entries, report = read(write(tmp_path, "\n".join(lines) + "\n"), tz="+08:00")
+    assert report.no_timestamp == 4  # none of them can be placed in UTC
+    assert [e.message for e in entries] == ["fine"]
+
+
 def test_progress_reports_bytes_read(tmp_path: Path) -> None:
     path = write(tmp_path, "".join(f"2026-07-07T10:01:02Z INFO api line {i}\n" for i in range(50_000)))
     seen: list[int] = []

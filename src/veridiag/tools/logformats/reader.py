@@ -128,7 +128,10 @@ def _resolve_year(
     probe = cls(tz=zone, year=guess)
     fallback = Unknown(tz=zone, year=guess)
     for line in head:
-        parsed = probe.parse(line)
+        try:
+            parsed = probe.parse(line)
+        except (ValueError, OverflowError):
+            parsed = None
         ts = parsed[0] if parsed is not None else None
         if ts is None and cls is Unknown:
             found = fallback.leading(line)
@@ -170,6 +173,27 @@ def read_log_file(
     return _entries(path, cls(tz=zone, year=start_year), Unknown(tz=zone, year=start_year), report, progress)
 
 
+def _lines(path: Path, report: LogFileReport, progress: Callable[[int], None] | None) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line; bad bytes and NULs replaced and counted."""
+    read = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            read += len(raw)
+            if progress is not None and number % _PROGRESS_EVERY == 0:
+                progress(read)
+            try:
+                line = raw.decode().rstrip("\r\n")
+                if "\x00" in line:  # a NUL is replaced and counted like a bad byte
+                    raise UnicodeDecodeError("utf-8", raw, 0, 0, "NUL")
+            except UnicodeDecodeError:
+                line = _decode(raw)[0]
+                report.replaced_bytes_lines += 1
+            if line and not line.isspace():
+                yield number, line
+    if progress is not None:
+        progress(read)
+
+
 def _entries(
     path: Path,
     fmt: LogFormat,
@@ -183,50 +207,37 @@ def _entries(
     pending: LogEntry | None = None
     extra: list[str] = []
     last_ts: datetime | None = None
-    read = 0
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            read += len(raw)
-            if progress is not None and number % _PROGRESS_EVERY == 0:
-                progress(read)
-            try:
-                line = raw.decode().rstrip("\r\n")
-                if "\x00" in line:
-                    raise UnicodeDecodeError("utf-8", raw, 0, 0, "NUL")
-            except UnicodeDecodeError:
-                line = _decode(raw)[0]
-                report.replaced_bytes_lines += 1
-            if not line or line.isspace():
-                continue
+    for number, line in _lines(path, report, progress):
+        try:
             parsed = parse(line)
-            if parsed is None:
-                found = None if line[0] in " \t" else fallback.leading(line)
-                if found is None and pending is not None and len(extra) < MAX_CONTINUATION and continues(line):
-                    extra.append(line)
-                    report.continuation_lines += 1
-                    continue
-                ts, level = found if found is not None else (last_ts, _UNKNOWN_LEVEL)
-                component, message, service, change, is_parsed = "", line, None, None, False
-            else:
-                ts, level, component, message, service, change = parsed
-                ts = ts or last_ts  # a record of the format that carries no time: the time of the one before
-                is_parsed = True
-            if ts is None:
-                _no_timestamp(report, number)
+        except (ValueError, OverflowError):  # a time that exists in no calendar or not in UTC (year 1 at +08:00)
+            parsed = None
+        if parsed is None:
+            found = None if line[0] in " \t" else fallback.leading(line)
+            if found is None and pending is not None and len(extra) < MAX_CONTINUATION and continues(line):
+                extra.append(line)
+                report.continuation_lines += 1
                 continue
-            if level != "ERROR" and severe(message):
-                level = "ERROR"
-            if pending is not None:
-                yield _finish(pending, extra)
-            report.entries += 1
-            report.parsed += is_parsed
-            report.unparsed += not is_parsed
-            pending = LogEntry(ts, level, component, message, line, service, change, number, is_parsed)
-            last_ts = ts
+            ts, level = found if found is not None else (last_ts, _UNKNOWN_LEVEL)
+            component, message, service, change, is_parsed = "", line, None, None, False
+        else:
+            ts, level, component, message, service, change = parsed
+            ts = ts or last_ts  # a record of the format that carries no time: the time of the one before
+            is_parsed = True
+        if ts is None:
+            _no_timestamp(report, number)
+            continue
+        if level != "ERROR" and severe(message):
+            level = "ERROR"
+        if pending is not None:
+            yield _finish(pending, extra)
+        report.entries += 1
+        report.parsed += is_parsed
+        report.unparsed += not is_parsed
+        pending = LogEntry(ts, level, component, message, line, service, change, number, is_parsed)
+        last_ts = ts
     if pending is not None:
         yield _finish(pending, extra)
-    if progress is not None:
-        progress(read)
 
 
 def _finish(entry: LogEntry, extra: list[str]) -> LogEntry:
