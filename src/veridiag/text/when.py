@@ -1,0 +1,920 @@
+"""The time window a diagnosis question asks about, from the words people write (zh + en).
+
+``interpret_time("昨天下午两点以后 checkout 报错", anchor=..., tz="Asia/Shanghai")`` gives the
+window the tools should query, or ``None`` when the question names no time.
+
+dateparser reads what it reads well: English and numeric dates (month names, weekdays,
+"yesterday", "Dec 4 2005 04:47", ISO 8601 with zones, "2pm"). It is only ever handed a short
+run of such tokens found here, never the whole question: its ``search_dates`` finds dates in
+"port 8080" and costs milliseconds on text with no date at all. A thin layer adds what it
+misses (measured with dateparser 1.5.0): Chinese dates without a year ("3月14日" → a wrong
+day), 上周五 / 本周一, parts of the day (凌晨, 下午), N点 clocks and Chinese numerals (两点,
+三点半), durations ("last 2h", 最近两小时), epoch numbers that are not ids, and the words
+around a time that make it a since / before / range window.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
+from typing import Any, Literal
+from zoneinfo import ZoneInfo
+
+from veridiag.contracts.composer import has_cjk
+
+TimeKind = Literal["range", "since", "until", "around", "day", "period", "relative"]
+
+
+@dataclass(frozen=True)
+class TimeWindow:
+    """A half-open UTC window ``[start, end)`` and the words of the question it came from.
+
+    ``spans`` are the character spans of those words in the question, in order; ``phrase`` is
+    the question's text from the first span's start to the last span's end (one span unless a
+    day and a clock time were written apart: "3月14日的订单在凌晨3点失败")."""
+
+    start: datetime
+    end: datetime
+    phrase: str
+    kind: TimeKind
+    spans: tuple[tuple[int, int], ...]
+
+
+#: A point in time P is asked about as [P - 30 min, P + 2 h).
+_BEFORE_POINT = timedelta(minutes=30)
+_AFTER_POINT = timedelta(hours=2)
+#: "since P" with no data after P, and "before P", look this far.
+_SIDE = timedelta(hours=2)
+#: An "around" window clipped to the anchor still keeps this much after P.
+_MIN_AFTER = timedelta(minutes=1)
+#: Only this much of a question is read; nobody writes the time of an incident further in.
+_MAX_CHARS = 20_000
+#: At most this many date-like runs go to dateparser (each costs about 1-2 ms).
+_MAX_CHUNKS = 8
+#: Dates outside these years are not times of an incident (and keep the arithmetic in range).
+_MIN_YEAR, _MAX_YEAR = 1900, 2200
+_EPOCH_MIN, _EPOCH_MAX = 946_684_800, 4_102_444_800  # [2000-01-01, 2100-01-01)
+_MASK = "\x00"  # stands in for words already read, so later readers skip them (no pattern matches it)
+
+# Full-width ASCII (１０：００, ＰＭ) and the ideographic space become ASCII, one character for
+# one, so a span found in the normalised text is the same span of the question.
+_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+
+# Parts of the day: hours from the day's midnight (24 = the next midnight).
+_PARTS: dict[str, tuple[int, int]] = {
+    "凌晨": (0, 6),
+    "早上": (5, 9),
+    "早晨": (5, 9),
+    "清晨": (5, 9),
+    "上午": (6, 12),
+    "中午": (11, 14),
+    "下午": (12, 18),
+    "傍晚": (17, 20),
+    "晚上": (18, 24),
+    "夜里": (18, 24),
+    "夜間": (18, 24),
+    "夜间": (18, 24),
+    "夜裡": (18, 24),
+    "深夜": (22, 24),
+    "半夜": (22, 24),
+    "morning": (6, 12),
+    "noon": (11, 14),
+    "afternoon": (12, 18),
+    "evening": (18, 22),
+    "night": (18, 24),
+}
+# N点 in these parts is N+12 (下午2点 = 14:00)...
+_PM_PARTS = frozenset({"下午", "傍晚", "afternoon", "evening"})
+# ...and in these too, except that 12 is midnight and 1-4 are the small hours after it
+# (晚上12点 = 24:00, 深夜2点 = 02:00 of the next day; 晚上1点 is never 13:00).
+_LATE_PARTS = frozenset({"晚上", "夜里", "夜裡", "夜间", "夜間", "深夜", "半夜", "night"})
+_SMALL_HOURS = 5
+
+_CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "兩": 2, "三": 3, "四": 4, "五": 5}
+_CN_DIGITS |= {"六": 6, "七": 7, "八": 8, "九": 9}
+_CN_UNITS = {"十": 10, "百": 100, "千": 1000}
+_CN_NUM = "[零〇一二两兩三四五六七八九十]"
+_EN_COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+_EN_COUNTS |= {"eight": 8, "nine": 9, "ten": 10, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30}
+
+
+def _number(text: str) -> int | None:
+    """Arabic or Chinese numerals as an int: "14", "十四", "二十三", "两", "二〇一四"."""
+    text = text.strip()
+    if text.isascii():
+        return int(text) if text.isdigit() else None
+    if not any(unit in text for unit in _CN_UNITS):  # positional digits: 二〇一四, 零五
+        digits = [_CN_DIGITS.get(char) for char in text]
+        return int("".join(str(d) for d in digits)) if digits and None not in digits else None
+    total, current = 0, 0
+    for char in text:
+        if char in _CN_DIGITS:
+            current = _CN_DIGITS[char]
+        elif char in _CN_UNITS:
+            total += (current or 1) * _CN_UNITS[char]
+            current = 0
+        else:
+            return None
+    return total + current
+
+
+# --- what the question says, piece by piece -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Clock:
+    """A time of day without a day."""
+
+    hour: int
+    minute: int = 0
+    second: int = 0
+    meridiem: bool = False  # written with am/pm: a part of the day does not move it
+    zone: tzinfo | None = None  # written with a zone ("14:00 UTC"): it wins over ``tz``
+
+
+@dataclass(frozen=True)
+class _Atom:
+    """One time expression (or a piece of one): which slots it fills, and where it stands."""
+
+    start: int
+    end: int
+    day: date | None = None
+    part: str | None = None
+    clock: _Clock | None = None
+    moment: datetime | None = None  # a complete point in time, aware
+    duration: timedelta | None = None  # "last 2h": back from the anchor
+    weak: bool = False  # a Chinese-numeral hour alone: "一点" is mostly "a little", not 1 o'clock
+    size: int = 1  # how many things it pins down (day + clock = 2): the more specific wins
+
+    @property
+    def dayless(self) -> bool:
+        """A clock or part of the day that needs a day from somewhere."""
+        return self.day is None and self.moment is None and self.duration is None
+
+    @property
+    def complete(self) -> bool:
+        """Nothing can be added to it."""
+        return self.moment is not None or self.duration is not None
+
+
+@dataclass(frozen=True)
+class _Context:
+    anchor: datetime  # aware, UTC
+    local: datetime  # the anchor's wall time in ``tz``, naive
+    tz: tzinfo
+
+    @property
+    def today(self) -> date:
+        return self.local.date()
+
+
+def _aware(wall: datetime, zone: tzinfo) -> datetime:
+    """A wall time in ``zone`` as an aware UTC datetime (pytz zones need ``localize``)."""
+    localize: Callable[[datetime], datetime] | None = getattr(zone, "localize", None)
+    local = localize(wall) if callable(localize) else wall.replace(tzinfo=zone)
+    return local.astimezone(UTC)
+
+
+def _midnight(day: date) -> datetime:
+    return datetime.combine(day, time())
+
+
+def _recent_date(month: int, day: int, ctx: _Context) -> date | None:
+    """A date written without a year: the anchor's year, or the last year it was not ahead."""
+    for year in range(ctx.today.year, ctx.today.year - 8, -1):
+        try:
+            found = date(year, month, day)
+        except ValueError:  # 2月29日 outside a leap year, 4月31日
+            continue
+        if found <= ctx.today:
+            return found
+    return None
+
+
+def _valid_date(year: int, month: int, day: int) -> date | None:
+    if not _MIN_YEAR <= year < _MAX_YEAR:
+        return None
+    try:
+        return date(year, month, day)
+    except ValueError:
+        return None
+
+
+# Durations. dateparser has "2 hours ago" but not "last 2h", 最近两小时 or 半小时.
+_FULL_UNITS = frozenset({"second", "minute", "hour", "day", "week"})  # "last hour" needs no count
+_EN_UNIT = r"(?P<unit>seconds?|secs?|s|minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|wks?|w)"
+_EN_COUNT = r"(?P<count>[0-9]+(?:\.[0-9]+)?|" + "|".join(sorted(_EN_COUNTS, key=len, reverse=True)) + ")"
+_EN_LAST = re.compile(
+    r"(?<![A-Za-z])(?:(?:in|over|during|for|within)\s+(?:the\s+)?)?(?:last|past|previous)\s+"
+    rf"(?:{_EN_COUNT}\s*)?(?P<half>half\s+(?:an?\s+)?)?{_EN_UNIT}(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_EN_AGO = re.compile(
+    rf"(?<![A-Za-z0-9_.])(?:{_EN_COUNT}\s*)?(?P<half>half\s+(?:an?\s+)?)?{_EN_UNIT}\s+ago(?![A-Za-z])", re.IGNORECASE
+)
+_ZH_UNIT = r"(?P<unit>秒钟?|秒鐘|分钟|分鐘|小时|小時|[个個]?钟头|[个個]?鐘頭|天|周|週|星期|礼拜|禮拜)"
+_ZH_COUNT = r"(?<![0-9.])(?P<count>[0-9]+(?:\.[0-9]+)?|[零〇一二两兩三四五六七八九十百]+)?\s*[个個]?\s*(?P<half>半)?\s*"
+_ZH_LAST = re.compile(r"(?:最近|过去|過去|近)的?\s*" + _ZH_COUNT + _ZH_UNIT)
+_ZH_WITHIN = re.compile(_ZH_COUNT + _ZH_UNIT + r"\s*(?:以内|之内|以內|之內|内|內)")
+_ZH_AGO = re.compile(_ZH_COUNT + _ZH_UNIT + r"\s*(?:之前|以前|前)(?![端台面])")
+
+
+def _unit(word: str) -> timedelta:
+    word = word.lower()
+    if word.startswith(("s", "秒")):
+        return timedelta(seconds=1)
+    if word.startswith(("mi", "分")) or word == "m":
+        return timedelta(minutes=1)
+    if word.startswith(("h", "小", "钟", "鐘", "个", "個")):
+        return timedelta(hours=1)
+    if word.startswith(("d", "天")):
+        return timedelta(days=1)
+    return timedelta(weeks=1)
+
+
+def _length(match: re.Match[str]) -> timedelta | None:
+    """How long a duration match says, or None when it says no length."""
+    count_text, half, unit = match.group("count"), match.group("half"), match.group("unit")
+    if (
+        count_text is None
+        and half is None
+        and (match.re is not _EN_LAST or unit.lower().rstrip("s") not in _FULL_UNITS)
+    ):
+        return None  # only "last hour" may leave out its count: 最近一直重启, 天内, "last min changes" are not
+    if len(unit) == 1 and unit.isascii() and not (count_text and count_text[0].isdigit()):
+        return None  # a one-letter unit only right after digits: "last 2h", not "past m"
+    if count_text is None:
+        count = 0.0 if half else 1.0
+    elif count_text[0].isdigit():
+        count = float(count_text)
+    else:
+        number = _EN_COUNTS.get(count_text.lower()) or _number(count_text)
+        if number is None:
+            return None
+        count = float(number)
+    length = _unit(unit) * (count + (0.5 if half else 0.0))
+    return length if timedelta(0) < length <= timedelta(days=3660) else None
+
+
+def _durations(text: str, ctx: _Context) -> Iterator[_Atom]:
+    patterns = [_EN_LAST, _EN_AGO]
+    if has_cjk(text):
+        patterns += [_ZH_LAST, _ZH_WITHIN, _ZH_AGO]
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            length = _length(match)
+            if length is None:
+                continue
+            if pattern in (_EN_AGO, _ZH_AGO):  # a point back in time; days ago is that day
+                if length >= timedelta(days=1):
+                    yield _Atom(match.start(), match.end(), day=(ctx.local - length).date())
+                else:
+                    yield _Atom(match.start(), match.end(), moment=ctx.anchor - length)
+            else:
+                yield _Atom(match.start(), match.end(), duration=length)
+
+
+# Epoch seconds / milliseconds: ours, because only context tells them from an order id.
+_EPOCH = re.compile(r"(?<![A-Za-z0-9_.#:/-])([0-9]{13}|[0-9]{10})(?![A-Za-z0-9_]|\.[0-9])")
+_ID_BEFORE = re.compile(
+    r"(?:order|订单|訂單|单号|單號|id|no\.?|号|號|trace|request|req|user|uid|pid|txn)\s*[-_:=：#]?\s*$", re.IGNORECASE
+)
+_NUMBER_SUFFIX = re.compile(r"\s*[号號]")
+
+
+def _epochs(text: str, ctx: _Context) -> Iterator[_Atom]:
+    for match in _EPOCH.finditer(text):
+        digits = match.group(1)
+        seconds = int(digits) / (1000 if len(digits) == 13 else 1)
+        if not _EPOCH_MIN <= seconds < _EPOCH_MAX:
+            continue
+        if _ID_BEFORE.search(text, max(0, match.start() - 16), match.start()):
+            continue
+        if _NUMBER_SUFFIX.match(text, match.end()):
+            continue
+        yield _Atom(match.start(), match.end(), moment=datetime.fromtimestamp(seconds, tz=UTC), size=2)
+
+
+# Chinese dates. dateparser reads 2014年3月14日 but turns 3月14日 into 2013-12-07 and knows no
+# Chinese numerals, so one rule serves both.
+_ZH_DATE = re.compile(
+    r"(?<![0-9])(?:(?P<year>[0-9]{4}|[零〇一二三四五六七八九]{4})\s*年\s*)?"
+    r"(?P<month>[0-9]{1,2}|十[一二]?|[一二三四五六七八九])\s*月\s*"
+    r"(?P<day>[0-9]{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*(?:[日号號]|(?![0-9]))"
+)
+
+
+def _zh_dates(text: str, ctx: _Context) -> Iterator[_Atom]:
+    for match in _ZH_DATE.finditer(text):
+        month, day = _number(match.group("month")), _number(match.group("day"))
+        if month is None or day is None:
+            continue
+        if match.group("year"):
+            year = _number(match.group("year"))
+            found = _valid_date(year, month, day) if year is not None else None
+        else:
+            found = _recent_date(month, day, ctx) if 1 <= month <= 12 else None
+        if found is not None:
+            yield _Atom(match.start(), match.end(), day=found)
+
+
+# Chinese weekdays. dateparser reads 周五 / 星期五 but not 上周五, 本周一 or 这周三.
+_ZH_WEEKDAY = re.compile(
+    r"(?P<which>上上|上|本|这|這|下)?\s*[个個]?\s*(?:周|週|星期|礼拜|禮拜)\s*(?P<weekday>[一二三四五六日天1-7])"
+    # not 一直 (all along), 一次 (once), 日志 (logs), 日期 (date) ...
+    r"(?![0-9一二三四五六七八九十]|(?<=一)[直次般样樣些切共定下]|(?<=日)[志誌期常均活报報])"
+)
+_WEEKDAY_INDEX = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "7": 6}
+_WEEK_OFFSET = {"上上": -14, "上": -7, "本": 0, "这": 0, "這": 0, "下": 7}
+
+
+def _zh_weekdays(text: str, ctx: _Context) -> Iterator[_Atom]:
+    for match in _ZH_WEEKDAY.finditer(text):
+        char = match.group("weekday")
+        index = _WEEKDAY_INDEX.get(char, int(char) - 1 if char.isdigit() else 0)
+        which = match.group("which")
+        if which is None:  # 周五 alone: the last Friday before today, as dateparser reads "Friday"
+            back = (ctx.today.weekday() - index) % 7 or 7
+            yield _Atom(match.start(), match.end(), day=ctx.today - timedelta(days=back))
+        else:  # weeks start on Monday
+            monday = ctx.today - timedelta(days=ctx.today.weekday())
+            yield _Atom(match.start(), match.end(), day=monday + timedelta(days=_WEEK_OFFSET[which] + index))
+
+
+# Chinese day words. dateparser has 昨天 and 前天, but not 昨晚 / 今早, and none of them can
+# take a part of the day or a clock it does not read, so they live beside those.
+_ZH_DAY_WORDS: dict[str, tuple[int, str | None]] = {
+    "大前天": (-3, None),
+    "前天": (-2, None),
+    "昨天": (-1, None),
+    "昨日": (-1, None),
+    "今天": (0, None),
+    "今日": (0, None),
+    "明天": (1, None),
+    "昨晚": (-1, "晚上"),
+    "昨夜": (-1, "夜里"),
+    "今晚": (0, "晚上"),
+    "今早": (0, "早上"),
+    "今晨": (0, "清晨"),
+}
+_ZH_DAY_WORD = re.compile("|".join(sorted(_ZH_DAY_WORDS, key=len, reverse=True)))
+_ZH_PART = re.compile("|".join(word for word in _PARTS if has_cjk(word)))
+
+
+def _zh_day_words(text: str, ctx: _Context) -> Iterator[_Atom]:
+    for match in _ZH_DAY_WORD.finditer(text):
+        offset, part = _ZH_DAY_WORDS[match.group()]
+        day = ctx.today + timedelta(days=offset)
+        yield _Atom(match.start(), match.end(), day=day, part=part, size=2 if part else 1)
+
+
+def _zh_parts(text: str, ctx: _Context) -> Iterator[_Atom]:
+    for match in _ZH_PART.finditer(text):
+        yield _Atom(match.start(), match.end(), part=match.group())
+
+
+# N点 clocks: dateparser reads none of 10点, 两点, 三点半, 十点十五分, 2点一刻.
+_ZH_CLOCK = re.compile(
+    rf"(?<![0-9.])(?P<hour>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*(?:[点點]|[时時](?![间間候长長区區段刻]))(?P<zhong>\s*[钟鐘])?"
+    rf"(?:\s*(?P<half>半)|\s*(?P<quarter>[一1]刻)|\s*(?P<quarters>[三3]刻)"
+    rf"|(?P<minute>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*分(?![钟鐘])"
+    rf"(?:\s*(?P<second>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*秒)?"
+    rf"|(?P<bare_minute>[0-9]{{2}}|{_CN_NUM}{{1,3}})(?![0-9月日号號个個天小周年秒分钟]))?"
+    r"(?P<sharp>\s*整)?"
+)
+
+
+_LIST_WORDS = frozenset("第有这這那几幾")
+
+
+def _zh_clocks(text: str, ctx: _Context) -> Iterator[_Atom]:
+    for match in _ZH_CLOCK.finditer(text):
+        hour = _number(match.group("hour"))
+        minute_text = match.group("minute") or match.group("bare_minute")
+        minute = _number(minute_text) if minute_text else 0
+        second = _number(match.group("second")) if match.group("second") else 0
+        if match.group("half"):
+            minute = 30
+        elif match.group("quarter"):
+            minute = 15
+        elif match.group("quarters"):
+            minute = 45
+        if hour is None or minute is None or second is None or hour > 24 or minute > 59 or second > 59:
+            continue
+        alone = not (minute_text or match.group("half") or match.group("quarter") or match.group("quarters"))
+        alone = alone and not (match.group("zhong") or match.group("sharp"))
+        # 一点 is mostly "a little" (慢了一点), 第二点 / 有两点 / 这两点 are points of a list
+        weak = alone and (match.group("hour") == "一" or text[match.start() - 1 : match.start()] in _LIST_WORDS)
+        yield _Atom(match.start(), match.end(), clock=_Clock(hour, minute, second), weak=weak)
+
+
+# English parts of the day: dateparser makes "this morning" 09:00 sharp and knows no window.
+_EN_PART = re.compile(
+    r"(?<![A-Za-z])(?<!good )(?:(?P<which>this|last)\s+)?(?P<part>morning|afternoon|evening|night|noon|tonight)"
+    r"(?![A-Za-z])",
+    re.IGNORECASE,
+)
+
+
+def _en_parts(text: str, ctx: _Context) -> Iterator[_Atom]:
+    for match in _EN_PART.finditer(text):
+        part, which = match.group("part").lower(), (match.group("which") or "").lower()
+        if part == "tonight":
+            yield _Atom(match.start(), match.end(), day=ctx.today, part="night", size=2)
+        elif which:
+            day = ctx.today - timedelta(days=1 if which == "last" else 0)
+            yield _Atom(match.start(), match.end(), day=day, part=part, size=2)
+        else:
+            yield _Atom(match.start(), match.end(), part=part)
+
+
+# English and numeric dates and times: found here as runs of date-like tokens, read by
+# dateparser. A month name counts only beside a day number ("may" is mostly a verb); bare
+# numbers only beside a month ("504 errors" is no date).
+_ZONE = (
+    r"(?:\s?(?:UTC|GMT)(?:[+-][0-9]{1,2}(?::?[0-9]{2})?)?(?![A-Za-z])|Z(?![A-Za-z0-9])"
+    r"|\s?\+[0-9]{2}:?[0-9]{2}(?![0-9]))"
+)
+# a "-hh:mm" offset only right after seconds: "10:00-11:00" is a range
+_TIME = r"[0-9]{1,2}:[0-9]{2}(?::[0-9]{2}(?:[.,][0-9]+)?(?:-[0-9]{2}:?[0-9]{2}(?![0-9]))?)?"
+_MERIDIEM = r"\s?(?:a\.?m\.?|p\.?m\.?)(?![A-Za-z])"
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+_MONTHS += "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_EN_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9_.:/])(?:"
+    rf"(?P<iso>[0-9]{{4}}(?:-[0-9]{{1,2}}-|/[0-9]{{1,2}}/|\.[0-9]{{1,2}}\.)[0-9]{{1,2}}"
+    rf"(?:(?:T|\s+){_TIME}(?:{_MERIDIEM})?(?:{_ZONE})?)?)"
+    r"|(?P<dmy>[0-9]{1,2}/[0-9]{1,2}/[0-9]{4})"
+    rf"|(?P<clock>{_TIME}(?:{_MERIDIEM})?(?:{_ZONE})?)"
+    rf"|(?P<hourm>[0-9]{{1,2}}{_MERIDIEM}(?:{_ZONE})?)"
+    rf"|(?P<month>(?:{_MONTHS})\.?(?![A-Za-z]))"
+    rf"|(?P<weekday>(?:(?:last|this|next)\s+)?(?:{_WEEKDAYS})(?![A-Za-z]))"
+    r"|(?P<rel>the\s+day\s+before\s+yesterday|yesterday|today|tomorrow)(?![A-Za-z])"
+    r"|(?P<num>[0-9]{1,4}(?:st|nd|rd|th)?)"
+    r")(?![A-Za-z0-9_:]|\.[0-9])",
+    re.IGNORECASE,
+)
+_CHUNK_GAP = re.compile(r"(?:[\s,]+|(?<![A-Za-z])(?:at|on|of|the)(?![A-Za-z]))*", re.IGNORECASE)
+_AM_PM = re.compile(r"[ap]\.?m\.?(?![A-Za-z])", re.IGNORECASE)
+_DATE_KINDS = frozenset({"iso", "dmy", "month", "weekday", "rel"})
+
+
+@dataclass(frozen=True)
+class _Token:
+    kind: str
+    start: int
+    end: int
+    text: str
+
+    @property
+    def day_number(self) -> bool:
+        return self.kind == "num" and len(self.text.rstrip("stndrhSTNDRH")) <= 2
+
+    @property
+    def year_number(self) -> bool:
+        return self.kind == "num" and len(self.text) == 4
+
+
+def _runs(text: str) -> Iterator[list[_Token]]:
+    """Runs of date-like tokens with only spaces, commas, "at", "on", "of" between them."""
+    run: list[_Token] = []
+    for match in _EN_TOKEN.finditer(text):
+        kind = match.lastgroup or "num"
+        token = _Token(kind, match.start(), match.end(), match.group())
+        if run and not _CHUNK_GAP.fullmatch(text, run[-1].end, token.start):
+            yield run
+            run = []
+        run.append(token)
+    if run:
+        yield run
+
+
+def _chunks(run: list[_Token]) -> Iterator[list[_Token]]:
+    """The parts of a run worth reading: months with their day (and year), anything but bare
+    numbers; a bare number elsewhere splits the run."""
+    keep = [token.kind not in ("num", "month") for token in run]
+    for index, token in enumerate(run):
+        if token.kind != "month":
+            continue
+        days = [j for j in (index - 1, index + 1) if 0 <= j < len(run) and run[j].day_number]
+        if not days:
+            continue
+        keep[index] = True
+        for j in days:
+            keep[j] = True
+        after = max([*days, index]) + 1
+        if after < len(run) and run[after].year_number:
+            keep[after] = True
+    chunk: list[_Token] = []
+    for token, kept in zip(run, keep, strict=True):
+        if kept:
+            chunk.append(token)
+        elif chunk:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _dateparser(text: str, ctx: _Context) -> datetime | None:
+    """dateparser's reading of a short English / numeric run, relative to the anchor's wall time."""
+    import dateparser  # imported on first use: its language data cost ~0.2 s, most questions never need it
+
+    settings: dict[str, Any] = {
+        "RELATIVE_BASE": ctx.local,
+        "PREFER_DATES_FROM": "past",
+        "PARSERS": ["relative-time", "absolute-time"],  # epoch numbers are read here, with their context
+    }
+    try:
+        value = dateparser.parse(text, languages=["en"], settings=settings)
+    except Exception:  # third-party parser on arbitrary text: a run it cannot read is no time
+        return None
+    if not isinstance(value, datetime) or not _MIN_YEAR <= value.year < _MAX_YEAR:
+        return None
+    return value
+
+
+def _en_dates(text: str, ctx: _Context) -> Iterator[_Atom]:
+    budget = _MAX_CHUNKS
+    for run in _runs(text):
+        for chunk in _chunks(run):
+            if budget <= 0:
+                return
+            atom = _read_chunk(text, chunk, ctx)
+            budget -= 1
+            if atom is not None:
+                yield atom
+
+
+def _read_chunk(text: str, chunk: list[_Token], ctx: _Context) -> _Atom | None:
+    start, end = chunk[0].start, chunk[-1].end
+    words = text[start:end]
+    kinds = {token.kind for token in chunk}
+    has_date = bool(kinds & _DATE_KINDS)
+    has_time = bool(kinds & {"clock", "hourm"}) or any(t.kind == "iso" and ":" in t.text for t in chunk)
+    if not (has_date or has_time):
+        return None
+    value = _dateparser(words, ctx)
+    if value is None:
+        return None
+    if "month" in kinds and not any(t.year_number for t in chunk):  # "March 14": our year rule, stated
+        written = _recent_date(value.month, value.day, ctx)
+        if written is None:
+            return None
+        value = value.replace(year=written.year)
+    offset = value.utcoffset()
+    if has_date and has_time:
+        moment = value.astimezone(UTC) if offset is not None else _aware(value, ctx.tz)
+        return _Atom(start, end, moment=moment, size=2)
+    if has_date:
+        return _Atom(start, end, day=value.date())
+    zone = timezone(offset) if offset is not None else None
+    clock = _Clock(value.hour, value.minute, value.second, meridiem=bool(_AM_PM.search(words)), zone=zone)
+    return _Atom(start, end, clock=clock)
+
+
+_Producer = Callable[[str, _Context], Iterator[_Atom]]
+# Earlier producers claim their words first: "2小时前" is a duration before 前 can mean "before".
+_PRODUCERS: tuple[tuple[_Producer, bool], ...] = (  # (producer, only for text with Chinese)
+    (_durations, False),
+    (_epochs, False),
+    (_zh_dates, True),
+    (_zh_day_words, True),
+    (_zh_parts, True),  # before weekdays: 晚上周五 keeps its 上
+    (_zh_weekdays, True),
+    (_zh_clocks, True),
+    (_en_parts, False),
+    (_en_dates, False),
+)
+
+
+def _atoms(text: str, ctx: _Context) -> list[_Atom]:
+    chinese = has_cjk(text)
+    masked, found = text, []
+    for producer, needs_chinese in _PRODUCERS:
+        if needs_chinese and not chinese:
+            continue
+        for atom in list(producer(masked, ctx)):
+            if _MASK in masked[atom.start : atom.end]:
+                continue
+            found.append(atom)
+            masked = masked[: atom.start] + _MASK * (atom.end - atom.start) + masked[atom.end :]
+    return sorted(found, key=lambda atom: atom.start)
+
+
+# --- pieces into expressions, expressions into windows --------------------------------------
+
+# Pieces of one expression stand side by side: 昨天下午两点, "Friday, 3pm", 3月14日的凌晨.
+_JOIN = re.compile(r"[\s,，、]*(?:(?:的|at|on|@)\s*)?", re.IGNORECASE)
+
+
+def _merge(left: _Atom, right: _Atom) -> _Atom | None:
+    """One expression from two side by side, if they fill different slots."""
+    if left.complete or right.complete:
+        return None
+    for slot in ("day", "part", "clock"):
+        if getattr(left, slot) is not None and getattr(right, slot) is not None:
+            return None
+    return _Atom(
+        left.start,
+        right.end,
+        day=left.day or right.day,
+        part=left.part or right.part,
+        clock=left.clock or right.clock,
+        weak=left.weak and right.weak,
+        size=left.size + right.size,
+    )
+
+
+def _expressions(text: str, atoms: list[_Atom]) -> list[_Atom]:
+    merged: list[_Atom] = []
+    for atom in atoms:
+        if merged and _JOIN.fullmatch(text, merged[-1].end, atom.start):
+            joined = _merge(merged[-1], atom)
+            if joined is not None:
+                merged[-1] = joined
+                continue
+        merged.append(atom)
+    return merged
+
+
+def _clock_offset(clock: _Clock, part: str | None) -> timedelta:
+    """The clock's time after its day's midnight, read with the part of the day (下午2点 = 14:00)."""
+    hour = clock.hour
+    if part and not clock.meridiem:
+        if part == "凌晨" and hour == 12:
+            hour = 0
+        elif part == "中午" and 1 <= hour <= 3:
+            hour += 12
+        elif part in _LATE_PARTS and (hour == 12 or hour < _SMALL_HOURS):
+            hour += 24 if hour < _SMALL_HOURS else 12
+        elif part in _PM_PARTS | _LATE_PARTS and hour < 12:
+            hour += 12
+    return timedelta(hours=hour, minutes=clock.minute, seconds=clock.second)
+
+
+@dataclass(frozen=True)
+class _Extent:
+    """Where an expression lies: a point (start == end) or a stretch of a day."""
+
+    start: datetime
+    end: datetime
+    grain: Literal["point", "period", "day", "relative"]
+
+
+def _extent(atom: _Atom, ctx: _Context, default_day: date | None = None) -> _Extent | None:
+    if atom.duration is not None:
+        return _Extent(ctx.anchor - atom.duration, ctx.anchor, "relative")
+    if atom.moment is not None:
+        return _Extent(atom.moment, atom.moment, "point")
+    day = atom.day or default_day
+    if atom.clock is not None:
+        offset = _clock_offset(atom.clock, atom.part)
+        zone = atom.clock.zone or ctx.tz
+        if day is None:  # the most recent such time at or before the anchor
+            wall_now = ctx.anchor.astimezone(zone).replace(tzinfo=None)
+            wall = _midnight(wall_now.date()) + offset
+            while wall > wall_now:
+                wall -= timedelta(days=1)
+        else:
+            wall = _midnight(day) + offset
+        point = _aware(wall, zone)
+        return _Extent(point, point, "point")
+    if atom.part is not None:
+        low, high = _PARTS[atom.part]
+        if day is None:  # today's, or yesterday's if today's has not begun
+            day = ctx.today if _midnight(ctx.today) + timedelta(hours=low) <= ctx.local else ctx.today - timedelta(1)
+        begin = _midnight(day)
+        return _Extent(
+            _aware(begin + timedelta(hours=low), ctx.tz), _aware(begin + timedelta(hours=high), ctx.tz), "period"
+        )
+    if day is not None:
+        return _Extent(_aware(_midnight(day), ctx.tz), _aware(_midnight(day + timedelta(1)), ctx.tz), "day")
+    return None
+
+
+def _around(point: datetime, ctx: _Context) -> tuple[datetime, datetime]:
+    end = point + _AFTER_POINT
+    if point < ctx.anchor:
+        end = min(end, max(ctx.anchor, point + _MIN_AFTER))
+    return point - _BEFORE_POINT, end
+
+
+_SINCE_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])(?:since|after|from|starting(?:\s+(?:at|from))?|as\s+of)|自从|自從|自打|从|從|自)\s*$",
+    re.IGNORECASE,
+)
+_SINCE_AFTER = re.compile(
+    r"\s*(?:以后|以後|之后|之後|以来|以來|开始|開始|起(?![来來])|后(?![台端续續面果来來])"
+    r"|(?:到|至)(?:现在|現在|目前|今|当前|當前)|onwards?(?![A-Za-z])|(?:and|or)\s+later|(?:until|till|to)\s+now)",
+    re.IGNORECASE,
+)
+_UNTIL_BEFORE = re.compile(
+    r"(?:(?<![A-Za-z])(?:before|until|till|til|prior\s+to|up\s+to)|截至|截止到?|直到)\s*$", re.IGNORECASE
+)
+_UNTIL_AFTER = re.compile(r"\s*(?:之前|以前|前(?![端台面后後])|为止|為止)")
+_AROUND_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:around|about|approximately)|大约|大概|约)\s*$", re.IGNORECASE)
+_AROUND_AFTER = re.compile(r"\s*(?:左右|前后|前後|上下)")
+_RANGE_GAP = re.compile(r"\s*(?:-|–|—|~|～|〜|to|till|until|through|thru|and|到|至|直到)\s*", re.IGNORECASE)
+_RANGE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:between|from)|从|從|自)\s*$", re.IGNORECASE)
+_RANGE_AFTER = re.compile(r"\s*(?:之间|之間|期间|期間|间|間|为止|為止)")
+_BARE_HOUR = re.compile(
+    rf"(?<![A-Za-z0-9_.:])(?P<hour>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*(?P<gap>-|~|～|to|and|到|至)\s*$", re.IGNORECASE
+)
+_LOOK = 24  # characters either side searched for the words around an expression
+_RANK = {"range": 5, "since": 4, "until": 4, "around": 3, "relative": 3, "period": 2, "day": 1}
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    start: datetime
+    end: datetime
+    kind: TimeKind
+    spans: tuple[tuple[int, int], ...]
+    size: int
+
+    @property
+    def rank(self) -> tuple[int, int, int]:
+        """Most specific first, then the first written."""
+        return (_RANK[self.kind], self.size, -self.spans[0][0])
+
+
+def _before(pattern: re.Pattern[str], text: str, position: int) -> int | None:
+    """Where ``pattern`` (ending in $) matches right before ``position``."""
+    match = pattern.search(text, max(0, position - _LOOK), position)
+    return match.start() if match else None
+
+
+def _after(pattern: re.Pattern[str], text: str, position: int) -> int | None:
+    match = pattern.match(text, position, position + _LOOK)
+    return match.end() if match else None
+
+
+@dataclass(frozen=True)
+class _Loan:
+    """A day written apart from a clock or part of the day that has none ("3月14日的订单在凌晨3点")."""
+
+    day: date
+    span: tuple[int, int]
+
+
+def _spans(start: int, end: int, loan: _Loan | None) -> tuple[tuple[int, int], ...]:
+    return ((start, end),) if loan is None else tuple(sorted([(start, end), loan.span]))
+
+
+def _single(text: str, atom: _Atom, ctx: _Context, loan: _Loan | None) -> _Candidate | None:
+    """The window of one expression, with since / before words around it."""
+    loan = loan if atom.dayless else None
+    extent = _extent(atom, ctx, loan.day if loan else None)
+    if extent is None:
+        return None
+    if extent.grain == "relative":
+        return _Candidate(extent.start, extent.end, "relative", _spans(atom.start, atom.end, None), atom.size)
+    for kind, before, after in (("since", _SINCE_BEFORE, _SINCE_AFTER), ("until", _UNTIL_BEFORE, _UNTIL_AFTER)):
+        lead, tail = _before(before, text, atom.start), _after(after, text, atom.end)
+        if lead is None and tail is None:
+            continue
+        spans = _spans(atom.start if lead is None else lead, atom.end if tail is None else tail, loan)
+        point = extent.start
+        if kind == "since":
+            return _Candidate(point, ctx.anchor if ctx.anchor > point else point + _SIDE, "since", spans, atom.size)
+        return _Candidate(point - _SIDE, point, "until", spans, atom.size)
+    if atom.weak:
+        return None
+    if extent.grain == "point":  # "around 10:00", 10点左右: the same window, the words in the phrase
+        lead, tail = _before(_AROUND_BEFORE, text, atom.start), _after(_AROUND_AFTER, text, atom.end)
+        spans = _spans(atom.start if lead is None else lead, atom.end if tail is None else tail, loan)
+        start, end = _around(extent.start, ctx)
+        return _Candidate(start, end, "around", spans, atom.size)
+    spans = _spans(atom.start, atom.end, loan)
+    return _Candidate(extent.start, extent.end, extent.grain, spans, atom.size)
+
+
+def _between(text: str, lead: int | None, gap: str) -> bool:
+    """ "and" joins a range only after "between"."""
+    return gap.strip().lower() != "and" or (lead is not None and text[lead:].lower().startswith("between"))
+
+
+def _range(text: str, first: _Atom, second: _Atom, ctx: _Context, loan: _Loan | None) -> _Candidate | None:
+    """``first`` to ``second``, when only a range word stands between them."""
+    gap = _RANGE_GAP.fullmatch(text, first.end, second.start)
+    if gap is None or first.duration is not None or second.duration is not None:
+        return None
+    lead = _before(_RANGE_BEFORE, text, first.start)
+    if not _between(text, lead, gap.group()):
+        return None
+    loan = loan if first.dayless and second.dayless else None
+    window = _range_window(first, second, ctx, loan.day if loan else None)
+    if window is None:
+        return None
+    tail = _after(_RANGE_AFTER, text, second.end)
+    spans = _spans(first.start if lead is None else lead, second.end if tail is None else tail, loan)
+    return _Candidate(window[0], window[1], "range", spans, first.size + second.size)
+
+
+def _range_window(first: _Atom, second: _Atom, ctx: _Context, day: date | None) -> tuple[datetime, datetime] | None:
+    if second.clock is not None and second.part is None and not second.clock.meridiem and first.part:
+        second = replace(second, part=first.part)  # 下午2点到4点: 4点 is in the afternoon too
+    borrowed = first.dayless and second.day is not None
+    if borrowed:
+        first = replace(first, day=second.day)  # 23点到3月15日2点
+    start = _extent(first, ctx, day)
+    if start is None:
+        return None
+    if second.dayless:  # on the first's day, or the next if that would end before it starts
+        own_day = start.start.astimezone(ctx.tz).date()
+        stop = _extent(second, ctx, own_day)
+        if stop is not None and stop.start <= start.start:
+            stop = _extent(second, ctx, own_day + timedelta(1))
+    else:
+        stop = _extent(second, ctx)
+    if stop is None:
+        return None
+    end = stop.end if stop.grain in ("day", "period") else stop.start
+    if borrowed and start.start >= end and first.day is not None:
+        start = _extent(replace(first, day=first.day - timedelta(1)), ctx)
+        if start is None:
+            return None
+    return (start.start, end) if start.start < end else None
+
+
+def _bare_range(text: str, second: _Atom, ctx: _Context, loan: _Loan | None) -> _Candidate | None:
+    """ "between 10 and 11am", "10到11点": the first end is a bare hour, read like the second."""
+    if second.clock is None or not second.dayless:
+        return None
+    match = _BARE_HOUR.search(text, max(0, second.start - _LOOK), second.start)
+    hour = _number(match.group("hour")) if match else None
+    if match is None or hour is None or hour > 24:
+        return None
+    lead = _before(_RANGE_BEFORE, text, match.start())
+    if not _between(text, lead, match.group("gap")):
+        return None
+    clock = second.clock
+    if clock.meridiem and clock.hour >= 12 and hour + 12 <= clock.hour:
+        hour += 12  # "2-4pm"
+    first = _Atom(match.start("hour"), match.end("hour"), part=second.part, clock=replace(clock, hour=hour))
+    window = _range_window(first, second, ctx, loan.day if loan else None)
+    if window is None:
+        return None
+    tail = _after(_RANGE_AFTER, text, second.end)
+    spans = _spans(match.start() if lead is None else lead, second.end if tail is None else tail, loan)
+    return _Candidate(window[0], window[1], "range", spans, second.size + 1)
+
+
+def _candidates(text: str, expressions: list[_Atom], ctx: _Context) -> Iterator[_Candidate]:
+    # A day written apart from a clock lends it that day, when the question names one day only.
+    only_days = [e for e in expressions if e.day is not None and e.part is None and e.clock is None]
+    loan = None
+    if only_days and len({e.day for e in only_days}) == 1 and only_days[0].day is not None:
+        loan = _Loan(only_days[0].day, (only_days[0].start, only_days[0].end))
+    for index, expression in enumerate(expressions):
+        found = [_single(text, expression, ctx, loan), _bare_range(text, expression, ctx, loan)]
+        if index + 1 < len(expressions):
+            found.append(_range(text, expression, expressions[index + 1], ctx, loan))
+        yield from (c for c in found if c is not None and c.start < c.end)
+
+
+def _zone(tz: tzinfo | str) -> tzinfo:
+    if isinstance(tz, tzinfo):
+        return tz
+    try:
+        return ZoneInfo(tz)
+    except (KeyError, ValueError) as error:  # ZoneInfoNotFoundError is a KeyError
+        raise ValueError(f"unknown time zone {tz!r}") from error
+
+
+_MAYBE_TIME = re.compile(
+    r"[0-9点點时時月日号號天周週期拜晚早午夜晨钟鐘]"
+    r"|(?<![A-Za-z])(?:yesterday|today|tomorrow|tonight|morning|afternoon|evening|night|noon|hour|minute|day|week"
+    rf"|{_WEEKDAYS})",
+    re.IGNORECASE,
+)
+
+
+def interpret_time(question: str, *, anchor: datetime, tz: tzinfo | str = "UTC") -> TimeWindow | None:
+    """The time window ``question`` asks about, or None when it names no time.
+
+    ``anchor`` is "now" (aware): the newest data point for imported data, the wall clock for
+    live backends; relative words ("yesterday", "10点以后") resolve against it as seen in
+    ``tz``, the zone of times written without one (a zoneinfo key or a tzinfo). The window is
+    in UTC. Never raises on any question; raises ValueError for a naive anchor or an unknown
+    zone, which are the caller's mistakes."""
+    zone = _zone(tz)
+    if anchor.tzinfo is None or anchor.utcoffset() is None:
+        raise ValueError("anchor must be timezone-aware")
+    text = question[:_MAX_CHARS].translate(_WIDTH)
+    if not _MAYBE_TIME.search(text):
+        return None
+    try:
+        ctx = _Context(anchor.astimezone(UTC), anchor.astimezone(zone).replace(tzinfo=None), zone)
+        expressions = _expressions(text, _atoms(text, ctx))
+        best = max(_candidates(text, expressions, ctx), key=lambda c: c.rank, default=None)
+    except OverflowError:  # an anchor at the edge of datetime's range
+        return None
+    if best is None:
+        return None
+    phrase = question[best.spans[0][0] : best.spans[-1][1]]
+    return TimeWindow(best.start.astimezone(UTC), best.end.astimezone(UTC), phrase, best.kind, best.spans)

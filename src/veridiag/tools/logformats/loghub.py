@@ -1,0 +1,71 @@
+"""Shapes from loghub's real systems with no common name: HPC cluster events, HealthApp, Proxifier.
+
+None of them writes a level: INFO, raised only by the shared severity rule (auth failure, OOM kill).
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from veridiag.tools.logformats._base import LogFormat, Parsed, register
+
+
+@register
+class Hpc(LogFormat):
+    """``134681 node-246 unix.hw state_change.unavailable 1077804742 1 msg``: id node component state epoch flag."""
+
+    id = "hpc"
+    title = "HPC cluster events (loghub)"
+    _line = re.compile(r"\d+ (\S+) (\S+) (\S+) (\d{9,10}) -?\d+ (.*)")
+
+    def parse(self, line: str) -> Parsed | None:
+        match = self._line.match(line)
+        if match is None:
+            return None
+        _node, component, _state, stamp, message = match.groups()
+        return datetime.fromtimestamp(int(stamp), UTC), "INFO", component, message, None, None
+
+
+@register
+class HealthApp(LogFormat):
+    """``20171223-22:15:29:606|Step_LSC|30002312|msg``: time | component | pid | message.
+
+    The app drops leading zeros (``22:16:0:119``) and writes milliseconds after a colon.
+    """
+
+    id = "healthapp"
+    title = "HealthApp (Android, loghub)"
+    _line = re.compile(r"(\d{4})(\d\d)(\d\d)-(\d{1,2}):(\d{1,2}):(\d{1,2}):(\d{1,3})\|([^|]*)\|\d+\|(.*)")
+
+    def parse(self, line: str) -> Parsed | None:
+        match = self._line.match(line)
+        if match is None:
+            return None
+        year, month, day, hh, mm, ss, ms, component, message = match.groups()
+        try:
+            naive = datetime(int(year), int(month), int(day), int(hh), int(mm), int(ss), int(ms) * 1000)
+        except ValueError:
+            return None
+        return self.aware(naive), "INFO", component, message, None, None
+
+
+@register
+class Proxifier(LogFormat):
+    """``[10.30 16:49:06] chrome.exe - msg``: month.day with no year; component = the program."""
+
+    id = "proxifier"
+    title = "Proxifier"
+    has_year = False
+    _line = re.compile(r"\[(\d\d)\.(\d\d) (\d\d):(\d\d):(\d\d)\] (.+?) - (.*)")
+
+    def parse(self, line: str) -> Parsed | None:
+        match = self._line.match(line)
+        if match is None:
+            return None
+        month, day, hh, mm, ss, program, message = match.groups()
+        try:
+            naive = self.clock.naive(int(month), int(day), int(hh), int(mm), int(ss))
+        except ValueError:
+            return None
+        return self.aware(naive), "INFO", program, message, None, None
