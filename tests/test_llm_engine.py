@@ -46,7 +46,7 @@ def _pipeline(
     scripts: dict[str, Script | Callable[..., Any]],
     **llm: Any,
 ) -> DiagnosisPipeline:
-    toolbox = Toolbox(logs=demo_env, metrics=demo_env, knowledge=demo_env)
+    toolbox = Toolbox(logs=demo_env, metrics=demo_env, knowledge=demo_env, changes=demo_env)
     offline = offline_roles(demo_env, store)
     configured = LLMSettings(**{role: LLMRoleSettings(model=f"fn-{role}") for role in scripts}, **llm)
 
@@ -248,8 +248,8 @@ def test_llm_planner_cannot_invent_a_service_or_window(
     result = _pipeline(store, demo_env, tmp_path, {"planner": planner}).run(QUESTION)
     session = store.get_session(result.session_id)
     assert session is not None and session.plan is not None
-    assert session.plan["service"] == "payment-service"
-    assert session.plan["start"].startswith("2026-07-07")
+    assert session.plan["services"] == ["order-service", "payment-service"]  # the draft's, from 订单 and 支付
+    assert session.plan["start"] == "2026-06-30T16:00:00Z"  # the draft's: a week back from the data's end
     assert set(_calls(result, "planner")[0]["usage"]["kept_from_draft"]) == {"skill", "service", "start", "end"}
 
 
@@ -327,7 +327,7 @@ def test_evidence_tools_budget_counts_only_calls_that_ran(
     store: SessionStore, demo_env: EmbeddedEnvironment, tmp_path: Path
 ) -> None:
     session = store.create_session("q")
-    runner = ToolRunner(store, Toolbox(logs=demo_env, metrics=demo_env, knowledge=demo_env), session.id)
+    runner = ToolRunner(store, Toolbox(logs=demo_env, metrics=demo_env, knowledge=demo_env, changes=demo_env), session.id)
     tools = EvidenceTools(runner, budget=2)
     first = tools.call("lookup_knowledge", {"query": "连接池"})
     assert "invocation_id=" in first

@@ -116,7 +116,7 @@ class _Fixed:
 def test_fifty_concurrent_sessions_lose_nothing_and_mix_nothing(store_url: str) -> None:
     store = SessionStore(store_url)
     fixed = _Fixed()
-    toolbox = Toolbox(logs=fixed, metrics=fixed, knowledge=fixed)  # type: ignore[arg-type]
+    toolbox = Toolbox(logs=fixed, metrics=fixed, knowledge=fixed, changes=fixed)  # type: ignore[arg-type]
     barrier = threading.Barrier(50)
 
     def session_work(index: int) -> tuple[str, list[int]]:
@@ -173,7 +173,7 @@ def test_store_is_the_gatekeepers_invocation_source(store_url: str, demo_env: Em
 
     store = SessionStore(store_url)
     session = store.create_session("订单123支付失败")
-    result = ToolRunner(store, Toolbox(demo_env, demo_env, demo_env), session.id).run(
+    result = ToolRunner(store, Toolbox(demo_env, demo_env, demo_env, demo_env), session.id).run(
         "query_logs", {"query": "order=123", "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z"}
     )
     output = {

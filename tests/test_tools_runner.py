@@ -24,7 +24,7 @@ def runner_for(store: SessionStore, toolbox: Toolbox) -> ToolRunner:
 
 
 def test_result_cites_a_stored_invocation(store: SessionStore, demo_env: EmbeddedEnvironment) -> None:
-    runner = runner_for(store, Toolbox(demo_env, demo_env, demo_env))
+    runner = runner_for(store, Toolbox(demo_env, demo_env, demo_env, demo_env))
     result = runner.run(
         "query_metrics",
         {
@@ -57,7 +57,7 @@ def test_result_cites_a_stored_invocation(store: SessionStore, demo_env: Embedde
 def test_bad_calls_are_recorded_as_errors(
     store: SessionStore, demo_env: EmbeddedEnvironment, tool: str, arguments: Any, message: str
 ) -> None:
-    runner = runner_for(store, Toolbox(demo_env, demo_env, demo_env))
+    runner = runner_for(store, Toolbox(demo_env, demo_env, demo_env, demo_env))
     result = runner.run(tool, arguments)
     assert result.status == "error"
     stored = store.get_invocations([result.invocation_id])[result.invocation_id]
@@ -81,11 +81,11 @@ class Broken:
 
 def test_backend_exception_and_timeout_are_recorded(store: SessionStore) -> None:
     crashing = Broken(exc=RuntimeError("disk on fire"))
-    result = runner_for(store, Toolbox(crashing, crashing, crashing)).run("query_logs", {})  # type: ignore[arg-type]
+    result = runner_for(store, Toolbox(crashing, crashing, crashing, crashing)).run("query_logs", {})  # type: ignore[arg-type]
     assert result.status == "error" and "disk on fire" in (result.output.error or "")
     slow = Broken(delay=1.0)
     started = time.perf_counter()
-    timed = runner_for(store, Toolbox(slow, slow, slow, timeout_seconds=0.2)).run("query_logs", {})  # type: ignore[arg-type]
+    timed = runner_for(store, Toolbox(slow, slow, slow, slow, timeout_seconds=0.2)).run("query_logs", {})  # type: ignore[arg-type]
     assert time.perf_counter() - started < 0.9
     assert timed.status == "error" and "timed out after 0.2s" in (timed.output.error or "")
     assert store.get_invocations([timed.invocation_id])[timed.invocation_id].status == "error"
@@ -93,7 +93,7 @@ def test_backend_exception_and_timeout_are_recorded(store: SessionStore) -> None
 
 def test_text_a_database_would_refuse_is_cleaned(store: SessionStore) -> None:
     nasty = Broken(text="nul\x00 and lone surrogate \ud800 end")
-    runner = runner_for(store, Toolbox(nasty, nasty, nasty))  # type: ignore[arg-type]
+    runner = runner_for(store, Toolbox(nasty, nasty, nasty, nasty))  # type: ignore[arg-type]
     result = runner.run("query_logs", {"query": "x"})
     stored = store.get_invocations([result.invocation_id])[result.invocation_id]
     assert result.status == "ok"
@@ -105,13 +105,13 @@ def test_text_a_database_would_refuse_is_cleaned(store: SessionStore) -> None:
 
 def test_tool_specs_are_json_schemas() -> None:
     specs = {spec["name"]: spec for spec in tool_specs()}
-    assert set(specs) == {"query_logs", "query_metrics", "lookup_knowledge"}
+    assert set(specs) == {"query_logs", "query_metrics", "query_changes", "lookup_knowledge"}
     assert specs["lookup_knowledge"]["parameters"]["required"] == ["query"]
     assert specs["query_logs"]["parameters"]["additionalProperties"] is False
 
 
 def test_trace_summary_is_bounded_and_cites_ids(store: SessionStore, demo_env: EmbeddedEnvironment) -> None:
-    runner = runner_for(store, Toolbox(demo_env, demo_env, demo_env))
+    runner = runner_for(store, Toolbox(demo_env, demo_env, demo_env, demo_env))
     first = runner.run(
         "query_logs", {"service": "payment-service", "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z"}
     )

@@ -18,6 +18,7 @@ from veridiag.tools.factory import ConfigurationError, build_toolbox, embedded_e
 from veridiag.tools.importers import (
     ImportFailedError,
     ImportReport,
+    MetricFormat,
     export_openmetrics,
     import_changes,
     import_logs,
@@ -78,7 +79,7 @@ def _report(report: ImportReport, what: str, as_json: bool) -> None:
         out.print(f"{report.replaced_bytes_lines} lines had invalid UTF-8 bytes (replaced with �)")
 
 
-def _progress(label: str, total: int) -> Progress:
+def _progress(label: str) -> Progress:
     return Progress(
         TextColumn(label), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err, transient=True
     )
@@ -87,21 +88,25 @@ def _progress(label: str, total: int) -> Progress:
 @data_app.command("import-logs")
 def data_import_logs(
     file: Annotated[Path, typer.Argument(help="A log file: syslog, Apache/nginx, JSON lines, logfmt, log4j-style …")],
+    *,
     service: Annotated[str, typer.Option("--service", help="Service these logs belong to.")],
     fmt: Annotated[
         str, typer.Option("--format", help="Force a format by id (see `veridiag data formats`); default: detect.")
     ] = "auto",
     year: Annotated[
-        int | None, typer.Option("--year", help="Year for formats that write none (default: the file's dates or mtime).")
+        int | None,
+        typer.Option("--year", help="Year for formats that write none (default: the file's dates or mtime)."),
     ] = None,
-    tz: Annotated[str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")] = None,
+    tz: Annotated[
+        str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Import a log file into the embedded backend (streamed, idempotent, with progress)."""
     config = settings()
     env = embedded_environment(config)
     size = file.stat().st_size if file.is_file() else 0
-    with _progress("importing logs", size) as progress:
+    with _progress("importing logs") as progress:
         task = progress.add_task("logs", total=size)
         try:
             report = import_logs(
@@ -121,24 +126,31 @@ def data_import_logs(
 @data_app.command("import-metrics")
 def data_import_metrics(
     file: Annotated[Path, typer.Argument(help="CSV (any timestamp format), OpenMetrics text or Prometheus JSON.")],
+    *,
     service: Annotated[
         str | None, typer.Option("--service", help="Service of samples without a service label.")
     ] = None,
     metric: Annotated[str | None, typer.Option("--metric", help="Metric name when the file gives none.")] = None,
     unit: Annotated[str | None, typer.Option("--unit", help="e.g. ms, %, MB, connections.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="auto, csv, openmetrics or prometheus-json.")] = "auto",
-    tz: Annotated[str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")] = None,
+    fmt: Annotated[MetricFormat, typer.Option("--format", help="auto, csv, openmetrics or prometheus-json.")] = "auto",
+    tz: Annotated[
+        str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")
+    ] = None,
     service_label: Annotated[str, typer.Option("--service-label", help="Label naming the service.")] = "service",
     as_json: JsonOption = False,
 ) -> None:
     """Import metric series into the embedded backend (idempotent: a re-import changes nothing)."""
-    if fmt not in ("auto", "csv", "openmetrics", "prometheus-json"):
-        raise fail("--format must be auto, csv, openmetrics or prometheus-json")
     config = settings()
     env = embedded_environment(config)
     try:
         report = import_metrics(
-            env, file, service=service, metric=metric, unit=unit, fmt=fmt, tz=tz or config.timezone,
+            env,
+            file,
+            service=service,
+            metric=metric,
+            unit=unit,
+            fmt=fmt,
+            tz=tz or config.timezone,
             service_label=service_label,
         )
     except ImportFailedError as exc:
@@ -150,7 +162,9 @@ def data_import_metrics(
 def data_import_changes(
     file: Annotated[Path, typer.Argument(help="CSV with a header, or JSON lines: time, service, kind, description.")],
     service: Annotated[str | None, typer.Option("--service", help="Service of rows that name none.")] = None,
-    tz: Annotated[str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")] = None,
+    tz: Annotated[
+        str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")
+    ] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Import a change feed (deploys, config changes, restarts, scaling): the only source of changes."""
@@ -165,7 +179,7 @@ def data_import_changes(
 @data_app.command("formats")
 def data_formats(as_json: JsonOption = False) -> None:
     """The log formats ``import-logs`` detects (``--format`` takes these ids)."""
-    rows = [{"id": fmt_id, "title": cls.title} for fmt_id, cls in sorted(FORMATS.items())]
+    rows = [{"id": fmt_id, "title": str(cls.title)} for fmt_id, cls in sorted(FORMATS.items())]
     if as_json:
         print_json(rows)
         return
@@ -201,8 +215,8 @@ def data_info(as_json: JsonOption = False) -> None:
     out.print(f"{info['path']} — clock {info['now']}")
     out.print("services: " + ", ".join(info["services"]))
     out.print("metrics: " + ", ".join(info["metrics"]))
-    for service in info["services"]:
-        for line in info["data"][service]:
+    for service in env.services():
+        for line in env.describe(service):
             out.print(f"  {line}")
 
 

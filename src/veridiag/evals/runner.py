@@ -168,13 +168,22 @@ class EvalRunner:
         data = case.data
         for log in data.logs if data else []:
             import_logs(
-                environment, base / log.file, service=log.service, fmt=log.format, year=log.year,
+                environment,
+                base / log.file,
+                service=log.service,
+                fmt=log.format,
+                year=log.year,
                 tz=log.tz or case.timezone,
             )
         for metric in data.metrics if data else []:
             import_metrics(
-                environment, base / metric.file, service=metric.service, metric=metric.metric, unit=metric.unit,
-                fmt=metric.format, tz=metric.tz or case.timezone,
+                environment,
+                base / metric.file,
+                service=metric.service,
+                metric=metric.metric,
+                unit=metric.unit,
+                fmt=metric.format,
+                tz=metric.tz or case.timezone,
             )
         for change in data.changes if data else []:
             import_changes(environment, base / change.file, service=change.service, tz=change.tz or case.timezone)
@@ -247,9 +256,7 @@ def check_claims(case: Case, evaluation: dict[str, Any]) -> list[str]:
     return failures
 
 
-def check_grounded(
-    store: SessionStore, session_id: str, answer: str, composer_input: dict[str, Any]
-) -> list[str]:
+def check_grounded(store: SessionStore, session_id: str, answer: str, composer_input: dict[str, Any]) -> list[str]:
     """Every exact fact of the answer (its first line, the window read from the question, aside)
     occurs in the output of an invocation of this session."""
     chain = audit_chain(store, session_id)

@@ -26,7 +26,7 @@ def _phrases() -> dict[str, dict[str, str]]:
 def scope_line(plan: dict[str, Any], scope: dict[str, Any] | None, lang: str) -> str | None:
     """One line in ``lang``; None when the plan carries no window (a plan that failed to parse)."""
     words = _phrases()["zh" if lang == "zh" else "en"]
-    time = plan.get("time") if isinstance(plan.get("time"), dict) else {}
+    time: dict[str, Any] = plan["time"] if isinstance(plan.get("time"), dict) else {}
     start, end = _moment(plan.get("start")), _moment(plan.get("end"))
     if start is None or end is None:
         return None
@@ -35,7 +35,7 @@ def scope_line(plan: dict[str, Any], scope: dict[str, Any] | None, lang: str) ->
         zone = ZoneInfo(zone_name)
     except (ValueError, KeyError):
         zone, zone_name = ZoneInfo("UTC"), "UTC"
-    scope = scope or {}
+    scope = scope if isinstance(scope, dict) else {}
     focus = scope.get("focus") if isinstance(scope.get("focus"), list) else None
     focus_start, focus_end = (_moment(focus[0]), _moment(focus[1])) if focus and len(focus) == 2 else (None, None)
     services = [str(s) for s in plan.get("services") or ([plan["service"]] if plan.get("service") else [])]
@@ -53,10 +53,10 @@ def scope_line(plan: dict[str, Any], scope: dict[str, Any] | None, lang: str) ->
         "focus_end": _show(focus_end, zone) if focus_end else "",
     }
     narrowed = focus_start is not None and (focus_start, focus_end) != (start, end)
-    if plan.get("explicit_time"):
-        key = "focus" if narrowed else "question"
-    else:
-        key = "chosen" if narrowed else "recent"
+    keys = ("focus", "question") if plan.get("explicit_time") else ("chosen", "recent")
+    key = keys[0] if narrowed else keys[1]
+    if key == "chosen" and scope.get("chosen") == "asked_lines":
+        key = "anchored"
     line = words[key].format(**values)
     return line + (words["utc_note"] if zone_name != "UTC" else "")
 

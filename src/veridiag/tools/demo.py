@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 DAY_START = datetime(2026, 7, 7, 8, 0, tzinfo=UTC)
 DAY_END = datetime(2026, 7, 7, 16, 0, tzinfo=UTC)
@@ -480,40 +481,50 @@ class ChangeEvent:
     description: str
 
 
-_DEMO_LINE = re.compile(r"^\[[^\]]*\]\s+(\S+)\s+-\s+(.*)$")
+_DEMO_LINE = re.compile(r"^\[[^\]]*\]\s+(?:(\S+)\s+-\s+)?(.*)$")
 
 
 def _parts(text: str) -> tuple[str, str]:
-    """(component, message) of a demo line's text; the demo writes "[thread] Logger - message"."""
+    """(component, message) of a demo line's text; the demo writes "[thread] Logger - message"
+    or "[thread] message"."""
     match = _DEMO_LINE.match(text)
-    return (match.group(1), match.group(2)) if match else ("", text)
+    return (match.group(1) or "", match.group(2)) if match else ("", text)
+
+
+#: Placeholder → its random value; filled in this order (the demo's data depends on it).
+_VALUES: dict[str, Callable[[random.Random], str]] = {
+    "n4": lambda rng: str(rng.randint(1, 4)),
+    "n200": lambda rng: str(rng.randint(1, 200)),
+    "order": lambda rng: str(rng.randint(100_000, 999_999)),
+    "user": lambda rng: f"u{rng.randint(1000, 9999)}",
+    "sku": lambda rng: f"SKU-{rng.randint(10000, 99999)}",
+    "trace": lambda rng: f"{rng.getrandbits(64):016x}",
+    "cost_ms": lambda rng: str(rng.randint(8, 240)),
+    "slow_ms": lambda rng: str(rng.randint(5000, 5600)),
+    "waiting": lambda rng: str(rng.randint(10, 37)),
+    "method": lambda rng: rng.choice(["GET", "GET", "POST"]),
+    "route": lambda rng: rng.choice(["/api/cart", "/api/orders", "/api/checkout", "/api/sku"]),
+    "upstream": lambda rng: rng.choice(["order-service", "payment-service", "inventory-service"]),
+    "channel": lambda rng: rng.choice(["alipay", "wechat", "card"]),
+    "heap_before": lambda rng: str(rng.randint(1900, 2040)),
+    "heap_after": lambda rng: str(rng.randint(1850, 1990)),
+    "query_s": lambda rng: f"{rng.uniform(8, 48):.1f}",
+    "lock_s": lambda rng: f"{rng.uniform(7, 47):.1f}",
+}
+
+
+@lru_cache(maxsize=256)
+def _placeholders(template: str) -> tuple[tuple[str, int], ...]:
+    """The placeholders a template uses and how often, in filling order."""
+    return tuple(("{" + key + "}", template.count("{" + key + "}")) for key in _VALUES if "{" + key + "}" in template)
 
 
 def _fill(template: str, rng: random.Random) -> str:
-    values: dict[str, Callable[[], str]] = {
-        "n4": lambda: str(rng.randint(1, 4)),
-        "n200": lambda: str(rng.randint(1, 200)),
-        "order": lambda: str(rng.randint(100_000, 999_999)),
-        "user": lambda: f"u{rng.randint(1000, 9999)}",
-        "sku": lambda: f"SKU-{rng.randint(10000, 99999)}",
-        "trace": lambda: f"{rng.getrandbits(64):016x}",
-        "cost_ms": lambda: str(rng.randint(8, 240)),
-        "slow_ms": lambda: str(rng.randint(5000, 5600)),
-        "waiting": lambda: str(rng.randint(10, 37)),
-        "method": lambda: rng.choice(["GET", "GET", "POST"]),
-        "route": lambda: rng.choice(["/api/cart", "/api/orders", "/api/checkout", "/api/sku"]),
-        "upstream": lambda: rng.choice(["order-service", "payment-service", "inventory-service"]),
-        "channel": lambda: rng.choice(["alipay", "wechat", "card"]),
-        "heap_before": lambda: str(rng.randint(1900, 2040)),
-        "heap_after": lambda: str(rng.randint(1850, 1990)),
-        "query_s": lambda: f"{rng.uniform(8, 48):.1f}",
-        "lock_s": lambda: f"{rng.uniform(7, 47):.1f}",
-    }
     out = template
-    for key, make in values.items():
-        token = "{" + key + "}"
-        while token in out:
-            out = out.replace(token, make(), 1)
+    for token, count in _placeholders(template):
+        make = _VALUES[token[1:-1]]
+        for _ in range(count):
+            out = out.replace(token, make(rng), 1)
     return out
 
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Literal
 from zoneinfo import ZoneInfo
 
 import dateparser
@@ -27,6 +27,7 @@ from veridiag.tools.logformats import LogFileReport, LogFormatError, read_log_fi
 from veridiag.tools.metric_files import MetricFileError, MetricFileReport, read_metric_file
 
 Progress = Callable[[int], None]
+MetricFormat = Literal["auto", "csv", "openmetrics", "prometheus-json"]
 _METRIC_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
 
 
@@ -142,7 +143,7 @@ def import_metrics(
     service: str | None,
     metric: str | None = None,
     unit: str | None = None,
-    fmt: str = "auto",
+    fmt: MetricFormat = "auto",
     tz: str = "UTC",
     service_label: str = "service",
 ) -> ImportReport:
@@ -157,7 +158,13 @@ def import_metrics(
     def rows() -> Iterator[tuple[str, str, str, datetime, float]]:
         nonlocal unlabelled
         for sample in read_metric_file(
-            path, fmt=fmt, metric=metric, unit=unit, service_label=service_label, tz=tz, report=found  # type: ignore[arg-type]
+            path,
+            fmt=fmt,
+            metric=metric,
+            unit=unit,
+            service_label=service_label,
+            tz=tz,
+            report=found,
         ):
             owner = sample.service or service
             if owner is None:
@@ -199,7 +206,9 @@ _KIND_KEYS = ("kind", "type", "event", "change")
 _TEXT_KEYS = ("description", "message", "msg", "summary", "title")
 
 
-def import_changes(env: EmbeddedEnvironment, path: Path, *, service: str | None = None, tz: str = "UTC") -> ImportReport:
+def import_changes(
+    env: EmbeddedEnvironment, path: Path, *, service: str | None = None, tz: str = "UTC"
+) -> ImportReport:
     """A change feed — deploys, config changes, restarts, scaling — as CSV with a header or JSON
     lines: a time, a service (or ``service``), a kind and a description per row."""
     _exists(path)

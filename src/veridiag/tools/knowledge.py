@@ -184,6 +184,14 @@ def search(conn: sqlite3.Connection, query: str, *, service: str | None = None, 
     return hits[:limit]
 
 
+def shared_terms(query: str, runbook: Runbook) -> list[str]:
+    """The query's words (2+ characters, letters or CJK) that occur in the runbook."""
+    wanted = {w for w in segment(query).lower().split() if len(w) > 1 and not w.isdigit()}
+    text = " ".join([runbook.title, *runbook.symptoms, runbook.body])
+    present = set(segment(text).lower().split())
+    return sorted(wanted & present)
+
+
 def best_section(body: str, query: str) -> str:
     """The section of a runbook that shares most words with the query."""
     words = set(segment(query).lower().split())

@@ -140,6 +140,8 @@ class ChangeEvidence(BaseModel):
     end: datetime
     changes: list[ChangeRecord] = Field(default_factory=list)
     line: str
+    #: No change feed was ever imported: "no changes" then means "cannot tell", not "none".
+    feed_empty: bool = False
 
 
 class RunbookMatch(BaseModel):
@@ -149,6 +151,8 @@ class RunbookMatch(BaseModel):
     title: str
     services: list[str] = Field(default_factory=list)
     score: float
+    #: Words of the query the runbook contains (a match on one common word is no match).
+    matched_terms: list[str] = Field(default_factory=list)
     #: Heading → its numbered or bulleted items, read from the runbook's Markdown source.
     sections: dict[str, list[str]] = Field(default_factory=dict)
 
@@ -159,6 +163,4 @@ class KnowledgeEvidence(BaseModel):
     documents: list[RunbookMatch] = Field(default_factory=list)
 
 
-Evidence = Annotated[
-    LogEvidence | MetricEvidence | ChangeEvidence | KnowledgeEvidence, Field(discriminator="kind")
-]
+Evidence = Annotated[LogEvidence | MetricEvidence | ChangeEvidence | KnowledgeEvidence, Field(discriminator="kind")]

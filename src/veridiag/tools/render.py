@@ -122,7 +122,9 @@ def logs_output(
         if service:
             lines.append(span_line(service, "logs", span))
         text = "\n".join(lines)
-        evidence = _log_evidence(request, 0, {}, [], [], [], 0, total, span)
+        evidence = _log_evidence(
+            request, matched=0, by_level={}, templates=[], bursts=[], samples=[], unparsed=0, line=total, span=span
+        )
         return Rendered(text, text), evidence
     levels = ", ".join(f"{level} {count}" for level, count in sorted(by_level.items(), key=lambda kv: -kv[1]))
     total = f"matched {matched} lines ({levels})"
@@ -151,12 +153,23 @@ def logs_output(
     shown = [sample.line for sample in samples]
     text = "\n".join([*head, *body, "lines:", *shown])
     model_text = "\n".join([*head, *body, "lines:", *shown[:model_limit]])
-    evidence = _log_evidence(request, matched, by_level, counted, bursts, samples, unparsed, total, span)
+    evidence = _log_evidence(
+        request,
+        matched=matched,
+        by_level=by_level,
+        templates=counted,
+        bursts=bursts,
+        samples=samples,
+        unparsed=unparsed,
+        line=total,
+        span=span,
+    )
     return Rendered(text, model_text), evidence
 
 
 def _log_evidence(
     request: dict[str, Any],
+    *,
     matched: int,
     by_level: dict[str, int],
     templates: list[TemplateCount],
@@ -293,11 +306,21 @@ def _thin(moments: Sequence[datetime], limit: int, keep: set[datetime]) -> list[
 # -- changes -----------------------------------------------------------------------------
 
 
-def changes_output(request: dict[str, Any], changes: Sequence[ChangeRecord]) -> tuple[Rendered, ChangeEvidence]:
-    total = f"{len(changes)} changes" if changes else "no changes recorded"
+def changes_output(
+    request: dict[str, Any], changes: Sequence[ChangeRecord], *, feed_empty: bool = False
+) -> tuple[Rendered, ChangeEvidence]:
+    if feed_empty:
+        total = "no change feed imported: changes cannot be checked (veridiag data import-changes)"
+    else:
+        total = f"{len(changes)} changes" if changes else "no changes recorded"
     text = "\n".join([request_line("query_changes", request), total, *(c.line for c in changes)])
     evidence = ChangeEvidence(
-        service=request.get("service"), start=request["start"], end=request["end"], changes=list(changes), line=total
+        service=request.get("service"),
+        start=request["start"],
+        end=request["end"],
+        changes=list(changes),
+        line=total,
+        feed_empty=feed_empty,
     )
     return Rendered(text, text), evidence
 

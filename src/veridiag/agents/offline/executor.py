@@ -16,6 +16,7 @@ records they returned** (``ToolOutput.evidence``), never by re-reading rendered 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -32,8 +33,10 @@ from veridiag.tools.records import (
     ChangeRecord,
     KnowledgeEvidence,
     LogEvidence,
+    LogSample,
     MetricAnomaly,
     MetricEvidence,
+    RunbookMatch,
     Span,
 )
 from veridiag.tools.results import ToolCallResult
@@ -46,10 +49,15 @@ NARROWING = 0.8
 #: Padding around an episode, and how long before an anomaly a change may have caused it.
 PAD = timedelta(minutes=5)
 CAUSE_LOOKBACK = timedelta(hours=2)
+#: How long before an onset a change may be taken as its cause (the demo's are 1–5 minutes).
+CAUSE_LEAD = timedelta(minutes=30)
 #: A change this close after an onset started with it (metrics are sampled once a minute).
 SAME_TIME = timedelta(seconds=60)
 #: A log burst counts as an episode from this many lines.
 MIN_BURST = 3
+#: Words a runbook must share with what was observed to be taken as a source of hypotheses.
+MIN_SHARED_TERMS = 2
+_TEMPLATE_WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}|[\u4e00-\u9fff]{2,}")
 
 
 class Catalogue(Protocol):
@@ -92,19 +100,20 @@ class _Execution:
     # -- the flow, top to bottom ------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
-        plan = self.request.plan
-        order_id = plan.get("order_id")
-        if order_id and self._has("query_logs", when="order_id"):
-            self._order(str(order_id))
+        order_id = self.request.plan.get("order_id")
+        mentions = self._order(str(order_id)) if order_id and self._has("query_logs", when="order_id") else []
         series = self._metrics(self.services) if self._has("query_metrics") else []
         log_targets = self.services if self._has("query_logs") else []
         broad = self._logs(log_targets, self.window)
-        focus, chosen = self._focus(series, broad)
+        focus, chosen = self._focus(series, broad, [sample.ts for _r, sample in mentions])
+        self.findings.clock = Clock(with_date=_spans_days(focus))
+        for result, sample in mentions:
+            self.findings.order(result, str(order_id), sample)
         involved = self._involved(series, focus)
         logs = broad if focus == self.window else self._logs(involved or log_targets, focus)
         changes = self._changes(focus) if self._has("query_changes") else []
         self._state(series, logs, focus, changes, involved)
-        self._runbooks(series, logs)
+        self._runbooks(logs)
         return self.findings.output(
             {
                 "window": [_iso(self.window[0]), _iso(self.window[1])],
@@ -122,12 +131,13 @@ class _Execution:
         return any(step["tool"] == tool and step.get("when") == when for step in self.steps)
 
     def _call(self, tool: str, args: dict[str, Any]) -> ToolCallResult | None:
-        """Run one tool; a call that failed or found nothing becomes a gap, with its reason."""
+        """Run one tool. A failed call is a gap and gives None; a call that found nothing is a
+        gap too — unless it is a finding: no log lines of a level, for a service that has logs."""
         runner = self.request.tools
         assert runner is not None
         self.calls += 1
         result: ToolCallResult = runner.run(tool, {k: v for k, v in args.items() if v not in (None, "")})
-        if result.status == "ok":
+        if result.status == "ok" or _found_nothing(result):
             return result
         reason = (result.output.error or result.output.text or "").split("\n")[-1][:200]
         summary = ", ".join(f"{k}={v}" for k, v in args.items() if k not in ("start", "end") and v)
@@ -166,24 +176,29 @@ class _Execution:
         """Every service's changes shortly before and during the focus: a cause may sit elsewhere."""
         start = focus[0] - CAUSE_LOOKBACK
         result = self._call("query_changes", {"start": _iso(start), "end": _iso(focus[1])})
-        if result is None or result.status != "ok":
+        if result is None:
             return []
-        return [(result, c) for e in result.output.evidence if isinstance(e, ChangeEvidence) for c in e.changes]
+        feeds = [e for e in result.output.evidence if isinstance(e, ChangeEvidence)]
+        if result.status == "no_data" and feeds and not feeds[0].feed_empty:
+            self.findings.no_changes(result, feeds[0])
+        return [(result, c) for e in feeds for c in e.changes]
 
-    def _order(self, order_id: str) -> None:
+    def _order(self, order_id: str) -> list[tuple[ToolCallResult, LogSample]]:
+        """The log lines that name the order (at most three): they also say when to look."""
         result = self._call("query_logs", {"query": f'"order {order_id}"', **_bounds(self.window)})
         if result is None or result.status != "ok":
-            return
-        for evidence in result.output.evidence:
-            if isinstance(evidence, LogEvidence):
-                mentions = [s for s in evidence.samples if order_id in s.line]
-                for sample in mentions[:3]:
-                    self.findings.order(result, order_id, sample)
+            return []
+        samples = [s for e in result.output.evidence if isinstance(e, LogEvidence) for s in e.samples]
+        return [(result, sample) for sample in samples if order_id in sample.line][:3]
 
     # -- where to look ------------------------------------------------------------------
 
-    def _focus(self, series: list[Series], logs: list[Logs]) -> tuple[tuple[datetime, datetime], str]:
-        """The period the answer is about, and how it was chosen."""
+    def _focus(
+        self, series: list[Series], logs: list[Logs], moments: list[datetime]
+    ) -> tuple[tuple[datetime, datetime], str]:
+        """The period the answer is about, and how it was chosen: around the lines that name
+        what was asked about (an order), else the first episode after "since …", else the most
+        anomalous one."""
         episodes = [
             _Episode(s.service, a.onset, a.end, a.score, (result, s, a)) for result, s in series for a in s.anomalies
         ]
@@ -198,7 +213,15 @@ class _Execution:
             return self.window, "question" if self.request.plan.get("explicit_time") else "whole_window"
         explicit = bool(self.request.plan.get("explicit_time"))
         kind = (self.request.plan.get("time") or {}).get("kind")
-        chosen = min(pool, key=lambda e: e.start) if explicit and kind == "since" else max(pool, key=lambda e: e.weight)
+        how = "question" if explicit else "most_anomalous"
+        if moments:  # the episode nearest the asked-about lines
+            first = min(moments)
+            chosen = min(pool, key=lambda e: (_distance(e, first), -e.weight))
+            how = "question" if explicit else "asked_lines"
+        elif explicit and kind == "since":
+            chosen = min(pool, key=lambda e: e.start)
+        else:
+            chosen = max(pool, key=lambda e: e.weight)
         start, end = chosen.start - PAD, chosen.end + PAD
         for other in sorted(pool, key=lambda e: e.start):  # widen by what overlaps it
             if other.start <= end + PAD and other.end >= start - PAD:
@@ -206,7 +229,7 @@ class _Execution:
         focus = (max(_floor(start), self.window[0]), min(_ceil(end), self.window[1]))
         if focus[1] <= focus[0] or (focus[1] - focus[0]) >= NARROWING * (self.window[1] - self.window[0]):
             return self.window, "question" if explicit else "whole_window"
-        return focus, "question" if explicit else "most_anomalous"
+        return focus, how
 
     def _involved(self, series: list[Series], focus: tuple[datetime, datetime]) -> list[str]:
         """Services with an anomaly in the focus, in the order they moved."""
@@ -231,6 +254,7 @@ class _Execution:
             [(r, s, a) for r, s in series for a in s.anomalies if a.onset < focus[1] and a.end >= focus[0]],
             key=lambda item: item[2].onset,
         )
+        self.notes["spotted_metrics"] = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
         self._state_metrics(series, spotted, focus)
         self._state_logs(logs)
         self._state_changes(changes, spotted, involved or self.services)
@@ -266,17 +290,26 @@ class _Execution:
     def _state_changes(
         self, changes: list[tuple[ToolCallResult, ChangeRecord]], spotted: list[Spotted], services: list[str]
     ) -> None:
-        """The changes nearest before the first anomaly (the asked services' first); the latest
-        of them within the look-back is the inferred cause."""
-        onset = spotted[0][2].onset if spotted else None
-        before = [(r, c) for r, c in changes if onset is None or c.ts <= onset + SAME_TIME]
-        ranked = sorted(before, key=lambda rc: (rc[1].service not in services, -rc[1].ts.timestamp()))
-        for result, change in sorted(ranked[:3], key=lambda rc: rc[1].ts):
+        """Changes that may have caused the first anomaly — within ``CAUSE_LEAD`` before its onset,
+        the asked services' first, the nearest one the inferred cause — and the asked services'
+        changes during the episode (a rollback that ended it)."""
+        if not spotted:
+            for result, change in [(r, c) for r, c in changes if c.service in services][-3:]:
+                self.findings.change(result, change)
+            return
+        first = spotted[0]
+        onset, end = first[2].onset, max(item[2].end for item in spotted)
+        leading = [(r, c) for r, c in changes if onset - CAUSE_LEAD <= c.ts <= onset + SAME_TIME]
+        ranked = sorted(
+            leading, key=lambda rc: (rc[1].service not in services, abs((onset - rc[1].ts).total_seconds()))
+        )
+        during = [(r, c) for r, c in changes if onset + SAME_TIME < c.ts <= end and c.service in services]
+        shown = {id(c): (r, c) for r, c in [*ranked[:2], *during[:2]]}
+        for result, change in sorted(shown.values(), key=lambda rc: rc[1].ts):
             self.findings.change(result, change)
-        if onset is not None:
-            cause = next(((r, c) for r, c in ranked if onset - CAUSE_LOOKBACK <= c.ts), None)
-            if cause is not None:
-                self.findings.inference(cause, spotted[0], together=cause[1].ts > onset)
+        if ranked:
+            cause = ranked[0]
+            self.findings.inference(cause, first, together=cause[1].ts > onset)
 
     def _first_mover(self, spotted: list[Spotted]) -> None:
         firsts: dict[str, Spotted] = {}
@@ -287,13 +320,17 @@ class _Execution:
             if first[2].onset < second[2].onset:
                 self.findings.first_mover(first, second)
 
-    def _runbooks(self, series: list[Series], logs: list[Logs]) -> None:
-        """Runbooks looked up with what was seen (error codes, templates, anomalous metrics)."""
-        step = next((s for s in self.steps if s["tool"] == "lookup_knowledge"), None)
-        if step is None:
+    def _runbooks(self, logs: list[Logs]) -> None:
+        """Runbooks looked up with what was seen — error codes, the dominant templates' words,
+        anomalous metrics — not with the question's wording; a runbook sharing fewer than two
+        of those words with them is no match."""
+        if not any(step["tool"] == "lookup_knowledge" for step in self.steps):
             return
         seen = [e.text for c in self.findings.claims for e in extract_entities(c.claim_text) if e.kind == "error_code"]
-        seen += [s.metric.replace("_", " ") for _r, s in series if s.anomalies]
+        for _result, evidence in logs:
+            if evidence.templates:
+                seen += _TEMPLATE_WORD.findall(evidence.templates[0].template.replace("<*>", " "))[:12]
+        seen += [metric.replace("_", " ") for metric in self.notes.get("spotted_metrics", [])]
         terms = str(self.request.plan.get("runbook_terms") or "")
         query = " ".join(dict.fromkeys([*seen, terms])).strip() or self.request.question
         service = self.services[0] if len(self.services) == 1 else None
@@ -301,11 +338,12 @@ class _Execution:
         if result is None or result.status != "ok":
             return
         for evidence in result.output.evidence:
-            if isinstance(evidence, KnowledgeEvidence) and evidence.documents:
-                self._hypotheses(evidence)
+            if isinstance(evidence, KnowledgeEvidence):
+                relevant = [d for d in evidence.documents if len(d.matched_terms) >= MIN_SHARED_TERMS]
+                if relevant:
+                    self._hypotheses(relevant[0])
 
-    def _hypotheses(self, evidence: KnowledgeEvidence) -> None:
-        top = evidence.documents[0]
+    def _hypotheses(self, top: RunbookMatch) -> None:
         lang = self.findings.lang
         causes = _section(top.sections, "可能原因", "Possible causes", lang)
         steps = _section(top.sections, "排查步骤", "Steps", lang)
@@ -346,6 +384,16 @@ class OfflineExecutor:
         return _reply(execution.run())
 
 
+def _found_nothing(result: ToolCallResult) -> bool:
+    """An empty answer that is itself an observation: no lines of that level in the window, no
+    change recorded while a change feed exists."""
+    return result.status == "no_data" and any(
+        (isinstance(e, LogEvidence) and e.span is not None and e.level is not None)
+        or (isinstance(e, ChangeEvidence) and not e.feed_empty)
+        for e in result.output.evidence
+    )
+
+
 def _reply(output: dict[str, Any]) -> RoleReply:
     return RoleReply(text=json.dumps(output, ensure_ascii=False), engine="offline")
 
@@ -383,6 +431,17 @@ def _floor(moment: datetime) -> datetime:
 def _ceil(moment: datetime) -> datetime:
     floored = _floor(moment)
     return floored if floored == moment else floored + timedelta(minutes=5)
+
+
+def _gap(a: datetime, b: datetime) -> float:
+    return abs((a - b).total_seconds())
+
+
+def _distance(episode: _Episode, moment: datetime) -> float:
+    """Seconds from ``moment`` to the episode (0 inside it)."""
+    if episode.start <= moment <= episode.end:
+        return 0.0
+    return min(abs((episode.start - moment).total_seconds()), abs((moment - episode.end).total_seconds()))
 
 
 def _spans_days(window: tuple[datetime, datetime]) -> bool:

@@ -16,7 +16,15 @@ from typing import Any
 import yaml
 
 from veridiag.contracts.executor_v2 import Claim, EvidenceBinding, Hypothesis, RecommendedAction, SupportLevel
-from veridiag.tools.records import ChangeRecord, LogEvidence, LogSample, MetricAnomaly, MetricEvidence, TemplateCount
+from veridiag.tools.records import (
+    ChangeEvidence,
+    ChangeRecord,
+    LogEvidence,
+    LogSample,
+    MetricAnomaly,
+    MetricEvidence,
+    TemplateCount,
+)
 from veridiag.tools.render import format_value
 from veridiag.tools.results import ToolCallResult
 
@@ -121,7 +129,8 @@ class Findings:
             maximum=format_value(series.maximum, unit),
             median=format_value(round(series.baseline_median, 2), unit),
         )
-        return self.claim("observation", text, [(result, series.window_line), (result, series.baseline_line)])
+        # The core finding of a quiet period: the symptom asked about is not there.
+        return self.claim("symptom", text, [(result, series.window_line), (result, series.baseline_line)])
 
     def logs(self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount) -> Claim:
         text = self.say(
@@ -148,7 +157,11 @@ class Findings:
             end=self.clock(logs.end),
             level=logs.level or "ERROR",
         )
-        return self.claim("observation", text, [(result, logs.line)])
+        return self.claim("symptom", text, [(result, logs.line)])
+
+    def no_changes(self, result: ToolCallResult, changes: ChangeEvidence) -> Claim:
+        text = self.say("no_changes", start=self.clock(changes.start), end=self.clock(changes.end))
+        return self.claim("observation", text, [(result, changes.line)])
 
     def order(self, result: ToolCallResult, order_id: str, sample: LogSample) -> Claim:
         text = self.say("order", order=order_id, time=self.clock.seconds(sample.ts), line=sample.line[:240])

@@ -59,7 +59,7 @@ class Window:
 def named_services(question: str, known: list[str]) -> tuple[list[str], bool]:
     """Services the question names, in the order it names them; True when named exactly."""
     lowered = question.lower()
-    exact = []
+    exact: list[tuple[int, str]] = []
     for service in sorted(known, key=len, reverse=True):
         found = re.search(rf"(?<![\w-]){re.escape(service.lower())}(?![\w-])", lowered)
         if found and not any(service.lower() in other.lower() for _pos, other in exact):
@@ -68,9 +68,11 @@ def named_services(question: str, known: list[str]) -> tuple[list[str], bool]:
         return [service for _pos, service in sorted(exact)], True
     pointed: list[tuple[int, str]] = []
     for word, fragments in aliases().items():
-        position = lowered.find(word.lower())
-        if position < 0:
+        # An English word counts from a word start ("orders" yes, "reorder" and "display" no).
+        found = re.search(rf"(?<![a-z]){re.escape(word.lower())}" if word.isascii() else re.escape(word), lowered)
+        if found is None:
             continue
+        position = found.start()
         for service in known:
             if any(fragment in service.lower() for fragment in fragments):
                 pointed.append((position, service))

@@ -89,8 +89,13 @@ class LokiBackend:
             message = f"expected log streams, got {data.get('resultType')!r} (metric queries belong to query_metrics)"
             return ToolOutput(status="error", error=message, text=f"query_logs error from loki: {message}")
         rows = sorted(_lines(data.get("result")))
-        request = {"service": args.service, "query": args.query, "level": args.level, "start": iso(start),
-                   "end": iso(end)}
+        request = {
+            "service": args.service,
+            "query": args.query,
+            "level": args.level,
+            "start": iso(start),
+            "end": iso(end),
+        }
         notes = [f"logql: {query}"]
         if not rows:
             rendered, evidence = logs_output(
@@ -103,8 +108,9 @@ class LokiBackend:
                 evidence=[evidence],
             )
         samples = [
-            LogSample(ts=datetime.fromtimestamp(ns / 1e9, tz=UTC), service=args.service or "", level=_level(line),
-                      line=line)
+            LogSample(
+                ts=datetime.fromtimestamp(ns / 1e9, tz=UTC), service=args.service or "", level=_level(line), line=line
+            )
             for ns, line in rows
         ]
         by_level: Counter[str] = Counter(sample.level for sample in samples)

@@ -120,7 +120,12 @@ class PrometheusBackend:
             span = Span(first=(before or points)[0][0], last=points[-1][0])
             service = _label(series.get("metric"), self.service_label) or args.service or ""
             rendered, found = metrics_output(
-                request, service=service, metric=args.metric or query, unit=unit, window=points, history=span,
+                request,
+                service=service,
+                metric=args.metric or query,
+                unit=unit,
+                window=points,
+                history=span,
                 report=report,
             )
             texts.append(rendered.text)

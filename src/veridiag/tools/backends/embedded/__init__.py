@@ -46,7 +46,9 @@ class EmbeddedEnvironment:
         self._local = threading.local()
         with _INIT_LOCK, self.connect() as conn:
             if _schema.migrate(conn):
-                _log.info("mined templates for %d lines stored before templates existed", _ingest.template_untemplated(conn))
+                _log.info(
+                    "mined templates for %d lines stored before templates existed", _ingest.template_untemplated(conn)
+                )
             conn.executescript(knowledge.SCHEMA)
             if load_demo and self._is_empty(conn):
                 self._load_demo(conn)
@@ -176,7 +178,9 @@ class EmbeddedEnvironment:
         None): what "now" means for imported history (the demo day ends at 16:00)."""
         if service is None:
             conn = self._connection()
-            stamps = [conn.execute(f"SELECT MAX(ts) FROM {table}").fetchone()[0] for table in ("log_line", "metric_point")]
+            stamps = [
+                conn.execute(f"SELECT MAX(ts) FROM {table}").fetchone()[0] for table in ("log_line", "metric_point")
+            ]
             known = [s for s in stamps if s is not None]
             if not known:
                 return None
@@ -211,13 +215,17 @@ class EmbeddedEnvironment:
     def query_logs(self, args: QueryLogsArgs) -> ToolOutput:
         if args.logql:
             message = "logql needs the loki backend"
-            return ToolOutput(status="error", error=message, text=f"query_logs error: {message}; use service/query/level")
+            return ToolOutput(
+                status="error", error=message, text=f"query_logs error: {message}; use service/query/level"
+            )
         try:
             start, end = self._window(args.start, args.end)
         except ValueError as exc:
             return ToolOutput(status="error", error=str(exc), text=f"query_logs error: {exc}")
         about = self.describe(args.service) if args.service else []
-        return _logs.query_logs(self._connection(), args, start, end, self.services(), about)
+        return _logs.query_logs(
+            self._connection(), args, start=start, end=end, services=self.services(), about_service=about
+        )
 
     def query_metrics(self, args: QueryMetricsArgs) -> ToolOutput:
         if args.promql:
@@ -252,6 +260,7 @@ class EmbeddedEnvironment:
                     title=h.runbook.title,
                     services=list(h.runbook.services),
                     score=h.score,
+                    matched_terms=knowledge.shared_terms(args.query, h.runbook),
                     sections=knowledge.sections(h.runbook.body),
                 )
                 for h in hits
@@ -269,6 +278,4 @@ class EmbeddedEnvironment:
                 for h in hits
             ],
         }
-        return ToolOutput(
-            status="ok", text=text, model_text=model_text, retrieval_details=details, evidence=[evidence]
-        )
+        return ToolOutput(status="ok", text=text, model_text=model_text, retrieval_details=details, evidence=[evidence])

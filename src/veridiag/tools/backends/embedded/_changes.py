@@ -22,7 +22,8 @@ LIMIT = 50
 
 
 def query_changes(conn: sqlite3.Connection, args: QueryChangesArgs, start: datetime, end: datetime) -> ToolOutput:
-    clauses, params = ["ts >= ?", "ts < ?"], [ms(start), ms(end)]
+    clauses = ["ts >= ?", "ts < ?"]
+    params: list[int | str] = [ms(start), ms(end)]
     if args.service:
         clauses.append("service = ?")
         params.append(args.service)
@@ -47,7 +48,8 @@ def query_changes(conn: sqlite3.Connection, args: QueryChangesArgs, start: datet
         for ts, service, kind, description, version, source in reversed(rows)
     ]
     request = {"service": args.service, "kind": args.kind, "start": iso(start), "end": iso(end)}
-    rendered, evidence = changes_output(request, changes)
+    feed_empty = not changes and conn.execute("SELECT 1 FROM change_event LIMIT 1").fetchone() is None
+    rendered, evidence = changes_output(request, changes, feed_empty=feed_empty)
     details = {"backend": "embedded", "changes": len(changes), "window": [iso(start), iso(end)]}
     status = "ok" if changes else "no_data"
     return ToolOutput(status=status, text=rendered.text, retrieval_details=details, evidence=[evidence])

@@ -90,7 +90,7 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
     written = Written()
     miners = _Miners(conn)
     batch: list[tuple[int, LogRow]] = []
-    same_instant: dict[int, int] = {}
+    same_instant: dict[str, int] = {}
     instant: tuple[str, int] | None = None
 
     def flush() -> None:
@@ -135,10 +135,9 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
         if instant != (row.service, stamp):
             instant = (row.service, stamp)
             same_instant.clear()
-        identity = _key(row.service, stamp, row.text)
-        occurrence = same_instant.get(identity, 0)
-        same_instant[identity] = occurrence + 1
-        batch.append((_key(identity, occurrence), row))
+        occurrence = same_instant.get(row.text, 0)
+        same_instant[row.text] = occurrence + 1
+        batch.append((_key(row.service, stamp, row.text, occurrence), row))
         if len(batch) >= BATCH:
             flush()
     if batch:

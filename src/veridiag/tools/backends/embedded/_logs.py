@@ -55,6 +55,7 @@ class _Filter:
 def query_logs(
     conn: sqlite3.Connection,
     args: QueryLogsArgs,
+    *,
     start: datetime,
     end: datetime,
     services: list[str],
@@ -68,7 +69,9 @@ def query_logs(
     match = fts_query(args.query) if args.query else None
     if args.query and match is None:
         return ToolOutput(
-            status="error", error="query has no searchable words", text="query_logs error: query has no searchable words"
+            status="error",
+            error="query has no searchable words",
+            text="query_logs error: query has no searchable words",
         )
     notes: list[str] = []
     where = _Filter(start, end, args, match)
@@ -92,8 +95,8 @@ def query_logs(
         rendered, evidence = logs_output(
             request, matched=0, by_level={}, templates=[], bursts=[], samples=[], model_limit=0, span=span, notes=notes
         )
-        details = {"matched": 0, "window": [iso(start), iso(end)]}
-        return ToolOutput(status="no_data", text=rendered.text, retrieval_details=details, evidence=[evidence])
+        empty = {"matched": 0, "window": [iso(start), iso(end)]}
+        return ToolOutput(status="no_data", text=rendered.text, retrieval_details=empty, evidence=[evidence])
     templates = _templates(conn, where)
     bursts = _bursts(conn, where)
     samples = [
