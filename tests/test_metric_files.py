@@ -173,6 +173,7 @@ def test_prometheus_text_format_has_milliseconds(tmp_path: Path) -> None:
         'requests{service="api"} 10 1394767800000\n'
         'requests{service="api"} 12 1394767860\n'  # seconds by mistake: read as such
         "# TYPE queue_ms gauge\nqueue_ms 3 1394767800000\n"
+        "jobs_created 1394000000 1394767800000\n"  # a creation time, no measurement
     )
     samples, report = read(write(tmp_path, "x.prom", text))
     assert report.format == "prometheus-text"
@@ -181,6 +182,7 @@ def test_prometheus_text_format_has_milliseconds(tmp_path: Path) -> None:
         ("requests", "api", "", datetime(2014, 3, 14, 3, 31, tzinfo=UTC), 12.0),
         ("queue_ms", None, "ms", T, 3.0),
     ]
+    assert (report.skipped, report.first_skipped) == (1, [7])
 
 
 def test_our_own_export_reads_back(tmp_path: Path) -> None:

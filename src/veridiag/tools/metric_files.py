@@ -739,8 +739,8 @@ def _families(meta: list[str], lines: list[str], strict: bool) -> list[tuple[Any
 
 
 def _exposition_sample(line: str, sample: Any, family_unit: str, strict: bool, naming: _Naming) -> Sample | None:
-    if sample.timestamp is None:
-        return None  # a sample without a time cannot be placed
+    if sample.timestamp is None or str(sample.name).endswith("_created"):
+        return None  # a sample without a time cannot be placed; _created is a start time, not a measurement
     seconds = float(sample.timestamp)
     if not strict and seconds < 1e8:
         seconds *= 1000  # written in seconds although the text format means milliseconds
