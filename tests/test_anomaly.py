@@ -230,6 +230,23 @@ def test_constant_series_and_duplicate_timestamps() -> None:
     assert jump.peak == 90.0
 
 
+def test_extreme_magnitudes_stay_finite() -> None:
+    for values in (
+        [1e308, -1e308] * 10,  # beyond any measurement: skipped
+        [1e150] * 9 + [-1e150],
+        [5e-324] * 20 + [1e150],
+        [-1e150] * 20 + [1e150] * 5,
+    ):
+        report = detect_anomalies(series(values))
+        if report.baseline is not None:
+            assert math.isfinite(report.baseline.mad)
+            assert math.isfinite(report.baseline.median)
+        for anomaly in report.anomalies:
+            assert math.isfinite(anomaly.score)
+            assert anomaly.factor is None or math.isfinite(anomaly.factor)
+    assert detect_anomalies(series([1e308, -1e308] * 10)).baseline is None
+
+
 def test_naive_times_are_utc_and_mix_with_aware_ones() -> None:
     values = [1.0, 1.2, 0.9, 1.1] * 20 + [9.0] * 5
     naive = [(datetime(2014, 3, 10) + timedelta(minutes=i), v) for i, v in enumerate(values)]
@@ -269,6 +286,7 @@ def test_any_floats_give_well_formed_episodes(values: list[float], offsets: list
         assert any(t == anomaly.peak_at and v == anomaly.peak for t, v in points)
         assert math.isfinite(anomaly.score)
         assert 0 <= anomaly.score <= SCORE_CAP
+        assert anomaly.factor is None or math.isfinite(anomaly.factor)
         assert anomaly.points >= 1
         if bounds:
             assert anomaly.onset < bounds[1]
