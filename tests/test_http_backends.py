@@ -12,6 +12,7 @@ import pytest
 from veridiag.tools import QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends.loki import LokiBackend
 from veridiag.tools.backends.prometheus import PrometheusBackend
+from veridiag.tools.records import MetricEvidence
 
 T0 = 1783418400  # 2026-07-07T10:00:00Z
 WINDOW = {"start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:05:00Z"}
@@ -34,13 +35,13 @@ def prometheus(handler: Callable[[httpx2.Request], httpx2.Response], seen: list[
     return PrometheusBackend("http://prometheus:9090", transport=transport(handler, seen))
 
 
-def test_prometheus_range_query_with_baseline() -> None:
+def test_prometheus_window_is_judged_against_the_series_history() -> None:
     seen: list[httpx2.Request] = []
 
     def handler(request: httpx2.Request) -> httpx2.Response:
         start = float(request.url.params["start"])
-        if start < T0:  # the baseline window before
-            return httpx2.Response(200, json=matrix([[T0 - 300 + 60 * i, "12"] for i in range(5)]))
+        if start < T0:  # the history before the window
+            return httpx2.Response(200, json=matrix([[T0 - 1800 + 60 * i, str(11 + i % 3)] for i in range(30)]))
         return httpx2.Response(200, json=matrix([[T0 + 60 * i, str(v)] for i, v in enumerate([20, 35, 50, 50, "NaN"])]))
 
     out = prometheus(handler, seen).query_metrics(
@@ -50,8 +51,14 @@ def test_prometheus_range_query_with_baseline() -> None:
     assert seen[0].url.path == "/api/v1/query_range"
     assert seen[0].url.params["query"] == 'hikaricp_connections_active{service="payment-service"}'
     assert float(seen[0].url.params["start"]) == T0 and seen[0].url.params["step"] == "60"
+    assert float(seen[1].url.params["start"]) == T0 - 86_400, "a day of history at least"
     assert "max 50 connections" in out.text and "peak 50 connections at 2026-07-07T10:02:00Z" in out.text
-    assert "change: avg 12 connections → 38.75 connections" in out.text
+    assert "history 2026-07-07T09:30:00Z – 2026-07-07T10:03:00Z (30 points): median 12 connections" in out.text
+    (series,) = out.evidence
+    assert isinstance(series, MetricEvidence) and series.service == "payment-service"
+    (anomaly,) = series.anomalies
+    assert (anomaly.direction, anomaly.peak, anomaly.expected) == ("up", 50.0, 12.0)
+    assert anomaly.line in out.text and anomaly.peak_line == "2026-07-07T10:02:00Z 50 connections"
     assert out.retrieval_details["series"][0]["points"] == 4, "NaN is not a point"
 
 

@@ -290,26 +290,27 @@ class _Execution:
     def _state_changes(
         self, changes: list[tuple[ToolCallResult, ChangeRecord]], spotted: list[Spotted], services: list[str]
     ) -> None:
-        """Changes that may have caused the first anomaly — within ``CAUSE_LEAD`` before its onset,
-        the asked services' first, the nearest one the inferred cause — and the asked services'
-        changes during the episode (a rollback that ended it)."""
+        """Changes that may have caused the episode — each within ``CAUSE_LEAD`` before an
+        anomaly's onset; the one nearest an onset after it is the inferred cause, whichever
+        service it touched (a batch job can lock another's database) — and the asked services'
+        changes during it (a rollback that ended it)."""
         if not spotted:
             for result, change in [(r, c) for r, c in changes if c.service in services][-3:]:
                 self.findings.change(result, change)
             return
-        first = spotted[0]
-        onset, end = first[2].onset, max(item[2].end for item in spotted)
-        leading = [(r, c) for r, c in changes if onset - CAUSE_LEAD <= c.ts <= onset + SAME_TIME]
-        ranked = sorted(
-            leading, key=lambda rc: (rc[1].service not in services, abs((onset - rc[1].ts).total_seconds()))
-        )
-        during = [(r, c) for r, c in changes if onset + SAME_TIME < c.ts <= end and c.service in services]
+        onsets = [item[2].onset for item in spotted]
+        lead = {id(c): _lead(c, onsets) for _r, c in changes}
+        leading = [(r, c) for r, c in changes if lead[id(c)] is not None]
+        ranked = sorted(leading, key=lambda rc: lead[id(rc[1])] or 0.0)
+        end = max(item[2].end for item in spotted)
+        during = [(r, c) for r, c in changes if min(onsets) + SAME_TIME < c.ts <= end and c.service in services]
         shown = {id(c): (r, c) for r, c in [*ranked[:2], *during[:2]]}
         for result, change in sorted(shown.values(), key=lambda rc: rc[1].ts):
             self.findings.change(result, change)
         if ranked:
             cause = ranked[0]
-            self.findings.inference(cause, first, together=cause[1].ts > onset)
+            effect = _effect_of(cause[1], spotted)
+            self.findings.inference(cause, effect, together=cause[1].ts > effect[2].onset)
 
     def _first_mover(self, spotted: list[Spotted]) -> None:
         firsts: dict[str, Spotted] = {}
@@ -327,9 +328,9 @@ class _Execution:
         if not any(step["tool"] == "lookup_knowledge" for step in self.steps):
             return
         seen = [e.text for c in self.findings.claims for e in extract_entities(c.claim_text) if e.kind == "error_code"]
-        for _result, evidence in logs:
-            if evidence.templates:
-                seen += _TEMPLATE_WORD.findall(evidence.templates[0].template.replace("<*>", " "))[:12]
+        for _result, found in logs:
+            if found.templates:
+                seen += _TEMPLATE_WORD.findall(found.templates[0].template.replace("<*>", " "))[:12]
         seen += [metric.replace("_", " ") for metric in self.notes.get("spotted_metrics", [])]
         terms = str(self.request.plan.get("runbook_terms") or "")
         query = " ".join(dict.fromkeys([*seen, terms])).strip() or self.request.question
@@ -431,6 +432,22 @@ def _floor(moment: datetime) -> datetime:
 def _ceil(moment: datetime) -> datetime:
     floored = _floor(moment)
     return floored if floored == moment else floored + timedelta(minutes=5)
+
+
+def _lead(change: ChangeRecord, onsets: list[datetime]) -> float | None:
+    """Seconds from the change to the nearest onset at or after it (a sample's slack allowed),
+    None when no onset follows within ``CAUSE_LEAD``."""
+    after = [(onset - change.ts).total_seconds() for onset in onsets if onset >= change.ts - SAME_TIME]
+    nearest = min(after, default=None)
+    return max(nearest, 0.0) if nearest is not None and nearest <= CAUSE_LEAD.total_seconds() else None
+
+
+def _effect_of(change: ChangeRecord, spotted: list[Spotted]) -> Spotted:
+    """The anomaly a change is linked to: the changed service's own first one when it has one,
+    else the first to start after the change."""
+    own = [item for item in spotted if item[1].service == change.service]
+    after = [item for item in spotted if item[2].onset >= change.ts - SAME_TIME]
+    return (own or after or spotted)[0]
 
 
 def _gap(a: datetime, b: datetime) -> float:
