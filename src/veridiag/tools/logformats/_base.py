@@ -165,7 +165,7 @@ class LogFormat:
         moment = datetime.fromisoformat(text)
         if moment.tzinfo is None:
             return self.aware(moment)
-        return moment.astimezone(UTC)
+        return moment if moment.tzinfo is UTC else moment.astimezone(UTC)
 
 
 FORMATS: dict[str, type[LogFormat]] = {}
