@@ -115,6 +115,7 @@ class TemplateMiner:
     """Incremental template mining with ids stable across calls and across ``state()`` / restore."""
 
     def __init__(self, state: bytes | None = None, *, sim_th: float = SIM_TH, depth: int = DEPTH) -> None:
+        """A new miner, or one restored from ``state()`` bytes (which carry their own sim_th and depth)."""
         self._drain = _Drain(depth=depth, sim_th=sim_th, max_children=MAX_CHILDREN)
         self._memo: dict[str, int] = {}
         if state is not None:
@@ -170,7 +171,7 @@ class TemplateMiner:
             drain.clusters_counter = int(payload["counter"])
             drain.root_node = _load_node(payload["tree"])
             memo = {str(k): int(v) for k, v in payload["memo"].items()}
-        except (zlib.error, ValueError, KeyError, TypeError) as exc:
+        except (zlib.error, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
             raise ValueError(f"unusable template state: {exc}") from exc
         self._drain, self._memo = drain, memo
 
