@@ -3,10 +3,12 @@
 Raw ``drain3`` runs ~17 k messages/s here: a million-line import would spend its whole budget in
 it. Real logs repeat the same few shapes, so each message is first masked (numbers, hex, uuids,
 IPs, host:port → a mask token; see ``mask``) and the masked text is memoised to its template id:
-drain3 sees each distinct shape once, and a repeated shape costs a dict lookup.
-The mask is its own token (not drain's ``<*>``): drain counts ``<*>`` in a template as a wildcard
-that never adds similarity, so messages that are mostly masked values would never group.
-It is shown as ``<*>``, like drain's own parameters, so ``after 5300ms`` reads ``after <*>ms``.
+drain3 sees each distinct shape once, and a repeated shape costs a dict lookup. Measured with
+``scripts/logformats_bench.py``: 115–150 k messages/s on service-log shapes, CPU time.
+
+The mask is its own token (``<#>``), shown as ``<*>`` like drain's own parameters, so
+``after 5300ms`` reads ``after <*>ms``: the similarity (``_Drain``) needs to see which tokens
+were values, and with drain's ``<*>`` a message of mostly values could never reach the threshold.
 
 State is plain JSON (zlib-compressed): the clusters, drain's prefix tree as it is (so a restored
 miner takes the same paths) and part of the memo, never pickled objects.

@@ -1,8 +1,8 @@
 """The records, the report, the format base class and registry, and the helpers every format shares.
 
 Formats return a small tuple (``Parsed``) instead of a ``LogEntry``: the reader owns line numbers,
-continuation lines and the report, and building one object per entry there is measurably cheaper
-than building one in the format and another in the reader.
+continuation lines and the report, and a tuple per line is cheaper than an object in the format
+followed by another in the reader.
 """
 
 from __future__ import annotations
