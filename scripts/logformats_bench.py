@@ -50,6 +50,9 @@ Line = Callable[[int, random.Random], str]
 SHAPES: dict[str, Line] = {
     "syslog": lambda i, r: f"{_t(i):%b} {_t(i).day:2d} {_t(i):%H:%M:%S} web01 app[{r.randint(1, 9999)}]: {_msg(r)}",
     "syslog5424": lambda i, r: f'<165>1 {_iso(i)} web01 app {r.randint(1, 9999)} ID47 [m@1 a="1"] {_msg(r)}',
+    "syslog_iso": lambda i, r: (
+        f"{_t(i):%Y-%m-%dT%H:%M:%S}.{_t(i).microsecond:06d}+02:00 web01 app[{r.randint(1, 9999)}]: {_msg(r)}"
+    ),
     "thunderbird": lambda i, r: (
         f"- {int(_t(i).timestamp())} {_t(i):%Y.%m.%d} dn{r.randint(1, 999)} {_t(i):%b} {_t(i).day} {_t(i):%H:%M:%S} "
         f"dn1/dn1 crond[{r.randint(1, 9999)}]: {_msg(r)}"

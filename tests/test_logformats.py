@@ -51,6 +51,12 @@ FIRST: dict[str, tuple[datetime, str, str, str]] = {
         "Failed password for root from 203.0.113.9 port 51122 ssh2",
     ),
     "syslog5424": (utc(2024, 3, 10, 22, 14, 15, 3000), "INFO", "pgbouncer", "pool is full, waiting=12"),
+    "syslog_iso": (
+        utc(2026, 7, 7, 8, 1, 2, 123456),
+        "INFO",
+        "sshd",
+        "Accepted publickey for deploy from 198.51.100.4 port 50022 ssh2",
+    ),
     "thunderbird": (utc(2005, 11, 9, 20, 1, 1), "INFO", "crond(pam_unix)", "session closed for user root"),
     "apache_error": (
         utc(2005, 12, 4, 4, 47, 44),
@@ -154,6 +160,7 @@ def test_levels_and_components_of_the_other_lines() -> None:
         "openstack": ["INFO", "ERROR", "WARN"],
         "syslog5424": ["INFO", "ERROR", "INFO"],
         "thunderbird": ["INFO", "INFO", "ERROR", "INFO"],  # an alert label other than "-" is an alert
+        "syslog_iso": ["INFO", "ERROR", "INFO"],  # no severity written; an OOM kill is an error
     }
     for format_id, expected in levels.items():
         assert [e.level for e in read(FIXTURES / f"{format_id}.log")[0]] == expected, format_id

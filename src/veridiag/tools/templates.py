@@ -3,10 +3,12 @@
 Raw ``drain3`` runs ~17 k messages/s here: a million-line import would spend its whole budget in
 it. Real logs repeat the same few shapes, so each message is first masked (numbers, hex, uuids,
 IPs, host:port → a mask token; see ``mask``) and the masked text is memoised to its template id:
-drain3 sees each distinct shape once, and a repeated shape costs a dict lookup.
-The mask is its own token (not drain's ``<*>``): drain counts ``<*>`` in a template as a wildcard
-that never adds similarity, so messages that are mostly masked values would never group.
-It is shown as ``<*>``, like drain's own parameters, so ``after 5300ms`` reads ``after <*>ms``.
+drain3 sees each distinct shape once, and a repeated shape costs a dict lookup. Measured with
+``scripts/logformats_bench.py``: 115–150 k messages/s on service-log shapes, CPU time.
+
+The mask is its own token (``<#>``), shown as ``<*>`` like drain's own parameters, so
+``after 5300ms`` reads ``after <*>ms``: the similarity (``_Drain``) needs to see which tokens
+were values, and with drain's ``<*>`` a message of mostly values could never reach the threshold.
 
 State is plain JSON (zlib-compressed): the clusters, drain's prefix tree as it is (so a restored
 miner takes the same paths) and part of the memo, never pickled objects.
@@ -115,6 +117,7 @@ class TemplateMiner:
     """Incremental template mining with ids stable across calls and across ``state()`` / restore."""
 
     def __init__(self, state: bytes | None = None, *, sim_th: float = SIM_TH, depth: int = DEPTH) -> None:
+        """A new miner, or one restored from ``state()`` bytes (which carry their own sim_th and depth)."""
         self._drain = _Drain(depth=depth, sim_th=sim_th, max_children=MAX_CHILDREN)
         self._memo: dict[str, int] = {}
         if state is not None:
@@ -170,7 +173,7 @@ class TemplateMiner:
             drain.clusters_counter = int(payload["counter"])
             drain.root_node = _load_node(payload["tree"])
             memo = {str(k): int(v) for k, v in payload["memo"].items()}
-        except (zlib.error, ValueError, KeyError, TypeError) as exc:
+        except (zlib.error, ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
             raise ValueError(f"unusable template state: {exc}") from exc
         self._drain, self._memo = drain, memo
 

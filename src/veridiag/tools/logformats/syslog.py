@@ -84,6 +84,32 @@ class Rfc5424(LogFormat):
 
 
 @register
+class SyslogIso(LogFormat):
+    """rsyslog's file format and ``journalctl -o short-iso``: ``2024-01-02T03:04:05.123+01:00 host prog[pid]: msg``.
+
+    No severity is written: INFO, raised by the shared severity rule (auth failure, OOM kill).
+    """
+
+    id = "syslog_iso"
+    title = "syslog with ISO time (rsyslog, journald)"
+    _line = re.compile(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?) (\S+) (.*)")
+
+    def parse(self, line: str) -> Parsed | None:
+        match = self._line.match(line)
+        if match is None:
+            return None
+        stamp, _host, rest = match.groups()
+        component, message = _program(rest)
+        if not component:  # a host and a program are what tell this shape from "ISO LEVEL component"
+            return None
+        try:
+            ts = self.iso(stamp)
+        except ValueError:
+            return None
+        return ts, "INFO", component, message, None, None
+
+
+@register
 class Thunderbird(LogFormat):
     """loghub Thunderbird: ``- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 prog[pid]: msg``.
 
