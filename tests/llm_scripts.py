@@ -55,7 +55,12 @@ def executor_script(final: Callable[[int, str], str]) -> Script:
     """Calls query_logs, repeats the same call once (the guard refuses it), then answers."""
 
     def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        assert {t.name for t in info.function_tools} == {"query_logs", "query_metrics", "query_changes", "lookup_knowledge"}
+        assert {t.name for t in info.function_tools} == {
+            "query_logs",
+            "query_metrics",
+            "query_changes",
+            "lookup_knowledge",
+        }
         returns = _returns(messages)
         args = {
             "service": "payment-service",

@@ -69,9 +69,13 @@ def test_explicit_format_continuations_and_bad_bytes(env: EmbeddedEnvironment, t
         b"07/07/2026 10:01:05 INFO recovered\n"
     )
     report = import_logs(env, path, service="pay", time_format="%d/%m/%Y %H:%M:%S")
-    assert (report.imported, report.skipped, report.first_skipped, report.replaced_bytes_lines) == (3, 1, [1], 1)
+    assert (report.imported, report.skipped, report.first_skipped, report.replaced_bytes_lines) == (2, 1, [1], 1)
+    assert report.continuation_lines == 1
     stored = rows(env, "pay")
-    assert stored[1][0] == stored[0][0] and stored[1][1] == "ERROR", "a stack-trace line joins its entry"
+    assert stored[0][1] == "ERROR" and "\tat com.shop.Pay.run(Pay.java:42)" in stored[0][2], (
+        "a trace stays with its entry"
+    )
+    assert stored[0][0] == int(datetime(2026, 7, 7, 10, 1, 2, tzinfo=UTC).timestamp() * 1000), "day first, as told"
     assert "\ufffd" in stored[0][2]
     out = env.query_logs(
         QueryLogsArgs(service="pay", query="timeout", start="2026-07-07T10:00:00Z", end="2026-07-07T11:00:00Z")
@@ -82,7 +86,7 @@ def test_explicit_format_continuations_and_bad_bytes(env: EmbeddedEnvironment, t
 def test_unrecognised_timestamps_refuse_the_file(env: EmbeddedEnvironment, tmp_path: Path) -> None:
     path = tmp_path / "prose.txt"
     path.write_text("hello\nworld\n", encoding="utf-8")
-    with pytest.raises(ImportFailedError, match="--time-format"):
+    with pytest.raises(ImportFailedError, match=r"no line could be placed in time .* line\(s\) 1, 2"):
         import_logs(env, path, service="x")
     with pytest.raises(ImportFailedError, match="no such file"):
         import_logs(env, tmp_path / "missing.log", service="x")

@@ -327,7 +327,9 @@ def test_evidence_tools_budget_counts_only_calls_that_ran(
     store: SessionStore, demo_env: EmbeddedEnvironment, tmp_path: Path
 ) -> None:
     session = store.create_session("q")
-    runner = ToolRunner(store, Toolbox(logs=demo_env, metrics=demo_env, knowledge=demo_env, changes=demo_env), session.id)
+    runner = ToolRunner(
+        store, Toolbox(logs=demo_env, metrics=demo_env, knowledge=demo_env, changes=demo_env), session.id
+    )
     tools = EvidenceTools(runner, budget=2)
     first = tools.call("lookup_knowledge", {"query": "连接池"})
     assert "invocation_id=" in first

@@ -9,6 +9,7 @@ import pytest
 from veridiag.tools import LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.knowledge import RunbookError
+from veridiag.tools.records import LogEvidence, MetricEvidence
 
 INCIDENT = {"start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z"}
 
@@ -37,8 +38,11 @@ def test_logs_summarise_patterns_with_a_verbatim_example(demo_env: EmbeddedEnvir
     out = demo_env.query_logs(QueryLogsArgs(service="payment-service", level="ERROR", limit=5, **INCIDENT))
     assert out.status == "ok"
     top = out.retrieval_details["patterns"][0]
-    assert "ERR_TIMEOUT request timeout cost=<n>ms" in top["template"]
+    assert top["template"] == "order=<*> ERR_TIMEOUT request timeout cost=<*>ms", "mined at import from the message"
     assert top["example"] in out.text and top["example"].startswith("2026-07-07T10:")
+    (evidence,) = out.evidence
+    assert isinstance(evidence, LogEvidence) and evidence.templates[0].count == top["count"]
+    assert evidence.templates[0].line in out.text.split("\n") and evidence.line in out.text.split("\n")
     assert out.retrieval_details["by_level"] == {"ERROR": out.retrieval_details["matched"]}
     assert len(out.for_model().split("\n")) < len(out.text.split("\n"))
     assert model_lines_are_stored(out.text, out.for_model())
@@ -62,15 +66,20 @@ def test_no_matching_lines_is_no_data(demo_env: EmbeddedEnvironment) -> None:
     assert out.status == "no_data" and "matched 0 lines" in out.text
 
 
-def test_metrics_compare_the_window_with_its_baseline(demo_env: EmbeddedEnvironment) -> None:
+def test_metrics_judge_the_window_against_the_series_history(demo_env: EmbeddedEnvironment) -> None:
     out = demo_env.query_metrics(
         QueryMetricsArgs(service="payment-service", metric="hikaricp_connections_active", **INCIDENT)
     )
     assert out.status == "ok"
     details = out.retrieval_details
     assert details["max"] == 50 and details["unit"] == "connections"
-    assert details["baseline_avg"] < 20
-    assert "max 50 connections" in out.text and "baseline 2026-07-07T09:30:00Z" in out.text
+    assert details["baseline_median"] < 20
+    assert "max 50 connections" in out.text and "history 2026-07-07T08:00:00Z" in out.text
+    (series,) = out.evidence
+    assert isinstance(series, MetricEvidence)
+    (anomaly,) = series.anomalies
+    assert anomaly.direction == "up" and anomaly.onset.isoformat() == "2026-07-07T10:00:00+00:00"
+    assert anomaly.line in out.text.split("\n") and anomaly.peak_line in out.text.split("\n")
     assert model_lines_are_stored(out.text, out.for_model())
 
 

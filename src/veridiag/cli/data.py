@@ -93,6 +93,10 @@ def data_import_logs(
     fmt: Annotated[
         str, typer.Option("--format", help="Force a format by id (see `veridiag data formats`); default: detect.")
     ] = "auto",
+    time_format: Annotated[
+        str | None,
+        typer.Option("--time-format", help="strptime layout of the leading timestamp, for shapes --format lacks."),
+    ] = None,
     year: Annotated[
         int | None,
         typer.Option("--year", help="Year for formats that write none (default: the file's dates or mtime)."),
@@ -114,6 +118,7 @@ def data_import_logs(
                 file,
                 service=service,
                 fmt=fmt,
+                time_format=time_format,
                 year=year,
                 tz=tz or config.timezone,
                 progress=lambda done: progress.update(task, completed=done),

@@ -75,12 +75,16 @@ def import_logs(
     *,
     service: str,
     fmt: str = "auto",
+    time_format: str | None = None,
     year: int | None = None,
     tz: str = "UTC",
     progress: Progress | None = None,
 ) -> ImportReport:
-    """Stream ``path`` into the embedded log store; ``progress`` gets bytes read so far."""
+    """Stream ``path`` into the embedded log store; ``progress`` gets bytes read so far.
+    ``time_format`` (a strptime layout of the leading timestamp) overrides ``fmt``."""
     _exists(path)
+    if time_format:
+        fmt = f"strptime:{time_format}"
     found = LogFileReport()
     changes: list[ChangeRow] = []
     services: set[str] = set()

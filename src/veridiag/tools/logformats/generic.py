@@ -8,12 +8,13 @@ at: a date inside a message says nothing about when the line was written.
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 from veridiag.tools.logformats._base import (
     LEVEL_WORD_RE,
     MONTH_RE,
     MONTHS,
+    PLACEHOLDER_YEAR,
     Level,
     LogFormat,
     Parsed,
@@ -89,3 +90,33 @@ class Unknown(LogFormat):
             month, day = MONTHS[m["smo"]], int(m["sd"])
             return self.aware(self.clock.naive(month, day, int(m["sh"]), int(m["smi"]), int(m["ssec"])))
         return epoch(float(m["epoch"]))
+
+
+class Strptime(LogFormat):
+    """A leading timestamp in a layout the user names (``--time-format '%d/%m/%Y %H:%M:%S'``),
+    then an optional level word and the message: for shapes no registered format knows, such
+    as a day-first date that cannot be told from a month-first one by looking."""
+
+    id = "strptime"
+    title = "leading timestamp in a given strptime layout"
+
+    def __init__(self, layout: str, *, tz: tzinfo = UTC, year: int = PLACEHOLDER_YEAR) -> None:
+        super().__init__(tz=tz, year=year)
+        self.layout = layout
+        # strptime needs the exact text: the widest rendering of the layout bounds where it ends.
+        self._width = len(datetime(2026, 12, 31, 23, 59, 59, 999999).strftime(layout))
+        self.writes_year = any(code in layout for code in ("%Y", "%y", "%G", "%s"))
+
+    def parse(self, line: str) -> Parsed | None:
+        for width in range(min(self._width, len(line)), max(0, self._width - 4), -1):
+            try:
+                naive = datetime.strptime(line[:width], self.layout)
+            except ValueError:
+                continue
+            if not self.writes_year:
+                naive = naive.replace(year=self.clock.year)
+            ts = naive.astimezone(UTC) if naive.tzinfo else self.aware(naive)
+            level = _LEVEL_AFTER.match(line, width)
+            rest = line[level.end() :] if level else line[width:]
+            return ts, level_of(level.group(1)) if level else "INFO", "", rest.strip(), None, None
+        return None

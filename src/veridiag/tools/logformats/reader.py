@@ -24,7 +24,7 @@ from veridiag.tools.logformats._base import (
     offset,
     severe,
 )
-from veridiag.tools.logformats.generic import Unknown
+from veridiag.tools.logformats.generic import Strptime, Unknown
 
 SAMPLE_LINES = 200
 """Non-empty lines read to detect a format and to find a year."""
@@ -109,6 +109,21 @@ def _head(path: Path) -> list[str]:
     return lines
 
 
+def _stated_year(head: list[str], year: int | None) -> tuple[int, str] | None:
+    """``year=``, else the commonest year of the full dates written in the file's first lines."""
+    if year is not None:
+        return year, "--year"
+    years = Counter(int(match.group(1)) for line in head for match in _FULL_DATE.finditer(line))
+    return (years.most_common(1)[0][0], "file dates") if years else None
+
+
+def _year_without_format(head: list[str], path: Path, year: int | None) -> tuple[int, str]:
+    """The year for a user's layout that writes none: as for a format without one, minus the
+    look at its first entry (the layout is the user's, not a format's)."""
+    stated = _stated_year(head, year)
+    return stated if stated is not None else (datetime.fromtimestamp(path.stat().st_mtime, UTC).year, "file mtime")
+
+
 def _resolve_year(
     cls: type[LogFormat], head: list[str], path: Path, year: int | None, zone: tzinfo
 ) -> tuple[int | None, str | None]:
@@ -118,11 +133,9 @@ def _resolve_year(
     """
     if cls.has_year:
         return None, None
-    if year is not None:
-        return year, "--year"
-    years = Counter(int(match.group(1)) for line in head for match in _FULL_DATE.finditer(line))
-    if years:
-        return years.most_common(1)[0][0], "file dates"
+    stated = _stated_year(head, year)
+    if stated is not None:
+        return stated
     written = datetime.fromtimestamp(path.stat().st_mtime, UTC)
     guess = written.astimezone(zone).year
     probe = cls(tz=zone, year=guess)
@@ -159,12 +172,21 @@ def read_log_file(
     gets the bytes read so far. Raises ``LogFormatError`` for an unknown id or zone, ``OSError``
     when the file cannot be read — both before the first entry.
     """
-    if fmt != "auto" and fmt not in FORMATS:
-        raise LogFormatError(f"unknown log format {fmt!r}; known: auto, {', '.join(FORMATS)}")
+    layout = fmt.removeprefix("strptime:") if fmt.startswith("strptime:") else None
+    if fmt != "auto" and fmt not in FORMATS and layout is None:
+        raise LogFormatError(f"unknown log format {fmt!r}; known: auto, {', '.join(FORMATS)}, or strptime:LAYOUT")
     if year is not None and not 1 <= year <= 9999:
         raise LogFormatError(f"year {year} is out of range")
     zone = _zone(tz)
     head = _head(path)
+    if layout is not None:
+        custom = Strptime(layout, tz=zone)
+        resolved, source = (None, None) if custom.writes_year else _year_without_format(head, path, year)
+        custom.clock.year = resolved or PLACEHOLDER_YEAR
+        report = report if report is not None else LogFileReport()
+        report.format, report.year, report.year_source = fmt, resolved, source
+        fallback = Unknown(tz=zone, year=resolved or PLACEHOLDER_YEAR)
+        return _entries(path, custom, fallback, report, progress)
     cls = type(detect_format(head)) if fmt == "auto" else FORMATS[fmt]
     resolved, source = _resolve_year(cls, head, path, year, zone)
     report = report if report is not None else LogFileReport()

@@ -17,6 +17,7 @@ from veridiag.tools.logformats._base import (
     Level,
     LogFormat,
     Parsed,
+    level_of,
     register,
 )
 
@@ -29,6 +30,16 @@ def _program(rest: str) -> tuple[str, str]:
     if match is None:
         return "", rest
     return match.group(1), rest[match.end() :]
+
+
+# Daemons that write no PRI mark severity at the start of the message ("error: …", "fatal: …",
+# sshd and postfix do): that position is the format's level, not a word anywhere in the text.
+_DAEMON_LEVEL = re.compile(r"(error|err|fatal|panic|critical|crit|emerg|alert|warning|warn):", re.IGNORECASE)
+
+
+def _daemon_level(message: str) -> Level:
+    match = _DAEMON_LEVEL.match(message)
+    return level_of(match.group(1), "INFO") if match else "INFO"
 
 
 @register
@@ -53,8 +64,8 @@ class Rfc3164(LogFormat):
             )
         except ValueError:
             return None
-        level: Level = SYSLOG_SEVERITY[int(pri) & 7] if pri else "INFO"
         component, message = _program(rest)
+        level: Level = SYSLOG_SEVERITY[int(pri) & 7] if pri else _daemon_level(message)
         return self.aware(naive), level, component, message, None, None
 
 
@@ -106,7 +117,7 @@ class SyslogIso(LogFormat):
             ts = self.iso(stamp)
         except ValueError:
             return None
-        return ts, "INFO", component, message, None, None
+        return ts, _daemon_level(message), component, message, None, None
 
 
 @register
