@@ -9,6 +9,7 @@ from tests.conftest import require_server
 from veridiag.tools import QueryMetricsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.backends.prometheus import PrometheusBackend
+from veridiag.tools.records import MetricEvidence
 
 INCIDENT = {"start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z"}
 
@@ -26,7 +27,15 @@ def test_same_facts_as_the_embedded_backend(prometheus: PrometheusBackend, demo_
     assert series["labels"] == '{__name__="http_request_p99_ms",service="payment-service"}'
     assert series["max"] == embedded.retrieval_details["max"]
     assert series["min"] == embedded.retrieval_details["min"]
-    assert "baseline 2026-07-07T09:30:00Z" in real.text
+    # Both judge the window against the same history (08:00 – 10:00) and find the same episode.
+    assert "history 2026-07-07T08:00:00Z" in real.text and "history 2026-07-07T08:00:00Z" in embedded.text
+    (live,), (local,) = real.evidence, embedded.evidence
+    assert isinstance(live, MetricEvidence) and isinstance(local, MetricEvidence)
+    assert live.service == local.service == "payment-service"
+    assert [(a.onset, a.peak_at, a.peak, a.end) for a in live.anomalies] == [
+        (a.onset, a.peak_at, a.peak, a.end) for a in local.anomalies
+    ]
+    assert live.anomalies, "the incident is an anomaly on both backends"
 
 
 def test_promql_passthrough_on_a_real_server(prometheus: PrometheusBackend) -> None:
