@@ -41,7 +41,7 @@ demo: setup
 	$(BIN)/veridiag ask "$(DEMO_QUESTION)"
 
 eval: setup
-	$(BIN)/veridiag eval evals/regression
+	$(BIN)/veridiag eval evals/regression evals/realdata
 
 bench: setup
 	$(BIN)/veridiag bench

@@ -14,6 +14,7 @@ from veridiag.cli.app import app
 from veridiag.evals import FixtureError, load_case, load_suite, run_suite
 
 SUITE = Path(__file__).resolve().parents[1] / "evals" / "regression"
+REALDATA = Path(__file__).resolve().parents[1] / "evals" / "realdata"
 runner = CliRunner()
 
 GOOD = """
@@ -53,6 +54,40 @@ def test_the_regression_suite_passes_quickly() -> None:
     assert elapsed < 30, f"suite took {elapsed:.1f}s"
     verdicts = {r.verdict for r in results}
     assert verdicts == {"PASS", "LOW_CONFID", "REJECT"}
+
+
+def test_the_realdata_suite_passes() -> None:
+    """Questions on imported real-format data (NAB, Apache 2005, syslog, JSON lines, a change
+    feed) answered by the offline engine: named failing service, period and template, every
+    number grounded, nothing invented for a quiet period."""
+    cases = load_suite([REALDATA])
+    assert len(cases) >= 10 and all(case.engine == "offline" for case in cases)
+    results = run_suite(cases)
+    failed = {r.id: r.failures for r in results if not r.passed}
+    assert not failed, failed
+    assert all(r.verdict != "REJECT" for r in results)
+
+
+def test_an_offline_case_fails_when_its_data_says_otherwise(tmp_path: Path) -> None:
+    """The realdata expectations can fail: a claim about the wrong service, a number the
+    output lacks, a cause for a quiet period."""
+    (tmp_path / "cpu.csv").write_text(
+        "timestamp,value\n"
+        + "".join(
+            f"2014-02-16 {h:02d}:{m:02d}:00,{40 + (h * 7 + m) % 5}\n" for h in range(24) for m in range(0, 60, 5)
+        ),
+        encoding="utf-8",
+    )
+    case = write(
+        tmp_path,
+        "id: quiet-but-expects-a-spike\nengine: offline\nquery: edge-api 在 2014-02-16 下午有问题吗？\n"
+        "data:\n  metrics:\n    - {file: cpu.csv, service: edge-api, metric: cpu, unit: '%'}\n"
+        "expect:\n  answer_contains: [异常升高]\n  answer_matches: ['峰值 99']\n  numbers_grounded: true\n",
+    )
+    (result,) = run_suite([load_case(case)])
+    assert not result.passed
+    assert any("异常升高" in f for f in result.failures) and any("峰值 99" in f for f in result.failures)
+    assert not any("found in no tool output" in f for f in result.failures), "its own numbers are grounded"
 
 
 @pytest.mark.parametrize(

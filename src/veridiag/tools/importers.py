@@ -220,7 +220,10 @@ def import_changes(
     rows: list[ChangeRow] = []
     with path.open("rb") as handle:
         text = handle.read().decode("utf-8", "replace")
-    records, report.format = _records(text)
+    try:
+        records, report.format = _records(text)
+    except ImportFailedError as exc:
+        raise ImportFailedError(f"{path}: {exc}") from None
     for number, record in records:
         lowered = {str(k).lower(): v for k, v in record.items()}
         moment = _when(_first(lowered, _TIME_KEYS), tz)
@@ -255,8 +258,11 @@ def _records(text: str) -> tuple[list[tuple[int, dict[str, Any]]], str]:
             if isinstance(value, dict):
                 found.append((number, value))
         return found, "json-lines"
-    reader = csv.DictReader(io.StringIO(text))
-    return [(number, dict(row)) for number, row in enumerate(reader, start=2)], "csv"
+    reader = csv.DictReader(io.StringIO(text.replace("\x00", "\ufffd"), newline=""))
+    try:
+        return [(number, dict(row)) for number, row in enumerate(reader, start=2)], "csv"
+    except csv.Error as exc:
+        raise ImportFailedError(f"not a readable CSV: {exc}") from None
 
 
 def _first(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:

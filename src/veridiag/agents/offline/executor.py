@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from veridiag.agents.offline.findings import Clock, Findings
+from veridiag.agents.offline.skills import catalog
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.contracts.composer import has_cjk
@@ -110,10 +111,12 @@ class _Execution:
         for result, sample in mentions:
             self.findings.order(result, str(order_id), sample)
         involved = self._involved(series, focus)
-        logs = broad if focus == self.window else self._logs(involved or log_targets, focus)
+        # Services the question named are all reported on (a comparison needs the quiet one too).
+        again = log_targets if not self.surveyed else (involved or log_targets)
+        logs = broad if focus == self.window else self._logs(again, focus)
         changes = self._changes(focus) if self._has("query_changes") else []
         self._state(series, logs, focus, changes, involved)
-        self._runbooks(logs)
+        self._runbooks(logs, involved)
         return self.findings.output(
             {
                 "window": [_iso(self.window[0]), _iso(self.window[1])],
@@ -180,7 +183,7 @@ class _Execution:
             return []
         feeds = [e for e in result.output.evidence if isinstance(e, ChangeEvidence)]
         if result.status == "no_data" and feeds and not feeds[0].feed_empty:
-            self.findings.no_changes(result, feeds[0])
+            self.notes["no_changes"] = (result, feeds[0])
         return [(result, c) for e in feeds for c in e.changes]
 
     def _order(self, order_id: str) -> list[tuple[ToolCallResult, LogSample]]:
@@ -263,20 +266,34 @@ class _Execution:
         self._first_mover(spotted)
         for item in sorted(spotted, key=lambda item: -item[2].score)[:6]:
             self.findings.anomaly(*item)
-        if spotted:
+        moved = {item[1].service for item in spotted}
+        # A quiet service is said to be quiet: alone (nothing happened) or beside the one that moved
+        # when the question named both; a surveyed service that did not move is left out.
+        if spotted and self.surveyed:
             return
-        for service in dict.fromkeys(s.service for _r, s in series):  # a quiet period, said as such
-            for result, s in [(r, s) for r, s in series if s.service == service][:3]:
+        for service in dict.fromkeys(s.service for _r, s in series if s.service not in moved):
+            for result, s in [(r, s) for r, s in series if s.service == service][: 3 if not spotted else 2]:
                 self.findings.normal(result, s)
-            clock = self.findings.clock
-            self.findings.gap("no_anomaly", service=service, start=clock(focus[0]), end=clock(focus[1]))
+            if not spotted:
+                clock = self.findings.clock
+                self.findings.gap("no_anomaly", service=service, start=clock(focus[0]), end=clock(focus[1]))
 
     def _state_logs(self, logs: list[Logs]) -> None:
         for result, evidence in logs:
             if evidence.matched and evidence.templates:
                 self.findings.logs(result, evidence, evidence.templates[0])
-            elif evidence.matched == 0 and evidence.level == "ERROR" and evidence.span is not None:
+            elif evidence.matched == 0 and evidence.level == "ERROR" and _covers(evidence.span, evidence):
                 self.findings.no_logs(result, evidence)
+            elif evidence.matched == 0 and evidence.level == "ERROR" and evidence.span is not None:
+                clock, span = self.findings.clock, evidence.span
+                self.findings.gap(
+                    "logs_elsewhere",
+                    service=evidence.service or "",
+                    start=clock(evidence.start),
+                    end=clock(evidence.end),
+                    first=_iso(span.first),
+                    last=_iso(span.last),
+                )
             if evidence.unparsed:
                 clock = self.findings.clock
                 self.findings.gap(
@@ -298,6 +315,8 @@ class _Execution:
             for result, change in [(r, c) for r, c in changes if c.service in services][-3:]:
                 self.findings.change(result, change)
             return
+        if "no_changes" in self.notes:  # no change explains what moved: worth saying
+            self.findings.no_changes(*self.notes["no_changes"])
         onsets = [item[2].onset for item in spotted]
         lead = {id(c): _lead(c, onsets) for _r, c in changes}
         leading = [(r, c) for r, c in changes if lead[id(c)] is not None]
@@ -321,7 +340,7 @@ class _Execution:
             if first[2].onset < second[2].onset:
                 self.findings.first_mover(first, second)
 
-    def _runbooks(self, logs: list[Logs]) -> None:
+    def _runbooks(self, logs: list[Logs], involved: list[str]) -> None:
         """Runbooks looked up with what was seen — error codes, the dominant templates' words,
         anomalous metrics — not with the question's wording; a runbook sharing fewer than two
         of those words with them is no match."""
@@ -334,15 +353,23 @@ class _Execution:
         seen += [metric.replace("_", " ") for metric in self.notes.get("spotted_metrics", [])]
         terms = str(self.request.plan.get("runbook_terms") or "")
         query = " ".join(dict.fromkeys([*seen, terms])).strip() or self.request.question
-        service = self.services[0] if len(self.services) == 1 else None
+        service = (involved or self.services)[0] if len(self.services) == 1 or involved else None
         result = self._call("lookup_knowledge", {"query": query[:480], "service": service})
         if result is None or result.status != "ok":
+            if result is not None:
+                self.findings.gap("no_runbook")
             return
-        for evidence in result.output.evidence:
-            if isinstance(evidence, KnowledgeEvidence):
-                relevant = [d for d in evidence.documents if len(d.matched_terms) >= MIN_SHARED_TERMS]
-                if relevant:
-                    self._hypotheses(relevant[0])
+        relevant = [
+            document
+            for evidence in result.output.evidence
+            if isinstance(evidence, KnowledgeEvidence)
+            for document in evidence.documents
+            if len(set(document.matched_terms) - set(catalog().generic_terms)) >= MIN_SHARED_TERMS
+        ]
+        if relevant:
+            self._hypotheses(relevant[0])
+        else:
+            self.findings.gap("no_runbook")
 
     def _hypotheses(self, top: RunbookMatch) -> None:
         lang = self.findings.lang
@@ -388,10 +415,13 @@ class OfflineExecutor:
 def _found_nothing(result: ToolCallResult) -> bool:
     """An empty answer that is itself an observation: no lines of that level in the window, no
     change recorded while a change feed exists."""
-    return result.status == "no_data" and any(
-        (isinstance(e, LogEvidence) and e.span is not None and e.level is not None)
-        or (isinstance(e, ChangeEvidence) and not e.feed_empty)
-        for e in result.output.evidence
+    return result.status == "no_data" and (
+        result.tool_name == "lookup_knowledge"  # said once, shortly, by the runbook step
+        or any(
+            (isinstance(e, LogEvidence) and e.span is not None and e.level is not None)
+            or (isinstance(e, ChangeEvidence) and not e.feed_empty)
+            for e in result.output.evidence
+        )
     )
 
 
@@ -462,4 +492,9 @@ def _distance(episode: _Episode, moment: datetime) -> float:
 
 
 def _spans_days(window: tuple[datetime, datetime]) -> bool:
-    return window[1] - window[0] > timedelta(hours=24) or window[0].date() != (window[1] - timedelta(seconds=1)).date()
+    return window[1] - window[0] >= timedelta(hours=24) or window[0].date() != (window[1] - timedelta(seconds=1)).date()
+
+
+def _covers(span: Span | None, logs: LogEvidence) -> bool:
+    """The service has logs on both sides of the window, or inside it: silence there means something."""
+    return span is not None and span.first <= logs.end and span.last >= logs.start

@@ -43,6 +43,8 @@ class Catalog(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     skills: list[Skill]
+    #: Words too common in operations to make a runbook match (timeout, error, p99 …).
+    generic_terms: list[str] = Field(default_factory=list)
 
     def get(self, skill_id: str) -> Skill:
         return next(skill for skill in self.skills if skill.id == skill_id)

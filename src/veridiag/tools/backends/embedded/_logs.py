@@ -64,7 +64,8 @@ def query_logs(
     """``about_service``: what the asked service does have, said when it has no logs at all."""
     if args.service and log_span(conn, args.service) is None:
         with_logs = [s for s in services if s != args.service and log_span(conn, s) is not None]
-        message = "; ".join([*about_service, f"services with logs: {', '.join(with_logs) or 'none'}"])
+        has = f" ({'; '.join(about_service)})" if about_service else ""
+        message = f"{args.service} has no logs{has}; services with logs: {', '.join(with_logs) or 'none'}"
         return ToolOutput(status="no_data", text=message, retrieval_details={"services_with_logs": with_logs})
     match = fts_query(args.query) if args.query else None
     if args.query and match is None:
@@ -106,9 +107,7 @@ def query_logs(
             where.params,
         )
     ]
-    unparsed = int(
-        conn.execute(f"SELECT COUNT(*) FROM log_line WHERE {where.where} AND parsed = 0", where.params).fetchone()[0]
-    )
+    unparsed = _unparsed(conn, start, end, args.service)
     rendered, evidence = logs_output(
         request,
         matched=matched,
@@ -133,6 +132,16 @@ def query_logs(
     return ToolOutput(
         status="ok", text=rendered.text, model_text=rendered.model_text, retrieval_details=details, evidence=[evidence]
     )
+
+
+def _unparsed(conn: sqlite3.Connection, start: datetime, end: datetime, service: str | None) -> int:
+    """Lines of the window (any level: an unparsed line has none) the importer did not understand."""
+    clauses = "ts >= ? AND ts < ? AND parsed = 0"
+    params: list[int | str] = [ms(start), ms(end)]
+    if service:
+        clauses += " AND service = ?"
+        params.append(service)
+    return int(conn.execute(f"SELECT COUNT(*) FROM log_line WHERE {clauses}", params).fetchone()[0])
 
 
 def _counts(conn: sqlite3.Connection, where: _Filter) -> dict[str, int]:
