@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from heapq import nlargest
@@ -435,3 +435,23 @@ def _anomaly(series: _Series, expected: list[float], scores: list[float], episod
         points=episode.points,
         factor=ratio if math.isfinite(ratio) else None,
     )
+
+
+#: Points of history below which the window is judged against the whole series around it.
+MIN_HISTORY = 30
+
+
+def judge_window(
+    history: list[tuple[datetime, float]],
+    window: list[tuple[datetime, float]],
+    after: Callable[[], list[tuple[datetime, float]]],
+) -> AnomalyReport:
+    """The window against its own past; when that past is too short to say what normal is
+    (data that starts just before the window), against the whole series around it — what
+    followed the window is normal too — keeping only episodes that touch the window."""
+    if len(history) >= max(MIN_HISTORY, len(window)):
+        return detect_anomalies([*history, *window], window=(window[0][0], window[-1][0] + timedelta(seconds=1)))
+    report = detect_anomalies([*history, *window, *after()])
+    first, last = window[0][0], window[-1][0]
+    kept = [a for a in report.anomalies if a.onset <= last and a.end >= first]
+    return AnomalyReport(baseline=report.baseline, anomalies=kept)

@@ -217,17 +217,23 @@ class _Execution:
         explicit = bool(self.request.plan.get("explicit_time"))
         kind = (self.request.plan.get("time") or {}).get("kind")
         how = "question" if explicit else "most_anomalous"
+        at = (self.request.plan.get("time") or {}).get("at")
         if moments:  # the episode nearest the asked-about lines
             first = min(moments)
             chosen = min(pool, key=lambda e: (_distance(e, first), -e.weight))
             how = "question" if explicit else "asked_lines"
+        elif explicit and isinstance(at, str):  # "at 14:00": the episode nearest that moment
+            moment = _parse(at)
+            chosen = min(pool, key=lambda e: (_distance(e, moment), -e.weight))
         elif explicit and kind == "since":
             chosen = min(pool, key=lambda e: e.start)
         else:
             chosen = max(pool, key=lambda e: e.weight)
         start, end = chosen.start - PAD, chosen.end + PAD
-        for other in sorted(pool, key=lambda e: e.start):  # widen by what overlaps it
-            if other.start <= end + PAD and other.end >= start - PAD:
+        # Widen by the episodes that overlap the chosen one itself — not by a chain of neighbours,
+        # which would stretch one incident over the next.
+        for other in pool:
+            if other.start <= chosen.end + PAD and other.end >= chosen.start - PAD:
                 start, end = min(start, other.start - PAD), max(end, other.end + PAD)
         focus = (max(_floor(start), self.window[0]), min(_ceil(end), self.window[1]))
         if focus[1] <= focus[0] or (focus[1] - focus[0]) >= NARROWING * (self.window[1] - self.window[0]):
@@ -353,21 +359,24 @@ class _Execution:
         seen += [metric.replace("_", " ") for metric in self.notes.get("spotted_metrics", [])]
         terms = str(self.request.plan.get("runbook_terms") or "")
         query = " ".join(dict.fromkeys([*seen, terms])).strip() or self.request.question
-        service = (involved or self.services)[0] if len(self.services) == 1 or involved else None
+        # A runbook written for other services is no match for the one that moved; several moved: any.
+        narrowed = involved if involved else self.services
+        service = narrowed[0] if len(narrowed) == 1 else None
         result = self._call("lookup_knowledge", {"query": query[:480], "service": service})
         if result is None or result.status != "ok":
             if result is not None:
                 self.findings.gap("no_runbook")
             return
-        relevant = [
-            document
+        generic = set(catalog().generic_terms)
+        shared = [
+            (len(set(document.matched_terms) - generic), document.score, document)
             for evidence in result.output.evidence
             if isinstance(evidence, KnowledgeEvidence)
             for document in evidence.documents
-            if len(set(document.matched_terms) - set(catalog().generic_terms)) >= MIN_SHARED_TERMS
         ]
-        if relevant:
-            self._hypotheses(relevant[0])
+        relevant = [item for item in shared if item[0] >= MIN_SHARED_TERMS]
+        if relevant:  # the runbook that shares most of what was seen, not the one bm25 likes best
+            self._hypotheses(max(relevant, key=lambda item: (item[0], item[1]))[2])
         else:
             self.findings.gap("no_runbook")
 

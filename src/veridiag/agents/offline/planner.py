@@ -33,6 +33,8 @@ LIVE_LOOKBACK = timedelta(hours=12)
 HISTORY_LOOKBACK = timedelta(days=7)
 #: Services examined when the question names none.
 MAX_SERVICES = 8
+#: How far before a point in time its window starts (``text.when``: [P − 30 min, P + 2 h)).
+AROUND_LEAD = timedelta(minutes=30)
 
 
 class Environment(Protocol):
@@ -97,7 +99,8 @@ class OfflinePlanner:
         known = self.environment.services()
         services, exact = named_services(question, known)
         window = self._window(question, services)
-        shape = self._shape(services or known)
+        # The data's names say something of the services asked about, nothing when none was named.
+        shape = self._shape(services) if services else self._shape(known, names=False)
         skill = choose_skill(question, shape)
         order = _ORDER.search(_blank(question, window.found))
         return {
@@ -116,6 +119,8 @@ class OfflinePlanner:
                 "timezone": self.timezone,
                 "anchor": _iso(window.anchor),
                 "anchor_source": window.anchor_source,
+                # A point in time ("at 14:00") is 30 minutes into its window: the moment asked about.
+                "at": _iso(window.start + AROUND_LEAD) if window.found and window.found.kind == "around" else None,
             },
             "runbook_terms": skill.runbook_terms,
             "steps": [step.model_dump(exclude_none=True) for step in skill.steps],
@@ -134,13 +139,13 @@ class OfflinePlanner:
         lookback = LIVE_LOOKBACK if self.live else HISTORY_LOOKBACK
         return Window(anchor - lookback, anchor, None, anchor, source)
 
-    def _shape(self, services: list[str]) -> DataShape:
+    def _shape(self, services: list[str], *, names: bool = True) -> DataShape:
         chosen = services[:MAX_SERVICES]
-        names = [*chosen, *(m for s in chosen for _s, m, _u in self.environment.metrics(s))]
+        words = [*chosen, *(m for s in chosen for _s, m, _u in self.environment.metrics(s))] if names else []
         return DataShape(
             has_logs=any(self.environment.log_span(s) is not None for s in chosen),
             has_metrics=any(self.environment.metric_span(s) is not None for s in chosen),
-            names=names,
+            names=words,
         )
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import httpx2
 
-from veridiag.tools.anomaly import detect_anomalies
+from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs, parse_time
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
 from veridiag.tools.records import Evidence, Span
@@ -82,6 +83,20 @@ class PrometheusBackend:
         result = data.get("result")
         return result if isinstance(result, list) else []
 
+    def _after(
+        self, query: str, labels: str, start: datetime, end: datetime, step: int
+    ) -> list[tuple[datetime, float]]:
+        """The series just after the window (as long as it): normal too, when its past is short."""
+        try:
+            found = (
+                self._range(query, end, min(end + (end - start), datetime.now(UTC)), step)
+                if end < datetime.now(UTC)
+                else []
+            )
+        except (QueryError, UnavailableError):
+            return []
+        return next((_points(s) for s in found if _labels(s.get("metric")) == labels), [])
+
     def query_metrics(self, args: QueryMetricsArgs) -> ToolOutput:
         now = datetime.now(UTC)
         try:
@@ -115,7 +130,7 @@ class PrometheusBackend:
             if not points:
                 continue
             before = _points(history_by_labels.get(labels, {}))
-            report = detect_anomalies([*before, *points], window=(start, end))
+            report = judge_window(before, points, partial(self._after, query, labels, start, end, args.step_seconds))
             request = {"promql": query, "series": labels, "start": iso(start), "end": iso(end)}
             span = Span(first=(before or points)[0][0], last=points[-1][0])
             service = _label(series.get("metric"), self.service_label) or args.service or ""

@@ -157,11 +157,9 @@ class EmbeddedEnvironment:
 
     def services(self) -> list[str]:
         conn = self._connection()
-        rows = conn.execute(
-            "SELECT DISTINCT service FROM metric_series UNION SELECT DISTINCT service FROM log_line"
-            " UNION SELECT DISTINCT service FROM change_event"
-        ).fetchall()
-        return sorted(row[0] for row in rows)
+        found = {row[0] for row in conn.execute("SELECT DISTINCT service FROM metric_series")}
+        found.update(_logs.distinct(conn, "log_line"), _logs.distinct(conn, "change_event"))
+        return sorted(found)
 
     def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]:
         """``(service, metric, unit)`` of every series (of one service)."""
@@ -222,10 +220,10 @@ class EmbeddedEnvironment:
             start, end = self._window(args.start, args.end)
         except ValueError as exc:
             return ToolOutput(status="error", error=str(exc), text=f"query_logs error: {exc}")
-        about = self.describe(args.service) if args.service else []
-        return _logs.query_logs(
-            self._connection(), args, start=start, end=end, services=self.services(), about_service=about
-        )
+        conn = self._connection()
+        if args.service and self.log_span(args.service) is None:
+            return _logs.no_such_service(conn, args.service, self.describe(args.service))
+        return _logs.query_logs(conn, args, start=start, end=end)
 
     def query_metrics(self, args: QueryMetricsArgs) -> ToolOutput:
         if args.promql:

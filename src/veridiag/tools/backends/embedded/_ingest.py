@@ -18,7 +18,7 @@ from veridiag.tools.templates import TemplateMiner
 from veridiag.tools.text import segment
 
 #: Lines written per transaction step; bounded memory whatever the file size.
-BATCH = 5000
+BATCH = 10_000
 _MARK_LOADED = "INSERT OR IGNORE INTO meta VALUES ('loaded', 'data')"
 
 
@@ -56,8 +56,8 @@ def ms(moment: datetime) -> int:
     return int(moment.timestamp() * 1000)
 
 
-def _key(*parts: object) -> int:
-    digest = hashlib.blake2b("\x1f".join(str(p) for p in parts).encode("utf-8", "replace"), digest_size=8)
+def _key(text: str) -> int:
+    digest = hashlib.blake2b(text.encode("utf-8", "replace"), digest_size=8)
     return int.from_bytes(digest.digest(), "big", signed=True)
 
 
@@ -89,18 +89,21 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
     """Append the rows that are not stored yet; mine their templates."""
     written = Written()
     miners = _Miners(conn)
-    batch: list[tuple[int, LogRow]] = []
+    batch: list[tuple[int, int, LogRow]] = []  # key, ts in ms, row
     same_instant: dict[str, int] = {}
     instant: tuple[str, int] | None = None
 
     def flush() -> None:
-        keys = [key for key, _row in batch]
         known: set[int] = set()
-        for offset in range(0, len(keys), 900):  # SQLite's bound-parameter limit
-            chunk = keys[offset : offset + 900]
-            marks = ",".join("?" * len(chunk))
-            known.update(k for (k,) in conn.execute(f"SELECT key FROM log_line WHERE key IN ({marks})", chunk))
-        fresh = [(key, row) for key, row in batch if key not in known]
+        for service in {row.service for _key, _ts, row in batch}:
+            stamps = [ts for _key, ts, row in batch if row.service == service]
+            known.update(
+                k
+                for (k,) in conn.execute(
+                    "SELECT key FROM log_line WHERE service=? AND ts>=? AND ts<=?", (service, min(stamps), max(stamps))
+                )
+            )
+        fresh = [item for item in batch if item[0] not in known]
         written.duplicates += len(batch) - len(fresh)
         batch.clear()
         if not fresh:
@@ -112,7 +115,7 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
             [
                 (
                     first + index,
-                    ms(row.ts),
+                    ts,
                     row.service,
                     row.level,
                     row.text,
@@ -121,12 +124,12 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
                     int(row.parsed),
                     key,
                 )
-                for index, (key, row) in enumerate(fresh)
+                for index, (key, ts, row) in enumerate(fresh)
             ],
         )
         conn.executemany(
             "INSERT INTO log_fts(rowid, line) VALUES (?, ?)",
-            [(first + index, segment(row.text)) for index, (_key, row) in enumerate(fresh)],
+            [(first + index, segment(row.text)) for index, (_key, _ts, row) in enumerate(fresh)],
         )
         written.added += len(fresh)
 
@@ -137,7 +140,7 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
             same_instant.clear()
         occurrence = same_instant.get(row.text, 0)
         same_instant[row.text] = occurrence + 1
-        batch.append((_key(row.service, stamp, row.text, occurrence), row))
+        batch.append((_key(f"{row.service}\x1f{stamp}\x1f{row.text}\x1f{occurrence}"), stamp, row))
         if len(batch) >= BATCH:
             flush()
     if batch:
@@ -205,7 +208,7 @@ def add_changes(conn: sqlite3.Connection, rows: Iterable[ChangeRow]) -> Written:
                 row.description,
                 row.version,
                 row.source,
-                _key(row.service, ms(row.ts), row.kind, row.description),
+                _key(f"{row.service}\x1f{ms(row.ts)}\x1f{row.kind}\x1f{row.description}"),
             ),
         )
         if cursor.rowcount:

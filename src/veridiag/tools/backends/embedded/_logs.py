@@ -27,14 +27,30 @@ def from_ms(value: int) -> datetime:
 
 
 def log_span(conn: sqlite3.Connection, service: str) -> Span | None:
-    first, last = conn.execute("SELECT MIN(ts), MAX(ts) FROM log_line WHERE service=?", (service,)).fetchone()
-    return Span(first=from_ms(first), last=from_ms(last)) if first is not None else None
+    # MIN and MAX in one SELECT scan the service's whole index range; each alone is one seek.
+    first = conn.execute("SELECT MIN(ts) FROM log_line WHERE service=?", (service,)).fetchone()[0]
+    if first is None:
+        return None
+    last = conn.execute("SELECT MAX(ts) FROM log_line WHERE service=?", (service,)).fetchone()[0]
+    return Span(first=from_ms(first), last=from_ms(last))
+
+
+def distinct(conn: sqlite3.Connection, table: str) -> list[str]:
+    """The distinct services of a table by skipping through its service index: one seek per
+    service instead of a scan of every row (SQLite has no skip-scan for DISTINCT)."""
+    rows = conn.execute(
+        f"WITH RECURSIVE s(x) AS (SELECT MIN(service) FROM {table} UNION ALL "
+        f"SELECT (SELECT MIN(service) FROM {table} WHERE service > x) FROM s WHERE x IS NOT NULL) "
+        "SELECT x FROM s WHERE x IS NOT NULL"
+    )
+    return [row[0] for row in rows]
 
 
 class _Filter:
-    """The WHERE clause of one query (window, service, level, full-text match)."""
+    """The rows of one query (window, service, level, full-text match): ``FROM {table} WHERE {where}``."""
 
     def __init__(self, start: datetime, end: datetime, args: QueryLogsArgs, match: str | None) -> None:
+        self.table = "log_line"
         self.clauses = ["ts >= ?", "ts < ?"]
         self.params: list[Any] = [ms(start), ms(end)]
         if args.service:
@@ -43,6 +59,7 @@ class _Filter:
         if args.level:
             self.clauses.append("level = ?")
             self.params.append(args.level)
+        self.full_text = bool(match)
         if match:
             self.clauses.append("id IN (SELECT rowid FROM log_fts WHERE log_fts MATCH ?)")
             self.params.append(match)
@@ -51,22 +68,27 @@ class _Filter:
     def where(self) -> str:
         return " AND ".join(self.clauses)
 
+    def materialize(self, conn: sqlite3.Connection) -> None:
+        """Copy the matching rows' small columns to a temporary table once: each statement would
+        otherwise look every full-text hit up in log_line again (4 × 90 ms for 30 k hits, measured)."""
+        conn.execute("DROP TABLE IF EXISTS temp.hits")
+        conn.execute(
+            "CREATE TEMP TABLE hits AS SELECT id, ts, service, level, template_id, parsed FROM log_line "
+            f"WHERE {self.where}",
+            self.params,
+        )
+        self.table, self.clauses, self.params = "temp.hits", ["1"], []
 
-def query_logs(
-    conn: sqlite3.Connection,
-    args: QueryLogsArgs,
-    *,
-    start: datetime,
-    end: datetime,
-    services: list[str],
-    about_service: list[str],
-) -> ToolOutput:
-    """``about_service``: what the asked service does have, said when it has no logs at all."""
-    if args.service and log_span(conn, args.service) is None:
-        with_logs = [s for s in services if s != args.service and log_span(conn, s) is not None]
-        has = f" ({'; '.join(about_service)})" if about_service else ""
-        message = f"{args.service} has no logs{has}; services with logs: {', '.join(with_logs) or 'none'}"
-        return ToolOutput(status="no_data", text=message, retrieval_details={"services_with_logs": with_logs})
+
+def no_such_service(conn: sqlite3.Connection, service: str, about_service: list[str]) -> ToolOutput:
+    """The asked service has no logs at all: say what it has, and which services have logs."""
+    with_logs = [s for s in distinct(conn, "log_line") if s != service]
+    has = f" ({'; '.join(about_service)})" if about_service else ""
+    message = f"{service} has no logs{has}; services with logs: {', '.join(with_logs) or 'none'}"
+    return ToolOutput(status="no_data", text=message, retrieval_details={"services_with_logs": with_logs})
+
+
+def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime, end: datetime) -> ToolOutput:
     match = fts_query(args.query) if args.query else None
     if args.query and match is None:
         return ToolOutput(
@@ -98,14 +120,18 @@ def query_logs(
         )
         empty = {"matched": 0, "window": [iso(start), iso(end)]}
         return ToolOutput(status="no_data", text=rendered.text, retrieval_details=empty, evidence=[evidence])
+    if where.full_text:
+        where.materialize(conn)
     templates = _templates(conn, where)
     bursts = _bursts(conn, where)
+    first = conn.execute(
+        f"SELECT id, ts, service, level FROM {where.table} WHERE {where.where} ORDER BY ts, id LIMIT {STORED_LINES}",
+        where.params,
+    ).fetchall()
+    lines = _lines(conn, [row[0] for row in first])
     samples = [
-        LogSample(ts=from_ms(ts), service=service, level=level, line=line)
-        for ts, service, level, line in conn.execute(
-            f"SELECT ts, service, level, line FROM log_line WHERE {where.where} ORDER BY ts, id LIMIT {STORED_LINES}",
-            where.params,
-        )
+        LogSample(ts=from_ms(ts), service=service, level=level, line=lines[row_id])
+        for row_id, ts, service, level in first
     ]
     unparsed = _unparsed(conn, start, end, args.service)
     rendered, evidence = logs_output(
@@ -144,15 +170,24 @@ def _unparsed(conn: sqlite3.Connection, start: datetime, end: datetime, service:
     return int(conn.execute(f"SELECT COUNT(*) FROM log_line WHERE {clauses}", params).fetchone()[0])
 
 
+def _lines(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
+    found: dict[int, str] = {}
+    for offset in range(0, len(ids), 500):
+        chunk = ids[offset : offset + 500]
+        marks = ",".join("?" * len(chunk))
+        found.update(conn.execute(f"SELECT id, line FROM log_line WHERE id IN ({marks})", chunk).fetchall())
+    return found
+
+
 def _counts(conn: sqlite3.Connection, where: _Filter) -> dict[str, int]:
-    rows = conn.execute(f"SELECT level, COUNT(*) FROM log_line WHERE {where.where} GROUP BY level", where.params)
+    rows = conn.execute(f"SELECT level, COUNT(*) FROM {where.table} WHERE {where.where} GROUP BY level", where.params)
     return {level: count for level, count in rows}
 
 
 def _templates(conn: sqlite3.Connection, where: _Filter) -> list[TemplateRow]:
     """The commonest templates of the matching lines, counted exactly, with their first line."""
     groups = conn.execute(
-        f"SELECT service, template_id, level, COUNT(*), MIN(ts), MAX(ts), MIN(id) FROM log_line "
+        f"SELECT service, template_id, level, COUNT(*), MIN(ts), MAX(ts), MIN(id) FROM {where.table} "
         f"WHERE {where.where} GROUP BY service, template_id, level ORDER BY 4 DESC, 5 LIMIT {TOP_TEMPLATES}",
         where.params,
     ).fetchall()
@@ -168,5 +203,7 @@ def _templates(conn: sqlite3.Connection, where: _Filter) -> list[TemplateRow]:
 
 
 def _bursts(conn: sqlite3.Connection, where: _Filter) -> list[Burst]:
-    stamps = conn.execute(f"SELECT ts FROM log_line WHERE {where.where} ORDER BY ts LIMIT {BURST_SAMPLE}", where.params)
+    stamps = conn.execute(
+        f"SELECT ts FROM {where.table} WHERE {where.where} ORDER BY ts LIMIT {BURST_SAMPLE}", where.params
+    )
     return group_bursts(ts for (ts,) in stamps)

@@ -6,7 +6,7 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import Any
 
-from veridiag.tools.anomaly import detect_anomalies
+from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._logs import from_ms
@@ -20,13 +20,18 @@ HISTORY_POINTS = 20_000
 
 
 def metric_span(conn: sqlite3.Connection, service: str, metric: str | None = None) -> Span | None:
-    if metric is None:
-        row = conn.execute("SELECT MIN(ts), MAX(ts) FROM metric_point WHERE service=?", (service,)).fetchone()
-    else:
-        row = conn.execute(
-            "SELECT MIN(ts), MAX(ts) FROM metric_point WHERE service=? AND metric=?", (service, metric)
-        ).fetchone()
-    return Span(first=from_ms(row[0]), last=from_ms(row[1])) if row[0] is not None else None
+    """First and last point of a series (of all the service's series): a seek per end and series."""
+    names = [metric] if metric else [m for _s, m, _u in series(conn, service)]
+    ends = []
+    for name in names:
+        key = (service, name)
+        first = conn.execute("SELECT MIN(ts) FROM metric_point WHERE service=? AND metric=?", key).fetchone()[0]
+        if first is not None:
+            last = conn.execute("SELECT MAX(ts) FROM metric_point WHERE service=? AND metric=?", key).fetchone()[0]
+            ends.append((first, last))
+    if not ends:
+        return None
+    return Span(first=from_ms(min(a for a, _b in ends)), last=from_ms(max(b for _a, b in ends)))
 
 
 def series(conn: sqlite3.Connection, service: str | None = None) -> list[tuple[str, str, str]]:
@@ -67,8 +72,9 @@ def query_metrics(
             f"no points of {args.service}/{args.metric} between {iso(start)} and {iso(end)} (data covers {covered})"
         )
         return ToolOutput(status="no_data", text=message, retrieval_details={"window": [iso(start), iso(end)]})
-    history = _history(conn, args.service, args.metric, start, end)
-    report = detect_anomalies([*history, *window], window=(start, end))
+    service, metric = args.service, args.metric
+    history = _history(conn, service, metric, start, end)
+    report = judge_window(history, window, lambda: _points(conn, service, metric, end, end + (end - start)))
     everything = history or window
     span = Span(first=everything[0][0], last=window[-1][0])
     rendered, evidence = metrics_output(
