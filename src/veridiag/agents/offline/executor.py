@@ -39,6 +39,7 @@ from veridiag.tools.records import (
     MetricEvidence,
     RunbookMatch,
     Span,
+    TemplateCount,
 )
 from veridiag.tools.results import ToolCallResult
 
@@ -114,6 +115,7 @@ class _Execution:
         # Services the question named are all reported on (a comparison needs the quiet one too).
         again = log_targets if not self.surveyed else (involved or log_targets)
         logs = broad if focus == self.window else self._logs(again, focus)
+        logs += self._levelless(logs, focus if logs is not broad else self.window)
         changes = self._changes(focus) if self._has("query_changes") else []
         self._state(series, logs, focus, changes, involved)
         self._runbooks(logs, involved)
@@ -173,6 +175,23 @@ class _Execution:
                 result = self._call("query_logs", {"service": service, "level": level, **_bounds(window)})
                 if result is not None:
                     found += [(result, e) for e in result.output.evidence if isinstance(e, LogEvidence)]
+        return found
+
+    def _levelless(self, logs: list[Logs], window: tuple[datetime, datetime]) -> list[Logs]:
+        """Services whose logs in the window hold no ERROR or WARN line — logs that write no level,
+        or write every line as INFO — are read at every level once more: their failure-like kind
+        of line is what the question is about."""
+        found: list[Logs] = []
+        quiet = [
+            service
+            for service in dict.fromkeys(e.service for _r, e in logs if e.service)
+            if all(e.matched == 0 for _r, e in logs if e.service == service and e.level in ("ERROR", "WARN"))
+            and any(_covers(e.span, e) for _r, e in logs if e.service == service)
+        ]
+        for service in quiet:
+            result = self._call("query_logs", {"service": service, **_bounds(window)})
+            if result is not None and result.status == "ok":
+                found += [(result, e) for e in result.output.evidence if isinstance(e, LogEvidence)]
         return found
 
     def _changes(self, focus: tuple[datetime, datetime]) -> list[tuple[ToolCallResult, ChangeRecord]]:
@@ -286,7 +305,11 @@ class _Execution:
 
     def _state_logs(self, logs: list[Logs]) -> None:
         for result, evidence in logs:
-            if evidence.matched and evidence.templates:
+            if evidence.level is None:  # every level: only its failure-like kind of line is news
+                failing = _failure_like(evidence)
+                if failing is not None:
+                    self.findings.failure_like(result, evidence, failing)
+            elif evidence.matched and evidence.templates:
                 self.findings.logs(result, evidence, evidence.templates[0])
             elif evidence.matched == 0 and evidence.level == "ERROR" and _covers(evidence.span, evidence):
                 self.findings.no_logs(result, evidence)
@@ -487,6 +510,12 @@ def _effect_of(change: ChangeRecord, spotted: list[Spotted]) -> Spotted:
     own = [item for item in spotted if item[1].service == change.service]
     after = [item for item in spotted if item[2].onset >= change.ts - SAME_TIME]
     return (own or after or spotted)[0]
+
+
+def _failure_like(logs: LogEvidence) -> TemplateCount | None:
+    """The commonest template that reads as a failure (``failure_words``), if any."""
+    words = [w.lower() for w in catalog().failure_words]
+    return next((t for t in logs.templates if any(w in t.template.lower() for w in words)), None)
 
 
 def _gap(a: datetime, b: datetime) -> float:

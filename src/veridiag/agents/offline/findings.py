@@ -102,8 +102,12 @@ class Findings:
     def anomaly(self, result: ToolCallResult, series: MetricEvidence, found: MetricAnomaly) -> Claim:
         unit = series.unit
         factor = self.say("factor", factor=f"{found.factor:.2f}") if found.factor is not None else ""
+        # One point is an instant, not a span: "at 08:30", never "08:30–08:30".
+        key = ("anomaly_up" if found.direction == "up" else "anomaly_down") + (
+            "_at" if found.onset == found.end else ""
+        )
         text = self.say(
-            "anomaly_up" if found.direction == "up" else "anomaly_down",
+            key,
             service=series.service,
             metric=series.metric,
             onset=self.clock(found.onset),
@@ -146,6 +150,21 @@ class Findings:
             template=top.template,
         )
         # The template is quoted on its own too: its words are the log's, not the claim's own.
+        quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
+        return self.claim("symptom", text, quotes)
+
+    def failure_like(self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount) -> Claim:
+        text = self.say(
+            "failure_like",
+            service=logs.service or "",
+            start=self.clock(logs.start),
+            end=self.clock(logs.end),
+            matched=logs.matched,
+            count=top.count,
+            first=self.clock(top.first),
+            last=self.clock(top.last),
+            template=top.template,
+        )
         quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
         return self.claim("symptom", text, quotes)
 

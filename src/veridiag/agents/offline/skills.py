@@ -45,6 +45,8 @@ class Catalog(BaseModel):
     skills: list[Skill]
     #: Words too common in operations to make a runbook match (timeout, error, p99 …).
     generic_terms: list[str] = Field(default_factory=list)
+    #: Words that make a template read as a failure in logs that carry no level.
+    failure_words: list[str] = Field(default_factory=list)
 
     def get(self, skill_id: str) -> Skill:
         return next(skill for skill in self.skills if skill.id == skill_id)

@@ -19,6 +19,8 @@ from veridiag.tools.text import segment
 
 #: Lines written per transaction step; bounded memory whatever the file size.
 BATCH = 10_000
+#: Distinct lines whose repeats are counted exactly (about 100 bytes each).
+REPEAT_MEMORY = 500_000
 _MARK_LOADED = "INSERT OR IGNORE INTO meta VALUES ('loaded', 'data')"
 
 
@@ -90,8 +92,7 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
     written = Written()
     miners = _Miners(conn)
     batch: list[tuple[int, int, LogRow]] = []  # key, ts in ms, row
-    same_instant: dict[str, int] = {}
-    instant: tuple[str, int] | None = None
+    repeats: dict[int, int] = {}
 
     def flush() -> None:
         known: set[int] = set()
@@ -103,7 +104,11 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
                     "SELECT key FROM log_line WHERE service=? AND ts>=? AND ts<=?", (service, min(stamps), max(stamps))
                 )
             )
-        fresh = [item for item in batch if item[0] not in known]
+        fresh = []
+        for item in batch:
+            if item[0] not in known:
+                known.add(item[0])  # a key met twice in one batch is stored once
+                fresh.append(item)
         written.duplicates += len(batch) - len(fresh)
         batch.clear()
         if not fresh:
@@ -135,12 +140,16 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
 
     for row in rows:
         stamp = ms(row.ts)
-        if instant != (row.service, stamp):
-            instant = (row.service, stamp)
-            same_instant.clear()
-        occurrence = same_instant.get(row.text, 0)
-        same_instant[row.text] = occurrence + 1
-        batch.append((_key(f"{row.service}\x1f{stamp}\x1f{row.text}\x1f{occurrence}"), stamp, row))
+        # The n-th identical line (same service, time and text) of a file gets the n-th key, so
+        # repeats are kept and a second import of the file matches them one by one. Repeats are
+        # counted over the whole file (logs are not always in time order); past REPEAT_MEMORY
+        # distinct lines the count restarts, and a far-apart repeat is then taken as a duplicate.
+        base = _key(f"{row.service}\x1f{stamp}\x1f{row.text}")
+        occurrence = repeats.get(base, 0)
+        if len(repeats) >= REPEAT_MEMORY:
+            repeats.clear()
+        repeats[base] = occurrence + 1
+        batch.append(((base + occurrence + 2**63) % 2**64 - 2**63, stamp, row))
         if len(batch) >= BATCH:
             flush()
     if batch:

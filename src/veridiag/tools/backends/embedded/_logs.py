@@ -17,7 +17,7 @@ from veridiag.tools.text import english_fallback, fts_query, log_template
 #: Lines kept in the stored output (what excerpts are checked against).
 STORED_LINES = 500
 #: Templates listed per call.
-TOP_TEMPLATES = 8
+TOP_TEMPLATES = 12
 #: Matching lines whose timestamps are grouped into bursts.
 BURST_SAMPLE = 200_000
 
