@@ -308,7 +308,7 @@ class _Execution:
             if evidence.level is None:  # every level: only its failure-like kind of line is news
                 failing = _failure_like(evidence)
                 if failing is not None:
-                    self.findings.failure_like(result, evidence, failing)
+                    self.findings.logs(result, evidence, failing, key="failure_like")
             elif evidence.matched and evidence.templates:
                 self.findings.logs(result, evidence, evidence.templates[0])
             elif evidence.matched == 0 and evidence.level == "ERROR" and _covers(evidence.span, evidence):

@@ -136,9 +136,11 @@ class Findings:
         # The core finding of a quiet period: the symptom asked about is not there.
         return self.claim("symptom", text, [(result, series.window_line), (result, series.baseline_line)])
 
-    def logs(self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount) -> Claim:
+    def logs(self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount, *, key: str = "logs") -> Claim:
+        """The window's count and its dominant template (``key="failure_like"``: the commonest
+        failure-like one of logs that carry no level)."""
         text = self.say(
-            "logs",
+            key,
             service=logs.service or "",
             start=self.clock(logs.start),
             end=self.clock(logs.end),
@@ -150,21 +152,6 @@ class Findings:
             template=top.template,
         )
         # The template is quoted on its own too: its words are the log's, not the claim's own.
-        quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
-        return self.claim("symptom", text, quotes)
-
-    def failure_like(self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount) -> Claim:
-        text = self.say(
-            "failure_like",
-            service=logs.service or "",
-            start=self.clock(logs.start),
-            end=self.clock(logs.end),
-            matched=logs.matched,
-            count=top.count,
-            first=self.clock(top.first),
-            last=self.clock(top.last),
-            template=top.template,
-        )
         quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
         return self.claim("symptom", text, quotes)
 
