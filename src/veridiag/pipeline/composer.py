@@ -37,6 +37,7 @@ _GAP = {
         "external_unknown": "{claim_id} 含有证据之外的信息，已剔除。",
         "contradicted": "{claim_id} 与证据矛盾，已剔除。",
         "overstated": "该说法证据不足以作为确定结论。",
+        "root_cause": "另一项独立的观察（例如结构化的变更记录，及其后开始的异常）",
         "review": "人工复核本次诊断的证据与结论",
         "review_reason": "自动校验拒绝了当前结论。",
         "gather": "补充证据：{gap}",
@@ -48,6 +49,7 @@ _GAP = {
         "external_unknown": "{claim_id} brought in facts from outside the evidence and was removed.",
         "contradicted": "{claim_id} contradicts the evidence and was removed.",
         "overstated": "The evidence does not support this as a firm conclusion.",
+        "root_cause": "a second, independent observation (e.g. a recorded change and the anomaly that began after it)",
         "review": "Have a person review this diagnosis's evidence and conclusions",
         "review_reason": "Automatic checks rejected the conclusion.",
         "gather": "Gather evidence: {gap}",
@@ -114,7 +116,8 @@ def assemble_composer_input(
                 )
             )
         elif label == "overstated" and claim_text and check.claim_id not in targeted:
-            hypotheses.append(AllowedHypothesis(hypothesis_text=claim_text, needed_evidence=[text["overstated"]]))
+            needs = text["root_cause"] if claim.get("claim_type") == "root_cause" else text["overstated"]
+            hypotheses.append(AllowedHypothesis(hypothesis_text=claim_text, needed_evidence=[needs]))
         elif label == "unsupported" and claim_text and check.claim_id not in targeted:
             gaps.append(text["unsupported"].format(text=claim_text))
         elif label == "unsupported":
@@ -235,8 +238,13 @@ def parse_composer_output(text: str | None) -> tuple[ComposerOutput | None, str]
 _ROOT_CAUSE = re.compile(
     r"根因|根本原因|原因是|原因在于|是由于|导致了|root[\s-]*cause|caused\s+by|because\s+of|is\s+due\s+to", re.IGNORECASE
 )
+#: A cause written as settled: allowed only beside an allowed root_cause claim (which the guardrails
+#: admit only as an inference over two independent invocations).
 _CONFIRMED_ROOT = re.compile(
-    r"根因已确认|确认根因|根因是|root\s+cause\s+(?:is\s+)?confirmed|confirmed\s+root\s+cause", re.IGNORECASE
+    r"根本?原?因(?:已|已经|被)?确认|确认(?:了)?(?:根本|根)因|已确认.{0,8}根本?原?因|根本原因(?:是|为|在于)|根因(?:是|为|在于)"
+    r"|故障原因(?:是|为)|root[\s-]+cause\s+(?:is|was|has\s+been|:)|(?:confirmed|definite|actual)\s+(?:root\s+)?cause"
+    r"|the\s+cause\s+(?:is|was)\b|root[\s-]+cause\s+(?:is\s+)?confirmed",
+    re.IGNORECASE,
 )
 _GAP_WORDS = re.compile(
     r"缺少|缺口|尚未确认|无法确认|未能确认|不能确认|需要补充|还需|有待|not\s+(?:yet\s+)?confirmed|cannot\s+confirm|"

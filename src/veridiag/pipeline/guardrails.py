@@ -12,6 +12,13 @@ makes is recorded as a ``Correction``. They only ever make the outcome *less* co
 - ``gatekeeper.targeted_claim``: a claim a Gatekeeper error names ⇒ at most ``unsupported``.
 - ``citation.unknown_invocation``: with the Gatekeeper switched off, a claim none of whose
   bindings cites only this session's (non-errored) invocations ⇒ at most ``unsupported``.
+- ``root_cause.single_source``: a root cause resting on fewer independent invocations than
+  ``claim.root_cause_support`` asks ⇒ at most ``overstated`` (the Composer carries it as a
+  hypothesis with the evidence it still needs).
+- ``root_cause.inference_only``: a root cause is never a direct observation ⇒ at most
+  ``reasonable_inference``, however well its excerpts match.
+- ``grounding.elsewhere``: a fact of a claim found in the cited output but not in the claim's
+  own excerpts (``claim.entity_grounding`` warns) ⇒ the verdict is at most LOW_CONFID.
 - ``verdict.matrix``: the §17 matrix over the final labels and the Gatekeeper result; the
   verdict is the more severe of the verifier's and the matrix's (gatekeeper fail ⇒ never
   PASS, a failed ``reject_on_fail`` rule ⇒ REJECT, zero claims ⇒ never PASS).
@@ -21,6 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.verdict import is_critical, matrix_verdict
 from veridiag.contracts.verifier import (
     FACT_MAPPING,
@@ -66,6 +74,85 @@ def _groundedness(labels: list[ClaimVerification]) -> float:
     return round(sum(weight.get(label, 0.0) for label in labels) / len(labels), 4)
 
 
+def _warnings(report: GatekeeperReport | None, claim_id: str, rule_id: str) -> list[str]:
+    return [
+        c.reason
+        for t in (report.claim_traces if report else [])
+        if t.claim_id == claim_id
+        for c in t.checks
+        if c.rule_id == rule_id and c.outcome == "warn"
+    ]
+
+
+def _verifier_cap(parsed: ParsedVerifier, known: set[str], corrections: list[Correction]) -> Verdict:
+    """The best verdict a verifier reply allows: LOW_CONFID when it is unusable, judges claims
+    that do not exist or gives no verdict."""
+    cap: Verdict = "PASS"
+    if parsed.status != "ok":
+        corrections.append(
+            Correction(
+                guard="verifier.unusable",
+                target="$",
+                after="unsupported",
+                reason=f"verifier output {parsed.status}: {parsed.detail}",
+            )
+        )
+        cap = "LOW_CONFID"
+    unknown = sorted(set(parsed.checks) - known)
+    if unknown:
+        corrections.append(
+            Correction(
+                guard="verifier.unknown_claim",
+                target=", ".join(unknown),
+                after="ignored",
+                reason="verifier judged claims that the Executor did not make",
+            )
+        )
+        cap = "LOW_CONFID"
+    if parsed.status == "ok" and parsed.verdict is None:
+        cap = "LOW_CONFID"
+        corrections.append(
+            Correction(
+                guard="verifier.unusable", target="verdict", after="LOW_CONFID", reason="verifier gave no valid verdict"
+            )
+        )
+    return cap
+
+
+def _claim_ceilings(
+    claim: dict[str, Any], claim_id: str, report: GatekeeperReport | None, targeted: bool
+) -> list[tuple[str, ClaimVerification, str]]:
+    """The best label a claim may have whatever the verifier said: (guard, ceiling, reason)."""
+    ceilings: list[tuple[str, ClaimVerification, str]] = []
+    if targeted:
+        errors = [
+            c.reason
+            for t in (report.claim_traces if report else [])
+            if t.claim_id == claim_id
+            for c in t.checks
+            if c.outcome == "fail"
+        ]
+        guard = "gatekeeper.targeted_claim" if report else "citation.unknown_invocation"
+        ceilings.append((guard, "unsupported", "; ".join(errors[:3]) or "cites no invocation of this session"))
+    if claim.get("claim_type") == "root_cause":
+        single = _warnings(report, claim_id, "claim.root_cause_support")
+        if single:
+            ceilings.append(("root_cause.single_source", "overstated", single[0]))
+        ceilings.append(
+            ("root_cause.inference_only", "reasonable_inference", "a root cause is inferred, never observed")
+        )
+    return ceilings
+
+
+def _grounded_elsewhere(report: GatekeeperReport | None) -> list[str]:
+    """Claims with a fact the Gatekeeper found only elsewhere in the cited output."""
+    return [
+        t.claim_id
+        for t in (report.claim_traces if report else [])
+        if any(c.rule_id == "claim.entity_grounding" and c.outcome == "warn" for c in t.checks)
+    ]
+
+
 def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
     corrections: list[Correction] = []
     report = hook.report
@@ -90,38 +177,8 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
         )
 
     claims = hook.claims
-    known = {claim_id for claim_id, _claim in claims}
-    cap: Verdict = "PASS"
     usable = parsed.status == "ok"
-    if not usable:
-        corrections.append(
-            Correction(
-                guard="verifier.unusable",
-                target="$",
-                after="unsupported",
-                reason=f"verifier output {parsed.status}: {parsed.detail}",
-            )
-        )
-        cap = "LOW_CONFID"
-    unknown = sorted(set(parsed.checks) - known)
-    if unknown:
-        corrections.append(
-            Correction(
-                guard="verifier.unknown_claim",
-                target=", ".join(unknown),
-                after="ignored",
-                reason="verifier judged claims that the Executor did not make",
-            )
-        )
-        cap = "LOW_CONFID"
-    if usable and parsed.verdict is None:
-        cap = "LOW_CONFID"
-        corrections.append(
-            Correction(
-                guard="verifier.unusable", target="verdict", after="LOW_CONFID", reason="verifier gave no valid verdict"
-            )
-        )
-
+    cap = _verifier_cap(parsed, {claim_id for claim_id, _claim in claims}, corrections)
     targeted = report.targeted_claim_ids() if report else set()
     if report is None:  # the Gatekeeper is off: still, nothing may rest on a citation that does not exist
         citable = {i for entry in hook.trace_summary if entry.status != "error" for i in entry.invocation_ids}
@@ -144,27 +201,25 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
                 )
             check = ClaimCheck(claim_id=claim_id, verification="unsupported", detail="no verifier judgement")
         label = check.verification
-        if claim_id in targeted and _ORDER.index(label) < _ORDER.index("unsupported"):
-            errors = [
-                c.reason
-                for t in (report.claim_traces if report else [])
-                if t.claim_id == claim_id
-                for c in t.checks
-                if c.outcome == "fail"
-            ]
-            corrections.append(
-                Correction(
-                    guard="gatekeeper.targeted_claim" if report else "citation.unknown_invocation",
-                    target=claim_id,
-                    before=label,
-                    after="unsupported",
-                    reason="; ".join(errors[:3]) or "cites no invocation of this session",
-                )
-            )
-            label = "unsupported"
-            check = check.model_copy(update={"verification": label})
+        for guard, ceiling, reason in _claim_ceilings(claim, claim_id, report, claim_id in targeted):
+            if _ORDER.index(label) < _ORDER.index(ceiling):
+                corrections.append(Correction(guard=guard, target=claim_id, before=label, after=ceiling, reason=reason))
+                label = ceiling
+                check = check.model_copy(update={"verification": label})
         final_checks.append(check)
         labelled.append((claim, label))
+    elsewhere = _grounded_elsewhere(report)
+    if elsewhere:
+        corrections.append(
+            Correction(
+                guard="grounding.elsewhere",
+                target=", ".join(elsewhere),
+                after="LOW_CONFID",
+                reason="a fact is found in the cited output but not in the claim's own excerpts: it may describe "
+                "something else",
+            )
+        )
+        cap = _worse(cap, "LOW_CONFID")
 
     computed, why = matrix_verdict(labelled, report)
     stated: Verdict = parsed.verdict or "LOW_CONFID"

@@ -5,7 +5,9 @@ from veridiag.gatekeeper.rules import (
     evidence_utilization,
     excerpt_similarity,
     hallucination_phrases,
+    instruction_language,
     invocation_ref,
+    root_cause_support,
     schema,
 )
 
@@ -14,6 +16,8 @@ __all__ = [
     "evidence_utilization",
     "excerpt_similarity",
     "hallucination_phrases",
+    "instruction_language",
     "invocation_ref",
+    "root_cause_support",
     "schema",
 ]

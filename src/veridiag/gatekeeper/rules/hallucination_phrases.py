@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
+from veridiag.gatekeeper.phrases import phrase_list
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 
@@ -33,29 +33,6 @@ class PhraseParams(BaseModel):
         return paths
 
 
-class _PhraseList:
-    """A blacklist compiled once: a cheap substring pre-check, then a word-boundary regex."""
-
-    def __init__(self, phrases: tuple[str, ...]) -> None:
-        cleaned = sorted({" ".join(p.split()).lower() for p in phrases if p.strip()}, key=len, reverse=True)
-        self.probes = tuple(cleaned)
-        parts = [
-            (r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b") if p.isascii() else re.escape(p) for p in cleaned
-        ]
-        self.pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
-
-    def hits(self, text: str) -> list[str]:
-        lowered = " ".join(text.lower().split())
-        if self.pattern is None or not any(probe in lowered for probe in self.probes):
-            return []
-        return sorted({m.group().lower() for m in self.pattern.finditer(text)})
-
-
-@lru_cache(maxsize=32)
-def _phrase_list(phrases: tuple[str, ...]) -> _PhraseList:
-    return _PhraseList(phrases)
-
-
 def _targets(output: dict[str, Any] | None, path: str) -> Iterator[tuple[str, str]]:
     match = _FIELD_PATH.match(path)
     if not output or not match:
@@ -76,7 +53,7 @@ class HallucinationPhrases(GatekeeperRule):
 
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(PhraseParams)
-        phrases = _phrase_list(tuple(params.blacklist))
+        phrases = phrase_list(tuple(params.blacklist))
         result = RuleResult(self.id)
         for path in params.target_fields:
             for target, text in _targets(context.normalized, path):
