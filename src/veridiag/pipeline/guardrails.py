@@ -18,7 +18,8 @@ makes is recorded as a ``Correction``. They only ever make the outcome *less* co
 - ``root_cause.inference_only``: a root cause is never a direct observation ⇒ at most
   ``reasonable_inference``, however well its excerpts match.
 - ``grounding.elsewhere``: a fact of a claim found in the cited output but not in the claim's
-  own excerpts (``claim.entity_grounding`` warns) ⇒ the verdict is at most LOW_CONFID.
+  own excerpts (``claim.entity_grounding`` warns: it may count another window or incident)
+  ⇒ that claim is at most ``unsupported``, so the verdict is at most LOW_CONFID.
 - ``verdict.matrix``: the §17 matrix over the final labels and the Gatekeeper result; the
   verdict is the more severe of the verifier's and the matrix's (gatekeeper fail ⇒ never
   PASS, a failed ``reject_on_fail`` rule ⇒ REJECT, zero claims ⇒ never PASS).
@@ -134,6 +135,9 @@ def _claim_ceilings(
         ]
         guard = "gatekeeper.targeted_claim" if report else "citation.unknown_invocation"
         ceilings.append((guard, "unsupported", "; ".join(errors[:3]) or "cites no invocation of this session"))
+    elsewhere = _warnings(report, claim_id, "claim.entity_grounding")
+    if elsewhere:
+        ceilings.append(("grounding.elsewhere", "unsupported", elsewhere[0]))
     if claim.get("claim_type") == "root_cause":
         single = _warnings(report, claim_id, "claim.root_cause_support")
         if single:
@@ -142,15 +146,6 @@ def _claim_ceilings(
             ("root_cause.inference_only", "reasonable_inference", "a root cause is inferred, never observed")
         )
     return ceilings
-
-
-def _grounded_elsewhere(report: GatekeeperReport | None) -> list[str]:
-    """Claims with a fact the Gatekeeper found only elsewhere in the cited output."""
-    return [
-        t.claim_id
-        for t in (report.claim_traces if report else [])
-        if any(c.rule_id == "claim.entity_grounding" and c.outcome == "warn" for c in t.checks)
-    ]
 
 
 def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
@@ -208,19 +203,6 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
                 check = check.model_copy(update={"verification": label})
         final_checks.append(check)
         labelled.append((claim, label))
-    elsewhere = _grounded_elsewhere(report)
-    if elsewhere:
-        corrections.append(
-            Correction(
-                guard="grounding.elsewhere",
-                target=", ".join(elsewhere),
-                after="LOW_CONFID",
-                reason="a fact is found in the cited output but not in the claim's own excerpts: it may describe "
-                "something else",
-            )
-        )
-        cap = _worse(cap, "LOW_CONFID")
-
     computed, why = matrix_verdict(labelled, report)
     stated: Verdict = parsed.verdict or "LOW_CONFID"
     verdict = _worse(_worse(stated, computed), cap)

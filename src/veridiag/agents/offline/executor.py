@@ -380,8 +380,10 @@ class _Execution:
             if found.templates:
                 seen += _TEMPLATE_WORD.findall(found.templates[0].template.replace("<*>", " "))[:12]
         seen += [metric.replace("_", " ") for metric in self.notes.get("spotted_metrics", [])]
+        # The skill's own words only when nothing was seen: otherwise they would find the skill's runbook
+        # whatever happened.
         terms = str(self.request.plan.get("runbook_terms") or "")
-        query = " ".join(dict.fromkeys([*seen, terms])).strip() or self.request.question
+        query = " ".join(dict.fromkeys(seen)).strip() or terms or self.request.question
         # A runbook written for other services is no match for the one that moved; several moved: any.
         narrowed = involved if involved else self.services
         service = narrowed[0] if len(narrowed) == 1 else None

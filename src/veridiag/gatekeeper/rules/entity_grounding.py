@@ -1,14 +1,16 @@
 """``claim.entity_grounding`` (DESIGN §4): every exact fact — number with unit,
 percentage, ratio, error code, order/request id, service name, timestamp — in a claim's
-text or an excerpt must occur in an invocation that claim (or binding) cites. Excerpts
-quote, so their facts must occur as written; claims may round or change units, so their
-quantities match by value.
+text or an excerpt must occur in what that claim (or binding) cites. Excerpts quote, so
+their facts must occur as written; claims may round or change units, so their quantities
+match by value.
 
 Excerpt similarity forgives one changed number; this rule does not. An excerpt that
 aligns with a place in the output must carry the facts the output has *at that place*
-(a misquoted ``cost=5800ms`` fails even if 5800ms occurs elsewhere). Claim text is
-looked up in the aligned lines first, then the invocation's arguments and details, and
-only then in the whole output — which keeps a session's check in milliseconds.
+(a misquoted ``cost=5800ms`` fails even if 5800ms occurs elsewhere). A claim's facts must be
+in its **own** excerpts (the lines they align with, and the call's arguments and details):
+a number that occurs only elsewhere in the cited output may describe something else — a
+count over another window, another incident — so it is a warning that keeps the answer from
+PASS, and a fact found nowhere is a failure.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class GroundingParams(BaseModel):
     check_excerpts: bool = Field(default=True, alias="checkExcerpts")
     #: Alignment score from which an excerpt is taken to quote one place of the output.
     aligned_at: float = Field(default=0.5, ge=0, le=1, alias="alignedAt")
+    #: A claim's facts must be in its own excerpts; found only elsewhere in the output ⇒ warn.
+    own_excerpts_only: bool = Field(default=True, alias="ownExcerptsOnly")
     known_services: list[str] = Field(default_factory=list, alias="knownServices")
     ignore_tokens: list[str] = Field(default_factory=list, alias="ignoreTokens")
 
@@ -121,16 +125,26 @@ class _Check:
         regions: list[str],
         sources: list[InvocationView],
         literal: bool = False,
+        own_only: bool = False,
     ) -> None:
+        """``own_only``: facts must be in ``regions`` (the claim's own excerpts and the lines
+        they align with) or the calls' context; elsewhere in the output only warns."""
         near = Corpus([*regions, *(self.context_text(inv) for inv in sources)])
         entities = self.entities(text, near.tokens)
-        missing = [
-            entity
-            for entity in entities
-            if not near.contains(entity, literal=literal)
-            and not any(self.in_output(inv, entity, literal=literal) for inv in sources)
-        ]
+        outside = [entity for entity in entities if not near.contains(entity, literal=literal)]
+        found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
+        missing = [e for e in outside if e not in found_elsewhere]
         ids = ", ".join(str(inv.id) for inv in sources)
+        if own_only and found_elsewhere and not missing:
+            listed = ", ".join(f"{e.kind} {e.text!r}" for e in found_elsewhere)
+            self.result.add(
+                target,
+                "warn",
+                f"not in the claim's own excerpts, only elsewhere in invocation {ids}: {listed}",
+                score=round(1 - len(found_elsewhere) / len(entities), 4),
+                invocation_id=sources[0].id,
+            )
+            return
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
 
     def record(
@@ -173,7 +187,13 @@ class EntityGrounding(GatekeeperRule):
             sources = list({inv.id: inv for entry in entries for inv in entry.sources}.values())
             if params.check_claim_text and sources:
                 regions = [loc.region() for entry in entries for loc in entry.located]
-                check.text(f"{claim_target}.claim_text", claim.get("claim_text"), regions=regions, sources=sources)
+                check.text(
+                    f"{claim_target}.claim_text",
+                    claim.get("claim_text"),
+                    regions=regions,
+                    sources=sources,
+                    own_only=params.own_excerpts_only,
+                )
         return check.result
 
     @staticmethod
