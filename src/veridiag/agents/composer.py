@@ -93,6 +93,19 @@ def template_answer(composer_input: ComposerInput) -> ComposerOutput:
     return ComposerOutput(answer_summary=summary, recommended_actions=actions, user_facing_answer="\n".join(lines))
 
 
+def with_gaps(output: ComposerOutput, composer_input: ComposerInput) -> ComposerOutput:
+    """A composed answer that leaves out what could not be checked gets it appended, as the
+    template words it: every answer, PASS included, says its gaps (failed calls, windows
+    without data, unparsed lines)."""
+    answer = output.user_facing_answer
+    left_out = [gap for gap in composer_input.missing_info if gap not in answer]
+    if not left_out:
+        return output
+    text = _TEXT[composer_input.lang]
+    appended = "\n".join([answer.rstrip(), "", text["gaps"], *(f"- {gap}" for gap in left_out)])
+    return output.model_copy(update={"user_facing_answer": appended})
+
+
 class TemplateComposer:
     """The offline composer: the template, as strict JSON like any composer returns."""
 

@@ -16,6 +16,8 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
 
+from veridiag.text.normalize import reader_text
+
 EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service"]
 
 # unit spelling (lower case) → (dimension, factor to the dimension's base unit)
@@ -89,7 +91,7 @@ _ID_KEYWORD = (
 _LEXER = re.compile(
     r"(?=[0-9A-Za-z订交请状])(?:"
     r"(?P<ts>(?P<date>\d{4}-\d{2}-\d{2})(?:[T ](?P<time>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?"
-    r"(?:Z|[+-]\d{2}:?\d{2})?(?![\d:])|(?P<clock>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(?![\d:]))"
+    r"(?:Z|[+-]\d{2}:?\d{2})?(?![\d:])|(?P<clock>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(?![\d:])(?:\s?(?P<ampm>[AaPp]\.?[Mm]\.?)(?![A-Za-z]))?)"
     rf"|{_ID_KEYWORD}\s*(?:[iI][dD]|号|编号|_id|-id|_ID)?\s*[:=#：]?\s*"
     rf"(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
     rf"|(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"
@@ -138,10 +140,12 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
         word = group()
         return Entity("service", word, (word.lower(),)) if services and word.lower() in services else None
     if kind == "ts":
-        parts = tuple(p for p in (group("date"), group("time"), group("clock")) if p)
+        parts = tuple(p for p in (group("date"), group("time"), _clock24(group("clock"), group("ampm"))) if p)
         return Entity("timestamp", group("ts"), parts)
     if kind in ("id", "hex"):
         return Entity("identifier", group(kind), (group(kind),))
+    if kind == "code" and _NAME_WITH_NUMBER.fullmatch(group(kind)):
+        return None  # COVID-19, SARS-2: a name with a number, not an error code
     if kind in ("http", "code"):
         return Entity("error_code", group(kind), (group(kind),))
     if kind == "svc":
@@ -152,10 +156,28 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
     return _number(match)
 
 
+_NAME_WITH_NUMBER = re.compile(r"[A-Z]{2,}-\d{1,2}")
+_DECADE = re.compile(r"1\d\d0|20\d0")
+#: "35-40 minutes", "3~5 秒": the first number of a range carries the unit written after the second.
+_RANGE = re.compile(rf"(?<![\w.])({_NUM})\s*[-–~至到]\s*{_NUM}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+
+
+def _clock24(clock: str | None, ampm: str | None) -> str | None:
+    """``2:00 PM`` is ``14:00``: the needle an output in 24-hour time carries."""
+    if not clock or not ampm:
+        return clock
+    hours, rest = clock.split(":", 1)
+    hour = int(hours) % 12 + (12 if ampm.lower().startswith("p") else 0)
+    return f"{hour:02d}:{rest}"
+
+
 def _number(match: re.Match[str]) -> Entity | None:
-    """A number is a fact only with a known unit ("5300ms", "5.3 秒", "92%")."""
+    """A number is a fact only with a known unit ("5300ms", "5.3 秒", "92%"); "1970s" is a
+    decade, not a duration."""
     number, unit = match.group("num"), match.group("unit")
     if not unit:
+        return None
+    if unit == "s" and _DECADE.fullmatch(number):
         return None
     bare = unit.strip()
     for candidate in (bare, bare[:1]) if not bare.isascii() else (bare,):
@@ -183,6 +205,7 @@ def entities_outside(
     ``known_tokens``: a fact lying wholly inside tokens found verbatim there is carried by
     them; every fact touching another token is returned — including one that spans a
     blank ("5.3 秒", "order 124", "HTTP 504", "200 / 200"), since the text is lexed whole."""
+    text = reader_text(text)
     unknown = bytearray(len(text))
     for token in _TOKEN_SPAN.finditer(text):
         if token.group() not in known_tokens:
@@ -201,6 +224,8 @@ def extract_entities(
 ) -> list[Entity]:
     """Every exact fact in ``text``, each once, in order of appearance; with ``touching``
     (a mask over ``text``), only the facts that overlap a marked character."""
+    if touching is None:
+        text = reader_text(text)
     services = _folded(tuple(known_services))
     ignored = _folded(tuple(ignore))
     unique: dict[tuple[str, str], Entity] = {}
@@ -214,6 +239,10 @@ def extract_entities(
         for entity in found:
             if entity is not None and entity.text.lower() not in ignored:
                 unique.setdefault((entity.kind, entity.text.lower()), entity)
+    for low in _RANGE.finditer(text):
+        if touching is None or 1 in touching[low.start() : low.end()]:
+            entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
+            unique.setdefault((entity.kind, entity.text.lower()), entity)
     return list(unique.values())
 
 
@@ -233,7 +262,7 @@ def _spaced_pattern(needle: str) -> re.Pattern[str]:
 @lru_cache(maxsize=256)
 def _prefixed_quantity(prefix: str, spellings: frozenset[str]) -> re.Pattern[str]:
     units = "|".join(re.escape(u) for u in sorted(spellings, key=len, reverse=True))
-    return re.compile(rf"({re.escape(prefix)}[\d.]*?)\s?(?:{units})(?![A-Za-z])", re.IGNORECASE)
+    return re.compile(rf"({re.escape(prefix)}[\d.]*?)[\s-]?(?:{units})(?![A-Za-z])", re.IGNORECASE)
 
 
 def _ascii_word(char: str) -> bool:
@@ -258,13 +287,21 @@ def _value_prefixes(value: Decimal, tolerance: Decimal) -> frozenset[str]:
     return frozenset(rendered | {r.rstrip("0").rstrip(".") for r in rendered})
 
 
+def _inside_token(text: str, end: int) -> bool:
+    """Digits that run on into a time, date, version or id (``10:07``, ``2026-07``, ``v2.3.1``)
+    are part of it, never a standalone number."""
+    after = text[end : end + 2]
+    return bool(after) and (after[0] in ":/-" or (after[0] == "." and after[1:2].isdigit()) or _ascii_word(after[0]))
+
+
 class Corpus:
     """Searchable text: a tool output, or the lines an excerpt was aligned with."""
 
     __slots__ = ("_folded", "_tokens", "text")
 
     def __init__(self, texts: Sequence[str]) -> None:
-        self.text = "\n".join(t for t in texts if t)
+        # Read like the claims are: a full-width or Chinese-numeral output states its facts too.
+        self.text = reader_text("\n".join(t for t in texts if t))
         self._folded: str | None = None
         self._tokens: frozenset[str] | None = None
 
@@ -361,7 +398,7 @@ class Corpus:
         text = self.text
         for match in _prefixed_quantity(prefix, spellings).finditer(text):
             before = text[match.start() - 1] if match.start() else " "
-            if _ascii_word(before) or before in ".-":
+            if _ascii_word(before) or before in ".-:/":
                 continue
             if abs(Decimal(match.group(1)) - value) <= tolerance:
                 return True
@@ -378,9 +415,10 @@ class Corpus:
         while position >= 0 and tries:
             tries -= 1
             before = text[position - 1] if position else " "
-            if not (_ascii_word(before) or before in ".-"):
+            if not (_ascii_word(before) or before in ".-:/"):
                 number = _NUMBER_AT.match(text, position)
-                if number and abs(Decimal(number.group()) - value) <= tolerance:
+                standalone = number is not None and not _inside_token(text, number.end())
+                if number and standalone and abs(Decimal(number.group()) - value) <= tolerance:
                     unit = _UNIT_AT.match(text, number.end())
                     if (unit and unit.group(1).lower() in spellings) or (bare_ok and not unit):
                         return True

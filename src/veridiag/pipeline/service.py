@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from veridiag.agents.composer import template_answer
+from veridiag.agents.composer import template_answer, with_gaps
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
 from veridiag.config import Settings
@@ -351,7 +351,7 @@ class DiagnosisPipeline:
             return fallback, "template", guard, "composer guard: " + "; ".join(guard.violations)
         if reply.engine.startswith("template"):
             return output, "template", guard, "the template composer (offline engine)"
-        return output, "composer", guard, "ok"
+        return with_gaps(output, composer_input), "composer", guard, "ok"
 
 
 def _record(known: dict[str, Any], role: str, reply: RoleReply, round_number: int | None = None) -> None:
