@@ -151,8 +151,8 @@ class Settings(BaseSettings):
     api_rate_limit: str = "120/minute"
     #: Serve ``/metrics`` without a token even when tokens are configured (for scrapers).
     api_open_metrics: bool = False
-    #: Key that signs workbench session cookies; empty: a random key per start, so browsers sign
-    #: in again after a restart. Set it when several processes serve one site.
+    #: Key (32+ characters) that signs workbench session cookies; empty: a random key per start,
+    #: so browsers sign in again after a restart. Set it when several processes serve one site.
     api_session_secret: SecretStr = SecretStr("")
     llm: LLMSettings = LLMSettings()
     #: The zone people ask in (``Asia/Shanghai``): times in questions without an offset are read
@@ -216,6 +216,13 @@ class Settings(BaseSettings):
         except ValueError:
             raise ValueError(f"bad rate limit {value!r}: write e.g. '120/minute' (or '0' to turn it off)") from None
         return value
+
+    @field_validator("api_session_secret")
+    @classmethod
+    def _long_secret(cls, secret: SecretStr) -> SecretStr:
+        if 0 < len(secret.get_secret_value()) < 32:
+            raise ValueError("api_session_secret must be at least 32 characters (e.g. `openssl rand -hex 32`)")
+        return secret
 
     @property
     def live_backends(self) -> bool:
