@@ -102,7 +102,10 @@ async def _invalid(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     request.app.state.metrics.rejected.labels("invalid").inc()
     details = [
-        {"field": ".".join(str(p) for p in error["loc"] if p != "body") or "body", "problem": error["msg"]}
+        {
+            "field": ".".join(str(p) for p in error["loc"] if p != "body") or "body",
+            "problem": error["msg"].removeprefix("Value error, "),  # pydantic's prefix for our own checks
+        }
         for error in exc.errors()
     ]
     message = "; ".join(f"{d['field']}: {d['problem']}" for d in details[:5])
