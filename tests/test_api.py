@@ -26,6 +26,7 @@ from veridiag.pipeline.factory import Assembly, assemble
 
 ROOT = Path(__file__).resolve().parent.parent
 QUESTION = "订单123支付失败，帮我看看是什么原因"
+BASE = "http://localhost"  # an allowed host (TestClient's default, testserver, is not)
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def assembly(tmp_path_factory: pytest.TempPathFactory) -> Assembly:
 
 @pytest.fixture()
 def client(assembly: Assembly) -> TestClient:
-    return TestClient(create_app(Settings(home=Path("/nonexistent")), assembly=assembly))
+    return TestClient(create_app(Settings(home=Path("/nonexistent")), assembly=assembly), base_url=BASE)
 
 
 def _sessions(assembly: Assembly) -> int:
@@ -104,7 +105,12 @@ def test_rules_health_and_metrics(client: TestClient) -> None:
     ("body", "field"),
     [
         ({"query": ""}, "query"),
-        ({"query": "x" * 100_000}, "query"),
+        ({"query": "x" * 5_000}, "query"),  # over MAX_QUERY_CHARS, under the body limit (413: test_api_limits)
+        ({"query": "   "}, "query"),
+        (
+            {"query": "\u200b\u3000\ufeff\t\u2800"},
+            "query",
+        ),  # invisible: zero width, ideographic space, BOM, braille blank
         ({"query": 123}, "query"),
         ({"query": QUESTION, "lang": "fr"}, "lang"),
         ({"query": QUESTION, "unexpected": 1}, "unexpected"),
@@ -136,7 +142,9 @@ def test_unknown_ids_and_paths_are_404_json(client: TestClient) -> None:
 
 
 def test_bearer_tokens(assembly: Assembly) -> None:
-    client = TestClient(create_app(Settings(home=Path("/nonexistent"), api_tokens="alpha, beta"), assembly=assembly))
+    client = TestClient(
+        create_app(Settings(home=Path("/nonexistent"), api_tokens="alpha, beta"), assembly=assembly), base_url=BASE
+    )
     before = _sessions(assembly)
     for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic alpha"}):
         response = client.post("/api/v1/chat", json={"query": QUESTION}, headers=headers)
@@ -153,7 +161,12 @@ def test_bearer_tokens(assembly: Assembly) -> None:
         .startswith("/login?failed")
     )
     client.post("/login", data={"token": "alpha"}, follow_redirects=False)
-    assert client.get("/").status_code == 200  # the cookie now authenticates the browser
+    assert client.get("/").status_code == 200  # the session cookie now authenticates the browser
+    assert "alpha" not in str(client.cookies.get("veridiag_session"))  # a session, not the token
+    for path in ("/metrics", "/api/docs", "/api/openapi.json"):  # behind auth with tokens configured
+        assert client.get(path).status_code == 200
+        anonymous = TestClient(client.app, base_url=BASE).get(path)
+        assert anonymous.status_code == 401 and anonymous.json()["error"]["code"] == "unauthorized"
 
 
 def test_serve_refuses_an_open_api_beyond_loopback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,6 +3,7 @@ escaping of anything a user or a tool wrote, and the matched-span highlight."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from veridiag.pipeline.factory import Assembly, assemble
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> TestClient:
     assembly: Assembly = assemble(Settings(home=tmp_path_factory.mktemp("wb")))
-    return TestClient(create_app(Settings(home=Path("/nonexistent")), assembly=assembly))
+    return TestClient(create_app(Settings(home=Path("/nonexistent")), assembly=assembly), base_url="http://localhost")
 
 
 def test_language_from_query_or_browser(client: TestClient) -> None:
@@ -26,15 +27,24 @@ def test_language_from_query_or_browser(client: TestClient) -> None:
     assert "证据审计台" in client.get("/?lang=zh", headers={"Accept-Language": "en-US"}).text
 
 
+def _csrf(page: str) -> str:
+    found = re.search(r'name="csrf_token" value="([^"]+)"', page)
+    assert found, "the ask form must carry the session's CSRF token"
+    return found.group(1)
+
+
 def test_no_javascript_ask_redirects_to_the_session(client: TestClient) -> None:
+    token = _csrf(client.get("/?lang=en").text)  # the page starts a session and embeds its token
     response = client.post(
-        "/ask", data={"query": "Why is checkout slow since 10:00?", "lang": "en"}, follow_redirects=False
+        "/ask",
+        data={"query": "Why is checkout slow since 10:00?", "lang": "en", "csrf_token": token},
+        follow_redirects=False,
     )
     assert response.status_code == 303 and response.headers["location"].startswith("/sessions/s-")
     page = client.get(response.headers["location"]).text
     assert "payment-service" in page and 'id="claims"' in page
     before = client.get("/api/v1/sessions").json()["total"]
-    assert client.post("/ask", data={"query": "  "}).status_code == 422
+    assert client.post("/ask", data={"query": "  ", "csrf_token": token}).status_code == 422
     assert client.get("/api/v1/sessions").json()["total"] == before
 
 

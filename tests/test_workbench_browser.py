@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import SecretStr
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
 
@@ -182,3 +183,46 @@ def test_api_docs_render_with_no_internet(served: Any, browser: Any) -> None:
     assert outside == []
     _shot(page, "05-api-docs-offline")
     page.close()
+
+
+def test_sign_in_ask_and_sign_out_without_javascript(served: Any, browser: Any) -> None:
+    """With tokens: the login form, the ask form (its hidden CSRF token) and the logout button are
+    plain forms; the session cookie is HttpOnly, so page scripts cannot read it."""
+    _base, assembly, settings = served
+    app = create_app(settings.model_copy(update={"api_tokens": SecretStr("wb-token")}), assembly=assembly)
+    with LocalServer(app) as server:
+        context = browser.new_context(java_script_enabled=False, locale="en-US")
+        page = context.new_page()
+        page.goto(f"{server.url}/?lang=en")
+        assert page.url.startswith(f"{server.url}/login")
+        page.fill("input[name=token]", "wb-token")
+        page.click("form.login button")
+        page.wait_for_selector("#ask-form")
+        cookie = next(c for c in context.cookies() if c["name"] == "veridiag_session")
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and "wb-token" not in cookie["value"]
+        page.fill("#ask-query", "Why is checkout slow since 10:00?")
+        page.click("#ask-button")
+        page.wait_for_selector("#final-answer")
+        assert "/sessions/" in page.url and "payment-service" in page.inner_text("#final-answer")
+        _shot(page, "06-signed-in-no-javascript-ask")
+        page.click("#logout-button")
+        page.wait_for_selector("form.login")
+        assert not [c for c in context.cookies() if c["name"] == "veridiag_session"]
+        page.goto(f"{server.url}/")
+        assert page.url.startswith(f"{server.url}/login")
+        context.close()
+
+
+def test_signed_in_ask_streams_with_the_session_cookie(served: Any, browser: Any) -> None:
+    _base, assembly, settings = served
+    app = create_app(settings.model_copy(update={"api_tokens": SecretStr("wb-token")}), assembly=assembly)
+    with LocalServer(app) as server:
+        page = browser.new_page(locale="en-US")
+        page.goto(f"{server.url}/login?lang=en")
+        page.fill("input[name=token]", "wb-token")
+        page.click("form.login button")
+        page.fill("#ask-query", "Why is checkout slow since 10:00?")
+        page.click("#ask-button")
+        page.wait_for_selector("#ask-result", timeout=60_000)
+        assert any(s.startswith("composer") for s in page.locator("#ask-stages li").all_inner_texts())
+        page.close()

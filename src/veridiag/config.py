@@ -7,14 +7,16 @@ session store (PostgreSQL via ``postgresql://…``); ``VERIDIAG_HOME`` where fil
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
+    NoDecode,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
     YamlConfigSettingsSource,
@@ -134,6 +136,24 @@ class Settings(BaseSettings):
     #: Diagnoses the HTTP service runs at once (more wait in arrival order). A model-backed
     #: engine waits on the network and can use more than the offline engine's CPU-bound default.
     api_concurrency: int = Field(default_factory=lambda: max(2, os.cpu_count() or 2), ge=1, le=256)
+    #: Largest request body the HTTP service reads, in bytes: more is refused with 413 while it
+    #: streams in, a larger declared Content-Length before any of it is read.
+    api_max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=64 * 1024 * 1024)
+    #: Host names the HTTP service answers to (a guard against DNS rebinding); empty means
+    #: localhost, 127.0.0.1, ::1 and the bind host. ``*.example.com`` patterns work; ``*`` turns
+    #: the check off. Comma-separated in the environment.
+    api_allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    #: Addresses or networks of reverse proxies whose ``X-Forwarded-Proto`` / ``X-Forwarded-For``
+    #: are believed (https cookies, the client address the rate limit counts); empty: none.
+    api_trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    #: Requests per bearer token (per client address when no tokens are configured), in the
+    #: ``limits`` notation: ``120/minute``, ``10/second;600/hour``. ``0`` or empty turns it off.
+    api_rate_limit: str = "120/minute"
+    #: Serve ``/metrics`` without a token even when tokens are configured (for scrapers).
+    api_open_metrics: bool = False
+    #: Key (32+ characters) that signs workbench session cookies; empty: a random key per start,
+    #: so browsers sign in again after a restart. Set it when several processes serve one site.
+    api_session_secret: SecretStr = SecretStr("")
     llm: LLMSettings = LLMSettings()
     #: The zone people ask in (``Asia/Shanghai``): times in questions without an offset are read
     #: in it. Tool outputs and stored times stay in UTC.
@@ -147,6 +167,62 @@ class Settings(BaseSettings):
         except (ZoneInfoNotFoundError, ValueError):
             raise ValueError(f"unknown timezone {value!r}; use an IANA name such as Asia/Shanghai or UTC") from None
         return value
+
+    @field_validator("api_allowed_hosts", "api_trusted_proxies", mode="before")
+    @classmethod
+    def _comma_list(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        return value
+
+    @field_validator("api_allowed_hosts")
+    @classmethod
+    def _host_patterns(cls, hosts: list[str]) -> list[str]:
+        """As Starlette's TrustedHostMiddleware reads them: lower case, IPv6 in brackets (as in a
+        Host header), a wildcard only as a leading ``*.``."""
+        patterns = []
+        for host in hosts:
+            pattern = host.lower()
+            if "*" in pattern[1:] or (pattern.startswith("*") and pattern != "*" and not pattern.startswith("*.")):
+                raise ValueError(f"bad host pattern {host!r}: use a name, an address, '*.example.com' or '*'")
+            try:
+                if ipaddress.ip_address(pattern.strip("[]")).version == 6:
+                    pattern = f"[{pattern.strip('[]')}]"
+            except ValueError:
+                pass
+            patterns.append(pattern)
+        return patterns
+
+    @field_validator("api_trusted_proxies")
+    @classmethod
+    def _proxy_addresses(cls, proxies: list[str]) -> list[str]:
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                raise ValueError(f"bad proxy address {proxy!r}: use an IP address or a network") from None
+        return proxies
+
+    @field_validator("api_rate_limit")
+    @classmethod
+    def _rate(cls, value: str) -> str:
+        from limits import parse_many
+
+        value = value.strip()
+        if value in ("", "0"):
+            return ""
+        try:
+            parse_many(value)
+        except ValueError:
+            raise ValueError(f"bad rate limit {value!r}: write e.g. '120/minute' (or '0' to turn it off)") from None
+        return value
+
+    @field_validator("api_session_secret")
+    @classmethod
+    def _long_secret(cls, secret: SecretStr) -> SecretStr:
+        if 0 < len(secret.get_secret_value()) < 32:
+            raise ValueError("api_session_secret must be at least 32 characters (e.g. `openssl rand -hex 32`)")
+        return secret
 
     @property
     def live_backends(self) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -13,11 +14,15 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
+from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from veridiag import __version__
-from veridiag.api.docs import ASSETS_URL, OPENAPI_URL, assets, docs
+from veridiag.api.docs import ASSETS_URL, assets, docs
+from veridiag.api.errors import error_response
+from veridiag.api.guards import AllowedHosts, BodyLimit, RateLimit, RateLimiter, RequestContext, allowed_hosts
 from veridiag.api.metrics import ServiceMetrics
 from veridiag.api.routes import api, ops
+from veridiag.api.security import Sessions
 from veridiag.api.workbench import signin, workbench
 from veridiag.config import Settings
 from veridiag.pipeline.factory import Assembly, assemble
@@ -25,8 +30,11 @@ from veridiag.pipeline.factory import Assembly, assemble
 STATIC = Path(__file__).parent / "static"
 
 
-def create_app(settings: Settings | None = None, *, assembly: Assembly | None = None) -> FastAPI:
-    """The app for ``settings`` (or an already assembled pipeline, as tests and benchmarks use)."""
+def create_app(
+    settings: Settings | None = None, *, assembly: Assembly | None = None, bind_host: str | None = None
+) -> FastAPI:
+    """The app for ``settings`` (or an already assembled pipeline, as tests and benchmarks use);
+    ``bind_host`` joins the default allowed hosts."""
     settings = settings or Settings()
     app = application()
     app.state.assembly = assembly or assemble(settings)
@@ -34,6 +42,19 @@ def create_app(settings: Settings | None = None, *, assembly: Assembly | None = 
     app.state.metrics = ServiceMetrics()
     app.state.background = set[asyncio.Task[Any]]()
     app.state.diagnosis_limiter = anyio.CapacityLimiter(settings.api_concurrency)
+    secret = settings.api_session_secret.get_secret_value().encode() or secrets.token_bytes(32)
+    app.state.sessions = Sessions(secret, settings.tokens)
+    app.state.open_metrics = settings.api_open_metrics
+    app.state.rate_limiter = RateLimiter(settings.api_rate_limit) if settings.api_rate_limit else None
+    # add_middleware wraps what is there: the last added runs first (see api/guards.py).
+    metrics = app.state.metrics
+    app.add_middleware(RateLimit, metrics=metrics)
+    app.add_middleware(BodyLimit, max_bytes=settings.api_max_body_bytes, metrics=metrics)
+    hosts = allowed_hosts(settings.api_allowed_hosts, bind_host)
+    app.add_middleware(AllowedHosts, allowed_hosts=hosts, metrics=metrics)
+    if settings.api_trusted_proxies:
+        app.add_middleware(ProxyHeadersMiddleware, trusted_hosts=settings.api_trusted_proxies)
+    app.add_middleware(RequestContext)
     return app
 
 
@@ -43,8 +64,8 @@ def application() -> FastAPI:
         title="veridiag",
         version=__version__,
         summary="Diagnosis answers that contain only what the evidence supports.",
-        docs_url=None,  # served by ``api.docs`` without a CDN
-        openapi_url=OPENAPI_URL,
+        docs_url=None,  # ``api.docs`` serves the page (without a CDN) and the schema, behind auth
+        openapi_url=None,
         redoc_url=None,
     )
     app.include_router(api)
@@ -64,19 +85,31 @@ def openapi_text() -> str:
     return json.dumps(application().openapi(), indent=2, ensure_ascii=False, sort_keys=True) + "\n"
 
 
-def _error(status: int, code: str, message: str, details: list[dict[str, Any]] | None = None) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message, "details": details or []}}, status_code=status)
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    413: "payload_too_large",
+    422: "invalid_request",
+    429: "rate_limited",
+    503: "unavailable",
+}
 
 
 async def _invalid(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     request.app.state.metrics.rejected.labels("invalid").inc()
     details = [
-        {"field": ".".join(str(p) for p in error["loc"] if p != "body") or "body", "problem": error["msg"]}
+        {
+            "field": ".".join(str(p) for p in error["loc"] if p != "body") or "body",
+            "problem": error["msg"].removeprefix("Value error, "),  # pydantic's prefix for our own checks
+        }
         for error in exc.errors()
     ]
     message = "; ".join(f"{d['field']}: {d['problem']}" for d in details[:5])
-    return _error(422, "invalid_request", message or "invalid request", details)
+    return error_response(request.scope, 422, "invalid_request", message or "invalid request", details=details)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse | RedirectResponse:
@@ -87,8 +120,5 @@ async def _http_error(request: Request, exc: Exception) -> JSONResponse | Redire
         and "text/html" in request.headers.get("accept", "")
     ):
         return RedirectResponse("/login", status_code=303)
-    codes = {401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed", 503: "unavailable"}
-    response = _error(exc.status_code, codes.get(exc.status_code, "error"), str(exc.detail))
-    for name, value in (exc.headers or {}).items():
-        response.headers[name] = value
-    return response
+    code = _CODES.get(exc.status_code, "error")
+    return error_response(request.scope, exc.status_code, code, str(exc.detail), headers=exc.headers)

@@ -1,4 +1,5 @@
-"""``/api/docs``: Swagger UI served from this process, not from a CDN.
+"""``/api/docs``: Swagger UI served from this process, not from a CDN; with its schema
+(``/api/openapi.json``) and files behind the same auth as the API.
 
 FastAPI's built-in page loads its JavaScript from jsDelivr, so on a machine without
 internet (where on-call tools often run) it stays blank. The Swagger UI files come from
@@ -9,21 +10,41 @@ from __future__ import annotations
 
 from importlib.resources import files
 from pathlib import Path
+from typing import Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends, Request
 from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from veridiag.api.security import require_token
 
 ASSETS_URL = "/api/docs-assets"
 OPENAPI_URL = "/api/openapi.json"
 
-docs = APIRouter(include_in_schema=False)
+docs = APIRouter(include_in_schema=False, dependencies=[Depends(require_token)])
 
 
-def assets() -> StaticFiles:
+class _Authenticated:
+    """A mounted app behind ``require_token`` (its 401 is the app's JSON error)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        require_token(Request(scope))
+        await self.app(scope, receive, send)
+
+
+def assets() -> ASGIApp:
     """The Swagger UI bundle, stylesheet and icon, to mount at ``ASSETS_URL``."""
-    return StaticFiles(directory=Path(str(files("fastapi_offline") / "static")))
+    return _Authenticated(StaticFiles(directory=Path(str(files("fastapi_offline") / "static"))))
+
+
+@docs.get(OPENAPI_URL)
+def openapi(request: Request) -> dict[str, Any]:
+    return request.app.openapi()  # type: ignore[no-any-return]
 
 
 @docs.get("/api/docs", response_class=HTMLResponse)

@@ -57,6 +57,7 @@ TEXT: dict[str, dict[str, str]] = {
         "prev": "上一页",
         "next": "下一页",
         "language": "English",
+        "logout": "退出登录",
     },
     "en": {
         "title": "veridiag Trace Workbench",
@@ -110,6 +111,7 @@ TEXT: dict[str, dict[str, str]] = {
         "prev": "Previous",
         "next": "Next",
         "language": "中文",
+        "logout": "Sign out",
     },
 }
 

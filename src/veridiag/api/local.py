@@ -12,15 +12,22 @@ from fastapi import FastAPI
 
 
 class LocalServer:
-    """``with LocalServer(app) as server: httpx.get(server.url + "/healthz")``."""
+    """``with LocalServer(app) as server: httpx.get(server.url + "/healthz")``.
 
-    def __init__(self, app: FastAPI, *, startup_timeout: float = 30.0) -> None:
+    Unless ``rate_limited``, the app's rate limit is switched off: a load benchmark or a browser
+    test sends more from one address than any per-client limit allows."""
+
+    def __init__(self, app: FastAPI, *, startup_timeout: float = 30.0, rate_limited: bool = False) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port: int = probe.getsockname()[1]
         self.app = app
+        if not rate_limited:
+            app.state.rate_limiter = None
         self.startup_timeout = startup_timeout
-        config = uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="error", backlog=1024)
+        config = uvicorn.Config(
+            app, host="127.0.0.1", port=self.port, log_level="error", backlog=1024, proxy_headers=False
+        )
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, name="veridiag-local-server", daemon=True)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any, Literal
@@ -12,6 +13,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
+from veridiag.api.errors import request_id
 from veridiag.api.schemas import ChatRequest, ChatResponse, ErrorBody, SessionPage, SessionSummary
 from veridiag.api.security import require_token
 from veridiag.contracts.session import SessionRecord
@@ -20,7 +22,8 @@ from veridiag.pipeline.factory import Assembly
 from veridiag.pipeline.report import answer_document
 
 Progress = Callable[[str, dict[str, Any]], None]
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (401, 404, 422)}
+ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 413, 422, 429, 500)}
+log = logging.getLogger("veridiag.api")
 
 api = APIRouter(prefix="/api/v1", dependencies=[Depends(require_token)], responses=ERRORS)
 ops = APIRouter()
@@ -56,12 +59,17 @@ async def chat(body: ChatRequest, request: Request) -> dict[str, Any]:
 )
 async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
     """Events: ``session``, ``plan``, ``tool`` (one per call), ``gatekeeper``, ``verifier``,
-    ``composer``, then ``done`` carrying the answer document. A client that goes away does not
-    stop the diagnosis: it completes and is stored."""
+    ``composer``, then ``done`` carrying the answer document, or ``error`` with a generic message,
+    the request id and the session id (the details are in the server log under the request id).
+    A client that goes away does not stop the diagnosis: it completes and is stored."""
     queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
     loop = asyncio.get_running_loop()
+    rid = request_id(request.scope)
+    session: dict[str, Any] = {}
 
     def progress(stage: str, details: dict[str, Any]) -> None:
+        if stage == "session":
+            session["id"] = details.get("session_id")
         if stage != "done":  # the final event carries the whole document instead
             loop.call_soon_threadsafe(queue.put_nowait, (stage, details))
 
@@ -69,8 +77,10 @@ async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
         try:
             document = await diagnose_async(request, body, progress)
             queue.put_nowait(("done", document))
-        except Exception as exc:  # the pipeline fails closed itself; this is the store being gone
-            queue.put_nowait(("error", {"message": f"{exc.__class__.__name__}: {exc}"}))
+        except Exception:  # the pipeline fails closed itself; this is the store being gone
+            log.exception("chat stream failed [request_id=%s session_id=%s]", rid, session.get("id"))
+            message = "the diagnosis failed on the server; its log has the details under this request id"
+            queue.put_nowait(("error", {"message": message, "request_id": rid, "session_id": session.get("id")}))
         finally:
             queue.put_nowait(None)
 
@@ -152,6 +162,12 @@ def healthz(request: Request) -> dict[str, Any]:
     return {"status": "ok", "engine": request.app.state.assembly.engine}
 
 
-@ops.get("/metrics", summary="Prometheus metrics", response_class=Response)
+def metrics_access(request: Request) -> None:
+    """Behind the API's auth unless ``api_open_metrics`` leaves it to scrapers."""
+    if not request.app.state.open_metrics:
+        require_token(request)
+
+
+@ops.get("/metrics", summary="Prometheus metrics", response_class=Response, dependencies=[Depends(metrics_access)])
 def metrics(request: Request) -> Response:
     return Response(request.app.state.metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 MAX_QUERY_CHARS = 4000
+BLANK_QUERY = "the question is blank (only whitespace or invisible characters)"
+#: Letters that render as nothing though Unicode does not file them as spaces or format marks.
+_FILLERS = frozenset("\u115f\u1160\u2800\u3164\uffa0")
+
+
+def is_blank(text: str) -> bool:
+    """True when nothing in ``text`` would show: whitespace, control and format characters
+    (zero-width spaces, BOM, direction marks), lone combining marks, and blank fillers."""
+    return all(
+        c.isspace() or c in _FILLERS or unicodedata.category(c)[0] in "CZ" or unicodedata.category(c) == "Mn"
+        for c in text
+    )
 
 
 class ChatRequest(BaseModel):
@@ -14,6 +27,13 @@ class ChatRequest(BaseModel):
 
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question, 中文 or English.")
     lang: Literal["zh", "en"] | None = Field(default=None, description="Answer language; default: the question's.")
+
+    @field_validator("query")
+    @classmethod
+    def _not_blank(cls, query: str) -> str:
+        if is_blank(query):
+            raise ValueError(BLANK_QUERY)
+        return query
 
 
 class EvidenceItem(BaseModel):
@@ -70,6 +90,7 @@ class ErrorDetail(BaseModel):
     code: str
     message: str
     details: list[dict[str, Any]] = Field(default_factory=list)
+    request_id: str = Field(description="Also in the X-Request-ID header; the server log names it.")
 
 
 class ErrorBody(BaseModel):

@@ -14,18 +14,37 @@ from markupsafe import Markup, escape
 
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
-from veridiag.api.schemas import MAX_QUERY_CHARS, ChatRequest
-from veridiag.api.security import COOKIE, require_token, valid
+from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
+from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
-#: The sign-in page is open; every other page needs a token (header or the /login cookie).
+#: Sign-in and logout are open; every other page needs a token (header or the /login session).
 signin = APIRouter(include_in_schema=False)
 workbench = APIRouter(include_in_schema=False, dependencies=[Depends(require_token)])
 Lang = Literal["zh", "en"] | None
+#: The hidden form field that carries the session's CSRF token.
+CSRF_FIELD = "csrf_token"
+CsrfField = Annotated[str, Form(alias=CSRF_FIELD)]
 
 
 def _page(request: Request, name: str, lang: str, **context: Any) -> Response:
-    return templates.TemplateResponse(request, name, {"t": TEXT[lang], "lang": lang, **context})
+    """A page, with the CSRF token its forms post back; a visitor allowed in without a session
+    (an open service, a bearer header) gets one, so the forms work without JavaScript."""
+    sessions: Sessions = request.app.state.sessions
+    identity = identify(request)
+    session, cookie = identity.session, None
+    if session is None and identity.via in ("open", "bearer"):
+        fingerprint = identity.key.removeprefix("token:") if identity.via == "bearer" else None
+        session, cookie = sessions.issue(fingerprint)
+    extra = {
+        "csrf_field": CSRF_FIELD,
+        "csrf_token": sessions.csrf(session) if session else "",
+        "signed_in": identity.via == "session",
+    }
+    response = templates.TemplateResponse(request, name, {"t": TEXT[lang], "lang": lang, **extra, **context})
+    if cookie:
+        sessions.set_cookie(response, request, cookie)
+    return response
 
 
 @signin.get("/login", response_class=HTMLResponse)
@@ -35,12 +54,33 @@ def login_form(request: Request, lang: Lang = None, failed: bool = False) -> Res
 
 @signin.post("/login")
 def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
-    """Browsers cannot send a bearer header: a valid token becomes an HttpOnly cookie."""
-    if not valid(token, request.app.state.tokens):
+    """Browsers cannot send a bearer header: a valid token starts a signed session (a fresh id:
+    a session planted before sign-in is never promoted). No CSRF token yet — the post must come
+    from this site's page, and the cookie is SameSite=Strict."""
+    require_same_origin(request)
+    sessions: Sessions = request.app.state.sessions
+    fingerprint = sessions.token_fingerprint(token)
+    if fingerprint is None:
         request.app.state.metrics.rejected.labels("auth").inc()
         return RedirectResponse("/login?failed=true", status_code=303)
+    if (previous := identify(request).session) is not None:
+        sessions.revoke(previous)
+    _session, cookie = sessions.issue(fingerprint)
     response = RedirectResponse("/", status_code=303)
-    response.set_cookie(COOKIE, token.strip(), httponly=True, samesite="strict")
+    sessions.set_cookie(response, request, cookie)
+    return response
+
+
+@signin.post("/logout")
+def logout(request: Request, csrf: CsrfField = "") -> Response:
+    """Ends the session here (revoked, so a copied cookie stops working too) and in the browser."""
+    sessions: Sessions = request.app.state.sessions
+    session = identify(request).session
+    if session is not None:  # nothing to protect without one: just clear the cookie
+        require_csrf(request, csrf)
+        sessions.revoke(session)
+    response = RedirectResponse("/login" if sessions.tokens else "/", status_code=303)
+    sessions.clear_cookie(response, request)
     return response
 
 
@@ -63,12 +103,19 @@ def index(
 
 
 @workbench.post("/ask")
-async def ask(request: Request, query: Annotated[str, Form()] = "", lang: Annotated[str, Form()] = "") -> Response:
+async def ask(
+    request: Request,
+    query: Annotated[str, Form()] = "",
+    lang: Annotated[str, Form()] = "",
+    csrf: CsrfField = "",
+) -> Response:
     """The no-JavaScript ask: run the diagnosis, then show its session page."""
+    require_csrf(request, csrf)
     chosen = pick_lang(request, lang if lang in ("zh", "en") else None)
-    if not query.strip() or len(query) > MAX_QUERY_CHARS:
+    if len(query) > MAX_QUERY_CHARS or is_blank(query):
         request.app.state.metrics.rejected.labels("invalid").inc()
-        raise HTTPException(422, detail=f"the question must be 1–{MAX_QUERY_CHARS} characters")
+        problem = BLANK_QUERY if is_blank(query) else f"the question is longer than {MAX_QUERY_CHARS} characters"
+        raise HTTPException(422, detail=problem)
     document = await diagnose_async(request, ChatRequest(query=query.strip()))
     return RedirectResponse(f"/sessions/{document['session_id']}?lang={chosen}", status_code=303)
 

@@ -21,6 +21,7 @@ def serve(
 
     from veridiag.agents.llm import LLMConfigError
     from veridiag.api import create_app
+    from veridiag.api.guards import wildcard_bind
     from veridiag.api.security import is_loopback
     from veridiag.gatekeeper import RulesetError
     from veridiag.store import StoreError
@@ -33,9 +34,16 @@ def serve(
             "(or pass --insecure-no-auth)"
         )
     try:
-        app = create_app(config)
+        app = create_app(config, bind_host=host)
     except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
         raise fail(str(exc)) from None
     auth = "bearer tokens" if config.tokens else "no auth"
     err.print(f"veridiag on http://{host}:{port}/ ({auth}; engine {app.state.assembly.engine})")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    if wildcard_bind(host) and not config.api_allowed_hosts:
+        err.print(
+            "only Host localhost, 127.0.0.1 and [::1] are answered: name this machine's other host names in "
+            "VERIDIAG_API_ALLOWED_HOSTS=diag.example.com,10.0.0.5"
+        )
+    # Forwarded headers are believed only from api_trusted_proxies (the app applies them), not
+    # from whatever uvicorn trusts by default.
+    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False)
