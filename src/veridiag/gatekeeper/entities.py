@@ -160,6 +160,10 @@ _NAME_WITH_NUMBER = re.compile(r"[A-Z]{2,}-\d{1,2}")
 _DECADE = re.compile(r"1\d\d0|20\d0")
 #: "35-40 minutes", "3~5 秒": the first number of a range carries the unit written after the second.
 _RANGE = re.compile(rf"(?<![\w.])({_NUM})\s*[-–~至到]\s*{_NUM}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+#: After a range's first number: the rest of the range and the unit both ends share ("-30 minutes").
+_RANGE_REST = re.compile(rf"\s*(?:[-–~至到]|\s+to\s+)\s*{_NUM}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+#: Before a range's second number: its first ("20-"), so the "-" is a range, not a sign or an id.
+_RANGE_START = re.compile(r"\d\s*[-–~至到]\s*$")
 
 
 def _clock24(clock: str | None, ampm: str | None) -> str | None:
@@ -178,6 +182,8 @@ def _number(match: re.Match[str]) -> Entity | None:
     if not unit:
         return None
     if unit == "s" and _DECADE.fullmatch(number):
+        return None
+    if match.start() and match.string[match.start() - 1] in "$€£¥":  # $3B is money, not three bytes
         return None
     bare = unit.strip()
     for candidate in (bare, bare[:1]) if not bare.isascii() else (bare,):
@@ -261,8 +267,11 @@ def _spaced_pattern(needle: str) -> re.Pattern[str]:
 
 @lru_cache(maxsize=256)
 def _prefixed_quantity(prefix: str, spellings: frozenset[str]) -> re.Pattern[str]:
+    """A number starting with ``prefix`` with one of the units right after it, or after the rest
+    of a range it opens ("20-30 minutes" states 20 minutes too)."""
     units = "|".join(re.escape(u) for u in sorted(spellings, key=len, reverse=True))
-    return re.compile(rf"({re.escape(prefix)}[\d.]*?)[\s-]?(?:{units})(?![A-Za-z])", re.IGNORECASE)
+    rest = rf"\s*(?:[-–~至到]|\s+to\s+)\s*{_NUM}\s?"
+    return re.compile(rf"({re.escape(prefix)}[\d.]*?)(?:[\s-]?|{rest})(?:{units})(?![A-Za-z])", re.IGNORECASE)
 
 
 def _ascii_word(char: str) -> bool:
@@ -279,7 +288,9 @@ def _value_prefixes(value: Decimal, tolerance: Decimal) -> frozenset[str]:
     low, high = max(value - tolerance, Decimal(0)), value + tolerance
     step = Decimal(1).scaleb((2 * tolerance).adjusted()) if tolerance > 0 else Decimal(1)
     if step >= 1:
-        found = {str(int(low // step)) if low >= step else "", str(int(high // step))} - {""}
+        first, last = int(low // step), int(high // step)
+        # Every leading-digit group between the bounds (90 ± 3 is 87 … 93, not just 87 and 93).
+        found = {str(n) for n in range(first, last + 1) if n > 0 or low < step}
         return frozenset(found or {str(int(value))})
     places = -step.adjusted()
     rendered = {f"{bound.quantize(step, rounding='ROUND_DOWN'):.{places}f}" for bound in (low, high)}
@@ -342,7 +353,9 @@ class Corpus:
         may round or change units)."""
         if entity.kind == "timestamp":
             return all(
-                self._has_token(self.text, n, str.isdigit) or self._has_token(self.text, "0" + n, str.isdigit)
+                self._has_token(self.text, n, str.isdigit)
+                or self._has_token(self.text, "0" + n, str.isdigit)
+                or self._has_twelve_hour(n)
                 for n in entity.needles
             )
         if entity.kind == "quantity" and not literal:
@@ -357,6 +370,16 @@ class Corpus:
                 self._has_token(self.folded, n.lower()) for n in entity.needles
             )
         return False
+
+    def _has_twelve_hour(self, needle: str) -> bool:
+        """``14:30`` written ``2:30 p.m.`` (only tried when the 24-hour spelling is absent)."""
+        clock = re.fullmatch(r"(\d{2}):(\d{2})(:\d{2})?", needle)
+        if clock is None:
+            return False
+        hour = int(clock.group(1))
+        twelve, half = (hour % 12 or 12), ("p" if hour >= 12 else "a")
+        pattern = rf"(?<![\d:])0?{twelve}:{clock.group(2)}{clock.group(3) or ''}\s?[{half}{half.upper()}]\.?[mM]\b"
+        return re.search(pattern, self.text) is not None
 
     def _has_spaced(self, needle: str) -> bool:
         """``5300ms`` or ``5300 ms``, ``200/200`` or ``200 / 200``: one scan, not one per spelling."""
@@ -398,7 +421,7 @@ class Corpus:
         text = self.text
         for match in _prefixed_quantity(prefix, spellings).finditer(text):
             before = text[match.start() - 1] if match.start() else " "
-            if _ascii_word(before) or before in ".-:/":
+            if (_ascii_word(before) or before in ".-:/") and not _RANGE_START.search(text, 0, match.start()):
                 continue
             if abs(Decimal(match.group(1)) - value) <= tolerance:
                 return True
@@ -415,11 +438,13 @@ class Corpus:
         while position >= 0 and tries:
             tries -= 1
             before = text[position - 1] if position else " "
-            if not (_ascii_word(before) or before in ".-:/"):
+            in_range = before in "-–~" and _RANGE_START.search(text, max(0, position - 24), position) is not None
+            if not (_ascii_word(before) or before in ".-:/") or in_range:
                 number = _NUMBER_AT.match(text, position)
-                standalone = number is not None and not _inside_token(text, number.end())
+                rest = _RANGE_REST.match(text, number.end()) if number else None
+                standalone = number is not None and (rest is not None or not _inside_token(text, number.end()))
                 if number and standalone and abs(Decimal(number.group()) - value) <= tolerance:
-                    unit = _UNIT_AT.match(text, number.end())
+                    unit = _UNIT_AT.match(text, number.end()) or rest
                     if (unit and unit.group(1).lower() in spellings) or (bare_ok and not unit):
                         return True
             position = text.find(prefix, position + 1)
