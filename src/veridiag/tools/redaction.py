@@ -251,7 +251,8 @@ def _library_joined(plugin: Any, kind: str, literals: tuple[str, ...]) -> _Rule:
     """A plugin's patterns as one alternation, one scan (PyPI: same prefix; GitLab's seven
     are faster apart: 0.7 ms against 2.3 ms joined, per 64 KB)."""
     patterns = cast(Sequence[re.Pattern[str]], plugin.denylist)
-    assert len({p.flags for p in patterns}) == 1, f"{plugin.__name__}: patterns with different flags"
+    if len({p.flags for p in patterns}) != 1:
+        raise ValueError(f"{plugin.__name__}: patterns with different flags cannot be joined")
     joined = re.compile("|".join(f"(?:{p.pattern})" for p in patterns), patterns[0].flags)
     return _Rule(kind, joined, 0, literals, extend=True)
 
@@ -306,7 +307,8 @@ _KEY_VALUE = re.compile(
     + r"(?P<close>[\"'\]]{0,2})(?P<sep>"
     + _SEP
     + r")(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
-    + r"|(?P<bare>(?!\[redacted:)[^\s\"'`,;&)\]}>\u0080-\U0010ffff]+))"
+    # an opening quote never closed (a line cut short) still opens a value
+    + r"|[\"'`]?(?P<bare>(?!\[redacted:)[^\s\"'`,;&)\]}>\u0080-\U0010ffff]+))"
 )
 _PLACEHOLDER = re.compile(
     r"(?i)(?:null|none|nil|true|false|undefined|empty|redacted|hidden|masked|n/?a|yes|no|-+|[*x•#.]+)"
