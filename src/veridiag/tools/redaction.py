@@ -9,20 +9,21 @@ line-local (only a PEM block spans lines, and a block lives inside one record), 
 records are still found verbatim.
 
 Where the patterns come from. detect-secrets (Yelp) is the maintained source, but its API
-cannot serve here. Measured on a 64 KB demo log output (median of 5 runs): ``scan_line`` per
-line with its default plugins and filters took 1 342 ms and reported 6 326 "secrets" on a log
-holding none (the entropy plugins flag words, trace and commit ids); the plugins'
-``analyze_string`` alone took 190 ms (the keyword detector 66 ms); and both give secret
-values, not the positions a replacement needs. So this module reuses its published pattern
-set through a small layer: the compiled ``denylist`` regexes of its token-format plugins
-(AWS, GitHub, GitLab, Slack, Stripe, SendGrid, OpenAI, PyPI, Square), its keyword vocabulary
-and its JWT validity check, each regex run once over the whole string. Left out: its plugins
-without a literal prefix (Twilio, Telegram, Discord, Mailchimp, Artifactory, IBM, Cloudant,
-Softlayer: slow or noisy on logs), public IPs (evidence) and entropy. Own rules add what it
-lacks or cannot replace: whole PEM blocks (it matches the header only), JWT signatures (its
-pattern stops before them), ``github_pat_``, GCP ``AIza`` keys, Azure account keys and SAS
-signatures, URL userinfo, ``Authorization`` headers, ``key=value`` / ``key: value`` / JSON
-assignments (zh keys too) and the patterns of ``redaction.patterns``.
+cannot serve here. Measured on a 64 KB demo log output (CPU time, median of 3–5 runs):
+``scan_line`` per line with its default plugins and filters took 740 ms and reported 6 326
+"secrets" on a log holding none (the entropy plugins flag words, trace and commit ids); the
+plugins' ``analyze_string`` alone took 93 ms (the keyword detector 56 ms); both give secret
+values, not the positions a replacement needs. So its published pattern set is reused
+through a small layer, 2–3 ms on the same output: the compiled ``denylist`` regexes of its
+token-format plugins (AWS, GitHub, GitLab, Slack, Stripe, SendGrid, OpenAI, PyPI, Square),
+its keyword vocabulary and its JWT validity check, each regex run once over the whole string,
+with spans to replace. Left out: its plugins without a literal prefix (Twilio, Telegram,
+Discord, Mailchimp, Artifactory, IBM, Cloudant, Softlayer: slow or noisy on logs), public IPs
+(evidence) and entropy. Own rules add what it lacks or cannot replace: whole PEM blocks (it
+matches the header only), JWT signatures (its pattern stops before them), ``github_pat_``,
+GCP ``AIza`` keys, Azure account keys and SAS signatures, URL userinfo, ``Authorization``
+headers, ``key=value`` / ``key: value`` / JSON assignments (zh keys too) and the patterns of
+``redaction.patterns``.
 
 Speed: case-insensitive rules are written in lower case and run on the lower-cased string
 (``(?i)`` loses the literal-prefix search: 1.9 ms instead of 0.3 ms per 64 KB), keys are
@@ -53,7 +54,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
-__all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "default_redactor", "marker"]
+__all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "default_redactor"]
 
 T = TypeVar("T")
 
@@ -61,11 +62,13 @@ T = TypeVar("T")
 MARKER_PATTERN = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _MARKER_LITERAL = "[redacted:"
 _SCALARS = frozenset({bool, int, float, datetime, date, timedelta})
-#: Strings up to this length are gated by one search for every rule's literals, and cached.
+#: Strings up to this length are gated by one search for every rule's literals.
 _SHORT = 4096
+#: Strings up to this length are kept redacted (a few MB at most); longer ones, a handful.
+_CACHED = 1024
 
 
-def marker(kind: str) -> str:
+def _marker(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
 
@@ -418,8 +421,8 @@ class Redactor:
         self._gate = re.compile("|".join(re.escape(x) for x in sorted(literals, key=len, reverse=True)))
         # Tool outputs repeat: a record's line and its example, the same window read again in
         # the next round. Each string is redacted once per process.
-        self._short = lru_cache(maxsize=16384)(self._redact)
-        self._long = lru_cache(maxsize=32)(self._redact)
+        self._short = lru_cache(maxsize=8192)(self._redact)
+        self._long = lru_cache(maxsize=16)(self._redact)
 
     def redact(self, text: str) -> str:
         return self.scan(text).text
@@ -428,7 +431,7 @@ class Redactor:
         """The redacted string and what it lost; the same input always gives the same output."""
         if not self._rules or not text:
             return Redaction(text)
-        return self._short(text) if len(text) <= _SHORT else self._long(text)
+        return self._short(text) if len(text) <= _CACHED else self._long(text)
 
     def redact_data(self, value: T, counts: Counter[str] | None = None, known: Mapping[str, str] | None = None) -> T:
         """Every string inside ``value`` — dict keys and values, lists, tuples, pydantic models,
@@ -503,7 +506,7 @@ class Redactor:
             kind = _key_kind(key)
             if counts is not None:
                 counts[kind] += 1
-            return marker(kind)
+            return _marker(kind)
         return self._walk(value, counts, known)
 
     def _redact(self, text: str) -> Redaction:
@@ -561,7 +564,7 @@ class Redactor:
         pieces: list[str] = []
         last = 0
         for start, end, kind in merged:
-            pieces += [text[last:start], marker(kind)]
+            pieces += [text[last:start], _marker(kind)]
             last = end
         pieces.append(text[last:])
         return "".join(pieces), [kind for _, _, kind in merged]
