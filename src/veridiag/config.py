@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -68,6 +69,28 @@ class KnowledgeSettings(BaseModel):
     user_dir: Path | None = None
 
 
+class RedactionSettings(BaseModel):
+    """Secrets in tool output (``password=…``, bearer tokens, cloud keys, private keys …) are
+    replaced by ``[REDACTED:kind]`` before anything is stored or shown to a model."""
+
+    enabled: bool = True
+    #: Extra regexes (Python syntax), redacted as ``[REDACTED:custom]``; a group named
+    #: ``secret`` limits the replacement to it, e.g. ``corp_key=(?P<secret>\w+)``.
+    patterns: list[str] = Field(default_factory=list)
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                compiled = re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"redaction pattern {pattern!r} is not a valid regex: {exc}") from None
+            if compiled.fullmatch("") is not None:
+                raise ValueError(f"redaction pattern {pattern!r} matches the empty string")
+        return patterns
+
+
 LLMProvider = Literal["openai", "anthropic", "google"]
 LLMRole = Literal["planner", "executor", "verifier", "composer"]
 
@@ -125,6 +148,7 @@ class Settings(BaseSettings):
     tools: ToolsSettings = ToolsSettings()
     embedded: EmbeddedSettings = EmbeddedSettings()
     knowledge: KnowledgeSettings = KnowledgeSettings()
+    redaction: RedactionSettings = RedactionSettings()
     prometheus: HttpBackendSettings = HttpBackendSettings()
     loki: HttpBackendSettings = HttpBackendSettings()
     #: ``offline`` needs no model; ``llm`` uses the configured models with the offline engine as

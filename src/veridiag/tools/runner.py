@@ -2,17 +2,20 @@
 
 Every call ends as a ``tool_invocation`` row — bad arguments, an unknown tool, a backend
 that is down or slow included (status ``error``, with the reason) — so the Executor can
-only cite what exists, and the audit shows what was tried.
+only cite what exists, and the audit shows what was tried. Secrets are redacted right after
+the backend returns (``tools/redaction.py``): the stored output *is* the redacted text, and
+the records the offline engine quotes are redacted the same way.
 """
 
 from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +25,7 @@ from veridiag.contracts.invocation import InvocationRecord
 from veridiag.store import SessionStore
 from veridiag.tools.args import TOOL_ARGS, LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend
+from veridiag.tools.redaction import Redactor, default_redactor
 from veridiag.tools.results import ToolCallResult, ToolOutput
 
 _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="veridiag-tool")
@@ -40,13 +44,14 @@ DESCRIPTIONS = {
 
 @dataclass(frozen=True)
 class Toolbox:
-    """The backends serving each tool."""
+    """The backends serving each tool, and the redactor their output passes through."""
 
     logs: LogBackend
     metrics: MetricBackend
     knowledge: KnowledgeBackend
     changes: ChangeBackend
     timeout_seconds: float = 20.0
+    redactor: Redactor = field(default_factory=default_redactor)
 
     def call(self, tool_name: str, args: BaseModel) -> ToolOutput:
         if isinstance(args, QueryLogsArgs):
@@ -95,6 +100,7 @@ class ToolRunner:
         clock = time.perf_counter()
         raw_args, output = self._execute(tool_name, arguments)
         latency = (time.perf_counter() - clock) * 1000
+        raw_args, output = _redact_call(self.toolbox.redactor, raw_args, output)
         record = self._persist(tool_name, raw_args, output, started_at, latency)
         result = ToolCallResult(
             invocation_id=record.id, tool_name=record.tool_name, status=record.status, output=output
@@ -154,6 +160,46 @@ class ToolRunner:
             started_at=started_at,
             latency_ms=round(latency, 3),
         )
+
+
+def _redact_call(
+    redactor: Redactor, arguments: dict[str, Any], output: ToolOutput
+) -> tuple[dict[str, Any], ToolOutput]:
+    """The call as it may be kept: text, model text, error, retrieval details, every string of
+    the typed records and the arguments (a model may put a secret in a query), redacted.
+
+    The replacements made in what is stored are counted into ``retrieval_details["redactions"]``
+    (``{"total": n, "by_kind": {…}}``) — only when there were some: the Gatekeeper grounds a
+    claim's numbers in retrieval details too, and a ``0`` on every call is no tool's fact.
+    Strings that restate lines of the stored text (the model text, the records, a pattern's
+    example) take those lines' redaction and are not counted again.
+    """
+    if not redactor.enabled:
+        return arguments, output
+    counts: Counter[str] = Counter()
+    found = redactor.scan(output.text)
+    counts.update(dict(found.counts))
+    known = redactor.line_map(output.text, found)
+    error = output.error
+    if error is not None:
+        error = redactor.redact_data(error, counts if error not in output.text else None)
+    details = redactor.redact_data(output.retrieval_details, counts, known)
+    arguments = redactor.redact_data(arguments, counts)
+    model_text = redactor.redact_data(output.model_text, known=known)
+    evidence = redactor.redact_data(output.evidence, known=known)
+    if counts:
+        details = {
+            **details,
+            "redactions": {"total": sum(counts.values()), "by_kind": dict(sorted(counts.items()))},
+        }
+    update = {
+        "text": found.text,
+        "model_text": model_text,
+        "error": error,
+        "retrieval_details": details,
+        "evidence": evidence,
+    }
+    return arguments, output.model_copy(update=update)
 
 
 def _error(message: str) -> ToolOutput:

@@ -21,6 +21,7 @@ from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogs
 from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema
 from veridiag.tools.backends.embedded._ingest import ChangeRow, LogRow, Written
 from veridiag.tools.records import KnowledgeEvidence, RunbookMatch, Span
+from veridiag.tools.redaction import Redactor, default_redactor
 from veridiag.tools.render import iso, render_knowledge
 from veridiag.tools.results import ToolOutput
 
@@ -37,8 +38,18 @@ class EmbeddedEnvironment:
     #: Imported history, not a live system: relative times anchor to the data, not the wall clock.
     live = False
 
-    def __init__(self, path: Path, *, load_demo: bool = True, runbook_dir: Path | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        load_demo: bool = True,
+        runbook_dir: Path | None = None,
+        redactor: Redactor | None = None,
+    ) -> None:
         self.path = Path(path).expanduser()
+        #: What this backend logs about its data (a runbook's YAML error quotes its lines) passes
+        #: through the same redactor as tool output.
+        self.redactor = redactor or default_redactor()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.runbook_dir = runbook_dir
         #: User runbooks the last non-strict indexing left out, with why.
@@ -129,6 +140,7 @@ class EmbeddedEnvironment:
         skipped: list[str] = []
         if self.runbook_dir is not None and self.runbook_dir.exists():
             runbooks += list(knowledge.folder_runbooks(self.runbook_dir, None if strict else skipped))
+        skipped = [self.redactor.redact(problem) for problem in skipped]
         for problem in skipped:
             _log.warning("runbook left out of the index: %s", problem)
         self.skipped_runbooks = skipped
