@@ -455,7 +455,7 @@ def test_the_workbench_shows_the_count_and_no_secret(tmp_path: Path) -> None:
     home = tmp_path / "home"
     _billing_environment(home, tmp_path, secret)
     assembly = assemble(Settings(home=home, embedded={"load_demo": False}))
-    client = TestClient(create_app(Settings(home=Path("/nonexistent")), assembly=assembly))
+    client = TestClient(create_app(Settings(home=Path("/nonexistent")), assembly=assembly), base_url="http://localhost")
     session_id = client.post("/api/v1/chat", json={"query": "Why does billing-api fail since 14:00?"}).json()[
         "session_id"
     ]
