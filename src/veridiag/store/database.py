@@ -78,7 +78,22 @@ def upgrade(engine: Engine) -> tuple[str | None, str | None]:
         before = current_revision(engine)
         if before != head_revision():
             config = _alembic_config(engine)
-            with engine.begin() as connection:
-                config.attributes["connection"] = connection
-                command.upgrade(config, "head")
+            with engine.connect() as connection:
+                sqlite = connection.dialect.name == "sqlite"
+                if sqlite:
+                    # SQLite changes a constraint by rebuilding the table, dropping the old one;
+                    # with foreign keys on, that drop would delete every invocation (ON DELETE
+                    # CASCADE). The pragma only works outside a transaction, hence here.
+                    connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                    connection.commit()
+                try:
+                    with connection.begin():
+                        config.attributes["connection"] = connection
+                        command.upgrade(config, "head")
+                        if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
+                            raise StoreError("migration left invocations without their session")
+                finally:
+                    if sqlite:
+                        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                        connection.commit()
         return before, current_revision(engine)
