@@ -42,6 +42,17 @@ def _show(document: dict[str, Any], lang: Literal["zh", "en"]) -> None:
         out.print("未采纳的结论" if zh else "Claims not accepted", style="bold")
         for claim in blocked:
             out.print(f"  {claim['claim_id']} ({claim['verification']})")
+    configured = document.get("engine_configured") or {}
+    engines = [
+        f"{role} {ran}"
+        + (
+            f" ({'配置为' if zh else 'configured'} {configured[role]})"
+            if configured.get(role) not in (None, ran)
+            else ""
+        )
+        for role, ran in document["engine"].items()
+    ]
+    out.print(("引擎：" if zh else "Engines: ") + "; ".join(engines), style="dim")
     for fallback in (document.get("usage") or {}).get("fallbacks") or []:
         notice = "模型不可用，已改用离线引擎" if zh else "model unavailable, offline engine used"
         out.print(f"{notice} ({fallback['role']}): {fallback['reason'][:200]}", style="yellow")
@@ -75,7 +86,9 @@ def ask(
             if stage == "tool":
                 err.print(f"{label} #{details['invocation_id']} {details['tool']} → {details['status']}", style="dim")
             elif stage in ("plan", "gatekeeper", "verifier", "composer"):
-                shown = ", ".join(f"{k}={v}" for k, v in details.items() if v not in (None, [], ""))
+                shown = ", ".join(
+                    f"{k}={v}" for k, v in details.items() if v not in (None, [], "") and k != "session_id"
+                )
                 err.print(f"{label}: {shown}", style="dim")
             status.update(label)
 
