@@ -13,7 +13,6 @@ import sqlite3
 import sys
 from typing import Any
 
-import click
 import typer
 import yaml
 from pydantic import ValidationError
@@ -121,12 +120,10 @@ def describe(exc: BaseException) -> str | None:
 class GuardedGroup(TyperGroup):
     """The root command group: any command's expected failure becomes one ``error:`` line."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:  # typer's vendored click.Context (a private module)
         try:
             return super().invoke(ctx)
-        except (click.exceptions.Exit, click.ClickException, click.Abort):
-            raise
-        except Exception as exc:
+        except Exception as exc:  # typer's own Exit/Abort/usage errors are none of these: re-raised
             message = describe(exc)
             if message is None:
                 raise
