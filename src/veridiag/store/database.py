@@ -57,7 +57,9 @@ def make_engine(url: str) -> Engine:
 def _alembic_config(engine: Engine) -> Config:
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
-    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+    # The option goes through configparser interpolation: a % (an encoded password character,
+    # ``options=-csearch_path%3D…``) must be doubled or the migration cannot even start.
+    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
     return config
 
 
