@@ -7,14 +7,8 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from veridiag.agents.llm import LLMConfigError
-from veridiag.cli.common import err, fail, out, print_json, settings
+from veridiag.cli.common import describe, err, fail, out, print_json, settings
 from veridiag.contracts.composer import detect_lang
-from veridiag.gatekeeper import RulesetError
-from veridiag.pipeline.factory import assemble
-from veridiag.pipeline.report import answer_document
-from veridiag.store import StoreError
-from veridiag.tools.factory import ConfigurationError
 
 _STAGES = {
     "zh": {"plan": "计划", "tool": "工具", "gatekeeper": "Gatekeeper", "verifier": "校验", "composer": "作答"},
@@ -72,10 +66,17 @@ def ask(
         raise fail("the question is longer than 4000 characters")
     if lang not in (None, "zh", "en"):
         raise fail("--lang must be zh or en")
+    # Imported here: the pipeline (and a model client) is what ``ask`` needs, not every command.
+    from veridiag.pipeline.factory import assemble
+    from veridiag.pipeline.report import answer_document
+
     try:
         assembly = assemble(settings())
-    except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
-        raise fail(str(exc)) from None
+    except Exception as exc:  # store, toolbox, rules or model settings: the common one-line report
+        message = describe(exc)
+        if message is None:
+            raise
+        raise fail(message) from None
     shown_lang = lang or detect_lang(question)
     names = _STAGES[shown_lang]
 

@@ -22,6 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from typer.core import TyperGroup
 
 from veridiag.config import Settings, load_settings
+from veridiag.store.database import database_hint
 
 # Messages are never hard-wrapped (soft_wrap: a piped path or id stays on one line) and text is
 # never read as rich markup or emoji codes (a file named a:cd:b stays so): style comes from
@@ -64,17 +65,6 @@ def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def _database_hint(message: str) -> str:
-    lowered = message.lower()
-    if "readonly" in lowered or "read-only" in lowered:
-        return " (the file or its directory is read-only)"
-    if "not a database" in lowered or "malformed" in lowered:
-        return " (the file is damaged or is not a veridiag database)"
-    if "unable to open database file" in lowered:
-        return " (the file or its directory is missing, unreadable or read-only)"
-    return ""
-
-
 def _where(kind: str) -> str:
     """Which database the settings point at (best effort: they were valid when the command ran)."""
     try:
@@ -91,26 +81,35 @@ def _where(kind: str) -> str:
         return ""
 
 
+#: Exceptions that mean "this cannot work as configured or given", by module: a module that
+#: was never imported cannot have raised its error, so none is imported just to check.
+_EXPECTED = {
+    "veridiag.store.database": "StoreError",
+    "veridiag.tools.factory": "ConfigurationError",
+    "veridiag.gatekeeper.ruleset": "RulesetError",
+    "veridiag.agents.llm.providers": "LLMConfigError",
+    "veridiag.tools.importers": "ImportFailedError",
+    "veridiag.tools.knowledge": "RunbookError",
+    "veridiag.evals.fixtures": "FixtureError",
+}
+
+
+def _expected_types() -> tuple[type[BaseException], ...]:
+    loaded = (getattr(sys.modules.get(module), name, None) for module, name in _EXPECTED.items())
+    return tuple(kind for kind in loaded if isinstance(kind, type) and issubclass(kind, BaseException))
+
+
 def describe(exc: BaseException) -> str | None:
     """One line for an expected failure; None for anything else (a bug keeps its traceback)."""
-    from veridiag.agents.llm import LLMConfigError
-    from veridiag.evals import FixtureError
-    from veridiag.gatekeeper import RulesetError
-    from veridiag.store import StoreError
-    from veridiag.tools.factory import ConfigurationError
-    from veridiag.tools.importers import ImportFailedError
-    from veridiag.tools.knowledge import RunbookError
-
-    expected = (StoreError, ConfigurationError, RulesetError, LLMConfigError, ImportFailedError, RunbookError)
-    if isinstance(exc, (*expected, FixtureError)):
-        return str(exc) + (_database_hint(str(exc)) if isinstance(exc, StoreError) else "")
+    if isinstance(exc, _expected_types()):
+        return str(exc)
     if isinstance(exc, SQLAlchemyError):  # only the session store speaks SQLAlchemy
         original = getattr(exc, "orig", None) or exc
         message = one_line(str(original))
-        return f"session store{_where('store')}: {message}{_database_hint(message)}"
+        return f"session store{_where('store')}: {message}{database_hint(message)}"
     if isinstance(exc, sqlite3.Error):  # the embedded data (logs, metrics, runbooks) is plain sqlite3
         message = str(exc)
-        return f"embedded data{_where('embedded')}: {message}{_database_hint(message)}"
+        return f"embedded data{_where('embedded')}: {message}{database_hint(message)}"
     if isinstance(exc, OSError):
         reason = exc.strerror or exc.__class__.__name__
         return f"{exc.filename}: {reason}" if exc.filename else f"{reason}: {exc}"

@@ -21,6 +21,18 @@ class StoreError(RuntimeError):
     """The store cannot be used (bad URL, unreachable server, failed migration)."""
 
 
+def database_hint(message: str) -> str:
+    """What a SQLite message most likely means for the person reading it ('' when unsure)."""
+    lowered = message.lower()
+    if "readonly" in lowered or "read-only" in lowered:
+        return " (the file or its directory is read-only)"
+    if "not a database" in lowered or "malformed" in lowered:
+        return " (the file is damaged or is not a veridiag database)"
+    if "unable to open database file" in lowered:
+        return " (the file or its directory is missing, unreadable or read-only)"
+    return ""
+
+
 def normalise_url(url: str) -> str:
     """``postgresql://`` means psycopg 3 here; everything else is passed through."""
     if url.startswith("postgresql://") or url.startswith("postgres://"):

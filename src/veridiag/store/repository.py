@@ -24,7 +24,7 @@ from sqlalchemy.orm import sessionmaker
 
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
 from veridiag.contracts.session import SessionRecord, SessionStatus
-from veridiag.store.database import StoreError, make_engine, upgrade
+from veridiag.store.database import StoreError, database_hint, make_engine, upgrade
 from veridiag.store.models import DiagnosisSession, ToolInvocation
 from veridiag.store.owner import Owner, gone_reason, this_process
 
@@ -357,7 +357,7 @@ def _one_line(exc: BaseException) -> str:
     background link."""
     original = getattr(exc, "orig", None) or exc
     text = " ".join(str(original).split())
-    return f"{original.__class__.__name__}: {text}"
+    return f"{original.__class__.__name__}: {text}{database_hint(text)}"
 
 
 def _filtered(query: Select[Any], verdict: str | None, search: str | None) -> Select[Any]:
