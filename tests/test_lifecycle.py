@@ -234,3 +234,27 @@ def test_a_run_that_stops_after_its_verdict_leaves_no_verdict(tmp_path: Path, de
     stored = store.get_session(result.session_id)
     assert verdicts == ["PASS"] and result.status == "failed"
     assert stored is not None and (stored.status, stored.verdict, stored.final_answer) == ("failed", None, None)
+
+
+def test_the_api_shows_an_abandoned_session_as_interrupted(tmp_path: Path) -> None:
+    """The session endpoints and the audit read through the store, so they reconcile too."""
+    from fastapi.testclient import TestClient
+
+    from veridiag.agents import scripted_roles
+    from veridiag.api import create_app
+    from veridiag.config import Settings
+    from veridiag.gatekeeper import Gatekeeper
+    from veridiag.pipeline.factory import Assembly
+
+    store = SessionStore(f"sqlite:///{tmp_path / 'store.db'}")
+    gatekeeper = Gatekeeper()
+    pipeline = DiagnosisPipeline(store, scripted_roles(executor="{}"), gatekeeper=gatekeeper)
+    assembly = Assembly(store=store, pipeline=pipeline, engine={}, gatekeeper=gatekeeper)
+    client = TestClient(create_app(Settings(home=tmp_path), assembly=assembly))
+    session = store.create_session("owner killed")
+    _set(store, session.id, owner_pid=_dead_pid())
+    page = client.get("/api/v1/sessions").json()
+    assert [(s["id"], s["status"]) for s in page["items"]] == [(session.id, "interrupted")]
+    one = client.get(f"/api/v1/sessions/{session.id}").json()
+    assert one["status"] == "interrupted" and "is gone" in one["error"]
+    assert client.get(f"/api/v1/sessions/{session.id}/audit").json()["session"]["status"] == "interrupted"
