@@ -250,7 +250,7 @@ def test_the_api_shows_an_abandoned_session_as_interrupted(tmp_path: Path) -> No
     gatekeeper = Gatekeeper()
     pipeline = DiagnosisPipeline(store, scripted_roles(executor="{}"), gatekeeper=gatekeeper)
     assembly = Assembly(store=store, pipeline=pipeline, engine={}, gatekeeper=gatekeeper)
-    client = TestClient(create_app(Settings(home=tmp_path), assembly=assembly))
+    client = TestClient(create_app(Settings(home=tmp_path), assembly=assembly), base_url="http://localhost")
     session = store.create_session("owner killed")
     _set(store, session.id, owner_pid=_dead_pid())
     page = client.get("/api/v1/sessions").json()
