@@ -144,8 +144,9 @@ def test_cli_import_kb_and_tool_call(tmp_path: Path) -> None:
     record = json.loads(call.stdout)
     assert record["status"] == "ok" and record["retrieval_details"]["matched"] == 30 and record["id"] >= 1
     bad = runner.invoke(app, ["tools", "call", "query_logs", "{broken"], env=env)
-    assert bad.exit_code == 1 and json.loads(bad.stdout)["status"] == "error"
+    assert bad.exit_code == 2 and json.loads(bad.stdout)["status"] == "error"
+    assert bad.stderr.startswith("error: query_logs failed (invocation #") and bad.stderr.count("\n") == 1
     kb = runner.invoke(app, ["kb", "search", "连接池 超时", "--json"], env=env)
     assert kb.exit_code == 0 and json.loads(kb.stdout)[0]["id"] == "rb-db-pool-exhaustion"
     upgraded = runner.invoke(app, ["db", "upgrade"], env=env)
-    assert upgraded.exit_code == 0 and "→ 0001" in upgraded.stdout
+    assert upgraded.exit_code == 0 and "→ 0002" in upgraded.stdout

@@ -197,7 +197,9 @@ def test_llm_check_reports_each_role(tmp_path: Path, monkeypatch: pytest.MonkeyP
         monkeypatch.setenv("VERIDIAG_LLM__VERIFIER__BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens
         result = CliRunner().invoke(cli, ["llm", "check", "--json"])
     rows = {row["role"]: row for row in json.loads(result.stdout)["roles"]}
-    assert result.exit_code == 1
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: model check failed: verifier (fake-model at http://127.0.0.1:9/v1)")
+    assert result.stderr.count("\n") == 1
     assert rows["planner"]["ok"] and rows["executor"]["ok"] and rows["composer"]["ok"]
     assert rows["planner"]["tokens"] == 150 and rows["planner"]["detail"] == "OK"
     assert rows["verifier"]["ok"] is False and "Connection" in rows["verifier"]["detail"]

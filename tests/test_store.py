@@ -79,7 +79,7 @@ def test_huge_output_is_stored_cut_with_a_flag(store_url: str) -> None:
 def test_listing_pages_and_filters(store_url: str) -> None:
     store = SessionStore(store_url)
     ids = [store.create_session(f"q{i}").id for i in range(5)]
-    store.finish_session(ids[0], "completed", verdict="REJECT")
+    store.finish_session(ids[0], "completed", verdict="REJECT", final_answer="rejected: …")
     page = store.list_sessions(limit=2)
     assert len(page) == 2
     assert ids[0] in {s.id for s in store.list_sessions(limit=100, verdict="REJECT")}

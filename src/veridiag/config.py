@@ -140,6 +140,9 @@ class Settings(BaseSettings):
 
     home: Path = Field(default_factory=default_home)
     database_url: str | None = None
+    #: A session still ``running`` this long after it started is shown and stored as
+    #: ``interrupted`` (a dead process on this host is noticed at once, by its pid).
+    session_timeout_seconds: float = Field(default=3600.0, gt=0)
     gatekeeper: GatekeeperSettings = GatekeeperSettings()
     #: Spec §22.2 switches; no combination brings back an Executor-written answer.
     structured_output_v2: SwitchSettings = SwitchSettings()

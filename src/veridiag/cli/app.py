@@ -18,7 +18,7 @@ from rich.text import Text
 
 from veridiag import __version__
 from veridiag.cli.ask import ask
-from veridiag.cli.common import err, fail, out, print_json, settings
+from veridiag.cli.common import GuardedGroup, err, fail, out, print_json, settings
 from veridiag.cli.data import data_app, db_app, kb_app, tools_app
 from veridiag.cli.llm import llm_app
 from veridiag.cli.serve import serve
@@ -28,6 +28,7 @@ from veridiag.gatekeeper import Gatekeeper, RuleSet, RulesetError, load_ruleset
 from veridiag.store import StoreError
 
 app = typer.Typer(
+    cls=GuardedGroup,
     help="veridiag — diagnosis answers that only say what the evidence supports.",
     no_args_is_help=True,
     add_completion=False,
@@ -230,7 +231,8 @@ def audit(
     from veridiag.store import StoreError, open_store
 
     try:
-        chain = audit_chain(open_store(settings().store_url), session_id)
+        config = settings()
+        chain = audit_chain(open_store(config.store_url, stale_after=config.session_timeout_seconds), session_id)
     except StoreError as exc:
         raise fail(str(exc)) from None
     if chain is None:
@@ -240,6 +242,8 @@ def audit(
         return
     session = chain["session"]
     out.print(f"{session['id']} {session['status']} verdict={session['verdict']} — {session['query']}")
+    if session.get("error"):
+        out.print(f"  {session['error']}")
     out.print(f"answer ({chain['answer_source']}):\n{chain['final_answer'] or '—'}")
     for check in chain["verifier"]["claim_checks"] or []:
         out.print(f"  {check['claim_id']}: {check['verification']} — {check['detail']}")
@@ -313,7 +317,9 @@ def sessions(
     from veridiag.store import StoreError, open_store
 
     try:
-        records = open_store(settings().store_url).list_sessions(limit=limit, verdict=verdict, search=search)
+        config = settings()
+        store = open_store(config.store_url, stale_after=config.session_timeout_seconds)
+        records = store.list_sessions(limit=limit, verdict=verdict, search=search)
     except StoreError as exc:
         raise fail(str(exc)) from None
     if as_json:

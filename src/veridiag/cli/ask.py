@@ -7,14 +7,8 @@ from typing import Annotated, Any, Literal
 import typer
 from rich.text import Text
 
-from veridiag.agents.llm import LLMConfigError
-from veridiag.cli.common import err, fail, out, print_json, settings
+from veridiag.cli.common import describe, err, fail, out, print_json, settings
 from veridiag.contracts.composer import detect_lang
-from veridiag.gatekeeper import RulesetError
-from veridiag.pipeline.factory import assemble
-from veridiag.pipeline.report import answer_document
-from veridiag.store import StoreError
-from veridiag.tools.factory import ConfigurationError
 
 _STAGES = {
     "zh": {"plan": "计划", "tool": "工具", "gatekeeper": "Gatekeeper", "verifier": "校验", "composer": "作答"},
@@ -42,6 +36,17 @@ def _show(document: dict[str, Any], lang: Literal["zh", "en"]) -> None:
         out.print("未采纳的结论" if zh else "Claims not accepted", style="bold")
         for claim in blocked:
             out.print(f"  {claim['claim_id']} ({claim['verification']})")
+    configured = document.get("engine_configured") or {}
+    engines = [
+        f"{role} {ran}"
+        + (
+            f" ({'配置为' if zh else 'configured'} {configured[role]})"
+            if configured.get(role) not in (None, ran)
+            else ""
+        )
+        for role, ran in document["engine"].items()
+    ]
+    out.print(("引擎：" if zh else "Engines: ") + "; ".join(engines), style="dim")
     for fallback in (document.get("usage") or {}).get("fallbacks") or []:
         notice = "模型不可用，已改用离线引擎" if zh else "model unavailable, offline engine used"
         out.print(f"{notice} ({fallback['role']}): {fallback['reason'][:200]}", style="yellow")
@@ -61,10 +66,17 @@ def ask(
         raise fail("the question is longer than 4000 characters")
     if lang not in (None, "zh", "en"):
         raise fail("--lang must be zh or en")
+    # Imported here: the pipeline (and a model client) is what ``ask`` needs, not every command.
+    from veridiag.pipeline.factory import assemble
+    from veridiag.pipeline.report import answer_document
+
     try:
         assembly = assemble(settings())
-    except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
-        raise fail(str(exc)) from None
+    except Exception as exc:  # store, toolbox, rules or model settings: the common one-line report
+        message = describe(exc)
+        if message is None:
+            raise
+        raise fail(message) from None
     shown_lang = lang or detect_lang(question)
     names = _STAGES[shown_lang]
 
@@ -75,7 +87,9 @@ def ask(
             if stage == "tool":
                 err.print(f"{label} #{details['invocation_id']} {details['tool']} → {details['status']}", style="dim")
             elif stage in ("plan", "gatekeeper", "verifier", "composer"):
-                shown = ", ".join(f"{k}={v}" for k, v in details.items() if v not in (None, [], ""))
+                shown = ", ".join(
+                    f"{k}={v}" for k, v in details.items() if v not in (None, [], "") and k != "session_id"
+                )
                 err.print(f"{label}: {shown}", style="dim")
             status.update(label)
 

@@ -1,35 +1,129 @@
-"""What every command shares: consoles, settings, one-line errors with exit status 2."""
+"""What every command shares: consoles, settings, one-line errors with exit status 2.
+
+An expected failure — a missing or unreadable file, a read-only or damaged database, a bad
+configuration, an unreachable server — is one ``error: …`` line on stderr and exit status 2,
+whichever command met it: ``GuardedGroup`` turns those exceptions into that line, so no
+command needs its own handler for them. Anything else is a bug and keeps its traceback.
+"""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from typing import Any
 
 import typer
+import yaml
+from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
+from sqlalchemy.exc import SQLAlchemyError
+from typer.core import TyperGroup
 
 from veridiag.config import Settings, load_settings
+from veridiag.store.database import database_hint
 
 # Messages are never hard-wrapped (soft_wrap: a piped path or id stays on one line) and text is
-# never read as rich markup: style comes from Text objects and style=, never from the message.
-out = Console(soft_wrap=True, markup=False, highlight=False)
-err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False)
+# never read as rich markup or emoji codes (a file named a:cd:b stays so): style comes from
+# Text objects and style=, never from the message.
+out = Console(soft_wrap=True, markup=False, highlight=False, emoji=False)
+err = Console(stderr=True, soft_wrap=True, markup=False, highlight=False, emoji=False)
+
+
+def one_line(message: str) -> str:
+    """Line breaks (YAML marks, driver messages) become spaces; nothing else changes."""
+    return " ".join(part.strip() for part in message.splitlines() if part.strip())
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``error: message`` to stderr and return the Exit to raise."""
-    err.print(Text("error:", style="bold red"), message)
+    err.print(Text("error:", style="bold red"), one_line(message))
     return typer.Exit(code)
+
+
+def config_problem(exc: Exception) -> str:
+    """A settings error in one line: each invalid field with its message, or the YAML mark."""
+    if isinstance(exc, ValidationError):
+        return "; ".join(
+            f"{'.'.join(str(p) for p in error['loc']) or 'settings'}: {error['msg']}" for error in exc.errors()
+        )
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        return f"{mark.name}: invalid YAML at line {mark.line + 1} column {mark.column + 1}: {exc.problem}"
+    return f"invalid YAML: {exc}" if isinstance(exc, yaml.YAMLError) else str(exc)
 
 
 def settings() -> Settings:
     try:
         return load_settings()
     except Exception as exc:  # invalid env/yaml values: say which
-        raise fail(f"invalid configuration: {exc}") from None
+        raise fail(f"invalid configuration: {config_problem(exc)}") from None
 
 
 def print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
+
+
+def _where(kind: str) -> str:
+    """Which database the settings point at (best effort: they were valid when the command ran)."""
+    try:
+        config = load_settings()
+    except Exception:
+        return ""
+    if kind == "embedded":
+        return f" {config.embedded_path}"
+    from sqlalchemy.engine import make_url
+
+    try:
+        return " " + make_url(config.store_url).render_as_string(hide_password=True)
+    except Exception:
+        return ""
+
+
+#: Exceptions that mean "this cannot work as configured or given", by module: a module that
+#: was never imported cannot have raised its error, so none is imported just to check.
+_EXPECTED = {
+    "veridiag.store.database": "StoreError",
+    "veridiag.tools.factory": "ConfigurationError",
+    "veridiag.gatekeeper.ruleset": "RulesetError",
+    "veridiag.agents.llm.providers": "LLMConfigError",
+    "veridiag.tools.importers": "ImportFailedError",
+    "veridiag.tools.knowledge": "RunbookError",
+    "veridiag.evals.fixtures": "FixtureError",
+}
+
+
+def _expected_types() -> tuple[type[BaseException], ...]:
+    loaded = (getattr(sys.modules.get(module), name, None) for module, name in _EXPECTED.items())
+    return tuple(kind for kind in loaded if isinstance(kind, type) and issubclass(kind, BaseException))
+
+
+def describe(exc: BaseException) -> str | None:
+    """One line for an expected failure; None for anything else (a bug keeps its traceback)."""
+    if isinstance(exc, _expected_types()):
+        return str(exc)
+    if isinstance(exc, SQLAlchemyError):  # only the session store speaks SQLAlchemy
+        original = getattr(exc, "orig", None) or exc
+        message = one_line(str(original))
+        return f"session store{_where('store')}: {message}{database_hint(message)}"
+    if isinstance(exc, sqlite3.Error):  # the embedded data (logs, metrics, runbooks) is plain sqlite3
+        message = str(exc)
+        return f"embedded data{_where('embedded')}: {message}{database_hint(message)}"
+    if isinstance(exc, OSError):
+        reason = exc.strerror or exc.__class__.__name__
+        return f"{exc.filename}: {reason}" if exc.filename else f"{reason}: {exc}"
+    return None
+
+
+class GuardedGroup(TyperGroup):
+    """The root command group: any command's expected failure becomes one ``error:`` line."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer's vendored click.Context (a private module)
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:  # typer's own Exit/Abort/usage errors are none of these: re-raised
+            message = describe(exc)
+            if message is None:
+                raise
+            raise fail(message) from None

@@ -39,7 +39,8 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 def db_upgrade() -> None:
     """Create or migrate the store to the latest schema."""
     try:
-        store = open_store(settings().store_url)
+        config = settings()
+        store = open_store(config.store_url, stale_after=config.session_timeout_seconds)
         before, after = upgrade(store.engine)
     except StoreError as exc:
         raise fail(str(exc)) from None
@@ -50,7 +51,8 @@ def db_upgrade() -> None:
 def db_current() -> None:
     """Show the store's schema revision and the latest one."""
     try:
-        store = open_store(settings().store_url)
+        config = settings()
+        store = open_store(config.store_url, stale_after=config.session_timeout_seconds)
     except StoreError as exc:
         raise fail(str(exc)) from None
     out.print(f"current {current_revision(store.engine)}, head {head_revision()}")
@@ -267,17 +269,23 @@ def tools_call(
     tool: Annotated[str, typer.Argument(help="query_logs, query_metrics or lookup_knowledge.")],
     arguments: Annotated[str, typer.Argument(help='JSON arguments, e.g. \'{"service": "payment-service"}\'.')] = "{}",
 ) -> None:
-    """Run one tool in a new session and print the recorded invocation as JSON."""
+    """Run one tool in a new session and print the recorded invocation as JSON.
+
+    A call that failed (bad arguments, backend unreachable) is still recorded and printed, and
+    says why in one line on stderr, exit status 2."""
     config = settings()
     try:
-        store = open_store(config.store_url)
+        store = open_store(config.store_url, stale_after=config.session_timeout_seconds)
         toolbox = build_toolbox(config)
     except (StoreError, ConfigurationError) as exc:
         raise fail(str(exc)) from None
     session = store.create_session(f"tools call {tool}")
     result = ToolRunner(store, toolbox, session.id).run(tool, arguments)
-    store.finish_session(session.id, "completed")
     record = store.get_invocations([result.invocation_id])[result.invocation_id]
+    if result.status == "error":
+        store.fail_session(session.id, error=f"{tool}: {record.error}")
+    else:
+        store.finish_session(session.id, "completed")
     print_json({"session_id": session.id, **json.loads(record.model_dump_json())})
     if result.status == "error":
-        raise typer.Exit(1)
+        raise fail(f"{tool} failed (invocation #{record.id}): {record.error or record.output_preview}")

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from veridiag.cli.common import out, print_json, settings
+from veridiag.cli.common import fail, out, print_json, settings
 from veridiag.config import LLMRole
 
 llm_app = typer.Typer(help="The configured models (engine llm).", no_args_is_help=True)
@@ -19,7 +19,8 @@ _PROBE = "Reply with the single word OK. 只回复 OK。"
 
 @llm_app.command("check")
 def check(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
-    """Send one tiny request to each configured role's model; exit 1 when any fails."""
+    """Send one tiny request to each configured role's model; exit 2, with one line on stderr
+    naming the roles whose model failed, when any does."""
     from veridiag.agents.llm import RoleModel
     from veridiag.agents.llm.providers import resolve_base_url
 
@@ -53,5 +54,11 @@ def check(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable
             mark = Text("—") if ok is None else Text("yes" if ok else "no", "green" if ok else "red")
             table.add_row(row["role"], row["model"] or "—", mark, str(row.get("latency_ms", "")), row["detail"])
         out.print(table)
-    if any(row["ok"] is False for row in rows):
-        raise typer.Exit(1)
+    failed = [row for row in rows if row["ok"] is False]
+    if failed:
+        raise fail(
+            "model check failed: "
+            + "; ".join(
+                f"{row['role']} ({row['model']} at {row['base_url'] or 'default'}): {row['detail']}" for row in failed
+            )
+        )

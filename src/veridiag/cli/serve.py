@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Annotated
 
 import typer
 
 from veridiag.cli.common import err, fail, settings
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here rather than inside uvicorn: a port in use, a host that
+    does not resolve or a port needing privileges is then one ``error:`` line, not a log record
+    and exit 1 from deep inside the server."""
+    family, kind, proto, _name, address = socket.getaddrinfo(
+        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def serve(
@@ -34,9 +52,17 @@ def serve(
             "(or pass --insecure-no-auth)"
         )
     try:
+        sock = listen(host, port)
+    except OSError as exc:
+        raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    try:
         app = create_app(config, bind_host=host)
     except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
+        sock.close()
         raise fail(str(exc)) from None
+    except BaseException:
+        sock.close()
+        raise
     auth = "bearer tokens" if config.tokens else "no auth"
     err.print(f"veridiag on http://{host}:{port}/ ({auth}; engine {app.state.assembly.engine})")
     if wildcard_bind(host) and not config.api_allowed_hosts:
@@ -46,4 +72,5 @@ def serve(
         )
     # Forwarded headers are believed only from api_trusted_proxies (the app applies them), not
     # from whatever uvicorn trusts by default.
-    uvicorn.run(app, host=host, port=port, log_level="warning", proxy_headers=False)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False))
+    server.run(sockets=[sock])

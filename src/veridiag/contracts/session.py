@@ -7,7 +7,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-SessionStatus = Literal["running", "completed", "failed"]
+#: ``running`` while its process works on it; ``completed`` with an answer (and a verdict only
+#: beside that answer); ``failed`` on an error, with what was known; ``interrupted`` when its
+#: process died or it outlived the session timeout (``error`` says which).
+SessionStatus = Literal["running", "completed", "failed", "interrupted"]
 
 
 class SessionRecord(BaseModel):

@@ -22,7 +22,7 @@ class Assembly:
 
 def assemble(settings: Settings) -> Assembly:
     """Everything ``veridiag ask`` (and the HTTP service) needs, from one settings object."""
-    store = open_store(settings.store_url)
+    store = open_store(settings.store_url, stale_after=settings.session_timeout_seconds)
     toolbox = build_toolbox(settings)
     gatekeeper = Gatekeeper(load_ruleset(settings.gatekeeper.rules_file))
     grounding = gatekeeper.ruleset.get("claim.entity_grounding")

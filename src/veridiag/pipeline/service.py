@@ -74,6 +74,34 @@ class RoundState:
 
 
 @dataclass
+class DiagnosisRun:
+    """One diagnosis's own state. The pipeline is shared by every concurrent request (the HTTP
+    service runs many in worker threads), so nothing that belongs to one question may live on
+    it: each ``run()`` makes one of these and hands it down the chain."""
+
+    session_id: str
+    question: str
+    lang: Literal["zh", "en"]
+    sink: Progress
+    timings: dict[str, float] = field(default_factory=dict)
+    rounds: list[RoundState] = field(default_factory=list)
+    #: What a failure report keeps: the stage reached, role calls, plan, rounds so far.
+    known: dict[str, Any] = field(default_factory=lambda: {"stage": "plan", "role_calls": []})
+
+    def emit(self, stage: str, details: dict[str, Any]) -> None:
+        """Progress for this run only; every event names its session, so a listener can check
+        that what it hears is its own."""
+        self.sink(stage, {**details, "session_id": self.session_id})
+
+    def record(self, role: str, reply: RoleReply, round_number: int | None = None) -> None:
+        """Which engine answered each role, its usage and any fallback: the audit's ``role_calls``."""
+        call: dict[str, Any] = {"role": role, "engine": reply.engine, "usage": _jsonable(reply.usage)}
+        if round_number is not None:
+            call["round"] = round_number
+        self.known["role_calls"].append(call)
+
+
+@dataclass
 class DiagnosisResult:
     session_id: str
     status: Literal["completed", "failed"]
@@ -86,6 +114,10 @@ class DiagnosisResult:
 
 
 class DiagnosisPipeline:
+    """Configuration and collaborators only (store, roles, Gatekeeper, toolbox, options, known
+    services): shared by concurrent runs and never changed by one. Per-run state is a
+    ``DiagnosisRun``."""
+
     def __init__(
         self,
         store: SessionStore,
@@ -104,7 +136,6 @@ class DiagnosisPipeline:
         ruleset = gatekeeper.ruleset
         grounding = ruleset.get("claim.entity_grounding")
         self.known_services: list[str] = list(grounding.params.get("knownServices", [])) if grounding else []
-        self._progress: Progress = lambda _stage, _details: None
 
     def run(
         self,
@@ -119,51 +150,40 @@ class DiagnosisPipeline:
         record their invocations there); ``progress(stage, details)`` hears each stage."""
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id)
-        self._progress = progress or (lambda _stage, _details: None)
-        self._progress("session", {"session_id": session.id, "lang": lang})
-        known: dict[str, Any] = {"stage": "plan", "role_calls": []}
+        run = DiagnosisRun(session.id, question, lang, progress or _silent)
+        run.emit("session", {"lang": lang})
+        known = run.known
         try:
             if on_session is not None:
                 known["stage"] = "setup"
                 on_session(session.id)
                 known["stage"] = "plan"
-            return self._run(session.id, question, lang, known)
+            return self._run(run)
         except Exception as exc:  # any role, parser or store failure: fail closed, keep what is known
             error = f"{known.get('stage')}: {exc.__class__.__name__}: {exc}"
-            known["rounds"] = [round_record(state) for state in known.get("rounds", [])]
+            known["rounds"] = [round_record(state) for state in run.rounds]
             evaluation = {"verifier_evaluation": None, "failed_at": known.get("stage"), "partial": _jsonable(known)}
             with contextlib.suppress(Exception):  # the store itself is down: the user still gets the answer
-                self.store.finish_session(
-                    session.id, "failed", error=error, self_evaluation=evaluation, final_answer=None
-                )
-            self._progress("failed", {"error": error})
+                self.store.fail_session(session.id, error=error, self_evaluation=evaluation)
+            run.emit("failed", {"error": error})
             return DiagnosisResult(session.id, "failed", None, FAILURE_ANSWER[lang], "failure", 0, evaluation, error)
 
     # --- the chain, in spec order -----------------------------------------------------
 
-    def _run(self, session_id: str, question: str, lang: Literal["zh", "en"], known: dict[str, Any]) -> DiagnosisResult:
-        timings: dict[str, float] = {}
-        plan = self._plan(question, lang, timings, known)
+    def _run(self, run: DiagnosisRun) -> DiagnosisResult:
+        session_id, question, lang, known, rounds = run.session_id, run.question, run.lang, run.known, run.rounds
+        plan = self._plan(run)
         known["plan"] = plan
-        self._progress("plan", {k: plan.get(k) for k in ("skill", "service", "start", "end") if k in plan})
+        run.emit("plan", {k: plan.get(k) for k in ("skill", "service", "start", "end") if k in plan})
         self.store.update_session(session_id, plan=plan)
 
-        rounds: list[RoundState] = []
         retry_context: dict[str, Any] | None = None
         for round_number in range(1, max(1, self.options.max_rounds) + 1):
             known["stage"] = f"round {round_number}: executor"
-            state = self._round(
-                session_id,
-                question=question,
-                lang=lang,
-                plan=plan,
-                round_number=round_number,
-                retry_context=retry_context,
-                known=known,
-            )
+            state = self._round(run, plan=plan, round_number=round_number, retry_context=retry_context)
             rounds.append(state)
-            known["rounds"] = rounds  # serialised only if the session fails
-            self.store.update_session(session_id, rounds=round_number, verdict=state.evaluation.verdict)
+            # Progress only: the verdict is written with the answer, never before it.
+            self.store.update_session(session_id, rounds=round_number)
             if not self._should_retry(state, round_number):
                 break
             retry_context = {
@@ -184,10 +204,10 @@ class DiagnosisPipeline:
             known_services=self.known_services,
             scope=scope_line(plan, (final.hook.structured or {}).get("scope"), lang),
         )
-        output, source, guard, reason = self._compose(composer_input, final, timings, known)
+        output, source, guard, reason = self._compose(run, composer_input, final)
         if composer_input.scope and not output.user_facing_answer.startswith(composer_input.scope):
             output.user_facing_answer = f"{composer_input.scope}\n\n{output.user_facing_answer}"
-        self._progress("composer", {"answer_source": source, "reason": reason})
+        run.emit("composer", {"answer_source": source, "reason": reason})
         evaluation = self_evaluation(
             rounds,
             composer_input=composer_input,
@@ -196,19 +216,20 @@ class DiagnosisPipeline:
             guard=guard,
             reason=reason,
             options=self.options,
-            timings=timings,
+            timings=run.timings,
             role_calls=known["role_calls"],
         )
-        self.store.update_session(
+        # The verdict and the answer land together, in one transaction (the store refuses one
+        # without the other).
+        self.store.complete_session(
             session_id,
-            status="completed",
             verdict=final.evaluation.verdict,
             final_answer=output.user_facing_answer,
             self_evaluation=evaluation,
             rounds=len(rounds),
             llm_usage=evaluation["usage"],
         )
-        self._progress("done", {"verdict": final.evaluation.verdict, "rounds": len(rounds)})
+        run.emit("done", {"verdict": final.evaluation.verdict, "rounds": len(rounds)})
         return DiagnosisResult(
             session_id,
             "completed",
@@ -219,26 +240,24 @@ class DiagnosisPipeline:
             evaluation,
         )
 
-    def _plan(self, question: str, lang: str, timings: dict[str, float], known: dict[str, Any]) -> dict[str, Any]:
+    def _plan(self, run: DiagnosisRun) -> dict[str, Any]:
         started = time.perf_counter()
-        reply = self.roles.planner.plan(PlanRequest(question=question, lang=lang))
-        timings["planner_ms"] = _ms(started)
-        _record(known, "planner", reply)
+        reply = self.roles.planner.plan(PlanRequest(question=run.question, lang=run.lang))
+        run.timings["planner_ms"] = _ms(started)
+        run.record("planner", reply)
         parsed = parse_executor_output(reply.text)
         plan = parsed.value if parsed.ok and parsed.value is not None else {"unparsed": (reply.text or "")[:2000]}
         return {**plan, "_engine": reply.engine}
 
     def _round(
         self,
-        session_id: str,
+        run: DiagnosisRun,
         *,
-        question: str,
-        lang: str,
         plan: dict[str, Any],
         round_number: int,
         retry_context: dict[str, Any] | None,
-        known: dict[str, Any],
     ) -> RoundState:
+        session_id, question, lang, known = run.session_id, run.question, run.lang, run.known
         latency: dict[str, float] = {}
         runner = None
         if self.toolbox:
@@ -247,7 +266,7 @@ class DiagnosisPipeline:
                 self.toolbox,
                 session_id,
                 round=round_number,
-                on_call=lambda r: self._progress(
+                on_call=lambda r: run.emit(
                     "tool",
                     {"invocation_id": r.invocation_id, "tool": r.tool_name, "status": r.status, "round": round_number},
                 ),
@@ -268,7 +287,7 @@ class DiagnosisPipeline:
             )
         )
         latency["executor_ms"] = _ms(started)
-        _record(known, "executor", reply, round_number)
+        run.record("executor", reply, round_number)
         known["stage"] = f"round {round_number}: gatekeeper"
         started = time.perf_counter()
         hook = verifier_input(
@@ -281,7 +300,7 @@ class DiagnosisPipeline:
             retry_context=retry_context,
         )
         latency["hook_ms"] = _ms(started)
-        self._progress(
+        run.emit(
             "gatekeeper",
             {
                 "round": round_number,
@@ -292,10 +311,10 @@ class DiagnosisPipeline:
         )
         known["stage"] = f"round {round_number}: verifier"
         started = time.perf_counter()
-        parsed = self._verify(hook, known, round_number)
+        parsed = self._verify(run, hook, round_number)
         latency["verifier_ms"] = _ms(started)
         evaluation = evaluate(parsed, hook)
-        self._progress(
+        run.emit(
             "verifier",
             {
                 "round": round_number,
@@ -306,7 +325,7 @@ class DiagnosisPipeline:
         )
         return RoundState(round_number, reply.text, hook, parsed, evaluation, latency)
 
-    def _verify(self, hook: HookResult, known: dict[str, Any], round_number: int) -> ParsedVerifier:
+    def _verify(self, run: DiagnosisRun, hook: HookResult, round_number: int) -> ParsedVerifier:
         if not hook.parsed.ok:
             return ParsedVerifier("skipped", "executor output unusable: the verifier was not asked")
         if self.roles.verifier is None:
@@ -315,7 +334,7 @@ class DiagnosisPipeline:
             reply = self.roles.verifier.verify(hook.payload)
         except Exception as exc:  # a verifier failure fails closed, it does not end the session
             return ParsedVerifier("unavailable", f"verifier failed: {exc.__class__.__name__}: {exc}")
-        _record(known, "verifier", reply, round_number)
+        run.record("verifier", reply, round_number)
         return parse_verifier_output(reply.text)
 
     def _should_retry(self, state: RoundState, round_number: int) -> bool:
@@ -326,7 +345,7 @@ class DiagnosisPipeline:
         return state.hook.parsed.ok and not (report is not None and report.result.status == "fail")
 
     def _compose(
-        self, composer_input: ComposerInput, final: RoundState, timings: dict[str, float], known: dict[str, Any]
+        self, run: DiagnosisRun, composer_input: ComposerInput, final: RoundState
     ) -> tuple[ComposerOutput, AnswerSource, GuardResult | None, str]:
         fallback = template_answer(composer_input)
         if not self.options.composer:
@@ -341,8 +360,8 @@ class DiagnosisPipeline:
         except Exception as exc:
             return fallback, "template", None, f"composer failed: {exc.__class__.__name__}: {exc}"
         finally:
-            timings["composer_ms"] = _ms(started)
-        _record(known, "composer", reply)
+            run.timings["composer_ms"] = _ms(started)
+        run.record("composer", reply)
         output, problem = parse_composer_output(reply.text)
         if output is None:
             return fallback, "template", None, problem
@@ -354,12 +373,8 @@ class DiagnosisPipeline:
         return with_gaps(output, composer_input), "composer", guard, "ok"
 
 
-def _record(known: dict[str, Any], role: str, reply: RoleReply, round_number: int | None = None) -> None:
-    """Which engine answered each role, its usage and any fallback: the audit's ``role_calls``."""
-    call: dict[str, Any] = {"role": role, "engine": reply.engine, "usage": _jsonable(reply.usage)}
-    if round_number is not None:
-        call["round"] = round_number
-    known["role_calls"].append(call)
+def _silent(_stage: str, _details: dict[str, Any]) -> None:
+    """The progress sink of a run nobody listens to."""
 
 
 def _ms(started: float) -> float:

@@ -21,6 +21,18 @@ class StoreError(RuntimeError):
     """The store cannot be used (bad URL, unreachable server, failed migration)."""
 
 
+def database_hint(message: str) -> str:
+    """What a SQLite message most likely means for the person reading it ('' when unsure)."""
+    lowered = message.lower()
+    if "readonly" in lowered or "read-only" in lowered:
+        return " (the file or its directory is read-only)"
+    if "not a database" in lowered or "malformed" in lowered:
+        return " (the file is damaged or is not a veridiag database)"
+    if "unable to open database file" in lowered:
+        return " (the file or its directory is missing, unreadable or read-only)"
+    return ""
+
+
 def normalise_url(url: str) -> str:
     """``postgresql://`` means psycopg 3 here; everything else is passed through."""
     if url.startswith("postgresql://") or url.startswith("postgres://"):
@@ -57,7 +69,9 @@ def make_engine(url: str) -> Engine:
 def _alembic_config(engine: Engine) -> Config:
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
-    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
+    # The option goes through configparser interpolation: a % (an encoded password character,
+    # ``options=-csearch_path%3D…``) must be doubled or the migration cannot even start.
+    config.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False).replace("%", "%%"))
     return config
 
 
@@ -78,7 +92,22 @@ def upgrade(engine: Engine) -> tuple[str | None, str | None]:
         before = current_revision(engine)
         if before != head_revision():
             config = _alembic_config(engine)
-            with engine.begin() as connection:
-                config.attributes["connection"] = connection
-                command.upgrade(config, "head")
+            with engine.connect() as connection:
+                sqlite = connection.dialect.name == "sqlite"
+                if sqlite:
+                    # SQLite changes a constraint by rebuilding the table, dropping the old one;
+                    # with foreign keys on, that drop would delete every invocation (ON DELETE
+                    # CASCADE). The pragma only works outside a transaction, hence here.
+                    connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                    connection.commit()
+                try:
+                    with connection.begin():
+                        config.attributes["connection"] = connection
+                        command.upgrade(config, "head")
+                        if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
+                            raise StoreError("migration left invocations without their session")
+                finally:
+                    if sqlite:
+                        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+                        connection.commit()
         return before, current_revision(engine)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import JSON, Boolean, CheckConstraint, DateTime, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -17,8 +17,18 @@ class Base(DeclarativeBase):
     pass
 
 
+#: The rules a session row obeys whoever writes it (migration 0002 adds them).
+STATUS_CHECK = "status IN ('running', 'completed', 'failed', 'interrupted')"
+#: No PASS (nor any verdict) without the answer it judges: the two are written together.
+VERDICT_CHECK = "verdict IS NULL OR (final_answer IS NOT NULL AND final_answer <> '')"
+
+
 class DiagnosisSession(Base):
     __tablename__ = "diagnosis_session"
+    __table_args__ = (
+        CheckConstraint(STATUS_CHECK, name="ck_diagnosis_session_status"),
+        CheckConstraint(VERDICT_CHECK, name="ck_diagnosis_session_verdict_needs_answer"),
+    )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
@@ -33,6 +43,11 @@ class DiagnosisSession(Base):
     rounds: Mapped[int] = mapped_column(Integer, default=0)
     llm_usage: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
     error: Mapped[str | None] = mapped_column(Text)
+    #: The process running the session: a ``running`` session whose process is gone was
+    #: interrupted (start time guards against a reused pid).
+    owner_pid: Mapped[int | None] = mapped_column(Integer)
+    owner_host: Mapped[str | None] = mapped_column(String(255))
+    owner_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
 
 
 class ToolInvocation(Base):

@@ -2,13 +2,19 @@
 
 Implements the Gatekeeper's ``InvocationSource``. Every write commits at once: an
 invocation id handed to the Executor always refers to a row that exists.
+
+Session lifecycle: ``running`` (created with its owner process) → ``completed`` (verdict and
+answer in one UPDATE; the schema refuses a verdict without an answer) or ``failed``; a
+``running`` session whose owner is gone, or older than ``stale_after``, becomes ``interrupted``
+with the reason in ``error`` — when a store is opened and whenever sessions are read.
 """
 
 from __future__ import annotations
 
+import contextlib
 import secrets
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any, cast
 
@@ -18,8 +24,9 @@ from sqlalchemy.orm import sessionmaker
 
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
 from veridiag.contracts.session import SessionRecord, SessionStatus
-from veridiag.store.database import StoreError, make_engine, upgrade
+from veridiag.store.database import StoreError, database_hint, make_engine, upgrade
 from veridiag.store.models import DiagnosisSession, ToolInvocation
+from veridiag.store.owner import Owner, gone_reason, this_process
 
 #: Larger outputs are stored cut, with ``output_truncated`` set (the Gatekeeper and the
 #: workbench need the text, not megabytes of it).
@@ -39,6 +46,11 @@ _SESSION_FIELDS = {
 }
 
 
+#: A running session older than this is interrupted when read (its owner may be on another
+#: host, where its pid says nothing). ``Settings.session_timeout_seconds`` overrides it.
+DEFAULT_STALE_AFTER = 3600.0
+
+_SESSIONS = cast(Table, DiagnosisSession.__table__)
 _INVOCATIONS = cast(Table, ToolInvocation.__table__)
 _INSERT_INVOCATION = insert(_INVOCATIONS).returning(_INVOCATIONS.c.id)
 #: PostgreSQL's id sequence does not notice an explicit id; after one, the sequence moves
@@ -104,13 +116,14 @@ def _invocation_record(row: Any) -> InvocationRecord:
 class SessionStore:
     """Sessions and invocations in SQLite or PostgreSQL; migrates itself on first use."""
 
-    def __init__(self, url: str, *, migrate: bool = True) -> None:
+    def __init__(self, url: str, *, migrate: bool = True, stale_after: float | None = DEFAULT_STALE_AFTER) -> None:
         self.engine = make_engine(url)
+        self.stale_after = stale_after
         if migrate:
             try:
                 upgrade(self.engine)
             except SQLAlchemyError as exc:
-                raise StoreError(f"cannot open store {self.engine.url!r}: {exc.__class__.__name__}: {exc}") from exc
+                raise StoreError(f"cannot open store {self.engine.url!r}: {_one_line(exc)}") from exc
         self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def close(self) -> None:
@@ -120,6 +133,7 @@ class SessionStore:
 
     def create_session(self, query: str, lang: str | None = None, session_id: str | None = None) -> SessionRecord:
         now = _now()
+        owner = this_process()
         row = DiagnosisSession(
             id=session_id or new_session_id(),
             created_at=now,
@@ -128,6 +142,9 @@ class SessionStore:
             lang=lang,
             status="running",
             rounds=0,
+            owner_pid=owner.pid,
+            owner_host=owner.host,
+            owner_started_at=owner.started_at,
         )
         with self._sessions.begin() as db:
             db.add(row)
@@ -136,24 +153,106 @@ class SessionStore:
     def get_session(self, session_id: str) -> SessionRecord | None:
         with self._sessions() as db:
             row = db.get(DiagnosisSession, session_id)
-            return _session_record(row) if row else None
+            records = self._reconciled([row]) if row else []
+        return records[0] if records else None
 
     def update_session(self, session_id: str, **fields: Any) -> None:
-        """Write stage results at once (one UPDATE, committed)."""
+        """Write stage results at once (one UPDATE, committed). A verdict comes only with its
+        answer (``complete_session``); the schema enforces it too."""
         unknown = set(fields) - _SESSION_FIELDS
         if unknown:
             raise ValueError(f"not session fields: {', '.join(sorted(unknown))}")
-        table = cast(Table, DiagnosisSession.__table__)
-        with self.engine.begin() as connection:
-            statement = update(table).where(table.c.id == session_id).values(**fields, updated_at=_now())
-            if not connection.execute(statement).rowcount:
-                raise KeyError(f"no session {session_id!r}")
+        if fields.get("verdict") is not None and not fields.get("final_answer"):
+            raise ValueError("a verdict is written only together with its final answer")
+        self._update(session_id, fields)
+
+    def _update(self, session_id: str, fields: Mapping[str, Any], *, only_if: Sequence[str] = ()) -> int:
+        statement = update(_SESSIONS).where(_SESSIONS.c.id == session_id).values(**fields, updated_at=_now())
+        if only_if:
+            statement = statement.where(_SESSIONS.c.status.in_(only_if))
+        try:
+            with self.engine.begin() as connection:
+                changed = connection.execute(statement).rowcount
+        except IntegrityError as exc:
+            raise StoreError(f"session {session_id!r} refused: {_one_line(exc)}") from exc
+        if not changed and self._status(session_id) is None:
+            raise KeyError(f"no session {session_id!r}")
+        return int(changed)
+
+    def _status(self, session_id: str) -> str | None:
+        with self.engine.connect() as connection:
+            return connection.execute(select(_SESSIONS.c.status).where(_SESSIONS.c.id == session_id)).scalar()
+
+    def complete_session(
+        self,
+        session_id: str,
+        *,
+        verdict: str | None,
+        final_answer: str,
+        self_evaluation: dict[str, Any] | None = None,
+        rounds: int | None = None,
+        llm_usage: dict[str, Any] | None = None,
+    ) -> None:
+        """The end of a diagnosis: status, verdict and answer in one UPDATE, so no reader ever
+        sees a verdict without the answer it judges. The owner's own result also replaces an
+        ``interrupted`` set by the timeout (that was a guess from outside; this is what ran)."""
+        if not final_answer:
+            raise ValueError("a session completes with a final answer")
+        fields: dict[str, Any] = {"status": "completed", "verdict": verdict, "final_answer": final_answer}
+        fields.update(self_evaluation=self_evaluation, llm_usage=llm_usage, error=None)
+        if rounds is not None:
+            fields["rounds"] = rounds
+        if not self._update(session_id, fields, only_if=("running", "interrupted")):
+            raise StoreError(f"session {session_id!r} is already {self._status(session_id)}")
+
+    def fail_session(self, session_id: str, *, error: str, self_evaluation: dict[str, Any] | None = None) -> None:
+        """A diagnosis that stopped on an error: no verdict, no answer, what was known kept."""
+        fields = {"status": "failed", "verdict": None, "final_answer": None, "error": error}
+        self._update(session_id, {**fields, "self_evaluation": self_evaluation}, only_if=("running", "interrupted"))
 
     def finish_session(self, session_id: str, status: SessionStatus, **fields: Any) -> SessionRecord:
-        self.update_session(session_id, status=status, **fields)
+        if status == "completed" and fields.get("final_answer"):
+            self.complete_session(session_id, **{"verdict": None, **fields})
+        else:
+            self.update_session(session_id, status=status, **fields)
         record = self.get_session(session_id)
         assert record is not None
         return record
+
+    # -- interrupted sessions -------------------------------------------------------------
+
+    def reconcile(self) -> list[str]:
+        """Interrupt every ``running`` session whose owner is gone or that outlived
+        ``stale_after``; returns their ids. Run when a store is opened."""
+        with self._sessions() as db:
+            rows = db.scalars(select(DiagnosisSession).where(DiagnosisSession.status == "running")).all()
+            return [r.id for r in self._reconciled(rows) if r.status == "interrupted"]
+
+    def _abandoned(self, row: DiagnosisSession, now: datetime) -> str | None:
+        """Why a ``running`` row is no longer being worked on, or None."""
+        if row.owner_pid is not None and row.owner_host is not None:
+            started = _aware(row.owner_started_at) if row.owner_started_at else None
+            reason = gone_reason(Owner(row.owner_pid, row.owner_host, started))
+            if reason is not None:
+                return f"interrupted: {reason} before the session finished"
+        if self.stale_after is not None and now - _aware(row.created_at) > timedelta(seconds=self.stale_after):
+            return f"interrupted: still running after the session timeout ({self.stale_after:g} s)"
+        return None
+
+    def _reconciled(self, rows: Sequence[DiagnosisSession]) -> list[SessionRecord]:
+        """Records of ``rows``, abandoned ``running`` ones turned ``interrupted``. The change is
+        stored when the store is writable; a read-only store still shows the truth."""
+        now = _now()
+        records = []
+        for row in rows:
+            record = _session_record(row)
+            reason = self._abandoned(row, now) if row.status == "running" else None
+            if reason is not None:
+                with contextlib.suppress(SQLAlchemyError, KeyError):  # read-only or locked: show it, store it later
+                    self._update(row.id, {"status": "interrupted", "error": reason}, only_if=("running",))
+                record = record.model_copy(update={"status": "interrupted", "error": reason})
+            records.append(record)
+        return records
 
     def list_sessions(
         self, *, limit: int = 50, offset: int = 0, verdict: str | None = None, search: str | None = None
@@ -163,7 +262,7 @@ class SessionStore:
         )
         with self._sessions() as db:
             rows = db.scalars(query.limit(limit).offset(offset)).all()
-            return [_session_record(row) for row in rows]
+            return self._reconciled(rows)
 
     def count_sessions(self, verdict: str | None = None, search: str | None = None) -> int:
         query = _filtered(select(func.count()).select_from(DiagnosisSession), verdict, search)
@@ -240,13 +339,25 @@ class SessionStore:
         return [_invocation_record(row) for row in rows]
 
 
-def open_store(url: str) -> SessionStore:
+def open_store(url: str, *, stale_after: float | None = DEFAULT_STALE_AFTER) -> SessionStore:
+    """A migrated store, its abandoned sessions interrupted (start-up reconciliation)."""
     try:
-        return SessionStore(url)
+        store = SessionStore(url, stale_after=stale_after)
     except StoreError:
         raise
     except Exception as exc:  # driver missing, unreachable server, unreadable file
-        raise StoreError(f"cannot open store: {exc.__class__.__name__}: {exc}") from exc
+        raise StoreError(f"cannot open store: {_one_line(exc)}") from exc
+    with contextlib.suppress(SQLAlchemyError):  # a read-only store is still readable
+        store.reconcile()
+    return store
+
+
+def _one_line(exc: BaseException) -> str:
+    """A database error as one line: the driver's message, without SQLAlchemy's SQL echo and
+    background link."""
+    original = getattr(exc, "orig", None) or exc
+    text = " ".join(str(original).split())
+    return f"{original.__class__.__name__}: {text}{database_hint(text)}"
 
 
 def _filtered(query: Select[Any], verdict: str | None, search: str | None) -> Select[Any]:
