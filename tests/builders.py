@@ -79,5 +79,6 @@ ASK_JSON_KEYS = frozenset(
         "gatekeeper",
         "rounds",
         "engine",
+        "engine_configured",
     }
 )

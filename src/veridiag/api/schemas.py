@@ -64,6 +64,7 @@ class ChatResponse(BaseModel):
     gatekeeper: dict[str, Any] | None
     rounds: int
     engine: dict[str, str]
+    engine_configured: dict[str, str] = Field(default_factory=dict)
     status: str
     error: str | None
     usage: dict[str, Any] = Field(default_factory=dict)
