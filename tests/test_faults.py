@@ -252,5 +252,9 @@ def test_metrics_dying_mid_session_are_gaps_the_answer_names(
         named = f"metric={invocation.arguments['metric']}) failed"
         assert named in result.answer, f"{named!r} is not in the answer (verdict {result.verdict})"
         assert any(named in gap for gap in document["missing_info"])
+    # "Nothing deviated" speaks only of the metrics that were read; the rest are not ruled out.
+    assert "deviated from its own history" not in result.answer
+    quiet = [gap for gap in document["missing_info"] if "did not deviate" in gap]
+    assert quiet and all(f"{len(failed)} could not be read" in gap for gap in quiet), document["missing_info"]
     stored = store.get_session(result.session_id)
     assert stored is not None and stored.final_answer == result.answer and stored.verdict == result.verdict

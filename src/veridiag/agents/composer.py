@@ -8,7 +8,11 @@ it is built from the input alone, so it cannot say anything the input does not.
 
 from __future__ import annotations
 
+from functools import cache
+from importlib import resources
 from typing import Protocol
+
+import yaml
 
 from veridiag.agents.reply import RoleReply
 from veridiag.contracts.composer import ActionItem, ComposerInput, ComposerOutput
@@ -18,47 +22,17 @@ class ComposerRole(Protocol):
     def compose(self, composer_input: ComposerInput) -> RoleReply: ...
 
 
-_TEXT = {
-    "zh": {
-        "PASS": "结论（已由本次会话的工具证据确认）：",
-        "LOW_CONFID": "目前只能部分确认，证据仍有缺口。",
-        "REJECT": "当前无法基于已获取的证据给出可靠结论。",
-        "confirmed": "已确认的情况：",
-        "none_confirmed": "暂无可以确认的事实。",
-        "hypotheses": "可能方向（尚未证实）：",
-        "needs": "还需：",
-        "maybe": "可能：",
-        "gaps": "证据缺口：",
-        "default_gap": "现有证据不足以确认原因。",
-        "actions": "建议下一步：",
-        "review": "请人工复核本次诊断的证据与结论。",
-        "review_reason": "自动校验未能确认结论。",
-        "inference": "（推断）",
-        "sep": "；",
-    },
-    "en": {
-        "PASS": "Conclusion (confirmed by tool evidence from this session):",
-        "LOW_CONFID": "Only partly confirmed; the evidence still has gaps.",
-        "REJECT": "No reliable conclusion can be drawn from the evidence gathered.",
-        "confirmed": "Confirmed:",
-        "none_confirmed": "Nothing could be confirmed yet.",
-        "hypotheses": "Possible directions (not confirmed):",
-        "needs": "needs: ",
-        "maybe": "Possibly: ",
-        "gaps": "Evidence gaps:",
-        "default_gap": "The evidence so far does not establish the cause.",
-        "actions": "Next steps:",
-        "review": "Have a person review this diagnosis's evidence and conclusions.",
-        "review_reason": "Automatic checks could not confirm the conclusion.",
-        "inference": " (inferred)",
-        "sep": "; ",
-    },
-}
+@cache
+def template_phrases() -> dict[str, dict[str, str]]:
+    """The template's fixed wording per language (``template.yaml``)."""
+    text = resources.files("veridiag.agents").joinpath("template.yaml").read_text(encoding="utf-8")
+    loaded: dict[str, dict[str, str]] = yaml.safe_load(text)
+    return loaded
 
 
 def template_answer(composer_input: ComposerInput) -> ComposerOutput:
     """A readable answer for the verdict, in the question's language, from the input alone."""
-    text = _TEXT[composer_input.lang]
+    text = template_phrases()[composer_input.lang]
     verdict = composer_input.verdict
     lines = [text[verdict], ""]
     claims = composer_input.allowed_claims
@@ -101,7 +75,7 @@ def with_gaps(output: ComposerOutput, composer_input: ComposerInput) -> Composer
     left_out = [gap for gap in composer_input.missing_info if gap not in answer]
     if not left_out:
         return output
-    text = _TEXT[composer_input.lang]
+    text = template_phrases()[composer_input.lang]
     appended = "\n".join([answer.rstrip(), "", text["gaps"], *(f"- {gap}" for gap in left_out)])
     return output.model_copy(update={"user_facing_answer": appended})
 

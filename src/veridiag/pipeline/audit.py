@@ -3,6 +3,7 @@ and, for ``veridiag audit``, the walk from the final answer back to the tool inv
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, TypeAdapter
@@ -61,6 +62,7 @@ def self_evaluation(
     options: BaseModel,
     timings: dict[str, float],
     role_calls: list[dict[str, Any]] | None = None,
+    withheld: Sequence[str] = (),
 ) -> dict[str, Any]:
     final = rounds[-1]
     evaluation = final.evaluation
@@ -84,6 +86,8 @@ def self_evaluation(
         # what a reviewer needs beyond the spec's minimum
         "composer_input": _dump(composer_input),
         "composer_guard": _dump(guard),
+        # free text kept from the Composer: it named facts the session's evidence does not hold
+        "composer_withheld": list(withheld),
         "answer_source": source,
         "answer_source_reason": reason,
         "verifier_verdict": evaluation.verifier_verdict,

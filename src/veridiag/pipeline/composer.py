@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
 from typing import Any, Literal
 
+import yaml
 from pydantic import ValidationError
 
+from veridiag.agents.composer import template_phrases
 from veridiag.contracts.composer import (
     ActionItem,
     AllowedClaim,
@@ -30,45 +35,22 @@ from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.gatekeeper.entities import Corpus, extract_entities
 from veridiag.gatekeeper.keywords import keywords
 
-_GAP = {
-    "zh": {
-        "unsupported": "以下说法缺少证据支持，未予确认：{text}",
-        "unsupported_hidden": "{claim_id} 缺少可核验的证据，未予确认。",
-        "external_unknown": "{claim_id} 含有证据之外的信息，已剔除。",
-        "contradicted": "{claim_id} 与证据矛盾，已剔除。",
-        "overstated": "该说法证据不足以作为确定结论。",
-        "root_cause": "另一项独立的观察（例如结构化的变更记录，及其后开始的异常）",
-        "review": "人工复核本次诊断的证据与结论",
-        "review_reason": "自动校验拒绝了当前结论。",
-        "gather": "补充证据：{gap}",
-        "gather_reason": "确认或排除尚未证实的方向。",
-    },
-    "en": {
-        "unsupported": "Not confirmed for lack of evidence: {text}",
-        "unsupported_hidden": "{claim_id} has no verifiable evidence and is not confirmed.",
-        "external_unknown": "{claim_id} brought in facts from outside the evidence and was removed.",
-        "contradicted": "{claim_id} contradicts the evidence and was removed.",
-        "overstated": "The evidence does not support this as a firm conclusion.",
-        "root_cause": "a second, independent observation (e.g. a recorded change and the anomaly that began after it)",
-        "review": "Have a person review this diagnosis's evidence and conclusions",
-        "review_reason": "Automatic checks rejected the conclusion.",
-        "gather": "Gather evidence: {gap}",
-        "gather_reason": "To confirm or rule out what is still open.",
-    },
-}
+
+@cache
+def _data() -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load(
+        resources.files("veridiag.pipeline").joinpath("composer.yaml").read_text(encoding="utf-8")
+    )
+    return loaded
 
 
 #: Words any answer may use to talk about evidence without adding facts (zh + en).
-_ANSWER_WORDS = frozenset(
-    """
-    建议 下一步 检查 确认 已确认 目前 尚未 可能 原因 证据 记录 显示 您 您的 我们 需要 进一步 排查 补充 查看 比对
-    结论 已经 暂时 无法 不能 方向 缺少 信息 情况 进行 相关 期间 其中 以及 同时 因此 所以 但是 不过 仍 仍然 还 还需
-    核实 复核 人工 自动 校验 部分 出现 发现 表明 说明 指标 日志 数据 看到 可以 应该 请 之后 之前 时间 当前 根据 本次
-    we you your our confirmed confirm evidence next step steps check review possible possibly cause suggest recommend
-    shows show logs log metrics metric data still not yet may might need needs more further look during while also
-    however so therefore found seen appears current currently based this that these those session
-    """.split()
-)
+@cache
+def _answer_words() -> frozenset[str]:
+    """Words any answer may use without adding facts: ``composer.yaml`` plus the template's wording."""
+    listed = " ".join(_data()["answer_words"].values()).split()
+    template = " ".join(p for phrases in template_phrases().values() for p in phrases.values())
+    return frozenset(listed) | keywords(template)
 
 
 def _grounded_in(text: str, corpus: Corpus, services: Sequence[str] = ()) -> bool:
@@ -80,10 +62,34 @@ def _novel_sentences(answer: str, allowed_words: frozenset[str]) -> list[str]:
     flagged = []
     for sentence in re.split(r"(?<=[。.!！?？；;\n])", answer):
         words = [w for w in keywords(sentence) if not any(ch.isdigit() for ch in w)]
-        novel = [w for w in words if w not in allowed_words and w not in _ANSWER_WORDS]
+        novel = [w for w in words if w not in allowed_words and w not in _answer_words()]
         if len(novel) >= 2 and len(novel) * 2 > len(words):
             flagged.append(sentence.strip())
     return flagged
+
+
+@dataclass(frozen=True)
+class AssembledInput:
+    """The Composer's input, and the free text kept from it because it names facts the evidence
+    does not hold (recorded in the audit, never shown)."""
+
+    composer_input: ComposerInput
+    withheld: list[str]
+
+
+@dataclass
+class _Grounding:
+    """Per-assembly check of free text against the evidence, remembering what it turned away."""
+
+    corpus: Corpus
+    services: Sequence[str]
+    withheld: list[str] = field(default_factory=list)
+
+    def holds(self, item: str) -> bool:
+        if all(self.corpus.contains(entity) for entity in extract_entities(item, self.services)):
+            return True
+        self.withheld.append(item)
+        return False
 
 
 def assemble_composer_input(
@@ -93,67 +99,25 @@ def assemble_composer_input(
     evaluation: VerifierEvaluation,
     structured: dict[str, Any] | None,
     report: GatekeeperReport | None,
+    evidence: Sequence[str] = (),
     known_services: Sequence[str] = (),
     scope: str | None = None,
-) -> ComposerInput:
-    text = _GAP[lang]
+) -> AssembledInput:
+    """``evidence`` is this session's tool outputs, errors and arguments: every piece of free text
+    the Composer may show — hypotheses and what they need, gaps, actions, rationale — must name
+    only facts found there, in the question or in an allowed claim. Checking them against each
+    other would let an invented code ground itself."""
+    text = _data()["gaps"][lang]
     claims = {c.get("claim_id"): c for c in (structured or {}).get("claims") or [] if isinstance(c, dict)}
+    allowed = _allowed_claims(evaluation, claims)
+    grounding = _Grounding(Corpus([question, *(c.claim_text for c in allowed), *evidence]), known_services)
     targeted = report.targeted_claim_ids() if report else set()
-    allowed: list[AllowedClaim] = []
-    hypotheses: list[AllowedHypothesis] = []
-    gaps: list[str] = []
-    for check in evaluation.claim_checks:
-        claim = claims.get(check.claim_id, {})
-        claim_text = str(claim.get("claim_text") or "")
-        label = check.verification
-        if label in ("direct_observation", "reasonable_inference") and claim_text:
-            allowed.append(
-                AllowedClaim(
-                    claim_id=check.claim_id,
-                    claim_type=str(claim.get("claim_type") or "symptom"),
-                    claim_text=claim_text,
-                    verification=label,
-                )
-            )
-        elif label == "overstated" and claim_text and check.claim_id not in targeted:
-            needs = text["root_cause"] if claim.get("claim_type") == "root_cause" else text["overstated"]
-            hypotheses.append(AllowedHypothesis(hypothesis_text=claim_text, needed_evidence=[needs]))
-        elif label == "unsupported" and claim_text and check.claim_id not in targeted:
-            gaps.append(text["unsupported"].format(text=claim_text))
-        elif label == "unsupported":
-            gaps.append(text["unsupported_hidden"].format(claim_id=check.claim_id))
-        elif label in ("external_unknown", "contradicted"):
-            gaps.append(text[label].format(claim_id=check.claim_id))
-
-    raw_hypotheses = (structured or {}).get("hypotheses") or []
-    judged = {h.hypothesis_index: h.verification for h in evaluation.hypothesis_checks}
-    for index, item in enumerate(raw_hypotheses if isinstance(raw_hypotheses, list) else []):
-        if not isinstance(item, dict) or not isinstance(item.get("hypothesis_text"), str):
-            continue
-        if judged.get(index, "reasonable_hypothesis") != "reasonable_hypothesis":
-            continue
-        needed = [str(n) for n in item.get("needed_evidence") or [] if isinstance(n, str)]
-        hypotheses.insert(
-            len(hypotheses), AllowedHypothesis(hypothesis_text=item["hypothesis_text"], needed_evidence=needed)
-        )
-    for item in (structured or {}).get("missing_info") or []:
-        if isinstance(item, str) and item.strip():
-            gaps.append(item.strip())
-
-    # Facts any free text may mention: the allowed material and the question itself.
-    allowed_corpus = Corpus(
-        [
-            question,
-            *(c.claim_text for c in allowed),
-            *(h.hypothesis_text for h in hypotheses),
-            *(n for h in hypotheses for n in h.needed_evidence),
-            *gaps,
-        ]
-    )
-    gaps = [
-        gap
-        for gap in dict.fromkeys(gaps)
-        if _grounded_in(gap, allowed_corpus, known_services) or gap.startswith(("claim", "#"))
+    hypotheses, gaps = _unconfirmed_claims(evaluation, claims, targeted, grounding, text)
+    hypotheses += _executor_hypotheses(evaluation, structured, grounding)
+    gaps += [
+        item.strip()
+        for item in (structured or {}).get("missing_info") or []
+        if isinstance(item, str) and item.strip() and grounding.holds(item.strip())
     ]
     actions: list[ActionItem] = []
     if evaluation.verdict == "REJECT":
@@ -165,24 +129,91 @@ def assemble_composer_input(
         ]
     else:
         for item in (structured or {}).get("recommended_actions") or []:
-            if not isinstance(item, dict) or not isinstance(item.get("action_text"), str):
-                continue
-            action = ActionItem(action_text=item["action_text"], reason=str(item.get("reason") or ""))
-            if _grounded_in(f"{action.action_text} {action.reason}", allowed_corpus, known_services):
-                actions.append(action)
+            if isinstance(item, dict) and isinstance(item.get("action_text"), str):
+                action = ActionItem(action_text=item["action_text"], reason=str(item.get("reason") or ""))
+                if grounding.holds(f"{action.action_text} {action.reason}"):
+                    actions.append(action)
     sentences = re.split(r"(?<=[。.!！?？；;])\s*", evaluation.rationale)
-    rationale = "".join(s for s in sentences if s and _grounded_in(s, allowed_corpus, known_services))
-    return ComposerInput(
+    rationale = "".join(s for s in sentences if s and grounding.holds(s))
+    if grounding.withheld:
+        gaps.append(text["withheld"])
+    composer_input = ComposerInput(
         original_query=question,
         lang=lang,
         verdict=evaluation.verdict,
         allowed_claims=allowed,
         allowed_hypotheses=hypotheses,
-        missing_info=gaps,
+        missing_info=list(dict.fromkeys(gaps)),
         recommended_actions=actions,
         rationale=rationale,
         scope=scope or "",
     )
+    return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
+
+
+def _allowed_claims(evaluation: VerifierEvaluation, claims: dict[Any, dict[str, Any]]) -> list[AllowedClaim]:
+    """Only ``direct_observation`` and ``reasonable_inference`` claims are facts (§19.2.1)."""
+    allowed = []
+    for check in evaluation.claim_checks:
+        claim = claims.get(check.claim_id, {})
+        claim_text = str(claim.get("claim_text") or "")
+        if check.verification in ("direct_observation", "reasonable_inference") and claim_text:
+            allowed.append(
+                AllowedClaim(
+                    claim_id=check.claim_id,
+                    claim_type=str(claim.get("claim_type") or "symptom"),
+                    claim_text=claim_text,
+                    verification=check.verification,
+                )
+            )
+    return allowed
+
+
+def _unconfirmed_claims(
+    evaluation: VerifierEvaluation,
+    claims: dict[Any, dict[str, Any]],
+    targeted: set[str],
+    grounding: _Grounding,
+    text: dict[str, str],
+) -> tuple[list[AllowedHypothesis], list[str]]:
+    """Overstated claims become hypotheses, the rest gaps — by id alone when the Gatekeeper
+    targeted the claim or its text names what the evidence does not hold."""
+    hypotheses: list[AllowedHypothesis] = []
+    gaps: list[str] = []
+    for check in evaluation.claim_checks:
+        claim = claims.get(check.claim_id, {})
+        claim_text = str(claim.get("claim_text") or "")
+        label = check.verification
+        if label in ("external_unknown", "contradicted"):
+            gaps.append(text[label].format(claim_id=check.claim_id))
+        elif label not in ("unsupported", "overstated"):
+            continue
+        elif not claim_text or check.claim_id in targeted or not grounding.holds(claim_text):
+            gaps.append(text["unsupported_hidden"].format(claim_id=check.claim_id))
+        elif label == "overstated":
+            needs = text["root_cause"] if claim.get("claim_type") == "root_cause" else text["overstated"]
+            hypotheses.append(AllowedHypothesis(hypothesis_text=claim_text, needed_evidence=[needs]))
+        else:
+            gaps.append(text["unsupported"].format(text=claim_text))
+    return hypotheses, gaps
+
+
+def _executor_hypotheses(
+    evaluation: VerifierEvaluation, structured: dict[str, Any] | None, grounding: _Grounding
+) -> list[AllowedHypothesis]:
+    """The executor's hypotheses the Verifier found reasonable and whose facts the evidence holds."""
+    raw = (structured or {}).get("hypotheses") or []
+    judged = {h.hypothesis_index: h.verification for h in evaluation.hypothesis_checks}
+    kept = []
+    for index, item in enumerate(raw if isinstance(raw, list) else []):
+        if not isinstance(item, dict) or not isinstance(item.get("hypothesis_text"), str):
+            continue
+        if judged.get(index, "reasonable_hypothesis") != "reasonable_hypothesis":
+            continue
+        if grounding.holds(item["hypothesis_text"]):
+            needed = [n for n in item.get("needed_evidence") or [] if isinstance(n, str) and grounding.holds(n)]
+            kept.append(AllowedHypothesis(hypothesis_text=item["hypothesis_text"], needed_evidence=needed))
+    return kept
 
 
 _HEDGE = re.compile(
@@ -199,8 +230,8 @@ def _unhedged_restatements(answer: str, composer_input: ComposerInput) -> list[s
     targets = [words for text in unconfirmed if (words := keywords(text))]
     confirmed = [keywords(c.claim_text) for c in composer_input.allowed_claims]
     flagged = []
-    for sentence in re.split(r"(?<=[。.!！?？；;\n])", answer):
-        if not sentence.strip() or _HEDGE.search(sentence):
+    for sentence in _sentences_outside_hedged_lists(answer):
+        if _HEDGE.search(sentence):
             continue
         words = keywords(sentence)
         for target in targets:
@@ -209,6 +240,27 @@ def _unhedged_restatements(answer: str, composer_input: ComposerInput) -> list[s
                 flagged.append(sentence.strip())
                 break
     return flagged
+
+
+_HEADING = re.compile(r"[:：]\s*$")
+
+
+def _sentences_outside_hedged_lists(answer: str) -> list[str]:
+    """The answer's sentences, except the items listed under a heading that already hedges them
+    ("证据缺口：", "Possible directions (not confirmed):"): a gap listed as a gap is not a gap
+    stated as fact. A list ends at the first line that is not an item."""
+    sentences: list[str] = []
+    hedged_list = False
+    for line in answer.splitlines():
+        stripped = line.strip()
+        if _HEADING.search(stripped):
+            hedged_list = bool(_HEDGE.search(stripped) or _GAP_WORDS.search(stripped))
+            continue
+        if hedged_list and stripped.startswith(("-", "*", "•")):
+            continue
+        hedged_list = False
+        sentences += [s.strip() for s in re.split(r"(?<=[。.!！?？；;])", stripped) if s.strip()]
+    return sentences
 
 
 def _input_texts(composer_input: ComposerInput) -> list[str]:

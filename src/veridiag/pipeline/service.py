@@ -195,15 +195,17 @@ class DiagnosisPipeline:
 
         final = rounds[-1]
         known["stage"] = "composer"
-        composer_input = assemble_composer_input(
+        assembled = assemble_composer_input(
             question,
             lang,
             evaluation=final.evaluation,
             structured=final.hook.structured,
             report=final.hook.report,
+            evidence=self._evidence_texts(session_id),
             known_services=self.known_services,
             scope=scope_line(plan, (final.hook.structured or {}).get("scope"), lang),
         )
+        composer_input = assembled.composer_input
         output, source, guard, reason = self._compose(run, composer_input, final)
         if composer_input.scope and not output.user_facing_answer.startswith(composer_input.scope):
             output.user_facing_answer = f"{composer_input.scope}\n\n{output.user_facing_answer}"
@@ -218,6 +220,7 @@ class DiagnosisPipeline:
             options=self.options,
             timings=run.timings,
             role_calls=known["role_calls"],
+            withheld=assembled.withheld,
         )
         # The verdict and the answer land together, in one transaction (the store refuses one
         # without the other).
@@ -343,6 +346,15 @@ class DiagnosisPipeline:
             return False
         report = state.hook.report
         return state.hook.parsed.ok and not (report is not None and report.result.status == "fail")
+
+    def _evidence_texts(self, session_id: str) -> list[str]:
+        """What this session's tools said — outputs, errors and the arguments they were called with
+        (a window the executor names is one it queried) — for checking the Composer's free text."""
+        return [
+            text
+            for record in self.store.list_invocations(session_id)
+            for text in (record.output, record.error or "", json.dumps(record.arguments, ensure_ascii=False))
+        ]
 
     def _compose(
         self, run: DiagnosisRun, composer_input: ComposerInput, final: RoundState

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -98,6 +99,8 @@ class _Execution:
     surveyed: bool
     calls: int = 0
     notes: dict[str, Any] = field(default_factory=dict)
+    #: Metric reads that failed, per service: "nothing deviated" then speaks only of what was read.
+    unread_metrics: Counter[str] = field(default_factory=Counter)
 
     # -- the flow, top to bottom ------------------------------------------------------
 
@@ -160,7 +163,9 @@ class _Execution:
                 self.findings.gap("no_metrics", service=service)
             for metric in names[:MAX_METRICS]:
                 result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(self.window)})
-                if result is not None and result.status == "ok":
+                if result is None:
+                    self.unread_metrics[service] += 1
+                elif result.status == "ok":
                     found += [(result, e) for e in result.output.evidence if isinstance(e, MetricEvidence)]
         return found
 
@@ -283,14 +288,18 @@ class _Execution:
             key=lambda item: item[2].onset,
         )
         self.notes["spotted_metrics"] = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
-        self._state_metrics(series, spotted, focus)
+        # What moved first, what quietly did not last: the answer leads with the news.
+        self._state_anomalies(spotted)
         self._state_logs(logs)
+        self._state_quiet(series, spotted, focus)
         self._state_changes(changes, spotted, involved or self.services)
 
-    def _state_metrics(self, series: list[Series], spotted: list[Spotted], focus: tuple[datetime, datetime]) -> None:
+    def _state_anomalies(self, spotted: list[Spotted]) -> None:
         self._first_mover(spotted)
         for item in sorted(spotted, key=lambda item: -item[2].score)[:6]:
             self.findings.anomaly(*item)
+
+    def _state_quiet(self, series: list[Series], spotted: list[Spotted], focus: tuple[datetime, datetime]) -> None:
         moved = {item[1].service for item in spotted}
         # A quiet service is said to be quiet: alone (nothing happened) or beside the one that moved
         # when the question named both; a surveyed service that did not move is left out.
@@ -301,7 +310,12 @@ class _Execution:
                 self.findings.normal(result, s)
             if not spotted:
                 clock = self.findings.clock
-                self.findings.gap("no_anomaly", service=service, start=clock(focus[0]), end=clock(focus[1]))
+                span = {"service": service, "start": clock(focus[0]), "end": clock(focus[1])}
+                if unread := self.unread_metrics[service]:
+                    read = len({s.metric for _r, s in series if s.service == service})
+                    self.findings.gap("no_anomaly_partial", read=read, unread=unread, **span)
+                else:
+                    self.findings.gap("no_anomaly", **span)
 
     def _state_logs(self, logs: list[Logs]) -> None:
         for result, evidence in logs:
