@@ -208,9 +208,10 @@ def entities_outside(
     ignore: Iterable[str] = (),
 ) -> list[Entity]:
     """Entities of ``text`` that could be absent from a text whose whitespace tokens are
-    ``known_tokens``: a fact lying wholly inside tokens found verbatim there is carried by
-    them; every fact touching another token is returned — including one that spans a
-    blank ("5.3 秒", "order 124", "HTTP 504", "200 / 200"), since the text is lexed whole."""
+    ``known_tokens`` (read as the claim is, as ``Corpus.tokens`` gives them): a fact lying
+    wholly inside tokens found verbatim there is carried by them; every fact touching
+    another token is returned — including one that spans a blank ("5.3 秒", "order 124",
+    "HTTP 504", "200 / 200"), since the text is lexed whole."""
     text = reader_text(text)
     unknown = bytearray(len(text))
     for token in _TOKEN_SPAN.finditer(text):
