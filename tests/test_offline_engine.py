@@ -15,6 +15,7 @@ from veridiag.agents.offline.planner import OfflinePlanner, choose_skill
 from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.config import Settings
 from veridiag.contracts.composer import detect_lang, has_cjk
+from veridiag.contracts.material import ExecutorMaterial
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore
@@ -201,7 +202,7 @@ def test_offline_verifier_labels(tmp_path: Path) -> None:
                 }
             ],
         }
-        return verifier.judge(claim, {log.id})[0]
+        return verifier.judge(ExecutorMaterial.read({"claims": [claim]}).claims[0], {log.id})[0]
 
     assert label("订单1出现 ERR_TIMEOUT，耗时 5300ms。", "order=1 ERR_TIMEOUT cost=5300ms") == "direct_observation"
     assert label("订单1出现 ERR_TIMEOUT。", "order 1 had ERR_TIMEOUT cost=5300ms") == "reasonable_inference"

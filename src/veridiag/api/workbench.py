@@ -16,6 +16,7 @@ from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
 from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
+from veridiag.contracts.material import ClaimView, ExecutorMaterial
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 #: Sign-in and logout are open; every other page needs a token (header or the /login session).
@@ -143,7 +144,7 @@ def claim_page(request: Request, session_id: str, claim_id: str, lang: Lang = No
 
 def session_view(chain: dict[str, Any]) -> dict[str, Any]:
     """What the session page shows, derived from the audit chain only."""
-    structured = (chain.get("executor") or {}).get("structured_output") or {}
+    material = ExecutorMaterial.read((chain.get("executor") or {}).get("structured_output"))
     verifier = chain.get("verifier") or {}
     composer_input = (chain.get("composer") or {}).get("input") or {}
     gatekeeper = (chain.get("gatekeeper") or {}).get("result") or {}
@@ -152,19 +153,18 @@ def session_view(chain: dict[str, Any]) -> dict[str, Any]:
     allowed = {c["claim_id"] for c in composer_input.get("allowed_claims") or []}
     invocations = {i["id"]: i for i in chain.get("invocations") or []}
     claims = []
-    for index, claim in enumerate(structured.get("claims") or []):
-        if not isinstance(claim, dict):
-            continue
-        claim_id = str(claim.get("claim_id"))
+    for claim in material.claims:
+        claim_id = claim.claim_id
         trace = traces.get(claim_id) or {"checks": []}
-        errors = [e for e in gatekeeper.get("errors") or [] if e["target"].startswith(f"claims[{index}]")]
-        corrections = [c for c in verifier.get("corrections") or [] if claim_id in c.get("target", "")]
+        errors = [e for e in gatekeeper.get("errors") or [] if _names_claim(e["target"], claim.index)]
+        # A per-claim correction targets exactly the claim's id: "claim-1" is not "claim-11".
+        corrections = [c for c in verifier.get("corrections") or [] if c.get("target") == claim_id]
         check = checks.get(claim_id) or {}
         claims.append(
             {
                 "claim_id": claim_id,
-                "claim_type": claim.get("claim_type"),
-                "claim_text": claim.get("claim_text"),
+                "claim_type": claim.claim_type,
+                "claim_text": claim.claim_text,
                 "allowed": claim_id in allowed,
                 "verification": check.get("verification"),
                 "detail": check.get("detail"),
@@ -183,8 +183,14 @@ def session_view(chain: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _names_claim(target: str, index: int) -> bool:
+    """A Gatekeeper target inside claim ``index``: ``claims[1]`` and ``claims[1].x``, not ``claims[10]``."""
+    own = f"claims[{index}]"
+    return target == own or target.startswith((own + ".", own + "["))
+
+
 def _evidence(
-    claim: dict[str, Any], checks: list[dict[str, Any]], invocations: dict[int, dict[str, Any]]
+    claim: ClaimView, checks: list[dict[str, Any]], invocations: dict[int, dict[str, Any]]
 ) -> list[dict[str, Any]]:
     spans = {
         (c["matched_span"]["invocation_id"], c["matched_span"]["source"]): c["matched_span"]
@@ -192,17 +198,15 @@ def _evidence(
         if c.get("matched_span")
     }
     items = []
-    for binding in claim.get("evidence_bindings") or []:
-        if not isinstance(binding, dict):
-            continue
-        for invocation_id in binding.get("source_invocation_ids") or []:
+    for binding in claim.bindings:
+        for invocation_id in binding.source_invocation_ids:
             invocation = invocations.get(invocation_id)
             span = spans.get((invocation_id, "output"))
             items.append(
                 {
                     "invocation_id": invocation_id,
-                    "tool_name": binding.get("tool_name"),
-                    "excerpt": binding.get("evidence_excerpt"),
+                    "tool_name": binding.tool_name,
+                    "excerpt": binding.evidence_excerpt,
                     "invocation": invocation,
                     "span": span,
                     "highlighted": _highlight(invocation["output"], span) if invocation else None,

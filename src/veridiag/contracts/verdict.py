@@ -3,25 +3,20 @@ labels and the Gatekeeper result. The pipeline's guardrails and the offline veri
 
 from __future__ import annotations
 
-from typing import Any
-
 from veridiag.contracts.gatekeeper import GatekeeperReport
-from veridiag.contracts.verifier import CRITICAL_CLAIM_TYPES, ClaimVerification, Verdict
-
-
-def is_critical(claim: dict[str, Any]) -> bool:
-    return claim.get("claim_type") in CRITICAL_CLAIM_TYPES
+from veridiag.contracts.material import ClaimView
+from veridiag.contracts.verifier import ClaimVerification, Verdict
 
 
 def matrix_verdict(
-    labelled: list[tuple[dict[str, Any], ClaimVerification]], report: GatekeeperReport | None
+    labelled: list[tuple[ClaimView, ClaimVerification]], report: GatekeeperReport | None
 ) -> tuple[Verdict, str]:
     """Spec §17 applied to final labels: (verdict, the reason for it)."""
     impacts = report.failed_rule_impacts if report else {}
     if any(impact == "reject_on_fail" for impact in impacts.values()):
         rules = ", ".join(rule for rule, impact in impacts.items() if impact == "reject_on_fail")
         return "REJECT", f"gatekeeper rule failed with verdictImpact reject_on_fail: {rules}"
-    critical = [label for claim, label in labelled if is_critical(claim)]
+    critical = [label for claim, label in labelled if claim.is_critical]
     if "contradicted" in critical:
         return "REJECT", "a core claim is contradicted by the evidence"
     if "external_unknown" in critical:

@@ -23,6 +23,7 @@ from veridiag.contracts.gatekeeper import (
     VerdictImpact,
 )
 from veridiag.contracts.invocation import InvocationSource
+from veridiag.contracts.material import claim_id_at
 from veridiag.contracts.parsing import ParsedOutput, ParseStatus, parse_executor_output
 from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.gatekeeper.context import RuleResult, ValidationContext, as_invocation_id
@@ -144,9 +145,7 @@ class Gatekeeper:
         traces: dict[int, ClaimTrace] = {}
         if isinstance(claims, list):
             for index, claim in enumerate(claims):
-                claim_id = claim.get("claim_id") if isinstance(claim, dict) else None
-                claim_id = claim_id if isinstance(claim_id, str) and claim_id else f"#{index}"
-                traces[index] = ClaimTrace(claim_id=claim_id, claim_index=index)
+                traces[index] = ClaimTrace(claim_id=claim_id_at(index, claim), claim_index=index)
         other: list[CheckRecord] = []
 
         for meta, result in results:

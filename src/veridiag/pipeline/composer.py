@@ -30,6 +30,7 @@ from veridiag.contracts.composer import (
     GuardResult,
 )
 from veridiag.contracts.gatekeeper import GatekeeperReport
+from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.gatekeeper.entities import Corpus, extract_entities
@@ -97,7 +98,7 @@ def assemble_composer_input(
     lang: Literal["zh", "en"],
     *,
     evaluation: VerifierEvaluation,
-    structured: dict[str, Any] | None,
+    material: ExecutorMaterial,
     report: GatekeeperReport | None,
     evidence: Sequence[str] = (),
     known_services: Sequence[str] = (),
@@ -108,17 +109,13 @@ def assemble_composer_input(
     only facts found there, in the question or in an allowed claim. Checking them against each
     other would let an invented code ground itself."""
     text = _data()["gaps"][lang]
-    claims = {c.get("claim_id"): c for c in (structured or {}).get("claims") or [] if isinstance(c, dict)}
+    claims = {c.claim_id: c for c in material.claims}
     allowed = _allowed_claims(evaluation, claims)
     grounding = _Grounding(Corpus([question, *(c.claim_text for c in allowed), *evidence]), known_services)
     targeted = report.targeted_claim_ids() if report else set()
     hypotheses, gaps = _unconfirmed_claims(evaluation, claims, targeted, grounding, text)
-    hypotheses += _executor_hypotheses(evaluation, structured, grounding)
-    gaps += [
-        item.strip()
-        for item in (structured or {}).get("missing_info") or []
-        if isinstance(item, str) and item.strip() and grounding.holds(item.strip())
-    ]
+    hypotheses += _executor_hypotheses(evaluation, material, grounding)
+    gaps += [item.strip() for item in material.missing_info if item.strip() and grounding.holds(item.strip())]
     actions: list[ActionItem] = []
     if evaluation.verdict == "REJECT":
         hypotheses = []  # §19.2.1: REJECT passes no hypotheses …
@@ -128,11 +125,11 @@ def assemble_composer_input(
             ActionItem(action_text=text["gather"].format(gap=gap), reason=text["gather_reason"]) for gap in gaps[:3]
         ]
     else:
-        for item in (structured or {}).get("recommended_actions") or []:
-            if isinstance(item, dict) and isinstance(item.get("action_text"), str):
-                action = ActionItem(action_text=item["action_text"], reason=str(item.get("reason") or ""))
-                if grounding.holds(f"{action.action_text} {action.reason}"):
-                    actions.append(action)
+        actions += [
+            ActionItem(action_text=item.action_text, reason=item.reason)
+            for item in material.recommended_actions
+            if item.action_text and grounding.holds(f"{item.action_text} {item.reason}")
+        ]
     sentences = re.split(r"(?<=[。.!！?？；;])\s*", evaluation.rationale)
     rationale = "".join(s for s in sentences if s and grounding.holds(s))
     if grounding.withheld:
@@ -151,18 +148,17 @@ def assemble_composer_input(
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
 
 
-def _allowed_claims(evaluation: VerifierEvaluation, claims: dict[Any, dict[str, Any]]) -> list[AllowedClaim]:
+def _allowed_claims(evaluation: VerifierEvaluation, claims: dict[str, ClaimView]) -> list[AllowedClaim]:
     """Only ``direct_observation`` and ``reasonable_inference`` claims are facts (§19.2.1)."""
     allowed = []
     for check in evaluation.claim_checks:
-        claim = claims.get(check.claim_id, {})
-        claim_text = str(claim.get("claim_text") or "")
-        if check.verification in ("direct_observation", "reasonable_inference") and claim_text:
+        claim = claims.get(check.claim_id)
+        if claim and claim.claim_text and check.verification in ("direct_observation", "reasonable_inference"):
             allowed.append(
                 AllowedClaim(
                     claim_id=check.claim_id,
-                    claim_type=str(claim.get("claim_type") or "symptom"),
-                    claim_text=claim_text,
+                    claim_type=claim.claim_type or "symptom",
+                    claim_text=claim.claim_text,
                     verification=check.verification,
                 )
             )
@@ -171,7 +167,7 @@ def _allowed_claims(evaluation: VerifierEvaluation, claims: dict[Any, dict[str, 
 
 def _unconfirmed_claims(
     evaluation: VerifierEvaluation,
-    claims: dict[Any, dict[str, Any]],
+    claims: dict[str, ClaimView],
     targeted: set[str],
     grounding: _Grounding,
     text: dict[str, str],
@@ -181,8 +177,8 @@ def _unconfirmed_claims(
     hypotheses: list[AllowedHypothesis] = []
     gaps: list[str] = []
     for check in evaluation.claim_checks:
-        claim = claims.get(check.claim_id, {})
-        claim_text = str(claim.get("claim_text") or "")
+        claim = claims.get(check.claim_id)
+        claim_text = claim.claim_text if claim else ""
         label = check.verification
         if label in ("external_unknown", "contradicted"):
             gaps.append(text[label].format(claim_id=check.claim_id))
@@ -191,7 +187,7 @@ def _unconfirmed_claims(
         elif not claim_text or check.claim_id in targeted or not grounding.holds(claim_text):
             gaps.append(text["unsupported_hidden"].format(claim_id=check.claim_id))
         elif label == "overstated":
-            needs = text["root_cause"] if claim.get("claim_type") == "root_cause" else text["overstated"]
+            needs = text["root_cause"] if claim and claim.claim_type == "root_cause" else text["overstated"]
             hypotheses.append(AllowedHypothesis(hypothesis_text=claim_text, needed_evidence=[needs]))
         else:
             gaps.append(text["unsupported"].format(text=claim_text))
@@ -199,21 +195,20 @@ def _unconfirmed_claims(
 
 
 def _executor_hypotheses(
-    evaluation: VerifierEvaluation, structured: dict[str, Any] | None, grounding: _Grounding
+    evaluation: VerifierEvaluation, material: ExecutorMaterial, grounding: _Grounding
 ) -> list[AllowedHypothesis]:
     """The executor's hypotheses the Verifier found reasonable and whose facts the evidence holds."""
-    raw = (structured or {}).get("hypotheses") or []
     judged = {h.hypothesis_index: h.verification for h in evaluation.hypothesis_checks}
-    kept = []
-    for index, item in enumerate(raw if isinstance(raw, list) else []):
-        if not isinstance(item, dict) or not isinstance(item.get("hypothesis_text"), str):
-            continue
-        if judged.get(index, "reasonable_hypothesis") != "reasonable_hypothesis":
-            continue
-        if grounding.holds(item["hypothesis_text"]):
-            needed = [n for n in item.get("needed_evidence") or [] if isinstance(n, str) and grounding.holds(n)]
-            kept.append(AllowedHypothesis(hypothesis_text=item["hypothesis_text"], needed_evidence=needed))
-    return kept
+    return [
+        AllowedHypothesis(
+            hypothesis_text=item.hypothesis_text,
+            needed_evidence=[n for n in item.needed_evidence if grounding.holds(n)],
+        )
+        for item in material.hypotheses
+        if item.hypothesis_text
+        and judged.get(item.index, "reasonable_hypothesis") == "reasonable_hypothesis"
+        and grounding.holds(item.hypothesis_text)
+    ]
 
 
 _HEDGE = re.compile(

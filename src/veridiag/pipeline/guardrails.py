@@ -27,10 +27,9 @@ makes is recorded as a ``Correction``. They only ever make the outcome *less* co
 
 from __future__ import annotations
 
-from typing import Any
-
 from veridiag.contracts.gatekeeper import GatekeeperReport
-from veridiag.contracts.verdict import is_critical, matrix_verdict
+from veridiag.contracts.material import ClaimView
+from veridiag.contracts.verdict import matrix_verdict
 from veridiag.contracts.verifier import (
     FACT_MAPPING,
     VERDICT_SEVERITY,
@@ -57,15 +56,6 @@ _ORDER: tuple[ClaimVerification, ...] = (
 
 def _worse(a: Verdict, b: Verdict) -> Verdict:
     return a if VERDICT_SEVERITY[a] >= VERDICT_SEVERITY[b] else b
-
-
-def _cites_own(claim: dict[str, Any], citable: set[int]) -> bool:
-    """At least one binding whose cited ids are all invocations of this session."""
-    for binding in claim.get("evidence_bindings") or []:
-        ids = binding.get("source_invocation_ids") if isinstance(binding, dict) else None
-        if isinstance(ids, list) and ids and all(isinstance(i, int) and i in citable for i in ids):
-            return True
-    return False
 
 
 def _groundedness(labels: list[ClaimVerification]) -> float:
@@ -121,10 +111,11 @@ def _verifier_cap(parsed: ParsedVerifier, known: set[str], corrections: list[Cor
 
 
 def _claim_ceilings(
-    claim: dict[str, Any], claim_id: str, report: GatekeeperReport | None, targeted: bool
+    claim: ClaimView, report: GatekeeperReport | None, targeted: bool
 ) -> list[tuple[str, ClaimVerification, str]]:
     """The best label a claim may have whatever the verifier said: (guard, ceiling, reason)."""
     ceilings: list[tuple[str, ClaimVerification, str]] = []
+    claim_id = claim.claim_id
     if targeted:
         errors = [
             c.reason
@@ -138,7 +129,7 @@ def _claim_ceilings(
     elsewhere = _warnings(report, claim_id, "claim.entity_grounding")
     if elsewhere:
         ceilings.append(("grounding.elsewhere", "unsupported", elsewhere[0]))
-    if claim.get("claim_type") == "root_cause":
+    if claim.claim_type == "root_cause":
         single = _warnings(report, claim_id, "claim.root_cause_support")
         if single:
             ceilings.append(("root_cause.single_source", "overstated", single[0]))
@@ -171,18 +162,17 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
             corrections=corrections,
         )
 
-    claims = hook.claims
+    claims = hook.material.claims
     usable = parsed.status == "ok"
-    cap = _verifier_cap(parsed, {claim_id for claim_id, _claim in claims}, corrections)
+    cap = _verifier_cap(parsed, {claim.claim_id for claim in claims}, corrections)
     targeted = report.targeted_claim_ids() if report else set()
     if report is None:  # the Gatekeeper is off: still, nothing may rest on a citation that does not exist
         citable = {i for entry in hook.trace_summary if entry.status != "error" for i in entry.invocation_ids}
-        for claim_id, claim in claims:
-            if not _cites_own(claim, citable):
-                targeted.add(claim_id)
+        targeted |= {claim.claim_id for claim in claims if not claim.cites_only(citable)}
     final_checks: list[ClaimCheck] = []
-    labelled: list[tuple[dict[str, Any], ClaimVerification]] = []
-    for claim_id, claim in claims:
+    labelled: list[tuple[ClaimView, ClaimVerification]] = []
+    for claim in claims:
+        claim_id = claim.claim_id
         check = parsed.checks.get(claim_id) if usable else None
         if check is None:
             if usable:
@@ -196,7 +186,7 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
                 )
             check = ClaimCheck(claim_id=claim_id, verification="unsupported", detail="no verifier judgement")
         label = check.verification
-        for guard, ceiling, reason in _claim_ceilings(claim, claim_id, report, claim_id in targeted):
+        for guard, ceiling, reason in _claim_ceilings(claim, report, claim_id in targeted):
             if _ORDER.index(label) < _ORDER.index(ceiling):
                 corrections.append(Correction(guard=guard, target=claim_id, before=label, after=ceiling, reason=reason))
                 label = ceiling
@@ -219,18 +209,17 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
 
     code_score = _groundedness([label for _claim, label in labelled])
     score = min(code_score, parsed.groundedness) if parsed.groundedness is not None and usable else code_score
-    claim_by_id = dict(claims)
     facts = [
         FactChecked(
-            fact=f"{check.claim_id}: {claim_by_id[check.claim_id].get('claim_text', '')}",
+            fact=f"{claim.claim_id}: {claim.claim_text}",
             verification=FACT_MAPPING[check.verification],
-            is_critical=is_critical(claim_by_id[check.claim_id]),
+            is_critical=claim.is_critical,
             evidence_refs=check.evidence_refs,
         )
-        for check in final_checks
+        for claim, check in zip(claims, final_checks, strict=True)
     ]
-    hypotheses = (hook.structured or {}).get("hypotheses") or []
-    hypothesis_checks = [h for h in parsed.hypothesis_checks if 0 <= h.hypothesis_index < len(hypotheses)]
+    made = {h.index for h in hook.material.hypotheses}
+    hypothesis_checks = [h for h in parsed.hypothesis_checks if h.hypothesis_index in made]
     return VerifierEvaluation(
         verdict=verdict,
         groundedness_score=score,

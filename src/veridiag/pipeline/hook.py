@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.invocation import InvocationRecord, InvocationSource, InvocationView
+from veridiag.contracts.material import ExecutorMaterial
 from veridiag.contracts.parsing import ParsedOutput, parse_executor_output
 from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.gatekeeper import Gatekeeper, normalize_output
@@ -25,21 +26,13 @@ class SessionInvocations(InvocationSource, Protocol):
 @dataclass
 class HookResult:
     parsed: ParsedOutput
+    #: The normalised JSON as the Executor wrote it: what the audit stores and the verifier reads.
     structured: dict[str, Any] | None
+    #: The same, read once into types: what every later stage uses.
+    material: ExecutorMaterial
     trace_summary: list[ToolTraceEntry]
     report: GatekeeperReport | None  # None when the Gatekeeper is switched off
     payload: dict[str, Any]
-
-    @property
-    def claims(self) -> list[tuple[str, dict[str, Any]]]:
-        """``(claim id, claim)`` for each claim object; ids as the Gatekeeper trace names them."""
-        claims = (self.structured or {}).get("claims")
-        found = []
-        for index, claim in enumerate(claims if isinstance(claims, list) else []):
-            if isinstance(claim, dict):
-                claim_id = claim.get("claim_id")
-                found.append((claim_id if isinstance(claim_id, str) and claim_id else f"#{index}", claim))
-        return found
 
 
 class _Preloaded:
@@ -93,4 +86,4 @@ def verifier_input(
         "retry_context": retry_context,
         "round": round,
     }
-    return HookResult(parsed, structured, trace, report, payload)
+    return HookResult(parsed, structured, ExecutorMaterial.read(structured), trace, report, payload)

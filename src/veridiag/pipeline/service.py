@@ -190,7 +190,7 @@ class DiagnosisPipeline:
                 "previous_round": round_number,
                 "verdict": state.evaluation.verdict,
                 "claim_checks": [c.model_dump() for c in state.evaluation.claim_checks],
-                "missing_info": (state.hook.structured or {}).get("missing_info") or [],
+                "missing_info": list(state.hook.material.missing_info),
             }
 
         final = rounds[-1]
@@ -199,11 +199,11 @@ class DiagnosisPipeline:
             question,
             lang,
             evaluation=final.evaluation,
-            structured=final.hook.structured,
+            material=final.hook.material,
             report=final.hook.report,
             evidence=self._evidence_texts(session_id),
             known_services=self.known_services,
-            scope=scope_line(plan, (final.hook.structured or {}).get("scope"), lang),
+            scope=scope_line(plan, final.hook.material.scope, lang),
         )
         composer_input = assembled.composer_input
         output, source, guard, reason = self._compose(run, composer_input, final)

@@ -20,8 +20,15 @@ from typing import Any
 
 from veridiag.agents.reply import RoleReply
 from veridiag.contracts.invocation import InvocationSource, InvocationView
+from veridiag.contracts.material import ClaimView, ExecutorMaterial, HypothesisView
 from veridiag.contracts.verdict import matrix_verdict
-from veridiag.contracts.verifier import ClaimVerification
+from veridiag.contracts.verifier import (
+    ClaimCheck,
+    ClaimVerification,
+    EvidenceRef,
+    HypothesisCheck,
+    HypothesisVerification,
+)
 from veridiag.gatekeeper.entities import Corpus, Entity, extract_entities
 from veridiag.gatekeeper.matching import AnchoredMatcher
 
@@ -41,21 +48,15 @@ class OfflineVerifier:
         self.known_services = known_services or []
 
     def verify(self, payload: dict[str, Any]) -> RoleReply:
-        structured = payload.get("executor_structured_output") or {}
+        material = ExecutorMaterial.read(payload.get("executor_structured_output"))
         own = {i for entry in payload.get("tool_trace_summary") or [] for i in entry.get("invocation_ids", [])}
-        claims = [c for c in structured.get("claims") or [] if isinstance(c, dict)]
-        checks, labelled = [], []
-        for claim in claims:
+        checks: list[ClaimCheck] = []
+        labelled: list[tuple[ClaimView, ClaimVerification]] = []
+        for claim in material.claims:
             label, detail, refs = self.judge(claim, own)
-            checks.append(
-                {"claim_id": str(claim.get("claim_id")), "verification": label, "detail": detail, "evidence_refs": refs}
-            )
+            checks.append(ClaimCheck(claim_id=claim.claim_id, verification=label, detail=detail, evidence_refs=refs))
             labelled.append((claim, label))
-        hypothesis_checks = [
-            {"hypothesis_index": index, **_hypothesis(item)}
-            for index, item in enumerate(structured.get("hypotheses") or [])
-            if isinstance(item, dict)
-        ]
+        hypothesis_checks = [_hypothesis(item) for item in material.hypotheses]
         verdict, why = matrix_verdict(labelled, None)
         gatekeeper = payload.get("gatekeeper_result") or {}
         if verdict == "PASS" and gatekeeper.get("status") == "fail":
@@ -66,24 +67,23 @@ class OfflineVerifier:
         output = {
             "verdict": verdict,
             "groundedness_score": score,
-            "claim_checks": checks,
-            "hypothesis_checks": hypothesis_checks,
+            "claim_checks": [check.model_dump(exclude_none=True) for check in checks],
+            "hypothesis_checks": [check.model_dump() for check in hypothesis_checks],
             "rationale": why,
         }
         return RoleReply(text=json.dumps(output, ensure_ascii=False), engine=self.name)
 
-    def judge(self, claim: dict[str, Any], own: set[int]) -> tuple[ClaimVerification, str, list[dict[str, Any]]]:
-        bindings = [b for b in claim.get("evidence_bindings") or [] if isinstance(b, dict)]
-        ids = {i for b in bindings for i in b.get("source_invocation_ids") or [] if isinstance(i, int) and i in own}
+    def judge(self, claim: ClaimView, own: set[int]) -> tuple[ClaimVerification, str, list[EvidenceRef]]:
+        ids = {i for b in claim.bindings for i in b.source_invocation_ids if i in own}
         found = self.invocations.get_invocations(sorted(ids))
         usable = {i: inv for i, inv in found.items() if inv.status != "error"}
         if not usable:
             return "unsupported", "no usable evidence: the claim cites no successful call of this session", []
-        refs = [{"tool_name": inv.tool_name, "source_invocation_ids": [i]} for i, inv in usable.items()]
+        refs = [EvidenceRef(tool_name=inv.tool_name, source_invocation_ids=[i]) for i, inv in usable.items()]
         corpus = Corpus([text for inv in usable.values() for text in _texts(inv)])
-        text = str(claim.get("claim_text") or "")
+        text = claim.claim_text
         missing = [e for e in extract_entities(text, self.known_services) if not corpus.contains(e)]
-        excerpts = [str(b.get("evidence_excerpt") or "") for b in bindings]
+        excerpts = [b.evidence_excerpt for b in claim.bindings]
         best = max((self._score(e, usable) for e in excerpts if e.strip()), default=0.0)
         if missing:
             regions = excerpts + _aligned_regions(excerpts, usable)
@@ -97,7 +97,7 @@ class OfflineVerifier:
             return "overstated", "absolute wording the evidence cannot carry", refs
         if best < 0.7:
             return "unsupported", f"the excerpts do not match the cited output (best {best:.2f})", refs
-        inference = claim.get("claim_type") == "root_cause" or claim.get("support_level") == "indirect"
+        inference = claim.claim_type == "root_cause" or claim.support_level == "indirect"
         if best >= 1.0 and not inference:
             return "direct_observation", "quoted verbatim; every fact occurs in the cited output", refs
         return "reasonable_inference", "follows from the cited output without being stated in it", refs
@@ -163,10 +163,12 @@ def _denies(text: str, usable: dict[int, InvocationView]) -> bool:
     return (denies and any(m for m in matched)) or (not denies and all(m == 0 for m in matched))
 
 
-def _hypothesis(item: dict[str, Any]) -> dict[str, str]:
-    text = str(item.get("hypothesis_text") or "")
-    if _ABSOLUTE.search(text):
-        return {"verification": "overstated_as_fact", "detail": "written as a certainty"}
-    if not item.get("needed_evidence"):
-        return {"verification": "unsupported_hypothesis", "detail": "says nothing about what would confirm it"}
-    return {"verification": "reasonable_hypothesis", "detail": "marked as open, with the evidence it needs"}
+def _hypothesis(item: HypothesisView) -> HypothesisCheck:
+    def check(verification: HypothesisVerification, detail: str) -> HypothesisCheck:
+        return HypothesisCheck(hypothesis_index=item.index, verification=verification, detail=detail)
+
+    if _ABSOLUTE.search(item.hypothesis_text):
+        return check("overstated_as_fact", "written as a certainty")
+    if not item.needed_evidence:
+        return check("unsupported_hypothesis", "says nothing about what would confirm it")
+    return check("reasonable_hypothesis", "marked as open, with the evidence it needs")
