@@ -167,12 +167,12 @@ def test_time_windows_from_the_question(
     demo_env: EmbeddedEnvironment, question: str, start: str, explicit: bool
 ) -> None:
     plan = OfflinePlanner(demo_env).make_plan(question)
-    assert (plan["start"], plan["end"], plan["explicit_time"]) == (start, "2026-07-07T16:00:00Z", explicit)
+    assert (plan.start, plan.end, plan.explicit_time) == (start, "2026-07-07T16:00:00Z", explicit)
 
 
 def test_order_and_service_slots(demo_env: EmbeddedEnvironment) -> None:
     plan = OfflinePlanner(demo_env).make_plan("order #A-77 failed on payment-service")
-    assert (plan["order_id"], plan["service"]) == ("A-77", "payment-service")
+    assert (plan.order_id, plan.service) == ("A-77", "payment-service")
 
 
 def test_offline_verifier_labels(tmp_path: Path) -> None:

@@ -112,28 +112,28 @@ def test_relative_time_anchors_to_the_asked_service_and_reads_the_timezone(tmp_p
     env.add_metric_points([("old-api", "p99_ms", "ms", START + timedelta(minutes=m), 1.0) for m in range(120)])
     env.add_metric_points([("new-api", "p99_ms", "ms", START + timedelta(days=400, minutes=m), 1.0) for m in range(60)])
     plan = OfflinePlanner(env).make_plan("old-api last 30 minutes slow?")
-    assert (plan["start"], plan["end"]) == ("2014-03-20T01:30:00Z", "2014-03-20T02:00:00Z")
-    assert plan["time"]["anchor_source"] == "data of old-api"
+    assert (plan.start, plan.end) == ("2014-03-20T01:30:00Z", "2014-03-20T02:00:00Z")
+    assert plan.time.anchor_source == "data of old-api"
     local = OfflinePlanner(env, timezone="Asia/Shanghai").make_plan("old-api 3月20日上午9点左右 怎么了")
-    assert local["start"] <= "2014-03-20T01:00:00Z" < local["end"], "09:00 in UTC+8 is 01:00 UTC"
+    assert local.start <= "2014-03-20T01:00:00Z" < local.end, "09:00 in UTC+8 is 01:00 UTC"
     live = OfflinePlanner(env, live=True).make_plan("old-api last 30 minutes slow?")
-    assert live["time"]["anchor_source"] == "clock" and live["end"] > "2026"
+    assert live.time.anchor_source == "clock" and live.end > "2026"
 
 
 def test_no_time_means_the_services_recent_week(tmp_path: Path) -> None:
     settings = shop(tmp_path)
     env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
     plan = OfflinePlanner(env).make_plan("orders-db 怎么了？")
-    assert plan["explicit_time"] is False and plan["time"]["kind"] == "recent_history"
+    assert plan.explicit_time is False and plan.time.kind == "recent_history"
     # The newest point is 23:55; "now" is the minute after it, and the week ends there.
-    assert (plan["start"], plan["end"]) == ("2014-03-14T23:56:00Z", "2014-03-21T23:56:00Z")
+    assert (plan.start, plan.end) == ("2014-03-14T23:56:00Z", "2014-03-21T23:56:00Z")
 
 
 def test_a_date_is_not_an_order_id(tmp_path: Path) -> None:
     env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
     env.add_metric_points([("checkout-api", "p99_ms", "ms", START, 1.0)])
     plan = OfflinePlanner(env).make_plan("checkout-api 订单 2014-03-20 失败")
-    assert plan["order_id"] is None and plan["explicit_time"] is True
+    assert plan.order_id is None and plan.explicit_time is True
 
 
 def test_skills_come_from_the_question_and_the_data() -> None:
@@ -147,7 +147,7 @@ def test_skills_come_from_the_question_and_the_data() -> None:
 @given(st.text(max_size=300))
 def test_any_question_gets_a_plan_with_a_window(question: str) -> None:
     plan = OfflinePlanner(_TINY).make_plan(question)
-    assert plan["start"] < plan["end"] and plan["skill"]
+    assert plan.start < plan.end and plan.skill
 
 
 class _Tiny:

@@ -12,6 +12,7 @@ from typing import Any, Literal, Protocol
 
 from veridiag.agents.composer import ComposerRole
 from veridiag.agents.reply import RoleReply
+from veridiag.contracts.plan import Plan
 from veridiag.tools.runner import ToolRunner
 
 
@@ -25,7 +26,7 @@ class PlanRequest:
 class ExecuteRequest:
     question: str
     lang: str
-    plan: dict[str, Any]
+    plan: Plan
     round: int
     tools: ToolRunner | None
     retry_context: dict[str, Any] | None = None

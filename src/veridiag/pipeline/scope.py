@@ -15,6 +15,8 @@ from zoneinfo import ZoneInfo
 
 import yaml
 
+from veridiag.contracts.plan import Plan
+
 
 @lru_cache(maxsize=1)
 def _phrases() -> dict[str, dict[str, str]]:
@@ -23,14 +25,13 @@ def _phrases() -> dict[str, dict[str, str]]:
     return loaded
 
 
-def scope_line(plan: dict[str, Any], scope: dict[str, Any] | None, lang: str) -> str | None:
+def scope_line(plan: Plan, scope: dict[str, Any] | None, lang: str) -> str | None:
     """One line in ``lang``; None when the plan carries no window (a plan that failed to parse)."""
     words = _phrases()["zh" if lang == "zh" else "en"]
-    time: dict[str, Any] = plan["time"] if isinstance(plan.get("time"), dict) else {}
-    start, end = _moment(plan.get("start")), _moment(plan.get("end"))
+    start, end = _moment(plan.start), _moment(plan.end)
     if start is None or end is None:
         return None
-    zone_name = str(time.get("timezone") or "UTC")
+    zone_name = plan.time.timezone or "UTC"
     try:
         zone = ZoneInfo(zone_name)
     except (ValueError, KeyError):
@@ -38,7 +39,7 @@ def scope_line(plan: dict[str, Any], scope: dict[str, Any] | None, lang: str) ->
     scope = scope if isinstance(scope, dict) else {}
     focus = scope.get("focus") if isinstance(scope.get("focus"), list) else None
     focus_start, focus_end = (_moment(focus[0]), _moment(focus[1])) if focus and len(focus) == 2 else (None, None)
-    services = [str(s) for s in plan.get("services") or ([plan["service"]] if plan.get("service") else [])]
+    services = plan.examined_services
     if scope.get("surveyed") or not services:
         named = words["all_services"] if scope.get("surveyed") else words["none"]
     else:
@@ -47,13 +48,13 @@ def scope_line(plan: dict[str, Any], scope: dict[str, Any] | None, lang: str) ->
         "start": _show(start, zone),
         "end": _show(end, zone),
         "tz": zone_name,
-        "phrase": time.get("phrase") or "",
+        "phrase": plan.time.phrase or "",
         "services": named,
         "focus_start": _show(focus_start, zone) if focus_start else "",
         "focus_end": _show(focus_end, zone) if focus_end else "",
     }
     narrowed = focus_start is not None and (focus_start, focus_end) != (start, end)
-    keys = ("focus", "question") if plan.get("explicit_time") else ("chosen", "recent")
+    keys = ("focus", "question") if plan.explicit_time else ("chosen", "recent")
     key = keys[0] if narrowed else keys[1]
     if key == "chosen" and scope.get("chosen") == "asked_lines":
         key = "anchored"

@@ -25,6 +25,7 @@ from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
 from veridiag.config import Settings
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult, detect_lang
 from veridiag.contracts.parsing import parse_executor_output
+from veridiag.contracts.plan import Plan
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.pipeline.audit import round_record, self_evaluation
@@ -173,9 +174,9 @@ class DiagnosisPipeline:
     def _run(self, run: DiagnosisRun) -> DiagnosisResult:
         session_id, question, lang, known, rounds = run.session_id, run.question, run.lang, run.known, run.rounds
         plan = self._plan(run)
-        known["plan"] = plan
-        run.emit("plan", {k: plan.get(k) for k in ("skill", "service", "start", "end") if k in plan})
-        self.store.update_session(session_id, plan=plan)
+        known["plan"] = plan.stored()
+        run.emit("plan", {"skill": plan.skill, "service": plan.service, "start": plan.start, "end": plan.end})
+        self.store.update_session(session_id, plan=plan.stored())
 
         retry_context: dict[str, Any] | None = None
         for round_number in range(1, max(1, self.options.max_rounds) + 1):
@@ -243,20 +244,19 @@ class DiagnosisPipeline:
             evaluation,
         )
 
-    def _plan(self, run: DiagnosisRun) -> dict[str, Any]:
+    def _plan(self, run: DiagnosisRun) -> Plan:
         started = time.perf_counter()
         reply = self.roles.planner.plan(PlanRequest(question=run.question, lang=run.lang))
         run.timings["planner_ms"] = _ms(started)
         run.record("planner", reply)
         parsed = parse_executor_output(reply.text)
-        plan = parsed.value if parsed.ok and parsed.value is not None else {"unparsed": (reply.text or "")[:2000]}
-        return {**plan, "_engine": reply.engine}
+        return Plan.read(parsed.value if parsed.ok else None, reply.text, reply.engine)
 
     def _round(
         self,
         run: DiagnosisRun,
         *,
-        plan: dict[str, Any],
+        plan: Plan,
         round_number: int,
         retry_context: dict[str, Any] | None,
     ) -> RoundState:

@@ -114,7 +114,7 @@ class LLMExecutor:
         if request.tools is None:
             return self.fallback.execute(request)
         tools = EvidenceTools(request.tools, self.budget)
-        material: dict[str, Any] = {"question": request.question, "plan": request.plan, "round": request.round}
+        material: dict[str, Any] = {"question": request.question, "plan": request.plan.stored(), "round": request.round}
         if request.retry_context:
             material["previous_round"] = request.retry_context
         outcome = self.model.run(

@@ -29,6 +29,7 @@ from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.contracts.composer import has_cjk
 from veridiag.contracts.executor_v2 import Hypothesis, RecommendedAction
+from veridiag.contracts.plan import Step
 from veridiag.gatekeeper.entities import extract_entities
 from veridiag.tools.records import (
     ChangeEvidence,
@@ -94,7 +95,7 @@ class _Execution:
     catalogue: Catalogue | None
     findings: Findings
     window: tuple[datetime, datetime]
-    steps: list[dict[str, Any]]
+    steps: list[Step]
     services: list[str]
     surveyed: bool
     calls: int = 0
@@ -105,7 +106,7 @@ class _Execution:
     # -- the flow, top to bottom ------------------------------------------------------
 
     def run(self) -> dict[str, Any]:
-        order_id = self.request.plan.get("order_id")
+        order_id = self.request.plan.order_id
         mentions = self._order(str(order_id)) if order_id and self._has("query_logs", when="order_id") else []
         series = self._metrics(self.services) if self._has("query_metrics") else []
         log_targets = self.services if self._has("query_logs") else []
@@ -136,7 +137,7 @@ class _Execution:
     # -- calls ------------------------------------------------------------------------
 
     def _has(self, tool: str, when: str | None = None) -> bool:
-        return any(step["tool"] == tool and step.get("when") == when for step in self.steps)
+        return any(step.tool == tool and step.when == when for step in self.steps)
 
     def _call(self, tool: str, args: dict[str, Any]) -> ToolCallResult | None:
         """Run one tool. A failed call is a gap and gives None; a call that found nothing is a
@@ -237,11 +238,11 @@ class _Execution:
         ]
         pool = episodes or bursts
         if not pool:
-            return self.window, "question" if self.request.plan.get("explicit_time") else "whole_window"
-        explicit = bool(self.request.plan.get("explicit_time"))
-        kind = (self.request.plan.get("time") or {}).get("kind")
+            return self.window, "question" if self.request.plan.explicit_time else "whole_window"
+        explicit = self.request.plan.explicit_time
+        kind = self.request.plan.time.kind
         how = "question" if explicit else "most_anomalous"
-        at = (self.request.plan.get("time") or {}).get("at")
+        at = self.request.plan.time.at
         if moments:  # the episode nearest the asked-about lines
             first = min(moments)
             chosen = min(pool, key=lambda e: (_distance(e, first), -e.weight))
@@ -387,7 +388,7 @@ class _Execution:
         """Runbooks looked up with what was seen — error codes, the dominant templates' words,
         anomalous metrics — not with the question's wording; a runbook sharing fewer than two
         of those words with them is no match."""
-        if not any(step["tool"] == "lookup_knowledge" for step in self.steps):
+        if not any(step.tool == "lookup_knowledge" for step in self.steps):
             return
         seen = [e.text for c in self.findings.claims for e in extract_entities(c.claim_text) if e.kind == "error_code"]
         for _result, found in logs:
@@ -396,7 +397,7 @@ class _Execution:
         seen += [metric.replace("_", " ") for metric in self.notes.get("spotted_metrics", [])]
         # The skill's own words only when nothing was seen: otherwise they would find the skill's runbook
         # whatever happened.
-        terms = str(self.request.plan.get("runbook_terms") or "")
+        terms = self.request.plan.runbook_terms
         query = " ".join(dict.fromkeys(seen)).strip() or terms or self.request.question
         # A runbook written for other services is no match for the one that moved; several moved: any.
         narrowed = involved if involved else self.services
@@ -444,18 +445,18 @@ class OfflineExecutor:
     def execute(self, request: ExecuteRequest) -> RoleReply:
         plan = request.plan
         lang = "zh" if request.lang == "zh" else "en"
-        window = (_parse(plan.get("start")), _parse(plan.get("end")))
+        window = (_parse(plan.start), _parse(plan.end))
         findings = Findings(lang, Clock(with_date=_spans_days(window)))
-        if request.tools is None or not plan.get("steps"):
+        if request.tools is None or not plan.steps:
             findings.gap("no_tools" if request.tools is None else "no_service")
             return _reply(findings.output({}))
-        services = [s for s in plan.get("services") or ([plan["service"]] if plan.get("service") else []) if s]
+        services = plan.examined_services
         surveyed = not services
         if surveyed and self.catalogue is not None:
             services = self.catalogue.services()[:MAX_SERVICES]
         if not services:
             findings.gap("no_service")
-        steps = [s for s in plan["steps"] if not s.get("when") or plan.get(s["when"])]
+        steps = plan.runnable_steps()
         execution = _Execution(request, self.catalogue, findings, window, steps, services, surveyed)
         return _reply(execution.run())
 

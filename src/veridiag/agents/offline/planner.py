@@ -17,12 +17,13 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from veridiag.agents.offline.skills import DataShape, Skill, aliases, catalog, choose_skill
+from veridiag.agents.offline.skills import DataShape, aliases, choose_skill
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import PlanRequest
+from veridiag.contracts.plan import Plan, PlanTime
 from veridiag.text.when import TimeWindow, interpret_time
 from veridiag.tools.records import Span
 
@@ -93,9 +94,11 @@ class OfflinePlanner:
         self.live = live
 
     def plan(self, request: PlanRequest) -> RoleReply:
-        return RoleReply(text=json.dumps(self.make_plan(request.question), ensure_ascii=False), engine=self.name)
+        return RoleReply(
+            text=json.dumps(self.make_plan(request.question).stored(), ensure_ascii=False), engine=self.name
+        )
 
-    def make_plan(self, question: str) -> dict[str, Any]:
+    def make_plan(self, question: str) -> Plan:
         known = self.environment.services()
         services, exact = named_services(question, known)
         window = self._window(question, services)
@@ -103,28 +106,28 @@ class OfflinePlanner:
         shape = self._shape(services) if services else self._shape(known, names=False)
         skill = choose_skill(question, shape)
         order = _ORDER.search(_blank(question, window.found))
-        return {
-            "skill": skill.id,
-            "skill_title": skill.title,
-            "service": services[0] if services else None,
-            "services": services,
-            "services_named_exactly": exact,
-            "order_id": order.group(1) if order else None,
-            "start": _iso(window.start),
-            "end": _iso(window.end),
-            "explicit_time": window.found is not None,
-            "time": {
-                "phrase": window.found.phrase if window.found else None,
-                "kind": window.found.kind if window.found else "recent_history",
-                "timezone": self.timezone,
-                "anchor": _iso(window.anchor),
-                "anchor_source": window.anchor_source,
+        return Plan(
+            skill=skill.id,
+            skill_title=skill.title,
+            service=services[0] if services else None,
+            services=services,
+            services_named_exactly=exact,
+            order_id=order.group(1) if order else None,
+            start=_iso(window.start),
+            end=_iso(window.end),
+            explicit_time=window.found is not None,
+            time=PlanTime(
+                phrase=window.found.phrase if window.found else None,
+                kind=window.found.kind if window.found else "recent_history",
+                timezone=self.timezone,
+                anchor=_iso(window.anchor),
+                anchor_source=window.anchor_source,
                 # A point in time ("at 14:00") is 30 minutes into its window: the moment asked about.
-                "at": _iso(window.start + AROUND_LEAD) if window.found and window.found.kind == "around" else None,
-            },
-            "runbook_terms": skill.runbook_terms,
-            "steps": [step.model_dump(exclude_none=True) for step in skill.steps],
-        }
+                at=_iso(window.start + AROUND_LEAD) if window.found and window.found.kind == "around" else None,
+            ),
+            runbook_terms=skill.runbook_terms,
+            steps=list(skill.steps),
+        )
 
     def _window(self, question: str, services: list[str]) -> Window:
         if self.live:
@@ -147,10 +150,6 @@ class OfflinePlanner:
             has_metrics=any(self.environment.metric_span(s) is not None for s in chosen),
             names=words,
         )
-
-
-def skill_for(plan: dict[str, Any]) -> Skill:
-    return catalog().get(str(plan.get("skill") or "generic"))
 
 
 def _blank(question: str, found: TimeWindow | None) -> str:

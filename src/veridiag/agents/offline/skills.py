@@ -12,17 +12,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
-
-class Step(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    tool: Literal["query_logs", "query_metrics", "query_changes", "lookup_knowledge"]
-    args: dict[str, Any] = Field(default_factory=dict)
-    #: ``query_metrics`` only: these metrics of the service, or every one ("discover").
-    metrics: list[str] | Literal["discover"] | None = None
-    when: str | None = None
-    #: Look this much earlier than the question's window (a change comes before its effect).
-    lookback_minutes: int = Field(default=0, ge=0, le=24 * 60)
+from veridiag.contracts.plan import Step
 
 
 class Skill(BaseModel):

@@ -1,0 +1,95 @@
+"""The Planner's output (spec §0.4): what to look at, over which window, with which steps.
+
+A plan is role output — it may come from a model — so the pipeline reads it once with
+``Plan.read``: a plan that does not fit this shape is kept as ``unparsed`` text with no
+steps, and the Executor then gathers nothing rather than guessing (fail closed).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+ToolName = Literal["query_logs", "query_metrics", "query_changes", "lookup_knowledge"]
+
+
+class Step(BaseModel):
+    """One evidence call a skill asks for."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: ToolName
+    args: dict[str, Any] = Field(default_factory=dict)
+    #: ``query_metrics`` only: these metrics of the service, or every one ("discover").
+    metrics: list[str] | Literal["discover"] | None = None
+    #: Run only when the plan has this slot filled (``order_id``).
+    when: Literal["order_id"] | None = None
+    #: Look this much earlier than the question's window (a change comes before its effect).
+    lookback_minutes: int = Field(default=0, ge=0, le=24 * 60)
+
+
+class PlanTime(BaseModel):
+    """How the window was read from the question, so a misreading can be shown and audited."""
+
+    phrase: str | None = None
+    kind: str = "recent_history"
+    timezone: str = "UTC"
+    anchor: str | None = None
+    anchor_source: str | None = None
+    #: A point in time asked about ("at 14:00"), inside its window.
+    at: str | None = None
+
+
+class Plan(BaseModel):
+    # A model's planner may add fields (``model_steps``); they are kept for the audit.
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    skill: str = "generic"
+    skill_title: str = ""
+    service: str | None = None
+    services: list[str] = Field(default_factory=list)
+    services_named_exactly: bool = False
+    order_id: str | None = None
+    start: str | None = None
+    end: str | None = None
+    explicit_time: bool = False
+    time: PlanTime = Field(default_factory=PlanTime)
+    runbook_terms: str = ""
+    steps: list[Step] = Field(default_factory=list)
+    #: The planner's raw text when it was not a plan.
+    unparsed: str | None = None
+    #: The engine that planned (audit only).
+    planner_engine: str | None = Field(default=None, alias="_engine")
+
+    @field_validator("start", "end")
+    @classmethod
+    def _iso_moment(cls, value: str | None) -> str | None:
+        if value is not None:
+            datetime.fromisoformat(value.replace("Z", "+00:00"))  # ValueError: not a plan
+        return value
+
+    @classmethod
+    def read(cls, value: object, raw_text: str | None, engine: str) -> Plan:
+        """``value`` is the planner's parsed JSON (None when it did not parse)."""
+        if isinstance(value, dict):
+            try:
+                return cls.model_validate({**value, "_engine": engine})
+            except ValidationError as error:
+                detail = f"{error.error_count()} invalid field(s): {error.errors()[0]['loc']}"
+                return cls.model_validate({"unparsed": f"{detail}; {(raw_text or '')[:2000]}", "_engine": engine})
+        return cls.model_validate({"unparsed": (raw_text or "")[:2000], "_engine": engine})
+
+    @property
+    def examined_services(self) -> list[str]:
+        """The services named, or the one service when only that was filled in."""
+        return [s for s in self.services or ([self.service] if self.service else []) if s]
+
+    def runnable_steps(self) -> list[Step]:
+        """The steps whose condition holds (``when: order_id`` needs an order id)."""
+        return [s for s in self.steps if s.when is None or getattr(self, s.when)]
+
+    def stored(self) -> dict[str, Any]:
+        """As the session row and the audit keep it."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
