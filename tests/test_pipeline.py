@@ -280,8 +280,8 @@ def test_low_confid_retries_once_with_retry_context(store: SessionStore) -> None
     )
     assert (result.rounds, result.verdict) == (2, "PASS")
     second = roles.executor.calls[1]  # type: ignore[attr-defined]
-    assert second.round == 2 and second.retry_context["missing_info"] == [GAP]
-    assert second.retry_context["claim_checks"][0]["verification"] == "reasonable_inference"
+    assert second.round == 2 and second.retry_context is not None and second.retry_context.missing_info == [GAP]
+    assert second.retry_context.claim_checks[0].verification == "reasonable_inference"
     assert [r["verdict"] for r in result.self_evaluation["rounds"]] == ["LOW_CONFID", "PASS"]
     assert store.get_session(result.session_id).rounds == 2  # type: ignore[union-attr]
 

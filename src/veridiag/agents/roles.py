@@ -13,6 +13,7 @@ from typing import Any, Literal, Protocol
 from veridiag.agents.composer import ComposerRole
 from veridiag.agents.reply import RoleReply
 from veridiag.contracts.plan import Plan
+from veridiag.contracts.verifier import RetryContext
 from veridiag.tools.runner import ToolRunner
 
 
@@ -29,7 +30,7 @@ class ExecuteRequest:
     plan: Plan
     round: int
     tools: ToolRunner | None
-    retry_context: dict[str, Any] | None = None
+    retry_context: RetryContext | None = None
     #: ``structured_output_v2.enabled`` (spec §22.2): which contract the Executor is asked for.
     contract: Literal["executor_evidence_v2", "executor_evidence_v1"] = "executor_evidence_v2"
 

@@ -83,3 +83,13 @@ class VerifierEvaluation(BaseModel):
     verifier_verdict: Verdict | None = Field(default=None, description="What the verifier itself said, if anything.")
     verifier_status: Literal["ok", "malformed", "missing", "unavailable", "skipped"] = "ok"
     corrections: list[Correction] = Field(default_factory=list)
+
+
+class RetryContext(BaseModel):
+    """What a retried Executor round is told of the previous one (spec §15.2): its verdict, the
+    judgement of each claim and the gaps it stated — never the Verifier's free text."""
+
+    previous_round: int
+    verdict: Verdict
+    claim_checks: list[ClaimCheck] = Field(default_factory=list)
+    missing_info: list[str] = Field(default_factory=list)

@@ -15,6 +15,7 @@ from veridiag.contracts.invocation import InvocationRecord, InvocationSource, In
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.contracts.parsing import ParsedOutput, parse_executor_output
 from veridiag.contracts.trace import ToolTraceEntry
+from veridiag.contracts.verifier import RetryContext
 from veridiag.gatekeeper import Gatekeeper, normalize_output
 from veridiag.tools.trace import build_trace_summary
 
@@ -60,7 +61,7 @@ def verifier_input(
     round: int,
     invocations: SessionInvocations,
     gatekeeper: Gatekeeper | None,
-    retry_context: dict[str, Any] | None = None,
+    retry_context: RetryContext | None = None,
     extra_invocations: Iterable[InvocationRecord] = (),
 ) -> HookResult:
     parsed = parse_executor_output(raw_output)
@@ -83,7 +84,7 @@ def verifier_input(
         "executor_output_parse_status": parsed.status.model_dump(),
         "tool_trace_summary": [entry.model_dump() for entry in trace],
         "gatekeeper_result": report.result.model_dump() if report else None,
-        "retry_context": retry_context,
+        "retry_context": retry_context.model_dump(mode="json") if retry_context else None,
         "round": round,
     }
     return HookResult(parsed, structured, ExecutorMaterial.read(structured), trace, report, payload)

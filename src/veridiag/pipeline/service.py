@@ -26,7 +26,7 @@ from veridiag.config import Settings
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult, detect_lang
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.plan import Plan
-from veridiag.contracts.verifier import VerifierEvaluation
+from veridiag.contracts.verifier import RetryContext, VerifierEvaluation
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.pipeline.audit import round_record, self_evaluation
 from veridiag.pipeline.composer import assemble_composer_input, guard_composed, parse_composer_output
@@ -178,7 +178,7 @@ class DiagnosisPipeline:
         run.emit("plan", {"skill": plan.skill, "service": plan.service, "start": plan.start, "end": plan.end})
         self.store.update_session(session_id, plan=plan.stored())
 
-        retry_context: dict[str, Any] | None = None
+        retry_context: RetryContext | None = None
         for round_number in range(1, max(1, self.options.max_rounds) + 1):
             known["stage"] = f"round {round_number}: executor"
             state = self._round(run, plan=plan, round_number=round_number, retry_context=retry_context)
@@ -187,12 +187,12 @@ class DiagnosisPipeline:
             self.store.update_session(session_id, rounds=round_number)
             if not self._should_retry(state, round_number):
                 break
-            retry_context = {
-                "previous_round": round_number,
-                "verdict": state.evaluation.verdict,
-                "claim_checks": [c.model_dump() for c in state.evaluation.claim_checks],
-                "missing_info": list(state.hook.material.missing_info),
-            }
+            retry_context = RetryContext(
+                previous_round=round_number,
+                verdict=state.evaluation.verdict,
+                claim_checks=state.evaluation.claim_checks,
+                missing_info=list(state.hook.material.missing_info),
+            )
 
         final = rounds[-1]
         known["stage"] = "composer"
@@ -258,7 +258,7 @@ class DiagnosisPipeline:
         *,
         plan: Plan,
         round_number: int,
-        retry_context: dict[str, Any] | None,
+        retry_context: RetryContext | None,
     ) -> RoundState:
         session_id, question, lang, known = run.session_id, run.question, run.lang, run.known
         latency: dict[str, float] = {}

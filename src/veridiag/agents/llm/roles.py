@@ -116,7 +116,7 @@ class LLMExecutor:
         tools = EvidenceTools(request.tools, self.budget)
         material: dict[str, Any] = {"question": request.question, "plan": request.plan.stored(), "round": request.round}
         if request.retry_context:
-            material["previous_round"] = request.retry_context
+            material["previous_round"] = request.retry_context.model_dump(mode="json")
         outcome = self.model.run(
             prompt("executor", request.lang),
             as_data("task", _dump(material)),
