@@ -91,5 +91,10 @@ class Plan(BaseModel):
         return [s for s in self.steps if s.when is None or getattr(self, s.when)]
 
     def stored(self) -> dict[str, Any]:
-        """As the session row and the audit keep it."""
-        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+        """As the session row and the audit keep it: every slot, filled or null; steps as the
+        catalogue writes them; ``unparsed`` only when there was something to keep."""
+        data = self.model_dump(mode="json", by_alias=True, exclude={"steps", "unparsed"})
+        data["steps"] = [step.model_dump(mode="json", exclude_none=True) for step in self.steps]
+        if self.unparsed is not None:
+            data["unparsed"] = self.unparsed
+        return data

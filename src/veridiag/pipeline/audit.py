@@ -6,49 +6,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, TypeAdapter
+from pydantic import BaseModel
 
+from veridiag.contracts.audit import RoundRecord, SelfEvaluation, VerifierEvaluationRecord
 from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
-from veridiag.contracts.gatekeeper import ClaimTrace
 from veridiag.store import SessionStore
 
 if TYPE_CHECKING:
     from veridiag.pipeline.service import RoundState
 
 
-_TRACES = TypeAdapter(list[ClaimTrace])
-
-
-def _dump(model: BaseModel | None) -> Any:
-    return model.model_dump(mode="json") if model is not None else None
-
-
-def round_record(state: RoundState, *, final: bool = False) -> dict[str, Any]:
-    """One Executor + Verifier round, as audited. The final round's structured output and
-    trace summary live in ``verifier_evaluation`` (spec §23) and are not repeated here."""
+def round_record(state: RoundState) -> RoundRecord:
+    """One Executor + Verifier round, as audited."""
     report = state.hook.report
     evaluation = state.evaluation
-    record = {
-        "round": state.round,
-        "executor_raw_output": state.raw_output,
-        "executor_output_parse_status": state.hook.parsed.status.model_dump(),
-        "executor_structured_output": state.hook.structured,
-        "tool_trace_summary": [entry.model_dump() for entry in state.hook.trace_summary],
-        "gatekeeper_result": report.result.model_dump() if report else None,
-        "gatekeeper_trace": _TRACES.dump_python(report.claim_traces, mode="json") if report else None,
-        "gatekeeper_failed_rule_impacts": report.failed_rule_impacts if report else None,
-        "gatekeeper_timings_ms": report.timings_ms if report else None,
-        "verifier_status": state.parsed_verifier.status,
-        "verifier_detail": state.parsed_verifier.detail,
-        "verifier_problems": state.parsed_verifier.problems,
-        "verdict": evaluation.verdict,
-        "verifier_verdict": evaluation.verifier_verdict,
-        "corrections": [c.model_dump() for c in evaluation.corrections],
-        "latency_ms": state.latency_ms,
-    }
-    if final:
-        del record["executor_structured_output"], record["tool_trace_summary"]
-    return record
+    return RoundRecord(
+        round=state.round,
+        executor_raw_output=state.raw_output,
+        executor_output_parse_status=state.hook.parsed.status,
+        executor_structured_output=state.hook.structured,
+        tool_trace_summary=state.hook.trace_summary,
+        gatekeeper_result=report.result if report else None,
+        gatekeeper_trace=report.claim_traces if report else None,
+        gatekeeper_failed_rule_impacts=report.failed_rule_impacts if report else None,
+        gatekeeper_timings_ms=report.timings_ms if report else None,
+        verifier_status=state.parsed_verifier.status,
+        verifier_detail=state.parsed_verifier.detail,
+        verifier_problems=state.parsed_verifier.problems,
+        verdict=evaluation.verdict,
+        verifier_verdict=evaluation.verifier_verdict,
+        corrections=evaluation.corrections,
+        latency_ms=state.latency_ms,
+    )
 
 
 def self_evaluation(
@@ -63,45 +52,41 @@ def self_evaluation(
     timings: dict[str, float],
     role_calls: list[dict[str, Any]] | None = None,
     withheld: Sequence[str] = (),
-) -> dict[str, Any]:
+) -> SelfEvaluation:
     final = rounds[-1]
     evaluation = final.evaluation
     report = final.hook.report
-    verifier_evaluation = {
-        # spec §23 fields
-        "verdict": evaluation.verdict,
-        "groundedness_score": evaluation.groundedness_score,
-        "critical_fact_count": sum(1 for fact in evaluation.facts_checked if fact.is_critical),
-        "claim_checks": [c.model_dump(mode="json") for c in evaluation.claim_checks],
-        "facts_checked": [f.model_dump(mode="json") for f in evaluation.facts_checked],
-        "hypothesis_checks": [h.model_dump(mode="json") for h in evaluation.hypothesis_checks],
-        "rationale": evaluation.rationale,
-        "round": final.round,
-        "traceability_version": "v2",
-        "executor_output_parse_status": final.hook.parsed.status.model_dump(),
-        "executor_structured_output": final.hook.structured,
-        "tool_trace_summary": [entry.model_dump() for entry in final.hook.trace_summary],
-        "gatekeeper_result": report.result.model_dump() if report else None,
-        "composer_output": _dump(output),
-        # what a reviewer needs beyond the spec's minimum
-        "composer_input": _dump(composer_input),
-        "composer_guard": _dump(guard),
-        # free text kept from the Composer: it named facts the session's evidence does not hold
-        "composer_withheld": list(withheld),
-        "answer_source": source,
-        "answer_source_reason": reason,
-        "verifier_verdict": evaluation.verifier_verdict,
-        "verifier_status": evaluation.verifier_status,
-        "corrections": [c.model_dump() for c in evaluation.corrections],
-        "switches": options.model_dump(),
-    }
-    return {
-        "verifier_evaluation": verifier_evaluation,
-        "rounds": [round_record(state, final=state is final) for state in rounds],
-        "timings_ms": timings,
-        "role_calls": role_calls or [],
-        "usage": usage_totals(role_calls or []),
-    }
+    verifier_evaluation = VerifierEvaluationRecord(
+        verdict=evaluation.verdict,
+        groundedness_score=evaluation.groundedness_score,
+        critical_fact_count=sum(1 for fact in evaluation.facts_checked if fact.is_critical),
+        claim_checks=evaluation.claim_checks,
+        facts_checked=evaluation.facts_checked,
+        hypothesis_checks=evaluation.hypothesis_checks,
+        rationale=evaluation.rationale,
+        round=final.round,
+        executor_output_parse_status=final.hook.parsed.status,
+        executor_structured_output=final.hook.structured,
+        tool_trace_summary=final.hook.trace_summary,
+        gatekeeper_result=report.result if report else None,
+        composer_output=output,
+        composer_input=composer_input,
+        composer_guard=guard,
+        composer_withheld=list(withheld),
+        answer_source=source,
+        answer_source_reason=reason,
+        verifier_verdict=evaluation.verifier_verdict,
+        verifier_status=evaluation.verifier_status,
+        corrections=evaluation.corrections,
+        switches=options.model_dump(),
+    )
+    return SelfEvaluation(
+        verifier_evaluation=verifier_evaluation,
+        rounds=[round_record(state) for state in rounds],
+        timings_ms=timings,
+        role_calls=role_calls or [],
+        usage=usage_totals(role_calls or []),
+    )
 
 
 def usage_totals(role_calls: list[dict[str, Any]]) -> dict[str, Any]:

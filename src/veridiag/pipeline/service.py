@@ -162,7 +162,7 @@ class DiagnosisPipeline:
             return self._run(run)
         except Exception as exc:  # any role, parser or store failure: fail closed, keep what is known
             error = f"{known.get('stage')}: {exc.__class__.__name__}: {exc}"
-            known["rounds"] = [round_record(state) for state in run.rounds]
+            known["rounds"] = [round_record(state).model_dump(mode="json") for state in run.rounds]
             evaluation = {"verifier_evaluation": None, "failed_at": known.get("stage"), "partial": _jsonable(known)}
             with contextlib.suppress(Exception):  # the store itself is down: the user still gets the answer
                 self.store.fail_session(session.id, error=error, self_evaluation=evaluation)
@@ -211,7 +211,7 @@ class DiagnosisPipeline:
         if composer_input.scope and not output.user_facing_answer.startswith(composer_input.scope):
             output.user_facing_answer = f"{composer_input.scope}\n\n{output.user_facing_answer}"
         run.emit("composer", {"answer_source": source, "reason": reason})
-        evaluation = self_evaluation(
+        audited = self_evaluation(
             rounds,
             composer_input=composer_input,
             output=output,
@@ -223,6 +223,7 @@ class DiagnosisPipeline:
             role_calls=known["role_calls"],
             withheld=assembled.withheld,
         )
+        evaluation = audited.stored()
         # The verdict and the answer land together, in one transaction (the store refuses one
         # without the other).
         self.store.complete_session(

@@ -1,0 +1,90 @@
+"""What a session keeps of its diagnosis (spec §13.2, §23): ``self_evaluation``, typed.
+
+The pipeline builds these; the store keeps their JSON; ``veridiag audit`` and the workbench
+read it back with ``SelfEvaluation.model_validate``. The Executor's structured output stays
+JSON here on purpose: it is the record of what the Executor wrote, valid or not.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
+from veridiag.contracts.gatekeeper import ClaimTrace, GatekeeperResult, VerdictImpact
+from veridiag.contracts.parsing import ParseStatus
+from veridiag.contracts.trace import ToolTraceEntry
+from veridiag.contracts.verifier import ClaimCheck, Correction, FactChecked, HypothesisCheck, Verdict
+
+
+class _Record(BaseModel):
+    # Sessions stored by older versions may carry fields this one no longer writes.
+    model_config = ConfigDict(extra="allow")
+
+
+class RoundRecord(_Record):
+    """One Executor + Gatekeeper + Verifier round. The final round's structured output and
+    trace summary live in ``VerifierEvaluationRecord`` and are not repeated here."""
+
+    round: int
+    executor_raw_output: str | None = None
+    executor_output_parse_status: ParseStatus
+    executor_structured_output: dict[str, Any] | None = None
+    tool_trace_summary: list[ToolTraceEntry] | None = None
+    gatekeeper_result: GatekeeperResult | None = None
+    gatekeeper_trace: list[ClaimTrace] | None = None
+    gatekeeper_failed_rule_impacts: dict[str, VerdictImpact] | None = None
+    gatekeeper_timings_ms: dict[str, float] | None = None
+    verifier_status: str
+    verifier_detail: str = ""
+    verifier_problems: list[str] = Field(default_factory=list)
+    verdict: Verdict
+    verifier_verdict: Verdict | None = None
+    corrections: list[Correction] = Field(default_factory=list)
+    latency_ms: dict[str, float] = Field(default_factory=dict)
+
+
+class VerifierEvaluationRecord(_Record):
+    """``self_evaluation.verifier_evaluation``: the spec §23 fields, then what a reviewer needs."""
+
+    verdict: Verdict
+    groundedness_score: float
+    critical_fact_count: int
+    claim_checks: list[ClaimCheck] = Field(default_factory=list)
+    facts_checked: list[FactChecked] = Field(default_factory=list)
+    hypothesis_checks: list[HypothesisCheck] = Field(default_factory=list)
+    rationale: str = ""
+    round: int
+    traceability_version: str = "v2"
+    executor_output_parse_status: ParseStatus
+    executor_structured_output: dict[str, Any] | None = None
+    tool_trace_summary: list[ToolTraceEntry] = Field(default_factory=list)
+    gatekeeper_result: GatekeeperResult | None = None
+    composer_output: ComposerOutput | None = None
+    composer_input: ComposerInput | None = None
+    composer_guard: GuardResult | None = None
+    #: Free text kept from the Composer: it named facts the session's evidence does not hold.
+    composer_withheld: list[str] = Field(default_factory=list)
+    answer_source: str
+    answer_source_reason: str = ""
+    verifier_verdict: Verdict | None = None
+    verifier_status: str = "ok"
+    corrections: list[Correction] = Field(default_factory=list)
+    switches: dict[str, Any] = Field(default_factory=dict)
+
+
+class SelfEvaluation(_Record):
+    verifier_evaluation: VerifierEvaluationRecord
+    rounds: list[RoundRecord]
+    timings_ms: dict[str, float] = Field(default_factory=dict)
+    role_calls: list[dict[str, Any]] = Field(default_factory=list)
+    usage: dict[str, Any] = Field(default_factory=dict)
+
+    def stored(self) -> dict[str, Any]:
+        """The JSON the session row keeps: the final round without the copies §23 already holds."""
+        data = self.model_dump(mode="json")
+        for record in data["rounds"][-1:]:
+            record.pop("executor_structured_output", None)
+            record.pop("tool_trace_summary", None)
+        return data
