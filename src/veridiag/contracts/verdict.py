@@ -7,6 +7,16 @@ from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView
 from veridiag.contracts.verifier import ClaimVerification, Verdict
 
+#: How much each label counts toward groundedness; the rest count nothing.
+_GROUNDEDNESS_WEIGHT: dict[str, float] = {"direct_observation": 1.0, "reasonable_inference": 0.6, "overstated": 0.3}
+
+
+def groundedness(labels: list[ClaimVerification]) -> float:
+    """The share of the claims the evidence carries, weighted by how directly (0 with no claims)."""
+    if not labels:
+        return 0.0
+    return round(sum(_GROUNDEDNESS_WEIGHT.get(label, 0.0) for label in labels) / len(labels), 4)
+
 
 def matrix_verdict(
     labelled: list[tuple[ClaimView, ClaimVerification]], report: GatekeeperReport | None

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView
-from veridiag.contracts.verdict import matrix_verdict
+from veridiag.contracts.verdict import groundedness, matrix_verdict
 from veridiag.contracts.verifier import (
     FACT_MAPPING,
     VERDICT_SEVERITY,
@@ -56,13 +56,6 @@ _ORDER: tuple[ClaimVerification, ...] = (
 
 def _worse(a: Verdict, b: Verdict) -> Verdict:
     return a if VERDICT_SEVERITY[a] >= VERDICT_SEVERITY[b] else b
-
-
-def _groundedness(labels: list[ClaimVerification]) -> float:
-    if not labels:
-        return 0.0
-    weight = {"direct_observation": 1.0, "reasonable_inference": 0.6, "overstated": 0.3}
-    return round(sum(weight.get(label, 0.0) for label in labels) / len(labels), 4)
 
 
 def _warnings(report: GatekeeperReport | None, claim_id: str, rule_id: str) -> list[str]:
@@ -207,7 +200,7 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
             )
         )
 
-    code_score = _groundedness([label for _claim, label in labelled])
+    code_score = groundedness([label for _claim, label in labelled])
     score = min(code_score, parsed.groundedness) if parsed.groundedness is not None and usable else code_score
     facts = [
         FactChecked(

@@ -21,7 +21,7 @@ from typing import Any
 from veridiag.agents.reply import RoleReply
 from veridiag.contracts.invocation import InvocationSource, InvocationView
 from veridiag.contracts.material import ClaimView, ExecutorMaterial, HypothesisView
-from veridiag.contracts.verdict import matrix_verdict
+from veridiag.contracts.verdict import groundedness, matrix_verdict
 from veridiag.contracts.verifier import (
     ClaimCheck,
     ClaimVerification,
@@ -61,9 +61,7 @@ class OfflineVerifier:
         gatekeeper = payload.get("gatekeeper_result") or {}
         if verdict == "PASS" and gatekeeper.get("status") == "fail":
             verdict, why = "LOW_CONFID", "the Gatekeeper failed"
-        direct = sum(label == "direct_observation" for _c, label in labelled)
-        inferred = sum(label == "reasonable_inference" for _c, label in labelled)
-        score = round((direct + 0.6 * inferred) / len(labelled), 3) if labelled else 0.0
+        score = groundedness([label for _claim, label in labelled])
         output = {
             "verdict": verdict,
             "groundedness_score": score,
