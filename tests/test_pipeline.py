@@ -15,6 +15,7 @@ from tests.builders import LOG_OUTPUT, METRIC_OUTPUT, binding, claim, v2
 from veridiag.agents import scripted_roles
 from veridiag.agents.composer import template_answer
 from veridiag.contracts.composer import ComposerInput, ComposerOutput
+from veridiag.contracts.verifier import OnFail
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions, audit_chain
 from veridiag.pipeline.composer import guard_composed
 from veridiag.store import SessionStore
@@ -113,6 +114,8 @@ def labels(evaluation: dict[str, Any]) -> dict[str, str]:
 
 
 def guards(evaluation: dict[str, Any]) -> list[str]:
+    """The guards that corrected the verifier; each names what it did in the one vocabulary."""
+    assert all(c["on_fail"] in set(OnFail) for c in evaluation["corrections"]), evaluation["corrections"]
     return [c["guard"] for c in evaluation["corrections"]]
 
 

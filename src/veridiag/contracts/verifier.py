@@ -7,6 +7,7 @@ so a reviewer sees "the verifier said PASS, code said LOW_CONFID, because …".
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -61,10 +62,24 @@ class FactChecked(BaseModel):
     evidence_refs: list[EvidenceRef] = Field(default_factory=list)
 
 
+class OnFail(StrEnum):
+    """What a guard does when it fires: one vocabulary for every code guard and check."""
+
+    #: The claim's label is lowered to the guard's ceiling.
+    CAP_LABEL = "cap_label"
+    #: The verdict is at best LOW_CONFID (or what the matrix says).
+    CAP_VERDICT = "cap_verdict"
+    #: The offending judgement or text is dropped and recorded.
+    IGNORE = "ignore"
+    #: The composed answer is replaced by the code template.
+    FALLBACK = "fallback"
+
+
 class Correction(BaseModel):
     """One change code made to the verifier's judgement, and why (audited)."""
 
     guard: str
+    on_fail: OnFail | None = None
     target: str
     before: str | None = None
     after: str | None = None

@@ -1,7 +1,9 @@
 """Code guardrails over the Verifier's judgement (spec §15.3–§15.4, §17).
 
-The Verifier is a model; these rules are not. Each one is named, and every change it
-makes is recorded as a ``Correction``. They only ever make the outcome *less* confident:
+The Verifier is a model; these rules are not. Each is a small class registered by id —
+claim guards cap one claim's label, verdict guards cap the verdict — and every change one
+makes is recorded as a ``Correction`` with its id and ``OnFail`` action. They only ever make
+the outcome *less* confident:
 
 - ``parse.unusable``: Executor output missing/malformed ⇒ LOW_CONFID, groundedness 0, no
   claims extracted from prose (§15.4).
@@ -27,6 +29,10 @@ makes is recorded as a ``Correction``. They only ever make the outcome *less* co
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import ClassVar, TypeVar
+
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView
 from veridiag.contracts.verdict import groundedness, matrix_verdict
@@ -37,6 +43,7 @@ from veridiag.contracts.verifier import (
     ClaimVerification,
     Correction,
     FactChecked,
+    OnFail,
     Verdict,
     VerifierEvaluation,
 )
@@ -58,148 +65,262 @@ def _worse(a: Verdict, b: Verdict) -> Verdict:
     return a if VERDICT_SEVERITY[a] >= VERDICT_SEVERITY[b] else b
 
 
-def _warnings(report: GatekeeperReport | None, claim_id: str, rule_id: str) -> list[str]:
-    return [
-        c.reason
-        for t in (report.claim_traces if report else [])
-        if t.claim_id == claim_id
-        for c in t.checks
-        if c.rule_id == rule_id and c.outcome == "warn"
-    ]
+@dataclass(frozen=True)
+class GuardContext:
+    """What one evaluation's guards read: made per ``evaluate`` call, never shared."""
 
+    parsed: ParsedVerifier
+    hook: HookResult
+    #: Claims a failed Gatekeeper check names (or, with the Gatekeeper off, that cite nothing of this session).
+    targeted: frozenset[str]
 
-def _verifier_cap(parsed: ParsedVerifier, known: set[str], corrections: list[Correction]) -> Verdict:
-    """The best verdict a verifier reply allows: LOW_CONFID when it is unusable, judges claims
-    that do not exist or gives no verdict."""
-    cap: Verdict = "PASS"
-    if parsed.status != "ok":
-        corrections.append(
-            Correction(
-                guard="verifier.unusable",
-                target="$",
-                after="unsupported",
-                reason=f"verifier output {parsed.status}: {parsed.detail}",
-            )
-        )
-        cap = "LOW_CONFID"
-    unknown = sorted(set(parsed.checks) - known)
-    if unknown:
-        corrections.append(
-            Correction(
-                guard="verifier.unknown_claim",
-                target=", ".join(unknown),
-                after="ignored",
-                reason="verifier judged claims that the Executor did not make",
-            )
-        )
-        cap = "LOW_CONFID"
-    if parsed.status == "ok" and parsed.verdict is None:
-        cap = "LOW_CONFID"
-        corrections.append(
-            Correction(
-                guard="verifier.unusable", target="verdict", after="LOW_CONFID", reason="verifier gave no valid verdict"
-            )
-        )
-    return cap
+    @property
+    def report(self) -> GatekeeperReport | None:
+        return self.hook.report
 
-
-def _claim_ceilings(
-    claim: ClaimView, report: GatekeeperReport | None, targeted: bool
-) -> list[tuple[str, ClaimVerification, str]]:
-    """The best label a claim may have whatever the verifier said: (guard, ceiling, reason)."""
-    ceilings: list[tuple[str, ClaimVerification, str]] = []
-    claim_id = claim.claim_id
-    if targeted:
-        errors = [
+    def checks_of(self, claim_id: str, outcome: str, rule_id: str | None = None) -> list[str]:
+        """Reasons of the Gatekeeper checks on ``claim_id`` with this outcome (and rule)."""
+        return [
             c.reason
-            for t in (report.claim_traces if report else [])
+            for t in (self.report.claim_traces if self.report else [])
             if t.claim_id == claim_id
             for c in t.checks
-            if c.outcome == "fail"
+            if c.outcome == outcome and (rule_id is None or c.rule_id == rule_id)
         ]
-        guard = "gatekeeper.targeted_claim" if report else "citation.unknown_invocation"
-        ceilings.append((guard, "unsupported", "; ".join(errors[:3]) or "cites no invocation of this session"))
-    elsewhere = _warnings(report, claim_id, "claim.entity_grounding")
-    if elsewhere:
-        ceilings.append(("grounding.elsewhere", "unsupported", elsewhere[0]))
-    if claim.claim_type == "root_cause":
-        single = _warnings(report, claim_id, "claim.root_cause_support")
-        if single:
-            ceilings.append(("root_cause.single_source", "overstated", single[0]))
-        ceilings.append(
-            ("root_cause.inference_only", "reasonable_inference", "a root cause is inferred, never observed")
+
+
+# --- claim guards: the best label a claim may have, whatever the verifier said ------------
+
+
+class ClaimGuard(ABC):
+    id: ClassVar[str]
+    ceiling: ClassVar[ClaimVerification]
+    on_fail: ClassVar[OnFail] = OnFail.CAP_LABEL
+
+    @abstractmethod
+    def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
+        """The reason this guard caps ``claim``, or None."""
+
+
+_CLAIM_GUARDS: dict[str, ClaimGuard] = {}
+G = TypeVar("G", bound=type[ClaimGuard])
+
+
+def claim_guard(cls: G) -> G:
+    """Class decorator: register one instance under ``cls.id``; guards run in registration order."""
+    if cls.id in _CLAIM_GUARDS:
+        raise ValueError(f"claim guard {cls.id!r} registered twice")
+    _CLAIM_GUARDS[cls.id] = cls()
+    return cls
+
+
+def claim_guards() -> dict[str, ClaimGuard]:
+    return dict(_CLAIM_GUARDS)
+
+
+@claim_guard
+class GatekeeperTargeted(ClaimGuard):
+    id = "gatekeeper.targeted_claim"
+    ceiling = "unsupported"
+
+    def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
+        if context.report is None or claim.claim_id not in context.targeted:
+            return None
+        return "; ".join(context.checks_of(claim.claim_id, "fail")[:3]) or "a Gatekeeper check failed"
+
+
+@claim_guard
+class UnknownInvocation(ClaimGuard):
+    id = "citation.unknown_invocation"
+    ceiling = "unsupported"
+
+    def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
+        if context.report is not None or claim.claim_id not in context.targeted:
+            return None
+        return "cites no invocation of this session"
+
+
+@claim_guard
+class GroundingElsewhere(ClaimGuard):
+    id = "grounding.elsewhere"
+    ceiling = "unsupported"
+
+    def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
+        elsewhere = context.checks_of(claim.claim_id, "warn", "claim.entity_grounding")
+        return elsewhere[0] if elsewhere else None
+
+
+@claim_guard
+class RootCauseSingleSource(ClaimGuard):
+    id = "root_cause.single_source"
+    ceiling = "overstated"
+
+    def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
+        if claim.claim_type != "root_cause":
+            return None
+        single = context.checks_of(claim.claim_id, "warn", "claim.root_cause_support")
+        return single[0] if single else None
+
+
+@claim_guard
+class RootCauseInferenceOnly(ClaimGuard):
+    id = "root_cause.inference_only"
+    ceiling = "reasonable_inference"
+
+    def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
+        return "a root cause is inferred, never observed" if claim.claim_type == "root_cause" else None
+
+
+# --- verdict guards: the best verdict a verifier reply allows -----------------------------
+
+
+class VerdictGuard(ABC):
+    id: ClassVar[str]
+    on_fail: ClassVar[OnFail] = OnFail.CAP_VERDICT
+
+    @abstractmethod
+    def fires(self, context: GuardContext) -> Correction | None:
+        """The correction when the verdict must be at best LOW_CONFID, or None."""
+
+
+_VERDICT_GUARDS: dict[str, VerdictGuard] = {}
+V = TypeVar("V", bound=type[VerdictGuard])
+
+
+def verdict_guard(cls: V) -> V:
+    if cls.id in _VERDICT_GUARDS:
+        raise ValueError(f"verdict guard {cls.id!r} registered twice")
+    _VERDICT_GUARDS[cls.id] = cls()
+    return cls
+
+
+def verdict_guards() -> dict[str, VerdictGuard]:
+    return dict(_VERDICT_GUARDS)
+
+
+@verdict_guard
+class VerifierUnusable(VerdictGuard):
+    id = "verifier.unusable"
+
+    def fires(self, context: GuardContext) -> Correction | None:
+        parsed = context.parsed
+        if parsed.status != "ok":
+            reason = f"verifier output {parsed.status}: {parsed.detail}"
+            return Correction(guard=self.id, on_fail=self.on_fail, target="$", after="unsupported", reason=reason)
+        if parsed.verdict is None:
+            reason = "verifier gave no valid verdict"
+            return Correction(guard=self.id, on_fail=self.on_fail, target="verdict", after="LOW_CONFID", reason=reason)
+        return None
+
+
+@verdict_guard
+class VerifierUnknownClaim(VerdictGuard):
+    id = "verifier.unknown_claim"
+    on_fail = OnFail.IGNORE
+
+    def fires(self, context: GuardContext) -> Correction | None:
+        unknown = sorted(set(context.parsed.checks) - {c.claim_id for c in context.hook.material.claims})
+        if not unknown:
+            return None
+        reason = "verifier judged claims that the Executor did not make"
+        return Correction(
+            guard=self.id, on_fail=self.on_fail, target=", ".join(unknown), after="ignored", reason=reason
         )
-    return ceilings
+
+
+# --- the evaluation ----------------------------------------------------------------------
+
+
+def _targeted(hook: HookResult) -> frozenset[str]:
+    claims = hook.material.claims
+    if hook.report is not None:
+        return frozenset(hook.report.targeted_claim_ids())
+    # The Gatekeeper is off: still, nothing may rest on a citation that does not exist.
+    citable = {i for entry in hook.trace_summary if entry.status != "error" for i in entry.invocation_ids}
+    return frozenset(claim.claim_id for claim in claims if not claim.cites_only(citable))
+
+
+def _judged(claim: ClaimView, context: GuardContext, corrections: list[Correction]) -> ClaimCheck:
+    """The verifier's check of ``claim`` (``unsupported`` without one), capped by every claim guard."""
+    usable = context.parsed.status == "ok"
+    check = context.parsed.checks.get(claim.claim_id) if usable else None
+    if check is None:
+        if usable:
+            corrections.append(
+                Correction(
+                    guard="verifier.missing_claim",
+                    on_fail=OnFail.CAP_LABEL,
+                    target=claim.claim_id,
+                    after="unsupported",
+                    reason="the verifier did not judge this claim",
+                )
+            )
+        check = ClaimCheck(claim_id=claim.claim_id, verification="unsupported", detail="no verifier judgement")
+    for guard in _CLAIM_GUARDS.values():
+        label = check.verification
+        if _ORDER.index(label) >= _ORDER.index(guard.ceiling):
+            continue
+        reason = guard.fires(claim, context)
+        if reason is not None:
+            corrections.append(
+                Correction(
+                    guard=guard.id,
+                    on_fail=guard.on_fail,
+                    target=claim.claim_id,
+                    before=label,
+                    after=guard.ceiling,
+                    reason=reason,
+                )
+            )
+            check = check.model_copy(update={"verification": guard.ceiling})
+    return check
+
+
+def _unparsed(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
+    """``parse.unusable``: nothing is extracted from prose (§15.4)."""
+    reason = f"executor output {hook.parsed.status.status}: {hook.parsed.status.detail}"
+    correction = Correction(
+        guard="parse.unusable",
+        on_fail=OnFail.CAP_VERDICT,
+        target="$",
+        before=parsed.verdict,
+        after="LOW_CONFID",
+        reason=reason + "; nothing is extracted from prose",
+    )
+    return VerifierEvaluation(
+        verdict="LOW_CONFID",
+        groundedness_score=0.0,
+        rationale=reason,
+        verifier_verdict=parsed.verdict,
+        verifier_status=parsed.status,
+        corrections=[correction],
+    )
 
 
 def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
-    corrections: list[Correction] = []
-    report = hook.report
     if not hook.parsed.ok:
-        reason = f"executor output {hook.parsed.status.status}: {hook.parsed.status.detail}"
-        corrections.append(
-            Correction(
-                guard="parse.unusable",
-                target="$",
-                before=parsed.verdict,
-                after="LOW_CONFID",
-                reason=reason + "; nothing is extracted from prose",
-            )
-        )
-        return VerifierEvaluation(
-            verdict="LOW_CONFID",
-            groundedness_score=0.0,
-            rationale=reason,
-            verifier_verdict=parsed.verdict,
-            verifier_status=parsed.status,
-            corrections=corrections,
-        )
-
+        return _unparsed(parsed, hook)
+    context = GuardContext(parsed, hook, _targeted(hook))
+    corrections = [c for guard in _VERDICT_GUARDS.values() if (c := guard.fires(context)) is not None]
+    cap: Verdict = "LOW_CONFID" if corrections else "PASS"
     claims = hook.material.claims
-    usable = parsed.status == "ok"
-    cap = _verifier_cap(parsed, {claim.claim_id for claim in claims}, corrections)
-    targeted = report.targeted_claim_ids() if report else set()
-    if report is None:  # the Gatekeeper is off: still, nothing may rest on a citation that does not exist
-        citable = {i for entry in hook.trace_summary if entry.status != "error" for i in entry.invocation_ids}
-        targeted |= {claim.claim_id for claim in claims if not claim.cites_only(citable)}
-    final_checks: list[ClaimCheck] = []
-    labelled: list[tuple[ClaimView, ClaimVerification]] = []
-    for claim in claims:
-        claim_id = claim.claim_id
-        check = parsed.checks.get(claim_id) if usable else None
-        if check is None:
-            if usable:
-                corrections.append(
-                    Correction(
-                        guard="verifier.missing_claim",
-                        target=claim_id,
-                        after="unsupported",
-                        reason="the verifier did not judge this claim",
-                    )
-                )
-            check = ClaimCheck(claim_id=claim_id, verification="unsupported", detail="no verifier judgement")
-        label = check.verification
-        for guard, ceiling, reason in _claim_ceilings(claim, report, claim_id in targeted):
-            if _ORDER.index(label) < _ORDER.index(ceiling):
-                corrections.append(Correction(guard=guard, target=claim_id, before=label, after=ceiling, reason=reason))
-                label = ceiling
-                check = check.model_copy(update={"verification": label})
-        final_checks.append(check)
-        labelled.append((claim, label))
-    computed, why = matrix_verdict(labelled, report)
+    final_checks = [_judged(claim, context, corrections) for claim in claims]
+    labelled = [(claim, check.verification) for claim, check in zip(claims, final_checks, strict=True)]
+    computed, why = matrix_verdict(labelled, hook.report)
     stated: Verdict = parsed.verdict or "LOW_CONFID"
     verdict = _worse(_worse(stated, computed), cap)
     if verdict != stated:
         corrections.append(
             Correction(
                 guard="verdict.matrix",
+                on_fail=OnFail.CAP_VERDICT,
                 target="verdict",
                 before=parsed.verdict,
                 after=verdict,
                 reason=why if verdict == computed else "verifier output not usable",
             )
         )
-
+    usable = parsed.status == "ok"
     code_score = groundedness([label for _claim, label in labelled])
     score = min(code_score, parsed.groundedness) if parsed.groundedness is not None and usable else code_score
     facts = [
