@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from veridiag.contracts.verifier import CRITICAL_CLAIM_TYPES
 
@@ -64,6 +64,21 @@ class ActionView(_View):
     reason: str = ""
 
 
+class ExecutorScope(_View):
+    """The period the Executor settled on and how it chose it (``chosen``: question,
+    most_anomalous, asked_lines, whole_window); the scope line shows it. Optional: a model
+    Executor may not write one, and one that does not fit is read as absent."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    window: tuple[str, str] | None = None
+    focus: tuple[str, str] | None = None
+    chosen: str | None = None
+    services: tuple[str, ...] = ()
+    surveyed: bool = False
+    involved: tuple[str, ...] = ()
+
+
 class ExecutorMaterial(_View):
     """The Executor's claims, hypotheses, actions, gaps and stated scope, typed."""
 
@@ -71,7 +86,7 @@ class ExecutorMaterial(_View):
     hypotheses: tuple[HypothesisView, ...] = ()
     recommended_actions: tuple[ActionView, ...] = ()
     missing_info: tuple[str, ...] = ()
-    scope: dict[str, Any] | None = Field(default=None, description="The Executor's stated window, if any.")
+    scope: ExecutorScope | None = None
 
     @classmethod
     def read(cls, structured: Mapping[str, Any] | None) -> ExecutorMaterial:
@@ -98,7 +113,7 @@ class ExecutorMaterial(_View):
                 if _is_map(item)
             ),
             missing_info=_texts(structured.get("missing_info")),
-            scope=dict(scope) if _is_map(scope) else None,
+            scope=_scope(scope),
         )
 
     def claim(self, claim_id: str) -> ClaimView | None:
@@ -128,6 +143,15 @@ def _claim(index: int, item: Mapping[str, Any]) -> ClaimView:
             if _is_map(binding)
         ),
     )
+
+
+def _scope(value: object) -> ExecutorScope | None:
+    if not _is_map(value):
+        return None
+    try:
+        return ExecutorScope.model_validate(value)
+    except ValidationError:
+        return None
 
 
 def _is_map(value: object) -> TypeGuard[Mapping[str, Any]]:

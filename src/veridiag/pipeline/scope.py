@@ -15,6 +15,7 @@ from zoneinfo import ZoneInfo
 
 import yaml
 
+from veridiag.contracts.material import ExecutorScope
 from veridiag.contracts.plan import Plan
 
 
@@ -25,7 +26,7 @@ def _phrases() -> dict[str, dict[str, str]]:
     return loaded
 
 
-def scope_line(plan: Plan, scope: dict[str, Any] | None, lang: str) -> str | None:
+def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None:
     """One line in ``lang``; None when the plan carries no window (a plan that failed to parse)."""
     words = _phrases()["zh" if lang == "zh" else "en"]
     start, end = _moment(plan.start), _moment(plan.end)
@@ -36,12 +37,11 @@ def scope_line(plan: Plan, scope: dict[str, Any] | None, lang: str) -> str | Non
         zone = ZoneInfo(zone_name)
     except (ValueError, KeyError):
         zone, zone_name = ZoneInfo("UTC"), "UTC"
-    scope = scope if isinstance(scope, dict) else {}
-    focus = scope.get("focus") if isinstance(scope.get("focus"), list) else None
-    focus_start, focus_end = (_moment(focus[0]), _moment(focus[1])) if focus and len(focus) == 2 else (None, None)
+    scope = scope or ExecutorScope()
+    focus_start, focus_end = (_moment(scope.focus[0]), _moment(scope.focus[1])) if scope.focus else (None, None)
     services = plan.examined_services
-    if scope.get("surveyed") or not services:
-        named = words["all_services"] if scope.get("surveyed") else words["none"]
+    if scope.surveyed or not services:
+        named = words["all_services"] if scope.surveyed else words["none"]
     else:
         named = ", ".join(services)
     values = {
@@ -56,7 +56,7 @@ def scope_line(plan: Plan, scope: dict[str, Any] | None, lang: str) -> str | Non
     narrowed = focus_start is not None and (focus_start, focus_end) != (start, end)
     keys = ("focus", "question") if plan.explicit_time else ("chosen", "recent")
     key = keys[0] if narrowed else keys[1]
-    if key == "chosen" and scope.get("chosen") == "asked_lines":
+    if key == "chosen" and scope.chosen == "asked_lines":
         key = "anchored"
     line = words[key].format(**values)
     return line + (words["utc_note"] if zone_name != "UTC" else "")

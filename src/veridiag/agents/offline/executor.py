@@ -15,7 +15,6 @@ records they returned** (``ToolOutput.evidence``), never by re-reading rendered 
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -28,7 +27,8 @@ from veridiag.agents.offline.skills import catalog
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.contracts.composer import has_cjk
-from veridiag.contracts.executor_v2 import Hypothesis, RecommendedAction
+from veridiag.contracts.executor_v2 import ExecutorEvidenceV2, Hypothesis, RecommendedAction
+from veridiag.contracts.material import ExecutorScope
 from veridiag.contracts.plan import Step
 from veridiag.gatekeeper.entities import extract_entities
 from veridiag.tools.records import (
@@ -105,7 +105,7 @@ class _Execution:
 
     # -- the flow, top to bottom ------------------------------------------------------
 
-    def run(self) -> dict[str, Any]:
+    def run(self) -> ExecutorEvidenceV2:
         order_id = self.request.plan.order_id
         mentions = self._order(str(order_id)) if order_id and self._has("query_logs", when="order_id") else []
         series = self._metrics(self.services) if self._has("query_metrics") else []
@@ -124,14 +124,14 @@ class _Execution:
         self._state(series, logs, focus, changes, involved)
         self._runbooks(logs, involved)
         return self.findings.output(
-            {
-                "window": [_iso(self.window[0]), _iso(self.window[1])],
-                "focus": [_iso(focus[0]), _iso(focus[1])],
-                "chosen": chosen,
-                "services": self.services,
-                "surveyed": self.surveyed,
-                "involved": involved,
-            }
+            ExecutorScope(
+                window=(_iso(self.window[0]), _iso(self.window[1])),
+                focus=(_iso(focus[0]), _iso(focus[1])),
+                chosen=chosen,
+                services=tuple(self.services),
+                surveyed=self.surveyed,
+                involved=tuple(involved),
+            )
         )
 
     # -- calls ------------------------------------------------------------------------
@@ -449,7 +449,7 @@ class OfflineExecutor:
         findings = Findings(lang, Clock(with_date=_spans_days(window)))
         if request.tools is None or not plan.steps:
             findings.gap("no_tools" if request.tools is None else "no_service")
-            return _reply(findings.output({}))
+            return _reply(findings.output(None))
         services = plan.examined_services
         surveyed = not services
         if surveyed and self.catalogue is not None:
@@ -474,8 +474,8 @@ def _found_nothing(result: ToolCallResult) -> bool:
     )
 
 
-def _reply(output: dict[str, Any]) -> RoleReply:
-    return RoleReply(text=json.dumps(output, ensure_ascii=False), engine="offline")
+def _reply(output: ExecutorEvidenceV2) -> RoleReply:
+    return RoleReply(text=output.model_dump_json(exclude_none=True), engine="offline")
 
 
 def _section(sections: dict[str, list[str]], zh_heading: str, en_heading: str, lang: str) -> list[str]:

@@ -15,7 +15,15 @@ from typing import Any
 
 import yaml
 
-from veridiag.contracts.executor_v2 import Claim, EvidenceBinding, Hypothesis, RecommendedAction, SupportLevel
+from veridiag.contracts.executor_v2 import (
+    Claim,
+    EvidenceBinding,
+    ExecutorEvidenceV2,
+    Hypothesis,
+    RecommendedAction,
+    SupportLevel,
+)
+from veridiag.contracts.material import ExecutorScope
 from veridiag.tools.records import (
     ChangeEvidence,
     ChangeRecord,
@@ -222,13 +230,13 @@ class Findings:
         )
         return self.claim("observation", text, [(a_result, a_found.line), (b_result, b_found.line)], "indirect")
 
-    def output(self, scope: dict[str, Any]) -> dict[str, Any]:
+    def output(self, scope: ExecutorScope | None) -> ExecutorEvidenceV2:
         """``executor_evidence_v2`` with the window the executor settled on (``scope``)."""
-        return {
-            "answer_version": "executor_evidence_v2",
-            "claims": [c.model_dump(exclude_none=True) for c in self.claims],
-            "hypotheses": [h.model_dump() for h in self.hypotheses],
-            "recommended_actions": [a.model_dump() for a in self.actions],
-            "missing_info": self.missing,
-            "scope": scope,
-        }
+        return ExecutorEvidenceV2(
+            answer_version="executor_evidence_v2",
+            claims=self.claims,
+            hypotheses=self.hypotheses,
+            recommended_actions=self.actions,
+            missing_info=self.missing,
+            scope=scope.model_dump(mode="json") if scope else {},
+        )
