@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from veridiag.agents.offline.skills import DataShape, Skill, aliases, catalog, choose_skill
-from veridiag.agents.reply import RoleReply
+from veridiag.agents.reply import OFFLINE, EngineUse, RoleReply
 from veridiag.agents.roles import PlanRequest
 from veridiag.text.when import TimeWindow, interpret_time
 from veridiag.tools.records import Span
@@ -85,7 +85,7 @@ def named_services(question: str, known: list[str]) -> tuple[list[str], bool]:
 class OfflinePlanner:
     """``planner_plan`` as JSON: skill, services, order id, window (and how it was read), steps."""
 
-    name = "offline"
+    name = OFFLINE
 
     def __init__(self, environment: Environment, *, timezone: str = "UTC", live: bool = False) -> None:
         self.environment = environment
@@ -93,7 +93,8 @@ class OfflinePlanner:
         self.live = live
 
     def plan(self, request: PlanRequest) -> RoleReply:
-        return RoleReply(text=json.dumps(self.make_plan(request.question), ensure_ascii=False), engine=self.name)
+        plan = json.dumps(self.make_plan(request.question), ensure_ascii=False)
+        return RoleReply(text=plan, answered_by=EngineUse(engine=self.name))
 
     def make_plan(self, question: str) -> dict[str, Any]:
         known = self.environment.services()

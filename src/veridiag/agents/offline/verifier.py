@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from veridiag.agents.reply import RoleReply
+from veridiag.agents.reply import OFFLINE, EngineUse, RoleReply
 from veridiag.contracts.invocation import InvocationSource, InvocationView
 from veridiag.contracts.verdict import matrix_verdict
 from veridiag.contracts.verifier import ClaimVerification
@@ -34,7 +34,7 @@ _MATCHER = AnchoredMatcher()
 
 
 class OfflineVerifier:
-    name = "offline"
+    name = OFFLINE
 
     def __init__(self, invocations: InvocationSource, known_services: list[str] | None = None) -> None:
         self.invocations = invocations
@@ -70,7 +70,7 @@ class OfflineVerifier:
             "hypothesis_checks": hypothesis_checks,
             "rationale": why,
         }
-        return RoleReply(text=json.dumps(output, ensure_ascii=False), engine=self.name)
+        return RoleReply(text=json.dumps(output, ensure_ascii=False), answered_by=EngineUse(engine=self.name))
 
     def judge(self, claim: dict[str, Any], own: set[int]) -> tuple[ClaimVerification, str, list[dict[str, Any]]]:
         bindings = [b for b in claim.get("evidence_bindings") or [] if isinstance(b, dict)]
