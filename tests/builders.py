@@ -80,5 +80,6 @@ ASK_JSON_KEYS = frozenset(
         "rounds",
         "engine",
         "engine_configured",
+        "engines",
     }
 )

@@ -49,6 +49,17 @@ def test_json_names_the_fallback_that_answered(verifier_model_down: None) -> Non
     assert [f["role"] for f in document["usage"]["fallbacks"]] == ["verifier"] * document["rounds"]
 
 
+def test_json_records_which_engine_failed_and_why(verifier_model_down: None) -> None:
+    result = runner.invoke(app, ["ask", "Why is checkout slow since 10:00?", "--json"])
+    assert result.exit_code == 0, result.stderr
+    engines = json.loads(result.stdout)["engines"]
+    assert engines["planner"] == [{"engine": "offline", "fallback_from": None, "reason": None}]
+    assert engines["composer"] == [{"engine": "template", "fallback_from": None, "reason": None}]
+    (verifier,) = engines["verifier"]  # every round failed alike: one record
+    assert (verifier["engine"], verifier["fallback_from"]) == ("offline", "llm:judge-model")
+    assert "Connect" in verifier["reason"]
+
+
 def test_text_shows_what_ran_and_what_was_configured(verifier_model_down: None) -> None:
     result = runner.invoke(app, ["ask", "Why is checkout slow since 10:00?"])
     assert result.exit_code == 0, result.stderr

@@ -190,9 +190,12 @@ def test_model_errors_retry_when_safe_then_fall_back_to_offline(
     assert len(counter) == attempts  # 429/5xx retried (max_retries=2 by default); 4xx not
     verifier = _calls(result, "verifier")[0]
     assert verifier["engine"] == "offline (fallback)"
-    assert f"ModelHTTPError {status}" in verifier["usage"]["fallback"]
+    assert verifier["engine_use"]["engine"] == "offline"
+    assert verifier["engine_use"]["fallback_from"] == "llm:fn-verifier"
+    assert f"ModelHTTPError {status}" in verifier["engine_use"]["reason"]
     fallbacks = result.self_evaluation["usage"]["fallbacks"]
     assert fallbacks and fallbacks[0]["role"] == "verifier"
+    assert fallbacks[0]["reason"] == f"llm:fn-verifier failed: {verifier['engine_use']['reason']}"
     assert result.verdict in ("PASS", "LOW_CONFID")  # the offline verifier judged instead
 
 
@@ -207,6 +210,22 @@ def test_executor_failure_is_not_retried_and_falls_back(
     assert result.verdict != "REJECT" and "payment-service" in result.answer
 
 
+def test_a_failed_composer_model_gives_the_template_answer(
+    store: SessionStore, demo_env: EmbeddedEnvironment, tmp_path: Path
+) -> None:
+    error = ModelHTTPError(status_code=401, model_name="fn-composer", body=None)
+    result = _pipeline(store, demo_env, tmp_path, {"composer": _failing(error, [])}).run(QUESTION)
+    assert (result.answer_source, result.status) == ("template", "completed")
+    evaluation = result.self_evaluation["verifier_evaluation"]
+    assert evaluation["answer_source_reason"] == "the template composer (offline engine)"
+    composer = _calls(result, "composer")[0]
+    assert composer["engine"] == "template (fallback)"
+    assert (composer["engine_use"]["engine"], composer["engine_use"]["fallback_from"]) == (
+        "template",
+        "llm:fn-composer",
+    )
+
+
 def test_truncated_executor_output_falls_back(
     store: SessionStore, demo_env: EmbeddedEnvironment, tmp_path: Path
 ) -> None:
@@ -217,7 +236,7 @@ def test_truncated_executor_output_falls_back(
 
     result = _pipeline(store, demo_env, tmp_path, {"executor": truncated}).run(QUESTION)
     executor = _calls(result, "executor")[0]
-    assert "truncated" in executor["usage"]["fallback"]
+    assert "truncated" in executor["engine_use"]["reason"]
 
 
 def test_tool_budget_stops_a_model_that_never_stops_calling(
@@ -234,7 +253,7 @@ def test_tool_budget_stops_a_model_that_never_stops_calling(
     executor = _calls(result, "executor")[0]
     assert executor["usage"]["tool_calls_run"] == 3
     assert {r["reason"] for r in executor["usage"]["tool_calls_refused"]} == {"budget"}
-    assert "request limit" in executor["usage"]["fallback"]
+    assert "request limit" in executor["engine_use"]["reason"]
     assert len(calls) == 3 + 4  # budget + slack, then the request limit ends the run
     assert result.status == "completed"
 
@@ -262,7 +281,11 @@ def test_planner_prose_instead_of_json_falls_back_to_the_draft(
 
     result = _pipeline(store, demo_env, tmp_path, {"planner": planner}).run(QUESTION)
     planner_call = _calls(result, "planner")[0]
-    assert "not a JSON object" in planner_call["usage"]["fallback"]
+    assert planner_call["engine_use"] == {
+        "engine": "offline",
+        "fallback_from": "llm:fn-planner",
+        "reason": "plan is not a JSON object",
+    }
     assert result.verdict != "REJECT"
 
 
@@ -366,7 +389,7 @@ def test_any_executor_text_fails_closed(
 
     result = _pipeline(store, demo_env, tmp_path, {"executor": model}).run(QUESTION)
     assert result.status == "completed"
-    fell_back = "fallback" in _calls(result, "executor")[0]["usage"]
+    fell_back = _calls(result, "executor")[0]["engine_use"]["fallback_from"] is not None
     assert fell_back == (not text.strip())
     assert fell_back or result.verdict != "PASS"
     assert not result.answer.lstrip().startswith(("{", "["))

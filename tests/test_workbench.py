@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from veridiag.api import create_app
-from veridiag.api.workbench import _highlight
+from veridiag.api.workbench import _highlight, _timeline
 from veridiag.config import Settings
 from veridiag.pipeline.factory import Assembly, assemble
 
@@ -71,6 +71,20 @@ def test_highlight_marks_exactly_the_span_and_escapes_the_rest() -> None:
     assert '<mark id="matched-span">ERROR x=1 &amp; y&lt;2</mark>' in marked
     assert marked.startswith("a &lt;b&gt; line")
     assert "<mark" not in str(_highlight(output, {"start": 5, "end": 999}))  # a span outside the text: none
+
+
+def test_timeline_says_which_model_failed_and_why() -> None:
+    fell_back = {"engine": "offline", "fallback_from": "llm:m", "reason": "timeout"}
+    calls = [
+        {"role": "planner", "engine": "offline (fallback)", "engine_use": fell_back, "usage": {}},
+        # a session stored before ``engine_use`` existed
+        {"role": "composer", "engine": "template (fallback)", "usage": {"fallback": "llm:m failed: 503"}},
+    ]
+    rows = _timeline({"timings_ms": {"planner_ms": 1.0, "composer_ms": 2.0}, "role_calls": calls})
+    assert [(r["stage"], r["engine"], r["fallback"]) for r in rows] == [
+        ("planner", "offline (fallback)", "llm:m failed: timeout"),
+        ("composer", "template (fallback)", "llm:m failed: 503"),
+    ]
 
 
 def test_unknown_session_and_claim_are_404(client: TestClient) -> None:

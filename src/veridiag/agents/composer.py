@@ -14,11 +14,11 @@ from typing import Protocol
 
 import yaml
 
-from veridiag.agents.reply import RoleReply
+from veridiag.agents.reply import TEMPLATE, Engine, EngineUse, RoleReply
 from veridiag.contracts.composer import ActionItem, ComposerInput, ComposerOutput
 
 
-class ComposerRole(Protocol):
+class ComposerRole(Engine, Protocol):
     def compose(self, composer_input: ComposerInput) -> RoleReply: ...
 
 
@@ -83,7 +83,9 @@ def with_gaps(output: ComposerOutput, composer_input: ComposerInput) -> Composer
 class TemplateComposer:
     """The offline composer: the template, as strict JSON like any composer returns."""
 
-    name = "template"
+    name = TEMPLATE
 
     def compose(self, composer_input: ComposerInput) -> RoleReply:
-        return RoleReply(text=template_answer(composer_input).model_dump_json(), engine=self.name)
+        return RoleReply(
+            text=template_answer(composer_input).model_dump_json(), answered_by=EngineUse(engine=self.name)
+        )

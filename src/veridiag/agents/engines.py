@@ -31,7 +31,6 @@ def offline_roles(
         executor=OfflineExecutor(environment),
         verifier=OfflineVerifier(invocations, known_services),
         composer=TemplateComposer(),
-        names={"planner": "offline", "executor": "offline", "verifier": "offline", "composer": "template"},
     )
 
 

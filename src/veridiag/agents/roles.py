@@ -1,17 +1,17 @@
 """One interface per role (spec §0.4: planner → executor → verifier → composer).
 
-Engines (``scripted`` here; ``llm`` and ``offline`` later) implement these. Roles return
-raw text: the pipeline parses and checks it, so a role can never put anything in front
+Engines (``offline``, ``llm``, ``scripted``) implement these, and each names itself. Roles
+return raw text: the pipeline parses and checks it, so a role can never put anything in front
 of a user directly.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from veridiag.agents.composer import ComposerRole
-from veridiag.agents.reply import RoleReply
+from veridiag.agents.reply import TEMPLATE, Engine, RoleReply
 from veridiag.contracts.plan import Plan
 from veridiag.contracts.verifier import RetryContext
 from veridiag.tools.runner import ToolRunner
@@ -35,16 +35,21 @@ class ExecuteRequest:
     contract: Literal["executor_evidence_v2", "executor_evidence_v1"] = "executor_evidence_v2"
 
 
-class PlannerRole(Protocol):
+class PlannerRole(Engine, Protocol):
     def plan(self, request: PlanRequest) -> RoleReply: ...
 
 
-class ExecutorRole(Protocol):
+class ExecutorRole(Engine, Protocol):
     def execute(self, request: ExecuteRequest) -> RoleReply: ...
 
 
-class VerifierRole(Protocol):
+class VerifierRole(Engine, Protocol):
     def verify(self, payload: dict[str, Any]) -> RoleReply: ...
+
+
+#: The configured name of a missing verifier: the pipeline then fails closed (every claim
+#: ``unsupported``).
+NO_VERIFIER = "fallback"
 
 
 @dataclass
@@ -55,4 +60,14 @@ class Roles:
     executor: ExecutorRole
     verifier: VerifierRole | None = None
     composer: ComposerRole | None = None
-    names: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def names(self) -> dict[str, str]:
+        """The engine configured for each role, as the roles name themselves (a missing composer
+        is the template the pipeline uses in its place)."""
+        return {
+            "planner": self.planner.name,
+            "executor": self.executor.name,
+            "verifier": self.verifier.name if self.verifier is not None else NO_VERIFIER,
+            "composer": self.composer.name if self.composer is not None else TEMPLATE,
+        }

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from veridiag.agents.composer import ComposerRole
-from veridiag.agents.reply import RoleReply
+from veridiag.agents.reply import SCRIPTED, EngineUse, RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles, VerifierRole
 from veridiag.contracts.composer import ComposerInput
 
@@ -19,6 +19,8 @@ Script = str | Sequence[str | None] | BaseException | None
 
 class _Replay:
     """Texts for rounds 1, 2, …; the last repeats. An exception is raised instead."""
+
+    name = SCRIPTED
 
     def __init__(self, script: Script) -> None:
         self.script = script
@@ -29,11 +31,11 @@ class _Replay:
         if isinstance(self.script, BaseException):
             raise self.script
         if self.script is None or isinstance(self.script, str):
-            return RoleReply(text=self.script, engine="scripted")
-        texts = list(self.script)
-        if not texts:
-            return RoleReply(text=None, engine="scripted")
-        return RoleReply(text=texts[min(index, len(texts) - 1)], engine="scripted")
+            text = self.script
+        else:
+            texts = list(self.script)
+            text = texts[min(index, len(texts) - 1)] if texts else None
+        return RoleReply(text=text, answered_by=EngineUse(engine=self.name))
 
 
 class ScriptedPlanner(_Replay):
@@ -74,10 +76,4 @@ def scripted_roles(
         executor=ScriptedExecutor(executor),
         verifier=ScriptedVerifier(verifier) if verifier is not None else fallback_verifier,
         composer=composer_role,
-        names={
-            "planner": "scripted",
-            "executor": "scripted",
-            "verifier": "scripted" if verifier is not None else "offline" if fallback_verifier else "fallback",
-            "composer": "scripted" if composer is not None else "template",
-        },
     )

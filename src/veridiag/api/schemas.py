@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from veridiag.agents.reply import EngineUse
+
 MAX_QUERY_CHARS = 4000
 BLANK_QUERY = "the question is blank (only whitespace or invisible characters)"
 #: Letters that render as nothing though Unicode does not file them as spaces or format marks.
@@ -65,6 +67,10 @@ class ChatResponse(BaseModel):
     rounds: int
     engine: dict[str, str]
     engine_configured: dict[str, str] = Field(default_factory=dict)
+    engines: dict[str, list[EngineUse]] = Field(
+        default_factory=dict,
+        description="Per role, what answered it in this session; after a fallback, which engine failed and why.",
+    )
     status: str
     error: str | None
     usage: dict[str, Any] = Field(default_factory=dict)

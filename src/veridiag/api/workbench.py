@@ -12,6 +12,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
+from veridiag.agents.reply import EngineUse
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
@@ -249,13 +250,16 @@ def _timeline(chain: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _stage(name: str, ms: float | None, call: dict[str, Any] | None) -> dict[str, Any]:
-    usage = (call or {}).get("usage") or {}
+    call = call or {}
+    usage = call.get("usage") or {}
+    # Sessions stored before ``engine_use`` existed kept the failure in ``usage.fallback``.
+    fallback = EngineUse.model_validate(call["engine_use"]).failure if "engine_use" in call else usage.get("fallback")
     return {
         "stage": name,
         "ms": ms,
-        "engine": (call or {}).get("engine"),
+        "engine": call.get("engine"),
         "tokens": (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0) or None,
-        "fallback": usage.get("fallback"),
+        "fallback": fallback,
     }
 
 

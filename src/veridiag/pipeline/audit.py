@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from veridiag.agents.reply import EngineUse
 from veridiag.contracts.audit import RoundRecord, SelfEvaluation, VerifierEvaluationRecord
 from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
 from veridiag.store import SessionStore
@@ -100,8 +101,17 @@ def usage_totals(role_calls: list[dict[str, Any]]) -> dict[str, Any]:
         total["output_tokens"] += int(usage.get("output_tokens") or 0)
         if usage.get("cost_usd") is not None:
             total["cost_usd"] = round((total["cost_usd"] or 0) + usage["cost_usd"], 6)
-        if usage.get("fallback"):
-            fallbacks.append({"role": call["role"], "round": call.get("round"), "reason": usage["fallback"]})
+        answered_by = EngineUse.model_validate(call["engine_use"])
+        if answered_by.fallback_from is not None:
+            fallbacks.append(
+                {
+                    "role": call["role"],
+                    "round": call.get("round"),
+                    "reason": answered_by.failure,
+                    "fallback_from": answered_by.fallback_from,
+                    "engine": answered_by.engine,
+                }
+            )
     return {"per_role": per_role, "fallbacks": fallbacks}
 
 

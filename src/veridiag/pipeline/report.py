@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from veridiag.agents.reply import EngineUse
 from veridiag.pipeline.service import DiagnosisResult
 
 #: A role this session never called (the Verifier skipped on unusable output, a composer
@@ -11,20 +12,29 @@ from veridiag.pipeline.service import DiagnosisResult
 NOT_RUN = "not run"
 
 
-def engines_that_ran(role_calls: list[dict[str, Any]], configured: dict[str, str]) -> dict[str, str]:
-    """Per role, the engine that answered it in this session — ``offline (fallback)`` when the
-    configured model failed; several rounds that differ are listed in order."""
-    ran: dict[str, str] = {}
-    for role in [*configured, *(c.get("role") for c in role_calls if c.get("role") not in configured)]:
-        engines = list(dict.fromkeys(str(c.get("engine")) for c in role_calls if c.get("role") == role))
-        ran[str(role)] = ", ".join(engines) if engines else NOT_RUN
-    return ran
+def engines_used(role_calls: list[dict[str, Any]], configured: dict[str, str]) -> dict[str, list[EngineUse]]:
+    """Per role, what answered it in this session (each distinct record once, in order): the
+    engine, and after a fallback the engine that failed and why. A role never called has none."""
+    roles = dict.fromkeys([*configured, *(str(call["role"]) for call in role_calls)])
+    used: dict[str, list[EngineUse]] = {role: [] for role in roles}
+    for call in role_calls:
+        answered_by = EngineUse.model_validate(call["engine_use"])
+        if answered_by not in used[call["role"]]:
+            used[call["role"]].append(answered_by)
+    return used
+
+
+def engine_labels(used: dict[str, list[EngineUse]]) -> dict[str, str]:
+    """``engines_used`` as one string per role (``offline (fallback)``; rounds that differ
+    joined in order, ``not run`` for a role never called)."""
+    return {role: ", ".join(dict.fromkeys(u.label for u in uses)) or NOT_RUN for role, uses in used.items()}
 
 
 def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> dict[str, Any]:
     """The stable answer document of ``veridiag ask --json`` and ``POST /api/v1/chat``.
 
-    ``engine`` names what answered each role in this session (fallbacks included);
+    ``engines`` records what answered each role in this session (fallbacks included: which
+    engine failed and why), ``engine`` says the same in one string per role,
     ``engine_configured`` what the settings asked for."""
     evaluation = result.self_evaluation.get("verifier_evaluation") or {}
     structured = evaluation.get("executor_structured_output") or {}
@@ -32,6 +42,7 @@ def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> dict[str
     role_calls = result.self_evaluation.get("role_calls") or (result.self_evaluation.get("partial") or {}).get(
         "role_calls"
     )
+    used = engines_used(role_calls or [], engine)
     labels = {c["claim_id"]: c["verification"] for c in evaluation.get("claim_checks") or []}
     allowed = {c["claim_id"] for c in composer_input.get("allowed_claims") or []}
     claims = [
@@ -61,8 +72,9 @@ def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> dict[str
         "recommended_actions": composer_input.get("recommended_actions", []),
         "gatekeeper": evaluation.get("gatekeeper_result"),
         "rounds": result.rounds,
-        "engine": engines_that_ran(role_calls or [], engine),
+        "engine": engine_labels(used),
         "engine_configured": dict(engine),
+        "engines": {role: [u.model_dump() for u in uses] for role, uses in used.items()},
         "status": result.status,
         "error": result.error,
         "usage": result.self_evaluation.get("usage") or {},

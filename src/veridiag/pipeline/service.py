@@ -20,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from veridiag.agents.composer import template_answer, with_gaps
-from veridiag.agents.reply import RoleReply
+from veridiag.agents.reply import TEMPLATE, RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
 from veridiag.config import Settings
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult, detect_lang
@@ -95,8 +95,14 @@ class DiagnosisRun:
         self.sink(stage, {**details, "session_id": self.session_id})
 
     def record(self, role: str, reply: RoleReply, round_number: int | None = None) -> None:
-        """Which engine answered each role, its usage and any fallback: the audit's ``role_calls``."""
-        call: dict[str, Any] = {"role": role, "engine": reply.engine, "usage": _jsonable(reply.usage)}
+        """Which engine answered each role, its usage and any fallback: the audit's ``role_calls``.
+        ``engine_use`` is the record; ``engine`` its string form, kept for existing readers."""
+        call: dict[str, Any] = {
+            "role": role,
+            "engine": reply.answered_by.label,
+            "engine_use": reply.answered_by.model_dump(),
+            "usage": _jsonable(reply.usage),
+        }
         if round_number is not None:
             call["round"] = round_number
         self.known["role_calls"].append(call)
@@ -251,7 +257,7 @@ class DiagnosisPipeline:
         run.timings["planner_ms"] = _ms(started)
         run.record("planner", reply)
         parsed = parse_executor_output(reply.text)
-        return Plan.read(parsed.value if parsed.ok else None, reply.text, reply.engine)
+        return Plan.read(parsed.value if parsed.ok else None, reply.text, reply.answered_by.label)
 
     def _round(
         self,
@@ -381,7 +387,7 @@ class DiagnosisPipeline:
         guard = guard_composed(output, composer_input, self.known_services)
         if not guard.passed:
             return fallback, "template", guard, "composer guard: " + "; ".join(guard.violations)
-        if reply.engine.startswith("template"):
+        if reply.answered_by.engine == TEMPLATE:
             return output, "template", guard, "the template composer (offline engine)"
         return with_gaps(output, composer_input), "composer", guard, "ok"
 

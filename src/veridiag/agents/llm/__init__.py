@@ -3,14 +3,13 @@ engine as its fallback."""
 
 from __future__ import annotations
 
-from typing import get_args
-
 from veridiag.agents.composer import ComposerRole
+from veridiag.agents.fallback import FallbackRole
 from veridiag.agents.llm.model_call import ModelFactory, RoleModel
 from veridiag.agents.llm.providers import PRESETS, LLMConfigError, build_model
 from veridiag.agents.llm.roles import LLMComposer, LLMExecutor, LLMPlanner, LLMVerifier
 from veridiag.agents.offline.planner import Environment
-from veridiag.agents.roles import Roles
+from veridiag.agents.roles import ExecutorRole, PlannerRole, Roles, VerifierRole
 from veridiag.config import LLMRole, LLMSettings
 
 __all__ = ["PRESETS", "LLMConfigError", "RoleModel", "build_model", "llm_roles"]
@@ -36,23 +35,16 @@ def llm_roles(
         )
 
     roles = Roles(
-        planner=offline.planner,
-        executor=offline.executor,
-        verifier=offline.verifier,
-        composer=offline.composer,
-        names=dict(offline.names),
+        planner=offline.planner, executor=offline.executor, verifier=offline.verifier, composer=offline.composer
     )
-    for role in get_args(LLMRole):
-        if not settings.configured(role):
-            continue
-        roles.names[role] = model(role).label
     if settings.configured("planner"):
-        roles.planner = LLMPlanner(model("planner"), offline.planner, environment)
+        planner = LLMPlanner(model("planner"), offline.planner, environment)
+        roles.planner = FallbackRole[PlannerRole](planner, offline.planner)
     if settings.configured("executor"):
-        roles.executor = LLMExecutor(model("executor"), offline.executor, settings.tool_call_budget)
+        executor = LLMExecutor(model("executor"), settings.tool_call_budget)
+        roles.executor = FallbackRole[ExecutorRole](executor, offline.executor)
     if settings.configured("verifier") and offline.verifier is not None:
-        roles.verifier = LLMVerifier(model("verifier"), offline.verifier)
+        roles.verifier = FallbackRole[VerifierRole](LLMVerifier(model("verifier")), offline.verifier)
     if settings.configured("composer") and offline.composer is not None:
-        composer: ComposerRole = offline.composer
-        roles.composer = LLMComposer(model("composer"), composer)
+        roles.composer = FallbackRole[ComposerRole](LLMComposer(model("composer")), offline.composer)
     return roles

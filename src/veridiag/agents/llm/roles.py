@@ -1,6 +1,6 @@
-"""The four roles on a configured model. Each falls back to its offline twin when the model
-fails (timeout, 429/5xx after retries, refusal, truncation, unusable plan) and says so in the
-reply's usage, which the pipeline records in the session's audit."""
+"""The four roles on a configured model. A model that cannot answer (timeout, 429/5xx after
+retries, refusal, truncation, an unusable plan) raises ``EngineFailedError``; ``llm_roles`` wraps
+each in a ``FallbackRole`` with its offline twin, which answers instead and says why."""
 
 from __future__ import annotations
 
@@ -8,41 +8,50 @@ import json
 from datetime import datetime
 from typing import Any
 
-from veridiag.agents.composer import ComposerRole
+from veridiag.agents.fallback import EngineFailedError
 from veridiag.agents.llm.evidence_tools import EvidenceTools
 from veridiag.agents.llm.model_call import CallOutcome, RoleModel
 from veridiag.agents.llm.prompts import as_data, prompt
 from veridiag.agents.offline.planner import Environment
 from veridiag.agents.offline.skills import catalog
-from veridiag.agents.reply import RoleReply
-from veridiag.agents.roles import ExecuteRequest, ExecutorRole, PlannerRole, PlanRequest, VerifierRole
+from veridiag.agents.reply import EngineUse, RoleReply
+from veridiag.agents.roles import ExecuteRequest, PlannerRole, PlanRequest
 from veridiag.contracts.composer import ComposerInput, detect_lang
 from veridiag.contracts.parsing import parse_executor_output
 
 
-def _reply(outcome: CallOutcome, model: RoleModel, **extra: Any) -> RoleReply:
-    return RoleReply(text=outcome.text, engine=model.label, usage={**outcome.usage, **extra})
+class ModelRole:
+    """A role answered by ``model``; named after it (``llm:<model>``)."""
+
+    def __init__(self, model: RoleModel) -> None:
+        self.model = model
+
+    @property
+    def name(self) -> str:
+        return self.model.label
+
+    def answered(self, outcome: CallOutcome, text: str | None = None, **extra: Any) -> RoleReply:
+        """The model's reply (``text`` when the role reworked it), or ``EngineFailedError`` when the
+        call failed; either way with the call's usage and ``extra``."""
+        usage = {**outcome.usage, **extra}
+        if outcome.error is not None:
+            raise EngineFailedError(outcome.error, usage)
+        return RoleReply(
+            text=outcome.text if text is None else text, answered_by=EngineUse(engine=self.name), usage=usage
+        )
 
 
-def _fallback(reply: RoleReply, outcome: CallOutcome, model: RoleModel, **extra: Any) -> RoleReply:
-    """The offline reply, carrying why the model was not used."""
-    reply.usage = {**outcome.usage, **extra, "fallback": f"{model.label} failed: {outcome.error}"}
-    reply.engine = f"{reply.engine} (fallback)"
-    return reply
-
-
-class LLMPlanner:
+class LLMPlanner(ModelRole):
     """Refines the deterministic draft plan; the draft's time window and service stand unless the
     model names a known service, a skill of the catalogue and a parseable window."""
 
-    def __init__(self, model: RoleModel, fallback: PlannerRole, environment: Environment) -> None:
-        self.model = model
-        self.fallback = fallback
+    def __init__(self, model: RoleModel, draft: PlannerRole, environment: Environment) -> None:
+        super().__init__(model)
+        self.draft = draft
         self.environment = environment
 
     def plan(self, request: PlanRequest) -> RoleReply:
-        draft_reply = self.fallback.plan(request)
-        draft = parse_executor_output(draft_reply.text).value or {}
+        draft = parse_executor_output(self.draft.plan(request).text).value or {}
         services = self.environment.services()
         material = {
             "question": request.question,
@@ -51,15 +60,11 @@ class LLMPlanner:
             "services": services,
         }
         outcome = self.model.run(prompt("planner", request.lang), as_data("planning_input", _dump(material)))
-        if outcome.error is not None:
-            return _fallback(draft_reply, outcome, self.model)
-        parsed = parse_executor_output(outcome.text)
+        parsed = parse_executor_output(self.answered(outcome).text)
         if not parsed.ok or not isinstance(parsed.value, dict):
-            return _fallback(draft_reply, CallOutcome(None, outcome.usage, "plan is not a JSON object"), self.model)
+            raise EngineFailedError("plan is not a JSON object", outcome.usage)
         plan, overridden = _merge_plan(draft, parsed.value, services)
-        return RoleReply(
-            text=_dump(plan), engine=self.model.label, usage={**outcome.usage, "kept_from_draft": overridden}
-        )
+        return self.answered(outcome, _dump(plan), kept_from_draft=overridden)
 
 
 def _merge_plan(
@@ -104,15 +109,14 @@ def _iso(value: str) -> bool:
     return True
 
 
-class LLMExecutor:
-    def __init__(self, model: RoleModel, fallback: ExecutorRole, budget: int) -> None:
-        self.model = model
-        self.fallback = fallback
+class LLMExecutor(ModelRole):
+    def __init__(self, model: RoleModel, budget: int) -> None:
+        super().__init__(model)
         self.budget = budget
 
     def execute(self, request: ExecuteRequest) -> RoleReply:
         if request.tools is None:
-            return self.fallback.execute(request)
+            raise EngineFailedError("no tool runner: the model has no evidence tools to call")
         tools = EvidenceTools(request.tools, self.budget)
         material: dict[str, Any] = {"question": request.question, "plan": request.plan.stored(), "round": request.round}
         if request.retry_context:
@@ -123,36 +127,21 @@ class LLMExecutor:
             tools=tools.tools(),
             request_limit=self.budget + 4,
         )
-        if outcome.error is not None:
-            return _fallback(self.fallback.execute(request), outcome, self.model, **tools.summary)
-        return _reply(outcome, self.model, **tools.summary)
+        return self.answered(outcome, **tools.summary)
 
 
-class LLMVerifier:
-    def __init__(self, model: RoleModel, fallback: VerifierRole) -> None:
-        self.model = model
-        self.fallback = fallback
-
+class LLMVerifier(ModelRole):
     def verify(self, payload: dict[str, Any]) -> RoleReply:
         lang = detect_lang(str(payload.get("original_query", "")))
-        outcome = self.model.run(prompt("verifier", lang), as_data("verifier_payload", _dump(payload)))
-        if outcome.error is not None:
-            return _fallback(self.fallback.verify(payload), outcome, self.model)
-        return _reply(outcome, self.model)
+        return self.answered(self.model.run(prompt("verifier", lang), as_data("verifier_payload", _dump(payload))))
 
 
-class LLMComposer:
-    def __init__(self, model: RoleModel, fallback: ComposerRole) -> None:
-        self.model = model
-        self.fallback = fallback
-
+class LLMComposer(ModelRole):
     def compose(self, composer_input: ComposerInput) -> RoleReply:
         outcome = self.model.run(
             prompt("composer", composer_input.lang), as_data("composer_input", composer_input.model_dump_json())
         )
-        if outcome.error is not None:
-            return _fallback(self.fallback.compose(composer_input), outcome, self.model)
-        return _reply(outcome, self.model)
+        return self.answered(outcome)
 
 
 def _dump(value: Any) -> str:

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from veridiag.agents.offline.findings import Clock, Findings
 from veridiag.agents.offline.skills import catalog
-from veridiag.agents.reply import RoleReply
+from veridiag.agents.reply import OFFLINE, EngineUse, RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.contracts.composer import has_cjk
 from veridiag.contracts.executor_v2 import ExecutorEvidenceV2, Hypothesis, RecommendedAction
@@ -437,7 +437,7 @@ class _Execution:
 
 
 class OfflineExecutor:
-    name = "offline"
+    name = OFFLINE
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         self.catalogue = catalogue
@@ -475,7 +475,7 @@ def _found_nothing(result: ToolCallResult) -> bool:
 
 
 def _reply(output: ExecutorEvidenceV2) -> RoleReply:
-    return RoleReply(text=output.model_dump_json(exclude_none=True), engine="offline")
+    return RoleReply(text=output.model_dump_json(exclude_none=True), answered_by=EngineUse(engine=OFFLINE))
 
 
 def _section(sections: dict[str, list[str]], zh_heading: str, en_heading: str, lang: str) -> list[str]:

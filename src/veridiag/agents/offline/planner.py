@@ -21,7 +21,7 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from veridiag.agents.offline.skills import DataShape, aliases, choose_skill
-from veridiag.agents.reply import RoleReply
+from veridiag.agents.reply import OFFLINE, EngineUse, RoleReply
 from veridiag.agents.roles import PlanRequest
 from veridiag.contracts.plan import Plan, PlanTime
 from veridiag.text.when import TimeWindow, interpret_time
@@ -86,7 +86,7 @@ def named_services(question: str, known: list[str]) -> tuple[list[str], bool]:
 class OfflinePlanner:
     """``planner_plan`` as JSON: skill, services, order id, window (and how it was read), steps."""
 
-    name = "offline"
+    name = OFFLINE
 
     def __init__(self, environment: Environment, *, timezone: str = "UTC", live: bool = False) -> None:
         self.environment = environment
@@ -94,9 +94,8 @@ class OfflinePlanner:
         self.live = live
 
     def plan(self, request: PlanRequest) -> RoleReply:
-        return RoleReply(
-            text=json.dumps(self.make_plan(request.question).stored(), ensure_ascii=False), engine=self.name
-        )
+        plan = json.dumps(self.make_plan(request.question).stored(), ensure_ascii=False)
+        return RoleReply(text=plan, answered_by=EngineUse(engine=self.name))
 
     def make_plan(self, question: str) -> Plan:
         known = self.environment.services()

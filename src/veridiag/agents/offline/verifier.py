@@ -18,7 +18,7 @@ import json
 import re
 from typing import Any
 
-from veridiag.agents.reply import RoleReply
+from veridiag.agents.reply import OFFLINE, EngineUse, RoleReply
 from veridiag.contracts.invocation import InvocationSource, InvocationView
 from veridiag.contracts.material import ClaimView, ExecutorMaterial, HypothesisView
 from veridiag.contracts.verdict import groundedness, matrix_verdict
@@ -41,7 +41,7 @@ _MATCHER = AnchoredMatcher()
 
 
 class OfflineVerifier:
-    name = "offline"
+    name = OFFLINE
 
     def __init__(self, invocations: InvocationSource, known_services: list[str] | None = None) -> None:
         self.invocations = invocations
@@ -69,7 +69,7 @@ class OfflineVerifier:
             "hypothesis_checks": [check.model_dump() for check in hypothesis_checks],
             "rationale": why,
         }
-        return RoleReply(text=json.dumps(output, ensure_ascii=False), engine=self.name)
+        return RoleReply(text=json.dumps(output, ensure_ascii=False), answered_by=EngineUse(engine=self.name))
 
     def judge(self, claim: ClaimView, own: set[int]) -> tuple[ClaimVerification, str, list[EvidenceRef]]:
         ids = {i for b in claim.bindings for i in b.source_invocation_ids if i in own}
