@@ -21,6 +21,7 @@ from veridiag.agents.reply import EngineUse, RoleReply
 from veridiag.agents.roles import ExecuteRequest, ExecutorRole, PlanRequest, VerifierRole
 from veridiag.config import LLMRoleSettings
 from veridiag.contracts.composer import ComposerInput
+from veridiag.contracts.plan import Plan
 
 COMPOSER_INPUT = ComposerInput(original_query="why is checkout slow?", lang="en", verdict="LOW_CONFID")
 
@@ -64,7 +65,7 @@ def test_an_executor_model_without_tools_falls_back_and_says_so() -> None:
         raise AssertionError("the model is not asked without tools")
 
     executor = FallbackRole[ExecutorRole](LLMExecutor(_model(never, "fn-executor"), budget=4), OfflineExecutor())
-    request = ExecuteRequest(question="q", lang="en", plan={}, round=1, tools=None)
+    request = ExecuteRequest(question="q", lang="en", plan=Plan(), round=1, tools=None)
     used = executor.execute(request).answered_by
     assert (used.engine, used.fallback_from) == ("offline", "llm:fn-executor")
     assert used.reason is not None and "no tool runner" in used.reason
@@ -97,7 +98,7 @@ class _Stub:
 
 CALLS = {
     "plan": lambda role: role.plan(PlanRequest(question="q", lang="en")),
-    "execute": lambda role: role.execute(ExecuteRequest(question="q", lang="en", plan={}, round=1, tools=None)),
+    "execute": lambda role: role.execute(ExecuteRequest(question="q", lang="en", plan=Plan(), round=1, tools=None)),
     "verify": lambda role: role.verify({}),
     "compose": lambda role: role.compose(COMPOSER_INPUT),
 }
