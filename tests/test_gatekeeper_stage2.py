@@ -1,4 +1,4 @@
-"""Spec §21 stage 2 acceptance lines, one named test each, plus the §12 result shape."""
+"""docs/spec §21 stage 2 acceptance lines, one named test each, plus the §12 result shape."""
 
 from __future__ import annotations
 

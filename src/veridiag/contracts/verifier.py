@@ -1,4 +1,4 @@
-"""What the Verifier returns (spec §16) and the audit of what code did to it.
+"""What the Verifier returns (docs/spec §16) and the audit of what code did to it.
 
 ``claim_checks`` is the V2 primary field; ``facts_checked`` is generated from it for
 compatibility (§16.1.1). ``corrections`` records every change the code guardrails made,

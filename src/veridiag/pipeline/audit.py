@@ -1,4 +1,4 @@
-"""The audit chain (spec §13.2, §23): ``diagnosis_session.self_evaluation.verifier_evaluation``
+"""The audit chain (docs/spec §13.2, §23): ``diagnosis_session.self_evaluation.verifier_evaluation``
 and, for ``veridiag audit``, the walk from the final answer back to the tool invocations."""
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ def _dump(model: BaseModel | None) -> Any:
 
 def round_record(state: RoundState, *, final: bool = False) -> dict[str, Any]:
     """One Executor + Verifier round, as audited. The final round's structured output and
-    trace summary live in ``verifier_evaluation`` (spec §23) and are not repeated here."""
+    trace summary live in ``verifier_evaluation`` (docs/spec §23) and are not repeated here."""
     report = state.hook.report
     evaluation = state.evaluation
     record = {
@@ -68,7 +68,7 @@ def self_evaluation(
     evaluation = final.evaluation
     report = final.hook.report
     verifier_evaluation = {
-        # spec §23 fields
+        # docs/spec §23 fields
         "verdict": evaluation.verdict,
         "groundedness_score": evaluation.groundedness_score,
         "critical_fact_count": sum(1 for fact in evaluation.facts_checked if fact.is_critical),

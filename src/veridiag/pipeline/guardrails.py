@@ -1,4 +1,4 @@
-"""Code guardrails over the Verifier's judgement (spec §15.3–§15.4, §17).
+"""Code guardrails over the Verifier's judgement (docs/spec §15.3–§15.4, §17).
 
 The Verifier is a model; these rules are not. Each one is named, and every change it
 makes is recorded as a ``Correction``. They only ever make the outcome *less* confident:
