@@ -1,4 +1,5 @@
-"""The project stands alone: what the code and docs cite is inside the repository.
+"""The project stands alone: what the code and docs cite is inside the repository, and its
+licence is one every runtime dependency allows.
 
 Every ``docs/spec §N`` (or bare ``§N``) names a section anchored in ``docs/spec/``, every
 ``docs/DESIGN.md §N`` a section of the brief, and nothing points at a checkout next to this one.
@@ -7,15 +8,22 @@ Every ``docs/spec §N`` (or bare ``§N``) names a section anchored in ``docs/spe
 from __future__ import annotations
 
 import re
+import runpy
+import subprocess
+import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_DIR = ROOT / "docs" / "spec"
 SPEC_INDEX = SPEC_DIR / "README.md"
 DESIGN = ROOT / "docs" / "DESIGN.md"
+LICENCE_SCRIPT = ROOT / "scripts" / "licences.py"
 
 #: What is scanned: the code, the tests and every document that cites the spec.
 SCANNED = ("src", "tests", "docs", "schemas", "README.md", "ARCHITECTURE.md", "pyproject.toml")
@@ -157,3 +165,40 @@ def test_the_index_names_modules_that_exist() -> None:
             path = match["path"]
             base = ROOT if path.startswith(("tests/", "evals/", "pyproject")) else ROOT / "src" / "veridiag"
             assert (base / path).exists(), f"§{row['section']}: {path}"
+
+
+@pytest.mark.parametrize(
+    ("licence", "kind"),
+    [
+        ("MIT", "permissive"),
+        ("Apache-2.0 OR BSD-2-Clause", "permissive"),
+        ("MIT OR GPL-2.0-only", "permissive"),
+        ("MPL-2.0", "weak copyleft"),
+        ("GNU Lesser General Public License v3 (LGPLv3)", "weak copyleft"),
+        ("GPL-3.0-or-later", "STRONG COPYLEFT"),
+        ("Apache-2.0 AND AGPL-3.0-only", "STRONG COPYLEFT"),
+        ("(MIT OR Apache-2.0) AND GPL-2.0-only", "STRONG COPYLEFT"),
+        ("", "UNKNOWN"),
+    ],
+)
+def test_licences_are_classed_by_what_they_oblige(licence: str, kind: str) -> None:
+    classify = runpy.run_path(str(LICENCE_SCRIPT))["classify"]
+    assert classify(licence) == kind
+
+
+def test_no_runtime_dependency_is_strong_copyleft_and_every_one_is_listed() -> None:
+    run = subprocess.run([sys.executable, str(LICENCE_SCRIPT)], capture_output=True, text=True, check=False)
+    assert run.returncode == 0, run.stderr
+    listed = {line.split()[0] for line in run.stdout.splitlines()}
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        declared = tomllib.load(file)["project"]["dependencies"]
+    assert {canonicalize_name(Requirement(line).name) for line in declared} <= listed
+
+
+def test_the_licence_file_is_the_declared_licence() -> None:
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        declared = tomllib.load(file)["project"]["license"]
+    text = (ROOT / "LICENSE").read_text("utf-8")
+    assert declared == "Apache-2.0"
+    assert "Apache License" in text and "Version 2.0, January 2004" in text
+    assert "END OF TERMS AND CONDITIONS" in text
