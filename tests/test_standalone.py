@@ -26,7 +26,7 @@ DESIGN = ROOT / "docs" / "DESIGN.md"
 LICENCE_SCRIPT = ROOT / "scripts" / "licences.py"
 
 #: What is scanned: the code, the tests and every document that cites the spec.
-SCANNED = ("src", "tests", "docs", "schemas", "README.md", "ARCHITECTURE.md", "pyproject.toml")
+SCANNED = ("src", "tests", "docs", "schemas", "README.md", "ARCHITECTURE.md", "CHANGELOG.md", "pyproject.toml")
 TEXT_SUFFIXES = frozenset({".py", ".md", ".yaml", ".yml", ".toml", ".json", ".html", ".txt", ".cfg"})
 
 SECTION = r"\d+(?:\.\d+)*"
