@@ -7,6 +7,7 @@ Every ``docs/spec §N`` (or bare ``§N``) names a section anchored in ``docs/spe
 
 from __future__ import annotations
 
+import importlib.metadata
 import re
 import runpy
 import subprocess
@@ -18,6 +19,10 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from typer.testing import CliRunner
+
+import veridiag
+from veridiag.cli.app import app
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC_DIR = ROOT / "docs" / "spec"
@@ -202,3 +207,24 @@ def test_the_licence_file_is_the_declared_licence() -> None:
     assert declared == "Apache-2.0"
     assert "Apache License" in text and "Version 2.0, January 2004" in text
     assert "END OF TERMS AND CONDITIONS" in text
+
+
+def declared_version() -> str:
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        return str(tomllib.load(file)["project"]["version"])
+
+
+def test_version_prints_the_package_metadata_written_in_pyproject() -> None:
+    result = CliRunner().invoke(app, ["--version"])
+    assert result.exit_code == 0
+    assert result.stdout.strip() == importlib.metadata.version("veridiag") == declared_version()
+
+
+def test_the_package_version_is_derived_from_the_metadata(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: f"9.9.9+{name}")
+    try:
+        assert importlib.reload(veridiag).__version__ == "9.9.9+veridiag"
+    finally:
+        monkeypatch.undo()
+        importlib.reload(veridiag)
+    assert veridiag.__version__ == declared_version()
