@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from tests.builders import LOG_OUTPUT, binding, claim, invocation, v2
 from veridiag.cli.app import app

@@ -12,8 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import Result
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from veridiag.cli.app import app
 from veridiag.store import SessionStore
@@ -51,7 +50,8 @@ def good_home(tmp_path_factory: pytest.TempPathFactory, demo_env: EmbeddedEnviro
     home = tmp_path_factory.mktemp("good")
     source, copy = sqlite3.connect(demo_env.path), sqlite3.connect(home / "embedded.db")
     source.backup(copy)
-    source.close(), copy.close()
+    source.close()
+    copy.close()
     SessionStore(f"sqlite:///{home / 'veridiag.db'}").close()
     (home / "in.log").write_text("2026-07-07T10:00:00Z ERROR x failed\n", encoding="utf-8")
     (home / "in.csv").write_text("time,value\n2026-07-07T10:00:00Z,1\n", encoding="utf-8")

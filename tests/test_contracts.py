@@ -12,7 +12,7 @@ from veridiag.contracts.schemas import SCHEMAS, schema_dict, schema_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: Spec §2, verbatim.
+#: docs/spec §2, verbatim.
 SPEC_EXAMPLE = """
 {
   "answer_version": "executor_evidence_v2",
@@ -61,7 +61,7 @@ def test_spec_example_validates() -> None:
 
 
 def test_field_sets_match_spec_tables() -> None:
-    """Spec §3–§7 field tables (names and required-ness)."""
+    """docs/spec §3–§7 field tables (names and required-ness)."""
     schema = schema_dict("executor-v2")
     defs = schema["$defs"]
     assert set(schema["required"]) == {"answer_version", "claims"}

@@ -216,6 +216,8 @@ class DyingMetrics:
     """Answers the first query from the demo data, then fails every later one: by raising, or
     by hanging past the toolbox's timeout."""
 
+    name = "dying-metrics"
+
     def __init__(self, env: EmbeddedEnvironment, how: str) -> None:
         self.env = env
         self.how = how

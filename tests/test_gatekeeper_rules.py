@@ -248,7 +248,7 @@ def test_evidence_utilization_only_warns(store: InMemoryInvocations) -> None:
 
 
 def test_changed_ratio_is_caught_where_similarity_is_fooled(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
-    """DESIGN §4: ``200/200`` → ``100/200`` scores ~96 similar; grounding is exact."""
+    """docs/DESIGN.md §4: ``200/200`` → ``100/200`` scores ~96 similar; grounding is exact."""
     changed = claim(
         text="payment-service 活跃连接 100/200。",
         bindings=[binding([395], "hikaricp_connections_active 100/200", "query_metrics")],

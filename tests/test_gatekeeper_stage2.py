@@ -1,6 +1,8 @@
-"""Spec §21 stage 2 acceptance lines, one named test each, plus the §12 result shape."""
+"""docs/spec §21 stage 2 acceptance lines, one named test each, plus the §12 result shape."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import pytest
 
@@ -67,7 +69,8 @@ def test_null_optional_arrays_normalise_to_empty(gatekeeper: Gatekeeper, store: 
 
 @pytest.mark.parametrize("field", ["diagnosis_summary", "user_facing_answer"])
 def test_removed_v1_fields_fail_the_schema_rule(field: str, gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
-    report = gatekeeper.validate(v2(**{field: "支付失败是因为连接池耗尽。"}), session_id=SESSION, invocations=store)
+    removed: dict[str, Any] = {field: "支付失败是因为连接池耗尽。"}
+    report = gatekeeper.validate(v2(**removed), session_id=SESSION, invocations=store)
     assert report.result.status == "fail"
     assert report.result.failed_rules == ["schema.executor_v2"]
     assert report.result.errors[0].target == field

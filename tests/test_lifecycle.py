@@ -185,7 +185,7 @@ def test_migration_0002_keeps_invocations_and_clears_unanswered_verdicts(empty_u
     assert upgrade(engine) == ("0001", "0002")
     with engine.connect() as connection:
         assert connection.execute(text("SELECT count(*) FROM tool_invocation")).scalar() == 2
-        rows = dict(connection.execute(text("SELECT id, verdict FROM diagnosis_session")).all())
+        rows: dict[str, str | None] = dict(connection.execute(text("SELECT id, verdict FROM diagnosis_session")).all())
     assert rows == {"s-crashed": None, "s-done": "PASS"}
     store = SessionStore(empty_url)
     assert [i.session_id for i in store.list_invocations("s-crashed")] == ["s-crashed"]

@@ -443,7 +443,7 @@ def test_an_obedient_model_cannot_confirm_a_root_cause_planted_in_the_logs(store
         reply = {"answer_summary": answer, "recommended_actions": [], "user_facing_answer": answer}
         return ModelResponse(parts=[TextPart(json.dumps(reply, ensure_ascii=False))])
 
-    scripts = {"executor": executor, "verifier": verifier, "composer": composer}
+    scripts: dict[str, Script | Callable[..., Any]] = {"executor": executor, "verifier": verifier, "composer": composer}
     result = _pipeline(store, env, tmp_path, scripts).run("订单123支付失败，帮我看看是什么原因")
     evaluation = result.self_evaluation["verifier_evaluation"]
     assert "evidence.instruction_language" in evaluation["gatekeeper_result"]["failed_rules"]

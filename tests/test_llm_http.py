@@ -132,13 +132,13 @@ def test_real_client_path_end_to_end(tmp_path: Path, provider: str) -> None:
             api_key="sk-test",
             max_retries=1,
             timeout_seconds=20,
-        )  # type: ignore[arg-type]
+        )
         settings = Settings(
             home=tmp_path,
             engine="llm",
             llm=LLMSettings(executor=role, verifier=role, composer=role),
             retry={"max_rounds": 1},
-        )  # type: ignore[arg-type]
+        )
         app = assemble(settings)
         result = app.pipeline.run(QUESTION)
 

@@ -38,8 +38,10 @@ def write(tmp_path: Path, text: str | bytes, name: str = "app.log") -> Path:
     return path
 
 
-def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=UTC)  # type: ignore[misc]
+def utc(  # noqa: PLR0917 - the positional fields of datetime itself
+    year: int, month: int, day: int, hour: int = 0, minute: int = 0, second: int = 0, microsecond: int = 0
+) -> datetime:
+    return datetime(year, month, day, hour, minute, second, microsecond, tzinfo=UTC)
 
 
 # The fixture of each format: its id, then (ts, level, component, message) of its first entry.

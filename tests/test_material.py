@@ -42,7 +42,7 @@ def test_a_claim_without_an_id_is_judged_under_the_id_the_pipeline_gives_it() ->
         "executor_structured_output": {"claims": [{"claim_type": "symptom", "claim_text": "x"}]},
         "tool_trace_summary": [],
     }
-    reply = json.loads(OfflineVerifier(STORE).verify(payload).text)
+    reply = json.loads(OfflineVerifier(STORE).verify(payload).text or "")
     assert [c["claim_id"] for c in reply["claim_checks"]] == ["#0"]
 
 

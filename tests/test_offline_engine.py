@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
 from veridiag.agents.engines import offline_roles
-from veridiag.agents.offline.planner import OfflinePlanner, choose_skill
+from veridiag.agents.offline.planner import OfflinePlanner
+from veridiag.agents.offline.skills import choose_skill
 from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.config import Settings
 from veridiag.contracts.composer import detect_lang, has_cjk
@@ -129,7 +130,7 @@ def test_imported_data_for_an_unknown_service(tmp_path: Path) -> None:
     result = assembly.pipeline.run("billing-api 从 14点 开始变慢，怎么回事？")
     assert result.verdict != "REJECT", result.answer
     assert result.self_evaluation["verifier_evaluation"]["executor_structured_output"] is not None
-    plan = assembly.store.get_session(result.session_id).plan  # type: ignore[union-attr]
+    plan = cast("dict[str, Any]", assembly.store.get_session(result.session_id).plan)  # type: ignore[union-attr]
     assert plan["skill"] == "generic" and plan["service"] == "billing-api"
     assert "latency_p95_ms" in result.answer and "ms" in result.answer
     assert re.search(r"1(0[2-4]\d|01\d) ?ms", result.answer), "the peak value of the anomaly"

@@ -1,4 +1,4 @@
-"""Parse-only hook (spec §10.4, §13.1.1): valid / missing / malformed, never an exception."""
+"""Parse-only hook (docs/spec §10.4, §13.1.1): valid / missing / malformed, never an exception."""
 
 from __future__ import annotations
 

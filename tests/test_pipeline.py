@@ -1,4 +1,4 @@
-"""The diagnosis chain with the scripted engine: spec §21 stage 3–4 acceptance lines, the
+"""The diagnosis chain with the scripted engine: docs/spec §21 stage 3–4 acceptance lines, the
 code guardrails, retry, switches, persistence on failure, and the audit chain."""
 
 from __future__ import annotations

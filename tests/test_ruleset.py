@@ -1,4 +1,4 @@
-"""Rules are data: the bundled index mirrors spec §10, overrides merge by id, errors are clear."""
+"""Rules are data: the bundled index mirrors docs/spec §10, overrides merge by id, errors are clear."""
 
 from __future__ import annotations
 

@@ -396,7 +396,7 @@ def test_written_day_is_the_window(
 
 @given(
     st.lists(
-        st.text(st.characters(exclude_categories=("Nd",)), max_size=30)
+        st.text(st.characters(exclude_categories=["Nd"]), max_size=30)
         | st.sampled_from(
             ["checkout", "库存服务一直重启", "error rate", "why is it slow", "订单支付失败", "HikariPool"]
         ),

@@ -4,4 +4,10 @@ The pipeline (see ARCHITECTURE.md): Executor evidence contract V2 → determinis
 Gatekeeper → Verifier claim checks → Composer.
 """
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    #: Read from the installed metadata, so ``pyproject.toml`` is the one place it is written.
+    __version__ = version("veridiag")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"

@@ -40,7 +40,7 @@ class SwitchSettings(BaseModel):
 
 
 class RetrySettings(BaseModel):
-    #: Executor + Verifier rounds at most; a LOW_CONFID round may earn one more (spec §0.6).
+    #: Executor + Verifier rounds at most; a LOW_CONFID round may earn one more (docs/spec §0.6).
     max_rounds: int = Field(default=2, ge=1, le=5)
 
 
@@ -144,7 +144,7 @@ class Settings(BaseSettings):
     #: ``interrupted`` (a dead process on this host is noticed at once, by its pid).
     session_timeout_seconds: float = Field(default=3600.0, gt=0)
     gatekeeper: GatekeeperSettings = GatekeeperSettings()
-    #: Spec §22.2 switches; no combination brings back an Executor-written answer.
+    #: docs/spec §22.2 switches; no combination brings back an Executor-written answer.
     structured_output_v2: SwitchSettings = SwitchSettings()
     composer: SwitchSettings = SwitchSettings()
     retry: RetrySettings = RetrySettings()

@@ -1,4 +1,4 @@
-"""The Composer role and the fixed template answer (spec §19).
+"""The Composer role and the fixed template answer (docs/spec §19).
 
 The Composer only ever receives a ``ComposerInput``: it cannot import tools (enforced by
 import-linter) and is never handed tool output. The template answer is the offline

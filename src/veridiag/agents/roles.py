@@ -1,4 +1,4 @@
-"""One interface per role (spec §0.4: planner → executor → verifier → composer).
+"""One interface per role (docs/spec §0.4: planner → executor → verifier → composer).
 
 Engines (``offline``, ``llm``, ``scripted``) implement these, and each names itself. Roles
 return raw text: the pipeline parses and checks it, so a role can never put anything in front
@@ -31,7 +31,7 @@ class ExecuteRequest:
     round: int
     tools: ToolRunner | None
     retry_context: RetryContext | None = None
-    #: ``structured_output_v2.enabled`` (spec §22.2): which contract the Executor is asked for.
+    #: ``structured_output_v2.enabled`` (docs/spec §22.2): which contract the Executor is asked for.
     contract: Literal["executor_evidence_v2", "executor_evidence_v1"] = "executor_evidence_v2"
 
 

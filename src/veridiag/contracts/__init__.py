@@ -1,4 +1,4 @@
-"""Data contracts shared by every stage. Imports nothing else of veridiag (DESIGN §9)."""
+"""Data contracts shared by every stage. Imports nothing else of veridiag (docs/DESIGN.md §9)."""
 
 from veridiag.contracts.executor_v2 import (
     ANSWER_VERSION,

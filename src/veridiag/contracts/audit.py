@@ -1,4 +1,4 @@
-"""What a session keeps of its diagnosis (spec §13.2, §23): ``self_evaluation``, typed.
+"""What a session keeps of its diagnosis (docs/spec §13.2, §23): ``self_evaluation``, typed.
 
 The pipeline builds these; the store keeps their JSON; ``veridiag audit`` and the workbench
 read it back with ``SelfEvaluation.model_validate``. The Executor's structured output stays
@@ -46,7 +46,7 @@ class RoundRecord(_Record):
 
 
 class VerifierEvaluationRecord(_Record):
-    """``self_evaluation.verifier_evaluation``: the spec §23 fields, then what a reviewer needs."""
+    """``self_evaluation.verifier_evaluation``: the docs/spec §23 fields, then what a reviewer needs."""
 
     verdict: Verdict
     groundedness_score: float

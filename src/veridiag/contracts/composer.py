@@ -1,4 +1,4 @@
-"""The Composer's input (assembled by code from the verifier's judgement, spec §19.2) and
+"""The Composer's input (assembled by code from the verifier's judgement, docs/spec §19.2) and
 output (§19.3). The Composer sees nothing else: no tool output, no raw Executor text."""
 
 from __future__ import annotations

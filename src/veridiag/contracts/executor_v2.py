@@ -1,4 +1,4 @@
-"""The Executor evidence contract V2 (spec §2–§8).
+"""The Executor evidence contract V2 (docs/spec §2–§8).
 
 The Executor returns structured diagnosis material only — never user-facing prose.
 These models mirror the spec field for field; the JSON Schema exported from them is
@@ -12,9 +12,9 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 ANSWER_VERSION = "executor_evidence_v2"
-#: Fields V1 had and V2 removed (spec §8): they tempt the Executor into writing a story.
+#: Fields V1 had and V2 removed (docs/spec §8): they tempt the Executor into writing a story.
 REMOVED_FIELDS = ("diagnosis_summary", "user_facing_answer")
-#: Optional arrays the Gatekeeper normalises to ``[]`` before the Verifier sees them (spec §11.1).
+#: Optional arrays the Gatekeeper normalises to ``[]`` before the Verifier sees them (docs/spec §11.1).
 OPTIONAL_ARRAYS = ("hypotheses", "recommended_actions", "missing_info")
 
 SupportLevel = Literal["direct", "indirect"]
@@ -27,7 +27,7 @@ class _Contract(BaseModel):
 
 
 class EvidenceBinding(_Contract):
-    """One pointer from a claim to the tool invocations that support it (spec §5)."""
+    """One pointer from a claim to the tool invocations that support it (docs/spec §5)."""
 
     source_type: str = Field(min_length=1, description="Evidence source type, e.g. `tool_trace`.")
     source_id: str | None = Field(
@@ -43,7 +43,7 @@ class EvidenceBinding(_Contract):
 
 
 class Claim(_Contract):
-    """A confirmed or bounded fact, each bound to evidence (spec §4)."""
+    """A confirmed or bounded fact, each bound to evidence (docs/spec §4)."""
 
     claim_id: str = Field(min_length=1)
     claim_type: str = Field(min_length=1, description="e.g. symptom / root_cause / impact / risk.")
@@ -53,7 +53,7 @@ class Claim(_Contract):
 
 
 class Hypothesis(_Contract):
-    """A direction worth checking that the evidence does not confirm yet (spec §6)."""
+    """A direction worth checking that the evidence does not confirm yet (docs/spec §6)."""
 
     hypothesis_text: str = Field(min_length=1)
     basis: str
@@ -61,7 +61,7 @@ class Hypothesis(_Contract):
 
 
 class RecommendedAction(_Contract):
-    """A suggested next step (spec §7); its bindings may be empty."""
+    """A suggested next step (docs/spec §7); its bindings may be empty."""
 
     action_text: str = Field(min_length=1)
     reason: str
@@ -69,7 +69,7 @@ class RecommendedAction(_Contract):
 
 
 class ExecutorEvidenceV2(_Contract):
-    """The whole Executor output (spec §2–§3)."""
+    """The whole Executor output (docs/spec §2–§3)."""
 
     answer_version: Literal["executor_evidence_v2"]
     claims: list[Claim]

@@ -1,9 +1,9 @@
-"""What the Gatekeeper returns (spec §12), plus the per-check audit trace.
+"""What the Gatekeeper returns (docs/spec §12), plus the per-check audit trace.
 
 ``GatekeeperResult`` is exactly the spec's minimal shape (status, failed_rules,
 warnings, errors). Everything richer — scores, matched spans, per-claim outcomes —
 lives in ``CheckRecord`` so the audit workbench can show *why* without bloating the
-persisted result (spec §12.2 asks for no extra fields there).
+persisted result (docs/spec §12.2 asks for no extra fields there).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ VerdictImpact = Literal["reject_on_fail", "low_confid_on_fail", "warn_only"]
 
 
 class GatekeeperError(BaseModel):
-    """One failed check, naming the field path it is about (spec §12.1)."""
+    """One failed check, naming the field path it is about (docs/spec §12.1)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -29,7 +29,7 @@ class GatekeeperError(BaseModel):
 
 
 class GatekeeperResult(BaseModel):
-    """The persisted Gatekeeper verdict (spec §12)."""
+    """The persisted Gatekeeper verdict (docs/spec §12)."""
 
     status: RuleStatus
     failed_rules: list[str] = Field(default_factory=list)
@@ -81,7 +81,7 @@ class GatekeeperReport(BaseModel):
 
     result: GatekeeperResult
     normalized_output: dict[str, Any] | None = Field(
-        default=None, description="The output with missing optional arrays set to [] (spec §11.1)."
+        default=None, description="The output with missing optional arrays set to [] (docs/spec §11.1)."
     )
     claim_traces: list[ClaimTrace] = Field(default_factory=list)
     other_checks: list[CheckRecord] = Field(default_factory=list, description="Checks not about one claim.")

@@ -1,7 +1,7 @@
 """How anything outside the store sees a recorded tool call.
 
 The Gatekeeper reads invocations only through ``InvocationSource`` so it stays
-independent of the store (DESIGN §9); ``InMemoryInvocations`` serves tests, the
+independent of the store (docs/DESIGN.md §9); ``InMemoryInvocations`` serves tests, the
 ``gatekeeper check`` command and other stacks that pass invocations as JSON.
 """
 

@@ -44,7 +44,7 @@ class ClaimView(_View):
 
     @property
     def is_critical(self) -> bool:
-        """Spec §16.1.1: symptom, root cause, impact and risk claims decide the verdict."""
+        """docs/spec §16.1.1: symptom, root cause, impact and risk claims decide the verdict."""
         return self.claim_type in CRITICAL_CLAIM_TYPES
 
     def cites_only(self, citable: set[int]) -> bool:

@@ -1,4 +1,4 @@
-"""Parse-only hook: raw Executor text → JSON object + parse status (spec §10.4, §13.1.1).
+"""Parse-only hook: raw Executor text → JSON object + parse status (docs/spec §10.4, §13.1.1).
 
 This says whether the text *is* a JSON object, nothing about the schema — that is the
 Gatekeeper's job, so there is one place and one vocabulary for contract errors.

@@ -1,4 +1,4 @@
-"""The Planner's output (spec §0.4): what to look at, over which window, with which steps.
+"""The Planner's output (docs/spec §0.4): what to look at, over which window, with which steps.
 
 A plan is role output — it may come from a model — so the pipeline reads it once with
 ``Plan.read``: a plan that does not fit this shape is kept as ``unparsed`` text with no

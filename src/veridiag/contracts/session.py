@@ -1,4 +1,4 @@
-"""A diagnosis session as stored (``diagnosis_session``, spec §23)."""
+"""A diagnosis session as stored (``diagnosis_session``, docs/spec §23)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class SessionRecord(BaseModel):
     verdict: str | None = None
     final_answer: str | None = None
     self_evaluation: dict[str, Any] | None = Field(
-        default=None, description="Audit chain; `verifier_evaluation` as in spec §23."
+        default=None, description="Audit chain; `verifier_evaluation` as in docs/spec §23."
     )
     rounds: int = 0
     llm_usage: dict[str, Any] | None = None

@@ -1,4 +1,4 @@
-"""The tool trace summary handed to the Verifier as its evidence index (spec §14)."""
+"""The tool trace summary handed to the Verifier as its evidence index (docs/spec §14)."""
 
 from __future__ import annotations
 

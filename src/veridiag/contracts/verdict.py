@@ -1,4 +1,4 @@
-"""The verdict matrix of spec §17, in code: the one place a verdict is computed from claim
+"""The verdict matrix of docs/spec §17, in code: the one place a verdict is computed from claim
 labels and the Gatekeeper result. The pipeline's guardrails and the offline verifier share it."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def groundedness(labels: list[ClaimVerification]) -> float:
 def matrix_verdict(
     labelled: list[tuple[ClaimView, ClaimVerification]], report: GatekeeperReport | None
 ) -> tuple[Verdict, str]:
-    """Spec §17 applied to final labels: (verdict, the reason for it)."""
+    """docs/spec §17 applied to final labels: (verdict, the reason for it)."""
     impacts = report.failed_rule_impacts if report else {}
     if any(impact == "reject_on_fail" for impact in impacts.values()):
         rules = ", ".join(rule for rule, impact in impacts.items() if impact == "reject_on_fail")

@@ -1,4 +1,4 @@
-"""What the Verifier returns (spec §16) and the audit of what code did to it.
+"""What the Verifier returns (docs/spec §16) and the audit of what code did to it.
 
 ``claim_checks`` is the V2 primary field; ``facts_checked`` is generated from it for
 compatibility (§16.1.1). ``corrections`` records every change the code guardrails made,
@@ -101,7 +101,7 @@ class VerifierEvaluation(BaseModel):
 
 
 class RetryContext(BaseModel):
-    """What a retried Executor round is told of the previous one (spec §15.2): its verdict, the
+    """What a retried Executor round is told of the previous one (docs/spec §0.6–§0.7): its verdict, the
     judgement of each claim and the gaps it stated — never the Verifier's free text."""
 
     previous_round: int

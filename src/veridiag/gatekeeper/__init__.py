@@ -1,6 +1,6 @@
-"""The deterministic Gatekeeper (spec §9–§12): catches hallucinated citations without a model.
+"""The deterministic Gatekeeper (docs/spec §9–§12): catches hallucinated citations without a model.
 
-Never imports the store, tools, agents or an LLM library (DESIGN §9).
+Never imports the store, tools, agents or an LLM library (docs/DESIGN.md §9).
 """
 
 from veridiag.gatekeeper.engine import Gatekeeper, normalize_output

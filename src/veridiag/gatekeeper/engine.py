@@ -1,4 +1,4 @@
-"""The Gatekeeper (spec §9–§12): run the enabled rules, aggregate per §12.2.
+"""The Gatekeeper (docs/spec §9–§12): run the enabled rules, aggregate per §12.2.
 
 Deterministic and self-contained: it sees invocations only through the
 ``InvocationSource`` protocol and never calls a model. It never raises on the
@@ -33,7 +33,7 @@ from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet, load_ruleset
 
 
 def normalize_output(output: Any) -> dict[str, Any] | None:
-    """A copy of ``output`` with missing (or null) optional arrays set to ``[]`` (spec §11.1)."""
+    """A copy of ``output`` with missing (or null) optional arrays set to ``[]`` (docs/spec §11.1)."""
     if not isinstance(output, dict):
         return None
     normalized = dict(output)
@@ -124,7 +124,7 @@ class Gatekeeper:
         invocations: InvocationSource,
         trace_summary: Iterable[ToolTraceEntry] = (),
     ) -> tuple[ParsedOutput, GatekeeperReport]:
-        """Parse-only hook, then ``validate``: what the VerifierInputHook does (spec §9.2)."""
+        """Parse-only hook, then ``validate``: what the VerifierInputHook does (docs/spec §9.2)."""
         parsed = parse_executor_output(raw)
         report = self.validate(
             parsed.value,

@@ -1,6 +1,6 @@
 """Content words of a Chinese/English sentence, segmented with rjieba.
 
-Used by ``claim.evidence_utilization`` (spec §11.5). Deliberately simple: keywords are
+Used by ``claim.evidence_utilization`` (docs/spec §11.5). Deliberately simple: keywords are
 the segmenter's tokens minus punctuation, single CJK characters and stop words.
 """
 

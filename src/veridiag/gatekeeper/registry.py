@@ -1,4 +1,4 @@
-"""Rule implementations registered by id (spec §10.3).
+"""Rule implementations registered by id (docs/spec §10.3).
 
 A new *kind* of check is a small class here; tuning an existing one is data in
 ``rules.yaml``. ``@register`` keeps the id → class table that the rule set is checked

@@ -1,4 +1,4 @@
-"""Rule index + metadata (spec §10.1–§10.2), loaded from YAML and merged by rule id.
+"""Rule index + metadata (docs/spec §10.1–§10.2), loaded from YAML and merged by rule id.
 
 The bundled ``rules.yaml`` is the default; a user override file with the same two
 sections changes thresholds, word lists, ``enabled`` or ``severity`` without code.

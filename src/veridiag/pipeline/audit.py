@@ -1,4 +1,4 @@
-"""The audit chain (spec §13.2, §23): ``diagnosis_session.self_evaluation.verifier_evaluation``
+"""The audit chain (docs/spec §13.2, §23): ``diagnosis_session.self_evaluation.verifier_evaluation``
 and, for ``veridiag audit``, the walk from the final answer back to the tool invocations."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Composer input assembly (spec §19.2.1) and the composer guard (DESIGN §4).
+"""Composer input assembly (docs/spec §19.2.1) and the composer guard (docs/DESIGN.md §4).
 
 The input is built by code from the judged claims: only ``direct_observation`` and
 ``reasonable_inference`` claims are allowed as facts; ``overstated`` ones become
@@ -304,7 +304,7 @@ _JSONISH = re.compile(r'^\s*[\[{]|"\w+"\s*:\s*[\[{"]|executor_evidence|"claims"'
 def guard_composed(
     output: ComposerOutput, composer_input: ComposerInput, known_services: Sequence[str] = ()
 ) -> GuardResult:
-    """The answer may state nothing the input does not (DESIGN §4), and must fit its verdict."""
+    """The answer may state nothing the input does not (docs/DESIGN.md §4), and must fit its verdict."""
     violations: list[str] = []
     source = Corpus(_input_texts(composer_input))
     texts = [

@@ -1,4 +1,4 @@
-"""Code guardrails over the Verifier's judgement (spec §15.3–§15.4, §17).
+"""Code guardrails over the Verifier's judgement (docs/spec §15.3–§15.4, §17).
 
 The Verifier is a model; these rules are not. Each is a small class registered by id —
 claim guards cap one claim's label, verdict guards cap the verdict — and every change one

@@ -1,6 +1,6 @@
-"""VerifierInputHook (spec §9.2, §13–§14): parse-only → trace summary → Gatekeeper → payload.
+"""VerifierInputHook (docs/spec §9.2, §13–§14): parse-only → trace summary → Gatekeeper → payload.
 
-The hook keeps no rules of its own (spec §10.4): parse status comes from the parse-only
+The hook keeps no rules of its own (docs/spec §10.4): parse status comes from the parse-only
 hook, every contract check from the Gatekeeper.
 """
 
@@ -79,7 +79,7 @@ def verifier_input(
     payload = {
         "original_query": question,
         "executor_raw_output": raw_output,
-        "executor_final_answer": raw_output,  # deprecated alias of executor_raw_output (spec §14)
+        "executor_final_answer": raw_output,  # deprecated alias of executor_raw_output (docs/spec §14)
         "executor_structured_output": structured,
         "executor_output_parse_status": parsed.status.model_dump(),
         "tool_trace_summary": [entry.model_dump() for entry in trace],

@@ -47,7 +47,7 @@ FAILURE_ANSWER = {
 
 
 class PipelineOptions(BaseModel):
-    """Switches (spec §22.2) and the retry budget. No switch brings back an Executor-written answer."""
+    """Switches (docs/spec §22.2) and the retry budget. No switch brings back an Executor-written answer."""
 
     structured_output_v2: bool = True
     gatekeeper: bool = True
@@ -348,7 +348,7 @@ class DiagnosisPipeline:
         return parse_verifier_output(reply.text)
 
     def _should_retry(self, state: RoundState, round_number: int) -> bool:
-        """LOW_CONFID may earn one more round; a Gatekeeper failure does not (spec §0.7)."""
+        """LOW_CONFID may earn one more round; a Gatekeeper failure does not (docs/spec §0.7)."""
         if round_number >= self.options.max_rounds or state.evaluation.verdict != "LOW_CONFID":
             return False
         report = state.hook.report
@@ -370,7 +370,7 @@ class DiagnosisPipeline:
         if not self.options.composer:
             return fallback, "template", None, "composer switched off"
         if not final.hook.parsed.ok:
-            return fallback, "template", None, "executor output unusable: fixed LOW_CONFID template (spec §19.2.1)"
+            return fallback, "template", None, "executor output unusable: fixed LOW_CONFID template (docs/spec §19.2.1)"
         if self.roles.composer is None:
             return fallback, "template", None, "no composer configured"
         started = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Reading the Verifier's raw output (spec §16): tolerant of shape, never of meaning.
+"""Reading the Verifier's raw output (docs/spec §16): tolerant of shape, never of meaning.
 
 Entries that do not parse are dropped and noted; the guardrails then treat every claim
 without a usable check as ``unsupported``. An old-style ``facts_checked``-only output is

@@ -42,7 +42,7 @@ class ToolCallResult(BaseModel):
     output: ToolOutput
 
     def for_model(self) -> str:
-        """Tool output as delimited data, never as instructions (DESIGN §3); a log line cannot
+        """Tool output as delimited data, never as instructions (docs/DESIGN.md §3); a log line cannot
         close the delimiter early."""
         body = self.output.for_model().replace("</tool_output", "<\\/tool_output")
         return (

@@ -1,4 +1,4 @@
-"""``tool_trace_summary`` (spec §14): the Verifier's evidence index, one entry per call."""
+"""``tool_trace_summary`` (docs/spec §14): the Verifier's evidence index, one entry per call."""
 
 from __future__ import annotations
 

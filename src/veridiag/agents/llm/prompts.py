@@ -1,4 +1,4 @@
-"""The role prompts (Markdown files next to this module; Chinese-first, spec §19.5)."""
+"""The role prompts (Markdown files next to this module; Chinese-first, docs/spec §19.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``offline`` engine: no model, cannot invent facts (DESIGN §3)."""
+"""The ``offline`` engine: no model, cannot invent facts (docs/DESIGN.md §3)."""
 
 from veridiag.agents.offline.executor import OfflineExecutor
 from veridiag.agents.offline.planner import OfflinePlanner

@@ -1,4 +1,4 @@
-"""``claim.entity_grounding`` (DESIGN §4): every exact fact — number with unit,
+"""``claim.entity_grounding`` (docs/DESIGN.md §4): every exact fact — number with unit,
 percentage, ratio, error code, order/request id, service name, timestamp — in a claim's
 text or an excerpt must occur in what that claim (or binding) cites. Excerpts quote, so
 their facts must occur as written; claims may round or change units, so their quantities

@@ -1,4 +1,4 @@
-"""``claim.evidence_utilization`` (spec §11.5): how many of a claim's keywords its
+"""``claim.evidence_utilization`` (docs/spec §11.5): how many of a claim's keywords its
 excerpts contain. Warn-only and disabled by default — Chinese segmentation makes it a
 hint, never a verdict."""
 

@@ -1,4 +1,4 @@
-"""``evidence.excerpt_similarity`` (spec §11.3): the excerpt is found in what the
+"""``evidence.excerpt_similarity`` (docs/spec §11.3): the excerpt is found in what the
 *cited* invocation returned — not anywhere in the session — and the matched span is
 recorded so reviewers see the real source text, not the model's paraphrase."""
 

@@ -1,4 +1,4 @@
-"""``claim.hallucination_phrases`` (spec §11.4): confirmed claims may not hedge or
+"""``claim.hallucination_phrases`` (docs/spec §11.4): confirmed claims may not hedge or
 lean on experience; hypotheses may (they are not in ``targetFields``)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``evidence.invocation_ref`` (spec §11.2): every cited invocation exists, is this
+"""``evidence.invocation_ref`` (docs/spec §11.2): every cited invocation exists, is this
 session's, is the tool the binding names, and did not error."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``schema.executor_v2`` (spec §11.1): the output is a V2 object, without removed fields."""
+"""``schema.executor_v2`` (docs/spec §11.1): the output is a V2 object, without removed fields."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class ExecutorV2Schema(GatekeeperRule):
                 reported.add(name)
         for name in params.deprecated_fields:
             if name in output:
-                result.add(name, "fail", f"field {name!r} was removed in executor_evidence_v2 (spec §8)")
+                result.add(name, "fail", f"field {name!r} was removed in executor_evidence_v2 (docs/spec §8)")
         version = output.get("answer_version")
         if "answer_version" in output and version != ANSWER_VERSION:
             result.add("answer_version", "fail", f"answer_version must be {ANSWER_VERSION!r}, got {version!r}")
