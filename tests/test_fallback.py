@@ -17,9 +17,10 @@ from veridiag.agents.fallback import EngineFailedError, FallbackRole
 from veridiag.agents.llm.model_call import RoleModel
 from veridiag.agents.llm.roles import LLMComposer, LLMExecutor
 from veridiag.agents.offline import OfflineExecutor
-from veridiag.agents.reply import EngineUse, RoleReply
+from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest, ExecutorRole, PlanRequest, VerifierRole
 from veridiag.config import LLMRoleSettings
+from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.plan import Plan
 

@@ -14,7 +14,8 @@ from typing import Protocol
 
 import yaml
 
-from veridiag.agents.reply import TEMPLATE, Engine, EngineUse, RoleReply
+from veridiag.agents.reply import TEMPLATE, Engine, RoleReply
+from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ActionItem, ComposerInput, ComposerOutput
 
 

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from veridiag.agents.composer import ComposerRole
-from veridiag.agents.reply import SCRIPTED, EngineUse, RoleReply
+from veridiag.agents.reply import SCRIPTED, RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles, VerifierRole
+from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ComposerInput
 
 Script = str | Sequence[str | None] | BaseException | None

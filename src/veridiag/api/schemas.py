@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from veridiag.agents.reply import EngineUse
+from veridiag.contracts.audit import EngineUse
 
 MAX_QUERY_CHARS = 4000
 BLANK_QUERY = "the question is blank (only whitespace or invisible characters)"

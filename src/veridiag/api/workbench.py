@@ -12,11 +12,11 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 
-from veridiag.agents.reply import EngineUse
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
 from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
+from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")

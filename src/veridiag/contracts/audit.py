@@ -74,12 +74,89 @@ class VerifierEvaluationRecord(_Record):
     switches: dict[str, Any] = Field(default_factory=dict)
 
 
+class EngineUse(BaseModel):
+    """Which engine answered one role call; ``fallback_from`` and ``reason`` say which engine
+    was asked first and why it did not answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    engine: str = Field(description="The engine that answered: offline, template, scripted or llm:<model>.")
+    fallback_from: str | None = Field(default=None, description="The engine asked first, when it failed.")
+    reason: str | None = Field(default=None, description="Why the engine asked first did not answer.")
+
+    @property
+    def label(self) -> str:
+        """The one string form of this record (``offline (fallback)``), as ``ask`` and the audit
+        have always shown it."""
+        return self.engine if self.fallback_from is None else f"{self.engine} (fallback)"
+
+    @property
+    def failure(self) -> str | None:
+        """Why the engine asked first did not answer, worded as ``usage.fallbacks`` carries it."""
+        return None if self.fallback_from is None else f"{self.fallback_from} failed: {self.reason}"
+
+
+class RoleCall(_Record):
+    """One role call of a session: who answered (``engine_use``; ``engine`` its string form,
+    kept for existing readers) and the engine's own usage report (tokens, cost, tool calls)."""
+
+    role: str
+    engine: str
+    engine_use: EngineUse
+    usage: dict[str, Any] = Field(default_factory=dict)
+    round: int | None = None
+
+
+class RoleUsage(_Record):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+
+class FallbackRecord(_Record):
+    role: str
+    round: int | None = None
+    reason: str | None = None
+    fallback_from: str | None = None
+    engine: str
+
+
+class UsageTotals(_Record):
+    """Tokens and cost per role over the session; ``fallbacks`` lists each call that fell back."""
+
+    per_role: dict[str, RoleUsage] = Field(default_factory=dict)
+    fallbacks: list[FallbackRecord] = Field(default_factory=list)
+
+    @classmethod
+    def over(cls, calls: list[RoleCall]) -> UsageTotals:
+        totals = cls()
+        for call in calls:
+            usage = call.usage
+            total = totals.per_role.setdefault(call.role, RoleUsage())
+            total.input_tokens += int(usage.get("input_tokens") or 0)
+            total.output_tokens += int(usage.get("output_tokens") or 0)
+            if usage.get("cost_usd") is not None:
+                total.cost_usd = round((total.cost_usd or 0) + float(usage["cost_usd"]), 6)
+            used = call.engine_use
+            if used.fallback_from is not None:
+                totals.fallbacks.append(
+                    FallbackRecord(
+                        role=call.role,
+                        round=call.round,
+                        reason=used.failure,
+                        fallback_from=used.fallback_from,
+                        engine=used.engine,
+                    )
+                )
+        return totals
+
+
 class SelfEvaluation(_Record):
     verifier_evaluation: VerifierEvaluationRecord
     rounds: list[RoundRecord]
     timings_ms: dict[str, float] = Field(default_factory=dict)
-    role_calls: list[dict[str, Any]] = Field(default_factory=list)
-    usage: dict[str, Any] = Field(default_factory=dict)
+    role_calls: list[RoleCall] = Field(default_factory=list)
+    usage: UsageTotals = Field(default_factory=UsageTotals)
 
     def stored(self) -> dict[str, Any]:
         """The JSON the session row keeps: the final round without the copies §23 already holds."""

@@ -8,8 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from veridiag.agents.reply import EngineUse
-from veridiag.contracts.audit import RoundRecord, SelfEvaluation, VerifierEvaluationRecord
+from veridiag.contracts.audit import (
+    RoleCall,
+    RoundRecord,
+    SelfEvaluation,
+    UsageTotals,
+    VerifierEvaluationRecord,
+)
 from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
 from veridiag.store import SessionStore
 
@@ -51,7 +56,7 @@ def self_evaluation(
     reason: str,
     options: BaseModel,
     timings: dict[str, float],
-    role_calls: list[dict[str, Any]] | None = None,
+    role_calls: list[RoleCall] | None = None,
     withheld: Sequence[str] = (),
 ) -> SelfEvaluation:
     final = rounds[-1]
@@ -86,33 +91,8 @@ def self_evaluation(
         rounds=[round_record(state) for state in rounds],
         timings_ms=timings,
         role_calls=role_calls or [],
-        usage=usage_totals(role_calls or []),
+        usage=UsageTotals.over(role_calls or []),
     )
-
-
-def usage_totals(role_calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """Tokens and cost per role over the session; ``fallbacks`` lists each role that fell back."""
-    per_role: dict[str, dict[str, Any]] = {}
-    fallbacks = []
-    for call in role_calls:
-        usage = call.get("usage") or {}
-        total = per_role.setdefault(call["role"], {"input_tokens": 0, "output_tokens": 0, "cost_usd": None})
-        total["input_tokens"] += int(usage.get("input_tokens") or 0)
-        total["output_tokens"] += int(usage.get("output_tokens") or 0)
-        if usage.get("cost_usd") is not None:
-            total["cost_usd"] = round((total["cost_usd"] or 0) + usage["cost_usd"], 6)
-        answered_by = EngineUse.model_validate(call["engine_use"])
-        if answered_by.fallback_from is not None:
-            fallbacks.append(
-                {
-                    "role": call["role"],
-                    "round": call.get("round"),
-                    "reason": answered_by.failure,
-                    "fallback_from": answered_by.fallback_from,
-                    "engine": answered_by.engine,
-                }
-            )
-    return {"per_role": per_role, "fallbacks": fallbacks}
 
 
 def audit_chain(store: SessionStore, session_id: str) -> dict[str, Any] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from veridiag.agents.reply import EngineUse
+from veridiag.contracts.audit import EngineUse, RoleCall
 from veridiag.pipeline.service import DiagnosisResult
 
 #: A role this session never called (the Verifier skipped on unusable output, a composer
@@ -12,15 +12,14 @@ from veridiag.pipeline.service import DiagnosisResult
 NOT_RUN = "not run"
 
 
-def engines_used(role_calls: list[dict[str, Any]], configured: dict[str, str]) -> dict[str, list[EngineUse]]:
+def engines_used(role_calls: list[RoleCall], configured: dict[str, str]) -> dict[str, list[EngineUse]]:
     """Per role, what answered it in this session (each distinct record once, in order): the
     engine, and after a fallback the engine that failed and why. A role never called has none."""
-    roles = dict.fromkeys([*configured, *(str(call["role"]) for call in role_calls)])
+    roles = dict.fromkeys([*configured, *(call.role for call in role_calls)])
     used: dict[str, list[EngineUse]] = {role: [] for role in roles}
     for call in role_calls:
-        answered_by = EngineUse.model_validate(call["engine_use"])
-        if answered_by not in used[call["role"]]:
-            used[call["role"]].append(answered_by)
+        if call.engine_use not in used[call.role]:
+            used[call.role].append(call.engine_use)
     return used
 
 
@@ -42,7 +41,7 @@ def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> dict[str
     role_calls = result.self_evaluation.get("role_calls") or (result.self_evaluation.get("partial") or {}).get(
         "role_calls"
     )
-    used = engines_used(role_calls or [], engine)
+    used = engines_used([RoleCall.model_validate(call) for call in role_calls or []], engine)
     labels = {c["claim_id"]: c["verification"] for c in evaluation.get("claim_checks") or []}
     allowed = {c["claim_id"] for c in composer_input.get("allowed_claims") or []}
     claims = [

@@ -23,6 +23,7 @@ from veridiag.agents.composer import template_answer, with_gaps
 from veridiag.agents.reply import TEMPLATE, RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
 from veridiag.config import Settings
+from veridiag.contracts.audit import RoleCall
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult, detect_lang
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.plan import Plan
@@ -86,8 +87,10 @@ class DiagnosisRun:
     sink: Progress
     timings: dict[str, float] = field(default_factory=dict)
     rounds: list[RoundState] = field(default_factory=list)
-    #: What a failure report keeps: the stage reached, role calls, plan, rounds so far.
-    known: dict[str, Any] = field(default_factory=lambda: {"stage": "plan", "role_calls": []})
+    #: What a failure report keeps: the stage reached, the role calls and the plan so far.
+    stage: str = "plan"
+    role_calls: list[RoleCall] = field(default_factory=list)
+    plan: Plan | None = None
 
     def emit(self, stage: str, details: dict[str, Any]) -> None:
         """Progress for this run only; every event names its session, so a listener can check
@@ -97,15 +100,24 @@ class DiagnosisRun:
     def record(self, role: str, reply: RoleReply, round_number: int | None = None) -> None:
         """Which engine answered each role, its usage and any fallback: the audit's ``role_calls``.
         ``engine_use`` is the record; ``engine`` its string form, kept for existing readers."""
-        call: dict[str, Any] = {
-            "role": role,
-            "engine": reply.answered_by.label,
-            "engine_use": reply.answered_by.model_dump(),
-            "usage": _jsonable(reply.usage),
+        self.role_calls.append(
+            RoleCall(
+                role=role,
+                engine=reply.answered_by.label,
+                engine_use=reply.answered_by,
+                usage=_jsonable(reply.usage),
+                round=round_number,
+            )
+        )
+
+    def partial(self) -> dict[str, Any]:
+        """What a failed run keeps: the stage it reached and everything recorded before it."""
+        return {
+            "stage": self.stage,
+            "role_calls": [call.model_dump(mode="json") for call in self.role_calls],
+            "plan": self.plan.stored() if self.plan else None,
+            "rounds": [round_record(state).model_dump(mode="json") for state in self.rounds],
         }
-        if round_number is not None:
-            call["round"] = round_number
-        self.known["role_calls"].append(call)
 
 
 @dataclass
@@ -159,17 +171,15 @@ class DiagnosisPipeline:
         session = self.store.create_session(question, lang=lang, session_id=session_id)
         run = DiagnosisRun(session.id, question, lang, progress or _silent)
         run.emit("session", {"lang": lang})
-        known = run.known
         try:
             if on_session is not None:
-                known["stage"] = "setup"
+                run.stage = "setup"
                 on_session(session.id)
-                known["stage"] = "plan"
+                run.stage = "plan"
             return self._run(run)
         except Exception as exc:  # any role, parser or store failure: fail closed, keep what is known
-            error = f"{known.get('stage')}: {exc.__class__.__name__}: {exc}"
-            known["rounds"] = [round_record(state).model_dump(mode="json") for state in run.rounds]
-            evaluation = {"verifier_evaluation": None, "failed_at": known.get("stage"), "partial": _jsonable(known)}
+            error = f"{run.stage}: {exc.__class__.__name__}: {exc}"
+            evaluation = {"verifier_evaluation": None, "failed_at": run.stage, "partial": run.partial()}
             with contextlib.suppress(Exception):  # the store itself is down: the user still gets the answer
                 self.store.fail_session(session.id, error=error, self_evaluation=evaluation)
             run.emit("failed", {"error": error})
@@ -178,15 +188,15 @@ class DiagnosisPipeline:
     # --- the chain, in spec order -----------------------------------------------------
 
     def _run(self, run: DiagnosisRun) -> DiagnosisResult:
-        session_id, question, lang, known, rounds = run.session_id, run.question, run.lang, run.known, run.rounds
+        session_id, question, lang, rounds = run.session_id, run.question, run.lang, run.rounds
         plan = self._plan(run)
-        known["plan"] = plan.stored()
+        run.plan = plan
         run.emit("plan", {"skill": plan.skill, "service": plan.service, "start": plan.start, "end": plan.end})
         self.store.update_session(session_id, plan=plan.stored())
 
         retry_context: RetryContext | None = None
         for round_number in range(1, max(1, self.options.max_rounds) + 1):
-            known["stage"] = f"round {round_number}: executor"
+            run.stage = f"round {round_number}: executor"
             state = self._round(run, plan=plan, round_number=round_number, retry_context=retry_context)
             rounds.append(state)
             # Progress only: the verdict is written with the answer, never before it.
@@ -201,7 +211,7 @@ class DiagnosisPipeline:
             )
 
         final = rounds[-1]
-        known["stage"] = "composer"
+        run.stage = "composer"
         assembled = assemble_composer_input(
             question,
             lang,
@@ -226,7 +236,7 @@ class DiagnosisPipeline:
             reason=reason,
             options=self.options,
             timings=run.timings,
-            role_calls=known["role_calls"],
+            role_calls=run.role_calls,
             withheld=assembled.withheld,
         )
         evaluation = audited.stored()
@@ -267,7 +277,7 @@ class DiagnosisPipeline:
         round_number: int,
         retry_context: RetryContext | None,
     ) -> RoundState:
-        session_id, question, lang, known = run.session_id, run.question, run.lang, run.known
+        session_id, question, lang = run.session_id, run.question, run.lang
         latency: dict[str, float] = {}
         runner = None
         if self.toolbox:
@@ -298,7 +308,7 @@ class DiagnosisPipeline:
         )
         latency["executor_ms"] = _ms(started)
         run.record("executor", reply, round_number)
-        known["stage"] = f"round {round_number}: gatekeeper"
+        run.stage = f"round {round_number}: gatekeeper"
         started = time.perf_counter()
         hook = verifier_input(
             question,
@@ -319,7 +329,7 @@ class DiagnosisPipeline:
                 "failed_rules": hook.report.result.failed_rules if hook.report else [],
             },
         )
-        known["stage"] = f"round {round_number}: verifier"
+        run.stage = f"round {round_number}: verifier"
         started = time.perf_counter()
         parsed = self._verify(run, hook, round_number)
         latency["verifier_ms"] = _ms(started)

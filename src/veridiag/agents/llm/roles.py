@@ -14,8 +14,9 @@ from veridiag.agents.llm.model_call import CallOutcome, RoleModel
 from veridiag.agents.llm.prompts import as_data, prompt
 from veridiag.agents.offline.planner import Environment
 from veridiag.agents.offline.skills import catalog
-from veridiag.agents.reply import EngineUse, RoleReply
+from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlannerRole, PlanRequest
+from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ComposerInput, detect_lang
 from veridiag.contracts.parsing import parse_executor_output
 

@@ -24,8 +24,9 @@ from typing import Any, Protocol
 
 from veridiag.agents.offline.findings import Clock, Findings
 from veridiag.agents.offline.skills import catalog
-from veridiag.agents.reply import OFFLINE, EngineUse, RoleReply
+from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
+from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import has_cjk
 from veridiag.contracts.executor_v2 import ExecutorEvidenceV2, Hypothesis, RecommendedAction
 from veridiag.contracts.material import ExecutorScope

@@ -21,8 +21,9 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from veridiag.agents.offline.skills import DataShape, aliases, choose_skill
-from veridiag.agents.reply import OFFLINE, EngineUse, RoleReply
+from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import PlanRequest
+from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.plan import Plan, PlanTime
 from veridiag.text.when import TimeWindow, interpret_time
 from veridiag.tools.records import Span

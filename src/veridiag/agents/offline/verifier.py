@@ -18,7 +18,8 @@ import json
 import re
 from typing import Any
 
-from veridiag.agents.reply import OFFLINE, EngineUse, RoleReply
+from veridiag.agents.reply import OFFLINE, RoleReply
+from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.invocation import InvocationSource, InvocationView
 from veridiag.contracts.material import ClaimView, ExecutorMaterial, HypothesisView
 from veridiag.contracts.verdict import groundedness, matrix_verdict
