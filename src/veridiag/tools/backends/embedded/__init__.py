@@ -96,20 +96,17 @@ class EmbeddedEnvironment:
         return loaded is None
 
     def _load_demo(self, conn: sqlite3.Connection) -> None:
+        day = demo.bundled_environment()
         conn.execute("BEGIN IMMEDIATE")
         if not self._is_empty(conn):  # another process won the race
             conn.commit()
             return
-        _ingest.add_logs(
-            conn,
-            (LogRow(x.ts, x.service, x.level, x.line, x.message, x.component) for x in demo.generate_logs()),
-        )
-        points = demo.generate_metrics()
-        _ingest.add_metric_points(conn, ((p.service, p.metric, p.unit, p.ts, p.value) for p in points))
+        _ingest.add_logs(conn, (LogRow(x.ts, x.service, x.level, x.line, x.message, x.component) for x in day.logs()))
+        _ingest.add_metric_points(conn, ((p.service, p.metric, p.unit, p.ts, p.value) for p in day.metrics()))
         _ingest.add_changes(
-            conn, (ChangeRow(c.ts, c.service, c.kind, c.description, source="demo") for c in demo.generate_changes())
+            conn, (ChangeRow(c.ts, c.service, c.kind, c.description, source="demo") for c in day.changes())
         )
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('now', ?)", (iso(demo.DAY_END),))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('now', ?)", (iso(day.end),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('loaded', 'demo')")
         conn.commit()
 
