@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
+from veridiag.cli.app import app
+from veridiag.config import Settings
+from veridiag.pipeline.factory import assemble
 from veridiag.tools.demo import DemoDataError, bundled_environment, load_environment
 
 ADDED = Path(__file__).parent / "fixtures" / "demo_incidents"
@@ -73,6 +78,15 @@ def test_invalid_yaml_and_a_folder_without_incident_are_named(incidents: Path) -
         load_environment(incidents)
 
 
+def test_the_cli_reports_a_bad_incident_in_one_line(incidents: Path, tmp_path: Path) -> None:
+    path = _edit(incidents, "per_minute: 12", "per_minute: -1")
+    env = {"VERIDIAG_HOME": str(tmp_path / "home"), "VERIDIAG_EMBEDDED__DEMO_INCIDENTS": str(incidents)}
+    result = CliRunner().invoke(app, ["ask", "why is search slow?"], env=env)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {path}:") and "logs.1.per_minute" in result.stderr
+    assert result.stderr.count("\n") == 1 and "Traceback" not in result.output
+
+
 def test_an_added_incident_leaves_the_bundled_day_as_it_was(incidents: Path) -> None:
     """Its values are drawn after the bundled ones, so the lines evals and tests quote stay put."""
     bundled, extended = bundled_environment(), load_environment(incidents)
@@ -84,3 +98,36 @@ def test_an_added_incident_leaves_the_bundled_day_as_it_was(incidents: Path) -> 
     assert [p for p in points if p.service != ADDED_SERVICE] == bundled.metrics()
     assert {p.metric for p in points if p.service == ADDED_SERVICE} == {"http_request_p99_ms", "http_error_percent"}
     assert [c.kind for c in extended.changes() if c.service == ADDED_SERVICE] == ["job"]
+
+
+@pytest.fixture(scope="module")
+def with_added(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The pipeline (offline engine) on the demo plus an incident folder written into a data dir."""
+    data = tmp_path_factory.mktemp("data")
+    shutil.copytree(ADDED, data / "incidents")
+    settings = Settings(home=data / "home", engine="offline", embedded={"demo_incidents": data / "incidents"})
+    return assemble(settings)
+
+
+@pytest.mark.parametrize("question", load_environment(ADDED).incidents[-1].questions)
+def test_an_incident_added_as_a_folder_is_diagnosed_from_its_evidence(with_added: Any, question: str) -> None:
+    result = with_added.pipeline.run(question)
+    assert result.status == "completed" and result.verdict == "PASS", result.answer
+    evaluation = result.self_evaluation["verifier_evaluation"]
+    allowed = {c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]}
+    output = evaluation["executor_structured_output"]
+    cited = {
+        i
+        for c in output["claims"]
+        if c["claim_id"] in allowed
+        for b in c["evidence_bindings"]
+        for i in b["source_invocation_ids"]
+    }
+    invocations = with_added.store.get_invocations(cited).values()
+    by_tool = {i.tool_name: i.output for i in invocations}
+    assert ADDED_SERVICE in by_tool["query_metrics"] and "http_request_p99_ms" in by_tool["query_metrics"]
+    assert "ERR_SEARCH_TIMEOUT no response from" in by_tool["query_logs"]
+    assert "full reindex of products started (shards=12, replicas=0)" in by_tool["query_changes"]
+    assert "ERR_SEARCH_TIMEOUT" in result.answer and "full reindex of products started" in result.answer
+    # the runbook in the incident's folder was indexed and matched what was seen
+    assert any(a["reason"] == "runbook rb-search-reindex" for a in output["recommended_actions"])
