@@ -18,9 +18,9 @@ from veridiag.api import create_app
 from veridiag.api.local import LocalServer
 from veridiag.config import Settings
 from veridiag.store import SessionStore
-from veridiag.tools.demo import SCENARIOS
+from veridiag.tools.demo import bundled_environment
 
-TEMPLATES = [question for scenario in SCENARIOS for question in scenario.questions]
+TEMPLATES = [question for incident in bundled_environment().incidents for question in incident.questions]
 Stream = tuple[str, list[tuple[str, dict[str, Any]]], str | None]
 Chat = tuple[str, int, dict[str, Any] | None]
 #: The full load (200 chats beside 20 streams) takes ~65 s on the 2-core machine: CI runs it,

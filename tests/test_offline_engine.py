@@ -21,7 +21,7 @@ from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.demo import SCENARIOS
+from veridiag.tools.demo import bundled_environment
 from veridiag.tools.importers import import_logs, import_metrics_csv
 
 FAULTY = {
@@ -40,7 +40,7 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return assemble(Settings(home=home))
 
 
-QUESTIONS = [(scenario.id, question) for scenario in SCENARIOS for question in scenario.questions]
+QUESTIONS = [(incident.id, question) for incident in bundled_environment().incidents for question in incident.questions]
 
 
 @pytest.mark.parametrize(

@@ -62,6 +62,9 @@ class ToolsSettings(BaseModel):
 class EmbeddedSettings(BaseModel):
     path: Path | None = None  # default: <home>/embedded.db
     load_demo: bool = True
+    #: Incidents added to the demo: a folder like ``tools/demo/incidents/<id>/``, or a folder of
+    #: them. Loaded with the demo, so into an empty embedded file.
+    demo_incidents: Path | None = None
 
 
 class KnowledgeSettings(BaseModel):

@@ -20,9 +20,9 @@ from sqlalchemy.engine import make_url
 from veridiag.api import create_app
 from veridiag.api.local import LocalServer
 from veridiag.config import Settings
-from veridiag.tools.demo import SCENARIOS
+from veridiag.tools.demo import bundled_environment
 
-_TEMPLATES = [question for scenario in SCENARIOS for question in scenario.questions]
+_TEMPLATES = [question for incident in bundled_environment().incidents for question in incident.questions]
 
 
 def _questions(count: int, run: str) -> list[str]:

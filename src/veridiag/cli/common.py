@@ -90,6 +90,7 @@ _EXPECTED = {
     "veridiag.agents.llm.providers": "LLMConfigError",
     "veridiag.tools.importers": "ImportFailedError",
     "veridiag.tools.knowledge": "RunbookError",
+    "veridiag.tools.demo": "DemoDataError",
     "veridiag.evals.fixtures": "FixtureError",
 }
 

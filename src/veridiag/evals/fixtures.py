@@ -10,11 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from veridiag.contracts.invocation import InvocationStatus
 from veridiag.contracts.verifier import ClaimVerification, Verdict
+from veridiag.text.yaml_files import parse_yaml, validate_yaml
 
 RawOutput = str | None
 
@@ -156,23 +156,6 @@ class Case(_Strict):
         return self.executor_outputs if self.executor_outputs is not None else [self.executor_output]
 
 
-def _line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
-    """The 1-based line of the YAML node at ``loc`` (the nearest existing parent otherwise)."""
-    line = node.start_mark.line + 1 if node is not None else None
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            match = next((value for key, value in node.value if key.value == part), None)
-            if match is None:
-                break
-            node = match
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
-            node = node.value[part]
-        else:
-            break
-        line = node.start_mark.line + 1
-    return line
-
-
 def load_case(path: Path) -> Case:
     try:
         text = path.read_text(encoding="utf-8")
@@ -180,23 +163,10 @@ def load_case(path: Path) -> Case:
         raise FixtureError(f"{path}: not UTF-8 (byte {exc.start})") from None
     except OSError as exc:
         raise FixtureError(f"{path}: {exc.strerror}") from None
-    try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f":{mark.line + 1}" if mark else ""
-        raise FixtureError(f"{path}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    data, node = parse_yaml(text, str(path), FixtureError)
     if not isinstance(data, dict):
         raise FixtureError(f"{path}:1: a case is a mapping with id, query, executor_output and expect")
-    try:
-        case = Case.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = tuple(p for p in error["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        field = ".".join(str(p) for p in loc) or "case"
-        line = _line_of(node, loc)
-        raise FixtureError(f"{path}:{line}: {field}: {error['msg']}") from None
+    case = validate_yaml(Case, data, node, str(path), FixtureError, whole="case")
     case.path = path
     return case
 

@@ -30,6 +30,7 @@ def embedded_environment(settings: Settings) -> EmbeddedEnvironment:
     return EmbeddedEnvironment(
         settings.embedded_path,
         load_demo=settings.embedded.load_demo,
+        demo_incidents=settings.embedded.demo_incidents,
         runbook_dir=settings.knowledge.user_dir,
         redactor=build_redactor(settings),
     )

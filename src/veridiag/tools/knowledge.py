@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -93,16 +93,19 @@ def bundled_runbooks() -> Iterator[Runbook]:
             yield parse_runbook(entry.read_text(encoding="utf-8"), f"bundled:{entry.name}")
 
 
-def sources_fingerprint(folder: Path | None) -> str:
+def sources_fingerprint(folders: Sequence[Path] = ()) -> str:
     """Changes whenever the runbooks an index would hold change: the bundled files' text
-    (a new release) and the user folder's files (name, size, modification time — stat
+    (a new release) and the other folders' files (name, size, modification time — stat
     only, so a folder of thousands costs no parsing at start-up)."""
     digest = hashlib.sha256()
     bundled = resources.files("veridiag.tools").joinpath("runbooks")
     for entry in sorted(bundled.iterdir(), key=lambda e: e.name):
         if entry.name.endswith(".md"):
             digest.update(entry.name.encode() + b"\0" + entry.read_bytes() + b"\0")
-    if folder is not None and folder.exists():
+    for folder in folders:
+        if not folder.exists():
+            continue
+        digest.update(f"{folder}\0".encode())
         for path in sorted(folder.rglob("*.md")):
             stat = path.stat()
             digest.update(f"{path.relative_to(folder)}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())

@@ -43,6 +43,7 @@ class EmbeddedEnvironment:
         path: Path,
         *,
         load_demo: bool = True,
+        demo_incidents: Path | None = None,
         runbook_dir: Path | None = None,
         redactor: Redactor | None = None,
     ) -> None:
@@ -52,6 +53,9 @@ class EmbeddedEnvironment:
         self.redactor = redactor or default_redactor()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.runbook_dir = runbook_dir
+        #: Incidents added to the bundled demo (an incident folder, or a folder of them); their
+        #: runbooks are indexed with the user's.
+        self.demo_incidents = demo_incidents.expanduser() if load_demo and demo_incidents else None
         #: User runbooks the last non-strict indexing left out, with why.
         self.skipped_runbooks: list[str] = []
         self._local = threading.local()
@@ -63,7 +67,7 @@ class EmbeddedEnvironment:
             conn.executescript(knowledge.SCHEMA)
             if load_demo and self._is_empty(conn):
                 self._load_demo(conn)
-            fingerprint = knowledge.sources_fingerprint(self.runbook_dir)
+            fingerprint = knowledge.sources_fingerprint(self._runbook_folders())
             if self._indexed_fingerprint(conn) != fingerprint:
                 # First start, a new release's runbooks, or the user's: never fail on a bad file here.
                 self._index(conn, fingerprint, strict=False)
@@ -96,20 +100,17 @@ class EmbeddedEnvironment:
         return loaded is None
 
     def _load_demo(self, conn: sqlite3.Connection) -> None:
+        day = demo.load_environment(self.demo_incidents) if self.demo_incidents else demo.bundled_environment()
         conn.execute("BEGIN IMMEDIATE")
         if not self._is_empty(conn):  # another process won the race
             conn.commit()
             return
-        _ingest.add_logs(
-            conn,
-            (LogRow(x.ts, x.service, x.level, x.line, x.message, x.component) for x in demo.generate_logs()),
-        )
-        points = demo.generate_metrics()
-        _ingest.add_metric_points(conn, ((p.service, p.metric, p.unit, p.ts, p.value) for p in points))
+        _ingest.add_logs(conn, (LogRow(x.ts, x.service, x.level, x.line, x.message, x.component) for x in day.logs()))
+        _ingest.add_metric_points(conn, ((p.service, p.metric, p.unit, p.ts, p.value) for p in day.metrics()))
         _ingest.add_changes(
-            conn, (ChangeRow(c.ts, c.service, c.kind, c.description, source="demo") for c in demo.generate_changes())
+            conn, (ChangeRow(c.ts, c.service, c.kind, c.description, source="demo") for c in day.changes())
         )
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('now', ?)", (iso(demo.DAY_END),))
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('now', ?)", (iso(day.end),))
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('loaded', 'demo')")
         conn.commit()
 
@@ -128,18 +129,19 @@ class EmbeddedEnvironment:
             return _ingest.add_changes(conn, rows)
 
     def index_knowledge(self) -> int:
-        """Re-index bundled runbooks plus the user folder (user ids override bundled); a
-        broken user runbook raises ``RunbookError`` (``veridiag kb index`` says which)."""
+        """Re-index bundled runbooks plus the added demo incidents' and the user folder's (user
+        ids override bundled); a broken one raises ``RunbookError`` (``veridiag kb index`` says which)."""
         with self.connect() as conn:
-            return self._index(conn, knowledge.sources_fingerprint(self.runbook_dir), strict=True)
+            return self._index(conn, knowledge.sources_fingerprint(self._runbook_folders()), strict=True)
 
     def _index(self, conn: sqlite3.Connection, fingerprint: str, *, strict: bool) -> int:
         """Index and record ``fingerprint``. Not ``strict`` (start-up): a broken user runbook
         is left out with a logged warning and listed in ``skipped_runbooks``."""
         runbooks = list(knowledge.bundled_runbooks())
         skipped: list[str] = []
-        if self.runbook_dir is not None and self.runbook_dir.exists():
-            runbooks += list(knowledge.folder_runbooks(self.runbook_dir, None if strict else skipped))
+        for folder in self._runbook_folders():
+            if folder.exists():
+                runbooks += list(knowledge.folder_runbooks(folder, None if strict else skipped))
         skipped = [self.redactor.redact(problem) for problem in skipped]
         for problem in skipped:
             _log.warning("runbook left out of the index: %s", problem)
@@ -148,6 +150,10 @@ class EmbeddedEnvironment:
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('kb_fingerprint', ?)", (fingerprint,))
         conn.commit()
         return count
+
+    def _runbook_folders(self) -> list[Path]:
+        """Folders of runbooks beyond the bundled ones; the user's last, so theirs win by id."""
+        return [folder for folder in (self.demo_incidents, self.runbook_dir) if folder is not None]
 
     @staticmethod
     def _indexed_fingerprint(conn: sqlite3.Connection) -> str | None:

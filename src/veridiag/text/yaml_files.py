@@ -1,0 +1,65 @@
+"""YAML data files read into pydantic models, every error naming the file, the line and the
+field — a person fixing a file by hand needs to know where to look (eval fixtures, the demo
+environment)."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+Model = TypeVar("Model", bound=BaseModel)
+
+
+def line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
+    """The 1-based line of the YAML node at ``loc`` (the nearest existing parent otherwise)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            match = next((value for key, value in node.value if key.value == part), None)
+            if match is None:
+                break
+            node = match
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+        else:
+            break
+        line = node.start_mark.line + 1
+    return line
+
+
+def parse_yaml(text: str, origin: str, error: type[ValueError]) -> tuple[Any, yaml.Node | None]:
+    """The data and the node tree of ``text``; invalid YAML raises ``error`` with its line."""
+    try:
+        return yaml.safe_load(text), yaml.compose(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f":{mark.line + 1}" if mark else ""
+        raise error(f"{origin}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+
+
+def located(origin: str, node: yaml.Node | None, loc: tuple[int | str, ...], message: str, *, whole: str) -> str:
+    """``origin:line: field: message`` for the field at ``loc`` (``whole`` when ``loc`` is empty)."""
+    field = ".".join(str(p) for p in loc) or whole
+    return f"{origin}:{line_of(node, loc)}: {field}: {message}"
+
+
+def validate_yaml(
+    model: type[Model],
+    data: Any,
+    node: yaml.Node | None,
+    origin: str,
+    error: type[ValueError],
+    *,
+    whole: str,
+    context: dict[str, Any] | None = None,
+) -> Model:
+    """``data`` as ``model``; the first problem raises ``error`` as ``origin:line: field: message``
+    (``whole`` names the field when the problem is the document itself)."""
+    try:
+        return model.model_validate(data, context=context)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        loc = tuple(p for p in problem["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        raise error(located(origin, node, loc, problem["msg"], whole=whole)) from None
