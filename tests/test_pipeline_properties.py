@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from tests.builders import LOG_OUTPUT, binding, claim
 from veridiag.agents import scripted_roles
-from veridiag.contracts.verifier import ClaimVerification
+from veridiag.contracts.verifier import VERDICT_SEVERITY, ClaimVerification
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
 from veridiag.store import SessionStore
 
@@ -152,3 +152,10 @@ def test_no_raw_json_and_no_unverified_claim_as_fact(  # noqa: PLR0917 (one argu
                 assert HEDGE.search(line), f"unverified {marker} shown as fact: {line!r}\n{answer}"
     if evaluation.get("verdict") == "REJECT":
         assert "根因已确认" not in answer
+    # The guardrails only ever lower confidence: every correction moves a label or the verdict down.
+    for correction in evaluation.get("corrections") or []:
+        before, after = correction["before"], correction["after"]
+        if before in LABELS and after in LABELS:
+            assert LABELS.index(after) > LABELS.index(before), correction
+        if before in VERDICT_SEVERITY and after in VERDICT_SEVERITY:
+            assert VERDICT_SEVERITY[after] > VERDICT_SEVERITY[before], correction
