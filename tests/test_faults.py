@@ -249,7 +249,7 @@ def test_metrics_dying_mid_session_are_gaps_the_answer_names(
     assert calls[0].status == "ok" and len(failed) == len(calls) - 1
     reason = "ConnectionError: connection refused" if how == "raises" else "timed out"
     assert all(reason in (i.error or "") for i in failed), {i.error for i in failed}
-    document = answer_document(result, pipeline.roles.names)
+    document = answer_document(result, pipeline.roles.names).model_dump(mode="json")
     for invocation in failed:  # whatever the verdict, no failed call is hidden
         named = f"metric={invocation.arguments['metric']}) failed"
         assert named in result.answer, f"{named!r} is not in the answer (verdict {result.verdict})"

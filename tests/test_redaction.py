@@ -406,7 +406,7 @@ def test_a_planted_secret_never_leaves_the_tool_boundary(tmp_path: Path) -> None
     seen = {
         "answer": result.answer,
         "audit chain": json.dumps(chain, ensure_ascii=False),
-        "ask --json": json.dumps(answer_document(result, assembly.engine), ensure_ascii=False),
+        "ask --json": answer_document(result, assembly.engine).model_dump_json(),
         "self evaluation": json.dumps(result.self_evaluation, ensure_ascii=False),
     }
     for where, text in seen.items():

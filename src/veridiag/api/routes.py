@@ -16,6 +16,7 @@ from fastapi.responses import Response, StreamingResponse
 from veridiag.api.errors import request_id
 from veridiag.api.schemas import ChatRequest, ChatResponse, ErrorBody, SessionPage, SessionSummary
 from veridiag.api.security import require_token
+from veridiag.contracts.answer import AnswerDocument
 from veridiag.contracts.session import SessionRecord
 from veridiag.pipeline import audit_chain
 from veridiag.pipeline.factory import Assembly
@@ -29,7 +30,7 @@ api = APIRouter(prefix="/api/v1", dependencies=[Depends(require_token)], respons
 ops = APIRouter()
 
 
-async def diagnose_async(request: Request, body: ChatRequest, progress: Progress | None = None) -> dict[str, Any]:
+async def diagnose_async(request: Request, body: ChatRequest, progress: Progress | None = None) -> AnswerDocument:
     """A diagnosis in a worker thread, at most ``api_concurrency`` at once: the work is CPU-bound,
     so more threads only share the cores and every queued request finishes late; this way they
     finish in arrival order."""
@@ -37,7 +38,7 @@ async def diagnose_async(request: Request, body: ChatRequest, progress: Progress
     return await anyio.to_thread.run_sync(diagnose, request, body, progress, limiter=limiter)
 
 
-def diagnose(request: Request, body: ChatRequest, progress: Progress | None = None) -> dict[str, Any]:
+def diagnose(request: Request, body: ChatRequest, progress: Progress | None = None) -> AnswerDocument:
     """One diagnosis through the app's pipeline; metrics observed; the stable answer document."""
     assembly: Assembly = request.app.state.assembly
     started = time.perf_counter()
@@ -47,7 +48,7 @@ def diagnose(request: Request, body: ChatRequest, progress: Progress | None = No
 
 
 @api.post("/chat", response_model=ChatResponse, summary="Diagnose a question")
-async def chat(body: ChatRequest, request: Request) -> dict[str, Any]:
+async def chat(body: ChatRequest, request: Request) -> AnswerDocument:
     return await diagnose_async(request, body)
 
 
@@ -76,7 +77,7 @@ async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
     async def run() -> None:
         try:
             document = await diagnose_async(request, body, progress)
-            queue.put_nowait(("done", document))
+            queue.put_nowait(("done", document.model_dump(mode="json")))
         except Exception:  # the pipeline fails closed itself; this is the store being gone
             log.exception("chat stream failed [request_id=%s session_id=%s]", rid, session.get("id"))
             message = "the diagnosis failed on the server; its log has the details under this request id"

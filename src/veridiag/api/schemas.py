@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from veridiag.contracts.audit import EngineUse
+from veridiag.contracts.answer import AnswerDocument
 
 MAX_QUERY_CHARS = 4000
 BLANK_QUERY = "the question is blank (only whitespace or invisible characters)"
@@ -38,42 +38,8 @@ class ChatRequest(BaseModel):
         return query
 
 
-class EvidenceItem(BaseModel):
-    invocation_id: int | None
-    tool_name: str | None
-    excerpt: str | None
-
-
-class ClaimItem(BaseModel):
-    claim_id: str | None
-    claim_text: str | None
-    verification: str | None
-    allowed: bool
-    evidence: list[EvidenceItem]
-
-
-class ChatResponse(BaseModel):
+class ChatResponse(AnswerDocument):
     """The same document as ``veridiag ask --json``."""
-
-    session_id: str
-    verdict: str | None
-    final_answer: str
-    answer_source: str
-    claims: list[ClaimItem]
-    hypotheses: list[dict[str, Any]]
-    missing_info: list[str]
-    recommended_actions: list[dict[str, Any]]
-    gatekeeper: dict[str, Any] | None
-    rounds: int
-    engine: dict[str, str]
-    engine_configured: dict[str, str] = Field(default_factory=dict)
-    engines: dict[str, list[EngineUse]] = Field(
-        default_factory=dict,
-        description="Per role, what answered it in this session; after a fallback, which engine failed and why.",
-    )
-    status: str
-    error: str | None
-    usage: dict[str, Any] = Field(default_factory=dict)
 
 
 class SessionSummary(BaseModel):

@@ -119,7 +119,7 @@ async def ask(
         problem = BLANK_QUERY if is_blank(query) else f"the question is longer than {MAX_QUERY_CHARS} characters"
         raise HTTPException(422, detail=problem)
     document = await diagnose_async(request, ChatRequest(query=query.strip()))
-    return RedirectResponse(f"/sessions/{document['session_id']}?lang={chosen}", status_code=303)
+    return RedirectResponse(f"/sessions/{document.session_id}?lang={chosen}", status_code=303)
 
 
 @workbench.get("/sessions/{session_id}", response_class=HTMLResponse)

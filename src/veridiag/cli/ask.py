@@ -94,7 +94,7 @@ def ask(
             status.update(label)
 
         result = assembly.pipeline.run(question, shown_lang, progress=progress)  # type: ignore[arg-type]
-    document = answer_document(result, assembly.engine)
+    document = answer_document(result, assembly.engine).model_dump(mode="json")
     if as_json:
         print_json(document)
     else:

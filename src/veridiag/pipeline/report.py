@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from veridiag.contracts.audit import EngineUse, RoleCall
+from veridiag.contracts.answer import AnswerDocument, ClaimItem, EvidenceItem
+from veridiag.contracts.audit import EngineUse, RoleCall, SelfEvaluation, UsageTotals
+from veridiag.contracts.material import ExecutorMaterial
 from veridiag.pipeline.service import DiagnosisResult
 
 #: A role this session never called (the Verifier skipped on unusable output, a composer
@@ -29,52 +31,57 @@ def engine_labels(used: dict[str, list[EngineUse]]) -> dict[str, str]:
     return {role: ", ".join(dict.fromkeys(u.label for u in uses)) or NOT_RUN for role, uses in used.items()}
 
 
-def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> dict[str, Any]:
+def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> AnswerDocument:
     """The stable answer document of ``veridiag ask --json`` and ``POST /api/v1/chat``.
 
     ``engines`` records what answered each role in this session (fallbacks included: which
     engine failed and why), ``engine`` says the same in one string per role,
-    ``engine_configured`` what the settings asked for."""
-    evaluation = result.self_evaluation.get("verifier_evaluation") or {}
-    structured = evaluation.get("executor_structured_output") or {}
-    composer_input = evaluation.get("composer_input") or {}
-    role_calls = result.self_evaluation.get("role_calls") or (result.self_evaluation.get("partial") or {}).get(
-        "role_calls"
-    )
-    used = engines_used([RoleCall.model_validate(call) for call in role_calls or []], engine)
-    labels = {c["claim_id"]: c["verification"] for c in evaluation.get("claim_checks") or []}
-    allowed = {c["claim_id"] for c in composer_input.get("allowed_claims") or []}
+    ``engine_configured`` what the settings asked for. A failed run has no evaluation: its
+    role calls come from what it recorded before failing."""
+    stored = result.self_evaluation
+    completed = SelfEvaluation.model_validate(stored) if stored.get("verifier_evaluation") else None
+    role_calls = completed.role_calls if completed else _partial_calls(stored)
+    used = engines_used(role_calls, engine)
+    evaluation = completed.verifier_evaluation if completed else None
+    composer_input = evaluation.composer_input if evaluation else None
+    labels = {c.claim_id: c.verification for c in evaluation.claim_checks} if evaluation else {}
+    allowed = {c.claim_id for c in composer_input.allowed_claims} if composer_input else set()
+    material = ExecutorMaterial.read(evaluation.executor_structured_output if evaluation else None)
     claims = [
-        {
-            "claim_id": claim.get("claim_id"),
-            "claim_text": claim.get("claim_text"),
-            "verification": labels.get(str(claim.get("claim_id"))),
-            "allowed": claim.get("claim_id") in allowed,
-            "evidence": [
-                {"invocation_id": i, "tool_name": b.get("tool_name"), "excerpt": b.get("evidence_excerpt")}
-                for b in claim.get("evidence_bindings") or []
-                if isinstance(b, dict)
-                for i in b.get("source_invocation_ids") or []
+        ClaimItem(
+            claim_id=claim.claim_id,
+            claim_text=claim.claim_text,
+            verification=labels.get(claim.claim_id),
+            allowed=claim.claim_id in allowed,
+            evidence=[
+                EvidenceItem(invocation_id=i, tool_name=b.tool_name, excerpt=b.evidence_excerpt)
+                for b in claim.bindings
+                for i in b.source_invocation_ids
             ],
-        }
-        for claim in structured.get("claims") or []
-        if isinstance(claim, dict)
+        )
+        for claim in material.claims
     ]
-    return {
-        "session_id": result.session_id,
-        "verdict": result.verdict,
-        "final_answer": result.answer,
-        "answer_source": result.answer_source,
-        "claims": claims,
-        "hypotheses": composer_input.get("allowed_hypotheses", []),
-        "missing_info": composer_input.get("missing_info", []),
-        "recommended_actions": composer_input.get("recommended_actions", []),
-        "gatekeeper": evaluation.get("gatekeeper_result"),
-        "rounds": result.rounds,
-        "engine": engine_labels(used),
-        "engine_configured": dict(engine),
-        "engines": {role: [u.model_dump() for u in uses] for role, uses in used.items()},
-        "status": result.status,
-        "error": result.error,
-        "usage": result.self_evaluation.get("usage") or {},
-    }
+    return AnswerDocument(
+        session_id=result.session_id,
+        verdict=result.verdict,
+        final_answer=result.answer,
+        answer_source=result.answer_source,
+        claims=claims,
+        hypotheses=composer_input.allowed_hypotheses if composer_input else [],
+        missing_info=composer_input.missing_info if composer_input else [],
+        recommended_actions=composer_input.recommended_actions if composer_input else [],
+        gatekeeper=evaluation.gatekeeper_result if evaluation else None,
+        rounds=result.rounds,
+        engine=engine_labels(used),
+        engine_configured=dict(engine),
+        engines=used,
+        status=result.status,
+        error=result.error,
+        usage=completed.usage if completed else UsageTotals.over(role_calls),
+    )
+
+
+def _partial_calls(stored: dict[str, Any]) -> list[RoleCall]:
+    partial = stored.get("partial")
+    calls = partial.get("role_calls") if isinstance(partial, dict) else None
+    return [RoleCall.model_validate(call) for call in calls or []]

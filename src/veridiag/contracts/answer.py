@@ -1,0 +1,46 @@
+"""The answer as other programs see it: the one document ``veridiag ask --json`` prints and
+``POST /api/v1/chat`` returns (its OpenAPI schema is ``ChatResponse``, this model)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from veridiag.contracts.audit import EngineUse, UsageTotals
+from veridiag.contracts.composer import ActionItem, AllowedHypothesis
+from veridiag.contracts.gatekeeper import GatekeeperResult
+
+
+class EvidenceItem(BaseModel):
+    invocation_id: int | None
+    tool_name: str | None
+    excerpt: str | None
+
+
+class ClaimItem(BaseModel):
+    claim_id: str | None
+    claim_text: str | None
+    verification: str | None
+    allowed: bool
+    evidence: list[EvidenceItem]
+
+
+class AnswerDocument(BaseModel):
+    session_id: str
+    verdict: str | None
+    final_answer: str
+    answer_source: str
+    claims: list[ClaimItem]
+    hypotheses: list[AllowedHypothesis]
+    missing_info: list[str]
+    recommended_actions: list[ActionItem]
+    gatekeeper: GatekeeperResult | None
+    rounds: int
+    engine: dict[str, str]
+    engine_configured: dict[str, str] = Field(default_factory=dict)
+    engines: dict[str, list[EngineUse]] = Field(
+        default_factory=dict,
+        description="Per role, what answered it in this session; after a fallback, which engine failed and why.",
+    )
+    status: str
+    error: str | None
+    usage: UsageTotals = Field(default_factory=UsageTotals)
