@@ -32,8 +32,8 @@ from veridiag.contracts.composer import (
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.verifier import VerifierEvaluation
-from veridiag.gatekeeper.entities import Corpus, extract_entities
-from veridiag.gatekeeper.keywords import keywords
+from veridiag.text.entities import Corpus, extract_entities
+from veridiag.text.tokens import keywords
 
 
 @cache

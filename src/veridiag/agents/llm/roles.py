@@ -16,8 +16,9 @@ from veridiag.agents.offline.planner import Environment
 from veridiag.agents.offline.skills import catalog
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest, ExecutorRole, PlannerRole, PlanRequest, VerifierRole
-from veridiag.contracts.composer import ComposerInput, detect_lang
+from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.parsing import parse_executor_output
+from veridiag.text.cjk import detect_lang
 
 
 def _reply(outcome: CallOutcome, model: RoleModel, **extra: Any) -> RoleReply:

@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from veridiag.contracts.executor_v2 import Claim, EvidenceBinding, Hypothesis, RecommendedAction, SupportLevel
+from veridiag.text.render import format_value
 from veridiag.tools.records import (
     ChangeEvidence,
     ChangeRecord,
@@ -25,7 +26,6 @@ from veridiag.tools.records import (
     MetricEvidence,
     TemplateCount,
 )
-from veridiag.tools.render import format_value
 from veridiag.tools.results import ToolCallResult
 
 Quote = tuple[ToolCallResult, str]

@@ -22,8 +22,9 @@ from veridiag.agents.reply import RoleReply
 from veridiag.contracts.invocation import InvocationSource, InvocationView
 from veridiag.contracts.verdict import matrix_verdict
 from veridiag.contracts.verifier import ClaimVerification
-from veridiag.gatekeeper.entities import Corpus, Entity, extract_entities
 from veridiag.gatekeeper.matching import AnchoredMatcher
+from veridiag.text.entities import Corpus, Entity, extract_entities
+from veridiag.text.render import invocation_json
 
 _ABSOLUTE = re.compile(
     r"唯一|一定是|肯定是|必然|毫无疑问|完全是|100%\s*是|only\s+cause|sole\s+cause|definitely|certainly|undoubtedly|always",
@@ -114,8 +115,7 @@ class OfflineVerifier:
 
 
 def _texts(invocation: InvocationView) -> list[str]:
-    details = json.dumps(invocation.retrieval_details, ensure_ascii=False) if invocation.retrieval_details else ""
-    arguments = json.dumps(dict(invocation.arguments), ensure_ascii=False) if invocation.arguments else ""
+    details, arguments = invocation_json(invocation.retrieval_details), invocation_json(invocation.arguments)
     return [t for t in (invocation.output, invocation.output_preview, details, arguments) if t]
 
 
