@@ -3,6 +3,7 @@ a time and a language are written and told apart one way everywhere."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from datetime import UTC, datetime, timedelta, timezone
 from fnmatch import fnmatch
@@ -14,7 +15,10 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
-from veridiag.contracts import InvocationRecord
+from veridiag.agents.offline.verifier import OfflineVerifier, VerifierWording
+from veridiag.contracts import InMemoryInvocations, InvocationRecord
+from veridiag.contracts.composer import ComposerInput, ComposerOutput
+from veridiag.pipeline.composer import ComposerWording, guard_composed
 from veridiag.text.cjk import detect_lang, has_cjk
 from veridiag.text.entities import EntityWords, extract_entities
 from veridiag.text.render import invocation_context, iso
@@ -22,6 +26,7 @@ from veridiag.text.search import SearchWords
 from veridiag.text.tokens import TokenWords
 from veridiag.text.units import UnitWords
 from veridiag.text.wordfiles import WordFileError, read_words
+from veridiag.tools.logformats._base import FormatWords
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "veridiag"
@@ -31,6 +36,9 @@ WORD_FILES: dict[str, type[BaseModel]] = {
     "text/entities.yaml": EntityWords,
     "text/tokens.yaml": TokenWords,
     "text/search.yaml": SearchWords,
+    "pipeline/composer.yaml": ComposerWording,
+    "agents/offline/verifier.yaml": VerifierWording,
+    "tools/logformats/words.yaml": FormatWords,
 }
 
 
@@ -62,12 +70,44 @@ def test_every_bundled_yaml_file_ships_with_the_package() -> None:
     assert [f for f in files if not any(fnmatch(f, pattern) for pattern in patterns)] == []
 
 
+def test_a_hedge_word_added_in_data_changes_what_the_composer_guard_accepts(tmp_path: Path) -> None:
+    gap = "payment-service 的连接池已经耗尽"
+    composer_input = ComposerInput(original_query="支付为什么失败", lang="zh", verdict="PASS", missing_info=[gap])
+    answer = ComposerOutput(answer_summary="s", user_facing_answer=f"大概率 {gap}。")
+    bundled = guard_composed(answer, composer_input)
+    assert any("unconfirmed statement is written as fact" in v for v in bundled.violations)
+
+    data = _bundled("pipeline/composer.yaml")
+    data["patterns"]["hedge"].append("大概率")
+    wording = read_words(_write(tmp_path / "composer.yaml", data), ComposerWording)
+    assert guard_composed(answer, composer_input, patterns=wording.patterns).passed
+
+
+def test_an_absolutist_phrase_added_in_data_changes_how_the_offline_verifier_labels(tmp_path: Path) -> None:
+    hypothesis = {"hypothesis_text": "The pool is exhausted for sure", "needed_evidence": ["pool metrics"]}
+    payload = {"executor_structured_output": {"claims": [], "hypotheses": [hypothesis]}}
+
+    def label(verifier: OfflineVerifier) -> str:
+        return str(json.loads(verifier.verify(payload).text)["hypothesis_checks"][0]["verification"])
+
+    assert label(OfflineVerifier(InMemoryInvocations([]))) == "reasonable_hypothesis"
+    data = _bundled("agents/offline/verifier.yaml")
+    data["absolutist"].append(r"for\s+sure")
+    wording = read_words(_write(tmp_path / "verifier.yaml", data), VerifierWording)
+    assert label(OfflineVerifier(InMemoryInvocations([]), wording=wording)) == "overstated_as_fact"
+
+
 @pytest.mark.parametrize(
     ("name", "edit", "says"),
     [
+        ("pipeline/composer.yaml", lambda d: d["patterns"]["hedge"].append("可能("), "patterns.hedge"),
+        ("pipeline/composer.yaml", lambda d: d["patterns"].update(hedges=["x"]), "patterns.hedges"),
+        ("pipeline/composer.yaml", lambda d: d["gaps"]["en"].pop("withheld"), "gaps.en.withheld"),
+        ("agents/offline/verifier.yaml", lambda d: d.update(negation=[]), "negation"),
         ("text/tokens.yaml", lambda d: d["stopwords"]["en"].append(True), "stopwords.en."),
         ("text/units.yaml", lambda d: d["units"][0]["spellings"].append("s"), "belongs to more than one unit"),
         ("text/units.yaml", lambda d: d["units"][0]["spellings"].append("MS"), "units.0.spellings"),
+        ("tools/logformats/words.yaml", lambda d: d["level_position"].append("LOUD"), "LOUD"),
     ],
 )
 def test_a_malformed_word_file_fails_naming_the_file_and_the_key(

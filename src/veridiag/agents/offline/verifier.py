@@ -3,7 +3,7 @@
 - verbatim excerpt and every fact of the claim found in the cited output ⇒ ``direct_observation``
 - a paraphrased excerpt (≥ 0.7 similar), or a claim that is an inference (``root_cause``,
   ``support_level: indirect``), with its facts found ⇒ ``reasonable_inference``
-- absolutist wording ("唯一根因", "definitely") ⇒ ``overstated``
+- absolutist wording ("唯一根因", "definitely"; ``verifier.yaml``) ⇒ ``overstated``
 - a number, code, id or service the cited output does not contain ⇒ ``external_unknown``
   — ``contradicted`` when the output states the same kind of quantity with another value
   at the quoted place, or the claim denies what the output shows
@@ -15,7 +15,7 @@ It reads the cited invocations itself (this session's only) and never calls a mo
 from __future__ import annotations
 
 import json
-import re
+from functools import lru_cache
 from typing import Any
 
 from veridiag.agents.reply import RoleReply
@@ -25,21 +25,38 @@ from veridiag.contracts.verifier import ClaimVerification
 from veridiag.gatekeeper.matching import AnchoredMatcher
 from veridiag.text.entities import Corpus, Entity, extract_entities
 from veridiag.text.render import invocation_json
+from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
 
-_ABSOLUTE = re.compile(
-    r"唯一|一定是|肯定是|必然|毫无疑问|完全是|100%\s*是|only\s+cause|sole\s+cause|definitely|certainly|undoubtedly|always",
-    re.IGNORECASE,
-)
-_NEGATION = re.compile(r"没有|无任何|未出现|未发现|不存在|\bno\b|\bnot\b|\bnever\b|\bnone\b", re.IGNORECASE)
 _MATCHER = AnchoredMatcher()
+
+
+class VerifierWording(WordModel):
+    """``verifier.yaml``: the wording claims and hypotheses are judged by."""
+
+    #: A hypothesis written as a certainty is overstated.
+    absolutist: AnyOf
+    #: A claim that denies what a log call found (or the reverse) is contradicted.
+    negation: AnyOf
+
+
+@lru_cache(maxsize=1)
+def verifier_wording() -> VerifierWording:
+    """The bundled ``agents/offline/verifier.yaml``, read once."""
+    return bundled_words("veridiag.agents.offline", "verifier.yaml", VerifierWording)
 
 
 class OfflineVerifier:
     name = "offline"
 
-    def __init__(self, invocations: InvocationSource, known_services: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        invocations: InvocationSource,
+        known_services: list[str] | None = None,
+        wording: VerifierWording | None = None,
+    ) -> None:
         self.invocations = invocations
         self.known_services = known_services or []
+        self.wording = wording or verifier_wording()
 
     def verify(self, payload: dict[str, Any]) -> RoleReply:
         structured = payload.get("executor_structured_output") or {}
@@ -53,7 +70,7 @@ class OfflineVerifier:
             )
             labelled.append((claim, label))
         hypothesis_checks = [
-            {"hypothesis_index": index, **_hypothesis(item)}
+            {"hypothesis_index": index, **self._hypothesis(item)}
             for index, item in enumerate(structured.get("hypotheses") or [])
             if isinstance(item, dict)
         ]
@@ -92,9 +109,9 @@ class OfflineVerifier:
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs
             listed = ", ".join(e.text for e in missing)
             return "external_unknown", f"not in the cited output: {listed}", refs
-        if _denies(_without(text, excerpts), usable):
+        if self._denies(_without(text, excerpts), usable):
             return "contradicted", "the claim denies what the cited output shows", refs
-        if _ABSOLUTE.search(text):
+        if self.wording.absolutist.search(text):
             return "overstated", "absolute wording the evidence cannot carry", refs
         if best < 0.7:
             return "unsupported", f"the excerpts do not match the cited output (best {best:.2f})", refs
@@ -112,6 +129,26 @@ class OfflineVerifier:
             if (found := _MATCHER.locate(excerpt, text)) is not None
         ]
         return max(scores, default=0.0)
+
+    def _denies(self, text: str, usable: dict[int, InvocationView]) -> bool:
+        """ "没有错误日志" against a log call that matched lines (and the reverse)."""
+        matched = [
+            inv.retrieval_details.get("matched")
+            for inv in usable.values()
+            if inv.tool_name == "query_logs" and inv.retrieval_details
+        ]
+        if not matched:
+            return False
+        denies = bool(self.wording.negation.search(text))
+        return (denies and any(m for m in matched)) or (not denies and all(m == 0 for m in matched))
+
+    def _hypothesis(self, item: dict[str, Any]) -> dict[str, str]:
+        text = str(item.get("hypothesis_text") or "")
+        if self.wording.absolutist.search(text):
+            return {"verification": "overstated_as_fact", "detail": "written as a certainty"}
+        if not item.get("needed_evidence"):
+            return {"verification": "unsupported_hypothesis", "detail": "says nothing about what would confirm it"}
+        return {"verification": "reasonable_hypothesis", "detail": "marked as open, with the evidence it needs"}
 
 
 def _texts(invocation: InvocationView) -> list[str]:
@@ -148,25 +185,3 @@ def _without(text: str, excerpts: list[str]) -> str:
         if excerpt.strip():
             text = text.replace(excerpt.strip(), " ")
     return text
-
-
-def _denies(text: str, usable: dict[int, InvocationView]) -> bool:
-    """ "没有错误日志" against a log call that matched lines (and the reverse)."""
-    matched = [
-        inv.retrieval_details.get("matched")
-        for inv in usable.values()
-        if inv.tool_name == "query_logs" and inv.retrieval_details
-    ]
-    if not matched:
-        return False
-    denies = bool(_NEGATION.search(text))
-    return (denies and any(m for m in matched)) or (not denies and all(m == 0 for m in matched))
-
-
-def _hypothesis(item: dict[str, Any]) -> dict[str, str]:
-    text = str(item.get("hypothesis_text") or "")
-    if _ABSOLUTE.search(text):
-        return {"verification": "overstated_as_fact", "detail": "written as a certainty"}
-    if not item.get("needed_evidence"):
-        return {"verification": "unsupported_hypothesis", "detail": "says nothing about what would confirm it"}
-    return {"verification": "reasonable_hypothesis", "detail": "marked as open, with the evidence it needs"}
