@@ -14,7 +14,7 @@ are only counted. Reported:
 * hallucinated claims: share rejected (what this check alone detects);
 * per task type and per entity kind;
 * the same with the reader normalisation switched off (``reader_text`` replaced by the identity in
-  ``veridiag.gatekeeper.entities``, which the lexer and ``Corpus`` both call), and the claims whose
+  ``veridiag.text.entities``, which the lexer and ``Corpus`` both call), and the claims whose
   verdict changes;
 * what-if relaxations (evidence rewritten before the look-up, the library untouched): how many
   false rejections each would remove and how many hallucination detections it would lose.
@@ -37,8 +37,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import veridiag.gatekeeper.entities as ent
-from veridiag.gatekeeper.entities import Corpus, Entity, extract_entities
+import veridiag.text.entities as ent
+from veridiag.text.entities import Corpus, Entity, extract_entities
+from veridiag.text.units import unit_table
 
 DEFAULT_OUT = Path("/tmp/ragtruth/results.jsonl")
 
@@ -103,7 +104,9 @@ def cause(entity: Entity, evidence: str) -> str:
         number = _number_text(entity)
         unit = entity.text[len(number) :].strip()
         spellings = "|".join(
-            re.escape(s) for s, (dim, _) in ent._UNITS.items() if dim == entity.dimension and s.isascii()
+            re.escape(s)
+            for s, known in unit_table().by_spelling.items()
+            if known.dimension == entity.dimension and s.isascii()
         )
         num = re.escape(number)
         if re.search(rf"(?<![\d.]){num}{_RANGE_SEP}\d+(?:\.\d+)?\s?(?:{spellings})(?![A-Za-z])", text, re.I):
@@ -115,7 +118,7 @@ def cause(entity: Entity, evidence: str) -> str:
         if re.search(rf"(?<![\d.,]){num}(?![\d]|\.\d)", text):
             following = re.search(rf"(?<![\d.,]){num}(?![\d]|\.\d)\s?-?([A-Za-z%]+)?", text)
             word = (following.group(1) or "") if following else ""
-            if word.lower() in ent._UNITS:
+            if word.lower() in unit_table().by_spelling:
                 return "number present with another unit of the same dimension"
             return f"number present, unit written differently or absent ('{number} {word}'.strip())"
         words = [w for w, v in _NUMBER_WORDS.items() if str(v) == number]
@@ -157,7 +160,7 @@ def snippet(entity: Entity, evidence: str, claim: str, width: int = 70) -> str:
 
 def _expand_ranges(text: str) -> str:
     """``20-30 minutes`` / ``6 to 8 minutes`` → also state ``20 minutes`` and ``30 minutes``."""
-    units = "|".join(re.escape(u) for u in sorted(ent._UNITS, key=len, reverse=True) if u.isascii())
+    units = "|".join(re.escape(u) for u in sorted(unit_table().by_spelling, key=len, reverse=True) if u.isascii())
 
     def repl(m: re.Match[str]) -> str:
         return f"{m.group(0)} ({m.group(1)} {m.group(3)}) ({m.group(2)} {m.group(3)})"
@@ -169,7 +172,9 @@ def _expand_ranges(text: str) -> str:
 
 def _number_words(text: str) -> str:
     """``thirty minutes`` → ``30 minutes`` (only before a known unit)."""
-    units = "|".join(re.escape(u) for u in sorted(ent._UNITS, key=len, reverse=True) if u.isascii() and len(u) > 1)
+    units = "|".join(
+        re.escape(u) for u in sorted(unit_table().by_spelling, key=len, reverse=True) if u.isascii() and len(u) > 1
+    )
     words = "|".join(_NUMBER_WORDS)
     return re.sub(
         rf"\b({words})(\s|-)({units})\b",

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.gatekeeper.entities import Corpus, entities_outside, extract_entities
+from veridiag.text.entities import Corpus, entities_outside, extract_entities
 
 SERVICES = ("redis", "gateway", "mysql")
 

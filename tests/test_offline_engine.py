@@ -15,11 +15,11 @@ from veridiag.agents.offline.planner import OfflinePlanner
 from veridiag.agents.offline.skills import choose_skill
 from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.config import Settings
-from veridiag.contracts.composer import detect_lang, has_cjk
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore
+from veridiag.text.cjk import detect_lang, has_cjk
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.demo import bundled_environment
 from veridiag.tools.importers import import_logs, import_metrics_csv

@@ -12,9 +12,9 @@ from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.contracts.composer import AllowedClaim, ComposerInput, ComposerOutput
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.gatekeeper.entities import Corpus, extract_entities
 from veridiag.pipeline.composer import guard_composed
 from veridiag.text import reader_text
+from veridiag.text.entities import Corpus, extract_entities
 
 PLANTED = (
     "2026-07-07T10:01:02Z ERROR payment-service order=123 ERR_TIMEOUT request timeout cost=5300ms\n"

@@ -8,7 +8,7 @@ import typer
 from rich.text import Text
 
 from veridiag.cli.common import describe, err, fail, out, print_json, settings
-from veridiag.contracts.composer import detect_lang
+from veridiag.text.cjk import detect_lang
 
 _STAGES = {
     "zh": {"plan": "计划", "tool": "工具", "gatekeeper": "Gatekeeper", "verifier": "校验", "composer": "作答"},

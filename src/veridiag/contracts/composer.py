@@ -3,24 +3,11 @@ output (§19.3). The Composer sees nothing else: no tool output, no raw Executor
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.contracts.verifier import ClaimVerification, Verdict
-
-_CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-def has_cjk(text: str) -> bool:
-    """Any CJK ideograph: the one test of "is this Chinese" across the project."""
-    return _CJK.search(text) is not None
-
-
-def detect_lang(text: str) -> Literal["zh", "en"]:
-    """A question with any CJK character is answered in Chinese, otherwise in English."""
-    return "zh" if has_cjk(text) else "en"
 
 
 class AllowedClaim(BaseModel):

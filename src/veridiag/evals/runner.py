@@ -17,9 +17,9 @@ from veridiag.agents.engines import offline_roles
 from veridiag.agents.offline import OfflineVerifier
 from veridiag.agents.roles import Roles
 from veridiag.evals.fixtures import Case
-from veridiag.gatekeeper.entities import Corpus, extract_entities
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions, audit_chain
 from veridiag.store import SessionStore
+from veridiag.text.entities import Corpus, extract_entities
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.importers import import_changes, import_logs, import_metrics
 from veridiag.tools.runner import Toolbox

@@ -22,6 +22,8 @@ from typing import Protocol
 
 from rapidfuzz import fuzz
 
+from veridiag.text.cjk import HAN
+
 
 @dataclass(frozen=True)
 class Alignment:
@@ -40,7 +42,7 @@ class ExcerptMatcher(Protocol):
         ...
 
 
-_TOKEN = re.compile(r"[A-Za-z0-9_.:/=%-]{4,}|[\u3400-\u9fff]{2,}")
+_TOKEN = re.compile(rf"[A-Za-z0-9_.:/=%-]{{4,}}|[{HAN}]{{2,}}")
 
 
 def _score_window(excerpt: str, source: str, lo: int, hi: int, cutoff: float) -> Alignment | None:

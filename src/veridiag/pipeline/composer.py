@@ -14,10 +14,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
-from typing import Any, Literal
+from typing import Literal
 
-import yaml
 from pydantic import ValidationError
 
 from veridiag.agents.composer import template_phrases
@@ -33,23 +31,56 @@ from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.verifier import VerifierEvaluation
-from veridiag.gatekeeper.entities import Corpus, extract_entities
-from veridiag.gatekeeper.keywords import keywords
+from veridiag.text.entities import Corpus, extract_entities
+from veridiag.text.tokens import keywords
+from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
+
+
+class GapWording(WordModel):
+    """How a claim the Verifier did not confirm reaches the Composer, and REJECT's actions."""
+
+    unsupported: Word
+    unsupported_hidden: Word
+    external_unknown: Word
+    contradicted: Word
+    overstated: Word
+    root_cause: Word
+    review: Word
+    review_reason: Word
+    gather: Word
+    gather_reason: Word
+    withheld: Word
+
+
+class GuardPatterns(WordModel):
+    """What the composer guard reads an answer for (see ``composer.yaml``)."""
+
+    hedge: AnyOf
+    root_cause: AnyOf
+    confirmed_root_cause: AnyOf
+    gap_words: AnyOf
+
+
+class ComposerWording(WordModel):
+    """``composer.yaml``: the Composer input's wording and the guard's patterns."""
+
+    gaps: Bilingual[GapWording]
+    #: Space-separated words any answer may use to talk about evidence without adding facts.
+    answer_words: Bilingual[Word]
+    patterns: GuardPatterns
 
 
 @cache
-def _data() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(
-        resources.files("veridiag.pipeline").joinpath("composer.yaml").read_text(encoding="utf-8")
-    )
-    return loaded
+def composer_wording() -> ComposerWording:
+    """The bundled ``pipeline/composer.yaml``, read once."""
+    return bundled_words("veridiag.pipeline", "composer.yaml", ComposerWording)
 
 
-#: Words any answer may use to talk about evidence without adding facts (zh + en).
 @cache
 def _answer_words() -> frozenset[str]:
     """Words any answer may use without adding facts: ``composer.yaml`` plus the template's wording."""
-    listed = " ".join(_data()["answer_words"].values()).split()
+    wording = composer_wording().answer_words
+    listed = f"{wording.zh} {wording.en}".split()
     template = " ".join(p for phrases in template_phrases().values() for p in phrases.values())
     return frozenset(listed) | keywords(template)
 
@@ -108,7 +139,7 @@ def assemble_composer_input(
     the Composer may show — hypotheses and what they need, gaps, actions, rationale — must name
     only facts found there, in the question or in an allowed claim. Checking them against each
     other would let an invented code ground itself."""
-    text = _data()["gaps"][lang]
+    text = composer_wording().gaps[lang].model_dump()
     claims = {c.claim_id: c for c in material.claims}
     allowed = _allowed_claims(evaluation, claims)
     grounding = _Grounding(Corpus([question, *(c.claim_text for c in allowed), *evidence]), known_services)
@@ -211,22 +242,15 @@ def _executor_hypotheses(
     ]
 
 
-_HEDGE = re.compile(
-    r"可能|未确认|未予确认|尚未|缺少|无法确认|不足以|剔除|推测|疑似|待确认|待核实|还需|"
-    r"possibl|\bmay\b|\bmight\b|not\s+(?:yet\s+)?confirmed|unconfirmed|unverified|lack|missing|not\s+established|removed",
-    re.IGNORECASE,
-)
-
-
-def _unhedged_restatements(answer: str, composer_input: ComposerInput) -> list[str]:
+def _unhedged_restatements(answer: str, composer_input: ComposerInput, patterns: GuardPatterns) -> list[str]:
     """Sentences that restate a hypothesis or a gap as if it were confirmed (no hedge word)."""
     unconfirmed = [h.hypothesis_text for h in composer_input.allowed_hypotheses]
     unconfirmed += [gap.split("：", 1)[-1].split(": ", 1)[-1] for gap in composer_input.missing_info]
     targets = [words for text in unconfirmed if (words := keywords(text))]
     confirmed = [keywords(c.claim_text) for c in composer_input.allowed_claims]
     flagged = []
-    for sentence in _sentences_outside_hedged_lists(answer):
-        if _HEDGE.search(sentence):
+    for sentence in _sentences_outside_hedged_lists(answer, patterns):
+        if patterns.hedge.search(sentence):
             continue
         words = keywords(sentence)
         for target in targets:
@@ -240,7 +264,7 @@ def _unhedged_restatements(answer: str, composer_input: ComposerInput) -> list[s
 _HEADING = re.compile(r"[:：]\s*$")
 
 
-def _sentences_outside_hedged_lists(answer: str) -> list[str]:
+def _sentences_outside_hedged_lists(answer: str, patterns: GuardPatterns) -> list[str]:
     """The answer's sentences, except the items listed under a heading that already hedges them
     ("证据缺口：", "Possible directions (not confirmed):"): a gap listed as a gap is not a gap
     stated as fact. A list ends at the first line that is not an item."""
@@ -249,7 +273,7 @@ def _sentences_outside_hedged_lists(answer: str) -> list[str]:
     for line in answer.splitlines():
         stripped = line.strip()
         if _HEADING.search(stripped):
-            hedged_list = bool(_HEDGE.search(stripped) or _GAP_WORDS.search(stripped))
+            hedged_list = bool(patterns.hedge.search(stripped) or patterns.gap_words.search(stripped))
             continue
         if hedged_list and stripped.startswith(("-", "*", "•")):
             continue
@@ -282,29 +306,18 @@ def parse_composer_output(text: str | None) -> tuple[ComposerOutput | None, str]
         return None, f"composer output invalid at {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
 
 
-_ROOT_CAUSE = re.compile(
-    r"根因|根本原因|原因是|原因在于|是由于|导致了|root[\s-]*cause|caused\s+by|because\s+of|is\s+due\s+to", re.IGNORECASE
-)
-#: A cause written as settled: allowed only beside an allowed root_cause claim (which the guardrails
-#: admit only as an inference over two independent invocations).
-_CONFIRMED_ROOT = re.compile(
-    r"根本?原?因(?:已|已经|被)?确认|确认(?:了)?(?:根本|根)因|已确认.{0,8}根本?原?因|根本原因(?:是|为|在于)|根因(?:是|为|在于)"
-    r"|故障原因(?:是|为)|root[\s-]+cause\s+(?:is|was|has\s+been|:)|(?:confirmed|definite|actual)\s+(?:root\s+)?cause"
-    r"|the\s+cause\s+(?:is|was)\b|root[\s-]+cause\s+(?:is\s+)?confirmed",
-    re.IGNORECASE,
-)
-_GAP_WORDS = re.compile(
-    r"缺少|缺口|尚未确认|无法确认|未能确认|不能确认|需要补充|还需|有待|not\s+(?:yet\s+)?confirmed|cannot\s+confirm|"
-    r"missing|gap|need(?:s|ed)?\s+(?:more\s+)?evidence|unclear|unknown",
-    re.IGNORECASE,
-)
 _JSONISH = re.compile(r'^\s*[\[{]|"\w+"\s*:\s*[\[{"]|executor_evidence|"claims"')
 
 
 def guard_composed(
-    output: ComposerOutput, composer_input: ComposerInput, known_services: Sequence[str] = ()
+    output: ComposerOutput,
+    composer_input: ComposerInput,
+    known_services: Sequence[str] = (),
+    patterns: GuardPatterns | None = None,
 ) -> GuardResult:
-    """The answer may state nothing the input does not (docs/DESIGN.md §4), and must fit its verdict."""
+    """The answer may state nothing the input does not (docs/DESIGN.md §4), and must fit its verdict.
+    ``patterns`` replace the bundled ones of ``composer.yaml`` (another wording, same code)."""
+    patterns = patterns or composer_wording().patterns
     violations: list[str] = []
     source = Corpus(_input_texts(composer_input))
     texts = [
@@ -319,21 +332,21 @@ def guard_composed(
     allowed_words = keywords(" ".join(_input_texts(composer_input)))
     for sentence in _novel_sentences(output.user_facing_answer, allowed_words):
         violations.append(f"content not in the composer input: {sentence[:80]!r}")
-    for sentence in _unhedged_restatements(output.user_facing_answer, composer_input):
+    for sentence in _unhedged_restatements(output.user_facing_answer, composer_input, patterns):
         violations.append(f"an unconfirmed statement is written as fact: {sentence[:80]!r}")
     answer = output.user_facing_answer
     if _JSONISH.search(answer):
         violations.append("the answer looks like JSON")
     verdict = composer_input.verdict
-    if verdict == "REJECT" and _ROOT_CAUSE.search(answer):
+    if verdict == "REJECT" and patterns.root_cause.search(answer):
         violations.append("a REJECT answer states a root cause")
     if (
         verdict == "LOW_CONFID"
-        and not _GAP_WORDS.search(answer)
+        and not patterns.gap_words.search(answer)
         and not any(g in answer for g in composer_input.missing_info)
     ):
         violations.append("a LOW_CONFID answer names no gap")
     has_root = any(c.claim_type == "root_cause" for c in composer_input.allowed_claims)
-    if _CONFIRMED_ROOT.search(answer) and (verdict != "PASS" or not has_root):
+    if patterns.confirmed_root_cause.search(answer) and (verdict != "PASS" or not has_root):
         violations.append("the answer calls a root cause confirmed without an allowed root_cause claim")
     return GuardResult(passed=not violations, violations=list(dict.fromkeys(violations)))

@@ -24,7 +24,7 @@ from veridiag.agents.reply import TEMPLATE, RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
 from veridiag.config import Settings
 from veridiag.contracts.audit import RoleCall
-from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult, detect_lang
+from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.plan import Plan
 from veridiag.contracts.verifier import RetryContext, VerifierEvaluation
@@ -36,6 +36,8 @@ from veridiag.pipeline.hook import HookResult, verifier_input
 from veridiag.pipeline.scope import scope_line
 from veridiag.pipeline.verifier import ParsedVerifier, parse_verifier_output
 from veridiag.store import SessionStore
+from veridiag.text.cjk import detect_lang
+from veridiag.text.render import invocation_json
 from veridiag.tools.runner import Toolbox, ToolRunner
 
 Progress = Callable[[str, dict[str, Any]], None]
@@ -370,7 +372,7 @@ class DiagnosisPipeline:
         return [
             text
             for record in self.store.list_invocations(session_id)
-            for text in (record.output, record.error or "", json.dumps(record.arguments, ensure_ascii=False))
+            for text in (record.output, record.error or "", invocation_json(record.arguments))
         ]
 
     def _compose(

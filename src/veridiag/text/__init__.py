@@ -1,8 +1,14 @@
-"""Reading people's words: what a question says beyond its keywords (its time), and text as
-a reader sees it (full width, invisible characters, look-alike letters, Chinese numerals).
+"""The text library: people's words and tools' outputs as the checks read them.
+
+Han characters and the question's language (``cjk``), reader text (``normalize``: full width,
+invisible characters, look-alike letters, Chinese numerals), exact facts (``entities``, with
+the units of ``units``), words (``tokens``: segmentation, keywords), full-text queries
+(``search``), phrase lists (``phrases``), how a call and its values are written (``render``),
+time words (``when``), and the YAML word files every layer keeps its lists in (``wordfiles``).
 
 A layer between ``config`` and ``contracts``: it imports ``veridiag.contracts`` only, so the
-planner (agents), the API and the CLI can all use it."""
+Gatekeeper, the tools, the agents, the pipeline, the API and the CLI can all use it.
+"""
 
 from veridiag.text.normalize import reader_text
 from veridiag.text.when import TimeKind, TimeWindow, interpret_time

@@ -22,8 +22,11 @@ from functools import lru_cache
 import cn2an
 from confusable_homoglyphs import confusables
 
-#: Units after which a Chinese numeral is a quantity (the entity lexer's Chinese units).
-_CN_UNITS = "毫秒|秒|分钟|小时|天|条|个|次|倍|台|项|行"
+from veridiag.text.cjk import HAN
+from veridiag.text.units import unit_table
+
+#: Units after which a Chinese numeral is a quantity (``chinese_numeral_units`` in units.yaml).
+_CN_UNITS = "|".join(re.escape(unit) for unit in unit_table().chinese_numeral_units)
 _NUMERAL = "零〇一二两三四五六七八九十百千万亿"
 # A plain character class first (no look-behind): the regex engine then skips ahead in C, 20×
 # faster on a 50 KB Chinese output than the look-behind version (measured); 第 is checked after.
@@ -38,7 +41,7 @@ _INVISIBLE = re.compile(
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
 )
 #: A letter outside Latin and the CJK scripts: only then can a look-alike be hiding in a word.
-_OTHER_LETTER = re.compile(r"[^\W\d_a-zA-Z\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_OTHER_LETTER = re.compile(rf"[^\W\d_a-zA-Z\u3040-\u30ff{HAN}\uac00-\ud7af\uf900-\ufaff]")
 
 
 def reader_text(text: str) -> str:

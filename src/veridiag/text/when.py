@@ -22,7 +22,7 @@ from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
-from veridiag.contracts.composer import has_cjk
+from veridiag.text.cjk import has_cjk
 
 TimeKind = Literal["range", "since", "until", "around", "day", "period", "relative"]
 

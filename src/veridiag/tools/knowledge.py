@@ -17,7 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from veridiag.tools.text import fts_query, segment
+from veridiag.text.search import fts_query
+from veridiag.text.tokens import segment
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from veridiag.text.render import format_value, iso, request_line
 from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.knowledge import Hit, best_section
 from veridiag.tools.records import (
@@ -29,27 +30,9 @@ from veridiag.tools.records import (
     TemplateCount,
 )
 
-#: Units written glued to the number ("5300ms", "23.0%"); others get a space.
-_GLUED = {"ms", "s", "%"}
 #: Points kept in the stored output and shown to a model (anomaly points always included).
 STORED_POINTS = 240
 MODEL_POINTS = 60
-
-
-def iso(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def format_value(value: float, unit: str) -> str:
-    number = f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
-    if not unit:
-        return number
-    return f"{number}{unit}" if unit in _GLUED else f"{number} {unit}"
-
-
-def request_line(tool: str, request: dict[str, Any]) -> str:
-    parts = [f"{k}={v!r}" if isinstance(v, str) and " " in v else f"{k}={v}" for k, v in request.items() if v]
-    return f"{tool} " + " ".join(parts)
 
 
 def span_line(service: str, what: str, span: Span | None) -> str:

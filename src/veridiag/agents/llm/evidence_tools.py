@@ -6,10 +6,10 @@ invocation to cite instead. Refusals are counted for the audit."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from veridiag.text.render import invocation_json
 from veridiag.tools.runner import ToolRunner, tool_specs
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ class EvidenceTools:
         self.refused: list[dict[str, Any]] = []
 
     def call(self, tool_name: str, arguments: dict[str, Any]) -> str:
-        key = f"{tool_name} {json.dumps(arguments, sort_keys=True, ensure_ascii=False, default=str)}"
+        key = f"{tool_name} {invocation_json(arguments)}"
         if key in self.ran:
             self.refused.append({"tool": tool_name, "reason": "duplicate", "invocation_id": self.ran[key]})
             return (

@@ -17,8 +17,9 @@ from veridiag.agents.offline.skills import catalog
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlannerRole, PlanRequest
 from veridiag.contracts.audit import EngineUse
-from veridiag.contracts.composer import ComposerInput, detect_lang
+from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.parsing import parse_executor_output
+from veridiag.text.cjk import detect_lang
 
 
 class ModelRole:

@@ -27,11 +27,12 @@ from veridiag.agents.offline.skills import catalog
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.contracts.audit import EngineUse
-from veridiag.contracts.composer import has_cjk
 from veridiag.contracts.executor_v2 import ExecutorEvidenceV2, Hypothesis, RecommendedAction
 from veridiag.contracts.material import ExecutorScope
 from veridiag.contracts.plan import Step
-from veridiag.gatekeeper.entities import extract_entities
+from veridiag.text.cjk import HAN, has_cjk
+from veridiag.text.entities import extract_entities
+from veridiag.text.render import iso
 from veridiag.tools.records import (
     ChangeEvidence,
     ChangeRecord,
@@ -62,7 +63,7 @@ SAME_TIME = timedelta(seconds=60)
 MIN_BURST = 3
 #: Words a runbook must share with what was observed to be taken as a source of hypotheses.
 MIN_SHARED_TERMS = 2
-_TEMPLATE_WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}|[\u4e00-\u9fff]{2,}")
+_TEMPLATE_WORD = re.compile(rf"[A-Za-z][A-Za-z_]{{2,}}|[{HAN}]{{2,}}")
 
 
 class Catalogue(Protocol):
@@ -126,8 +127,8 @@ class _Execution:
         self._runbooks(logs, involved)
         return self.findings.output(
             ExecutorScope(
-                window=(_iso(self.window[0]), _iso(self.window[1])),
-                focus=(_iso(focus[0]), _iso(focus[1])),
+                window=(iso(self.window[0]), iso(self.window[1])),
+                focus=(iso(focus[0]), iso(focus[1])),
                 chosen=chosen,
                 services=tuple(self.services),
                 surveyed=self.surveyed,
@@ -204,7 +205,7 @@ class _Execution:
     def _changes(self, focus: tuple[datetime, datetime]) -> list[tuple[ToolCallResult, ChangeRecord]]:
         """Every service's changes shortly before and during the focus: a cause may sit elsewhere."""
         start = focus[0] - CAUSE_LOOKBACK
-        result = self._call("query_changes", {"start": _iso(start), "end": _iso(focus[1])})
+        result = self._call("query_changes", {"start": iso(start), "end": iso(focus[1])})
         if result is None:
             return []
         feeds = [e for e in result.output.evidence if isinstance(e, ChangeEvidence)]
@@ -336,8 +337,8 @@ class _Execution:
                     service=evidence.service or "",
                     start=clock(evidence.start),
                     end=clock(evidence.end),
-                    first=_iso(span.first),
-                    last=_iso(span.last),
+                    first=iso(span.first),
+                    last=iso(span.last),
                 )
             if evidence.unparsed:
                 clock = self.findings.clock
@@ -497,12 +498,8 @@ def _parse(moment: Any) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _bounds(window: tuple[datetime, datetime]) -> dict[str, str]:
-    return {"start": _iso(window[0]), "end": _iso(window[1])}
+    return {"start": iso(window[0]), "end": iso(window[1])}
 
 
 def _floor(moment: datetime) -> datetime:

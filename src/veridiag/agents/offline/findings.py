@@ -24,6 +24,7 @@ from veridiag.contracts.executor_v2 import (
     SupportLevel,
 )
 from veridiag.contracts.material import ExecutorScope
+from veridiag.text.render import format_value
 from veridiag.tools.records import (
     ChangeEvidence,
     ChangeRecord,
@@ -33,7 +34,6 @@ from veridiag.tools.records import (
     MetricEvidence,
     TemplateCount,
 )
-from veridiag.tools.render import format_value
 from veridiag.tools.results import ToolCallResult
 
 Quote = tuple[ToolCallResult, str]

@@ -25,6 +25,7 @@ from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import PlanRequest
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.plan import Plan, PlanTime
+from veridiag.text.render import iso
 from veridiag.text.when import TimeWindow, interpret_time
 from veridiag.tools.records import Span
 
@@ -113,17 +114,17 @@ class OfflinePlanner:
             services=services,
             services_named_exactly=exact,
             order_id=order.group(1) if order else None,
-            start=_iso(window.start),
-            end=_iso(window.end),
+            start=iso(window.start),
+            end=iso(window.end),
             explicit_time=window.found is not None,
             time=PlanTime(
                 phrase=window.found.phrase if window.found else None,
                 kind=window.found.kind if window.found else "recent_history",
                 timezone=self.timezone,
-                anchor=_iso(window.anchor),
+                anchor=iso(window.anchor),
                 anchor_source=window.anchor_source,
                 # A point in time ("at 14:00") is 30 minutes into its window: the moment asked about.
-                at=_iso(window.start + AROUND_LEAD) if window.found and window.found.kind == "around" else None,
+                at=iso(window.start + AROUND_LEAD) if window.found and window.found.kind == "around" else None,
             ),
             runbook_terms=skill.runbook_terms,
             steps=list(skill.steps),
@@ -160,7 +161,3 @@ def _blank(question: str, found: TimeWindow | None) -> str:
     for start, end in found.spans:
         chars[start:end] = " " * (end - start)
     return "".join(chars)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

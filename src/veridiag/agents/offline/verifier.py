@@ -3,7 +3,7 @@
 - verbatim excerpt and every fact of the claim found in the cited output ⇒ ``direct_observation``
 - a paraphrased excerpt (≥ 0.7 similar), or a claim that is an inference (``root_cause``,
   ``support_level: indirect``), with its facts found ⇒ ``reasonable_inference``
-- absolutist wording ("唯一根因", "definitely") ⇒ ``overstated``
+- absolutist wording ("唯一根因", "definitely"; ``verifier.yaml``) ⇒ ``overstated``
 - a number, code, id or service the cited output does not contain ⇒ ``external_unknown``
   — ``contradicted`` when the output states the same kind of quantity with another value
   at the quoted place, or the claim denies what the output shows
@@ -15,7 +15,7 @@ It reads the cited invocations itself (this session's only) and never calls a mo
 from __future__ import annotations
 
 import json
-import re
+from functools import lru_cache
 from typing import Any
 
 from veridiag.agents.reply import OFFLINE, RoleReply
@@ -30,23 +30,41 @@ from veridiag.contracts.verifier import (
     HypothesisCheck,
     HypothesisVerification,
 )
-from veridiag.gatekeeper.entities import Corpus, Entity, extract_entities
 from veridiag.gatekeeper.matching import AnchoredMatcher
+from veridiag.text.entities import Corpus, Entity, extract_entities
+from veridiag.text.render import invocation_json
+from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
 
-_ABSOLUTE = re.compile(
-    r"唯一|一定是|肯定是|必然|毫无疑问|完全是|100%\s*是|only\s+cause|sole\s+cause|definitely|certainly|undoubtedly|always",
-    re.IGNORECASE,
-)
-_NEGATION = re.compile(r"没有|无任何|未出现|未发现|不存在|\bno\b|\bnot\b|\bnever\b|\bnone\b", re.IGNORECASE)
 _MATCHER = AnchoredMatcher()
+
+
+class VerifierWording(WordModel):
+    """``verifier.yaml``: the wording claims and hypotheses are judged by."""
+
+    #: A hypothesis written as a certainty is overstated.
+    absolutist: AnyOf
+    #: A claim that denies what a log call found (or the reverse) is contradicted.
+    negation: AnyOf
+
+
+@lru_cache(maxsize=1)
+def verifier_wording() -> VerifierWording:
+    """The bundled ``agents/offline/verifier.yaml``, read once."""
+    return bundled_words("veridiag.agents.offline", "verifier.yaml", VerifierWording)
 
 
 class OfflineVerifier:
     name = OFFLINE
 
-    def __init__(self, invocations: InvocationSource, known_services: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        invocations: InvocationSource,
+        known_services: list[str] | None = None,
+        wording: VerifierWording | None = None,
+    ) -> None:
         self.invocations = invocations
         self.known_services = known_services or []
+        self.wording = wording or verifier_wording()
 
     def verify(self, payload: dict[str, Any]) -> RoleReply:
         material = ExecutorMaterial.read(payload.get("executor_structured_output"))
@@ -57,7 +75,7 @@ class OfflineVerifier:
             label, detail, refs = self.judge(claim, own)
             checks.append(ClaimCheck(claim_id=claim.claim_id, verification=label, detail=detail, evidence_refs=refs))
             labelled.append((claim, label))
-        hypothesis_checks = [_hypothesis(item) for item in material.hypotheses]
+        hypothesis_checks = [_hypothesis(item, self.wording) for item in material.hypotheses]
         verdict, why = matrix_verdict(labelled, None)
         gatekeeper = payload.get("gatekeeper_result") or {}
         if verdict == "PASS" and gatekeeper.get("status") == "fail":
@@ -90,9 +108,9 @@ class OfflineVerifier:
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs
             listed = ", ".join(e.text for e in missing)
             return "external_unknown", f"not in the cited output: {listed}", refs
-        if _denies(_without(text, excerpts), usable):
+        if _denies(_without(text, excerpts), usable, self.wording):
             return "contradicted", "the claim denies what the cited output shows", refs
-        if _ABSOLUTE.search(text):
+        if self.wording.absolutist.search(text):
             return "overstated", "absolute wording the evidence cannot carry", refs
         if best < 0.7:
             return "unsupported", f"the excerpts do not match the cited output (best {best:.2f})", refs
@@ -113,8 +131,7 @@ class OfflineVerifier:
 
 
 def _texts(invocation: InvocationView) -> list[str]:
-    details = json.dumps(invocation.retrieval_details, ensure_ascii=False) if invocation.retrieval_details else ""
-    arguments = json.dumps(dict(invocation.arguments), ensure_ascii=False) if invocation.arguments else ""
+    details, arguments = invocation_json(invocation.retrieval_details), invocation_json(invocation.arguments)
     return [t for t in (invocation.output, invocation.output_preview, details, arguments) if t]
 
 
@@ -149,7 +166,7 @@ def _without(text: str, excerpts: list[str]) -> str:
     return text
 
 
-def _denies(text: str, usable: dict[int, InvocationView]) -> bool:
+def _denies(text: str, usable: dict[int, InvocationView], wording: VerifierWording) -> bool:
     """ "没有错误日志" against a log call that matched lines (and the reverse)."""
     matched = [
         inv.retrieval_details.get("matched")
@@ -158,15 +175,15 @@ def _denies(text: str, usable: dict[int, InvocationView]) -> bool:
     ]
     if not matched:
         return False
-    denies = bool(_NEGATION.search(text))
+    denies = bool(wording.negation.search(text))
     return (denies and any(m for m in matched)) or (not denies and all(m == 0 for m in matched))
 
 
-def _hypothesis(item: HypothesisView) -> HypothesisCheck:
+def _hypothesis(item: HypothesisView, wording: VerifierWording) -> HypothesisCheck:
     def check(verification: HypothesisVerification, detail: str) -> HypothesisCheck:
         return HypothesisCheck(hypothesis_index=item.index, verification=verification, detail=detail)
 
-    if _ABSOLUTE.search(item.hypothesis_text):
+    if wording.absolutist.search(item.hypothesis_text):
         return check("overstated_as_fact", "written as a certainty")
     if not item.needed_evidence:
         return check("unsupported_hypothesis", "says nothing about what would confirm it")

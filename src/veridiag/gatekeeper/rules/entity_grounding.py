@@ -15,16 +15,16 @@ PASS, and a fact found nowhere is a failure.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import Located, RuleResult, ValidationContext, bindings, cited_ids
-from veridiag.gatekeeper.entities import Corpus, Entity, entities_outside
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
+from veridiag.text.entities import Corpus, Entity, entities_outside
+from veridiag.text.render import invocation_context
 
 
 class GroundingParams(BaseModel):
@@ -60,11 +60,7 @@ class _Check:
         """Arguments and retrieval details: small, and often where the service name lives."""
         key = ("context_text", invocation.id)
         if key not in self.context.memo:
-            self.context.memo[key] = "\n".join(
-                json.dumps(part, ensure_ascii=False, sort_keys=True, default=str)
-                for part in (invocation.arguments, invocation.retrieval_details)
-                if part
-            )
+            self.context.memo[key] = invocation_context(invocation)
         return str(self.context.memo[key])
 
     def full_corpus(self, invocation: InvocationView) -> Corpus:

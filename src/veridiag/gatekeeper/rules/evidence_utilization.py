@@ -7,9 +7,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.gatekeeper.context import RuleResult, ValidationContext, bindings
-from veridiag.gatekeeper.keywords import keywords
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
+from veridiag.text.tokens import keywords
 
 
 class UtilizationParams(BaseModel):

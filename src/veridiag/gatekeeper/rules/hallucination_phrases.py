@@ -10,9 +10,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
-from veridiag.gatekeeper.phrases import phrase_list
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
+from veridiag.text.phrases import phrase_list
 
 _FIELD_PATH = re.compile(r"^([a-z_]+)\[\]\.([a-z_]+)$")
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.gatekeeper.context import RuleResult, ValidationContext, bindings, cited_ids
-from veridiag.gatekeeper.phrases import phrase_list
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
+from veridiag.text.phrases import phrase_list
 
 
 class InstructionParams(BaseModel):

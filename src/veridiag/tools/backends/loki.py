@@ -13,10 +13,11 @@ from typing import Any
 
 import httpx2
 
+from veridiag.text.render import iso
 from veridiag.tools.args import QueryLogsArgs, parse_time
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
 from veridiag.tools.records import LogSample
-from veridiag.tools.render import TemplateRow, group_bursts, iso, logs_output
+from veridiag.tools.render import TemplateRow, group_bursts, logs_output
 from veridiag.tools.results import ToolOutput
 from veridiag.tools.templates import TemplateMiner
 

@@ -15,11 +15,12 @@ from typing import Any
 
 import httpx2
 
+from veridiag.text.render import iso
 from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs, parse_time
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
 from veridiag.tools.records import Evidence, Span
-from veridiag.tools.render import iso, metrics_output
+from veridiag.tools.render import metrics_output
 from veridiag.tools.results import ToolOutput
 
 _SUFFIX_UNITS = (

@@ -11,7 +11,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
+from functools import lru_cache
 from typing import ClassVar, Literal, TypeVar
+
+from pydantic import model_validator
+
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 Level = Literal["ERROR", "WARN", "INFO", "DEBUG"]
 
@@ -20,24 +25,39 @@ MONTHS: dict[str, int] = {
 }
 MONTH_RE = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
 
-LEVEL_TRACE_N = tuple(f"TRACE{i}" for i in range(1, 9))  # Apache's trace1 … trace8
+
+class FormatWords(WordModel):
+    """``words.yaml``: level and change words, upper-case and lower-case spellings respectively."""
+
+    levels: dict[Level, list[Word]]
+    level_position: list[Word]
+    change_kinds: dict[Word, list[Word]]
+
+    @model_validator(mode="after")
+    def _consistent(self) -> FormatWords:
+        spelled = [word for words in self.levels.values() for word in words]
+        if any(word != word.upper() for word in spelled) or len(spelled) != len(set(spelled)):
+            raise ValueError("levels: each spelling upper case, under one level only")
+        unknown = [word for word in self.level_position if word not in spelled]
+        if unknown:
+            raise ValueError(f"level_position: not a spelling under levels: {unknown}")
+        kinds = [word for words in self.change_kinds.values() for word in words]
+        if any(word != word.lower() for word in kinds) or len(kinds) != len(set(kinds)):
+            raise ValueError("change_kinds: each spelling lower case, under one kind only")
+        return self
+
+
+@lru_cache(maxsize=1)
+def format_words() -> FormatWords:
+    """The bundled ``tools/logformats/words.yaml``, read once."""
+    return bundled_words("veridiag.tools.logformats", "words.yaml", FormatWords)
+
+
 # Every level spelling the supported formats write, upper-cased, to the four levels veridiag keeps.
-LEVELS: dict[str, Level] = {
-    **dict.fromkeys(
-        ("ERROR", "ERR", "FATAL", "CRITICAL", "CRIT", "SEVERE", "ALERT", "EMERG", "EMERGENCY", "PANIC", "E", "F", "C"),
-        "ERROR",
-    ),
-    **dict.fromkeys(("WARN", "WARNING", "W"), "WARN"),
-    **dict.fromkeys(("INFO", "NOTICE", "INFORMATION", "INFORMATIONAL", "I", "N", "INF", "CONFIG", "OK"), "INFO"),
-    **dict.fromkeys(
-        ("DEBUG", "TRACE", "FINE", "FINER", "FINEST", "VERBOSE", "DBG", "D", "V", "T", "ALL", *LEVEL_TRACE_N),
-        "DEBUG",
-    ),
-}
-# The level tokens a line format accepts in its level position (case-insensitive where the format is).
-LEVEL_WORD_RE = (
-    r"FATAL|CRITICAL|CRIT|SEVERE|ERROR|ERR|WARNING|WARN|NOTICE|INFO|DEBUG|TRACE|FINEST|FINER|FINE|CONFIG|EMERG|ALERT"
-)
+LEVELS: dict[str, Level] = {word: level for level, words in format_words().levels.items() for word in words}
+# The level tokens a line format accepts in its level position (case-insensitive where the format is);
+# a longer spelling before the shorter one it starts with (WARNING before WARN).
+LEVEL_WORD_RE = "|".join(sorted(format_words().level_position, key=len, reverse=True))
 
 # Syslog severity (PRI & 7): 0 emerg … 3 err → ERROR, 4 warning → WARN, 5 notice, 6 info → INFO, 7 debug.
 SYSLOG_SEVERITY: tuple[Level, ...] = ("ERROR", "ERROR", "ERROR", "ERROR", "WARN", "INFO", "INFO", "DEBUG")
@@ -225,20 +245,8 @@ SERVICE_KEYS = ("service", "service.name", "app")
 COMPONENT_KEYS = ("logger", "component", "module", "logger_name", "log.logger")
 CHANGE_KEYS = ("event", "kind", "type")
 VERSION_KEYS = ("version", "service.version", "to_version", "new_version", "image")
-CHANGE_KINDS: dict[str, str] = {
-    "deploy": "deploy",
-    "deployment": "deploy",
-    "deployed": "deploy",
-    "config": "config",
-    "config_change": "config",
-    "configchange": "config",
-    "restart": "restart",
-    "scale": "scale",
-    "scaling": "scale",
-    "rollback": "rollback",
-    "release": "release",
-    "change": "change",
-}
+#: A record's event/kind/type value (lower case, "-" as "_") → the change it is.
+CHANGE_KINDS: dict[str, str] = {word: kind for kind, words in format_words().change_kinds.items() for word in words}
 
 # key → (field, rank): one pass over a record's keys finds every field, the lowest rank winning.
 # (Looking each field's keys up in turn cost twice as much: logfmt lines are short and have few keys.)

@@ -16,13 +16,14 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from veridiag.text.render import iso
 from veridiag.tools import demo, knowledge
 from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs, parse_time
 from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema
 from veridiag.tools.backends.embedded._ingest import ChangeRow, LogRow, Written
 from veridiag.tools.records import KnowledgeEvidence, RunbookMatch, Span
 from veridiag.tools.redaction import Redactor, default_redactor
-from veridiag.tools.render import iso, render_knowledge
+from veridiag.tools.render import render_knowledge
 from veridiag.tools.results import ToolOutput
 
 __all__ = ["ChangeRow", "EmbeddedEnvironment", "LogRow", "Written"]

@@ -10,11 +10,12 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 
+from veridiag.text.render import iso
 from veridiag.tools.args import QueryChangesArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._logs import from_ms
 from veridiag.tools.records import ChangeRecord
-from veridiag.tools.render import change_line, changes_output, iso
+from veridiag.tools.render import change_line, changes_output
 from veridiag.tools.results import ToolOutput
 
 #: Changes listed per call (newest kept when there are more).

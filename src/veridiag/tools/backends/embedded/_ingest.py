@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from veridiag.text.tokens import segment
 from veridiag.tools.templates import TemplateMiner
-from veridiag.tools.text import segment
 
 #: Lines written per transaction step; bounded memory whatever the file size.
 BATCH = 10_000

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from datetime import UTC, datetime
 from typing import Any
 
-from veridiag.contracts.composer import has_cjk
+from veridiag.text.cjk import has_cjk
+from veridiag.text.render import iso
+from veridiag.text.search import english_fallback, fts_query
+from veridiag.text.units import NUMBER
 from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.records import Burst, LogSample, Span
-from veridiag.tools.render import TemplateRow, group_bursts, iso, logs_output
+from veridiag.tools.render import TemplateRow, group_bursts, logs_output
 from veridiag.tools.results import ToolOutput
-from veridiag.tools.text import english_fallback, fts_query, log_template
 
 #: Lines kept in the stored output (what excerpts are checked against).
 STORED_LINES = 500
@@ -20,6 +23,13 @@ STORED_LINES = 500
 TOP_TEMPLATES = 12
 #: Matching lines whose timestamps are grouped into bursts.
 BURST_SAMPLE = 200_000
+#: A line's timestamp, ids and numbers, masked: lines of one kind then read alike.
+_MASKS = (
+    (re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z?\s*"), ""),
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
+    (re.compile(NUMBER), "<n>"),
+)
 
 
 def from_ms(value: int) -> datetime:
@@ -197,7 +207,7 @@ def _templates(conn: sqlite3.Connection, where: _Filter) -> list[TemplateRow]:
         found = conn.execute(
             "SELECT template FROM log_template WHERE service=? AND id=?", (service, template_id)
         ).fetchone()
-        template = found[0] if found else log_template(example)
+        template = found[0] if found else _masked(example)
         rows.append(TemplateRow(template, level, count, from_ms(first), from_ms(last), example))
     return rows
 
@@ -207,3 +217,10 @@ def _bursts(conn: sqlite3.Connection, where: _Filter) -> list[Burst]:
         f"SELECT ts FROM {where.table} WHERE {where.where} ORDER BY ts LIMIT {BURST_SAMPLE}", where.params
     )
     return group_bursts(ts for (ts,) in stamps)
+
+
+def _masked(line: str) -> str:
+    """A template for a line whose mined one is missing: its timestamp, ids and numbers masked."""
+    for pattern, replacement in _MASKS:
+        line = pattern.sub(replacement, line)
+    return line

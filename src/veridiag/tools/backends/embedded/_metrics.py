@@ -6,12 +6,13 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import Any
 
+from veridiag.text.render import iso
 from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._logs import from_ms
 from veridiag.tools.records import MetricEvidence, Span
-from veridiag.tools.render import iso, metrics_output
+from veridiag.tools.render import metrics_output
 from veridiag.tools.results import ToolOutput
 
 #: How far back the baseline looks (at least), and how many points of history it reads at most.

@@ -4,7 +4,8 @@ service names, timestamps — and whether a tool output contains them.
 Fuzzy excerpt scores cannot tell ``200/200`` from ``100/200`` (95.8 similar); these
 checks are exact. Numbers compare by value within the precision they were written
 with (``92%`` is grounded by ``92.4%``, ``5.3 s`` by ``5300ms`` or ``5312 ms``), never
-by closeness of strings. Shared by the Gatekeeper and, later, the composer guard.
+by closeness of strings. Shared by the Gatekeeper, the offline verifier, the composer
+guard and the evals. The words facts are known by are data: ``entities.yaml``, ``units.yaml``.
 """
 
 from __future__ import annotations
@@ -16,92 +17,63 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
 
+from pydantic import Field
+
+from veridiag.text.cjk import HAN
 from veridiag.text.normalize import reader_text
+from veridiag.text.units import NUMBER, unit_table
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service"]
 
-# unit spelling (lower case) → (dimension, factor to the dimension's base unit)
-_UNITS: dict[str, tuple[str, Decimal]] = {}
+
+class EntityWords(WordModel):
+    """``entities.yaml``: the words facts are recognised by (exact spellings)."""
+
+    id_keywords: list[Word] = Field(min_length=1)
+    id_suffixes: list[Word] = Field(min_length=1)
+    status_words: list[Word] = Field(min_length=1)
+    service_suffixes: list[Word] = Field(min_length=1)
 
 
-def _units(dimension: str, factor: str, *spellings: str) -> None:
-    for spelling in spellings:
-        _UNITS[spelling] = (dimension, Decimal(factor))
+@lru_cache(maxsize=1)
+def entity_words() -> EntityWords:
+    """The bundled ``text/entities.yaml``, read once."""
+    return bundled_words("veridiag.text", "entities.yaml", EntityWords)
 
 
-_units("time", "0.001", "ms", "msec", "millisecond", "milliseconds", "毫秒")
-_units("time", "1", "s", "sec", "secs", "second", "seconds", "秒")
-_units("time", "60", "min", "mins", "minute", "minutes", "分钟")
-_units("time", "3600", "h", "hr", "hrs", "hour", "hours", "小时")
-_units("size", "1", "b", "byte", "bytes")
-_units("size", "1000", "kb")
-_units("size", "1024", "kib")
-_units("size", "1000000", "mb")
-_units("size", "1048576", "mib")
-_units("size", "1000000000", "gb")
-_units("size", "1073741824", "gib")
-_units("percent", "1", "%", "percent")
-_units("rate", "1", "qps", "rps", "tps", "req/s", "ops/s")
-_units(
-    "count",
-    "1",
-    "×",
-    "次",
-    "个",
-    "条",
-    "times",
-    "errors",
-    "requests",
-    "connections",
-    "threads",
-    "lines",
-    "restarts",
-    "pods",
-    "instances",
-    "retries",
-)
-#: Dimensions where an output's bare number ("cpu_usage 92") may ground a claim ("92%").
-_BARE_OK = frozenset({"percent", "count", "rate"})
+def _any_of(words: list[str]) -> str:
+    """A non-capturing alternation, longest first (so ``request`` is tried before ``req``)."""
+    return "(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")"
 
 
-def _unit_groups() -> dict[str, list[tuple[Decimal, frozenset[str]]]]:
-    by_dimension: dict[str, dict[Decimal, set[str]]] = {}
-    for spelling, (dimension, factor) in _UNITS.items():
-        by_dimension.setdefault(dimension, {}).setdefault(factor, set()).add(spelling)
-    return {d: [(f, frozenset(sp)) for f, sp in groups.items()] for d, groups in by_dimension.items()}
-
-
-#: dimension → [(factor, spellings)]: where to look for a quantity written in another unit.
-_GROUPS = _unit_groups()
-_UNIT_ALT = "|".join(re.escape(u) for u in sorted(_UNITS, key=len, reverse=True))
-_NUM = r"\d+(?:\.\d+)?"
-_NUMBER_AT = re.compile(_NUM)
+_UNITS = unit_table()
+_WORDS = entity_words()
+_UNIT_ALT = _UNITS.alternation()
+_NUMBER_AT = re.compile(NUMBER)
 _UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 _END = r"(?![A-Za-z0-9_.-])"
-
-_ID_KEYWORD = (
-    r"(?:订单|交易|请求|[Oo]rder|ORDER|[Tt]xn|TXN|[Tt]ransaction"
-    r"|[Rr]eq(?:uest)?|REQ(?:UEST)?|[Tt]race|TRACE|[Ss]pan)"
-)
+#: Where a fact can start: a digit, a Latin letter, or the first character of a non-Latin keyword.
+_STARTS = "".join(sorted({re.escape(w[0]) for w in (*_WORDS.id_keywords, *_WORDS.status_words) if not w[0].isascii()}))
 
 #: One left-to-right lexer instead of a pattern per kind: alternatives are tried in
 #: priority order at each token start, and ``word`` swallows every other word whole, so
 #: no entity can start in the middle of a word (no look-behinds, one pass). The leading
 #: look-ahead lets the engine skip spaces, punctuation and prose cheaply (measured 1.6×).
 _LEXER = re.compile(
-    r"(?=[0-9A-Za-z订交请状])(?:"
+    rf"(?=[0-9A-Za-z{_STARTS}])(?:"
     r"(?P<ts>(?P<date>\d{4}-\d{2}-\d{2})(?:[T ](?P<time>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?"
     r"(?:Z|[+-]\d{2}:?\d{2})?(?![\d:])|(?P<clock>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(?![\d:])(?:\s?(?P<ampm>[AaPp]\.?[Mm]\.?)(?![A-Za-z]))?)"
-    rf"|{_ID_KEYWORD}\s*(?:[iI][dD]|号|编号|_id|-id|_ID)?\s*[:=#：]?\s*"
+    rf"|{_any_of(_WORDS.id_keywords)}\s*{_any_of(_WORDS.id_suffixes)}?\s*[:=#：]?\s*"
     rf"(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
     rf"|(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"
-    r"|(?:HTTP|[Hh]ttp|[Ss]tatus|STATUS|状态码)\s*(?:code)?\s*[:=]?\s*(?P<http>[1-5]\d\d)(?!\d)"
+    rf"|{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?\s*(?P<http>[1-5]\d\d)(?!\d)"
     r"|(?P<code>[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+|[A-Z]{1,6}\d{3,6}"
     rf"|(?:[a-z][a-z0-9]*\.)*[A-Z][A-Za-z0-9]*(?:Exception|Error)){_END}"
-    r"|(?P<svc>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-(?:service|svc|api|gateway|server|worker|db|cache|proxy|job))"
+    rf"|(?P<svc>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-{_any_of(_WORDS.service_suffixes)})"
     rf"{_END}"
     r"|(?P<ratio>(?P<num_a>\d+)\s*/\s*(?P<num_b>\d+))(?![\d./])"
-    rf"|(?P<num>{_NUM})(?P<unit>\s?(?:[A-Za-z%]+(?:/s)?(?![A-Za-z0-9_])|[\u4e00-\u9fff]{{1,2}}|×))?"
+    rf"|(?P<num>{NUMBER})(?P<unit>\s?(?:[A-Za-z%]+(?:/s)?(?![A-Za-z0-9_])|[{HAN}]{{1,2}}|×))?"
     r"|(?P<word>[A-Za-z0-9_.\-/]+))"
 )
 
@@ -120,15 +92,15 @@ class Entity:
 
 
 def _quantity(number: str, unit: str, text: str) -> Entity:
-    dimension, factor = _UNITS[unit.lower()]
+    unit_of = _UNITS.by_spelling[unit.lower()]
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
     return Entity(
         "quantity",
         text,
         (f"{number}{unit}", f"{number} {unit}"),
         Decimal(number),
-        dimension,
-        factor,
+        unit_of.dimension,
+        unit_of.factor,
         Decimal(1).scaleb(-decimals),
     )
 
@@ -159,9 +131,9 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
 _NAME_WITH_NUMBER = re.compile(r"[A-Z]{2,}-\d{1,2}")
 _DECADE = re.compile(r"1\d\d0|20\d0")
 #: "35-40 minutes", "3~5 秒": the first number of a range carries the unit written after the second.
-_RANGE = re.compile(rf"(?<![\w.])({_NUM})\s*[-–~至到]\s*{_NUM}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+_RANGE = re.compile(rf"(?<![\w.])({NUMBER})\s*[-–~至到]\s*{NUMBER}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 #: After a range's first number: the rest of the range and the unit both ends share ("-30 minutes").
-_RANGE_REST = re.compile(rf"\s*(?:[-–~至到]|\s+to\s+)\s*{_NUM}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+_RANGE_REST = re.compile(rf"\s*(?:[-–~至到]|\s+to\s+)\s*{NUMBER}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 #: Before a range's second number: its first ("20-"), so the "-" is a range, not a sign or an id.
 _RANGE_START = re.compile(r"\d\s*[-–~至到]\s*$")
 
@@ -187,7 +159,7 @@ def _number(match: re.Match[str]) -> Entity | None:
         return None
     bare = unit.strip()
     for candidate in (bare, bare[:1]) if not bare.isascii() else (bare,):
-        if candidate.lower() in _UNITS:
+        if candidate.lower() in _UNITS.by_spelling:
             return _quantity(number, candidate, number + unit[: unit.index(candidate) + len(candidate)])
     return None
 
@@ -271,7 +243,7 @@ def _prefixed_quantity(prefix: str, spellings: frozenset[str]) -> re.Pattern[str
     """A number starting with ``prefix`` with one of the units right after it, or after the rest
     of a range it opens ("20-30 minutes" states 20 minutes too)."""
     units = "|".join(re.escape(u) for u in sorted(spellings, key=len, reverse=True))
-    rest = rf"\s*(?:[-–~至到]|\s+to\s+)\s*{_NUM}\s?"
+    rest = rf"\s*(?:[-–~至到]|\s+to\s+)\s*{NUMBER}\s?"
     return re.compile(rf"({re.escape(prefix)}[\d.]*?)(?:[\s-]?|{rest})(?:{units})(?![A-Za-z])", re.IGNORECASE)
 
 
@@ -402,12 +374,12 @@ class Corpus:
             return False
         dimension = entity.dimension or ""
         small = len(self.text) <= _FOLD_LIMIT
-        for factor, spellings in _GROUPS.get(dimension, []):
+        for factor, spellings in _UNITS.groups.get(dimension, []):
             value = entity.value * entity.factor / factor
             tolerance = entity.precision * entity.factor / factor / 2
             # A bare number ("cpu 92") counts only in small texts: in a 64 KB log any
             # "92" would do, which proves nothing.
-            bare_ok = small and factor == entity.factor and dimension in _BARE_OK
+            bare_ok = small and factor == entity.factor and dimension in _UNITS.bare_ok
             for prefix in _value_prefixes(value, tolerance):
                 if bare_ok:
                     if self._value_at(prefix, value, tolerance, spellings, bare_ok):

@@ -1,6 +1,7 @@
 """Phrase lists compiled once: a cheap substring pre-check, then a word-boundary regex.
 
-Shared by the rules that look for wording (hedging in claims, instructions in evidence)."""
+Shared by the Gatekeeper rules that look for wording (hedging in claims, instructions in
+evidence); the phrases themselves are data (``gatekeeper/rules.yaml``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from functools import lru_cache
 
 
 class PhraseList:
+    """Finds listed phrases in text: whole words for Latin phrases, any blanks between their words."""
+
     def __init__(self, phrases: tuple[str, ...]) -> None:
         cleaned = sorted({" ".join(p.split()).lower() for p in phrases if p.strip()}, key=len, reverse=True)
         self.probes = tuple(cleaned)
@@ -26,4 +29,5 @@ class PhraseList:
 
 @lru_cache(maxsize=32)
 def phrase_list(phrases: tuple[str, ...]) -> PhraseList:
+    """One compiled list per distinct phrase tuple (rules ask for theirs on every run)."""
     return PhraseList(phrases)

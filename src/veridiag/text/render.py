@@ -1,0 +1,49 @@
+"""How a tool call and its values are written, in one place: the stored output, the claims that
+quote it and the checks that look facts up in it must spell a time, a value and an invocation's
+arguments alike, or a true fact would not be found."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from veridiag.contracts.invocation import InvocationView
+
+#: Units written glued to the number ("5300ms", "23.0%"); others get a space.
+_GLUED = {"ms", "s", "%"}
+
+
+def iso(moment: datetime) -> str:
+    """``2026-07-07T10:01:02Z``; a naive time is taken as UTC."""
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def format_value(value: float, unit: str) -> str:
+    """A metric value as outputs and claims write it: ``5300ms``, ``22.85%``, ``37 connections``."""
+    number = f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
+    if not unit:
+        return number
+    return f"{number}{unit}" if unit in _GLUED else f"{number} {unit}"
+
+
+def request_line(tool: str, request: Mapping[str, Any]) -> str:
+    """An output's first line: the call as made (``query_logs service=payment-service …``)."""
+    parts = [f"{k}={v!r}" if isinstance(v, str) and " " in v else f"{k}={v}" for k, v in request.items() if v]
+    return f"{tool} " + " ".join(parts)
+
+
+def invocation_json(part: Mapping[str, Any] | None) -> str:
+    """An invocation's arguments or retrieval details as text a fact can be found in (keys sorted,
+    values that are no JSON as text); empty when there are none."""
+    return json.dumps(part, ensure_ascii=False, sort_keys=True, default=str) if part else ""
+
+
+def invocation_context(invocation: InvocationView) -> str:
+    """Arguments and retrieval details: small, and often where the service name or the window lives."""
+    return "\n".join(
+        text for text in (invocation_json(invocation.arguments), invocation_json(invocation.retrieval_details)) if text
+    )

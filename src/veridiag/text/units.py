@@ -1,0 +1,90 @@
+"""Numbers and the units they are written in (the table is ``units.yaml``).
+
+A quantity is a number, a unit spelling, and through it a dimension and a factor to the
+dimension's base unit: ``5.3 秒`` and ``5300ms`` are one duration. The entity lexer and the
+reader-text normaliser both take their units from here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+
+from pydantic import Field, field_validator, model_validator
+
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
+
+#: A number as written in text: digits, optionally a decimal part.
+NUMBER = r"\d+(?:\.\d+)?"
+
+
+class UnitSpellings(WordModel):
+    dimension: Word
+    factor: Decimal = Field(gt=0)
+    spellings: list[Word] = Field(min_length=1)
+
+    @field_validator("spellings")
+    @classmethod
+    def _lower_case(cls, spellings: list[str]) -> list[str]:
+        upper = [s for s in spellings if s != s.lower()]
+        if upper:
+            raise ValueError(f"spellings are matched case-insensitively and must be lower case: {upper}")
+        return spellings
+
+
+class UnitWords(WordModel):
+    units: list[UnitSpellings] = Field(min_length=1)
+    bare_number_dimensions: list[Word] = Field(default_factory=list)
+    chinese_numeral_units: list[Word] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_unit_per_spelling(self) -> UnitWords:
+        seen: set[str] = set()
+        for spelling in (s for unit in self.units for s in unit.spellings):
+            if spelling in seen:
+                raise ValueError(f"spelling {spelling!r} belongs to more than one unit")
+            seen.add(spelling)
+        dimensions = {unit.dimension for unit in self.units}
+        unknown = [d for d in self.bare_number_dimensions if d not in dimensions]
+        if unknown:
+            raise ValueError(f"bare_number_dimensions names no unit's dimension: {unknown}")
+        return self
+
+
+@dataclass(frozen=True)
+class Unit:
+    dimension: str
+    factor: Decimal
+
+
+@dataclass(frozen=True)
+class UnitTable:
+    """The units, looked up by lower-case spelling and grouped for conversion."""
+
+    by_spelling: dict[str, Unit]
+    #: dimension → [(factor, spellings)]: where to look for a quantity written in another unit.
+    groups: dict[str, list[tuple[Decimal, frozenset[str]]]]
+    #: Dimensions where a bare number may stand for the quantity (small texts only).
+    bare_ok: frozenset[str]
+    chinese_numeral_units: tuple[str, ...]
+
+    @classmethod
+    def from_words(cls, words: UnitWords) -> UnitTable:
+        by_spelling = {s: Unit(u.dimension, u.factor) for u in words.units for s in u.spellings}
+        grouped: dict[str, dict[Decimal, set[str]]] = {}
+        for spelling, unit in by_spelling.items():
+            grouped.setdefault(unit.dimension, {}).setdefault(unit.factor, set()).add(spelling)
+        groups = {d: [(f, frozenset(sp)) for f, sp in by_factor.items()] for d, by_factor in grouped.items()}
+        return cls(by_spelling, groups, frozenset(words.bare_number_dimensions), tuple(words.chinese_numeral_units))
+
+    def alternation(self) -> str:
+        """Every spelling, longest first, for a regular expression."""
+        return "|".join(re.escape(s) for s in sorted(self.by_spelling, key=len, reverse=True))
+
+
+@lru_cache(maxsize=1)
+def unit_table() -> UnitTable:
+    """The bundled units (``text/units.yaml``), read once."""
+    return UnitTable.from_words(bundled_words("veridiag.text", "units.yaml", UnitWords))
