@@ -12,13 +12,13 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from tests.llm_scripts import Script
 from veridiag.agents import scripted_roles
-from veridiag.agents.composer import ComposerRole, TemplateComposer, template_answer
 from veridiag.agents.fallback import EngineFailedError, FallbackRole
 from veridiag.agents.llm.model_call import RoleModel
 from veridiag.agents.llm.roles import LLMComposer, LLMExecutor
 from veridiag.agents.offline import OfflineExecutor
 from veridiag.agents.reply import RoleReply
-from veridiag.agents.roles import ExecuteRequest, ExecutorRole, PlanRequest, VerifierRole
+from veridiag.agents.roles import ComposerRole, ExecuteRequest, ExecutorRole, PlanRequest, VerifierRole
+from veridiag.agents.template import TemplateComposer, template_answer
 from veridiag.config import LLMRoleSettings
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ComposerInput

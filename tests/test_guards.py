@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from veridiag.contracts.composer import ComposerInput, ComposerOutput
 from veridiag.contracts.material import ClaimView
 from veridiag.contracts.verifier import OnFail
-from veridiag.pipeline import guardrails
+from veridiag.pipeline import composer_guard, guardrails
+from veridiag.pipeline.composer_guard import composer_checks, guard_composed
 from veridiag.pipeline.guardrails import ClaimGuard, GuardContext, claim_guard, claim_guards, verdict_guards
 
 
@@ -35,3 +37,36 @@ def test_root_cause_guards_run_after_the_evidence_guards() -> None:
     order = list(claim_guards())
     assert order.index("gatekeeper.targeted_claim") < order.index("root_cause.single_source")
     assert order.index("root_cause.single_source") < order.index("root_cause.inference_only")
+
+
+def test_every_composer_check_is_documented_and_falls_back() -> None:
+    doc = composer_guard.__doc__ or ""
+    assert composer_checks(), "the composer guard has checks"
+    assert all(f"``{check_id}``" in doc for check_id in composer_checks())
+    assert {check.on_fail for check in composer_checks().values()} == {OnFail.FALLBACK}
+
+
+@pytest.mark.parametrize(
+    ("answer", "check"),
+    [
+        ('{"claims": []}', "composer.raw_json"),
+        ("订单123失败，错误码 ERR_DB_DOWN。", "composer.unknown_fact"),
+        ("根本原因已确认：数据库连接池耗尽。", "composer.unconfirmed_root_cause"),
+    ],
+)
+def test_a_violation_names_the_check_that_found_it(answer: str, check: str) -> None:
+    composer_input = ComposerInput(
+        original_query="订单123支付失败", lang="zh", verdict="LOW_CONFID", missing_info=["缺少日志"]
+    )
+    output = ComposerOutput(answer_summary="s", recommended_actions=[], user_facing_answer=answer)
+    result = guard_composed(output, composer_input)
+    assert not result.passed and check in result.failed_checks, result
+
+
+def test_an_answer_within_its_input_fails_no_check() -> None:
+    composer_input = ComposerInput(
+        original_query="订单123支付失败", lang="zh", verdict="LOW_CONFID", missing_info=["缺少日志"]
+    )
+    output = ComposerOutput(answer_summary="s", recommended_actions=[], user_facing_answer="证据不足：缺少日志。")
+    result = guard_composed(output, composer_input)
+    assert result.passed and result.failed_checks == [], result

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from tests.builders import LOG_OUTPUT, METRIC_OUTPUT, binding, claim, v2
 from veridiag.agents import scripted_roles
-from veridiag.agents.composer import template_answer
+from veridiag.agents.template import template_answer
 from veridiag.contracts.composer import ComposerInput, ComposerOutput
 from veridiag.contracts.verifier import OnFail
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions, audit_chain
-from veridiag.pipeline.composer import guard_composed
+from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.store import SessionStore
 
 QUESTION = "订单123支付失败，帮我看看原因"

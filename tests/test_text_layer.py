@@ -19,7 +19,8 @@ from pydantic import BaseModel
 from veridiag.agents.offline.verifier import OfflineVerifier, VerifierWording
 from veridiag.contracts import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.composer import ComposerInput, ComposerOutput
-from veridiag.pipeline.composer import ComposerWording, guard_composed
+from veridiag.pipeline.composer_guard import guard_composed
+from veridiag.pipeline.composer_input import ComposerWording
 from veridiag.text.cjk import detect_lang, has_cjk
 from veridiag.text.entities import EntityWords, extract_entities
 from veridiag.text.render import invocation_context, iso

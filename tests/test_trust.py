@@ -12,7 +12,7 @@ from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.contracts.composer import AllowedClaim, ComposerInput, ComposerOutput
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.pipeline.composer import guard_composed
+from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.text import reader_text
 from veridiag.text.entities import Corpus, extract_entities
 

@@ -1,9 +1,17 @@
 """Role interfaces (planner, executor, verifier, composer) and their engines."""
 
-from veridiag.agents.composer import ComposerRole, TemplateComposer, template_answer
 from veridiag.agents.reply import RoleReply
-from veridiag.agents.roles import ExecuteRequest, ExecutorRole, PlannerRole, PlanRequest, Roles, VerifierRole
+from veridiag.agents.roles import (
+    ComposerRole,
+    ExecuteRequest,
+    ExecutorRole,
+    PlannerRole,
+    PlanRequest,
+    Roles,
+    VerifierRole,
+)
 from veridiag.agents.scripted import scripted_roles
+from veridiag.agents.template import TemplateComposer, template_answer
 
 __all__ = [
     "ComposerRole",

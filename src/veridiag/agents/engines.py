@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from veridiag.agents.composer import TemplateComposer
 from veridiag.agents.offline import OfflineExecutor, OfflinePlanner, OfflineVerifier
 from veridiag.agents.offline.executor import Catalogue
 from veridiag.agents.offline.planner import Environment
 from veridiag.agents.roles import Roles
+from veridiag.agents.template import TemplateComposer
 from veridiag.config import Settings
 from veridiag.contracts.invocation import InvocationSource
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-from veridiag.agents.composer import ComposerRole
 from veridiag.agents.reply import Engine, RoleReply
-from veridiag.agents.roles import ExecuteRequest, ExecutorRole, PlannerRole, PlanRequest, VerifierRole
+from veridiag.agents.roles import ComposerRole, ExecuteRequest, ExecutorRole, PlannerRole, PlanRequest, VerifierRole
 from veridiag.contracts.composer import ComposerInput
 
 

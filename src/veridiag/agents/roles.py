@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from veridiag.agents.composer import ComposerRole
 from veridiag.agents.reply import TEMPLATE, Engine, RoleReply
+from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.plan import Plan
 from veridiag.contracts.verifier import RetryContext
 from veridiag.tools.runner import ToolRunner
@@ -33,6 +33,10 @@ class ExecuteRequest:
     retry_context: RetryContext | None = None
     #: ``structured_output_v2.enabled`` (docs/spec §22.2): which contract the Executor is asked for.
     contract: Literal["executor_evidence_v2", "executor_evidence_v1"] = "executor_evidence_v2"
+
+
+class ComposerRole(Engine, Protocol):
+    def compose(self, composer_input: ComposerInput) -> RoleReply: ...
 
 
 class PlannerRole(Engine, Protocol):

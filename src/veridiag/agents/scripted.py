@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from veridiag.agents.composer import ComposerRole
 from veridiag.agents.reply import SCRIPTED, RoleReply
-from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles, VerifierRole
+from veridiag.agents.roles import ComposerRole, ExecuteRequest, PlanRequest, Roles, VerifierRole
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ComposerInput
 

@@ -53,6 +53,9 @@ class GuardResult(BaseModel):
 
     passed: bool
     violations: list[str] = Field(default_factory=list)
+    #: The ids of the registered checks that found something (``pipeline/composer_guard.py``);
+    #: any of them sends the answer back to the template.
+    failed_checks: list[str] = Field(default_factory=list)
 
 
 AnswerSource = Literal["composer", "template"]

@@ -35,6 +35,7 @@ from typing import ClassVar, TypeVar
 
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView
+from veridiag.contracts.registry import Registry
 from veridiag.contracts.verdict import groundedness, matrix_verdict
 from veridiag.contracts.verifier import (
     FACT_MAPPING,
@@ -48,7 +49,7 @@ from veridiag.contracts.verifier import (
     VerifierEvaluation,
 )
 from veridiag.pipeline.hook import HookResult
-from veridiag.pipeline.verifier import ParsedVerifier
+from veridiag.pipeline.verifier_reply import ParsedVerifier
 
 #: Labels ordered from best supported to worst; "at most unsupported" caps at index 3.
 _ORDER: tuple[ClaimVerification, ...] = (
@@ -102,20 +103,18 @@ class ClaimGuard(ABC):
         """The reason this guard caps ``claim``, or None."""
 
 
-_CLAIM_GUARDS: dict[str, ClaimGuard] = {}
+_CLAIM_GUARDS: Registry[ClaimGuard] = Registry("claim guard")
 G = TypeVar("G", bound=type[ClaimGuard])
 
 
 def claim_guard(cls: G) -> G:
     """Class decorator: register one instance under ``cls.id``; guards run in registration order."""
-    if cls.id in _CLAIM_GUARDS:
-        raise ValueError(f"claim guard {cls.id!r} registered twice")
-    _CLAIM_GUARDS[cls.id] = cls()
+    _CLAIM_GUARDS.add(cls.id, cls())
     return cls
 
 
 def claim_guards() -> dict[str, ClaimGuard]:
-    return dict(_CLAIM_GUARDS)
+    return _CLAIM_GUARDS.as_dict()
 
 
 @claim_guard
@@ -183,19 +182,17 @@ class VerdictGuard(ABC):
         """The correction when the verdict must be at best LOW_CONFID, or None."""
 
 
-_VERDICT_GUARDS: dict[str, VerdictGuard] = {}
+_VERDICT_GUARDS: Registry[VerdictGuard] = Registry("verdict guard")
 V = TypeVar("V", bound=type[VerdictGuard])
 
 
 def verdict_guard(cls: V) -> V:
-    if cls.id in _VERDICT_GUARDS:
-        raise ValueError(f"verdict guard {cls.id!r} registered twice")
-    _VERDICT_GUARDS[cls.id] = cls()
+    _VERDICT_GUARDS.add(cls.id, cls())
     return cls
 
 
 def verdict_guards() -> dict[str, VerdictGuard]:
-    return dict(_VERDICT_GUARDS)
+    return _VERDICT_GUARDS.as_dict()
 
 
 @verdict_guard
@@ -256,7 +253,7 @@ def _judged(claim: ClaimView, context: GuardContext, corrections: list[Correctio
                 )
             )
         check = ClaimCheck(claim_id=claim.claim_id, verification="unsupported", detail="no verifier judgement")
-    for guard in _CLAIM_GUARDS.values():
+    for guard in _CLAIM_GUARDS:
         label = check.verification
         if _ORDER.index(label) >= _ORDER.index(guard.ceiling):
             continue
@@ -301,7 +298,7 @@ def evaluate(parsed: ParsedVerifier, hook: HookResult) -> VerifierEvaluation:
     if not hook.parsed.ok:
         return _unparsed(parsed, hook)
     context = GuardContext(parsed, hook, _targeted(hook))
-    corrections = [c for guard in _VERDICT_GUARDS.values() if (c := guard.fires(context)) is not None]
+    corrections = [c for guard in _VERDICT_GUARDS if (c := guard.fires(context)) is not None]
     cap: Verdict = "LOW_CONFID" if corrections else "PASS"
     claims = hook.material.claims
     final_checks = [_judged(claim, context, corrections) for claim in claims]

@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from veridiag.agents.composer import template_answer, with_gaps
 from veridiag.agents.reply import TEMPLATE, RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
+from veridiag.agents.template import template_answer, with_gaps
 from veridiag.config import Settings
 from veridiag.contracts.audit import RoleCall
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult
@@ -30,11 +30,12 @@ from veridiag.contracts.plan import Plan
 from veridiag.contracts.verifier import RetryContext, VerifierEvaluation
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.pipeline.audit import round_record, self_evaluation
-from veridiag.pipeline.composer import assemble_composer_input, guard_composed, parse_composer_output
+from veridiag.pipeline.composer_guard import guard_composed, parse_composer_output
+from veridiag.pipeline.composer_input import assemble_composer_input
 from veridiag.pipeline.guardrails import evaluate
 from veridiag.pipeline.hook import HookResult, verifier_input
 from veridiag.pipeline.scope import scope_line
-from veridiag.pipeline.verifier import ParsedVerifier, parse_verifier_output
+from veridiag.pipeline.verifier_reply import ParsedVerifier, parse_verifier_output
 from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang
 from veridiag.text.render import invocation_json

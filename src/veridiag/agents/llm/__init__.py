@@ -3,13 +3,12 @@ engine as its fallback."""
 
 from __future__ import annotations
 
-from veridiag.agents.composer import ComposerRole
 from veridiag.agents.fallback import FallbackRole
 from veridiag.agents.llm.model_call import ModelFactory, RoleModel
 from veridiag.agents.llm.providers import PRESETS, LLMConfigError, build_model
 from veridiag.agents.llm.roles import LLMComposer, LLMExecutor, LLMPlanner, LLMVerifier
 from veridiag.agents.offline.planner import Environment
-from veridiag.agents.roles import ExecutorRole, PlannerRole, Roles, VerifierRole
+from veridiag.agents.roles import ComposerRole, ExecutorRole, PlannerRole, Roles, VerifierRole
 from veridiag.config import LLMRole, LLMSettings
 
 __all__ = ["PRESETS", "LLMConfigError", "RoleModel", "build_model", "llm_roles"]

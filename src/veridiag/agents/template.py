@@ -1,4 +1,4 @@
-"""The Composer role and the fixed template answer (docs/spec §19).
+"""The fixed template answer (docs/spec §19.4): the offline Composer and every fallback.
 
 The Composer only ever receives a ``ComposerInput``: it cannot import tools (enforced by
 import-linter) and is never handed tool output. The template answer is the offline
@@ -10,17 +10,12 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
-from typing import Protocol
 
 import yaml
 
-from veridiag.agents.reply import TEMPLATE, Engine, RoleReply
+from veridiag.agents.reply import TEMPLATE, RoleReply
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ActionItem, ComposerInput, ComposerOutput
-
-
-class ComposerRole(Engine, Protocol):
-    def compose(self, composer_input: ComposerInput) -> RoleReply: ...
 
 
 @cache

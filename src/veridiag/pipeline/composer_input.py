@@ -1,11 +1,11 @@
-"""Composer input assembly (docs/spec §19.2.1) and the composer guard (docs/DESIGN.md §4).
+"""Composer input assembly (docs/spec §19.2.1), and the Composer's wording (``composer.yaml``).
 
 The input is built by code from the judged claims: only ``direct_observation`` and
 ``reasonable_inference`` claims are allowed as facts; ``overstated`` ones become
 hypotheses; ``unsupported`` / ``external_unknown`` / ``contradicted`` ones become gaps —
 named only by id when their text might carry a fabricated fact. REJECT allows no
 hypotheses and only evidence-gathering or review actions. Free text that would reach the
-Composer (actions, rationale) is kept only where its facts also occur in allowed material.
+Composer (actions, rationale) is kept only where its facts also occur in the evidence.
 """
 
 from __future__ import annotations
@@ -16,23 +16,11 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-from pydantic import ValidationError
-
-from veridiag.agents.composer import template_phrases
-from veridiag.contracts.composer import (
-    ActionItem,
-    AllowedClaim,
-    AllowedHypothesis,
-    ComposerInput,
-    ComposerOutput,
-    GuardResult,
-)
+from veridiag.contracts.composer import ActionItem, AllowedClaim, AllowedHypothesis, ComposerInput
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
-from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.text.entities import Corpus, extract_entities
-from veridiag.text.tokens import keywords
 from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
 
 
@@ -74,30 +62,6 @@ class ComposerWording(WordModel):
 def composer_wording() -> ComposerWording:
     """The bundled ``pipeline/composer.yaml``, read once."""
     return bundled_words("veridiag.pipeline", "composer.yaml", ComposerWording)
-
-
-@cache
-def _answer_words() -> frozenset[str]:
-    """Words any answer may use without adding facts: ``composer.yaml`` plus the template's wording."""
-    wording = composer_wording().answer_words
-    listed = f"{wording.zh} {wording.en}".split()
-    template = " ".join(p for phrases in template_phrases().values() for p in phrases.values())
-    return frozenset(listed) | keywords(template)
-
-
-def _grounded_in(text: str, corpus: Corpus, services: Sequence[str] = ()) -> bool:
-    return all(corpus.contains(entity) for entity in extract_entities(text, services))
-
-
-def _novel_sentences(answer: str, allowed_words: frozenset[str]) -> list[str]:
-    """Sentences mostly made of content words that occur nowhere in the composer input."""
-    flagged = []
-    for sentence in re.split(r"(?<=[。.!！?？；;\n])", answer):
-        words = [w for w in keywords(sentence) if not any(ch.isdigit() for ch in w)]
-        novel = [w for w in words if w not in allowed_words and w not in _answer_words()]
-        if len(novel) >= 2 and len(novel) * 2 > len(words):
-            flagged.append(sentence.strip())
-    return flagged
 
 
 @dataclass(frozen=True)
@@ -240,113 +204,3 @@ def _executor_hypotheses(
         and judged.get(item.index, "reasonable_hypothesis") == "reasonable_hypothesis"
         and grounding.holds(item.hypothesis_text)
     ]
-
-
-def _unhedged_restatements(answer: str, composer_input: ComposerInput, patterns: GuardPatterns) -> list[str]:
-    """Sentences that restate a hypothesis or a gap as if it were confirmed (no hedge word)."""
-    unconfirmed = [h.hypothesis_text for h in composer_input.allowed_hypotheses]
-    unconfirmed += [gap.split("：", 1)[-1].split(": ", 1)[-1] for gap in composer_input.missing_info]
-    targets = [words for text in unconfirmed if (words := keywords(text))]
-    confirmed = [keywords(c.claim_text) for c in composer_input.allowed_claims]
-    flagged = []
-    for sentence in _sentences_outside_hedged_lists(answer, patterns):
-        if patterns.hedge.search(sentence):
-            continue
-        words = keywords(sentence)
-        for target in targets:
-            overlap = len(words & target) / len(target)
-            if overlap >= 0.6 and not any(len(words & c) / len(c) >= overlap for c in confirmed if c):
-                flagged.append(sentence.strip())
-                break
-    return flagged
-
-
-_HEADING = re.compile(r"[:：]\s*$")
-
-
-def _sentences_outside_hedged_lists(answer: str, patterns: GuardPatterns) -> list[str]:
-    """The answer's sentences, except the items listed under a heading that already hedges them
-    ("证据缺口：", "Possible directions (not confirmed):"): a gap listed as a gap is not a gap
-    stated as fact. A list ends at the first line that is not an item."""
-    sentences: list[str] = []
-    hedged_list = False
-    for line in answer.splitlines():
-        stripped = line.strip()
-        if _HEADING.search(stripped):
-            hedged_list = bool(patterns.hedge.search(stripped) or patterns.gap_words.search(stripped))
-            continue
-        if hedged_list and stripped.startswith(("-", "*", "•")):
-            continue
-        hedged_list = False
-        sentences += [s.strip() for s in re.split(r"(?<=[。.!！?？；;])", stripped) if s.strip()]
-    return sentences
-
-
-def _input_texts(composer_input: ComposerInput) -> list[str]:
-    return [
-        composer_input.original_query,
-        composer_input.rationale,
-        *(c.claim_text for c in composer_input.allowed_claims),
-        *(h.hypothesis_text for h in composer_input.allowed_hypotheses),
-        *(n for h in composer_input.allowed_hypotheses for n in h.needed_evidence),
-        *composer_input.missing_info,
-        *(f"{a.action_text} {a.reason}" for a in composer_input.recommended_actions),
-    ]
-
-
-def parse_composer_output(text: str | None) -> tuple[ComposerOutput | None, str]:
-    """Strict JSON with answer_summary, recommended_actions, user_facing_answer (§19.3)."""
-    parsed = parse_executor_output(text)
-    if not parsed.ok or parsed.value is None:
-        return None, f"composer output {parsed.status.status}: {parsed.status.detail}"
-    try:
-        return ComposerOutput.model_validate(parsed.value), "ok"
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        return None, f"composer output invalid at {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
-
-
-_JSONISH = re.compile(r'^\s*[\[{]|"\w+"\s*:\s*[\[{"]|executor_evidence|"claims"')
-
-
-def guard_composed(
-    output: ComposerOutput,
-    composer_input: ComposerInput,
-    known_services: Sequence[str] = (),
-    patterns: GuardPatterns | None = None,
-) -> GuardResult:
-    """The answer may state nothing the input does not (docs/DESIGN.md §4), and must fit its verdict.
-    ``patterns`` replace the bundled ones of ``composer.yaml`` (another wording, same code)."""
-    patterns = patterns or composer_wording().patterns
-    violations: list[str] = []
-    source = Corpus(_input_texts(composer_input))
-    texts = [
-        output.user_facing_answer,
-        output.answer_summary,
-        *(f"{a.action_text} {a.reason}" for a in output.recommended_actions),
-    ]
-    for text in texts:
-        for entity in extract_entities(text, known_services):
-            if not source.contains(entity):
-                violations.append(f"{entity.kind} {entity.text!r} is not in the composer input")
-    allowed_words = keywords(" ".join(_input_texts(composer_input)))
-    for sentence in _novel_sentences(output.user_facing_answer, allowed_words):
-        violations.append(f"content not in the composer input: {sentence[:80]!r}")
-    for sentence in _unhedged_restatements(output.user_facing_answer, composer_input, patterns):
-        violations.append(f"an unconfirmed statement is written as fact: {sentence[:80]!r}")
-    answer = output.user_facing_answer
-    if _JSONISH.search(answer):
-        violations.append("the answer looks like JSON")
-    verdict = composer_input.verdict
-    if verdict == "REJECT" and patterns.root_cause.search(answer):
-        violations.append("a REJECT answer states a root cause")
-    if (
-        verdict == "LOW_CONFID"
-        and not patterns.gap_words.search(answer)
-        and not any(g in answer for g in composer_input.missing_info)
-    ):
-        violations.append("a LOW_CONFID answer names no gap")
-    has_root = any(c.claim_type == "root_cause" for c in composer_input.allowed_claims)
-    if patterns.confirmed_root_cause.search(answer) and (verdict != "PASS" or not has_root):
-        violations.append("the answer calls a root cause confirmed without an allowed root_cause claim")
-    return GuardResult(passed=not violations, violations=list(dict.fromkeys(violations)))

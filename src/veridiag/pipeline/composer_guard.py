@@ -1,0 +1,256 @@
+"""The composer guard (docs/DESIGN.md §4): a composed answer may state nothing its input does
+not, and must fit its verdict. Each check is a small class registered by id; any violation
+sends the answer back to the template (``OnFail.FALLBACK``), and the audit names the checks
+that failed.
+
+- ``composer.unknown_fact``: a number, code, id or service the input does not hold.
+- ``composer.novel_content``: a sentence mostly of words found nowhere in the input.
+- ``composer.unhedged_restatement``: a hypothesis or gap restated as fact.
+- ``composer.raw_json``: the answer looks like JSON.
+- ``composer.reject_root_cause``: a REJECT answer states a root cause.
+- ``composer.low_confid_no_gap``: a LOW_CONFID answer names no gap.
+- ``composer.unconfirmed_root_cause``: a root cause called confirmed without an allowed
+  ``root_cause`` claim under PASS.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import ClassVar, TypeVar
+
+from pydantic import ValidationError
+
+from veridiag.agents.template import template_phrases
+from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
+from veridiag.contracts.parsing import parse_executor_output
+from veridiag.contracts.registry import Registry
+from veridiag.contracts.verifier import OnFail
+from veridiag.pipeline.composer_input import GuardPatterns, composer_wording
+from veridiag.text.entities import Corpus, extract_entities
+from veridiag.text.tokens import keywords
+
+
+@cache
+def _answer_words() -> frozenset[str]:
+    """Words any answer may use without adding facts: ``composer.yaml`` plus the template's wording."""
+    wording = composer_wording().answer_words
+    listed = f"{wording.zh} {wording.en}".split()
+    template = " ".join(p for phrases in template_phrases().values() for p in phrases.values())
+    return frozenset(listed) | keywords(template)
+
+
+def _novel_sentences(answer: str, allowed_words: frozenset[str]) -> list[str]:
+    """Sentences mostly made of content words that occur nowhere in the composer input."""
+    flagged = []
+    for sentence in re.split(r"(?<=[。.!！?？；;\n])", answer):
+        words = [w for w in keywords(sentence) if not any(ch.isdigit() for ch in w)]
+        novel = [w for w in words if w not in allowed_words and w not in _answer_words()]
+        if len(novel) >= 2 and len(novel) * 2 > len(words):
+            flagged.append(sentence.strip())
+    return flagged
+
+
+def _unhedged_restatements(answer: str, composer_input: ComposerInput, patterns: GuardPatterns) -> list[str]:
+    """Sentences that restate a hypothesis or a gap as if it were confirmed (no hedge word)."""
+    unconfirmed = [h.hypothesis_text for h in composer_input.allowed_hypotheses]
+    unconfirmed += [gap.split("：", 1)[-1].split(": ", 1)[-1] for gap in composer_input.missing_info]
+    targets = [words for text in unconfirmed if (words := keywords(text))]
+    confirmed = [keywords(c.claim_text) for c in composer_input.allowed_claims]
+    flagged = []
+    for sentence in _sentences_outside_hedged_lists(answer, patterns):
+        if patterns.hedge.search(sentence):
+            continue
+        words = keywords(sentence)
+        for target in targets:
+            overlap = len(words & target) / len(target)
+            if overlap >= 0.6 and not any(len(words & c) / len(c) >= overlap for c in confirmed if c):
+                flagged.append(sentence.strip())
+                break
+    return flagged
+
+
+_HEADING = re.compile(r"[:：]\s*$")
+
+
+def _sentences_outside_hedged_lists(answer: str, patterns: GuardPatterns) -> list[str]:
+    """The answer's sentences, except the items listed under a heading that already hedges them
+    ("证据缺口：", "Possible directions (not confirmed):"): a gap listed as a gap is not a gap
+    stated as fact. A list ends at the first line that is not an item."""
+    sentences: list[str] = []
+    hedged_list = False
+    for line in answer.splitlines():
+        stripped = line.strip()
+        if _HEADING.search(stripped):
+            hedged_list = bool(patterns.hedge.search(stripped) or patterns.gap_words.search(stripped))
+            continue
+        if hedged_list and stripped.startswith(("-", "*", "•")):
+            continue
+        hedged_list = False
+        sentences += [s.strip() for s in re.split(r"(?<=[。.!！?？；;])", stripped) if s.strip()]
+    return sentences
+
+
+def _input_texts(composer_input: ComposerInput) -> list[str]:
+    return [
+        composer_input.original_query,
+        composer_input.rationale,
+        *(c.claim_text for c in composer_input.allowed_claims),
+        *(h.hypothesis_text for h in composer_input.allowed_hypotheses),
+        *(n for h in composer_input.allowed_hypotheses for n in h.needed_evidence),
+        *composer_input.missing_info,
+        *(f"{a.action_text} {a.reason}" for a in composer_input.recommended_actions),
+    ]
+
+
+def parse_composer_output(text: str | None) -> tuple[ComposerOutput | None, str]:
+    """Strict JSON with answer_summary, recommended_actions, user_facing_answer (§19.3)."""
+    parsed = parse_executor_output(text)
+    if not parsed.ok or parsed.value is None:
+        return None, f"composer output {parsed.status.status}: {parsed.status.detail}"
+    try:
+        return ComposerOutput.model_validate(parsed.value), "ok"
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        return None, f"composer output invalid at {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
+
+
+_JSONISH = re.compile(r'^\s*[\[{]|"\w+"\s*:\s*[\[{"]|executor_evidence|"claims"')
+
+
+@dataclass(frozen=True)
+class ComposedAnswer:
+    """One guard call: the answer, the input it must stay within, and the wording it is read by."""
+
+    output: ComposerOutput
+    composer_input: ComposerInput
+    known_services: Sequence[str]
+    patterns: GuardPatterns
+
+    @property
+    def answer(self) -> str:
+        return self.output.user_facing_answer
+
+
+class ComposerCheck(ABC):
+    id: ClassVar[str]
+    on_fail: ClassVar[OnFail] = OnFail.FALLBACK
+
+    @abstractmethod
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        """What this check finds wrong with the answer (empty: nothing)."""
+
+
+_CHECKS: Registry[ComposerCheck] = Registry("composer check")
+C = TypeVar("C", bound=type[ComposerCheck])
+
+
+def composer_check(cls: C) -> C:
+    """Class decorator: register one instance under ``cls.id``; checks run in registration order."""
+    _CHECKS.add(cls.id, cls())
+    return cls
+
+
+def composer_checks() -> dict[str, ComposerCheck]:
+    return _CHECKS.as_dict()
+
+
+@composer_check
+class UnknownFact(ComposerCheck):
+    id = "composer.unknown_fact"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        source = Corpus(_input_texts(given.composer_input))
+        texts = [
+            given.answer,
+            given.output.answer_summary,
+            *(f"{a.action_text} {a.reason}" for a in given.output.recommended_actions),
+        ]
+        return [
+            f"{entity.kind} {entity.text!r} is not in the composer input"
+            for text in texts
+            for entity in extract_entities(text, given.known_services)
+            if not source.contains(entity)
+        ]
+
+
+@composer_check
+class NovelContent(ComposerCheck):
+    id = "composer.novel_content"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        allowed_words = keywords(" ".join(_input_texts(given.composer_input)))
+        return [f"content not in the composer input: {s[:80]!r}" for s in _novel_sentences(given.answer, allowed_words)]
+
+
+@composer_check
+class UnhedgedRestatement(ComposerCheck):
+    id = "composer.unhedged_restatement"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        found = _unhedged_restatements(given.answer, given.composer_input, given.patterns)
+        return [f"an unconfirmed statement is written as fact: {s[:80]!r}" for s in found]
+
+
+@composer_check
+class RawJson(ComposerCheck):
+    id = "composer.raw_json"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        return ["the answer looks like JSON"] if _JSONISH.search(given.answer) else []
+
+
+@composer_check
+class RejectRootCause(ComposerCheck):
+    id = "composer.reject_root_cause"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        stated = given.composer_input.verdict == "REJECT" and given.patterns.root_cause.search(given.answer)
+        return ["a REJECT answer states a root cause"] if stated else []
+
+
+@composer_check
+class LowConfidNoGap(ComposerCheck):
+    id = "composer.low_confid_no_gap"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        composer_input = given.composer_input
+        if composer_input.verdict != "LOW_CONFID" or given.patterns.gap_words.search(given.answer):
+            return []
+        named = any(gap in given.answer for gap in composer_input.missing_info)
+        return [] if named else ["a LOW_CONFID answer names no gap"]
+
+
+@composer_check
+class UnconfirmedRootCause(ComposerCheck):
+    id = "composer.unconfirmed_root_cause"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        composer_input = given.composer_input
+        has_root = any(c.claim_type == "root_cause" for c in composer_input.allowed_claims)
+        confirmed = given.patterns.confirmed_root_cause.search(given.answer)
+        if confirmed and (composer_input.verdict != "PASS" or not has_root):
+            return ["the answer calls a root cause confirmed without an allowed root_cause claim"]
+        return []
+
+
+def guard_composed(
+    output: ComposerOutput,
+    composer_input: ComposerInput,
+    known_services: Sequence[str] = (),
+    patterns: GuardPatterns | None = None,
+) -> GuardResult:
+    """Every registered check over the answer. ``patterns`` replace the bundled ones of
+    ``composer.yaml`` (another wording, same code)."""
+    given = ComposedAnswer(output, composer_input, known_services, patterns or composer_wording().patterns)
+    violations: list[str] = []
+    failed: list[str] = []
+    for check in _CHECKS:
+        found = check.violations(given)
+        if found:
+            failed.append(check.id)
+            violations += found
+    return GuardResult(passed=not violations, violations=list(dict.fromkeys(violations)), failed_checks=failed)
