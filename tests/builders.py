@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from veridiag.contracts import InvocationRecord
+from veridiag.contracts.parsing import ParseStatus
+from veridiag.contracts.verifier import VerifierPayload
 
 SESSION = "s-1"
 
@@ -83,3 +85,14 @@ ASK_JSON_KEYS = frozenset(
         "engines",
     }
 )
+
+
+def verifier_payload(structured: dict[str, Any] | None = None) -> VerifierPayload:
+    """A docs/spec §14 verifier payload around ``structured`` (what the hook would hand the Verifier)."""
+    return VerifierPayload(
+        original_query="q",
+        executor_raw_output=None,
+        executor_final_answer=None,
+        executor_structured_output=structured,
+        executor_output_parse_status=ParseStatus(status="valid" if structured else "missing", detail=""),
+    )

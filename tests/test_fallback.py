@@ -3,13 +3,12 @@ twin, and the reply records — as data — which engine answered, which one fai
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.builders import verifier_payload
 from tests.llm_scripts import Script
 from veridiag.agents import scripted_roles
 from veridiag.agents.fallback import EngineFailedError, FallbackRole
@@ -23,6 +22,7 @@ from veridiag.config import LLMRoleSettings
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.plan import Plan
+from veridiag.contracts.verifier import VerifierPayload
 
 COMPOSER_INPUT = ComposerInput(original_query="why is checkout slow?", lang="en", verdict="LOW_CONFID")
 
@@ -90,7 +90,7 @@ class _Stub:
     def execute(self, request: ExecuteRequest) -> RoleReply:
         return self._reply()
 
-    def verify(self, payload: dict[str, Any]) -> RoleReply:
+    def verify(self, payload: VerifierPayload) -> RoleReply:
         return self._reply()
 
     def compose(self, composer_input: ComposerInput) -> RoleReply:
@@ -100,7 +100,7 @@ class _Stub:
 CALLS = {
     "plan": lambda role: role.plan(PlanRequest(question="q", lang="en")),
     "execute": lambda role: role.execute(ExecuteRequest(question="q", lang="en", plan=Plan(), round=1, tools=None)),
-    "verify": lambda role: role.verify({}),
+    "verify": lambda role: role.verify(verifier_payload()),
     "compose": lambda role: role.compose(COMPOSER_INPUT),
 }
 
@@ -118,7 +118,7 @@ def test_a_fault_is_not_a_fallback() -> None:
     """Only a failed answer falls back; a bug goes up to the pipeline, which fails closed."""
     wrapper = FallbackRole[VerifierRole](_Stub("llm:m", RuntimeError("bug")), _Stub("offline"))
     with pytest.raises(RuntimeError, match="bug"):
-        wrapper.verify({})
+        wrapper.verify(verifier_payload())
 
 
 def test_the_string_forms_come_from_the_record() -> None:

@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import given
 
+from tests.builders import verifier_payload
 from tests.test_gatekeeper_properties import GATEKEEPER, STORE, json_values, outputs
 from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.api.workbench import session_view
@@ -38,10 +39,7 @@ def test_the_gatekeeper_names_claims_as_the_pipeline_does(raw: dict[str, Any]) -
 
 def test_a_claim_without_an_id_is_judged_under_the_id_the_pipeline_gives_it() -> None:
     """The offline verifier once named it "None", so its judgement never reached the claim."""
-    payload = {
-        "executor_structured_output": {"claims": [{"claim_type": "symptom", "claim_text": "x"}]},
-        "tool_trace_summary": [],
-    }
+    payload = verifier_payload({"claims": [{"claim_type": "symptom", "claim_text": "x"}]})
     reply = json.loads(OfflineVerifier(STORE).verify(payload).text or "")
     assert [c["claim_id"] for c in reply["claim_checks"]] == ["#0"]
 

@@ -250,7 +250,7 @@ def test_verifier_payload_matches_spec_14(store: SessionStore) -> None:
     DiagnosisPipeline(store, roles, options=PipelineOptions(max_rounds=1)).run(
         QUESTION, on_session=record_evidence(store)
     )
-    payload = roles.verifier.calls[0]  # type: ignore[union-attr]
+    payload = roles.verifier.calls[0].model_dump(mode="json")  # type: ignore[union-attr]
     assert {
         "original_query",
         "executor_raw_output",

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from pydantic import BaseModel
 
+from tests.builders import verifier_payload
 from veridiag.agents.offline.verifier import OfflineVerifier, VerifierWording
 from veridiag.contracts import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.composer import ComposerInput, ComposerOutput
@@ -87,7 +88,7 @@ def test_a_hedge_word_added_in_data_changes_what_the_composer_guard_accepts(tmp_
 
 def test_an_absolutist_phrase_added_in_data_changes_how_the_offline_verifier_labels(tmp_path: Path) -> None:
     hypothesis = {"hypothesis_text": "The pool is exhausted for sure", "needed_evidence": ["pool metrics"]}
-    payload = {"executor_structured_output": {"claims": [], "hypotheses": [hypothesis]}}
+    payload = verifier_payload({"claims": [], "hypotheses": [hypothesis]})
 
     def label(verifier: OfflineVerifier) -> str:
         return str(json.loads(verifier.verify(payload).text or "")["hypothesis_checks"][0]["verification"])

@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 from veridiag.agents.reply import Engine, RoleReply
 from veridiag.agents.roles import ComposerRole, ExecuteRequest, ExecutorRole, PlannerRole, PlanRequest, VerifierRole
 from veridiag.contracts.composer import ComposerInput
+from veridiag.contracts.verifier import VerifierPayload
 
 
 class EngineFailedError(Exception):
@@ -46,7 +47,7 @@ class FallbackRole(Generic[RoleT]):
     def execute(self: FallbackRole[ExecutorRole], request: ExecuteRequest) -> RoleReply:
         return self._answer(lambda role: role.execute(request))
 
-    def verify(self: FallbackRole[VerifierRole], payload: dict[str, Any]) -> RoleReply:
+    def verify(self: FallbackRole[VerifierRole], payload: VerifierPayload) -> RoleReply:
         return self._answer(lambda role: role.verify(payload))
 
     def compose(self: FallbackRole[ComposerRole], composer_input: ComposerInput) -> RoleReply:

@@ -8,12 +8,12 @@ of a user directly.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Literal, Protocol
 
 from veridiag.agents.reply import TEMPLATE, Engine, RoleReply
 from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.plan import Plan
-from veridiag.contracts.verifier import RetryContext
+from veridiag.contracts.verifier import RetryContext, VerifierPayload
 from veridiag.tools.runner import ToolRunner
 
 
@@ -48,7 +48,7 @@ class ExecutorRole(Engine, Protocol):
 
 
 class VerifierRole(Engine, Protocol):
-    def verify(self, payload: dict[str, Any]) -> RoleReply: ...
+    def verify(self, payload: VerifierPayload) -> RoleReply: ...
 
 
 #: The configured name of a missing verifier: the pipeline then fails closed (every claim

@@ -13,6 +13,7 @@ from veridiag.agents.reply import SCRIPTED, RoleReply
 from veridiag.agents.roles import ComposerRole, ExecuteRequest, PlanRequest, Roles, VerifierRole
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ComposerInput
+from veridiag.contracts.verifier import VerifierPayload
 
 Script = str | Sequence[str | None] | BaseException | None
 
@@ -49,9 +50,8 @@ class ScriptedExecutor(_Replay):
 
 
 class ScriptedVerifier(_Replay):
-    def verify(self, payload: dict[str, Any]) -> RoleReply:
-        round_number = int(payload.get("round") or 1)
-        return self.reply(round_number - 1, payload)
+    def verify(self, payload: VerifierPayload) -> RoleReply:
+        return self.reply(payload.round - 1, payload)
 
 
 class ScriptedComposer(_Replay):

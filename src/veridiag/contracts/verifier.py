@@ -8,9 +8,13 @@ so a reviewer sees "the verifier said PASS, code said LOW_CONFID, because …".
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from veridiag.contracts.gatekeeper import GatekeeperResult
+from veridiag.contracts.parsing import ParseStatus
+from veridiag.contracts.trace import ToolTraceEntry
 
 Verdict = Literal["PASS", "LOW_CONFID", "REJECT"]
 ClaimVerification = Literal[
@@ -108,3 +112,19 @@ class RetryContext(BaseModel):
     verdict: Verdict
     claim_checks: list[ClaimCheck] = Field(default_factory=list)
     missing_info: list[str] = Field(default_factory=list)
+
+
+class VerifierPayload(BaseModel):
+    """What the Verifier is given (docs/spec §14), built by the VerifierInputHook. A model
+    Verifier reads its JSON; the offline one reads it typed."""
+
+    original_query: str
+    executor_raw_output: str | None
+    #: Deprecated alias of ``executor_raw_output`` (docs/spec §14), kept for older verifiers.
+    executor_final_answer: str | None
+    executor_structured_output: dict[str, Any] | None
+    executor_output_parse_status: ParseStatus
+    tool_trace_summary: list[ToolTraceEntry] = Field(default_factory=list)
+    gatekeeper_result: GatekeeperResult | None = None
+    retry_context: RetryContext | None = None
+    round: int = 1

@@ -15,7 +15,7 @@ from veridiag.contracts.invocation import InvocationRecord, InvocationSource, In
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.contracts.parsing import ParsedOutput, parse_executor_output
 from veridiag.contracts.trace import ToolTraceEntry
-from veridiag.contracts.verifier import RetryContext
+from veridiag.contracts.verifier import RetryContext, VerifierPayload
 from veridiag.gatekeeper import Gatekeeper, normalize_output
 from veridiag.tools.trace import build_trace_summary
 
@@ -33,7 +33,7 @@ class HookResult:
     material: ExecutorMaterial
     trace_summary: list[ToolTraceEntry]
     report: GatekeeperReport | None  # None when the Gatekeeper is switched off
-    payload: dict[str, Any]
+    payload: VerifierPayload
 
 
 class _Preloaded:
@@ -76,15 +76,15 @@ def verifier_input(
             parse_status=parsed.status,
             trace_summary=trace,
         )
-    payload = {
-        "original_query": question,
-        "executor_raw_output": raw_output,
-        "executor_final_answer": raw_output,  # deprecated alias of executor_raw_output (docs/spec §14)
-        "executor_structured_output": structured,
-        "executor_output_parse_status": parsed.status.model_dump(),
-        "tool_trace_summary": [entry.model_dump() for entry in trace],
-        "gatekeeper_result": report.result.model_dump() if report else None,
-        "retry_context": retry_context.model_dump(mode="json") if retry_context else None,
-        "round": round,
-    }
+    payload = VerifierPayload(
+        original_query=question,
+        executor_raw_output=raw_output,
+        executor_final_answer=raw_output,
+        executor_structured_output=structured,
+        executor_output_parse_status=parsed.status,
+        tool_trace_summary=trace,
+        gatekeeper_result=report.result if report else None,
+        retry_context=retry_context,
+        round=round,
+    )
     return HookResult(parsed, structured, ExecutorMaterial.read(structured), trace, report, payload)

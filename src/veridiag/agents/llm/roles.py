@@ -19,6 +19,7 @@ from veridiag.agents.roles import ExecuteRequest, PlannerRole, PlanRequest
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.parsing import parse_executor_output
+from veridiag.contracts.verifier import VerifierPayload
 from veridiag.text.cjk import detect_lang
 
 
@@ -133,9 +134,10 @@ class LLMExecutor(ModelRole):
 
 
 class LLMVerifier(ModelRole):
-    def verify(self, payload: dict[str, Any]) -> RoleReply:
-        lang = detect_lang(str(payload.get("original_query", "")))
-        return self.answered(self.model.run(prompt("verifier", lang), as_data("verifier_payload", _dump(payload))))
+    def verify(self, payload: VerifierPayload) -> RoleReply:
+        lang = detect_lang(payload.original_query)
+        material = payload.model_dump(mode="json")
+        return self.answered(self.model.run(prompt("verifier", lang), as_data("verifier_payload", _dump(material))))
 
 
 class LLMComposer(ModelRole):

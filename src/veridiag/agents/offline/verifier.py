@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Any
 
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.contracts.audit import EngineUse
@@ -29,6 +28,7 @@ from veridiag.contracts.verifier import (
     EvidenceRef,
     HypothesisCheck,
     HypothesisVerification,
+    VerifierPayload,
 )
 from veridiag.gatekeeper.matching import AnchoredMatcher
 from veridiag.text.entities import Corpus, Entity, extract_entities
@@ -66,9 +66,9 @@ class OfflineVerifier:
         self.known_services = known_services or []
         self.wording = wording or verifier_wording()
 
-    def verify(self, payload: dict[str, Any]) -> RoleReply:
-        material = ExecutorMaterial.read(payload.get("executor_structured_output"))
-        own = {i for entry in payload.get("tool_trace_summary") or [] for i in entry.get("invocation_ids", [])}
+    def verify(self, payload: VerifierPayload) -> RoleReply:
+        material = ExecutorMaterial.read(payload.executor_structured_output)
+        own = {i for entry in payload.tool_trace_summary for i in entry.invocation_ids}
         checks: list[ClaimCheck] = []
         labelled: list[tuple[ClaimView, ClaimVerification]] = []
         for claim in material.claims:
@@ -77,8 +77,7 @@ class OfflineVerifier:
             labelled.append((claim, label))
         hypothesis_checks = [_hypothesis(item, self.wording) for item in material.hypotheses]
         verdict, why = matrix_verdict(labelled, None)
-        gatekeeper = payload.get("gatekeeper_result") or {}
-        if verdict == "PASS" and gatekeeper.get("status") == "fail":
+        if verdict == "PASS" and payload.gatekeeper_result and payload.gatekeeper_result.status == "fail":
             verdict, why = "LOW_CONFID", "the Gatekeeper failed"
         score = groundedness([label for _claim, label in labelled])
         output = {
