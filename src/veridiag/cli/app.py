@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -24,8 +24,9 @@ from veridiag.cli.llm import llm_app
 from veridiag.cli.serve import serve
 from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.schemas import SCHEMAS, schema_text
-from veridiag.gatekeeper import Gatekeeper, RuleSet, RulesetError, load_ruleset
-from veridiag.store import StoreError
+
+if TYPE_CHECKING:
+    from veridiag.gatekeeper import RuleSet
 
 app = typer.Typer(
     cls=GuardedGroup,
@@ -54,6 +55,9 @@ class InputError(Exception):
 
 
 def _ruleset(rules_file: Path | None) -> RuleSet:
+    # Commands import what they run: ``veridiag --help`` loads no Gatekeeper, store or model client.
+    from veridiag.gatekeeper import RulesetError, load_ruleset
+
     path = rules_file or settings().gatekeeper.rules_file
     try:
         return load_ruleset(path)
@@ -164,6 +168,8 @@ def gatekeeper_check(
             raise fail(f"--session is required: the invocations belong to {len(sessions)} sessions")
         session = sessions[0]
 
+    from veridiag.gatekeeper import Gatekeeper
+
     gatekeeper = Gatekeeper(_ruleset(rules_file))
     parsed, report = gatekeeper.check_raw(raw, session_id=session, invocations=store)
     document: dict[str, Any] = {
@@ -196,6 +202,7 @@ def bench(
 ) -> None:
     """Run the benchmarks (repeated runs, medians, baselines in the same process)."""
     from veridiag.bench import run_benchmarks
+    from veridiag.store import StoreError
 
     try:
         with err.status("benchmarking…") as status:

@@ -8,7 +8,6 @@ import typer
 from rich.text import Text
 
 from veridiag.cli.common import describe, err, fail, out, print_json, settings
-from veridiag.text.cjk import detect_lang
 
 _STAGES = {
     "zh": {"plan": "计划", "tool": "工具", "gatekeeper": "Gatekeeper", "verifier": "校验", "composer": "作答"},
@@ -69,6 +68,7 @@ def ask(
     # Imported here: the pipeline (and a model client) is what ``ask`` needs, not every command.
     from veridiag.pipeline.factory import assemble
     from veridiag.pipeline.report import answer_document
+    from veridiag.text.cjk import detect_lang
 
     try:
         assembly = assemble(settings())

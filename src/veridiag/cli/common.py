@@ -18,11 +18,9 @@ import yaml
 from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
-from sqlalchemy.exc import SQLAlchemyError
 from typer.core import TyperGroup
 
 from veridiag.config import Settings, load_settings
-from veridiag.store.database import database_hint
 
 # Messages are never hard-wrapped (soft_wrap: a piped path or id stays on one line) and text is
 # never read as rich markup or emoji codes (a file named a:cd:b stays so): style comes from
@@ -104,11 +102,18 @@ def describe(exc: BaseException) -> str | None:
     """One line for an expected failure; None for anything else (a bug keeps its traceback)."""
     if isinstance(exc, _expected_types()):
         return str(exc)
-    if isinstance(exc, SQLAlchemyError):  # only the session store speaks SQLAlchemy
+    # Looked up, not imported: a command that never opened the store has no SQLAlchemy error,
+    # and ``--help`` should not pay for importing SQLAlchemy (or the store) to learn that.
+    sqlalchemy_error = getattr(sys.modules.get("sqlalchemy.exc"), "SQLAlchemyError", None)
+    if sqlalchemy_error is not None and isinstance(exc, sqlalchemy_error):  # only the store speaks SQLAlchemy
+        from veridiag.store.database import database_hint
+
         original = getattr(exc, "orig", None) or exc
         message = one_line(str(original))
         return f"session store{_where('store')}: {message}{database_hint(message)}"
     if isinstance(exc, sqlite3.Error):  # the embedded data (logs, metrics, runbooks) is plain sqlite3
+        from veridiag.store.database import database_hint
+
         message = str(exc)
         return f"embedded data{_where('embedded')}: {message}{database_hint(message)}"
     if isinstance(exc, OSError):

@@ -4,28 +4,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from veridiag.cli.common import err, fail, out, print_json, settings
-from veridiag.store import StoreError, open_store
-from veridiag.store.database import current_revision, head_revision, upgrade
-from veridiag.tools import ToolRunner
-from veridiag.tools.factory import ConfigurationError, build_toolbox, embedded_environment
-from veridiag.tools.importers import (
-    ImportFailedError,
-    ImportReport,
-    MetricFormat,
-    export_openmetrics,
-    import_changes,
-    import_logs,
-    import_metrics,
-)
-from veridiag.tools.knowledge import RunbookError, search
-from veridiag.tools.logformats import FORMATS
+
+if TYPE_CHECKING:
+    from veridiag.tools.importers import ImportReport
+
+# Each command imports the store and the tools it runs, so ``veridiag --help`` loads neither.
+#: ``import-metrics --format`` (``tools.importers.MetricFormat``; a test keeps the two equal).
+MetricFormat = Literal["auto", "csv", "openmetrics", "prometheus-json"]
 
 db_app = typer.Typer(help="The session store (SQLite by default, PostgreSQL via VERIDIAG_DATABASE_URL).")
 data_app = typer.Typer(help="Real data for the embedded backend: import logs and metrics, export metrics.")
@@ -38,6 +30,9 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable outpu
 @db_app.command("upgrade")
 def db_upgrade() -> None:
     """Create or migrate the store to the latest schema."""
+    from veridiag.store import StoreError, open_store
+    from veridiag.store.database import upgrade
+
     try:
         config = settings()
         store = open_store(config.store_url, stale_after=config.session_timeout_seconds)
@@ -50,6 +45,9 @@ def db_upgrade() -> None:
 @db_app.command("current")
 def db_current() -> None:
     """Show the store's schema revision and the latest one."""
+    from veridiag.store import StoreError, open_store
+    from veridiag.store.database import current_revision, head_revision
+
     try:
         config = settings()
         store = open_store(config.store_url, stale_after=config.session_timeout_seconds)
@@ -109,6 +107,9 @@ def data_import_logs(
     as_json: JsonOption = False,
 ) -> None:
     """Import a log file into the embedded backend (streamed, idempotent, with progress)."""
+    from veridiag.tools.factory import embedded_environment
+    from veridiag.tools.importers import ImportFailedError, import_logs
+
     config = settings()
     env = embedded_environment(config)
     size = file.stat().st_size if file.is_file() else 0
@@ -147,6 +148,9 @@ def data_import_metrics(
     as_json: JsonOption = False,
 ) -> None:
     """Import metric series into the embedded backend (idempotent: a re-import changes nothing)."""
+    from veridiag.tools.factory import embedded_environment
+    from veridiag.tools.importers import ImportFailedError, import_metrics
+
     config = settings()
     env = embedded_environment(config)
     try:
@@ -175,6 +179,9 @@ def data_import_changes(
     as_json: JsonOption = False,
 ) -> None:
     """Import a change feed (deploys, config changes, restarts, scaling): the only source of changes."""
+    from veridiag.tools.factory import embedded_environment
+    from veridiag.tools.importers import ImportFailedError, import_changes
+
     config = settings()
     try:
         report = import_changes(embedded_environment(config), file, service=service, tz=tz or config.timezone)
@@ -186,6 +193,8 @@ def data_import_changes(
 @data_app.command("formats")
 def data_formats(as_json: JsonOption = False) -> None:
     """The log formats ``import-logs`` detects (``--format`` takes these ids)."""
+    from veridiag.tools.logformats import FORMATS
+
     rows = [{"id": fmt_id, "title": str(cls.title)} for fmt_id, cls in sorted(FORMATS.items())]
     if as_json:
         print_json(rows)
@@ -199,6 +208,9 @@ def data_formats(as_json: JsonOption = False) -> None:
 @data_app.command("export-openmetrics")
 def data_export_openmetrics(file: Annotated[Path, typer.Argument(help="Output file (OpenMetrics text).")]) -> None:
     """Write every embedded metric point as OpenMetrics (for promtool tsdb create-blocks-from)."""
+    from veridiag.tools.factory import embedded_environment
+    from veridiag.tools.importers import export_openmetrics
+
     env = embedded_environment(settings())
     with file.open("w", encoding="utf-8") as handle:
         count = export_openmetrics(env, handle)
@@ -208,6 +220,8 @@ def data_export_openmetrics(file: Annotated[Path, typer.Argument(help="Output fi
 @data_app.command("info")
 def data_info(as_json: JsonOption = False) -> None:
     """What the embedded backend holds: services, metrics, the clock."""
+    from veridiag.tools.factory import embedded_environment
+
     env = embedded_environment(settings())
     info = {
         "path": str(env.path),
@@ -230,6 +244,9 @@ def data_info(as_json: JsonOption = False) -> None:
 @kb_app.command("index")
 def kb_index() -> None:
     """Re-index bundled runbooks plus the user folder."""
+    from veridiag.tools.factory import embedded_environment
+    from veridiag.tools.knowledge import RunbookError
+
     try:
         count = embedded_environment(settings()).index_knowledge()
     except RunbookError as exc:
@@ -245,6 +262,9 @@ def kb_search(
     as_json: JsonOption = False,
 ) -> None:
     """Search runbooks (FTS5 over rjieba-segmented text, ranked by bm25)."""
+    from veridiag.tools.factory import embedded_environment
+    from veridiag.tools.knowledge import search
+
     env = embedded_environment(settings())
     hits = search(env._connection(), query, service=service, limit=limit)
     if as_json:
@@ -273,6 +293,10 @@ def tools_call(
 
     A call that failed (bad arguments, backend unreachable) is still recorded and printed, and
     says why in one line on stderr, exit status 2."""
+    from veridiag.store import StoreError, open_store
+    from veridiag.tools import ToolRunner
+    from veridiag.tools.factory import ConfigurationError, build_toolbox
+
     config = settings()
     try:
         store = open_store(config.store_url, stale_after=config.session_timeout_seconds)

@@ -1,0 +1,5 @@
+"""``python -m veridiag``: the same command line as ``veridiag``."""
+
+from veridiag.cli.app import main
+
+main()
