@@ -4,10 +4,16 @@ The pipeline (see ARCHITECTURE.md): Executor evidence contract V2 → determinis
 Gatekeeper → Verifier claim checks → Composer.
 """
 
-from importlib.metadata import PackageNotFoundError, version
 
-try:
-    #: Read from the installed metadata, so ``pyproject.toml`` is the one place it is written.
-    __version__ = version("veridiag")
-except PackageNotFoundError:  # imported from a source tree that was never installed
-    __version__ = "0+unknown"
+def __getattr__(name: str) -> str:
+    """``__version__``, read from the installed metadata (``pyproject.toml`` is the one place it
+    is written) when first asked for: importing ``importlib.metadata`` costs ~55 ms that most
+    uses of veridiag — ``veridiag --help`` among them — never need."""
+    if name != "__version__":
+        raise AttributeError(f"module 'veridiag' has no attribute {name!r}")
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("veridiag")
+    except PackageNotFoundError:  # imported from a source tree that was never installed
+        return "0+unknown"

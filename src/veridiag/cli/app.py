@@ -16,7 +16,6 @@ from pydantic import ValidationError
 from rich.table import Table
 from rich.text import Text
 
-from veridiag import __version__
 from veridiag.cli.ask import ask
 from veridiag.cli.common import GuardedGroup, err, fail, out, print_json, settings
 from veridiag.cli.data import data_app, db_app, kb_app, tools_app
@@ -70,6 +69,8 @@ def _root(
     version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
 ) -> None:
     if version:
+        from veridiag import __version__
+
         out.print(__version__)
         raise typer.Exit()
 

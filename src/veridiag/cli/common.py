@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 import yaml
@@ -20,7 +20,8 @@ from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
 
-from veridiag.config import Settings, load_settings
+if TYPE_CHECKING:
+    from veridiag.config import Settings
 
 # Messages are never hard-wrapped (soft_wrap: a piped path or id stays on one line) and text is
 # never read as rich markup or emoji codes (a file named a:cd:b stays so): style comes from
@@ -53,6 +54,8 @@ def config_problem(exc: Exception) -> str:
 
 
 def settings() -> Settings:
+    from veridiag.config import load_settings  # pydantic-settings: only for commands that read settings
+
     try:
         return load_settings()
     except Exception as exc:  # invalid env/yaml values: say which
@@ -65,6 +68,8 @@ def print_json(data: Any) -> None:
 
 def _where(kind: str) -> str:
     """Which database the settings point at (best effort: they were valid when the command ran)."""
+    from veridiag.config import load_settings
+
     try:
         config = load_settings()
     except Exception:

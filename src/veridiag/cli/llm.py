@@ -10,7 +10,6 @@ from rich.table import Table
 from rich.text import Text
 
 from veridiag.cli.common import fail, out, print_json, settings
-from veridiag.config import LLMRole
 
 llm_app = typer.Typer(help="The configured models (engine llm).", no_args_is_help=True)
 
@@ -23,6 +22,7 @@ def check(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable
     naming the roles whose model failed, when any does."""
     from veridiag.agents.llm import RoleModel
     from veridiag.agents.llm.providers import resolve_base_url
+    from veridiag.config import LLMRole
 
     config = settings()
     rows: list[dict[str, Any]] = []
