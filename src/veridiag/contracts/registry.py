@@ -5,9 +5,16 @@ which also checks each id against ``rules.yaml``)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
-T = TypeVar("T")
+
+class Identified(Protocol):
+    """A registered implementation: a class with an ``id``, made with no arguments."""
+
+    id: ClassVar[str]
+
+
+T = TypeVar("T", bound=Identified)
 
 
 class Registry(Generic[T]):
@@ -21,6 +28,11 @@ class Registry(Generic[T]):
         if item_id in self._items:
             raise ValueError(f"{self.kind} {item_id!r} registered twice")
         self._items[item_id] = item
+
+    def register(self, cls: type[T]) -> type[T]:
+        """Class decorator: one instance of ``cls`` under ``cls.id``, run in registration order."""
+        self.add(cls.id, cls())
+        return cls
 
     def ids(self) -> list[str]:
         return list(self._items)

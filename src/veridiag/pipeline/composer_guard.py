@@ -20,7 +20,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 from pydantic import ValidationError
 
@@ -145,17 +145,8 @@ class ComposerCheck(ABC):
 
 
 _CHECKS: Registry[ComposerCheck] = Registry("composer check")
-C = TypeVar("C", bound=type[ComposerCheck])
-
-
-def composer_check(cls: C) -> C:
-    """Class decorator: register one instance under ``cls.id``; checks run in registration order."""
-    _CHECKS.add(cls.id, cls())
-    return cls
-
-
-def composer_checks() -> dict[str, ComposerCheck]:
-    return _CHECKS.as_dict()
+composer_check = _CHECKS.register
+composer_checks = _CHECKS.as_dict
 
 
 @composer_check

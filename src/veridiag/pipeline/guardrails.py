@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import ClassVar, TypeVar
+from typing import ClassVar
 
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView
@@ -104,17 +104,8 @@ class ClaimGuard(ABC):
 
 
 _CLAIM_GUARDS: Registry[ClaimGuard] = Registry("claim guard")
-G = TypeVar("G", bound=type[ClaimGuard])
-
-
-def claim_guard(cls: G) -> G:
-    """Class decorator: register one instance under ``cls.id``; guards run in registration order."""
-    _CLAIM_GUARDS.add(cls.id, cls())
-    return cls
-
-
-def claim_guards() -> dict[str, ClaimGuard]:
-    return _CLAIM_GUARDS.as_dict()
+claim_guard = _CLAIM_GUARDS.register
+claim_guards = _CLAIM_GUARDS.as_dict
 
 
 @claim_guard
@@ -183,16 +174,8 @@ class VerdictGuard(ABC):
 
 
 _VERDICT_GUARDS: Registry[VerdictGuard] = Registry("verdict guard")
-V = TypeVar("V", bound=type[VerdictGuard])
-
-
-def verdict_guard(cls: V) -> V:
-    _VERDICT_GUARDS.add(cls.id, cls())
-    return cls
-
-
-def verdict_guards() -> dict[str, VerdictGuard]:
-    return _VERDICT_GUARDS.as_dict()
+verdict_guard = _VERDICT_GUARDS.register
+verdict_guards = _VERDICT_GUARDS.as_dict
 
 
 @verdict_guard
