@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from veridiag.contracts.answer import AnswerDocument, ClaimItem, EvidenceItem
-from veridiag.contracts.audit import EngineUse, RoleCall, SelfEvaluation, UsageTotals
+from veridiag.contracts.audit import EngineUse, RoleCall, UsageTotals
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.pipeline.service import DiagnosisResult
 
@@ -36,11 +36,10 @@ def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> AnswerDo
 
     ``engines`` records what answered each role in this session (fallbacks included: which
     engine failed and why), ``engine`` says the same in one string per role,
-    ``engine_configured`` what the settings asked for. A failed run has no evaluation: its
-    role calls come from what it recorded before failing."""
-    stored = result.self_evaluation
-    completed = SelfEvaluation.model_validate(stored) if stored.get("verifier_evaluation") else None
-    role_calls = completed.role_calls if completed else _partial_calls(stored)
+    ``engine_configured`` what the settings asked for. A failed run has no record: its role
+    calls come from what it kept before failing."""
+    completed = result.record
+    role_calls = completed.role_calls if completed else _partial_calls(result.self_evaluation)
     used = engines_used(role_calls, engine)
     evaluation = completed.verifier_evaluation if completed else None
     composer_input = evaluation.composer_input if evaluation else None

@@ -23,7 +23,7 @@ from veridiag.agents.reply import TEMPLATE, RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
 from veridiag.agents.template import template_answer, with_gaps
 from veridiag.config import Settings
-from veridiag.contracts.audit import RoleCall
+from veridiag.contracts.audit import RoleCall, SelfEvaluation
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.plan import Plan
@@ -131,8 +131,11 @@ class DiagnosisResult:
     answer: str
     answer_source: AnswerSource | Literal["failure"]
     rounds: int
+    #: As stored (JSON); a failed run's holds ``failed_at`` and ``partial`` instead of a record.
     self_evaluation: dict[str, Any]
     error: str | None = None
+    #: The typed record ``self_evaluation`` was stored from (completed runs only).
+    record: SelfEvaluation | None = None
 
 
 class DiagnosisPipeline:
@@ -262,6 +265,7 @@ class DiagnosisPipeline:
             source,
             len(rounds),
             evaluation,
+            record=audited,
         )
 
     def _plan(self, run: DiagnosisRun) -> Plan:
