@@ -137,6 +137,10 @@ def test_bench_quick_json_has_the_promised_shape() -> None:
     floors = gatekeeper["floor_p50_ms"]
     assert set(floors) == {"exact_find", "locate_only", "structural_rules", "without_entity_grounding"}
     assert all(isinstance(v, float) and v > 0 for v in floors.values())
+    goals = {goal["key"]: goal for goal in json.loads(result.stdout)["goals"]}
+    assert goals["gatekeeper.p50_ms"]["value"] == gatekeeper["p50_ms"]
+    assert goals["gatekeeper.p50_ms"]["status"] == ("met" if gatekeeper["p50_ms"] <= 2 else "missed")
+    assert goals["sessions.list_p50_ms"]["status"] == "not measured"  # not run: never "met"
 
 
 def test_bench_on_an_unreachable_database_says_so() -> None:

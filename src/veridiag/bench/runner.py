@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from veridiag.bench import api, gatekeeper, pipeline, tools
+from veridiag.bench.goals import check_goals
 
 
 @dataclass(frozen=True)
@@ -55,4 +56,5 @@ def run_benchmarks(
             progress(name)
         results[name] = BENCHMARKS[name](options)
     results["machine"] = machine()
+    results["goals"] = [check.model_dump() for check in check_goals(results)]
     return results

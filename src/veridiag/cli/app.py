@@ -25,6 +25,7 @@ from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.schemas import SCHEMAS, schema_text
 
 if TYPE_CHECKING:
+    from veridiag.bench.goals import GoalCheck
     from veridiag.gatekeeper import RuleSet
 
 app = typer.Typer(
@@ -203,6 +204,7 @@ def bench(
 ) -> None:
     """Run the benchmarks (repeated runs, medians, baselines in the same process)."""
     from veridiag.bench import run_benchmarks
+    from veridiag.bench.goals import GoalCheck
     from veridiag.store import StoreError
 
     try:
@@ -220,6 +222,7 @@ def bench(
     if as_json:
         print_json(results)
         return
+    goals = [GoalCheck.model_validate(goal) for goal in results.pop("goals")]
     for name, values in results.items():
         table = Table(title=name)
         table.add_column("metric")
@@ -227,6 +230,24 @@ def bench(
         for key, value in values.items():
             table.add_row(key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value))
         out.print(table)
+    table = _goals_table(goals)
+    if quick:
+        table.caption = "--quick: a smoke run with small sizes, not a measurement of these goals"
+    out.print(table)
+
+
+_GOAL_STYLE = {"met": "green", "missed": "bold red", "not measured": "dim"}
+
+
+def _goals_table(goals: list[GoalCheck]) -> Table:
+    """The issue-15 table: every goal, the value this run measured, met or not."""
+    table = Table(title="goals")
+    for column in ("what", "goal", "measured", "status"):
+        table.add_column(column, justify="right" if column == "measured" else "left")
+    for goal in goals:
+        value = "—" if goal.value is None else f"{goal.value:g}"
+        table.add_row(goal.what, goal.target, value, Text(goal.status, style=_GOAL_STYLE[goal.status]))
+    return table
 
 
 @app.command()
