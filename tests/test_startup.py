@@ -1,10 +1,15 @@
-"""``veridiag --help`` loads no store, migrations, web server, model client or Chinese tokenizer."""
+"""Commands import what they run: ``veridiag --help`` loads no store, migrations, web server,
+model client or Chinese tokenizer, and a package's re-exports load only when used."""
 
 from __future__ import annotations
 
+import importlib
+import json
 import subprocess
 import sys
 from typing import get_args
+
+import pytest
 
 from veridiag.cli import data
 from veridiag.tools import importers
@@ -12,19 +17,53 @@ from veridiag.tools import importers
 #: What a help text must not pay for (each costs 100–300 ms on this machine).
 HEAVY = ("sqlalchemy.orm", "alembic", "fastapi", "pydantic_ai", "rjieba")
 
+#: Packages whose ``__init__`` re-exports lazily (``veridiag._lazy``) → a module it must not load.
+LAZY_PACKAGES = {
+    "veridiag.contracts": "veridiag.contracts.executor_v2",
+}
 
-def test_help_imports_none_of_the_heavy_libraries() -> None:
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY or m in HEAVY or m.startswith("sqlalchemy.orm"))
+
+
+def cli_imports(*args: str) -> set[str]:
+    """The modules ``python -m veridiag ARGS`` imported (read from ``-X importtime``)."""
     done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "veridiag", "--help"],
+        [sys.executable, "-X", "importtime", "-m", "veridiag", *args],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
-    assert done.returncode == 0 and "Usage" in done.stdout, done.stderr[-2000:]
+    assert done.returncode == 0, done.stderr[-2000:]
     imported = {line.rsplit("|", 1)[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
     assert "veridiag.cli.app" in imported, "the importtime report was read"
-    assert not [m for m in imported if m.split(".")[0] in HEAVY or m in HEAVY or m.startswith("sqlalchemy.orm")]
+    return imported
+
+
+def test_help_imports_none_of_the_heavy_libraries() -> None:
+    imported = cli_imports("--help")
+    assert not _heavy(imported)
+    assert "veridiag.contracts.executor_v2" not in imported, "the schema names are listed without the models"
+
+
+@pytest.mark.parametrize("package", sorted(LAZY_PACKAGES))
+def test_a_lazy_package_loads_a_submodule_only_when_its_name_is_used(package: str) -> None:
+    probe = f"import json, sys, {package} as p; before = set(sys.modules); [getattr(p, n) for n in p.__all__]; "
+    probe += "print(json.dumps([sorted(before), sorted(set(sys.modules))]))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    before, after = (set(names) for names in json.loads(done.stdout))
+    assert LAZY_PACKAGES[package] not in before
+    assert LAZY_PACKAGES[package] in after
+
+
+@pytest.mark.parametrize("package", sorted(LAZY_PACKAGES))
+def test_a_lazy_package_exports_what_it_lists_and_nothing_else(package: str) -> None:
+    module = importlib.import_module(package)
+    assert all(getattr(module, name) is not None for name in module.__all__)
+    with pytest.raises(AttributeError, match="no attribute 'not_exported'"):
+        module.not_exported  # noqa: B018
 
 
 def test_the_cli_offers_the_metric_formats_the_importer_reads() -> None:
