@@ -29,14 +29,32 @@ def line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
     return line
 
 
+#: libyaml's parser when PyYAML was built with it (the wheels are): ~10× the pure-Python one.
+_Loader: type[yaml.SafeLoader | yaml.CSafeLoader] = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
+
+
 def parse_yaml(text: str, origin: str, error: type[ValueError]) -> tuple[Any, yaml.Node | None]:
-    """The data and the node tree of ``text``; invalid YAML raises ``error`` with its line."""
+    """The data and the node tree of ``text``, from one parse; invalid YAML raises ``error`` with
+    its line."""
     try:
-        return yaml.safe_load(text), yaml.compose(text)
+        return _parse(text, _Loader)
+    except yaml.YAMLError:
+        pass
+    try:  # again with the pure-Python parser: its errors say what it found where libyaml's say
+        return _parse(text, yaml.SafeLoader)  # "did not find expected node content"
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
         raise error(f"{origin}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+
+
+def _parse(text: str, loader_type: type[yaml.SafeLoader | yaml.CSafeLoader]) -> tuple[Any, yaml.Node | None]:
+    loader = loader_type(text)
+    try:
+        node = loader.get_single_node()
+        return (None if node is None else loader.construct_document(node)), node
+    finally:
+        loader.dispose()
 
 
 def located(origin: str, node: yaml.Node | None, loc: tuple[int | str, ...], message: str, *, whole: str) -> str:
