@@ -33,15 +33,25 @@ def line_of(node: yaml.Node | None, loc: tuple[int | str, ...]) -> int | None:
 _Loader: type[yaml.SafeLoader | yaml.CSafeLoader] = yaml.CSafeLoader if yaml.__with_libyaml__ else yaml.SafeLoader
 
 
-def parse_yaml(text: str, origin: str, error: type[ValueError]) -> tuple[Any, yaml.Node | None]:
-    """The data and the node tree of ``text``, from one parse; invalid YAML raises ``error`` with
-    its line."""
+def read_yaml(text: str) -> tuple[Any, yaml.Node | None]:
+    """The data and the node tree of ``text`` from one libyaml parse (~10× PyYAML's pure-Python
+    parser, which parsed it twice); an error is raised as the pure-Python parser words it,
+    saying what it found ("found '<stream end>'") where libyaml says what it did not."""
     try:
         return _parse(text, _Loader)
     except yaml.YAMLError:
-        pass
-    try:  # again with the pure-Python parser: its errors say what it found where libyaml's say
-        return _parse(text, yaml.SafeLoader)  # "did not find expected node content"
+        return _parse(text, yaml.SafeLoader)
+
+
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load(text)``, read by libyaml (see ``read_yaml``)."""
+    return read_yaml(text)[0]
+
+
+def parse_yaml(text: str, origin: str, error: type[ValueError]) -> tuple[Any, yaml.Node | None]:
+    """``read_yaml``; invalid YAML raises ``error`` with the file and line."""
+    try:
+        return read_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
