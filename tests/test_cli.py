@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner, Result
 
 from tests.builders import LOG_OUTPUT, binding, claim, invocation, v2
@@ -138,7 +139,7 @@ def test_bench_quick_json_has_the_promised_shape() -> None:
     assert set(floors) == {"exact_find", "locate_only", "structural_rules", "without_entity_grounding"}
     assert all(isinstance(v, float) and v > 0 for v in floors.values())
     goals = {goal["key"]: goal for goal in json.loads(result.stdout)["goals"]}
-    assert goals["gatekeeper.p50_ms"]["value"] == gatekeeper["p50_ms"]
+    assert goals["gatekeeper.p50_ms"]["value"] == pytest.approx(gatekeeper["p50_ms"], abs=1e-3)
     assert goals["gatekeeper.p50_ms"]["status"] == ("met" if gatekeeper["p50_ms"] <= 2 else "missed")
     assert goals["sessions.list_p50_ms"]["status"] == "not measured"  # not run: never "met"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from veridiag.store import MAX_STORED_OUTPUT, SessionStore, StoreError, open_store
+from veridiag.store import MAX_STORED_OUTPUT, SessionStore, StoreError, database, open_store
 from veridiag.store.database import current_revision, head_revision
 from veridiag.tools import Toolbox, ToolRunner
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -91,6 +91,24 @@ def test_migrations_are_idempotent(store_url: str) -> None:
     assert current_revision(first.engine) == head_revision()
     SessionStore(store_url)  # opening again migrates nothing and fails nothing
     assert current_revision(first.engine) == head_revision()
+
+
+def test_the_head_read_from_the_scripts_is_alembics(tmp_path: Path) -> None:
+    from alembic.config import Config
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    config = Config()
+    config.set_main_option("script_location", str(Path(database.__file__).with_name("migrations")))
+    assert head_revision() == ScriptDirectory.from_config(config).get_current_head() is not None
+    engine = database.make_engine(f"sqlite:///{tmp_path / 'fresh.db'}")
+    with engine.connect() as connection:
+        assert current_revision(engine) is None is MigrationContext.configure(connection).get_current_revision()
+    database.upgrade(engine)
+    with engine.connect() as connection:
+        assert (
+            current_revision(engine) == head_revision() == MigrationContext.configure(connection).get_current_revision()
+        )
 
 
 def test_bad_urls_are_clear_errors(tmp_path: Path) -> None:

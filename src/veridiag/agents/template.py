@@ -11,18 +11,17 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-import yaml
-
 from veridiag.agents.reply import TEMPLATE, RoleReply
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.composer import ActionItem, ComposerInput, ComposerOutput
+from veridiag.text.yaml_files import load_yaml
 
 
 @cache
 def template_phrases() -> dict[str, dict[str, str]]:
     """The template's fixed wording per language (``template.yaml``)."""
     text = resources.files("veridiag.agents").joinpath("template.yaml").read_text(encoding="utf-8")
-    loaded: dict[str, dict[str, str]] = yaml.safe_load(text)
+    loaded: dict[str, dict[str, str]] = load_yaml(text)
     return loaded
 
 

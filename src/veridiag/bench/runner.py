@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from veridiag.bench import api, gatekeeper, pipeline, tools
+from veridiag.bench import api, gatekeeper, pipeline, startup, tools
 from veridiag.bench.goals import check_goals
 
 
@@ -32,6 +32,7 @@ BENCHMARKS: dict[str, Callable[[BenchOptions], dict[str, Any]]] = {
     "pipeline": lambda o: pipeline.run(sessions=5) if o.quick else pipeline.run(),
     "tools": lambda o: tools.run(lines=20_000, runbooks=100, repeats=3) if o.quick else tools.run(),
     "api": _api,
+    "startup": lambda o: startup.run(repeats=3) if o.quick else startup.run(),
 }
 
 

@@ -12,20 +12,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic import ValidationError
 from rich.table import Table
-from rich.text import Text
 
 from veridiag.cli.ask import ask
 from veridiag.cli.common import GuardedGroup, err, fail, out, print_json, settings
 from veridiag.cli.data import data_app, db_app, kb_app, tools_app
 from veridiag.cli.llm import llm_app
 from veridiag.cli.serve import serve
-from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
-from veridiag.contracts.schemas import SCHEMAS, schema_text
+from veridiag.contracts.schemas import SCHEMA_FILES
 
 if TYPE_CHECKING:
     from veridiag.bench.goals import GoalCheck
+    from veridiag.contracts.invocation import InvocationRecord
     from veridiag.gatekeeper import RuleSet
 
 app = typer.Typer(
@@ -78,9 +76,11 @@ def _root(
 
 @app.command()
 def schema(
-    name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMAS)}.")] = "executor-v2",
+    name: Annotated[str, typer.Argument(help=f"One of: {', '.join(SCHEMA_FILES)}.")] = "executor-v2",
 ) -> None:
     """Print the JSON Schema of a contract (the files under schemas/ are these)."""
+    from veridiag.contracts.schemas import schema_text
+
     try:
         sys.stdout.write(schema_text(name))
     except KeyError as exc:
@@ -112,6 +112,10 @@ def rules(
 
 
 def _read_invocations(path: Path) -> list[InvocationRecord]:
+    from pydantic import ValidationError
+
+    from veridiag.contracts.invocation import InvocationRecord
+
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -159,6 +163,8 @@ def gatekeeper_check(
         raw = output.read_bytes()
     except OSError as exc:
         raise fail(f"{output}: {exc.strerror or exc}") from None
+    from veridiag.contracts.invocation import InMemoryInvocations
+
     try:
         records = _read_invocations(invocations)
         store = InMemoryInvocations(records)
@@ -241,6 +247,8 @@ _GOAL_STYLE = {"met": "green", "missed": "bold red", "not measured": "dim"}
 
 def _goals_table(goals: list[GoalCheck]) -> Table:
     """The issue-15 table: every goal, the value this run measured, met or not."""
+    from rich.text import Text
+
     table = Table(title="goals")
     for column in ("what", "goal", "measured", "status"):
         table.add_column(column, justify="right" if column == "measured" else "left")
@@ -291,6 +299,7 @@ def eval_cases(
 ) -> None:
     """Run regression cases through the real pipeline. Exit 1 if any fails, 2 on an invalid fixture."""
     from rich.progress import Progress
+    from rich.text import Text
 
     from veridiag.evals import EvalRunner, FixtureError, load_suite
 

@@ -14,8 +14,6 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import typer
-import yaml
-from pydantic import ValidationError
 from rich.console import Console
 from rich.text import Text
 from typer.core import TyperGroup
@@ -43,6 +41,9 @@ def fail(message: str, code: int = 2) -> typer.Exit:
 
 def config_problem(exc: Exception) -> str:
     """A settings error in one line: each invalid field with its message, or the YAML mark."""
+    import yaml  # only a failed settings load gets here: neither is imported for --help
+    from pydantic import ValidationError
+
     if isinstance(exc, ValidationError):
         return "; ".join(
             f"{'.'.join(str(p) for p in error['loc']) or 'settings'}: {error['msg']}" for error in exc.errors()

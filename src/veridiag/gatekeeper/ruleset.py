@@ -18,6 +18,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from veridiag.contracts.gatekeeper import Severity, VerdictImpact
+from veridiag.text.yaml_files import load_yaml
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -162,7 +163,7 @@ def _read_yaml(path: Path) -> Any:
     except (OSError, UnicodeDecodeError) as exc:
         raise RulesetError(f"{path}: cannot read rules file ({exc})") from None
     try:
-        return yaml.safe_load(text)
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         raise RulesetError(f"{path}: invalid YAML ({exc})") from None
 
@@ -170,7 +171,7 @@ def _read_yaml(path: Path) -> Any:
 @lru_cache(maxsize=1)
 def _bundled_file() -> _RulesFile:
     text = resources.files("veridiag.gatekeeper").joinpath("rules.yaml").read_text(encoding="utf-8")
-    return _parse_file(yaml.safe_load(text), "bundled rules.yaml")
+    return _parse_file(load_yaml(text), "bundled rules.yaml")
 
 
 def bundled_ruleset() -> RuleSet:

@@ -13,16 +13,15 @@ from importlib import resources
 from typing import Any
 from zoneinfo import ZoneInfo
 
-import yaml
-
 from veridiag.contracts.material import ExecutorScope
 from veridiag.contracts.plan import Plan
+from veridiag.text.yaml_files import load_yaml
 
 
 @lru_cache(maxsize=1)
 def _phrases() -> dict[str, dict[str, str]]:
     text = resources.files("veridiag.pipeline").joinpath("scope.yaml").read_text(encoding="utf-8")
-    loaded: dict[str, dict[str, str]] = yaml.safe_load(text)
+    loaded: dict[str, dict[str, str]] = load_yaml(text)
     return loaded
 
 

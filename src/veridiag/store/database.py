@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import ast
 import threading
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
+if TYPE_CHECKING:
+    from alembic.config import Config
+
 _MIGRATIONS = Path(__file__).with_name("migrations")
+#: Alembic's table of the applied revision (its default name; ``env.py`` keeps it).
+_VERSION_TABLE = "alembic_version"
 _migrate_lock = threading.Lock()
 
 
@@ -67,6 +70,8 @@ def make_engine(url: str) -> Engine:
 
 
 def _alembic_config(engine: Engine) -> Config:
+    from alembic.config import Config
+
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
     # The option goes through configparser interpolation: a % (an encoded password character,
@@ -75,15 +80,41 @@ def _alembic_config(engine: Engine) -> Config:
     return config
 
 
+@cache
 def head_revision() -> str | None:
-    config = Config()
-    config.set_main_option("script_location", str(_MIGRATIONS))
-    return ScriptDirectory.from_config(config).get_current_head()
+    """The newest migration: the one no other names as its ``down_revision``.
+
+    Read from the scripts' source rather than with alembic's ``ScriptDirectory``: every start
+    that opens the store asks, and importing alembic and each migration costs ~150 ms that only
+    a store needing an upgrade should pay. ``tests/test_store.py`` holds it to alembic's answer.
+    """
+    parents: dict[str, str | None] = {}
+    for script in (_MIGRATIONS / "versions").glob("*.py"):
+        names = {
+            target.id: node.value
+            for node in ast.parse(script.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.Assign)
+            for target in node.targets
+            if isinstance(target, ast.Name)
+        }
+        if "revision" in names:
+            parent = names.get("down_revision")
+            parents[ast.literal_eval(names["revision"])] = None if parent is None else ast.literal_eval(parent)
+    heads = set(parents) - set(parents.values())
+    if len(heads) > 1:
+        raise StoreError(f"the migrations have {len(heads)} heads ({', '.join(sorted(heads))}); merge them")
+    return heads.pop() if heads else None
 
 
 def current_revision(engine: Engine) -> str | None:
+    """The revision the database is at (None: never migrated), read with one query."""
     with engine.connect() as connection:
-        return MigrationContext.configure(connection).get_current_revision()
+        if not inspect(connection).has_table(_VERSION_TABLE):
+            return None
+        revisions = list(connection.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalars())
+    if len(revisions) > 1:
+        raise StoreError(f"the store records {len(revisions)} schema revisions ({', '.join(revisions)}); expected one")
+    return revisions[0] if revisions else None
 
 
 def upgrade(engine: Engine) -> tuple[str | None, str | None]:
@@ -91,6 +122,8 @@ def upgrade(engine: Engine) -> tuple[str | None, str | None]:
     with _migrate_lock:
         before = current_revision(engine)
         if before != head_revision():
+            from alembic import command  # only an upgrade pays for importing alembic
+
             config = _alembic_config(engine)
             with engine.connect() as connection:
                 sqlite = connection.dialect.name == "sqlite"

@@ -10,7 +10,17 @@ A layer between ``config`` and ``contracts``: it imports ``veridiag.contracts`` 
 Gatekeeper, the tools, the agents, the pipeline, the API and the CLI can all use it.
 """
 
-from veridiag.text.normalize import reader_text
-from veridiag.text.when import TimeKind, TimeWindow, interpret_time
+from typing import TYPE_CHECKING
+
+from veridiag._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from veridiag.text.normalize import reader_text
+    from veridiag.text.when import TimeKind, TimeWindow, interpret_time
+
+# Lazy (``veridiag._lazy``): ``veridiag.text.cjk`` should not cost what the time words cost.
+__getattr__ = lazy_exports(
+    __name__, {".normalize": ("reader_text",), ".when": ("TimeKind", "TimeWindow", "interpret_time")}
+)
 
 __all__ = ["TimeKind", "TimeWindow", "interpret_time", "reader_text"]

@@ -7,10 +7,13 @@ A claim written ``ERR_ＴＩＭＥＯＵＴ`` (full width), ``5\u200b300ms`` (a 
 - Unicode NFKC folds full-width and compatibility forms;
 - format characters (zero-width spaces and joiners, bidi controls, soft hyphens) are removed;
 - a letter that looks Latin inside a word that is otherwise Latin is mapped to Latin, with the
-  homoglyph table of ``confusable_homoglyphs`` (a word wholly in another script is left alone);
+  homoglyph table of ``confusable_homoglyphs`` (a word wholly in another script is left alone;
+  the table is loaded when the first such word is read);
 - a Chinese numeral right before a unit (秒, 条, 次 …) or in 百分之… becomes digits, read by
   ``cn2an`` — only there: elsewhere 一 and 两 are words (一直, 统一), not numbers, and a lone 一
-  before a unit is the article "a" (有一次变更), not a count.
+  before a unit is the article "a" (有一次变更), not a count. cn2an is imported when the first
+  such numeral is read: its import builds a table of Chinese cities (~250 ms) that most runs,
+  the demo's among them, never need.
 """
 
 from __future__ import annotations
@@ -18,9 +21,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-
-import cn2an
-from confusable_homoglyphs import confusables
 
 from veridiag.text.cjk import HAN
 from veridiag.text.units import unit_table
@@ -65,6 +65,8 @@ def _latin(word: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _homoglyph(ch: str) -> str:
+    from confusable_homoglyphs import confusables  # its table loads on import: only when a word needs it
+
     found = confusables.is_confusable(ch, preferred_aliases=["latin"], greedy=True) or []
     for item in found:
         for glyph in item.get("homoglyphs", []):
@@ -90,5 +92,7 @@ def _digits(match: re.Match[str]) -> str:
 @lru_cache(maxsize=1024)
 def _number(numeral: str) -> str:
     """cn2an costs ~40 µs a call and an output repeats its numerals: remembered."""
+    import cn2an
+
     value: float = float(cn2an.cn2an(numeral, "smart"))
     return str(int(value)) if value.is_integer() else str(value)

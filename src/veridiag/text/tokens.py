@@ -5,17 +5,27 @@ sentence as one token, and the trigram tokenizer cannot find 2-character words (
 Chinese text is segmented before it is indexed or searched (``segment``). ``keywords`` are the
 content words the composer guard and ``claim.evidence_utilization`` (spec §11.5) compare:
 deliberately simple, the segmenter's tokens minus punctuation, single CJK characters and the
-stop words of ``tokens.yaml``.
+stop words of ``tokens.yaml``. rjieba is imported on the first call: it loads its dictionary
+on import (~150 ms), which commands that never segment text do not need.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
-
-import rjieba
+from typing import TYPE_CHECKING
 
 from veridiag.text.cjk import has_cjk
 from veridiag.text.wordfiles import Bilingual, Word, WordModel, bundled_words
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+@lru_cache(maxsize=1)
+def _cut() -> Callable[[str], list[str]]:
+    import rjieba
+
+    return rjieba.cut
 
 
 class TokenWords(WordModel):
@@ -34,7 +44,7 @@ def segment(text: str) -> str:
     """Space-separated words for FTS5; text without Chinese passes through untouched (fast path)."""
     if not has_cjk(text):
         return text
-    return " ".join(token for token in rjieba.cut(text) if token.strip())
+    return " ".join(token for token in _cut()(text) if token.strip())
 
 
 @lru_cache(maxsize=4096)
@@ -42,7 +52,7 @@ def keywords(text: str) -> frozenset[str]:
     """Lower-cased content tokens of ``text``."""
     stop = _stopwords()
     found = set()
-    for token in rjieba.cut(text):
+    for token in _cut()(text):
         word = token.strip().lower()
         if not word or word in stop:
             continue

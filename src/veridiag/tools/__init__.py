@@ -1,9 +1,26 @@
 """Evidence tools (query_logs, query_metrics, lookup_knowledge), their backends and runner."""
 
-from veridiag.tools.args import TOOL_ARGS, LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs
-from veridiag.tools.results import ToolCallResult, ToolOutput
-from veridiag.tools.runner import Toolbox, ToolRunner, tool_specs
-from veridiag.tools.trace import build_trace_summary
+from typing import TYPE_CHECKING
+
+from veridiag._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from veridiag.tools.args import TOOL_ARGS, LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs
+    from veridiag.tools.results import ToolCallResult, ToolOutput
+    from veridiag.tools.runner import Toolbox, ToolRunner, tool_specs
+    from veridiag.tools.trace import build_trace_summary
+
+# Lazy (``veridiag._lazy``): the runner imports the store, which ``veridiag.tools.factory`` or
+# ``veridiag.tools.importers`` alone do not need.
+__getattr__ = lazy_exports(
+    __name__,
+    {
+        ".args": ("TOOL_ARGS", "LookupKnowledgeArgs", "QueryLogsArgs", "QueryMetricsArgs"),
+        ".results": ("ToolCallResult", "ToolOutput"),
+        ".runner": ("Toolbox", "ToolRunner", "tool_specs"),
+        ".trace": ("build_trace_summary",),
+    },
+)
 
 __all__ = [
     "TOOL_ARGS",

@@ -13,8 +13,6 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from veridiag.contracts.executor_v2 import (
     Claim,
     EvidenceBinding,
@@ -25,6 +23,7 @@ from veridiag.contracts.executor_v2 import (
 )
 from veridiag.contracts.material import ExecutorScope
 from veridiag.text.render import format_value
+from veridiag.text.yaml_files import load_yaml
 from veridiag.tools.records import (
     ChangeEvidence,
     ChangeRecord,
@@ -42,7 +41,7 @@ Quote = tuple[ToolCallResult, str]
 @lru_cache(maxsize=1)
 def _phrases() -> dict[str, dict[str, Any]]:
     text = resources.files("veridiag.agents.offline").joinpath("phrases.yaml").read_text(encoding="utf-8")
-    loaded: dict[str, dict[str, Any]] = yaml.safe_load(text)
+    loaded: dict[str, dict[str, Any]] = load_yaml(text)
     return loaded
 
 

@@ -9,10 +9,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from veridiag.contracts.plan import Step
+from veridiag.text.yaml_files import load_yaml
 
 
 class Skill(BaseModel):
@@ -57,7 +57,7 @@ def aliases() -> dict[str, list[str]]:
 
 
 def _load(name: str) -> Any:
-    return yaml.safe_load(resources.files("veridiag.agents.offline").joinpath(name).read_text(encoding="utf-8"))
+    return load_yaml(resources.files("veridiag.agents.offline").joinpath(name).read_text(encoding="utf-8"))
 
 
 @dataclass(frozen=True)
