@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from pydantic import BaseModel
 
 from veridiag.contracts.executor_v2 import ExecutorEvidenceV2
 from veridiag.contracts.gatekeeper import GatekeeperResult
 from veridiag.contracts.invocation import InvocationRecord
+from veridiag.contracts.json import JsonObject
 from veridiag.contracts.session import SessionRecord
 
 #: CLI name → (model, committed file name).
@@ -21,7 +21,7 @@ SCHEMAS: dict[str, tuple[type[BaseModel], str]] = {
 }
 
 
-def schema_dict(name: str) -> dict[str, Any]:
+def schema_dict(name: str) -> JsonObject:
     """The JSON Schema of contract ``name``; ``KeyError`` names the known ones."""
     if name not in SCHEMAS:
         raise KeyError(f"unknown schema {name!r}; known: {', '.join(sorted(SCHEMAS))}")
