@@ -196,7 +196,7 @@ class SelfEvaluation(_Record):
 
     def stored(self) -> dict[str, Any]:
         """The JSON the session row keeps: the final round without the copies §23 already holds.
-        (``dict[str, Any]``, not ``JsonObject``, while the pipeline hands its members on untyped.)"""
+        Not yet ``JsonObject``: the pipeline still hands its members to the store untyped."""
         data = self.model_dump(mode="json")
         for record in data["rounds"][-1:]:
             record.pop("executor_structured_output", None)

@@ -2,7 +2,7 @@
 
 A model's parsed reply before it is read (``ExecutorMaterial.read``, ``Plan.read``), a backend's
 HTTP body, a JSON column as stored: these really are arbitrary JSON. Everything between the
-edges is a typed model; ``JsonObject`` says "not read yet", where ``dict[str, Any]`` said
+edges is a typed model; ``JsonObject`` says "not read yet", where a dict of ``Any`` said
 nothing. Values are pydantic's ``JsonValue``, so a datetime or an object slipping in is an error
 where it is built, not a surprise where it is dumped.
 """

@@ -100,8 +100,8 @@ def audit_chain(store: SessionStore, session_id: str) -> dict[str, Any] | None:
     """Final answer → composer → verifier → gatekeeper → invocations, for one session.
 
     JSON in, JSON out: the stored columns are shown as they were written, so a session kept by an
-    older version (or a failed one, which has no record) reads as it is. The result stays
-    ``dict[str, Any]`` for the CLI and the API, which index into it."""
+    older version (or a failed one, which has no record) reads as it is. The result stays a dict
+    of ``Any`` for the CLI and the API, which index into it."""
     session = store.get_session(session_id)
     if session is None:
         return None
