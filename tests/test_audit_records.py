@@ -6,6 +6,7 @@ from pathlib import Path
 
 from veridiag.config import Settings
 from veridiag.contracts.audit import SelfEvaluation
+from veridiag.contracts.json import json_object
 from veridiag.pipeline.factory import assemble
 
 
@@ -20,5 +21,6 @@ def test_a_stored_self_evaluation_reads_back_as_the_record_it_was(tmp_path: Path
     assert final.verdict == result.verdict and final.answer_source == result.answer_source
     assert final.composer_input is not None and final.composer_input.scope.startswith(result.answer.splitlines()[0][:8])
     # §23 keeps the final round's structured output and trace once, not in the round as well.
-    assert "executor_structured_output" not in stored.self_evaluation["rounds"][-1]
+    rounds = stored.self_evaluation["rounds"]
+    assert isinstance(rounds, list) and "executor_structured_output" not in json_object(rounds[-1])
     assert final.executor_structured_output is not None and final.tool_trace_summary

@@ -62,7 +62,7 @@ def test_spec_example_validates() -> None:
 
 def test_field_sets_match_spec_tables() -> None:
     """docs/spec §3–§7 field tables (names and required-ness)."""
-    schema = schema_dict("executor-v2")
+    schema = json.loads(schema_text("executor-v2"))
     defs = schema["$defs"]
     assert set(schema["required"]) == {"answer_version", "claims"}
     assert set(schema["properties"]) == {

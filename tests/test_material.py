@@ -11,6 +11,7 @@ from tests.builders import verifier_payload
 from tests.test_gatekeeper_properties import GATEKEEPER, STORE, json_values, outputs
 from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.api.workbench import session_view
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.contracts.parsing import ParseStatus
 
@@ -45,11 +46,11 @@ def test_a_claim_without_an_id_is_judged_under_the_id_the_pipeline_gives_it() ->
 
 
 def test_claim_1_is_not_claim_11_on_the_workbench() -> None:
-    claims = [
+    claims: list[JsonValue] = [
         {"claim_id": f"claim-{n}", "claim_type": "symptom", "claim_text": f"fact {n}", "evidence_bindings": []}
         for n in range(1, 12)
     ]
-    chain = {
+    chain: JsonObject = {
         "executor": {"structured_output": {"claims": claims}},
         "verifier": {
             "corrections": [
@@ -58,8 +59,8 @@ def test_claim_1_is_not_claim_11_on_the_workbench() -> None:
         },
         "gatekeeper": {"result": {"errors": [{"target": "claims[10].evidence_bindings", "rule_id": "x"}]}},
     }
-    shown = {c["claim_id"]: c for c in session_view(chain)["claims"]}
-    assert [c["target"] for c in shown["claim-11"]["corrections"]] == ["claim-11"]
-    assert shown["claim-1"]["corrections"] == []
-    assert len(shown["claim-11"]["errors"]) == 1
-    assert shown["claim-2"]["errors"] == [] and shown["claim-1"]["errors"] == []
+    shown = {c.claim_id: c for c in session_view(chain).claims}
+    assert [c["target"] for c in shown["claim-11"].corrections] == ["claim-11"]
+    assert shown["claim-1"].corrections == []
+    assert len(shown["claim-11"].errors) == 1
+    assert shown["claim-2"].errors == [] and shown["claim-1"].errors == []

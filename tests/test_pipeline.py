@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 from tests.builders import LOG_OUTPUT, METRIC_OUTPUT, binding, claim, v2
 from veridiag.agents import scripted_roles
 from veridiag.agents.template import template_answer
+from veridiag.contracts.audit import SelfEvaluation
 from veridiag.contracts.composer import ComposerInput, ComposerOutput
+from veridiag.contracts.json import json_object
 from veridiag.contracts.verifier import OnFail
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions, audit_chain
 from veridiag.pipeline.composer_guard import guard_composed
@@ -450,7 +452,8 @@ def test_a_crash_midway_leaves_a_failed_session_with_what_was_known(store: Sessi
     session = store.get_session(result.session_id)
     assert session is not None and session.status == "failed" and session.final_answer is None
     assert "round 1: executor" in (session.error or "") and "model endpoint exploded" in (session.error or "")
-    assert session.self_evaluation["partial"]["plan"]["skill"] == "scripted"  # type: ignore[index]
+    partial = json_object((session.self_evaluation or {}).get("partial"))
+    assert json_object(partial.get("plan")).get("skill") == "scripted"
 
 
 def test_audit_chain_walks_back_to_the_invocations(store: SessionStore) -> None:
@@ -475,7 +478,8 @@ def test_audit_chain_walks_back_to_the_invocations(store: SessionStore) -> None:
     assert span["invocation_id"] == 394 and span["text"] in LOG_OUTPUT
     assert [i["id"] for i in chain["invocations"]] == [394, 395]
     stored = store.get_session(result.session_id)
-    assert stored is not None and stored.self_evaluation["verifier_evaluation"]["traceability_version"] == "v2"  # type: ignore[index]
+    assert stored is not None
+    assert SelfEvaluation.model_validate(stored.self_evaluation).verifier_evaluation.traceability_version == "v2"
     assert audit_chain(store, "s-missing") is None
 
 

@@ -55,4 +55,4 @@ def test_a_broken_plan_gathers_nothing_and_cannot_pass(tmp_path: Path) -> None:
     assert result.verdict != "PASS"
     assert assembly.store.list_invocations(result.session_id) == []
     stored = assembly.store.get_session(result.session_id)
-    assert stored is not None and stored.plan is not None and "drop_tables" in stored.plan["unparsed"]
+    assert stored is not None and stored.plan is not None and "drop_tables" in str(stored.plan["unparsed"])

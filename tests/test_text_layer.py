@@ -20,11 +20,12 @@ from tests.builders import verifier_payload
 from veridiag.agents.offline.verifier import OfflineVerifier, VerifierWording
 from veridiag.contracts import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.composer import ComposerInput, ComposerOutput
+from veridiag.contracts.json import JsonObject
 from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.pipeline.composer_input import ComposerWording
 from veridiag.text.cjk import detect_lang, has_cjk
 from veridiag.text.entities import EntityWords, extract_entities
-from veridiag.text.render import invocation_context, iso
+from veridiag.text.render import invocation_context, invocation_json, iso
 from veridiag.text.search import SearchWords
 from veridiag.text.tokens import TokenWords
 from veridiag.text.units import UnitWords
@@ -198,8 +199,8 @@ def test_iso_writes_utc_whatever_zone_a_time_comes_in() -> None:
 
 
 def test_an_invocation_context_is_one_spelling_whatever_the_key_order() -> None:
-    def called(arguments: dict[str, Any]) -> InvocationRecord:
-        window = {"window": [datetime(2026, 7, 7, 10, tzinfo=UTC)]}
+    def called(arguments: JsonObject) -> InvocationRecord:
+        window: JsonObject = {"window": ["2026-07-07T10:00:00Z"]}
         return InvocationRecord(
             id=1, session_id="s", tool_name="query_logs", arguments=arguments, retrieval_details=window
         )
@@ -207,5 +208,7 @@ def test_an_invocation_context_is_one_spelling_whatever_the_key_order() -> None:
     one = invocation_context(called({"service": "payment-service", "query": "order 123"}))
     other = invocation_context(called({"query": "order 123", "service": "payment-service"}))
     assert one == other
-    assert "2026-07-07 10:00:00+00:00" in one
+    assert "2026-07-07T10:00:00Z" in one
+    # A view that is no stored row may hold values that are no JSON: they are written as text.
+    assert "2026-07-07 10:00:00+00:00" in invocation_json({"window": [datetime(2026, 7, 7, 10, tzinfo=UTC)]})
     assert [e.text for e in extract_entities(one) if e.kind == "service"] == ["payment-service"]

@@ -12,6 +12,7 @@ from fastapi.testclient import TestClient
 from veridiag.api import create_app
 from veridiag.api.workbench import _highlight, _timeline
 from veridiag.config import Settings
+from veridiag.contracts.json import JsonValue
 from veridiag.pipeline.factory import Assembly, assemble
 
 
@@ -74,14 +75,14 @@ def test_highlight_marks_exactly_the_span_and_escapes_the_rest() -> None:
 
 
 def test_timeline_says_which_model_failed_and_why() -> None:
-    fell_back = {"engine": "offline", "fallback_from": "llm:m", "reason": "timeout"}
-    calls = [
+    fell_back: JsonValue = {"engine": "offline", "fallback_from": "llm:m", "reason": "timeout"}
+    calls: list[JsonValue] = [
         {"role": "planner", "engine": "offline (fallback)", "engine_use": fell_back, "usage": {}},
         # a session stored before ``engine_use`` existed
         {"role": "composer", "engine": "template (fallback)", "usage": {"fallback": "llm:m failed: 503"}},
     ]
     rows = _timeline({"timings_ms": {"planner_ms": 1.0, "composer_ms": 2.0}, "role_calls": calls})
-    assert [(r["stage"], r["engine"], r["fallback"]) for r in rows] == [
+    assert [(r.stage, r.engine, r.fallback) for r in rows] == [
         ("planner", "offline (fallback)", "llm:m failed: timeout"),
         ("composer", "template (fallback)", "llm:m failed: 503"),
     ]

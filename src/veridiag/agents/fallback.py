@@ -5,10 +5,11 @@ which engine answered, which one failed and why."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from veridiag.agents.reply import Engine, RoleReply
 from veridiag.agents.roles import ComposerRole, ExecuteRequest, ExecutorRole, PlannerRole, PlanRequest, VerifierRole
+from veridiag.contracts.audit import EngineUsage
 from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.verifier import VerifierPayload
 
@@ -17,10 +18,10 @@ class EngineFailedError(Exception):
     """A primary engine could not answer (a model timed out, refused, was cut off, wrote no
     plan). ``usage`` is what the attempt cost, so the audit keeps the tokens spent on it."""
 
-    def __init__(self, reason: str, usage: dict[str, Any] | None = None) -> None:
+    def __init__(self, reason: str, usage: EngineUsage | None = None) -> None:
         super().__init__(reason)
         self.reason = reason
-        self.usage = usage or {}
+        self.usage: EngineUsage = usage or EngineUsage()
 
 
 RoleT = TypeVar("RoleT", bound=Engine)

@@ -3,11 +3,11 @@ data — which engine answered and, after a fallback, which engine failed and wh
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from veridiag.contracts.audit import EngineUse
+from veridiag.contracts.audit import EngineUsage, EngineUse
 
 #: The engines that need no model; a model's engine is ``llm:<model>`` (``RoleModel.label``).
 OFFLINE = "offline"
@@ -26,4 +26,4 @@ class Engine(Protocol):
 class RoleReply(BaseModel):
     text: str | None
     answered_by: EngineUse
-    usage: dict[str, Any] = Field(default_factory=dict)
+    usage: EngineUsage = Field(default_factory=EngineUsage)

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from fastapi.responses import JSONResponse
 from starlette.types import Scope
@@ -37,9 +36,9 @@ def error_response(
     code: str,
     message: str,
     *,
-    details: list[dict[str, Any]] | None = None,
+    details: Sequence[Mapping[str, str]] | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     rid = request_id(scope)
-    body = {"error": {"code": code, "message": message, "details": details or [], "request_id": rid}}
+    body = {"error": {"code": code, "message": message, "details": list(details or []), "request_id": rid}}
     return JSONResponse(body, status_code=status, headers={**(headers or {}), REQUEST_ID_HEADER: rid})

@@ -3,8 +3,6 @@ answer sources, stage latencies, rejected requests. One registry per app (tests 
 
 from __future__ import annotations
 
-from typing import Any
-
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
 from veridiag.pipeline.service import DiagnosisResult
@@ -56,17 +54,18 @@ class ServiceMetrics:
     def observe(self, result: DiagnosisResult, total_seconds: float) -> None:
         self.sessions.labels(result.verdict or "none", result.status).inc()
         self.answer_source.labels(result.answer_source).inc()
-        evaluation: dict[str, Any] = result.self_evaluation or {}
-        gatekeeper = (evaluation.get("verifier_evaluation") or {}).get("gatekeeper_result") or {}
-        for rule in gatekeeper.get("failed_rules") or []:
-            self.gatekeeper_failures.labels(rule).inc()
-        for fallback in (evaluation.get("usage") or {}).get("fallbacks") or []:
-            self.fallbacks.labels(fallback.get("role", "?")).inc()
-        for name, ms in (evaluation.get("timings_ms") or {}).items():
-            self.stage_latency.labels(name.removesuffix("_ms")).observe(ms / 1000)
-        for record in evaluation.get("rounds") or []:
-            for name, ms in (record.get("latency_ms") or {}).items():
+        record = result.record  # a failed run has none: only its total time is observed
+        if record is not None:
+            gatekeeper = record.verifier_evaluation.gatekeeper_result
+            for rule in gatekeeper.failed_rules if gatekeeper else []:
+                self.gatekeeper_failures.labels(rule).inc()
+            for fallback in record.usage.fallbacks:
+                self.fallbacks.labels(fallback.role).inc()
+            for name, ms in record.timings_ms.items():
                 self.stage_latency.labels(name.removesuffix("_ms")).observe(ms / 1000)
+            for round_record in record.rounds:
+                for name, ms in round_record.latency_ms.items():
+                    self.stage_latency.labels(name.removesuffix("_ms")).observe(ms / 1000)
         self.stage_latency.labels("total").observe(total_seconds)
 
     def render(self) -> bytes:

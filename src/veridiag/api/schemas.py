@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -62,7 +62,8 @@ class SessionPage(BaseModel):
 class ErrorDetail(BaseModel):
     code: str
     message: str
-    details: list[dict[str, Any]] = Field(default_factory=list)
+    #: One ``{field, problem}`` per invalid field of a 422.
+    details: list[dict[str, str]] = Field(default_factory=list)
     request_id: str = Field(description="Also in the X-Request-ID header; the server log names it.")
 
 

@@ -21,10 +21,11 @@ import json
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, TypedDict
 from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, status
+from pydantic import BaseModel
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
@@ -54,6 +55,14 @@ class Session:
     #: Fingerprint of the token that signed in; None on an open service.
     token: str | None
     issued: int
+
+
+class _CookiePayload(BaseModel):
+    """A session cookie's signed payload, as ``Sessions.issue`` writes it."""
+
+    sid: str
+    tok: str | None
+    iat: int
 
 
 @dataclass(frozen=True)
@@ -100,9 +109,9 @@ class Sessions:
         if not hmac.compare_digest(_b64(self._mac("session", payload.encode())), mac):
             return None
         try:
-            data: dict[str, Any] = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
-            session = Session(str(data["sid"]), data["tok"], int(data["iat"]))
-        except (ValueError, KeyError, TypeError):
+            data = _CookiePayload.model_validate_json(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+            session = Session(data.sid, data.tok, data.iat)
+        except (ValueError, TypeError):
             return None
         age = time.time() - session.issued
         if not -60 <= age <= self.max_age or session.sid in self._revoked:
@@ -128,7 +137,14 @@ class Sessions:
         response.delete_cookie(COOKIE, **_cookie_flags(request))
 
 
-def _cookie_flags(request: HTTPConnection) -> dict[str, Any]:
+class _CookieFlags(TypedDict):
+    httponly: bool
+    samesite: Literal["strict"]
+    secure: bool
+    path: str
+
+
+def _cookie_flags(request: HTTPConnection) -> _CookieFlags:
     """HttpOnly, SameSite=Strict; Secure when the request came over https (as the connection
     says, or a trusted proxy's ``X-Forwarded-Proto`` — see ``api_trusted_proxies``)."""
     return {"httponly": True, "samesite": "strict", "secure": request.url.scheme == "https", "path": "/"}

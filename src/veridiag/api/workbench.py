@@ -4,6 +4,7 @@ enhanced by htmx where JavaScript runs and complete without it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -11,12 +12,14 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
+from pydantic import BaseModel, ConfigDict
 
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
 from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
 from veridiag.contracts.audit import EngineUse
+from veridiag.contracts.json import JsonObject, JsonValue, json_object
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -135,7 +138,7 @@ def claim_page(request: Request, session_id: str, claim_id: str, lang: Lang = No
     fragment for htmx, a whole page otherwise."""
     chain = audit_or_404(request, session_id)
     view = session_view(chain)
-    claim = next((c for c in view["claims"] if c["claim_id"] == claim_id), None)
+    claim = next((c for c in view.claims if c.claim_id == claim_id), None)
     if claim is None:
         raise HTTPException(404, detail=f"no claim {claim_id!r} in session {session_id!r}")
     chosen = pick_lang(request, lang)
@@ -143,45 +146,105 @@ def claim_page(request: Request, session_id: str, claim_id: str, lang: Lang = No
     return _page(request, name, chosen, claim=claim, view=view, chain=chain)
 
 
-def session_view(chain: dict[str, Any]) -> dict[str, Any]:
+class EvidenceView(BaseModel):
+    """One cited invocation of a claim, its matched span highlighted."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    invocation_id: int
+    tool_name: str
+    excerpt: str
+    #: The invocation as the audit chain shows it; None when the session has no such invocation.
+    invocation: JsonObject | None
+    span: JsonObject | None
+    highlighted: Markup | None
+
+
+class ClaimRow(BaseModel):
+    """A claim as the session page lists it, with everything that allowed or blocked it."""
+
+    claim_id: str
+    claim_type: str
+    claim_text: str
+    allowed: bool
+    verification: str | None
+    detail: str | None
+    #: Gatekeeper errors, verifier corrections and checks about this claim, as the chain stores them.
+    errors: list[JsonObject]
+    corrections: list[JsonObject]
+    checks: list[JsonObject]
+    evidence: list[EvidenceView]
+
+
+class StageRow(BaseModel):
+    """One line of the timeline: a stage, its latency, who answered and at what token cost."""
+
+    stage: str
+    ms: float | None
+    engine: str | None
+    tokens: int | None
+    fallback: str | None
+
+
+class SessionView(BaseModel):
     """What the session page shows, derived from the audit chain only."""
-    material = ExecutorMaterial.read((chain.get("executor") or {}).get("structured_output"))
-    verifier = chain.get("verifier") or {}
-    composer_input = (chain.get("composer") or {}).get("input") or {}
-    gatekeeper = (chain.get("gatekeeper") or {}).get("result") or {}
-    traces = {t["claim_id"]: t for t in (chain.get("gatekeeper") or {}).get("trace") or []}
-    checks = {c["claim_id"]: c for c in verifier.get("claim_checks") or []}
-    allowed = {c["claim_id"] for c in composer_input.get("allowed_claims") or []}
-    invocations = {i["id"]: i for i in chain.get("invocations") or []}
+
+    claims: list[ClaimRow]
+    gatekeeper: JsonObject
+    composer_input: JsonObject
+    timeline: list[StageRow]
+    invocations: list[JsonObject]
+
+
+def session_view(chain: Mapping[str, JsonValue]) -> SessionView:
+    """The audit chain (stored JSON, as ``veridiag audit --json`` shows it) read into the page's
+    view: claims with their checks, corrections and cited evidence, the timeline."""
+    material = ExecutorMaterial.read(json_object(json_object(chain.get("executor")).get("structured_output")))
+    verifier = json_object(chain.get("verifier"))
+    composer_input = json_object(json_object(chain.get("composer")).get("input"))
+    gatekeeper = json_object(json_object(chain.get("gatekeeper")).get("result"))
+    traces = {t.get("claim_id"): t for t in _objects(json_object(chain.get("gatekeeper")).get("trace"))}
+    checks = {c.get("claim_id"): c for c in _objects(verifier.get("claim_checks"))}
+    allowed = {c.get("claim_id") for c in _objects(composer_input.get("allowed_claims"))}
+    invocations = {number: i for i in _objects(chain.get("invocations")) if isinstance(number := i.get("id"), int)}
     claims = []
     for claim in material.claims:
         claim_id = claim.claim_id
-        trace = traces.get(claim_id) or {"checks": []}
-        errors = [e for e in gatekeeper.get("errors") or [] if _names_claim(e["target"], claim.index)]
+        trace_checks = _objects(json_object(traces.get(claim_id)).get("checks"))
+        errors = [e for e in _objects(gatekeeper.get("errors")) if _names_claim(str(e.get("target")), claim.index)]
         # A per-claim correction targets exactly the claim's id: "claim-1" is not "claim-11".
-        corrections = [c for c in verifier.get("corrections") or [] if c.get("target") == claim_id]
+        corrections = [c for c in _objects(verifier.get("corrections")) if c.get("target") == claim_id]
         check = checks.get(claim_id) or {}
         claims.append(
-            {
-                "claim_id": claim_id,
-                "claim_type": claim.claim_type,
-                "claim_text": claim.claim_text,
-                "allowed": claim_id in allowed,
-                "verification": check.get("verification"),
-                "detail": check.get("detail"),
-                "errors": errors,
-                "corrections": corrections,
-                "checks": trace["checks"],
-                "evidence": _evidence(claim, trace["checks"], invocations),
-            }
+            ClaimRow(
+                claim_id=claim_id,
+                claim_type=claim.claim_type,
+                claim_text=claim.claim_text,
+                allowed=claim_id in allowed,
+                verification=_text(check.get("verification")),
+                detail=_text(check.get("detail")),
+                errors=errors,
+                corrections=corrections,
+                checks=trace_checks,
+                evidence=_evidence(claim, trace_checks, invocations),
+            )
         )
-    return {
-        "claims": claims,
-        "gatekeeper": gatekeeper,
-        "composer_input": composer_input,
-        "timeline": _timeline(chain),
-        "invocations": list(invocations.values()),
-    }
+    return SessionView(
+        claims=claims,
+        gatekeeper=gatekeeper,
+        composer_input=composer_input,
+        timeline=_timeline(chain),
+        invocations=list(invocations.values()),
+    )
+
+
+def _objects(value: JsonValue) -> list[JsonObject]:
+    """The objects of a JSON list (stored JSON: anything else in it is no record)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _text(value: JsonValue) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _names_claim(target: str, index: int) -> bool:
@@ -190,13 +253,11 @@ def _names_claim(target: str, index: int) -> bool:
     return target == own or target.startswith((own + ".", own + "["))
 
 
-def _evidence(
-    claim: ClaimView, checks: list[dict[str, Any]], invocations: dict[int, dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _evidence(claim: ClaimView, checks: list[JsonObject], invocations: dict[int, JsonObject]) -> list[EvidenceView]:
     spans = {
-        (c["matched_span"]["invocation_id"], c["matched_span"]["source"]): c["matched_span"]
-        for c in checks
-        if c.get("matched_span")
+        (span.get("invocation_id"), span.get("source")): span
+        for span in (json_object(c.get("matched_span")) for c in checks)
+        if span
     }
     items = []
     for binding in claim.bindings:
@@ -204,23 +265,23 @@ def _evidence(
             invocation = invocations.get(invocation_id)
             span = spans.get((invocation_id, "output"))
             items.append(
-                {
-                    "invocation_id": invocation_id,
-                    "tool_name": binding.tool_name,
-                    "excerpt": binding.evidence_excerpt,
-                    "invocation": invocation,
-                    "span": span,
-                    "highlighted": _highlight(invocation["output"], span) if invocation else None,
-                }
+                EvidenceView(
+                    invocation_id=invocation_id,
+                    tool_name=binding.tool_name,
+                    excerpt=binding.evidence_excerpt,
+                    invocation=invocation,
+                    span=span,
+                    highlighted=_highlight(str(invocation.get("output") or ""), span) if invocation else None,
+                )
             )
     return items
 
 
-def _highlight(output: str, span: dict[str, Any] | None, context: int = 1500) -> Markup:
+def _highlight(output: str, span: JsonObject | None, context: int = 1500) -> Markup:
     """The output around the matched span, the span in ``<mark>``; all of it escaped."""
-    if span is None or not (0 <= span["start"] <= span["end"] <= len(output)):
+    start, end = (span.get("start"), span.get("end")) if span else (None, None)
+    if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= len(output)):
         return Markup(escape(output[: context * 2]))
-    start, end = span["start"], span["end"]
     head = max(0, start - context)
     tail = min(len(output), end + context)
     return Markup(
@@ -234,33 +295,34 @@ def _highlight(output: str, span: dict[str, Any] | None, context: int = 1500) ->
     )
 
 
-def _timeline(chain: dict[str, Any]) -> list[dict[str, Any]]:
+def _timeline(chain: Mapping[str, JsonValue]) -> list[StageRow]:
     """Stage, latency and token usage, in the order the stages ran."""
-    timings = chain.get("timings_ms") or {}
-    usage = {(c["role"], c.get("round")): c for c in chain.get("role_calls") or []}
+    timings = json_object(chain.get("timings_ms"))
+    usage = {(c.get("role"), c.get("round")): c for c in _objects(chain.get("role_calls"))}
     rows = [_stage("planner", timings.get("planner_ms"), usage.get(("planner", None)))]
-    for record in chain.get("rounds") or []:
-        latency = record.get("latency_ms") or {}
+    for record in _objects(chain.get("rounds")):
+        latency = json_object(record.get("latency_ms"))
         number = record.get("round")
         rows.append(_stage(f"executor · {number}", latency.get("executor_ms"), usage.get(("executor", number))))
         rows.append(_stage(f"gatekeeper · {number}", latency.get("hook_ms"), None))
         rows.append(_stage(f"verifier · {number}", latency.get("verifier_ms"), usage.get(("verifier", number))))
     rows.append(_stage("composer", timings.get("composer_ms"), usage.get(("composer", None))))
-    return [row for row in rows if row["ms"] is not None]
+    return [row for row in rows if row.ms is not None]
 
 
-def _stage(name: str, ms: float | None, call: dict[str, Any] | None) -> dict[str, Any]:
+def _stage(name: str, ms: JsonValue, call: JsonObject | None) -> StageRow:
     call = call or {}
-    usage = call.get("usage") or {}
+    usage = json_object(call.get("usage"))
     # Sessions stored before ``engine_use`` existed kept the failure in ``usage.fallback``.
     fallback = EngineUse.model_validate(call["engine_use"]).failure if "engine_use" in call else usage.get("fallback")
-    return {
-        "stage": name,
-        "ms": ms,
-        "engine": call.get("engine"),
-        "tokens": (usage.get("input_tokens") or 0) + (usage.get("output_tokens") or 0) or None,
-        "fallback": fallback,
-    }
+    tokens = sum(n for n in (usage.get("input_tokens"), usage.get("output_tokens")) if isinstance(n, int))
+    return StageRow(
+        stage=name,
+        ms=ms if isinstance(ms, int | float) else None,
+        engine=_text(call.get("engine")),
+        tokens=tokens or None,
+        fallback=_text(fallback),
+    )
 
 
 _SAFE_ID = re.compile(r"[^A-Za-z0-9_-]")

@@ -7,12 +7,14 @@ JSON here on purpose: it is the record of what the Executor wrote, valid or not.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, with_config
+from typing_extensions import TypedDict
 
 from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
 from veridiag.contracts.gatekeeper import ClaimTrace, GatekeeperResult, VerdictImpact
+from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.contracts.verifier import ClaimCheck, Correction, FactChecked, HypothesisCheck, Verdict
@@ -30,7 +32,7 @@ class RoundRecord(_Record):
     round: int
     executor_raw_output: str | None = None
     executor_output_parse_status: ParseStatus
-    executor_structured_output: dict[str, Any] | None = None
+    executor_structured_output: JsonObject | None = None
     tool_trace_summary: list[ToolTraceEntry] | None = None
     gatekeeper_result: GatekeeperResult | None = None
     gatekeeper_trace: list[ClaimTrace] | None = None
@@ -58,7 +60,7 @@ class VerifierEvaluationRecord(_Record):
     round: int
     traceability_version: str = "v2"
     executor_output_parse_status: ParseStatus
-    executor_structured_output: dict[str, Any] | None = None
+    executor_structured_output: JsonObject | None = None
     tool_trace_summary: list[ToolTraceEntry] = Field(default_factory=list)
     gatekeeper_result: GatekeeperResult | None = None
     composer_output: ComposerOutput | None = None
@@ -71,7 +73,8 @@ class VerifierEvaluationRecord(_Record):
     verifier_verdict: Verdict | None = None
     verifier_status: str = "ok"
     corrections: list[Correction] = Field(default_factory=list)
-    switches: dict[str, Any] = Field(default_factory=dict)
+    #: The pipeline's switches as it dumped them (``PipelineOptions`` lives above the contracts).
+    switches: JsonObject = Field(default_factory=dict)
 
 
 class EngineUse(BaseModel):
@@ -96,6 +99,38 @@ class EngineUse(BaseModel):
         return None if self.fallback_from is None else f"{self.fallback_from} failed: {self.reason}"
 
 
+class RefusedCall(TypedDict):
+    """A tool call the model asked for and was not given: ``duplicate`` names the invocation
+    to cite instead; ``budget`` means the call budget was spent."""
+
+    tool: str
+    reason: Literal["duplicate", "budget"]
+    invocation_id: NotRequired[int]
+
+
+@with_config(ConfigDict(extra="allow"))  # an engine may report more; stored sessions keep it
+class EngineUsage(TypedDict, total=False):
+    """What one role call cost, as its engine reports it. A key is present only when that engine
+    knows it (the offline engine reports nothing), so the stored JSON keeps only what was said."""
+
+    model: str | None
+    attempts: int
+    requests: int
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    finish_reason: str | None
+    #: The executor's evidence tools: calls run, calls refused, the budget they had.
+    tool_calls_run: int
+    tool_calls_refused: list[RefusedCall]
+    budget: int
+    #: The model planner: what it proposed that was not taken (the draft's value stands).
+    kept_from_draft: list[str]
+    #: Sessions stored before ``EngineUse`` existed kept a fallback's failure here.
+    fallback: str
+
+
 class RoleCall(_Record):
     """One role call of a session: who answered (``engine_use``; ``engine`` its string form,
     kept for existing readers) and the engine's own usage report (tokens, cost, tool calls)."""
@@ -103,7 +138,7 @@ class RoleCall(_Record):
     role: str
     engine: str
     engine_use: EngineUse
-    usage: dict[str, Any] = Field(default_factory=dict)
+    usage: EngineUsage = Field(default_factory=EngineUsage)
     round: int | None = None
 
 
@@ -135,8 +170,9 @@ class UsageTotals(_Record):
             total = totals.per_role.setdefault(call.role, RoleUsage())
             total.input_tokens += int(usage.get("input_tokens") or 0)
             total.output_tokens += int(usage.get("output_tokens") or 0)
-            if usage.get("cost_usd") is not None:
-                total.cost_usd = round((total.cost_usd or 0) + float(usage["cost_usd"]), 6)
+            cost = usage.get("cost_usd")
+            if cost is not None:
+                total.cost_usd = round((total.cost_usd or 0) + float(cost), 6)
             used = call.engine_use
             if used.fallback_from is not None:
                 totals.fallbacks.append(
@@ -159,7 +195,8 @@ class SelfEvaluation(_Record):
     usage: UsageTotals = Field(default_factory=UsageTotals)
 
     def stored(self) -> dict[str, Any]:
-        """The JSON the session row keeps: the final round without the copies §23 already holds."""
+        """The JSON the session row keeps: the final round without the copies §23 already holds.
+        Not yet ``JsonObject``: the pipeline still hands its members to the store untyped."""
         data = self.model_dump(mode="json")
         for record in data["rounds"][-1:]:
             record.pop("executor_structured_output", None)

@@ -9,9 +9,11 @@ persisted result (docs/spec §12.2 asks for no extra fields there).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from veridiag.contracts.json import JsonObject
 
 RuleStatus = Literal["pass", "warn", "fail"]
 Severity = Literal["error", "warning"]
@@ -80,7 +82,7 @@ class GatekeeperReport(BaseModel):
     """One Gatekeeper run: the spec result plus what the audit chain and guards need."""
 
     result: GatekeeperResult
-    normalized_output: dict[str, Any] | None = Field(
+    normalized_output: JsonObject | None = Field(
         default=None, description="The output with missing optional arrays set to [] (docs/spec §11.1)."
     )
     claim_traces: list[ClaimTrace] = Field(default_factory=list)

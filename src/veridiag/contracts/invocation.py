@@ -13,6 +13,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from veridiag.contracts.json import JsonObject
+
 InvocationStatus = Literal["ok", "no_data", "error"]
 
 
@@ -55,8 +57,8 @@ class InvocationRecord(BaseModel):
     status: InvocationStatus = "ok"
     output: str = ""
     output_preview: str = ""
-    retrieval_details: dict[str, Any] | None = None
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    retrieval_details: JsonObject | None = None
+    arguments: JsonObject = Field(default_factory=dict)
     error: str | None = None
     round: int = 1
     output_truncated: bool = False

@@ -13,9 +13,11 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
+
+from veridiag.contracts.json import JsonObject, JsonValue
 
 ParseState = Literal["valid", "missing", "malformed"]
 
@@ -40,7 +42,8 @@ class ParseStatus(BaseModel):
 @dataclass(frozen=True)
 class ParsedOutput:
     status: ParseStatus
-    value: dict[str, Any] | None
+    #: The object found, not yet read against any contract.
+    value: JsonObject | None
 
     @property
     def ok(self) -> bool:
@@ -51,12 +54,12 @@ class _JsonRejectedError(ValueError):
     """JSON that ``json`` would accept but the contract does not (NaN, duplicate keys)."""
 
 
-def _reject_constant(name: str) -> Any:
+def _reject_constant(name: str) -> JsonValue:
     raise _JsonRejectedError(f"non-standard JSON constant {name}")
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
+def _unique_keys(pairs: list[tuple[str, JsonValue]]) -> JsonObject:
+    obj: JsonObject = {}
     for key, value in pairs:
         if key in obj:
             raise _JsonRejectedError(f"duplicate key {key!r}")
@@ -64,11 +67,12 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _loads(text: str) -> Any:
-    return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+def _loads(text: str) -> JsonValue:
+    value: JsonValue = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
+    return value
 
 
-def _result(status: ParseState, detail: str, value: dict[str, Any] | None = None) -> ParsedOutput:
+def _result(status: ParseState, detail: str, value: JsonObject | None = None) -> ParsedOutput:
     return ParsedOutput(ParseStatus(status=status, detail=detail), value)
 
 
@@ -144,7 +148,7 @@ def _extract_object(text: str) -> ParsedOutput:
             return _result("valid", "parsed executor output as a JSON object", whole)
         return _result("malformed", f"top-level JSON value is {type(whole).__name__}, expected an object")
 
-    found: list[dict[str, Any]] = []
+    found: list[JsonObject] = []
     failures: list[str] = []
     for region in _object_regions(text):
         if region.too_deep:
@@ -161,7 +165,8 @@ def _extract_object(text: str) -> ParsedOutput:
             if _LOOKS_LIKE_JSON.search(chunk) or len(chunk) == len(text):
                 failures.append(f"object at offset {region.start}: {_describe(exc)}")
             continue
-        found.append(value)
+        if isinstance(value, dict):  # a brace-balanced region is an object whenever it parses
+            found.append(value)
 
     if len(found) == 1 and not failures:
         return _result("valid", "extracted one JSON object from surrounding text", found[0])

@@ -8,9 +8,11 @@ steps, and the Executor then gathers nothing rather than guessing (fail closed).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from veridiag.contracts.json import JsonObject
 
 ToolName = Literal["query_logs", "query_metrics", "query_changes", "lookup_knowledge"]
 
@@ -21,7 +23,8 @@ class Step(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tool: ToolName
-    args: dict[str, Any] = Field(default_factory=dict)
+    #: Arguments as the catalogue writes them, ``{placeholders}`` filled from the plan.
+    args: dict[str, str] = Field(default_factory=dict)
     #: ``query_metrics`` only: these metrics of the service, or every one ("discover").
     metrics: list[str] | Literal["discover"] | None = None
     #: Run only when the plan has this slot filled (``order_id``).
@@ -90,7 +93,7 @@ class Plan(BaseModel):
         """The steps whose condition holds (``when: order_id`` needs an order id)."""
         return [s for s in self.steps if s.when is None or getattr(self, s.when)]
 
-    def stored(self) -> dict[str, Any]:
+    def stored(self) -> JsonObject:
         """As the session row and the audit keep it: every slot, filled or null; steps as the
         catalogue writes them; ``unparsed`` only when there was something to keep."""
         data = self.model_dump(mode="json", by_alias=True, exclude={"steps", "unparsed"})

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from veridiag.contracts.json import JsonObject
 
 #: CLI name → committed file name. Names only: ``veridiag --help`` lists them without building
 #: the models (~140 ms); ``SCHEMAS`` adds each model.
@@ -42,7 +44,7 @@ def __getattr__(name: str) -> dict[str, tuple[type[BaseModel], str]]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def schema_dict(name: str) -> dict[str, Any]:
+def schema_dict(name: str) -> JsonObject:
     """The JSON Schema of contract ``name``; ``KeyError`` names the known ones."""
     if name not in SCHEMA_FILES:
         raise KeyError(f"unknown schema {name!r}; known: {', '.join(sorted(SCHEMA_FILES))}")

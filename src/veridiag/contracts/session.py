@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from veridiag.contracts.json import JsonObject
 
 #: ``running`` while its process works on it; ``completed`` with an answer (and a verdict only
 #: beside that answer); ``failed`` on an error, with what was known; ``interrupted`` when its
@@ -13,6 +15,8 @@ from pydantic import BaseModel, Field
 SessionStatus = Literal["running", "completed", "failed", "interrupted"]
 
 
+# The row as stored: its JSON columns stay JSON here (the edge); readers validate what they
+# use (``SelfEvaluation``, ``Plan``). No docstring: it would become the committed schema's text.
 class SessionRecord(BaseModel):
     id: str
     created_at: datetime
@@ -20,12 +24,12 @@ class SessionRecord(BaseModel):
     query: str
     lang: str | None = None
     status: SessionStatus = "running"
-    plan: dict[str, Any] | None = None
+    plan: JsonObject | None = None
     verdict: str | None = None
     final_answer: str | None = None
-    self_evaluation: dict[str, Any] | None = Field(
+    self_evaluation: JsonObject | None = Field(
         default=None, description="Audit chain; `verifier_evaluation` as in docs/spec §23."
     )
     rounds: int = 0
-    llm_usage: dict[str, Any] | None = None
+    llm_usage: JsonObject | None = None
     error: str | None = None

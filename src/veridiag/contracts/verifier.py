@@ -8,11 +8,12 @@ so a reviewer sees "the verifier said PASS, code said LOW_CONFID, because …".
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.contracts.gatekeeper import GatekeeperResult
+from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.trace import ToolTraceEntry
 
@@ -122,7 +123,7 @@ class VerifierPayload(BaseModel):
     executor_raw_output: str | None
     #: Deprecated alias of ``executor_raw_output`` (docs/spec §14), kept for older verifiers.
     executor_final_answer: str | None
-    executor_structured_output: dict[str, Any] | None
+    executor_structured_output: JsonObject | None
     executor_output_parse_status: ParseStatus
     tool_trace_summary: list[ToolTraceEntry] = Field(default_factory=list)
     gatekeeper_result: GatekeeperResult | None = None

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from veridiag.contracts.invocation import InvocationStatus
+from veridiag.contracts.json import JsonObject
 from veridiag.contracts.verifier import ClaimVerification, Verdict
 from veridiag.text.yaml_files import parse_yaml, validate_yaml
 
@@ -30,11 +31,11 @@ class _Strict(BaseModel):
 class FixtureInvocation(_Strict):
     id: int = Field(gt=0)
     tool_name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: JsonObject = Field(default_factory=dict)
     output: str = ""
     status: InvocationStatus = "ok"
     error: str | None = None
-    retrieval_details: dict[str, Any] | None = None
+    retrieval_details: JsonObject | None = None
     session: str = Field(default="this", description="'this' (default) or any other name: another session.")
 
 

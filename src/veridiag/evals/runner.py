@@ -8,16 +8,20 @@ import re
 import shutil
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from veridiag.agents import scripted_roles
 from veridiag.agents.engines import offline_roles
 from veridiag.agents.offline import OfflineVerifier
 from veridiag.agents.roles import Roles
+from veridiag.contracts.audit import RoundRecord, VerifierEvaluationRecord
+from veridiag.contracts.composer import ComposerInput
+from veridiag.contracts.material import ExecutorMaterial
 from veridiag.evals.fixtures import Case
-from veridiag.pipeline import DiagnosisPipeline, PipelineOptions, audit_chain
+from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
 from veridiag.store import SessionStore
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -25,6 +29,21 @@ from veridiag.tools.importers import import_changes, import_logs, import_metrics
 from veridiag.tools.runner import Toolbox
 
 KNOWN_SERVICES = ["gateway", "api-gateway", "nginx", "mysql", "postgresql", "redis", "kafka"]
+
+
+class CaseSummary(TypedDict):
+    """One case as ``veridiag eval --json`` reports it."""
+
+    id: str
+    passed: bool
+    failures: list[str]
+    verdict: str | None
+    parse_status: str | None
+    gatekeeper_status: str | None
+    failed_rules: list[str]
+    allowed_claims: list[str]
+    answer_source: str | None
+    final_answer: str | None
 
 
 @dataclass
@@ -43,19 +62,19 @@ class CaseResult:
     rounds: int = 0
     seconds: float = 0.0
 
-    def public(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "passed": self.passed,
-            "failures": self.failures,
-            "verdict": self.verdict,
-            "parse_status": self.parse_status,
-            "gatekeeper_status": self.gatekeeper_status,
-            "failed_rules": self.failed_rules,
-            "allowed_claims": self.allowed_claims,
-            "answer_source": self.answer_source,
-            "final_answer": self.final_answer,
-        }
+    def public(self) -> CaseSummary:
+        return CaseSummary(
+            id=self.id,
+            passed=self.passed,
+            failures=self.failures,
+            verdict=self.verdict,
+            parse_status=self.parse_status,
+            gatekeeper_status=self.gatekeeper_status,
+            failed_rules=self.failed_rules,
+            allowed_claims=self.allowed_claims,
+            answer_source=self.answer_source,
+            final_answer=self.final_answer,
+        )
 
 
 class EvalRunner:
@@ -134,27 +153,28 @@ class EvalRunner:
 
         pipeline = DiagnosisPipeline(store, roles, toolbox=toolbox, options=options)
         outcome = pipeline.run(case.query, case.lang, on_session=record)
-        evaluation = outcome.self_evaluation.get("verifier_evaluation") or {}
-        gatekeeper = evaluation.get("gatekeeper_result") or {}
-        composer_input = evaluation.get("composer_input") or {}
+        evaluation = outcome.record.verifier_evaluation if outcome.record else None  # None: the run failed
+        gatekeeper = evaluation.gatekeeper_result if evaluation else None
+        composer_input = evaluation.composer_input if evaluation else None
         result = CaseResult(
             id=case.id,
             passed=False,
             verdict=outcome.verdict,
-            parse_status=(evaluation.get("executor_output_parse_status") or {}).get("status"),
-            gatekeeper_status=gatekeeper.get("status"),
-            failed_rules=gatekeeper.get("failed_rules", []),
-            warnings=gatekeeper.get("warnings", []),
-            allowed_claims=[c["claim_id"] for c in composer_input.get("allowed_claims", [])],
+            parse_status=evaluation.executor_output_parse_status.status if evaluation else None,
+            gatekeeper_status=gatekeeper.status if gatekeeper else None,
+            failed_rules=list(gatekeeper.failed_rules) if gatekeeper else [],
+            warnings=list(gatekeeper.warnings) if gatekeeper else [],
+            allowed_claims=[c.claim_id for c in composer_input.allowed_claims] if composer_input else [],
             answer_source=outcome.answer_source,
             final_answer=outcome.answer,
             rounds=outcome.rounds,
         )
         if outcome.status == "failed":
             result.failures.append(f"pipeline failed: {outcome.error}")
-        labels = {c["claim_id"]: c["verification"] for c in evaluation.get("claim_checks") or []}
+        labels = {c.claim_id: c.verification for c in evaluation.claim_checks} if evaluation else {}
         result.failures += check_expectations(case, result, labels)
-        result.failures += check_audit(store, outcome.session_id, evaluation)
+        if evaluation is not None and outcome.record is not None:
+            result.failures += check_audit(store, outcome.session_id, evaluation, outcome.record.rounds[-1])
         result.failures += check_claims(case, evaluation)
         if case.expect.numbers_grounded:
             result.failures += check_grounded(store, outcome.session_id, outcome.answer, composer_input)
@@ -190,7 +210,7 @@ class EvalRunner:
         return environment
 
 
-def check_expectations(case: Case, result: CaseResult, labels: dict[str, str]) -> list[str]:
+def check_expectations(case: Case, result: CaseResult, labels: Mapping[str, str]) -> list[str]:
     expect, failures = case.expect, []
     answer = result.final_answer or ""
 
@@ -245,52 +265,48 @@ def check_expectations(case: Case, result: CaseResult, labels: dict[str, str]) -
     return failures
 
 
-def check_claims(case: Case, evaluation: dict[str, Any]) -> list[str]:
-    allowed = (evaluation.get("composer_input") or {}).get("allowed_claims", [])
+def check_claims(case: Case, evaluation: VerifierEvaluationRecord | None) -> list[str]:
+    allowed = evaluation.composer_input.allowed_claims if evaluation and evaluation.composer_input else []
     failures = []
     if case.expect.min_allowed_claims is not None and len(allowed) < case.expect.min_allowed_claims:
         failures.append(f"{len(allowed)} allowed claims, expected at least {case.expect.min_allowed_claims}")
     for claim in allowed:
-        if claim.get("claim_type") in case.expect.no_claim_types:
-            failures.append(f"{claim['claim_id']} is an allowed {claim['claim_type']} claim: {claim['claim_text']}")
+        if claim.claim_type in case.expect.no_claim_types:
+            failures.append(f"{claim.claim_id} is an allowed {claim.claim_type} claim: {claim.claim_text}")
     return failures
 
 
-def check_grounded(store: SessionStore, session_id: str, answer: str, composer_input: dict[str, Any]) -> list[str]:
+def check_grounded(
+    store: SessionStore, session_id: str, answer: str, composer_input: ComposerInput | None
+) -> list[str]:
     """Every exact fact of the answer (its first line, the window read from the question, aside)
     occurs in the output of an invocation of this session."""
-    chain = audit_chain(store, session_id)
-    outputs = [str(i.get("output") or "") for i in (chain or {}).get("invocations", [])]
-    corpus = Corpus(outputs)
-    scope = str(composer_input.get("scope") or "")
+    corpus = Corpus([invocation.output for invocation in store.list_invocations(session_id)])
+    scope = composer_input.scope if composer_input else ""
     body = answer[len(scope) :] if scope and answer.startswith(scope) else answer
     missing = [e.text for e in extract_entities(body) if not corpus.contains(e)]
     return [f"answer states {', '.join(missing)} found in no tool output of the session"] if missing else []
 
 
-def check_audit(store: SessionStore, session_id: str, evaluation: dict[str, Any]) -> list[str]:
+def check_audit(
+    store: SessionStore, session_id: str, evaluation: VerifierEvaluationRecord, final_round: RoundRecord
+) -> list[str]:
     """Every allowed claim traces to a binding whose invocations exist in this session and,
-    where the Gatekeeper ran, passed its invocation check."""
-    chain = audit_chain(store, session_id)
-    if chain is None or not evaluation:
-        return []
-    own = {i["id"] for i in chain["invocations"] if i["session_id"] == session_id}
-    claims = {
-        c.get("claim_id"): c
-        for c in (evaluation.get("executor_structured_output") or {}).get("claims") or []
-        if isinstance(c, dict)
-    }
-    traces = {t["claim_id"]: t for t in chain["gatekeeper"]["trace"] or []}
+    where the Gatekeeper ran, passed its invocation check. Claims are matched by the id the
+    pipeline gives them (``ExecutorMaterial``), exactly."""
+    own = {invocation.id for invocation in store.list_invocations(session_id)}
+    claims = {claim.claim_id: claim for claim in ExecutorMaterial.read(evaluation.executor_structured_output).claims}
+    traces = {trace.claim_id: trace for trace in final_round.gatekeeper_trace or []}
     failures = []
-    for allowed in (evaluation.get("composer_input") or {}).get("allowed_claims", []):
-        claim_id = allowed["claim_id"]
-        bindings = claims.get(claim_id, {}).get("evidence_bindings") or []
-        cited = [b.get("source_invocation_ids") or [] for b in bindings if isinstance(b, dict)]
-        if not any(ids and all(i in own for i in ids) for ids in cited):
+    for allowed in evaluation.composer_input.allowed_claims if evaluation.composer_input else []:
+        claim_id = allowed.claim_id
+        claim = claims.get(claim_id)
+        if claim is None or not claim.cites_only(own):
             failures.append(f"audit: allowed {claim_id} cites no invocation of this session")
-        if evaluation.get("gatekeeper_result") is not None:
-            checks = traces.get(claim_id, {}).get("checks", [])
-            if not any(c["rule_id"] == "evidence.invocation_ref" and c["outcome"] == "pass" for c in checks):
+        if evaluation.gatekeeper_result is not None:
+            trace = traces.get(claim_id)
+            checks = trace.checks if trace else []
+            if not any(c.rule_id == "evidence.invocation_ref" and c.outcome == "pass" for c in checks):
                 failures.append(f"audit: allowed {claim_id} has no passed Gatekeeper invocation check")
     return failures
 

@@ -16,6 +16,7 @@ from veridiag.contracts.audit import (
     VerifierEvaluationRecord,
 )
 from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
+from veridiag.contracts.json import json_object
 from veridiag.store import SessionStore
 
 if TYPE_CHECKING:
@@ -96,12 +97,17 @@ def self_evaluation(
 
 
 def audit_chain(store: SessionStore, session_id: str) -> dict[str, Any] | None:
-    """Final answer → composer → verifier → gatekeeper → invocations, for one session."""
+    """Final answer → composer → verifier → gatekeeper → invocations, for one session.
+
+    JSON in, JSON out: the stored columns are shown as they were written, so a session kept by an
+    older version (or a failed one, which has no record) reads as it is. The result stays a dict
+    of ``Any`` for the CLI and the API, which index into it."""
     session = store.get_session(session_id)
     if session is None:
         return None
-    evaluation = (session.self_evaluation or {}).get("verifier_evaluation") or {}
-    rounds = (session.self_evaluation or {}).get("rounds") or []
+    stored = session.self_evaluation or {}
+    evaluation = json_object(stored.get("verifier_evaluation"))
+    rounds = stored.get("rounds") or []
     invocations = store.list_invocations(session_id)
     return {
         "session": session.model_dump(mode="json", exclude={"self_evaluation", "final_answer"}),
@@ -130,7 +136,7 @@ def audit_chain(store: SessionStore, session_id: str) -> dict[str, Any] | None:
         },
         "gatekeeper": {
             "result": evaluation.get("gatekeeper_result"),
-            "trace": rounds[-1].get("gatekeeper_trace") if rounds else None,
+            "trace": json_object(rounds[-1]).get("gatekeeper_trace") if isinstance(rounds, list) and rounds else None,
         },
         "executor": {
             "parse_status": evaluation.get("executor_output_parse_status"),
@@ -138,8 +144,8 @@ def audit_chain(store: SessionStore, session_id: str) -> dict[str, Any] | None:
         },
         "rounds": rounds,
         "invocations": [invocation.model_dump(mode="json") for invocation in invocations],
-        "failed_at": (session.self_evaluation or {}).get("failed_at"),
-        "timings_ms": (session.self_evaluation or {}).get("timings_ms") or {},
-        "role_calls": (session.self_evaluation or {}).get("role_calls") or [],
-        "usage": (session.self_evaluation or {}).get("usage") or {},
+        "failed_at": stored.get("failed_at"),
+        "timings_ms": stored.get("timings_ms") or {},
+        "role_calls": stored.get("role_calls") or [],
+        "usage": stored.get("usage") or {},
     }

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.invocation import InvocationRecord, InvocationSource, InvocationView
+from veridiag.contracts.json import JsonObject
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.contracts.parsing import ParsedOutput, parse_executor_output
 from veridiag.contracts.trace import ToolTraceEntry
@@ -28,7 +29,7 @@ class SessionInvocations(InvocationSource, Protocol):
 class HookResult:
     parsed: ParsedOutput
     #: The normalised JSON as the Executor wrote it: what the audit stores and the verifier reads.
-    structured: dict[str, Any] | None
+    structured: JsonObject | None
     #: The same, read once into types: what every later stage uses.
     material: ExecutorMaterial
     trace_summary: list[ToolTraceEntry]

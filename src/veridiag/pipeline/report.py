@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 from veridiag.contracts.answer import AnswerDocument, ClaimItem, EvidenceItem
 from veridiag.contracts.audit import EngineUse, RoleCall, UsageTotals
+from veridiag.contracts.json import JsonValue, json_object
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.pipeline.service import DiagnosisResult
 
@@ -80,7 +81,7 @@ def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> AnswerDo
     )
 
 
-def _partial_calls(stored: dict[str, Any]) -> list[RoleCall]:
-    partial = stored.get("partial")
-    calls = partial.get("role_calls") if isinstance(partial, dict) else None
-    return [RoleCall.model_validate(call) for call in calls or []]
+def _partial_calls(stored: Mapping[str, JsonValue]) -> list[RoleCall]:
+    """The role calls a failed run kept, read from its stored JSON."""
+    calls = json_object(stored.get("partial")).get("role_calls")
+    return [RoleCall.model_validate(call) for call in calls or []] if isinstance(calls, list) else []

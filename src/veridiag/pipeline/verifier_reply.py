@@ -10,10 +10,11 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
 from pydantic import ValidationError
 
+from veridiag.contracts.json import JsonValue
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.verifier import (
     FACT_MAPPING,
@@ -71,14 +72,13 @@ def parse_verifier_output(text: str | None) -> ParsedVerifier:
     checks = data.get("claim_checks")
     if isinstance(checks, list) and checks:
         _read_claim_checks(checks, result)
-    elif isinstance(data.get("facts_checked"), list):
+    elif isinstance(facts := data.get("facts_checked"), list):
         result.legacy = True
-        _read_facts(data["facts_checked"], result)
+        _read_facts(facts, result)
     else:
         result.problems.append("no claim_checks")
-    for index, item in enumerate(
-        data.get("hypothesis_checks") or [] if isinstance(data.get("hypothesis_checks"), list) else []
-    ):
+    hypotheses = data.get("hypothesis_checks")
+    for index, item in enumerate(hypotheses if isinstance(hypotheses, list) else []):
         try:
             result.hypothesis_checks.append(HypothesisCheck.model_validate(item))
         except ValidationError:
@@ -86,7 +86,7 @@ def parse_verifier_output(text: str | None) -> ParsedVerifier:
     return result
 
 
-def _read_claim_checks(items: list[Any], result: ParsedVerifier) -> None:
+def _read_claim_checks(items: list[JsonValue], result: ParsedVerifier) -> None:
     for index, item in enumerate(items):
         try:
             check = ClaimCheck.model_validate(item)
@@ -100,7 +100,7 @@ def _read_claim_checks(items: list[Any], result: ParsedVerifier) -> None:
         result.checks[check.claim_id] = check
 
 
-def _read_facts(items: list[Any], result: ParsedVerifier) -> None:
+def _read_facts(items: list[JsonValue], result: ParsedVerifier) -> None:
     for index, item in enumerate(items):
         fact = item.get("fact") if isinstance(item, dict) else None
         label = _LEGACY.get(str(item.get("verification"))) if isinstance(item, dict) else None

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
-from typing import Any, Literal
+from typing import Literal, TypedDict
 from zoneinfo import ZoneInfo
 
 from veridiag.text.cjk import has_cjk
@@ -519,15 +519,23 @@ def _chunks(run: list[_Token]) -> Iterator[list[_Token]]:
         yield chunk
 
 
+class _DateparserSettings(TypedDict):
+    """The dateparser settings these readings use (dateparser takes them as a plain dict)."""
+
+    RELATIVE_BASE: datetime
+    PREFER_DATES_FROM: Literal["past", "future", "current_period"]
+    PARSERS: list[str]
+
+
 def _dateparser(text: str, ctx: _Context) -> datetime | None:
     """dateparser's reading of a short English / numeric run, relative to the anchor's wall time."""
     import dateparser  # imported on first use: its language data cost ~0.2 s, most questions never need it
 
-    settings: dict[str, Any] = {
-        "RELATIVE_BASE": ctx.local,
-        "PREFER_DATES_FROM": "past",
-        "PARSERS": ["relative-time", "absolute-time"],  # epoch numbers are read here, with their context
-    }
+    settings = _DateparserSettings(
+        RELATIVE_BASE=ctx.local,
+        PREFER_DATES_FROM="past",
+        PARSERS=["relative-time", "absolute-time"],  # epoch numbers are read here, with their context
+    )
     try:
         value = dateparser.parse(text, languages=["en"], settings=settings)
     except Exception:  # third-party parser on arbitrary text: a run it cannot read is no time

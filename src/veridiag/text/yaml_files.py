@@ -4,6 +4,7 @@ environment)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import yaml
@@ -81,7 +82,7 @@ def validate_yaml(
     error: type[ValueError],
     *,
     whole: str,
-    context: dict[str, Any] | None = None,
+    context: Mapping[str, object] | None = None,
 ) -> Model:
     """``data`` as ``model``; the first problem raises ``error`` as ``origin:line: field: message``
     (``whole`` names the field when the problem is the document itself)."""

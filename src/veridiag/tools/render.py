@@ -10,10 +10,9 @@ read the same whichever backend answered.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
 
 from veridiag.text.render import format_value, iso, request_line
 from veridiag.tools.anomaly import AnomalyReport
@@ -29,6 +28,10 @@ from veridiag.tools.records import (
     Span,
     TemplateCount,
 )
+
+#: The call as made, argument → value as the output's first line writes it (``start`` and
+#: ``end`` always there); an argument left empty is ``None`` and not written.
+Request = Mapping[str, str | None]
 
 #: Points kept in the stored output and shown to a model (anomaly points always included).
 STORED_POINTS = 240
@@ -84,7 +87,7 @@ def _from_ms(value: int) -> datetime:
 
 
 def logs_output(
-    request: dict[str, Any],
+    request: Request,
     *,
     matched: int,
     by_level: dict[str, int],
@@ -151,7 +154,7 @@ def logs_output(
 
 
 def _log_evidence(
-    request: dict[str, Any],
+    request: Request,
     *,
     matched: int,
     by_level: dict[str, int],
@@ -196,7 +199,7 @@ def _minutes(seconds: float) -> str:
 
 
 def metrics_output(
-    request: dict[str, Any],
+    request: Request,
     *,
     service: str,
     metric: str,
@@ -290,7 +293,7 @@ def _thin(moments: Sequence[datetime], limit: int, keep: set[datetime]) -> list[
 
 
 def changes_output(
-    request: dict[str, Any], changes: Sequence[ChangeRecord], *, feed_empty: bool = False
+    request: Request, changes: Sequence[ChangeRecord], *, feed_empty: bool = False
 ) -> tuple[Rendered, ChangeEvidence]:
     if feed_empty:
         total = "no change feed imported: changes cannot be checked (veridiag data import-changes)"

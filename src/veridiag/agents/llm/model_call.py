@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from veridiag.agents.llm.providers import LLMConfigError, build_model, model_settings
 from veridiag.config import LLMRoleSettings
+from veridiag.contracts.audit import EngineUsage
 
 if TYPE_CHECKING:
     from pydantic_ai import Tool
@@ -24,7 +25,7 @@ ModelFactory = Callable[[LLMRoleSettings], "Model"]
 @dataclass
 class CallOutcome:
     text: str | None
-    usage: dict[str, Any] = field(default_factory=dict)
+    usage: EngineUsage = field(default_factory=EngineUsage)
     error: str | None = None
 
 
@@ -63,7 +64,7 @@ class RoleModel:
         from pydantic_ai.exceptions import UsageLimitExceeded
 
         error = "not run"
-        usage: dict[str, Any] = {"model": self.config.model, "attempts": 0}
+        usage = EngineUsage(model=self.config.model, attempts=0)
         for attempt in range(self.attempts):
             usage["attempts"] = attempt + 1
             try:
@@ -80,7 +81,7 @@ class RoleModel:
         return CallOutcome(None, usage, error)
 
     def _once(
-        self, instructions: str, prompt: str, tools: Sequence[Tool[Any]], request_limit: int, usage: dict[str, Any]
+        self, instructions: str, prompt: str, tools: Sequence[Tool[Any]], request_limit: int, usage: EngineUsage
     ) -> CallOutcome:
         from pydantic_ai import Agent
         from pydantic_ai.usage import UsageLimits
@@ -99,11 +100,13 @@ class RoleModel:
             result = agent.run_sync(prompt, usage_limits=limits)
         run_usage = result.usage
         usage.update(
-            requests=run_usage.requests,
-            tool_calls=run_usage.tool_calls,
-            input_tokens=run_usage.input_tokens,
-            output_tokens=run_usage.output_tokens,
-            cost_usd=self._cost(run_usage.input_tokens, run_usage.output_tokens),
+            {
+                "requests": run_usage.requests,
+                "tool_calls": run_usage.tool_calls,
+                "input_tokens": run_usage.input_tokens,
+                "output_tokens": run_usage.output_tokens,
+                "cost_usd": self._cost(run_usage.input_tokens, run_usage.output_tokens),
+            }
         )
         finish = result.response.finish_reason
         usage["finish_reason"] = finish

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import NotRequired, TypedDict, Unpack
 
 from veridiag.agents.fallback import EngineFailedError
 from veridiag.agents.llm.evidence_tools import EvidenceTools
@@ -16,11 +16,36 @@ from veridiag.agents.offline.planner import Environment
 from veridiag.agents.offline.skills import catalog
 from veridiag.agents.reply import RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlannerRole, PlanRequest
-from veridiag.contracts.audit import EngineUse
+from veridiag.contracts.audit import EngineUsage, EngineUse
 from veridiag.contracts.composer import ComposerInput
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.verifier import VerifierPayload
 from veridiag.text.cjk import detect_lang
+
+
+class SkillRef(TypedDict):
+    id: str
+    title: str
+
+
+class PlanningInput(TypedDict):
+    """What the model planner is given: the question, the offline draft (without its steps), the
+    skills it may pick and the services it may name."""
+
+    question: str
+    draft_plan: JsonObject
+    skills: list[SkillRef]
+    services: list[str]
+
+
+class ExecutorTask(TypedDict):
+    """What the model executor is given; ``previous_round`` only when a round is retried."""
+
+    question: str
+    plan: JsonObject
+    round: int
+    previous_round: NotRequired[JsonObject]
 
 
 class ModelRole:
@@ -33,10 +58,10 @@ class ModelRole:
     def name(self) -> str:
         return self.model.label
 
-    def answered(self, outcome: CallOutcome, text: str | None = None, **extra: Any) -> RoleReply:
+    def answered(self, outcome: CallOutcome, text: str | None = None, **extra: Unpack[EngineUsage]) -> RoleReply:
         """The model's reply (``text`` when the role reworked it), or ``EngineFailedError`` when the
         call failed; either way with the call's usage and ``extra``."""
-        usage = {**outcome.usage, **extra}
+        usage: EngineUsage = {**outcome.usage, **extra}
         if outcome.error is not None:
             raise EngineFailedError(outcome.error, usage)
         return RoleReply(
@@ -56,12 +81,12 @@ class LLMPlanner(ModelRole):
     def plan(self, request: PlanRequest) -> RoleReply:
         draft = parse_executor_output(self.draft.plan(request).text).value or {}
         services = self.environment.services()
-        material = {
-            "question": request.question,
-            "draft_plan": {k: v for k, v in draft.items() if k != "steps"},
-            "skills": [{"id": s.id, "title": s.title} for s in catalog().skills],
-            "services": services,
-        }
+        material = PlanningInput(
+            question=request.question,
+            draft_plan={k: v for k, v in draft.items() if k != "steps"},
+            skills=[SkillRef(id=s.id, title=s.title) for s in catalog().skills],
+            services=services,
+        )
         outcome = self.model.run(prompt("planner", request.lang), as_data("planning_input", _dump(material)))
         parsed = parse_executor_output(self.answered(outcome).text)
         if not parsed.ok or not isinstance(parsed.value, dict):
@@ -70,24 +95,24 @@ class LLMPlanner(ModelRole):
         return self.answered(outcome, _dump(plan), kept_from_draft=overridden)
 
 
-def _merge_plan(
-    draft: dict[str, Any], proposed: dict[str, Any], services: list[str]
-) -> tuple[dict[str, Any], list[str]]:
-    """Take what the model chose where it is valid; keep the draft elsewhere (and say where)."""
+def _merge_plan(draft: JsonObject, proposed: JsonObject, services: list[str]) -> tuple[JsonObject, list[str]]:
+    """Take what the model chose where it is valid; keep the draft elsewhere (and say where).
+    Both are replies not yet read; the merged plan is this role's reply, read by ``Plan.read``."""
     plan = dict(draft)
     kept: list[str] = []
     skill_ids = {s.id for s in catalog().skills}
-    if proposed.get("skill") in skill_ids and proposed["skill"] != draft.get("skill"):
-        skill = catalog().get(proposed["skill"])
-        plan.update(
-            skill=skill.id, skill_title=skill.title, steps=[s.model_dump(exclude_none=True) for s in skill.steps]
-        )
-    elif proposed.get("skill") not in skill_ids:
+    chosen = proposed.get("skill")
+    if not isinstance(chosen, str) or chosen not in skill_ids:
         kept.append("skill")
+    elif chosen != draft.get("skill"):
+        skill = catalog().get(chosen)
+        steps: list[JsonValue] = [s.model_dump(mode="json", exclude_none=True) for s in skill.steps]
+        plan.update(skill=skill.id, skill_title=skill.title, steps=steps)
     service = proposed.get("service")
-    if service in services:
+    if isinstance(service, str) and service in services:
         plan["service"] = service
-        if service not in (plan.get("services") or []):
+        named = plan.get("services")
+        if not isinstance(named, list) or service not in named:
             plan["services"] = [service]
     elif service:
         kept.append("service")
@@ -97,10 +122,11 @@ def _merge_plan(
             plan[bound] = value
         elif value:
             kept.append(bound)
-    if isinstance(proposed.get("order_id"), str | int) and str(proposed["order_id"]) in json.dumps(draft):
-        plan["order_id"] = str(proposed["order_id"])
-    if isinstance(proposed.get("steps"), list):
-        plan["model_steps"] = proposed["steps"][:6]
+    order_id = proposed.get("order_id")
+    if isinstance(order_id, str | int) and str(order_id) in json.dumps(draft):
+        plan["order_id"] = str(order_id)
+    if isinstance(model_steps := proposed.get("steps"), list):
+        plan["model_steps"] = model_steps[:6]
     return plan, kept
 
 
@@ -121,7 +147,7 @@ class LLMExecutor(ModelRole):
         if request.tools is None:
             raise EngineFailedError("no tool runner: the model has no evidence tools to call")
         tools = EvidenceTools(request.tools, self.budget)
-        material: dict[str, Any] = {"question": request.question, "plan": request.plan.stored(), "round": request.round}
+        material = ExecutorTask(question=request.question, plan=request.plan.stored(), round=request.round)
         if request.retry_context:
             material["previous_round"] = request.retry_context.model_dump(mode="json")
         outcome = self.model.run(
@@ -148,5 +174,5 @@ class LLMComposer(ModelRole):
         return self.answered(outcome)
 
 
-def _dump(value: Any) -> str:
+def _dump(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)

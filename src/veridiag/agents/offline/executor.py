@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -101,7 +101,10 @@ class _Execution:
     services: list[str]
     surveyed: bool
     calls: int = 0
-    notes: dict[str, Any] = field(default_factory=dict)
+    #: The change feed's answer when it held no change in the window: worth stating as a finding.
+    no_changes: tuple[ToolCallResult, ChangeEvidence] | None = None
+    #: Metrics that moved, in the order they were found: their words look up runbooks.
+    spotted_metrics: list[str] = field(default_factory=list)
     #: Metric reads that failed, per service: "nothing deviated" then speaks only of what was read.
     unread_metrics: Counter[str] = field(default_factory=Counter)
 
@@ -141,7 +144,7 @@ class _Execution:
     def _has(self, tool: str, when: str | None = None) -> bool:
         return any(step.tool == tool and step.when == when for step in self.steps)
 
-    def _call(self, tool: str, args: dict[str, Any]) -> ToolCallResult | None:
+    def _call(self, tool: str, args: Mapping[str, str | None]) -> ToolCallResult | None:
         """Run one tool. A failed call is a gap and gives None; a call that found nothing is a
         gap too — unless it is a finding: no log lines of a level, for a service that has logs."""
         runner = self.request.tools
@@ -210,7 +213,7 @@ class _Execution:
             return []
         feeds = [e for e in result.output.evidence if isinstance(e, ChangeEvidence)]
         if result.status == "no_data" and feeds and not feeds[0].feed_empty:
-            self.notes["no_changes"] = (result, feeds[0])
+            self.no_changes = (result, feeds[0])
         return [(result, c) for e in feeds for c in e.changes]
 
     def _order(self, order_id: str) -> list[tuple[ToolCallResult, LogSample]]:
@@ -290,7 +293,7 @@ class _Execution:
             [(r, s, a) for r, s in series for a in s.anomalies if a.onset < focus[1] and a.end >= focus[0]],
             key=lambda item: item[2].onset,
         )
-        self.notes["spotted_metrics"] = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
+        self.spotted_metrics = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
         # What moved first, what quietly did not last: the answer leads with the news.
         self._state_anomalies(spotted)
         self._state_logs(logs)
@@ -361,8 +364,8 @@ class _Execution:
             for result, change in [(r, c) for r, c in changes if c.service in services][-3:]:
                 self.findings.change(result, change)
             return
-        if "no_changes" in self.notes:  # no change explains what moved: worth saying
-            self.findings.no_changes(*self.notes["no_changes"])
+        if self.no_changes is not None:  # no change explains what moved: worth saying
+            self.findings.no_changes(*self.no_changes)
         onsets = [item[2].onset for item in spotted]
         lead = {id(c): _lead(c, onsets) for _r, c in changes}
         leading = [(r, c) for r, c in changes if lead[id(c)] is not None]
@@ -396,7 +399,7 @@ class _Execution:
         for _result, found in logs:
             if found.templates:
                 seen += _TEMPLATE_WORD.findall(found.templates[0].template.replace("<*>", " "))[:12]
-        seen += [metric.replace("_", " ") for metric in self.notes.get("spotted_metrics", [])]
+        seen += [metric.replace("_", " ") for metric in self.spotted_metrics]
         # The skill's own words only when nothing was seen: otherwise they would find the skill's runbook
         # whatever happened.
         terms = self.request.plan.runbook_terms

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
-from importlib import resources
 from typing import Any
+
+from pydantic import model_validator
 
 from veridiag.contracts.executor_v2 import (
     Claim,
@@ -23,7 +24,7 @@ from veridiag.contracts.executor_v2 import (
 )
 from veridiag.contracts.material import ExecutorScope
 from veridiag.text.render import format_value
-from veridiag.text.yaml_files import load_yaml
+from veridiag.text.wordfiles import Bilingual, WordModel, bundled_words
 from veridiag.tools.records import (
     ChangeEvidence,
     ChangeRecord,
@@ -38,11 +39,24 @@ from veridiag.tools.results import ToolCallResult
 Quote = tuple[ToolCallResult, str]
 
 
+class PhraseBook(WordModel):
+    """One language of ``phrases.yaml``: a ``str.format`` template per key (written beside
+    ``kinds`` in the file), and the name of each change kind."""
+
+    templates: dict[str, str]
+    kinds: dict[str, str]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _templates_beside_kinds(cls, data: object) -> object:
+        if isinstance(data, dict) and "templates" not in data:
+            return {"kinds": data.get("kinds"), "templates": {k: v for k, v in data.items() if k != "kinds"}}
+        return data
+
+
 @lru_cache(maxsize=1)
-def _phrases() -> dict[str, dict[str, Any]]:
-    text = resources.files("veridiag.agents.offline").joinpath("phrases.yaml").read_text(encoding="utf-8")
-    loaded: dict[str, dict[str, Any]] = load_yaml(text)
-    return loaded
+def _phrases() -> Bilingual[PhraseBook]:
+    return bundled_words("veridiag.agents.offline", "phrases.yaml", Bilingual[PhraseBook])
 
 
 @dataclass(frozen=True)
@@ -70,12 +84,10 @@ class Findings:
     missing: list[str] = field(default_factory=list)
 
     def say(self, key: str, **values: Any) -> str:
-        template: str = _phrases()[self.lang][key]
-        return template.format(**values)
+        return _phrases()[self.lang].templates[key].format(**values)
 
     def kind(self, kind: str) -> str:
-        words: dict[str, str] = _phrases()[self.lang]["kinds"]
-        return words.get(kind, kind)
+        return _phrases()[self.lang].kinds.get(kind, kind)
 
     def claim(self, claim_type: str, text: str, quotes: list[Quote], support: SupportLevel = "direct") -> Claim:
         unique = {(result.invocation_id, excerpt): result for result, excerpt in quotes if excerpt.strip()}

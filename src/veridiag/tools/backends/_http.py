@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
 
 import httpx2
+
+from veridiag.contracts.json import JsonObject, JsonValue
 
 
 class QueryError(ValueError):
@@ -15,7 +17,9 @@ class UnavailableError(RuntimeError):
     """The server is down, slow or answered nonsense."""
 
 
-def get_json(client: httpx2.Client, path: str, params: dict[str, Any]) -> dict[str, Any]:
+def get_json(client: httpx2.Client, path: str, params: Mapping[str, str | int | float]) -> JsonObject:
+    """The server's JSON object, as it sent it (the adapter reads what it needs); a refusal is a
+    ``QueryError``, anything else that is no answer an ``UnavailableError``."""
     try:
         response = client.get(path, params=params)
     except httpx2.TimeoutException as exc:
@@ -23,7 +27,7 @@ def get_json(client: httpx2.Client, path: str, params: dict[str, Any]) -> dict[s
     except httpx2.HTTPError as exc:
         raise UnavailableError(f"{exc.__class__.__name__}: {exc}") from None
     try:
-        body = response.json()
+        body: JsonValue = response.json()
     except ValueError:
         body = None
     if response.status_code >= 400:

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx2
 
+from veridiag.contracts.json import json_object
 from veridiag.text.render import iso
 from veridiag.tools.args import QueryLogsArgs, parse_time
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
@@ -85,7 +86,7 @@ class LokiBackend:
                 error=f"loki unavailable: {exc}",
                 text=f"query_logs error: loki unavailable: {exc}",
             )
-        data = body.get("data") or {}
+        data = json_object(body.get("data"))
         if data.get("resultType") != "streams":
             message = f"expected log streams, got {data.get('resultType')!r} (metric queries belong to query_metrics)"
             return ToolOutput(status="error", error=message, text=f"query_logs error from loki: {message}")

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx2
 
+from veridiag.contracts.json import JsonObject, json_object
 from veridiag.text.render import iso
 from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs, parse_time
@@ -71,18 +72,18 @@ class PrometheusBackend:
         selector = f'{self.service_label}="{args.service}"' if args.service else ""
         return f"{args.metric}{{{selector}}}"
 
-    def _range(self, query: str, start: datetime, end: datetime, step: int) -> list[dict[str, Any]]:
+    def _range(self, query: str, start: datetime, end: datetime, step: int) -> list[JsonObject]:
         body = get_json(
             self._client,
             "/api/v1/query_range",
             # [start, end): like the embedded backend, the end instant belongs to the next window
             {"query": query, "start": start.timestamp(), "end": end.timestamp() - 0.001, "step": step},
         )
-        data = body.get("data") or {}
+        data = json_object(body.get("data"))
         if data.get("resultType") != "matrix":
             raise QueryError(f"expected a range vector (matrix), got {data.get('resultType')!r}")
         result = data.get("result")
-        return result if isinstance(result, list) else []
+        return [series for series in result if isinstance(series, dict)] if isinstance(result, list) else []
 
     def _after(
         self, query: str, labels: str, start: datetime, end: datetime, step: int
