@@ -7,7 +7,6 @@ look at with a field path, so an error can always say which target it is about.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast
@@ -16,6 +15,7 @@ from veridiag.contracts.gatekeeper import CheckRecord, MatchedSpan, RuleStatus
 from veridiag.contracts.invocation import InvocationView
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.trace import ToolTraceEntry
+from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
 from veridiag.gatekeeper.matching import Alignment, AnchoredMatcher, ExcerptMatcher
 
 SourceName = Literal["output", "output_preview", "retrieval_details", "tool_trace_summary"]
@@ -54,7 +54,9 @@ class ValidationContext:
     parse_status: ParseStatus | None = None
     trace_summary: list[ToolTraceEntry] = field(default_factory=list)
     matcher: ExcerptMatcher | None = None
-    #: Per-run memo for rules (lowered texts, entity look-ups); never outlives the run.
+    #: Where the per-invocation indexes come from; the Gatekeeper's own outlives the run.
+    evidence_cache: EvidenceIndexCache = field(default_factory=EvidenceIndexCache)
+    #: Per-run memo for rules (excerpt look-ups, entity look-ups); never outlives the run.
     memo: dict[Any, Any] = field(default_factory=dict)
 
     def claims(self) -> Iterator[tuple[int, str, dict[str, Any]]]:
@@ -66,6 +68,14 @@ class ValidationContext:
             if isinstance(claim, dict):
                 yield index, f"claims[{index}]", claim
 
+    def evidence(self, invocation: InvocationView) -> EvidenceIndex:
+        """The invocation's index: what depends on it alone, built once per invocation."""
+        key = ("evidence", invocation.id)
+        index = self.memo.get(key)
+        if index is None:
+            index = self.memo[key] = self.evidence_cache.index(invocation)
+        return cast(EvidenceIndex, index)
+
     def source_texts(
         self, invocation: InvocationView, names: tuple[SourceName, ...] = ALL_SOURCES
     ) -> list[tuple[SourceName, str]]:
@@ -73,22 +83,17 @@ class ValidationContext:
         memo_key = ("sources", invocation.id, names)
         if memo_key in self.memo:
             return cast(list[tuple[SourceName, str]], self.memo[memo_key])
+        index = self.evidence(invocation)
         texts: list[tuple[SourceName, str]] = []
         for name in names:
             if name == "output":
-                text = invocation.output or ""
+                text = index.output
             elif name == "output_preview":
-                text = invocation.output_preview or ""
-                if "output" in names and invocation.output and invocation.output.startswith(text):
+                text = index.output_preview
+                if "output" in names and index.preview_in_output:
                     continue  # the preview is the output's head: searching it again finds nothing new
             elif name == "retrieval_details":
-                key = ("retrieval_details", invocation.id)
-                if key not in self.memo:
-                    details = invocation.retrieval_details
-                    self.memo[key] = (
-                        json.dumps(details, ensure_ascii=False, sort_keys=True, default=str) if details else ""
-                    )
-                text = cast(str, self.memo[key])
+                text = index.retrieval_details
             else:
                 text = "\n".join(
                     entry.output_summary for entry in self.trace_summary if invocation.id in entry.invocation_ids
@@ -107,9 +112,10 @@ class ValidationContext:
         if key in self.memo:
             return cast(Located | None, self.memo[key])
         matcher = self.matcher or _DEFAULT_MATCHER
+        output_tokens = self.evidence(invocation).output_tokens
         best: Located | None = None
         for name, text in self.source_texts(invocation, names):
-            found = matcher.locate(excerpt, text)
+            found = matcher.locate(excerpt, text, output_tokens if name == "output" else None)
             if found is not None and (best is None or found.score > best.score):
                 best = Located(invocation, name, text, found)
                 if found.score >= 1.0:

@@ -27,6 +27,7 @@ from veridiag.contracts.material import claim_id_at
 from veridiag.contracts.parsing import ParsedOutput, ParseStatus, parse_executor_output
 from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.gatekeeper.context import RuleResult, ValidationContext, as_invocation_id
+from veridiag.gatekeeper.evidence import EvidenceIndexCache
 from veridiag.gatekeeper.matching import ExcerptMatcher
 from veridiag.gatekeeper.registry import rule_class
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet, load_ruleset
@@ -67,11 +68,21 @@ def _effective_outcome(check: CheckRecord, rule: RuleMetadata) -> RuleStatus:
 
 
 class Gatekeeper:
-    """Validates one Executor output against the invocations of its session."""
+    """Validates one Executor output against the invocations of its session.
 
-    def __init__(self, ruleset: RuleSet | None = None, matcher: ExcerptMatcher | None = None) -> None:
+    Shared by concurrent runs: it keeps no run's state, only the per-invocation indexes
+    (``EvidenceIndexCache``), so the later rounds of a run reuse what the first built.
+    """
+
+    def __init__(
+        self,
+        ruleset: RuleSet | None = None,
+        matcher: ExcerptMatcher | None = None,
+        evidence_cache: EvidenceIndexCache | None = None,
+    ) -> None:
         self.ruleset = ruleset if ruleset is not None else load_ruleset()
         self.matcher = matcher
+        self.evidence_cache = evidence_cache if evidence_cache is not None else EvidenceIndexCache()
         self._rules = [(meta, rule_class(meta.id)()) for meta in self.ruleset.enabled()]
 
     def validate(
@@ -98,6 +109,7 @@ class Gatekeeper:
             parse_status=parse_status,
             trace_summary=list(trace_summary),
             matcher=self.matcher,
+            evidence_cache=self.evidence_cache,
         )
         results: list[tuple[RuleMetadata, RuleResult]] = []
         timings: dict[str, float] = {}

@@ -37,8 +37,9 @@ class Alignment:
 class ExcerptMatcher(Protocol):
     name: str
 
-    def locate(self, excerpt: str, source: str) -> Alignment | None:
-        """Best alignment of ``excerpt`` in ``source``; None when either is empty."""
+    def locate(self, excerpt: str, source: str, tokens: frozenset[str] | None = None) -> Alignment | None:
+        """Best alignment of ``excerpt`` in ``source``; None when either is empty. ``tokens``,
+        when given, are ``source``'s whitespace tokens (``str.split``): a hint, never needed."""
         ...
 
 
@@ -78,7 +79,7 @@ class AnchoredMatcher:
         #: Stop scoring windows once one aligns this well.
         self.good_enough = good_enough
 
-    def locate(self, excerpt: str, source: str) -> Alignment | None:
+    def locate(self, excerpt: str, source: str, tokens: frozenset[str] | None = None) -> Alignment | None:
         excerpt = " ".join(excerpt.split())
         if not excerpt or not source:
             return None
@@ -90,7 +91,8 @@ class AnchoredMatcher:
         # The first piece is searched first: if it is absent the whole excerpt cannot be
         # present, so a verbatim excerpt costs one scan and an invented one no extra scan.
         cuts = _cuts(excerpt)
-        head_at = source.find(excerpt[: cuts[1]].rstrip() if len(cuts) > 1 else excerpt)
+        head = excerpt[: cuts[1]].rstrip() if len(cuts) > 1 else excerpt
+        head_at = source.find(head) if _may_occur(head, tokens) else -1
         if head_at >= 0:
             position = source.find(excerpt, head_at)
             if position >= 0:
@@ -99,7 +101,7 @@ class AnchoredMatcher:
         best = Alignment(0.0, 0, 0)
         slack = len(excerpt) // 2 + 8
         tried: set[int] = set()
-        for start in self._candidate_starts(excerpt, source, pieces, head_at if head_at >= 0 else None):
+        for start in self._candidate_starts(excerpt, source, pieces, head_at if head_at >= 0 else None, tokens):
             if start in tried:
                 continue
             tried.add(start)
@@ -112,7 +114,12 @@ class AnchoredMatcher:
         return best
 
     def _candidate_starts(
-        self, excerpt: str, source: str, pieces: list[tuple[str, int]], head_start: int | None
+        self,
+        excerpt: str,
+        source: str,
+        pieces: list[tuple[str, int]],
+        head_start: int | None,
+        tokens: frozenset[str] | None,
     ) -> list[int]:
         """Implied excerpt starts: the most consistent ones.
 
@@ -131,7 +138,7 @@ class AnchoredMatcher:
                     continue  # the head was already searched and is absent
                 position = head_start + offset
             else:
-                position = source.find(piece)
+                position = source.find(piece) if _may_occur(piece, tokens) else -1
             seen = 0
             while position >= 0 and seen < self.occurrences:
                 start = position - offset
@@ -144,12 +151,22 @@ class AnchoredMatcher:
         if starts:
             most = max(starts.values())
             return [start for start, agreement in starts.items() if agreement == most]
-        tokens = sorted(((m.group(), m.start()) for m in _TOKEN.finditer(excerpt)), key=lambda t: -len(t[0]))
-        for token, offset in tokens[: self.max_tokens]:
+        anchors = sorted(((m.group(), m.start()) for m in _TOKEN.finditer(excerpt)), key=lambda t: -len(t[0]))
+        for token, offset in anchors[: self.max_tokens]:
             position = source.find(token)
             if position >= 0:
                 return [position - offset]
         return []
+
+
+def _may_occur(piece: str, tokens: frozenset[str] | None) -> bool:
+    """False when ``piece`` cannot occur in a source with whitespace ``tokens``: a word with a
+    blank on both sides in the piece has one in the source too, so it is one of its tokens.
+    Spares a scan of the whole source for most pieces of an invented excerpt."""
+    if tokens is None:
+        return True
+    words = piece.split(" ")
+    return all(word in tokens for word in words[1:-1] if word)
 
 
 def _cuts(excerpt: str) -> list[int]:
@@ -187,7 +204,7 @@ class BruteForceMatcher:
 
     name = "brute_force"
 
-    def locate(self, excerpt: str, source: str) -> Alignment | None:
+    def locate(self, excerpt: str, source: str, tokens: frozenset[str] | None = None) -> Alignment | None:
         excerpt = excerpt.strip()
         if not excerpt or not source:
             return None
@@ -210,7 +227,7 @@ class SequenceMatcherBaseline:
         self._matcher = SequenceMatcher(None, autojunk=False)
         self._indexed: str | None = None
 
-    def locate(self, excerpt: str, source: str) -> Alignment | None:
+    def locate(self, excerpt: str, source: str, tokens: frozenset[str] | None = None) -> Alignment | None:
         excerpt = excerpt.strip()
         if not excerpt or not source:
             return None

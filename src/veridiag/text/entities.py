@@ -324,6 +324,8 @@ class Corpus:
         """Does this text state ``entity``? ``literal`` demands the exact spelling (for
         excerpts, which quote); otherwise quantities match by value (for claims, which
         may round or change units)."""
+        if self._whole_token(entity):
+            return True
         if entity.kind == "timestamp":
             return all(
                 self._has_token(self.text, n, str.isdigit)
@@ -343,6 +345,17 @@ class Corpus:
                 self._has_token(self.folded, n.lower()) for n in entity.needles
             )
         return False
+
+    def _whole_token(self, entity: Entity) -> bool:
+        """Found without a scan: a needle that is a whole whitespace token is glued to nothing,
+        which is all ``_has_token`` asks of it. Quantities and ratios are searched with their
+        spacing variants, and by value: always by the scans below."""
+        tokens = self._tokens
+        if tokens is None or entity.kind in ("quantity", "ratio"):
+            return False
+        if entity.kind == "timestamp":
+            return all(needle in tokens for needle in entity.needles)
+        return any(needle in tokens for needle in entity.needles)
 
     def _has_twelve_hour(self, needle: str) -> bool:
         """``14:30`` written ``2:30 p.m.`` (only tried when the 24-hour spelling is absent)."""

@@ -24,7 +24,6 @@ from veridiag.gatekeeper.context import Located, RuleResult, ValidationContext, 
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.entities import Corpus, Entity, entities_outside
-from veridiag.text.render import invocation_context
 
 
 class GroundingParams(BaseModel):
@@ -58,19 +57,7 @@ class _Check:
 
     def context_text(self, invocation: InvocationView) -> str:
         """Arguments and retrieval details: small, and often where the service name lives."""
-        key = ("context_text", invocation.id)
-        if key not in self.context.memo:
-            self.context.memo[key] = invocation_context(invocation)
-        return str(self.context.memo[key])
-
-    def full_corpus(self, invocation: InvocationView) -> Corpus:
-        key = ("corpus", invocation.id)
-        if key not in self.context.memo:
-            texts = [invocation.output or "", invocation.output_preview or "", self.context_text(invocation)]
-            self.context.memo[key] = Corpus(texts)
-        corpus = self.context.memo[key]
-        assert isinstance(corpus, Corpus)
-        return corpus
+        return self.context.evidence(invocation).context
 
     def in_output(self, invocation: InvocationView, entity: Entity, *, literal: bool) -> bool:
         """Whole-output look-ups are the costly ones (an absent fact scans 64 KB); a claim
@@ -78,7 +65,7 @@ class _Check:
         ``literal`` matters for quantities only."""
         key = ("in_output", invocation.id, entity.kind, entity.text, literal and entity.kind == "quantity")
         if key not in self.context.memo:
-            self.context.memo[key] = self.full_corpus(invocation).contains(entity, literal=literal)
+            self.context.memo[key] = self.context.evidence(invocation).corpus.contains(entity, literal=literal)
         return bool(self.context.memo[key])
 
     def entities(self, text: object, known_tokens: frozenset[str]) -> list[Entity]:

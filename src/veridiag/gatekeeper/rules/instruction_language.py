@@ -45,8 +45,11 @@ class InstructionLanguage(GatekeeperRule):
                     for raw in cited_ids(binding):
                         invocation = context.usable_invocation(raw)
                         located = context.locate(excerpt, invocation) if invocation is not None else None
-                        if located is not None and located.score >= params.aligned_at:
-                            texts.append(located.region())
+                        if located is None or located.score < params.aligned_at:
+                            continue
+                        if located.source == "output" and context.evidence(located.invocation).free_of(phrases):
+                            continue  # no line of the output has one
+                        texts.append(located.region())
                 hits = sorted({hit for text in texts for hit in phrases.hits(text)})
                 if hits:
                     result.add(

@@ -1,0 +1,123 @@
+"""What the Gatekeeper reads of one recorded invocation, built once per invocation.
+
+Every check reads the same things of a cited invocation: its retrieval details as text, its
+arguments and details as the text facts are looked up in, the whole output as a reader sees
+it (``Corpus``: full width folded, numerals read) and the output's whitespace tokens, which
+let the matcher skip searching 64 KB for excerpt pieces that cannot occur. They depend on
+the invocation alone, and an invocation never changes once recorded, so ``EvidenceIndex``
+builds them once and every rule of every check — later rounds of the run included — reuses
+them.
+
+Where it lives: in memory, in the Gatekeeper's ``EvidenceIndexCache``, keyed by session and
+invocation id — not in the ``tool_invocation`` row. It is derived data (≈ 1 ms per 64 KB to
+rebuild); storing it would add a migration, make every stored invocation larger, tie the
+store to the text layer's version and bring nothing a rebuild after loading does not. Each
+entry is checked against the texts of the invocation it is asked for, so an id reused by
+another store (the evals copy one database file per case) never sees another call's index.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from veridiag.contracts.invocation import InvocationView
+from veridiag.text.entities import Corpus
+from veridiag.text.phrases import PhraseList
+from veridiag.text.render import invocation_context, invocation_json
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceIndex:
+    """One invocation's texts as the rules search them; immutable, shared by concurrent checks."""
+
+    output: str
+    output_preview: str
+    arguments: Mapping[str, Any]
+    details: Mapping[str, Any] | None
+    #: The preview adds nothing to search: it is the head of the output.
+    preview_in_output: bool
+    retrieval_details: str
+    #: Arguments and retrieval details (``text.render.invocation_context``).
+    context: str
+    #: Output, preview and context read as a reader sees them: where a claim's facts are looked up.
+    corpus: Corpus
+    #: Whitespace tokens of ``output`` (or more): a piece with an inner word not among them is not in it.
+    output_tokens: frozenset[str]
+    #: Whether the output states none of a phrase list (by its probes): a memo of answers
+    #: about these texts, not state — written once per list, never changed.
+    _phrase_free: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, invocation: InvocationView) -> EvidenceIndex:
+        output, preview = invocation.output or "", invocation.output_preview or ""
+        context = invocation_context(invocation)
+        corpus = Corpus([output, preview, context])
+        corpus_tokens = corpus.tokens  # built now: ``Corpus.contains`` finds a whole-token fact in it
+        # Read as a reader would, ASCII stays as it is: the corpus's tokens hold the output's.
+        output_tokens = corpus_tokens if output.isascii() else frozenset(output.split())
+        return cls(
+            output=output,
+            output_preview=preview,
+            arguments=dict(invocation.arguments),
+            details=dict(invocation.retrieval_details) if invocation.retrieval_details is not None else None,
+            preview_in_output=bool(output) and output.startswith(preview),
+            retrieval_details=invocation_json(invocation.retrieval_details),
+            context=context,
+            corpus=corpus,
+            output_tokens=output_tokens,
+        )
+
+    def describes(self, invocation: InvocationView) -> bool:
+        """Built from this invocation's texts (an equal string compares in one ``memcmp``)."""
+        return (
+            self.output == (invocation.output or "")
+            and self.output_preview == (invocation.output_preview or "")
+            and self.arguments == invocation.arguments
+            and self.details == invocation.retrieval_details
+        )
+
+    def free_of(self, phrases: PhraseList) -> bool:
+        """The output states none of ``phrases``, so no line of it does: a check of the lines
+        an excerpt aligns with can be skipped. One scan per invocation and list."""
+        free = self._phrase_free.get(phrases.probes)
+        if free is None:
+            free = self._phrase_free[phrases.probes] = not phrases.hits(self.output)
+        return free
+
+
+class EvidenceIndexCache:
+    """The most recently used invocations' indexes, safe to share between concurrent runs.
+
+    Bounded: an index of a 64 KB output holds ≈ 280 KB (a reader copy and the token set
+    beside the output), so 64 of them — the invocations of several recent sessions — stay
+    under 20 MB in a long-running server.
+    """
+
+    def __init__(self, capacity: int = 64) -> None:
+        self.capacity = capacity
+        self._entries: OrderedDict[tuple[str, int], EvidenceIndex] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def index(self, invocation: InvocationView) -> EvidenceIndex:
+        """The invocation's index, built on first use."""
+        key = (invocation.session_id, invocation.id)
+        with self._lock:
+            cached = self._entries.get(key)
+            if cached is not None:
+                self._entries.move_to_end(key)
+        if cached is not None and cached.describes(invocation):
+            return cached
+        built = EvidenceIndex.of(invocation)
+        with self._lock:
+            self._entries[key] = built
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return built
+
+    def __len__(self) -> int:
+        return len(self._entries)
