@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup test lint typecheck layers pytest demo eval bench schemas clean
+.PHONY: setup test lint typecheck layers pytest demo eval bench bench-logs schemas clean
 
 DEMO_QUESTION ?= 订单123支付失败，帮我看看是什么原因
 
@@ -45,6 +45,10 @@ eval: setup
 
 bench: setup
 	$(BIN)/veridiag bench
+
+# query_logs p50/p99 on 1 M and 10 M line stores (built once, cached: see README "Benchmarks").
+bench-logs: setup
+	$(BIN)/veridiag bench --only tools
 
 # Regenerate the committed JSON Schema files from the models.
 schemas: setup

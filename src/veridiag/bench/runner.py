@@ -30,7 +30,7 @@ def _api(options: BenchOptions) -> dict[str, Any]:
 BENCHMARKS: dict[str, Callable[[BenchOptions], dict[str, Any]]] = {
     "gatekeeper": lambda o: gatekeeper.run(repeats=10, baseline_repeats=1) if o.quick else gatekeeper.run(),
     "pipeline": lambda o: pipeline.run(sessions=5) if o.quick else pipeline.run(),
-    "tools": lambda o: tools.run(lines=20_000, runbooks=100, repeats=3) if o.quick else tools.run(),
+    "tools": lambda o: tools.run(lines=20_000, runbooks=100, repeats=3, large_lines=None) if o.quick else tools.run(),
     "api": _api,
     "startup": lambda o: startup.run(repeats=3) if o.quick else startup.run(),
 }

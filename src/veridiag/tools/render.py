@@ -71,13 +71,19 @@ BURST_GAP_MS = 10 * 60 * 1000
 
 def group_bursts(stamps_ms: Iterable[int]) -> list[Burst]:
     """Runs of timestamps (ms, ascending) separated by quiet gaps: the five largest, in time order."""
+    return group_spans((ts, ts, 1) for ts in stamps_ms)
+
+
+def group_spans(spans: Iterable[tuple[int, int, int]]) -> list[Burst]:
+    """``group_bursts`` over ``(first, last, count)`` spans in time order, each shorter than
+    ``BURST_GAP_MS``: lines counted per minute give the same bursts as the lines themselves."""
     runs: list[list[int]] = []
-    for ts in stamps_ms:
-        if runs and ts - runs[-1][1] < BURST_GAP_MS:
-            runs[-1][1] = ts
-            runs[-1][2] += 1
+    for first, last, count in spans:
+        if runs and first - runs[-1][1] < BURST_GAP_MS:
+            runs[-1][1] = last
+            runs[-1][2] += count
         else:
-            runs.append([ts, ts, 1])
+            runs.append([first, last, count])
     largest = sorted(sorted(runs, key=lambda run: -run[2])[:5], key=lambda run: run[0])
     return [Burst(first=_from_ms(a), last=_from_ms(b), count=n) for a, b, n in largest]
 

@@ -61,10 +61,13 @@ class EmbeddedEnvironment:
         self.skipped_runbooks: list[str] = []
         self._local = threading.local()
         with _INIT_LOCK, self.connect() as conn:
-            if _schema.migrate(conn):
+            untemplated = _schema.migrate(conn)
+            _schema.ensure_read_side(conn)
+            if untemplated:
                 _log.info(
                     "mined templates for %d lines stored before templates existed", _ingest.template_untemplated(conn)
                 )
+                _schema.refill_log_minute(conn)
             conn.executescript(knowledge.SCHEMA)
             if load_demo and self._is_empty(conn):
                 self._load_demo(conn)

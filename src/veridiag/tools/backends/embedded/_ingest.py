@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from veridiag.text.tokens import segment
+from veridiag.tools.backends.embedded._schema import count_minutes
 from veridiag.tools.templates import TemplateMiner
 
 #: Lines written per transaction step; bounded memory whatever the file size.
@@ -132,6 +133,7 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
                 for index, (key, ts, row) in enumerate(fresh)
             ],
         )
+        count_minutes(conn, first, first + len(fresh) - 1)
         conn.executemany(
             "INSERT INTO log_fts(rowid, line) VALUES (?, ?)",
             [(first + index, segment(row.text)) for index, (_key, _ts, row) in enumerate(fresh)],

@@ -51,6 +51,69 @@ CREATE INDEX IF NOT EXISTS ix_change_service_ts ON change_event(service, ts);
 """
 
 
+#: A ``log_minute`` row spans this long: shorter than a burst gap, so bursts come out of it exactly.
+MINUTE_MS = 60_000
+
+# Lines counted per (minute, service, level, template): a window's counts, templates and bursts
+# are summed from here and only its partial first and last minutes are read line by line; the
+# id range narrows full-text search to the window. The writer counts each batch it inserts in
+# one statement (a per-row trigger doubled the cost of an insert, measured). Not tied to
+# ``VERSION``: ``ensure_read_side`` adds it to any file on open.
+_LOG_MINUTE = """CREATE TABLE IF NOT EXISTS log_minute(
+    minute INTEGER NOT NULL, service TEXT NOT NULL, level TEXT NOT NULL, template_id INTEGER NOT NULL,
+    lines INTEGER NOT NULL, first_ts INTEGER NOT NULL, last_ts INTEGER NOT NULL,
+    first_id INTEGER NOT NULL, last_id INTEGER NOT NULL,
+    PRIMARY KEY(minute, service, level, template_id)) WITHOUT ROWID"""
+_COUNT_MINUTES = f"""INSERT INTO log_minute SELECT ts / {MINUTE_MS}, service, level, COALESCE(template_id, -1),
+    COUNT(*), MIN(ts), MAX(ts), MIN(id), MAX(id) FROM log_line WHERE id BETWEEN ? AND ? GROUP BY 1, 2, 3, 4
+ON CONFLICT DO UPDATE SET lines = lines + excluded.lines, first_ts = MIN(first_ts, excluded.first_ts),
+    last_ts = MAX(last_ts, excluded.last_ts), first_id = MIN(first_id, excluded.first_id),
+    last_id = MAX(last_id, excluded.last_id)"""
+
+
+def count_minutes(conn: sqlite3.Connection, first_id: int, last_id: int) -> None:
+    """Add the lines with ids ``first_id``..``last_id``, just inserted, to ``log_minute``."""
+    conn.execute(_COUNT_MINUTES, (first_id, last_id))
+
+
+_READ_INDEXES = {
+    # The lines of one service and level in time order: "ERROR lines of X" stops at the first
+    # lines it lists instead of reading every line of the service in the window.
+    "ix_log_service_level_ts": "log_line(service, level, ts)",
+    # What a full-text hit needs of its line, by id: half the cost of looking each hit up in the
+    # table, whose rows carry the text (measured).
+    "ix_log_hit": "log_line(id, ts, service, level, template_id)",
+}
+
+
+def _has_read_side(conn: sqlite3.Connection) -> bool:
+    names = ["log_minute", *_READ_INDEXES]
+    marks = ",".join("?" * len(names))
+    found = conn.execute(f"SELECT COUNT(*) FROM sqlite_master WHERE name IN ({marks})", names).fetchone()[0]
+    return int(found) == len(names)
+
+
+def ensure_read_side(conn: sqlite3.Connection) -> None:
+    """Add the per-minute counts and the read indexes to a file that lacks them: idempotent,
+    one pass over the lines, done once even when processes open the file together."""
+    if _has_read_side(conn):
+        return
+    conn.commit()
+    conn.execute("BEGIN IMMEDIATE")
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE name='log_minute'").fetchone() is None:
+        conn.execute(_LOG_MINUTE)
+        refill_log_minute(conn)
+    for name, columns in _READ_INDEXES.items():
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {columns}")
+    conn.commit()
+
+
+def refill_log_minute(conn: sqlite3.Connection) -> None:
+    """Count again after lines' templates changed (mined for a version 1 file)."""
+    conn.execute("DELETE FROM log_minute")
+    conn.execute(_COUNT_MINUTES, (-(2**63), 2**63 - 1))
+
+
 def migrate(conn: sqlite3.Connection) -> bool:
     """Bring the file to ``VERSION``; True when lines imported before version 2 need templates."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])
