@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 from veridiag.api import create_app
 from veridiag.api.guards import BodyLimit
 from veridiag.api.metrics import ServiceMetrics
+from veridiag.bench.api import resident_mb
 from veridiag.config import Settings
 from veridiag.pipeline.factory import Assembly, assemble
 
@@ -145,13 +146,6 @@ def test_bodies_under_the_limit_pass_and_the_limit_is_a_setting(assembly: Assemb
     _error(default.post("/api/v1/chat", json={"query": "x" * 5000}), 422, "invalid_request")  # too long a question
 
 
-def _rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
-
-
 def _send_huge(port: int, size: int, chunked: bool) -> str:
     """POST ``size`` bytes the way a client would (Content-Length or chunked), keep sending
     until the server hangs up, then read its status line."""
@@ -196,10 +190,10 @@ def test_a_100_mb_body_does_not_grow_the_server(tmp_path: Path) -> None:
             assert time.monotonic() < deadline and server.poll() is None, "the server did not start"
             time.sleep(0.2)
         httpx2.post(f"http://127.0.0.1:{port}/api/v1/chat", json={"query": QUESTION}, timeout=60)  # warm
-        before = _rss_mb(server.pid)
+        before = resident_mb(server.pid)
         replies = [_send_huge(port, 100 * 2**20, chunked) for chunked in (False, True)]
         time.sleep(0.5)
-        grown = _rss_mb(server.pid) - before
+        grown = resident_mb(server.pid) - before
         assert all("413" in reply for reply in replies), replies
         assert grown < 20, f"RSS grew by {grown:.1f} MB for two 100 MB bodies"
         assert httpx2.get(f"http://127.0.0.1:{port}/healthz", timeout=5).status_code == 200

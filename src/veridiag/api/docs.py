@@ -33,7 +33,7 @@ class _Authenticated:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        require_token(Request(scope))
+        await require_token(Request(scope))
         await self.app(scope, receive, send)
 
 

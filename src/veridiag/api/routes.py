@@ -163,10 +163,10 @@ def healthz(request: Request) -> dict[str, Any]:
     return {"status": "ok", "engine": request.app.state.assembly.engine}
 
 
-def metrics_access(request: Request) -> None:
+async def metrics_access(request: Request) -> None:
     """Behind the API's auth unless ``api_open_metrics`` leaves it to scrapers."""
     if not request.app.state.open_metrics:
-        require_token(request)
+        await require_token(request)
 
 
 @ops.get("/metrics", summary="Prometheus metrics", response_class=Response, dependencies=[Depends(metrics_access)])

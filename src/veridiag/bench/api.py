@@ -1,16 +1,32 @@
 """Load on the HTTP service: N concurrent ``POST /api/v1/chat`` against one uvicorn server with
 a fresh SQLite file (or a given PostgreSQL database), offline engine. Correctness first — every
 request answered, every session stored once, none mixed (each response's session holds that
-request's own question) — then latency and throughput. The baseline, in the same run: the same
-requests one at a time."""
+request's own question) — then latency and throughput.
+
+Baselines, in the same run and on the same server's assembly: the same requests one at a time
+through the API, and the same diagnoses (the same questions, in the same order) run in-process
+one after another the way ``veridiag ask`` runs them — half before the concurrent load and half
+after, so a machine getting busier or a store getting larger weighs on both sides alike. The
+ratio of the two says what serving costs; the diagnoses' own cost is the pipeline's.
+
+Beside it, the idle memory of ``veridiag serve``: a subprocess on a free port, its resident
+set read once ``/healthz`` answers — on a new home (the first start loads the demo and indexes
+the runbooks) and on the same home restarted.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import secrets
+import socket
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +35,17 @@ from sqlalchemy.engine import make_url
 
 from veridiag.api import create_app
 from veridiag.api.local import LocalServer
+from veridiag.bench.stats import percentile
 from veridiag.config import Settings
+from veridiag.pipeline.factory import Assembly
+from veridiag.pipeline.report import answer_document
 from veridiag.tools.demo import bundled_environment
 
 _TEMPLATES = [question for incident in bundled_environment().incidents for question in incident.questions]
+#: How long a ``veridiag serve`` may take to answer ``/healthz`` (a first start loads the demo).
+SERVE_STARTUP_SECONDS = 300.0
+#: A question, its HTTP status (200 for an in-process run), the answer document, seconds.
+Result = tuple[str, int, dict[str, Any] | None, float]
 
 
 def _questions(count: int, run: str) -> list[str]:
@@ -30,13 +53,11 @@ def _questions(count: int, run: str) -> list[str]:
     return [f"{_TEMPLATES[i % len(_TEMPLATES)]} [r{run}-q{i}]" for i in range(count)]
 
 
-async def _fire(
-    url: str, questions: list[str], concurrent: bool
-) -> list[tuple[str, int, dict[str, Any] | None, float]]:
+async def _fire(url: str, questions: list[str], concurrent: bool) -> list[Result]:
     limits = httpx2.Limits(max_connections=len(questions), max_keepalive_connections=len(questions))
     async with httpx2.AsyncClient(base_url=url, timeout=600, limits=limits) as client:
 
-        async def one(question: str) -> tuple[str, int, dict[str, Any] | None, float]:
+        async def one(question: str) -> Result:
             started = time.perf_counter()
             try:
                 response = await client.post("/api/v1/chat", json={"query": question})
@@ -50,9 +71,19 @@ async def _fire(
         return [await one(q) for q in questions]
 
 
-def _check(server: LocalServer, results: list[tuple[str, int, dict[str, Any] | None, float]]) -> dict[str, int]:
+def _in_process(assembly: Assembly, questions: list[str]) -> list[Result]:
+    """The diagnoses as ``veridiag ask --json`` runs them: the pipeline, stored, the document."""
+    results: list[Result] = []
+    for question in questions:
+        started = time.perf_counter()
+        document = answer_document(assembly.pipeline.run(question), assembly.engine)
+        results.append((question, 200, document.model_dump(mode="json"), time.perf_counter() - started))
+    return results
+
+
+def _check(assembly: Assembly, results: list[Result]) -> dict[str, int]:
     """Errors, lost sessions (answered but not stored / stored twice), mixed sessions."""
-    store = server.app.state.assembly.store
+    store = assembly.store
     errors = sum(1 for _q, status, body, _t in results if status != 200 or body is None)
     ids = [body["session_id"] for _q, _s, body, _t in results if body]
     lost = len(ids) - len(set(ids))
@@ -68,41 +99,70 @@ def _check(server: LocalServer, results: list[tuple[str, int, dict[str, Any] | N
     return {"errors": errors, "sessions_lost": lost, "sessions_mixed": mixed}
 
 
-def _one_run(requests: int, baseline_requests: int, run: int, database_url: str | None) -> dict[str, Any]:
+def _latency(results: list[Result], prefix: str = "") -> dict[str, float]:
+    latencies = [t * 1000 for *_x, t in results]
+    return {
+        f"{prefix}p50_ms": round(statistics.median(latencies), 1),
+        f"{prefix}p99_ms": round(percentile(latencies, 0.99), 1),
+    }
+
+
+def _one_run(
+    requests: int, baseline_requests: int, inprocess_requests: int, run: int, database_url: str | None
+) -> dict[str, Any]:
     # A shared database holds other sessions: this run's questions carry a fresh tag to count by.
     tag = f"{secrets.token_hex(4)}x{run}"
+    inprocess_questions = _questions(inprocess_requests, f"{tag}i")
+    before, after = inprocess_questions[: inprocess_requests // 2], inprocess_questions[inprocess_requests // 2 :]
     with tempfile.TemporaryDirectory() as home:
         settings = Settings(home=Path(home), database_url=database_url)
         with LocalServer(create_app(settings)) as server:
+            assembly: Assembly = server.app.state.assembly
             asyncio.run(_fire(server.url, _questions(2, f"{tag}w"), concurrent=False))  # warm caches and the DB
             baseline = asyncio.run(_fire(server.url, _questions(baseline_requests, f"{tag}b"), concurrent=False))
+            inprocess = _in_process(assembly, before)
             started = time.perf_counter()
             loaded = asyncio.run(_fire(server.url, _questions(requests, f"{tag}c"), concurrent=True))
             wall = time.perf_counter() - started
-            checks = _check(server, loaded + baseline)
-            stored = server.app.state.assembly.store.count_sessions(search=f"[r{tag}")
-    latencies = sorted(t * 1000 for _q, _s, _b, t in loaded)
+            inprocess += _in_process(assembly, after)
+            checks = _check(assembly, loaded + baseline + inprocess)
+            stored = assembly.store.count_sessions(search=f"[r{tag}")
+    requests_per_s = requests / wall
+    inprocess_per_s = len(inprocess) / sum(t for *_x, t in inprocess) if inprocess else 0.0
     return {
         **checks,
         "sessions_stored": stored,
-        "sessions_expected": requests + baseline_requests + 2,
-        "p50_ms": round(statistics.median(latencies), 1),
-        "p99_ms": round(latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))], 1),
-        "requests_per_s": round(requests / wall, 2),
+        "sessions_expected": requests + baseline_requests + inprocess_requests + 2,
+        **_latency(loaded),
+        "requests_per_s": round(requests_per_s, 2),
         "wall_s": round(wall, 2),
-        "baseline_sequential_p50_ms": round(statistics.median(t * 1000 for *_x, t in baseline), 1),
+        "baseline_sequential_p50_ms": _latency(baseline)["p50_ms"],
         "baseline_sequential_requests_per_s": round(len(baseline) / sum(t for *_x, t in baseline), 2),
+        **(_latency(inprocess, "inprocess_") if inprocess else {}),
+        "inprocess_sessions_per_s": round(inprocess_per_s, 2),
+        "api_to_inprocess_ratio": round(requests_per_s / inprocess_per_s, 3) if inprocess_per_s else None,
     }
 
 
 def run(
-    requests: int = 200, runs: int = 3, baseline_requests: int = 10, database_url: str | None = None
+    requests: int = 200,
+    runs: int = 3,
+    baseline_requests: int = 10,
+    *,
+    database_url: str | None = None,
+    inprocess_requests: int | None = None,
+    serve_restarts: int | None = None,
 ) -> dict[str, Any]:
-    """Median over ``runs`` fresh servers; correctness counts are summed over all runs."""
-    results = [_one_run(requests, baseline_requests, run, database_url) for run in range(runs)]
+    """Median over ``runs`` fresh servers; correctness counts are summed over all runs.
 
-    def median(key: str) -> float:
-        return round(float(statistics.median(r[key] for r in results)), 2)
+    ``inprocess_requests`` defaults to ``requests`` (the same diagnoses), ``serve_restarts``
+    (idle-memory samples after the first start) to ``runs``; 0 measures no idle memory."""
+    inprocess = requests if inprocess_requests is None else inprocess_requests
+    results = [_one_run(requests, baseline_requests, inprocess, run, database_url) for run in range(runs)]
+
+    def median(key: str, digits: int = 2) -> float | None:
+        values = [r[key] for r in results if r.get(key) is not None]
+        return round(float(statistics.median(values)), digits) if values else None
 
     return {
         "concurrent_requests": requests,
@@ -117,5 +177,70 @@ def run(
         "requests_per_s": median("requests_per_s"),
         "baseline_sequential_p50_ms": median("baseline_sequential_p50_ms"),
         "baseline_sequential_requests_per_s": median("baseline_sequential_requests_per_s"),
+        "inprocess_requests": inprocess,
+        "inprocess_sessions_per_s": median("inprocess_sessions_per_s"),
+        "inprocess_p50_ms": median("inprocess_p50_ms"),
+        "inprocess_p99_ms": median("inprocess_p99_ms"),
+        "api_to_inprocess_ratio": median("api_to_inprocess_ratio", digits=3),
+        **serve_idle_rss(runs if serve_restarts is None else serve_restarts),
         "per_run": results,
     }
+
+
+def serve_idle_rss(restarts: int = 3) -> dict[str, Any]:
+    """Resident memory (MB) of an idle ``veridiag serve``: the first start on a new home, then
+    the median of ``restarts`` starts on that home. None where ``/proc`` is not there."""
+    if restarts < 1 or not Path("/proc/self/status").exists():
+        return {"idle_rss_mb": None, "idle_rss_first_start_mb": None, "idle_rss_samples_mb": []}
+    with tempfile.TemporaryDirectory(prefix="veridiag-bench-serve-") as home:
+        first = _serve_rss(Path(home))
+        samples = [_serve_rss(Path(home)) for _ in range(restarts)]
+    return {
+        "idle_rss_mb": round(statistics.median(samples), 1),
+        "idle_rss_first_start_mb": round(first, 1),
+        "idle_rss_samples_mb": [round(s, 1) for s in samples],
+    }
+
+
+def _serve_rss(home: Path) -> float:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "VERIDIAG_HOME": str(home)}
+    command = [sys.executable, "-m", "veridiag", "serve", "--port", str(port)]
+    with _process(command, env) as server:
+        deadline = time.monotonic() + SERVE_STARTUP_SECONDS
+        while not _healthy(f"http://127.0.0.1:{port}/healthz"):
+            if server.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"veridiag serve did not start (exit status {server.poll()})")
+            time.sleep(0.1)
+        return resident_mb(server.pid)
+
+
+@contextmanager
+def _process(command: list[str], env: dict[str, str]) -> Iterator[subprocess.Popen[bytes]]:
+    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        yield server
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return httpx2.get(url, timeout=5).status_code == 200
+    except httpx2.HTTPError:
+        return False
+
+
+def resident_mb(pid: int) -> float:
+    """``VmRSS`` of a Linux process, in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise LookupError(f"no VmRSS for process {pid}")

@@ -42,6 +42,7 @@ def serve(
     from veridiag.api.guards import wildcard_bind
     from veridiag.api.security import is_loopback
     from veridiag.gatekeeper import RulesetError
+    from veridiag.pipeline.factory import build_home_apart
     from veridiag.store import StoreError
     from veridiag.tools.factory import ConfigurationError
 
@@ -56,6 +57,7 @@ def serve(
     except OSError as exc:
         raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     try:
+        build_home_apart(config)
         app = create_app(config, bind_host=host)
     except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
         sock.close()
