@@ -96,7 +96,7 @@ def test_an_offline_diagnosis_loads_no_web_server_model_client_or_unneeded_table
     cli_imports("ask", "--json", DEMO_QUESTION, env=env)  # creates the store
     imported = cli_imports("ask", "--json", DEMO_QUESTION, env=env)
     assert "veridiag.pipeline.service" in imported, "the diagnosis ran"
-    unneeded = ("alembic", "fastapi", "pydantic_ai", "openai", "cn2an", "confusable_homoglyphs", "dateparser")
+    unneeded = ("alembic", "fastapi", "limits", "pydantic_ai", "openai", "cn2an", "confusable_homoglyphs", "dateparser")
     assert not sorted(m for m in imported if m.split(".")[0] in unneeded)
 
 
