@@ -5,13 +5,14 @@ Revises: 0002
 Create Date: 2026-12-04
 
 Listing newest first reads ``ix_diagnosis_session_created_at_id`` backwards instead of
-sorting the table (``…_verdict_created_at_id`` when a verdict is asked for). New audits go to ``audit`` (compact JSON: references to the session's
-invocation text instead of copies) and, once older, ``audit_zlib`` (the same, compressed);
-both columns are added last, so on SQLite a listing does not walk past a large audit to
-reach its columns. Existing rows keep their ``self_evaluation`` as written and are read as
-before; the store's maintenance step (``SessionStore.compress_older_audits``) moves them to
-``audit_zlib``, finding them through ``ix_diagnosis_session_uncompressed_audit``. Plain
-``ADD COLUMN``s and indexes: no table rebuild, on SQLite or PostgreSQL.
+sorting the table (``…_verdict_created_at_id`` when a verdict is asked for). New audits go to
+``audit`` (compact JSON: references to the session's invocation text instead of copies) and,
+once older, ``audit_zlib`` (the same, compressed); both columns are added last, so on SQLite
+a listing does not walk past a large audit to reach its columns. Existing rows keep their
+``self_evaluation`` as written and are read as before; the store's maintenance step
+(``SessionStore.compress_older_audits``) moves them to ``audit_zlib``, finding them through
+``ix_diagnosis_session_uncompressed_audit``. Plain ``ADD COLUMN``s and indexes: no table
+rebuild, on SQLite or PostgreSQL.
 """
 
 from __future__ import annotations
@@ -85,6 +86,7 @@ def downgrade() -> None:
     op.drop_index("ix_diagnosis_session_uncompressed_audit", "diagnosis_session")
     op.drop_index("ix_diagnosis_session_verdict_created_at_id", "diagnosis_session")
     op.drop_index("ix_diagnosis_session_created_at_id", "diagnosis_session")
-    with op.batch_alter_table("diagnosis_session") as batch:
-        batch.drop_column("audit_zlib")
-        batch.drop_column("audit")
+    # Plain DROP COLUMN (SQLite ≥ 3.35): a batch rebuild would drop the table, and with foreign
+    # keys on that cascades into tool_invocation.
+    op.drop_column("diagnosis_session", "audit_zlib")
+    op.drop_column("diagnosis_session", "audit")
