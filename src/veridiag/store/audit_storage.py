@@ -67,7 +67,7 @@ def compact(audit: dict[str, Any], texts: Mapping[int, InvocationTexts]) -> dict
 
 
 def hydrate(stored: dict[str, Any], texts: Mapping[int, InvocationTexts]) -> dict[str, Any]:
-    """The audit as it was handed to ``compact`` (``texts``: at least ``referenced_ids``)."""
+    """The audit as it was handed to ``compact`` (with the same ``texts``: the session's)."""
 
     def resolve(slot: Slot, value: Any, owner: dict[str, Any], rounds: list[Any]) -> Any:
         if not _is_marker(value):
@@ -88,40 +88,6 @@ def hydrate(stored: dict[str, Any], texts: Mapping[int, InvocationTexts]) -> dic
         return parsed.value if parsed is not None and parsed.ok else None
 
     return _rewrite(stored, resolve)
-
-
-def candidate_ids(audit: dict[str, Any]) -> set[int]:
-    """Invocations whose text ``audit`` may copy (what ``compact`` needs to read)."""
-    found: set[int] = set()
-
-    def collect(slot: Slot, value: Any, owner: dict[str, Any], _rounds: list[Any]) -> Any:
-        if slot == "summary":
-            ids = owner.get("invocation_ids")
-            if isinstance(ids, list) and ids and _is_id(ids[0]):
-                found.add(ids[0])
-        elif slot == "span" and _is_id(owner.get("invocation_id")):
-            found.add(owner["invocation_id"])
-        return value
-
-    _rewrite(audit, collect)
-    return found
-
-
-def referenced_ids(stored: dict[str, Any]) -> set[int]:
-    """Invocations a stored audit refers to (what ``hydrate`` needs to read)."""
-    found: set[int] = set()
-
-    def collect(slot: Slot, value: Any, owner: dict[str, Any], _rounds: list[Any]) -> Any:
-        if _is_marker(value) and slot == "summary" and isinstance(value[MARKER], dict):
-            invocation = value[MARKER].get("invocation")
-            if _is_id(invocation):
-                found.add(invocation)
-        elif _is_marker(value) and slot == "span" and _is_id(owner.get("invocation_id")):
-            found.add(owner["invocation_id"])
-        return value
-
-    _rewrite(stored, collect)
-    return found
 
 
 def compress(stored: dict[str, Any]) -> bytes:

@@ -31,8 +31,7 @@ from sqlalchemy.orm import sessionmaker
 
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
 from veridiag.contracts.session import SessionRecord, SessionStatus
-from veridiag.store.audit_storage import InvocationTexts, candidate_ids, compact, compress, decompress, hydrate
-from veridiag.store.audit_storage import referenced_ids as audit_references
+from veridiag.store.audit_storage import InvocationTexts, compact, compress, decompress, hydrate
 from veridiag.store.database import StoreError, database_hint, make_engine, upgrade
 from veridiag.store.models import UNCOMPRESSED_AUDIT, DiagnosisSession, ToolInvocation
 from veridiag.store.owner import Owner, gone_reason, this_process
@@ -208,16 +207,13 @@ class SessionStore:
             stored = row.audit
         else:
             return row.self_evaluation  # type: ignore[no-any-return]  # written before migration 0003
-        return hydrate(stored, self._invocation_texts(connection, row.id, audit_references(stored)))
+        return hydrate(stored, self._invocation_texts(connection, row.id))
 
-    def _invocation_texts(self, connection: Any, session_id: str, ids: Iterable[int]) -> dict[int, InvocationTexts]:
-        """The text fields of the session's own invocations among ``ids`` (an audit references
-        no other session's: those could go with their session)."""
-        wanted = sorted(ids)
-        if not wanted:
-            return {}
+    def _invocation_texts(self, connection: Any, session_id: str) -> dict[int, InvocationTexts]:
+        """The text fields of the session's own invocations: what its audit may reference (never
+        another session's — those could go with their session)."""
         columns = (_INVOCATIONS.c.id, _INVOCATIONS.c.output, _INVOCATIONS.c.output_preview, _INVOCATIONS.c.error)
-        query = select(*columns).where(_INVOCATIONS.c.session_id == session_id, _INVOCATIONS.c.id.in_(wanted))
+        query = select(*columns).where(_INVOCATIONS.c.session_id == session_id)
         return {row.id: InvocationTexts(row.output, row.output_preview, row.error) for row in connection.execute(query)}
 
     def _stored_audit(self, session_id: str, audit: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -226,7 +222,7 @@ class SessionStore:
         if audit is None:
             return dict(_NO_AUDIT)
         with self.engine.connect() as connection:
-            texts = self._invocation_texts(connection, session_id, candidate_ids(dict(audit)))
+            texts = self._invocation_texts(connection, session_id)
         return {**_NO_AUDIT, "audit": compact(dict(audit), texts)}
 
     def update_session(self, session_id: str, **fields: Any) -> None:
@@ -395,7 +391,7 @@ class SessionStore:
         legacy: dict[str, Any] | None = row.self_evaluation
         if legacy is None:
             return None
-        return compact(legacy, self._invocation_texts(connection, row.id, candidate_ids(legacy)))
+        return compact(legacy, self._invocation_texts(connection, row.id))
 
     # -- invocations ----------------------------------------------------------------------
 

@@ -48,7 +48,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     """Back to full ``self_evaluation`` JSON: every compact or compressed audit is read back
     (references resolved against the session's invocations) before its columns go."""
-    from veridiag.store.audit_storage import InvocationTexts, decompress, hydrate, referenced_ids
+    from veridiag.store.audit_storage import InvocationTexts, decompress, hydrate
 
     connection = op.get_bind()
     sessions = sa.table(
@@ -73,12 +73,9 @@ def downgrade() -> None:
     ).all()
     for row in rows:
         stored = decompress(row.audit_zlib) if row.audit_zlib is not None else row.audit
-        wanted = referenced_ids(stored)
         texts = {
             found.id: InvocationTexts(found.output, found.output_preview, found.error)
-            for found in connection.execute(
-                sa.select(invocations).where(invocations.c.session_id == row.id, invocations.c.id.in_(wanted))
-            )
+            for found in connection.execute(sa.select(invocations).where(invocations.c.session_id == row.id))
         }
         connection.execute(
             sa.update(sessions).where(sessions.c.id == row.id).values(self_evaluation=hydrate(stored, texts))
