@@ -90,17 +90,14 @@ def hydrate(stored: dict[str, Any], texts: Mapping[int, InvocationTexts]) -> dic
     return _rewrite(stored, resolve)
 
 
-def compress(stored: dict[str, Any]) -> bytes:
+def compress(stored: Any) -> bytes:
     """The stored audit as zlib-compressed compact JSON (older sessions keep this form)."""
     text = json.dumps(stored, ensure_ascii=False, separators=(",", ":"))
     return zlib.compress(text.encode("utf-8"), 9)
 
 
-def decompress(blob: bytes) -> dict[str, Any]:
-    value = json.loads(zlib.decompress(blob).decode("utf-8"))
-    if not isinstance(value, dict):
-        raise ValueError("a compressed audit is a JSON object")
-    return value
+def decompress(blob: bytes) -> Any:
+    return json.loads(zlib.decompress(blob).decode("utf-8"))
 
 
 # -- where the copies are -----------------------------------------------------------------
@@ -110,6 +107,8 @@ def _rewrite(audit: dict[str, Any], rewrite: Rewrite) -> dict[str, Any]:
     """A shallow copy of ``audit`` with every slot that can hold a copy passed through
     ``rewrite``: the final round's record (``verifier_evaluation``), each round, and the rounds
     a failed session kept (``partial.rounds``)."""
+    if not isinstance(audit, dict):  # not an audit this version wrote: nothing to rewrite
+        return audit
     result = dict(audit)
     rounds = audit.get("rounds")
     rounds = rounds if isinstance(rounds, list) else []

@@ -58,6 +58,7 @@ class DiagnosisSession(Base):
         Index(
             "ix_diagnosis_session_uncompressed_audit",
             "created_at",
+            "id",
             sqlite_where=text(UNCOMPRESSED_AUDIT),
             postgresql_where=text(UNCOMPRESSED_AUDIT),
         ),

@@ -361,14 +361,18 @@ class SessionStore:
         made compact on the way. Reading them gives the same audit as before."""
         cutoff = _now() - timedelta(seconds=older_than)
         done = 0
+        position = tuple_(_SESSIONS.c.created_at, _SESSIONS.c.id)
+        after: tuple[datetime, str] | None = None  # moves on even past a row it could not change
         while limit is None or done < limit:
             batch = _COMPRESS_BATCH if limit is None else min(_COMPRESS_BATCH, limit - done)
             query = (
-                select(_SESSIONS.c.id, _SESSIONS.c.updated_at, *_AUDIT_COLUMNS)
+                select(_SESSIONS.c.id, _SESSIONS.c.created_at, _SESSIONS.c.updated_at, *_AUDIT_COLUMNS)
                 .where(text(f"({UNCOMPRESSED_AUDIT})"), _SESSIONS.c.created_at < cutoff)
-                .order_by(_SESSIONS.c.created_at)
+                .order_by(_SESSIONS.c.created_at, _SESSIONS.c.id)
                 .limit(batch)
             )
+            if after is not None:
+                query = query.where(position > tuple_(*after))
             with self.engine.begin() as connection:
                 rows = connection.execute(query).all()
                 for row in rows:
@@ -382,15 +386,16 @@ class SessionStore:
             done += len(rows)
             if len(rows) < batch:
                 break
+            after = (rows[-1].created_at, rows[-1].id)
         return done
 
-    def _compact_form(self, connection: Any, row: Any) -> dict[str, Any] | None:
+    def _compact_form(self, connection: Any, row: Any) -> Any:
         """The row's audit in compact form; None for a JSON ``null`` (older rows hold some)."""
         if row.audit is not None:
-            return row.audit  # type: ignore[no-any-return]
-        legacy: dict[str, Any] | None = row.self_evaluation
-        if legacy is None:
-            return None
+            return row.audit
+        legacy = row.self_evaluation
+        if not isinstance(legacy, dict):
+            return legacy
         return compact(legacy, self._invocation_texts(connection, row.id))
 
     # -- invocations ----------------------------------------------------------------------

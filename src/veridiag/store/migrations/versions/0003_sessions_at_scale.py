@@ -39,7 +39,7 @@ def upgrade() -> None:
     op.create_index(
         "ix_diagnosis_session_uncompressed_audit",
         "diagnosis_session",
-        ["created_at"],
+        ["created_at", "id"],
         sqlite_where=sa.text(UNCOMPRESSED_AUDIT),
         postgresql_where=sa.text(UNCOMPRESSED_AUDIT),
     )
