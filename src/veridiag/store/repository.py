@@ -71,8 +71,15 @@ _PG_ADVANCE_SEQUENCE = text(
 )
 
 
-#: What a listing reads: every session column but the audit ones.
-_LIST_COLUMNS = tuple(column for column in _SESSIONS.c if column.name not in {"self_evaluation", "audit", "audit_zlib"})
+#: What a listing reads: what a list shows and the owner (to tell an abandoned session).
+_LIST_COLUMNS = tuple(
+    column
+    for column in _SESSIONS.c
+    if column.name not in {"plan", "final_answer", "llm_usage", "self_evaluation", "audit", "audit_zlib"}
+)
+#: ``list_sessions(details=True)`` adds these (``veridiag sessions --json`` prints them); JSON to
+#: decode per row, so the API's and the workbench's pages leave them out.
+_DETAIL_COLUMNS = (_SESSIONS.c.plan, _SESSIONS.c.final_answer, _SESSIONS.c.llm_usage)
 _NO_AUDIT = {"audit": null(), "audit_zlib": null(), "self_evaluation": null()}
 _AUDIT_COLUMNS = (_SESSIONS.c.self_evaluation, _SESSIONS.c.audit, _SESSIONS.c.audit_zlib)
 #: Newest first; the tie-break runs the same way, so the index serves the order and the keyset.
@@ -116,22 +123,23 @@ def _cursor_position(cursor: str) -> tuple[datetime, str]:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _session_record(row: Any, self_evaluation: dict[str, Any] | None = None) -> SessionRecord:
-    """From a Core row of the session columns; the audit is read separately (``_audit``)."""
+def _session_record(values: Mapping[str, Any], self_evaluation: dict[str, Any] | None = None) -> SessionRecord:
+    """From a row's columns (detail columns a listing did not read stay None); the audit is
+    read separately (``_audit``)."""
     return SessionRecord(
-        id=row.id,
-        created_at=_aware(row.created_at),
-        updated_at=_aware(row.updated_at),
-        query=row.query,
-        lang=row.lang,
-        status=row.status,
-        plan=row.plan,
-        verdict=row.verdict,
-        final_answer=row.final_answer,
+        id=values["id"],
+        created_at=_aware(values["created_at"]),
+        updated_at=_aware(values["updated_at"]),
+        query=values["query"],
+        lang=values["lang"],
+        status=values["status"],
+        plan=values.get("plan"),
+        verdict=values.get("verdict"),
+        final_answer=values.get("final_answer"),
         self_evaluation=self_evaluation,
-        rounds=row.rounds,
-        llm_usage=row.llm_usage,
-        error=row.error,
+        rounds=values["rounds"],
+        llm_usage=values.get("llm_usage"),
+        error=values.get("error"),
     )
 
 
@@ -175,21 +183,21 @@ class SessionStore:
     def create_session(self, query: str, lang: str | None = None, session_id: str | None = None) -> SessionRecord:
         now = _now()
         owner = this_process()
-        row = DiagnosisSession(
-            id=session_id or new_session_id(),
-            created_at=now,
-            updated_at=now,
-            query=query,
-            lang=lang,
-            status="running",
-            rounds=0,
-            owner_pid=owner.pid,
-            owner_host=owner.host,
-            owner_started_at=owner.started_at,
-        )
+        values: dict[str, Any] = {
+            "id": session_id or new_session_id(),
+            "created_at": now,
+            "updated_at": now,
+            "query": query,
+            "lang": lang,
+            "status": "running",
+            "rounds": 0,
+            "owner_pid": owner.pid,
+            "owner_host": owner.host,
+            "owner_started_at": owner.started_at,
+        }
         with self._sessions.begin() as db:
-            db.add(row)
-        return _session_record(row)
+            db.add(DiagnosisSession(**values))
+        return _session_record(values)
 
     def get_session(self, session_id: str) -> SessionRecord | None:
         """One session with its audit as it was written (references resolved, decompressed)."""
@@ -318,7 +326,7 @@ class SessionStore:
         now = _now()
         records = []
         for row in rows:
-            record = _session_record(row)
+            record = _session_record(row._asdict())
             reason = self._abandoned(row, now) if row.status == "running" else None
             if reason is not None:
                 with contextlib.suppress(SQLAlchemyError, KeyError):  # read-only or locked: show it, store it later
@@ -335,12 +343,15 @@ class SessionStore:
         verdict: str | None = None,
         search: str | None = None,
         cursor: str | None = None,
+        details: bool = False,
     ) -> list[SessionRecord]:
-        """Sessions newest first, without their audit (``self_evaluation`` is None: ``get_session``
-        reads it). ``cursor`` (``session_cursor`` of the last record of a page) starts after that
-        record along the index — a deep page costs what the first does; ``offset`` still works.
-        An unreadable cursor is a ``ValueError``."""
-        query = _filtered(select(*_LIST_COLUMNS).order_by(*_NEWEST_FIRST), verdict, search)
+        """Sessions newest first, with the list columns only: never the audit (``get_session``
+        reads it), and the plan, answer and usage only with ``details``. ``cursor``
+        (``session_cursor`` of the last record of a page) starts after that record along the
+        index — a deep page costs what the first does; ``offset`` still works. An unreadable
+        cursor is a ``ValueError``."""
+        columns = _LIST_COLUMNS + _DETAIL_COLUMNS if details else _LIST_COLUMNS
+        query = _filtered(select(*columns).order_by(*_NEWEST_FIRST), verdict, search)
         if cursor is not None:
             created_at, session_id = _cursor_position(cursor)
             query = query.where(tuple_(_SESSIONS.c.created_at, _SESSIONS.c.id) < tuple_(created_at, session_id))
