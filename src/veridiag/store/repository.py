@@ -71,15 +71,16 @@ _PG_ADVANCE_SEQUENCE = text(
 )
 
 
-#: What a listing reads: what a list shows and the owner (to tell an abandoned session).
+#: What a listing reads: the session's own columns and its owner (to tell an abandoned session),
+#: no JSON column.
 _LIST_COLUMNS = tuple(
     column
     for column in _SESSIONS.c
-    if column.name not in {"plan", "final_answer", "llm_usage", "self_evaluation", "audit", "audit_zlib"}
+    if column.name not in {"plan", "llm_usage", "self_evaluation", "audit", "audit_zlib"}
 )
-#: ``list_sessions(details=True)`` adds these (``veridiag sessions --json`` prints them); JSON to
-#: decode per row, so the API's and the workbench's pages leave them out.
-_DETAIL_COLUMNS = (_SESSIONS.c.plan, _SESSIONS.c.final_answer, _SESSIONS.c.llm_usage)
+#: ``list_sessions(details=True)`` adds these (``veridiag sessions --json`` prints them): JSON to
+#: decode per row, the bulk of a listing's cost, so the API's and the workbench's pages skip them.
+_DETAIL_COLUMNS = (_SESSIONS.c.plan, _SESSIONS.c.llm_usage)
 _NO_AUDIT = {"audit": null(), "audit_zlib": null(), "self_evaluation": null()}
 _AUDIT_COLUMNS = (_SESSIONS.c.self_evaluation, _SESSIONS.c.audit, _SESSIONS.c.audit_zlib)
 #: Newest first; the tie-break runs the same way, so the index serves the order and the keyset.
@@ -346,7 +347,7 @@ class SessionStore:
         details: bool = False,
     ) -> list[SessionRecord]:
         """Sessions newest first, with the list columns only: never the audit (``get_session``
-        reads it), and the plan, answer and usage only with ``details``. ``cursor``
+        reads it), and the plan and usage only with ``details``. ``cursor``
         (``session_cursor`` of the last record of a page) starts after that record along the
         index — a deep page costs what the first does; ``offset`` still works. An unreadable
         cursor is a ``ValueError``."""
