@@ -307,6 +307,7 @@ def test_the_sessions_benchmark_smoke() -> None:
 
     result = bench.run(sessions=300, repeats=3, baseline_sessions=50)
     assert result["sessions"] == 300 and result["pages_agree"] is True
+    assert 1 <= result["uncompressed_sessions"] <= 10  # the last of 100 days stays plain JSON
     for key in ("list_p50_ms", "list_p99_ms", "keyset_page_p50_ms", "offset_page_p50_ms", "get_p50_ms"):
         assert result[key] > 0, key
     audit = result["audit_bytes"]

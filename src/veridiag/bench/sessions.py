@@ -69,9 +69,9 @@ def run(sessions: int = 100_000, repeats: int = 200, baseline_sessions: int = 20
         results = {name: summary(time_runs(call, repeats)) for name, call in timed.items()}
         # The query as it was sorts the whole table each time: fewer repeats.
         results["old_query_list"] = summary(time_runs(lambda: _old_listing(store), max(3, repeats // 20)))
+        uncompressed = _count_uncompressed(home / "veridiag.db")  # the last day's
         store.compress_older_audits(older_than=0)
         results["get_compressed"] = summary(time_runs(lambda: store.get_session(real.session_id), repeats))
-        uncompressed = _count_uncompressed(home / "veridiag.db")
         store.close()
 
         baseline = min(baseline_sessions, sessions)
@@ -120,48 +120,50 @@ def _fill(store: SessionStore, fresh: dict[str, Any], compressed: bytes, count: 
     day's with the compact audit, older ones compressed — as the maintenance step leaves them."""
     step = timedelta(days=SPAN_DAYS) / count
     day_ago = newest - timedelta(days=1)
-    rows = []
+    base = _without_audit(fresh)
+    recent: list[dict[str, Any]] = []
+    older: list[dict[str, Any]] = []
     with store.engine.begin() as connection:
         for index in range(count):
             created = newest - step * (index + 1)
-            recent = created > day_ago
-            rows.append(
-                {
-                    **fresh,
-                    "id": f"s-{index:012x}",
-                    "created_at": created,
-                    "updated_at": created,
-                    "query": f"{fresh['query']} #{index}",
-                    "verdict": _VERDICTS[index % len(_VERDICTS)],
-                    "audit": fresh["audit"] if recent else None,
-                    "audit_zlib": None if recent else compressed,
-                }
-            )
-            if len(rows) == _INSERT_CHUNK:
+            row = {
+                **base,
+                "id": f"s-{index:012x}",
+                "created_at": created,
+                "updated_at": created,
+                "query": f"{fresh['query']} #{index}",
+                "verdict": _VERDICTS[index % len(_VERDICTS)],
+            }
+            if created > day_ago:
+                recent.append({**row, "audit": fresh["audit"]})
+            else:
+                older.append({**row, "audit_zlib": compressed})
+            for rows in (recent, older):
+                if len(rows) == _INSERT_CHUNK:
+                    connection.execute(insert(_SESSIONS), rows)
+                    rows.clear()
+        for rows in (recent, older):
+            if rows:
                 connection.execute(insert(_SESSIONS), rows)
-                rows = []
-        if rows:
-            connection.execute(insert(_SESSIONS), rows)
 
 
 def _fill_as_before(store: SessionStore, fresh: dict[str, Any], audit: dict[str, Any], count: int) -> None:
     """The same session stored as before migration 0003: the whole audit in ``self_evaluation``,
     JSON with ASCII escapes (the serializer's default then)."""
-    old = _old_json(audit)
     newest = datetime.now(UTC)
+    base = _without_audit(fresh)
     rows = [
-        {
-            **fresh,
-            "id": f"s-{index:012x}",
-            "created_at": newest - timedelta(minutes=index),
-            "audit": None,
-            "audit_zlib": None,
-        }
-        for index in range(count)
+        {**base, "id": f"s-{index:012x}", "created_at": newest - timedelta(minutes=index)} for index in range(count)
     ]
     with store.engine.begin() as connection:
         connection.execute(insert(_SESSIONS), rows)
-        connection.exec_driver_sql("UPDATE diagnosis_session SET self_evaluation = ?", (old,))
+        connection.exec_driver_sql("UPDATE diagnosis_session SET self_evaluation = ?", (_old_json(audit),))
+
+
+def _without_audit(row: dict[str, Any]) -> dict[str, Any]:
+    """The row without its audit columns: left out of an INSERT they are SQL NULL (a ``None``
+    would be stored as JSON ``null``, which the store never writes)."""
+    return {key: value for key, value in row.items() if key not in {"self_evaluation", "audit", "audit_zlib"}}
 
 
 def _old_listing(store: SessionStore) -> list[Any]:
