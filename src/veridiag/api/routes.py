@@ -21,6 +21,7 @@ from veridiag.contracts.session import SessionRecord
 from veridiag.pipeline import audit_chain
 from veridiag.pipeline.factory import Assembly
 from veridiag.pipeline.report import answer_document
+from veridiag.store import session_cursor
 
 Progress = Callable[[str, dict[str, Any]], None]
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 413, 422, 429, 500)}
@@ -112,15 +113,25 @@ def _summary(session: SessionRecord) -> SessionSummary:
 @api.get("/sessions", response_model=SessionPage, summary="List sessions, newest first")
 def sessions(
     request: Request,
+    *,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
     offset: Annotated[int, Query(ge=0)] = 0,
     verdict: Literal["PASS", "LOW_CONFID", "REJECT"] | None = None,
     q: Annotated[str | None, Query(max_length=200, description="Text in the question or answer.")] = None,
+    cursor: Annotated[
+        str | None, Query(max_length=100, description="`next_cursor` of the page before: the page after it.")
+    ] = None,
 ) -> SessionPage:
     store = request.app.state.assembly.store
-    items = store.list_sessions(limit=limit, offset=offset, verdict=verdict, search=q)
+    try:  # one more than asked: whether there is a next page
+        items = store.list_sessions(limit=limit + 1, offset=offset, verdict=verdict, search=q, cursor=cursor)
+    except ValueError as exc:
+        raise HTTPException(422, detail=str(exc)) from None
     total = store.count_sessions(verdict=verdict, search=q)
-    return SessionPage(items=[_summary(s) for s in items], total=total, limit=limit, offset=offset)
+    page, more = items[:limit], len(items) > limit
+    next_cursor = session_cursor(page[-1]) if more else None
+    summaries = [_summary(s) for s in page]
+    return SessionPage(items=summaries, total=total, limit=limit, offset=offset, next_cursor=next_cursor)
 
 
 @api.get("/sessions/{session_id}", response_model=SessionRecord, summary="One session as stored")

@@ -57,6 +57,9 @@ class SessionPage(BaseModel):
     total: int
     limit: int
     offset: int
+    next_cursor: str | None = Field(
+        default=None, description="Pass as `cursor` for the next page (keyset); absent on the last page."
+    )
 
 
 class ErrorDetail(BaseModel):

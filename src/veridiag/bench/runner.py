@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from veridiag.bench import api, gatekeeper, pipeline, startup, tools
+from veridiag.bench import api, gatekeeper, pipeline, sessions, startup, tools
 from veridiag.bench.goals import check_goals
 
 
@@ -33,6 +33,7 @@ BENCHMARKS: dict[str, Callable[[BenchOptions], dict[str, Any]]] = {
     "tools": lambda o: tools.run(lines=20_000, runbooks=100, repeats=3, large_lines=None) if o.quick else tools.run(),
     "api": _api,
     "startup": lambda o: startup.run(repeats=3) if o.quick else startup.run(),
+    "sessions": lambda o: sessions.run(sessions=2_000, repeats=20) if o.quick else sessions.run(),
 }
 
 

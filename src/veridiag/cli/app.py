@@ -357,7 +357,7 @@ def sessions(
     try:
         config = settings()
         store = open_store(config.store_url, stale_after=config.session_timeout_seconds)
-        records = store.list_sessions(limit=limit, verdict=verdict, search=search)
+        records = store.list_sessions(limit=limit, verdict=verdict, search=search, details=as_json)
     except StoreError as exc:
         raise fail(str(exc)) from None
     if as_json:

@@ -56,6 +56,25 @@ def db_current() -> None:
     out.print(f"current {current_revision(store.engine)}, head {head_revision()}")
 
 
+@db_app.command("compact")
+def db_compact(
+    older_than_days: Annotated[
+        float, typer.Option("--older-than-days", min=0, help="Compress the audits of sessions older than this.")
+    ] = 1.0,
+) -> None:
+    """Compress older sessions' audits now (opening the store does a batch at a time); reading
+    them shows the same audit."""
+    from veridiag.store import StoreError, open_store
+
+    try:
+        config = settings()
+        store = open_store(config.store_url, stale_after=config.session_timeout_seconds)
+        done = store.compress_older_audits(older_than=older_than_days * 86_400)
+    except StoreError as exc:
+        raise fail(str(exc)) from None
+    out.print(f"compressed {done} session audits older than {older_than_days:g} days")
+
+
 def _report(report: ImportReport, what: str, as_json: bool) -> None:
     if as_json:
         print_json(report.as_dict())

@@ -7,6 +7,7 @@ from veridiag.store.repository import (
     SessionStore,
     new_session_id,
     open_store,
+    session_cursor,
 )
 
 __all__ = [
@@ -16,5 +17,6 @@ __all__ = [
     "StoreError",
     "new_session_id",
     "open_store",
+    "session_cursor",
     "upgrade",
 ]

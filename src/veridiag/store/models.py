@@ -1,12 +1,33 @@
 """The two tables the spec names (§23: no others for sessions): ``diagnosis_session`` and
-``tool_invocation``. Integer invocation ids, as the Executor cites them."""
+``tool_invocation``. Integer invocation ids, as the Executor cites them.
+
+A session's audit (``SessionRecord.self_evaluation``) is stored in one of three columns
+(``store/audit_storage.py``): ``audit`` — compact JSON, references instead of copies of
+invocation text (written since migration 0003); ``audit_zlib`` — the same, compressed, once
+the session is older than a day; ``self_evaluation`` — the full JSON sessions written before
+0003 keep until they are compressed. The two new columns come last in the row, so a listing
+reads its columns without passing a large audit on the way (SQLite).
+"""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Boolean, CheckConstraint, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    text,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -21,6 +42,9 @@ class Base(DeclarativeBase):
 STATUS_CHECK = "status IN ('running', 'completed', 'failed', 'interrupted')"
 #: No PASS (nor any verdict) without the answer it judges: the two are written together.
 VERDICT_CHECK = "verdict IS NULL OR (final_answer IS NOT NULL AND final_answer <> '')"
+#: Sessions whose audit is not compressed yet: the maintenance step finds them through a
+#: partial index on this (migration 0003), never by scanning the compressed ones.
+UNCOMPRESSED_AUDIT = "audit IS NOT NULL OR self_evaluation IS NOT NULL"
 
 
 class DiagnosisSession(Base):
@@ -28,6 +52,16 @@ class DiagnosisSession(Base):
     __table_args__ = (
         CheckConstraint(STATUS_CHECK, name="ck_diagnosis_session_status"),
         CheckConstraint(VERDICT_CHECK, name="ck_diagnosis_session_verdict_needs_answer"),
+        # Newest first, keyset pages: ORDER BY created_at DESC, id DESC reads this backwards.
+        Index("ix_diagnosis_session_created_at_id", "created_at", "id"),
+        Index("ix_diagnosis_session_verdict_created_at_id", "verdict", "created_at", "id"),
+        Index(
+            "ix_diagnosis_session_uncompressed_audit",
+            "created_at",
+            "id",
+            sqlite_where=text(UNCOMPRESSED_AUDIT),
+            postgresql_where=text(UNCOMPRESSED_AUDIT),
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
@@ -39,6 +73,7 @@ class DiagnosisSession(Base):
     plan: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
     verdict: Mapped[str | None] = mapped_column(String(16), index=True)
     final_answer: Mapped[str | None] = mapped_column(Text)
+    #: Sessions stored before migration 0003 only; see the module docstring.
     self_evaluation: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
     rounds: Mapped[int] = mapped_column(Integer, default=0)
     llm_usage: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
@@ -48,6 +83,8 @@ class DiagnosisSession(Base):
     owner_pid: Mapped[int | None] = mapped_column(Integer)
     owner_host: Mapped[str | None] = mapped_column(String(255))
     owner_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    audit: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    audit_zlib: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class ToolInvocation(Base):

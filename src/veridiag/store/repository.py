@@ -7,6 +7,13 @@ Session lifecycle: ``running`` (created with its owner process) → ``completed`
 answer in one UPDATE; the schema refuses a verdict without an answer) or ``failed``; a
 ``running`` session whose owner is gone, or older than ``stale_after``, becomes ``interrupted``
 with the reason in ``error`` — when a store is opened and whenever sessions are read.
+
+Sessions at scale: listings read only the list columns (never an audit), newest first along
+the ``(created_at, id)`` index, a page after another by keyset (``cursor``) as well as by
+offset. The audit is stored compact — references to the session's invocation text instead of
+copies — and compressed once the session is older than ``COMPRESS_AUDITS_AFTER``
+(``compress_older_audits``: run a batch at a time when a store is opened, or all at once by
+``veridiag db compact``); both are undone on read (``store/audit_storage.py``).
 """
 
 from __future__ import annotations
@@ -18,14 +25,15 @@ from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any, cast
 
-from sqlalchemy import Select, Table, func, insert, select, text, update
+from sqlalchemy import Select, Table, func, insert, null, select, text, tuple_, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import sessionmaker
 
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
 from veridiag.contracts.session import SessionRecord, SessionStatus
+from veridiag.store.audit_storage import InvocationTexts, compact, compress, decompress, hydrate
 from veridiag.store.database import StoreError, database_hint, make_engine, upgrade
-from veridiag.store.models import DiagnosisSession, ToolInvocation
+from veridiag.store.models import UNCOMPRESSED_AUDIT, DiagnosisSession, ToolInvocation
 from veridiag.store.owner import Owner, gone_reason, this_process
 
 #: Larger outputs are stored cut, with ``output_truncated`` set (the Gatekeeper and the
@@ -63,6 +71,29 @@ _PG_ADVANCE_SEQUENCE = text(
 )
 
 
+#: What a listing reads: the session's own columns and its owner (to tell an abandoned session),
+#: no JSON column.
+_LIST_COLUMNS = tuple(
+    column
+    for column in _SESSIONS.c
+    if column.name not in {"plan", "llm_usage", "self_evaluation", "audit", "audit_zlib"}
+)
+#: ``list_sessions(details=True)`` adds these (``veridiag sessions --json`` prints them): JSON to
+#: decode per row, the bulk of a listing's cost, so the API's and the workbench's pages skip them.
+_DETAIL_COLUMNS = (_SESSIONS.c.plan, _SESSIONS.c.llm_usage)
+_NO_AUDIT = {"audit": null(), "audit_zlib": null(), "self_evaluation": null()}
+_AUDIT_COLUMNS = (_SESSIONS.c.self_evaluation, _SESSIONS.c.audit, _SESSIONS.c.audit_zlib)
+#: Newest first; the tie-break runs the same way, so the index serves the order and the keyset.
+_NEWEST_FIRST = (_SESSIONS.c.created_at.desc(), _SESSIONS.c.id.desc())
+
+#: A finished session's audit is compressed once it is older than this (seconds): until then it
+#: is read often (the workbench, ``veridiag audit``) and stays plain JSON, queryable in SQL.
+COMPRESS_AUDITS_AFTER = 86_400.0
+#: Sessions compressed per ``open_store``: start-up stays short; ``veridiag db compact`` does all.
+COMPRESS_ON_OPEN = 200
+_COMPRESS_BATCH = 100
+
+
 def new_session_id() -> str:
     return "s-" + secrets.token_hex(6)
 
@@ -75,22 +106,41 @@ def _aware(value: datetime) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _session_record(row: Any) -> SessionRecord:
-    """From an ORM object or a Core row (same attribute names)."""
+def session_cursor(record: SessionRecord) -> str:
+    """Where the page after ``record`` starts (``list_sessions(cursor=…)``): its creation time in
+    microseconds since the epoch and its id — URL-safe, and exact on SQLite and PostgreSQL."""
+    since_epoch = _aware(record.created_at) - _EPOCH
+    micros = (since_epoch.days * 86_400 + since_epoch.seconds) * 1_000_000 + since_epoch.microseconds
+    return f"{micros}_{record.id}"
+
+
+def _cursor_position(cursor: str) -> tuple[datetime, str]:
+    micros, separator, session_id = cursor.partition("_")
+    if not separator or not session_id or not micros.isdigit():
+        raise ValueError(f"not a session cursor: {cursor!r}")
+    return _EPOCH + timedelta(microseconds=int(micros)), session_id
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _session_record(values: Mapping[str, Any], self_evaluation: dict[str, Any] | None = None) -> SessionRecord:
+    """From a row's columns (detail columns a listing did not read stay None); the audit is
+    read separately (``_audit``)."""
     return SessionRecord(
-        id=row.id,
-        created_at=_aware(row.created_at),
-        updated_at=_aware(row.updated_at),
-        query=row.query,
-        lang=row.lang,
-        status=row.status,
-        plan=row.plan,
-        verdict=row.verdict,
-        final_answer=row.final_answer,
-        self_evaluation=row.self_evaluation,
-        rounds=row.rounds,
-        llm_usage=row.llm_usage,
-        error=row.error,
+        id=values["id"],
+        created_at=_aware(values["created_at"]),
+        updated_at=_aware(values["updated_at"]),
+        query=values["query"],
+        lang=values["lang"],
+        status=values["status"],
+        plan=values.get("plan"),
+        verdict=values.get("verdict"),
+        final_answer=values.get("final_answer"),
+        self_evaluation=self_evaluation,
+        rounds=values["rounds"],
+        llm_usage=values.get("llm_usage"),
+        error=values.get("error"),
     )
 
 
@@ -134,27 +184,55 @@ class SessionStore:
     def create_session(self, query: str, lang: str | None = None, session_id: str | None = None) -> SessionRecord:
         now = _now()
         owner = this_process()
-        row = DiagnosisSession(
-            id=session_id or new_session_id(),
-            created_at=now,
-            updated_at=now,
-            query=query,
-            lang=lang,
-            status="running",
-            rounds=0,
-            owner_pid=owner.pid,
-            owner_host=owner.host,
-            owner_started_at=owner.started_at,
-        )
+        values: dict[str, Any] = {
+            "id": session_id or new_session_id(),
+            "created_at": now,
+            "updated_at": now,
+            "query": query,
+            "lang": lang,
+            "status": "running",
+            "rounds": 0,
+            "owner_pid": owner.pid,
+            "owner_host": owner.host,
+            "owner_started_at": owner.started_at,
+        }
         with self._sessions.begin() as db:
-            db.add(row)
-        return _session_record(row)
+            db.add(DiagnosisSession(**values))
+        return _session_record(values)
 
     def get_session(self, session_id: str) -> SessionRecord | None:
-        with self._sessions() as db:
-            row = db.get(DiagnosisSession, session_id)
-            records = self._reconciled([row]) if row else []
-        return records[0] if records else None
+        """One session with its audit as it was written (references resolved, decompressed)."""
+        with self.engine.connect() as connection:
+            row = connection.execute(select(_SESSIONS).where(_SESSIONS.c.id == session_id)).first()
+            if row is None:
+                return None
+            audit = self._audit(connection, row)
+        return self._reconciled([row])[0].model_copy(update={"self_evaluation": audit})
+
+    def _audit(self, connection: Any, row: Any) -> dict[str, Any] | None:
+        if row.audit_zlib is not None:
+            stored = decompress(row.audit_zlib)
+        elif row.audit is not None:
+            stored = row.audit
+        else:
+            return row.self_evaluation  # type: ignore[no-any-return]  # written before migration 0003
+        return hydrate(stored, self._invocation_texts(connection, row.id))
+
+    def _invocation_texts(self, connection: Any, session_id: str) -> dict[int, InvocationTexts]:
+        """The text fields of the session's own invocations: what its audit may reference (never
+        another session's — those could go with their session)."""
+        columns = (_INVOCATIONS.c.id, _INVOCATIONS.c.output, _INVOCATIONS.c.output_preview, _INVOCATIONS.c.error)
+        query = select(*columns).where(_INVOCATIONS.c.session_id == session_id)
+        return {row.id: InvocationTexts(row.output, row.output_preview, row.error) for row in connection.execute(query)}
+
+    def _stored_audit(self, session_id: str, audit: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The columns that store ``audit``: compact JSON in ``audit``, the others cleared (SQL
+        NULL, not JSON ``null``: the index of audits to compress holds only non-NULL ones)."""
+        if audit is None:
+            return dict(_NO_AUDIT)
+        with self.engine.connect() as connection:
+            texts = self._invocation_texts(connection, session_id)
+        return {**_NO_AUDIT, "audit": compact(dict(audit), texts)}
 
     def update_session(self, session_id: str, **fields: Any) -> None:
         """Write stage results at once (one UPDATE, committed). A verdict comes only with its
@@ -167,6 +245,10 @@ class SessionStore:
         self._update(session_id, fields)
 
     def _update(self, session_id: str, fields: Mapping[str, Any], *, only_if: Sequence[str] = ()) -> int:
+        if "self_evaluation" in fields:
+            audit = fields["self_evaluation"]
+            fields = {key: value for key, value in fields.items() if key != "self_evaluation"}
+            fields.update(self._stored_audit(session_id, audit))
         statement = update(_SESSIONS).where(_SESSIONS.c.id == session_id).values(**fields, updated_at=_now())
         if only_if:
             statement = statement.where(_SESSIONS.c.status.in_(only_if))
@@ -224,11 +306,11 @@ class SessionStore:
     def reconcile(self) -> list[str]:
         """Interrupt every ``running`` session whose owner is gone or that outlived
         ``stale_after``; returns their ids. Run when a store is opened."""
-        with self._sessions() as db:
-            rows = db.scalars(select(DiagnosisSession).where(DiagnosisSession.status == "running")).all()
-            return [r.id for r in self._reconciled(rows) if r.status == "interrupted"]
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(*_LIST_COLUMNS).where(_SESSIONS.c.status == "running")).all()
+        return [r.id for r in self._reconciled(rows) if r.status == "interrupted"]
 
-    def _abandoned(self, row: DiagnosisSession, now: datetime) -> str | None:
+    def _abandoned(self, row: Any, now: datetime) -> str | None:
         """Why a ``running`` row is no longer being worked on, or None."""
         if row.owner_pid is not None and row.owner_host is not None:
             started = _aware(row.owner_started_at) if row.owner_started_at else None
@@ -239,13 +321,13 @@ class SessionStore:
             return f"interrupted: still running after the session timeout ({self.stale_after:g} s)"
         return None
 
-    def _reconciled(self, rows: Sequence[DiagnosisSession]) -> list[SessionRecord]:
+    def _reconciled(self, rows: Sequence[Any]) -> list[SessionRecord]:
         """Records of ``rows``, abandoned ``running`` ones turned ``interrupted``. The change is
         stored when the store is writable; a read-only store still shows the truth."""
         now = _now()
         records = []
         for row in rows:
-            record = _session_record(row)
+            record = _session_record(row._asdict())
             reason = self._abandoned(row, now) if row.status == "running" else None
             if reason is not None:
                 with contextlib.suppress(SQLAlchemyError, KeyError):  # read-only or locked: show it, store it later
@@ -255,19 +337,78 @@ class SessionStore:
         return records
 
     def list_sessions(
-        self, *, limit: int = 50, offset: int = 0, verdict: str | None = None, search: str | None = None
+        self,
+        *,
+        limit: int = 50,
+        offset: int = 0,
+        verdict: str | None = None,
+        search: str | None = None,
+        cursor: str | None = None,
+        details: bool = False,
     ) -> list[SessionRecord]:
-        query = _filtered(
-            select(DiagnosisSession).order_by(DiagnosisSession.created_at.desc(), DiagnosisSession.id), verdict, search
-        )
-        with self._sessions() as db:
-            rows = db.scalars(query.limit(limit).offset(offset)).all()
-            return self._reconciled(rows)
+        """Sessions newest first, with the list columns only: never the audit (``get_session``
+        reads it), and the plan and usage only with ``details``. ``cursor``
+        (``session_cursor`` of the last record of a page) starts after that record along the
+        index — a deep page costs what the first does; ``offset`` still works. An unreadable
+        cursor is a ``ValueError``."""
+        columns = _LIST_COLUMNS + _DETAIL_COLUMNS if details else _LIST_COLUMNS
+        query = _filtered(select(*columns).order_by(*_NEWEST_FIRST), verdict, search)
+        if cursor is not None:
+            created_at, session_id = _cursor_position(cursor)
+            query = query.where(tuple_(_SESSIONS.c.created_at, _SESSIONS.c.id) < tuple_(created_at, session_id))
+        with self.engine.connect() as connection:
+            rows = connection.execute(query.limit(limit).offset(offset)).all()
+        return self._reconciled(rows)
 
     def count_sessions(self, verdict: str | None = None, search: str | None = None) -> int:
         query = _filtered(select(func.count()).select_from(DiagnosisSession), verdict, search)
         with self._sessions() as db:
             return int(db.scalar(query) or 0)
+
+    # -- audit maintenance ----------------------------------------------------------------
+
+    def compress_older_audits(self, *, older_than: float = COMPRESS_AUDITS_AFTER, limit: int | None = None) -> int:
+        """Compress the audits of sessions created more than ``older_than`` seconds ago (oldest
+        first, at most ``limit``); returns how many. Sessions written before migration 0003 are
+        made compact on the way. Reading them gives the same audit as before."""
+        cutoff = _now() - timedelta(seconds=older_than)
+        done = 0
+        position = tuple_(_SESSIONS.c.created_at, _SESSIONS.c.id)
+        after: tuple[datetime, str] | None = None  # moves on even past a row it could not change
+        while limit is None or done < limit:
+            batch = _COMPRESS_BATCH if limit is None else min(_COMPRESS_BATCH, limit - done)
+            query = (
+                select(_SESSIONS.c.id, _SESSIONS.c.created_at, _SESSIONS.c.updated_at, *_AUDIT_COLUMNS)
+                .where(text(f"({UNCOMPRESSED_AUDIT})"), _SESSIONS.c.created_at < cutoff)
+                .order_by(_SESSIONS.c.created_at, _SESSIONS.c.id)
+                .limit(batch)
+            )
+            if after is not None:
+                query = query.where(position > tuple_(*after))
+            with self.engine.begin() as connection:
+                rows = connection.execute(query).all()
+                for row in rows:
+                    form = self._compact_form(connection, row)
+                    connection.execute(
+                        update(_SESSIONS)
+                        # unchanged since read: a late final write wins over compressing the old audit
+                        .where(_SESSIONS.c.id == row.id, _SESSIONS.c.updated_at == row.updated_at)
+                        .values({**_NO_AUDIT, **({} if form is None else {"audit_zlib": compress(form)})})
+                    )
+            done += len(rows)
+            if len(rows) < batch:
+                break
+            after = (rows[-1].created_at, rows[-1].id)
+        return done
+
+    def _compact_form(self, connection: Any, row: Any) -> Any:
+        """The row's audit in compact form; None for a JSON ``null`` (older rows hold some)."""
+        if row.audit is not None:
+            return row.audit
+        legacy = row.self_evaluation
+        if not isinstance(legacy, dict):
+            return legacy
+        return compact(legacy, self._invocation_texts(connection, row.id))
 
     # -- invocations ----------------------------------------------------------------------
 
@@ -349,6 +490,7 @@ def open_store(url: str, *, stale_after: float | None = DEFAULT_STALE_AFTER) -> 
         raise StoreError(f"cannot open store: {_one_line(exc)}") from exc
     with contextlib.suppress(SQLAlchemyError):  # a read-only store is still readable
         store.reconcile()
+        store.compress_older_audits(limit=COMPRESS_ON_OPEN)
     return store
 
 
@@ -363,11 +505,10 @@ def _one_line(exc: BaseException) -> str:
 def _filtered(query: Select[Any], verdict: str | None, search: str | None) -> Select[Any]:
     """Sessions with this verdict and/or whose question or answer contains ``search`` (any case)."""
     if verdict is not None:
-        query = query.where(DiagnosisSession.verdict == verdict)
+        query = query.where(_SESSIONS.c.verdict == verdict)
     if search:
         pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         query = query.where(
-            DiagnosisSession.query.ilike(pattern, escape="\\")
-            | DiagnosisSession.final_answer.ilike(pattern, escape="\\")
+            _SESSIONS.c.query.ilike(pattern, escape="\\") | _SESSIONS.c.final_answer.ilike(pattern, escape="\\")
         )
     return query

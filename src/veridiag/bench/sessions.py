@@ -1,0 +1,196 @@
+"""Sessions-at-scale benchmark (issue 15): listing, paging and reading sessions with 100 k of
+them stored, and what one session costs on disk.
+
+One real demo diagnosis (``make demo``'s question, the configured engine) is stored the normal
+way; its row — compact audit as written, and compressed as the maintenance step leaves it — is
+then bulk-copied into the same store, ``sessions`` times, spread over 100 days so that the
+newest day's stay uncompressed as they would. Timed, each repeatedly in the same run: the first
+page as ``veridiag sessions`` lists it, the page with its total as the API returns it, a
+verdict-filtered page, a page half-way down by keyset cursor and — the baseline — by offset,
+the listing query as it was before (whole rows, sorted), and reading the real session back.
+Sizes come from SQLite's ``dbstat``: the session table and its indexes per session, against the
+same session stored the old way (full audit JSON in ``self_evaluation``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, cast
+
+from sqlalchemy import Table, insert, select
+
+from veridiag.bench.stats import summary, time_runs
+from veridiag.config import Settings
+from veridiag.pipeline.factory import assemble
+from veridiag.store import SessionStore, session_cursor
+from veridiag.store.models import DiagnosisSession
+
+QUESTION = "订单123支付失败，帮我看看是什么原因"
+PAGE = 50
+#: The stored sessions cover this many days (the newest day's audits stay uncompressed).
+SPAN_DAYS = 100
+_VERDICTS = ("PASS", "PASS", "PASS", "LOW_CONFID", "REJECT")
+_SESSIONS = cast(Table, DiagnosisSession.__table__)
+_INSERT_CHUNK = 1000
+
+
+def run(sessions: int = 100_000, repeats: int = 200, baseline_sessions: int = 2000) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="veridiag-bench-sessions-") as tmp:
+        home = Path(tmp)
+        assembly = assemble(Settings(home=home, engine="offline"))
+        store = assembly.store
+        real = assembly.pipeline.run(QUESTION)
+        fresh, compressed = _stored_forms(store, real.session_id)
+        invocation_bytes = _table_bytes(home / "veridiag.db", "tool_invocation")
+
+        started = time.perf_counter()
+        _fill(store, fresh, compressed, sessions, newest=datetime.now(UTC) - timedelta(seconds=1))
+        fill_seconds = time.perf_counter() - started
+        session_bytes = _table_bytes(home / "veridiag.db", "diagnosis_session")
+
+        middle = store.list_sessions(limit=1, offset=sessions // 2)[0]
+        cursor = session_cursor(middle)
+        by_cursor = [s.id for s in store.list_sessions(limit=PAGE, cursor=cursor)]
+        pages_agree = by_cursor == [s.id for s in store.list_sessions(limit=PAGE, offset=sessions // 2 + 1)]
+        timed: dict[str, Callable[[], object]] = {
+            "list": lambda: store.list_sessions(limit=PAGE),
+            "page_with_total": lambda: (store.list_sessions(limit=PAGE + 1), store.count_sessions()),
+            "verdict_page": lambda: store.list_sessions(limit=PAGE, verdict="REJECT"),
+            "keyset_page": lambda: store.list_sessions(limit=PAGE, cursor=cursor),
+            "offset_page": lambda: store.list_sessions(limit=PAGE, offset=sessions // 2),
+            "get": lambda: store.get_session(real.session_id),
+        }
+        results = {name: summary(time_runs(call, repeats)) for name, call in timed.items()}
+        # The query as it was sorts the whole table each time: fewer repeats.
+        results["old_query_list"] = summary(time_runs(lambda: _old_listing(store), max(3, repeats // 20)))
+        uncompressed = _count_uncompressed(home / "veridiag.db")  # the last day's
+        store.compress_older_audits(older_than=0)
+        results["get_compressed"] = summary(time_runs(lambda: store.get_session(real.session_id), repeats))
+        store.close()
+
+        baseline = min(baseline_sessions, sessions)
+        before = SessionStore(f"sqlite:///{home / 'before.db'}")
+        _fill_as_before(before, fresh, real.self_evaluation, baseline)
+        bytes_before = _table_bytes(home / "before.db", "diagnosis_session") / baseline
+        before.close()
+    return {
+        "sessions": sessions,
+        "page": PAGE,
+        "list_p50_ms": results["list"]["p50_ms"],
+        "list_p99_ms": results["list"]["p99_ms"],
+        **{f"{name}_{key}": value for name, got in results.items() if name != "list" for key, value in got.items()},
+        "bytes_per_session": round(session_bytes / (sessions + 1)),
+        "bytes_per_session_before": round(bytes_before),
+        "audit_bytes": {
+            "before": len(_old_json(real.self_evaluation)),
+            "compact": len(_json_text(fresh["audit"])),
+            "compressed": len(compressed),
+        },
+        "invocation_bytes_per_session": invocation_bytes,
+        "uncompressed_sessions": uncompressed,
+        "pages_agree": pages_agree,
+        "fill_seconds": round(fill_seconds, 1),
+        "repeats": repeats,
+    }
+
+
+def _stored_forms(store: SessionStore, session_id: str) -> tuple[dict[str, Any], bytes]:
+    """The session's row as written (compact audit), and its audit compressed by the store."""
+    with store.engine.connect() as connection:
+        row = connection.execute(select(_SESSIONS).where(_SESSIONS.c.id == session_id)).one()
+    fresh = dict(row._mapping)
+    with store.engine.begin() as connection:  # compress a copy, leave the real one as written
+        copy = {**fresh, "id": "s-compressed", "created_at": fresh["created_at"] - timedelta(days=2)}
+        connection.execute(insert(_SESSIONS), copy)
+    store.compress_older_audits(older_than=86_400)
+    with store.engine.begin() as connection:
+        blob = connection.execute(select(_SESSIONS.c.audit_zlib).where(_SESSIONS.c.id == "s-compressed")).scalar_one()
+        connection.execute(_SESSIONS.delete().where(_SESSIONS.c.id == "s-compressed"))
+    return fresh, blob
+
+
+def _fill(store: SessionStore, fresh: dict[str, Any], compressed: bytes, count: int, newest: datetime) -> None:
+    """``count`` copies of the real row, newest first, one every ``SPAN_DAYS / count``: the last
+    day's with the compact audit, older ones compressed — as the maintenance step leaves them."""
+    step = timedelta(days=SPAN_DAYS) / count
+    day_ago = newest - timedelta(days=1)
+    base = _without_audit(fresh)
+    recent: list[dict[str, Any]] = []
+    older: list[dict[str, Any]] = []
+    with store.engine.begin() as connection:
+        for index in range(count):
+            created = newest - step * (index + 1)
+            row = {
+                **base,
+                "id": f"s-{index:012x}",
+                "created_at": created,
+                "updated_at": created,
+                "query": f"{fresh['query']} #{index}",
+                "verdict": _VERDICTS[index % len(_VERDICTS)],
+            }
+            if created > day_ago:
+                recent.append({**row, "audit": fresh["audit"]})
+            else:
+                older.append({**row, "audit_zlib": compressed})
+            for rows in (recent, older):
+                if len(rows) == _INSERT_CHUNK:
+                    connection.execute(insert(_SESSIONS), rows)
+                    rows.clear()
+        for rows in (recent, older):
+            if rows:
+                connection.execute(insert(_SESSIONS), rows)
+
+
+def _fill_as_before(store: SessionStore, fresh: dict[str, Any], audit: dict[str, Any], count: int) -> None:
+    """The same session stored as before migration 0003: the whole audit in ``self_evaluation``,
+    JSON with ASCII escapes (the serializer's default then)."""
+    newest = datetime.now(UTC)
+    base = _without_audit(fresh)
+    rows = [
+        {**base, "id": f"s-{index:012x}", "created_at": newest - timedelta(minutes=index)} for index in range(count)
+    ]
+    with store.engine.begin() as connection:
+        connection.execute(insert(_SESSIONS), rows)
+        connection.exec_driver_sql("UPDATE diagnosis_session SET self_evaluation = ?", (_old_json(audit),))
+
+
+def _without_audit(row: dict[str, Any]) -> dict[str, Any]:
+    """The row without its audit columns: left out of an INSERT they are SQL NULL (a ``None``
+    would be stored as JSON ``null``, which the store never writes)."""
+    return {key: value for key, value in row.items() if key not in {"self_evaluation", "audit", "audit_zlib"}}
+
+
+def _old_listing(store: SessionStore) -> list[Any]:
+    """The listing query as it was: whole rows, newest first with the id ascending (a sort)."""
+    query = select(_SESSIONS).order_by(_SESSIONS.c.created_at.desc(), _SESSIONS.c.id).limit(PAGE)
+    with store.engine.connect() as connection:
+        return list(connection.execute(query).all())
+
+
+def _table_bytes(path: Path, table: str) -> int:
+    """Bytes of ``table`` and its indexes in the file (SQLite ``dbstat``: pages in use)."""
+    with sqlite3.connect(path) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        names = [table] + [row[0] for row in connection.execute(f"PRAGMA index_list({table})")]
+        marks = ",".join("?" * len(names))
+        used = connection.execute(f"SELECT sum(pgsize) FROM dbstat WHERE name IN ({marks})", names).fetchone()
+    return int(used[0] or 0)
+
+
+def _count_uncompressed(path: Path) -> int:
+    with sqlite3.connect(path) as connection:
+        return int(connection.execute("SELECT count(*) FROM diagnosis_session WHERE audit IS NOT NULL").fetchone()[0])
+
+
+def _old_json(audit: dict[str, Any]) -> str:
+    return json.dumps(audit)
+
+
+def _json_text(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
