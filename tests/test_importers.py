@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from veridiag.cli.app import app
+from veridiag.store.database import head_revision
 from veridiag.tools import QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.importers import ImportFailedError, export_openmetrics, import_logs, import_metrics_csv
@@ -149,4 +150,4 @@ def test_cli_import_kb_and_tool_call(tmp_path: Path) -> None:
     kb = runner.invoke(app, ["kb", "search", "连接池 超时", "--json"], env=env)
     assert kb.exit_code == 0 and json.loads(kb.stdout)[0]["id"] == "rb-db-pool-exhaustion"
     upgraded = runner.invoke(app, ["db", "upgrade"], env=env)
-    assert upgraded.exit_code == 0 and "→ 0002" in upgraded.stdout
+    assert upgraded.exit_code == 0 and f"→ {head_revision()}" in upgraded.stdout
