@@ -79,28 +79,63 @@ class _Drain(Drain):  # type: ignore[misc]  # drain3 is untyped
         return (similar / fixed if fixed else 1.0), params
 
 
-_TOKEN_CACHE: dict[str, str] = {}
-_TOKEN_CACHE_LIMIT = 100_000
+# Where ``_VARIABLE`` matches depends on which characters are digits, never on which digit they
+# are, except for the ``0`` of ``0x``: a message's *shape* (each digit read as 5; a ``0`` kept when
+# the message writes ``0x``) is masked at the same places. Shapes repeat where the numbers do not.
+# Shapes are taken in UTF-8 (digits are single bytes there, and bytes.translate is ~5x faster
+# than str.translate).
+_EVERY_DIGIT = bytes.maketrans(b"0123456789", b"5555555555")
+_DIGIT_BUT_ZERO = bytes.maketrans(b"123456789", b"555555555")
+Spans = tuple[tuple[int, int], ...]
+_SHAPE_SPANS: dict[bytes, Spans] = {}
+_SHAPE_LIMIT = 50_000
+_TOKEN_SPANS: dict[str, Spans] = {}
+_TOKEN_LIMIT = 100_000
 
 
 def mask(message: str) -> str:
     """``message`` with variable tokens replaced by the mask token (shown as ``<*>``).
 
-    Masked a space-separated token at a time through a cache: words repeat across messages, and
-    a dict lookup a token is ~4x faster than running the regex over the whole message (loghub
-    messages, cold cache: 235 k/s against 62 k/s). No mask spans a space, so the result is the same.
+    The mask's places are memoised by the message's shape, and a new shape is read a
+    space-separated token shape at a time through a second memo (no mask spans a space), so the
+    regex runs once per new token shape, not once per new number or id. Measured against a memo
+    of each distinct token: 2.4x the messages/s on the benchmark's service lines (where ids and
+    latencies never repeat), 1.2x on the loghub samples, cold memos.
     """
-    cache = _TOKEN_CACHE
-    out = []
-    for token in message.split(" "):
-        masked = cache.get(token)
-        if masked is None:
-            masked = _VARIABLE.sub(_MASK, token)
-            if len(cache) >= _TOKEN_CACHE_LIMIT:
-                cache.clear()
-            cache[token] = masked
-        out.append(masked)
-    return " ".join(out)
+    raw = message.encode("utf-8", "surrogatepass")
+    shape = raw.translate(_DIGIT_BUT_ZERO if b"0x" in raw or b"0X" in raw else _EVERY_DIGIT)
+    spans = _SHAPE_SPANS.get(shape)
+    if spans is None:
+        spans = _shape_spans(shape.decode("utf-8", "surrogatepass"))
+        if len(_SHAPE_SPANS) >= _SHAPE_LIMIT:
+            _SHAPE_SPANS.clear()
+        _SHAPE_SPANS[shape] = spans
+    if not spans:
+        return message
+    parts = []
+    done = 0
+    for start, end in spans:
+        parts.append(message[done:start])
+        parts.append(_MASK)
+        done = end
+    parts.append(message[done:])
+    return "".join(parts)
+
+
+def _shape_spans(shape: str) -> Spans:
+    """Where ``_VARIABLE`` matches in ``shape``, token by token."""
+    found: list[tuple[int, int]] = []
+    offset = 0
+    for token in shape.split(" "):
+        spans = _TOKEN_SPANS.get(token)
+        if spans is None:
+            spans = tuple(match.span() for match in _VARIABLE.finditer(token))
+            if len(_TOKEN_SPANS) >= _TOKEN_LIMIT:
+                _TOKEN_SPANS.clear()
+            _TOKEN_SPANS[token] = spans
+        found += [(offset + start, offset + end) for start, end in spans]
+        offset += len(token) + 1
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True)
