@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from veridiag.text.tokens import segment
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow, _ingest
 
 START = datetime(2026, 7, 7, tzinfo=UTC)
@@ -112,7 +113,6 @@ def test_a_write_error_reaches_the_caller_and_stores_nothing(
     tmp_path: Path, small_batches: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
-    segment = _ingest.segment
 
     def failing(text: str) -> str:
         if text == "request 31 took 93ms":
