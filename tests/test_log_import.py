@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from veridiag.bench import log_import
 from veridiag.text.tokens import segment
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow, _ingest
 
@@ -124,3 +125,16 @@ def test_a_write_error_reaches_the_caller_and_stores_nothing(
         env.add_logs(iter(log_rows(60)))
     assert stored(env) == []
     assert writer_threads() == []
+
+
+def test_the_import_benchmark_runs_the_command_in_a_child_and_reports_its_peak(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A smoke run of ``veridiag bench --only log_import``; a store named in the environment is left alone."""
+    monkeypatch.setenv("VERIDIAG_EMBEDDED__PATH", "/nonexistent/do-not-write-here.db")
+    result = log_import.run(lines=2_000)
+    assert result["log_lines"] == 2_000
+    for key in ("import_10m_seconds", "import_tenth_seconds", "import_10m_rss_mb", "import_fixed_rss_mb"):
+        assert isinstance(result[key], float) and result[key] > 0, key
+    assert result["import_10m_rss_mb"] >= result["import_fixed_rss_mb"] > 20, "a child's peak, not a zero"
+    assert result["import_lines_per_s"] == round(2_000 / result["import_10m_seconds"])

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from veridiag.bench import api, gatekeeper, pipeline, tools
+from veridiag.bench import api, gatekeeper, log_import, pipeline, tools
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, Callable[[BenchOptions], dict[str, Any]]] = {
     "pipeline": lambda o: pipeline.run(sessions=5) if o.quick else pipeline.run(),
     "tools": lambda o: tools.run(lines=20_000, runbooks=100, repeats=3) if o.quick else tools.run(),
     "api": _api,
+    "log_import": lambda o: log_import.run(lines=50_000) if o.quick else log_import.run(),
 }
 
 
