@@ -10,9 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import NamedTuple
@@ -24,8 +22,6 @@ from veridiag.tools.templates import TemplateMiner
 BATCH = 10_000
 #: Distinct lines whose repeats are counted exactly (about 100 bytes each).
 REPEAT_MEMORY = 500_000
-#: Batches read ahead of the one being written.
-_PENDING = 2
 _MARK_LOADED = "INSERT OR IGNORE INTO meta VALUES ('loaded', 'data')"
 
 
@@ -175,26 +171,11 @@ def _keyed_batches(rows: Iterable[LogRow]) -> Iterator[list[tuple[int, int, LogR
 
 
 def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
-    """Append the rows that are not stored yet; mine their templates.
-
-    Batches are written on a thread of their own while the next ones are read: SQLite releases
-    the GIL while it fills the B-trees and the full-text index, so on two cores that work
-    overlaps the reading and parsing of the file. At most ``_PENDING`` batches wait (bounded
-    memory); the connection is used by the writer thread only until every batch is written.
-    """
+    """Append the rows that are not stored yet; mine their templates. Streamed: one batch of
+    rows is held at a time, whatever the file size."""
     writer = _LogWriter(conn)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="veridiag-log-writer") as pool:
-        pending: deque[Future[None]] = deque()
-        try:
-            for batch in _keyed_batches(rows):
-                pending.append(pool.submit(writer.write, batch))
-                if len(pending) > _PENDING:
-                    pending.popleft().result()
-            while pending:
-                pending.popleft().result()
-        except BaseException:
-            pool.shutdown(cancel_futures=True)  # the caller rolls the transaction back
-            raise
+    for batch in _keyed_batches(rows):
+        writer.write(batch)
     writer.miners.save()
     conn.execute(_MARK_LOADED)
     return writer.written
