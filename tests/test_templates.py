@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from random import Random
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.tools.templates import TemplateCount, TemplateMiner, mask, mine
+from veridiag.tools.templates import _MASK, _VARIABLE, TemplateCount, TemplateMiner, mask, mine
 
 HIKARI = (
     "HikariPool-1 - Connection is not available, request timed out after {ms}ms "
@@ -20,6 +22,27 @@ def test_values_are_masked_and_words_with_digits_kept() -> None:
     assert mask("HikariPool-1 exec-12 v2 http/1.1") == "HikariPool-1 exec-12 v2 http/<#>"
     assert mask("proxy.example.net:5070 open") == "<#> open"
     assert mask("  two  spaces kept ") == "  two  spaces kept "
+
+
+def _mask_each_token(message: str) -> str:
+    """The mask by definition: the variable pattern run over each space-separated token."""
+    return " ".join(_VARIABLE.sub(_MASK, token) for token in message.split(" "))
+
+
+# Pieces of values (digits, hex, 0x), the separators the pattern looks at, non-ASCII letters and
+# digits and a lone surrogate, joined at random.
+_PIECES = ["0x", "0X", "1x", "ff", "7", "42", "0", "9e", ".", ":", "-", "+", ",", "=", "/", "_", "[", "]"]
+_PIECES += [" ", "\t", "a", "g", "Z", "é", "٣", "用", "\ud800"]
+_MESSAGES = st.lists(st.sampled_from(_PIECES), max_size=24).map("".join)
+
+
+@given(st.lists(_MESSAGES, min_size=1, max_size=6), st.randoms())
+def test_the_memoised_mask_equals_the_pattern_run_over_each_token(messages: list[str], rng: Random) -> None:
+    """Messages that differ only in their digits share a memoised shape; each must still get its own mask."""
+    for message in messages:
+        renumbered = "".join(rng.choice("0123456789") if ch.isdigit() and ch.isascii() else ch for ch in message)
+        assert mask(message) == _mask_each_token(message)
+        assert mask(renumbered) == _mask_each_token(renumbered)
 
 
 def test_lines_differing_only_in_numbers_and_ids_share_a_template() -> None:

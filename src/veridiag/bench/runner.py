@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from veridiag.bench import api, gatekeeper, pipeline, sessions, startup, tools
+from veridiag.bench import api, gatekeeper, log_import, pipeline, sessions, startup, tools
 from veridiag.bench.goals import check_goals
 
 
@@ -26,11 +26,20 @@ def _api(options: BenchOptions) -> dict[str, Any]:
     return api.run(database_url=options.database_url)
 
 
+def _tools(options: BenchOptions) -> dict[str, Any]:
+    """Queries over cached 1 M / 10 M line stores, runbooks, and a fresh 10 M line import in a
+    child process (``import_10m_*``; quick: 50 k lines)."""
+    if options.quick:
+        queried = tools.run(lines=20_000, runbooks=100, repeats=3, large_lines=None)
+        return {**queried, **log_import.run(lines=50_000)}
+    return {**tools.run(), **log_import.run()}
+
+
 #: name → run with the given options.
 BENCHMARKS: dict[str, Callable[[BenchOptions], dict[str, Any]]] = {
     "gatekeeper": lambda o: gatekeeper.run(repeats=10, baseline_repeats=1) if o.quick else gatekeeper.run(),
     "pipeline": lambda o: pipeline.run(sessions=5) if o.quick else pipeline.run(),
-    "tools": lambda o: tools.run(lines=20_000, runbooks=100, repeats=3, large_lines=None) if o.quick else tools.run(),
+    "tools": _tools,
     "api": _api,
     "startup": lambda o: startup.run(repeats=3) if o.quick else startup.run(),
     "sessions": lambda o: sessions.run(sessions=2_000, repeats=20) if o.quick else sessions.run(),

@@ -41,8 +41,9 @@ def _stopwords() -> frozenset[str]:
 
 
 def segment(text: str) -> str:
-    """Space-separated words for FTS5; text without Chinese passes through untouched (fast path)."""
-    if not has_cjk(text):
+    """Space-separated words for FTS5; text without Chinese passes through untouched (fast path:
+    an ASCII test first, ~10x cheaper than the Han search on an imported log line)."""
+    if text.isascii() or not has_cjk(text):
         return text
     return " ".join(token for token in _cut()(text) if token.strip())
 

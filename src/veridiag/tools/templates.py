@@ -79,28 +79,64 @@ class _Drain(Drain):  # type: ignore[misc]  # drain3 is untyped
         return (similar / fixed if fixed else 1.0), params
 
 
-_TOKEN_CACHE: dict[str, str] = {}
-_TOKEN_CACHE_LIMIT = 100_000
+# Where ``_VARIABLE`` matches depends on which characters are digits, never on which digit they
+# are, except for the ``0`` of ``0x``: a message's *shape* (each digit read as 5; a ``0`` kept when
+# the message writes ``0x``) is masked at the same places. Shapes repeat where the numbers do not.
+# Shapes are taken in UTF-8 (digits are single bytes there, and bytes.translate is ~5x faster
+# than str.translate); a shape differs from its message only where it reads 5.
+_EVERY_DIGIT = bytes.maketrans(b"0123456789", b"5555555555")
+_DIGIT_BUT_ZERO = bytes.maketrans(b"123456789", b"555555555")
+#: The (start, end) slices a message keeps between its masks; end None: to the end.
+Kept = tuple[tuple[int, int | None], ...]
+_SHAPES: dict[bytes, str | Kept] = {}
+_SHAPE_LIMIT = 50_000
+_TOKEN_SPANS: dict[str, tuple[tuple[int, int], ...]] = {}
+_TOKEN_LIMIT = 100_000
 
 
 def mask(message: str) -> str:
     """``message`` with variable tokens replaced by the mask token (shown as ``<*>``).
 
-    Masked a space-separated token at a time through a cache: words repeat across messages, and
-    a dict lookup a token is ~4x faster than running the regex over the whole message (loghub
-    messages, cold cache: 235 k/s against 62 k/s). No mask spans a space, so the result is the same.
+    Memoised by the message's shape: the masked text itself when every digit falls in a mask
+    (the common case: the shape then reads as the message), else the slices kept between the
+    masks. A new shape is read a space-separated token at a time through a second memo (no mask
+    spans a space), so the regex runs once per new token shape, not once per new number or id.
+    Measured against a memo of each distinct token: 5.7x the messages/s on the benchmark's
+    service lines (where ids and latencies never repeat), 1.5x on the loghub samples, cold memos.
     """
-    cache = _TOKEN_CACHE
-    out = []
-    for token in message.split(" "):
-        masked = cache.get(token)
-        if masked is None:
-            masked = _VARIABLE.sub(_MASK, token)
-            if len(cache) >= _TOKEN_CACHE_LIMIT:
-                cache.clear()
-            cache[token] = masked
-        out.append(masked)
-    return " ".join(out)
+    raw = message.encode("utf-8", "surrogatepass")
+    shape = raw.translate(_DIGIT_BUT_ZERO if b"0x" in raw or b"0X" in raw else _EVERY_DIGIT)
+    masked = _SHAPES.get(shape)
+    if masked is None:
+        masked = _shape_mask(shape.decode("utf-8", "surrogatepass"))
+        if len(_SHAPES) >= _SHAPE_LIMIT:
+            _SHAPES.clear()
+        _SHAPES[shape] = masked
+    if isinstance(masked, str):
+        return masked
+    return _MASK.join([message[start:end] for start, end in masked])
+
+
+def _shape_mask(shape: str) -> str | Kept:
+    """How every message of ``shape`` is masked (see ``mask``)."""
+    kept: list[tuple[int, int | None]] = []
+    done = offset = 0
+    for token in shape.split(" "):
+        spans = _TOKEN_SPANS.get(token)
+        if spans is None:
+            spans = tuple(match.span() for match in _VARIABLE.finditer(token))
+            if len(_TOKEN_SPANS) >= _TOKEN_LIMIT:
+                _TOKEN_SPANS.clear()
+            _TOKEN_SPANS[token] = spans
+        for start, end in spans:
+            kept.append((done, offset + start))
+            done = offset + end
+        offset += len(token) + 1
+    kept.append((done, None))
+    pieces = [shape[start:end] for start, end in kept]
+    if any("5" in piece for piece in pieces):
+        return tuple(kept)
+    return _MASK.join(pieces)
 
 
 @dataclass(frozen=True, slots=True)
