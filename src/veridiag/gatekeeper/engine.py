@@ -171,9 +171,9 @@ class Gatekeeper:
                     errors.append(GatekeeperError(rule_id=meta.id, target=record.target, message=record.reason))
                 elif outcome == "warn" and worst == "pass":
                     worst = "warn"
-                claim_index = claim_of.get(record.target, -1)
-                if claim_index == -1:
-                    claim_index = claim_of[record.target] = _claim_index(record.target)
+                if record.target not in claim_of:
+                    claim_of[record.target] = _claim_index(record.target)
+                claim_index = claim_of[record.target]
                 if claim_index is not None and claim_index in traces:
                     traces[claim_index].checks.append(record)
                 else:
@@ -192,9 +192,9 @@ class Gatekeeper:
             failed_rule_impacts=impacts,
             rules_run=[meta.id for meta, _ in results],
         )
-        # The output the check was given (a parsed JSON document) with its arrays filled in:
-        # set, not validated again as ``JsonValue`` — that walk alone cost a third of a
-        # millisecond per check, for a copy of what the parser already produced.
+        # The output the check was given (parsed JSON), its optional arrays filled in, is set as
+        # it is: validated again as ``JsonValue`` it cost ≈ 0.2 ms a check (measured), nearly
+        # all of building the report, to copy what the parser had produced.
         report.normalized_output = normalized
         return report
 
