@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.text.entities import Corpus, entities_outside, extract_entities
+from veridiag.text.entities import Corpus, TextFacts, entities_outside, extract_entities
 
 SERVICES = ("redis", "gateway", "mysql")
 
@@ -108,6 +108,8 @@ def test_entities_outside_skips_tokens_known_verbatim() -> None:
     assert ("identifier", "123") not in [(e.kind, e.text) for e in changed], "two tokens away: not lexed"
     spaced = entities_outside("耗时 5.8 秒 之后", frozenset({"耗时", "秒"}))
     assert [(e.kind, e.text) for e in spaced] == [("quantity", "5.8 秒")]
+    assert [e.text for e in entities_outside("耗时 5.8 秒 之后", frozenset({"耗时", "5.8"}))] == ["5.8 秒"]
+    assert entities_outside("耗时 5.8 秒 之后", frozenset({"5.8", "秒"})) == []
 
 
 fragments = st.sampled_from(
@@ -162,3 +164,16 @@ def test_entities_outside_is_extraction_minus_what_known_tokens_carry(parts: lis
     outside = entities_outside(text, known, SERVICES)
     assert all(entity in everything for entity in outside)
     assert entities_outside(text, frozenset(tokens), SERVICES) == []
+
+
+@given(st.lists(fragments | st.text(max_size=6), max_size=12), st.data())
+def test_one_lexing_answers_for_any_known_tokens(parts: list[str], data: st.DataObject) -> None:
+    """A text's facts are lexed once and then asked about with several token sets (the
+    Gatekeeper keeps them per check): each answer is the one a fresh lexing gives."""
+    text = " ".join(parts)
+    tokens = sorted(Corpus([text]).tokens)
+    facts = TextFacts(text, SERVICES)
+    for _ in range(3):
+        known = frozenset(data.draw(st.lists(st.sampled_from(tokens), unique=True)) if tokens else [])
+        assert facts.outside(known) == TextFacts(text, SERVICES).outside(known)
+    assert facts.entities() == extract_entities(text, SERVICES)

@@ -43,9 +43,45 @@ class Located:
         return self.text[start : end if end >= 0 else len(self.text)]
 
 
+@dataclass(frozen=True, slots=True)
+class BindingView:
+    """One evidence binding of a claim as every rule reads it, resolved once per check."""
+
+    #: ``claims[i].evidence_bindings[j]``
+    target: str
+    binding: dict[str, Any]
+    #: ``evidence_excerpt`` as written (any JSON value).
+    excerpt: object
+    #: ``source_invocation_ids`` as written; ``[]`` when not a list.
+    cited: list[Any]
+    #: The cited invocations that exist and are this session's, in citation order.
+    usable: tuple[InvocationView, ...]
+
+    @property
+    def excerpt_target(self) -> str:
+        return f"{self.target}.evidence_excerpt"
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimView:
+    """One claim that is a JSON object, with its bindings that are JSON objects."""
+
+    index: int
+    #: ``claims[i]``
+    target: str
+    claim: dict[str, Any]
+    bindings: tuple[BindingView, ...]
+
+
 @dataclass
 class ValidationContext:
-    """One Gatekeeper run: the (normalised) output and the cited invocations."""
+    """One Gatekeeper run: the (normalised) output and the cited invocations.
+
+    It is the per-check object: what several rules need of the output — each claim's
+    bindings with their cited invocations resolved, each excerpt's alignment — is worked out
+    here once per check and shared by the rules. Nothing in it outlives the check, so a
+    check never answers from an earlier check's work on the same claims.
+    """
 
     output: Any
     normalized: dict[str, Any] | None
@@ -58,15 +94,33 @@ class ValidationContext:
     evidence_cache: EvidenceIndexCache = field(default_factory=EvidenceIndexCache)
     #: Per-run memo for rules (excerpt look-ups, entity look-ups); never outlives the run.
     memo: dict[Any, Any] = field(default_factory=dict)
+    _claim_views: list[ClaimView] | None = field(default=None, init=False, repr=False)
+
+    def claim_views(self) -> list[ClaimView]:
+        """Every claim that is a JSON object, with its bindings and their usable invocations
+        (built on first use, then shared by the rules of this check)."""
+        if self._claim_views is None:
+            claims = self.normalized.get("claims") if self.normalized else None
+            self._claim_views = [
+                self._claim_view(index, claim)
+                for index, claim in enumerate(claims if isinstance(claims, list) else [])
+                if isinstance(claim, dict)
+            ]
+        return self._claim_views
+
+    def _claim_view(self, index: int, claim: dict[str, Any]) -> ClaimView:
+        target = f"claims[{index}]"
+        views = []
+        for binding_target, binding in bindings(target, claim):
+            cited = cited_ids(binding)
+            usable = tuple(inv for raw in cited if (inv := self.usable_invocation(raw)) is not None)
+            views.append(BindingView(binding_target, binding, binding.get("evidence_excerpt"), cited, usable))
+        return ClaimView(index, target, claim, tuple(views))
 
     def claims(self) -> Iterator[tuple[int, str, dict[str, Any]]]:
         """``(index, target path, claim)`` for every claim that is a JSON object."""
-        claims = self.normalized.get("claims") if self.normalized else None
-        if not isinstance(claims, list):
-            return
-        for index, claim in enumerate(claims):
-            if isinstance(claim, dict):
-                yield index, f"claims[{index}]", claim
+        for view in self.claim_views():
+            yield view.index, view.target, view.claim
 
     def evidence(self, invocation: InvocationView) -> EvidenceIndex:
         """The invocation's index: what depends on it alone, built once per invocation."""

@@ -143,7 +143,7 @@ class AnchoredMatcher:
             while position >= 0 and seen < self.occurrences:
                 start = position - offset
                 if start not in starts:
-                    starts[start] = sum(source.startswith(p, start + o) for p, o in pieces)
+                    starts[start] = sum([source.startswith(p, start + o) for p, o in pieces])
                     if best_possible and starts[start] >= best_possible:
                         return [start]
                 seen += 1
@@ -151,12 +151,17 @@ class AnchoredMatcher:
         if starts:
             most = max(starts.values())
             return [start for start, agreement in starts.items() if agreement == most]
-        anchors = sorted(((m.group(), m.start()) for m in _TOKEN.finditer(excerpt)), key=lambda t: -len(t[0]))
-        for token, offset in anchors[: self.max_tokens]:
-            position = source.find(token)
+        # Longest first, in order of appearance among equals (``sorted`` is stable, reversed too).
+        anchors = sorted(_TOKEN.finditer(excerpt), key=_span_length, reverse=True)
+        for anchor in anchors[: self.max_tokens]:
+            position = source.find(anchor.group())
             if position >= 0:
-                return [position - offset]
+                return [position - anchor.start()]
         return []
+
+
+def _span_length(match: re.Match[str]) -> int:
+    return match.end() - match.start()
 
 
 def _may_occur(piece: str, tokens: frozenset[str] | None) -> bool:
@@ -179,13 +184,21 @@ def _cuts(excerpt: str) -> list[int]:
     size = len(excerpt)
     count = 3 if size >= 24 else 2 if size >= 12 else 1
     cuts = [0]
+    shortest = size
     for k in range(1, count):
-        ideal = k * size // count
-        left, right = excerpt.rfind(" ", cuts[-1] + 1, ideal + 1), excerpt.find(" ", ideal)
-        options = [c + 1 for c in (left, right) if c >= 0 and cuts[-1] < c + 1 < size]
-        cuts.append(min(options, key=lambda c: abs(c - ideal)) if options else max(ideal, cuts[-1] + 1))
-    bounds = [*cuts, size]
-    if min(bounds[i + 1] - bounds[i] for i in range(count)) < size // (2 * count):
+        ideal, last = k * size // count, cuts[-1]
+        # After the space left of the ideal cut, or after the one right of it; the nearer wins, left on a tie.
+        left, right = excerpt.rfind(" ", last + 1, ideal + 1) + 1, excerpt.find(" ", ideal) + 1
+        left_ok, right_ok = last < left < size, last < right < size
+        if left_ok and (not right_ok or ideal - left <= right - ideal):
+            cut = left
+        elif right_ok:
+            cut = right
+        else:
+            cut = max(ideal, last + 1)
+        shortest = min(shortest, cut - last)
+        cuts.append(cut)
+    if min(shortest, size - cuts[-1]) < size // (2 * count):
         return [k * size // count for k in range(count)]  # lopsided: cut by characters
     return cuts
 

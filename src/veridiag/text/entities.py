@@ -11,6 +11,7 @@ guard and the evals. The words facts are known by are data: ``entities.yaml``, `
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
@@ -78,7 +79,7 @@ _LEXER = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entity:
     """One exact fact found in text. ``needles`` are literal forms to look for."""
 
@@ -171,6 +172,83 @@ def _folded(words: tuple[str, ...]) -> frozenset[str]:
 
 
 _TOKEN_SPAN = re.compile(r"\S+")
+#: What every range has (a number, a dash or 至, a number): texts without it skip the range scan.
+_RANGE_HINT = re.compile(r"\d\s*[-–~至到]\s*\d")
+
+
+class TextFacts:
+    """One text's facts, lexed once: each occurrence with the whitespace tokens it lies in.
+
+    ``extract_entities`` (every fact) and ``entities_outside`` (the facts some known tokens
+    do not carry) are two views of it, so a caller asking about one text several times —
+    a claim repeated in a check, its excerpts read against different lines — lexes it once.
+    The lexing is deferred until a fact is asked for: a text whose tokens are all known
+    is never lexed.
+    """
+
+    __slots__ = ("_ignored", "_occurrences", "_services", "text", "tokens")
+
+    def __init__(self, text: str, known_services: Iterable[str] = (), ignore: Iterable[str] = ()) -> None:
+        #: Read as a reader sees it (``reader_text``): what the facts and tokens are of.
+        self.text = reader_text(text)
+        #: Its whitespace tokens.
+        self.tokens: list[str] = _TOKEN_SPAN.findall(self.text)
+        self._services = _folded(tuple(known_services))
+        self._ignored = _folded(tuple(ignore))
+        self._occurrences: list[tuple[Entity, tuple[str, ...]]] | None = None
+
+    def entities(self) -> list[Entity]:
+        """Every exact fact, each once, in order of appearance."""
+        return _unique(entity for entity, _tokens in self._lexed())
+
+    def outside(self, known_tokens: frozenset[str] | set[str]) -> list[Entity]:
+        """The facts touching a token not in ``known_tokens`` (see ``entities_outside``)."""
+        if known_tokens.issuperset(self.tokens):
+            return []
+        return _unique(entity for entity, tokens in self._lexed() if not known_tokens.issuperset(tokens))
+
+    def _lexed(self) -> list[tuple[Entity, tuple[str, ...]]]:
+        if self._occurrences is None:
+            self._occurrences = self._lex()
+        return self._occurrences
+
+    def _lex(self) -> list[tuple[Entity, tuple[str, ...]]]:
+        text, services, ignored = self.text, self._services, self._ignored
+        spans: list[tuple[int, int, Entity]] = []
+        for match in _LEXER.finditer(text):
+            kind = match.lastgroup
+            if kind == "word" and (not services or match.group().lower() not in services):
+                continue  # most matches: a word that is no fact, skipped without a call
+            entity = _entity(match, services)
+            if entity is not None:
+                found = [entity]
+            elif kind == "unit":
+                # "504 gateway": the word after a number was no unit; it may be a fact itself.
+                found = [e for inner in _LEXER.finditer(match.group("unit")) if (e := _entity(inner, services))]
+            else:
+                continue
+            spans += [(match.start(), match.end(), e) for e in found if e.text.lower() not in ignored]
+        if _RANGE_HINT.search(text):
+            for low in _RANGE.finditer(text):
+                entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
+                spans.append((low.start(), low.end(), entity))
+        if not spans:
+            return []
+        bounds = [(token.start(), token.end()) for token in _TOKEN_SPAN.finditer(text)]
+        starts, ends = [start for start, _ in bounds], [end for _, end in bounds]
+        # The tokens a fact overlaps: those starting before its end and ending after its start.
+        return [
+            (entity, tuple(self.tokens[bisect_right(ends, start) : bisect_left(starts, end)]))
+            for start, end, entity in spans
+        ]
+
+
+def _unique(entities: Iterable[Entity]) -> list[Entity]:
+    """The first of each fact (by kind and text, ignoring case)."""
+    unique: dict[tuple[str, str], Entity] = {}
+    for entity in entities:
+        unique.setdefault((entity.kind, entity.text.lower()), entity)
+    return list(unique.values())
 
 
 def entities_outside(
@@ -184,45 +262,12 @@ def entities_outside(
     wholly inside tokens found verbatim there is carried by them; every fact touching
     another token is returned — including one that spans a blank ("5.3 秒", "order 124",
     "HTTP 504", "200 / 200"), since the text is lexed whole."""
-    text = reader_text(text)
-    unknown = bytearray(len(text))
-    for token in _TOKEN_SPAN.finditer(text):
-        if token.group() not in known_tokens:
-            unknown[token.start() : token.end()] = b"\1" * (token.end() - token.start())
-    if 1 not in unknown:
-        return []
-    return extract_entities(text, known_services, ignore, touching=unknown)
+    return TextFacts(text, known_services, ignore).outside(known_tokens)
 
 
-def extract_entities(
-    text: str,
-    known_services: Iterable[str] = (),
-    ignore: Iterable[str] = (),
-    *,
-    touching: bytearray | None = None,
-) -> list[Entity]:
-    """Every exact fact in ``text``, each once, in order of appearance; with ``touching``
-    (a mask over ``text``), only the facts that overlap a marked character."""
-    if touching is None:
-        text = reader_text(text)
-    services = _folded(tuple(known_services))
-    ignored = _folded(tuple(ignore))
-    unique: dict[tuple[str, str], Entity] = {}
-    for match in _LEXER.finditer(text):
-        if touching is not None and 1 not in touching[match.start() : match.end()]:
-            continue
-        found = [_entity(match, services)]
-        if found[0] is None and match.lastgroup == "unit":
-            # "504 gateway": the word after a number was no unit; it may be a fact itself.
-            found = [_entity(inner, services) for inner in _LEXER.finditer(match.group("unit"))]
-        for entity in found:
-            if entity is not None and entity.text.lower() not in ignored:
-                unique.setdefault((entity.kind, entity.text.lower()), entity)
-    for low in _RANGE.finditer(text):
-        if touching is None or 1 in touching[low.start() : low.end()]:
-            entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
-            unique.setdefault((entity.kind, entity.text.lower()), entity)
-    return list(unique.values())
+def extract_entities(text: str, known_services: Iterable[str] = (), ignore: Iterable[str] = ()) -> list[Entity]:
+    """Every exact fact in ``text``, each once, in order of appearance."""
+    return TextFacts(text, known_services, ignore).entities()
 
 
 #: Texts up to this size are also searched case-insensitively for names and codes.

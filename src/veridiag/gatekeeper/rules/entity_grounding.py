@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.contracts.invocation import InvocationView
-from veridiag.gatekeeper.context import Located, RuleResult, ValidationContext, bindings, cited_ids
+from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
-from veridiag.text.entities import Corpus, Entity, entities_outside
+from veridiag.text.entities import Corpus, Entity, TextFacts
 
 
 class GroundingParams(BaseModel):
@@ -54,6 +54,10 @@ class _Check:
     context: ValidationContext
     params: GroundingParams
     result: RuleResult
+    #: Each distinct text's facts, lexed once in this check (a claim text that repeats an
+    #: excerpt, an excerpt cited by several claims). Per check, on purpose: kept across
+    #: checks, keyed by text, it would answer a later check from this one.
+    facts: dict[str, TextFacts] = field(default_factory=dict)
 
     def context_text(self, invocation: InvocationView) -> str:
         """Arguments and retrieval details: small, and often where the service name lives."""
@@ -69,9 +73,13 @@ class _Check:
         return bool(self.context.memo[key])
 
     def entities(self, text: object, known_tokens: frozenset[str]) -> list[Entity]:
+        """The facts of ``text`` that ``known_tokens`` do not carry (``entities_outside``)."""
         if not isinstance(text, str):
             return []
-        return entities_outside(text, known_tokens, self.params.known_services, self.params.ignore_tokens)
+        facts = self.facts.get(text)
+        if facts is None:
+            facts = self.facts[text] = TextFacts(text, self.params.known_services, self.params.ignore_tokens)
+        return facts.outside(known_tokens)
 
     def excerpt(self, entry: _Binding) -> None:
         exact = next((loc for loc in entry.located if loc.score >= 1.0), None)
@@ -159,10 +167,8 @@ class EntityGrounding(GatekeeperRule):
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(GroundingParams)
         check = _Check(context, params, RuleResult(self.id))
-        for _index, claim_target, claim in context.claims():
-            entries = [
-                self._binding(context, params, target, binding) for target, binding in bindings(claim_target, claim)
-            ]
+        for claim in context.claim_views():
+            entries = [self._binding(context, params, binding) for binding in claim.bindings]
             if params.check_excerpts:
                 for entry in entries:
                     if entry.sources:
@@ -171,8 +177,8 @@ class EntityGrounding(GatekeeperRule):
             if params.check_claim_text and sources:
                 regions = [loc.region() for entry in entries for loc in entry.located]
                 check.text(
-                    f"{claim_target}.claim_text",
-                    claim.get("claim_text"),
+                    f"{claim.target}.claim_text",
+                    claim.claim.get("claim_text"),
                     regions=regions,
                     sources=sources,
                     own_only=params.own_excerpts_only,
@@ -180,12 +186,9 @@ class EntityGrounding(GatekeeperRule):
         return check.result
 
     @staticmethod
-    def _binding(
-        context: ValidationContext, params: GroundingParams, target: str, binding: dict[str, object]
-    ) -> _Binding:
-        usable = [inv for raw in cited_ids(binding) if (inv := context.usable_invocation(raw))]
-        entry = _Binding(f"{target}.evidence_excerpt", binding.get("evidence_excerpt"), usable)
+    def _binding(context: ValidationContext, params: GroundingParams, binding: BindingView) -> _Binding:
+        entry = _Binding(binding.excerpt_target, binding.excerpt, list(binding.usable))
         if isinstance(entry.excerpt, str) and entry.excerpt.strip():
-            located = (context.locate(entry.excerpt, inv) for inv in usable)
+            located = (context.locate(entry.excerpt, inv) for inv in binding.usable)
             entry.located = [loc for loc in located if loc is not None and loc.score >= params.aligned_at]
         return entry

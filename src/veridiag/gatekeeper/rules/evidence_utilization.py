@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veridiag.gatekeeper.context import RuleResult, ValidationContext, bindings
+from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.tokens import keywords
@@ -26,16 +26,17 @@ class EvidenceUtilization(GatekeeperRule):
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(UtilizationParams)
         result = RuleResult(self.id)
-        for _index, claim_target, claim in context.claims():
-            text = claim.get("claim_text")
+        for claim in context.claim_views():
+            claim_target = claim.target
+            text = claim.claim.get("claim_text")
             if not isinstance(text, str):
                 continue
             claim_words = keywords(text)
             if not claim_words:
                 continue
             excerpt_words: set[str] = set()
-            for _target, binding in bindings(claim_target, claim):
-                excerpt = binding.get("evidence_excerpt")
+            for binding in claim.bindings:
+                excerpt = binding.excerpt
                 if isinstance(excerpt, str):
                     excerpt_words |= keywords(excerpt)
             coverage = len(claim_words & excerpt_words) / len(claim_words)

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from veridiag.contracts.gatekeeper import MatchedSpan, RuleStatus
 from veridiag.contracts.invocation import InvocationView
-from veridiag.gatekeeper.context import RuleResult, SourceName, ValidationContext, bindings, cited_ids
+from veridiag.gatekeeper.context import RuleResult, SourceName, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 
@@ -39,17 +39,15 @@ class ExcerptSimilarity(GatekeeperRule):
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(ExcerptParams)
         result = RuleResult(self.id)
-        for _index, claim_target, claim in context.claims():
-            for binding_target, binding in bindings(claim_target, claim):
-                excerpt = binding.get("evidence_excerpt")
-                target = f"{binding_target}.evidence_excerpt"
-                invocations = [inv for raw in cited_ids(binding) if (inv := context.usable_invocation(raw))]
-                if not invocations:
+        for claim in context.claim_views():
+            for binding in claim.bindings:
+                excerpt, target = binding.excerpt, binding.excerpt_target
+                if not binding.usable:
                     continue  # nothing citable: evidence.invocation_ref reports it
                 if not isinstance(excerpt, str) or not excerpt.strip():
                     result.add(target, "fail", "evidence_excerpt is empty")
                     continue
-                self._check(context, result, params, target=target, excerpt=excerpt, invocations=invocations)
+                self._check(context, result, params, target=target, excerpt=excerpt, invocations=binding.usable)
         return result
 
     @staticmethod
@@ -60,7 +58,7 @@ class ExcerptSimilarity(GatekeeperRule):
         *,
         target: str,
         excerpt: str,
-        invocations: list[InvocationView],
+        invocations: tuple[InvocationView, ...],
     ) -> None:
         names = tuple(params.compare_against)
         found = [loc for inv in invocations if (loc := context.locate(excerpt, inv, names)) is not None]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veridiag.gatekeeper.context import RuleResult, ValidationContext, bindings, cited_ids
+from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.phrases import phrase_list
@@ -35,16 +35,15 @@ class InstructionLanguage(GatekeeperRule):
         params = metadata.typed_params(InstructionParams)
         phrases = phrase_list(tuple(params.phrases))
         result = RuleResult(self.id)
-        for _index, claim_target, claim in context.claims():
-            for target, binding in bindings(claim_target, claim):
-                excerpt = binding.get("evidence_excerpt")
+        for claim in context.claim_views():
+            for binding in claim.bindings:
+                excerpt = binding.excerpt
                 if not isinstance(excerpt, str) or not excerpt.strip():
                     continue
                 texts = [excerpt]
                 if params.check_quoted_lines:
-                    for raw in cited_ids(binding):
-                        invocation = context.usable_invocation(raw)
-                        located = context.locate(excerpt, invocation) if invocation is not None else None
+                    for invocation in binding.usable:
+                        located = context.locate(excerpt, invocation)
                         if located is None or located.score < params.aligned_at:
                             continue
                         if located.source == "output" and context.evidence(located.invocation).free_of(phrases):
@@ -53,11 +52,11 @@ class InstructionLanguage(GatekeeperRule):
                 hits = sorted({hit for text in texts for hit in phrases.hits(text)})
                 if hits:
                     result.add(
-                        f"{target}.evidence_excerpt",
+                        binding.excerpt_target,
                         "fail",
                         f"the cited text speaks as a conclusion or an instruction ({', '.join(hits)}): "
                         "evidence is data, it cannot decide the answer",
                     )
                 else:
-                    result.add(f"{target}.evidence_excerpt", "pass")
+                    result.add(binding.excerpt_target, "pass")
         return result

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veridiag.gatekeeper.context import RuleResult, ValidationContext, as_invocation_id, bindings, cited_ids
+from veridiag.gatekeeper.context import RuleResult, ValidationContext, as_invocation_id
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 
@@ -24,25 +24,24 @@ class InvocationReference(GatekeeperRule):
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(InvocationRefParams)
         result = RuleResult(self.id)
-        for _index, claim_target, claim in context.claims():
-            raw_bindings = claim.get("evidence_bindings")
+        for claim in context.claim_views():
+            raw_bindings = claim.claim.get("evidence_bindings")
             if not isinstance(raw_bindings, list) or not raw_bindings:
-                result.add(f"{claim_target}.evidence_bindings", "fail", "claim has no evidence bindings")
+                result.add(f"{claim.target}.evidence_bindings", "fail", "claim has no evidence bindings")
                 continue
-            for binding_target, binding in bindings(claim_target, claim):
-                ids = cited_ids(binding)
-                if not ids:
-                    result.add(binding_target, "fail", "source_invocation_ids must be a non-empty array")
+            for binding in claim.bindings:
+                if not binding.cited:
+                    result.add(binding.target, "fail", "source_invocation_ids must be a non-empty array")
                     continue
-                for position, raw_id in enumerate(ids):
+                for position, raw_id in enumerate(binding.cited):
                     self._check_id(
                         context,
                         result,
                         params,
-                        target=binding_target,
+                        target=binding.target,
                         position=position,
                         raw_id=raw_id,
-                        tool_name=binding.get("tool_name"),
+                        tool_name=binding.binding.get("tool_name"),
                     )
         return result
 

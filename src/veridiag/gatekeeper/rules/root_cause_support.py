@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veridiag.gatekeeper.context import RuleResult, ValidationContext, bindings, cited_ids
+from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 
@@ -30,20 +30,20 @@ class RootCauseSupport(GatekeeperRule):
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(RootCauseParams)
         result = RuleResult(self.id)
-        for _index, claim_target, claim in context.claims():
-            if claim.get("claim_type") not in params.claim_types:
+        for claim in context.claim_views():
+            if claim.claim.get("claim_type") not in params.claim_types:
                 continue
             cited = {
                 invocation.id
-                for _target, binding in bindings(claim_target, claim)
-                for raw in cited_ids(binding)
-                if (invocation := context.usable_invocation(raw)) is not None and invocation.status != "error"
+                for binding in claim.bindings
+                for invocation in binding.usable
+                if invocation.status != "error"
             }
             if len(cited) >= params.min_invocations:
-                result.add(claim_target, "pass", f"rests on {len(cited)} invocations: {sorted(cited)}")
+                result.add(claim.target, "pass", f"rests on {len(cited)} invocations: {sorted(cited)}")
             else:
                 result.add(
-                    claim_target,
+                    claim.target,
                     "fail",
                     f"a root cause resting on {len(cited)} invocation(s) is a hypothesis: it needs "
                     f"{params.min_invocations} independent observations from different invocations",
