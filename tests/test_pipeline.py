@@ -464,8 +464,9 @@ def test_audit_chain_walks_back_to_the_invocations(store: SessionStore) -> None:
         composer("订单123出现 ERR_TIMEOUT，请求耗时 5.3 秒。"),
         max_rounds=1,
     )
-    chain = audit_chain(store, result.session_id)
-    assert chain is not None
+    audited = audit_chain(store, result.session_id)
+    assert audited is not None
+    chain = audited.model_dump(mode="json")  # as `veridiag audit --json` prints it
     assert chain["final_answer"] == result.answer and chain["answer_source"] == "composer"
     assert chain["composer"]["input"]["allowed_claims"][0]["claim_id"] == "claim-1"
     assert chain["verifier"]["claim_checks"][0]["verification"] == "direct_observation"

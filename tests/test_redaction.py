@@ -401,8 +401,9 @@ def test_a_planted_secret_never_leaves_the_tool_boundary(tmp_path: Path) -> None
     assembly = assemble(Settings(home=home, embedded={"load_demo": False}))
     result = assembly.pipeline.run("billing-api 从 14点 开始报错，怎么回事？")
     assert result.status == "completed" and result.verdict == "PASS", result.answer
-    chain = audit_chain(assembly.store, result.session_id)
-    assert chain is not None
+    audited = audit_chain(assembly.store, result.session_id)
+    assert audited is not None
+    chain = audited.model_dump(mode="json")  # as `veridiag audit --json` prints it
     seen = {
         "answer": result.answer,
         "audit chain": json.dumps(chain, ensure_ascii=False),

@@ -17,6 +17,7 @@ from veridiag.api.errors import request_id
 from veridiag.api.schemas import ChatRequest, ChatResponse, ErrorBody, SessionPage, SessionSummary
 from veridiag.api.security import require_token
 from veridiag.contracts.answer import AnswerDocument
+from veridiag.contracts.audit import AuditChain
 from veridiag.contracts.session import SessionRecord
 from veridiag.pipeline import audit_chain
 from veridiag.pipeline.factory import Assembly
@@ -131,7 +132,7 @@ def session(session_id: str, request: Request) -> SessionRecord:
     return found  # type: ignore[no-any-return]
 
 
-def audit_or_404(request: Request, session_id: str) -> dict[str, Any]:
+def audit_or_404(request: Request, session_id: str) -> AuditChain:
     """The session's audit chain; an unknown id is a 404 (the API and the workbench alike)."""
     chain = audit_chain(request.app.state.assembly.store, session_id)
     if chain is None:
@@ -140,7 +141,7 @@ def audit_or_404(request: Request, session_id: str) -> dict[str, Any]:
 
 
 @api.get("/sessions/{session_id}/audit", summary="The audit chain (as `veridiag audit --json`)")
-def audit(session_id: str, request: Request) -> dict[str, Any]:
+def audit(session_id: str, request: Request) -> AuditChain:
     return audit_or_404(request, session_id)
 
 

@@ -264,6 +264,7 @@ def audit(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """The audit chain of a session: final answer → composer → verifier → gatekeeper → invocations."""
+    from veridiag.contracts.json import json_object, json_objects
     from veridiag.pipeline import audit_chain
     from veridiag.store import StoreError, open_store
 
@@ -275,20 +276,22 @@ def audit(
     if chain is None:
         raise fail(f"no session {session_id!r}", code=1)
     if as_json:
-        print_json(chain)
+        print_json(chain.model_dump(mode="json"))
         return
-    session = chain["session"]
-    out.print(f"{session['id']} {session['status']} verdict={session['verdict']} — {session['query']}")
-    if session.get("error"):
-        out.print(f"  {session['error']}")
-    out.print(f"answer ({chain['answer_source']}):\n{chain['final_answer'] or '—'}")
-    for check in chain["verifier"]["claim_checks"] or []:
-        out.print(f"  {check['claim_id']}: {check['verification']} — {check['detail']}")
-    for correction in chain["verifier"]["corrections"] or []:
-        out.print(f"  corrected by {correction['guard']}: {correction['reason']}")
-    gatekeeper = chain["gatekeeper"]["result"] or {}
-    out.print(f"gatekeeper: {gatekeeper.get('status', 'off')} {', '.join(gatekeeper.get('failed_rules', []))}")
-    out.print(f"invocations: {', '.join(str(i['id']) + ':' + i['tool_name'] for i in chain['invocations'])}")
+    session = chain.session
+    out.print(f"{session.id} {session.status} verdict={session.verdict} — {session.query}")
+    if session.error:
+        out.print(f"  {session.error}")
+    out.print(f"answer ({chain.answer_source}):\n{chain.final_answer or '—'}")
+    for check in json_objects(chain.verifier.claim_checks):
+        out.print(f"  {check.get('claim_id')}: {check.get('verification')} — {check.get('detail')}")
+    for correction in json_objects(chain.verifier.corrections):
+        out.print(f"  corrected by {correction.get('guard')}: {correction.get('reason')}")
+    gatekeeper = json_object(chain.gatekeeper.result)
+    failed_rules = gatekeeper.get("failed_rules")
+    failed = ", ".join(str(rule) for rule in failed_rules) if isinstance(failed_rules, list) else ""
+    out.print(f"gatekeeper: {gatekeeper.get('status', 'off')} {failed}")
+    out.print(f"invocations: {', '.join(f'{i.id}:{i.tool_name}' for i in chain.invocations)}")
 
 
 @app.command("eval")

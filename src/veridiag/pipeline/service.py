@@ -254,7 +254,7 @@ class DiagnosisPipeline:
             final_answer=output.user_facing_answer,
             self_evaluation=evaluation,
             rounds=len(rounds),
-            llm_usage=evaluation["usage"],
+            llm_usage=audited.usage.model_dump(mode="json"),
         )
         run.emit("done", {"verdict": final.evaluation.verdict, "rounds": len(rounds)})
         return DiagnosisResult(
