@@ -6,6 +6,7 @@ from typing import Any
 
 from veridiag.contracts import InvocationRecord
 from veridiag.contracts.audit import AuditChain
+from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.verifier import VerifierPayload
 
@@ -104,3 +105,9 @@ def audit_chain_of(**sections: Any) -> AuditChain:
     ``sections`` stored."""
     session = {"id": SESSION, "created_at": "2026-07-07T10:00:00Z", "updated_at": "2026-07-07T10:05:00Z", "query": "q"}
     return AuditChain.model_validate({"session": session, **sections})
+
+
+def readable(document: JsonObject) -> dict[str, Any]:
+    """Stored JSON (a run's ``self_evaluation``, a tool's ``retrieval_details``) for a test to index
+    into: a missing key or another shape fails the test all the same."""
+    return document

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from tests.builders import readable
 from veridiag.api import create_app
 from veridiag.cli.app import app
 from veridiag.config import Settings
@@ -418,7 +419,7 @@ def test_a_planted_secret_never_leaves_the_tool_boundary(tmp_path: Path) -> None
     outputs = {i["id"]: i["output"] for i in chain["invocations"]}
     excerpts = [
         (i, b["evidence_excerpt"])
-        for c in result.self_evaluation["verifier_evaluation"]["executor_structured_output"]["claims"]
+        for c in readable(result.self_evaluation)["verifier_evaluation"]["executor_structured_output"]["claims"]
         for b in c["evidence_bindings"]
         for i in b["source_invocation_ids"]
     ]

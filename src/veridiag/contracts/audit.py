@@ -203,6 +203,23 @@ class SelfEvaluation(_Record):
         return data
 
 
+class PartialRun(_Record):
+    """What a failed run keeps: the stage it reached and everything recorded before it."""
+
+    stage: str
+    role_calls: list[RoleCall] = Field(default_factory=list)
+    plan: JsonObject | None = None
+    rounds: list[RoundRecord] = Field(default_factory=list)
+
+
+class FailedEvaluation(_Record):
+    """``self_evaluation`` of a failed session: no §23 record, where it stopped, what it had."""
+
+    verifier_evaluation: None = None
+    failed_at: str
+    partial: PartialRun
+
+
 # ``veridiag audit`` and ``GET /api/v1/sessions/{id}/audit``: the chain from the final answer back
 # to the invocations. Each section shows the stored JSON as it was written — a session kept by an
 # older version, or a failed one with no record, reads as it is — so the sections' members stay
