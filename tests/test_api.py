@@ -274,9 +274,9 @@ def test_concurrent_chats_on_one_server_lose_and_mix_nothing(backend: str) -> No
     result = api_bench.run(
         requests=30, runs=1, baseline_requests=2, inprocess_requests=4, serve_restarts=0, database_url=database_url
     )
-    assert (result["errors"], result["sessions_lost"], result["sessions_mixed"]) == (0, 0, 0)
-    assert result["per_run"][0]["sessions_stored"] == 30 + 2 + 4 + 2
-    assert result["store"] == backend
+    assert (result.errors, result.sessions_lost, result.sessions_mixed) == (0, 0, 0)
+    assert result.per_run[0].sessions_stored == 30 + 2 + 4 + 2
+    assert result.store == backend
 
 
 JSON = st.recursive(

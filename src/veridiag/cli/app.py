@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, NotRequired, TypedDict
 
 import typer
 from rich.table import Table
@@ -23,7 +23,9 @@ from veridiag.contracts.schemas import SCHEMA_FILES
 
 if TYPE_CHECKING:
     from veridiag.bench.goals import GoalCheck
+    from veridiag.contracts.gatekeeper import VerdictImpact
     from veridiag.contracts.invocation import InvocationRecord
+    from veridiag.contracts.json import JsonObject, JsonValue
     from veridiag.gatekeeper import RuleSet
 
 app = typer.Typer(
@@ -145,6 +147,17 @@ def _read_invocations(path: Path) -> list[InvocationRecord]:
     return records
 
 
+class GatekeeperCheck(TypedDict):
+    """What ``gatekeeper check`` prints; the traces only with ``--trace``."""
+
+    session_id: str
+    executor_output_parse_status: JsonObject
+    gatekeeper_result: JsonObject
+    failed_rule_impacts: dict[str, VerdictImpact]
+    claim_traces: NotRequired[JsonValue]
+    other_checks: NotRequired[JsonValue]
+
+
 @gatekeeper_app.command("check")
 def gatekeeper_check(
     output: Annotated[Path, typer.Option("--output", help="Raw Executor output (any text).")],
@@ -180,7 +193,7 @@ def gatekeeper_check(
 
     gatekeeper = Gatekeeper(_ruleset(rules_file))
     parsed, report = gatekeeper.check_raw(raw, session_id=session, invocations=store)
-    document: dict[str, Any] = {
+    document: GatekeeperCheck = {
         "session_id": session,
         "executor_output_parse_status": parsed.status.model_dump(),
         "gatekeeper_result": report.result.model_dump(),
@@ -211,6 +224,7 @@ def bench(
     """Run the benchmarks (repeated runs, medians, baselines in the same process)."""
     from veridiag.bench import run_benchmarks
     from veridiag.bench.goals import GoalCheck
+    from veridiag.contracts.json import json_object, json_objects
     from veridiag.store import StoreError
 
     try:
@@ -228,12 +242,12 @@ def bench(
     if as_json:
         print_json(results)
         return
-    goals = [GoalCheck.model_validate(goal) for goal in results.pop("goals")]
+    goals = [GoalCheck.model_validate(goal) for goal in json_objects(results.pop("goals"))]
     for name, values in results.items():
         table = Table(title=name)
         table.add_column("metric")
         table.add_column("value", justify="right")
-        for key, value in values.items():
+        for key, value in json_object(values).items():
             table.add_row(key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value))
         out.print(table)
     table = _goals_table(goals)
