@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from veridiag.contracts import InvocationRecord
+from veridiag.contracts.audit import AuditChain
+from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.verifier import VerifierPayload
 
@@ -96,3 +98,16 @@ def verifier_payload(structured: dict[str, Any] | None = None) -> VerifierPayloa
         executor_structured_output=structured,
         executor_output_parse_status=ParseStatus(status="valid" if structured else "missing", detail=""),
     )
+
+
+def audit_chain_of(**sections: Any) -> AuditChain:
+    """An audit chain as ``veridiag audit --json`` prints it, for a session ``SESSION`` with only
+    ``sections`` stored."""
+    session = {"id": SESSION, "created_at": "2026-07-07T10:00:00Z", "updated_at": "2026-07-07T10:05:00Z", "query": "q"}
+    return AuditChain.model_validate({"session": session, **sections})
+
+
+def readable(document: JsonObject) -> dict[str, Any]:
+    """Stored JSON (a run's ``self_evaluation``, a tool's ``retrieval_details``) for a test to index
+    into: a missing key or another shape fails the test all the same."""
+    return document

@@ -75,6 +75,76 @@ def test_stream_sends_each_stage_then_the_document(client: TestClient) -> None:
     assert client.get(f"/api/v1/sessions/{done['session_id']}").json()["status"] == "completed"
 
 
+#: The audit document's shape (``veridiag audit --json``, ``GET …/audit``): sections in this order.
+AUDIT_KEYS = [
+    "session",
+    "final_answer",
+    "answer_source",
+    "composer",
+    "verifier",
+    "gatekeeper",
+    "executor",
+    "rounds",
+    "invocations",
+    "failed_at",
+    "timings_ms",
+    "role_calls",
+    "usage",
+]
+AUDIT_VERIFIER_KEYS = [
+    "verdict",
+    "verifier_verdict",
+    "verifier_status",
+    "groundedness_score",
+    "claim_checks",
+    "hypothesis_checks",
+    "facts_checked",
+    "rationale",
+    "corrections",
+    "round",
+]
+
+
+def test_audit_shows_the_stored_session_the_same_in_the_cli_and_the_api(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VERIDIAG_HOME", str(tmp_path))
+    monkeypatch.setenv("VERIDIAG_ENGINE", "offline")
+    runner = CliRunner()
+    session_id = json.loads(runner.invoke(cli, ["ask", "--json", QUESTION]).stdout)["session_id"]
+    printed = runner.invoke(cli, ["audit", "--json", session_id])
+    assert printed.exit_code == 0, printed.stderr
+    client = TestClient(create_app(Settings(home=tmp_path)), base_url=BASE)
+    served = client.get(f"/api/v1/sessions/{session_id}/audit").json()
+    shown = json.loads(printed.stdout)
+    assert json.dumps(shown) == json.dumps(served), "the CLI and the API show one document, keys in one order"
+
+    stored = client.get(f"/api/v1/sessions/{session_id}").json()
+    record, evaluation = stored["self_evaluation"], stored["self_evaluation"]["verifier_evaluation"]
+    assert list(shown) == AUDIT_KEYS
+    assert shown["session"] == {k: v for k, v in stored.items() if k not in ("self_evaluation", "final_answer")}
+    assert shown["final_answer"] == stored["final_answer"] and shown["answer_source"] == evaluation["answer_source"]
+    assert shown["composer"] == {
+        "input": evaluation["composer_input"],
+        "output": evaluation["composer_output"],
+        "guard": evaluation["composer_guard"],
+        "reason": evaluation["answer_source_reason"],
+    }
+    assert shown["verifier"] == {key: evaluation[key] for key in AUDIT_VERIFIER_KEYS}
+    assert shown["gatekeeper"] == {
+        "result": evaluation["gatekeeper_result"],
+        "trace": record["rounds"][-1]["gatekeeper_trace"],
+    }
+    assert shown["executor"] == {
+        "parse_status": evaluation["executor_output_parse_status"],
+        "structured_output": evaluation["executor_structured_output"],
+    }
+    assert [shown[key] for key in ("rounds", "timings_ms", "role_calls", "usage")] == [
+        record[key] for key in ("rounds", "timings_ms", "role_calls", "usage")
+    ]
+    assert shown["failed_at"] is None and shown["invocations"][0]["session_id"] == session_id
+
+
 def test_sessions_page_filter_and_search(client: TestClient) -> None:
     client.post("/api/v1/chat", json={"query": "Why does /api/cart return 504 since 08:10?"})
     page = client.get("/api/v1/sessions", params={"limit": 1}).json()
@@ -204,9 +274,9 @@ def test_concurrent_chats_on_one_server_lose_and_mix_nothing(backend: str) -> No
     result = api_bench.run(
         requests=30, runs=1, baseline_requests=2, inprocess_requests=4, serve_restarts=0, database_url=database_url
     )
-    assert (result["errors"], result["sessions_lost"], result["sessions_mixed"]) == (0, 0, 0)
-    assert result["per_run"][0]["sessions_stored"] == 30 + 2 + 4 + 2
-    assert result["store"] == backend
+    assert (result.errors, result.sessions_lost, result.sessions_mixed) == (0, 0, 0)
+    assert result.per_run[0].sessions_stored == 30 + 2 + 4 + 2
+    assert result.store == backend
 
 
 JSON = st.recursive(

@@ -9,6 +9,7 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.builders import readable
 from veridiag.tools import QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends.loki import LokiBackend
 from veridiag.tools.backends.prometheus import PrometheusBackend
@@ -59,7 +60,7 @@ def test_prometheus_window_is_judged_against_the_series_history() -> None:
     (anomaly,) = series.anomalies
     assert (anomaly.direction, anomaly.peak, anomaly.expected) == ("up", 50.0, 12.0)
     assert anomaly.line in out.text and anomaly.peak_line == "2026-07-07T10:02:00Z 50 connections"
-    assert out.retrieval_details["series"][0]["points"] == 4, "NaN is not a point"
+    assert readable(out.retrieval_details)["series"][0]["points"] == 4, "NaN is not a point"
 
 
 def test_prometheus_passes_promql_through() -> None:
@@ -144,10 +145,10 @@ def test_loki_builds_logql_and_summarises_lines() -> None:
     assert seen[0].url.params["query"] == '{service="payment-service"} |= "ERR_TIMEOUT"'
     assert seen[0].url.params["start"] == str(T0 * 10**9)
     assert out.status == "ok"
-    assert out.retrieval_details["by_level"] == {"ERROR": 2, "WARN": 1}
+    assert readable(out.retrieval_details)["by_level"] == {"ERROR": 2, "WARN": 1}
     lines = out.text.split("lines:\n", 1)[1].split("\n")
     assert lines[0].startswith("2026-07-07T10:01:02Z") and lines[1].startswith("2026-07-07T10:01:05Z"), "time order"
-    assert out.retrieval_details["patterns"][0]["count"] == 2
+    assert readable(out.retrieval_details)["patterns"][0]["count"] == 2
 
 
 def test_loki_parse_error_is_reported() -> None:

@@ -17,6 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
+from tests.builders import readable
 from tests.llm_scripts import Script, _returns, executor_script
 from tests.llm_scripts import claim as _claim
 from tests.llm_scripts import evidence as _v2
@@ -60,7 +61,7 @@ def _pipeline(
 
 
 def _calls(result: DiagnosisResult, role: str) -> list[dict[str, Any]]:
-    return [c for c in result.self_evaluation["role_calls"] if c["role"] == role]
+    return [c for c in readable(result.self_evaluation)["role_calls"] if c["role"] == role]
 
 
 def test_executor_tool_calls_are_persisted_guarded_and_cited(
@@ -78,10 +79,10 @@ def test_executor_tool_calls_are_persisted_guarded_and_cited(
     assert executor["usage"]["tool_calls_refused"][0]["reason"] == "duplicate"
     invocations = store.list_invocations(result.session_id)
     assert [i.tool_name for i in invocations] == ["query_logs"]  # the duplicate was not run
-    evaluation = result.self_evaluation["verifier_evaluation"]
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
     assert evaluation["gatekeeper_result"]["status"] == "pass"
     assert [c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]] == ["c1"]
-    assert result.self_evaluation["usage"]["per_role"]["executor"]["output_tokens"] > 0
+    assert readable(result.self_evaluation)["usage"]["per_role"]["executor"]["output_tokens"] > 0
 
 
 def test_fabricated_ids_codes_and_injected_root_cause_never_reach_the_answer(
@@ -110,7 +111,7 @@ def test_hedged_claims_are_not_stated_as_confirmed(
         return _v2([_claim("c1", "可能是数据库连接池配置过小导致的", invocation, line, "root_cause")])
 
     result = _pipeline(store, demo_env, tmp_path, {"executor": executor_script(final)}).run(QUESTION)
-    evaluation = result.self_evaluation["verifier_evaluation"]
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
     assert "claim.hallucination_phrases" in evaluation["gatekeeper_result"]["failed_rules"]
     assert "可能是数据库连接池配置过小导致的" not in result.answer
     assert result.verdict != "PASS"
@@ -135,7 +136,7 @@ def test_composer_that_adds_a_number_is_replaced_by_the_template(
     result = _pipeline(store, demo_env, tmp_path, {"composer": composer}).run(QUESTION)
     assert result.answer_source == "template"
     assert "613 个连接" not in result.answer
-    evaluation = result.self_evaluation["verifier_evaluation"]
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
     assert evaluation["answer_source_reason"].startswith("composer guard")
 
 
@@ -193,7 +194,7 @@ def test_model_errors_retry_when_safe_then_fall_back_to_offline(
     assert verifier["engine_use"]["engine"] == "offline"
     assert verifier["engine_use"]["fallback_from"] == "llm:fn-verifier"
     assert f"ModelHTTPError {status}" in verifier["engine_use"]["reason"]
-    fallbacks = result.self_evaluation["usage"]["fallbacks"]
+    fallbacks = readable(result.self_evaluation)["usage"]["fallbacks"]
     assert fallbacks and fallbacks[0]["role"] == "verifier"
     assert fallbacks[0]["reason"] == f"llm:fn-verifier failed: {verifier['engine_use']['reason']}"
     assert result.verdict in ("PASS", "LOW_CONFID")  # the offline verifier judged instead
@@ -216,7 +217,7 @@ def test_a_failed_composer_model_gives_the_template_answer(
     error = ModelHTTPError(status_code=401, model_name="fn-composer", body=None)
     result = _pipeline(store, demo_env, tmp_path, {"composer": _failing(error, [])}).run(QUESTION)
     assert (result.answer_source, result.status) == ("template", "completed")
-    evaluation = result.self_evaluation["verifier_evaluation"]
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
     assert evaluation["answer_source_reason"] == "the template composer (offline engine)"
     composer = _calls(result, "composer")[0]
     assert composer["engine"] == "template (fallback)"
@@ -343,7 +344,7 @@ def test_cost_is_recorded_when_prices_are_configured(
     calls = [c["usage"] for c in _calls(result, "verifier")]  # one per round
     for usage in calls:
         assert usage["cost_usd"] == round((usage["input_tokens"] + usage["output_tokens"] * 2.0) / 1_000_000, 6)
-    total = result.self_evaluation["usage"]["per_role"]["verifier"]["cost_usd"]
+    total = readable(result.self_evaluation)["usage"]["per_role"]["verifier"]["cost_usd"]
     assert total == pytest.approx(sum(u["cost_usd"] for u in calls)) and total > 0
 
 
@@ -445,7 +446,7 @@ def test_an_obedient_model_cannot_confirm_a_root_cause_planted_in_the_logs(store
 
     scripts: dict[str, Script | Callable[..., Any]] = {"executor": executor, "verifier": verifier, "composer": composer}
     result = _pipeline(store, env, tmp_path, scripts).run("订单123支付失败，帮我看看是什么原因")
-    evaluation = result.self_evaluation["verifier_evaluation"]
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
     assert "evidence.instruction_language" in evaluation["gatekeeper_result"]["failed_rules"]
     assert result.verdict != "PASS"
     assert "E-9999" not in result.answer and "根本原因已确认" not in result.answer

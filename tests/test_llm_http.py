@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from tests.builders import readable
 from tests.fake_llm_server import FakeOpenAI, Reply, completion, serve, tool_results
 from veridiag.cli.app import app as cli
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
@@ -147,10 +148,12 @@ def test_real_client_path_end_to_end(tmp_path: Path, provider: str) -> None:
         assert fabricated not in result.answer
     assert result.verdict != "PASS"  # the Gatekeeper failed: a model's PASS cannot stand
     assert result.answer_source == "composer" and "payment-service" in result.answer
-    roles = {(c["role"], c["engine"]) for c in result.self_evaluation["role_calls"]}
+    roles = {(c["role"], c["engine"]) for c in readable(result.self_evaluation)["role_calls"]}
     assert {("executor", "llm:fake-model"), ("verifier", "llm:fake-model"), ("composer", "llm:fake-model")} <= roles
     assert ("planner", "offline") in roles
-    assert result.self_evaluation["usage"]["per_role"]["executor"]["input_tokens"] == 240  # two requests × 120
+    assert (
+        readable(result.self_evaluation)["usage"]["per_role"]["executor"]["input_tokens"] == 240
+    )  # two requests × 120
 
     executor_requests = [body for role, body, _h in fake.requests if role == "executor"]
     offered = {tool["function"]["name"] for tool in executor_requests[0]["tools"]}
@@ -171,7 +174,7 @@ def test_server_down_falls_back_to_offline_and_says_so(tmp_path: Path) -> None:
     result = app.pipeline.run("Why is checkout slow since 10:00?")
     assert result.status == "completed" and result.verdict != "REJECT"
     assert "payment-service" in result.answer
-    fallbacks = result.self_evaluation["usage"]["fallbacks"]
+    fallbacks = readable(result.self_evaluation)["usage"]["fallbacks"]
     assert {f["role"] for f in fallbacks} == {"planner", "executor", "verifier", "composer"}
     assert all("Connection" in f["reason"] for f in fallbacks)
 
@@ -183,7 +186,7 @@ def test_truncated_or_refused_over_http_fails_closed(tmp_path: Path, finish_reas
         role = LLMRoleSettings(model="fake-model", base_url=fake.url, max_retries=0)
         app = assemble(Settings(home=tmp_path, llm=LLMSettings(verifier=role)))
         result = app.pipeline.run(QUESTION)
-    verifier = next(c for c in result.self_evaluation["role_calls"] if c["role"] == "verifier")
+    verifier = next(c for c in readable(result.self_evaluation)["role_calls"] if c["role"] == "verifier")
     assert verifier["engine"] == "offline (fallback)"
     assert result.status == "completed"
 

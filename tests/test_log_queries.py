@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.builders import readable
 from veridiag.text.search import fts_query
 from veridiag.tools import QueryLogsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow, _logs, _schema
@@ -96,8 +97,8 @@ def _reported(env: EmbeddedEnvironment, args: QueryLogsArgs) -> dict[str, Any]:
     (evidence,) = out.evidence
     assert isinstance(evidence, LogEvidence)
     return {
-        "by_level": out.retrieval_details["by_level"],
-        "patterns": [(p["count"], p["example"]) for p in out.retrieval_details["patterns"]],
+        "by_level": readable(out.retrieval_details)["by_level"],
+        "patterns": [(p["count"], p["example"]) for p in readable(out.retrieval_details)["patterns"]],
         "bursts": evidence.bursts,
         "lines": [sample.line for sample in evidence.samples],
     }

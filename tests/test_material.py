@@ -7,11 +7,11 @@ from typing import Any
 
 from hypothesis import given
 
-from tests.builders import verifier_payload
+from tests.builders import audit_chain_of, verifier_payload
 from tests.test_gatekeeper_properties import GATEKEEPER, STORE, json_values, outputs
 from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.api.workbench import session_view
-from veridiag.contracts.json import JsonObject, JsonValue
+from veridiag.contracts.json import JsonValue
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.contracts.parsing import ParseStatus
 
@@ -50,15 +50,15 @@ def test_claim_1_is_not_claim_11_on_the_workbench() -> None:
         {"claim_id": f"claim-{n}", "claim_type": "symptom", "claim_text": f"fact {n}", "evidence_bindings": []}
         for n in range(1, 12)
     ]
-    chain: JsonObject = {
-        "executor": {"structured_output": {"claims": claims}},
-        "verifier": {
+    chain = audit_chain_of(
+        executor={"structured_output": {"claims": claims}},
+        verifier={
             "corrections": [
                 {"guard": "gatekeeper.targeted_claim", "target": "claim-11", "after": "unsupported", "reason": "r"}
             ]
         },
-        "gatekeeper": {"result": {"errors": [{"target": "claims[10].evidence_bindings", "rule_id": "x"}]}},
-    }
+        gatekeeper={"result": {"errors": [{"target": "claims[10].evidence_bindings", "rule_id": "x"}]}},
+    )
     shown = {c.claim_id: c for c in session_view(chain).claims}
     assert [c["target"] for c in shown["claim-11"].corrections] == ["claim-11"]
     assert shown["claim-1"].corrections == []

@@ -10,6 +10,7 @@ from typing import Any, cast
 
 import pytest
 
+from tests.builders import readable
 from veridiag.agents.engines import offline_roles
 from veridiag.agents.offline.planner import OfflinePlanner
 from veridiag.agents.offline.skills import choose_skill
@@ -51,7 +52,7 @@ QUESTIONS = [(incident.id, question) for incident in bundled_environment().incid
 def test_demo_scenarios_get_specific_grounded_answers(demo: Any, scenario: str, question: str) -> None:
     result = demo.pipeline.run(question)
     assert result.status == "completed" and result.verdict != "REJECT", result.answer
-    evaluation = result.self_evaluation["verifier_evaluation"]
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
     allowed = {c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]}
     claims = [c for c in evaluation["executor_structured_output"]["claims"] if c["claim_id"] in allowed]
     cited = {i for c in claims for b in c["evidence_bindings"] for i in b["source_invocation_ids"]}
@@ -95,7 +96,7 @@ def test_a_runbook_in_one_language_serves_both(tmp_path: Path) -> None:
     )
     assembly = assemble(Settings(home=tmp_path / "home", knowledge={"user_dir": folder}))
     result = assembly.pipeline.run("Why did payment for order 123 fail?")
-    output = result.self_evaluation["verifier_evaluation"]["executor_structured_output"]
+    output = readable(result.self_evaluation)["verifier_evaluation"]["executor_structured_output"]
     assert [a["action_text"] for a in output["recommended_actions"]] == ["先看 Grafana 面板 payments-db。"]
     assert output["hypotheses"][0]["hypothesis_text"].startswith("上限被调低。")
 
@@ -129,7 +130,7 @@ def test_imported_data_for_an_unknown_service(tmp_path: Path) -> None:
     assembly = assemble(settings)
     result = assembly.pipeline.run("billing-api 从 14点 开始变慢，怎么回事？")
     assert result.verdict != "REJECT", result.answer
-    assert result.self_evaluation["verifier_evaluation"]["executor_structured_output"] is not None
+    assert readable(result.self_evaluation)["verifier_evaluation"]["executor_structured_output"] is not None
     plan = cast("dict[str, Any]", assembly.store.get_session(result.session_id).plan)  # type: ignore[union-attr]
     assert plan["skill"] == "generic" and plan["service"] == "billing-api"
     assert "latency_p95_ms" in result.answer and "ms" in result.answer

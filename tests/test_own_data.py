@@ -14,6 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
+from tests.builders import readable
 from veridiag.agents.offline.planner import OfflinePlanner, named_services
 from veridiag.agents.offline.skills import DataShape, choose_skill
 from veridiag.cli.app import app
@@ -87,7 +88,7 @@ def shop(tmp_path: Path, **options: Any) -> Settings:
 
 def diagnose(settings: Settings, question: str) -> tuple[Any, dict[str, Any]]:
     result = assemble(settings).pipeline.run(question)
-    evaluation = result.self_evaluation["verifier_evaluation"]
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
     return result, evaluation
 
 

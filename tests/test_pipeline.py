@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.builders import LOG_OUTPUT, METRIC_OUTPUT, binding, claim, v2
+from tests.builders import LOG_OUTPUT, METRIC_OUTPUT, binding, claim, readable, v2
 from veridiag.agents import scripted_roles
 from veridiag.agents.template import template_answer
 from veridiag.contracts.audit import SelfEvaluation
@@ -107,7 +107,7 @@ def run(
     roles = scripted_roles(executor=executor, verifier=verifier_output, composer=composer_output)
     pipeline = DiagnosisPipeline(store, roles, options=PipelineOptions(**options))
     result = pipeline.run(QUESTION, on_session=record_evidence(store))
-    evaluation = result.self_evaluation.get("verifier_evaluation") or {}
+    evaluation = readable(result.self_evaluation).get("verifier_evaluation") or {}
     return result, evaluation
 
 
@@ -287,7 +287,7 @@ def test_low_confid_retries_once_with_retry_context(store: SessionStore) -> None
     second = roles.executor.calls[1]  # type: ignore[attr-defined]
     assert second.round == 2 and second.retry_context is not None and second.retry_context.missing_info == [GAP]
     assert second.retry_context.claim_checks[0].verification == "reasonable_inference"
-    assert [r["verdict"] for r in result.self_evaluation["rounds"]] == ["LOW_CONFID", "PASS"]
+    assert [r["verdict"] for r in readable(result.self_evaluation)["rounds"]] == ["LOW_CONFID", "PASS"]
     assert store.get_session(result.session_id).rounds == 2  # type: ignore[union-attr]
 
 
@@ -340,7 +340,7 @@ def test_reject_passes_no_hypotheses_and_states_no_root_cause(store: SessionStor
     assert composer_input.allowed_hypotheses == []
     assert all("复核" in a.action_text or "补充证据" in a.action_text for a in composer_input.recommended_actions)
     assert result.answer_source == "template", "the composed answer named a root cause: replaced"
-    evaluation = result.self_evaluation["verifier_evaluation"]
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
     assert "a REJECT answer states a root cause" in evaluation["composer_guard"]["violations"]
     assert "根因" not in result.answer and "无法基于已获取的证据" in result.answer
 
@@ -464,8 +464,9 @@ def test_audit_chain_walks_back_to_the_invocations(store: SessionStore) -> None:
         composer("订单123出现 ERR_TIMEOUT，请求耗时 5.3 秒。"),
         max_rounds=1,
     )
-    chain = audit_chain(store, result.session_id)
-    assert chain is not None
+    audited = audit_chain(store, result.session_id)
+    assert audited is not None
+    chain = audited.model_dump(mode="json")  # as `veridiag audit --json` prints it
     assert chain["final_answer"] == result.answer and chain["answer_source"] == "composer"
     assert chain["composer"]["input"]["allowed_claims"][0]["claim_id"] == "claim-1"
     assert chain["verifier"]["claim_checks"][0]["verification"] == "direct_observation"

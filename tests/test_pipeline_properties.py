@@ -12,7 +12,7 @@ from typing import Any, get_args
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.builders import LOG_OUTPUT, binding, claim
+from tests.builders import LOG_OUTPUT, binding, claim, readable
 from veridiag.agents import scripted_roles
 from veridiag.contracts.verifier import VERDICT_SEVERITY, ClaimVerification
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
@@ -142,7 +142,7 @@ def test_no_raw_json_and_no_unverified_claim_as_fact(  # noqa: PLR0917 (one argu
     assert answer.strip(), "an answer is always given"
     assert not JSONISH.search(answer), answer
     assert result.status == "completed" or result.answer_source == "failure"
-    evaluation = result.self_evaluation.get("verifier_evaluation") or {}
+    evaluation = readable(result.self_evaluation).get("verifier_evaluation") or {}
     labels = {c["claim_id"]: c["verification"] for c in evaluation.get("claim_checks") or []}
     for index, marker in enumerate(MARKERS):
         if marker not in answer or labels.get(f"claim-{index}") in ("direct_observation", "reasonable_inference"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.builders import readable
 from tests.conftest import require_server
 from veridiag.tools import QueryMetricsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -23,10 +24,10 @@ def test_same_facts_as_the_embedded_backend(prometheus: PrometheusBackend, demo_
     args = QueryMetricsArgs(service="payment-service", metric="http_request_p99_ms", **INCIDENT)
     real, embedded = prometheus.query_metrics(args), demo_env.query_metrics(args)
     assert real.status == embedded.status == "ok", real.text
-    series = real.retrieval_details["series"][0]
+    series = readable(real.retrieval_details)["series"][0]
     assert series["labels"] == '{__name__="http_request_p99_ms",service="payment-service"}'
-    assert series["max"] == embedded.retrieval_details["max"]
-    assert series["min"] == embedded.retrieval_details["min"]
+    assert series["max"] == readable(embedded.retrieval_details)["max"]
+    assert series["min"] == readable(embedded.retrieval_details)["min"]
     # Both judge the window against the same history (08:00 – 10:00) and find the same episode.
     assert "history 2026-07-07T08:00:00Z" in real.text and "history 2026-07-07T08:00:00Z" in embedded.text
     (live,), (local,) = real.evidence, embedded.evidence
@@ -44,7 +45,7 @@ def test_promql_passthrough_on_a_real_server(prometheus: PrometheusBackend) -> N
             promql='max_over_time(hikaricp_connections_pending{service="payment-service"}[30m])', **INCIDENT
         )
     )
-    assert out.status == "ok" and out.retrieval_details["series"][0]["max"] >= 30
+    assert out.status == "ok" and readable(out.retrieval_details)["series"][0]["max"] >= 30
 
 
 def test_real_server_errors_and_empty_results(prometheus: PrometheusBackend) -> None:

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from tests.builders import readable
 from veridiag.api import create_app
 from veridiag.cli.app import app
 from veridiag.config import Settings
@@ -401,8 +402,9 @@ def test_a_planted_secret_never_leaves_the_tool_boundary(tmp_path: Path) -> None
     assembly = assemble(Settings(home=home, embedded={"load_demo": False}))
     result = assembly.pipeline.run("billing-api 从 14点 开始报错，怎么回事？")
     assert result.status == "completed" and result.verdict == "PASS", result.answer
-    chain = audit_chain(assembly.store, result.session_id)
-    assert chain is not None
+    audited = audit_chain(assembly.store, result.session_id)
+    assert audited is not None
+    chain = audited.model_dump(mode="json")  # as `veridiag audit --json` prints it
     seen = {
         "answer": result.answer,
         "audit chain": json.dumps(chain, ensure_ascii=False),
@@ -417,7 +419,7 @@ def test_a_planted_secret_never_leaves_the_tool_boundary(tmp_path: Path) -> None
     outputs = {i["id"]: i["output"] for i in chain["invocations"]}
     excerpts = [
         (i, b["evidence_excerpt"])
-        for c in result.self_evaluation["verifier_evaluation"]["executor_structured_output"]["claims"]
+        for c in readable(result.self_evaluation)["verifier_evaluation"]["executor_structured_output"]["claims"]
         for b in c["evidence_bindings"]
         for i in b["source_invocation_ids"]
     ]

@@ -104,10 +104,9 @@ def test_the_startup_benchmark_times_help_and_a_diagnosis_against_bare_python() 
     from veridiag.bench import startup
 
     result = startup.run(repeats=1)
-    assert {"python_ms", "help_ms", "help_ratio", "ask_ms", "ask_ratio"} <= set(result)
-    assert 0 < result["python_ms"] < result["help_ms"] < result["ask_ms"]
-    assert result["help_ratio"] == pytest.approx(result["help_ms"] / result["python_ms"], rel=0.01)
-    assert result["ask_ratio"] == pytest.approx(result["ask_ms"] / result["python_ms"], rel=0.01)
+    assert 0 < result.python_ms < result.help_ms < result.ask_ms
+    assert result.help_ratio == pytest.approx(result.help_ms / result.python_ms, rel=0.01)
+    assert result.ask_ratio == pytest.approx(result.ask_ms / result.python_ms, rel=0.01)
 
 
 def test_the_cli_offers_the_metric_formats_the_importer_reads() -> None:

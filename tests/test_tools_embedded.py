@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import readable
 from veridiag.tools import LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.knowledge import RunbookError
@@ -29,7 +30,7 @@ def test_logs_find_the_order_from_a_chinese_question(demo_env: EmbeddedEnvironme
     out = demo_env.query_logs(QueryLogsArgs(query="订单123", start="2026-07-07T09:00:00Z"))
     assert out.status == "ok"
     assert "searched 'order 123' instead" in out.text
-    assert out.retrieval_details["matched"] == 2
+    assert readable(out.retrieval_details)["matched"] == 2
     assert "order=123 ERR_TIMEOUT request timeout cost=5300ms" in out.text
     assert model_lines_are_stored(out.text, out.for_model())
 
@@ -37,13 +38,14 @@ def test_logs_find_the_order_from_a_chinese_question(demo_env: EmbeddedEnvironme
 def test_logs_summarise_patterns_with_a_verbatim_example(demo_env: EmbeddedEnvironment) -> None:
     out = demo_env.query_logs(QueryLogsArgs(service="payment-service", level="ERROR", limit=5, **INCIDENT))
     assert out.status == "ok"
-    top = out.retrieval_details["patterns"][0]
+    details = readable(out.retrieval_details)
+    top = details["patterns"][0]
     assert top["template"] == "order=<*> ERR_TIMEOUT request timeout cost=<*>ms", "mined at import from the message"
     assert top["example"] in out.text and top["example"].startswith("2026-07-07T10:")
     (evidence,) = out.evidence
     assert isinstance(evidence, LogEvidence) and evidence.templates[0].count == top["count"]
     assert evidence.templates[0].line in out.text.split("\n") and evidence.line in out.text.split("\n")
-    assert out.retrieval_details["by_level"] == {"ERROR": out.retrieval_details["matched"]}
+    assert details["by_level"] == {"ERROR": details["matched"]}
     assert len(out.for_model().split("\n")) < len(out.text.split("\n"))
     assert model_lines_are_stored(out.text, out.for_model())
 
@@ -71,7 +73,7 @@ def test_metrics_judge_the_window_against_the_series_history(demo_env: EmbeddedE
         QueryMetricsArgs(service="payment-service", metric="hikaricp_connections_active", **INCIDENT)
     )
     assert out.status == "ok"
-    details = out.retrieval_details
+    details = readable(out.retrieval_details)
     assert details["max"] == 50 and details["unit"] == "connections"
     assert details["baseline_median"] < 20
     assert "max 50 connections" in out.text and "history 2026-07-07T08:00:00Z" in out.text
@@ -93,7 +95,7 @@ def test_metric_peak_time_is_reported(demo_env: EmbeddedEnvironment) -> None:
         )
     )
     assert out.status == "ok"
-    assert "2026-07-07T15:" in out.retrieval_details["peak_at"]
+    assert "2026-07-07T15:" in readable(out.retrieval_details)["peak_at"]
 
 
 def test_unknown_metric_lists_the_service_metrics(demo_env: EmbeddedEnvironment) -> None:
@@ -125,7 +127,7 @@ def test_window_outside_the_data_is_no_data(demo_env: EmbeddedEnvironment) -> No
 def test_knowledge_search_in_chinese_and_english(demo_env: EmbeddedEnvironment, query: str, expected: str) -> None:
     out = demo_env.lookup_knowledge(LookupKnowledgeArgs(query=query, limit=3))
     assert out.status == "ok"
-    assert expected in [d["id"] for d in out.retrieval_details["documents"]]
+    assert expected in [d["id"] for d in readable(out.retrieval_details)["documents"]]
     assert "hypotheses to check, not facts" in out.text
     assert model_lines_are_stored(out.text, out.for_model())
 
@@ -169,7 +171,7 @@ def test_the_index_follows_runbook_changes_without_kb_index(tmp_path: Path) -> N
     pool = reopened.lookup_knowledge(LookupKnowledgeArgs(query="连接池 超时", limit=1))
     assert "stale" not in pool.text and "maximum-pool-size" in pool.text
     kafka = reopened.lookup_knowledge(LookupKnowledgeArgs(query="kafka lag", limit=1))
-    assert kafka.retrieval_details["documents"][0]["id"] == "rb-kafka-lag"
+    assert readable(kafka.retrieval_details)["documents"][0]["id"] == "rb-kafka-lag"
     assert len(reopened.skipped_runbooks) == 1 and "broken.md" in reopened.skipped_runbooks[0]
     with pytest.raises(RunbookError, match=r"broken\.md"):
         reopened.index_knowledge()  # `kb index` still says what is wrong

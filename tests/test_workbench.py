@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.builders import audit_chain_of
 from veridiag.api import create_app
 from veridiag.api.workbench import _highlight, _timeline
 from veridiag.config import Settings
@@ -81,7 +82,7 @@ def test_timeline_says_which_model_failed_and_why() -> None:
         # a session stored before ``engine_use`` existed
         {"role": "composer", "engine": "template (fallback)", "usage": {"fallback": "llm:m failed: 503"}},
     ]
-    rows = _timeline({"timings_ms": {"planner_ms": 1.0, "composer_ms": 2.0}, "role_calls": calls})
+    rows = _timeline(audit_chain_of(timings_ms={"planner_ms": 1.0, "composer_ms": 2.0}, role_calls=calls))
     assert [(r.stage, r.engine, r.fallback) for r in rows] == [
         ("planner", "offline (fallback)", "llm:m failed: timeout"),
         ("composer", "template (fallback)", "llm:m failed: 503"),

@@ -15,6 +15,7 @@ from pydantic import SecretStr
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
 
+from tests.builders import readable
 from tests.conftest import require_server
 from tests.llm_scripts import claim, evidence, executor_script
 from veridiag.agents.engines import offline_roles
@@ -131,7 +132,7 @@ def test_blocked_claim_shows_why(served: Any, browser: Any) -> None:
     result = DiagnosisPipeline(assembly.store, roles, toolbox=assembly.pipeline.toolbox).run(
         "订单123支付失败，帮我看看原因"
     )
-    executor = next(c for c in result.self_evaluation["role_calls"] if c["role"] == "executor")
+    executor = next(c for c in readable(result.self_evaluation)["role_calls"] if c["role"] == "executor")
     assert executor["engine"] == "llm:fn-executor", executor  # ran beside Playwright's event loop
 
     page = browser.new_page(locale="en-US")

@@ -6,7 +6,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
@@ -14,16 +14,26 @@ from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from veridiag.api.errors import request_id
-from veridiag.api.schemas import ChatRequest, ChatResponse, ErrorBody, SessionPage, SessionSummary
+from veridiag.api.schemas import (
+    ChatRequest,
+    ChatResponse,
+    ErrorBody,
+    Health,
+    RuleSetDocument,
+    SessionPage,
+    SessionSummary,
+)
 from veridiag.api.security import require_token
 from veridiag.contracts.answer import AnswerDocument
+from veridiag.contracts.audit import AuditChain
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.contracts.session import SessionRecord
 from veridiag.pipeline import audit_chain
 from veridiag.pipeline.factory import Assembly
+from veridiag.pipeline.progress import Progress
 from veridiag.pipeline.report import answer_document
 from veridiag.store import session_cursor
 
-Progress = Callable[[str, dict[str, Any]], None]
 ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 413, 422, 429, 500)}
 log = logging.getLogger("veridiag.api")
 
@@ -64,14 +74,15 @@ async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
     ``composer``, then ``done`` carrying the answer document, or ``error`` with a generic message,
     the request id and the session id (the details are in the server log under the request id).
     A client that goes away does not stop the diagnosis: it completes and is stored."""
-    queue: asyncio.Queue[tuple[str, Any] | None] = asyncio.Queue()
+    queue: asyncio.Queue[tuple[str, JsonObject] | None] = asyncio.Queue()
     loop = asyncio.get_running_loop()
     rid = request_id(request.scope)
-    session: dict[str, Any] = {}
+    session_id: JsonValue = None
 
-    def progress(stage: str, details: dict[str, Any]) -> None:
+    def progress(stage: str, details: JsonObject) -> None:
+        nonlocal session_id
         if stage == "session":
-            session["id"] = details.get("session_id")
+            session_id = details.get("session_id")
         if stage != "done":  # the final event carries the whole document instead
             loop.call_soon_threadsafe(queue.put_nowait, (stage, details))
 
@@ -80,9 +91,9 @@ async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
             document = await diagnose_async(request, body, progress)
             queue.put_nowait(("done", document.model_dump(mode="json")))
         except Exception:  # the pipeline fails closed itself; this is the store being gone
-            log.exception("chat stream failed [request_id=%s session_id=%s]", rid, session.get("id"))
+            log.exception("chat stream failed [request_id=%s session_id=%s]", rid, session_id)
             message = "the diagnosis failed on the server; its log has the details under this request id"
-            queue.put_nowait(("error", {"message": message, "request_id": rid, "session_id": session.get("id")}))
+            queue.put_nowait(("error", {"message": message, "request_id": rid, "session_id": session_id}))
         finally:
             queue.put_nowait(None)
 
@@ -142,7 +153,7 @@ def session(session_id: str, request: Request) -> SessionRecord:
     return found  # type: ignore[no-any-return]
 
 
-def audit_or_404(request: Request, session_id: str) -> dict[str, Any]:
+def audit_or_404(request: Request, session_id: str) -> AuditChain:
     """The session's audit chain; an unknown id is a 404 (the API and the workbench alike)."""
     chain = audit_chain(request.app.state.assembly.store, session_id)
     if chain is None:
@@ -151,27 +162,27 @@ def audit_or_404(request: Request, session_id: str) -> dict[str, Any]:
 
 
 @api.get("/sessions/{session_id}/audit", summary="The audit chain (as `veridiag audit --json`)")
-def audit(session_id: str, request: Request) -> dict[str, Any]:
+def audit(session_id: str, request: Request) -> AuditChain:
     return audit_or_404(request, session_id)
 
 
 @api.get("/rules", summary="The Gatekeeper rules in force")
-def rules(request: Request) -> dict[str, Any]:
+def rules(request: Request) -> RuleSetDocument:
     assembly: Assembly = request.app.state.assembly
-    return {
-        "enabled": assembly.pipeline.gatekeeper is not None,
-        "rules": [rule.public_dict() for rule in assembly.gatekeeper.ruleset],
-    }
+    return RuleSetDocument(
+        enabled=assembly.pipeline.gatekeeper is not None,
+        rules=[rule.public_dict() for rule in assembly.gatekeeper.ruleset],
+    )
 
 
 @ops.get("/healthz", summary="Liveness and store reachability")
-def healthz(request: Request) -> dict[str, Any]:
+def healthz(request: Request) -> Health:
     store = request.app.state.assembly.store
     try:
         store.count_sessions()
     except Exception as exc:
         raise HTTPException(503, detail=f"store unavailable: {exc.__class__.__name__}") from None
-    return {"status": "ok", "engine": request.app.state.assembly.engine}
+    return Health(status="ok", engine=request.app.state.assembly.engine)
 
 
 async def metrics_access(request: Request) -> None:

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from veridiag.contracts.answer import AnswerDocument
+from veridiag.contracts.json import JsonObject
 
 MAX_QUERY_CHARS = 4000
 BLANK_QUERY = "the question is blank (only whitespace or invisible characters)"
@@ -72,3 +73,16 @@ class ErrorDetail(BaseModel):
 
 class ErrorBody(BaseModel):
     error: ErrorDetail
+
+
+class RuleSetDocument(BaseModel):
+    """The Gatekeeper rules in force, each as ``veridiag rules --json`` lists it."""
+
+    enabled: bool = Field(description="False when the Gatekeeper is switched off (gatekeeper.enabled).")
+    rules: list[JsonObject]
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    #: The engine of each role (``offline``, ``llm:<model>``).
+    engine: dict[str, str]

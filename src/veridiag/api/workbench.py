@@ -4,7 +4,6 @@ enhanced by htmx where JavaScript runs and complete without it."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -18,8 +17,8 @@ from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
 from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
-from veridiag.contracts.audit import EngineUse
-from veridiag.contracts.json import JsonObject, JsonValue, json_object
+from veridiag.contracts.audit import AuditChain, EngineUse
+from veridiag.contracts.json import JsonObject, JsonValue, json_object, json_objects
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -196,24 +195,23 @@ class SessionView(BaseModel):
     invocations: list[JsonObject]
 
 
-def session_view(chain: Mapping[str, JsonValue]) -> SessionView:
+def session_view(chain: AuditChain) -> SessionView:
     """The audit chain (stored JSON, as ``veridiag audit --json`` shows it) read into the page's
     view: claims with their checks, corrections and cited evidence, the timeline."""
-    material = ExecutorMaterial.read(json_object(json_object(chain.get("executor")).get("structured_output")))
-    verifier = json_object(chain.get("verifier"))
-    composer_input = json_object(json_object(chain.get("composer")).get("input"))
-    gatekeeper = json_object(json_object(chain.get("gatekeeper")).get("result"))
-    traces = {t.get("claim_id"): t for t in _objects(json_object(chain.get("gatekeeper")).get("trace"))}
-    checks = {c.get("claim_id"): c for c in _objects(verifier.get("claim_checks"))}
-    allowed = {c.get("claim_id") for c in _objects(composer_input.get("allowed_claims"))}
-    invocations = {number: i for i in _objects(chain.get("invocations")) if isinstance(number := i.get("id"), int)}
+    material = ExecutorMaterial.read(json_object(chain.executor.structured_output))
+    composer_input = json_object(chain.composer.input)
+    gatekeeper = json_object(chain.gatekeeper.result)
+    traces = {t.get("claim_id"): t for t in json_objects(chain.gatekeeper.trace)}
+    checks = {c.get("claim_id"): c for c in json_objects(chain.verifier.claim_checks)}
+    allowed = {c.get("claim_id") for c in json_objects(composer_input.get("allowed_claims"))}
+    invocations = {i.id: i.model_dump(mode="json") for i in chain.invocations}
     claims = []
     for claim in material.claims:
         claim_id = claim.claim_id
-        trace_checks = _objects(json_object(traces.get(claim_id)).get("checks"))
-        errors = [e for e in _objects(gatekeeper.get("errors")) if _names_claim(str(e.get("target")), claim.index)]
+        trace_checks = json_objects(json_object(traces.get(claim_id)).get("checks"))
+        errors = [e for e in json_objects(gatekeeper.get("errors")) if _names_claim(str(e.get("target")), claim.index)]
         # A per-claim correction targets exactly the claim's id: "claim-1" is not "claim-11".
-        corrections = [c for c in _objects(verifier.get("corrections")) if c.get("target") == claim_id]
+        corrections = [c for c in json_objects(chain.verifier.corrections) if c.get("target") == claim_id]
         check = checks.get(claim_id) or {}
         claims.append(
             ClaimRow(
@@ -236,11 +234,6 @@ def session_view(chain: Mapping[str, JsonValue]) -> SessionView:
         timeline=_timeline(chain),
         invocations=list(invocations.values()),
     )
-
-
-def _objects(value: JsonValue) -> list[JsonObject]:
-    """The objects of a JSON list (stored JSON: anything else in it is no record)."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def _text(value: JsonValue) -> str | None:
@@ -295,12 +288,12 @@ def _highlight(output: str, span: JsonObject | None, context: int = 1500) -> Mar
     )
 
 
-def _timeline(chain: Mapping[str, JsonValue]) -> list[StageRow]:
+def _timeline(chain: AuditChain) -> list[StageRow]:
     """Stage, latency and token usage, in the order the stages ran."""
-    timings = json_object(chain.get("timings_ms"))
-    usage = {(c.get("role"), c.get("round")): c for c in _objects(chain.get("role_calls"))}
+    timings = json_object(chain.timings_ms)
+    usage = {(c.get("role"), c.get("round")): c for c in json_objects(chain.role_calls)}
     rows = [_stage("planner", timings.get("planner_ms"), usage.get(("planner", None)))]
-    for record in _objects(chain.get("rounds")):
+    for record in json_objects(chain.rounds):
         latency = json_object(record.get("latency_ms"))
         number = record.get("round")
         rows.append(_stage(f"executor · {number}", latency.get("executor_ms"), usage.get(("executor", number))))

@@ -28,15 +28,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
 import httpx2
+from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy.engine import make_url
 
 from veridiag.api import create_app
 from veridiag.api.local import LocalServer
 from veridiag.bench.stats import percentile
 from veridiag.config import Settings
+from veridiag.contracts.answer import AnswerDocument
+from veridiag.contracts.json import JsonObject
 from veridiag.pipeline.factory import Assembly
 from veridiag.pipeline.report import answer_document
 from veridiag.tools.demo import bundled_environment
@@ -44,8 +47,70 @@ from veridiag.tools.demo import bundled_environment
 _TEMPLATES = [question for incident in bundled_environment().incidents for question in incident.questions]
 #: How long a ``veridiag serve`` may take to answer ``/healthz`` (a first start loads the demo).
 SERVE_STARTUP_SECONDS = 300.0
-#: A question, its HTTP status (200 for an in-process run), the answer document, seconds.
-Result = tuple[str, int, dict[str, Any] | None, float]
+
+
+class Result(NamedTuple):
+    question: str
+    #: 200 for an in-process run; 0 when the request got no answer at all.
+    status: int
+    #: The answer document's JSON as it arrived; None when the status was not 200.
+    document: JsonObject | None
+    seconds: float
+
+
+class ServeMemory(BaseModel):
+    """Resident memory (MB) of an idle ``veridiag serve``; None where ``/proc`` is not there."""
+
+    idle_rss_mb: float | None
+    idle_rss_first_start_mb: float | None
+    idle_rss_samples_mb: list[float]
+
+
+class LoadRun(BaseModel):
+    """One fresh server: correctness counts, then latency and throughput."""
+
+    errors: int
+    sessions_lost: int
+    sessions_mixed: int
+    sessions_stored: int
+    sessions_expected: int
+    p50_ms: float
+    p99_ms: float
+    requests_per_s: float
+    wall_s: float
+    baseline_sequential_p50_ms: float
+    baseline_sequential_requests_per_s: float
+    #: Absent when the run made no in-process diagnoses.
+    inprocess_p50_ms: float | None = Field(default=None, exclude_if=lambda value: value is None)
+    inprocess_p99_ms: float | None = Field(default=None, exclude_if=lambda value: value is None)
+    inprocess_sessions_per_s: float
+    api_to_inprocess_ratio: float | None
+
+
+class ApiBench(BaseModel):
+    """Medians over the runs (correctness counts summed), the idle memory, and every run."""
+
+    concurrent_requests: int
+    runs: int
+    engine: str
+    store: str
+    errors: int
+    sessions_lost: int
+    sessions_mixed: int
+    p50_ms: float | None
+    p99_ms: float | None
+    requests_per_s: float | None
+    baseline_sequential_p50_ms: float | None
+    baseline_sequential_requests_per_s: float | None
+    inprocess_requests: int
+    inprocess_sessions_per_s: float | None
+    inprocess_p50_ms: float | None
+    inprocess_p99_ms: float | None
+    api_to_inprocess_ratio: float | None
+    idle_rss_mb: float | None
+    idle_rss_first_start_mb: float | None
+    idle_rss_samples_mb: list[float]
+    per_run: list[LoadRun]
 
 
 def _questions(count: int, run: str) -> list[str]:
@@ -61,10 +126,10 @@ async def _fire(url: str, questions: list[str], concurrent: bool) -> list[Result
             started = time.perf_counter()
             try:
                 response = await client.post("/api/v1/chat", json={"query": question})
-                body = response.json() if response.status_code == 200 else None
-                return question, response.status_code, body, time.perf_counter() - started
+                body: JsonObject | None = response.json() if response.status_code == 200 else None
+                return Result(question, response.status_code, body, time.perf_counter() - started)
             except httpx2.HTTPError:
-                return question, 0, None, time.perf_counter() - started
+                return Result(question, 0, None, time.perf_counter() - started)
 
         if concurrent:
             return list(await asyncio.gather(*(one(q) for q in questions)))
@@ -77,39 +142,54 @@ def _in_process(assembly: Assembly, questions: list[str]) -> list[Result]:
     for question in questions:
         started = time.perf_counter()
         document = answer_document(assembly.pipeline.run(question), assembly.engine)
-        results.append((question, 200, document.model_dump(mode="json"), time.perf_counter() - started))
+        results.append(Result(question, 200, document.model_dump(mode="json"), time.perf_counter() - started))
     return results
 
 
-def _check(assembly: Assembly, results: list[Result]) -> dict[str, int]:
+class _Checked(NamedTuple):
+    errors: int
+    #: Answered but not stored, or stored twice.
+    sessions_lost: int
+    #: Stored with another request's question or answer.
+    sessions_mixed: int
+
+
+def _check(assembly: Assembly, results: list[Result]) -> _Checked:
     """Errors, lost sessions (answered but not stored / stored twice), mixed sessions."""
     store = assembly.store
-    errors = sum(1 for _q, status, body, _t in results if status != 200 or body is None)
-    ids = [body["session_id"] for _q, _s, body, _t in results if body]
+    answered = [(result.question, _document(result.document)) for result in results if result.document]
+    errors = sum(1 for result in results if result.status != 200 or result.document is None)
+    errors += sum(1 for _question, document in answered if document is None)
+    documents = [(question, document) for question, document in answered if document is not None]
+    ids = [document.session_id for _question, document in documents]
     lost = len(ids) - len(set(ids))
     mixed = 0
-    for question, _status, body, _t in results:
-        if not body:
-            continue
-        stored = store.get_session(body["session_id"])
+    for question, document in documents:
+        stored = store.get_session(document.session_id)
         if stored is None or stored.status != "completed":
             lost += 1
-        elif stored.query != question or stored.final_answer != body["final_answer"]:
+        elif stored.query != question or stored.final_answer != document.final_answer:
             mixed += 1
-    return {"errors": errors, "sessions_lost": lost, "sessions_mixed": mixed}
+    return _Checked(errors, lost, mixed)
 
 
-def _latency(results: list[Result], prefix: str = "") -> dict[str, float]:
-    latencies = [t * 1000 for *_x, t in results]
-    return {
-        f"{prefix}p50_ms": round(statistics.median(latencies), 1),
-        f"{prefix}p99_ms": round(percentile(latencies, 0.99), 1),
-    }
+def _document(body: JsonObject | None) -> AnswerDocument | None:
+    """The answer document a 200 carried; None when it is not one (counted as an error)."""
+    try:
+        return AnswerDocument.model_validate(body)
+    except ValidationError:
+        return None
+
+
+def _latency(results: list[Result]) -> tuple[float, float]:
+    """p50 and p99 (ms)."""
+    latencies = [result.seconds * 1000 for result in results]
+    return round(statistics.median(latencies), 1), round(percentile(latencies, 0.99), 1)
 
 
 def _one_run(
     requests: int, baseline_requests: int, inprocess_requests: int, run: int, database_url: str | None
-) -> dict[str, Any]:
+) -> LoadRun:
     # A shared database holds other sessions: this run's questions carry a fresh tag to count by.
     tag = f"{secrets.token_hex(4)}x{run}"
     inprocess_questions = _questions(inprocess_requests, f"{tag}i")
@@ -128,20 +208,26 @@ def _one_run(
             checks = _check(assembly, loaded + baseline + inprocess)
             stored = assembly.store.count_sessions(search=f"[r{tag}")
     requests_per_s = requests / wall
-    inprocess_per_s = len(inprocess) / sum(t for *_x, t in inprocess) if inprocess else 0.0
-    return {
-        **checks,
-        "sessions_stored": stored,
-        "sessions_expected": requests + baseline_requests + inprocess_requests + 2,
-        **_latency(loaded),
-        "requests_per_s": round(requests_per_s, 2),
-        "wall_s": round(wall, 2),
-        "baseline_sequential_p50_ms": _latency(baseline)["p50_ms"],
-        "baseline_sequential_requests_per_s": round(len(baseline) / sum(t for *_x, t in baseline), 2),
-        **(_latency(inprocess, "inprocess_") if inprocess else {}),
-        "inprocess_sessions_per_s": round(inprocess_per_s, 2),
-        "api_to_inprocess_ratio": round(requests_per_s / inprocess_per_s, 3) if inprocess_per_s else None,
-    }
+    inprocess_per_s = len(inprocess) / sum(result.seconds for result in inprocess) if inprocess else 0.0
+    p50, p99 = _latency(loaded)
+    inprocess_p50, inprocess_p99 = _latency(inprocess) if inprocess else (None, None)
+    return LoadRun(
+        errors=checks.errors,
+        sessions_lost=checks.sessions_lost,
+        sessions_mixed=checks.sessions_mixed,
+        sessions_stored=stored,
+        sessions_expected=requests + baseline_requests + inprocess_requests + 2,
+        p50_ms=p50,
+        p99_ms=p99,
+        requests_per_s=round(requests_per_s, 2),
+        wall_s=round(wall, 2),
+        baseline_sequential_p50_ms=_latency(baseline)[0],
+        baseline_sequential_requests_per_s=round(len(baseline) / sum(result.seconds for result in baseline), 2),
+        inprocess_p50_ms=inprocess_p50,
+        inprocess_p99_ms=inprocess_p99,
+        inprocess_sessions_per_s=round(inprocess_per_s, 2),
+        api_to_inprocess_ratio=round(requests_per_s / inprocess_per_s, 3) if inprocess_per_s else None,
+    )
 
 
 def run(
@@ -152,7 +238,7 @@ def run(
     database_url: str | None = None,
     inprocess_requests: int | None = None,
     serve_restarts: int | None = None,
-) -> dict[str, Any]:
+) -> ApiBench:
     """Median over ``runs`` fresh servers; correctness counts are summed over all runs.
 
     ``inprocess_requests`` defaults to ``requests`` (the same diagnoses), ``serve_restarts``
@@ -160,46 +246,49 @@ def run(
     inprocess = requests if inprocess_requests is None else inprocess_requests
     results = [_one_run(requests, baseline_requests, inprocess, run, database_url) for run in range(runs)]
 
-    def median(key: str, digits: int = 2) -> float | None:
-        values = [r[key] for r in results if r.get(key) is not None]
-        return round(float(statistics.median(values)), digits) if values else None
+    def median(values: list[float | None], digits: int = 2) -> float | None:
+        measured = [value for value in values if value is not None]
+        return round(float(statistics.median(measured)), digits) if measured else None
 
-    return {
-        "concurrent_requests": requests,
-        "runs": runs,
-        "engine": "offline",
-        "store": make_url(database_url).get_backend_name() if database_url else "sqlite",
-        "errors": sum(r["errors"] for r in results),
-        "sessions_lost": sum(r["sessions_lost"] + r["sessions_expected"] - r["sessions_stored"] for r in results),
-        "sessions_mixed": sum(r["sessions_mixed"] for r in results),
-        "p50_ms": median("p50_ms"),
-        "p99_ms": median("p99_ms"),
-        "requests_per_s": median("requests_per_s"),
-        "baseline_sequential_p50_ms": median("baseline_sequential_p50_ms"),
-        "baseline_sequential_requests_per_s": median("baseline_sequential_requests_per_s"),
-        "inprocess_requests": inprocess,
-        "inprocess_sessions_per_s": median("inprocess_sessions_per_s"),
-        "inprocess_p50_ms": median("inprocess_p50_ms"),
-        "inprocess_p99_ms": median("inprocess_p99_ms"),
-        "api_to_inprocess_ratio": median("api_to_inprocess_ratio", digits=3),
-        **serve_idle_rss(runs if serve_restarts is None else serve_restarts),
-        "per_run": results,
-    }
+    memory = serve_idle_rss(runs if serve_restarts is None else serve_restarts)
+    return ApiBench(
+        concurrent_requests=requests,
+        runs=runs,
+        engine="offline",
+        store=make_url(database_url).get_backend_name() if database_url else "sqlite",
+        errors=sum(r.errors for r in results),
+        sessions_lost=sum(r.sessions_lost + r.sessions_expected - r.sessions_stored for r in results),
+        sessions_mixed=sum(r.sessions_mixed for r in results),
+        p50_ms=median([r.p50_ms for r in results]),
+        p99_ms=median([r.p99_ms for r in results]),
+        requests_per_s=median([r.requests_per_s for r in results]),
+        baseline_sequential_p50_ms=median([r.baseline_sequential_p50_ms for r in results]),
+        baseline_sequential_requests_per_s=median([r.baseline_sequential_requests_per_s for r in results]),
+        inprocess_requests=inprocess,
+        inprocess_sessions_per_s=median([r.inprocess_sessions_per_s for r in results]),
+        inprocess_p50_ms=median([r.inprocess_p50_ms for r in results]),
+        inprocess_p99_ms=median([r.inprocess_p99_ms for r in results]),
+        api_to_inprocess_ratio=median([r.api_to_inprocess_ratio for r in results], digits=3),
+        idle_rss_mb=memory.idle_rss_mb,
+        idle_rss_first_start_mb=memory.idle_rss_first_start_mb,
+        idle_rss_samples_mb=memory.idle_rss_samples_mb,
+        per_run=results,
+    )
 
 
-def serve_idle_rss(restarts: int = 3) -> dict[str, Any]:
+def serve_idle_rss(restarts: int = 3) -> ServeMemory:
     """Resident memory (MB) of an idle ``veridiag serve``: the first start on a new home, then
     the median of ``restarts`` starts on that home. None where ``/proc`` is not there."""
     if restarts < 1 or not Path("/proc/self/status").exists():
-        return {"idle_rss_mb": None, "idle_rss_first_start_mb": None, "idle_rss_samples_mb": []}
+        return ServeMemory(idle_rss_mb=None, idle_rss_first_start_mb=None, idle_rss_samples_mb=[])
     with tempfile.TemporaryDirectory(prefix="veridiag-bench-serve-") as home:
         first = _serve_rss(Path(home))
         samples = [_serve_rss(Path(home)) for _ in range(restarts)]
-    return {
-        "idle_rss_mb": round(statistics.median(samples), 1),
-        "idle_rss_first_start_mb": round(first, 1),
-        "idle_rss_samples_mb": [round(s, 1) for s in samples],
-    }
+    return ServeMemory(
+        idle_rss_mb=round(statistics.median(samples), 1),
+        idle_rss_first_start_mb=round(first, 1),
+        idle_rss_samples_mb=[round(s, 1) for s in samples],
+    )
 
 
 def _serve_rss(home: Path) -> float:

@@ -14,7 +14,8 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel
 
 from veridiag.agents import scripted_roles
 from veridiag.bench.gatekeeper import _log_line
@@ -80,7 +81,21 @@ def _scenario(seed: int = 11) -> tuple[list[str], str, str, str]:
     return outputs, executor, verifier, composer
 
 
-def run(sessions: int = 60) -> dict[str, Any]:
+class PipelineBench(BaseModel):
+    """Latency of one whole session (ms) over ``sessions`` runs after a warm-up, and its shape."""
+
+    p50_ms: float
+    p99_ms: float
+    sessions_per_s: float
+    sessions: int
+    claims: int
+    invocations: int
+    output_chars: int
+    #: Every verdict the sessions reached (``none`` for a failed one): one, when all is well.
+    verdicts: list[str]
+
+
+def run(sessions: int = 60) -> PipelineBench:
     outputs, executor, verifier, composer = _scenario()
     with tempfile.TemporaryDirectory(prefix="veridiag-bench-") as tmp:
         store = SessionStore(f"sqlite:///{Path(tmp) / 'store.db'}")
@@ -115,16 +130,16 @@ def run(sessions: int = 60) -> dict[str, Any]:
                 verdicts.add(result.verdict)
         store.close()
     p50 = statistics.median(samples)
-    return {
-        "p50_ms": round(p50, 3),
-        "p99_ms": round(percentile(samples, 0.99), 3),
-        "sessions_per_s": round(1000 / p50, 1),
-        "sessions": len(samples),
-        "claims": 20,
-        "invocations": 10,
-        "output_chars": OUTPUT_CHARS,
-        "verdicts": sorted(v or "none" for v in verdicts),
-    }
+    return PipelineBench(
+        p50_ms=round(p50, 3),
+        p99_ms=round(percentile(samples, 0.99), 3),
+        sessions_per_s=round(1000 / p50, 1),
+        sessions=len(samples),
+        claims=20,
+        invocations=10,
+        output_chars=OUTPUT_CHARS,
+        verdicts=sorted(v or "none" for v in verdicts),
+    )
 
 
 def _shift_ids(executor: str, base: int) -> str:

@@ -6,10 +6,16 @@ import os
 import platform
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TypeAlias
+
+from pydantic import BaseModel
 
 from veridiag.bench import api, gatekeeper, log_import, pipeline, sessions, startup, tools
 from veridiag.bench.goals import check_goals
+from veridiag.contracts.json import JsonObject
+
+#: What one benchmark reports: a typed model, or its JSON (the benchmarks not typed yet).
+BenchResult: TypeAlias = BaseModel | JsonObject
 
 
 @dataclass(frozen=True)
@@ -20,7 +26,7 @@ class BenchOptions:
     database_url: str | None = None
 
 
-def _api(options: BenchOptions) -> dict[str, Any]:
+def _api(options: BenchOptions) -> api.ApiBench:
     if options.quick:
         return api.run(requests=40, runs=1, baseline_requests=3, database_url=options.database_url)
     return api.run(database_url=options.database_url)
@@ -36,7 +42,7 @@ def _tools(options: BenchOptions) -> dict[str, Any]:
 
 
 #: name → run with the given options.
-BENCHMARKS: dict[str, Callable[[BenchOptions], dict[str, Any]]] = {
+BENCHMARKS: dict[str, Callable[[BenchOptions], BenchResult]] = {
     "gatekeeper": lambda o: gatekeeper.run(repeats=10, baseline_repeats=1) if o.quick else gatekeeper.run(),
     "pipeline": lambda o: pipeline.run(sessions=5) if o.quick else pipeline.run(),
     "tools": _tools,
@@ -46,8 +52,14 @@ BENCHMARKS: dict[str, Callable[[BenchOptions], dict[str, Any]]] = {
 }
 
 
-def machine() -> dict[str, Any]:
-    return {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()}
+class Machine(BaseModel):
+    python: str
+    cpus: int | None
+    platform: str
+
+
+def machine() -> Machine:
+    return Machine(python=platform.python_version(), cpus=os.cpu_count(), platform=platform.platform())
 
 
 def run_benchmarks(
@@ -55,17 +67,19 @@ def run_benchmarks(
     quick: bool = False,
     progress: Callable[[str], None] | None = None,
     database_url: str | None = None,
-) -> dict[str, Any]:
+) -> JsonObject:
+    """One JSON document: each benchmark's report under its name, then ``machine`` and ``goals``."""
     names = only or list(BENCHMARKS)
     unknown = [name for name in names if name not in BENCHMARKS]
     if unknown:
         raise KeyError(f"unknown benchmark {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
     options = BenchOptions(quick=quick, database_url=database_url)
-    results: dict[str, Any] = {}
+    results: JsonObject = {}
     for name in names:
         if progress:
             progress(name)
-        results[name] = BENCHMARKS[name](options)
-    results["machine"] = machine()
+        report = BENCHMARKS[name](options)
+        results[name] = report.model_dump(mode="json") if isinstance(report, BaseModel) else report
+    results["machine"] = machine().model_dump()
     results["goals"] = [check.model_dump() for check in check_goals(results)]
     return results

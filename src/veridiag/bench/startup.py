@@ -22,7 +22,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel
 
 #: The Makefile's ``DEMO_QUESTION``.
 DEMO_QUESTION = "订单123支付失败，帮我看看是什么原因"
@@ -43,7 +44,20 @@ def _wall_ms(command: list[str], home: Path, env: dict[str, str]) -> float:
     return elapsed
 
 
-def run(repeats: int = 10) -> dict[str, Any]:
+class StartupBench(BaseModel):
+    """Medians of whole-process wall time (ms), and their ratios to the bare interpreter."""
+
+    python_ms: float
+    help_ms: float
+    help_ratio: float
+    ask_ms: float
+    ask_ratio: float
+    repeats: int
+    #: The machine's 1-minute load average when the run ended: how busy it was around the timing.
+    load_1m: float
+
+
+def run(repeats: int = 10) -> StartupBench:
     veridiag = _veridiag()
     commands = {
         "python": [sys.executable, "-c", "pass"],
@@ -69,12 +83,12 @@ def run(repeats: int = 10) -> dict[str, Any]:
             for name, command in commands.items():
                 samples[name].append(_wall_ms(command, home, env))
     medians = {name: statistics.median(values) for name, values in samples.items()}
-    return {
-        "python_ms": round(medians["python"], 1),
-        "help_ms": round(medians["help"], 1),
-        "help_ratio": round(medians["help"] / medians["python"], 2),
-        "ask_ms": round(medians["ask"], 1),
-        "ask_ratio": round(medians["ask"] / medians["python"], 2),
-        "repeats": repeats,
-        "load_1m": round(os.getloadavg()[0], 2),
-    }
+    return StartupBench(
+        python_ms=round(medians["python"], 1),
+        help_ms=round(medians["help"], 1),
+        help_ratio=round(medians["help"] / medians["python"], 2),
+        ask_ms=round(medians["ask"], 1),
+        ask_ratio=round(medians["ask"] / medians["python"], 2),
+        repeats=repeats,
+        load_1m=round(os.getloadavg()[0], 2),
+    )

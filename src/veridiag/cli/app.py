@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, NotRequired, TypedDict
 
 import typer
 from rich.table import Table
@@ -23,7 +23,9 @@ from veridiag.contracts.schemas import SCHEMA_FILES
 
 if TYPE_CHECKING:
     from veridiag.bench.goals import GoalCheck
+    from veridiag.contracts.gatekeeper import VerdictImpact
     from veridiag.contracts.invocation import InvocationRecord
+    from veridiag.contracts.json import JsonObject, JsonValue
     from veridiag.gatekeeper import RuleSet
 
 app = typer.Typer(
@@ -145,6 +147,17 @@ def _read_invocations(path: Path) -> list[InvocationRecord]:
     return records
 
 
+class GatekeeperCheck(TypedDict):
+    """What ``gatekeeper check`` prints; the traces only with ``--trace``."""
+
+    session_id: str
+    executor_output_parse_status: JsonObject
+    gatekeeper_result: JsonObject
+    failed_rule_impacts: dict[str, VerdictImpact]
+    claim_traces: NotRequired[JsonValue]
+    other_checks: NotRequired[JsonValue]
+
+
 @gatekeeper_app.command("check")
 def gatekeeper_check(
     output: Annotated[Path, typer.Option("--output", help="Raw Executor output (any text).")],
@@ -180,7 +193,7 @@ def gatekeeper_check(
 
     gatekeeper = Gatekeeper(_ruleset(rules_file))
     parsed, report = gatekeeper.check_raw(raw, session_id=session, invocations=store)
-    document: dict[str, Any] = {
+    document: GatekeeperCheck = {
         "session_id": session,
         "executor_output_parse_status": parsed.status.model_dump(),
         "gatekeeper_result": report.result.model_dump(),
@@ -211,6 +224,7 @@ def bench(
     """Run the benchmarks (repeated runs, medians, baselines in the same process)."""
     from veridiag.bench import run_benchmarks
     from veridiag.bench.goals import GoalCheck
+    from veridiag.contracts.json import json_object, json_objects
     from veridiag.store import StoreError
 
     try:
@@ -228,12 +242,12 @@ def bench(
     if as_json:
         print_json(results)
         return
-    goals = [GoalCheck.model_validate(goal) for goal in results.pop("goals")]
+    goals = [GoalCheck.model_validate(goal) for goal in json_objects(results.pop("goals"))]
     for name, values in results.items():
         table = Table(title=name)
         table.add_column("metric")
         table.add_column("value", justify="right")
-        for key, value in values.items():
+        for key, value in json_object(values).items():
             table.add_row(key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value))
         out.print(table)
     table = _goals_table(goals)
@@ -264,6 +278,7 @@ def audit(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """The audit chain of a session: final answer → composer → verifier → gatekeeper → invocations."""
+    from veridiag.contracts.json import json_object, json_objects
     from veridiag.pipeline import audit_chain
     from veridiag.store import StoreError, open_store
 
@@ -275,20 +290,22 @@ def audit(
     if chain is None:
         raise fail(f"no session {session_id!r}", code=1)
     if as_json:
-        print_json(chain)
+        print_json(chain.model_dump(mode="json"))
         return
-    session = chain["session"]
-    out.print(f"{session['id']} {session['status']} verdict={session['verdict']} — {session['query']}")
-    if session.get("error"):
-        out.print(f"  {session['error']}")
-    out.print(f"answer ({chain['answer_source']}):\n{chain['final_answer'] or '—'}")
-    for check in chain["verifier"]["claim_checks"] or []:
-        out.print(f"  {check['claim_id']}: {check['verification']} — {check['detail']}")
-    for correction in chain["verifier"]["corrections"] or []:
-        out.print(f"  corrected by {correction['guard']}: {correction['reason']}")
-    gatekeeper = chain["gatekeeper"]["result"] or {}
-    out.print(f"gatekeeper: {gatekeeper.get('status', 'off')} {', '.join(gatekeeper.get('failed_rules', []))}")
-    out.print(f"invocations: {', '.join(str(i['id']) + ':' + i['tool_name'] for i in chain['invocations'])}")
+    session = chain.session
+    out.print(f"{session.id} {session.status} verdict={session.verdict} — {session.query}")
+    if session.error:
+        out.print(f"  {session.error}")
+    out.print(f"answer ({chain.answer_source}):\n{chain.final_answer or '—'}")
+    for check in json_objects(chain.verifier.claim_checks):
+        out.print(f"  {check.get('claim_id')}: {check.get('verification')} — {check.get('detail')}")
+    for correction in json_objects(chain.verifier.corrections):
+        out.print(f"  corrected by {correction.get('guard')}: {correction.get('reason')}")
+    gatekeeper = json_object(chain.gatekeeper.result)
+    failed_rules = gatekeeper.get("failed_rules")
+    failed = ", ".join(str(rule) for rule in failed_rules) if isinstance(failed_rules, list) else ""
+    out.print(f"gatekeeper: {gatekeeper.get('status', 'off')} {failed}")
+    out.print(f"invocations: {', '.join(f'{i.id}:{i.tool_name}' for i in chain.invocations)}")
 
 
 @app.command("eval")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 from rich.text import Text
 
 from veridiag.cli.common import describe, err, fail, out, print_json, settings
+
+if TYPE_CHECKING:
+    from veridiag.contracts.answer import AnswerDocument
+    from veridiag.contracts.json import JsonObject
 
 _STAGES = {
     "zh": {"plan": "计划", "tool": "工具", "gatekeeper": "Gatekeeper", "verifier": "校验", "composer": "作答"},
@@ -15,27 +19,27 @@ _STAGES = {
 }
 
 
-def _show(document: dict[str, Any], lang: Literal["zh", "en"]) -> None:
+def _show(document: AnswerDocument, lang: Literal["zh", "en"]) -> None:
     zh = lang == "zh"
-    colour = {"PASS": "green", "LOW_CONFID": "yellow", "REJECT": "red"}.get(document["verdict"] or "", "red")
-    out.print(Text(document["verdict"] or "FAILED", style=f"bold {colour}"), f" session {document['session_id']}")
+    colour = {"PASS": "green", "LOW_CONFID": "yellow", "REJECT": "red"}.get(document.verdict or "", "red")
+    out.print(Text(document.verdict or "FAILED", style=f"bold {colour}"), f" session {document.session_id}")
     out.print()
-    out.print(document["final_answer"])
-    allowed = [c for c in document["claims"] if c["allowed"]]
+    out.print(document.final_answer)
+    allowed = [c for c in document.claims if c.allowed]
     if allowed:
         out.print()
         out.print("已确认的事实与出处" if zh else "Confirmed claims and their evidence", style="bold")
         for claim in allowed:
-            out.print(f"  {claim['claim_id']} ({claim['verification']}): {claim['claim_text'] or ''}")
-            for item in claim["evidence"]:
-                source = f"#{item['invocation_id']} {item['tool_name']}"
-                out.print(f"     {source}: {str(item['excerpt'])[:160]}", style="dim")
-    blocked = [c for c in document["claims"] if not c["allowed"]]
+            out.print(f"  {claim.claim_id} ({claim.verification}): {claim.claim_text or ''}")
+            for item in claim.evidence:
+                source = f"#{item.invocation_id} {item.tool_name}"
+                out.print(f"     {source}: {str(item.excerpt)[:160]}", style="dim")
+    blocked = [c for c in document.claims if not c.allowed]
     if blocked:
         out.print("未采纳的结论" if zh else "Claims not accepted", style="bold")
         for claim in blocked:
-            out.print(f"  {claim['claim_id']} ({claim['verification']})")
-    configured = document.get("engine_configured") or {}
+            out.print(f"  {claim.claim_id} ({claim.verification})")
+    configured = document.engine_configured
     engines = [
         f"{role} {ran}"
         + (
@@ -43,14 +47,14 @@ def _show(document: dict[str, Any], lang: Literal["zh", "en"]) -> None:
             if configured.get(role) not in (None, ran)
             else ""
         )
-        for role, ran in document["engine"].items()
+        for role, ran in document.engine.items()
     ]
     out.print(("引擎：" if zh else "Engines: ") + "; ".join(engines), style="dim")
-    for fallback in (document.get("usage") or {}).get("fallbacks") or []:
+    for fallback in document.usage.fallbacks:
         notice = "模型不可用，已改用离线引擎" if zh else "model unavailable, offline engine used"
-        out.print(f"{notice} ({fallback['role']}): {fallback['reason'][:200]}", style="yellow")
+        out.print(f"{notice} ({fallback.role}): {(fallback.reason or '')[:200]}", style="yellow")
     out.print()
-    out.print(("审计链：" if zh else "Audit trail: ") + f"veridiag audit {document['session_id']}")
+    out.print(("审计链：" if zh else "Audit trail: ") + f"veridiag audit {document.session_id}")
 
 
 def ask(
@@ -77,12 +81,12 @@ def ask(
         if message is None:
             raise
         raise fail(message) from None
-    shown_lang = lang or detect_lang(question)
+    shown_lang: Literal["zh", "en"] = detect_lang(question) if lang is None else "zh" if lang == "zh" else "en"
     names = _STAGES[shown_lang]
 
     with err.status("…") as status:
 
-        def progress(stage: str, details: dict[str, Any]) -> None:
+        def progress(stage: str, details: JsonObject) -> None:
             label = names.get(stage, stage)
             if stage == "tool":
                 err.print(f"{label} #{details['invocation_id']} {details['tool']} → {details['status']}", style="dim")
@@ -93,11 +97,11 @@ def ask(
                 err.print(f"{label}: {shown}", style="dim")
             status.update(label)
 
-        result = assembly.pipeline.run(question, shown_lang, progress=progress)  # type: ignore[arg-type]
-    document = answer_document(result, assembly.engine).model_dump(mode="json")
+        result = assembly.pipeline.run(question, shown_lang, progress=progress)
+    document = answer_document(result, assembly.engine)
     if as_json:
-        print_json(document)
+        print_json(document.model_dump(mode="json"))
     else:
-        _show(document, shown_lang)  # type: ignore[arg-type]
+        _show(document, shown_lang)
     if result.status != "completed":
         raise typer.Exit(1)

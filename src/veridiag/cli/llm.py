@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Annotated, Any, get_args
+from typing import Annotated, NotRequired, TypedDict, get_args
 
 import typer
 from rich.table import Table
@@ -16,6 +16,20 @@ llm_app = typer.Typer(help="The configured models (engine llm).", no_args_is_hel
 _PROBE = "Reply with the single word OK. 只回复 OK。"
 
 
+class ModelCheck(TypedDict):
+    """One role's row of ``llm check --json``; a role with no model has no probe fields."""
+
+    role: str
+    model: str | None
+    provider: NotRequired[str]
+    base_url: NotRequired[str | None]
+    #: None: not configured (the offline engine answers).
+    ok: bool | None
+    latency_ms: NotRequired[float]
+    tokens: NotRequired[int]
+    detail: str
+
+
 @llm_app.command("check")
 def check(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False) -> None:
     """Send one tiny request to each configured role's model; exit 2, with one line on stderr
@@ -25,7 +39,7 @@ def check(as_json: Annotated[bool, typer.Option("--json", help="Machine-readable
     from veridiag.config import LLMRole
 
     config = settings()
-    rows: list[dict[str, Any]] = []
+    rows: list[ModelCheck] = []
     for role in get_args(LLMRole):
         role_config = config.llm.for_role(role)
         if not role_config.model:

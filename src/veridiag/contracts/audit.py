@@ -7,15 +7,17 @@ JSON here on purpose: it is the record of what the Executor wrote, valid or not.
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
+from typing import Literal, NotRequired
 
-from pydantic import BaseModel, ConfigDict, Field, with_config
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_serializer, with_config
 from typing_extensions import TypedDict
 
 from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
 from veridiag.contracts.gatekeeper import ClaimTrace, GatekeeperResult, VerdictImpact
+from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import ParseStatus
+from veridiag.contracts.session import SessionRecord
 from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.contracts.verifier import ClaimCheck, Correction, FactChecked, HypothesisCheck, Verdict
 
@@ -194,11 +196,94 @@ class SelfEvaluation(_Record):
     role_calls: list[RoleCall] = Field(default_factory=list)
     usage: UsageTotals = Field(default_factory=UsageTotals)
 
-    def stored(self) -> dict[str, Any]:
-        """The JSON the session row keeps: the final round without the copies §23 already holds.
-        Not yet ``JsonObject``: the pipeline still hands its members to the store untyped."""
-        data = self.model_dump(mode="json")
-        for record in data["rounds"][-1:]:
-            record.pop("executor_structured_output", None)
-            record.pop("tool_trace_summary", None)
+    def stored(self) -> JsonObject:
+        """The JSON the session row keeps: the final round without the copies §23 already holds."""
+        final = {len(self.rounds) - 1: {"executor_structured_output", "tool_trace_summary"}} if self.rounds else {}
+        data: JsonObject = self.model_dump(mode="json", exclude={"rounds": final})
         return data
+
+
+class PartialRun(_Record):
+    """What a failed run keeps: the stage it reached and everything recorded before it."""
+
+    stage: str
+    role_calls: list[RoleCall] = Field(default_factory=list)
+    plan: JsonObject | None = None
+    rounds: list[RoundRecord] = Field(default_factory=list)
+
+
+class FailedEvaluation(_Record):
+    """``self_evaluation`` of a failed session: no §23 record, where it stopped, what it had."""
+
+    verifier_evaluation: None = None
+    failed_at: str
+    partial: PartialRun
+
+
+# ``veridiag audit`` and ``GET /api/v1/sessions/{id}/audit``: the chain from the final answer back
+# to the invocations. Each section shows the stored JSON as it was written — a session kept by an
+# older version, or a failed one with no record, reads as it is — so the sections' members stay
+# ``JsonValue`` (None where the session has none); the sections themselves are named and fixed.
+
+
+class _AuditSection(BaseModel):
+    # Every key is always written, so the OpenAPI document lists them all as present.
+    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+
+
+class AuditedComposer(_AuditSection):
+    input: JsonValue = None
+    output: JsonValue = None
+    guard: JsonValue = None
+    reason: JsonValue = None
+
+
+class AuditedVerifier(_AuditSection):
+    """The verifier's part of ``verifier_evaluation``, under the record's own names."""
+
+    verdict: JsonValue = None
+    verifier_verdict: JsonValue = None
+    verifier_status: JsonValue = None
+    groundedness_score: JsonValue = None
+    claim_checks: JsonValue = None
+    hypothesis_checks: JsonValue = None
+    facts_checked: JsonValue = None
+    rationale: JsonValue = None
+    corrections: JsonValue = None
+    round: JsonValue = None
+
+
+class AuditedGatekeeper(_AuditSection):
+    result: JsonValue = None
+    #: The final round's claim traces (the rounds keep them; the evaluation record does not).
+    trace: JsonValue = None
+
+
+class AuditedExecutor(_AuditSection):
+    parse_status: JsonValue = None
+    structured_output: JsonValue = None
+
+
+class AuditChain(_AuditSection):
+    """Final answer → composer → verifier → gatekeeper → invocations, for one session; its JSON
+    dump is what ``veridiag audit --json`` prints and the API returns, and reads back into it."""
+
+    session: SessionRecord
+    final_answer: str | None = None
+    answer_source: JsonValue = None
+    composer: AuditedComposer = Field(default_factory=AuditedComposer)
+    verifier: AuditedVerifier = Field(default_factory=AuditedVerifier)
+    gatekeeper: AuditedGatekeeper = Field(default_factory=AuditedGatekeeper)
+    executor: AuditedExecutor = Field(default_factory=AuditedExecutor)
+    rounds: JsonValue = Field(default_factory=list)
+    invocations: list[InvocationRecord] = Field(default_factory=list)
+    failed_at: JsonValue = None
+    timings_ms: JsonValue = Field(default_factory=dict)
+    role_calls: JsonValue = Field(default_factory=list)
+    usage: JsonValue = Field(default_factory=dict)
+
+    @field_serializer("session")
+    def _session_as_shown(self, session: SessionRecord) -> JsonObject:
+        """The row without what the chain shows elsewhere (the answer) or takes apart (the record)."""
+        shown: JsonObject = session.model_dump(mode="json", exclude={"self_evaluation", "final_answer"})
+        return shown

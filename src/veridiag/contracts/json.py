@@ -13,7 +13,7 @@ from typing import Annotated, TypeAlias
 
 from pydantic import JsonValue, WithJsonSchema
 
-__all__ = ["JsonObject", "JsonValue", "json_object"]
+__all__ = ["JsonObject", "JsonValue", "json_object", "json_objects"]
 
 #: A JSON object. Its JSON Schema stays ``{"type": "object"}`` with any properties, as the
 #: committed schemas and the OpenAPI document have always described these fields.
@@ -26,3 +26,8 @@ def json_object(value: JsonValue) -> JsonObject:
     """``value`` if it is a JSON object, else an empty one: how a reader of unvalidated JSON steps
     into a member without guessing at anything else."""
     return value if isinstance(value, dict) else {}
+
+
+def json_objects(value: JsonValue) -> list[JsonObject]:
+    """The objects of ``value`` if it is a JSON list (anything else in it is no record), else none."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

@@ -4,11 +4,16 @@ and, for ``veridiag audit``, the walk from the final answer back to the tool inv
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from veridiag.contracts.audit import (
+    AuditChain,
+    AuditedComposer,
+    AuditedExecutor,
+    AuditedGatekeeper,
+    AuditedVerifier,
     RoleCall,
     RoundRecord,
     SelfEvaluation,
@@ -96,56 +101,40 @@ def self_evaluation(
     )
 
 
-def audit_chain(store: SessionStore, session_id: str) -> dict[str, Any] | None:
+def audit_chain(store: SessionStore, session_id: str) -> AuditChain | None:
     """Final answer → composer → verifier → gatekeeper → invocations, for one session.
 
-    JSON in, JSON out: the stored columns are shown as they were written, so a session kept by an
-    older version (or a failed one, which has no record) reads as it is. The result stays a dict
-    of ``Any`` for the CLI and the API, which index into it."""
+    The stored columns are shown as they were written, so a session kept by an older version (or
+    a failed one, which has no record) reads as it is."""
     session = store.get_session(session_id)
     if session is None:
         return None
     stored = session.self_evaluation or {}
     evaluation = json_object(stored.get("verifier_evaluation"))
     rounds = stored.get("rounds") or []
-    invocations = store.list_invocations(session_id)
-    return {
-        "session": session.model_dump(mode="json", exclude={"self_evaluation", "final_answer"}),
-        "final_answer": session.final_answer,
-        "answer_source": evaluation.get("answer_source"),
-        "composer": {
-            "input": evaluation.get("composer_input"),
-            "output": evaluation.get("composer_output"),
-            "guard": evaluation.get("composer_guard"),
-            "reason": evaluation.get("answer_source_reason"),
-        },
-        "verifier": {
-            key: evaluation.get(key)
-            for key in (
-                "verdict",
-                "verifier_verdict",
-                "verifier_status",
-                "groundedness_score",
-                "claim_checks",
-                "hypothesis_checks",
-                "facts_checked",
-                "rationale",
-                "corrections",
-                "round",
-            )
-        },
-        "gatekeeper": {
-            "result": evaluation.get("gatekeeper_result"),
-            "trace": json_object(rounds[-1]).get("gatekeeper_trace") if isinstance(rounds, list) and rounds else None,
-        },
-        "executor": {
-            "parse_status": evaluation.get("executor_output_parse_status"),
-            "structured_output": evaluation.get("executor_structured_output"),
-        },
-        "rounds": rounds,
-        "invocations": [invocation.model_dump(mode="json") for invocation in invocations],
-        "failed_at": stored.get("failed_at"),
-        "timings_ms": stored.get("timings_ms") or {},
-        "role_calls": stored.get("role_calls") or [],
-        "usage": stored.get("usage") or {},
-    }
+    final_round = json_object(rounds[-1]) if isinstance(rounds, list) and rounds else {}
+    return AuditChain(
+        session=session,
+        final_answer=session.final_answer,
+        answer_source=evaluation.get("answer_source"),
+        composer=AuditedComposer(
+            input=evaluation.get("composer_input"),
+            output=evaluation.get("composer_output"),
+            guard=evaluation.get("composer_guard"),
+            reason=evaluation.get("answer_source_reason"),
+        ),
+        verifier=AuditedVerifier.model_validate(evaluation),
+        gatekeeper=AuditedGatekeeper(
+            result=evaluation.get("gatekeeper_result"), trace=final_round.get("gatekeeper_trace")
+        ),
+        executor=AuditedExecutor(
+            parse_status=evaluation.get("executor_output_parse_status"),
+            structured_output=evaluation.get("executor_structured_output"),
+        ),
+        rounds=rounds,
+        invocations=store.list_invocations(session_id),
+        failed_at=stored.get("failed_at"),
+        timings_ms=stored.get("timings_ms") or {},
+        role_calls=stored.get("role_calls") or [],
+        usage=stored.get("usage") or {},
+    )

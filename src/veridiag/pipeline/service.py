@@ -15,7 +15,7 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel
 
@@ -23,8 +23,9 @@ from veridiag.agents.reply import TEMPLATE, RoleReply
 from veridiag.agents.roles import ExecuteRequest, PlanRequest, Roles
 from veridiag.agents.template import template_answer, with_gaps
 from veridiag.config import Settings
-from veridiag.contracts.audit import RoleCall, SelfEvaluation
+from veridiag.contracts.audit import EngineUsage, FailedEvaluation, PartialRun, RoleCall, SelfEvaluation
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult
+from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.plan import Plan
 from veridiag.contracts.verifier import RetryContext, VerifierEvaluation
@@ -34,14 +35,24 @@ from veridiag.pipeline.composer_guard import guard_composed, parse_composer_outp
 from veridiag.pipeline.composer_input import assemble_composer_input
 from veridiag.pipeline.guardrails import evaluate
 from veridiag.pipeline.hook import HookResult, verifier_input
+from veridiag.pipeline.progress import (
+    AnswerComposed,
+    DiagnosisDone,
+    DiagnosisFailed,
+    GatekeeperChecked,
+    PlanMade,
+    Progress,
+    SessionStarted,
+    StageProgress,
+    ToolCalled,
+    VerifierJudged,
+)
 from veridiag.pipeline.scope import scope_line
 from veridiag.pipeline.verifier_reply import ParsedVerifier, parse_verifier_output
 from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang
 from veridiag.text.render import invocation_json
 from veridiag.tools.runner import Toolbox, ToolRunner
-
-Progress = Callable[[str, dict[str, Any]], None]
 
 FAILURE_ANSWER = {
     "zh": "诊断过程中出现内部错误，未能生成可靠结论。本次会话已记录，可在审计中查看已完成的步骤。",
@@ -95,10 +106,10 @@ class DiagnosisRun:
     role_calls: list[RoleCall] = field(default_factory=list)
     plan: Plan | None = None
 
-    def emit(self, stage: str, details: dict[str, Any]) -> None:
+    def emit(self, progress: StageProgress) -> None:
         """Progress for this run only; every event names its session, so a listener can check
         that what it hears is its own."""
-        self.sink(stage, {**details, "session_id": self.session_id})
+        self.sink(progress.stage, progress.event(self.session_id))
 
     def record(self, role: str, reply: RoleReply, round_number: int | None = None) -> None:
         """Which engine answered each role, its usage and any fallback: the audit's ``role_calls``.
@@ -113,14 +124,14 @@ class DiagnosisRun:
             )
         )
 
-    def partial(self) -> dict[str, Any]:
+    def partial(self) -> PartialRun:
         """What a failed run keeps: the stage it reached and everything recorded before it."""
-        return {
-            "stage": self.stage,
-            "role_calls": [call.model_dump(mode="json") for call in self.role_calls],
-            "plan": self.plan.stored() if self.plan else None,
-            "rounds": [round_record(state).model_dump(mode="json") for state in self.rounds],
-        }
+        return PartialRun(
+            stage=self.stage,
+            role_calls=self.role_calls,
+            plan=self.plan.stored() if self.plan else None,
+            rounds=[round_record(state) for state in self.rounds],
+        )
 
 
 @dataclass
@@ -132,7 +143,7 @@ class DiagnosisResult:
     answer_source: AnswerSource | Literal["failure"]
     rounds: int
     #: As stored (JSON); a failed run's holds ``failed_at`` and ``partial`` instead of a record.
-    self_evaluation: dict[str, Any]
+    self_evaluation: JsonObject
     error: str | None = None
     #: The typed record ``self_evaluation`` was stored from (completed runs only).
     record: SelfEvaluation | None = None
@@ -176,7 +187,7 @@ class DiagnosisPipeline:
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id)
         run = DiagnosisRun(session.id, question, lang, progress or _silent)
-        run.emit("session", {"lang": lang})
+        run.emit(SessionStarted(lang=lang))
         try:
             if on_session is not None:
                 run.stage = "setup"
@@ -185,10 +196,10 @@ class DiagnosisPipeline:
             return self._run(run)
         except Exception as exc:  # any role, parser or store failure: fail closed, keep what is known
             error = f"{run.stage}: {exc.__class__.__name__}: {exc}"
-            evaluation = {"verifier_evaluation": None, "failed_at": run.stage, "partial": run.partial()}
+            evaluation = FailedEvaluation(failed_at=run.stage, partial=run.partial()).model_dump(mode="json")
             with contextlib.suppress(Exception):  # the store itself is down: the user still gets the answer
                 self.store.fail_session(session.id, error=error, self_evaluation=evaluation)
-            run.emit("failed", {"error": error})
+            run.emit(DiagnosisFailed(error=error))
             return DiagnosisResult(session.id, "failed", None, FAILURE_ANSWER[lang], "failure", 0, evaluation, error)
 
     # --- the chain, in spec order -----------------------------------------------------
@@ -197,7 +208,7 @@ class DiagnosisPipeline:
         session_id, question, lang, rounds = run.session_id, run.question, run.lang, run.rounds
         plan = self._plan(run)
         run.plan = plan
-        run.emit("plan", {"skill": plan.skill, "service": plan.service, "start": plan.start, "end": plan.end})
+        run.emit(PlanMade(skill=plan.skill, service=plan.service, start=plan.start, end=plan.end))
         self.store.update_session(session_id, plan=plan.stored())
 
         retry_context: RetryContext | None = None
@@ -232,7 +243,7 @@ class DiagnosisPipeline:
         output, source, guard, reason = self._compose(run, composer_input, final)
         if composer_input.scope and not output.user_facing_answer.startswith(composer_input.scope):
             output.user_facing_answer = f"{composer_input.scope}\n\n{output.user_facing_answer}"
-        run.emit("composer", {"answer_source": source, "reason": reason})
+        run.emit(AnswerComposed(answer_source=source, reason=reason))
         audited = self_evaluation(
             rounds,
             composer_input=composer_input,
@@ -254,9 +265,9 @@ class DiagnosisPipeline:
             final_answer=output.user_facing_answer,
             self_evaluation=evaluation,
             rounds=len(rounds),
-            llm_usage=evaluation["usage"],
+            llm_usage=audited.usage.model_dump(mode="json"),
         )
-        run.emit("done", {"verdict": final.evaluation.verdict, "rounds": len(rounds)})
+        run.emit(DiagnosisDone(verdict=final.evaluation.verdict, rounds=len(rounds)))
         return DiagnosisResult(
             session_id,
             "completed",
@@ -294,8 +305,7 @@ class DiagnosisPipeline:
                 session_id,
                 round=round_number,
                 on_call=lambda r: run.emit(
-                    "tool",
-                    {"invocation_id": r.invocation_id, "tool": r.tool_name, "status": r.status, "round": round_number},
+                    ToolCalled(invocation_id=r.invocation_id, tool=r.tool_name, status=r.status, round=round_number)
                 ),
             )
         contract: Literal["executor_evidence_v2", "executor_evidence_v1"] = (
@@ -328,13 +338,12 @@ class DiagnosisPipeline:
         )
         latency["hook_ms"] = _ms(started)
         run.emit(
-            "gatekeeper",
-            {
-                "round": round_number,
-                "parse_status": hook.parsed.status.status,
-                "status": hook.report.result.status if hook.report else "off",
-                "failed_rules": hook.report.result.failed_rules if hook.report else [],
-            },
+            GatekeeperChecked(
+                round=round_number,
+                parse_status=hook.parsed.status.status,
+                status=hook.report.result.status if hook.report else "off",
+                failed_rules=hook.report.result.failed_rules if hook.report else [],
+            )
         )
         run.stage = f"round {round_number}: verifier"
         started = time.perf_counter()
@@ -342,13 +351,12 @@ class DiagnosisPipeline:
         latency["verifier_ms"] = _ms(started)
         evaluation = evaluate(parsed, hook)
         run.emit(
-            "verifier",
-            {
-                "round": round_number,
-                "verdict": evaluation.verdict,
-                "verifier_status": parsed.status,
-                "corrections": len(evaluation.corrections),
-            },
+            VerifierJudged(
+                round=round_number,
+                verdict=evaluation.verdict,
+                verifier_status=parsed.status,
+                corrections=len(evaluation.corrections),
+            )
         )
         return RoundState(round_number, reply.text, hook, parsed, evaluation, latency)
 
@@ -409,7 +417,7 @@ class DiagnosisPipeline:
         return with_gaps(output, composer_input), "composer", guard, "ok"
 
 
-def _silent(_stage: str, _details: dict[str, Any]) -> None:
+def _silent(_stage: str, _details: JsonObject) -> None:
     """The progress sink of a run nobody listens to."""
 
 
@@ -417,5 +425,7 @@ def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
 
 
-def _jsonable(value: Any) -> Any:
-    return json.loads(json.dumps(value, ensure_ascii=False, default=str))
+def _jsonable(usage: EngineUsage) -> EngineUsage:
+    """The usage as JSON keeps it (an engine may report a value JSON has no type for)."""
+    stored: EngineUsage = json.loads(json.dumps(usage, ensure_ascii=False, default=str))
+    return stored

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from veridiag.contracts.invocation import InvocationStatus
+from veridiag.contracts.json import JsonObject
 from veridiag.tools.records import Evidence
 
 #: Characters of tool output a model sees per call (the stored output keeps more).
@@ -20,10 +21,20 @@ class ToolOutput(BaseModel):
     status: InvocationStatus
     text: str = ""
     model_text: str | None = None
-    retrieval_details: dict[str, Any] = Field(default_factory=dict)
+    #: What the backend keeps beside the text, as stored: JSON of the backend's own shape.
+    retrieval_details: JsonObject = Field(default_factory=dict)
     error: str | None = None
     #: The typed records behind ``text``, one per series or query (in memory only: the store keeps the text).
     evidence: list[Evidence] = Field(default_factory=list, exclude=True)
+
+    @field_validator("retrieval_details", mode="before")
+    @classmethod
+    def _as_json(cls, details: object) -> object:
+        """A backend's details as the store keeps them: a value JSON has no type for (a datetime, a
+        tuple) in its JSON spelling or as its text, never a failed call."""
+        return (
+            json.loads(json.dumps(details, ensure_ascii=False, default=str)) if isinstance(details, dict) else details
+        )
 
     def for_model(self) -> str:
         text = self.model_text if self.model_text is not None else self.text

@@ -17,11 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TypedDict
 
 from pydantic import BaseModel, ValidationError
 
 from veridiag.contracts.invocation import InvocationRecord
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.store import SessionStore
 from veridiag.tools.args import TOOL_ARGS, LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend
@@ -65,7 +66,14 @@ class Toolbox:
         raise TypeError(f"no backend for {tool_name}")
 
 
-def tool_specs() -> list[dict[str, Any]]:
+class ToolSpec(TypedDict):
+    name: str
+    description: str
+    #: The arguments' JSON Schema.
+    parameters: JsonObject
+
+
+def tool_specs() -> list[ToolSpec]:
     """Name, description and JSON Schema of each tool, for LLM tool calling."""
     return [
         {"name": name, "description": DESCRIPTIONS[name], "parameters": model.model_json_schema()}
@@ -95,7 +103,7 @@ class ToolRunner:
         self.round = round
         self.on_call = on_call
 
-    def run(self, tool_name: str, arguments: Mapping[str, Any] | str | None) -> ToolCallResult:
+    def run(self, tool_name: str, arguments: Mapping[str, JsonValue] | str | None) -> ToolCallResult:
         started_at = datetime.now(UTC)
         clock = time.perf_counter()
         raw_args, output = self._execute(tool_name, arguments)
@@ -109,16 +117,21 @@ class ToolRunner:
             self.on_call(result)
         return result
 
-    def _execute(self, tool_name: str, arguments: Mapping[str, Any] | str | None) -> tuple[dict[str, Any], ToolOutput]:
-        raw: Any = arguments or {}
-        if isinstance(raw, str):
+    def _execute(
+        self, tool_name: str, arguments: Mapping[str, JsonValue] | str | None
+    ) -> tuple[JsonObject, ToolOutput]:
+        """The arguments as given (JSON from a model: kept even when they are no object) and the
+        tool's output, or an error output saying what was wrong."""
+        given: Mapping[str, JsonValue] | JsonValue = arguments or {}
+        if isinstance(given, str):
+            text = given
             try:
-                raw = json.loads(raw) if raw.strip() else {}
+                given = json.loads(text) if text.strip() else {}
             except json.JSONDecodeError as exc:
-                return {"_raw": raw[:2000]}, _error(f"arguments are not JSON: {exc.msg}")
-        if not isinstance(raw, Mapping):
-            return {"_raw": str(raw)[:2000]}, _error("arguments must be a JSON object")
-        raw = dict(raw)
+                return {"_raw": text[:2000]}, _error(f"arguments are not JSON: {exc.msg}")
+        if not isinstance(given, Mapping):
+            return {"_raw": str(given)[:2000]}, _error("arguments must be a JSON object")
+        raw: JsonObject = dict(given)
         model = TOOL_ARGS.get(tool_name)
         if model is None:
             return raw, _error(f"unknown tool {tool_name!r}; tools: {', '.join(TOOL_ARGS)}")
@@ -140,7 +153,7 @@ class ToolRunner:
     def _persist(
         self,
         tool_name: str,
-        raw_args: dict[str, Any],
+        raw_args: JsonObject,
         output: ToolOutput,
         started_at: datetime,
         latency: float,
@@ -162,9 +175,7 @@ class ToolRunner:
         )
 
 
-def _redact_call(
-    redactor: Redactor, arguments: dict[str, Any], output: ToolOutput
-) -> tuple[dict[str, Any], ToolOutput]:
+def _redact_call(redactor: Redactor, arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
     """The call as it may be kept: text, model text, error, retrieval details, every string of
     the typed records and the arguments (a model may put a secret in a query), redacted.
 
