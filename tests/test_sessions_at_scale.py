@@ -82,14 +82,16 @@ def test_a_demo_audit_reads_back_exactly_compact_compressed_and_as_written_befor
     toolbox = Toolbox(logs=demo_env, metrics=demo_env, knowledge=demo_env, changes=demo_env)
     result = DiagnosisPipeline(store, offline_roles(demo_env, store), toolbox=toolbox).run(QUESTION)
     assert result.status == "completed"
-    written = result.self_evaluation
+    written: dict[str, Any] = dict(result.self_evaluation or {})  # JSON read as JSON here
     sqlite = store_url.startswith("sqlite")
 
     def as_read() -> tuple[dict[str, Any], str]:
         session = store.get_session(result.session_id)
         assert session is not None and session.self_evaluation is not None
         chain = audit_chain(store, result.session_id)
-        return session.self_evaluation, json.dumps(chain, ensure_ascii=False, sort_keys=not sqlite)
+        assert chain is not None
+        document = chain.model_dump(mode="json")
+        return session.self_evaluation, json.dumps(document, ensure_ascii=False, sort_keys=not sqlite)
 
     fresh, chain = as_read()
     assert fresh == written

@@ -32,7 +32,7 @@ def _api(options: BenchOptions) -> api.ApiBench:
     return api.run(database_url=options.database_url)
 
 
-def _tools(options: BenchOptions) -> dict[str, Any]:
+def _tools(options: BenchOptions) -> JsonObject:
     """Queries over cached 1 M / 10 M line stores, runbooks, and a fresh 10 M line import in a
     child process (``import_10m_*``; quick: 50 k lines)."""
     if options.quick:
