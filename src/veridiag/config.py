@@ -138,10 +138,6 @@ class LLMSettings(BaseModel):
         return bool(self.for_role(role).model)
 
 
-#: Requests per token and minute the API allows unless configured otherwise.
-_DEFAULT_RATE_LIMIT = "120/minute"
-
-
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="VERIDIAG_", env_nested_delimiter="__", extra="ignore")
 
@@ -182,7 +178,9 @@ class Settings(BaseSettings):
     api_trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: Requests per bearer token (per client address when no tokens are configured), in the
     #: ``limits`` notation: ``120/minute``, ``10/second;600/hour``. ``0`` or empty turns it off.
-    api_rate_limit: str = _DEFAULT_RATE_LIMIT
+    # Not validated when left as is: settings validate defaults, and parsing this one would
+    # import the rate-limit library for every command.
+    api_rate_limit: str = Field(default="120/minute", validate_default=False)
     #: Serve ``/metrics`` without a token even when tokens are configured (for scrapers).
     api_open_metrics: bool = False
     #: Key (32+ characters) that signs workbench session cookies; empty: a random key per start,
@@ -243,8 +241,6 @@ class Settings(BaseSettings):
         value = value.strip()
         if value in ("", "0"):
             return ""
-        if value == _DEFAULT_RATE_LIMIT:  # settings validate defaults: every command would import limits
-            return value
         from limits import parse_many
 
         try:
