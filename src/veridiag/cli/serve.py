@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import socket
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from veridiag.cli.common import err, fail, settings
+
+if TYPE_CHECKING:
+    from veridiag.config import Settings
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -27,12 +30,33 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
+def bind_guarded(config: Settings, host: str, port: int, *, insecure_no_auth: bool) -> socket.socket:
+    """The listening socket for an HTTP service (the API, ``veridiag mcp --transport http``); an
+    open service beyond loopback is refused unless asked for: tokens are what guard it."""
+    from veridiag.api.security import is_loopback
+
+    if not is_loopback(host) and not config.tokens and not insecure_no_auth:
+        raise fail(
+            f"refusing to serve on {host} without API tokens: set VERIDIAG_API_TOKENS=token1,token2 "
+            "(or pass --insecure-no-auth)"
+        )
+    try:
+        return listen(host, port)
+    except OSError as exc:
+        raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+HostOption = Annotated[str, typer.Option(help="Interface to listen on.")]
+PortOption = Annotated[int, typer.Option(min=1, max=65535)]
+InsecureOption = Annotated[
+    bool, typer.Option("--insecure-no-auth", help="Allow an open service beyond loopback (not recommended).")
+]
+
+
 def serve(
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535)] = 8080,
-    insecure_no_auth: Annotated[
-        bool, typer.Option("--insecure-no-auth", help="Allow an open API beyond loopback (not recommended).")
-    ] = False,
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8080,
+    insecure_no_auth: InsecureOption = False,
 ) -> None:
     """Serve /api/v1 (chat, sessions, audit, rules), /metrics, /healthz and the workbench at /."""
     import uvicorn
@@ -40,22 +64,13 @@ def serve(
     from veridiag.agents.llm import LLMConfigError
     from veridiag.api import create_app
     from veridiag.api.guards import wildcard_bind
-    from veridiag.api.security import is_loopback
     from veridiag.gatekeeper import RulesetError
     from veridiag.pipeline.factory import build_home_apart
     from veridiag.store import StoreError
     from veridiag.tools.factory import ConfigurationError
 
     config = settings()
-    if not is_loopback(host) and not config.tokens and not insecure_no_auth:
-        raise fail(
-            f"refusing to serve on {host} without API tokens: set VERIDIAG_API_TOKENS=token1,token2 "
-            "(or pass --insecure-no-auth)"
-        )
-    try:
-        sock = listen(host, port)
-    except OSError as exc:
-        raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock = bind_guarded(config, host, port, insecure_no_auth=insecure_no_auth)
     try:
         build_home_apart(config)
         app = create_app(config, bind_host=host)
