@@ -1,7 +1,8 @@
 """``veridiag mcp`` through the SDK's own client: over stdio (the command spawned as a client
 would) and streamable HTTP (the command on a free port, behind the API's bearer token) a client
-lists the tools, diagnoses the demo question, reads its audit and checks claims — a fabricated
-citation fails, a correct one passes; bad input is a clear tool error; secrets stay redacted."""
+lists the tools, diagnoses the demo question hearing each stage as progress, reads its audit and
+checks claims — a fabricated citation fails, a correct one passes; bad input is a clear tool
+error; secrets stay redacted."""
 
 from __future__ import annotations
 
@@ -142,8 +143,16 @@ def test_a_client_lists_the_tools_diagnoses_reads_the_audit_and_checks_claims(co
             assert set(listed) == TOOLS
             assert all(listed[name].output_schema for name in ("diagnose", "get_audit", "check_claims"))
 
-            answer = await _call(client, "diagnose", {"question": QUESTION})
+            stages: list[str | None] = []
+
+            async def heard(progress: float, total: float | None, message: str | None) -> None:
+                stages.append(message)
+
+            diagnosed = await client.call_tool("diagnose", {"question": QUESTION}, progress_callback=heard)
+            answer = diagnosed.structured_content
+            assert not diagnosed.is_error and answer is not None
             assert answer["verdict"] == "PASS" and "payment-service" in answer["final_answer"]
+            assert stages[0] == "session" and {"plan", "tool", "gatekeeper", "verifier", "composer"} <= set(stages)
             cited = {e["invocation_id"] for c in answer["claims"] if c["allowed"] for e in c["evidence"]}
             assert cited, "the answer's claims cite invocations"
 

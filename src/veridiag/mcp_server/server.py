@@ -11,15 +11,17 @@ capacity limiter (``api_concurrency``) as the API's are, so queued ones finish i
 from __future__ import annotations
 
 import json
+import math
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
@@ -33,6 +35,7 @@ from veridiag.mcp_server.models import ClaimsCheck, EvidenceCall
 from veridiag.pipeline import audit_chain
 from veridiag.pipeline.factory import Assembly
 from veridiag.pipeline.hook import verifier_input
+from veridiag.pipeline.progress import Progress
 from veridiag.pipeline.report import answer_document
 from veridiag.tools.args import TOOL_ARGS
 from veridiag.tools.runner import DESCRIPTIONS, ToolRunner
@@ -80,19 +83,34 @@ class VeridiagTools:
         self._evidence_sessions: set[str] = set()
         self._lock = threading.Lock()
 
-    async def diagnose(
-        self,
-        question: Question,
-        lang: Lang = None,
-    ) -> AnswerDocument:
+    async def diagnose(self, question: Question, ctx: Context[Any, Any], lang: Lang = None) -> AnswerDocument:
+        """Each stage of the run is reported as MCP progress (the stage's name as the message),
+        as the API's stream sends it; a client that asked for no progress hears nothing."""
         try:  # the API's own request model: one definition of a usable question
             request = ChatRequest(query=question, lang=lang)
         except ValidationError as exc:
             raise ToolError("; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())) from None
-        return await anyio.to_thread.run_sync(self._diagnose, request, limiter=self.limiter)
+        # The run is in a worker thread: it queues its stages without waiting on the client.
+        stages, heard = anyio.create_memory_object_stream[str](math.inf)
 
-    def _diagnose(self, request: ChatRequest) -> AnswerDocument:
-        result = self.assembly.pipeline.run(request.query, request.lang)
+        def progress(stage: str, _details: JsonObject) -> None:
+            anyio.from_thread.run_sync(stages.send_nowait, stage)
+
+        async def report() -> None:
+            async with heard:
+                step = 0
+                async for stage in heard:
+                    step += 1
+                    await ctx.report_progress(step, None, stage)
+
+        async with anyio.create_task_group() as reporting:
+            reporting.start_soon(report)
+            with stages:
+                document = await anyio.to_thread.run_sync(self._diagnose, request, progress, limiter=self.limiter)
+        return document
+
+    def _diagnose(self, request: ChatRequest, progress: Progress) -> AnswerDocument:
+        result = self.assembly.pipeline.run(request.query, request.lang, progress=progress)
         return answer_document(result, self.assembly.engine)
 
     async def get_audit(self, session_id: SessionId) -> AuditChain:
