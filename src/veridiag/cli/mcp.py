@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 import typer
 
 from veridiag.cli.common import err, settings
-from veridiag.cli.serve import HostOption, InsecureOption, PortOption, bind_guarded
+from veridiag.cli.serve import HostOption, InsecureOption, PortOption, bind_guarded, hosts_hint
 
 Transport = Literal["stdio", "http"]
 
@@ -48,5 +48,6 @@ def mcp(
     app = http_app(assembly, config, host=host, port=port)
     auth = "bearer tokens" if config.tokens else "no auth"
     err.print(f"veridiag MCP on http://{host}:{port}/mcp ({auth}; engine {assembly.engine})")
+    hosts_hint(config, host)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False))
     server.run(sockets=[sock])

@@ -46,6 +46,18 @@ def bind_guarded(config: Settings, host: str, port: int, *, insecure_no_auth: bo
         raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
 
 
+def hosts_hint(config: Settings, host: str) -> None:
+    """On a wildcard bind, say which Host names are answered (api_allowed_hosts) before a client
+    meets a 400."""
+    from veridiag.api.guards import wildcard_bind
+
+    if wildcard_bind(host) and not config.api_allowed_hosts:
+        err.print(
+            "only Host localhost, 127.0.0.1 and [::1] are answered: name this machine's other host names in "
+            "VERIDIAG_API_ALLOWED_HOSTS=diag.example.com,10.0.0.5"
+        )
+
+
 HostOption = Annotated[str, typer.Option(help="Interface to listen on.")]
 PortOption = Annotated[int, typer.Option(min=1, max=65535)]
 InsecureOption = Annotated[
@@ -63,7 +75,6 @@ def serve(
 
     from veridiag.agents.llm import LLMConfigError
     from veridiag.api import create_app
-    from veridiag.api.guards import wildcard_bind
     from veridiag.gatekeeper import RulesetError
     from veridiag.pipeline.factory import build_home_apart
     from veridiag.store import StoreError
@@ -82,11 +93,7 @@ def serve(
         raise
     auth = "bearer tokens" if config.tokens else "no auth"
     err.print(f"veridiag on http://{host}:{port}/ ({auth}; engine {app.state.assembly.engine})")
-    if wildcard_bind(host) and not config.api_allowed_hosts:
-        err.print(
-            "only Host localhost, 127.0.0.1 and [::1] are answered: name this machine's other host names in "
-            "VERIDIAG_API_ALLOWED_HOSTS=diag.example.com,10.0.0.5"
-        )
+    hosts_hint(config, host)
     # Forwarded headers are believed only from api_trusted_proxies (the app applies them), not
     # from whatever uvicorn trusts by default.
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False))
