@@ -25,7 +25,9 @@ HEAVY = ("sqlalchemy.orm", "alembic", "fastapi", "pydantic_ai", "rjieba", "mcp")
 
 #: Packages whose ``__init__`` re-exports lazily (``veridiag._lazy``) → a module it must not load.
 LAZY_PACKAGES = {
+    "veridiag.api": "veridiag.api.app",
     "veridiag.contracts": "veridiag.contracts.executor_v2",
+    "veridiag.mcp_server": "veridiag.mcp_server.http",
     "veridiag.text": "veridiag.text.when",
     "veridiag.tools": "veridiag.tools.runner",
 }
