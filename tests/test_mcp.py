@@ -273,3 +273,14 @@ def test_an_open_http_server_beyond_loopback_is_refused(tmp_path: Path, monkeypa
     assert done.exit_code == 2
     assert "refusing to serve on 0.0.0.0 without API tokens" in done.output
     assert not (tmp_path / "veridiag.db").exists(), "refused before anything was built"
+
+
+def test_the_stdio_server_loads_no_fastapi_app() -> None:
+    """What ``veridiag mcp`` imports before it serves over stdio (ARCHITECTURE: a command imports
+    what it runs): the pipeline and the SDK, not the HTTP API's app, routes or workbench."""
+    probe = "import sys, veridiag.cli.app, veridiag.pipeline.factory, veridiag.mcp_server.server; "
+    probe += "print(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    loaded = set(done.stdout.split())
+    assert "mcp.server.mcpserver" in loaded, "the probe read the modules"
+    assert not {"fastapi", "jinja2", "limits", "veridiag.api.app", "veridiag.mcp_server.http"} & loaded
