@@ -21,11 +21,13 @@ from veridiag.tools import importers
 DEMO_QUESTION = "订单123支付失败，帮我看看是什么原因"
 
 #: What a help text must not pay for (each costs 100–300 ms on this machine).
-HEAVY = ("sqlalchemy.orm", "alembic", "fastapi", "pydantic_ai", "rjieba")
+HEAVY = ("sqlalchemy.orm", "alembic", "fastapi", "pydantic_ai", "rjieba", "mcp")
 
 #: Packages whose ``__init__`` re-exports lazily (``veridiag._lazy``) → a module it must not load.
 LAZY_PACKAGES = {
+    "veridiag.api": "veridiag.api.app",
     "veridiag.contracts": "veridiag.contracts.executor_v2",
+    "veridiag.mcp_server": "veridiag.mcp_server.http",
     "veridiag.text": "veridiag.text.when",
     "veridiag.tools": "veridiag.tools.runner",
 }

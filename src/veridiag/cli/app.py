@@ -18,6 +18,7 @@ from veridiag.cli.ask import ask
 from veridiag.cli.common import GuardedGroup, err, fail, out, print_json, settings
 from veridiag.cli.data import data_app, db_app, kb_app, tools_app
 from veridiag.cli.llm import llm_app
+from veridiag.cli.mcp import mcp
 from veridiag.cli.serve import serve
 from veridiag.contracts.schemas import SCHEMA_FILES
 
@@ -43,6 +44,7 @@ app.add_typer(tools_app, name="tools")
 app.add_typer(llm_app, name="llm")
 app.command()(ask)
 app.command()(serve)
+app.command()(mcp)
 
 RulesOption = Annotated[
     Path | None,

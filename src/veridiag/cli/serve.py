@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import socket
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from veridiag.cli.common import err, fail, settings
+
+if TYPE_CHECKING:
+    from veridiag.config import Settings
 
 
 def listen(host: str, port: int) -> socket.socket:
@@ -27,35 +30,58 @@ def listen(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve(
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=1, max=65535)] = 8080,
-    insecure_no_auth: Annotated[
-        bool, typer.Option("--insecure-no-auth", help="Allow an open API beyond loopback (not recommended).")
-    ] = False,
-) -> None:
-    """Serve /api/v1 (chat, sessions, audit, rules), /metrics, /healthz and the workbench at /."""
-    import uvicorn
-
-    from veridiag.agents.llm import LLMConfigError
-    from veridiag.api import create_app
-    from veridiag.api.guards import wildcard_bind
+def bind_guarded(config: Settings, host: str, port: int, *, insecure_no_auth: bool) -> socket.socket:
+    """The listening socket for an HTTP service (the API, ``veridiag mcp --transport http``); an
+    open service beyond loopback is refused unless asked for: tokens are what guard it."""
     from veridiag.api.security import is_loopback
-    from veridiag.gatekeeper import RulesetError
-    from veridiag.pipeline.factory import build_home_apart
-    from veridiag.store import StoreError
-    from veridiag.tools.factory import ConfigurationError
 
-    config = settings()
     if not is_loopback(host) and not config.tokens and not insecure_no_auth:
         raise fail(
             f"refusing to serve on {host} without API tokens: set VERIDIAG_API_TOKENS=token1,token2 "
             "(or pass --insecure-no-auth)"
         )
     try:
-        sock = listen(host, port)
+        return listen(host, port)
     except OSError as exc:
         raise fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def hosts_hint(config: Settings, host: str) -> None:
+    """On a wildcard bind, say which Host names are answered (api_allowed_hosts) before a client
+    meets a 400."""
+    from veridiag.api.guards import wildcard_bind
+
+    if wildcard_bind(host) and not config.api_allowed_hosts:
+        err.print(
+            "only Host localhost, 127.0.0.1 and [::1] are answered: name this machine's other host names in "
+            "VERIDIAG_API_ALLOWED_HOSTS=diag.example.com,10.0.0.5"
+        )
+
+
+HostOption = Annotated[str, typer.Option(help="Interface to listen on.")]
+PortOption = Annotated[int, typer.Option(min=1, max=65535)]
+InsecureOption = Annotated[
+    bool, typer.Option("--insecure-no-auth", help="Allow an open service beyond loopback (not recommended).")
+]
+
+
+def serve(
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8080,
+    insecure_no_auth: InsecureOption = False,
+) -> None:
+    """Serve /api/v1 (chat, sessions, audit, rules), /metrics, /healthz and the workbench at /."""
+    import uvicorn
+
+    from veridiag.agents.llm import LLMConfigError
+    from veridiag.api import create_app
+    from veridiag.gatekeeper import RulesetError
+    from veridiag.pipeline.factory import build_home_apart
+    from veridiag.store import StoreError
+    from veridiag.tools.factory import ConfigurationError
+
+    config = settings()
+    sock = bind_guarded(config, host, port, insecure_no_auth=insecure_no_auth)
     try:
         build_home_apart(config)
         app = create_app(config, bind_host=host)
@@ -67,11 +93,7 @@ def serve(
         raise
     auth = "bearer tokens" if config.tokens else "no auth"
     err.print(f"veridiag on http://{host}:{port}/ ({auth}; engine {app.state.assembly.engine})")
-    if wildcard_bind(host) and not config.api_allowed_hosts:
-        err.print(
-            "only Host localhost, 127.0.0.1 and [::1] are answered: name this machine's other host names in "
-            "VERIDIAG_API_ALLOWED_HOSTS=diag.example.com,10.0.0.5"
-        )
+    hosts_hint(config, host)
     # Forwarded headers are believed only from api_trusted_proxies (the app applies them), not
     # from whatever uvicorn trusts by default.
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False))

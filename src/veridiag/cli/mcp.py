@@ -1,0 +1,53 @@
+"""``veridiag mcp``: the diagnosis, audit, evidence tools and Gatekeeper for MCP clients."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import typer
+
+from veridiag.cli.common import err, settings
+from veridiag.cli.serve import HostOption, InsecureOption, PortOption, bind_guarded, hosts_hint
+
+Transport = Literal["stdio", "http"]
+
+
+def mcp(
+    transport: Annotated[
+        Transport,
+        typer.Option(help="stdio (a client starts this command) or http (streamable HTTP at /mcp)."),
+    ] = "stdio",
+    host: HostOption = "127.0.0.1",
+    port: PortOption = 8090,
+    insecure_no_auth: InsecureOption = False,
+) -> None:
+    """Serve the MCP tools: diagnose, get_audit, query_logs, query_metrics, query_changes,
+    lookup_knowledge, check_claims. Over HTTP the API's bearer tokens (VERIDIAG_API_TOKENS) guard it."""
+    # The SDK, the store and the pipeline load here, not for ``veridiag --help``.
+    from veridiag.pipeline.factory import assemble, build_home_apart
+
+    config = settings()
+    sock = bind_guarded(config, host, port, insecure_no_auth=insecure_no_auth) if transport == "http" else None
+    try:
+        build_home_apart(config)
+        assembly = assemble(config)  # a failure is one ``error:`` line (GuardedGroup)
+    except BaseException:
+        if sock is not None:
+            sock.close()
+        raise
+    if sock is None:  # stdout is the protocol channel from here on: nothing else may print there
+        from veridiag.mcp_server import build_server
+
+        build_server(assembly, concurrency=config.api_concurrency).run("stdio")
+        return
+
+    import uvicorn
+
+    from veridiag.mcp_server import http_app
+
+    app = http_app(assembly, config, host=host, port=port)
+    auth = "bearer tokens" if config.tokens else "no auth"
+    err.print(f"veridiag MCP on http://{host}:{port}/mcp ({auth}; engine {assembly.engine})")
+    hosts_hint(config, host)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False))
+    server.run(sockets=[sock])
