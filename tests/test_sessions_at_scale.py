@@ -22,6 +22,7 @@ from veridiag.agents.engines import offline_roles
 from veridiag.api import create_app
 from veridiag.cli.app import app as cli
 from veridiag.config import Settings
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.audit import audit_chain
 from veridiag.pipeline.factory import assemble
@@ -181,7 +182,7 @@ def test_a_value_that_looks_like_a_reference_is_stored_escaped() -> None:
     }
     spans = [check["matched_span"] for check in audit["rounds"][0]["gatekeeper_trace"][0]["checks"]]
     spans[0]["text"], spans[1]["text"] = "line two", "lime"
-    stored = compact(audit, texts)
+    stored: Any = compact(audit, texts)  # read as JSON below
     assert stored["verifier_evaluation"]["tool_trace_summary"][0]["output_summary"] == {
         "$ref": {"invocation": 1, "field": "output", "chars": 8}
     }
@@ -267,8 +268,8 @@ def test_migration_0003_keeps_audits_written_before_it_and_downgrades_them_back(
     store = SessionStore(url)
     session = store.create_session("q")
     store.record_invocation(session_id=session.id, tool_name="query_logs", arguments={}, status="ok", output="x\ny")
-    summary = [{"invocation_ids": [1], "output_summary": "x"}]
-    audit = {"verifier_evaluation": None, "rounds": [{"round": 1, "tool_trace_summary": summary}]}
+    summary: list[JsonValue] = [{"invocation_ids": [1], "output_summary": "x"}]
+    audit: JsonObject = {"verifier_evaluation": None, "rounds": [{"round": 1, "tool_trace_summary": summary}]}
     store.complete_session(session.id, verdict=None, final_answer="a", self_evaluation=audit)
     _age(store, session.id, days=2)
     assert store.compress_older_audits() == 1
