@@ -309,10 +309,10 @@ def test_the_sessions_benchmark_smoke() -> None:
     from veridiag.bench import sessions as bench
 
     result = bench.run(sessions=300, repeats=3, baseline_sessions=50)
-    assert result["sessions"] == 300 and result["pages_agree"] is True
-    assert 1 <= result["uncompressed_sessions"] <= 10  # the last of 100 days stays plain JSON
-    for key in ("list_p50_ms", "list_p99_ms", "keyset_page_p50_ms", "offset_page_p50_ms", "get_p50_ms"):
-        assert result[key] > 0, key
-    audit = result["audit_bytes"]
-    assert audit["compressed"] < audit["compact"] < audit["before"]
-    assert 0 < result["bytes_per_session"] < result["bytes_per_session_before"]
+    assert result.sessions == 300 and result.pages_agree is True
+    assert 1 <= result.uncompressed_sessions <= 10  # the last of 100 days stays plain JSON
+    for value in (result.list_p50_ms, result.list_p99_ms, result.keyset_page_p50_ms, result.get_compressed_p50_ms):
+        assert value > 0
+    audit = result.audit_bytes
+    assert audit.compressed < audit.compact < audit.before
+    assert 0 < result.bytes_per_session < result.bytes_per_session_before
