@@ -193,6 +193,34 @@ def test_a_value_that_looks_like_a_reference_is_stored_escaped() -> None:
     assert audit["verifier_evaluation"]["tool_trace_summary"][0]["output_summary"] == "line one"  # not changed
 
 
+def test_a_span_that_names_no_place_keeps_its_copy() -> None:
+    """Only a span at a real place of a plain invocation field becomes a reference; ids that
+    are booleans, negative offsets or a rendered source keep the text."""
+    texts = {1: InvocationTexts(output="line one", output_preview="line one", error=None)}
+    spans: list[JsonValue] = [
+        {"invocation_id": True, "source": "output", "start": 0, "end": 4, "text": "line"},
+        {"invocation_id": 1, "source": "output", "start": -4, "end": 8, "text": "one"},
+        {"invocation_id": 1, "source": "context", "start": 0, "end": 4, "text": "line"},
+        {"invocation_id": 1, "source": "output_preview", "start": 5, "end": 8, "text": "one"},
+    ]
+    audit: JsonObject = {
+        "rounds": [{"round": 1, "gatekeeper_trace": [{"checks": [{"matched_span": s} for s in spans]}]}]
+    }
+    stored: Any = compact(audit, texts)
+    kept = [check["matched_span"]["text"] for check in stored["rounds"][0]["gatekeeper_trace"][0]["checks"]]
+    assert kept == ["line", "one", "line", {"$ref": "span"}]
+    assert hydrate(stored, texts) == audit
+
+
+def test_an_audit_column_holding_no_object_reads_as_no_audit(tmp_path: Path) -> None:
+    store = SessionStore(f"sqlite:///{tmp_path / 'store.db'}")
+    session = store.create_session("q")
+    with store.engine.begin() as connection:  # by hand: the store writes objects only
+        connection.execute(update(SESSIONS).where(SESSIONS.c.id == session.id).values(audit=[1, 2]))
+    found = store.get_session(session.id)
+    assert found is not None and found.self_evaluation is None
+
+
 def test_listing_reads_only_list_columns_along_the_index(tmp_path: Path) -> None:
     store = SessionStore(f"sqlite:///{tmp_path / 'store.db'}")
     made = [store.create_session(f"q{i}") for i in range(5)]

@@ -31,6 +31,8 @@ def test_session_lifecycle(store_url: str) -> None:
         store.update_session(session.id, nonsense=1)  # type: ignore[call-arg]  # an untyped caller
     with pytest.raises(KeyError):
         store.update_session("s-missing", status="failed")
+    with pytest.raises(TypeError, match="does not take lang"):  # a completed session's fields only
+        store.finish_session(session.id, "completed", final_answer="…", lang="en")
     assert store.get_session("s-missing") is None
 
 
