@@ -13,7 +13,13 @@ from veridiag.cli.app import app
 from veridiag.store.database import head_revision
 from veridiag.tools import QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.importers import ImportFailedError, export_openmetrics, import_logs, import_metrics_csv
+from veridiag.tools.importers import (
+    ChangeFields,
+    ImportFailedError,
+    export_openmetrics,
+    import_logs,
+    import_metrics_csv,
+)
 
 SAMPLES = {
     "iso8601": ("2026-07-07T10:01:02Z ERROR a\n2026-07-07T10:01:03.5+08:00 INFO b\n", datetime(2026, 7, 7, 10, 1, 2)),
@@ -151,3 +157,11 @@ def test_cli_import_kb_and_tool_call(tmp_path: Path) -> None:
     assert kb.exit_code == 0 and json.loads(kb.stdout)[0]["id"] == "rb-db-pool-exhaustion"
     upgraded = runner.invoke(app, ["db", "upgrade"], env=env)
     assert upgraded.exit_code == 0 and f"→ {head_revision()}" in upgraded.stdout
+
+
+def test_a_change_record_is_read_by_its_first_filled_spelling_in_any_case() -> None:
+    said = ChangeFields.read(
+        {"TIME": "", "Timestamp": 1395410520, "Service.Name": " pay ", "app": "other", "Event": "Deploy", "msg": "v2"}
+    )
+    assert said == ChangeFields(time="1395410520", service="pay", kind="Deploy", description="v2", version=None)
+    assert ChangeFields.read({}) == ChangeFields(time=None, service=None, kind=None, description=None, version=None)

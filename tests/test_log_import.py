@@ -127,9 +127,9 @@ def test_the_import_benchmark_runs_the_command_in_a_child_and_reports_its_peak(
     environment is left alone."""
     monkeypatch.setenv("VERIDIAG_EMBEDDED__PATH", "/nonexistent/do-not-write-here.db")
     result = log_import.run(lines=2_000)
-    assert result["import_10m_lines"] == 2_000
-    for key in ("import_10m_seconds", "import_10m_tenth_seconds", "import_10m_rss_mb", "import_10m_fixed_rss_mb"):
-        assert isinstance(result[key], float) and result[key] > 0, key
-    assert result["import_10m_rss_mb"] >= result["import_10m_fixed_rss_mb"] > 20, "a child's peak, not a zero"
+    assert result.import_10m_lines == 2_000
+    for value in (result.import_10m_seconds, result.import_10m_tenth_seconds, result.import_10m_fixed_rss_mb):
+        assert value > 0
+    assert result.import_10m_rss_mb >= result.import_10m_fixed_rss_mb > 20, "a child's peak, not a zero"
     # lines/s comes from the unrounded seconds
-    assert result["import_10m_lines_per_s"] == pytest.approx(2_000 / result["import_10m_seconds"], rel=0.01)
+    assert result.import_10m_lines_per_s == pytest.approx(2_000 / result.import_10m_seconds, rel=0.01)

@@ -22,6 +22,7 @@ from veridiag.agents.engines import offline_roles
 from veridiag.api import create_app
 from veridiag.cli.app import app as cli
 from veridiag.config import Settings
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.audit import audit_chain
 from veridiag.pipeline.factory import assemble
@@ -181,7 +182,7 @@ def test_a_value_that_looks_like_a_reference_is_stored_escaped() -> None:
     }
     spans = [check["matched_span"] for check in audit["rounds"][0]["gatekeeper_trace"][0]["checks"]]
     spans[0]["text"], spans[1]["text"] = "line two", "lime"
-    stored = compact(audit, texts)
+    stored: Any = compact(audit, texts)  # read as JSON below
     assert stored["verifier_evaluation"]["tool_trace_summary"][0]["output_summary"] == {
         "$ref": {"invocation": 1, "field": "output", "chars": 8}
     }
@@ -190,6 +191,34 @@ def test_a_value_that_looks_like_a_reference_is_stored_escaped() -> None:
     assert checks[1]["matched_span"]["text"] == "lime"  # not what the invocation holds: kept
     assert hydrate(stored, texts) == audit
     assert audit["verifier_evaluation"]["tool_trace_summary"][0]["output_summary"] == "line one"  # not changed
+
+
+def test_a_span_that_names_no_place_keeps_its_copy() -> None:
+    """Only a span at a real place of a plain invocation field becomes a reference; ids that
+    are booleans, negative offsets or a rendered source keep the text."""
+    texts = {1: InvocationTexts(output="line one", output_preview="line one", error=None)}
+    spans: list[JsonValue] = [
+        {"invocation_id": True, "source": "output", "start": 0, "end": 4, "text": "line"},
+        {"invocation_id": 1, "source": "output", "start": -4, "end": 8, "text": "one"},
+        {"invocation_id": 1, "source": "context", "start": 0, "end": 4, "text": "line"},
+        {"invocation_id": 1, "source": "output_preview", "start": 5, "end": 8, "text": "one"},
+    ]
+    audit: JsonObject = {
+        "rounds": [{"round": 1, "gatekeeper_trace": [{"checks": [{"matched_span": s} for s in spans]}]}]
+    }
+    stored: Any = compact(audit, texts)
+    kept = [check["matched_span"]["text"] for check in stored["rounds"][0]["gatekeeper_trace"][0]["checks"]]
+    assert kept == ["line", "one", "line", {"$ref": "span"}]
+    assert hydrate(stored, texts) == audit
+
+
+def test_an_audit_column_holding_no_object_reads_as_no_audit(tmp_path: Path) -> None:
+    store = SessionStore(f"sqlite:///{tmp_path / 'store.db'}")
+    session = store.create_session("q")
+    with store.engine.begin() as connection:  # by hand: the store writes objects only
+        connection.execute(update(SESSIONS).where(SESSIONS.c.id == session.id).values(audit=[1, 2]))
+    found = store.get_session(session.id)
+    assert found is not None and found.self_evaluation is None
 
 
 def test_listing_reads_only_list_columns_along_the_index(tmp_path: Path) -> None:
@@ -267,8 +296,8 @@ def test_migration_0003_keeps_audits_written_before_it_and_downgrades_them_back(
     store = SessionStore(url)
     session = store.create_session("q")
     store.record_invocation(session_id=session.id, tool_name="query_logs", arguments={}, status="ok", output="x\ny")
-    summary = [{"invocation_ids": [1], "output_summary": "x"}]
-    audit = {"verifier_evaluation": None, "rounds": [{"round": 1, "tool_trace_summary": summary}]}
+    summary: list[JsonValue] = [{"invocation_ids": [1], "output_summary": "x"}]
+    audit: JsonObject = {"verifier_evaluation": None, "rounds": [{"round": 1, "tool_trace_summary": summary}]}
     store.complete_session(session.id, verdict=None, final_answer="a", self_evaluation=audit)
     _age(store, session.id, days=2)
     assert store.compress_older_audits() == 1
@@ -308,10 +337,10 @@ def test_the_sessions_benchmark_smoke() -> None:
     from veridiag.bench import sessions as bench
 
     result = bench.run(sessions=300, repeats=3, baseline_sessions=50)
-    assert result["sessions"] == 300 and result["pages_agree"] is True
-    assert 1 <= result["uncompressed_sessions"] <= 10  # the last of 100 days stays plain JSON
-    for key in ("list_p50_ms", "list_p99_ms", "keyset_page_p50_ms", "offset_page_p50_ms", "get_p50_ms"):
-        assert result[key] > 0, key
-    audit = result["audit_bytes"]
-    assert audit["compressed"] < audit["compact"] < audit["before"]
-    assert 0 < result["bytes_per_session"] < result["bytes_per_session_before"]
+    assert result.sessions == 300 and result.pages_agree is True
+    assert 1 <= result.uncompressed_sessions <= 10  # the last of 100 days stays plain JSON
+    for value in (result.list_p50_ms, result.list_p99_ms, result.keyset_page_p50_ms, result.get_compressed_p50_ms):
+        assert value > 0
+    audit = result.audit_bytes
+    assert audit.compressed < audit.compact < audit.before
+    assert 0 < result.bytes_per_session < result.bytes_per_session_before

@@ -28,9 +28,11 @@ def test_session_lifecycle(store_url: str) -> None:
     )
     assert done.updated_at >= done.created_at
     with pytest.raises(ValueError, match="not session fields"):
-        store.update_session(session.id, nonsense=1)
+        store.update_session(session.id, nonsense=1)  # type: ignore[call-arg]  # an untyped caller
     with pytest.raises(KeyError):
         store.update_session("s-missing", status="failed")
+    with pytest.raises(TypeError, match="does not take lang"):  # a completed session's fields only
+        store.finish_session(session.id, "completed", final_answer="…", lang="en")
     assert store.get_session("s-missing") is None
 
 

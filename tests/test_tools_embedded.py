@@ -85,6 +85,37 @@ def test_metrics_judge_the_window_against_the_series_history(demo_env: EmbeddedE
     assert model_lines_are_stored(out.text, out.for_model())
 
 
+def test_stored_details_keep_the_format_older_sessions_were_written_in(demo_env: EmbeddedEnvironment) -> None:
+    """Retrieval details are stored and grounded in: typed now, the same JSON (names, order,
+    windows and bursts as arrays)."""
+    logs = demo_env.query_logs(QueryLogsArgs(service="payment-service", level="ERROR", **INCIDENT))
+    details = readable(logs.retrieval_details)
+    assert list(details) == ["backend", "matched", "by_level", "window", "bursts", "unparsed", "patterns"]
+    assert details["window"] == ["2026-07-07T10:00:00Z", "2026-07-07T10:30:00Z"]
+    first, last, count = details["bursts"][0]
+    assert first <= last and isinstance(count, int) and count > 0
+    assert list(details["patterns"][0]) == ["template", "count", "example"]
+    metrics = demo_env.query_metrics(
+        QueryMetricsArgs(service="payment-service", metric="hikaricp_connections_active", **INCIDENT)
+    )
+    details = readable(metrics.retrieval_details)
+    assert list(details) == [
+        "backend",
+        "unit",
+        "points",
+        "window",
+        "min",
+        "max",
+        "avg",
+        "last",
+        "peak_at",
+        "baseline_median",
+        "anomalies",
+    ]
+    assert list(details["anomalies"][0]) == ["onset", "end", "peak_at", "peak", "factor"]
+    assert details["anomalies"][0]["onset"] == "2026-07-07T10:00:00Z"
+
+
 def test_metric_peak_time_is_reported(demo_env: EmbeddedEnvironment) -> None:
     out = demo_env.query_metrics(
         QueryMetricsArgs(

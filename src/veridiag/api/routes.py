@@ -7,7 +7,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 import anyio.to_thread
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
@@ -34,10 +34,15 @@ from veridiag.pipeline.progress import Progress
 from veridiag.pipeline.report import answer_document
 from veridiag.store import session_cursor
 
-ERRORS: dict[int | str, dict[str, Any]] = {code: {"model": ErrorBody} for code in (400, 401, 404, 413, 422, 429, 500)}
+#: Statuses every ``/api/v1`` route documents with the one error body (OpenAPI).
+ERROR_STATUSES = (400, 401, 404, 413, 422, 429, 500)
 log = logging.getLogger("veridiag.api")
 
-api = APIRouter(prefix="/api/v1", dependencies=[Depends(require_token)], responses=ERRORS)
+api = APIRouter(
+    prefix="/api/v1",
+    dependencies=[Depends(require_token)],
+    responses={code: {"model": ErrorBody} for code in ERROR_STATUSES},
+)
 ops = APIRouter()
 
 

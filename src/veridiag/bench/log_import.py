@@ -10,19 +10,41 @@ tenth of the lines to all of them, and the 10-line run is the process's fixed co
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+
+from pydantic import BaseModel
 
 from veridiag.bench.tools import log_lines
+from veridiag.tools.importers import ImportReport
 
 
-def import_in_child(log_file: Path, home: Path) -> dict[str, Any]:
+class ChildImport(BaseModel):
+    """One ``import-logs`` run in a child process: its ``--json`` report, wall time, peak RSS."""
+
+    report: ImportReport
+    seconds: float
+    rss_mb: float
+
+
+class LogImportBench(BaseModel):
+    """The 10 M line import (``import_10m_*`` in the ``tools`` report): the whole file, a tenth of
+    it, and a 10-line file (the process's fixed cost)."""
+
+    import_10m_lines: int
+    import_10m_seconds: float
+    import_10m_rss_mb: float
+    import_10m_lines_per_s: int
+    import_10m_tenth_seconds: float
+    import_10m_tenth_rss_mb: float
+    import_10m_fixed_rss_mb: float
+
+
+def import_in_child(log_file: Path, home: Path) -> ChildImport:
     """``veridiag data import-logs`` of ``log_file`` into a fresh store under ``home``: its
     report, wall seconds and peak RSS in MB."""
     home.mkdir(parents=True)
@@ -42,8 +64,8 @@ def import_in_child(log_file: Path, home: Path) -> dict[str, Any]:
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         raise RuntimeError(f"import-logs exited {child.returncode}: {err.read_text(errors='replace')[-2000:]}")
-    report: dict[str, Any] = json.loads(out.read_text())
-    return {"report": report, "seconds": seconds, "rss_mb": usage.ru_maxrss / 1024}
+    report = ImportReport.model_validate_json(out.read_text())
+    return ChildImport(report=report, seconds=seconds, rss_mb=usage.ru_maxrss / 1024)
 
 
 def _head(source: Path, target: Path, lines: int) -> None:
@@ -51,7 +73,7 @@ def _head(source: Path, target: Path, lines: int) -> None:
         writer.writelines(itertools.islice(reader, lines))
 
 
-def run(lines: int = 10_000_000) -> dict[str, Any]:
+def run(lines: int = 10_000_000) -> LogImportBench:
     with tempfile.TemporaryDirectory(prefix="veridiag-bench-import-") as tmp:
         folder = Path(tmp)
         full, tenth, tiny = folder / "app.log", folder / "tenth.log", folder / "tiny.log"
@@ -62,15 +84,15 @@ def run(lines: int = 10_000_000) -> dict[str, Any]:
         fixed = import_in_child(tiny, folder / "tiny")
         small = import_in_child(tenth, folder / "tenth")
         big = import_in_child(full, folder / "full")
-    imported = int(big["report"]["imported"])
+    imported = big.report.imported
     if imported != lines:
         raise RuntimeError(f"imported {imported} of {lines} lines")
-    return {
-        "import_10m_lines": imported,
-        "import_10m_seconds": round(big["seconds"], 2),
-        "import_10m_rss_mb": round(big["rss_mb"], 1),
-        "import_10m_lines_per_s": round(imported / big["seconds"]),
-        "import_10m_tenth_seconds": round(small["seconds"], 2),
-        "import_10m_tenth_rss_mb": round(small["rss_mb"], 1),
-        "import_10m_fixed_rss_mb": round(fixed["rss_mb"], 1),
-    }
+    return LogImportBench(
+        import_10m_lines=imported,
+        import_10m_seconds=round(big.seconds, 2),
+        import_10m_rss_mb=round(big.rss_mb, 1),
+        import_10m_lines_per_s=round(imported / big.seconds),
+        import_10m_tenth_seconds=round(small.seconds, 2),
+        import_10m_tenth_rss_mb=round(small.rss_mb, 1),
+        import_10m_fixed_rss_mb=round(fixed.rss_mb, 1),
+    )

@@ -23,10 +23,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
-from sqlalchemy import Table, insert, select
+from pydantic import BaseModel, ConfigDict
+from sqlalchemy import RowMapping, Table, insert, select
 
 from veridiag.bench.stats import summary, time_runs
 from veridiag.config import Settings
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore, session_cursor
 from veridiag.store.models import DiagnosisSession
@@ -40,7 +42,50 @@ _SESSIONS = cast(Table, DiagnosisSession.__table__)
 _INSERT_CHUNK = 1000
 
 
-def run(sessions: int = 100_000, repeats: int = 200, baseline_sessions: int = 2000) -> dict[str, Any]:
+class AuditBytes(BaseModel):
+    """One session's audit: stored whole as before migration 0003, compact, compressed."""
+
+    before: int
+    compact: int
+    compressed: int
+
+
+class SessionsBench(BaseModel):
+    """Each timed call's p50/p99 (ms) with ``sessions`` stored, and what a session costs on disk."""
+
+    # Built from the timings by name: a name this model does not list is an error, not a loss.
+    model_config = ConfigDict(extra="forbid")
+
+    sessions: int
+    page: int
+    list_p50_ms: float
+    list_p99_ms: float
+    page_with_total_p50_ms: float
+    page_with_total_p99_ms: float
+    verdict_page_p50_ms: float
+    verdict_page_p99_ms: float
+    keyset_page_p50_ms: float
+    keyset_page_p99_ms: float
+    offset_page_p50_ms: float
+    offset_page_p99_ms: float
+    get_p50_ms: float
+    get_p99_ms: float
+    #: The listing query as it was before (whole rows, a sort): the baseline of ``list``.
+    old_query_list_p50_ms: float
+    old_query_list_p99_ms: float
+    get_compressed_p50_ms: float
+    get_compressed_p99_ms: float
+    bytes_per_session: int
+    bytes_per_session_before: int
+    audit_bytes: AuditBytes
+    invocation_bytes_per_session: int
+    uncompressed_sessions: int
+    pages_agree: bool
+    fill_seconds: float
+    repeats: int
+
+
+def run(sessions: int = 100_000, repeats: int = 200, baseline_sessions: int = 2000) -> SessionsBench:
     with tempfile.TemporaryDirectory(prefix="veridiag-bench-sessions-") as tmp:
         home = Path(tmp)
         assembly = assemble(Settings(home=home, engine="offline"))
@@ -79,32 +124,32 @@ def run(sessions: int = 100_000, repeats: int = 200, baseline_sessions: int = 20
         _fill_as_before(before, fresh, real.self_evaluation, baseline)
         bytes_before = _table_bytes(home / "before.db", "diagnosis_session") / baseline
         before.close()
-    return {
-        "sessions": sessions,
-        "page": PAGE,
-        "list_p50_ms": results["list"]["p50_ms"],
-        "list_p99_ms": results["list"]["p99_ms"],
-        **{f"{name}_{key}": value for name, got in results.items() if name != "list" for key, value in got.items()},
-        "bytes_per_session": round(session_bytes / (sessions + 1)),
-        "bytes_per_session_before": round(bytes_before),
-        "audit_bytes": {
-            "before": len(_old_json(real.self_evaluation)),
-            "compact": len(_json_text(fresh["audit"])),
-            "compressed": len(compressed),
-        },
-        "invocation_bytes_per_session": invocation_bytes,
-        "uncompressed_sessions": uncompressed,
-        "pages_agree": pages_agree,
-        "fill_seconds": round(fill_seconds, 1),
-        "repeats": repeats,
-    }
+    timings = {f"{name}_{key}": value for name, got in results.items() for key, value in got.items()}
+    return SessionsBench.model_validate(
+        {
+            "sessions": sessions,
+            "page": PAGE,
+            **timings,
+            "bytes_per_session": round(session_bytes / (sessions + 1)),
+            "bytes_per_session_before": round(bytes_before),
+            "audit_bytes": AuditBytes(
+                before=len(_old_json(real.self_evaluation)),
+                compact=len(_json_text(fresh["audit"])),
+                compressed=len(compressed),
+            ),
+            "invocation_bytes_per_session": invocation_bytes,
+            "uncompressed_sessions": uncompressed,
+            "pages_agree": pages_agree,
+            "fill_seconds": round(fill_seconds, 1),
+            "repeats": repeats,
+        }
+    )
 
 
-def _stored_forms(store: SessionStore, session_id: str) -> tuple[dict[str, Any], bytes]:
+def _stored_forms(store: SessionStore, session_id: str) -> tuple[RowMapping, bytes]:
     """The session's row as written (compact audit), and its audit compressed by the store."""
     with store.engine.connect() as connection:
-        row = connection.execute(select(_SESSIONS).where(_SESSIONS.c.id == session_id)).one()
-    fresh = dict(row._mapping)
+        fresh = connection.execute(select(_SESSIONS).where(_SESSIONS.c.id == session_id)).one()._mapping
     with store.engine.begin() as connection:  # compress a copy, leave the real one as written
         copy = {**fresh, "id": "s-compressed", "created_at": fresh["created_at"] - timedelta(days=2)}
         connection.execute(insert(_SESSIONS), copy)
@@ -115,14 +160,14 @@ def _stored_forms(store: SessionStore, session_id: str) -> tuple[dict[str, Any],
     return fresh, blob
 
 
-def _fill(store: SessionStore, fresh: dict[str, Any], compressed: bytes, count: int, newest: datetime) -> None:
+def _fill(store: SessionStore, fresh: RowMapping, compressed: bytes, count: int, newest: datetime) -> None:
     """``count`` copies of the real row, newest first, one every ``SPAN_DAYS / count``: the last
     day's with the compact audit, older ones compressed — as the maintenance step leaves them."""
     step = timedelta(days=SPAN_DAYS) / count
     day_ago = newest - timedelta(days=1)
     base = _without_audit(fresh)
-    recent: list[dict[str, Any]] = []
-    older: list[dict[str, Any]] = []
+    recent: list[dict[str, object]] = []
+    older: list[dict[str, object]] = []
     with store.engine.begin() as connection:
         for index in range(count):
             created = newest - step * (index + 1)
@@ -147,7 +192,7 @@ def _fill(store: SessionStore, fresh: dict[str, Any], compressed: bytes, count: 
                 connection.execute(insert(_SESSIONS), rows)
 
 
-def _fill_as_before(store: SessionStore, fresh: dict[str, Any], audit: dict[str, Any], count: int) -> None:
+def _fill_as_before(store: SessionStore, fresh: RowMapping, audit: JsonObject, count: int) -> None:
     """The same session stored as before migration 0003: the whole audit in ``self_evaluation``,
     JSON with ASCII escapes (the serializer's default then)."""
     newest = datetime.now(UTC)
@@ -160,7 +205,7 @@ def _fill_as_before(store: SessionStore, fresh: dict[str, Any], audit: dict[str,
         connection.exec_driver_sql("UPDATE diagnosis_session SET self_evaluation = ?", (_old_json(audit),))
 
 
-def _without_audit(row: dict[str, Any]) -> dict[str, Any]:
+def _without_audit(row: RowMapping) -> dict[str, object]:
     """The row without its audit columns: left out of an INSERT they are SQL NULL (a ``None``
     would be stored as JSON ``null``, which the store never writes)."""
     return {key: value for key, value in row.items() if key not in {"self_evaluation", "audit", "audit_zlib"}}
@@ -188,9 +233,9 @@ def _count_uncompressed(path: Path) -> int:
         return int(connection.execute("SELECT count(*) FROM diagnosis_session WHERE audit IS NOT NULL").fetchone()[0])
 
 
-def _old_json(audit: dict[str, Any]) -> str:
+def _old_json(audit: JsonObject) -> str:
     return json.dumps(audit)
 
 
-def _json_text(value: Any) -> str:
+def _json_text(value: JsonValue) -> str:
     return json.dumps(value, ensure_ascii=False)

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
@@ -166,27 +165,48 @@ def synthetic_runbooks(count: int, seed: int = 5) -> list[Runbook]:
     return books
 
 
+class ToolsBench(BaseModel):
+    """The query mix over the ``lines`` store (p50/p99 ms over all its runs, each query's p50)
+    and over the ``large_lines`` one (None: not run), and ``lookup_knowledge`` over ``runbooks``."""
+
+    log_lines: int
+    #: The store's own build (kept beside it when cached), not this run's.
+    import_seconds: float
+    import_lines_per_s: int
+    log_store_built_this_run: bool
+    query_logs_p50_ms: float
+    query_logs_p99_ms: float
+    #: Each query's status, in ``QUERIES`` order.
+    query_logs_outcomes: list[str]
+    query_logs_p50_by_query: dict[str, float]
+    query_logs_10m_p50_ms: float | None = None
+    query_logs_10m_p99_ms: float | None = None
+    log_lines_10m: int | None = None
+    query_logs_10m_p50_by_query: dict[str, float] | None = None
+    runbooks: int
+    lookup_knowledge_p50_ms: float
+    lookup_knowledge_p99_ms: float
+    runs: int
+
+
 def run(
     lines: int = 1_000_000,
     runbooks: int = 1000,
     repeats: int = 15,
     large_lines: int | None = 10_000_000,
     cache: Path | None = None,
-) -> dict[str, Any]:
+) -> ToolsBench:
     """Time the query mix on a store of ``lines`` lines and one of ``large_lines`` (None: skip)."""
     folder = cache or cache_folder()
     env, build, built = log_store(lines, folder)
     logs, per_query, outcomes = _time_queries(env, repeats)
-    large: dict[str, Any] = {"query_logs_10m_p50_ms": None, "query_logs_10m_p99_ms": None, "log_lines_10m": None}
+    large_logs: dict[str, float] = {}
+    large_per_query: dict[str, float] | None = None
+    large_count: int | None = None
     if large_lines:
         large_env, large_build, _built = log_store(large_lines, folder)
         large_logs, large_per_query, _outcomes = _time_queries(large_env, repeats)
-        large = {
-            "query_logs_10m_p50_ms": large_logs["p50_ms"],
-            "query_logs_10m_p99_ms": large_logs["p99_ms"],
-            "log_lines_10m": large_build.lines,
-            "query_logs_10m_p50_by_query": large_per_query,
-        }
+        large_count = large_build.lines
 
     with tempfile.TemporaryDirectory(prefix="veridiag-bench-") as tmp:
         kb_env = EmbeddedEnvironment(Path(tmp) / "kb.db", load_demo=False)
@@ -197,18 +217,21 @@ def run(
             kb_samples += time_runs(partial(kb_env.lookup_knowledge, LookupKnowledgeArgs(query=text)), repeats * 2)
 
     kb = summary(kb_samples)
-    return {
-        "log_lines": build.lines,
-        "import_seconds": build.import_seconds,
-        "import_lines_per_s": round(build.lines / build.import_seconds),
-        "log_store_built_this_run": built,
-        "query_logs_p50_ms": logs["p50_ms"],
-        "query_logs_p99_ms": logs["p99_ms"],
-        "query_logs_outcomes": outcomes,
-        "query_logs_p50_by_query": per_query,
-        **large,
-        "runbooks": runbooks,
-        "lookup_knowledge_p50_ms": kb["p50_ms"],
-        "lookup_knowledge_p99_ms": kb["p99_ms"],
-        "runs": len(QUERIES) * repeats,
-    }
+    return ToolsBench(
+        log_lines=build.lines,
+        import_seconds=build.import_seconds,
+        import_lines_per_s=round(build.lines / build.import_seconds),
+        log_store_built_this_run=built,
+        query_logs_p50_ms=logs["p50_ms"],
+        query_logs_p99_ms=logs["p99_ms"],
+        query_logs_outcomes=outcomes,
+        query_logs_p50_by_query=per_query,
+        query_logs_10m_p50_ms=large_logs.get("p50_ms"),
+        query_logs_10m_p99_ms=large_logs.get("p99_ms"),
+        log_lines_10m=large_count,
+        query_logs_10m_p50_by_query=large_per_query,
+        runbooks=runbooks,
+        lookup_knowledge_p50_ms=kb["p50_ms"],
+        lookup_knowledge_p99_ms=kb["p99_ms"],
+        runs=len(QUERIES) * repeats,
+    )

@@ -77,7 +77,7 @@ def db_compact(
 
 def _report(report: ImportReport, what: str, as_json: bool) -> None:
     if as_json:
-        print_json(report.as_dict())
+        print_json(report.model_dump(mode="json"))
         return
     already = f" ({report.duplicates} already stored)" if report.duplicates else ""
     how = f"format {report.format}" + (f", year {report.year} from {report.year_source}" if report.year_source else "")

@@ -20,8 +20,12 @@ import json
 import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeGuard
+from typing import Annotated, Literal, TypeGuard
 
+from pydantic import Field, StrictInt, TypeAdapter, ValidationError
+from typing_extensions import TypedDict
+
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.contracts.parsing import parse_executor_output
 
 MARKER = "$ref"
@@ -31,8 +35,44 @@ TEXT_FIELDS = ("output", "output_preview", "error")
 _SPAN_SOURCES = ("output", "output_preview")
 
 Slot = Literal["summary", "span", "structured"]
-#: (slot, stored value, the dict holding it, the round records its raw outputs are in) → new value
-Rewrite = Callable[[Slot, Any, dict[str, Any], list[Any]], Any]
+#: (slot, stored value, the object holding it, the round records its raw outputs are in) → new value.
+#: The audit stays JSON here: this walk must give back any audit — an older version's, a failed
+#: run's — to the character, so it reads only the few members a copy can sit in.
+Rewrite = Callable[[Slot, JsonValue, JsonObject, list[JsonValue]], JsonValue]
+
+
+# The shapes a reference is read by. TypedDicts validated by pydantic rather than models: every
+# audit read resolves each of its references (dozens), and a model instance per reference cost
+# ~9 % more instructions per ``get_session``; validating into a dict costs a third of that.
+
+
+class SummaryRef(TypedDict):
+    """A trace summary stored as the first ``chars`` characters of one invocation text field."""
+
+    invocation: int
+    field: str
+    chars: int
+
+
+class StructuredRef(TypedDict):
+    """An ``executor_structured_output`` stored as the parse of that round's raw output."""
+
+    raw_of_round: StrictInt
+
+
+class SpanPlace(TypedDict):
+    """Where a Gatekeeper ``matched_span`` says its text is: a plain invocation field, so the
+    span (marker ``"span"``) reads back as ``text[start:end]`` of it."""
+
+    invocation_id: Annotated[StrictInt, Field(ge=1)]
+    source: Literal["output", "output_preview"]
+    start: Annotated[StrictInt, Field(ge=0)]
+    end: Annotated[StrictInt, Field(ge=0)]
+
+
+_SUMMARY = TypeAdapter(SummaryRef)
+_STRUCTURED = TypeAdapter(StructuredRef)
+_PLACE = TypeAdapter(SpanPlace)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +88,12 @@ class InvocationTexts:
         return value if isinstance(value, str) else None
 
 
-def compact(audit: dict[str, Any], texts: Mapping[int, InvocationTexts]) -> dict[str, Any]:
+def compact(audit: JsonObject, texts: Mapping[int, InvocationTexts]) -> JsonObject:
     """``audit`` with its exact copies of ``texts`` replaced by references (a new dict; the
     argument is not changed)."""
 
-    def reference(slot: Slot, value: Any, owner: dict[str, Any], rounds: list[Any]) -> Any:
+    def reference(slot: Slot, value: JsonValue, owner: JsonObject, rounds: list[JsonValue]) -> JsonValue:
+        marker: JsonValue
         if slot == "summary":
             marker = _summary_reference(value, owner, texts)
         elif slot == "span":
@@ -66,64 +107,67 @@ def compact(audit: dict[str, Any], texts: Mapping[int, InvocationTexts]) -> dict
     return _rewrite(audit, reference)
 
 
-def hydrate(stored: dict[str, Any], texts: Mapping[int, InvocationTexts]) -> dict[str, Any]:
-    """The audit as it was handed to ``compact`` (with the same ``texts``: the session's)."""
+def hydrate(stored: JsonValue, texts: Mapping[int, InvocationTexts]) -> JsonValue:
+    """The audit as it was handed to ``compact`` (with the same ``texts``: the session's). JSON
+    that is no object is no audit this version wrote: it comes back as it is."""
 
-    def resolve(slot: Slot, value: Any, owner: dict[str, Any], rounds: list[Any]) -> Any:
+    def resolve(slot: Slot, value: JsonValue, owner: JsonObject, rounds: list[JsonValue]) -> JsonValue:
         if not _is_marker(value):
             return value
         marker = value[MARKER]
         if isinstance(marker, dict) and "literal" in marker:
             return marker["literal"]
         if slot == "summary":
-            source = texts.get(marker["invocation"])
-            text = source.field(marker["field"]) if source else None
-            return (text or "")[: marker["chars"]]
+            summary = _SUMMARY.validate_python(marker)
+            source = texts.get(summary["invocation"])
+            text = source.field(summary["field"]) if source else None
+            return (text or "")[: summary["chars"]]
         if slot == "span":
-            source = texts.get(owner["invocation_id"])
-            text = source.field(owner["source"]) if source else None
-            return (text or "")[owner["start"] : owner["end"]]
-        raw = _raw_output(rounds, marker["raw_of_round"])
+            place = _PLACE.validate_python(owner)
+            source = texts.get(place["invocation_id"])
+            text = source.field(place["source"]) if source else None
+            return (text or "")[place["start"] : place["end"]]
+        raw = _raw_output(rounds, _STRUCTURED.validate_python(marker)["raw_of_round"])
         parsed = parse_executor_output(raw) if raw is not None else None
         return parsed.value if parsed is not None and parsed.ok else None
 
-    return _rewrite(stored, resolve)
+    return _rewrite(stored, resolve) if isinstance(stored, dict) else stored
 
 
-def compress(stored: Any) -> bytes:
+def compress(stored: JsonObject) -> bytes:
     """The stored audit as zlib-compressed compact JSON (older sessions keep this form)."""
     text = json.dumps(stored, ensure_ascii=False, separators=(",", ":"))
     return zlib.compress(text.encode("utf-8"), 9)
 
 
-def decompress(blob: bytes) -> Any:
-    return json.loads(zlib.decompress(blob).decode("utf-8"))
+def decompress(blob: bytes) -> JsonValue:
+    """What ``compress`` was given — or, for a row not written by it, whatever JSON it holds."""
+    value: JsonValue = json.loads(zlib.decompress(blob).decode("utf-8"))
+    return value
 
 
 # -- where the copies are -----------------------------------------------------------------
 
 
-def _rewrite(audit: dict[str, Any], rewrite: Rewrite) -> dict[str, Any]:
+def _rewrite(audit: JsonObject, rewrite: Rewrite) -> JsonObject:
     """A shallow copy of ``audit`` with every slot that can hold a copy passed through
     ``rewrite``: the final round's record (``verifier_evaluation``), each round, and the rounds
     a failed session kept (``partial.rounds``)."""
-    if not isinstance(audit, dict):  # not an audit this version wrote: nothing to rewrite
-        return audit
     result = dict(audit)
-    rounds = audit.get("rounds")
-    rounds = rounds if isinstance(rounds, list) else []
-    if "rounds" in audit and isinstance(audit["rounds"], list):
+    stored_rounds = audit.get("rounds")
+    rounds = stored_rounds if isinstance(stored_rounds, list) else []
+    if isinstance(stored_rounds, list):
         result["rounds"] = [_rewrite_record(record, rounds, rewrite) for record in rounds]
     partial = audit.get("partial")
-    if isinstance(partial, dict) and isinstance(partial.get("rounds"), list):
-        kept = partial["rounds"]
+    if isinstance(partial, dict) and isinstance(kept := partial.get("rounds"), list):
         result["partial"] = {**partial, "rounds": [_rewrite_record(record, kept, rewrite) for record in kept]}
-    if isinstance(audit.get("verifier_evaluation"), dict):
-        result["verifier_evaluation"] = _rewrite_record(audit["verifier_evaluation"], rounds, rewrite)
+    final = audit.get("verifier_evaluation")
+    if isinstance(final, dict):
+        result["verifier_evaluation"] = _rewrite_record(final, rounds, rewrite)
     return result
 
 
-def _rewrite_record(record: Any, rounds: list[Any], rewrite: Rewrite) -> Any:
+def _rewrite_record(record: JsonValue, rounds: list[JsonValue], rewrite: Rewrite) -> JsonValue:
     if not isinstance(record, dict):
         return record
     result = dict(record)
@@ -145,24 +189,24 @@ def _rewrite_record(record: Any, rounds: list[Any], rewrite: Rewrite) -> Any:
     return result
 
 
-def _rewrite_claim_trace(trace: Any, rounds: list[Any], rewrite: Rewrite) -> Any:
-    if not isinstance(trace, dict) or not isinstance(trace.get("checks"), list):
+def _rewrite_claim_trace(trace: JsonValue, rounds: list[JsonValue], rewrite: Rewrite) -> JsonValue:
+    if not isinstance(trace, dict) or not isinstance(checks := trace.get("checks"), list):
         return trace
-    checks = []
-    for check in trace["checks"]:
+    rewritten: list[JsonValue] = []
+    for check in checks:
         span = check.get("matched_span") if isinstance(check, dict) else None
-        if isinstance(span, dict) and "text" in span:
+        if isinstance(check, dict) and isinstance(span, dict) and "text" in span:
             span = {**span, "text": rewrite("span", span["text"], span, rounds)}
-            checks.append({**check, "matched_span": span})
+            rewritten.append({**check, "matched_span": span})
         else:
-            checks.append(check)
-    return {**trace, "checks": checks}
+            rewritten.append(check)
+    return {**trace, "checks": rewritten}
 
 
 # -- references -----------------------------------------------------------------------------
 
 
-def _summary_reference(value: Any, entry: dict[str, Any], texts: Mapping[int, InvocationTexts]) -> Any:
+def _summary_reference(value: JsonValue, entry: JsonObject, texts: Mapping[int, InvocationTexts]) -> JsonObject | None:
     ids = entry.get("invocation_ids")
     if not isinstance(value, str) or not value or not isinstance(ids, list) or not ids or not _is_id(ids[0]):
         return None
@@ -170,33 +214,38 @@ def _summary_reference(value: Any, entry: dict[str, Any], texts: Mapping[int, In
     for name in TEXT_FIELDS:
         text = source.field(name) if source else None
         if text and text.startswith(value):
-            return {"invocation": ids[0], "field": name, "chars": len(value)}
+            summary: JsonObject = _SUMMARY.dump_python(SummaryRef(invocation=ids[0], field=name, chars=len(value)))
+            return summary
     return None
 
 
-def _span_reference(value: Any, span: dict[str, Any], texts: Mapping[int, InvocationTexts]) -> Any:
-    invocation, start, end = span.get("invocation_id"), span.get("start"), span.get("end")
+def _span_reference(value: JsonValue, span: JsonObject, texts: Mapping[int, InvocationTexts]) -> str | None:
     if not isinstance(value, str) or not value or span.get("source") not in _SPAN_SOURCES:
         return None
-    if not (_is_id(invocation) and _is_id(start, zero=True) and _is_id(end, zero=True)):
+    try:
+        place = _PLACE.validate_python(span)
+    except ValidationError:  # ids or offsets that are no places: the copy stays
         return None
-    source = texts.get(invocation)
-    text = source.field(span["source"]) if source else None
-    return "span" if text is not None and text[start:end] == value else None
+    source = texts.get(place["invocation_id"])
+    text = source.field(place["source"]) if source else None
+    return "span" if text is not None and text[place["start"] : place["end"]] == value else None
 
 
-def _structured_reference(value: Any, record: dict[str, Any], rounds: list[Any]) -> Any:
+def _structured_reference(value: JsonValue, record: JsonObject, rounds: list[JsonValue]) -> JsonObject | None:
     number = record.get("round")
+    if not isinstance(value, dict) or not _is_id(number):
+        return None
     raw = _raw_output(rounds, number)
-    if not isinstance(value, dict) or raw is None:
+    if raw is None:
         return None
     parsed = parse_executor_output(raw)
     if not parsed.ok or _json(parsed.value) != _json(value):
         return None
-    return {"raw_of_round": number}
+    marker: JsonObject = _STRUCTURED.dump_python(StructuredRef(raw_of_round=number))
+    return marker
 
 
-def _raw_output(rounds: list[Any], number: Any) -> str | None:
+def _raw_output(rounds: list[JsonValue], number: int) -> str | None:
     for record in rounds:
         if isinstance(record, dict) and record.get("round") == number:
             raw = record.get("executor_raw_output")
@@ -204,7 +253,7 @@ def _raw_output(rounds: list[Any], number: Any) -> str | None:
     return None
 
 
-def _is_marker(value: Any) -> bool:
+def _is_marker(value: JsonValue) -> TypeGuard[JsonObject]:
     return isinstance(value, dict) and len(value) == 1 and MARKER in value
 
 
@@ -212,6 +261,6 @@ def _is_id(value: object, *, zero: bool = False) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= (0 if zero else 1)
 
 
-def _json(value: Any) -> str:
+def _json(value: JsonValue) -> str:
     """Order-sensitive: the stored JSON keeps the parsed object's key order."""
     return json.dumps(value, ensure_ascii=False, sort_keys=False)

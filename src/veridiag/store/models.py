@@ -12,7 +12,6 @@ reads its columns without passing a large audit on the way (SQLite).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import (
     JSON,
@@ -31,6 +30,10 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from veridiag.contracts.json import JsonObject
+
+#: The JSON columns hold JSON as written (plan, usage, audit, tool arguments and details): open
+#: objects at the storage edge, read into models by whoever uses them (``JsonObject``).
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 
 
@@ -70,20 +73,20 @@ class DiagnosisSession(Base):
     query: Mapped[str] = mapped_column(Text)
     lang: Mapped[str | None] = mapped_column(String(8))
     status: Mapped[str] = mapped_column(String(16), index=True)
-    plan: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    plan: Mapped[JsonObject | None] = mapped_column(JsonType)
     verdict: Mapped[str | None] = mapped_column(String(16), index=True)
     final_answer: Mapped[str | None] = mapped_column(Text)
     #: Sessions stored before migration 0003 only; see the module docstring.
-    self_evaluation: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    self_evaluation: Mapped[JsonObject | None] = mapped_column(JsonType)
     rounds: Mapped[int] = mapped_column(Integer, default=0)
-    llm_usage: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    llm_usage: Mapped[JsonObject | None] = mapped_column(JsonType)
     error: Mapped[str | None] = mapped_column(Text)
     #: The process running the session: a ``running`` session whose process is gone was
     #: interrupted (start time guards against a reused pid).
     owner_pid: Mapped[int | None] = mapped_column(Integer)
     owner_host: Mapped[str | None] = mapped_column(String(255))
     owner_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    audit: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    audit: Mapped[JsonObject | None] = mapped_column(JsonType)
     audit_zlib: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
@@ -95,12 +98,12 @@ class ToolInvocation(Base):
     session_id: Mapped[str] = mapped_column(String(40), ForeignKey("diagnosis_session.id", ondelete="CASCADE"))
     round: Mapped[int] = mapped_column(Integer, default=1)
     tool_name: Mapped[str] = mapped_column(String(64))
-    arguments: Mapped[dict[str, Any]] = mapped_column(JsonType)
+    arguments: Mapped[JsonObject] = mapped_column(JsonType)
     status: Mapped[str] = mapped_column(String(16))
     output: Mapped[str] = mapped_column(Text)
     output_truncated: Mapped[bool] = mapped_column(Boolean, default=False)
     output_preview: Mapped[str] = mapped_column(Text)
-    retrieval_details: Mapped[dict[str, Any] | None] = mapped_column(JsonType)
+    retrieval_details: Mapped[JsonObject | None] = mapped_column(JsonType)
     error: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     latency_ms: Mapped[float] = mapped_column(Float)

@@ -23,13 +23,14 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
-from typing import Any, cast
+from typing import Any, TypedDict, Unpack, cast
 
 from sqlalchemy import Select, Table, func, insert, null, select, text, tuple_, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import sessionmaker
 
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
+from veridiag.contracts.json import JsonObject
 from veridiag.contracts.session import SessionRecord, SessionStatus
 from veridiag.store.audit_storage import InvocationTexts, compact, compress, decompress, hydrate
 from veridiag.store.database import StoreError, database_hint, make_engine, upgrade
@@ -41,17 +42,47 @@ from veridiag.store.owner import Owner, gone_reason, this_process
 MAX_STORED_OUTPUT = 512 * 1024
 PREVIEW_CHARS = 2000
 
-_SESSION_FIELDS = {
-    "status",
-    "plan",
-    "verdict",
-    "final_answer",
-    "self_evaluation",
-    "rounds",
-    "llm_usage",
-    "error",
-    "lang",
-}
+
+class SessionOutcome(TypedDict, total=False):
+    """What a stage writes to its session besides the status (``finish_session``): the JSON
+    columns as their models dumped them, the audit (``self_evaluation``) before it is stored
+    compact."""
+
+    plan: JsonObject | None
+    verdict: str | None
+    final_answer: str | None
+    self_evaluation: JsonObject | None
+    rounds: int
+    llm_usage: JsonObject | None
+    error: str | None
+    lang: str | None
+
+
+class SessionUpdate(SessionOutcome, total=False):
+    """The session fields ``update_session`` writes, in one UPDATE."""
+
+    status: SessionStatus
+
+
+#: Checked at run time too: a caller without a type checker gets a ``ValueError``, not SQL.
+_SESSION_FIELDS = frozenset(SessionUpdate.__annotations__)
+
+
+class _InvocationRow(TypedDict):
+    """A ``tool_invocation`` row as ``record_invocation`` inserts it (the id comes back)."""
+
+    session_id: str
+    round: int
+    tool_name: str
+    arguments: JsonObject
+    status: InvocationStatus
+    output: str
+    output_truncated: bool
+    output_preview: str
+    retrieval_details: JsonObject | None
+    error: str | None
+    started_at: datetime
+    latency_ms: float
 
 
 #: A running session older than this is interrupted when read (its owner may be on another
@@ -124,7 +155,7 @@ def _cursor_position(cursor: str) -> tuple[datetime, str]:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _session_record(values: Mapping[str, Any], self_evaluation: dict[str, Any] | None = None) -> SessionRecord:
+def _session_record(values: Mapping[str, Any]) -> SessionRecord:
     """From a row's columns (detail columns a listing did not read stay None); the audit is
     read separately (``_audit``)."""
     return SessionRecord(
@@ -137,7 +168,6 @@ def _session_record(values: Mapping[str, Any], self_evaluation: dict[str, Any] |
         plan=values.get("plan"),
         verdict=values.get("verdict"),
         final_answer=values.get("final_answer"),
-        self_evaluation=self_evaluation,
         rounds=values["rounds"],
         llm_usage=values.get("llm_usage"),
         error=values.get("error"),
@@ -184,21 +214,18 @@ class SessionStore:
     def create_session(self, query: str, lang: str | None = None, session_id: str | None = None) -> SessionRecord:
         now = _now()
         owner = this_process()
-        values: dict[str, Any] = {
-            "id": session_id or new_session_id(),
-            "created_at": now,
-            "updated_at": now,
-            "query": query,
-            "lang": lang,
-            "status": "running",
-            "rounds": 0,
-            "owner_pid": owner.pid,
-            "owner_host": owner.host,
-            "owner_started_at": owner.started_at,
-        }
+        record = SessionRecord(
+            id=session_id or new_session_id(), created_at=now, updated_at=now, query=query, lang=lang, status="running"
+        )
+        row = DiagnosisSession(
+            **record.model_dump(include={"id", "created_at", "updated_at", "query", "lang", "status", "rounds"}),
+            owner_pid=owner.pid,
+            owner_host=owner.host,
+            owner_started_at=owner.started_at,
+        )
         with self._sessions.begin() as db:
-            db.add(DiagnosisSession(**values))
-        return _session_record(values)
+            db.add(row)
+        return record
 
     def get_session(self, session_id: str) -> SessionRecord | None:
         """One session with its audit as it was written (references resolved, decompressed)."""
@@ -209,14 +236,15 @@ class SessionStore:
             audit = self._audit(connection, row)
         return self._reconciled([row])[0].model_copy(update={"self_evaluation": audit})
 
-    def _audit(self, connection: Any, row: Any) -> dict[str, Any] | None:
-        if row.audit_zlib is not None:
-            stored = decompress(row.audit_zlib)
-        elif row.audit is not None:
-            stored = row.audit
-        else:
-            return row.self_evaluation  # type: ignore[no-any-return]  # written before migration 0003
-        return hydrate(stored, self._invocation_texts(connection, row.id))
+    def _audit(self, connection: Any, row: Any) -> JsonObject | None:
+        """The audit as written; None when the row holds none (or JSON that is no object)."""
+        if row.audit_zlib is not None or row.audit is not None:
+            compacted = decompress(row.audit_zlib) if row.audit_zlib is not None else row.audit
+            stored = hydrate(compacted, self._invocation_texts(connection, row.id))
+        else:  # written before migration 0003: stored whole
+            stored = row.self_evaluation
+        audit: JsonObject | None = stored if isinstance(stored, dict) else None
+        return audit
 
     def _invocation_texts(self, connection: Any, session_id: str) -> dict[int, InvocationTexts]:
         """The text fields of the session's own invocations: what its audit may reference (never
@@ -225,16 +253,16 @@ class SessionStore:
         query = select(*columns).where(_INVOCATIONS.c.session_id == session_id)
         return {row.id: InvocationTexts(row.output, row.output_preview, row.error) for row in connection.execute(query)}
 
-    def _stored_audit(self, session_id: str, audit: Mapping[str, Any] | None) -> dict[str, Any]:
+    def _stored_audit(self, session_id: str, audit: JsonObject | None) -> dict[str, object]:
         """The columns that store ``audit``: compact JSON in ``audit``, the others cleared (SQL
         NULL, not JSON ``null``: the index of audits to compress holds only non-NULL ones)."""
         if audit is None:
             return dict(_NO_AUDIT)
         with self.engine.connect() as connection:
             texts = self._invocation_texts(connection, session_id)
-        return {**_NO_AUDIT, "audit": compact(dict(audit), texts)}
+        return {**_NO_AUDIT, "audit": compact(audit, texts)}
 
-    def update_session(self, session_id: str, **fields: Any) -> None:
+    def update_session(self, session_id: str, **fields: Unpack[SessionUpdate]) -> None:
         """Write stage results at once (one UPDATE, committed). A verdict comes only with its
         answer (``complete_session``); the schema enforces it too."""
         unknown = set(fields) - _SESSION_FIELDS
@@ -244,12 +272,12 @@ class SessionStore:
             raise ValueError("a verdict is written only together with its final answer")
         self._update(session_id, fields)
 
-    def _update(self, session_id: str, fields: Mapping[str, Any], *, only_if: Sequence[str] = ()) -> int:
+    def _update(self, session_id: str, fields: SessionUpdate, *, only_if: Sequence[str] = ()) -> int:
+        #: column → value for the UPDATE (the audit becomes its storage columns)
+        values: dict[str, object] = {key: value for key, value in fields.items() if key != "self_evaluation"}
         if "self_evaluation" in fields:
-            audit = fields["self_evaluation"]
-            fields = {key: value for key, value in fields.items() if key != "self_evaluation"}
-            fields.update(self._stored_audit(session_id, audit))
-        statement = update(_SESSIONS).where(_SESSIONS.c.id == session_id).values(**fields, updated_at=_now())
+            values.update(self._stored_audit(session_id, fields["self_evaluation"]))
+        statement = update(_SESSIONS).where(_SESSIONS.c.id == session_id).values(**values, updated_at=_now())
         if only_if:
             statement = statement.where(_SESSIONS.c.status.in_(only_if))
         try:
@@ -271,30 +299,47 @@ class SessionStore:
         *,
         verdict: str | None,
         final_answer: str,
-        self_evaluation: dict[str, Any] | None = None,
+        self_evaluation: JsonObject | None = None,
         rounds: int | None = None,
-        llm_usage: dict[str, Any] | None = None,
+        llm_usage: JsonObject | None = None,
     ) -> None:
         """The end of a diagnosis: status, verdict and answer in one UPDATE, so no reader ever
         sees a verdict without the answer it judges. The owner's own result also replaces an
         ``interrupted`` set by the timeout (that was a guess from outside; this is what ran)."""
         if not final_answer:
             raise ValueError("a session completes with a final answer")
-        fields: dict[str, Any] = {"status": "completed", "verdict": verdict, "final_answer": final_answer}
-        fields.update(self_evaluation=self_evaluation, llm_usage=llm_usage, error=None)
+        fields: SessionUpdate = {
+            "status": "completed",
+            "verdict": verdict,
+            "final_answer": final_answer,
+            "self_evaluation": self_evaluation,
+            "llm_usage": llm_usage,
+            "error": None,
+        }
         if rounds is not None:
             fields["rounds"] = rounds
         if not self._update(session_id, fields, only_if=("running", "interrupted")):
             raise StoreError(f"session {session_id!r} is already {self._status(session_id)}")
 
-    def fail_session(self, session_id: str, *, error: str, self_evaluation: dict[str, Any] | None = None) -> None:
+    def fail_session(self, session_id: str, *, error: str, self_evaluation: JsonObject | None = None) -> None:
         """A diagnosis that stopped on an error: no verdict, no answer, what was known kept."""
-        fields = {"status": "failed", "verdict": None, "final_answer": None, "error": error}
+        fields: SessionUpdate = {"status": "failed", "verdict": None, "final_answer": None, "error": error}
         self._update(session_id, {**fields, "self_evaluation": self_evaluation}, only_if=("running", "interrupted"))
 
-    def finish_session(self, session_id: str, status: SessionStatus, **fields: Any) -> SessionRecord:
-        if status == "completed" and fields.get("final_answer"):
-            self.complete_session(session_id, **{"verdict": None, **fields})
+    def finish_session(self, session_id: str, status: SessionStatus, **fields: Unpack[SessionOutcome]) -> SessionRecord:
+        answer = fields.get("final_answer")
+        if status == "completed" and answer:
+            extra = fields.keys() - {"verdict", "final_answer", "self_evaluation", "rounds", "llm_usage"}
+            if extra:
+                raise TypeError(f"a completed session does not take {', '.join(sorted(extra))}")
+            self.complete_session(
+                session_id,
+                verdict=fields.get("verdict"),
+                final_answer=answer,
+                self_evaluation=fields.get("self_evaluation"),
+                rounds=fields.get("rounds"),
+                llm_usage=fields.get("llm_usage"),
+            )
         else:
             self.update_session(session_id, status=status, **fields)
         record = self.get_session(session_id)
@@ -417,10 +462,10 @@ class SessionStore:
         *,
         session_id: str,
         tool_name: str,
-        arguments: Mapping[str, Any],
+        arguments: JsonObject,
         status: InvocationStatus,
         output: str,
-        retrieval_details: Mapping[str, Any] | None = None,
+        retrieval_details: JsonObject | None = None,
         error: str | None = None,
         round: int = 1,
         started_at: datetime | None = None,
@@ -434,7 +479,7 @@ class SessionStore:
         database assigns it."""
         truncated = len(output) > MAX_STORED_OUTPUT
         stored = output[:MAX_STORED_OUTPUT] if truncated else output
-        values: dict[str, Any] = {
+        values: _InvocationRow = {
             "session_id": session_id,
             "round": round,
             "tool_name": tool_name,
@@ -448,21 +493,20 @@ class SessionStore:
             "started_at": started_at or _now(),
             "latency_ms": latency_ms,
         }
-        if invocation_id is not None:
-            values["id"] = invocation_id
+        parameters = values if invocation_id is None else {**values, "id": invocation_id}
         try:
             with self.engine.begin() as connection:  # the foreign key refuses an unknown session
                 explicit_on_pg = invocation_id is not None and connection.dialect.name == "postgresql"
                 if explicit_on_pg:
                     connection.execute(_PG_LOCK_INVOCATIONS)
-                new_id = connection.execute(_INSERT_INVOCATION, values).scalar_one()
+                new_id = connection.execute(_INSERT_INVOCATION, parameters).scalar_one()
                 if explicit_on_pg:
                     connection.execute(_PG_ADVANCE_SEQUENCE, {"id": new_id})
         except IntegrityError as exc:
             if self.get_session(session_id) is None:
                 raise KeyError(f"no session {session_id!r}") from None
             raise StoreError(f"cannot record invocation: {exc.orig}") from exc
-        return _invocation_record(SimpleNamespace(id=new_id, **{k: v for k, v in values.items() if k != "id"}))
+        return _invocation_record(SimpleNamespace(id=new_id, **values))
 
     def get_invocations(self, ids: Iterable[int]) -> Mapping[int, InvocationRecord]:
         wanted = sorted({i for i in ids if isinstance(i, int) and not isinstance(i, bool) and 0 < i < 2**62})

@@ -13,14 +13,14 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Literal, Self
 from zoneinfo import ZoneInfo
 
 import dateparser
+from pydantic import BaseModel, Field
 
 from veridiag.tools.backends.embedded import ChangeRow, EmbeddedEnvironment, LogRow
 from veridiag.tools.logformats import LogFileReport, LogFormatError, read_log_file
@@ -35,14 +35,14 @@ class ImportFailedError(ValueError):
     """The file cannot be imported at all (not found, no timestamps recognised, bad header)."""
 
 
-@dataclass
-class ImportReport:
-    """What an import did. ``imported`` counts what is new in the store: 0 on a re-import."""
+class ImportReport(BaseModel):
+    """What an import did (``data import-* --json`` prints it). ``imported`` counts what is new
+    in the store: 0 on a re-import."""
 
     imported: int = 0
     skipped: int = 0
     replaced_bytes_lines: int = 0
-    first_skipped: list[int] = field(default_factory=list)
+    first_skipped: list[int] = Field(default_factory=list)
     time_format: str = ""
     format: str = ""
     duplicates: int = 0
@@ -52,11 +52,8 @@ class ImportReport:
     year: int | None = None
     year_source: str | None = None
     changes: int = 0
-    services: list[str] = field(default_factory=list)
-    series: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    services: list[str] = Field(default_factory=list)
+    series: list[str] = Field(default_factory=list)
 
 
 def _exists(path: Path) -> None:
@@ -206,8 +203,33 @@ def import_metrics_csv(
 # -- changes -------------------------------------------------------------------------------
 
 _TIME_KEYS = ("ts", "time", "timestamp", "@timestamp", "date", "datetime")
+_SERVICE_KEYS = ("service", "service.name", "app")
 _KIND_KEYS = ("kind", "type", "event", "change")
 _TEXT_KEYS = ("description", "message", "msg", "summary", "title")
+_VERSION_KEYS = ("version",)
+
+
+class ChangeFields(BaseModel):
+    """What a change feed's record says, read by the spellings feeds use (any case; the first
+    non-empty one wins, as text). Feeds name their columns freely, so this reads them itself
+    rather than through aliases, which would take an empty column over a later filled one."""
+
+    time: str | None
+    service: str | None
+    kind: str | None
+    description: str | None
+    version: str | None
+
+    @classmethod
+    def read(cls, record: Mapping[str, object]) -> Self:
+        lowered = {str(key).lower(): value for key, value in record.items()}
+        return cls(
+            time=_first(lowered, _TIME_KEYS),
+            service=_first(lowered, _SERVICE_KEYS),
+            kind=_first(lowered, _KIND_KEYS),
+            description=_first(lowered, _TEXT_KEYS),
+            version=_first(lowered, _VERSION_KEYS),
+        )
 
 
 def import_changes(
@@ -225,17 +247,17 @@ def import_changes(
     except ImportFailedError as exc:
         raise ImportFailedError(f"{path}: {exc}") from None
     for number, record in records:
-        lowered = {str(k).lower(): v for k, v in record.items()}
-        moment = _when(_first(lowered, _TIME_KEYS), tz)
-        owner = _first(lowered, ("service", "service.name", "app")) or service
-        kind = (_first(lowered, _KIND_KEYS) or "change").lower()
-        description = _first(lowered, _TEXT_KEYS)
+        said = ChangeFields.read(record)
+        moment = _when(said.time, tz)
+        owner = said.service or service
+        kind = (said.kind or "change").lower()
+        description = said.description
         if moment is None or not owner or not description:
             report.skipped += 1
             if len(report.first_skipped) < 5:
                 report.first_skipped.append(number)
             continue
-        rows.append(ChangeRow(moment, owner, kind, description, _first(lowered, ("version",)), source=path.name))
+        rows.append(ChangeRow(moment, owner, kind, description, said.version, source=path.name))
     if not rows:
         raise ImportFailedError(
             f"{path}: no change could be read (each needs a time, a service or --service, and a description)"
@@ -246,10 +268,11 @@ def import_changes(
     return report
 
 
-def _records(text: str) -> tuple[list[tuple[int, dict[str, Any]]], str]:
+def _records(text: str) -> tuple[list[tuple[int, Mapping[str, object]]], str]:
+    """The file's records by line number (JSON lines, else CSV with a header), and which it was."""
     stripped = text.lstrip()
     if stripped.startswith("{"):
-        found = []
+        found: list[tuple[int, Mapping[str, object]]] = []
         for number, line in enumerate(text.splitlines(), start=1):
             try:
                 value = json.loads(line) if line.strip() else None
@@ -265,7 +288,7 @@ def _records(text: str) -> tuple[list[tuple[int, dict[str, Any]]], str]:
         raise ImportFailedError(f"not a readable CSV: {exc}") from None
 
 
-def _first(record: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+def _first(record: Mapping[str, object], keys: tuple[str, ...]) -> str | None:
     for key in keys:
         value = record.get(key)
         if value not in (None, ""):

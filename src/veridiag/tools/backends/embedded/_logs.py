@@ -6,7 +6,9 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel
 
 from veridiag.text.cjk import has_cjk
 from veridiag.text.render import iso
@@ -32,6 +34,27 @@ _MASKS = (
     (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
     (re.compile(NUMBER), "<n>"),
 )
+
+
+class LogPattern(BaseModel):
+    template: str
+    count: int
+    example: str
+
+
+class LogDetails(BaseModel):
+    """What the store keeps beside a ``query_logs`` output with lines, as its JSON; the Gatekeeper
+    also grounds facts in it (``text/render.py``'s ``invocation_context``): names and order are
+    the stored format."""
+
+    backend: Literal["embedded"] = "embedded"
+    matched: int
+    by_level: dict[str, int]
+    window: tuple[str, str]
+    #: (first, last, lines) per burst
+    bursts: list[tuple[str, str, int]]
+    unparsed: int
+    patterns: list[LogPattern]
 
 
 def from_ms(value: int) -> datetime:
@@ -287,17 +310,20 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
         span=span,
         notes=notes,
     )
-    details: dict[str, Any] = {
-        "backend": "embedded",
-        "matched": matched,
-        "by_level": by_level,
-        "window": [iso(start), iso(end)],
-        "bursts": [[iso(b.first), iso(b.last), b.count] for b in bursts],
-        "unparsed": unparsed,
-        "patterns": [{"template": t.template, "count": t.count, "example": t.example} for t in templates],
-    }
+    details = LogDetails(
+        matched=matched,
+        by_level=by_level,
+        window=(iso(start), iso(end)),
+        bursts=[(iso(b.first), iso(b.last), b.count) for b in bursts],
+        unparsed=unparsed,
+        patterns=[LogPattern(template=t.template, count=t.count, example=t.example) for t in templates],
+    )
     return ToolOutput(
-        status="ok", text=rendered.text, model_text=rendered.model_text, retrieval_details=details, evidence=[evidence]
+        status="ok",
+        text=rendered.text,
+        model_text=rendered.model_text,
+        retrieval_details=details.model_dump(mode="json"),
+        evidence=[evidence],
     )
 
 

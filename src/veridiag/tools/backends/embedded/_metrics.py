@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timedelta
-from typing import Any
 
+from pydantic import BaseModel
+
+from veridiag.contracts.json import JsonObject
 from veridiag.text.render import iso
 from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs
@@ -90,24 +92,50 @@ def query_metrics(
     )
 
 
-def details(evidence: MetricEvidence, backend: str) -> dict[str, Any]:
-    """What the store keeps beside the text (small; the text has the points)."""
-    return {
-        "backend": backend,
-        "unit": evidence.unit,
-        "points": evidence.points,
-        "window": [iso(evidence.start), iso(evidence.end)],
-        "min": evidence.minimum,
-        "max": evidence.maximum,
-        "avg": evidence.average,
-        "last": evidence.last,
-        "peak_at": iso(evidence.peak_at),
-        "baseline_median": evidence.baseline_median,
-        "anomalies": [
-            {"onset": iso(a.onset), "end": iso(a.end), "peak_at": iso(a.peak_at), "peak": a.peak, "factor": a.factor}
+class AnomalyDetails(BaseModel):
+    onset: str
+    end: str
+    peak_at: str
+    peak: float
+    factor: float | None
+
+
+class MetricDetails(BaseModel):
+    """What the store keeps beside the text (small; the text has the points). Stored as its
+    JSON, which the Gatekeeper also grounds facts in (``text/render.py``'s ``invocation_context``):
+    names and order are the stored format."""
+
+    backend: str
+    unit: str
+    points: int
+    window: tuple[str, str]
+    min: float
+    max: float
+    avg: float
+    last: float
+    peak_at: str
+    baseline_median: float | None
+    anomalies: list[AnomalyDetails]
+
+
+def details(evidence: MetricEvidence, backend: str) -> JsonObject:
+    """``evidence``'s figures as the stored retrieval details."""
+    return MetricDetails(
+        backend=backend,
+        unit=evidence.unit,
+        points=evidence.points,
+        window=(iso(evidence.start), iso(evidence.end)),
+        min=evidence.minimum,
+        max=evidence.maximum,
+        avg=evidence.average,
+        last=evidence.last,
+        peak_at=iso(evidence.peak_at),
+        baseline_median=evidence.baseline_median,
+        anomalies=[
+            AnomalyDetails(onset=iso(a.onset), end=iso(a.end), peak_at=iso(a.peak_at), peak=a.peak, factor=a.factor)
             for a in evidence.anomalies
         ],
-    }
+    ).model_dump(mode="json")
 
 
 def _points(
