@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from veridiag.text.render import format_value, iso, request_line
 from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.knowledge import Hit, best_section
+from veridiag.tools.promql import MetricKind
 from veridiag.tools.records import (
     Burst,
     ChangeEvidence,
@@ -213,6 +214,7 @@ def metrics_output(
     window: Sequence[tuple[datetime, float]],
     history: Span | None,
     report: AnomalyReport,
+    kind: MetricKind | None = None,
 ) -> tuple[Rendered, MetricEvidence]:
     """Window statistics, the series' own baseline, its anomalies, then the points."""
     values = [v for _t, v in window]
@@ -280,6 +282,7 @@ def metrics_output(
         baseline_median=baseline.median if baseline else None,
         history=history,
         anomalies=anomalies,
+        metric_kind=kind,
         window_line=window_line,
         baseline_line=baseline_line,
     )
