@@ -57,6 +57,13 @@ def query_metrics(
         available = ", ".join(f"{s}/{m}" for s, m, _u in series(conn, args.service))
         message = f"query_metrics needs service and metric; available: {available}"
         return ToolOutput(status="error", error=message, text=message)
+    how = shown(kind_from_name(args.metric), step_seconds=args.step_seconds, function=args.function)
+    if how.kind.kind == "histogram":
+        message = (
+            f"{args.metric} holds a histogram's buckets ({how.kind.reason}): histogram_quantile needs each "
+            "bucket's le label, which the embedded store does not keep; ask the prometheus backend"
+        )
+        return ToolOutput(status="error", error=message, text=f"query_metrics error: {message}")
     found = [s for s in series(conn, args.service) if s[1] == args.metric]
     if not found:
         known = series(conn, args.service)
@@ -67,13 +74,6 @@ def query_metrics(
         )
         message = "; ".join([f"no metric {args.metric!r} for service {args.service!r}", *what])
         return ToolOutput(status="no_data", text=message, retrieval_details={"known": [list(k) for k in known]})
-    how = shown(kind_from_name(args.metric), step_seconds=args.step_seconds, function=args.function)
-    if how.kind.kind == "histogram":
-        message = (
-            f"{args.metric} holds a histogram's buckets ({how.kind.reason}): histogram_quantile needs each "
-            "bucket's le label, which the embedded store does not keep; ask the prometheus backend"
-        )
-        return ToolOutput(status="error", error=message, text=f"query_metrics error: {message}")
     service, metric = args.service, args.metric
     unit = how.unit(found[0][2])
 
