@@ -36,6 +36,12 @@ def format_value(value: float, unit: str) -> str:
     return f"{number}{unit}" if unit in _GLUED else f"{number} {unit}"
 
 
+def rounded(value: float) -> float:
+    """A statistic as outputs and claims state it: two decimals, but a small value (a slow
+    counter's rate) keeps what ``format_value`` shows of it instead of reading 0."""
+    return round(value, 2) if abs(value) >= 0.01 else value
+
+
 def request_line(tool: str, request: Mapping[str, Any]) -> str:
     """An output's first line: the call as made (``query_logs service=payment-service …``)."""
     parts = [f"{k}={v!r}" if isinstance(v, str) and " " in v else f"{k}={v}" for k, v in request.items() if v]
