@@ -49,7 +49,9 @@ class RoleModel:
         self.model_factory = model_factory
         retries = config.max_retries if config.max_retries is not None else 2
         # Exponential backoff with jitter (tenacity): roles failing together do not retry together.
-        self.backoff = Backoff(attempts=1 + retries if retry_transient else 1, first_wait=backoff_seconds, sleep=sleep)
+        self.backoff = Backoff(
+            attempts=1 + retries if retry_transient else 1, first_wait=backoff_seconds, max_wait=30.0, sleep=sleep
+        )
         # Retries happen in one place: here for the side-effect-free roles, in the HTTP client
         # (one request at a time, no tool re-run) for the executor — never both multiplied.
         self.client_config = config.model_copy(update={"max_retries": 0}) if retry_transient else config
