@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Backfill the demo metrics into a real Prometheus (Debian's package) on 127.0.0.1 and
+# Backfill the demo metrics (and tests/prometheus_histogram.py's buckets) into a real Prometheus (Debian's package) on 127.0.0.1 and
 # print its URL. Usage: eval "$(.ci/prometheus.sh start DIR PORT)"; .ci/prometheus.sh stop DIR
 set -euo pipefail
 action=${1:?start|stop}; dir=${2:?work directory}; port=${3:-59090}
@@ -10,6 +10,8 @@ case "$action" in
     if ! ready; then
       rm -rf "$dir/tsdb" "$dir/home"
       VERIDIAG_HOME="$dir/home" .venv/bin/veridiag data export-openmetrics "$dir/demo.om" >&2
+      # plus a latency histogram (the demo has no buckets) for histogram_quantile
+      .venv/bin/python -m tests.prometheus_histogram "$dir/demo.om"
       promtool tsdb create-blocks-from openmetrics "$dir/demo.om" "$dir/tsdb" >"$dir/promtool.log" 2>&1
       printf 'global:\n  scrape_interval: 1m\nscrape_configs: []\n' >"$dir/prometheus.yml"
       nohup prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/tsdb" \

@@ -7,9 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 import httpx2
+import promql_parser
 import pytest
 
 from tests.builders import readable
+from veridiag._retry import Backoff
 from veridiag.tools import QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends.loki import LokiBackend
 from veridiag.tools.backends.prometheus import PrometheusBackend
@@ -32,8 +34,30 @@ def matrix(values: list[list[Any]], labels: dict[str, str] | None = None) -> dic
     return {"status": "success", "data": {"resultType": "matrix", "result": [{"metric": metric, "values": values}]}}
 
 
-def prometheus(handler: Callable[[httpx2.Request], httpx2.Response], seen: list[httpx2.Request]) -> PrometheusBackend:
-    return PrometheusBackend("http://prometheus:9090", transport=transport(handler, seen))
+def no_sleep(seconds: float) -> None:
+    """Backoff waits, skipped: the tests count attempts, not seconds."""
+
+
+def prometheus(
+    handler: Callable[[httpx2.Request], httpx2.Response],
+    seen: list[httpx2.Request],
+    metadata: dict[str, Any] | None = None,
+    backoff: Backoff | None = None,
+) -> PrometheusBackend:
+    """A backend whose server answers ``/api/v1/metadata`` with ``metadata`` (none by default,
+    like a server holding backfilled data) and every other request with ``handler``."""
+
+    def route(request: httpx2.Request) -> httpx2.Response:
+        if request.url.path == "/api/v1/metadata":
+            name = request.url.params["metric"]
+            found = {name: metadata[name]} if metadata and name in metadata else {}
+            return httpx2.Response(200, json={"status": "success", "data": found})
+        seen.append(request)
+        return handler(request)
+
+    return PrometheusBackend(
+        "http://prometheus:9090", transport=httpx2.MockTransport(route), backoff=backoff or Backoff(sleep=no_sleep)
+    )
 
 
 def test_prometheus_window_is_judged_against_the_series_history() -> None:
@@ -105,6 +129,138 @@ def test_prometheus_empty_result_is_no_data() -> None:
         QueryMetricsArgs(service="nope", metric="up", **WINDOW)
     )
     assert out.status == "no_data" and 'up{service="nope"}' in out.text
+
+
+def steady(request: httpx2.Request) -> httpx2.Response:
+    """Any range asked for: one point a minute, the same value."""
+    start = int(float(request.url.params["start"]))
+    return httpx2.Response(200, json=matrix([[start + 60 * i, "2.5"] for i in range(5)]))
+
+
+def asked(metric: str, metadata: dict[str, Any] | None = None, **options: Any) -> tuple[str, Any, list[httpx2.Request]]:
+    seen: list[httpx2.Request] = []
+    args = QueryMetricsArgs(service="payment-service", metric=metric, **options, **WINDOW)
+    out = prometheus(steady, seen, metadata).query_metrics(args)
+    return seen[0].url.params["query"], out, seen
+
+
+def test_a_counter_is_shown_as_its_rate_and_the_output_says_why() -> None:
+    query, out, _seen = asked("http_requests_total")
+    assert query == 'rate(http_requests_total{service="payment-service"}[5m])'
+    first = out.text.split("\n")[0]
+    assert "kind=counter" in first and "kind_from='name ends in _total'" in first and "shown='rate over 5m'" in first
+    assert "max 2.5/s" in out.text, "a rate is per second"
+    details = readable(out.retrieval_details)
+    assert (details["kind"], details["unit"]) == ("counter", "/s")
+    (series,) = out.evidence
+    assert isinstance(series, MetricEvidence) and series.metric_kind == "counter"
+    query, out, _seen = asked("pod_restarts_total", function="increase", step_seconds=600)
+    assert query == 'increase(pod_restarts_total{service="payment-service"}[10m])'
+    assert "shown='increase over 10m'" in out.text
+
+
+def test_prometheus_metadata_decides_before_the_name() -> None:
+    meta = {
+        "http_requests": [{"type": "counter", "help": "", "unit": ""}],
+        "queue_total": [{"type": "gauge", "help": "", "unit": ""}],
+        "checkout_duration_seconds": [{"type": "histogram", "help": "", "unit": ""}],
+    }
+    query, out, _seen = asked("http_requests_total", meta)
+    assert query.startswith("rate(") and "kind_from='Prometheus metadata: http_requests is a counter'" in out.text
+    query, out, _seen = asked("queue_total", meta)
+    assert query == 'queue_total{service="payment-service"}', "declared a gauge: never rated"
+    query, out, _seen = asked("checkout_duration_seconds", meta, quantile=0.95)
+    assert query == (
+        'histogram_quantile(0.95, sum by (le) (rate(checkout_duration_seconds_bucket{service="payment-service"}[5m])))'
+    )
+    assert "kind=histogram" in out.text and "shown='p95 of the buckets over 5m'" in out.text
+    assert readable(out.retrieval_details)["unit"] == "s"
+
+
+def test_without_metadata_the_name_decides() -> None:
+    seen: list[httpx2.Request] = []
+
+    def no_metadata_api(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(404, text="404 page not found") if "metadata" in request.url.path else steady(request)
+
+    backend = PrometheusBackend("http://prometheus:9090", transport=transport(no_metadata_api, seen))
+    out = backend.query_metrics(QueryMetricsArgs(metric="latency_seconds_bucket", **WINDOW))
+    assert out.status == "ok", out.text
+    assert [r.url.path for r in seen][:2] == ["/api/v1/metadata", "/api/v1/query_range"]
+    assert seen[1].url.params["query"] == "histogram_quantile(0.99, sum by (le) (rate(latency_seconds_bucket{}[5m])))"
+    assert "kind_from='name ends in _bucket'" in out.text
+
+
+def test_a_service_name_cannot_break_out_of_its_label_value() -> None:
+    hostile = 'pay"} or vector(1) or up{a="\\'
+    seen: list[httpx2.Request] = []
+    prometheus(steady, seen).query_metrics(QueryMetricsArgs(service=hostile, metric="cpu_percent", **WINDOW))
+    parsed = promql_parser.parse(seen[0].url.params["query"])
+    assert isinstance(parsed, promql_parser.VectorSelector) and parsed.name == "cpu_percent"
+    assert [(m.name, m.value) for m in parsed.matchers.matchers if m.name != "__name__"] == [("service", hostile)]
+
+
+def test_a_metric_name_that_is_not_one_is_refused_before_any_query() -> None:
+    seen: list[httpx2.Request] = []
+    out = prometheus(steady, seen).query_metrics(QueryMetricsArgs(metric="up} or vector(1", **WINDOW))
+    assert out.status == "error" and "not a Prometheus metric name" in out.text
+    assert seen == [], "nothing was sent"
+
+
+def flaky(*statuses: int) -> Callable[[httpx2.Request], httpx2.Response]:
+    """Answers the given statuses in turn (an error body each), then the steady series."""
+    left = list(statuses)
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        if left:
+            return httpx2.Response(left.pop(0), json={"status": "error", "error": "busy"})
+        return steady(request)
+
+    return handler
+
+
+def test_a_503_then_200_succeeds_after_a_jittered_wait() -> None:
+    seen: list[httpx2.Request] = []
+    waits: list[float] = []
+    backend = prometheus(flaky(503), seen, backoff=Backoff(attempts=3, first_wait=0.2, sleep=waits.append))
+    out = backend.query_metrics(QueryMetricsArgs(service="x", metric="up", **WINDOW))
+    assert out.status == "ok", out.text
+    assert seen[0].url.params == seen[1].url.params, "the window asked again"
+    assert float(seen[2].url.params["start"]) < T0, "then its history, without a retry"
+    (wait,) = waits
+    assert 0.2 <= wait <= 0.4, "first_wait plus up to first_wait of jitter"
+
+
+def test_retries_stop_at_the_limit_with_growing_waits() -> None:
+    seen: list[httpx2.Request] = []
+    waits: list[float] = []
+    backend = prometheus(flaky(*[503] * 10), seen, backoff=Backoff(attempts=4, first_wait=0.2, sleep=waits.append))
+    out = backend.query_metrics(QueryMetricsArgs(service="x", metric="up", **WINDOW))
+    assert out.status == "error" and "prometheus unavailable: HTTP 503" in (out.error or "")
+    assert len(seen) == 4 and len(waits) == 3
+    assert all(low <= w <= low + 0.2 for w, low in zip(waits, [0.2, 0.4, 0.8], strict=True)), waits
+
+
+@pytest.mark.parametrize("status", [400, 422])
+def test_a_refused_query_is_not_retried(status: int) -> None:
+    seen: list[httpx2.Request] = []
+    waits: list[float] = []
+    out = prometheus(flaky(status), seen, backoff=Backoff(sleep=waits.append)).query_metrics(
+        QueryMetricsArgs(promql="up{", **WINDOW)
+    )
+    assert out.status == "error" and "busy" in out.text
+    assert (len(seen), waits) == (1, [])
+
+
+def test_a_refused_connection_is_retried_a_timeout_is_not() -> None:
+    for error, tries in ((httpx2.ConnectError("connection refused"), 3), (httpx2.ReadTimeout("slow"), 1)):
+        seen: list[httpx2.Request] = []
+
+        def fail(request: httpx2.Request, error: Exception = error) -> httpx2.Response:
+            raise error
+
+        out = prometheus(fail, seen).query_metrics(QueryMetricsArgs(service="x", metric="up", **WINDOW))
+        assert out.status == "error" and len(seen) == tries, type(error).__name__
 
 
 LOKI_STREAMS = {

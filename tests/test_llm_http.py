@@ -6,17 +6,23 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import httpx2
 import pytest
 from typer.testing import CliRunner
 
 from tests.builders import readable
 from tests.fake_llm_server import FakeOpenAI, Reply, completion, serve, tool_results
+from veridiag.agents.llm.model_call import RoleModel
 from veridiag.cli.app import app as cli
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
 from veridiag.pipeline.factory import assemble
+
+if TYPE_CHECKING:
+    from pydantic_ai.models import Model
 
 QUESTION = "订单123支付失败，帮我看看是什么原因"
 FABRICATED = ("ERR_FAKE_4242", "8765", "555555", "redis-cluster-7", "kafka-lag-bomb")
@@ -206,3 +212,63 @@ def test_llm_check_reports_each_role(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert rows["planner"]["ok"] and rows["executor"]["ok"] and rows["composer"]["ok"]
     assert rows["planner"]["tokens"] == 150 and rows["planner"]["detail"] == "OK"
     assert rows["verifier"]["ok"] is False and "Connection" in rows["verifier"]["detail"]
+
+
+# --- retries of a role's model call: tenacity, backoff with jitter, over the real OpenAI client -----
+
+
+def _openai_over(statuses: list[int], requests: list[httpx2.Request]) -> Callable[[LLMRoleSettings], Model]:
+    """Models whose HTTP goes to a MockTransport answering ``statuses`` in turn, then a reply."""
+    from openai import AsyncOpenAI
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        requests.append(request)
+        if statuses:
+            return httpx2.Response(statuses.pop(0), json={"error": {"message": "busy", "type": "server_error"}})
+        return httpx2.Response(200, json=completion("OK")[1])
+
+    def factory(config: LLMRoleSettings) -> Model:
+        client = AsyncOpenAI(
+            api_key="test",
+            base_url="http://llm.test/v1",
+            max_retries=config.max_retries or 0,  # RoleModel sets 0: it retries itself
+            http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(handler)),
+        )
+        return OpenAIChatModel(str(config.model), provider=OpenAIProvider(openai_client=client))
+
+    return factory
+
+
+def _role(statuses: list[int], requests: list[httpx2.Request], waits: list[float], retries: int = 2) -> RoleModel:
+    settings = LLMRoleSettings(model="m", max_retries=retries)
+    return RoleModel("composer", settings, model_factory=_openai_over(statuses, requests), sleep=waits.append)
+
+
+def test_a_503_then_200_succeeds_after_one_jittered_wait() -> None:
+    requests: list[httpx2.Request] = []
+    waits: list[float] = []
+    outcome = _role([503], requests, waits).run("instructions", "prompt")
+    assert (outcome.text, outcome.error) == ("OK", None)
+    assert len(requests) == 2 and outcome.usage["attempts"] == 2
+    (wait,) = waits
+    assert 1.0 <= wait <= 2.0, "backoff_seconds (1 s) plus up to as much jitter"
+
+
+@pytest.mark.parametrize("status", [400, 401])
+def test_a_refused_request_is_not_retried(status: int) -> None:
+    requests: list[httpx2.Request] = []
+    waits: list[float] = []
+    outcome = _role([status], requests, waits).run("instructions", "prompt")
+    assert outcome.text is None and f" {status}: " in (outcome.error or "")
+    assert (len(requests), waits, outcome.usage["attempts"]) == (1, [], 1)
+
+
+def test_retries_stop_at_the_limit() -> None:
+    requests: list[httpx2.Request] = []
+    waits: list[float] = []
+    outcome = _role([503] * 10, requests, waits, retries=3).run("instructions", "prompt")
+    assert outcome.text is None and "503" in (outcome.error or "")
+    assert len(requests) == 4 and outcome.usage["attempts"] == 4
+    assert all(low <= w <= low + 1 for w, low in zip(waits, [1, 2, 4], strict=True)), waits

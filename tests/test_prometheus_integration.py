@@ -1,23 +1,34 @@
-"""The prometheus backend against a real Prometheus holding the backfilled demo metrics
-(``.ci/prometheus.sh``): the same question gives the same facts as the embedded backend."""
+"""The prometheus backend against a real Prometheus holding the backfilled demo metrics and a
+latency histogram (``.ci/prometheus.sh``): the same question gives the same facts as the
+embedded backend, counters are rated alike, and PromQL is rendered as the real parser reads it."""
 
 from __future__ import annotations
 
+import httpx2
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
+from tests import prometheus_histogram as histogram
 from tests.builders import readable
 from tests.conftest import require_server
 from veridiag.tools import QueryMetricsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.backends.prometheus import PrometheusBackend
+from veridiag.tools.promql import label_literal
 from veridiag.tools.records import MetricEvidence
 
 INCIDENT = {"start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z"}
+LEAK = {"start": "2026-07-07T11:30:00Z", "end": "2026-07-07T13:00:00Z"}
+
+
+def prometheus_url() -> str:
+    return require_server("VERIDIAG_TEST_PROMETHEUS_URL", "Prometheus")
 
 
 @pytest.fixture(scope="module")
 def prometheus() -> PrometheusBackend:
-    return PrometheusBackend(require_server("VERIDIAG_TEST_PROMETHEUS_URL", "Prometheus"), timeout=10)
+    return PrometheusBackend(prometheus_url(), timeout=10)
 
 
 def test_same_facts_as_the_embedded_backend(prometheus: PrometheusBackend, demo_env: EmbeddedEnvironment) -> None:
@@ -53,3 +64,59 @@ def test_real_server_errors_and_empty_results(prometheus: PrometheusBackend) -> 
     assert bad.status == "error" and "parse error" in bad.text
     none = prometheus.query_metrics(QueryMetricsArgs(service="payment-service", metric="no_such_metric", **INCIDENT))
     assert none.status == "no_data"
+
+
+def test_a_counter_is_rated_alike_by_prometheus_and_the_embedded_backend(
+    prometheus: PrometheusBackend, demo_env: EmbeddedEnvironment
+) -> None:
+    """The demo's restart counter: Prometheus' rate() and the embedded backend's own rate give
+    the same points and the same episodes (no metadata in a backfilled server: the name decides)."""
+    args = QueryMetricsArgs(service="inventory-service", metric="pod_restarts_total", **LEAK)
+    real, embedded = prometheus.query_metrics(args), demo_env.query_metrics(args)
+    assert real.status == embedded.status == "ok", real.text
+    assert readable(real.retrieval_details)["promql"] == 'rate(pod_restarts_total{service="inventory-service"}[5m])'
+    assert "kind_from='name ends in _total'" in real.text
+    (live,), (local,) = real.evidence, embedded.evidence
+    assert isinstance(live, MetricEvidence) and isinstance(local, MetricEvidence)
+    assert live.metric_kind == local.metric_kind == "counter"
+    assert (live.minimum, live.maximum, live.points) == pytest.approx((local.minimum, local.maximum, local.points))
+    assert live.maximum == pytest.approx(1 / 300)
+    assert [(a.onset, a.end, a.peak_at) for a in live.anomalies] == [
+        (a.onset, a.end, a.peak_at) for a in local.anomalies
+    ]
+    assert len(live.anomalies) == 2, "one episode per restart"
+
+
+def test_histogram_quantile_on_a_real_server(prometheus: PrometheusBackend) -> None:
+    """tests/prometheus_histogram.py's buckets: the p99 read as Prometheus users read it."""
+    args = QueryMetricsArgs(service="payment-service", metric=f"{histogram.FAMILY}_bucket", **INCIDENT)
+    out = prometheus.query_metrics(args)
+    assert out.status == "ok", out.text
+    details = readable(out.retrieval_details)
+    assert details["promql"] == (
+        "histogram_quantile(0.99, sum by (le) "
+        '(rate(checkout_request_duration_seconds_bucket{service="payment-service"}[5m])))'
+    )
+    assert (details["kind"], details["unit"]) == ("histogram", "s")
+    (series,) = details["series"]
+    assert series["min"] == pytest.approx(histogram.P99_NORMAL) and series["max"] == pytest.approx(histogram.P99_SLOW)
+    (found,) = out.evidence
+    assert isinstance(found, MetricEvidence) and found.baseline_median == pytest.approx(histogram.P99_NORMAL)
+    (anomaly,) = found.anomalies
+    assert anomaly.direction == "up" and anomaly.peak == pytest.approx(histogram.P99_SLOW)
+    assert anomaly.onset.isoformat() == "2026-07-07T10:01:00+00:00"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(value=st.text(min_size=1, max_size=40))
+def test_label_values_read_back_exactly_from_the_real_parser(prometheus: PrometheusBackend, value: str) -> None:
+    """absent(x{v="…"}) answers with the label as Prometheus parsed it: every value comes back
+    exactly, quotes, backslashes, newlines and all."""
+    response = httpx2.get(
+        f"{prometheus_url()}/api/v1/query",
+        params={"query": f"absent(veridiag_no_such_metric{{v={label_literal(value)}}})", "time": "1783418400"},
+        timeout=10,
+    )
+    assert response.status_code == 200, response.text
+    (result,) = response.json()["data"]["result"]
+    assert result["metric"] == {"v": value}

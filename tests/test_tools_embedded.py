@@ -129,6 +129,45 @@ def test_metric_peak_time_is_reported(demo_env: EmbeddedEnvironment) -> None:
     assert "2026-07-07T15:" in readable(out.retrieval_details)["peak_at"]
 
 
+LEAK = {"start": "2026-07-07T11:30:00Z", "end": "2026-07-07T13:00:00Z"}
+
+
+def test_a_counter_reads_as_its_rate_never_as_a_gauge(demo_env: EmbeddedEnvironment) -> None:
+    """The demo's restart counter (restarts at 12:01 and 12:31): two pulses of one restart per
+    5 minutes, not a level that "rose to 2" — the same facts Prometheus' rate() gives (CI)."""
+    out = demo_env.query_metrics(QueryMetricsArgs(service="inventory-service", metric="pod_restarts_total", **LEAK))
+    assert out.status == "ok", out.text
+    first = out.text.split("\n")[0]
+    assert "kind=counter kind_from='name ends in _total' shown='rate over 5m'" in first
+    details = readable(out.retrieval_details)
+    assert details["unit"] == "restarts/s" and details["max"] == pytest.approx(1 / 300)
+    assert "max 0.0033 restarts/s" in out.text
+    (series,) = out.evidence
+    assert isinstance(series, MetricEvidence) and series.metric_kind == "counter"
+    assert [(a.onset.strftime("%H:%M"), a.end.strftime("%H:%M")) for a in series.anomalies] == [
+        ("12:01", "12:05"),
+        ("12:31", "12:35"),
+    ]
+    increase = demo_env.query_metrics(
+        QueryMetricsArgs(service="inventory-service", metric="pod_restarts_total", function="increase", **LEAK)
+    )
+    assert readable(increase.retrieval_details)["max"] == pytest.approx(1.0)
+    assert "shown='increase over 5m'" in increase.text and "max 1 restarts" in increase.text
+
+
+def test_a_gauge_is_shown_as_stored_and_says_so(demo_env: EmbeddedEnvironment) -> None:
+    args = QueryMetricsArgs(service="inventory-service", metric="jvm_heap_used_mb", function="rate", **LEAK)
+    out = demo_env.query_metrics(args)
+    first = out.text.split("\n")[0]
+    assert "kind=gauge kind_from='name has no counter or histogram suffix'" in first and "shown=" not in first
+    assert readable(out.retrieval_details)["unit"] == "MB"
+
+
+def test_histogram_buckets_need_the_prometheus_backend(demo_env: EmbeddedEnvironment) -> None:
+    out = demo_env.query_metrics(QueryMetricsArgs(service="gateway", metric="http_request_duration_seconds_bucket"))
+    assert out.status == "error" and "le label" in out.text and "prometheus backend" in out.text
+
+
 def test_unknown_metric_lists_the_service_metrics(demo_env: EmbeddedEnvironment) -> None:
     out = demo_env.query_metrics(QueryMetricsArgs(service="payment-service", metric="gc_pause_ms"))
     assert out.status == "no_data" and "hikaricp_connections_active" in out.text

@@ -49,6 +49,9 @@ class HttpBackendSettings(BaseModel):
     timeout_seconds: float = Field(default=10.0, gt=0, le=300)
     service_label: str = "service"
     bearer_token: SecretStr | None = None
+    #: Retries of a request refused at connect or answered 429/5xx (exponential backoff + jitter);
+    #: a timed-out request is not retried.
+    max_retries: int = Field(default=2, ge=0, le=10)
 
 
 class ToolsSettings(BaseModel):

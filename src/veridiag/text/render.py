@@ -5,14 +5,15 @@ arguments alike, or a true fact would not be found."""
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from veridiag.contracts.invocation import InvocationView
 
-#: Units written glued to the number ("5300ms", "23.0%"); others get a space.
-_GLUED = {"ms", "s", "%"}
+#: Units written glued to the number ("5300ms", "23.0%", a unitless counter's "0.4/s"); others get a space.
+_GLUED = {"ms", "s", "%", "/s"}
 
 
 def iso(moment: datetime) -> str:
@@ -23,11 +24,22 @@ def iso(moment: datetime) -> str:
 
 
 def format_value(value: float, unit: str) -> str:
-    """A metric value as outputs and claims write it: ``5300ms``, ``22.85%``, ``37 connections``."""
-    number = f"{value:.0f}" if float(value).is_integer() else f"{value:.2f}".rstrip("0").rstrip(".")
+    """A metric value as outputs and claims write it: ``5300ms``, ``22.85%``, ``37 connections``;
+    below 0.01 two significant digits (``0.0033 restarts/s``), so a slow counter's rate is no "0"."""
+    if float(value).is_integer():
+        number = f"{value:.0f}"
+    else:
+        digits = 2 if abs(value) >= 0.01 else 1 - math.floor(math.log10(abs(value)))
+        number = f"{value:.{digits}f}".rstrip("0").rstrip(".")
     if not unit:
         return number
     return f"{number}{unit}" if unit in _GLUED else f"{number} {unit}"
+
+
+def rounded(value: float) -> float:
+    """A statistic as outputs and claims state it: two decimals, but a small value (a slow
+    counter's rate) keeps what ``format_value`` shows of it instead of reading 0."""
+    return round(value, 2) if abs(value) >= 0.01 else value
 
 
 def request_line(tool: str, request: Mapping[str, Any]) -> str:

@@ -76,6 +76,13 @@ class QueryMetricsArgs(_Args):
         default=None, max_length=200, description="Metric name, e.g. hikaricp_connections_active."
     )
     step_seconds: int = Field(default=60, ge=1, le=86_400)
+    function: Literal["rate", "increase"] | None = Field(
+        default=None,
+        description="For a counter: per-second rate (default) or increase over 5m. Counters are never shown raw.",
+    )
+    quantile: float | None = Field(
+        default=None, gt=0, lt=1, description="For a latency histogram or summary: the quantile (default 0.99)."
+    )
     promql: str | None = Field(default=None, max_length=2000, description="Raw PromQL (prometheus backend only).")
 
 

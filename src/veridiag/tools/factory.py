@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from veridiag._retry import Backoff
 from veridiag.config import HttpBackendSettings, Settings
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.backends.loki import LokiBackend
@@ -48,6 +49,7 @@ def build_toolbox(settings: Settings) -> Toolbox:
             timeout=settings.loki.timeout_seconds,
             service_label=settings.loki.service_label,
             headers=_headers(settings.loki),
+            backoff=Backoff(attempts=1 + settings.loki.max_retries),
         )
     if settings.tools.metrics == "prometheus":
         if not settings.prometheus.url:
@@ -57,6 +59,7 @@ def build_toolbox(settings: Settings) -> Toolbox:
             timeout=settings.prometheus.timeout_seconds,
             service_label=settings.prometheus.service_label,
             headers=_headers(settings.prometheus),
+            backoff=Backoff(attempts=1 + settings.prometheus.max_retries),
         )
     return Toolbox(
         logs=logs,

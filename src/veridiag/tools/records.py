@@ -13,6 +13,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from veridiag.tools.promql import MetricKind
+
 Level = Literal["ERROR", "WARN", "INFO", "DEBUG"]
 
 
@@ -116,6 +118,8 @@ class MetricEvidence(BaseModel):
     baseline_median: float | None = None
     history: Span | None = None
     anomalies: list[MetricAnomaly] = Field(default_factory=list)
+    #: What the metric was taken for (counters are shown as a rate); None for raw PromQL.
+    metric_kind: MetricKind | None = None
     #: The output lines with the window's statistics and the history's baseline.
     window_line: str
     baseline_line: str | None = None

@@ -14,9 +14,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from veridiag.text.render import format_value, iso, request_line
+from veridiag.text.render import format_value, iso, request_line, rounded
 from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.knowledge import Hit, best_section
+from veridiag.tools.promql import MetricKind
 from veridiag.tools.records import (
     Burst,
     ChangeEvidence,
@@ -194,7 +195,7 @@ def _log_evidence(
 def _stats(values: Sequence[float], unit: str) -> str:
     return (
         f"min {format_value(min(values), unit)}, max {format_value(max(values), unit)}, "
-        f"avg {format_value(round(statistics.fmean(values), 2), unit)}, last {format_value(values[-1], unit)} "
+        f"avg {format_value(rounded(statistics.fmean(values)), unit)}, last {format_value(values[-1], unit)} "
         f"({len(values)} points)"
     )
 
@@ -213,6 +214,7 @@ def metrics_output(
     window: Sequence[tuple[datetime, float]],
     history: Span | None,
     report: AnomalyReport,
+    kind: MetricKind | None = None,
 ) -> tuple[Rendered, MetricEvidence]:
     """Window statistics, the series' own baseline, its anomalies, then the points."""
     values = [v for _t, v in window]
@@ -225,8 +227,8 @@ def metrics_output(
         seasonal = f"seasonal: {_minutes(baseline.period.total_seconds())}" if baseline.period else "seasonal: no"
         baseline_line = (
             f"history {iso(history.first)} – {iso(history.last)} ({baseline.history_points} points): "
-            f"median {format_value(round(baseline.median, 2), unit)}, "
-            f"MAD {format_value(round(baseline.mad, 2), unit)}; {seasonal}"
+            f"median {format_value(rounded(baseline.median), unit)}, "
+            f"MAD {format_value(rounded(baseline.mad), unit)}; {seasonal}"
         )
         lines.append(baseline_line)
     else:
@@ -239,7 +241,7 @@ def metrics_output(
             f"anomaly {number}: {iso(found.onset)} – {iso(found.end)} ({found.points} points, "
             f"{_minutes((found.end - found.onset).total_seconds())}) {found.direction}; "
             f"peak {format_value(found.peak, unit)} at {iso(found.peak_at)}; "
-            f"expected {format_value(round(found.expected, 2), unit)}{factor}; score {found.score:.1f}"
+            f"expected {format_value(rounded(found.expected), unit)}{factor}; score {found.score:.1f}"
         )
         lines.append(line)
         anomalies.append(
@@ -280,6 +282,7 @@ def metrics_output(
         baseline_median=baseline.median if baseline else None,
         history=history,
         anomalies=anomalies,
+        metric_kind=kind,
         window_line=window_line,
         baseline_line=baseline_line,
     )

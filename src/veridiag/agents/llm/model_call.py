@@ -1,6 +1,6 @@
-"""Runs one role's model once: builds the agent, retries transient failures with backoff,
-records usage and cost, and never raises — a failure comes back as ``CallOutcome.error`` so
-the role can fall back to the offline engine and the audit can say why."""
+"""Runs one role's model once: builds the agent, retries transient failures with backoff and
+jitter (tenacity), records usage and cost, and never raises — a failure comes back as
+``CallOutcome.error`` so the role can fall back to the offline engine and the audit can say why."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from veridiag._retry import Backoff
 from veridiag.agents.llm.providers import LLMConfigError, build_model, model_settings
 from veridiag.config import LLMRoleSettings
 from veridiag.contracts.audit import EngineUsage
@@ -47,12 +48,13 @@ class RoleModel:
         self.config = config
         self.model_factory = model_factory
         retries = config.max_retries if config.max_retries is not None else 2
-        self.attempts = 1 + retries if retry_transient else 1
+        # Exponential backoff with jitter (tenacity): roles failing together do not retry together.
+        self.backoff = Backoff(
+            attempts=1 + retries if retry_transient else 1, first_wait=backoff_seconds, max_wait=30.0, sleep=sleep
+        )
         # Retries happen in one place: here for the side-effect-free roles, in the HTTP client
         # (one request at a time, no tool re-run) for the executor — never both multiplied.
         self.client_config = config.model_copy(update={"max_retries": 0}) if retry_transient else config
-        self.backoff_seconds = backoff_seconds
-        self.sleep = sleep
 
     @property
     def label(self) -> str:
@@ -63,22 +65,19 @@ class RoleModel:
     ) -> CallOutcome:
         from pydantic_ai.exceptions import UsageLimitExceeded
 
-        error = "not run"
         usage = EngineUsage(model=self.config.model, attempts=0)
-        for attempt in range(self.attempts):
-            usage["attempts"] = attempt + 1
-            try:
-                return self._once(instructions, prompt, tools, request_limit, usage)
-            except LLMConfigError as exc:
-                return CallOutcome(None, usage, f"configuration: {exc}")
-            except UsageLimitExceeded as exc:
-                return CallOutcome(None, usage, f"request limit: {exc}")
-            except Exception as exc:  # classified below; anything unknown fails closed
-                error = _describe(exc)
-                if not _transient(exc) or attempt + 1 == self.attempts:
-                    break
-                self.sleep(self.backoff_seconds * 2**attempt)
-        return CallOutcome(None, usage, error)
+        try:
+            for attempt in self.backoff.retrying(_transient):
+                with attempt:
+                    usage["attempts"] = attempt.retry_state.attempt_number
+                    return self._once(instructions, prompt, tools, request_limit, usage)
+        except LLMConfigError as exc:
+            return CallOutcome(None, usage, f"configuration: {exc}")
+        except UsageLimitExceeded as exc:
+            return CallOutcome(None, usage, f"request limit: {exc}")
+        except Exception as exc:  # the last attempt's failure, or one not worth retrying: fails closed
+            return CallOutcome(None, usage, _describe(exc))
+        return CallOutcome(None, usage, "not run")  # tenacity always makes one attempt
 
     def _once(
         self, instructions: str, prompt: str, tools: Sequence[Tool[Any]], request_limit: int, usage: EngineUsage
@@ -137,7 +136,7 @@ def _loop_running() -> bool:
     return True
 
 
-def _transient(exc: Exception) -> bool:
+def _transient(exc: BaseException) -> bool:
     """Timeouts, 429 and 5xx are worth another attempt; auth, bad request and refusals are not."""
     from pydantic_ai.exceptions import (
         ModelConnectionError,

@@ -54,6 +54,8 @@ MAX_SERVICES = 8
 NARROWING = 0.8
 #: Padding around an episode, and how long before an anomaly a change may have caused it.
 PAD = timedelta(minutes=5)
+#: Episodes of one series at most this far apart are one recurring episode (restarts every 30 min).
+RECURRENCE = timedelta(hours=1)
 CAUSE_LOOKBACK = timedelta(hours=2)
 #: How long before an onset a change may be taken as its cause (the demo's are 1–5 minutes).
 CAUSE_LEAD = timedelta(minutes=30)
@@ -260,10 +262,22 @@ class _Execution:
         else:
             chosen = max(pool, key=lambda e: e.weight)
         start, end = chosen.start - PAD, chosen.end + PAD
-        # Widen by the episodes that overlap the chosen one itself — not by a chain of neighbours,
+        # A series that keeps coming back (a counter's rate: one pulse per restart) is one episode:
+        # its own recurrences close after each other join the chosen one.
+        own = sorted((e for e in pool if _same_series(e, chosen)), key=lambda e: e.start)
+        for other in (e for e in own if e.start > chosen.end):
+            if other.start - end > RECURRENCE:
+                break
+            end = other.end + PAD
+        for other in (e for e in reversed(own) if e.end < chosen.start):
+            if start - other.end > RECURRENCE:
+                break
+            start = other.start - PAD
+        # Widen by the episodes that overlap that span itself — not by a chain of neighbours,
         # which would stretch one incident over the next.
+        span_start, span_end = start, end
         for other in pool:
-            if other.start <= chosen.end + PAD and other.end >= chosen.start - PAD:
+            if other.start <= span_end and other.end >= span_start:
                 start, end = min(start, other.start - PAD), max(end, other.end + PAD)
         focus = (max(_floor(start), self.window[0]), min(_ceil(end), self.window[1]))
         if focus[1] <= focus[0] or (focus[1] - focus[0]) >= NARROWING * (self.window[1] - self.window[0]):
@@ -534,6 +548,14 @@ def _failure_like(logs: LogEvidence) -> TemplateCount | None:
     """The commonest template that reads as a failure (``failure_words``), if any."""
     words = [w.lower() for w in catalog().failure_words]
     return next((t for t in logs.templates if any(w in t.template.lower() for w in words)), None)
+
+
+def _same_series(a: _Episode, b: _Episode) -> bool:
+    return (
+        a.anomaly is not None
+        and b.anomaly is not None
+        and (a.service, a.anomaly[1].metric) == (b.service, b.anomaly[1].metric)
+    )
 
 
 def _gap(a: datetime, b: datetime) -> float:

@@ -23,7 +23,7 @@ from veridiag.contracts.executor_v2 import (
     SupportLevel,
 )
 from veridiag.contracts.material import ExecutorScope
-from veridiag.text.render import format_value
+from veridiag.text.render import format_value, rounded
 from veridiag.text.wordfiles import Bilingual, WordModel, bundled_words
 from veridiag.tools.records import (
     ChangeEvidence,
@@ -133,7 +133,7 @@ class Findings:
             end=self.clock(found.end),
             peak=format_value(found.peak, unit),
             peak_at=self.clock(found.peak_at),
-            expected=format_value(round(found.expected, 2), unit),
+            expected=format_value(rounded(found.expected), unit),
             factor=factor,
         )
         return self.claim("symptom", text, [(result, found.line), (result, found.peak_line)])
@@ -150,7 +150,7 @@ class Findings:
             end=self.clock(series.end),
             minimum=format_value(series.minimum, unit),
             maximum=format_value(series.maximum, unit),
-            median=format_value(round(series.baseline_median, 2), unit),
+            median=format_value(rounded(series.baseline_median), unit),
         )
         # The core finding of a quiet period: the symptom asked about is not there.
         return self.claim("symptom", text, [(result, series.window_line), (result, series.baseline_line)])

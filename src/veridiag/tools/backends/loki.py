@@ -13,20 +13,18 @@ from typing import Any
 
 import httpx2
 
+from veridiag._retry import Backoff
 from veridiag.contracts.json import json_object
 from veridiag.text.render import iso
 from veridiag.tools.args import QueryLogsArgs, parse_time
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
+from veridiag.tools.promql import PromQLError, label_literal
 from veridiag.tools.records import LogSample
 from veridiag.tools.render import TemplateRow, group_bursts, logs_output
 from veridiag.tools.results import ToolOutput
 from veridiag.tools.templates import TemplateMiner
 
 _LEVELS = ("ERROR", "WARN", "INFO", "DEBUG")
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 class LokiBackend:
@@ -41,8 +39,10 @@ class LokiBackend:
         headers: dict[str, str] | None = None,
         max_lines: int = 5000,
         transport: httpx2.BaseTransport | None = None,
+        backoff: Backoff | None = None,
     ) -> None:
         self.service_label = service_label
+        self.backoff = backoff or Backoff()
         self.max_lines = max_lines
         self._client = httpx2.Client(
             base_url=base_url.rstrip("/"), timeout=timeout, headers=headers or {}, transport=transport
@@ -51,18 +51,18 @@ class LokiBackend:
     def logql(self, args: QueryLogsArgs) -> str:
         if args.logql:
             return args.logql
-        selector = f"{self.service_label}={_quote(args.service)}" if args.service else f'{self.service_label}=~".+"'
-        query = "{" + selector + "}"
+        matcher = f"={label_literal(args.service)}" if args.service else '=~".+"'
+        query = "{" + self.service_label + matcher + "}"
         for word in (args.query or "").split():
-            query += f" |= {_quote(word)}"
+            query += f" |= {label_literal(word)}"
         if args.level:
-            query += f" |~ {_quote('(?i)' + args.level)}"
+            query += f" |~ {label_literal('(?i)' + args.level)}"
         return query
 
     def query_logs(self, args: QueryLogsArgs) -> ToolOutput:
         now = datetime.now(UTC)
-        query = self.logql(args)
         try:
+            query = self.logql(args)
             end = parse_time(args.end, now) if args.end else now
             start = parse_time(args.start, now) if args.start else end - timedelta(hours=1)
             if start >= end:
@@ -77,8 +77,9 @@ class LokiBackend:
                     "limit": self.max_lines,
                     "direction": "forward",
                 },
+                self.backoff,
             )
-        except QueryError as exc:
+        except (QueryError, PromQLError) as exc:
             return ToolOutput(status="error", error=str(exc), text=f"query_logs error from loki: {exc}")
         except UnavailableError as exc:
             return ToolOutput(

@@ -1,9 +1,11 @@
 """Metrics from a Prometheus server over its HTTP API (``/api/v1/query_range``).
 
-PromQL is passed through when given; otherwise ``metric{<service_label>="service"}`` is
-queried. The window is judged against the series' own history (read at a coarser step when
-it is long), and rendered by the same code as the embedded backend, so outputs read the same
-whichever backend answered.
+PromQL is passed through when given; otherwise the metric's kind is read from
+``/api/v1/metadata`` (else its name) and the PromQL it deserves is rendered (``tools/promql.py``):
+``rate(x_total{service="…"}[5m])``, ``histogram_quantile(0.99, …)``, a gauge as is; the output
+says which kind and why. Calls are retried with backoff and jitter. The window is judged
+against the series' own history (read at a coarser step when it is long), and rendered by the
+same code as the embedded backend, so outputs read the same whichever backend answered.
 """
 
 from __future__ import annotations
@@ -15,11 +17,21 @@ from typing import Any
 
 import httpx2
 
+from veridiag._retry import Backoff
 from veridiag.contracts.json import JsonObject, json_object
 from veridiag.text.render import iso
 from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs, parse_time
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
+from veridiag.tools.promql import (
+    KindFound,
+    PromQLError,
+    Shown,
+    kind_from_metadata,
+    kind_from_name,
+    metadata_names,
+    shown,
+)
 from veridiag.tools.records import Evidence, Span
 from veridiag.tools.render import metrics_output
 from veridiag.tools.results import ToolOutput
@@ -58,19 +70,41 @@ class PrometheusBackend:
         service_label: str = "service",
         headers: dict[str, str] | None = None,
         transport: httpx2.BaseTransport | None = None,
+        backoff: Backoff | None = None,
     ) -> None:
         self.service_label = service_label
+        self.backoff = backoff or Backoff()
         self._client = httpx2.Client(
             base_url=base_url.rstrip("/"), timeout=timeout, headers=headers or {}, transport=transport
         )
 
-    def _promql(self, args: QueryMetricsArgs) -> str:
+    def _kind(self, metric: str) -> KindFound:
+        """Prometheus' metadata for the metric (or its family), else its name. Metadata is only
+        help: asked once, not retried, and a server without it still answers the query."""
+        for name in metadata_names(metric):
+            try:
+                body = get_json(self._client, "/api/v1/metadata", {"metric": name}, Backoff(attempts=1))
+            except (QueryError, UnavailableError):
+                break
+            found = kind_from_metadata(metric, json_object(body.get("data")))
+            if found is not None:
+                return found
+        return kind_from_name(metric)
+
+    def _promql(self, args: QueryMetricsArgs) -> tuple[str, Shown | None]:
+        """Raw PromQL as written; else the metric's kind and the PromQL that kind deserves."""
         if args.promql:
-            return args.promql
+            return args.promql, None
         if not args.metric:
             raise QueryError("query_metrics needs metric (or promql)")
-        selector = f'{self.service_label}="{args.service}"' if args.service else ""
-        return f"{args.metric}{{{selector}}}"
+        matchers = {self.service_label: args.service} if args.service else {}
+        how = shown(
+            self._kind(args.metric), step_seconds=args.step_seconds, function=args.function, quantile=args.quantile
+        )
+        try:
+            return how.promql(args.metric, matchers), how
+        except PromQLError as exc:
+            raise QueryError(str(exc)) from None
 
     def _range(self, query: str, start: datetime, end: datetime, step: int) -> list[JsonObject]:
         body = get_json(
@@ -78,6 +112,7 @@ class PrometheusBackend:
             "/api/v1/query_range",
             # [start, end): like the embedded backend, the end instant belongs to the next window
             {"query": query, "start": start.timestamp(), "end": end.timestamp() - 0.001, "step": step},
+            self.backoff,
         )
         data = json_object(body.get("data"))
         if data.get("resultType") != "matrix":
@@ -106,7 +141,7 @@ class PrometheusBackend:
             start = parse_time(args.start, now) if args.start else end - timedelta(hours=1)
             if start >= end:
                 raise QueryError(f"start {iso(start)} must be before end {iso(end)}")
-            query = self._promql(args)
+            query, how = self._promql(args)
             window = self._range(query, start, end, args.step_seconds)
             since = start - max(HISTORY, 4 * (end - start))
             step = max(args.step_seconds, math.ceil((start - since).total_seconds() / MAX_POINTS))
@@ -123,6 +158,9 @@ class PrometheusBackend:
             message = f"prometheus returned no series for {query} between {iso(start)} and {iso(end)}"
             return ToolOutput(status="no_data", text=message, retrieval_details={"promql": query})
         unit = unit_of(args.metric or query)
+        if how is not None:
+            unit = how.unit(_counter_unit(args.metric) if how.kind.kind == "counter" else unit)
+        about = how.about() if how else {}
         texts, model_texts, series_details = [], [], []
         evidence: list[Evidence] = []
         history_by_labels = {_labels(s.get("metric")): s for s in history}
@@ -133,7 +171,7 @@ class PrometheusBackend:
                 continue
             before = _points(history_by_labels.get(labels, {}))
             report = judge_window(before, points, partial(self._after, query, labels, start, end, args.step_seconds))
-            request = {"promql": query, "series": labels, "start": iso(start), "end": iso(end)}
+            request = {"promql": query, "series": labels, **about, "start": iso(start), "end": iso(end)}
             span = Span(first=(before or points)[0][0], last=points[-1][0])
             service = _label(series.get("metric"), self.service_label) or args.service or ""
             rendered, found = metrics_output(
@@ -144,6 +182,7 @@ class PrometheusBackend:
                 window=points,
                 history=span,
                 report=report,
+                kind=how.kind.kind if how else None,
             )
             texts.append(rendered.text)
             model_texts.append(rendered.model_text)
@@ -153,7 +192,7 @@ class PrometheusBackend:
         if not texts:
             return ToolOutput(status="no_data", text=f"prometheus series for {query} have no numeric points")
         note = f"\n({len(window) - MAX_SERIES} more series not shown)" if len(window) > MAX_SERIES else ""
-        details = {"backend": self.name, "promql": query, "series": series_details, "unit": unit}
+        details = {"backend": self.name, "promql": query, **about, "series": series_details, "unit": unit}
         return ToolOutput(
             status="ok",
             text="\n\n".join(texts) + note,
@@ -161,6 +200,12 @@ class PrometheusBackend:
             retrieval_details=details,
             evidence=evidence,
         )
+
+
+def _counter_unit(metric: str | None) -> str:
+    """What a counter counts: ``_seconds_total`` seconds, ``_count`` / ``_total`` events (no unit)."""
+    name = (metric or "").removesuffix("_total")
+    return "" if name.endswith("_count") else unit_of(name)
 
 
 def _label(metric: Any, name: str) -> str | None:

@@ -1,4 +1,7 @@
-"""``query_metrics`` over the embedded file: the window against the series' own history."""
+"""``query_metrics`` over the embedded file: the window against the series' own history.
+
+A metric's kind comes from its name (the file keeps no metadata); a counter is shown as its
+rate, computed as Prometheus does (``tools/promql.py``), so both backends state the same facts."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._logs import from_ms
+from veridiag.tools.promql import Shown, counter_rate, kind_from_name, shown
 from veridiag.tools.records import MetricEvidence, Span
 from veridiag.tools.render import metrics_output
 from veridiag.tools.results import ToolOutput
@@ -55,6 +59,13 @@ def query_metrics(
         available = ", ".join(f"{s}/{m}" for s, m, _u in series(conn, args.service))
         message = f"query_metrics needs service and metric; available: {available}"
         return ToolOutput(status="error", error=message, text=message)
+    how = shown(kind_from_name(args.metric), step_seconds=args.step_seconds, function=args.function)
+    if how.kind.kind == "histogram":
+        message = (
+            f"{args.metric} holds a histogram's buckets ({how.kind.reason}): histogram_quantile needs each "
+            "bucket's le label, which the embedded store does not keep; ask the prometheus backend"
+        )
+        return ToolOutput(status="error", error=message, text=f"query_metrics error: {message}")
     found = [s for s in series(conn, args.service) if s[1] == args.metric]
     if not found:
         known = series(conn, args.service)
@@ -65,23 +76,32 @@ def query_metrics(
         )
         message = "; ".join([f"no metric {args.metric!r} for service {args.service!r}", *what])
         return ToolOutput(status="no_data", text=message, retrieval_details={"known": [list(k) for k in known]})
-    unit = found[0][2]
-    window = _points(conn, args.service, args.metric, start, end)
-    request = {"service": args.service, "metric": args.metric, "start": iso(start), "end": iso(end)}
-    if not window:
-        span = metric_span(conn, args.service, args.metric)
-        covered = f"{iso(span.first)} – {iso(span.last)}" if span else "nothing"
-        message = (
-            f"no points of {args.service}/{args.metric} between {iso(start)} and {iso(end)} (data covers {covered})"
-        )
-        return ToolOutput(status="no_data", text=message, retrieval_details={"window": [iso(start), iso(end)]})
     service, metric = args.service, args.metric
-    history = _history(conn, service, metric, start, end)
-    report = judge_window(history, window, lambda: _points(conn, service, metric, end, end + (end - start)))
+    unit = how.unit(found[0][2])
+
+    def read(points: list[tuple[datetime, float]]) -> list[tuple[datetime, float]]:
+        return _as_shown(conn, service, metric, points, how)
+
+    window = read(_points(conn, service, metric, start, end))
+    request = {"service": service, "metric": metric, **how.about(), "start": iso(start), "end": iso(end)}
+    if not window:
+        span = metric_span(conn, service, metric)
+        covered = f"{iso(span.first)} – {iso(span.last)}" if span else "nothing"
+        message = f"no points of {service}/{metric} between {iso(start)} and {iso(end)} (data covers {covered})"
+        return ToolOutput(status="no_data", text=message, retrieval_details={"window": [iso(start), iso(end)]})
+    history = read(_history(conn, service, metric, start, end))
+    report = judge_window(history, window, lambda: read(_points(conn, service, metric, end, end + (end - start))))
     everything = history or window
     span = Span(first=everything[0][0], last=window[-1][0])
     rendered, evidence = metrics_output(
-        request, service=args.service, metric=args.metric, unit=unit, window=window, history=span, report=report
+        request,
+        service=service,
+        metric=metric,
+        unit=unit,
+        window=window,
+        history=span,
+        report=report,
+        kind=how.kind.kind,
     )
     return ToolOutput(
         status="ok",
@@ -146,6 +166,19 @@ def _points(
         (service, metric, ms(start), ms(end)),
     ).fetchall()
     return [(from_ms(ts), value) for ts, value in rows]
+
+
+def _as_shown(
+    conn: sqlite3.Connection, service: str, metric: str, points: list[tuple[datetime, float]], how: Shown
+) -> list[tuple[datetime, float]]:
+    """A counter's points as its rate (or increase); the range before the first point is read
+    too, so the first points are rated as Prometheus would rate them. Other kinds as stored."""
+    if how.kind.kind != "counter" or not points:
+        return points
+    first = points[0][0]
+    lead = _points(conn, service, metric, first - timedelta(seconds=how.range_seconds), first)
+    rated = counter_rate([*lead, *points], range_seconds=how.range_seconds, per_second=how.function != "increase")
+    return [(moment, value) for moment, value in rated if moment >= first]
 
 
 def _history(

@@ -1,0 +1,220 @@
+"""Metrics the way Prometheus users ask: the kind of a metric, the PromQL it deserves, and a
+counter's rate computed as Prometheus computes it.
+
+A counter's raw value only says how long the process has been up; what it means is its
+rate. A latency histogram's buckets mean nothing one by one; what they mean is a quantile. So
+``query_metrics`` renders ``rate(x_total{…}[5m])`` and ``histogram_quantile(0.99, sum by (le)
+(rate(x_bucket{…}[5m])))`` — never a counter averaged as if it were a gauge — and says which
+kind it took the metric for and why (Prometheus' metadata, else the naming conventions).
+The embedded backend uses :func:`counter_rate` so the demo's counters read the same.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from itertools import accumulate
+from typing import Literal
+
+from veridiag.contracts.json import JsonValue
+
+MetricKind = Literal["counter", "gauge", "histogram", "summary"]
+CounterFunction = Literal["rate", "increase"]
+
+#: The range a rate looks back over: 5 minutes, the usual four scrapes of a 1m interval at least.
+RATE_RANGE_SECONDS = 300
+DEFAULT_QUANTILE = 0.99
+
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
+#: The naming conventions (prometheus.io/docs/practices/naming), the fallback when metadata is silent.
+_COUNTER_SUFFIXES = ("_total", "_count", "_sum")
+_BUCKET = "_bucket"
+_KINDS: dict[str, MetricKind] = {
+    "counter": "counter",
+    "gauge": "gauge",
+    "histogram": "histogram",
+    "summary": "summary",
+}
+
+
+class PromQLError(ValueError):
+    """A name or value that cannot be written into PromQL safely."""
+
+
+@dataclass(frozen=True)
+class KindFound:
+    """What kind a metric is taken for and why, as the tool output states it."""
+
+    kind: MetricKind
+    #: ``metadata``: Prometheus' ``/api/v1/metadata``; ``name``: the naming conventions.
+    source: Literal["metadata", "name"]
+    reason: str
+
+
+def kind_from_name(metric: str) -> KindFound:
+    """``_total`` / ``_count`` / ``_sum`` are counters, ``_bucket`` a histogram, the rest gauges."""
+    if metric.endswith(_BUCKET):
+        return KindFound("histogram", "name", f"name ends in {_BUCKET}")
+    for suffix in _COUNTER_SUFFIXES:
+        if metric.endswith(suffix):
+            return KindFound("counter", "name", f"name ends in {suffix}")
+    return KindFound("gauge", "name", "name has no counter or histogram suffix")
+
+
+def metadata_names(metric: str) -> list[str]:
+    """The metric families ``metric`` may belong to, most specific first (``x_bucket`` → ``x``)."""
+    names = [metric]
+    for suffix in (*_COUNTER_SUFFIXES, _BUCKET):
+        if metric.endswith(suffix) and len(metric) > len(suffix):
+            names.append(metric.removesuffix(suffix))
+    return names
+
+
+def kind_from_metadata(metric: str, metadata: Mapping[str, JsonValue]) -> KindFound | None:
+    """The kind Prometheus' metadata gives ``metric`` (or its family); None when it gives none
+    we can use (no entry, ``unknown``, or entries that disagree)."""
+    for name in metadata_names(metric):
+        entries = metadata.get(name)
+        types = {e.get("type") for e in entries if isinstance(e, dict)} if isinstance(entries, list) else set()
+        if len(types) != 1:
+            continue
+        declared = str(types.pop())
+        kind = _KINDS.get(declared)
+        if kind is None:
+            return None
+        if name != metric and kind in ("histogram", "summary"):
+            # ``x_count`` / ``x_sum`` of a histogram or summary are counters; ``x_bucket`` buckets
+            kind = "histogram" if metric.endswith(_BUCKET) else "counter"
+        return KindFound(kind, "metadata", f"Prometheus metadata: {name} is a {declared}")
+    return None
+
+
+def label_literal(value: str) -> str:
+    """``value`` as a PromQL (or LogQL) double-quoted string literal.
+
+    PromQL strings take Go's escapes (``\\"``, ``\\\\``, ``\\n``, ``\\uXXXX`` …). JSON's string
+    escapes are a subset of them, so the standard library's JSON encoder writes a literal
+    PromQL reads back exactly; ``ensure_ascii=False`` keeps other characters as UTF-8, since Go
+    refuses the surrogate pairs JSON would use for characters beyond the BMP. A lone surrogate
+    cannot be sent as UTF-8 at all, so it is refused here rather than mangled."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise PromQLError(f"label value {value!r} is not valid Unicode text") from None
+    return json.dumps(value, ensure_ascii=False)
+
+
+def selector(metric: str, matchers: Mapping[str, str]) -> str:
+    """``metric{label="value",…}``, the name and label names checked, each value escaped."""
+    if not _METRIC_NAME.fullmatch(metric):
+        raise PromQLError(f"{metric!r} is not a Prometheus metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)")
+    for name in matchers:
+        if not _LABEL_NAME.fullmatch(name):
+            raise PromQLError(f"{name!r} is not a Prometheus label name")
+    return metric + "{" + ",".join(f"{name}={label_literal(value)}" for name, value in matchers.items()) + "}"
+
+
+def range_seconds(step_seconds: int) -> int:
+    """A rate's range: 5 minutes, or the step when points are further apart (none is skipped)."""
+    return max(RATE_RANGE_SECONDS, step_seconds)
+
+
+def duration(seconds: int) -> str:
+    return f"{seconds // 60}m" if seconds % 60 == 0 else f"{seconds}s"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """How a metric's values are made from it, the same whichever backend answers."""
+
+    kind: KindFound
+    #: ``rate`` / ``increase`` for a counter, the quantile for a histogram or summary
+    function: CounterFunction | None = None
+    quantile: float = DEFAULT_QUANTILE
+    range_seconds: int = RATE_RANGE_SECONDS
+
+    @property
+    def how(self) -> str:
+        """``rate over 5m``, ``p99 of the buckets over 5m``, ``quantile 0.99``; empty for a gauge."""
+        window = duration(self.range_seconds)
+        if self.kind.kind == "counter":
+            return f"{self.function or 'rate'} over {window}"
+        if self.kind.kind == "histogram":
+            return f"p{self.quantile * 100:g} of the buckets over {window}"
+        return f"quantile {self.quantile:g}" if self.kind.kind == "summary" else ""
+
+    def unit(self, unit: str) -> str:
+        """A counter's rate is per second of what it counts."""
+        per_second = self.kind.kind == "counter" and (self.function or "rate") == "rate"
+        return f"{unit}/s" if per_second else unit
+
+    def about(self) -> dict[str, str]:
+        """The request line's and retrieval details' words for it."""
+        return {"kind": self.kind.kind, "kind_from": self.kind.reason, "shown": self.how}
+
+    def promql(self, metric: str, matchers: Mapping[str, str]) -> str:
+        """``rate(x[5m])`` (or ``increase``) for a counter, ``histogram_quantile(q, sum by (le)
+        (rate(x_bucket[5m])))`` for a histogram, the ``quantile`` series of a summary, a gauge as is."""
+        window = duration(self.range_seconds)
+        kind = self.kind.kind
+        if kind == "counter":
+            return f"{self.function or 'rate'}({selector(metric, matchers)}[{window}])"
+        if kind == "histogram":
+            buckets = metric if metric.endswith(_BUCKET) else metric + _BUCKET
+            return f"histogram_quantile({self.quantile:g}, sum by (le) (rate({selector(buckets, matchers)}[{window}])))"
+        if kind == "summary":
+            return selector(metric, {**matchers, "quantile": f"{self.quantile:g}"})
+        return selector(metric, matchers)
+
+
+def shown(
+    kind: KindFound, *, step_seconds: int, function: CounterFunction | None = None, quantile: float | None = None
+) -> Shown:
+    return Shown(
+        kind,
+        function=function if kind.kind == "counter" else None,
+        quantile=DEFAULT_QUANTILE if quantile is None else quantile,
+        range_seconds=range_seconds(step_seconds),
+    )
+
+
+def counter_rate(
+    points: Sequence[tuple[datetime, float]], *, range_seconds: int, per_second: bool = True
+) -> list[tuple[datetime, float]]:
+    """``rate`` (or ``increase``) of a counter at each of its points, as Prometheus 2 computes it
+    (``extrapolatedRate`` in promql/functions.go): over the closed range ``[t - range, t]``,
+    counter resets added back, extrapolated toward the range's ends (never below zero), no
+    value from fewer than two samples. Written here because the embedded store has no PromQL
+    engine; the CI compares it with a real Prometheus on the demo's counter."""
+    times = [t.timestamp() for t, _v in points]
+    values = [v for _t, v in points]
+    # resets[i]: what the counter lost at point i (added back, as Prometheus does), summed so far
+    resets = list(accumulate((values[i - 1] if i and values[i] < values[i - 1] else 0.0) for i in range(len(values))))
+    out: list[tuple[datetime, float]] = []
+    first = 0
+    for last, (moment, value) in enumerate(points):
+        range_start = times[last] - range_seconds
+        while times[first] < range_start:
+            first += 1
+        samples = last - first + 1
+        if samples < 2:
+            continue
+        result = value - values[first] + resets[last] - resets[first]
+        sampled = times[last] - times[first]
+        average = sampled / (samples - 1)
+        to_start = times[first] - range_start
+        if result > 0 and values[first] >= 0:
+            to_start = min(to_start, sampled * (values[first] / result))  # a counter starts at zero
+        threshold = average * 1.1
+        extrapolated = sampled + (to_start if to_start < threshold else average / 2)
+        # the range ends at this point: nothing to extrapolate at the end
+        factor = extrapolated / sampled / (range_seconds if per_second else 1)
+        rate = result * factor
+        if math.isfinite(rate):
+            out.append((moment, rate))
+    return out
