@@ -62,8 +62,8 @@ class Feishu:
         payload: JsonObject = {"msg_type": "interactive", "card": card}
         if target.secret is not None:
             timestamp = int(attempt.now)
-            payload = {"timestamp": str(timestamp), "sign": feishu_sign(timestamp, target.secret.get_secret_value())}
-            payload.update(msg_type="interactive", card=card)
+            sign = feishu_sign(timestamp, target.secret.get_secret_value())
+            payload = {"timestamp": str(timestamp), "sign": sign, **payload}
         assert target.url is not None  # required by the settings
         return Outgoing(target.url.get_secret_value(), json_body(payload), dict(JSON_HEADERS))
 

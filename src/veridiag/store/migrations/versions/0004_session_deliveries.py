@@ -29,5 +29,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("diagnosis_session") as batch:
-        batch.drop_column("deliveries")
+    # A plain DROP COLUMN (SQLite ≥ 3.35): rebuilding the table would cascade into
+    # ``tool_invocation`` wherever foreign keys are on.
+    op.drop_column("diagnosis_session", "deliveries")
