@@ -16,10 +16,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from veridiag.config import Settings
 from veridiag.contracts.answer import AnswerDocument
 from veridiag.contracts.delivery import AnswerReport, ReportEvidence, ReportFact, ReportHypothesis
 from veridiag.text.wordfiles import Bilingual, Word, WordModel, bundled_words
-from veridiag.tools.redaction import Redactor
+from veridiag.tools.redaction import Redactor, build_redactor
 
 #: An excerpt longer than this is cut (with "…") where it is shown; the workbench has it whole.
 EXCERPT_CHARS = 300
@@ -88,6 +89,15 @@ def build_report(
         link=link,
     )
     return redactor.redact_data(report)
+
+
+def session_report(
+    settings: Settings, document: AnswerDocument, question: str, lang: Literal["zh", "en"]
+) -> AnswerReport:
+    """The report every destination and ``ask --format markdown`` show, with the configured
+    workbench link and redaction."""
+    link = session_link(settings.delivery.workbench_url, document.session_id, lang)
+    return build_report(document, question=question, lang=lang, link=link, redactor=build_redactor(settings))
 
 
 @dataclass(frozen=True)

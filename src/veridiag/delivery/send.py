@@ -22,10 +22,10 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_aft
 
 from veridiag.config import DeliverySettings, DestinationSettings, Settings
 from veridiag.contracts.delivery import AnswerReport, DeliveryAttempt, DeliveryOutcome
+from veridiag.delivery import dingtalk, feishu, slack, webhook, wecom  # noqa: F401  (registers each kind)
 from veridiag.delivery.destination import DESTINATIONS, Attempt, Reply
-from veridiag.delivery.report import build_report, session_link
+from veridiag.delivery.report import session_report
 from veridiag.pipeline.report import stored_document
-from veridiag.tools.factory import build_redactor
 from veridiag.tools.redaction import default_redactor
 
 if TYPE_CHECKING:
@@ -91,15 +91,6 @@ def deliver_session(
         store.record_delivery(session_id, attempt)
 
     return deliver(report, targets, settings.delivery, record=record, client=client, sleep=sleep)
-
-
-def session_report(
-    settings: Settings, document: AnswerDocument, question: str, lang: Literal["zh", "en"]
-) -> AnswerReport:
-    """The report every destination and ``ask --format markdown`` show: the configured
-    workbench link and redaction."""
-    link = session_link(settings.delivery.workbench_url, document.session_id, lang)
-    return build_report(document, question=question, lang=lang, link=link, redactor=build_redactor(settings))
 
 
 def deliver(
