@@ -30,7 +30,8 @@ from veridiag.contracts.answer import AnswerDocument, ClaimItem, EvidenceItem
 from veridiag.contracts.composer import ActionItem, AllowedHypothesis
 from veridiag.contracts.delivery import AnswerReport, DeliveryAttempt, ReportEvidence, ReportFact
 from veridiag.delivery import Limit, build_report, deliver_session, render_markdown, session_report
-from veridiag.delivery.slack import HEADER_CHARS, MAX_BLOCKS, SECTION_CHARS
+from veridiag.delivery.report import outline
+from veridiag.delivery.slack import HEADER_CHARS, MAX_BLOCKS, SECTION_CHARS, blocks
 from veridiag.delivery.wecom import CONTENT_BYTES
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.pipeline.report import answer_document, stored_document
@@ -103,7 +104,7 @@ def receiver() -> Iterator[Receiver]:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{server.server_address[1]}"
     yield state
@@ -248,9 +249,6 @@ def test_a_long_answer_is_cut_with_the_verdict_and_link_kept() -> None:
     assert len(wecom.encode()) <= CONTENT_BYTES
     assert wecom.startswith("**REJECT · 证据不支持结论**") and wecom.endswith("(http://wb/sessions/s-long)")
     assert "…" in wecom
-    from veridiag.delivery.report import outline
-    from veridiag.delivery.slack import blocks
-
     shown: list[Any] = blocks(outline(report))
     assert len(shown) <= MAX_BLOCKS
     assert shown[0]["type"] == "header" and "REJECT" in shown[0]["text"]["text"]

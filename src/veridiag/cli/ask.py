@@ -129,6 +129,8 @@ def ask(
     else:
         _show(document, shown_lang)
     if result.status != "completed":
+        if deliver or names:
+            err.print("not posted: the session did not complete, so it has no verified answer", style="red")
         raise typer.Exit(1)
     if deliver or names:
         from veridiag.delivery import deliver_session
