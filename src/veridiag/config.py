@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     NoDecode,
@@ -95,6 +95,85 @@ class RedactionSettings(BaseModel):
             if compiled.fullmatch("") is not None:
                 raise ValueError(f"redaction pattern {pattern!r} matches the empty string")
         return patterns
+
+
+#: ``${NAME}`` as a whole value: read from the environment variable NAME, so a webhook URL or
+#: signing secret never has to be written into veridiag.yaml.
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+DestinationKind = Literal["slack", "feishu", "dingtalk", "wecom", "webhook"]
+
+
+class DestinationSettings(BaseModel):
+    """One place answers are posted to (``veridiag ask --post-to NAME``, ``veridiag deliver``).
+
+    ``url`` is the webhook address (Slack incoming webhook, Feishu/Lark, DingTalk or WeCom group
+    bot, any JSON endpoint); Slack also takes a bot ``token`` and a ``channel`` instead
+    (``chat.postMessage``; ``url`` then overrides the API address). The webhook's ``token`` is
+    sent as a bearer token. ``secret`` signs requests where the receiver checks signatures
+    (Feishu, DingTalk, the generic webhook). ``url``, ``secret`` and ``token`` may be written as
+    ``${ENV_VAR}``; all three are credentials and never printed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = ""
+    kind: DestinationKind
+    url: SecretStr | None = None
+    secret: SecretStr | None = None
+    token: SecretStr | None = None
+    channel: str | None = None
+
+    @field_validator("url", "secret", "token", mode="before")
+    @classmethod
+    def _from_environment(cls, value: Any) -> Any:
+        if isinstance(value, str) and (reference := _ENV_REFERENCE.fullmatch(value.strip())):
+            name = reference.group(1)
+            if name not in os.environ:
+                raise ValueError(f"environment variable {name} is not set")
+            return os.environ[name]
+        return value
+
+    @model_validator(mode="after")
+    def _addressable(self) -> DestinationSettings:
+        if not self.name:
+            self.name = self.kind
+        if self.kind == "slack" and (self.url is None if self.token is None else not self.channel):
+            raise ValueError("a slack destination needs a webhook url, or a bot token and a channel")
+        if self.kind != "slack" and self.url is None:
+            raise ValueError(f"a {self.kind} destination needs a url")
+        return self
+
+
+class DeliverySettings(BaseModel):
+    """Where and how finished sessions are posted; ``VERIDIAG_DELIVERY__DESTINATIONS`` takes
+    the list as JSON."""
+
+    destinations: list[DestinationSettings] = Field(default_factory=list)
+    #: The workbench address people open from chat: each message links to the session there.
+    workbench_url: str = "http://127.0.0.1:8080"
+    #: Attempts per destination: a 5xx, a 429, a rate-limit reply or a network error is retried
+    #: with exponential backoff and jitter; any other 4xx is not.
+    max_attempts: int = Field(default=4, ge=1, le=10)
+    #: First backoff; doubled per attempt, jittered, at most ``max_backoff_seconds``.
+    backoff_seconds: float = Field(default=1.0, ge=0, le=60)
+    max_backoff_seconds: float = Field(default=30.0, ge=0, le=600)
+    timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+
+    @field_validator("destinations")
+    @classmethod
+    def _unique_names(cls, destinations: list[DestinationSettings]) -> list[DestinationSettings]:
+        names = [d.name for d in destinations]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"destination names must be unique; give each a name: {', '.join(twice)}")
+        return destinations
+
+    @field_validator("workbench_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"workbench_url must start with http:// or https://, got {value!r}")
+        return value.rstrip("/")
 
 
 LLMProvider = Literal["openai", "anthropic", "google"]
@@ -190,6 +269,8 @@ class Settings(BaseSettings):
     #: so browsers sign in again after a restart. Set it when several processes serve one site.
     api_session_secret: SecretStr = SecretStr("")
     llm: LLMSettings = LLMSettings()
+    #: Posting finished sessions to Slack, Feishu/Lark, DingTalk, WeCom or a JSON webhook.
+    delivery: DeliverySettings = DeliverySettings()
     #: The zone people ask in (``Asia/Shanghai``): times in questions without an offset are read
     #: in it. Tool outputs and stored times stay in UTC.
     timezone: str = "UTC"

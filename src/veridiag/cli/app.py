@@ -308,6 +308,36 @@ def audit(
     failed = ", ".join(str(rule) for rule in failed_rules) if isinstance(failed_rules, list) else ""
     out.print(f"gatekeeper: {gatekeeper.get('status', 'off')} {failed}")
     out.print(f"invocations: {', '.join(f'{i.id}:{i.tool_name}' for i in chain.invocations)}")
+    from veridiag.contracts.delivery import DeliveryAttempt
+
+    for attempt in map(DeliveryAttempt.model_validate, session.deliveries):
+        problem = f" — {attempt.error}" if attempt.error else ""
+        out.print(
+            f"delivery {attempt.destination} ({attempt.kind}) attempt {attempt.attempt}: {attempt.outcome}"
+            f" HTTP {attempt.status_code or '—'} at {attempt.at.isoformat(timespec='seconds')}{problem}"
+        )
+
+
+@app.command()
+def deliver(
+    session_id: Annotated[str, typer.Argument(help="A completed session (see `veridiag sessions`).")],
+    to: Annotated[
+        list[str] | None, typer.Option("--to", help="A configured destination's name (repeatable; default: all).")
+    ] = None,
+) -> None:
+    """Post a stored session's verified answer to chat; each attempt is recorded on the session."""
+    from veridiag.cli.ask import show_deliveries
+    from veridiag.delivery import DeliveryError, deliver_session
+    from veridiag.store import StoreError, open_store
+
+    config = settings()
+    try:
+        store = open_store(config.store_url, stale_after=config.session_timeout_seconds)
+        results = deliver_session(store, config, session_id, list(to or []))
+    except (StoreError, DeliveryError) as exc:
+        raise fail(str(exc)) from None
+    if not show_deliveries(results):
+        raise typer.Exit(1)
 
 
 @app.command("eval")

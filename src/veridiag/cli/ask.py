@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
@@ -12,6 +13,8 @@ from veridiag.cli.common import describe, err, fail, out, print_json, settings
 if TYPE_CHECKING:
     from veridiag.contracts.answer import AnswerDocument
     from veridiag.contracts.json import JsonObject
+    from veridiag.delivery import DeliveryResult
+    from veridiag.pipeline.service import DiagnosisPipeline, DiagnosisResult
 
 _STAGES = {
     "zh": {"plan": "计划", "tool": "工具", "gatekeeper": "Gatekeeper", "verifier": "校验", "composer": "作答"},
@@ -57,12 +60,35 @@ def _show(document: AnswerDocument, lang: Literal["zh", "en"]) -> None:
     out.print(("审计链：" if zh else "Audit trail: ") + f"veridiag audit {document.session_id}")
 
 
+def show_deliveries(results: list[DeliveryResult]) -> bool:
+    """One stderr line per destination; True when every one was delivered."""
+    for result in results:
+        tries = f"{result.attempts} attempt{'s' if result.attempts != 1 else ''}"
+        if result.outcome == "delivered":
+            err.print(f"posted to {result.destination} ({result.kind}, {tries})", style="green")
+        else:
+            err.print(f"not posted to {result.destination} ({result.kind}, {tries}): {result.error}", style="red")
+    return all(result.outcome == "delivered" for result in results)
+
+
 def ask(
     question: Annotated[str, typer.Argument(help="The question, 中文 or English.")],
-    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    *,
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output (same as --format json).")] = False,
+    output: Annotated[
+        str, typer.Option("--format", help="text, json, or markdown (what the chat bots are sent).")
+    ] = "text",
     lang: Annotated[str | None, typer.Option("--lang", help="zh or en (default: from the question).")] = None,
+    deliver: Annotated[
+        bool, typer.Option("--deliver", help="Post the answer to every configured destination.")
+    ] = False,
+    post_to: Annotated[
+        list[str] | None, typer.Option("--post-to", help="Post the answer to this destination (repeatable).")
+    ] = None,
 ) -> None:
-    """Diagnose a question with evidence; exit 1 if the session failed."""
+    """Diagnose a question with evidence; exit 1 if the session failed or a post did not go out."""
+    if output not in ("text", "json", "markdown"):
+        raise fail("--format must be text, json or markdown")
     if not question.strip():
         raise fail("the question is empty")
     if len(question) > 4000:
@@ -74,16 +100,49 @@ def ask(
     from veridiag.pipeline.report import answer_document
     from veridiag.text.cjk import detect_lang
 
+    config = settings()
+    names = list(post_to or [])
+    if deliver or names:
+        from veridiag.delivery import DeliveryError, choose
+
+        try:
+            choose(config.delivery, names)  # an unknown name is an error before any work
+        except DeliveryError as exc:
+            raise fail(str(exc)) from None
     try:
-        assembly = assemble(settings())
+        assembly = assemble(config)
     except Exception as exc:  # store, toolbox, rules or model settings: the common one-line report
         message = describe(exc)
         if message is None:
             raise
         raise fail(message) from None
     shown_lang: Literal["zh", "en"] = detect_lang(question) if lang is None else "zh" if lang == "zh" else "en"
-    names = _STAGES[shown_lang]
+    result = _diagnose(assembly.pipeline, question, shown_lang)
+    document = answer_document(result, assembly.engine)
+    output = "json" if as_json else output
+    if output == "json":
+        print_json(document.model_dump(mode="json"))
+    elif output == "markdown":
+        from veridiag.delivery import render_markdown, session_report
 
+        sys.stdout.write(render_markdown(session_report(config, document, question, shown_lang)) + "\n")
+    else:
+        _show(document, shown_lang)
+    if result.status != "completed":
+        if deliver or names:
+            err.print("not posted: the session did not complete, so it has no verified answer", style="red")
+        raise typer.Exit(1)
+    if deliver or names:
+        from veridiag.delivery import deliver_session
+
+        results = deliver_session(assembly.store, config, document.session_id, names, document=document)
+        if not show_deliveries(results):
+            raise typer.Exit(1)
+
+
+def _diagnose(pipeline: DiagnosisPipeline, question: str, lang: Literal["zh", "en"]) -> DiagnosisResult:
+    """One run, each stage shown on stderr as it completes."""
+    names = _STAGES[lang]
     with err.status("…") as status:
 
         def progress(stage: str, details: JsonObject) -> None:
@@ -97,11 +156,4 @@ def ask(
                 err.print(f"{label}: {shown}", style="dim")
             status.update(label)
 
-        result = assembly.pipeline.run(question, shown_lang, progress=progress)
-    document = answer_document(result, assembly.engine)
-    if as_json:
-        print_json(document.model_dump(mode="json"))
-    else:
-        _show(document, shown_lang)
-    if result.status != "completed":
-        raise typer.Exit(1)
+        return pipeline.run(question, lang, progress=progress)

@@ -33,3 +33,6 @@ class SessionRecord(BaseModel):
     rounds: int = 0
     llm_usage: JsonObject | None = None
     error: str | None = None
+    deliveries: list[JsonObject] = Field(
+        default_factory=list, description="Each attempt to post the session to chat (DeliveryAttempt), oldest first."
+    )

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from pydantic import ValidationError
+
 from veridiag.contracts.answer import AnswerDocument, ClaimItem, EvidenceItem
-from veridiag.contracts.audit import EngineUse, RoleCall, UsageTotals
+from veridiag.contracts.audit import EngineUse, RoleCall, SelfEvaluation, UsageTotals
 from veridiag.contracts.json import JsonValue, json_object
 from veridiag.contracts.material import ExecutorMaterial
+from veridiag.contracts.session import SessionRecord
 from veridiag.pipeline.service import DiagnosisResult
 
 #: A role this session never called (the Verifier skipped on unusable output, a composer
@@ -79,6 +82,30 @@ def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> AnswerDo
         error=result.error,
         usage=completed.usage if completed else UsageTotals.over(role_calls),
     )
+
+
+def stored_document(session: SessionRecord, engine: dict[str, str]) -> AnswerDocument | None:
+    """The answer document of a stored, completed session — what ``ask --json`` printed when it
+    ran — read back from its audit (``veridiag deliver`` re-posts it). None for a session that
+    did not complete or whose audit this version cannot read: nothing verified to show."""
+    if session.status != "completed" or not session.final_answer or session.self_evaluation is None:
+        return None
+    try:
+        record = SelfEvaluation.model_validate(session.self_evaluation)
+    except ValidationError:
+        return None
+    source = record.verifier_evaluation.answer_source
+    result = DiagnosisResult(
+        session.id,
+        "completed",
+        session.verdict,
+        session.final_answer,
+        "composer" if source == "composer" else "template",
+        session.rounds,
+        session.self_evaluation,
+        record=record,
+    )
+    return answer_document(result, engine)
 
 
 def _partial_calls(stored: Mapping[str, JsonValue]) -> list[RoleCall]:

@@ -88,6 +88,9 @@ class DiagnosisSession(Base):
     owner_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     audit: Mapped[JsonObject | None] = mapped_column(JsonType)
     audit_zlib: Mapped[bytes | None] = mapped_column(LargeBinary)
+    #: Every attempt to post the session to chat (``contracts/delivery.py``'s ``DeliveryAttempt``),
+    #: appended in one UPDATE each (migration 0004).
+    deliveries: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonType)
 
 
 class ToolInvocation(Base):

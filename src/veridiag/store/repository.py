@@ -29,6 +29,7 @@ from sqlalchemy import Select, Table, func, insert, null, select, text, tuple_, 
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import sessionmaker
 
+from veridiag.contracts.delivery import DeliveryAttempt
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
 from veridiag.contracts.json import JsonObject
 from veridiag.contracts.session import SessionRecord, SessionStatus
@@ -101,13 +102,24 @@ _PG_ADVANCE_SEQUENCE = text(
     " GREATEST(:id, nextval(pg_get_serial_sequence('tool_invocation', 'id'))))"
 )
 
+#: One JSON object appended to ``deliveries`` by the database itself, per dialect.
+_APPEND_DELIVERY = {
+    "sqlite": text(
+        "UPDATE diagnosis_session SET deliveries = json_insert(coalesce(deliveries, '[]'), '$[#]', json(:attempt))"
+        " WHERE id = :id"
+    ),
+    "postgresql": text(
+        "UPDATE diagnosis_session SET deliveries = coalesce(deliveries, '[]'::jsonb)"
+        " || jsonb_build_array(CAST(:attempt AS jsonb)) WHERE id = :id"
+    ),
+}
 
 #: What a listing reads: the session's own columns and its owner (to tell an abandoned session),
 #: no JSON column.
 _LIST_COLUMNS = tuple(
     column
     for column in _SESSIONS.c
-    if column.name not in {"plan", "llm_usage", "self_evaluation", "audit", "audit_zlib"}
+    if column.name not in {"plan", "llm_usage", "self_evaluation", "audit", "audit_zlib", "deliveries"}
 )
 #: ``list_sessions(details=True)`` adds these (``veridiag sessions --json`` prints them): JSON to
 #: decode per row, the bulk of a listing's cost, so the API's and the workbench's pages skip them.
@@ -171,6 +183,7 @@ def _session_record(values: Mapping[str, Any]) -> SessionRecord:
         rounds=values["rounds"],
         llm_usage=values.get("llm_usage"),
         error=values.get("error"),
+        deliveries=values.get("deliveries") or [],
     )
 
 
@@ -345,6 +358,19 @@ class SessionStore:
         record = self.get_session(session_id)
         assert record is not None
         return record
+
+    def record_delivery(self, session_id: str, attempt: DeliveryAttempt) -> None:
+        """Append one delivery attempt to the session's ``deliveries`` in a single UPDATE (the
+        database appends, so concurrent deliveries of one session never lose each other's
+        record). ``updated_at`` stays: it dates the diagnosis, each attempt carries its own time."""
+        dialect = self.engine.dialect.name
+        statement = _APPEND_DELIVERY.get(dialect)
+        if statement is None:
+            raise StoreError(f"delivery records are not supported on {dialect}")
+        with self.engine.begin() as connection:
+            changed = connection.execute(statement, {"id": session_id, "attempt": attempt.model_dump_json()}).rowcount
+        if not changed:
+            raise KeyError(f"no session {session_id!r}")
 
     # -- interrupted sessions -------------------------------------------------------------
 

@@ -7,7 +7,7 @@ from veridiag.config import HttpBackendSettings, Settings
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.backends.loki import LokiBackend
 from veridiag.tools.backends.prometheus import PrometheusBackend
-from veridiag.tools.redaction import Redactor, default_redactor
+from veridiag.tools.redaction import build_redactor
 from veridiag.tools.runner import Toolbox
 
 
@@ -17,14 +17,6 @@ class ConfigurationError(ValueError):
 
 def _headers(http: HttpBackendSettings) -> dict[str, str]:
     return {"Authorization": f"Bearer {http.bearer_token.get_secret_value()}"} if http.bearer_token else {}
-
-
-def build_redactor(settings: Settings) -> Redactor:
-    """The configured redactor; the shared built-in one when the settings add nothing."""
-    config = settings.redaction
-    if config.enabled and not config.patterns:
-        return default_redactor()
-    return Redactor(config.patterns, enabled=config.enabled)
 
 
 def embedded_environment(settings: Settings) -> EmbeddedEnvironment:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cache, lru_cache
-from typing import Annotated, Any, Literal, TypeVar, cast, get_args, get_origin
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast, get_args, get_origin
 
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.github_token import GitHubTokenDetector
@@ -54,7 +54,10 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
-__all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "default_redactor"]
+if TYPE_CHECKING:
+    from veridiag.config import Settings
+
+__all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "build_redactor", "default_redactor"]
 
 T = TypeVar("T")
 
@@ -593,6 +596,16 @@ def _may_hold_text(annotation: Any, seen: set[Any]) -> bool:
     if args:
         return any(_may_hold_text(arg, seen) for arg in args if arg is not Ellipsis)
     return True  # Any, or a type this walk does not know: look inside
+
+
+def build_redactor(settings: Settings) -> Redactor:
+    """The configured redactor; the shared built-in one when the settings add nothing. Here, not
+    in ``tools/factory.py``, so a reader of stored sessions (chat delivery) does not load every
+    backend to redact."""
+    config = settings.redaction
+    if config.enabled and not config.patterns:
+        return default_redactor()
+    return Redactor(config.patterns, enabled=config.enabled)
 
 
 @cache

@@ -1,0 +1,72 @@
+"""A finished session as it is posted to chat (``veridiag.delivery``), and what each posting
+attempt did. The report is built from the answer document the pipeline already produced
+(``AnswerDocument``): nothing in it is derived again, and only claims the verifier allowed are
+facts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class ReportEvidence(BaseModel):
+    """One place a fact rests on: the invocation, its tool and the excerpt quoted from it."""
+
+    invocation_id: int | None
+    tool_name: str | None
+    excerpt: str
+
+
+class ReportFact(BaseModel):
+    """An allowed claim, with how the verifier labelled it."""
+
+    claim_id: str
+    text: str
+    verification: str | None
+    evidence: list[ReportEvidence] = Field(default_factory=list)
+
+
+class ReportHypothesis(BaseModel):
+    """Not confirmed: shown as a hypothesis, with the evidence it still needs."""
+
+    text: str
+    needs: list[str] = Field(default_factory=list)
+
+
+class AnswerReport(BaseModel):
+    """What every destination shows: the verdict first, then confirmed facts with their
+    evidence, hypotheses (labelled), gaps, next steps, and the session's workbench link."""
+
+    session_id: str
+    question: str
+    lang: Literal["zh", "en"]
+    status: str
+    verdict: str | None
+    #: The answer's first paragraph: the scope line every answer starts with.
+    summary: str
+    facts: list[ReportFact] = Field(default_factory=list)
+    hypotheses: list[ReportHypothesis] = Field(default_factory=list)
+    gaps: list[str] = Field(default_factory=list)
+    next_steps: list[str] = Field(default_factory=list)
+    #: Claims the session did not confirm: counted, never shown as facts.
+    unconfirmed: int = 0
+    link: str
+
+
+DeliveryOutcome = Literal["delivered", "retrying", "failed"]
+
+
+class DeliveryAttempt(BaseModel):
+    """One HTTP attempt to post a session to one destination, as the session keeps it:
+    ``retrying`` — it failed and another attempt follows; ``failed`` — the last one failed."""
+
+    destination: str
+    kind: str
+    attempt: int = Field(ge=1)
+    at: datetime
+    outcome: DeliveryOutcome
+    status_code: int | None = None
+    error: str | None = None
+    latency_ms: float = 0.0
