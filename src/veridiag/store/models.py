@@ -90,7 +90,7 @@ class DiagnosisSession(Base):
     audit_zlib: Mapped[bytes | None] = mapped_column(LargeBinary)
     #: Every attempt to post the session to chat (``contracts/delivery.py``'s ``DeliveryAttempt``),
     #: appended in one UPDATE each (migration 0004).
-    deliveries: Mapped[list[dict[str, Any]] | None] = mapped_column(JsonType)
+    deliveries: Mapped[list[JsonObject] | None] = mapped_column(JsonType)
 
 
 class ToolInvocation(Base):
