@@ -149,13 +149,15 @@ def counting(per_minute: float, restarts_at: tuple[int, ...] = ()) -> Callable[[
     ``restarts_at`` from 10:00): its raw values when asked raw, its rate when asked ``rate(``."""
     origin = 1_783_418_400  # 2026-07-07T10:00:00Z
 
+    def value(at: int) -> float:
+        return 5000 + per_minute * (at - origin) / 60 + sum(at >= origin + 60 * m for m in restarts_at)
+
     def handler(request: httpx2.Request) -> httpx2.Response:
         start, end = float(request.url.params["start"]), float(request.url.params["end"])
         step = int(request.url.params["step"])
         stamps = range(int(start), int(end) + 1, step)
         if request.url.params["query"].startswith("rate("):
             return httpx2.Response(200, json=matrix([[t, str(per_minute / 60)] for t in stamps]))
-        value = lambda t: 5000 + per_minute * (t - origin) / 60 + sum(t >= origin + 60 * m for m in restarts_at)  # noqa: E731
         return httpx2.Response(200, json=matrix([[t, str(value(t))] for t in stamps]))
 
     return handler
