@@ -34,9 +34,10 @@ CounterFunction = Literal["rate", "increase"]
 RATE_RANGE_SECONDS = 300
 #: How old a sample may be and still give a raw series' value at an instant (Prometheus' default).
 LOOKBACK_SECONDS = 300
-#: A counter every step of which adds fewer whole events than this reads as events, shown as its
-#: increase per step. Measured (CHANGELOG): restart and OOM counters add 0–3 a step, a job
-#: counter up to 5; request, byte and sample counters add hundreds or fractions.
+#: A counter every step of which adds fewer whole events than this reads as events (restarts,
+#: OOM kills, failed jobs), shown as its increase per step. Measured (CHANGELOG): the demo's
+#: restarts add 0–1 a step; a real Prometheus' own event counters 1–7 at 1m steps, its byte,
+#: allocation, sample and CPU counters hundreds to millions, or fractions.
 SPARSE_EVENTS = 10
 DEFAULT_QUANTILE = 0.99
 
@@ -191,7 +192,7 @@ class Shown:
 
     def promql(self, metric: str, matchers: Mapping[str, str]) -> str:
         """``rate(x[5m])`` for a counter — its raw values when shown as its increase per step,
-        which :func:`step_increases` makes (``increase()`` would extrapolate one restart to 1.2
+        which :func:`step_increases` makes (``increase()`` would extrapolate one restart to 1.25
         or miss it) —, ``histogram_quantile(q, sum by (le) (rate(x_bucket[5m])))`` for a
         histogram, the ``quantile`` series of a summary, a gauge as is."""
         window = duration(self.range_seconds)
