@@ -79,6 +79,7 @@ def query_metrics(
         return ToolOutput(status="no_data", text=message, retrieval_details={"known": [list(k) for k in known]})
     service, metric = args.service, args.metric
     raw = _points(conn, service, metric, start, end)
+    steps = None
     if how.kind.kind == "counter" and how.function is None:
         steps = _increases(conn, service, metric, raw, start=start, end=end, step_seconds=how.step_seconds)
         how = how.decide([v for _t, v in steps])
@@ -87,7 +88,7 @@ def query_metrics(
     def read(points: list[tuple[datetime, float]], since: datetime, until: datetime) -> list[tuple[datetime, float]]:
         return _as_shown(conn, service, metric, points, how=how, start=since, end=until)
 
-    window = read(raw, start, end)
+    window = steps if steps is not None and how.increase else read(raw, start, end)
     request = {"service": service, "metric": metric, **how.about(), "start": iso(start), "end": iso(end)}
     if not window:
         span = metric_span(conn, service, metric)
