@@ -4,6 +4,7 @@ field, and an added incident is diagnosed like the bundled ones — without a li
 from __future__ import annotations
 
 import shutil
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 from veridiag.cli.app import app
 from veridiag.config import Settings
 from veridiag.pipeline.factory import assemble
-from veridiag.tools.demo import DemoDataError, bundled_environment, load_environment
+from veridiag.tools.demo import DemoDataError, DemoEnvironment, bundled_environment, load_environment
 
 ADDED = Path(__file__).parent / "fixtures" / "demo_incidents"
 ADDED_ID = "search-index-rebuild"
@@ -56,6 +57,12 @@ def _edit(folder: Path, old: str, new: str) -> Path:
             "environment.yaml",
         ),
         ("{kind: hex, bits: 32}", "{kind: hex, bits: 30}", "placeholders.query_id.hex.bits", "multiple of 4"),
+        (
+            "{kind: ramp, low: 900, high: 4200}",
+            '{kind: counter, events: ["13:40", "13:41"]}',
+            "metrics.0.shape.events.1",
+            "must lie in its window (13:10–13:40, end included)",
+        ),
     ],
 )
 def test_a_malformed_incident_file_is_named_with_its_line_and_field(
@@ -98,6 +105,38 @@ def test_an_added_incident_leaves_the_bundled_day_as_it_was(incidents: Path) -> 
     assert [p for p in points if p.service != ADDED_SERVICE] == bundled.metrics()
     assert {p.metric for p in points if p.service == ADDED_SERVICE} == {"http_request_p99_ms", "http_error_percent"}
     assert [c.kind for c in extended.changes() if c.service == ADDED_SERVICE] == ["job"]
+
+
+def _counter(environment: DemoEnvironment) -> list[tuple[str, float]]:
+    return [
+        (f"{p.ts:%H:%M}", p.value)
+        for p in environment.metrics()
+        if (p.service, p.metric) == ("inventory-service", "pod_restarts_total")
+    ]
+
+
+def _increases(points: list[tuple[str, float]]) -> list[tuple[str, float]]:
+    return [(at, value - before) for (_at, before), (at, value) in pairwise(points) if value != before]
+
+
+def test_a_counter_never_goes_down_and_holds_its_count_after_its_window() -> None:
+    """The OOM kills at 12:01, 12:31 and 13:00 — the last at the window's end — and 3 for the
+    rest of the day: a counter that fell back to its baseline would read as a reset."""
+    points = _counter(bundled_environment())
+    assert _increases(points) == [("12:01", 1.0), ("12:31", 1.0), ("13:00", 1.0)]
+    assert points[-1] == ("15:59", 3.0)
+
+
+def test_counters_of_one_series_add_up_across_incidents(incidents: Path) -> None:
+    """A second incident restarting the same pod counts on from the first one's total."""
+    more = (
+        "  - {service: inventory-service, metric: pod_restarts_total,\n"
+        '     shape: {kind: counter, events: ["13:20", "13:40"]}}\n'
+    )
+    _edit(incidents, "\nlogs:\n", f"\n{more}\nlogs:\n")
+    points = _counter(load_environment(incidents))
+    assert _increases(points) == [(t, 1.0) for t in ("12:01", "12:31", "13:00", "13:20", "13:40")]
+    assert points[-1] == ("15:59", 5.0)
 
 
 @pytest.fixture(scope="module")

@@ -144,19 +144,67 @@ def asked(metric: str, metadata: dict[str, Any] | None = None, **options: Any) -
     return seen[0].url.params["query"], out, seen
 
 
-def test_a_counter_is_shown_as_its_rate_and_the_output_says_why() -> None:
-    query, out, _seen = asked("http_requests_total")
-    assert query == 'rate(http_requests_total{service="payment-service"}[5m])'
+def counting(per_minute: float, restarts_at: tuple[int, ...] = ()) -> Callable[[httpx2.Request], httpx2.Response]:
+    """A server holding one counter that grows ``per_minute`` (plus one at each minute of
+    ``restarts_at`` from 10:00): its raw values when asked raw, its rate when asked ``rate(``."""
+    origin = 1_783_418_400  # 2026-07-07T10:00:00Z
+
+    def value(at: int) -> float:
+        return 5000 + per_minute * (at - origin) / 60 + sum(at >= origin + 60 * m for m in restarts_at)
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        start, end = float(request.url.params["start"]), float(request.url.params["end"])
+        step = int(request.url.params["step"])
+        stamps = range(int(start), int(end) + 1, step)
+        if request.url.params["query"].startswith("rate("):
+            return httpx2.Response(200, json=matrix([[t, str(per_minute / 60)] for t in stamps]))
+        return httpx2.Response(200, json=matrix([[t, str(value(t))] for t in stamps]))
+
+    return handler
+
+
+def test_a_busy_counter_is_shown_as_its_rate_and_the_output_says_why() -> None:
+    seen: list[httpx2.Request] = []
+    args = QueryMetricsArgs(service="payment-service", metric="http_requests_total", **WINDOW)
+    out = prometheus(counting(150), seen).query_metrics(args)
+    queries = [r.url.params["query"] for r in seen]
+    raw, rate = (
+        'http_requests_total{service="payment-service"}',
+        'rate(http_requests_total{service="payment-service"}[5m])',
+    )
+    assert queries == [raw, rate, rate], "the raw steps decide, then the window and its history as rates"
     first = out.text.split("\n")[0]
-    assert "kind=counter" in first and "kind_from='name ends in _total'" in first and "shown='rate over 5m'" in first
+    assert "kind=counter" in first and "kind_from='name ends in _total'" in first and "shown=rate[5m]" in first
+    assert "shown_from='a step adds 150: more than a few whole events'" in first
     assert "max 2.5/s" in out.text, "a rate is per second"
     details = readable(out.retrieval_details)
-    assert (details["kind"], details["unit"]) == ("counter", "/s")
+    assert (details["kind"], details["unit"], details["promql"]) == ("counter", "/s", rate)
     (series,) = out.evidence
-    assert isinstance(series, MetricEvidence) and series.metric_kind == "counter"
-    query, out, _seen = asked("pod_restarts_total", function="increase", step_seconds=600)
-    assert query == 'increase(pod_restarts_total{service="payment-service"}[10m])'
-    assert "shown='increase over 10m'" in out.text
+    assert isinstance(series, MetricEvidence) and series.metric_kind == "counter" and series.increases is None
+
+
+def test_a_sparse_counter_is_shown_as_its_increase_per_step() -> None:
+    """Restarts at 10:01 and 10:03: +1 in each of those steps, read from the raw values (no
+    rate query at all), the same as the embedded backend shows them."""
+    seen: list[httpx2.Request] = []
+    args = QueryMetricsArgs(service="payment-service", metric="pod_restarts_total", **WINDOW)
+    out = prometheus(counting(0, restarts_at=(1, 3)), seen).query_metrics(args)
+    raw = 'pod_restarts_total{service="payment-service"}'
+    assert [r.url.params["query"] for r in seen] == [raw, raw], "the window, then its history"
+    assert float(seen[0].url.params["start"]) == 1_783_418_400 - 60, "a step before the window: its first increase"
+    first = out.text.split("\n")[0]
+    assert "shown=increase[1m] shown_from='each step adds a few whole events (at most 1)'" in first
+    assert (
+        "increases per 1m: 2 in total, 2 steps rose: +1 at 2026-07-07T10:01:00Z, +1 at 2026-07-07T10:03:00Z" in out.text
+    )
+    (series,) = out.evidence
+    assert isinstance(series, MetricEvidence) and series.increases is not None
+    assert [(step.at.minute, step.by) for step in series.increases.steps] == [(1, 1.0), (3, 1.0)]
+    assert (series.points, series.unit) == (5, ""), "one point per step of the window, a count"
+    asked_for = QueryMetricsArgs(service="payment-service", metric="pod_restarts_total", function="rate", **WINDOW)
+    seen.clear()
+    out = prometheus(counting(0, restarts_at=(1, 3)), seen).query_metrics(asked_for)
+    assert seen[0].url.params["query"].startswith("rate(") and "shown_from='asked for'" in out.text
 
 
 def test_prometheus_metadata_decides_before_the_name() -> None:
@@ -165,7 +213,7 @@ def test_prometheus_metadata_decides_before_the_name() -> None:
         "queue_total": [{"type": "gauge", "help": "", "unit": ""}],
         "checkout_duration_seconds": [{"type": "histogram", "help": "", "unit": ""}],
     }
-    query, out, _seen = asked("http_requests_total", meta)
+    query, out, _seen = asked("http_requests_total", meta, function="rate")
     assert query.startswith("rate(") and "kind_from='Prometheus metadata: http_requests is a counter'" in out.text
     query, out, _seen = asked("queue_total", meta)
     assert query == 'queue_total{service="payment-service"}', "declared a gauge: never rated"

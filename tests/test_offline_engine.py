@@ -12,6 +12,7 @@ import pytest
 
 from tests.builders import readable
 from veridiag.agents.engines import offline_roles
+from veridiag.agents.offline.findings import Clock, Findings
 from veridiag.agents.offline.planner import OfflinePlanner
 from veridiag.agents.offline.skills import choose_skill
 from veridiag.agents.offline.verifier import OfflineVerifier
@@ -21,9 +22,14 @@ from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang, has_cjk
+from veridiag.text.render import iso
+from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.demo import bundled_environment
 from veridiag.tools.importers import import_logs, import_metrics_csv
+from veridiag.tools.records import MetricEvidence
+from veridiag.tools.render import metrics_output
+from veridiag.tools.results import ToolCallResult, ToolOutput
 
 FAULTY = {
     "gateway-timeout-too-low": "gateway",
@@ -81,6 +87,104 @@ def test_the_payment_answer_names_the_change_and_the_full_pool(demo: Any) -> Non
     assert "maximum-pool-size=50 (was 100)" in result.answer
     assert "50 connections" in result.answer and "hikaricp_connections_pending" in result.answer
     assert "maximum-pool-size" in result.answer  # the matching runbook's next step
+
+
+@pytest.mark.parametrize(
+    ("question", "claim"),
+    [
+        (
+            "inventory-service 为什么一直重启？",
+            "inventory-service 的 pod_restarts_total 在 12:01、12:31、13:00 各增加 1 次（共 3 次）",
+        ),
+        (
+            "Why does inventory-service keep restarting?",
+            "pod_restarts_total of inventory-service increased 3 times (12:01, 12:31, 13:00; +1 each)",
+        ),
+    ],
+)
+def test_the_restarts_are_counted_as_people_count_them(demo: Any, question: str, claim: str) -> None:
+    """Three OOM kills, each once, in the question's language — not a rate of 0.0033/s per
+    restart — and the claim rests on the output line that states them."""
+    result = demo.pipeline.run(question)
+    assert result.verdict == "PASS" and claim in result.answer, result.answer
+    assert "restarts/s" not in result.answer
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
+    (stated,) = [c for c in evaluation["executor_structured_output"]["claims"] if c["claim_text"] == claim]
+    assert stated["claim_id"] in {c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]}
+    excerpts = [b["evidence_excerpt"] for b in stated["evidence_bindings"]]
+    assert excerpts[0].startswith("increases per 1m: 3 restarts in total, 3 steps rose: +1 at 2026-07-07T12:01:00Z")
+    assert excerpts[1:] == [f"2026-07-07T{at}:00Z 1 restarts" for at in ("12:01", "12:31", "13:00")]
+
+
+def _counted(steps: dict[int, float]) -> tuple[ToolCallResult, MetricEvidence]:
+    """A counter's increase per 1m step from 10:00 (``steps``: minute → increase), rendered as
+    both backends render it."""
+    start = datetime(2026, 7, 7, 10, 0, tzinfo=UTC)
+    window = [(start + timedelta(minutes=m), steps.get(m, 0.0)) for m in range(30)]
+    request = {
+        "service": "batch",
+        "metric": "jobs_failed_total",
+        "start": iso(start),
+        "end": iso(start + timedelta(minutes=30)),
+    }
+    rendered, evidence = metrics_output(
+        request,
+        service="batch",
+        metric="jobs_failed_total",
+        unit="",
+        window=window,
+        history=None,
+        report=AnomalyReport(baseline=None, anomalies=[]),
+        kind="counter",
+        per_step=60,
+    )
+    output = ToolOutput(status="ok", text=rendered.text, evidence=[evidence])
+    return ToolCallResult(invocation_id=7, tool_name="query_metrics", status="ok", output=output), evidence
+
+
+@pytest.mark.parametrize(
+    ("steps", "focus", "lang", "claim", "quotes"),
+    [
+        (
+            {5: 2, 9: 1, 20: 3},
+            (0, 30),
+            "en",
+            "jobs_failed_total of batch increased 3 times, 6 in total: 10:05 +2, 10:09 +1, 10:20 +3",
+            4,
+        ),
+        (
+            {5: 2, 9: 1, 20: 3},
+            (0, 30),
+            "zh",
+            "batch 的 jobs_failed_total 在 3 个时间点共增加 6 次：10:05 +2、10:09 +1、10:20 +3",
+            4,
+        ),
+        ({5: 2}, (0, 30), "en", "jobs_failed_total of batch increased by 2 at 10:05", 2),
+        ({5: 2}, (0, 30), "zh", "batch 的 jobs_failed_total 在 10:05 增加 2 次", 2),
+        # the focus holds some of the steps: the output's totals are not theirs, each step is quoted
+        (
+            {5: 2, 9: 1, 20: 3},
+            (0, 10),
+            "en",
+            "jobs_failed_total of batch increased in these steps: 10:05 +2, 10:09 +1",
+            2,
+        ),
+        ({5: 2, 9: 1, 20: 3}, (0, 10), "zh", "batch 的 jobs_failed_total 在以下时间点增加：10:05 +2、10:09 +1", 2),
+    ],
+)
+def test_a_counter_s_steps_are_worded_from_its_output(
+    steps: dict[int, float], focus: tuple[int, int], lang: str, claim: str, quotes: int
+) -> None:
+    result, evidence = _counted(steps)
+    start = datetime(2026, 7, 7, 10, 0, tzinfo=UTC)
+    findings = Findings(lang, Clock(with_date=False))
+    findings.increases(result, evidence, (start + timedelta(minutes=focus[0]), start + timedelta(minutes=focus[1])))
+    (stated,) = findings.claims
+    assert stated.claim_text == claim
+    excerpts = [b.evidence_excerpt for b in stated.evidence_bindings]
+    assert len(excerpts) == quotes and all(e in result.output.text.split("\n") for e in excerpts)
+    for number in NUMBER.findall(claim.replace("10:", "")):
+        assert any(number in e for e in excerpts), f"{number} of the claim is in none of its excerpts"
 
 
 def test_a_runbook_in_one_language_serves_both(tmp_path: Path) -> None:

@@ -66,16 +66,34 @@ def test_real_server_errors_and_empty_results(prometheus: PrometheusBackend) -> 
     assert none.status == "no_data"
 
 
-def test_a_counter_is_rated_alike_by_prometheus_and_the_embedded_backend(
+def test_a_counter_is_read_alike_by_prometheus_and_the_embedded_backend(
     prometheus: PrometheusBackend, demo_env: EmbeddedEnvironment
 ) -> None:
-    """The demo's restart counter: Prometheus' rate() and the embedded backend's own rate give
-    the same points and the same episodes (no metadata in a backfilled server: the name decides)."""
-    args = QueryMetricsArgs(service="inventory-service", metric="pod_restarts_total", **LEAK)
+    """The demo's restart counter (no metadata in a backfilled server: the name decides): both
+    backends find its steps add a few whole restarts and show +1 at 12:01, 12:31 and 13:00 —
+    the window's end, counted now that the counter holds its total — and when a rate is asked
+    for, Prometheus' rate() and the embedded backend's own give the same points and episodes."""
+    whole = {"start": LEAK["start"], "end": "2026-07-07T14:00:00Z"}
+    args = QueryMetricsArgs(service="inventory-service", metric="pod_restarts_total", **whole)
     real, embedded = prometheus.query_metrics(args), demo_env.query_metrics(args)
     assert real.status == embedded.status == "ok", real.text
+    assert readable(real.retrieval_details)["promql"] == 'pod_restarts_total{service="inventory-service"}'
+    assert "kind_from='name ends in _total' shown=increase[1m]" in real.text
+    (live,), (local,) = real.evidence, embedded.evidence
+    assert isinstance(live, MetricEvidence) and isinstance(local, MetricEvidence)
+    assert live.increases is not None and local.increases is not None
+    # the same steps (Prometheus keeps no unit: "3 in total" where the demo's file says "3 restarts")
+    steps = [(s.at.strftime("%H:%M"), s.by) for s in live.increases.steps]
+    assert steps == [(s.at.strftime("%H:%M"), s.by) for s in local.increases.steps]
+    assert steps == [("12:01", 1), ("12:31", 1), ("13:00", 1)] and live.increases.total == local.increases.total == 3
+    assert (live.minimum, live.maximum, live.points) == (local.minimum, local.maximum, local.points)
+    assert [(a.onset, a.end, a.peak_at) for a in live.anomalies] == [
+        (a.onset, a.end, a.peak_at) for a in local.anomalies
+    ]
+
+    rate = args.model_copy(update={"function": "rate", **LEAK})
+    real, embedded = prometheus.query_metrics(rate), demo_env.query_metrics(rate)
     assert readable(real.retrieval_details)["promql"] == 'rate(pod_restarts_total{service="inventory-service"}[5m])'
-    assert "kind_from='name ends in _total'" in real.text
     (live,), (local,) = real.evidence, embedded.evidence
     assert isinstance(live, MetricEvidence) and isinstance(local, MetricEvidence)
     assert live.metric_kind == local.metric_kind == "counter"
@@ -84,7 +102,7 @@ def test_a_counter_is_rated_alike_by_prometheus_and_the_embedded_backend(
     assert [(a.onset, a.end, a.peak_at) for a in live.anomalies] == [
         (a.onset, a.end, a.peak_at) for a in local.anomalies
     ]
-    assert len(live.anomalies) == 2, "one episode per restart"
+    assert len(live.anomalies) == 2, "one episode per restart inside [11:30, 13:00)"
 
 
 def test_histogram_quantile_on_a_real_server(prometheus: PrometheusBackend) -> None:

@@ -14,12 +14,14 @@ from hypothesis import strategies as st
 from veridiag.tools.promql import (
     KindFound,
     PromQLError,
+    at_steps,
     counter_rate,
     kind_from_metadata,
     kind_from_name,
     label_literal,
     selector,
     shown,
+    step_increases,
 )
 
 T0 = datetime(2026, 7, 7, 10, 0, tzinfo=UTC)
@@ -77,9 +79,8 @@ def show(metric: str, **options: Any) -> str:
 
 def test_each_kind_gets_the_promql_prometheus_users_write() -> None:
     assert show("http_requests_total") == 'rate(http_requests_total{service="payment-service"}[5m])'
-    assert show("http_requests_total", function="increase") == (
-        'increase(http_requests_total{service="payment-service"}[5m])'
-    )
+    # an increase per step is made from the raw values (increase() would extrapolate)
+    assert show("http_requests_total", function="increase") == 'http_requests_total{service="payment-service"}'
     assert show("http_requests_total", step=900) == 'rate(http_requests_total{service="payment-service"}[15m])'
     assert show("latency_seconds_bucket") == (
         'histogram_quantile(0.99, sum by (le) (rate(latency_seconds_bucket{service="payment-service"}[5m])))'
@@ -91,11 +92,16 @@ def test_each_kind_gets_the_promql_prometheus_users_write() -> None:
 
 
 def test_the_output_says_what_it_shows_and_a_rate_is_per_second() -> None:
-    rate = shown(kind_from_name("pod_restarts_total"), step_seconds=60)
-    assert rate.about() == {"kind": "counter", "kind_from": "name ends in _total", "shown": "rate over 5m"}
+    rate = shown(kind_from_name("pod_restarts_total"), step_seconds=60, function="rate")
+    assert rate.about() == {
+        "kind": "counter",
+        "kind_from": "name ends in _total",
+        "shown": "rate[5m]",
+        "shown_from": "asked for",
+    }
     assert (rate.unit("restarts"), rate.unit("")) == ("restarts/s", "/s")
     increase = shown(kind_from_name("pod_restarts_total"), step_seconds=60, function="increase")
-    assert (increase.about()["shown"], increase.unit("restarts")) == ("increase over 5m", "restarts")
+    assert (increase.about()["shown"], increase.unit("restarts")) == ("increase[1m]", "restarts")
     gauge = shown(kind_from_name("cpu_percent"), step_seconds=60, function="rate")
     assert (gauge.about()["shown"], gauge.unit("%")) == ("", "%"), "a gauge is never rated"
 
@@ -171,3 +177,45 @@ def test_a_rate_is_extrapolated_to_the_range_like_prometheus() -> None:
     assert rate == pytest.approx(60 * (60 + 30) / 60 / 300)
     ((_t, from_zero),) = counter_rate([(T0, 10.0), (T0 + timedelta(minutes=1), 70.0)], range_seconds=300)
     assert from_zero == pytest.approx(60 * (60 + 10) / 60 / 300), "extrapolated back to zero, not past it"
+
+
+@pytest.mark.parametrize(
+    ("increases", "function", "because"),
+    [
+        ([0, 0, 1, 0, 1, 0, 0, 1], "increase", "each step adds a few whole events (at most 1)"),
+        ([0, 3, 0, 9, 2], "increase", "each step adds a few whole events (at most 9)"),
+        ([0.0] * 6, "increase", "each step adds a few whole events (at most 0)"),
+        ([12, 0, 3], "rate", "a step adds 12: more than a few whole events"),  # requests
+        ([0, 1, 0.5, 0], "rate", "a step adds 0.5: more than a few whole events"),  # CPU seconds
+    ],
+)
+def test_a_sparse_counter_is_shown_as_its_increase_a_busy_one_as_its_rate(
+    increases: list[float], function: str, because: str
+) -> None:
+    undecided = shown(kind_from_name("x_total"), step_seconds=60)
+    decided = undecided.decide([float(v) for v in increases])
+    assert (decided.function, decided.because) == (function, because)
+    assert decided.about()["shown"] == ("increase[1m]" if function == "increase" else "rate[5m]")
+    assert decided.about()["shown_from"] == because
+    asked = shown(kind_from_name("x_total"), step_seconds=60, function="rate").decide([1.0])
+    assert (asked.function, asked.because) == ("rate", "asked for"), "what was asked is kept"
+    gauge = shown(kind_from_name("cpu_percent"), step_seconds=60).decide([1.0])
+    assert gauge.function is None and "shown_from" not in gauge.about()
+
+
+def test_a_counter_s_increase_per_step_counts_each_event_once() -> None:
+    """Read at the step instants as a range query reads a raw series, then differenced: a
+    restart is +1 in one step (not five overlapping ranges), a reset counts the new value."""
+    values = [0, 0, 1, 1, 1, 2, 2, 0, 1, 1]  # a reset at 7, one more restart right after it
+    raw = minutes([float(v) for v in values])
+    stepped = at_steps(raw, start=T0, end=T0 + timedelta(minutes=10), step_seconds=60)
+    assert stepped == raw
+    increases = step_increases(stepped, since=T0 + timedelta(minutes=1))
+    assert [(int((t - T0).total_seconds() // 60), v) for t, v in increases if v] == [(2, 1.0), (5, 1.0), (8, 1.0)]
+    assert len(increases) == 9, "the first instant has no step before it"
+    # 15 s samples read at a 1m step: the newest sample at or before each instant
+    fine = [(T0 + timedelta(seconds=15 * i), float(i // 6)) for i in range(24)]
+    coarse = at_steps(fine, start=T0, end=T0 + timedelta(minutes=6), step_seconds=60)
+    assert coarse == minutes([0.0, 0.0, 1.0, 2.0, 2.0, 3.0]), "samples 0, 4, 8, … of 15 s"
+    stale = at_steps([(T0, 1.0)], start=T0, end=T0 + timedelta(minutes=8), step_seconds=60)
+    assert len(stale) == 6, "a sample older than the 5m lookback gives no value"

@@ -132,27 +132,48 @@ def test_metric_peak_time_is_reported(demo_env: EmbeddedEnvironment) -> None:
 LEAK = {"start": "2026-07-07T11:30:00Z", "end": "2026-07-07T13:00:00Z"}
 
 
-def test_a_counter_reads_as_its_rate_never_as_a_gauge(demo_env: EmbeddedEnvironment) -> None:
-    """The demo's restart counter (restarts at 12:01 and 12:31): two pulses of one restart per
-    5 minutes, not a level that "rose to 2" — the same facts Prometheus' rate() gives (CI)."""
-    out = demo_env.query_metrics(QueryMetricsArgs(service="inventory-service", metric="pod_restarts_total", **LEAK))
+def test_a_sparse_counter_reads_as_its_increase_per_step(demo_env: EmbeddedEnvironment) -> None:
+    """The demo's restart counter: +1 at 12:01, 12:31 and 13:00 (the window's end), each counted
+    once — not a level that "rose to 2", nor five points of a 5m rate per restart."""
+    args = QueryMetricsArgs(service="inventory-service", metric="pod_restarts_total", start=LEAK["start"])
+    out = demo_env.query_metrics(args.model_copy(update={"end": "2026-07-07T13:30:00Z"}))
     assert out.status == "ok", out.text
     first = out.text.split("\n")[0]
-    assert "kind=counter kind_from='name ends in _total' shown='rate over 5m'" in first
+    assert "kind=counter kind_from='name ends in _total' shown=increase[1m]" in first
+    assert "shown_from='each step adds a few whole events (at most 1)'" in first
+    line = "increases per 1m: 3 restarts in total, 3 steps rose: " + ", ".join(
+        f"+1 at 2026-07-07T{at}:00Z" for at in ("12:01", "12:31", "13:00")
+    )
+    assert line in out.text.split("\n")
+    details = readable(out.retrieval_details)
+    assert (details["unit"], details["max"], details["points"]) == ("restarts", 1.0, 120)
+    (series,) = out.evidence
+    assert isinstance(series, MetricEvidence) and series.metric_kind == "counter" and series.increases is not None
+    assert series.increases.line == line and series.increases.total == 3
+    assert [(s.at.strftime("%H:%M"), s.by, s.line) for s in series.increases.steps] == [
+        (at, 1.0, f"2026-07-07T{at}:00Z 1 restarts") for at in ("12:01", "12:31", "13:00")
+    ]
+    assert all(step.line in out.text.split("\n") for step in series.increases.steps), "each step's point is kept"
+    after = demo_env.query_metrics(
+        args.model_copy(update={"start": "2026-07-07T13:01:00Z", "end": "2026-07-07T16:00:00Z"})
+    )
+    assert "increases per 1m: 0 restarts in total, 0 steps rose" in after.text, "no reset after the window"
+
+
+def test_a_counter_asked_as_its_rate_reads_as_prometheus_rates_it(demo_env: EmbeddedEnvironment) -> None:
+    """Two pulses of one restart per 5 minutes in the window — the same facts Prometheus' rate() gives (CI)."""
+    args = QueryMetricsArgs(service="inventory-service", metric="pod_restarts_total", function="rate", **LEAK)
+    out = demo_env.query_metrics(args)
+    assert "shown=rate[5m] shown_from='asked for'" in out.text.split("\n")[0]
     details = readable(out.retrieval_details)
     assert details["unit"] == "restarts/s" and details["max"] == pytest.approx(1 / 300)
     assert "max 0.0033 restarts/s" in out.text
     (series,) = out.evidence
-    assert isinstance(series, MetricEvidence) and series.metric_kind == "counter"
+    assert isinstance(series, MetricEvidence) and series.increases is None
     assert [(a.onset.strftime("%H:%M"), a.end.strftime("%H:%M")) for a in series.anomalies] == [
         ("12:01", "12:05"),
         ("12:31", "12:35"),
     ]
-    increase = demo_env.query_metrics(
-        QueryMetricsArgs(service="inventory-service", metric="pod_restarts_total", function="increase", **LEAK)
-    )
-    assert readable(increase.retrieval_details)["max"] == pytest.approx(1.0)
-    assert "shown='increase over 5m'" in increase.text and "max 1 restarts" in increase.text
 
 
 def test_a_gauge_is_shown_as_stored_and_says_so(demo_env: EmbeddedEnvironment) -> None:

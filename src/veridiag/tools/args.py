@@ -78,7 +78,10 @@ class QueryMetricsArgs(_Args):
     step_seconds: int = Field(default=60, ge=1, le=86_400)
     function: Literal["rate", "increase"] | None = Field(
         default=None,
-        description="For a counter: per-second rate (default) or increase over 5m. Counters are never shown raw.",
+        description=(
+            "For a counter: per-second rate over 5m, or increase per step. Default: the increase when "
+            "every step adds a few whole events (restarts, OOM kills), else the rate. Never shown raw."
+        ),
     )
     quantile: float | None = Field(
         default=None, gt=0, lt=1, description="For a latency histogram or summary: the quantile (default 0.99)."

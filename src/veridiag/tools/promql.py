@@ -1,12 +1,16 @@
 """Metrics the way Prometheus users ask: the kind of a metric, the PromQL it deserves, and a
 counter's rate computed as Prometheus computes it.
 
-A counter's raw value only says how long the process has been up; what it means is its
-rate. A latency histogram's buckets mean nothing one by one; what they mean is a quantile. So
-``query_metrics`` renders ``rate(x_total{…}[5m])`` and ``histogram_quantile(0.99, sum by (le)
-(rate(x_bucket{…}[5m])))`` — never a counter averaged as if it were a gauge — and says which
-kind it took the metric for and why (Prometheus' metadata, else the naming conventions).
-The embedded backend uses :func:`counter_rate` so the demo's counters read the same.
+A counter's raw value only says how long the process has been up; what it means is how it
+grows. A busy counter (requests, bytes) reads as its rate, ``rate(x_total{…}[5m])``; a sparse
+one (restarts, OOM kills, failed jobs), whose steps add a few whole events, reads as its
+increase per step — "+1 at 12:01" — as Prometheus users ask ``increase()`` for it. A latency
+histogram's buckets mean nothing one by one; what they mean is a quantile,
+``histogram_quantile(0.99, sum by (le) (rate(x_bucket{…}[5m])))``. Never a counter averaged
+as if it were a gauge; the output says which kind it took the metric for and why
+(Prometheus' metadata, else the naming conventions), and how it shows it and why. Both
+backends decide and compute with this module (:func:`counter_rate`, :func:`at_steps`,
+:func:`step_increases`), so the demo's counters read the same on either.
 """
 
 from __future__ import annotations
@@ -16,8 +20,9 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from itertools import accumulate
+from dataclasses import replace as copy_with
+from datetime import datetime, timedelta
+from itertools import accumulate, pairwise
 from typing import Literal
 
 from veridiag.contracts.json import JsonValue
@@ -27,6 +32,13 @@ CounterFunction = Literal["rate", "increase"]
 
 #: The range a rate looks back over: 5 minutes, the usual four scrapes of a 1m interval at least.
 RATE_RANGE_SECONDS = 300
+#: How old a sample may be and still give a raw series' value at an instant (Prometheus' default).
+LOOKBACK_SECONDS = 300
+#: A counter every step of which adds fewer whole events than this reads as events (restarts,
+#: OOM kills, failed jobs), shown as its increase per step. Measured (CHANGELOG): the demo's
+#: restarts add 0–1 a step; a real Prometheus' own event counters 1–7 at 1m steps, its byte,
+#: allocation, sample and CPU counters hundreds to millions, or fractions.
+SPARSE_EVENTS = 10
 DEFAULT_QUANTILE = 0.99
 
 _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
@@ -133,37 +145,60 @@ class Shown:
     """How a metric's values are made from it, the same whichever backend answers."""
 
     kind: KindFound
-    #: ``rate`` / ``increase`` for a counter, the quantile for a histogram or summary
+    #: ``rate`` / ``increase`` for a counter (None: not decided yet, see :meth:`decide`), the
+    #: quantile for a histogram or summary
     function: CounterFunction | None = None
     quantile: float = DEFAULT_QUANTILE
     range_seconds: int = RATE_RANGE_SECONDS
+    step_seconds: int = 60
+    #: Why a counter is shown so: asked for, or what its steps add.
+    because: str = ""
+
+    @property
+    def increase(self) -> bool:
+        return self.kind.kind == "counter" and self.function == "increase"
 
     @property
     def how(self) -> str:
-        """``rate over 5m``, ``p99 of the buckets over 5m``, ``quantile 0.99``; empty for a gauge."""
+        """``rate[5m]``, ``increase[1m]`` (per step), ``p99 of the buckets over 5m``, ``quantile
+        0.99``; empty for a gauge."""
         window = duration(self.range_seconds)
         if self.kind.kind == "counter":
-            return f"{self.function or 'rate'} over {window}"
+            return f"increase[{duration(self.step_seconds)}]" if self.increase else f"rate[{window}]"
         if self.kind.kind == "histogram":
             return f"p{self.quantile * 100:g} of the buckets over {window}"
         return f"quantile {self.quantile:g}" if self.kind.kind == "summary" else ""
 
+    def decide(self, increases: Sequence[float]) -> Shown:
+        """A counter not asked for one way or the other: its increase per step when every step
+        of ``increases`` adds a few whole events (fewer than ``SPARSE_EVENTS``), else its rate."""
+        if self.kind.kind != "counter" or self.function is not None:
+            return self
+        busy = next((v for v in increases if not v.is_integer() or v >= SPARSE_EVENTS), None)
+        if busy is None:
+            most = max(increases, default=0.0)
+            return copy_with(self, function="increase", because=f"each step adds a few whole events (at most {most:g})")
+        return copy_with(self, function="rate", because=f"a step adds {busy:g}: more than a few whole events")
+
     def unit(self, unit: str) -> str:
         """A counter's rate is per second of what it counts."""
-        per_second = self.kind.kind == "counter" and (self.function or "rate") == "rate"
+        per_second = self.kind.kind == "counter" and not self.increase
         return f"{unit}/s" if per_second else unit
 
     def about(self) -> dict[str, str]:
         """The request line's and retrieval details' words for it."""
-        return {"kind": self.kind.kind, "kind_from": self.kind.reason, "shown": self.how}
+        words = {"kind": self.kind.kind, "kind_from": self.kind.reason, "shown": self.how}
+        return {**words, "shown_from": self.because} if self.because else words
 
     def promql(self, metric: str, matchers: Mapping[str, str]) -> str:
-        """``rate(x[5m])`` (or ``increase``) for a counter, ``histogram_quantile(q, sum by (le)
-        (rate(x_bucket[5m])))`` for a histogram, the ``quantile`` series of a summary, a gauge as is."""
+        """``rate(x[5m])`` for a counter — its raw values when shown as its increase per step,
+        which :func:`step_increases` makes (``increase()`` would extrapolate one restart to 1.25
+        or miss it) —, ``histogram_quantile(q, sum by (le) (rate(x_bucket[5m])))`` for a
+        histogram, the ``quantile`` series of a summary, a gauge as is."""
         window = duration(self.range_seconds)
         kind = self.kind.kind
-        if kind == "counter":
-            return f"{self.function or 'rate'}({selector(metric, matchers)}[{window}])"
+        if kind == "counter" and not self.increase:
+            return f"rate({selector(metric, matchers)}[{window}])"
         if kind == "histogram":
             buckets = metric if metric.endswith(_BUCKET) else metric + _BUCKET
             return f"histogram_quantile({self.quantile:g}, sum by (le) (rate({selector(buckets, matchers)}[{window}])))"
@@ -175,12 +210,48 @@ class Shown:
 def shown(
     kind: KindFound, *, step_seconds: int, function: CounterFunction | None = None, quantile: float | None = None
 ) -> Shown:
+    """How ``kind`` is shown; a counter's ``function`` as asked, else decided on its data (:meth:`Shown.decide`)."""
+    counter = kind.kind == "counter"
     return Shown(
         kind,
-        function=function if kind.kind == "counter" else None,
+        function=function if counter else None,
         quantile=DEFAULT_QUANTILE if quantile is None else quantile,
         range_seconds=range_seconds(step_seconds),
+        step_seconds=step_seconds,
+        because="asked for" if counter and function else "",
     )
+
+
+def at_steps(
+    points: Sequence[tuple[datetime, float]], *, start: datetime, end: datetime, step_seconds: int
+) -> list[tuple[datetime, float]]:
+    """A raw series at the instants ``start``, ``start + step``, … before ``end``, as a Prometheus
+    range query reads it: the newest sample at or before each instant, none when that is more
+    than ``LOOKBACK_SECONDS`` old. ``points`` in time order."""
+    out: list[tuple[datetime, float]] = []
+    step, lookback = timedelta(seconds=step_seconds), timedelta(seconds=LOOKBACK_SECONDS)
+    index, latest = 0, None
+    moment = start
+    while moment < end:
+        while index < len(points) and points[index][0] <= moment:
+            latest = points[index]
+            index += 1
+        if latest is not None and moment - latest[0] <= lookback:
+            out.append((moment, latest[1]))
+        moment += step
+    return out
+
+
+def step_increases(points: Sequence[tuple[datetime, float]], *, since: datetime) -> list[tuple[datetime, float]]:
+    """A counter's increase at each of its step instants from ``since`` on: what it gained since
+    the instant before (a drop is a reset, after which all of its value is new, as
+    Prometheus counts it). Whole events stay whole, each counted once — unlike
+    ``increase(x[5m])`` at a 1m step, which counts a restart in five points, extrapolated."""
+    return [
+        (moment, value - before if value >= before else value)
+        for (_before_at, before), (moment, value) in pairwise(points)
+        if moment >= since
+    ]
 
 
 def counter_rate(

@@ -100,6 +100,25 @@ class MetricAnomaly(BaseModel):
         return self.end - self.onset
 
 
+class StepIncrease(BaseModel):
+    """One step in which a sparse counter grew: when, by how much, and its point line."""
+
+    at: datetime
+    by: float
+    line: str
+
+
+class CounterIncreases(BaseModel):
+    """A counter shown as its increase per step (restarts, OOM kills): the steps it grew in."""
+
+    step_seconds: int
+    total: float
+    #: The steps that added something, in time order (all of them, whatever the line lists).
+    steps: list[StepIncrease]
+    #: The output line with the total and the steps ("increases per 1m: 3 restarts in 3 steps: …").
+    line: str
+
+
 class MetricEvidence(BaseModel):
     kind: Literal["metrics"] = "metrics"
     service: str
@@ -118,8 +137,10 @@ class MetricEvidence(BaseModel):
     baseline_median: float | None = None
     history: Span | None = None
     anomalies: list[MetricAnomaly] = Field(default_factory=list)
-    #: What the metric was taken for (counters are shown as a rate); None for raw PromQL.
+    #: What the metric was taken for (counters are shown as a rate or increase); None for raw PromQL.
     metric_kind: MetricKind | None = None
+    #: A counter shown as its increase per step: the steps it grew in (None otherwise).
+    increases: CounterIncreases | None = None
     #: The output lines with the window's statistics and the history's baseline.
     window_line: str
     baseline_line: str | None = None

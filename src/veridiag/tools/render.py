@@ -17,16 +17,18 @@ from datetime import UTC, datetime
 from veridiag.text.render import format_value, iso, request_line, rounded
 from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.knowledge import Hit, best_section
-from veridiag.tools.promql import MetricKind
+from veridiag.tools.promql import MetricKind, duration
 from veridiag.tools.records import (
     Burst,
     ChangeEvidence,
     ChangeRecord,
+    CounterIncreases,
     LogEvidence,
     LogSample,
     MetricAnomaly,
     MetricEvidence,
     Span,
+    StepIncrease,
     TemplateCount,
 )
 
@@ -37,6 +39,8 @@ Request = Mapping[str, str | None]
 #: Points kept in the stored output and shown to a model (anomaly points always included).
 STORED_POINTS = 240
 MODEL_POINTS = 60
+#: Steps a counter's increases line lists (its points are all kept, whatever the thinning).
+LISTED_STEPS = 12
 
 
 def span_line(service: str, what: str, span: Span | None) -> str:
@@ -215,12 +219,18 @@ def metrics_output(
     history: Span | None,
     report: AnomalyReport,
     kind: MetricKind | None = None,
+    per_step: int | None = None,
 ) -> tuple[Rendered, MetricEvidence]:
-    """Window statistics, the series' own baseline, its anomalies, then the points."""
+    """Window statistics, a counter's increases (``per_step``: the window holds its increase
+    per step of that many seconds), the series' own baseline, its anomalies, then the points."""
     values = [v for _t, v in window]
     peak_at, peak = max(window, key=lambda point: point[1])
     window_line = f"window: {_stats(values, unit)}; peak {format_value(peak, unit)} at {iso(peak_at)}"
     lines = [request_line("query_metrics", {**request, "unit": unit}), window_line]
+    point_lines = {moment: f"{iso(moment)} {format_value(value, unit)}" for moment, value in window}
+    increases = _increases(window, unit, per_step, point_lines) if per_step else None
+    if increases is not None:
+        lines.append(increases.line)
     baseline = report.baseline
     baseline_line = None
     if baseline is not None and history is not None:
@@ -233,7 +243,6 @@ def metrics_output(
         lines.append(baseline_line)
     else:
         lines.append("history: too few points to judge anomalies against the series' own history")
-    point_lines = {moment: f"{iso(moment)} {format_value(value, unit)}" for moment, value in window}
     anomalies: list[MetricAnomaly] = []
     for number, found in enumerate(report.anomalies[:5], start=1):
         factor = f"; ×{found.factor:.2f}" if found.factor is not None else ""
@@ -262,6 +271,7 @@ def metrics_output(
     if baseline is not None and not anomalies:
         lines.append("anomalies: none in the window against the series' own history")
     must_show = {a.onset for a in anomalies} | {a.peak_at for a in anomalies} | {a.end for a in anomalies}
+    must_show |= {step.at for step in increases.steps} if increases else set()
     stored = _thin([t for t, _v in window], STORED_POINTS, must_show)
     shown = _thin([t for t, _v in window], MODEL_POINTS, must_show)
     text = "\n".join([*lines, "points:", *(point_lines[t] for t in stored)])
@@ -283,10 +293,26 @@ def metrics_output(
         history=history,
         anomalies=anomalies,
         metric_kind=kind,
+        increases=increases,
         window_line=window_line,
         baseline_line=baseline_line,
     )
     return Rendered(text, model_text), evidence
+
+
+def _increases(
+    window: Sequence[tuple[datetime, float]], unit: str, step_seconds: int, point_lines: Mapping[datetime, str]
+) -> CounterIncreases:
+    """The steps a counter grew in, and the line that states them: the total, how many steps,
+    then each step's ``+n at <time>`` (the first ``LISTED_STEPS``)."""
+    steps = [StepIncrease(at=moment, by=value, line=point_lines[moment]) for moment, value in window if value]
+    total = sum(step.by for step in steps)
+    listed = ", ".join(f"+{format_value(step.by, '')} at {iso(step.at)}" for step in steps[:LISTED_STEPS])
+    more = f", and {len(steps) - LISTED_STEPS} more steps" if len(steps) > LISTED_STEPS else ""
+    line = f"increases per {duration(step_seconds)}: {format_value(total, unit)} in total, {len(steps)} steps rose" + (
+        f": {listed}{more}" if steps else ""
+    )
+    return CounterIncreases(step_seconds=step_seconds, total=total, steps=steps, line=line)
 
 
 def _thin(moments: Sequence[datetime], limit: int, keep: set[datetime]) -> list[datetime]:

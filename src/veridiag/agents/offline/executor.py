@@ -61,6 +61,8 @@ CAUSE_LOOKBACK = timedelta(hours=2)
 CAUSE_LEAD = timedelta(minutes=30)
 #: A change this close after an onset started with it (metrics are sampled once a minute).
 SAME_TIME = timedelta(seconds=60)
+#: Episodes stated as claims, the strongest first (a counter's steps count as one).
+MAX_STATED_EPISODES = 6
 #: A log burst counts as an episode from this many lines.
 MIN_BURST = 3
 #: Words a runbook must share with what was observed to be taken as a source of hypotheses.
@@ -309,15 +311,23 @@ class _Execution:
         )
         self.spotted_metrics = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
         # What moved first, what quietly did not last: the answer leads with the news.
-        self._state_anomalies(spotted)
+        self._state_anomalies(spotted, focus)
         self._state_logs(logs)
         self._state_quiet(series, spotted, focus)
         self._state_changes(changes, spotted, involved or self.services)
 
-    def _state_anomalies(self, spotted: list[Spotted]) -> None:
+    def _state_anomalies(self, spotted: list[Spotted], focus: tuple[datetime, datetime]) -> None:
+        """The strongest episodes; a counter shown as its increase is stated once, by its steps
+        ("+1 at 12:01, 12:31, 13:00"), however many episodes its steps made."""
         self._first_mover(spotted)
-        for item in sorted(spotted, key=lambda item: -item[2].score)[:6]:
-            self.findings.anomaly(*item)
+        episodes: dict[int, Spotted] = {}
+        for item in sorted(spotted, key=lambda item: -item[2].score):
+            episodes.setdefault(id(item[1]) if item[1].increases is not None else id(item[2]), item)
+        for result, series, found in list(episodes.values())[:MAX_STATED_EPISODES]:
+            if series.increases is not None:
+                self.findings.increases(result, series, focus)
+            else:
+                self.findings.anomaly(result, series, found)
 
     def _state_quiet(self, series: list[Series], spotted: list[Spotted], focus: tuple[datetime, datetime]) -> None:
         moved = {item[1].service for item in spotted}

@@ -37,6 +37,8 @@ from veridiag.tools.records import (
 from veridiag.tools.results import ToolCallResult
 
 Quote = tuple[ToolCallResult, str]
+#: Steps of a counter's increases a claim names (each quoting its point line).
+MAX_LISTED_STEPS = 8
 
 
 class PhraseBook(WordModel):
@@ -137,6 +139,34 @@ class Findings:
             factor=factor,
         )
         return self.claim("symptom", text, [(result, found.line), (result, found.peak_line)])
+
+    def increases(self, result: ToolCallResult, series: MetricEvidence, focus: tuple[datetime, datetime]) -> None:
+        """A counter shown as its increase per step: the steps it grew in during ``focus`` — "3
+        times (+1 each)" with the output's totals line when those are all its steps and few,
+        else the first few steps, each quoting its own point line."""
+        found = series.increases
+        steps = [step for step in found.steps if focus[0] <= step.at < focus[1]] if found else []
+        if found is None or not steps:
+            return
+        whole = len(steps) == len(found.steps) <= MAX_LISTED_STEPS
+        steps = steps[:MAX_LISTED_STEPS]
+        sizes = {step.by for step in steps}
+        key = "increases_at" if not whole else "increase_once" if len(steps) == 1 else "increases"
+        separator = self.say("list_separator")
+        text = self.say(
+            "increases_each" if key == "increases" and len(sizes) == 1 else key,
+            service=series.service,
+            metric=series.metric,
+            count=len(steps),
+            times=separator.join(self.clock(step.at) for step in steps),
+            each=format_value(steps[0].by, ""),
+            total=format_value(found.total, ""),
+            steps=separator.join(
+                self.say("increase_step", time=self.clock(step.at), by=format_value(step.by, "")) for step in steps
+            ),
+        )
+        quotes = [(result, found.line)] if whole else []
+        self.claim("symptom", text, [*quotes, *((result, step.line) for step in steps)])
 
     def normal(self, result: ToolCallResult, series: MetricEvidence) -> Claim | None:
         if series.baseline_line is None or series.baseline_median is None:

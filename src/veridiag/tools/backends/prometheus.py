@@ -2,8 +2,10 @@
 
 PromQL is passed through when given; otherwise the metric's kind is read from
 ``/api/v1/metadata`` (else its name) and the PromQL it deserves is rendered (``tools/promql.py``):
-``rate(x_total{service="…"}[5m])``, ``histogram_quantile(0.99, …)``, a gauge as is; the output
-says which kind and why. Calls are retried with backoff and jitter. The window is judged
+``rate(x_total{service="…"}[5m])``, ``histogram_quantile(0.99, …)``, a gauge as is; a counter
+whose steps add a few whole events (restarts) is read raw and shown as its increase per step,
+as the embedded backend shows it; the output says which kind, how it is shown, and why.
+Calls are retried with backoff and jitter. The window is judged
 against the series' own history (read at a coarser step when it is long), and rendered by the
 same code as the embedded backend, so outputs read the same whichever backend answered.
 """
@@ -11,6 +13,7 @@ same code as the embedded backend, so outputs read the same whichever backend an
 from __future__ import annotations
 
 import math
+from dataclasses import replace as copy_with
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any
@@ -31,6 +34,7 @@ from veridiag.tools.promql import (
     kind_from_name,
     metadata_names,
     shown,
+    step_increases,
 )
 from veridiag.tools.records import Evidence, Span
 from veridiag.tools.render import metrics_output
@@ -91,20 +95,36 @@ class PrometheusBackend:
                 return found
         return kind_from_name(metric)
 
-    def _promql(self, args: QueryMetricsArgs) -> tuple[str, Shown | None]:
-        """Raw PromQL as written; else the metric's kind and the PromQL that kind deserves."""
+    def _shown(self, args: QueryMetricsArgs) -> Shown | None:
+        """None for raw PromQL; else the metric's kind and how it is shown (a counter's way maybe
+        still to decide)."""
         if args.promql:
-            return args.promql, None
+            return None
         if not args.metric:
             raise QueryError("query_metrics needs metric (or promql)")
-        matchers = {self.service_label: args.service} if args.service else {}
-        how = shown(
+        return shown(
             self._kind(args.metric), step_seconds=args.step_seconds, function=args.function, quantile=args.quantile
         )
+
+    def _promql(self, args: QueryMetricsArgs, how: Shown | None) -> str:
+        """Raw PromQL as written; else the PromQL the metric's kind deserves."""
+        if how is None or not args.metric:
+            return args.promql or ""
+        matchers = {self.service_label: args.service} if args.service else {}
         try:
-            return how.promql(args.metric, matchers), how
+            return how.promql(args.metric, matchers)
         except PromQLError as exc:
             raise QueryError(str(exc)) from None
+
+    def _series(
+        self, query: str, how: Shown | None, start: datetime, end: datetime, step: int
+    ) -> list[tuple[JsonObject, list[tuple[datetime, float]]]]:
+        """Each series over ``[start, end)`` and its points; a counter shown as its increase is
+        read raw from a step earlier and differenced (``tools/promql.py``)."""
+        if how is None or not how.increase:
+            return [(s, _points(s)) for s in self._range(query, start, end, step)]
+        found = self._range(query, start - timedelta(seconds=step), end, step)
+        return [(s, step_increases(_points(s), since=start)) for s in found]
 
     def _range(self, query: str, start: datetime, end: datetime, step: int) -> list[JsonObject]:
         body = get_json(
@@ -121,18 +141,18 @@ class PrometheusBackend:
         return [series for series in result if isinstance(series, dict)] if isinstance(result, list) else []
 
     def _after(
-        self, query: str, labels: str, start: datetime, end: datetime, step: int
+        self, query: str, how: Shown | None, labels: str, *, start: datetime, end: datetime, step: int
     ) -> list[tuple[datetime, float]]:
         """The series just after the window (as long as it): normal too, when its past is short."""
         try:
             found = (
-                self._range(query, end, min(end + (end - start), datetime.now(UTC)), step)
+                self._series(query, how, end, min(end + (end - start), datetime.now(UTC)), step)
                 if end < datetime.now(UTC)
                 else []
             )
         except (QueryError, UnavailableError):
             return []
-        return next((_points(s) for s in found if _labels(s.get("metric")) == labels), [])
+        return next((points for series, points in found if _labels(series.get("metric")) == labels), [])
 
     def query_metrics(self, args: QueryMetricsArgs) -> ToolOutput:
         now = datetime.now(UTC)
@@ -141,11 +161,19 @@ class PrometheusBackend:
             start = parse_time(args.start, now) if args.start else end - timedelta(hours=1)
             if start >= end:
                 raise QueryError(f"start {iso(start)} must be before end {iso(end)}")
-            query, how = self._promql(args)
-            window = self._range(query, start, end, args.step_seconds)
+            how = self._shown(args)
+            window = None
+            if how is not None and how.kind.kind == "counter" and how.function is None:
+                # the raw counter's steps decide; they are the window already when it is sparse
+                probe = copy_with(how, function="increase")
+                window = self._series(self._promql(args, probe), probe, start, end, args.step_seconds)
+                how = how.decide([v for _series, points in window for _t, v in points])
+            query = self._promql(args, how)
+            if window is None or not how or not how.increase:
+                window = self._series(query, how, start, end, args.step_seconds)
             since = start - max(HISTORY, 4 * (end - start))
             step = max(args.step_seconds, math.ceil((start - since).total_seconds() / MAX_POINTS))
-            history = self._range(query, since, start, step) if window else []
+            history = self._series(query, how, since, start, step) if window else []
         except QueryError as exc:
             return ToolOutput(status="error", error=str(exc), text=f"query_metrics error from prometheus: {exc}")
         except UnavailableError as exc:
@@ -163,14 +191,14 @@ class PrometheusBackend:
         about = how.about() if how else {}
         texts, model_texts, series_details = [], [], []
         evidence: list[Evidence] = []
-        history_by_labels = {_labels(s.get("metric")): s for s in history}
-        for series in window[:MAX_SERIES]:
-            labels = _labels(series.get("metric"))
-            points = _points(series)
+        history_by_labels = {_labels(series.get("metric")): points for series, points in history}
+        for series, points in window[:MAX_SERIES]:
             if not points:
                 continue
-            before = _points(history_by_labels.get(labels, {}))
-            report = judge_window(before, points, partial(self._after, query, labels, start, end, args.step_seconds))
+            labels = _labels(series.get("metric"))
+            before = history_by_labels.get(labels, [])
+            after = partial(self._after, query, how, labels, start=start, end=end, step=args.step_seconds)
+            report = judge_window(before, points, after)
             request = {"promql": query, "series": labels, **about, "start": iso(start), "end": iso(end)}
             span = Span(first=(before or points)[0][0], last=points[-1][0])
             service = _label(series.get("metric"), self.service_label) or args.service or ""
@@ -183,6 +211,7 @@ class PrometheusBackend:
                 history=span,
                 report=report,
                 kind=how.kind.kind if how else None,
+                per_step=how.step_seconds if how and how.increase else None,
             )
             texts.append(rendered.text)
             model_texts.append(rendered.model_text)

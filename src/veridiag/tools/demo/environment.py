@@ -15,7 +15,16 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 
-from veridiag.tools.demo.schema import EnvironmentFile, IncidentFile, Line, LogPattern, Placeholder, Series, Shape
+from veridiag.tools.demo.schema import (
+    Counter,
+    EnvironmentFile,
+    IncidentFile,
+    Line,
+    LogPattern,
+    Placeholder,
+    Series,
+    Shape,
+)
 
 
 @dataclass(frozen=True)
@@ -140,7 +149,8 @@ class DemoEnvironment:
         return sorted(events, key=lambda event: event.ts)
 
     def metrics(self) -> list[MetricPoint]:
-        """Per-minute points for every series; an incident's shape replaces the baseline in its window."""
+        """Per-minute points for every series; an incident's shape replaces the baseline in its window,
+        a counter from its window's start to the end of the day."""
         rng = random.Random(self.shop.seed + 1)
         shaped: dict[tuple[str, str], list[tuple[tuple[datetime, datetime], Shape]]] = {}
         for incident in self.incidents:
@@ -149,11 +159,17 @@ class DemoEnvironment:
                 shaped.setdefault((item.service, item.metric), []).append((window, item.shape))
         points: list[MetricPoint] = []
         for series in self.series():
+            shapes = shaped.get((series.service, series.metric), [])
+            counters = [(window, shape) for window, shape in shapes if isinstance(shape, Counter)]
             for minute in _minutes(self.start, self.end):
                 value = rng.uniform(*series.baseline)
-                for (start, end), shape in shaped.get((series.service, series.metric), []):
-                    if start <= minute < end:
+                for (start, end), shape in shapes:
+                    if start <= minute < end and not isinstance(shape, Counter):
                         value = shape.value((minute - start) / (end - start), (start, end), rng)
+                # A counter holds its count after its window (a drop would read as a reset), and
+                # the counters of one series add up, whichever incident each belongs to.
+                if any(minute >= window[0] for window, _counter in counters):
+                    value = float(sum(counter.count(minute, window) for window, counter in counters))
                 value = max(0.0, value)
                 rounded = round(value, series.decimals) if series.decimals else float(math.floor(value + 0.5))
                 points.append(MetricPoint(series.service, series.metric, series.unit, minute, rounded))

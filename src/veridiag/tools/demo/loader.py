@@ -22,7 +22,7 @@ from pydantic import BaseModel
 
 from veridiag.text.yaml_files import located, parse_yaml, validate_yaml
 from veridiag.tools.demo.environment import DemoEnvironment
-from veridiag.tools.demo.schema import Day, EnvironmentFile, IncidentFile, Line, LogPattern, Placeholder
+from veridiag.tools.demo.schema import Counter, Day, EnvironmentFile, IncidentFile, Line, LogPattern, Placeholder
 
 INCIDENT_FILE = "incident.yaml"
 
@@ -116,6 +116,11 @@ def _check_incident(
             message = f"no series {item.metric} of {item.service} (add it under series: here or in environment.yaml)"
             raise parsed.error(("metrics", index, "metric"), message)
         _check_window(item.window, day, parsed, ("metrics", index, "window"))
+        start, end = item.window or incident.window
+        for number, event in enumerate(item.shape.events if isinstance(item.shape, Counter) else []):
+            if not start <= event <= end:  # a counter counts inside its window, or at its end
+                message = f"a counter's event must lie in its window ({start:%H:%M}–{end:%H:%M}, end included)"
+                raise parsed.error(("metrics", index, "shape", "events", number), message)
     single: tuple[tuple[str, Sequence[Line]], ...] = (("lines", incident.lines), ("changes", incident.changes))
     for field, entries in single:
         for index, entry in enumerate(entries):

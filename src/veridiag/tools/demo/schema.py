@@ -140,15 +140,23 @@ class Sawtooth(_Strict):
 
 
 class Counter(_Strict):
-    """How many of ``events`` (times of day) have happened: a restart counter."""
+    """How many of ``events`` (times of day, inside the window or at its end) have happened: a
+    restart counter. A counter never goes down unless its process resets it, so it does not end
+    with its window: from the window's start to the end of the day it holds what it counted
+    (an event at the window's end is counted then), added to the other counters of its series
+    (``DemoEnvironment.metrics``)."""
 
     kind: Literal["counter"]
     events: list[Clock] = Field(min_length=1)
 
     def value(self, progress: float, window: tuple[datetime, datetime], rng: random.Random) -> float:
         start, end = window
-        now = start + (end - start) * progress
-        return float(sum(start.replace(hour=e.hour, minute=e.minute, second=e.second) <= now for e in self.events))
+        return float(self.count(start + (end - start) * progress, window))
+
+    def count(self, now: datetime, window: tuple[datetime, datetime]) -> int:
+        """Events at or before ``now`` (any time from the window's start on)."""
+        day = window[0]
+        return sum(day.replace(hour=e.hour, minute=e.minute, second=e.second) <= now for e in self.events)
 
 
 class Steps(_Strict):

@@ -1,7 +1,8 @@
 """``query_metrics`` over the embedded file: the window against the series' own history.
 
 A metric's kind comes from its name (the file keeps no metadata); a counter is shown as its
-rate, computed as Prometheus does (``tools/promql.py``), so both backends state the same facts."""
+increase per step when its steps add a few whole events, else as its rate — decided and
+computed as the Prometheus backend does (``tools/promql.py``), so both state the same facts."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._logs import from_ms
-from veridiag.tools.promql import Shown, counter_rate, kind_from_name, shown
+from veridiag.tools.promql import LOOKBACK_SECONDS, Shown, at_steps, counter_rate, kind_from_name, shown, step_increases
 from veridiag.tools.records import MetricEvidence, Span
 from veridiag.tools.render import metrics_output
 from veridiag.tools.results import ToolOutput
@@ -77,20 +78,29 @@ def query_metrics(
         message = "; ".join([f"no metric {args.metric!r} for service {args.service!r}", *what])
         return ToolOutput(status="no_data", text=message, retrieval_details={"known": [list(k) for k in known]})
     service, metric = args.service, args.metric
+    raw = _points(conn, service, metric, start, end)
+    steps = None
+    if how.kind.kind == "counter" and how.function is None:
+        steps = _increases(conn, service, metric, raw, start=start, end=end, step_seconds=how.step_seconds)
+        how = how.decide([v for _t, v in steps])
     unit = how.unit(found[0][2])
 
-    def read(points: list[tuple[datetime, float]]) -> list[tuple[datetime, float]]:
-        return _as_shown(conn, service, metric, points, how)
+    def read(points: list[tuple[datetime, float]], since: datetime, until: datetime) -> list[tuple[datetime, float]]:
+        return _as_shown(conn, service, metric, points, how=how, start=since, end=until)
 
-    window = read(_points(conn, service, metric, start, end))
+    window = steps if steps is not None and how.increase else read(raw, start, end)
     request = {"service": service, "metric": metric, **how.about(), "start": iso(start), "end": iso(end)}
     if not window:
         span = metric_span(conn, service, metric)
         covered = f"{iso(span.first)} – {iso(span.last)}" if span else "nothing"
         message = f"no points of {service}/{metric} between {iso(start)} and {iso(end)} (data covers {covered})"
         return ToolOutput(status="no_data", text=message, retrieval_details={"window": [iso(start), iso(end)]})
-    history = read(_history(conn, service, metric, start, end))
-    report = judge_window(history, window, lambda: read(_points(conn, service, metric, end, end + (end - start))))
+    past = _history(conn, service, metric, start, end)
+    # the history's steps fall on the window's grid, as a Prometheus range query's would
+    step = timedelta(seconds=how.step_seconds)
+    history = read(past, start - ((start - past[0][0]) // step) * step, start) if past else []
+    later = end + (end - start)
+    report = judge_window(history, window, lambda: read(_points(conn, service, metric, end, later), end, later))
     everything = history or window
     span = Span(first=everything[0][0], last=window[-1][0])
     rendered, evidence = metrics_output(
@@ -102,6 +112,7 @@ def query_metrics(
         history=span,
         report=report,
         kind=how.kind.kind,
+        per_step=how.step_seconds if how.increase else None,
     )
     return ToolOutput(
         status="ok",
@@ -169,16 +180,45 @@ def _points(
 
 
 def _as_shown(
-    conn: sqlite3.Connection, service: str, metric: str, points: list[tuple[datetime, float]], how: Shown
+    conn: sqlite3.Connection,
+    service: str,
+    metric: str,
+    points: list[tuple[datetime, float]],
+    *,
+    how: Shown,
+    start: datetime,
+    end: datetime,
 ) -> list[tuple[datetime, float]]:
-    """A counter's points as its rate (or increase); the range before the first point is read
-    too, so the first points are rated as Prometheus would rate them. Other kinds as stored."""
+    """A counter's points (``points``: its raw ones in ``[start, end)``) as its increase per
+    step or its rate; the range before the first point is read too, so the first points are
+    rated as Prometheus would rate them. Other kinds as stored."""
     if how.kind.kind != "counter" or not points:
         return points
+    if how.increase:
+        return _increases(conn, service, metric, points, start=start, end=end, step_seconds=how.step_seconds)
     first = points[0][0]
     lead = _points(conn, service, metric, first - timedelta(seconds=how.range_seconds), first)
     rated = counter_rate([*lead, *points], range_seconds=how.range_seconds, per_second=how.function != "increase")
     return [(moment, value) for moment, value in rated if moment >= first]
+
+
+def _increases(
+    conn: sqlite3.Connection,
+    service: str,
+    metric: str,
+    points: list[tuple[datetime, float]],
+    *,
+    start: datetime,
+    end: datetime,
+    step_seconds: int,
+) -> list[tuple[datetime, float]]:
+    """The counter's increase at each step instant of ``[start, end)``, from its raw ``points``
+    there and, before them, what gives its value at the instant before ``start``."""
+    before = start - timedelta(seconds=step_seconds)
+    until = points[0][0] if points else end
+    lead = _points(conn, service, metric, before - timedelta(seconds=LOOKBACK_SECONDS), until)
+    stepped = at_steps([*lead, *points], start=before, end=end, step_seconds=step_seconds)
+    return step_increases(stepped, since=start)
 
 
 def _history(
