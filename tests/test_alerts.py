@@ -11,7 +11,7 @@ import threading
 import time
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from fastapi.testclient import TestClient
@@ -125,7 +125,7 @@ def test_an_alertmanager_v4_payload_reads_into_alerts() -> None:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_the_question_names_the_alert_its_service_place_and_notes_and_the_window_is_given(lang: str) -> None:
+def test_the_question_names_alert_service_place_and_notes_and_the_window_is_given(lang: Literal["zh", "en"]) -> None:
     later = am_alert(
         "f2", startsAt="2026-07-07T10:20:00Z", labels={"alertname": "PaymentErrors", "service": "payment-service"}
     )
