@@ -7,6 +7,10 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 from datetime import UTC, datetime
@@ -399,3 +403,51 @@ def test_the_worker_runs_a_job_to_a_completed_session_anchored_at_the_alert(asse
     assert session is not None and session.status == "completed" and session.verdict
     assert session.plan is not None and session.plan["start"] == "2026-07-07T09:35:00Z"
     assert session.final_answer and "alert's startsAt" in session.final_answer.splitlines()[0]
+
+
+def test_a_worker_killed_mid_diagnosis_loses_nothing(tmp_path: Path) -> None:
+    """``veridiag worker`` is killed (-9) while its diagnosis waits on a metrics server that never
+    answers; once the lease runs out another worker takes the job and completes it."""
+    home = tmp_path / "home"
+    assembly = assemble(Settings(home=home))
+    settings = AlertSettings(lease_seconds=2, poll_seconds=0.1)
+    queue = job_queue(assembly.store, settings)
+    [job_id] = queue.enqueue([[_alert("killed-1")]], [], _spec).jobs
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        env = {
+            **os.environ,
+            "VERIDIAG_HOME": str(home),
+            "VERIDIAG_TOOLS__METRICS": "prometheus",
+            "VERIDIAG_PROMETHEUS__URL": f"http://127.0.0.1:{silent.getsockname()[1]}",
+            "VERIDIAG_ALERTS__LEASE_SECONDS": "2",
+            "VERIDIAG_ALERTS__POLL_SECONDS": "0.1",
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "veridiag", "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while (job := queue.get(job_id)) is not None and job.session_id is None and time.monotonic() < deadline:
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                time.sleep(0.05)
+            assert job is not None and job.status == "running" and job.session_id, job
+            time.sleep(0.5)
+            process.kill()
+            process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    first_session = job.session_id
+    killed = queue.get(job_id)
+    assert killed is not None and killed.status == "running" and killed.attempts == 1
+    assert Worker(queue, assembly.pipeline).run_one() is None  # its lease still holds
+    time.sleep(2.2)
+    done = Worker(queue, assembly.pipeline).run_one()
+    assert done is not None and done.id == job_id and done.status == "done" and done.attempts == 2
+    assert done.session_id and done.session_id != first_session
+    completed = assembly.store.get_session(done.session_id)
+    assert completed is not None and completed.status == "completed" and completed.verdict
+    abandoned = assembly.store.get_session(first_session)
+    assert abandoned is not None and abandoned.status == "interrupted"  # its process is gone

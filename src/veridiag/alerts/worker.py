@@ -47,6 +47,9 @@ class Worker:
     pipeline: DiagnosisPipeline
     concurrency: int = 1
     poll_seconds: float = 1.0
+    #: How often a running job's lease is renewed besides at each stage: a stage that takes long
+    #: (a model call, a slow backend) must not look like a dead worker. A third of the lease.
+    heartbeat_seconds: float = 200.0
     name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
     _stopping: threading.Event = field(default_factory=threading.Event, init=False)
     _threads: list[threading.Thread] = field(default_factory=list, init=False)
@@ -64,6 +67,9 @@ class Worker:
         def progress(stage: str, _details: JsonObject) -> None:
             self.queue.heartbeat(job.id, owner, progress=stage)
 
+        running = threading.Event()
+        beat = threading.Thread(target=self._beat, args=(job.id, owner, running), daemon=True)
+        beat.start()
         try:
             result = self.pipeline.run(
                 job.question,
@@ -75,8 +81,18 @@ class Worker:
         except Exception as exc:  # the pipeline fails closed itself: this is the store or the host
             log.exception("alert job %s: attempt %d raised", job.id, job.attempts)
             return self.queue.fail(job.id, owner, f"{exc.__class__.__name__}: {exc}")
+        finally:
+            running.set()
+            beat.join()
         self.queue.finish(job.id, owner, session_id=result.session_id)
         return self.queue.get(job.id)
+
+    def _beat(self, job_id: str, owner: str, done: threading.Event) -> None:
+        while not done.wait(self.heartbeat_seconds):
+            try:
+                self.queue.heartbeat(job_id, owner)
+            except Exception:  # the store is briefly away: the next beat (or stage) tries again
+                log.warning("alert job %s: lease renewal failed", job_id, exc_info=True)
 
     def _loop(self, slot: int) -> None:
         while not self._stopping.is_set():
@@ -104,3 +120,14 @@ class Worker:
     def wait(self) -> None:
         """Blocks until ``stop()`` (from a signal handler or another thread)."""
         self._stopping.wait()
+
+
+def from_settings(queue: JobQueue, pipeline: DiagnosisPipeline, settings: AlertSettings, concurrency: int) -> Worker:
+    """A worker on ``queue`` as configured: its polling and a lease renewed three times a lease."""
+    return Worker(
+        queue,
+        pipeline,
+        concurrency=concurrency,
+        poll_seconds=settings.poll_seconds,
+        heartbeat_seconds=settings.lease_seconds / 3,
+    )

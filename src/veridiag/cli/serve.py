@@ -102,14 +102,10 @@ def serve(
     # (alerts.serve_workers=0): one command is a working alert intake.
     alert_worker = None
     if config.alerts.serve_workers:
-        from veridiag.alerts.worker import Worker
+        from veridiag.alerts.worker import from_settings
 
-        alert_worker = Worker(
-            app.state.alert_queue,
-            app.state.assembly.pipeline,
-            concurrency=config.alerts.serve_workers,
-            poll_seconds=config.alerts.poll_seconds,
-        )
+        queue, pipeline = app.state.alert_queue, app.state.assembly.pipeline
+        alert_worker = from_settings(queue, pipeline, config.alerts, config.alerts.serve_workers)
         alert_worker.start()
     try:
         server.run(sockets=[sock])

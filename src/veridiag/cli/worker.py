@@ -19,7 +19,7 @@ def worker(
     """Run queued alert diagnoses until stopped (Ctrl-C / SIGTERM); an unfinished one is taken
     again by another worker once its lease runs out."""
     from veridiag.agents.llm import LLMConfigError
-    from veridiag.alerts.worker import Worker, job_queue
+    from veridiag.alerts.worker import from_settings, job_queue
     from veridiag.gatekeeper import RulesetError
     from veridiag.pipeline.factory import assemble, build_home_apart
     from veridiag.store import StoreError
@@ -32,12 +32,7 @@ def worker(
     except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
         raise fail(str(exc)) from None
     threads = concurrency or max(1, config.alerts.serve_workers)
-    running = Worker(
-        job_queue(assembly.store, config.alerts),
-        assembly.pipeline,
-        concurrency=threads,
-        poll_seconds=config.alerts.poll_seconds,
-    )
+    running = from_settings(job_queue(assembly.store, config.alerts), assembly.pipeline, config.alerts, threads)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: running.stop(timeout=0))
     err.print(f"veridiag worker {running.name}: {threads} at once (engine {assembly.engine})")
