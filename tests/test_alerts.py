@@ -126,6 +126,8 @@ def test_an_alertmanager_v4_payload_reads_into_alerts() -> None:
     assert alert.starts_at == datetime(2026, 7, 7, 10, 5, tzinfo=UTC)
     assert alert.ends_at is None  # Alertmanager's zero time: not ended
     assert alert.service == "payment-service"
+    claimed = {**am_payload(am_alert()), "source": "pagerduty"}  # a body cannot name another sender
+    assert AlertmanagerWebhook.model_validate(claimed).received()[0].source == "alertmanager"
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])

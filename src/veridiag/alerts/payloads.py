@@ -8,9 +8,9 @@ diagnosis needs are required.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import ClassVar, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from veridiag.contracts.alerts import AlertSource, AlertStatus, ReceivedAlert
 from veridiag.contracts.json import JsonObject
@@ -62,8 +62,9 @@ class AlertmanagerWebhook(_Body):
     external_url: str = Field(default="", alias="externalURL")
     alerts: list[WebhookAlert] = Field(max_length=MAX_ALERTS)
 
-    #: Whose format this is: Grafana's webhook reuses it under its own name.
-    source: AlertSource = Field(default="alertmanager", exclude=True)
+    #: Whose format this is: Grafana's webhook reuses it under its own name (not a field: a
+    #: body cannot claim another sender).
+    source: ClassVar[AlertSource] = "alertmanager"
 
     def received(self) -> list[ReceivedAlert]:
         return [alert.received(self.source) for alert in self.alerts]
@@ -74,7 +75,7 @@ class GrafanaWebhook(AlertmanagerWebhook):
     fields of its own (``orgId``, ``title``, ``state``, ``message``, per-alert ``values``)."""
 
     version: Literal["1"] = "1"  # type: ignore[assignment]
-    source: AlertSource = Field(default="grafana", exclude=True)
+    source: ClassVar[AlertSource] = "grafana"
 
 
 class PagerDutyIncident(_Body):
@@ -107,13 +108,18 @@ class PagerDutyEvent(_Body):
     #: Shaped by ``event_type`` (a ping's data is not an incident): read as one only for the
     #: incident events above.
     data: JsonObject
-    incident: PagerDutyIncident | None = Field(default=None, exclude=True)
+    _incident: PagerDutyIncident | None = PrivateAttr(default=None)
+
+    @property
+    def incident(self) -> PagerDutyIncident | None:
+        """The incident of an incident event (read while validating, so a bad one is a 422)."""
+        return self._incident
 
     @model_validator(mode="after")
     def _read_incident(self) -> PagerDutyEvent:
         if self.event_type in _PAGERDUTY_STATUS:
             try:
-                object.__setattr__(self, "incident", PagerDutyIncident.model_validate(self.data))
+                self._incident = PagerDutyIncident.model_validate(self.data)
             except ValidationError as error:
                 first = error.errors()[0]
                 place = ".".join(str(part) for part in ("data", *first["loc"]))
