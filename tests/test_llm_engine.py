@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from veridiag.agents.llm import LLMConfigError, llm_roles
 from veridiag.agents.llm.evidence_tools import EvidenceTools
 from veridiag.agents.llm.model_call import RoleModel
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
+from veridiag.contracts.plan import GivenTime, Plan
 from veridiag.pipeline import DiagnosisPipeline, DiagnosisResult
 from veridiag.store import SessionStore
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -272,6 +274,21 @@ def test_llm_planner_cannot_invent_a_service_or_window(
     assert session.plan["services"] == ["order-service", "payment-service"]  # the draft's, from 订单 and 支付
     assert session.plan["start"] == "2026-06-30T16:00:00Z"  # the draft's: a week back from the data's end
     assert set(_calls(result, "planner")[0]["usage"]["kept_from_draft"]) == {"skill", "service", "start", "end"}
+
+
+def test_llm_planner_cannot_move_a_given_window(
+    store: SessionStore, demo_env: EmbeddedEnvironment, tmp_path: Path
+) -> None:
+    def planner(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        plan = {"skill": "generic", "start": "2026-07-07T08:00:00Z", "end": "2026-07-07T09:00:00Z", "steps": []}
+        return ModelResponse(parts=[TextPart(json.dumps(plan))])
+
+    moment = GivenTime(at=datetime(2026, 7, 7, 10, 5, tzinfo=UTC), source="alert's startsAt")
+    result = _pipeline(store, demo_env, tmp_path, {"planner": planner}).run(QUESTION, given_time=moment)
+    session = store.get_session(result.session_id)
+    assert session is not None and session.plan is not None
+    assert session.plan["start"] == "2026-07-07T09:35:00Z"  # anchored at the given moment, not the model's
+    assert Plan.model_validate(session.plan).time.kind == "given"
 
 
 def test_planner_prose_instead_of_json_falls_back_to_the_draft(

@@ -5,6 +5,7 @@ the last failure, is raised as it was."""
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,3 +35,11 @@ class Backoff:
             sleep=self.sleep,
             reraise=True,
         )
+
+    def wait(self, attempt: int) -> float:
+        """The wait after failed attempt ``attempt`` (1-based) as a number, for a caller that
+        stores when to come back instead of sleeping (a queued job's ``next_run_at``): the curve
+        ``retrying`` sleeps, as tenacity's ``wait_exponential_jitter`` computes it."""
+        exponent = min(max(0, attempt - 1), 60)  # 2**60 s is already past any max_wait
+        wait: float = self.first_wait * 2**exponent + random.uniform(0, self.first_wait)
+        return min(wait, self.max_wait)

@@ -176,6 +176,29 @@ class DeliverySettings(BaseModel):
         return value.rstrip("/")
 
 
+class AlertSettings(BaseModel):
+    """Alert intake (``/api/v1/alerts/*``) and the workers that run its diagnoses."""
+
+    #: The language alert questions (and so their answers) are worded in.
+    language: Literal["zh", "en"] = "en"
+    #: Shared secrets of HMAC-signed deliveries (``X-PagerDuty-Signature``,
+    #: ``X-Grafana-Alerting-Signature``); when set, that sender's deliveries need a valid
+    #: signature or a bearer token.
+    pagerduty_secret: SecretStr = SecretStr("")
+    grafana_secret: SecretStr = SecretStr("")
+    #: Threads of the worker ``veridiag serve`` runs in its own process; 0 leaves the queue to
+    #: ``veridiag worker`` processes.
+    serve_workers: int = Field(default=1, ge=0, le=64)
+    #: Attempts per job: a run that raises, or whose worker dies (lease expired), is tried again.
+    max_attempts: int = Field(default=3, ge=1, le=20)
+    #: How long a claimed job stays a worker's without news from it (renewed at each stage).
+    lease_seconds: float = Field(default=600.0, gt=0, le=86_400)
+    retry_first_wait_seconds: float = Field(default=30.0, ge=0, le=3600)
+    retry_max_wait_seconds: float = Field(default=900.0, ge=0, le=86_400)
+    #: How often an idle worker looks for due jobs.
+    poll_seconds: float = Field(default=1.0, gt=0, le=60)
+
+
 LLMProvider = Literal["openai", "anthropic", "google"]
 LLMRole = Literal["planner", "executor", "verifier", "composer"]
 
@@ -271,6 +294,7 @@ class Settings(BaseSettings):
     llm: LLMSettings = LLMSettings()
     #: Posting finished sessions to Slack, Feishu/Lark, DingTalk, WeCom or a JSON webhook.
     delivery: DeliverySettings = DeliverySettings()
+    alerts: AlertSettings = AlertSettings()
     #: The zone people ask in (``Asia/Shanghai``): times in questions without an offset are read
     #: in it. Tool outputs and stored times stay in UTC.
     timezone: str = "UTC"

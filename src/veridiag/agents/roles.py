@@ -12,7 +12,7 @@ from typing import Literal, Protocol
 
 from veridiag.agents.reply import TEMPLATE, Engine, RoleReply
 from veridiag.contracts.composer import ComposerInput
-from veridiag.contracts.plan import Plan
+from veridiag.contracts.plan import GivenTime, Plan
 from veridiag.contracts.verifier import RetryContext, VerifierPayload
 from veridiag.tools.runner import ToolRunner
 
@@ -21,6 +21,9 @@ from veridiag.tools.runner import ToolRunner
 class PlanRequest:
     question: str
     lang: str
+    #: A moment given with the question (an alert's start): the window is anchored there,
+    #: whatever the question's words say.
+    given_time: GivenTime | None = None
 
 
 @dataclass

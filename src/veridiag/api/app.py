@@ -17,6 +17,8 @@ from starlette.exceptions import HTTPException
 from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
 
 from veridiag import __version__
+from veridiag.alerts.worker import job_queue
+from veridiag.api.alerts import alerts
 from veridiag.api.docs import ASSETS_URL, assets, docs
 from veridiag.api.errors import error_response
 from veridiag.api.guards import AllowedHosts, BodyLimit, RateLimit, RateLimiter, RequestContext, allowed_hosts
@@ -46,6 +48,8 @@ def create_app(
     app.state.sessions = Sessions(secret, settings.tokens)
     app.state.open_metrics = settings.api_open_metrics
     app.state.rate_limiter = RateLimiter(settings.api_rate_limit) if settings.api_rate_limit else None
+    app.state.alert_settings = settings.alerts
+    app.state.alert_queue = job_queue(app.state.assembly.store, settings.alerts)
     # add_middleware wraps what is there: the last added runs first (see api/guards.py).
     metrics = app.state.metrics
     app.add_middleware(RateLimit, metrics=metrics)
@@ -69,6 +73,7 @@ def application() -> FastAPI:
         redoc_url=None,
     )
     app.include_router(api)
+    app.include_router(alerts)
     app.include_router(ops)
     app.include_router(signin)
     app.include_router(workbench)

@@ -20,6 +20,7 @@ from veridiag.cli.data import data_app, db_app, kb_app, tools_app
 from veridiag.cli.llm import llm_app
 from veridiag.cli.mcp import mcp
 from veridiag.cli.serve import serve
+from veridiag.cli.worker import worker
 from veridiag.contracts.schemas import SCHEMA_FILES
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ app.add_typer(llm_app, name="llm")
 app.command()(ask)
 app.command()(serve)
 app.command()(mcp)
+app.command()(worker)
 
 RulesOption = Annotated[
     Path | None,

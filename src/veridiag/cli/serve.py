@@ -70,7 +70,8 @@ def serve(
     port: PortOption = 8080,
     insecure_no_auth: InsecureOption = False,
 ) -> None:
-    """Serve /api/v1 (chat, sessions, audit, rules), /metrics, /healthz and the workbench at /."""
+    """Serve /api/v1 (chat, sessions, audit, rules, alert intake), /metrics, /healthz and the
+    workbench at /; queued alert diagnoses run here too unless alerts.serve_workers=0."""
     import uvicorn
 
     from veridiag.agents.llm import LLMConfigError
@@ -97,4 +98,17 @@ def serve(
     # Forwarded headers are believed only from api_trusted_proxies (the app applies them), not
     # from whatever uvicorn trusts by default.
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False))
-    server.run(sockets=[sock])
+    # Alert diagnoses run beside the server in this process unless left to `veridiag worker`s
+    # (alerts.serve_workers=0): one command is a working alert intake.
+    alert_worker = None
+    if config.alerts.serve_workers:
+        from veridiag.alerts.worker import from_settings
+
+        queue, pipeline = app.state.alert_queue, app.state.assembly.pipeline
+        alert_worker = from_settings(queue, pipeline, config.alerts, config.alerts.serve_workers)
+        alert_worker.start()
+    try:
+        server.run(sockets=[sock])
+    finally:
+        if alert_worker is not None:
+            alert_worker.stop(timeout=0)  # an unfinished diagnosis is taken again after its lease

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veridiag.contracts.json import JsonObject
 
@@ -43,6 +43,18 @@ class PlanTime(BaseModel):
     anchor_source: str | None = None
     #: A point in time asked about ("at 14:00"), inside its window.
     at: str | None = None
+
+
+class GivenTime(BaseModel):
+    """A moment handed in with the question rather than read from its words (an alert's
+    ``startsAt``): the planner anchors the window at it as it does "at 14:00", and the answer's
+    scope line names ``source`` instead of a phrase of the question."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    at: AwareDatetime
+    #: How the moment was given, as the scope line shows it ("alert startsAt").
+    source: str = Field(min_length=1, max_length=200)
 
 
 class Plan(BaseModel):

@@ -53,7 +53,10 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
         "focus_end": _show(focus_end, zone) if focus_end else "",
     }
     narrowed = focus_start is not None and (focus_start, focus_end) != (start, end)
-    keys = ("focus", "question") if plan.explicit_time else ("chosen", "recent")
+    if plan.time.kind == "given":  # a moment handed in (an alert's start), not words of the question
+        keys = ("given_focus", "given")
+    else:
+        keys = ("focus", "question") if plan.explicit_time else ("chosen", "recent")
     key = keys[0] if narrowed else keys[1]
     if key == "chosen" and scope.chosen == "asked_lines":
         key = "anchored"

@@ -27,7 +27,7 @@ from veridiag.contracts.audit import EngineUsage, FailedEvaluation, PartialRun, 
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult
 from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import parse_executor_output
-from veridiag.contracts.plan import Plan
+from veridiag.contracts.plan import GivenTime, Plan
 from veridiag.contracts.verifier import RetryContext, VerifierEvaluation
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.pipeline.audit import round_record, self_evaluation
@@ -105,6 +105,8 @@ class DiagnosisRun:
     stage: str = "plan"
     role_calls: list[RoleCall] = field(default_factory=list)
     plan: Plan | None = None
+    #: A moment given with the question (an alert's start) that anchors the window.
+    given_time: GivenTime | None = None
 
     def emit(self, progress: StageProgress) -> None:
         """Progress for this run only; every event names its session, so a listener can check
@@ -181,12 +183,14 @@ class DiagnosisPipeline:
         session_id: str | None = None,
         on_session: Callable[[str], None] | None = None,
         progress: Progress | None = None,
+        given_time: GivenTime | None = None,
     ) -> DiagnosisResult:
         """Diagnose ``question``. ``on_session`` runs once the session exists (eval fixtures
-        record their invocations there); ``progress(stage, details)`` hears each stage."""
+        record their invocations there); ``progress(stage, details)`` hears each stage;
+        ``given_time`` anchors the window at a moment passed in, not read from the words."""
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id)
-        run = DiagnosisRun(session.id, question, lang, progress or _silent)
+        run = DiagnosisRun(session.id, question, lang, progress or _silent, given_time=given_time)
         run.emit(SessionStarted(lang=lang))
         try:
             if on_session is not None:
@@ -281,7 +285,7 @@ class DiagnosisPipeline:
 
     def _plan(self, run: DiagnosisRun) -> Plan:
         started = time.perf_counter()
-        reply = self.roles.planner.plan(PlanRequest(question=run.question, lang=run.lang))
+        reply = self.roles.planner.plan(PlanRequest(question=run.question, lang=run.lang, given_time=run.given_time))
         run.timings["planner_ms"] = _ms(started)
         run.record("planner", reply)
         parsed = parse_executor_output(reply.text)

@@ -25,6 +25,7 @@ from sqlalchemy import (
     LargeBinary,
     String,
     Text,
+    UniqueConstraint,
     text,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -110,3 +111,61 @@ class ToolInvocation(Base):
     error: Mapped[str | None] = mapped_column(Text)
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     latency_ms: Mapped[float] = mapped_column(Float)
+
+
+#: The alert intake's queue (migration 0005): a job row per diagnosis to run, an alert row per
+#: alert received. Not session tables: a job links to the session its attempt opened.
+JOB_STATUS_CHECK = "status IN ('queued', 'running', 'done', 'failed')"
+ALERT_STATUS_CHECK = "status IN ('firing', 'resolved')"
+
+
+class AlertJobRow(Base):
+    __tablename__ = "alert_job"
+    __table_args__ = (
+        CheckConstraint(JOB_STATUS_CHECK, name="ck_alert_job_status"),
+        # What a claim looks for: due queued jobs, and running ones whose lease ran out.
+        Index("ix_alert_job_status_next_run_at", "status", "next_run_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    source: Mapped[str] = mapped_column(String(16))
+    service: Mapped[str] = mapped_column(String(255))
+    question: Mapped[str] = mapped_column(Text)
+    lang: Mapped[str] = mapped_column(String(8))
+    given_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    given_source: Mapped[str] = mapped_column(String(255))
+    status: Mapped[str] = mapped_column(String(16))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    max_attempts: Mapped[int] = mapped_column(Integer)
+    next_run_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    lease_owner: Mapped[str | None] = mapped_column(String(255))
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    session_id: Mapped[str | None] = mapped_column(String(40))
+    progress: Mapped[str | None] = mapped_column(String(32))
+    error: Mapped[str | None] = mapped_column(Text)
+
+
+class AlertRow(Base):
+    __tablename__ = "alert"
+    __table_args__ = (
+        CheckConstraint(ALERT_STATUS_CHECK, name="ck_alert_status"),
+        # A repeated delivery names the same alert: it is recorded once and diagnosed once.
+        UniqueConstraint("source", "fingerprint", "starts_at", name="uq_alert_source_fingerprint_starts_at"),
+        Index("ix_alert_job_id", "job_id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    source: Mapped[str] = mapped_column(String(16))
+    fingerprint: Mapped[str] = mapped_column(String(200))
+    starts_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    ends_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    status: Mapped[str] = mapped_column(String(16))
+    alertname: Mapped[str] = mapped_column(String(500))
+    service: Mapped[str] = mapped_column(String(255))
+    labels: Mapped[JsonObject] = mapped_column(JsonType)
+    annotations: Mapped[JsonObject] = mapped_column(JsonType)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    resolved_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    job_id: Mapped[str | None] = mapped_column(String(40), ForeignKey("alert_job.id", ondelete="SET NULL"))

@@ -704,11 +704,17 @@ def _extent(atom: _Atom, ctx: _Context, default_day: date | None = None) -> _Ext
     return None
 
 
-def _around(point: datetime, ctx: _Context) -> tuple[datetime, datetime]:
+def around(point: datetime, anchor: datetime) -> tuple[datetime, datetime]:
+    """The window of a point in time P: [P − 30 min, P + 2 h), its end clipped to ``anchor``
+    ("now") but keeping a minute after P. Questions ("at 14:00") and alerts (``startsAt``) alike."""
     end = point + _AFTER_POINT
-    if point < ctx.anchor:
-        end = min(end, max(ctx.anchor, point + _MIN_AFTER))
+    if point < anchor:
+        end = min(end, max(anchor, point + _MIN_AFTER))
     return point - _BEFORE_POINT, end
+
+
+def _around(point: datetime, ctx: _Context) -> tuple[datetime, datetime]:
+    return around(point, ctx.anchor)
 
 
 _SINCE_BEFORE = re.compile(

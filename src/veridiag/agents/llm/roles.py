@@ -91,8 +91,14 @@ class LLMPlanner(ModelRole):
         parsed = parse_executor_output(self.answered(outcome).text)
         if not parsed.ok or not isinstance(parsed.value, dict):
             raise EngineFailedError("plan is not a JSON object", outcome.usage)
-        plan, overridden = _merge_plan(draft, parsed.value, services)
+        # A given moment (an alert's start) fixes the window: the model may not move it.
+        proposed = parsed.value if request.given_time is None else _without(parsed.value, ("start", "end"))
+        plan, overridden = _merge_plan(draft, proposed, services)
         return self.answered(outcome, _dump(plan), kept_from_draft=overridden)
+
+
+def _without(proposed: JsonObject, keys: tuple[str, ...]) -> JsonObject:
+    return {key: value for key, value in proposed.items() if key not in keys}
 
 
 def _merge_plan(draft: JsonObject, proposed: JsonObject, services: list[str]) -> tuple[JsonObject, list[str]]:

@@ -24,9 +24,9 @@ from veridiag.agents.offline.skills import DataShape, aliases, choose_skill
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import PlanRequest
 from veridiag.contracts.audit import EngineUse
-from veridiag.contracts.plan import Plan, PlanTime
+from veridiag.contracts.plan import GivenTime, Plan, PlanTime
 from veridiag.text.render import iso
-from veridiag.text.when import TimeWindow, interpret_time
+from veridiag.text.when import TimeWindow, around, interpret_time
 from veridiag.tools.records import Span
 
 _ORDER = re.compile(r"(?:订单|order)\s*(?:id|号|#)?\s*[:=：#]?\s*([A-Za-z0-9-]*\d[A-Za-z0-9-]*)", re.IGNORECASE)
@@ -59,6 +59,32 @@ class Window:
     found: TimeWindow | None
     anchor: datetime
     anchor_source: str
+    #: The moment given with the question (an alert's start), when there was one.
+    given: GivenTime | None = None
+
+    @property
+    def explicit(self) -> bool:
+        return self.found is not None or self.given is not None
+
+    def time(self, timezone: str) -> PlanTime:
+        """How the window was chosen, for the plan (and the answer's scope line)."""
+        at: datetime | None = None
+        if self.given is not None:
+            phrase, kind, at = self.given.source, "given", self.given.at
+        elif self.found is not None:
+            phrase, kind = self.found.phrase, self.found.kind
+            # A point in time ("at 14:00") is 30 minutes into its window: the moment asked about.
+            at = self.start + AROUND_LEAD if kind == "around" else None
+        else:
+            phrase, kind = None, "recent_history"
+        return PlanTime(
+            phrase=phrase,
+            kind=kind,
+            timezone=timezone,
+            anchor=iso(self.anchor),
+            anchor_source=self.anchor_source,
+            at=iso(at) if at is not None else None,
+        )
 
 
 def named_services(question: str, known: list[str]) -> tuple[list[str], bool]:
@@ -96,13 +122,13 @@ class OfflinePlanner:
         self.live = live
 
     def plan(self, request: PlanRequest) -> RoleReply:
-        plan = json.dumps(self.make_plan(request.question).stored(), ensure_ascii=False)
+        plan = json.dumps(self.make_plan(request.question, request.given_time).stored(), ensure_ascii=False)
         return RoleReply(text=plan, answered_by=EngineUse(engine=self.name))
 
-    def make_plan(self, question: str) -> Plan:
+    def make_plan(self, question: str, given_time: GivenTime | None = None) -> Plan:
         known = self.environment.services()
         services, exact = named_services(question, known)
-        window = self._window(question, services)
+        window = self._window(question, services, given_time)
         # The data's names say something of the services asked about, nothing when none was named.
         shape = self._shape(services) if services else self._shape(known, names=False)
         skill = choose_skill(question, shape)
@@ -116,27 +142,22 @@ class OfflinePlanner:
             order_id=order.group(1) if order else None,
             start=iso(window.start),
             end=iso(window.end),
-            explicit_time=window.found is not None,
-            time=PlanTime(
-                phrase=window.found.phrase if window.found else None,
-                kind=window.found.kind if window.found else "recent_history",
-                timezone=self.timezone,
-                anchor=iso(window.anchor),
-                anchor_source=window.anchor_source,
-                # A point in time ("at 14:00") is 30 minutes into its window: the moment asked about.
-                at=iso(window.start + AROUND_LEAD) if window.found and window.found.kind == "around" else None,
-            ),
+            explicit_time=window.explicit,
+            time=window.time(self.timezone),
             runbook_terms=skill.runbook_terms,
             steps=list(skill.steps),
         )
 
-    def _window(self, question: str, services: list[str]) -> Window:
+    def _window(self, question: str, services: list[str], given: GivenTime | None = None) -> Window:
         if self.live:
             anchor, source = datetime.now(UTC), "clock"
         else:
             latest = [t for s in services if (t := self.environment.data_end(s)) is not None]
             anchor = max(latest) if latest else (self.environment.data_end(None) or datetime.now(UTC))
             source = "data of " + ", ".join(services) if latest else "data"
+        if given is not None:  # given, not read: the question's own time words do not move it
+            start, end = around(given.at.astimezone(UTC), anchor)
+            return Window(start, end, None, anchor, source, given)
         found = interpret_time(question, anchor=anchor, tz=ZoneInfo(self.timezone))
         if found is not None:
             return Window(found.start, found.end, found, anchor, source)

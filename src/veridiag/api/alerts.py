@@ -1,0 +1,116 @@
+"""``/api/v1/alerts/{alertmanager,grafana,pagerduty}``: alert intake. Each delivery is recorded
+and its new firing alerts queued as diagnoses (one per service); the answer is ``202`` with the
+job ids — the workers run them (``veridiag worker``, or ``serve``'s own). A bad body is a 422
+naming the field, as the sender wrote it.
+
+Auth: the API's bearer tokens (Alertmanager's ``http_config.authorization``, Grafana's
+authorization header). A sender that signs (PagerDuty, Grafana with an HMAC secret) may sign
+instead once ``alerts.pagerduty_secret`` / ``alerts.grafana_secret`` is set; a wrong signature
+is refused, and an unsigned delivery then needs a valid token even on an open API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import anyio.to_thread
+from fastapi import APIRouter, Depends, HTTPException, Request, status
+
+from veridiag.alerts.intake import take
+from veridiag.alerts.payloads import AlertmanagerWebhook, GrafanaWebhook, PagerDutyWebhook
+from veridiag.alerts.signatures import grafana_signed, pagerduty_signed
+from veridiag.api.schemas import ErrorBody
+from veridiag.api.security import identify, require_token
+from veridiag.config import AlertSettings
+from veridiag.contracts.alerts import AlertJob, AlertSource, IntakeReceipt, ReceivedAlert
+
+alerts = APIRouter(
+    prefix="/api/v1/alerts",
+    tags=["alerts"],
+    responses={code: {"model": ErrorBody} for code in (400, 401, 404, 413, 422, 429, 500)},
+)
+
+Check = Callable[[bytes, Request, str], bool]
+
+
+def _refuse(detail: str, request: Request) -> HTTPException:
+    request.app.state.metrics.rejected.labels("auth").inc()
+    return HTTPException(status.HTTP_401_UNAUTHORIZED, detail=detail, headers={"WWW-Authenticate": "Bearer"})
+
+
+def signed_or_token(secret_of: Callable[[AlertSettings], str], header: str, check: Check) -> Callable[..., object]:
+    """The auth dependency of a sender that signs: its signature when a secret is set, else
+    (or without the header) the API's bearer token."""
+
+    async def dependency(request: Request) -> None:
+        secret = secret_of(request.app.state.alert_settings)
+        if not secret:
+            await require_token(request)
+            return
+        if request.headers.get(header) is not None:
+            if not check(await request.body(), request, secret):
+                raise _refuse(f"{header} does not match the body", request)
+            return
+        if identify(request).via != "bearer":
+            raise _refuse(f"unsigned delivery: send {header} or a bearer token", request)
+
+    return dependency
+
+
+def _pagerduty(body: bytes, request: Request, secret: str) -> bool:
+    return pagerduty_signed(body, request.headers.get("x-pagerduty-signature", ""), secret)
+
+
+def _grafana(body: bytes, request: Request, secret: str) -> bool:
+    timestamp = request.headers.get("x-grafana-alerting-signature-timestamp")
+    return grafana_signed(body, request.headers.get("x-grafana-alerting-signature", ""), secret, timestamp)
+
+
+pagerduty_auth = signed_or_token(lambda s: s.pagerduty_secret.get_secret_value(), "X-PagerDuty-Signature", _pagerduty)
+grafana_auth = signed_or_token(lambda s: s.grafana_secret.get_secret_value(), "X-Grafana-Alerting-Signature", _grafana)
+
+
+async def _take(request: Request, received: Sequence[ReceivedAlert], source: AlertSource) -> IntakeReceipt:
+    queue, lang = request.app.state.alert_queue, request.app.state.alert_settings.language
+    receipt: IntakeReceipt = await anyio.to_thread.run_sync(lambda: take(received, queue, source=source, lang=lang))
+    return receipt
+
+
+@alerts.post(
+    "/alertmanager",
+    status_code=202,
+    summary="Alertmanager webhook (version 4): queue a diagnosis per service of the new firing alerts",
+    dependencies=[Depends(require_token)],
+)
+async def alertmanager(body: AlertmanagerWebhook, request: Request) -> IntakeReceipt:
+    return await _take(request, body.received(), "alertmanager")
+
+
+@alerts.post(
+    "/grafana",
+    status_code=202,
+    summary="Grafana alerting webhook: queue a diagnosis per service of the new firing alerts",
+    dependencies=[Depends(grafana_auth)],
+)
+async def grafana(body: GrafanaWebhook, request: Request) -> IntakeReceipt:
+    return await _take(request, body.received(), "grafana")
+
+
+@alerts.post(
+    "/pagerduty",
+    status_code=202,
+    summary="PagerDuty v3 webhook: a triggered incident queues a diagnosis, a resolved one is recorded",
+    dependencies=[Depends(pagerduty_auth)],
+)
+async def pagerduty(body: PagerDutyWebhook, request: Request) -> IntakeReceipt:
+    return await _take(request, body.received(), "pagerduty")
+
+
+@alerts.get(
+    "/jobs/{job_id}", summary="A queued diagnosis: status, attempts, its session", dependencies=[Depends(require_token)]
+)
+def job(job_id: str, request: Request) -> AlertJob:
+    found: AlertJob | None = request.app.state.alert_queue.get(job_id)
+    if found is None:
+        raise HTTPException(404, detail=f"no alert job {job_id!r}")
+    return found

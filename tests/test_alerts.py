@@ -1,0 +1,455 @@
+"""Alert intake: senders' payloads read into alerts (a bad one is a 4xx naming the field, never
+a 500), questions and windows built from them, deduplication, resolved alerts recorded, grouped
+alerts diagnosed per service, HMAC-signed deliveries, and the queue's leases and retries."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from veridiag._retry import Backoff
+from veridiag.agents.offline.planner import OfflinePlanner
+from veridiag.alerts.intake import group_by_service, job_for
+from veridiag.alerts.payloads import AlertmanagerWebhook
+from veridiag.alerts.worker import Worker, job_queue
+from veridiag.api import create_app
+from veridiag.config import AlertSettings, Settings
+from veridiag.contracts.alerts import JobSpec, ReceivedAlert
+from veridiag.contracts.plan import GivenTime
+from veridiag.pipeline.factory import Assembly, assemble
+from veridiag.store import SessionStore
+from veridiag.store.jobs import SqlJobQueue
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+
+BASE = "http://localhost"
+TOKEN = "alert-token-0123456789"
+#: Inside the demo day's payment incident (10:00–10:30 UTC on 2026-07-07).
+STARTS_AT = "2026-07-07T10:05:00Z"
+
+
+def am_alert(fingerprint: str = "f1", service: str = "payment-service", **extra: Any) -> dict[str, Any]:
+    alert: dict[str, Any] = {
+        "status": "firing",
+        "labels": {
+            "alertname": "PaymentLatencyHigh",
+            "service": service,
+            "instance": "10.0.0.7:8080",
+            "namespace": "shop",
+        },
+        "annotations": {"summary": "p99 latency above 2s", "description": "payment requests are slow"},
+        "startsAt": STARTS_AT,
+        "endsAt": "0001-01-01T00:00:00Z",
+        "generatorURL": "http://prometheus/graph",
+        "fingerprint": fingerprint,
+    }
+    alert.update(extra)
+    return alert
+
+
+def am_payload(*alerts: dict[str, Any], status: str = "firing") -> dict[str, Any]:
+    return {
+        "version": "4",
+        "groupKey": '{}:{alertname="PaymentLatencyHigh"}',
+        "truncatedAlerts": 0,
+        "status": status,
+        "receiver": "veridiag",
+        "groupLabels": {},
+        "commonLabels": {},
+        "commonAnnotations": {},
+        "externalURL": "http://alertmanager:9093",
+        "alerts": list(alerts),
+    }
+
+
+def pd_payload(event_type: str = "incident.triggered", incident: str = "PGR0VU2") -> dict[str, Any]:
+    return {
+        "event": {
+            "id": "01BZ",
+            "event_type": event_type,
+            "resource_type": "incident",
+            "occurred_at": "2026-07-07T10:30:00Z",
+            "data": {
+                "id": incident,
+                "type": "incident",
+                "title": "Payments time out",
+                "status": "triggered",
+                "created_at": STARTS_AT,
+                "service": {"id": "PSVC", "summary": "payment-service", "type": "service_reference"},
+                "urgency": "high",
+            },
+        }
+    }
+
+
+@pytest.fixture(scope="module")
+def assembly(tmp_path_factory: pytest.TempPathFactory) -> Assembly:
+    return assemble(Settings(home=tmp_path_factory.mktemp("alerts")))
+
+
+def client_for(assembly: Assembly, **settings: Any) -> TestClient:
+    return TestClient(create_app(Settings(home=Path("/nonexistent"), **settings), assembly=assembly), base_url=BASE)
+
+
+@pytest.fixture()
+def client(assembly: Assembly) -> TestClient:
+    return client_for(assembly)
+
+
+# --- payloads and questions ---------------------------------------------------------------
+
+
+def test_an_alertmanager_v4_payload_reads_into_alerts() -> None:
+    alerts = AlertmanagerWebhook.model_validate(am_payload(am_alert())).received()
+    assert len(alerts) == 1
+    alert = alerts[0]
+    assert (alert.source, alert.fingerprint, alert.status, alert.alertname) == (
+        "alertmanager",
+        "f1",
+        "firing",
+        "PaymentLatencyHigh",
+    )
+    assert alert.starts_at == datetime(2026, 7, 7, 10, 5, tzinfo=UTC)
+    assert alert.ends_at is None  # Alertmanager's zero time: not ended
+    assert alert.service == "payment-service"
+    claimed = {**am_payload(am_alert()), "source": "pagerduty"}  # a body cannot name another sender
+    assert AlertmanagerWebhook.model_validate(claimed).received()[0].source == "alertmanager"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_question_names_alert_service_place_and_notes_and_the_window_is_given(lang: Literal["zh", "en"]) -> None:
+    later = am_alert(
+        "f2", startsAt="2026-07-07T10:20:00Z", labels={"alertname": "PaymentErrors", "service": "payment-service"}
+    )
+    alerts = AlertmanagerWebhook.model_validate(am_payload(later, am_alert())).received()
+    job = job_for(alerts, "alertmanager", lang)
+    for word in (
+        "PaymentLatencyHigh",
+        "PaymentErrors",
+        "payment-service",
+        "10.0.0.7:8080",
+        "shop",
+        "p99 latency above 2s",
+        "payment requests are slow",
+    ):
+        assert word in job.question
+    assert job.given_at == datetime(2026, 7, 7, 10, 5, tzinfo=UTC)  # the earliest startsAt
+    assert ("告警" in job.question) == (lang == "zh") and job.lang == lang
+
+
+def test_grouped_alerts_are_diagnosed_per_service_and_resolved_ones_set_apart() -> None:
+    payload = am_payload(
+        am_alert("a"), am_alert("b", service="gateway"), am_alert("c"), am_alert("d", status="resolved")
+    )
+    groups, resolved = group_by_service(AlertmanagerWebhook.model_validate(payload).received())
+    assert [[a.fingerprint for a in g] for g in groups] == [["a", "c"], ["b"]]
+    assert [a.fingerprint for a in resolved] == ["d"]
+
+
+def test_a_given_time_anchors_the_window_whatever_the_words_say(demo_env: EmbeddedEnvironment) -> None:
+    planner = OfflinePlanner(demo_env)
+    at = datetime(2026, 7, 7, 10, 5, tzinfo=UTC)
+    plan = planner.make_plan(
+        "payment-service is slow since yesterday 14:00", GivenTime(at=at, source="alert's startsAt")
+    )
+    assert plan.start == "2026-07-07T09:35:00Z" and plan.explicit_time
+    assert plan.time.kind == "given" and plan.time.phrase == "alert's startsAt"
+    assert plan.time.at == "2026-07-07T10:05:00Z"
+    unanchored = planner.make_plan("payment-service is slow since yesterday 14:00")
+    assert unanchored.start != plan.start  # without it the words decide, as before
+
+
+# --- the endpoints ------------------------------------------------------------------------
+
+
+def test_a_firing_alert_queues_one_diagnosis_and_a_repeated_delivery_none(client: TestClient) -> None:
+    payload = am_payload(am_alert("dup-1"))
+    first = client.post("/api/v1/alerts/alertmanager", json=payload)
+    assert first.status_code == 202
+    assert len(first.json()["jobs"]) == 1 and first.json()["recorded"] == 1
+    again = client.post("/api/v1/alerts/alertmanager", json=payload)
+    assert again.status_code == 202 and again.json()["jobs"] == [] and again.json()["duplicates"] == 1
+    job = client.get(f"/api/v1/alerts/jobs/{first.json()['jobs'][0]}").json()
+    assert job["status"] == "queued" and job["fingerprints"] == ["dup-1"] and job["service"] == "payment-service"
+
+
+def test_a_group_growing_queues_only_its_new_alert(client: TestClient) -> None:
+    client.post("/api/v1/alerts/alertmanager", json=am_payload(am_alert("grow-1")))
+    grown = client.post("/api/v1/alerts/alertmanager", json=am_payload(am_alert("grow-1"), am_alert("grow-2")))
+    body = grown.json()
+    assert len(body["jobs"]) == 1 and body["duplicates"] == 1
+    assert client.get(f"/api/v1/alerts/jobs/{body['jobs'][0]}").json()["fingerprints"] == ["grow-2"]
+
+
+def test_a_grouped_delivery_queues_one_diagnosis_per_service(client: TestClient) -> None:
+    payload = am_payload(am_alert("g-1"), am_alert("g-2", service="gateway"), am_alert("g-3"))
+    body = client.post("/api/v1/alerts/alertmanager", json=payload).json()
+    services = sorted(client.get(f"/api/v1/alerts/jobs/{j}").json()["service"] for j in body["jobs"])
+    assert services == ["gateway", "payment-service"]
+
+
+def test_resolved_alerts_are_recorded_not_diagnosed(client: TestClient) -> None:
+    client.post("/api/v1/alerts/alertmanager", json=am_payload(am_alert("res-1")))
+    resolved = am_alert("res-1", status="resolved", endsAt="2026-07-07T10:40:00Z")
+    body = client.post("/api/v1/alerts/alertmanager", json=am_payload(resolved, status="resolved")).json()
+    assert body == {"jobs": [], "recorded": 1, "duplicates": 0, "resolved": 1}
+    unseen = am_alert("res-2", status="resolved", endsAt="2026-07-07T10:40:00Z")
+    body = client.post("/api/v1/alerts/alertmanager", json=am_payload(unseen, status="resolved")).json()
+    assert body["jobs"] == [] and body["recorded"] == 1
+
+
+def test_grafana_and_pagerduty_deliveries_queue_diagnoses(client: TestClient) -> None:
+    grafana = {**am_payload(am_alert("graf-1")), "version": "1", "orgId": 1, "title": "[FIRING:1]", "state": "alerting"}
+    assert len(client.post("/api/v1/alerts/grafana", json=grafana).json()["jobs"]) == 1
+    body = client.post("/api/v1/alerts/pagerduty", json=pd_payload(incident="PD-1")).json()
+    assert len(body["jobs"]) == 1
+    job = client.get(f"/api/v1/alerts/jobs/{body['jobs'][0]}").json()
+    assert job["service"] == "payment-service" and "Payments time out" in job["question"]
+    resolved = client.post("/api/v1/alerts/pagerduty", json=pd_payload("incident.resolved", "PD-1")).json()
+    assert resolved["jobs"] == [] and resolved["resolved"] == 1
+    ping = {"event": {"event_type": "pagey.ping", "occurred_at": STARTS_AT, "data": {"message": "Hello"}}}
+    assert client.post("/api/v1/alerts/pagerduty", json=ping).json()["jobs"] == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({**am_payload(am_alert()), "version": "3"}, "version"),
+        (am_payload(am_alert(startsAt="yesterday")), "alerts.0.startsAt"),
+        (am_payload({k: v for k, v in am_alert().items() if k != "fingerprint"}), "alerts.0.fingerprint"),
+        (am_payload(am_alert(labels={"alertname": 3})), "alerts.0.labels.alertname"),
+        ({"event": {**pd_payload()["event"], "data": {"id": "x"}}}, "event"),
+    ],
+)
+def test_a_bad_payload_is_a_422_naming_the_field(client: TestClient, payload: dict[str, Any], field: str) -> None:
+    route = "pagerduty" if "event" in payload else "alertmanager"
+    response = client.post(f"/api/v1/alerts/{route}", json=payload)
+    assert response.status_code == 422
+    assert field in [d["field"] for d in response.json()["error"]["details"]]
+    if route == "pagerduty":
+        assert "data.created_at" in response.json()["error"]["message"]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner, max_size=4),
+    max_leaves=20,
+)
+_near = st.fixed_dictionaries(
+    {},
+    optional={
+        "version": st.sampled_from(["4", "1", 4, None]),
+        "status": st.sampled_from(["firing", "x"]),
+        "alerts": st.lists(
+            st.fixed_dictionaries(
+                {},
+                optional={
+                    "status": st.sampled_from(["firing", "resolved", ""]),
+                    "labels": st.dictionaries(st.text(max_size=5), st.text(max_size=5) | st.integers(), max_size=3),
+                    "startsAt": st.sampled_from([STARTS_AT, "2026-13-01T00:00:00Z", "", "2026-07-07T10:00:00"]),
+                    "fingerprint": st.text(max_size=3),
+                    "annotations": _json,
+                },
+            ),
+            max_size=3,
+        ),
+        "event": _json,
+    },
+)
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(body=_json | _near, route=st.sampled_from(["alertmanager", "grafana", "pagerduty"]))
+def test_odd_payloads_get_a_4xx_naming_a_field_never_a_500(client: TestClient, body: Any, route: str) -> None:
+    response = client.post(
+        f"/api/v1/alerts/{route}", content=json.dumps(body), headers={"content-type": "application/json"}
+    )
+    assert response.status_code in (202, 422), response.text
+    if response.status_code == 422:
+        assert all(d["field"] for d in response.json()["error"]["details"])
+
+
+def test_the_endpoints_need_the_api_token(assembly: Assembly) -> None:
+    guarded = client_for(assembly, api_tokens=TOKEN)
+    payload = am_payload(am_alert("auth-1"))
+    assert guarded.post("/api/v1/alerts/alertmanager", json=payload).status_code == 401
+    ok = guarded.post("/api/v1/alerts/alertmanager", json=payload, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert ok.status_code == 202
+
+
+def _pd_signature(body: bytes, secret: str) -> str:
+    return "v1=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
+
+
+def test_pagerduty_deliveries_may_be_signed_instead(assembly: Assembly) -> None:
+    secret = "pd-secret"
+    signed = client_for(assembly, alerts=AlertSettings(pagerduty_secret=secret))
+    body = json.dumps(pd_payload(incident="PD-SIG")).encode()
+    headers = {"content-type": "application/json"}
+    rotated = f"v1=00ff,{_pd_signature(body, secret)}"
+    response = signed.post(
+        "/api/v1/alerts/pagerduty", content=body, headers={**headers, "X-PagerDuty-Signature": rotated}
+    )
+    assert response.status_code == 202
+    forged = _pd_signature(body + b" ", secret)
+    response = signed.post(
+        "/api/v1/alerts/pagerduty", content=body, headers={**headers, "X-PagerDuty-Signature": forged}
+    )
+    assert response.status_code == 401 and "X-PagerDuty-Signature" in response.json()["error"]["message"]
+    # With a secret set, an unsigned delivery needs a token even though this API is open.
+    assert signed.post("/api/v1/alerts/pagerduty", content=body, headers=headers).status_code == 401
+
+
+def test_grafana_deliveries_may_be_signed_with_a_timestamp(assembly: Assembly) -> None:
+    secret = "grafana-secret"
+    signed = client_for(assembly, alerts=AlertSettings(grafana_secret=secret))
+    body = json.dumps({**am_payload(am_alert("graf-sig")), "version": "1"}).encode()
+    mac = hmac.new(secret.encode(), b"1700000000:" + body, hashlib.sha256).hexdigest()
+    headers = {"content-type": "application/json", "X-Grafana-Alerting-Signature-Timestamp": "1700000000"}
+    good = signed.post("/api/v1/alerts/grafana", content=body, headers={**headers, "X-Grafana-Alerting-Signature": mac})
+    assert good.status_code == 202
+    bad = signed.post(
+        "/api/v1/alerts/grafana", content=body, headers={**headers, "X-Grafana-Alerting-Signature": "0" * 64}
+    )
+    assert bad.status_code == 401
+
+
+# --- the queue ----------------------------------------------------------------------------
+
+
+def _spec(fresh: Any) -> JobSpec:
+    return job_for(fresh, "alertmanager", "en")
+
+
+def _alert(fingerprint: str) -> ReceivedAlert:
+    return AlertmanagerWebhook.model_validate(am_payload(am_alert(fingerprint))).received()[0]
+
+
+@pytest.fixture()
+def queue_store(store_url: str) -> SessionStore:
+    return SessionStore(store_url)
+
+
+def test_a_job_whose_worker_died_is_taken_again_after_its_lease(queue_store: SessionStore) -> None:
+    queue = SqlJobQueue(queue_store.engine, lease_seconds=0.2, max_attempts=2)
+    [job_id] = queue.enqueue([[_alert(f"lease-{time.time_ns()}")]], [], _spec).jobs
+    first = queue.claim("worker-a")
+    assert first is not None and first.id == job_id and first.attempts == 1
+    assert queue.claim("worker-b") is None  # leased: nobody else takes it
+    time.sleep(0.3)  # worker-a died: no heartbeat
+    second = queue.claim("worker-b")
+    assert second is not None and second.id == job_id and second.attempts == 2 and second.lease_owner == "worker-b"
+    assert not queue.finish(job_id, "worker-a", session_id=None)  # the dead worker's late write is ignored
+    time.sleep(0.3)  # worker-b died too: that was the last attempt
+    assert queue.claim("worker-c") is None
+    gone = queue.get(job_id)
+    assert gone is not None and gone.status == "failed" and "lease expired" in (gone.error or "")
+
+
+def test_a_failed_attempt_comes_back_after_a_backoff_then_fails(queue_store: SessionStore) -> None:
+    queue = SqlJobQueue(queue_store.engine, max_attempts=2, backoff=Backoff(first_wait=0.2, max_wait=1.0))
+    [job_id] = queue.enqueue([[_alert(f"retry-{time.time_ns()}")]], [], _spec).jobs
+    assert queue.claim("w") is not None
+    retried = queue.fail(job_id, "w", "OperationalError: store gone")
+    assert retried is not None and retried.status == "queued" and retried.next_run_at > datetime.now(UTC)
+    assert queue.claim("w") is None  # not before its backoff
+    time.sleep(0.5)
+    assert queue.claim("w") is not None
+    final = queue.fail(job_id, "w", "OperationalError: store gone")
+    assert final is not None and final.status == "failed" and final.attempts == 2 and final.error
+
+
+def test_concurrent_claims_never_take_the_same_job(queue_store: SessionStore) -> None:
+    queue = SqlJobQueue(queue_store.engine)
+    stamp = time.time_ns()
+    ids = set(queue.enqueue([[_alert(f"c-{stamp}-{i}")] for i in range(24)], [], _spec).jobs)
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def drain(name: str) -> None:
+        while (job := queue.claim(name)) is not None:
+            with lock:
+                claimed.append(job.id)
+
+    threads = [threading.Thread(target=drain, args=(f"w{i}",)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(claimed) == sorted(ids)  # each once
+
+
+def test_the_worker_runs_a_job_to_a_completed_session_anchored_at_the_alert(assembly: Assembly) -> None:
+    queue = job_queue(assembly.store, AlertSettings())
+    [job_id] = queue.enqueue([[_alert(f"run-{time.time_ns()}")]], [], _spec).jobs
+    worker = Worker(queue, assembly.pipeline)
+    done = None
+    while (ran := worker.run_one()) is not None:  # earlier tests' jobs share this store
+        done = ran if ran.id == job_id else done
+    assert done is not None and done.status == "done" and done.progress == "done" and done.session_id
+    session = assembly.store.get_session(done.session_id)
+    assert session is not None and session.status == "completed" and session.verdict
+    assert session.plan is not None and session.plan["start"] == "2026-07-07T09:35:00Z"
+    assert session.final_answer and "alert's startsAt" in session.final_answer.splitlines()[0]
+
+
+def test_a_worker_killed_mid_diagnosis_loses_nothing(tmp_path: Path) -> None:
+    """``veridiag worker`` is killed (-9) while its diagnosis waits on a metrics server that never
+    answers; once the lease runs out another worker takes the job and completes it."""
+    home = tmp_path / "home"
+    assembly = assemble(Settings(home=home))
+    settings = AlertSettings(lease_seconds=2, poll_seconds=0.1)
+    queue = job_queue(assembly.store, settings)
+    [job_id] = queue.enqueue([[_alert("killed-1")]], [], _spec).jobs
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        env = {
+            **os.environ,
+            "VERIDIAG_HOME": str(home),
+            "VERIDIAG_TOOLS__METRICS": "prometheus",
+            "VERIDIAG_PROMETHEUS__URL": f"http://127.0.0.1:{silent.getsockname()[1]}",
+            "VERIDIAG_ALERTS__LEASE_SECONDS": "2",
+            "VERIDIAG_ALERTS__POLL_SECONDS": "0.1",
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "veridiag", "worker"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while (job := queue.get(job_id)) is not None and job.session_id is None and time.monotonic() < deadline:
+                assert process.poll() is None, process.stderr.read() if process.stderr else ""
+                time.sleep(0.05)
+            assert job is not None and job.status == "running" and job.session_id, job
+            time.sleep(0.5)
+            process.kill()
+            process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+    first_session = job.session_id
+    killed = queue.get(job_id)
+    assert killed is not None and killed.status == "running" and killed.attempts == 1
+    assert Worker(queue, assembly.pipeline).run_one() is None  # its lease still holds
+    time.sleep(2.2)
+    done = Worker(queue, assembly.pipeline).run_one()
+    assert done is not None and done.id == job_id and done.status == "done" and done.attempts == 2
+    assert done.session_id and done.session_id != first_session
+    completed = assembly.store.get_session(done.session_id)
+    assert completed is not None and completed.status == "completed" and completed.verdict
+    abandoned = assembly.store.get_session(first_session)
+    assert abandoned is not None and abandoned.status == "interrupted"  # its process is gone
