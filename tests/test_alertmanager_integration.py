@@ -1,9 +1,11 @@
 """A real Alertmanager (Debian's prometheus-alertmanager, which .ci/run installs) fires an alert
 into ``veridiag serve``'s intake: it ends as one completed, verified session anchored at the
-alert's start, and Alertmanager's repeated notifications of the same alert add nothing."""
+alert's start and one verified answer posted to a (local) Slack webhook, and Alertmanager's
+repeated notifications of the same alert add nothing."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -15,6 +17,8 @@ import httpx2
 import pytest
 from sqlalchemy import func, select
 
+from tests.fake_chat import Receiver, running_receiver
+from veridiag.alerts.posting import post_answers
 from veridiag.alerts.worker import Worker
 from veridiag.api import create_app
 from veridiag.api.local import LocalServer
@@ -89,12 +93,21 @@ def start(binary: str, config: Path, port: int, storage: Path) -> subprocess.Pop
     raise RuntimeError("alertmanager did not become ready")
 
 
-def test_an_alert_fired_through_alertmanager_ends_as_one_verified_session(tmp_path: Path) -> None:
+def test_an_alert_fired_through_alertmanager_ends_as_one_verified_session_and_one_chat_message(
+    tmp_path: Path,
+) -> None:
     binary = alertmanager_binary()
-    settings = Settings(home=tmp_path / "home", api_tokens=TOKEN)
+    with running_receiver() as chat:
+        slack = {"name": "oncall", "kind": "slack", "url": f"{chat.url}/slack-hook/T0/B0/XYZ"}
+        settings = Settings(home=tmp_path / "home", api_tokens=TOKEN, delivery={"destinations": [slack]})
+        _fire_and_follow(binary, settings, tmp_path, chat)
+
+
+def _fire_and_follow(binary: str, settings: Settings, tmp_path: Path, chat: Receiver) -> None:
     assembly = assemble(settings)
     app = create_app(settings, assembly=assembly)
-    worker = Worker(app.state.alert_queue, assembly.pipeline, poll_seconds=0.2)
+    after_finish = post_answers(assembly.store, settings)
+    worker = Worker(app.state.alert_queue, assembly.pipeline, poll_seconds=0.2, after_finish=after_finish)
     with LocalServer(app) as server:
         config = tmp_path / "alertmanager.yml"
         config.write_text(CONFIG.format(url=server.url, token=TOKEN), encoding="utf-8")
@@ -130,6 +143,11 @@ def test_an_alert_fired_through_alertmanager_ends_as_one_verified_session(tmp_pa
             assert session is not None and session.status == "completed" and session.verdict == "PASS"
             assert session.plan is not None and session.plan["start"] == "2026-07-07T09:35:00Z"
             assert "PaymentLatencyHigh" in session.query
+            # One message in the team's chat: the verdict, confirmed facts, the workbench link.
+            assert len(chat.received) == 1, [r.path for r in chat.received]
+            message = json.dumps(chat.received[0].json(), ensure_ascii=False)
+            assert "PASS" in message and "payment-service" in message and job["session_id"] in message
+            assert session.deliveries is not None and [d["outcome"] for d in session.deliveries] == ["delivered"]
         finally:
             worker.stop(timeout=30)
             process.terminate()

@@ -26,11 +26,13 @@ from veridiag._retry import Backoff
 from veridiag.agents.offline.planner import OfflinePlanner
 from veridiag.alerts.intake import group_by_service, job_for
 from veridiag.alerts.payloads import AlertmanagerWebhook
+from veridiag.alerts.posting import post_answers
 from veridiag.alerts.worker import Worker, job_queue
 from veridiag.api import create_app
 from veridiag.config import AlertSettings, Settings
 from veridiag.contracts.alerts import JobSpec, ReceivedAlert
 from veridiag.contracts.plan import GivenTime
+from veridiag.delivery.send import DeliveryError
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.store import SessionStore
 from veridiag.store.jobs import SqlJobQueue
@@ -453,3 +455,30 @@ def test_a_worker_killed_mid_diagnosis_loses_nothing(tmp_path: Path) -> None:
     assert completed is not None and completed.status == "completed" and completed.verdict
     abandoned = assembly.store.get_session(first_session)
     assert abandoned is not None and abandoned.status == "interrupted"  # its process is gone
+
+
+def test_a_finished_jobs_answer_is_posted_and_a_failing_post_never_undoes_the_job(assembly: Assembly) -> None:
+    queue = job_queue(assembly.store, AlertSettings())
+    posted: list[str] = []
+
+    def broken_post(session_id: str) -> None:
+        posted.append(session_id)
+        raise RuntimeError("chat is down")
+
+    [job_id] = queue.enqueue([[_alert(f"post-{time.time_ns()}")]], [], _spec).jobs
+    worker = Worker(queue, assembly.pipeline, after_finish=broken_post)
+    done = None
+    while (ran := worker.run_one()) is not None:
+        done = ran if ran.id == job_id else done
+    assert done is not None and done.status == "done" and done.session_id in posted
+
+
+def test_alert_answers_go_to_the_named_destinations_only_when_configured(assembly: Assembly, tmp_path: Path) -> None:
+    slack = {"name": "oncall", "kind": "slack", "url": "http://127.0.0.1:9/hook"}
+    assert post_answers(assembly.store, Settings(home=tmp_path)) is None
+    off = Settings(home=tmp_path, delivery={"destinations": [slack]}, alerts={"post_answers": False})
+    assert post_answers(assembly.store, off) is None
+    assert post_answers(assembly.store, Settings(home=tmp_path, delivery={"destinations": [slack]}))
+    unknown = Settings(home=tmp_path, delivery={"destinations": [slack]}, alerts={"post_to": ["ops"]})
+    with pytest.raises(DeliveryError, match="no destination named ops"):
+        post_answers(assembly.store, unknown)

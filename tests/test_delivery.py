@@ -8,20 +8,18 @@ import base64
 import hashlib
 import hmac
 import json
-import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from fastapi.testclient import TestClient
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from tests.fake_chat import Received, Receiver, running_receiver
 from tests.test_redaction import GHP, _billing_environment
 from veridiag.api import create_app
 from veridiag.cli.app import app
@@ -46,70 +44,10 @@ WORKBENCH = "https://veridiag.example.com"
 runner = CliRunner()
 
 
-@dataclass
-class Received:
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self) -> Any:
-        return json.loads(self.body)
-
-
-@dataclass
-class Receiver:
-    """A local chat service: records every request; answers each path from its script, then
-    with that path's success reply."""
-
-    url: str = ""
-    received: list[Received] = field(default_factory=list)
-    script: dict[str, list[tuple[int, bytes]]] = field(default_factory=dict)
-
-    def reply_for(self, path: str) -> tuple[int, bytes]:
-        queued = self.script.get(path)
-        if queued:
-            return queued.pop(0)
-        return 200, _SUCCESS.get(path.strip("/").split("/")[0], b"ok")
-
-
-_SUCCESS = {
-    "slack-hook": b"ok",
-    "slack-api": b'{"ok": true, "ts": "1.2"}',
-    "feishu": b'{"code": 0, "msg": "success", "data": {}}',
-    "dingtalk": b'{"errcode": 0, "errmsg": "ok"}',
-    "wecom": b'{"errcode": 0, "errmsg": "ok"}',
-    "hook": b"",
-}
-
-
 @pytest.fixture()
 def receiver() -> Iterator[Receiver]:
-    state = Receiver()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            parts = urlsplit(self.path)
-            state.received.append(Received(parts.path, parse_qs(parts.query), dict(self.headers), body))
-            status, reply = state.reply_for(parts.path)
-            self.send_response(status)
-            if status == 429:
-                self.send_header("Retry-After", "0")
-            self.send_header("Content-Length", str(len(reply)))
-            self.end_headers()
-            self.wfile.write(reply)
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    yield state
-    server.shutdown()
-    server.server_close()
+    with running_receiver() as state:
+        yield state
 
 
 def destinations(url: str) -> list[dict[str, Any]]:

@@ -197,6 +197,10 @@ class AlertSettings(BaseModel):
     retry_max_wait_seconds: float = Field(default=900.0, ge=0, le=86_400)
     #: How often an idle worker looks for due jobs.
     poll_seconds: float = Field(default=1.0, gt=0, le=60)
+    #: Post each alert's verified answer to ``delivery.destinations`` when its diagnosis completes.
+    post_answers: bool = True
+    #: The destinations (by name) alert answers go to; empty: every configured destination.
+    post_to: list[str] = Field(default_factory=list)
 
 
 LLMProvider = Literal["openai", "anthropic", "google"]

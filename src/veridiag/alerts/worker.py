@@ -5,6 +5,8 @@ Each of ``concurrency`` threads claims a job, runs the diagnosis through the sha
 session it opened and each stage it reaches — which also renews its lease. A run that raises
 (the store gone, say) is retried after a backoff; a diagnosis that ends ``failed`` is done —
 its session says why, and running it again would only add a second session for one alert.
+A finished job's session is then handed to ``after_finish`` (posting the answer to chat); what
+that does never changes the job, which is done once its diagnosis is stored.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import logging
 import os
 import socket
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from veridiag._retry import Backoff
@@ -51,6 +54,8 @@ class Worker:
     #: (a model call, a slow backend) must not look like a dead worker. A third of the lease.
     heartbeat_seconds: float = 200.0
     name: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    #: Called with the session id of each finished job, after the job is marked done.
+    after_finish: Callable[[str], None] | None = None
     _stopping: threading.Event = field(default_factory=threading.Event, init=False)
     _threads: list[threading.Thread] = field(default_factory=list, init=False)
 
@@ -85,6 +90,11 @@ class Worker:
             running.set()
             beat.join()
         self.queue.finish(job.id, owner, session_id=result.session_id)
+        if self.after_finish is not None:
+            try:
+                self.after_finish(result.session_id)
+            except Exception:  # posting records its own attempts; the diagnosis is done and stored
+                log.exception("alert job %s: after-finish step failed for session %s", job.id, result.session_id)
         return self.queue.get(job.id)
 
     def _beat(self, job_id: str, owner: str, done: threading.Event) -> None:
@@ -122,7 +132,13 @@ class Worker:
         self._stopping.wait()
 
 
-def from_settings(queue: JobQueue, pipeline: DiagnosisPipeline, settings: AlertSettings, concurrency: int) -> Worker:
+def from_settings(
+    queue: JobQueue,
+    pipeline: DiagnosisPipeline,
+    settings: AlertSettings,
+    concurrency: int,
+    after_finish: Callable[[str], None] | None = None,
+) -> Worker:
     """A worker on ``queue`` as configured: its polling and a lease renewed three times a lease."""
     return Worker(
         queue,
@@ -130,4 +146,5 @@ def from_settings(queue: JobQueue, pipeline: DiagnosisPipeline, settings: AlertS
         concurrency=concurrency,
         poll_seconds=settings.poll_seconds,
         heartbeat_seconds=settings.lease_seconds / 3,
+        after_finish=after_finish,
     )

@@ -102,10 +102,17 @@ def serve(
     # (alerts.serve_workers=0): one command is a working alert intake.
     alert_worker = None
     if config.alerts.serve_workers:
+        from veridiag.alerts.posting import post_answers
         from veridiag.alerts.worker import from_settings
+        from veridiag.delivery.send import DeliveryError
 
+        try:
+            after_finish = post_answers(app.state.assembly.store, config)
+        except DeliveryError as exc:
+            sock.close()
+            raise fail(f"alerts.post_to: {exc}") from None
         queue, pipeline = app.state.alert_queue, app.state.assembly.pipeline
-        alert_worker = from_settings(queue, pipeline, config.alerts, config.alerts.serve_workers)
+        alert_worker = from_settings(queue, pipeline, config.alerts, config.alerts.serve_workers, after_finish)
         alert_worker.start()
     try:
         server.run(sockets=[sock])

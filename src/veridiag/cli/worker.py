@@ -19,7 +19,9 @@ def worker(
     """Run queued alert diagnoses until stopped (Ctrl-C / SIGTERM); an unfinished one is taken
     again by another worker once its lease runs out."""
     from veridiag.agents.llm import LLMConfigError
+    from veridiag.alerts.posting import post_answers
     from veridiag.alerts.worker import from_settings, job_queue
+    from veridiag.delivery.send import DeliveryError
     from veridiag.gatekeeper import RulesetError
     from veridiag.pipeline.factory import assemble, build_home_apart
     from veridiag.store import StoreError
@@ -32,7 +34,12 @@ def worker(
     except (StoreError, ConfigurationError, RulesetError, LLMConfigError) as exc:
         raise fail(str(exc)) from None
     threads = concurrency or max(1, config.alerts.serve_workers)
-    running = from_settings(job_queue(assembly.store, config.alerts), assembly.pipeline, config.alerts, threads)
+    try:
+        after_finish = post_answers(assembly.store, config)
+    except DeliveryError as exc:
+        raise fail(f"alerts.post_to: {exc}") from None
+    queue = job_queue(assembly.store, config.alerts)
+    running = from_settings(queue, assembly.pipeline, config.alerts, threads, after_finish)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: running.stop(timeout=0))
     err.print(f"veridiag worker {running.name}: {threads} at once (engine {assembly.engine})")
