@@ -6,6 +6,7 @@ failure (``gatekeeper check``: 1 when the output fails the Gatekeeper, 2 for bad
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -393,4 +394,10 @@ def sessions(
 
 
 def main() -> None:
-    app()
+    """The process entry point. Its objects are frozen before the interpreter exits, so the
+    exit's full collection does not walk what the process is about to drop anyway (~10⁵ objects
+    after an ``ask``, measured); commands close what they opened themselves."""
+    try:
+        app()
+    finally:
+        gc.freeze()

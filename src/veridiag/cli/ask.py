@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 from rich.text import Text
 
-from veridiag.cli.common import describe, err, fail, out, print_json, settings
+from veridiag.cli.common import describe, err, fail, out, print_json, settings, started_once
 
 if TYPE_CHECKING:
     from veridiag.contracts.answer import AnswerDocument
     from veridiag.contracts.json import JsonObject
+    from veridiag.pipeline.factory import Assembly
 
 _STAGES = {
     "zh": {"plan": "计划", "tool": "工具", "gatekeeper": "Gatekeeper", "verifier": "校验", "composer": "作答"},
@@ -69,18 +70,29 @@ def ask(
         raise fail("the question is longer than 4000 characters")
     if lang not in (None, "zh", "en"):
         raise fail("--lang must be zh or en")
-    # Imported here: the pipeline (and a model client) is what ``ask`` needs, not every command.
-    from veridiag.pipeline.factory import assemble
+    with started_once() as started:
+        # Imported here: the pipeline (and a model client) is what ``ask`` needs, not every command.
+        from veridiag.pipeline.factory import assemble
+
+        try:
+            assembly = assemble(settings())
+        except Exception as exc:  # store, toolbox, rules or model settings: the common one-line report
+            message = describe(exc)
+            if message is None:
+                raise
+            raise fail(message) from None
+        started()
+        try:
+            _diagnose(assembly, question, lang, as_json=as_json)
+        finally:
+            assembly.close()
+
+
+def _diagnose(assembly: Assembly, question: str, lang: str | None, *, as_json: bool) -> None:
+    """Runs the diagnosis with progress on stderr and prints its answer; exit 1 if it failed."""
     from veridiag.pipeline.report import answer_document
     from veridiag.text.cjk import detect_lang
 
-    try:
-        assembly = assemble(settings())
-    except Exception as exc:  # store, toolbox, rules or model settings: the common one-line report
-        message = describe(exc)
-        if message is None:
-            raise
-        raise fail(message) from None
     shown_lang: Literal["zh", "en"] = detect_lang(question) if lang is None else "zh" if lang == "zh" else "en"
     names = _STAGES[shown_lang]
 

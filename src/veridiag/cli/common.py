@@ -8,9 +8,12 @@ command needs its own handler for them. Anything else is a bug and keeps its tra
 
 from __future__ import annotations
 
+import gc
 import json
 import sqlite3
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -61,6 +64,31 @@ def settings() -> Settings:
         return load_settings()
     except Exception as exc:  # invalid env/yaml values: say which
         raise fail(f"invalid configuration: {config_problem(exc)}") from None
+
+
+@contextmanager
+def started_once() -> Iterator[Callable[[], None]]:
+    """For a command that builds its tools, uses them once and ends (``ask``): the collector is
+    paused while it starts, and what it built is frozen (``gc.freeze``) when it calls the
+    function yielded, so later collections skip it. A demo ``ask`` makes ~10⁵ long-lived
+    objects and almost no cyclic garbage while starting; the collector's ~260 passes over them
+    were ~15% of its run (measured). On leaving, the collector is as it was and the frozen
+    objects are back in the oldest generation, so a caller in the same process (tests) collects
+    as usual; ``veridiag.cli.app.main`` freezes again before the interpreter's exit pass."""
+    enabled = gc.isenabled()
+
+    def started() -> None:
+        gc.freeze()
+        if enabled:
+            gc.enable()
+
+    gc.disable()
+    try:
+        yield started
+    finally:
+        gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 def print_json(data: Any) -> None:

@@ -36,8 +36,9 @@ def embedded_environment(settings: Settings) -> EmbeddedEnvironment:
     )
 
 
-def build_toolbox(settings: Settings) -> Toolbox:
-    embedded = embedded_environment(settings)
+def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = None) -> Toolbox:
+    """The toolbox; ``embedded`` is the environment to serve from (default: a new one)."""
+    embedded = embedded or embedded_environment(settings)
     logs: LokiBackend | EmbeddedEnvironment = embedded
     metrics: PrometheusBackend | EmbeddedEnvironment = embedded
     if settings.tools.logs == "loki":

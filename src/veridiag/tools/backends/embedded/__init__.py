@@ -60,6 +60,9 @@ class EmbeddedEnvironment:
         #: User runbooks the last non-strict indexing left out, with why.
         self.skipped_runbooks: list[str] = []
         self._local = threading.local()
+        #: Every thread's connection, so ``close`` reaches those of the tool threads too.
+        self._opened: list[sqlite3.Connection] = []
+        self._opened_lock = threading.Lock()
         with _INIT_LOCK, self.connect() as conn:
             untemplated = _schema.migrate(conn)
             _schema.ensure_read_side(conn)
@@ -86,7 +89,19 @@ class EmbeddedEnvironment:
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
+            with self._opened_lock:
+                self._opened.append(conn)
         return conn
+
+    def close(self) -> None:
+        """Close every thread's connection (SQLite checkpoints its WAL as the last one closes);
+        a later call opens a new one. Closed explicitly because a process that exits without
+        collecting garbage (``veridiag ask`` freezes its objects) never finalizes them."""
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+            self._local = threading.local()
+        for conn in opened:
+            conn.close()
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
