@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from veridiag.config import HttpBackendSettings, Settings
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.backends.loki import LokiBackend
-from veridiag.tools.backends.prometheus import PrometheusBackend
 from veridiag.tools.redaction import Redactor, default_redactor
 from veridiag.tools.runner import Toolbox
+
+if TYPE_CHECKING:
+    from veridiag.tools.backends.loki import LokiBackend
+    from veridiag.tools.backends.prometheus import PrometheusBackend
 
 
 class ConfigurationError(ValueError):
@@ -42,6 +46,8 @@ def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = Non
     logs: LokiBackend | EmbeddedEnvironment = embedded
     metrics: PrometheusBackend | EmbeddedEnvironment = embedded
     if settings.tools.logs == "loki":
+        from veridiag.tools.backends.loki import LokiBackend  # HTTP client: only when configured
+
         if not settings.loki.url:
             raise ConfigurationError("tools.logs is 'loki' but loki.url (VERIDIAG_LOKI__URL) is not set")
         logs = LokiBackend(
@@ -51,6 +57,8 @@ def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = Non
             headers=_headers(settings.loki),
         )
     if settings.tools.metrics == "prometheus":
+        from veridiag.tools.backends.prometheus import PrometheusBackend
+
         if not settings.prometheus.url:
             raise ConfigurationError("tools.metrics is 'prometheus' but prometheus.url is not set")
         metrics = PrometheusBackend(

@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from veridiag.text.render import iso
-from veridiag.tools import demo, knowledge
+from veridiag.tools import knowledge
 from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs, parse_time
 from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema
 from veridiag.tools.backends.embedded._ingest import ChangeRow, LogRow, Written
@@ -119,6 +119,8 @@ class EmbeddedEnvironment:
         return loaded is None
 
     def _load_demo(self, conn: sqlite3.Connection) -> None:
+        from veridiag.tools import demo  # the generator and its models: only a new file needs them
+
         day = demo.load_environment(self.demo_incidents) if self.demo_incidents else demo.bundled_environment()
         conn.execute("BEGIN IMMEDIATE")
         if not self._is_empty(conn):  # another process won the race
