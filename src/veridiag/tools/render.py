@@ -13,6 +13,7 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 
 from veridiag.text.render import format_value, iso, request_line
 from veridiag.tools.anomaly import AnomalyReport
@@ -231,7 +232,14 @@ def metrics_output(
         lines.append(baseline_line)
     else:
         lines.append("history: too few points to judge anomalies against the series' own history")
-    point_lines = {moment: f"{iso(moment)} {format_value(value, unit)}" for moment, value in window}
+    value_at = dict(window)
+
+    @cache
+    def point_line(moment: datetime) -> str:
+        """Written only for the points kept or quoted: a window holds up to ~500 (a run of ``ask``
+        formatted ~7 500 times, measured), the output keeps at most ``STORED_POINTS``."""
+        return f"{iso(moment)} {format_value(value_at[moment], unit)}"
+
     anomalies: list[MetricAnomaly] = []
     for number, found in enumerate(report.anomalies[:5], start=1):
         factor = f"; ×{found.factor:.2f}" if found.factor is not None else ""
@@ -254,7 +262,9 @@ def metrics_output(
                 points=found.points,
                 factor=found.factor,
                 line=line,
-                peak_line=point_lines.get(found.peak_at, f"{iso(found.peak_at)} {format_value(found.peak, unit)}"),
+                peak_line=point_line(found.peak_at)
+                if found.peak_at in value_at
+                else f"{iso(found.peak_at)} {format_value(found.peak, unit)}",
             )
         )
     if baseline is not None and not anomalies:
@@ -262,8 +272,8 @@ def metrics_output(
     must_show = {a.onset for a in anomalies} | {a.peak_at for a in anomalies} | {a.end for a in anomalies}
     stored = _thin([t for t, _v in window], STORED_POINTS, must_show)
     shown = _thin([t for t, _v in window], MODEL_POINTS, must_show)
-    text = "\n".join([*lines, "points:", *(point_lines[t] for t in stored)])
-    model_text = "\n".join([*lines, "points:", *(point_lines[t] for t in shown)])
+    text = "\n".join([*lines, "points:", *(point_line(t) for t in stored)])
+    model_text = "\n".join([*lines, "points:", *(point_line(t) for t in shown)])
     evidence = MetricEvidence(
         service=service,
         metric=metric,
