@@ -215,3 +215,19 @@ def test_close_closes_every_threads_connection_and_a_later_call_reopens(tmp_path
         reopened = pool.submit(env._connection).result()
     assert reopened.execute("SELECT COUNT(*) FROM log_line").fetchone()[0] > 30_000
     assert env._connection() is not mine
+
+
+def test_a_gone_threads_connection_is_not_kept_for_close(tmp_path: Path) -> None:
+    """A server's worker threads come and go: ``close`` tracks their connections weakly, so a
+    gone thread's is collected as before (a connection and its statement cache hold each other:
+    the collector frees it) instead of staying open in the list."""
+    import gc
+    import threading
+
+    env = EmbeddedEnvironment(tmp_path / "env.db")
+    env._connection()
+    worker = threading.Thread(target=env._connection)
+    worker.start()
+    worker.join()
+    gc.collect()
+    assert len(env._opened) == 1

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -30,6 +31,11 @@ __all__ = ["ChangeRow", "EmbeddedEnvironment", "LogRow", "Written"]
 
 _INIT_LOCK = threading.Lock()
 _log = logging.getLogger(__name__)
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that can be weakly referenced (``sqlite3.Connection`` cannot), so
+    ``EmbeddedEnvironment`` can find every thread's without keeping a gone thread's open."""
 
 
 class EmbeddedEnvironment:
@@ -60,8 +66,8 @@ class EmbeddedEnvironment:
         #: User runbooks the last non-strict indexing left out, with why.
         self.skipped_runbooks: list[str] = []
         self._local = threading.local()
-        #: Every thread's connection, so ``close`` reaches those of the tool threads too.
-        self._opened: list[sqlite3.Connection] = []
+        #: Every live thread's connection, so ``close`` reaches those of the tool threads too.
+        self._opened: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
         self._opened_lock = threading.Lock()
         with _INIT_LOCK, self.connect() as conn:
             untemplated = _schema.migrate(conn)
@@ -84,13 +90,13 @@ class EmbeddedEnvironment:
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, factory=_Connection)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
             with self._opened_lock:
-                self._opened.append(conn)
+                self._opened.add(conn)
         return conn
 
     def close(self) -> None:
@@ -98,7 +104,7 @@ class EmbeddedEnvironment:
         a later call opens a new one. Closed explicitly because a process that exits without
         collecting garbage (``veridiag ask`` freezes its objects) never finalizes them."""
         with self._opened_lock:
-            opened, self._opened = self._opened, []
+            opened, self._opened = list(self._opened), weakref.WeakSet()
             self._local = threading.local()
         for conn in opened:
             conn.close()
