@@ -6,7 +6,6 @@ failure (``gatekeeper check``: 1 when the output fails the Gatekeeper, 2 for bad
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ import typer
 from rich.table import Table
 
 from veridiag.cli.ask import ask
-from veridiag.cli.common import GuardedGroup, err, fail, out, print_json, settings
+from veridiag.cli.common import PROCESS_ENDS, GuardedGroup, err, fail, out, print_json, settings
 from veridiag.cli.data import data_app, db_app, kb_app, tools_app
 from veridiag.cli.llm import llm_app
 from veridiag.cli.serve import serve
@@ -394,10 +393,6 @@ def sessions(
 
 
 def main() -> None:
-    """The process entry point. Its objects are frozen before the interpreter exits, so the
-    exit's full collection does not walk what the process is about to drop anyway (~10⁵ objects
-    after an ``ask``, measured); commands close what they opened themselves."""
-    try:
-        app()
-    finally:
-        gc.freeze()
+    """The process entry point: the command it runs is the process's last work (``PROCESS_ENDS``)."""
+    PROCESS_ENDS.set(True)
+    app()
