@@ -149,7 +149,7 @@ def test_reader_text_is_stable_and_never_raises(text: str) -> None:
 
 #: Characters each pass of ``reader_text`` acts on, beside anything else.
 _READER_ALPHABET = st.sampled_from(
-    list("aZ9_ -.:%ЕОАМрсх一二两三百千万点秒条次分之第〇ＴＩ５％×–—\u200b\u2060\u00ad\ufeff")
+    list("aZ9_ -.:%ЕОАМрсх一二两三十百千万亿点秒条次分之钟小时天个倍第〇ＴＩ５％×–—\u200b\u2060\u00ad\ufeff")
 )
 
 

@@ -63,8 +63,24 @@ def reader_text(text: str) -> str:
     if _OTHER_LETTER.search(rare) and _OTHER_LETTER.search(text):
         text = _WORD.sub(lambda m: _latin(m.group()), text)
     if _NUMERAL_CHAR.search(rare) and _NUMERAL_CHAR.search(text):
-        text = _CN_NUMERAL.sub(_digits, text)
+        text = _numerals_to_digits(text)
     return text
+
+
+def _numerals_to_digits(text: str) -> str:
+    """``_CN_NUMERAL.sub(_digits, text)``, with a match tried only where a numeral stands (every
+    match starts with one, 百分之 too): a search for the pattern tries its optional 百分之 at
+    every position, ~50 ms on the ~500 KB of outputs a demo ``ask`` reads (measured)."""
+    parts: list[str] = []
+    done = 0
+    for numeral in _NUMERAL_CHAR.finditer(text):
+        if numeral.start() < done:
+            continue
+        found = _CN_NUMERAL.match(text, numeral.start())
+        if found is not None:
+            parts += (text[done : found.start()], _digits(found))
+            done = found.end()
+    return "".join(parts) + text[done:] if parts else text
 
 
 def _latin(word: str) -> str:
