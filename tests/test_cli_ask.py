@@ -62,3 +62,16 @@ def test_ask_with_llm_engine_but_no_model_is_a_clear_error(home: Path, monkeypat
     monkeypatch.setenv("VERIDIAG_ENGINE", "llm")
     result = runner.invoke(app, ["ask", "why?"])
     assert result.exit_code == 2 and "VERIDIAG_LLM__DEFAULT__MODEL" in result.output
+
+
+def test_ask_closes_what_it_opened_and_leaves_the_collector_as_it_found_it(home: Path) -> None:
+    """``ask`` pauses the collector while it starts and freezes what it built (``started_once``);
+    a caller in the same process gets the collector back as it was, and no connection is left
+    open for a collection that a frozen exit never runs (SQLite keeps its WAL file while one is)."""
+    import gc
+
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    result = runner.invoke(app, ["ask", "订单123支付失败，帮我看看是什么原因", "--json"])
+    assert result.exit_code == 0, result.output
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert sorted(p.name for p in home.iterdir() if p.name.endswith(("-wal", "-shm"))) == []

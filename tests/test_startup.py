@@ -100,6 +100,13 @@ def test_an_offline_diagnosis_loads_no_web_server_model_client_or_unneeded_table
     assert "veridiag.pipeline.service" in imported, "the diagnosis ran"
     unneeded = ("alembic", "fastapi", "limits", "pydantic_ai", "openai", "cn2an", "confusable_homoglyphs", "dateparser")
     assert not sorted(m for m in imported if m.split(".")[0] in unneeded)
+    # Nor what only another backend or writing data needs: an HTTP client (Loki, Prometheus), the
+    # log template miner, the demo generator and its models (the first run above loaded the demo).
+    writing = ("httpx2", "drain3", "veridiag.tools.templates", "veridiag.tools.demo")
+    assert not sorted(m for m in imported if any(m == w or m.startswith(f"{w}.") for w in writing))
+    # Its start-up objects stay frozen through the exit (no collection closes a connection):
+    # it closed them itself, so SQLite removed its WAL and shared-memory files.
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(("-wal", "-shm"))) == []
 
 
 def test_the_startup_benchmark_times_help_and_a_diagnosis_against_bare_python() -> None:

@@ -283,3 +283,42 @@ def test_reopening_does_not_reload(tmp_path: Path) -> None:
     count = first._connection().execute("SELECT COUNT(*) FROM log_line").fetchone()[0]
     second = EmbeddedEnvironment(path)
     assert second._connection().execute("SELECT COUNT(*) FROM log_line").fetchone()[0] == count > 30_000
+
+
+def test_close_closes_every_threads_connection_and_a_later_call_reopens(tmp_path: Path) -> None:
+    """``veridiag ask`` freezes its objects, so nothing closes a connection at exit but
+    ``close``: the tool threads' connections too, and SQLite then removes its WAL file."""
+    import sqlite3
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "env.db"
+    env = EmbeddedEnvironment(path)
+    mine = env._connection()
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        theirs = pool.submit(env._connection).result()
+        assert theirs is not mine
+        assert tmp_path.joinpath("env.db-wal").exists()
+        env.close()
+        for conn in (mine, theirs):
+            with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+                conn.execute("SELECT 1")
+        assert not tmp_path.joinpath("env.db-wal").exists()
+        reopened = pool.submit(env._connection).result()
+    assert reopened.execute("SELECT COUNT(*) FROM log_line").fetchone()[0] > 30_000
+    assert env._connection() is not mine
+
+
+def test_a_gone_threads_connection_is_not_kept_for_close(tmp_path: Path) -> None:
+    """A server's worker threads come and go: ``close`` tracks their connections weakly, so a
+    gone thread's is collected as before (a connection and its statement cache hold each other:
+    the collector frees it) instead of staying open in the list."""
+    import gc
+    import threading
+
+    env = EmbeddedEnvironment(tmp_path / "env.db")
+    env._connection()
+    worker = threading.Thread(target=env._connection)
+    worker.start()
+    worker.join()
+    gc.collect()
+    assert len(env._opened) == 1

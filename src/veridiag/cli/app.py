@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from veridiag.cli.ask import ask
-from veridiag.cli.common import GuardedGroup, err, fail, out, print_json, settings
+from veridiag.cli.common import PROCESS_ENDS, GuardedGroup, err, fail, out, print_json, settings
 from veridiag.cli.data import data_app, db_app, kb_app, tools_app
 from veridiag.cli.llm import llm_app
 from veridiag.cli.mcp import mcp
@@ -427,4 +427,6 @@ def sessions(
 
 
 def main() -> None:
+    """The process entry point: the command it runs is the process's last work (``PROCESS_ENDS``)."""
+    PROCESS_ENDS.set(True)
     app()

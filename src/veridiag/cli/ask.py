@@ -8,12 +8,14 @@ from typing import TYPE_CHECKING, Annotated, Literal
 import typer
 from rich.text import Text
 
-from veridiag.cli.common import describe, err, fail, out, print_json, settings
+from veridiag.cli.common import describe, err, fail, out, print_json, settings, started_once
 
 if TYPE_CHECKING:
+    from veridiag.config import Settings
     from veridiag.contracts.answer import AnswerDocument
     from veridiag.contracts.json import JsonObject
     from veridiag.delivery import DeliveryResult
+    from veridiag.pipeline.factory import Assembly
     from veridiag.pipeline.service import DiagnosisPipeline, DiagnosisResult
 
 _STAGES = {
@@ -95,11 +97,6 @@ def ask(
         raise fail("the question is longer than 4000 characters")
     if lang not in (None, "zh", "en"):
         raise fail("--lang must be zh or en")
-    # Imported here: the pipeline (and a model client) is what ``ask`` needs, not every command.
-    from veridiag.pipeline.factory import assemble
-    from veridiag.pipeline.report import answer_document
-    from veridiag.text.cjk import detect_lang
-
     config = settings()
     names = list(post_to or [])
     if deliver or names:
@@ -109,17 +106,44 @@ def ask(
             choose(config.delivery, names)  # an unknown name is an error before any work
         except DeliveryError as exc:
             raise fail(str(exc)) from None
-    try:
-        assembly = assemble(config)
-    except Exception as exc:  # store, toolbox, rules or model settings: the common one-line report
-        message = describe(exc)
-        if message is None:
-            raise
-        raise fail(message) from None
+    with started_once() as started:
+        # Imported here: the pipeline (and a model client) is what ``ask`` needs, not every command.
+        from veridiag.pipeline.factory import assemble
+
+        try:
+            assembly = assemble(config)
+        except Exception as exc:  # store, toolbox, rules or model settings: the common one-line report
+            message = describe(exc)
+            if message is None:
+                raise
+            raise fail(message) from None
+        started()
+        try:
+            _answer(
+                assembly, config, question, lang, output="json" if as_json else output, names=names, deliver=deliver
+            )
+        finally:
+            assembly.close()
+
+
+def _answer(
+    assembly: Assembly,
+    config: Settings,
+    question: str,
+    lang: str | None,
+    *,
+    output: str,
+    names: list[str],
+    deliver: bool,
+) -> None:
+    """Runs the diagnosis, prints its answer in ``output`` form and posts it where asked; exit 1
+    if the session failed or a post did not go out."""
+    from veridiag.pipeline.report import answer_document
+    from veridiag.text.cjk import detect_lang
+
     shown_lang: Literal["zh", "en"] = detect_lang(question) if lang is None else "zh" if lang == "zh" else "en"
     result = _diagnose(assembly.pipeline, question, shown_lang)
     document = answer_document(result, assembly.engine)
-    output = "json" if as_json else output
     if output == "json":
         print_json(document.model_dump(mode="json"))
     elif output == "markdown":

@@ -14,6 +14,7 @@ from veridiag.config import Settings
 from veridiag.gatekeeper import Gatekeeper, load_ruleset
 from veridiag.pipeline.service import DiagnosisPipeline, PipelineOptions
 from veridiag.store import SessionStore, open_store
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.factory import build_toolbox, embedded_environment
 
 
@@ -23,20 +24,29 @@ class Assembly:
     pipeline: DiagnosisPipeline
     engine: dict[str, str]
     gatekeeper: Gatekeeper
+    #: The embedded data the toolbox and the offline roles read (one set of connections).
+    environment: EmbeddedEnvironment | None = None
+
+    def close(self) -> None:
+        """Close the store's and the embedded data's connections."""
+        self.store.close()
+        if self.environment is not None:
+            self.environment.close()
 
 
 def assemble(settings: Settings) -> Assembly:
     """Everything ``veridiag ask`` (and the HTTP service) needs, from one settings object."""
     store = open_store(settings.store_url, stale_after=settings.session_timeout_seconds)
-    toolbox = build_toolbox(settings)
+    environment = embedded_environment(settings)
+    toolbox = build_toolbox(settings, environment)
     gatekeeper = Gatekeeper(load_ruleset(settings.gatekeeper.rules_file))
     grounding = gatekeeper.ruleset.get("claim.entity_grounding")
     services = list(grounding.params.get("knownServices", [])) if grounding else []
-    roles = build_roles(settings, embedded_environment(settings), store, services)
+    roles = build_roles(settings, environment, store, services)
     pipeline = DiagnosisPipeline(
         store, roles, gatekeeper=gatekeeper, toolbox=toolbox, options=PipelineOptions.from_settings(settings)
     )
-    return Assembly(store=store, pipeline=pipeline, engine=roles.names, gatekeeper=gatekeeper)
+    return Assembly(store=store, pipeline=pipeline, engine=roles.names, gatekeeper=gatekeeper, environment=environment)
 
 
 def build_home_apart(settings: Settings) -> bool:
@@ -66,6 +76,6 @@ def new_home(settings: Settings) -> bool:
 
 def _build_home(settings: Settings) -> None:
     try:
-        assemble(settings).store.close()
+        assemble(settings).close()
     except Exception:  # the parent's assemble meets it again and reports it in one line
         sys.exit(1)

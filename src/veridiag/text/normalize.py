@@ -45,18 +45,42 @@ _INVISIBLE = re.compile(
 )
 #: A letter outside Latin and the CJK scripts: only then can a look-alike be hiding in a word.
 _OTHER_LETTER = re.compile(rf"[^\W\d_a-zA-Z\u3040-\u30ff{HAN}\uac00-\ud7af\uf900-\ufaff]")
+#: Runs of ASCII. Every character the three tests above look for is outside ASCII, so they are
+#: first asked of what is left without these: a tool output is mostly ASCII with a few dashes or
+#: Chinese words, and deleting long runs is ~10× faster than testing each character against a
+#: large class (a demo ``ask`` normalises ~1 M characters, measured).
+_ASCII_RUNS = re.compile(r"[\x00-\x7f]+")
 
 
 def reader_text(text: str) -> str:
     """NFKC, no invisible characters, Latin look-alikes in Latin words, Chinese numerals before units."""
     if text.isascii():
         return text
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
-    if _OTHER_LETTER.search(text):
+    text = unicodedata.normalize("NFKC", text)
+    rare = _ASCII_RUNS.sub("", text)
+    if _INVISIBLE.search(rare):
+        text = _INVISIBLE.sub("", text)
+    if _OTHER_LETTER.search(rare) and _OTHER_LETTER.search(text):
         text = _WORD.sub(lambda m: _latin(m.group()), text)
-    if _NUMERAL_CHAR.search(text):
-        text = _CN_NUMERAL.sub(_digits, text)
+    if _NUMERAL_CHAR.search(rare) and _NUMERAL_CHAR.search(text):
+        text = _numerals_to_digits(text)
     return text
+
+
+def _numerals_to_digits(text: str) -> str:
+    """``_CN_NUMERAL.sub(_digits, text)``, with a match tried only where a numeral stands (every
+    match starts with one, 百分之 too): a search for the pattern tries its optional 百分之 at
+    every position, ~50 ms on the ~500 KB of outputs a demo ``ask`` reads (measured)."""
+    parts: list[str] = []
+    done = 0
+    for numeral in _NUMERAL_CHAR.finditer(text):
+        if numeral.start() < done:
+            continue
+        found = _CN_NUMERAL.match(text, numeral.start())
+        if found is not None:
+            parts += (text[done : found.start()], _digits(found))
+            done = found.end()
+    return "".join(parts) + text[done:] if parts else text
 
 
 def _latin(word: str) -> str:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from veridiag._retry import Backoff
 from veridiag.config import HttpBackendSettings, Settings
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.backends.loki import LokiBackend
-from veridiag.tools.backends.prometheus import PrometheusBackend
 from veridiag.tools.redaction import build_redactor
 from veridiag.tools.runner import Toolbox
+
+if TYPE_CHECKING:
+    from veridiag.tools.backends.loki import LokiBackend
+    from veridiag.tools.backends.prometheus import PrometheusBackend
 
 
 class ConfigurationError(ValueError):
@@ -29,11 +33,14 @@ def embedded_environment(settings: Settings) -> EmbeddedEnvironment:
     )
 
 
-def build_toolbox(settings: Settings) -> Toolbox:
-    embedded = embedded_environment(settings)
+def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = None) -> Toolbox:
+    """The toolbox; ``embedded`` is the environment to serve from (default: a new one)."""
+    embedded = embedded or embedded_environment(settings)
     logs: LokiBackend | EmbeddedEnvironment = embedded
     metrics: PrometheusBackend | EmbeddedEnvironment = embedded
     if settings.tools.logs == "loki":
+        from veridiag.tools.backends.loki import LokiBackend  # HTTP client: only when configured
+
         if not settings.loki.url:
             raise ConfigurationError("tools.logs is 'loki' but loki.url (VERIDIAG_LOKI__URL) is not set")
         logs = LokiBackend(
@@ -44,6 +51,8 @@ def build_toolbox(settings: Settings) -> Toolbox:
             backoff=Backoff(attempts=1 + settings.loki.max_retries),
         )
     if settings.tools.metrics == "prometheus":
+        from veridiag.tools.backends.prometheus import PrometheusBackend
+
         if not settings.prometheus.url:
             raise ConfigurationError("tools.metrics is 'prometheus' but prometheus.url is not set")
         metrics = PrometheusBackend(

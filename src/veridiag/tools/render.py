@@ -10,9 +10,10 @@ read the same whichever backend answered.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cache
 
 from veridiag.text.render import format_value, iso, request_line, rounded
 from veridiag.tools.anomaly import AnomalyReport
@@ -227,8 +228,15 @@ def metrics_output(
     peak_at, peak = max(window, key=lambda point: point[1])
     window_line = f"window: {_stats(values, unit)}; peak {format_value(peak, unit)} at {iso(peak_at)}"
     lines = [request_line("query_metrics", {**request, "unit": unit}), window_line]
-    point_lines = {moment: f"{iso(moment)} {format_value(value, unit)}" for moment, value in window}
-    increases = _increases(window, unit, per_step, point_lines) if per_step else None
+    value_at = dict(window)
+
+    @cache
+    def point_line(moment: datetime) -> str:
+        """Written only for the points kept or quoted: a window holds up to ~500 (a run of ``ask``
+        formatted ~7 500 times, measured), the output keeps at most ``STORED_POINTS``."""
+        return f"{iso(moment)} {format_value(value_at[moment], unit)}"
+
+    increases = _increases(window, unit, per_step, point_line) if per_step else None
     if increases is not None:
         lines.append(increases.line)
     baseline = report.baseline
@@ -265,7 +273,9 @@ def metrics_output(
                 points=found.points,
                 factor=found.factor,
                 line=line,
-                peak_line=point_lines.get(found.peak_at, f"{iso(found.peak_at)} {format_value(found.peak, unit)}"),
+                peak_line=point_line(found.peak_at)
+                if found.peak_at in value_at
+                else f"{iso(found.peak_at)} {format_value(found.peak, unit)}",
             )
         )
     if baseline is not None and not anomalies:
@@ -274,8 +284,8 @@ def metrics_output(
     must_show |= {step.at for step in increases.steps} if increases else set()
     stored = _thin([t for t, _v in window], STORED_POINTS, must_show)
     shown = _thin([t for t, _v in window], MODEL_POINTS, must_show)
-    text = "\n".join([*lines, "points:", *(point_lines[t] for t in stored)])
-    model_text = "\n".join([*lines, "points:", *(point_lines[t] for t in shown)])
+    text = "\n".join([*lines, "points:", *(point_line(t) for t in stored)])
+    model_text = "\n".join([*lines, "points:", *(point_line(t) for t in shown)])
     evidence = MetricEvidence(
         service=service,
         metric=metric,
@@ -301,11 +311,11 @@ def metrics_output(
 
 
 def _increases(
-    window: Sequence[tuple[datetime, float]], unit: str, step_seconds: int, point_lines: Mapping[datetime, str]
+    window: Sequence[tuple[datetime, float]], unit: str, step_seconds: int, point_line: Callable[[datetime], str]
 ) -> CounterIncreases:
     """The steps a counter grew in, and the line that states them: the total, how many steps,
     then each step's ``+n at <time>`` (the first ``LISTED_STEPS``)."""
-    steps = [StepIncrease(at=moment, by=value, line=point_lines[moment]) for moment, value in window if value]
+    steps = [StepIncrease(at=moment, by=value, line=point_line(moment)) for moment, value in window if value]
     total = sum(step.by for step in steps)
     listed = ", ".join(f"+{format_value(step.by, '')} at {iso(step.at)}" for step in steps[:LISTED_STEPS])
     more = f", and {len(steps) - LISTED_STEPS} more steps" if len(steps) > LISTED_STEPS else ""

@@ -11,13 +11,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from veridiag.text.render import iso
-from veridiag.tools import demo, knowledge
+from veridiag.tools import knowledge
 from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs, parse_time
 from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema
 from veridiag.tools.backends.embedded._ingest import ChangeRow, LogRow, Written
@@ -30,6 +31,11 @@ __all__ = ["ChangeRow", "EmbeddedEnvironment", "LogRow", "Written"]
 
 _INIT_LOCK = threading.Lock()
 _log = logging.getLogger(__name__)
+
+
+class _Connection(sqlite3.Connection):
+    """A connection that can be weakly referenced (``sqlite3.Connection`` cannot), so
+    ``EmbeddedEnvironment`` can find every thread's without keeping a gone thread's open."""
 
 
 class EmbeddedEnvironment:
@@ -60,6 +66,9 @@ class EmbeddedEnvironment:
         #: User runbooks the last non-strict indexing left out, with why.
         self.skipped_runbooks: list[str] = []
         self._local = threading.local()
+        #: Every live thread's connection, so ``close`` reaches those of the tool threads too.
+        self._opened: weakref.WeakSet[sqlite3.Connection] = weakref.WeakSet()
+        self._opened_lock = threading.Lock()
         with _INIT_LOCK, self.connect() as conn:
             untemplated = _schema.migrate(conn)
             _schema.ensure_read_side(conn)
@@ -81,12 +90,24 @@ class EmbeddedEnvironment:
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, factory=_Connection)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA busy_timeout=30000")
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
+            with self._opened_lock:
+                self._opened.add(conn)
         return conn
+
+    def close(self) -> None:
+        """Close every thread's connection (SQLite checkpoints its WAL as the last one closes);
+        a later call opens a new one. Closed explicitly because a process that exits without
+        collecting garbage (``veridiag ask`` freezes its objects) never finalizes them."""
+        with self._opened_lock:
+            opened, self._opened = list(self._opened), weakref.WeakSet()
+            self._local = threading.local()
+        for conn in opened:
+            conn.close()
 
     @contextmanager
     def connect(self) -> Iterator[sqlite3.Connection]:
@@ -104,6 +125,8 @@ class EmbeddedEnvironment:
         return loaded is None
 
     def _load_demo(self, conn: sqlite3.Connection) -> None:
+        from veridiag.tools import demo  # the generator and its models: only a new file needs them
+
         day = demo.load_environment(self.demo_incidents) if self.demo_incidents else demo.bundled_environment()
         conn.execute("BEGIN IMMEDIATE")
         if not self._is_empty(conn):  # another process won the race

@@ -13,11 +13,13 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from veridiag.text.tokens import segment
 from veridiag.tools.backends.embedded._schema import count_minutes
-from veridiag.tools.templates import TemplateMiner
+
+if TYPE_CHECKING:
+    from veridiag.tools.templates import TemplateMiner
 
 #: Lines written per transaction step; bounded memory whatever the file size.
 BATCH = 10_000
@@ -77,6 +79,9 @@ class _Miners:
     def get(self, service: str) -> TemplateMiner:
         miner = self.miners.get(service)
         if miner is None:
+            # Imported here: drain3 (~10 ms) is for writing lines; a query never mines.
+            from veridiag.tools.templates import TemplateMiner
+
             row = self.conn.execute("SELECT state FROM log_miner WHERE service=?", (service,)).fetchone()
             miner = TemplateMiner(bytes(row[0]) if row else None)
             self.miners[service] = miner
