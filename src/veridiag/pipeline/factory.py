@@ -12,6 +12,7 @@ from sqlalchemy.engine import make_url
 from veridiag.agents.engines import build_roles
 from veridiag.config import Settings
 from veridiag.gatekeeper import Gatekeeper, load_ruleset
+from veridiag.gatekeeper.rules.entity_grounding import known_services
 from veridiag.pipeline.service import DiagnosisPipeline, PipelineOptions
 from veridiag.store import SessionStore, open_store
 from veridiag.tools.factory import build_toolbox, embedded_environment
@@ -30,8 +31,7 @@ def assemble(settings: Settings) -> Assembly:
     store = open_store(settings.store_url, stale_after=settings.session_timeout_seconds)
     toolbox = build_toolbox(settings)
     gatekeeper = Gatekeeper(load_ruleset(settings.gatekeeper.rules_file))
-    grounding = gatekeeper.ruleset.get("claim.entity_grounding")
-    services = list(grounding.params.get("knownServices", [])) if grounding else []
+    services = known_services(gatekeeper.ruleset)
     roles = build_roles(settings, embedded_environment(settings), store, services)
     pipeline = DiagnosisPipeline(
         store, roles, gatekeeper=gatekeeper, toolbox=toolbox, options=PipelineOptions.from_settings(settings)
