@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from veridiag.bench.gatekeeper import build_scenario
+from veridiag.text import entities as entities_module
 from veridiag.text.entities import Corpus, TextFacts, entities_outside, extract_entities
 
 SERVICES = ("redis", "gateway", "mysql")
@@ -177,3 +181,49 @@ def test_one_lexing_answers_for_any_known_tokens(parts: list[str], data: st.Data
         known = frozenset(data.draw(st.lists(st.sampled_from(tokens), unique=True)) if tokens else [])
         assert facts.outside(known) == TextFacts(text, SERVICES).outside(known)
     assert facts.entities() == extract_entities(text, SERVICES)
+
+
+# -- the lexer's guards (possessive look-aheads) only spare backtracking ------------------------
+
+UNGUARDED = re.compile(entities_module._lexer_pattern(guarded=False))
+#: Words the guarded alternatives are about, glued and cut in every way the strategy draws.
+guarded_words = st.sampled_from(
+    [
+        "c.s.web.OrderController",
+        "java.lang.IllegalStateException",
+        "a.b",
+        "http-nio-8080-exec-1",
+        "api-gateway",
+        "user-db",
+        "x-",
+        "deadbeefdeadbeef",
+        "deadbeef-",
+        "12 / 34",
+        "7/",
+        "ERR-TIMEOUT",
+        "ABC_",
+        "ABC_1",
+        "E1234",
+        "-",
+    ]
+)
+
+
+def lexed(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], str | None, dict[str, str | None]]]:
+    return [(match.span(), match.lastgroup, match.groupdict()) for match in pattern.finditer(text)]
+
+
+@given(st.lists(fragments | guarded_words | st.text(max_size=6), max_size=12), st.sampled_from(["", " ", "\n"]))
+def test_the_lexer_guards_change_no_match(parts: list[str], joint: str) -> None:
+    text = joint.join(parts)
+    assert lexed(entities_module._LEXER, text) == lexed(UNGUARDED, text)
+
+
+def test_the_lexer_guards_change_no_match_on_the_benchmark_texts() -> None:
+    for seed in (7, 11, 23):
+        scenario = build_scenario(seed=seed)
+        texts = scenario.records[0].output.split("\n")[:200] + scenario.records[1].output.split("\n")[:200]
+        for claim in scenario.document.claims:
+            texts += [claim.claim_text, *(binding.evidence_excerpt for binding in claim.evidence_bindings)]
+        for text in texts:
+            assert lexed(entities_module._LEXER, text) == lexed(UNGUARDED, text)

@@ -87,6 +87,32 @@ def test_a_warm_index_gives_the_report_a_cold_one_gives() -> None:
         assert report_dump(scenario.check(Gatekeeper())) == cold
 
 
+def test_each_rule_alone_gives_the_checks_it_gives_beside_the_others() -> None:
+    """The plain path: each rule in a Gatekeeper of its own, with its own cold index cache,
+    so nothing a rule reads — claim views, excerpt alignments, fact look-ups, invocation
+    indexes — was worked out for another. The shared run gives every rule the same checks."""
+    ruleset = load_ruleset()
+    enabled = [rule.id for rule in ruleset.enabled()]
+    for seed in (7, 11, 23):
+        scenario = build_scenario(seed=seed)
+        shared = scenario.check(Gatekeeper())
+        for rule_id in enabled:
+            alone = Gatekeeper(
+                ruleset.with_overrides(
+                    {"rules": [{"id": other, "enabled": False} for other in enabled if other != rule_id]}
+                )
+            )
+            report = scenario.check(alone)
+            assert report.rules_run == [rule_id]
+            assert checks_of(report, rule_id) == checks_of(shared, rule_id), (seed, rule_id)
+            assert (rule_id in report.result.failed_rules) == (rule_id in shared.result.failed_rules)
+
+
+def checks_of(report: Any, rule_id: str) -> list[Any]:
+    records = [check for trace in report.claim_traces for check in trace.checks] + report.other_checks
+    return [check for check in records if check.rule_id == rule_id]
+
+
 def test_the_cache_keeps_the_most_recently_used() -> None:
     cache = EvidenceIndexCache(capacity=2)
     views = [invocation(i, output=f"line {i}") for i in (1, 2, 3)]

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 
 from veridiag.gatekeeper import RulesetError, bundled_ruleset, load_ruleset, registered_rule_ids
+from veridiag.gatekeeper.rules.excerpt_similarity import ExcerptParams
+from veridiag.gatekeeper.rules.hallucination_phrases import PhraseParams
 
 SPEC_INDEX = {
     "schema.executor_v2": ("Executor V2 Schema", True),
@@ -36,7 +38,7 @@ def test_bundled_metadata_mirrors_the_spec() -> None:
     assert rules["claim.evidence_utilization"].severity == "warning"
     assert rules["claim.evidence_utilization"].verdict_impact == "warn_only"
     assert rules["claim.evidence_utilization"].params["minKeywordCoverage"] == 0.5
-    assert rules["claim.hallucination_phrases"].params["blacklist"][:7] == SPEC_BLACKLIST
+    assert rules["claim.hallucination_phrases"].typed_params(PhraseParams).blacklist[:7] == SPEC_BLACKLIST
     assert rules["claim.hallucination_phrases"].params["targetFields"] == ["claims[].claim_text"]
 
 
@@ -64,7 +66,7 @@ ruleMetadata:
     similarity = rules["evidence.excerpt_similarity"]
     assert similarity.params["passThreshold"] == 0.9
     assert similarity.params["warnThreshold"] == 0.5, "params not named in the override are kept"
-    assert similarity.params["compareAgainst"][0] == "output"
+    assert similarity.typed_params(ExcerptParams).compare_against[0] == "output"
     assert rules["claim.evidence_utilization"].enabled
     assert rules["claim.hallucination_phrases"].severity == "warning"
     assert rules["claim.hallucination_phrases"].name == "Hallucination Phrase Check"

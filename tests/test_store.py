@@ -189,6 +189,7 @@ def test_an_explicit_id_does_not_make_later_inserts_collide(store_url: str) -> N
 
 
 def test_store_is_the_gatekeepers_invocation_source(store_url: str, demo_env: EmbeddedEnvironment) -> None:
+    from veridiag.contracts.json import JsonObject
     from veridiag.gatekeeper import Gatekeeper
 
     store = SessionStore(store_url)
@@ -196,7 +197,7 @@ def test_store_is_the_gatekeepers_invocation_source(store_url: str, demo_env: Em
     result = ToolRunner(store, Toolbox(demo_env, demo_env, demo_env, demo_env), session.id).run(
         "query_logs", {"query": "order=123", "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z"}
     )
-    output = {
+    output: JsonObject = {
         "answer_version": "executor_evidence_v2",
         "claims": [
             {

@@ -20,11 +20,14 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from pydantic import BaseModel
 
 from veridiag.bench.stats import summary, time_runs
+from veridiag.contracts.executor_v2 import Claim, EvidenceBinding, ExecutorEvidenceV2
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.invocation import InMemoryInvocations, InvocationRecord
+from veridiag.contracts.json import JsonObject
 from veridiag.gatekeeper import AnchoredMatcher, Gatekeeper, SequenceMatcherBaseline, load_ruleset
 from veridiag.gatekeeper.evidence import EvidenceIndex
 from veridiag.gatekeeper.matching import BruteForceMatcher, ExcerptMatcher
@@ -113,7 +116,10 @@ def _change_one(rng: random.Random, excerpt: str) -> str:
 
 @dataclass
 class Scenario:
-    output: dict[str, Any]
+    #: The Executor output the bench writes, typed; ``output`` is it as the Gatekeeper gets it.
+    document: ExecutorEvidenceV2
+    #: Raw JSON, as parsed from an Executor's reply: only the fields written (no defaults).
+    output: JsonObject
     invocations: InMemoryInvocations
     kinds: list[str]  # per binding, in claim order: verbatim / changed / invented
     output_bytes: int
@@ -126,9 +132,9 @@ class Scenario:
 
     def cited_pairs(self) -> list[tuple[str, str]]:
         """(excerpt, output of the invocation it cites) for every binding, in order."""
-        bindings = [binding for claim in self.output["claims"] for binding in claim["evidence_bindings"]]
-        outputs = self.invocations.get_invocations({b["source_invocation_ids"][0] for b in bindings})
-        return [(b["evidence_excerpt"], outputs[b["source_invocation_ids"][0]].output or "") for b in bindings]
+        bindings = [binding for claim in self.document.claims for binding in claim.evidence_bindings]
+        outputs = self.invocations.get_invocations({b.source_invocation_ids[0] for b in bindings})
+        return [(b.evidence_excerpt, outputs[b.source_invocation_ids[0]].output or "") for b in bindings]
 
 
 def build_scenario(claims: int = 20, invocations: int = 10, size: int = OUTPUT_BYTES, seed: int = 7) -> Scenario:
@@ -170,25 +176,26 @@ def build_scenario(claims: int = 20, invocations: int = 10, size: int = OUTPUT_B
             elif kind == "invented":
                 excerpt = _invented(rng)
             bindings.append(
-                {
-                    "source_type": "tool_trace",
-                    "tool_name": record.tool_name,
-                    "source_invocation_ids": [record.id],
-                    "evidence_excerpt": excerpt,
-                }
+                EvidenceBinding(
+                    source_type="tool_trace",
+                    tool_name=record.tool_name,
+                    source_invocation_ids=[record.id],
+                    evidence_excerpt=excerpt,
+                )
             )
-        first = bindings[0]["evidence_excerpt"]
+        first = bindings[0].evidence_excerpt
         claim_list.append(
-            {
-                "claim_id": f"claim-{c + 1}",
-                "claim_type": "symptom",
-                "claim_text": f"日志与指标显示：{first[:60]}",
-                "support_level": "direct",
-                "evidence_bindings": bindings,
-            }
+            Claim(
+                claim_id=f"claim-{c + 1}",
+                claim_type="symptom",
+                claim_text=f"日志与指标显示：{first[:60]}",
+                support_level="direct",
+                evidence_bindings=bindings,
+            )
         )
-    output = {"answer_version": "executor_evidence_v2", "claims": claim_list}
-    return Scenario(output, InMemoryInvocations(records), kinds, size, session_id, records)
+    document = ExecutorEvidenceV2(answer_version="executor_evidence_v2", claims=claim_list)
+    output = document.model_dump(mode="json", exclude_unset=True)
+    return Scenario(document, output, InMemoryInvocations(records), kinds, size, session_id, records)
 
 
 def _excerpt_outcomes(gatekeeper: Gatekeeper, scenario: Scenario) -> list[str]:
@@ -251,7 +258,30 @@ def _outcomes(gatekeeper: Gatekeeper, scenarios: Sequence[Scenario]) -> list[str
     return [outcome for scenario in scenarios for outcome in _excerpt_outcomes(gatekeeper, scenario)]
 
 
-def run(repeats: int = 200, baseline_repeats: int = 5, seeds: Sequence[int] = SEEDS) -> dict[str, Any]:
+class GatekeeperBench(BaseModel):
+    """Per-check times (all rules, indexes built), the baselines on the same data, the
+    record-side cost, and the excerpt outcomes that show the speed lets nothing through."""
+
+    p50_ms: float
+    p99_ms: float
+    baseline_p50_ms: float
+    speedup: float
+    claims: int
+    invocations: int
+    output_bytes: int
+    seeds: list[int]
+    runs: int
+    baseline_runs: int
+    record_ms_per_64kb: float
+    brute_force_partial_ratio_p50_ms: float
+    #: excerpt kind (verbatim / changed / invented) → outcome → count
+    excerpt_outcomes: dict[str, dict[str, int]]
+    decision_agreement_with_brute_force: float
+    rule_p50_ms: dict[str, float]
+    floor_p50_ms: dict[str, float]
+
+
+def run(repeats: int = 200, baseline_repeats: int = 5, seeds: Sequence[int] = SEEDS) -> GatekeeperBench:
     scenarios = [build_scenario(seed=seed) for seed in seeds]
 
     def timed(make_matcher: Callable[[], ExcerptMatcher], count: int) -> list[float]:
@@ -285,20 +315,21 @@ def run(repeats: int = 200, baseline_repeats: int = 5, seeds: Sequence[int] = SE
     stats = summary(ours)
     baseline_p50 = statistics.median(baseline)
     first = scenarios[0]
-    return {
-        **stats,
-        "baseline_p50_ms": round(baseline_p50, 3),
-        "speedup": round(baseline_p50 / stats["p50_ms"], 1),
-        "claims": len(first.output["claims"]),
-        "invocations": len(first.invocations),
-        "output_bytes": first.output_bytes,
-        "seeds": list(seeds),
-        "runs": len(ours),
-        "baseline_runs": len(baseline),
-        "record_ms_per_64kb": round(statistics.median(record), 4),
-        "brute_force_partial_ratio_p50_ms": round(statistics.median(brute), 3),
-        "excerpt_outcomes": {kind: dict(counter) for kind, counter in by_kind.items()},
-        "decision_agreement_with_brute_force": round(agreement, 3),
-        "rule_p50_ms": {rule_id: round(statistics.median(v), 4) for rule_id, v in per_rule.items()},
-        "floor_p50_ms": _floors(scenarios, max(5, repeats // 2)),
-    }
+    return GatekeeperBench(
+        p50_ms=stats["p50_ms"],
+        p99_ms=stats["p99_ms"],
+        baseline_p50_ms=round(baseline_p50, 3),
+        speedup=round(baseline_p50 / stats["p50_ms"], 1),
+        claims=len(first.document.claims),
+        invocations=len(first.invocations),
+        output_bytes=first.output_bytes,
+        seeds=list(seeds),
+        runs=len(ours),
+        baseline_runs=len(baseline),
+        record_ms_per_64kb=round(statistics.median(record), 4),
+        brute_force_partial_ratio_p50_ms=round(statistics.median(brute), 3),
+        excerpt_outcomes={kind: dict(counter) for kind, counter in by_kind.items()},
+        decision_agreement_with_brute_force=round(agreement, 3),
+        rule_p50_ms={rule_id: round(statistics.median(v), 4) for rule_id, v in per_rule.items()},
+        floor_p50_ms=_floors(scenarios, max(5, repeats // 2)),
+    )

@@ -13,6 +13,7 @@ from typing import Any, Literal, cast
 
 from veridiag.contracts.gatekeeper import CheckRecord, MatchedSpan, RuleStatus
 from veridiag.contracts.invocation import InvocationView
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
@@ -49,11 +50,11 @@ class BindingView:
 
     #: ``claims[i].evidence_bindings[j]``
     target: str
-    binding: dict[str, Any]
+    binding: JsonObject
     #: ``evidence_excerpt`` as written (any JSON value).
     excerpt: object
     #: ``source_invocation_ids`` as written; ``[]`` when not a list.
-    cited: list[Any]
+    cited: list[JsonValue]
     #: The cited invocations that exist and are this session's, in citation order.
     usable: tuple[InvocationView, ...]
 
@@ -69,7 +70,7 @@ class ClaimView:
     index: int
     #: ``claims[i]``
     target: str
-    claim: dict[str, Any]
+    claim: JsonObject
     bindings: tuple[BindingView, ...]
 
 
@@ -83,8 +84,9 @@ class ValidationContext:
     check never answers from an earlier check's work on the same claims.
     """
 
-    output: Any
-    normalized: dict[str, Any] | None
+    #: The output as parsed (any JSON value), and its normalised copy when it is an object.
+    output: JsonValue
+    normalized: JsonObject | None
     session_id: str
     invocations: Mapping[int, InvocationView]
     parse_status: ParseStatus | None = None
@@ -108,7 +110,7 @@ class ValidationContext:
             ]
         return self._claim_views
 
-    def _claim_view(self, index: int, claim: dict[str, Any]) -> ClaimView:
+    def _claim_view(self, index: int, claim: JsonObject) -> ClaimView:
         target = f"claims[{index}]"
         views = []
         for binding_target, binding in bindings(target, claim):
@@ -117,7 +119,7 @@ class ValidationContext:
             views.append(BindingView(binding_target, binding, binding.get("evidence_excerpt"), cited, usable))
         return ClaimView(index, target, claim, tuple(views))
 
-    def claims(self) -> Iterator[tuple[int, str, dict[str, Any]]]:
+    def claims(self) -> Iterator[tuple[int, str, JsonObject]]:
         """``(index, target path, claim)`` for every claim that is a JSON object."""
         for view in self.claim_views():
             yield view.index, view.target, view.claim
@@ -177,7 +179,7 @@ class ValidationContext:
         self.memo[key] = best
         return best
 
-    def usable_invocation(self, raw_id: Any) -> InvocationView | None:
+    def usable_invocation(self, raw_id: JsonValue) -> InvocationView | None:
         """The invocation behind a cited id if it exists and belongs to this session."""
         invocation_id = as_invocation_id(raw_id)
         if invocation_id is None:
@@ -188,7 +190,7 @@ class ValidationContext:
         return invocation
 
 
-def bindings(claim_target: str, claim: Mapping[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+def bindings(claim_target: str, claim: Mapping[str, JsonValue]) -> Iterator[tuple[str, JsonObject]]:
     """``(target path, binding)`` for each binding of a claim that is a JSON object."""
     items = claim.get("evidence_bindings")
     if not isinstance(items, list):
@@ -198,12 +200,12 @@ def bindings(claim_target: str, claim: Mapping[str, Any]) -> Iterator[tuple[str,
             yield f"{claim_target}.evidence_bindings[{index}]", binding
 
 
-def cited_ids(binding: Mapping[str, Any]) -> list[Any]:
+def cited_ids(binding: Mapping[str, JsonValue]) -> list[JsonValue]:
     ids = binding.get("source_invocation_ids")
     return ids if isinstance(ids, list) else []
 
 
-def as_invocation_id(raw: Any) -> int | None:
+def as_invocation_id(raw: object) -> int | None:
     """Accept ints and digit strings (a harmless model habit); reject bools and the rest."""
     if isinstance(raw, bool):
         return None

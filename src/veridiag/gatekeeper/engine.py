@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import Any
 
 from veridiag.contracts.executor_v2 import OPTIONAL_ARRAYS
 from veridiag.contracts.gatekeeper import (
@@ -23,6 +22,7 @@ from veridiag.contracts.gatekeeper import (
     VerdictImpact,
 )
 from veridiag.contracts.invocation import InvocationSource
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.contracts.material import claim_id_at
 from veridiag.contracts.parsing import ParsedOutput, ParseStatus, parse_executor_output
 from veridiag.contracts.trace import ToolTraceEntry
@@ -33,7 +33,7 @@ from veridiag.gatekeeper.registry import rule_class
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet, load_ruleset
 
 
-def normalize_output(output: Any) -> dict[str, Any] | None:
+def normalize_output(output: JsonValue) -> JsonObject | None:
     """A copy of ``output`` with missing (or null) optional arrays set to ``[]`` (docs/spec §11.1)."""
     if not isinstance(output, dict):
         return None
@@ -44,7 +44,7 @@ def normalize_output(output: Any) -> dict[str, Any] | None:
     return normalized
 
 
-def _cited_ids(normalized: dict[str, Any] | None) -> set[int]:
+def _cited_ids(normalized: JsonObject | None) -> set[int]:
     ids: set[int] = set()
     if not normalized:
         return ids
@@ -85,7 +85,7 @@ class Gatekeeper:
 
     def validate(
         self,
-        output: Any,
+        output: JsonValue,
         *,
         session_id: str,
         invocations: InvocationSource,
@@ -146,7 +146,7 @@ class Gatekeeper:
         return parsed, report
 
     @staticmethod
-    def _report(results: list[tuple[RuleMetadata, RuleResult]], normalized: dict[str, Any] | None) -> GatekeeperReport:
+    def _report(results: list[tuple[RuleMetadata, RuleResult]], normalized: JsonObject | None) -> GatekeeperReport:
         failed: list[str] = []
         warned: list[str] = []
         errors: list[GatekeeperError] = []

@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from veridiag.contracts.invocation import InvocationView
+from veridiag.contracts.json import JsonObject
 from veridiag.text.entities import Corpus
 from veridiag.text.phrases import PhraseList
 from veridiag.text.render import invocation_context, invocation_json
@@ -36,8 +35,8 @@ class EvidenceIndex:
 
     output: str
     output_preview: str
-    arguments: Mapping[str, Any]
-    details: Mapping[str, Any] | None
+    arguments: JsonObject
+    details: JsonObject | None
     #: The preview adds nothing to search: it is the head of the output.
     preview_in_output: bool
     retrieval_details: str

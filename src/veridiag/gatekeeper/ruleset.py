@@ -12,12 +12,13 @@ from collections.abc import Iterator, Mapping
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from veridiag.contracts.gatekeeper import Severity, VerdictImpact
+from veridiag.contracts.json import JsonObject, json_object
 from veridiag.text.yaml_files import load_yaml
 
 P = TypeVar("P", bound=BaseModel)
@@ -39,7 +40,8 @@ class RuleMetadata(BaseModel):
     enabled: bool = True
     severity: Severity = "error"
     verdict_impact: VerdictImpact = Field(default="low_confid_on_fail", alias="verdictImpact")
-    params: dict[str, Any] = Field(default_factory=dict)
+    #: As written in the rules files; read through ``typed_params`` with the rule's model.
+    params: JsonObject = Field(default_factory=dict)
     _typed: BaseModel | None = PrivateAttr(default=None)
 
     def typed_params(self, model: type[P]) -> P:
@@ -48,7 +50,7 @@ class RuleMetadata(BaseModel):
             self._typed = model.model_validate(self.params)
         return self._typed
 
-    def public_dict(self) -> dict[str, Any]:
+    def public_dict(self) -> JsonObject:
         return self.model_dump(by_alias=True)
 
 
@@ -67,7 +69,7 @@ class _MetadataEntry(BaseModel):
 
     severity: Severity | None = None
     verdict_impact: VerdictImpact | None = Field(default=None, alias="verdictImpact")
-    params: dict[str, Any] | None = None
+    params: JsonObject | None = None
 
 
 class _RulesFile(BaseModel):
@@ -104,13 +106,13 @@ class RuleSet:
     def verdict_impacts(self) -> dict[str, VerdictImpact]:
         return {rule.id: rule.verdict_impact for rule in self._rules.values()}
 
-    def with_overrides(self, overrides: Mapping[str, Any], origin: str = "overrides") -> RuleSet:
+    def with_overrides(self, overrides: Mapping[str, object], origin: str = "overrides") -> RuleSet:
         """A new rule set with ``overrides`` (same format as rules.yaml) merged by id."""
         parsed = _parse_file(overrides, origin)
         return _merge(self, parsed, origin)
 
 
-def _parse_file(raw: Any, origin: str) -> _RulesFile:
+def _parse_file(raw: object, origin: str) -> _RulesFile:
     if raw is None:
         return _RulesFile()
     if not isinstance(raw, Mapping):
@@ -126,7 +128,7 @@ def _merge(base: RuleSet, update: _RulesFile, origin: str) -> RuleSet:
     from veridiag.gatekeeper.registry import registered_rule_ids, rule_class
 
     known = registered_rule_ids()
-    merged: dict[str, dict[str, Any]] = {rule.id: rule.model_dump(by_alias=True) for rule in base}
+    merged: dict[str, JsonObject] = {rule.id: rule.model_dump(by_alias=True) for rule in base}
     for entry in update.rules:
         if entry.id not in known:
             raise RulesetError(f"{origin}: unknown rule id {entry.id!r}; known: {', '.join(sorted(known))}")
@@ -141,7 +143,7 @@ def _merge(base: RuleSet, update: _RulesFile, origin: str) -> RuleSet:
         if meta.verdict_impact is not None:
             target["verdictImpact"] = meta.verdict_impact
         if meta.params is not None:
-            target["params"] = {**target.get("params", {}), **meta.params}
+            target["params"] = {**json_object(target.get("params")), **meta.params}
 
     rules: list[RuleMetadata] = []
     for rule_id, data in merged.items():
@@ -155,7 +157,7 @@ def _merge(base: RuleSet, update: _RulesFile, origin: str) -> RuleSet:
     return RuleSet(rules)
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_yaml(path: Path) -> object:
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

@@ -12,6 +12,7 @@ from sqlalchemy.engine import make_url
 from veridiag.agents.engines import build_roles
 from veridiag.config import Settings
 from veridiag.gatekeeper import Gatekeeper, load_ruleset
+from veridiag.gatekeeper.rules.entity_grounding import known_services
 from veridiag.pipeline.service import DiagnosisPipeline, PipelineOptions
 from veridiag.store import SessionStore, open_store
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -40,8 +41,7 @@ def assemble(settings: Settings) -> Assembly:
     environment = embedded_environment(settings)
     toolbox = build_toolbox(settings, environment)
     gatekeeper = Gatekeeper(load_ruleset(settings.gatekeeper.rules_file))
-    grounding = gatekeeper.ruleset.get("claim.entity_grounding")
-    services = list(grounding.params.get("knownServices", [])) if grounding else []
+    services = known_services(gatekeeper.ruleset)
     roles = build_roles(settings, environment, store, services)
     pipeline = DiagnosisPipeline(
         store, roles, gatekeeper=gatekeeper, toolbox=toolbox, options=PipelineOptions.from_settings(settings)

@@ -30,6 +30,7 @@ from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.plan import GivenTime, Plan
 from veridiag.contracts.verifier import RetryContext, VerifierEvaluation
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.gatekeeper.rules.entity_grounding import known_services
 from veridiag.pipeline.audit import round_record, self_evaluation
 from veridiag.pipeline.composer_guard import guard_composed, parse_composer_output
 from veridiag.pipeline.composer_input import assemble_composer_input
@@ -171,9 +172,7 @@ class DiagnosisPipeline:
         gatekeeper = gatekeeper or Gatekeeper()
         self.gatekeeper = gatekeeper if self.options.gatekeeper else None
         self.toolbox = toolbox
-        ruleset = gatekeeper.ruleset
-        grounding = ruleset.get("claim.entity_grounding")
-        self.known_services: list[str] = list(grounding.params.get("knownServices", [])) if grounding else []
+        self.known_services: list[str] = known_services(gatekeeper.ruleset)
 
     def run(
         self,

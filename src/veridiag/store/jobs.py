@@ -24,7 +24,7 @@ import contextlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol, TypedDict
 
 from sqlalchemy import Connection, Engine, and_, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -51,6 +51,19 @@ class JobQueue(Protocol):
     def fail(self, job_id: str, worker: str, error: str) -> AlertJob | None: ...
     def get(self, job_id: str) -> AlertJob | None: ...
     def alerts(self, job_id: str) -> list[ReceivedAlert]: ...
+
+
+class _JobUpdate(TypedDict, total=False):
+    """The ``alert_job`` columns a lease holder writes (one UPDATE each)."""
+
+    status: Literal["queued", "running", "done", "failed"]
+    progress: str
+    session_id: str
+    error: str | None
+    updated_at: datetime
+    lease_owner: None
+    lease_expires_at: datetime | None
+    next_run_at: datetime
 
 
 def _now() -> datetime:
@@ -236,7 +249,7 @@ class SqlJobQueue:
         """Renews the lease (and records the stage reached / the session opened); False when the
         lease is no longer this worker's."""
         now = _now()
-        values: dict[str, Any] = {"lease_expires_at": now + self.lease, "updated_at": now}
+        values: _JobUpdate = {"lease_expires_at": now + self.lease, "updated_at": now}
         if progress is not None:
             values["progress"] = progress
         if session_id is not None:
@@ -248,7 +261,7 @@ class SqlJobQueue:
 
     def finish(self, job_id: str, worker: str, *, session_id: str | None) -> bool:
         """The diagnosis is stored (its session says how it ended): the job is done."""
-        values: dict[str, Any] = {"status": "done", "updated_at": _now(), "lease_expires_at": None, "error": None}
+        values: _JobUpdate = {"status": "done", "updated_at": _now(), "lease_expires_at": None, "error": None}
         if session_id is not None:
             values["session_id"] = session_id
         with self.engine.begin() as connection:
@@ -266,7 +279,7 @@ class SqlJobQueue:
             if attempts is None:
                 return None
             last = attempts.attempts >= attempts.max_attempts
-            values: dict[str, Any] = {
+            values: _JobUpdate = {
                 "status": "failed" if last else "queued",
                 "error": error[:4000],
                 "updated_at": now,

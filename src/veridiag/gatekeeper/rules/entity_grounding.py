@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
-from veridiag.gatekeeper.ruleset import RuleMetadata
+from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
 from veridiag.text.entities import Corpus, Entity, TextFacts
 
 
@@ -192,3 +192,10 @@ class EntityGrounding(GatekeeperRule):
             located = (context.locate(entry.excerpt, inv) for inv in binding.usable)
             entry.located = [loc for loc in located if loc is not None and loc.score >= params.aligned_at]
         return entry
+
+
+def known_services(ruleset: RuleSet) -> list[str]:
+    """The service names entity grounding is told of (``knownServices``), read through its
+    params model; none when the rule set has no such rule. The planner and roles know them too."""
+    rule = ruleset.get(EntityGrounding.id)
+    return list(rule.typed_params(GroundingParams).known_services) if rule else []

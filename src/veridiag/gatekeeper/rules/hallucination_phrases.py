@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from veridiag.contracts.json import JsonObject
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
@@ -33,7 +33,7 @@ class PhraseParams(BaseModel):
         return paths
 
 
-def _targets(output: dict[str, Any] | None, path: str) -> Iterator[tuple[str, str]]:
+def _targets(output: JsonObject | None, path: str) -> Iterator[tuple[str, str]]:
     match = _FIELD_PATH.match(path)
     if not output or not match:
         return
@@ -42,8 +42,9 @@ def _targets(output: dict[str, Any] | None, path: str) -> Iterator[tuple[str, st
     if not isinstance(items, list):
         return
     for index, item in enumerate(items):
-        if isinstance(item, dict) and isinstance(item.get(field), str):
-            yield f"{array}[{index}].{field}", item[field]
+        text = item.get(field) if isinstance(item, dict) else None
+        if isinstance(text, str):
+            yield f"{array}[{index}].{field}", text
 
 
 @register

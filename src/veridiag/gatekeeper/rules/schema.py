@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from veridiag.contracts.executor_v2 import ANSWER_VERSION, OPTIONAL_ARRAYS, ExecutorEvidenceV2
+from veridiag.contracts.json import JsonObject
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.paths import loc_to_path
 from veridiag.gatekeeper.registry import GatekeeperRule, register
@@ -63,7 +62,7 @@ class ExecutorV2Schema(GatekeeperRule):
         return result
 
     @staticmethod
-    def _model_errors(output: dict[str, Any], result: RuleResult, reported: set[str]) -> None:
+    def _model_errors(output: JsonObject, result: RuleResult, reported: set[str]) -> None:
         try:
             ExecutorEvidenceV2.model_validate(output)
         except ValidationError as exc:
@@ -76,7 +75,7 @@ class ExecutorV2Schema(GatekeeperRule):
             result.add("$", "fail", "output nests too deeply to validate")
 
     @staticmethod
-    def _duplicate_claim_ids(output: dict[str, Any], result: RuleResult) -> None:
+    def _duplicate_claim_ids(output: JsonObject, result: RuleResult) -> None:
         claims = output.get("claims")
         if not isinstance(claims, list):
             return
@@ -95,6 +94,6 @@ class ExecutorV2Schema(GatekeeperRule):
                 seen[claim_id] = index
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
     return "null" if value is None else names.get(type(value), type(value).__name__)
