@@ -77,11 +77,22 @@ def test_huge_output_is_refused_quickly() -> None:
     assert time.perf_counter() - started < 1.0
 
 
+def _best_parse_seconds(raw: str) -> float:
+    timings = []
+    for _ in range(3):
+        started = time.perf_counter()
+        assert parse_executor_output(raw).status.status == "valid"
+        timings.append(time.perf_counter() - started)
+    return min(timings)
+
+
 def test_many_braces_in_prose_stay_linear() -> None:
-    raw = "{x} " * 20_000 + OBJ
-    started = time.perf_counter()
-    assert parse_executor_output(raw).status.status == "valid"
-    assert time.perf_counter() - started < 2.0
+    """Eight times the braces may cost about eight times as long, never the 64× of a parser that
+    rescans the rest of the text at each brace. A ratio in one run, best of three each, so a busy
+    machine slows both sizes alike (a wall-clock bound failed under CI-like load)."""
+    small = _best_parse_seconds("{x} " * 5_000 + OBJ)
+    large = _best_parse_seconds("{x} " * 40_000 + OBJ)
+    assert large / small < 24, (small, large)
 
 
 def test_schema_invalid_object_is_still_parse_valid() -> None:
