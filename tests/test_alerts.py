@@ -27,6 +27,7 @@ from veridiag.agents.offline.planner import OfflinePlanner
 from veridiag.alerts.intake import group_by_service, job_for
 from veridiag.alerts.payloads import AlertmanagerWebhook
 from veridiag.alerts.posting import post_answers
+from veridiag.alerts.signatures import stale
 from veridiag.alerts.worker import Worker, job_queue
 from veridiag.api import create_app
 from veridiag.config import AlertSettings, Settings
@@ -316,18 +317,113 @@ def test_pagerduty_deliveries_may_be_signed_instead(assembly: Assembly) -> None:
     assert signed.post("/api/v1/alerts/pagerduty", content=body, headers=headers).status_code == 401
 
 
+def test_pagerduty_rotation_header_as_documented(assembly: Assembly) -> None:
+    """PagerDuty signs with every current secret while one is rotated, one ``v1=`` each."""
+    old, new = "pd-old-secret", "pd-new-secret"
+    body = json.dumps(pd_payload(incident="PD-ROT")).encode()
+    both = f"{_pd_signature(body, old)},{_pd_signature(body, new)}"
+    headers = {"content-type": "application/json", "X-PagerDuty-Signature": both}
+    for secret in (old, new):
+        response = client_for(assembly, alerts=AlertSettings(pagerduty_secret=secret)).post(
+            "/api/v1/alerts/pagerduty", content=body, headers=headers
+        )
+        assert response.status_code == 202
+    # Only v1 is a signature version PagerDuty defines: the right HMAC under another name is refused.
+    other_version = _pd_signature(body, new).replace("v1=", "v2=")
+    refused = client_for(assembly, alerts=AlertSettings(pagerduty_secret=new)).post(
+        "/api/v1/alerts/pagerduty", content=body, headers={**headers, "X-PagerDuty-Signature": other_version}
+    )
+    assert refused.status_code == 401
+
+
+def _grafana_mac(secret: str, body: bytes, timestamp: str | None = None) -> str:
+    """As Grafana's docs say: hex HMAC-SHA256 of the body, or of ``timestamp + ":" + body``."""
+    message = body if timestamp is None else timestamp.encode() + b":" + body
+    return hmac.new(secret.encode(), message, hashlib.sha256).hexdigest()
+
+
+def _grafana_body(fingerprint: str) -> bytes:
+    return json.dumps({**am_payload(am_alert(fingerprint)), "version": "1"}).encode()
+
+
 def test_grafana_deliveries_may_be_signed_with_a_timestamp(assembly: Assembly) -> None:
     secret = "grafana-secret"
     signed = client_for(assembly, alerts=AlertSettings(grafana_secret=secret))
-    body = json.dumps({**am_payload(am_alert("graf-sig")), "version": "1"}).encode()
-    mac = hmac.new(secret.encode(), b"1700000000:" + body, hashlib.sha256).hexdigest()
-    headers = {"content-type": "application/json", "X-Grafana-Alerting-Signature-Timestamp": "1700000000"}
+    body, now = _grafana_body("graf-sig"), str(int(time.time()))
+    headers = {"content-type": "application/json", "X-Grafana-Alerting-Signature-Timestamp": now}
+    mac = _grafana_mac(secret, body, now)
     good = signed.post("/api/v1/alerts/grafana", content=body, headers={**headers, "X-Grafana-Alerting-Signature": mac})
     assert good.status_code == 202
     bad = signed.post(
         "/api/v1/alerts/grafana", content=body, headers={**headers, "X-Grafana-Alerting-Signature": "0" * 64}
     )
     assert bad.status_code == 401
+    # The body's signature alone does not cover a timestamp that is sent.
+    body_only = signed.post(
+        "/api/v1/alerts/grafana",
+        content=body,
+        headers={**headers, "X-Grafana-Alerting-Signature": _grafana_mac(secret, body)},
+    )
+    assert body_only.status_code == 401
+
+
+def test_grafana_signature_without_a_timestamp_header_signs_the_body(assembly: Assembly) -> None:
+    secret = "grafana-secret"
+    signed = client_for(assembly, alerts=AlertSettings(grafana_secret=secret))
+    body = _grafana_body("graf-body")
+    headers = {"content-type": "application/json", "X-Grafana-Alerting-Signature": _grafana_mac(secret, body)}
+    assert signed.post("/api/v1/alerts/grafana", content=body, headers=headers).status_code == 202
+
+
+def test_a_signed_grafana_delivery_older_than_five_minutes_is_refused(assembly: Assembly) -> None:
+    secret = "grafana-secret"
+    signed = client_for(assembly, alerts=AlertSettings(grafana_secret=secret))
+    body = _grafana_body("graf-replay")
+    for sent, expected in ((time.time() - 6 * 60, "older than 5 minutes"), (time.time() + 6 * 60, "ahead")):
+        stamp = str(int(sent))
+        headers = {
+            "content-type": "application/json",
+            "X-Grafana-Alerting-Signature-Timestamp": stamp,
+            "X-Grafana-Alerting-Signature": _grafana_mac(secret, body, stamp),
+        }
+        response = signed.post("/api/v1/alerts/grafana", content=body, headers=headers)
+        assert response.status_code == 401
+        assert expected in response.json()["error"]["message"]
+    recent = str(int(time.time()) - 4 * 60)
+    headers = {
+        "content-type": "application/json",
+        "X-Grafana-Alerting-Signature-Timestamp": recent,
+        "X-Grafana-Alerting-Signature": _grafana_mac(secret, body, recent),
+    }
+    assert signed.post("/api/v1/alerts/grafana", content=body, headers=headers).status_code == 202
+
+
+@pytest.mark.parametrize(("offset", "refused"), [(0, False), (-300, False), (-301, True), (300, False), (301, True)])
+def test_the_replay_window_is_five_minutes_either_way(offset: int, refused: bool) -> None:
+    now = 1_800_000_000.0
+    assert (stale(str(int(now) + offset), now) is not None) is refused
+
+
+def test_a_timestamp_that_is_not_unix_seconds_is_refused() -> None:
+    assert stale("2026-12-03T17:00:00Z", time.time()) is not None
+
+
+def test_grafana_header_names_follow_the_contact_point(assembly: Assembly) -> None:
+    """Both header names are the contact point's settings; the configured ones are read."""
+    secret = "grafana-secret"
+    settings = AlertSettings(
+        grafana_secret=secret, grafana_signature_header="X-Hub-Sig", grafana_timestamp_header="X-Hub-Time"
+    )
+    signed = client_for(assembly, alerts=settings)
+    body, now = _grafana_body("graf-named"), str(int(time.time()))
+    headers = {"content-type": "application/json", "X-Hub-Time": now, "X-Hub-Sig": _grafana_mac(secret, body, now)}
+    assert signed.post("/api/v1/alerts/grafana", content=body, headers=headers).status_code == 202
+    default_names = {
+        "content-type": "application/json",
+        "X-Grafana-Alerting-Signature": _grafana_mac(secret, body),
+    }
+    refused = signed.post("/api/v1/alerts/grafana", content=body, headers=default_names)
+    assert refused.status_code == 401 and "X-Hub-Sig" in refused.json()["error"]["message"]
 
 
 # --- the queue ----------------------------------------------------------------------------

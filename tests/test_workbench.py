@@ -4,15 +4,19 @@ escaping of anything a user or a tool wrote, and the matched-span highlight."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from tests.builders import audit_chain_of
+from tests.test_alerts import am_alert, am_payload
 from veridiag.api import create_app
-from veridiag.api.workbench import _highlight, _timeline
+from veridiag.api.workbench import _deliveries, _highlight, _timeline
 from veridiag.config import Settings
+from veridiag.contracts.delivery import DeliveryAttempt
 from veridiag.contracts.json import JsonValue
 from veridiag.pipeline.factory import Assembly, assemble
 
@@ -93,3 +97,92 @@ def test_unknown_session_and_claim_are_404(client: TestClient) -> None:
     assert client.get("/sessions/nope").status_code == 404
     session_id = client.get("/api/v1/sessions").json()["items"][0]["id"]
     assert client.get(f"/sessions/{session_id}/claims/nope").status_code == 404
+
+
+class _SectionTable(HTMLParser):
+    """The cell texts of each body row of the tables inside ``<section id=...>``."""
+
+    def __init__(self, section: str) -> None:
+        super().__init__()
+        self.section, self.depth, self.rows = section, 0, list[list[str]]()
+        self.cell: list[str] | None = None
+        self.in_body = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "section":
+            self.depth += 1 if self.depth or ("id", self.section) in attrs else 0
+        elif self.depth and tag == "tbody":
+            self.in_body = True
+        elif self.depth and self.in_body and tag == "tr":
+            self.rows.append([])
+        elif self.depth and self.in_body and tag == "td":
+            self.cell = []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "section" and self.depth:
+            self.depth -= 1
+        elif tag == "tbody":
+            self.in_body = False
+        elif tag == "td" and self.cell is not None:
+            self.rows[-1].append("".join(self.cell).strip())
+            self.cell = None
+
+    def handle_data(self, data: str) -> None:
+        if self.cell is not None:
+            self.cell.append(data)
+
+
+def section_rows(page: str, section: str) -> list[list[str]] | None:
+    """None when the page has no such section."""
+    if f'<section id="{section}"' not in page:
+        return None
+    parser = _SectionTable(section)
+    parser.feed(page)
+    return parser.rows
+
+
+def test_an_alert_session_shows_where_it_came_from_and_its_deliveries(client: TestClient) -> None:
+    queue = client.app.state.alert_queue  # type: ignore[attr-defined]
+    payload = am_payload(am_alert("wb-fp-1"), am_alert("wb-fp-2", startsAt="2026-07-07T10:07:00Z"))
+    assert len(client.post("/api/v1/alerts/alertmanager", json=payload).json()["jobs"]) == 1  # one service
+    job = queue.claim("wb-worker")
+    session_id = client.post("/api/v1/chat", json={"query": job.question}).json()["session_id"]
+    assert queue.finish(job.id, "wb-worker", session_id=session_id)
+    store = client.app.state.assembly.store  # type: ignore[attr-defined]
+    at = datetime(2026, 7, 7, 10, 9, 30, tzinfo=UTC)
+    common = {"destination": "oncall", "kind": "slack", "at": at}
+    store.record_delivery(
+        session_id, DeliveryAttempt(**common, attempt=1, outcome="retrying", status_code=503, error="<b>busy</b>")
+    )
+    store.record_delivery(session_id, DeliveryAttempt(**common, attempt=2, outcome="delivered", status_code=200))
+
+    page = client.get(f"/sessions/{session_id}?lang=en").text
+    assert job.id in page
+    assert section_rows(page, "alert-origin") == [
+        ["alertmanager", "PaymentLatencyHigh", "payment-service", "2026-07-07 10:05:00 UTC", "wb-fp-1"],
+        ["alertmanager", "PaymentLatencyHigh", "payment-service", "2026-07-07 10:07:00 UTC", "wb-fp-2"],
+    ]
+    assert section_rows(page, "deliveries") == [
+        ["oncall", "slack", "1", "retrying", "503", "<b>busy</b>", "2026-07-07 10:09:30"],
+        ["oncall", "slack", "2", "delivered", "200", "", "2026-07-07 10:09:30"],
+    ]
+    assert "&lt;b&gt;busy" in page  # an error a receiver wrote is text, not markup
+    zh = client.get(f"/sessions/{session_id}?lang=zh").text
+    assert "告警来源" in zh and "消息推送" in zh
+    assert [row[3] for row in section_rows(zh, "deliveries") or []] == ["重试中", "已送达"]
+
+
+def test_an_asked_session_without_deliveries_shows_neither(client: TestClient) -> None:
+    session_id = client.post("/api/v1/chat", json={"query": "why is payment-service slow?"}).json()["session_id"]
+    for lang in ("en", "zh"):
+        page = client.get(f"/sessions/{session_id}?lang={lang}").text
+        assert section_rows(page, "alert-origin") is None and section_rows(page, "deliveries") is None
+        assert 'id="final-answer"' in page
+
+
+def test_an_unreadable_delivery_record_is_counted_not_a_500() -> None:
+    good = DeliveryAttempt(destination="d", kind="webhook", attempt=1, at=datetime.now(UTC), outcome="failed")
+    chain = audit_chain_of()
+    chain.session.deliveries = [good.model_dump(mode="json"), {"destination": "d"}]
+    attempts, unreadable = _deliveries(chain)
+    assert attempts == [good] and unreadable == 1

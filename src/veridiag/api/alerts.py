@@ -5,12 +5,14 @@ naming the field, as the sender wrote it.
 
 Auth: the API's bearer tokens (Alertmanager's ``http_config.authorization``, Grafana's
 authorization header). A sender that signs (PagerDuty, Grafana with an HMAC secret) may sign
-instead once ``alerts.pagerduty_secret`` / ``alerts.grafana_secret`` is set; a wrong signature
-is refused, and an unsigned delivery then needs a valid token even on an open API.
+instead once ``alerts.pagerduty_secret`` / ``alerts.grafana_secret`` is set; a wrong signature,
+or a signed timestamp more than 5 minutes old (a replay), is refused, and an unsigned delivery
+then needs a valid token even on an open API.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 import anyio.to_thread
@@ -18,7 +20,7 @@ from fastapi import APIRouter, Depends, HTTPException, Request, status
 
 from veridiag.alerts.intake import take
 from veridiag.alerts.payloads import AlertmanagerWebhook, GrafanaWebhook, PagerDutyWebhook
-from veridiag.alerts.signatures import grafana_signed, pagerduty_signed
+from veridiag.alerts.signatures import grafana_signed, pagerduty_signed, stale
 from veridiag.api.schemas import ErrorBody
 from veridiag.api.security import identify, require_token
 from veridiag.config import AlertSettings
@@ -30,7 +32,8 @@ alerts = APIRouter(
     responses={code: {"model": ErrorBody} for code in (400, 401, 404, 413, 422, 429, 500)},
 )
 
-Check = Callable[[bytes, Request, str], bool]
+#: A sender's signature check: None when the delivery is authentic, else why it is refused.
+Check = Callable[[bytes, Request, AlertSettings], str | None]
 
 
 def _refuse(detail: str, request: Request) -> HTTPException:
@@ -38,18 +41,21 @@ def _refuse(detail: str, request: Request) -> HTTPException:
     return HTTPException(status.HTTP_401_UNAUTHORIZED, detail=detail, headers={"WWW-Authenticate": "Bearer"})
 
 
-def signed_or_token(secret_of: Callable[[AlertSettings], str], header: str, check: Check) -> Callable[..., object]:
+def signed_or_token(
+    secret_of: Callable[[AlertSettings], str], header_of: Callable[[AlertSettings], str], check: Check
+) -> Callable[..., object]:
     """The auth dependency of a sender that signs: its signature when a secret is set, else
     (or without the header) the API's bearer token."""
 
     async def dependency(request: Request) -> None:
-        secret = secret_of(request.app.state.alert_settings)
-        if not secret:
+        settings: AlertSettings = request.app.state.alert_settings
+        if not secret_of(settings):
             await require_token(request)
             return
+        header = header_of(settings)
         if request.headers.get(header) is not None:
-            if not check(await request.body(), request, secret):
-                raise _refuse(f"{header} does not match the body", request)
+            if (refusal := check(await request.body(), request, settings)) is not None:
+                raise _refuse(refusal, request)
             return
         if identify(request).via != "bearer":
             raise _refuse(f"unsigned delivery: send {header} or a bearer token", request)
@@ -57,17 +63,33 @@ def signed_or_token(secret_of: Callable[[AlertSettings], str], header: str, chec
     return dependency
 
 
-def _pagerduty(body: bytes, request: Request, secret: str) -> bool:
-    return pagerduty_signed(body, request.headers.get("x-pagerduty-signature", ""), secret)
+_PAGERDUTY_HEADER = "X-PagerDuty-Signature"
 
 
-def _grafana(body: bytes, request: Request, secret: str) -> bool:
-    timestamp = request.headers.get("x-grafana-alerting-signature-timestamp")
-    return grafana_signed(body, request.headers.get("x-grafana-alerting-signature", ""), secret, timestamp)
+def _pagerduty(body: bytes, request: Request, settings: AlertSettings) -> str | None:
+    header = request.headers.get(_PAGERDUTY_HEADER, "")
+    if pagerduty_signed(body, header, settings.pagerduty_secret.get_secret_value()):
+        return None
+    return f"{_PAGERDUTY_HEADER} does not match the body"
 
 
-pagerduty_auth = signed_or_token(lambda s: s.pagerduty_secret.get_secret_value(), "X-PagerDuty-Signature", _pagerduty)
-grafana_auth = signed_or_token(lambda s: s.grafana_secret.get_secret_value(), "X-Grafana-Alerting-Signature", _grafana)
+def _grafana(body: bytes, request: Request, settings: AlertSettings) -> str | None:
+    name, stamp_name = settings.grafana_signature_header, settings.grafana_timestamp_header
+    timestamp = request.headers.get(stamp_name) if stamp_name else None
+    secret = settings.grafana_secret.get_secret_value()
+    if not grafana_signed(body, request.headers.get(name, ""), secret, timestamp):
+        return f"{name} does not match the body" + (f" and {stamp_name}" if timestamp is not None else "")
+    if timestamp is not None and (why := stale(timestamp, time.time())) is not None:
+        return f"{stamp_name} {why}"
+    return None
+
+
+pagerduty_auth = signed_or_token(
+    lambda s: s.pagerduty_secret.get_secret_value(), lambda _: _PAGERDUTY_HEADER, _pagerduty
+)
+grafana_auth = signed_or_token(
+    lambda s: s.grafana_secret.get_secret_value(), lambda s: s.grafana_signature_header, _grafana
+)
 
 
 async def _take(request: Request, received: Sequence[ReceivedAlert], source: AlertSource) -> IntakeReceipt:

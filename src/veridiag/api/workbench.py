@@ -11,15 +11,18 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
 from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
+from veridiag.contracts.alerts import AlertJob, ReceivedAlert
 from veridiag.contracts.audit import AuditChain, EngineUse
+from veridiag.contracts.delivery import DeliveryAttempt
 from veridiag.contracts.json import JsonObject, JsonValue, json_object, json_objects
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
+from veridiag.store.jobs import SqlJobQueue
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 #: Sign-in and logout are open; every other page needs a token (header or the /login session).
@@ -128,7 +131,8 @@ async def ask(
 def session_page(request: Request, session_id: str, lang: Lang = None) -> Response:
     chain = audit_or_404(request, session_id)
     chosen = pick_lang(request, lang)
-    return _page(request, "session.html", chosen, view=session_view(chain), chain=chain)
+    origin = alert_origin(request.app.state.alert_queue, session_id)
+    return _page(request, "session.html", chosen, view=session_view(chain), chain=chain, origin=origin)
 
 
 @workbench.get("/sessions/{session_id}/claims/{claim_id}", response_class=HTMLResponse)
@@ -193,6 +197,32 @@ class SessionView(BaseModel):
     composer_input: JsonObject
     timeline: list[StageRow]
     invocations: list[JsonObject]
+    #: Each attempt to post the answer to chat, oldest first.
+    deliveries: list[DeliveryAttempt]
+    #: Stored attempts that no longer read as one (counted on the page, never a 500).
+    unreadable_deliveries: int = 0
+
+
+class AlertOrigin(BaseModel):
+    """Where a session an alert started came from: its queued job and the alerts it diagnoses."""
+
+    job: AlertJob
+    alerts: list[ReceivedAlert]
+
+
+def alert_origin(queue: SqlJobQueue, session_id: str) -> AlertOrigin | None:
+    job = queue.for_session(session_id)
+    return AlertOrigin(job=job, alerts=queue.alerts(job.id)) if job is not None else None
+
+
+def _deliveries(chain: AuditChain) -> tuple[list[DeliveryAttempt], int]:
+    attempts, unreadable = [], 0
+    for record in chain.session.deliveries:
+        try:
+            attempts.append(DeliveryAttempt.model_validate(record))
+        except ValidationError:
+            unreadable += 1
+    return attempts, unreadable
 
 
 def session_view(chain: AuditChain) -> SessionView:
@@ -227,12 +257,15 @@ def session_view(chain: AuditChain) -> SessionView:
                 evidence=_evidence(claim, trace_checks, invocations),
             )
         )
+    deliveries, unreadable = _deliveries(chain)
     return SessionView(
         claims=claims,
         gatekeeper=gatekeeper,
         composer_input=composer_input,
         timeline=_timeline(chain),
         invocations=list(invocations.values()),
+        deliveries=deliveries,
+        unreadable_deliveries=unreadable,
     )
 
 

@@ -307,6 +307,18 @@ class SqlJobQueue:
                     values[key] = _utc(values[key])
             return AlertJob.model_validate({**values, "fingerprints": list(fingerprints)})
 
+    def for_session(self, session_id: str) -> AlertJob | None:
+        """The job whose latest attempt opened ``session_id`` (a session an alert started), or
+        None for a session someone asked for."""
+        with self.engine.connect() as connection:
+            job_id = connection.execute(
+                select(AlertJobRow.id)
+                .where(AlertJobRow.session_id == session_id)
+                .order_by(AlertJobRow.updated_at.desc())
+                .limit(1)
+            ).scalar()
+        return self.get(job_id) if job_id is not None else None
+
     def alerts(self, job_id: str) -> list[ReceivedAlert]:
         """The alerts a job diagnoses, as received."""
         with self.engine.connect() as connection:
