@@ -435,3 +435,29 @@ def _session(sessions: Sessions, session_id: str) -> Any:
 
 def _no_wait(_seconds: float) -> None:
     pass
+
+
+def test_audit_counts_an_unreadable_delivery_record_instead_of_crashing(
+    sessions: Sessions, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored attempt a later version or a hand edit broke is counted by ``veridiag audit``."""
+    session_id = sessions.en.session_id
+    good = DeliveryAttempt(destination="d", kind="webhook", attempt=1, at=datetime.now(UTC), outcome="failed")
+    sessions.assembly.store.record_delivery(session_id, good)
+    with sessions.assembly.store.engine.begin() as connection:
+        connection.exec_driver_sql(
+            "UPDATE diagnosis_session SET deliveries = json_insert(deliveries, '$[#]', json('{\"destination\": 1}'))"
+            " WHERE id = ?",
+            (session_id,),
+        )
+    monkeypatch.setenv("VERIDIAG_HOME", str(sessions.home))
+    try:
+        shown = runner.invoke(app, ["audit", session_id])
+    finally:  # the module's other tests read this session's attempts: take the broken one out
+        with sessions.assembly.store.engine.begin() as connection:
+            connection.exec_driver_sql(
+                "UPDATE diagnosis_session SET deliveries = json_remove(deliveries, '$[#-1]') WHERE id = ?",
+                (session_id,),
+            )
+    assert shown.exit_code == 0, shown.output
+    assert "1 stored attempt(s) could not be read" in shown.output and "delivery d (webhook)" in shown.output

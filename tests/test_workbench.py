@@ -14,9 +14,9 @@ from fastapi.testclient import TestClient
 from tests.builders import audit_chain_of
 from tests.test_alerts import am_alert, am_payload
 from veridiag.api import create_app
-from veridiag.api.workbench import _deliveries, _highlight, _timeline
+from veridiag.api.workbench import _highlight, _timeline
 from veridiag.config import Settings
-from veridiag.contracts.delivery import DeliveryAttempt
+from veridiag.contracts.delivery import DeliveryAttempt, read_attempts
 from veridiag.contracts.json import JsonValue
 from veridiag.pipeline.factory import Assembly, assemble
 
@@ -184,5 +184,5 @@ def test_an_unreadable_delivery_record_is_counted_not_a_500() -> None:
     good = DeliveryAttempt(destination="d", kind="webhook", attempt=1, at=datetime.now(UTC), outcome="failed")
     chain = audit_chain_of()
     chain.session.deliveries = [good.model_dump(mode="json"), {"destination": "d"}]
-    attempts, unreadable = _deliveries(chain)
+    attempts, unreadable = read_attempts(chain.session.deliveries)
     assert attempts == [good] and unreadable == 1

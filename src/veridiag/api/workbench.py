@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
@@ -19,7 +19,7 @@ from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_b
 from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
 from veridiag.contracts.alerts import AlertJob, ReceivedAlert
 from veridiag.contracts.audit import AuditChain, EngineUse
-from veridiag.contracts.delivery import DeliveryAttempt
+from veridiag.contracts.delivery import DeliveryAttempt, read_attempts
 from veridiag.contracts.json import JsonObject, JsonValue, json_object, json_objects
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.store.jobs import SqlJobQueue
@@ -215,16 +215,6 @@ def alert_origin(queue: SqlJobQueue, session_id: str) -> AlertOrigin | None:
     return AlertOrigin(job=job, alerts=queue.alerts(job.id)) if job is not None else None
 
 
-def _deliveries(chain: AuditChain) -> tuple[list[DeliveryAttempt], int]:
-    attempts, unreadable = [], 0
-    for record in chain.session.deliveries:
-        try:
-            attempts.append(DeliveryAttempt.model_validate(record))
-        except ValidationError:
-            unreadable += 1
-    return attempts, unreadable
-
-
 def session_view(chain: AuditChain) -> SessionView:
     """The audit chain (stored JSON, as ``veridiag audit --json`` shows it) read into the page's
     view: claims with their checks, corrections and cited evidence, the timeline."""
@@ -257,7 +247,7 @@ def session_view(chain: AuditChain) -> SessionView:
                 evidence=_evidence(claim, trace_checks, invocations),
             )
         )
-    deliveries, unreadable = _deliveries(chain)
+    deliveries, unreadable = read_attempts(chain.session.deliveries)
     return SessionView(
         claims=claims,
         gatekeeper=gatekeeper,

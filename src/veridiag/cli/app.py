@@ -310,9 +310,12 @@ def audit(
     failed = ", ".join(str(rule) for rule in failed_rules) if isinstance(failed_rules, list) else ""
     out.print(f"gatekeeper: {gatekeeper.get('status', 'off')} {failed}")
     out.print(f"invocations: {', '.join(f'{i.id}:{i.tool_name}' for i in chain.invocations)}")
-    from veridiag.contracts.delivery import DeliveryAttempt
+    from veridiag.contracts.delivery import read_attempts
 
-    for attempt in map(DeliveryAttempt.model_validate, session.deliveries):
+    attempts, unreadable = read_attempts(session.deliveries or [])
+    if unreadable:
+        out.print(f"deliveries: {unreadable} stored attempt(s) could not be read")
+    for attempt in attempts:
         problem = f" — {attempt.error}" if attempt.error else ""
         out.print(
             f"delivery {attempt.destination} ({attempt.kind}) attempt {attempt.attempt}: {attempt.outcome}"

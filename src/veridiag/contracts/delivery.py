@@ -5,10 +5,13 @@ facts."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
+
+from veridiag.contracts.json import JsonValue
 
 
 class ReportEvidence(BaseModel):
@@ -70,3 +73,15 @@ class DeliveryAttempt(BaseModel):
     status_code: int | None = None
     error: str | None = None
     latency_ms: float = 0.0
+
+
+def read_attempts(records: Iterable[JsonValue]) -> tuple[list[DeliveryAttempt], int]:
+    """The stored attempts that still read, and how many do not: a record a later version or a
+    hand edit broke is counted where it is shown (audit, workbench), never a crash."""
+    attempts, unreadable = [], 0
+    for record in records:
+        try:
+            attempts.append(DeliveryAttempt.model_validate(record))
+        except ValidationError:
+            unreadable += 1
+    return attempts, unreadable
