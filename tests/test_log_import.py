@@ -124,15 +124,18 @@ def test_the_import_benchmark_runs_the_command_in_a_child_and_reports_its_peak(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """A smoke run of the 10 M import in ``veridiag bench --only tools``; a store named in the
-    environment is left alone."""
+    environment is left alone. The peak is the child's own, however large this process is."""
     monkeypatch.setenv("VERIDIAG_EMBEDDED__PATH", "/nonexistent/do-not-write-here.db")
+    ballast = bytearray(400 * 2**20)
+    ballast[:: 2**12] = b"x" * len(ballast[:: 2**12])  # resident: 400 MB in this process
     result = log_import.run(lines=2_000)
     assert result["import_10m_lines"] == 2_000
     for key in ("import_10m_seconds", "import_10m_tenth_seconds", "import_10m_rss_mb", "import_10m_fixed_rss_mb"):
         assert isinstance(result[key], float) and result[key] > 0, key
-    assert result["import_10m_rss_mb"] >= result["import_10m_fixed_rss_mb"] > 20, "a child's peak, not a zero"
+    assert 300 > result["import_10m_rss_mb"] >= result["import_10m_fixed_rss_mb"] > 20, "a child's peak, not ours"
     # lines/s comes from the unrounded seconds
     assert result["import_10m_lines_per_s"] == pytest.approx(2_000 / result["import_10m_seconds"], rel=0.01)
+    del ballast
 
 
 def test_the_full_text_index_merges_sixteen_segments_at_a_time_in_new_and_older_files(tmp_path: Path) -> None:
