@@ -57,8 +57,11 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedEnvironment:
     return env
 
 
-def _line_by_line(conn: sqlite3.Connection, args: QueryLogsArgs, start: datetime, end: datetime) -> dict[str, Any]:
-    """What query_logs reports, counted straight from the matching lines."""
+def _line_by_line(
+    conn: sqlite3.Connection, args: QueryLogsArgs, start: datetime, end: datetime, read: int | None = None
+) -> dict[str, Any]:
+    """What query_logs reports, counted straight from the matching lines (only the first ``read``
+    matching ones in storage order, when given)."""
     where = "ts >= ? AND ts < ?"
     params: list[Any] = [int(start.timestamp() * 1000), int(end.timestamp() * 1000)]
     for column, value in (("service", args.service), ("level", args.level)):
@@ -68,6 +71,9 @@ def _line_by_line(conn: sqlite3.Connection, args: QueryLogsArgs, start: datetime
     if args.query:
         where += " AND id IN (SELECT rowid FROM log_fts WHERE log_fts MATCH ?)"
         params.append(fts_query(args.query))
+    if read is not None:
+        where += f" AND id IN (SELECT id FROM log_line WHERE {where} ORDER BY id LIMIT {read})"
+        params += params
     by_level = dict(conn.execute(f"SELECT level, COUNT(*) FROM log_line WHERE {where} GROUP BY 1", params))
     groups = conn.execute(
         f"SELECT COUNT(*), MIN(ts), MIN(id) FROM log_line WHERE {where} "
@@ -223,3 +229,69 @@ def test_a_file_without_minute_counts_gets_them_on_open(tmp_path: Path) -> None:
     again = EmbeddedEnvironment(path, load_demo=False)  # idempotent: nothing counted twice
     assert [reopened.query_logs(args).retrieval_details for args in asked] == before
     assert [again.query_logs(args).retrieval_details for args in asked] == before
+
+
+def _ordered_env(path: Path) -> EmbeddedEnvironment:
+    """The seeded lines imported in time order, one service: the ids of a window are its lines."""
+    env = EmbeddedEnvironment(path, load_demo=False)
+    env.add_logs(sorted((row._replace(service="pay") for row in _seeded_rows()), key=lambda row: row.ts))
+    return env
+
+
+def test_a_search_too_broad_to_read_counts_every_match_and_says_what_it_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = _ordered_env(tmp_path / "env.db")
+    monkeypatch.setattr(_logs, "LOOKUP_CAP", 100)
+    start, end = DAY + timedelta(hours=9), DAY + timedelta(hours=12)
+    args = QueryLogsArgs(query="order", start=start.isoformat(), end=end.isoformat())
+    conn = env._connection()
+    total = sum(_line_by_line(conn, args, start, end)["by_level"].values())
+    assert total > 100
+    out = env.query_logs(args)
+    (evidence,) = out.evidence
+    assert isinstance(evidence, LogEvidence)
+    assert (evidence.matched, evidence.counted) == (total, 100), "every match counted, the first 100 read"
+    assert readable(out.retrieval_details)["matched"] == total
+    assert _reported(env, args) == _line_by_line(conn, args, start, end, read=100)
+    assert evidence.line.startswith(f"matched {total} lines (of the first 100 read: ")
+    assert f"{total} lines match; only the first 100 in storage order were read" in out.text
+    assert "templates (in a sample of the lines):" in out.text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        QueryLogsArgs(query="order", start="2026-03-01T09:30:00Z", end="2026-03-01T11:00:00Z"),  # lines out of order
+        QueryLogsArgs(service="pay", query="order", start="2026-03-01T00:00:00Z", end="2026-03-03T00:00:00Z"),
+    ],
+)
+def test_matches_that_the_index_cannot_count_alone_are_all_read(
+    seeded: EmbeddedEnvironment, monkeypatch: pytest.MonkeyPatch, args: QueryLogsArgs
+) -> None:
+    """Where the window's ids hold other lines too (imported out of time order, another service),
+    counting matches needs each line: every one is read, however many."""
+    monkeypatch.setattr(_logs, "LOOKUP_CAP", 50)
+    start, end = datetime.fromisoformat(args.start or ""), datetime.fromisoformat(args.end or "")
+    expected = _line_by_line(seeded._connection(), args, start, end)
+    assert sum(expected["by_level"].values()) > 50
+    out = seeded.query_logs(args)
+    assert "counted" not in readable(out.retrieval_details)
+    assert _reported(seeded, args) == expected
+
+
+def test_a_capped_search_looks_lines_up_once_and_counts_in_the_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = _ordered_env(tmp_path / "env.db")
+    monkeypatch.setattr(_logs, "LOOKUP_CAP", 100)
+    statements = _statements(
+        env, QueryLogsArgs(query="order", start="2026-03-01T00:00:00Z", end="2026-03-03T00:00:00Z")
+    )
+    searches = [s for s in statements if "MATCH" in s]
+    assert len(searches) == 2
+    lookup, count = searches
+    assert "JOIN log_line" in lookup and "LIMIT 100" in lookup
+    assert "log_line" not in count, "the total comes from the full-text index alone"
+    plan = _plan(env._connection(), lookup)
+    assert "TEMP B-TREE" not in plan, "matches come in id order: the LIMIT stops the search"

@@ -12,10 +12,12 @@ import pytest
 
 from tests.builders import readable
 from veridiag.agents.engines import offline_roles
+from veridiag.agents.offline.executor import _Execution
 from veridiag.agents.offline.findings import Clock, Findings
 from veridiag.agents.offline.planner import OfflinePlanner
 from veridiag.agents.offline.skills import choose_skill
 from veridiag.agents.offline.verifier import OfflineVerifier
+from veridiag.agents.roles import ExecuteRequest
 from veridiag.config import Settings
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.pipeline import DiagnosisPipeline
@@ -23,11 +25,12 @@ from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang, has_cjk
 from veridiag.text.render import iso
+from veridiag.tools import QueryLogsArgs
 from veridiag.tools.anomaly import AnomalyReport
-from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow, _logs
 from veridiag.tools.demo import bundled_environment
 from veridiag.tools.importers import import_logs, import_metrics_csv
-from veridiag.tools.records import MetricEvidence
+from veridiag.tools.records import LogEvidence, MetricEvidence
 from veridiag.tools.render import metrics_output
 from veridiag.tools.results import ToolCallResult, ToolOutput
 
@@ -323,3 +326,36 @@ def test_no_tools_means_no_claims(tmp_path: Path, demo_env: EmbeddedEnvironment)
     store = SessionStore(f"sqlite:///{tmp_path / 's.db'}")
     result = DiagnosisPipeline(store, offline_roles(demo_env, store)).run("订单123支付失败")
     assert result.verdict == "LOW_CONFID" and "没有配置任何证据工具" in result.answer
+
+
+def test_counts_of_a_search_read_only_in_part_are_never_stated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``query_logs`` output that read only the first matches: its counts are not the
+    window's, so the executor states no count from it (the same call read whole does)."""
+    start = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
+    env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
+    env.add_logs(
+        LogRow(start + timedelta(seconds=i), "pay", "ERROR", f"ERR_LEDGER order {i}", f"ERR_LEDGER order {i}")
+        for i in range(30)
+    )
+    args = QueryLogsArgs(
+        service="pay",
+        level="ERROR",
+        query="ERR_LEDGER",
+        start=start.isoformat(),
+        end=(start + timedelta(hours=1)).isoformat(),
+    )
+
+    def stated() -> list[str]:
+        output = env.query_logs(args)
+        (evidence,) = output.evidence
+        assert isinstance(evidence, LogEvidence) and evidence.matched == 30
+        findings = Findings("en", Clock(with_date=False))
+        execution = _Execution(cast("ExecuteRequest", None), None, findings, (start, start), [], ["pay"], False)
+        result = ToolCallResult(invocation_id=1, tool_name="query_logs", status="ok", output=output)
+        execution._state_logs([(result, evidence)])
+        return [claim.claim_text for claim in findings.claims]
+
+    (whole,) = stated()
+    assert "logged 30 ERROR lines" in whole
+    monkeypatch.setattr(_logs, "LOOKUP_CAP", 10)
+    assert stated() == []

@@ -61,6 +61,10 @@ class LogEvidence(BaseModel):
     start: datetime
     end: datetime
     matched: int
+    #: None: every matching line was read. Else only the first ``counted`` in storage order were
+    #: (a search too broad to read line by line): ``matched`` is still exact, but ``by_level``,
+    #: ``templates``, ``bursts`` and ``samples`` describe those lines only — no totals to state.
+    counted: int | None = None
     by_level: dict[str, int] = Field(default_factory=dict)
     templates: list[TemplateCount] = Field(default_factory=list)
     bursts: list[Burst] = Field(default_factory=list)

@@ -111,7 +111,16 @@ def logs_output(
     span: Span | None = None,
     notes: Sequence[str] = (),
     sampled: bool = False,
+    counted: int | None = None,
 ) -> tuple[Rendered, LogEvidence]:
+    """``counted``: only the first ``counted`` of the ``matched`` lines were read; the levels,
+    bursts, templates and lines are theirs, and the text says so before any of them."""
+    if counted is not None:
+        notes = [
+            *notes,
+            f"{matched} lines match; only the first {counted} in storage order were read: "
+            "the levels, bursts, templates and lines below are theirs, not totals",
+        ]
     head = [request_line("query_logs", request), *(f"note: {note}" for note in notes)]
     service = request.get("service")
     if matched == 0:
@@ -125,19 +134,19 @@ def logs_output(
         )
         return Rendered(text, text), evidence
     levels = ", ".join(f"{level} {count}" for level, count in sorted(by_level.items(), key=lambda kv: -kv[1]))
-    total = f"matched {matched} lines ({levels})"
+    total = f"matched {matched} lines ({'of the first ' + str(counted) + ' read: ' if counted else ''}{levels})"
     body = [total]
     if bursts:
         body.append("bursts: " + "; ".join(f"{iso(b.first)} – {iso(b.last)} ({b.count} lines)" for b in bursts))
     if unparsed:
         body.append(f"unparsed: {unparsed} of these lines were not understood by the importer (stored whole)")
-    counted: list[TemplateCount] = []
+    rows: list[TemplateCount] = []
     if templates:
-        body.append("templates" + (" (in a sample of the lines)" if sampled else "") + ":")
+        body.append("templates" + (" (in a sample of the lines)" if sampled or counted else "") + ":")
         for row in templates:
             line = f"  {row.count}× {row.level} {iso(row.first)} – {iso(row.last)} {row.template}"
             body += [line, f"     e.g. {row.example}"]
-            counted.append(
+            rows.append(
                 TemplateCount(
                     template=row.template,
                     level=row.level,
@@ -155,12 +164,13 @@ def logs_output(
         request,
         matched=matched,
         by_level=by_level,
-        templates=counted,
+        templates=rows,
         bursts=bursts,
         samples=samples,
         unparsed=unparsed,
         line=total,
         span=span,
+        counted=counted,
     )
     return Rendered(text, model_text), evidence
 
@@ -176,6 +186,7 @@ def _log_evidence(
     unparsed: int,
     line: str,
     span: Span | None,
+    counted: int | None = None,
 ) -> LogEvidence:
     return LogEvidence(
         service=request.get("service"),
@@ -184,6 +195,7 @@ def _log_evidence(
         start=request["start"],
         end=request["end"],
         matched=matched,
+        counted=counted,
         by_level=by_level,
         templates=templates,
         bursts=list(bursts),

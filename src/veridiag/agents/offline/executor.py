@@ -349,6 +349,8 @@ class _Execution:
 
     def _state_logs(self, logs: list[Logs]) -> None:
         for result, evidence in logs:
+            if evidence.counted is not None:  # counts of the lines read, not of the window: no claim
+                continue
             if evidence.level is None:  # every level: only its failure-like kind of line is news
                 failing = _failure_like(evidence)
                 if failing is not None:

