@@ -20,6 +20,7 @@ from veridiag.agents.llm import llm_roles
 from veridiag.agents.template import template_answer, template_phrases
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
 from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis, ComposerInput, ComposerOutput
+from veridiag.contracts.verifier import ClaimVerification
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.pipeline.factory import assemble
@@ -72,11 +73,16 @@ def test_the_payment_headline_names_the_worst_symptoms_and_the_inferred_change(d
     assert "maximum-pool-size" not in steps and "Compare active with max" in steps
 
 
-def _claim(claim_id: str, text: str, claim_type: str = "symptom", label: str = "direct_observation") -> AllowedClaim:
-    return AllowedClaim(claim_id=claim_id, claim_type=claim_type, claim_text=text, verification=label)  # type: ignore[arg-type]
+INFERRED: ClaimVerification = "reasonable_inference"
 
 
-P99 = "payment-service 的 http_request_p99_ms 在 10:01–10:29 异常升高：峰值 5267ms（10:08），自身历史基线预期 197ms（×26.74）"
+def _claim(
+    claim_id: str, text: str, claim_type: str = "symptom", label: ClaimVerification = "direct_observation"
+) -> AllowedClaim:
+    return AllowedClaim(claim_id=claim_id, claim_type=claim_type, claim_text=text, verification=label)
+
+
+P99 = "payment-service 的 http_request_p99_ms 在 10:01–10:29 异常升高：峰值 5267ms（10:08），基线 197ms（×26.74）"
 POOL = "payment-service 的 hikaricp_connections_active 在 10:00–10:29 异常升高：峰值 50 connections（10:00）（×4.17）"
 ERRORS = "payment-service 的 http_error_percent 在 10:01–10:29 异常升高：峰值 22.85%（10:07）（×87.88）"
 
@@ -86,8 +92,8 @@ def test_the_headline_takes_the_largest_factors_and_the_earliest_cause() -> None
         _claim("c1", POOL),
         _claim("c2", P99),
         _claim("c3", ERRORS),
-        _claim("c4", "10:05:00 的发布早于 payment-service 的异常，推断二者相关", "root_cause", "reasonable_inference"),
-        _claim("c5", "09:58:03 的配置变更早于 payment-service 的异常，推断二者相关", "root_cause", "reasonable_inference"),
+        _claim("c4", "10:05:00 的发布早于 payment-service 的异常，推断二者相关", "root_cause", INFERRED),
+        _claim("c5", "09:58:03 的配置变更早于 payment-service 的异常，推断二者相关", "root_cause", INFERRED),
     ]
     headline = build_headline("zh", "PASS", claims)
     assert headline == (
@@ -139,7 +145,8 @@ def test_the_guard_holds_a_headline_to_the_allowed_claims() -> None:
 
     assert guarded(composer_input.headline) == []
     # hedged, so no restatement: still, a hypothesis may not supply a headline's number
-    assert guarded("payment-service 的 p99 升到 5267ms，可能因为连接池只有 50 connections。") == ["composer.headline_fact"]
+    hedged = "payment-service 的 p99 升到 5267ms，可能因为连接池只有 50 connections。"
+    assert guarded(hedged) == ["composer.headline_fact"]
 
 
 def _llm_composer_pipeline(store: SessionStore, demo_env: EmbeddedEnvironment, opening: str) -> DiagnosisPipeline:
@@ -147,9 +154,7 @@ def _llm_composer_pipeline(store: SessionStore, demo_env: EmbeddedEnvironment, o
     is the input's headline) and lists the allowed claims after it."""
 
     def composer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        prompt = next(
-            p.content for m in messages for p in getattr(m, "parts", []) if isinstance(p, UserPromptPart)
-        )
+        prompt = next(p.content for m in messages for p in getattr(m, "parts", []) if isinstance(p, UserPromptPart))
         assert isinstance(prompt, str)
         given = json.loads(prompt.split("<composer_input>\n", 1)[1].rsplit("\n</composer_input>", 1)[0])
         body = "\n".join(f"- {c['claim_text']}" for c in given["allowed_claims"])

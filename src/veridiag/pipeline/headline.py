@@ -42,7 +42,8 @@ def build_headline(
     symptoms = _main_symptoms([c for c in claims if c is not cause])
     sentences = []
     if symptoms:
-        sentences.append(text["headline_sep"].join(_bare(c.claim_text) for c in symptoms) + text["headline_end"])
+        stated = [_bare(c.claim_text) + _suffix(text, c) for c in symptoms]
+        sentences.append(text["headline_sep"].join(stated) + text["headline_end"])
     if cause is not None:
         label = "confirmed" if cause.verification == "direct_observation" else "inferred"
         sentences.append(_cause(text, label, cause.claim_text))
@@ -64,6 +65,11 @@ def build_headline(
 
 def _cause(text: dict[str, str], label: str, cause: str) -> str:
     return text["headline_cause"].format(label=text[f"label_{label}"], cause=_bare(cause)) + text["headline_end"]
+
+
+def _suffix(text: dict[str, str], claim: AllowedClaim) -> str:
+    """An inferred symptom says so, as in the list below the headline."""
+    return text["inference"] if claim.verification == "reasonable_inference" else ""
 
 
 def _bare(claim_text: str) -> str:
