@@ -92,6 +92,7 @@ def test_the_headline_takes_the_largest_factors_and_the_earliest_cause() -> None
         _claim("c1", POOL),
         _claim("c2", P99),
         _claim("c3", ERRORS),
+        _claim("c3b", P99.replace("10:01–10:29", "11:01–11:29")),  # the same series recurring: named once
         _claim("c4", "10:05:00 的发布早于 payment-service 的异常，推断二者相关", "root_cause", INFERRED),
         _claim("c5", "09:58:03 的配置变更早于 payment-service 的异常，推断二者相关", "root_cause", INFERRED),
     ]

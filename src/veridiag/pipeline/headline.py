@@ -21,6 +21,7 @@ from veridiag.text.entities import Corpus, extract_entities
 #: A symptom's size as the offline engine writes it, "(×18.81)". Read with a pattern because the
 #: entity lexer reads "×" only as a count unit after a number, never as a factor before one.
 _FACTOR = re.compile(r"×\s*(\d+(?:\.\d+)?)")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _END = "。.;；!！"
 #: At most this many symptoms are named; the detailed list follows the headline.
 MAX_SYMPTOMS = 2
@@ -90,7 +91,11 @@ def _main_symptoms(claims: Sequence[AllowedClaim]) -> list[AllowedClaim]:
     sized = [(factor, c) for c in symptoms if (factor := _factor(c.claim_text)) is not None]
     if sized:
         ranked = sorted(sized, key=lambda item: item[0], reverse=True)
-        return [c for _, c in ranked[:MAX_SYMPTOMS]]
+        # one series' recurrences are worded alike but for their numbers: name the series once
+        chosen: dict[str, AllowedClaim] = {}
+        for _, claim in ranked:
+            chosen.setdefault(_NUMBER.sub("#", claim.claim_text), claim)
+        return list(chosen.values())[:MAX_SYMPTOMS]
     return (symptoms or list(claims))[:1]
 
 
