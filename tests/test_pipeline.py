@@ -353,8 +353,10 @@ def test_low_confid_separates_confirmed_from_possible(store: SessionStore) -> No
         max_rounds=1,
     )
     answer = result.answer
-    assert answer.index("已确认") < answer.index("可能方向") < answer.index(HYPOTHESIS["hypothesis_text"])
-    assert "证据缺口" in answer and GAP in answer
+    headline, body = answer.split("目前只能部分确认", 1)  # the headline names the hypothesis as one
+    assert f"（假设，尚未确认）：{HYPOTHESIS['hypothesis_text']}" in headline
+    assert body.index("已确认") < body.index("可能方向") < body.index(HYPOTHESIS["hypothesis_text"])
+    assert "证据缺口" in body and GAP in body
 
 
 def test_root_cause_confirmed_only_with_an_allowed_root_cause_claim() -> None:

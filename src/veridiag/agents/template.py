@@ -29,7 +29,9 @@ def template_answer(composer_input: ComposerInput) -> ComposerOutput:
     """A readable answer for the verdict, in the question's language, from the input alone."""
     text = template_phrases()[composer_input.lang]
     verdict = composer_input.verdict
-    lines = [text[verdict], ""]
+    # The headline opens the answer (the pipeline puts the scope line above it).
+    lines = [composer_input.headline, ""] if composer_input.headline else []
+    lines += [text[verdict], ""]
     claims = composer_input.allowed_claims
     if claims:
         lines.append(text["confirmed"])

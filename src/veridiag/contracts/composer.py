@@ -38,6 +38,9 @@ class ComposerInput(BaseModel):
     rationale: str = ""
     #: The time window and services examined, as one line; every answer starts with it.
     scope: str = ""
+    #: What is wrong and its most likely cause, from the allowed claims (``pipeline/headline.py``);
+    #: the answer opens with it, right after the scope line. Empty when no claim is allowed.
+    headline: str = ""
 
 
 class ComposerOutput(BaseModel):

@@ -11,6 +11,8 @@ that failed.
 - ``composer.low_confid_no_gap``: a LOW_CONFID answer names no gap.
 - ``composer.unconfirmed_root_cause``: a root cause called confirmed without an allowed
   ``root_cause`` claim under PASS.
+- ``composer.headline_fact``: the opening paragraph (the headline) names a fact no allowed
+  claim holds — a hypothesis, gap or the question may not supply a headline's numbers.
 """
 
 from __future__ import annotations
@@ -226,6 +228,30 @@ class UnconfirmedRootCause(ComposerCheck):
         if confirmed and (composer_input.verdict != "PASS" or not has_root):
             return ["the answer calls a root cause confirmed without an allowed root_cause claim"]
         return []
+
+
+@composer_check
+class HeadlineFact(ComposerCheck):
+    id = "composer.headline_fact"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        composer_input = given.composer_input
+        if not composer_input.headline:  # nothing allowed: the answer opens with what is missing
+            return []
+        claims = Corpus([c.claim_text for c in composer_input.allowed_claims])
+        return [
+            f"the headline states {entity.kind} {entity.text!r}, which no allowed claim holds"
+            for entity in extract_entities(_opening(given.answer, composer_input.scope), given.known_services)
+            if not claims.contains(entity)
+        ]
+
+
+def _opening(answer: str, scope: str) -> str:
+    """The answer's first paragraph after the scope line: where the headline stands."""
+    body = answer.strip()
+    if scope and body.startswith(scope):
+        body = body[len(scope) :]
+    return next((p for p in re.split(r"\n\s*\n", body) if p.strip()), "")
 
 
 def guard_composed(

@@ -20,6 +20,7 @@ from veridiag.contracts.composer import ActionItem, AllowedClaim, AllowedHypothe
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.contracts.verifier import VerifierEvaluation
+from veridiag.pipeline.headline import build_headline
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
 
@@ -47,6 +48,7 @@ class GuardPatterns(WordModel):
     root_cause: AnyOf
     confirmed_root_cause: AnyOf
     gap_words: AnyOf
+    check_request: AnyOf
 
 
 class ComposerWording(WordModel):
@@ -120,10 +122,13 @@ def assemble_composer_input(
             ActionItem(action_text=text["gather"].format(gap=gap), reason=text["gather_reason"]) for gap in gaps[:3]
         ]
     else:
+        shown = [c.claim_text.lower() for c in allowed if c.verification == "direct_observation"]
         actions += [
             ActionItem(action_text=item.action_text, reason=item.reason)
             for item in material.recommended_actions
-            if item.action_text and grounding.holds(f"{item.action_text} {item.reason}")
+            if item.action_text
+            and not _already_shown(item.action_text, shown)
+            and grounding.holds(f"{item.action_text} {item.reason}")
         ]
     sentences = re.split(r"(?<=[。.!！?？；;])\s*", evaluation.rationale)
     rationale = "".join(s for s in sentences if s and grounding.holds(s))
@@ -139,8 +144,22 @@ def assemble_composer_input(
         recommended_actions=actions,
         rationale=rationale,
         scope=scope or "",
+        headline=build_headline(lang, evaluation.verdict, allowed, hypotheses, known_services),
     )
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
+
+
+#: What a next step asks about: a quoted term, or a name joined by - _ . (``maximum-pool-size``).
+_SUBJECT = re.compile(r"`([^`]+)`|\b[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)+\b")
+
+
+def _already_shown(action: str, confirmed: Sequence[str]) -> bool:
+    """A next step that asks to check something a confirmed claim already states verbatim
+    ("check whether `maximum-pool-size` changed" beside the recorded change) is not a next step."""
+    if not composer_wording().patterns.check_request.search(action):
+        return False
+    subjects = [m.group(1) or m.group(0) for m in _SUBJECT.finditer(action)]
+    return any(subject.lower() in claim for subject in subjects for claim in confirmed)
 
 
 def _allowed_claims(evaluation: VerifierEvaluation, claims: dict[str, ClaimView]) -> list[AllowedClaim]:

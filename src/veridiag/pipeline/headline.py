@@ -1,0 +1,104 @@
+"""The answer's headline (issue 17): what is wrong, where, since when, how bad, and the most
+likely cause with its label — at most two sentences, built by code from the allowed claims.
+
+It quotes allowed claims verbatim, so every number in it is one the Verifier allowed and the
+composer guard finds in the input; its own words are the template's (``template.yaml``). A
+hypothesis is named only under LOW_CONFID (PASS states claims only, REJECT no cause), only
+when the allowed claims hold all its facts, and always with the hypothesis label.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from decimal import Decimal
+
+from veridiag.agents.template import template_phrases
+from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis
+from veridiag.contracts.verifier import Verdict
+from veridiag.text.entities import Corpus, extract_entities
+
+#: A symptom's size as the offline engine writes it, "(×18.81)". Read with a pattern because the
+#: entity lexer reads "×" only as a count unit after a number, never as a factor before one.
+_FACTOR = re.compile(r"×\s*(\d+(?:\.\d+)?)")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_END = "。.;；!！"
+#: At most this many symptoms are named; the detailed list follows the headline.
+MAX_SYMPTOMS = 2
+
+
+def build_headline(
+    lang: str,
+    verdict: Verdict,
+    claims: Sequence[AllowedClaim],
+    hypotheses: Sequence[AllowedHypothesis] = (),
+    known_services: Sequence[str] = (),
+) -> str:
+    """The headline, or "" when nothing is allowed (the answer then says what is missing)."""
+    if not claims:
+        return ""
+    text = template_phrases()[lang]
+    causes = [c for c in claims if c.claim_type == "root_cause" and verdict != "REJECT"]
+    cause = min(causes, key=lambda c: _first_time(c, known_services)) if causes else None
+    symptoms = _main_symptoms([c for c in claims if c is not cause])
+    sentences = []
+    if symptoms:
+        stated = [_bare(c.claim_text) + _suffix(text, c) for c in symptoms]
+        sentences.append(text["headline_sep"].join(stated) + text["headline_end"])
+    if cause is not None:
+        label = "confirmed" if cause.verification == "direct_observation" else "inferred"
+        sentences.append(_cause(text, label, cause.claim_text))
+    elif verdict == "LOW_CONFID":
+        grounded = Corpus([c.claim_text for c in claims])
+        hypothesis = next(
+            (
+                h.hypothesis_text
+                for h in hypotheses
+                if all(grounded.contains(e) for e in extract_entities(h.hypothesis_text, known_services))
+            ),
+            None,
+        )
+        if hypothesis:
+            sentences.append(_cause(text, "hypothesis", hypothesis))
+    joiner = "" if lang == "zh" else " "
+    return joiner.join(sentences)
+
+
+def _cause(text: dict[str, str], label: str, cause: str) -> str:
+    return text["headline_cause"].format(label=text[f"label_{label}"], cause=_bare(cause)) + text["headline_end"]
+
+
+def _suffix(text: dict[str, str], claim: AllowedClaim) -> str:
+    """An inferred symptom says so, as in the list below the headline."""
+    return text["inference"] if claim.verification == "reasonable_inference" else ""
+
+
+def _bare(claim_text: str) -> str:
+    """A claim without its closing punctuation, to be joined into a sentence."""
+    return claim_text.strip().rstrip(_END)
+
+
+def _first_time(claim: AllowedClaim, known_services: Sequence[str]) -> tuple[int, str]:
+    """Claims with a time first, earliest first (one clock format per answer); then the rest."""
+    times = [e.text for e in extract_entities(claim.claim_text, known_services) if e.kind == "timestamp"]
+    return (0, times[0]) if times else (1, "")
+
+
+def _main_symptoms(claims: Sequence[AllowedClaim]) -> list[AllowedClaim]:
+    """The symptoms with the largest factor against their own history; without any factor, the
+    first symptom (the executor's order), else the first other claim."""
+    symptoms = [c for c in claims if c.claim_type == "symptom"]
+    sized = [(factor, c) for c in symptoms if (factor := _factor(c.claim_text)) is not None]
+    if sized:
+        ranked = sorted(sized, key=lambda item: item[0], reverse=True)
+        # one series' recurrences are worded alike but for their numbers: name the series once
+        chosen: dict[str, AllowedClaim] = {}
+        for _, claim in ranked:
+            chosen.setdefault(_NUMBER.sub("#", claim.claim_text), claim)
+        return list(chosen.values())[:MAX_SYMPTOMS]
+    return (symptoms or list(claims))[:1]
+
+
+def _factor(claim_text: str) -> Decimal | None:
+    found = [Decimal(m.group(1)) for m in _FACTOR.finditer(claim_text)]
+    return max(found) if found else None

@@ -1,0 +1,193 @@
+"""The headline (issue 17): every answer with allowed claims opens, after the scope line, with the
+main symptoms and the most likely cause and its label — every fact in it from an allowed claim,
+a hypothesis never called confirmed, and an LLM headline held to the same by the composer guard."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, UserPromptPart
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from tests.builders import readable
+from veridiag.agents.engines import offline_roles
+from veridiag.agents.llm import llm_roles
+from veridiag.agents.template import template_answer, template_phrases
+from veridiag.config import LLMRoleSettings, LLMSettings, Settings
+from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis, ComposerInput, ComposerOutput
+from veridiag.contracts.verifier import ClaimVerification
+from veridiag.pipeline import DiagnosisPipeline
+from veridiag.pipeline.composer_guard import guard_composed
+from veridiag.pipeline.factory import assemble
+from veridiag.pipeline.headline import build_headline
+from veridiag.store import SessionStore
+from veridiag.text.entities import Corpus, extract_entities
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.demo import bundled_environment
+from veridiag.tools.runner import Toolbox
+
+QUESTIONS = [(incident.id, question) for incident in bundled_environment().incidents for question in incident.questions]
+SENTENCE_END = re.compile(r"[。！？]|[.!?](?=\s|$)")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return assemble(Settings(home=tmp_path_factory.mktemp("home")))
+
+
+@pytest.mark.parametrize(("incident", "question"), QUESTIONS, ids=[f"{i}-{q[:12]}" for i, q in QUESTIONS])
+def test_demo_answers_open_with_a_headline_of_allowed_facts(demo: Any, incident: str, question: str) -> None:
+    result = demo.pipeline.run(question)
+    composer_input = readable(result.self_evaluation)["verifier_evaluation"]["composer_input"]
+    headline = composer_input["headline"]
+    assert headline, f"{incident}: no headline"
+    scope, opening, *_ = result.answer.split("\n\n")
+    assert (scope, opening) == (composer_input["scope"], headline)
+    assert len(SENTENCE_END.findall(headline)) <= 3, headline
+    claims = composer_input["allowed_claims"]
+    held = Corpus([c["claim_text"] for c in claims])
+    entities = extract_entities(headline, demo.pipeline.known_services)
+    assert entities, headline  # it says where and how bad
+    assert [e.text for e in entities if not held.contains(e)] == []
+    words = template_phrases()[composer_input["lang"]]
+    causes = [c for c in claims if c["claim_type"] == "root_cause"]
+    if causes:  # the demo's causes are inferences: labelled as such, never as confirmed
+        assert words["headline_cause"].format(label=words["label_inferred"], cause="").rstrip() in headline
+        assert words["headline_cause"].format(label=words["label_confirmed"], cause="").rstrip() not in headline
+
+
+def test_the_payment_headline_names_the_worst_symptoms_and_the_inferred_change(demo: Any) -> None:
+    result = demo.pipeline.run("Why is checkout slow since 10:00?")
+    headline = result.answer.split("\n\n")[1]
+    assert headline.startswith("http_error_percent of payment-service rose abnormally 10:01–10:29: peak 22.85%")
+    assert "http_request_p99_ms" in headline and "5267ms" in headline and "(×26.74)" in headline
+    assert "Most likely cause (inferred): The config change at 09:58:03" in headline
+    assert "maximum-pool-size=50 (was 100)" in headline
+    # the recorded change already shows the pool size was changed: no step asks to check it
+    steps = result.answer.split("Next steps:")[1].split("\n\n")[0]
+    assert "maximum-pool-size" not in steps and "Compare active with max" in steps
+
+
+INFERRED: ClaimVerification = "reasonable_inference"
+
+
+def _claim(
+    claim_id: str, text: str, claim_type: str = "symptom", label: ClaimVerification = "direct_observation"
+) -> AllowedClaim:
+    return AllowedClaim(claim_id=claim_id, claim_type=claim_type, claim_text=text, verification=label)
+
+
+P99 = "payment-service 的 http_request_p99_ms 在 10:01–10:29 异常升高：峰值 5267ms（10:08），基线 197ms（×26.74）"
+POOL = "payment-service 的 hikaricp_connections_active 在 10:00–10:29 异常升高：峰值 50 connections（10:00）（×4.17）"
+ERRORS = "payment-service 的 http_error_percent 在 10:01–10:29 异常升高：峰值 22.85%（10:07）（×87.88）"
+
+
+def test_the_headline_takes_the_largest_factors_and_the_earliest_cause() -> None:
+    claims = [
+        _claim("c1", POOL),
+        _claim("c2", P99),
+        _claim("c3", ERRORS),
+        _claim("c3b", P99.replace("10:01–10:29", "11:01–11:29")),  # the same series recurring: named once
+        _claim("c4", "10:05:00 的发布早于 payment-service 的异常，推断二者相关", "root_cause", INFERRED),
+        _claim("c5", "09:58:03 的配置变更早于 payment-service 的异常，推断二者相关", "root_cause", INFERRED),
+    ]
+    headline = build_headline("zh", "PASS", claims)
+    assert headline == (
+        f"{ERRORS}；{P99}。最可能的原因（推断）：09:58:03 的配置变更早于 payment-service 的异常，推断二者相关。"
+    )
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_a_hypothesis_is_never_cited_as_confirmed(lang: str) -> None:
+    words = template_phrases()[lang]
+    claims = [_claim("c1", P99)]
+    grounded = AllowedHypothesis(hypothesis_text="连接池过小导致 p99 到 5267ms（来自排障手册 rb-pool）")
+    ungrounded = AllowedHypothesis(hypothesis_text="数据库慢查询超过 30 秒（来自排障手册 rb-db）")
+    headline = build_headline(lang, "LOW_CONFID", claims, [ungrounded, grounded])
+    labelled = words["headline_cause"].format(label=words["label_hypothesis"], cause=grounded.hypothesis_text)
+    assert labelled in headline and "30 秒" not in headline
+    assert words["headline_cause"].format(label=words["label_confirmed"], cause="").rstrip() not in headline
+    # PASS states claims only, REJECT no cause: neither names the hypothesis
+    assert grounded.hypothesis_text not in build_headline(lang, "PASS", claims, [grounded])
+    assert build_headline(lang, "REJECT", claims, [grounded]) == P99 + words["headline_end"]
+
+
+def test_no_allowed_claim_means_no_headline() -> None:
+    composer_input = ComposerInput(
+        original_query="订单123支付失败", lang="zh", verdict="LOW_CONFID", missing_info=["缺少日志"]
+    )
+    assert build_headline("zh", "LOW_CONFID", [], [AllowedHypothesis(hypothesis_text="可能是连接池")]) == ""
+    answer = template_answer(composer_input).user_facing_answer
+    assert answer.startswith(template_phrases()["zh"]["LOW_CONFID"])
+
+
+def test_the_guard_holds_a_headline_to_the_allowed_claims() -> None:
+    claims = [_claim("c1", P99)]
+    hypothesis = AllowedHypothesis(hypothesis_text="连接池上限 50 connections 过小")
+    composer_input = ComposerInput(
+        original_query="订单123支付失败",
+        lang="zh",
+        verdict="LOW_CONFID",
+        allowed_claims=claims,
+        allowed_hypotheses=[hypothesis],
+        missing_info=["缺少数据库指标"],
+        headline=build_headline("zh", "LOW_CONFID", claims, [hypothesis]),
+    )
+    rest = "\n\n证据缺口：\n- 缺少数据库指标\n\n可能方向（尚未证实）：\n- 可能：连接池上限 50 connections 过小"
+
+    def guarded(opening: str) -> list[str]:
+        output = ComposerOutput(answer_summary="s", user_facing_answer=opening + rest)
+        return guard_composed(output, composer_input, ["payment-service"]).failed_checks
+
+    assert guarded(composer_input.headline) == []
+    # hedged, so no restatement: still, a hypothesis may not supply a headline's number
+    hedged = "payment-service 的 p99 升到 5267ms，可能因为连接池只有 50 connections。"
+    assert guarded(hedged) == ["composer.headline_fact"]
+
+
+def _llm_composer_pipeline(store: SessionStore, demo_env: EmbeddedEnvironment, opening: str) -> DiagnosisPipeline:
+    """The offline engine with an LLM composer that opens its answer with ``opening`` ("{headline}"
+    is the input's headline) and lists the allowed claims after it."""
+
+    def composer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        prompt = next(p.content for m in messages for p in getattr(m, "parts", []) if isinstance(p, UserPromptPart))
+        assert isinstance(prompt, str)
+        given = json.loads(prompt.split("<composer_input>\n", 1)[1].rsplit("\n</composer_input>", 1)[0])
+        body = "\n".join(f"- {c['claim_text']}" for c in given["allowed_claims"])
+        answer = f"{opening.format(headline=given['headline'])}\n\n已确认：\n{body}"
+        reply = {"answer_summary": given["headline"], "recommended_actions": [], "user_facing_answer": answer}
+        return ModelResponse(parts=[TextPart(json.dumps(reply, ensure_ascii=False))])
+
+    def factory(config: LLMRoleSettings) -> Model:
+        return FunctionModel(composer, model_name=str(config.model))
+
+    offline = offline_roles(demo_env, store)
+    configured = LLMSettings(composer=LLMRoleSettings(model="fn-composer"))
+    roles = llm_roles(configured, offline, demo_env, model_factory=factory, backoff_seconds=0.0)
+    toolbox = Toolbox(logs=demo_env, metrics=demo_env, knowledge=demo_env, changes=demo_env)
+    return DiagnosisPipeline(store, roles, toolbox=toolbox)
+
+
+@pytest.mark.parametrize(
+    ("opening", "source"),
+    [("{headline}", "composer"), ("支付从 10:00 起超时 30 秒。{headline}", "template")],
+    ids=["the input's headline", "a number only the question holds"],
+)
+def test_an_llm_headline_with_a_number_no_claim_holds_falls_back(
+    demo_env: EmbeddedEnvironment, tmp_path: Path, opening: str, source: str
+) -> None:
+    store = SessionStore(f"sqlite:///{tmp_path / 's.db'}")
+    question = "订单123支付失败，超时 30 秒，帮我看看是什么原因"
+    result = _llm_composer_pipeline(store, demo_env, opening).run(question)
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
+    headline = evaluation["composer_input"]["headline"]
+    assert result.answer_source == source, evaluation["answer_source_reason"]
+    assert result.answer.split("\n\n")[1] == headline  # the template's headline when it fell back
+    if source == "template":
+        assert "no allowed claim holds" in evaluation["answer_source_reason"]
+        assert "30 秒" not in result.answer.split("\n\n")[1]
