@@ -111,13 +111,13 @@ def test_the_tables_the_store_queries_are_the_ones_the_migrations_create(store_u
 def test_the_schema_names_jsonb_and_the_partial_index_per_dialect() -> None:
     """What alembic cannot compare: the JSON columns' type per dialect as compiled, and the
     predicate of the partial index (declared by ``schema_metadata`` only)."""
-    from sqlalchemy.dialects import postgresql, sqlite
+    from sqlalchemy.engine import make_url
     from sqlalchemy.schema import CreateIndex, CreateTable
 
-    (index,) = (
-        i for i in schema_metadata().tables["diagnosis_session"].indexes if i.name.endswith("uncompressed_audit")
-    )
-    for dialect, json_type in ((sqlite.dialect(), "JSON"), (postgresql.dialect(), "JSONB")):
+    indexes = schema_metadata().tables["diagnosis_session"].indexes
+    (index,) = (i for i in indexes if i.name == "ix_diagnosis_session_uncompressed_audit")
+    for url, json_type in (("sqlite://", "JSON"), ("postgresql+psycopg://", "JSONB")):
+        dialect = make_url(url).get_dialect()()
         lines = {line.strip("\t ,") for line in str(CreateTable(SESSIONS).compile(dialect=dialect)).splitlines()}
         assert {f"audit {json_type}", f"deliveries {json_type}"} <= lines
         assert str(CreateIndex(index).compile(dialect=dialect)).endswith(
