@@ -24,7 +24,7 @@ from veridiag.api import create_app
 from veridiag.api.local import LocalServer
 from veridiag.config import Settings
 from veridiag.pipeline.factory import assemble
-from veridiag.store.models import AlertJobRow, AlertRow
+from veridiag.store.models import ALERT_JOBS, ALERTS
 
 TOKEN = "am-integration-token-0123456789"
 STARTS_AT = "2026-07-07T10:05:00Z"  # inside the demo day's payment incident
@@ -126,15 +126,15 @@ def _fire_and_follow(binary: str, settings: Settings, tmp_path: Path, chat: Rece
             deadline, job = time.monotonic() + 120, None
             while time.monotonic() < deadline:
                 with engine.connect() as connection:
-                    job = connection.execute(select(AlertJobRow.__table__)).mappings().first()
+                    job = connection.execute(select(ALERT_JOBS)).mappings().first()
                 if job is not None and job["status"] == "done":
                     break
                 time.sleep(0.3)
             assert job is not None and job["status"] == "done", job
             time.sleep(5)  # repeat_interval 2s: Alertmanager has notified the same alert again
             with engine.connect() as connection:
-                jobs = connection.execute(select(func.count()).select_from(AlertJobRow)).scalar_one()
-                alerts = connection.execute(select(AlertRow.__table__)).mappings().all()
+                jobs = connection.execute(select(func.count()).select_from(ALERT_JOBS)).scalar_one()
+                alerts = connection.execute(select(ALERTS)).mappings().all()
             assert jobs == 1
             assert len(alerts) == 1 and alerts[0]["job_id"] == job["id"] and alerts[0]["service"] == "payment-service"
             sessions = assembly.store.list_sessions(limit=10)

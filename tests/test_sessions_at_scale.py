@@ -10,12 +10,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import pytest
 from alembic import command
 from fastapi.testclient import TestClient
-from sqlalchemy import Table, event, null, select, text, update
+from sqlalchemy import event, null, select, text, update
 from typer.testing import CliRunner
 
 from veridiag.agents.engines import offline_roles
@@ -29,13 +29,12 @@ from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore
 from veridiag.store.audit_storage import InvocationTexts, compact, hydrate
 from veridiag.store.database import _alembic_config
-from veridiag.store.models import DiagnosisSession
+from veridiag.store.models import SESSIONS
 from veridiag.store.repository import session_cursor
 from veridiag.tools import Toolbox
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 QUESTION = "订单123支付失败，帮我看看是什么原因"
-SESSIONS = cast(Table, DiagnosisSession.__table__)
 
 
 @contextmanager

@@ -104,6 +104,8 @@ def test_an_offline_diagnosis_loads_no_web_server_model_client_or_unneeded_table
     # log template miner, the demo generator and its models (the first run above loaded the demo).
     writing = ("httpx2", "drain3", "veridiag.tools.templates", "veridiag.tools.demo")
     assert not sorted(m for m in imported if any(m == w or m.startswith(f"{w}.") for w in writing))
+    # The store is Core tables: no ORM (~120 ms) and, on SQLite, no PostgreSQL dialect (~50 ms).
+    assert not sorted(m for m in imported if m.startswith(("sqlalchemy.orm", "sqlalchemy.dialects.postgresql")))
     # Its start-up objects stay frozen through the exit (no collection closes a connection):
     # it closed them itself, so SQLite removed its WAL and shared-memory files.
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(("-wal", "-shm"))) == []

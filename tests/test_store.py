@@ -10,6 +10,7 @@ import pytest
 
 from veridiag.store import MAX_STORED_OUTPUT, SessionStore, StoreError, database, open_store
 from veridiag.store.database import current_revision, head_revision
+from veridiag.store.models import SESSIONS, schema_metadata
 from veridiag.tools import Toolbox, ToolRunner
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
@@ -93,6 +94,35 @@ def test_migrations_are_idempotent(store_url: str) -> None:
     assert current_revision(first.engine) == head_revision()
     SessionStore(store_url)  # opening again migrates nothing and fails nothing
     assert current_revision(first.engine) == head_revision()
+
+
+def test_the_tables_the_store_queries_are_the_ones_the_migrations_create(store_url: str) -> None:
+    """``models.py`` and the migrations are written apart: alembic finds no difference between
+    them — column types (JSONB on PostgreSQL), nullability, constraints, indexes."""
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    store = SessionStore(store_url)
+    with store.engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        assert compare_metadata(context, schema_metadata()) == []
+
+
+def test_the_schema_names_jsonb_and_the_partial_index_per_dialect() -> None:
+    """What alembic cannot compare: the JSON columns' type per dialect as compiled, and the
+    predicate of the partial index (declared by ``schema_metadata`` only)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.schema import CreateIndex, CreateTable
+
+    indexes = schema_metadata().tables["diagnosis_session"].indexes
+    (index,) = (i for i in indexes if i.name == "ix_diagnosis_session_uncompressed_audit")
+    for url, json_type in (("sqlite://", "JSON"), ("postgresql+psycopg://", "JSONB")):
+        dialect = make_url(url).get_dialect()()
+        lines = {line.strip("\t ,") for line in str(CreateTable(SESSIONS).compile(dialect=dialect)).splitlines()}
+        assert {f"audit {json_type}", f"deliveries {json_type}"} <= lines
+        assert str(CreateIndex(index).compile(dialect=dialect)).endswith(
+            "WHERE audit IS NOT NULL OR self_evaluation IS NOT NULL"
+        )
 
 
 def test_the_head_read_from_the_scripts_is_alembics(tmp_path: Path) -> None:

@@ -21,24 +21,23 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
-from sqlalchemy import RowMapping, Table, insert, select
+from sqlalchemy import RowMapping, insert, select
 
 from veridiag.bench.stats import summary, time_runs
 from veridiag.config import Settings
 from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore, session_cursor
-from veridiag.store.models import DiagnosisSession
+from veridiag.store.models import SESSIONS
 
 QUESTION = "订单123支付失败，帮我看看是什么原因"
 PAGE = 50
 #: The stored sessions cover this many days (the newest day's audits stay uncompressed).
 SPAN_DAYS = 100
 _VERDICTS = ("PASS", "PASS", "PASS", "LOW_CONFID", "REJECT")
-_SESSIONS = cast(Table, DiagnosisSession.__table__)
 _INSERT_CHUNK = 1000
 
 
@@ -149,14 +148,14 @@ def run(sessions: int = 100_000, repeats: int = 200, baseline_sessions: int = 20
 def _stored_forms(store: SessionStore, session_id: str) -> tuple[RowMapping, bytes]:
     """The session's row as written (compact audit), and its audit compressed by the store."""
     with store.engine.connect() as connection:
-        fresh = connection.execute(select(_SESSIONS).where(_SESSIONS.c.id == session_id)).one()._mapping
+        fresh = connection.execute(select(SESSIONS).where(SESSIONS.c.id == session_id)).one()._mapping
     with store.engine.begin() as connection:  # compress a copy, leave the real one as written
         copy = {**fresh, "id": "s-compressed", "created_at": fresh["created_at"] - timedelta(days=2)}
-        connection.execute(insert(_SESSIONS), copy)
+        connection.execute(insert(SESSIONS), copy)
     store.compress_older_audits(older_than=86_400)
     with store.engine.begin() as connection:
-        blob = connection.execute(select(_SESSIONS.c.audit_zlib).where(_SESSIONS.c.id == "s-compressed")).scalar_one()
-        connection.execute(_SESSIONS.delete().where(_SESSIONS.c.id == "s-compressed"))
+        blob = connection.execute(select(SESSIONS.c.audit_zlib).where(SESSIONS.c.id == "s-compressed")).scalar_one()
+        connection.execute(SESSIONS.delete().where(SESSIONS.c.id == "s-compressed"))
     return fresh, blob
 
 
@@ -185,11 +184,11 @@ def _fill(store: SessionStore, fresh: RowMapping, compressed: bytes, count: int,
                 older.append({**row, "audit_zlib": compressed})
             for rows in (recent, older):
                 if len(rows) == _INSERT_CHUNK:
-                    connection.execute(insert(_SESSIONS), rows)
+                    connection.execute(insert(SESSIONS), rows)
                     rows.clear()
         for rows in (recent, older):
             if rows:
-                connection.execute(insert(_SESSIONS), rows)
+                connection.execute(insert(SESSIONS), rows)
 
 
 def _fill_as_before(store: SessionStore, fresh: RowMapping, audit: JsonObject, count: int) -> None:
@@ -201,7 +200,7 @@ def _fill_as_before(store: SessionStore, fresh: RowMapping, audit: JsonObject, c
         {**base, "id": f"s-{index:012x}", "created_at": newest - timedelta(minutes=index)} for index in range(count)
     ]
     with store.engine.begin() as connection:
-        connection.execute(insert(_SESSIONS), rows)
+        connection.execute(insert(SESSIONS), rows)
         connection.exec_driver_sql("UPDATE diagnosis_session SET self_evaluation = ?", (_old_json(audit),))
 
 
@@ -213,7 +212,7 @@ def _without_audit(row: RowMapping) -> dict[str, object]:
 
 def _old_listing(store: SessionStore) -> list[Any]:
     """The listing query as it was: whole rows, newest first with the id ascending (a sort)."""
-    query = select(_SESSIONS).order_by(_SESSIONS.c.created_at.desc(), _SESSIONS.c.id).limit(PAGE)
+    query = select(SESSIONS).order_by(SESSIONS.c.created_at.desc(), SESSIONS.c.id).limit(PAGE)
     with store.engine.connect() as connection:
         return list(connection.execute(query).all())
 

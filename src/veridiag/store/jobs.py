@@ -31,7 +31,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from veridiag._retry import Backoff
 from veridiag.contracts.alerts import AlertJob, IntakeReceipt, JobSpec, ReceivedAlert
-from veridiag.store.models import AlertJobRow, AlertRow
+from veridiag.store.models import ALERT_JOBS, ALERTS
 
 #: Builds the job that diagnoses a group of alerts not seen before (the intake's question).
 MakeJob = Callable[[Sequence[ReceivedAlert]], JobSpec]
@@ -135,7 +135,7 @@ class SqlJobQueue:
                     continue
                 job_id = self._add_job(connection, make_job(fresh), now)
                 for alert in fresh:
-                    connection.execute(update(AlertRow).where(*_key(alert)).values(job_id=job_id))
+                    connection.execute(update(ALERTS).where(*_key(alert)).values(job_id=job_id))
                 receipt.jobs.append(job_id)
                 receipt.recorded += len(fresh)
         return receipt
@@ -156,15 +156,15 @@ class SqlJobQueue:
             "resolved_at": now if alert.status == "resolved" else None,
         }
         dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
-        statement = dialect.insert(AlertRow).values(**values).on_conflict_do_nothing()
+        statement = dialect.insert(ALERTS).values(**values).on_conflict_do_nothing()
         return bool(connection.execute(statement).rowcount)
 
     def _resolve(self, connection: Connection, alert: ReceivedAlert, now: datetime) -> bool:
         """Marks a recorded firing alert resolved; True when it was still firing."""
         ends_at = _utc(alert.ends_at) if alert.ends_at else now
         statement = (
-            update(AlertRow)
-            .where(*_key(alert), AlertRow.status == "firing")
+            update(ALERTS)
+            .where(*_key(alert), ALERTS.c.status == "firing")
             .values(status="resolved", ends_at=ends_at, resolved_at=now)
         )
         return bool(connection.execute(statement).rowcount)
@@ -174,7 +174,7 @@ class SqlJobQueue:
         values = spec.model_dump()
         values["given_at"] = _utc(spec.given_at)
         connection.execute(
-            insert(AlertJobRow).values(
+            insert(ALERT_JOBS).values(
                 id=job_id,
                 created_at=now,
                 updated_at=now,
@@ -197,13 +197,13 @@ class SqlJobQueue:
             now = _now()
             with writing(self.engine) as connection:
                 due = or_(
-                    and_(AlertJobRow.status == "queued", AlertJobRow.next_run_at <= now),
-                    and_(AlertJobRow.status == "running", AlertJobRow.lease_expires_at <= now),
+                    and_(ALERT_JOBS.c.status == "queued", ALERT_JOBS.c.next_run_at <= now),
+                    and_(ALERT_JOBS.c.status == "running", ALERT_JOBS.c.lease_expires_at <= now),
                 )
                 query = (
-                    select(AlertJobRow.id, AlertJobRow.attempts, AlertJobRow.max_attempts, AlertJobRow.status)
+                    select(ALERT_JOBS.c.id, ALERT_JOBS.c.attempts, ALERT_JOBS.c.max_attempts, ALERT_JOBS.c.status)
                     .where(due)
-                    .order_by(AlertJobRow.next_run_at, AlertJobRow.id)
+                    .order_by(ALERT_JOBS.c.next_run_at, ALERT_JOBS.c.id)
                     .limit(1)
                     .with_for_update(skip_locked=True)
                 )
@@ -212,8 +212,8 @@ class SqlJobQueue:
                     return None
                 if row.attempts >= row.max_attempts:
                     connection.execute(
-                        update(AlertJobRow)
-                        .where(AlertJobRow.id == row.id)
+                        update(ALERT_JOBS)
+                        .where(ALERT_JOBS.c.id == row.id)
                         .values(
                             status="failed",
                             updated_at=now,
@@ -224,8 +224,8 @@ class SqlJobQueue:
                     )
                     continue
                 connection.execute(
-                    update(AlertJobRow)
-                    .where(AlertJobRow.id == row.id)
+                    update(ALERT_JOBS)
+                    .where(ALERT_JOBS.c.id == row.id)
                     .values(
                         status="running",
                         attempts=row.attempts + 1,
@@ -241,7 +241,7 @@ class SqlJobQueue:
     def _owned(self, job_id: str, worker: str) -> Any:
         """Only the worker holding the lease may write: one whose lease ran out and whose job was
         taken by another finds its writes ignored."""
-        return and_(AlertJobRow.id == job_id, AlertJobRow.lease_owner == worker, AlertJobRow.status == "running")
+        return and_(ALERT_JOBS.c.id == job_id, ALERT_JOBS.c.lease_owner == worker, ALERT_JOBS.c.status == "running")
 
     def heartbeat(
         self, job_id: str, worker: str, *, progress: str | None = None, session_id: str | None = None
@@ -256,7 +256,7 @@ class SqlJobQueue:
             values["session_id"] = session_id
         with self.engine.begin() as connection:
             return bool(
-                connection.execute(update(AlertJobRow).where(self._owned(job_id, worker)).values(**values)).rowcount
+                connection.execute(update(ALERT_JOBS).where(self._owned(job_id, worker)).values(**values)).rowcount
             )
 
     def finish(self, job_id: str, worker: str, *, session_id: str | None) -> bool:
@@ -266,7 +266,7 @@ class SqlJobQueue:
             values["session_id"] = session_id
         with self.engine.begin() as connection:
             return bool(
-                connection.execute(update(AlertJobRow).where(self._owned(job_id, worker)).values(**values)).rowcount
+                connection.execute(update(ALERT_JOBS).where(self._owned(job_id, worker)).values(**values)).rowcount
             )
 
     def fail(self, job_id: str, worker: str, error: str) -> AlertJob | None:
@@ -274,7 +274,7 @@ class SqlJobQueue:
         now = _now()
         with self.engine.begin() as connection:
             attempts = connection.execute(
-                select(AlertJobRow.attempts, AlertJobRow.max_attempts).where(self._owned(job_id, worker))
+                select(ALERT_JOBS.c.attempts, ALERT_JOBS.c.max_attempts).where(self._owned(job_id, worker))
             ).first()
             if attempts is None:
                 return None
@@ -288,18 +288,18 @@ class SqlJobQueue:
             }
             if not last:
                 values["next_run_at"] = now + timedelta(seconds=self.backoff.wait(attempts.attempts))
-            connection.execute(update(AlertJobRow).where(AlertJobRow.id == job_id).values(**values))
+            connection.execute(update(ALERT_JOBS).where(ALERT_JOBS.c.id == job_id).values(**values))
         return self.get(job_id)
 
     # --- reading -----------------------------------------------------------------------
 
     def get(self, job_id: str) -> AlertJob | None:
         with self.engine.connect() as connection:
-            row = connection.execute(select(AlertJobRow.__table__).where(AlertJobRow.id == job_id)).mappings().first()
+            row = connection.execute(select(ALERT_JOBS).where(ALERT_JOBS.c.id == job_id)).mappings().first()
             if row is None:
                 return None
             fingerprints = connection.execute(
-                select(AlertRow.fingerprint).where(AlertRow.job_id == job_id).order_by(AlertRow.id)
+                select(ALERTS.c.fingerprint).where(ALERTS.c.job_id == job_id).order_by(ALERTS.c.id)
             ).scalars()
             values = dict(row)
             for key in ("given_at", "next_run_at", "created_at", "updated_at", "lease_expires_at"):
@@ -322,7 +322,7 @@ class SqlJobQueue:
     def alerts(self, job_id: str) -> list[ReceivedAlert]:
         """The alerts a job diagnoses, as received."""
         with self.engine.connect() as connection:
-            query = select(AlertRow.__table__).where(AlertRow.job_id == job_id).order_by(AlertRow.id)
+            query = select(ALERTS).where(ALERTS.c.job_id == job_id).order_by(ALERTS.c.id)
             rows = connection.execute(query).mappings().all()
         return [
             ReceivedAlert(
@@ -341,7 +341,7 @@ class SqlJobQueue:
 
 def _key(alert: ReceivedAlert) -> tuple[Any, ...]:
     return (
-        AlertRow.source == alert.source,
-        AlertRow.fingerprint == alert.fingerprint,
-        AlertRow.starts_at == _utc(alert.starts_at),
+        ALERTS.c.source == alert.source,
+        ALERTS.c.fingerprint == alert.fingerprint,
+        ALERTS.c.starts_at == _utc(alert.starts_at),
     )

@@ -23,11 +23,10 @@ import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
-from typing import Any, TypedDict, Unpack, cast
+from typing import Any, TypedDict, Unpack
 
-from sqlalchemy import Select, Table, func, insert, null, select, text, tuple_, update
+from sqlalchemy import Select, func, insert, null, select, text, tuple_, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
-from sqlalchemy.orm import sessionmaker
 
 from veridiag.contracts.delivery import DeliveryAttempt
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
@@ -35,7 +34,7 @@ from veridiag.contracts.json import JsonObject
 from veridiag.contracts.session import SessionRecord, SessionStatus
 from veridiag.store.audit_storage import InvocationTexts, compact, compress, decompress, hydrate
 from veridiag.store.database import StoreError, database_hint, make_engine, upgrade
-from veridiag.store.models import UNCOMPRESSED_AUDIT, DiagnosisSession, ToolInvocation
+from veridiag.store.models import INVOCATIONS, SESSIONS, UNCOMPRESSED_AUDIT
 from veridiag.store.owner import Owner, gone_reason, this_process
 
 #: Larger outputs are stored cut, with ``output_truncated`` set (the Gatekeeper and the
@@ -90,9 +89,7 @@ class _InvocationRow(TypedDict):
 #: host, where its pid says nothing). ``Settings.session_timeout_seconds`` overrides it.
 DEFAULT_STALE_AFTER = 3600.0
 
-_SESSIONS = cast(Table, DiagnosisSession.__table__)
-_INVOCATIONS = cast(Table, ToolInvocation.__table__)
-_INSERT_INVOCATION = insert(_INVOCATIONS).returning(_INVOCATIONS.c.id)
+_INSERT_INVOCATION = insert(INVOCATIONS).returning(INVOCATIONS.c.id)
 #: PostgreSQL's id sequence does not notice an explicit id; after one, the sequence moves
 #: past it. The lock keeps other inserts from drawing a number in between (explicit ids
 #: come from fixtures and imports, so the brief table lock costs nothing in practice).
@@ -118,16 +115,16 @@ _APPEND_DELIVERY = {
 #: no JSON column.
 _LIST_COLUMNS = tuple(
     column
-    for column in _SESSIONS.c
+    for column in SESSIONS.c
     if column.name not in {"plan", "llm_usage", "self_evaluation", "audit", "audit_zlib", "deliveries"}
 )
 #: ``list_sessions(details=True)`` adds these (``veridiag sessions --json`` prints them): JSON to
 #: decode per row, the bulk of a listing's cost, so the API's and the workbench's pages skip them.
-_DETAIL_COLUMNS = (_SESSIONS.c.plan, _SESSIONS.c.llm_usage)
+_DETAIL_COLUMNS = (SESSIONS.c.plan, SESSIONS.c.llm_usage)
 _NO_AUDIT = {"audit": null(), "audit_zlib": null(), "self_evaluation": null()}
-_AUDIT_COLUMNS = (_SESSIONS.c.self_evaluation, _SESSIONS.c.audit, _SESSIONS.c.audit_zlib)
+_AUDIT_COLUMNS = (SESSIONS.c.self_evaluation, SESSIONS.c.audit, SESSIONS.c.audit_zlib)
 #: Newest first; the tie-break runs the same way, so the index serves the order and the keyset.
-_NEWEST_FIRST = (_SESSIONS.c.created_at.desc(), _SESSIONS.c.id.desc())
+_NEWEST_FIRST = (SESSIONS.c.created_at.desc(), SESSIONS.c.id.desc())
 
 #: A finished session's audit is compressed once it is older than this (seconds): until then it
 #: is read often (the workbench, ``veridiag audit``) and stays plain JSON, queryable in SQL.
@@ -188,7 +185,7 @@ def _session_record(values: Mapping[str, Any]) -> SessionRecord:
 
 
 def _invocation_record(row: Any) -> InvocationRecord:
-    """From an ORM object or a Core row (same attribute names)."""
+    """From a Core row or the values inserted (same attribute names)."""
     return InvocationRecord(
         id=row.id,
         session_id=row.session_id,
@@ -217,7 +214,6 @@ class SessionStore:
                 upgrade(self.engine)
             except SQLAlchemyError as exc:
                 raise StoreError(f"cannot open store {self.engine.url!r}: {_one_line(exc)}") from exc
-        self._sessions = sessionmaker(self.engine, expire_on_commit=False)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -230,20 +226,20 @@ class SessionStore:
         record = SessionRecord(
             id=session_id or new_session_id(), created_at=now, updated_at=now, query=query, lang=lang, status="running"
         )
-        row = DiagnosisSession(
+        statement = insert(SESSIONS).values(
             **record.model_dump(include={"id", "created_at", "updated_at", "query", "lang", "status", "rounds"}),
             owner_pid=owner.pid,
             owner_host=owner.host,
             owner_started_at=owner.started_at,
         )
-        with self._sessions.begin() as db:
-            db.add(row)
+        with self.engine.begin() as connection:
+            connection.execute(statement)
         return record
 
     def get_session(self, session_id: str) -> SessionRecord | None:
         """One session with its audit as it was written (references resolved, decompressed)."""
         with self.engine.connect() as connection:
-            row = connection.execute(select(_SESSIONS).where(_SESSIONS.c.id == session_id)).first()
+            row = connection.execute(select(SESSIONS).where(SESSIONS.c.id == session_id)).first()
             if row is None:
                 return None
             audit = self._audit(connection, row)
@@ -262,8 +258,8 @@ class SessionStore:
     def _invocation_texts(self, connection: Any, session_id: str) -> dict[int, InvocationTexts]:
         """The text fields of the session's own invocations: what its audit may reference (never
         another session's — those could go with their session)."""
-        columns = (_INVOCATIONS.c.id, _INVOCATIONS.c.output, _INVOCATIONS.c.output_preview, _INVOCATIONS.c.error)
-        query = select(*columns).where(_INVOCATIONS.c.session_id == session_id)
+        columns = (INVOCATIONS.c.id, INVOCATIONS.c.output, INVOCATIONS.c.output_preview, INVOCATIONS.c.error)
+        query = select(*columns).where(INVOCATIONS.c.session_id == session_id)
         return {row.id: InvocationTexts(row.output, row.output_preview, row.error) for row in connection.execute(query)}
 
     def _stored_audit(self, session_id: str, audit: JsonObject | None) -> dict[str, object]:
@@ -290,9 +286,9 @@ class SessionStore:
         values: dict[str, object] = {key: value for key, value in fields.items() if key != "self_evaluation"}
         if "self_evaluation" in fields:
             values.update(self._stored_audit(session_id, fields["self_evaluation"]))
-        statement = update(_SESSIONS).where(_SESSIONS.c.id == session_id).values(**values, updated_at=_now())
+        statement = update(SESSIONS).where(SESSIONS.c.id == session_id).values(**values, updated_at=_now())
         if only_if:
-            statement = statement.where(_SESSIONS.c.status.in_(only_if))
+            statement = statement.where(SESSIONS.c.status.in_(only_if))
         try:
             with self.engine.begin() as connection:
                 changed = connection.execute(statement).rowcount
@@ -304,7 +300,7 @@ class SessionStore:
 
     def _status(self, session_id: str) -> str | None:
         with self.engine.connect() as connection:
-            return connection.execute(select(_SESSIONS.c.status).where(_SESSIONS.c.id == session_id)).scalar()
+            return connection.execute(select(SESSIONS.c.status).where(SESSIONS.c.id == session_id)).scalar()
 
     def complete_session(
         self,
@@ -378,7 +374,7 @@ class SessionStore:
         """Interrupt every ``running`` session whose owner is gone or that outlived
         ``stale_after``; returns their ids. Run when a store is opened."""
         with self.engine.connect() as connection:
-            rows = connection.execute(select(*_LIST_COLUMNS).where(_SESSIONS.c.status == "running")).all()
+            rows = connection.execute(select(*_LIST_COLUMNS).where(SESSIONS.c.status == "running")).all()
         return [r.id for r in self._reconciled(rows) if r.status == "interrupted"]
 
     def _abandoned(self, row: Any, now: datetime) -> str | None:
@@ -426,15 +422,15 @@ class SessionStore:
         query = _filtered(select(*columns).order_by(*_NEWEST_FIRST), verdict, search)
         if cursor is not None:
             created_at, session_id = _cursor_position(cursor)
-            query = query.where(tuple_(_SESSIONS.c.created_at, _SESSIONS.c.id) < tuple_(created_at, session_id))
+            query = query.where(tuple_(SESSIONS.c.created_at, SESSIONS.c.id) < tuple_(created_at, session_id))
         with self.engine.connect() as connection:
             rows = connection.execute(query.limit(limit).offset(offset)).all()
         return self._reconciled(rows)
 
     def count_sessions(self, verdict: str | None = None, search: str | None = None) -> int:
-        query = _filtered(select(func.count()).select_from(DiagnosisSession), verdict, search)
-        with self._sessions() as db:
-            return int(db.scalar(query) or 0)
+        query = _filtered(select(func.count()).select_from(SESSIONS), verdict, search)
+        with self.engine.connect() as connection:
+            return int(connection.execute(query).scalar() or 0)
 
     # -- audit maintenance ----------------------------------------------------------------
 
@@ -444,14 +440,14 @@ class SessionStore:
         made compact on the way. Reading them gives the same audit as before."""
         cutoff = _now() - timedelta(seconds=older_than)
         done = 0
-        position = tuple_(_SESSIONS.c.created_at, _SESSIONS.c.id)
+        position = tuple_(SESSIONS.c.created_at, SESSIONS.c.id)
         after: tuple[datetime, str] | None = None  # moves on even past a row it could not change
         while limit is None or done < limit:
             batch = _COMPRESS_BATCH if limit is None else min(_COMPRESS_BATCH, limit - done)
             query = (
-                select(_SESSIONS.c.id, _SESSIONS.c.created_at, _SESSIONS.c.updated_at, *_AUDIT_COLUMNS)
-                .where(text(f"({UNCOMPRESSED_AUDIT})"), _SESSIONS.c.created_at < cutoff)
-                .order_by(_SESSIONS.c.created_at, _SESSIONS.c.id)
+                select(SESSIONS.c.id, SESSIONS.c.created_at, SESSIONS.c.updated_at, *_AUDIT_COLUMNS)
+                .where(text(f"({UNCOMPRESSED_AUDIT})"), SESSIONS.c.created_at < cutoff)
+                .order_by(SESSIONS.c.created_at, SESSIONS.c.id)
                 .limit(batch)
             )
             if after is not None:
@@ -461,9 +457,9 @@ class SessionStore:
                 for row in rows:
                     form = self._compact_form(connection, row)
                     connection.execute(
-                        update(_SESSIONS)
+                        update(SESSIONS)
                         # unchanged since read: a late final write wins over compressing the old audit
-                        .where(_SESSIONS.c.id == row.id, _SESSIONS.c.updated_at == row.updated_at)
+                        .where(SESSIONS.c.id == row.id, SESSIONS.c.updated_at == row.updated_at)
                         .values({**_NO_AUDIT, **({} if form is None else {"audit_zlib": compress(form)})})
                     )
             done += len(rows)
@@ -538,15 +534,14 @@ class SessionStore:
         wanted = sorted({i for i in ids if isinstance(i, int) and not isinstance(i, bool) and 0 < i < 2**62})
         if not wanted:
             return {}
-        table = cast(Table, ToolInvocation.__table__)
         with self.engine.connect() as connection:
-            rows = connection.execute(select(table).where(table.c.id.in_(wanted))).all()
+            rows = connection.execute(select(INVOCATIONS).where(INVOCATIONS.c.id.in_(wanted))).all()
         return {row.id: _invocation_record(row) for row in rows}
 
     def list_invocations(self, session_id: str) -> list[InvocationRecord]:
-        table = cast(Table, ToolInvocation.__table__)
+        query = select(INVOCATIONS).where(INVOCATIONS.c.session_id == session_id).order_by(INVOCATIONS.c.id)
         with self.engine.connect() as connection:
-            rows = connection.execute(select(table).where(table.c.session_id == session_id).order_by(table.c.id)).all()
+            rows = connection.execute(query).all()
         return [_invocation_record(row) for row in rows]
 
 
@@ -575,10 +570,10 @@ def _one_line(exc: BaseException) -> str:
 def _filtered(query: Select[Any], verdict: str | None, search: str | None) -> Select[Any]:
     """Sessions with this verdict and/or whose question or answer contains ``search`` (any case)."""
     if verdict is not None:
-        query = query.where(_SESSIONS.c.verdict == verdict)
+        query = query.where(SESSIONS.c.verdict == verdict)
     if search:
         pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         query = query.where(
-            _SESSIONS.c.query.ilike(pattern, escape="\\") | _SESSIONS.c.final_answer.ilike(pattern, escape="\\")
+            SESSIONS.c.query.ilike(pattern, escape="\\") | SESSIONS.c.final_answer.ilike(pattern, escape="\\")
         )
     return query

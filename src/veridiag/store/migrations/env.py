@@ -5,10 +5,10 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
-from veridiag.store.models import Base
+from veridiag.store.models import schema_metadata
 
 config = context.config
-target_metadata = Base.metadata
+target_metadata = schema_metadata()
 
 
 def run() -> None:
