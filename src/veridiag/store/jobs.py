@@ -312,9 +312,9 @@ class SqlJobQueue:
         None for a session someone asked for."""
         with self.engine.connect() as connection:
             job_id = connection.execute(
-                select(AlertJobRow.id)
-                .where(AlertJobRow.session_id == session_id)
-                .order_by(AlertJobRow.updated_at.desc())
+                select(ALERT_JOBS.c.id)
+                .where(ALERT_JOBS.c.session_id == session_id)
+                .order_by(ALERT_JOBS.c.updated_at.desc())
                 .limit(1)
             ).scalar()
         return self.get(job_id) if job_id is not None else None
