@@ -157,6 +157,18 @@ def test_chinese_and_english_reports_are_worded_in_their_language(sessions: Sess
         assert "[REDACTED:password]" in markdown and SECRET not in markdown
 
 
+def test_the_chat_summary_opens_with_the_headline_built_from_allowed_claims(sessions: Sessions) -> None:
+    for result, question in ((sessions.zh, ZH), (sessions.en, EN)):
+        document = answer_document(result, sessions.assembly.engine)
+        assert document.headline and document.headline in document.final_answer
+        allowed = [c.claim_text or "" for c in document.claims if c.allowed]
+        # the headline quotes allowed claims: each of its clauses lies in one of them
+        assert any(text and text[:40] in document.headline for text in allowed)
+        summary = report_of(sessions, result, question).summary
+        scope, headline = summary.split("\n\n")
+        assert document.final_answer.startswith(scope) and headline == document.headline
+
+
 def test_the_stored_session_reads_back_as_the_document_ask_printed(sessions: Sessions) -> None:
     stored = sessions.assembly.store.get_session(sessions.zh.session_id)
     assert stored is not None

@@ -44,3 +44,8 @@ class AnswerDocument(BaseModel):
     status: str
     error: str | None
     usage: UsageTotals = Field(default_factory=UsageTotals)
+    headline: str = Field(
+        default="",
+        description="What is wrong and its most likely cause, worded from the allowed claims only "
+        "(the template answer opens with it); empty when nothing was confirmed.",
+    )

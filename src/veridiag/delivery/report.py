@@ -80,7 +80,7 @@ def build_report(
         lang=lang,
         status=document.status,
         verdict=document.verdict,
-        summary=document.final_answer.strip().split("\n\n", 1)[0],
+        summary=_summary(document),
         facts=facts,
         hypotheses=[ReportHypothesis(text=h.hypothesis_text, needs=h.needed_evidence) for h in document.hypotheses],
         gaps=document.missing_info,
@@ -89,6 +89,14 @@ def build_report(
         link=link,
     )
     return redactor.redact_data(report)
+
+
+def _summary(document: AnswerDocument) -> str:
+    """The answer's scope line, then the headline built from the allowed claims: what a chat
+    reader sees before the list. The headline is the pipeline's own (every fact in it is an
+    allowed claim's), whatever wording a model composer chose for its answer."""
+    scope = document.final_answer.strip().split("\n\n", 1)[0]
+    return f"{scope}\n\n{document.headline}" if document.headline and document.headline != scope else scope
 
 
 def session_report(

@@ -81,6 +81,7 @@ def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> AnswerDo
         status=result.status,
         error=result.error,
         usage=completed.usage if completed else UsageTotals.over(role_calls),
+        headline=composer_input.headline if composer_input else "",
     )
 
 
