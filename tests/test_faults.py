@@ -124,7 +124,7 @@ def test_kill_9_mid_session_leaves_an_interrupted_session_and_the_next_diagnosis
         assert hanging.asked.wait(120), "the diagnosis never reached its first metrics call"
         store = SessionStore(f"sqlite:///{home / 'veridiag.db'}")
         (running,) = store.list_sessions()
-        assert running.status == "running", "a live owner's session is left alone"
+        assert running.status == "running", f"a live owner's session is left alone: {running.error}"
         os.kill(ask.pid, signal.SIGKILL)
     finally:
         ask.kill()

@@ -108,6 +108,18 @@ def test_a_reused_pid_is_not_the_owner(store_url: str) -> None:
     assert "now belongs to another process" in (found.error or "")
 
 
+def test_a_start_time_read_a_second_or_two_apart_is_still_the_owner(store_url: str) -> None:
+    """Two processes derive a start time from /proc/stat's boot time, which can read a second
+    apart: that is the same process, not a reused pid."""
+    store = SessionStore(store_url)
+    session = store.create_session("boot time read apart")
+    owner = this_process()
+    assert owner.started_at is not None
+    _set(store, session.id, owner_started_at=owner.started_at + timedelta(seconds=2))
+    found = store.get_session(session.id)
+    assert found is not None and found.status == "running", found.error
+
+
 def test_the_timeout_interrupts_sessions_of_other_hosts_and_the_owner_can_still_finish(store_url: str) -> None:
     store = SessionStore(store_url, stale_after=60)
     elsewhere = store.create_session("running on another host")

@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 _PROC = Path("/proc")
+#: How far two readings of one process's start time may differ (see ``gone_reason``).
+START_SLACK_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,9 @@ def gone_reason(owner: Owner) -> str | None:
         return f"its process ({where}) is gone"
     if owner.started_at is not None:
         started = process_started_at(owner.pid)
-        if started is not None and abs((started - owner.started_at).total_seconds()) > 1:
+        # A few seconds of slack: each process reads the boot time from /proc/stat, which the
+        # kernel derives from the clock and uptime at the moment of reading, so two readers can
+        # disagree by a second or more when the clock is being slewed. A reused pid started later.
+        if started is not None and abs((started - owner.started_at).total_seconds()) > START_SLACK_SECONDS:
             return f"its process ({where}) is gone; the pid now belongs to another process"
     return None
