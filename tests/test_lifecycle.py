@@ -117,7 +117,8 @@ def test_a_start_time_read_a_second_or_two_apart_is_still_the_owner(store_url: s
     assert owner.started_at is not None
     _set(store, session.id, owner_started_at=owner.started_at + timedelta(seconds=2))
     found = store.get_session(session.id)
-    assert found is not None and found.status == "running", found.error
+    assert found is not None
+    assert found.status == "running", found.error
 
 
 def test_the_timeout_interrupts_sessions_of_other_hosts_and_the_owner_can_still_finish(store_url: str) -> None:
