@@ -117,6 +117,13 @@ def test_failed_session_markdown_says_there_is_no_verified_answer(
     assert "answer.md" in client.get(f"/sessions/{result.session_id}").text
 
 
+def test_running_session_has_no_verified_answer_to_copy(client: TestClient, assembly: Assembly) -> None:
+    session = assembly.store.create_session("订单123支付失败，帮我看看原因")  # still running: no verdict yet
+    markdown = client.get(f"/sessions/{session.id}/answer.md").text
+    assert markdown.startswith("**FAILED · 诊断未完成**") and "已确认的事实" not in markdown
+    assert f"/sessions/{session.id}?lang=zh)" in markdown  # no ?lang=: the question is Chinese
+
+
 @pytest.mark.parametrize(
     ("lang", "labels"),
     [
