@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
-from fastapi.encoders import jsonable_encoder
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
@@ -160,7 +159,9 @@ def audit_download(request: Request, session_id: str) -> Response:
     """The audit API's JSON (``GET /api/v1/sessions/{id}/audit``) as a file to keep."""
     chain = audit_or_404(request, session_id)
     name = f"veridiag-{dom_id(session_id)}-audit.json"
-    return JSONResponse(jsonable_encoder(chain), headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    # Dumped as FastAPI dumps the API's response model (JSON mode, by alias): the same bytes.
+    return JSONResponse(chain.model_dump(mode="json", by_alias=True), headers=headers)
 
 
 @workbench.get("/sessions/{session_id}/claims/{claim_id}", response_class=HTMLResponse)
