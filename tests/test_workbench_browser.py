@@ -227,3 +227,23 @@ def test_signed_in_ask_streams_with_the_session_cookie(served: Any, browser: Any
         page.wait_for_selector("#ask-result", timeout=60_000)
         assert any(s.startswith("composer") for s in page.locator("#ask-stages li").all_inner_texts())
         page.close()
+
+
+def test_copy_buttons_copy_the_permalink_and_the_markdown(served: Any, browser: Any) -> None:
+    base, assembly, _settings = served
+    session_id = assembly.pipeline.run("Why is checkout slow since 10:00?").session_id
+    context = browser.new_context(locale="en-US", permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    page.goto(f"{base}/sessions/{session_id}?lang=en")
+    status = "#share .copy-status"
+    page.click("button.copy[data-copy-url]")  # hidden until the script runs: a click proves it ran
+    page.wait_for_function(f"document.querySelector('{status}').textContent !== ''")
+    assert page.inner_text(status) == "Copied"
+    markdown = page.request.get(f"{base}/sessions/{session_id}/answer.md?lang=en").text()
+    assert page.evaluate("navigator.clipboard.readText()") == markdown and "payment-service" in markdown
+    page.evaluate(f"document.querySelector('{status}').textContent = ''")
+    page.click("button.copy[data-copy-text]")
+    page.wait_for_function(f"document.querySelector('{status}').textContent !== ''")
+    assert page.evaluate("navigator.clipboard.readText()") == page.input_value("#permalink")
+    _shot(page, "07-share-and-export")
+    context.close()

@@ -40,6 +40,7 @@ def create_app(
     settings = settings or Settings()
     app = application()
     app.state.assembly = assembly or assemble(settings)
+    app.state.settings = settings
     app.state.tokens = settings.tokens
     app.state.metrics = ServiceMetrics()
     app.state.background = set[asyncio.Task[Any]]()

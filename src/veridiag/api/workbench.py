@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict
@@ -17,12 +17,16 @@ from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
 from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
+from veridiag.config import Settings
 from veridiag.contracts.alerts import AlertJob, ReceivedAlert
 from veridiag.contracts.audit import AuditChain, EngineUse
 from veridiag.contracts.delivery import DeliveryAttempt, read_attempts
 from veridiag.contracts.json import JsonObject, JsonValue, json_object, json_objects
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
+from veridiag.delivery import render_markdown, session_link, session_report
+from veridiag.pipeline.report import shown_document
 from veridiag.store.jobs import SqlJobQueue
+from veridiag.text.cjk import detect_lang
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 #: Sign-in and logout are open; every other page needs a token (header or the /login session).
@@ -132,7 +136,32 @@ def session_page(request: Request, session_id: str, lang: Lang = None) -> Respon
     chain = audit_or_404(request, session_id)
     chosen = pick_lang(request, lang)
     origin = alert_origin(request.app.state.alert_queue, session_id)
-    return _page(request, "session.html", chosen, view=session_view(chain), chain=chain, origin=origin)
+    link = session_link(request.app.state.settings.delivery.workbench_url, session_id, chosen)
+    context = {"view": session_view(chain), "chain": chain, "origin": origin, "permalink": link}
+    return _page(request, "session.html", chosen, **context)
+
+
+@workbench.get("/sessions/{session_id}/answer.md")
+def answer_markdown(request: Request, session_id: str, lang: Lang = None) -> Response:
+    """The verified answer as ``veridiag ask --format markdown`` printed it (same bytes, the
+    configured workbench link, redacted); a session without one says so. Without ``?lang=`` the
+    language is the question's, as ``ask`` picks it."""
+    session = audit_or_404(request, session_id).session
+    settings: Settings = request.app.state.settings
+    shown = lang or detect_lang(session.query)
+    document = shown_document(session, request.app.state.assembly.engine, shown)
+    text = render_markdown(session_report(settings, document, session.query, shown)) + "\n"
+    return Response(text, media_type="text/markdown; charset=utf-8")
+
+
+@workbench.get("/sessions/{session_id}/audit.json")
+def audit_download(request: Request, session_id: str) -> Response:
+    """The audit API's JSON (``GET /api/v1/sessions/{id}/audit``) as a file to keep."""
+    chain = audit_or_404(request, session_id)
+    name = f"veridiag-{dom_id(session_id)}-audit.json"
+    headers = {"Content-Disposition": f'attachment; filename="{name}"'}
+    # Dumped as FastAPI dumps the API's response model (JSON mode, by alias): the same bytes.
+    return JSONResponse(chain.model_dump(mode="json", by_alias=True), headers=headers)
 
 
 @workbench.get("/sessions/{session_id}/claims/{claim_id}", response_class=HTMLResponse)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
+from typing import Literal
 
 from pydantic import ValidationError
 
@@ -11,7 +13,7 @@ from veridiag.contracts.audit import EngineUse, RoleCall, SelfEvaluation, UsageT
 from veridiag.contracts.json import JsonValue, json_object
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.contracts.session import SessionRecord
-from veridiag.pipeline.service import DiagnosisResult
+from veridiag.pipeline.service import FAILURE_ANSWER, DiagnosisResult
 
 #: A role this session never called (the Verifier skipped on unusable output, a composer
 #: switched off): nothing of it answered.
@@ -107,6 +109,24 @@ def stored_document(session: SessionRecord, engine: dict[str, str]) -> AnswerDoc
         record=record,
     )
     return answer_document(result, engine)
+
+
+def shown_document(session: SessionRecord, engine: dict[str, str], lang: Literal["zh", "en"]) -> AnswerDocument:
+    """What ``ask`` printed for this session: the stored document, or — with no verified answer
+    to show (failed, interrupted, still running, an audit this version cannot read) — the
+    document of a failed run: no claims, the failure answer, so a copy says so instead of
+    inventing one."""
+    document = stored_document(session, engine)
+    if document is not None:
+        return document
+    kept = session.self_evaluation if session.status == "failed" else None
+    result = DiagnosisResult(
+        session.id, "failed", None, FAILURE_ANSWER[lang], "failure", 0, kept or {}, session.error or session.status
+    )
+    try:
+        return answer_document(result, engine)
+    except ValidationError:  # role calls this version cannot read: still no verified answer
+        return answer_document(replace(result, self_evaluation={}), engine)
 
 
 def _partial_calls(stored: Mapping[str, JsonValue]) -> list[RoleCall]:

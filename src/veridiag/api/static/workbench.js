@@ -62,3 +62,27 @@
     item(stage + (shown ? ": " + shown : ""));
   }
 })();
+
+// Copy buttons on the session page (hidden without JavaScript, where the links still open the
+// permalink and the Markdown): data-copy-text copies itself, data-copy-url the text it fetches.
+(function () {
+  const buttons = document.querySelectorAll("button.copy");
+  if (!buttons.length || !navigator.clipboard || !window.fetch) return;
+  buttons.forEach((button) => {
+    button.hidden = false;
+    button.addEventListener("click", async () => {
+      const status = button.closest("section").querySelector(".copy-status");
+      try {
+        const text = button.dataset.copyText !== undefined ? button.dataset.copyText
+          : await fetch(button.dataset.copyUrl, { credentials: "same-origin" }).then((r) => {
+            if (!r.ok) throw new Error(r.statusText);
+            return r.text();
+          });
+        await navigator.clipboard.writeText(text);
+        status.textContent = button.dataset.copied;
+      } catch (error) {
+        status.textContent = button.dataset.failed;
+      }
+    });
+  });
+})();
