@@ -246,32 +246,6 @@ def test_serve_refuses_an_open_api_beyond_loopback(tmp_path: Path, monkeypatch: 
     assert result.exit_code != 0 and "VERIDIAG_API_TOKENS" in result.output
 
 
-def test_serve_freezes_what_start_up_built(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 15: a full collection in the server must walk only what requests made. Unfrozen,
-    the ~10⁵ objects of the imports and the app cost 120–220 ms a pass (the p99 spikes of
-    ``query_logs``); ``serve`` freezes them (``started_once``) before the first request, and a
-    caller in the same process gets the collector back as it was."""
-    import gc
-
-    import uvicorn
-
-    from tests.test_alertmanager_integration import free_port
-
-    seen: dict[str, int | bool] = {}
-
-    def run(server: uvicorn.Server, sockets: list[Any] | None = None) -> None:
-        seen.update(enabled=gc.isenabled(), frozen=gc.get_freeze_count(), tracked=len(gc.get_objects()))
-
-    monkeypatch.setattr(uvicorn.Server, "run", run)
-    monkeypatch.setenv("VERIDIAG_HOME", str(tmp_path))
-    assert gc.isenabled() and gc.get_freeze_count() == 0
-    result = CliRunner().invoke(cli, ["serve", "--port", str(free_port())])
-    assert result.exit_code == 0, result.output
-    # Everything start-up made is frozen: what a full pass still walks is a small remainder.
-    assert seen["enabled"] and int(seen["tracked"]) * 20 < int(seen["frozen"]), seen
-    assert gc.isenabled() and gc.get_freeze_count() == 0
-
-
 def test_committed_openapi_matches_the_app() -> None:
     assert (ROOT / "schemas" / "openapi.json").read_text(encoding="utf-8") == openapi_text(), (
         "schemas/openapi.json drifted: run `make schemas` and commit the result"

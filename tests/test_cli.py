@@ -147,26 +147,6 @@ def test_bench_quick_json_has_the_promised_shape() -> None:
     assert goals["sessions.list_p50_ms"]["status"] == "not measured"  # not run: never "met"
 
 
-def test_bench_times_with_start_up_frozen_as_serve_does(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The benchmarks run as ``serve`` runs (issue 15): the imports frozen, so no full pass over
-    them lands in a timed call; the collector is given back as it was."""
-    import gc
-
-    import veridiag.bench
-
-    seen: dict[str, int | bool] = {}
-
-    def run_benchmarks(*args: object, **kwargs: object) -> dict[str, object]:
-        seen.update(enabled=gc.isenabled(), frozen=gc.get_freeze_count(), tracked=len(gc.get_objects()))
-        return {"goals": []}
-
-    monkeypatch.setattr(veridiag.bench, "run_benchmarks", run_benchmarks)
-    result = runner.invoke(app, ["bench", "--json", "--only", "tools"])
-    assert result.exit_code == 0, result.stderr
-    assert seen["enabled"] and int(seen["tracked"]) * 20 < int(seen["frozen"]), seen
-    assert gc.isenabled() and gc.get_freeze_count() == 0
-
-
 def test_bench_on_an_unreachable_database_says_so() -> None:
     url = "postgresql://nobody@127.0.0.1:1/nothing?connect_timeout=2"
     result = runner.invoke(app, ["bench", "--json", "--quick", "--only", "api", "--database-url", url])
