@@ -73,19 +73,27 @@ PROCESS_ENDS: ContextVar[bool] = ContextVar("veridiag_process_ends", default=Fal
 
 
 @contextmanager
-def started_once() -> Iterator[Callable[[], None]]:
-    """For a command that builds its tools, uses them once and ends (``ask``): the collector is
-    paused while it starts, and what it built is frozen (``gc.freeze``) when it calls the
-    function yielded, so later collections skip it. A demo ``ask`` makes ~10⁵ long-lived
-    objects and almost no cyclic garbage while starting; the collector's ~260 passes over them
-    cost it a quarter of its CPU time, and the full pass at the interpreter's exit as much
-    again (measured). So when the process ends after the command (``PROCESS_ENDS``) they stay
-    frozen through that exit — the command closes what it opened itself, nothing waits for a
-    collection to close it; otherwise they are thawed on leaving, and the caller collects as
-    before."""
+def started_once(*, collect: bool = False) -> Iterator[Callable[[], None]]:
+    """For a command that builds its tools and then uses them (``ask``; ``serve`` and ``bench``
+    for as long as they run): the collector is paused while it starts, and what it built is
+    frozen (``gc.freeze``) when it calls the function yielded, so later collections skip it. A
+    demo ``ask`` makes ~10⁵ long-lived objects and almost no cyclic garbage while starting; the
+    collector's ~260 passes over them cost it a quarter of its CPU time, and the full pass at the
+    interpreter's exit as much again (measured). A full pass walks every tracked object several
+    times, and the ~1.4·10⁵ objects the imports leave are scattered over the heap: 120–220 ms a
+    pass here, cache misses rather than any large container (perf: ``gc_collect_main`` walking
+    its lists), which was the p99 spike of ``query_logs`` in a server or the tools bench
+    (issue 15). ``collect``: one full pass just before freezing, for a process that runs for
+    long — the start-up's garbage (~9·10⁴ objects with the collector paused) is freed, not kept
+    frozen for the process's life. When the process ends after the command (``PROCESS_ENDS``)
+    they stay frozen through that exit — the command closes what it opened itself, nothing waits
+    for a collection to close it; otherwise they are thawed on leaving, and the caller collects
+    as before."""
     enabled = gc.isenabled()
 
     def started() -> None:
+        if collect:
+            gc.collect()
         gc.freeze()
         if enabled:
             gc.enable()

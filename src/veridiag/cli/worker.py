@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import signal
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
 
-from veridiag.cli.common import err, fail, settings
+from veridiag.cli.common import err, fail, settings, started_once
 
 
 def worker(
@@ -18,6 +19,13 @@ def worker(
 ) -> None:
     """Run queued alert diagnoses until stopped (Ctrl-C / SIGTERM); an unfinished one is taken
     again by another worker once its lease runs out."""
+    # Started as ``serve`` is (``started_once``): what start-up built is frozen before the first
+    # diagnosis, so a full collection does not walk it (issue 15).
+    with started_once(collect=True) as started:
+        _work(concurrency, started)
+
+
+def _work(concurrency: int | None, started: Callable[[], None]) -> None:
     from veridiag.agents.llm import LLMConfigError
     from veridiag.alerts.posting import post_answers
     from veridiag.alerts.worker import from_settings, job_queue
@@ -43,6 +51,7 @@ def worker(
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: running.stop(timeout=0))
     err.print(f"veridiag worker {running.name}: {threads} at once (engine {assembly.engine})")
+    started()
     running.start()
     running.wait()
     err.print("stopping: running diagnoses finish first (Ctrl-C again to leave them to the lease)")
