@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import gc
 import json
-import sqlite3
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -162,7 +161,9 @@ def describe(exc: BaseException) -> str | None:
         original = getattr(exc, "orig", None) or exc
         message = one_line(str(original))
         return f"session store{_where('store')}: {message}{database_hint(message)}"
-    if isinstance(exc, sqlite3.Error):  # the embedded data (logs, metrics, runbooks) is plain sqlite3
+    # The embedded data (logs, metrics, runbooks) is plain sqlite3; unloaded, it raised nothing.
+    sqlite3 = sys.modules.get("sqlite3")
+    if sqlite3 is not None and isinstance(exc, sqlite3.Error):
         from veridiag.store.database import database_hint
 
         message = str(exc)

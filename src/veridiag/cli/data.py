@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from veridiag.cli.common import err, fail, out, print_json, settings
 
 if TYPE_CHECKING:
+    from rich.progress import Progress
+
     from veridiag.tools.importers import ImportReport
 
 # Each command imports the store and the tools it runs, so ``veridiag --help`` loads neither.
@@ -99,6 +100,8 @@ def _report(report: ImportReport, what: str, as_json: bool) -> None:
 
 
 def _progress(label: str) -> Progress:
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn  # not for --help
+
     return Progress(
         TextColumn(label), BarColumn(), DownloadColumn(), TimeRemainingColumn(), console=err, transient=True
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
@@ -11,6 +10,8 @@ import typer
 from veridiag.cli.common import err, fail, settings, started_once
 
 if TYPE_CHECKING:
+    import socket
+
     from veridiag.config import Settings
 
 
@@ -18,6 +19,8 @@ def listen(host: str, port: int) -> socket.socket:
     """The listening socket, bound here rather than inside uvicorn: a port in use, a host that
     does not resolve or a port needing privileges is then one ``error:`` line, not a log record
     and exit 1 from deep inside the server."""
+    import socket  # here, not at the top: `veridiag --help` loads this module
+
     family, kind, proto, _name, address = socket.getaddrinfo(
         host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
     )[0]
