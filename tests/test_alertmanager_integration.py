@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from sqlalchemy import func, select
 
 from tests.fake_chat import Receiver, running_receiver
+from tests.ports import free_port
 from veridiag.alerts.posting import post_answers
 from veridiag.alerts.worker import Worker
 from veridiag.api import create_app
@@ -41,12 +41,6 @@ def alertmanager_binary() -> str:
     if os.environ.get("CI") == "true":
         pytest.fail("no alertmanager binary: .ci/run must install prometheus-alertmanager")
     pytest.skip("no alertmanager binary (apt-get install prometheus-alertmanager)")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 CONFIG = """

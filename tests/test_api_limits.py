@@ -19,6 +19,7 @@ import httpx2
 import pytest
 from fastapi.testclient import TestClient
 
+from tests.ports import free_port
 from veridiag.api import create_app
 from veridiag.api.guards import BodyLimit
 from veridiag.api.metrics import ServiceMetrics
@@ -169,9 +170,7 @@ def _send_huge(port: int, size: int, chunked: bool) -> str:
 def test_a_100_mb_body_does_not_grow_the_server(tmp_path: Path) -> None:
     """``veridiag serve`` in its own process: before the limit a 100 MB POST cost it about
     200 MB of RSS (the body read whole, then decoded); now the 413 comes first."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     env = {**os.environ, "VERIDIAG_HOME": str(tmp_path)}
     env.pop("VERIDIAG_API_TOKENS", None)
     server = subprocess.Popen(

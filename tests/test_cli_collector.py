@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 import veridiag.alerts.worker
 import veridiag.bench
-from tests.test_alertmanager_integration import free_port
+from tests.ports import free_port
 from veridiag.cli.app import app
 
 

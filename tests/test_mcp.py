@@ -26,6 +26,7 @@ from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
 from tests.builders import binding, claim, v2
+from tests.ports import free_port
 from tests.test_redaction import GHP, _billing_environment
 from veridiag.cli.app import app as cli
 from veridiag.config import Settings
@@ -71,16 +72,10 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     return {**env, "VERIDIAG_HOME": str(home), "VERIDIAG_ENGINE": "offline", **extra}
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def http_url(home: Path) -> Iterator[str]:
     """``veridiag mcp --transport http`` on a free port, with the API token configured."""
-    port = _free_port()
+    port = free_port()
     command = [sys.executable, "-m", "veridiag", "mcp", "--transport", "http", "--port", str(port)]
     server = subprocess.Popen(
         command, env=_env(home, VERIDIAG_API_TOKENS=TOKEN), cwd=home, stderr=subprocess.PIPE, text=True

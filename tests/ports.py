@@ -1,0 +1,11 @@
+"""A free loopback port for a server a test starts in another process (bound, read, released)."""
+
+from __future__ import annotations
+
+import socket
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
