@@ -101,7 +101,9 @@ def import_logs(
                         source=f"{path.name}:{entry.line_number}",
                     )
                 )
-            yield LogRow(entry.ts, owner, entry.level, entry.text, entry.message, entry.component, entry.parsed)
+            yield LogRow(
+                entry.ts, owner, entry.level, entry.text, entry.message, entry.component, entry.parsed, entry.leveled
+            )
 
     try:
         written = env.add_logs(rows())

@@ -25,6 +25,20 @@ class Span(BaseModel):
     last: datetime
 
 
+class Unleveled(BaseModel):
+    """Of a service's imported lines, how many wrote no level of their own (stored as INFO): where
+    most did, a search by level cannot find its errors, and "no ERROR lines" says nothing."""
+
+    unleveled: int
+    lines: int
+    #: The output line that says so.
+    line: str
+
+    @property
+    def mostly(self) -> bool:
+        return self.lines > 0 and self.unleveled * 2 >= self.lines
+
+
 class LogSample(BaseModel):
     ts: datetime
     service: str
@@ -75,6 +89,8 @@ class LogEvidence(BaseModel):
     line: str
     #: Where the service has logs at all (to say so when the window holds none).
     span: Span | None = None
+    #: How many of the service's imported lines wrote no level; None when all did, or unknown.
+    unleveled: Unleveled | None = None
 
 
 class MetricPoint(BaseModel):

@@ -31,6 +31,7 @@ from veridiag.tools.records import (
     Span,
     StepIncrease,
     TemplateCount,
+    Unleveled,
 )
 
 #: The call as made, argument → value as the output's first line writes it (``start`` and
@@ -103,18 +104,20 @@ def logs_output(
     *,
     matched: int,
     by_level: dict[str, int],
-    templates: Sequence[TemplateRow],
-    bursts: Sequence[Burst],
-    samples: Sequence[LogSample],
-    model_limit: int,
+    templates: Sequence[TemplateRow] = (),
+    bursts: Sequence[Burst] = (),
+    samples: Sequence[LogSample] = (),
+    model_limit: int = 0,
     unparsed: int = 0,
     span: Span | None = None,
     notes: Sequence[str] = (),
     sampled: bool = False,
     counted: int | None = None,
+    unleveled: tuple[int, int] | None = None,
 ) -> tuple[Rendered, LogEvidence]:
     """``counted``: only the first ``counted`` of the ``matched`` lines were read; the levels,
-    bursts, templates and lines are theirs, and the text says so before any of them."""
+    bursts, templates and lines are theirs, and the text says so before any of them.
+    ``unleveled``: (lines that wrote no level, lines) of the service's imports, said after the total."""
     if counted is not None:
         notes = [
             *notes,
@@ -123,19 +126,19 @@ def logs_output(
         ]
     head = [request_line("query_logs", request), *(f"note: {note}" for note in notes)]
     service = request.get("service")
+    no_level = _unleveled(service, unleveled)
+    said = [no_level.line] if no_level else []
     if matched == 0:
         total = "matched 0 lines"
-        lines = [*head, total]
+        lines = [*head, total, *said]
         if service:
             lines.append(span_line(service, "logs", span))
         text = "\n".join(lines)
-        evidence = _log_evidence(
-            request, matched=0, by_level={}, templates=[], bursts=[], samples=[], unparsed=0, line=total, span=span
-        )
+        evidence = _log_evidence(request, matched=0, by_level={}, line=total, span=span, unleveled=no_level)
         return Rendered(text, text), evidence
     levels = ", ".join(f"{level} {count}" for level, count in sorted(by_level.items(), key=lambda kv: -kv[1]))
     total = f"matched {matched} lines ({'of the first ' + str(counted) + ' read: ' if counted else ''}{levels})"
-    body = [total]
+    body = [total, *said]
     if bursts:
         body.append("bursts: " + "; ".join(f"{iso(b.first)} – {iso(b.last)} ({b.count} lines)" for b in bursts))
     if unparsed:
@@ -171,8 +174,17 @@ def logs_output(
         line=total,
         span=span,
         counted=counted,
+        unleveled=no_level,
     )
     return Rendered(text, model_text), evidence
+
+
+def _unleveled(service: str | None, counts: tuple[int, int] | None) -> Unleveled | None:
+    if not service or counts is None:
+        return None
+    none, lines = counts
+    line = f"levels: {none} of the {lines} imported lines of {service} write no level (read as INFO)"
+    return Unleveled(unleveled=none, lines=lines, line=line)
 
 
 def _log_evidence(
@@ -180,13 +192,14 @@ def _log_evidence(
     *,
     matched: int,
     by_level: dict[str, int],
-    templates: list[TemplateCount],
-    bursts: Sequence[Burst],
-    samples: Sequence[LogSample],
-    unparsed: int,
     line: str,
+    templates: Sequence[TemplateCount] = (),
+    bursts: Sequence[Burst] = (),
+    samples: Sequence[LogSample] = (),
+    unparsed: int = 0,
     span: Span | None,
     counted: int | None = None,
+    unleveled: Unleveled | None = None,
 ) -> LogEvidence:
     return LogEvidence(
         service=request.get("service"),
@@ -197,12 +210,13 @@ def _log_evidence(
         matched=matched,
         counted=counted,
         by_level=by_level,
-        templates=templates,
+        templates=list(templates),
         bursts=list(bursts),
         samples=list(samples),
         unparsed=unparsed,
         line=line,
         span=span,
+        unleveled=unleveled,
     )
 
 

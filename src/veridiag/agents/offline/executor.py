@@ -351,14 +351,20 @@ class _Execution:
         for result, evidence in logs:
             if evidence.counted is not None:  # counts of the lines read, not of the window: no claim
                 continue
+            unleveled = evidence.unleveled is not None and evidence.unleveled.mostly
             if evidence.level is None:  # every level: only its failure-like kind of line is news
                 failing = _failure_like(evidence)
                 if failing is not None:
-                    self.findings.logs(result, evidence, failing, key="failure_like")
+                    key = "failure_like_unleveled" if unleveled else "failure_like"
+                    self.findings.logs(result, evidence, failing, key=key)
             elif evidence.matched and evidence.templates:
                 self.findings.logs(result, evidence, evidence.templates[0])
             elif evidence.matched == 0 and evidence.level == "ERROR" and _covers(evidence.span, evidence):
-                self.findings.no_logs(result, evidence)
+                # Logs that write no level hold no ERROR line whatever happened: say that instead.
+                if unleveled:
+                    self.findings.no_levels(result, evidence)
+                else:
+                    self.findings.no_logs(result, evidence)
             elif evidence.matched == 0 and evidence.level == "ERROR" and evidence.span is not None:
                 clock, span = self.findings.clock, evidence.span
                 self.findings.gap(

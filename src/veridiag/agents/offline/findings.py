@@ -214,6 +214,18 @@ class Findings:
         )
         return self.claim("symptom", text, [(result, logs.line)])
 
+    def no_levels(self, result: ToolCallResult, logs: LogEvidence) -> Claim:
+        """No ERROR line in logs that mostly write no level: an observation of the logs, not of
+        the service — it must not read as "no errors"."""
+        assert logs.unleveled is not None
+        text = self.say(
+            "no_levels",
+            service=logs.service or "",
+            unleveled=logs.unleveled.unleveled,
+            lines=logs.unleveled.lines,
+        )
+        return self.claim("observation", text, [(result, logs.unleveled.line), (result, logs.line)])
+
     def no_changes(self, result: ToolCallResult, changes: ChangeEvidence) -> Claim:
         text = self.say("no_changes", start=self.clock(changes.start), end=self.clock(changes.end))
         return self.claim("observation", text, [(result, changes.line)])

@@ -101,9 +101,7 @@ class LokiBackend:
         }
         notes = [f"logql: {query}"]
         if not rows:
-            rendered, evidence = logs_output(
-                request, matched=0, by_level={}, templates=[], bursts=[], samples=[], model_limit=0, notes=notes
-            )
+            rendered, evidence = logs_output(request, matched=0, by_level={}, notes=notes)
             return ToolOutput(
                 status="no_data",
                 text=rendered.text,

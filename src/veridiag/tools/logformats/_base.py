@@ -106,6 +106,8 @@ class LogEntry:
     change: ChangeInfo | None
     line_number: int
     parsed: bool
+    #: False when the line wrote no level of its own (``level`` is then INFO, or ERROR by ``severe``).
+    leveled: bool = True
 
 
 @dataclass
@@ -122,14 +124,18 @@ class LogFileReport:
     no_timestamp: int = 0
     first_no_timestamp: list[int] = field(default_factory=list)
     replaced_bytes_lines: int = 0
+    #: Entries that wrote no level (read as INFO).
+    unleveled: int = 0
 
 
 class LogFormatError(ValueError):
     """A format id that does not exist, or an unusable option (time zone, year)."""
 
 
-# ts (aware UTC, or None: a record of the format that carries no time), level, component, message, service, change
-Parsed = tuple[datetime | None, Level, str, str, str | None, ChangeInfo | None]
+# ts (aware UTC, or None: a record of the format that carries no time), level (None: the line writes
+# none — read as INFO, and counted, so no one is told "no ERROR lines" of logs that cannot have them),
+# component, message, service, change
+Parsed = tuple[datetime | None, Level | None, str, str, str | None, ChangeInfo | None]
 
 
 class YearClock:
@@ -349,7 +355,7 @@ def structured(record: Mapping[str, object], fmt: LogFormat) -> Parsed:
             change = ChangeInfo(kind=kind, description=message or kind_value, version=version)
     return (
         _time(fields["time"][1], fmt) if "time" in fields else None,
-        _level(fields["level"][1]) if "level" in fields else "INFO",
+        _level(fields["level"][1]) if "level" in fields else None,
         (_text(fields["component"][1]) or "") if "component" in fields else "",
         message or "",
         _text(fields["service"][1]) if "service" in fields else None,

@@ -55,7 +55,7 @@ class Unknown(LogFormat):
     def parse(self, line: str) -> Parsed | None:
         return None
 
-    def leading(self, line: str) -> tuple[datetime, Level] | None:
+    def leading(self, line: str) -> tuple[datetime, Level | None] | None:
         """The timestamp a line starts with (also after one leading token), and a level word right after it."""
         match = _LEADING.match(line)
         if match is None:
@@ -70,7 +70,7 @@ class Unknown(LogFormat):
         except (ValueError, OverflowError):
             return None
         level = _LEVEL_AFTER.match(line, match.end())
-        return ts, level_of(level.group(1)) if level else "INFO"
+        return ts, level_of(level.group(1)) if level else None
 
     def _moment(self, m: re.Match[str]) -> datetime:
         if m["y"]:
@@ -118,5 +118,5 @@ class Strptime(LogFormat):
             ts = naive.astimezone(UTC) if naive.tzinfo else self.aware(naive)
             level = _LEVEL_AFTER.match(line, width)
             rest = line[level.end() :] if level else line[width:]
-            return ts, level_of(level.group(1)) if level else "INFO", "", rest.strip(), None, None
+            return ts, level_of(level.group(1)) if level else None, "", rest.strip(), None, None
         return None

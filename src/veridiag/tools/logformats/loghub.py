@@ -1,6 +1,6 @@
 """Shapes from loghub's real systems with no common name: HPC cluster events, HealthApp, Proxifier.
 
-None of them writes a level: INFO, raised only by the shared severity rule (auth failure, OOM kill).
+None of them writes a level (``None``: read as INFO, raised only by the shared severity rule).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ class Hpc(LogFormat):
         if match is None:
             return None
         _node, component, _state, stamp, message = match.groups()
-        return datetime.fromtimestamp(int(stamp), UTC), "INFO", component, message, None, None
+        return datetime.fromtimestamp(int(stamp), UTC), None, component, message, None, None
 
 
 @register
@@ -47,7 +47,7 @@ class HealthApp(LogFormat):
             naive = datetime(int(year), int(month), int(day), int(hh), int(mm), int(ss), int(ms) * 1000)
         except ValueError:
             return None
-        return self.aware(naive), "INFO", component, message, None, None
+        return self.aware(naive), None, component, message, None, None
 
 
 @register
@@ -68,4 +68,4 @@ class Proxifier(LogFormat):
             naive = self.clock.naive(int(month), int(day), int(hh), int(mm), int(ss))
         except ValueError:
             return None
-        return self.aware(naive), "INFO", program, message, None, None
+        return self.aware(naive), None, program, message, None, None

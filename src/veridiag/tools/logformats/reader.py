@@ -31,7 +31,7 @@ SAMPLE_LINES = 200
 MAX_CONTINUATION = 1000
 """Continuation lines kept with one entry; past that a line is its own (unparsed) entry."""
 _PROGRESS_EVERY = 20_000
-_UNKNOWN_LEVEL: Level = "INFO"
+_UNKNOWN_LEVEL: Level | None = None
 
 # Lines that continue the entry above them even where a format is unknown: indented (stack frames),
 # Java's "Caused by:" / "... 12 more", Python's traceback header.
@@ -249,6 +249,7 @@ def _entries(
         if ts is None:
             _no_timestamp(report, number)
             continue
+        leveled = level is not None
         if level != "ERROR" and severe(message):
             level = "ERROR"
         if pending is not None:
@@ -256,7 +257,8 @@ def _entries(
         report.entries += 1
         report.parsed += is_parsed
         report.unparsed += not is_parsed
-        pending = LogEntry(ts, level, component, message, line, service, change, number, is_parsed)
+        report.unleveled += not leveled
+        pending = LogEntry(ts, level or "INFO", component, message, line, service, change, number, is_parsed, leveled)
         last_ts = ts
     if pending is not None:
         yield _finish(pending, extra)

@@ -37,9 +37,9 @@ def _program(rest: str) -> tuple[str, str]:
 _DAEMON_LEVEL = re.compile(r"(error|err|fatal|panic|critical|crit|emerg|alert|warning|warn):", re.IGNORECASE)
 
 
-def _daemon_level(message: str) -> Level:
+def _daemon_level(message: str) -> Level | None:
     match = _DAEMON_LEVEL.match(message)
-    return level_of(match.group(1), "INFO") if match else "INFO"
+    return level_of(match.group(1), "INFO") if match else None
 
 
 @register
@@ -65,7 +65,7 @@ class Rfc3164(LogFormat):
         except ValueError:
             return None
         component, message = _program(rest)
-        level: Level = SYSLOG_SEVERITY[int(pri) & 7] if pri else _daemon_level(message)
+        level = SYSLOG_SEVERITY[int(pri) & 7] if pri else _daemon_level(message)
         return self.aware(naive), level, component, message, None, None
 
 
@@ -125,7 +125,8 @@ class Thunderbird(LogFormat):
     """loghub Thunderbird: ``- 1131566461 2005.11.09 dn228 Nov 9 12:01:01 dn228/dn228 prog[pid]: msg``.
 
     The time is the epoch column (the syslog time beside it is the machine's local time); an alert
-    label other than ``-`` is the operators' own mark that the line was an alert, so it is ERROR.
+    label other than ``-`` is the operators' own mark that the line was an alert, so it is ERROR;
+    ``-`` marks no level at all.
     """
 
     id = "thunderbird"
@@ -140,5 +141,5 @@ class Thunderbird(LogFormat):
             return None
         label, stamp, _location, rest = match.groups()
         component, message = _program(rest)
-        level: Level = "INFO" if label == "-" else "ERROR"
+        level: Level | None = None if label == "-" else "ERROR"
         return datetime.fromtimestamp(int(stamp), UTC), level, component, message, None, None

@@ -42,6 +42,8 @@ class LogRow(NamedTuple):
     message: str = ""
     component: str = ""
     parsed: bool = True
+    #: False: the line wrote no level; ``level`` is what it is read as.
+    leveled: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +149,26 @@ class _LogWriter:
             ],
         )
         count_minutes(conn, first, first + len(fresh) - 1)
+        _count_levels(conn, fresh)
         conn.executemany(
             "INSERT INTO log_fts(rowid, line) VALUES (?, ?)",
             [(first + index, segment(row.text)) for index, (_key, _ts, row) in enumerate(fresh)],
         )
         self.written.added += len(fresh)
+
+
+def _count_levels(conn: sqlite3.Connection, fresh: list[tuple[int, int, LogRow]]) -> None:
+    """Add the batch's lines, and those of them that wrote no level, to ``log_levels``."""
+    counts: dict[str, list[int]] = {}
+    for _key, _ts, row in fresh:
+        count = counts.setdefault(row.service, [0, 0])
+        count[0] += 1
+        count[1] += not row.leveled
+    conn.executemany(
+        "INSERT INTO log_levels VALUES (?, ?, ?) ON CONFLICT DO UPDATE"
+        " SET lines = lines + excluded.lines, unleveled = unleveled + excluded.unleveled",
+        [(service, lines, unleveled) for service, (lines, unleveled) in counts.items()],
+    )
 
 
 def _keyed_batches(rows: Iterable[LogRow]) -> Iterator[list[tuple[int, int, LogRow]]]:

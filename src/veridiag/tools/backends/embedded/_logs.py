@@ -77,6 +77,12 @@ def log_span(conn: sqlite3.Connection, service: str) -> Span | None:
     return Span(first=from_ms(first), last=from_ms(last))
 
 
+def unleveled(conn: sqlite3.Connection, service: str) -> tuple[int, int] | None:
+    """(lines that wrote no level, lines) of the service's imports; None when every line wrote one."""
+    row = conn.execute("SELECT unleveled, lines FROM log_levels WHERE service=?", (service,)).fetchone()
+    return (int(row[0]), int(row[1])) if row is not None and row[0] else None
+
+
 def distinct(conn: sqlite3.Connection, table: str) -> list[str]:
     """The distinct services of a table by skipping through its service index: one seek per
     service instead of a scan of every row (SQLite has no skip-scan for DISTINCT)."""
@@ -319,10 +325,9 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
     counted = sum(by_level.values()) if total is not None else None
     matched = total if total is not None else sum(by_level.values())
     span = log_span(conn, args.service) if args.service else None
+    levels = unleveled(conn, args.service) if args.service else None
     if matched == 0:
-        rendered, evidence = logs_output(
-            request, matched=0, by_level={}, templates=[], bursts=[], samples=[], model_limit=0, span=span, notes=notes
-        )
+        rendered, evidence = logs_output(request, matched=0, by_level={}, span=span, notes=notes, unleveled=levels)
         empty = {"matched": 0, "window": [iso(start), iso(end)]}
         return ToolOutput(status="no_data", text=rendered.text, retrieval_details=empty, evidence=[evidence])
     templates = _templates(conn, tally)
@@ -346,6 +351,7 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
         span=span,
         notes=notes,
         counted=counted,
+        unleveled=levels,
     )
     details = LogDetails(
         matched=matched,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = 2
+VERSION = 3
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -48,6 +48,13 @@ CREATE TABLE IF NOT EXISTS change_event(
     id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, service TEXT NOT NULL, kind TEXT NOT NULL,
     description TEXT NOT NULL, version TEXT, source TEXT NOT NULL DEFAULT '', key INTEGER UNIQUE);
 CREATE INDEX IF NOT EXISTS ix_change_service_ts ON change_event(service, ts);
+"""
+
+# Version 3: per service, how many imported lines wrote no level of their own (stored as INFO).
+# Lines imported before version 3 are not counted: a file imported earlier says nothing of it.
+_V3_TABLES = """
+CREATE TABLE IF NOT EXISTS log_levels(
+    service TEXT PRIMARY KEY, lines INTEGER NOT NULL, unleveled INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -141,6 +148,7 @@ def migrate(conn: sqlite3.Connection) -> bool:
         for statement in _V2_COLUMNS:
             conn.execute(statement)
     conn.executescript(_V2_TABLES)
+    conn.executescript(_V3_TABLES)
     conn.execute(f"PRAGMA user_version={VERSION}")
     conn.commit()
     untemplated = conn.execute("SELECT 1 FROM log_line WHERE template_id IS NULL LIMIT 1").fetchone()
