@@ -159,6 +159,8 @@ ALERT_JOBS = Table(
     CheckConstraint(JOB_STATUS_CHECK, name="ck_alert_job_status"),
     # What a claim looks for: due queued jobs, and running ones whose lease ran out.
     Index("ix_alert_job_status_next_run_at", "status", "next_run_at"),
+    # The job behind a session (the workbench's alert origin).
+    Index("ix_alert_job_session_id", "session_id"),
 )
 
 ALERTS = Table(
