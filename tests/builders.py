@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from veridiag.contracts import InvocationRecord
@@ -9,6 +11,8 @@ from veridiag.contracts.audit import AuditChain
 from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.verifier import VerifierPayload
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.importers import import_logs, import_metrics_csv
 
 SESSION = "s-1"
 
@@ -111,3 +115,30 @@ def readable(document: JsonObject) -> dict[str, Any]:
     """Stored JSON (a run's ``self_evaluation``, a tool's ``retrieval_details``) for a test to index
     into: a missing key or another shape fails the test all the same."""
     return document
+
+
+#: A GitHub token shape (split so no scanner flags this file); used by the redaction, delivery and MCP tests.
+GHP = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
+
+
+def billing_environment(home: Path, tmp_path: Path, secret: str) -> None:
+    """billing-api slows down at 14:00 and logs, demo-style, an auth error carrying secrets."""
+    env = EmbeddedEnvironment(home / "embedded.db", load_demo=False)
+    start = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
+    rows = ["timestamp,value"]
+    for minute in range(240):
+        value = 900 + minute if 120 <= minute < 150 else 110 + minute % 7
+        rows.append(f"{(start + timedelta(minutes=minute)).strftime('%Y-%m-%dT%H:%M:%SZ')},{value}")
+    (tmp_path / "latency.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    import_metrics_csv(env, tmp_path / "latency.csv", service="billing-api", metric="latency_p95_ms", unit="ms")
+    lines = []
+    for minute in range(240):
+        stamp = (start + timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        lines.append(f"{stamp} INFO  billing-api [worker-1] c.s.bill.Invoice - invoice {1000 + minute} issued")
+        if 120 <= minute < 150:
+            lines.append(
+                f"{stamp} ERROR billing-api [worker-2] c.s.bill.Ledger - ERR_DB_AUTH login failed for "
+                f"postgres://ledger:{secret}@db-1:5432/ledger password={secret} Authorization: Bearer {GHP}"
+            )
+    (tmp_path / "billing.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import_logs(env, tmp_path / "billing.log", service="billing-api")

@@ -19,8 +19,8 @@ from fastapi.testclient import TestClient
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
+from tests.builders import GHP, billing_environment
 from tests.fake_chat import Received, Receiver, running_receiver
-from tests.test_redaction import GHP, _billing_environment
 from veridiag.api import create_app
 from veridiag.cli.app import app
 from veridiag.config import DeliverySettings, DestinationSettings, Settings
@@ -83,7 +83,7 @@ def sessions(tmp_path_factory: pytest.TempPathFactory) -> Sessions:
     """The billing incident with a planted secret in its logs, asked in Chinese and in English."""
     root = tmp_path_factory.mktemp("delivery")
     home = root / "home"
-    _billing_environment(home, root, SECRET)
+    billing_environment(home, root, SECRET)
     assembly = assemble(Settings(home=home, embedded={"load_demo": False}))
     zh, en = assembly.pipeline.run(ZH), assembly.pipeline.run(EN)
     assert zh.verdict == en.verdict == "PASS", (zh.answer, en.answer)

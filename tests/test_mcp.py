@@ -25,9 +25,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from typer.testing import CliRunner
 
-from tests.builders import binding, claim, v2
+from tests.builders import GHP, billing_environment, binding, claim, v2
 from tests.ports import free_port
-from tests.test_redaction import GHP, _billing_environment
 from veridiag.cli.app import app as cli
 from veridiag.config import Settings
 from veridiag.mcp_server import build_server
@@ -241,7 +240,7 @@ def test_bad_input_is_a_clear_tool_error_and_stores_nothing(assembly: Assembly) 
 def test_what_a_client_receives_carries_no_secret(tmp_path: Path) -> None:
     secret = "Pl4nted-S3cret-9f2"
     home = tmp_path / "home"
-    _billing_environment(home, tmp_path, secret)
+    billing_environment(home, tmp_path, secret)
     assembly = assemble(Settings(home=home, engine="offline", embedded={"load_demo": False}))
 
     async def scenario() -> None:

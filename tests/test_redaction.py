@@ -8,7 +8,7 @@ import json
 import statistics
 import time
 from collections import Counter
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 from typer.testing import CliRunner
 
-from tests.builders import readable
+from tests.builders import GHP, billing_environment, readable
 from veridiag.api import create_app
 from veridiag.cli.app import app
 from veridiag.config import Settings
@@ -31,7 +31,6 @@ from veridiag.tools import Toolbox, ToolOutput, ToolRunner
 from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.factory import build_toolbox
-from veridiag.tools.importers import import_logs, import_metrics_csv
 from veridiag.tools.records import LogEvidence, LogSample, TemplateCount
 from veridiag.tools.redaction import MARKER_PATTERN, Redactor, default_redactor
 
@@ -40,7 +39,6 @@ JWT = (
     "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0"
     ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 )
-GHP = "ghp_" + "aB3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF3hJ6"
 AZURE_KEY = "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\n"
@@ -372,33 +370,10 @@ def test_nothing_redacted_leaves_no_count(tmp_path: Path, demo_env: EmbeddedEnvi
     assert result.status == "ok" and "redactions" not in (stored.retrieval_details or {})
 
 
-def _billing_environment(home: Path, tmp_path: Path, secret: str) -> None:
-    """billing-api slows down at 14:00 and logs, demo-style, an auth error carrying secrets."""
-    env = EmbeddedEnvironment(home / "embedded.db", load_demo=False)
-    start = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
-    rows = ["timestamp,value"]
-    for minute in range(240):
-        value = 900 + minute if 120 <= minute < 150 else 110 + minute % 7
-        rows.append(f"{(start + timedelta(minutes=minute)).strftime('%Y-%m-%dT%H:%M:%SZ')},{value}")
-    (tmp_path / "latency.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
-    import_metrics_csv(env, tmp_path / "latency.csv", service="billing-api", metric="latency_p95_ms", unit="ms")
-    lines = []
-    for minute in range(240):
-        stamp = (start + timedelta(minutes=minute)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-        lines.append(f"{stamp} INFO  billing-api [worker-1] c.s.bill.Invoice - invoice {1000 + minute} issued")
-        if 120 <= minute < 150:
-            lines.append(
-                f"{stamp} ERROR billing-api [worker-2] c.s.bill.Ledger - ERR_DB_AUTH login failed for "
-                f"postgres://ledger:{secret}@db-1:5432/ledger password={secret} Authorization: Bearer {GHP}"
-            )
-    (tmp_path / "billing.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    import_logs(env, tmp_path / "billing.log", service="billing-api")
-
-
 def test_a_planted_secret_never_leaves_the_tool_boundary(tmp_path: Path) -> None:
     secret = "Pl4nted-S3cret-9f2"
     home = tmp_path / "home"
-    _billing_environment(home, tmp_path, secret)
+    billing_environment(home, tmp_path, secret)
     assembly = assemble(Settings(home=home, embedded={"load_demo": False}))
     result = assembly.pipeline.run("billing-api 从 14点 开始报错，怎么回事？")
     assert result.status == "completed" and result.verdict == "PASS", result.answer
@@ -437,7 +412,7 @@ def test_a_planted_secret_never_leaves_the_tool_boundary(tmp_path: Path) -> None
 
 def test_ask_json_and_audit_carry_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "Pl4nted-S3cret-9f2"
-    _billing_environment(tmp_path, tmp_path, secret)
+    billing_environment(tmp_path, tmp_path, secret)
     monkeypatch.setenv("VERIDIAG_HOME", str(tmp_path))
     monkeypatch.setenv("VERIDIAG_EMBEDDED__LOAD_DEMO", "false")
     for name in ("VERIDIAG_ENGINE", "VERIDIAG_LLM__DEFAULT__MODEL", "VERIDIAG_API_TOKENS"):
@@ -455,7 +430,7 @@ def test_ask_json_and_audit_carry_no_secret(tmp_path: Path, monkeypatch: pytest.
 def test_the_workbench_shows_the_count_and_no_secret(tmp_path: Path) -> None:
     secret = "Pl4nted-S3cret-9f2"
     home = tmp_path / "home"
-    _billing_environment(home, tmp_path, secret)
+    billing_environment(home, tmp_path, secret)
     assembly = assemble(Settings(home=home, embedded={"load_demo": False}))
     client = TestClient(create_app(Settings(home=Path("/nonexistent")), assembly=assembly), base_url="http://localhost")
     session_id = client.post("/api/v1/chat", json={"query": "Why does billing-api fail since 14:00?"}).json()[
