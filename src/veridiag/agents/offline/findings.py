@@ -196,13 +196,17 @@ class Findings:
             matched=logs.matched,
             level=logs.level or top.level,
             count=top.count,
-            first=self.clock(top.first),
-            last=self.clock(top.last),
+            when=self._between(top.first, top.last),
             template=top.template,
         )
         # The template is quoted on its own too: its words are the log's, not the claim's own.
         quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
         return self.claim("symptom", text, quotes)
+
+    def _between(self, first: datetime, last: datetime) -> str:
+        """``10:01–10:31``, or one time when both read the same (a single line)."""
+        start, end = self.clock(first), self.clock(last)
+        return start if start == end else f"{start}–{end}"
 
     def no_logs(self, result: ToolCallResult, logs: LogEvidence) -> Claim:
         text = self.say(
