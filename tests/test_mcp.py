@@ -23,6 +23,7 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from tests.builders import GHP, billing_environment, binding, claim, v2
@@ -210,6 +211,30 @@ def test_http_without_the_token_is_refused(http_url: str) -> None:
     assert other_host.status_code == 400 and other_host.json()["error"]["code"] == "invalid_host"
     welcomed = httpx2.post(http_url, json=hello, headers={**accept, "Authorization": f"Bearer {TOKEN}"}, timeout=30)
     assert welcomed.status_code == 200
+
+
+def test_http_is_rate_limited_per_token_like_the_api(assembly: Assembly, home: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from veridiag.mcp_server import http_app
+
+    settings = Settings(home=home, engine="offline", api_tokens=SecretStr(TOKEN), api_rate_limit="3/minute")
+    served = http_app(assembly, settings, host="127.0.0.1", port=8090)
+    hello = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+    }
+    signed = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {TOKEN}"}
+    with TestClient(served, base_url="http://127.0.0.1:8090") as client:
+        codes = [client.post("/mcp", json=hello, headers=signed).status_code for _ in range(4)]
+        assert codes == [200, 200, 200, 429]
+        refused = client.post("/mcp", json=hello, headers=signed)
+        assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+        assert refused.json()["error"]["code"] == "rate_limited"
+        # Another identity (no token: the client's address) has its own budget, and still needs a token.
+        assert client.post("/mcp", json=hello, headers={"Accept": signed["Accept"]}).status_code == 401
 
 
 def test_bad_input_is_a_clear_tool_error_and_stores_nothing(assembly: Assembly) -> None:

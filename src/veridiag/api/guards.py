@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from fastapi import HTTPException
 from limits import RateLimitItem, parse_many
@@ -196,22 +196,31 @@ class RateLimiter:
 class RateLimit:
     """429 with ``Retry-After`` once an identity (token, else client address) is over the limit.
     The limiter lives on ``app.state.rate_limiter`` (None: no limit), asked before auth so
-    failed sign-ins count against their address."""
+    failed sign-ins count against their address. An app this wraps from outside (the MCP
+    endpoint) gives its own limiter and its own way to tell identities apart."""
 
-    def __init__(self, app: ASGIApp, metrics: ServiceMetrics) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        metrics: ServiceMetrics,
+        limiter: RateLimiter | None = None,
+        key: Callable[[HTTPConnection], str] | None = None,
+    ) -> None:
         self.app = app
         self.metrics = metrics
+        self.limiter = limiter
+        self.key = key or (lambda connection: identify(connection).key)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(UNLIMITED_PREFIXES):
             await self.app(scope, receive, send)
             return
         connection = HTTPConnection(scope)
-        limiter: RateLimiter | None = connection.app.state.rate_limiter
+        limiter: RateLimiter | None = self.limiter or connection.app.state.rate_limiter
         if limiter is None:
             await self.app(scope, receive, send)
             return
-        refused = limiter.hit(identify(connection).key)
+        refused = limiter.hit(self.key(connection))
         if refused is None:
             await self.app(scope, receive, send)
             return

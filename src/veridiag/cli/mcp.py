@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Literal
 
 import typer
 
-from veridiag.cli.common import err, settings
+from veridiag.cli.common import err, settings, started_once
 from veridiag.cli.serve import HostOption, InsecureOption, PortOption, bind_guarded, hosts_hint
 
 Transport = Literal["stdio", "http"]
@@ -23,6 +24,12 @@ def mcp(
 ) -> None:
     """Serve the MCP tools: diagnose, get_audit, query_logs, query_metrics, query_changes,
     lookup_knowledge, check_claims. Over HTTP the API's bearer tokens (VERIDIAG_API_TOKENS) guard it."""
+    # What start-up built is frozen before the first request, as ``serve`` does (``started_once``).
+    with started_once(collect=True) as started:
+        _mcp(transport, host, port, insecure_no_auth, started)
+
+
+def _mcp(transport: Transport, host: str, port: int, insecure_no_auth: bool, started: Callable[[], None]) -> None:
     # The SDK, the store and the pipeline load here, not for ``veridiag --help``.
     from veridiag.pipeline.factory import assemble, build_home_apart
 
@@ -38,7 +45,9 @@ def mcp(
     if sock is None:  # stdout is the protocol channel from here on: nothing else may print there
         from veridiag.mcp_server import build_server
 
-        build_server(assembly, concurrency=config.api_concurrency).run("stdio")
+        server = build_server(assembly, concurrency=config.api_concurrency)
+        started()
+        server.run("stdio")
         return
 
     import uvicorn
@@ -49,5 +58,6 @@ def mcp(
     auth = "bearer tokens" if config.tokens else "no auth"
     err.print(f"veridiag MCP on http://{host}:{port}/mcp ({auth}; engine {assembly.engine})")
     hosts_hint(config, host)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False))
-    server.run(sockets=[sock])
+    uvicorn_server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False))
+    started()
+    uvicorn_server.run(sockets=[sock])

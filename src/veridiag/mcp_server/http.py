@@ -13,9 +13,10 @@ import hashlib
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from starlette.requests import HTTPConnection
 from starlette.types import ASGIApp
 
-from veridiag.api.guards import AllowedHosts, allowed_hosts
+from veridiag.api.guards import AllowedHosts, RateLimit, RateLimiter, allowed_hosts
 from veridiag.api.metrics import ServiceMetrics
 from veridiag.api.security import valid
 from veridiag.config import Settings
@@ -35,8 +36,22 @@ class ApiTokens:
     async def verify_token(self, token: str) -> AccessToken | None:
         if not valid(token, self.tokens):
             return None
-        client = hashlib.sha256(token.strip().encode()).hexdigest()[:16]
-        return AccessToken(token=token, client_id=f"token:{client}", scopes=[])
+        return AccessToken(token=token, client_id=_digest(token), scopes=[])
+
+    def client_key(self, connection: HTTPConnection) -> str:
+        """Whom a request counts against for the rate limit: its valid token, else its address."""
+        scheme, _, presented = connection.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and valid(presented, self.tokens):
+            return _digest(presented)
+        return _address(connection)
+
+
+def _address(connection: HTTPConnection) -> str:
+    return f"addr:{connection.client.host if connection.client else 'unknown'}"
+
+
+def _digest(token: str) -> str:
+    return f"token:{hashlib.sha256(token.strip().encode()).hexdigest()[:16]}"
 
 
 def http_app(assembly: Assembly, settings: Settings, *, host: str, port: int) -> ASGIApp:
@@ -45,6 +60,10 @@ def http_app(assembly: Assembly, settings: Settings, *, host: str, port: int) ->
     netloc = f"[{host.strip('[]')}]:{port}" if ":" in host else f"{host}:{port}"
     auth = AuthSettings(issuer_url=f"http://{netloc}", resource_server_url=None) if verifier else None
     server = build_server(assembly, concurrency=settings.api_concurrency, token_verifier=verifier, auth=auth)
-    app = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
     hosts = allowed_hosts(settings.api_allowed_hosts, host)
-    return AllowedHosts(app, allowed_hosts=hosts, metrics=ServiceMetrics())
+    metrics = ServiceMetrics()
+    if settings.api_rate_limit:  # the API's limit, per token (else per address), as for the API
+        key = verifier.client_key if verifier else _address
+        app = RateLimit(app, metrics, RateLimiter(settings.api_rate_limit), key=key)
+    return AllowedHosts(app, allowed_hosts=hosts, metrics=metrics)
