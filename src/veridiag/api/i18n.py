@@ -196,7 +196,10 @@ TEXT: dict[str, dict[str, str]] = {
         "copy_failed": "Could not copy: open the link and copy by hand",
         # -- incident timeline (api/incident.py, _incident_timeline.html) --
         "incident_timeline": "Incident timeline",
-        "tl_intro": "Each marker is a claim of this session, placed at the times its evidence (the tool output) states; select a marker for the highlighted evidence.",
+        "tl_intro": (
+            "Each marker is a claim of this session, placed at the times its evidence (the tool output) states; "
+            "select a marker for the highlighted evidence."
+        ),
         "tl_zone": "Time zone",
         "tl_window": "Asked window",
         "tl_focus": "Focus",

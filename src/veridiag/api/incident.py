@@ -273,9 +273,7 @@ def _segments(claim: ClaimView, spans: Spans | None, outputs: dict[int, tuple[st
     return _distinct(segments)
 
 
-def _place_of(
-    output: str, excerpt: str, spans: Spans | None, key: tuple[str, int, int]
-) -> tuple[int, int] | None:
+def _place_of(output: str, excerpt: str, spans: Spans | None, key: tuple[str, int, int]) -> tuple[int, int] | None:
     if spans is not None:
         return spans.get(key)
     found = output.find(excerpt) if excerpt.strip() else -1
@@ -340,9 +338,13 @@ def _from_facts(invocation_id: int, tool: str, facts: LineFacts) -> list[Segment
         return [Segment(invocation_id=invocation_id, tool=tool, kind="steps", points=steps)]
     if isinstance(facts, ChangeLine):
         text = f"{facts.service} {facts.change}: {facts.description}"
-        return [Segment(invocation_id=invocation_id, tool=tool, kind="change", points=[at(facts.at, "change")], text=text)]
+        return [
+            Segment(invocation_id=invocation_id, tool=tool, kind="change", points=[at(facts.at, "change")], text=text)
+        ]
     if isinstance(facts, PointLine):
-        return [Segment(invocation_id=invocation_id, tool=tool, kind="point", points=[at(facts.at, "point", facts.value)])]
+        return [
+            Segment(invocation_id=invocation_id, tool=tool, kind="point", points=[at(facts.at, "point", facts.value)])
+        ]
     assert isinstance(facts, LogLine)
     line = TimePoint(at=facts.at, role="line", stamp=facts.stamp)
     return [Segment(invocation_id=invocation_id, tool=tool, kind="log", points=[line])]

@@ -139,8 +139,7 @@ def session_page(request: Request, session_id: str, lang: Lang = None) -> Respon
     origin = alert_origin(request.app.state.alert_queue, session_id)
     link = session_link(request.app.state.settings.delivery.workbench_url, session_id, chosen)
     context = {"view": session_view(chain), "chain": chain, "origin": origin, "permalink": link}
-    context["incident"] = incident_timeline(chain, chosen)
-    return _page(request, "session.html", chosen, **context)
+    return _page(request, "session.html", chosen, incident=incident_timeline(chain, chosen), **context)
 
 
 @workbench.get("/sessions/{session_id}/answer.md")
