@@ -112,6 +112,7 @@ TEXT: dict[str, dict[str, str]] = {
         "tl_unverified_list": "未验证的结论（不放在时间轴上）",
         "tl_empty": "没有带时间的已验证证据可以放上时间轴。",
         "tl_beyond": "窗口延伸到",
+        "tl_before": "窗口开始于",
     },
     "en": {
         "title": "veridiag Trace Workbench",
@@ -223,6 +224,7 @@ TEXT: dict[str, dict[str, str]] = {
         "tl_unverified_list": "Unverified claims (not placed on the axis)",
         "tl_empty": "No verified evidence with a time to place on the axis.",
         "tl_beyond": "the window goes on to",
+        "tl_before": "the window starts at",
     },
 }
 

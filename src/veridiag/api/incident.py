@@ -147,6 +147,8 @@ class Tick(BaseModel):
     x: float
     shown: str
     at: str
+    #: How the label sits on its tick: kept inside the axis at either end.
+    anchor: Literal["start", "middle", "end"] = "middle"
 
 
 class IncidentTimeline(BaseModel):
@@ -391,9 +393,10 @@ def _place(
         return
     if high <= low:
         low, high = low - timedelta(minutes=5), high + timedelta(minutes=5)
+    # Dates are written only when what is shown spans more than one day in the session's zone.
+    multi_day = low.astimezone(zone).date() != (high - timedelta(microseconds=1)).astimezone(zone).date()
     pad = (high - low) * PAD
     low, high = low - pad, high + pad
-    multi_day = low.astimezone(zone).date() != high.astimezone(zone).date()
 
     def x(at: datetime) -> float:
         return round(min(100.0, max(0.0, (at - low) / (high - low) * 100)), 2)
@@ -429,7 +432,10 @@ def _place(
         )
 
     timeline.window, timeline.focus = band(window), band(focus if focus != window else None)
-    timeline.ticks = [Tick(x=x(at), shown=shown(at), at=iso(at)) for at in _ticks(low, high, zone)]
+    timeline.ticks = [
+        Tick(x=x(at), shown=shown(at), at=iso(at), anchor="start" if x(at) < 6 else "end" if x(at) > 94 else "middle")
+        for at in _ticks(low, high, zone)
+    ]
 
 
 def _all(segment: Segment) -> list[TimePoint]:
