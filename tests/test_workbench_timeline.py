@@ -7,7 +7,9 @@ the evidence, never from a claim's words."""
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from html.parser import HTMLParser
 from pathlib import Path
@@ -17,10 +19,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.builders import audit_chain_of, binding, claim, v2
+from tests.conftest import require_server
 from veridiag.agents import scripted_roles
 from veridiag.api import create_app
 from veridiag.api.i18n import TEXT
 from veridiag.api.incident import incident_timeline
+from veridiag.api.local import LocalServer
 from veridiag.api.workbench import templates
 from veridiag.config import Settings
 from veridiag.pipeline import DiagnosisPipeline
@@ -249,3 +253,42 @@ def test_with_a_trace_only_the_gatekeepers_span_places_a_claim() -> None:
     check["matched_span"] = span
     timeline = incident_timeline(_chain(claims, {"c1": "direct_observation"}, trace=trace), "en")
     assert [m.claim_id for m in timeline.markers] == ["c1"]
+
+
+@pytest.fixture(scope="module")
+def chromium(assembly: Assembly) -> Iterator[tuple[Any, str]]:
+    """A real Chromium with JavaScript off, and the app served on loopback."""
+    playwright_api = pytest.importorskip("playwright.sync_api")
+    path = os.environ.get("VERIDIAG_TEST_CHROMIUM") or "/usr/bin/chromium"
+    executable = path if Path(path).exists() else require_server("VERIDIAG_TEST_CHROMIUM", "Chromium")
+    app = create_app(Settings(home=Path("/nonexistent")), assembly=assembly)
+    with LocalServer(app) as server, playwright_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"], headless=True)
+        yield browser, server.url
+        browser.close()
+
+
+def test_in_chromium_a_marker_is_one_click_from_its_highlighted_excerpt(
+    client: TestClient, questions: dict[str, list[str]], chromium: tuple[Any, str]
+) -> None:
+    browser, base = chromium
+    session_id, _audit = _ask(client, questions["payment-pool-exhaustion"][-1])
+    context = browser.new_context(java_script_enabled=False, locale="en-US")
+    page = context.new_page()
+    page.goto(f"{base}/sessions/{session_id}?lang=en")
+    style = "el => getComputedStyle(el).fill"
+    confirmed = page.locator("li.tl-confirmed a.tl-point circle").first.evaluate(style)
+    inferred = page.locator("li.tl-inferred a.tl-point circle").first.evaluate(style)
+    assert confirmed != inferred, "an inferred mark does not look like a confirmed one"
+    tags = page.locator("li.tl-hypothesis .tl-tag").first.evaluate("el => getComputedStyle(el).borderStyle")
+    assert tags == "dotted"
+    page.emulate_media(media="print")
+    assert page.locator("li.tl-row").first.is_visible(), "printable"
+    page.emulate_media(media="screen")
+    change = page.locator("li.tl-inferred a.tl-point.tl-change").first
+    claim_id = change.evaluate("el => el.closest('li').dataset.claim")
+    change.click()
+    page.wait_for_selector("#claim-detail")
+    assert page.url.endswith(f"/claims/{claim_id}?lang=en")
+    assert page.locator("#claim-detail mark#matched-span").first.is_visible()
+    context.close()
