@@ -292,3 +292,11 @@ def test_in_chromium_a_marker_is_one_click_from_its_highlighted_excerpt(
     assert page.url.endswith(f"/claims/{claim_id}?lang=en")
     assert page.locator("#claim-detail mark#matched-span").first.is_visible()
     context.close()
+
+
+def test_an_allowed_claim_without_a_stored_label_takes_the_verifiers() -> None:
+    claims = [claim("c1", "a change", [binding([7], "applied config v42", "query_changes")], "change")]
+    chain = _chain(claims, {"c1": ""})
+    assert [u.ref for u in incident_timeline(chain, "en").unverified] == ["c1"], "no label: never placed"
+    chain.verifier.claim_checks = [{"claim_id": "c1", "verification": "reasonable_inference"}]
+    assert [(m.claim_id, m.label) for m in incident_timeline(chain, "en").markers] == [("c1", "inferred")]

@@ -168,8 +168,10 @@ def incident_timeline(chain: AuditChain, lang: str) -> IncidentTimeline:
     zone, zone_name = plan_zone(plan)
     material = ExecutorMaterial.read(json_object(chain.executor.structured_output))
     composer_input = json_object(chain.composer.input)
+    # The label the composer was given; the verifier's check where an older record lacks it.
+    checked = {c.get("claim_id"): c.get("verification") for c in json_objects(chain.verifier.claim_checks)}
     allowed = {
-        c.get("claim_id"): LABELS.get(str(c.get("verification")), "unverified")
+        c.get("claim_id"): LABELS.get(str(c.get("verification") or checked.get(c.get("claim_id"))), "unverified")
         for c in json_objects(composer_input.get("allowed_claims"))
     }
     spans = _spans(chain)
