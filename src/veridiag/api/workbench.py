@@ -14,6 +14,7 @@ from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict
 
 from veridiag.api.i18n import TEXT, pick_lang
+from veridiag.api.incident import incident_timeline
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
 from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
@@ -138,7 +139,7 @@ def session_page(request: Request, session_id: str, lang: Lang = None) -> Respon
     origin = alert_origin(request.app.state.alert_queue, session_id)
     link = session_link(request.app.state.settings.delivery.workbench_url, session_id, chosen)
     context = {"view": session_view(chain), "chain": chain, "origin": origin, "permalink": link}
-    return _page(request, "session.html", chosen, **context)
+    return _page(request, "session.html", chosen, incident=incident_timeline(chain, chosen), **context)
 
 
 @workbench.get("/sessions/{session_id}/answer.md")

@@ -28,16 +28,12 @@ def _phrases() -> dict[str, dict[str, str]]:
 def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None:
     """One line in ``lang``; None when the plan carries no window (a plan that failed to parse)."""
     words = _phrases()["zh" if lang == "zh" else "en"]
-    start, end = _moment(plan.start), _moment(plan.end)
+    start, end = moment(plan.start), moment(plan.end)
     if start is None or end is None:
         return None
-    zone_name = plan.time.timezone or "UTC"
-    try:
-        zone = ZoneInfo(zone_name)
-    except (ValueError, KeyError):
-        zone, zone_name = ZoneInfo("UTC"), "UTC"
+    zone, zone_name = plan_zone(plan)
     scope = scope or ExecutorScope()
-    focus_start, focus_end = (_moment(scope.focus[0]), _moment(scope.focus[1])) if scope.focus else (None, None)
+    focus_start, focus_end = (moment(scope.focus[0]), moment(scope.focus[1])) if scope.focus else (None, None)
     services = plan.examined_services
     if scope.surveyed or not services:
         named = words["all_services"] if scope.surveyed else words["none"]
@@ -64,7 +60,18 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
     return line + (words["utc_note"] if zone_name != "UTC" else "")
 
 
-def _moment(value: Any) -> datetime | None:
+def plan_zone(plan: Plan) -> tuple[ZoneInfo, str]:
+    """The zone the plan read the question in (the ``timezone`` setting), and its name; UTC
+    when the stored name is no zone. Every time the answer and the session page show is in it."""
+    name = plan.time.timezone or "UTC"
+    try:
+        return ZoneInfo(name), name
+    except (ValueError, KeyError):
+        return ZoneInfo("UTC"), "UTC"
+
+
+def moment(value: Any) -> datetime | None:
+    """A stored ISO time (a plan's or a scope's), aware; None when it is none."""
     if not isinstance(value, str):
         return None
     try:
