@@ -84,6 +84,20 @@ def test_demo_scenarios_get_specific_grounded_answers(demo: Any, scenario: str, 
     assert chinese == from_runbooks if detect_lang(question) == "zh" else chinese == []
 
 
+def test_a_period_longer_than_the_focus_day_is_written_with_its_dates(demo: Any) -> None:
+    """The quiet metrics are read over the week's window while the focus is one hour: their
+    period reads "2026-06-30 16:00–2026-07-07 16:00", never "16:00–16:00"."""
+    result = demo.pipeline.run("订单123支付失败，帮我看看原因")
+    claims = readable(result.self_evaluation)["verifier_evaluation"]["executor_structured_output"]["claims"]
+    texts = [c["claim_text"] for c in claims]
+    assert any(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d–\d{4}-\d\d-\d\d \d\d:\d\d", t) for t in texts), texts
+    assert not [t for t in texts if re.search(r"(?<![\d-] )(?<!\d)(\d\d:\d\d)–\1(?!:)", t)], texts
+    focus_clock = Clock(with_date=False)
+    start, end = datetime(2026, 6, 30, 16, 0, tzinfo=UTC), datetime(2026, 7, 7, 16, 0, tzinfo=UTC)
+    assert focus_clock.span(start, end) == ("2026-06-30 16:00", "2026-07-07 16:00")
+    assert focus_clock.span(start, start + timedelta(hours=1)) == ("16:00", "17:00")
+
+
 def test_the_payment_answer_names_the_change_and_the_full_pool(demo: Any) -> None:
     result = demo.pipeline.run("订单123支付失败，帮我看看是什么原因")
     assert "order=123 ERR_TIMEOUT request timeout cost=5300ms" in result.answer

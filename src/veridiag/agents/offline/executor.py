@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from veridiag.agents.offline.findings import Clock, Findings
+from veridiag.agents.offline.findings import Clock, Findings, spans_days
 from veridiag.agents.offline.skills import catalog
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
@@ -121,7 +121,7 @@ class _Execution:
         log_targets = self.services if self._has("query_logs") else []
         broad = self._logs(log_targets, self.window)
         focus, chosen = self._focus(series, broad, [sample.ts for _r, sample in mentions])
-        self.findings.clock = Clock(with_date=_spans_days(focus))
+        self.findings.clock = Clock(with_date=spans_days(focus))
         for result, sample in mentions:
             self.findings.order(result, str(order_id), sample)
         involved = self._involved(series, focus)
@@ -366,22 +366,23 @@ class _Execution:
                 else:
                     self.findings.no_logs(result, evidence)
             elif evidence.matched == 0 and evidence.level == "ERROR" and evidence.span is not None:
-                clock, span = self.findings.clock, evidence.span
+                span = evidence.span
+                start, end = self.findings.clock.span(evidence.start, evidence.end)
                 self.findings.gap(
                     "logs_elsewhere",
                     service=evidence.service or "",
-                    start=clock(evidence.start),
-                    end=clock(evidence.end),
+                    start=start,
+                    end=end,
                     first=iso(span.first),
                     last=iso(span.last),
                 )
             if evidence.unparsed:
-                clock = self.findings.clock
+                start, end = self.findings.clock.span(evidence.start, evidence.end)
                 self.findings.gap(
                     "unparsed",
                     service=evidence.service or "",
-                    start=clock(evidence.start),
-                    end=clock(evidence.end),
+                    start=start,
+                    end=end,
                     count=evidence.unparsed,
                 )
 
@@ -483,7 +484,7 @@ class OfflineExecutor:
         plan = request.plan
         lang = "zh" if request.lang == "zh" else "en"
         window = (_parse(plan.start), _parse(plan.end))
-        findings = Findings(lang, Clock(with_date=_spans_days(window)))
+        findings = Findings(lang, Clock(with_date=spans_days(window)))
         if request.tools is None or not plan.steps:
             findings.gap("no_tools" if request.tools is None else "no_service")
             return _reply(findings.output(None))
@@ -585,10 +586,6 @@ def _distance(episode: _Episode, moment: datetime) -> float:
     if episode.start <= moment <= episode.end:
         return 0.0
     return min(abs((episode.start - moment).total_seconds()), abs((moment - episode.end).total_seconds()))
-
-
-def _spans_days(window: tuple[datetime, datetime]) -> bool:
-    return window[1] - window[0] >= timedelta(hours=24) or window[0].date() != (window[1] - timedelta(seconds=1)).date()
 
 
 def _covers(span: Span | None, logs: LogEvidence) -> bool:

@@ -8,7 +8,7 @@ its numbers, times and codes are found in its own excerpts. Nothing here reads r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
@@ -72,6 +72,16 @@ class Clock:
 
     def seconds(self, moment: datetime) -> str:
         return moment.strftime("%Y-%m-%d %H:%M:%S" if self.with_date else "%H:%M:%S")
+
+    def span(self, start: datetime, end: datetime) -> tuple[str, str]:
+        """A period's two ends: dated when the clock is, or when the period itself crosses days
+        (a week's window read beside a one-hour focus is not "16:00–16:00")."""
+        dated = self if self.with_date or not spans_days((start, end)) else Clock(with_date=True)
+        return dated(start), dated(end)
+
+
+def spans_days(window: tuple[datetime, datetime]) -> bool:
+    return window[1] - window[0] >= timedelta(hours=24) or window[0].date() != (window[1] - timedelta(seconds=1)).date()
 
 
 @dataclass
@@ -172,12 +182,13 @@ class Findings:
         if series.baseline_line is None or series.baseline_median is None:
             return None
         unit = series.unit
+        start, end = self.clock.span(series.start, series.end)
         text = self.say(
             "normal",
             service=series.service,
             metric=series.metric,
-            start=self.clock(series.start),
-            end=self.clock(series.end),
+            start=start,
+            end=end,
             minimum=format_value(series.minimum, unit),
             maximum=format_value(series.maximum, unit),
             median=format_value(rounded(series.baseline_median), unit),
@@ -188,11 +199,12 @@ class Findings:
     def logs(self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount, *, key: str = "logs") -> Claim:
         """The window's count and its dominant template (``key="failure_like"``: the commonest
         failure-like one of logs that carry no level)."""
+        start, end = self.clock.span(logs.start, logs.end)
         text = self.say(
             key,
             service=logs.service or "",
-            start=self.clock(logs.start),
-            end=self.clock(logs.end),
+            start=start,
+            end=end,
             matched=logs.matched,
             level=logs.level or top.level,
             count=top.count,
@@ -209,11 +221,12 @@ class Findings:
         return start if start == end else f"{start}–{end}"
 
     def no_logs(self, result: ToolCallResult, logs: LogEvidence) -> Claim:
+        start, end = self.clock.span(logs.start, logs.end)
         text = self.say(
             "no_logs",
             service=logs.service or "",
-            start=self.clock(logs.start),
-            end=self.clock(logs.end),
+            start=start,
+            end=end,
             level=logs.level or "ERROR",
         )
         return self.claim("symptom", text, [(result, logs.line)])
@@ -231,7 +244,8 @@ class Findings:
         return self.claim("observation", text, [(result, logs.unleveled.line), (result, logs.line)])
 
     def no_changes(self, result: ToolCallResult, changes: ChangeEvidence) -> Claim:
-        text = self.say("no_changes", start=self.clock(changes.start), end=self.clock(changes.end))
+        start, end = self.clock.span(changes.start, changes.end)
+        text = self.say("no_changes", start=start, end=end)
         return self.claim("observation", text, [(result, changes.line)])
 
     def order(self, result: ToolCallResult, order_id: str, sample: LogSample) -> Claim:
