@@ -3,6 +3,7 @@ escaping of anything a user or a tool wrote, and the matched-span highlight."""
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import UTC, datetime
 from html.parser import HTMLParser
@@ -74,9 +75,28 @@ def test_highlight_marks_exactly_the_span_and_escapes_the_rest() -> None:
     start = output.index("ERROR")
     end = output.index("\ntail")
     marked = str(_highlight(output, {"start": start, "end": end}))
-    assert '<mark id="matched-span">ERROR x=1 &amp; y&lt;2</mark>' in marked
+    assert '<mark class="matched-span">ERROR x=1 &amp; y&lt;2</mark>' in marked
     assert marked.startswith("a &lt;b&gt; line")
     assert "<mark" not in str(_highlight(output, {"start": 5, "end": 999}))  # a span outside the text: none
+
+
+def test_two_excerpts_of_one_invocation_each_highlight_their_own_span(client: TestClient) -> None:
+    """An anomaly claim quotes its anomaly line and its peak point from one query_metrics output:
+    the claim page marks each excerpt where the Gatekeeper matched it."""
+    session_id = client.post("/api/v1/chat", json={"query": "why is payment-service slow since 10:00?"}).json()[
+        "session_id"
+    ]
+    audit = client.get(f"/api/v1/sessions/{session_id}/audit").json()
+    pages = []
+    for trace in audit["gatekeeper"]["trace"]:
+        spans = [c["matched_span"] for c in trace["checks"] if c.get("matched_span")]
+        if len({s["invocation_id"] for s in spans}) == 1 and len({s["start"] for s in spans}) > 1:
+            claim_id = trace["claim_id"]
+            page = client.get(f"/sessions/{session_id}/claims/{claim_id}").text
+            marks = re.findall(r'<mark class="matched-span">(.*?)</mark>', page, flags=re.S)
+            assert sorted(marks) == sorted(html.escape(s["text"], quote=False) for s in spans), (claim_id, marks)
+            pages.append(claim_id)
+    assert pages, "the demo has a claim with two excerpts of one invocation"
 
 
 def test_timeline_says_which_model_failed_and_why() -> None:

@@ -94,7 +94,7 @@ def test_ask_stream_open_claim_and_highlighted_span(served: Any, browser: Any) -
     assert "payment-service" in page.inner_text("#final-answer")
 
     page.locator("a.claim-link").first.click()
-    mark = page.wait_for_selector("#claim-panel mark#matched-span")
+    mark = page.wait_for_selector("#claim-panel mark.matched-span")
     shown = mark.inner_text()
     invocation_id = int(page.get_attribute("#claim-panel section.evidence", "data-invocation"))
     chain = page.request.get(f"{base}/api/v1/sessions/{session_id}/audit").json()

@@ -137,7 +137,7 @@ def test_each_demo_incident_places_its_claims_in_time_on_their_own_evidence(
             assert href.startswith("#invocation-") and href[1:] in timeline.ids
     first = rows[0]
     evidence_page = client.get(f"/sessions/{session_id}/claims/{first['data-claim']}?lang=en").text
-    assert '<mark id="matched-span">' in evidence_page, "one click from a marker to its highlighted excerpt"
+    assert '<mark class="matched-span">' in evidence_page, "one click from a marker to its highlighted excerpt"
 
 
 def test_hypotheses_and_inferences_are_styled_apart_from_confirmed_claims(
@@ -290,7 +290,7 @@ def test_in_chromium_a_marker_is_one_click_from_its_highlighted_excerpt(
     change.click()
     page.wait_for_selector("#claim-detail")
     assert page.url.endswith(f"/claims/{claim_id}?lang=en")
-    assert page.locator("#claim-detail mark#matched-span").first.is_visible()
+    assert page.locator("#claim-detail mark.matched-span").first.is_visible()
     context.close()
 
 

@@ -299,17 +299,24 @@ def _names_claim(target: str, index: int) -> bool:
     return target == own or target.startswith((own + ".", own + "["))
 
 
+_BINDING = re.compile(r"\.evidence_bindings\[(\d+)\]")
+
+
 def _evidence(claim: ClaimView, checks: list[JsonObject], invocations: dict[int, JsonObject]) -> list[EvidenceView]:
-    spans = {
-        (span.get("invocation_id"), span.get("source")): span
-        for span in (json_object(c.get("matched_span")) for c in checks)
-        if span
-    }
+    """Each binding's excerpt with the span the Gatekeeper matched for *that* binding: two
+    excerpts of one invocation (an anomaly line and its peak point) each highlight their own."""
+    spans: dict[tuple[int | None, JsonValue, JsonValue], JsonObject] = {}
+    for check in checks:
+        matched = json_object(check.get("matched_span"))
+        if matched and matched.get("source") == "output":
+            found = _BINDING.search(str(check.get("target") or ""))
+            key = (int(found.group(1)) if found else None, matched.get("invocation_id"), matched.get("source"))
+            spans[key] = matched
     items = []
-    for binding in claim.bindings:
+    for index, binding in enumerate(claim.bindings):
         for invocation_id in binding.source_invocation_ids:
             invocation = invocations.get(invocation_id)
-            span = spans.get((invocation_id, "output"))
+            span = spans.get((index, invocation_id, "output")) or spans.get((None, invocation_id, "output"))
             items.append(
                 EvidenceView(
                     invocation_id=invocation_id,
@@ -333,7 +340,7 @@ def _highlight(output: str, span: JsonObject | None, context: int = 1500) -> Mar
     return Markup(
         ("…" if head else "")
         + escape(output[head:start])
-        + Markup('<mark id="matched-span">')
+        + Markup('<mark class="matched-span">')
         + escape(output[start:end])
         + Markup("</mark>")
         + escape(output[end:tail])
