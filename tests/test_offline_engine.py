@@ -15,7 +15,7 @@ from veridiag.agents.engines import offline_roles
 from veridiag.agents.offline.executor import _Execution
 from veridiag.agents.offline.findings import Clock, Findings
 from veridiag.agents.offline.planner import OfflinePlanner
-from veridiag.agents.offline.skills import choose_skill
+from veridiag.agents.offline.skills import catalog, choose_skill
 from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.config import Settings
@@ -96,6 +96,43 @@ def test_a_period_longer_than_the_focus_day_is_written_with_its_dates(demo: Any)
     start, end = datetime(2026, 6, 30, 16, 0, tzinfo=UTC), datetime(2026, 7, 7, 16, 0, tzinfo=UTC)
     assert focus_clock.span(start, end) == ("2026-06-30 16:00", "2026-07-07 16:00")
     assert focus_clock.span(start, start + timedelta(hours=1)) == ("16:00", "17:00")
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "words"),
+    [
+        ("order-service 发布后报错", "deploy", "发布后"),
+        ("why does order-service fail since the deploy?", "deploy", "since the deploy"),
+        ("payment-service 改配置后变慢了", "config", "改配置后"),
+        ("errors after the change?", "change", "after the change"),
+        ("order-service 为什么报错", None, None),
+    ],
+)
+def test_the_planner_reads_what_followed_a_change(question: str, kind: str | None, words: str | None) -> None:
+    assert catalog().asked_change(question) == ((kind, words) if kind else None)
+
+
+@pytest.mark.parametrize(
+    ("question", "scope"),
+    [
+        ("order-service 发布后报错", "按问题中的「发布后」，选取 2026-07-07 14:00 那次变更之后的时段 2026-07-07 13:55"),
+        (
+            "why does order-service fail since the deploy?",
+            'says "since the deploy", chose the period after the change at',
+        ),
+    ],
+)
+def test_after_the_deploy_is_the_episode_after_the_deploy_not_the_worst_one(
+    demo: Any, question: str, scope: str
+) -> None:
+    """The order-service's worst hour is the 15:00 lock waits (×49); asked about "after the
+    deploy", the answer is the 14:00 release and the errors that followed it."""
+    result = demo.pipeline.run(question)
+    assert result.verdict == "PASS", result.answer
+    assert scope in result.answer.splitlines()[0]
+    assert "v2.3.1" in result.answer and "ERR_DB_LOCK_TIMEOUT" not in result.answer
+    plain = demo.pipeline.run("order-service 为什么报错")  # no change asked about: the worst episode
+    assert "ERR_DB_LOCK_TIMEOUT" in plain.answer and "那次变更之后" not in plain.answer
 
 
 def test_the_payment_answer_names_the_change_and_the_full_pool(demo: Any) -> None:

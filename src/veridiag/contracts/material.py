@@ -66,7 +66,7 @@ class ActionView(_View):
 
 class ExecutorScope(_View):
     """The period the Executor settled on and how it chose it (``chosen``: question,
-    most_anomalous, asked_lines, whole_window); the scope line shows it. Optional: a model
+    most_anomalous, asked_lines, after_change, whole_window); the scope line shows it. Optional: a model
     Executor may not write one, and one that does not fit is read as absent."""
 
     model_config = ConfigDict(frozen=True, extra="ignore")
@@ -74,6 +74,8 @@ class ExecutorScope(_View):
     window: tuple[str, str] | None = None
     focus: tuple[str, str] | None = None
     chosen: str | None = None
+    #: ``chosen == "after_change"``: when the change the question pointed at happened (ISO).
+    after_change_at: str | None = None
     services: tuple[str, ...] = ()
     surveyed: bool = False
     involved: tuple[str, ...] = ()

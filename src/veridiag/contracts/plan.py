@@ -72,6 +72,10 @@ class Plan(BaseModel):
     explicit_time: bool = False
     time: PlanTime = Field(default_factory=PlanTime)
     runbook_terms: str = ""
+    #: The question asks what followed a change of this kind ("发布后报错": deploy; change: any).
+    after_change: str | None = None
+    #: The words that asked it, as the scope line quotes them.
+    after_change_phrase: str | None = None
     steps: list[Step] = Field(default_factory=list)
     #: The planner's raw text when it was not a plan.
     unparsed: str | None = None

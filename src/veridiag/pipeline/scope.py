@@ -47,6 +47,8 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
         "services": named,
         "focus_start": _show(focus_start, zone) if focus_start else "",
         "focus_end": _show(focus_end, zone) if focus_end else "",
+        "after_phrase": plan.after_change_phrase or "",
+        "after_at": _show(after_at, zone) if (after_at := moment(scope.after_change_at)) else "",
     }
     narrowed = focus_start is not None and (focus_start, focus_end) != (start, end)
     if plan.time.kind == "given":  # a moment handed in (an alert's start), not words of the question
@@ -56,6 +58,8 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
     key = keys[0] if narrowed else keys[1]
     if key == "chosen" and scope.chosen == "asked_lines":
         key = "anchored"
+    elif key == "chosen" and scope.chosen == "after_change" and values["after_at"]:
+        key = "after_change"
     line = words[key].format(**values)
     return line + (words["utc_note"] if zone_name != "UTC" else "")
 

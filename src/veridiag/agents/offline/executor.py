@@ -61,6 +61,8 @@ CAUSE_LOOKBACK = timedelta(hours=2)
 CAUSE_LEAD = timedelta(minutes=30)
 #: A change this close after an onset started with it (metrics are sampled once a minute).
 SAME_TIME = timedelta(seconds=60)
+#: Change kinds a question's words mean beyond their own name ("发布后": a deploy or a release).
+_AFTER_KINDS: dict[str, set[str]] = {"deploy": {"deploy", "release"}}
 #: Episodes stated as claims, the strongest first (a counter's steps count as one).
 MAX_STATED_EPISODES = 6
 #: A log burst counts as an episode from this many lines.
@@ -111,6 +113,8 @@ class _Execution:
     spotted_metrics: list[str] = field(default_factory=list)
     #: Metric reads that failed, per service: "nothing deviated" then speaks only of what was read.
     unread_metrics: Counter[str] = field(default_factory=Counter)
+    #: The change the question asked what followed ("发布后报错"), when the focus was put after it.
+    after_change: ChangeRecord | None = None
 
     # -- the flow, top to bottom ------------------------------------------------------
 
@@ -137,6 +141,7 @@ class _Execution:
                 window=(iso(self.window[0]), iso(self.window[1])),
                 focus=(iso(focus[0]), iso(focus[1])),
                 chosen=chosen,
+                after_change_at=iso(self.after_change.ts) if self.after_change else None,
                 services=tuple(self.services),
                 surveyed=self.surveyed,
                 involved=tuple(involved),
@@ -261,6 +266,8 @@ class _Execution:
             chosen = min(pool, key=lambda e: (_distance(e, moment), -e.weight))
         elif explicit and kind == "since":
             chosen = min(pool, key=lambda e: e.start)
+        elif (after := self._after_asked_change(pool)) is not None:  # "发布后报错": after that change
+            chosen, how = after, "after_change"
         else:
             chosen = max(pool, key=lambda e: e.weight)
         start, end = chosen.start - PAD, chosen.end + PAD
@@ -285,6 +292,32 @@ class _Execution:
         if focus[1] <= focus[0] or (focus[1] - focus[0]) >= NARROWING * (self.window[1] - self.window[0]):
             return self.window, "question" if explicit else "whole_window"
         return focus, how
+
+    def _after_asked_change(self, pool: list[_Episode]) -> _Episode | None:
+        """The first episode that starts within ``CAUSE_LEAD`` of the latest change of the kind the
+        question asked about ("发布后": a deploy) — the asked services' changes first, else any
+        service's — read from the change feed; None when no such change is followed by one."""
+        kind = self.request.plan.after_change
+        if kind is None or not self._has("query_changes"):
+            return None
+        result = self._call("query_changes", _bounds(self.window))
+        if result is None:
+            return None
+        kinds = _AFTER_KINDS.get(kind, {kind})
+        changes = [
+            c
+            for e in result.output.evidence
+            if isinstance(e, ChangeEvidence)
+            for c in e.changes
+            if kind == "change" or c.kind in kinds
+        ]
+        own = [c for c in changes if c.service in self.services]
+        for change in sorted(own or changes, key=lambda c: c.ts, reverse=True):
+            after = [e for e in pool if change.ts - SAME_TIME <= e.start <= change.ts + CAUSE_LEAD]
+            if after:
+                self.after_change = change
+                return min(after, key=lambda e: e.start)
+        return None
 
     def _involved(self, series: list[Series], focus: tuple[datetime, datetime]) -> list[str]:
         """Services with an anomaly in the focus, in the order they moved."""

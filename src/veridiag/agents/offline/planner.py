@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from veridiag.agents.offline.skills import DataShape, aliases, choose_skill
+from veridiag.agents.offline.skills import DataShape, aliases, catalog, choose_skill
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import PlanRequest
 from veridiag.contracts.audit import EngineUse
@@ -133,6 +133,7 @@ class OfflinePlanner:
         shape = self._shape(services) if services else self._shape(known, names=False)
         skill = choose_skill(question, shape)
         order = _ORDER.search(_blank(question, window.found))
+        asked = catalog().asked_change(question)
         return Plan(
             skill=skill.id,
             skill_title=skill.title,
@@ -145,6 +146,8 @@ class OfflinePlanner:
             explicit_time=window.explicit,
             time=window.time(self.timezone),
             runbook_terms=skill.runbook_terms,
+            after_change=asked[0] if asked else None,
+            after_change_phrase=asked[1] if asked else None,
             steps=list(skill.steps),
         )
 

@@ -37,6 +37,22 @@ class Catalog(BaseModel):
     generic_terms: list[str] = Field(default_factory=list)
     #: Words that make a template read as a failure in logs that carry no level.
     failure_words: list[str] = Field(default_factory=list)
+    #: Change kind (``change``: any) → words asking about what followed such a change.
+    after_change: dict[str, list[str]] = Field(default_factory=dict)
+
+    def asked_change(self, question: str) -> tuple[str, str] | None:
+        """(kind, the words) when the question asks what followed a change; the earliest words win."""
+        lowered = question.lower()
+        found = [
+            (at, kind, word)
+            for kind, words in self.after_change.items()
+            for word in words
+            if (at := lowered.find(word.lower())) >= 0
+        ]
+        if not found:
+            return None
+        _at, kind, word = min(found, key=lambda item: (item[0], -len(item[2])))
+        return kind, word
 
     def get(self, skill_id: str) -> Skill:
         return next(skill for skill in self.skills if skill.id == skill_id)
