@@ -149,12 +149,15 @@ def _phone_overflow(page: Any) -> list[str]:
     return found
 
 
-def _screenshots(page: Any, name: str) -> None:
-    for scheme in SCHEMES:
+#: Every width in every scheme.
+ALL_VIEWS = [(label, scheme) for scheme in SCHEMES for label in WIDTHS]
+
+
+def _screenshots(page: Any, name: str, views: list[tuple[str, str]] = ALL_VIEWS) -> None:
+    for label, scheme in views:
         page.emulate_media(color_scheme=scheme)
-        for label, width in WIDTHS.items():
-            page.set_viewport_size({"width": width, "height": 900})
-            shot(page, f"a11y-{name}-{label}-{scheme}")
+        page.set_viewport_size({"width": WIDTHS[label], "height": 900})
+        shot(page, f"a11y-{name}-{label}-{scheme}")
     page.emulate_media(color_scheme="light")
     page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
 
@@ -206,7 +209,7 @@ def test_session_page_screens_and_accessibility(served: Served, page: Any, name:
     page.locator("a.claim-link").first.focus()
     page.keyboard.press("Enter")
     page.wait_for_selector("#claim-panel #claim-detail")
-    shot(page, f"a11y-{name}-claim-open")
+    _screenshots(page, f"{name}-claim-open", [("phone", "light"), ("desktop", "dark")])
     problems |= {f"{check} (claim open)": found for check, found in _contrast(page).items()}
     problems["headings (claim open)"] = page.evaluate("__a11y.headings()")
     problems["phone overflow"] = _phone_overflow(page)
