@@ -145,18 +145,20 @@ window.__a11y = (() => {
   function focused(wanted) {
     const el = document.activeElement;
     if (!el || el === document.body) return null;
-    // What draws a ring: an outline that is there (a style, a width), a shadow.
-    const ring = () => {
-      const s = getComputedStyle(el);
+    // What draws a ring: an outline that is there (a style, a width), a shadow; on a drawing
+    // (SVG) also a stroke or fill, of the element or a shape inside it.
+    const ring = () => [el, ...el.querySelectorAll("*")].slice(0, 50).map((node) => {
+      const s = getComputedStyle(node);
       const outline = s.outlineStyle !== "none" && parseFloat(s.outlineWidth) > 0
         ? [s.outlineStyle, s.outlineWidth, s.outlineColor, s.outlineOffset].join(" ") : "";
-      return [outline, s.boxShadow === "none" ? "" : s.boxShadow].join(" | ");
-    };
+      const drawn = node instanceof SVGElement ? [s.stroke, s.strokeWidth, s.fill].join(" ") : "";
+      return [outline, s.boxShadow === "none" ? "" : s.boxShadow, drawn].join(" | ");
+    }).join(" ; ");
     const on = ring();
     el.blur();
     const off = ring();
     el.focus();
-    return { element: describe(el), href: el.getAttribute("href"), wanted: el.matches(wanted), visible: on !== off && on !== " | ", on, off };
+    return { element: describe(el), href: el.getAttribute("href"), wanted: el.matches(wanted), visible: on !== off, on, off };
   }
 
   return { contrast, headings, languages, pictures, overflow, focused };
