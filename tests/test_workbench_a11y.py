@@ -162,11 +162,15 @@ def _screenshots(page: Any, name: str, views: list[tuple[str, str]] = ALL_VIEWS)
     page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
 
 
-def _tab_stops(page: Any, wanted: str, limit: int = 400) -> list[dict[str, Any]]:
-    """Tab from the top of the page until every element matching ``wanted`` had focus (or the
-    focus came back round); each stop says whether its outline or shadow showed the focus."""
-    page.evaluate("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)")
-    remaining = page.evaluate(f"document.querySelectorAll({wanted!r}).length")
+def _tab_stops(page: Any, wanted: str, count: int | None = None, limit: int = 400) -> list[dict[str, Any]]:
+    """Tab from the top of the page until ``count`` (default: every) element matching ``wanted``
+    had focus, or the focus came back round; each stop says whether its focus showed."""
+    # Start before the first element: a blur alone would let Tab go on from the last focus.
+    page.evaluate(
+        """() => { const start = document.createElement("span"); start.tabIndex = -1;
+        document.body.prepend(start); start.focus(); start.blur(); start.remove(); window.scrollTo(0, 0); }"""
+    )
+    remaining = count or page.evaluate(f"document.querySelectorAll({wanted!r}).length")
     stops: list[dict[str, Any]] = []
     for _ in range(limit):
         page.keyboard.press("Tab")
@@ -191,6 +195,7 @@ CASES = [*_incidents(), IMPORTED]
 
 @pytest.mark.parametrize(("name", "question"), CASES, ids=[name for name, _question in CASES])
 def test_session_page_screens_and_accessibility(served: Served, page: Any, name: str, question: str) -> None:
+    """Shown in the question's language, then the other: screenshots, then every check."""
     lang = detect_lang(question)
     page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
     page.goto(f"{served.url}/sessions/{served.sessions[name]}?lang={lang}")
@@ -206,8 +211,8 @@ def test_session_page_screens_and_accessibility(served: Served, page: Any, name:
     problems["not reached by Tab"] = [] if reached == page.locator(wanted).count() else [f"{reached} of {wanted}"]
     assert page.locator("a.claim-link").count() > 0
 
-    page.locator("a.claim-link").first.focus()
-    page.keyboard.press("Enter")
+    assert _tab_stops(page, "a.claim-link", count=1)[-1]["wanted"]
+    page.keyboard.press("Enter")  # on the first claim link, reached by keyboard
     page.wait_for_selector("#claim-panel #claim-detail")
     _screenshots(page, f"{name}-claim-open", [("phone", "light"), ("desktop", "dark")])
     problems |= {f"{check} (claim open)": found for check, found in _contrast(page).items()}
@@ -223,6 +228,7 @@ def test_session_page_screens_and_accessibility(served: Served, page: Any, name:
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_index_and_claim_pages_accessibility(served: Served, page: Any, lang: str) -> None:
+    """The session list with the ask form, and a claim opened as its own page (no script)."""
     page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
     page.goto(f"{served.url}/?lang={lang}")
     page.wait_for_selector("#ask-form")
