@@ -70,6 +70,23 @@ def test_user_text_is_escaped(client: TestClient) -> None:
         assert "<script>alert" not in page and "&lt;script&gt;alert" in page
 
 
+def test_session_text_carries_its_own_language(client: TestClient) -> None:
+    """A Chinese question on the English page (and the reverse) is marked with its own lang, so
+    a screen reader reads it in the right voice; the page's lang stays the interface's."""
+    for question, ui, own in (
+        ("inventory-service 为什么一直重启？", "en", "zh-CN"),
+        ("Why does inventory-service keep restarting?", "zh", "en"),
+    ):
+        session_id = client.post("/api/v1/chat", json={"query": question}).json()["session_id"]
+        page = client.get(f"/sessions/{session_id}?lang={ui}").text
+        assert f'<html lang="{"zh-CN" if ui == "zh" else "en"}">' in page
+        assert f'<h1 lang="{own}">' in page and f'<div class="answer" lang="{own}">' in page
+        claim_link = re.search(r'class="claim-link" href="([^"]+)"', page)
+        assert claim_link, "a diagnosed session lists its claims"
+        claim_page = client.get(claim_link.group(1).replace("&amp;", "&")).text
+        assert f'<h1 lang="{own}">' in claim_page and f'<h3 lang="{own}">' in claim_page
+
+
 def test_highlight_marks_exactly_the_span_and_escapes_the_rest() -> None:
     output = "a <b> line\nERROR x=1 & y<2\ntail"
     start = output.index("ERROR")

@@ -5,9 +5,7 @@ Screenshots go to $VERIDIAG_SCREENSHOTS (CI artifacts)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +13,8 @@ from pydantic import SecretStr
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import FunctionModel
 
+from tests.browser import launched, shot
 from tests.builders import readable
-from tests.conftest import require_server
 from tests.llm_scripts import claim, evidence, executor_script
 from veridiag.agents.engines import offline_roles
 from veridiag.agents.llm import llm_roles
@@ -26,26 +24,6 @@ from veridiag.config import LLMRoleSettings, LLMSettings, Settings
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.tools.factory import embedded_environment
-
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-quic",
-    "--no-first-run",
-]
-SHOTS = Path(os.environ.get("VERIDIAG_SCREENSHOTS") or Path(__file__).resolve().parent.parent / "build" / "screenshots")
-
-
-def _chromium() -> str:
-    path = os.environ.get("VERIDIAG_TEST_CHROMIUM") or (
-        "/usr/bin/chromium" if Path("/usr/bin/chromium").exists() else ""
-    )
-    if path and Path(path).exists():
-        return path
-    return require_server("VERIDIAG_TEST_CHROMIUM", "Chromium")
 
 
 @pytest.fixture(scope="module")
@@ -58,17 +36,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Asse
 
 @pytest.fixture(scope="module")
 def browser(served: Any) -> Iterator[Any]:
-    playwright_api = pytest.importorskip("playwright.sync_api")
-    executable = _chromium()
-    with playwright_api.sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=executable, args=ARGS, headless=True)
+    with launched() as instance:
         yield instance
-        instance.close()
-
-
-def _shot(page: Any, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
 
 
 def test_ask_stream_open_claim_and_highlighted_span(served: Any, browser: Any) -> None:
@@ -81,7 +50,7 @@ def test_ask_stream_open_claim_and_highlighted_span(served: Any, browser: Any) -
     stages = page.locator("#ask-stages li").all_inner_texts()
     assert any(s.startswith("plan") for s in stages) and any(s.startswith("tool #") for s in stages)
     assert any(s.startswith("gatekeeper") for s in stages) and any(s.startswith("composer") for s in stages)
-    _shot(page, "01-ask-streamed")
+    shot(page, "01-ask-streamed")
 
     page.click("#ask-result")
     page.wait_for_selector("#final-answer")
@@ -104,7 +73,7 @@ def test_ask_stream_open_claim_and_highlighted_span(served: Any, browser: Any) -
     output = next(i["output"] for i in chain["invocations"] if i["id"] == invocation_id)
     assert span["invocation_id"] == invocation_id
     assert shown == output[span["start"] : span["end"]] == span["text"]
-    _shot(page, "02-claim-evidence-highlighted")
+    shot(page, "02-claim-evidence-highlighted")
     page.close()
 
 
@@ -143,7 +112,7 @@ def test_blocked_claim_shows_why(served: Any, browser: Any) -> None:
     reason = page.wait_for_selector("#claim-panel .blocked-reason").inner_text()
     assert "Blocked because" in reason and "987654" in reason
     assert "ERR_FAKE_4242" not in page.inner_text("#final-answer")
-    _shot(page, "03-blocked-claim-reason")
+    shot(page, "03-blocked-claim-reason")
     page.close()
 
 
@@ -159,7 +128,7 @@ def test_pages_read_without_javascript(served: Any, browser: Any) -> None:
     page.locator("a.claim-link").first.click()  # a real link: the claim opens as its own page
     page.wait_for_selector("#claim-detail")
     assert page.locator("#claim-detail pre.output").count() >= 1
-    _shot(page, "04-no-javascript-claim-page")
+    shot(page, "04-no-javascript-claim-page")
     context.close()
 
 
@@ -182,7 +151,7 @@ def test_api_docs_render_with_no_internet(served: Any, browser: Any) -> None:
     paths = page.locator(".opblock-summary-path").all_inner_texts()
     assert "/api/v1/chat" in paths and "/api/v1/sessions/{session_id}/audit" in paths
     assert outside == []
-    _shot(page, "05-api-docs-offline")
+    shot(page, "05-api-docs-offline")
     page.close()
 
 
@@ -205,7 +174,7 @@ def test_sign_in_ask_and_sign_out_without_javascript(served: Any, browser: Any) 
         page.click("#ask-button")
         page.wait_for_selector("#final-answer")
         assert "/sessions/" in page.url and "payment-service" in page.inner_text("#final-answer")
-        _shot(page, "06-signed-in-no-javascript-ask")
+        shot(page, "06-signed-in-no-javascript-ask")
         page.click("#logout-button")
         page.wait_for_selector("form.login")
         assert not [c for c in context.cookies() if c["name"] == "veridiag_session"]
@@ -245,5 +214,5 @@ def test_copy_buttons_copy_the_permalink_and_the_markdown(served: Any, browser: 
     page.click("button.copy[data-copy-text]")
     page.wait_for_function(f"document.querySelector('{status}').textContent !== ''")
     assert page.evaluate("navigator.clipboard.readText()") == page.input_value("#permalink")
-    _shot(page, "07-share-and-export")
+    shot(page, "07-share-and-export")
     context.close()

@@ -386,3 +386,13 @@ def dom_id(value: str) -> str:
 
 
 templates.env.filters["dom_id"] = dom_id
+
+
+def lang_of(text: object) -> str:
+    """The ``lang`` of a piece of session text (a question, an answer, a claim, a tool output),
+    which need not be the page's: screen readers switch voice by it. Any Han character makes it
+    Chinese, as it does for the answer's language (``detect_lang``)."""
+    return "zh-CN" if detect_lang(str(text or "")) == "zh" else "en"
+
+
+templates.env.filters["lang_of"] = lang_of
