@@ -19,8 +19,10 @@ from veridiag.text.render import format_value, iso
 
 #: Plot sizes in SVG user units (the element scales to its box, ``viewBox`` keeps the shape).
 WIDTH, HEIGHT = 640, 220
-LEFT, RIGHT, TOP, BOTTOM = 72, 16, 12, 30
-SPARK_WIDTH, SPARK_HEIGHT = 240, 44
+RIGHT, TOP, BOTTOM = 16, 12, 30
+#: The left margin holds the longest value label: about this many units a character, at 11 px.
+CHAR_WIDTH = 6.6
+SPARK_WIDTH, SPARK_HEIGHT, SPARK_LABELS = 240, 44, 12
 #: Time steps an axis may tick at, smallest first.
 _TIME_STEPS = [
     timedelta(minutes=m) for m in (1, 2, 5, 10, 15, 30, 60, 120, 180, 360, 720, 1440, 2880, 10080, 43200, 525600)
@@ -45,12 +47,12 @@ class ChartWords(BaseModel):
 
 
 class CitedPoint(BaseModel):
-    """A point a claim quotes: its time and value as the invocation stores them."""
+    """A point claims quote: its time and value as the invocation stores them."""
 
     at: datetime
     value: float
-    claim_id: str
-    #: Where the claim and its highlighted excerpt are.
+    claim_ids: list[str]
+    #: Where the (first) claim and its highlighted excerpt are.
     href: str | None = None
 
 
@@ -110,7 +112,9 @@ class _Scale:
     """Value → y and time → x over the plot area; halves are subtracted so that no difference of
     two finite doubles overflows to infinity."""
 
-    def __init__(self, lo: float, hi: float, t0: datetime, t1: datetime, box: tuple[float, float, float, float]):
+    def __init__(
+        self, lo: float, hi: float, t0: datetime, t1: datetime, box: tuple[float, float, float, float]
+    ) -> None:
         self.lo, self.hi, self.t0, self.t1 = lo, hi, t0, t1
         self.left, self.top, self.width, self.height = box
         self.half_span = hi / 2 - lo / 2 or 0.5
@@ -191,23 +195,20 @@ def metric_svg(chart: MetricChart, words: ChartWords) -> Markup:
     if chart.window is not None:
         times += [_utc(chart.window[0]), _utc(chart.window[1])]
     values = [v for _t, v in drawn] + [c.value for c in cited] + ([baseline] if baseline is not None else [])
-    box = (float(LEFT), float(TOP), float(WIDTH - LEFT - RIGHT), float(HEIGHT - TOP - BOTTOM))
-    body = [
-        f'<rect class="plot" x="{LEFT}" y="{TOP}" width="{_num(box[2])}" height="{_num(box[3])}" '
-        'fill="none" stroke="currentColor" stroke-opacity=".25"/>'
-    ]
     description = _metric_description(chart, drawn, baseline, words)
     if times and values:
         lo, hi, ticks = value_ticks(min(values), max(values))
-        scale = _Scale(lo, hi, min(times), max(times), box)
-        body += _anomaly_marks(chart.anomalies, scale, words)
-        body += _axes(ticks, chart.unit, scale, words)
+        labels = [axis_value(tick, chart.unit) for tick in ticks]
+        left = max(40.0, CHAR_WIDTH * max(len(label) for label in labels) + 10)
+        scale = _Scale(lo, hi, min(times), max(times), (left, TOP, WIDTH - left - RIGHT, HEIGHT - TOP - BOTTOM))
+        body = [_plot_frame(scale), *_anomaly_marks(chart.anomalies, scale, words)]
+        body += _axes(list(zip(ticks, labels, strict=True)), scale, words)
         if baseline is not None:
             body.append(_baseline_mark(baseline, chart.unit, scale, words))
         body += _series_marks(drawn, scale)
         body += [_cited_mark(point, chart.unit, scale, words) for point in cited]
     else:
-        body.append(f'<text x="{WIDTH // 2}" y="{HEIGHT // 2}" text-anchor="middle">{escape(words.no_points)}</text>')
+        body = [f'<text x="{WIDTH // 2}" y="{HEIGHT // 2}" text-anchor="middle">{escape(words.no_points)}</text>']
     return _frame(
         chart_id=chart.chart_id,
         title=chart.title,
@@ -215,6 +216,13 @@ def metric_svg(chart: MetricChart, words: ChartWords) -> Markup:
         size=(WIDTH, HEIGHT),
         body=body,
         css="chart metric-chart",
+    )
+
+
+def _plot_frame(scale: _Scale) -> str:
+    return (
+        f'<rect class="plot" x="{_num(scale.left)}" y="{TOP}" width="{_num(scale.width)}" '
+        f'height="{_num(scale.height)}" fill="none" stroke="currentColor" stroke-opacity=".25"/>'
     )
 
 
@@ -232,17 +240,17 @@ def _anomaly_marks(episodes: Sequence[tuple[datetime, datetime]], scale: _Scale,
     return marks
 
 
-def _axes(ticks: Sequence[float], unit: str, scale: _Scale, words: ChartWords) -> list[str]:
-    """Grid lines with their values on the left, round times below, "UTC" in the corner."""
+def _axes(ticks: Sequence[tuple[float, str]], scale: _Scale, words: ChartWords) -> list[str]:
+    """Grid lines with their labelled values on the left, round times below, "UTC" in the corner."""
     span = scale.t1 - scale.t0
     marks = []
-    for tick in ticks:
+    for tick, label in ticks:
         level = _num(scale.y(tick))
         marks.append(
-            f'<line class="grid" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{level}" y2="{level}" '
+            f'<line class="grid" x1="{_num(scale.left)}" x2="{WIDTH - RIGHT}" y1="{level}" y2="{level}" '
             'stroke="currentColor" stroke-opacity=".12"/>'
-            f'<text class="tick" x="{LEFT - 6}" y="{level}" text-anchor="end" dominant-baseline="middle">'
-            f"{escape(axis_value(tick, unit))}</text>"
+            f'<text class="tick" x="{_num(scale.left - 6)}" y="{level}" text-anchor="end" '
+            f'dominant-baseline="middle">{escape(label)}</text>'
         )
     for moment in time_ticks(scale.t0, scale.t1):
         marks.append(
@@ -259,7 +267,7 @@ def _baseline_mark(baseline: float, unit: str, scale: _Scale, words: ChartWords)
     level = scale.y(baseline)
     said = f"{words.baseline} {format_value(baseline, unit)}"
     return (
-        f'<line class="baseline" x1="{LEFT}" x2="{WIDTH - RIGHT}" y1="{_num(level)}" y2="{_num(level)}" '
+        f'<line class="baseline" x1="{_num(scale.left)}" x2="{WIDTH - RIGHT}" y1="{_num(level)}" y2="{_num(level)}" '
         f'stroke="currentColor" stroke-dasharray="5 4" stroke-opacity=".6"><title>{escape(said)}</title></line>'
         f'<text class="baseline-label" x="{WIDTH - RIGHT - 4}" y="{_num(level - 4)}" text-anchor="end">'
         f"{escape(said)}</text>"
@@ -284,15 +292,24 @@ def _cited_mark(point: CitedPoint, unit: str, scale: _Scale, words: ChartWords) 
     """A ring with the value above it; ``data-time`` / ``data-value`` say which stored point it is."""
     across, level = scale.x(point.at), scale.y(point.value)
     value = format_value(point.value, unit)
-    said = f"{point.claim_id}: {value} {clock(point.at, scale.t1 - scale.t0)} {words.utc}"
+    claims = ", ".join(point.claim_ids)
+    said = f"{claims}: {value} {clock(point.at, scale.t1 - scale.t0)} {words.utc}"
     marker = (
         f'<circle class="cited" cx="{_num(across)}" cy="{_num(level)}" r="5" fill="none" stroke="currentColor" '
         f'stroke-width="2" data-time="{iso(point.at)}" data-value="{point.value!r}" '
-        f'data-claim="{escape(point.claim_id)}"><title>{escape(said)}</title></circle>'
-        f'<text class="cited-label" x="{_num(across)}" y="{_num(max(level - 9, TOP + 9))}" '
-        f'text-anchor="middle">{escape(value)}</text>'
+        f'data-claims="{escape(claims)}"><title>{escape(said)}</title></circle>'
+        f"{_cited_label(across, level, value)}"
     )
     return f'<a href="{escape(point.href)}">{marker}</a>' if point.href else marker
+
+
+def _cited_label(across: float, level: float, value: str) -> str:
+    """The value above its ring; beside it when the ring touches the top (towards the plot's middle)."""
+    if level - 9 >= TOP + 9:
+        x, y, anchor = across, level - 9, "middle"
+    else:
+        x, y, anchor = (across + 8, level + 4, "start") if across < WIDTH / 2 else (across - 8, level + 4, "end")
+    return f'<text class="cited-label" x="{_num(x)}" y="{_num(y)}" text-anchor="{anchor}">{escape(value)}</text>'
 
 
 def _metric_description(
@@ -318,9 +335,9 @@ def _metric_description(
         parts.append(f"{words.anomaly} {clock(onset, span)}–{clock(end, span)}")
     for point in chart.cited:
         if math.isfinite(point.value):
-            parts.append(
-                f"{words.cited} ({point.claim_id}) {format_value(point.value, chart.unit)} {clock(point.at, span)}"
-            )
+            claims = ", ".join(point.claim_ids)
+            value = format_value(point.value, chart.unit)
+            parts.append(f"{words.cited} ({claims}) {value} {clock(point.at, span)}")
     return "; ".join(parts)
 
 
@@ -334,6 +351,10 @@ def count_svg(chart: CountChart, words: ChartWords) -> Markup:
     body = [
         f'<line class="axis" x1="0" x2="{SPARK_WIDTH}" y1="{SPARK_HEIGHT - 0.5}" y2="{SPARK_HEIGHT - 0.5}" '
         'stroke="currentColor" stroke-opacity=".3"/>'
+        f'<text class="tick" x="0" y="{SPARK_HEIGHT + SPARK_LABELS - 2}" font-size="10">'
+        f"{escape(clock(start, span))}</text>"
+        f'<text class="tick" x="{SPARK_WIDTH}" y="{SPARK_HEIGHT + SPARK_LABELS - 2}" font-size="10" '
+        f'text-anchor="end">{escape(clock(start + span, span))} {escape(words.utc)}</text>'
     ]
     width = SPARK_WIDTH / max(1, len(counts))
     for index, count in enumerate(counts):
@@ -355,7 +376,7 @@ def count_svg(chart: CountChart, words: ChartWords) -> Markup:
         chart_id=chart.chart_id,
         title=chart.title,
         description=description,
-        size=(SPARK_WIDTH, SPARK_HEIGHT),
+        size=(SPARK_WIDTH, SPARK_HEIGHT + SPARK_LABELS),
         body=body,
         css="chart sparkline",
     )

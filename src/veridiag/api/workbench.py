@@ -13,6 +13,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict
 
+from veridiag.api.evidence import evidence_charts
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
@@ -378,3 +379,4 @@ def dom_id(value: str) -> str:
 
 
 templates.env.filters["dom_id"] = dom_id
+templates.env.globals["evidence_charts"] = evidence_charts
