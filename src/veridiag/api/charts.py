@@ -285,7 +285,10 @@ def _series_marks(drawn: Sequence[tuple[datetime, float]], scale: _Scale) -> lis
         f"{'M' if i == 0 else 'L'}{_num(scale.x(moment))} {_num(scale.y(value))}"
         for i, (moment, value) in enumerate(drawn)
     )
-    return [f'<path class="series" d="{path}" fill="none" stroke="currentColor" stroke-width="1.5"/>']
+    return [
+        f'<path class="series" d="{path}" fill="none" stroke="currentColor" stroke-width="1.5" '
+        'stroke-linejoin="round"/>'
+    ]
 
 
 def _cited_mark(point: CitedPoint, unit: str, scale: _Scale, words: ChartWords) -> str:
@@ -304,9 +307,13 @@ def _cited_mark(point: CitedPoint, unit: str, scale: _Scale, words: ChartWords) 
 
 
 def _cited_label(across: float, level: float, value: str) -> str:
-    """The value above its ring; beside it when the ring touches the top (towards the plot's middle)."""
-    if level - 9 >= TOP + 9:
+    """The value away from the line: above a point in the plot's upper half, below one in its
+    lower half (a dip's label would hide the dip), beside it where that leaves the plot."""
+    bottom = HEIGHT - BOTTOM
+    if level < (TOP + bottom) / 2 and level - 9 >= TOP + 9:
         x, y, anchor = across, level - 9, "middle"
+    elif level >= (TOP + bottom) / 2 and level + 17 <= bottom:
+        x, y, anchor = across, level + 17, "middle"
     else:
         x, y, anchor = (across + 8, level + 4, "start") if across < WIDTH / 2 else (across - 8, level + 4, "end")
     return f'<text class="cited-label" x="{_num(x)}" y="{_num(y)}" text-anchor="{anchor}">{escape(value)}</text>'
