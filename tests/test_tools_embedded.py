@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from tests.builders import readable
+from veridiag.text.render import invocation_json
 from veridiag.tools import LookupKnowledgeArgs, QueryLogsArgs, QueryMetricsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.knowledge import RunbookError
@@ -90,7 +92,10 @@ def test_stored_details_keep_the_format_older_sessions_were_written_in(demo_env:
     windows and bursts as arrays)."""
     logs = demo_env.query_logs(QueryLogsArgs(service="payment-service", level="ERROR", **INCIDENT))
     details = readable(logs.retrieval_details)
-    assert list(details) == ["backend", "matched", "by_level", "window", "bursts", "unparsed", "patterns"]
+    grounded = ["backend", "matched", "by_level", "window", "bursts", "unparsed", "patterns"]
+    # Added last and drawn only (issue 17): the text facts are grounded in leaves it out.
+    assert list(details) == [*grounded, "counts_over_time"]
+    assert list(json.loads(invocation_json(details))) == sorted(grounded)
     assert details["window"] == ["2026-07-07T10:00:00Z", "2026-07-07T10:30:00Z"]
     first, last, count = details["bursts"][0]
     assert first <= last and isinstance(count, int) and count > 0

@@ -13,6 +13,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict
 
+from veridiag.api.evidence import evidence_charts
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.incident import incident_timeline
 from veridiag.api.routes import audit_or_404, diagnose_async
@@ -396,3 +397,4 @@ def lang_of(text: object) -> str:
 
 
 templates.env.filters["lang_of"] = lang_of
+templates.env.globals["evidence_charts"] = evidence_charts

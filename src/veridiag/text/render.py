@@ -36,6 +36,20 @@ def format_value(value: float, unit: str) -> str:
     return f"{number}{unit}" if unit in _GLUED else f"{number} {unit}"
 
 
+def parse_value(text: str, unit: str) -> float | None:
+    """``format_value``'s inverse: the number of ``5300ms`` / ``37 connections`` written with
+    ``unit``, or None when ``text`` is not such a value. Written by hand because the spelling is
+    this module's own (no locale, no grouping): the unit stripped, the rest read by ``float``."""
+    number = text.removesuffix(unit).rstrip() if unit else text
+    if unit and number == text:
+        return None
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
 def rounded(value: float) -> float:
     """A statistic as outputs and claims state it: two decimals, but a small value (a slow
     counter's rate) keeps what ``format_value`` shows of it instead of reading 0."""
@@ -48,9 +62,16 @@ def request_line(tool: str, request: Mapping[str, Any]) -> str:
     return f"{tool} " + " ".join(parts)
 
 
+#: Retrieval details kept to be drawn, never to be quoted: figures no output line states (a log
+#: query's lines per time bucket), so no fact is grounded in them (fail closed).
+DRAWN_ONLY = frozenset({"counts_over_time"})
+
+
 def invocation_json(part: Mapping[str, Any] | None) -> str:
     """An invocation's arguments or retrieval details as text a fact can be found in (keys sorted,
-    values that are no JSON as text); empty when there are none."""
+    values that are no JSON as text, ``DRAWN_ONLY`` keys left out); empty when there are none."""
+    if part and DRAWN_ONLY.intersection(part):
+        part = {key: value for key, value in part.items() if key not in DRAWN_ONLY}
     return json.dumps(part, ensure_ascii=False, sort_keys=True, default=str) if part else ""
 
 

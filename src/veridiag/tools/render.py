@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 
-from veridiag.text.render import format_value, iso, request_line, rounded
+from veridiag.text.render import format_value, iso, parse_value, request_line, rounded
 from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.knowledge import Hit, best_section
 from veridiag.tools.promql import MetricKind, duration
@@ -236,6 +236,39 @@ def _minutes(seconds: float) -> str:
     return f"{minutes} min" if minutes < 120 else f"{minutes / 60:.1f} h".replace(".0 h", " h")
 
 
+#: The heading after which a metrics output lists its stored points, one ``point_line`` each.
+POINTS_HEADING = "points:"
+
+
+def point_line(moment: datetime, value: float, unit: str) -> str:
+    """A point as the stored output lists it and a claim quotes it: ``2026-07-07T10:08:00Z 5267ms``."""
+    return f"{iso(moment)} {format_value(value, unit)}"
+
+
+def peak_phrase(value: float, moment: datetime, unit: str) -> str:
+    """A peak as the window and anomaly lines state it: ``peak 5267ms at 2026-07-07T10:08:00Z``."""
+    return f"peak {format_value(value, unit)} at {iso(moment)}"
+
+
+def stored_points(text: str, unit: str) -> list[tuple[datetime, float]]:
+    """The points a stored metrics output lists (``POINTS_HEADING``, then ``point_line``s), as
+    written — the values at the precision the output and its claims state them. The stored text
+    is the one record of an invocation's points (the retrieval details keep only figures, and the
+    Gatekeeper grounds facts in those), so they are read back here, beside their writer."""
+    _head, found, tail = text.partition("\n" + POINTS_HEADING + "\n")
+    points = []
+    for line in tail.splitlines() if found else ():
+        stamp, _space, written = line.partition(" ")
+        try:
+            moment = datetime.fromisoformat(stamp)
+        except ValueError:
+            continue
+        value = parse_value(written, unit)
+        if value is not None and moment.tzinfo is not None:
+            points.append((moment, value))
+    return points
+
+
 def metrics_output(
     request: Request,
     *,
@@ -252,17 +285,17 @@ def metrics_output(
     per step of that many seconds), the series' own baseline, its anomalies, then the points."""
     values = [v for _t, v in window]
     peak_at, peak = max(window, key=lambda point: point[1])
-    window_line = f"window: {_stats(values, unit)}; peak {format_value(peak, unit)} at {iso(peak_at)}"
+    window_line = f"window: {_stats(values, unit)}; {peak_phrase(peak, peak_at, unit)}"
     lines = [request_line("query_metrics", {**request, "unit": unit}), window_line]
     value_at = dict(window)
 
     @cache
-    def point_line(moment: datetime) -> str:
+    def line_of(moment: datetime) -> str:
         """Written only for the points kept or quoted: a window holds up to ~500 (a run of ``ask``
         formatted ~7 500 times, measured), the output keeps at most ``STORED_POINTS``."""
-        return f"{iso(moment)} {format_value(value_at[moment], unit)}"
+        return point_line(moment, value_at[moment], unit)
 
-    increases = _increases(window, unit, per_step, point_line) if per_step else None
+    increases = _increases(window, unit, per_step, line_of) if per_step else None
     if increases is not None:
         lines.append(increases.line)
     baseline = report.baseline
@@ -283,7 +316,7 @@ def metrics_output(
         line = (
             f"anomaly {number}: {iso(found.onset)} – {iso(found.end)} ({found.points} points, "
             f"{_minutes((found.end - found.onset).total_seconds())}) {found.direction}; "
-            f"peak {format_value(found.peak, unit)} at {iso(found.peak_at)}; "
+            f"{peak_phrase(found.peak, found.peak_at, unit)}; "
             f"expected {format_value(rounded(found.expected), unit)}{factor}; score {found.score:.1f}"
         )
         lines.append(line)
@@ -299,9 +332,9 @@ def metrics_output(
                 points=found.points,
                 factor=found.factor,
                 line=line,
-                peak_line=point_line(found.peak_at)
+                peak_line=line_of(found.peak_at)
                 if found.peak_at in value_at
-                else f"{iso(found.peak_at)} {format_value(found.peak, unit)}",
+                else point_line(found.peak_at, found.peak, unit),
             )
         )
     if baseline is not None and not anomalies:
@@ -310,8 +343,8 @@ def metrics_output(
     must_show |= {step.at for step in increases.steps} if increases else set()
     stored = _thin([t for t, _v in window], STORED_POINTS, must_show)
     shown = _thin([t for t, _v in window], MODEL_POINTS, must_show)
-    text = "\n".join([*lines, "points:", *(point_line(t) for t in stored)])
-    model_text = "\n".join([*lines, "points:", *(point_line(t) for t in shown)])
+    text = "\n".join([*lines, POINTS_HEADING, *(line_of(t) for t in stored)])
+    model_text = "\n".join([*lines, POINTS_HEADING, *(line_of(t) for t in shown)])
     evidence = MetricEvidence(
         service=service,
         metric=metric,
@@ -337,11 +370,11 @@ def metrics_output(
 
 
 def _increases(
-    window: Sequence[tuple[datetime, float]], unit: str, step_seconds: int, point_line: Callable[[datetime], str]
+    window: Sequence[tuple[datetime, float]], unit: str, step_seconds: int, line_of: Callable[[datetime], str]
 ) -> CounterIncreases:
     """The steps a counter grew in, and the line that states them: the total, how many steps,
     then each step's ``+n at <time>`` (the first ``LISTED_STEPS``)."""
-    steps = [StepIncrease(at=moment, by=value, line=point_line(moment)) for moment, value in window if value]
+    steps = [StepIncrease(at=moment, by=value, line=line_of(moment)) for moment, value in window if value]
     total = sum(step.by for step in steps)
     listed = ", ".join(f"+{format_value(step.by, '')} at {iso(step.at)}" for step in steps[:LISTED_STEPS])
     more = f", and {len(steps) - LISTED_STEPS} more steps" if len(steps) > LISTED_STEPS else ""

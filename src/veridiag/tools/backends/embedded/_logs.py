@@ -47,6 +47,20 @@ class LogPattern(BaseModel):
     example: str
 
 
+#: Buckets a query's count-over-time is drawn in, at most (whole minutes each).
+COUNT_BUCKETS = 60
+
+
+class CountsOverTime(BaseModel):
+    """Matched lines per bucket of ``step_seconds`` from ``start``, to draw the query's volume.
+    No output line states these figures, so the Gatekeeper grounds nothing in them
+    (``text/render.py``'s ``DRAWN_ONLY``)."""
+
+    start: str
+    step_seconds: int
+    counts: list[int]
+
+
 class LogDetails(BaseModel):
     """What the store keeps beside a ``query_logs`` output with lines, as its JSON; the Gatekeeper
     also grounds facts in it (``text/render.py``'s ``invocation_context``): names and order are
@@ -62,6 +76,8 @@ class LogDetails(BaseModel):
     bursts: list[tuple[str, str, int]]
     unparsed: int
     patterns: list[LogPattern]
+    #: Of the lines described (``counted`` when set), per time bucket; drawn, never quoted.
+    counts_over_time: CountsOverTime | None = None
 
 
 def from_ms(value: int) -> datetime:
@@ -162,6 +178,17 @@ class _Tally:
         for (_service, _template, level), (count, *_rest) in self.groups.items():
             counts[level] = counts.get(level, 0) + count
         return dict(sorted(counts.items()))
+
+    def over_time(self, start_ms: int, end_ms: int) -> CountsOverTime:
+        """The per-minute counts summed into at most ``COUNT_BUCKETS`` buckets of whole minutes
+        covering ``[start_ms, end_ms)``."""
+        first, last = start_ms // MINUTE_MS, max(start_ms, end_ms - 1) // MINUTE_MS
+        step = -(-(last - first + 1) // COUNT_BUCKETS)
+        counts = [0] * (-(-(last - first + 1) // step))
+        for minute, (count, *_span) in self.minutes.items():
+            if first <= minute <= last:
+                counts[(minute - first) // step] += count
+        return CountsOverTime(start=iso(from_ms(first * MINUTE_MS)), step_seconds=step * 60, counts=counts)
 
     def spans(self) -> list[tuple[int, int, int]]:
         """``(first ts, last ts, count)`` per minute, in time order."""
@@ -361,6 +388,7 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
         bursts=[(iso(b.first), iso(b.last), b.count) for b in bursts],
         unparsed=unparsed,
         patterns=[LogPattern(template=t.template, count=t.count, example=t.example) for t in templates],
+        counts_over_time=tally.over_time(start_ms, end_ms),
     )
     return ToolOutput(
         status="ok",

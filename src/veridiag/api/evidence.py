@@ -1,0 +1,228 @@
+"""The session page's evidence section (issue 17): each metric series and log query that an
+allowed claim cites, read from the invocation as stored, drawn by ``charts.py``.
+
+A metric chart draws the points the invocation's stored output lists (``stored_points``), its
+stored baseline and anomaly episodes, and marks the points a claim's excerpt quotes — by the
+very phrases the output writes them with (``point_line``, ``peak_phrase``), so a marked point is
+always a stored one. A log query shows its templates with their stored counts and its lines
+per time bucket. Claims the checks did not allow are not drawn: unverified material is absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Protocol
+from urllib.parse import quote
+
+from markupsafe import Markup
+from pydantic import BaseModel, ConfigDict
+
+from veridiag.api.charts import ChartWords, CitedPoint, CountChart, MetricChart, count_svg, metric_svg
+from veridiag.api.i18n import TEXT
+from veridiag.contracts.invocation import InvocationRecord
+from veridiag.contracts.json import JsonObject, JsonValue, json_object, json_objects
+from veridiag.text.render import format_value, iso
+from veridiag.tools.render import peak_phrase, point_line, stored_points
+
+
+class CitedExcerpt(Protocol):
+    """One binding of a claim to an invocation (``workbench.EvidenceView``)."""
+
+    @property
+    def invocation_id(self) -> int: ...
+    @property
+    def excerpt(self) -> str: ...
+
+
+class CitingClaim(Protocol):
+    """A claim as the page lists it (``workbench.ClaimRow``)."""
+
+    @property
+    def claim_id(self) -> str: ...
+    @property
+    def allowed(self) -> bool: ...
+    @property
+    def evidence(self) -> Sequence[CitedExcerpt]: ...
+
+
+class CitedCaption(BaseModel):
+    """A cited point as the figure's caption lists it (the text twin of its marker)."""
+
+    claim_id: str
+    href: str | None
+    value: str
+    at: str
+
+
+class MetricFigure(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    invocation_id: int
+    dom_id: str
+    title: str
+    svg: Markup
+    cited: list[CitedCaption]
+
+
+class TemplateRow(BaseModel):
+    template: str
+    count: int
+    #: Claims whose excerpt quotes the template.
+    cited_by: list[str]
+
+
+class LogFigure(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    invocation_id: int
+    dom_id: str
+    title: str
+    matched: int | None
+    #: Set when only the first ``counted`` lines were read (the counts are of those).
+    counted: int | None
+    rows: list[TemplateRow]
+    svg: Markup | None
+
+
+class EvidenceCharts(BaseModel):
+    metrics: list[MetricFigure]
+    logs: list[LogFigure]
+
+
+def chart_words(lang: str) -> ChartWords:
+    words = TEXT[lang]
+    return ChartWords.model_validate({name: words[f"chart_{name}"] for name in ChartWords.model_fields})
+
+
+def evidence_charts(
+    invocations: Sequence[InvocationRecord],
+    claims: Sequence[CitingClaim],
+    *,
+    session_id: str,
+    lang: str,
+    prefix: str = "evidence",
+) -> EvidenceCharts:
+    """The figures for the invocations allowed claims cite, in invocation order; ``prefix``
+    keeps element ids apart where two sets share a page (the section and the claim panel)."""
+    excerpts: dict[int, list[tuple[str, str]]] = {}
+    for claim in claims:
+        if claim.allowed:
+            for item in claim.evidence:
+                excerpts.setdefault(item.invocation_id, []).append((claim.claim_id, item.excerpt))
+    words = chart_words(lang)
+    metrics, logs = [], []
+    for invocation in sorted(invocations, key=lambda i: i.id):
+        quoted = excerpts.get(invocation.id)
+        if not quoted or invocation.status != "ok":
+            continue
+        claim_href = f"/sessions/{quote(session_id, safe='')}/claims/{{}}?lang={lang}"
+        if invocation.tool_name == "query_metrics":
+            metrics.append(metric_figure(invocation, quoted, words, claim_href, f"{prefix}-{invocation.id}"))
+        elif invocation.tool_name == "query_logs":
+            logs.append(log_figure(invocation, quoted, words, f"{prefix}-{invocation.id}"))
+    return EvidenceCharts(metrics=metrics, logs=logs)
+
+
+def _title(arguments: JsonObject, *names: str) -> str:
+    return " · ".join(str(arguments[name]) for name in names if arguments.get(name)) or "—"
+
+
+def _moment(value: JsonValue) -> datetime | None:
+    try:
+        return datetime.fromisoformat(value) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def metric_figure(
+    invocation: InvocationRecord, quoted: Sequence[tuple[str, str]], words: ChartWords, claim_href: str, dom_id: str
+) -> MetricFigure:
+    """The invocation's stored points; cited: each point a claim's excerpt states by time and value."""
+    details = json_object(invocation.retrieval_details)
+    unit = details.get("unit")
+    unit = unit if isinstance(unit, str) else ""
+    points = stored_points(invocation.output, unit)
+    # An excerpt names a few of ~240 points: its time text is looked for first, the phrases
+    # are written only for the points it names (half the page's render time otherwise).
+    quoting: dict[tuple[datetime, float], list[str]] = {}
+    for moment, value in points:
+        stamp = iso(moment)
+        naming = [(c, excerpt) for c, excerpt in quoted if stamp in excerpt]
+        if naming:
+            quoting[moment, value] = list(dict.fromkeys(c for c, e in naming if _states(e, moment, value, unit)))
+    cited = [
+        CitedPoint(at=moment, value=value, claim_ids=claims, href=claim_href.format(quote(claims[0], safe="")))
+        for (moment, value), claims in quoting.items()
+        if claims
+    ]
+    edges = details.get("window")
+    window = [_moment(edge) for edge in edges] if isinstance(edges, list) else []
+    episodes = [(_moment(a.get("onset")), _moment(a.get("end"))) for a in json_objects(details.get("anomalies"))]
+    baseline = details.get("baseline_median")
+    title = _title(invocation.arguments, "service", "metric", "promql")
+    chart = MetricChart(
+        chart_id=f"{dom_id}-chart",
+        title=f"#{invocation.id} {title}",
+        unit=unit,
+        points=points,
+        window=(window[0], window[1]) if len(window) == 2 and window[0] and window[1] else None,
+        baseline=baseline if isinstance(baseline, int | float) else None,
+        anomalies=[(onset, end) for onset, end in episodes if onset and end],
+        cited=cited,
+    )
+    captions = [
+        CitedCaption(
+            claim_id=claim_id,
+            href=claim_href.format(quote(claim_id, safe="")),
+            value=format_value(c.value, unit),
+            at=iso(c.at),
+        )
+        for c in cited
+        for claim_id in c.claim_ids
+    ]
+    return MetricFigure(
+        invocation_id=invocation.id, dom_id=dom_id, title=title, svg=metric_svg(chart, words), cited=captions
+    )
+
+
+def _states(excerpt: str, moment: datetime, value: float, unit: str) -> bool:
+    """Whether ``excerpt`` states the point, as the output writes a point or a peak (time and value)."""
+    return point_line(moment, value, unit) in excerpt or peak_phrase(value, moment, unit) in excerpt
+
+
+def log_figure(
+    invocation: InvocationRecord, quoted: Sequence[tuple[str, str]], words: ChartWords, dom_id: str
+) -> LogFigure:
+    """The stored templates and counts (a template is cited when an excerpt quotes it whole) and
+    the lines per bucket, when the backend stored them."""
+    details = json_object(invocation.retrieval_details)
+    rows = []
+    for pattern in json_objects(details.get("patterns")):
+        template, count = pattern.get("template"), pattern.get("count")
+        if isinstance(template, str) and isinstance(count, int):
+            cited_by = sorted({claim_id for claim_id, excerpt in quoted if template in excerpt})
+            rows.append(TemplateRow(template=template, count=count, cited_by=cited_by))
+    title = _title(invocation.arguments, "service", "level", "query")
+    buckets = json_object(details.get("counts_over_time"))
+    start, step, counts = _moment(buckets.get("start")), buckets.get("step_seconds"), buckets.get("counts")
+    svg = None
+    if start and isinstance(step, int) and isinstance(counts, list):
+        chart = CountChart(
+            chart_id=f"{dom_id}-volume",
+            title=f"#{invocation.id} {title}",
+            start=start,
+            step_seconds=step,
+            counts=[n for n in counts if isinstance(n, int)],
+        )
+        svg = count_svg(chart, words)
+    matched, counted = details.get("matched"), details.get("counted")
+    return LogFigure(
+        invocation_id=invocation.id,
+        dom_id=dom_id,
+        title=title,
+        matched=matched if isinstance(matched, int) else None,
+        counted=counted if isinstance(counted, int) else None,
+        rows=rows,
+        svg=svg,
+    )
