@@ -343,3 +343,29 @@ def test_parse_value_reads_what_format_value_writes(value: float, unit: str) -> 
     written = format_value(value, unit)
     read = parse_value(written, unit)
     assert read is not None and format_value(read, unit) == written
+
+
+def test_a_short_episode_in_a_long_series_is_shown_zoomed_with_context() -> None:
+    """A week of points with a 30-minute episode: the axis covers the episode and two hours
+    either side (a Grafana panel zoomed to the incident), not the week."""
+    week = [(T0 - timedelta(days=7) + timedelta(minutes=5 * i), 10.0 + i % 3) for i in range(7 * 288)]
+    episode = (T0 - timedelta(hours=6), T0 - timedelta(hours=5, minutes=30))
+    chart = MetricChart(
+        chart_id="w",
+        title="week",
+        unit="ms",
+        points=week,
+        window=(week[0][0], week[-1][0]),
+        anomalies=[episode],
+        cited=[CitedPoint(at=episode[0], value=week[0][1], claim_ids=["claim-1"], href="/x")],
+    )
+    svg = ET.fromstring(str(metric_svg(chart, chart_words("en"))))
+    stamps = [t.text or "" for t in svg.iter(f"{SVG}text") if t.get("class") == "tick" and ":" in (t.text or "")]
+    assert stamps and all(s.endswith(":00") or s.endswith(":30") for s in stamps), stamps
+    path = svg.find(f"{SVG}path")
+    assert path is not None
+    drawn = re.findall(r"[ML]([-\d.]+) ([-\d.]+)", path.get("d", ""))
+    assert 50 <= len(drawn) <= 5 * 12 + 6 + 1, "the episode and two hours either side, at 5-minute steps"
+    quiet = chart.model_copy(update={"anomalies": [], "cited": []})
+    whole = ET.fromstring(str(metric_svg(quiet, chart_words("en")))).find(f"{SVG}path")
+    assert whole is not None and len(re.findall(r"[ML]", whole.get("d", ""))) > len(drawn)

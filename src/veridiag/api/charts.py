@@ -63,7 +63,7 @@ class MetricChart(BaseModel):
     title: str
     unit: str
     points: list[tuple[datetime, float]]
-    #: The asked window ``[start, end)``; the axis covers it and every point.
+    #: The asked window ``[start, end)``: the axis when there are no points (``_shown_span``).
     window: tuple[datetime, datetime] | None = None
     baseline: float | None = None
     #: Anomaly episodes, onset to end: shaded.
@@ -191,9 +191,9 @@ def metric_svg(chart: MetricChart, words: ChartWords) -> Markup:
     drawn = sorted(((_utc(t), v) for t, v in chart.points if math.isfinite(v)), key=lambda p: p[0])
     cited = [c for c in chart.cited if math.isfinite(c.value)]
     baseline = chart.baseline if chart.baseline is not None and math.isfinite(chart.baseline) else None
-    times = [t for t, _v in drawn] + [_utc(c.at) for c in cited]
-    if chart.window is not None:
-        times += [_utc(chart.window[0]), _utc(chart.window[1])]
+    shown = _shown_span(chart, drawn, cited)
+    drawn = [(t, v) for t, v in drawn if shown is None or shown[0] <= t <= shown[1]]
+    times = [t for t, _v in drawn] + [_utc(c.at) for c in cited] + (list(shown) if shown else [])
     values = [v for _t, v in drawn] + [c.value for c in cited] + ([baseline] if baseline is not None else [])
     description = _metric_description(chart, drawn, baseline, words)
     if times and values:
@@ -217,6 +217,28 @@ def metric_svg(chart: MetricChart, words: ChartWords) -> Markup:
         body=body,
         css="chart metric-chart",
     )
+
+
+#: Context kept either side of what a chart marks (anomaly episodes, cited points), at least.
+ZOOM_CONTEXT = timedelta(hours=2)
+
+
+def _shown_span(
+    chart: MetricChart, drawn: Sequence[tuple[datetime, float]], cited: Sequence[CitedPoint]
+) -> tuple[datetime, datetime] | None:
+    """The time the axis covers: the stored points' span — narrowed, like a Grafana panel zoomed
+    to an incident, to the episodes and cited points with ``ZOOM_CONTEXT`` (or twice their own
+    length) either side, so a 30-minute episode in a week's points is not a hairline. The asked
+    window only when there are no points."""
+    if not drawn:
+        return (_utc(chart.window[0]), _utc(chart.window[1])) if chart.window is not None else None
+    first, last = drawn[0][0], drawn[-1][0]
+    marks = [(_utc(a), _utc(b)) for a, b in chart.anomalies] + [(_utc(c.at), _utc(c.at)) for c in cited]
+    if not marks:
+        return first, last
+    start, end = min(a for a, _b in marks), max(b for _a, b in marks)
+    context = max(ZOOM_CONTEXT, 2 * (end - start))
+    return max(first, start - context), min(last, end + context)
 
 
 def _plot_frame(scale: _Scale) -> str:
