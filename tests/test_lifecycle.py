@@ -5,7 +5,6 @@ migration 0002 keeps every invocation."""
 from __future__ import annotations
 
 import os
-import secrets
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from alembic import command
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
+from tests.pg import own_schema
 from veridiag.agents.engines import offline_roles
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.store import SessionStore, StoreError, open_store
@@ -156,17 +156,8 @@ def empty_url(store_url: str) -> Iterator[str]:
     if store_url.startswith("sqlite"):
         yield store_url
         return
-    schema = "mig_" + secrets.token_hex(4)
-    engine = make_engine(store_url)
-    with engine.begin() as connection:
-        connection.execute(text(f"CREATE SCHEMA {schema}"))
-    separator = "&" if "?" in store_url else "?"
-    try:
-        yield f"{store_url}{separator}options=-csearch_path%3D{schema}"
-    finally:
-        with engine.begin() as connection:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        engine.dispose()
+    with own_schema(store_url) as url:
+        yield url
 
 
 def test_migration_0002_keeps_invocations_and_clears_unanswered_verdicts(empty_url: str) -> None:
