@@ -4,9 +4,11 @@ migration 0002 keeps every invocation."""
 
 from __future__ import annotations
 
+import ast
 import os
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,7 +24,7 @@ from veridiag.agents.engines import offline_roles
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.store import SessionStore, StoreError, open_store
 from veridiag.store.database import _alembic_config, head_revision, make_engine, upgrade
-from veridiag.store.owner import this_process
+from veridiag.store.owner import pid_space, this_process
 from veridiag.tools import Toolbox
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
@@ -124,7 +126,7 @@ def test_a_start_time_read_a_second_or_two_apart_is_still_the_owner(store_url: s
 def test_the_timeout_interrupts_sessions_of_other_hosts_and_the_owner_can_still_finish(store_url: str) -> None:
     store = SessionStore(store_url, stale_after=60)
     elsewhere = store.create_session("running on another host")
-    _set(store, elsewhere.id, owner_host="another-" + socket.gethostname(), owner_pid=1)
+    _set(store, elsewhere.id, owner_host="another-" + socket.gethostname(), owner_pid=1, owner_space="boot-b/pid:1")
     assert store.get_session(elsewhere.id).status == "running"  # type: ignore[union-attr]
     _set(store, elsewhere.id, created_at=datetime.now(UTC) - timedelta(minutes=5))
     found = store.get_session(elsewhere.id)
@@ -134,6 +136,62 @@ def test_the_timeout_interrupts_sessions_of_other_hosts_and_the_owner_can_still_
     store.complete_session(elsewhere.id, verdict="LOW_CONFID", final_answer="late but real")
     finished = store.get_session(elsewhere.id)
     assert finished is not None and (finished.status, finished.error) == ("completed", None)
+
+
+def test_a_pid_is_judged_only_where_it_names_the_same_process(store_url: str) -> None:
+    """A host name repeats — containers sharing the machine's name (``network_mode: host``), or
+    one ``hostname:`` on several machines — while their pids are not each other's. The pid space
+    (boot id and pid namespace) says whose pid a row holds; a pid from another space is left to
+    the timeout, however dead it looks here."""
+    store = SessionStore(store_url)
+    gone = _dead_pid()
+    host, other_host = socket.gethostname(), "another-" + socket.gethostname()
+    rows = {  # (owner host, owner pid space) → status once read
+        (host, "another-boot/pid:4026531836"): "running",  # same name, another machine
+        (host, f"{pid_space()}".rsplit(":", 1)[0] + ":1"): "running",  # same name and boot, another container
+        (other_host, pid_space()): "interrupted",  # another name, the same pids (docker --pid=host)
+        (host, None): "interrupted",  # written before 0006: the host name decides, as it did
+        (other_host, None): "running",
+    }
+    ids = {}
+    for (owner_host, space), _expected in rows.items():
+        ids[owner_host, space] = store.create_session(f"owned in {space}").id
+        _set(store, ids[owner_host, space], owner_pid=gone, owner_host=owner_host, owner_space=space)
+    found = {key: store.get_session(session_id) for key, session_id in ids.items()}
+    assert {key: record.status for key, record in found.items() if record} == rows
+    assert all(record and record.error is None for key, record in found.items() if rows[key] == "running")
+
+
+def test_processes_starting_together_on_a_new_store_migrate_it_once(empty_url: str) -> None:
+    """Servers and workers started at once on a new database each open it: one migrates, the
+    others wait for it and find the schema at head (before, two ran the same ``CREATE TABLE``)."""
+    code = (
+        "import sys; from veridiag.store.database import make_engine, upgrade; engine = make_engine(sys.argv[1]);"
+        " print('ready', flush=True); sys.stdin.readline(); print(upgrade(engine))"
+    )
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, empty_url],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(4)
+    ]
+    for process in processes:  # every one imported and connected: then all go at once
+        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    for process in processes:
+        assert process.stdin is not None
+        process.stdin.write("go\n")
+        process.stdin.flush()
+    results = []
+    for process in processes:
+        out, problem = process.communicate(timeout=120)
+        assert process.returncode == 0, problem
+        results.append(ast.literal_eval(out.strip()))
+    head = head_revision()
+    assert sorted(results, key=str) == sorted([(None, head)] + [(head, head)] * 3, key=str)
 
 
 def test_a_read_only_store_still_shows_the_truth(tmp_path: Path) -> None:
@@ -211,6 +269,13 @@ def test_sessions_record_their_owner(store_url: str) -> None:
             {"id": session.id},
         ).one()
     assert (row.owner_pid, row.owner_host) == (os.getpid(), socket.gethostname())
+    space = pid_space()
+    assert space is not None and len(space) <= 100  # Linux: boot id and pid namespace (the column's width)
+    with store.engine.connect() as connection:
+        stored = connection.execute(
+            text("SELECT owner_space FROM diagnosis_session WHERE id = :id"), {"id": session.id}
+        ).scalar()
+    assert stored == space
     assert row.owner_started_at is not None
 
 

@@ -15,7 +15,6 @@ seconds however idle the machine — long enough to be watched from the other se
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -35,33 +34,13 @@ import pytest
 from tests.conftest import require_server
 from tests.pg import own_schema
 from tests.ports import free_port
+from tests.sse import Event, read_events
 from tests.test_alerts import am_alert, am_payload
 
 pytestmark = pytest.mark.slow
 
 QUESTION = "订单123支付失败，帮我看看是什么原因"
 VERIDIAG = str(Path(sys.executable).parent / "veridiag")
-
-
-@dataclass
-class Event:
-    id: int | None
-    stage: str
-    data: dict[str, Any]
-
-
-def read_events(lines: Iterator[str]) -> Iterator[Event]:
-    """Server-Sent Events as they arrive (``id``, ``event``, ``data`` lines; a blank line ends one)."""
-    fields: dict[str, str] = {}
-    for line in lines:
-        if line:
-            name, _, value = line.partition(": ")
-            fields[name] = value
-            continue
-        if fields:
-            event_id = fields.get("id")
-            yield Event(int(event_id) if event_id else None, fields["event"], json.loads(fields["data"]))
-            fields = {}
 
 
 @dataclass
