@@ -8,7 +8,6 @@ import ast
 import os
 import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
 from tests.pg import own_schema
+from tests.together import run_together
 from veridiag.agents.engines import offline_roles
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.store import SessionStore, StoreError, open_store
@@ -165,31 +165,12 @@ def test_a_pid_is_judged_only_where_it_names_the_same_process(store_url: str) ->
 def test_processes_starting_together_on_a_new_store_migrate_it_once(empty_url: str) -> None:
     """Servers and workers started at once on a new database each open it: one migrates, the
     others wait for it and find the schema at head (before, two ran the same ``CREATE TABLE``)."""
-    code = (
-        "import sys; from veridiag.store.database import make_engine, upgrade; engine = make_engine(sys.argv[1]);"
-        " print('ready', flush=True); sys.stdin.readline(); print(upgrade(engine))"
+    printed = run_together(
+        "from veridiag.store.database import make_engine, upgrade\nengine = make_engine(sys.argv[1])",
+        "print(upgrade(engine))",
+        [empty_url],
     )
-    processes = [
-        subprocess.Popen(
-            [sys.executable, "-c", code, empty_url],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(4)
-    ]
-    for process in processes:  # every one imported and connected: then all go at once
-        assert process.stdout is not None and process.stdout.readline().strip() == "ready"
-    for process in processes:
-        assert process.stdin is not None
-        process.stdin.write("go\n")
-        process.stdin.flush()
-    results = []
-    for process in processes:
-        out, problem = process.communicate(timeout=120)
-        assert process.returncode == 0, problem
-        results.append(ast.literal_eval(out.strip()))
+    results = [ast.literal_eval(line) for line in printed]
     head = head_revision()
     assert sorted(results, key=str) == sorted([(None, head)] + [(head, head)] * 3, key=str)
 
