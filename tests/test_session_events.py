@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,23 @@ def test_a_session_whose_process_died_ends_its_stream_as_interrupted(client: Tes
 def test_an_unknown_session_has_no_events(client: TestClient) -> None:
     response = client.get("/api/v1/sessions/s-missing/events")
     assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+def test_compressing_a_sessions_audit_drops_its_stage_events(client: TestClient, assembly: Assembly) -> None:
+    """A day later the audit holds what the events said: the stream is then only the end."""
+    document = client.post("/api/v1/chat", json={"query": QUESTION}).json()
+    before = events(client, document["session_id"])
+    assert len(before) > 5
+    with assembly.store.engine.begin() as connection:
+        connection.execute(
+            text("UPDATE diagnosis_session SET created_at = :when WHERE id = :id"),
+            {"when": datetime.now(UTC) - timedelta(days=2), "id": document["session_id"]},
+        )
+    assert assembly.store.compress_older_audits() >= 1
+    after = events(client, document["session_id"])
+    assert [(e.stage, e.data) for e in after] == [("done", before[-1].data)]
+    with assembly.store.engine.connect() as connection:
+        stored = connection.execute(
+            text("SELECT progress IS NULL FROM diagnosis_session WHERE id = :id"), {"id": document["session_id"]}
+        ).scalar()
+    assert stored  # SQL NULL, not a JSON null

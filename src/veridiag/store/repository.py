@@ -126,6 +126,8 @@ _LIST_COLUMNS = tuple(
 #: decode per row, the bulk of a listing's cost, so the API's and the workbench's pages skip them.
 _DETAIL_COLUMNS = (SESSIONS.c.plan, SESSIONS.c.llm_usage)
 _NO_AUDIT = {"audit": null(), "audit_zlib": null(), "self_evaluation": null()}
+#: What compressing a session's audit clears besides (``audit_zlib`` is then set).
+_COMPRESSED = {**_NO_AUDIT, "progress": null()}
 _AUDIT_COLUMNS = (SESSIONS.c.self_evaluation, SESSIONS.c.audit, SESSIONS.c.audit_zlib)
 #: Newest first; the tie-break runs the same way, so the index serves the order and the keyset.
 _NEWEST_FIRST = (SESSIONS.c.created_at.desc(), SESSIONS.c.id.desc())
@@ -466,7 +468,9 @@ class SessionStore:
     def compress_older_audits(self, *, older_than: float = COMPRESS_AUDITS_AFTER, limit: int | None = None) -> int:
         """Compress the audits of sessions created more than ``older_than`` seconds ago (oldest
         first, at most ``limit``); returns how many. Sessions written before migration 0003 are
-        made compact on the way. Reading them gives the same audit as before."""
+        made compact on the way. Reading them gives the same audit as before. Their stage
+        events go (the audit holds what they said): following a session is for the day it
+        ran; later its event stream is only its end."""
         cutoff = _now() - timedelta(seconds=older_than)
         done = 0
         position = tuple_(SESSIONS.c.created_at, SESSIONS.c.id)
@@ -489,7 +493,7 @@ class SessionStore:
                         update(SESSIONS)
                         # unchanged since read: a late final write wins over compressing the old audit
                         .where(SESSIONS.c.id == row.id, SESSIONS.c.updated_at == row.updated_at)
-                        .values({**_NO_AUDIT, **({} if form is None else {"audit_zlib": compress(form)})})
+                        .values({**_COMPRESSED, **({} if form is None else {"audit_zlib": compress(form)})})
                     )
             done += len(rows)
             if len(rows) < batch:
