@@ -222,7 +222,8 @@ def unshare_prefix() -> list[str]:
     """A command prefix that runs a process in a pid namespace of its own (util-linux
     ``unshare``, as root): its pids are not the host's, its host name is."""
     found = shutil.which("unshare")
-    prefix = [found, "--pid", "--fork", "--mount-proc"] if found else []
+    # --kill-child: the server goes when unshare is stopped (else it outlives the test).
+    prefix = [found, "--pid", "--fork", "--mount-proc", "--kill-child=SIGTERM"] if found else []
     if prefix and subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode == 0:
         return prefix
     if os.environ.get("CI") == "true":
