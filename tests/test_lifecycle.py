@@ -4,8 +4,8 @@ migration 0002 keeps every invocation."""
 
 from __future__ import annotations
 
+import ast
 import os
-import secrets
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -18,11 +18,13 @@ from alembic import command
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
+from tests.pg import own_schema
+from tests.together import run_together
 from veridiag.agents.engines import offline_roles
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.store import SessionStore, StoreError, open_store
 from veridiag.store.database import _alembic_config, head_revision, make_engine, upgrade
-from veridiag.store.owner import this_process
+from veridiag.store.owner import pid_space, this_process
 from veridiag.tools import Toolbox
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
@@ -124,7 +126,7 @@ def test_a_start_time_read_a_second_or_two_apart_is_still_the_owner(store_url: s
 def test_the_timeout_interrupts_sessions_of_other_hosts_and_the_owner_can_still_finish(store_url: str) -> None:
     store = SessionStore(store_url, stale_after=60)
     elsewhere = store.create_session("running on another host")
-    _set(store, elsewhere.id, owner_host="another-" + socket.gethostname(), owner_pid=1)
+    _set(store, elsewhere.id, owner_host="another-" + socket.gethostname(), owner_pid=1, owner_space="boot-b/pid:1")
     assert store.get_session(elsewhere.id).status == "running"  # type: ignore[union-attr]
     _set(store, elsewhere.id, created_at=datetime.now(UTC) - timedelta(minutes=5))
     found = store.get_session(elsewhere.id)
@@ -134,6 +136,43 @@ def test_the_timeout_interrupts_sessions_of_other_hosts_and_the_owner_can_still_
     store.complete_session(elsewhere.id, verdict="LOW_CONFID", final_answer="late but real")
     finished = store.get_session(elsewhere.id)
     assert finished is not None and (finished.status, finished.error) == ("completed", None)
+
+
+def test_a_pid_is_judged_only_where_it_names_the_same_process(store_url: str) -> None:
+    """A host name repeats — containers sharing the machine's name (``network_mode: host``), or
+    one ``hostname:`` on several machines — while their pids are not each other's. The pid space
+    (boot id and pid namespace) says whose pid a row holds; a pid from another space is left to
+    the timeout, however dead it looks here."""
+    store = SessionStore(store_url)
+    gone = _dead_pid()
+    host, other_host = socket.gethostname(), "another-" + socket.gethostname()
+    rows = {  # (owner host, owner pid space) → status once read
+        (host, "another-boot/pid:4026531836"): "running",  # same name, another machine
+        (host, f"{pid_space()}".rsplit(":", 1)[0] + ":1"): "running",  # same name and boot, another container
+        (other_host, pid_space()): "interrupted",  # another name, the same pids (docker --pid=host)
+        (host, None): "interrupted",  # written before 0007: the host name decides, as it did
+        (other_host, None): "running",
+    }
+    ids = {}
+    for (owner_host, space), _expected in rows.items():
+        ids[owner_host, space] = store.create_session(f"owned in {space}").id
+        _set(store, ids[owner_host, space], owner_pid=gone, owner_host=owner_host, owner_space=space)
+    found = {key: store.get_session(session_id) for key, session_id in ids.items()}
+    assert {key: record.status for key, record in found.items() if record} == rows
+    assert all(record and record.error is None for key, record in found.items() if rows[key] == "running")
+
+
+def test_processes_starting_together_on_a_new_store_migrate_it_once(empty_url: str) -> None:
+    """Servers and workers started at once on a new database each open it: one migrates, the
+    others wait for it and find the schema at head (before, two ran the same ``CREATE TABLE``)."""
+    printed = run_together(
+        "from veridiag.store.database import make_engine, upgrade\nengine = make_engine(sys.argv[1])",
+        "print(upgrade(engine))",
+        [empty_url],
+    )
+    results = [ast.literal_eval(line) for line in printed]
+    head = head_revision()
+    assert sorted(results, key=str) == sorted([(None, head)] + [(head, head)] * 3, key=str)
 
 
 def test_a_read_only_store_still_shows_the_truth(tmp_path: Path) -> None:
@@ -156,17 +195,8 @@ def empty_url(store_url: str) -> Iterator[str]:
     if store_url.startswith("sqlite"):
         yield store_url
         return
-    schema = "mig_" + secrets.token_hex(4)
-    engine = make_engine(store_url)
-    with engine.begin() as connection:
-        connection.execute(text(f"CREATE SCHEMA {schema}"))
-    separator = "&" if "?" in store_url else "?"
-    try:
-        yield f"{store_url}{separator}options=-csearch_path%3D{schema}"
-    finally:
-        with engine.begin() as connection:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        engine.dispose()
+    with own_schema(store_url) as url:
+        yield url
 
 
 def test_migration_0002_keeps_invocations_and_clears_unanswered_verdicts(empty_url: str) -> None:
@@ -220,6 +250,13 @@ def test_sessions_record_their_owner(store_url: str) -> None:
             {"id": session.id},
         ).one()
     assert (row.owner_pid, row.owner_host) == (os.getpid(), socket.gethostname())
+    space = pid_space()
+    assert space is not None and len(space) <= 100  # Linux: boot id and pid namespace (the column's width)
+    with store.engine.connect() as connection:
+        stored = connection.execute(
+            text("SELECT owner_space FROM diagnosis_session WHERE id = :id"), {"id": session.id}
+        ).scalar()
+    assert stored == space
     assert row.owner_started_at is not None
 
 

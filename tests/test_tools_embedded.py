@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -271,6 +272,30 @@ def test_the_index_follows_runbook_changes_without_kb_index(tmp_path: Path) -> N
     assert len(reopened.skipped_runbooks) == 1 and "broken.md" in reopened.skipped_runbooks[0]
     with pytest.raises(RunbookError, match=r"broken\.md"):
         reopened.index_knowledge()  # `kb index` still says what is wrong
+
+
+def test_a_reader_never_sees_the_runbook_index_half_rebuilt(tmp_path: Path) -> None:
+    """A server keeps answering while another process sharing its home starts after an upgrade
+    changed the runbooks and re-indexes them: every look-up meanwhile finds the runbook, from the
+    old index or the new one — not an empty index, nor a missing ``kb_fts``."""
+    path = tmp_path / "env.db"
+    serving = EmbeddedEnvironment(path)
+    statuses: list[str] = []
+    starting = threading.Event()
+
+    def answer() -> None:
+        while not starting.is_set() or len(statuses) < 20:
+            statuses.append(serving.lookup_knowledge(LookupKnowledgeArgs(query="连接池 超时", limit=1)).status)
+
+    reader = threading.Thread(target=answer)
+    reader.start()
+    for _ in range(3):  # three upgrades in a row, each start re-indexing
+        with serving.connect() as conn:  # as an older release would have left it
+            conn.execute("UPDATE meta SET value = 'older release' WHERE key = 'kb_fingerprint'")
+        EmbeddedEnvironment(path)
+    starting.set()
+    reader.join()
+    assert set(statuses) == {"ok"}, f"{statuses.count('ok')} of {len(statuses)} look-ups found the runbook"
 
 
 def test_a_broken_runbook_does_not_stop_the_first_start(tmp_path: Path) -> None:

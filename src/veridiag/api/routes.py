@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Literal
 
 import anyio.to_thread
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
 from veridiag.api.errors import request_id
@@ -27,11 +27,11 @@ from veridiag.api.security import require_token
 from veridiag.contracts.answer import AnswerDocument
 from veridiag.contracts.audit import AuditChain
 from veridiag.contracts.json import JsonObject, JsonValue
-from veridiag.contracts.session import SessionRecord
+from veridiag.contracts.session import SessionProgress, SessionRecord
 from veridiag.pipeline import audit_chain
 from veridiag.pipeline.factory import Assembly
 from veridiag.pipeline.progress import Progress
-from veridiag.pipeline.report import answer_document
+from veridiag.pipeline.report import answer_document, shown_document
 from veridiag.store import session_cursor
 
 #: Statuses every ``/api/v1`` route documents with the one error body (OpenAPI).
@@ -108,10 +108,76 @@ async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
 
     async def events() -> AsyncIterator[str]:
         while (item := await queue.get()) is not None:
-            stage, data = item
-            yield f"event: {stage}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+            yield server_event(*item)
 
-    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    return _event_stream(events())
+
+
+def server_event(stage: str, data: JsonObject, event_id: int | None = None) -> str:
+    """One Server-Sent Event: the stage names it, its JSON is the data."""
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {stage}\ndata: {json.dumps(data, ensure_ascii=False, default=str)}\n\n"
+
+
+def _event_stream(events: AsyncIterator[str]) -> StreamingResponse:
+    return StreamingResponse(events, media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+
+
+#: How often a follower of a running session looks for its new events (one small read each).
+FOLLOW_POLL_SECONDS = 0.25
+#: Stored events a follower does not replay: it ends with them as the stored session states them.
+_ENDINGS = frozenset({"done", "failed"})
+
+
+@api.get(
+    "/sessions/{session_id}/events",
+    summary="Follow a session's stages as Server-Sent Events, whichever server runs it",
+    response_class=StreamingResponse,
+    responses={200: {"content": {"text/event-stream": {}}}},
+)
+async def session_events(
+    session_id: str,
+    request: Request,
+    last_event_id: Annotated[
+        str | None, Header(description="The `id` of the last event received: the stream resumes after it.")
+    ] = None,
+) -> StreamingResponse:
+    """The events of ``POST /chat/stream``, read from the session store, so any server on the
+    store streams a session another process runs (or ran): the events stored so far, each new
+    one as it is stored, and — once the session is no longer ``running`` — its end as stored:
+    ``failed`` or ``interrupted`` with the error for one that did not complete, then ``done``
+    with the answer document. Stored events carry an ``id``; ``Last-Event-ID`` resumes after it."""
+    store = request.app.state.assembly.store
+    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    first: SessionProgress | None = await anyio.to_thread.run_sync(store.session_progress, session_id, after)
+    if first is None:
+        raise HTTPException(404, detail=f"no session {session_id!r}")
+    engine: dict[str, str] = request.app.state.assembly.engine
+
+    async def events() -> AsyncIterator[str]:
+        progress = first
+        while True:
+            number = progress.read - len(progress.events)
+            for event in progress.events:
+                number += 1
+                if event.stage not in _ENDINGS:
+                    yield server_event(event.stage, event.details, number)
+            if progress.session.status != "running":
+                break
+            await asyncio.sleep(FOLLOW_POLL_SECONDS)
+            following = await anyio.to_thread.run_sync(store.session_progress, session_id, progress.read)
+            if following is None:  # deleted meanwhile: nothing more to say
+                return
+            progress = following
+        session: SessionRecord | None = await anyio.to_thread.run_sync(store.get_session, session_id)
+        if session is None:
+            return
+        if session.status != "completed":
+            yield server_event(session.status, {"error": session.error, "session_id": session.id})
+        document = shown_document(session, engine, "zh" if session.lang == "zh" else "en")
+        yield server_event("done", document.model_dump(mode="json"))
+
+    return _event_stream(events())
 
 
 def _summary(session: SessionRecord) -> SessionSummary:

@@ -180,8 +180,8 @@ def _fill(store: SessionStore, fresh: RowMapping, compressed: bytes, count: int,
             }
             if created > day_ago:
                 recent.append({**row, "audit": fresh["audit"]})
-            else:
-                older.append({**row, "audit_zlib": compressed})
+            else:  # compressed, its stage events gone (left out: SQL NULL)
+                older.append({**{k: v for k, v in row.items() if k != "progress"}, "audit_zlib": compressed})
             for rows in (recent, older):
                 if len(rows) == _INSERT_CHUNK:
                     connection.execute(insert(SESSIONS), rows)

@@ -36,3 +36,20 @@ class SessionRecord(BaseModel):
     deliveries: list[JsonObject] = Field(
         default_factory=list, description="Each attempt to post the session to chat (DeliveryAttempt), oldest first."
     )
+
+
+class ProgressEvent(BaseModel):
+    """One stage event as a diagnosis emitted it (``pipeline/progress.py``) and its session
+    stores it: the SSE event name and its data."""
+
+    stage: str
+    details: JsonObject
+
+
+class SessionProgress(BaseModel):
+    """What a reader following a session gets per look: the session (list columns, status as
+    reconciled) and the stage events after those it had; ``read`` counts every event so far."""
+
+    session: SessionRecord
+    events: list[ProgressEvent]
+    read: int

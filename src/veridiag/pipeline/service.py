@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -54,6 +55,8 @@ from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang
 from veridiag.text.render import invocation_json
 from veridiag.tools.runner import Toolbox, ToolRunner
+
+log = logging.getLogger("veridiag.pipeline")
 
 FAILURE_ANSWER = {
     "zh": "诊断过程中出现内部错误，未能生成可靠结论。本次会话已记录，可在审计中查看已完成的步骤。",
@@ -189,7 +192,8 @@ class DiagnosisPipeline:
         ``given_time`` anchors the window at a moment passed in, not read from the words."""
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id)
-        run = DiagnosisRun(session.id, question, lang, progress or _silent, given_time=given_time)
+        sink = _recorded(self.store, session.id, progress or _silent)
+        run = DiagnosisRun(session.id, question, lang, sink, given_time=given_time)
         run.emit(SessionStarted(lang=lang))
         try:
             if on_session is not None:
@@ -422,6 +426,22 @@ class DiagnosisPipeline:
 
 def _silent(_stage: str, _details: JsonObject) -> None:
     """The progress sink of a run nobody listens to."""
+
+
+def _recorded(store: SessionStore, session_id: str, listener: Progress) -> Progress:
+    """``listener``, each event first stored on the session (``record_progress``), so a process
+    other than this one can follow the run (``GET /api/v1/sessions/{id}/events``). An event the
+    store refuses is only logged: it is a progress report, not evidence, and the session's
+    status — what a follower ends on — is written by the run's own writes."""
+
+    def sink(stage: str, details: JsonObject) -> None:
+        try:
+            store.record_progress(session_id, stage, details)
+        except Exception:
+            log.warning("session %s: progress event %r not stored", session_id, stage, exc_info=True)
+        listener(stage, details)
+
+    return sink
 
 
 def _ms(started: float) -> float:

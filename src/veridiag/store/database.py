@@ -5,11 +5,13 @@ from __future__ import annotations
 import ast
 import json
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Engine, create_engine, event, inspect, text
+from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
 if TYPE_CHECKING:
@@ -19,6 +21,9 @@ _MIGRATIONS = Path(__file__).with_name("migrations")
 #: Alembic's table of the applied revision (its default name; ``env.py`` keeps it).
 _VERSION_TABLE = "alembic_version"
 _migrate_lock = threading.Lock()
+#: The PostgreSQL advisory lock a migration holds ("veridiag" in ASCII): processes that start
+#: together on a new database migrate one after another, not into each other's tables.
+_PG_MIGRATION_LOCK = 0x7665726964696167
 
 
 class StoreError(RuntimeError):
@@ -117,38 +122,76 @@ def head_revision() -> str | None:
 def current_revision(engine: Engine) -> str | None:
     """The revision the database is at (None: never migrated), read with one query."""
     with engine.connect() as connection:
-        if not inspect(connection).has_table(_VERSION_TABLE):
-            return None
-        revisions = list(connection.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalars())
+        return _revision(connection)
+
+
+def _revision(connection: Connection) -> str | None:
+    if not inspect(connection).has_table(_VERSION_TABLE):
+        return None
+    revisions = list(connection.execute(text(f"SELECT version_num FROM {_VERSION_TABLE}")).scalars())
     if len(revisions) > 1:
         raise StoreError(f"the store records {len(revisions)} schema revisions ({', '.join(revisions)}); expected one")
     return revisions[0] if revisions else None
 
 
+@contextmanager
+def _only_migrator(engine: Engine) -> Iterator[None]:
+    """Held while this process migrates a SQLite file: another process starting on the same file
+    waits here, then finds the schema done. A lock file beside the database, never the database
+    file itself — closing any descriptor of that file would drop SQLite's own locks in this
+    process. (PostgreSQL takes an advisory lock inside the migration's transaction instead.)"""
+    database = engine.url.database
+    if engine.dialect.name != "sqlite" or not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    try:
+        import fcntl
+    except ImportError:  # Windows: no flock; one process per store file there
+        yield
+        return
+    with open(f"{Path(database).expanduser()}.migrate-lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def upgrade(engine: Engine) -> tuple[str | None, str | None]:
-    """Migrate to the latest schema; returns (before, after) revisions."""
+    """Migrate to the latest schema; returns (before, after) revisions. Safe when several
+    processes start at once on one store: one migrates, the others wait for it and find the
+    schema at head (a PostgreSQL advisory lock, a lock file beside a SQLite database)."""
     with _migrate_lock:
         before = current_revision(engine)
-        if before != head_revision():
-            from alembic import command  # only an upgrade pays for importing alembic
-
-            config = _alembic_config(engine)
-            with engine.connect() as connection:
-                sqlite = connection.dialect.name == "sqlite"
+        if before == head_revision():
+            return before, before
+        with _only_migrator(engine), engine.connect() as connection:
+            sqlite = connection.dialect.name == "sqlite"
+            if sqlite:
+                # SQLite changes a constraint by rebuilding the table, dropping the old one;
+                # with foreign keys on, that drop would delete every invocation (ON DELETE
+                # CASCADE). The pragma only works outside a transaction, hence here.
+                connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                connection.commit()
+            try:
+                with connection.begin():
+                    if connection.dialect.name == "postgresql":  # released with the transaction
+                        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
+                    before = _revision(connection)  # another process may have migrated meanwhile
+                    if before != head_revision():
+                        _run_migrations(engine, connection)
+            finally:
                 if sqlite:
-                    # SQLite changes a constraint by rebuilding the table, dropping the old one;
-                    # with foreign keys on, that drop would delete every invocation (ON DELETE
-                    # CASCADE). The pragma only works outside a transaction, hence here.
-                    connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                    connection.exec_driver_sql("PRAGMA foreign_keys=ON")
                     connection.commit()
-                try:
-                    with connection.begin():
-                        config.attributes["connection"] = connection
-                        command.upgrade(config, "head")
-                        if sqlite and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
-                            raise StoreError("migration left invocations without their session")
-                finally:
-                    if sqlite:
-                        connection.exec_driver_sql("PRAGMA foreign_keys=ON")
-                        connection.commit()
         return before, current_revision(engine)
+
+
+def _run_migrations(engine: Engine, connection: Connection) -> None:
+    from alembic import command  # only an upgrade pays for importing alembic
+
+    config = _alembic_config(engine)
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")
+    if connection.dialect.name == "sqlite" and connection.exec_driver_sql("PRAGMA foreign_key_check").first():
+        raise StoreError("migration left invocations without their session")

@@ -104,6 +104,11 @@ SESSIONS = Table(
     # Every attempt to post the session to chat (``contracts/delivery.py``'s ``DeliveryAttempt``),
     # appended in one UPDATE each (migration 0004): a JSON list.
     Column("deliveries", JsonDocument),
+    # Each stage event of the diagnosis as emitted (``pipeline/progress.py``), appended one UPDATE
+    # each (migration 0007): any process on the store can stream a session another runs.
+    Column("progress", JsonDocument),
+    # The owner's pid space (``store/owner.py`` ``pid_space``): where its pid means anything.
+    Column("owner_space", String(100)),
     CheckConstraint(STATUS_CHECK, name="ck_diagnosis_session_status"),
     CheckConstraint(VERDICT_CHECK, name="ck_diagnosis_session_verdict_needs_answer"),
     # Newest first, keyset pages: ORDER BY created_at DESC, id DESC reads this backwards.

@@ -1,9 +1,15 @@
 """Which process owns a running session, and whether it still exists.
 
 A session is written ``running`` by one process; if that process is killed (``kill -9``, OOM,
-power) nobody ever finishes it. Each session records its owner — pid, host name and the
-process's start time — so another process on the same host can tell that the owner is gone.
-The start time tells a reused pid from the original process.
+power) nobody ever finishes it. Each session records its owner — pid, host name, the process's
+start time and its pid space — so another process that sees the same pids can tell that the
+owner is gone. The start time tells a reused pid from the original process.
+
+A host name alone does not say that: containers on one machine (``network_mode: host``, or a
+``hostname:`` set alike on several machines) share a name but not their pids, and a pid unknown
+in this process's view may run in another. The pid space — this kernel boot's id and the pid
+namespace — is what makes two processes' pids comparable; where it differs (or a row has none
+and the host name differs), only the session timeout decides.
 """
 
 from __future__ import annotations
@@ -26,6 +32,21 @@ class Owner:
     pid: int
     host: str
     started_at: datetime | None
+    #: ``pid_space()`` of the owner; None in rows written before it was recorded (migration 0007).
+    space: str | None = None
+
+
+@functools.cache
+def pid_space() -> str | None:
+    """This process's pid space: the kernel boot (``boot_id``, random per boot, so two machines
+    never share one) and the pid namespace (its inode, unique within a boot). Two processes see
+    each other's pids exactly when these match. None where /proc does not say (not Linux)."""
+    try:
+        boot = (_PROC / "sys" / "kernel" / "random" / "boot_id").read_text().strip()
+        namespace = (_PROC / "self" / "ns" / "pid").stat().st_ino
+    except OSError:
+        return None
+    return f"{boot}/pid:{namespace}"
 
 
 @functools.cache
@@ -60,7 +81,7 @@ def process_started_at(pid: int) -> datetime | None:
 
 @functools.cache
 def _this_process(pid: int) -> Owner:
-    return Owner(pid, socket.gethostname(), process_started_at(pid))
+    return Owner(pid, socket.gethostname(), process_started_at(pid), pid_space())
 
 
 def this_process() -> Owner:
@@ -81,10 +102,20 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def sees_pids_of(owner: Owner) -> bool:
+    """Whether ``owner``'s pid means the same process here: the same pid space when both are
+    known, else (an older row, or no /proc) the same host name."""
+    here = pid_space()
+    if owner.space is not None and here is not None:
+        return owner.space == here
+    return owner.host == socket.gethostname()
+
+
 def gone_reason(owner: Owner) -> str | None:
-    """Why ``owner`` — a process on this host — no longer runs, or None while it does (or
-    when that cannot be known here: another host, or a platform without signals)."""
-    if owner.host != socket.gethostname() or sys.platform == "win32":
+    """Why ``owner`` — a process whose pids this one sees — no longer runs, or None while it
+    does (or when that cannot be known here: another host or pid namespace, or a platform
+    without signals)."""
+    if not sees_pids_of(owner) or sys.platform == "win32":
         return None
     where = f"pid {owner.pid} on {owner.host}"
     if not _alive(owner.pid):

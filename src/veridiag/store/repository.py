@@ -19,6 +19,7 @@ copies — and compressed once the session is older than ``COMPRESS_AUDITS_AFTER
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -31,7 +32,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from veridiag.contracts.delivery import DeliveryAttempt
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
 from veridiag.contracts.json import JsonObject
-from veridiag.contracts.session import SessionRecord, SessionStatus
+from veridiag.contracts.session import ProgressEvent, SessionProgress, SessionRecord, SessionStatus
 from veridiag.store.audit_storage import InvocationTexts, compact, compress, decompress, hydrate
 from veridiag.store.database import StoreError, database_hint, make_engine, upgrade
 from veridiag.store.models import INVOCATIONS, SESSIONS, UNCOMPRESSED_AUDIT
@@ -99,16 +100,21 @@ _PG_ADVANCE_SEQUENCE = text(
     " GREATEST(:id, nextval(pg_get_serial_sequence('tool_invocation', 'id'))))"
 )
 
-#: One JSON object appended to ``deliveries`` by the database itself, per dialect.
-_APPEND_DELIVERY = {
-    "sqlite": text(
-        "UPDATE diagnosis_session SET deliveries = json_insert(coalesce(deliveries, '[]'), '$[#]', json(:attempt))"
-        " WHERE id = :id"
-    ),
-    "postgresql": text(
-        "UPDATE diagnosis_session SET deliveries = coalesce(deliveries, '[]'::jsonb)"
-        " || jsonb_build_array(CAST(:attempt AS jsonb)) WHERE id = :id"
-    ),
+#: One JSON object appended to a JSON list column by the database itself, per dialect (the
+#: column name is one of ``_APPENDABLE``, never input).
+_APPEND = {
+    "sqlite": "UPDATE diagnosis_session SET {column} = json_insert(coalesce({column}, '[]'), '$[#]', json(:value))"
+    " WHERE id = :id",
+    "postgresql": "UPDATE diagnosis_session SET {column} = coalesce({column}, '[]'::jsonb)"
+    " || jsonb_build_array(CAST(:value AS jsonb)) WHERE id = :id",
+}
+_APPENDABLE = ("deliveries", "progress")
+#: This transaction's commit does not wait for the WAL flush (``_append(durable=False)``).
+_PG_NO_FLUSH = text("SET LOCAL synchronous_commit = off")
+_APPEND_STATEMENTS = {
+    (dialect, column): text(statement.format(column=column))
+    for dialect, statement in _APPEND.items()
+    for column in _APPENDABLE
 }
 
 #: What a listing reads: the session's own columns and its owner (to tell an abandoned session),
@@ -116,12 +122,14 @@ _APPEND_DELIVERY = {
 _LIST_COLUMNS = tuple(
     column
     for column in SESSIONS.c
-    if column.name not in {"plan", "llm_usage", "self_evaluation", "audit", "audit_zlib", "deliveries"}
+    if column.name not in {"plan", "llm_usage", "self_evaluation", "audit", "audit_zlib", "deliveries", "progress"}
 )
 #: ``list_sessions(details=True)`` adds these (``veridiag sessions --json`` prints them): JSON to
 #: decode per row, the bulk of a listing's cost, so the API's and the workbench's pages skip them.
 _DETAIL_COLUMNS = (SESSIONS.c.plan, SESSIONS.c.llm_usage)
 _NO_AUDIT = {"audit": null(), "audit_zlib": null(), "self_evaluation": null()}
+#: What compressing a session's audit clears besides (``audit_zlib`` is then set).
+_COMPRESSED = {**_NO_AUDIT, "progress": null()}
 _AUDIT_COLUMNS = (SESSIONS.c.self_evaluation, SESSIONS.c.audit, SESSIONS.c.audit_zlib)
 #: Newest first; the tie-break runs the same way, so the index serves the order and the keyset.
 _NEWEST_FIRST = (SESSIONS.c.created_at.desc(), SESSIONS.c.id.desc())
@@ -231,6 +239,7 @@ class SessionStore:
             owner_pid=owner.pid,
             owner_host=owner.host,
             owner_started_at=owner.started_at,
+            owner_space=owner.space,
         )
         with self.engine.begin() as connection:
             connection.execute(statement)
@@ -359,14 +368,44 @@ class SessionStore:
         """Append one delivery attempt to the session's ``deliveries`` in a single UPDATE (the
         database appends, so concurrent deliveries of one session never lose each other's
         record). ``updated_at`` stays: it dates the diagnosis, each attempt carries its own time."""
+        self._append(session_id, "deliveries", attempt.model_dump_json())
+
+    def record_progress(self, session_id: str, stage: str, details: JsonObject) -> None:
+        """Append one stage event (``pipeline/progress.py``) to the session's ``progress``, in a
+        single UPDATE: ``session_progress`` — in any process on this store — reads it back."""
+        event = json.dumps({"stage": stage, "details": details}, ensure_ascii=False)
+        self._append(session_id, "progress", event, durable=False)
+
+    def _append(self, session_id: str, column: str, value: str, *, durable: bool = True) -> None:
+        """Append the JSON ``value`` to the list in ``column``; the database appends, so
+        concurrent writers never lose each other's item. Not ``durable``: PostgreSQL commits
+        without waiting for its WAL to reach the disk — a crash may lose the last such items
+        (progress reports, ~30 a diagnosis; the outcome is written durably) but each costs no
+        disk flush."""
         dialect = self.engine.dialect.name
-        statement = _APPEND_DELIVERY.get(dialect)
+        statement = _APPEND_STATEMENTS.get((dialect, column))
         if statement is None:
-            raise StoreError(f"delivery records are not supported on {dialect}")
+            raise StoreError(f"{column} records are not supported on {dialect}")
         with self.engine.begin() as connection:
-            changed = connection.execute(statement, {"id": session_id, "attempt": attempt.model_dump_json()}).rowcount
+            if not durable and dialect == "postgresql":
+                connection.execute(_PG_NO_FLUSH)
+            changed = connection.execute(statement, {"id": session_id, "value": value}).rowcount
         if not changed:
             raise KeyError(f"no session {session_id!r}")
+
+    def session_progress(self, session_id: str, after: int = 0) -> SessionProgress | None:
+        """The session's status and the stage events stored after the first ``after``, read in
+        one query (None: no such session). An abandoned ``running`` session reads as
+        ``interrupted``, as everywhere, so a reader following it stops."""
+        query = select(*_LIST_COLUMNS, SESSIONS.c.progress).where(SESSIONS.c.id == session_id)
+        with self.engine.connect() as connection:
+            row = connection.execute(query).first()
+        if row is None:
+            return None
+        record = self._reconciled([row])[0]
+        stored = row.progress if isinstance(row.progress, list) else []
+        events = [ProgressEvent.model_validate(item) for item in stored[after:]]
+        return SessionProgress(session=record, events=events, read=after + len(events))
 
     # -- interrupted sessions -------------------------------------------------------------
 
@@ -381,7 +420,7 @@ class SessionStore:
         """Why a ``running`` row is no longer being worked on, or None."""
         if row.owner_pid is not None and row.owner_host is not None:
             started = _aware(row.owner_started_at) if row.owner_started_at else None
-            reason = gone_reason(Owner(row.owner_pid, row.owner_host, started))
+            reason = gone_reason(Owner(row.owner_pid, row.owner_host, started, row.owner_space))
             if reason is not None:
                 return f"interrupted: {reason} before the session finished"
         if self.stale_after is not None and now - _aware(row.created_at) > timedelta(seconds=self.stale_after):
@@ -437,7 +476,9 @@ class SessionStore:
     def compress_older_audits(self, *, older_than: float = COMPRESS_AUDITS_AFTER, limit: int | None = None) -> int:
         """Compress the audits of sessions created more than ``older_than`` seconds ago (oldest
         first, at most ``limit``); returns how many. Sessions written before migration 0003 are
-        made compact on the way. Reading them gives the same audit as before."""
+        made compact on the way. Reading them gives the same audit as before. Their stage
+        events go (the audit holds what they said): following a session is for the day it
+        ran; later its event stream is only its end."""
         cutoff = _now() - timedelta(seconds=older_than)
         done = 0
         position = tuple_(SESSIONS.c.created_at, SESSIONS.c.id)
@@ -460,7 +501,7 @@ class SessionStore:
                         update(SESSIONS)
                         # unchanged since read: a late final write wins over compressing the old audit
                         .where(SESSIONS.c.id == row.id, SESSIONS.c.updated_at == row.updated_at)
-                        .values({**_NO_AUDIT, **({} if form is None else {"audit_zlib": compress(form)})})
+                        .values({**_COMPRESSED, **({} if form is None else {"audit_zlib": compress(form)})})
                     )
             done += len(rows)
             if len(rows) < batch:

@@ -22,11 +22,12 @@ from veridiag.text.tokens import segment
 
 _FRONT = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 
-SCHEMA = """
+_FTS_TABLE = "CREATE VIRTUAL TABLE IF NOT EXISTS kb_fts USING fts5(title, symptoms, body, content='')"
+SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS kb_doc(
     rowid INTEGER PRIMARY KEY, id TEXT UNIQUE NOT NULL, title TEXT NOT NULL, services TEXT NOT NULL,
     symptoms TEXT NOT NULL, body TEXT NOT NULL, origin TEXT NOT NULL);
-CREATE VIRTUAL TABLE IF NOT EXISTS kb_fts USING fts5(title, symptoms, body, content='');
+{_FTS_TABLE};
 """
 
 
@@ -136,12 +137,14 @@ def _read_runbook(path: Path) -> Runbook:
 
 
 def index_runbooks(conn: sqlite3.Connection, runbooks: Iterable[Runbook]) -> int:
-    """Replace the index with ``runbooks`` (later ids override earlier ones)."""
+    """Replace the index with ``runbooks`` (later ids override earlier ones), in one transaction
+    (the caller's, if one is open; committed here): a reader, in this process or another, sees
+    the old index or the new one, never an empty or missing table. ``SCHEMA`` has run on
+    ``conn``'s file (``executescript`` would commit midway, hence single statements here)."""
     by_id = {runbook.id: runbook for runbook in runbooks}
-    conn.executescript(SCHEMA)
     conn.execute("DELETE FROM kb_doc")
-    conn.execute("DROP TABLE kb_fts")
-    conn.executescript(SCHEMA)
+    conn.execute("DROP TABLE IF EXISTS kb_fts")  # re-created: a new release's columns take effect
+    conn.execute(_FTS_TABLE)
     for rowid, runbook in enumerate(by_id.values(), start=1):
         conn.execute(
             "INSERT INTO kb_doc(rowid, id, title, services, symptoms, body, origin) VALUES (?,?,?,?,?,?,?)",

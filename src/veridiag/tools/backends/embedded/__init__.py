@@ -83,8 +83,13 @@ class EmbeddedEnvironment:
                 self._load_demo(conn)
             fingerprint = knowledge.sources_fingerprint(self._runbook_folders())
             if self._indexed_fingerprint(conn) != fingerprint:
-                # First start, a new release's runbooks, or the user's: never fail on a bad file here.
-                self._index(conn, fingerprint, strict=False)
+                # First start, a new release's runbooks, or the user's: never fail on a bad file
+                # here. Checked again under the write lock: processes starting together on one
+                # home index once, the others wait and find it done (as ``_load_demo``).
+                conn.execute("BEGIN IMMEDIATE")
+                if self._indexed_fingerprint(conn) != fingerprint:
+                    self._index(conn, fingerprint, strict=False)
+                conn.commit()
 
     # -- connections & loading -----------------------------------------------------------
 
