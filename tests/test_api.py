@@ -158,6 +158,24 @@ def test_sessions_page_filter_and_search(client: TestClient) -> None:
     assert client.get("/api/v1/sessions", params={"q": "100%_never"}).json()["total"] == 0
 
 
+def test_health_checks_the_store_without_counting_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """/healthz answers from one row at most (a count of a large sessions table is slow) and
+    says 503 when the store does not answer."""
+    assembly = assemble(Settings(home=tmp_path))
+    app = TestClient(create_app(Settings(home=Path("/nonexistent")), assembly=assembly), base_url=BASE)
+
+    def counted(*_args: object, **_kwargs: object) -> int:
+        raise AssertionError("the health check counted the sessions")
+
+    monkeypatch.setattr(assembly.store, "count_sessions", counted)
+    assert app.get("/healthz").json()["status"] == "ok"
+    with assembly.store.engine.begin() as connection:
+        connection.exec_driver_sql("DROP TABLE tool_invocation")
+        connection.exec_driver_sql("DROP TABLE diagnosis_session")
+    down = app.get("/healthz")
+    assert down.status_code == 503 and "store unavailable" in down.text
+
+
 def test_rules_health_and_metrics(client: TestClient) -> None:
     rules = client.get("/api/v1/rules").json()
     assert rules["enabled"] and "evidence.excerpt_similarity" in {r["id"] for r in rules["rules"]}

@@ -250,7 +250,7 @@ def rules(request: Request) -> RuleSetDocument:
 def healthz(request: Request) -> Health:
     store = request.app.state.assembly.store
     try:
-        store.count_sessions()
+        store.reachable()
     except Exception as exc:
         raise HTTPException(503, detail=f"store unavailable: {exc.__class__.__name__}") from None
     return Health(status="ok", engine=request.app.state.assembly.engine)

@@ -466,6 +466,12 @@ class SessionStore:
             rows = connection.execute(query.limit(limit).offset(offset)).all()
         return self._reconciled(rows)
 
+    def reachable(self) -> None:
+        """Raise unless the database answers and holds the sessions table: one indexed row at
+        most, whatever the table's size (a health check runs every few seconds)."""
+        with self.engine.connect() as connection:
+            connection.execute(select(SESSIONS.c.id).limit(1)).all()
+
     def count_sessions(self, verdict: str | None = None, search: str | None = None) -> int:
         query = _filtered(select(func.count()).select_from(SESSIONS), verdict, search)
         with self.engine.connect() as connection:
