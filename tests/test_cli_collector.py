@@ -10,7 +10,11 @@ in the same process gets the collector back as it was.
 from __future__ import annotations
 
 import gc
+import json
+import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -77,3 +81,27 @@ def test_a_long_running_command_freezes_what_start_up_built(
     # Everything start-up made is frozen: what a full pass still walks is a small remainder.
     assert enabled and tracked * 20 < frozen, (enabled, frozen, tracked)
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_the_entry_point_runs_no_collector_pass_while_the_command_line_loads(tmp_path: Path) -> None:
+    """``veridiag`` (``veridiag.__main__``) pauses the collector while typer, rich, pydantic and the
+    command's modules load and its arguments are read, and freezes what they built when the
+    command starts: no pass walks them, and the command runs with the collector on."""
+    probe = (
+        "import atexit, gc, sys\n"
+        "from veridiag.__main__ import main\n"
+        "passes = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and passes.append(gc.get_freeze_count()))\n"
+        "atexit.register(lambda: print(len(passes), passes.count(0), gc.isenabled(), gc.get_freeze_count() > 0,"
+        " file=sys.stderr))\n"
+        "sys.argv = ['veridiag', 'rules', '--json']\n"
+        "main()\n"
+    )
+    env = {**os.environ, "VERIDIAG_HOME": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout), "the command ran"
+    _passes, unfrozen, enabled, frozen = done.stderr.split()[-4:]
+    assert unfrozen == "0" and enabled == "True" and frozen == "True", done.stderr[-500:]

@@ -15,7 +15,17 @@ import typer
 from rich.table import Table
 
 from veridiag.cli.ask import ask
-from veridiag.cli.common import PROCESS_ENDS, GuardedGroup, err, fail, out, print_json, settings, started_once
+from veridiag.cli.common import (
+    COLLECTOR_PAUSED,
+    PROCESS_ENDS,
+    GuardedGroup,
+    err,
+    fail,
+    out,
+    print_json,
+    settings,
+    started_once,
+)
 from veridiag.cli.data import data_app, db_app, kb_app, tools_app
 from veridiag.cli.llm import llm_app
 from veridiag.cli.mcp import mcp
@@ -433,7 +443,10 @@ def sessions(
     out.print(table)
 
 
-def main() -> None:
-    """The process entry point: the command it runs is the process's last work (``PROCESS_ENDS``)."""
+def main(*, collector_paused: bool = False) -> None:
+    """The process entry point: the command it runs is the process's last work (``PROCESS_ENDS``).
+    ``collector_paused``: the caller paused the collector (``veridiag.__main__``); the command
+    resumes it when it starts (``COLLECTOR_PAUSED``)."""
     PROCESS_ENDS.set(True)
+    COLLECTOR_PAUSED.set(collector_paused)
     app()

@@ -97,16 +97,16 @@ def ask(
         raise fail("the question is longer than 4000 characters")
     if lang not in (None, "zh", "en"):
         raise fail("--lang must be zh or en")
-    config = settings()
     names = list(post_to or [])
-    if deliver or names:
-        from veridiag.delivery import DeliveryError, choose
+    with started_once() as started:  # from the settings on: they too are kept to the end
+        config = settings()
+        if deliver or names:
+            from veridiag.delivery import DeliveryError, choose
 
-        try:
-            choose(config.delivery, names)  # an unknown name is an error before any work
-        except DeliveryError as exc:
-            raise fail(str(exc)) from None
-    with started_once() as started:
+            try:
+                choose(config.delivery, names)  # an unknown name is an error before any work
+            except DeliveryError as exc:
+                raise fail(str(exc)) from None
         # Imported here: the pipeline (and a model client) is what ``ask`` needs, not every command.
         from veridiag.pipeline.factory import assemble
 

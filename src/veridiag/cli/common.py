@@ -69,6 +69,9 @@ def settings() -> Settings:
 #: True when the command is the last thing its process does (set by ``veridiag.cli.app.main``,
 #: the process entry point; not by a caller in the same process, such as tests).
 PROCESS_ENDS: ContextVar[bool] = ContextVar("veridiag_process_ends", default=False)
+#: True when the process entry point (``veridiag.__main__``) paused the collector while the
+#: command line loaded and was parsed; ``GuardedGroup.invoke`` resumes it as the command starts.
+COLLECTOR_PAUSED: ContextVar[bool] = ContextVar("veridiag_collector_paused", default=False)
 
 
 @contextmanager
@@ -92,6 +95,7 @@ def started_once(*, collect: bool = False) -> Iterator[Callable[[], None]]:
 
     def started() -> None:
         if collect:
+            gc.unfreeze()  # the command line's start-up garbage too (frozen by ``GuardedGroup.invoke``)
             gc.collect()
         gc.freeze()
         if enabled:
@@ -178,6 +182,10 @@ class GuardedGroup(TyperGroup):
     """The root command group: any command's expected failure becomes one ``error:`` line."""
 
     def invoke(self, ctx: Any) -> Any:  # typer's vendored click.Context (a private module)
+        if COLLECTOR_PAUSED.get():  # what loading and parsing built is frozen, as ``started_once`` does
+            COLLECTOR_PAUSED.set(False)
+            gc.freeze()
+            gc.enable()
         try:
             return super().invoke(ctx)
         except Exception as exc:  # typer's own Exit/Abort/usage errors are none of these: re-raised
