@@ -124,3 +124,29 @@ def test_the_startup_benchmark_times_help_and_a_diagnosis_against_bare_python() 
 
 def test_the_cli_offers_the_metric_formats_the_importer_reads() -> None:
     assert get_args(data.MetricFormat) == get_args(importers.MetricFormat)
+
+
+def test_a_command_run_builds_only_itself(tmp_path: Path) -> None:
+    """typer builds each registered command from its signature on every start; a process that runs
+    one command builds that one (``cli/app.py`` ``_only``), and ``--help`` still lists them all."""
+    probe = (
+        "import sys, typer.main\n"
+        "built = []\n"
+        "original = typer.main.get_command_from_info\n"
+        "typer.main.get_command_from_info = lambda *args, **kw: built.append(1) or original(*args, **kw)\n"
+        "from veridiag.cli.app import main\n"
+        "sys.argv = ['veridiag', *sys.argv[1:]]\n"
+        "import atexit\n"
+        "atexit.register(lambda: print('BUILT', len(built), file=sys.stderr))\n"
+        "main()\n"
+    )
+    env = {**os.environ, "VERIDIAG_HOME": str(tmp_path)}
+    counts = {}
+    for args in (["rules", "--json"], ["--help"]):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, timeout=120, env=env, check=False
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        counts[args[0]] = int(done.stderr.split("BUILT")[-1].split()[0])
+    assert counts["rules"] == 1
+    assert counts["--help"] > 20
