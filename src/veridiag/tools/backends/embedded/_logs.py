@@ -52,7 +52,7 @@ class LogDetails(BaseModel):
     also grounds facts in it (``text/render.py``'s ``invocation_context``): names and order are
     the stored format."""
 
-    backend: Literal["embedded"] = "embedded"
+    backend: Literal["embedded", "clickhouse"] = "embedded"
     matched: int
     #: Lines read and described when a broad search was capped (absent when every match was read).
     counted: int | None = None
@@ -62,6 +62,8 @@ class LogDetails(BaseModel):
     bursts: list[tuple[str, str, int]]
     unparsed: int
     patterns: list[LogPattern]
+    #: How a ClickHouse table was read (``otel_logs.Layout.paths``); absent for the embedded file.
+    paths: list[str] | None = None
 
 
 def from_ms(value: int) -> datetime:
