@@ -11,6 +11,7 @@ backend is configured (the ``veridiag[clickhouse]`` extra).
 from __future__ import annotations
 
 import fcntl
+import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -55,17 +56,17 @@ class ClickHouseUnavailableError(RuntimeError):
 
 
 def _held_by(path: Path) -> str | None:
-    """Who holds the engine's data directory, if another process does: the engine locks its
-    ``status`` file (flock) for its life and writes its pid there; the engine's own error when
-    it meets the lock says only that it could not start."""
-    status = path / "status"
+    """Which other process holds the engine's data directory, if one does: the engine locks its
+    ``status`` file (flock) for its life and writes its pid there, while its own error on meeting
+    the lock says only that it could not start. This process's own engine shares the directory."""
     try:
-        with status.open("rb") as handle:
+        with (path / "status").open("rb") as handle:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                first = handle.read(200).decode("utf-8", "replace").splitlines()
-                return next((line for line in first if line.startswith("PID")), "another process")
+                said = handle.read(200).decode("utf-8", "replace").splitlines()
+                pid = next((line for line in said if line.startswith("PID:")), "")
+                return None if pid == f"PID: {os.getpid()}" else (pid or "another process")
             fcntl.flock(handle, fcntl.LOCK_UN)
     except OSError:
         return None
