@@ -29,9 +29,9 @@ from veridiag.tools.backends.embedded._logs import STORED_LINES, TOP_TEMPLATES, 
 from veridiag.tools.backends.otel_logs import (
     KEY_ATTRIBUTE,
     MINER_DDL,
-    PARSED_ATTRIBUTE,
     TEMPLATE_ATTRIBUTE,
     TEMPLATES_DDL,
+    UNPARSED_ATTRIBUTE,
     Layout,
     Where,
     exporter_ddl,
@@ -235,9 +235,10 @@ class ClickHouseLogs:
                 known.add(str(key))
                 attributes = {
                     TEMPLATE_ATTRIBUTE: str(miners.get(row.service).add(row.message or row.text)),
-                    PARSED_ATTRIBUTE: "1" if row.parsed else "0",
                     KEY_ATTRIBUTE: str(key),
                 }
+                if not row.parsed:
+                    attributes[UNPARSED_ATTRIBUTE] = "1"
                 if row.component:
                     attributes["component"] = row.component
                 level = row.level.upper()
@@ -309,28 +310,22 @@ class ClickHouseLogs:
         return int(count)
 
     def _query_logs(self, args: QueryLogsArgs, start: datetime, end: datetime) -> ToolOutput:
+        """Four statements when lines match (each costs the engine ≥ 8 ms however small):
+        levels per minute, the top templates with their texts, the first lines, the unparsed."""
         terms = search_terms(args.query) if args.query else []
         if args.query and not terms:
-            return ToolOutput(
-                status="error",
-                error="query has no searchable words",
-                text="query_logs error: query has no searchable words",
-            )
+            message = "query has no searchable words"
+            return ToolOutput(status="error", error=message, text=f"query_logs error: {message}")
         layout = self.layout
         start_ms, end_ms = ms(start), ms(end)
         notes: list[str] = []
-        span = self.log_span(args.service) if args.service else None
-        if args.service and span is None:
-            others = [s for s in self.services() if s != args.service]
-            message = f"{args.service} has no logs; services with logs: {', '.join(others) or 'none'}"
-            return ToolOutput(status="no_data", text=message, retrieval_details={"services_with_logs": others})
         where = self._matching(args, start_ms, end_ms, terms)
-        by_level = self._by_level(where)
+        by_level, minutes = self._levels_by_minute(where)
         if not by_level and args.query and has_cjk(args.query):
             fallback = fallback_terms(args.query)
             if fallback:
                 where = self._matching(args, start_ms, end_ms, [part.split(" ") for part in fallback])
-                by_level = self._by_level(where)
+                by_level, minutes = self._levels_by_minute(where)
                 notes.append(
                     f"no line contains the Chinese words of {args.query!r}; searched {' '.join(fallback)!r} instead"
                 )
@@ -345,6 +340,12 @@ class ClickHouseLogs:
         }
         matched = sum(by_level.values())
         if matched == 0:
+            # The service's span is only said when nothing matched (the embedded backend's output too).
+            span = self.log_span(args.service) if args.service else None
+            if args.service and span is None:
+                others = [s for s in self.services() if s != args.service]
+                message = f"{args.service} has no logs; services with logs: {', '.join(others) or 'none'}"
+                return ToolOutput(status="no_data", text=message, retrieval_details={"services_with_logs": others})
             rendered, evidence = logs_output(
                 request,
                 matched=0,
@@ -359,7 +360,7 @@ class ClickHouseLogs:
             empty = {"backend": self.name, "matched": 0, "window": [iso(start), iso(end)], "paths": paths}
             return ToolOutput(status="no_data", text=rendered.text, retrieval_details=empty, evidence=[evidence])
         templates = self._templates(where)
-        bursts = group_spans(self._minutes(where))
+        bursts = group_spans(minutes)
         samples = [
             LogSample(ts=from_ms(ts), service=service, level=level, line=body)
             for ts, service, level, body in self._rows(
@@ -378,7 +379,6 @@ class ClickHouseLogs:
             samples=samples,
             model_limit=args.limit,
             unparsed=unparsed,
-            span=span,
             notes=notes,
         )
         details = LogDetails(
@@ -399,59 +399,53 @@ class ClickHouseLogs:
             evidence=[evidence],
         )
 
-    def _by_level(self, where: Where) -> dict[str, int]:
-        rows = self._rows(
-            f"SELECT {self.layout.level} AS level, count() FROM {self.layout.name} WHERE {where.sql} GROUP BY level",
-            where.params,
-        )
-        return dict(sorted((str(level), int(count)) for level, count in rows))
-
-    def _minutes(self, where: Where) -> list[tuple[int, int, int]]:
-        """``(first ts, last ts, count)`` per minute of the matching lines, in time order."""
+    def _levels_by_minute(self, where: Where) -> tuple[dict[str, int], list[tuple[int, int, int]]]:
+        """Lines per level, and ``(first ts, last ts, count)`` per minute in time order (bursts),
+        from one statement."""
         layout = self.layout
         rows = self._rows(
-            f"SELECT intDiv({layout.ts_ms}, {_MINUTE_MS}) AS minute, min({layout.ts_ms}), max({layout.ts_ms}), "
-            f"count() FROM {layout.name} WHERE {where.sql} GROUP BY minute ORDER BY minute",
+            f"SELECT intDiv({layout.ts_ms}, {_MINUTE_MS}) AS minute, {layout.level} AS level, "
+            f"min({layout.ts_ms}), max({layout.ts_ms}), count() FROM {layout.name} WHERE {where.sql} "
+            "GROUP BY minute, level ORDER BY minute",
             where.params,
         )
-        return [(int(first), int(last), int(count)) for _minute, first, last, count in rows]
+        by_level: dict[str, int] = {}
+        minutes: dict[int, list[int]] = {}
+        for minute, level, first, last, count in rows:
+            by_level[str(level)] = by_level.get(str(level), 0) + int(count)
+            seen = minutes.get(int(minute))
+            minutes[int(minute)] = (
+                [int(first), int(last), int(count)]
+                if seen is None
+                else [min(seen[0], int(first)), max(seen[1], int(last)), seen[2] + int(count)]
+            )
+        return dict(sorted(by_level.items())), [(a, b, n) for a, b, n in minutes.values()]
 
     def _templates(self, where: Where) -> list[TemplateRow]:
-        """The commonest (service, template, level) groups, counted exactly, with their first line."""
+        """The commonest (service, template, level) groups, counted exactly, with their first line
+        and, from the template table, their text (one statement)."""
         layout = self.layout
         key = template_key(layout, where)
-        rows = self._rows(
+        grouped = (
             f"SELECT {layout.col('service')} AS service, {key} AS template, {layout.level} AS level, count() AS n, "
-            f"min({layout.ts_ms}) AS first, max({layout.ts_ms}), "
-            f"argMin({layout.col('body')}, {layout.col('timestamp')}) "
+            f"min({layout.ts_ms}) AS first, max({layout.ts_ms}) AS last, "
+            f"argMin({layout.col('body')}, {layout.col('timestamp')}) AS example "
             f"FROM {layout.name} WHERE {where.sql} GROUP BY service, template, level "
-            f"ORDER BY n DESC, first LIMIT {TOP_TEMPLATES}",
-            where.params,
+            f"ORDER BY n DESC, first LIMIT {TOP_TEMPLATES}"
         )
-        texts = self._template_texts({(str(r[0]), int(r[1])) for r in rows}) if layout.template else {}
-        return [
-            TemplateRow(
-                texts.get((service, template), example) if layout.template else str(template),
-                level,
-                int(count),
-                from_ms(first),
-                from_ms(last),
-                example,
+        if layout.template:
+            sql = (
+                f"SELECT g.service, g.template, g.level, g.n, g.first, g.last, g.example, t.text FROM ({grouped}) AS g "
+                "LEFT JOIN (SELECT ServiceName, TemplateId, argMax(Template, Version) AS text "
+                f"FROM {layout.templates_table} GROUP BY ServiceName, TemplateId) AS t "
+                "ON g.service = t.ServiceName AND g.template = t.TemplateId ORDER BY g.n DESC, g.first"
             )
-            for service, template, level, count, first, last, example in rows
+        else:
+            sql = f"SELECT service, template, level, n, first, last, example, template FROM ({grouped})"
+        return [
+            TemplateRow(str(text or example), level, int(count), from_ms(first), from_ms(last), example)
+            for _service, _template, level, count, first, last, example, text in self._rows(sql, where.params)
         ]
-
-    def _template_texts(self, keys: set[tuple[str, int]]) -> dict[tuple[str, int], str]:
-        found: dict[tuple[str, int], str] = {}
-        for service in {s for s, _id in keys}:
-            ids = [template_id for s, template_id in keys if s == service]
-            for template_id, text in self._rows(
-                f"SELECT TemplateId, Template FROM {self.layout.templates_table} FINAL "
-                "WHERE ServiceName = {s:String} AND TemplateId IN {ids:Array(UInt64)}",
-                {"s": service, "ids": ids},
-            ):
-                found[(service, int(template_id))] = str(text)
-        return found
 
     def _unparsed(self, start_ms: int, end_ms: int, service: str | None) -> int:
         return self._count(Where(self.layout).window(start_ms, end_ms).service(service).unparsed())

@@ -53,7 +53,9 @@ SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1{extra_settings}
 
 #: LogAttributes keys veridiag writes on import.
 TEMPLATE_ATTRIBUTE = "veridiag.template_id"
-PARSED_ATTRIBUTE = "veridiag.parsed"
+#: Set ("1") only on lines the importer did not understand: the exporter's bloom filter on
+#: mapKeys(LogAttributes) then skips every granule without one.
+UNPARSED_ATTRIBUTE = "veridiag.unparsed"
 KEY_ATTRIBUTE = "veridiag.key"
 
 #: What ``import-logs --store clickhouse`` adds when it creates the table: the template id
@@ -203,7 +205,7 @@ class Where:
 
     def unparsed(self) -> Where:
         attributes = self.layout.col("log_attributes")
-        self.clauses.append(f"{attributes}[{self.bind(PARSED_ATTRIBUTE, 'String')}] = '0'")
+        self.clauses.append(f"mapContains({attributes}, {self.bind(UNPARSED_ATTRIBUTE, 'String')})")
         return self
 
     def terms(self, terms: Sequence[Sequence[str]]) -> Where:
