@@ -7,6 +7,7 @@ and keeps to its own table; a second process is what shows a held directory."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.builders import readable
+from tests.ports import free_port
 from veridiag.cli.app import app
 from veridiag.config import ClickHouseSettings, Settings
 from veridiag.pipeline.factory import assemble
@@ -224,3 +226,33 @@ def test_without_the_extra_the_cli_says_what_to_install(tmp_path: Path, monkeypa
     done = CliRunner().invoke(app, ["data", "import-logs", str(log), "--service", "a", "--store", "clickhouse"])
     assert done.exit_code != 0
     assert "pip install 'veridiag[clickhouse]'" in done.output
+
+
+def test_a_server_that_does_not_answer_is_an_error_not_an_empty_answer(tmp_path: Path) -> None:
+    """The HTTP path: the same backend, the client library's HTTP interface."""
+    settings = ClickHouseSettings(url=f"http://127.0.0.1:{free_port()}", timeout_seconds=2)
+    out = ClickHouseLogs(settings, tmp_path).query_logs(QueryLogsArgs(service="api"))
+    assert out.status == "error" and out.error and out.error.startswith("clickhouse:")
+    assert not out.evidence
+
+
+def test_the_bench_times_every_shape_on_both_stores_with_the_same_counts(tmp_path: Path) -> None:
+    """In a child process: the engine there opens the bench's own data directory."""
+    script = (
+        "import sys; from pathlib import Path; from veridiag.bench import clickhouse; "
+        "print(clickhouse.run(lines=3000, repeats=1, cache=Path(sys.argv[1])).model_dump_json())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=False, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert set(report["shapes"]) == {
+        "service_1h_errors",
+        "service_24h_counts",
+        "keyword_service_24h",
+        "keyword_all_24h",
+        "errors_per_service_minute_1h",
+    }
+    assert all(shape["same_counts"] for shape in report["shapes"].values()), report["shapes"]
+    assert report["lines"] == 3000 and report["query_logs_p99_ms"] > 0
