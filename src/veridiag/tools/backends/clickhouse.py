@@ -25,7 +25,14 @@ from veridiag.text.render import iso
 from veridiag.text.search import fallback_terms, search_terms
 from veridiag.tools.args import QueryLogsArgs, parse_time
 from veridiag.tools.backends.embedded._ingest import LogRow, Written, keyed_batches, ms
-from veridiag.tools.backends.embedded._logs import STORED_LINES, TOP_TEMPLATES, LogDetails, LogPattern, from_ms
+from veridiag.tools.backends.embedded._logs import (
+    STORED_LINES,
+    TOP_TEMPLATES,
+    LogDetails,
+    LogPattern,
+    Tally,
+    from_ms,
+)
 from veridiag.tools.backends.otel_logs import (
     KEY_ATTRIBUTE,
     MINER_DDL,
@@ -252,15 +259,14 @@ class ClickHouseLogs:
         return written
 
     def _known_keys(self, layout: Layout, batch: list[tuple[int, int, LogRow]]) -> set[str]:
-        """Keys of the batch's rows already stored: re-importing a file adds nothing."""
-        known: set[str] = set()
-        for service in {row.service for _key, _ts, row in batch}:
-            stamps = [ts for _key, ts, row in batch if row.service == service]
-            where = Where(layout).window(min(stamps), max(stamps) + 1).service(service)
-            attribute = where.bind(KEY_ATTRIBUTE, "String")
-            sql = f"SELECT {layout.col('log_attributes')}[{attribute}] FROM {layout.name} WHERE {where.sql}"
-            known.update(key for (key,) in self._rows(sql, where.params))
-        return known
+        """Keys of the batch's rows already stored (one statement): re-importing a file adds nothing."""
+        stamps = [ts for _key, ts, _row in batch]
+        where = Where(layout).window(min(stamps), max(stamps) + 1)
+        services = where.bind(sorted({row.service for _key, _ts, row in batch}), "Array(String)")
+        where.clauses.append(f"{layout.col('service')} IN {services}")
+        attribute = where.bind(KEY_ATTRIBUTE, "String")
+        sql = f"SELECT {layout.col('log_attributes')}[{attribute}] FROM {layout.name} WHERE {where.sql}"
+        return {key for (key,) in self._rows(sql, where.params)}
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -310,8 +316,9 @@ class ClickHouseLogs:
         return int(count)
 
     def _query_logs(self, args: QueryLogsArgs, start: datetime, end: datetime) -> ToolOutput:
-        """Four statements when lines match (each costs the engine ≥ 8 ms however small):
-        levels per minute, the top templates with their texts, the first lines, the unparsed."""
+        """One pass over the matching lines (counts per minute, service, template and level), then
+        point reads: the top templates' first lines, the first lines up to the minute where the
+        stored ones end, the unparsed (each statement costs the engine ≥ 8 ms however small)."""
         terms = search_terms(args.query) if args.query else []
         if args.query and not terms:
             message = "query has no searchable words"
@@ -320,12 +327,12 @@ class ClickHouseLogs:
         start_ms, end_ms = ms(start), ms(end)
         notes: list[str] = []
         where = self._matching(args, start_ms, end_ms, terms)
-        by_level, minutes = self._levels_by_minute(where)
-        if not by_level and args.query and has_cjk(args.query):
+        tally = self._tally(where)
+        if not tally.groups and args.query and has_cjk(args.query):
             fallback = fallback_terms(args.query)
             if fallback:
                 where = self._matching(args, start_ms, end_ms, [part.split(" ") for part in fallback])
-                by_level, minutes = self._levels_by_minute(where)
+                tally = self._tally(where)
                 notes.append(
                     f"no line contains the Chinese words of {args.query!r}; searched {' '.join(fallback)!r} instead"
                 )
@@ -338,6 +345,7 @@ class ClickHouseLogs:
             "start": iso(start),
             "end": iso(end),
         }
+        by_level = tally.by_level()
         matched = sum(by_level.values())
         if matched == 0:
             # The service's span is only said when nothing matched (the embedded backend's output too).
@@ -359,14 +367,15 @@ class ClickHouseLogs:
             )
             empty = {"backend": self.name, "matched": 0, "window": [iso(start), iso(end)], "paths": paths}
             return ToolOutput(status="no_data", text=rendered.text, retrieval_details=empty, evidence=[evidence])
-        templates = self._templates(where)
-        bursts = group_spans(minutes)
+        templates = self._templates(where, tally)
+        bursts = group_spans(tally.spans())
+        first = where.copy().window(start_ms, tally.until(STORED_LINES) + 1)
         samples = [
             LogSample(ts=from_ms(ts), service=service, level=level, line=body)
             for ts, service, level, body in self._rows(
                 f"SELECT {layout.ts_ms} AS ts, {layout.col('service')}, {layout.level}, {layout.col('body')} "
-                f"FROM {layout.name} WHERE {where.sql} ORDER BY {layout.col('timestamp')} LIMIT {STORED_LINES}",
-                where.params,
+                f"FROM {layout.name} WHERE {first.sql} ORDER BY {layout.col('timestamp')} LIMIT {STORED_LINES}",
+                first.params,
             )
         ]
         unparsed = self._unparsed(start_ms, end_ms, args.service) if layout.attributes else 0
@@ -399,53 +408,58 @@ class ClickHouseLogs:
             evidence=[evidence],
         )
 
-    def _levels_by_minute(self, where: Where) -> tuple[dict[str, int], list[tuple[int, int, int]]]:
-        """Lines per level, and ``(first ts, last ts, count)`` per minute in time order (bursts),
-        from one statement."""
+    def _tally(self, where: Where) -> Tally:
+        """The one pass: matching lines counted per minute, service, template and level, summed
+        by the embedded backend's ``Tally``."""
         layout = self.layout
+        grouped = where.copy()
+        key = template_key(layout, grouped)
         rows = self._rows(
-            f"SELECT intDiv({layout.ts_ms}, {_MINUTE_MS}) AS minute, {layout.level} AS level, "
-            f"min({layout.ts_ms}), max({layout.ts_ms}), count() FROM {layout.name} WHERE {where.sql} "
-            "GROUP BY minute, level ORDER BY minute",
-            where.params,
+            f"SELECT intDiv({layout.ts_ms}, {_MINUTE_MS}) AS minute, {layout.col('service')} AS service, "
+            f"{key} AS template, {layout.level} AS level, count(), min({layout.ts_ms}), max({layout.ts_ms}) "
+            f"FROM {layout.name} WHERE {grouped.sql} GROUP BY minute, service, template, level",
+            grouped.params,
         )
-        by_level: dict[str, int] = {}
-        minutes: dict[int, list[int]] = {}
-        for minute, level, first, last, count in rows:
-            by_level[str(level)] = by_level.get(str(level), 0) + int(count)
-            seen = minutes.get(int(minute))
-            minutes[int(minute)] = (
-                [int(first), int(last), int(count)]
-                if seen is None
-                else [min(seen[0], int(first)), max(seen[1], int(last)), seen[2] + int(count)]
-            )
-        return dict(sorted(by_level.items())), [(a, b, n) for a, b, n in minutes.values()]
+        tally = Tally()
+        tally.add(
+            (
+                (service, template, level, count, first, last, 0)
+                for _m, service, template, level, count, first, last in rows
+            ),
+            ((minute, count, first, last) for minute, _s, _t, _l, count, first, last in rows),
+        )
+        return tally
 
-    def _templates(self, where: Where) -> list[TemplateRow]:
-        """The commonest (service, template, level) groups, counted exactly, with their first line
-        and, from the template table, their text (one statement)."""
+    def _templates(self, where: Where, tally: Tally) -> list[TemplateRow]:
+        """The commonest (service, template, level) groups with their first line, read at the
+        instant each group starts, and their text from the template table (one statement)."""
         layout = self.layout
-        key = template_key(layout, where)
-        grouped = (
-            f"SELECT {layout.col('service')} AS service, {key} AS template, {layout.level} AS level, count() AS n, "
-            f"min({layout.ts_ms}) AS first, max({layout.ts_ms}) AS last, "
-            f"argMin({layout.col('body')}, {layout.col('timestamp')}) AS example "
-            f"FROM {layout.name} WHERE {where.sql} GROUP BY service, template, level "
-            f"ORDER BY n DESC, first LIMIT {TOP_TEMPLATES}"
+        top = tally.top_groups(TOP_TEMPLATES)
+        at = where.copy().any_of(sorted({(service, first) for (service, _t, _l), (_n, first, *_rest) in top}))
+        key = template_key(layout, at)
+        lines = (
+            f"SELECT {layout.col('service')} AS service, {key} AS template, {layout.level} AS level, "
+            f"{layout.ts_ms} AS ts, {layout.col('body')} AS body FROM {layout.name} WHERE {at.sql}"
         )
         if layout.template:
             sql = (
-                f"SELECT g.service, g.template, g.level, g.n, g.first, g.last, g.example, t.text FROM ({grouped}) AS g "
+                f"SELECT l.service, l.template, l.level, l.ts, l.body, t.text FROM ({lines}) AS l "
                 "LEFT JOIN (SELECT ServiceName, TemplateId, argMax(Template, Version) AS text "
                 f"FROM {layout.templates_table} GROUP BY ServiceName, TemplateId) AS t "
-                "ON g.service = t.ServiceName AND g.template = t.TemplateId ORDER BY g.n DESC, g.first"
+                "ON l.service = t.ServiceName AND l.template = t.TemplateId ORDER BY l.ts"
             )
         else:
-            sql = f"SELECT service, template, level, n, first, last, example, template FROM ({grouped})"
-        return [
-            TemplateRow(str(text or example), level, int(count), from_ms(first), from_ms(last), example)
-            for _service, _template, level, count, first, last, example, text in self._rows(sql, where.params)
-        ]
+            sql = f"SELECT service, template, level, ts, body, template FROM ({lines}) ORDER BY ts"
+        found: dict[tuple[str, int, str], tuple[int, str, str]] = {}
+        for service, template, level, ts, body, text in self._rows(sql, at.params):
+            found.setdefault((service, template, level), (int(ts), str(body), str(text or body)))
+        rows = []
+        for group, (count, first, last, _first_id) in top:
+            seen = found.get(group)
+            if seen is None or seen[0] != first:
+                continue  # the line was gone between the two statements
+            rows.append(TemplateRow(seen[2], group[2], count, from_ms(first), from_ms(last), seen[1]))
+        return rows
 
     def _unparsed(self, start_ms: int, end_ms: int, service: str | None) -> int:
         return self._count(Where(self.layout).window(start_ms, end_ms).service(service).unparsed())

@@ -192,6 +192,25 @@ class Where:
             self.clauses.append(f"{tt} <= toDateTime({self.bind(end_ms // 1000, 'Int64')})")
         return self
 
+    def copy(self) -> Where:
+        return Where(self.layout, list(self.clauses), dict(self.params))
+
+    def any_of(self, points: Sequence[tuple[str, int]]) -> Where:
+        """Only lines of these (service, ms) instants: a few ranges of the primary key."""
+        service, ts = self.layout.col("service"), self.layout.col("timestamp")
+        ranges = []
+        for name, at in points:
+            point = (
+                f"{service} = {self.bind(name, 'String')} "
+                f"AND {ts} >= fromUnixTimestamp64Milli({self.bind(at, 'Int64')}) "
+                f"AND {ts} < fromUnixTimestamp64Milli({self.bind(at + 1, 'Int64')})"
+            )
+            if self.layout.timestamp_time:
+                point += f" AND {self.layout.col('timestamp_time')} = toDateTime({self.bind(at // 1000, 'Int64')})"
+            ranges.append(f"({point})")
+        self.clauses.append("(" + " OR ".join(ranges) + ")")
+        return self
+
     def equals(self, expression: str, value: str | None) -> Where:
         if value:
             self.clauses.append(f"{expression} = {self.bind(value, 'String')}")
