@@ -80,6 +80,12 @@ def _held_by(path: Path) -> str | None:
     return None
 
 
+def _refuse_if_held(path: Path) -> None:
+    holder = _held_by(path)
+    if holder:
+        raise ClickHouseUnavailableError(f"the ClickHouse data directory {path} is in use by {holder}; stop it first")
+
+
 def connect(settings: ClickHouseSettings, path: Path) -> Client:
     """A client: the server at ``settings.url``, else the in-process engine on ``path``."""
     try:
@@ -98,9 +104,7 @@ def connect(settings: ClickHouseSettings, path: Path) -> Client:
             send_receive_timeout=settings.timeout_seconds,
             autogenerate_session_id=False,
         )
-    holder = _held_by(path)
-    if holder:
-        raise ClickHouseUnavailableError(f"the ClickHouse data directory {path} is in use by {holder}; stop it first")
+    _refuse_if_held(path)
     path.mkdir(parents=True, exist_ok=True)
     try:
         return clickhouse_connect.get_client(interface="chdb", path=str(path))
@@ -109,11 +113,7 @@ def connect(settings: ClickHouseSettings, path: Path) -> Client:
             "the in-process ClickHouse engine (chdb-core) is not installed: pip install 'veridiag[clickhouse]'"
         ) from None
     except Exception as exc:
-        holder = _held_by(path)
-        if holder:
-            raise ClickHouseUnavailableError(
-                f"the ClickHouse data directory {path} is in use by {holder}; stop it first"
-            ) from None
+        _refuse_if_held(path)  # the engine met the lock: say who holds it
         raise ClickHouseUnavailableError(f"cannot open the ClickHouse data directory {path}: {exc}") from None
 
 
