@@ -158,6 +158,8 @@ class ClickHouseBench(BaseModel):
     lines_10m: int | None = None
     shapes_10m: dict[str, ShapeTimes] | None = None
     query_logs_10m_p99_ms: float | None = None
+    sqlite_import_10m_seconds: float | None = None
+    clickhouse_import_10m_seconds: float | None = None
     runs_per_shape: int
 
 
@@ -213,7 +215,9 @@ def run(
     folder = cache or cache_folder()
     folder.mkdir(parents=True, exist_ok=True)
     times, sqlite_build, clickhouse_build = _measure(lines, folder, repeats)
-    large = _measure(large_lines, folder, repeats)[0] if large_lines else None
+    large, large_sqlite, large_clickhouse = (
+        _measure(large_lines, folder, repeats) if large_lines else (None, None, None)
+    )
     return ClickHouseBench(
         lines=clickhouse_build.lines,
         shapes=times,
@@ -223,5 +227,7 @@ def run(
         lines_10m=large_lines,
         shapes_10m=large,
         query_logs_10m_p99_ms=_worst(large) if large else None,
+        sqlite_import_10m_seconds=large_sqlite.import_seconds if large_sqlite else None,
+        clickhouse_import_10m_seconds=large_clickhouse.import_seconds if large_clickhouse else None,
         runs_per_shape=VARIANTS * repeats,
     )
