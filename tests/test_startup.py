@@ -21,7 +21,7 @@ from veridiag.tools import importers
 DEMO_QUESTION = "订单123支付失败，帮我看看是什么原因"
 
 #: What a help text must not pay for (each costs 100–300 ms on this machine).
-HEAVY = ("sqlalchemy.orm", "alembic", "fastapi", "pydantic_ai", "rjieba", "mcp")
+HEAVY = ("sqlalchemy.orm", "alembic", "fastapi", "pydantic_ai", "rjieba", "mcp", "clickhouse_connect", "chdb")
 
 #: Packages whose ``__init__`` re-exports lazily (``veridiag._lazy``) → a module it must not load.
 LAZY_PACKAGES = {
@@ -104,7 +104,7 @@ def test_an_offline_diagnosis_loads_no_web_server_model_client_or_unneeded_table
     assert not sorted(m for m in imported if m.split(".")[0] in unneeded)
     # Nor what only another backend or writing data needs: an HTTP client (Loki, Prometheus), the
     # log template miner, the demo generator and its models (the first run above loaded the demo).
-    writing = ("httpx2", "drain3", "veridiag.tools.templates", "veridiag.tools.demo")
+    writing = ("httpx2", "drain3", "veridiag.tools.templates", "veridiag.tools.demo", "clickhouse_connect", "chdb")
     assert not sorted(m for m in imported if any(m == w or m.startswith(f"{w}.") for w in writing))
     # The store is Core tables: no ORM (~120 ms) and, on SQLite, no PostgreSQL dialect (~50 ms).
     assert not sorted(m for m in imported if m.startswith(("sqlalchemy.orm", "sqlalchemy.dialects.postgresql")))

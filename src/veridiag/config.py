@@ -54,8 +54,43 @@ class HttpBackendSettings(BaseModel):
     max_retries: int = Field(default=2, ge=0, le=10)
 
 
+#: A ClickHouse table or column name: configuration, never user input, yet checked and quoted.
+_IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_.]*$"
+
+
+class OtelLogColumns(BaseModel):
+    """Column names of an OpenTelemetry ``otel_logs`` table (the ClickHouse exporter's by default)."""
+
+    timestamp: str = Field(default="Timestamp", pattern=_IDENTIFIER)
+    #: The exporter's second-resolution copy that leads its primary key; used when present.
+    timestamp_time: str = Field(default="TimestampTime", pattern=_IDENTIFIER)
+    service: str = Field(default="ServiceName", pattern=_IDENTIFIER)
+    severity_text: str = Field(default="SeverityText", pattern=_IDENTIFIER)
+    severity_number: str = Field(default="SeverityNumber", pattern=_IDENTIFIER)
+    body: str = Field(default="Body", pattern=_IDENTIFIER)
+    log_attributes: str = Field(default="LogAttributes", pattern=_IDENTIFIER)
+    #: veridiag's template id per line (``data import-logs --store clickhouse`` fills it); when
+    #: absent, templates are the lines with numbers and ids masked, at query time.
+    template: str = Field(default="LogTemplateId", pattern=_IDENTIFIER)
+
+
+class ClickHouseSettings(BaseModel):
+    """Logs in ClickHouse: a server over HTTP (``url``), or the in-process engine (chdb, the
+    ``veridiag[clickhouse]`` extra) on a local data directory when ``url`` is empty."""
+
+    url: str = ""
+    #: The in-process engine's data directory (default: <home>/clickhouse); one process at a time.
+    path: Path | None = None
+    database: str = Field(default="default", pattern=_IDENTIFIER)
+    table: str = Field(default="otel_logs", pattern=_IDENTIFIER)
+    username: str = "default"
+    password: SecretStr | None = None
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    columns: OtelLogColumns = OtelLogColumns()
+
+
 class ToolsSettings(BaseModel):
-    logs: Literal["embedded", "loki"] = "embedded"
+    logs: Literal["embedded", "loki", "clickhouse"] = "embedded"
     metrics: Literal["embedded", "prometheus"] = "embedded"
     knowledge: Literal["embedded"] = "embedded"
     #: A call that takes longer is recorded as an error and the session goes on.
@@ -272,6 +307,7 @@ class Settings(BaseSettings):
     redaction: RedactionSettings = RedactionSettings()
     prometheus: HttpBackendSettings = HttpBackendSettings()
     loki: HttpBackendSettings = HttpBackendSettings()
+    clickhouse: ClickHouseSettings = ClickHouseSettings()
     #: ``offline`` needs no model; ``llm`` uses the configured models with the offline engine as
     #: each role's fallback; ``auto`` is ``llm`` for the roles that have a model.
     engine: Literal["auto", "offline", "llm"] = "auto"
@@ -377,7 +413,8 @@ class Settings(BaseSettings):
     @property
     def live_backends(self) -> bool:
         """Logs or metrics come from a live system: "now" is the wall clock, not the data's end."""
-        return self.tools.logs != "embedded" or self.tools.metrics != "embedded"
+        logs_live = self.tools.logs == "loki" or (self.tools.logs == "clickhouse" and bool(self.clickhouse.url))
+        return logs_live or self.tools.metrics != "embedded"
 
     @property
     def tokens(self) -> list[str]:
@@ -386,6 +423,10 @@ class Settings(BaseSettings):
     @property
     def store_url(self) -> str:
         return self.database_url or f"sqlite:///{(self.home / 'veridiag.db').expanduser()}"
+
+    @property
+    def clickhouse_path(self) -> Path:
+        return (self.clickhouse.path or self.home / "clickhouse").expanduser()
 
     @property
     def embedded_path(self) -> Path:

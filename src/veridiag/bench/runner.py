@@ -42,6 +42,13 @@ def _tools(options: BenchOptions) -> JsonObject:
     return {**queried.model_dump(mode="json"), **imported.model_dump(mode="json")}
 
 
+def _clickhouse(options: BenchOptions) -> BaseModel:
+    """SQLite next to ClickHouse over cached 1 M / 10 M line stores (the veridiag[clickhouse] extra)."""
+    from veridiag.bench import clickhouse  # the client library and the engine: only for this one
+
+    return clickhouse.run(lines=20_000, repeats=2) if options.quick else clickhouse.run(large_lines=10_000_000)
+
+
 #: name → run with the given options.
 BENCHMARKS: dict[str, Callable[[BenchOptions], BenchResult]] = {
     "gatekeeper": lambda o: gatekeeper.run(repeats=10, baseline_repeats=1) if o.quick else gatekeeper.run(),
@@ -50,6 +57,7 @@ BENCHMARKS: dict[str, Callable[[BenchOptions], BenchResult]] = {
     "api": _api,
     "startup": lambda o: startup.run(repeats=3) if o.quick else startup.run(),
     "sessions": lambda o: sessions.run(sessions=2_000, repeats=20) if o.quick else sessions.run(),
+    "clickhouse": _clickhouse,
 }
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 # Each command imports the store and the tools it runs, so ``veridiag --help`` loads neither.
 #: ``import-metrics --format`` (``tools.importers.MetricFormat``; a test keeps the two equal).
 MetricFormat = Literal["auto", "csv", "openmetrics", "prometheus-json"]
+LogStoreName = Literal["embedded", "clickhouse"]
 
 db_app = typer.Typer(help="The session store (SQLite by default, PostgreSQL via VERIDIAG_DATABASE_URL).")
 data_app = typer.Typer(help="Real data for the embedded backend: import logs and metrics, export metrics.")
@@ -126,18 +127,35 @@ def data_import_logs(
     tz: Annotated[
         str | None, typer.Option("--tz", help="Zone of timestamps without an offset (default: timezone).")
     ] = None,
+    store: Annotated[
+        LogStoreName,
+        typer.Option(
+            "--store",
+            help="embedded (the SQLite file) or clickhouse (the clickhouse.* table; the in-process engine "
+            "needs the veridiag[clickhouse] extra).",
+        ),
+    ] = "embedded",
     as_json: JsonOption = False,
 ) -> None:
-    """Import a log file into the embedded backend (streamed, idempotent, with progress)."""
-    from veridiag.tools.factory import embedded_environment
+    """Import a log file into the embedded backend or ClickHouse (streamed, idempotent, with progress)."""
+    from veridiag.tools.factory import clickhouse_logs, embedded_environment
     from veridiag.tools.importers import ImportFailedError, import_logs
 
     config = settings()
     env = embedded_environment(config)
-    size = file.stat().st_size if file.is_file() else 0
-    with _progress("importing logs") as progress:
-        task = progress.add_task("logs", total=size)
+    clickhouse = None
+    if store == "clickhouse":
+        from veridiag.tools.backends.clickhouse import ClickHouseUnavailableError
+
         try:
+            clickhouse = clickhouse_logs(config, env)
+            clickhouse.client()  # a held data directory or a missing extra is said before reading the file
+        except ClickHouseUnavailableError as exc:
+            raise fail(str(exc)) from None
+    size = file.stat().st_size if file.is_file() else 0
+    try:
+        with _progress("importing logs") as progress:
+            task = progress.add_task("logs", total=size)
             report = import_logs(
                 env,
                 file,
@@ -147,9 +165,13 @@ def data_import_logs(
                 year=year,
                 tz=tz or config.timezone,
                 progress=lambda done: progress.update(task, completed=done),
+                logs=clickhouse,
             )
-        except ImportFailedError as exc:
-            raise fail(str(exc)) from None
+    except ImportFailedError as exc:
+        raise fail(str(exc)) from None
+    finally:
+        if clickhouse is not None:
+            clickhouse.close()
     _report(report, "log lines", as_json)
 
 

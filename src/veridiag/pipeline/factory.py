@@ -31,6 +31,8 @@ class Assembly:
     def close(self) -> None:
         """Close the store's and the embedded data's connections."""
         self.store.close()
+        if self.pipeline.toolbox is not None:
+            self.pipeline.toolbox.close()
         if self.environment is not None:
             self.environment.close()
 

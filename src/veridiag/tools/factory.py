@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from veridiag._retry import Backoff
@@ -11,6 +12,7 @@ from veridiag.tools.redaction import build_redactor
 from veridiag.tools.runner import Toolbox
 
 if TYPE_CHECKING:
+    from veridiag.tools.backends.clickhouse import ClickHouseLogs
     from veridiag.tools.backends.loki import LokiBackend
     from veridiag.tools.backends.prometheus import PrometheusBackend
 
@@ -33,10 +35,19 @@ def embedded_environment(settings: Settings) -> EmbeddedEnvironment:
     )
 
 
+def clickhouse_logs(settings: Settings, embedded: EmbeddedEnvironment | None = None) -> ClickHouseLogs:
+    """The ClickHouse log backend; over the in-process engine, relative times anchor to the
+    embedded environment's clock (imported history), over a server to the wall clock."""
+    from veridiag.tools.backends.clickhouse import ClickHouseLogs  # client library: only when configured
+
+    clock = embedded.now if embedded is not None and not settings.clickhouse.url else None
+    return ClickHouseLogs(settings.clickhouse, settings.clickhouse_path, clock=clock)
+
+
 def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = None) -> Toolbox:
     """The toolbox; ``embedded`` is the environment to serve from (default: a new one)."""
     embedded = embedded or embedded_environment(settings)
-    logs: LokiBackend | EmbeddedEnvironment = embedded
+    logs: LokiBackend | ClickHouseLogs | EmbeddedEnvironment = embedded
     metrics: PrometheusBackend | EmbeddedEnvironment = embedded
     if settings.tools.logs == "loki":
         from veridiag.tools.backends.loki import LokiBackend  # HTTP client: only when configured
@@ -50,6 +61,10 @@ def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = Non
             headers=_headers(settings.loki),
             backoff=Backoff(attempts=1 + settings.loki.max_retries),
         )
+    closers: tuple[Callable[[], None], ...] = ()
+    if settings.tools.logs == "clickhouse":
+        logs = clickhouse_logs(settings, embedded)
+        closers = (logs.close,)
     if settings.tools.metrics == "prometheus":
         from veridiag.tools.backends.prometheus import PrometheusBackend
 
@@ -69,4 +84,5 @@ def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = Non
         changes=embedded,
         timeout_seconds=settings.tools.timeout_seconds,
         redactor=embedded.redactor,
+        closers=closers,
     )

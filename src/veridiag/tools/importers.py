@@ -13,22 +13,28 @@ import csv
 import io
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Literal, Self
+from typing import IO, Literal, Protocol, Self
 from zoneinfo import ZoneInfo
 
 import dateparser
 from pydantic import BaseModel, Field
 
-from veridiag.tools.backends.embedded import ChangeRow, EmbeddedEnvironment, LogRow
+from veridiag.tools.backends.embedded import ChangeRow, EmbeddedEnvironment, LogRow, Written
 from veridiag.tools.logformats import LogFileReport, LogFormatError, read_log_file
 from veridiag.tools.metric_files import MetricFileError, MetricFileReport, read_metric_file
 
 Progress = Callable[[int], None]
 MetricFormat = Literal["auto", "csv", "openmetrics", "prometheus-json"]
 _METRIC_NAME = re.compile(r"[A-Za-z_:][A-Za-z0-9_:]*")
+
+
+class LogStore(Protocol):
+    """Where imported log lines go: the embedded file, or a ClickHouse ``otel_logs`` table."""
+
+    def add_logs(self, rows: Iterable[LogRow]) -> Written: ...
 
 
 class ImportFailedError(ValueError):
@@ -76,9 +82,11 @@ def import_logs(
     year: int | None = None,
     tz: str = "UTC",
     progress: Progress | None = None,
+    logs: LogStore | None = None,
 ) -> ImportReport:
-    """Stream ``path`` into the embedded log store; ``progress`` gets bytes read so far.
-    ``time_format`` (a strptime layout of the leading timestamp) overrides ``fmt``."""
+    """Stream ``path`` into ``logs`` (default: the embedded file; change records always go
+    there); ``progress`` gets bytes read so far. ``time_format`` (a strptime layout of the
+    leading timestamp) overrides ``fmt``."""
     _exists(path)
     if time_format:
         fmt = f"strptime:{time_format}"
@@ -106,7 +114,7 @@ def import_logs(
             )
 
     try:
-        written = env.add_logs(rows())
+        written = (logs or env).add_logs(rows())
     except LogFormatError as exc:
         raise ImportFailedError(f"{path}: {exc}") from None
     except OSError as exc:

@@ -53,6 +53,13 @@ class Toolbox:
     changes: ChangeBackend
     timeout_seconds: float = 20.0
     redactor: Redactor = field(default_factory=default_redactor)
+    #: Called by ``close``: the ClickHouse backend's clients.
+    closers: tuple[Callable[[], None], ...] = ()
+
+    def close(self) -> None:
+        """Close what the backends keep open beyond the embedded file (closed with its environment)."""
+        for close in self.closers:
+            close()
 
     def call(self, tool_name: str, args: BaseModel) -> ToolOutput:
         if isinstance(args, QueryLogsArgs):

@@ -171,7 +171,7 @@ def _count_levels(conn: sqlite3.Connection, fresh: list[tuple[int, int, LogRow]]
     )
 
 
-def _keyed_batches(rows: Iterable[LogRow]) -> Iterator[list[tuple[int, int, LogRow]]]:
+def keyed_batches(rows: Iterable[LogRow]) -> Iterator[list[tuple[int, int, LogRow]]]:
     """The rows in batches of (idempotency key, ts in ms, row)."""
     repeats: dict[int, int] = {}
     batch: list[tuple[int, int, LogRow]] = []
@@ -198,7 +198,7 @@ def add_logs(conn: sqlite3.Connection, rows: Iterable[LogRow]) -> Written:
     """Append the rows that are not stored yet; mine their templates. Streamed: one batch of
     rows is held at a time, whatever the file size."""
     writer = _LogWriter(conn)
-    for batch in _keyed_batches(rows):
+    for batch in keyed_batches(rows):
         writer.write(batch)
     writer.miners.save()
     conn.execute(_MARK_LOADED)

@@ -66,7 +66,7 @@ class LogDetails(BaseModel):
     also grounds facts in it (``text/render.py``'s ``invocation_context``): names and order are
     the stored format."""
 
-    backend: Literal["embedded"] = "embedded"
+    backend: Literal["embedded", "clickhouse"] = "embedded"
     matched: int
     #: Lines read and described when a broad search was capped (absent when every match was read).
     counted: int | None = None
@@ -78,6 +78,8 @@ class LogDetails(BaseModel):
     patterns: list[LogPattern]
     #: Of the lines described (``counted`` when set), per time bucket; drawn, never quoted.
     counts_over_time: CountsOverTime | None = None
+    #: How a ClickHouse table was read (``otel_logs.Layout.paths``); absent for the embedded file.
+    paths: list[str] | None = None
 
 
 def from_ms(value: int) -> datetime:
@@ -122,7 +124,7 @@ class _Lines:
         extra, params = _service_and_level(args)
         return cls("log_line", f"ts >= ? AND ts < ?{extra}", [start_ms, end_ms, *params])
 
-    def tally_into(self, conn: sqlite3.Connection, tally: _Tally) -> None:
+    def tally_into(self, conn: sqlite3.Connection, tally: Tally) -> None:
         groups = conn.execute(
             "SELECT service, COALESCE(template_id, -1), level, COUNT(*), MIN(ts), MAX(ts), MIN(id) "
             f"FROM {self.table} WHERE {self.where} GROUP BY 1, 2, 3",
@@ -150,7 +152,7 @@ class _Lines:
         return [ts for (ts,) in rows]
 
 
-class _Tally:
+class Tally:
     """A query's matching lines counted per (service, template, level) and per minute, summed
     from ``log_minute`` and from lines read one by one."""
 
@@ -224,9 +226,9 @@ def _service_and_level(args: QueryLogsArgs) -> tuple[str, list[str]]:
     return clauses, params
 
 
-def _window_tally(conn: sqlite3.Connection, start_ms: int, end_ms: int, args: QueryLogsArgs) -> _Tally:
+def _window_tally(conn: sqlite3.Connection, start_ms: int, end_ms: int, args: QueryLogsArgs) -> Tally:
     """Whole minutes from ``log_minute``; the partial minutes at either end line by line."""
-    tally = _Tally()
+    tally = Tally()
     whole = _minute_window(start_ms, end_ms)
     if whole is None:
         _Lines.window(start_ms, end_ms, args).tally_into(conn, tally)
@@ -331,7 +333,7 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
     total: int | None = None
     if match:
         lines, total = _full_text_hits(conn, start_ms, end_ms, args, match)
-        tally = _Tally()
+        tally = Tally()
         lines.tally_into(conn, tally)
         if not tally.groups and args.query and has_cjk(args.query):
             fallback = english_fallback(args.query)
@@ -420,7 +422,7 @@ def _texts(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
     return found
 
 
-def _templates(conn: sqlite3.Connection, tally: _Tally) -> list[TemplateRow]:
+def _templates(conn: sqlite3.Connection, tally: Tally) -> list[TemplateRow]:
     """The commonest templates of the matching lines, counted exactly, with their first line."""
     rows = []
     for (service, template_id, level), (count, first, last, first_id) in tally.top_groups(TOP_TEMPLATES):
@@ -433,7 +435,7 @@ def _templates(conn: sqlite3.Connection, tally: _Tally) -> list[TemplateRow]:
     return rows
 
 
-def _bursts(conn: sqlite3.Connection, tally: _Tally, lines: _Lines) -> list[Burst]:
+def _bursts(conn: sqlite3.Connection, tally: Tally, lines: _Lines) -> list[Burst]:
     """Bursts of the first ``BURST_SAMPLE`` matching lines, from their counts per minute; only
     the minute the sample ends in is read line by line."""
     spans: list[tuple[int, int, int]] = []

@@ -1,0 +1,517 @@
+"""Logs in ClickHouse's OpenTelemetry ``otel_logs`` table, through ``clickhouse-connect``: a
+server over HTTP, or the in-process engine (chdb) on a local directory — the same SQL either way.
+
+Outputs are rendered by the same code as the embedded backend's, with the same typed evidence,
+so the offline engine states the same facts from either store. The table is read as it is: the
+template column and a token index on lower(Body) are used when present and the output says which
+way it read (``Layout.paths``). The client library and the engine are imported only when this
+backend is configured (the ``veridiag[clickhouse]`` extra).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from veridiag.config import ClickHouseSettings
+from veridiag.text.cjk import has_cjk
+from veridiag.text.render import iso
+from veridiag.text.search import fallback_terms, search_terms
+from veridiag.tools.args import QueryLogsArgs, parse_time
+from veridiag.tools.backends.embedded._ingest import LogRow, Written, keyed_batches, ms
+from veridiag.tools.backends.embedded._logs import (
+    STORED_LINES,
+    TOP_TEMPLATES,
+    LogDetails,
+    LogPattern,
+    Tally,
+    from_ms,
+)
+from veridiag.tools.backends.otel_logs import (
+    KEY_ATTRIBUTE,
+    MINER_DDL,
+    TEMPLATE_ATTRIBUTE,
+    TEMPLATES_DDL,
+    UNPARSED_ATTRIBUTE,
+    Layout,
+    Where,
+    exporter_ddl,
+    template_key,
+)
+from veridiag.tools.records import LogSample, Span
+from veridiag.tools.render import TemplateRow, group_spans, logs_output
+from veridiag.tools.results import ToolOutput
+
+if TYPE_CHECKING:
+    from clickhouse_connect.driver.client import Client
+
+    from veridiag.tools.templates import TemplateMiner
+
+#: OTel severity numbers of the four levels veridiag keeps (the first of each range).
+SEVERITY_NUMBER = {"DEBUG": 5, "INFO": 9, "WARN": 13, "ERROR": 17}
+_MINUTE_MS = 60_000
+
+
+class ClickHouseUnavailableError(RuntimeError):
+    """The engine cannot be used: the extra is not installed, or the data directory is held."""
+
+
+def _held_by(path: Path) -> str | None:
+    """Which other process holds the engine's data directory, if one does: the engine locks its
+    ``status`` file (flock) for its life and writes its pid there, while its own error on meeting
+    the lock says only that it could not start. This process's own engine shares the directory."""
+    try:
+        with (path / "status").open("rb") as handle:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                said = handle.read(200).decode("utf-8", "replace").splitlines()
+                pid = next((line for line in said if line.startswith("PID:")), "")
+                return None if pid == f"PID: {os.getpid()}" else (pid or "another process")
+            fcntl.flock(handle, fcntl.LOCK_UN)
+    except OSError:
+        return None
+    return None
+
+
+def _refuse_if_held(path: Path) -> None:
+    holder = _held_by(path)
+    if holder:
+        raise ClickHouseUnavailableError(f"the ClickHouse data directory {path} is in use by {holder}; stop it first")
+
+
+def connect(settings: ClickHouseSettings, path: Path) -> Client:
+    """A client: the server at ``settings.url``, else the in-process engine on ``path``."""
+    try:
+        import clickhouse_connect
+    except ImportError:
+        raise ClickHouseUnavailableError(
+            "the clickhouse log store needs the clickhouse extra: pip install 'veridiag[clickhouse]'"
+        ) from None
+    if settings.url:
+        password = settings.password.get_secret_value() if settings.password else ""
+        return clickhouse_connect.get_client(
+            dsn=settings.url,
+            username=settings.username,
+            password=password,
+            connect_timeout=settings.timeout_seconds,
+            send_receive_timeout=settings.timeout_seconds,
+            autogenerate_session_id=False,
+        )
+    _refuse_if_held(path)
+    path.mkdir(parents=True, exist_ok=True)
+    try:
+        return clickhouse_connect.get_client(interface="chdb", path=str(path))
+    except ImportError:
+        raise ClickHouseUnavailableError(
+            "the in-process ClickHouse engine (chdb-core) is not installed: pip install 'veridiag[clickhouse]'"
+        ) from None
+    except Exception as exc:
+        _refuse_if_held(path)  # the engine met the lock: say who holds it
+        raise ClickHouseUnavailableError(f"cannot open the ClickHouse data directory {path}: {exc}") from None
+
+
+class ClickHouseLogs:
+    """The ``query_logs`` backend over one ``otel_logs`` table; a client per thread."""
+
+    name = "clickhouse"
+
+    def __init__(
+        self,
+        settings: ClickHouseSettings,
+        path: Path,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        self.settings, self.path = settings, path
+        #: "now" for relative times: the wall clock for a server, the data's end for imported history.
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self._local = threading.local()
+        self._clients: list[Client] = []
+        self._lock = threading.Lock()
+        self._layout: Layout | None = None
+
+    # -- clients & layout --------------------------------------------------------------------
+
+    def client(self) -> Client:
+        found: Client | None = getattr(self._local, "client", None)
+        if found is None:
+            found = connect(self.settings, self.path)
+            self._local.client = found
+            with self._lock:
+                self._clients.append(found)
+        return found
+
+    def close(self) -> None:
+        with self._lock:
+            clients, self._clients = self._clients, []
+            self._local = threading.local()
+        for client in clients:
+            client.close()
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in self.client().query(sql, parameters=params).result_rows]
+
+    @property
+    def layout(self) -> Layout:
+        """Read from the system tables once: the columns there, the index on lower(Body)."""
+        if self._layout is None:
+            self._layout = self.detect()
+        return self._layout
+
+    def detect(self) -> Layout:
+        database, table, columns = self.settings.database, self.settings.table, self.settings.columns
+        where = {"db": database, "t": table}
+        names = {
+            row[0]
+            for row in self._rows(
+                "SELECT name FROM system.columns WHERE database = {db:String} AND table = {t:String}", where
+            )
+        }
+        templates = bool(
+            self._rows(
+                "SELECT 1 FROM system.tables WHERE database = {db:String} AND name = {tt:String}",
+                {"db": database, "tt": f"{table}_templates"},
+            )
+        )
+        body = columns.body
+        wanted = {f"lower({body})", f"lower(`{body}`)"}
+        index = next(
+            (
+                name
+                for name, expr, kind in self._rows(
+                    "SELECT name, expr, type FROM system.data_skipping_indices "
+                    "WHERE database = {db:String} AND table = {t:String}",
+                    where,
+                )
+                if expr.replace(" ", "") in wanted and kind in ("tokenbf_v1", "text")
+            ),
+            None,
+        )
+        return Layout(
+            database,
+            table,
+            columns,
+            timestamp_time=columns.timestamp_time in names,
+            template=columns.template in names and templates,
+            body_index=index,
+            attributes=columns.log_attributes in names,
+        )
+
+    # -- writing (``data import-logs --store clickhouse``) ---------------------------------------
+
+    def create_tables(self) -> None:
+        """The exporter's table with veridiag's template column and index, unless it exists (then
+        it is written as it is), and the template tables beside it."""
+        client = self.client()
+        client.command(f"CREATE DATABASE IF NOT EXISTS `{self.settings.database}`")
+        client.command(exporter_ddl(self.settings.database, self.settings.table, veridiag=True))
+        layout = Layout(self.settings.database, self.settings.table, self.settings.columns)
+        client.command(TEMPLATES_DDL.format(table=layout.templates_table))
+        client.command(MINER_DDL.format(table=layout.miner_table))
+        self._layout = None
+
+    def add_logs(self, rows: Iterable[LogRow]) -> Written:
+        """Insert the rows not stored yet (keyed as the embedded store keys them), a batch per
+        insert, each line's template mined per service as it arrives; then the templates."""
+        self.create_tables()
+        layout = Layout(self.settings.database, self.settings.table, self.settings.columns)
+        miners = _Miners(self)
+        written = Written()
+        column_names = [
+            self.settings.columns.timestamp,
+            self.settings.columns.service,
+            self.settings.columns.severity_text,
+            self.settings.columns.severity_number,
+            self.settings.columns.body,
+            self.settings.columns.log_attributes,
+        ]
+        for batch in keyed_batches(rows):
+            known = self._known_keys(layout, batch)
+            data = []
+            for key, stamp, row in batch:
+                if str(key) in known:
+                    written.duplicates += 1
+                    continue
+                known.add(str(key))
+                attributes = {
+                    TEMPLATE_ATTRIBUTE: str(miners.get(row.service).add(row.message or row.text)),
+                    KEY_ATTRIBUTE: str(key),
+                }
+                if not row.parsed:
+                    attributes[UNPARSED_ATTRIBUTE] = "1"
+                if row.component:
+                    attributes["component"] = row.component
+                level = row.level.upper()
+                data.append([from_ms(stamp), row.service, level, SEVERITY_NUMBER.get(level, 0), row.text, attributes])
+            if data:
+                self.client().insert(
+                    self.settings.table, data, column_names=column_names, database=self.settings.database
+                )
+                written.added += len(data)
+        miners.save()
+        return written
+
+    def _known_keys(self, layout: Layout, batch: list[tuple[int, int, LogRow]]) -> set[str]:
+        """Keys of the batch's rows already stored (one statement): re-importing a file adds nothing."""
+        stamps = [ts for _key, ts, _row in batch]
+        where = Where(layout).window(min(stamps), max(stamps) + 1)
+        services = where.bind(sorted({row.service for _key, _ts, row in batch}), "Array(String)")
+        where.clauses.append(f"{layout.col('service')} IN {services}")
+        attribute = where.bind(KEY_ATTRIBUTE, "String")
+        sql = f"SELECT {layout.col('log_attributes')}[{attribute}] FROM {layout.name} WHERE {where.sql}"
+        return {key for (key,) in self._rows(sql, where.params)}
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _window(self, args: QueryLogsArgs) -> tuple[datetime, datetime]:
+        now = self.clock()
+        end = parse_time(args.end, now) if args.end else now
+        start = parse_time(args.start, now) if args.start else end - timedelta(hours=1)
+        if start >= end:
+            raise ValueError(f"start {iso(start)} must be before end {iso(end)}")
+        return start, end
+
+    def log_span(self, service: str) -> Span | None:
+        layout = self.layout
+        where = Where(layout).service(service)
+        ((count, first, last),) = self._rows(
+            f"SELECT count(), min({layout.ts_ms}), max({layout.ts_ms}) FROM {layout.name} WHERE {where.sql}",
+            where.params,
+        )
+        return Span(first=from_ms(first), last=from_ms(last)) if count else None
+
+    def services(self) -> list[str]:
+        layout = self.layout
+        return [s for (s,) in self._rows(f"SELECT DISTINCT {layout.col('service')} FROM {layout.name} ORDER BY 1", {})]
+
+    def query_logs(self, args: QueryLogsArgs) -> ToolOutput:
+        if args.logql:
+            message = "logql needs the loki backend"
+            return ToolOutput(
+                status="error", error=message, text=f"query_logs error: {message}; use service/query/level"
+            )
+        try:
+            start, end = self._window(args)
+            return self._query_logs(args, start, end)
+        except ValueError as exc:
+            return ToolOutput(status="error", error=str(exc), text=f"query_logs error: {exc}")
+        except ClickHouseUnavailableError as exc:
+            return ToolOutput(status="error", error=str(exc), text=f"query_logs error: {exc}")
+        except Exception as exc:  # the client's errors: a refused query, a server gone
+            message = f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}"
+            return ToolOutput(status="error", error=message, text=f"query_logs error from {message}")
+
+    def _matching(self, args: QueryLogsArgs, start_ms: int, end_ms: int, terms: list[list[str]]) -> Where:
+        return Where(self.layout).window(start_ms, end_ms).service(args.service).level(args.level).terms(terms)
+
+    def _count(self, where: Where) -> int:
+        ((count,),) = self._rows(f"SELECT count() FROM {self.layout.name} WHERE {where.sql}", where.params)
+        return int(count)
+
+    def _query_logs(self, args: QueryLogsArgs, start: datetime, end: datetime) -> ToolOutput:
+        """One pass over the matching lines (counts per minute, service, template and level), then
+        point reads: the top templates' first lines, the first lines up to the minute where the
+        stored ones end, the unparsed (each statement costs the engine ≥ 8 ms however small)."""
+        terms = search_terms(args.query) if args.query else []
+        if args.query and not terms:
+            message = "query has no searchable words"
+            return ToolOutput(status="error", error=message, text=f"query_logs error: {message}")
+        layout = self.layout
+        start_ms, end_ms = ms(start), ms(end)
+        notes: list[str] = []
+        where = self._matching(args, start_ms, end_ms, terms)
+        tally = self._tally(where)
+        if not tally.groups and args.query and has_cjk(args.query):
+            fallback = fallback_terms(args.query)
+            if fallback:
+                where = self._matching(args, start_ms, end_ms, [part.split(" ") for part in fallback])
+                tally = self._tally(where)
+                notes.append(
+                    f"no line contains the Chinese words of {args.query!r}; searched {' '.join(fallback)!r} instead"
+                )
+        paths = layout.paths(bool(terms))
+        notes.append("read: " + "; ".join(paths))
+        request = {
+            "service": args.service,
+            "query": args.query,
+            "level": args.level,
+            "start": iso(start),
+            "end": iso(end),
+        }
+        by_level = tally.by_level()
+        matched = sum(by_level.values())
+        if matched == 0:
+            # The service's span is only said when nothing matched (the embedded backend's output too).
+            span = self.log_span(args.service) if args.service else None
+            if args.service and span is None:
+                others = [s for s in self.services() if s != args.service]
+                message = f"{args.service} has no logs; services with logs: {', '.join(others) or 'none'}"
+                return ToolOutput(status="no_data", text=message, retrieval_details={"services_with_logs": others})
+            rendered, evidence = logs_output(
+                request,
+                matched=0,
+                by_level={},
+                templates=[],
+                bursts=[],
+                samples=[],
+                model_limit=0,
+                span=span,
+                notes=notes,
+            )
+            empty = {"backend": self.name, "matched": 0, "window": [iso(start), iso(end)], "paths": paths}
+            return ToolOutput(status="no_data", text=rendered.text, retrieval_details=empty, evidence=[evidence])
+        templates = self._templates(where, tally)
+        bursts = group_spans(tally.spans())
+        first = where.copy().window(start_ms, tally.until(STORED_LINES) + 1)
+        samples = [
+            LogSample(ts=from_ms(ts), service=service, level=level, line=body)
+            for ts, service, level, body in self._rows(
+                f"SELECT {layout.ts_ms} AS ts, {layout.col('service')}, {layout.level}, {layout.col('body')} "
+                f"FROM {layout.name} WHERE {first.sql} ORDER BY {layout.col('timestamp')} LIMIT {STORED_LINES}",
+                first.params,
+            )
+        ]
+        unparsed = self._unparsed(start_ms, end_ms, args.service) if layout.attributes else 0
+        rendered, evidence = logs_output(
+            request,
+            matched=matched,
+            by_level=by_level,
+            templates=templates,
+            bursts=bursts,
+            samples=samples,
+            model_limit=args.limit,
+            unparsed=unparsed,
+            notes=notes,
+        )
+        details = LogDetails(
+            backend="clickhouse",
+            matched=matched,
+            by_level=by_level,
+            window=(iso(start), iso(end)),
+            bursts=[(iso(b.first), iso(b.last), b.count) for b in bursts],
+            unparsed=unparsed,
+            patterns=[LogPattern(template=t.template, count=t.count, example=t.example) for t in templates],
+            paths=paths,
+        )
+        return ToolOutput(
+            status="ok",
+            text=rendered.text,
+            model_text=rendered.model_text,
+            retrieval_details=details.model_dump(mode="json", exclude_none=True),
+            evidence=[evidence],
+        )
+
+    def _tally(self, where: Where) -> Tally:
+        """The one pass: matching lines counted per minute, service, template and level, summed
+        by the embedded backend's ``Tally``."""
+        layout = self.layout
+        grouped = where.copy()
+        key = template_key(layout, grouped)
+        rows = self._rows(
+            f"SELECT intDiv({layout.ts_ms}, {_MINUTE_MS}) AS minute, {layout.col('service')} AS service, "
+            f"{key} AS template, {layout.level} AS level, count(), min({layout.ts_ms}), max({layout.ts_ms}) "
+            f"FROM {layout.name} WHERE {grouped.sql} GROUP BY minute, service, template, level",
+            grouped.params,
+        )
+        tally = Tally()
+        tally.add(
+            (
+                (service, template, level, count, first, last, 0)
+                for _m, service, template, level, count, first, last in rows
+            ),
+            ((minute, count, first, last) for minute, _s, _t, _l, count, first, last in rows),
+        )
+        return tally
+
+    def _templates(self, where: Where, tally: Tally) -> list[TemplateRow]:
+        """The commonest (service, template, level) groups with their first line, read at the
+        instant each group starts, and their text from the template table (one statement)."""
+        layout = self.layout
+        top = tally.top_groups(TOP_TEMPLATES)
+        at = where.copy().any_of(sorted({(service, first) for (service, _t, _l), (_n, first, *_rest) in top}))
+        key = template_key(layout, at)
+        lines = (
+            f"SELECT {layout.col('service')} AS service, {key} AS template, {layout.level} AS level, "
+            f"{layout.ts_ms} AS ts, {layout.col('body')} AS body FROM {layout.name} WHERE {at.sql}"
+        )
+        if layout.template:
+            sql = (
+                f"SELECT l.service, l.template, l.level, l.ts, l.body, t.text FROM ({lines}) AS l "
+                "LEFT JOIN (SELECT ServiceName, TemplateId, argMax(Template, Version) AS text "
+                f"FROM {layout.templates_table} GROUP BY ServiceName, TemplateId) AS t "
+                "ON l.service = t.ServiceName AND l.template = t.TemplateId ORDER BY l.ts"
+            )
+        else:
+            sql = f"SELECT service, template, level, ts, body, template FROM ({lines}) ORDER BY ts"
+        found: dict[tuple[str, int, str], tuple[int, str, str]] = {}
+        for service, template, level, ts, body, text in self._rows(sql, at.params):
+            found.setdefault((service, template, level), (int(ts), str(body), str(text or body)))
+        rows = []
+        for group, (count, first, last, _first_id) in top:
+            seen = found.get(group)
+            if seen is None or seen[0] != first:
+                continue  # the line was gone between the two statements
+            rows.append(TemplateRow(seen[2], group[2], count, from_ms(first), from_ms(last), seen[1]))
+        return rows
+
+    def _unparsed(self, start_ms: int, end_ms: int, service: str | None) -> int:
+        return self._count(Where(self.layout).window(start_ms, end_ms).service(service).unparsed())
+
+    def error_minutes(self, start: datetime, end: datetime) -> dict[str, list[tuple[datetime, int]]]:
+        """ERROR lines per service per minute (which service's errors moved first), in time order."""
+        layout = self.layout
+        where = Where(layout).window(ms(start), ms(end)).level("ERROR")
+        rows = self._rows(
+            f"SELECT {layout.col('service')} AS service, intDiv({layout.ts_ms}, {_MINUTE_MS}) AS minute, count() "
+            f"FROM {layout.name} WHERE {where.sql} GROUP BY service, minute ORDER BY minute, service",
+            where.params,
+        )
+        found: dict[str, list[tuple[datetime, int]]] = {}
+        for service, minute, count in rows:
+            found.setdefault(str(service), []).append((from_ms(int(minute) * _MINUTE_MS), int(count)))
+        return found
+
+
+class _Miners:
+    """Each service's template miner, restored from the miner table on first use (one import)."""
+
+    def __init__(self, logs: ClickHouseLogs) -> None:
+        self.logs = logs
+        self.layout = Layout(logs.settings.database, logs.settings.table, logs.settings.columns)
+        self.miners: dict[str, TemplateMiner] = {}
+
+    def get(self, service: str) -> TemplateMiner:
+        miner = self.miners.get(service)
+        if miner is None:
+            from veridiag.tools.templates import TemplateMiner  # drain3: for writing lines only
+
+            rows = self.logs._rows(
+                f"SELECT State FROM {self.layout.miner_table} FINAL WHERE ServiceName = {{s:String}}", {"s": service}
+            )
+            miner = TemplateMiner(bytes.fromhex(rows[0][0]) if rows else None)
+            self.miners[service] = miner
+        return miner
+
+    def save(self) -> None:
+        version = time.time_ns()
+        client = self.logs.client()
+        for service, miner in self.miners.items():
+            client.insert(
+                f"{self.layout.table}_templates",
+                [[service, template_id, text, version] for template_id, text in miner.templates().items()],
+                column_names=["ServiceName", "TemplateId", "Template", "Version"],
+                database=self.layout.database,
+            )
+            client.insert(
+                f"{self.layout.table}_miner",
+                [[service, miner.state().hex(), version]],
+                column_names=["ServiceName", "State", "Version"],
+                database=self.layout.database,
+            )

@@ -1,0 +1,264 @@
+"""The OpenTelemetry ``otel_logs`` table in ClickHouse: its DDL and the SQL ``query_logs`` runs.
+
+Every value a query needs is a bound ``{name:Type}`` parameter (``Where.bind``), never text in
+the SQL; table and column names come from the settings, checked by ``config.OtelLogColumns`` and
+quoted here. One builder serves a ClickHouse server over HTTP and the in-process engine.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from veridiag.config import OtelLogColumns
+
+#: The OpenTelemetry Collector's ClickHouse exporter's logs table (exporter/clickhouseexporter,
+#: ``internal/sqltemplates/logs_table.sql``), engine MergeTree, no TTL; ``{extra}`` is where
+#: veridiag's own columns and index go when it creates the table itself.
+EXPORTER_LOGS_DDL = """CREATE TABLE IF NOT EXISTS {table} (
+    Timestamp DateTime64(9) CODEC(Delta(8), ZSTD(1)),
+    TimestampTime DateTime DEFAULT toDateTime(Timestamp),
+    TraceId String CODEC(ZSTD(1)),
+    SpanId String CODEC(ZSTD(1)),
+    TraceFlags UInt8,
+    SeverityText LowCardinality(String) CODEC(ZSTD(1)),
+    SeverityNumber UInt8,
+    ServiceName LowCardinality(String) CODEC(ZSTD(1)),
+    Body String CODEC(ZSTD(1)),
+    ResourceSchemaUrl LowCardinality(String) CODEC(ZSTD(1)),
+    ResourceAttributes Map(LowCardinality(String), String) CODEC(ZSTD(1)),
+    ScopeSchemaUrl LowCardinality(String) CODEC(ZSTD(1)),
+    ScopeName String CODEC(ZSTD(1)),
+    ScopeVersion LowCardinality(String) CODEC(ZSTD(1)),
+    ScopeAttributes Map(LowCardinality(String), String) CODEC(ZSTD(1)),
+    LogAttributes Map(LowCardinality(String), String) CODEC(ZSTD(1)),{extra}
+
+    INDEX idx_trace_id TraceId TYPE bloom_filter(0.001) GRANULARITY 1,
+    INDEX idx_res_attr_key mapKeys(ResourceAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_res_attr_value mapValues(ResourceAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_scope_attr_key mapKeys(ScopeAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_scope_attr_value mapValues(ScopeAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_log_attr_key mapKeys(LogAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_log_attr_value mapValues(LogAttributes) TYPE bloom_filter(0.01) GRANULARITY 1,
+    INDEX idx_body Body TYPE tokenbf_v1(32768, 3, 0) GRANULARITY 8,
+    INDEX idx_body_ngrambf Body TYPE ngrambf_v1(4, 32768, 3, 0) GRANULARITY 1{extra_index}
+) ENGINE = MergeTree()
+PARTITION BY toDate(TimestampTime)
+PRIMARY KEY (ServiceName, TimestampTime)
+ORDER BY (ServiceName, TimestampTime, Timestamp)
+SETTINGS index_granularity = 8192, ttl_only_drop_parts = 1{extra_settings}
+"""
+
+#: LogAttributes keys veridiag writes on import.
+TEMPLATE_ATTRIBUTE = "veridiag.template_id"
+#: Set ("1") only on lines the importer did not understand: the exporter's bloom filter on
+#: mapKeys(LogAttributes) then skips every granule without one.
+UNPARSED_ATTRIBUTE = "veridiag.unparsed"
+KEY_ATTRIBUTE = "veridiag.key"
+
+#: What ``import-logs --store clickhouse`` adds when it creates the table: the template id
+#: materialised from the line's attribute (grouping reads a small integer column, not a map),
+#: a token index on lower(Body) (case-insensitive words, as FTS5 matches them), and a window of
+#: inserted blocks remembered so a retried batch is not stored twice.
+_VERIDIAG_COLUMN = f"\n    LogTemplateId UInt64 MATERIALIZED toUInt64OrZero(LogAttributes['{TEMPLATE_ATTRIBUTE}']),"
+_VERIDIAG_INDEX = ",\n    INDEX idx_body_lower lower(Body) TYPE tokenbf_v1(32768, 3, 0) GRANULARITY 8"
+_VERIDIAG_SETTINGS = ", non_replicated_deduplication_window = 1000"
+
+#: Template texts per (service, id) and each service's miner state, newest version kept.
+TEMPLATES_DDL = """CREATE TABLE IF NOT EXISTS {table} (
+    ServiceName LowCardinality(String), TemplateId UInt64, Template String, Version UInt64
+) ENGINE = ReplacingMergeTree(Version) ORDER BY (ServiceName, TemplateId)"""
+MINER_DDL = """CREATE TABLE IF NOT EXISTS {table} (
+    ServiceName String, State String, Version UInt64
+) ENGINE = ReplacingMergeTree(Version) ORDER BY ServiceName"""
+
+#: A line's leading timestamp, ids and numbers, masked at query time when the table has no
+#: template column (RE2 syntax; the embedded backend masks a missing template the same way).
+MASKS = (
+    (r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?Z?\s*", ""),
+    (r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", "<uuid>"),
+    (r"\b[0-9a-f]{12,}\b", "<hex>"),
+    (r"\d+(?:\.\d+)?", "<n>"),  # inside words too ("30ms"): RE2 has no look-behind
+)
+
+_TOKEN = re.compile(r"[0-9a-z]+")
+
+
+def quote(name: str) -> str:
+    """A checked identifier (``db.table`` parts too) in back quotes."""
+    return ".".join(f"`{part}`" for part in name.split("."))
+
+
+def exporter_ddl(database: str, table: str, *, veridiag: bool) -> str:
+    """The exporter's ``CREATE TABLE``; with veridiag's template column, index and settings."""
+    return EXPORTER_LOGS_DDL.format(
+        table=f"{quote(database)}.{quote(table)}",
+        extra=_VERIDIAG_COLUMN if veridiag else "",
+        extra_index=_VERIDIAG_INDEX if veridiag else "",
+        extra_settings=_VERIDIAG_SETTINGS if veridiag else "",
+    )
+
+
+@dataclass(frozen=True)
+class Layout:
+    """What one logs table offers, read from the system tables when the backend opens it."""
+
+    database: str
+    table: str
+    columns: OtelLogColumns
+    #: The exporter's ``TimestampTime`` (leads its primary key) is there.
+    timestamp_time: bool = False
+    #: The template column, and the table of template texts beside it.
+    template: bool = False
+    #: The name of a token index on lower(Body), if any.
+    body_index: str | None = None
+    #: The ``LogAttributes`` map (importer's parsed flag) is there.
+    attributes: bool = False
+
+    @property
+    def name(self) -> str:
+        return f"{quote(self.database)}.{quote(self.table)}"
+
+    @property
+    def templates_table(self) -> str:
+        return f"{quote(self.database)}.{quote(self.table + '_templates')}"
+
+    @property
+    def miner_table(self) -> str:
+        return f"{quote(self.database)}.{quote(self.table + '_miner')}"
+
+    def col(self, name: str) -> str:
+        return quote(getattr(self.columns, name))
+
+    @property
+    def ts_ms(self) -> str:
+        return f"toUnixTimestamp64Milli(toDateTime64({self.col('timestamp')}, 3))"
+
+    @property
+    def level(self) -> str:
+        """The four levels veridiag keeps, from the OTel severity number (its text when 0)."""
+        number, text = self.col("severity_number"), self.col("severity_text")
+        return (
+            f"multiIf({number} >= 17, 'ERROR', {number} >= 13, 'WARN', {number} >= 9, 'INFO', "
+            f"{number} >= 1, 'DEBUG', upper({text}))"
+        )
+
+    def paths(self, searched: bool) -> list[str]:
+        """Which way this table is read, in words for the output and the retrieval details."""
+        said = [f"clickhouse table {self.database}.{self.table}"]
+        said.append(
+            "window by primary key (service, TimestampTime)"
+            if self.timestamp_time
+            else f"window by {self.columns.timestamp} (no TimestampTime column)"
+        )
+        said.append(
+            f"templates from column {self.columns.template}"
+            if self.template
+            else "templates: lines with numbers and ids masked at query time (no template column)"
+        )
+        if searched:
+            said.append(
+                f"words through token index {self.body_index} on lower({self.columns.body})"
+                if self.body_index
+                else f"words by reading every line of the window (no token index on lower({self.columns.body}))"
+            )
+        return said
+
+
+@dataclass
+class Where:
+    """One query's conditions and their bound parameters (per call)."""
+
+    layout: Layout
+    clauses: list[str] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    def bind(self, value: Any, kind: str) -> str:
+        name = f"p{len(self.params)}"
+        self.params[name] = value
+        return f"{{{name}:{kind}}}"
+
+    def window(self, start_ms: int, end_ms: int) -> Where:
+        """``[start, end)``; through ``TimestampTime`` too when present, so the primary key and the
+        partitions narrow the read before the exact bound is checked."""
+        ts = self.layout.col("timestamp")
+        self.clauses.append(f"{ts} >= fromUnixTimestamp64Milli({self.bind(start_ms, 'Int64')})")
+        self.clauses.append(f"{ts} < fromUnixTimestamp64Milli({self.bind(end_ms, 'Int64')})")
+        if self.layout.timestamp_time:
+            tt = self.layout.col("timestamp_time")
+            self.clauses.append(f"{tt} >= toDateTime({self.bind(start_ms // 1000, 'Int64')})")
+            self.clauses.append(f"{tt} <= toDateTime({self.bind(end_ms // 1000, 'Int64')})")
+        return self
+
+    def copy(self) -> Where:
+        return Where(self.layout, list(self.clauses), dict(self.params))
+
+    def any_of(self, points: Sequence[tuple[str, int]]) -> Where:
+        """Only lines of these (service, ms) instants: a few ranges of the primary key."""
+        service, ts = self.layout.col("service"), self.layout.col("timestamp")
+        ranges = []
+        for name, at in points:
+            point = (
+                f"{service} = {self.bind(name, 'String')} "
+                f"AND {ts} >= fromUnixTimestamp64Milli({self.bind(at, 'Int64')}) "
+                f"AND {ts} < fromUnixTimestamp64Milli({self.bind(at + 1, 'Int64')})"
+            )
+            if self.layout.timestamp_time:
+                point += f" AND {self.layout.col('timestamp_time')} = toDateTime({self.bind(at // 1000, 'Int64')})"
+            ranges.append(f"({point})")
+        self.clauses.append("(" + " OR ".join(ranges) + ")")
+        return self
+
+    def equals(self, expression: str, value: str | None) -> Where:
+        if value:
+            self.clauses.append(f"{expression} = {self.bind(value, 'String')}")
+        return self
+
+    def service(self, service: str | None) -> Where:
+        return self.equals(self.layout.col("service"), service)
+
+    def level(self, level: str | None) -> Where:
+        return self.equals(self.layout.level, level)
+
+    def unparsed(self) -> Where:
+        attributes = self.layout.col("log_attributes")
+        self.clauses.append(f"mapContains({attributes}, {self.bind(UNPARSED_ATTRIBUTE, 'String')})")
+        return self
+
+    def terms(self, terms: Sequence[Sequence[str]]) -> Where:
+        """Every term found, as FTS5 finds it: a word is a whole token, case-insensitive; a phrase's
+        words stand in order with only separators between. ClickHouse's token functions see no
+        words inside a run of Chinese, so such words are found as substrings."""
+        lowered = f"lower({self.layout.col('body')})"
+        for term in terms:
+            tokens: list[str] = []
+            for word in term:
+                low = word.lower()
+                if low.isascii():
+                    tokens += _TOKEN.findall(low)
+                else:
+                    self.clauses.append(
+                        f"positionCaseInsensitiveUTF8({self.layout.col('body')}, {self.bind(word, 'String')}) > 0"
+                    )
+            for token in dict.fromkeys(tokens):
+                self.clauses.append(f"hasToken({lowered}, {self.bind(token, 'String')})")
+            if len(tokens) > 1:
+                pattern = r"(?:^|[^0-9a-z])" + r"[^0-9a-z]+".join(tokens) + r"(?:[^0-9a-z]|$)"
+                self.clauses.append(f"match({lowered}, {self.bind(pattern, 'String')})")
+        return self
+
+    @property
+    def sql(self) -> str:
+        return " AND ".join(self.clauses) or "1"
+
+
+def template_key(layout: Layout, where: Where) -> str:
+    """What lines are grouped by: the template column, else the masked line."""
+    if layout.template:
+        return layout.col("template")
+    masked = layout.col("body")
+    for pattern, replacement in MASKS:
+        masked = f"replaceRegexpAll({masked}, {where.bind(pattern, 'String')}, {where.bind(replacement, 'String')})"
+    return masked

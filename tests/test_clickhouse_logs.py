@@ -1,0 +1,258 @@
+"""The ClickHouse log backend on the real engine (in-process chdb, no mock) with the OTel
+exporter's ``otel_logs`` DDL: every query shape, the paths it reports, bound parameters, the
+import, and the same verified answers as the embedded store on the demo day.
+
+The engine opens one data directory per process, so every test here shares one (``chdb_path``)
+and keeps to its own table; a second process is what shows a held directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.builders import readable
+from tests.ports import free_port
+from veridiag.cli.app import app
+from veridiag.config import ClickHouseSettings, Settings
+from veridiag.pipeline.factory import assemble
+from veridiag.tools.args import QueryLogsArgs
+from veridiag.tools.backends.clickhouse import ClickHouseLogs
+from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow
+from veridiag.tools.backends.otel_logs import exporter_ddl
+from veridiag.tools.records import LogEvidence
+
+T0 = datetime(2026, 7, 7, 10, 0, tzinfo=UTC)
+HOSTILE = ["it's", 'say "hi"', "back\\slash", "'; DROP TABLE plain_logs; --", "{p0:String}", "naïve", "连接超时"]
+
+
+@pytest.fixture(scope="module")
+def chdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("chdb") / "data"
+
+
+def backend(path: Path, table: str, clock: datetime | None = None) -> ClickHouseLogs:
+    return ClickHouseLogs(ClickHouseSettings(table=table), path, clock=(lambda: clock) if clock else None)
+
+
+@pytest.fixture(scope="module")
+def plain(chdb_path: Path) -> Iterator[ClickHouseLogs]:
+    """A table made with the exporter's DDL alone, rows written as the exporter writes them."""
+    logs = backend(chdb_path, "plain_logs", T0 + timedelta(hours=1))
+    client = logs.client()
+    client.command(exporter_ddl("default", "plain_logs", veridiag=False))
+    rows: list[list[Any]] = []
+    for minute in range(60):
+        at = T0 + timedelta(minutes=minute, seconds=7)
+        rows.append([at, "api", "INFO", 9, f"GET /cart/{minute} 200 in {minute + 3}ms", {}])
+        if minute >= 30:  # errors start at 10:30
+            rows.append([at, "api", "ERROR", 17, f"upstream timeout after {minute}ms order={minute * 7}", {}])
+        if minute >= 40:
+            rows.append([at, "db", "Error", 0, f"Lock wait timeout exceeded table=t_{minute % 2}", {}])
+    for number, text in enumerate(HOSTILE):
+        rows.append([T0 + timedelta(minutes=5, seconds=number), "odd", "WARN", 13, f"value {text} seen", {}])
+    names = ["Timestamp", "ServiceName", "SeverityText", "SeverityNumber", "Body", "LogAttributes"]
+    client.insert("plain_logs", rows, column_names=names)
+    yield logs
+    logs.close()
+
+
+def evidence(output: Any) -> LogEvidence:
+    (found,) = output.evidence
+    assert isinstance(found, LogEvidence)
+    return found
+
+
+def test_the_exporter_table_is_read_without_template_column_or_token_index(plain: ClickHouseLogs) -> None:
+    out = plain.query_logs(QueryLogsArgs(service="api", level="ERROR", start="now-1h"))
+    assert out.status == "ok", out.text
+    found = evidence(out)
+    assert found.matched == 30 and found.by_level == {"ERROR": 30}
+    assert "no template column" in out.text and "window by primary key" in out.text
+    assert out.retrieval_details["backend"] == "clickhouse"
+    paths = out.retrieval_details["paths"]
+    assert isinstance(paths, list) and any("no template column" in str(path) for path in paths)
+    # Lines that differ only in numbers are one template, masked at query time.
+    (template,) = found.templates
+    assert template.count == 30 and template.template == "upstream timeout after <n>ms order=<n>"
+    assert template.example == "upstream timeout after 30ms order=210"
+    assert (found.bursts[0].first, found.bursts[0].count) == (T0 + timedelta(minutes=30, seconds=7), 30)
+    searched = plain.query_logs(QueryLogsArgs(query="TIMEOUT", start="now-1h"))
+    assert "no token index on lower(Body)" in searched.text
+    # Case-insensitive whole words; a level read from the severity number, else its text.
+    assert evidence(searched).by_level == {"ERROR": 50}
+
+
+def test_words_are_whole_tokens_and_phrases_keep_their_order(plain: ClickHouseLogs) -> None:
+    def matched(query: str) -> int:
+        return evidence(plain.query_logs(QueryLogsArgs(query=query, start="now-1h"))).matched
+
+    assert matched("time") == 0, "a part of a word is not the word"
+    assert matched("lock wait") == 20
+    assert matched('"wait lock"') == 0 and matched('"lock wait"') == 20
+    assert matched("t_1") == 10, "an underscore separates words, as FTS5 reads them"
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_hostile_values_are_bound_never_formatted(plain: ClickHouseLogs, hostile: str) -> None:
+    out = plain.query_logs(QueryLogsArgs(service="odd", query=hostile, start="now-1h"))
+    assert out.status == "ok", out.text
+    assert [sample.line for sample in evidence(out).samples] == [f"value {hostile} seen"]
+    as_service = plain.query_logs(QueryLogsArgs(service=hostile, start="now-1h"))
+    assert as_service.status == "no_data" and "services with logs: api, db, odd" in as_service.text
+    assert plain.services() == ["api", "db", "odd"], "the table is still there"
+
+
+def test_errors_per_service_per_minute_say_which_moved_first(plain: ClickHouseLogs) -> None:
+    minutes = plain.error_minutes(T0, T0 + timedelta(hours=1))
+    assert minutes["api"][0] == (T0 + timedelta(minutes=30), 1) and len(minutes["api"]) == 30
+    assert minutes["db"][0] == (T0 + timedelta(minutes=40), 1)
+    assert min(minutes, key=lambda service: minutes[service][0][0]) == "api"
+
+
+def demo_rows() -> list[LogRow]:
+    from veridiag.tools import demo
+
+    return [LogRow(x.ts, x.service, x.level, x.line, x.message, x.component) for x in demo.bundled_environment().logs()]
+
+
+@pytest.fixture(scope="module")
+def demo_store(chdb_path: Path, demo_env: EmbeddedEnvironment) -> Iterator[ClickHouseLogs]:
+    """The demo day's logs imported into ``demo_logs`` (exporter DDL + template column + index)."""
+    logs = ClickHouseLogs(ClickHouseSettings(table="demo_logs"), chdb_path, clock=demo_env.now)
+    written = logs.add_logs(demo_rows())
+    assert written.added > 30_000 and written.duplicates == 0
+    yield logs
+    logs.close()
+
+
+def test_an_import_is_idempotent_and_uses_its_template_column_and_index(demo_store: ClickHouseLogs) -> None:
+    again = demo_store.add_logs(demo_rows()[:5000])
+    assert (again.added, again.duplicates) == (0, 5000)
+    layout = demo_store.detect()
+    assert layout.template and layout.body_index == "idx_body_lower" and layout.timestamp_time
+    out = demo_store.query_logs(QueryLogsArgs(query="timeout", start="now-3h"))
+    assert "templates from column LogTemplateId" in out.text
+    assert "words through token index idx_body_lower on lower(Body)" in out.text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"service": "order-service", "level": "ERROR", "start": "now-3h"},
+        {"service": "payment-service", "start": "2026-07-07T08:00:00Z", "end": "2026-07-08T00:00:00Z"},
+        {"service": "order-service", "query": "timeout", "start": "now-8h"},
+        {"query": "timeout", "start": "now-8h"},
+        {"query": "支付 失败", "start": "now-8h"},
+        {"level": "WARN", "start": "now-1h", "limit": 5},
+    ],
+)
+def test_every_shape_gives_the_embedded_stores_evidence(
+    demo_store: ClickHouseLogs, demo_env: EmbeddedEnvironment, args: dict[str, Any]
+) -> None:
+    ours, theirs = demo_store.query_logs(QueryLogsArgs(**args)), demo_env.query_logs(QueryLogsArgs(**args))
+    assert ours.status == theirs.status
+    mine, embedded = evidence(ours), evidence(theirs)
+    assert mine.matched == embedded.matched and mine.by_level == embedded.by_level
+    assert mine.bursts == embedded.bursts
+    assert [(t.template, t.count, t.first, t.last) for t in mine.templates] == [
+        (t.template, t.count, t.first, t.last) for t in embedded.templates
+    ]
+    assert [s.ts for s in mine.samples] == [s.ts for s in embedded.samples]
+
+
+@pytest.mark.parametrize(
+    "question", ["订单123支付失败，帮我看看是什么原因", "Is the database why orders are slow after 15:00?"]
+)
+def test_the_demo_incidents_get_the_same_verified_answers_from_either_store(
+    demo_store: ClickHouseLogs, chdb_path: Path, tmp_path: Path, question: str
+) -> None:
+    home = tmp_path / "home"
+    answers = []
+    for logs in ("embedded", "clickhouse"):
+        settings = Settings(home=home, tools={"logs": logs}, clickhouse={"path": chdb_path, "table": "demo_logs"})
+        assembly = assemble(settings)
+        assert assembly.pipeline.toolbox is not None and assembly.pipeline.toolbox.logs.name == logs
+        try:
+            result = assembly.pipeline.run(question)
+        finally:
+            assembly.close()
+        evaluation = readable(result.self_evaluation)["verifier_evaluation"]
+        kept = {c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]}
+        claims = sorted(
+            c["claim_text"] for c in evaluation["executor_structured_output"]["claims"] if c["claim_id"] in kept
+        )
+        answers.append((result.verdict, claims))
+    assert answers[0][1], "the demo question has allowed claims"
+    assert answers[0] == answers[1]
+
+
+def test_import_logs_into_clickhouse_from_the_cli_and_a_held_directory_is_said(
+    chdb_path: Path, demo_store: ClickHouseLogs, tmp_path: Path
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_text(
+        "2026-07-07T10:00:01Z ERROR pool exhausted after 30000ms\n2026-07-07T10:00:02Z INFO request served\n"
+    )
+    environ = {**os.environ, "VERIDIAG_HOME": str(tmp_path / "home"), "VERIDIAG_EMBEDDED__LOAD_DEMO": "false"}
+    command = [sys.executable, "-m", "veridiag", "data", "import-logs", str(log), "--service", "app"]
+    own = {**environ, "VERIDIAG_CLICKHOUSE__PATH": str(tmp_path / "own")}
+    done = subprocess.run(
+        [*command, "--store", "clickhouse", "--json"], env=own, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert '"imported": 2' in done.stdout
+    # This process holds chdb_path open (demo_store): another one is told so, by pid.
+    held = {**environ, "VERIDIAG_CLICKHOUSE__PATH": str(chdb_path)}
+    refused = subprocess.run([*command, "--store", "clickhouse"], env=held, capture_output=True, text=True, check=False)
+    assert refused.returncode != 0
+    assert f"in use by PID: {os.getpid()}" in refused.stderr, refused.stderr
+
+
+def test_without_the_extra_the_cli_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "app.log"
+    log.write_text("2026-07-07T10:00:01Z ERROR x\n")
+    monkeypatch.setitem(sys.modules, "clickhouse_connect", None)  # as if not installed
+    monkeypatch.setenv("VERIDIAG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("VERIDIAG_EMBEDDED__LOAD_DEMO", "false")
+    done = CliRunner().invoke(app, ["data", "import-logs", str(log), "--service", "a", "--store", "clickhouse"])
+    assert done.exit_code != 0
+    assert "pip install 'veridiag[clickhouse]'" in done.output
+
+
+def test_a_server_that_does_not_answer_is_an_error_not_an_empty_answer(tmp_path: Path) -> None:
+    """The HTTP path: the same backend, the client library's HTTP interface."""
+    settings = ClickHouseSettings(url=f"http://127.0.0.1:{free_port()}", timeout_seconds=2)
+    out = ClickHouseLogs(settings, tmp_path).query_logs(QueryLogsArgs(service="api"))
+    assert out.status == "error" and out.error and out.error.startswith("clickhouse:")
+    assert not out.evidence
+
+
+def test_the_bench_times_every_shape_on_both_stores_with_the_same_counts(tmp_path: Path) -> None:
+    """In a child process: the engine there opens the bench's own data directory."""
+    script = (
+        "import sys; from pathlib import Path; from veridiag.bench import clickhouse; "
+        "print(clickhouse.run(lines=3000, repeats=1, cache=Path(sys.argv[1])).model_dump_json())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=False, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert set(report["shapes"]) == {
+        "service_1h_errors",
+        "service_24h_counts",
+        "keyword_service_24h",
+        "keyword_all_24h",
+        "errors_per_service_minute_1h",
+    }
+    assert all(shape["same_counts"] for shape in report["shapes"].values()), report["shapes"]
+    assert report["lines"] == 3000 and report["query_logs_p99_ms"] > 0
