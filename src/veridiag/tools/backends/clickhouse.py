@@ -28,10 +28,11 @@ from veridiag.tools.backends.embedded._ingest import LogRow, Written, keyed_batc
 from veridiag.tools.backends.embedded._logs import (
     STORED_LINES,
     TOP_TEMPLATES,
-    LogDetails,
-    LogPattern,
+    FoundLines,
     Tally,
     from_ms,
+    lines_output,
+    log_request,
 )
 from veridiag.tools.backends.otel_logs import (
     KEY_ATTRIBUTE,
@@ -338,13 +339,7 @@ class ClickHouseLogs:
                 )
         paths = layout.paths(bool(terms))
         notes.append("read: " + "; ".join(paths))
-        request = {
-            "service": args.service,
-            "query": args.query,
-            "level": args.level,
-            "start": iso(start),
-            "end": iso(end),
-        }
+        request = log_request(args, start, end)
         by_level = tally.by_level()
         matched = sum(by_level.values())
         if matched == 0:
@@ -379,34 +374,8 @@ class ClickHouseLogs:
             )
         ]
         unparsed = self._unparsed(start_ms, end_ms, args.service) if layout.attributes else 0
-        rendered, evidence = logs_output(
-            request,
-            matched=matched,
-            by_level=by_level,
-            templates=templates,
-            bursts=bursts,
-            samples=samples,
-            model_limit=args.limit,
-            unparsed=unparsed,
-            notes=notes,
-        )
-        details = LogDetails(
-            backend="clickhouse",
-            matched=matched,
-            by_level=by_level,
-            window=(iso(start), iso(end)),
-            bursts=[(iso(b.first), iso(b.last), b.count) for b in bursts],
-            unparsed=unparsed,
-            patterns=[LogPattern(template=t.template, count=t.count, example=t.example) for t in templates],
-            paths=paths,
-        )
-        return ToolOutput(
-            status="ok",
-            text=rendered.text,
-            model_text=rendered.model_text,
-            retrieval_details=details.model_dump(mode="json", exclude_none=True),
-            evidence=[evidence],
-        )
+        found = FoundLines(matched, by_level, templates, bursts, samples, unparsed)
+        return lines_output(request, found, args.limit, notes, backend="clickhouse", paths=paths)
 
     def _tally(self, where: Where) -> Tally:
         """The one pass: matching lines counted per minute, service, template and level, summed

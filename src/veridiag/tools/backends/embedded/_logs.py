@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -344,13 +345,7 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
     else:
         tally = _window_tally(conn, start_ms, end_ms, args)
     by_level = tally.by_level()
-    request = {
-        "service": args.service,
-        "query": args.query,
-        "level": args.level,
-        "start": iso(start),
-        "end": iso(end),
-    }
+    request = log_request(args, start, end)
     counted = sum(by_level.values()) if total is not None else None
     matched = total if total is not None else sum(by_level.values())
     span = log_span(conn, args.service) if args.service else None
@@ -367,30 +362,77 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
         LogSample(ts=from_ms(ts), service=service, level=level, line=texts[row_id])
         for row_id, ts, service, level in first
     ]
-    unparsed = _unparsed(conn, start_ms, end_ms, args.service)
-    rendered, evidence = logs_output(
-        request,
+    found = FoundLines(
         matched=matched,
         by_level=by_level,
         templates=templates,
         bursts=bursts,
         samples=samples,
-        model_limit=args.limit,
-        unparsed=unparsed,
+        unparsed=_unparsed(conn, start_ms, end_ms, args.service),
+        counted=counted,
+    )
+    over_time = tally.over_time(start_ms, end_ms)
+    return lines_output(request, found, args.limit, notes, span=span, unleveled=levels, counts_over_time=over_time)
+
+
+def log_request(args: QueryLogsArgs, start: datetime, end: datetime) -> dict[str, str | None]:
+    """The call as its output's first line writes it (the window resolved)."""
+    return {"service": args.service, "query": args.query, "level": args.level, "start": iso(start), "end": iso(end)}
+
+
+@dataclass(frozen=True)
+class FoundLines:
+    """What a backend found for a ``query_logs`` call with lines: the one shape every backend
+    hands to ``lines_output``."""
+
+    matched: int
+    by_level: dict[str, int]
+    templates: Sequence[TemplateRow]
+    bursts: Sequence[Burst]
+    samples: Sequence[LogSample]
+    unparsed: int
+    counted: int | None = None
+
+
+def lines_output(
+    request: dict[str, str | None],
+    found: FoundLines,
+    model_limit: int,
+    notes: Sequence[str],
+    *,
+    span: Span | None = None,
+    unleveled: tuple[int, int] | None = None,
+    backend: Literal["embedded", "clickhouse"] = "embedded",
+    counts_over_time: CountsOverTime | None = None,
+    paths: list[str] | None = None,
+) -> ToolOutput:
+    """The ``ok`` output of a call that found lines — its text, typed evidence and stored
+    details — the same for every backend; the keywords after ``span`` are a backend's own."""
+    rendered, evidence = logs_output(
+        request,
+        matched=found.matched,
+        by_level=found.by_level,
+        templates=found.templates,
+        bursts=found.bursts,
+        samples=found.samples,
+        model_limit=model_limit,
+        unparsed=found.unparsed,
         span=span,
         notes=notes,
-        counted=counted,
-        unleveled=levels,
+        counted=found.counted,
+        unleveled=unleveled,
     )
     details = LogDetails(
-        matched=matched,
-        counted=counted,
-        by_level=by_level,
-        window=(iso(start), iso(end)),
-        bursts=[(iso(b.first), iso(b.last), b.count) for b in bursts],
-        unparsed=unparsed,
-        patterns=[LogPattern(template=t.template, count=t.count, example=t.example) for t in templates],
-        counts_over_time=tally.over_time(start_ms, end_ms),
+        backend=backend,
+        matched=found.matched,
+        counted=found.counted,
+        by_level=found.by_level,
+        window=(str(request["start"]), str(request["end"])),
+        bursts=[(iso(b.first), iso(b.last), b.count) for b in found.bursts],
+        unparsed=found.unparsed,
+        patterns=[LogPattern(template=t.template, count=t.count, example=t.example) for t in found.templates],
+        counts_over_time=counts_over_time,
+        paths=paths,
     )
     return ToolOutput(
         status="ok",
