@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
-from veridiag._retry import Backoff
+from veridiag._sqlite import use_wal
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -52,26 +52,11 @@ def normalise_url(url: str) -> str:
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
-    # WAL lets readers run beside the single writer; the busy timeout makes concurrent
-    # writers queue instead of failing with "database is locked".
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA busy_timeout=30000")
-    if cursor.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-        # Switching a new file to WAL needs it alone, and SQLite answers "database is locked"
-        # at once, without its busy handler, to processes opening it together: retried.
-        for attempt in _WAL_SWITCH.retrying(_locked):
-            with attempt:
-                cursor.execute("PRAGMA journal_mode=WAL")
+    use_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
-
-
-_WAL_SWITCH = Backoff(attempts=10, first_wait=0.05, max_wait=1.0)
-
-
-def _locked(error: BaseException) -> bool:
-    return "database is locked" in str(error)
 
 
 #: JSON columns keep non-ASCII text as UTF-8, not ``\uXXXX`` escapes (a Chinese audit is half

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from veridiag._sqlite import use_wal
 from veridiag.text.render import iso
 from veridiag.tools import knowledge
 from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs, parse_time
@@ -97,8 +98,7 @@ class EmbeddedEnvironment:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(self.path, timeout=30, check_same_thread=False, factory=_Connection)
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA busy_timeout=30000")
+            use_wal(conn)
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
             with self._opened_lock:
