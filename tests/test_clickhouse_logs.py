@@ -256,3 +256,24 @@ def test_the_bench_times_every_shape_on_both_stores_with_the_same_counts(tmp_pat
     }
     assert all(shape["same_counts"] for shape in report["shapes"].values()), report["shapes"]
     assert report["lines"] == 3000 and report["query_logs_p99_ms"] > 0
+
+
+def test_a_service_only_the_clickhouse_table_holds_is_found_and_diagnosed(
+    plain: ClickHouseLogs, chdb_path: Path, tmp_path: Path
+) -> None:
+    """A user points veridiag at an existing otel_logs table and nothing else: the planner finds
+    the asked service among the table's services, and the answer rests on its lines."""
+    settings = Settings(
+        home=tmp_path / "home",
+        embedded={"load_demo": False},
+        tools={"logs": "clickhouse"},
+        clickhouse={"path": chdb_path, "table": "plain_logs"},
+    )
+    assembly = assemble(settings)
+    try:
+        result = assembly.pipeline.run(f"api {T0:%Y-%m-%d} 为什么报错？")
+    finally:
+        assembly.close()
+    assert result.verdict == "PASS", result.answer
+    assert result.answer.splitlines()[0].endswith("服务：api。"), result.answer
+    assert "共有 30 条 ERROR 日志" in result.answer and "upstream timeout after <n>ms" in result.answer

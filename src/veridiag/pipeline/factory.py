@@ -16,6 +16,7 @@ from veridiag.gatekeeper.rules.entity_grounding import known_services
 from veridiag.pipeline.service import DiagnosisPipeline, PipelineOptions
 from veridiag.store import SessionStore, open_store
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.catalogue import offline_environment
 from veridiag.tools.factory import build_toolbox, embedded_environment
 
 
@@ -44,7 +45,8 @@ def assemble(settings: Settings) -> Assembly:
     toolbox = build_toolbox(settings, environment)
     gatekeeper = Gatekeeper(load_ruleset(settings.gatekeeper.rules_file))
     services = known_services(gatekeeper.ruleset)
-    roles = build_roles(settings, environment, store, services)
+    # The offline roles know the services the configured log store holds (ClickHouse), not only the file's.
+    roles = build_roles(settings, offline_environment(environment, toolbox.logs), store, services)
     pipeline = DiagnosisPipeline(
         store, roles, gatekeeper=gatekeeper, toolbox=toolbox, options=PipelineOptions.from_settings(settings)
     )
