@@ -277,3 +277,40 @@ def test_a_service_only_the_clickhouse_table_holds_is_found_and_diagnosed(
     assert result.verdict == "PASS", result.answer
     assert result.answer.splitlines()[0].endswith("服务：api。"), result.answer
     assert "共有 30 条 ERROR 日志" in result.answer and "upstream timeout after <n>ms" in result.answer
+
+
+def test_lines_that_write_no_level_are_said_so_and_never_read_as_no_errors(chdb_path: Path, tmp_path: Path) -> None:
+    """Imported lines without a level are stored as OTel's "unspecified" (0, no text), read as
+    INFO, counted in the window; the answer says the logs write no level instead of confirming
+    "no ERROR lines" — as on the embedded file (tests/test_log_levels.py)."""
+    from tests.test_log_levels import _thunderbird
+    from veridiag.tools.importers import import_logs
+
+    settings = Settings(
+        home=tmp_path / "home",
+        embedded={"load_demo": False},
+        tools={"logs": "clickhouse"},
+        clickhouse={"path": chdb_path, "table": "tbird_logs"},
+    )
+    log = tmp_path / "tbird.log"
+    log.write_text("\n".join(_thunderbird()) + "\n", encoding="utf-8")
+    store = ClickHouseLogs(ClickHouseSettings(table="tbird_logs"), chdb_path)
+    env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
+    try:
+        assert import_logs(env, log, service="tbird", logs=store).imported == 60
+        ((unspecified,),) = store._rows("SELECT countIf(SeverityNumber = 0 AND SeverityText = '') FROM tbird_logs", {})
+        assert unspecified == 60
+    finally:
+        store.close()
+        env.close()
+    assembly = assemble(settings)
+    try:
+        result = assembly.pipeline.run("tbird 2005-11-09 有什么错误？")
+        audit = readable(result.self_evaluation)["verifier_evaluation"]
+    finally:
+        assembly.close()
+    assert result.verdict == "PASS", result.answer
+    assert "没有 ERROR 日志" not in result.answer
+    assert "的日志大多不写级别（60 条中 60 条没有级别" in result.answer and "Bind to port" in result.answer
+    said = json.dumps(audit["tool_trace_summary"], ensure_ascii=False)
+    assert "levels: 60 of the 60 lines of tbird in the window write no level (read as INFO)" in said

@@ -135,11 +135,11 @@ def _home(tmp_path: Path, lines: list[str], name: str) -> Settings:
 @pytest.mark.parametrize(
     ("question", "no_error", "no_levels"),
     [
-        ("tbird 2005-11-09 有什么错误？", "没有 ERROR 日志", "的日志大多不写级别（导入的 60 条中 60 条没有级别"),
+        ("tbird 2005-11-09 有什么错误？", "没有 ERROR 日志", "的日志大多不写级别（60 条中 60 条没有级别"),
         (
             "any errors on tbird on 2005-11-09?",
             "logged no ERROR lines",
-            "logs mostly write no level (60 of 60 imported",
+            "logs mostly write no level (60 of 60 lines",
         ),
     ],
 )

@@ -113,11 +113,11 @@ def logs_output(
     notes: Sequence[str] = (),
     sampled: bool = False,
     counted: int | None = None,
-    unleveled: tuple[int, int] | None = None,
+    unleveled: Unleveled | None = None,
 ) -> tuple[Rendered, LogEvidence]:
     """``counted``: only the first ``counted`` of the ``matched`` lines were read; the levels,
     bursts, templates and lines are theirs, and the text says so before any of them.
-    ``unleveled``: (lines that wrote no level, lines) of the service's imports, said after the total."""
+    ``unleveled``: how many of the service's lines wrote no level, said after the total."""
     if counted is not None:
         notes = [
             *notes,
@@ -126,7 +126,7 @@ def logs_output(
         ]
     head = [request_line("query_logs", request), *(f"note: {note}" for note in notes)]
     service = request.get("service")
-    no_level = _unleveled(service, unleveled)
+    no_level = unleveled
     said = [no_level.line] if no_level else []
     if matched == 0:
         total = "matched 0 lines"
@@ -179,11 +179,21 @@ def logs_output(
     return Rendered(text, model_text), evidence
 
 
-def _unleveled(service: str | None, counts: tuple[int, int] | None) -> Unleveled | None:
+def imported_unleveled(service: str | None, counts: tuple[int, int] | None) -> Unleveled | None:
+    """Of all the lines imported for the service (the embedded file counts them at import)."""
+    return _unleveled(service, counts, "imported lines of {service}")
+
+
+def window_unleveled(service: str | None, counts: tuple[int, int] | None) -> Unleveled | None:
+    """Of the service's lines in the asked window (a store that cannot count at import)."""
+    return _unleveled(service, counts, "lines of {service} in the window")
+
+
+def _unleveled(service: str | None, counts: tuple[int, int] | None, of: str) -> Unleveled | None:
     if not service or counts is None:
         return None
     none, lines = counts
-    line = f"levels: {none} of the {lines} imported lines of {service} write no level (read as INFO)"
+    line = f"levels: {none} of the {lines} {of.format(service=service)} write no level (read as INFO)"
     return Unleveled(unleveled=none, lines=lines, line=line)
 
 

@@ -46,7 +46,7 @@ from veridiag.tools.backends.otel_logs import (
     template_key,
 )
 from veridiag.tools.records import LogSample, Span
-from veridiag.tools.render import TemplateRow, group_spans, logs_output
+from veridiag.tools.render import TemplateRow, group_spans, logs_output, window_unleveled
 from veridiag.tools.results import ToolOutput
 
 if TYPE_CHECKING:
@@ -249,7 +249,8 @@ class ClickHouseLogs:
                     attributes[UNPARSED_ATTRIBUTE] = "1"
                 if row.component:
                     attributes["component"] = row.component
-                level = row.level.upper()
+                # A line that wrote no level is OTel's "unspecified" (0, no text), never a made-up INFO.
+                level = row.level.upper() if row.leveled else ""
                 data.append([from_ms(stamp), row.service, level, SEVERITY_NUMBER.get(level, 0), row.text, attributes])
             if data:
                 self.client().insert(
@@ -349,16 +350,14 @@ class ClickHouseLogs:
                 others = [s for s in self.services() if s != args.service]
                 message = f"{args.service} has no logs; services with logs: {', '.join(others) or 'none'}"
                 return ToolOutput(status="no_data", text=message, retrieval_details={"services_with_logs": others})
+            unleveled = self._unleveled(start_ms, end_ms, args.service) if span is not None else None
             rendered, evidence = logs_output(
                 request,
                 matched=0,
                 by_level={},
-                templates=[],
-                bursts=[],
-                samples=[],
-                model_limit=0,
                 span=span,
                 notes=notes,
+                unleveled=window_unleveled(args.service, unleveled),
             )
             empty = {"backend": self.name, "matched": 0, "window": [iso(start), iso(end)], "paths": paths}
             return ToolOutput(status="no_data", text=rendered.text, retrieval_details=empty, evidence=[evidence])
@@ -375,7 +374,16 @@ class ClickHouseLogs:
         ]
         unparsed = self._unparsed(start_ms, end_ms, args.service) if layout.attributes else 0
         found = FoundLines(matched, by_level, templates, bursts, samples, unparsed)
-        return lines_output(request, found, args.limit, notes, backend="clickhouse", paths=paths)
+        unleveled = self._unleveled(start_ms, end_ms, args.service) if args.level is None else None
+        return lines_output(
+            request,
+            found,
+            args.limit,
+            notes,
+            unleveled=window_unleveled(args.service, unleveled),
+            backend="clickhouse",
+            paths=paths,
+        )
 
     def _tally(self, where: Where) -> Tally:
         """The one pass: matching lines counted per minute, service, template and level, summed
@@ -429,6 +437,19 @@ class ClickHouseLogs:
                 continue  # the line was gone between the two statements
             rows.append(TemplateRow(seen[2], group[2], count, from_ms(first), from_ms(last), seen[1]))
         return rows
+
+    def _unleveled(self, start_ms: int, end_ms: int, service: str | None) -> tuple[int, int] | None:
+        """(lines that wrote no level, lines) of the service in the window; None when every line
+        wrote one. Asked only where it changes what may be said: nothing matched a level, or
+        every level was asked for (a statement costs the engine ≥ 8 ms)."""
+        if not service:
+            return None
+        layout = self.layout
+        where = Where(layout).window(start_ms, end_ms).service(service)
+        ((none, lines),) = self._rows(
+            f"SELECT countIf({layout.unleveled}), count() FROM {layout.name} WHERE {where.sql}", where.params
+        )
+        return (int(none), int(lines)) if none else None
 
     def _unparsed(self, start_ms: int, end_ms: int, service: str | None) -> int:
         return self._count(Where(self.layout).window(start_ms, end_ms).service(service).unparsed())

@@ -138,12 +138,19 @@ class Layout:
 
     @property
     def level(self) -> str:
-        """The four levels veridiag keeps, from the OTel severity number (its text when 0)."""
+        """The four levels veridiag keeps, from the OTel severity number (its text when 0); a line
+        with neither (OTel's "unspecified": the log wrote no level) reads as INFO, as in the
+        embedded file, and ``unleveled`` counts it."""
         number, text = self.col("severity_number"), self.col("severity_text")
         return (
             f"multiIf({number} >= 17, 'ERROR', {number} >= 13, 'WARN', {number} >= 9, 'INFO', "
-            f"{number} >= 1, 'DEBUG', upper({text}))"
+            f"{number} >= 1, 'DEBUG', {text} = '', 'INFO', upper({text}))"
         )
+
+    @property
+    def unleveled(self) -> str:
+        """True for a line that wrote no level (severity number 0 and no severity text)."""
+        return f"({self.col('severity_number')} = 0 AND {self.col('severity_text')} = '')"
 
     def paths(self, searched: bool) -> list[str]:
         """Which way this table is read, in words for the output and the retrieval details."""

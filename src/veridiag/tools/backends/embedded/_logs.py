@@ -18,8 +18,8 @@ from veridiag.text.units import NUMBER
 from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._schema import MINUTE_MS
-from veridiag.tools.records import Burst, LogSample, Span
-from veridiag.tools.render import TemplateRow, group_spans, logs_output
+from veridiag.tools.records import Burst, LogSample, Span, Unleveled
+from veridiag.tools.render import TemplateRow, group_spans, imported_unleveled, logs_output
 from veridiag.tools.results import ToolOutput
 
 #: Lines kept in the stored output (what excerpts are checked against).
@@ -349,7 +349,7 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
     counted = sum(by_level.values()) if total is not None else None
     matched = total if total is not None else sum(by_level.values())
     span = log_span(conn, args.service) if args.service else None
-    levels = unleveled(conn, args.service) if args.service else None
+    levels = imported_unleveled(args.service, unleveled(conn, args.service) if args.service else None)
     if matched == 0:
         rendered, evidence = logs_output(request, matched=0, by_level={}, span=span, notes=notes, unleveled=levels)
         empty = {"matched": 0, "window": [iso(start), iso(end)]}
@@ -401,7 +401,7 @@ def lines_output(
     notes: Sequence[str],
     *,
     span: Span | None = None,
-    unleveled: tuple[int, int] | None = None,
+    unleveled: Unleveled | None = None,
     backend: Literal["embedded", "clickhouse"] = "embedded",
     counts_over_time: CountsOverTime | None = None,
     paths: list[str] | None = None,
