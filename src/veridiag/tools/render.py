@@ -126,15 +126,14 @@ def logs_output(
         ]
     head = [request_line("query_logs", request), *(f"note: {note}" for note in notes)]
     service = request.get("service")
-    no_level = unleveled
-    said = [no_level.line] if no_level else []
+    said = [unleveled.line] if unleveled else []
     if matched == 0:
         total = "matched 0 lines"
         lines = [*head, total, *said]
         if service:
             lines.append(span_line(service, "logs", span))
         text = "\n".join(lines)
-        evidence = _log_evidence(request, matched=0, by_level={}, line=total, span=span, unleveled=no_level)
+        evidence = _log_evidence(request, matched=0, by_level={}, line=total, span=span, unleveled=unleveled)
         return Rendered(text, text), evidence
     levels = ", ".join(f"{level} {count}" for level, count in sorted(by_level.items(), key=lambda kv: -kv[1]))
     total = f"matched {matched} lines ({'of the first ' + str(counted) + ' read: ' if counted else ''}{levels})"
@@ -174,7 +173,7 @@ def logs_output(
         line=total,
         span=span,
         counted=counted,
-        unleveled=no_level,
+        unleveled=unleveled,
     )
     return Rendered(text, model_text), evidence
 
