@@ -314,3 +314,18 @@ def test_lines_that_write_no_level_are_said_so_and_never_read_as_no_errors(chdb_
     assert "的日志大多不写级别（60 条中 60 条没有级别" in result.answer and "Bind to port" in result.answer
     said = json.dumps(audit["tool_trace_summary"], ensure_ascii=False)
     assert "levels: 60 of the 60 lines of tbird in the window write no level (read as INFO)" in said
+
+
+def test_a_logql_query_is_refused_the_same_way_by_both_stores(plain: ClickHouseLogs, tmp_path: Path) -> None:
+    embedded = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
+    try:
+        asked = QueryLogsArgs(logql='{service="api"} |= "timeout"')
+        refusals = [store.query_logs(asked) for store in (plain, embedded)]
+    finally:
+        embedded.close()
+    assert all(r.status == "error" and r.error == "logql needs the loki backend" for r in refusals)
+    assert (
+        refusals[0].text
+        == refusals[1].text
+        == "query_logs error: logql needs the loki backend; use service/query/level"
+    )

@@ -33,6 +33,7 @@ from veridiag.tools.backends.embedded._logs import (
     from_ms,
     lines_output,
     log_request,
+    logql_refused,
 )
 from veridiag.tools.backends.otel_logs import (
     KEY_ATTRIBUTE,
@@ -295,10 +296,7 @@ class ClickHouseLogs:
 
     def query_logs(self, args: QueryLogsArgs) -> ToolOutput:
         if args.logql:
-            message = "logql needs the loki backend"
-            return ToolOutput(
-                status="error", error=message, text=f"query_logs error: {message}; use service/query/level"
-            )
+            return logql_refused()
         try:
             start, end = self._window(args)
             return self._query_logs(args, start, end)

@@ -263,10 +263,7 @@ class EmbeddedEnvironment:
 
     def query_logs(self, args: QueryLogsArgs) -> ToolOutput:
         if args.logql:
-            message = "logql needs the loki backend"
-            return ToolOutput(
-                status="error", error=message, text=f"query_logs error: {message}; use service/query/level"
-            )
+            return _logs.logql_refused()
         try:
             start, end = self._window(args.start, args.end)
         except ValueError as exc:

@@ -312,6 +312,12 @@ def _full_text_hits(
     return _Lines("temp.hits"), None
 
 
+def logql_refused() -> ToolOutput:
+    """A LogQL query asked of a store that is not Loki: an error that says what to use instead."""
+    message = "logql needs the loki backend"
+    return ToolOutput(status="error", error=message, text=f"query_logs error: {message}; use service/query/level")
+
+
 def no_such_service(conn: sqlite3.Connection, service: str, about_service: list[str]) -> ToolOutput:
     """The asked service has no logs at all: say what it has, and which services have logs."""
     with_logs = [s for s in distinct(conn, "log_line") if s != service]
