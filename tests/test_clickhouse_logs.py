@@ -329,3 +329,23 @@ def test_a_logql_query_is_refused_the_same_way_by_both_stores(plain: ClickHouseL
         == refusals[1].text
         == "query_logs error: logql needs the loki backend; use service/query/level"
     )
+
+
+def test_the_offline_roles_see_the_tables_services_and_its_data_end(plain: ClickHouseLogs, tmp_path: Path) -> None:
+    """What the planner anchors "the last hour" to, with logs only in the table: the minute after
+    its newest line, of one service or of the whole table (one statement, not one per service)."""
+    from veridiag.tools.catalogue import LogsElsewhere, offline_environment
+
+    embedded = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
+    try:
+        environment = offline_environment(embedded, plain)
+        assert isinstance(environment, LogsElsewhere)
+        assert offline_environment(embedded, embedded) is embedded
+        assert environment.services() == ["api", "db", "odd"]
+        assert environment.data_end("api") == environment.data_end() == T0 + timedelta(hours=1)
+        assert environment.data_end("odd") == T0 + timedelta(minutes=6)
+        assert environment.data_end("nobody") is None
+        span = plain.table_span()
+        assert span is not None and span.last == T0 + timedelta(minutes=59, seconds=7)
+    finally:
+        embedded.close()

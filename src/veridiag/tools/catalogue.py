@@ -22,6 +22,7 @@ class LogsCatalogue(Protocol):
 
     def services(self) -> list[str]: ...
     def log_span(self, service: str) -> Span | None: ...
+    def table_span(self) -> Span | None: ...
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,8 @@ class LogsElsewhere:
 
     def data_end(self, service: str | None = None) -> datetime | None:
         """As the embedded file's: the minute just after the newest point, the logs' included."""
-        services = [service] if service is not None else self.logs.services()
-        lasts = [span.last for s in services if (span := self.logs.log_span(s)) is not None]
-        ends = [_after(last) for last in lasts]
+        span = self.logs.log_span(service) if service is not None else self.logs.table_span()
+        ends = [_after(span.last)] if span is not None else []
         if (embedded := self.embedded.data_end(service)) is not None:
             ends.append(embedded)
         return max(ends, default=None)

@@ -282,8 +282,14 @@ class ClickHouseLogs:
         return start, end
 
     def log_span(self, service: str) -> Span | None:
+        return self._span(Where(self.layout).service(service))
+
+    def table_span(self) -> Span | None:
+        """Where the whole table has lines: one statement, not one per service."""
+        return self._span(Where(self.layout))
+
+    def _span(self, where: Where) -> Span | None:
         layout = self.layout
-        where = Where(layout).service(service)
         ((count, first, last),) = self._rows(
             f"SELECT count(), min({layout.ts_ms}), max({layout.ts_ms}) FROM {layout.name} WHERE {where.sql}",
             where.params,
