@@ -142,3 +142,57 @@ def billing_environment(home: Path, tmp_path: Path, secret: str) -> None:
             )
     (tmp_path / "billing.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     import_logs(env, tmp_path / "billing.log", service="billing-api")
+
+
+#: Inside the demo day's payment incident (10:00–10:30 UTC on 2026-07-07): an alert's startsAt.
+STARTS_AT = "2026-07-07T10:05:00Z"
+
+
+def am_alert(fingerprint: str = "f1", service: str = "payment-service", **extra: Any) -> dict[str, Any]:
+    alert: dict[str, Any] = {
+        "status": "firing",
+        "labels": {
+            "alertname": "PaymentLatencyHigh",
+            "service": service,
+            "instance": "10.0.0.7:8080",
+            "namespace": "shop",
+        },
+        "annotations": {"summary": "p99 latency above 2s", "description": "payment requests are slow"},
+        "startsAt": STARTS_AT,
+        "endsAt": "0001-01-01T00:00:00Z",
+        "generatorURL": "http://prometheus/graph",
+        "fingerprint": fingerprint,
+    }
+    alert.update(extra)
+    return alert
+
+
+def am_payload(*alerts: dict[str, Any], status: str = "firing") -> dict[str, Any]:
+    return {
+        "version": "4",
+        "groupKey": '{}:{alertname="PaymentLatencyHigh"}',
+        "truncatedAlerts": 0,
+        "status": status,
+        "receiver": "veridiag",
+        "groupLabels": {},
+        "commonLabels": {},
+        "commonAnnotations": {},
+        "externalURL": "http://alertmanager:9093",
+        "alerts": list(alerts),
+    }
+
+
+THUNDERBIRD_START = datetime(2005, 11, 9, 20, 1, tzinfo=UTC)
+
+
+def thunderbird_lines(minutes: int = 30) -> list[str]:
+    """Lines in loghub's Thunderbird shape: ``-`` marks no alert and no level; one failure every minute."""
+    lines = []
+    for minute in range(minutes):
+        moment = THUNDERBIRD_START + timedelta(minutes=minute)
+        stamp = int(moment.timestamp())
+        local = (moment - timedelta(hours=8)).strftime("%b %-d %H:%M:%S")
+        head = f"- {stamp} 2005.11.09 dn{minute} {local} dn{minute}/dn{minute}"
+        lines.append(f"{head} ntpd[74{minute:02d}]: synchronized to 10.100.20.250, stratum 3")
+        lines.append(f"{head} sshd[31{minute:02d}]: error: Bind to port 22 on 0.0.0.0 failed: Address already in use.")
+    return lines

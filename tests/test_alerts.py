@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.builders import STARTS_AT, am_alert, am_payload
 from veridiag._retry import Backoff
 from veridiag.agents.offline.planner import OfflinePlanner
 from veridiag.alerts.intake import group_by_service, job_for
@@ -41,42 +42,6 @@ from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 BASE = "http://localhost"
 TOKEN = "alert-token-0123456789"
-#: Inside the demo day's payment incident (10:00–10:30 UTC on 2026-07-07).
-STARTS_AT = "2026-07-07T10:05:00Z"
-
-
-def am_alert(fingerprint: str = "f1", service: str = "payment-service", **extra: Any) -> dict[str, Any]:
-    alert: dict[str, Any] = {
-        "status": "firing",
-        "labels": {
-            "alertname": "PaymentLatencyHigh",
-            "service": service,
-            "instance": "10.0.0.7:8080",
-            "namespace": "shop",
-        },
-        "annotations": {"summary": "p99 latency above 2s", "description": "payment requests are slow"},
-        "startsAt": STARTS_AT,
-        "endsAt": "0001-01-01T00:00:00Z",
-        "generatorURL": "http://prometheus/graph",
-        "fingerprint": fingerprint,
-    }
-    alert.update(extra)
-    return alert
-
-
-def am_payload(*alerts: dict[str, Any], status: str = "firing") -> dict[str, Any]:
-    return {
-        "version": "4",
-        "groupKey": '{}:{alertname="PaymentLatencyHigh"}',
-        "truncatedAlerts": 0,
-        "status": status,
-        "receiver": "veridiag",
-        "groupLabels": {},
-        "commonLabels": {},
-        "commonAnnotations": {},
-        "externalURL": "http://alertmanager:9093",
-        "alerts": list(alerts),
-    }
 
 
 def pd_payload(event_type: str = "incident.triggered", incident: str = "PGR0VU2") -> dict[str, Any]:

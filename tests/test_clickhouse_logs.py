@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.builders import readable
+from tests.builders import readable, thunderbird_lines
 from tests.ports import free_port
 from veridiag.cli.app import app
 from veridiag.config import ClickHouseSettings, Settings
@@ -283,7 +283,6 @@ def test_lines_that_write_no_level_are_said_so_and_never_read_as_no_errors(chdb_
     """Imported lines without a level are stored as OTel's "unspecified" (0, no text), read as
     INFO, counted in the window; the answer says the logs write no level instead of confirming
     "no ERROR lines" — as on the embedded file (tests/test_log_levels.py)."""
-    from tests.test_log_levels import _thunderbird
     from veridiag.tools.importers import import_logs
 
     settings = Settings(
@@ -293,7 +292,7 @@ def test_lines_that_write_no_level_are_said_so_and_never_read_as_no_errors(chdb_
         clickhouse={"path": chdb_path, "table": "tbird_logs"},
     )
     log = tmp_path / "tbird.log"
-    log.write_text("\n".join(_thunderbird()) + "\n", encoding="utf-8")
+    log.write_text("\n".join(thunderbird_lines()) + "\n", encoding="utf-8")
     store = ClickHouseLogs(ClickHouseSettings(table="tbird_logs"), chdb_path)
     env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
     try:

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.builders import thunderbird_lines
 from veridiag.config import Settings
 from veridiag.pipeline.factory import assemble
 from veridiag.tools.args import QueryLogsArgs
@@ -23,19 +24,6 @@ from veridiag.tools.logformats import read_log_file
 from veridiag.tools.records import LogEvidence
 
 START = datetime(2005, 11, 9, 20, 1, tzinfo=UTC)
-
-
-def _thunderbird(minutes: int = 30) -> list[str]:
-    """Lines in loghub's Thunderbird shape: ``-`` marks no alert and no level; one failure every minute."""
-    lines = []
-    for minute in range(minutes):
-        moment = START + timedelta(minutes=minute)
-        stamp = int(moment.timestamp())
-        local = (moment - timedelta(hours=8)).strftime("%b %-d %H:%M:%S")
-        head = f"- {stamp} 2005.11.09 dn{minute} {local} dn{minute}/dn{minute}"
-        lines.append(f"{head} ntpd[74{minute:02d}]: synchronized to 10.100.20.250, stratum 3")
-        lines.append(f"{head} sshd[31{minute:02d}]: error: Bind to port 22 on 0.0.0.0 failed: Address already in use.")
-    return lines
 
 
 @pytest.mark.parametrize(
@@ -74,7 +62,7 @@ def _query(env: EmbeddedEnvironment, service: str, level: str | None) -> tuple[s
 def test_imports_count_the_lines_without_a_level_once_and_query_logs_says_so(tmp_path: Path) -> None:
     env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
     log = tmp_path / "thunderbird.log"
-    log.write_text("\n".join(_thunderbird()) + "\n", encoding="utf-8")
+    log.write_text("\n".join(thunderbird_lines()) + "\n", encoding="utf-8")
     assert import_logs(env, log, service="tbird").imported == 60
     assert import_logs(env, log, service="tbird").imported == 0  # a second import counts nothing again
     text, evidence = _query(env, "tbird", "ERROR")
@@ -146,7 +134,7 @@ def _home(tmp_path: Path, lines: list[str], name: str) -> Settings:
 def test_no_error_line_in_logs_without_levels_is_not_a_confirmed_no_errors(
     tmp_path: Path, question: str, no_error: str, no_levels: str
 ) -> None:
-    result = assemble(_home(tmp_path, _thunderbird(), "tbird.log")).pipeline.run(question)
+    result = assemble(_home(tmp_path, thunderbird_lines(), "tbird.log")).pipeline.run(question)
     assert result.verdict == "PASS", result.answer
     assert no_error not in result.answer
     assert no_levels in result.answer
@@ -165,7 +153,7 @@ def test_a_file_imported_before_levels_were_counted_says_nothing_of_them(tmp_pat
     path = tmp_path / "e.db"
     env = EmbeddedEnvironment(path, load_demo=False)
     log = tmp_path / "tbird.log"
-    log.write_text("\n".join(_thunderbird()) + "\n", encoding="utf-8")
+    log.write_text("\n".join(thunderbird_lines()) + "\n", encoding="utf-8")
     import_logs(env, log, service="tbird")
     env.close()
     conn = sqlite3.connect(path)  # as a version 2 file was: no counts

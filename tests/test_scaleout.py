@@ -31,11 +31,11 @@ from typing import Any
 import httpx2
 import pytest
 
+from tests.builders import am_alert, am_payload
 from tests.conftest import require_server
 from tests.pg import own_schema
 from tests.ports import free_port
 from tests.sse import Event, read_events
-from tests.test_alerts import am_alert, am_payload
 
 pytestmark = pytest.mark.slow
 

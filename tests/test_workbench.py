@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.builders import audit_chain_of
-from tests.test_alerts import am_alert, am_payload
+from tests.builders import am_alert, am_payload, audit_chain_of
 from veridiag.api import create_app
 from veridiag.api.workbench import _highlight, _timeline
 from veridiag.config import Settings
