@@ -178,7 +178,8 @@ def test_processes_starting_together_on_a_new_store_migrate_it_once(empty_url: s
     assert sorted(results, key=str) == sorted([(None, head)] + [(head, head)] * 7, key=str)
 
 
-def test_a_read_only_store_still_shows_the_truth(tmp_path: Path) -> None:
+def test_a_read_only_store_still_shows_the_truth(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
     path = tmp_path / "store.db"
     store = SessionStore(f"sqlite:///{path}")
     session = store.create_session("owner killed")
@@ -190,6 +191,7 @@ def test_a_read_only_store_still_shows_the_truth(tmp_path: Path) -> None:
     assert _stored_status(read_only, session.id)[0] == "running", "nothing could be written"
     with pytest.raises(Exception, match="readonly"):
         read_only.create_session("a write")
+    assert not (tmp_path / "file:").exists(), "a file: URI is not a directory to create"
 
 
 @pytest.fixture

@@ -71,7 +71,10 @@ def make_engine(url: str) -> Engine:
     except Exception as exc:
         raise StoreError(f"invalid database URL {url!r}: {exc}") from None
     if parsed.get_backend_name() == "sqlite":
-        if parsed.database and parsed.database != ":memory:":
+        # A ``file:`` URI (``?uri=true``, e.g. ``mode=ro``) names an existing file through
+        # SQLite itself: making "its parent" would create a ``file:`` directory in the cwd.
+        uri = parsed.query.get("uri") == "true"
+        if parsed.database and parsed.database != ":memory:" and not uri:
             Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
         engine = create_engine(
             url, connect_args={"timeout": 30, "check_same_thread": False}, json_serializer=_json_text
