@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tests.builders import readable, thunderbird_lines
@@ -24,10 +27,11 @@ from tests.ports import free_port
 from veridiag.cli.app import app
 from veridiag.config import ClickHouseSettings, Settings
 from veridiag.pipeline.factory import assemble
+from veridiag.text.search import search_terms
 from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.clickhouse import ClickHouseLogs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow
-from veridiag.tools.backends.otel_logs import exporter_ddl
+from veridiag.tools.backends.otel_logs import Where, exporter_ddl
 from veridiag.tools.records import LogEvidence
 
 T0 = datetime(2026, 7, 7, 10, 0, tzinfo=UTC)
@@ -138,10 +142,13 @@ def test_an_import_is_idempotent_and_uses_its_template_column_and_index(demo_sto
     again = demo_store.add_logs(demo_rows()[:5000])
     assert (again.added, again.duplicates) == (0, 5000)
     layout = demo_store.detect()
-    assert layout.template and layout.body_index == "idx_body_lower" and layout.timestamp_time
+    assert layout.template and layout.timestamp_time
+    assert (layout.body_index, layout.words_indexed, layout.pair_index) == ("idx_body_words", True, "idx_body_pairs")
     out = demo_store.query_logs(QueryLogsArgs(query="timeout", start="now-3h"))
     assert "templates from column LogTemplateId" in out.text
-    assert "words through token index idx_body_lower on lower(Body)" in out.text
+    assert "words through text index idx_body_words on lower(Body)" in out.text
+    phrase = demo_store.query_logs(QueryLogsArgs(query="connection refused", start="now-8h"))
+    assert "phrases through word-pair text index idx_body_pairs" in phrase.text
 
 
 @pytest.mark.parametrize(
@@ -348,3 +355,123 @@ def test_the_offline_roles_see_the_tables_services_and_its_data_end(plain: Click
         assert span is not None and span.last == T0 + timedelta(minutes=59, seconds=7)
     finally:
         embedded.close()
+
+
+#: Words, and what may stand between them: FTS5's separators, an underscore, a non-ASCII letter
+#: (part of a word to ``hasToken``), a middle dot and the pair joiner itself (planted).
+WORDS = ["t", "stock", "lock", "wait", "timeout", "db", "7"]
+GAPS = [" ", "_", "-", ". ", "=", "超", "·", "\ue000", "  "]
+
+
+def _bodies(count: int, seed: int = 5) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return [
+        "".join(
+            rng.choice(WORDS).upper() if rng.random() < 0.2 else rng.choice(WORDS) + rng.choice(GAPS)
+            for _ in range(rng.randint(1, 7))
+        )
+        for _ in range(count)
+    ]
+
+
+TWIN_BODIES = _bodies(400)
+
+
+@pytest.fixture(scope="module")
+def twins(chdb_path: Path) -> tuple[ClickHouseLogs, ClickHouseLogs]:
+    """The same lines in a plain exporter table (words and phrases read line by line) and in one
+    with veridiag's text indexes (read from the word and word-pair indexes)."""
+    pair = (
+        backend(chdb_path, "twin_plain", T0 + timedelta(hours=1)),
+        backend(chdb_path, "twin_indexed", T0 + timedelta(hours=1)),
+    )
+    client = pair[0].client()
+    rows = [[T0 + timedelta(seconds=n), "svc", "INFO", 9, body, {}] for n, body in enumerate(TWIN_BODIES)]
+    names = ["Timestamp", "ServiceName", "SeverityText", "SeverityNumber", "Body", "LogAttributes"]
+    for logs, ours in zip(pair, (False, True), strict=True):
+        client.command(exporter_ddl("default", logs.settings.table, veridiag=ours))
+        client.insert(logs.settings.table, rows, column_names=names)
+    assert not pair[0].layout.pair_index and pair[1].layout.pair_index and pair[1].layout.words_indexed
+    return pair
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@example(words=["t", "t"], joiner=" ", quoted=True)  # a non-ASCII letter between is not a gap
+@example(words=["t", "stock"], joiner="_", quoted=False)
+@example(words=["lock", "wait", "timeout"], joiner=" ", quoted=True)
+@given(
+    words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
+    joiner=st.sampled_from([" ", "_", "-", "."]),
+    quoted=st.booleans(),
+)
+def test_the_text_indexes_find_what_reading_every_line_finds(
+    twins: tuple[ClickHouseLogs, ClickHouseLogs], words: list[str], joiner: str, quoted: bool
+) -> None:
+    query = joiner.join(words)
+    query = f'"{query}"' if quoted else query
+    found = [
+        logs.query_logs(QueryLogsArgs(query=query, start="2026-07-07T09:00:00Z", end="2026-07-07T11:00:00Z"))
+        for logs in twins
+    ]
+    expected = [body for body in TWIN_BODIES if _has_terms(body, search_terms(query))]
+    for out in found:
+        assert (out.status, [s.line for s in evidence(out).samples]) == ("ok" if expected else "no_data", expected)
+        assert evidence(out).matched == len(expected), query
+
+
+def _has_terms(body: str, terms: list[list[str]]) -> bool:
+    """The reference: every term's words stand together, in order, among the line's words (ASCII
+    letters and digits, non-ASCII characters part of a word; ASCII case ignored)."""
+    words = re.findall(r"[0-9a-z\u0080-\U0010ffff]+", body.encode().lower().decode())
+    for term in terms:
+        wanted = [token for word in term for token in re.findall(r"[0-9a-z]+", word.lower())]
+        if not any(words[at : at + len(wanted)] == wanted for at in range(len(words))):
+            return False
+    return True
+
+
+def test_a_two_word_phrase_is_read_from_the_indexes_alone(twins: tuple[ClickHouseLogs, ClickHouseLogs]) -> None:
+    """The plan: the window by the primary key, words and pairs from the text indexes, no line's
+    Body read (no regex), so a frequent phrase costs what its postings cost."""
+    indexed = twins[1]
+    where = Where(indexed.layout).window(0, 2_000_000_000_000).terms([["t", "stock"]])
+    plan = "\n".join(
+        row[0]
+        for row in indexed.client()
+        .query(
+            f"EXPLAIN actions=1 SELECT count() FROM {indexed.layout.name} WHERE {where.sql}", parameters=where.params
+        )
+        .result_rows
+    )
+    assert "__text_index_idx_body_pairs_hasToken" in plan and "__text_index_idx_body_words_hasToken" in plan
+    assert "match(" not in plan and "Timestamp >=" not in plan.replace("TimestampTime >=", "")
+    three = Where(indexed.layout).window(0, 1).terms([["lock", "wait", "timeout"]])
+    assert any("match(" in clause for clause in three.clauses), "three words still check their order"
+
+
+def test_a_table_an_earlier_veridiag_made_gets_the_text_indexes(chdb_path: Path) -> None:
+    logs = backend(chdb_path, "older_import", T0 + timedelta(hours=1))
+    rows = [LogRow(T0 + timedelta(seconds=n), "svc", "ERROR", body, body) for n, body in enumerate(_bodies(200, 9))]
+    assert logs.add_logs(rows).added == 200
+    client = logs.client()
+    for name in ("idx_body_words", "idx_body_pairs"):  # as the previous release created it
+        client.command(f"ALTER TABLE older_import DROP INDEX {name}")
+    client.command(
+        "ALTER TABLE older_import ADD INDEX idx_body_lower lower(Body) TYPE tokenbf_v1(32768, 3, 0) GRANULARITY 8"
+    )
+    before = logs.detect()
+    assert (before.body_index, before.words_indexed, before.pair_index) == ("idx_body_lower", False, None)
+    ask = QueryLogsArgs(query="t stock", start="2026-07-07T09:00:00Z", end="2026-07-07T11:00:00Z")
+    was = evidence(logs.query_logs(ask)).matched
+    assert logs.create_tables() == ["idx_body_words", "idx_body_pairs"]
+    assert logs.create_tables() == [], "once"
+    after = logs.layout
+    assert (after.body_index, after.words_indexed, after.pair_index) == ("idx_body_words", True, "idx_body_pairs")
+    assert evidence(logs.query_logs(ask)).matched == was > 0
+
+
+def test_a_table_veridiag_did_not_make_keeps_its_indexes(plain: ClickHouseLogs) -> None:
+    assert plain.create_tables() == []
+    assert plain.layout.body_index is None and plain.layout.pair_index is None

@@ -95,7 +95,9 @@ def clickhouse_store(lines: int, folder: Path, clock: Callable[[], datetime]) ->
     record = folder / f"clickhouse-{table}.json"
     logs = ClickHouseLogs(ClickHouseSettings(table=table), folder / "clickhouse", clock=clock)
     build = _built(record)
-    if build is None:
+    if build is not None:
+        logs.create_tables()  # a store cached by an earlier veridiag gets today's indexes
+    else:
         logs.client().command(f"DROP TABLE IF EXISTS `{table}`")
         started = time.perf_counter()
         written = logs.add_logs(shaped_rows(lines))

@@ -41,9 +41,11 @@ from veridiag.tools.backends.otel_logs import (
     TEMPLATE_ATTRIBUTE,
     TEMPLATES_DDL,
     UNPARSED_ATTRIBUTE,
+    VERIDIAG_INDEXES,
     Layout,
     Where,
     exporter_ddl,
+    pairs_expression,
     template_key,
 )
 from veridiag.tools.records import LogSample, Span
@@ -182,35 +184,31 @@ class ClickHouseLogs:
                 {"db": database, "tt": f"{table}_templates"},
             )
         )
-        body = columns.body
-        wanted = {f"lower({body})", f"lower(`{body}`)"}
-        index = next(
-            (
-                name
-                for name, expr, kind in self._rows(
-                    "SELECT name, expr, type FROM system.data_skipping_indices "
-                    "WHERE database = {db:String} AND table = {t:String}",
-                    where,
-                )
-                if expr.replace(" ", "") in wanted and kind in ("tokenbf_v1", "text")
-            ),
-            None,
+        indexes = self._rows(
+            "SELECT name, expr, type, type_full FROM system.data_skipping_indices "
+            "WHERE database = {db:String} AND table = {t:String}",
+            where,
         )
+        words, pairs = _body_indexes(columns.body, indexes)
         return Layout(
             database,
             table,
             columns,
             timestamp_time=columns.timestamp_time in names,
             template=columns.template in names and templates,
-            body_index=index,
+            body_index=words[0] if words else None,
+            words_indexed=bool(words and words[1]),
+            pair_index=pairs,
             attributes=columns.log_attributes in names,
         )
 
     # -- writing (``data import-logs --store clickhouse``) ---------------------------------------
 
-    def create_tables(self) -> None:
-        """The exporter's table with veridiag's template column and index, unless it exists (then
-        it is written as it is), and the template tables beside it."""
+    def create_tables(self) -> list[str]:
+        """The exporter's table with veridiag's template column and indexes, unless it exists
+        (then it is written as it is), and the template tables beside it. A table an earlier
+        veridiag made (it has the template column) gets the indexes it lacks, built over the
+        lines it holds before this returns; their names are returned."""
         client = self.client()
         client.command(f"CREATE DATABASE IF NOT EXISTS `{self.settings.database}`")
         client.command(exporter_ddl(self.settings.database, self.settings.table, veridiag=True))
@@ -218,6 +216,21 @@ class ClickHouseLogs:
         client.command(TEMPLATES_DDL.format(table=layout.templates_table))
         client.command(MINER_DDL.format(table=layout.miner_table))
         self._layout = None
+        if not self.layout.template:
+            return []  # not veridiag's table: its indexes are its owner's choice
+        present = {
+            name
+            for (name,) in self._rows(
+                "SELECT name FROM system.data_skipping_indices WHERE database = {db:String} AND table = {t:String}",
+                {"db": self.settings.database, "t": self.settings.table},
+            )
+        }
+        added = [name for name in VERIDIAG_INDEXES if name not in present]
+        for name in added:
+            client.command(f"ALTER TABLE {layout.name} ADD INDEX IF NOT EXISTS {name} {VERIDIAG_INDEXES[name]}")
+            client.command(f"ALTER TABLE {layout.name} MATERIALIZE INDEX {name}", settings={"mutations_sync": 2})
+        self._layout = None
+        return added
 
     def add_logs(self, rows: Iterable[LogRow]) -> Written:
         """Insert the rows not stored yet (keyed as the embedded store keys them), a batch per
@@ -378,7 +391,11 @@ class ClickHouseLogs:
         ]
         unparsed = self._unparsed(start_ms, end_ms, args.service) if layout.attributes else 0
         found = FoundLines(matched, by_level, templates, bursts, samples, unparsed)
-        unleveled = self._unleveled(start_ms, end_ms, args.service) if args.level is None else None
+        unleveled = None
+        if args.level is None and not terms:  # every line of the window was tallied
+            unleveled = (tally.unleveled, matched) if args.service and tally.unleveled else None
+        elif args.level is None:
+            unleveled = self._unleveled(start_ms, end_ms, args.service)
         return lines_output(
             request,
             found,
@@ -389,26 +406,24 @@ class ClickHouseLogs:
             paths=paths,
         )
 
-    def _tally(self, where: Where) -> Tally:
-        """The one pass: matching lines counted per minute, service, template and level, summed
-        by the embedded backend's ``Tally``."""
+    def _tally(self, where: Where) -> _Counted:
+        """The one pass: matching lines counted per minute, and per service, template and level
+        (two grouping sets of one scan: ~1.5 k rows back for a day, not one per minute × group),
+        summed by the embedded backend's ``Tally``."""
         layout = self.layout
         grouped = where.copy()
         key = template_key(layout, grouped)
         rows = self._rows(
-            f"SELECT intDiv({layout.ts_ms}, {_MINUTE_MS}) AS minute, {layout.col('service')} AS service, "
-            f"{key} AS template, {layout.level} AS level, count(), min({layout.ts_ms}), max({layout.ts_ms}) "
-            f"FROM {layout.name} WHERE {grouped.sql} GROUP BY minute, service, template, level",
+            f"SELECT grouping(minute) = 0 AS per_minute, intDiv({layout.ts_ms}, {_MINUTE_MS}) AS minute, "
+            f"{layout.col('service')} AS service, {key} AS template, {layout.level} AS level, "
+            f"count(), min({layout.ts_ms}), max({layout.ts_ms}), countIf({layout.unleveled}) "
+            f"FROM {layout.name} WHERE {grouped.sql} GROUP BY GROUPING SETS ((minute), (service, template, level))",
             grouped.params,
         )
-        tally = Tally()
-        tally.add(
-            (
-                (service, template, level, count, first, last, 0)
-                for _m, service, template, level, count, first, last in rows
-            ),
-            ((minute, count, first, last) for minute, _s, _t, _l, count, first, last in rows),
-        )
+        groups = [(*row[2:8], 0) for row in rows if not row[0]]
+        tally = _Counted()
+        tally.add(groups, ((row[1], *row[5:8]) for row in rows if row[0]))
+        tally.unleveled = sum(int(row[8]) for row in rows if not row[0])
         return tally
 
     def _templates(self, where: Where, tally: Tally) -> list[TemplateRow]:
@@ -471,6 +486,33 @@ class ClickHouseLogs:
         for service, minute, count in rows:
             found.setdefault(str(service), []).append((from_ms(int(minute) * _MINUTE_MS), int(count)))
         return found
+
+
+def _body_indexes(body: str, indexes: list[tuple[Any, ...]]) -> tuple[tuple[str, bool] | None, str | None]:
+    """Of a table's skip indexes: the token index on lower(body) (its name, and whether it is a
+    text index ``hasToken`` reads exactly: one that splits as ``splitByNonAlpha`` does, with no
+    preprocessor of its own), preferring that kind; and the word-pair text index, if any."""
+
+    def squashed(expression: str) -> str:
+        return expression.replace(" ", "")
+
+    lowered = {squashed(f"lower({name})") for name in (body, f"`{body}`")}
+    paired = {squashed(pairs_expression(name)) for name in (body, f"`{body}`")}
+    words: tuple[str, bool] | None = None
+    pairs = None
+    for name, expr, kind, full in indexes:
+        exact = kind == "text" and squashed(full) == "text(tokenizer=splitByNonAlpha)"
+        if squashed(expr) in lowered and kind in ("tokenbf_v1", "text") and (words is None or exact):
+            words = (str(name), exact)
+        elif squashed(expr) in paired and exact:
+            pairs = str(name)
+    return words, pairs
+
+
+class _Counted(Tally):
+    """A tally that also knows how many of its lines wrote no level."""
+
+    unleveled = 0
 
 
 class _Miners:
