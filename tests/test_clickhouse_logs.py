@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -475,3 +476,31 @@ def test_a_table_an_earlier_veridiag_made_gets_the_text_indexes(chdb_path: Path)
 def test_a_table_veridiag_did_not_make_keeps_its_indexes(plain: ClickHouseLogs) -> None:
     assert plain.create_tables() == []
     assert plain.layout.body_index is None and plain.layout.pair_index is None
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    window=st.tuples(
+        st.integers(min_value=0, max_value=20 * 3600),
+        st.integers(min_value=1, max_value=6 * 3600),
+        st.sampled_from([0, 250]),
+    ),
+    service=st.sampled_from([None, "order-service", "payment-service"]),
+    level=st.sampled_from([None, "ERROR", "WARN"]),
+)
+def test_whole_minutes_from_the_per_minute_table_equal_every_line_read(
+    demo_store: ClickHouseLogs, chdb_path: Path, window: tuple[int, int, int], service: str | None, level: str | None
+) -> None:
+    start, seconds, milli = window
+    begin = datetime(2026, 7, 7, tzinfo=UTC) + timedelta(seconds=start, milliseconds=milli)
+    args = QueryLogsArgs(
+        service=service, level=level, start=begin.isoformat(), end=(begin + timedelta(seconds=seconds)).isoformat()
+    )
+    line_by_line = backend(chdb_path, "demo_logs")
+    line_by_line._layout = replace(demo_store.layout, minutes=False)  # the same table, read without its rollup
+    ours, theirs = demo_store.query_logs(args), line_by_line.query_logs(args)
+    assert ours.status == theirs.status
+    if ours.status == "ok":
+        assert "whole minutes counted from the per-minute table demo_logs_minutes" in ours.text
+        assert evidence(ours).model_dump(exclude={"line"}) == evidence(theirs).model_dump(exclude={"line"})
+        assert ours.retrieval_details["counts_over_time"] == theirs.retrieval_details["counts_over_time"]

@@ -16,6 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from veridiag.text.search import fallback_terms, search_terms
 from veridiag.tools.args import QueryLogsArgs, parse_time
 from veridiag.tools.backends.embedded._ingest import LogRow, Written, keyed_batches, ms
 from veridiag.tools.backends.embedded._logs import (
+    LOOKUP_CAP,
     STORED_LINES,
     TOP_TEMPLATES,
     FoundLines,
@@ -38,6 +40,9 @@ from veridiag.tools.backends.embedded._logs import (
 from veridiag.tools.backends.otel_logs import (
     KEY_ATTRIBUTE,
     MINER_DDL,
+    MINUTES_BACKFILL,
+    MINUTES_DDL,
+    MINUTES_VIEW_DDL,
     TEMPLATE_ATTRIBUTE,
     TEMPLATES_DDL,
     UNPARSED_ATTRIBUTE,
@@ -60,6 +65,8 @@ if TYPE_CHECKING:
 #: OTel severity numbers of the four levels veridiag keeps (the first of each range).
 SEVERITY_NUMBER = {"DEBUG": 5, "INFO": 9, "WARN": 13, "ERROR": 17}
 _MINUTE_MS = 60_000
+#: A tally's two groupings of one pass: per minute, and per (service, template, level).
+_TWO_SETS = "GROUP BY GROUPING SETS ((minute), (service, template, level))"
 
 
 class ClickHouseUnavailableError(RuntimeError):
@@ -178,12 +185,14 @@ class ClickHouseLogs:
                 "SELECT name FROM system.columns WHERE database = {db:String} AND table = {t:String}", where
             )
         }
-        templates = bool(
-            self._rows(
-                "SELECT 1 FROM system.tables WHERE database = {db:String} AND name = {tt:String}",
-                {"db": database, "tt": f"{table}_templates"},
+        beside = {
+            str(name)
+            for (name,) in self._rows(
+                "SELECT name FROM system.tables WHERE database = {db:String} AND name IN {names:Array(String)}",
+                {"db": database, "names": [f"{table}_templates", f"{table}_minutes"]},
             )
-        )
+        }
+        templates = f"{table}_templates" in beside
         indexes = self._rows(
             "SELECT name, expr, type, type_full FROM system.data_skipping_indices "
             "WHERE database = {db:String} AND table = {t:String}",
@@ -200,6 +209,7 @@ class ClickHouseLogs:
             words_indexed=bool(words and words[1]),
             pair_index=pairs,
             attributes=columns.log_attributes in names,
+            minutes=f"{table}_minutes" in beside and templates,
         )
 
     # -- writing (``data import-logs --store clickhouse``) ---------------------------------------
@@ -229,6 +239,15 @@ class ClickHouseLogs:
         for name in added:
             client.command(f"ALTER TABLE {layout.name} ADD INDEX IF NOT EXISTS {name} {VERIDIAG_INDEXES[name]}")
             client.command(f"ALTER TABLE {layout.name} MATERIALIZE INDEX {name}", settings={"mutations_sync": 2})
+        if not self.layout.minutes:
+            # The view counts the lines inserted from now on, the backfill those already there
+            # (one writer: this import holds the table; lines written between the two by
+            # another writer would be counted twice).
+            names = {"minutes": layout.minutes_table, "view": layout.minutes_view, "table": layout.name}
+            client.command(MINUTES_DDL.format(**names))
+            client.command(MINUTES_VIEW_DDL.format(**names))
+            client.command(MINUTES_BACKFILL.format(**names))
+            added.append(f"{self.settings.table}_minutes")
         self._layout = None
         return added
 
@@ -345,13 +364,11 @@ class ClickHouseLogs:
         layout = self.layout
         start_ms, end_ms = ms(start), ms(end)
         notes: list[str] = []
-        where = self._matching(args, start_ms, end_ms, terms)
-        tally = self._tally(where)
+        where, tally, total = self._search(args, start_ms, end_ms, terms)
         if not tally.groups and args.query and has_cjk(args.query):
             fallback = fallback_terms(args.query)
             if fallback:
-                where = self._matching(args, start_ms, end_ms, [part.split(" ") for part in fallback])
-                tally = self._tally(where)
+                where, tally, total = self._search(args, start_ms, end_ms, [part.split(" ") for part in fallback])
                 notes.append(
                     f"no line contains the Chinese words of {args.query!r}; searched {' '.join(fallback)!r} instead"
                 )
@@ -359,7 +376,8 @@ class ClickHouseLogs:
         notes.append("read: " + "; ".join(paths))
         request = log_request(args, start, end)
         by_level = tally.by_level()
-        matched = sum(by_level.values())
+        counted = sum(by_level.values())
+        matched = total if total is not None else counted
         if matched == 0:
             # The service's span is only said when nothing matched (the embedded backend's output too).
             span = self.log_span(args.service) if args.service else None
@@ -378,19 +396,11 @@ class ClickHouseLogs:
             )
             empty = {"backend": self.name, "matched": 0, "window": [iso(start), iso(end)], "paths": paths}
             return ToolOutput(status="no_data", text=rendered.text, retrieval_details=empty, evidence=[evidence])
-        templates = self._templates(where, tally)
+        samples, seen = self._first_lines(where, tally, start_ms)
+        templates = self._templates(where, tally, seen)
         bursts = group_spans(tally.spans())
-        first = where.copy().window(start_ms, tally.until(STORED_LINES) + 1)
-        samples = [
-            LogSample(ts=from_ms(ts), service=service, level=level, line=body)
-            for ts, service, level, body in self._rows(
-                f"SELECT {layout.ts_ms} AS ts, {layout.col('service')}, {layout.level}, {layout.col('body')} "
-                f"FROM {layout.name} WHERE {first.sql} ORDER BY {layout.col('timestamp')} LIMIT {STORED_LINES}",
-                first.params,
-            )
-        ]
         unparsed = self._unparsed(start_ms, end_ms, args.service) if layout.attributes else 0
-        found = FoundLines(matched, by_level, templates, bursts, samples, unparsed)
+        found = FoundLines(matched, by_level, templates, bursts, samples, unparsed, counted if total else None)
         unleveled = None
         if args.level is None and not terms:  # every line of the window was tallied
             unleveled = (tally.unleveled, matched) if args.service and tally.unleveled else None
@@ -403,8 +413,36 @@ class ClickHouseLogs:
             notes,
             unleveled=window_unleveled(args.service, unleveled),
             backend="clickhouse",
+            counts_over_time=tally.over_time(start_ms, end_ms),
             paths=paths,
         )
+
+    def _search(
+        self, args: QueryLogsArgs, start_ms: int, end_ms: int, terms: list[list[str]]
+    ) -> tuple[Where, _Counted, int | None]:
+        """The matching lines' conditions and tally. A search whose words more than
+        ``LOOKUP_CAP`` lines hold, as the embedded store does, describes the first of them only:
+        the lines of the minutes in which the first ``LOOKUP_CAP`` stand, and the exact number
+        that matched (the third value, else None) is counted per minute first, from the text
+        index and the second each line was written in. Reading every matching line's small
+        columns grows with the table (500 k of 10 M lines: ~200 ms), counting them does not."""
+        where = self._matching(args, start_ms, end_ms, terms)
+        if not terms:
+            return where, self._window_tally(args, start_ms, end_ms, where), None
+        layout = self.layout
+        minute = f"intDiv(toUInt32({layout.col('timestamp_time')}), 60)" if layout.timestamp_time else None
+        minute = minute or f"intDiv({layout.ts_ms}, {_MINUTE_MS})"
+        counts = self._rows(
+            f"SELECT {minute} AS minute, count() FROM {layout.name} WHERE {where.sql} GROUP BY minute ORDER BY minute",
+            where.params,
+        )
+        total = sum(int(count) for _minute, count in counts)
+        if total <= LOOKUP_CAP:
+            return where, self._tally(where), None
+        running = accumulate(int(count) for _minute, count in counts)
+        last = next(int(at) for (at, _count), seen in zip(counts, running, strict=True) if seen >= LOOKUP_CAP)
+        first = self._matching(args, start_ms, min(end_ms, (last + 1) * _MINUTE_MS), terms)
+        return first, self._tally(first), total
 
     def _tally(self, where: Where) -> _Counted:
         """The one pass: matching lines counted per minute, and per service, template and level
@@ -417,45 +455,94 @@ class ClickHouseLogs:
             f"SELECT grouping(minute) = 0 AS per_minute, intDiv({layout.ts_ms}, {_MINUTE_MS}) AS minute, "
             f"{layout.col('service')} AS service, {key} AS template, {layout.level} AS level, "
             f"count(), min({layout.ts_ms}), max({layout.ts_ms}), countIf({layout.unleveled}) "
-            f"FROM {layout.name} WHERE {grouped.sql} GROUP BY GROUPING SETS ((minute), (service, template, level))",
+            f"FROM {layout.name} WHERE {grouped.sql} {_TWO_SETS}",
             grouped.params,
         )
-        groups = [(*row[2:8], 0) for row in rows if not row[0]]
-        tally = _Counted()
-        tally.add(groups, ((row[1], *row[5:8]) for row in rows if row[0]))
-        tally.unleveled = sum(int(row[8]) for row in rows if not row[0])
-        return tally
+        return _Counted().add_sets(rows)
 
-    def _templates(self, where: Where, tally: Tally) -> list[TemplateRow]:
-        """The commonest (service, template, level) groups with their first line, read at the
-        instant each group starts, and their text from the template table (one statement)."""
+    def _window_tally(self, args: QueryLogsArgs, start_ms: int, end_ms: int, where: Where) -> _Counted:
+        """A window's lines with no words asked: its whole minutes from the per-minute table when
+        there is one, and only the partial minutes at its ends line by line."""
+        first, last = -(-start_ms // _MINUTE_MS), end_ms // _MINUTE_MS
+        layout = self.layout
+        if not layout.minutes or start_ms < 0 or first >= last:
+            return self._tally(where)
+        inside = (first * _MINUTE_MS, last * _MINUTE_MS)
+        ends = (start_ms, end_ms) != inside
+        tally = self._tally(where.copy().outside(*inside)) if ends else _Counted()
+        rollup = Where(layout).service(args.service).level(args.level)
+        rollup.clauses += [
+            f"Minute >= toDateTime({rollup.bind(first * 60, 'Int64')})",
+            f"Minute < toDateTime({rollup.bind(last * 60, 'Int64')})",
+        ]
+        milli = "toUnixTimestamp64Milli(toDateTime64({}, 3))"
+        rows = self._rows(
+            "SELECT grouping(minute) = 0 AS per_minute, intDiv(toUInt32(Minute), 60) AS minute, "
+            f"{layout.col('service')} AS service, {layout.col('template')} AS template, {layout.level} AS level, "
+            f"sum(Lines), {milli.format('min(First)')}, {milli.format('max(Last)')}, sum(Unleveled) "
+            f"FROM {layout.minutes_table} WHERE {rollup.sql} {_TWO_SETS}",
+            rollup.params,
+        )
+        return tally.add_sets(rows)
+
+    def _first_lines(self, where: Where, tally: Tally, start_ms: int) -> tuple[list[LogSample], dict[_Group, _Line]]:
+        """The first ``STORED_LINES`` matching lines (up to the minute where they end), and the
+        first of them of each (service, template, level): most groups' first line is one."""
+        layout = self.layout
+        first = where.copy().window(start_ms, tally.until(STORED_LINES) + 1)
+        key = template_key(layout, first)
+        rows = self._rows(
+            f"SELECT {layout.ts_ms} AS ts, {layout.col('service')}, {layout.level}, {layout.col('body')}, {key} "
+            f"FROM {layout.name} WHERE {first.sql} ORDER BY {layout.col('timestamp')} LIMIT {STORED_LINES}",
+            first.params,
+        )
+        seen: dict[_Group, _Line] = {}
+        for ts, service, level, body, template in rows:
+            seen.setdefault((service, template, level), (int(ts), str(body)))
+        return [
+            LogSample(ts=from_ms(ts), service=service, level=level, line=body) for ts, service, level, body, _ in rows
+        ], seen
+
+    def _templates(self, where: Where, tally: Tally, seen: dict[_Group, _Line]) -> list[TemplateRow]:
+        """The commonest (service, template, level) groups with their first line — read at the
+        instant it was written where the first lines did not hold it — and their text from the
+        template table."""
         layout = self.layout
         top = tally.top_groups(TOP_TEMPLATES)
-        at = where.copy().any_of(sorted({(service, first) for (service, _t, _l), (_n, first, *_rest) in top}))
-        key = template_key(layout, at)
-        lines = (
-            f"SELECT {layout.col('service')} AS service, {key} AS template, {layout.level} AS level, "
-            f"{layout.ts_ms} AS ts, {layout.col('body')} AS body FROM {layout.name} WHERE {at.sql}"
+        missing = sorted(
+            {(group[0], first) for group, (_n, first, *_rest) in top if seen.get(group, (-1,))[0] != first}
         )
-        if layout.template:
-            sql = (
-                f"SELECT l.service, l.template, l.level, l.ts, l.body, t.text FROM ({lines}) AS l "
-                "LEFT JOIN (SELECT ServiceName, TemplateId, argMax(Template, Version) AS text "
-                f"FROM {layout.templates_table} GROUP BY ServiceName, TemplateId) AS t "
-                "ON l.service = t.ServiceName AND l.template = t.TemplateId ORDER BY l.ts"
-            )
-        else:
-            sql = f"SELECT service, template, level, ts, body, template FROM ({lines}) ORDER BY ts"
-        found: dict[tuple[str, int, str], tuple[int, str, str]] = {}
-        for service, template, level, ts, body, text in self._rows(sql, at.params):
-            found.setdefault((service, template, level), (int(ts), str(body), str(text or body)))
+        if missing:
+            at = where.copy().any_of(missing)
+            key = template_key(layout, at)
+            for service, template, level, ts, body in self._rows(
+                f"SELECT {layout.col('service')}, {key}, {layout.level}, {layout.ts_ms} AS ts, {layout.col('body')} "
+                f"FROM {layout.name} WHERE {at.sql} ORDER BY ts",
+                at.params,
+            ):
+                if seen.get((service, template, level), (-1,))[0] != int(ts):
+                    seen[(service, template, level)] = (int(ts), str(body))
+        texts = self._template_texts([group for group, _figures in top]) if layout.template else {}
         rows = []
         for group, (count, first, last, _first_id) in top:
-            seen = found.get(group)
-            if seen is None or seen[0] != first:
+            line = seen.get(group)
+            if line is None or line[0] != first:
                 continue  # the line was gone between the two statements
-            rows.append(TemplateRow(seen[2], group[2], count, from_ms(first), from_ms(last), seen[1]))
+            text = texts.get((group[0], group[1])) if layout.template else str(group[1])
+            rows.append(TemplateRow(text or line[1], group[2], count, from_ms(first), from_ms(last), line[1]))
         return rows
+
+    def _template_texts(self, groups: list[_Group]) -> dict[tuple[str, int], str]:
+        """The newest text of each (service, template id) of the template table."""
+        where = Where(self.layout)
+        services = where.bind(sorted({service for service, _t, _l in groups}), "Array(String)")
+        ids = where.bind(sorted({int(template) for _s, template, _l in groups}), "Array(UInt64)")
+        rows = self._rows(
+            f"SELECT ServiceName, TemplateId, argMax(Template, Version) FROM {self.layout.templates_table} "
+            f"WHERE ServiceName IN {services} AND TemplateId IN {ids} GROUP BY ServiceName, TemplateId",
+            where.params,
+        )
+        return {(str(service), int(template)): str(text) for service, template, text in rows}
 
     def _unleveled(self, start_ms: int, end_ms: int, service: str | None) -> tuple[int, int] | None:
         """(lines that wrote no level, lines) of the service in the window; None when every line
@@ -509,10 +596,25 @@ def _body_indexes(body: str, indexes: list[tuple[Any, ...]]) -> tuple[tuple[str,
     return words, pairs
 
 
+#: A (service, template, level) group of lines, and a line's (ms, text).
+_Group = tuple[str, Any, str]
+_Line = tuple[int, str]
+
+
 class _Counted(Tally):
     """A tally that also knows how many of its lines wrote no level."""
 
     unleveled = 0
+
+    def add_sets(self, rows: list[tuple[Any, ...]]) -> _Counted:
+        """Rows of the two grouping sets: (per minute?, minute, service, template, level,
+        lines, first ms, last ms, unleveled)."""
+        self.add(
+            [(*row[2:8], 0) for row in rows if not row[0]],
+            [(row[1], *(int(x) for x in row[5:8])) for row in rows if row[0]],
+        )
+        self.unleveled += sum(int(row[8]) for row in rows if not row[0])
+        return self
 
 
 class _Miners:

@@ -107,6 +107,26 @@ MINER_DDL = """CREATE TABLE IF NOT EXISTS {table} (
     ServiceName String, State String, Version UInt64
 ) ENGINE = ReplacingMergeTree(Version) ORDER BY ServiceName"""
 
+#: Lines per service, minute, template and severity, kept by the engine as lines arrive (a
+#: materialised view): a window's whole minutes are then counted from ~1 row per minute and
+#: template, not from every line (a day of a 2.8 M-line service: 430 ms read line by line).
+#: The embedded file keeps the same counts (``log_minute``).
+MINUTES_DDL = """CREATE TABLE IF NOT EXISTS {minutes} (
+    ServiceName LowCardinality(String), Minute DateTime, LogTemplateId UInt64,
+    SeverityNumber UInt8, SeverityText LowCardinality(String),
+    Lines SimpleAggregateFunction(sum, UInt64),
+    First SimpleAggregateFunction(min, DateTime64(9)), Last SimpleAggregateFunction(max, DateTime64(9)),
+    Unleveled SimpleAggregateFunction(sum, UInt64)
+) ENGINE = AggregatingMergeTree PARTITION BY toDate(Minute)
+ORDER BY (ServiceName, Minute, LogTemplateId, SeverityNumber, SeverityText)"""
+_MINUTES_SELECT = """SELECT ServiceName, toStartOfMinute(TimestampTime) AS Minute, LogTemplateId, SeverityNumber,
+    SeverityText, count() AS Lines, min(Timestamp) AS First, max(Timestamp) AS Last,
+    countIf(SeverityNumber = 0 AND SeverityText = '') AS Unleveled
+FROM {table} GROUP BY ServiceName, Minute, LogTemplateId, SeverityNumber, SeverityText"""
+MINUTES_VIEW_DDL = "CREATE MATERIALIZED VIEW IF NOT EXISTS {view} TO {minutes} AS " + _MINUTES_SELECT
+#: The counts of the lines a table held before its view was made (an earlier veridiag's import).
+MINUTES_BACKFILL = "INSERT INTO {minutes} " + _MINUTES_SELECT
+
 #: A line's leading timestamp, ids and numbers, masked at query time when the table has no
 #: template column (RE2 syntax; the embedded backend masks a missing template the same way).
 MASKS = (
@@ -154,6 +174,8 @@ class Layout:
     pair_index: str | None = None
     #: The ``LogAttributes`` map (importer's parsed flag) is there.
     attributes: bool = False
+    #: The per-minute counts (``MINUTES_DDL``) beside the table.
+    minutes: bool = False
 
     @property
     def name(self) -> str:
@@ -166,6 +188,14 @@ class Layout:
     @property
     def miner_table(self) -> str:
         return f"{quote(self.database)}.{quote(self.table + '_miner')}"
+
+    @property
+    def minutes_table(self) -> str:
+        return f"{quote(self.database)}.{quote(self.table + '_minutes')}"
+
+    @property
+    def minutes_view(self) -> str:
+        return f"{quote(self.database)}.{quote(self.table + '_minutes_mv')}"
 
     def col(self, name: str) -> str:
         return quote(getattr(self.columns, name))
@@ -203,6 +233,8 @@ class Layout:
             if self.template
             else "templates: lines with numbers and ids masked at query time (no template column)"
         )
+        if self.minutes and not searched:
+            said.append(f"whole minutes counted from the per-minute table {self.table}_minutes")
         if searched:
             kind = "text index" if self.words_indexed else "token index"
             said.append(
@@ -248,6 +280,20 @@ class Where:
             self.clauses.append(f"{tt} >= toDateTime({self.bind(start_ms // 1000, 'Int64')})")
             last = "<" if whole_seconds else "<="
             self.clauses.append(f"{tt} {last} toDateTime({self.bind(end_ms // 1000, 'Int64')})")
+        return self
+
+    def outside(self, start_ms: int, end_ms: int) -> Where:
+        """Not in ``[start, end)``, whole seconds: the partial minutes at a window's two ends."""
+        if self.layout.timestamp_time:
+            tt = self.layout.col("timestamp_time")
+            first, last = self.bind(start_ms // 1000, "Int64"), self.bind(end_ms // 1000, "Int64")
+            self.clauses.append(f"({tt} < toDateTime({first}) OR {tt} >= toDateTime({last}))")
+        else:
+            ts = self.layout.col("timestamp")
+            first, last = self.bind(start_ms, "Int64"), self.bind(end_ms, "Int64")
+            self.clauses.append(
+                f"({ts} < fromUnixTimestamp64Milli({first}) OR {ts} >= fromUnixTimestamp64Milli({last}))"
+            )
         return self
 
     def copy(self) -> Where:
