@@ -28,7 +28,8 @@ from tests.ports import free_port
 from veridiag.cli.app import app
 from veridiag.config import ClickHouseSettings, Settings
 from veridiag.pipeline.factory import assemble
-from veridiag.text.search import search_terms
+from veridiag.text.cjk import has_cjk
+from veridiag.text.search import fallback_terms, search_terms
 from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.clickhouse import ClickHouseLogs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow
@@ -145,6 +146,7 @@ def test_an_import_is_idempotent_and_uses_its_template_column_and_index(demo_sto
     layout = demo_store.detect()
     assert layout.template and layout.timestamp_time
     assert (layout.body_index, layout.words_indexed, layout.pair_index) == ("idx_body_words", True, "idx_body_pairs")
+    assert layout.bigram_index == "idx_body_bigrams"
     out = demo_store.query_logs(QueryLogsArgs(query="timeout", start="now-3h"))
     assert "templates from column LogTemplateId" in out.text
     assert "words through text index idx_body_words on lower(Body)" in out.text
@@ -360,7 +362,7 @@ def test_the_offline_roles_see_the_tables_services_and_its_data_end(plain: Click
 
 #: Words, and what may stand between them: FTS5's separators, an underscore, a non-ASCII letter
 #: (part of a word to ``hasToken``), a middle dot and the pair joiner itself (planted).
-WORDS = ["t", "stock", "lock", "wait", "timeout", "db", "7"]
+WORDS = ["t", "stock", "lock", "wait", "timeout", "db", "7", "支付", "超时", "订单号", "付"]
 GAPS = [" ", "_", "-", ". ", "=", "超", "·", "\ue000", "  "]
 
 
@@ -402,6 +404,8 @@ def twins(chdb_path: Path) -> tuple[ClickHouseLogs, ClickHouseLogs]:
 @example(words=["t", "t"], joiner=" ", quoted=True)  # a non-ASCII letter between is not a gap
 @example(words=["t", "stock"], joiner="_", quoted=False)
 @example(words=["lock", "wait", "timeout"], joiner=" ", quoted=True)
+@example(words=["支付", "超时"], joiner=" ", quoted=True)
+@example(words=["订单号"], joiner=" ", quoted=False)
 @given(
     words=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3),
     joiner=st.sampled_from([" ", "_", "-", "."]),
@@ -417,6 +421,9 @@ def test_the_text_indexes_find_what_reading_every_line_finds(
         for logs in twins
     ]
     expected = [body for body in TWIN_BODIES if _has_terms(body, search_terms(query))]
+    fallback = fallback_terms(query) if not expected and has_cjk(query) else []
+    if fallback:  # no line holds the Chinese words: the English ones are searched instead
+        expected = [body for body in TWIN_BODIES if _has_terms(body, [part.split(" ") for part in fallback])]
     for out in found:
         assert (out.status, [s.line for s in evidence(out).samples]) == ("ok" if expected else "no_data", expected)
         assert evidence(out).matched == len(expected), query
@@ -425,12 +432,20 @@ def test_the_text_indexes_find_what_reading_every_line_finds(
 def _has_terms(body: str, terms: list[list[str]]) -> bool:
     """The reference: every term's words stand together, in order, among the line's words (ASCII
     letters and digits, non-ASCII characters part of a word; ASCII case ignored)."""
-    words = re.findall(r"[0-9a-z\u0080-\U0010ffff]+", body.encode().lower().decode())
+    lowered = body.encode().lower().decode()
+    words = re.findall(r"[0-9a-z\u0080-\U0010ffff]+", lowered)
     for term in terms:
-        wanted = [token for word in term for token in re.findall(r"[0-9a-z]+", word.lower())]
+        if any(not word.isascii() and word.lower() not in body.lower() for word in term):
+            return False  # a Chinese word: anywhere in the line
+        wanted = [token for word in term if word.isascii() for token in re.findall(r"[0-9a-z]+", word.lower())]
         if not any(words[at : at + len(wanted)] == wanted for at in range(len(words))):
             return False
     return True
+
+
+def _plan(logs: ClickHouseLogs, where: Where) -> str:
+    sql = f"EXPLAIN actions=1 SELECT count() FROM {logs.layout.name} WHERE {where.sql}"
+    return "\n".join(row[0] for row in logs.client().query(sql, parameters=where.params).result_rows)
 
 
 def test_a_two_word_phrase_is_read_from_the_indexes_alone(twins: tuple[ClickHouseLogs, ClickHouseLogs]) -> None:
@@ -438,18 +453,17 @@ def test_a_two_word_phrase_is_read_from_the_indexes_alone(twins: tuple[ClickHous
     Body read (no regex), so a frequent phrase costs what its postings cost."""
     indexed = twins[1]
     where = Where(indexed.layout).window(0, 2_000_000_000_000).terms([["t", "stock"]])
-    plan = "\n".join(
-        row[0]
-        for row in indexed.client()
-        .query(
-            f"EXPLAIN actions=1 SELECT count() FROM {indexed.layout.name} WHERE {where.sql}", parameters=where.params
-        )
-        .result_rows
-    )
+    plan = _plan(indexed, where)
     assert "__text_index_idx_body_pairs_hasToken" in plan and "__text_index_idx_body_words_hasToken" in plan
     assert "match(" not in plan and "Timestamp >=" not in plan.replace("TimestampTime >=", "")
     three = Where(indexed.layout).window(0, 1).terms([["lock", "wait", "timeout"]])
     assert any("match(" in clause for clause in three.clauses), "three words still check their order"
+    chinese = Where(indexed.layout).window(0, 2_000_000_000_000).terms([["支付"]])
+    plan = _plan(indexed, chinese)
+    assert "__text_index_idx_body_bigrams_hasAllTokens" in plan and "position" not in plan.lower()
+    assert not chinese.reads_lines and three.reads_lines
+    longer = Where(indexed.layout).terms([["订单号"]])
+    assert longer.reads_lines and any("positionCaseInsensitiveUTF8" in clause for clause in longer.clauses)
 
 
 def test_a_table_an_earlier_veridiag_made_gets_the_text_indexes(chdb_path: Path) -> None:
@@ -457,7 +471,7 @@ def test_a_table_an_earlier_veridiag_made_gets_the_text_indexes(chdb_path: Path)
     rows = [LogRow(T0 + timedelta(seconds=n), "svc", "ERROR", body, body) for n, body in enumerate(_bodies(200, 9))]
     assert logs.add_logs(rows).added == 200
     client = logs.client()
-    for name in ("idx_body_words", "idx_body_pairs"):  # as the previous release created it
+    for name in ("idx_body_words", "idx_body_pairs", "idx_body_bigrams"):  # as the previous release created it
         client.command(f"ALTER TABLE older_import DROP INDEX {name}")
     client.command(
         "ALTER TABLE older_import ADD INDEX idx_body_lower lower(Body) TYPE tokenbf_v1(32768, 3, 0) GRANULARITY 8"
@@ -466,10 +480,11 @@ def test_a_table_an_earlier_veridiag_made_gets_the_text_indexes(chdb_path: Path)
     assert (before.body_index, before.words_indexed, before.pair_index) == ("idx_body_lower", False, None)
     ask = QueryLogsArgs(query="t stock", start="2026-07-07T09:00:00Z", end="2026-07-07T11:00:00Z")
     was = evidence(logs.query_logs(ask)).matched
-    assert logs.create_tables() == ["idx_body_words", "idx_body_pairs"]
+    assert logs.create_tables() == ["idx_body_words", "idx_body_pairs", "idx_body_bigrams"]
     assert logs.create_tables() == [], "once"
     after = logs.layout
     assert (after.body_index, after.words_indexed, after.pair_index) == ("idx_body_words", True, "idx_body_pairs")
+    assert after.bigram_index == "idx_body_bigrams"
     assert evidence(logs.query_logs(ask)).matched == was > 0
 
 

@@ -49,6 +49,7 @@ from veridiag.tools.backends.otel_logs import (
     VERIDIAG_INDEXES,
     Layout,
     Where,
+    bigrams_expression,
     exporter_ddl,
     pairs_expression,
     template_key,
@@ -198,7 +199,7 @@ class ClickHouseLogs:
             "WHERE database = {db:String} AND table = {t:String}",
             where,
         )
-        words, pairs = _body_indexes(columns.body, indexes)
+        words, pairs, bigrams = _body_indexes(columns.body, indexes)
         return Layout(
             database,
             table,
@@ -208,6 +209,7 @@ class ClickHouseLogs:
             body_index=words[0] if words else None,
             words_indexed=bool(words and words[1]),
             pair_index=pairs,
+            bigram_index=bigrams,
             attributes=columns.log_attributes in names,
             minutes=f"{table}_minutes" in beside and templates,
         )
@@ -429,6 +431,8 @@ class ClickHouseLogs:
         where = self._matching(args, start_ms, end_ms, terms)
         if not terms:
             return where, self._window_tally(args, start_ms, end_ms, where), None
+        if where.reads_lines:  # counting first would read every line twice
+            return where, self._tally(where), None
         layout = self.layout
         minute = f"intDiv(toUInt32({layout.col('timestamp_time')}), 60)" if layout.timestamp_time else None
         minute = minute or f"intDiv({layout.ts_ms}, {_MINUTE_MS})"
@@ -575,25 +579,34 @@ class ClickHouseLogs:
         return found
 
 
-def _body_indexes(body: str, indexes: list[tuple[Any, ...]]) -> tuple[tuple[str, bool] | None, str | None]:
+def _body_indexes(body: str, indexes: list[tuple[Any, ...]]) -> tuple[tuple[str, bool] | None, str | None, str | None]:
     """Of a table's skip indexes: the token index on lower(body) (its name, and whether it is a
     text index ``hasToken`` reads exactly: one that splits as ``splitByNonAlpha`` does, with no
-    preprocessor of its own), preferring that kind; and the word-pair text index, if any."""
+    preprocessor of its own), preferring that kind; the word-pair and the character-pair text
+    indexes, if any."""
 
     def squashed(expression: str) -> str:
         return expression.replace(" ", "")
 
-    lowered = {squashed(f"lower({name})") for name in (body, f"`{body}`")}
-    paired = {squashed(pairs_expression(name)) for name in (body, f"`{body}`")}
+    def forms(expression: Callable[[str], str]) -> set[str]:
+        return {squashed(expression(name)) for name in (body, f"`{body}`")}
+
+    lowered, paired, bigrammed = (
+        forms(lambda name: f"lower({name})"),
+        forms(pairs_expression),
+        forms(bigrams_expression),
+    )
     words: tuple[str, bool] | None = None
-    pairs = None
+    pairs = bigrams = None
     for name, expr, kind, full in indexes:
         exact = kind == "text" and squashed(full) == "text(tokenizer=splitByNonAlpha)"
         if squashed(expr) in lowered and kind in ("tokenbf_v1", "text") and (words is None or exact):
             words = (str(name), exact)
         elif squashed(expr) in paired and exact:
             pairs = str(name)
-    return words, pairs
+        elif squashed(expr) in bigrammed and kind == "text" and squashed(full) == "text(tokenizer=ngrams(2))":
+            bigrams = str(name)
+    return words, pairs, bigrams
 
 
 #: A (service, template, level) group of lines, and a line's (ms, text).

@@ -66,6 +66,7 @@ PAIR_JOINER = "\ue000"
 #: non-ASCII character) and a separator, as RE2 classes over lower-cased text.
 _WORD = r"[0-9a-z\x{80}-\x{10FFFF}]"
 _GAP = r"[^0-9a-z\x{80}-\x{10FFFF}]"
+_ASCII_RUN = r"[\x{00}-\x{7F}]+"
 
 
 def _literal(text: str) -> str:
@@ -85,6 +86,13 @@ def pairs_expression(body: str) -> str:
     return f"concat(replaceRegexpAll({low}, {pair}), ' ', replaceRegexpAll({second}, {pair}))"
 
 
+def bigrams_expression(body: str) -> str:
+    """The line with every run of ASCII made one space, for an index of its adjacent character
+    pairs: the words of Chinese text, which no word tokenizer splits, found by their characters
+    (two adjacent characters of the line are adjacent here, as a space never joins two)."""
+    return f"replaceRegexpAll({body}, {_literal(_ASCII_RUN)}, ' ')"
+
+
 #: What ``import-logs --store clickhouse`` adds when it creates the table: the template id
 #: materialised from the line's attribute (grouping reads a small integer column, not a map),
 #: text (inverted) indexes on lower(Body)'s words and on its adjacent word pairs (a word or a
@@ -95,6 +103,7 @@ _VERIDIAG_COLUMN = f"\n    LogTemplateId UInt64 MATERIALIZED toUInt64OrZero(LogA
 VERIDIAG_INDEXES = {
     "idx_body_words": "lower(Body) TYPE text(tokenizer = splitByNonAlpha)",
     "idx_body_pairs": f"{pairs_expression('Body')} TYPE text(tokenizer = splitByNonAlpha)",
+    "idx_body_bigrams": f"{bigrams_expression('Body')} TYPE text(tokenizer = ngrams(2))",
 }
 _VERIDIAG_INDEX = "".join(f",\n    INDEX {name} {definition}" for name, definition in VERIDIAG_INDEXES.items())
 _VERIDIAG_SETTINGS = ", non_replicated_deduplication_window = 1000"
@@ -137,6 +146,7 @@ MASKS = (
 )
 
 _TOKEN = re.compile(r"[0-9a-z]+")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
 def quote(name: str) -> str:
@@ -172,6 +182,8 @@ class Layout:
     words_indexed: bool = False
     #: The name of a text index on lower(Body)'s adjacent word pairs (``pairs_expression``), if any.
     pair_index: str | None = None
+    #: The name of a text index on the character pairs of Body's non-ASCII text (``bigrams_expression``).
+    bigram_index: str | None = None
     #: The ``LogAttributes`` map (importer's parsed flag) is there.
     attributes: bool = False
     #: The per-minute counts (``MINUTES_DDL``) beside the table.
@@ -244,7 +256,13 @@ class Layout:
             )
             if self.pair_index:
                 said.append(f"phrases through word-pair text index {self.pair_index}")
+            if self.bigram_index:
+                said.append(f"Chinese words through character-pair text index {self.bigram_index}")
         return said
+
+    @property
+    def bigrams(self) -> str:
+        return bigrams_expression(self.col("body"))
 
     @property
     def pairs(self) -> str:
@@ -258,6 +276,8 @@ class Where:
     layout: Layout
     clauses: list[str] = field(default_factory=list)
     params: dict[str, Any] = field(default_factory=dict)
+    #: A condition reads each line of the window (its text), not an index alone.
+    reads_lines: bool = False
 
     def bind(self, value: Any, kind: str) -> str:
         name = f"p{len(self.params)}"
@@ -297,7 +317,7 @@ class Where:
         return self
 
     def copy(self) -> Where:
-        return Where(self.layout, list(self.clauses), dict(self.params))
+        return Where(self.layout, list(self.clauses), dict(self.params), self.reads_lines)
 
     def any_of(self, points: Sequence[tuple[str, int]]) -> Where:
         """Only lines of these (service, ms) instants: a few ranges of the primary key."""
@@ -337,6 +357,7 @@ class Where:
         text indexes a non-ASCII character belongs to the word). ClickHouse's token functions
         see no words inside a run of Chinese, so such words are found as substrings."""
         lowered = f"lower({self.layout.col('body')})"
+        self.reads_lines = self.reads_lines or not self.layout.words_indexed
         for term in terms:
             tokens: list[str] = []
             for word in term:
@@ -344,9 +365,7 @@ class Where:
                 if low.isascii():
                     tokens += _TOKEN.findall(low)
                 else:
-                    self.clauses.append(
-                        f"positionCaseInsensitiveUTF8({self.layout.col('body')}, {self.bind(word, 'String')}) > 0"
-                    )
+                    self._substring(word)
             for token in dict.fromkeys(tokens):
                 self.clauses.append(f"hasToken({lowered}, {self.bind(token, 'String')})")
             if len(tokens) > 1 and self.layout.pair_index:
@@ -357,7 +376,21 @@ class Where:
             if len(tokens) > 2 or (len(tokens) == 2 and not self.layout.pair_index):
                 pattern = f"(?:^|{_GAP})" + f"{_GAP}+".join(tokens) + f"(?:{_GAP}|$)"
                 self.clauses.append(f"match({lowered}, {self.bind(pattern, 'String')})")
+                self.reads_lines = True
         return self
+
+    def _substring(self, word: str) -> None:
+        """A word with non-ASCII characters, anywhere in a line (case-insensitive). Its adjacent
+        character pairs come from the bigram index when there is one: they are the word itself
+        when it is two characters without case (Chinese); otherwise the lines they leave are read."""
+        bigrams = [a + b for a, b in pairwise(word)]
+        if self.layout.bigram_index and bigrams and all(_NON_ASCII.fullmatch(pair) for pair in bigrams):
+            needles = self.bind(list(dict.fromkeys(bigrams)), "Array(String)")
+            self.clauses.append(f"hasAllTokens({self.layout.bigrams}, {needles})")
+            if len(word) == 2 and word.lower() == word.upper():
+                return
+        self.clauses.append(f"positionCaseInsensitiveUTF8({self.layout.col('body')}, {self.bind(word, 'String')}) > 0")
+        self.reads_lines = True
 
     @property
     def sql(self) -> str:
