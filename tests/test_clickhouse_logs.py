@@ -220,6 +220,7 @@ def test_import_logs_into_clickhouse_from_the_cli_and_a_held_directory_is_said(
     )
     assert done.returncode == 0, done.stderr
     assert '"imported": 2' in done.stdout
+    assert "preparing ClickHouse table otel_logs" in done.stderr and "added to" not in done.stderr, "a new table"
     # This process holds chdb_path open (demo_store): another one is told so, by pid.
     held = {**environ, "VERIDIAG_CLICKHOUSE__PATH": str(chdb_path)}
     refused = subprocess.run([*command, "--store", "clickhouse"], env=held, capture_output=True, text=True, check=False)

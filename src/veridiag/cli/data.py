@@ -152,6 +152,15 @@ def data_import_logs(
             clickhouse.client()  # a held data directory or a missing extra is said before reading the file
         except ClickHouseUnavailableError as exc:
             raise fail(str(exc)) from None
+        # A table an earlier release made gets today's indexes, built over every line it holds
+        # (minutes for millions of lines): said before, so the wait is not a silent one.
+        err.print(f"preparing ClickHouse table {config.clickhouse.table} …")
+        try:
+            added = clickhouse.create_tables()
+        except Exception as exc:  # the client's: a refused statement, a server gone
+            raise fail(f"cannot prepare ClickHouse table {config.clickhouse.table}: {exc}") from None
+        if added:
+            err.print(f"added to {config.clickhouse.table}: {', '.join(added)}")
     size = file.stat().st_size if file.is_file() else 0
     try:
         with _progress("importing logs") as progress:

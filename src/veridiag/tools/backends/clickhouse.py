@@ -218,23 +218,29 @@ class ClickHouseLogs:
 
     def create_tables(self) -> list[str]:
         """The exporter's table with veridiag's template column and indexes, unless it exists
-        (then it is written as it is), and the template tables beside it. A table an earlier
-        veridiag made (it has the template column) gets the indexes it lacks, built over the
-        lines it holds before this returns; their names are returned."""
+        (then it is written as it is), the template tables and the per-minute counts beside it.
+        A table an earlier veridiag made (it has the template column) gets what it lacks, built
+        over the lines it holds before this returns: what was added is returned."""
         client = self.client()
-        client.command(f"CREATE DATABASE IF NOT EXISTS `{self.settings.database}`")
-        client.command(exporter_ddl(self.settings.database, self.settings.table, veridiag=True))
         layout = Layout(self.settings.database, self.settings.table, self.settings.columns)
+        client.command(f"CREATE DATABASE IF NOT EXISTS `{self.settings.database}`")
+        ((existed,),) = self._rows(f"EXISTS TABLE {layout.name}", {})
+        client.command(exporter_ddl(self.settings.database, self.settings.table, veridiag=True))
         client.command(TEMPLATES_DDL.format(table=layout.templates_table))
         client.command(MINER_DDL.format(table=layout.miner_table))
         self._layout = None
-        if not self.layout.template:
-            return []  # not veridiag's table: its indexes are its owner's choice
+        added = self._complete(layout) if self.layout.template else []  # else not veridiag's to change
+        self._layout = None
+        return added if existed else []
+
+    def _complete(self, layout: Layout) -> list[str]:
+        """The indexes and the per-minute counts a veridiag table lacks, built for its lines."""
+        client = self.client()
         present = {
             name
             for (name,) in self._rows(
                 "SELECT name FROM system.data_skipping_indices WHERE database = {db:String} AND table = {t:String}",
-                {"db": self.settings.database, "t": self.settings.table},
+                {"db": layout.database, "t": layout.table},
             )
         }
         added = [name for name in VERIDIAG_INDEXES if name not in present]
@@ -249,8 +255,7 @@ class ClickHouseLogs:
             client.command(MINUTES_DDL.format(**names))
             client.command(MINUTES_VIEW_DDL.format(**names))
             client.command(MINUTES_BACKFILL.format(**names))
-            added.append(f"{self.settings.table}_minutes")
-        self._layout = None
+            added.append(f"{layout.table}_minutes")
         return added
 
     def add_logs(self, rows: Iterable[LogRow]) -> Written:
