@@ -520,3 +520,23 @@ def test_whole_minutes_from_the_per_minute_table_equal_every_line_read(
         assert "whole minutes counted from the per-minute table demo_logs_minutes" in ours.text
         assert evidence(ours).model_dump(exclude={"line"}) == evidence(theirs).model_dump(exclude={"line"})
         assert ours.retrieval_details["counts_over_time"] == theirs.retrieval_details["counts_over_time"]
+
+
+def test_a_search_more_lines_match_than_are_read_describes_the_first_minutes(
+    twins: tuple[ClickHouseLogs, ClickHouseLogs], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted exactly from the indexes, described for the lines of the first minutes up to the
+    cap, as the embedded store describes its first lines; a search that reads lines reads all."""
+    import veridiag.tools.backends.clickhouse as backend_module
+
+    monkeypatch.setattr(backend_module, "LOOKUP_CAP", 40)
+    args = QueryLogsArgs(query="stock", start="2026-07-07T09:00:00Z", end="2026-07-07T11:00:00Z")
+    at = [n for n, body in enumerate(TWIN_BODIES) if _has_terms(body, [["stock"]])]
+    last_minute = at[39] // 60  # the lines are a second apart from 10:00:00
+    described = [n for n in at if n // 60 <= last_minute]
+    indexed, plain = twins[1].query_logs(args), twins[0].query_logs(args)
+    assert evidence(indexed).matched == evidence(plain).matched == len(at) > len(described)
+    assert indexed.retrieval_details["counted"] == sum(evidence(indexed).by_level.values()) == len(described)
+    assert f"{len(at)} lines match; only the first {len(described)} in time order were read" in indexed.text
+    assert evidence(indexed).bursts[-1].last < T0 + timedelta(minutes=last_minute + 1)
+    assert "counted" not in plain.retrieval_details, "a table without the indexes reads every line anyway"

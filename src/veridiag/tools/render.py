@@ -113,15 +113,16 @@ def logs_output(
     notes: Sequence[str] = (),
     sampled: bool = False,
     counted: int | None = None,
+    counted_order: str = "storage order",
     unleveled: Unleveled | None = None,
 ) -> tuple[Rendered, LogEvidence]:
-    """``counted``: only the first ``counted`` of the ``matched`` lines were read; the levels,
-    bursts, templates and lines are theirs, and the text says so before any of them.
-    ``unleveled``: how many of the service's lines wrote no level, said after the total."""
+    """``counted``: only the first ``counted`` of the ``matched`` lines (in ``counted_order``)
+    were read; the levels, bursts, templates and lines are theirs, and the text says so before
+    any of them. ``unleveled``: how many of the service's lines wrote no level, said after the total."""
     if counted is not None:
         notes = [
             *notes,
-            f"{matched} lines match; only the first {counted} in storage order were read: "
+            f"{matched} lines match; only the first {counted} in {counted_order} were read: "
             "the levels, bursts, templates and lines below are theirs, not totals",
         ]
     head = [request_line("query_logs", request), *(f"note: {note}" for note in notes)]
