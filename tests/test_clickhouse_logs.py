@@ -147,6 +147,7 @@ def test_an_import_is_idempotent_and_uses_its_template_column_and_index(demo_sto
     assert layout.template and layout.timestamp_time
     assert (layout.body_index, layout.words_indexed, layout.pair_index) == ("idx_body_words", True, "idx_body_pairs")
     assert layout.bigram_index == "idx_body_bigrams"
+    assert demo_store.server_version() >= (26, 2), "the pinned engine has text indexes"
     out = demo_store.query_logs(QueryLogsArgs(query="timeout", start="now-3h"))
     assert "templates from column LogTemplateId" in out.text
     assert "words through text index idx_body_words on lower(Body)" in out.text
@@ -540,3 +541,25 @@ def test_a_search_more_lines_match_than_are_read_describes_the_first_minutes(
     assert f"{len(at)} lines match; only the first {len(described)} in time order were read" in indexed.text
     assert evidence(indexed).bursts[-1].last < T0 + timedelta(minutes=last_minute + 1)
     assert "counted" not in plain.retrieval_details, "a table without the indexes reads every line anyway"
+
+
+def test_a_server_older_than_text_indexes_gets_the_token_index(
+    chdb_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """25.8 is an LTS release: the table is made with the token bloom filter, and phrases are
+    checked in the lines, as before the text indexes."""
+    logs = backend(chdb_path, "older_server", T0 + timedelta(hours=1))
+    monkeypatch.setattr(logs, "server_version", lambda: (25, 8))
+    rows = [LogRow(T0 + timedelta(seconds=n), "svc", "INFO", body, body) for n, body in enumerate(TWIN_BODIES)]
+    assert logs.add_logs(rows).added == len(TWIN_BODIES)
+    layout = logs.layout
+    assert (layout.body_index, layout.words_indexed, layout.pair_index, layout.bigram_index) == (
+        "idx_body_lower",
+        False,
+        None,
+        None,
+    )
+    assert layout.minutes, "the per-minute counts need no text index"
+    ask = QueryLogsArgs(query='"t stock"', start="2026-07-07T09:00:00Z", end="2026-07-07T11:00:00Z")
+    assert evidence(logs.query_logs(ask)).matched == sum(_has_terms(b, [["t", "stock"]]) for b in TWIN_BODIES)
+    assert logs.create_tables() == []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -45,14 +46,15 @@ from veridiag.tools.backends.otel_logs import (
     MINUTES_VIEW_DDL,
     TEMPLATE_ATTRIBUTE,
     TEMPLATES_DDL,
+    TEXT_INDEXES_SINCE,
     UNPARSED_ATTRIBUTE,
-    VERIDIAG_INDEXES,
     Layout,
     Where,
     bigrams_expression,
     exporter_ddl,
     pairs_expression,
     template_key,
+    veridiag_indexes,
 )
 from veridiag.tools.records import LogSample, Span
 from veridiag.tools.render import TemplateRow, group_spans, logs_output, window_unleveled
@@ -225,15 +227,22 @@ class ClickHouseLogs:
         layout = Layout(self.settings.database, self.settings.table, self.settings.columns)
         client.command(f"CREATE DATABASE IF NOT EXISTS `{self.settings.database}`")
         ((existed,),) = self._rows(f"EXISTS TABLE {layout.name}", {})
-        client.command(exporter_ddl(self.settings.database, self.settings.table, veridiag=True))
+        text = self.server_version() >= TEXT_INDEXES_SINCE
+        client.command(exporter_ddl(self.settings.database, self.settings.table, veridiag=True, text_indexes=text))
         client.command(TEMPLATES_DDL.format(table=layout.templates_table))
         client.command(MINER_DDL.format(table=layout.miner_table))
         self._layout = None
-        added = self._complete(layout) if self.layout.template else []  # else not veridiag's to change
+        added = self._complete(layout, veridiag_indexes(text)) if self.layout.template else []  # else not ours
         self._layout = None
         return added if existed else []
 
-    def _complete(self, layout: Layout) -> list[str]:
+    def server_version(self) -> tuple[int, int]:
+        """The engine's (major, minor) version."""
+        ((version,),) = self._rows("SELECT version()", {})
+        found = re.match(r"(\d+)\.(\d+)", str(version))
+        return (int(found[1]), int(found[2])) if found else (0, 0)
+
+    def _complete(self, layout: Layout, indexes: dict[str, str]) -> list[str]:
         """The indexes and the per-minute counts a veridiag table lacks, built for its lines."""
         client = self.client()
         present = {
@@ -243,9 +252,9 @@ class ClickHouseLogs:
                 {"db": layout.database, "t": layout.table},
             )
         }
-        added = [name for name in VERIDIAG_INDEXES if name not in present]
+        added = [name for name in indexes if name not in present]
         for name in added:
-            client.command(f"ALTER TABLE {layout.name} ADD INDEX IF NOT EXISTS {name} {VERIDIAG_INDEXES[name]}")
+            client.command(f"ALTER TABLE {layout.name} ADD INDEX IF NOT EXISTS {name} {indexes[name]}")
             client.command(f"ALTER TABLE {layout.name} MATERIALIZE INDEX {name}", settings={"mutations_sync": 2})
         if not self.layout.minutes:
             # The view counts the lines inserted from now on, the backfill those already there

@@ -105,7 +105,17 @@ VERIDIAG_INDEXES = {
     "idx_body_pairs": f"{pairs_expression('Body')} TYPE text(tokenizer = splitByNonAlpha)",
     "idx_body_bigrams": f"{bigrams_expression('Body')} TYPE text(tokenizer = ngrams(2))",
 }
-_VERIDIAG_INDEX = "".join(f",\n    INDEX {name} {definition}" for name, definition in VERIDIAG_INDEXES.items())
+#: Text indexes are generally available from ClickHouse 26.2; an older server (25.8 is an LTS
+#: release) gets the token bloom filter on lower(Body) earlier releases of veridiag made.
+TEXT_INDEXES_SINCE = (26, 2)
+_TOKEN_INDEX = {"idx_body_lower": "lower(Body) TYPE tokenbf_v1(32768, 3, 0) GRANULARITY 8"}
+
+
+def veridiag_indexes(text: bool) -> dict[str, str]:
+    """The indexes veridiag gives a table it makes: text indexes, or (an older server) the token index."""
+    return VERIDIAG_INDEXES if text else _TOKEN_INDEX
+
+
 _VERIDIAG_SETTINGS = ", non_replicated_deduplication_window = 1000"
 
 #: Template texts per (service, id) and each service's miner state, newest version kept.
@@ -154,12 +164,13 @@ def quote(name: str) -> str:
     return ".".join(f"`{part}`" for part in name.split("."))
 
 
-def exporter_ddl(database: str, table: str, *, veridiag: bool) -> str:
-    """The exporter's ``CREATE TABLE``; with veridiag's template column, index and settings."""
+def exporter_ddl(database: str, table: str, *, veridiag: bool, text_indexes: bool = True) -> str:
+    """The exporter's ``CREATE TABLE``; with veridiag's template column, indexes and settings."""
+    indexes = veridiag_indexes(text_indexes) if veridiag else {}
     return EXPORTER_LOGS_DDL.format(
         table=f"{quote(database)}.{quote(table)}",
         extra=_VERIDIAG_COLUMN if veridiag else "",
-        extra_index=_VERIDIAG_INDEX if veridiag else "",
+        extra_index="".join(f",\n    INDEX {name} {definition}" for name, definition in indexes.items()),
         extra_settings=_VERIDIAG_SETTINGS if veridiag else "",
     )
 
