@@ -62,6 +62,7 @@ KEY_ATTRIBUTE = "veridiag.key"
 #: Joins two adjacent words into one token of the word-pair index: a character no log writes
 #: (Unicode private use) that ``splitByNonAlpha`` keeps inside a token, as it keeps every non-ASCII one.
 PAIR_JOINER = "\ue000"
+_NOT_JOINER = "\ue001"
 #: A word character of ``splitByNonAlpha`` and ``hasToken`` (ASCII letters and digits, and every
 #: non-ASCII character) and a separator, as RE2 classes over lower-cased text.
 _WORD = r"[0-9a-z\x{80}-\x{10FFFF}]"
@@ -77,9 +78,12 @@ def _literal(text: str) -> str:
 def pairs_expression(body: str) -> str:
     """Every two adjacent words of lower(body) joined by ``PAIR_JOINER`` (with a few words left
     alone): the words paired from the first, then from the second, by two regex passes. A
-    lambda (``arrayMap``) would be shorter, but the 26.9 engine cannot evaluate an index
-    expression holding one on a part whose index is not materialised (measured)."""
-    low = f"lower({body})"
+    joiner in the line is first made another private-use character (a word character still),
+    so no word of a line can be a pair: a pair found is two adjacent words, and a phrase needs
+    no check of its words on their own. A lambda
+    (``arrayMap``) would be shorter, but the 26.9 engine cannot evaluate an index expression
+    holding one on a part whose index is not materialised (measured)."""
+    low = f"lower(replaceAll({body}, {_literal(PAIR_JOINER)}, {_literal(_NOT_JOINER)}))"
     words, joined = _literal(f"({_WORD}+){_GAP}+({_WORD}+)"), _literal(r"\1" + PAIR_JOINER + r"\2 ")
     pair = f"{words}, {joined}"
     second = f"replaceRegexpOne({low}, {_literal(f'^{_GAP}*{_WORD}+')}, '')"
@@ -377,13 +381,14 @@ class Where:
                     tokens += _TOKEN.findall(low)
                 else:
                     self._substring(word)
-            for token in dict.fromkeys(tokens):
+            paired = len(tokens) > 1 and self.layout.pair_index
+            # Each adjacent pair from the pair index (its words need no check of their own: an
+            # index more to intersect doubled the cost): a two-word phrase needs no line read.
+            for token in [] if paired else dict.fromkeys(tokens):
                 self.clauses.append(f"hasToken({lowered}, {self.bind(token, 'String')})")
-            if len(tokens) > 1 and self.layout.pair_index:
-                # Each adjacent pair from the pair index: a two-word phrase needs no line read.
-                for pair in dict.fromkeys(pairwise(tokens)):
-                    needle = self.bind(PAIR_JOINER.join(pair), "String")
-                    self.clauses.append(f"hasToken({self.layout.pairs}, {needle})")
+            for pair in dict.fromkeys(pairwise(tokens)) if paired else ():
+                needle = self.bind(PAIR_JOINER.join(pair), "String")
+                self.clauses.append(f"hasToken({self.layout.pairs}, {needle})")
             if len(tokens) > 2 or (len(tokens) == 2 and not self.layout.pair_index):
                 pattern = f"(?:^|{_GAP})" + f"{_GAP}+".join(tokens) + f"(?:{_GAP}|$)"
                 self.clauses.append(f"match({lowered}, {self.bind(pattern, 'String')})")
