@@ -204,25 +204,29 @@ class Layout:
     #: The per-minute counts (``MINUTES_DDL``) beside the table.
     minutes: bool = False
 
+    def beside(self, suffix: str = "") -> str:
+        """This table's quoted name, or (a suffix) that of a table veridiag keeps beside it."""
+        return f"{quote(self.database)}.{quote(self.table + suffix)}"
+
     @property
     def name(self) -> str:
-        return f"{quote(self.database)}.{quote(self.table)}"
+        return self.beside()
 
     @property
     def templates_table(self) -> str:
-        return f"{quote(self.database)}.{quote(self.table + '_templates')}"
+        return self.beside("_templates")
 
     @property
     def miner_table(self) -> str:
-        return f"{quote(self.database)}.{quote(self.table + '_miner')}"
+        return self.beside("_miner")
 
     @property
     def minutes_table(self) -> str:
-        return f"{quote(self.database)}.{quote(self.table + '_minutes')}"
+        return self.beside("_minutes")
 
     @property
     def minutes_view(self) -> str:
-        return f"{quote(self.database)}.{quote(self.table + '_minutes_mv')}"
+        return self.beside("_minutes_mv")
 
     def col(self, name: str) -> str:
         return quote(getattr(self.columns, name))
