@@ -370,9 +370,10 @@ class ClickHouseLogs:
         return int(count)
 
     def _query_logs(self, args: QueryLogsArgs, start: datetime, end: datetime) -> ToolOutput:
-        """One pass over the matching lines (counts per minute, service, template and level), then
-        point reads: the top templates' first lines, the first lines up to the minute where the
-        stored ones end, the unparsed (each statement costs the engine ≥ 8 ms however small)."""
+        """One pass over the matching lines (counts per minute, and per service, template and
+        level; a broad search counted per minute first), then the first lines up to the minute
+        where the stored ones end (most templates' examples among them), the template texts and
+        the unparsed: four to six statements, each a few ms however small."""
         terms = search_terms(args.query) if args.query else []
         if args.query and not terms:
             message = "query has no searchable words"
