@@ -2,8 +2,9 @@
 
 Every check reads the same things of a cited invocation: its retrieval details as text, its
 arguments and details as the text facts are looked up in, the whole output as a reader sees
-it (``Corpus``: full width folded, numerals read) and the output's whitespace tokens, which
-let the matcher skip searching 64 KB for excerpt pieces that cannot occur. They depend on
+it (``Corpus``: full width folded, numerals read, with its word and digit runs, which rule
+out most absent facts without a scan) and the output's whitespace tokens, which let the
+matcher skip searching 64 KB for excerpt pieces that cannot occur. They depend on
 the invocation alone, and an invocation never changes once recorded, so ``EvidenceIndex``
 builds them once and every rule of every check — later rounds of the run included — reuses
 them.
@@ -54,8 +55,10 @@ class EvidenceIndex:
     def of(cls, invocation: InvocationView) -> EvidenceIndex:
         output, preview = invocation.output or "", invocation.output_preview or ""
         context = invocation_context(invocation)
-        corpus = Corpus([output, preview, context])
-        corpus_tokens = corpus.tokens  # built now: ``Corpus.contains`` finds a whole-token fact in it
+        # Indexed now: ``Corpus.contains`` finds a whole-token fact in its tokens and rules out
+        # most absent ones by its word and digit runs, without scanning the output.
+        corpus = Corpus([output, preview, context]).indexed()
+        corpus_tokens = corpus.tokens
         # Read as a reader would, ASCII stays as it is: the corpus's tokens hold the output's.
         output_tokens = corpus_tokens if output.isascii() else frozenset(output.split())
         return cls(

@@ -343,16 +343,92 @@ def _inside_token(text: str, end: int) -> bool:
     return bool(after) and (after[0] in ":/-" or (after[0] == "." and after[1:2].isdigit()) or _ascii_word(after[0]))
 
 
+#: ASCII characters that are not word characters (``_ascii_word``), and those that are not digits, as blanks.
+_WORD_GAPS = str.maketrans({chr(c): " " for c in range(128) if not _ascii_word(chr(c))})
+_DIGIT_GAPS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isdigit()})
+_WORD_RUN = re.compile(r"[A-Za-z0-9_]+")
+_DIGIT_RUN = re.compile(r"[0-9]+")
+_LEADING_DIGITS = re.compile(r"[0-9]+")
+
+
+def _runs(text: str, gaps: dict[int, str], run: re.Pattern[str]) -> set[str]:
+    """The maximal runs of ``run``'s characters in ``text``. Blanking the other ASCII characters
+    and splitting is ~4× faster on a 64 KB output than ``run.findall`` (measured); a token
+    left with non-ASCII characters (``5秒``) is split by ``run`` itself."""
+    tokens = set(text.translate(gaps).split())
+    mixed = [token for token in tokens if not token.isascii()]
+    tokens.difference_update(mixed)
+    for token in mixed:
+        tokens.update(run.findall(token))
+    return tokens
+
+
+@dataclass(frozen=True, slots=True)
+class _Runs:
+    """A large text's maximal runs of ASCII word characters and of ASCII digits.
+
+    What ``Corpus.contains`` looks for is never glued to word characters, so each ASCII word
+    run of a fact that occurs is a whole run of the text, and a number it states starts a
+    whole digit run. A fact failing that test is absent: answered without scanning the text
+    (the costly answer: a present fact's scan stops at its first occurrence). Only absence
+    is answered here; a fact that passes is searched as before, so no answer changes.
+    """
+
+    words: frozenset[str]
+    numbers: frozenset[str]
+    #: ``numbers`` sorted, for the runs starting with some digits.
+    ordered: tuple[str, ...]
+
+    @classmethod
+    def of(cls, text: str) -> _Runs:
+        numbers = _runs(text, _DIGIT_GAPS, _DIGIT_RUN)
+        return cls(frozenset(_runs(text, _WORD_GAPS, _WORD_RUN)), frozenset(numbers), tuple(sorted(numbers)))
+
+    def may_hold(self, needle: str) -> bool:
+        """Can ``needle`` occur unglued (``Corpus._has_token``)? Each of its word runs is bounded
+        by its own other characters or, at its ends, by the unglued test."""
+        return all(run in self.words for run in _WORD_RUN.findall(needle))
+
+    def may_start(self, needle: str) -> bool:
+        """Can a match of ``needle`` (``Corpus._has_spaced``) start here? It is preceded by no
+        word character and its leading digits end where the needle's do."""
+        lead = _LEADING_DIGITS.match(needle)
+        return lead is None or lead.group() in self.numbers
+
+    def may_begin_number(self, prefix: str) -> bool:
+        """Is there a number starting with ``prefix`` (``Corpus._value_with_unit``), preceded by
+        no digit? Its leading digits are a whole run that starts with the prefix's — that is
+        exactly them when the prefix goes on past them (``5.2``)."""
+        lead = _LEADING_DIGITS.match(prefix)
+        if lead is None:
+            return True
+        digits = lead.group()
+        if lead.end() < len(prefix):
+            return digits in self.numbers
+        at = bisect_left(self.ordered, digits)
+        return at < len(self.ordered) and self.ordered[at].startswith(digits)
+
+
 class Corpus:
     """Searchable text: a tool output, or the lines an excerpt was aligned with."""
 
-    __slots__ = ("_folded", "_tokens", "text")
+    __slots__ = ("_folded", "_runs", "_tokens", "text")
 
     def __init__(self, texts: Sequence[str]) -> None:
         # Read like the claims are: a full-width or Chinese-numeral output states its facts too.
         self.text = reader_text("\n".join(t for t in texts if t))
         self._folded: str | None = None
         self._tokens: frozenset[str] | None = None
+        self._runs: _Runs | None = None
+
+    def indexed(self) -> Corpus:
+        """This corpus with its tokens and word and digit runs built: for a large text asked
+        about by many checks (an invocation's output), where most absent facts are then
+        answered without a scan (``_Runs``). ~1 ms per 64 KB, once (measured)."""
+        if self._runs is None:
+            self._runs = _Runs.of(self.text)
+        _ = self.tokens
+        return self
 
     @property
     def tokens(self) -> frozenset[str]:
@@ -402,7 +478,8 @@ class Corpus:
             return self._has_quantity(entity)
         if entity.kind in ("quantity", "ratio"):
             return self._has_spaced(entity.needles[0])
-        if any(self._has_token(self.text, n) for n in entity.needles):
+        runs = self._runs
+        if any((runs is None or runs.may_hold(n)) and self._has_token(self.text, n) for n in entity.needles):
             return True
         if entity.kind in ("service", "error_code"):
             # Case-insensitive look-up lowers the whole text: only where that is cheap.
@@ -438,6 +515,8 @@ class Corpus:
         The scan starts where the first part first occurs (``str.find`` skips 64 KB several
         times faster than the regex engine's prefix search, measured); no match starts before.
         """
+        if self._runs is not None and not self._runs.may_start(needle):
+            return False
         pattern, first = _spaced_pattern(needle)
         start = self.text.find(first)
         if start < 0:
@@ -477,6 +556,8 @@ class Corpus:
     def _value_with_unit(self, prefix: str, value: Decimal, tolerance: Decimal, spellings: frozenset[str]) -> bool:
         """Numbers starting with ``prefix`` and followed by a unit: the regex engine skips
         the many bare occurrences of a short prefix without a Python loop."""
+        if self._runs is not None and not self._runs.may_begin_number(prefix):
+            return False
         text = self.text
         start = text.find(prefix)  # every match starts with it: the scan starts there (see ``_has_spaced``)
         if start < 0:
