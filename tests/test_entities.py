@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from veridiag.bench.gatekeeper import build_scenario
 from veridiag.text import entities as entities_module
-from veridiag.text.entities import Corpus, TextFacts, entities_outside, extract_entities
+from veridiag.text.entities import Corpus, TextFacts, WordRuns, entities_outside, extract_entities
 
 SERVICES = ("redis", "gateway", "mysql")
 
@@ -275,3 +275,15 @@ def test_an_indexed_corpus_answers_as_a_scan_on_the_benchmark_outputs() -> None:
             for entity in extract_entities(text, SERVICES):
                 for literal in (False, True):
                     assert indexed.contains(entity, literal=literal) == plain.contains(entity, literal=literal)
+
+
+@given(st.lists(output_pieces | st.text(max_size=6), max_size=16), st.sampled_from(["", " ", "\n", "="]), st.data())
+def test_word_runs_never_rule_out_a_piece_that_occurs(parts: list[str], joint: str, data: st.DataObject) -> None:
+    """``WordRuns.may_contain`` is a necessary condition: any part of the text passes it."""
+    text = joint.join(parts)
+    runs = WordRuns.of(text)
+    start = data.draw(st.integers(0, len(text)))
+    piece = text[start : data.draw(st.integers(start, len(text)))]
+    assert runs.may_contain(piece)
+    other = data.draw(output_pieces | st.text(max_size=8))
+    assert runs.may_contain(other) or other not in text

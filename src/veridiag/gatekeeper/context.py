@@ -168,10 +168,13 @@ class ValidationContext:
         if key in self.memo:
             return cast(Located | None, self.memo[key])
         matcher = self.matcher or _DEFAULT_MATCHER
-        output_tokens = self.evidence(invocation).output_tokens
+        index = self.evidence(invocation)
         best: Located | None = None
         for name, text in self.source_texts(invocation, names):
-            found = matcher.locate(excerpt, text, output_tokens if name == "output" else None)
+            if name == "output":
+                found = matcher.locate(excerpt, text, index.output_tokens, runs=index.output_runs)
+            else:
+                found = matcher.locate(excerpt, text)
             if found is not None and (best is None or found.score > best.score):
                 best = Located(invocation, name, text, found)
                 if found.score >= 1.0:

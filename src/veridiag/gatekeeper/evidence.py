@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from veridiag.contracts.invocation import InvocationView
 from veridiag.contracts.json import JsonObject
-from veridiag.text.entities import Corpus
+from veridiag.text.entities import Corpus, WordRuns
 from veridiag.text.phrases import PhraseList
 from veridiag.text.render import invocation_context, invocation_json
 
@@ -47,6 +47,8 @@ class EvidenceIndex:
     corpus: Corpus
     #: Whitespace tokens of ``output`` (or more): a piece with an inner word not among them is not in it.
     output_tokens: frozenset[str]
+    #: Word runs of ``output`` (or more): a piece with a run that is none of them is not in it.
+    output_runs: WordRuns | None
     #: Whether the output states none of a phrase list (by its probes): a memo of answers
     #: about these texts, not state — written once per list, never changed.
     _phrase_free: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)
@@ -61,6 +63,7 @@ class EvidenceIndex:
         corpus_tokens = corpus.tokens
         # Read as a reader would, ASCII stays as it is: the corpus's tokens hold the output's.
         output_tokens = corpus_tokens if output.isascii() else frozenset(output.split())
+        output_runs = corpus.runs if output.isascii() else None
         return cls(
             output=output,
             output_preview=preview,
@@ -71,6 +74,7 @@ class EvidenceIndex:
             context=context,
             corpus=corpus,
             output_tokens=output_tokens,
+            output_runs=output_runs,
         )
 
     def describes(self, invocation: InvocationView) -> bool:

@@ -364,7 +364,7 @@ def _runs(text: str, gaps: dict[int, str], run: re.Pattern[str]) -> set[str]:
 
 
 @dataclass(frozen=True, slots=True)
-class _Runs:
+class WordRuns:
     """A large text's maximal runs of ASCII word characters and of ASCII digits.
 
     What ``Corpus.contains`` looks for is never glued to word characters, so each ASCII word
@@ -375,14 +375,26 @@ class _Runs:
     """
 
     words: frozenset[str]
+    #: ``words`` one per line: a run found in it is part of a word run of the text.
+    joined: str
     numbers: frozenset[str]
     #: ``numbers`` sorted, for the runs starting with some digits.
     ordered: tuple[str, ...]
 
     @classmethod
-    def of(cls, text: str) -> _Runs:
-        numbers = _runs(text, _DIGIT_GAPS, _DIGIT_RUN)
-        return cls(frozenset(_runs(text, _WORD_GAPS, _WORD_RUN)), frozenset(numbers), tuple(sorted(numbers)))
+    def of(cls, text: str) -> WordRuns:
+        words, numbers = _runs(text, _WORD_GAPS, _WORD_RUN), _runs(text, _DIGIT_GAPS, _DIGIT_RUN)
+        return cls(frozenset(words), "\n".join(words), frozenset(numbers), tuple(sorted(numbers)))
+
+    def may_contain(self, piece: str) -> bool:
+        """Can ``piece`` occur anywhere in the text, glued or not? Its word runs that do not
+        touch its ends are whole runs of the text; those that do are parts of one."""
+        end = len(piece)
+        for run in _WORD_RUN.finditer(piece):
+            inner = run.start() > 0 and run.end() < end
+            if (run.group() not in self.words) if inner else (run.group() not in self.joined):
+                return False
+        return True
 
     def may_hold(self, needle: str) -> bool:
         """Can ``needle`` occur unglued (``Corpus._has_token``)? Each of its word runs is bounded
@@ -419,14 +431,19 @@ class Corpus:
         self.text = reader_text("\n".join(t for t in texts if t))
         self._folded: str | None = None
         self._tokens: frozenset[str] | None = None
-        self._runs: _Runs | None = None
+        self._runs: WordRuns | None = None
+
+    @property
+    def runs(self) -> WordRuns | None:
+        """The word and digit runs, when ``indexed``."""
+        return self._runs
 
     def indexed(self) -> Corpus:
         """This corpus with its tokens and word and digit runs built: for a large text asked
         about by many checks (an invocation's output), where most absent facts are then
-        answered without a scan (``_Runs``). ~1 ms per 64 KB, once (measured)."""
+        answered without a scan (``WordRuns``). ~1 ms per 64 KB, once (measured)."""
         if self._runs is None:
-            self._runs = _Runs.of(self.text)
+            self._runs = WordRuns.of(self.text)
         _ = self.tokens
         return self
 
