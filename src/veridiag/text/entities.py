@@ -375,6 +375,9 @@ class WordRuns:
     """
 
     words: frozenset[str]
+    #: ``words`` sorted, and each spelled backwards, sorted: the runs starting or ending with some characters.
+    starting: tuple[str, ...]
+    ending: tuple[str, ...]
     #: ``words`` one per line: a run found in it is part of a word run of the text.
     joined: str
     numbers: frozenset[str]
@@ -384,17 +387,24 @@ class WordRuns:
     @classmethod
     def of(cls, text: str) -> WordRuns:
         words, numbers = _runs(text, _WORD_GAPS, _WORD_RUN), _runs(text, _DIGIT_GAPS, _DIGIT_RUN)
-        return cls(frozenset(words), "\n".join(words), frozenset(numbers), tuple(sorted(numbers)))
+        starting, ending = tuple(sorted(words)), tuple(sorted(word[::-1] for word in words))
+        return cls(frozenset(words), starting, ending, "\n".join(starting), frozenset(numbers), tuple(sorted(numbers)))
 
     def may_contain(self, piece: str) -> bool:
         """Can ``piece`` occur anywhere in the text, glued or not? Its word runs that do not
-        touch its ends are whole runs of the text; those that do are parts of one."""
-        end = len(piece)
-        for run in _WORD_RUN.finditer(piece):
-            inner = run.start() > 0 and run.end() < end
-            if (run.group() not in self.words) if inner else (run.group() not in self.joined):
-                return False
-        return True
+        touch its ends are whole runs of the text, the one it starts with ends one, the one it
+        ends with starts one; a piece that is one run lies inside one."""
+        found = _WORD_RUN.findall(piece)
+        if not found:
+            return True
+        first, last = _ascii_word(piece[0]), _ascii_word(piece[-1])
+        if len(found) == 1 and first and last:
+            return found[0] in self.joined
+        if not self.words.issuperset(found[1 if first else 0 : len(found) - 1 if last else len(found)]):
+            return False
+        return (not first or _has_prefix(self.ending, found[0][::-1])) and (
+            not last or _has_prefix(self.starting, found[-1])
+        )
 
     def may_hold(self, needle: str) -> bool:
         """Can ``needle`` occur unglued (``Corpus._has_token``)? Each of its word runs is bounded
@@ -417,8 +427,13 @@ class WordRuns:
         digits = lead.group()
         if lead.end() < len(prefix):
             return digits in self.numbers
-        at = bisect_left(self.ordered, digits)
-        return at < len(self.ordered) and self.ordered[at].startswith(digits)
+        return _has_prefix(self.ordered, digits)
+
+
+def _has_prefix(ordered: tuple[str, ...], prefix: str) -> bool:
+    """Does a string of ``ordered`` (sorted) start with ``prefix``?"""
+    at = bisect_left(ordered, prefix)
+    return at < len(ordered) and ordered[at].startswith(prefix)
 
 
 class Corpus:
