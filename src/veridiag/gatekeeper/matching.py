@@ -15,6 +15,7 @@ Outputs up to ``brute_force_chars`` are searched exhaustively.
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -158,10 +159,10 @@ class AnchoredMatcher:
         if starts:
             most = max(starts.values())
             return [start for start, agreement in starts.items() if agreement == most]
-        # Longest first, in order of appearance among equals (``sorted`` is stable, reversed too).
-        anchors = sorted(_TOKEN.finditer(excerpt), key=_span_length, reverse=True)
+        # Longest first, in order of appearance among equals (``nlargest`` is ``sorted(…,
+        # reverse=True)[:n]``, stable, without sorting them all).
         runs = hints[1]
-        for anchor in anchors[: self.max_tokens]:
+        for anchor in heapq.nlargest(self.max_tokens, _TOKEN.finditer(excerpt), key=_span_length):
             position = source.find(anchor.group()) if runs is None or runs.may_contain(anchor.group()) else -1
             if position >= 0:
                 return [position - anchor.start()]

@@ -347,6 +347,7 @@ def _inside_token(text: str, end: int) -> bool:
 _WORD_GAPS = str.maketrans({chr(c): " " for c in range(128) if not _ascii_word(chr(c))})
 _DIGIT_GAPS = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isdigit()})
 _WORD_RUN = re.compile(r"[A-Za-z0-9_]+")
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _DIGIT_RUN = re.compile(r"[0-9]+")
 _LEADING_DIGITS = re.compile(r"[0-9]+")
 
@@ -397,7 +398,7 @@ class WordRuns:
         found = _WORD_RUN.findall(piece)
         if not found:
             return True
-        first, last = _ascii_word(piece[0]), _ascii_word(piece[-1])
+        first, last = piece[0] in _WORD_CHARS, piece[-1] in _WORD_CHARS
         if len(found) == 1 and first and last:
             return found[0] in self.joined
         if not self.words.issuperset(found[1 if first else 0 : len(found) - 1 if last else len(found)]):
