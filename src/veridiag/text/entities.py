@@ -240,24 +240,26 @@ class TextFacts:
                 continue  # most matches: a word that is no fact, skipped without a call
             entity = _entity(match, services)
             if entity is not None:
-                found = [entity]
+                if not ignored or entity.text.lower() not in ignored:
+                    spans.append((match.start(), match.end(), entity))
             elif kind == "unit":
                 # "504 gateway": the word after a number was no unit; it may be a fact itself.
-                found = [e for inner in _LEXER.finditer(match.group("unit")) if (e := _entity(inner, services))]
-            else:
-                continue
-            spans += [(match.start(), match.end(), e) for e in found if e.text.lower() not in ignored]
+                start, end = match.span()
+                for inner in _LEXER.finditer(match.group("unit")):
+                    if (found := _entity(inner, services)) and found.text.lower() not in ignored:
+                        spans.append((start, end, found))
         if _RANGE_HINT.search(text):
             for low in _RANGE.finditer(text):
                 entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
                 spans.append((low.start(), low.end(), entity))
         if not spans:
             return []
-        bounds = [(token.start(), token.end()) for token in _TOKEN_SPAN.finditer(text)]
+        bounds = [token.span() for token in _TOKEN_SPAN.finditer(text)]
         starts, ends = [start for start, _ in bounds], [end for _, end in bounds]
         # The tokens a fact overlaps: those starting before its end and ending after its start.
+        tokens = self.tokens
         return [
-            (entity, tuple(self.tokens[bisect_right(ends, start) : bisect_left(starts, end)]))
+            (entity, tuple(tokens[bisect_right(ends, start) : bisect_left(starts, end)]))
             for start, end, entity in spans
         ]
 
