@@ -279,9 +279,12 @@ def test_an_indexed_corpus_answers_as_a_scan_on_the_benchmark_outputs() -> None:
 
 @given(st.lists(output_pieces | st.text(max_size=6), max_size=16), st.sampled_from(["", " ", "\n", "="]), st.data())
 def test_word_runs_never_rule_out_a_piece_that_occurs(parts: list[str], joint: str, data: st.DataObject) -> None:
-    """``WordRuns.may_contain`` is a necessary condition: any part of the text passes it."""
+    """The runs are the text's (by the plain regex), and ``WordRuns.may_contain`` is a
+    necessary condition: any part of the text passes it."""
     text = joint.join(parts)
     runs = WordRuns.of(text)
+    assert runs.words == frozenset(re.findall(r"[A-Za-z0-9_]+", text))
+    assert runs.numbers == frozenset(re.findall(r"[0-9]+", text))
     start = data.draw(st.integers(0, len(text)))
     piece = text[start : data.draw(st.integers(start, len(text)))]
     assert runs.may_contain(piece)
