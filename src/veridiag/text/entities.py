@@ -466,8 +466,9 @@ class Corpus:
         about by many checks (an invocation's output), where most absent facts are then
         answered without a scan (``WordRuns``). ~1 ms per 64 KB, once (measured)."""
         if self._runs is None:
-            self._runs = WordRuns.of(self.text)
-        _ = self.tokens
+            # No run spans a blank: the distinct whitespace tokens have the text's runs, in
+            # about a third of its characters for a log (0.75 → 0.4 ms per 64 KB, measured).
+            self._runs = WordRuns.of(" ".join(self.tokens))
         return self
 
     @property
