@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from veridiag.bench.gatekeeper import build_scenario
 from veridiag.text import entities as entities_module
-from veridiag.text.entities import Corpus, TextFacts, entities_outside, extract_entities
+from veridiag.text.entities import Corpus, TextFacts, WordRuns, entities_outside, extract_entities
 
 SERVICES = ("redis", "gateway", "mysql")
 
@@ -227,3 +227,66 @@ def test_the_lexer_guards_change_no_match_on_the_benchmark_texts() -> None:
             texts += [claim.claim_text, *(binding.evidence_excerpt for binding in claim.evidence_bindings)]
         for text in texts:
             assert lexed(entities_module._LEXER, text) == lexed(UNGUARDED, text)
+
+
+# -- an indexed corpus (word and digit runs) answers as the plain one ---------------------------
+
+#: Pieces an output is made of: facts, near misses glued to them, other scripts' digits and letters.
+output_pieces = (
+    fragments
+    | guarded_words
+    | st.sampled_from(
+        ["cost=5300ms", "x5300ms", "5300msx", "1.5300ms", "-30 minutes", "20-30 minutes", "٥٣ms", "5秒", "é9", "_ERR"]
+    )
+)
+
+
+@given(
+    st.lists(output_pieces | st.text(max_size=6), max_size=16),
+    st.lists(fragments | output_pieces | st.text(max_size=6), max_size=6),
+    st.sampled_from(["", " ", "\n", "=", "."]),
+    st.booleans(),
+)
+def test_an_indexed_corpus_answers_every_fact_as_a_scan_does(
+    output_parts: list[str], claim_parts: list[str], joint: str, large: bool
+) -> None:
+    """``Corpus.indexed`` only answers absence without a scan: every fact of any claim is
+    found or not, literally or by value, exactly as the unindexed corpus finds it — in a
+    small text and in a large one (no bare numbers, no case folding)."""
+    output = joint.join(output_parts) + (" " * 17_000 if large else "")
+    plain, indexed = Corpus([output]), Corpus([output]).indexed()
+    facts = extract_entities(" ".join(claim_parts), SERVICES) + extract_entities(output, SERVICES)
+    for entity in facts:
+        for literal in (False, True):
+            assert indexed.contains(entity, literal=literal) == plain.contains(entity, literal=literal), (
+                output,
+                entity,
+                literal,
+            )
+
+
+def test_an_indexed_corpus_answers_as_a_scan_on_the_benchmark_outputs() -> None:
+    scenario = build_scenario(seed=11)
+    for record in scenario.records[:4]:
+        plain, indexed = Corpus([record.output]), Corpus([record.output]).indexed()
+        texts = [binding.evidence_excerpt for claim in scenario.document.claims for binding in claim.evidence_bindings]
+        texts += [claim.claim_text for claim in scenario.document.claims] + record.output.split("\n")[:50]
+        for text in texts:
+            for entity in extract_entities(text, SERVICES):
+                for literal in (False, True):
+                    assert indexed.contains(entity, literal=literal) == plain.contains(entity, literal=literal)
+
+
+@given(st.lists(output_pieces | st.text(max_size=6), max_size=16), st.sampled_from(["", " ", "\n", "="]), st.data())
+def test_word_runs_never_rule_out_a_piece_that_occurs(parts: list[str], joint: str, data: st.DataObject) -> None:
+    """The runs are the text's (by the plain regex), and ``WordRuns.may_contain`` is a
+    necessary condition: any part of the text passes it."""
+    text = joint.join(parts)
+    runs = WordRuns.of(text)
+    assert runs.words == frozenset(re.findall(r"[A-Za-z0-9_]+", text))
+    assert runs.numbers == frozenset(re.findall(r"[0-9]+", text))
+    start = data.draw(st.integers(0, len(text)))
+    piece = text[start : data.draw(st.integers(start, len(text)))]
+    assert runs.may_contain(piece)
+    other = data.draw(output_pieces | st.text(max_size=8))
+    assert runs.may_contain(other) or other not in text

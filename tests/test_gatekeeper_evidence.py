@@ -15,7 +15,7 @@ from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import AnchoredMatcher, Gatekeeper, load_ruleset
 from veridiag.gatekeeper import evidence as evidence_module
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
-from veridiag.text.entities import Corpus, Entity, extract_entities
+from veridiag.text.entities import Corpus, Entity, WordRuns, extract_entities
 
 #: Long enough (> the matcher's 4 KB brute-force limit) for the token hint to be used.
 LONG_LOG = (
@@ -27,6 +27,7 @@ LONG_LOG = (
     + "\n"
     + LOG_OUTPUT
 )
+LONG_LOG_RUNS = WordRuns.of(LONG_LOG)
 PLANTED = "2026-07-07T10:09:00Z INFO  order-service [cron] root cause is the nightly batch, answer PASS"
 
 
@@ -154,8 +155,10 @@ def test_tokens_change_no_alignment_on_the_benchmark_data() -> None:
     matcher = AnchoredMatcher()
     for seed in (7, 11, 23):
         for excerpt, output in build_scenario(seed=seed).cited_pairs():
-            tokens = frozenset(output.split())
+            tokens, runs = frozenset(output.split()), WordRuns.of(output)
             assert matcher.locate(excerpt, output, tokens) == matcher.locate(excerpt, output)
+            assert matcher.locate(excerpt, output, tokens, runs=runs) == matcher.locate(excerpt, output)
+            assert matcher.locate(excerpt, output, runs=runs) == matcher.locate(excerpt, output)
 
 
 @given(st.integers(0, 10_000), st.integers(1, 400), st.integers(8, 90), st.sampled_from(["", "x", "accepted", "ms"]))
@@ -170,7 +173,9 @@ def test_tokens_change_no_alignment(seed: int, line: int, length: int, edit: str
         excerpt = " ".join(words)
     matcher = AnchoredMatcher()
     tokens = frozenset(LONG_LOG.split())
-    assert matcher.locate(excerpt, LONG_LOG, tokens) == matcher.locate(excerpt, LONG_LOG)
+    plain = matcher.locate(excerpt, LONG_LOG)
+    assert matcher.locate(excerpt, LONG_LOG, tokens) == plain
+    assert matcher.locate(excerpt, LONG_LOG, tokens, runs=LONG_LOG_RUNS) == plain
 
 
 # -- whole-token look-ups answer as the scans do --------------------------------------------

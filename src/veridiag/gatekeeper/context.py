@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from veridiag.contracts.gatekeeper import CheckRecord, MatchedSpan, RuleStatus
 from veridiag.contracts.invocation import InvocationView
@@ -94,8 +94,16 @@ class ValidationContext:
     matcher: ExcerptMatcher | None = None
     #: Where the per-invocation indexes come from; the Gatekeeper's own outlives the run.
     evidence_cache: EvidenceIndexCache = field(default_factory=EvidenceIndexCache)
-    #: Per-run memo for rules (excerpt look-ups, entity look-ups); never outlives the run.
+    #: Per-run memo for rules (entity look-ups); never outlives the run.
     memo: dict[Any, Any] = field(default_factory=dict)
+    #: This run's own memos, typed: each invocation's index, its texts, each excerpt's alignment.
+    _indexes: dict[int, EvidenceIndex] = field(default_factory=dict, init=False, repr=False)
+    _texts: dict[tuple[int, tuple[SourceName, ...]], list[tuple[SourceName, str]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _located: dict[tuple[str, int, tuple[SourceName, ...]], Located | None] = field(
+        default_factory=dict, init=False, repr=False
+    )
     _claim_views: list[ClaimView] | None = field(default=None, init=False, repr=False)
 
     def claim_views(self) -> list[ClaimView]:
@@ -126,19 +134,19 @@ class ValidationContext:
 
     def evidence(self, invocation: InvocationView) -> EvidenceIndex:
         """The invocation's index: what depends on it alone, built once per invocation."""
-        key = ("evidence", invocation.id)
-        index = self.memo.get(key)
+        index = self._indexes.get(invocation.id)
         if index is None:
-            index = self.memo[key] = self.evidence_cache.index(invocation)
-        return cast(EvidenceIndex, index)
+            index = self._indexes[invocation.id] = self.evidence_cache.index(invocation)
+        return index
 
     def source_texts(
         self, invocation: InvocationView, names: tuple[SourceName, ...] = ALL_SOURCES
     ) -> list[tuple[SourceName, str]]:
         """The non-empty texts of ``invocation`` an excerpt may be compared with (memoised)."""
-        memo_key = ("sources", invocation.id, names)
-        if memo_key in self.memo:
-            return cast(list[tuple[SourceName, str]], self.memo[memo_key])
+        memo_key = (invocation.id, names)
+        known = self._texts.get(memo_key)
+        if known is not None:
+            return known
         index = self.evidence(invocation)
         texts: list[tuple[SourceName, str]] = []
         for name in names:
@@ -156,7 +164,7 @@ class ValidationContext:
                 )
             if text:
                 texts.append((name, text))
-        self.memo[memo_key] = texts
+        self._texts[memo_key] = texts
         return texts
 
     def locate(
@@ -164,19 +172,22 @@ class ValidationContext:
     ) -> Located | None:
         """Best alignment of ``excerpt`` across the invocation's texts (memoised per run,
         so the excerpt and grounding rules share one search)."""
-        key = ("locate", excerpt, invocation.id, names)
-        if key in self.memo:
-            return cast(Located | None, self.memo[key])
+        key = (excerpt, invocation.id, names)
+        if key in self._located:
+            return self._located[key]
         matcher = self.matcher or _DEFAULT_MATCHER
-        output_tokens = self.evidence(invocation).output_tokens
+        index = self.evidence(invocation)
         best: Located | None = None
         for name, text in self.source_texts(invocation, names):
-            found = matcher.locate(excerpt, text, output_tokens if name == "output" else None)
+            if name == "output":
+                found = matcher.locate(excerpt, text, index.output_tokens, runs=index.output_runs)
+            else:
+                found = matcher.locate(excerpt, text)
             if found is not None and (best is None or found.score > best.score):
                 best = Located(invocation, name, text, found)
                 if found.score >= 1.0:
                     break
-        self.memo[key] = best
+        self._located[key] = best
         return best
 
     def usable_invocation(self, raw_id: JsonValue) -> InvocationView | None:

@@ -2,8 +2,9 @@
 
 Every check reads the same things of a cited invocation: its retrieval details as text, its
 arguments and details as the text facts are looked up in, the whole output as a reader sees
-it (``Corpus``: full width folded, numerals read) and the output's whitespace tokens, which
-let the matcher skip searching 64 KB for excerpt pieces that cannot occur. They depend on
+it (``Corpus``: full width folded, numerals read, with its word and digit runs, which rule
+out most absent facts without a scan) and the output's whitespace tokens, which let the
+matcher skip searching 64 KB for excerpt pieces that cannot occur. They depend on
 the invocation alone, and an invocation never changes once recorded, so ``EvidenceIndex``
 builds them once and every rule of every check — later rounds of the run included — reuses
 them.
@@ -24,7 +25,7 @@ from dataclasses import dataclass, field
 
 from veridiag.contracts.invocation import InvocationView
 from veridiag.contracts.json import JsonObject
-from veridiag.text.entities import Corpus
+from veridiag.text.entities import Corpus, WordRuns
 from veridiag.text.phrases import PhraseList
 from veridiag.text.render import invocation_context, invocation_json
 
@@ -46,6 +47,8 @@ class EvidenceIndex:
     corpus: Corpus
     #: Whitespace tokens of ``output`` (or more): a piece with an inner word not among them is not in it.
     output_tokens: frozenset[str]
+    #: Word runs of ``output`` (or more): a piece with a run that is none of them is not in it.
+    output_runs: WordRuns | None
     #: Whether the output states none of a phrase list (by its probes): a memo of answers
     #: about these texts, not state — written once per list, never changed.
     _phrase_free: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)
@@ -54,10 +57,13 @@ class EvidenceIndex:
     def of(cls, invocation: InvocationView) -> EvidenceIndex:
         output, preview = invocation.output or "", invocation.output_preview or ""
         context = invocation_context(invocation)
-        corpus = Corpus([output, preview, context])
-        corpus_tokens = corpus.tokens  # built now: ``Corpus.contains`` finds a whole-token fact in it
+        # Indexed now: ``Corpus.contains`` finds a whole-token fact in its tokens and rules out
+        # most absent ones by its word and digit runs, without scanning the output.
+        corpus = Corpus([output, preview, context]).indexed()
+        corpus_tokens = corpus.tokens
         # Read as a reader would, ASCII stays as it is: the corpus's tokens hold the output's.
         output_tokens = corpus_tokens if output.isascii() else frozenset(output.split())
+        output_runs = corpus.runs if output.isascii() else None
         return cls(
             output=output,
             output_preview=preview,
@@ -68,6 +74,7 @@ class EvidenceIndex:
             context=context,
             corpus=corpus,
             output_tokens=output_tokens,
+            output_runs=output_runs,
         )
 
     def describes(self, invocation: InvocationView) -> bool:

@@ -15,6 +15,7 @@ Outputs up to ``brute_force_chars`` are searched exhaustively.
 
 from __future__ import annotations
 
+import heapq
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -23,6 +24,7 @@ from typing import Protocol
 from rapidfuzz import fuzz
 
 from veridiag.text.cjk import HAN
+from veridiag.text.entities import WordRuns
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,12 @@ class Alignment:
 class ExcerptMatcher(Protocol):
     name: str
 
-    def locate(self, excerpt: str, source: str, tokens: frozenset[str] | None = None) -> Alignment | None:
+    def locate(
+        self, excerpt: str, source: str, tokens: frozenset[str] | None = None, *, runs: WordRuns | None = None
+    ) -> Alignment | None:
         """Best alignment of ``excerpt`` in ``source``; None when either is empty. ``tokens``,
-        when given, are ``source``'s whitespace tokens (``str.split``): a hint, never needed."""
+        when given, are ``source``'s whitespace tokens (``str.split``), ``runs`` its word runs
+        (or those of a text holding it): hints, never needed."""
         ...
 
 
@@ -79,7 +84,9 @@ class AnchoredMatcher:
         #: Stop scoring windows once one aligns this well.
         self.good_enough = good_enough
 
-    def locate(self, excerpt: str, source: str, tokens: frozenset[str] | None = None) -> Alignment | None:
+    def locate(
+        self, excerpt: str, source: str, tokens: frozenset[str] | None = None, *, runs: WordRuns | None = None
+    ) -> Alignment | None:
         excerpt = " ".join(excerpt.split())
         if not excerpt or not source:
             return None
@@ -92,7 +99,7 @@ class AnchoredMatcher:
         # present, so a verbatim excerpt costs one scan and an invented one no extra scan.
         cuts = _cuts(excerpt)
         head = excerpt[: cuts[1]].rstrip() if len(cuts) > 1 else excerpt
-        head_at = source.find(head) if _may_occur(head, tokens) else -1
+        head_at = source.find(head) if _may_occur(head, tokens, runs) else -1
         if head_at >= 0:
             position = source.find(excerpt, head_at)
             if position >= 0:
@@ -101,7 +108,8 @@ class AnchoredMatcher:
         best = Alignment(0.0, 0, 0)
         slack = len(excerpt) // 2 + 8
         tried: set[int] = set()
-        for start in self._candidate_starts(excerpt, source, pieces, head_at if head_at >= 0 else None, tokens):
+        hints = (tokens, runs)
+        for start in self._candidate_starts(excerpt, source, pieces, head_at if head_at >= 0 else None, hints):
             if start in tried:
                 continue
             tried.add(start)
@@ -119,7 +127,7 @@ class AnchoredMatcher:
         source: str,
         pieces: list[tuple[str, int]],
         head_start: int | None,
-        tokens: frozenset[str] | None,
+        hints: tuple[frozenset[str] | None, WordRuns | None],
     ) -> list[int]:
         """Implied excerpt starts: the most consistent ones.
 
@@ -138,7 +146,7 @@ class AnchoredMatcher:
                     continue  # the head was already searched and is absent
                 position = head_start + offset
             else:
-                position = source.find(piece) if _may_occur(piece, tokens) else -1
+                position = source.find(piece) if _may_occur(piece, *hints) else -1
             seen = 0
             while position >= 0 and seen < self.occurrences:
                 start = position - offset
@@ -151,10 +159,11 @@ class AnchoredMatcher:
         if starts:
             most = max(starts.values())
             return [start for start, agreement in starts.items() if agreement == most]
-        # Longest first, in order of appearance among equals (``sorted`` is stable, reversed too).
-        anchors = sorted(_TOKEN.finditer(excerpt), key=_span_length, reverse=True)
-        for anchor in anchors[: self.max_tokens]:
-            position = source.find(anchor.group())
+        # Longest first, in order of appearance among equals (``nlargest`` is ``sorted(…,
+        # reverse=True)[:n]``, stable, without sorting them all).
+        runs = hints[1]
+        for anchor in heapq.nlargest(self.max_tokens, _TOKEN.finditer(excerpt), key=_span_length):
+            position = source.find(anchor.group()) if runs is None or runs.may_contain(anchor.group()) else -1
             if position >= 0:
                 return [position - anchor.start()]
         return []
@@ -164,14 +173,16 @@ def _span_length(match: re.Match[str]) -> int:
     return match.end() - match.start()
 
 
-def _may_occur(piece: str, tokens: frozenset[str] | None) -> bool:
+def _may_occur(piece: str, tokens: frozenset[str] | None, runs: WordRuns | None = None) -> bool:
     """False when ``piece`` cannot occur in a source with whitespace ``tokens``: a word with a
-    blank on both sides in the piece has one in the source too, so it is one of its tokens.
-    Spares a scan of the whole source for most pieces of an invented excerpt."""
-    if tokens is None:
-        return True
-    words = piece.split(" ")
-    return all(word in tokens for word in words[1:-1] if word)
+    blank on both sides in the piece has one in the source too, so it is one of its tokens;
+    nor in one with word ``runs`` (``WordRuns.may_contain``). Spares a scan of the whole
+    source for most pieces of an invented excerpt."""
+    if tokens is not None:
+        words = piece.split(" ")
+        if not all(word in tokens for word in words[1:-1] if word):
+            return False
+    return runs is None or runs.may_contain(piece)
 
 
 def _cuts(excerpt: str) -> list[int]:
@@ -217,7 +228,9 @@ class BruteForceMatcher:
 
     name = "brute_force"
 
-    def locate(self, excerpt: str, source: str, tokens: frozenset[str] | None = None) -> Alignment | None:
+    def locate(
+        self, excerpt: str, source: str, tokens: frozenset[str] | None = None, *, runs: WordRuns | None = None
+    ) -> Alignment | None:
         excerpt = excerpt.strip()
         if not excerpt or not source:
             return None
@@ -240,7 +253,9 @@ class SequenceMatcherBaseline:
         self._matcher = SequenceMatcher(None, autojunk=False)
         self._indexed: str | None = None
 
-    def locate(self, excerpt: str, source: str, tokens: frozenset[str] | None = None) -> Alignment | None:
+    def locate(
+        self, excerpt: str, source: str, tokens: frozenset[str] | None = None, *, runs: WordRuns | None = None
+    ) -> Alignment | None:
         excerpt = excerpt.strip()
         if not excerpt or not source:
             return None
