@@ -113,6 +113,32 @@ def test_an_offline_diagnosis_loads_no_web_server_model_client_or_unneeded_table
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(("-wal", "-shm"))) == []
 
 
+def test_an_offline_diagnosis_builds_no_validator_for_what_only_other_commands_read(tmp_path: Path) -> None:
+    """The audit chain, chat reports, the API's progress pages and a failed run's record are
+    built on first use (``contracts/build.py``): a diagnosis that completes uses none of them."""
+    probe = (
+        "import atexit, sys\n"
+        "from veridiag.contracts.audit import AuditChain, FailedEvaluation\n"
+        "from veridiag.contracts.delivery import AnswerReport, DeliveryAttempt\n"
+        "from veridiag.contracts.session import SessionProgress\n"
+        "from veridiag.pipeline.progress import DiagnosisFailed\n"
+        "models = (AuditChain, FailedEvaluation, AnswerReport, DeliveryAttempt, SessionProgress, DiagnosisFailed)\n"
+        "built = lambda: [m.__name__ for m in models if m.__pydantic_complete__]\n"
+        "atexit.register(lambda: print('BUILT', built(), file=sys.stderr))\n"
+        "from veridiag.cli.app import main\n"
+        "sys.argv = ['veridiag', 'ask', '--json', sys.argv[1]]\n"
+        "main()\n"
+    )
+    env = {**os.environ, "VERIDIAG_HOME": str(tmp_path), "VERIDIAG_ENGINE": "offline"}
+    env.pop("VERIDIAG_DATABASE_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-c", probe, DEMO_QUESTION], capture_output=True, text=True, timeout=120, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["verdict"], "the diagnosis completed"
+    assert done.stderr.split("BUILT")[-1].strip() == "[]"
+
+
 def test_the_startup_benchmark_times_help_and_a_diagnosis_against_bare_python() -> None:
     from veridiag.bench import startup
 

@@ -12,6 +12,7 @@ from typing import Literal, NotRequired
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_serializer, with_config
 from typing_extensions import TypedDict
 
+from veridiag.contracts.build import ON_FIRST_USE
 from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResult
 from veridiag.contracts.gatekeeper import ClaimTrace, GatekeeperResult, VerdictImpact
 from veridiag.contracts.invocation import InvocationRecord
@@ -206,6 +207,8 @@ class SelfEvaluation(_Record):
 class PartialRun(_Record):
     """What a failed run keeps: the stage it reached and everything recorded before it."""
 
+    model_config = ON_FIRST_USE
+
     stage: str
     role_calls: list[RoleCall] = Field(default_factory=list)
     plan: JsonObject | None = None
@@ -214,6 +217,8 @@ class PartialRun(_Record):
 
 class FailedEvaluation(_Record):
     """``self_evaluation`` of a failed session: no §23 record, where it stopped, what it had."""
+
+    model_config = ON_FIRST_USE
 
     verifier_evaluation: None = None
     failed_at: str
@@ -228,7 +233,7 @@ class FailedEvaluation(_Record):
 
 class _AuditSection(BaseModel):
     # Every key is always written, so the OpenAPI document lists them all as present.
-    model_config = ConfigDict(json_schema_serialization_defaults_required=True)
+    model_config = ConfigDict(**ON_FIRST_USE, json_schema_serialization_defaults_required=True)
 
 
 class AuditedComposer(_AuditSection):

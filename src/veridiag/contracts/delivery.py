@@ -11,11 +11,14 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
+from veridiag.contracts.build import ON_FIRST_USE
 from veridiag.contracts.json import JsonValue
 
 
 class ReportEvidence(BaseModel):
     """One place a fact rests on: the invocation, its tool and the excerpt quoted from it."""
+
+    model_config = ON_FIRST_USE
 
     invocation_id: int | None
     tool_name: str | None
@@ -24,6 +27,8 @@ class ReportEvidence(BaseModel):
 
 class ReportFact(BaseModel):
     """An allowed claim, with how the verifier labelled it."""
+
+    model_config = ON_FIRST_USE
 
     claim_id: str
     text: str
@@ -34,6 +39,8 @@ class ReportFact(BaseModel):
 class ReportHypothesis(BaseModel):
     """Not confirmed: shown as a hypothesis, with the evidence it still needs."""
 
+    model_config = ON_FIRST_USE
+
     text: str
     needs: list[str] = Field(default_factory=list)
 
@@ -41,6 +48,8 @@ class ReportHypothesis(BaseModel):
 class AnswerReport(BaseModel):
     """What every destination shows: the verdict first, then confirmed facts with their
     evidence, hypotheses (labelled), gaps, next steps, and the session's workbench link."""
+
+    model_config = ON_FIRST_USE
 
     session_id: str
     question: str
@@ -64,6 +73,8 @@ DeliveryOutcome = Literal["delivered", "retrying", "failed"]
 class DeliveryAttempt(BaseModel):
     """One HTTP attempt to post a session to one destination, as the session keeps it:
     ``retrying`` — it failed and another attempt follows; ``failed`` — the last one failed."""
+
+    model_config = ON_FIRST_USE
 
     destination: str
     kind: str

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from veridiag.contracts.build import ON_FIRST_USE
 from veridiag.contracts.json import JsonObject
 
 #: ``running`` while its process works on it; ``completed`` with an answer (and a verdict only
@@ -42,6 +43,8 @@ class ProgressEvent(BaseModel):
     """One stage event as a diagnosis emitted it (``pipeline/progress.py``) and its session
     stores it: the SSE event name and its data."""
 
+    model_config = ON_FIRST_USE
+
     stage: str
     details: JsonObject
 
@@ -49,6 +52,8 @@ class ProgressEvent(BaseModel):
 class SessionProgress(BaseModel):
     """What a reader following a session gets per look: the session (list columns, status as
     reconciled) and the stage events after those it had; ``read`` counts every event so far."""
+
+    model_config = ON_FIRST_USE
 
     session: SessionRecord
     events: list[ProgressEvent]

@@ -13,6 +13,7 @@ from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from veridiag.contracts.build import ON_FIRST_USE
 from veridiag.contracts.composer import AnswerSource
 from veridiag.contracts.invocation import InvocationStatus
 from veridiag.contracts.json import JsonObject
@@ -86,5 +87,7 @@ class DiagnosisDone(StageProgress):
 
 
 class DiagnosisFailed(StageProgress):
+    model_config = ON_FIRST_USE
+
     stage: ClassVar[str] = "failed"
     error: str
