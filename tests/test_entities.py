@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from veridiag.bench.gatekeeper import build_scenario
 from veridiag.text import entities as entities_module
 from veridiag.text.entities import Corpus, TextFacts, WordRuns, entities_outside, extract_entities
+from veridiag.text.normalize import reader_text
 
 SERVICES = ("redis", "gateway", "mysql")
 
@@ -146,8 +147,17 @@ def test_a_text_always_grounds_its_own_entities(parts: list[str]) -> None:
     text = " ".join(parts)
     corpus = Corpus([text])
     for entity in extract_entities(text, SERVICES):
-        assert entity.text.lower() in text.lower()
+        assert entity.text.lower() in reader_text(text).lower()
         assert corpus.contains(entity), (text, entity)
+
+
+@pytest.mark.parametrize(
+    ("claim", "read"), [("3¼ms", ["1/4"]), ("x ¼ % y", ["1/4"]), ("½ms", ["1/2"]), ("1⁄4 %", ["1/4"])]
+)
+def test_a_vulgar_fraction_is_its_ratio_never_the_digit_after_its_slash(claim: str, read: list[str]) -> None:
+    """NFKC writes ¼ as 1⁄4: a claim of 3¼ ms was checked as "4ms", ½ ms as "2ms"."""
+    assert [entity.text for entity in extract_entities(claim, SERVICES)] == read
+    assert not Corpus(["took 4ms, 2ms, 4 %"]).contains(extract_entities(claim, SERVICES)[0])
 
 
 @given(st.text(max_size=300))

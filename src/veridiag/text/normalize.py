@@ -4,7 +4,9 @@ A claim written ``ERR_ＴＩＭＥＯＵＴ`` (full width), ``5\u200b300ms`` (a 
 ``ЕRR_TIMEOUT`` (a Cyrillic Е) or ``三百条`` (a Chinese numeral) says to a reader what
 ``ERR_TIMEOUT``, ``5300ms`` and ``300条`` say, and must be checked as such:
 
-- Unicode NFKC folds full-width and compatibility forms;
+- Unicode NFKC folds full-width and compatibility forms; a vulgar fraction (¼) is read as its
+  ratio (1/4), apart from a number before it: NFKC makes ``3¼ms`` "31⁄4ms", whose "4ms" a
+  claim of 3¼ ms would otherwise be checked as;
 - format characters (zero-width spaces and joiners, bidi controls, soft hyphens) are removed;
 - a letter that looks Latin inside a word that is otherwise Latin is mapped to Latin, with the
   homoglyph table of ``confusable_homoglyphs`` (a word wholly in another script is left alone;
@@ -45,6 +47,8 @@ _INVISIBLE = re.compile(
 )
 #: A letter outside Latin and the CJK scripts: only then can a look-alike be hiding in a word.
 _OTHER_LETTER = re.compile(rf"[^\W\d_a-zA-Z\u3040-\u30ff{HAN}\uac00-\ud7af\uf900-\ufaff]")
+#: The vulgar fractions (¼ ½ ¾, ⅐ … ⅟, ↉): NFKC writes each as digits around a fraction slash.
+_FRACTION = re.compile("[\u00bc-\u00be\u2150-\u215f\u2189]")
 #: Runs of ASCII. Every character the three tests above look for is outside ASCII, so they are
 #: first asked of what is left without these: a tool output is mostly ASCII with a few dashes or
 #: Chinese words, and deleting long runs is ~10× faster than testing each character against a
@@ -56,7 +60,11 @@ def reader_text(text: str) -> str:
     """NFKC, no invisible characters, Latin look-alikes in Latin words, Chinese numerals before units."""
     if text.isascii():
         return text
+    if _FRACTION.search(text):
+        text = _FRACTION.sub(lambda m: " " + unicodedata.normalize("NFKC", m.group()), text)
     text = unicodedata.normalize("NFKC", text)
+    if "\u2044" in text:  # the fraction slash: 1⁄4 is the ratio 1/4
+        text = text.replace("\u2044", "/")
     rare = _ASCII_RUNS.sub("", text)
     if _INVISIBLE.search(rare):
         text = _INVISIBLE.sub("", text)
