@@ -151,6 +151,15 @@ def test_a_text_always_grounds_its_own_entities(parts: list[str]) -> None:
         assert corpus.contains(entity), (text, entity)
 
 
+@pytest.mark.parametrize("text", ["3/4ms", "1/4A", "¼A", "rate 3/4, then"])
+def test_a_ratio_the_lexer_reads_is_found_where_it_was_read(text: str) -> None:
+    """The lexer ends a ratio at a letter; the look-up ended it only at a blank (found by the
+    property test above on ``¼A``): a text did not ground its own ratio."""
+    (ratio,) = extract_entities(text, SERVICES)
+    assert ratio.kind == "ratio" and Corpus([text]).contains(ratio)
+    assert not Corpus(["3/45ms 1/4.5 31/4"]).contains(ratio), "a longer number is another"
+
+
 @pytest.mark.parametrize(
     ("claim", "read"), [("3¼ms", ["1/4"]), ("x ¼ % y", ["1/4"]), ("½ms", ["1/2"]), ("1⁄4 %", ["1/4"])]
 )

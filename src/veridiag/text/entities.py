@@ -518,7 +518,7 @@ class Corpus:
         if entity.kind == "quantity" and not literal:
             return self._has_quantity(entity)
         if entity.kind in ("quantity", "ratio"):
-            return self._has_spaced(entity.needles[0])
+            return self._has_spaced(entity.needles[0], ratio=entity.kind == "ratio")
         runs = self._runs
         if any((runs is None or runs.may_hold(n)) and self._has_token(self.text, n) for n in entity.needles):
             return True
@@ -550,8 +550,10 @@ class Corpus:
         pattern = rf"(?<![\d:])0?{twelve}:{clock.group(2)}{clock.group(3) or ''}\s?[{half}{half.upper()}]\.?[mM]\b"
         return re.search(pattern, self.text) is not None
 
-    def _has_spaced(self, needle: str) -> bool:
+    def _has_spaced(self, needle: str, *, ratio: bool = False) -> bool:
         """``5300ms`` or ``5300 ms``, ``200/200`` or ``200 / 200``: one scan, not one per spelling.
+        A ratio ends where the lexer ends one (at anything but a digit, a dot or a slash: ``3/4ms``
+        states 3/4), a quantity before any ASCII letter.
 
         The scan starts where the first part first occurs (``str.find`` skips 64 KB several
         times faster than the regex engine's prefix search, measured); no match starts before.
@@ -565,7 +567,8 @@ class Corpus:
         for match in pattern.finditer(self.text, start):
             before = self.text[match.start() - 1] if match.start() else " "
             after = self.text[match.end()] if match.end() < len(self.text) else " "
-            if not (_ascii_word(before) or before == ".") and not (_ascii_word(after) and needle[-1].isascii()):
+            glued = (after.isdigit() or after in "./") if ratio else (_ascii_word(after) and needle[-1].isascii())
+            if not (_ascii_word(before) or before == ".") and not glued:
                 return True
         return False
 
