@@ -6,7 +6,7 @@ import unicodedata
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
@@ -154,6 +154,7 @@ _READER_ALPHABET = st.sampled_from(
 
 
 @given(st.text(alphabet=_READER_ALPHABET | st.characters(), max_size=200))
+@example("3¼ms ½ ⅐ 1⁄4")  # fractions: their own pass
 def test_reader_text_skips_only_passes_that_would_change_nothing(text: str) -> None:
     """The passes are first asked of the text's non-ASCII characters; the answer is what asking
     the whole text gives (the reference below, as ``reader_text`` was before that filter)."""
@@ -161,7 +162,8 @@ def test_reader_text_skips_only_passes_that_would_change_nothing(text: str) -> N
 
     expected = text
     if not text.isascii():
-        expected = n._INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+        fractions = n._FRACTION.sub(lambda m: " " + unicodedata.normalize("NFKC", m.group()), text)
+        expected = n._INVISIBLE.sub("", unicodedata.normalize("NFKC", fractions).replace("\u2044", "/"))
         if n._OTHER_LETTER.search(expected):
             expected = n._WORD.sub(lambda m: n._latin(m.group()), expected)
         if n._NUMERAL_CHAR.search(expected):
