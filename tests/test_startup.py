@@ -146,6 +146,11 @@ def test_the_startup_benchmark_times_help_and_a_diagnosis_against_bare_python() 
     assert 0 < result.python_ms < result.help_ms < result.ask_ms
     assert result.help_ratio == pytest.approx(result.help_ms / result.python_ms, rel=0.01)
     assert result.ask_ratio == pytest.approx(result.ask_ms / result.python_ms, rel=0.01)
+    # The floor: the installed packages a diagnosis imports, and only those, imported alone.
+    assert {"pydantic", "rjieba", "typer"} <= set(result.ask_libraries)
+    assert not {"veridiag", "json", "sqlite3", "fastapi", "alembic"} & set(result.ask_libraries)
+    assert result.python_ms < result.ask_libraries_ms < result.ask_ms
+    assert result.ask_libraries_ratio == pytest.approx(result.ask_libraries_ms / result.python_ms, rel=0.01)
 
 
 def test_the_cli_offers_the_metric_formats_the_importer_reads() -> None:
