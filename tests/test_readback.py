@@ -120,3 +120,41 @@ def test_a_log_line_with_an_offset_reads_in_its_own_zone() -> None:
     read = read_line("query_logs", "     e.g. 2026-07-07 18:01:02,500+0800 ERROR pay - order=1 failed")
     assert isinstance(read, LogLine)
     assert read.at.isoformat() == "2026-07-07T18:01:02.500000+08:00" and read.stamp == "2026-07-07 18:01:02,500+0800"
+
+
+def test_a_search_over_every_service_says_whose_each_template_row_is(demo_env: EmbeddedEnvironment) -> None:
+    """Templates are counted per service: over every service the same template can come once per
+    service, so each row names its service (and reads back with it); one service's rows do not."""
+    everyone = demo_env.query_logs(QueryLogsArgs(start="2026-07-07T09:30:00Z", end="2026-07-07T16:00:00Z"))
+    (evidence,) = everyone.evidence
+    assert isinstance(evidence, LogEvidence)
+    services = {row.service for row in evidence.templates}
+    assert len(services) > 1 and None not in services, "the window holds several services' templates"
+    lines = everyone.text.split("\n")
+    for row in evidence.templates:
+        assert row.line in lines and f" service={row.service} " in row.line
+        assert row.service is not None and row.service in row.example, "the row's example line is its service's"
+        read = read_line("query_logs", row.line)
+        assert isinstance(read, TemplateLine), row.line
+        assert (read.service, read.count, read.template) == (row.service, row.count, row.template)
+    assert len({row.line for row in evidence.templates}) == len(evidence.templates)
+    patterns = everyone.retrieval_details["patterns"]
+    assert isinstance(patterns, list)
+    assert [p["service"] for p in patterns if isinstance(p, dict)] == [row.service for row in evidence.templates]
+    one = demo_env.query_logs(
+        QueryLogsArgs(service="payment-service", start="2026-07-07T09:30:00Z", end="2026-07-07T10:40:00Z")
+    )
+    (own,) = one.evidence
+    assert isinstance(own, LogEvidence) and own.templates
+    assert all(row.service is None and " service=" not in row.line for row in own.templates)
+    assert all(
+        read_line("query_logs", row.line)
+        == TemplateLine(
+            count=row.count,
+            level=row.level,
+            first=row.first.replace(microsecond=0),
+            last=row.last.replace(microsecond=0),
+            template=row.template,
+        )
+        for row in own.templates
+    )

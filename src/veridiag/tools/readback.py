@@ -36,8 +36,12 @@ _POINT = re.compile(rf"(?P<at>{_ISO}) (?P<value>\S.*)")
 # _increases: "increases per 1m: 3 restarts in total, 3 steps rose: +1 at <t>, +1 at <t>[, and 2 more steps]"
 _INCREASES = re.compile(r"increases per [^:]+: .+ steps? rose: (?P<steps>.+)")
 _STEP = re.compile(rf"\+(?P<by>[^ ,]+) at (?P<at>{_ISO})")
-# logs_output's template row: "  451× ERROR <first> – <last> order=<*> ERR_TIMEOUT …"
-_TEMPLATE = re.compile(rf" {{2}}(?P<count>\d+)× (?P<level>\S+) (?P<first>{_ISO}) – (?P<last>{_ISO}) (?P<template>.+)")
+# logs_output's template row: "  451× ERROR <first> – <last> order=<*> ERR_TIMEOUT …", with
+# " service=<name>" after the level when the search spanned every service
+_TEMPLATE = re.compile(
+    rf" {{2}}(?P<count>\d+)× (?P<level>\S+)(?: service=(?P<service>\S+))? (?P<first>{_ISO}) – (?P<last>{_ISO})"
+    r" (?P<template>.+)"
+)
 # logs_output's bursts: "bursts: <first> – <last> (120 lines); <first> – <last> (3 lines)"
 _BURSTS = re.compile(r"bursts: (?P<bursts>.+)")
 _BURST = re.compile(rf"(?P<first>{_ISO}) – (?P<last>{_ISO}) \((?P<count>\d+) lines\)")
@@ -91,6 +95,7 @@ class TemplateLine(_Read):
     kind: Literal["template"] = "template"
     count: int
     level: str
+    service: str | None = None
     first: datetime
     last: datetime
     template: str
@@ -172,6 +177,7 @@ def _logs_line(line: str) -> LineFacts | None:
         return TemplateLine(
             count=int(found["count"]),
             level=found["level"],
+            service=found["service"],
             first=_moment(found["first"]),
             last=_moment(found["last"]),
             template=found["template"],

@@ -49,6 +49,8 @@ class LogSample(BaseModel):
 class TemplateCount(BaseModel):
     """One log template in a window: exact count, first and last occurrence, a verbatim line."""
 
+    #: Whose lines, when the search spanned every service (then a template is counted per service).
+    service: str | None = None
     template: str
     level: str
     count: int

@@ -64,6 +64,9 @@ class TemplateRow:
     first: datetime
     last: datetime
     example: str
+    #: The service whose lines these are: stores count a template per service, so a search over
+    #: every service can hold the same template once per service.
+    service: str | None = None
 
 
 @dataclass(frozen=True)
@@ -147,10 +150,15 @@ def logs_output(
     if templates:
         body.append("templates" + (" (in a sample of the lines)" if sampled or counted else "") + ":")
         for row in templates:
-            line = f"  {row.count}× {row.level} {iso(row.first)} – {iso(row.last)} {row.template}"
+            # Over every service, one row per service and template: each says whose it is, or
+            # the same template would read as listed several times with different counts.
+            whose = row.service if row.service and not service else None
+            where = f" service={whose}" if whose else ""
+            line = f"  {row.count}× {row.level}{where} {iso(row.first)} – {iso(row.last)} {row.template}"
             body += [line, f"     e.g. {row.example}"]
             rows.append(
                 TemplateCount(
+                    service=whose,
                     template=row.template,
                     level=row.level,
                     count=row.count,

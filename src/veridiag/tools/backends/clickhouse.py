@@ -562,7 +562,7 @@ class ClickHouseLogs:
             if line is None or line[0] != first:
                 continue  # the line was gone between the two statements
             text = texts.get((group[0], group[1])) if layout.template else str(group[1])
-            rows.append(TemplateRow(text or line[1], group[2], count, from_ms(first), from_ms(last), line[1]))
+            rows.append(TemplateRow(text or line[1], group[2], count, from_ms(first), from_ms(last), line[1], group[0]))
         return rows
 
     def _template_texts(self, groups: list[_Group]) -> dict[tuple[str, int], str]:

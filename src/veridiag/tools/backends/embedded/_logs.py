@@ -46,6 +46,8 @@ class LogPattern(BaseModel):
     template: str
     count: int
     example: str
+    #: Whose lines, in a search over every service (``TemplateCount.service``).
+    service: str | None = None
 
 
 #: Buckets a query's count-over-time is drawn in, at most (whole minutes each).
@@ -438,7 +440,10 @@ def lines_output(
         window=(str(request["start"]), str(request["end"])),
         bursts=[(iso(b.first), iso(b.last), b.count) for b in found.bursts],
         unparsed=found.unparsed,
-        patterns=[LogPattern(template=t.template, count=t.count, example=t.example) for t in found.templates],
+        patterns=[  # as the text writes them: the service named only in a search over every service
+            LogPattern(template=t.template, count=t.count, example=t.example, service=t.service)
+            for t in evidence.templates
+        ],
         counts_over_time=counts_over_time,
         paths=paths,
     )
@@ -481,7 +486,7 @@ def _templates(conn: sqlite3.Connection, tally: Tally) -> list[TemplateRow]:
             "SELECT template FROM log_template WHERE service=? AND id=?", (service, template_id)
         ).fetchone()
         template = found[0] if found else _masked(example)
-        rows.append(TemplateRow(template, level, count, from_ms(first), from_ms(last), example))
+        rows.append(TemplateRow(template, level, count, from_ms(first), from_ms(last), example, service))
     return rows
 
 
