@@ -27,7 +27,7 @@ from veridiag.api.charts import (
     count_svg,
     metric_svg,
 )
-from veridiag.api.evidence import chart_words, evidence_charts
+from veridiag.api.evidence import chart_words, evidence_charts, log_figure
 from veridiag.config import Settings
 from veridiag.contracts.audit import AuditChain
 from veridiag.contracts.invocation import InvocationRecord
@@ -168,9 +168,14 @@ def test_log_template_table_counts_are_the_invocations_counts(asked: dict[str, A
     for session in asked.values():
         for invocation_id, figure in _figures(session.page, "evidence-logs").items():
             details = LogDetails.model_validate(session.invocations[invocation_id].retrieval_details)
-            patterns = [(p.template, p.count) for p in details.patterns]
-            rows = re.findall(r'<td class="num">(\d+)</td><td><code>(.*?)</code></td>', figure, re.S)
-            assert [(_unescape(template), int(count)) for count, template in rows] == patterns
+            patterns = [(p.service, p.template, p.count) for p in details.patterns]
+            rows = re.findall(
+                r'<td class="num">(\d+)</td><td>(?:<span class="service">(.*?)</span> )?<code>(.*?)</code></td>',
+                figure,
+                re.S,
+            )
+            read = [(_unescape(service) or None, _unescape(template), int(count)) for count, service, template in rows]
+            assert read == patterns
             (svg,) = _svgs(figure)
             bars = [int(re.findall(r": (\d+) ", bar.findtext(f"{SVG}title", ""))[0]) for bar in svg.iter(f"{SVG}rect")]
             assert details.counts_over_time is not None
@@ -190,6 +195,29 @@ def test_counts_over_time_are_never_grounding_text() -> None:
     """Drawn figures no output line states: the Gatekeeper's text of the details leaves them out."""
     details = {"matched": 3, "counts_over_time": {"start": "2026-07-07T10:00:00Z", "step_seconds": 60, "counts": [77]}}
     assert invocation_json(details) == '{"matched": 3}'
+
+
+def test_a_template_row_of_a_search_over_every_service_is_cited_by_its_own_services_line() -> None:
+    """Over every service a template is counted per service: each row shows its service, and a
+    claim quoting one service's row does not mark another service's row of the same template."""
+    template = "order=<*> ERR_TIMEOUT request timeout"
+    details = {
+        "backend": "embedded",
+        "matched": 30,
+        "patterns": [
+            {"template": template, "count": 20, "example": "a", "service": "svc-a"},
+            {"template": template, "count": 10, "example": "b", "service": "svc-b"},
+        ],
+    }
+    invocation = InvocationRecord(
+        id=7, session_id="s-1", tool_name="query_logs", arguments={"query": "timeout"}, retrieval_details=details
+    )
+    quoted = [("claim-1", f"  10× ERROR service=svc-b 2026-07-07T10:00:00Z – 2026-07-07T10:09:00Z {template}")]
+    figure = log_figure(invocation, quoted, chart_words("en"), "logs-7")
+    assert [(row.service, row.count, row.cited_by) for row in figure.rows] == [
+        ("svc-a", 20, []),
+        ("svc-b", 10, ["claim-1"]),
+    ]
 
 
 # -- hand-built series ---------------------------------------------------------------------

@@ -68,6 +68,8 @@ class MetricFigure(BaseModel):
 class TemplateRow(BaseModel):
     template: str
     count: int
+    #: Whose lines, in a search over every service (a template is counted per service).
+    service: str | None = None
     #: Claims whose excerpt quotes the template.
     cited_by: list[str]
 
@@ -199,10 +201,19 @@ def log_figure(
     details = json_object(invocation.retrieval_details)
     rows = []
     for pattern in json_objects(details.get("patterns")):
-        template, count = pattern.get("template"), pattern.get("count")
+        template, count, service = pattern.get("template"), pattern.get("count"), pattern.get("service")
         if isinstance(template, str) and isinstance(count, int):
-            cited_by = sorted({claim_id for claim_id, excerpt in quoted if template in excerpt})
-            rows.append(TemplateRow(template=template, count=count, cited_by=cited_by))
+            whose = service if isinstance(service, str) else None
+            # A service's row is cited by an excerpt of its own line, not by another service's
+            # row of the same template.
+            cited_by = sorted(
+                {
+                    claim_id
+                    for claim_id, excerpt in quoted
+                    if template in excerpt and (whose is None or f"service={whose} " in excerpt)
+                }
+            )
+            rows.append(TemplateRow(template=template, count=count, service=whose, cited_by=cited_by))
     title = _title(invocation.arguments, "service", "level", "query")
     buckets = json_object(details.get("counts_over_time"))
     start, step, counts = _moment(buckets.get("start")), buckets.get("step_seconds"), buckets.get("counts")
