@@ -120,6 +120,23 @@ CASES = [
     ("2-4pm", "range", "2014-03-20 14:00", "2014-03-20 16:00", "2-4pm"),
     ("10点到11点", "range", "2014-03-20 10:00", "2014-03-20 11:00", "10点到11点"),
     ("10到11点", "range", "2014-03-20 10:00", "2014-03-20 11:00", "10到11点"),
+    # a bare hour is on the hour: not the other end's minutes (was 10:30 → the next day's 10:30)
+    ("10到10点半", "range", "2014-03-20 10:00", "2014-03-20 10:30", "10到10点半"),
+    ("from 10 to 10:30 am", "range", "2014-03-20 10:00", "2014-03-20 10:30", "from 10 to 10:30 am"),
+    ("between 9 and 9:45pm", "range", "2014-03-20 21:00", "2014-03-20 21:45", "between 9 and 9:45pm"),
+    # a part of the day, or a day, before the bare hour is the range's (was 02:00–03:30)
+    ("下午2到3点半", "range", "2014-03-20 14:00", "2014-03-20 15:30", "下午2到3点半"),
+    ("昨天下午2到3点", "range", "2014-03-20 14:00", "2014-03-20 15:00", "昨天下午2到3点"),
+    # the second end a bare hour (was "since 9:30")
+    ("from 9:30 to 10", "range", "2014-03-20 09:30", "2014-03-20 10:00", "from 9:30 to 10"),
+    ("9点半到10, 支付失败", "range", "2014-03-20 09:30", "2014-03-20 10:00", "9点半到10"),
+    ("从9点半到10之间", "range", "2014-03-20 09:30", "2014-03-20 10:00", "从9点半到10之间"),
+    ("2:30pm to 4", "range", "2014-03-20 14:30", "2014-03-20 16:00", "2:30pm to 4"),
+    ("下午2点到4", "range", "2014-03-20 14:00", "2014-03-20 16:00", "下午2点到4"),
+    ("11:30 to 1", "range", "2014-03-20 11:30", "2014-03-20 13:00", "11:30 to 1"),
+    ("from 22:00 to 2", "range", "2014-03-20 22:00", "2014-03-21 02:00", "from 22:00 to 2"),
+    # a number after a clock that is no hour: the clock alone
+    ("9:30 to 10 minutes later", "around", "2014-03-20 09:00", "2014-03-20 11:30", "9:30"),
     ("3月14日3点至5点", "range", "2014-03-14 03:00", "2014-03-14 05:00", "3月14日3点至5点"),
     ("下午2点到4点之间", "range", "2014-03-20 14:00", "2014-03-20 16:00", "下午2点到4点之间"),
     ("22:00-02:00", "range", "2014-03-20 22:00", "2014-03-21 02:00", "22:00-02:00"),
@@ -409,3 +426,39 @@ def test_no_digits_no_time_words_is_none(question: str, anchor: datetime, tz: st
     if TIME_WORDS.search(question):
         return  # the property is about text without time words; hypothesis rarely writes one
     assert interpret_time(question, anchor=anchor, tz=tz) is None
+
+
+@given(
+    first=st.integers(0, 23),
+    second=st.integers(0, 23),
+    minute=st.integers(1, 59),
+    form=st.sampled_from(["{a}到{b}点{m}分", "from {a} to {b}:{m:02d}", "between {a} and {b}:{m:02d}"]),
+)
+def test_a_bare_first_hour_is_on_the_hour(first: int, second: int, minute: int, form: str) -> None:
+    """ "10到10点半": whatever the other end's minutes, a bare hour starts on the hour."""
+    if first > second:
+        return
+    question = form.format(a=first, b=second, m=minute)
+    window = interpret_time(question, anchor=SUMMER)
+    assert window is not None and window.kind == "range", question
+    assert (window.start.hour, window.start.minute) == (first, 0), question
+    assert (window.end.hour, window.end.minute) == (second, minute), question
+    assert window.end - window.start == timedelta(hours=second - first, minutes=minute), question
+
+
+@given(
+    hour=st.integers(12, 22),
+    minute=st.integers(0, 59),
+    later=st.integers(1, 11),
+    form=st.sampled_from(["{h}:{m:02d} to {e}", "from {h}:{m:02d} to {e}.", "{h}点{m}分到{e}"]),
+)
+def test_a_bare_last_hour_ends_the_range_on_the_hour(hour: int, minute: int, later: int, form: str) -> None:
+    """ "from 14:30 to 16", 14点30分到16: the range ends at that hour, after its start."""
+    end = hour + later
+    if end > 23:
+        return
+    question = form.format(h=hour, m=minute, e=end)
+    window = interpret_time(question, anchor=SUMMER)
+    assert window is not None and window.kind == "range", question
+    assert (window.start.hour, window.start.minute, window.end.hour, window.end.minute) == (hour, minute, end, 0)
+    assert window.start < window.end

@@ -738,6 +738,13 @@ _RANGE_AFTER = re.compile(r"\s*(?:之间|之間|期间|期間|间|間|为止|為
 _BARE_HOUR = re.compile(
     rf"(?<![A-Za-z0-9_.:])(?P<hour>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*(?P<gap>-|~|～|to|and|到|至)\s*$", re.IGNORECASE
 )
+#: A range's second end written as a bare hour ("from 9:30 to 10", 9点半到10): ends the question,
+#: a clause or a range word, so "9:30 to 10 minutes later" or "10个" is no clock.
+_BARE_END = re.compile(
+    rf"(?P<gap>\s*(?:-|–|~|～|to|till|until|and|到|至)\s*)(?P<hour>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})"
+    r"(?=\s*(?:$|[,.;?!，。；？！、)）]|之间|之間|期间|期間|为止|為止))",
+    re.IGNORECASE,
+)
 _LOOK = 24  # characters either side searched for the words around an expression
 _RANK = {"range": 5, "since": 4, "until": 4, "around": 3, "relative": 3, "period": 2, "day": 1}
 
@@ -855,8 +862,11 @@ def _range_window(first: _Atom, second: _Atom, ctx: _Context, day: date | None) 
     return (start.start, end) if start.start < end else None
 
 
-def _bare_range(text: str, second: _Atom, ctx: _Context, loan: _Loan | None) -> _Candidate | None:
-    """ "between 10 and 11am", "10到11点": the first end is a bare hour, read like the second."""
+def _bare_range(
+    text: str, second: _Atom, ctx: _Context, loan: _Loan | None, before: _Atom | None = None
+) -> _Candidate | None:
+    """ "between 10 and 11am", "10到11点", "下午2到3点半": the first end is a bare hour, read like
+    the second; a day or part of the day written just before it (``before``) is the range's."""
     if second.clock is None or not second.dayless:
         return None
     match = _BARE_HOUR.search(text, max(0, second.start - _LOOK), second.start)
@@ -869,13 +879,53 @@ def _bare_range(text: str, second: _Atom, ctx: _Context, loan: _Loan | None) -> 
     clock = second.clock
     if clock.meridiem and clock.hour >= 12 and hour + 12 <= clock.hour:
         hour += 12  # "2-4pm"
-    first = _Atom(match.start("hour"), match.end("hour"), part=second.part, clock=replace(clock, hour=hour))
+    # A bare hour is on the hour: "10到10点半" starts at 10:00, not at the second end's 10:30.
+    start_clock = replace(clock, hour=hour, minute=0, second=0)
+    first = _Atom(match.start("hour"), match.end("hour"), part=second.part, clock=start_clock)
+    if (
+        before is not None
+        and before.clock is None
+        and not before.complete
+        and _JOIN.fullmatch(text, before.end, match.start("hour"))
+    ):
+        joined = _merge(before, first)
+        if joined is not None:
+            first, lead = joined, before.start if lead is None else min(lead, before.start)
+    loan = loan if first.dayless else None
     window = _range_window(first, second, ctx, loan.day if loan else None)
     if window is None:
         return None
     tail = _after(_RANGE_AFTER, text, second.end)
     spans = _spans(match.start() if lead is None else lead, second.end if tail is None else tail, loan)
-    return _Candidate(window[0], window[1], "range", spans, second.size + 1)
+    return _Candidate(window[0], window[1], "range", spans, first.size + second.size)
+
+
+def _bare_end(text: str, first: _Atom, ctx: _Context, loan: _Loan | None) -> _Candidate | None:
+    """ "from 9:30 to 10", 9点半到10: the second end is a bare hour, on the hour, in the first's
+    part of the day; one not after the first in a 12-hour reading is taken 12 hours on."""
+    # Not after a complete moment ("2014-03-14T10:00+08:00 to 11"): it is held in UTC, and the
+    # zone its wall clock was written in, which the bare hour shares, is gone.
+    if first.clock is None or first.complete:
+        return None
+    match = _BARE_END.match(text, first.end)
+    hour = _number(match.group("hour")) if match else None
+    if match is None or hour is None or hour > 24:
+        return None
+    lead = _before(_RANGE_BEFORE, text, first.start)
+    if not _between(text, lead, match.group("gap")):
+        return None
+    begins = _clock_offset(first.clock, first.part)
+    if first.part is None and timedelta(hours=hour) <= begins and timedelta(hours=hour + 12) > begins and hour < 12:
+        hour += 12  # "11:30 to 1": 13:00
+    clock = _Clock(hour, zone=first.clock.zone, meridiem=first.clock.meridiem or hour >= 12)
+    second = _Atom(match.start("hour"), match.end("hour"), clock=clock)
+    loan = loan if first.dayless else None
+    window = _range_window(first, second, ctx, first.day or (loan.day if loan else None))
+    if window is None:
+        return None
+    tail = _after(_RANGE_AFTER, text, second.end)
+    spans = _spans(first.start if lead is None else lead, second.end if tail is None else tail, loan)
+    return _Candidate(window[0], window[1], "range", spans, first.size + 1)
 
 
 def _candidates(text: str, expressions: list[_Atom], ctx: _Context) -> Iterator[_Candidate]:
@@ -885,7 +935,12 @@ def _candidates(text: str, expressions: list[_Atom], ctx: _Context) -> Iterator[
     if only_days and len({e.day for e in only_days}) == 1 and only_days[0].day is not None:
         loan = _Loan(only_days[0].day, (only_days[0].start, only_days[0].end))
     for index, expression in enumerate(expressions):
-        found = [_single(text, expression, ctx, loan), _bare_range(text, expression, ctx, loan)]
+        before = expressions[index - 1] if index else None
+        found = [
+            _single(text, expression, ctx, loan),
+            _bare_range(text, expression, ctx, loan, before),
+            _bare_end(text, expression, ctx, loan),
+        ]
         if index + 1 < len(expressions):
             found.append(_range(text, expression, expressions[index + 1], ctx, loan))
         yield from (c for c in found if c is not None and c.start < c.end)
