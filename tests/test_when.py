@@ -135,6 +135,22 @@ CASES = [
     ("下午2点到4", "range", "2014-03-20 14:00", "2014-03-20 16:00", "下午2点到4"),
     ("11:30 to 1", "range", "2014-03-20 11:30", "2014-03-20 13:00", "11:30 to 1"),
     ("from 22:00 to 2", "range", "2014-03-20 22:00", "2014-03-21 02:00", "from 22:00 to 2"),
+    # numeric days without a year, beside a clock or after "on" (were ignored: today's 10:00)
+    ("3/14 10:00", "around", "2014-03-14 09:30", "2014-03-14 12:00", "3/14 10:00"),
+    ("03-14 10:00 ERROR", "around", "2014-03-14 09:30", "2014-03-14 12:00", "03-14 10:00"),
+    ("(UTC+8:00) 3/14 10:00", "around", "2014-03-14 01:30", "2014-03-14 04:00", "(UTC+8:00) 3/14 10:00"),
+    ("20140314 10:00", "around", "2014-03-14 09:30", "2014-03-14 12:00", "20140314 10:00"),
+    ("14/3 10:00", "around", "2014-03-14 09:30", "2014-03-14 12:00", "14/3 10:00"),
+    ("3/14 10:00-10:30", "range", "2014-03-14 10:00", "2014-03-14 10:30", "3/14 10:00-10:30"),
+    ("what failed on 3/14?", "day", "2014-03-14 00:00", "2014-03-15 00:00", "3/14"),
+    # a zone written once holds for the whole range and the question (was 10:00 UTC – 02:30 next day)
+    ("10:00-10:30 UTC+8", "range", "2014-03-21 02:00", "2014-03-21 02:30", "10:00-10:30 UTC+8"),
+    ("10:00-10:30 (UTC+8)", "range", "2014-03-21 02:00", "2014-03-21 02:30", "10:00-10:30 (UTC+8)"),
+    ("北京时间10点到10点半", "range", "2014-03-21 02:00", "2014-03-21 02:30", "北京时间10点到10点半"),
+    ("errors at 9am PST", "around", "2014-03-20 15:30", "2014-03-20 18:00", "9am PST"),
+    ("15:00 CST 报错", "around", "2014-03-20 06:30", "2014-03-20 09:00", "15:00 CST"),
+    # in English CST is as often US Central: not read
+    ("15:00 CST errors", "around", "2014-03-20 14:30", "2014-03-20 17:00", "15:00"),
     # a number after a clock that is no hour: the clock alone
     ("9:30 to 10 minutes later", "around", "2014-03-20 09:00", "2014-03-20 11:30", "9:30"),
     ("3月14日3点至5点", "range", "2014-03-14 03:00", "2014-03-14 05:00", "3月14日3点至5点"),
@@ -213,6 +229,9 @@ def test_summer_anchor(question: str, kind: str, start: str, end: str, phrase: s
 
 NOT_TIMES = [
     "订单123支付失败",
+    "3/4 replicas failed",
+    "2-4 pods restarted",
+    "order 20140314 failed",
     "504 errors on the gateway",
     "error rate 5%",
     "v2.3.1 release",
@@ -462,3 +481,43 @@ def test_a_bare_last_hour_ends_the_range_on_the_hour(hour: int, minute: int, lat
     assert window is not None and window.kind == "range", question
     assert (window.start.hour, window.start.minute, window.end.hour, window.end.minute) == (hour, minute, end, 0)
     assert window.start < window.end
+
+
+def test_a_question_names_one_zone_or_none() -> None:
+    """Several different zones in one question: none is taken for the others' times."""
+    from veridiag.text.when import question_zone
+
+    named = question_zone("北京时间10点")
+    assert named is not None and str(named[0]) == "Asia/Shanghai" and named[1] == (0, 4)
+    assert question_zone("10:00 UTC+8 and 11:00 PST") is None
+    assert question_zone("15:00 CST errors") is None, "CST names US Central as often as China"
+    assert question_zone("the est. time is 10:00") is None, "an abbreviation is a whole upper-case word"
+    assert question_zone("no zone at all") is None
+
+
+#: Offsets in use (whole hours, and the half and quarter hours some zones keep).
+OFFSETS = ["+0", "+1", "+5:30", "+5:45", "+8", "+9:30", "+14", "-3:30", "-5", "-8", "-12"]
+
+
+@given(
+    written=st.sampled_from(OFFSETS),
+    hour=st.integers(0, 23),
+    minute=st.integers(0, 59),
+    form=st.sampled_from(["{t} (UTC{o})", "{t} GMT{o} errors", "(UTC{o}) {t}", "{t}-{e} UTC{o}", "UTC{o} {t} 报错"]),
+)
+def test_a_written_offset_reads_the_time_in_it(written: str, hour: int, minute: int, form: str) -> None:
+    """However the offset is written beside the time, the time is read in it (not in ``tz``)."""
+    hours, _, minutes = written[1:].partition(":")
+    offset = timedelta(hours=int(hours), minutes=int(minutes or 0)) * (-1 if written[0] == "-" else 1)
+    end_hour = (hour + 1) % 24
+    question = form.format(t=f"{hour}:{minute:02d}", e=f"{end_hour}:{minute:02d}", o=written)
+    window = interpret_time(question, anchor=SUMMER, tz="Asia/Shanghai")
+    assert window is not None, question
+    start = window.start.astimezone(timezone(offset))
+    if window.kind == "range":
+        assert (start.hour, start.minute) == (hour, minute), question
+        assert window.end - window.start == timedelta(hours=1), question
+    else:
+        assert window.kind == "around", question
+        point = (window.start + timedelta(minutes=30)).astimezone(timezone(offset))
+        assert (point.hour, point.minute) == (hour, minute), question

@@ -19,10 +19,12 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
+from functools import lru_cache
 from typing import Literal, TypedDict
 from zoneinfo import ZoneInfo
 
 from veridiag.text.cjk import has_cjk
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 TimeKind = Literal["range", "since", "until", "around", "day", "period", "relative"]
 
@@ -297,6 +299,38 @@ def _epochs(text: str, ctx: _Context) -> Iterator[_Atom]:
         yield _Atom(match.start(), match.end(), moment=datetime.fromtimestamp(seconds, tz=UTC), size=2)
 
 
+# Numeric days without a year, as logs and people write them: 7/5, 07-05 (month first, as
+# dateparser reads 7/5/2014 and as Chinese writes 7月5日; 13/5 can only be day first), and 20140705. Alone, such numbers
+# are as often ratios, ranges or ids ("3/4 replicas", "2-4 pods", order 20140705), so one is a
+# day only next to a clock ("7/5 10:00", "07-05 10:00:01") or after "on" / 日期. dateparser does
+# not read these without a year (measured: "7/5 10:00" gave today), so the clock took today's day.
+_NUMERIC_DAY = re.compile(
+    r"(?<![A-Za-z0-9_.:/-])(?:(?P<year>(?:19|20|21)[0-9]{2})(?P<month8>0[1-9]|1[0-2])(?P<day8>0[1-9]|[12][0-9]|3[01])"
+    r"|(?P<month>0?[1-9]|1[0-2])[/-](?P<day>0?[1-9]|[12][0-9]|3[01])"
+    r"|(?P<day_first>1[3-9]|2[0-9]|3[01])[/-](?P<month_second>0?[1-9]|1[0-2]))(?![A-Za-z0-9_/.-]|:[0-9])"
+)
+_CLOCK_NEXT = re.compile(
+    r"[\s,，]*(?:(?:at|@)\s*)?[0-9]{1,2}(?::[0-9]{2}|\s?[ap]\.?m\.?(?![A-Za-z])|\s*[点點时時])", re.IGNORECASE
+)
+_DAY_BEFORE = re.compile(r"(?:(?<![A-Za-z])on|日期|date)\s*[:：]?\s*$", re.IGNORECASE)
+
+
+def _numeric_days(text: str, ctx: _Context) -> Iterator[_Atom]:
+    for match in _NUMERIC_DAY.finditer(text):
+        if not (
+            _CLOCK_NEXT.match(text, match.end()) or _DAY_BEFORE.search(text, max(0, match.start() - 8), match.start())
+        ):
+            continue
+        if match.group("year"):
+            found = _valid_date(int(match.group("year")), int(match.group("month8")), int(match.group("day8")))
+        elif match.group("day_first"):
+            found = _recent_date(int(match.group("month_second")), int(match.group("day_first")), ctx)
+        else:
+            found = _recent_date(int(match.group("month")), int(match.group("day")), ctx)
+        if found is not None:
+            yield _Atom(match.start(), match.end(), day=found)
+
+
 # Chinese dates. dateparser reads 2014年3月14日 but turns 3月14日 into 2013-12-07 and knows no
 # Chinese numerals, so one rule serves both.
 _ZH_DATE = re.compile(
@@ -444,7 +478,8 @@ _MONTHS = "january|february|march|april|may|june|july|august|september|october|n
 _MONTHS += "|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec"
 _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _EN_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9_.:/])(?:"
+    # not the hours of an offset: "(UTC+8:00) 10:00" names one time, 10:00
+    r"(?<![A-Za-z0-9_.:/])(?<!UTC[+-])(?<!GMT[+-])(?:"
     rf"(?P<iso>[0-9]{{4}}(?:-[0-9]{{1,2}}-|/[0-9]{{1,2}}/|\.[0-9]{{1,2}}\.)[0-9]{{1,2}}"
     rf"(?:(?:T|\s+){_TIME}(?:{_MERIDIEM})?(?:{_ZONE})?)?)"
     r"|(?P<dmy>[0-9]{1,2}/[0-9]{1,2}/[0-9]{4})"
@@ -589,6 +624,7 @@ _Producer = Callable[[str, _Context], Iterator[_Atom]]
 _PRODUCERS: tuple[tuple[_Producer, bool], ...] = (  # (producer, only for text with Chinese)
     (_durations, False),
     (_epochs, False),
+    (_numeric_days, False),
     (_zh_dates, True),
     (_zh_day_words, True),
     (_zh_parts, True),  # before weekdays: 晚上周五 keeps its 上
@@ -837,6 +873,10 @@ def _range(text: str, first: _Atom, second: _Atom, ctx: _Context, loan: _Loan | 
 
 
 def _range_window(first: _Atom, second: _Atom, ctx: _Context, day: date | None) -> tuple[datetime, datetime] | None:
+    if first.clock is not None and second.clock is not None:  # "10:00-10:30 UTC+8": one zone for both ends
+        zone = first.clock.zone or second.clock.zone
+        first = replace(first, clock=replace(first.clock, zone=zone))
+        second = replace(second, clock=replace(second.clock, zone=second.clock.zone or zone))
     if second.clock is not None and second.part is None and not second.clock.meridiem and first.part:
         second = replace(second, part=first.part)  # 下午2点到4点: 4点 is in the afternoon too
     borrowed = first.dayless and second.day is not None
@@ -946,6 +986,74 @@ def _candidates(text: str, expressions: list[_Atom], ctx: _Context) -> Iterator[
         yield from (c for c in found if c is not None and c.start < c.end)
 
 
+class _ZoneName(WordModel):
+    zone: str
+    names: list[Word]
+    chinese_only: bool = False
+
+
+class _ZoneWords(WordModel):
+    """``zones.yaml``."""
+
+    zones: list[_ZoneName]
+
+
+#: "UTC+8", "GMT-05:00", "UTC +8" anywhere in a question (a clock's own "10:00 UTC+8" too).
+_OFFSET_NAME = re.compile(
+    r"(?<![A-Za-z])(?:UTC|GMT)\s*(?P<sign>[+-])\s*(?P<hours>[0-9]{1,2})(?::?(?P<minutes>[0-9]{2}))?(?![0-9])"
+)
+
+
+@lru_cache(maxsize=1)
+def _zone_names() -> tuple[tuple[re.Pattern[str], str, bool], ...]:
+    """(pattern, IANA key, Chinese text only) per zone of ``zones.yaml``; each key checked."""
+    found = []
+    for entry in bundled_words("veridiag.text", "zones.yaml", _ZoneWords).zones:
+        ZoneInfo(entry.zone)  # a misspelt key fails here, on first use, naming the key
+        upper = [re.escape(n) for n in entry.names if n.isascii() and n.upper() == n]
+        other = [re.escape(n) for n in entry.names if not (n.isascii() and n.upper() == n)]
+        parts = ([rf"(?-i:{'|'.join(upper)})"] if upper else []) + ([f"(?:{'|'.join(other)})"] if other else [])
+        # whole words; "UTC" not where an offset follows ("UTC+8" is read as that offset)
+        pattern = re.compile(rf"(?<![A-Za-z])(?:{'|'.join(parts)})(?![A-Za-z])(?!\s*[+-]\s*[0-9])", re.IGNORECASE)
+        found.append((pattern, entry.zone, entry.chinese_only))
+    return tuple(found)
+
+
+def question_zone(question: str) -> tuple[tzinfo, tuple[int, int]] | None:
+    """The one time zone ``question`` names ("北京时间", "PST", "(UTC+8)") and where it is first
+    named, or None when it names none or several different ones (then each time is read in its
+    own zone or the caller's)."""
+    named: dict[str, tuple[tzinfo, tuple[int, int]]] = {}
+    for match in _OFFSET_NAME.finditer(question):
+        hours, minutes = int(match.group("hours")), int(match.group("minutes") or 0)
+        if hours > 14 or minutes >= 60:
+            continue
+        offset = timedelta(hours=hours, minutes=minutes) * (-1 if match.group("sign") == "-" else 1)
+        named.setdefault(f"offset {offset}", (UTC if not offset else timezone(offset), match.span()))
+    chinese = has_cjk(question)
+    for pattern, key, chinese_only in _zone_names():
+        if (chinese or not chinese_only) and (found := pattern.search(question)):
+            named.setdefault(key, (ZoneInfo(key), found.span()))
+    return next(iter(named.values())) if len(named) == 1 else None
+
+
+#: What may stand between a time and the zone named beside it: "10:00 (UTC+8)", "北京时间 10点".
+_ZONE_GAP = re.compile(r"[\s,，(（)）]*")
+
+
+def _with_zone(spans: tuple[tuple[int, int], ...], text: str, mention: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """``spans`` with the zone's words when they stand right beside them (the phrase then says
+    which zone the times were read in)."""
+    start, end = mention
+    if start and text[start - 1] in "(（" and text[end : end + 1] in (")", "）"):
+        mention = (start - 1, end + 1)  # "(UTC+8)" whole
+    if _ZONE_GAP.fullmatch(text, spans[-1][1], mention[0]):
+        return (*spans[:-1], (spans[-1][0], mention[1]))
+    if _ZONE_GAP.fullmatch(text, mention[1], spans[0][0]):
+        return ((mention[0], spans[0][1]), *spans[1:])
+    return spans
+
+
 def _zone(tz: tzinfo | str) -> tzinfo:
     if isinstance(tz, tzinfo):
         return tz
@@ -977,6 +1085,9 @@ def interpret_time(question: str, *, anchor: datetime, tz: tzinfo | str = "UTC")
     text = question[:_MAX_CHARS].translate(_WIDTH)
     if not _MAYBE_TIME.search(text):
         return None
+    named = question_zone(text)
+    if named is not None:  # "北京时间10点": the question's own zone wins over the caller's
+        zone = named[0]
     try:
         ctx = _Context(anchor.astimezone(UTC), anchor.astimezone(zone).replace(tzinfo=None), zone)
         expressions = _expressions(text, _atoms(text, ctx))
@@ -985,5 +1096,7 @@ def interpret_time(question: str, *, anchor: datetime, tz: tzinfo | str = "UTC")
         return None
     if best is None:
         return None
+    if named is not None:
+        best = replace(best, spans=_with_zone(best.spans, text, named[1]))
     phrase = question[best.spans[0][0] : best.spans[-1][1]]
     return TimeWindow(best.start.astimezone(UTC), best.end.astimezone(UTC), phrase, best.kind, best.spans)
