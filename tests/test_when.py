@@ -151,6 +151,16 @@ CASES = [
     ("15:00 CST 报错", "around", "2014-03-20 06:30", "2014-03-20 09:00", "15:00 CST"),
     # in English CST is as often US Central: not read
     ("15:00 CST errors", "around", "2014-03-20 14:30", "2014-03-20 17:00", "15:00"),
+    # calendar weeks and months (were no time: the default window); 上周五 stays a Friday
+    ("本周 支付失败", "period", "2014-03-17 00:00", "2014-03-21 03:25", "本周"),
+    ("this week", "period", "2014-03-17 00:00", "2014-03-21 03:25", "this week"),
+    ("上周的错误", "period", "2014-03-10 00:00", "2014-03-17 00:00", "上周"),
+    ("上个星期", "period", "2014-03-10 00:00", "2014-03-17 00:00", "上个星期"),
+    ("上周以来", "since", "2014-03-10 00:00", "2014-03-21 03:25", "上周以来"),
+    ("本月", "period", "2014-03-01 00:00", "2014-03-21 03:25", "本月"),
+    ("this month", "period", "2014-03-01 00:00", "2014-03-21 03:25", "this month"),
+    ("上个月", "period", "2014-02-01 00:00", "2014-03-01 00:00", "上个月"),
+    ("这两天", "relative", "2014-03-19 03:25", "2014-03-21 03:25", "这两天"),
     # a number after a clock that is no hour: the clock alone
     ("9:30 to 10 minutes later", "around", "2014-03-20 09:00", "2014-03-20 11:30", "9:30"),
     ("3月14日3点至5点", "range", "2014-03-14 03:00", "2014-03-14 05:00", "3月14日3点至5点"),
@@ -229,6 +239,8 @@ def test_summer_anchor(question: str, kind: str, start: str, end: str, phrase: s
 
 NOT_TIMES = [
     "订单123支付失败",
+    "本周期内的重试",
+    "月度报表出错",
     "3/4 replicas failed",
     "2-4 pods restarted",
     "order 20140314 failed",

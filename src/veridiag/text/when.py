@@ -147,18 +147,19 @@ class _Atom:
     clock: _Clock | None = None
     moment: datetime | None = None  # a complete point in time, aware
     duration: timedelta | None = None  # "last 2h": back from the anchor
+    stretch: tuple[datetime, datetime] | None = None  # 上周, "this month": whole days, aware, [start, end)
     weak: bool = False  # a Chinese-numeral hour alone: "一点" is mostly "a little", not 1 o'clock
     size: int = 1  # how many things it pins down (day + clock = 2): the more specific wins
 
     @property
     def dayless(self) -> bool:
         """A clock or part of the day that needs a day from somewhere."""
-        return self.day is None and self.moment is None and self.duration is None
+        return self.day is None and self.moment is None and self.duration is None and self.stretch is None
 
     @property
     def complete(self) -> bool:
         """Nothing can be added to it."""
-        return self.moment is not None or self.duration is not None
+        return self.moment is not None or self.duration is not None or self.stretch is not None
 
 
 @dataclass(frozen=True)
@@ -352,6 +353,53 @@ def _zh_dates(text: str, ctx: _Context) -> Iterator[_Atom]:
             found = _recent_date(month, day, ctx) if 1 <= month <= 12 else None
         if found is not None:
             yield _Atom(match.start(), match.end(), day=found)
+
+
+# Calendar weeks and months, which neither dateparser nor the durations read: 本周 / "this week"
+# (Monday to now), 上周 (Monday to Monday), 本月 / "this month", 上个月; and 这两天 (the last two
+# days, as 近两天). After the weekdays, so 上周五 stays a Friday. "last week" stays the last 7 days.
+_ZH_WEEK = re.compile(
+    r"(?P<which>上上|上|本|这|這)\s*(?:[个個]\s*)?(?:周|週|星期|礼拜|禮拜)(?![一二三四五六日天1-7末期边邊年])"
+)
+_ZH_MONTH = re.compile(r"(?P<which>上上|上|本|这|這)\s*(?:[个個]\s*)?月(?![0-9一二三四五六七八九十份]|[初底中末])")
+_ZH_RECENT_DAYS = re.compile(r"(?:这|這|近|最近)(?P<count>两|兩|2)天")
+_EN_THIS = re.compile(r"(?<![A-Za-z])this\s+(?P<unit>week|month)(?![A-Za-z])", re.IGNORECASE)
+_PERIOD_BACK = {"上上": 2, "上": 1, "本": 0, "这": 0, "這": 0, "this": 0}
+
+
+def _week_start(day: date, back: int) -> date:
+    return day - timedelta(days=day.weekday() + 7 * back)
+
+
+def _month_start(day: date, back: int) -> date:
+    months = day.year * 12 + day.month - 1 - back
+    return date(months // 12, months % 12 + 1, 1)
+
+
+def _calendar_stretch(unit: str, back: int, ctx: _Context) -> tuple[datetime, datetime]:
+    """A whole week or month ``back`` periods before the anchor's, ending at the anchor when current."""
+    if unit == "week":
+        first, after = _week_start(ctx.today, back), _week_start(ctx.today, back - 1)
+    else:
+        first, after = _month_start(ctx.today, back), _month_start(ctx.today, back - 1)
+    start = _aware(_midnight(first), ctx.tz)
+    end = ctx.anchor if back == 0 else _aware(_midnight(after), ctx.tz)
+    return start, end
+
+
+def _calendar(text: str, ctx: _Context) -> Iterator[_Atom]:
+    chinese = has_cjk(text)
+    found = [(m, m.group("unit").lower(), 0) for m in _EN_THIS.finditer(text)]
+    if chinese:
+        found += [(m, "week", _PERIOD_BACK[m.group("which")]) for m in _ZH_WEEK.finditer(text)]
+        found += [(m, "month", _PERIOD_BACK[m.group("which")]) for m in _ZH_MONTH.finditer(text)]
+    for match, unit, back in found:
+        start, end = _calendar_stretch(unit, back, ctx)
+        if start < end:
+            yield _Atom(match.start(), match.end(), stretch=(start, end))
+    if chinese:
+        for match in _ZH_RECENT_DAYS.finditer(text):
+            yield _Atom(match.start(), match.end(), duration=timedelta(days=2))
 
 
 # Chinese weekdays. dateparser reads 周五 / 星期五 but not 上周五, 本周一 or 这周三.
@@ -629,6 +677,7 @@ _PRODUCERS: tuple[tuple[_Producer, bool], ...] = (  # (producer, only for text w
     (_zh_day_words, True),
     (_zh_parts, True),  # before weekdays: 晚上周五 keeps its 上
     (_zh_weekdays, True),
+    (_calendar, False),
     (_zh_clocks, True),
     (_en_parts, False),
     (_en_dates, False),
@@ -710,6 +759,8 @@ class _Extent:
 
 
 def _extent(atom: _Atom, ctx: _Context, default_day: date | None = None) -> _Extent | None:
+    if atom.stretch is not None:
+        return _Extent(atom.stretch[0], atom.stretch[1], "period")
     if atom.duration is not None:
         return _Extent(ctx.anchor - atom.duration, ctx.anchor, "relative")
     if atom.moment is not None:
@@ -1066,7 +1117,7 @@ def _zone(tz: tzinfo | str) -> tzinfo:
 _MAYBE_TIME = re.compile(
     r"[0-9点點时時月日号號天周週期拜晚早午夜晨钟鐘]"
     r"|(?<![A-Za-z])(?:yesterday|today|tomorrow|tonight|morning|afternoon|evening|night|noon|hour|minute|day|week"
-    rf"|{_WEEKDAYS})",
+    rf"|month|{_WEEKDAYS})",
     re.IGNORECASE,
 )
 
