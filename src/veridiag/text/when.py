@@ -217,7 +217,9 @@ _EN_LAST = re.compile(
 _EN_AGO = re.compile(
     rf"(?<![A-Za-z0-9_.])(?:{_EN_COUNT}\s*)?(?P<half>half\s+(?:an?\s+)?)?{_EN_UNIT}\s+ago(?![A-Za-z])", re.IGNORECASE
 )
-_ZH_UNIT = r"(?P<unit>秒钟?|秒鐘|分钟|分鐘|小时|小時|[个個]?钟头|[个個]?鐘頭|天|周|週|星期|礼拜|禮拜)"
+_ZH_UNIT = (
+    r"(?P<unit>秒钟?|秒鐘|分钟|分鐘|小时|小時|[个個]?钟头|[个個]?鐘頭|天|日(?![志誌期常均])|周|週|星期|礼拜|禮拜)"
+)
 _ZH_COUNT = r"(?<![0-9.])(?P<count>[0-9]+(?:\.[0-9]+)?|[零〇一二两兩三四五六七八九十百]+)?\s*[个個]?\s*(?P<half>半)?\s*"
 _ZH_LAST = re.compile(r"(?:最近|过去|過去|近)的?\s*" + _ZH_COUNT + _ZH_UNIT)
 _ZH_WITHIN = re.compile(_ZH_COUNT + _ZH_UNIT + r"\s*(?:以内|之内|以內|之內|内|內)")
@@ -232,7 +234,7 @@ def _unit(word: str) -> timedelta:
         return timedelta(minutes=1)
     if word.startswith(("h", "小", "钟", "鐘", "个", "個")):
         return timedelta(hours=1)
-    if word.startswith(("d", "天")):
+    if word.startswith(("d", "天", "日")):
         return timedelta(days=1)
     return timedelta(weeks=1)
 
@@ -307,7 +309,7 @@ def _epochs(text: str, ctx: _Context) -> Iterator[_Atom]:
 # not read these without a year (measured: "7/5 10:00" gave today), so the clock took today's day.
 _NUMERIC_DAY = re.compile(
     r"(?<![A-Za-z0-9_.:/-])(?:(?P<year>(?:19|20|21)[0-9]{2})(?P<month8>0[1-9]|1[0-2])(?P<day8>0[1-9]|[12][0-9]|3[01])"
-    r"|(?P<month>0?[1-9]|1[0-2])[/-](?P<day>0?[1-9]|[12][0-9]|3[01])"
+    r"|(?P<month>0?[1-9]|1[0-2])(?P<sep>[/.-])(?P<day>0?[1-9]|[12][0-9]|3[01])"
     r"|(?P<day_first>1[3-9]|2[0-9]|3[01])[/-](?P<month_second>0?[1-9]|1[0-2]))(?![A-Za-z0-9_/.-]|:[0-9])"
 )
 _CLOCK_NEXT = re.compile(
@@ -318,9 +320,14 @@ _DAY_BEFORE = re.compile(r"(?:(?<![A-Za-z])on|日期|date)\s*[:：]?\s*$", re.IG
 
 def _numeric_days(text: str, ctx: _Context) -> Iterator[_Atom]:
     for match in _NUMERIC_DAY.finditer(text):
-        if not (
-            _CLOCK_NEXT.match(text, match.end()) or _DAY_BEFORE.search(text, max(0, match.start() - 8), match.start())
-        ):
+        end = match.end()
+        clock_next = _CLOCK_NEXT.match(text, end)
+        if match.group("sep") == ".":  # 7.3 only before a clock or 号 (7.3号, "[10.30 16:49:06]"): else a decimal
+            suffix = _DAY_SUFFIX.match(text, end)
+            if not (clock_next or suffix):
+                continue
+            end = suffix.end() if suffix else end
+        elif not (clock_next or _DAY_BEFORE.search(text, max(0, match.start() - 8), match.start())):
             continue
         if match.group("year"):
             found = _valid_date(int(match.group("year")), int(match.group("month8")), int(match.group("day8")))
@@ -329,7 +336,43 @@ def _numeric_days(text: str, ctx: _Context) -> Iterator[_Atom]:
         else:
             found = _recent_date(int(match.group("month")), int(match.group("day")), ctx)
         if found is not None:
-            yield _Atom(match.start(), match.end(), day=found)
+            yield _Atom(match.start(), end, day=found)
+
+
+# A day of the month alone: 3号 / 3日 (3号下午, 12号的订单) and "the 3rd": this month's, or the last
+# month's when it is still ahead. 3号机, 1号线, 订单3号 or 近3日 are no day: the number must stand
+# where a day does (before a part of the day, a clock, 的, a range word or the end of a clause).
+_DAY_SUFFIX = re.compile(r"\s*[号號日]")
+_ZH_MONTH_DAY = re.compile(
+    r"(?<![0-9A-Za-z.月第#＃/近去前后後内內-])(?<!订单)(?<!訂單)(?<!单号)(?<!單號)(?<!编号)(?<!編號)(?<!工单)(?<!工單)"
+    r"(?P<day>[0-9]{1,2}|[一二三]?十[一二三四五六七八九]?|[一二三四五六七八九])\s*[号號日]"
+    r"(?=\s*(?:$|[,，。;；?？!！、]|的|早|上午|中午|下午|晚|夜|凌晨|傍晚|深夜|半夜|[0-9一二三四五六七八九十两兩]+\s*[点點:：]"
+    r"|到|至|之间|之間|以来|以來|以后|以後|之后|之後|前后|前後|左右|发生|發生|出现|出現|开始|開始))"
+)
+_EN_MONTH_DAY = re.compile(
+    r"(?<![A-Za-z])(?:on\s+)?the\s+(?P<day>[0-9]{1,2})(?:st|nd|rd|th)(?![A-Za-z0-9])", re.IGNORECASE
+)
+
+
+def _month_day(day: int, ctx: _Context) -> date | None:
+    """This month's ``day``, or the last month's it was not ahead in."""
+    year, month = ctx.today.year, ctx.today.month
+    for _ in range(3):
+        found = _valid_date(year, month, day)
+        if found is not None and found <= ctx.today:
+            return found
+        year, month = (year - 1, 12) if month == 1 else (year, month - 1)
+    return None
+
+
+def _month_days(text: str, ctx: _Context) -> Iterator[_Atom]:
+    patterns = [_EN_MONTH_DAY, _ZH_MONTH_DAY] if has_cjk(text) else [_EN_MONTH_DAY]
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            day = _number(match.group("day"))
+            found = _month_day(day, ctx) if day is not None and 1 <= day <= 31 else None
+            if found is not None:
+                yield _Atom(match.start(), match.end(), day=found)
 
 
 # Chinese dates. dateparser reads 2014年3月14日 but turns 3月14日 into 2013-12-07 and knows no
@@ -364,7 +407,13 @@ _ZH_WEEK = re.compile(
 _ZH_MONTH = re.compile(r"(?P<which>上上|上|本|这|這)\s*(?:[个個]\s*)?月(?![0-9一二三四五六七八九十份]|[初底中末])")
 _ZH_RECENT_DAYS = re.compile(r"(?:这|這|近|最近)(?P<count>两|兩|2)天")
 _EN_THIS = re.compile(r"(?<![A-Za-z])this\s+(?P<unit>week|month)(?![A-Za-z])", re.IGNORECASE)
+# Weekends: 周末 and "the weekend" alone are the last one begun, 上周末 / "last weekend" last week's.
+_ZH_WEEKEND = re.compile(r"(?P<which>上上|上|本|这|這)?\s*(?:[个個]\s*)?(?:周末|週末)")
+_EN_WEEKEND = re.compile(
+    r"(?<![A-Za-z])(?:(?P<which>this|last|past)\s+|the\s+|over\s+the\s+)?weekend(?![A-Za-z])", re.IGNORECASE
+)
 _PERIOD_BACK = {"上上": 2, "上": 1, "本": 0, "这": 0, "這": 0, "this": 0}
+_WEEKEND_BACK = {"上上": 2, "上": 1, "本": 0, "这": 0, "這": 0, "this": 0, "last": 1, "past": 1}
 
 
 def _week_start(day: date, back: int) -> date:
@@ -378,21 +427,29 @@ def _month_start(day: date, back: int) -> date:
 
 def _calendar_stretch(unit: str, back: int, ctx: _Context) -> tuple[datetime, datetime]:
     """A whole week or month ``back`` periods before the anchor's, ending at the anchor when current."""
-    if unit == "week":
+    if unit == "weekend":
+        first = _week_start(ctx.today, back) + timedelta(days=5)
+        after = first + timedelta(days=2)
+    elif unit == "week":
         first, after = _week_start(ctx.today, back), _week_start(ctx.today, back - 1)
     else:
         first, after = _month_start(ctx.today, back), _month_start(ctx.today, back - 1)
     start = _aware(_midnight(first), ctx.tz)
-    end = ctx.anchor if back == 0 else _aware(_midnight(after), ctx.tz)
+    end = min(ctx.anchor, _aware(_midnight(after), ctx.tz))
     return start, end
 
 
 def _calendar(text: str, ctx: _Context) -> Iterator[_Atom]:
     chinese = has_cjk(text)
+    begun = 0 if ctx.today.weekday() >= 5 else 1  # the last weekend begun: this week's from Saturday
     found = [(m, m.group("unit").lower(), 0) for m in _EN_THIS.finditer(text)]
+    found += [
+        (m, "weekend", _WEEKEND_BACK.get((m.group("which") or "").lower(), begun)) for m in _EN_WEEKEND.finditer(text)
+    ]
     if chinese:
         found += [(m, "week", _PERIOD_BACK[m.group("which")]) for m in _ZH_WEEK.finditer(text)]
         found += [(m, "month", _PERIOD_BACK[m.group("which")]) for m in _ZH_MONTH.finditer(text)]
+        found += [(m, "weekend", _WEEKEND_BACK.get(m.group("which") or "", begun)) for m in _ZH_WEEKEND.finditer(text)]
     for match, unit, back in found:
         start, end = _calendar_stretch(unit, back, ctx)
         if start < end:
@@ -674,6 +731,7 @@ _PRODUCERS: tuple[tuple[_Producer, bool], ...] = (  # (producer, only for text w
     (_epochs, False),
     (_numeric_days, False),
     (_zh_dates, True),
+    (_month_days, False),  # after the full dates: 7月3号 is theirs
     (_zh_day_words, True),
     (_zh_parts, True),  # before weekdays: 晚上周五 keeps its 上
     (_zh_weekdays, True),
