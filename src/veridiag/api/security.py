@@ -7,8 +7,11 @@ The workbench cookie is a session, not the token: ``payload.mac`` where the payl
 random session id, a fingerprint of the token that signed in and the time, and the MAC is
 HMAC-SHA256 under the app's session key (the standard library's ``hmac``: itsdangerous is not
 among the installed dependencies). A session dies when it is older than ``SESSION_SECONDS``,
-when its token is no longer configured, or when it logs out. Form posts carry a per-session
-CSRF token derived from the session id, and must not come from another site's page.
+when its token is no longer configured, or when it logs out. Logging out records the session id
+in the store (``store/revocations.py``), which every server sharing the key reads for each
+cookie: a copied cookie is refused everywhere, after restarts too, and refused as well when the
+store cannot say (fail closed). Form posts carry a per-session CSRF token derived from the
+session id, and must not come from another site's page.
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import logging
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Literal, TypedDict
+from datetime import UTC, datetime
+from typing import Literal, Protocol, TypedDict
 from urllib.parse import urlsplit
 
 from fastapi import HTTPException, Request, status
+from prometheus_client import Counter
 from pydantic import BaseModel
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
@@ -38,6 +44,8 @@ def is_loopback(host: str) -> bool:
     except ValueError:
         return False
 
+
+log = logging.getLogger("veridiag.api")
 
 COOKIE = "veridiag_session"
 #: How long a workbench session lasts (also the cookie's Max-Age).
@@ -74,15 +82,34 @@ class Identity:
     session: Session | None = None
 
 
-class Sessions:
-    """Issues, reads and revokes signed session cookies for one app."""
+class RevocationList(Protocol):
+    """Where signed-out session ids are kept: the store every server shares
+    (``store/revocations.py`` ``RevokedSessions``), so a sign-out holds on all of them."""
 
-    def __init__(self, secret: bytes, tokens: list[str], max_age: int = SESSION_SECONDS) -> None:
+    def add(self, session_id: str, expires_at: datetime) -> None: ...
+    def is_revoked(self, session_id: str) -> bool: ...
+
+
+class Sessions:
+    """Issues, reads and revokes signed session cookies for one app; ``revoked`` is shared with
+    every other server on the store, ``unverified`` counts cookies refused because it could not
+    be read."""
+
+    def __init__(
+        self,
+        secret: bytes,
+        tokens: list[str],
+        *,
+        revoked: RevocationList,
+        max_age: int = SESSION_SECONDS,
+        unverified: Counter | None = None,
+    ) -> None:
         self._secret = secret
         self.tokens = tokens
         self.max_age = max_age
         self._fingerprints = {self.fingerprint(t) for t in tokens}
-        self._revoked: dict[str, float] = {}  # session id → when it would have expired
+        self._revoked = revoked
+        self._unverified = unverified
 
     def _mac(self, purpose: str, data: bytes) -> bytes:
         return hmac.new(self._secret, purpose.encode() + b"\0" + data, hashlib.sha256).digest()
@@ -114,17 +141,29 @@ class Sessions:
         except (ValueError, TypeError):
             return None
         age = time.time() - session.issued
-        if not -60 <= age <= self.max_age or session.sid in self._revoked:
+        if not -60 <= age <= self.max_age:
             return None
         if self.tokens and session.token not in self._fingerprints:
             return None  # its token was removed, or it was issued while the service was open
-        return session
+        return None if self._signed_out(session.sid) else session
+
+    def _signed_out(self, sid: str) -> bool:
+        """Asked last, after the checks that need no store. Fail closed: a revocation list that
+        cannot be read refuses the cookie (the browser signs in again), never lets it pass."""
+        try:
+            return self._revoked.is_revoked(sid)
+        except Exception as exc:  # any failure to confirm is a refusal, whatever raised it
+            reason = f"{type(exc).__name__}: {next(iter(str(exc).splitlines()), '')}"[:300]
+            log.warning("session cookie refused: the revocation list could not be read (%s)", reason)
+            if self._unverified is not None:
+                self._unverified.inc()
+            return True
 
     def revoke(self, session: Session) -> None:
-        """Logout: the cookie stops working here even if a copy of it survives in a browser."""
-        now = time.time()
-        self._revoked = {sid: until for sid, until in self._revoked.items() if until > now}
-        self._revoked[session.sid] = session.issued + self.max_age
+        """Logout: the cookie stops working on every server on the store, even if a copy of it
+        survives in a browser. Raises when the store cannot record it: the caller must not
+        report a sign-out that did not happen."""
+        self._revoked.add(session.sid, datetime.fromtimestamp(session.issued + self.max_age, UTC))
 
     def csrf(self, session: Session) -> str:
         """The session's form token: pages embed it, form posts must return it."""
