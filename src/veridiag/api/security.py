@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Literal, Protocol, TypedDict
 from urllib.parse import urlsplit
 
+import anyio.to_thread
 from fastapi import HTTPException, Request, status
 from prometheus_client import Counter
 from pydantic import BaseModel
@@ -195,30 +196,64 @@ def _b64(data: bytes) -> str:
 
 def identify(connection: HTTPConnection) -> Identity:
     """Bearer header first (browsers cannot send one), then the session cookie; worked out once
-    per request (the rate limit asks before the route does)."""
+    per request (the rate limit asks before the route does). For code already off the event
+    loop (plain ``def`` routes); async code awaits ``identified``."""
     state = connection.scope.setdefault("state", {})
     if isinstance(found := state.get("identity"), Identity):
         return found
-    sessions: Sessions = connection.app.state.sessions
-    client = connection.client.host if connection.client else "unknown"
-    scheme, _, presented = connection.headers.get("authorization", "").partition(" ")
-    identity = Identity("none", f"addr:{client}")
-    if not sessions.tokens:
-        identity = Identity("open", f"addr:{client}", sessions.read(connection.cookies.get(COOKIE)))
-    elif scheme.lower() == "bearer":
-        if (fingerprint := sessions.token_fingerprint(presented)) is not None:
-            identity = Identity("bearer", f"token:{fingerprint}")
-    elif (session := sessions.read(connection.cookies.get(COOKIE))) is not None:
-        identity = Identity("session", f"token:{session.token}", session)
+    identity = _without_store(connection) or _from_cookie(connection)
     state["identity"] = identity
     return identity
+
+
+async def identified(connection: HTTPConnection) -> Identity:
+    """``identify`` for the event loop. A cookie is checked against the store's revocation list
+    (a query: ~0.04 ms on SQLite, ~0.25 ms to a local PostgreSQL, unbounded when the server does
+    not answer), so that check runs in a worker thread: no request waits on another's look-up.
+    Bearer tokens and requests without a cookie are answered inline, as before."""
+    state = connection.scope.setdefault("state", {})
+    if isinstance(found := state.get("identity"), Identity):
+        return found
+    identity = _without_store(connection)
+    if identity is None:
+        identity = await anyio.to_thread.run_sync(_from_cookie, connection)
+    state["identity"] = identity
+    return identity
+
+
+def _address(connection: HTTPConnection) -> str:
+    return f"addr:{connection.client.host if connection.client else 'unknown'}"
+
+
+def _without_store(connection: HTTPConnection) -> Identity | None:
+    """The identity when no cookie needs reading (a bearer header where tokens are configured,
+    or no cookie at all); None when it does."""
+    sessions: Sessions = connection.app.state.sessions
+    scheme, _, presented = connection.headers.get("authorization", "").partition(" ")
+    if sessions.tokens and scheme.lower() == "bearer":
+        if (fingerprint := sessions.token_fingerprint(presented)) is None:
+            return Identity("none", _address(connection))
+        return Identity("bearer", f"token:{fingerprint}")
+    if not connection.cookies.get(COOKIE):
+        return Identity("none" if sessions.tokens else "open", _address(connection))
+    return None
+
+
+def _from_cookie(connection: HTTPConnection) -> Identity:
+    sessions: Sessions = connection.app.state.sessions
+    session = sessions.read(connection.cookies.get(COOKIE))
+    if not sessions.tokens:
+        return Identity("open", _address(connection), session)
+    if session is None:
+        return Identity("none", _address(connection))
+    return Identity("session", f"token:{session.token}", session)
 
 
 async def require_token(request: Request) -> None:
     """The auth dependency. ``async`` on purpose: FastAPI sends a plain ``def`` dependency through
     a worker thread, a hop per request (and, under load, a wait for the GIL beside the
     diagnoses) for microseconds of work."""
-    if identify(request).via == "none":
+    if (await identified(request)).via == "none":
         request.app.state.metrics.rejected.labels("auth").inc()
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
