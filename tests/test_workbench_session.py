@@ -255,7 +255,8 @@ def test_an_unreadable_revocation_list_refuses_the_cookie(
     assembly: Assembly, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Fail closed: when the store cannot say whether a cookie was signed out, it is refused
-    (401, or the login page), logged and counted; a bearer token needs no such look-up."""
+    (401, or the login page), logged and counted; a bearer token needs no such look-up. A
+    sign-out is never reported done unless it was recorded."""
     app = _app(assembly)
     client, set_cookie = _signed_in(app)
     value = SimpleCookie(set_cookie)[COOKIE].value
@@ -285,5 +286,12 @@ def test_an_unreadable_revocation_list_refuses_the_cookie(
     assert out.status_code == 503 and "set-cookie" not in out.headers
     assert "sign-out could not be recorded" in out.json()["error"]["message"]
     monkeypatch.undo()
+    assert _status(app, value) == 200
+
+    # Signing out while the store cannot be read but can be written: the signed cookie is
+    # revoked all the same, so it stays refused once the store reads again.
+    monkeypatch.setattr(RevokedSessions, "is_revoked", unreachable)
+    assert client.post("/logout", data={"csrf_token": "forged"}, follow_redirects=False).status_code == 403
     assert client.post("/logout", data={"csrf_token": csrf}, follow_redirects=False).status_code == 303
+    monkeypatch.undo()
     assert _status(app, value) == 401

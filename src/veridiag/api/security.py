@@ -131,6 +131,12 @@ class Sessions:
 
     def read(self, value: str | None) -> Session | None:
         """The session in a cookie value, or None if it is forged, expired, revoked or stale."""
+        session = self.signed(value)
+        return None if session is None or self._signed_out(session.sid) else session
+
+    def signed(self, value: str | None) -> Session | None:
+        """The session a cookie value was signed for, unexpired and of a configured token,
+        whether or not it was signed out since — what a sign-out revokes (again, if need be)."""
         if not value or len(value) > 512 or not set(value) <= _COOKIE_CHARS or value.count(".") != 1:
             return None
         payload, mac = value.split(".")
@@ -146,7 +152,7 @@ class Sessions:
             return None
         if self.tokens and session.token not in self._fingerprints:
             return None  # its token was removed, or it was issued while the service was open
-        return None if self._signed_out(session.sid) else session
+        return session
 
     def _signed_out(self, sid: str) -> bool:
         """Asked last, after the checks that need no store. Fail closed: a revocation list that
@@ -276,15 +282,17 @@ def require_same_origin(request: Request) -> None:
         raise HTTPException(status.HTTP_403_FORBIDDEN, detail="cross-site form post refused")
 
 
-def require_csrf(request: Request, token: str) -> None:
-    """The synchronizer-token check for form posts from a browser session; a bearer-header
-    request is not a browser's ambient credential and needs none."""
+def require_csrf(request: Request, token: str, session: Session | None = None) -> None:
+    """The synchronizer-token check for form posts from a browser session (the request's own,
+    unless ``session`` names the one the post acts on); a bearer-header request is not a
+    browser's ambient credential and needs none."""
     require_same_origin(request)
     identity = identify(request)
     if identity.via == "bearer":
         return
     sessions: Sessions = request.app.state.sessions
-    if identity.session is None or not hmac.compare_digest(token.encode(), sessions.csrf(identity.session).encode()):
+    session = session or identity.session
+    if session is None or not hmac.compare_digest(token.encode(), sessions.csrf(session).encode()):
         request.app.state.metrics.rejected.labels("csrf").inc()
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, detail="missing or invalid CSRF token: reload the page and submit again"

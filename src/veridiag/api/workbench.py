@@ -19,7 +19,7 @@ from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.incident import incident_timeline
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
-from veridiag.api.security import Session, Sessions, identify, require_csrf, require_same_origin, require_token
+from veridiag.api.security import COOKIE, Session, Sessions, identify, require_csrf, require_same_origin, require_token
 from veridiag.config import Settings
 from veridiag.contracts.alerts import AlertJob, ReceivedAlert
 from veridiag.contracts.audit import AuditChain, EngineUse
@@ -88,11 +88,13 @@ def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
 
 @signin.post("/logout")
 def logout(request: Request, csrf: CsrfField = "") -> Response:
-    """Ends the session here (revoked, so a copied cookie stops working too) and in the browser."""
+    """Ends the session in the store (revoked, so a copied cookie stops working on every server)
+    and in the browser. A signed cookie the store could not vouch for (unreadable, or already
+    revoked) is revoked all the same: a sign-out during an outage must not leave it valid after."""
     sessions: Sessions = request.app.state.sessions
-    session = identify(request).session
+    session = identify(request).session or sessions.signed(request.cookies.get(COOKIE))
     if session is not None:  # nothing to protect without one: just clear the cookie
-        require_csrf(request, csrf)
+        require_csrf(request, csrf, session)
         _revoke(request, session)
     response = RedirectResponse("/login" if sessions.tokens else "/", status_code=303)
     sessions.clear_cookie(response, request)
