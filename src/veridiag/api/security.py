@@ -214,7 +214,7 @@ def identify(connection: HTTPConnection) -> Identity:
 
 async def identified(connection: HTTPConnection) -> Identity:
     """``identify`` for the event loop. A cookie is checked against the store's revocation list
-    (a query: ~0.04 ms on SQLite, ~0.25 ms to a local PostgreSQL, unbounded when the server does
+    (a query: ~0.04 ms on SQLite, ~0.25–0.5 ms to a local PostgreSQL, unbounded when the server does
     not answer), so that check runs in a worker thread: no request waits on another's look-up.
     Bearer tokens and requests without a cookie are answered inline, as before."""
     state = connection.scope.setdefault("state", {})
