@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.builders import METRIC_OUTPUT, invocation
+from tests.pg import own_schema
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -53,6 +55,16 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
     return require_server("VERIDIAG_TEST_POSTGRES_URL", "PostgreSQL")
+
+
+@pytest.fixture
+def empty_url(store_url: str) -> Iterator[str]:
+    """A database with no tables: a fresh SQLite file, or a PostgreSQL schema of its own."""
+    if store_url.startswith("sqlite"):
+        yield store_url
+        return
+    with own_schema(store_url) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")

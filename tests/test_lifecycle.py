@@ -8,7 +8,6 @@ import ast
 import os
 import socket
 import subprocess
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from alembic import command
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from tests.pg import own_schema
 from tests.together import run_together
 from veridiag.agents.engines import offline_roles
 from veridiag.pipeline import DiagnosisPipeline
@@ -192,16 +190,6 @@ def test_a_read_only_store_still_shows_the_truth(tmp_path: Path, monkeypatch: py
     with pytest.raises(Exception, match="readonly"):
         read_only.create_session("a write")
     assert not (tmp_path / "file:").exists(), "a file: URI is not a directory to create"
-
-
-@pytest.fixture
-def empty_url(store_url: str) -> Iterator[str]:
-    """A database with no tables: a fresh SQLite file, or a PostgreSQL schema of its own."""
-    if store_url.startswith("sqlite"):
-        yield store_url
-        return
-    with own_schema(store_url) as url:
-        yield url
 
 
 def test_migration_0002_keeps_invocations_and_clears_unanswered_verdicts(empty_url: str) -> None:

@@ -16,6 +16,7 @@ seconds however idle the machine — long enough to be watched from the other se
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -36,6 +37,7 @@ from tests.conftest import require_server
 from tests.pg import own_schema
 from tests.ports import free_port
 from tests.sse import Event, read_events
+from veridiag.api.security import COOKIE
 
 pytestmark = pytest.mark.slow
 
@@ -216,6 +218,36 @@ def test_two_servers_and_a_worker_share_one_postgresql(database: str, tmp_path: 
             assert server.process.poll() is None, server.log.read_text(errors="replace")
             assert "Traceback" not in server.log.read_text(errors="replace")
         assert worker.poll() is None and "Traceback" not in (tmp_path / "worker.log").read_text(errors="replace")
+
+
+def test_a_sign_out_on_one_server_holds_on_the_other(database: str, tmp_path: Path) -> None:
+    """Browser sign-in is a cookie both servers accept (one session secret); signing out on A
+    refuses a copy of it on B at once — the revocation is a row in the shared PostgreSQL, not
+    A's memory — and on a server started after it."""
+    env = environment(tmp_path / "home", database, VERIDIAG_API_TOKENS="alpha", VERIDIAG_API_SESSION_SECRET="s" * 40)
+    with ExitStack() as stack:
+        a, b = serve(stack, env, tmp_path / "a.log"), serve(stack, env, tmp_path / "b.log")
+        wait_healthy(a, b)
+        login = httpx2.post(f"{a.url}/login", data={"token": "alpha"}, timeout=30)
+        assert login.status_code == 303 and login.headers["location"] == "/", login.text
+        cookie = {COOKIE: login.cookies[COOKIE]}  # what a copy of the browser's cookie sends
+
+        def status(server: Server) -> int:
+            return server.get("/api/v1/sessions", cookies=cookie).status_code
+
+        assert status(a) == status(b) == 200
+        page = a.get("/", cookies=cookie)
+        [csrf] = set(re.findall(r'name="csrf_token" value="([^"]+)"', page.text))  # one per session
+        out = httpx2.post(f"{a.url}/logout", data={"csrf_token": csrf}, cookies=cookie, timeout=30)
+        assert out.status_code == 303 and out.headers["location"] == "/login"
+        assert status(b) == status(a) == 401
+        later = serve(stack, env, tmp_path / "c.log")
+        wait_healthy(later)
+        assert status(later) == 401
+        bearer = {"Authorization": "Bearer alpha"}
+        assert all(server.get("/api/v1/sessions", headers=bearer).status_code == 200 for server in (a, b, later))
+        for server in (a, b, later):
+            assert "Traceback" not in server.log.read_text(errors="replace")
 
 
 def unshare_prefix() -> list[str]:

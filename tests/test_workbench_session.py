@@ -4,7 +4,10 @@ form by its origin) — all without JavaScript."""
 
 from __future__ import annotations
 
+import logging
 import re
+from dataclasses import replace
+from datetime import UTC, datetime
 from http.cookies import SimpleCookie
 from pathlib import Path
 from typing import Any
@@ -13,11 +16,14 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
+from sqlalchemy.exc import OperationalError
 
 from veridiag.api import create_app
 from veridiag.api.security import COOKIE, Sessions
 from veridiag.config import Settings
 from veridiag.pipeline.factory import Assembly, assemble
+from veridiag.store import SessionStore
+from veridiag.store.revocations import RevokedSessions
 
 BASE = "http://localhost"
 KEY = "k" * 40
@@ -95,17 +101,39 @@ def test_forged_stale_and_foreign_sessions_are_refused(assembly: Assembly) -> No
     assert TestClient(rotated, base_url=BASE, cookies={COOKIE: keyed_value}).get("/api/v1/rules").status_code == 401
 
 
+class _Revocations:
+    """A revocation list in a dict, for tests of the cookie alone (the app's is in the store)."""
+
+    def __init__(self) -> None:
+        self.ids: dict[str, datetime] = {}
+
+    def add(self, session_id: str, expires_at: datetime) -> None:
+        self.ids[session_id] = expires_at
+
+    def is_revoked(self, session_id: str) -> bool:
+        return session_id in self.ids
+
+
 def test_sessions_expire() -> None:
-    sessions = Sessions(b"k" * 32, ["alpha"], max_age=60)
+    sessions = Sessions(b"k" * 32, ["alpha"], revoked=_Revocations(), max_age=60)
     session, value = sessions.issue(sessions.token_fingerprint("alpha"))
     assert sessions.read(value) == session
-    expired = Sessions(b"k" * 32, ["alpha"], max_age=-120)
+    expired = Sessions(b"k" * 32, ["alpha"], revoked=_Revocations(), max_age=-120)
     assert expired.read(value) is None
+
+
+def test_a_revoked_session_is_kept_until_its_cookie_would_expire() -> None:
+    revocations = _Revocations()
+    sessions = Sessions(b"k" * 32, ["alpha"], revoked=revocations, max_age=60)
+    session, value = sessions.issue(sessions.token_fingerprint("alpha"))
+    sessions.revoke(session)
+    assert revocations.ids == {session.sid: datetime.fromtimestamp(session.issued + 60, UTC)}
+    assert sessions.read(value) is None
 
 
 @given(st.text(max_size=300))
 def test_any_cookie_value_reads_as_no_session(value: str) -> None:
-    assert Sessions(b"k" * 32, ["alpha"]).read(value) is None
+    assert Sessions(b"k" * 32, ["alpha"], revoked=_Revocations()).read(value) is None
 
 
 def test_logout_revokes_the_session_and_clears_the_cookie(assembly: Assembly) -> None:
@@ -184,3 +212,86 @@ def test_cross_site_posts_are_refused_by_origin(assembly: Assembly) -> None:
     token = _csrf(client.get("/").text)
     evil = {"Origin": "http://localhost.evil.example"}
     _forbidden(client.post("/ask", data={"query": QUESTION, "csrf_token": token}, headers=evil))
+
+
+def _server(assembly: Assembly, store: SessionStore) -> Any:
+    """Another ``veridiag serve`` on the same database: its own engine and connections, the same
+    tokens and session secret (as README "Deploy several processes" asks)."""
+    return _app(replace(assembly, store=store), api_session_secret=KEY)
+
+
+def _status(app: Any, value: str, path: str = "/api/v1/rules") -> int:
+    return TestClient(app, base_url=BASE, cookies={COOKIE: value}).get(path, follow_redirects=False).status_code
+
+
+def test_a_sign_out_holds_on_every_server_and_after_a_restart(assembly: Assembly) -> None:
+    """Sign out on A: a copy of the cookie is refused by A, by B (another app on its own
+    connection to the store) and by a server started afterwards. Before, B took it for 12 h."""
+    url = assembly.store.engine.url.render_as_string(hide_password=False)
+    a, b = _server(assembly, SessionStore(url)), _server(assembly, SessionStore(url))
+    client, set_cookie = _signed_in(a)
+    value = SimpleCookie(set_cookie)[COOKIE].value
+    assert _status(a, value) == _status(b, value) == 200  # one secret: valid everywhere
+    out = client.post("/logout", data={"csrf_token": _csrf(client.get("/").text)}, follow_redirects=False)
+    assert out.status_code == 303
+    assert _status(a, value) == _status(b, value) == 401
+    page = TestClient(b, base_url=BASE, cookies={COOKIE: value}).get(
+        "/", headers={"Accept": "text/html"}, follow_redirects=False
+    )
+    assert page.status_code == 303 and page.headers["location"] == "/login"
+    for app in (a, b):
+        app.state.assembly.store.close()
+    restarted = _server(assembly, SessionStore(url))
+    assert _status(restarted, value) == 401
+    # the store is not refusing everyone: a new sign-in works there, and bearer tokens as before
+    _client, fresh = _signed_in(restarted)
+    assert _status(restarted, SimpleCookie(fresh)[COOKIE].value) == 200
+    bearer = TestClient(restarted, base_url=BASE, headers={"Authorization": "Bearer alpha"})
+    assert bearer.get("/api/v1/rules").status_code == 200
+    restarted.state.assembly.store.close()
+
+
+def test_an_unreadable_revocation_list_refuses_the_cookie(
+    assembly: Assembly, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Fail closed: when the store cannot say whether a cookie was signed out, it is refused
+    (401, or the login page), logged and counted; a bearer token needs no such look-up. A
+    sign-out is never reported done unless it was recorded."""
+    app = _app(assembly)
+    client, set_cookie = _signed_in(app)
+    value = SimpleCookie(set_cookie)[COOKIE].value
+    csrf = _csrf(client.get("/").text)
+
+    def unreachable(self: RevokedSessions, *args: object) -> bool:
+        raise OperationalError("SELECT …", {}, ConnectionRefusedError("store down"))
+
+    monkeypatch.setattr(RevokedSessions, "is_revoked", unreachable)
+    with caplog.at_level(logging.WARNING, logger="veridiag.api"):
+        assert _status(app, value) == 401
+    assert "revocation list could not be read (OperationalError" in caplog.text
+    page = TestClient(app, base_url=BASE, cookies={COOKIE: value}).get(
+        "/", headers={"Accept": "text/html"}, follow_redirects=False
+    )
+    assert page.headers["location"] == "/login"
+    bearer = TestClient(app, base_url=BASE, headers={"Authorization": "Bearer alpha"})
+    assert bearer.get("/api/v1/rules").status_code == 200
+    metrics = bearer.get("/metrics").text
+    assert "veridiag_unverified_session_cookies_total 2.0" in metrics
+    monkeypatch.undo()
+    assert _status(app, value) == 200  # refused for the failure alone
+
+    # A sign-out the store cannot record is not reported as done: 503, the cookie kept.
+    monkeypatch.setattr(RevokedSessions, "add", unreachable)
+    out = client.post("/logout", data={"csrf_token": csrf}, follow_redirects=False)
+    assert out.status_code == 503 and "set-cookie" not in out.headers
+    assert "sign-out could not be recorded" in out.json()["error"]["message"]
+    monkeypatch.undo()
+    assert _status(app, value) == 200
+
+    # Signing out while the store cannot be read but can be written: the signed cookie is
+    # revoked all the same, so it stays refused once the store reads again.
+    monkeypatch.setattr(RevokedSessions, "is_revoked", unreachable)
+    assert client.post("/logout", data={"csrf_token": "forged"}, follow_redirects=False).status_code == 403
+    assert client.post("/logout", data={"csrf_token": csrf}, follow_redirects=False).status_code == 303
+    monkeypatch.undo()
+    assert _status(app, value) == 401

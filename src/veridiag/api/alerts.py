@@ -22,7 +22,7 @@ from veridiag.alerts.intake import take
 from veridiag.alerts.payloads import AlertmanagerWebhook, GrafanaWebhook, PagerDutyWebhook
 from veridiag.alerts.signatures import grafana_signed, pagerduty_signed, stale
 from veridiag.api.schemas import ErrorBody
-from veridiag.api.security import identify, require_token
+from veridiag.api.security import identified, require_token
 from veridiag.config import AlertSettings
 from veridiag.contracts.alerts import AlertJob, AlertSource, IntakeReceipt, ReceivedAlert
 
@@ -57,7 +57,7 @@ def signed_or_token(
             if (refusal := check(await request.body(), request, settings)) is not None:
                 raise _refuse(refusal, request)
             return
-        if identify(request).via != "bearer":
+        if (await identified(request)).via != "bearer":
             raise _refuse(f"unsigned delivery: send {header} or a bearer token", request)
 
     return dependency

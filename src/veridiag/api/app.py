@@ -28,6 +28,7 @@ from veridiag.api.security import Sessions
 from veridiag.api.workbench import signin, workbench
 from veridiag.config import Settings
 from veridiag.pipeline.factory import Assembly, assemble
+from veridiag.store.revocations import RevokedSessions
 
 STATIC = Path(__file__).parent / "static"
 
@@ -46,7 +47,10 @@ def create_app(
     app.state.background = set[asyncio.Task[Any]]()
     app.state.diagnosis_limiter = anyio.CapacityLimiter(settings.api_concurrency)
     secret = settings.api_session_secret.get_secret_value().encode() or secrets.token_bytes(32)
-    app.state.sessions = Sessions(secret, settings.tokens)
+    revoked = RevokedSessions(app.state.assembly.store.engine)
+    app.state.sessions = Sessions(
+        secret, settings.tokens, revoked=revoked, unverified=app.state.metrics.unverified_sessions
+    )
     app.state.open_metrics = settings.api_open_metrics
     app.state.rate_limiter = RateLimiter(settings.api_rate_limit) if settings.api_rate_limit else None
     app.state.alert_settings = settings.alerts

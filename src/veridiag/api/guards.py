@@ -24,7 +24,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from veridiag.api.errors import REQUEST_ID_HEADER, accepted_request_id, error_response
 from veridiag.api.metrics import ServiceMetrics
-from veridiag.api.security import identify
+from veridiag.api.security import identified
 
 log = logging.getLogger("veridiag.api")
 
@@ -209,7 +209,7 @@ class RateLimit:
         self.app = app
         self.metrics = metrics
         self.limiter = limiter
-        self.key = key or (lambda connection: identify(connection).key)
+        self.key = key
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"].startswith(UNLIMITED_PREFIXES):
@@ -220,7 +220,7 @@ class RateLimit:
         if limiter is None:
             await self.app(scope, receive, send)
             return
-        refused = limiter.hit(self.key(connection))
+        refused = limiter.hit(self.key(connection) if self.key else (await identified(connection)).key)
         if refused is None:
             await self.app(scope, receive, send)
             return

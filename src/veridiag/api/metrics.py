@@ -19,6 +19,11 @@ class ServiceMetrics:
             ["verdict", "status"],
             registry=self.registry,
         )
+        self.unverified_sessions = Counter(
+            "veridiag_unverified_session_cookies",
+            "Session cookies refused because the store could not say whether they were signed out.",
+            registry=self.registry,
+        )
         self.gatekeeper_failures = Counter(
             "veridiag_gatekeeper_failed_rules",
             "Gatekeeper rule failures in final rounds, by rule id.",

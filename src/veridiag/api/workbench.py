@@ -3,6 +3,7 @@ enhanced by htmx where JavaScript runs and complete without it."""
 
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -18,7 +19,7 @@ from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.incident import incident_timeline
 from veridiag.api.routes import audit_or_404, diagnose_async
 from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
-from veridiag.api.security import Sessions, identify, require_csrf, require_same_origin, require_token
+from veridiag.api.security import COOKIE, Session, Sessions, identify, require_csrf, require_same_origin, require_token
 from veridiag.config import Settings
 from veridiag.contracts.alerts import AlertJob, ReceivedAlert
 from veridiag.contracts.audit import AuditChain, EngineUse
@@ -30,6 +31,7 @@ from veridiag.pipeline.report import shown_document
 from veridiag.store.jobs import SqlJobQueue
 from veridiag.text.cjk import detect_lang
 
+log = logging.getLogger("veridiag.api")
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 #: Sign-in and logout are open; every other page needs a token (header or the /login session).
 signin = APIRouter(include_in_schema=False)
@@ -77,7 +79,7 @@ def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
         request.app.state.metrics.rejected.labels("auth").inc()
         return RedirectResponse("/login?failed=true", status_code=303)
     if (previous := identify(request).session) is not None:
-        sessions.revoke(previous)
+        _revoke(request, previous)
     _session, cookie = sessions.issue(fingerprint)
     response = RedirectResponse("/", status_code=303)
     sessions.set_cookie(response, request, cookie)
@@ -86,15 +88,28 @@ def login(request: Request, token: Annotated[str, Form()] = "") -> Response:
 
 @signin.post("/logout")
 def logout(request: Request, csrf: CsrfField = "") -> Response:
-    """Ends the session here (revoked, so a copied cookie stops working too) and in the browser."""
+    """Ends the session in the store (revoked, so a copied cookie stops working on every server)
+    and in the browser. A signed cookie the store could not vouch for (unreadable, or already
+    revoked) is revoked all the same: a sign-out during an outage must not leave it valid after."""
     sessions: Sessions = request.app.state.sessions
-    session = identify(request).session
+    session = identify(request).session or sessions.signed(request.cookies.get(COOKIE))
     if session is not None:  # nothing to protect without one: just clear the cookie
-        require_csrf(request, csrf)
-        sessions.revoke(session)
+        require_csrf(request, csrf, session)
+        _revoke(request, session)
     response = RedirectResponse("/login" if sessions.tokens else "/", status_code=303)
     sessions.clear_cookie(response, request)
     return response
+
+
+def _revoke(request: Request, session: Session) -> None:
+    """Records the sign-out in the store, or answers 503 with the cookie left in place: a
+    browser told it signed out while a copy of its cookie still works elsewhere would be worse
+    than a sign-out to try again."""
+    try:
+        request.app.state.sessions.revoke(session)
+    except Exception as exc:
+        log.warning("sign-out not recorded: the store refused it (%s)", type(exc).__name__)
+        raise HTTPException(503, detail="sign-out could not be recorded (store unavailable): try again") from None
 
 
 @workbench.get("/", response_class=HTMLResponse)

@@ -1,6 +1,7 @@
 """The store's tables as SQLAlchemy Core ``Table``s: the two the spec names (§23: no others for
 sessions), ``diagnosis_session`` and ``tool_invocation`` (integer invocation ids, as the Executor
-cites them), and the alert queue's ``alert_job`` and ``alert``.
+cites them), the alert queue's ``alert_job`` and ``alert``, and ``revoked_browser_session`` (the
+workbench's signed-out cookies, not diagnosis sessions).
 
 Core, not ORM classes: every query is a Core statement, and ``veridiag ask`` would otherwise pay
 for importing ``sqlalchemy.orm`` (~120 ms) to insert one row. Nor does anything here name the
@@ -188,6 +189,17 @@ ALERTS = Table(
     # A repeated delivery names the same alert: it is recorded once and diagnosed once.
     UniqueConstraint("source", "fingerprint", "starts_at", name="uq_alert_source_fingerprint_starts_at"),
     Index("ix_alert_job_id", "job_id"),
+)
+
+#: Workbench sign-outs (migration 0008, ``store/revocations.py``): a browser session's id and
+#: when its cookie would have expired anyway. Every server refuses a cookie whose id is here.
+REVOKED_BROWSER_SESSIONS = Table(
+    "revoked_browser_session",
+    metadata,
+    Column("id", String(64), primary_key=True),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+    # The purge at each sign-out deletes the rows past it without scanning the others.
+    Index("ix_revoked_browser_session_expires_at", "expires_at"),
 )
 
 
