@@ -315,6 +315,10 @@ _NUMERIC_DAY = re.compile(
 _CLOCK_NEXT = re.compile(
     r"[\s,，]*(?:(?:at|@)\s*)?[0-9]{1,2}(?::[0-9]{2}|\s?[ap]\.?m\.?(?![A-Za-z])|\s*[点點时時])", re.IGNORECASE
 )
+_CLOCK_RIGHT = re.compile(r"\s+[0-9]{1,2}:[0-9]{2}")
+_VERSION_BEFORE = re.compile(
+    r"(?<![A-Za-z])(?:version|release|ver|v)|版本|发布|發佈|升级|升級|回滚|回滾", re.IGNORECASE
+)
 _DAY_BEFORE = re.compile(r"(?:(?<![A-Za-z])on|日期|date)\s*[:：]?\s*$", re.IGNORECASE)
 
 
@@ -322,10 +326,12 @@ def _numeric_days(text: str, ctx: _Context) -> Iterator[_Atom]:
     for match in _NUMERIC_DAY.finditer(text):
         end = match.end()
         clock_next = _CLOCK_NEXT.match(text, end)
-        if match.group("sep") == ".":  # 7.3 only before a clock or 号 (7.3号, "[10.30 16:49:06]"): else a decimal
+        if match.group("sep") == ".":  # 7.3 only right before a clock or 号 (7.3号, "[10.30 16:49:06]")
             suffix = _DAY_SUFFIX.match(text, end)
-            if not (clock_next or suffix):
-                continue
+            if not (_CLOCK_RIGHT.match(text, end) or suffix) or _VERSION_BEFORE.search(
+                text, max(0, match.start() - 12), match.start()
+            ):
+                continue  # a decimal or a version ("released 2.3 at 14:00")
             end = suffix.end() if suffix else end
         elif not (clock_next or _DAY_BEFORE.search(text, max(0, match.start() - 8), match.start())):
             continue
