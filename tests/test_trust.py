@@ -122,6 +122,34 @@ def test_a_root_cause_needs_two_independent_invocations(gatekeeper: Gatekeeper, 
     assert outcomes(check(gatekeeper, evidence, double), "claim.root_cause_support") == ["pass"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "订单123超时是因为 09:58 的配置变更。",
+        "09:58 的配置变更导致订单123超时。",
+        "Order 123 timed out because of the 09:58 config change.",
+        "The 09:58 config change caused the order 123 timeout.",
+    ],
+)
+def test_a_cause_called_a_symptom_is_checked_as_a_root_cause(
+    gatekeeper: Gatekeeper, evidence: InMemoryInvocations, text: str
+) -> None:
+    named = claim(
+        text=text,
+        claim_type="symptom",
+        bindings=[binding([802], "applied config v42: maximum-pool-size=50 (was 100)", "query_changes")],
+    )
+    assert outcomes(check(gatekeeper, evidence, named), "claim.root_cause_support") == ["warn"]
+
+
+def test_causal_words_quoted_from_the_evidence_are_the_evidence_s(gatekeeper: Gatekeeper) -> None:
+    """A symptom quoting a line that says "Caused by" observes that line; no cause of its own."""
+    line = "Caused by: java.net.SocketTimeoutException: Read timed out"
+    store = InMemoryInvocations([invocation(960, output=f"2026-07-07T10:01:02Z ERROR payment-service {line}")])
+    quoting = claim(text=f"payment-service 记录了一条错误：{line}", bindings=[binding([960], line)])
+    assert outcomes(check(gatekeeper, store, quoting), "claim.root_cause_support") == []
+
+
 # -- claim.entity_grounding: a claim's own excerpts ----------------------------------------
 
 
