@@ -227,6 +227,24 @@ def test_log_lines_dressed_as_the_verdict_are_not_quoted_as_confirmed(tmp_path: 
     assert result.verdict != "PASS"
 
 
+def test_a_count_per_interval_is_stated_as_the_data_holds_it(tmp_path: Path) -> None:
+    """Requests per 5 minutes named ``request_count`` (as CloudWatch exports them): the spike
+    is stated as the 656 requests the file holds, not as a counter's rate."""
+    settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
+    env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
+    rows = ["timestamp,value"]
+    moment = datetime(2014, 4, 20, tzinfo=UTC)
+    while moment < datetime(2014, 4, 23, tzinfo=UTC):
+        value = 656 if moment == datetime(2014, 4, 22, 19, 35, tzinfo=UTC) else 40 + (moment.minute * 7) % 23
+        rows.append(f"{moment:%Y-%m-%d %H:%M:%S},{value}")
+        moment += timedelta(minutes=5)
+    (tmp_path / "elb.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    import_metrics(env, tmp_path / "elb.csv", service="elb", metric="request_count")
+    result, evaluation = diagnose(settings, "elb request_count 2014-04-22 为什么突增")
+    assert "656" in result.answer and "/s" not in result.answer, result.answer
+    assert evaluation["executor_structured_output"]["claims"], result.answer
+
+
 def test_a_window_without_data_says_what_the_service_has(tmp_path: Path) -> None:
     result, _evaluation = diagnose(shop(tmp_path), "orders-db 在 2014-03-25 为什么变慢？")
     assert result.verdict == "LOW_CONFID", result.answer
