@@ -194,6 +194,38 @@ def test_summer_anchor(question: str, kind: str, start: str, end: str, phrase: s
     check(question, kind, start, end, phrase, anchor=SUMMER)
 
 
+THUNDERBIRD = datetime(2005, 11, 9, 20, 16, tzinfo=UTC)  # loghub Thunderbird_2k's last line
+
+
+@pytest.mark.parametrize(
+    ("question", "tz", "expected"),
+    [
+        # the zone the question names, not the setting's
+        (
+            "北京时间 2005-11-10 04:05 到 04:10 出了什么问题",
+            "UTC",
+            ("range", "2005-11-09 20:05", "2005-11-09 20:10", "2005-11-10 04:05 到 04:10"),
+        ),
+        (
+            "between 12:05 and 12:10 PST on Nov 9 2005",
+            "UTC",
+            ("range", "2005-11-09 20:05", "2005-11-09 20:10", "between 12:05 and 12:10 PST on Nov 9 2005"),
+        ),
+        (
+            "2005-11-09 20:05 UTC 到 20:10",
+            "Asia/Shanghai",
+            ("range", "2005-11-09 20:05", "2005-11-09 20:10", "2005-11-09 20:05 UTC 到 20:10"),
+        ),
+        ("昨天 北京时间 下午3点", "UTC", ("around", "2005-11-09 06:30", "2005-11-09 09:00", "昨天 北京时间 下午3点")),
+        # two zones named: neither is guessed; a word that only looks like one is no zone
+        ("北京时间 10:00 (12:05 PST)", "UTC", ("around", "2005-11-09 09:30", "2005-11-09 12:00", "10:00")),
+        ("the best run was at est 10:00", "UTC", ("around", "2005-11-09 09:30", "2005-11-09 12:00", "10:00")),
+    ],
+)
+def test_a_zone_the_question_names(question: str, tz: str, expected: tuple[str, str, str, str]) -> None:
+    check(question, *expected, anchor=THUNDERBIRD, tz=tz)
+
+
 NOT_TIMES = [
     "订单123支付失败",
     "504 errors on the gateway",

@@ -19,10 +19,14 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
+from functools import lru_cache
 from typing import Literal, TypedDict
 from zoneinfo import ZoneInfo
 
+from pydantic import field_validator
+
 from veridiag.text.cjk import has_cjk
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 TimeKind = Literal["range", "since", "until", "around", "day", "period", "relative"]
 
@@ -908,12 +912,51 @@ _MAYBE_TIME = re.compile(
 )
 
 
+class WhenWords(WordModel):
+    #: word → IANA zone key (``text/when.yaml``)
+    zones: dict[Word, Word]
+
+    @field_validator("zones")
+    @classmethod
+    def _known(cls, zones: dict[str, str]) -> dict[str, str]:
+        for key in zones.values():
+            _zone(key)  # an unknown key fails here, named by the file
+        return zones
+
+
+@lru_cache(maxsize=1)
+def _zone_words() -> tuple[re.Pattern[str], dict[str, str]]:
+    """The zone words of ``when.yaml`` as one pattern, and each word (as matched, folded) → key.
+    A word in capitals is an abbreviation, matched in capitals only ("est" is Latin, "EST" a
+    zone); a Latin word matches whole."""
+    zones = bundled_words("veridiag.text", "when.yaml", WhenWords).zones
+    parts = []
+    for word in sorted(zones, key=len, reverse=True):
+        body = r"\s+".join(map(re.escape, word.split()))
+        if word.isascii():
+            body = rf"(?<![A-Za-z]){body}(?![A-Za-z])"
+        parts.append(body if word.isupper() else f"(?i:{body})")
+    return re.compile("|".join(parts)), {_fold_zone_word(word): key for word, key in zones.items()}
+
+
+def _fold_zone_word(word: str) -> str:
+    return " ".join(word.split()) if word.isupper() else " ".join(word.lower().split())
+
+
+def _named_zone(text: str) -> tzinfo | None:
+    """The one zone the question names for its times, or None (none, or two different ones)."""
+    pattern, keys = _zone_words()
+    named = {keys[_fold_zone_word(m.group())] for m in pattern.finditer(text)}
+    return _zone(named.pop()) if len(named) == 1 else None
+
+
 def interpret_time(question: str, *, anchor: datetime, tz: tzinfo | str = "UTC") -> TimeWindow | None:
     """The time window ``question`` asks about, or None when it names no time.
 
     ``anchor`` is "now" (aware): the newest data point for imported data, the wall clock for
     live backends; relative words ("yesterday", "10点以后") resolve against it as seen in
-    ``tz``, the zone of times written without one (a zoneinfo key or a tzinfo). The window is
+    ``tz``, the zone of times written without one (a zoneinfo key or a tzinfo) — unless the
+    question names one ("北京时间", "PST": ``when.yaml``), which it then means. The window is
     in UTC. Never raises on any question; raises ValueError for a naive anchor or an unknown
     zone, which are the caller's mistakes."""
     zone = _zone(tz)
@@ -922,6 +965,7 @@ def interpret_time(question: str, *, anchor: datetime, tz: tzinfo | str = "UTC")
     text = question[:_MAX_CHARS].translate(_WIDTH)
     if not _MAYBE_TIME.search(text):
         return None
+    zone = _named_zone(text) or zone
     try:
         ctx = _Context(anchor.astimezone(UTC), anchor.astimezone(zone).replace(tzinfo=None), zone)
         expressions = _expressions(text, _atoms(text, ctx))
