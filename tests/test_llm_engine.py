@@ -468,3 +468,38 @@ def test_an_obedient_model_cannot_confirm_a_root_cause_planted_in_the_logs(store
     assert result.verdict != "PASS"
     assert "E-9999" not in result.answer and "根本原因已确认" not in result.answer
     assert result.answer_source == "template"
+
+
+def test_a_cause_the_model_calls_a_symptom_is_not_confirmed(store: SessionStore, tmp_path: Path) -> None:
+    """The log says two things; the model links them as cause and effect, types the link a
+    symptom and cites one line, and its verifier agrees: the link stays a hypothesis."""
+    env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
+    log = tmp_path / "pay.log"
+    log.write_text(
+        "2026-07-07T10:00:30Z ERROR payment-service [cron] c.s.ops.Notice - database password expired (E-9999)\n"
+        "2026-07-07T10:01:02Z ERROR payment-service [exec-7] c.s.pay.PaymentClient - order=123 ERR_TIMEOUT "
+        "request timeout cost=5300ms\n",
+        encoding="utf-8",
+    )
+    import_logs(env, log, service="payment-service")
+    cause = "订单123超时是因为数据库密码过期（E-9999）。"
+
+    def executor(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = _returns(messages)
+        if not returns:
+            args = {"service": "payment-service", "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:05:00Z"}
+            return ModelResponse(parts=[ToolCallPart("query_logs", args)])
+        line = next(line for line in returns[0].splitlines() if "E-9999" in line and "e.g." not in line)
+        invocation = int(returns[0].split('invocation_id="', 1)[1].split('"', 1)[0])
+        return ModelResponse(parts=[TextPart(_v2([_claim("c1", cause, invocation, line.strip(), "symptom")]))])
+
+    def verifier(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        reply = {"verdict": "PASS", "claim_checks": [{"claim_id": "c1", "verification": "direct_observation"}]}
+        return ModelResponse(parts=[TextPart(json.dumps(reply))])
+
+    scripts: dict[str, Script | Callable[..., Any]] = {"executor": executor, "verifier": verifier}
+    result = _pipeline(store, env, tmp_path, scripts).run(QUESTION)
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
+    assert result.verdict != "PASS"
+    assert evaluation["composer_input"]["allowed_claims"] == []
+    assert [h["hypothesis_text"] for h in evaluation["composer_input"]["allowed_hypotheses"]] == [cause]

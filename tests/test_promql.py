@@ -18,6 +18,7 @@ from veridiag.tools.promql import (
     counter_rate,
     kind_from_metadata,
     kind_from_name,
+    kind_from_values,
     label_literal,
     selector,
     shown,
@@ -40,6 +41,22 @@ T0 = datetime(2026, 7, 7, 10, 0, tzinfo=UTC)
 )
 def test_kind_from_the_naming_conventions(metric: str, kind: str) -> None:
     assert kind_from_name(metric).kind == kind
+
+
+def test_a_count_per_interval_named_like_a_counter_is_read_as_a_gauge() -> None:
+    """CloudWatch's RequestCount (NAB's elb_request_count): a sum per 5 minutes that rises and
+    falls. Rated as a counter, each fall became a restart and the peak of 656 requests "1.6/s"."""
+    per_interval = [48.0, 175.0, 656.0, 256.0, 195.0, 338.0, 13.0, 145.0, 60.0, 90.0, 41.0, 77.0, 30.0, 52.0]
+    found = kind_from_values(kind_from_name("elb_request_count"), per_interval)
+    assert (found.kind, found.source) == ("gauge", "values")
+    assert "not cumulative" in found.reason
+    # a cumulative counter, restarted once, stays one; so does anything metadata declares
+    cumulative = [float(v) for v in range(0, 700, 50)] + [3.0, 60.0, 120.0]
+    assert kind_from_values(kind_from_name("http_requests_total"), cumulative).kind == "counter"
+    metadata: dict[str, Any] = {"requests_total": meta("counter")}
+    declared = kind_from_metadata("requests_total", metadata)
+    assert declared is not None and kind_from_values(declared, per_interval) is declared
+    assert kind_from_values(kind_from_name("elb_request_count"), per_interval[:5]).kind == "counter"  # too few
 
 
 def meta(kind: str) -> list[dict[str, Any]]:

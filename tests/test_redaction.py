@@ -135,6 +135,13 @@ SECRETS = [
     ("阿里云 AccessKeySecret=uV3F3YluFJax1cknvbcGwgjX4gG3", "阿里云 AccessKeySecret=[REDACTED:secret]"),
     ("支付网关私钥：MIIEvQIBADANBgkqhkiG9w0B", "支付网关私钥：[REDACTED:private-key]"),
     ("告警推送 https://hooks.slack.com/services/T0AB/B0CD/abcdEFGH1234 失败", "告警推送 [REDACTED:slack-webhook] 失败"),
+    # values with non-ASCII characters go whole, up to the punctuation ending them
+    ("login admin password=pässwörd123 failed", "login admin password=[REDACTED:password] failed"),
+    ("db_pass=Ünïcode9 rejected", "db_pass=[REDACTED:password] rejected"),
+    ("password=\ufffd\ufffdBin5ecret (bytes undecodable)", "password=[REDACTED:password] (bytes undecodable)"),
+    ("api_key=\u200bak-1234567890 rejected", "api_key=[REDACTED:api-key] rejected"),
+    ("token=abc123€def9", "token=[REDACTED:token]"),
+    ("密码：张三2024，请重试", "密码：[REDACTED:password]，请重试"),
 ]
 
 #: Ordinary evidence that must come through untouched.
@@ -171,6 +178,7 @@ NOT_SECRETS = [
     "订单123支付失败，错误码 ERR_TIMEOUT，耗时 5.3 秒",
     "支付服务 p99 延迟 5300ms，超过阈值 2000ms",
     "凭证校验失败: 过期",
+    "令牌=已过期，重新获取",
 ]
 
 

@@ -29,6 +29,7 @@ from veridiag.text.render import invocation_context, invocation_json, iso
 from veridiag.text.search import SearchWords
 from veridiag.text.tokens import TokenWords
 from veridiag.text.units import UnitWords
+from veridiag.text.when import WhenWords
 from veridiag.text.wordfiles import WordFileError, read_words
 from veridiag.text.yaml_files import parse_yaml
 from veridiag.tools.logformats._base import FormatWords
@@ -41,6 +42,7 @@ WORD_FILES: dict[str, type[BaseModel]] = {
     "text/entities.yaml": EntityWords,
     "text/tokens.yaml": TokenWords,
     "text/search.yaml": SearchWords,
+    "text/when.yaml": WhenWords,
     "pipeline/composer.yaml": ComposerWording,
     "agents/offline/verifier.yaml": VerifierWording,
     "tools/logformats/words.yaml": FormatWords,
@@ -113,6 +115,7 @@ def test_an_absolutist_phrase_added_in_data_changes_how_the_offline_verifier_lab
         ("text/units.yaml", lambda d: d["units"][0]["spellings"].append("s"), "belongs to more than one unit"),
         ("text/units.yaml", lambda d: d["units"][0]["spellings"].append("MS"), "units.0.spellings"),
         ("tools/logformats/words.yaml", lambda d: d["level_position"].append("LOUD"), "LOUD"),
+        ("text/when.yaml", lambda d: d["zones"].update({"火星时间": "Mars/Olympus"}), "Mars/Olympus"),
     ],
 )
 def test_a_malformed_word_file_fails_naming_the_file_and_the_key(

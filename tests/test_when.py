@@ -147,7 +147,7 @@ CASES = [
     ("10:00-10:30 UTC+8", "range", "2014-03-21 02:00", "2014-03-21 02:30", "10:00-10:30 UTC+8"),
     ("10:00-10:30 (UTC+8)", "range", "2014-03-21 02:00", "2014-03-21 02:30", "10:00-10:30 (UTC+8)"),
     ("北京时间10点到10点半", "range", "2014-03-21 02:00", "2014-03-21 02:30", "北京时间10点到10点半"),
-    ("errors at 9am PST", "around", "2014-03-20 15:30", "2014-03-20 18:00", "9am PST"),
+    ("errors at 9am PST", "around", "2014-03-20 16:30", "2014-03-20 19:00", "9am PST"),  # UTC−8, as written
     ("15:00 CST 报错", "around", "2014-03-20 06:30", "2014-03-20 09:00", "15:00 CST"),
     # in English CST is as often US Central: not read
     ("15:00 CST errors", "around", "2014-03-20 14:30", "2014-03-20 17:00", "15:00"),
@@ -250,6 +250,39 @@ def test_asia_shanghai(question: str, kind: str, start: str, end: str, phrase: s
 )
 def test_summer_anchor(question: str, kind: str, start: str, end: str, phrase: str) -> None:
     check(question, kind, start, end, phrase, anchor=SUMMER)
+
+
+THUNDERBIRD = datetime(2005, 11, 9, 20, 16, tzinfo=UTC)  # loghub Thunderbird_2k's last line
+
+
+@pytest.mark.parametrize(
+    ("question", "tz", "expected"),
+    [
+        # the zone the question names, not the setting's
+        (
+            "北京时间 2005-11-10 04:05 到 04:10 出了什么问题",
+            "UTC",
+            # the phrase names the zone it was read in
+            ("range", "2005-11-09 20:05", "2005-11-09 20:10", "北京时间 2005-11-10 04:05 到 04:10"),
+        ),
+        (
+            "between 12:05 and 12:10 PST on Nov 9 2005",
+            "UTC",
+            ("range", "2005-11-09 20:05", "2005-11-09 20:10", "between 12:05 and 12:10 PST on Nov 9 2005"),
+        ),
+        (
+            "2005-11-09 20:05 UTC 到 20:10",
+            "Asia/Shanghai",
+            ("range", "2005-11-09 20:05", "2005-11-09 20:10", "2005-11-09 20:05 UTC 到 20:10"),
+        ),
+        ("昨天 北京时间 下午3点", "UTC", ("around", "2005-11-09 06:30", "2005-11-09 09:00", "昨天 北京时间 下午3点")),
+        # two zones named: neither is guessed; a word that only looks like one is no zone
+        ("北京时间 10:00 (12:05 PST)", "UTC", ("around", "2005-11-09 09:30", "2005-11-09 12:00", "10:00")),
+        ("the best run was at est 10:00", "UTC", ("around", "2005-11-09 09:30", "2005-11-09 12:00", "10:00")),
+    ],
+)
+def test_a_zone_the_question_names(question: str, tz: str, expected: tuple[str, str, str, str]) -> None:
+    check(question, *expected, anchor=THUNDERBIRD, tz=tz)
 
 
 NOT_TIMES = [

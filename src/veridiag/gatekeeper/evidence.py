@@ -88,10 +88,12 @@ class EvidenceIndex:
 
     def free_of(self, phrases: PhraseList) -> bool:
         """The output states none of ``phrases``, so no line of it does: a check of the lines
-        an excerpt aligns with can be skipped. One scan per invocation and list."""
+        an excerpt aligns with can be skipped. One scan per invocation and list, of the
+        corpus's reader copy (the output with its preview and context: free of them, the
+        output is)."""
         free = self._phrase_free.get(phrases.probes)
         if free is None:
-            free = self._phrase_free[phrases.probes] = not phrases.hits(self.output)
+            free = self._phrase_free[phrases.probes] = not phrases.hits(self.corpus.text, read=True)
         return free
 
 

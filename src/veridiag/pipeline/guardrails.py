@@ -19,6 +19,8 @@ the outcome *less* confident:
   hypothesis with the evidence it still needs).
 - ``root_cause.inference_only``: a root cause is never a direct observation ⇒ at most
   ``reasonable_inference``, however well its excerpts match.
+  Both hold for a claim of another type whose words name a cause: ``claim.root_cause_support``
+  checks it (its ``causalWording``), and a claim that rule checked is a root cause.
 - ``grounding.elsewhere``: a fact of a claim found in the cited output but not in the claim's
   own excerpts (``claim.entity_grounding`` warns: it may count another window or incident)
   ⇒ that claim is at most ``unsupported``, so the verdict is at most LOW_CONFID.
@@ -89,6 +91,19 @@ class GuardContext:
             if c.outcome == outcome and (rule_id is None or c.rule_id == rule_id)
         ]
 
+    def is_root_cause(self, claim: ClaimView) -> bool:
+        """Typed so, or named so: ``claim.root_cause_support`` checks a claim whose words name
+        a cause whatever its type, so a cause called a symptom is still one."""
+        if claim.claim_type == "root_cause":
+            return True
+        return bool(
+            self.checks_of(claim.claim_id, "pass", _ROOT_CAUSE_RULE)
+            or self.checks_of(claim.claim_id, "warn", _ROOT_CAUSE_RULE)
+        )
+
+
+_ROOT_CAUSE_RULE = "claim.root_cause_support"
+
 
 # --- claim guards: the best label a claim may have, whatever the verifier said ------------
 
@@ -146,9 +161,9 @@ class RootCauseSingleSource(ClaimGuard):
     ceiling = "overstated"
 
     def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
-        if claim.claim_type != "root_cause":
+        if not context.is_root_cause(claim):
             return None
-        single = context.checks_of(claim.claim_id, "warn", "claim.root_cause_support")
+        single = context.checks_of(claim.claim_id, "warn", _ROOT_CAUSE_RULE)
         return single[0] if single else None
 
 
@@ -158,7 +173,7 @@ class RootCauseInferenceOnly(ClaimGuard):
     ceiling = "reasonable_inference"
 
     def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
-        return "a root cause is inferred, never observed" if claim.claim_type == "root_cause" else None
+        return "a root cause is inferred, never observed" if context.is_root_cause(claim) else None
 
 
 # --- verdict guards: the best verdict a verifier reply allows -----------------------------

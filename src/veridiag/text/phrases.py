@@ -1,30 +1,64 @@
 """Phrase lists compiled once: a cheap substring pre-check, then a word-boundary regex.
 
 Shared by the Gatekeeper rules that look for wording (hedging in claims, instructions in
-evidence); the phrases themselves are data (``gatekeeper/rules.yaml``)."""
+evidence); the phrases themselves are data (``gatekeeper/rules.yaml``).
+
+Text and phrases are read as a reader sees them (``reader_text``: full width, zero-width and
+bidi characters, Latin look-alikes), a hyphen or underscore read as a blank, blanks between
+two CJK characters dropped: a line planted to say "Root-cause is", "ｒｏｏｔ cause is",
+"r\u043eot cause is" or "根本 原因 是" says to a reader what the listed phrase says, and is
+found as it."""
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
 
+from veridiag.text.normalize import reader_text
+
+#: Hyphens and underscores read as blanks ("root-cause", "root_cause"); a table, not a regex:
+#: 0.07 ms per 64 KB of log against 1.5–2.9 ms (measured).
+_JOINERS = str.maketrans("-_", "  ")
+#: A run of blanks between two characters outside ASCII (Chinese is written without them).
+_CJK_BLANKS = re.compile(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])")
+_WORDISH = re.compile(r"\w")
+
+
+def _folded(text: str, *, read: bool = False) -> str:
+    """``text`` as the phrases are matched against: read (unless ``read`` says it already is),
+    lower case, blanks collapsed."""
+    folded = (text if read else reader_text(text)).lower().translate(_JOINERS)
+    folded = " ".join(folded.split())
+    return _CJK_BLANKS.sub("", folded) if not folded.isascii() else folded
+
+
+def _pattern(phrase: str) -> str:
+    """A Latin phrase matches whole words (a boundary at an end that is a word character:
+    "root cause:" ends in punctuation); any other phrase matches as written."""
+    if not phrase.isascii():
+        return re.escape(phrase)
+    start = r"\b" if _WORDISH.match(phrase[0]) else ""
+    end = r"\b" if _WORDISH.match(phrase[-1]) else ""
+    return start + r"\s".join(map(re.escape, phrase.split())) + end
+
 
 class PhraseList:
     """Finds listed phrases in text: whole words for Latin phrases, any blanks between their words."""
 
     def __init__(self, phrases: tuple[str, ...]) -> None:
-        cleaned = sorted({" ".join(p.split()).lower() for p in phrases if p.strip()}, key=len, reverse=True)
+        cleaned = sorted({_folded(p) for p in phrases if p.strip()}, key=len, reverse=True)
         self.probes = tuple(cleaned)
-        parts = [
-            (r"\b" + r"\s+".join(map(re.escape, p.split())) + r"\b") if p.isascii() else re.escape(p) for p in cleaned
-        ]
-        self.pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
+        self.pattern = re.compile("|".join(map(_pattern, cleaned))) if cleaned else None
 
-    def hits(self, text: str) -> list[str]:
-        lowered = " ".join(text.lower().split())
-        if self.pattern is None or not any(probe in lowered for probe in self.probes):
+    def hits(self, text: str, *, read: bool = False) -> list[str]:
+        """The phrases ``text`` states; ``read``: it is already ``reader_text``'s copy (an
+        evidence index holds one of each output: reading 64 KB of Chinese again costs ~4 ms)."""
+        if self.pattern is None:
             return []
-        return sorted({m.group().lower() for m in self.pattern.finditer(" ".join(text.split()))})
+        folded = _folded(text, read=read)
+        if not any(probe in folded for probe in self.probes):
+            return []
+        return sorted({m.group() for m in self.pattern.finditer(folded)})
 
 
 @lru_cache(maxsize=32)

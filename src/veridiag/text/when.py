@@ -23,6 +23,8 @@ from functools import lru_cache
 from typing import Literal, TypedDict
 from zoneinfo import ZoneInfo
 
+from pydantic import Field, field_validator
+
 from veridiag.text.cjk import has_cjk
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
@@ -1101,37 +1103,52 @@ def _candidates(text: str, expressions: list[_Atom], ctx: _Context) -> Iterator[
         yield from (c for c in found if c is not None and c.start < c.end)
 
 
-class _ZoneName(WordModel):
-    zone: str
-    names: list[Word]
-    chinese_only: bool = False
+class WhenWords(WordModel):
+    """``text/when.yaml``."""
+
+    #: word → IANA zone key
+    zones: dict[Word, Word]
+    #: the same, read only in a question with Chinese in it (CST: China there; in English it is as
+    #: often US Central, so it is not read)
+    in_chinese_text: dict[Word, Word] = Field(default_factory=dict)
+
+    @field_validator("zones", "in_chinese_text")
+    @classmethod
+    def _known(cls, zones: dict[str, str]) -> dict[str, str]:
+        for key in zones.values():
+            _zone(key)  # an unknown key fails here, named by the file
+        return zones
 
 
-class _ZoneWords(WordModel):
-    """``zones.yaml``."""
+@lru_cache(maxsize=1)
+def _zone_words() -> tuple[re.Pattern[str], dict[str, str], frozenset[str]]:
+    """The zone words of ``when.yaml`` as one pattern, each word (as matched, folded) → key, and
+    the words read only in Chinese text. A word in capitals is an abbreviation, matched in
+    capitals only ("est" is Latin, "EST" a zone); a Latin word matches whole."""
+    words = bundled_words("veridiag.text", "when.yaml", WhenWords)
+    zones = {**words.zones, **words.in_chinese_text}
+    parts = []
+    for word in sorted(zones, key=len, reverse=True):
+        body = r"\s+".join(map(re.escape, word.split()))
+        if word.isascii():
+            body = rf"(?<![A-Za-z]){body}(?![A-Za-z])"
+        parts.append(body if word.isupper() else f"(?i:{body})")
+    keys = {_fold_zone_word(word): key for word, key in zones.items()}
+    return re.compile("|".join(parts)), keys, frozenset(map(_fold_zone_word, words.in_chinese_text))
 
-    zones: list[_ZoneName]
+
+def _fold_zone_word(word: str) -> str:
+    return " ".join(word.split()) if word.isupper() else " ".join(word.lower().split())
+
+
+#: An offset right after a zone word: "UTC+8" names UTC+8, not UTC.
+_OFFSET_AFTER = re.compile(r"\s*[+-]\s*[0-9]")
 
 
 #: "UTC+8", "GMT-05:00", "UTC +8" anywhere in a question (a clock's own "10:00 UTC+8" too).
 _OFFSET_NAME = re.compile(
     r"(?<![A-Za-z])(?:UTC|GMT)\s*(?P<sign>[+-])\s*(?P<hours>[0-9]{1,2})(?::?(?P<minutes>[0-9]{2}))?(?![0-9])"
 )
-
-
-@lru_cache(maxsize=1)
-def _zone_names() -> tuple[tuple[re.Pattern[str], str, bool], ...]:
-    """(pattern, IANA key, Chinese text only) per zone of ``zones.yaml``; each key checked."""
-    found = []
-    for entry in bundled_words("veridiag.text", "zones.yaml", _ZoneWords).zones:
-        ZoneInfo(entry.zone)  # a misspelt key fails here, on first use, naming the key
-        upper = [re.escape(n) for n in entry.names if n.isascii() and n.upper() == n]
-        other = [re.escape(n) for n in entry.names if not (n.isascii() and n.upper() == n)]
-        parts = ([rf"(?-i:{'|'.join(upper)})"] if upper else []) + ([f"(?:{'|'.join(other)})"] if other else [])
-        # whole words; "UTC" not where an offset follows ("UTC+8" is read as that offset)
-        pattern = re.compile(rf"(?<![A-Za-z])(?:{'|'.join(parts)})(?![A-Za-z])(?!\s*[+-]\s*[0-9])", re.IGNORECASE)
-        found.append((pattern, entry.zone, entry.chinese_only))
-    return tuple(found)
 
 
 def question_zone(question: str) -> tuple[tzinfo, tuple[int, int]] | None:
@@ -1144,11 +1161,15 @@ def question_zone(question: str) -> tuple[tzinfo, tuple[int, int]] | None:
         if hours > 14 or minutes >= 60:
             continue
         offset = timedelta(hours=hours, minutes=minutes) * (-1 if match.group("sign") == "-" else 1)
-        named.setdefault(f"offset {offset}", (UTC if not offset else timezone(offset), match.span()))
+        key = "UTC" if not offset else f"offset {offset}"  # UTC+0 and UTC are one zone
+        named.setdefault(key, (UTC if not offset else timezone(offset), match.span()))
+    pattern, keys, chinese_only = _zone_words()
     chinese = has_cjk(question)
-    for pattern, key, chinese_only in _zone_names():
-        if (chinese or not chinese_only) and (found := pattern.search(question)):
-            named.setdefault(key, (ZoneInfo(key), found.span()))
+    for match in pattern.finditer(question):
+        word = _fold_zone_word(match.group())
+        if (word in chinese_only and not chinese) or _OFFSET_AFTER.match(question, match.end()):
+            continue  # CST in English text; "UTC" of "UTC+8", read above as that offset
+        named.setdefault(keys[word], (_zone(keys[word]), match.span()))
     return next(iter(named.values())) if len(named) == 1 else None
 
 
@@ -1191,7 +1212,8 @@ def interpret_time(question: str, *, anchor: datetime, tz: tzinfo | str = "UTC")
 
     ``anchor`` is "now" (aware): the newest data point for imported data, the wall clock for
     live backends; relative words ("yesterday", "10点以后") resolve against it as seen in
-    ``tz``, the zone of times written without one (a zoneinfo key or a tzinfo). The window is
+    ``tz``, the zone of times written without one (a zoneinfo key or a tzinfo) — unless the
+    question names one ("北京时间", "PST": ``when.yaml``), which it then means. The window is
     in UTC. Never raises on any question; raises ValueError for a naive anchor or an unknown
     zone, which are the caller's mistakes."""
     zone = _zone(tz)

@@ -63,8 +63,9 @@ class KindFound:
     """What kind a metric is taken for and why, as the tool output states it."""
 
     kind: MetricKind
-    #: ``metadata``: Prometheus' ``/api/v1/metadata``; ``name``: the naming conventions.
-    source: Literal["metadata", "name"]
+    #: ``metadata``: Prometheus' ``/api/v1/metadata``; ``name``: the naming conventions;
+    #: ``values``: the stored values overruling the name (``kind_from_values``).
+    source: Literal["metadata", "name", "values"]
     reason: str
 
 
@@ -76,6 +77,27 @@ def kind_from_name(metric: str) -> KindFound:
         if metric.endswith(suffix):
             return KindFound("counter", "name", f"name ends in {suffix}")
     return KindFound("gauge", "name", "name has no counter or histogram suffix")
+
+
+#: A cumulative counter falls only when its process restarts. A series named like one that
+#: falls at more than this share of its steps counts something per interval instead —
+#: CloudWatch's ``RequestCount`` (a sum per period), a CSV of requests per 5 minutes — and a
+#: rate of it (each fall read as a restart) states numbers the data does not hold.
+COUNTER_FALL_SHARE = 0.25
+#: Fewer steps than this say too little to overrule the name.
+COUNTER_FALL_STEPS = 12
+
+
+def kind_from_values(found: KindFound, values: Sequence[float]) -> KindFound:
+    """``found``, unless it is a counter by name whose ``values`` (in time order) are not
+    cumulative: then a gauge, and the reason says why. Metadata is never overruled."""
+    if found.kind != "counter" or found.source != "name" or len(values) <= COUNTER_FALL_STEPS:
+        return found
+    falls = sum(1 for before, after in pairwise(values) if after < before)
+    share = falls / (len(values) - 1)
+    if share <= COUNTER_FALL_SHARE:
+        return found
+    return KindFound("gauge", "values", f"{found.reason}, but it falls at {share:.0%} of its steps: not cumulative")
 
 
 def metadata_names(metric: str) -> list[str]:

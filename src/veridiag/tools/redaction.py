@@ -34,6 +34,7 @@ the rules' literals at once. ``tests/test_redaction.py`` prints the 64 KB figure
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -53,6 +54,8 @@ from detect_secrets.plugins.slack import SlackDetector
 from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
+
+from veridiag.text.cjk import HAN
 
 if TYPE_CHECKING:
     from veridiag.config import Settings
@@ -314,8 +317,10 @@ _KEY_VALUE = re.compile(
     + _SEP
     + r")(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
     # an opening quote never closed (a line cut short) still opens a value
-    + r"|[\"'`]?(?P<bare>(?!\[redacted:)[^\s\"'`,;&)\]}>\u0080-\U0010ffff]+))"
+    + r"|[\"'`]?(?P<bare>(?!\[redacted:)[^\s\"'`,;&)\]}>]+))"
 )
+#: Han words after a key are what happened to it ("令牌=已过期", "获取令牌：失败"), not a value.
+_HAN_WORDS = re.compile(f"[{HAN}]+")
 _PLACEHOLDER = re.compile(
     r"(?i)(?:null|none|nil|true|false|undefined|empty|redacted|hidden|masked|n/?a|yes|no|-+|[*x•#.]+)"
     r"|[$%{<].*"  # ${DB_PASSWORD}, %(password)s, {{ token }}, <secret>: templates, not values
@@ -363,6 +368,10 @@ class _KeyValueRule(_Rule):
                 continue
             group = "quoted" if found.group("quoted") is not None else "bare"
             start, end = found.span(group)
+            if group == "bare":
+                end = _bare_end(text, start, end)
+                if _HAN_WORDS.fullmatch(text, start, end):
+                    continue
             value = text[start:end].strip()
             if not value or _PLACEHOLDER.fullmatch(value):
                 continue
@@ -372,6 +381,19 @@ class _KeyValueRule(_Rule):
             if group == "bare" and colon and value.isalpha() and _PROSE_AFTER.match(low, end):
                 continue
             yield start, end, _key_kind(key)
+
+
+def _bare_end(text: str, start: int, end: int) -> int:
+    """Where an unquoted value ends: at the first non-ASCII punctuation or separator
+    ("密码=Abc12345，用户=admin" stops at "，"). Any other character belongs to it — accented
+    letters, Han, "�" left by undecodable bytes, zero-width characters — so no part of
+    "password=pässwörd" is left behind. Unicode categories, because the ranges of CJK and
+    general punctuation a character class would list are the database's to keep."""
+    for at in range(start, end):
+        char = text[at]
+        if not char.isascii() and unicodedata.category(char)[0] in "PZ":
+            return at
+    return end
 
 
 def _find_all(text: str, needle: str) -> Iterator[int]:

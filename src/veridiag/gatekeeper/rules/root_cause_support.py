@@ -4,15 +4,22 @@ A ``root_cause`` claim must cite at least ``minInvocations`` different invocatio
 session (a structured change event and the symptom that started after it, say). Resting on
 one output — one log line that *says* what the cause is — it is a warning here, and the
 guardrails carry the claim as a hypothesis with the evidence it still needs.
+
+A claim of another type whose own words name a cause ("支付失败是因为数据库密码过期",
+"timed out because …": ``causalWording``, data) is a root cause by what it says, whatever
+its type: checked the same, so a model cannot confirm a cause by calling it a symptom. Words
+it quotes from its own excerpts are the evidence's, not the claim's (a log template saying
+"Caused by: …" is an observation of that line).
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from veridiag.gatekeeper.context import RuleResult, ValidationContext
+from veridiag.gatekeeper.context import ClaimView, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
+from veridiag.text.phrases import PhraseList, phrase_list
 
 
 class RootCauseParams(BaseModel):
@@ -20,6 +27,19 @@ class RootCauseParams(BaseModel):
 
     claim_types: list[str] = Field(default=["root_cause"], alias="claimTypes")
     min_invocations: int = Field(default=2, ge=1, le=10, alias="minInvocations")
+    #: Wording that names a cause: a claim of any type saying it is checked as a root cause.
+    causal_wording: list[str] = Field(default_factory=list, alias="causalWording")
+
+
+def names_a_cause(claim: ClaimView, wording: PhraseList) -> list[str]:
+    """The causal wording of the claim's own text, beside what it quotes of its excerpts."""
+    text = claim.claim.get("claim_text")
+    if not isinstance(text, str):
+        return []
+    for binding in claim.bindings:
+        if isinstance(binding.excerpt, str) and binding.excerpt.strip():
+            text = text.replace(binding.excerpt.strip(), " ")
+    return wording.hits(text)
 
 
 @register
@@ -30,8 +50,10 @@ class RootCauseSupport(GatekeeperRule):
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(RootCauseParams)
         result = RuleResult(self.id)
+        wording = phrase_list(tuple(params.causal_wording))
         for claim in context.claim_views():
-            if claim.claim.get("claim_type") not in params.claim_types:
+            named = [] if claim.claim.get("claim_type") in params.claim_types else names_a_cause(claim, wording)
+            if claim.claim.get("claim_type") not in params.claim_types and not named:
                 continue
             cited = {
                 invocation.id
@@ -39,13 +61,14 @@ class RootCauseSupport(GatekeeperRule):
                 for invocation in binding.usable
                 if invocation.status != "error"
             }
+            names = f"names a cause ({', '.join(named)}); " if named else ""
             if len(cited) >= params.min_invocations:
-                result.add(claim.target, "pass", f"rests on {len(cited)} invocations: {sorted(cited)}")
+                result.add(claim.target, "pass", f"{names}rests on {len(cited)} invocations: {sorted(cited)}")
             else:
                 result.add(
                     claim.target,
                     "fail",
-                    f"a root cause resting on {len(cited)} invocation(s) is a hypothesis: it needs "
+                    f"{names}a root cause resting on {len(cited)} invocation(s) is a hypothesis: it needs "
                     f"{params.min_invocations} independent observations from different invocations",
                 )
         return result

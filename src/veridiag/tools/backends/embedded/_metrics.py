@@ -17,7 +17,16 @@ from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._logs import from_ms
-from veridiag.tools.promql import LOOKBACK_SECONDS, Shown, at_steps, counter_rate, kind_from_name, shown, step_increases
+from veridiag.tools.promql import (
+    LOOKBACK_SECONDS,
+    Shown,
+    at_steps,
+    counter_rate,
+    kind_from_name,
+    kind_from_values,
+    shown,
+    step_increases,
+)
 from veridiag.tools.records import MetricEvidence, Span
 from veridiag.tools.render import metrics_output
 from veridiag.tools.results import ToolOutput
@@ -79,6 +88,10 @@ def query_metrics(
         return ToolOutput(status="no_data", text=message, retrieval_details={"known": [list(k) for k in known]})
     service, metric = args.service, args.metric
     raw = _points(conn, service, metric, start, end)
+    past = _history(conn, service, metric, start, end)
+    kind = kind_from_values(how.kind, [value for _t, value in (*past, *raw)])
+    if kind is not how.kind:
+        how = shown(kind, step_seconds=args.step_seconds, function=args.function)
     steps = None
     if how.kind.kind == "counter" and how.function is None:
         steps = _increases(conn, service, metric, raw, start=start, end=end, step_seconds=how.step_seconds)
@@ -95,7 +108,6 @@ def query_metrics(
         covered = f"{iso(span.first)} – {iso(span.last)}" if span else "nothing"
         message = f"no points of {service}/{metric} between {iso(start)} and {iso(end)} (data covers {covered})"
         return ToolOutput(status="no_data", text=message, retrieval_details={"window": [iso(start), iso(end)]})
-    past = _history(conn, service, metric, start, end)
     # the history's steps fall on the window's grid, as a Prometheus range query's would
     step = timedelta(seconds=how.step_seconds)
     history = read(past, start - ((start - past[0][0]) // step) * step, start) if past else []
