@@ -298,6 +298,28 @@ def test_imported_data_for_an_unknown_service(tmp_path: Path) -> None:
     assert "ERR_LEDGER_LOCKED ledger write blocked" in result.answer, "the dominant error template's example"
 
 
+def test_logs_that_hold_warnings_and_no_errors_lead_with_the_warnings(tmp_path: Path) -> None:
+    """Asked which warnings a service logged, the answer's headline is the warnings found, not
+    the absence of ERROR lines stated beside them."""
+    settings = Settings(home=tmp_path / "home")
+    env = EmbeddedEnvironment(settings.embedded_path)
+    start = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
+    lines = []
+    for minute in range(30):
+        stamp = (start + timedelta(minutes=minute)).strftime("%Y-%m-%d %H:%M:%S,000")
+        lines.append(f"{stamp} INFO  [worker-1] cache.Loader - loaded shard {minute}")
+        if minute % 3 == 0:
+            lines.append(f"{stamp} WARN  [worker-2] cache.Loader - shard {minute} evicted early: memory pressure")
+    log = tmp_path / "cache.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import_logs(env, log, service="cache-api")
+
+    result = assemble(settings).pipeline.run("cache-api 在 2026-07-07 12:00 到 12:30 之间有哪些 WARN？")
+    first = result.answer.strip().split("\n\n")[1]  # the headline, after the scope line
+    assert "10 条 WARN" in first and "evicted early" in first, result.answer
+    assert "没有 ERROR" in result.answer, "the absence is still stated, after the warnings"
+
+
 @pytest.mark.parametrize(
     ("question", "skill"),
     [

@@ -381,7 +381,9 @@ class _Execution:
                     self.findings.gap("no_anomaly", **span)
 
     def _state_logs(self, logs: list[Logs]) -> None:
-        for result, evidence in logs:
+        # What the logs hold before what they lack: the headline names the first symptom, and
+        # "20 WARN lines" answers "which warnings?" where "no ERROR lines" does not.
+        for result, evidence in sorted(logs, key=lambda item: item[1].matched == 0):
             if evidence.counted is not None:  # counts of the lines read, not of the window: no claim
                 continue
             unleveled = evidence.unleveled is not None and evidence.unleveled.mostly
