@@ -321,6 +321,55 @@ def test_logs_that_hold_warnings_and_no_errors_lead_with_the_warnings(tmp_path: 
 
 
 @pytest.mark.parametrize(
+    ("question", "terms"),
+    [
+        ("为什么 payment-service 今天10点出现 ERR_TIMEOUT？", ["ERR_TIMEOUT"]),
+        (
+            "why does checkout throw java.sql.SQLTransientConnectionException?",
+            ["java.sql.SQLTransientConnectionException"],
+        ),
+        ("healthapp 22:15 到 22:20 之间 onStandStepChanged 出现了多少次？", ["onStandStepChanged"]),
+        ('日志里 "Connection is not available" 出现了几次？', ["Connection is not available"]),
+        ("ledger_write blocked E-9999, then E1234 and ERR_X on billing-api", ["ledger_write", "E-9999"]),
+        # what is looked up otherwise: services, metrics, the order id, times and zones; plain words
+        ("why is hikaricp_connections_active high on payment-service?", []),
+        ("订单123支付失败，帮我看看是什么原因", []),
+        ("10:00-10:30 UTC+8 为什么 504 超时", []),
+    ],
+)
+def test_the_planner_searches_the_logs_for_what_the_question_names(
+    demo_env: EmbeddedEnvironment, question: str, terms: list[str]
+) -> None:
+    assert OfflinePlanner(demo_env).make_plan(question).terms == terms
+
+
+def test_a_term_the_question_names_is_counted_in_the_logs(tmp_path: Path) -> None:
+    """ "How many X lines?": the lines that hold the term, counted exactly, and — where the
+    service's logs cover the window — that none holds a term the logs lack."""
+    settings = Settings(home=tmp_path / "home")
+    env = EmbeddedEnvironment(settings.embedded_path)
+    start = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
+    lines = []
+    for second in range(0, 600, 5):
+        stamp = (start + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,000")
+        lines.append(f"{stamp} INFO  [steps] health.Step - onExtend {second}")
+        if second % 15 == 0:
+            lines.append(f"{stamp} INFO  [steps] health.Step - onStandStepChanged {3000 + second}")
+    log = tmp_path / "health.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import_logs(env, log, service="health-app")
+    pipeline = assemble(settings).pipeline
+
+    found = pipeline.run("health-app 在 2026-07-07 12:00 到 12:10 之间 onStandStepChanged 出现了多少次？")
+    assert found.verdict == "PASS", found.answer
+    headline = found.answer.strip().split("\n\n")[1]
+    assert "含「onStandStepChanged」的日志共 40 条" in headline, found.answer
+
+    lacking = pipeline.run("did health-app log any onStepReset between 2026-07-07 12:00 and 12:10?")
+    assert 'logged no line containing "onStepReset" during 12:00–12:10' in lacking.answer, lacking.answer
+
+
+@pytest.mark.parametrize(
     ("question", "skill"),
     [
         ("订单123支付失败", "payment_failure"),

@@ -27,8 +27,8 @@ class Step(BaseModel):
     args: dict[str, str] = Field(default_factory=dict)
     #: ``query_metrics`` only: these metrics of the service, or every one ("discover").
     metrics: list[str] | Literal["discover"] | None = None
-    #: Run only when the plan has this slot filled (``order_id``).
-    when: Literal["order_id"] | None = None
+    #: Run only when the plan has this slot filled (``order_id``, ``terms``).
+    when: Literal["order_id", "terms"] | None = None
     #: Look this much earlier than the question's window (a change comes before its effect).
     lookback_minutes: int = Field(default=0, ge=0, le=24 * 60)
 
@@ -67,6 +67,9 @@ class Plan(BaseModel):
     services: list[str] = Field(default_factory=list)
     services_named_exactly: bool = False
     order_id: str | None = None
+    #: Words the question names that the logs are searched for as written: an error code, an
+    #: exception, an identifier from the code ("onStandStepChanged"), a quoted phrase.
+    terms: list[str] = Field(default_factory=list)
     start: str | None = None
     end: str | None = None
     explicit_time: bool = False
@@ -106,7 +109,7 @@ class Plan(BaseModel):
         return [s for s in self.services or ([self.service] if self.service else []) if s]
 
     def runnable_steps(self) -> list[Step]:
-        """The steps whose condition holds (``when: order_id`` needs an order id)."""
+        """The steps whose condition holds (``when: order_id`` needs an order id, ``terms`` a term)."""
         return [s for s in self.steps if s.when is None or getattr(self, s.when)]
 
     def stored(self) -> JsonObject:

@@ -134,6 +134,8 @@ class _Execution:
         logs = broad if focus == self.window else self._logs(again, focus)
         logs += self._levelless(logs, focus if logs is not broad else self.window)
         changes = self._changes(focus) if self._has("query_changes") else []
+        if self._has("query_logs", when="terms"):
+            self._terms(self.request.plan.terms, self.window)
         self._state(series, logs, focus, changes, involved)
         self._runbooks(logs, involved)
         return self.findings.output(
@@ -224,6 +226,25 @@ class _Execution:
         if result.status == "no_data" and feeds and not feeds[0].feed_empty:
             self.no_changes = (result, feeds[0])
         return [(result, c) for e in feeds for c in e.changes]
+
+    def _terms(self, terms: Sequence[str], window: tuple[datetime, datetime]) -> None:
+        """Each term the question names, searched as written in the services it names (or in
+        all): how many lines hold it and their commonest kind — or, where the service's logs
+        cover the window, that none does."""
+        where: list[str | None] = list(self.services) if self.services else [None]
+        for term in terms:
+            for service in where:
+                phrase = '"' + term.replace('"', " ") + '"'
+                result = self._call("query_logs", {"service": service, "query": phrase, **_bounds(window)})
+                if result is None:
+                    continue
+                for evidence in (e for e in result.output.evidence if isinstance(e, LogEvidence)):
+                    if evidence.counted is not None:  # counts of the lines read, not of the window
+                        continue
+                    if evidence.matched and evidence.templates:
+                        self.findings.term(result, evidence, term, evidence.templates[0])
+                    elif evidence.matched == 0:
+                        self.findings.no_term(result, evidence, term)
 
     def _order(self, order_id: str) -> list[tuple[ToolCallResult, LogSample]]:
         """The log lines that name the order (at most three): they also say when to look."""
@@ -540,7 +561,8 @@ def _found_nothing(result: ToolCallResult) -> bool:
     return result.status == "no_data" and (
         result.tool_name == "lookup_knowledge"  # said once, shortly, by the runbook step
         or any(
-            (isinstance(e, LogEvidence) and e.span is not None and e.level is not None)
+            # a level, or a term searched in one service's logs, that its logs of the window lack
+            (isinstance(e, LogEvidence) and e.span is not None and (e.level is not None or _term_search(e)))
             or (isinstance(e, ChangeEvidence) and not e.feed_empty)
             for e in result.output.evidence
         )
@@ -621,6 +643,11 @@ def _distance(episode: _Episode, moment: datetime) -> float:
     if episode.start <= moment <= episode.end:
         return 0.0
     return min(abs((episode.start - moment).total_seconds()), abs((moment - episode.end).total_seconds()))
+
+
+def _term_search(logs: LogEvidence) -> bool:
+    """A search of one service's logs for a term of the question (``Plan.terms``)."""
+    return logs.query is not None and logs.service is not None and _covers(logs.span, logs)
 
 
 def _covers(span: Span | None, logs: LogEvidence) -> bool:

@@ -215,6 +215,29 @@ class Findings:
         quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
         return self.claim("symptom", text, quotes)
 
+    def term(self, result: ToolCallResult, logs: LogEvidence, term: str, top: TemplateCount) -> Claim:
+        """How many lines of the window hold a term the question named, and their commonest kind."""
+        start, end = self.clock.span(logs.start, logs.end)
+        text = self.say(
+            "term_logs",
+            service=logs.service or self.say("all_services"),
+            term=term,
+            start=start,
+            end=end,
+            matched=logs.matched,
+            count=top.count,
+            when=self._between(top.first, top.last),
+            template=top.template,
+        )
+        quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
+        return self.claim("symptom", text, quotes)
+
+    def no_term(self, result: ToolCallResult, logs: LogEvidence, term: str) -> Claim:
+        """No line of a service's logs in the window holds the term (its logs cover the window)."""
+        start, end = self.clock.span(logs.start, logs.end)
+        text = self.say("no_term_logs", service=logs.service or "", term=term, start=start, end=end)
+        return self.claim("observation", text, [(result, logs.line)])
+
     def _between(self, first: datetime, last: datetime) -> str:
         """``10:01–10:31``, or one time when both read the same (a single line)."""
         start, end = self.clock(first), self.clock(last)

@@ -30,6 +30,22 @@ from veridiag.text.when import TimeWindow, around, interpret_time
 from veridiag.tools.records import Span
 
 _ORDER = re.compile(r"(?:订单|order)\s*(?:id|号|#)?\s*[:=：#]?\s*([A-Za-z0-9-]*\d[A-Za-z0-9-]*)", re.IGNORECASE)
+#: What a question names that its logs are searched for as written (``Plan.terms``): a quoted
+#: phrase, an error code or exception (``ERR_TIMEOUT``, ``E1234``, ``NullPointerException``), an
+#: identifier from the code (``onStandStepChanged``, ``ledger_write``). Plain words are left to
+#: the skills: "timeout" or 超时 is a kind of failure, not a line to find.
+_QUOTED = re.compile(r"[\"“「『‘'](?P<phrase>[^\"”」』’'\n]{3,80})[\"”」』’']")
+_TERM = re.compile(
+    r"(?<![A-Za-z0-9_.:/-])(?:"
+    r"[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+"  # ERR_TIMEOUT, E-9999
+    r"|[A-Z]{1,6}[0-9]{3,6}"  # E1234, ORA01017
+    r"|(?:[a-z][a-z0-9]*\.)*[A-Z][A-Za-z0-9]*(?:Exception|Error)"  # java.sql.SQLException
+    r"|[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+"  # onStandStepChanged
+    r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+"  # ledger_write
+    r")(?![A-Za-z0-9_.:/-])"
+)
+#: At most this many terms are searched (each is one more query_logs call).
+MAX_TERMS = 2
 #: How far back a question without a time looks: live systems (the last hours matter) and
 #: imported history (its recent days, to find the period that stands out).
 LIVE_LOOKBACK = timedelta(hours=12)
@@ -134,6 +150,7 @@ class OfflinePlanner:
         skill = choose_skill(question, shape)
         order = _ORDER.search(_blank(question, window.found))
         asked = catalog().asked_change(question)
+        terms = self._terms(_blank(question, window.found), known, order.group(0) if order else "")
         return Plan(
             skill=skill.id,
             skill_title=skill.title,
@@ -141,6 +158,7 @@ class OfflinePlanner:
             services=services,
             services_named_exactly=exact,
             order_id=order.group(1) if order else None,
+            terms=terms,
             start=iso(window.start),
             end=iso(window.end),
             explicit_time=window.explicit,
@@ -150,6 +168,20 @@ class OfflinePlanner:
             after_change_phrase=asked[1] if asked else None,
             steps=list(skill.steps),
         )
+
+    def _terms(self, question: str, services: list[str], order: str) -> list[str]:
+        """The question's quoted phrases and code-like words, in order, without the services and
+        metrics it names (they are looked up as such) or the order id (searched already)."""
+        names = {s.lower() for s in services} | {m.lower() for _s, m, _u in self.environment.metrics()}
+        found = [(m.start(), m.group("phrase").strip()) for m in _QUOTED.finditer(question)]
+        quoted = [range(m.start(), m.end()) for m in _QUOTED.finditer(question)]
+        found += [
+            (m.start(), m.group())
+            for m in _TERM.finditer(question.replace(order, " " * len(order)) if order else question)
+            if not any(m.start() in span for span in quoted)
+        ]
+        terms = [term for _at, term in sorted(found) if term and term.lower() not in names]
+        return list(dict.fromkeys(terms))[:MAX_TERMS]
 
     def _window(self, question: str, services: list[str], given: GivenTime | None = None) -> Window:
         if self.live:
