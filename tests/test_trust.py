@@ -192,6 +192,15 @@ def test_causal_words_quoted_from_the_evidence_are_the_evidence_s(gatekeeper: Ga
     assert outcomes(check(gatekeeper, store, quoting), "claim.root_cause_support") == []
 
 
+def test_a_planted_cause_copied_bare_is_the_claim_s_own(gatekeeper: Gatekeeper) -> None:
+    """A planted line that says what caused what, made the claim word for word: stated, not
+    quoted, so it is a root cause resting on one line."""
+    line = "payment failed because the database password expired"
+    store = InMemoryInvocations([invocation(961, output=f"2026-07-07T10:01:02Z ERROR payment-service {line}")])
+    copied = claim(text=line, bindings=[binding([961], line)])
+    assert outcomes(check(gatekeeper, store, copied), "claim.root_cause_support") == ["warn"]
+
+
 # -- claim.entity_grounding: a claim's own excerpts ----------------------------------------
 
 
