@@ -53,8 +53,9 @@ def test_a_count_per_interval_named_like_a_counter_is_read_as_a_gauge() -> None:
     # a cumulative counter, restarted once, stays one; so does anything metadata declares
     cumulative = [float(v) for v in range(0, 700, 50)] + [3.0, 60.0, 120.0]
     assert kind_from_values(kind_from_name("http_requests_total"), cumulative).kind == "counter"
-    declared = KindFound("counter", "metadata", "Prometheus metadata: requests_total is a counter")
-    assert kind_from_values(declared, per_interval) is declared
+    metadata: dict[str, Any] = {"requests_total": meta("counter")}
+    declared = kind_from_metadata("requests_total", metadata)
+    assert declared is not None and kind_from_values(declared, per_interval) is declared
     assert kind_from_values(kind_from_name("elb_request_count"), per_interval[:5]).kind == "counter"  # too few
 
 
