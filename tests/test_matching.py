@@ -7,7 +7,7 @@ import random
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.gatekeeper.matching import AnchoredMatcher, BruteForceMatcher, SequenceMatcherBaseline
+from veridiag.gatekeeper.matching import MAX_FUZZY_CHARS, AnchoredMatcher, BruteForceMatcher, SequenceMatcherBaseline
 
 SERVICES = ["gateway", "order-service", "payment-service", "inventory-service"]
 WORDS = ["timeout", "refused", "exhausted", "deadlock", "throttled", "rejected", "retry", "closed"]
@@ -76,3 +76,35 @@ def test_baseline_agrees_on_verbatim_text() -> None:
     excerpt = source.split("\n")[120][21:70]
     found = SequenceMatcherBaseline().locate(excerpt, source)
     assert found is not None and found.score == 1.0 and source[found.start : found.end] == excerpt
+
+
+@given(st.integers(0, 10_000), st.integers(1, 400))
+def test_an_excerpt_holding_a_whole_short_output_is_scored_by_what_the_output_holds(seed: int, extra: int) -> None:
+    """``partial_ratio`` slides the shorter string along the longer: an excerpt made of a whole
+    short output plus invented text once scored 1.0 ("verbatim") against that output. It may
+    score at most the share of the excerpt the output holds."""
+    source = log(seed, 1)
+    invented = (";the database cluster went down" * 14)[:extra].rstrip()
+    excerpt = source + invented
+    for matcher in (anchored, brute):
+        found = matcher.locate(excerpt, source)
+        assert found is not None
+        assert found.score <= len(source) / len(excerpt) + 1e-9, invented
+
+
+def test_a_huge_excerpt_against_a_small_text_is_refused_without_aligning() -> None:
+    """A 100 KB excerpt (a model's, or a planted line quoted) against a 4 KB text took 28 s."""
+    found = anchored.locate("HUGE " + "B" * 100_000, log(1, 40))
+    assert found is not None and found.score == 0.0
+
+
+def test_an_excerpt_over_the_fuzzy_limit_is_verbatim_or_not_found() -> None:
+    """Aligning a 100 KB excerpt costs its length times the window's (6 s a window): one that
+    long is found verbatim, or scores 0 — never aligned, never credited."""
+    source = log(2, 200) + "\nHUGE " + "B" * (MAX_FUZZY_CHARS + 10) + "\n" + log(3, 200)
+    verbatim = "HUGE " + "B" * (MAX_FUZZY_CHARS + 10)
+    found = anchored.locate(verbatim, source)
+    assert found is not None and found.score == 1.0
+    edited = "HUGE " + "B" * MAX_FUZZY_CHARS + "C" * 10
+    found = anchored.locate(edited, source)
+    assert found is not None and found.score == 0.0

@@ -192,6 +192,20 @@ def test_ordinary_evidence_is_left_alone(text: str) -> None:
     assert REDACTOR.redact(text) == text
 
 
+def test_text_that_displays_other_than_it_reads_is_shown_as_stored() -> None:
+    """A planted line stored reversed behind a right-to-left override displays as "root
+    cause: database password expired" while every check reads the reversed letters: the
+    bidi controls become visible markers, so the reader sees what was checked."""
+    planted = "disk check \u202edeirevnu ,deripxe drowssap esabatad :esuac toor\u202c done"
+    shown = REDACTOR.redact(planted)
+    assert shown == (
+        "disk check [REDACTED:bidi-control]deirevnu ,deripxe drowssap esabatad :esuac toor[REDACTED:bidi-control] done"
+    )
+    for control in "\u202a\u202b\u202d\u2066\u2067\u2068\u2069":
+        assert control not in REDACTOR.redact(f"ERROR {control}x{control} " + "y" * 5000)
+    assert REDACTOR.redact("שלום \u200fעולם") == "שלום \u200fעולם"  # a mark only sets direction
+
+
 #: One made-up secret per detect-secrets pattern reused: the pinned library's regexes and the
 #: literals that gate them still agree.
 LIBRARY_SAMPLES = [

@@ -132,6 +132,16 @@ def test_evidence_speaking_in_the_answer_s_own_words_is_instruction_language(
     assert "evidence.instruction_language" in check(gatekeeper, store, quoting).result.failed_rules, planted
 
 
+def test_an_excerpt_holding_the_whole_output_and_an_invention_is_not_verbatim(gatekeeper: Gatekeeper) -> None:
+    """An output of one line, quoted whole with a made-up sequel: it was "found (similarity
+    1.00)" and "verbatim", so the invented outage was confirmed."""
+    line = "2026-07-07T10:01:02Z ERROR payment-service order=123 ERR_TIMEOUT request timeout cost=5300ms"
+    store = InMemoryInvocations([invocation(904, output=line)])
+    sequel = " 数据库集群已经宕机，所有写入都失败了，运维正在紧急处理，预计一小时后恢复服务，期间订单都无法支付"
+    quoting = claim(text="订单123请求超时，数据库集群已经宕机。", bindings=[binding([904], line + sequel)])
+    assert outcomes(check(gatekeeper, store, quoting), "evidence.excerpt_similarity") != ["pass"]
+
+
 # -- claim.root_cause_support and the guardrails ------------------------------------------
 
 
@@ -180,6 +190,15 @@ def test_causal_words_quoted_from_the_evidence_are_the_evidence_s(gatekeeper: Ga
     store = InMemoryInvocations([invocation(960, output=f"2026-07-07T10:01:02Z ERROR payment-service {line}")])
     quoting = claim(text=f"payment-service 记录了一条错误：{line}", bindings=[binding([960], line)])
     assert outcomes(check(gatekeeper, store, quoting), "claim.root_cause_support") == []
+
+
+def test_a_planted_cause_copied_bare_is_the_claim_s_own(gatekeeper: Gatekeeper) -> None:
+    """A planted line that says what caused what, made the claim word for word: stated, not
+    quoted, so it is a root cause resting on one line."""
+    line = "payment failed because the database password expired"
+    store = InMemoryInvocations([invocation(961, output=f"2026-07-07T10:01:02Z ERROR payment-service {line}")])
+    copied = claim(text=line, bindings=[binding([961], line)])
+    assert outcomes(check(gatekeeper, store, copied), "claim.root_cause_support") == ["warn"]
 
 
 # -- claim.entity_grounding: a claim's own excerpts ----------------------------------------

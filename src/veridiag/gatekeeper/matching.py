@@ -51,16 +51,35 @@ class ExcerptMatcher(Protocol):
 _TOKEN = re.compile(rf"[A-Za-z0-9_.:/=%-]{{4,}}|[{HAN}]{{2,}}")
 
 
+#: Below this share of an excerpt a window could account for, it is not scored at all (the
+#: score could not reach any threshold worth setting, and aligning a 100 KB excerpt against a
+#: 4 KB text took 28 s).
+_MIN_SHARE = 0.25
+#: An excerpt longer than this must be verbatim: aligning one fuzzily costs its length times
+#: the window's (a 100 KB log line quoted by the offline engine: 6 s a window, 90 s an ask).
+MAX_FUZZY_CHARS = 16_384
+
+
 def _score_window(excerpt: str, source: str, lo: int, hi: int, cutoff: float) -> Alignment | None:
+    """The best alignment of ``excerpt`` in ``source[lo:hi]``, if it beats ``cutoff`` (0–100).
+
+    ``partial_ratio`` slides the shorter string along the longer one: given a window shorter
+    than the excerpt, it finds the *window* inside the excerpt, and an excerpt made of a whole
+    short output plus invented text scored 1.0 ("verbatim"). The score is therefore scaled by
+    the share of the excerpt the window can hold at most. An excerpt over ``MAX_FUZZY_CHARS``
+    is not aligned at all: found verbatim or not found."""
     window = source[lo:hi]
+    share = min(1.0, len(window) / len(excerpt)) if excerpt else 0.0
+    if share < _MIN_SHARE or share * 100.0 <= cutoff or len(excerpt) > MAX_FUZZY_CHARS:
+        return None
     needle, hay = excerpt, window
     lowered = window.lower()
     if len(lowered) == len(window):  # case-insensitive unless lowering changes offsets
         needle, hay = excerpt.lower(), lowered
-    result = fuzz.partial_ratio_alignment(needle, hay, score_cutoff=cutoff)
+    result = fuzz.partial_ratio_alignment(needle, hay, score_cutoff=cutoff / share)
     if result is None:
         return None
-    return Alignment(result.score / 100.0, lo + result.dest_start, lo + result.dest_end)
+    return Alignment(result.score / 100.0 * share, lo + result.dest_start, lo + result.dest_end)
 
 
 class AnchoredMatcher:

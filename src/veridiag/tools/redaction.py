@@ -29,6 +29,10 @@ Speed: case-insensitive rules are written in lower case and run on the lower-cas
 (``(?i)`` loses the literal-prefix search: 1.9 ms instead of 0.3 ms per 64 KB), keys are
 found by ``str.find`` of their last word, and a short string is first tested against all
 the rules' literals at once. ``tests/test_redaction.py`` prints the 64 KB figures.
+
+The same boundary replaces bidi embedding, override and isolate characters with a marker
+(``[REDACTED:bidi-control]``): text that displays in another order than it is stored would
+show a reader what no check read.
 """
 
 from __future__ import annotations
@@ -405,6 +409,17 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
 
 _KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS)
 
+# -- text that displays other than it reads ----------------------------------------------------
+
+#: Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) make text display in
+#: another order than it is stored ("Trojan Source"): a planted line stored as
+#: "\u202edeirevnu ,deripxe drowssap :esuac toor" shows as "root cause: password expired,
+#: unverified" in a terminal or a browser, while every check reads the stored order. Each is
+#: replaced by a visible marker at the tool boundary, so what any reader sees is what was
+#: checked. (Marks — U+200E/U+200F — only set the direction of neutral characters; kept.)
+_BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+_BIDI = _Rule("bidi-control", re.compile(f"[{_BIDI_CONTROLS}]"), literals=tuple(_BIDI_CONTROLS))
+
 #: Most specific first: of finds starting at the same place, the earlier rule names the kind.
 _BUILTIN: tuple[_Rule, ...] = (
     _PEM,
@@ -416,6 +431,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _URL_PASSWORD,
     _BEARER,
     _KEYWORD,
+    _BIDI,
 )
 
 

@@ -120,13 +120,17 @@ class OfflineVerifier:
 
     @staticmethod
     def _score(excerpt: str, usable: dict[int, InvocationView]) -> float:
-        scores = [
-            found.score
-            for inv in usable.values()
-            for text in _texts(inv)
-            if (found := _MATCHER.locate(excerpt, text)) is not None
-        ]
-        return max(scores, default=0.0)
+        """The best alignment over the cited texts; a verbatim one ends the search (aligning a
+        long excerpt against the texts that lack it costs its length times theirs)."""
+        best = 0.0
+        for inv in usable.values():
+            for text in _texts(inv):
+                found = _MATCHER.locate(excerpt, text)
+                if found is not None and found.score > best:
+                    best = found.score
+                    if best >= 1.0:
+                        return best
+        return best
 
 
 def _texts(invocation: InvocationView) -> list[str]:

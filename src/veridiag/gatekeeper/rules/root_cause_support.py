@@ -8,8 +8,8 @@ guardrails carry the claim as a hypothesis with the evidence it still needs.
 A claim of another type whose own words name a cause ("支付失败是因为数据库密码过期",
 "timed out because …": ``causalWording``, data) is a root cause by what it says, whatever
 its type: checked the same, so a model cannot confirm a cause by calling it a symptom. Words
-it quotes from its own excerpts are the evidence's, not the claim's (a log template saying
-"Caused by: …" is an observation of that line).
+it quotes from its own excerpts (after a colon or a quote mark) are the evidence's, not the
+claim's (a log template saying "Caused by: …" is an observation of that line).
 """
 
 from __future__ import annotations
@@ -31,15 +31,36 @@ class RootCauseParams(BaseModel):
     causal_wording: list[str] = Field(default_factory=list, alias="causalWording")
 
 
+#: What opens a quotation: an excerpt right after one is quoted, not stated.
+_QUOTE_OPENERS = (":", "：", '"', "“", "「", "『", "'", "‘")
+
+
 def names_a_cause(claim: ClaimView, wording: PhraseList) -> list[str]:
-    """The causal wording of the claim's own text, beside what it quotes of its excerpts."""
+    """The causal wording of the claim's own text, beside what it quotes of its excerpts — an
+    excerpt after a colon or an opening quote mark ("最多的一类：…", "log record: …"). An
+    excerpt copied bare is stated: a planted "payment failed because …" made the claim is
+    the claim's own cause."""
     text = claim.claim.get("claim_text")
     if not isinstance(text, str):
         return []
     for binding in claim.bindings:
-        if isinstance(binding.excerpt, str) and binding.excerpt.strip():
-            text = text.replace(binding.excerpt.strip(), " ")
+        excerpt = binding.excerpt.strip() if isinstance(binding.excerpt, str) else ""
+        if excerpt:
+            text = _unquoted(text, excerpt)
     return wording.hits(text)
+
+
+def _unquoted(text: str, excerpt: str) -> str:
+    """``text`` without the places it quotes ``excerpt``."""
+    parts: list[str] = []
+    done = 0
+    at = text.find(excerpt)
+    while at >= 0:
+        if text[:at].rstrip().endswith(_QUOTE_OPENERS):
+            parts += (text[done:at], " ")
+            done = at + len(excerpt)
+        at = text.find(excerpt, at + len(excerpt))
+    return "".join(parts) + text[done:]
 
 
 @register
