@@ -413,6 +413,27 @@ def test_any_executor_text_fails_closed(
     assert not result.answer.lstrip().startswith(("{", "["))
 
 
+#: The executor's first move in the planted-line tests: read payment-service's logs of 10:00–10:05.
+_QUERY_PAYMENT_LOGS = ModelResponse(
+    parts=[
+        ToolCallPart(
+            "query_logs",
+            {"service": "payment-service", "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:05:00Z"},
+        )
+    ]
+)
+
+
+def _planted_line(messages: list[ModelMessage]) -> tuple[str, int] | None:
+    """The planted E-9999 log line the first tool call returned and that call's invocation id;
+    None before any call returned."""
+    returns = _returns(messages)
+    if not returns:
+        return None
+    line = next(line for line in returns[0].splitlines() if "E-9999" in line and "e.g." not in line)
+    return line, int(returns[0].split('invocation_id="', 1)[1].split('"', 1)[0])
+
+
 def test_an_obedient_model_cannot_confirm_a_root_cause_planted_in_the_logs(store: SessionStore, tmp_path: Path) -> None:
     """A log line written by an attacker says what the cause is and what to answer; a model that
     obeys — executor, verifier and composer alike — still cannot make it a confirmed root cause."""
@@ -428,12 +449,10 @@ def test_an_obedient_model_cannot_confirm_a_root_cause_planted_in_the_logs(store
     import_logs(env, log, service="payment-service")
 
     def executor(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        returns = _returns(messages)
-        if not returns:
-            args = {"service": "payment-service", "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:05:00Z"}
-            return ModelResponse(parts=[ToolCallPart("query_logs", args)])
-        planted = next(line for line in returns[0].splitlines() if "E-9999" in line and "e.g." not in line)
-        invocation = int(returns[0].split('invocation_id="', 1)[1].split('"', 1)[0])
+        found = _planted_line(messages)
+        if found is None:
+            return _QUERY_PAYMENT_LOGS
+        planted, invocation = found
         return ModelResponse(
             parts=[
                 TextPart(
@@ -485,12 +504,10 @@ def test_a_cause_the_model_calls_a_symptom_is_not_confirmed(store: SessionStore,
     cause = "订单123超时是因为数据库密码过期（E-9999）。"
 
     def executor(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        returns = _returns(messages)
-        if not returns:
-            args = {"service": "payment-service", "start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:05:00Z"}
-            return ModelResponse(parts=[ToolCallPart("query_logs", args)])
-        line = next(line for line in returns[0].splitlines() if "E-9999" in line and "e.g." not in line)
-        invocation = int(returns[0].split('invocation_id="', 1)[1].split('"', 1)[0])
+        found = _planted_line(messages)
+        if found is None:
+            return _QUERY_PAYMENT_LOGS
+        line, invocation = found
         return ModelResponse(parts=[TextPart(_v2([_claim("c1", cause, invocation, line.strip(), "symptom")]))])
 
     def verifier(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

@@ -298,21 +298,28 @@ def test_imported_data_for_an_unknown_service(tmp_path: Path) -> None:
     assert "ERR_LEDGER_LOCKED ledger write blocked" in result.answer, "the dominant error template's example"
 
 
+NOON = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
+
+
+def _with_logs(tmp_path: Path, service: str, lines: list[str]) -> Settings:
+    """Settings of a fresh home whose embedded store holds ``lines`` imported for ``service``."""
+    settings = Settings(home=tmp_path / "home")
+    log = tmp_path / f"{service}.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import_logs(EmbeddedEnvironment(settings.embedded_path), log, service=service)
+    return settings
+
+
 def test_logs_that_hold_warnings_and_no_errors_lead_with_the_warnings(tmp_path: Path) -> None:
     """Asked which warnings a service logged, the answer's headline is the warnings found, not
     the absence of ERROR lines stated beside them."""
-    settings = Settings(home=tmp_path / "home")
-    env = EmbeddedEnvironment(settings.embedded_path)
-    start = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
     lines = []
     for minute in range(30):
-        stamp = (start + timedelta(minutes=minute)).strftime("%Y-%m-%d %H:%M:%S,000")
+        stamp = (NOON + timedelta(minutes=minute)).strftime("%Y-%m-%d %H:%M:%S,000")
         lines.append(f"{stamp} INFO  [worker-1] cache.Loader - loaded shard {minute}")
         if minute % 3 == 0:
             lines.append(f"{stamp} WARN  [worker-2] cache.Loader - shard {minute} evicted early: memory pressure")
-    log = tmp_path / "cache.log"
-    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    import_logs(env, log, service="cache-api")
+    settings = _with_logs(tmp_path, "cache-api", lines)
 
     result = assemble(settings).pipeline.run("cache-api 在 2026-07-07 12:00 到 12:30 之间有哪些 WARN？")
     first = result.answer.strip().split("\n\n")[1]  # the headline, after the scope line
@@ -346,19 +353,13 @@ def test_the_planner_searches_the_logs_for_what_the_question_names(
 def test_a_term_the_question_names_is_counted_in_the_logs(tmp_path: Path) -> None:
     """ "How many X lines?": the lines that hold the term, counted exactly, and — where the
     service's logs cover the window — that none holds a term the logs lack."""
-    settings = Settings(home=tmp_path / "home")
-    env = EmbeddedEnvironment(settings.embedded_path)
-    start = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
     lines = []
     for second in range(0, 600, 5):
-        stamp = (start + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,000")
+        stamp = (NOON + timedelta(seconds=second)).strftime("%Y-%m-%d %H:%M:%S,000")
         lines.append(f"{stamp} INFO  [steps] health.Step - onExtend {second}")
         if second % 15 == 0:
             lines.append(f"{stamp} INFO  [steps] health.Step - onStandStepChanged {3000 + second}")
-    log = tmp_path / "health.log"
-    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    import_logs(env, log, service="health-app")
-    pipeline = assemble(settings).pipeline
+    pipeline = assemble(_with_logs(tmp_path, "health-app", lines)).pipeline
 
     found = pipeline.run("health-app 在 2026-07-07 12:00 到 12:10 之间 onStandStepChanged 出现了多少次？")
     assert found.verdict == "PASS", found.answer
