@@ -413,7 +413,7 @@ _ZH_WEEK = re.compile(
     r"(?P<which>上上|上|本|这|這)\s*(?:[个個]\s*)?(?:周|週|星期|礼拜|禮拜)(?![一二三四五六日天1-7末期边邊年])"
 )
 _ZH_MONTH = re.compile(r"(?P<which>上上|上|本|这|這)\s*(?:[个個]\s*)?月(?![0-9一二三四五六七八九十份]|[初底中末])")
-_ZH_RECENT_DAYS = re.compile(r"(?:这|這|近|最近)(?P<count>两|兩|2)天")
+_ZH_RECENT_DAYS = re.compile(r"(?:这|這|近|最近)(?:两|兩|2)天")
 _EN_THIS = re.compile(r"(?<![A-Za-z])this\s+(?P<unit>week|month)(?![A-Za-z])", re.IGNORECASE)
 # Weekends: 周末 and "the weekend" alone are the last one begun, 上周末 / "last weekend" last week's.
 _ZH_WEEKEND = re.compile(r"(?P<which>上上|上|本|这|這)?\s*(?:[个個]\s*)?(?:周末|週末)")
@@ -421,7 +421,7 @@ _EN_WEEKEND = re.compile(
     r"(?<![A-Za-z])(?:(?P<which>this|last|past)\s+|the\s+|over\s+the\s+)?weekend(?![A-Za-z])", re.IGNORECASE
 )
 _PERIOD_BACK = {"上上": 2, "上": 1, "本": 0, "这": 0, "這": 0, "this": 0}
-_WEEKEND_BACK = {"上上": 2, "上": 1, "本": 0, "这": 0, "這": 0, "this": 0, "last": 1, "past": 1}
+_WEEKEND_BACK = {**_PERIOD_BACK, "last": 1, "past": 1}
 
 
 def _week_start(day: date, back: int) -> date:
