@@ -32,7 +32,7 @@ states every number of the report in its output.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -40,6 +40,7 @@ from typing import Literal
 
 from veridiag.analysis.anomaly import detect_anomalies
 from veridiag.analysis.signatures import Family, family_of, is_percent, signatures
+from veridiag.text.units import unit_table
 
 Source = Literal["metric", "log", "change"]
 Reason = Literal["before_window", "first_rows", "single_point", "too_small"]
@@ -464,3 +465,60 @@ def _family(family_id: str) -> Family:
 
 def _saturated() -> float:
     return signatures().saturated
+
+
+# -- ranked by a measure -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Level:
+    """A service's level of one measure in the window: its series of that family with the
+    highest average (a percentage of a family before a raw amount of it)."""
+
+    service: str
+    metric: str
+    unit: str
+    average: float
+    peak: float
+    peak_at: datetime
+    points: int
+
+
+def rank_levels(question: Question, series: Iterable[SeriesInput], family: str) -> list[Level]:
+    """Services by their level of ``family`` in the window ("哪个服务最慢": latency), highest first
+    (lowest first for a family that is worse when it falls, such as a success rate). Levels are
+    compared in one dimension (``text/units.yaml``: 2391ms is more than 1.2s); a series in
+    another dimension than most of the family's (slow queries per minute among latencies) is left out."""
+    best: dict[str, tuple[float, Level]] = {}
+    chosen = [s for s in series if family_of(s.metric).id == family]
+    dimensions = Counter(_dimension(s.unit)[0] for s in chosen)
+    if dimensions:
+        common = max(dimensions.items(), key=lambda kv: (kv[0] is not None, kv[1]))[0]
+        chosen = [s for s in chosen if _dimension(s.unit)[0] == common]
+    percent_services = {s.service for s in chosen if is_percent(s.unit)}
+    for item in chosen:
+        if item.service in percent_services and not is_percent(item.unit):
+            continue
+        inside = [
+            (m, v)
+            for m, v in item.points
+            if question.start <= m < question.end and isinstance(v, float) and math.isfinite(v)
+        ]
+        if not inside:
+            continue
+        peak_at, peak = max(inside, key=lambda p: p[1])
+        average = sum(v for _m, v in inside) / len(inside)
+        level = Level(item.service, item.metric, item.unit, average, peak, peak_at, len(inside))
+        base = average * _dimension(item.unit)[1]
+        known = best.get(item.service)
+        if known is None or base > known[0]:
+            best[item.service] = (base, level)
+    down = next((f.worse == "down" for f in signatures().families if f.id == family), False)
+    ranked = sorted(best.values(), key=lambda item: (item[0] if down else -item[0], item[1].service))
+    return [level for _base, level in ranked]
+
+
+def _dimension(unit: str) -> tuple[str | None, float]:
+    """A unit's dimension and its factor to the dimension's base unit (None: unknown, factor 1)."""
+    found = unit_table().by_spelling.get(unit.strip().lower())
+    return (found.dimension, float(found.factor)) if found else (None, 1.0)

@@ -117,6 +117,12 @@ class RankSuspectsArgs(_Args):
         max_length=500,
         description="Services to examine. Default: every service with data in the window.",
     )
+    by: str | None = Field(
+        default=None,
+        max_length=40,
+        description="Also rank the services by their level of one measure in the window: latency, errors, cpu, "
+        "memory, traffic, saturation, restarts ('which service is slowest').",
+    )
 
     @field_validator("at")
     @classmethod

@@ -240,6 +240,33 @@ class NotCounted(BaseModel):
     line: str
 
 
+class Episode(BaseModel):
+    """A qualifying change as the analysis found it — every one, listed or not — to choose the
+    period a question is about; never quoted (the output lines state the listed ones)."""
+
+    service: str
+    name: str
+    family: str
+    role: str
+    onset: datetime
+    end: datetime
+    score: float
+    strength: float
+
+
+class LevelRank(BaseModel):
+    """A service's level of the measure asked for ("which service is slowest")."""
+
+    rank: int
+    service: str
+    metric: str
+    unit: str
+    average: float
+    peak: float
+    peak_at: datetime
+    line: str
+
+
 class SuspectEvidence(BaseModel):
     """Which services changed in a window and which most likely started it (``rank_suspects``)."""
 
@@ -257,8 +284,15 @@ class SuspectEvidence(BaseModel):
     not_counted: list[NotCounted] = Field(default_factory=list)
     #: Whether the first suspect stands out of the others (else the evidence cannot tell).
     standout: bool = False
-    #: The earliest qualifying change.
+    #: The earliest qualifying change, and the line stating it.
     first: SuspectSignal | None = None
+    first_line: str | None = None
+    #: Every qualifying change found, listed or not (for choosing a period; never quoted).
+    episodes: list[Episode] = Field(default_factory=list)
+    #: The measure asked to rank by, and the ranking.
+    by: str | None = None
+    levels: list[LevelRank] = Field(default_factory=list)
+    levels_line: str | None = None
     #: The output's first line (what was examined), its verdict line and its quiet line.
     line: str
     verdict_line: str

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
 from veridiag.analysis.anomaly import SCORE_CAP
-from veridiag.analysis.signatures import family_of
+from veridiag.analysis.signatures import family_of, signatures
 from veridiag.analysis.suspects import (
     AFTER_AT,
     BEFORE_AT,
@@ -25,11 +25,13 @@ from veridiag.analysis.suspects import (
     MIN_LEAD_POINTS,
     ChangeInput,
     Excluded,
+    Level,
     LogInput,
     Question,
     SeriesInput,
     Signal,
     SuspectReport,
+    rank_levels,
     rank_suspects,
 )
 from veridiag.analysis.suspects import Suspect as Ranked
@@ -38,6 +40,8 @@ from veridiag.tools.args import QueryChangesArgs, QueryLogsArgs, RankSuspectsArg
 from veridiag.tools.backends import ChangeBackend, LogBackend, MetricBackend
 from veridiag.tools.records import (
     ChangeEvidence,
+    Episode,
+    LevelRank,
     LogEvidence,
     NotCounted,
     Span,
@@ -98,6 +102,10 @@ class SuspectSearch:
             start, end, at = self._window(args)
         except ValueError as exc:
             return ToolOutput(status="error", error=str(exc), text=f"rank_suspects error: {exc}")
+        families = [f.id for f in signatures().families if f.role != "context"]
+        if args.by is not None and args.by not in families:
+            message = f"by={args.by!r} is no measure; measures: {', '.join(families)}"
+            return ToolOutput(status="error", error=message, text=f"rank_suspects error: {message}")
         catalogue = self.metrics if isinstance(self.metrics, SeriesCatalogue) else None
         spans = self.logs if isinstance(self.logs, LogSpans) else None
         if catalogue is None and spans is None:
@@ -115,7 +123,10 @@ class SuspectSearch:
         edges = tuple(self.metrics.dependencies()) if isinstance(self.metrics, CallGraph) else ()
         question = Question(start=start, end=end, at=at, edges=edges)
         report = rank_suspects(question, series, logs, changes, [s for s in services if s in with_data])
+        levels = rank_levels(question, series, args.by) if args.by else []
         evidence, text = _render(question, report, without, every=asked is None, graph=bool(edges))
+        if args.by:
+            evidence, text = _with_levels(evidence, text, args.by, levels)
         return ToolOutput(
             status="ok" if report.examined else "no_data",
             text=text,
@@ -247,6 +258,24 @@ def _render(
     if report.first is not None:
         for suspect in suspects:
             first = next((s for s in suspect.signals if _same(s, report.first)), first)
+    first_line = None
+    if report.first is not None:
+        first_line = f"earliest qualifying change: {report.first.service} {_what(report.first)}"
+        lines.append(first_line)
+    episodes = [
+        Episode(
+            service=s.service,
+            name=s.name,
+            family=s.family,
+            role=s.role,
+            onset=s.onset,
+            end=s.end,
+            score=round(s.score, 4),
+            strength=round(s.strength, 4),
+        )
+        for suspect in report.suspects
+        for s in suspect.signals
+    ]
     evidence = SuspectEvidence(
         start=question.start,
         end=question.end,
@@ -259,12 +288,44 @@ def _render(
         not_counted=not_counted,
         standout=report.standout,
         first=first,
+        first_line=first_line,
+        episodes=episodes,
         line=header,
         verdict_line=verdict_line,
         quiet_line=quiet_line,
         without_data_line=without_line,
     )
     return evidence, "\n".join(lines)
+
+
+def _with_levels(evidence: SuspectEvidence, text: str, by: str, levels: list[Level]) -> tuple[SuspectEvidence, str]:
+    """The ranking by a measure appended: one line per service (the first ``LISTED_SUSPECTS``)."""
+    lines = [f"ranked by {by} (each service's {by} series with the highest average in the window):"]
+    ranked = []
+    for rank, level in enumerate(levels[:LISTED_SUSPECTS], start=1):
+        line = (
+            f"{by} #{rank} {level.service}: {level.metric} average {format_value(rounded(level.average), level.unit)}, "
+            f"peak {format_value(rounded(level.peak), level.unit)} at {iso(level.peak_at)} ({level.points} points)"
+        )
+        lines.append(line)
+        ranked.append(
+            LevelRank(
+                rank=rank,
+                service=level.service,
+                metric=level.metric,
+                unit=level.unit,
+                average=level.average,
+                peak=level.peak,
+                peak_at=level.peak_at,
+                line=line,
+            )
+        )
+    if not levels:
+        lines.append(f"no service has a {by} series with points in the window")
+    elif len(levels) > LISTED_SUSPECTS:
+        lines.append(f"… {len(levels) - LISTED_SUSPECTS} more services ranked lower")
+    update = {"by": by, "levels": ranked, "levels_line": lines[0]}
+    return evidence.model_copy(update=update), "\n".join([text, *lines])
 
 
 def _signal(rank: int, suspect: Ranked, signal: Signal, *, first: bool) -> SuspectSignal:
