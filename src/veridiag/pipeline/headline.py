@@ -86,7 +86,7 @@ def _answer(
 ) -> str:
     """The claims that answer the question, as sentences; "is X to blame?" opened with yes (an
     allowed root cause names X), no (it names another service) or cannot tell (none does)."""
-    sentences = [_bare(c.claim_text) + text["headline_end"] for c in answering]
+    sentences = [_bare(c.claim_text) + _suffix(text, c) + text["headline_end"] for c in answering]
     if intent is not None and intent.kind == "blame" and intent.about:
         causes = [_named(c.claim_text, known_services) for c in answering if c.claim_type == "root_cause"]
         key = "blame_unknown" if not causes else "blame_yes" if causes[0] == intent.about else "blame_no"

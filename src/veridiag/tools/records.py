@@ -217,6 +217,8 @@ class SuspectSignal(BaseModel):
     level: str = ""
     description: str = ""
     saturated: bool = False
+    #: Events counted per step (restarts, OOM kills): how many in the window.
+    events: float | None = None
     score: float
     line: str
 

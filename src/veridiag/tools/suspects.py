@@ -62,6 +62,17 @@ LISTED_NOT_COUNTED = 12
 _LEVELS = ("ERROR", "WARN")
 
 
+class ShownPoints(Protocol):
+    """A series as the backend shows it (a counter as its rate or its increase per step)."""
+
+    @property
+    def unit(self) -> str: ...
+    @property
+    def points(self) -> list[tuple[datetime, float]]: ...
+    @property
+    def events(self) -> bool: ...
+
+
 @runtime_checkable
 class SeriesCatalogue(Protocol):
     """A metric backend that can list its series and read them (the embedded file)."""
@@ -70,7 +81,7 @@ class SeriesCatalogue(Protocol):
     def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]: ...
     def series_points(
         self, service: str, metric: str, unit: str, start: datetime, end: datetime
-    ) -> tuple[str, list[tuple[datetime, float]]] | None: ...
+    ) -> ShownPoints | None: ...
 
 
 @runtime_checkable
@@ -167,11 +178,8 @@ class SuspectSearch:
                 if family_of(metric).role == "context":
                     continue
                 read = catalogue.series_points(service, metric, unit, start - SERIES_LEAD, end)
-                if read is None:
-                    continue
-                shown_unit, points = read
-                if any(start <= moment < end for moment, _v in points):
-                    found.append(SeriesInput(service, metric, shown_unit, points))
+                if read is not None and any(start <= moment < end for moment, _v in read.points):
+                    found.append(SeriesInput(service, metric, read.unit, read.points, events=read.events))
         return found
 
     def _logs(
@@ -361,6 +369,7 @@ def _signal(rank: int, suspect: Ranked, signal: Signal, *, first: bool) -> Suspe
         level=signal.level,
         description=signal.description,
         saturated=signal.saturated,
+        events=signal.events,
         score=round(signal.score, 2),
         line=line,
     )
@@ -374,6 +383,11 @@ def _what(signal: Signal) -> str:
         return (
             f"{signal.count} {signal.level} lines of a new kind from {iso(signal.onset)} to {iso(signal.end)}: "
             f"{signal.name}"
+        )
+    if signal.events is not None:
+        return (
+            f"{signal.name} counted {format_value(signal.events, '')} in {signal.count} steps from {iso(signal.onset)} "
+            f"to {iso(signal.end)} (at most {format_value(signal.peak or 0, '')} a step)"
         )
     assert signal.expected is not None and signal.peak is not None and signal.peak_at is not None
     unit = signal.unit

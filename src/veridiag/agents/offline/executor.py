@@ -61,6 +61,8 @@ MAX_METRICS = 8
 #: Suspects read in detail, and metrics of each (the ones that changed).
 MAX_SUSPECTS = 3
 MAX_SIGNALS = 3
+#: A suspect scored below this is not read in detail (its change is stated by the survey).
+MIN_DETAIL_SCORE = 0.15
 #: Services read in detail when the survey found no suspect and the question named none.
 MAX_DETAIL = 8
 #: Lines holding the question's words over longer than this are no period of their own.
@@ -210,7 +212,7 @@ class _Execution:
         if survey is None:
             return list(self.named) or (self.catalogue.services()[:MAX_DETAIL] if self.catalogue else [])
         evidence = survey[1]
-        suspects = [s.service for s in evidence.suspects[:MAX_SUSPECTS]]
+        suspects = [s.service for s in evidence.suspects[:MAX_SUSPECTS] if s.score >= MIN_DETAIL_SCORE]
         named = [s for s in self.named if s not in evidence.without_data]
         involved = list(dict.fromkeys([*named, *suspects]))
         if involved:

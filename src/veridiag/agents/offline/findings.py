@@ -436,6 +436,14 @@ class Findings:
                 level=signal.level,
                 template=signal.name,
             )
+        if signal.events is not None:
+            return self.say(
+                "culprit_events",
+                metric=signal.name,
+                total=format_value(signal.events, ""),
+                onset=self.clock(signal.onset),
+                end=self.clock(signal.end),
+            )
         assert signal.expected is not None and signal.peak is not None
         up = signal.peak >= signal.expected
         return self.say(

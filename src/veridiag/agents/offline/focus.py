@@ -21,8 +21,12 @@ from veridiag.tools.records import Episode
 
 #: A window at most this long is looked at whole.
 WHOLE = timedelta(minutes=90)
-#: The period around a chosen onset: this much before it and after it (its end, if later).
+#: "Which service is slowest?" without a time asks about the data's last hour.
+RECENT = timedelta(hours=1)
+#: The period around a chosen onset: this much before it and after it (its end and a sample's
+#: slack, if later).
 AROUND = timedelta(minutes=30)
+PAD = timedelta(minutes=5)
 #: Changes weaker than this share of the strongest are no incident of their own.
 MIN_SHARE = 0.5
 #: A change the culprit search scored below this is noise to choose a period by.
@@ -42,6 +46,11 @@ class Candidate:
     start: datetime
     end: datetime
     weight: float
+    #: It has to do with the question (a service it names or points at, a kind of change it
+    #: speaks of, its own words): such changes are chosen from before any other ...
+    relevant: bool = False
+    #: ... and of those, first the kind of change the question speaks of (restarts, latency).
+    asked_kind: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,19 +78,22 @@ def candidates(
     for episode in episodes:
         if episode.score < MIN_SCORE:
             continue
-        weight = episode.score
+        relevance = 1.0
         if episode.service in named:
-            weight *= NAMED
+            relevance *= NAMED
         elif episode.service in neighbours:
-            weight *= NEIGHBOUR
+            relevance *= NEIGHBOUR
         elif episode.service in pointed:
-            weight *= POINTED
+            relevance *= POINTED
         if episode.family in kinds:
-            weight *= ASKED_KIND
-        found.append(Candidate(episode.service, episode.onset, episode.end, weight))
+            relevance *= ASKED_KIND
+        weight = episode.score * relevance
+        found.append(
+            Candidate(episode.service, episode.onset, episode.end, weight, relevance > 1, episode.family in kinds)
+        )
     for service, first, last in term_bursts:
-        weight = TERM * (NAMED if service in named else POINTED if service in pointed else 1.0)
-        found.append(Candidate(service, first, last, weight))
+        relevance = NAMED if service in named else POINTED if service in pointed else 1.0
+        found.append(Candidate(service, first, last, TERM * relevance, True))
     return found
 
 
@@ -99,14 +111,22 @@ def choose(
         if near is not None and _distance(near, first) <= AROUND.total_seconds():
             return _around(near, window, "asked_lines")
         return _clip(first - AROUND, first + AROUND, window, first, "asked_lines")
-    if end - start <= WHOLE or not found:
+    if end - start <= WHOLE:
         return Focus(start, end, None, "question" if plan.explicit_time else "whole_window")
-    strongest = max(c.weight for c in found)
+    if plan.intent.kind == "rank" and plan.intent.rank_by and not plan.explicit_time:
+        # "which service is slowest?" asks about now: the last stretch of the data
+        return Focus(max(start, end - RECENT), end, None, "most_recent")
+    if not found:
+        return Focus(start, end, None, "question" if plan.explicit_time else "whole_window")
+    # What has to do with the question first; among that, the latest incident when something is
+    # down or still failing (or an alert fired), else the strongest.
+    pool = [c for c in found if c.relevant and c.asked_kind] or [c for c in found if c.relevant] or list(found)
+    strongest = max(c.weight for c in pool)
     if plan.intent.recent or plan.time.kind == "given":
-        strong = [c for c in found if c.weight >= MIN_SHARE * strongest]
+        strong = [c for c in pool if c.weight >= MIN_SHARE * strongest]
         return _around(max(strong, key=lambda c: c.start), window, "most_recent")
-    best = max(found, key=lambda c: (c.weight, c.start))
-    return _around(best, window, "most_anomalous")
+    best = max(pool, key=lambda c: (c.weight, c.start))
+    return _around(best, window, "question_words" if best.relevant else "most_anomalous")
 
 
 def _asked_kinds(plan: Plan, question: str) -> set[str]:
@@ -120,9 +140,8 @@ def _asked_kinds(plan: Plan, question: str) -> set[str]:
 
 
 def _around(candidate: Candidate, window: tuple[datetime, datetime], chosen: str) -> Focus:
-    return _clip(
-        candidate.start - AROUND, max(candidate.end, candidate.start + AROUND), window, candidate.start, chosen
-    )
+    end = max(candidate.end + PAD, candidate.start + AROUND)
+    return _clip(candidate.start - AROUND, end, window, candidate.start, chosen)
 
 
 def _clip(start: datetime, end: datetime, window: tuple[datetime, datetime], at: datetime, chosen: str) -> Focus:
