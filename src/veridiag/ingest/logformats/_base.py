@@ -49,8 +49,8 @@ class FormatWords(WordModel):
 
 @lru_cache(maxsize=1)
 def format_words() -> FormatWords:
-    """The bundled ``tools/logformats/words.yaml``, read once."""
-    return bundled_words("veridiag.tools.logformats", "words.yaml", FormatWords)
+    """The bundled ``ingest/logformats/words.yaml``, read once."""
+    return bundled_words("veridiag.ingest.logformats", "words.yaml", FormatWords)
 
 
 # Every level spelling the supported formats write, upper-cased, to the four levels veridiag keeps.

@@ -1,7 +1,7 @@
 """Users' data into the embedded backend: log files, metric files and change feeds, streamed.
 
-The formats themselves live elsewhere — log formats in ``tools.logformats`` (syslog, Apache /
-nginx, JSON lines, logfmt, log4j-style, …), metric files in ``tools.metric_files`` (CSV,
+The formats themselves live elsewhere — log formats in ``ingest.logformats`` (syslog, Apache /
+nginx, JSON lines, logfmt, log4j-style, …), metric files in ``ingest.metric_files`` (CSV,
 OpenMetrics, Prometheus JSON). This module connects them to the store: the service named at
 import (or a structured service field), idempotent writes, what could not be read counted
 and reported, never fatal unless nothing at all could be placed in time.
@@ -22,9 +22,9 @@ from zoneinfo import ZoneInfo
 import dateparser
 from pydantic import BaseModel, Field
 
+from veridiag.ingest.logformats import LogFileReport, LogFormatError, read_log_file
+from veridiag.ingest.metric_files import MetricFileError, MetricFileReport, read_metric_file
 from veridiag.tools.backends.embedded import ChangeRow, EmbeddedEnvironment, LogRow, Written
-from veridiag.tools.logformats import LogFileReport, LogFormatError, read_log_file
-from veridiag.tools.metric_files import MetricFileError, MetricFileReport, read_metric_file
 
 Progress = Callable[[int], None]
 MetricFormat = Literal["auto", "csv", "openmetrics", "prometheus-json"]

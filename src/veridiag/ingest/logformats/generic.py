@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, tzinfo
 
-from veridiag.tools.logformats._base import (
+from veridiag.ingest.logformats._base import (
     LEVEL_WORD_RE,
     MONTH_RE,
     MONTHS,
