@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from veridiag.ingest.logformats import LogFileReport, LogFormatError, read_log_file
 from veridiag.ingest.metric_files import MetricFileError, MetricFileReport, read_metric_file
+from veridiag.ingest.times import MONOTONIC, go_time
 from veridiag.tools.backends.embedded import ChangeRow, EmbeddedEnvironment, LogRow, Written
 
 Progress = Callable[[int], None]
@@ -307,9 +308,13 @@ def _first(record: Mapping[str, object], keys: tuple[str, ...]) -> str | None:
 
 
 def _when(value: str | None, tz: str) -> datetime | None:
-    """A change's time: ISO-8601 or epoch fast; anything else through dateparser (feeds are small)."""
+    """A change's time: ISO-8601, Go's ``time.Time.String()`` or epoch fast; anything else through
+    dateparser (feeds are small)."""
     if value is None:
         return None
+    stated = go_time(value)
+    if stated is not None:
+        return stated
     try:
         number = float(value)
     except ValueError:
@@ -319,6 +324,8 @@ def _when(value: str | None, tz: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
+        if re.search(MONOTONIC, value):
+            return None  # a Go time go_time could not read: dateparser would read its m=+… as now
         moment = dateparser.parse(value, settings={"TIMEZONE": tz, "RETURN_AS_TIMEZONE_AWARE": True})
     if moment is None:
         return None

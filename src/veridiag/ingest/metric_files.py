@@ -7,8 +7,9 @@ and a :class:`MetricFileReport` is filled as they go. A row that cannot be read 
 and counted, never fatal; undecodable bytes are replaced.
 
 CSV timestamps are recognised once, from the first rows: epoch seconds/ms/µs/ns, ISO-8601,
-or any format dateparser reads, turned into a strptime format by matching dateparser's
-reading of a cell against the cell's own digits and words. dateparser costs 1-3 ms a call,
+Go's ``time.Time.String()`` (``ingest.times``), or any format dateparser reads, turned into a
+strptime format by matching dateparser's reading of a cell against the cell's own digits and
+words. dateparser costs 1-3 ms a call,
 strptime a few µs: only a row the detected format cannot read goes to dateparser.
 """
 
@@ -30,6 +31,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from prometheus_client import parser as text_parser
 from prometheus_client.openmetrics import parser as openmetrics_parser
+
+from veridiag.ingest.times import MONOTONIC, go_time
 
 Format = Literal["auto", "csv", "openmetrics", "prometheus-json"]
 
@@ -78,6 +81,7 @@ _ENGLISH_WORDS = (
     | {datetime(2000, m, 1).strftime(f).lower() for m in range(1, 13) for f in ("%b", "%B")}
     | {"utc", "gmt"}
 )
+_MONOTONIC = re.compile(MONOTONIC)
 _FALLBACK_GIVE_UP = 200  # dateparser failures after which a mostly unreadable column is left
 
 
@@ -413,6 +417,8 @@ def _detect_clock(cells: list[str], zone: tzinfo) -> _Clock | None:
         return _epoch_clock([n for n in numbers if n is not None], zone)
     if sum(_iso(c, zone) is not None for c in filled) >= 0.9 * len(filled):
         return _with_fallback("iso8601", lambda text: _iso(text, zone), zone)
+    if sum(go_time(c) is not None for c in filled) >= 0.9 * len(filled):
+        return _with_fallback("go-time", go_time, zone)
     return _inferred_clock(filled, zone)
 
 
@@ -456,8 +462,11 @@ def _dateparser(text: str) -> datetime | None:
     """dateparser's reading in the project's languages (en, zh), else in any language (slower)."""
     import dateparser
 
-    if not re.search(r"\d", text) or len(text) > 64:
-        return None
+    stated = go_time(text)
+    if stated is not None:
+        return stated
+    if not re.search(r"\d", text) or len(text) > 64 or _MONOTONIC.search(text):
+        return None  # dateparser reads Go's monotonic suffix (m=+0.3) as now: never given one
     for languages in (["en", "zh"], None):
         if languages is None and all(w.lower() in _ENGLISH_WORDS for w in re.findall(r"[^\W\d_]{3,}", text)):
             return None  # no word for another language to read (loading them all costs seconds)

@@ -16,6 +16,7 @@ from typing import ClassVar, Literal, TypeVar
 
 from pydantic import model_validator
 
+from veridiag.ingest.times import go_time
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 Level = Literal["ERROR", "WARN", "INFO", "DEBUG"]
@@ -314,7 +315,7 @@ def _text(value: object) -> str | None:
 
 
 def _time(value: object, fmt: LogFormat) -> datetime | None:
-    """ISO text, or epoch s/ms/µs/ns as a number or digits."""
+    """ISO text, Go's ``time.Time.String()``, or epoch s/ms/µs/ns as a number or digits."""
     try:
         if isinstance(value, int | float):
             return epoch(float(value))
@@ -324,7 +325,7 @@ def _time(value: object, fmt: LogFormat) -> datetime | None:
             return fmt.iso(value.strip())
     except (ValueError, OverflowError):
         pass
-    return None
+    return go_time(value) if isinstance(value, str) else None
 
 
 def _level(value: object) -> Level:
