@@ -21,6 +21,7 @@ from veridiag.agents.offline.verifier import OfflineVerifier, VerifierWording
 from veridiag.contracts import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.composer import ComposerInput, ComposerOutput
 from veridiag.contracts.json import JsonObject
+from veridiag.ingest.columns import ColumnWords
 from veridiag.ingest.logformats._base import FormatWords
 from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.pipeline.composer_input import ComposerWording
@@ -46,6 +47,7 @@ WORD_FILES: dict[str, type[BaseModel]] = {
     "pipeline/composer.yaml": ComposerWording,
     "agents/offline/verifier.yaml": VerifierWording,
     "ingest/logformats/words.yaml": FormatWords,
+    "ingest/columns.yaml": ColumnWords,
 }
 
 
@@ -115,6 +117,7 @@ def test_an_absolutist_phrase_added_in_data_changes_how_the_offline_verifier_lab
         ("text/units.yaml", lambda d: d["units"][0]["spellings"].append("s"), "belongs to more than one unit"),
         ("text/units.yaml", lambda d: d["units"][0]["spellings"].append("MS"), "units.0.spellings"),
         ("ingest/logformats/words.yaml", lambda d: d["level_position"].append("LOUD"), "LOUD"),
+        ("ingest/columns.yaml", lambda d: d["pod"].append("Service_Name"), "already a service name"),
         ("text/when.yaml", lambda d: d["zones"].update({"火星时间": "Mars/Olympus"}), "Mars/Olympus"),
     ],
 )

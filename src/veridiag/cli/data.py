@@ -88,6 +88,8 @@ def _report(report: ImportReport, what: str, as_json: bool) -> None:
         out.print("services: " + ", ".join(report.services))
     if report.series:
         out.print("series: " + ", ".join(report.series))
+    for column in report.left_out:
+        out.print(f"left out {column}")
     if report.unparsed:
         out.print(f"{report.unparsed} lines were not understood by the {report.format} format (imported whole)")
     if report.continuation_lines:

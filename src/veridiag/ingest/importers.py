@@ -61,6 +61,8 @@ class ImportReport(BaseModel):
     changes: int = 0
     services: list[str] = Field(default_factory=list)
     series: list[str] = Field(default_factory=list)
+    #: Columns of a metric CSV that are not series, each with why ("TimeStamp: not a series — …").
+    left_out: list[str] = Field(default_factory=list)
 
 
 def _exists(path: Path) -> None:
@@ -200,6 +202,7 @@ def import_metrics(
         format=found.format,
         duplicates=found.samples - written,
         series=sorted(f"{s or service}/{m}" for s, m in found.series),
+        left_out=found.left_out,
     )
 
 
