@@ -265,15 +265,17 @@ class _Execution:
         return found
 
     def _levelless(self, logs: list[Logs], window: tuple[datetime, datetime]) -> list[Logs]:
-        """Services whose logs in the window hold no ERROR or WARN line — logs that write no level,
-        or write every line as INFO — are read at every level once more: their failure-like kind
-        of line is what the question is about."""
+        """Services whose logs write no level and hold no ERROR or WARN line in the window are read
+        at every level once more: their failure-like kind of line is what the question is about.
+        Logs that do write levels said what was a failure: an INFO line ("Partition rdd_2_1 not
+        found, computing it") is none, whatever its words."""
         found: list[Logs] = []
         quiet = [
             service
             for service in dict.fromkeys(e.service for _r, e in logs if e.service)
             if all(e.matched == 0 for _r, e in logs if e.service == service and e.level in ("ERROR", "WARN"))
             and any(_covers(e.span, e) for _r, e in logs if e.service == service)
+            and any(e.unleveled is not None and e.unleveled.mostly for _r, e in logs if e.service == service)
         ]
         for service in quiet:
             result = self._call("query_logs", {"service": service, **_bounds(window)})

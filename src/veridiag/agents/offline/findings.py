@@ -138,7 +138,7 @@ class Findings:
             claim_text=text,
             support_level=support,
             evidence_bindings=bindings,
-            answers=answers,
+            answers=True if answers else None,
         )
         self.claims.append(made)
         return made
