@@ -21,6 +21,7 @@ from veridiag.agents.roles import ExecuteRequest
 from veridiag.analysis.anomaly import AnomalyReport
 from veridiag.config import Settings
 from veridiag.contracts.material import ExecutorMaterial
+from veridiag.contracts.plan import Plan
 from veridiag.ingest.importers import import_logs, import_metrics_csv
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.factory import assemble
@@ -478,7 +479,8 @@ def test_counts_of_a_search_read_only_in_part_are_never_stated(tmp_path: Path, m
         (evidence,) = output.evidence
         assert isinstance(evidence, LogEvidence) and evidence.matched == 30
         findings = Findings("en", Clock(with_date=False))
-        execution = _Execution(cast("ExecuteRequest", None), None, findings, (start, start), [], ["pay"], False)
+        request = ExecuteRequest(question="", lang="en", plan=Plan(), round=1, tools=None)
+        execution = _Execution(request, None, findings, (start, start), [], ["pay"])
         result = ToolCallResult(invocation_id=1, tool_name="query_logs", status="ok", output=output)
         execution._state_logs([(result, evidence)])
         return [claim.claim_text for claim in findings.claims]
