@@ -286,3 +286,32 @@ def import_log_files(
         progress(done, "")
     report.seconds = round(time.perf_counter() - started, 3)
     return report
+
+
+# -- call graphs ------------------------------------------------------------------------------------
+
+
+def import_dependency_files(
+    env: EmbeddedEnvironment, paths: Sequence[Path], *, progress: BatchProgress | None = None
+) -> BatchReport:
+    """Call-graph files and folders (their ``*.csv``): edge lists and span CSVs, each a source
+    of its own (``ingest.dependencies``)."""
+    from veridiag.ingest.dependencies import import_dependencies
+
+    started = time.perf_counter()
+    report = BatchReport()
+    done = 0
+    for path in expand(paths, "*.csv"):
+        if progress is not None:
+            progress(done, path.name)
+        try:
+            imported = import_dependencies(env, path)
+        except ImportFailedError as exc:
+            report.files.append(FileResult(path=str(path), outcome="failed", why=str(exc).removeprefix(f"{path}: ")))
+        else:
+            report.files.append(FileResult(path=str(path), outcome="imported", report=imported))
+        done += path.stat().st_size
+    if progress is not None:
+        progress(done, "")
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
