@@ -149,7 +149,7 @@ def import_metric_files(
 
     * a call graph (caller and callee columns, no time) is left for ``import-dependencies``;
     * a file whose every value column is named ``<caller>_<callee>`` after two services known
-      (stored, or named by a call graph of the same import) holds per-edge series (nezha's
+      (stored, in the stored call graph, or in a call graph of the same import) holds per-edge series (nezha's
       ``source_50.csv``): left, because a series belongs to one service and which end's it is
       the file does not say — the call graph itself is imported with ``import-dependencies``,
       and each end's own latency with its pod's file;
@@ -208,7 +208,8 @@ def _one_metric_file(
         why = f"a call graph ({' → '.join(ends[:2])}), not metrics: import it with `veridiag data import-dependencies`"
         return FileResult(path=where, outcome="skipped", why=why)
     if header is not None and service is None and not _owned(header, service_label):
-        pairs = _pairs(header, [*env.services(), *options.graph])
+        stored_graph = [end for edge in env.dependencies() for end in edge]
+        pairs = _pairs(header, [*env.services(), *options.graph, *stored_graph])
         if pairs:
             why = (
                 f"{len(pairs)} series named caller_callee ({pairs[0]}, …): a series belongs to one service and "
