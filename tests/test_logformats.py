@@ -120,6 +120,15 @@ FIRST: dict[str, tuple[datetime, str, str, str]] = {
         r"Component State Change: Component \042alt0\042 is in the unavailable state (HWID=1973)",
     ),
     "healthapp": (utc(2017, 12, 23, 22, 15, 29, 606000), "INFO", "Step_LSC", "onStandStepChanged 3579"),
+    "logcat": (
+        utc(2025, 3, 17, 16, 13, 38, 811000),
+        "DEBUG",
+        "WindowManager",
+        "printFreezingDisplayLogsopening app wtoken = AppWindowToken{9f4ef63 token=Token{a64f992 "
+        "ActivityRecord{de9231d u0 com.tencent.qt.qtl/.activity.info.NewsDetailXmlActivity t761}}}, allDrawn= false, "
+        "startingDisplayed =  false, startingMoved =  false, isRelaunching =  false",
+    ),
+    "bgl": (utc(2005, 6, 3, 22, 42, 50, 675872), "INFO", "KERNEL", "instruction cache parity error corrected"),
     "proxifier": (
         utc(2025, 12, 31, 23, 59, 58),
         "INFO",
@@ -129,8 +138,13 @@ FIRST: dict[str, tuple[datetime, str, str, str]] = {
 }
 
 
+#: Formats with their fixtures and tests in test_container_logs.py: container records (a CSV of
+#: them is known by its header, not its lines) and the time-of-day lines found inside them.
+CONTAINER_FORMATS = {"docker_json", "cri", "kubernetes_json", "container_csv", "logback_time"}
+
+
 def test_every_format_has_a_fixture_and_an_expectation() -> None:
-    assert set(FIRST) | {"unknown"} == set(FORMATS)
+    assert set(FIRST) | {"unknown"} | CONTAINER_FORMATS == set(FORMATS)
     assert {p.stem for p in FIXTURES.glob("*.log")} >= set(FIRST)
 
 
@@ -474,6 +488,10 @@ def test_arbitrary_lines_in_any_forced_format_never_crash(lines: list[tuple[str,
         path.write_text(text, encoding="utf-8", errors="surrogatepass")
         for fmt in ("auto", format_id):
             report = LogFileReport()
+            if fmt == "container_csv":  # told to read a CSV of records: no header of one is a clear error
+                with pytest.raises(LogFormatError, match="needs a header with a log column and a time column"):
+                    read_log_file(path, fmt=fmt, report=report, tz="Europe/Berlin")
+                continue
             entries = list(read_log_file(path, fmt=fmt, report=report, tz="Europe/Berlin"))
             assert all(e.ts.utcoffset() == timedelta(0) for e in entries)
             assert report.entries == len(entries)

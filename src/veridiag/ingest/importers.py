@@ -67,9 +67,20 @@ class ImportReport(BaseModel):
     service_column: str = ""
     #: Services written in another case than a known one's, stored under the known spelling.
     respelt: list[str] = Field(default_factory=list)
+    #: Container records: the format of the application lines inside them; lines that named no
+    #: service (skipped, in ``skipped``); lines stored with their trace and span ids; records
+    #: joined to the line before (split long lines), and partial lines whose end was missing.
+    inner_format: str = ""
+    #: A call graph: the edges it states between two services (``data import-dependencies``).
+    edges: int = 0
+    without_service: int = 0
+    traced: int = 0
+    partials_joined: int = 0
+    partial_unfinished: int = 0
 
 
-def _exists(path: Path) -> None:
+def require_file(path: Path) -> None:
+    """``path`` is a file, else ``ImportFailedError`` saying what it is not."""
     if not path.exists():
         raise ImportFailedError(f"{path}: no such file")
     if not path.is_file():
@@ -83,7 +94,7 @@ def import_logs(
     env: EmbeddedEnvironment,
     path: Path,
     *,
-    service: str,
+    service: str | None,
     fmt: str = "auto",
     time_format: str | None = None,
     year: int | None = None,
@@ -93,17 +104,25 @@ def import_logs(
 ) -> ImportReport:
     """Stream ``path`` into ``logs`` (default: the embedded file; change records always go
     there); ``progress`` gets bytes read so far. ``time_format`` (a strptime layout of the
-    leading timestamp) overrides ``fmt``."""
-    _exists(path)
+    leading timestamp) overrides ``fmt``. A line's service is its record's service field, else
+    ``service``, else the workload of its container record's pod; a line with none of them is
+    skipped and counted (the import fails when no line has one)."""
+    require_file(path)
     if time_format:
         fmt = f"strptime:{time_format}"
     found = LogFileReport()
     changes: list[ChangeRow] = []
     services: set[str] = set()
+    unowned: list[int] = []
+    traced = 0
 
     def rows() -> Iterator[LogRow]:
+        nonlocal traced
         for entry in read_log_file(path, fmt=fmt, year=year, tz=tz, report=found, progress=progress):
-            owner = entry.service or service
+            owner = entry.service or service or entry.workload
+            if not owner:
+                unowned.append(entry.line_number)
+                continue
             services.add(owner)
             if entry.change is not None:
                 changes.append(
@@ -116,8 +135,18 @@ def import_logs(
                         source=f"{path.name}:{entry.line_number}",
                     )
                 )
+            traced += entry.trace_id is not None
             yield LogRow(
-                entry.ts, owner, entry.level, entry.text, entry.message, entry.component, entry.parsed, entry.leveled
+                entry.ts,
+                owner,
+                entry.level,
+                entry.text,
+                entry.message,
+                entry.component,
+                entry.parsed,
+                entry.leveled,
+                entry.trace_id or "",
+                entry.span_id or "",
             )
 
     try:
@@ -132,14 +161,19 @@ def import_logs(
             f"{path}: no line could be placed in time ({found.no_timestamp} lines without a readable timestamp, "
             f"first at line(s) {lines}); pass --format to name the format"
         )
+    if not services:
+        raise ImportFailedError(
+            f"{path}: no line says whose it is (no service field, no container record with a pod); pass --service"
+        )
     stored = env.add_changes(changes) if changes else None
     return ImportReport(
         imported=written.added,
-        skipped=found.no_timestamp,
+        skipped=found.no_timestamp + len(unowned),
         replaced_bytes_lines=found.replaced_bytes_lines,
-        first_skipped=found.first_no_timestamp,
+        first_skipped=sorted([*found.first_no_timestamp, *unowned[:5]])[:5],
         time_format=found.format,
         format=found.format,
+        inner_format=found.inner_format,
         duplicates=written.duplicates,
         parsed=found.parsed,
         unparsed=found.unparsed,
@@ -148,6 +182,10 @@ def import_logs(
         year_source=found.year_source,
         changes=stored.added if stored else 0,
         services=sorted(services),
+        without_service=len(unowned),
+        traced=traced,
+        partials_joined=found.partials_joined,
+        partial_unfinished=found.partial_unfinished,
     )
 
 
@@ -170,12 +208,12 @@ def import_metrics(
     without a service label belongs to ``service``; so does one whose service is read from a pod
     name (``service`` names it outright). A service spelt like one of ``known`` or of the store's
     but in another case (``Frontend``, ``frontend``) is stored under that one's spelling."""
-    _exists(path)
+    require_file(path)
     if metric is not None and not _METRIC_NAME.fullmatch(metric):
         raise ImportFailedError(f"metric name {metric!r} must look like a Prometheus name (letters, digits, _ and :)")
     found = MetricFileReport(format="", time_format="")
     unlabelled = False
-    spelling = _Spelling([*env.services(), *known])
+    spelling = ServiceSpelling([*env.services(), *known])
     written_series: set[tuple[str, str]] = set()
 
     def rows() -> Iterator[tuple[str, str, str, datetime, float]]:
@@ -222,7 +260,7 @@ def import_metrics(
     )
 
 
-class _Spelling:
+class ServiceSpelling:
     """Service names as already stored: one told in another case takes the stored spelling."""
 
     def __init__(self, known: Iterable[str]) -> None:
@@ -286,7 +324,7 @@ def import_changes(
 ) -> ImportReport:
     """A change feed — deploys, config changes, restarts, scaling — as CSV with a header or JSON
     lines: a time, a service (or ``service``), a kind and a description per row."""
-    _exists(path)
+    require_file(path)
     report = ImportReport(format="", time_format="auto")
     rows: list[ChangeRow] = []
     with path.open("rb") as handle:

@@ -44,6 +44,9 @@ class LogRow(NamedTuple):
     parsed: bool = True
     #: False: the line wrote no level; ``level`` is what it is read as.
     leveled: bool = True
+    #: The trace and span the line was written in ("" when its record says none).
+    trace_id: str = ""
+    span_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +57,16 @@ class ChangeRow:
     description: str
     version: str | None = None
     source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class EdgeRow:
+    """One call-graph edge as a source file states it: ``caller`` calls ``callee``."""
+
+    caller: str
+    callee: str
+    weight: float
+    source: str
 
 
 @dataclass
@@ -131,8 +144,8 @@ class _LogWriter:
         first = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM log_line").fetchone()[0]) + 1
         template_of = {service: self.miners.get(service).add for service in services}
         conn.executemany(
-            "INSERT INTO log_line(id, ts, service, level, line, component, template_id, parsed, key)"
-            " VALUES (?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO log_line(id, ts, service, level, line, component, template_id, parsed, key, trace_id, span_id)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     first + index,
@@ -144,6 +157,8 @@ class _LogWriter:
                     template_of[row.service](row.message or row.text),
                     int(row.parsed),
                     key,
+                    row.trace_id or None,
+                    row.span_id or None,
                 )
                 for index, (key, ts, row) in enumerate(fresh)
             ],
@@ -267,6 +282,25 @@ def add_changes(conn: sqlite3.Connection, rows: Iterable[ChangeRow]) -> Written:
             ),
         )
         if cursor.rowcount:
+            written.added += 1
+        else:
+            written.duplicates += 1
+    conn.execute(_MARK_LOADED)
+    return written
+
+
+def add_edges(conn: sqlite3.Connection, rows: Iterable[EdgeRow]) -> Written:
+    """Store call-graph edges; an edge a source already states with the same weight is a
+    duplicate, another weight replaces it (a source imported again)."""
+    written = Written()
+    for row in rows:
+        before = conn.total_changes
+        conn.execute(
+            "INSERT INTO call_edge VALUES (?,?,?,?) ON CONFLICT(caller, callee, source)"
+            " DO UPDATE SET weight=excluded.weight WHERE weight != excluded.weight",
+            (row.caller, row.callee, row.source, float(row.weight)),
+        )
+        if conn.total_changes > before:
             written.added += 1
         else:
             written.duplicates += 1
