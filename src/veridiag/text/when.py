@@ -1027,7 +1027,7 @@ def _single(text: str, atom: _Atom, ctx: _Context, loan: _Loan | None) -> _Candi
         if kind == "since":
             return _Candidate(point, ctx.anchor if ctx.anchor > point else point + _SIDE, "since", spans, atom.size)
         return _Candidate(point - _SIDE, point, "until", spans, atom.size)
-    if atom.weak:
+    if atom.weak and not _approximate(text, atom):  # 慢了一点 is no time; 一点左右, 大约一点 are
         return None
     if extent.grain == "point":
         return _point(text, atom, extent.start, ctx, loan)
@@ -1054,11 +1054,17 @@ def _point(text: str, atom: _Atom, point: datetime, ctx: _Context, loan: _Loan |
     return _Candidate(start, end, "around", spans, atom.size, at=point)
 
 
+def _approximate(text: str, atom: _Atom) -> bool:
+    """An approximate word stands right before or after ``atom``."""
+    words = _point_words()
+    return _before(words.before, text, atom.start) is not None or _after(words.after, text, atom.end) is not None
+
+
 def _margin_after(text: str, position: int, *, written_after: bool) -> tuple[timedelta, int] | None:
     """A margin written after a point: its length and where it ends. Right after an "after" word
     (9点前后15分钟) it needs no word of its own; elsewhere a margin word (``±``) comes first."""
     for pattern in _point_words().margin_after:
-        match = pattern.match(text, position, position + _LOOK)
+        match = pattern.match(text, position, position + 2 * _LOOK)
         if match is None or not (written_after or match.group("word")):
             continue
         length = _length(match)
@@ -1069,7 +1075,7 @@ def _margin_after(text: str, position: int, *, written_after: bool) -> tuple[tim
 
 def _margin_before(text: str, position: int) -> tuple[timedelta, int] | None:
     """ "within 10 minutes of 21:00": the margin's length and where its words start."""
-    match = _point_words().margin_before.search(text, max(0, position - _LOOK), position)
+    match = _point_words().margin_before.search(text, max(0, position - 2 * _LOOK), position)
     length = _length(match) if match else None
     if match is None or length is None or length > _MAX_MARGIN:
         return None
@@ -1281,7 +1287,7 @@ _ZH_MARGIN = _ZH_COUNT + _ZH_UNIT
 def _point_words() -> _PointWords:
     """The around and margin words of ``when.yaml`` as patterns."""
     words = _when_words()
-    margin = rf"\s*(?:(?P<word>{_any_phrase(words.margin.after)})\s*)?(?:各\s*|each\s+)?"
+    margin = rf"(?:[\s,，]*(?P<word>{_any_phrase(words.margin.after)})\s*|\s*)(?:各\s*|each\s+)?"
     return _PointWords(
         before=re.compile(_any_phrase(words.around.before) + r"\s*$", re.IGNORECASE),
         at=re.compile(rf"(?<![A-Za-z])at\s+(?:{_any_phrase(words.around.before)}\s*)?$", re.IGNORECASE),
