@@ -773,8 +773,12 @@ _EN_HOUR = re.compile(
     r"(?![0-9:%]|\.[0-9]|\s*[ap]\.?m\.?(?![A-Za-z]))",
     re.IGNORECASE,
 )
-#: a day or part of the day after it: words read already ("last night", masked), "in the" first
-_EN_HOUR_DAY_NEXT = re.compile(rf"\s*,?\s*(?:in\s+the\s+)?{_MASK}", re.IGNORECASE)
+#: a day or part of the day right after it ("at 9 this morning", "around 9 in the evening")
+_EN_HOUR_DAY_NEXT = re.compile(
+    r"\s*,?\s*(?:(?:this|last)\s+(?:morning|afternoon|evening|night)|tonight|yesterday|today"
+    r"|in\s+the\s+(?:morning|afternoon|evening)|at\s+night)(?![A-Za-z])",
+    re.IGNORECASE,
+)
 _EN_HOUR_END = re.compile(r"\s*(?:$|[?!;)]|\.(?![0-9]))")
 _EN_HOUR_RANGE_NEXT = re.compile(r"\s*(?:-|–|~|to|till|until|and|through|thru)(?![A-Za-z])", re.IGNORECASE)
 _EN_HOUR_RANGE_BEFORE = re.compile(
@@ -810,9 +814,9 @@ _PRODUCERS: tuple[tuple[_Producer, bool], ...] = (  # (producer, only for text w
     (_zh_weekdays, True),
     (_calendar, False),
     (_zh_clocks, True),
+    (_en_hours, False),  # before the parts and dates, which its checks read beside it
     (_en_parts, False),
     (_en_dates, False),
-    (_en_hours, False),  # last: only numbers nothing else read
 )
 
 
