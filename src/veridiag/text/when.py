@@ -9,8 +9,10 @@ run of such tokens found here, never the whole question: its ``search_dates`` fi
 "port 8080" and costs milliseconds on text with no date at all. A thin layer adds what it
 misses (measured with dateparser 1.5.0): Chinese dates without a year ("3月14日" → a wrong
 day), 上周五 / 本周一, parts of the day (凌晨, 下午), N点 clocks and Chinese numerals (两点,
-三点半), durations ("last 2h", 最近两小时), epoch numbers that are not ids, and the words
-around a time that make it a since / before / range window.
+三点半), durations ("last 2h", 最近两小时), epoch numbers that are not ids, English hours
+without am/pm ("at roughly 9", which dateparser reads as no time), and the words around a time
+that make it a since / before / range window or an approximate point with its margin
+("around 21:00", 9点前后一小时: 30 minutes either side unless the question says otherwise).
 """
 
 from __future__ import annotations
