@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 
+from veridiag.analysis.anomaly import AnomalyReport
 from veridiag.text.render import format_value, iso, parse_value, request_line, rounded
-from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.knowledge import Hit, best_section
 from veridiag.tools.promql import MetricKind, duration
 from veridiag.tools.records import (
