@@ -87,6 +87,9 @@ class SeriesInput:
     metric: str
     unit: str
     points: Sequence[tuple[datetime, float]]
+    #: Counts of whole events per step (a sparse counter's increases: restarts, OOM kills): one
+    #: is news, not a blip.
+    events: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,8 @@ class Signal:
     level: str = ""
     description: str = ""
     saturated: bool = False
+    #: Events counted per step (restarts …): how many in the window.
+    events: float | None = None
     #: Its size (0–1), nearness to the moment asked (0–1) and weighted score.
     strength: float = 0.0
     nearness: float = 1.0
@@ -233,6 +238,9 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
     family = family_of(item.metric)
     if family.role == "context":
         return
+    if item.events:
+        _qualify_events(question, item, family, gathered)
+        return
     report = detect_anomalies(item.points, window=(question.start, question.end))
     if not report.anomalies:
         return
@@ -275,6 +283,48 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
                 score=strength * weight * nearness,
             )
         )
+
+
+def _qualify_events(question: Question, item: SeriesInput, family: Family, gathered: _Gathered) -> None:
+    """Whole events counted per step (restarts, OOM kills): each is news on its own, so the
+    events in the window count — after the series' first rows — however few; a series that had
+    as many in its history before the window is doing what it always does."""
+    points = sorted((m, v) for m, v in item.points if isinstance(v, float) and math.isfinite(v))
+    inside = [(m, v) for m, v in points if question.start <= m < question.end and v > 0]
+    if not inside:
+        return
+    onset = inside[0][0]
+    before = [v for m, v in points if m < question.start]
+    if sum(1 for m, _v in points if m < onset) < MIN_LEAD_POINTS:
+        gathered.excluded.append(Excluded(item.service, item.metric, onset, "first_rows"))
+        return
+    total = sum(v for _m, v in inside)
+    if sum(before) >= total:
+        gathered.excluded.append(Excluded(item.service, item.metric, onset, "too_small"))
+        return
+    strength = min(1.0, 0.5 + 0.25 * total)
+    nearness = _nearness(question, onset)
+    peak_at, peak = max(inside, key=lambda p: p[1])
+    gathered.signals[item.service].append(
+        Signal(
+            service=item.service,
+            source="metric",
+            name=item.metric,
+            family=family.id,
+            role=family.role,
+            onset=onset,
+            end=inside[-1][0],
+            expected=0.0,
+            peak=peak,
+            peak_at=peak_at,
+            count=len(inside),
+            unit=item.unit,
+            strength=strength,
+            nearness=nearness,
+            score=strength * family.weight * nearness,
+            events=total,
+        )
+    )
 
 
 def _qualify_log(question: Question, template: LogInput, gathered: _Gathered) -> None:

@@ -117,6 +117,11 @@ class RankSuspectsArgs(_Args):
         max_length=500,
         description="Services to examine. Default: every service with data in the window.",
     )
+    asked: list[str] | None = Field(
+        default=None,
+        max_length=50,
+        description="Services the question names: examined too, and said to have no data when they have none.",
+    )
     by: str | None = Field(
         default=None,
         max_length=40,

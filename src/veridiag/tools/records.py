@@ -74,6 +74,9 @@ class LogEvidence(BaseModel):
     service: str | None
     level: str | None
     query: str | None
+    #: The words searched when they are not the query's own (its Chinese words found nothing and
+    #: their English glossary words were searched instead).
+    searched: str | None = None
     start: datetime
     end: datetime
     matched: int
@@ -214,6 +217,8 @@ class SuspectSignal(BaseModel):
     level: str = ""
     description: str = ""
     saturated: bool = False
+    #: Events counted per step (restarts, OOM kills): how many in the window.
+    events: float | None = None
     score: float
     line: str
 

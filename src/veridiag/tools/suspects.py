@@ -62,6 +62,17 @@ LISTED_NOT_COUNTED = 12
 _LEVELS = ("ERROR", "WARN")
 
 
+class ShownPoints(Protocol):
+    """A series as the backend shows it (a counter as its rate or its increase per step)."""
+
+    @property
+    def unit(self) -> str: ...
+    @property
+    def points(self) -> list[tuple[datetime, float]]: ...
+    @property
+    def events(self) -> bool: ...
+
+
 @runtime_checkable
 class SeriesCatalogue(Protocol):
     """A metric backend that can list its series and read them (the embedded file)."""
@@ -70,7 +81,7 @@ class SeriesCatalogue(Protocol):
     def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]: ...
     def series_points(
         self, service: str, metric: str, unit: str, start: datetime, end: datetime
-    ) -> tuple[str, list[tuple[datetime, float]]] | None: ...
+    ) -> ShownPoints | None: ...
 
 
 @runtime_checkable
@@ -112,19 +123,24 @@ class SuspectSearch:
             message = "neither the metrics nor the logs backend can list its services; rank_suspects needs one that can"
             return ToolOutput(status="error", error=message, text=f"rank_suspects error: {message}")
         known = sorted({*(catalogue.services() if catalogue else []), *(spans.services() if spans else [])})
-        asked = list(dict.fromkeys(args.services)) if args.services else None
-        services = [s for s in asked if s in known] if asked is not None else known
-        unknown = [s for s in asked if s not in known] if asked is not None else []
+        listed = list(dict.fromkeys(args.services)) if args.services else None
+        named = list(dict.fromkeys(args.asked or []))
+        services = list(dict.fromkeys([*(listed if listed is not None else known), *named]))
+        unknown = [s for s in services if s not in known]
+        services = [s for s in services if s in known]
         series = self._series(catalogue, services, start, end) if catalogue else []
-        logs = self._logs(spans, services, start, end) if spans else []
+        logs, logging = self._logs(spans, services, start, end) if spans else ([], set())
         changes = self._changes(start, end, at)
-        with_data = {s.service for s in series} | {t.service for t in logs}
-        without = unknown + [s for s in services if s not in with_data]
+        with_data = {s.service for s in series} | logging
+        # Every service listed or named is said to hold no data when it holds none; of all the
+        # services (none listed), only those with data in the window are examined.
+        reported = set(named) | (set(listed) if listed is not None else set())
+        without = unknown + [s for s in services if s not in with_data and s in reported]
         edges = tuple(self.metrics.dependencies()) if isinstance(self.metrics, CallGraph) else ()
         question = Question(start=start, end=end, at=at, edges=edges)
         report = rank_suspects(question, series, logs, changes, [s for s in services if s in with_data])
         levels = rank_levels(question, series, args.by) if args.by else []
-        evidence, text = _render(question, report, without, every=asked is None, graph=bool(edges))
+        evidence, text = _render(question, report, without, every=listed is None, graph=bool(edges))
         if args.by:
             evidence, text = _with_levels(evidence, text, args.by, levels)
         return ToolOutput(
@@ -162,21 +178,23 @@ class SuspectSearch:
                 if family_of(metric).role == "context":
                     continue
                 read = catalogue.series_points(service, metric, unit, start - SERIES_LEAD, end)
-                if read is None:
-                    continue
-                shown_unit, points = read
-                if any(start <= moment < end for moment, _v in points):
-                    found.append(SeriesInput(service, metric, shown_unit, points))
+                if read is not None and any(start <= moment < end for moment, _v in read.points):
+                    found.append(SeriesInput(service, metric, read.unit, read.points, events=read.events))
         return found
 
-    def _logs(self, spans: LogSpans, services: Sequence[str], start: datetime, end: datetime) -> list[LogInput]:
-        """The ERROR and WARN templates of every service whose logs reach into the window."""
+    def _logs(
+        self, spans: LogSpans, services: Sequence[str], start: datetime, end: datetime
+    ) -> tuple[list[LogInput], set[str]]:
+        """The ERROR and WARN templates of every service whose logs reach into the window, and
+        those services."""
         since = start - LOG_LEAD
         found: list[LogInput] = []
+        logging: set[str] = set()
         for service in services:
             span = spans.log_span(service)
             if span is None or span.last < start or span.first >= end:
                 continue
+            logging.add(service)
             logs_from = max(span.first, since)
             for level in _LEVELS:
                 args = QueryLogsArgs(service=service, level=level, start=iso(since), end=iso(end), limit=1)
@@ -186,7 +204,7 @@ class SuspectSearch:
                         LogInput(service, t.level or level, t.template, t.first, t.last, t.count, logs_from)
                         for t in evidence.templates
                     ]
-        return found
+        return found, logging
 
     def _changes(self, start: datetime, end: datetime, at: datetime | None) -> list[ChangeInput]:
         since = min(start, (at or start)) - timedelta(minutes=30)
@@ -351,6 +369,7 @@ def _signal(rank: int, suspect: Ranked, signal: Signal, *, first: bool) -> Suspe
         level=signal.level,
         description=signal.description,
         saturated=signal.saturated,
+        events=signal.events,
         score=round(signal.score, 2),
         line=line,
     )
@@ -364,6 +383,11 @@ def _what(signal: Signal) -> str:
         return (
             f"{signal.count} {signal.level} lines of a new kind from {iso(signal.onset)} to {iso(signal.end)}: "
             f"{signal.name}"
+        )
+    if signal.events is not None:
+        return (
+            f"{signal.name} counted {format_value(signal.events, '')} in {signal.count} steps from {iso(signal.onset)} "
+            f"to {iso(signal.end)} (at most {format_value(signal.peak or 0, '')} a step)"
         )
     assert signal.expected is not None and signal.peak is not None and signal.peak_at is not None
     unit = signal.unit

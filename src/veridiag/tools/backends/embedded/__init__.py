@@ -224,7 +224,7 @@ class EmbeddedEnvironment:
 
     def series_points(
         self, service: str, metric: str, unit: str, start: datetime, end: datetime
-    ) -> tuple[str, list[tuple[datetime, float]]] | None:
+    ) -> _metrics.ShownSeries | None:
         """A series in ``[start, end)`` as ``query_metrics`` shows it, with its unit (None: a histogram)."""
         return _metrics.series_as_shown(self._connection(), service, metric, unit, start=start, end=end)
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -135,9 +136,18 @@ def query_metrics(
     )
 
 
+class ShownSeries(NamedTuple):
+    """A series as ``query_metrics`` shows it: its unit as shown, its points, and whether those
+    are counts of whole events per step (a sparse counter's increases: restarts, OOM kills)."""
+
+    unit: str
+    points: list[tuple[datetime, float]]
+    events: bool
+
+
 def series_as_shown(
     conn: sqlite3.Connection, service: str, metric: str, unit: str, *, start: datetime, end: datetime
-) -> tuple[str, list[tuple[datetime, float]]] | None:
+) -> ShownSeries | None:
     """A series' points in ``[start, end)`` as ``query_metrics`` shows them — a counter as its
     increase per minute or its rate — with the unit as shown; None for a histogram's buckets."""
     how = shown(kind_from_name(metric), step_seconds=60, function=None)
@@ -151,8 +161,8 @@ def series_as_shown(
         steps = _increases(conn, service, metric, raw, start=start, end=end, step_seconds=how.step_seconds)
         how = how.decide([value for _t, value in steps])
         if how.increase:
-            return how.unit(unit), steps
-    return how.unit(unit), _as_shown(conn, service, metric, raw, how=how, start=start, end=end)
+            return ShownSeries(how.unit(unit), steps, events=True)
+    return ShownSeries(how.unit(unit), _as_shown(conn, service, metric, raw, how=how, start=start, end=end), False)
 
 
 class AnomalyDetails(BaseModel):

@@ -1,7 +1,7 @@
 """Users' data into the embedded backend: log files, metric files and change feeds, streamed.
 
-The formats themselves live elsewhere — log formats in ``tools.logformats`` (syslog, Apache /
-nginx, JSON lines, logfmt, log4j-style, …), metric files in ``tools.metric_files`` (CSV,
+The formats themselves live elsewhere — log formats in ``ingest.logformats`` (syslog, Apache /
+nginx, JSON lines, logfmt, log4j-style, …), metric files in ``ingest.metric_files`` (CSV,
 OpenMetrics, Prometheus JSON). This module connects them to the store: the service named at
 import (or a structured service field), idempotent writes, what could not be read counted
 and reported, never fatal unless nothing at all could be placed in time.
@@ -22,9 +22,10 @@ from zoneinfo import ZoneInfo
 import dateparser
 from pydantic import BaseModel, Field
 
+from veridiag.ingest.logformats import LogFileReport, LogFormatError, read_log_file
+from veridiag.ingest.metric_files import MetricFileError, MetricFileReport, read_metric_file
+from veridiag.ingest.times import MONOTONIC, go_time
 from veridiag.tools.backends.embedded import ChangeRow, EmbeddedEnvironment, LogRow, Written
-from veridiag.tools.logformats import LogFileReport, LogFormatError, read_log_file
-from veridiag.tools.metric_files import MetricFileError, MetricFileReport, read_metric_file
 
 Progress = Callable[[int], None]
 MetricFormat = Literal["auto", "csv", "openmetrics", "prometheus-json"]
@@ -60,6 +61,12 @@ class ImportReport(BaseModel):
     changes: int = 0
     services: list[str] = Field(default_factory=list)
     series: list[str] = Field(default_factory=list)
+    #: Columns of a metric CSV that are not series, each with why ("TimeStamp: not a series — …").
+    left_out: list[str] = Field(default_factory=list)
+    #: Where the rows' service came from ("PodName (pod → workload)", "--service x").
+    service_column: str = ""
+    #: Services written in another case than a known one's, stored under the known spelling.
+    respelt: list[str] = Field(default_factory=list)
 
 
 def _exists(path: Path) -> None:
@@ -157,14 +164,19 @@ def import_metrics(
     fmt: MetricFormat = "auto",
     tz: str = "UTC",
     service_label: str = "service",
+    known: Iterable[str] = (),
 ) -> ImportReport:
-    """A metric file (CSV, OpenMetrics, Prometheus JSON) into the embedded store; a sample
-    without a service label belongs to ``service``."""
+    """A metric file (CSV, OpenMetrics, Prometheus JSON) into the embedded store. A sample
+    without a service label belongs to ``service``; so does one whose service is read from a pod
+    name (``service`` names it outright). A service spelt like one of ``known`` or of the store's
+    but in another case (``Frontend``, ``frontend``) is stored under that one's spelling."""
     _exists(path)
     if metric is not None and not _METRIC_NAME.fullmatch(metric):
         raise ImportFailedError(f"metric name {metric!r} must look like a Prometheus name (letters, digits, _ and :)")
     found = MetricFileReport(format="", time_format="")
     unlabelled = False
+    spelling = _Spelling([*env.services(), *known])
+    written_series: set[tuple[str, str]] = set()
 
     def rows() -> Iterator[tuple[str, str, str, datetime, float]]:
         nonlocal unlabelled
@@ -177,10 +189,12 @@ def import_metrics(
             tz=tz,
             report=found,
         ):
-            owner = sample.service or service
+            owner = service if service and found.service_from_pod else sample.service or service
             if owner is None:
                 unlabelled = True
                 continue
+            owner = spelling.of(owner)
+            written_series.add((owner, sample.metric))
             yield owner, sample.metric, sample.unit, sample.ts, sample.value
 
     try:
@@ -188,7 +202,9 @@ def import_metrics(
     except MetricFileError as exc:
         raise ImportFailedError(str(exc)) from None
     if unlabelled:
-        raise ImportFailedError(f"{path}: samples without a {service_label!r} label; pass --service")
+        raise ImportFailedError(
+            f"{path}: samples without a service ({service_label!r} label or column, a pod column); pass --service"
+        )
     if found.samples == 0:
         raise ImportFailedError(f"{path}: no samples could be read")
     return ImportReport(
@@ -198,8 +214,31 @@ def import_metrics(
         time_format=found.time_format,
         format=found.format,
         duplicates=found.samples - written,
-        series=sorted(f"{s or service}/{m}" for s, m in found.series),
+        services=sorted({owner for owner, _m in written_series}),
+        series=sorted(f"{owner}/{m}" for owner, m in written_series),
+        service_column=found.service_column if not (service and found.service_from_pod) else f"--service {service}",
+        respelt=spelling.respelt(),
+        left_out=found.left_out,
     )
+
+
+class _Spelling:
+    """Service names as already stored: one told in another case takes the stored spelling."""
+
+    def __init__(self, known: Iterable[str]) -> None:
+        self._by_lower: dict[str, str] = {}
+        for name in known:
+            self._by_lower.setdefault(name.lower(), name)
+        self._respelt: dict[str, str] = {}
+
+    def of(self, name: str) -> str:
+        stored = self._by_lower.setdefault(name.lower(), name)
+        if stored != name:
+            self._respelt[name] = stored
+        return stored
+
+    def respelt(self) -> list[str]:
+        return [f"{said!r} is the known service {stored!r}" for said, stored in sorted(self._respelt.items())]
 
 
 def import_metrics_csv(
@@ -307,9 +346,13 @@ def _first(record: Mapping[str, object], keys: tuple[str, ...]) -> str | None:
 
 
 def _when(value: str | None, tz: str) -> datetime | None:
-    """A change's time: ISO-8601 or epoch fast; anything else through dateparser (feeds are small)."""
+    """A change's time: ISO-8601, Go's ``time.Time.String()`` or epoch fast; anything else through
+    dateparser (feeds are small)."""
     if value is None:
         return None
+    stated = go_time(value)
+    if stated is not None:
+        return stated
     try:
         number = float(value)
     except ValueError:
@@ -319,6 +362,8 @@ def _when(value: str | None, tz: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
+        if re.search(MONOTONIC, value):
+            return None  # a Go time go_time could not read: dateparser would read its m=+… as now
         moment = dateparser.parse(value, settings={"TIMEZONE": tz, "RETURN_AS_TIMEZONE_AWARE": True})
     if moment is None:
         return None
