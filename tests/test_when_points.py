@@ -23,10 +23,10 @@ from hypothesis import strategies as st
 
 from veridiag.agents.offline.planner import ALERT_AFTER, OfflinePlanner
 from veridiag.contracts.plan import GivenTime
+from veridiag.ingest.importers import import_logs
 from veridiag.text import interpret_time
 from veridiag.text.when import AROUND
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.importers import import_logs
 
 SETTINGS = ["UTC", "Asia/Shanghai", "America/New_York"]
 CN = "零一二三四五六七八九"
