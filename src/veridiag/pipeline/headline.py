@@ -102,7 +102,9 @@ def _answer(
         causes = [_named(c.claim_text, known_services) for c in answering if c.claim_type == "root_cause"]
         key = "blame_unknown" if not causes else "blame_yes" if causes[0] == intent.about else "blame_no"
         sentences.insert(0, text[key].format(service=intent.about))
-    worst = _main_symptoms([c for c in others if not c.answers])[:1]
+    # how bad, of the service the answer names first: another's symptom would read as the same incident
+    named = [s for s in known_services if answering and s in answering[0].claim_text]
+    worst = _main_symptoms([c for c in others if not c.answers and any(s in c.claim_text for s in named)])[:1]
     if worst and any(c.claim_type == "root_cause" for c in answering) and _factor(worst[0].claim_text):
         sentences.append(_bare(worst[0].claim_text) + _suffix(text, worst[0]) + text["headline_end"])
     return ("" if lang == "zh" else " ").join(sentences)

@@ -131,10 +131,11 @@ class _Execution:
         mentions = self._order(str(order_id)) if order_id and self._has("query_logs", when="order_id") else []
         neighbours = self._neighbours(self.named)
         scope = [*self.named, *neighbours] if neighbours else None
-        survey = self._survey(self.window, None, scope)
+        asked_at = focusing.moment(plan.time.at)
+        survey = self._survey(self.window, asked_at, scope)
         searched = self._terms(plan.terms, self.window) if self._has("query_logs", when="terms") else []
         focus = self._focus(survey, _bursts(searched, self.window), [s.ts for _r, s in mentions], neighbours)
-        if survey is not None and (focus.start, focus.end, focus.at) != (*self.window, None):
+        if survey is not None and (focus.start, focus.end, focus.at) != (*self.window, asked_at):
             survey = self._survey((focus.start, focus.end), focus.at, scope) or survey
         span = (focus.start, focus.end)
         self.findings.clock = Clock(with_date=spans_days(span))

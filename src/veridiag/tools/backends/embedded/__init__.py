@@ -39,6 +39,11 @@ class _Connection(sqlite3.Connection):
     ``EmbeddedEnvironment`` can find every thread's without keeping a gone thread's open."""
 
 
+def _absolute(moment: str) -> bool:
+    """An ISO time, not one relative to the clock ("now-30m")."""
+    return not moment.strip().lower().startswith("now")
+
+
 class EmbeddedEnvironment:
     """Implements the log, metric, change and knowledge backends over one SQLite file."""
 
@@ -268,7 +273,9 @@ class EmbeddedEnvironment:
     def _window(
         self, start: str | None, end: str | None, default: timedelta = timedelta(hours=1)
     ) -> tuple[datetime, datetime]:
-        now = self.now()
+        # The clock only when a bound needs it: over millions of points the newest one is a scan
+        # (~90 ms a call at 770 k metric points, measured), and most calls give both bounds.
+        now = self.now() if not (start and end and _absolute(start) and _absolute(end)) else datetime.now(UTC)
         end_at = parse_time(end, now) if end else now
         start_at = parse_time(start, now) if start else end_at - default
         if start_at >= end_at:
