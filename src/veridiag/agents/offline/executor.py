@@ -60,7 +60,7 @@ from veridiag.tools.results import ToolCallResult
 MAX_METRICS = 8
 #: Suspects read in detail, and metrics of each (the ones that changed).
 MAX_SUSPECTS = 3
-MAX_SIGNALS = 3
+MAX_SIGNALS = 4
 #: A suspect scored below this is not read in detail (its change is stated by the survey).
 MIN_DETAIL_SCORE = 0.15
 #: Services read in detail when the survey found no suspect and the question named none.
