@@ -26,8 +26,9 @@ from statistics import median
 
 from veridiag.analysis.anomaly import SCORE_CAP, Anomaly
 
-#: Points a segment must hold, and splits tried at most.
+#: Points a segment must hold, a series to be split at all, and splits tried at most.
 MIN_SEGMENT = 3
+MIN_POINTS = 4 * MIN_SEGMENT
 MAX_CHANGES = 6
 #: A segment counts as a shift when its level is this many noise units from the one before.
 MIN_SHIFT_Z = 5.0
@@ -39,13 +40,16 @@ def level_shifts(points: Sequence[tuple[datetime, float]]) -> list[Anomaly]:
     segment before them, earliest first."""
     values = [v for _t, v in points]
     n = len(values)
-    if n < 2 * MIN_SEGMENT:
+    if n < MIN_POINTS:
         return []
-    sigma = _noise(values)
     sums = _Prefix(values)
+    sigma = _noise(values)
     penalty = 2.0 * sigma * sigma * math.log(n)
     cuts = sorted(_split(sums, 0, n, penalty, MAX_CHANGES))
     bounds = [0, *cuts, n]
+    # the noise is at least the spread of the level the series starts at (a few differences
+    # can all be small by chance)
+    sigma = max(sigma, _MAD_TO_SIGMA * _mad(values[: bounds[1]]))
     # The first segment is the level the series starts at; the segments after it that stand
     # apart from it the same way, one after another, are one episode (a ramp is several segments).
     expected = median(values[: bounds[1]])
@@ -82,12 +86,14 @@ def _noise(values: list[float]) -> float:
     """The noise's standard deviation from the first differences' MAD (a shift is one large
     difference among many small ones, so it barely moves it); a flat series gets a floor of its
     magnitude's thousandth."""
-    diffs = [b - a for a, b in pairwise(values)]
-    center = median(diffs)
-    mad = median(abs(d - center) for d in diffs)
-    sigma = _MAD_TO_SIGMA * mad / math.sqrt(2)
+    sigma = _MAD_TO_SIGMA * _mad([b - a for a, b in pairwise(values)]) / math.sqrt(2)
     magnitude = max(abs(v) for v in values)
     return max(sigma, 1e-3 * magnitude, 1e-12)
+
+
+def _mad(values: list[float]) -> float:
+    center = median(values)
+    return median(abs(v - center) for v in values)
 
 
 class _Prefix:

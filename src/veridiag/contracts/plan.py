@@ -95,6 +95,8 @@ class Plan(BaseModel):
     #: Services a word of the question points to by kind (支付 → a service named *pay*): a hint
     #: for which period to look at, never a limit on what is examined.
     pointed_services: list[str] = Field(default_factory=list)
+    #: Names the question writes as services ("billing-service") that no data holds: said first.
+    unknown_services: list[str] = Field(default_factory=list)
     order_id: str | None = None
     #: Words the question names that the logs are searched for as written: an error code, an
     #: exception, an identifier from the code ("onStandStepChanged"), a quoted phrase.

@@ -201,7 +201,7 @@ class _Execution:
             **_bounds(window),
             "at": iso(at) if at is not None else None,
             "services": scope,
-            "asked": self.named or None,
+            "asked": [*self.named, *self.request.plan.unknown_services] or None,
             "by": intent.rank_by if intent.kind == "rank" else None,
         }
         result = self._call("rank_suspects", args)
@@ -418,17 +418,22 @@ class _Execution:
         if survey is None:
             return
         result, evidence = survey
+        plan = self.request.plan
         for service in evidence.without_data:
-            if service in self.named:
+            if service in self.named or service in plan.unknown_services:
                 self.findings.without_data(result, evidence, service)
-        intent = self.request.plan.intent
-        if intent.kind in ("count", "change"):
+        intent = plan.intent
+        if intent.kind == "count":
+            return
+        if intent.kind == "change":
+            self._answer_changes()
             return
         if intent.kind == "rank" and intent.rank_by and evidence.levels:
             self.findings.levels(result, evidence)
             return
-        if intent.kind == "onset" and evidence.first is not None and evidence.first_line is not None:
-            self.findings.earliest(result, evidence)
+        kinds = focusing.asked_kinds(plan, self.request.question)
+        if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds)) is not None:
+            self.findings.earliest(result, evidence, first)
             return
         cause = _cause_change(changes, _spotted(series, self.window))
         top = evidence.suspects[0].service if evidence.suspects else None
@@ -447,6 +452,21 @@ class _Execution:
             self.findings.no_standout(result, evidence)
         elif evidence.examined:
             self.findings.nothing_changed(result, evidence)
+
+    def _answer_changes(self) -> None:
+        """ "What changed?": every change recorded in the window (of the named services, when the
+        question names some), or that none was."""
+        if not self._has("query_changes"):
+            return
+        result = self._call("query_changes", _bounds(self.window))
+        if result is None:
+            return
+        feeds = [e for e in result.output.evidence if isinstance(e, ChangeEvidence)]
+        changes = [c for e in feeds for c in e.changes if not self.named or c.service in self.named]
+        for change in changes[-MAX_STATED_EPISODES:]:
+            self.findings.change(result, change, answers=True)
+        if not changes and feeds and not feeds[0].feed_empty:
+            self.findings.no_changes(result, feeds[0], answers=True)
 
     def _state(
         self,
@@ -688,6 +708,21 @@ def _lead(change: ChangeRecord, onsets: list[datetime]) -> float | None:
     after = [(onset - change.ts).total_seconds() for onset in onsets if onset >= change.ts - SAME_TIME]
     nearest = min(after, default=None)
     return max(nearest, 0.0) if nearest is not None and nearest <= CAUSE_LEAD.total_seconds() else None
+
+
+def _onset(evidence: SuspectEvidence, named: list[str], kinds: set[str]) -> SuspectSignal | None:
+    """ "When did it start?": the earliest listed change of the kind the question speaks of
+    (errors, latency …), of the services it names first; else of any kind but a recorded
+    change (the question asks when the symptom began, not when something was changed)."""
+    signals = [s for suspect in evidence.suspects for s in suspect.signals]
+    tiers = [
+        [s for s in signals if s.family in kinds and s.service in named],
+        [s for s in signals if s.family in kinds],
+        [s for s in signals if s.service in named and s.source != "change"],
+        [s for s in signals if s.source != "change"],
+    ]
+    found = next((tier for tier in tiers if tier), [])
+    return min(found, key=lambda s: s.onset) if found else None
 
 
 def _spotted(series: list[Series], window: tuple[datetime, datetime]) -> list[Spotted]:

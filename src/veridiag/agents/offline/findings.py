@@ -301,16 +301,16 @@ class Findings:
         )
         return self.claim("observation", text, [(result, logs.unleveled.line), (result, logs.line)])
 
-    def no_changes(self, result: ToolCallResult, changes: ChangeEvidence) -> Claim:
+    def no_changes(self, result: ToolCallResult, changes: ChangeEvidence, *, answers: bool = False) -> Claim:
         start, end = self.clock.span(changes.start, changes.end)
         text = self.say("no_changes", start=start, end=end)
-        return self.claim("observation", text, [(result, changes.line)])
+        return self.claim("observation", text, [(result, changes.line)], answers=answers)
 
     def order(self, result: ToolCallResult, order_id: str, sample: LogSample) -> Claim:
         text = self.say("order", order=order_id, time=self.clock.seconds(sample.ts), line=sample.line[:240])
         return self.claim("symptom", text, [(result, sample.line)])
 
-    def change(self, result: ToolCallResult, change: ChangeRecord) -> Claim:
+    def change(self, result: ToolCallResult, change: ChangeRecord, *, answers: bool = False) -> Claim:
         text = self.say(
             "change",
             time=self.clock.seconds(change.ts),
@@ -318,7 +318,7 @@ class Findings:
             kind=self.kind(change.kind),
             description=change.description,
         )
-        return self.claim("change", text, [(result, change.line)])
+        return self.claim("change", text, [(result, change.line)], answers=answers)
 
     def inference(
         self,
@@ -425,12 +425,10 @@ class Findings:
         quotes = [(survey, evidence.levels_line or evidence.line), *((survey, level.line) for level in ranked)]
         return self.claim("symptom", text, quotes, answers=True)
 
-    def earliest(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
-        """The earliest qualifying change: when it started, inferred."""
-        first = evidence.first
-        assert first is not None and evidence.first_line is not None
+    def earliest(self, survey: ToolCallResult, evidence: SuspectEvidence, first: SuspectSignal) -> Claim:
+        """When it started: the earliest change of the kind asked about, inferred as the start."""
         text = self.say("earliest", service=first.service, what=self.signal(first))
-        return self.claim("symptom", text, [(survey, evidence.first_line)], support="indirect", answers=True)
+        return self.claim("symptom", text, [(survey, first.line)], support="indirect", answers=True)
 
     def signal(self, signal: SuspectSignal) -> str:
         """A suspect's change in words, every figure as the suspect line writes it."""

@@ -74,7 +74,7 @@ def candidates(
 ) -> list[Candidate]:
     """Every change found, and every burst of the question's words, weighed by the question."""
     named, pointed = set(plan.services), set(plan.pointed_services)
-    kinds = _asked_kinds(plan, question)
+    kinds = asked_kinds(plan, question)
     found = []
     for episode in episodes:
         if episode.score < MIN_SCORE:
@@ -123,6 +123,10 @@ def choose(
     # down or still failing (or an alert fired), else the strongest.
     pool = [c for c in found if c.relevant and c.asked_kind] or [c for c in found if c.relevant] or list(found)
     strongest = max(c.weight for c in pool)
+    if plan.time.kind == "since":  # "since 10:00": what began then, the first strong change after it
+        strong = [c for c in pool if c.weight >= MIN_SHARE * strongest and c.start >= start - PAD]
+        if strong:
+            return around(min(strong, key=lambda c: c.start), window, "question")
     if plan.intent.recent or plan.time.kind == "given":
         strong = [c for c in pool if c.weight >= MIN_SHARE * strongest]
         return around(max(strong, key=lambda c: c.start), window, "most_recent")
@@ -130,7 +134,7 @@ def choose(
     return around(best, window, "question_words" if best.relevant else "most_anomalous")
 
 
-def _asked_kinds(plan: Plan, question: str) -> set[str]:
+def asked_kinds(plan: Plan, question: str) -> set[str]:
     """The families of change the question's words speak of (slow: latency; 重启: restarts)."""
     lowered = question.lower()
     kinds = {plan.intent.rank_by} if plan.intent.rank_by else set()

@@ -12,10 +12,12 @@ import re
 from functools import lru_cache
 
 from veridiag.contracts.plan import Intent, IntentId
+from veridiag.text.cjk import HAN
 from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
 
 _SERVICE = "{service}"
+_MIXED = re.compile(rf"(?<=[{HAN}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{HAN}])")
 
 
 class IntentWords(WordModel):
@@ -46,7 +48,8 @@ def _compiled() -> list[tuple[IntentId, list[str]]]:
 
 def read_intent(question: str, services: list[str]) -> Intent:
     """The intent of ``question``; ``services`` are those it names exactly, in order."""
-    text = reader_text(question)
+    # English words written against Chinese ones ("左右was it") get a space, so \b holds there.
+    text = _MIXED.sub(" ", reader_text(question))
     book = intent_book()
     recent = book.recent.search(text) is not None
     names = "|".join(re.escape(s) for s in sorted(services, key=len, reverse=True))

@@ -33,6 +33,7 @@ from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import PlanRequest
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.plan import GivenTime, Plan, PlanTime
+from veridiag.text.entities import extract_entities
 from veridiag.text.render import iso
 from veridiag.text.when import TimeWindow, around, interpret_time
 from veridiag.tools.records import Span
@@ -174,6 +175,8 @@ class OfflinePlanner:
         order = _ORDER.search(_blank(question, window.found))
         asked = catalog().asked_change(question)
         terms = self._terms(_blank(question, window.found), known, order.group(0) if order else "")
+        lowered = {s.lower() for s in known}
+        unknown = [e.text for e in extract_entities(question) if e.kind == "service" and e.text.lower() not in lowered]
         return Plan(
             skill=skill.id,
             skill_title=skill.title,
@@ -182,6 +185,7 @@ class OfflinePlanner:
             services=services,
             services_named_exactly=bool(services),
             pointed_services=pointed,
+            unknown_services=list(dict.fromkeys(unknown)),
             order_id=order.group(1) if order else None,
             terms=terms,
             start=iso(window.start),

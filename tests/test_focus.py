@@ -1,0 +1,105 @@
+"""Which period a question is about: chosen by the question (its moment, the records it points
+at, the services and kinds of change it names, whether something is down now), not by size."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from veridiag.agents.offline.focus import AROUND, WHOLE, Candidate, candidates, choose
+from veridiag.contracts.plan import Intent, Plan, PlanTime
+from veridiag.tools.records import Episode
+
+DAY = datetime(2026, 7, 7, tzinfo=UTC)
+WEEK = (DAY - timedelta(days=6), DAY + timedelta(days=1))
+
+
+def episode(service: str, hour: float, score: float, family: str = "cpu") -> Episode:
+    onset = DAY + timedelta(hours=hour)
+    return Episode(
+        service=service,
+        source="metric",
+        name=f"{family}_metric",
+        family=family,
+        role="cause",
+        onset=onset,
+        end=onset + timedelta(minutes=20),
+        score=score,
+        strength=score,
+    )
+
+
+def plan(**fields: object) -> Plan:
+    return Plan.model_validate({"start": WEEK[0].isoformat(), "end": WEEK[1].isoformat(), **fields})
+
+
+HOURS = st.lists(st.floats(0, 23), min_size=2, max_size=8, unique=True)
+
+
+@given(hours=HOURS, scores=st.lists(st.floats(0.2, 2), min_size=8, max_size=8))
+def test_without_a_time_the_strongest_change_is_chosen(hours: list[float], scores: list[float]) -> None:
+    found = candidates(plan(), "what is wrong?", [episode(f"s{i}", h, scores[i]) for i, h in enumerate(hours)], [])
+    focus = choose(plan(), WEEK, found)
+    best = max(found, key=lambda c: (c.weight, c.start))
+    assert focus.at == best.start and focus.chosen == "most_anomalous"
+    assert focus.start <= best.start < focus.end
+
+
+@given(hours=HOURS, scores=st.lists(st.floats(0.2, 2), min_size=8, max_size=8))
+def test_something_down_now_chooses_the_latest_strong_incident(hours: list[float], scores: list[float]) -> None:
+    asked = plan(intent=Intent(kind="cause", recent=True))
+    found = candidates(asked, "the api fell over", [episode(f"s{i}", h, scores[i]) for i, h in enumerate(hours)], [])
+    focus = choose(asked, WEEK, found)
+    strongest = max(c.weight for c in found)
+    latest_strong = max((c for c in found if c.weight >= 0.5 * strongest), key=lambda c: c.start)
+    assert focus.at == latest_strong.start and focus.chosen == "most_recent"
+
+
+@given(other=st.floats(0.5, 5), named=st.floats(0.2, 1))
+def test_a_named_service_changes_weigh_before_a_larger_change_elsewhere(other: float, named: float) -> None:
+    """Asked about the gateway, the gateway's 504 period — not the week's largest anomaly of
+    another service (issue 26: it lost 103.0 to 103.7)."""
+    asked = plan(services=["gateway"])
+    found = candidates(asked, "why 504?", [episode("payment", 10, other), episode("gateway", 8.2, named)], [])
+    focus = choose(asked, WEEK, found)
+    assert focus.at == DAY + timedelta(hours=8.2)
+
+
+def test_the_question_s_own_words_make_a_period_and_the_asked_kind_comes_first() -> None:
+    asked = plan(services=["inventory"], intent=Intent(kind="cause", recent=True))
+    found = candidates(
+        asked,
+        "inventory 为什么一直重启？",
+        [episode("inventory", 12, 1.0, "restarts"), episode("inventory", 15, 0.7, "change")],
+        [],
+    )
+    assert [c.asked_kind for c in found] == [True, False]
+    assert choose(asked, WEEK, found).at == DAY + timedelta(hours=12)
+    bursts = candidates(plan(), "why 504?", [], [("gateway", DAY + timedelta(hours=8), DAY + timedelta(hours=8.5))])
+    assert bursts == [Candidate("gateway", DAY + timedelta(hours=8), DAY + timedelta(hours=8.5), 1.0, True)]
+
+
+def test_a_moment_asked_keeps_the_window_and_a_short_window_is_looked_at_whole() -> None:
+    moment = DAY + timedelta(hours=7)
+    asked = plan(time=PlanTime(kind="around", at=moment.isoformat()), explicit_time=True)
+    window = (moment - AROUND, moment + AROUND)
+    found = [Candidate("x", DAY + timedelta(hours=3), DAY + timedelta(hours=4), 9.0)]
+    assert choose(asked, window, found).at == moment
+    short = (moment, moment + WHOLE)
+    assert choose(plan(explicit_time=True), short, found).chosen == "question"
+
+
+def test_which_is_slowest_without_a_time_asks_about_the_last_hour() -> None:
+    asked = plan(intent=Intent(kind="rank", rank_by="latency"))
+    focus = choose(asked, WEEK, [Candidate("x", DAY, DAY + timedelta(hours=1), 3.0)])
+    assert (focus.end - focus.start, focus.end, focus.chosen) == (timedelta(hours=1), WEEK[1], "most_recent")
+
+
+def test_the_records_asked_about_pick_the_change_around_them() -> None:
+    lines = [DAY + timedelta(hours=10, minutes=1)]
+    found = [Candidate("pay", DAY + timedelta(hours=10), DAY + timedelta(hours=10.5), 1.0)]
+    found.append(Candidate("other", DAY + timedelta(hours=15), DAY + timedelta(hours=16), 5.0))
+    focus = choose(plan(), WEEK, found, lines)
+    assert (focus.at, focus.chosen) == (DAY + timedelta(hours=10), "asked_lines")

@@ -1,0 +1,106 @@
+"""What kind of question it is: the intent read from generated wordings (zh + en), with the
+services, times and filler people put around them — not from a list of known questions."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from veridiag.agents.offline.intent import intent_book, read_intent
+from veridiag.contracts.plan import IntentId
+
+SERVICES = st.sampled_from(["payment-service", "ts-preserve-service", "mysql", "frontend", "order-api"])
+TIMES = st.sampled_from(
+    ["", "around 07:01 UTC ", "07:01 左右", "今天上午 ", "since 10:00 ", "昨天下午两点以后", "at 14:23 "]
+)
+FILLER = st.sampled_from(["", "请问", "hi, ", "急！", "on-call here: ", "帮忙看下，"])
+
+# Each intent as people ask it: a template with {s} for a service, and the intent it asks.
+ASKED: list[tuple[str, IntentId]] = [
+    ("是不是 {s} 的问题？", "blame"),
+    ("会不会是{s}导致的？", "blame"),
+    ("Is {s} to blame, or something behind it?", "blame"),
+    ("Is {s} the root cause?", "blame"),
+    ("was it {s}?", "blame"),
+    ("could {s} be the culprit here", "blame"),
+    ("{s} 的错误日志出现了多少次？", "count"),
+    ("how many timeouts did {s} log", "count"),
+    ("{s} 有哪些 WARN？", "count"),
+    ("which errors did {s} log?", "count"),
+    ("{s} 的延迟是什么时候开始升高的？", "onset"),
+    ("when did the errors of {s} start?", "onset"),
+    ("{s} 最近有什么变更？", "change"),
+    ("what changed on {s}?", "change"),
+    ("哪个服务最慢？", "rank"),
+    ("which service is the culprit?", "rank"),
+    ("which service has the most errors?", "rank"),
+    ("{s} 为什么变慢了？", "cause"),
+    ("why is {s} slow?", "cause"),
+    ("帮我看看 {s} 的原因", "cause"),
+    ("{s} 有没有异常？", "abnormal"),
+    ("is {s} ok?", "abnormal"),
+    ("anything wrong with {s}?", "abnormal"),
+]
+
+
+@given(asked=st.sampled_from(ASKED), service=SERVICES, time=TIMES, filler=FILLER)
+def test_the_intent_is_read_whatever_surrounds_the_asking_words(
+    asked: tuple[str, IntentId], service: str, time: str, filler: str
+) -> None:
+    template, kind = asked
+    question = filler + time + template.format(s=service)
+    intent = read_intent(question, [service])
+    assert intent.kind == kind, question
+    if kind == "blame":
+        assert intent.about == service
+
+
+@given(service=SERVICES, template=st.sampled_from(["是不是 {s} 的问题？", "Is {s} to blame?", "was it {s}?"]))
+def test_blame_needs_a_service_the_question_names(service: str, template: str) -> None:
+    """Without the service among those named exactly, "is it X?" cannot ask about X."""
+    assert read_intent(template.format(s=service), []).kind != "blame"
+
+
+@given(
+    measure=st.sampled_from(
+        [
+            ("最慢", "latency"),
+            ("slowest", "latency"),
+            ("报错最多", "errors"),
+            ("most errors", "errors"),
+            ("CPU 最高", "cpu"),
+        ]
+    ),
+    zh=st.booleans(),
+)
+def test_a_ranking_says_what_it_ranks_by(measure: tuple[str, str], zh: bool) -> None:
+    words, family = measure
+    question = f"哪个服务{words}？" if zh else f"which service has the {words}?"
+    intent = read_intent(question, [])
+    assert (intent.kind, intent.rank_by) == ("rank", family), question
+
+
+@given(
+    symptom=st.sampled_from(
+        ["支付一直失败", "checkout returns 504", "登录很慢", "the api fell over", "wifi keeps dropping"]
+    ),
+    filler=FILLER,
+)
+def test_a_bare_symptom_asks_why(symptom: str, filler: str) -> None:
+    assert read_intent(filler + symptom, []).kind == "cause"
+
+
+@given(
+    words=st.sampled_from(
+        ["挂了", "一直在报错", "still failing", "is down", "fell over", "right now", "keeps crashing"]
+    )
+)
+def test_something_down_or_ongoing_marks_the_latest_incident(words: str) -> None:
+    assert read_intent(f"api {words}，为什么", []).recent
+
+
+def test_every_intent_of_the_vocabulary_is_reachable_and_the_patterns_compile() -> None:
+    kinds = {entry.id for entry in intent_book().intents}
+    assert kinds == {"blame", "count", "onset", "change", "rank", "cause", "abnormal"}
+    reached = {kind for _template, kind in ASKED}
+    assert reached == kinds
