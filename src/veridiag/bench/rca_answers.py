@@ -1,0 +1,79 @@
+"""veridiag's side of the RCA benchmark: one neutral question per fault through the real
+pipeline, in process, on a home built from the day folder by the importers; its answer read
+back as the services it names, in order, and the confirmed claims that name a wrong origin.
+
+How an answer is read (the definitions the scores rest on):
+
+- **Services named**: the final answer after its first line (the scope line, which lists the
+  services examined, not a finding), each of the day's services at its first mention, in
+  order. A name counts where it stands as a name: not inside a longer name
+  (``ts-order-service`` in ``ts-admin-order-service``), with a pod's replica tail after it
+  allowed (``cartservice-579f59597d-wc2lz`` names ``cartservice``).
+- **Wrong origin confirmed**: an allowed claim of the answer shown as confirmed (verification
+  ``direct_observation``) that presents another service than the culprit as where the trouble
+  started — structurally: the first of the day's services its text names is not the culprit,
+  and its claim type is one of ``rca.yaml``'s origin types, or its text carries one of the
+  origin words there (an ordering written inside a generic ``observation``: "X moved first").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from functools import lru_cache
+
+from veridiag.bench.nezha import Fault
+from veridiag.bench.rca_words import rca_words
+from veridiag.contracts.composer import AllowedClaim
+
+#: Characters that continue a name: a service named inside a longer token is no mention of it.
+#: A ``-`` after the name is allowed (a pod's replica tail), a ``-`` before it is not.
+_BEFORE = r"(?<![A-Za-z0-9_-])"
+_AFTER = r"(?![A-Za-z0-9_])"
+
+
+def question_for(fault: Fault, index: int) -> str:
+    """The ``index``-th question (phrasings in turn): the injection's day and minute, UTC."""
+    phrasings = rca_words().questions
+    moment = fault.inject_time
+    return phrasings[index % len(phrasings)].format(day=moment.date().isoformat(), time=moment.strftime("%H:%M"))
+
+
+@lru_cache(maxsize=16)
+def _mentions(services: tuple[str, ...]) -> re.Pattern[str]:
+    # Longest first: at one place the longest name wins (``ts-travel2-service`` is no ``ts-travel…``).
+    names = sorted(services, key=len, reverse=True)
+    return re.compile(_BEFORE + "(" + "|".join(re.escape(name) for name in names) + ")" + _AFTER)
+
+
+def services_named(text: str, services: Collection[str]) -> list[str]:
+    """The services ``text`` names, in order of first mention."""
+    if not services:
+        return []
+    found: list[str] = []
+    for match in _mentions(tuple(sorted(services))).finditer(text):
+        if match[1] not in found:
+            found.append(match[1])
+    return found
+
+
+def answer_services(answer: str, services: Collection[str]) -> list[str]:
+    """The services an answer names after its first line (the scope line), in order."""
+    _scope, _newline, rest = answer.partition("\n")
+    return services_named(rest, services)
+
+
+def wrong_origins(claims: Sequence[AllowedClaim], services: Collection[str], culprit: str) -> list[AllowedClaim]:
+    """The allowed claims shown as confirmed that present another service as the origin (see
+    the module's docstring)."""
+    origin = rca_words().origin
+    wrong = []
+    for claim in claims:
+        if claim.verification != "direct_observation":
+            continue
+        named = services_named(claim.claim_text, services)
+        if not named or named[0] == culprit:
+            continue
+        if claim.claim_type in origin.claim_types or origin.words.search(claim.claim_text):
+            wrong.append(claim)
+    return wrong
