@@ -223,7 +223,9 @@ def _baseline(
 
 
 def _baseline_scores(days: list[NezhaDay], found: list[BaselineDay]) -> dict[str, list[CaseScore]]:
-    scores: dict[str, list[CaseScore]] = {name: [] for name in METHODS} if found else {}
+    if not found:
+        return {}  # the baseline did not run: nothing to score, not a miss on every case
+    scores: dict[str, list[CaseScore]] = {name: [] for name in METHODS}
     for day, result in zip(days, found, strict=True):
         by_id = {case.id: case for case in result.cases}
         for fault in day.faults:

@@ -19,12 +19,22 @@ How an answer is read (the definitions the scores rest on):
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+import tempfile
+import time
+from collections.abc import Callable, Collection, Sequence
 from functools import lru_cache
+from pathlib import Path
 
-from veridiag.bench.nezha import Fault
+from veridiag.bench.nezha import Fault, NezhaDay
+from veridiag.bench.rca_score import CaseScore, score
 from veridiag.bench.rca_words import rca_words
+from veridiag.config import EmbeddedSettings, Settings, ToolsSettings
 from veridiag.contracts.composer import AllowedClaim
+from veridiag.pipeline.factory import assemble
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.importers import import_metrics
+
+Progress = Callable[[str], None]
 
 #: Characters that continue a name: a service named inside a longer token is no mention of it.
 #: A ``-`` after the name is allowed (a pod's replica tail), a ``-`` before it is not.
@@ -77,3 +87,67 @@ def wrong_origins(claims: Sequence[AllowedClaim], services: Collection[str], cul
         if claim.claim_type in origin.claim_types or origin.words.search(claim.claim_text):
             wrong.append(claim)
     return wrong
+
+
+# -- the pipeline ----------------------------------------------------------------------------
+
+
+def home_settings(home: Path) -> Settings:
+    """A home of its own for one day: the embedded store without the demo, the offline engine,
+    local files only — whatever ``VERIDIAG_*`` or ``veridiag.yaml`` say about the user's own."""
+    return Settings(
+        home=home,
+        database_url=None,
+        engine="offline",
+        tools=ToolsSettings(),
+        embedded=EmbeddedSettings(load_demo=False),
+        timezone="UTC",
+    )
+
+
+def build_home(day: NezhaDay, settings: Settings, progress: Progress) -> None:
+    """The day's pod metric files into the home's embedded store, as a user would import them
+    (each pod's file under its service)."""
+    environment = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
+    try:
+        for number, pod in enumerate(day.metrics, start=1):
+            progress(f"importing {day.name}: metrics {number}/{len(day.metrics)}")
+            import_metrics(environment, pod.path, service=pod.service)
+    finally:
+        environment.close()
+
+
+def veridiag_answers(day: NezhaDay, faults: list[Fault], progress: Progress) -> list[CaseScore]:
+    """Each fault's question through the real pipeline (offline engine, in process) on a home
+    built from ``day``; the answer read back as the services it names and its confirmed wrong
+    origins. A failed session scores as naming nothing, with its error."""
+    services = day.services
+    scores = []
+    with tempfile.TemporaryDirectory(prefix="veridiag-rca-") as folder:
+        settings = home_settings(Path(folder))
+        build_home(day, settings, progress)
+        assembly = assemble(settings)
+        try:
+            for index, fault in enumerate(faults):
+                question = question_for(fault, index)
+                progress(f"veridiag on {day.name}: {index + 1}/{len(faults)}")
+                started = time.perf_counter()
+                result = assembly.pipeline.run(question)
+                seconds = round(time.perf_counter() - started, 3)
+                if result.status != "completed" or result.record is None:
+                    scores.append(score(fault, [], seconds=seconds, error=result.error, question=question))
+                    continue
+                composer_input = result.record.verifier_evaluation.composer_input
+                claims = composer_input.allowed_claims if composer_input else []
+                scores.append(
+                    score(
+                        fault,
+                        answer_services(result.answer, services),
+                        seconds=seconds,
+                        wrong_origin_confirmed=len(wrong_origins(claims, services, fault.culprit)),
+                        question=question,
+                    )
+                )
+        finally:
+            assembly.close()
+    return scores

@@ -3,10 +3,9 @@
 ``bench/rcaeval.py`` runs this file with the Python of the baseline's virtual environment
 (Python 3.12, RCAEval 1.8.1, pandas, scikit-learn: ``rcaeval-requirements.txt``), as
 ``python -I rcaeval_job.py`` with a job on stdin; it prints one JSON document on stdout.
-So it imports nothing of veridiag (an import-linter contract holds it to that) and nothing
-outside the standard library at module level: pandas and RCAEval are imported by name inside
-``main`` (typed ``Any``: veridiag's environment has neither), and everything else here is plain
-Python that veridiag's tests exercise without them.
+So it imports nothing but the standard library (a test reads its imports): pandas and RCAEval
+are imported by name inside ``main`` (typed ``Any``: veridiag's environment has neither), and
+everything else here is plain Python that veridiag's tests exercise without them.
 
 What RCAEval's methods expect (``RCAEval.e2e.baro`` / ``nsigma``, and how its ``main.py`` feeds
 them): one ``pandas.DataFrame`` with a ``time`` column (epoch seconds) and one numeric column
