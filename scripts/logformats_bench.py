@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from veridiag.tools.logformats import LogFileReport, read_log_file
+from veridiag.ingest.logformats import LogFileReport, read_log_file
 from veridiag.tools.templates import TemplateMiner
 
 _START = datetime(2026, 7, 7, 10, 0, tzinfo=UTC)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from veridiag.tools.logformats import LogEntry, LogFileReport, read_log_file
+from veridiag.ingest.logformats import LogEntry, LogFileReport, read_log_file
 from veridiag.tools.templates import DEPTH, SIM_TH, TemplateMiner
 
 SAMPLES = Path("/work/shared/samples/logs")

@@ -11,8 +11,8 @@ from veridiag.contracts.audit import AuditChain
 from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.verifier import VerifierPayload
+from veridiag.ingest.importers import import_logs, import_metrics_csv
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.importers import import_logs, import_metrics_csv
 
 SESSION = "s-1"
 

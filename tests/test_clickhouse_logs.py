@@ -295,7 +295,7 @@ def test_lines_that_write_no_level_are_said_so_and_never_read_as_no_errors(chdb_
     """Imported lines without a level are stored as OTel's "unspecified" (0, no text), read as
     INFO, counted in the window; the answer says the logs write no level instead of confirming
     "no ERROR lines" — as on the embedded file (tests/test_log_levels.py)."""
-    from veridiag.tools.importers import import_logs
+    from veridiag.ingest.importers import import_logs
 
     settings = Settings(
         home=tmp_path / "home",

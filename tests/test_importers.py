@@ -10,16 +10,16 @@ import pytest
 from typer.testing import CliRunner
 
 from veridiag.cli.app import app
-from veridiag.store.database import head_revision
-from veridiag.tools import QueryLogsArgs, QueryMetricsArgs
-from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.importers import (
+from veridiag.ingest.importers import (
     ChangeFields,
     ImportFailedError,
     export_openmetrics,
     import_logs,
     import_metrics_csv,
 )
+from veridiag.store.database import head_revision
+from veridiag.tools import QueryLogsArgs, QueryMetricsArgs
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 SAMPLES = {
     "iso8601": ("2026-07-07T10:01:02Z ERROR a\n2026-07-07T10:01:03.5+08:00 INFO b\n", datetime(2026, 7, 7, 10, 1, 2)),

@@ -28,10 +28,10 @@ from veridiag.agents.llm.evidence_tools import EvidenceTools
 from veridiag.agents.llm.model_call import RoleModel
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
 from veridiag.contracts.plan import GivenTime, Plan
+from veridiag.ingest.importers import import_logs
 from veridiag.pipeline import DiagnosisPipeline, DiagnosisResult
 from veridiag.store import SessionStore
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.importers import import_logs
 from veridiag.tools.results import ToolCallResult, ToolOutput
 from veridiag.tools.runner import Toolbox, ToolRunner
 

@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 
 from tests.builders import thunderbird_lines
 from veridiag.config import Settings
+from veridiag.ingest.importers import import_logs
+from veridiag.ingest.logformats import read_log_file
 from veridiag.pipeline.factory import assemble
 from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.importers import import_logs
-from veridiag.tools.logformats import read_log_file
 from veridiag.tools.records import LogEvidence
 
 START = datetime(2005, 11, 9, 20, 1, tzinfo=UTC)

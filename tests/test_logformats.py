@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.tools.logformats import (
+from veridiag.ingest.logformats import (
     FORMATS,
     ChangeInfo,
     LogEntry,

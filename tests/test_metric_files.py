@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.tools.metric_files import MetricFileError, MetricFileReport, Sample, read_metric_file
+from veridiag.ingest.metric_files import MetricFileError, MetricFileReport, Sample, read_metric_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"
 T = datetime(2014, 3, 14, 3, 30, tzinfo=UTC)

@@ -20,6 +20,7 @@ from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.config import Settings
 from veridiag.contracts.material import ExecutorMaterial
+from veridiag.ingest.importers import import_logs, import_metrics_csv
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.factory import assemble
 from veridiag.store import SessionStore
@@ -29,7 +30,6 @@ from veridiag.tools import QueryLogsArgs
 from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow, _logs
 from veridiag.tools.demo import bundled_environment
-from veridiag.tools.importers import import_logs, import_metrics_csv
 from veridiag.tools.records import LogEvidence, MetricEvidence
 from veridiag.tools.render import metrics_output
 from veridiag.tools.results import ToolCallResult, ToolOutput

@@ -19,9 +19,9 @@ from veridiag.agents.offline.planner import OfflinePlanner, named_services
 from veridiag.agents.offline.skills import DataShape, choose_skill
 from veridiag.cli.app import app
 from veridiag.config import Settings
+from veridiag.ingest.importers import ImportFailedError, import_changes, import_logs, import_metrics
 from veridiag.pipeline.factory import assemble
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.importers import ImportFailedError, import_changes, import_logs, import_metrics
 
 START = datetime(2014, 3, 20, 0, 0, tzinfo=UTC)
 

@@ -14,8 +14,8 @@ from typing import get_args
 import pytest
 
 from veridiag.cli import data
+from veridiag.ingest import importers
 from veridiag.store import open_store
-from veridiag.tools import importers
 
 #: The Makefile's demo question.
 DEMO_QUESTION = "订单123支付失败，帮我看看是什么原因"

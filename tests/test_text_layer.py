@@ -21,6 +21,8 @@ from veridiag.agents.offline.verifier import OfflineVerifier, VerifierWording
 from veridiag.contracts import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.composer import ComposerInput, ComposerOutput
 from veridiag.contracts.json import JsonObject
+from veridiag.ingest.columns import ColumnWords
+from veridiag.ingest.logformats._base import FormatWords
 from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.pipeline.composer_input import ComposerWording
 from veridiag.text.cjk import detect_lang, has_cjk
@@ -32,7 +34,6 @@ from veridiag.text.units import UnitWords
 from veridiag.text.when import WhenWords
 from veridiag.text.wordfiles import WordFileError, read_words
 from veridiag.text.yaml_files import parse_yaml
-from veridiag.tools.logformats._base import FormatWords
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "src" / "veridiag"
@@ -45,7 +46,8 @@ WORD_FILES: dict[str, type[BaseModel]] = {
     "text/when.yaml": WhenWords,
     "pipeline/composer.yaml": ComposerWording,
     "agents/offline/verifier.yaml": VerifierWording,
-    "tools/logformats/words.yaml": FormatWords,
+    "ingest/logformats/words.yaml": FormatWords,
+    "ingest/columns.yaml": ColumnWords,
 }
 
 
@@ -114,7 +116,8 @@ def test_an_absolutist_phrase_added_in_data_changes_how_the_offline_verifier_lab
         ("text/tokens.yaml", lambda d: d["stopwords"]["en"].append(True), "stopwords.en."),
         ("text/units.yaml", lambda d: d["units"][0]["spellings"].append("s"), "belongs to more than one unit"),
         ("text/units.yaml", lambda d: d["units"][0]["spellings"].append("MS"), "units.0.spellings"),
-        ("tools/logformats/words.yaml", lambda d: d["level_position"].append("LOUD"), "LOUD"),
+        ("ingest/logformats/words.yaml", lambda d: d["level_position"].append("LOUD"), "LOUD"),
+        ("ingest/columns.yaml", lambda d: d["pod"].append("Service_Name"), "already a service name"),
         ("text/when.yaml", lambda d: d["zones"].update({"火星时间": "Mars/Olympus"}), "Mars/Olympus"),
     ],
 )

@@ -21,11 +21,11 @@ from tests.browser import launched, shot
 from veridiag.api import create_app
 from veridiag.api.local import LocalServer
 from veridiag.config import Settings
+from veridiag.ingest.importers import import_logs
 from veridiag.pipeline.factory import assemble
 from veridiag.text.cjk import detect_lang
 from veridiag.tools.demo.loader import bundled_environment
 from veridiag.tools.factory import embedded_environment
-from veridiag.tools.importers import import_logs
 
 CHECKS = Path(__file__).with_name("a11y.js")
 #: An Apache 2.0 error log in its public format (tests/fixtures/incidents/NOTICE), asked about

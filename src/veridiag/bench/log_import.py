@@ -22,7 +22,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from veridiag.bench.tools import log_lines
-from veridiag.tools.importers import ImportReport
+from veridiag.ingest.importers import ImportReport
 
 # ``python -c _WITH_PEAK FILE ARGS…`` runs ``veridiag ARGS…`` and, once the command has finished,
 # writes the process's peak resident set (kB, from Linux's /proc) to FILE.

@@ -32,7 +32,7 @@ from veridiag.config import EmbeddedSettings, Settings, ToolsSettings
 from veridiag.contracts.composer import AllowedClaim
 from veridiag.pipeline.factory import assemble
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.importers import import_metrics
+from veridiag.ingest.importers import import_metrics
 
 Progress = Callable[[str], None]
 

@@ -24,9 +24,9 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from veridiag.bench.stats import summary, time_runs
+from veridiag.ingest.importers import import_logs
 from veridiag.tools import LookupKnowledgeArgs, QueryLogsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, _schema
-from veridiag.tools.importers import import_logs
 from veridiag.tools.knowledge import Runbook, bundled_runbooks, index_runbooks
 
 START = datetime(2026, 7, 7, 0, 0, tzinfo=UTC)

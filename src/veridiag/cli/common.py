@@ -140,7 +140,7 @@ _EXPECTED = {
     "veridiag.tools.factory": "ConfigurationError",
     "veridiag.gatekeeper.ruleset": "RulesetError",
     "veridiag.agents.llm.providers": "LLMConfigError",
-    "veridiag.tools.importers": "ImportFailedError",
+    "veridiag.ingest.importers": "ImportFailedError",
     "veridiag.tools.knowledge": "RunbookError",
     "veridiag.tools.demo": "DemoDataError",
     "veridiag.evals.fixtures": "FixtureError",

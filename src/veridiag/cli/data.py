@@ -14,10 +14,10 @@ from veridiag.cli.common import err, fail, out, print_json, settings
 if TYPE_CHECKING:
     from rich.progress import Progress
 
-    from veridiag.tools.importers import ImportReport
+    from veridiag.ingest.importers import ImportReport
 
 # Each command imports the store and the tools it runs, so ``veridiag --help`` loads neither.
-#: ``import-metrics --format`` (``tools.importers.MetricFormat``; a test keeps the two equal).
+#: ``import-metrics --format`` (``ingest.importers.MetricFormat``; a test keeps the two equal).
 MetricFormat = Literal["auto", "csv", "openmetrics", "prometheus-json"]
 LogStoreName = Literal["embedded", "clickhouse"]
 
@@ -88,6 +88,8 @@ def _report(report: ImportReport, what: str, as_json: bool) -> None:
         out.print("services: " + ", ".join(report.services))
     if report.series:
         out.print("series: " + ", ".join(report.series))
+    for column in report.left_out:
+        out.print(f"left out {column}")
     if report.unparsed:
         out.print(f"{report.unparsed} lines were not understood by the {report.format} format (imported whole)")
     if report.continuation_lines:
@@ -138,8 +140,8 @@ def data_import_logs(
     as_json: JsonOption = False,
 ) -> None:
     """Import a log file into the embedded backend or ClickHouse (streamed, idempotent, with progress)."""
+    from veridiag.ingest.importers import ImportFailedError, import_logs
     from veridiag.tools.factory import clickhouse_logs, embedded_environment
-    from veridiag.tools.importers import ImportFailedError, import_logs
 
     config = settings()
     env = embedded_environment(config)
@@ -201,8 +203,8 @@ def data_import_metrics(
     as_json: JsonOption = False,
 ) -> None:
     """Import metric series into the embedded backend (idempotent: a re-import changes nothing)."""
+    from veridiag.ingest.importers import ImportFailedError, import_metrics
     from veridiag.tools.factory import embedded_environment
-    from veridiag.tools.importers import ImportFailedError, import_metrics
 
     config = settings()
     env = embedded_environment(config)
@@ -232,8 +234,8 @@ def data_import_changes(
     as_json: JsonOption = False,
 ) -> None:
     """Import a change feed (deploys, config changes, restarts, scaling): the only source of changes."""
+    from veridiag.ingest.importers import ImportFailedError, import_changes
     from veridiag.tools.factory import embedded_environment
-    from veridiag.tools.importers import ImportFailedError, import_changes
 
     config = settings()
     try:
@@ -246,7 +248,7 @@ def data_import_changes(
 @data_app.command("formats")
 def data_formats(as_json: JsonOption = False) -> None:
     """The log formats ``import-logs`` detects (``--format`` takes these ids)."""
-    from veridiag.tools.logformats import FORMATS
+    from veridiag.ingest.logformats import FORMATS
 
     rows = [{"id": fmt_id, "title": str(cls.title)} for fmt_id, cls in sorted(FORMATS.items())]
     if as_json:
@@ -261,8 +263,8 @@ def data_formats(as_json: JsonOption = False) -> None:
 @data_app.command("export-openmetrics")
 def data_export_openmetrics(file: Annotated[Path, typer.Argument(help="Output file (OpenMetrics text).")]) -> None:
     """Write every embedded metric point as OpenMetrics (for promtool tsdb create-blocks-from)."""
+    from veridiag.ingest.importers import export_openmetrics
     from veridiag.tools.factory import embedded_environment
-    from veridiag.tools.importers import export_openmetrics
 
     env = embedded_environment(settings())
     with file.open("w", encoding="utf-8") as handle:

@@ -21,11 +21,11 @@ from veridiag.contracts.audit import RoundRecord, VerifierEvaluationRecord
 from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.evals.fixtures import Case
+from veridiag.ingest.importers import import_changes, import_logs, import_metrics
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
 from veridiag.store import SessionStore
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.importers import import_changes, import_logs, import_metrics
 from veridiag.tools.runner import Toolbox
 
 KNOWN_SERVICES = ["gateway", "api-gateway", "nginx", "mysql", "postgresql", "redis", "kafka"]

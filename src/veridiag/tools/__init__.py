@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from veridiag.tools.trace import build_trace_summary
 
 # Lazy (``veridiag._lazy``): the runner imports the store, which ``veridiag.tools.factory`` or
-# ``veridiag.tools.importers`` alone do not need.
+# the importers (``veridiag.ingest``, writing through ``tools.backends.embedded``) alone do not need.
 __getattr__ = lazy_exports(
     __name__,
     {

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, tzinfo
 
-from veridiag.tools.logformats._base import (
+from veridiag.ingest.logformats._base import (
     LEVEL_WORD_RE,
     MONTH_RE,
     MONTHS,
@@ -23,12 +23,15 @@ from veridiag.tools.logformats._base import (
     offset,
     register,
 )
+from veridiag.ingest.times import GO_ZONE, MONOTONIC
 
 _LEADING = re.compile(
     r"(?:<\d{1,3}>1? ?)?(?:[\w@.]{1,20}=)?[\[(\"]?(?:"  # <PRI>, time=, a bracket or a quote before it
     # ISO 8601 and its relatives: 2024-01-02T03:04:05.123Z, 2024/01/02 03:04:05, 2024.01.02 03:04:05, 20240102-03:04:05
     r"(?P<y>\d{4})(?P<s1>[-/.]?)(?P<mo>\d\d)(?P=s1)(?P<d>\d\d)[T _-](?P<h>\d\d):?(?P<mi>\d\d):?(?P<sec>\d\d)"
     r"(?:[.,:](?P<frac>\d{1,9}))?(?P<z>Z|[+-]\d\d:?\d\d)?"
+    # Go's time.Time.String() after it: " -0700 MST m=+0.3" (a level word is no zone abbreviation)
+    rf"(?: (?P<goz>[+-]\d{{4}}) (?!(?i:{LEVEL_WORD_RE})\b)(?:{GO_ZONE})(?:{MONOTONIC})?(?!\S))?"
     # access log: 10/Oct/2000:13:55:36 -0700
     rf"|(?P<ad>\d\d)/(?P<amo>{MONTH_RE})/(?P<ay>\d{{4}}):(?P<ah>\d\d):(?P<ami>\d\d):(?P<asec>\d\d)"
     r"(?: (?P<az>[+-]\d{4}))?"
@@ -76,7 +79,7 @@ class Unknown(LogFormat):
         if m["y"]:
             micro = int((m["frac"] or "")[:6].ljust(6, "0"))
             naive = datetime(int(m["y"]), int(m["mo"]), int(m["d"]), int(m["h"]), int(m["mi"]), int(m["sec"]), micro)
-            zone = m["z"]
+            zone = m["z"] or m["goz"]
             if not zone:
                 return self.aware(naive)
             return (naive if zone == "Z" else naive - offset(zone)).replace(tzinfo=UTC)

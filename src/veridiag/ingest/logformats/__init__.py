@@ -9,8 +9,8 @@ that write none (``year=``, else a full date in the file, else the file's mtime 
 keeps stack traces with their entry, and counts what it could not read in a ``LogFileReport``.
 """
 
-from veridiag.tools.logformats import generic, java, loghub, structured, syslog, web  # noqa: F401  (registers)
-from veridiag.tools.logformats._base import (
+from veridiag.ingest.logformats import generic, java, loghub, structured, syslog, web  # noqa: F401  (registers)
+from veridiag.ingest.logformats._base import (
     FORMATS,
     ChangeInfo,
     Level,
@@ -20,7 +20,7 @@ from veridiag.tools.logformats._base import (
     LogFormatError,
     register,
 )
-from veridiag.tools.logformats.reader import detect_format, read_log_file
+from veridiag.ingest.logformats.reader import detect_format, read_log_file
 
 __all__ = [
     "FORMATS",

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from veridiag.tools.logformats._base import (
+from veridiag.ingest.logformats._base import (
     FORMATS,
     PLACEHOLDER_YEAR,
     Level,
@@ -24,7 +24,7 @@ from veridiag.tools.logformats._base import (
     offset,
     severe,
 )
-from veridiag.tools.logformats.generic import Strptime, Unknown
+from veridiag.ingest.logformats.generic import Strptime, Unknown
 
 SAMPLE_LINES = 200
 """Non-empty lines read to detect a format and to find a year."""

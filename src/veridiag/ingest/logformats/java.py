@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from veridiag.tools.logformats._base import LEVEL_WORD_RE, LogFormat, Parsed, level_of, register
+from veridiag.ingest.logformats._base import LEVEL_WORD_RE, LogFormat, Parsed, level_of, register
 
 _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?"
 _LEVEL = rf"(?i:{LEVEL_WORD_RE})"

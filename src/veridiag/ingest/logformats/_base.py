@@ -16,6 +16,7 @@ from typing import ClassVar, Literal, TypeVar
 
 from pydantic import model_validator
 
+from veridiag.ingest.times import go_time
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 Level = Literal["ERROR", "WARN", "INFO", "DEBUG"]
@@ -49,8 +50,8 @@ class FormatWords(WordModel):
 
 @lru_cache(maxsize=1)
 def format_words() -> FormatWords:
-    """The bundled ``tools/logformats/words.yaml``, read once."""
-    return bundled_words("veridiag.tools.logformats", "words.yaml", FormatWords)
+    """The bundled ``ingest/logformats/words.yaml``, read once."""
+    return bundled_words("veridiag.ingest.logformats", "words.yaml", FormatWords)
 
 
 # Every level spelling the supported formats write, upper-cased, to the four levels veridiag keeps.
@@ -314,7 +315,7 @@ def _text(value: object) -> str | None:
 
 
 def _time(value: object, fmt: LogFormat) -> datetime | None:
-    """ISO text, or epoch s/ms/µs/ns as a number or digits."""
+    """ISO text, Go's ``time.Time.String()``, or epoch s/ms/µs/ns as a number or digits."""
     try:
         if isinstance(value, int | float):
             return epoch(float(value))
@@ -324,7 +325,7 @@ def _time(value: object, fmt: LogFormat) -> datetime | None:
             return fmt.iso(value.strip())
     except (ValueError, OverflowError):
         pass
-    return None
+    return go_time(value) if isinstance(value, str) else None
 
 
 def _level(value: object) -> Level:

@@ -9,7 +9,15 @@ from __future__ import annotations
 import json
 import re
 
-from veridiag.tools.logformats._base import LEVEL_KEYS, MESSAGE_KEYS, TIME_KEYS, LogFormat, Parsed, register, structured
+from veridiag.ingest.logformats._base import (
+    LEVEL_KEYS,
+    MESSAGE_KEYS,
+    TIME_KEYS,
+    LogFormat,
+    Parsed,
+    register,
+    structured,
+)
 
 
 @register

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from veridiag.tools.logformats._base import (
+from veridiag.ingest.logformats._base import (
     MONTH_RE,
     MONTHS,
     SYSLOG_SEVERITY,

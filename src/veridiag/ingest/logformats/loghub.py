@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from veridiag.tools.logformats._base import LogFormat, Parsed, register
+from veridiag.ingest.logformats._base import LogFormat, Parsed, register
 
 
 @register

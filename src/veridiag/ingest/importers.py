@@ -1,7 +1,7 @@
 """Users' data into the embedded backend: log files, metric files and change feeds, streamed.
 
-The formats themselves live elsewhere — log formats in ``tools.logformats`` (syslog, Apache /
-nginx, JSON lines, logfmt, log4j-style, …), metric files in ``tools.metric_files`` (CSV,
+The formats themselves live elsewhere — log formats in ``ingest.logformats`` (syslog, Apache /
+nginx, JSON lines, logfmt, log4j-style, …), metric files in ``ingest.metric_files`` (CSV,
 OpenMetrics, Prometheus JSON). This module connects them to the store: the service named at
 import (or a structured service field), idempotent writes, what could not be read counted
 and reported, never fatal unless nothing at all could be placed in time.
@@ -22,9 +22,10 @@ from zoneinfo import ZoneInfo
 import dateparser
 from pydantic import BaseModel, Field
 
+from veridiag.ingest.logformats import LogFileReport, LogFormatError, read_log_file
+from veridiag.ingest.metric_files import MetricFileError, MetricFileReport, read_metric_file
+from veridiag.ingest.times import MONOTONIC, go_time
 from veridiag.tools.backends.embedded import ChangeRow, EmbeddedEnvironment, LogRow, Written
-from veridiag.tools.logformats import LogFileReport, LogFormatError, read_log_file
-from veridiag.tools.metric_files import MetricFileError, MetricFileReport, read_metric_file
 
 Progress = Callable[[int], None]
 MetricFormat = Literal["auto", "csv", "openmetrics", "prometheus-json"]
@@ -60,6 +61,8 @@ class ImportReport(BaseModel):
     changes: int = 0
     services: list[str] = Field(default_factory=list)
     series: list[str] = Field(default_factory=list)
+    #: Columns of a metric CSV that are not series, each with why ("TimeStamp: not a series — …").
+    left_out: list[str] = Field(default_factory=list)
 
 
 def _exists(path: Path) -> None:
@@ -199,6 +202,7 @@ def import_metrics(
         format=found.format,
         duplicates=found.samples - written,
         series=sorted(f"{s or service}/{m}" for s, m in found.series),
+        left_out=found.left_out,
     )
 
 
@@ -307,9 +311,13 @@ def _first(record: Mapping[str, object], keys: tuple[str, ...]) -> str | None:
 
 
 def _when(value: str | None, tz: str) -> datetime | None:
-    """A change's time: ISO-8601 or epoch fast; anything else through dateparser (feeds are small)."""
+    """A change's time: ISO-8601, Go's ``time.Time.String()`` or epoch fast; anything else through
+    dateparser (feeds are small)."""
     if value is None:
         return None
+    stated = go_time(value)
+    if stated is not None:
+        return stated
     try:
         number = float(value)
     except ValueError:
@@ -319,6 +327,8 @@ def _when(value: str | None, tz: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
+        if re.search(MONOTONIC, value):
+            return None  # a Go time go_time could not read: dateparser would read its m=+… as now
         moment = dateparser.parse(value, settings={"TIMEZONE": tz, "RETURN_AS_TIMEZONE_AWARE": True})
     if moment is None:
         return None

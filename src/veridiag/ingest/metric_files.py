@@ -7,8 +7,9 @@ and a :class:`MetricFileReport` is filled as they go. A row that cannot be read 
 and counted, never fatal; undecodable bytes are replaced.
 
 CSV timestamps are recognised once, from the first rows: epoch seconds/ms/µs/ns, ISO-8601,
-or any format dateparser reads, turned into a strptime format by matching dateparser's
-reading of a cell against the cell's own digits and words. dateparser costs 1-3 ms a call,
+Go's ``time.Time.String()`` (``ingest.times``), or any format dateparser reads, turned into a
+strptime format by matching dateparser's reading of a cell against the cell's own digits and
+words. dateparser costs 1-3 ms a call,
 strptime a few µs: only a row the detected format cannot read goes to dateparser.
 """
 
@@ -31,25 +32,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from prometheus_client import parser as text_parser
 from prometheus_client.openmetrics import parser as openmetrics_parser
 
+from veridiag.ingest.columns import is_time_name
+from veridiag.ingest.times import MONOTONIC, go_time
+
 Format = Literal["auto", "csv", "openmetrics", "prometheus-json"]
 
 _NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _SAMPLE_ROWS = 200  # rows read ahead to find a CSV's columns and time format
 _DATEPARSER_CELLS = 5  # cells of a column given to dateparser while detecting
 _CHUNK_LINES = 2000  # exposition lines handed to prometheus_client at a time
-#: Time column names, compared without case, spaces, ``-``/``_`` and a bracketed unit.
-_TIME_NAMES = {
-    "timestamp",
-    "time",
-    "ts",
-    "date",
-    "datetime",
-    "dt",
-    "timeutc",
-    "timestamputc",
-    "eventtime",
-    "@timestamp",
-}
 _METRIC_COLUMNS = {"metric", "__name__", "metric_name", "name"}
 #: Header names that say nothing about what was measured: a lone value column so named
 #: needs ``metric=``.
@@ -78,7 +69,10 @@ _ENGLISH_WORDS = (
     | {datetime(2000, m, 1).strftime(f).lower() for m in range(1, 13) for f in ("%b", "%B")}
     | {"utc", "gmt"}
 )
-_FALLBACK_GIVE_UP = 200  # dateparser failures after which a mostly unreadable column is left
+_MONOTONIC = re.compile(MONOTONIC)
+_FALLBACK_GIVE_UP = 200
+#: An unnamed column of epoch numbers this close to every row's time is the time again.
+_SAME_TIME_SECONDS = 86_400  # dateparser failures after which a mostly unreadable column is left
 
 
 class MetricFileError(ValueError):
@@ -103,6 +97,10 @@ class MetricFileReport:
     skipped: int = 0  # rows without a readable time, and values that are empty, NaN or inf
     first_skipped: list[int] = field(default_factory=list)  # line numbers (JSON: value positions), ≤ 5
     series: set[tuple[str | None, str]] = field(default_factory=set)  # (service, metric)
+    #: CSV: the column the rows' service came from, and how ("PodName (pod → workload)").
+    service_column: str = ""
+    #: CSV: columns that are not series and why ("TimeStamp: another time column, …").
+    left_out: list[str] = field(default_factory=list)
 
     def skip(self, row: int) -> None:
         self.skipped += 1
@@ -159,6 +157,7 @@ def read_metric_file(
             report.format = "csv"
             plan = _plan_csv(path, naming, zone)
             report.time_format = plan.clock.name
+            report.service_column, report.left_out = plan.service_column, list(plan.left_out)
             samples = _csv_samples(path, plan, report)
     except OSError as exc:
         raise MetricFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
@@ -239,6 +238,9 @@ class _Clock:
 
     name: str
     parse: Callable[[str], datetime | None]
+    #: The cells state their instant (epoch, an offset, Go's zone) rather than a wall-clock
+    #: time read in the zone the import assumes.
+    zoned: bool = False
 
 
 @dataclass(frozen=True)
@@ -257,10 +259,12 @@ class _CsvPlan:
     values: list[_Column]
     service_index: int | None
     metric_index: int | None
+    service_column: str = ""
+    left_out: tuple[str, ...] = ()
 
 
 def _plan_csv(path: Path, naming: _Naming, zone: tzinfo) -> _CsvPlan:
-    """Delimiter, header, time column and format, value columns: from the first rows."""
+    """Delimiter, header, time column and format, service column, value columns: from the first rows."""
     head = list(itertools.islice(_lines(path), _SAMPLE_ROWS + 1))
     text = "".join(head)
     if not text.strip():
@@ -279,20 +283,47 @@ def _plan_csv(path: Path, naming: _Naming, zone: tzinfo) -> _CsvPlan:
     names = [cell.strip() for cell in rows[0]] + [""] * width if header else [""] * width
     columns = [[row[j].strip() if j < len(row) else "" for row in rows[header:]] for j in range(width)]
 
-    time_index, clock = _time_column(path, names, columns, zone)
+    time_index, clock, other_times = _time_column(path, names, columns, zone)
     lowered = [n.lower() for n in names]
     service_index = next(
-        (j for j in range(width) if j != time_index and lowered[j] in {naming.service_label.lower(), "job"}), None
+        (
+            j
+            for j in range(width)
+            if j != time_index and j not in other_times and lowered[j] in {naming.service_label.lower(), "job"}
+        ),
+        None,
     )
     metric_index = next(
         (j for j in range(width) if lowered[j] in _METRIC_COLUMNS and not _mostly_numeric(columns[j])), None
     )
-    taken = {time_index, service_index, metric_index}
+    taken = {time_index, service_index, metric_index, *other_times}
     numeric = [j for j in range(width) if j not in taken and _mostly_numeric(columns[j])]
+    left_out = [_said_time(names, j, time_index, why) for j, why in other_times.items()]
+    repeated = _repeated_times(columns, numeric, columns[time_index], clock)
+    for j, why in repeated.items():
+        left_out.append(_said_time(names, j, time_index, why))
+    numeric = [j for j in numeric if j not in repeated]
     if not numeric:
         raise MetricFileError(f"{path}: no numeric value column next to the timestamps")
     values = _value_columns(path, names if header else None, numeric, naming, each_row_named=metric_index is not None)
-    return _CsvPlan(dialect, header, time_index, clock, values, service_index, metric_index)
+    said = "" if service_index is None else names[service_index]
+    return _CsvPlan(
+        dialect,
+        header,
+        time_index,
+        clock,
+        values,
+        service_index,
+        metric_index,
+        service_column=said,
+        left_out=tuple(left_out),
+    )
+
+
+def _said_time(names: list[str], index: int, time_index: int, why: str) -> str:
+    name = names[index] or f"column {index + 1}"
+    time_name = names[time_index] or f"column {time_index + 1}"
+    return f"{name}: not a series — {why}; the time is {time_name}"
 
 
 def _rows(lines: Iterable[str], dialect: type[csv.Dialect] | csv.Dialect) -> Iterator[list[str]]:
@@ -311,20 +342,75 @@ def _mostly_numeric(cells: list[str]) -> bool:
     return bool(filled) and sum(_number(c) is not None for c in filled) * 2 >= len(filled)
 
 
-def _time_column(path: Path, names: list[str], columns: list[list[str]], zone: tzinfo) -> tuple[int, _Clock]:
-    """The column named like a time, else the first whose cells read as times."""
-    for j, name in enumerate(names[: len(columns)]):
-        if re.sub(r"\(.*?\)|\[.*?\]|[\s\-_]+", "", name.lower()) in _TIME_NAMES:
-            clock = _detect_clock(columns[j], zone)
-            if clock is None:
-                example = next((c for c in columns[j] if c), "")
-                raise MetricFileError(f"{path}: column {name!r} holds no time I can read (e.g. {example!r})")
-            return j, clock
+def _time_column(
+    path: Path, names: list[str], columns: list[list[str]], zone: tzinfo
+) -> tuple[int, _Clock, dict[int, str]]:
+    """The rows' time column and how to read it, and the other columns that hold times too (by
+    their names: ``Time`` and ``TimeStamp``, ``Timestamp`` and ``TimeUnixNano``) with why they
+    are left out. Of several named like a time, the first whose cells state their instant
+    (epoch, an offset) wins, else the first readable; without a name, the first column whose
+    cells read as times."""
+    named = [j for j, name in enumerate(names[: len(columns)]) if name and is_time_name(name)]
+    clocks = {j: _detect_clock(columns[j], zone) for j in named}
+    readable = [j for j in named if clocks[j] is not None]
+    if named and not readable:
+        first = named[0]
+        example = next((c for c in columns[first] if c), "")
+        raise MetricFileError(f"{path}: column {names[first]!r} holds no time I can read (e.g. {example!r})")
+    if readable:
+        chosen = next((j for j in readable if (found := clocks[j]) is not None and found.zoned), readable[0])
+        clock = clocks[chosen]
+        assert clock is not None
+        others = {j: _agreement(columns[j], clocks[j], columns[chosen], clock) for j in readable if j != chosen}
+        return chosen, clock, others
     for j, cells in enumerate(columns):
-        clock = _detect_clock(cells, zone)
-        if clock is not None:
-            return j, clock
+        found = _detect_clock(cells, zone)
+        if found is not None:
+            return j, found, {}
     raise MetricFileError(f"{path}: no column of timestamps (name it 'timestamp', or write ISO-8601 or epoch times)")
+
+
+def _agreement(cells: list[str], clock: _Clock | None, time_cells: list[str], time_clock: _Clock) -> str:
+    """How a second time column compares with the time column over the first rows."""
+    if clock is None:
+        return "named like a time"
+    gaps = [
+        abs((a - b).total_seconds())
+        for x, y in zip(cells, time_cells, strict=True)
+        if x and y and (a := clock.parse(x)) is not None and (b := time_clock.parse(y)) is not None
+    ]
+    if not gaps:
+        return f"another time column ({clock.name})"
+    worst = max(gaps)
+    within = "within 1 s" if worst < 1 else f"up to {_span(worst)} apart"
+    return f"another time column ({clock.name}, {within} of it)"
+
+
+def _span(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def _repeated_times(
+    columns: list[list[str]], numeric: list[int], time_cells: list[str], clock: _Clock
+) -> dict[int, str]:
+    """Numeric columns not named like a time whose numbers are epoch times within a day of each
+    row's time: the same time again, in another unit, not a measurement."""
+    found: dict[int, str] = {}
+    for j in numeric:
+        numbers = [n for c in columns[j] if c and (n := _number(c)) is not None]
+        epoch_clock = _epoch_clock(numbers, UTC) if numbers else None
+        if epoch_clock is None:
+            continue
+        gaps = [
+            abs((a - b).total_seconds())
+            for x, y in zip(columns[j], time_cells, strict=True)
+            if x and y and (a := epoch_clock.parse(x)) is not None and (b := clock.parse(y)) is not None
+        ]
+        if gaps and max(gaps) <= _SAME_TIME_SECONDS:
+            found[j] = f"its numbers are the rows' times ({epoch_clock.name})"
+    return found
 
 
 def _value_columns(
@@ -412,7 +498,10 @@ def _detect_clock(cells: list[str], zone: tzinfo) -> _Clock | None:
     if all(n is not None for n in numbers):
         return _epoch_clock([n for n in numbers if n is not None], zone)
     if sum(_iso(c, zone) is not None for c in filled) >= 0.9 * len(filled):
-        return _with_fallback("iso8601", lambda text: _iso(text, zone), zone)
+        zoned = all(_OFFSET.search(c) is not None for c in filled)
+        return _with_fallback("iso8601", lambda text: _iso(text, zone), zone, zoned=zoned)
+    if sum(go_time(c) is not None for c in filled) >= 0.9 * len(filled):
+        return _with_fallback("go-time", go_time, zone, zoned=True)
     return _inferred_clock(filled, zone)
 
 
@@ -429,7 +518,7 @@ def _epoch_clock(numbers: list[float], zone: tzinfo) -> _Clock | None:
                 number = _number(text)
                 return None if number is None or not math.isfinite(number) else _utc(number / per_second)
 
-            return _with_fallback(name, parse, zone)
+            return _with_fallback(name, parse, zone, zoned=True)
     return None
 
 
@@ -456,8 +545,11 @@ def _dateparser(text: str) -> datetime | None:
     """dateparser's reading in the project's languages (en, zh), else in any language (slower)."""
     import dateparser
 
-    if not re.search(r"\d", text) or len(text) > 64:
-        return None
+    stated = go_time(text)
+    if stated is not None:
+        return stated
+    if not re.search(r"\d", text) or len(text) > 64 or _MONOTONIC.search(text):
+        return None  # dateparser reads Go's monotonic suffix (m=+0.3) as now: never given one
     for languages in (["en", "zh"], None):
         if languages is None and all(w.lower() in _ENGLISH_WORDS for w in re.findall(r"[^\W\d_]{3,}", text)):
             return None  # no word for another language to read (loading them all costs seconds)
@@ -490,14 +582,14 @@ class _Fallback:
         return _aware(moment, self._zone)
 
 
-def _with_fallback(name: str, fast: Callable[[str], datetime | None], zone: tzinfo) -> _Clock:
+def _with_fallback(name: str, fast: Callable[[str], datetime | None], zone: tzinfo, *, zoned: bool = False) -> _Clock:
     fallback = _Fallback(zone)
 
     def parse(text: str) -> datetime | None:
         moment = fast(text)
         return moment if moment is not None else fallback(text)
 
-    return _Clock(name, parse)
+    return _Clock(name, parse, zoned)
 
 
 def _inferred_clock(cells: list[str], zone: tzinfo) -> _Clock | None:
@@ -528,8 +620,8 @@ def _strptime_clock(fmt: str, zone: tzinfo, cells: list[str]) -> _Clock:
 
     compiled = _compiled(fmt)
     if compiled is not None and all(compiled(c) == _strptime(c, fmt) for c in cells):
-        return _with_fallback(fmt, lambda text: _aware_or_none(compiled(text), zone), zone)
-    return _with_fallback(fmt, slow, zone)
+        return _with_fallback(fmt, lambda text: _aware_or_none(compiled(text), zone), zone, zoned="%z" in fmt)
+    return _with_fallback(fmt, slow, zone, zoned="%z" in fmt)
 
 
 def _aware_or_none(moment: datetime | None, zone: tzinfo) -> datetime | None:

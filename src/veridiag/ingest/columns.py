@@ -1,0 +1,97 @@
+"""What a column of an imported file holds, by its name: the rows' time, whose rows they are
+(a service, a Kubernetes pod, a container), a call graph's caller and callee. The names are
+data (``columns.yaml``); this module compares a header with them."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import model_validator
+
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
+
+Role = Literal["service", "pod", "container"]
+_BRACKETED = re.compile(r"\(.*?\)|\[.*?\]")
+_SEPARATORS = re.compile(r"[\s\-_.]+")
+
+
+def column_key(name: str) -> str:
+    """A header as the name lists compare it: lower case, without a bracketed unit, spaces,
+    ``-``, ``_`` and ``.`` (``Pod_Name``, ``pod name`` and ``PodName`` are one name)."""
+    return _SEPARATORS.sub("", _BRACKETED.sub("", name).lower())
+
+
+class ColumnWords(WordModel):
+    """``columns.yaml``: the column names of times, services, pods, containers and call graphs."""
+
+    time: list[Word]
+    epoch_suffixes: list[Word]
+    service: list[Word]
+    pod: list[Word]
+    container: list[Word]
+    caller: list[Word]
+    callee: list[Word]
+    weight: list[Word]
+
+    @model_validator(mode="after")
+    def _one_role_each(self) -> ColumnWords:
+        seen: dict[str, str] = {}
+        for role in ("time", "service", "pod", "container", "caller", "callee", "weight"):
+            for word in getattr(self, role):
+                key = column_key(word)
+                if not key:
+                    raise ValueError(f"{role}: {word!r} is only separators")
+                if seen.setdefault(key, role) != role:
+                    raise ValueError(f"{role}: {word!r} is already a {seen[key]} name")
+        return self
+
+
+@lru_cache(maxsize=1)
+def column_words() -> ColumnWords:
+    """The bundled ``ingest/columns.yaml``, read once."""
+    return bundled_words("veridiag.ingest", "columns.yaml", ColumnWords)
+
+
+@lru_cache(maxsize=1)
+def _keys() -> tuple[frozenset[str], tuple[str, ...], dict[str, Role]]:
+    words = column_words()
+    suffixes = tuple(sorted({column_key(w) for w in words.epoch_suffixes}, key=len, reverse=True))
+    roles: dict[str, Role] = {}
+    for role in ("service", "pod", "container"):
+        for word in getattr(words, role):
+            roles.setdefault(column_key(word), role)
+    return frozenset(column_key(w) for w in words.time), suffixes, roles
+
+
+def is_time_name(name: str) -> bool:
+    """A header that names the rows' time: a time name, or one followed by an epoch unit
+    (``TimeUnixNano``, ``timestamp_ms``, ``epoch_s``)."""
+    names, suffixes, _roles = _keys()
+    key = column_key(name)
+    if key in names:
+        return True
+    return any(key.endswith(suffix) and key[: -len(suffix)] in names for suffix in suffixes)
+
+
+def role_of(name: str) -> Role | None:
+    """Whose rows a column names: ``service``, ``pod``, ``container``, or None."""
+    return _keys()[2].get(column_key(name))
+
+
+EdgeRole = Literal["caller", "callee", "weight"]
+
+
+@lru_cache(maxsize=1)
+def _edge_keys() -> dict[str, EdgeRole]:
+    words = column_words()
+    found: dict[str, EdgeRole] = {column_key(w): "weight" for w in words.weight}
+    found.update({column_key(w): "callee" for w in words.callee})
+    found.update({column_key(w): "caller" for w in words.caller})
+    return found
+
+
+def edge_role(name: str) -> EdgeRole | None:
+    """A call graph's column: ``caller``, ``callee``, ``weight``, or None."""
+    return _edge_keys().get(column_key(name))
