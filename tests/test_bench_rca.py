@@ -31,7 +31,13 @@ from veridiag.bench.nezha import (
     service_of,
     shows_in,
 )
-from veridiag.bench.rca_answers import answer_services, question_for, services_named, wrong_origins
+from veridiag.bench.rca_answers import (
+    answer_services,
+    question_for,
+    services_named,
+    veridiag_answers,
+    wrong_origins,
+)
 from veridiag.bench.rca_score import CaseScore, breakdown, ranked_services, score, tally
 from veridiag.bench.rca_words import RcaWords, rca_words
 from veridiag.contracts.composer import AllowedClaim
@@ -556,3 +562,18 @@ def test_the_real_baseline_ranks_the_cpu_culprit_first_on_the_fixture() -> None:
     found = rcaeval.run_day(rcaeval.ensure_venv(folder), read_day(OB))
     assert found.versions["rcaeval"] == "1.8.1" and found.versions["python"].startswith("3.12")
     assert found.cases[1].methods["baro"].services[0] == "cartservice"
+
+
+@pytest.mark.slow
+def test_veridiag_answers_each_fault_of_a_day_through_the_real_pipeline() -> None:
+    day = read_day(OB)
+    heard: list[str] = []
+    cases = veridiag_answers(day, day.faults, heard.append)
+    assert [case.fault_id for case in cases] == [fault.id for fault in day.faults]
+    for index, case in enumerate(cases):
+        assert case.error is None and case.seconds is not None and case.seconds > 0
+        assert case.question == question_for(day.faults[index], index)
+        assert set(case.named) <= set(day.services)
+    cpu = cases[1]
+    assert "cartservice" in cpu.named, "cartservice's CPU went from 6 % to 88 % at 04:37: an answer names it"
+    assert any("importing" in line for line in heard) and any("3/3" in line for line in heard)

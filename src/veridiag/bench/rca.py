@@ -19,6 +19,7 @@ import) is reported with why, and its numbers are absent ("not measured"), never
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -89,6 +90,8 @@ class RcaBench(RcaSlice):
     baseline_versions: dict[str, str]
     #: Wall seconds of each day's baseline process (start-up, reading the files, every case).
     baseline_process_seconds: dict[str, float]
+    #: Wall seconds of each day on veridiag's side (building its home, then every question).
+    veridiag_day_seconds: dict[str, float]
     quick: bool
     cases_detail: list[CaseRow]
 
@@ -139,11 +142,14 @@ def run(
         answerer = veridiag_answers
     veridiag_scores: list[CaseScore] | None = None
     veridiag_error = None
+    day_seconds: dict[str, float] = {}
     try:
         answered: list[CaseScore] = []
         for day in days:
             say(f"veridiag on {day.name}")
+            started = time.perf_counter()
             answered += answerer(day, day.faults, say)
+            day_seconds[day.name] = round(time.perf_counter() - started, 2)
         veridiag_scores = answered
     except Exception as exc:  # the side that failed is reported, the other one still counts
         veridiag_error = f"{exc.__class__.__name__}: {exc}"
@@ -169,6 +175,7 @@ def run(
         venv=environment,
         baseline_versions=baseline_days[0].versions if baseline_days else {},
         baseline_process_seconds={found.day: found.process_seconds for found in baseline_days},
+        veridiag_day_seconds=day_seconds,
         quick=quick,
         cases_detail=_rows(faults, veridiag_scores, baseline_scores),
     )

@@ -30,9 +30,9 @@ from veridiag.bench.rca_score import CaseScore, score
 from veridiag.bench.rca_words import rca_words
 from veridiag.config import EmbeddedSettings, Settings, ToolsSettings
 from veridiag.contracts.composer import AllowedClaim
+from veridiag.ingest.importers import import_metrics
 from veridiag.pipeline.factory import assemble
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.ingest.importers import import_metrics
 
 Progress = Callable[[str], None]
 
