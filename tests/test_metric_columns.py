@@ -167,3 +167,48 @@ def test_the_nezha_file_takes_time_and_leaves_timestamp() -> None:
         "TimeStamp: not a series — another time column (epoch-s, within 1 s of it); the time is Time"
     ]
     assert not any("time" in s.metric for s in samples)
+
+
+# -- whose rows: pods, services, containers; readable metric names ---------------------------------
+
+
+def test_a_wide_pod_file_is_its_workloads_with_readable_names() -> None:
+    samples, report = read(NEZHA / "trainticket" / "metric" / "ts-contacts-service-866bd68c97-xcqfx_metric.csv")
+    assert {s.service for s in samples} == {"ts-contacts-service"}
+    assert report.service_column == "PodName (pod → workload)" and report.service_from_pod
+    named = {(s.metric, s.unit) for s in samples}
+    assert {
+        ("cpu_usage_rate", "%"),
+        ("memory_usage", "Mi"),
+        ("pod_server_latency_p90", "s"),
+        ("pod_workload", "Ops"),
+        ("network_receive_bytes", "bytes"),
+        ("syscall_read", ""),
+    } <= named
+    assert len(named) == 19  # 22 columns less Time, TimeStamp, PodName
+
+
+POD_HEADERS = ["PodName", "pod", "pod_name", "Pod Name", "k8s.pod.name"]
+OTHER_HEADERS = ["ServiceName", "service", "app", "container_name", "Container"]
+owner_headers = st.sampled_from([(h, True) for h in POD_HEADERS] + [(h, False) for h in OTHER_HEADERS])
+
+
+@settings(max_examples=40, deadline=None)
+@given(owner=owner_headers, first=st.booleans(), camel=st.sampled_from(["CpuUsageRate(%)", "cpuUsageRate (%)"]))
+def test_any_owner_column_names_the_rows_service(owner: tuple[str, bool], first: bool, camel: str) -> None:
+    header, is_pod = owner
+    cells = ["ts-order-service-5b67c48447-mv5hb", "redis-cart-0"]
+    columns = [header, "time", camel] if first else ["time", camel, header]
+    folder = Path(tempfile.mkdtemp())
+    try:
+        path = folder / "m.csv"
+        rows = [columns]
+        for k, cell in enumerate(cells):
+            by = {header: cell, "time": f"2023-01-29T09:3{k}:00Z", camel: str(k)}
+            rows.append([by[c] for c in columns])
+        path.write_text("\n".join(",".join(r) for r in rows) + "\n", encoding="utf-8")
+        samples, _report = read(path)
+    finally:
+        shutil.rmtree(folder)
+    expected = ["ts-order-service", "redis-cart"] if is_pod else cells
+    assert [(s.service, s.metric, s.unit) for s in samples] == [(e, "cpu_usage_rate", "%") for e in expected]

@@ -14,6 +14,7 @@ from veridiag.cli.common import err, fail, out, print_json, settings
 if TYPE_CHECKING:
     from rich.progress import Progress
 
+    from veridiag.ingest.batch import BatchReport
     from veridiag.ingest.importers import ImportReport
 
 # Each command imports the store and the tools it runs, so ``veridiag --help`` loads neither.
@@ -188,10 +189,14 @@ def data_import_logs(
 
 @data_app.command("import-metrics")
 def data_import_metrics(
-    file: Annotated[Path, typer.Argument(help="CSV (any timestamp format), OpenMetrics text or Prometheus JSON.")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Files or folders (their *.csv): CSV (any time format), OpenMetrics, Prometheus JSON."),
+    ],
     *,
     service: Annotated[
-        str | None, typer.Option("--service", help="Service of samples without a service label.")
+        str | None,
+        typer.Option("--service", help="Service of samples without a service label; overrides a pod's workload."),
     ] = None,
     metric: Annotated[str | None, typer.Option("--metric", help="Metric name when the file gives none.")] = None,
     unit: Annotated[str | None, typer.Option("--unit", help="e.g. ms, %, MB, connections.")] = None,
@@ -202,26 +207,77 @@ def data_import_metrics(
     service_label: Annotated[str, typer.Option("--service-label", help="Label naming the service.")] = "service",
     as_json: JsonOption = False,
 ) -> None:
-    """Import metric series into the embedded backend (idempotent: a re-import changes nothing)."""
-    from veridiag.ingest.importers import ImportFailedError, import_metrics
+    """Import metric series into the embedded backend (idempotent: a re-import changes nothing).
+
+    Several files and folders import in one go; a CSV's PodName (pod, pod_name …) column names
+    each row's service: the pod's workload (recommendationservice-6cfdd55578-gfj6q →
+    recommendationservice)."""
+    from veridiag.ingest.batch import expand, import_metric_files
+    from veridiag.ingest.importers import ImportFailedError
     from veridiag.tools.factory import embedded_environment
 
     config = settings()
     env = embedded_environment(config)
     try:
-        report = import_metrics(
-            env,
-            file,
-            service=service,
-            metric=metric,
-            unit=unit,
-            fmt=fmt,
-            tz=tz or config.timezone,
-            service_label=service_label,
-        )
+        named = expand(files, "*.csv")  # a missing path is said before anything is drawn
+        with _progress("importing {task.description}") as progress:
+            task = progress.add_task("metrics", total=sum(path.stat().st_size for path in named))
+            report = import_metric_files(
+                env,
+                named,
+                service=service,
+                metric=metric,
+                unit=unit,
+                fmt=fmt,
+                tz=tz or config.timezone,
+                service_label=service_label,
+                progress=lambda done, name: progress.update(task, completed=done, description=name),
+            )
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
-    _report(report, "points", as_json)
+    _batch_report(report, "points", as_json, single=len(files) == 1 and files[0].is_file())
+
+
+def _batch_report(report: BatchReport, what: str, as_json: bool, *, single: bool) -> None:
+    """One file named: as ``_report`` (and its failure is the command's); several: file by file."""
+    if single:
+        (only,) = report.files
+        if only.report is None:
+            raise fail(f"{only.path}: {only.why}")
+        _report(only.report, what, as_json)
+        return
+    if as_json:
+        print_json(report.model_dump(mode="json"))
+    else:
+        for result in report.files:
+            name = Path(result.path).name
+            if result.report is None:
+                out.print(f"{name}: {result.outcome} — {result.why}")
+                continue
+            done = result.report
+            already = f" ({done.duplicates} already stored)" if done.duplicates else ""
+            whose = f" from {done.service_column}" if done.service_column else ""
+            out.print(
+                f"{name}: {done.imported} new {what}{already} — {', '.join(done.services) or 'no service'}{whose}"
+                + (f", {len(done.series)} series" if done.series else "")
+            )
+            for note in [*done.left_out, *done.respelt]:
+                out.print(f"  left out {note}" if note in done.left_out else f"  {note}")
+            if done.skipped:
+                out.print(
+                    f"  skipped {done.skipped} {what} without a number (empty, NaN) or a time,"
+                    f" first at line(s) {done.first_skipped}"
+                )
+        counts = report.counts()
+        out.print(
+            f"{report.imported} new {what} ({report.duplicates} already stored) from {counts['imported']} files"
+            f" in {report.seconds:.1f} s; {counts['skipped']} skipped, {counts['failed']} failed"
+        )
+        if report.services:
+            out.print("services: " + ", ".join(report.services))
+    counts = report.counts()
+    if counts["failed"] or not counts["imported"]:
+        raise typer.Exit(1)
 
 
 @data_app.command("import-changes")

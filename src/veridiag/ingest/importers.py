@@ -63,6 +63,10 @@ class ImportReport(BaseModel):
     series: list[str] = Field(default_factory=list)
     #: Columns of a metric CSV that are not series, each with why ("TimeStamp: not a series — …").
     left_out: list[str] = Field(default_factory=list)
+    #: Where the rows' service came from ("PodName (pod → workload)", "--service x").
+    service_column: str = ""
+    #: Services written in another case than a known one's, stored under the known spelling.
+    respelt: list[str] = Field(default_factory=list)
 
 
 def _exists(path: Path) -> None:
@@ -160,14 +164,19 @@ def import_metrics(
     fmt: MetricFormat = "auto",
     tz: str = "UTC",
     service_label: str = "service",
+    known: Iterable[str] = (),
 ) -> ImportReport:
-    """A metric file (CSV, OpenMetrics, Prometheus JSON) into the embedded store; a sample
-    without a service label belongs to ``service``."""
+    """A metric file (CSV, OpenMetrics, Prometheus JSON) into the embedded store. A sample
+    without a service label belongs to ``service``; so does one whose service is read from a pod
+    name (``service`` names it outright). A service spelt like one of ``known`` or of the store's
+    but in another case (``Frontend``, ``frontend``) is stored under that one's spelling."""
     _exists(path)
     if metric is not None and not _METRIC_NAME.fullmatch(metric):
         raise ImportFailedError(f"metric name {metric!r} must look like a Prometheus name (letters, digits, _ and :)")
     found = MetricFileReport(format="", time_format="")
     unlabelled = False
+    spelling = _Spelling([*env.services(), *known])
+    written_series: set[tuple[str, str]] = set()
 
     def rows() -> Iterator[tuple[str, str, str, datetime, float]]:
         nonlocal unlabelled
@@ -180,10 +189,12 @@ def import_metrics(
             tz=tz,
             report=found,
         ):
-            owner = sample.service or service
+            owner = service if service and found.service_from_pod else sample.service or service
             if owner is None:
                 unlabelled = True
                 continue
+            owner = spelling.of(owner)
+            written_series.add((owner, sample.metric))
             yield owner, sample.metric, sample.unit, sample.ts, sample.value
 
     try:
@@ -191,7 +202,9 @@ def import_metrics(
     except MetricFileError as exc:
         raise ImportFailedError(str(exc)) from None
     if unlabelled:
-        raise ImportFailedError(f"{path}: samples without a {service_label!r} label; pass --service")
+        raise ImportFailedError(
+            f"{path}: samples without a service ({service_label!r} label or column, a pod column); pass --service"
+        )
     if found.samples == 0:
         raise ImportFailedError(f"{path}: no samples could be read")
     return ImportReport(
@@ -201,9 +214,31 @@ def import_metrics(
         time_format=found.time_format,
         format=found.format,
         duplicates=found.samples - written,
-        series=sorted(f"{s or service}/{m}" for s, m in found.series),
+        services=sorted({owner for owner, _m in written_series}),
+        series=sorted(f"{owner}/{m}" for owner, m in written_series),
+        service_column=found.service_column if not (service and found.service_from_pod) else f"--service {service}",
+        respelt=spelling.respelt(),
         left_out=found.left_out,
     )
+
+
+class _Spelling:
+    """Service names as already stored: one told in another case takes the stored spelling."""
+
+    def __init__(self, known: Iterable[str]) -> None:
+        self._by_lower: dict[str, str] = {}
+        for name in known:
+            self._by_lower.setdefault(name.lower(), name)
+        self._respelt: dict[str, str] = {}
+
+    def of(self, name: str) -> str:
+        stored = self._by_lower.setdefault(name.lower(), name)
+        if stored != name:
+            self._respelt[name] = stored
+        return stored
+
+    def respelt(self) -> list[str]:
+        return [f"{said!r} is the known service {stored!r}" for said, stored in sorted(self._respelt.items())]
 
 
 def import_metrics_csv(

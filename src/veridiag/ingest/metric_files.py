@@ -32,7 +32,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from prometheus_client import parser as text_parser
 from prometheus_client.openmetrics import parser as openmetrics_parser
 
-from veridiag.ingest.columns import is_time_name
+from veridiag.ingest.columns import Role, is_time_name, role_of
+from veridiag.ingest.kubernetes import workload_of
 from veridiag.ingest.times import MONOTONIC, go_time
 
 Format = Literal["auto", "csv", "openmetrics", "prometheus-json"]
@@ -99,12 +100,15 @@ class MetricFileReport:
     series: set[tuple[str | None, str]] = field(default_factory=set)  # (service, metric)
     #: CSV: the column the rows' service came from, and how ("PodName (pod → workload)").
     service_column: str = ""
+    #: CSV: that column holds pod names, whose workloads are the services (a reading of the
+    #: names, which ``--service`` overrides).
+    service_from_pod: bool = False
     #: CSV: columns that are not series and why ("TimeStamp: another time column, …").
     left_out: list[str] = field(default_factory=list)
 
     def skip(self, row: int) -> None:
         self.skipped += 1
-        if len(self.first_skipped) < 5:
+        if len(self.first_skipped) < 5 and row not in self.first_skipped:
             self.first_skipped.append(row)
 
 
@@ -158,6 +162,7 @@ def read_metric_file(
             plan = _plan_csv(path, naming, zone)
             report.time_format = plan.clock.name
             report.service_column, report.left_out = plan.service_column, list(plan.left_out)
+            report.service_from_pod = plan.pods
             samples = _csv_samples(path, plan, report)
     except OSError as exc:
         raise MetricFileError(f"{path}: cannot read: {exc.strerror or exc}") from exc
@@ -192,6 +197,22 @@ def _sniff(path: Path) -> str:
     return "openmetrics" if any(_EXPOSITION_LINE.match(line) for line in lines) else "csv"
 
 
+def csv_header(path: Path) -> list[str] | None:
+    """The header of a CSV file (its first row, when no cell of it is a number), else None:
+    what a folder import looks at before choosing how to read a file."""
+    if _sniff(path) != "csv":
+        return None
+    head = list(itertools.islice(_lines(path), 20))
+    try:
+        dialect: type[csv.Dialect] | csv.Dialect = csv.Sniffer().sniff("".join(head)[:20_000], delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
+    first = next((row for row in _rows(head, dialect) if any(cell.strip() for cell in row)), None)
+    if first is None or any(_number(cell) is not None for cell in first):
+        return None
+    return [cell.strip() for cell in first]
+
+
 def _lines(path: Path) -> Iterator[str]:
     """Decoded lines: a BOM dropped, undecodable bytes replaced, NUL bytes removed (csv chokes)."""
     with path.open("rb") as raw, io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="") as text:
@@ -199,9 +220,13 @@ def _lines(path: Path) -> Iterator[str]:
             yield line.replace("\x00", "") if "\x00" in line else line
 
 
+_WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
 def _sanitize(name: str) -> str:
-    """A Prometheus-style name from a header: lower case, runs of other characters as ``_``."""
-    cleaned = re.sub(r"[^a-z0-9_:]+", "_", name.strip().lower())
+    """A Prometheus-style name from a header: CamelCase words apart (``PodServerLatencyP90`` →
+    ``pod_server_latency_p90``), lower case, runs of other characters as ``_``."""
+    cleaned = re.sub(r"[^a-z0-9_:]+", "_", _WORD_START.sub("_", name.strip()).lower())
     cleaned = re.sub(r"_+", "_", cleaned).strip("_")
     return f"_{cleaned}" if cleaned[:1].isdigit() else cleaned
 
@@ -259,6 +284,8 @@ class _CsvPlan:
     values: list[_Column]
     service_index: int | None
     metric_index: int | None
+    #: The service column holds pod names: each row's service is the pod's workload.
+    pods: bool = False
     service_column: str = ""
     left_out: tuple[str, ...] = ()
 
@@ -284,15 +311,8 @@ def _plan_csv(path: Path, naming: _Naming, zone: tzinfo) -> _CsvPlan:
     columns = [[row[j].strip() if j < len(row) else "" for row in rows[header:]] for j in range(width)]
 
     time_index, clock, other_times = _time_column(path, names, columns, zone)
+    service_index, role = _service_column(names[:width], naming.service_label, {time_index, *other_times})
     lowered = [n.lower() for n in names]
-    service_index = next(
-        (
-            j
-            for j in range(width)
-            if j != time_index and j not in other_times and lowered[j] in {naming.service_label.lower(), "job"}
-        ),
-        None,
-    )
     metric_index = next(
         (j for j in range(width) if lowered[j] in _METRIC_COLUMNS and not _mostly_numeric(columns[j])), None
     )
@@ -306,7 +326,7 @@ def _plan_csv(path: Path, naming: _Naming, zone: tzinfo) -> _CsvPlan:
     if not numeric:
         raise MetricFileError(f"{path}: no numeric value column next to the timestamps")
     values = _value_columns(path, names if header else None, numeric, naming, each_row_named=metric_index is not None)
-    said = "" if service_index is None else names[service_index]
+    said = "" if service_index is None else names[service_index] + (" (pod → workload)" if role == "pod" else "")
     return _CsvPlan(
         dialect,
         header,
@@ -315,6 +335,7 @@ def _plan_csv(path: Path, naming: _Naming, zone: tzinfo) -> _CsvPlan:
         values,
         service_index,
         metric_index,
+        pods=role == "pod",
         service_column=said,
         left_out=tuple(left_out),
     )
@@ -324,6 +345,20 @@ def _said_time(names: list[str], index: int, time_index: int, why: str) -> str:
     name = names[index] or f"column {index + 1}"
     time_name = names[time_index] or f"column {time_index + 1}"
     return f"{name}: not a series — {why}; the time is {time_name}"
+
+
+def _service_column(names: list[str], label: str, times: set[int]) -> tuple[int | None, Role | None]:
+    """The column naming whose rows they are: the one named ``label`` (``--service-label``),
+    else a service name, a pod name (read as its workload), a container name (``columns.yaml``)."""
+    candidates = [j for j in range(len(names)) if j not in times and names[j]]
+    exact = next((j for j in candidates if names[j].lower() == label.lower()), None)
+    if exact is not None:
+        return exact, role_of(names[exact]) or "service"
+    for wanted in ("service", "pod", "container"):
+        found = next((j for j in candidates if role_of(names[j]) == wanted), None)
+        if found is not None:
+            return found, wanted
+    return None, None
 
 
 def _rows(lines: Iterable[str], dialect: type[csv.Dialect] | csv.Dialect) -> Iterator[list[str]]:
@@ -382,14 +417,18 @@ def _agreement(cells: list[str], clock: _Clock | None, time_cells: list[str], ti
     if not gaps:
         return f"another time column ({clock.name})"
     worst = max(gaps)
-    within = "within 1 s" if worst < 1 else f"up to {_span(worst)} apart"
-    return f"another time column ({clock.name}, {within} of it)"
+    within = "within 1 s of it" if worst < 1 else f"up to {_span(worst)} away from it"
+    return f"another time column ({clock.name}, {within})"
 
 
 def _span(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+    if seconds >= 365.25 * 86_400:
+        return f"{seconds / (365.25 * 86_400):.1f} years"
+    if seconds >= 2 * 86_400:
+        return f"{seconds / 86_400:.1f} days"
+    if seconds >= 7200:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.0f} min" if seconds >= 120 else f"{seconds:.0f} s"
 
 
 def _repeated_times(
@@ -442,6 +481,7 @@ def _csv_samples(path: Path, plan: _CsvPlan, report: MetricFileReport) -> Iterat
     parse = plan.clock.parse
     header_pending = plan.header
     decimal_comma = plan.dialect.delimiter != ","
+    workloads: dict[str, str] = {}
     while True:
         try:
             row = next(reader)
@@ -464,6 +504,11 @@ def _csv_samples(path: Path, plan: _CsvPlan, report: MetricFileReport) -> Iterat
         service = None
         if plan.service_index is not None and plan.service_index < len(row):
             service = row[plan.service_index].strip() or None
+            if plan.pods and service is not None:
+                known = workloads.get(service)
+                if known is None:
+                    known = workloads[service] = workload_of(service)
+                service = known
         row_metric = ""
         if plan.metric_index is not None:
             row_metric = _sanitize(row[plan.metric_index]) if plan.metric_index < len(row) else ""
