@@ -46,7 +46,6 @@ from veridiag.text.wordfiles import WordFileError, read_words
 DAYS = Path(__file__).parent / "fixtures" / "nezha_days"
 OB = DAYS / "onlineboutique-2022-08-22"
 TT = DAYS / "trainticket-2023-01-29"
-SAFE = "bcdfghjklmnpqrstvwxz2456789"
 
 
 # -- the dataset ---------------------------------------------------------------------------
@@ -98,22 +97,6 @@ def test_where_a_fault_shows_follows_the_issues_rule(fault_type: str, logs: bool
         assert found == ("logs" if logs else "nowhere")
     else:
         assert found == "nowhere", "a network delay barely moves these metrics: the evidence cannot tell"
-
-
-_WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=9).filter(
-    lambda w: any(c in "aeiouy" for c in w)
-)
-
-
-@given(
-    words=st.lists(_WORD, min_size=1, max_size=4),
-    template_hash=st.text(alphabet=SAFE, min_size=6, max_size=10),
-    suffix=st.text(alphabet=SAFE, min_size=5, max_size=5),
-)
-def test_a_pods_service_is_its_name_without_the_replica_tail(words: list[str], template_hash: str, suffix: str) -> None:
-    service = "-".join(words)
-    assert service_of(f"{service}-{template_hash}-{suffix}") == service
-    assert service_of(service) == service, "a name with no replica tail is the service itself"
 
 
 def test_real_pod_names_of_both_systems() -> None:

@@ -22,6 +22,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
+from veridiag.ingest.kubernetes import workload_of
+
 FaultType = Literal["cpu_contention", "cpu_consumed", "network_delay", "return", "exception"]
 #: Where a fault can be seen in the day's data; ``nowhere``: the evidence cannot tell.
 ShowsIn = Literal["metrics", "logs", "nowhere"]
@@ -31,11 +33,6 @@ CODE_FAULTS: frozenset[str] = frozenset({"return", "exception"})
 #: ``inject_time`` as the dataset writes it (UTC, no zone in the text). One fixed layout of
 #: the dataset's own, so strptime, not a guessing parser: a line in another layout is an error.
 INJECT_TIME_FORMAT = "%Y-%m-%d %H:%M:%S"
-#: Kubernetes' pod names: ``<deployment>-<pod-template-hash>-<suffix>``, both drawn from the
-#: alphabet Kubernetes encodes them in (no vowels, no 0/1/3); a StatefulSet's ``<name>-<n>``.
-_SAFE = "[bcdfghjklmnpqrstvwxz2456789]"
-_DEPLOYMENT_POD = re.compile(rf"(?P<service>.+?)-{_SAFE}{{6,10}}-{_SAFE}{{5}}")
-_STATEFUL_POD = re.compile(r"(?P<service>.+?)-\d+")
 _DAY_FOLDER = re.compile(r"(?P<system>.+)-(?P<day>\d{4}-\d{2}-\d{2})")
 _METRIC_FILE = re.compile(r"(?P<pod>.+)_metric\.csv")
 _MINUTE_FILE = re.compile(r"(?P<hour>\d{2})_(?P<minute>\d{2})_(?P<kind>log|trace)\.csv")
@@ -46,13 +43,10 @@ class NezhaFormatError(ValueError):
 
 
 def service_of(pod: str) -> str:
-    """The service a pod belongs to: its name without the replica suffix (the name itself when
-    it has none)."""
-    for pattern in (_DEPLOYMENT_POD, _STATEFUL_POD):
-        found = pattern.fullmatch(pod)
-        if found:
-            return found["service"]
-    return pod
+    """The service a pod belongs to: its name without the replica suffix — the pod's workload,
+    as the metric import names each pod's rows (``ingest/kubernetes.py``), so a culprit and the
+    imported series always spell a service alike."""
+    return workload_of(pod)
 
 
 def shows_in(fault_type: FaultType, *, logs: bool) -> ShowsIn:

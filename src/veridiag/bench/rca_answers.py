@@ -30,7 +30,7 @@ from veridiag.bench.rca_score import CaseScore, score
 from veridiag.bench.rca_words import rca_words
 from veridiag.config import EmbeddedSettings, Settings, ToolsSettings
 from veridiag.contracts.composer import AllowedClaim
-from veridiag.ingest.importers import import_metrics
+from veridiag.ingest.batch import BatchReport, import_metric_files
 from veridiag.pipeline.factory import assemble
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
@@ -105,14 +105,18 @@ def home_settings(home: Path) -> Settings:
     )
 
 
-def build_home(day: NezhaDay, settings: Settings, progress: Progress) -> None:
-    """The day's pod metric files into the home's embedded store, as a user would import them
-    (each pod's file under its service)."""
+def build_home(day: NezhaDay, settings: Settings, progress: Progress) -> BatchReport:
+    """The day's ``metric/`` folder into the home's embedded store, as a user imports it
+    (``veridiag data import-metrics <folder>``: each pod's file under the pod's workload, the
+    files that are no pod's series left with why). The day's logs are not imported yet."""
     environment = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
+    total = sum(pod.path.stat().st_size for pod in day.metrics) or 1
+
+    def heard(done: int, name: str) -> None:
+        progress(f"importing {day.name}: {min(100, 100 * done // total)} % {name}".rstrip())
+
     try:
-        for number, pod in enumerate(day.metrics, start=1):
-            progress(f"importing {day.name}: metrics {number}/{len(day.metrics)}")
-            import_metrics(environment, pod.path, service=pod.service)
+        return import_metric_files(environment, [day.folder / "metric"], progress=heard)
     finally:
         environment.close()
 
