@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from veridiag.tools.anomaly import DEFAULT_MIN_SCORE, Anomaly, detect_anomalies
+from veridiag.analysis.anomaly import DEFAULT_MIN_SCORE, Anomaly, detect_anomalies
 
 Window = tuple[datetime, datetime]
 

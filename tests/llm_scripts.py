@@ -60,6 +60,7 @@ def executor_script(final: Callable[[int, str], str]) -> Script:
             "query_metrics",
             "query_changes",
             "lookup_knowledge",
+            "rank_suspects",
         }
         returns = _returns(messages)
         args = {

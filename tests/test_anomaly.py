@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.tools.anomaly import SCORE_CAP, Anomaly, detect_anomalies
+from veridiag.analysis.anomaly import SCORE_CAP, Anomaly, detect_anomalies
 
 T0 = datetime(2014, 3, 10, tzinfo=UTC)
 FIXTURES = Path(__file__).parent / "fixtures" / "metrics"

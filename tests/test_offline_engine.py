@@ -18,6 +18,7 @@ from veridiag.agents.offline.planner import OfflinePlanner
 from veridiag.agents.offline.skills import catalog, choose_skill
 from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.agents.roles import ExecuteRequest
+from veridiag.analysis.anomaly import AnomalyReport
 from veridiag.config import Settings
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.ingest.importers import import_logs, import_metrics_csv
@@ -27,7 +28,6 @@ from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang, has_cjk
 from veridiag.text.render import iso
 from veridiag.tools import QueryLogsArgs
-from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow, _logs
 from veridiag.tools.demo import bundled_environment
 from veridiag.tools.records import LogEvidence, MetricEvidence

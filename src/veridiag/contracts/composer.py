@@ -15,6 +15,7 @@ class AllowedClaim(BaseModel):
     claim_type: str
     claim_text: str
     verification: ClaimVerification = Field(description="direct_observation or reasonable_inference.")
+    answers: bool = Field(default=False, description="It answers what the question asked: the answer opens with it.")
 
 
 class AllowedHypothesis(BaseModel):

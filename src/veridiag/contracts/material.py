@@ -41,6 +41,8 @@ class ClaimView(_View):
     claim_text: str = ""
     support_level: str = ""
     bindings: tuple[BindingView, ...] = ()
+    #: The Executor says this claim answers what the question asked (``Claim.answers``).
+    answers: bool = False
 
     @property
     def is_critical(self) -> bool:
@@ -79,6 +81,11 @@ class ExecutorScope(_View):
     services: tuple[str, ...] = ()
     surveyed: bool = False
     involved: tuple[str, ...] = ()
+    #: The services the culprit search examined, the named services' callers and callees among
+    #: them, and the named services that hold no data in the window.
+    examined: tuple[str, ...] = ()
+    neighbours: tuple[str, ...] = ()
+    without_data: tuple[str, ...] = ()
 
 
 class ExecutorMaterial(_View):
@@ -135,6 +142,7 @@ def _claim(index: int, item: Mapping[str, Any]) -> ClaimView:
         claim_type=_text(item.get("claim_type")),
         claim_text=_text(item.get("claim_text")),
         support_level=_text(item.get("support_level")),
+        answers=item.get("answers") is True,
         bindings=tuple(
             BindingView(
                 tool_name=_text(binding.get("tool_name")),

@@ -14,7 +14,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from veridiag.contracts.json import JsonObject
 
-ToolName = Literal["query_logs", "query_metrics", "query_changes", "lookup_knowledge"]
+ToolName = Literal["query_logs", "query_metrics", "query_changes", "lookup_knowledge", "rank_suspects"]
 
 
 class Step(BaseModel):
@@ -57,15 +57,44 @@ class GivenTime(BaseModel):
     source: str = Field(min_length=1, max_length=200)
 
 
+IntentId = Literal["blame", "count", "onset", "change", "rank", "cause", "abnormal"]
+
+
+class Intent(BaseModel):
+    """What kind of question it is, so the answer's first sentence answers that: why (``cause``),
+    what is wrong (``abnormal``), which (``rank``: by a measure, or suspects of a fault), is X to
+    blame (``blame``), when did it start (``onset``), what changed (``change``), how many or
+    where is this text (``count``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: IntentId = "cause"
+    #: ``rank``: the measure to rank by (latency, errors, cpu …); None ranks suspects of a fault.
+    rank_by: str | None = Field(default=None, max_length=40)
+    #: ``blame``: the service asked about.
+    about: str | None = Field(default=None, max_length=200)
+    #: The question speaks of something down or still going on: the latest incident comes first.
+    recent: bool = False
+    #: The words that asked it.
+    phrase: str | None = Field(default=None, max_length=200)
+
+
 class Plan(BaseModel):
     # A model's planner may add fields (``model_steps``); they are kept for the audit.
     model_config = ConfigDict(extra="allow", populate_by_name=True)
 
     skill: str = "generic"
     skill_title: str = ""
+    #: What kind of question it is (the answer's first sentence answers it).
+    intent: Intent = Field(default_factory=Intent)
     service: str | None = None
+    #: The services the question names exactly: checked, never assumed — the executor examines
+    #: them with the services around them (or every service with data).
     services: list[str] = Field(default_factory=list)
     services_named_exactly: bool = False
+    #: Services a word of the question points to by kind (支付 → a service named *pay*): a hint
+    #: for which period to look at, never a limit on what is examined.
+    pointed_services: list[str] = Field(default_factory=list)
     order_id: str | None = None
     #: Words the question names that the logs are searched for as written: an error code, an
     #: exception, an identifier from the code ("onStandStepChanged"), a quoted phrase.

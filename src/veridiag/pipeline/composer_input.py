@@ -19,6 +19,7 @@ from typing import Literal
 from veridiag.contracts.composer import ActionItem, AllowedClaim, AllowedHypothesis, ComposerInput
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
+from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.pipeline.headline import build_headline
 from veridiag.text.entities import Corpus, extract_entities
@@ -100,6 +101,7 @@ def assemble_composer_input(
     evidence: Sequence[str] = (),
     known_services: Sequence[str] = (),
     scope: str | None = None,
+    intent: Intent | None = None,
 ) -> AssembledInput:
     """``evidence`` is this session's tool outputs, errors and arguments: every piece of free text
     the Composer may show — hypotheses and what they need, gaps, actions, rationale — must name
@@ -144,7 +146,7 @@ def assemble_composer_input(
         recommended_actions=actions,
         rationale=rationale,
         scope=scope or "",
-        headline=build_headline(lang, evaluation.verdict, allowed, hypotheses, known_services),
+        headline=build_headline(lang, evaluation.verdict, allowed, hypotheses, known_services, intent=intent),
     )
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
 
@@ -174,6 +176,7 @@ def _allowed_claims(evaluation: VerifierEvaluation, claims: dict[str, ClaimView]
                     claim_type=claim.claim_type or "symptom",
                     claim_text=claim.claim_text,
                     verification=check.verification,
+                    answers=claim.answers,
                 )
             )
     return allowed

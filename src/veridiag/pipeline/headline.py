@@ -1,6 +1,11 @@
 """The answer's headline (issue 17): what is wrong, where, since when, how bad, and the most
 likely cause with its label — at most two sentences, built by code from the allowed claims.
 
+When the Executor marked claims as answering what the question asked (``answers``: the culprit,
+that none stands out, the ranking, the onset, a count), the headline is those claims — for "is X
+to blame?" opened with yes, no or cannot tell, read from which service the allowed root cause
+names — so the first sentence answers the question, not the largest anomaly.
+
 It quotes allowed claims verbatim, so every number in it is one the Verifier allowed and the
 composer guard finds in the input; its own words are the template's (``template.yaml``). A
 hypothesis is named only under LOW_CONFID (PASS states claims only, REJECT no cause), only
@@ -15,6 +20,7 @@ from decimal import Decimal
 
 from veridiag.agents.template import template_phrases
 from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis
+from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import Verdict
 from veridiag.text.entities import Corpus, extract_entities
 
@@ -25,6 +31,8 @@ _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _END = "。.;；!！"
 #: At most this many symptoms are named; the detailed list follows the headline.
 MAX_SYMPTOMS = 2
+#: At most this many claims answering the question open it.
+MAX_ANSWERING = 2
 
 
 def build_headline(
@@ -33,11 +41,16 @@ def build_headline(
     claims: Sequence[AllowedClaim],
     hypotheses: Sequence[AllowedHypothesis] = (),
     known_services: Sequence[str] = (),
+    *,
+    intent: Intent | None = None,
 ) -> str:
     """The headline, or "" when nothing is allowed (the answer then says what is missing)."""
     if not claims:
         return ""
     text = template_phrases()[lang]
+    answering = [c for c in claims if c.answers and not (c.claim_type == "root_cause" and verdict == "REJECT")]
+    if answering:
+        return _answer(text, lang, answering[:MAX_ANSWERING], intent, known_services)
     causes = [c for c in claims if c.claim_type == "root_cause" and verdict != "REJECT"]
     cause = min(causes, key=lambda c: _first_time(c, known_services)) if causes else None
     symptoms = _main_symptoms([c for c in claims if c is not cause])
@@ -62,6 +75,29 @@ def build_headline(
             sentences.append(_cause(text, "hypothesis", hypothesis))
     joiner = "" if lang == "zh" else " "
     return joiner.join(sentences)
+
+
+def _answer(
+    text: dict[str, str],
+    lang: str,
+    answering: Sequence[AllowedClaim],
+    intent: Intent | None,
+    known_services: Sequence[str],
+) -> str:
+    """The claims that answer the question, as sentences; "is X to blame?" opened with yes (an
+    allowed root cause names X), no (it names another service) or cannot tell (none does)."""
+    sentences = [_bare(c.claim_text) + _suffix(text, c) + text["headline_end"] for c in answering]
+    if intent is not None and intent.kind == "blame" and intent.about:
+        causes = [_named(c.claim_text, known_services) for c in answering if c.claim_type == "root_cause"]
+        key = "blame_unknown" if not causes else "blame_yes" if causes[0] == intent.about else "blame_no"
+        sentences.insert(0, text[key].format(service=intent.about))
+    return ("" if lang == "zh" else " ").join(sentences)
+
+
+def _named(claim_text: str, known_services: Sequence[str]) -> str | None:
+    """The first service a claim names."""
+    found = [(claim_text.find(s), s) for s in known_services if s in claim_text]
+    return min(found)[1] if found else None
 
 
 def _cause(text: dict[str, str], label: str, cause: str) -> str:

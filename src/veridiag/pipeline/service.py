@@ -245,6 +245,7 @@ class DiagnosisPipeline:
             evidence=self._evidence_texts(session_id),
             known_services=self.known_services,
             scope=scope_line(plan, final.hook.material.scope, lang),
+            intent=plan.intent,
         )
         composer_input = assembled.composer_input
         output, source, guard, reason = self._compose(run, composer_input, final)

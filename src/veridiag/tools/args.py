@@ -1,4 +1,4 @@
-"""Typed arguments of the three evidence tools; their JSON Schemas drive LLM tool calling.
+"""Typed arguments of the evidence tools; their JSON Schemas drive LLM tool calling.
 
 Times are ISO-8601 (``2026-07-07T10:00:00Z``) or relative to the backend's clock
 (``now``, ``now-30m``, ``now-2h``). Unknown fields are refused, so a model's typo is an
@@ -106,9 +106,39 @@ class LookupKnowledgeArgs(BaseModel):
     limit: int = Field(default=3, ge=1, le=20)
 
 
+class RankSuspectsArgs(_Args):
+    """Which services changed in a window and which most likely started it."""
+
+    at: str | None = Field(
+        default=None, description="The moment asked about (ISO-8601), inside the window: changes near it rank first."
+    )
+    services: list[str] | None = Field(
+        default=None,
+        max_length=500,
+        description="Services to examine. Default: every service with data in the window.",
+    )
+    asked: list[str] | None = Field(
+        default=None,
+        max_length=50,
+        description="Services the question names: examined too, and said to have no data when they have none.",
+    )
+    by: str | None = Field(
+        default=None,
+        max_length=40,
+        description="Also rank the services by their level of one measure in the window: latency, errors, cpu, "
+        "memory, traffic, saturation, restarts ('which service is slowest').",
+    )
+
+    @field_validator("at")
+    @classmethod
+    def _moment(cls, value: str | None) -> str | None:
+        return _check_time(value)
+
+
 TOOL_ARGS: dict[str, type[BaseModel]] = {
     "query_logs": QueryLogsArgs,
     "query_metrics": QueryMetricsArgs,
     "query_changes": QueryChangesArgs,
     "lookup_knowledge": LookupKnowledgeArgs,
+    "rank_suspects": RankSuspectsArgs,
 }

@@ -74,6 +74,9 @@ class LogEvidence(BaseModel):
     service: str | None
     level: str | None
     query: str | None
+    #: The words searched when they are not the query's own (its Chinese words found nothing and
+    #: their English glossary words were searched instead).
+    searched: str | None = None
     start: datetime
     end: datetime
     matched: int
@@ -191,6 +194,118 @@ class ChangeEvidence(BaseModel):
     feed_empty: bool = False
 
 
+class SuspectSignal(BaseModel):
+    """One qualifying change of a suspect (``rank_suspects``): a metric episode, a new log
+    template, or a recorded change; ``line`` states it in the output."""
+
+    service: str
+    source: Literal["metric", "log", "change"]
+    #: The metric, the log template, or the change's kind.
+    name: str
+    #: What it measures (``analysis/signatures.yaml``) and whether that points at the service itself.
+    family: str
+    role: str
+    onset: datetime
+    end: datetime
+    expected: float | None = None
+    peak: float | None = None
+    peak_at: datetime | None = None
+    factor: float | None = None
+    z: float | None = None
+    count: int = 0
+    unit: str = ""
+    level: str = ""
+    description: str = ""
+    saturated: bool = False
+    #: Events counted per step (restarts, OOM kills): how many in the window.
+    events: float | None = None
+    score: float
+    line: str
+
+
+class Suspect(BaseModel):
+    rank: int
+    service: str
+    score: float
+    signals: list[SuspectSignal]
+    #: Services whose change explains this one's (something it calls; a service its new logs name).
+    explained_by: list[str] = Field(default_factory=list)
+    #: The output line ranking it.
+    line: str
+
+
+class NotCounted(BaseModel):
+    """A change that was seen but does not count as a suspect's, and why (it began before the
+    window, in the first rows of its data, as a single point, or too small)."""
+
+    service: str
+    name: str
+    onset: datetime
+    reason: str
+    line: str
+
+
+class Episode(BaseModel):
+    """A qualifying change as the analysis found it — every one, listed or not — to choose the
+    period a question is about; never quoted (the output lines state the listed ones)."""
+
+    service: str
+    name: str
+    family: str
+    role: str
+    onset: datetime
+    end: datetime
+    score: float
+    strength: float
+
+
+class LevelRank(BaseModel):
+    """A service's level of the measure asked for ("which service is slowest")."""
+
+    rank: int
+    service: str
+    metric: str
+    unit: str
+    average: float
+    peak: float
+    peak_at: datetime
+    line: str
+
+
+class SuspectEvidence(BaseModel):
+    """Which services changed in a window and which most likely started it (``rank_suspects``)."""
+
+    kind: Literal["suspects"] = "suspects"
+    start: datetime
+    end: datetime
+    at: datetime | None = None
+    #: Services examined, and those of them with no qualifying change.
+    examined: list[str] = Field(default_factory=list)
+    quiet: list[str] = Field(default_factory=list)
+    #: Services asked about that hold no data in the window.
+    without_data: list[str] = Field(default_factory=list)
+    series: int = 0
+    suspects: list[Suspect] = Field(default_factory=list)
+    not_counted: list[NotCounted] = Field(default_factory=list)
+    #: Whether the first suspect stands out of the others (else the evidence cannot tell).
+    standout: bool = False
+    #: The earliest qualifying change, and the line stating it.
+    first: SuspectSignal | None = None
+    first_line: str | None = None
+    #: Every qualifying change found, listed or not (for choosing a period; never quoted).
+    episodes: list[Episode] = Field(default_factory=list)
+    #: The measure asked to rank by, and the ranking.
+    by: str | None = None
+    levels: list[LevelRank] = Field(default_factory=list)
+    levels_line: str | None = None
+    #: The output's first line (what was examined), its verdict line and its quiet line.
+    line: str
+    verdict_line: str
+    quiet_line: str | None = None
+    #: The line naming the services asked about that hold no data, when there are any.
+    without_data_line: str | None = None
+
+
 class RunbookMatch(BaseModel):
     """A runbook the search found: a source of hypotheses and checks, never of facts."""
 
@@ -210,4 +325,6 @@ class KnowledgeEvidence(BaseModel):
     documents: list[RunbookMatch] = Field(default_factory=list)
 
 
-Evidence = Annotated[LogEvidence | MetricEvidence | ChangeEvidence | KnowledgeEvidence, Field(discriminator="kind")]
+Evidence = Annotated[
+    LogEvidence | MetricEvidence | ChangeEvidence | KnowledgeEvidence | SuspectEvidence, Field(discriminator="kind")
+]

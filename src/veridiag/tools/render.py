@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 
+from veridiag.analysis.anomaly import AnomalyReport
 from veridiag.text.render import format_value, iso, parse_value, request_line, rounded
-from veridiag.tools.anomaly import AnomalyReport
 from veridiag.tools.knowledge import Hit, best_section
 from veridiag.tools.promql import MetricKind, duration
 from veridiag.tools.records import (
@@ -361,8 +361,14 @@ def metrics_output(
     must_show |= {step.at for step in increases.steps} if increases else set()
     stored = _thin([t for t, _v in window], STORED_POINTS, must_show)
     shown = _thin([t for t, _v in window], MODEL_POINTS, must_show)
-    text = "\n".join([*lines, POINTS_HEADING, *(line_of(t) for t in stored)])
-    model_text = "\n".join([*lines, POINTS_HEADING, *(line_of(t) for t in shown)])
+    # An episode that began before the window may peak there: its peak point is stated too, or
+    # the line its record quotes would be in no output.
+    earlier = sorted(
+        {a.peak_line: a.peak_at for a in anomalies if a.peak_at not in value_at}.items(), key=lambda i: i[1]
+    )
+    before = [line for line, _at in earlier]
+    text = "\n".join([*lines, POINTS_HEADING, *before, *(line_of(t) for t in stored)])
+    model_text = "\n".join([*lines, POINTS_HEADING, *before, *(line_of(t) for t in shown)])
     evidence = MetricEvidence(
         service=service,
         metric=metric,

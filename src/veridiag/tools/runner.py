@@ -24,10 +24,18 @@ from pydantic import BaseModel, ValidationError
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.store import SessionStore
-from veridiag.tools.args import TOOL_ARGS, LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs
+from veridiag.tools.args import (
+    TOOL_ARGS,
+    LookupKnowledgeArgs,
+    QueryChangesArgs,
+    QueryLogsArgs,
+    QueryMetricsArgs,
+    RankSuspectsArgs,
+)
 from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend
 from veridiag.tools.redaction import Redactor, default_redactor
 from veridiag.tools.results import ToolCallResult, ToolOutput
+from veridiag.tools.suspects import SuspectSearch
 
 _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="veridiag-tool")
 
@@ -40,6 +48,10 @@ DESCRIPTIONS = {
     "(from the change feed, not from log text). 查询某服务在时间窗口内的发布、配置变更、重启与扩缩容记录。",
     "lookup_knowledge": "Search runbooks and known issues. Matches suggest hypotheses and checks; they are not "
     "evidence of what happened. 检索排障手册（结果只能作为假设）。",
+    "rank_suspects": "Survey every service with data in a window (or the services given): each metric series "
+    "against its own history, new ERROR/WARN log templates, recorded changes, the call graph; ranks the services by "
+    "how much they changed, what it measures (own CPU/memory/pool/errors before latency) and how near the moment "
+    "asked it began, and says whether one stands out. 找出窗口内变化的服务并按可能的源头排序。",
 }
 
 
@@ -70,6 +82,8 @@ class Toolbox:
             return self.changes.query_changes(args)
         if isinstance(args, LookupKnowledgeArgs):
             return self.knowledge.lookup_knowledge(args)
+        if isinstance(args, RankSuspectsArgs):
+            return SuspectSearch(self.metrics, self.logs, self.changes, now=_clock(self.metrics)).run(args)
         raise TypeError(f"no backend for {tool_name}")
 
 
@@ -86,6 +100,13 @@ def tool_specs() -> list[ToolSpec]:
         {"name": name, "description": DESCRIPTIONS[name], "parameters": model.model_json_schema()}
         for name, model in TOOL_ARGS.items()
     ]
+
+
+def _clock(backend: object) -> datetime:
+    """The backend's clock (imported history ends when its data does), else the wall clock."""
+    now = getattr(backend, "now", None)
+    found = now() if callable(now) else None
+    return found if isinstance(found, datetime) else datetime.now(UTC)
 
 
 def _clean(text: str) -> str:

@@ -1,16 +1,21 @@
 """Offline executor: runs the plan's tool calls and derives claims **only from the typed
 records they returned** (``ToolOutput.evidence``), never by re-reading rendered text.
 
-1. Metrics of every service examined, each judged against its own history (anomalies with
-   onset, peak, end and factor).
-2. ERROR and WARN logs over the window: exact counts, dominant templates, bursts.
-3. The focus: the episode the question is about — the first one after the time it names for
-   "since …", else the most anomalous — widened by overlapping episodes; without a time in
-   the question this is how the period is chosen. Logs are read again over the focus.
-4. Changes (from the change feed only) before the focus; a change shortly before an anomaly's
-   onset is a root-cause *inference* over two invocations, never an observation.
-5. Which service moved first when several did; quiet metrics and empty logs are stated as
-   such; runbook matches become hypotheses; every call that failed or found nothing is a gap.
+It works as an on-call engineer does, top to bottom in ``_Execution.run``:
+
+1. The lines that name what was asked about (an order), when there are some: when to look.
+2. The survey: one ``rank_suspects`` call over every service in scope — the services the
+   question names with their callers and callees when a call graph is known, else every
+   service with data in the window — ranking the services that changed.
+3. The question's own words (``Plan.terms``) searched in every log with data in the window.
+4. The focus, chosen by the question (``focus.py``): the moment asked, the records asked
+   about, else the change most to do with the question — the latest incident when something is
+   down or still failing — and the survey made again for that moment.
+5. The involved services read in detail: the series that changed, ERROR and WARN logs,
+   changes before the focus.
+6. The answer to what was asked (``Plan.intent``) first — the culprit when one stands out, that
+   none does, the ranking, the onset — then what moved, the logs, what stayed quiet, the
+   changes; runbook matches become hypotheses; every call that failed or found nothing is a gap.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
-from veridiag.agents.offline.findings import Clock, Findings, spans_days
-from veridiag.agents.offline.skills import catalog
+from veridiag.agents.offline import focus as focusing
+from veridiag.agents.offline.findings import Clock, Findings, Quote, spans_days
+from veridiag.agents.offline.skills import catalog, term_words
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
+from veridiag.analysis.signatures import family_of
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.executor_v2 import ExecutorEvidenceV2, Hypothesis, RecommendedAction
 from veridiag.contracts.material import ExecutorScope
@@ -43,19 +50,25 @@ from veridiag.tools.records import (
     MetricEvidence,
     RunbookMatch,
     Span,
+    SuspectEvidence,
+    SuspectSignal,
     TemplateCount,
 )
 from veridiag.tools.results import ToolCallResult
 
-#: Metrics read per service, services surveyed when the question names none.
+#: Metrics read per named service that did not change (to say it stayed within its history).
 MAX_METRICS = 8
-MAX_SERVICES = 8
-#: A focus shorter than this share of the window is worth reading the logs again for.
-NARROWING = 0.8
+#: Suspects read in detail, and metrics of each (the ones that changed).
+MAX_SUSPECTS = 3
+MAX_SIGNALS = 3
+#: A suspect scored below this is not read in detail (its change is stated by the survey).
+MIN_DETAIL_SCORE = 0.15
+#: Services read in detail when the survey found no suspect and the question named none.
+MAX_DETAIL = 8
+#: Lines holding the question's words over longer than this are no period of their own.
+BURST_AT_MOST = timedelta(hours=2)
 #: Padding around an episode, and how long before an anomaly a change may have caused it.
 PAD = timedelta(minutes=5)
-#: Episodes of one series at most this far apart are one recurring episode (restarts every 30 min).
-RECURRENCE = timedelta(hours=1)
 CAUSE_LOOKBACK = timedelta(hours=2)
 #: How long before an onset a change may be taken as its cause (the demo's are 1–5 minutes).
 CAUSE_LEAD = timedelta(minutes=30)
@@ -65,8 +78,6 @@ SAME_TIME = timedelta(seconds=60)
 _AFTER_KINDS: dict[str, set[str]] = {"deploy": {"deploy", "release"}}
 #: Episodes stated as claims, the strongest first (a counter's steps count as one).
 MAX_STATED_EPISODES = 6
-#: A log burst counts as an episode from this many lines.
-MIN_BURST = 3
 #: Words a runbook must share with what was observed to be taken as a source of hypotheses.
 MIN_SHARED_TERMS = 2
 _TEMPLATE_WORD = re.compile(rf"[A-Za-z][A-Za-z_]{{2,}}|[{HAN}]{{2,}}")
@@ -84,15 +95,9 @@ class Catalogue(Protocol):
 Series = tuple[ToolCallResult, MetricEvidence]
 Logs = tuple[ToolCallResult, LogEvidence]
 Spotted = tuple[ToolCallResult, MetricEvidence, MetricAnomaly]
-
-
-@dataclass(frozen=True)
-class _Episode:
-    service: str
-    start: datetime
-    end: datetime
-    weight: float
-    anomaly: Spotted | None = None
+Survey = tuple[ToolCallResult, SuspectEvidence]
+#: A term searched: the call, its lines, the words found (as searched), the term as asked.
+Searched = tuple[ToolCallResult, LogEvidence, str, str]
 
 
 @dataclass
@@ -104,8 +109,8 @@ class _Execution:
     findings: Findings
     window: tuple[datetime, datetime]
     steps: list[Step]
-    services: list[str]
-    surveyed: bool
+    #: The services the question names exactly (checked, never assumed).
+    named: list[str]
     calls: int = 0
     #: The change feed's answer when it held no change in the window: worth stating as a finding.
     no_changes: tuple[ToolCallResult, ChangeEvidence] | None = None
@@ -119,34 +124,42 @@ class _Execution:
     # -- the flow, top to bottom ------------------------------------------------------
 
     def run(self) -> ExecutorEvidenceV2:
-        order_id = self.request.plan.order_id
+        plan = self.request.plan
+        order_id = plan.order_id
         mentions = self._order(str(order_id)) if order_id and self._has("query_logs", when="order_id") else []
-        series = self._metrics(self.services) if self._has("query_metrics") else []
-        log_targets = self.services if self._has("query_logs") else []
-        broad = self._logs(log_targets, self.window)
-        focus, chosen = self._focus(series, broad, [sample.ts for _r, sample in mentions])
-        self.findings.clock = Clock(with_date=spans_days(focus))
+        neighbours = self._neighbours(self.named)
+        scope = [*self.named, *neighbours] if neighbours else None
+        survey = self._survey(self.window, None, scope)
+        searched = self._terms(plan.terms, self.window) if self._has("query_logs", when="terms") else []
+        focus = self._focus(survey, _bursts(searched, self.window), [s.ts for _r, s in mentions], neighbours)
+        if survey is not None and (focus.start, focus.end, focus.at) != (*self.window, None):
+            survey = self._survey((focus.start, focus.end), focus.at, scope) or survey
+        span = (focus.start, focus.end)
+        self.findings.clock = Clock(with_date=spans_days(span))
         for result, sample in mentions:
             self.findings.order(result, str(order_id), sample)
-        involved = self._involved(series, focus)
-        # Services the question named are all reported on (a comparison needs the quiet one too).
-        again = log_targets if not self.surveyed else (involved or log_targets)
-        logs = broad if focus == self.window else self._logs(again, focus)
-        logs += self._levelless(logs, focus if logs is not broad else self.window)
-        changes = self._changes(focus) if self._has("query_changes") else []
-        if self._has("query_logs", when="terms"):
-            self._terms(self.request.plan.terms, self.window)
-        self._state(series, logs, focus, changes, involved)
+        involved = self._involved(survey)
+        series = self._metrics(involved, survey, span) if self._has("query_metrics") else []
+        logs = self._logs(involved, span) if self._has("query_logs") else []
+        logs += self._levelless(logs, span)
+        changes = self._changes(span) if self._has("query_changes") else []
+        self._answer(survey, series, logs, changes)
+        self._state_terms(searched)
+        self._state(series, logs, span, changes, involved)
         self._runbooks(logs, involved)
+        examined = survey[1] if survey is not None else None
         return self.findings.output(
             ExecutorScope(
                 window=(iso(self.window[0]), iso(self.window[1])),
-                focus=(iso(focus[0]), iso(focus[1])),
-                chosen=chosen,
+                focus=(iso(focus.start), iso(focus.end)),
+                chosen=focus.chosen,
                 after_change_at=iso(self.after_change.ts) if self.after_change else None,
-                services=tuple(self.services),
-                surveyed=self.surveyed,
+                services=tuple(self.named),
+                surveyed=scope is None,
                 involved=tuple(involved),
+                examined=tuple(examined.examined) if examined else (),
+                neighbours=tuple(neighbours),
+                without_data=tuple(examined.without_data) if examined else (),
             )
         )
 
@@ -155,31 +168,83 @@ class _Execution:
     def _has(self, tool: str, when: str | None = None) -> bool:
         return any(step.tool == tool and step.when == when for step in self.steps)
 
-    def _call(self, tool: str, args: Mapping[str, str | None]) -> ToolCallResult | None:
+    def _call(self, tool: str, args: Mapping[str, Any]) -> ToolCallResult | None:
         """Run one tool. A failed call is a gap and gives None; a call that found nothing is a
         gap too — unless it is a finding: no log lines of a level, for a service that has logs."""
         runner = self.request.tools
         assert runner is not None
         self.calls += 1
-        result: ToolCallResult = runner.run(tool, {k: v for k, v in args.items() if v not in (None, "")})
+        result: ToolCallResult = runner.run(tool, {k: v for k, v in args.items() if v not in (None, "", [])})
         if result.status == "ok" or _found_nothing(result):
             return result
         reason = (result.output.error or result.output.text or "").split("\n")[-1][:200]
-        summary = ", ".join(f"{k}={v}" for k, v in args.items() if k not in ("start", "end") and v)
+        summary = ", ".join(f"{k}={v}" for k, v in args.items() if k not in ("start", "end", "at") and v)
         self.findings.gap("error" if result.status == "error" else "no_data", tool=tool, args=summary, reason=reason)
         return result if result.status == "no_data" else None
 
-    def _metrics(self, services: Sequence[str]) -> list[Series]:
+    def _neighbours(self, services: Sequence[str]) -> list[str]:
+        """The callers and callees of the named services, when a call graph is known."""
+        graph = getattr(self.catalogue, "dependencies", None)
+        edges: list[tuple[str, str]] = graph() if callable(graph) and services else []
+        near = [b for a, b in edges if a in services] + [a for a, b in edges if b in services]
+        return [s for s in dict.fromkeys(near) if s not in services]
+
+    def _survey(self, window: tuple[datetime, datetime], at: datetime | None, scope: list[str] | None) -> Survey | None:
+        """One ``rank_suspects`` over the services in scope (every service with data: None)."""
+        if not self._has("rank_suspects"):
+            return None
+        intent = self.request.plan.intent
+        args: dict[str, Any] = {
+            **_bounds(window),
+            "at": iso(at) if at is not None else None,
+            "services": scope,
+            "asked": self.named or None,
+            "by": intent.rank_by if intent.kind == "rank" else None,
+        }
+        result = self._call("rank_suspects", args)
+        found = [e for e in (result.output.evidence if result else []) if isinstance(e, SuspectEvidence)]
+        return (result, found[0]) if result is not None and found else None
+
+    def _involved(self, survey: Survey | None) -> list[str]:
+        """The services read in detail: the named ones and the first suspects — or, when the
+        survey found none and none was named, the services examined (at most ``MAX_DETAIL``,
+        the rest said to be left out)."""
+        if survey is None:
+            return list(self.named) or (self.catalogue.services()[:MAX_DETAIL] if self.catalogue else [])
+        evidence = survey[1]
+        suspects = [s.service for s in evidence.suspects[:MAX_SUSPECTS] if s.score >= MIN_DETAIL_SCORE]
+        named = [s for s in self.named if s not in evidence.without_data]
+        involved = list(dict.fromkeys([*named, *suspects]))
+        if involved:
+            return involved
+        if len(evidence.examined) > MAX_DETAIL:
+            start, end = self.findings.clock.span(evidence.start, evidence.end)
+            self.findings.gap("detail_limited", count=len(evidence.examined), read=MAX_DETAIL, start=start, end=end)
+        return evidence.examined[:MAX_DETAIL]
+
+    def _metrics(
+        self, services: Sequence[str], survey: Survey | None, window: tuple[datetime, datetime]
+    ) -> list[Series]:
+        """The series that changed, of each involved service; a named service's metrics (its own
+        resources first) when none changed, to say they stayed within their history."""
+        changed: dict[str, list[str]] = {}
+        if survey is not None:
+            for suspect in survey[1].suspects:
+                metrics = [s.name for s in suspect.signals if s.source == "metric"]
+                changed[suspect.service] = list(dict.fromkeys(metrics))[:MAX_SIGNALS]
         found: list[Series] = []
         for service in services:
             if self.catalogue is None:
                 self.findings.gap("no_metrics_catalogue", service=service)
                 continue
             names = [m for _s, m, _u in self.catalogue.metrics(service)]
-            if not names and not self.surveyed:
+            if not names and service in self.named:
                 self.findings.gap("no_metrics", service=service)
-            for metric in names[:MAX_METRICS]:
-                result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(self.window)})
+            chosen = changed.get(service) or (_by_role(names)[:MAX_METRICS] if service in self.named else [])
+            if not chosen and not changed and survey is None:
+                chosen = names[:MAX_METRICS]
+            for metric in chosen:
+                result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(window)})
                 if result is None:
                     self.unread_metrics[service] += 1
                 elif result.status == "ok":
@@ -190,7 +255,7 @@ class _Execution:
         found: list[Logs] = []
         for service in services:
             if self.catalogue is not None and self.catalogue.log_span(service) is None:
-                if not self.surveyed:  # the backend says what the service has instead
+                if service in self.named:  # the backend says what the service has instead
                     self._call("query_logs", {"service": service, "level": "ERROR", **_bounds(window)})
                 continue
             for level in ("ERROR", "WARN"):
@@ -227,24 +292,40 @@ class _Execution:
             self.no_changes = (result, feeds[0])
         return [(result, c) for e in feeds for c in e.changes]
 
-    def _terms(self, terms: Sequence[str], window: tuple[datetime, datetime]) -> None:
-        """Each term the question names, searched as written in the services it names (or in
-        all): how many lines hold it and their commonest kind — or, where the service's logs
-        cover the window, that none does."""
-        where: list[str | None] = list(self.services) if self.services else [None]
+    def _terms(self, terms: Sequence[str], window: tuple[datetime, datetime]) -> list[Searched]:
+        """Each term the question names, searched in every log with data in the window — as
+        written, then (where no line holds it) as the logs write it (``terms.yaml``: wifi →
+        airport, wlan …). What each search found is stated after the answer (``_state_terms``)."""
+        found: list[Searched] = []
         for term in terms:
-            for service in where:
-                phrase = '"' + term.replace('"', " ") + '"'
-                result = self._call("query_logs", {"service": service, "query": phrase, **_bounds(window)})
-                if result is None:
+            first: Searched | None = None
+            for variant in _variants(term):
+                phrase = '"' + variant.replace('"', " ") + '"'
+                result = self._call("query_logs", {"query": phrase, **_bounds(window)})
+                logs = [e for e in (result.output.evidence if result else []) if isinstance(e, LogEvidence)]
+                if result is None or not logs:
                     continue
-                for evidence in (e for e in result.output.evidence if isinstance(e, LogEvidence)):
-                    if evidence.counted is not None:  # counts of the lines read, not of the window
-                        continue
-                    if evidence.matched and evidence.templates:
-                        self.findings.term(result, evidence, term, evidence.templates[0])
-                    elif evidence.matched == 0:
-                        self.findings.no_term(result, evidence, term)
+                searched = (result, logs[0], logs[0].searched or variant, term)
+                if logs[0].matched:
+                    first = searched
+                    break
+                first = first or searched
+            if first is not None:
+                found.append(first)
+        return found
+
+    def _state_terms(self, found: list[Searched]) -> None:
+        """How many lines hold each term and where most are (per service, the first few), or that
+        no line does; these answer a question asking how many."""
+        counting = self.request.plan.intent.kind == "count"
+        for result, evidence, name, term in found:
+            if evidence.counted is not None:  # counts of the lines read, not of the window: no claim
+                continue
+            if evidence.matched and evidence.templates:
+                for top in _per_service(evidence.templates)[:MAX_SUSPECTS]:
+                    self.findings.term(result, evidence, name, top, answers=counting)
+            elif evidence.matched == 0:
+                self.findings.no_term(result, evidence, term, answers=counting)
 
     def _order(self, order_id: str) -> list[tuple[ToolCallResult, LogSample]]:
         """The log lines that name the order (at most three): they also say when to look."""
@@ -257,67 +338,25 @@ class _Execution:
     # -- where to look ------------------------------------------------------------------
 
     def _focus(
-        self, series: list[Series], logs: list[Logs], moments: list[datetime]
-    ) -> tuple[tuple[datetime, datetime], str]:
-        """The period the answer is about, and how it was chosen: around the lines that name
-        what was asked about (an order), else the first episode after "since …", else the most
-        anomalous one."""
-        episodes = [
-            _Episode(s.service, a.onset, a.end, a.score, (result, s, a)) for result, s in series for a in s.anomalies
-        ]
-        bursts = [
-            _Episode(e.service or "", b.first, b.last, float(b.count))
-            for _result, e in logs
-            for b in e.bursts
-            if b.count >= MIN_BURST
-        ]
-        pool = episodes or bursts
-        if not pool:
-            return self.window, "question" if self.request.plan.explicit_time else "whole_window"
-        explicit = self.request.plan.explicit_time
-        kind = self.request.plan.time.kind
-        how = "question" if explicit else "most_anomalous"
-        at = self.request.plan.time.at
-        if moments:  # the episode nearest the asked-about lines
-            first = min(moments)
-            chosen = min(pool, key=lambda e: (_distance(e, first), -e.weight))
-            how = "question" if explicit else "asked_lines"
-        elif explicit and isinstance(at, str):  # "at 14:00": the episode nearest that moment
-            moment = _parse(at)
-            chosen = min(pool, key=lambda e: (_distance(e, moment), -e.weight))
-        elif explicit and kind == "since":
-            chosen = min(pool, key=lambda e: e.start)
-        elif (after := self._after_asked_change(pool)) is not None:  # "发布后报错": after that change
-            chosen, how = after, "after_change"
-        else:
-            chosen = max(pool, key=lambda e: e.weight)
-        start, end = chosen.start - PAD, chosen.end + PAD
-        # A series that keeps coming back (a counter's rate: one pulse per restart) is one episode:
-        # its own recurrences close after each other join the chosen one.
-        own = sorted((e for e in pool if _same_series(e, chosen)), key=lambda e: e.start)
-        for other in (e for e in own if e.start > chosen.end):
-            if other.start - end > RECURRENCE:
-                break
-            end = other.end + PAD
-        for other in (e for e in reversed(own) if e.end < chosen.start):
-            if start - other.end > RECURRENCE:
-                break
-            start = other.start - PAD
-        # Widen by the episodes that overlap that span itself — not by a chain of neighbours,
-        # which would stretch one incident over the next.
-        span_start, span_end = start, end
-        for other in pool:
-            if other.start <= span_end and other.end >= span_start:
-                start, end = min(start, other.start - PAD), max(end, other.end + PAD)
-        focus = (max(_floor(start), self.window[0]), min(_ceil(end), self.window[1]))
-        if focus[1] <= focus[0] or (focus[1] - focus[0]) >= NARROWING * (self.window[1] - self.window[0]):
-            return self.window, "question" if explicit else "whole_window"
-        return focus, how
+        self,
+        survey: Survey | None,
+        bursts: list[tuple[str, datetime, datetime]],
+        moments: list[datetime],
+        neighbours: list[str],
+    ) -> focusing.Focus:
+        """The period the answer is about, chosen by the question (``focus.py``); "发布后报错"
+        puts it after the change the question points at."""
+        plan = self.request.plan
+        episodes = survey[1].episodes if survey is not None else []
+        found = focusing.candidates(plan, self.request.question, episodes, bursts, neighbours)
+        if not moments and plan.time.at is None and (after := self._after_asked_change(found)) is not None:
+            return focusing._around(after, self.window, "after_change")
+        return focusing.choose(plan, self.window, found, moments)
 
-    def _after_asked_change(self, pool: list[_Episode]) -> _Episode | None:
-        """The first episode that starts within ``CAUSE_LEAD`` of the latest change of the kind the
-        question asked about ("发布后": a deploy) — the asked services' changes first, else any
-        service's — read from the change feed; None when no such change is followed by one."""
+    def _after_asked_change(self, found: list[focusing.Candidate]) -> focusing.Candidate | None:
+        """The first change found that starts within ``CAUSE_LEAD`` of the latest change of the
+        kind the question asked about ("发布后": a deploy) — the named services' changes first,
+        else any service's — read from the change feed; None when no such change is followed by one."""
         kind = self.request.plan.after_change
         if kind is None or not self._has("query_changes"):
             return None
@@ -332,24 +371,47 @@ class _Execution:
             for c in e.changes
             if kind == "change" or c.kind in kinds
         ]
-        own = [c for c in changes if c.service in self.services]
+        own = [c for c in changes if c.service in self.named]
         for change in sorted(own or changes, key=lambda c: c.ts, reverse=True):
-            after = [e for e in pool if change.ts - SAME_TIME <= e.start <= change.ts + CAUSE_LEAD]
+            after = [c for c in found if change.ts - SAME_TIME <= c.start <= change.ts + CAUSE_LEAD]
             if after:
                 self.after_change = change
-                return min(after, key=lambda e: e.start)
+                return min(after, key=lambda c: c.start)
         return None
 
-    def _involved(self, series: list[Series], focus: tuple[datetime, datetime]) -> list[str]:
-        """Services with an anomaly in the focus, in the order they moved."""
-        onsets: dict[str, datetime] = {}
-        for _result, s in series:
-            for a in s.anomalies:
-                if a.onset < focus[1] and a.end >= focus[0]:
-                    onsets[s.service] = min(onsets.get(s.service, a.onset), a.onset)
-        return sorted(onsets, key=lambda name: onsets[name])[:3]
-
     # -- what to state ------------------------------------------------------------------
+
+    def _answer(
+        self,
+        survey: Survey | None,
+        series: list[Series],
+        logs: list[Logs],
+        changes: list[tuple[ToolCallResult, ChangeRecord]],
+    ) -> None:
+        """What the question asked, first (``Plan.intent``): a named service without data; then
+        the ranking by a measure, the onset, or the culprit — or that none stands out, or that
+        nothing changed. A count or a change is answered by the term or change claims."""
+        if survey is None:
+            return
+        result, evidence = survey
+        for service in evidence.without_data:
+            if service in self.named:
+                self.findings.without_data(result, evidence, service)
+        intent = self.request.plan.intent
+        if intent.kind in ("count", "change"):
+            return
+        if intent.kind == "rank" and intent.rank_by and evidence.levels:
+            self.findings.levels(result, evidence)
+            return
+        if intent.kind == "onset" and evidence.first is not None and evidence.first_line is not None:
+            self.findings.earliest(result, evidence)
+            return
+        if evidence.standout:
+            self.findings.culprit(result, evidence, _support(evidence.suspects[0].signals[0], series, logs, changes))
+        elif evidence.suspects:
+            self.findings.no_standout(result, evidence)
+        elif evidence.examined:
+            self.findings.nothing_changed(result, evidence)
 
     def _state(
         self,
@@ -364,16 +426,16 @@ class _Execution:
             key=lambda item: item[2].onset,
         )
         self.spotted_metrics = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
-        # What moved first, what quietly did not last: the answer leads with the news.
+        # What moved, what quietly did not last: the answer leads with the news.
         self._state_anomalies(spotted, focus)
         self._state_logs(logs)
         self._state_quiet(series, spotted, focus)
-        self._state_changes(changes, spotted, involved or self.services)
+        self._state_changes(changes, spotted, involved or self.named)
 
     def _state_anomalies(self, spotted: list[Spotted], focus: tuple[datetime, datetime]) -> None:
         """The strongest episodes; a counter shown as its increase is stated once, by its steps
-        ("+1 at 12:01, 12:31, 13:00"), however many episodes its steps made."""
-        self._first_mover(spotted)
+        ("+1 at 12:01, 12:31, 13:00"), however many episodes its steps made. Which moved first
+        is the culprit search's to say (``rank_suspects``: onsets inside the window only)."""
         episodes: dict[int, Spotted] = {}
         for item in sorted(spotted, key=lambda item: -item[2].score):
             episodes.setdefault(id(item[1]) if item[1].increases is not None else id(item[2]), item)
@@ -385,11 +447,10 @@ class _Execution:
 
     def _state_quiet(self, series: list[Series], spotted: list[Spotted], focus: tuple[datetime, datetime]) -> None:
         moved = {item[1].service for item in spotted}
-        # A quiet service is said to be quiet: alone (nothing happened) or beside the one that moved
-        # when the question named both; a surveyed service that did not move is left out.
-        if spotted and self.surveyed:
-            return
-        for service in dict.fromkeys(s.service for _r, s in series if s.service not in moved):
+        # A named service that stayed quiet is said to be (a comparison needs the quiet one too);
+        # so is every service read in detail when nothing moved.
+        quiet = [s.service for _r, s in series if s.service not in moved and (s.service in self.named or not spotted)]
+        for service in dict.fromkeys(quiet):
             for result, s in [(r, s) for r, s in series if s.service == service][: 3 if not spotted else 2]:
                 self.findings.normal(result, s)
             if not spotted:
@@ -469,15 +530,6 @@ class _Execution:
             effect = _effect_of(cause[1], spotted)
             self.findings.inference(cause, effect, together=cause[1].ts > effect[2].onset)
 
-    def _first_mover(self, spotted: list[Spotted]) -> None:
-        firsts: dict[str, Spotted] = {}
-        for item in spotted:
-            firsts.setdefault(item[1].service, item)
-        if len(firsts) >= 2:
-            first, second = list(firsts.values())[:2]
-            if first[2].onset < second[2].onset:
-                self.findings.first_mover(first, second)
-
     def _runbooks(self, logs: list[Logs], involved: list[str]) -> None:
         """Runbooks looked up with what was seen — error codes, the dominant templates' words,
         anomalous metrics — not with the question's wording; a runbook sharing fewer than two
@@ -494,7 +546,7 @@ class _Execution:
         terms = self.request.plan.runbook_terms
         query = " ".join(dict.fromkeys(seen)).strip() or terms or self.request.question
         # A runbook written for other services is no match for the one that moved; several moved: any.
-        narrowed = involved if involved else self.services
+        narrowed = involved if involved else self.named
         service = narrowed[0] if len(narrowed) == 1 else None
         result = self._call("lookup_knowledge", {"query": query[:480], "service": service})
         if result is None or result.status != "ok":
@@ -544,14 +596,10 @@ class OfflineExecutor:
         if request.tools is None or not plan.steps:
             findings.gap("no_tools" if request.tools is None else "no_service")
             return _reply(findings.output(None))
-        services = plan.examined_services
-        surveyed = not services
-        if surveyed and self.catalogue is not None:
-            services = self.catalogue.services()[:MAX_SERVICES]
-        if not services:
+        if self.catalogue is not None and not self.catalogue.services():
             findings.gap("no_service")
         steps = plan.runnable_steps()
-        execution = _Execution(request, self.catalogue, findings, window, steps, services, surveyed)
+        execution = _Execution(request, self.catalogue, findings, window, steps, plan.examined_services)
         return _reply(execution.run())
 
 
@@ -595,15 +643,6 @@ def _bounds(window: tuple[datetime, datetime]) -> dict[str, str]:
     return {"start": iso(window[0]), "end": iso(window[1])}
 
 
-def _floor(moment: datetime) -> datetime:
-    return moment.replace(second=0, microsecond=0) - timedelta(minutes=moment.minute % 5)
-
-
-def _ceil(moment: datetime) -> datetime:
-    floored = _floor(moment)
-    return floored if floored == moment else floored + timedelta(minutes=5)
-
-
 def _lead(change: ChangeRecord, onsets: list[datetime]) -> float | None:
     """Seconds from the change to the nearest onset at or after it (a sample's slack allowed),
     None when no onset follows within ``CAUSE_LEAD``."""
@@ -626,28 +665,69 @@ def _failure_like(logs: LogEvidence) -> TemplateCount | None:
     return next((t for t in logs.templates if any(w in t.template.lower() for w in words)), None)
 
 
-def _same_series(a: _Episode, b: _Episode) -> bool:
-    return (
-        a.anomaly is not None
-        and b.anomaly is not None
-        and (a.service, a.anomaly[1].metric) == (b.service, b.anomaly[1].metric)
-    )
+def _variants(term: str) -> list[str]:
+    """A term as written, then as logs write it (``terms.yaml``), each once."""
+    words = term_words().words
+    written = next((v for k, v in words.items() if k.lower() == term.lower()), [])
+    return list(dict.fromkeys([term, *written]))
 
 
-def _gap(a: datetime, b: datetime) -> float:
-    return abs((a - b).total_seconds())
+def _bursts(searched: list[Searched], window: tuple[datetime, datetime]) -> list[tuple[str, datetime, datetime]]:
+    """Where the lines holding the question's words came, per service: a period to look at —
+    unless they fill most of the window or hours of it (a word every line holds says nothing of when)."""
+    most = min((window[1] - window[0]) / 2, BURST_AT_MOST)
+    return [
+        (t.service or e.service or "", t.first, t.last)
+        for _r, e, _n, _t in searched
+        for t in _per_service(e.templates)
+        if t.last - t.first < most
+    ]
 
 
-def _distance(episode: _Episode, moment: datetime) -> float:
-    """Seconds from ``moment`` to the episode (0 inside it)."""
-    if episode.start <= moment <= episode.end:
-        return 0.0
-    return min(abs((episode.start - moment).total_seconds()), abs((moment - episode.end).total_seconds()))
+def _per_service(templates: Sequence[TemplateCount]) -> list[TemplateCount]:
+    """The commonest template of each service (templates come commonest first), in that order."""
+    seen: dict[str | None, TemplateCount] = {}
+    for template in templates:
+        seen.setdefault(template.service, template)
+    return list(seen.values())
+
+
+def _by_role(metrics: Sequence[str]) -> list[str]:
+    """A service's metrics, its own resources first (``signatures.yaml``), context (the node) last."""
+    order = {"cause": 0, "effect": 1, "context": 2}
+    return sorted(metrics, key=lambda m: order.get(family_of(m).role, 1))
+
+
+def _support(
+    signal: SuspectSignal,
+    series: list[Series],
+    logs: list[Logs],
+    changes: list[tuple[ToolCallResult, ChangeRecord]],
+) -> list[Quote]:
+    """The culprit's change as another tool states it (its anomaly line, its log template, its
+    change event): a second, independent invocation behind the inference."""
+    if signal.source == "metric":
+        return [
+            (result, anomaly.line)
+            for result, found in series
+            if (found.service, found.metric) == (signal.service, signal.name)
+            for anomaly in found.anomalies[:1]
+        ][:1]
+    if signal.source == "log":
+        return [
+            (result, template.line)
+            for result, found in logs
+            if found.service == signal.service
+            for template in found.templates
+            if template.template == signal.name
+        ][:1]
+    return [(result, change.line) for result, change in changes if change.service == signal.service][:1]
 
 
 def _term_search(logs: LogEvidence) -> bool:
-    """A search of one service's logs for a term of the question (``Plan.terms``)."""
-    return logs.query is not None and logs.service is not None and _covers(logs.span, logs)
+    """A search for a term of the question (``Plan.terms``): in one service's logs that cover the
+    window, or in every log."""
+    return logs.query is not None and (logs.service is None or _covers(logs.span, logs))
 
 
 def _covers(span: Span | None, logs: LogEvidence) -> bool:

@@ -32,6 +32,8 @@ from veridiag.tools.records import (
     LogSample,
     MetricAnomaly,
     MetricEvidence,
+    SuspectEvidence,
+    SuspectSignal,
     TemplateCount,
 )
 from veridiag.tools.results import ToolCallResult
@@ -43,16 +45,22 @@ MAX_LISTED_STEPS = 8
 
 class PhraseBook(WordModel):
     """One language of ``phrases.yaml``: a ``str.format`` template per key (written beside
-    ``kinds`` in the file), and the name of each change kind."""
+    ``kinds`` and ``families`` in the file), the name of each change kind and of each family of
+    metric (``analysis/signatures.yaml``)."""
 
     templates: dict[str, str]
     kinds: dict[str, str]
+    families: dict[str, str]
 
     @model_validator(mode="before")
     @classmethod
     def _templates_beside_kinds(cls, data: object) -> object:
         if isinstance(data, dict) and "templates" not in data:
-            return {"kinds": data.get("kinds"), "templates": {k: v for k, v in data.items() if k != "kinds"}}
+            named = ("kinds", "families")
+            return {
+                **{key: data.get(key) for key in named},
+                "templates": {k: v for k, v in data.items() if k not in named},
+            }
         return data
 
 
@@ -101,7 +109,18 @@ class Findings:
     def kind(self, kind: str) -> str:
         return _phrases()[self.lang].kinds.get(kind, kind)
 
-    def claim(self, claim_type: str, text: str, quotes: list[Quote], support: SupportLevel = "direct") -> Claim:
+    def family(self, family: str) -> str:
+        return _phrases()[self.lang].families.get(family, family)
+
+    def claim(
+        self,
+        claim_type: str,
+        text: str,
+        quotes: list[Quote],
+        support: SupportLevel = "direct",
+        *,
+        answers: bool = False,
+    ) -> Claim:
         unique = {(result.invocation_id, excerpt): result for result, excerpt in quotes if excerpt.strip()}
         bindings = [
             EvidenceBinding(
@@ -119,6 +138,7 @@ class Findings:
             claim_text=text,
             support_level=support,
             evidence_bindings=bindings,
+            answers=answers,
         )
         self.claims.append(made)
         return made
@@ -215,28 +235,40 @@ class Findings:
         quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
         return self.claim("symptom", text, quotes)
 
-    def term(self, result: ToolCallResult, logs: LogEvidence, term: str, top: TemplateCount) -> Claim:
-        """How many lines of the window hold a term the question named, and their commonest kind."""
+    def term(
+        self, result: ToolCallResult, logs: LogEvidence, term: str, top: TemplateCount, *, answers: bool = False
+    ) -> Claim:
+        """How many lines of the window hold a term the question named, and their commonest kind:
+        of one service's logs; of every log (the total, then where most are); or, after that,
+        another service's commonest kind (``logs.service`` None and ``top`` not the first)."""
         start, end = self.clock.span(logs.start, logs.end)
-        text = self.say(
-            "term_logs",
-            service=logs.service or self.say("all_services"),
-            term=term,
-            start=start,
-            end=end,
-            matched=logs.matched,
-            count=top.count,
-            when=self._between(top.first, top.last),
-            template=top.template,
-        )
-        quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
-        return self.claim("symptom", text, quotes)
+        values = {
+            "term": term,
+            "start": start,
+            "end": end,
+            "matched": logs.matched,
+            "count": top.count,
+            "when": self._between(top.first, top.last),
+            "template": top.template,
+        }
+        if logs.service is not None:
+            key, service = "term_logs", logs.service
+        elif logs.templates and top is logs.templates[0]:
+            key, service = "term_logs_all", top.service or self.say("all_services")
+        else:
+            key, service = "term_logs_service", top.service or ""
+        text = self.say(key, service=service, **values)
+        quotes = [(result, top.line), (result, top.template), (result, top.example)]
+        if key != "term_logs_service":
+            quotes.insert(0, (result, logs.line))
+        return self.claim("symptom", text, quotes, answers=answers)
 
-    def no_term(self, result: ToolCallResult, logs: LogEvidence, term: str) -> Claim:
-        """No line of a service's logs in the window holds the term (its logs cover the window)."""
+    def no_term(self, result: ToolCallResult, logs: LogEvidence, term: str, *, answers: bool = False) -> Claim:
+        """No line of a service's logs (of every log) in the window holds the term."""
         start, end = self.clock.span(logs.start, logs.end)
-        text = self.say("no_term_logs", service=logs.service or "", term=term, start=start, end=end)
-        return self.claim("observation", text, [(result, logs.line)])
+        service = logs.service or self.say("all_services")
+        text = self.say("no_term_logs", service=service, term=term, start=start, end=end)
+        return self.claim("observation", text, [(result, logs.line)], answers=answers)
 
     def _between(self, first: datetime, last: datetime) -> str:
         """``10:01–10:31``, or one time when both read the same (a single line)."""
@@ -323,6 +355,106 @@ class Findings:
             second_onset=self.clock(b_found.onset),
         )
         return self.claim("observation", text, [(a_result, a_found.line), (b_result, b_found.line)], "indirect")
+
+    # -- what the culprit search found (rank_suspects): the answer to the question ---------
+
+    def culprit(self, survey: ToolCallResult, evidence: SuspectEvidence, support: list[Quote]) -> Claim:
+        """The service that stands out, inferred: its strongest change as the output states it,
+        quoting the suspect line and the verdict line, and ``support`` (the same change as
+        another tool shows it: an anomaly line, a log template, a change event)."""
+        top = evidence.suspects[0]
+        text = self.say("culprit", service=top.service, what=self.signal(top.signals[0]))
+        quotes = [(survey, top.line), (survey, evidence.verdict_line), *support]
+        return self.claim("root_cause", text, quotes, support="indirect", answers=True)
+
+    def no_standout(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
+        """Services changed, but none stands out: what changed most, and why that says no origin."""
+        top = evidence.suspects[0]
+        lead = top.signals[0]
+        if top.explained_by:
+            why = self.say("why_explained", others=self.say("list_separator").join(top.explained_by))
+        elif lead.role != "cause":
+            why = self.say("why_effect", family=self.family(lead.family))
+        else:
+            why = self.say("why_close", next=evidence.suspects[1].service if len(evidence.suspects) > 1 else "")
+        text = self.say("no_standout", service=top.service, what=self.signal(lead), why=why)
+        quotes = [(survey, top.line), (survey, evidence.verdict_line)]
+        if len(evidence.suspects) > 1:
+            quotes.append((survey, evidence.suspects[1].line))
+        return self.claim("symptom", text, quotes, answers=True)
+
+    def nothing_changed(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
+        start, end = self.clock.span(evidence.start, evidence.end)
+        text = self.say("nothing_changed", start=start, end=end, count=len(evidence.examined))
+        return self.claim("symptom", text, [(survey, evidence.line), (survey, evidence.verdict_line)], answers=True)
+
+    def without_data(self, survey: ToolCallResult, evidence: SuspectEvidence, service: str) -> Claim:
+        assert evidence.without_data_line is not None
+        start, end = self.clock.span(evidence.start, evidence.end)
+        text = self.say("without_data", service=service, start=start, end=end)
+        quotes = [(survey, evidence.without_data_line), (survey, evidence.line)]
+        return self.claim("observation", text, quotes, answers=True)
+
+    def levels(self, survey: ToolCallResult, evidence: SuspectEvidence, shown: int = 3) -> Claim:
+        """The ranking by a measure ("哪个服务最慢"): the first ``shown`` services with their levels."""
+        ranked = evidence.levels[:shown]
+        items = self.say("list_separator").join(
+            self.say(
+                "level_item",
+                rank=level.rank,
+                service=level.service,
+                average=format_value(rounded(level.average), level.unit),
+                peak=format_value(rounded(level.peak), level.unit),
+            )
+            for level in ranked
+        )
+        text = self.say("levels", measure=self.family(evidence.by or ""), items=items)
+        quotes = [(survey, evidence.levels_line or evidence.line), *((survey, level.line) for level in ranked)]
+        return self.claim("symptom", text, quotes, answers=True)
+
+    def earliest(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
+        """The earliest qualifying change: when it started, inferred."""
+        first = evidence.first
+        assert first is not None and evidence.first_line is not None
+        text = self.say("earliest", service=first.service, what=self.signal(first))
+        return self.claim("symptom", text, [(survey, evidence.first_line)], support="indirect", answers=True)
+
+    def signal(self, signal: SuspectSignal) -> str:
+        """A suspect's change in words, every figure as the suspect line writes it."""
+        if signal.source == "change":
+            return self.say(
+                "culprit_change",
+                time=self.clock.seconds(signal.onset),
+                kind=self.kind(signal.name),
+                description=signal.description,
+            )
+        if signal.source == "log":
+            return self.say(
+                "culprit_log",
+                onset=self.clock(signal.onset),
+                count=signal.count,
+                level=signal.level,
+                template=signal.name,
+            )
+        if signal.events is not None:
+            return self.say(
+                "culprit_events",
+                metric=signal.name,
+                total=format_value(signal.events, ""),
+                onset=self.clock(signal.onset),
+                end=self.clock(signal.end),
+            )
+        assert signal.expected is not None and signal.peak is not None
+        up = signal.peak >= signal.expected
+        return self.say(
+            "culprit_metric_up" if up else "culprit_metric_down",
+            metric=signal.name,
+            onset=self.clock(signal.onset),
+            expected=format_value(rounded(signal.expected), signal.unit),
+            peak=format_value(rounded(signal.peak), signal.unit),
+            factor=self.say("factor", factor=f"{signal.factor:.2f}") if signal.factor is not None else "",
+            limit=self.say("at_limit") if signal.saturated else "",
+        )
 
     def output(self, scope: ExecutorScope | None) -> ExecutorEvidenceV2:
         """``executor_evidence_v2`` with the window the executor settled on (``scope``)."""

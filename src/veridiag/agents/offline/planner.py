@@ -1,9 +1,14 @@
 """Offline planner: which services, which time window, which skill — from the question and
 from the data the services actually have.
 
-- Services: every service named exactly in the question, else those a word of the question
-  points to ("支付" → services with "pay" in their name, ``aliases.yaml``); none named means
-  every service is examined and ranked by when it moved.
+- Intent: what kind of question it is (``intent.py``, ``intents.yaml``): the answer's first
+  sentence answers that.
+- Services: every service named exactly in the question — checked, never assumed: the executor
+  examines it with the services around it. A word that points to a kind of service ("支付" →
+  services with "pay" in their name, ``aliases.yaml``) is a hint for which period to look at,
+  never a limit on what is examined; with no service named, every service with data is.
+- Terms: what the logs are searched for in every service — quoted phrases, codes, exceptions,
+  identifiers, HTTP statuses, and the business words of ``terms.yaml`` (下单, wifi, login).
 - Time: the question's own words (``veridiag.text.when``: "2014-03-14", "昨天下午两点",
   "since 10:00", "last 2h" …) in the configured timezone. Relative words anchor to the asked
   service's newest data for imported history, to the wall clock for live backends. Without
@@ -20,7 +25,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
-from veridiag.agents.offline.skills import DataShape, aliases, catalog, choose_skill
+from veridiag.agents.offline.intent import read_intent
+from veridiag.agents.offline.skills import DataShape, aliases, catalog, choose_skill, term_words
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import PlanRequest
 from veridiag.contracts.audit import EngineUse
@@ -44,8 +50,8 @@ _TERM = re.compile(
     r"|[a-z][a-z0-9]*(?:_[a-z0-9]+)+"  # ledger_write
     r")(?![A-Za-z0-9_.:/-])"
 )
-#: At most this many terms are searched (each is one more query_logs call).
-MAX_TERMS = 2
+#: At most this many terms are searched (each is one more query_logs call, or a few).
+MAX_TERMS = 3
 #: How far back a question without a time looks: live systems (the last hours matter) and
 #: imported history (its recent days, to find the period that stands out).
 LIVE_LOOKBACK = timedelta(hours=12)
@@ -104,15 +110,25 @@ class Window:
 
 
 def named_services(question: str, known: list[str]) -> tuple[list[str], bool]:
-    """Services the question names, in the order it names them; True when named exactly."""
+    """Services the question names exactly, in order (True), else those a word points to (False)."""
+    exact = exact_services(question, known)
+    return (exact, True) if exact else (pointed_services(question, known), False)
+
+
+def exact_services(question: str, known: list[str]) -> list[str]:
+    """Services the question names as they are named, in the order it names them."""
     lowered = question.lower()
     exact: list[tuple[int, str]] = []
     for service in sorted(known, key=len, reverse=True):
         found = re.search(rf"(?<![\w-]){re.escape(service.lower())}(?![\w-])", lowered)
         if found and not any(service.lower() in other.lower() for _pos, other in exact):
             exact.append((found.start(), service))
-    if exact:
-        return [service for _pos, service in sorted(exact)], True
+    return [service for _pos, service in sorted(exact)]
+
+
+def pointed_services(question: str, known: list[str]) -> list[str]:
+    """Services a word of the question points to by kind (``aliases.yaml``: 支付 → *pay*)."""
+    lowered = question.lower()
     pointed: list[tuple[int, str]] = []
     for word, fragments in aliases().items():
         # An English word counts from a word start ("orders" yes, "reorder" and "display" no).
@@ -124,7 +140,7 @@ def named_services(question: str, known: list[str]) -> tuple[list[str], bool]:
             if any(fragment in service.lower() for fragment in fragments):
                 pointed.append((position, service))
     ordered = [service for _pos, service in sorted(pointed)]
-    return list(dict.fromkeys(ordered)), False
+    return list(dict.fromkeys(ordered))
 
 
 class OfflinePlanner:
@@ -143,10 +159,12 @@ class OfflinePlanner:
 
     def make_plan(self, question: str, given_time: GivenTime | None = None) -> Plan:
         known = self.environment.services()
-        services, exact = named_services(question, known)
-        window = self._window(question, services, given_time)
+        services = exact_services(question, known)
+        pointed = [] if services else pointed_services(question, known)
+        window = self._window(question, services or pointed, given_time)
         # The data's names say something of the services asked about, nothing when none was named.
-        shape = self._shape(services) if services else self._shape(known, names=False)
+        asked_about = services or pointed
+        shape = self._shape(asked_about) if asked_about else self._shape(known, names=False)
         skill = choose_skill(question, shape)
         order = _ORDER.search(_blank(question, window.found))
         asked = catalog().asked_change(question)
@@ -154,9 +172,11 @@ class OfflinePlanner:
         return Plan(
             skill=skill.id,
             skill_title=skill.title,
+            intent=read_intent(question, services),
             service=services[0] if services else None,
             services=services,
-            services_named_exactly=exact,
+            services_named_exactly=bool(services),
+            pointed_services=pointed,
             order_id=order.group(1) if order else None,
             terms=terms,
             start=iso(window.start),
@@ -170,16 +190,21 @@ class OfflinePlanner:
         )
 
     def _terms(self, question: str, services: list[str], order: str) -> list[str]:
-        """The question's quoted phrases and code-like words, in order, without the services and
-        metrics it names (they are looked up as such) or the order id (searched already)."""
+        """The question's quoted phrases, code-like words, HTTP statuses and business words, in
+        order, without the services and metrics it names (they are looked up as such) or the
+        order id (searched already)."""
         names = {s.lower() for s in services} | {m.lower() for _s, m, _u in self.environment.metrics()}
         found = [(m.start(), m.group("phrase").strip()) for m in _QUOTED.finditer(question)]
         quoted = [range(m.start(), m.end()) for m in _QUOTED.finditer(question)]
-        found += [
-            (m.start(), m.group())
-            for m in _TERM.finditer(question.replace(order, " " * len(order)) if order else question)
-            if not any(m.start() in span for span in quoted)
-        ]
+        rest = question.replace(order, " " * len(order)) if order else question
+        vocabulary = term_words()
+        shaped = [*_TERM.finditer(rest), *vocabulary.status.finditer(rest)]
+        found += [(m.start(), m.group()) for m in shaped if not any(m.start() in span for span in quoted)]
+        lowered = rest.lower()
+        for word in vocabulary.words:
+            at = _word_at(lowered, word.lower())
+            if at >= 0 and not any(at in span for span in quoted):
+                found.append((at, word))
         terms = [term for _at, term in sorted(found) if term and term.lower() not in names]
         return list(dict.fromkeys(terms))[:MAX_TERMS]
 
@@ -207,6 +232,14 @@ class OfflinePlanner:
             has_metrics=any(self.environment.metric_span(s) is not None for s in chosen),
             names=words,
         )
+
+
+def _word_at(text: str, word: str) -> int:
+    """Where ``word`` stands in ``text`` as a word of its own (ASCII words between non-letters), else -1."""
+    if not word.isascii():
+        return text.find(word)
+    found = re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", text)
+    return found.start() if found else -1
 
 
 def _blank(question: str, found: TimeWindow | None) -> str:

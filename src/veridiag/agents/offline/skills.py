@@ -3,6 +3,7 @@ data, loaded once, validated; a skill is chosen from the question and the data i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -58,6 +59,15 @@ class Catalog(BaseModel):
         return next(skill for skill in self.skills if skill.id == skill_id)
 
 
+class TermWords(BaseModel):
+    """``terms.yaml``: business words → the words logs write for them; the HTTP status pattern."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    words: dict[str, list[str]]
+    status: re.Pattern[str]
+
+
 class Aliases(RootModel[dict[str, list[str]]]):
     """Question word → fragments of service names."""
 
@@ -65,6 +75,11 @@ class Aliases(RootModel[dict[str, list[str]]]):
 @lru_cache(maxsize=1)
 def catalog() -> Catalog:
     return Catalog.model_validate(_load("skills.yaml"))
+
+
+@lru_cache(maxsize=1)
+def term_words() -> TermWords:
+    return TermWords.model_validate(_load("terms.yaml"))
 
 
 @lru_cache(maxsize=1)

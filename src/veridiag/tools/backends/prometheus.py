@@ -21,9 +21,9 @@ from typing import Any
 import httpx2
 
 from veridiag._retry import Backoff
+from veridiag.analysis.anomaly import judge_window
 from veridiag.contracts.json import JsonObject, json_object
 from veridiag.text.render import iso
-from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs, parse_time
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
 from veridiag.tools.promql import (

@@ -222,6 +222,12 @@ class EmbeddedEnvironment:
     def metric_span(self, service: str, metric: str | None = None) -> Span | None:
         return _metrics.metric_span(self._connection(), service, metric)
 
+    def series_points(
+        self, service: str, metric: str, unit: str, start: datetime, end: datetime
+    ) -> _metrics.ShownSeries | None:
+        """A series in ``[start, end)`` as ``query_metrics`` shows it, with its unit (None: a histogram)."""
+        return _metrics.series_as_shown(self._connection(), service, metric, unit, start=start, end=end)
+
     def data_end(self, service: str | None = None) -> datetime | None:
         """The minute boundary just after the newest data point of ``service`` (of anything when
         None): what "now" means for imported history (the demo day ends at 16:00)."""

@@ -18,7 +18,7 @@ from veridiag.text.units import NUMBER
 from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._schema import MINUTE_MS
-from veridiag.tools.records import Burst, LogSample, Span, Unleveled
+from veridiag.tools.records import Burst, LogEvidence, LogSample, Span, Unleveled
 from veridiag.tools.render import TemplateRow, group_spans, imported_unleveled, logs_output
 from veridiag.tools.results import ToolOutput
 
@@ -337,6 +337,7 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
             text="query_logs error: query has no searchable words",
         )
     notes: list[str] = []
+    searched: str | None = None
     start_ms, end_ms = ms(start), ms(end)
     lines = _Lines.window(start_ms, end_ms, args)
     total: int | None = None
@@ -349,6 +350,7 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
             if fallback:
                 lines, total = _full_text_hits(conn, start_ms, end_ms, args, fallback[0])
                 lines.tally_into(conn, tally)
+                searched = fallback[1]
                 notes.append(f"no line contains the Chinese words of {args.query!r}; searched {fallback[1]!r} instead")
     else:
         tally = _window_tally(conn, start_ms, end_ms, args)
@@ -380,7 +382,11 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
         counted=counted,
     )
     over_time = tally.over_time(start_ms, end_ms)
-    return lines_output(request, found, args.limit, notes, span=span, unleveled=levels, counts_over_time=over_time)
+    output = lines_output(request, found, args.limit, notes, span=span, unleveled=levels, counts_over_time=over_time)
+    for found_lines in output.evidence:
+        if isinstance(found_lines, LogEvidence):
+            found_lines.searched = searched
+    return output
 
 
 def log_request(args: QueryLogsArgs, start: datetime, end: datetime) -> dict[str, str | None]:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timedelta
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
+from veridiag.analysis.anomaly import judge_window
 from veridiag.contracts.json import JsonObject
 from veridiag.text.render import iso
-from veridiag.tools.anomaly import judge_window
 from veridiag.tools.args import QueryMetricsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._logs import from_ms
@@ -133,6 +134,35 @@ def query_metrics(
         retrieval_details=details(evidence, "embedded"),
         evidence=[evidence],
     )
+
+
+class ShownSeries(NamedTuple):
+    """A series as ``query_metrics`` shows it: its unit as shown, its points, and whether those
+    are counts of whole events per step (a sparse counter's increases: restarts, OOM kills)."""
+
+    unit: str
+    points: list[tuple[datetime, float]]
+    events: bool
+
+
+def series_as_shown(
+    conn: sqlite3.Connection, service: str, metric: str, unit: str, *, start: datetime, end: datetime
+) -> ShownSeries | None:
+    """A series' points in ``[start, end)`` as ``query_metrics`` shows them — a counter as its
+    increase per minute or its rate — with the unit as shown; None for a histogram's buckets."""
+    how = shown(kind_from_name(metric), step_seconds=60, function=None)
+    if how.kind.kind == "histogram":
+        return None
+    raw = _points(conn, service, metric, start, end)
+    kind = kind_from_values(how.kind, [value for _t, value in raw])
+    if kind is not how.kind:
+        how = shown(kind, step_seconds=60, function=None)
+    if how.kind.kind == "counter" and how.function is None:
+        steps = _increases(conn, service, metric, raw, start=start, end=end, step_seconds=how.step_seconds)
+        how = how.decide([value for _t, value in steps])
+        if how.increase:
+            return ShownSeries(how.unit(unit), steps, events=True)
+    return ShownSeries(how.unit(unit), _as_shown(conn, service, metric, raw, how=how, start=start, end=end), False)
 
 
 class AnomalyDetails(BaseModel):

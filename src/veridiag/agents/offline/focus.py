@@ -1,0 +1,162 @@
+"""Which period a question is about, chosen by the question rather than by anomaly size.
+
+A question with a moment ("around 07:00", an alert's start) is about that moment. One that
+points at records (an order's lines) is about when they were written. Otherwise the changes
+the culprit search found across every service, and the bursts of lines holding the question's
+own words, are weighed by how much they have to do with the question — the services it names,
+the services its words point at, the kind of change it speaks of (slow: latency; restarts) —
+and, when it speaks of something down or still going on (or of an alert), the latest such
+incident wins over the week's largest. Pure: typed records in, a period out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from veridiag.agents.offline.intent import intent_book
+from veridiag.contracts.plan import Plan
+from veridiag.tools.records import Episode
+
+#: A window at most this long is looked at whole.
+WHOLE = timedelta(minutes=90)
+#: "Which service is slowest?" without a time asks about the data's last hour.
+RECENT = timedelta(hours=1)
+#: The period around a chosen onset: this much before it and after it (its end and a sample's
+#: slack, if later).
+AROUND = timedelta(minutes=30)
+PAD = timedelta(minutes=5)
+#: Changes weaker than this share of the strongest are no incident of their own.
+MIN_SHARE = 0.5
+#: A change the culprit search scored below this is noise to choose a period by.
+MIN_SCORE = 0.1
+#: How much a change weighs more when the question names its service, points at it, names its
+#: kind, or when it holds the question's own words.
+NAMED = 3.0
+NEIGHBOUR = 1.5
+POINTED = 1.5
+ASKED_KIND = 1.5
+TERM = 1.0
+
+
+@dataclass(frozen=True)
+class Candidate:
+    service: str
+    start: datetime
+    end: datetime
+    weight: float
+    #: It has to do with the question (a service it names or points at, a kind of change it
+    #: speaks of, its own words): such changes are chosen from before any other ...
+    relevant: bool = False
+    #: ... and of those, first the kind of change the question speaks of (restarts, latency).
+    asked_kind: bool = False
+
+
+@dataclass(frozen=True)
+class Focus:
+    start: datetime
+    end: datetime
+    #: The moment the ranking is made for (None: the window as a whole).
+    at: datetime | None
+    #: How it was chosen (the scope line says so): question, asked_lines, most_recent,
+    #: question_words, most_anomalous, whole_window.
+    chosen: str
+
+
+def candidates(
+    plan: Plan,
+    question: str,
+    episodes: Sequence[Episode],
+    term_bursts: Sequence[tuple[str, datetime, datetime]],
+    neighbours: Sequence[str] = (),
+) -> list[Candidate]:
+    """Every change found, and every burst of the question's words, weighed by the question."""
+    named, pointed = set(plan.services), set(plan.pointed_services)
+    kinds = _asked_kinds(plan, question)
+    found = []
+    for episode in episodes:
+        if episode.score < MIN_SCORE:
+            continue
+        relevance = 1.0
+        if episode.service in named:
+            relevance *= NAMED
+        elif episode.service in neighbours:
+            relevance *= NEIGHBOUR
+        elif episode.service in pointed:
+            relevance *= POINTED
+        if episode.family in kinds:
+            relevance *= ASKED_KIND
+        weight = episode.score * relevance
+        found.append(
+            Candidate(episode.service, episode.onset, episode.end, weight, relevance > 1, episode.family in kinds)
+        )
+    for service, first, last in term_bursts:
+        relevance = NAMED if service in named else POINTED if service in pointed else 1.0
+        found.append(Candidate(service, first, last, TERM * relevance, True))
+    return found
+
+
+def choose(
+    plan: Plan, window: tuple[datetime, datetime], found: Sequence[Candidate], moments: Sequence[datetime] = ()
+) -> Focus:
+    """The period the answer is about."""
+    start, end = window
+    at = _moment(plan.time.at)
+    if at is not None:  # "around 07:00", an alert's start: the window is already around it
+        return Focus(start, end, at, "question")
+    if moments:  # the records asked about: their first line, and the change nearest it
+        first = min(moments)
+        near = min(found, key=lambda c: (_distance(c, first), -c.weight), default=None)
+        if near is not None and _distance(near, first) <= AROUND.total_seconds():
+            return _around(near, window, "asked_lines")
+        return _clip(first - AROUND, first + AROUND, window, first, "asked_lines")
+    if end - start <= WHOLE:
+        return Focus(start, end, None, "question" if plan.explicit_time else "whole_window")
+    if plan.intent.kind == "rank" and plan.intent.rank_by and not plan.explicit_time:
+        # "which service is slowest?" asks about now: the last stretch of the data
+        return Focus(max(start, end - RECENT), end, None, "most_recent")
+    if not found:
+        return Focus(start, end, None, "question" if plan.explicit_time else "whole_window")
+    # What has to do with the question first; among that, the latest incident when something is
+    # down or still failing (or an alert fired), else the strongest.
+    pool = [c for c in found if c.relevant and c.asked_kind] or [c for c in found if c.relevant] or list(found)
+    strongest = max(c.weight for c in pool)
+    if plan.intent.recent or plan.time.kind == "given":
+        strong = [c for c in pool if c.weight >= MIN_SHARE * strongest]
+        return _around(max(strong, key=lambda c: c.start), window, "most_recent")
+    best = max(pool, key=lambda c: (c.weight, c.start))
+    return _around(best, window, "question_words" if best.relevant else "most_anomalous")
+
+
+def _asked_kinds(plan: Plan, question: str) -> set[str]:
+    """The families of change the question's words speak of (slow: latency; 重启: restarts)."""
+    lowered = question.lower()
+    kinds = {plan.intent.rank_by} if plan.intent.rank_by else set()
+    for family, words in intent_book().rank_by.items():
+        if any(word.lower() in lowered for word in words):
+            kinds.add(family)
+    return kinds
+
+
+def _around(candidate: Candidate, window: tuple[datetime, datetime], chosen: str) -> Focus:
+    end = max(candidate.end + PAD, candidate.start + AROUND)
+    return _clip(candidate.start - AROUND, end, window, candidate.start, chosen)
+
+
+def _clip(start: datetime, end: datetime, window: tuple[datetime, datetime], at: datetime, chosen: str) -> Focus:
+    start, end = max(start, window[0]), min(end, window[1])
+    at = min(max(at, start), end)
+    return Focus(start, end, at, chosen)
+
+
+def _distance(candidate: Candidate, moment: datetime) -> float:
+    if candidate.start <= moment <= candidate.end:
+        return 0.0
+    return min(abs((candidate.start - moment).total_seconds()), abs((moment - candidate.end).total_seconds()))
+
+
+def _moment(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))

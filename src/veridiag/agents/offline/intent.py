@@ -1,0 +1,90 @@
+"""What kind of question it is (``intents.yaml``), so the answer's first sentence answers that.
+
+A closed vocabulary of intents — why, what is wrong, which (ranked, by a measure or as
+suspects), is X to blame, when did it start, what changed, how many — each asked by patterns in
+Chinese and English. Patterns that need a service are filled with the services the question
+names exactly, so "是不是 mysql 的问题" asks about mysql only where mysql is a service.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from veridiag.contracts.plan import Intent, IntentId
+from veridiag.text.normalize import reader_text
+from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
+
+_SERVICE = "{service}"
+
+
+class IntentWords(WordModel):
+    id: IntentId
+    patterns: list[Word]
+
+
+class IntentBook(WordModel):
+    intents: list[IntentWords]
+    rank_by: dict[str, list[Word]]
+    recent: AnyOf
+    symptoms: AnyOf
+
+
+@lru_cache(maxsize=1)
+def intent_book() -> IntentBook:
+    return bundled_words("veridiag.agents.offline", "intents.yaml", IntentBook)
+
+
+@lru_cache(maxsize=1)
+def _compiled() -> list[tuple[IntentId, list[str]]]:
+    book = intent_book()
+    for entry in book.intents:  # a pattern that does not compile fails here, naming itself
+        for pattern in entry.patterns:
+            re.compile(pattern.replace(_SERVICE, "x"))
+    return [(entry.id, list(entry.patterns)) for entry in book.intents]
+
+
+def read_intent(question: str, services: list[str]) -> Intent:
+    """The intent of ``question``; ``services`` are those it names exactly, in order."""
+    text = reader_text(question)
+    book = intent_book()
+    recent = book.recent.search(text) is not None
+    names = "|".join(re.escape(s) for s in sorted(services, key=len, reverse=True))
+    for asked, patterns in _compiled():
+        for written in patterns:
+            if _SERVICE in written and not names:
+                continue
+            found = re.search(written.replace(_SERVICE, f"(?P<service>{names})"), text, re.IGNORECASE)
+            if found is None:
+                continue
+            about = found.groupdict().get("service")
+            return Intent(
+                kind=asked,
+                rank_by=_rank_by(text) if asked == "rank" else None,
+                about=_canonical(about, services) if about else None,
+                recent=recent,
+                phrase=found.group(0)[:200],
+            )
+    kind: IntentId = "cause" if book.symptoms.search(text) else "abnormal"
+    return Intent(kind=kind, recent=recent)
+
+
+def _rank_by(text: str) -> str | None:
+    lowered = text.lower()
+    found = [
+        (lowered.find(word.lower()), family)
+        for family, words in intent_book().rank_by.items()
+        for word in words
+        if _has_word(lowered, word.lower())
+    ]
+    return min(found)[1] if found else None
+
+
+def _has_word(text: str, word: str) -> bool:
+    if word.isascii():
+        return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", text) is not None
+    return word in text
+
+
+def _canonical(found: str, services: list[str]) -> str:
+    return next((s for s in services if s.lower() == found.lower()), found)

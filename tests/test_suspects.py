@@ -1,0 +1,313 @@
+"""The culprit search: which service changed at the time asked, ranked by what the change
+measures and when it began — generated incidents, not listed ones."""
+
+from __future__ import annotations
+
+import random
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from veridiag.analysis.signatures import family_of, name_words
+from veridiag.analysis.suspects import (
+    ChangeInput,
+    LogInput,
+    Question,
+    SeriesInput,
+    rank_suspects,
+)
+from veridiag.tools.args import RankSuspectsArgs
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.records import SuspectEvidence
+from veridiag.tools.suspects import SuspectSearch
+
+T0 = datetime(2026, 3, 2, 6, 0, tzinfo=UTC)
+STEP = timedelta(minutes=1)
+#: The window asked about: 07:30 ± 30 min, with 90 minutes of history before it.
+AT = T0 + timedelta(minutes=120)
+WINDOW = (AT - timedelta(minutes=30), AT + timedelta(minutes=30))
+POINTS = 150
+
+
+def noisy(rng: random.Random, level: float, spread: float) -> list[float]:
+    return [max(0.0, rng.gauss(level, spread)) for _ in range(POINTS)]
+
+
+def as_series(service: str, metric: str, unit: str, values: list[float]) -> SeriesInput:
+    return SeriesInput(service, metric, unit, [(T0 + i * STEP, v) for i, v in enumerate(values)])
+
+
+def planted(values: list[float], at: int, length: int, level: float) -> list[float]:
+    return values[:at] + [level] * length + values[at + length :]
+
+
+def shop(rng: random.Random, services: list[str]) -> list[SeriesInput]:
+    """Every service's CPU (%), memory (%) and p99 latency (ms), noisy around its own level."""
+    found = []
+    for service in services:
+        found.append(as_series(service, "cpu_usage_rate", "%", noisy(rng, rng.uniform(3, 30), 1.5)))
+        found.append(as_series(service, "memory_usage_rate", "%", noisy(rng, rng.uniform(10, 40), 0.3)))
+        found.append(as_series(service, "http_request_p99_ms", "ms", noisy(rng, rng.uniform(20, 200), 5)))
+    return found
+
+
+def replace(series: list[SeriesInput], service: str, metric: str, values: list[float]) -> list[SeriesInput]:
+    return [
+        as_series(s.service, s.metric, s.unit, values) if (s.service, s.metric) == (service, metric) else s
+        for s in series
+    ]
+
+
+def values_of(series: list[SeriesInput], service: str, metric: str) -> list[float]:
+    found = next(s for s in series if (s.service, s.metric) == (service, metric))
+    return [v for _t, v in found.points]
+
+
+SERVICE_NAMES = st.lists(
+    st.from_regex(r"[a-z]{3,9}(-[a-z]{3,7})?-service", fullmatch=True), min_size=3, max_size=8, unique=True
+)
+
+
+# -- what a metric measures ------------------------------------------------------------------
+
+
+@given(
+    prefix=st.lists(st.sampled_from(["pod", "container", "jvm", "app", "svc", "k8s"]), max_size=2),
+    family=st.sampled_from(
+        [("cpu", "cpu"), ("memory", "memory"), ("heap", "memory"), ("latency", "latency"), ("restarts", "restarts")]
+    ),
+    suffix=st.lists(st.sampled_from(["usage", "rate", "total", "p99", "avg"]), max_size=2),
+    style=st.sampled_from(["snake", "camel", "kebab"]),
+)
+def test_a_metric_name_is_read_by_its_words_in_any_spelling(
+    prefix: list[str], family: tuple[str, str], suffix: list[str], style: str
+) -> None:
+    words = [*prefix, family[0], *suffix]
+    if style == "snake":
+        name = "_".join(words)
+    elif style == "kebab":
+        name = "-".join(words)
+    else:
+        name = "".join(w.capitalize() for w in words)
+    assert family[0] in name_words(name)
+    expected = family[1]
+    if family[1] == "latency" and "rate" in suffix:  # "latency rate" is still a latency
+        expected = "latency"
+    assert family_of(name).id == expected
+
+
+@given(rest=st.lists(st.sampled_from(["cpu", "usage", "rate", "memory", "bytes", "network", "receive"]), min_size=1))
+def test_the_node_a_pod_runs_on_is_context_never_the_service(rest: list[str]) -> None:
+    assert family_of("_".join(["node", *rest])).role == "context"
+    assert family_of("Node" + "".join(w.capitalize() for w in rest)).role == "context"
+
+
+# -- the culprit ------------------------------------------------------------------------------
+
+
+@given(
+    services=SERVICE_NAMES,
+    seed=st.integers(0, 10_000),
+    culprit=st.integers(0, 7),
+    offset=st.integers(-2, 4),
+    length=st.integers(3, 15),
+)
+def test_the_service_whose_cpu_saturated_at_the_moment_asked_ranks_first_and_stands_out(
+    services: list[str], seed: int, culprit: int, offset: int, length: int
+) -> None:
+    rng = random.Random(seed)
+    series = shop(rng, services)
+    guilty = services[culprit % len(services)]
+    onset = 120 + offset
+    series = replace(
+        series, guilty, "cpu_usage_rate", planted(values_of(series, guilty, "cpu_usage_rate"), onset, length, 97.0)
+    )
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    assert report.suspects[0].service == guilty
+    assert report.standout
+    lead = report.suspects[0].signals[0]
+    assert (lead.name, lead.onset, lead.saturated) == ("cpu_usage_rate", T0 + onset * STEP, True)
+    assert set(report.quiet) | {s.service for s in report.suspects} == set(services)
+
+
+@given(services=SERVICE_NAMES, seed=st.integers(0, 10_000), late=st.integers(18, 28))
+def test_of_two_equal_changes_the_one_at_the_moment_asked_ranks_first(
+    services: list[str], seed: int, late: int
+) -> None:
+    rng = random.Random(seed)
+    series = shop(rng, services)
+    now, later = services[0], services[1]
+    for service, onset in ((now, 121), (later, 120 + late)):
+        values = planted(values_of(series, service, "cpu_usage_rate"), onset, 5, 95.0)
+        series = replace(series, service, "cpu_usage_rate", values)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    ranked = [s.service for s in report.suspects]
+    assert ranked.index(now) < ranked.index(later)
+
+
+@given(seed=st.integers(0, 10_000), before=st.integers(5, 40))
+def test_a_change_that_began_before_the_window_never_counts(seed: int, before: int) -> None:
+    rng = random.Random(seed)
+    services = ["alpha-service", "beta-service", "gamma-service"]
+    series = shop(rng, services)
+    onset = 90 - before  # the window starts at index 90
+    values = planted(values_of(series, "alpha-service", "memory_usage_rate"), onset, POINTS - onset, 90.0)
+    series = replace(series, "alpha-service", "memory_usage_rate", values)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    assert all(s.service != "alpha-service" for s in report.suspects)
+    assert any(e.service == "alpha-service" and e.reason == "before_window" for e in report.excluded)
+    assert not report.standout
+
+
+@given(seed=st.integers(0, 10_000), at=st.integers(91, 140))
+def test_a_single_point_is_a_blip_never_a_culprit(seed: int, at: int) -> None:
+    rng = random.Random(seed)
+    services = ["alpha-service", "beta-service", "gamma-service"]
+    series = shop(rng, services)
+    values = planted(values_of(series, "beta-service", "cpu_usage_rate"), at, 1, 99.0)
+    series = replace(series, "beta-service", "cpu_usage_rate", values)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    assert all(s.service != "beta-service" for s in report.suspects)
+    assert any(e.service == "beta-service" and e.reason == "single_point" for e in report.excluded)
+
+
+def test_a_change_in_the_first_rows_of_a_file_never_counts() -> None:
+    rng = random.Random(3)
+    window = (T0, T0 + timedelta(minutes=60))
+    base = noisy(rng, 5, 0.5)
+    series = [as_series("alpha-service", "cpu_usage_rate", "%", planted(base, 4, 10, 95.0))]
+    report = rank_suspects(Question(*window, at=T0 + timedelta(minutes=5)), series)
+    assert not report.suspects
+    assert [e.reason for e in report.excluded] == ["first_rows"]
+
+
+@given(seed=st.integers(0, 10_000))
+def test_a_caller_that_only_waits_is_explained_by_the_callee_that_saturated(seed: int) -> None:
+    rng = random.Random(seed)
+    services = ["frontend", "recommendation-service", "cart-service"]
+    series = shop(rng, services)
+    latency = planted(values_of(series, "frontend", "http_request_p99_ms"), 121, 6, 4000.0)
+    cpu = planted(values_of(series, "recommendation-service", "cpu_usage_rate"), 121, 6, 99.0)
+    series = replace(series, "frontend", "http_request_p99_ms", latency)
+    series = replace(series, "recommendation-service", "cpu_usage_rate", cpu)
+    edges = (("frontend", "recommendation-service"), ("frontend", "cart-service"))
+    report = rank_suspects(Question(*WINDOW, at=AT, edges=edges), series, services=services)
+    assert report.suspects[0].service == "recommendation-service"
+    frontend = next(s for s in report.suspects if s.service == "frontend")
+    assert frontend.explained_by == ("recommendation-service",)
+
+
+@given(seed=st.integers(0, 10_000), factor=st.floats(5, 50))
+def test_latency_alone_never_stands_out_as_the_origin(seed: int, factor: float) -> None:
+    rng = random.Random(seed)
+    services = ["alpha-service", "beta-service", "gamma-service"]
+    series = shop(rng, services)
+    values = values_of(series, "gamma-service", "http_request_p99_ms")
+    series = replace(series, "gamma-service", "http_request_p99_ms", planted(values, 121, 8, values[0] * factor))
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    assert report.suspects[0].service == "gamma-service"
+    assert not report.standout  # where a fault shows is not where it started
+
+
+def test_a_tiny_change_far_out_of_a_flat_line_is_no_culprit() -> None:
+    """A CPU at 0.01 % jumping to 8 % every hour is out of its noise, but 8 points of 100 are
+    small beside a CPU that saturates at the same time."""
+    rng = random.Random(5)
+    series = shop(rng, ["big-service", "cron-service"])
+    flat = [0.01] * POINTS
+    series = replace(series, "cron-service", "cpu_usage_rate", planted(flat, 118, 3, 8.0))
+    cpu = values_of(series, "big-service", "cpu_usage_rate")
+    series = replace(series, "big-service", "cpu_usage_rate", planted(cpu, 122, 4, 99.0))
+    report = rank_suspects(Question(*WINDOW, at=AT), series)
+    assert [s.service for s in report.suspects][:2] == ["big-service", "cron-service"]
+    assert report.standout
+
+
+def test_a_new_error_template_counts_and_a_chronic_one_does_not() -> None:
+    since = WINDOW[0] - timedelta(hours=1)
+    logs = [
+        LogInput("food-service", "ERROR", "foodStoresListResult is null", since, WINDOW[1], 300, since),
+        LogInput("price-service", "ERROR", "NullPointerException at <*>", AT + STEP, AT + 6 * STEP, 40, since),
+        LogInput("travel-service", "ERROR", "call to price-service failed", AT + 2 * STEP, AT + 6 * STEP, 12, since),
+    ]
+    report = rank_suspects(Question(*WINDOW, at=AT), [], logs)
+    assert [s.service for s in report.suspects][:2] == ["price-service", "travel-service"]
+    assert report.suspects[1].explained_by == ("price-service",)  # its lines name the other service
+    assert [(e.service, e.reason) for e in report.excluded] == [("food-service", "before_window")]
+
+
+def test_a_change_recorded_shortly_before_the_moment_counts_as_near() -> None:
+    report = rank_suspects(
+        Question(*WINDOW, at=AT), [], changes=[ChangeInput("pay-service", AT - timedelta(minutes=12), "config", "x")]
+    )
+    [suspect] = report.suspects
+    assert suspect.signals[0].nearness == 1.0
+    assert report.standout
+
+
+# -- the tool ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedEnvironment:
+    return EmbeddedEnvironment(tmp_path_factory.mktemp("demo") / "demo.db")
+
+
+def search(env: EmbeddedEnvironment, **args: object) -> tuple[str, SuspectEvidence]:
+    output = SuspectSearch(env, env, env, now=env.now()).run(RankSuspectsArgs.model_validate(args))
+    [evidence] = output.evidence
+    assert isinstance(evidence, SuspectEvidence)
+    return output.text, evidence
+
+
+def test_the_tool_states_every_figure_of_the_ranking_on_a_line_of_its_output(demo: EmbeddedEnvironment) -> None:
+    text, evidence = search(demo, start="2026-07-07T09:30:00Z", end="2026-07-07T10:30:00Z", at="2026-07-07T10:00:00Z")
+    assert evidence.standout and evidence.suspects[0].service == "payment-service"
+    lines = text.splitlines()
+    for suspect in evidence.suspects:
+        for signal in suspect.signals:
+            assert signal.line in lines
+            assert suspect.service in signal.line
+    assert evidence.verdict_line in lines and "payment-service stands out" in evidence.verdict_line
+    assert evidence.line == lines[0] and f"examined {len(evidence.examined)} services" in evidence.line
+    # every service of the demo with data in the window is either a suspect or said to be quiet
+    assert {s.service for s in evidence.suspects} | set(evidence.quiet) == set(evidence.examined)
+    assert evidence.quiet_line is not None and all(s in evidence.quiet_line for s in evidence.quiet)
+
+
+def test_a_quiet_hour_has_no_suspect_and_says_so(demo: EmbeddedEnvironment) -> None:
+    text, evidence = search(demo, start="2026-07-07T09:05:00Z", end="2026-07-07T09:45:00Z")
+    assert not evidence.suspects and not evidence.standout
+    assert "verdict: no service changed" in text
+
+
+def test_services_asked_about_without_data_are_named(demo: EmbeddedEnvironment) -> None:
+    text, evidence = search(
+        demo, start="2026-07-07T09:30:00Z", end="2026-07-07T10:30:00Z", services=["payment-service", "billing-service"]
+    )
+    assert evidence.without_data == ["billing-service"]
+    assert evidence.without_data_line is not None and evidence.without_data_line in text.splitlines()
+    assert evidence.examined == ["payment-service"]
+
+
+@pytest.mark.parametrize(
+    ("args", "problem"),
+    [
+        ({"start": "2026-07-07T10:30:00Z", "end": "2026-07-07T10:00:00Z"}, "must be before"),
+        ({"start": "2026-07-07T10:00:00Z", "end": "2026-07-07T10:30:00Z", "at": "2026-07-07T11:00:00Z"}, "outside"),
+    ],
+)
+def test_a_window_that_is_no_window_is_an_error(demo: EmbeddedEnvironment, args: dict[str, str], problem: str) -> None:
+    output = SuspectSearch(demo, demo, demo, now=demo.now()).run(RankSuspectsArgs.model_validate(args))
+    assert output.status == "error" and output.error is not None and problem in output.error
+
+
+def test_numbers_in_the_output_are_written_as_format_value_writes_them(
+    demo: EmbeddedEnvironment, tmp_path: Path
+) -> None:
+    text, _evidence = search(demo, start="2026-07-07T09:30:00Z", end="2026-07-07T10:30:00Z", at="2026-07-07T10:00:00Z")
+    assert not re.search(r"\d\.\d{3,}", text)  # rounded as every other output rounds them
