@@ -167,4 +167,4 @@ def test_piped_errors_are_one_literal_line_whatever_the_path(tmp_path: Path) -> 
     result = runner.invoke(app, ["data", "import-logs", str(missing), "--service", "pay"], env=env)
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
-    assert lines == [f"error: {missing}: no such file"]
+    assert lines == [f"error: {missing}: no such file or folder"]

@@ -563,3 +563,25 @@ def test_a_server_older_than_text_indexes_gets_the_token_index(
     ask = QueryLogsArgs(query='"t stock"', start="2026-07-07T09:00:00Z", end="2026-07-07T11:00:00Z")
     assert evidence(logs.query_logs(ask)).matched == sum(_has_terms(b, [["t", "stock"]]) for b in TWIN_BODIES)
     assert logs.create_tables() == []
+
+
+def test_container_records_keep_their_trace_and_span_as_attributes(chdb_path: Path, tmp_path: Path) -> None:
+    """nezha's container log CSV into ClickHouse: pods as services, trace and span ids in
+    ``LogAttributes`` (a user's table need not have the exporter's TraceId / SpanId)."""
+    from veridiag.ingest.importers import import_logs
+
+    log = Path(__file__).parent / "fixtures" / "nezha" / "trainticket" / "log" / "09_30_log.csv"
+    store = ClickHouseLogs(ClickHouseSettings(table="container_logs"), chdb_path)
+    env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
+    try:
+        report = import_logs(env, log, service=None, logs=store)
+        assert report.imported == report.traced == 19
+        ((traced, services),) = store._rows(
+            "SELECT countIf(LogAttributes['trace_id'] != '' AND LogAttributes['span_id'] != ''),"
+            " uniqExact(ServiceName) FROM container_logs",
+            {},
+        )
+        assert (traced, services) == (19, len(report.services))
+    finally:
+        store.close()
+        env.close()

@@ -91,6 +91,8 @@ def _report(report: ImportReport, what: str, as_json: bool) -> None:
         out.print("series: " + ", ".join(report.series))
     for column in report.left_out:
         out.print(f"left out {column}")
+    for line in _container_notes(report):
+        out.print(line)
     if report.unparsed:
         out.print(f"{report.unparsed} lines were not understood by the {report.format} format (imported whole)")
     if report.continuation_lines:
@@ -103,6 +105,22 @@ def _report(report: ImportReport, what: str, as_json: bool) -> None:
         out.print(f"{report.replaced_bytes_lines} lines had invalid UTF-8 bytes (replaced with �)")
 
 
+def _container_notes(report: ImportReport) -> list[str]:
+    """What an import of container records says beyond the usual."""
+    notes = []
+    if report.inner_format:
+        notes.append(f"lines inside the records: format {report.inner_format}")
+    if report.traced:
+        notes.append(f"{report.traced} lines kept with their trace and span ids")
+    if report.without_service:
+        notes.append(f"skipped {report.without_service} lines that name no service (no pod, no service field)")
+    if report.partials_joined:
+        notes.append(f"{report.partials_joined} records joined to the line they continue")
+    if report.partial_unfinished:
+        notes.append(f"{report.partial_unfinished} long lines whose end is not in the file (kept as far as they go)")
+    return notes
+
+
 def _progress(label: str) -> Progress:
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn  # not for --help
 
@@ -113,9 +131,21 @@ def _progress(label: str) -> Progress:
 
 @data_app.command("import-logs")
 def data_import_logs(
-    file: Annotated[Path, typer.Argument(help="A log file: syslog, Apache/nginx, JSON lines, logfmt, log4j-style …")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Log files or folders (every file in them): syslog, Apache/nginx, JSON lines, logfmt, log4j-style, "
+            "container records (Docker, CRI, Kubernetes shippers, CSV) …"
+        ),
+    ],
     *,
-    service: Annotated[str, typer.Option("--service", help="Service these logs belong to.")],
+    service: Annotated[
+        str | None,
+        typer.Option(
+            "--service",
+            help="Service these logs belong to (default: a container record's pod, or a record's service field).",
+        ),
+    ] = None,
     fmt: Annotated[
         str, typer.Option("--format", help="Force a format by id (see `veridiag data formats`); default: detect.")
     ] = "auto",
@@ -140,11 +170,16 @@ def data_import_logs(
     ] = "embedded",
     as_json: JsonOption = False,
 ) -> None:
-    """Import a log file into the embedded backend or ClickHouse (streamed, idempotent, with progress)."""
-    from veridiag.ingest.importers import ImportFailedError, import_logs
+    """Import log files into the embedded backend or ClickHouse (streamed, idempotent, with progress)."""
+    from veridiag.ingest.batch import expand, import_log_files
+    from veridiag.ingest.importers import ImportFailedError
     from veridiag.tools.factory import clickhouse_logs, embedded_environment
 
     config = settings()
+    try:
+        named = expand(files, "*")  # a missing path is said before anything is drawn or opened
+    except ImportFailedError as exc:
+        raise fail(str(exc)) from None
     env = embedded_environment(config)
     clickhouse = None
     if store == "clickhouse":
@@ -164,27 +199,24 @@ def data_import_logs(
             raise fail(f"cannot prepare ClickHouse table {config.clickhouse.table}: {exc}") from None
         if added:
             err.print(f"added to {config.clickhouse.table}: {', '.join(added)}")
-    size = file.stat().st_size if file.is_file() else 0
     try:
-        with _progress("importing logs") as progress:
-            task = progress.add_task("logs", total=size)
-            report = import_logs(
+        with _progress("importing {task.description}") as progress:
+            task = progress.add_task("logs", total=sum(path.stat().st_size for path in named))
+            report = import_log_files(
                 env,
-                file,
+                named,
                 service=service,
                 fmt=fmt,
                 time_format=time_format,
                 year=year,
                 tz=tz or config.timezone,
-                progress=lambda done: progress.update(task, completed=done),
+                progress=lambda done, name: progress.update(task, completed=done, description=name),
                 logs=clickhouse,
             )
-    except ImportFailedError as exc:
-        raise fail(str(exc)) from None
     finally:
         if clickhouse is not None:
             clickhouse.close()
-    _report(report, "log lines", as_json)
+    _batch_report(report, "log lines", as_json, single=len(files) == 1 and files[0].is_file())
 
 
 @data_app.command("import-metrics")
@@ -257,12 +289,16 @@ def _batch_report(report: BatchReport, what: str, as_json: bool, *, single: bool
             done = result.report
             already = f" ({done.duplicates} already stored)" if done.duplicates else ""
             whose = f" from {done.service_column}" if done.service_column else ""
+            whom = ", ".join(done.services) if len(done.services) <= 5 else f"{len(done.services)} services"
             out.print(
-                f"{name}: {done.imported} new {what}{already} — {', '.join(done.services) or 'no service'}{whose}"
+                f"{name}: {done.imported} new {what}{already} — {whom or 'no service'}{whose}"
                 + (f", {len(done.series)} series" if done.series else "")
+                + (f", format {done.format}" if what == "log lines" else "")
             )
             for note in [*done.left_out, *done.respelt]:
                 out.print(f"  left out {note}" if note in done.left_out else f"  {note}")
+            for note in _container_notes(done):
+                out.print(f"  {note}")
             if done.skipped:
                 out.print(
                     f"  skipped {done.skipped} {what} without a number (empty, NaN) or a time,"

@@ -20,7 +20,14 @@ from typing import Literal
 from pydantic import BaseModel, Field, computed_field
 
 from veridiag.ingest.columns import edge_role, is_time_name, role_of
-from veridiag.ingest.importers import ImportFailedError, ImportReport, MetricFormat, import_metrics
+from veridiag.ingest.importers import (
+    ImportFailedError,
+    ImportReport,
+    LogStore,
+    MetricFormat,
+    import_logs,
+    import_metrics,
+)
 from veridiag.ingest.metric_files import csv_header
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
@@ -68,12 +75,13 @@ class BatchReport(BaseModel):
 
 
 def expand(paths: Sequence[Path], pattern: str) -> list[Path]:
-    """The files named, and the files of each folder named that match ``pattern`` (name order);
-    a path that does not exist fails the whole import before anything is read."""
+    """The files named, and the files of each folder named that match ``pattern`` (name order,
+    hidden files left out); a path that does not exist fails the whole import before anything
+    is read."""
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            inside = sorted(p for p in path.glob(pattern) if p.is_file())
+            inside = sorted(p for p in path.glob(pattern) if p.is_file() and not p.name.startswith("."))
             if not inside:
                 raise ImportFailedError(f"{path}: no {pattern} file in this folder")
             found += inside
@@ -224,3 +232,57 @@ def _one_metric_file(
     except ImportFailedError as exc:
         return FileResult(path=where, outcome="failed", why=str(exc).removeprefix(f"{path}: "))
     return FileResult(path=where, outcome="imported", report=done)
+
+
+# -- logs -------------------------------------------------------------------------------------------
+
+
+def import_log_files(
+    env: EmbeddedEnvironment,
+    paths: Sequence[Path],
+    *,
+    service: str | None = None,
+    fmt: str = "auto",
+    time_format: str | None = None,
+    year: int | None = None,
+    tz: str = "UTC",
+    progress: BatchProgress | None = None,
+    logs: LogStore | None = None,
+) -> BatchReport:
+    """Log files and folders (every file in them) into ``logs`` (default: the embedded file),
+    each as ``import_logs`` reads it — the format detected per file, container records' pods
+    naming their services unless ``service`` does."""
+    started = time.perf_counter()
+    files = expand(paths, "*")
+    report = BatchReport()
+    done = 0
+    for path in files:
+        offset = done
+
+        def moved(read: int, offset: int = offset, name: str = path.name) -> None:
+            if progress is not None:
+                progress(offset + read, name)
+
+        if progress is not None:
+            progress(done, path.name)
+        try:
+            imported = import_logs(
+                env,
+                path,
+                service=service,
+                fmt=fmt,
+                time_format=time_format,
+                year=year,
+                tz=tz,
+                progress=moved,
+                logs=logs,
+            )
+        except ImportFailedError as exc:
+            report.files.append(FileResult(path=str(path), outcome="failed", why=str(exc).removeprefix(f"{path}: ")))
+        else:
+            report.files.append(FileResult(path=str(path), outcome="imported", report=imported))
+        done += path.stat().st_size
+    if progress is not None:
+        progress(done, "")
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report

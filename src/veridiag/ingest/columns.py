@@ -31,6 +31,9 @@ class ColumnWords(WordModel):
     service: list[Word]
     pod: list[Word]
     container: list[Word]
+    log: list[Word]
+    trace: list[Word]
+    span: list[Word]
     caller: list[Word]
     callee: list[Word]
     weight: list[Word]
@@ -38,7 +41,7 @@ class ColumnWords(WordModel):
     @model_validator(mode="after")
     def _one_role_each(self) -> ColumnWords:
         seen: dict[str, str] = {}
-        for role in ("time", "service", "pod", "container", "caller", "callee", "weight"):
+        for role in ("time", "service", "pod", "container", "log", "trace", "span", "caller", "callee", "weight"):
             for word in getattr(self, role):
                 key = column_key(word)
                 if not key:
@@ -90,6 +93,23 @@ def _edge_keys() -> dict[str, EdgeRole]:
     found.update({column_key(w): "callee" for w in words.callee})
     found.update({column_key(w): "caller" for w in words.caller})
     return found
+
+
+RecordRole = Literal["log", "trace", "span"]
+
+
+@lru_cache(maxsize=1)
+def _record_keys() -> dict[str, RecordRole]:
+    words = column_words()
+    found: dict[str, RecordRole] = {column_key(w): "log" for w in words.log}
+    found.update({column_key(w): "trace" for w in words.trace})
+    found.update({column_key(w): "span" for w in words.span})
+    return found
+
+
+def record_role(name: str) -> RecordRole | None:
+    """A log-record CSV's column: the ``log`` line, its ``trace`` or ``span`` id, or None."""
+    return _record_keys().get(column_key(name))
 
 
 def edge_role(name: str) -> EdgeRole | None:

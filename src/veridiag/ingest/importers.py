@@ -67,6 +67,14 @@ class ImportReport(BaseModel):
     service_column: str = ""
     #: Services written in another case than a known one's, stored under the known spelling.
     respelt: list[str] = Field(default_factory=list)
+    #: Container records: the format of the application lines inside them; lines that named no
+    #: service (skipped, in ``skipped``); lines stored with their trace and span ids; records
+    #: joined to the line before (split long lines), and partial lines whose end was missing.
+    inner_format: str = ""
+    without_service: int = 0
+    traced: int = 0
+    partials_joined: int = 0
+    partial_unfinished: int = 0
 
 
 def _exists(path: Path) -> None:
@@ -83,7 +91,7 @@ def import_logs(
     env: EmbeddedEnvironment,
     path: Path,
     *,
-    service: str,
+    service: str | None,
     fmt: str = "auto",
     time_format: str | None = None,
     year: int | None = None,
@@ -93,17 +101,25 @@ def import_logs(
 ) -> ImportReport:
     """Stream ``path`` into ``logs`` (default: the embedded file; change records always go
     there); ``progress`` gets bytes read so far. ``time_format`` (a strptime layout of the
-    leading timestamp) overrides ``fmt``."""
+    leading timestamp) overrides ``fmt``. A line's service is its record's service field, else
+    ``service``, else the workload of its container record's pod; a line with none of them is
+    skipped and counted (the import fails when no line has one)."""
     _exists(path)
     if time_format:
         fmt = f"strptime:{time_format}"
     found = LogFileReport()
     changes: list[ChangeRow] = []
     services: set[str] = set()
+    unowned: list[int] = []
+    traced = 0
 
     def rows() -> Iterator[LogRow]:
+        nonlocal traced
         for entry in read_log_file(path, fmt=fmt, year=year, tz=tz, report=found, progress=progress):
-            owner = entry.service or service
+            owner = entry.service or service or entry.workload
+            if not owner:
+                unowned.append(entry.line_number)
+                continue
             services.add(owner)
             if entry.change is not None:
                 changes.append(
@@ -116,8 +132,18 @@ def import_logs(
                         source=f"{path.name}:{entry.line_number}",
                     )
                 )
+            traced += entry.trace_id is not None
             yield LogRow(
-                entry.ts, owner, entry.level, entry.text, entry.message, entry.component, entry.parsed, entry.leveled
+                entry.ts,
+                owner,
+                entry.level,
+                entry.text,
+                entry.message,
+                entry.component,
+                entry.parsed,
+                entry.leveled,
+                entry.trace_id or "",
+                entry.span_id or "",
             )
 
     try:
@@ -132,14 +158,19 @@ def import_logs(
             f"{path}: no line could be placed in time ({found.no_timestamp} lines without a readable timestamp, "
             f"first at line(s) {lines}); pass --format to name the format"
         )
+    if not services:
+        raise ImportFailedError(
+            f"{path}: no line says whose it is (no service field, no container record with a pod); pass --service"
+        )
     stored = env.add_changes(changes) if changes else None
     return ImportReport(
         imported=written.added,
-        skipped=found.no_timestamp,
+        skipped=found.no_timestamp + len(unowned),
         replaced_bytes_lines=found.replaced_bytes_lines,
-        first_skipped=found.first_no_timestamp,
+        first_skipped=sorted([*found.first_no_timestamp, *unowned[:5]])[:5],
         time_format=found.format,
         format=found.format,
+        inner_format=found.inner_format,
         duplicates=written.duplicates,
         parsed=found.parsed,
         unparsed=found.unparsed,
@@ -148,6 +179,10 @@ def import_logs(
         year_source=found.year_source,
         changes=stored.added if stored else 0,
         services=sorted(services),
+        without_service=len(unowned),
+        traced=traced,
+        partials_joined=found.partials_joined,
+        partial_unfinished=found.partial_unfinished,
     )
 
 

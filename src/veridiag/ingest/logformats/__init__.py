@@ -9,7 +9,9 @@ that write none (``year=``, else a full date in the file, else the file's mtime 
 keeps stack traces with their entry, and counts what it could not read in a ``LogFileReport``.
 """
 
-from veridiag.ingest.logformats import generic, java, loghub, structured, syslog, web  # noqa: F401  (registers)
+# Registered in this order, which breaks detection ties: container records before the JSON
+# lines they also are.
+from veridiag.ingest.logformats import container, generic, java, loghub, structured, syslog, web  # noqa: F401
 from veridiag.ingest.logformats._base import (
     FORMATS,
     ChangeInfo,

@@ -109,6 +109,12 @@ class LogEntry:
     parsed: bool
     #: False when the line wrote no level of its own (``level`` is then INFO, or ERROR by ``severe``).
     leveled: bool = True
+    #: The service read from a container record's pod (its workload) or container: a reading
+    #: of names, which the importer's ``service`` overrides (``service`` above is a field's own).
+    workload: str | None = None
+    #: The trace and span a container record says the line was written in.
+    trace_id: str | None = None
+    span_id: str | None = None
 
 
 @dataclass
@@ -127,6 +133,14 @@ class LogFileReport:
     replaced_bytes_lines: int = 0
     #: Entries that wrote no level (read as INFO).
     unleveled: int = 0
+    #: Container records: the format of the application lines inside them, the records joined
+    #: to the line before (CRI ``P`` partials, Docker's split long lines), the partial lines
+    #: whose end is not in the file (kept as far as they go), and the records whose JSON had
+    #: text after it (read, the text after it dropped).
+    inner_format: str = ""
+    partials_joined: int = 0
+    partial_unfinished: int = 0
+    trailing_text: int = 0
 
 
 class LogFormatError(ValueError):
@@ -314,7 +328,7 @@ def _text(value: object) -> str | None:
     return None
 
 
-def _time(value: object, fmt: LogFormat) -> datetime | None:
+def field_time(value: object, fmt: LogFormat) -> datetime | None:
     """ISO text, Go's ``time.Time.String()``, or epoch s/ms/µs/ns as a number or digits."""
     try:
         if isinstance(value, int | float):
@@ -355,7 +369,7 @@ def structured(record: Mapping[str, object], fmt: LogFormat) -> Parsed:
             version = _text(fields["version"][1]) if "version" in fields else None
             change = ChangeInfo(kind=kind, description=message or kind_value, version=version)
     return (
-        _time(fields["time"][1], fmt) if "time" in fields else None,
+        field_time(fields["time"][1], fmt) if "time" in fields else None,
         _level(fields["level"][1]) if "level" in fields else None,
         (_text(fields["component"][1]) or "") if "component" in fields else "",
         message or "",

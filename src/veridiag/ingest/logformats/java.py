@@ -165,3 +165,25 @@ class LevelComponent(_IsoLevel):
     def message(self, raw: str) -> str:
         header = _HEADER.match(raw)
         return raw[header.end() :] if header is not None else raw
+
+
+@register
+class TimeOfDay(LogFormat):
+    """``18:03:57.913 INFO  c.t.c.PaymentController#34 msg`` and logback's default pattern
+    ``18:03:57.913 [main] INFO  c.t.X - msg``: a time of day without a date, as an application
+    writes inside a container whose runtime stamps each line (Docker, CRI). The time is the
+    container record's; alone, such a line cannot be placed in time and is not imported.
+    Component = the logger without its ``#line``."""
+
+    id = "logback_time"
+    title = "logback, time of day only (inside container records)"
+    _line = re.compile(
+        rf"\d\d:\d\d:\d\d(?:[.,]\d{{1,6}})? +(?:\[[^\]]*\] +)?(?P<level>{_LEVEL}) +"
+        r"(?P<component>[^\s#]+?)(?:#\d+|:\d+)?(?: +-|:)? +(?P<message>.*)"
+    )
+
+    def parse(self, line: str) -> Parsed | None:
+        match = self._line.match(line)
+        if match is None:
+            return None
+        return None, level_of(match["level"]), match["component"], match["message"], None, None

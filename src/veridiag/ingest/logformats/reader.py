@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta, timezone, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -24,6 +24,7 @@ from veridiag.ingest.logformats._base import (
     offset,
     severe,
 )
+from veridiag.ingest.logformats.container import ContainerCsv, Envelope
 from veridiag.ingest.logformats.generic import Strptime, Unknown
 
 SAMPLE_LINES = 200
@@ -44,8 +45,9 @@ def _continuation_like(line: str) -> bool:
     return _CONTINUATION.match(line) is not None
 
 
-def detect_format(sample: list[str]) -> LogFormat:
-    """The format that parses most of the first ~200 non-empty lines; ``unknown`` below a third.
+def detect_format(sample: list[str], formats: Mapping[str, type[LogFormat]] | None = None) -> LogFormat:
+    """The format (of ``formats``, default all) that parses most of the first ~200 non-empty
+    lines; ``unknown`` below a third.
 
     Continuation-like lines (stack frames) are left out of the count, so a Java log full of
     traces is still recognised by its entry lines. A tie goes to the format registered first.
@@ -54,7 +56,7 @@ def detect_format(sample: list[str]) -> LogFormat:
     heads = [line for line in lines if not _continuation_like(line)] or lines
     best: LogFormat | None = None
     best_hits = 0
-    for format_id, cls in FORMATS.items():
+    for format_id, cls in (FORMATS if formats is None else formats).items():
         if format_id == Unknown.id:
             continue
         candidate = cls()
@@ -187,9 +189,16 @@ def read_log_file(
         report.format, report.year, report.year_source = fmt, resolved, source
         fallback = Unknown(tz=zone, year=resolved or PLACEHOLDER_YEAR)
         return _entries(path, custom, fallback, report, progress)
-    cls = type(detect_format(head)) if fmt == "auto" else FORMATS[fmt]
-    resolved, source = _resolve_year(cls, head, path, year, zone)
+    # Imported here: it reads records with this module's line reader and detection.
+    from veridiag.ingest.logformats.unwrap import csv_envelope, envelope_for, wrapped_entries
+
+    cls = FORMATS[fmt] if fmt != "auto" else ContainerCsv if csv_envelope(head) else type(detect_format(head))
     report = report if report is not None else LogFileReport()
+    if issubclass(cls, Envelope):
+        envelope = envelope_for(cls, head, tz=zone)
+        report.format = cls.id
+        return wrapped_entries(path, envelope, report, progress, tz=zone)
+    resolved, source = _resolve_year(cls, head, path, year, zone)
     report.format, report.year, report.year_source = cls.id, resolved, source
     start_year = resolved or PLACEHOLDER_YEAR
     return _entries(path, cls(tz=zone, year=start_year), Unknown(tz=zone, year=start_year), report, progress)

@@ -312,6 +312,11 @@ class ClickHouseLogs:
                     attributes[UNPARSED_ATTRIBUTE] = "1"
                 if row.component:
                     attributes["component"] = row.component
+                # Trace and span as attributes: a user's table need not have the exporter's TraceId, SpanId.
+                if row.trace_id:
+                    attributes["trace_id"] = row.trace_id
+                if row.span_id:
+                    attributes["span_id"] = row.span_id
                 # A line that wrote no level is OTel's "unspecified" (0, no text), never a made-up INFO.
                 level = row.level.upper() if row.leveled else ""
                 data.append([from_ms(stamp), row.service, level, SEVERITY_NUMBER.get(level, 0), row.text, attributes])

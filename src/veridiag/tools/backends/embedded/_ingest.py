@@ -44,6 +44,9 @@ class LogRow(NamedTuple):
     parsed: bool = True
     #: False: the line wrote no level; ``level`` is what it is read as.
     leveled: bool = True
+    #: The trace and span the line was written in ("" when its record says none).
+    trace_id: str = ""
+    span_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +134,8 @@ class _LogWriter:
         first = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM log_line").fetchone()[0]) + 1
         template_of = {service: self.miners.get(service).add for service in services}
         conn.executemany(
-            "INSERT INTO log_line(id, ts, service, level, line, component, template_id, parsed, key)"
-            " VALUES (?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO log_line(id, ts, service, level, line, component, template_id, parsed, key, trace_id, span_id)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     first + index,
@@ -144,6 +147,8 @@ class _LogWriter:
                     template_of[row.service](row.message or row.text),
                     int(row.parsed),
                     key,
+                    row.trace_id or None,
+                    row.span_id or None,
                 )
                 for index, (key, ts, row) in enumerate(fresh)
             ],

@@ -3,7 +3,8 @@
 Version 1 held raw lines only. Version 2 adds what real imports need: the component and
 template of each line, whether the importer understood it, an idempotency key (re-importing a
 file adds nothing), mined templates with the miner's state per service, and structured change
-events. Opening an older file migrates it in place; nothing already imported is lost.
+events. Version 3 counts the lines that wrote no level, version 4 keeps a line's trace and span
+ids. Opening an older file migrates it in place; nothing already imported is lost.
 
 Lines are searched, never ranked, so the full-text index keeps no column sizes (a fifth faster
 to fill, measured). The key sits in the (service, ts) index rather than an index of its own: lines arrive in time
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = 3
+VERSION = 4
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -56,6 +57,13 @@ _V3_TABLES = """
 CREATE TABLE IF NOT EXISTS log_levels(
     service TEXT PRIMARY KEY, lines INTEGER NOT NULL, unleveled INTEGER NOT NULL) WITHOUT ROWID;
 """
+
+# Version 4: the trace and span a line was written in, when its record says (container log
+# records, ``data import-logs``); NULL for every other line, which costs a byte each.
+_V4_COLUMNS = (
+    "ALTER TABLE log_line ADD COLUMN trace_id TEXT",
+    "ALTER TABLE log_line ADD COLUMN span_id TEXT",
+)
 
 
 #: A ``log_minute`` row spans this long: shorter than a burst gap, so bursts come out of it exactly.
@@ -149,6 +157,9 @@ def migrate(conn: sqlite3.Connection) -> bool:
             conn.execute(statement)
     conn.executescript(_V2_TABLES)
     conn.executescript(_V3_TABLES)
+    if "trace_id" not in {row[1] for row in conn.execute("PRAGMA table_info(log_line)")}:
+        for statement in _V4_COLUMNS:
+            conn.execute(statement)
     conn.execute(f"PRAGMA user_version={VERSION}")
     conn.commit()
     untemplated = conn.execute("SELECT 1 FROM log_line WHERE template_id IS NULL LIMIT 1").fetchone()
