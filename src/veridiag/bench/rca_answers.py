@@ -30,7 +30,7 @@ from veridiag.bench.rca_score import CaseScore, score
 from veridiag.bench.rca_words import rca_words
 from veridiag.config import EmbeddedSettings, Settings, ToolsSettings
 from veridiag.contracts.composer import AllowedClaim
-from veridiag.ingest.batch import BatchReport, import_metric_files
+from veridiag.ingest.batch import BatchReport, import_log_files, import_metric_files
 from veridiag.pipeline.factory import assemble
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
@@ -105,20 +105,30 @@ def home_settings(home: Path) -> Settings:
     )
 
 
-def build_home(day: NezhaDay, settings: Settings, progress: Progress) -> BatchReport:
-    """The day's ``metric/`` folder into the home's embedded store, as a user imports it
-    (``veridiag data import-metrics <folder>``: each pod's file under the pod's workload, the
-    files that are no pod's series left with why). The day's logs are not imported yet."""
+def build_home(day: NezhaDay, settings: Settings, progress: Progress) -> list[BatchReport]:
+    """The day folder into the home's embedded store as a user imports it: ``metric/`` as
+    ``veridiag data import-metrics <folder>`` does (each pod's file under the pod's workload,
+    the files that are no pod's series left with why), then ``log/`` when the day has one, as
+    ``import-logs <folder>`` does (each container record under its pod's workload). The day's
+    traces are not imported (no trace importer yet)."""
     environment = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
-    total = sum(pod.path.stat().st_size for pod in day.metrics) or 1
-
-    def heard(done: int, name: str) -> None:
-        progress(f"importing {day.name}: {min(100, 100 * done // total)} % {name}".rstrip())
-
+    reports = []
     try:
-        return import_metric_files(environment, [day.folder / "metric"], progress=heard)
+        for what, folder in (("metrics", day.folder / "metric"), ("logs", day.folder / "log")):
+            if not folder.is_dir():
+                continue
+            total = sum(path.stat().st_size for path in folder.iterdir() if path.is_file()) or 1
+
+            def heard(done: int, name: str, what: str = what, total: int = total) -> None:
+                progress(f"importing {day.name} {what}: {min(100, 100 * done // total)} % {name}".rstrip())
+
+            if what == "metrics":
+                reports.append(import_metric_files(environment, [folder], progress=heard))
+            else:
+                reports.append(import_log_files(environment, [folder], progress=heard))
     finally:
         environment.close()
+    return reports
 
 
 def veridiag_answers(day: NezhaDay, faults: list[Fault], progress: Progress) -> list[CaseScore]:
