@@ -452,15 +452,21 @@ def _claim(text: str, kind: str = "observation", verification: str = "direct_obs
 def test_a_confirmed_claim_presenting_another_service_as_the_origin_is_counted() -> None:
     services = ["cartservice", "checkoutservice", "frontend"]
     counted = [
-        _claim("checkoutservice moved first (cpu from 04:37), before cartservice (cpu from 04:38)"),
-        _claim("checkoutservice 最先出现异常（cpu 自 04:37），早于 cartservice"),
+        _claim("源头是 checkoutservice：cpu_usage_rate 自 04:37 起升至 88%", kind="root_cause"),
         _claim("frontend 的发布导致 cartservice 延迟升高", kind="root_cause"),
+        _claim("checkoutservice first, then cartservice", kind="first_mover"),
     ]
     not_counted = [
-        _claim("cartservice moved first (cpu from 04:37), before checkoutservice"),  # the culprit: right
-        _claim("checkoutservice 的 CPU 从 04:37 升到 88%"),  # no origin in it
-        _claim("frontend 的发布导致延迟升高", kind="root_cause", verification="reasonable_inference"),  # inferred
+        _claim("源头是 cartservice：cpu_usage_rate 自 04:37 起升至 88%", kind="root_cause"),  # the culprit: right
+        _claim("源头是 frontend", kind="root_cause", verification="reasonable_inference"),  # shown as inferred
         _claim("the deploy caused latency", kind="root_cause"),  # names no service
+        # a symptom quoting a log line that says "root cause" presents nothing as the origin
+        _claim(
+            "checkoutservice logged 6 ERROR lines: Servlet.service() threw exception "
+            "[IllegalStateException: No instances available for cartservice] with root cause",
+            kind="symptom",
+        ),
+        _claim("checkoutservice moved first (cpu from 04:37), before cartservice (cpu from 04:38)"),
     ]
     assert wrong_origins(counted + not_counted, services, "cartservice") == counted
 

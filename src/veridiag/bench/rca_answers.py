@@ -11,9 +11,9 @@ How an answer is read (the definitions the scores rest on):
   allowed (``cartservice-579f59597d-wc2lz`` names ``cartservice``).
 - **Wrong origin confirmed**: an allowed claim of the answer shown as confirmed (verification
   ``direct_observation``) that presents another service than the culprit as where the trouble
-  started — structurally: the first of the day's services its text names is not the culprit,
-  and its claim type is one of ``rca.yaml``'s origin types, or its text carries one of the
-  origin words there (an ordering written inside a generic ``observation``: "X moved first").
+  started — structurally: its claim type is one of ``rca.yaml``'s origin types, and the first
+  of the day's services its text names is not the culprit. Never by its words: a claim quotes
+  its evidence, and evidence says "root cause" on its own (``rca.yaml`` says when that bit).
 """
 
 from __future__ import annotations
@@ -76,15 +76,13 @@ def answer_services(answer: str, services: Collection[str]) -> list[str]:
 def wrong_origins(claims: Sequence[AllowedClaim], services: Collection[str], culprit: str) -> list[AllowedClaim]:
     """The allowed claims shown as confirmed that present another service as the origin (see
     the module's docstring)."""
-    origin = rca_words().origin
+    origin_types = rca_words().origin_claim_types
     wrong = []
     for claim in claims:
-        if claim.verification != "direct_observation":
+        if claim.verification != "direct_observation" or claim.claim_type not in origin_types:
             continue
         named = services_named(claim.claim_text, services)
-        if not named or named[0] == culprit:
-            continue
-        if claim.claim_type in origin.claim_types or origin.words.search(claim.claim_text):
+        if named and named[0] != culprit:
             wrong.append(claim)
     return wrong
 

@@ -1,5 +1,5 @@
-"""``rca.yaml``: the questions the RCA benchmark asks, its definition of a confirmed wrong
-origin, and the columns the baseline reads — data, checked when read."""
+"""``rca.yaml``: the questions the RCA benchmark asks, the claim types that present an origin,
+and the columns the baseline reads — data, checked when read."""
 
 from __future__ import annotations
 
@@ -8,22 +8,16 @@ from functools import cache
 
 from pydantic import Field, field_validator
 
-from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: The placeholders a question may (and must) use.
 QUESTION_FIELDS = frozenset({"day", "time"})
 
 
-class Origin(WordModel):
-    #: Claim types that present a service as where the trouble started.
-    claim_types: list[Word] = Field(min_length=1)
-    #: Words that make a claim of another type present its first service as the origin.
-    words: AnyOf
-
-
 class RcaWords(WordModel):
     questions: list[Word] = Field(min_length=1)
-    origin: Origin
+    #: Claim types that present a service as where the trouble started.
+    origin_claim_types: list[Word] = Field(min_length=1)
     baseline_columns: list[Word] = Field(min_length=1)
 
     @field_validator("questions")
