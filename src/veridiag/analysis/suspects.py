@@ -39,6 +39,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from veridiag.analysis.anomaly import detect_anomalies
+from veridiag.analysis.changepoints import level_shifts
 from veridiag.analysis.signatures import Family, family_of, is_percent, signatures
 from veridiag.text.units import unit_table
 
@@ -47,6 +48,9 @@ Reason = Literal["before_window", "first_rows", "single_point", "too_small"]
 
 #: Points of a series before an onset without which there is nothing to compare it with.
 MIN_LEAD_POINTS = 10
+#: Points of history before the window that let the window be judged against it; with fewer,
+#: the series' own level shifts are found instead.
+HISTORY_POINTS = 30
 #: Points an episode must span: one point is a blip, never a culprit's signature.
 MIN_EPISODE_POINTS = 2
 #: The smallest change that counts, on the 0–1 size scale (a ×1.26 factor, or 4 points of 100 %).
@@ -241,13 +245,14 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
     if item.events:
         _qualify_events(question, item, family, gathered)
         return
-    report = detect_anomalies(item.points, window=(question.start, question.end))
-    if not report.anomalies:
-        return
     finite = sorted((m, v) for m, v in item.points if isinstance(v, float) and math.isfinite(v))
     times = [moment for moment, _v in finite]
+    if sum(1 for moment in times if moment < question.start) >= HISTORY_POINTS:
+        episodes = detect_anomalies(finite, window=(question.start, question.end)).anomalies
+    else:  # no history to judge against: where the series' own level shifts (changepoints.py)
+        episodes = [e for e in level_shifts(finite) if e.onset < question.end and e.end >= question.start]
     percent = is_percent(item.unit)
-    for found in report.anomalies:
+    for found in episodes:
         held = _held(finite, found.onset, found.end, found.expected, found.peak)
         onset = held[0].moment if held else found.onset
         reason = _disqualified(question, onset, len(held), times)

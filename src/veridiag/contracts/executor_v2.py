@@ -50,10 +50,10 @@ class Claim(_Contract):
     claim_text: str = Field(min_length=1)
     support_level: SupportLevel
     evidence_bindings: list[EvidenceBinding]
-    answers: bool = Field(
-        default=False,
-        description="This claim answers what the question asked (the culprit, yes or no, the ranking, the onset, "
-        "the count): the answer's first sentence states it. Optional.",
+    answers: bool | None = Field(
+        default=None,
+        description="True: this claim answers what the question asked (the culprit, yes or no, the ranking, the "
+        "onset, the count), and the answer's first sentence states it. Optional (beyond the spec).",
     )
 
 

@@ -34,11 +34,7 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
     zone, zone_name = plan_zone(plan)
     scope = scope or ExecutorScope()
     focus_start, focus_end = (moment(scope.focus[0]), moment(scope.focus[1])) if scope.focus else (None, None)
-    services = plan.examined_services
-    if scope.surveyed or not services:
-        named = words["all_services"] if scope.surveyed else words["none"]
-    else:
-        named = ", ".join(services)
+    named = _services(plan, scope, words)
     values = {
         "start": _show(start, zone),
         "end": _show(end, zone),
@@ -62,6 +58,28 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
         key = "after_change"
     line = words[key].format(**values)
     return line + (words["utc_note"] if zone_name != "UTC" else "")
+
+
+def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
+    """What was examined, exactly: every service with data (how many), or the named services
+    with their callers and callees; a named service without data is said to have none."""
+    services = plan.examined_services
+    missing = [s for s in services if s in scope.without_data]
+    if scope.examined and scope.surveyed:
+        said = words["all_with_data"].format(count=len(scope.examined))
+        if services:
+            said += words["asked_about"].format(services=", ".join(services))
+    elif scope.examined and scope.neighbours:
+        said = words["with_neighbours"].format(
+            services=", ".join(services), count=len(scope.neighbours), neighbours=", ".join(scope.neighbours)
+        )
+    elif scope.surveyed or not services:
+        said = words["all_services"] if scope.surveyed else words["none"]
+    else:
+        said = ", ".join(services)
+    if missing:
+        said += words["without_data"].format(services=", ".join(missing))
+    return said
 
 
 def plan_zone(plan: Plan) -> tuple[ZoneInfo, str]:

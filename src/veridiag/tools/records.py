@@ -250,6 +250,7 @@ class Episode(BaseModel):
     period a question is about; never quoted (the output lines state the listed ones)."""
 
     service: str
+    source: Literal["metric", "log", "change"]
     name: str
     family: str
     role: str

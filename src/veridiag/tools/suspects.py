@@ -283,6 +283,7 @@ def _render(
     episodes = [
         Episode(
             service=s.service,
+            source=s.source,
             name=s.name,
             family=s.family,
             role=s.role,

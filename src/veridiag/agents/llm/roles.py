@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import NotRequired, TypedDict, Unpack
+from typing import NotRequired, TypedDict, Unpack, get_args
 
 from veridiag.agents.fallback import EngineFailedError
 from veridiag.agents.llm.evidence_tools import EvidenceTools
@@ -20,6 +20,7 @@ from veridiag.contracts.audit import EngineUsage, EngineUse
 from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.contracts.parsing import parse_executor_output
+from veridiag.contracts.plan import IntentId
 from veridiag.contracts.verifier import VerifierPayload
 from veridiag.text.cjk import detect_lang
 
@@ -128,6 +129,12 @@ def _merge_plan(draft: JsonObject, proposed: JsonObject, services: list[str]) ->
             plan[bound] = value
         elif value:
             kept.append(bound)
+    kind = proposed.get("intent")
+    if isinstance(kind, str) and kind in get_args(IntentId):
+        known = draft.get("intent")
+        plan["intent"] = {**(known if isinstance(known, dict) else {}), "kind": kind}
+    elif kind:
+        kept.append("intent")
     order_id = proposed.get("order_id")
     if isinstance(order_id, str | int) and str(order_id) in json.dumps(draft):
         plan["order_id"] = str(order_id)

@@ -229,9 +229,10 @@ class _Execution:
         resources first) when none changed, to say they stayed within their history."""
         changed: dict[str, list[str]] = {}
         if survey is not None:
-            for suspect in survey[1].suspects:
-                metrics = [s.name for s in suspect.signals if s.source == "metric"]
-                changed[suspect.service] = list(dict.fromkeys(metrics))[:MAX_SIGNALS]
+            for episode in sorted(survey[1].episodes, key=lambda e: -e.score):
+                if episode.source == "metric" and episode.name not in changed.setdefault(episode.service, []):
+                    changed[episode.service].append(episode.name)
+            changed = {service: names[:MAX_SIGNALS] for service, names in changed.items()}
         found: list[Series] = []
         for service in services:
             if self.catalogue is None:
@@ -265,15 +266,17 @@ class _Execution:
         return found
 
     def _levelless(self, logs: list[Logs], window: tuple[datetime, datetime]) -> list[Logs]:
-        """Services whose logs in the window hold no ERROR or WARN line — logs that write no level,
-        or write every line as INFO — are read at every level once more: their failure-like kind
-        of line is what the question is about."""
+        """Services whose logs write no level and hold no ERROR or WARN line in the window are read
+        at every level once more: their failure-like kind of line is what the question is about.
+        Logs that do write levels said what was a failure: an INFO line ("Partition rdd_2_1 not
+        found, computing it") is none, whatever its words."""
         found: list[Logs] = []
         quiet = [
             service
             for service in dict.fromkeys(e.service for _r, e in logs if e.service)
             if all(e.matched == 0 for _r, e in logs if e.service == service and e.level in ("ERROR", "WARN"))
             and any(_covers(e.span, e) for _r, e in logs if e.service == service)
+            and any(e.unleveled is not None and e.unleveled.mostly for _r, e in logs if e.service == service)
         ]
         for service in quiet:
             result = self._call("query_logs", {"service": service, **_bounds(window)})
@@ -293,38 +296,50 @@ class _Execution:
         return [(result, c) for e in feeds for c in e.changes]
 
     def _terms(self, terms: Sequence[str], window: tuple[datetime, datetime]) -> list[Searched]:
-        """Each term the question names, searched in every log with data in the window — as
-        written, then (where no line holds it) as the logs write it (``terms.yaml``: wifi →
-        airport, wlan …). What each search found is stated after the answer (``_state_terms``)."""
+        """Each term the question names, searched in every log with data in the window — and in
+        each service the question names, counted there on its own — as written, then (where no
+        line holds it) as the logs write it (``terms.yaml``: wifi → airport, wlan …). What each
+        search found is stated after the answer (``_state_terms``)."""
         found: list[Searched] = []
         for term in terms:
-            first: Searched | None = None
-            for variant in _variants(term):
-                phrase = '"' + variant.replace('"', " ") + '"'
-                result = self._call("query_logs", {"query": phrase, **_bounds(window)})
-                logs = [e for e in (result.output.evidence if result else []) if isinstance(e, LogEvidence)]
-                if result is None or not logs:
-                    continue
-                searched = (result, logs[0], logs[0].searched or variant, term)
-                if logs[0].matched:
-                    first = searched
-                    break
-                first = first or searched
-            if first is not None:
-                found.append(first)
+            for service in [*self.named, None]:
+                searched = self._search(term, service, window)
+                if searched is not None:
+                    found.append(searched)
         return found
 
+    def _search(self, term: str, service: str | None, window: tuple[datetime, datetime]) -> Searched | None:
+        """The first way of writing ``term`` that some line holds (else the term as written)."""
+        first: Searched | None = None
+        for variant in _variants(term):
+            phrase = '"' + variant.replace('"', " ") + '"'
+            result = self._call("query_logs", {"service": service, "query": phrase, **_bounds(window)})
+            logs = [e for e in (result.output.evidence if result else []) if isinstance(e, LogEvidence)]
+            if result is None or not logs:
+                continue
+            searched = (result, logs[0], logs[0].searched or variant, term)
+            if logs[0].matched:
+                return searched
+            first = first or searched
+        return first
+
     def _state_terms(self, found: list[Searched]) -> None:
-        """How many lines hold each term and where most are (per service, the first few), or that
-        no line does; these answer a question asking how many."""
+        """How many lines hold each term in each service the question names, then in every log
+        where the named services do not hold them all (per service, the first few), or that no
+        line does; these answer a question asking how many."""
         counting = self.request.plan.intent.kind == "count"
+        named = {
+            term: sum(e.matched for _r, e, _n, t in found if t == term and e.service) for _r, _e, _n, term in found
+        }
         for result, evidence, name, term in found:
             if evidence.counted is not None:  # counts of the lines read, not of the window: no claim
                 continue
+            if evidence.service is None and self.named and evidence.matched == named[term]:
+                continue  # every line holding it is in the named services, counted already
             if evidence.matched and evidence.templates:
                 for top in _per_service(evidence.templates)[:MAX_SUSPECTS]:
                     self.findings.term(result, evidence, name, top, answers=counting)
-            elif evidence.matched == 0:
+            elif evidence.matched == 0 and (evidence.service is not None or not self.named):
                 self.findings.no_term(result, evidence, term, answers=counting)
 
     def _order(self, order_id: str) -> list[tuple[ToolCallResult, LogSample]]:
@@ -350,7 +365,7 @@ class _Execution:
         episodes = survey[1].episodes if survey is not None else []
         found = focusing.candidates(plan, self.request.question, episodes, bursts, neighbours)
         if not moments and plan.time.at is None and (after := self._after_asked_change(found)) is not None:
-            return focusing._around(after, self.window, "after_change")
+            return focusing.around(after, self.window, "after_change", before=PAD)
         return focusing.choose(plan, self.window, found, moments)
 
     def _after_asked_change(self, found: list[focusing.Candidate]) -> focusing.Candidate | None:
@@ -475,7 +490,7 @@ class _Execution:
                     key = "failure_like_unleveled" if unleveled else "failure_like"
                     self.findings.logs(result, evidence, failing, key=key)
             elif evidence.matched and evidence.templates:
-                self.findings.logs(result, evidence, evidence.templates[0])
+                self.findings.logs(result, evidence, evidence.templates[0], answers=self._lists_logs(evidence))
             elif evidence.matched == 0 and evidence.level == "ERROR" and _covers(evidence.span, evidence):
                 # Logs that write no level hold no ERROR line whatever happened: say that instead.
                 if unleveled:
@@ -502,6 +517,11 @@ class _Execution:
                     end=end,
                     count=evidence.unparsed,
                 )
+
+    def _lists_logs(self, evidence: LogEvidence) -> bool:
+        """A question asking which lines a named service logged ("有哪些 WARN") is answered by them."""
+        plan = self.request.plan
+        return plan.intent.kind == "count" and not plan.terms and evidence.service in self.named
 
     def _state_changes(
         self, changes: list[tuple[ToolCallResult, ChangeRecord]], spotted: list[Spotted], services: list[str]

@@ -138,7 +138,7 @@ class Findings:
             claim_text=text,
             support_level=support,
             evidence_bindings=bindings,
-            answers=answers,
+            answers=True if answers else None,
         )
         self.claims.append(made)
         return made
@@ -216,7 +216,9 @@ class Findings:
         # The core finding of a quiet period: the symptom asked about is not there.
         return self.claim("symptom", text, [(result, series.window_line), (result, series.baseline_line)])
 
-    def logs(self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount, *, key: str = "logs") -> Claim:
+    def logs(
+        self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount, *, key: str = "logs", answers: bool = False
+    ) -> Claim:
         """The window's count and its dominant template (``key="failure_like"``: the commonest
         failure-like one of logs that carry no level)."""
         start, end = self.clock.span(logs.start, logs.end)
@@ -233,7 +235,7 @@ class Findings:
         )
         # The template is quoted on its own too: its words are the log's, not the claim's own.
         quotes = [(result, logs.line), (result, top.line), (result, top.template), (result, top.example)]
-        return self.claim("symptom", text, quotes)
+        return self.claim("symptom", text, quotes, answers=answers)
 
     def term(
         self, result: ToolCallResult, logs: LogEvidence, term: str, top: TemplateCount, *, answers: bool = False

@@ -24,7 +24,8 @@ WHOLE = timedelta(minutes=90)
 #: "Which service is slowest?" without a time asks about the data's last hour.
 RECENT = timedelta(hours=1)
 #: The period around a chosen onset: this much before it and after it (its end and a sample's
-#: slack, if later).
+#: slack, if later); the period after a change the question points at starts a sample before it.
+BEFORE = timedelta(minutes=15)
 AROUND = timedelta(minutes=30)
 PAD = timedelta(minutes=5)
 #: Changes weaker than this share of the strongest are no incident of their own.
@@ -109,7 +110,7 @@ def choose(
         first = min(moments)
         near = min(found, key=lambda c: (_distance(c, first), -c.weight), default=None)
         if near is not None and _distance(near, first) <= AROUND.total_seconds():
-            return _around(near, window, "asked_lines")
+            return around(near, window, "asked_lines", before=AROUND)
         return _clip(first - AROUND, first + AROUND, window, first, "asked_lines")
     if end - start <= WHOLE:
         return Focus(start, end, None, "question" if plan.explicit_time else "whole_window")
@@ -124,9 +125,9 @@ def choose(
     strongest = max(c.weight for c in pool)
     if plan.intent.recent or plan.time.kind == "given":
         strong = [c for c in pool if c.weight >= MIN_SHARE * strongest]
-        return _around(max(strong, key=lambda c: c.start), window, "most_recent")
+        return around(max(strong, key=lambda c: c.start), window, "most_recent")
     best = max(pool, key=lambda c: (c.weight, c.start))
-    return _around(best, window, "question_words" if best.relevant else "most_anomalous")
+    return around(best, window, "question_words" if best.relevant else "most_anomalous")
 
 
 def _asked_kinds(plan: Plan, question: str) -> set[str]:
@@ -139,9 +140,13 @@ def _asked_kinds(plan: Plan, question: str) -> set[str]:
     return kinds
 
 
-def _around(candidate: Candidate, window: tuple[datetime, datetime], chosen: str) -> Focus:
+def around(
+    candidate: Candidate, window: tuple[datetime, datetime], chosen: str, *, before: timedelta = BEFORE
+) -> Focus:
+    """The period of a chosen change: from ``before`` its onset (what led up to it) to its end,
+    at least ``AROUND`` after the onset."""
     end = max(candidate.end + PAD, candidate.start + AROUND)
-    return _clip(candidate.start - AROUND, end, window, candidate.start, chosen)
+    return _clip(candidate.start - before, end, window, candidate.start, chosen)
 
 
 def _clip(start: datetime, end: datetime, window: tuple[datetime, datetime], at: datetime, chosen: str) -> Focus:

@@ -190,22 +190,23 @@ class OfflinePlanner:
         )
 
     def _terms(self, question: str, services: list[str], order: str) -> list[str]:
-        """The question's quoted phrases, code-like words, HTTP statuses and business words, in
-        order, without the services and metrics it names (they are looked up as such) or the
-        order id (searched already)."""
+        """The question's quoted phrases, code-like words and HTTP statuses, in order, then its
+        business words (``terms.yaml``) — without the services and metrics it names (they are
+        looked up as such, and a word inside a service's name is no term) or the order id."""
         names = {s.lower() for s in services} | {m.lower() for _s, m, _u in self.environment.metrics()}
         found = [(m.start(), m.group("phrase").strip()) for m in _QUOTED.finditer(question)]
         quoted = [range(m.start(), m.end()) for m in _QUOTED.finditer(question)]
-        rest = question.replace(order, " " * len(order)) if order else question
+        rest = _blank_words(question, [order, *sorted(names, key=len, reverse=True)])
         vocabulary = term_words()
         shaped = [*_TERM.finditer(rest), *vocabulary.status.finditer(rest)]
         found += [(m.start(), m.group()) for m in shaped if not any(m.start() in span for span in quoted)]
         lowered = rest.lower()
-        for word in vocabulary.words:
-            at = _word_at(lowered, word.lower())
-            if at >= 0 and not any(at in span for span in quoted):
-                found.append((at, word))
-        terms = [term for _at, term in sorted(found) if term and term.lower() not in names]
+        business = [
+            (at, word)
+            for word in vocabulary.words
+            if (at := _word_at(lowered, word.lower())) >= 0 and not any(at in span for span in quoted)
+        ]
+        terms = [term for _at, term in [*sorted(found), *sorted(business)] if term and term.lower() not in names]
         return list(dict.fromkeys(terms))[:MAX_TERMS]
 
     def _window(self, question: str, services: list[str], given: GivenTime | None = None) -> Window:
@@ -232,6 +233,15 @@ class OfflinePlanner:
             has_metrics=any(self.environment.metric_span(s) is not None for s in chosen),
             names=words,
         )
+
+
+def _blank_words(text: str, words: list[str]) -> str:
+    """``text`` with each of ``words`` (any case) blanked where it stands as a word of its own."""
+    for word in words:
+        if word:
+            pattern = rf"(?<![\w-]){re.escape(word)}(?![\w-])"
+            text = re.sub(pattern, lambda m: " " * len(m.group()), text, flags=re.IGNORECASE)
+    return text
 
 
 def _word_at(text: str, word: str) -> int:
