@@ -43,11 +43,29 @@ def _truth_ts(name: str, row: dict[str, str]) -> Callable[[LogEntry], bool]:
         h, m, s, ms = (int(p) for p in clock.split(":"))
         want = datetime(int(date[:4]), int(date[4:6]), int(date[6:]), h, m, s, ms * 1000, tzinfo=UTC)
         return lambda e: e.ts == want
+    if name == "BGL":
+        return lambda e: int(e.ts.timestamp()) == int(row["Timestamp"])
+    if name == "Android":  # no year in the file: month, day and time (to the ms) must agree
+        month, dd = (int(p) for p in row["Date"].split("-"))
+        return lambda e: (e.ts.month, e.ts.day, e.ts.strftime("%H:%M:%S.%f")[:12]) == (month, dd, row["Time"])
     if name == "Proxifier":  # no year in the file: month, day and time must agree
         day, clock = row["Time"].split(" ")
         month, dd = (int(p) for p in day.split("."))
         return lambda e: (e.ts.month, e.ts.day, e.ts.strftime("%H:%M:%S")) == (month, dd, clock)
     raise ValueError(name)
+
+
+#: loghub's level spellings read as veridiag's four (Android writes one letter, BGL FATAL …).
+_LEVELS = {"WARNING": "WARN", "SEVERE": "ERROR", "FAILURE": "ERROR", "FATAL": "ERROR"}
+_LETTERS = {"V": "DEBUG", "D": "DEBUG", "I": "INFO", "W": "WARN", "E": "ERROR", "F": "ERROR", "A": "ERROR"}
+
+
+def _truth_level(name: str, row: dict[str, str]) -> str:
+    if name == "Android":
+        return _LETTERS[row["Level"]]
+    if name == "BGL" and row["Label"] != "-":
+        return "ERROR"  # an alert label is an alert (the format's rule, as Thunderbird's)
+    return _LEVELS.get(row["Level"], row["Level"])
 
 
 def _truth_component(row: dict[str, str]) -> str:
@@ -72,7 +90,7 @@ def field_accuracy(log: Path, truth: list[dict[str, str]]) -> dict[str, float | 
             "message": entry.message.strip() == row["Content"].strip(),
         }
         if levels:
-            checks["level"] = entry.level == {"WARNING": "WARN"}.get(row["Level"], row["Level"])
+            checks["level"] = entry.level == _truth_level(name, row)
         for key, ok in checks.items():
             if ok:
                 hits[key] += 1

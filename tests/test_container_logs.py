@@ -172,7 +172,7 @@ def test_the_cli_imports_a_folder_of_container_logs(tmp_path: Path) -> None:
     assert "1 long lines whose end is not in the file" in done.stdout
     formats = runner.invoke(app, ["data", "formats", "--json"], env=env)
     ids = {f["id"] for f in json.loads(formats.stdout)}
-    assert {"docker_json", "cri", "kubernetes_json", "container_csv", "logback_time"} <= ids
+    assert {"docker_json", "cri", "kubernetes_json", "container_csv", "logback_time", "logcat", "bgl"} <= ids
 
 
 line_texts = st.text(

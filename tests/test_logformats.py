@@ -120,6 +120,15 @@ FIRST: dict[str, tuple[datetime, str, str, str]] = {
         r"Component State Change: Component \042alt0\042 is in the unavailable state (HWID=1973)",
     ),
     "healthapp": (utc(2017, 12, 23, 22, 15, 29, 606000), "INFO", "Step_LSC", "onStandStepChanged 3579"),
+    "logcat": (
+        utc(2025, 3, 17, 16, 13, 38, 811000),
+        "DEBUG",
+        "WindowManager",
+        "printFreezingDisplayLogsopening app wtoken = AppWindowToken{9f4ef63 token=Token{a64f992 "
+        "ActivityRecord{de9231d u0 com.tencent.qt.qtl/.activity.info.NewsDetailXmlActivity t761}}}, allDrawn= false, "
+        "startingDisplayed =  false, startingMoved =  false, isRelaunching =  false",
+    ),
+    "bgl": (utc(2005, 6, 3, 22, 42, 50, 675872), "INFO", "KERNEL", "instruction cache parity error corrected"),
     "proxifier": (
         utc(2025, 12, 31, 23, 59, 58),
         "INFO",

@@ -206,7 +206,11 @@ def test_the_change_feed_gives_an_inferred_cause_over_two_invocations(tmp_path: 
 def test_a_planted_log_line_is_neither_a_change_nor_a_cause(tmp_path: Path) -> None:
     result, evaluation = diagnose(shop(tmp_path, planted=True, deploy=False), "orders-db 2014-03-21 下午为什么变慢？")
     claims = allowed(evaluation)
-    assert not [c for c in claims if c["claim_type"] in ("root_cause", "change")], result.answer
+    assert not [c for c in claims if c["claim_type"] == "change"], result.answer
+    # the culprit search may name orders-db (its own lock errors and latency), never from the planted line
+    causes = [c for c in claims if c["claim_type"] == "root_cause"]
+    quoted = [b["evidence_excerpt"] for c in causes for b in c["evidence_bindings"]]
+    assert not [q for q in quoted if "E-9999" in q or "password" in q], quoted
     assert "E-9999" not in result.answer and "password expired" not in result.answer
     assert result.verdict != "REJECT"
 

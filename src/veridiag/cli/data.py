@@ -293,7 +293,7 @@ def _batch_report(report: BatchReport, what: str, as_json: bool, *, single: bool
             out.print(
                 f"{name}: {done.imported} new {what}{already} — {whom or 'no service'}{whose}"
                 + (f", {len(done.series)} series" if done.series else "")
-                + (f", format {done.format}" if what == "log lines" else "")
+                + (f", format {done.format}" if what in ("log lines", "edges") else "")
             )
             for note in [*done.left_out, *done.respelt]:
                 out.print(f"  left out {note}" if note in done.left_out else f"  {note}")
@@ -337,6 +337,35 @@ def data_import_changes(
     _report(report, "changes", as_json)
 
 
+@data_app.command("import-dependencies")
+def data_import_dependencies(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Call-graph CSVs or folders of them: caller/callee edges (Source,Target,Weight; caller,callee; "
+            "parent,child …) or spans (TraceID,SpanID,ParentID,PodName …)."
+        ),
+    ],
+    as_json: JsonOption = False,
+) -> None:
+    """Import who calls whom (idempotent: a file imported again replaces its own edges)."""
+    from veridiag.ingest.batch import expand, import_dependency_files
+    from veridiag.ingest.importers import ImportFailedError
+    from veridiag.tools.factory import embedded_environment
+
+    try:
+        named = expand(files, "*.csv")
+        env = embedded_environment(settings())
+        with _progress("importing {task.description}") as progress:
+            task = progress.add_task("call graph", total=sum(path.stat().st_size for path in named))
+            report = import_dependency_files(
+                env, named, progress=lambda done, name: progress.update(task, completed=done, description=name)
+            )
+    except ImportFailedError as exc:
+        raise fail(str(exc)) from None
+    _batch_report(report, "edges", as_json, single=len(files) == 1 and files[0].is_file())
+
+
 @data_app.command("formats")
 def data_formats(as_json: JsonOption = False) -> None:
     """The log formats ``import-logs`` detects (``--format`` takes these ids)."""
@@ -366,15 +395,17 @@ def data_export_openmetrics(file: Annotated[Path, typer.Argument(help="Output fi
 
 @data_app.command("info")
 def data_info(as_json: JsonOption = False) -> None:
-    """What the embedded backend holds: services, metrics, the clock."""
+    """What the embedded backend holds: services, metrics, the call graph's size, the clock."""
     from veridiag.tools.factory import embedded_environment
 
     env = embedded_environment(settings())
+    edges = env.dependencies()
     info = {
         "path": str(env.path),
         "now": env.now().isoformat(),
         "services": env.services(),
         "metrics": [f"{s}/{m} ({u})" for s, m, u in env.metrics()],
+        "dependencies": {"edges": len(edges), "services": len({end for edge in edges for end in edge})},
         "data": {service: env.describe(service) for service in env.services()},
     }
     if as_json:
@@ -383,6 +414,8 @@ def data_info(as_json: JsonOption = False) -> None:
     out.print(f"{info['path']} — clock {info['now']}")
     out.print("services: " + ", ".join(info["services"]))
     out.print("metrics: " + ", ".join(info["metrics"]))
+    called = len({end for edge in edges for end in edge})
+    out.print(f"dependencies: {len(edges)} edges between {called} services" if edges else "dependencies: none")
     for service in env.services():
         for line in env.describe(service):
             out.print(f"  {line}")

@@ -149,7 +149,7 @@ def import_metric_files(
 
     * a call graph (caller and callee columns, no time) is left for ``import-dependencies``;
     * a file whose every value column is named ``<caller>_<callee>`` after two services known
-      (stored, or named by a call graph of the same import) holds per-edge series (nezha's
+      (stored, in the stored call graph, or in a call graph of the same import) holds per-edge series (nezha's
       ``source_50.csv``): left, because a series belongs to one service and which end's it is
       the file does not say — the call graph itself is imported with ``import-dependencies``,
       and each end's own latency with its pod's file;
@@ -208,7 +208,8 @@ def _one_metric_file(
         why = f"a call graph ({' → '.join(ends[:2])}), not metrics: import it with `veridiag data import-dependencies`"
         return FileResult(path=where, outcome="skipped", why=why)
     if header is not None and service is None and not _owned(header, service_label):
-        pairs = _pairs(header, [*env.services(), *options.graph])
+        stored_graph = [end for edge in env.dependencies() for end in edge]
+        pairs = _pairs(header, [*env.services(), *options.graph, *stored_graph])
         if pairs:
             why = (
                 f"{len(pairs)} series named caller_callee ({pairs[0]}, …): a series belongs to one service and "
@@ -277,6 +278,35 @@ def import_log_files(
                 progress=moved,
                 logs=logs,
             )
+        except ImportFailedError as exc:
+            report.files.append(FileResult(path=str(path), outcome="failed", why=str(exc).removeprefix(f"{path}: ")))
+        else:
+            report.files.append(FileResult(path=str(path), outcome="imported", report=imported))
+        done += path.stat().st_size
+    if progress is not None:
+        progress(done, "")
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+# -- call graphs ------------------------------------------------------------------------------------
+
+
+def import_dependency_files(
+    env: EmbeddedEnvironment, paths: Sequence[Path], *, progress: BatchProgress | None = None
+) -> BatchReport:
+    """Call-graph files and folders (their ``*.csv``): edge lists and span CSVs, each a source
+    of its own (``ingest.dependencies``)."""
+    from veridiag.ingest.dependencies import import_dependencies
+
+    started = time.perf_counter()
+    report = BatchReport()
+    done = 0
+    for path in expand(paths, "*.csv"):
+        if progress is not None:
+            progress(done, path.name)
+        try:
+            imported = import_dependencies(env, path)
         except ImportFailedError as exc:
             report.files.append(FileResult(path=str(path), outcome="failed", why=str(exc).removeprefix(f"{path}: ")))
         else:

@@ -34,6 +34,7 @@ class ColumnWords(WordModel):
     log: list[Word]
     trace: list[Word]
     span: list[Word]
+    parent_span: list[Word]
     caller: list[Word]
     callee: list[Word]
     weight: list[Word]
@@ -41,7 +42,19 @@ class ColumnWords(WordModel):
     @model_validator(mode="after")
     def _one_role_each(self) -> ColumnWords:
         seen: dict[str, str] = {}
-        for role in ("time", "service", "pod", "container", "log", "trace", "span", "caller", "callee", "weight"):
+        for role in (
+            "time",
+            "service",
+            "pod",
+            "container",
+            "log",
+            "trace",
+            "span",
+            "parent_span",
+            "caller",
+            "callee",
+            "weight",
+        ):
             for word in getattr(self, role):
                 key = column_key(word)
                 if not key:
@@ -95,7 +108,7 @@ def _edge_keys() -> dict[str, EdgeRole]:
     return found
 
 
-RecordRole = Literal["log", "trace", "span"]
+RecordRole = Literal["log", "trace", "span", "parent_span"]
 
 
 @lru_cache(maxsize=1)
@@ -104,11 +117,13 @@ def _record_keys() -> dict[str, RecordRole]:
     found: dict[str, RecordRole] = {column_key(w): "log" for w in words.log}
     found.update({column_key(w): "trace" for w in words.trace})
     found.update({column_key(w): "span" for w in words.span})
+    found.update({column_key(w): "parent_span" for w in words.parent_span})
     return found
 
 
 def record_role(name: str) -> RecordRole | None:
-    """A log-record CSV's column: the ``log`` line, its ``trace`` or ``span`` id, or None."""
+    """A log-record or span CSV's column: the ``log`` line, the ``trace``, ``span`` or
+    ``parent_span`` id, or None."""
     return _record_keys().get(column_key(name))
 
 

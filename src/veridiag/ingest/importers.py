@@ -71,13 +71,16 @@ class ImportReport(BaseModel):
     #: service (skipped, in ``skipped``); lines stored with their trace and span ids; records
     #: joined to the line before (split long lines), and partial lines whose end was missing.
     inner_format: str = ""
+    #: A call graph: the edges it states between two services (``data import-dependencies``).
+    edges: int = 0
     without_service: int = 0
     traced: int = 0
     partials_joined: int = 0
     partial_unfinished: int = 0
 
 
-def _exists(path: Path) -> None:
+def require_file(path: Path) -> None:
+    """``path`` is a file, else ``ImportFailedError`` saying what it is not."""
     if not path.exists():
         raise ImportFailedError(f"{path}: no such file")
     if not path.is_file():
@@ -104,7 +107,7 @@ def import_logs(
     leading timestamp) overrides ``fmt``. A line's service is its record's service field, else
     ``service``, else the workload of its container record's pod; a line with none of them is
     skipped and counted (the import fails when no line has one)."""
-    _exists(path)
+    require_file(path)
     if time_format:
         fmt = f"strptime:{time_format}"
     found = LogFileReport()
@@ -205,12 +208,12 @@ def import_metrics(
     without a service label belongs to ``service``; so does one whose service is read from a pod
     name (``service`` names it outright). A service spelt like one of ``known`` or of the store's
     but in another case (``Frontend``, ``frontend``) is stored under that one's spelling."""
-    _exists(path)
+    require_file(path)
     if metric is not None and not _METRIC_NAME.fullmatch(metric):
         raise ImportFailedError(f"metric name {metric!r} must look like a Prometheus name (letters, digits, _ and :)")
     found = MetricFileReport(format="", time_format="")
     unlabelled = False
-    spelling = _Spelling([*env.services(), *known])
+    spelling = ServiceSpelling([*env.services(), *known])
     written_series: set[tuple[str, str]] = set()
 
     def rows() -> Iterator[tuple[str, str, str, datetime, float]]:
@@ -257,7 +260,7 @@ def import_metrics(
     )
 
 
-class _Spelling:
+class ServiceSpelling:
     """Service names as already stored: one told in another case takes the stored spelling."""
 
     def __init__(self, known: Iterable[str]) -> None:
@@ -321,7 +324,7 @@ def import_changes(
 ) -> ImportReport:
     """A change feed — deploys, config changes, restarts, scaling — as CSV with a header or JSON
     lines: a time, a service (or ``service``), a kind and a description per row."""
-    _exists(path)
+    require_file(path)
     report = ImportReport(format="", time_format="auto")
     rows: list[ChangeRow] = []
     with path.open("rb") as handle:

@@ -146,7 +146,9 @@ def assemble_composer_input(
         recommended_actions=actions,
         rationale=rationale,
         scope=scope or "",
-        headline=build_headline(lang, evaluation.verdict, allowed, hypotheses, known_services, intent=intent),
+        headline=build_headline(
+            lang, evaluation.verdict, allowed, hypotheses, _services(material, known_services), intent=intent
+        ),
     )
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
 
@@ -162,6 +164,12 @@ def _already_shown(action: str, confirmed: Sequence[str]) -> bool:
         return False
     subjects = [m.group(1) or m.group(0) for m in _SUBJECT.finditer(action)]
     return any(subject.lower() in claim for subject in subjects for claim in confirmed)
+
+
+def _services(material: ExecutorMaterial, known_services: Sequence[str]) -> list[str]:
+    """The services the rule set knows and those the Executor says it examined (the data's)."""
+    examined = material.scope.examined if material.scope is not None else ()
+    return list(dict.fromkeys([*known_services, *examined]))
 
 
 def _allowed_claims(evaluation: VerifierEvaluation, claims: dict[str, ClaimView]) -> list[AllowedClaim]:

@@ -50,7 +50,9 @@ def build_headline(
     text = template_phrases()[lang]
     answering = [c for c in claims if c.answers and not (c.claim_type == "root_cause" and verdict == "REJECT")]
     if answering:
-        return _answer(text, lang, answering[:MAX_ANSWERING], intent, known_services)
+        # a root cause first: it is what "why" asks; then what else answers (none stood out)
+        ranked = sorted(answering, key=lambda c: c.claim_type != "root_cause")
+        return _answer(text, lang, ranked[:MAX_ANSWERING], intent, known_services, others=claims)
     causes = [c for c in claims if c.claim_type == "root_cause" and verdict != "REJECT"]
     cause = min(causes, key=lambda c: _first_time(c, known_services)) if causes else None
     symptoms = _main_symptoms([c for c in claims if c is not cause])
@@ -83,14 +85,28 @@ def _answer(
     answering: Sequence[AllowedClaim],
     intent: Intent | None,
     known_services: Sequence[str],
+    *,
+    others: Sequence[AllowedClaim] = (),
 ) -> str:
-    """The claims that answer the question, as sentences; "is X to blame?" opened with yes (an
-    allowed root cause names X), no (it names another service) or cannot tell (none does)."""
-    sentences = [_bare(c.claim_text) + _suffix(text, c) + text["headline_end"] for c in answering]
+    """The claims that answer the question, as sentences — a root cause with its label first
+    ("most likely cause (inferred): …"); "is X to blame?" opened with yes (an allowed root cause
+    names X), no (it names another service) or cannot tell (none does) — then how bad it was:
+    the largest symptom the answering claims do not already state."""
+    sentences = [
+        _cause(text, "inferred" if c.verification == "reasonable_inference" else "confirmed", c.claim_text)
+        if c.claim_type == "root_cause"
+        else _bare(c.claim_text) + _suffix(text, c) + text["headline_end"]
+        for c in answering
+    ]
     if intent is not None and intent.kind == "blame" and intent.about:
         causes = [_named(c.claim_text, known_services) for c in answering if c.claim_type == "root_cause"]
         key = "blame_unknown" if not causes else "blame_yes" if causes[0] == intent.about else "blame_no"
         sentences.insert(0, text[key].format(service=intent.about))
+    # how bad, of the service the answer names first: another's symptom would read as the same incident
+    named = [s for s in known_services if answering and s in answering[0].claim_text]
+    worst = _main_symptoms([c for c in others if not c.answers and any(s in c.claim_text for s in named)])[:1]
+    if worst and any(c.claim_type == "root_cause" for c in answering) and _factor(worst[0].claim_text):
+        sentences.append(_bare(worst[0].claim_text) + _suffix(text, worst[0]) + text["headline_end"])
     return ("" if lang == "zh" else " ").join(sentences)
 
 

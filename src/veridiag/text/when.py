@@ -9,8 +9,10 @@ run of such tokens found here, never the whole question: its ``search_dates`` fi
 "port 8080" and costs milliseconds on text with no date at all. A thin layer adds what it
 misses (measured with dateparser 1.5.0): Chinese dates without a year ("3月14日" → a wrong
 day), 上周五 / 本周一, parts of the day (凌晨, 下午), N点 clocks and Chinese numerals (两点,
-三点半), durations ("last 2h", 最近两小时), epoch numbers that are not ids, and the words
-around a time that make it a since / before / range window.
+三点半), durations ("last 2h", 最近两小时), epoch numbers that are not ids, English hours
+without am/pm ("at roughly 9", which dateparser reads as no time), and the words around a time
+that make it a since / before / range window or an approximate point with its margin
+("around 21:00", 9点前后一小时: 30 minutes either side unless the question says otherwise).
 """
 
 from __future__ import annotations
@@ -44,11 +46,16 @@ class TimeWindow:
     phrase: str
     kind: TimeKind
     spans: tuple[tuple[int, int], ...]
+    #: The moment asked about when the question names a point in time ("around 21:00",
+    #: 9点左右, "at 21:00", "2 hours ago"): inside the window, which is ``AROUND`` either side of it.
+    at: datetime | None = None
 
 
-#: A point in time P is asked about as [P - 30 min, P + 2 h).
-_BEFORE_POINT = timedelta(minutes=30)
-_AFTER_POINT = timedelta(hours=2)
+#: A point in time P the question asks about is [P − 30 min, P + 30 min): "around 21:00" means
+#: about then, not the evening after it. A margin the question writes itself ("21:00 ± 15 min",
+#: 9点前后一小时, ``when.yaml``) replaces it, up to ``_MAX_MARGIN``.
+AROUND = timedelta(minutes=30)
+_MAX_MARGIN = timedelta(hours=12)
 #: "since P" with no data after P, and "before P", look this far.
 _SIDE = timedelta(hours=2)
 #: An "around" window clipped to the anchor still keeps this much after P.
@@ -136,6 +143,9 @@ class _Clock:
     second: int = 0
     meridiem: bool = False  # written with am/pm: a part of the day does not move it
     zone: tzinfo | None = None  # written with a zone ("14:00 UTC"): it wins over ``tz``
+    #: an English hour on a 12-hour clock without am/pm ("at 9", "9 o'clock"): a part of the day
+    #: says which half; without one it is the half most recently before the anchor
+    twelve: bool = False
 
 
 @dataclass(frozen=True)
@@ -164,11 +174,24 @@ class _Atom:
         return self.moment is not None or self.duration is not None or self.stretch is not None
 
 
+#: The anchor is an end: "now", or the minute just after imported data's newest point (23:59:53
+#: gives 00:00 of the next day). What exists lies before it, so "today" is the day of the instant
+#: just before it — the newest data's day, not the next one that the rounding reached.
+_INSTANT = timedelta(microseconds=1)
+
+
 @dataclass(frozen=True)
 class _Context:
     anchor: datetime  # aware, UTC
-    local: datetime  # the anchor's wall time in ``tz``, naive
+    #: the wall time in ``tz`` of the last instant before the anchor, naive: "today" and the
+    #: parts of the day that have begun are read from it
+    local: datetime
     tz: tzinfo
+
+    @classmethod
+    def at(cls, anchor: datetime, tz: tzinfo) -> _Context:
+        utc = anchor.astimezone(UTC)
+        return cls(utc, (utc - _INSTANT).astimezone(tz).replace(tzinfo=None), tz)
 
     @property
     def today(self) -> date:
@@ -517,9 +540,18 @@ def _zh_day_words(text: str, ctx: _Context) -> Iterator[_Atom]:
         yield _Atom(match.start(), match.end(), day=day, part=part, size=2 if part else 1)
 
 
+# 晚9点, 早8点: one character for the part, only right before a clock (晚了, 早就, 最晚9点 are no part).
+_ZH_SHORT_PARTS = {"晚": "晚上", "早": "早上"}
+_ZH_SHORT_PART = re.compile(
+    rf"(?<![最较較太更很稍])(?P<part>[晚早])(?=\s*(?:[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*(?:[点點]|[:：][0-9]))"
+)
+
+
 def _zh_parts(text: str, ctx: _Context) -> Iterator[_Atom]:
     for match in _ZH_PART.finditer(text):
         yield _Atom(match.start(), match.end(), part=match.group())
+    for match in _ZH_SHORT_PART.finditer(text):  # after the whole words: 晚上 is theirs
+        yield _Atom(match.start(), match.end(), part=_ZH_SHORT_PARTS[match.group("part")])
 
 
 # N点 clocks: dateparser reads none of 10点, 两点, 三点半, 十点十五分, 2点一刻.
@@ -732,6 +764,45 @@ def _read_chunk(text: str, chunk: list[_Token], ctx: _Context) -> _Atom | None:
     return _Atom(start, end, clock=clock)
 
 
+# English hours without minutes or am/pm, which dateparser does not read as times ("at 9", "9
+# o'clock"). A bare number is mostly a count ("about 9 pods", "went up to 9"), so it is an hour
+# only with "o'clock"; after "at" (an approximate word may stand between: "at roughly 9") where
+# the question or a sentence ends or a day or part of the day follows; or after an approximate
+# word right before a day or part of the day ("around 9 last night"). Never as an end of a range
+# ("9 to 10", "between 8 and 9 o'clock"): which half of the day each end is in is not said.
+_EN_HOUR = re.compile(
+    r"(?<![A-Za-z0-9_.:/+#-])(?P<hour>1[0-2]|0?[1-9])(?P<oclock>\s*o['’]?\s*clock(?![A-Za-z]))?"
+    r"(?![0-9:%]|\.[0-9]|\s*[ap]\.?m\.?(?![A-Za-z]))",
+    re.IGNORECASE,
+)
+#: a day or part of the day right after it ("at 9 this morning", "around 9 in the evening")
+_EN_HOUR_DAY_NEXT = re.compile(
+    r"\s*,?\s*(?:(?:this|last)\s+(?:morning|afternoon|evening|night)|tonight|yesterday|today"
+    r"|in\s+the\s+(?:morning|afternoon|evening)|at\s+night)(?![A-Za-z])",
+    re.IGNORECASE,
+)
+_EN_HOUR_END = re.compile(r"\s*(?:$|[?!;)]|\.(?![0-9]))")
+_EN_HOUR_RANGE_NEXT = re.compile(r"\s*(?:-|–|~|to|till|until|and|through|thru)(?![A-Za-z])", re.IGNORECASE)
+_EN_HOUR_RANGE_BEFORE = re.compile(
+    r"[0-9](?:\s*(?:[ap]\.?m\.?|o['’]?\s*clock))?\s*(?:-|–|~|to|till|until|and|through|thru)\s*$", re.IGNORECASE
+)
+
+
+def _en_hours(text: str, ctx: _Context) -> Iterator[_Atom]:
+    words = _point_words()
+    for match in _EN_HOUR.finditer(text):
+        start, end = match.start(), match.end()
+        if _EN_HOUR_RANGE_NEXT.match(text, end) or _before(_EN_HOUR_RANGE_BEFORE, text, start) is not None:
+            continue
+        if not match.group("oclock"):
+            day_next = _EN_HOUR_DAY_NEXT.match(text, end) is not None
+            after_at = _before(words.at, text, start) is not None
+            approximate = _before(words.before, text, start) is not None
+            if not ((after_at and (day_next or _EN_HOUR_END.match(text, end))) or (approximate and day_next)):
+                continue
+        yield _Atom(start, end, clock=_Clock(int(match.group("hour")), twelve=True))
+
+
 _Producer = Callable[[str, _Context], Iterator[_Atom]]
 # Earlier producers claim their words first: "2小时前" is a duration before 前 can mean "before".
 _PRODUCERS: tuple[tuple[_Producer, bool], ...] = (  # (producer, only for text with Chinese)
@@ -745,6 +816,7 @@ _PRODUCERS: tuple[tuple[_Producer, bool], ...] = (  # (producer, only for text w
     (_zh_weekdays, True),
     (_calendar, False),
     (_zh_clocks, True),
+    (_en_hours, False),  # before the parts and dates, which its checks read beside it
     (_en_parts, False),
     (_en_dates, False),
 )
@@ -767,7 +839,7 @@ def _atoms(text: str, ctx: _Context) -> list[_Atom]:
 # --- pieces into expressions, expressions into windows --------------------------------------
 
 # Pieces of one expression stand side by side: 昨天下午两点, "Friday, 3pm", 3月14日的凌晨.
-_JOIN = re.compile(r"[\s,，、]*(?:(?:的|at|on|@)\s*)?", re.IGNORECASE)
+_JOIN = re.compile(r"[\s,，、]*(?:(?:的|at|on|in\s+the|@)\s*)?", re.IGNORECASE)
 
 
 def _merge(left: _Atom, right: _Atom) -> _Atom | None:
@@ -802,7 +874,7 @@ def _expressions(text: str, atoms: list[_Atom]) -> list[_Atom]:
 
 def _clock_offset(clock: _Clock, part: str | None) -> timedelta:
     """The clock's time after its day's midnight, read with the part of the day (下午2点 = 14:00)."""
-    hour = clock.hour
+    hour = clock.hour % 12 if clock.twelve and part else clock.hour
     if part and not clock.meridiem:
         if part == "凌晨" and hour == 12:
             hour = 0
@@ -832,6 +904,13 @@ def _extent(atom: _Atom, ctx: _Context, default_day: date | None = None) -> _Ext
     if atom.moment is not None:
         return _Extent(atom.moment, atom.moment, "point")
     day = atom.day or default_day
+    if atom.clock is not None and atom.clock.twelve and atom.part is None:
+        if day is not None:  # "yesterday at 9": 09:00 or 21:00 — the whole day holds both, a guess would not
+            return _Extent(_aware(_midnight(day), ctx.tz), _aware(_midnight(day + timedelta(1)), ctx.tz), "day")
+        hour = atom.clock.hour % 12  # each reading the most recent at or before the anchor: the later one
+        halves = (replace(atom, clock=replace(atom.clock, hour=h, twelve=False)) for h in (hour, hour + 12))
+        readings = [r for half in halves if (r := _extent(half, ctx)) is not None]
+        return max(readings, key=lambda r: r.start, default=None)
     if atom.clock is not None:
         offset = _clock_offset(atom.clock, atom.part)
         zone = atom.clock.zone or ctx.tz
@@ -857,17 +936,16 @@ def _extent(atom: _Atom, ctx: _Context, default_day: date | None = None) -> _Ext
     return None
 
 
-def around(point: datetime, anchor: datetime) -> tuple[datetime, datetime]:
-    """The window of a point in time P: [P − 30 min, P + 2 h), its end clipped to ``anchor``
-    ("now") but keeping a minute after P. Questions ("at 14:00") and alerts (``startsAt``) alike."""
-    end = point + _AFTER_POINT
+def around(
+    point: datetime, anchor: datetime, *, before: timedelta = AROUND, after: timedelta = AROUND
+) -> tuple[datetime, datetime]:
+    """The window of a point in time P: [P − ``before``, P + ``after``), its end clipped to
+    ``anchor`` ("now": nothing lies after it) but keeping a minute after P, so it always holds P.
+    A question's point is ``AROUND`` either side; the planner gives an alert's start its own."""
+    end = point + after
     if point < anchor:
         end = min(end, max(anchor, point + _MIN_AFTER))
-    return point - _BEFORE_POINT, end
-
-
-def _around(point: datetime, ctx: _Context) -> tuple[datetime, datetime]:
-    return around(point, ctx.anchor)
+    return point - before, end
 
 
 _SINCE_BEFORE = re.compile(
@@ -883,8 +961,6 @@ _UNTIL_BEFORE = re.compile(
     r"(?:(?<![A-Za-z])(?:before|until|till|til|prior\s+to|up\s+to)|截至|截止到?|直到)\s*$", re.IGNORECASE
 )
 _UNTIL_AFTER = re.compile(r"\s*(?:之前|以前|前(?![端台面后後])|为止|為止)")
-_AROUND_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:around|about|approximately)|大约|大概|约)\s*$", re.IGNORECASE)
-_AROUND_AFTER = re.compile(r"\s*(?:左右|前后|前後|上下)")
 _RANGE_GAP = re.compile(r"\s*(?:-|–|—|~|～|〜|to|till|until|through|thru|and|到|至|直到)\s*", re.IGNORECASE)
 _RANGE_BEFORE = re.compile(r"(?:(?<![A-Za-z])(?:between|from)|从|從|自)\s*$", re.IGNORECASE)
 _RANGE_AFTER = re.compile(r"\s*(?:之间|之間|期间|期間|间|間|为止|為止)")
@@ -909,6 +985,7 @@ class _Candidate:
     kind: TimeKind
     spans: tuple[tuple[int, int], ...]
     size: int
+    at: datetime | None = None  # the point asked about, for "around"
 
     @property
     def rank(self) -> tuple[int, int, int]:
@@ -956,15 +1033,59 @@ def _single(text: str, atom: _Atom, ctx: _Context, loan: _Loan | None) -> _Candi
         if kind == "since":
             return _Candidate(point, ctx.anchor if ctx.anchor > point else point + _SIDE, "since", spans, atom.size)
         return _Candidate(point - _SIDE, point, "until", spans, atom.size)
-    if atom.weak:
+    if atom.weak and not _approximate(text, atom):  # 慢了一点 is no time; 一点左右, 大约一点 are
         return None
-    if extent.grain == "point":  # "around 10:00", 10点左右: the same window, the words in the phrase
-        lead, tail = _before(_AROUND_BEFORE, text, atom.start), _after(_AROUND_AFTER, text, atom.end)
-        spans = _spans(atom.start if lead is None else lead, atom.end if tail is None else tail, loan)
-        start, end = _around(extent.start, ctx)
-        return _Candidate(start, end, "around", spans, atom.size)
+    if extent.grain == "point":
+        return _point(text, atom, extent.start, ctx, loan)
     spans = _spans(atom.start, atom.end, loan)
     return _Candidate(extent.start, extent.end, extent.grain, spans, atom.size)
+
+
+def _point(text: str, atom: _Atom, point: datetime, ctx: _Context, loan: _Loan | None) -> _Candidate:
+    """A point in time ("at 21:00", "around 9pm", 9点左右, 大约九点): ``AROUND`` either side of it,
+    or the margin the question writes ("21:00 ± 15 min", 9点前后一小时, "within 10 minutes of
+    21:00"). The words that make it approximate (``when.yaml``) join the phrase only: written or
+    not, a point is asked about as a little before and after it."""
+    words = _point_words()
+    lead, tail = _before(words.before, text, atom.start), _after(words.after, text, atom.end)
+    margin = _margin_after(text, atom.end if tail is None else tail, written_after=tail is not None)
+    if margin is not None:
+        length, tail = margin
+    elif (margin := _margin_before(text, atom.start if lead is None else lead)) is not None:
+        length, lead = margin
+    else:
+        length = AROUND
+    spans = _spans(atom.start if lead is None else lead, atom.end if tail is None else tail, loan)
+    start, end = around(point, ctx.anchor, before=length, after=length)
+    return _Candidate(start, end, "around", spans, atom.size, at=point)
+
+
+def _approximate(text: str, atom: _Atom) -> bool:
+    """An approximate word stands right before or after ``atom``."""
+    words = _point_words()
+    return _before(words.before, text, atom.start) is not None or _after(words.after, text, atom.end) is not None
+
+
+def _margin_after(text: str, position: int, *, written_after: bool) -> tuple[timedelta, int] | None:
+    """A margin written after a point: its length and where it ends. Right after an "after" word
+    (9点前后15分钟) it needs no word of its own; elsewhere a margin word (``±``) comes first."""
+    for pattern in _point_words().margin_after:
+        match = pattern.match(text, position, position + 2 * _LOOK)
+        if match is None or not (written_after or match.group("word")):
+            continue
+        length = _length(match)
+        if length is not None and length <= _MAX_MARGIN:
+            return length, match.end()
+    return None
+
+
+def _margin_before(text: str, position: int) -> tuple[timedelta, int] | None:
+    """ "within 10 minutes of 21:00": the margin's length and where its words start."""
+    match = _point_words().margin_before.search(text, max(0, position - 2 * _LOOK), position)
+    length = _length(match) if match else None
+    if match is None or length is None or length > _MAX_MARGIN:
+        return None
+    return length, match.start()
 
 
 def _between(text: str, lead: int | None, gap: str) -> bool:
@@ -1103,6 +1224,20 @@ def _candidates(text: str, expressions: list[_Atom], ctx: _Context) -> Iterator[
         yield from (c for c in found if c is not None and c.start < c.end)
 
 
+class AroundWords(WordModel):
+    """Words that make a point in time approximate, written before it (around) or after it (左右)."""
+
+    before: list[Word]
+    after: list[Word]
+
+
+class MarginWords(WordModel):
+    """Words that introduce the margin a question gives its point: after it (±) or before it (within)."""
+
+    after: list[Word]
+    before: list[Word]
+
+
 class WhenWords(WordModel):
     """``text/when.yaml``."""
 
@@ -1111,6 +1246,8 @@ class WhenWords(WordModel):
     #: the same, read only in a question with Chinese in it (CST: China there; in English it is as
     #: often US Central, so it is not read)
     in_chinese_text: dict[Word, Word] = Field(default_factory=dict)
+    around: AroundWords
+    margin: MarginWords
 
     @field_validator("zones", "in_chinese_text")
     @classmethod
@@ -1121,11 +1258,57 @@ class WhenWords(WordModel):
 
 
 @lru_cache(maxsize=1)
+def _when_words() -> WhenWords:
+    return bundled_words("veridiag.text", "when.yaml", WhenWords)
+
+
+def _phrase(word: str) -> str:
+    """A listed word as a pattern: its spaces any run of spaces; whole where it begins or ends
+    with a Latin letter ("near" not in "linear")."""
+    body = r"\s+".join(map(re.escape, word.split()))
+    head = r"(?<![A-Za-z])" if word[0].isascii() and word[0].isalpha() else ""
+    tail = r"(?![A-Za-z])" if word[-1].isascii() and word[-1].isalpha() else ""
+    return head + body + tail
+
+
+def _any_phrase(words: list[str]) -> str:
+    return "(?:" + "|".join(_phrase(word) for word in sorted(words, key=len, reverse=True)) + ")"
+
+
+@dataclass(frozen=True)
+class _PointWords:
+    before: re.Pattern[str]  # ends in $: searched right before a point
+    at: re.Pattern[str]  # "at", and an approximate word after it, right before a point
+    after: re.Pattern[str]  # matched right after a point
+    margin_after: tuple[re.Pattern[str], ...]  # (word)? (各)? duration, in English and Chinese counts
+    margin_before: re.Pattern[str]  # word duration "of", ending in $
+
+
+#: A margin's length: the count and unit of a duration (``_length`` reads the groups).
+_EN_MARGIN = rf"(?:{_EN_COUNT}\s*)?(?P<half>half\s+(?:an?\s+)?)?{_EN_UNIT}(?![A-Za-z])"
+_ZH_MARGIN = _ZH_COUNT + _ZH_UNIT
+
+
+@lru_cache(maxsize=1)
+def _point_words() -> _PointWords:
+    """The around and margin words of ``when.yaml`` as patterns."""
+    words = _when_words()
+    margin = rf"(?:[\s,，]*(?P<word>{_any_phrase(words.margin.after)})\s*|\s*)(?:各\s*|each\s+)?"
+    return _PointWords(
+        before=re.compile(_any_phrase(words.around.before) + r"\s*$", re.IGNORECASE),
+        at=re.compile(rf"(?<![A-Za-z])at\s+(?:{_any_phrase(words.around.before)}\s*)?$", re.IGNORECASE),
+        after=re.compile(r"\s*" + _any_phrase(words.around.after), re.IGNORECASE),
+        margin_after=tuple(re.compile(margin + unit, re.IGNORECASE) for unit in (_EN_MARGIN, _ZH_MARGIN)),
+        margin_before=re.compile(_any_phrase(words.margin.before) + rf"\s+{_EN_MARGIN}\s+of\s*$", re.IGNORECASE),
+    )
+
+
+@lru_cache(maxsize=1)
 def _zone_words() -> tuple[re.Pattern[str], dict[str, str], frozenset[str]]:
     """The zone words of ``when.yaml`` as one pattern, each word (as matched, folded) → key, and
     the words read only in Chinese text. A word in capitals is an abbreviation, matched in
     capitals only ("est" is Latin, "EST" a zone); a Latin word matches whole."""
-    words = bundled_words("veridiag.text", "when.yaml", WhenWords)
+    words = _when_words()
     zones = {**words.zones, **words.in_chinese_text}
     parts = []
     for word in sorted(zones, key=len, reverse=True):
@@ -1226,7 +1409,7 @@ def interpret_time(question: str, *, anchor: datetime, tz: tzinfo | str = "UTC")
     if named is not None:  # "北京时间10点": the question's own zone wins over the caller's
         zone = named[0]
     try:
-        ctx = _Context(anchor.astimezone(UTC), anchor.astimezone(zone).replace(tzinfo=None), zone)
+        ctx = _Context.at(anchor, zone)
         expressions = _expressions(text, _atoms(text, ctx))
         best = max(_candidates(text, expressions, ctx), key=lambda c: c.rank, default=None)
     except OverflowError:  # an anchor at the edge of datetime's range
@@ -1236,4 +1419,5 @@ def interpret_time(question: str, *, anchor: datetime, tz: tzinfo | str = "UTC")
     if named is not None:
         best = replace(best, spans=_with_zone(best.spans, text, named[1]))
     phrase = question[best.spans[0][0] : best.spans[-1][1]]
-    return TimeWindow(best.start.astimezone(UTC), best.end.astimezone(UTC), phrase, best.kind, best.spans)
+    at = best.at.astimezone(UTC) if best.at is not None else None
+    return TimeWindow(best.start.astimezone(UTC), best.end.astimezone(UTC), phrase, best.kind, best.spans, at)

@@ -42,6 +42,10 @@ class LogsElsewhere:
     def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]:
         return self.embedded.metrics(service)
 
+    def dependencies(self) -> list[tuple[str, str]]:
+        """The call graph, from the embedded file (no log store holds one)."""
+        return self.embedded.dependencies()
+
     def log_span(self, service: str) -> Span | None:
         return self.logs.log_span(service)
 

@@ -60,7 +60,7 @@ from veridiag.tools.results import ToolCallResult
 MAX_METRICS = 8
 #: Suspects read in detail, and metrics of each (the ones that changed).
 MAX_SUSPECTS = 3
-MAX_SIGNALS = 3
+MAX_SIGNALS = 4
 #: A suspect scored below this is not read in detail (its change is stated by the survey).
 MIN_DETAIL_SCORE = 0.15
 #: Services read in detail when the survey found no suspect and the question named none.
@@ -120,6 +120,8 @@ class _Execution:
     unread_metrics: Counter[str] = field(default_factory=Counter)
     #: The change the question asked what followed ("发布后报错"), when the focus was put after it.
     after_change: ChangeRecord | None = None
+    #: The standout's change (service, time) when its inference over what followed answers.
+    _answered_change: tuple[str, datetime] | None = None
 
     # -- the flow, top to bottom ------------------------------------------------------
 
@@ -129,10 +131,11 @@ class _Execution:
         mentions = self._order(str(order_id)) if order_id and self._has("query_logs", when="order_id") else []
         neighbours = self._neighbours(self.named)
         scope = [*self.named, *neighbours] if neighbours else None
-        survey = self._survey(self.window, None, scope)
+        asked_at = focusing.moment(plan.time.at)
+        survey = self._survey(self.window, asked_at, scope)
         searched = self._terms(plan.terms, self.window) if self._has("query_logs", when="terms") else []
         focus = self._focus(survey, _bursts(searched, self.window), [s.ts for _r, s in mentions], neighbours)
-        if survey is not None and (focus.start, focus.end, focus.at) != (*self.window, None):
+        if survey is not None and (focus.start, focus.end, focus.at) != (*self.window, asked_at):
             survey = self._survey((focus.start, focus.end), focus.at, scope) or survey
         span = (focus.start, focus.end)
         self.findings.clock = Clock(with_date=spans_days(span))
@@ -213,13 +216,17 @@ class _Execution:
             return list(self.named) or (self.catalogue.services()[:MAX_DETAIL] if self.catalogue else [])
         evidence = survey[1]
         suspects = [s.service for s in evidence.suspects[:MAX_SUSPECTS] if s.score >= MIN_DETAIL_SCORE]
-        named = [s for s in self.named if s not in evidence.without_data]
-        involved = list(dict.fromkeys([*named, *suspects]))
+        # a named service without data too: what its data does cover is said where it is read
+        involved = list(dict.fromkeys([*self.named, *suspects]))
         if involved:
             return involved
         if len(evidence.examined) > MAX_DETAIL:
             start, end = self.findings.clock.span(evidence.start, evidence.end)
             self.findings.gap("detail_limited", count=len(evidence.examined), read=MAX_DETAIL, start=start, end=end)
+        if not evidence.examined and self.catalogue is not None:
+            # nothing the survey could read holds data here (a metrics backend it cannot list, a
+            # live window): the services known are read directly, as the backends answer
+            return self.catalogue.services()[:MAX_DETAIL]
         return evidence.examined[:MAX_DETAIL]
 
     def _metrics(
@@ -241,9 +248,11 @@ class _Execution:
             names = [m for _s, m, _u in self.catalogue.metrics(service)]
             if not names and service in self.named:
                 self.findings.gap("no_metrics", service=service)
-            chosen = changed.get(service) or (_by_role(names)[:MAX_METRICS] if service in self.named else [])
-            if not chosen and not changed and survey is None:
-                chosen = names[:MAX_METRICS]
+            # The survey's changed series; a named service's own (to say they stayed quiet); every
+            # involved service's when the survey read no metrics (a backend that cannot list them).
+            unsurveyed = survey is None or survey[1].series == 0
+            wanted = service in self.named or unsurveyed
+            chosen = changed.get(service) or (_by_role(names)[:MAX_METRICS] if wanted else [])
             for metric in chosen:
                 result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(window)})
                 if result is None:
@@ -421,8 +430,17 @@ class _Execution:
         if intent.kind == "onset" and evidence.first is not None and evidence.first_line is not None:
             self.findings.earliest(result, evidence)
             return
-        if evidence.standout:
-            self.findings.culprit(result, evidence, _support(evidence.suspects[0].signals[0], series, logs, changes))
+        cause = _cause_change(changes, _spotted(series, self.window))
+        top = evidence.suspects[0].service if evidence.suspects else None
+        if cause is not None and top in (cause[0][1].service, cause[1][1].service):
+            # a recorded change shortly before the top suspect's change (or made to it) and what
+            # followed it answer, as one inference over both (stated by _state_changes)
+            self._answered_change = (cause[0][1].service, cause[0][1].ts)
+            if not evidence.standout:
+                self.findings.no_standout(result, evidence)
+        elif evidence.standout:
+            lead = evidence.suspects[0].signals[0]
+            self.findings.culprit(result, evidence, _support(lead, series, logs, changes))
         elif evidence.suspects:
             self.findings.no_standout(result, evidence)
         elif evidence.examined:
@@ -537,18 +555,17 @@ class _Execution:
         if self.no_changes is not None:  # no change explains what moved: worth saying
             self.findings.no_changes(*self.no_changes)
         onsets = [item[2].onset for item in spotted]
-        lead = {id(c): _lead(c, onsets) for _r, c in changes}
-        leading = [(r, c) for r, c in changes if lead[id(c)] is not None]
-        ranked = sorted(leading, key=lambda rc: lead[id(rc[1])] or 0.0)
+        ranked = _leading_changes(changes, onsets)
         end = max(item[2].end for item in spotted)
         during = [(r, c) for r, c in changes if min(onsets) + SAME_TIME < c.ts <= end and c.service in services]
         shown = {id(c): (r, c) for r, c in [*ranked[:2], *during[:2]]}
         for result, change in sorted(shown.values(), key=lambda rc: rc[1].ts):
             self.findings.change(result, change)
-        if ranked:
-            cause = ranked[0]
-            effect = _effect_of(cause[1], spotted)
-            self.findings.inference(cause, effect, together=cause[1].ts > effect[2].onset)
+        found = _cause_change(changes, spotted)
+        if found is not None:
+            cause, effect = found
+            answers = self._answered_change == (cause[1].service, cause[1].ts)
+            self.findings.inference(cause, effect, together=cause[1].ts > effect[2].onset, answers=answers)
 
     def _runbooks(self, logs: list[Logs], involved: list[str]) -> None:
         """Runbooks looked up with what was seen — error codes, the dominant templates' words,
@@ -669,6 +686,33 @@ def _lead(change: ChangeRecord, onsets: list[datetime]) -> float | None:
     after = [(onset - change.ts).total_seconds() for onset in onsets if onset >= change.ts - SAME_TIME]
     nearest = min(after, default=None)
     return max(nearest, 0.0) if nearest is not None and nearest <= CAUSE_LEAD.total_seconds() else None
+
+
+def _spotted(series: list[Series], window: tuple[datetime, datetime]) -> list[Spotted]:
+    """The anomalies of the series read that touch ``window``, earliest first."""
+    found = [(r, s, a) for r, s in series for a in s.anomalies if a.onset < window[1] and a.end >= window[0]]
+    return sorted(found, key=lambda item: item[2].onset)
+
+
+def _leading_changes(
+    changes: list[tuple[ToolCallResult, ChangeRecord]], onsets: list[datetime]
+) -> list[tuple[ToolCallResult, ChangeRecord]]:
+    """The changes within ``CAUSE_LEAD`` before an onset, nearest to one first."""
+    lead = {id(c): _lead(c, onsets) for _r, c in changes}
+    return sorted([(r, c) for r, c in changes if lead[id(c)] is not None], key=lambda rc: lead[id(rc[1])] or 0.0)
+
+
+def _cause_change(
+    changes: list[tuple[ToolCallResult, ChangeRecord]], spotted: list[Spotted]
+) -> tuple[tuple[ToolCallResult, ChangeRecord], Spotted] | None:
+    """The change inferred as the cause (the one nearest before an onset, whichever service it
+    touched: a batch job can lock another's database) and the anomaly it is linked to."""
+    if not spotted:
+        return None
+    ranked = _leading_changes(changes, [item[2].onset for item in spotted])
+    if not ranked:
+        return None
+    return ranked[0], _effect_of(ranked[0][1], spotted)
 
 
 def _effect_of(change: ChangeRecord, spotted: list[Spotted]) -> Spotted:

@@ -325,21 +325,22 @@ class Findings:
         anomaly: tuple[ToolCallResult, MetricEvidence, MetricAnomaly],
         *,
         together: bool = False,
+        answers: bool = False,
     ) -> Claim:
         """``together``: the change came within a sample of the onset, not strictly before it."""
         (change_result, record), (metric_result, series, found) = change, anomaly
         text = self.say(
             "inference_with" if together else "inference",
             change_time=self.clock.seconds(record.ts),
+            changed=record.service,
             kind=self.kind(record.kind),
             description=record.description,
             service=series.service,
             metric=series.metric,
             onset=self.clock(found.onset),
         )
-        return self.claim(
-            "root_cause", text, [(change_result, record.line), (metric_result, found.line)], support="indirect"
-        )
+        quotes = [(change_result, record.line), (metric_result, found.line)]
+        return self.claim("root_cause", text, quotes, support="indirect", answers=answers)
 
     def first_mover(
         self,

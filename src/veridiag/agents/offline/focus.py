@@ -103,7 +103,7 @@ def choose(
 ) -> Focus:
     """The period the answer is about."""
     start, end = window
-    at = _moment(plan.time.at)
+    at = moment(plan.time.at)
     if at is not None:  # "around 07:00", an alert's start: the window is already around it
         return Focus(start, end, at, "question")
     if moments:  # the records asked about: their first line, and the change nearest it
@@ -161,7 +161,7 @@ def _distance(candidate: Candidate, moment: datetime) -> float:
     return min(abs((candidate.start - moment).total_seconds()), abs((moment - candidate.end).total_seconds()))
 
 
-def _moment(value: str | None) -> datetime | None:
+def moment(value: str | None) -> datetime | None:
     if not value:
         return None
     return datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -10,8 +10,10 @@ from the data the services actually have.
 - Terms: what the logs are searched for in every service — quoted phrases, codes, exceptions,
   identifiers, HTTP statuses, and the business words of ``terms.yaml`` (下单, wifi, login).
 - Time: the question's own words (``veridiag.text.when``: "2014-03-14", "昨天下午两点",
-  "since 10:00", "last 2h" …) in the configured timezone. Relative words anchor to the asked
-  service's newest data for imported history, to the wall clock for live backends. Without
+  "since 10:00", "last 2h" …) in the configured timezone; a point in time ("around 21:00",
+  9点左右) is 30 minutes either side of it. Relative words anchor to the asked service's newest
+  data for imported history ("today" is that data's day), to the wall clock for live backends.
+  An alert's start gets a longer window after it (``ALERT_AFTER``). Without
   a time the service's recent history is examined and the executor picks its most anomalous
   period.
 """
@@ -58,8 +60,13 @@ LIVE_LOOKBACK = timedelta(hours=12)
 HISTORY_LOOKBACK = timedelta(days=7)
 #: Services examined when the question names none.
 MAX_SERVICES = 8
-#: How far before a point in time its window starts (``text.when``: [P − 30 min, P + 2 h)).
-AROUND_LEAD = timedelta(minutes=30)
+#: An alert's window: [startsAt − 30 min, startsAt + 2 h), cut at "now". Not a question's
+#: ±30 min (``text.when.AROUND``) on purpose: Prometheus sends ``startsAt`` as the moment the rule
+#: fired, after its condition had held for the rule's ``for:`` (pending, often 5–15 min: inside
+#: the 30 minutes before), and the alert is asked about while it still fires, so what follows the
+#: start is the incident itself — a window ending 30 minutes after it would cut off its course.
+ALERT_BEFORE = timedelta(minutes=30)
+ALERT_AFTER = timedelta(hours=2)
 
 
 class Environment(Protocol):
@@ -93,10 +100,8 @@ class Window:
         at: datetime | None = None
         if self.given is not None:
             phrase, kind, at = self.given.source, "given", self.given.at
-        elif self.found is not None:
-            phrase, kind = self.found.phrase, self.found.kind
-            # A point in time ("at 14:00") is 30 minutes into its window: the moment asked about.
-            at = self.start + AROUND_LEAD if kind == "around" else None
+        elif self.found is not None:  # a point in time ("around 21:00") says the moment asked about
+            phrase, kind, at = self.found.phrase, self.found.kind, self.found.at
         else:
             phrase, kind = None, "recent_history"
         return PlanTime(
@@ -217,7 +222,7 @@ class OfflinePlanner:
             anchor = max(latest) if latest else (self.environment.data_end(None) or datetime.now(UTC))
             source = "data of " + ", ".join(services) if latest else "data"
         if given is not None:  # given, not read: the question's own time words do not move it
-            start, end = around(given.at.astimezone(UTC), anchor)
+            start, end = around(given.at.astimezone(UTC), anchor, before=ALERT_BEFORE, after=ALERT_AFTER)
             return Window(start, end, None, anchor, source, given)
         found = interpret_time(question, anchor=anchor, tz=ZoneInfo(self.timezone))
         if found is not None:

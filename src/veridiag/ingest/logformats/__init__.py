@@ -11,7 +11,16 @@ keeps stack traces with their entry, and counts what it could not read in a ``Lo
 
 # Registered in this order, which breaks detection ties: container records before the JSON
 # lines they also are.
-from veridiag.ingest.logformats import container, generic, java, loghub, structured, syslog, web  # noqa: F401
+from veridiag.ingest.logformats import (  # noqa: F401
+    android,
+    container,
+    generic,
+    java,
+    loghub,
+    structured,
+    syslog,
+    web,
+)
 from veridiag.ingest.logformats._base import (
     FORMATS,
     ChangeInfo,

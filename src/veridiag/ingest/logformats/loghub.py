@@ -1,6 +1,8 @@
-"""Shapes from loghub's real systems with no common name: HPC cluster events, HealthApp, Proxifier.
+"""Shapes from loghub's real systems with no common name: HPC cluster events, HealthApp, Proxifier,
+Blue Gene/L.
 
-None of them writes a level (``None``: read as INFO, raised only by the shared severity rule).
+Only BGL writes a level; the others' ``None`` is read as INFO, raised only by the shared
+severity rule.
 """
 
 from __future__ import annotations
@@ -8,7 +10,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 
-from veridiag.ingest.logformats._base import LogFormat, Parsed, register
+from veridiag.ingest.logformats._base import LEVEL_WORD_RE, Level, LogFormat, Parsed, level_of, register
 
 
 @register
@@ -69,3 +71,37 @@ class Proxifier(LogFormat):
         except ValueError:
             return None
         return self.aware(naive), None, program, message, None, None
+
+
+@register
+class Bgl(LogFormat):
+    """loghub BGL (Blue Gene/L RAS log): ``- 1117838570 2005.06.03 R02-M1-N0-C:J12-U11
+    2005-06-03-15.42.50.675872 R02-M1-N0-C:J12-U11 RAS KERNEL INFO msg`` — alert label, epoch,
+    date, node, local time, node again, type, component, level (INFO … SEVERE, ERROR, FAILURE,
+    FATAL), message.
+
+    The time is the epoch (the local time beside it is the machine's zone) with the local
+    time's microseconds when both agree on the second. An alert label other than ``-``
+    (``APPREAD``, ``KERNDTLB`` …) is the operators' mark that the line was an alert: ERROR at
+    least, as for Thunderbird; the written level is otherwise kept.
+    """
+
+    id = "bgl"
+    title = "Blue Gene/L RAS log (loghub BGL)"
+    _line = re.compile(
+        r"(?P<label>\S+) (?P<epoch>\d{9,11}) \d{4}\.\d\d\.\d\d \S+ "
+        r"\d{4}-\d\d-\d\d-\d\d\.(?P<mm>\d\d)\.(?P<ss>\d\d)\.(?P<micro>\d{6}) \S+ \S+ (?P<component>\S+) "
+        rf"(?P<level>{LEVEL_WORD_RE})(?: (?P<message>.*))?"
+    )
+
+    def parse(self, line: str) -> Parsed | None:
+        match = self._line.match(line)
+        if match is None:
+            return None
+        moment = datetime.fromtimestamp(int(match["epoch"]), UTC)
+        if (moment.minute, moment.second) == (int(match["mm"]), int(match["ss"])):
+            moment = moment.replace(microsecond=int(match["micro"]))
+        level: Level = level_of(match["level"])
+        if match["label"] != "-":
+            level = "ERROR"
+        return moment, level, match["component"], match["message"] or "", None, None

@@ -59,6 +59,16 @@ class ChangeRow:
     source: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class EdgeRow:
+    """One call-graph edge as a source file states it: ``caller`` calls ``callee``."""
+
+    caller: str
+    callee: str
+    weight: float
+    source: str
+
+
 @dataclass
 class Written:
     added: int = 0
@@ -272,6 +282,25 @@ def add_changes(conn: sqlite3.Connection, rows: Iterable[ChangeRow]) -> Written:
             ),
         )
         if cursor.rowcount:
+            written.added += 1
+        else:
+            written.duplicates += 1
+    conn.execute(_MARK_LOADED)
+    return written
+
+
+def add_edges(conn: sqlite3.Connection, rows: Iterable[EdgeRow]) -> Written:
+    """Store call-graph edges; an edge a source already states with the same weight is a
+    duplicate, another weight replaces it (a source imported again)."""
+    written = Written()
+    for row in rows:
+        before = conn.total_changes
+        conn.execute(
+            "INSERT INTO call_edge VALUES (?,?,?,?) ON CONFLICT(caller, callee, source)"
+            " DO UPDATE SET weight=excluded.weight WHERE weight != excluded.weight",
+            (row.caller, row.callee, row.source, float(row.weight)),
+        )
+        if conn.total_changes > before:
             written.added += 1
         else:
             written.duplicates += 1

@@ -4,7 +4,8 @@ Version 1 held raw lines only. Version 2 adds what real imports need: the compon
 template of each line, whether the importer understood it, an idempotency key (re-importing a
 file adds nothing), mined templates with the miner's state per service, and structured change
 events. Version 3 counts the lines that wrote no level, version 4 keeps a line's trace and span
-ids. Opening an older file migrates it in place; nothing already imported is lost.
+ids, version 5 the call graph. Opening an older file migrates it in place; nothing already
+imported is lost.
 
 Lines are searched, never ranked, so the full-text index keeps no column sizes (a fifth faster
 to fill, measured). The key sits in the (service, ts) index rather than an index of its own: lines arrive in time
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = 4
+VERSION = 5
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -64,6 +65,15 @@ _V4_COLUMNS = (
     "ALTER TABLE log_line ADD COLUMN trace_id TEXT",
     "ALTER TABLE log_line ADD COLUMN span_id TEXT",
 )
+
+# Version 5: the call graph (``data import-dependencies``): who calls whom, as each source file
+# says (its name), with a weight (calls counted in spans, or the file's own). A source imported
+# again replaces its weights; the graph is the edges of every source.
+_V5_TABLES = """
+CREATE TABLE IF NOT EXISTS call_edge(
+    caller TEXT NOT NULL, callee TEXT NOT NULL, source TEXT NOT NULL, weight REAL NOT NULL,
+    PRIMARY KEY(caller, callee, source)) WITHOUT ROWID;
+"""
 
 
 #: A ``log_minute`` row spans this long: shorter than a burst gap, so bursts come out of it exactly.
@@ -160,6 +170,7 @@ def migrate(conn: sqlite3.Connection) -> bool:
     if "trace_id" not in {row[1] for row in conn.execute("PRAGMA table_info(log_line)")}:
         for statement in _V4_COLUMNS:
             conn.execute(statement)
+    conn.executescript(_V5_TABLES)
     conn.execute(f"PRAGMA user_version={VERSION}")
     conn.commit()
     untemplated = conn.execute("SELECT 1 FROM log_line WHERE template_id IS NULL LIMIT 1").fetchone()
