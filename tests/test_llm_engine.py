@@ -271,7 +271,8 @@ def test_llm_planner_cannot_invent_a_service_or_window(
     result = _pipeline(store, demo_env, tmp_path, {"planner": planner}).run(QUESTION)
     session = store.get_session(result.session_id)
     assert session is not None and session.plan is not None
-    assert session.plan["services"] == ["order-service", "payment-service"]  # the draft's, from 订单 and 支付
+    # the draft's: no service named, 订单 and 支付 point at two (a hint, never the scope)
+    assert session.plan["services"] == [] and session.plan["pointed_services"] == ["order-service", "payment-service"]
     assert session.plan["start"] == "2026-06-30T16:00:00Z"  # the draft's: a week back from the data's end
     assert set(_calls(result, "planner")[0]["usage"]["kept_from_draft"]) == {"skill", "service", "start", "end"}
 

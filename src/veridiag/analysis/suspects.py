@@ -48,9 +48,10 @@ Reason = Literal["before_window", "first_rows", "single_point", "too_small"]
 
 #: Points of a series before an onset without which there is nothing to compare it with.
 MIN_LEAD_POINTS = 10
-#: Points of history before the window that let the window be judged against it; with fewer,
-#: the series' own level shifts are found instead.
+#: Points of history before the window that let the window be judged against it; with fewer
+#: and more than this share of the series out of line, its own level shifts are found instead.
 HISTORY_POINTS = 30
+MOST_OF_IT = 0.2
 #: Points an episode must span: one point is a blip, never a culprit's signature.
 MIN_EPISODE_POINTS = 2
 #: The smallest change that counts, on the 0–1 size scale (a ×1.26 factor, or 4 points of 100 %).
@@ -247,9 +248,12 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
         return
     finite = sorted((m, v) for m, v in item.points if isinstance(v, float) and math.isfinite(v))
     times = [moment for moment, _v in finite]
-    if sum(1 for moment in times if moment < question.start) >= HISTORY_POINTS:
-        episodes = detect_anomalies(finite, window=(question.start, question.end)).anomalies
-    else:  # no history to judge against: where the series' own level shifts (changepoints.py)
+    episodes = detect_anomalies(finite, window=(question.start, question.end)).anomalies
+    history = sum(1 for moment in times if moment < question.start)
+    flagged = sum(e.points for e in episodes)
+    if history < HISTORY_POINTS and flagged > MOST_OF_IT * len(finite):
+        # No history before the window, and what stands out is much of the series: it is its
+        # own baseline no longer (an incident in a short file) — where its level shifts instead.
         episodes = [e for e in level_shifts(finite) if e.onset < question.end and e.end >= question.start]
     percent = is_percent(item.unit)
     for found in episodes:

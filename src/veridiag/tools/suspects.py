@@ -23,6 +23,8 @@ from veridiag.analysis.suspects import (
     BEFORE_AT,
     MIN_EPISODE_POINTS,
     MIN_LEAD_POINTS,
+    MIN_STANDOUT,
+    STANDOUT_RATIO,
     ChangeInput,
     Excluded,
     Level,
@@ -51,8 +53,12 @@ from veridiag.tools.records import (
 )
 from veridiag.tools.results import ToolOutput
 
-#: History read before the window for each series' baseline; log lines read before it.
-SERIES_LEAD = timedelta(hours=6)
+#: History read before the window for each series' baseline: as much as a budget of point reads
+#: allows across the series (at one point a minute), between these bounds — a few series get two
+#: weeks (a daily rhythm shows), fifty services' thousand series six hours (a survey in ~1 s).
+SERIES_BUDGET = 250_000
+SERIES_LEAD = (timedelta(hours=6), timedelta(days=14))
+#: Log lines read before the window.
 LOG_LEAD = timedelta(hours=1)
 #: Suspects, signals per suspect and changes not counted that the output lists (the counts of
 #: the rest are stated).
@@ -172,14 +178,18 @@ class SuspectSearch:
         catalogue: SeriesCatalogue, services: Sequence[str], start: datetime, end: datetime
     ) -> list[SeriesInput]:
         """Every series of the services that has points in the window, with its history before it."""
+        listed = [
+            (service, metric, unit)
+            for service in services
+            for _service, metric, unit in catalogue.metrics(service)
+            if family_of(metric).role != "context"
+        ]
+        lead = min(max(timedelta(minutes=SERIES_BUDGET / max(1, len(listed))), SERIES_LEAD[0]), SERIES_LEAD[1])
         found = []
-        for service in services:
-            for _service, metric, unit in catalogue.metrics(service):
-                if family_of(metric).role == "context":
-                    continue
-                read = catalogue.series_points(service, metric, unit, start - SERIES_LEAD, end)
-                if read is not None and any(start <= moment < end for moment, _v in read.points):
-                    found.append(SeriesInput(service, metric, read.unit, read.points, events=read.events))
+        for service, metric, unit in listed:
+            read = catalogue.series_points(service, metric, unit, start - lead, end)
+            if read is not None and any(start <= moment < end for moment, _v in read.points):
+                found.append(SeriesInput(service, metric, read.unit, read.points, events=read.events))
         return found
 
     def _logs(
@@ -427,8 +437,10 @@ def _verdict(report: SuspectReport) -> str:
         why = f"its change is explained by {', '.join(top.explained_by)}"
     elif top.signals[0].role != "cause":
         why = f"its change ({top.signals[0].family}) shows where a fault is felt, not where it started"
-    else:
+    elif len(report.suspects) > 1 and top.score < STANDOUT_RATIO * report.suspects[1].score:
         why = "the first two are close"
+    else:
+        why = f"its change is small (a score below {MIN_STANDOUT})"
     return f"verdict: no service stands out: {top.service} changed most (score {top.score:.2f}{runner}), but {why}"
 
 

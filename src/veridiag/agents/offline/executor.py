@@ -438,6 +438,8 @@ class _Execution:
             self._answered_change = (cause[0][1].service, cause[0][1].ts)
             if not evidence.standout:
                 self.findings.no_standout(result, evidence)
+        elif intent.kind == "abnormal" and evidence.suspects:  # what is wrong, not where it started
+            self.findings.most_changed(result, evidence)
         elif evidence.standout:
             lead = evidence.suspects[0].signals[0]
             self.findings.culprit(result, evidence, _support(lead, series, logs, changes))

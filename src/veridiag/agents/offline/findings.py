@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import model_validator
 
+from veridiag.analysis.suspects import STANDOUT_RATIO
 from veridiag.contracts.executor_v2 import (
     Claim,
     EvidenceBinding,
@@ -378,13 +379,22 @@ class Findings:
             why = self.say("why_explained", others=self.say("list_separator").join(top.explained_by))
         elif lead.role != "cause":
             why = self.say("why_effect", family=self.family(lead.family))
+        elif len(evidence.suspects) > 1 and top.score < STANDOUT_RATIO * evidence.suspects[1].score:
+            why = self.say("why_close", next=evidence.suspects[1].service)
         else:
-            why = self.say("why_close", next=evidence.suspects[1].service if len(evidence.suspects) > 1 else "")
+            why = self.say("why_small")
         text = self.say("no_standout", service=top.service, what=self.signal(lead), why=why)
         quotes = [(survey, top.line), (survey, evidence.verdict_line)]
         if len(evidence.suspects) > 1:
             quotes.append((survey, evidence.suspects[1].line))
         return self.claim("symptom", text, quotes, answers=True)
+
+    def most_changed(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
+        """What is abnormal, asked as such: the service that changed most and how — no origin."""
+        top = evidence.suspects[0]
+        start, end = self.clock.span(evidence.start, evidence.end)
+        text = self.say("most_changed", service=top.service, what=self.signal(top.signals[0]), start=start, end=end)
+        return self.claim("symptom", text, [(survey, top.line), (survey, evidence.line)], answers=True)
 
     def nothing_changed(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
         start, end = self.clock.span(evidence.start, evidence.end)

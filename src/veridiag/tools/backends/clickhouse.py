@@ -400,11 +400,13 @@ class ClickHouseLogs:
         layout = self.layout
         start_ms, end_ms = ms(start), ms(end)
         notes: list[str] = []
+        searched: str | None = None
         where, tally, total = self._search(args, start_ms, end_ms, terms)
         if not tally.groups and args.query and has_cjk(args.query):
             fallback = fallback_terms(args.query)
             if fallback:
                 where, tally, total = self._search(args, start_ms, end_ms, [part.split(" ") for part in fallback])
+                searched = " ".join(fallback)
                 notes.append(
                     f"no line contains the Chinese words of {args.query!r}; searched {' '.join(fallback)!r} instead"
                 )
@@ -436,7 +438,8 @@ class ClickHouseLogs:
         templates = self._templates(where, tally, seen)
         bursts = group_spans(tally.spans())
         unparsed = self._unparsed(start_ms, end_ms, args.service) if layout.attributes else 0
-        found = FoundLines(matched, by_level, templates, bursts, samples, unparsed, counted if total else None)
+        counted_only = counted if total else None
+        found = FoundLines(matched, by_level, templates, bursts, samples, unparsed, counted_only, searched)
         unleveled = None
         if args.level is None and not terms:  # every line of the window was tallied
             unleveled = (tally.unleveled, matched) if args.service and tally.unleveled else None

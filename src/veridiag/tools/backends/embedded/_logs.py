@@ -18,7 +18,7 @@ from veridiag.text.units import NUMBER
 from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.embedded._ingest import ms
 from veridiag.tools.backends.embedded._schema import MINUTE_MS
-from veridiag.tools.records import Burst, LogEvidence, LogSample, Span, Unleveled
+from veridiag.tools.records import Burst, LogSample, Span, Unleveled
 from veridiag.tools.render import TemplateRow, group_spans, imported_unleveled, logs_output
 from veridiag.tools.results import ToolOutput
 
@@ -380,13 +380,10 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
         samples=samples,
         unparsed=_unparsed(conn, start_ms, end_ms, args.service),
         counted=counted,
+        searched=searched,
     )
     over_time = tally.over_time(start_ms, end_ms)
-    output = lines_output(request, found, args.limit, notes, span=span, unleveled=levels, counts_over_time=over_time)
-    for found_lines in output.evidence:
-        if isinstance(found_lines, LogEvidence):
-            found_lines.searched = searched
-    return output
+    return lines_output(request, found, args.limit, notes, span=span, unleveled=levels, counts_over_time=over_time)
 
 
 def log_request(args: QueryLogsArgs, start: datetime, end: datetime) -> dict[str, str | None]:
@@ -406,6 +403,8 @@ class FoundLines:
     samples: Sequence[LogSample]
     unparsed: int
     counted: int | None = None
+    #: The words searched instead of a query's Chinese words that no line held (their English).
+    searched: str | None = None
 
 
 def lines_output(
@@ -453,6 +452,7 @@ def lines_output(
         counts_over_time=counts_over_time,
         paths=paths,
     )
+    evidence.searched = found.searched
     return ToolOutput(
         status="ok",
         text=rendered.text,
