@@ -24,6 +24,8 @@ class BenchOptions:
     quick: bool = False
     #: A database for the benchmarks that store sessions (``api``); None: a fresh SQLite file.
     database_url: str | None = None
+    #: What a long benchmark is doing now (``rca``: building the baseline's environment, the day).
+    progress: Callable[[str], None] | None = None
 
 
 def _api(options: BenchOptions) -> api.ApiBench:
@@ -49,6 +51,13 @@ def _clickhouse(options: BenchOptions) -> BaseModel:
     return clickhouse.run(lines=20_000, repeats=2) if options.quick else clickhouse.run(large_lines=10_000_000)
 
 
+def _rca(options: BenchOptions) -> BaseModel:
+    """veridiag and RCAEval's BARO / n-sigma naming the culprit of the Nezha fault injections."""
+    from veridiag.bench import rca  # the pipeline and the baseline's driver: only for this one
+
+    return rca.run(quick=options.quick, progress=options.progress)
+
+
 #: name → run with the given options.
 BENCHMARKS: dict[str, Callable[[BenchOptions], BenchResult]] = {
     "gatekeeper": lambda o: gatekeeper.run(repeats=10, baseline_repeats=1) if o.quick else gatekeeper.run(),
@@ -58,7 +67,14 @@ BENCHMARKS: dict[str, Callable[[BenchOptions], BenchResult]] = {
     "startup": lambda o: startup.run(repeats=3) if o.quick else startup.run(),
     "sessions": lambda o: sessions.run(sessions=2_000, repeats=20) if o.quick else sessions.run(),
     "clickhouse": _clickhouse,
+    "rca": _rca,
 }
+
+
+def _detail(name: str, progress: Callable[[str], None] | None) -> Callable[[str], None] | None:
+    if progress is None:
+        return None
+    return lambda text: progress(f"{name}: {text}")
 
 
 class Machine(BaseModel):
@@ -82,11 +98,11 @@ def run_benchmarks(
     unknown = [name for name in names if name not in BENCHMARKS]
     if unknown:
         raise KeyError(f"unknown benchmark {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
-    options = BenchOptions(quick=quick, database_url=database_url)
     results: JsonObject = {}
     for name in names:
         if progress:
             progress(name)
+        options = BenchOptions(quick=quick, database_url=database_url, progress=_detail(name, progress))
         report = BENCHMARKS[name](options)
         results[name] = report.model_dump(mode="json") if isinstance(report, BaseModel) else report
     results["machine"] = machine().model_dump()
