@@ -50,8 +50,10 @@ def build_headline(
     text = template_phrases()[lang]
     answering = [c for c in claims if c.answers and not (c.claim_type == "root_cause" and verdict == "REJECT")]
     if answering:
-        # a root cause first: it is what "why" asks; then what else answers (none stood out)
-        ranked = sorted(answering, key=lambda c: c.claim_type != "root_cause")
+        # what the data lacks first (a named service without any), then a root cause — what "why"
+        # asks — then what else answers (that none stood out)
+        order = {"observation": 0, "root_cause": 1}
+        ranked = sorted(answering, key=lambda c: order.get(c.claim_type, 2))
         return _answer(text, lang, ranked[:MAX_ANSWERING], intent, known_services, others=claims)
     causes = [c for c in claims if c.claim_type == "root_cause" and verdict != "REJECT"]
     cause = min(causes, key=lambda c: _first_time(c, known_services)) if causes else None

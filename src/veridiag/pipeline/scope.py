@@ -64,7 +64,7 @@ def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
     """What was examined, exactly: every service with data (how many), or the named services
     with their callers and callees; a named service without data is said to have none."""
     services = plan.examined_services
-    missing = [s for s in services if s in scope.without_data]
+    missing = [s for s in [*services, *plan.unknown_services] if s in scope.without_data]
     if scope.examined and scope.surveyed:
         said = words["all_with_data"].format(count=len(scope.examined))
         if services:
