@@ -36,6 +36,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from itertools import pairwise
 from typing import Literal
 
 from veridiag.analysis.anomaly import detect_anomalies
@@ -246,7 +247,9 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
     if item.events:
         _qualify_events(question, item, family, gathered)
         return
-    finite = sorted((m, v) for m, v in item.points if isinstance(v, float) and math.isfinite(v))
+    finite = [(m, v) for m, v in item.points if isinstance(v, float) and math.isfinite(v)]
+    if any(a[0] > b[0] for a, b in pairwise(finite)):  # backends give time order; anything else is sorted
+        finite.sort()
     times = [moment for moment, _v in finite]
     episodes = detect_anomalies(finite, window=(question.start, question.end)).anomalies
     history = sum(1 for moment in times if moment < question.start)

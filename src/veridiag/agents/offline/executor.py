@@ -33,6 +33,7 @@ from veridiag.agents.offline.skills import catalog, term_words
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.analysis.signatures import family_of
+from veridiag.analysis.suspects import AFTER_AT, BEFORE_AT
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.executor_v2 import ExecutorEvidenceV2, Hypothesis, RecommendedAction
 from veridiag.contracts.material import ExecutorScope
@@ -131,11 +132,12 @@ class _Execution:
         mentions = self._order(str(order_id)) if order_id and self._has("query_logs", when="order_id") else []
         neighbours = self._neighbours(self.named)
         scope = [*self.named, *neighbours] if neighbours else None
-        asked_at = focusing.moment(plan.time.at)
+        # the moment asked ("around 07:00"), or when the question says it began ("since 10:00")
+        asked_at = focusing.moment(plan.time.at) or (self.window[0] if plan.time.kind == "since" else None)
         survey = self._survey(self.window, asked_at, scope)
         searched = self._terms(plan.terms, self.window) if self._has("query_logs", when="terms") else []
         focus = self._focus(survey, _bursts(searched, self.window), [s.ts for _r, s in mentions], neighbours)
-        if survey is not None and (focus.start, focus.end, focus.at) != (*self.window, asked_at):
+        if survey is not None and _moved(focus, asked_at):  # ranked again for the moment chosen
             survey = self._survey((focus.start, focus.end), focus.at, scope) or survey
         span = (focus.start, focus.end)
         self.findings.clock = Clock(with_date=spans_days(span))
@@ -764,6 +766,14 @@ def _failure_like(logs: LogEvidence) -> TemplateCount | None:
     """The commonest template that reads as a failure (``failure_words``), if any."""
     words = [w.lower() for w in catalog().failure_words]
     return next((t for t in logs.templates if any(w in t.template.lower() for w in words)), None)
+
+
+def _moved(focus: focusing.Focus, asked_at: datetime | None) -> bool:
+    """Whether the focus is about another moment than the survey was ranked for: none was, or
+    the chosen change began outside the span that counts in full around it."""
+    if focus.at is None:
+        return False
+    return asked_at is None or not (asked_at - BEFORE_AT <= focus.at <= asked_at + AFTER_AT)
 
 
 def _variants(term: str) -> list[str]:
