@@ -311,3 +311,20 @@ def test_numbers_in_the_output_are_written_as_format_value_writes_them(
 ) -> None:
     text, _evidence = search(demo, start="2026-07-07T09:30:00Z", end="2026-07-07T10:30:00Z", at="2026-07-07T10:00:00Z")
     assert not re.search(r"\d\.\d{3,}", text)  # rounded as every other output rounds them
+
+
+class _Unlisted:
+    """A metrics backend that cannot list its series (Prometheus, as far as the survey goes)."""
+
+    name = "prometheus"
+
+
+def test_a_metrics_backend_that_cannot_list_its_series_is_said_not_surveyed(demo: EmbeddedEnvironment) -> None:
+    search = SuspectSearch(_Unlisted(), demo, demo, now=demo.now())  # type: ignore[arg-type]
+    args = RankSuspectsArgs(start="2026-07-07T09:30:00Z", end="2026-07-07T10:30:00Z", at="2026-07-07T10:00:00Z")
+    output = search.run(args)
+    [evidence] = output.evidence
+    assert isinstance(evidence, SuspectEvidence) and evidence.series == 0
+    assert "metrics not surveyed: the prometheus backend cannot list its series" in evidence.line
+    # the logs and the change feed still rank payment-service first
+    assert evidence.suspects[0].service == "payment-service"

@@ -146,7 +146,8 @@ class SuspectSearch:
         question = Question(start=start, end=end, at=at, edges=edges)
         report = rank_suspects(question, series, logs, changes, [s for s in services if s in with_data])
         levels = rank_levels(question, series, args.by) if args.by else []
-        evidence, text = _render(question, report, without, every=listed is None, graph=bool(edges))
+        unread = [] if catalogue else [getattr(self.metrics, "name", "metrics")]
+        evidence, text = _render(question, report, without, every=listed is None, graph=bool(edges), unread=unread)
         if args.by:
             evidence, text = _with_levels(evidence, text, args.by, levels)
         return ToolOutput(
@@ -231,7 +232,13 @@ class SuspectSearch:
 
 
 def _render(
-    question: Question, report: SuspectReport, without: list[str], *, every: bool, graph: bool
+    question: Question,
+    report: SuspectReport,
+    without: list[str],
+    *,
+    every: bool,
+    graph: bool,
+    unread: Sequence[str] = (),
 ) -> tuple[SuspectEvidence, str]:
     scope = "every service with data in the window" if every else "the services asked about"
     moment = f" at {iso(question.at)}" if question.at else ""
@@ -239,6 +246,7 @@ def _render(
         f"rank_suspects {iso(question.start)} – {iso(question.end)}{moment}: examined {len(report.examined)} "
         f"services ({scope}), {report.series} metric series"
         + ("" if graph else "; no dependency list or traces: callers and callees unknown")
+        + "".join(f"; metrics not surveyed: the {name} backend cannot list its series" for name in unread)
     )
     near = (
         f"; changes from {_minutes(BEFORE_AT)} before to {_minutes(AFTER_AT)} after {iso(question.at)} count in full"
