@@ -5,6 +5,7 @@ and a model's fabrications never reaching the final answer."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -521,3 +522,64 @@ def test_a_cause_the_model_calls_a_symptom_is_not_confirmed(store: SessionStore,
     assert result.verdict != "PASS"
     assert evaluation["composer_input"]["allowed_claims"] == []
     assert [h["hypothesis_text"] for h in evaluation["composer_input"]["allowed_hypotheses"]] == [cause]
+
+
+def test_a_model_executor_calls_rank_suspects_and_its_culprit_is_an_inference(
+    store: SessionStore, demo_env: EmbeddedEnvironment, tmp_path: Path
+) -> None:
+    """The culprit search is a model's tool too: its output is stored and cited like any other,
+    and a culprit quoted from it over two invocations is allowed as an inference, never as a
+    confirmed fact."""
+    window = {"start": "2026-07-07T09:30:00Z", "end": "2026-07-07T10:30:00Z"}
+
+    def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        returns = _returns(messages)
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart("rank_suspects", {**window, "at": "2026-07-07T10:00:00Z"})])
+        if len(returns) == 1:
+            args = {"service": "payment-service", "metric": "hikaricp_connections_pending", **window}
+            return ModelResponse(parts=[ToolCallPart("query_metrics", args)])
+        ids = [int(m) for m in re.findall(r'invocation_id="(\d+)"', "\n".join(returns))]
+        survey, metrics = returns[0], returns[1]
+        top = next(line for line in survey.splitlines() if line.startswith("#1 payment-service (score"))
+        verdict = next(line for line in survey.splitlines() if line.startswith("verdict:"))
+        anomaly = next(line for line in metrics.splitlines() if line.startswith("anomaly 1:"))
+        culprit = {
+            "claim_id": "c1",
+            "claim_type": "root_cause",
+            "claim_text": (
+                "payment-service 最先出问题：hikaricp_connections_pending 从 0 connections 升至 37 connections"
+            ),
+            "support_level": "indirect",
+            "answers": True,
+            "evidence_bindings": [
+                {
+                    "source_type": "tool_trace",
+                    "tool_name": "rank_suspects",
+                    "source_invocation_ids": [ids[0]],
+                    "evidence_excerpt": top,
+                },
+                {
+                    "source_type": "tool_trace",
+                    "tool_name": "rank_suspects",
+                    "source_invocation_ids": [ids[0]],
+                    "evidence_excerpt": verdict,
+                },
+                {
+                    "source_type": "tool_trace",
+                    "tool_name": "query_metrics",
+                    "source_invocation_ids": [ids[1]],
+                    "evidence_excerpt": anomaly,
+                },
+            ],
+        }
+        return ModelResponse(parts=[TextPart(_v2([culprit]))])
+
+    result = _pipeline(store, demo_env, tmp_path, {"executor": script}).run(QUESTION)
+    assert result.status == "completed", result.answer
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
+    labels = {c["claim_id"]: c["verification"] for c in evaluation["claim_checks"]}
+    assert labels["c1"] == "reasonable_inference", evaluation["claim_checks"]
+    assert evaluation["composer_input"]["headline"].startswith("最可能的原因（推断）：payment-service 最先出问题")
+    tools = [i.tool_name for i in store.list_invocations(result.session_id)]
+    assert tools[:2] == ["rank_suspects", "query_metrics"]
