@@ -434,16 +434,21 @@ def data_import_traces(
 
 @data_app.command("formats")
 def data_formats(as_json: JsonOption = False) -> None:
-    """The log formats ``import-logs`` detects (``--format`` takes these ids)."""
+    """The log formats ``import-logs`` detects and the span formats ``import-traces`` reads
+    (``--format`` of each takes these ids)."""
     from veridiag.ingest.logformats import FORMATS
+    from veridiag.ingest.spanfiles import SPAN_FORMATS
 
-    rows = [{"id": fmt_id, "title": str(cls.title)} for fmt_id, cls in sorted(FORMATS.items())]
+    rows = [
+        {"id": fmt_id, "title": str(cls.title), "command": "import-logs"} for fmt_id, cls in sorted(FORMATS.items())
+    ]
+    rows += [{"id": fmt_id, "title": title, "command": "import-traces"} for fmt_id, title in SPAN_FORMATS.items()]
     if as_json:
         print_json(rows)
         return
-    table = Table("id", "format")
+    table = Table("id", "format", "for")
     for row in rows:
-        table.add_row(row["id"], row["title"])
+        table.add_row(row["id"], row["title"], row["command"])
     out.print(table)
 
 
@@ -466,12 +471,14 @@ def data_info(as_json: JsonOption = False) -> None:
 
     env = embedded_environment(settings())
     edges = env.dependencies()
+    spans = env.span_summary()
     info = {
         "path": str(env.path),
         "now": env.now().isoformat(),
         "services": env.services(),
         "metrics": [f"{s}/{m} ({u})" for s, m, u in env.metrics()],
         "dependencies": {"edges": len(edges), "services": len({end for edge in edges for end in edge})},
+        "spans": {"spans": spans[0], "traces": spans[1]} if spans else {"spans": 0, "traces": 0},
         "data": {service: env.describe(service) for service in env.services()},
     }
     if as_json:
@@ -482,6 +489,12 @@ def data_info(as_json: JsonOption = False) -> None:
     out.print("metrics: " + ", ".join(info["metrics"]))
     called = len({end for edge in edges for end in edge})
     out.print(f"dependencies: {len(edges)} edges between {called} services" if edges else "dependencies: none")
+    out.print(
+        f"spans: {spans[0]} of {spans[1]} traces, as the series span_rate, span_duration_p90, span_self_time_p90"
+        " (span_errors where they state a status)"
+        if spans
+        else "spans: none"
+    )
     for service in env.services():
         for line in env.describe(service):
             out.print(f"  {line}")
