@@ -186,6 +186,35 @@ def test_a_file_imported_again_adds_nothing(tmp_path: Path) -> None:
         assert result.report is not None and result.report.imported == result.report.points == 0
 
 
+def test_a_span_stated_again_otherwise_takes_its_new_values(tmp_path: Path) -> None:
+    """A file imported again after an edit — spans of another service, one longer, one of another
+    pod — leaves the series of the edited spans, with no point left where no span supports it."""
+    rows = rows_of(BEFORE)
+    env = environment(tmp_path)
+    import_traces(env, write_rows(tmp_path / "spans.csv", rows))
+    edited = [dict(row) for row in rows]
+    # all of ts-inside-payment-service's spans (three, at 10:03:14) said to be another service's:
+    # their times, and so the file's reach, stay as they were — only the spans say that
+    # ts-inside-payment-service has nothing in 10:03 any more
+    moving = [row for row in edited if workload_of(row["PodName"]) == "ts-inside-payment-service"]
+    assert len({int(row["StartTimeUnixNano"]) // MINUTE_NS for row in moving}) == 1
+    for row in moving:
+        row["PodName"] = "ts-payment-service-7d4b9c8f6d-x2x4z"
+    longer = next(row for row in edited if row not in moving)
+    longer["EndTimeUnixNano"] = str(int(longer["EndTimeUnixNano"]) + 7_000_000_000)
+    elsewhere = next(row for row in reversed(edited) if row not in moving)
+    elsewhere["PodName"] = "ts-elsewhere-service-6f6cfc45b-h5m2n"
+    changed = len(moving) + 2
+    report = import_traces(env, write_rows(tmp_path / "spans.csv", edited))
+    assert (report.imported, report.duplicates) == (changed, len(rows) - changed)
+    assert not any(service == "ts-inside-payment-service" for service, _m, _ts in span_points(env))
+    expected = expected_series(edited)
+    assert_close(span_points(env, "span_duration_p90"), expected["span_duration_p90"])
+    assert_close(span_points(env, "span_self_time_p90"), expected["span_self_time_p90"])
+    rates = span_points(env, "span_rate")
+    assert all(expected["counts"][key] == count for key, count in rates.items())
+
+
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
 def test_overlapping_files_in_any_order_merge_exactly(data: st.DataObject) -> None:

@@ -1,5 +1,5 @@
-"""The embedded backend: logs (SQLite FTS5 + mined templates), metric series, change events
-and runbooks in one SQLite file.
+"""The embedded backend: logs (SQLite FTS5 + mined templates), metric series, change events,
+the call graph, spans (read as the metric series derived from them) and runbooks in one SQLite file.
 
 On first use an empty file is filled with the bundled demo environment, so veridiag
 diagnoses something real with no setup. Imported data (``veridiag data import-…``) lands
