@@ -163,7 +163,9 @@ def test_an_incident_added_as_a_folder_is_diagnosed_from_its_evidence(with_added
         for i in b["source_invocation_ids"]
     }
     invocations = with_added.store.get_invocations(cited).values()
-    by_tool = {i.tool_name: i.output for i in invocations}
+    by_tool: dict[str, str] = {}
+    for invocation in invocations:  # every cited output of a tool, not only the last one read
+        by_tool[invocation.tool_name] = by_tool.get(invocation.tool_name, "") + "\n" + invocation.output
     assert ADDED_SERVICE in by_tool["query_metrics"] and "http_request_p99_ms" in by_tool["query_metrics"]
     assert "ERR_SEARCH_TIMEOUT no response from" in by_tool["query_logs"]
     assert "full reindex of products started (shards=12, replicas=0)" in by_tool["query_changes"]

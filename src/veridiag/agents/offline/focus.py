@@ -154,6 +154,11 @@ def around(
 
 
 def _clip(start: datetime, end: datetime, window: tuple[datetime, datetime], at: datetime, chosen: str) -> Focus:
+    """The period on whole minutes (a counter's steps and the points read fall on the minute),
+    inside the window."""
+    start = start.replace(second=0, microsecond=0)
+    whole = end.replace(second=0, microsecond=0)
+    end = whole if whole == end else whole + timedelta(minutes=1)
     start, end = max(start, window[0]), min(end, window[1])
     at = min(max(at, start), end)
     return Focus(start, end, at, chosen)
