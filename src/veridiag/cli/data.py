@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
 # Each command imports the store and the tools it runs, so ``veridiag --help`` loads neither.
 #: ``import-metrics --format`` (``ingest.importers.MetricFormat``; a test keeps the two equal).
 MetricFormat = Literal["auto", "csv", "openmetrics", "prometheus-json"]
+#: ``import-traces --format`` (``ingest.spanfiles.SpanFormat``; a test keeps the two equal).
+TraceFormat = Literal["auto", "csv", "otlp-json", "jaeger-json", "zipkin-json"]
 LogStoreName = Literal["embedded", "clickhouse"]
 
 db_app = typer.Typer(help="The session store (SQLite by default, PostgreSQL via VERIDIAG_DATABASE_URL).")
@@ -87,11 +90,11 @@ def _report(report: ImportReport, what: str, as_json: bool) -> None:
     out.print(f"imported {report.imported} new {what}{already} — {how}")
     if report.services:
         out.print("services: " + ", ".join(report.services))
-    if report.series:
+    if report.series and what != "spans":
         out.print("series: " + ", ".join(report.series))
     for column in report.left_out:
         out.print(f"left out {column}")
-    for line in _container_notes(report):
+    for line in [*_container_notes(report), *(_span_notes(report) if what == "spans" else [])]:
         out.print(line)
     if report.unparsed:
         out.print(f"{report.unparsed} lines were not understood by the {report.format} format (imported whole)")
@@ -118,6 +121,24 @@ def _container_notes(report: ImportReport) -> list[str]:
         notes.append(f"{report.partials_joined} records joined to the line they continue")
     if report.partial_unfinished:
         notes.append(f"{report.partial_unfinished} long lines whose end is not in the file (kept as far as they go)")
+    return notes
+
+
+def _span_notes(report: ImportReport) -> list[str]:
+    """What an import of spans says beyond the usual."""
+    notes = []
+    metrics = Counter(name.rsplit("/", 1)[1] for name in report.series)
+    if metrics:
+        notes.append("series: " + ", ".join(f"{metric} ({n} services)" for metric, n in sorted(metrics.items())))
+    if report.traces or report.points:
+        notes.append(
+            f"{report.points} new or changed points of the span series over {report.minutes} minutes"
+            f" ({report.traces} traces recomputed)"
+        )
+    if report.orphans:
+        notes.append(f"{report.orphans} spans whose parent span is in no file imported (yet)")
+    if report.edges:
+        notes.append(f"{report.edges} calls between services in the call graph")
     return notes
 
 
@@ -293,11 +314,11 @@ def _batch_report(report: BatchReport, what: str, as_json: bool, *, single: bool
             out.print(
                 f"{name}: {done.imported} new {what}{already} — {whom or 'no service'}{whose}"
                 + (f", {len(done.series)} series" if done.series else "")
-                + (f", format {done.format}" if what in ("log lines", "edges") else "")
+                + (f", format {done.format}" if what in ("log lines", "edges", "spans") else "")
             )
             for note in [*done.left_out, *done.respelt]:
                 out.print(f"  left out {note}" if note in done.left_out else f"  {note}")
-            for note in _container_notes(done):
+            for note in [*_container_notes(done), *(_span_notes(done) if what == "spans" else [])]:
                 out.print(f"  {note}")
             if done.skipped:
                 out.print(
@@ -366,18 +387,68 @@ def data_import_dependencies(
     _batch_report(report, "edges", as_json, single=len(files) == 1 and files[0].is_file())
 
 
+@data_app.command("import-traces")
+def data_import_traces(
+    files: Annotated[
+        list[Path],
+        typer.Argument(
+            help="Span files or folders (every file in them): CSV of spans (nezha's TraceID,SpanID,ParentID,PodName,"
+            "…), OTLP/JSON (the OpenTelemetry Collector's file exporter), Jaeger or Zipkin JSON."
+        ),
+    ],
+    *,
+    service: Annotated[
+        str | None,
+        typer.Option("--service", help="Service of spans that name none; overrides a pod's workload."),
+    ] = None,
+    fmt: Annotated[TraceFormat, typer.Option("--format", help="auto, csv, otlp-json, jaeger-json or zipkin-json.")] = (
+        "auto"
+    ),
+    as_json: JsonOption = False,
+) -> None:
+    """Import spans as per-service series a minute — span_rate, span_duration_p90, span_self_time_p90,
+    span_errors (when the format states a status) — and the calls between services into the call graph.
+
+    Idempotent: a file imported again adds nothing; files that overlap in time merge exactly (the
+    spans are kept and each minute is recomputed from all of them)."""
+    from veridiag.ingest.batch import expand, import_trace_files
+    from veridiag.ingest.importers import ImportFailedError
+    from veridiag.tools.factory import embedded_environment
+
+    try:
+        named = expand(files, "*")
+        env = embedded_environment(settings())
+        with _progress("importing {task.description}") as progress:
+            task = progress.add_task("spans", total=sum(path.stat().st_size for path in named))
+            report = import_trace_files(
+                env,
+                named,
+                service=service,
+                fmt=fmt,
+                progress=lambda done, name: progress.update(task, completed=done, description=name),
+            )
+    except ImportFailedError as exc:
+        raise fail(str(exc)) from None
+    _batch_report(report, "spans", as_json, single=len(files) == 1 and files[0].is_file())
+
+
 @data_app.command("formats")
 def data_formats(as_json: JsonOption = False) -> None:
-    """The log formats ``import-logs`` detects (``--format`` takes these ids)."""
+    """The log formats ``import-logs`` detects and the span formats ``import-traces`` reads
+    (``--format`` of each takes these ids)."""
     from veridiag.ingest.logformats import FORMATS
+    from veridiag.ingest.spanfiles import SPAN_FORMATS
 
-    rows = [{"id": fmt_id, "title": str(cls.title)} for fmt_id, cls in sorted(FORMATS.items())]
+    rows = [
+        {"id": fmt_id, "title": str(cls.title), "command": "import-logs"} for fmt_id, cls in sorted(FORMATS.items())
+    ]
+    rows += [{"id": fmt_id, "title": title, "command": "import-traces"} for fmt_id, title in SPAN_FORMATS.items()]
     if as_json:
         print_json(rows)
         return
-    table = Table("id", "format")
+    table = Table("id", "format", "for")
     for row in rows:
-        table.add_row(row["id"], row["title"])
+        table.add_row(row["id"], row["title"], row["command"])
     out.print(table)
 
 
@@ -400,12 +471,14 @@ def data_info(as_json: JsonOption = False) -> None:
 
     env = embedded_environment(settings())
     edges = env.dependencies()
+    spans = env.span_summary()
     info = {
         "path": str(env.path),
         "now": env.now().isoformat(),
         "services": env.services(),
         "metrics": [f"{s}/{m} ({u})" for s, m, u in env.metrics()],
         "dependencies": {"edges": len(edges), "services": len({end for edge in edges for end in edge})},
+        "spans": {"spans": spans[0], "traces": spans[1]} if spans else {"spans": 0, "traces": 0},
         "data": {service: env.describe(service) for service in env.services()},
     }
     if as_json:
@@ -416,6 +489,12 @@ def data_info(as_json: JsonOption = False) -> None:
     out.print("metrics: " + ", ".join(info["metrics"]))
     called = len({end for edge in edges for end in edge})
     out.print(f"dependencies: {len(edges)} edges between {called} services" if edges else "dependencies: none")
+    out.print(
+        f"spans: {spans[0]} of {spans[1]} traces, as the series span_rate, span_duration_p90, span_self_time_p90"
+        " (span_errors where they state a status)"
+        if spans
+        else "spans: none"
+    )
     for service in env.services():
         for line in env.describe(service):
             out.print(f"  {line}")

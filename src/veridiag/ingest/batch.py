@@ -29,6 +29,7 @@ from veridiag.ingest.importers import (
     import_metrics,
 )
 from veridiag.ingest.metric_files import csv_header
+from veridiag.ingest.spanfiles import SpanFormat
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 #: Bytes of the files done so far, and the file being read.
@@ -307,6 +308,40 @@ def import_dependency_files(
             progress(done, path.name)
         try:
             imported = import_dependencies(env, path)
+        except ImportFailedError as exc:
+            report.files.append(FileResult(path=str(path), outcome="failed", why=str(exc).removeprefix(f"{path}: ")))
+        else:
+            report.files.append(FileResult(path=str(path), outcome="imported", report=imported))
+        done += path.stat().st_size
+    if progress is not None:
+        progress(done, "")
+    report.seconds = round(time.perf_counter() - started, 3)
+    return report
+
+
+# -- traces -----------------------------------------------------------------------------------------
+
+
+def import_trace_files(
+    env: EmbeddedEnvironment,
+    paths: Sequence[Path],
+    *,
+    service: str | None = None,
+    fmt: SpanFormat = "auto",
+    progress: BatchProgress | None = None,
+) -> BatchReport:
+    """Span files and folders (every file in them) into the embedded file, each as
+    ``import_traces`` reads it; files overlapping in time merge exactly (``ingest.traces``)."""
+    from veridiag.ingest.traces import import_traces
+
+    started = time.perf_counter()
+    report = BatchReport()
+    done = 0
+    for path in expand(paths, "*"):
+        if progress is not None:
+            progress(done, path.name)
+        try:
+            imported = import_traces(env, path, service=service, fmt=fmt)
         except ImportFailedError as exc:
             report.files.append(FileResult(path=str(path), outcome="failed", why=str(exc).removeprefix(f"{path}: ")))
         else:

@@ -29,7 +29,8 @@ from veridiag.ingest.importers import ImportFailedError, ImportReport, ServiceSp
 from veridiag.ingest.kubernetes import workload_of
 from veridiag.tools.backends.embedded import EdgeRow, EmbeddedEnvironment
 
-_NO_PARENT = {"", "root", "null", "none", "0", "0000000000000000"}
+#: What a span's parent id says when it has no parent (nezha writes ``root``).
+NO_PARENT = frozenset({"", "root", "null", "none", "0", "0000000000000000"})
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def _span_columns(header: list[str]) -> _SpanColumns | None:
     return _SpanColumns(trace, roles.index("span"), roles.index("parent_span"), owner, owners[owner] == "pod")
 
 
-def _host(name: str) -> bool:
+def is_host(name: str) -> bool:
     """An IP address (with or without a port): a host, not a service."""
     address = name.rsplit(":", 1)[0] if name.count(":") == 1 else name
     try:
@@ -126,7 +127,7 @@ def import_dependencies(env: EmbeddedEnvironment, path: Path) -> ImportReport:
     rows = []
     hosts = 0
     for (caller, callee), weight in sorted(stated.items()):
-        if _host(caller) or _host(callee):
+        if is_host(caller) or is_host(callee):
             hosts += 1
             continue
         rows.append(EdgeRow(spelling.of(caller), spelling.of(callee), weight, path.name))
@@ -192,7 +193,7 @@ def _span_edges(path: Path, columns: _SpanColumns, report: ImportReport) -> Coun
         if callee is None:
             _skip(report, number)
             continue
-        if parent[1].lower() in _NO_PARENT:
+        if parent[1].lower() in NO_PARENT:
             continue
         caller = owner_of.get(parent)
         if caller is None:

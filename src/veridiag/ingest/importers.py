@@ -77,6 +77,12 @@ class ImportReport(BaseModel):
     traced: int = 0
     partials_joined: int = 0
     partial_unfinished: int = 0
+    #: Spans (``data import-traces``): traces they belong to, metric points derived (new or
+    #: changed), minutes recomputed, and spans whose parent span is stored nowhere.
+    traces: int = 0
+    points: int = 0
+    minutes: int = 0
+    orphans: int = 0
 
 
 def require_file(path: Path) -> None:

@@ -34,7 +34,7 @@ from prometheus_client.openmetrics import parser as openmetrics_parser
 
 from veridiag.ingest.columns import Role, is_time_name, role_of
 from veridiag.ingest.kubernetes import workload_of
-from veridiag.ingest.times import MONOTONIC, go_time
+from veridiag.ingest.times import EPOCHS, MONOTONIC, go_time
 
 Format = Literal["auto", "csv", "openmetrics", "prometheus-json"]
 
@@ -58,13 +58,6 @@ _SUFFIX_UNITS = (
 _UNIT_WORDS = {"milliseconds": "ms", "seconds": "s", "bytes": "bytes", "percent": "%", "ratio": ""}
 _TYPE_SUFFIXES = ("_total", "_count", "_sum", "_bucket", "_created", "_gcount", "_gsum")
 _EXPOSITION_LINE = re.compile(r"^(# (TYPE|HELP|UNIT) |[a-zA-Z_:][a-zA-Z0-9_:]*(\{|[ \t]+[-+]?(\d|\.\d|nan|inf)))", re.I)
-#: (name, smallest, largest, units per second): magnitudes of epoch times 1973-5138.
-_EPOCHS = (
-    ("epoch-s", 1e8, 1e11, 1.0),
-    ("epoch-ms", 1e11, 1e14, 1e3),
-    ("epoch-us", 1e14, 1e17, 1e6),
-    ("epoch-ns", 1e17, 1e20, 1e9),
-)
 _ENGLISH_WORDS = (
     {datetime(2000, 1, 1 + d).strftime(f).lower() for d in range(7) for f in ("%a", "%A")}
     | {datetime(2000, m, 1).strftime(f).lower() for m in range(1, 13) for f in ("%b", "%B")}
@@ -553,7 +546,7 @@ def _detect_clock(cells: list[str], zone: tzinfo) -> _Clock | None:
 def _epoch_clock(numbers: list[float], zone: tzinfo) -> _Clock | None:
     """Epoch seconds/ms/µs/ns when every number has the same plausible magnitude and they
     mostly rise (a value column of large numbers does not)."""
-    for name, low, high, per_second in _EPOCHS:
+    for name, low, high, per_second in EPOCHS:
         if all(low <= abs(n) < high for n in numbers):
             rising = sum(b >= a for a, b in itertools.pairwise(numbers))
             if len(numbers) > 2 and rising < 0.9 * (len(numbers) - 1):

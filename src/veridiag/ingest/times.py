@@ -1,4 +1,5 @@
-"""Time strings general parsers misread: Go's ``time.Time.String()``.
+"""Time strings general parsers misread: Go's ``time.Time.String()``; and the unit of an epoch
+number, from its magnitude.
 
 A Go program that prints a ``time.Time`` with ``%v``, ``fmt.Sprint`` or ``String()`` writes the
 layout ``2006-01-02 15:04:05.999999999 -0700 MST`` (Go's ``time`` package documents it): the
@@ -26,6 +27,19 @@ GO_TIME = (
     rf" (?P<go>[+-]\d{{4}}) (?:{GO_ZONE})(?:{MONOTONIC})?"
 )
 _GO_TIME = re.compile(GO_TIME)
+#: (name, smallest, largest, units per second): magnitudes of epoch times 1973-5138.
+EPOCHS = (
+    ("epoch-s", 1e8, 1e11, 1.0),
+    ("epoch-ms", 1e11, 1e14, 1e3),
+    ("epoch-us", 1e14, 1e17, 1e6),
+    ("epoch-ns", 1e17, 1e20, 1e9),
+)
+
+
+def epoch_per_second(number: float) -> float | None:
+    """Units per second of an epoch time of ``number``'s magnitude (1e9 for nanoseconds); None
+    when no epoch unit puts it between 1973 and 5138."""
+    return next((per_second for _name, low, high, per_second in EPOCHS if low <= abs(number) < high), None)
 
 
 def go_time(text: str) -> datetime | None:

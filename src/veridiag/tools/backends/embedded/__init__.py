@@ -1,5 +1,5 @@
-"""The embedded backend: logs (SQLite FTS5 + mined templates), metric series, change events
-and runbooks in one SQLite file.
+"""The embedded backend: logs (SQLite FTS5 + mined templates), metric series, change events,
+the call graph, spans (read as the metric series derived from them) and runbooks in one SQLite file.
 
 On first use an empty file is filled with the bundled demo environment, so veridiag
 diagnoses something real with no setup. Imported data (``veridiag data import-…``) lands
@@ -21,14 +21,15 @@ from veridiag._sqlite import use_wal
 from veridiag.text.render import iso
 from veridiag.tools import knowledge
 from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs, parse_time
-from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema
+from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema, _spans
 from veridiag.tools.backends.embedded._ingest import ChangeRow, EdgeRow, LogRow, Written
+from veridiag.tools.backends.embedded._spans import SpanRow, SpansWritten
 from veridiag.tools.records import KnowledgeEvidence, RunbookMatch, Span
 from veridiag.tools.redaction import Redactor, default_redactor
 from veridiag.tools.render import render_knowledge
 from veridiag.tools.results import ToolOutput
 
-__all__ = ["ChangeRow", "EdgeRow", "EmbeddedEnvironment", "LogRow", "Written"]
+__all__ = ["ChangeRow", "EdgeRow", "EmbeddedEnvironment", "LogRow", "SpanRow", "SpansWritten", "Written"]
 
 _INIT_LOCK = threading.Lock()
 _log = logging.getLogger(__name__)
@@ -170,6 +171,18 @@ class EmbeddedEnvironment:
         """Store call-graph edges (``data import-dependencies``); a source imported again replaces its weights."""
         with self.connect() as conn:
             return _ingest.add_edges(conn, rows)
+
+    def add_spans(self, rows: Iterable[SpanRow], *, source: str, reach_key: str) -> SpansWritten:
+        """Store one file's spans (idempotent) and recompute what they change: self times, the
+        per-minute span series of the minutes concerned, the call graph they state (returned,
+        not stored: ``data import-traces`` stores it as ``import-dependencies`` does). One
+        transaction; ``source`` names the file, ``reach_key`` its reach (``_spans.py``)."""
+        with self.connect() as conn:
+            return _spans.add_spans(conn, rows, source=source, reach_key=reach_key)
+
+    def span_summary(self) -> tuple[int, int] | None:
+        """How many spans and traces are stored (None: none)."""
+        return _spans.span_summary(self._connection())
 
     def index_knowledge(self) -> int:
         """Re-index bundled runbooks plus the added demo incidents' and the user folder's (user

@@ -4,8 +4,8 @@ Version 1 held raw lines only. Version 2 adds what real imports need: the compon
 template of each line, whether the importer understood it, an idempotency key (re-importing a
 file adds nothing), mined templates with the miner's state per service, and structured change
 events. Version 3 counts the lines that wrote no level, version 4 keeps a line's trace and span
-ids, version 5 the call graph. Opening an older file migrates it in place; nothing already
-imported is lost.
+ids, version 5 the call graph, version 6 spans (``data import-traces``). Opening an older file
+migrates it in place; nothing already imported is lost.
 
 Lines are searched, never ranked, so the full-text index keeps no column sizes (a fifth faster
 to fill, measured). The key sits in the (service, ts) index rather than an index of its own: lines arrive in time
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sqlite3
 
-VERSION = 5
+VERSION = 6
 
 _V1 = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -73,6 +73,22 @@ _V5_TABLES = """
 CREATE TABLE IF NOT EXISTS call_edge(
     caller TEXT NOT NULL, callee TEXT NOT NULL, source TEXT NOT NULL, weight REAL NOT NULL,
     PRIMARY KEY(caller, callee, source)) WITHOUT ROWID;
+"""
+
+# Version 6: spans (``data import-traces``), kept so the per-minute series derived from them
+# (``_spans.py``) are recomputed exactly when a later file brings more of a minute's spans; each
+# file's reach (its stretches of span starts, each with its longest gap between starts) says
+# which minutes the files cover whole.
+_V6_TABLES = """
+CREATE TABLE IF NOT EXISTS span(
+    trace_id TEXT NOT NULL, span_id TEXT NOT NULL, parent_id TEXT NOT NULL, service TEXT NOT NULL,
+    operation TEXT NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, error INTEGER, self_ns INTEGER,
+    source TEXT NOT NULL, PRIMARY KEY(trace_id, span_id)) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ix_span_start ON span(start_ns);
+CREATE INDEX IF NOT EXISTS ix_span_source ON span(source);
+CREATE TABLE IF NOT EXISTS span_reach(
+    key TEXT NOT NULL, first_ns INTEGER NOT NULL, last_ns INTEGER NOT NULL, gap_ns INTEGER NOT NULL,
+    PRIMARY KEY(key, first_ns)) WITHOUT ROWID;
 """
 
 
@@ -171,6 +187,7 @@ def migrate(conn: sqlite3.Connection) -> bool:
         for statement in _V4_COLUMNS:
             conn.execute(statement)
     conn.executescript(_V5_TABLES)
+    conn.executescript(_V6_TABLES)
     conn.execute(f"PRAGMA user_version={VERSION}")
     conn.commit()
     untemplated = conn.execute("SELECT 1 FROM log_line WHERE template_id IS NULL LIMIT 1").fetchone()
