@@ -4,6 +4,8 @@ in Chinese and in English; and however it is asked, no answer confirms an origin
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +14,9 @@ from hypothesis import strategies as st
 
 from tests.builders import readable
 from veridiag.config import Settings
+from veridiag.ingest.importers import import_logs
 from veridiag.pipeline.factory import assemble
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 
 @pytest.fixture(scope="module")
@@ -124,3 +128,32 @@ def test_however_it_is_asked_no_answer_confirms_an_origin(demo: Any, template: s
     allowed = {c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]}
     if any(c.get("answers") and c["claim_id"] in allowed for c in claims):
         assert evaluation["composer_input"]["headline"], question
+
+
+def test_a_log_template_in_causal_words_is_quoted_not_claimed(tmp_path: Path) -> None:
+    """Spring writes "… threw exception […] with root cause": the survey's claim restating that
+    template quotes it, so the claim itself names no cause and is not held as one."""
+    settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
+    env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
+    lines = []
+    for minute in range(120):
+        stamp = f"2026-07-07T{10 + minute // 60:02d}:{minute % 60:02d}:00Z"
+        for service in ("travel-api", "order-api"):
+            lines.append(json.dumps({"ts": stamp, "level": "info", "msg": "served", "service": service}))
+        if minute >= 70:
+            message = "No instances available for order-api with root cause"
+            lines.append(json.dumps({"ts": stamp, "level": "error", "msg": message, "service": "travel-api"}))
+    (tmp_path / "app.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    import_logs(env, tmp_path / "app.jsonl", service=None)
+    env.close()
+    assembly = assemble(settings)
+    try:
+        result = assembly.pipeline.run("which service is the culprit around 11:10 on 2026-07-07?")
+    finally:
+        assembly.close()
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
+    answering = [c for c in evaluation["executor_structured_output"]["claims"] if c.get("answers")]
+    assert answering, result.answer
+    allowed = {c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]}
+    assert all(c["claim_id"] in allowed for c in answering), result.answer
+    assert "travel-api" in first_paragraph(result.answer), result.answer

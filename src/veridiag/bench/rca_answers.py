@@ -30,7 +30,13 @@ from veridiag.bench.rca_score import CaseScore, score
 from veridiag.bench.rca_words import rca_words
 from veridiag.config import EmbeddedSettings, Settings, ToolsSettings
 from veridiag.contracts.composer import AllowedClaim
-from veridiag.ingest.batch import BatchReport, import_log_files, import_metric_files
+from veridiag.ingest.batch import (
+    BatchReport,
+    import_dependency_files,
+    import_log_files,
+    import_metric_files,
+    import_trace_files,
+)
 from veridiag.pipeline.factory import assemble
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
@@ -104,26 +110,32 @@ def home_settings(home: Path) -> Settings:
 
 
 def build_home(day: NezhaDay, settings: Settings, progress: Progress) -> list[BatchReport]:
-    """The day folder into the home's embedded store as a user imports it: ``metric/`` as
-    ``veridiag data import-metrics <folder>`` does (each pod's file under the pod's workload,
-    the files that are no pod's series left with why), then ``log/`` when the day has one, as
-    ``import-logs <folder>`` does (each container record under its pod's workload). The day's
-    traces are not imported (no trace importer yet)."""
+    """The day folder into the home's embedded store as a user imports what they have:
+    ``metric/`` as ``veridiag data import-metrics <folder>`` does (each pod's file under the pod's
+    workload, the files that are no pod's series left with why), ``log/`` as ``import-logs``
+    does (each container record under its pod's workload), the call graph a ``dependency.csv``
+    states as ``import-dependencies`` does, and ``trace/`` as ``import-traces`` does (spans as
+    per-service series, and their calls)."""
     environment = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
     reports = []
+    graph = day.folder / "metric" / "dependency.csv"
+    sources = (
+        ("metrics", day.folder / "metric", import_metric_files),
+        ("logs", day.folder / "log", import_log_files),
+        ("call graph", graph, import_dependency_files),
+        ("traces", day.folder / "trace", import_trace_files),
+    )
     try:
-        for what, folder in (("metrics", day.folder / "metric"), ("logs", day.folder / "log")):
-            if not folder.is_dir():
+        for what, source, reader in sources:
+            if not source.exists():
                 continue
-            total = sum(path.stat().st_size for path in folder.iterdir() if path.is_file()) or 1
+            files = [p for p in source.iterdir() if p.is_file()] if source.is_dir() else [source]
+            total = sum(path.stat().st_size for path in files) or 1
 
             def heard(done: int, name: str, what: str = what, total: int = total) -> None:
                 progress(f"importing {day.name} {what}: {min(100, 100 * done // total)} % {name}".rstrip())
 
-            if what == "metrics":
-                reports.append(import_metric_files(environment, [folder], progress=heard))
-            else:
-                reports.append(import_log_files(environment, [folder], progress=heard))
+            reports.append(reader(environment, [source], progress=heard))
     finally:
         environment.close()
     return reports

@@ -89,6 +89,16 @@ class Clock:
         return dated(start), dated(end)
 
 
+def _words(survey: ToolCallResult, signal: SuspectSignal) -> list[Quote]:
+    """A log template or a change's description quoted on its own, as the survey's line holds
+    it: its words are the log's or the feed's, never the claim's own ("… with root cause")."""
+    if signal.source == "log":
+        return [(survey, signal.name)]
+    if signal.source == "change" and signal.description:
+        return [(survey, signal.description)]
+    return []
+
+
 def spans_days(window: tuple[datetime, datetime]) -> bool:
     return window[1] - window[0] >= timedelta(hours=24) or window[0].date() != (window[1] - timedelta(seconds=1)).date()
 
@@ -368,7 +378,7 @@ class Findings:
         another tool shows it: an anomaly line, a log template, a change event)."""
         top = evidence.suspects[0]
         text = self.say("culprit", service=top.service, what=self.signal(top.signals[0]))
-        quotes = [(survey, top.line), (survey, evidence.verdict_line), *support]
+        quotes = [(survey, top.line), *_words(survey, top.signals[0]), (survey, evidence.verdict_line), *support]
         return self.claim("root_cause", text, quotes, support="indirect", answers=True)
 
     def no_standout(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
@@ -384,7 +394,7 @@ class Findings:
         else:
             why = self.say("why_small")
         text = self.say("no_standout", service=top.service, what=self.signal(lead), why=why)
-        quotes = [(survey, top.line), (survey, evidence.verdict_line)]
+        quotes = [(survey, top.line), *_words(survey, lead), (survey, evidence.verdict_line)]
         if len(evidence.suspects) > 1:
             quotes.append((survey, evidence.suspects[1].line))
         return self.claim("symptom", text, quotes, answers=True)
@@ -394,7 +404,8 @@ class Findings:
         top = evidence.suspects[0]
         start, end = self.clock.span(evidence.start, evidence.end)
         text = self.say("most_changed", service=top.service, what=self.signal(top.signals[0]), start=start, end=end)
-        return self.claim("symptom", text, [(survey, top.line), (survey, evidence.line)], answers=True)
+        quotes = [(survey, top.line), *_words(survey, top.signals[0]), (survey, evidence.line)]
+        return self.claim("symptom", text, quotes, answers=True)
 
     def nothing_changed(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
         start, end = self.clock.span(evidence.start, evidence.end)
@@ -428,7 +439,8 @@ class Findings:
     def earliest(self, survey: ToolCallResult, evidence: SuspectEvidence, first: SuspectSignal) -> Claim:
         """When it started: the earliest change of the kind asked about, inferred as the start."""
         text = self.say("earliest", service=first.service, what=self.signal(first))
-        return self.claim("symptom", text, [(survey, first.line)], support="indirect", answers=True)
+        quotes = [(survey, first.line), *_words(survey, first)]
+        return self.claim("symptom", text, quotes, support="indirect", answers=True)
 
     def signal(self, signal: SuspectSignal) -> str:
         """A suspect's change in words, every figure as the suspect line writes it."""
