@@ -17,13 +17,15 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests.builders import audit_chain_of, binding, claim, v2
 from tests.conftest import require_server
 from veridiag.agents import scripted_roles
 from veridiag.api import create_app
 from veridiag.api.i18n import TEXT
-from veridiag.api.incident import incident_timeline
+from veridiag.api.incident import LANE_GAP, LANE_STEP, LANE_TOP, Marker, Segment, TimePoint, incident_timeline
 from veridiag.api.local import LocalServer
 from veridiag.api.workbench import templates
 from veridiag.config import Settings
@@ -300,3 +302,31 @@ def test_an_allowed_claim_without_a_stored_label_takes_the_verifiers() -> None:
     assert [u.ref for u in incident_timeline(chain, "en").unverified] == ["c1"], "no label: never placed"
     chain.verifier.claim_checks = [{"claim_id": "c1", "verification": "reasonable_inference"}]
     assert [(m.claim_id, m.label) for m in incident_timeline(chain, "en").markers] == [("c1", "inferred")]
+
+
+@given(st.lists(st.lists(st.floats(min_value=0, max_value=100), min_size=1, max_size=4), min_size=1, max_size=5))
+def test_points_too_close_to_tell_apart_are_stacked_so_none_hides_another(rows: list[list[float]]) -> None:
+    """A change a minute before an anomaly's onset sat under the onset's glyph and could not be
+    clicked: points of one row within a glyph of each other take separate lanes."""
+    moment = datetime(2026, 7, 7, 10, 0)
+    segments = [
+        Segment(
+            invocation_id=index,
+            tool="t",
+            kind="point",
+            points=[TimePoint(at=moment, role="line", stamp="s", x=round(x, 2)) for x in xs],
+        )
+        for index, xs in enumerate(rows)
+    ]
+    marker = Marker(claim_id="c", claim_type="symptom", claim_text="", label="confirmed", segments=segments, link="/")
+    marker.stack()
+    points = [p for s in segments for p in s.points]
+    for a in points:
+        for b in points:
+            if a is not b and a.y == b.y:
+                assert abs(a.x - b.x) >= LANE_GAP, (a.x, b.x, a.y)
+    lanes = {p.y for p in points}
+    assert min(lanes) == LANE_TOP
+    assert marker.height == 2 * LANE_TOP + LANE_STEP * (len(lanes) - 1)
+    if all(abs(a.x - b.x) >= LANE_GAP for a in points for b in points if a is not b):
+        assert lanes == {LANE_TOP}, "points far apart stay on one line"

@@ -49,6 +49,11 @@ MAX_TICKS = 8
 WINDOW_STRETCH = 4
 #: Room left at each end of the axis, as a share of its span.
 PAD = 0.03
+#: Where a row's first lane of points sits, how far apart lanes are, and how close (percent of
+#: the axis, about a glyph's width at the workbench's narrowest track) two points may be in one.
+LANE_TOP = 14.0
+LANE_STEP = 12.0
+LANE_GAP = 2.5
 
 
 class TimePoint(BaseModel):
@@ -62,6 +67,9 @@ class TimePoint(BaseModel):
     value: str | None = None
     shown: str = ""
     x: float = 0.0
+    #: Height in the row's track: points too close to share a lane are stacked, so none hides
+    #: another and each stays one click away.
+    y: float = LANE_TOP
 
 
 class Segment(BaseModel):
@@ -113,10 +121,23 @@ class Marker(BaseModel):
     shown: str = ""
     #: Dashed line between the segments a claim relates ("the change came before the anomaly").
     connector: tuple[float, float] | None = None
+    #: The row's track height: one lane, plus one for each lane of stacked points.
+    height: float = 2 * LANE_TOP
 
     @property
     def at(self) -> datetime:
         return min(s.first for s in self.segments)
+
+    def stack(self) -> None:
+        """Give each point the lowest lane where no earlier point sits within a glyph of it."""
+        lanes: list[float] = []
+        for point in sorted((p for s in self.segments for p in s.points), key=lambda p: p.x):
+            lane = next((i for i, last in enumerate(lanes) if point.x - last >= LANE_GAP), len(lanes))
+            if lane == len(lanes):
+                lanes.append(point.x)
+            lanes[lane] = point.x
+            point.y = LANE_TOP + LANE_STEP * lane
+        self.height = 2 * LANE_TOP + LANE_STEP * max(0, len(lanes) - 1)
 
     @property
     def invocation_ids(self) -> list[int]:
@@ -415,6 +436,7 @@ def _place(
         for segment in marker.segments:
             if segment.start is not None and segment.end is not None:
                 segment.x, segment.width = segment.start.x, max(0.4, round(segment.end.x - segment.start.x, 2))
+        marker.stack()
         starts = sorted({s.first for s in marker.segments})
         if len(starts) > 1:
             marker.connector = (x(starts[0]), x(starts[-1]))
