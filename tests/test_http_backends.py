@@ -9,6 +9,8 @@ from typing import Any
 import httpx2
 import promql_parser
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.builders import readable
 from veridiag._retry import Backoff
@@ -380,3 +382,98 @@ def test_loki_empty_is_no_data() -> None:
     out = loki(lambda r: httpx2.Response(200, json=empty), []).query_logs(QueryLogsArgs(service="x", **WINDOW))
     assert out.status == "no_data"
     json.dumps(out.retrieval_details)
+
+
+# -- the survey over a Prometheus server (rank_suspects' SeriesCatalogue) ---------------------
+
+
+def _survey_server(request: httpx2.Request) -> httpx2.Response:
+    """Two services of two pods each; svc-b's CPU jumps at 10:00 on both pods."""
+    pods = [("svc-a", "a-1"), ("svc-a", "a-2"), ("svc-b", "b-1"), ("svc-b", "b-2")]
+    path = request.url.path
+    if path == "/api/v1/label/service/values":
+        return httpx2.Response(200, json={"status": "success", "data": ["svc-a", "svc-b"]})
+    if path == "/api/v1/series":
+        found = [{"__name__": "cpu_usage_percent", "service": s, "pod": p} for s, p in pods]
+        found += [{"__name__": "latency_seconds_bucket", "service": "svc-a", "le": "0.1"}]
+        return httpx2.Response(200, json={"status": "success", "data": found})
+    query = request.url.params["query"]
+    start, end, step = (float(request.url.params[k]) for k in ("start", "end", "step"))
+    result = []
+    for service, pod in pods:
+        if f'service="{service}"' not in query:
+            continue
+        values = []
+        moment = start
+        while moment <= end:
+            jumped = service == "svc-b" and moment >= T0
+            values.append([moment, str(90 if jumped else 20 + (int(moment) // 60) % 3)])
+            moment += step
+        result.append({"metric": {"__name__": "cpu_usage_percent", "service": service, "pod": pod}, "values": values})
+    return httpx2.Response(200, json={"status": "success", "data": {"resultType": "matrix", "result": result}})
+
+
+def _survey(backend: PrometheusBackend, tmp_path: Any) -> Any:
+    from veridiag.tools.args import RankSuspectsArgs
+    from veridiag.tools.backends.embedded import EmbeddedEnvironment
+    from veridiag.tools.suspects import SuspectSearch
+
+    empty = EmbeddedEnvironment(tmp_path / "empty.db", load_demo=False)
+    try:
+        args = RankSuspectsArgs(start="2026-07-07T09:30:00Z", end="2026-07-07T10:30:00Z", at="2026-07-07T10:00:00Z")
+        return SuspectSearch(backend, empty, empty, now=empty.now()).run(args)
+    finally:
+        empty.close()
+
+
+def test_the_survey_reads_every_service_a_prometheus_server_holds(tmp_path: Any) -> None:
+    """The survey lists the server's services and series itself, reads a service's pods as one
+    line, and leaves a histogram's buckets to its quantile: the jump of svc-b leads."""
+    seen: list[httpx2.Request] = []
+    backend = prometheus(_survey_server, seen)
+    assert backend.metrics() == [
+        ("svc-a", "cpu_usage_percent", "%"),
+        ("svc-a", "latency_seconds", "s"),
+        ("svc-b", "cpu_usage_percent", "%"),
+    ]
+    output = _survey(backend, tmp_path)
+    assert output.status == "ok", output.text
+    [evidence] = output.evidence
+    assert evidence.suspects[0].service == "svc-b", output.text
+    assert "90" in evidence.suspects[0].line and "not surveyed" not in evidence.line
+    ranged = [r for r in seen if r.url.path == "/api/v1/query_range"]
+    assert all(float(r.url.params["start"]) % float(r.url.params["step"]) == 0 for r in ranged), "on the step grid"
+
+
+@pytest.mark.parametrize("status", [500, 503])
+def test_a_prometheus_that_cannot_be_read_is_said_not_surveyed_never_quiet(status: int, tmp_path: Any) -> None:
+    backend = prometheus(
+        lambda _r: httpx2.Response(status, text="down"), [], backoff=Backoff(attempts=2, sleep=no_sleep)
+    )
+    output = _survey(backend, tmp_path)
+    [evidence] = output.evidence
+    assert "metrics not surveyed: the prometheus backend could not be read" in evidence.line, output.text
+    assert not evidence.suspects and output.status == "no_data"
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(labels=_json, series=_json, matrix_body=_json)
+def test_odd_json_from_prometheus_never_breaks_the_survey(
+    labels: Any, series: Any, matrix_body: Any, tmp_path: Any
+) -> None:
+    """Whatever the server answers, the survey returns an output: series it could read, or the
+    metrics said unread — never an exception."""
+    bodies = {"/api/v1/label/service/values": labels, "/api/v1/series": series}
+
+    def odd(request: httpx2.Request) -> httpx2.Response:
+        return httpx2.Response(200, json=bodies.get(request.url.path, matrix_body))
+
+    output = _survey(prometheus(odd, []), tmp_path)
+    assert output.status in {"ok", "no_data", "error"} and output.text

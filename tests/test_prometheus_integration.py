@@ -138,3 +138,32 @@ def test_label_values_read_back_exactly_from_the_real_parser(prometheus: Prometh
     assert response.status_code == 200, response.text
     (result,) = response.json()["data"]["result"]
     assert result["metric"] == {"v": value}
+
+
+@pytest.mark.parametrize("window", [INCIDENT, LEAK])
+def test_the_survey_over_a_real_prometheus_ranks_as_over_the_embedded_store(
+    prometheus: PrometheusBackend, demo_env: EmbeddedEnvironment, window: dict[str, str]
+) -> None:
+    """rank_suspects lists the server's services and series itself: the same demo metrics give
+    the same suspects in the same order, with the same changes, sizes and scores. (A restart
+    read on Prometheus' minute grid is stamped at its minute, and a unit only the import
+    recorded is not the server's, so the lines' words may differ there.)"""
+    from veridiag.tools.args import RankSuspectsArgs
+    from veridiag.tools.records import SuspectEvidence
+    from veridiag.tools.suspects import SuspectSearch
+
+    args = RankSuspectsArgs(**window)
+    found = []
+    for metrics in (prometheus, demo_env):
+        output = SuspectSearch(metrics, demo_env, demo_env, now=demo_env.now()).run(args)
+        [evidence] = output.evidence
+        assert isinstance(evidence, SuspectEvidence) and "not surveyed" not in evidence.line, output.text
+        found.append(
+            [
+                (s.service, s.score, [(g.source, g.name, g.family, g.peak, g.factor, g.events) for g in s.signals])
+                for s in evidence.suspects
+            ]
+            + [evidence.standout]
+        )
+    live, local = found
+    assert live and live == local

@@ -314,9 +314,9 @@ def test_numbers_in_the_output_are_written_as_format_value_writes_them(
 
 
 class _Unlisted:
-    """A metrics backend that cannot list its series (Prometheus, as far as the survey goes)."""
+    """A metrics backend that cannot list its series (no series API)."""
 
-    name = "prometheus"
+    name = "graphite"
 
 
 def test_a_metrics_backend_that_cannot_list_its_series_is_said_not_surveyed(demo: EmbeddedEnvironment) -> None:
@@ -325,6 +325,6 @@ def test_a_metrics_backend_that_cannot_list_its_series_is_said_not_surveyed(demo
     output = search.run(args)
     [evidence] = output.evidence
     assert isinstance(evidence, SuspectEvidence) and evidence.series == 0
-    assert "metrics not surveyed: the prometheus backend cannot list its series" in evidence.line
+    assert "metrics not surveyed: the graphite backend cannot list its series" in evidence.line
     # the logs and the change feed still rank payment-service first
     assert evidence.suspects[0].service == "payment-service"

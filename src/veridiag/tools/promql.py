@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from dataclasses import replace as copy_with
 from datetime import datetime, timedelta
 from itertools import accumulate, pairwise
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from veridiag.contracts.json import JsonValue
 
@@ -227,6 +227,15 @@ class Shown:
         if kind == "summary":
             return selector(metric, {**matchers, "quantile": f"{self.quantile:g}"})
         return selector(metric, matchers)
+
+
+class ShownSeries(NamedTuple):
+    """A series as ``query_metrics`` shows it: its unit as shown, its points, and whether those
+    are counts of whole events per step (a sparse counter's increases: restarts, OOM kills)."""
+
+    unit: str
+    points: list[tuple[datetime, float]]
+    events: bool
 
 
 def shown(

@@ -81,7 +81,8 @@ class ShownPoints(Protocol):
 
 @runtime_checkable
 class SeriesCatalogue(Protocol):
-    """A metric backend that can list its series and read them (the embedded file)."""
+    """A metric backend that can list its series and read them (the embedded file, a Prometheus
+    server). Listing raises ValueError or RuntimeError when the backend cannot be read."""
 
     def services(self) -> list[str]: ...
     def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]: ...
@@ -128,13 +129,20 @@ class SuspectSearch:
         if catalogue is None and spans is None:
             message = "neither the metrics nor the logs backend can list its services; rank_suspects needs one that can"
             return ToolOutput(status="error", error=message, text=f"rank_suspects error: {message}")
-        known = sorted({*(catalogue.services() if catalogue else []), *(spans.services() if spans else [])})
+        unread: list[str] = [] if catalogue else [f"the {_name(self.metrics)} backend cannot list its series"]
+        listed_series: list[tuple[str, str, str]] = []
+        if catalogue is not None:
+            try:  # a server that is down or refuses: the metrics are said unread, never quiet
+                listed_series = catalogue.metrics()
+            except (ValueError, RuntimeError) as exc:
+                catalogue, unread = None, [f"the {_name(self.metrics)} backend could not be read: {exc}"]
+        known = sorted({*(s for s, _m, _u in listed_series), *(spans.services() if spans else [])})
         listed = list(dict.fromkeys(args.services)) if args.services else None
         named = list(dict.fromkeys(args.asked or []))
         services = list(dict.fromkeys([*(listed if listed is not None else known), *named]))
         unknown = [s for s in services if s not in known]
         services = [s for s in services if s in known]
-        series = self._series(catalogue, services, start, end) if catalogue else []
+        series = self._series(catalogue, listed_series, services, start, end) if catalogue else []
         logs, logging = self._logs(spans, services, start, end) if spans else ([], set())
         changes = self._changes(start, end, at)
         with_data = {s.service for s in series} | logging
@@ -146,7 +154,6 @@ class SuspectSearch:
         question = Question(start=start, end=end, at=at, edges=edges)
         report = rank_suspects(question, series, logs, changes, [s for s in services if s in with_data])
         levels = rank_levels(question, series, args.by) if args.by else []
-        unread = [] if catalogue else [getattr(self.metrics, "name", "metrics")]
         evidence, text = _render(question, report, without, every=listed is None, graph=bool(edges), unread=unread)
         if args.by:
             evidence, text = _with_levels(evidence, text, args.by, levels)
@@ -176,14 +183,18 @@ class SuspectSearch:
 
     @staticmethod
     def _series(
-        catalogue: SeriesCatalogue, services: Sequence[str], start: datetime, end: datetime
+        catalogue: SeriesCatalogue,
+        listed_series: Sequence[tuple[str, str, str]],
+        services: Sequence[str],
+        start: datetime,
+        end: datetime,
     ) -> list[SeriesInput]:
         """Every series of the services that has points in the window, with its history before it."""
+        wanted = set(services)
         listed = [
             (service, metric, unit)
-            for service in services
-            for _service, metric, unit in catalogue.metrics(service)
-            if family_of(metric).role != "context"
+            for service, metric, unit in listed_series
+            if service in wanted and family_of(metric).role != "context"
         ]
         lead = min(max(timedelta(minutes=SERIES_BUDGET / max(1, len(listed))), SERIES_LEAD[0]), SERIES_LEAD[1])
         found = []
@@ -228,6 +239,10 @@ class SuspectSearch:
         ]
 
 
+def _name(backend: object) -> str:
+    return str(getattr(backend, "name", "metrics"))
+
+
 # -- the output -------------------------------------------------------------------------
 
 
@@ -246,7 +261,7 @@ def _render(
         f"rank_suspects {iso(question.start)} – {iso(question.end)}{moment}: examined {len(report.examined)} "
         f"services ({scope}), {report.series} metric series"
         + ("" if graph else "; no dependency list or traces: callers and callees unknown")
-        + "".join(f"; metrics not surveyed: the {name} backend cannot list its series" for name in unread)
+        + "".join(f"; metrics not surveyed: {why}" for why in unread)
     )
     near = (
         f"; changes from {_minutes(BEFORE_AT)} before to {_minutes(AFTER_AT)} after {iso(question.at)} count in full"

@@ -30,8 +30,10 @@ from veridiag.tools.promql import (
     KindFound,
     PromQLError,
     Shown,
+    ShownSeries,
     kind_from_metadata,
     kind_from_name,
+    label_literal,
     metadata_names,
     shown,
     step_increases,
@@ -51,6 +53,9 @@ _SUFFIX_UNITS = (
     ("_connections", "connections"),
 )
 MAX_SERIES = 5
+#: Series a survey leaves out: a histogram's sum (its quantile stands for it) and the
+#: creation stamps OpenMetrics adds.
+_NOT_SURVEYED = ("_sum", "_created")
 #: History read before the window to judge it (at least), and Prometheus' points-per-series cap.
 HISTORY = timedelta(days=1)
 MAX_POINTS = 10_000
@@ -154,6 +159,69 @@ class PrometheusBackend:
             return []
         return next((points for series, points in found if _labels(series.get("metric")) == labels), [])
 
+    def _read(
+        self, args: QueryMetricsArgs, start: datetime, end: datetime
+    ) -> tuple[str, Shown | None, list[tuple[JsonObject, list[tuple[datetime, float]]]]]:
+        """The PromQL the asked metric deserves, how it is shown, and its series over the window;
+        a counter's raw steps decide whether it reads as its rate or its increase per step."""
+        how = self._shown(args)
+        window = None
+        if how is not None and how.kind.kind == "counter" and how.function is None:
+            # the raw counter's steps decide; they are the window already when it is sparse
+            probe = copy_with(how, function="increase")
+            window = self._series(self._promql(args, probe), probe, start, end, args.step_seconds)
+            how = how.decide([v for _series, points in window for _t, v in points])
+        query = self._promql(args, how)
+        if window is None or not how or not how.increase:
+            window = self._series(query, how, start, end, args.step_seconds)
+        return query, how, window
+
+    # -- the survey's catalogue (``tools/suspects.py``'s SeriesCatalogue) ---------------------
+
+    def services(self) -> list[str]:
+        """Every value of the service label the server holds. Raises UnavailableError or
+        QueryError: a survey must say the metrics were not read, never that nothing moved."""
+        body = get_json(self._client, f"/api/v1/label/{self.service_label}/values", {}, self.backoff)
+        data = body.get("data")
+        return sorted(str(v) for v in data if isinstance(v, str) and v) if isinstance(data, list) else []
+
+    def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]:
+        """``(service, metric, unit)`` of every metric name with the service label; a histogram
+        is listed once (its quantile), never bucket by bucket."""
+        match = f"{{{self.service_label}={label_literal(service)}}}" if service else f'{{{self.service_label}!=""}}'
+        body = get_json(self._client, "/api/v1/series", {"match[]": match}, self.backoff)
+        data = body.get("data")
+        found: set[tuple[str, str]] = set()
+        for labels in data if isinstance(data, list) else []:
+            name, owner = _label(labels, "__name__"), _label(labels, self.service_label)
+            if not name or not owner or name.endswith(_NOT_SURVEYED):
+                continue
+            found.add((owner, name.removesuffix("_bucket")))
+        return [(owner, name, unit_of(name)) for owner, name in sorted(found)]
+
+    def series_points(self, service: str, metric: str, unit: str, start: datetime, end: datetime) -> ShownSeries | None:
+        """The service's series of ``metric`` over ``[start, end)`` as ``query_metrics`` shows
+        it, at a step that keeps under the server's points cap; several series (pods, instances)
+        are one line, summed when counted (a rate, events), else averaged. None when unread."""
+        step = max(60, math.ceil((end - start).total_seconds() / MAX_POINTS))
+        args = QueryMetricsArgs(service=service, metric=metric, step_seconds=step)
+        # on the step's grid, as the embedded store's minutes are, so both read the same points
+        start -= timedelta(seconds=start.timestamp() % step)
+        try:
+            _query, how, window = self._read(args, start, end)
+        except (QueryError, UnavailableError):
+            return None
+        if how is None or not window:
+            return None
+        counted = how.kind.kind == "counter"
+        by_moment: dict[datetime, list[float]] = {}
+        for _series, points in window:
+            for moment, value in points:
+                by_moment.setdefault(moment, []).append(value)
+        points = [(t, sum(vs) if counted else sum(vs) / len(vs)) for t, vs in sorted(by_moment.items())]
+        shown_unit = how.unit(_counter_unit(metric) if counted else unit or unit_of(metric))
+        return ShownSeries(shown_unit, points, events=how.increase) if points else None
+
     def query_metrics(self, args: QueryMetricsArgs) -> ToolOutput:
         now = datetime.now(UTC)
         try:
@@ -161,16 +229,7 @@ class PrometheusBackend:
             start = parse_time(args.start, now) if args.start else end - timedelta(hours=1)
             if start >= end:
                 raise QueryError(f"start {iso(start)} must be before end {iso(end)}")
-            how = self._shown(args)
-            window = None
-            if how is not None and how.kind.kind == "counter" and how.function is None:
-                # the raw counter's steps decide; they are the window already when it is sparse
-                probe = copy_with(how, function="increase")
-                window = self._series(self._promql(args, probe), probe, start, end, args.step_seconds)
-                how = how.decide([v for _series, points in window for _t, v in points])
-            query = self._promql(args, how)
-            if window is None or not how or not how.increase:
-                window = self._series(query, how, start, end, args.step_seconds)
+            query, how, window = self._read(args, start, end)
             since = start - max(HISTORY, 4 * (end - start))
             step = max(args.step_seconds, math.ceil((start - since).total_seconds() / MAX_POINTS))
             history = self._series(query, how, since, start, step) if window else []

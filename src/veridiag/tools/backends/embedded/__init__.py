@@ -24,6 +24,7 @@ from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogs
 from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema, _spans
 from veridiag.tools.backends.embedded._ingest import ChangeRow, EdgeRow, LogRow, Written
 from veridiag.tools.backends.embedded._spans import SpanRow, SpansWritten
+from veridiag.tools.promql import ShownSeries
 from veridiag.tools.records import KnowledgeEvidence, RunbookMatch, Span
 from veridiag.tools.redaction import Redactor, default_redactor
 from veridiag.tools.render import render_knowledge
@@ -250,9 +251,7 @@ class EmbeddedEnvironment:
     def metric_span(self, service: str, metric: str | None = None) -> Span | None:
         return _metrics.metric_span(self._connection(), service, metric)
 
-    def series_points(
-        self, service: str, metric: str, unit: str, start: datetime, end: datetime
-    ) -> _metrics.ShownSeries | None:
+    def series_points(self, service: str, metric: str, unit: str, start: datetime, end: datetime) -> ShownSeries | None:
         """A series in ``[start, end)`` as ``query_metrics`` shows it, with its unit (None: a histogram)."""
         return _metrics.series_as_shown(self._connection(), service, metric, unit, start=start, end=end)
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timedelta
-from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -21,6 +20,7 @@ from veridiag.tools.backends.embedded._logs import from_ms
 from veridiag.tools.promql import (
     LOOKBACK_SECONDS,
     Shown,
+    ShownSeries,
     at_steps,
     counter_rate,
     kind_from_name,
@@ -134,15 +134,6 @@ def query_metrics(
         retrieval_details=details(evidence, "embedded"),
         evidence=[evidence],
     )
-
-
-class ShownSeries(NamedTuple):
-    """A series as ``query_metrics`` shows it: its unit as shown, its points, and whether those
-    are counts of whole events per step (a sparse counter's increases: restarts, OOM kills)."""
-
-    unit: str
-    points: list[tuple[datetime, float]]
-    events: bool
 
 
 def series_as_shown(
