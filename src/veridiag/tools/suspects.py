@@ -393,11 +393,12 @@ def _with_levels(evidence: SuspectEvidence, text: str, by: str, levels: list[Lev
     ]
     ranked = []
     for rank, level in enumerate(levels[:LISTED_SUSPECTS], start=1):
+        average, peak = (format_value(rounded(value), level.unit) for value in (level.average, level.peak))
         line = (
             f"{by} #{rank} {level.service}: {level.points} ERROR lines in the window"
             if level.source == "log"
-            else f"{by} #{rank} {level.service}: {level.metric} average {format_value(rounded(level.average), level.unit)}, "
-            f"peak {format_value(rounded(level.peak), level.unit)} at {iso(level.peak_at)} ({level.points} points)"
+            else f"{by} #{rank} {level.service}: {level.metric} average {average}, "
+            f"peak {peak} at {iso(level.peak_at)} ({level.points} points)"
         )
         lines.append(line)
         ranked.append(

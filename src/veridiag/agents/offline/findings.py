@@ -465,7 +465,8 @@ class Findings:
         text = self.say(
             "changed_count", changed=evidence.changed, count=len(evidence.examined), start=start, end=end, items=items
         )
-        quotes = [(survey, evidence.changed_line), (survey, evidence.line), *((survey, s.line) for s in evidence.suspects)]
+        quotes = [(survey, evidence.changed_line), (survey, evidence.line)]
+        quotes += [(survey, suspect.line) for suspect in evidence.suspects]
         return self.claim("symptom", text, quotes, answers=True)
 
     def quiet_named(self, survey: ToolCallResult, evidence: SuspectEvidence, service: str) -> Claim:
