@@ -158,7 +158,9 @@ def test_a_change_that_began_before_the_window_never_counts(seed: int, before: i
     values = planted(values_of(series, "alpha-service", "memory_usage_rate"), onset, POINTS - onset, 90.0)
     series = replace(series, "alpha-service", "memory_usage_rate", values)
     report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
-    assert all(s.service != "alpha-service" for s in report.suspects)
+    # (the shop's noise may still rank a tiny CPU wobble of alpha's: seed 985 does, at 0.003)
+    alpha = [g for s in report.suspects if s.service == "alpha-service" for g in s.signals]
+    assert not any(g.name == "memory_usage_rate" for g in alpha), alpha
     assert any(e.service == "alpha-service" and e.reason == "before_window" for e in report.excluded)
     assert not report.standout
 
@@ -198,7 +200,8 @@ def test_a_caller_that_only_waits_is_explained_by_the_callee_that_saturated(seed
     report = rank_suspects(Question(*WINDOW, at=AT, edges=edges), series, services=services)
     assert report.suspects[0].service == "recommendation-service"
     frontend = next(s for s in report.suspects if s.service == "frontend")
-    assert frontend.explained_by == ("recommendation-service",)
+    # (another callee's noise may explain it too: seed 526 makes cart-service's CPU qualify)
+    assert "recommendation-service" in frontend.explained_by
 
 
 @given(seed=st.integers(0, 10_000), factor=st.floats(5, 50))

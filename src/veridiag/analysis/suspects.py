@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
@@ -544,13 +544,31 @@ class Level:
     peak: float
     peak_at: datetime
     points: int
+    #: ``log``: the count of the service's ERROR lines in the window (``average`` and ``peak``).
+    source: Source = "metric"
 
 
-def rank_levels(question: Question, series: Iterable[SeriesInput], family: str) -> list[Level]:
+#: The family a service's ERROR log lines measure, when no series of it does.
+LOG_FAMILY = "errors"
+
+
+def rank_levels(
+    question: Question, series: Iterable[SeriesInput], family: str, error_lines: Mapping[str, int] | None = None
+) -> list[Level]:
     """Services by their level of ``family`` in the window ("哪个服务最慢": latency), highest first
     (lowest first for a family that is worse when it falls, such as a success rate). Levels are
     compared in one dimension (``text/units.yaml``: 2391ms is more than 1.2s); a series in
-    another dimension than most of the family's (slow queries per minute among latencies) is left out."""
+    another dimension than most of the family's (slow queries per minute among latencies) is left out.
+    Errors that no series measures are ranked by ``error_lines``: each service's ERROR lines in the
+    window (logs without a metric of their errors are no service without errors)."""
+    levels = _metric_levels(question, series, family)
+    if levels or family != LOG_FAMILY or not error_lines:
+        return levels
+    counted = sorted(((n, s) for s, n in error_lines.items() if n > 0), key=lambda item: (-item[0], item[1]))
+    return [Level(s, "ERROR", "lines", float(n), float(n), question.start, n, source="log") for n, s in counted]
+
+
+def _metric_levels(question: Question, series: Iterable[SeriesInput], family: str) -> list[Level]:
     best: dict[str, tuple[float, Level]] = {}
     chosen = [s for s in series if family_of(s.metric).id == family]
     dimensions = Counter(_dimension(s.unit)[0] for s in chosen)

@@ -52,11 +52,17 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
     else:
         keys = ("focus", "question") if plan.explicit_time else ("chosen", "recent")
     key = keys[0] if narrowed else keys[1]
-    if key == "chosen" and scope.chosen == "asked_lines":
-        key = "anchored"
-    elif key == "chosen" and scope.chosen == "after_change" and values["after_at"]:
-        key = "after_change"
+    if key == "chosen":  # worded as the period was chosen (focus.py), never as another way
+        key = {"asked_lines": "anchored", "most_anomalous": "chosen"}.get(scope.chosen or "", "chosen_other")
+        if scope.chosen == "after_change" and values["after_at"]:
+            key = "after_change"
+        elif f"chosen_{scope.chosen}" in words:
+            key = f"chosen_{scope.chosen}"
     line = words[key].format(**values)
+    # a named service without data: a sentence of its own, after the line's
+    missing = [s for s in [*plan.examined_services, *plan.unknown_services] if s in scope.without_data]
+    if missing:
+        line += words["without_data" if len(missing) == 1 else "without_data_many"].format(services=", ".join(missing))
     return line + (words["utc_note"] if zone_name != "UTC" else "")
 
 
@@ -64,9 +70,10 @@ def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
     """What was examined, exactly: every service with data (how many), or the named services
     with their callers and callees; a named service without data is said to have none."""
     services = plan.examined_services
-    missing = [s for s in [*services, *plan.unknown_services] if s in scope.without_data]
     if scope.examined and scope.surveyed:
-        said = words["all_with_data"].format(count=len(scope.examined))
+        said = words["all_with_data_one" if len(scope.examined) == 1 else "all_with_data"].format(
+            count=len(scope.examined)
+        )
         if services:
             said += words["asked_about"].format(services=", ".join(services))
     elif scope.examined and scope.neighbours:
@@ -77,8 +84,6 @@ def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
         said = words["all_services"] if scope.surveyed else words["none"]
     else:
         said = ", ".join(services)
-    if missing:
-        said += words["without_data"].format(services=", ".join(missing))
     return said
 
 

@@ -271,6 +271,8 @@ class LevelRank(BaseModel):
     peak: float
     peak_at: datetime
     line: str
+    #: ``log``: ranked by the service's ERROR lines in the window (``average``: their count).
+    source: Literal["metric", "log"] = "metric"
 
 
 class SuspectEvidence(BaseModel):
@@ -305,6 +307,14 @@ class SuspectEvidence(BaseModel):
     quiet_line: str | None = None
     #: The line naming the services asked about that hold no data, when there are any.
     without_data_line: str | None = None
+    #: How many of the services examined changed ("7 of 10": ``suspects`` lists the first few),
+    #: and the line saying so, when any did.
+    changed: int = 0
+    changed_line: str | None = None
+    #: No service has data in the window and every backend could be listed: where the data lies
+    #: instead, and the line saying so.
+    held: Span | None = None
+    held_line: str | None = None
 
 
 class RunbookMatch(BaseModel):

@@ -21,6 +21,7 @@ from veridiag.analysis.signatures import family_of, signatures
 from veridiag.analysis.suspects import (
     AFTER_AT,
     BEFORE_AT,
+    LOG_FAMILY,
     MIN_EPISODE_POINTS,
     MIN_LEAD_POINTS,
     MIN_STANDOUT,
@@ -100,6 +101,13 @@ class LogSpans(Protocol):
 
 
 @runtime_checkable
+class MetricSpans(Protocol):
+    """A metrics backend that can say when a service has points (the embedded file)."""
+
+    def metric_span(self, service: str) -> Span | None: ...
+
+
+@runtime_checkable
 class CallGraph(Protocol):
     """A backend that knows who calls whom (an imported dependency list or traces)."""
 
@@ -153,8 +161,12 @@ class SuspectSearch:
         edges = tuple(self.metrics.dependencies()) if isinstance(self.metrics, CallGraph) else ()
         question = Question(start=start, end=end, at=at, edges=edges)
         report = rank_suspects(question, series, logs, changes, [s for s in services if s in with_data])
-        levels = rank_levels(question, series, args.by) if args.by else []
-        evidence, text = _render(question, report, without, every=listed is None, graph=bool(edges), unread=unread)
+        errors = self._error_lines(logging, start, end) if args.by == LOG_FAMILY else None
+        levels = rank_levels(question, series, args.by, errors) if args.by else []
+        held = _held(self.metrics, spans, known) if not report.examined and catalogue is not None else None
+        evidence, text = _render(
+            question, report, without, every=listed is None, graph=bool(edges), unread=unread, held=held
+        )
         if args.by:
             evidence, text = _with_levels(evidence, text, args.by, levels)
         return ToolOutput(
@@ -228,6 +240,15 @@ class SuspectSearch:
                     ]
         return found, logging
 
+    def _error_lines(self, services: set[str], start: datetime, end: datetime) -> dict[str, int]:
+        """How many ERROR lines each service with logs in the window wrote in it."""
+        counted: dict[str, int] = {}
+        for service in sorted(services):
+            args = QueryLogsArgs(service=service, level="ERROR", start=iso(start), end=iso(end), limit=1)
+            found = [e for e in self.logs.query_logs(args).evidence if isinstance(e, LogEvidence)]
+            counted[service] = sum(e.matched for e in found)
+        return counted
+
     def _changes(self, start: datetime, end: datetime, at: datetime | None) -> list[ChangeInput]:
         since = min(start, (at or start)) - timedelta(minutes=30)
         output = self.changes.query_changes(QueryChangesArgs(start=iso(since), end=iso(end)))
@@ -243,6 +264,17 @@ def _name(backend: object) -> str:
     return str(getattr(backend, "name", "metrics"))
 
 
+def _held(metrics: object, spans: LogSpans | None, known: Sequence[str]) -> Span | None:
+    """Where the data of every known service lies, when both backends can say (None: one cannot,
+    so a live backend may still hold the window)."""
+    if spans is None or not isinstance(metrics, MetricSpans):
+        return None
+    found = [span for s in known for span in (metrics.metric_span(s), spans.log_span(s)) if span is not None]
+    if not found:
+        return None
+    return Span(first=min(s.first for s in found), last=max(s.last for s in found))
+
+
 # -- the output -------------------------------------------------------------------------
 
 
@@ -254,6 +286,7 @@ def _render(
     every: bool,
     graph: bool,
     unread: Sequence[str] = (),
+    held: Span | None = None,
 ) -> tuple[SuspectEvidence, str]:
     scope = "every service with data in the window" if every else "the services asked about"
     moment = f" at {iso(question.at)}" if question.at else ""
@@ -279,6 +312,16 @@ def _render(
     if without:
         without_line = "no data in the window: " + ", ".join(without)
         lines.append(without_line)
+    held_line = None
+    if held is not None:
+        held_line = f"no service has data in the window; the data held covers {iso(held.first)} – {iso(held.last)}"
+        lines.append(held_line)
+    changed_line = None
+    if report.suspects:
+        changed_line = (
+            f"changed beyond their own history: {len(report.suspects)} of {len(report.examined)} services examined"
+        )
+        lines.append(changed_line)
     suspects = []
     for rank, ranked in enumerate(report.suspects[:LISTED_SUSPECTS], start=1):
         signals = [_signal(rank, ranked, s, first=i == 0) for i, s in enumerate(ranked.signals[:LISTED_SIGNALS])]
@@ -346,18 +389,31 @@ def _render(
         verdict_line=verdict_line,
         quiet_line=quiet_line,
         without_data_line=without_line,
+        changed=len(report.suspects),
+        changed_line=changed_line,
+        held=held,
+        held_line=held_line,
     )
     return evidence, "\n".join(lines)
 
 
 def _with_levels(evidence: SuspectEvidence, text: str, by: str, levels: list[Level]) -> tuple[SuspectEvidence, str]:
     """The ranking by a measure appended: one line per service (the first ``LISTED_SUSPECTS``)."""
-    lines = [f"ranked by {by} (each service's {by} series with the highest average in the window):"]
+    by_lines = bool(levels) and levels[0].source == "log"
+    lines = [
+        f"ranked by {by}: no service has a {by} series with points in the window; each service's ERROR log lines "
+        "in the window instead:"
+        if by_lines
+        else f"ranked by {by} (each service's {by} series with the highest average in the window):"
+    ]
     ranked = []
     for rank, level in enumerate(levels[:LISTED_SUSPECTS], start=1):
+        average, peak = (format_value(rounded(value), level.unit) for value in (level.average, level.peak))
         line = (
-            f"{by} #{rank} {level.service}: {level.metric} average {format_value(rounded(level.average), level.unit)}, "
-            f"peak {format_value(rounded(level.peak), level.unit)} at {iso(level.peak_at)} ({level.points} points)"
+            f"{by} #{rank} {level.service}: {level.points} ERROR lines in the window"
+            if level.source == "log"
+            else f"{by} #{rank} {level.service}: {level.metric} average {average}, "
+            f"peak {peak} at {iso(level.peak_at)} ({level.points} points)"
         )
         lines.append(line)
         ranked.append(
@@ -370,10 +426,12 @@ def _with_levels(evidence: SuspectEvidence, text: str, by: str, levels: list[Lev
                 peak=level.peak,
                 peak_at=level.peak_at,
                 line=line,
+                source=level.source,
             )
         )
     if not levels:
-        lines.append(f"no service has a {by} series with points in the window")
+        nor = " nor ERROR log lines" if by == LOG_FAMILY else ""
+        lines[0] = f"ranked by {by}: no service has a {by} series with points in the window{nor}"
     elif len(levels) > LISTED_SUSPECTS:
         lines.append(f"… {len(levels) - LISTED_SUSPECTS} more services ranked lower")
     update = {"by": by, "levels": ranked, "levels_line": lines[0]}

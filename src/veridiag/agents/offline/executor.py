@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any, Protocol
 
 from veridiag.agents.offline import focus as focusing
@@ -40,7 +41,9 @@ from veridiag.contracts.material import ExecutorScope
 from veridiag.contracts.plan import Step
 from veridiag.text.cjk import HAN, has_cjk
 from veridiag.text.entities import extract_entities
+from veridiag.text.normalize import reader_text
 from veridiag.text.render import iso
+from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
 from veridiag.tools.records import (
     ChangeEvidence,
     ChangeRecord,
@@ -84,6 +87,22 @@ MIN_SHARED_TERMS = 2
 _TEMPLATE_WORD = re.compile(rf"[A-Za-z][A-Za-z_]{{2,}}|[{HAN}]{{2,}}")
 
 
+class AnswerWords(WordModel):
+    """``answers.yaml``: which answer a question of one intent gets where the intent alone does not say."""
+
+    service_count: AnyOf
+
+
+@lru_cache(maxsize=1)
+def answer_words() -> AnswerWords:
+    return bundled_words("veridiag.agents.offline", "answers.yaml", AnswerWords)
+
+
+def counts_services(question: str) -> bool:
+    """Whether a question asks how many services ("how many services were affected?")."""
+    return answer_words().service_count.search(reader_text(question)) is not None
+
+
 class Catalogue(Protocol):
     """What the executor may know without a tool call: which series and data exist."""
 
@@ -123,6 +142,8 @@ class _Execution:
     after_change: ChangeRecord | None = None
     #: The standout's change (service, time) when its inference over what followed answers.
     _answered_change: tuple[str, datetime] | None = None
+    #: The term searches already stated (the ones that lead a "why" are stated first).
+    _stated_terms: set[int] = field(default_factory=set)
 
     # -- the flow, top to bottom ------------------------------------------------------
 
@@ -148,10 +169,11 @@ class _Execution:
         logs = self._logs(involved, span) if self._has("query_logs") else []
         logs += self._levelless(logs, span)
         changes = self._changes(span) if self._has("query_changes") else []
-        self._answer(survey, series, logs, changes)
+        self._answer(survey, series, logs, changes, searched)
         self._state_terms(searched)
         self._state(series, logs, span, changes, involved)
-        self._runbooks(logs, involved)
+        if survey is None or survey[1].held is None:  # no data in the window: nothing to match a runbook to
+            self._runbooks(logs, involved)
         examined = survey[1] if survey is not None else None
         return self.findings.output(
             ExecutorScope(
@@ -217,6 +239,8 @@ class _Execution:
         if survey is None:
             return list(self.named) or (self.catalogue.services()[:MAX_DETAIL] if self.catalogue else [])
         evidence = survey[1]
+        if evidence.held is not None:  # no service has data in the window: the survey said where it lies
+            return list(self.named)
         suspects = [s.service for s in evidence.suspects[:MAX_SUSPECTS] if s.score >= MIN_DETAIL_SCORE]
         # a named service without data too: what its data does cover is said where it is read
         involved = list(dict.fromkeys([*self.named, *suspects]))
@@ -334,24 +358,36 @@ class _Execution:
             first = first or searched
         return first
 
-    def _state_terms(self, found: list[Searched]) -> None:
+    def _state_terms(self, found: list[Searched], *, leading: bool = False) -> bool:
         """How many lines hold each term in each service the question names, then in every log
         where the named services do not hold them all (per service, the first few), or that no
-        line does; these answer a question asking how many."""
+        line does; these answer a question asking how many. ``leading``: only the terms found by
+        their shape (an HTTP status, an error code, a quoted phrase) that some line holds, which
+        answer a "why" — a business word (``terms.yaml``: 下单) does not, its lines being mostly
+        the feature working. Each term is stated once; whether any was, is returned."""
         counting = self.request.plan.intent.kind == "count"
         named = {
             term: sum(e.matched for _r, e, _n, t in found if t == term and e.service) for _r, _e, _n, term in found
         }
-        for result, evidence, name, term in found:
-            if evidence.counted is not None:  # counts of the lines read, not of the window: no claim
+        business = {word.lower() for word in term_words().words}
+        stated = False
+        for item in found:
+            result, evidence, name, term = item
+            if leading and (term.lower() in business or not any(e.matched for _r, e, _n, t in found if t == term)):
                 continue
+            if id(item) in self._stated_terms or evidence.counted is not None:
+                continue  # stated already; counts of the lines read, not of the window: no claim
+            self._stated_terms.add(id(item))
             if evidence.service is None and self.named and evidence.matched == named[term]:
                 continue  # every line holding it is in the named services, counted already
             if evidence.matched and evidence.templates:
                 for top in _per_service(evidence.templates)[:MAX_SUSPECTS]:
-                    self.findings.term(result, evidence, name, top, answers=counting)
+                    self.findings.term(result, evidence, name, top, answers=counting or leading)
+                    stated = True
             elif evidence.matched == 0 and (evidence.service is not None or not self.named):
-                self.findings.no_term(result, evidence, term, answers=counting)
+                self.findings.no_term(result, evidence, term, answers=counting or leading)
+                stated = True
+        return stated
 
     def _order(self, order_id: str) -> list[tuple[ToolCallResult, LogSample]]:
         """The log lines that name the order (at most three): they also say when to look."""
@@ -413,30 +449,44 @@ class _Execution:
         series: list[Series],
         logs: list[Logs],
         changes: list[tuple[ToolCallResult, ChangeRecord]],
+        searched: list[Searched],
     ) -> None:
-        """What the question asked, first (``Plan.intent``): a named service without data; then
-        the ranking by a measure, the onset, or the culprit — or that none stands out, or that
-        nothing changed. A count or a change is answered by the term or change claims."""
+        """What the question asked, first (``Plan.intent``): that no service has data in the
+        window (and where the data lies), a named service without data; then the ranking by a
+        measure (or that none can be made), the onset, how many services changed, the culprit —
+        or that none stands out, or that nothing changed. A count of lines or a change is
+        answered by the term or change claims; the lines holding a failure the question names
+        (an HTTP status, an error code) lead a "why"."""
         if survey is None:
             return
         result, evidence = survey
         plan = self.request.plan
+        if evidence.held is not None:
+            self.findings.no_data_window(result, evidence)
+            return
         for service in evidence.without_data:
             if service in self.named or service in plan.unknown_services:
                 self.findings.without_data(result, evidence, service)
         intent = plan.intent
         if intent.kind == "count":
+            if counts_services(self.request.question):
+                self._answer_changed(result, evidence)
             return
         if intent.kind == "change":
-            self._answer_changes()
+            self._answer_changes(survey)
             return
-        if intent.kind == "rank" and intent.rank_by and evidence.levels:
-            self.findings.levels(result, evidence)
-            return
+        if intent.kind == "rank" and intent.rank_by and evidence.by:
+            if evidence.levels:
+                self.findings.levels(result, evidence)
+                return
+            self.findings.cannot_rank(result, evidence)  # then what did change
+        if intent.kind == "blame" and intent.about in evidence.quiet:
+            self.findings.quiet_named(result, evidence, intent.about)
         kinds = focusing.asked_kinds(plan, self.request.question)
         if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds)) is not None:
             self.findings.earliest(result, evidence, first)
             return
+        led = intent.kind in ("cause", "abnormal") and self._state_terms(searched, leading=True)
         cause = _cause_change(changes, _spotted(series, self.window))
         top = evidence.suspects[0].service if evidence.suspects else None
         if cause is not None and top in (cause[0][1].service, cause[1][1].service):
@@ -453,21 +503,34 @@ class _Execution:
         elif evidence.suspects:
             self.findings.no_standout(result, evidence)
         elif evidence.examined:
+            self.findings.nothing_changed(result, evidence, answers=not led)
+
+    def _answer_changed(self, result: ToolCallResult, evidence: SuspectEvidence) -> None:
+        """ "How many services were affected?": how many of those examined changed, and which."""
+        if evidence.changed:
+            self.findings.changed_count(result, evidence)
+        elif evidence.examined:
             self.findings.nothing_changed(result, evidence)
 
-    def _answer_changes(self) -> None:
+    def _answer_changes(self, survey: Survey) -> None:
         """ "What changed?": every change recorded in the window (of the named services, when the
-        question names some), or that none was."""
-        if not self._has("query_changes"):
+        question names some), or that none was — or, without a change feed, that changes cannot
+        be checked, and then what moved most."""
+        result = self._call("query_changes", _bounds(self.window)) if self._has("query_changes") else None
+        feeds = [e for e in (result.output.evidence if result else []) if isinstance(e, ChangeEvidence)]
+        if result is None or not feeds or feeds[0].feed_empty:
+            if result is not None and feeds:
+                self.findings.no_change_feed(result, feeds[0])
+            survey_result, evidence = survey
+            if evidence.suspects:
+                self.findings.most_changed(survey_result, evidence)
+            elif evidence.examined:
+                self.findings.nothing_changed(survey_result, evidence)
             return
-        result = self._call("query_changes", _bounds(self.window))
-        if result is None:
-            return
-        feeds = [e for e in result.output.evidence if isinstance(e, ChangeEvidence)]
         changes = [c for e in feeds for c in e.changes if not self.named or c.service in self.named]
         for change in changes[-MAX_STATED_EPISODES:]:
             self.findings.change(result, change, answers=True)
-        if not changes and feeds and not feeds[0].feed_empty:
+        if not changes:
             self.findings.no_changes(result, feeds[0], answers=True)
 
     def _state(

@@ -115,7 +115,12 @@ class Findings:
     missing: list[str] = field(default_factory=list)
 
     def say(self, key: str, **values: Any) -> str:
-        return _phrases()[self.lang].templates[key].format(**values)
+        """``key`` filled with ``values``; ``key_one`` instead, where the language has one, when
+        the ``count`` it states is 1 ("the 1 service", never "the 1 services")."""
+        templates = _phrases()[self.lang].templates
+        if values.get("count") == 1 and f"{key}_one" in templates:
+            key = f"{key}_one"
+        return templates[key].format(**values)
 
     def kind(self, kind: str) -> str:
         return _phrases()[self.lang].kinds.get(kind, kind)
@@ -407,10 +412,11 @@ class Findings:
         quotes = [(survey, top.line), *_words(survey, top.signals[0]), (survey, evidence.line)]
         return self.claim("symptom", text, quotes, answers=True)
 
-    def nothing_changed(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
+    def nothing_changed(self, survey: ToolCallResult, evidence: SuspectEvidence, *, answers: bool = True) -> Claim:
         start, end = self.clock.span(evidence.start, evidence.end)
         text = self.say("nothing_changed", start=start, end=end, count=len(evidence.examined))
-        return self.claim("symptom", text, [(survey, evidence.line), (survey, evidence.verdict_line)], answers=True)
+        quotes = [(survey, evidence.line), (survey, evidence.verdict_line)]
+        return self.claim("symptom", text, quotes, answers=answers)
 
     def without_data(self, survey: ToolCallResult, evidence: SuspectEvidence, service: str) -> Claim:
         assert evidence.without_data_line is not None
@@ -420,21 +426,70 @@ class Findings:
         return self.claim("observation", text, quotes, answers=True)
 
     def levels(self, survey: ToolCallResult, evidence: SuspectEvidence, shown: int = 3) -> Claim:
-        """The ranking by a measure ("哪个服务最慢"): the first ``shown`` services with their levels."""
+        """The ranking by a measure ("哪个服务最慢"): the first ``shown`` services with their levels
+        — or, errors no series measures, with their ERROR lines in the window."""
         ranked = evidence.levels[:shown]
+        lines = bool(ranked) and ranked[0].source == "log"
         items = self.say("list_separator").join(
             self.say(
-                "level_item",
+                "level_lines_item" if lines else "level_item",
                 rank=level.rank,
                 service=level.service,
                 average=format_value(rounded(level.average), level.unit),
                 peak=format_value(rounded(level.peak), level.unit),
+                count=int(level.average),
             )
             for level in ranked
         )
-        text = self.say("levels", measure=self.family(evidence.by or ""), items=items)
+        text = self.say("levels_lines" if lines else "levels", measure=self.family(evidence.by or ""), items=items)
         quotes = [(survey, evidence.levels_line or evidence.line), *((survey, level.line) for level in ranked)]
         return self.claim("symptom", text, quotes, answers=True)
+
+    def cannot_rank(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
+        """A measure no service examined has: the ranking asked for cannot be made."""
+        start, end = self.clock.span(evidence.start, evidence.end)
+        text = self.say("cannot_rank", measure=self.family(evidence.by or ""), start=start, end=end)
+        return self.claim("observation", text, [(survey, evidence.levels_line or evidence.line)], answers=True)
+
+    def changed_count(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
+        """ "How many services were affected?": how many of those examined changed, and which."""
+        assert evidence.changed_line is not None
+        start, end = self.clock.span(evidence.start, evidence.end)
+        separator = self.say("list_separator")
+        items = separator.join(
+            self.say("changed_item", service=s.service, family=self.family(s.signals[0].family))
+            for s in evidence.suspects
+        )
+        if evidence.changed > len(evidence.suspects):  # the output lists the first few: say so
+            items += self.say("changed_more", more=evidence.changed - len(evidence.suspects))
+        text = self.say(
+            "changed_count", changed=evidence.changed, count=len(evidence.examined), start=start, end=end, items=items
+        )
+        quotes = [(survey, evidence.changed_line), (survey, evidence.line)]
+        quotes += [(survey, suspect.line) for suspect in evidence.suspects]
+        return self.claim("symptom", text, quotes, answers=True)
+
+    def quiet_named(self, survey: ToolCallResult, evidence: SuspectEvidence, service: str) -> Claim:
+        """A service the question asks about that did not change: said of it alone — never that
+        nothing points at it (a fault can leave the culprit's own metrics unchanged)."""
+        assert evidence.quiet_line is not None
+        start, end = self.clock.span(evidence.start, evidence.end)
+        text = self.say("quiet_named", service=service, start=start, end=end)
+        return self.claim("observation", text, [(survey, evidence.quiet_line), (survey, evidence.line)], answers=True)
+
+    def no_data_window(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
+        """No service has data in the window: where the data held lies instead."""
+        assert evidence.held is not None and evidence.held_line is not None
+        start, end = self.clock.span(evidence.start, evidence.end)
+        dated = Clock(with_date=True)
+        text = self.say(
+            "no_data_window", start=start, end=end, first=dated(evidence.held.first), last=dated(evidence.held.last)
+        )
+        return self.claim("observation", text, [(survey, evidence.held_line), (survey, evidence.line)], answers=True)
+
+    def no_change_feed(self, result: ToolCallResult, changes: ChangeEvidence) -> Claim:
+        """ "What changed?" without a change feed: the changes cannot be checked."""
+        return self.claim("observation", self.say("no_change_feed"), [(result, changes.line)], answers=True)
 
     def earliest(self, survey: ToolCallResult, evidence: SuspectEvidence, first: SuspectSignal) -> Claim:
         """When it started: the earliest change of the kind asked about, inferred as the start."""
