@@ -328,3 +328,35 @@ def test_a_metrics_backend_that_cannot_list_its_series_is_said_not_surveyed(demo
     assert "metrics not surveyed: the prometheus backend cannot list its series" in evidence.line
     # the logs and the change feed still rank payment-service first
     assert evidence.suspects[0].service == "payment-service"
+
+
+# -- red-team regressions (rank26) ------------------------------------------------------------
+
+
+@given(seed=st.integers(0, 10_000), level=st.floats(81, 88), peak=st.floats(92, 99))
+def test_a_resource_that_always_sits_at_its_limit_is_not_saturated_by_rising_further(
+    seed: int, level: float, peak: float
+) -> None:
+    """Memory that always sits at 81 % rising to 96 % did not reach its limit in the episode: it
+    was there before (its own history), so the rise counts by its size, not as a resource that
+    gave out — and does not stand out."""
+    rng = random.Random(seed)
+    services = ["ad-service", "cart-service", "shipping-service"]
+    series = shop(rng, services)
+    memory = planted([rng.gauss(level, 0.3) for _ in range(POINTS)], 121, 6, peak)
+    series = replace(series, "ad-service", "memory_usage_rate", memory)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    signals = [s for suspect in report.suspects for s in suspect.signals if s.service == "ad-service"]
+    assert signals and not any(s.saturated for s in signals)
+    assert not report.standout
+
+
+@given(seed=st.integers(0, 10_000), level=st.floats(5, 50))
+def test_a_resource_that_reaches_its_limit_from_below_is_saturated(seed: int, level: float) -> None:
+    rng = random.Random(seed)
+    services = ["ad-service", "cart-service"]
+    series = shop(rng, services)
+    memory = planted([max(0.0, rng.gauss(level, 0.5)) for _ in range(POINTS)], 121, 6, 97.0)
+    series = replace(series, "ad-service", "memory_usage_rate", memory)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    assert report.suspects[0].service == "ad-service" and report.suspects[0].signals[0].saturated

@@ -13,7 +13,8 @@ order:
    changes from the change feed. A change never counts when it began before the window, in a
    series' first rows (nothing to compare with), as a single point, or below a minimum size.
 2. **Size** each qualifying change from 0 to 1: how large it is (points of a limit for a
-   percentage, else its factor; a resource at its limit counts in full), scaled by how far out of
+   percentage, else its factor; a resource that reached its limit in the change — not there in
+   its own history before — counts in full), scaled by how far out of
    its noise it is (robust z) — a large change that is no more than noise, or a tiny one far out of
    a flat line (a CPU at 0.01 % jumping to 8 %), is no culprit's signature.
 3. **Weigh** it by what it measures (``signatures.yaml``: cause families above effects) and by
@@ -81,6 +82,8 @@ CORROBORATION = 0.2
 #: The first stands out when its score reaches this and this multiple of the second's.
 MIN_STANDOUT = 0.3
 STANDOUT_RATIO = 1.5
+#: A percentage series with more than this share of its history at its limit was there before.
+AT_LIMIT_SHARE = 0.1
 #: A change in the direction its family is not worse in still counts, at this share.
 OTHER_DIRECTION = 0.3
 
@@ -269,7 +272,13 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
         if reason is not None:
             gathered.excluded.append(Excluded(item.service, item.metric, onset, reason))
             continue
-        saturated = family.role == "cause" and percent and found.direction == "up" and found.peak >= _saturated()
+        saturated = (
+            family.role == "cause"
+            and percent
+            and found.direction == "up"
+            and found.peak >= _saturated()
+            and not _at_limit_before(finite, onset, found.expected)
+        )
         strength = (1.0 if saturated else size) * (1 + _z_part(found.score)) / 2
         weight = family.weight * (1.0 if family.worse in ("either", found.direction) else OTHER_DIRECTION)
         nearness = _nearness(question, onset)
@@ -419,6 +428,17 @@ def _held(
     point, and the change began at the first of them (the episode's edges may be noise)."""
     half = abs(peak - expected) / 2
     return [_Point(m, v) for m, v in points if onset <= m <= end and abs(v - expected) >= half]
+
+
+def _at_limit_before(points: list[tuple[datetime, float]], onset: datetime, expected: float) -> bool:
+    """Whether a percentage series was at its limit before ``onset`` already (its own history):
+    its expected level, or more than ``AT_LIMIT_SHARE`` of its points before the onset, at or above
+    the limit — then reaching it again is what it does, not a resource that gave out."""
+    limit = _saturated()
+    before = [v for m, v in points if m < onset]
+    if expected >= limit:
+        return True
+    return bool(before) and sum(1 for v in before if v >= limit) > AT_LIMIT_SHARE * len(before)
 
 
 def _size(peak: float, expected: float, factor: float | None, percent: bool) -> float:
