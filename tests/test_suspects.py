@@ -360,3 +360,24 @@ def test_a_resource_that_reaches_its_limit_from_below_is_saturated(seed: int, le
     series = replace(series, "ad-service", "memory_usage_rate", memory)
     report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
     assert report.suspects[0].service == "ad-service" and report.suspects[0].signals[0].saturated
+
+
+@given(
+    seed=st.integers(0, 10_000),
+    wording=st.sampled_from(["{y} is the root cause", "call to {y} failed", "No instances available for {y}"]),
+)
+def test_words_in_logs_alone_never_move_blame_to_a_service_that_did_not_change(seed: int, wording: str) -> None:
+    """svc-x's new ERROR lines name svc-y, but svc-y changed in nothing: svc-x is not explained by it."""
+    rng = random.Random(seed)
+    services = ["svc-x", "svc-y", "svc-z"]
+    series = shop(rng, services)
+    since = WINDOW[0] - timedelta(hours=1)
+    logs = [LogInput("svc-x", "ERROR", wording.format(y="svc-y"), AT + STEP, AT + 9 * STEP, 200, since)]
+    report = rank_suspects(Question(*WINDOW, at=AT), series, logs, services=services)
+    assert report.suspects[0].service == "svc-x"
+    assert report.suspects[0].explained_by == ()
+    # ... and when svc-y itself changed as a cause at the same time, the lines do point at it
+    cpu = planted(values_of(series, "svc-y", "cpu_usage_rate"), 120, 8, 98.0)
+    changed = rank_suspects(Question(*WINDOW, at=AT), replace(series, "svc-y", "cpu_usage_rate", cpu), logs)
+    x = next(s for s in changed.suspects if s.service == "svc-x")
+    assert x.explained_by == ("svc-y",)

@@ -21,7 +21,7 @@ order:
    how near it began to the moment asked.
 4. **Explain away** a service whose changes are only effects when something it calls (the
    dependency list, at any depth) changed as a cause at the same time, or whose new log lines
-   name another examined service.
+   name another service that itself changed by then (words in logs alone move no blame).
 5. **Rank** services by their strongest change (corroborated by a second family), and say
    whether the first stands out — never more than the evidence carries: without a clear first,
    the report says so and the answer says the evidence cannot tell.
@@ -33,6 +33,7 @@ states every number of the report in its output.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -483,16 +484,28 @@ def _explained(question: Question, gathered: _Gathered, examined: Sequence[str])
                 for other in callees.get(service, ())
                 if other in best and any(_explains(s, lead) for s in best[other])
             ]
+        # Words alone move no blame: a service the new lines name explains them only when it
+        # changed itself, no later than they began.
         explained += [
             other
             for other in examined
-            if other != service and any(s.source == "log" and other in s.name for s in signals[:1])
+            if other != service
+            and other in best
+            and lead.source == "log"
+            and _names(lead.name, other)
+            and any(s.onset <= lead.onset + EXPLAINED_WITHIN for s in best[other])
         ]
         explained = list(dict.fromkeys(explained))
         if explained:
             score *= EXPLAINED_FACTOR
         suspects.append(Suspect(service, score, tuple(signals), tuple(explained)))
     return suspects
+
+
+def _names(text: str, service: str) -> bool:
+    """Whether ``text`` names ``service`` as a name (not inside a longer one: ``ts-order-service``
+    in ``ts-admin-order-service``)."""
+    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(service)}(?![A-Za-z0-9_])", text) is not None
 
 
 def _by_family(signals: list[Signal]) -> list[Signal]:
