@@ -381,3 +381,17 @@ def test_words_in_logs_alone_never_move_blame_to_a_service_that_did_not_change(s
     changed = rank_suspects(Question(*WINDOW, at=AT), replace(series, "svc-y", "cpu_usage_rate", cpu), logs)
     x = next(s for s in changed.suspects if s.service == "svc-x")
     assert x.explained_by == ("svc-y",)
+
+
+@given(seed=st.integers(0, 10_000), late=st.integers(8, 25))
+def test_a_change_that_began_after_the_moment_asked_never_stands_out(seed: int, late: int) -> None:
+    """Asked about 07:30, shipping's CPU that saturated from 07:40 is the next fault, not this one:
+    it may rank first, but it does not stand out as where what was asked about started."""
+    rng = random.Random(seed)
+    services = ["shipping-service", "checkout-service", "frontend"]
+    series = shop(rng, services)
+    cpu = planted(values_of(series, "shipping-service", "cpu_usage_rate"), 120 + late, 6, 97.0)
+    series = replace(series, "shipping-service", "cpu_usage_rate", cpu)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    assert report.suspects[0].service == "shipping-service"
+    assert not report.standout

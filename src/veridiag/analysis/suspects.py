@@ -549,7 +549,11 @@ def _reachable(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
 def _stands_out(ranked: Sequence[Suspect]) -> bool:
     # Only a change of the service's own (a resource, its errors, a change made to it) can say
     # where a fault started; latency or traffic alone say only where it shows.
+    # Nor can a change that began away from the moment asked say where what was asked about started
+    # (the next fault, or the one before): it may rank first, it does not stand out.
     if not ranked or ranked[0].score < MIN_STANDOUT or ranked[0].explained_by or ranked[0].signals[0].role != "cause":
+        return False
+    if ranked[0].signals[0].nearness < 1.0:
         return False
     return len(ranked) == 1 or ranked[0].score >= STANDOUT_RATIO * ranked[1].score
 

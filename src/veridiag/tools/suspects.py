@@ -288,7 +288,7 @@ def _render(
     if report.quiet:
         quiet_line = f"no qualifying change ({len(report.quiet)}): " + ", ".join(report.quiet)
         lines.append(quiet_line)
-    verdict_line = _verdict(report)
+    verdict_line = _verdict(question, report)
     lines.append(verdict_line)
     first = None
     if report.first is not None:
@@ -390,6 +390,7 @@ def _signal(rank: int, suspect: Ranked, signal: Signal, *, first: bool) -> Suspe
         saturated=signal.saturated,
         events=signal.events,
         score=round(signal.score, 2),
+        nearness=round(signal.nearness, 4),
         line=line,
     )
 
@@ -434,7 +435,7 @@ def _not_counted(item: Excluded) -> NotCounted:
     return NotCounted(service=item.service, name=item.name, onset=item.onset, reason=item.reason, line=line)
 
 
-def _verdict(report: SuspectReport) -> str:
+def _verdict(question: Question, report: SuspectReport) -> str:
     if not report.suspects:
         return "verdict: no service changed in the window beyond its own history"
     top = report.suspects[0]
@@ -445,6 +446,8 @@ def _verdict(report: SuspectReport) -> str:
         why = f"its change is explained by {', '.join(top.explained_by)}"
     elif top.signals[0].role != "cause":
         why = f"its change ({top.signals[0].family}) shows where a fault is felt, not where it started"
+    elif top.signals[0].nearness < 1.0 and question.at is not None:
+        why = f"its change began away from {iso(question.at)}"
     elif len(report.suspects) > 1 and top.score < STANDOUT_RATIO * report.suspects[1].score:
         why = "the first two are close"
     else:

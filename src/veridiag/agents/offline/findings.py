@@ -389,6 +389,8 @@ class Findings:
             why = self.say("why_explained", others=self.say("list_separator").join(top.explained_by))
         elif lead.role != "cause":
             why = self.say("why_effect", family=self.family(lead.family))
+        elif lead.nearness < 1.0 and evidence.at is not None:
+            why = self.say("why_away", at=self.clock(evidence.at))
         elif len(evidence.suspects) > 1 and top.score < STANDOUT_RATIO * evidence.suspects[1].score:
             why = self.say("why_close", next=evidence.suspects[1].service)
         else:
