@@ -4,9 +4,9 @@ records they returned** (``ToolOutput.evidence``), never by re-reading rendered 
 It works as an on-call engineer does, top to bottom in ``_Execution.run``:
 
 1. The lines that name what was asked about (an order), when there are some: when to look.
-2. The survey: one ``rank_suspects`` call over every service in scope — the services the
-   question names with their callers and callees when a call graph is known, else every
-   service with data in the window — ranking the services that changed.
+2. The survey: one ``rank_suspects`` call over every service with data in the window, whatever
+   the question names — ranking the services that changed (the named services' callers and
+   callees, when a call graph is known, are read in detail when they changed).
 3. The question's own words (``Plan.terms``) searched in every log with data in the window.
 4. The focus, chosen by the question (``focus.py``): the moment asked, the records asked
    about, else the change most to do with the question — the latest incident when something is
@@ -131,7 +131,10 @@ class _Execution:
         order_id = plan.order_id
         mentions = self._order(str(order_id)) if order_id and self._has("query_logs", when="order_id") else []
         neighbours = self._neighbours(self.named)
-        scope = [*self.named, *neighbours] if neighbours else None
+        # Whether a service stands out is decided over every service with data, whatever the
+        # question names (a leading question must not narrow it); the named services'
+        # neighbourhood only chooses what is read in detail.
+        scope: list[str] | None = None
         # the moment asked ("around 07:00"), or when the question says it began ("since 10:00")
         asked_at = focusing.moment(plan.time.at) or (self.window[0] if plan.time.kind == "since" else None)
         survey = self._survey(self.window, asked_at, scope)
@@ -143,7 +146,7 @@ class _Execution:
         self.findings.clock = Clock(with_date=spans_days(span))
         for result, sample in mentions:
             self.findings.order(result, str(order_id), sample)
-        involved = self._involved(survey)
+        involved = self._involved(survey, neighbours)
         series = self._metrics(involved, survey, span) if self._has("query_metrics") else []
         logs = self._logs(involved, span) if self._has("query_logs") else []
         logs += self._levelless(logs, span)
@@ -210,14 +213,17 @@ class _Execution:
         found = [e for e in (result.output.evidence if result else []) if isinstance(e, SuspectEvidence)]
         return (result, found[0]) if result is not None and found else None
 
-    def _involved(self, survey: Survey | None) -> list[str]:
-        """The services read in detail: the named ones and the first suspects — or, when the
-        survey found none and none was named, the services examined (at most ``MAX_DETAIL``,
-        the rest said to be left out)."""
+    def _involved(self, survey: Survey | None, neighbours: Sequence[str] = ()) -> list[str]:
+        """The services read in detail: the named ones, the first suspects and the named
+        services' callers and callees that changed — or, when the survey found none and none was
+        named, the services examined (at most ``MAX_DETAIL``, the rest said to be left out)."""
         if survey is None:
             return list(self.named) or (self.catalogue.services()[:MAX_DETAIL] if self.catalogue else [])
         evidence = survey[1]
         suspects = [s.service for s in evidence.suspects[:MAX_SUSPECTS] if s.score >= MIN_DETAIL_SCORE]
+        suspects += [
+            s.service for s in evidence.suspects if s.service in neighbours and s.score >= MIN_DETAIL_SCORE
+        ][:MAX_SUSPECTS]
         # a named service without data too: what its data does cover is said where it is read
         involved = list(dict.fromkeys([*self.named, *suspects]))
         if involved:

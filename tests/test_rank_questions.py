@@ -1,0 +1,103 @@
+"""Questions a red team asked of the survey and the focus (rank26): a leading question does not
+narrow what "stands out" is decided over, an onset is one still going on at the moment asked,
+the tail of an earlier incident is not this one's, and "how bad" is never the service just
+cleared — on small homes built as a user imports data."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tests.builders import readable
+from veridiag.config import Settings
+from veridiag.ingest.dependencies import import_dependencies
+from veridiag.ingest.importers import import_metrics_csv
+from veridiag.pipeline.factory import assemble
+from veridiag.tools.backends.embedded import EmbeddedEnvironment
+
+START = datetime(2026, 7, 7, 8, 0, tzinfo=UTC)
+MINUTES = 240
+
+Shape = Callable[[int], float]
+
+
+def noise(level: float, spread: float, seed: int) -> Shape:
+    rng = random.Random(seed)
+    values = [max(0.0, rng.gauss(level, spread)) for _ in range(MINUTES)]
+    return lambda minute: values[minute]
+
+
+def with_episode(base: Shape, first: int, last: int, level: float) -> Shape:
+    return lambda minute: level if first <= minute < last else base(minute)
+
+
+def build(
+    tmp_path: Path,
+    series: dict[tuple[str, str, str], Shape],
+    edges: Sequence[tuple[str, str]] = (),
+    minutes: range = range(MINUTES),
+) -> Settings:
+    """A home whose embedded store holds ``series`` (one value a minute from ``START``) and the
+    call graph ``edges``, imported as a user imports them."""
+    settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
+    env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
+    for index, ((service, metric, unit), shape) in enumerate(series.items()):
+        rows = ["timestamp,value"]
+        rows += [f"{(START + timedelta(minutes=m)).strftime('%Y-%m-%dT%H:%M:%SZ')},{shape(m):.4f}" for m in minutes]
+        path = tmp_path / f"series-{index}.csv"
+        path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+        import_metrics_csv(env, path, service=service, metric=metric, unit=unit)
+    if edges:
+        path = tmp_path / "dependency.csv"
+        path.write_text("caller,callee\n" + "".join(f"{a},{b}\n" for a, b in edges), encoding="utf-8")
+        import_dependencies(env, path)
+    env.close()
+    return settings
+
+
+def ask(settings: Settings, question: str) -> Any:
+    assembly = assemble(settings)
+    try:
+        return assembly.pipeline.run(question)
+    finally:
+        assembly.close()
+
+
+def headline(answer: str) -> str:
+    return answer.strip().split("\n\n")[1]
+
+
+def claims(result: Any) -> list[dict[str, Any]]:
+    return list(readable(result.self_evaluation)["verifier_evaluation"]["executor_structured_output"]["claims"])
+
+
+def shop(seed: int, services: Sequence[str]) -> dict[tuple[str, str, str], Shape]:
+    return {
+        (service, metric, unit): noise(level, spread, seed * 31 + i * 7 + j)
+        for i, service in enumerate(services)
+        for j, (metric, unit, level, spread) in enumerate(
+            [("cpu_usage_rate", "%", 5 + 3 * i, 0.8), ("latency_p95_ms", "ms", 40 + 10 * i, 2.0)]
+        )
+    }
+
+
+# -- a leading question decides "stands out" over every service ------------------------------------
+
+
+def test_is_x_to_blame_is_decided_over_every_service_not_its_neighbourhood(tmp_path: Path) -> None:
+    """Asked whether shippingservice is to blame around 10:00, when paymentservice (called by no
+    neighbour of shipping) saturated at 10:00 and shipping's own CPU only from 10:12 (the next
+    fault): no, not shippingservice."""
+    services = ["shippingservice", "checkoutservice", "paymentservice"]
+    series = shop(1, services)
+    cpu = ("paymentservice", "cpu_usage_rate", "%")
+    series[cpu] = with_episode(series[cpu], 120, 128, 97.0)
+    own = ("shippingservice", "cpu_usage_rate", "%")
+    series[own] = with_episode(series[own], 132, 140, 96.0)
+    settings = build(tmp_path, series, edges=[("checkoutservice", "shippingservice")])
+    result = ask(settings, "Is shippingservice to blame around 10:00 on 2026-07-07?")
+    assert headline(result.answer).startswith("No, not shippingservice."), result.answer
+    assert "paymentservice" in headline(result.answer), result.answer
