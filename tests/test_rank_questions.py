@@ -101,3 +101,39 @@ def test_is_x_to_blame_is_decided_over_every_service_not_its_neighbourhood(tmp_p
     result = ask(settings, "Is shippingservice to blame around 10:00 on 2026-07-07?")
     assert headline(result.answer).startswith("No, not shippingservice."), result.answer
     assert "paymentservice" in headline(result.answer), result.answer
+
+
+# -- when did it start ----------------------------------------------------------------------------
+
+
+def test_an_onset_asked_around_a_moment_is_a_change_still_going_on_then(tmp_path: Path) -> None:
+    """Around 10:01, catalogue's CPU saturated 09:35–09:39 and was over by then: the start of what
+    goes on at 10:01 is recommendation's CPU from 10:01, not the earlier, finished fault."""
+    services = ["catalogueservice", "recommendationservice", "frontend"]
+    series = shop(2, services)
+    finished = ("catalogueservice", "cpu_usage_rate", "%")
+    series[finished] = with_episode(series[finished], 95, 100, 96.0)
+    ongoing = ("recommendationservice", "cpu_usage_rate", "%")
+    series[ongoing] = with_episode(series[ongoing], 121, 131, 93.0)
+    result = ask(build(tmp_path, series), "When did it start? around 10:01 on 2026-07-07")
+    top = headline(result.answer)
+    assert "recommendationservice" in top and "10:01" in top, result.answer
+    assert "catalogueservice" not in top, result.answer
+
+
+def test_the_onset_of_a_named_service_s_kind_of_change_is_its_earliest_episode_of_that_kind(
+    tmp_path: Path,
+) -> None:
+    """Asked when recommendationservice started to be slow, its first latency episode (10:02)
+    answers — not the larger one at 10:10 that its other changes crowd around."""
+    services = ["recommendationservice", "frontend", "cartservice"]
+    series = shop(3, services)
+    name = "recommendationservice"
+    series[(name, "cpu_usage_rate", "%")] = with_episode(series[(name, "cpu_usage_rate", "%")], 129, 136, 97.0)
+    series[(name, "memory_usage_rate", "%")] = with_episode(noise(30, 0.3, 5), 129, 136, 60.0)
+    for metric, level in (("latency_p99_ms", 9000.0), ("latency_p95_ms", 8000.0)):
+        series[(name, metric, "ms")] = with_episode(noise(40, 2, len(metric)), 130, 135, level)
+    series[(name, "latency_p90_ms", "ms")] = with_episode(noise(30, 2, 9), 122, 126, 900.0)
+    result = ask(build(tmp_path, series), "When did recommendationservice start to be slow on 2026-07-07?")
+    top = headline(result.answer)
+    assert top.startswith("The earliest change") and "10:02" in top, result.answer

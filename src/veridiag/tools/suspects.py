@@ -11,7 +11,7 @@ which were quiet, which changes did not count and why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
@@ -147,7 +147,9 @@ class SuspectSearch:
         report = rank_suspects(question, series, logs, changes, [s for s in services if s in with_data])
         levels = rank_levels(question, series, args.by) if args.by else []
         unread = [] if catalogue else [getattr(self.metrics, "name", "metrics")]
-        evidence, text = _render(question, report, without, every=listed is None, graph=bool(edges), unread=unread)
+        evidence, text = _render(
+            question, report, without, every=listed is None, graph=bool(edges), unread=unread, asked=set(named)
+        )
         if args.by:
             evidence, text = _with_levels(evidence, text, args.by, levels)
         return ToolOutput(
@@ -239,6 +241,7 @@ def _render(
     every: bool,
     graph: bool,
     unread: Sequence[str] = (),
+    asked: Collection[str] = (),
 ) -> tuple[SuspectEvidence, str]:
     scope = "every service with data in the window" if every else "the services asked about"
     moment = f" at {iso(question.at)}" if question.at else ""
@@ -266,7 +269,10 @@ def _render(
         lines.append(without_line)
     suspects = []
     for rank, ranked in enumerate(report.suspects[:LISTED_SUSPECTS], start=1):
-        signals = [_signal(rank, ranked, s, first=i == 0) for i, s in enumerate(ranked.signals[:LISTED_SIGNALS])]
+        # A service asked about is listed with every change of it ("when did X start to be slow?"
+        # is answered by X's first latency episode, whichever its largest is).
+        listed = ranked.signals if ranked.service in asked else ranked.signals[:LISTED_SIGNALS]
+        signals = [_signal(rank, ranked, s, first=i == 0) for i, s in enumerate(listed)]
         lines += [s.line for s in signals]
         suspects.append(
             Suspect(

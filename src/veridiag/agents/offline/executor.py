@@ -440,7 +440,8 @@ class _Execution:
             self.findings.levels(result, evidence)
             return
         kinds = focusing.asked_kinds(plan, self.request.question)
-        if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds)) is not None:
+        asked_at = focusing.moment(plan.time.at)
+        if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds, asked_at)) is not None:
             self.findings.earliest(result, evidence, first)
             return
         cause = _cause_change(changes, _spotted(series, self.window))
@@ -718,11 +719,18 @@ def _lead(change: ChangeRecord, onsets: list[datetime]) -> float | None:
     return max(nearest, 0.0) if nearest is not None and nearest <= CAUSE_LEAD.total_seconds() else None
 
 
-def _onset(evidence: SuspectEvidence, named: list[str], kinds: set[str]) -> SuspectSignal | None:
+def _onset(
+    evidence: SuspectEvidence, named: list[str], kinds: set[str], at: datetime | None = None
+) -> SuspectSignal | None:
     """ "When did it start?": the earliest listed change of the kind the question speaks of
     (errors, latency …), of the services it names first; else of any kind but a recorded
-    change (the question asks when the symptom began, not when something was changed)."""
+    change (the question asks when the symptom began, not when something was changed). Asked
+    around a moment (``at``: the question's, not a focus chosen for it), only a change still going
+    on then (or beginning after it) is the start of what was asked about: one over before it is
+    an earlier incident."""
     signals = [s for suspect in evidence.suspects for s in suspect.signals]
+    if at is not None:
+        signals = [s for s in signals if s.end >= at - BEFORE_AT]
     tiers = [
         [s for s in signals if s.family in kinds and s.service in named],
         [s for s in signals if s.family in kinds],
