@@ -137,3 +137,20 @@ def test_the_onset_of_a_named_service_s_kind_of_change_is_its_earliest_episode_o
     result = ask(build(tmp_path, series), "When did recommendationservice start to be slow on 2026-07-07?")
     top = headline(result.answer)
     assert top.startswith("The earliest change") and "10:02" in top, result.answer
+
+
+# -- the tail of an earlier incident ----------------------------------------------------------------
+
+
+def test_the_tail_of_an_earlier_incident_is_not_stated_as_this_window_s(tmp_path: Path) -> None:
+    """Asked about 10:19–11:19, orderservice's latency that began at 10:05 and peaked at 10:09 is
+    an earlier incident's tail: no claim describes it as this window's change."""
+    services = ["orderservice", "frontend", "cartservice"]
+    series = shop(4, services)
+    key = ("orderservice", "latency_p95_ms", "ms")
+    base = with_episode(series[key], 125, 142, 600.0)
+    series[key] = lambda m: 840_000.0 if m == 129 else base(m)
+    result = ask(build(tmp_path, series), "Why is orderservice slow between 10:19 and 11:19 on 2026-07-07?")
+    stated = [c["claim_text"] for c in claims(result)]
+    assert not any("10:09" in text or "840" in text for text in stated), stated
+    assert "10:09" not in headline(result.answer), result.answer

@@ -485,10 +485,7 @@ class _Execution:
         changes: list[tuple[ToolCallResult, ChangeRecord]],
         involved: list[str],
     ) -> None:
-        spotted = sorted(
-            [(r, s, a) for r, s in series for a in s.anomalies if a.onset < focus[1] and a.end >= focus[0]],
-            key=lambda item: item[2].onset,
-        )
+        spotted = _spotted(series, focus)
         self.spotted_metrics = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
         # What moved, what quietly did not last: the answer leads with the news.
         self._state_anomalies(spotted, focus)
@@ -743,8 +740,15 @@ def _onset(
 
 def _spotted(series: list[Series], window: tuple[datetime, datetime]) -> list[Spotted]:
     """The anomalies of the series read that touch ``window``, earliest first."""
-    found = [(r, s, a) for r, s in series for a in s.anomalies if a.onset < window[1] and a.end >= window[0]]
+    found = [(r, s, a) for r, s in series for a in s.anomalies if _of_window(a, window)]
     return sorted(found, key=lambda item: item[2].onset)
+
+
+def _of_window(anomaly: MetricAnomaly, window: tuple[datetime, datetime]) -> bool:
+    """Whether an anomaly is the window's: it touches it, and did not both begin and peak before
+    it — that is the tail of an earlier incident, not a change of this period."""
+    touches = anomaly.onset < window[1] and anomaly.end >= window[0]
+    return touches and not (anomaly.onset < window[0] and anomaly.peak_at < window[0])
 
 
 def _leading_changes(
