@@ -395,3 +395,26 @@ def test_a_change_that_began_after_the_moment_asked_never_stands_out(seed: int, 
     report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
     assert report.suspects[0].service == "shipping-service"
     assert not report.standout
+
+
+@given(seed=st.integers(0, 10_000), spike=st.floats(10, 60), level=st.floats(1.5, 3.0))
+def test_a_sustained_rise_crowned_by_one_spike_is_an_episode_from_its_first_raised_point(
+    seed: int, spike: float, level: float
+) -> None:
+    """Latency at 20 ms that sits at ~2 s for three minutes (×100) and then spikes to 28 s once
+    is an episode from its first raised point: half its size is judged on the scale its size is
+    (orders of magnitude for a factor), not as half of the spike's value."""
+    rng = random.Random(seed)
+    services = ["recommendation-service", "frontend"]
+    series = shop(rng, services)
+    values = [max(0.001, rng.gauss(0.02, 0.003)) for _ in range(POINTS)]
+    values[122:126] = [level, level * 1.1, level * 1.2, spike]
+    series = replace(series, "recommendation-service", "http_request_p99_ms", values)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    found = [
+        s
+        for suspect in report.suspects
+        for s in suspect.signals
+        if (s.service, s.name) == ("recommendation-service", "http_request_p99_ms")
+    ]
+    assert [s.onset for s in found] == [T0 + 122 * STEP]

@@ -264,7 +264,7 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
         episodes = [e for e in level_shifts(finite) if e.onset < question.end and e.end >= question.start]
     percent = is_percent(item.unit)
     for found in episodes:
-        held = _held(finite, found.onset, found.end, found.expected, found.peak)
+        held = _held(finite, found.onset, found.end, found.expected, found.peak, percent)
         onset = held[0].moment if held else found.onset
         reason = _disqualified(question, onset, len(held), times)
         size = _size(found.peak, found.expected, found.factor, percent)
@@ -423,12 +423,33 @@ class _Point:
 
 
 def _held(
-    points: list[tuple[datetime, float]], onset: datetime, end: datetime, expected: float, peak: float
+    points: list[tuple[datetime, float]],
+    onset: datetime,
+    end: datetime,
+    expected: float,
+    peak: float,
+    percent: bool = False,
 ) -> list[_Point]:
     """The points of an episode at half its size or more: a spike with noisy neighbours is one
-    point, and the change began at the first of them (the episode's edges may be noise)."""
-    half = abs(peak - expected) / 2
-    return [_Point(m, v) for m, v in points if onset <= m <= end and abs(v - expected) >= half]
+    point, and the change began at the first of them (the episode's edges may be noise). Its size
+    is judged as ``_size`` judges it — points of a limit for a percentage, else orders of magnitude
+    (×100 then a spike of ×1400 is one episode from the ×100 on, not a single point)."""
+    half = abs(peak - expected) / 2 if percent or expected <= 0 else abs(math.log10(_ratio(peak, expected))) / 2
+    return [
+        _Point(m, v)
+        for m, v in points
+        if onset <= m <= end
+        and (
+            abs(v - expected) >= half
+            if percent or expected <= 0
+            else (v - expected) * (peak - expected) > 0 and abs(math.log10(_ratio(v, expected))) >= half
+        )
+    ]
+
+
+def _ratio(value: float, expected: float) -> float:
+    """``value / expected`` kept off 0 (a value of 0 is a fall of many orders of magnitude)."""
+    return max(value, expected * 1e-6) / expected
 
 
 def _at_limit_before(points: list[tuple[datetime, float]], onset: datetime, expected: float) -> bool:
@@ -493,7 +514,7 @@ def _explained(question: Question, gathered: _Gathered, examined: Sequence[str])
             and other in best
             and lead.source == "log"
             and _names(lead.name, other)
-            and any(s.onset <= lead.onset + EXPLAINED_WITHIN for s in best[other])
+            and any(_together(s, lead) for s in best[other])
         ]
         explained = list(dict.fromkeys(explained))
         if explained:
@@ -524,7 +545,15 @@ def _by_family(signals: list[Signal]) -> list[Signal]:
 
 
 def _explains(cause: Signal, effect: Signal) -> bool:
-    return cause.role == "cause" and cause.onset <= effect.onset + EXPLAINED_WITHIN
+    """A callee's cause explains a caller's effect when it came at the same time and is no mere
+    ripple beside it (a change scored below ``EXPLAINED_FACTOR`` of the effect's explains nothing)."""
+    return cause.role == "cause" and _together(cause, effect) and cause.score >= EXPLAINED_FACTOR * effect.score
+
+
+def _together(cause: Signal, effect: Signal) -> bool:
+    """A change that began at most ``EXPLAINED_WITHIN`` after the effect and was still going on
+    within that of its start: one over long before is another incident, no explanation."""
+    return cause.onset <= effect.onset + EXPLAINED_WITHIN and cause.end >= effect.onset - EXPLAINED_WITHIN
 
 
 def _reachable(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
