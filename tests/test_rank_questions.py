@@ -108,13 +108,17 @@ def test_is_x_to_blame_is_decided_over_every_service_not_its_neighbourhood(tmp_p
 
 def test_an_onset_asked_around_a_moment_is_a_change_still_going_on_then(tmp_path: Path) -> None:
     """Around 10:01, catalogue's CPU saturated 09:35–09:39 and was over by then: the start of what
-    goes on at 10:01 is recommendation's CPU from 10:01, not the earlier, finished fault."""
+    goes on at 10:01 is recommendation's CPU from 10:01, not the earlier, finished fault — nor a
+    faint ripple of another service's latency that began a little before it."""
     services = ["catalogueservice", "recommendationservice", "frontend"]
     series = shop(2, services)
     finished = ("catalogueservice", "cpu_usage_rate", "%")
     series[finished] = with_episode(series[finished], 95, 100, 96.0)
     ongoing = ("recommendationservice", "cpu_usage_rate", "%")
     series[ongoing] = with_episode(series[ongoing], 121, 131, 93.0)
+    # a faint ripple elsewhere, a little earlier and still going on, is no start of the incident
+    ripple = ("frontend", "latency_p95_ms", "ms")
+    series[ripple] = with_episode(series[ripple], 118, 128, 3 * series[ripple](0))
     result = ask(build(tmp_path, series), "When did it start? around 10:01 on 2026-07-07")
     top = headline(result.answer)
     assert "recommendationservice" in top and "10:01" in top, result.answer

@@ -64,6 +64,9 @@ MAX_SUSPECTS = 3
 MAX_SIGNALS = 4
 #: A suspect scored below this is not read in detail (its change is stated by the survey).
 MIN_DETAIL_SCORE = 0.15
+#: Of the changes of an onset's kind, those scored at least this share of the strongest mark the
+#: incident's start.
+ONSET_SHARE = 0.25
 #: Services read in detail when the survey found no suspect and the question named none.
 MAX_DETAIL = 8
 #: Lines holding the question's words over longer than this are no period of their own.
@@ -730,12 +733,20 @@ def _onset(
         signals = [s for s in signals if s.end >= at - BEFORE_AT]
     tiers = [
         [s for s in signals if s.family in kinds and s.service in named],
-        [s for s in signals if s.family in kinds],
-        [s for s in signals if s.service in named and s.source != "change"],
-        [s for s in signals if s.source != "change"],
+        _marked([s for s in signals if s.family in kinds]),
+        _marked([s for s in signals if s.service in named and s.source != "change"]),
+        _marked([s for s in signals if s.source != "change"]),
     ]
     found = next((tier for tier in tiers if tier), [])
     return min(found, key=lambda s: s.onset) if found else None
+
+
+def _marked(signals: list[SuspectSignal]) -> list[SuspectSignal]:
+    """The changes that mark an incident: those scored at least ``ONSET_SHARE`` of the strongest
+    (a faint ripple a little earlier elsewhere is no start of it). A named service's changes of
+    the kind asked are taken whole instead: each of them is its symptom."""
+    strongest = max((s.score for s in signals), default=0.0)
+    return [s for s in signals if s.score >= ONSET_SHARE * strongest]
 
 
 def _spotted(series: list[Series], window: tuple[datetime, datetime]) -> list[Spotted]:
