@@ -158,3 +158,20 @@ def test_the_tail_of_an_earlier_incident_is_not_stated_as_this_window_s(tmp_path
     stated = [c["claim_text"] for c in claims(result)]
     assert not any("10:09" in text or "840" in text for text in stated), stated
     assert "10:09" not in headline(result.answer), result.answer
+
+
+# -- data that begins during an incident ------------------------------------------------------------
+
+
+def test_data_that_begins_during_an_incident_does_not_lead_with_its_recovery(tmp_path: Path) -> None:
+    """apiservice's CPU sits at 95 % from the data's first row to 08:14, then at its usual 7.8 %:
+    the answer neither leads with the fall back to normal nor states a baseline that only exists
+    after the incident — it says the data begins during an elevated period."""
+    services = ["apiservice", "frontend", "cartservice"]
+    series = shop(5, services)
+    series[("apiservice", "cpu_usage_rate", "%")] = with_episode(noise(7.8, 0.6, 11), 0, 15, 95.0)
+    result = ask(build(tmp_path, series, minutes=range(120)), "Which service is the culprit around 08:15 on 2026-07-07?")
+    stated = [c["claim_text"] for c in claims(result)]
+    assert "fell" not in headline(result.answer), result.answer
+    assert not [t for t in stated if "apiservice" in t and "expected" in t], stated
+    assert [t for t in stated if "apiservice" in t and "begins at 08:00" in t], stated

@@ -418,3 +418,20 @@ def test_a_sustained_rise_crowned_by_one_spike_is_an_episode_from_its_first_rais
         if (s.service, s.name) == ("recommendation-service", "http_request_p99_ms")
     ]
     assert [s.onset for s in found] == [T0 + 122 * STEP]
+
+
+@given(seed=st.integers(0, 10_000), first=st.integers(12, 25), high=st.floats(70, 99))
+def test_data_that_begins_during_an_incident_has_no_change_in_its_return_to_normal(
+    seed: int, first: int, high: float
+) -> None:
+    """A file whose first rows are an incident (CPU at 95 % from its first row to 08:15, then
+    7.8 %) has no history to judge that incident against, and its fall back to normal is no
+    change of the window: it is not counted, and said to be where the data begins."""
+    rng = random.Random(seed)
+    window = (T0, T0 + timedelta(minutes=120))
+    values = [high if i < first else max(0.0, rng.gauss(7.8, 0.6)) for i in range(120)]
+    series = [as_series("api-service", "cpu_usage_rate", "%", values)]
+    series += [as_series("web-service", "cpu_usage_rate", "%", noisy(rng, 20, 1.0)[:120])]
+    report = rank_suspects(Question(*window, at=T0 + first * STEP), series)
+    assert all(s.service != "api-service" for s in report.suspects)
+    assert any(e.service == "api-service" and e.reason == "begins_during" for e in report.excluded)

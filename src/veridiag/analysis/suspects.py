@@ -39,6 +39,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
+from statistics import median
 from typing import Literal
 
 from veridiag.analysis.anomaly import detect_anomalies
@@ -47,7 +48,7 @@ from veridiag.analysis.signatures import Family, family_of, is_percent, signatur
 from veridiag.text.units import unit_table
 
 Source = Literal["metric", "log", "change"]
-Reason = Literal["before_window", "first_rows", "single_point", "too_small"]
+Reason = Literal["before_window", "first_rows", "single_point", "too_small", "begins_during"]
 
 #: Points of a series before an onset without which there is nothing to compare it with.
 MIN_LEAD_POINTS = 10
@@ -258,12 +259,19 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
     episodes = detect_anomalies(finite, window=(question.start, question.end)).anomalies
     history = sum(1 for moment in times if moment < question.start)
     flagged = sum(e.points for e in episodes)
-    if history < HISTORY_POINTS and flagged > MOST_OF_IT * len(finite):
+    shifted = history < HISTORY_POINTS and flagged > MOST_OF_IT * len(finite)
+    if shifted:
         # No history before the window, and what stands out is much of the series: it is its
         # own baseline no longer (an incident in a short file) — where its level shifts instead.
         episodes = [e for e in level_shifts(finite) if e.onset < question.end and e.end >= question.start]
     percent = is_percent(item.unit)
+    usual = median(v for _m, v in finite) if finite else 0.0
     for found in episodes:
+        if shifted and _returns(found.expected, found.peak, usual):
+            # A shift is measured from the level the data began at: when that is not its usual
+            # one, the data begins during a period out of line, and this is its end, not a change.
+            gathered.excluded.append(Excluded(item.service, item.metric, found.onset, "begins_during"))
+            continue
         held = _held(finite, found.onset, found.end, found.expected, found.peak, percent)
         onset = held[0].moment if held else found.onset
         reason = _disqualified(question, onset, len(held), times)
@@ -407,6 +415,8 @@ def _qualify_change(question: Question, change: ChangeInput, gathered: _Gathered
 
 
 def _disqualified(question: Question, onset: datetime, held: int, times: list[datetime]) -> Reason | None:
+    if times and onset <= times[0]:  # out of line from the data's first row: it began before the data
+        return "begins_during"
     if onset < question.start:
         return "before_window"
     if sum(1 for moment in times if moment < onset) < MIN_LEAD_POINTS:
@@ -450,6 +460,12 @@ def _held(
 def _ratio(value: float, expected: float) -> float:
     """``value / expected`` kept off 0 (a value of 0 is a fall of many orders of magnitude)."""
     return max(value, expected * 1e-6) / expected
+
+
+def _returns(expected: float, peak: float, usual: float) -> bool:
+    """Whether an episode goes back to the series' usual level (its median) from the one it is
+    measured against — the end of something, never a change of its own."""
+    return abs(peak - usual) < abs(expected - usual) / 2
 
 
 def _at_limit_before(points: list[tuple[datetime, float]], onset: datetime, expected: float) -> bool:

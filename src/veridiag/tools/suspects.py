@@ -433,6 +433,7 @@ _REASONS = {
     "first_rows": "in the first rows of its data",
     "single_point": "a single point",
     "too_small": "too small",
+    "begins_during": "the data begins during a period out of its usual level",
 }
 
 

@@ -49,6 +49,7 @@ from veridiag.tools.records import (
     LogSample,
     MetricAnomaly,
     MetricEvidence,
+    NotCounted,
     RunbookMatch,
     Span,
     SuspectEvidence,
@@ -227,6 +228,8 @@ class _Execution:
         suspects += [
             s.service for s in evidence.suspects if s.service in neighbours and s.score >= MIN_DETAIL_SCORE
         ][:MAX_SUSPECTS]
+        # data that begins during a period out of line is read too: the answer says so
+        suspects += [item.service for item in _begins_during(evidence)][:MAX_SUSPECTS]
         # a named service without data too: what its data does cover is said where it is read
         involved = list(dict.fromkeys([*self.named, *suspects]))
         if involved:
@@ -250,6 +253,9 @@ class _Execution:
             for episode in sorted(survey[1].episodes, key=lambda e: -e.score):
                 if episode.source == "metric" and episode.name not in changed.setdefault(episode.service, []):
                     changed[episode.service].append(episode.name)
+            for item in _begins_during(survey[1]):
+                if item.name not in changed.setdefault(item.service, []):
+                    changed[item.service].append(item.name)
             changed = {service: names[:MAX_SIGNALS] for service, names in changed.items()}
         found: list[Series] = []
         for service in services:
@@ -747,6 +753,12 @@ def _marked(signals: list[SuspectSignal]) -> list[SuspectSignal]:
     the kind asked are taken whole instead: each of them is its symptom."""
     strongest = max((s.score for s in signals), default=0.0)
     return [s for s in signals if s.score >= ONSET_SHARE * strongest]
+
+
+def _begins_during(evidence: SuspectEvidence) -> list[NotCounted]:
+    """The series whose data begins during a period out of their usual level (the survey did not
+    count that period, nor its end): worth reading, so the answer says where its data begins."""
+    return [item for item in evidence.not_counted if item.reason == "begins_during"]
 
 
 def _spotted(series: list[Series], window: tuple[datetime, datetime]) -> list[Spotted]:

@@ -168,6 +168,10 @@ class Findings:
         key = ("anomaly_up" if found.direction == "up" else "anomaly_down") + (
             "_at" if found.onset == found.end else ""
         )
+        if series.history is not None and found.onset <= series.history.first:
+            # Out of line from the data's first point: what is normal for it before then is not in
+            # the data, so no "expected" is stated — the data begins during this period.
+            key = "begins_up" if found.direction == "up" else "begins_down"
         text = self.say(
             key,
             service=series.service,
@@ -179,7 +183,8 @@ class Findings:
             expected=format_value(rounded(found.expected), unit),
             factor=factor,
         )
-        return self.claim("symptom", text, [(result, found.line), (result, found.peak_line)])
+        claim_type = "observation" if key.startswith("begins_") else "symptom"
+        return self.claim(claim_type, text, [(result, found.line), (result, found.peak_line)])
 
     def increases(self, result: ToolCallResult, series: MetricEvidence, focus: tuple[datetime, datetime]) -> None:
         """A counter shown as its increase per step: the steps it grew in during ``focus`` — "3
