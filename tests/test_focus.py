@@ -114,7 +114,7 @@ def test_the_records_asked_about_pick_the_change_around_them() -> None:
 def test_a_blame_question_s_period_is_the_symptom_s_not_the_suspect_s_own_incident(
     accused: float, symptom: float, hour: float, kind: str
 ) -> None:
-    """"是不是mysql的问题？10点以后支付失败": the payment failures from 10:00 (the question's words,
+    """ "是不是mysql的问题？10点以后支付失败": the payment failures from 10:00 (the question's words,
     the lines holding them) choose the period — not mysql's own larger incident later that day."""
     ten = DAY + timedelta(hours=10)
     asked = plan(

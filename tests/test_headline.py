@@ -21,8 +21,8 @@ from veridiag.agents.engines import offline_roles
 from veridiag.agents.llm import llm_roles
 from veridiag.agents.template import template_answer, template_phrases
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
-from veridiag.contracts.plan import Intent
 from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis, ComposerInput, ComposerOutput
+from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import ClaimVerification
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.composer_guard import guard_composed
@@ -206,14 +206,14 @@ def test_an_llm_headline_with_a_number_no_claim_holds_falls_back(
 def test_how_bad_never_describes_the_service_the_answer_just_cleared(
     numbers: list[int], factor: float, lang: str
 ) -> None:
-    """"Is svc-045 to blame?" answered "No, not svc-045" (the inference names another service's
+    """ "Is svc-045 to blame?" answered "No, not svc-045" (the inference names another service's
     change first, then svc-045's anomaly it came before): how bad it was is the culprit's, never a
     blip of svc-045."""
     culprit, cleared = (f"svc-{n:03d}" for n in numbers)
     inference = AllowedClaim(
         claim_id="c1",
         claim_type="root_cause",
-        claim_text=f"The config change to {culprit} at 10:00:05 came before the cpu anomaly of {cleared} starting 10:01.",
+        claim_text=f"The config change to {culprit} at 10:00:05 came before the cpu anomaly of {cleared} from 10:01.",
         verification="reasonable_inference",
         answers=True,
     )

@@ -170,7 +170,9 @@ def test_data_that_begins_during_an_incident_does_not_lead_with_its_recovery(tmp
     services = ["apiservice", "frontend", "cartservice"]
     series = shop(5, services)
     series[("apiservice", "cpu_usage_rate", "%")] = with_episode(noise(7.8, 0.6, 11), 0, 15, 95.0)
-    result = ask(build(tmp_path, series, minutes=range(120)), "Which service is the culprit around 08:15 on 2026-07-07?")
+    result = ask(
+        build(tmp_path, series, minutes=range(120)), "Which service is the culprit around 08:15 on 2026-07-07?"
+    )
     stated = [c["claim_text"] for c in claims(result)]
     assert "fell" not in headline(result.answer), result.answer
     assert not [t for t in stated if "apiservice" in t and "expected" in t], stated

@@ -272,7 +272,7 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
             # one, the data begins during a period out of line, and this is its end, not a change.
             gathered.excluded.append(Excluded(item.service, item.metric, found.onset, "begins_during"))
             continue
-        held = _held(finite, found.onset, found.end, found.expected, found.peak, percent)
+        held = _held(finite, found.onset, found.end, found.expected, found.peak, percent=percent)
         onset = held[0].moment if held else found.onset
         reason = _disqualified(question, onset, len(held), times)
         size = _size(found.peak, found.expected, found.factor, percent)
@@ -438,6 +438,7 @@ def _held(
     end: datetime,
     expected: float,
     peak: float,
+    *,
     percent: bool = False,
 ) -> list[_Point]:
     """The points of an episode at half its size or more: a spike with noisy neighbours is one

@@ -15,9 +15,9 @@ when the allowed claims hold all its facts, and always with the hypothesis label
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from collections.abc import Sequence
 from decimal import Decimal
+from functools import lru_cache
 
 from veridiag.agents.template import template_phrases
 from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis
@@ -122,7 +122,9 @@ def _named(claim_text: str, known_services: Sequence[str]) -> str | None:
     """The first service a claim names (as a whole name: ``svc-04`` is not named in ``svc-045``;
     at one place the longest name wins)."""
     found = [
-        (match.start(), -len(s), s) for s in known_services if (match := _name_pattern(s).search(claim_text)) is not None
+        (match.start(), -len(s), s)
+        for s in known_services
+        if (match := _name_pattern(s).search(claim_text)) is not None
     ]
     return min(found)[2] if found else None
 

@@ -225,9 +225,9 @@ class _Execution:
             return list(self.named) or (self.catalogue.services()[:MAX_DETAIL] if self.catalogue else [])
         evidence = survey[1]
         suspects = [s.service for s in evidence.suspects[:MAX_SUSPECTS] if s.score >= MIN_DETAIL_SCORE]
-        suspects += [
-            s.service for s in evidence.suspects if s.service in neighbours and s.score >= MIN_DETAIL_SCORE
-        ][:MAX_SUSPECTS]
+        suspects += [s.service for s in evidence.suspects if s.service in neighbours and s.score >= MIN_DETAIL_SCORE][
+            :MAX_SUSPECTS
+        ]
         # data that begins during a period out of line is read too: the answer says so
         suspects += [item.service for item in _begins_during(evidence)][:MAX_SUSPECTS]
         # a named service without data too: what its data does cover is said where it is read
