@@ -103,3 +103,33 @@ def test_the_records_asked_about_pick_the_change_around_them() -> None:
     found.append(Candidate("other", DAY + timedelta(hours=15), DAY + timedelta(hours=16), 5.0))
     focus = choose(plan(), WEEK, found, lines)
     assert (focus.at, focus.chosen) == (DAY + timedelta(hours=10), "asked_lines")
+
+
+@given(
+    accused=st.floats(0.3, 3),
+    symptom=st.floats(0.15, 0.5),
+    hour=st.floats(11, 20),
+    kind=st.sampled_from(["latency", "errors", "cpu"]),
+)
+def test_a_blame_question_s_period_is_the_symptom_s_not_the_suspect_s_own_incident(
+    accused: float, symptom: float, hour: float, kind: str
+) -> None:
+    """ "是不是mysql的问题？10点以后支付失败": the payment failures from 10:00 (the question's words,
+    the lines holding them) choose the period — not mysql's own larger incident later that day."""
+    ten = DAY + timedelta(hours=10)
+    asked = plan(
+        services=["mysql"],
+        terms=["支付失败"],
+        intent=Intent(kind="blame", about="mysql"),
+        time=PlanTime(kind="since"),
+        explicit_time=True,
+    )
+    window = (ten, DAY + timedelta(days=1))
+    found = candidates(
+        asked,
+        "是不是mysql的问题？10点以后支付失败",
+        [episode("mysql", hour, accused, kind), episode("payment", 10.02, symptom, "errors")],
+        [("payment", ten + timedelta(minutes=1), ten + timedelta(minutes=30))],
+    )
+    focus = choose(asked, window, found)
+    assert focus.at is not None and ten <= focus.at <= ten + timedelta(minutes=5), focus

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.models import Model
 from pydantic_ai.models.function import AgentInfo, FunctionModel
@@ -20,6 +22,7 @@ from veridiag.agents.llm import llm_roles
 from veridiag.agents.template import template_answer, template_phrases
 from veridiag.config import LLMRoleSettings, LLMSettings, Settings
 from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis, ComposerInput, ComposerOutput
+from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import ClaimVerification
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.composer_guard import guard_composed
@@ -193,3 +196,34 @@ def test_an_llm_headline_with_a_number_no_claim_holds_falls_back(
     if source == "template":
         assert "no allowed claim holds" in evaluation["answer_source_reason"]
         assert "30 秒" not in result.answer.split("\n\n")[1]
+
+
+@given(
+    numbers=st.lists(st.integers(0, 99), min_size=2, max_size=2, unique=True),
+    factor=st.floats(1.05, 3.0),
+    lang=st.sampled_from(["en", "zh"]),
+)
+def test_how_bad_never_describes_the_service_the_answer_just_cleared(
+    numbers: list[int], factor: float, lang: str
+) -> None:
+    """ "Is svc-045 to blame?" answered "No, not svc-045" (the inference names another service's
+    change first, then svc-045's anomaly it came before): how bad it was is the culprit's, never a
+    blip of svc-045."""
+    culprit, cleared = (f"svc-{n:03d}" for n in numbers)
+    inference = AllowedClaim(
+        claim_id="c1",
+        claim_type="root_cause",
+        claim_text=f"The config change to {culprit} at 10:00:05 came before the cpu anomaly of {cleared} from 10:01.",
+        verification="reasonable_inference",
+        answers=True,
+    )
+    blip = AllowedClaim(
+        claim_id="c2",
+        claim_type="symptom",
+        claim_text=f"cpu_usage of {cleared} rose abnormally 10:01–10:03: peak 9% (10:02) (×{factor:.2f}).",
+        verification="direct_observation",
+    )
+    intent = Intent(kind="blame", about=cleared)
+    opening = build_headline(lang, "PASS", [inference, blip], known_services=[culprit, cleared], intent=intent)
+    assert opening.startswith(template_phrases()[lang]["blame_no"].format(service=cleared)), opening
+    assert "rose abnormally" not in opening, opening

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from veridiag.analysis.signatures import family_of, name_words
@@ -150,6 +150,7 @@ def test_of_two_equal_changes_the_one_at_the_moment_asked_ranks_first(
 
 
 @given(seed=st.integers(0, 10_000), before=st.integers(5, 40))
+@example(seed=985, before=5)
 def test_a_change_that_began_before_the_window_never_counts(seed: int, before: int) -> None:
     rng = random.Random(seed)
     services = ["alpha-service", "beta-service", "gamma-service"]
@@ -188,6 +189,7 @@ def test_a_change_in_the_first_rows_of_a_file_never_counts() -> None:
 
 
 @given(seed=st.integers(0, 10_000))
+@example(seed=526)  # cart-service's noise once qualified, earlier and a tenth as large
 def test_a_caller_that_only_waits_is_explained_by_the_callee_that_saturated(seed: int) -> None:
     rng = random.Random(seed)
     services = ["frontend", "recommendation-service", "cart-service"]
@@ -200,8 +202,7 @@ def test_a_caller_that_only_waits_is_explained_by_the_callee_that_saturated(seed
     report = rank_suspects(Question(*WINDOW, at=AT, edges=edges), series, services=services)
     assert report.suspects[0].service == "recommendation-service"
     frontend = next(s for s in report.suspects if s.service == "frontend")
-    # (another callee's noise may explain it too: seed 526 makes cart-service's CPU qualify)
-    assert "recommendation-service" in frontend.explained_by
+    assert frontend.explained_by == ("recommendation-service",)
 
 
 @given(seed=st.integers(0, 10_000), factor=st.floats(5, 50))
@@ -331,3 +332,110 @@ def test_a_metrics_backend_that_cannot_list_its_series_is_said_not_surveyed(demo
     assert "metrics not surveyed: the graphite backend cannot list its series" in evidence.line
     # the logs and the change feed still rank payment-service first
     assert evidence.suspects[0].service == "payment-service"
+
+
+# -- red-team regressions (rank26) ------------------------------------------------------------
+
+
+@given(seed=st.integers(0, 10_000), level=st.floats(81, 88), peak=st.floats(92, 99))
+def test_a_resource_that_always_sits_at_its_limit_is_not_saturated_by_rising_further(
+    seed: int, level: float, peak: float
+) -> None:
+    """Memory that always sits at 81 % rising to 96 % did not reach its limit in the episode: it
+    was there before (its own history), so the rise counts by its size, not as a resource that
+    gave out — and does not stand out."""
+    rng = random.Random(seed)
+    services = ["ad-service", "cart-service", "shipping-service"]
+    series = shop(rng, services)
+    memory = planted([rng.gauss(level, 0.3) for _ in range(POINTS)], 121, 6, peak)
+    series = replace(series, "ad-service", "memory_usage_rate", memory)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    signals = [s for suspect in report.suspects for s in suspect.signals if s.service == "ad-service"]
+    assert signals and not any(s.saturated for s in signals)
+    assert not report.standout
+
+
+@given(seed=st.integers(0, 10_000), level=st.floats(5, 50))
+def test_a_resource_that_reaches_its_limit_from_below_is_saturated(seed: int, level: float) -> None:
+    rng = random.Random(seed)
+    services = ["ad-service", "cart-service"]
+    series = shop(rng, services)
+    memory = planted([max(0.0, rng.gauss(level, 0.5)) for _ in range(POINTS)], 121, 6, 97.0)
+    series = replace(series, "ad-service", "memory_usage_rate", memory)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    assert report.suspects[0].service == "ad-service" and report.suspects[0].signals[0].saturated
+
+
+@given(
+    seed=st.integers(0, 10_000),
+    wording=st.sampled_from(["{y} is the root cause", "call to {y} failed", "No instances available for {y}"]),
+)
+def test_words_in_logs_alone_never_move_blame_to_a_service_that_did_not_change(seed: int, wording: str) -> None:
+    """svc-x's new ERROR lines name svc-y, but svc-y changed in nothing: svc-x is not explained by it."""
+    rng = random.Random(seed)
+    services = ["svc-x", "svc-y", "svc-z"]
+    series = shop(rng, services)
+    since = WINDOW[0] - timedelta(hours=1)
+    logs = [LogInput("svc-x", "ERROR", wording.format(y="svc-y"), AT + STEP, AT + 9 * STEP, 200, since)]
+    report = rank_suspects(Question(*WINDOW, at=AT), series, logs, services=services)
+    assert report.suspects[0].service == "svc-x"
+    assert report.suspects[0].explained_by == ()
+    # ... and when svc-y itself changed as a cause at the same time, the lines do point at it
+    cpu = planted(values_of(series, "svc-y", "cpu_usage_rate"), 120, 8, 98.0)
+    changed = rank_suspects(Question(*WINDOW, at=AT), replace(series, "svc-y", "cpu_usage_rate", cpu), logs)
+    x = next(s for s in changed.suspects if s.service == "svc-x")
+    assert x.explained_by == ("svc-y",)
+
+
+@given(seed=st.integers(0, 10_000), late=st.integers(8, 25))
+def test_a_change_that_began_after_the_moment_asked_never_stands_out(seed: int, late: int) -> None:
+    """Asked about 07:30, shipping's CPU that saturated from 07:40 is the next fault, not this one:
+    it may rank first, but it does not stand out as where what was asked about started."""
+    rng = random.Random(seed)
+    services = ["shipping-service", "checkout-service", "frontend"]
+    series = shop(rng, services)
+    cpu = planted(values_of(series, "shipping-service", "cpu_usage_rate"), 120 + late, 6, 97.0)
+    series = replace(series, "shipping-service", "cpu_usage_rate", cpu)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    assert report.suspects[0].service == "shipping-service"
+    assert not report.standout
+
+
+@given(seed=st.integers(0, 10_000), spike=st.floats(10, 60), level=st.floats(1.5, 3.0))
+def test_a_sustained_rise_crowned_by_one_spike_is_an_episode_from_its_first_raised_point(
+    seed: int, spike: float, level: float
+) -> None:
+    """Latency at 20 ms that sits at ~2 s for three minutes (×100) and then spikes to 28 s once
+    is an episode from its first raised point: half its size is judged on the scale its size is
+    (orders of magnitude for a factor), not as half of the spike's value."""
+    rng = random.Random(seed)
+    services = ["recommendation-service", "frontend"]
+    series = shop(rng, services)
+    values = [max(0.001, rng.gauss(0.02, 0.003)) for _ in range(POINTS)]
+    values[122:126] = [level, level * 1.1, level * 1.2, spike]
+    series = replace(series, "recommendation-service", "http_request_p99_ms", values)
+    report = rank_suspects(Question(*WINDOW, at=AT), series, services=services)
+    found = [
+        s
+        for suspect in report.suspects
+        for s in suspect.signals
+        if (s.service, s.name) == ("recommendation-service", "http_request_p99_ms")
+    ]
+    assert [s.onset for s in found] == [T0 + 122 * STEP]
+
+
+@given(seed=st.integers(0, 10_000), first=st.integers(12, 25), high=st.floats(70, 99))
+def test_data_that_begins_during_an_incident_has_no_change_in_its_return_to_normal(
+    seed: int, first: int, high: float
+) -> None:
+    """A file whose first rows are an incident (CPU at 95 % from its first row to 08:15, then
+    7.8 %) has no history to judge that incident against, and its fall back to normal is no
+    change of the window: it is not counted, and said to be where the data begins."""
+    rng = random.Random(seed)
+    window = (T0, T0 + timedelta(minutes=120))
+    values = [high if i < first else max(0.0, rng.gauss(7.8, 0.6)) for i in range(120)]
+    series = [as_series("api-service", "cpu_usage_rate", "%", values)]
+    series += [as_series("web-service", "cpu_usage_rate", "%", noisy(rng, 20, 1.0)[:120])]
+    report = rank_suspects(Question(*window, at=T0 + first * STEP), series)
+    assert all(s.service != "api-service" for s in report.suspects)
+    assert any(e.service == "api-service" and e.reason == "begins_during" for e in report.excluded)

@@ -13,14 +13,15 @@ order:
    changes from the change feed. A change never counts when it began before the window, in a
    series' first rows (nothing to compare with), as a single point, or below a minimum size.
 2. **Size** each qualifying change from 0 to 1: how large it is (points of a limit for a
-   percentage, else its factor; a resource at its limit counts in full), scaled by how far out of
+   percentage, else its factor; a resource that reached its limit in the change — not there in
+   its own history before — counts in full), scaled by how far out of
    its noise it is (robust z) — a large change that is no more than noise, or a tiny one far out of
    a flat line (a CPU at 0.01 % jumping to 8 %), is no culprit's signature.
 3. **Weigh** it by what it measures (``signatures.yaml``: cause families above effects) and by
    how near it began to the moment asked.
 4. **Explain away** a service whose changes are only effects when something it calls (the
    dependency list, at any depth) changed as a cause at the same time, or whose new log lines
-   name another examined service.
+   name another service that itself changed by then (words in logs alone move no blame).
 5. **Rank** services by their strongest change (corroborated by a second family), and say
    whether the first stands out — never more than the evidence carries: without a clear first,
    the report says so and the answer says the evidence cannot tell.
@@ -32,11 +33,13 @@ states every number of the report in its output.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from itertools import pairwise
+from statistics import median
 from typing import Literal
 
 from veridiag.analysis.anomaly import detect_anomalies
@@ -45,7 +48,7 @@ from veridiag.analysis.signatures import Family, family_of, is_percent, signatur
 from veridiag.text.units import unit_table
 
 Source = Literal["metric", "log", "change"]
-Reason = Literal["before_window", "first_rows", "single_point", "too_small"]
+Reason = Literal["before_window", "first_rows", "single_point", "too_small", "begins_during"]
 
 #: Points of a series before an onset without which there is nothing to compare it with.
 MIN_LEAD_POINTS = 10
@@ -81,6 +84,8 @@ CORROBORATION = 0.2
 #: The first stands out when its score reaches this and this multiple of the second's.
 MIN_STANDOUT = 0.3
 STANDOUT_RATIO = 1.5
+#: A percentage series with more than this share of its history at its limit was there before.
+AT_LIMIT_SHARE = 0.1
 #: A change in the direction its family is not worse in still counts, at this share.
 OTHER_DIRECTION = 0.3
 
@@ -254,13 +259,20 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
     episodes = detect_anomalies(finite, window=(question.start, question.end)).anomalies
     history = sum(1 for moment in times if moment < question.start)
     flagged = sum(e.points for e in episodes)
-    if history < HISTORY_POINTS and flagged > MOST_OF_IT * len(finite):
+    shifted = history < HISTORY_POINTS and flagged > MOST_OF_IT * len(finite)
+    if shifted:
         # No history before the window, and what stands out is much of the series: it is its
         # own baseline no longer (an incident in a short file) — where its level shifts instead.
         episodes = [e for e in level_shifts(finite) if e.onset < question.end and e.end >= question.start]
     percent = is_percent(item.unit)
+    usual = median(v for _m, v in finite) if finite else 0.0
     for found in episodes:
-        held = _held(finite, found.onset, found.end, found.expected, found.peak)
+        if shifted and _returns(found.expected, found.peak, usual):
+            # A shift is measured from the level the data began at: when that is not its usual
+            # one, the data begins during a period out of line, and this is its end, not a change.
+            gathered.excluded.append(Excluded(item.service, item.metric, found.onset, "begins_during"))
+            continue
+        held = _held(finite, found.onset, found.end, found.expected, found.peak, percent=percent)
         onset = held[0].moment if held else found.onset
         reason = _disqualified(question, onset, len(held), times)
         size = _size(found.peak, found.expected, found.factor, percent)
@@ -269,7 +281,13 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
         if reason is not None:
             gathered.excluded.append(Excluded(item.service, item.metric, onset, reason))
             continue
-        saturated = family.role == "cause" and percent and found.direction == "up" and found.peak >= _saturated()
+        saturated = (
+            family.role == "cause"
+            and percent
+            and found.direction == "up"
+            and found.peak >= _saturated()
+            and not _at_limit_before(finite, onset, found.expected)
+        )
         strength = (1.0 if saturated else size) * (1 + _z_part(found.score)) / 2
         weight = family.weight * (1.0 if family.worse in ("either", found.direction) else OTHER_DIRECTION)
         nearness = _nearness(question, onset)
@@ -397,6 +415,8 @@ def _qualify_change(question: Question, change: ChangeInput, gathered: _Gathered
 
 
 def _disqualified(question: Question, onset: datetime, held: int, times: list[datetime]) -> Reason | None:
+    if times and onset <= times[0]:  # out of line from the data's first row: it began before the data
+        return "begins_during"
     if onset < question.start:
         return "before_window"
     if sum(1 for moment in times if moment < onset) < MIN_LEAD_POINTS:
@@ -413,12 +433,51 @@ class _Point:
 
 
 def _held(
-    points: list[tuple[datetime, float]], onset: datetime, end: datetime, expected: float, peak: float
+    points: list[tuple[datetime, float]],
+    onset: datetime,
+    end: datetime,
+    expected: float,
+    peak: float,
+    *,
+    percent: bool = False,
 ) -> list[_Point]:
     """The points of an episode at half its size or more: a spike with noisy neighbours is one
-    point, and the change began at the first of them (the episode's edges may be noise)."""
-    half = abs(peak - expected) / 2
-    return [_Point(m, v) for m, v in points if onset <= m <= end and abs(v - expected) >= half]
+    point, and the change began at the first of them (the episode's edges may be noise). Its size
+    is judged as ``_size`` judges it — points of a limit for a percentage, else orders of magnitude
+    (×100 then a spike of ×1400 is one episode from the ×100 on, not a single point)."""
+    half = abs(peak - expected) / 2 if percent or expected <= 0 else abs(math.log10(_ratio(peak, expected))) / 2
+    return [
+        _Point(m, v)
+        for m, v in points
+        if onset <= m <= end
+        and (
+            abs(v - expected) >= half
+            if percent or expected <= 0
+            else (v - expected) * (peak - expected) > 0 and abs(math.log10(_ratio(v, expected))) >= half
+        )
+    ]
+
+
+def _ratio(value: float, expected: float) -> float:
+    """``value / expected`` kept off 0 (a value of 0 is a fall of many orders of magnitude)."""
+    return max(value, expected * 1e-6) / expected
+
+
+def _returns(expected: float, peak: float, usual: float) -> bool:
+    """Whether an episode goes back to the series' usual level (its median) from the one it is
+    measured against — the end of something, never a change of its own."""
+    return abs(peak - usual) < abs(expected - usual) / 2
+
+
+def _at_limit_before(points: list[tuple[datetime, float]], onset: datetime, expected: float) -> bool:
+    """Whether a percentage series was at its limit before ``onset`` already (its own history):
+    its expected level, or more than ``AT_LIMIT_SHARE`` of its points before the onset, at or above
+    the limit — then reaching it again is what it does, not a resource that gave out."""
+    limit = _saturated()
+    before = [v for m, v in points if m < onset]
+    if expected >= limit:
+        return True
+    return bool(before) and sum(1 for v in before if v >= limit) > AT_LIMIT_SHARE * len(before)
 
 
 def _size(peak: float, expected: float, factor: float | None, percent: bool) -> float:
@@ -463,16 +522,28 @@ def _explained(question: Question, gathered: _Gathered, examined: Sequence[str])
                 for other in callees.get(service, ())
                 if other in best and any(_explains(s, lead) for s in best[other])
             ]
+        # Words alone move no blame: a service the new lines name explains them only when it
+        # changed itself, no later than they began.
         explained += [
             other
             for other in examined
-            if other != service and any(s.source == "log" and other in s.name for s in signals[:1])
+            if other != service
+            and other in best
+            and lead.source == "log"
+            and _names(lead.name, other)
+            and any(_together(s, lead) for s in best[other])
         ]
         explained = list(dict.fromkeys(explained))
         if explained:
             score *= EXPLAINED_FACTOR
         suspects.append(Suspect(service, score, tuple(signals), tuple(explained)))
     return suspects
+
+
+def _names(text: str, service: str) -> bool:
+    """Whether ``text`` names ``service`` as a name (not inside a longer one: ``ts-order-service``
+    in ``ts-admin-order-service``)."""
+    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(service)}(?![A-Za-z0-9_])", text) is not None
 
 
 def _by_family(signals: list[Signal]) -> list[Signal]:
@@ -491,7 +562,15 @@ def _by_family(signals: list[Signal]) -> list[Signal]:
 
 
 def _explains(cause: Signal, effect: Signal) -> bool:
-    return cause.role == "cause" and cause.onset <= effect.onset + EXPLAINED_WITHIN
+    """A callee's cause explains a caller's effect when it came at the same time and is no mere
+    ripple beside it (a change scored below ``EXPLAINED_FACTOR`` of the effect's explains nothing)."""
+    return cause.role == "cause" and _together(cause, effect) and cause.score >= EXPLAINED_FACTOR * effect.score
+
+
+def _together(cause: Signal, effect: Signal) -> bool:
+    """A change that began at most ``EXPLAINED_WITHIN`` after the effect and was still going on
+    within that of its start: one over long before is another incident, no explanation."""
+    return cause.onset <= effect.onset + EXPLAINED_WITHIN and cause.end >= effect.onset - EXPLAINED_WITHIN
 
 
 def _reachable(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
@@ -516,7 +595,11 @@ def _reachable(edges: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
 def _stands_out(ranked: Sequence[Suspect]) -> bool:
     # Only a change of the service's own (a resource, its errors, a change made to it) can say
     # where a fault started; latency or traffic alone say only where it shows.
+    # Nor can a change that began away from the moment asked say where what was asked about started
+    # (the next fault, or the one before): it may rank first, it does not stand out.
     if not ranked or ranked[0].score < MIN_STANDOUT or ranked[0].explained_by or ranked[0].signals[0].role != "cause":
+        return False
+    if ranked[0].signals[0].nearness < 1.0:
         return False
     return len(ranked) == 1 or ranked[0].score >= STANDOUT_RATIO * ranked[1].score
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from decimal import Decimal
+from functools import lru_cache
 
 from veridiag.agents.template import template_phrases
 from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis
@@ -100,22 +101,41 @@ def _answer(
         else _bare(c.claim_text) + _suffix(text, c) + text["headline_end"]
         for c in answering
     ]
+    cleared: set[str] = set()
     if intent is not None and intent.kind == "blame" and intent.about:
         causes = [_named(c.claim_text, known_services) for c in answering if c.claim_type == "root_cause"]
         key = "blame_unknown" if not causes else "blame_yes" if causes[0] == intent.about else "blame_no"
         sentences.insert(0, text[key].format(service=intent.about))
-    # how bad, of the service the answer names first: another's symptom would read as the same incident
-    named = [s for s in known_services if answering and s in answering[0].claim_text]
-    worst = _main_symptoms([c for c in others if not c.answers and any(s in c.claim_text for s in named)])[:1]
+        if key == "blame_no":
+            cleared.add(intent.about)
+    # how bad, of the one service the answer names first (another's symptom would read as the same
+    # incident) — never of a service it has just said is not to blame
+    first = _named(answering[0].claim_text, known_services) if answering else None
+    named = [first] if first is not None and first not in cleared else []
+    worst = _main_symptoms([c for c in others if not c.answers and any(_names(c.claim_text, s) for s in named)])[:1]
     if worst and any(c.claim_type == "root_cause" for c in answering) and _factor(worst[0].claim_text):
         sentences.append(_bare(worst[0].claim_text) + _suffix(text, worst[0]) + text["headline_end"])
     return ("" if lang == "zh" else " ").join(sentences)
 
 
 def _named(claim_text: str, known_services: Sequence[str]) -> str | None:
-    """The first service a claim names."""
-    found = [(claim_text.find(s), s) for s in known_services if s in claim_text]
-    return min(found)[1] if found else None
+    """The first service a claim names (as a whole name: ``svc-04`` is not named in ``svc-045``;
+    at one place the longest name wins)."""
+    found = [
+        (match.start(), -len(s), s)
+        for s in known_services
+        if (match := _name_pattern(s).search(claim_text)) is not None
+    ]
+    return min(found)[2] if found else None
+
+
+def _names(claim_text: str, service: str) -> bool:
+    return _name_pattern(service).search(claim_text) is not None
+
+
+@lru_cache(maxsize=512)
+def _name_pattern(service: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![A-Za-z0-9_-]){re.escape(service)}(?![A-Za-z0-9_])")
 
 
 def _cause(text: dict[str, str], label: str, cause: str) -> str:

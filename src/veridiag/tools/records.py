@@ -220,6 +220,8 @@ class SuspectSignal(BaseModel):
     #: Events counted per step (restarts, OOM kills): how many in the window.
     events: float | None = None
     score: float
+    #: How near the moment asked it began (1: in the span that counts in full).
+    nearness: float = 1.0
     line: str
 
 

@@ -11,7 +11,7 @@ which were quiet, which changes did not count and why.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
@@ -165,7 +165,14 @@ class SuspectSearch:
         levels = rank_levels(question, series, args.by, errors) if args.by else []
         held = _held(self.metrics, spans, known) if not report.examined and catalogue is not None else None
         evidence, text = _render(
-            question, report, without, every=listed is None, graph=bool(edges), unread=unread, held=held
+            question,
+            report,
+            without,
+            every=listed is None,
+            graph=bool(edges),
+            unread=unread,
+            held=held,
+            asked=set(named),
         )
         if args.by:
             evidence, text = _with_levels(evidence, text, args.by, levels)
@@ -287,6 +294,7 @@ def _render(
     graph: bool,
     unread: Sequence[str] = (),
     held: Span | None = None,
+    asked: Collection[str] = (),
 ) -> tuple[SuspectEvidence, str]:
     scope = "every service with data in the window" if every else "the services asked about"
     moment = f" at {iso(question.at)}" if question.at else ""
@@ -324,7 +332,10 @@ def _render(
         lines.append(changed_line)
     suspects = []
     for rank, ranked in enumerate(report.suspects[:LISTED_SUSPECTS], start=1):
-        signals = [_signal(rank, ranked, s, first=i == 0) for i, s in enumerate(ranked.signals[:LISTED_SIGNALS])]
+        # A service asked about is listed with every change of it ("when did X start to be slow?"
+        # is answered by X's first latency episode, whichever its largest is).
+        listed = ranked.signals if ranked.service in asked else ranked.signals[:LISTED_SIGNALS]
+        signals = [_signal(rank, ranked, s, first=i == 0) for i, s in enumerate(listed)]
         lines += [s.line for s in signals]
         suspects.append(
             Suspect(
@@ -346,7 +357,7 @@ def _render(
     if report.quiet:
         quiet_line = f"no qualifying change ({len(report.quiet)}): " + ", ".join(report.quiet)
         lines.append(quiet_line)
-    verdict_line = _verdict(report)
+    verdict_line = _verdict(question, report)
     lines.append(verdict_line)
     first = None
     if report.first is not None:
@@ -463,6 +474,7 @@ def _signal(rank: int, suspect: Ranked, signal: Signal, *, first: bool) -> Suspe
         saturated=signal.saturated,
         events=signal.events,
         score=round(signal.score, 2),
+        nearness=round(signal.nearness, 4),
         line=line,
     )
 
@@ -499,6 +511,7 @@ _REASONS = {
     "first_rows": "in the first rows of its data",
     "single_point": "a single point",
     "too_small": "too small",
+    "begins_during": "the data begins during a period out of its usual level",
 }
 
 
@@ -507,7 +520,7 @@ def _not_counted(item: Excluded) -> NotCounted:
     return NotCounted(service=item.service, name=item.name, onset=item.onset, reason=item.reason, line=line)
 
 
-def _verdict(report: SuspectReport) -> str:
+def _verdict(question: Question, report: SuspectReport) -> str:
     if not report.suspects:
         return "verdict: no service changed in the window beyond its own history"
     top = report.suspects[0]
@@ -518,6 +531,8 @@ def _verdict(report: SuspectReport) -> str:
         why = f"its change is explained by {', '.join(top.explained_by)}"
     elif top.signals[0].role != "cause":
         why = f"its change ({top.signals[0].family}) shows where a fault is felt, not where it started"
+    elif top.signals[0].nearness < 1.0 and question.at is not None:
+        why = f"its change began away from {iso(question.at)}"
     elif len(report.suspects) > 1 and top.score < STANDOUT_RATIO * report.suspects[1].score:
         why = "the first two are close"
     else:

@@ -4,9 +4,9 @@ records they returned** (``ToolOutput.evidence``), never by re-reading rendered 
 It works as an on-call engineer does, top to bottom in ``_Execution.run``:
 
 1. The lines that name what was asked about (an order), when there are some: when to look.
-2. The survey: one ``rank_suspects`` call over every service in scope — the services the
-   question names with their callers and callees when a call graph is known, else every
-   service with data in the window — ranking the services that changed.
+2. The survey: one ``rank_suspects`` call over every service with data in the window, whatever
+   the question names — ranking the services that changed (the named services' callers and
+   callees, when a call graph is known, are read in detail when they changed).
 3. The question's own words (``Plan.terms``) searched in every log with data in the window.
 4. The focus, chosen by the question (``focus.py``): the moment asked, the records asked
    about, else the change most to do with the question — the latest incident when something is
@@ -52,6 +52,7 @@ from veridiag.tools.records import (
     LogSample,
     MetricAnomaly,
     MetricEvidence,
+    NotCounted,
     RunbookMatch,
     Span,
     SuspectEvidence,
@@ -67,6 +68,9 @@ MAX_SUSPECTS = 3
 MAX_SIGNALS = 4
 #: A suspect scored below this is not read in detail (its change is stated by the survey).
 MIN_DETAIL_SCORE = 0.15
+#: Of the changes of an onset's kind, those scored at least this share of the strongest mark the
+#: incident's start.
+ONSET_SHARE = 0.25
 #: Services read in detail when the survey found no suspect and the question named none.
 MAX_DETAIL = 8
 #: Lines holding the question's words over longer than this are no period of their own.
@@ -152,7 +156,10 @@ class _Execution:
         order_id = plan.order_id
         mentions = self._order(str(order_id)) if order_id and self._has("query_logs", when="order_id") else []
         neighbours = self._neighbours(self.named)
-        scope = [*self.named, *neighbours] if neighbours else None
+        # Whether a service stands out is decided over every service with data, whatever the
+        # question names (a leading question must not narrow it); the named services'
+        # neighbourhood only chooses what is read in detail.
+        scope: list[str] | None = None
         # the moment asked ("around 07:00"), or when the question says it began ("since 10:00")
         asked_at = focusing.moment(plan.time.at) or (self.window[0] if plan.time.kind == "since" else None)
         survey = self._survey(self.window, asked_at, scope)
@@ -164,7 +171,7 @@ class _Execution:
         self.findings.clock = Clock(with_date=spans_days(span))
         for result, sample in mentions:
             self.findings.order(result, str(order_id), sample)
-        involved = self._involved(survey)
+        involved = self._involved(survey, neighbours)
         series = self._metrics(involved, survey, span) if self._has("query_metrics") else []
         logs = self._logs(involved, span) if self._has("query_logs") else []
         logs += self._levelless(logs, span)
@@ -232,16 +239,21 @@ class _Execution:
         found = [e for e in (result.output.evidence if result else []) if isinstance(e, SuspectEvidence)]
         return (result, found[0]) if result is not None and found else None
 
-    def _involved(self, survey: Survey | None) -> list[str]:
-        """The services read in detail: the named ones and the first suspects — or, when the
-        survey found none and none was named, the services examined (at most ``MAX_DETAIL``,
-        the rest said to be left out)."""
+    def _involved(self, survey: Survey | None, neighbours: Sequence[str] = ()) -> list[str]:
+        """The services read in detail: the named ones, the first suspects and the named
+        services' callers and callees that changed — or, when the survey found none and none was
+        named, the services examined (at most ``MAX_DETAIL``, the rest said to be left out)."""
         if survey is None:
             return list(self.named) or (self.catalogue.services()[:MAX_DETAIL] if self.catalogue else [])
         evidence = survey[1]
         if evidence.held is not None:  # no service has data in the window: the survey said where it lies
             return list(self.named)
         suspects = [s.service for s in evidence.suspects[:MAX_SUSPECTS] if s.score >= MIN_DETAIL_SCORE]
+        suspects += [s.service for s in evidence.suspects if s.service in neighbours and s.score >= MIN_DETAIL_SCORE][
+            :MAX_SUSPECTS
+        ]
+        # data that begins during a period out of line is read too: the answer says so
+        suspects += [item.service for item in _begins_during(evidence)][:MAX_SUSPECTS]
         # a named service without data too: what its data does cover is said where it is read
         involved = list(dict.fromkeys([*self.named, *suspects]))
         if involved:
@@ -265,6 +277,9 @@ class _Execution:
             for episode in sorted(survey[1].episodes, key=lambda e: -e.score):
                 if episode.source == "metric" and episode.name not in changed.setdefault(episode.service, []):
                     changed[episode.service].append(episode.name)
+            for item in _begins_during(survey[1]):
+                if item.name not in changed.setdefault(item.service, []):
+                    changed[item.service].append(item.name)
             changed = {service: names[:MAX_SIGNALS] for service, names in changed.items()}
         found: list[Series] = []
         for service in services:
@@ -483,7 +498,8 @@ class _Execution:
         if intent.kind == "blame" and intent.about in evidence.quiet:
             self.findings.quiet_named(result, evidence, intent.about)
         kinds = focusing.asked_kinds(plan, self.request.question)
-        if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds)) is not None:
+        asked_at = focusing.moment(plan.time.at)
+        if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds, asked_at)) is not None:
             self.findings.earliest(result, evidence, first)
             return
         led = intent.kind in ("cause", "abnormal") and self._state_terms(searched, leading=True)
@@ -541,10 +557,7 @@ class _Execution:
         changes: list[tuple[ToolCallResult, ChangeRecord]],
         involved: list[str],
     ) -> None:
-        spotted = sorted(
-            [(r, s, a) for r, s in series for a in s.anomalies if a.onset < focus[1] and a.end >= focus[0]],
-            key=lambda item: item[2].onset,
-        )
+        spotted = _spotted(series, focus)
         self.spotted_metrics = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
         # What moved, what quietly did not last: the answer leads with the news.
         self._state_anomalies(spotted, focus)
@@ -775,25 +788,53 @@ def _lead(change: ChangeRecord, onsets: list[datetime]) -> float | None:
     return max(nearest, 0.0) if nearest is not None and nearest <= CAUSE_LEAD.total_seconds() else None
 
 
-def _onset(evidence: SuspectEvidence, named: list[str], kinds: set[str]) -> SuspectSignal | None:
+def _onset(
+    evidence: SuspectEvidence, named: list[str], kinds: set[str], at: datetime | None = None
+) -> SuspectSignal | None:
     """ "When did it start?": the earliest listed change of the kind the question speaks of
     (errors, latency …), of the services it names first; else of any kind but a recorded
-    change (the question asks when the symptom began, not when something was changed)."""
+    change (the question asks when the symptom began, not when something was changed). Asked
+    around a moment (``at``: the question's, not a focus chosen for it), only a change still going
+    on then (or beginning after it) is the start of what was asked about: one over before it is
+    an earlier incident."""
     signals = [s for suspect in evidence.suspects for s in suspect.signals]
+    if at is not None:
+        signals = [s for s in signals if s.end >= at - BEFORE_AT]
     tiers = [
         [s for s in signals if s.family in kinds and s.service in named],
-        [s for s in signals if s.family in kinds],
-        [s for s in signals if s.service in named and s.source != "change"],
-        [s for s in signals if s.source != "change"],
+        _marked([s for s in signals if s.family in kinds]),
+        _marked([s for s in signals if s.service in named and s.source != "change"]),
+        _marked([s for s in signals if s.source != "change"]),
     ]
     found = next((tier for tier in tiers if tier), [])
     return min(found, key=lambda s: s.onset) if found else None
 
 
+def _marked(signals: list[SuspectSignal]) -> list[SuspectSignal]:
+    """The changes that mark an incident: those scored at least ``ONSET_SHARE`` of the strongest
+    (a faint ripple a little earlier elsewhere is no start of it). A named service's changes of
+    the kind asked are taken whole instead: each of them is its symptom."""
+    strongest = max((s.score for s in signals), default=0.0)
+    return [s for s in signals if s.score >= ONSET_SHARE * strongest]
+
+
+def _begins_during(evidence: SuspectEvidence) -> list[NotCounted]:
+    """The series whose data begins during a period out of their usual level (the survey did not
+    count that period, nor its end): worth reading, so the answer says where its data begins."""
+    return [item for item in evidence.not_counted if item.reason == "begins_during"]
+
+
 def _spotted(series: list[Series], window: tuple[datetime, datetime]) -> list[Spotted]:
     """The anomalies of the series read that touch ``window``, earliest first."""
-    found = [(r, s, a) for r, s in series for a in s.anomalies if a.onset < window[1] and a.end >= window[0]]
+    found = [(r, s, a) for r, s in series for a in s.anomalies if _of_window(a, window)]
     return sorted(found, key=lambda item: item[2].onset)
+
+
+def _of_window(anomaly: MetricAnomaly, window: tuple[datetime, datetime]) -> bool:
+    """Whether an anomaly is the window's: it touches it, and did not both begin and peak before
+    it — that is the tail of an earlier incident, not a change of this period."""
+    touches = anomaly.onset < window[1] and anomaly.end >= window[0]
+    return touches and not (anomaly.onset < window[0] and anomaly.peak_at < window[0])
 
 
 def _leading_changes(

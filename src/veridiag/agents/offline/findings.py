@@ -173,6 +173,10 @@ class Findings:
         key = ("anomaly_up" if found.direction == "up" else "anomaly_down") + (
             "_at" if found.onset == found.end else ""
         )
+        if series.history is not None and found.onset <= series.history.first:
+            # Out of line from the data's first point: what is normal for it before then is not in
+            # the data, so no "expected" is stated — the data begins during this period.
+            key = "begins_up" if found.direction == "up" else "begins_down"
         text = self.say(
             key,
             service=series.service,
@@ -184,7 +188,8 @@ class Findings:
             expected=format_value(rounded(found.expected), unit),
             factor=factor,
         )
-        return self.claim("symptom", text, [(result, found.line), (result, found.peak_line)])
+        claim_type = "observation" if key.startswith("begins_") else "symptom"
+        return self.claim(claim_type, text, [(result, found.line), (result, found.peak_line)])
 
     def increases(self, result: ToolCallResult, series: MetricEvidence, focus: tuple[datetime, datetime]) -> None:
         """A counter shown as its increase per step: the steps it grew in during ``focus`` — "3
@@ -394,6 +399,8 @@ class Findings:
             why = self.say("why_explained", others=self.say("list_separator").join(top.explained_by))
         elif lead.role != "cause":
             why = self.say("why_effect", family=self.family(lead.family))
+        elif lead.nearness < 1.0 and evidence.at is not None:
+            why = self.say("why_away", at=self.clock(evidence.at))
         elif len(evidence.suspects) > 1 and top.score < STANDOUT_RATIO * evidence.suspects[1].score:
             why = self.say("why_close", next=evidence.suspects[1].service)
         else:

@@ -75,9 +75,16 @@ def candidates(
     """Every change found, and every burst of the question's words, weighed by the question."""
     named, pointed = set(plan.services), set(plan.pointed_services)
     kinds = asked_kinds(plan, question)
+    # "Is X to blame for …?" names X as a suspect, not where the symptom is: X's own changes are
+    # weighed as any service's, so the symptom (the question's words, its kind, its time) chooses
+    # the period — not X's own largest incident.
+    accused = {plan.intent.about} if plan.intent.kind == "blame" and plan.intent.about else set()
     found = []
     for episode in episodes:
         if episode.score < MIN_SCORE:
+            continue
+        if episode.service in accused:
+            found.append(Candidate(episode.service, episode.onset, episode.end, episode.score))
             continue
         relevance = 1.0
         if episode.service in named:
