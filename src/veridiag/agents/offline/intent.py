@@ -9,6 +9,7 @@ names exactly, so "是不是 mysql 的问题" asks about mysql only where mysql 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
 
 from veridiag.contracts.plan import Intent, IntentId
@@ -46,13 +47,15 @@ def _compiled() -> list[tuple[IntentId, list[str]]]:
     return [(entry.id, list(entry.patterns)) for entry in book.intents]
 
 
-def read_intent(question: str, services: list[str]) -> Intent:
-    """The intent of ``question``; ``services`` are those it names exactly, in order."""
+def read_intent(question: str, services: list[str], spellings: Mapping[str, str] | None = None) -> Intent:
+    """The intent of ``question``; ``services`` are those it names exactly, in order, and
+    ``spellings`` the words it writes for a service it misspells (word → service)."""
+    spellings = {word: service for word, service in (spellings or {}).items() if service in services}
     # English words written against Chinese ones ("左右was it") get a space, so \b holds there.
     text = _MIXED.sub(" ", reader_text(question))
     book = intent_book()
     recent = book.recent.search(text) is not None
-    names = "|".join(re.escape(s) for s in sorted(services, key=len, reverse=True))
+    names = "|".join(re.escape(s) for s in sorted([*services, *spellings], key=len, reverse=True))
     for asked, patterns in _compiled():
         for written in patterns:
             if _SERVICE in written and not names:
@@ -64,7 +67,7 @@ def read_intent(question: str, services: list[str]) -> Intent:
             return Intent(
                 kind=asked,
                 rank_by=_rank_by(text) if asked == "rank" else None,
-                about=_canonical(about, services) if about else None,
+                about=_canonical(about, services, spellings) if about else None,
                 recent=recent,
                 phrase=found.group(0)[:200],
             )
@@ -89,5 +92,6 @@ def _has_word(text: str, word: str) -> bool:
     return word in text
 
 
-def _canonical(found: str, services: list[str]) -> str:
-    return next((s for s in services if s.lower() == found.lower()), found)
+def _canonical(found: str, services: list[str], spellings: Mapping[str, str]) -> str:
+    written = {word.lower(): service for word, service in spellings.items()}
+    return next((s for s in services if s.lower() == found.lower()), written.get(found.lower(), found))
