@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from veridiag.agents.offline.naming import exact_services
 from veridiag.agents.offline.planner import OfflinePlanner
+from veridiag.contracts.material import ExecutorScope
 from veridiag.contracts.plan import Plan
+from veridiag.pipeline.scope import scope_line
 
 KNOWN = ["frontend", "cartservice", "payment-service", "ts-order-service", "recommendationservice", "redis-cart"]
 
@@ -175,3 +177,29 @@ def test_a_component_that_is_a_service_with_data_is_that_service() -> None:
     assert plan.services == ["mysql"] and plan.unknown_services == [] and plan.intent.about == "mysql"
     carried = plan_of("是不是 redis 的问题", KNOWN)
     assert carried.unknown_services == [] and carried.pointed_services == ["redis-cart"]
+
+
+# -- what the scope line says of it -------------------------------------------------------------
+
+
+def test_the_scope_line_says_which_service_a_misspelt_word_was_read_as() -> None:
+    plan = plan_of("recomendationservice 有问题吗")
+    scope = ExecutorScope(examined=("recommendationservice", "frontend"), surveyed=True)
+    assert "「recomendationservice」按 recommendationservice 理解" in (scope_line(plan, scope, "zh") or "")
+    english = plan_of("is recomendationservice ok?")
+    assert 'read "recomendationservice" as recommendationservice' in (scope_line(english, scope, "en") or "")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_one_service_is_not_called_the_1_services(lang: str) -> None:
+    plan = plan_of("is it kafka?", ["frontend"])
+    one = ExecutorScope(examined=("frontend",), surveyed=True, without_data=("kafka",))
+    line = scope_line(plan, one, lang) or ""
+    assert "1 services" not in line and "1 个服务" not in line, line
+    assert "kafka" in line
+    two = scope_line(
+        plan_of("is it kafka or redis?", ["frontend"]), ExecutorScope(without_data=("kafka", "redis")), "en"
+    )
+    assert "kafka, redis have no data" in (two or "")
+    near = ExecutorScope(examined=("frontend", "cartservice"), neighbours=("cartservice",))
+    assert "1 services" not in (scope_line(plan_of("is frontend ok?"), near, "en") or "")

@@ -66,19 +66,23 @@ def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
     services = plan.examined_services
     missing = [s for s in [*services, *plan.unknown_services] if s in scope.without_data]
     if scope.examined and scope.surveyed:
-        said = words["all_with_data"].format(count=len(scope.examined))
+        said = words["all_with_data_one" if len(scope.examined) == 1 else "all_with_data"].format(
+            count=len(scope.examined)
+        )
         if services:
             said += words["asked_about"].format(services=", ".join(services))
     elif scope.examined and scope.neighbours:
-        said = words["with_neighbours"].format(
+        said = words["with_neighbours_one" if len(scope.neighbours) == 1 else "with_neighbours"].format(
             services=", ".join(services), count=len(scope.neighbours), neighbours=", ".join(scope.neighbours)
         )
     elif scope.surveyed or not services:
         said = words["all_services"] if scope.surveyed else words["none"]
     else:
         said = ", ".join(services)
+    for read in plan.read_as:
+        said += words["read_as"].format(written=read.written, service=read.service)
     if missing:
-        said += words["without_data"].format(services=", ".join(missing))
+        said += words["without_data_many" if len(missing) > 1 else "without_data"].format(services=", ".join(missing))
     return said
 
 
