@@ -48,6 +48,21 @@ def test_is_x_to_blame_is_answered_yes_or_no_first(demo: Any, question: str, ope
 
 
 @pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        (
+            "是不是 gateway 还是 payment-service 的问题？10点以后支付失败",
+            "不是 gateway。是，问题出在 payment-service。",
+        ),
+        ("is it gateway or payment-service? payments fail since 10:00", "No, not gateway. Yes, payment-service."),
+    ],
+)
+def test_two_services_asked_about_each_get_a_yes_or_no(demo: Any, question: str, opening: str) -> None:
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    assert headline.startswith(opening), headline
+
+
+@pytest.mark.parametrize(
     ("question", "opening"), [("哪个服务最慢？", "按延迟排序"), ("which service is slowest?", "Ranked by latency")]
 )
 def test_which_is_slowest_is_a_ranking_with_the_levels(demo: Any, question: str, opening: str) -> None:

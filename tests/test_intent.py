@@ -104,3 +104,40 @@ def test_every_intent_of_the_vocabulary_is_reachable_and_the_patterns_compile() 
     assert kinds == {"blame", "count", "onset", "change", "rank", "cause", "abnormal"}
     reached = {kind for _template, kind in ASKED}
     assert reached == kinds
+
+
+TWO = ["frontend", "cartservice", "redis-cart", "payment-service"]
+
+
+@given(
+    pair=st.permutations(["frontend", "cartservice", "payment-service"]).map(lambda p: p[:2]),
+    template=st.sampled_from(
+        [
+            "是不是 {a} 还是 {b} 的问题",
+            "是不是{a}还是{b}的问题？",
+            "是{a}还是{b}的问题？",
+            "会不会是 {a} 或者 {b} 导致的",
+            "is it {a} or {b}?",
+            "was it {a}, or {b}?",
+            "Is {a} or {b} to blame?",
+            "is {a} or {b} the culprit?",
+            "是不是 {a}/{b} 的问题",
+        ]
+    ),
+    filler=FILLER,
+    time=TIMES,
+)
+def test_every_service_asked_about_is_a_suspect(pair: list[str], template: str, filler: str, time: str) -> None:
+    a, b = pair
+    question = filler + time + template.format(a=a, b=b)
+    intent = read_intent(question, sorted(TWO))
+    assert (intent.kind, intent.about, intent.suspects) == ("blame", a, [a, b]), question
+
+
+@given(
+    service=SERVICES, template=st.sampled_from(["是不是 {s} 的问题，{o} 一直报错", "Is {s} to blame for {o} failing?"])
+)
+def test_a_service_that_fails_is_no_suspect_beside_the_one_asked_about(service: str, template: str) -> None:
+    other = "cartservice"
+    intent = read_intent(template.format(s=service, o=other), [service, other])
+    assert intent.suspects == [service], template

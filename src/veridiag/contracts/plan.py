@@ -80,8 +80,11 @@ class Intent(BaseModel):
     kind: IntentId = "cause"
     #: ``rank``: the measure to rank by (latency, errors, cpu …); None ranks suspects of a fault.
     rank_by: str | None = Field(default=None, max_length=40)
-    #: ``blame``: the service asked about.
+    #: ``blame``: the service asked about (the first, when the question asks about several).
     about: str | None = Field(default=None, max_length=200)
+    #: ``blame``: every service asked about, in order ("is it frontend or cartservice?"): each
+    #: gets its own yes, no or cannot tell. ``about`` is the first of them.
+    suspects: list[str] = Field(default_factory=list, max_length=20)
     #: The question speaks of something down or still going on: the latest incident comes first.
     recent: bool = False
     #: The words that asked it.

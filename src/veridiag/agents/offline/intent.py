@@ -31,6 +31,7 @@ class IntentBook(WordModel):
     rank_by: dict[str, list[Word]]
     recent: AnyOf
     symptoms: AnyOf
+    alternatives: AnyOf
 
 
 @lru_cache(maxsize=1)
@@ -64,15 +65,51 @@ def read_intent(question: str, services: list[str], spellings: Mapping[str, str]
             if found is None:
                 continue
             about = found.groupdict().get("service")
+            suspects = []
+            if about:
+                before = _alternatives_before(text, found.start("service"), names)
+                suspects = [*before, about, *_alternatives(text, found.end("service"), names)]
+            canonical = list(dict.fromkeys(_canonical(s, services, spellings) for s in suspects))
             return Intent(
                 kind=asked,
                 rank_by=_rank_by(text) if asked == "rank" else None,
-                about=_canonical(about, services, spellings) if about else None,
+                about=canonical[0] if canonical else None,
+                suspects=canonical if asked == "blame" else [],
                 recent=recent,
                 phrase=found.group(0)[:200],
             )
     kind: IntentId = "cause" if book.symptoms.search(text) else "abnormal"
     return Intent(kind=kind, recent=recent)
+
+
+def _alternatives(text: str, end: int, names: str) -> list[str]:
+    """The services asked about after the first, each joined to the one before by an "or"
+    (``intents.yaml`` ``alternatives``: 还是, 或者, or, a comma): "frontend 还是 cartservice"."""
+    found: list[str] = []
+    joined = re.compile(
+        rf"\s*(?:{intent_book().alternatives.pattern})\s*(?:(?:is|was)\s+it\s+|是\s*)?(?:the\s+)?"
+        rf"(?P<service>{names})(?![A-Za-z0-9_-])",
+        re.IGNORECASE,
+    )
+    while (more := joined.match(text, end)) is not None:
+        found.append(more.group("service"))
+        end = more.end()
+    return found
+
+
+def _alternatives_before(text: str, start: int, names: str) -> list[str]:
+    """The services joined by an "or" to the one asked about, written before it ("is frontend or
+    cartservice the culprit?")."""
+    found: list[str] = []
+    joined = re.compile(
+        rf"(?<![A-Za-z0-9_-])(?P<service>{names})\s*(?:{intent_book().alternatives.pattern})\s*"
+        rf"(?:(?:is|was)\s+it\s+|是\s*)?(?:the\s+)?$",
+        re.IGNORECASE,
+    )
+    while (more := joined.search(text[:start])) is not None:
+        found.insert(0, more.group("service"))
+        start = more.start()
+    return found
 
 
 def _rank_by(text: str) -> str | None:
