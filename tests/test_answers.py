@@ -5,6 +5,7 @@ in Chinese and in English; and however it is asked, no answer confirms an origin
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +99,23 @@ def test_a_named_service_without_data_is_said_first(demo: Any, question: str, op
     result = demo.pipeline.run(question)
     assert first_paragraph(result.answer).startswith(opening), result.answer
     assert "billing-service" in result.answer.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "opening", "level"),
+    [
+        ("payment-service 的 WARNING 有哪些？", "payment-service 在 ", "条 WARN 日志"),
+        ("list the warnings", "", "WARN lines"),
+        ("list the errors", "", "ERROR lines"),
+        ("列出 payment-service 的警告", "payment-service 在 ", "条 WARN 日志"),
+    ],
+)
+def test_asking_for_the_lines_is_answered_by_the_lines(demo: Any, question: str, opening: str, level: str) -> None:
+    """Not a culprit, not what is abnormal: the lines asked for, of the level asked for."""
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    first = re.split(r"(?<=[。.])\s", headline)[0]
+    assert headline.startswith(opening) and level in first, headline
+    assert "推断" not in first and "inferred" not in first, headline
 
 
 def test_what_changed_is_answered_by_the_change_feed(demo: Any) -> None:

@@ -141,3 +141,77 @@ def test_a_service_that_fails_is_no_suspect_beside_the_one_asked_about(service: 
     other = "cartservice"
     intent = read_intent(template.format(s=service, o=other), [service, other])
     assert intent.suspects == [service], template
+
+
+# -- asking for the log lines themselves, not why ------------------------------------------------
+
+ZH_LEVELS = st.sampled_from(["WARNING", "WARN", "ERROR", "警告", "告警", "报错", "错误", "错误日志", "ERROR 日志"])
+EN_LEVELS = st.sampled_from(["warnings", "WARN lines", "errors", "error logs", "error messages", "exceptions"])
+SPACE = st.sampled_from(["", " ", "  ", "\u3000"])
+END = st.sampled_from(["", "？", "?", "。", " ?", "!!", "～"])
+LINES_ZH = [
+    "{s}{_}的{_}{l}{_}有哪些",
+    "{s}{_}的{_}{l}{_}都有哪些",
+    "{l}{_}有哪些",
+    "列出{_}{s}{_}的{_}{l}",
+    "列出{_}{l}",
+]
+LINES_EN = ["list the {l}", "list {s}'s {l}", "show me the {l} of {s}", "show the {l}", "list all {l} from {s}"]
+ONSET_ZH = ["{s}{_}的{_}{l}{_}是什么时候开始的", "{s}{_}的{l}从什么时候开始", "{l}{_}是几点开始的"]
+ONSET_EN = ["when did the {l} of {s} start", "when did {s}'s {l} begin", "since when are there {l}"]
+
+
+def _asked(template: str, service: str, level: str, space: str) -> str:
+    question = template.replace("{_}", space).format(s=service, l=level)
+    return question.replace("{s}", service)
+
+
+@st.composite
+def _listing_or_onset(draw: st.DrawFn) -> tuple[str, list[str], IntentId]:
+    """A question asking for log lines or when they began: zh or en, with a service or not,
+    spaced and ended any way, with filler before it."""
+    zh, onset, named = draw(st.booleans()), draw(st.booleans()), draw(st.booleans())
+    templates = {(True, True): ONSET_ZH, (True, False): LINES_ZH, (False, True): ONSET_EN, (False, False): LINES_EN}
+    choices = templates[zh, onset]
+    template = draw(st.sampled_from([t for t in choices if named or "{s}" not in t] or choices))
+    service = draw(SERVICES)
+    level = draw(ZH_LEVELS if zh else EN_LEVELS)
+    space = draw(SPACE) if zh else " "
+    question = draw(FILLER) + _asked(template, service, level, space) + draw(END)
+    return question, [service] if "{s}" in template else [], "onset" if onset else "count"
+
+
+@given(asked=_listing_or_onset())
+def test_asking_for_the_lines_is_a_listing_and_when_they_began_an_onset(asked: tuple[str, list[str], IntentId]) -> None:
+    """ "nova 的 WARNING 有哪些？" and "list the warnings" ask for the log lines (``count``, whose
+    answer lists them), not for a culprit or what is abnormal; "X 的错误是什么时候开始的" stays
+    an onset question — with or without a service, in either language, however spaced."""
+    question, services, kind = asked
+    assert read_intent(question, services).kind == kind, question
+
+
+@given(
+    service=SERVICES, template=st.sampled_from(["{s}为什么报错", "为什么 {s} 一直报错？", "{s} 为什么会有这么多警告"])
+)
+def test_why_a_service_logs_errors_asks_why(service: str, template: str) -> None:
+    """为什么报错 holds 什么报错: still a why."""
+    assert read_intent(template.format(s=service), [service]).kind == "cause"
+
+
+@given(
+    asked=st.sampled_from(
+        [
+            ("{s} 的 WARNING 有哪些？", "WARN"),
+            ("list the warnings", "WARN"),
+            ("列出 {s} 的警告", "WARN"),
+            ("{s} 有哪些 ERROR？", "ERROR"),
+            ("show me the errors of {s}", "ERROR"),
+            ("{s} 的日志有哪些", None),
+        ]
+    ),
+    service=SERVICES,
+)
+def test_a_listing_says_the_level_it_asks_for(asked: tuple[str, str | None], service: str) -> None:
+    template, level = asked
+    intent = read_intent(template.format(s=service), [service])
+    assert (intent.kind, intent.level) == ("count", level), template

@@ -85,6 +85,8 @@ class Intent(BaseModel):
     #: ``blame``: every service asked about, in order ("is it frontend or cartservice?"): each
     #: gets its own yes, no or cannot tell. ``about`` is the first of them.
     suspects: list[str] = Field(default_factory=list, max_length=20)
+    #: ``count``: the level of the lines asked for ("WARNING 有哪些": WARN), when it names one.
+    level: Literal["ERROR", "WARN"] | None = None
     #: The question speaks of something down or still going on: the latest incident comes first.
     recent: bool = False
     #: The words that asked it.

@@ -561,9 +561,16 @@ class _Execution:
                 )
 
     def _lists_logs(self, evidence: LogEvidence) -> bool:
-        """A question asking which lines a named service logged ("有哪些 WARN") is answered by them."""
+        """A question asking which lines a named service logged ("有哪些 WARN") is answered by them:
+        of the level it names, of every service read when it names none ("list the warnings")."""
         plan = self.request.plan
-        return plan.intent.kind == "count" and not plan.terms and evidence.service in self.named
+        asked = plan.intent.level in (None, evidence.level)
+        return (
+            plan.intent.kind == "count"
+            and not plan.terms
+            and asked
+            and (evidence.service in self.named or not self.named)
+        )
 
     def _state_changes(
         self, changes: list[tuple[ToolCallResult, ChangeRecord]], spotted: list[Spotted], services: list[str]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import Literal
 
 from veridiag.contracts.plan import Intent, IntentId
 from veridiag.text.cjk import HAN
@@ -32,6 +33,7 @@ class IntentBook(WordModel):
     recent: AnyOf
     symptoms: AnyOf
     alternatives: AnyOf
+    levels: dict[Literal["ERROR", "WARN"], AnyOf]
 
 
 @lru_cache(maxsize=1)
@@ -73,6 +75,7 @@ def read_intent(question: str, services: list[str], spellings: Mapping[str, str]
             return Intent(
                 kind=asked,
                 rank_by=_rank_by(text) if asked == "rank" else None,
+                level=_level(text) if asked == "count" else None,
                 about=canonical[0] if canonical else None,
                 suspects=canonical if asked == "blame" else [],
                 recent=recent,
@@ -110,6 +113,12 @@ def _alternatives_before(text: str, start: int, names: str) -> list[str]:
         found.insert(0, more.group("service"))
         start = more.start()
     return found
+
+
+def _level(text: str) -> Literal["ERROR", "WARN"] | None:
+    """The level of the lines a question asks for (``intents.yaml`` ``levels``): the first named."""
+    found = [(m.start(), level) for level, words in intent_book().levels.items() if (m := words.search(text))]
+    return min(found)[1] if found else None
 
 
 def _rank_by(text: str) -> str | None:
