@@ -57,7 +57,7 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
     elif key == "chosen" and scope.chosen == "after_change" and values["after_at"]:
         key = "after_change"
     line = words[key].format(**values)
-    return line + (words["utc_note"] if zone_name != "UTC" else "")
+    return line + _read_as(plan, words) + (words["utc_note"] if zone_name != "UTC" else "")
 
 
 def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
@@ -66,9 +66,7 @@ def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
     services = plan.examined_services
     missing = [s for s in [*services, *plan.unknown_services] if s in scope.without_data]
     if scope.examined and scope.surveyed:
-        said = words["all_with_data_one" if len(scope.examined) == 1 else "all_with_data"].format(
-            count=len(scope.examined)
-        )
+        said = words["all_with_data"].format(count=len(scope.examined))
         if services:
             said += words["asked_about"].format(services=", ".join(services))
     elif scope.examined and scope.neighbours:
@@ -79,11 +77,14 @@ def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
         said = words["all_services"] if scope.surveyed else words["none"]
     else:
         said = ", ".join(services)
-    for read in plan.read_as:
-        said += words["read_as"].format(written=read.written, service=read.service)
     if missing:
-        said += words["without_data_many" if len(missing) > 1 else "without_data"].format(services=", ".join(missing))
+        said += words["without_data"].format(services=", ".join(missing))
     return said
+
+
+def _read_as(plan: Plan, words: dict[str, str]) -> str:
+    """Which service each misspelt word of the question was read as."""
+    return "".join(words["read_as"].format(written=r.written, service=r.service) for r in plan.read_as)
 
 
 def plan_zone(plan: Plan) -> tuple[ZoneInfo, str]:
