@@ -118,6 +118,22 @@ def test_asking_for_the_lines_is_answered_by_the_lines(demo: Any, question: str,
     assert "推断" not in first and "inferred" not in first, headline
 
 
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        ("payment-service还在报错吗", "最新数据（15:00–16:00）中已不再发生：payment-service 没有超出自身历史的变化"),
+        ("is payment-service still failing?", "Not in the newest data: during 15:00–16:00 payment-service did not"),
+        ("mysql 现在还慢吗？", "仍在发生：最新数据（15:00–16:00）中 mysql 仍有超出自身历史的变化"),
+        ("is mysql still slow?", "Still happening: in the newest data (15:00–16:00) mysql still changed"),
+    ],
+)
+def test_still_is_answered_from_the_newest_data_first(demo: Any, question: str, opening: str) -> None:
+    """The demo's payment incident was at 10:00, its mysql lock waits run to its last hour: "still?"
+    asks about that hour, not about the earlier incident."""
+    result = demo.pipeline.run(question)
+    assert first_paragraph(result.answer).startswith(opening), result.answer
+
+
 def test_what_changed_is_answered_by_the_change_feed(demo: Any) -> None:
     headline = first_paragraph(demo.pipeline.run("what changed on order-service today?").answer)
     assert headline.startswith("At 14:00:05 order-service recorded a deploy change"), headline

@@ -215,3 +215,33 @@ def test_a_listing_says_the_level_it_asks_for(asked: tuple[str, str | None], ser
     template, level = asked
     intent = read_intent(template.format(s=service), [service])
     assert (intent.kind, intent.level) == ("count", level), template
+
+
+@given(
+    template=st.sampled_from(
+        [
+            "{s}还在报错吗",
+            "{s} 还在报错吗？",
+            "{s} 现在还慢吗",
+            "{s} 仍然超时吗",
+            "{s} 恢复了吗",
+            "is {s} still failing?",
+            "is {s} still slow",
+            "does {s} still throw errors?",
+            "is {s} failing anymore?",
+            "has {s} recovered?",
+        ]
+    ),
+    service=SERVICES,
+    filler=FILLER,
+)
+def test_a_still_question_says_the_words_that_ask_it(template: str, service: str, filler: str) -> None:
+    intent = read_intent(filler + template.format(s=service), [service])
+    assert intent.still and intent.recent, template
+
+
+@given(
+    template=st.sampled_from(["{s} 为什么报错", "why is {s} slow?", "是不是 {s} 还是 gateway 的问题"]), service=SERVICES
+)
+def test_a_question_not_asking_still_reads_no_still(template: str, service: str) -> None:
+    assert read_intent(template.format(s=service), [service, "gateway"]).still is None

@@ -194,3 +194,21 @@ def test_one_caller_is_not_called_the_1_services() -> None:
     near = ExecutorScope(examined=("frontend", "cartservice"), neighbours=("cartservice",))
     line = scope_line(plan_of("is frontend ok?"), near, "en") or ""
     assert "1 services" not in line and "the service it calls or is called by (cartservice)" in line, line
+
+
+# -- "still failing?" reads the newest data ---------------------------------------------------
+
+
+@pytest.mark.parametrize("question", ["payment-service还在报错吗", "is payment-service still failing?", "还在报错吗"])
+def test_a_still_question_reads_the_newest_hour_of_data(question: str) -> None:
+    plan = plan_of(question)
+    assert (plan.start, plan.end) == ("2026-07-07T11:00:00Z", "2026-07-07T12:00:00Z")
+    assert plan.time.kind == "newest" and plan.time.phrase and plan.explicit_time is False
+    scope = ExecutorScope(examined=("payment-service",), surveyed=True)
+    assert "over the newest hour of data, 2026-07-07 11:00 – 2026-07-07 12:00" in (scope_line(plan, scope, "en") or "")
+    assert "最新一小时的数据 2026-07-07 11:00 – 2026-07-07 12:00" in (scope_line(plan, scope, "zh") or "")
+
+
+def test_a_still_question_with_a_time_reads_that_time() -> None:
+    plan = plan_of("was payment-service still failing at 09:00?")
+    assert plan.time.kind != "newest" and (plan.time.at or "").startswith("2026-07-07T09:00")

@@ -89,6 +89,9 @@ class Intent(BaseModel):
     level: Literal["ERROR", "WARN"] | None = None
     #: The question speaks of something down or still going on: the latest incident comes first.
     recent: bool = False
+    #: The words asking whether it is still happening ("还在报错吗", "still failing?"): without a
+    #: time the newest hour of data is read, and the answer opens with whether it still is.
+    still: str | None = Field(default=None, max_length=100)
     #: The words that asked it.
     phrase: str | None = Field(default=None, max_length=200)
 

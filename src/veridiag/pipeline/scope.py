@@ -47,7 +47,9 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
         "after_at": _show(after_at, zone) if (after_at := moment(scope.after_change_at)) else "",
     }
     narrowed = focus_start is not None and (focus_start, focus_end) != (start, end)
-    if plan.time.kind == "given":  # a moment handed in (an alert's start), not words of the question
+    if plan.time.kind == "newest":  # "still failing?": the newest hour of data
+        keys = ("newest", "newest")
+    elif plan.time.kind == "given":  # a moment handed in (an alert's start), not words of the question
         keys = ("given_focus", "given")
     else:
         keys = ("focus", "question") if plan.explicit_time else ("chosen", "recent")

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from veridiag.agents.offline import focus as focusing
 from veridiag.agents.offline.findings import Clock, Findings, Quote, spans_days
 from veridiag.agents.offline.skills import catalog, term_words
+from veridiag.agents.offline.still import answer_still
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.analysis.signatures import family_of
@@ -424,6 +425,8 @@ class _Execution:
         for service in evidence.without_data:
             if service in self.named or service in plan.unknown_services:
                 self.findings.without_data(result, evidence, service)
+        if plan.intent.still is not None and plan.time.kind == "newest":  # "still failing?": first
+            answer_still(self.findings, result, evidence, self.named, logs)
         intent = plan.intent
         if intent.kind == "count":
             return

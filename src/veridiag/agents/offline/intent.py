@@ -31,6 +31,7 @@ class IntentBook(WordModel):
     intents: list[IntentWords]
     rank_by: dict[str, list[Word]]
     recent: AnyOf
+    still: AnyOf
     symptoms: AnyOf
     alternatives: AnyOf
     levels: dict[Literal["ERROR", "WARN"], AnyOf]
@@ -57,7 +58,8 @@ def read_intent(question: str, services: list[str], spellings: Mapping[str, str]
     # English words written against Chinese ones ("左右was it") get a space, so \b holds there.
     text = _MIXED.sub(" ", reader_text(question))
     book = intent_book()
-    recent = book.recent.search(text) is not None
+    still = book.still.search(text)
+    recent = still is not None or book.recent.search(text) is not None
     names = "|".join(re.escape(s) for s in sorted([*services, *spellings], key=len, reverse=True))
     for asked, patterns in _compiled():
         for written in patterns:
@@ -79,10 +81,11 @@ def read_intent(question: str, services: list[str], spellings: Mapping[str, str]
                 about=canonical[0] if canonical else None,
                 suspects=canonical if asked == "blame" else [],
                 recent=recent,
+                still=still.group(0) if still else None,
                 phrase=found.group(0)[:200],
             )
     kind: IntentId = "cause" if book.symptoms.search(text) else "abnormal"
-    return Intent(kind=kind, recent=recent)
+    return Intent(kind=kind, recent=recent, still=still.group(0) if still else None)
 
 
 def _alternatives(text: str, end: int, names: str) -> list[str]:

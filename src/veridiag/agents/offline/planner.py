@@ -67,6 +67,9 @@ MAX_TERMS = 3
 #: imported history (its recent days, to find the period that stands out).
 LIVE_LOOKBACK = timedelta(hours=12)
 HISTORY_LOOKBACK = timedelta(days=7)
+#: What a question asking whether it is still happening reads, without a time of its own: the
+#: newest data's last hour (the live clock's, for live backends).
+STILL = timedelta(hours=1)
 #: Services examined when the question names none.
 MAX_SERVICES = 8
 #: An alert's window: [startsAt − 30 min, startsAt + 2 h), cut at "now". Not a question's
@@ -99,6 +102,8 @@ class Window:
     anchor_source: str
     #: The moment given with the question (an alert's start), when there was one.
     given: GivenTime | None = None
+    #: The words asking whether it is still happening, when the window is the newest data's hour.
+    still: str | None = None
 
     @property
     def explicit(self) -> bool:
@@ -111,6 +116,8 @@ class Window:
             phrase, kind, at = self.given.source, "given", self.given.at
         elif self.found is not None:  # a point in time ("around 21:00") says the moment asked about
             phrase, kind, at = self.found.phrase, self.found.kind, self.found.at
+        elif self.still is not None:  # "still failing?": the newest hour of data
+            phrase, kind = self.still, "newest"
         else:
             phrase, kind = None, "recent_history"
         return PlanTime(
@@ -166,7 +173,8 @@ class OfflinePlanner:
         services = _in_order(question, [*exact_services(question, known), *(r.service for r in read_as)], read_as)
         missing, carried = components_named(question, known)
         pointed = [] if services else list(dict.fromkeys([*carried, *pointed_services(question, known)]))
-        window = self._window(question, services or pointed, given_time)
+        intent = read_intent(question, services, {r.written: r.service for r in read_as})
+        window = self._window(question, services or pointed, given_time, still=intent.still)
         # The data's names say something of the services asked about, nothing when none was named.
         asked_about = services or pointed
         shape = self._shape(asked_about) if asked_about else self._shape(known, names=False)
@@ -179,7 +187,7 @@ class OfflinePlanner:
         return Plan(
             skill=skill.id,
             skill_title=skill.title,
-            intent=read_intent(question, services, {r.written: r.service for r in read_as}),
+            intent=intent,
             service=services[0] if services else None,
             services=services,
             services_named_exactly=bool(services),
@@ -218,7 +226,9 @@ class OfflinePlanner:
         terms = [term for _at, term in [*sorted(found), *sorted(business)] if term and term.lower() not in names]
         return list(dict.fromkeys(terms))[:MAX_TERMS]
 
-    def _window(self, question: str, services: list[str], given: GivenTime | None = None) -> Window:
+    def _window(
+        self, question: str, services: list[str], given: GivenTime | None = None, *, still: str | None = None
+    ) -> Window:
         if self.live:
             anchor, source = datetime.now(UTC), "clock"
         else:
@@ -231,6 +241,8 @@ class OfflinePlanner:
         found = interpret_time(question, anchor=anchor, tz=ZoneInfo(self.timezone))
         if found is not None:
             return Window(found.start, found.end, found, anchor, source)
+        if still is not None:  # "is it still failing?" asks about now: the newest data's last hour
+            return Window(anchor - STILL, anchor, None, anchor, source, still=still)
         lookback = LIVE_LOOKBACK if self.live else HISTORY_LOOKBACK
         return Window(anchor - lookback, anchor, None, anchor, source)
 
