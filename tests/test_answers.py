@@ -134,6 +134,44 @@ def test_still_is_answered_from_the_newest_data_first(demo: Any, question: str, 
     assert first_paragraph(result.answer).startswith(opening), result.answer
 
 
+@pytest.mark.parametrize(
+    ("question", "opening", "never"),
+    [
+        ("Is it kafka?", "kafka has no data during", ["Yes, kafka", "No, not kafka"]),
+        ("是不是 Kafka 的问题", "kafka 在 ", ["是，问题出在 kafka", "不是 kafka"]),
+        ("是不是ｒａｂｂｉｔｍｑ的问题？10点以后支付失败", "rabbitmq 在 ", ["问题出在 rabbitmq", "不是 rabbitmq"]),
+    ],
+)
+def test_a_component_without_data_is_said_to_have_none_and_never_blamed_or_cleared(
+    demo: Any, question: str, opening: str, never: list[str]
+) -> None:
+    result = demo.pipeline.run(question)
+    headline = first_paragraph(result.answer)
+    assert headline.startswith(opening), result.answer
+    assert not any(words in result.answer for words in never), result.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "opening", "scope"),
+    [
+        ("是不是ＰＡＹＭＥＮＴ-ＳＥＲＶＩＣＥ的问题？10点以后支付失败", "是，问题出在 payment-service。", None),
+        ("是不是payment-service的问题？10点以后支付失败", "是，问题出在 payment-service。", None),
+        (
+            "is paymnet-service to blame for the payment failures since 10:00?",
+            "Yes, payment-service.",
+            'Read "paymnet-service" as payment-service.',
+        ),
+    ],
+)
+def test_a_name_in_full_width_against_chinese_or_misspelt_is_asked_about(
+    demo: Any, question: str, opening: str, scope: str | None
+) -> None:
+    answer = demo.pipeline.run(question).answer
+    assert first_paragraph(answer).startswith(opening), answer
+    if scope is not None:
+        assert scope in answer.splitlines()[0], answer
+
+
 def test_what_changed_is_answered_by_the_change_feed(demo: Any) -> None:
     headline = first_paragraph(demo.pipeline.run("what changed on order-service today?").answer)
     assert headline.startswith("At 14:00:05 order-service recorded a deploy change"), headline
