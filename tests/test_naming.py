@@ -46,6 +46,17 @@ def test_a_service_is_found_whatever_cjk_text_or_width_surrounds_it(
     assert service in exact_services(question, KNOWN), question
 
 
+@given(
+    name=st.from_regex(r"[a-z][a-z0-9]{1,12}(?:[-_][a-z0-9]{1,8}){0,2}", fullmatch=True),
+    before=AROUND,
+    after=AROUND,
+    wide=st.booleans(),
+)
+def test_any_service_name_is_found_between_any_cjk_text(name: str, before: str, after: str, wide: bool) -> None:
+    written = _full_width(name) if wide else name
+    assert exact_services(before + written + after, [name, "other-service"]) == [name], before + written + after
+
+
 def test_the_red_team_questions_name_their_service() -> None:
     assert exact_services("是不是frontend的问题？07:01左右", KNOWN) == ["frontend"]
     assert exact_services("ＦＲＯＮＴＥＮＤ", KNOWN) == ["frontend"]
