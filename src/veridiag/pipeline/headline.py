@@ -109,8 +109,8 @@ def _answer(
     if intent is not None and intent.kind == "blame" and intent.about:
         causes = [_named(c.claim_text, known_services) for c in answering if c.claim_type == "root_cause"]
         cause = causes[0] if causes else None
-        suspects = intent.suspects or [intent.about]
-        sentences[0:0] = [_blame(text, suspect, cause, without_data) for suspect in suspects]
+        verdicts = [(suspect, _blame(suspect, cause, without_data)) for suspect in intent.suspects or [intent.about]]
+        sentences[0:0] = [text[key].format(service=suspect) for suspect, key in verdicts]
     # how bad, of the service the answer names first: another's symptom would read as the same incident
     named = [s for s in known_services if answering and s in answering[0].claim_text]
     worst = _main_symptoms([c for c in others if not c.answers and any(s in c.claim_text for s in named)])[:1]
@@ -119,14 +119,12 @@ def _answer(
     return ("" if lang == "zh" else " ").join(sentences)
 
 
-def _blame(text: dict[str, str], suspect: str, cause: str | None, without_data: Sequence[str]) -> str:
-    """Yes (the allowed root cause names ``suspect``), no (it names another), cannot tell (there
-    is none, or ``suspect`` has no data: what has no data is never cleared or blamed)."""
+def _blame(suspect: str, cause: str | None, without_data: Sequence[str]) -> str:
+    """The template key: yes (the allowed root cause names ``suspect``), no (it names another),
+    cannot tell (there is none, or ``suspect`` has no data: what has none is never cleared or blamed)."""
     if suspect in without_data:
-        key = "blame_no_data"
-    else:
-        key = "blame_unknown" if cause is None else "blame_yes" if cause == suspect else "blame_no"
-    return text[key].format(service=suspect)
+        return "blame_no_data"
+    return "blame_unknown" if cause is None else "blame_yes" if cause == suspect else "blame_no"
 
 
 def _named(claim_text: str, known_services: Sequence[str]) -> str | None:
