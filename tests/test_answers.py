@@ -5,6 +5,7 @@ in Chinese and in English; and however it is asked, no answer confirms an origin
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +51,21 @@ def test_is_x_to_blame_is_answered_yes_or_no_first(demo: Any, question: str, ope
 
 
 @pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        (
+            "是不是 gateway 还是 payment-service 的问题？10点以后支付失败",
+            "不是 gateway。是，问题出在 payment-service。",
+        ),
+        ("is it gateway or payment-service? payments fail since 10:00", "No, not gateway. Yes, payment-service."),
+    ],
+)
+def test_two_services_asked_about_each_get_a_yes_or_no(demo: Any, question: str, opening: str) -> None:
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    assert headline.startswith(opening), headline
+
+
+@pytest.mark.parametrize(
     ("question", "opening"), [("哪个服务最慢？", "按延迟排序"), ("which service is slowest?", "Ranked by latency")]
 )
 def test_which_is_slowest_is_a_ranking_with_the_levels(demo: Any, question: str, opening: str) -> None:
@@ -85,6 +101,77 @@ def test_a_named_service_without_data_is_said_first(demo: Any, question: str, op
     result = demo.pipeline.run(question)
     assert first_paragraph(result.answer).startswith(opening), result.answer
     assert "billing-service" in result.answer.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "opening", "level"),
+    [
+        ("payment-service 的 WARNING 有哪些？", "payment-service 在 ", "条 WARN 日志"),
+        ("list the warnings", "", "WARN lines"),
+        ("list the errors", "", "ERROR lines"),
+        ("列出 payment-service 的警告", "payment-service 在 ", "条 WARN 日志"),
+    ],
+)
+def test_asking_for_the_lines_is_answered_by_the_lines(demo: Any, question: str, opening: str, level: str) -> None:
+    """Not a culprit, not what is abnormal: the lines asked for, of the level asked for."""
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    first = re.split(r"(?<=[。.])\s", headline)[0]
+    assert headline.startswith(opening) and level in first, headline
+    assert "推断" not in first and "inferred" not in first, headline
+
+
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        ("payment-service还在报错吗", "最新数据（15:00–16:00）中已不再发生：payment-service 没有超出自身历史的变化"),
+        ("is payment-service still failing?", "Not in the newest data: during 15:00–16:00 payment-service did not"),
+        ("mysql 现在还慢吗？", "仍在发生：最新数据（15:00–16:00）中 mysql 仍有超出自身历史的变化"),
+        ("is mysql still slow?", "Still happening: in the newest data (15:00–16:00) mysql still changed"),
+    ],
+)
+def test_still_is_answered_from_the_newest_data_first(demo: Any, question: str, opening: str) -> None:
+    """The demo's payment incident was at 10:00, its mysql lock waits run to its last hour: "still?"
+    asks about that hour, not about the earlier incident."""
+    result = demo.pipeline.run(question)
+    assert first_paragraph(result.answer).startswith(opening), result.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "opening", "never"),
+    [
+        ("Is it kafka?", "kafka has no data during", ["Yes, kafka", "No, not kafka"]),
+        ("是不是 Kafka 的问题", "kafka 在 ", ["是，问题出在 kafka", "不是 kafka"]),
+        ("是不是ｒａｂｂｉｔｍｑ的问题？10点以后支付失败", "rabbitmq 在 ", ["问题出在 rabbitmq", "不是 rabbitmq"]),
+    ],
+)
+def test_a_component_without_data_is_said_to_have_none_and_never_blamed_or_cleared(
+    demo: Any, question: str, opening: str, never: list[str]
+) -> None:
+    result = demo.pipeline.run(question)
+    headline = first_paragraph(result.answer)
+    assert headline.startswith(opening), result.answer
+    assert not any(words in result.answer for words in never), result.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "opening", "scope"),
+    [
+        ("是不是ＰＡＹＭＥＮＴ-ＳＥＲＶＩＣＥ的问题？10点以后支付失败", "是，问题出在 payment-service。", None),
+        ("是不是payment-service的问题？10点以后支付失败", "是，问题出在 payment-service。", None),
+        (
+            "is paymnet-service to blame for the payment failures since 10:00?",
+            "Yes, payment-service.",
+            'Read "paymnet-service" as payment-service.',
+        ),
+    ],
+)
+def test_a_name_in_full_width_against_chinese_or_misspelt_is_asked_about(
+    demo: Any, question: str, opening: str, scope: str | None
+) -> None:
+    answer = demo.pipeline.run(question).answer
+    assert first_paragraph(answer).startswith(opening), answer
+    if scope is not None:
+        assert scope in answer.splitlines()[0], answer
 
 
 def test_what_changed_is_answered_by_the_change_feed(demo: Any) -> None:

@@ -227,3 +227,42 @@ def test_how_bad_never_describes_the_service_the_answer_just_cleared(
     opening = build_headline(lang, "PASS", [inference, blip], known_services=[culprit, cleared], intent=intent)
     assert opening.startswith(template_phrases()[lang]["blame_no"].format(service=cleared)), opening
     assert "rose abnormally" not in opening, opening
+
+
+CAUSE_IN_PAYMENT = "09:58:03 的配置变更早于 payment-service 的异常，推断二者相关"
+KNOWN_TWO = ["payment-service", "gateway", "order-service"]
+
+
+@pytest.mark.parametrize(
+    ("suspects", "expected"),
+    [
+        (["payment-service", "gateway"], ["blame_yes:payment-service", "blame_no:gateway"]),
+        (["gateway", "payment-service"], ["blame_no:gateway", "blame_yes:payment-service"]),
+        (["gateway", "order-service"], ["blame_no:gateway", "blame_no:order-service"]),
+    ],
+)
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_each_service_asked_about_gets_its_own_yes_or_no(lang: str, suspects: list[str], expected: list[str]) -> None:
+    """ "是不是 X 还是 Y 的问题": one yes, no or cannot tell per service, in the order asked."""
+    words = template_phrases()[lang]
+    cause = AllowedClaim(
+        claim_id="c1", claim_type="root_cause", claim_text=CAUSE_IN_PAYMENT, verification=INFERRED, answers=True
+    )
+    intent = Intent(kind="blame", about=suspects[0], suspects=suspects)
+    headline = build_headline(lang, "PASS", [cause], [], KNOWN_TWO, intent=intent)
+    opening = "".join(words[key].format(service=service) for key, service in (e.split(":") for e in expected))
+    assert headline.replace(" ", "").startswith(opening.replace(" ", "")), headline
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_no_yes_or_no_about_a_service_without_data(lang: str) -> None:
+    """A service asked about that has no data in the period is neither blamed nor cleared."""
+    words = template_phrases()[lang]
+    cause = AllowedClaim(
+        claim_id="c1", claim_type="root_cause", claim_text=CAUSE_IN_PAYMENT, verification=INFERRED, answers=True
+    )
+    intent = Intent(kind="blame", about="gateway", suspects=["gateway", "payment-service"])
+    headline = build_headline(lang, "PASS", [cause], [], KNOWN_TWO, intent=intent, without_data=["gateway"])
+    assert headline.startswith(words["blame_no_data"].format(service="gateway")), headline
+    assert words["blame_no"].format(service="gateway") not in headline
+    assert words["blame_yes"].format(service="payment-service") in headline

@@ -104,3 +104,144 @@ def test_every_intent_of_the_vocabulary_is_reachable_and_the_patterns_compile() 
     assert kinds == {"blame", "count", "onset", "change", "rank", "cause", "abnormal"}
     reached = {kind for _template, kind in ASKED}
     assert reached == kinds
+
+
+TWO = ["frontend", "cartservice", "redis-cart", "payment-service"]
+
+
+@given(
+    pair=st.permutations(["frontend", "cartservice", "payment-service"]).map(lambda p: p[:2]),
+    template=st.sampled_from(
+        [
+            "是不是 {a} 还是 {b} 的问题",
+            "是不是{a}还是{b}的问题？",
+            "是{a}还是{b}的问题？",
+            "会不会是 {a} 或者 {b} 导致的",
+            "is it {a} or {b}?",
+            "was it {a}, or {b}?",
+            "Is {a} or {b} to blame?",
+            "is {a} or {b} the culprit?",
+            "是不是 {a}/{b} 的问题",
+        ]
+    ),
+    filler=FILLER,
+    time=TIMES,
+)
+def test_every_service_asked_about_is_a_suspect(pair: list[str], template: str, filler: str, time: str) -> None:
+    a, b = pair
+    question = filler + time + template.format(a=a, b=b)
+    intent = read_intent(question, sorted(TWO))
+    assert (intent.kind, intent.about, intent.suspects) == ("blame", a, [a, b]), question
+
+
+@given(
+    service=SERVICES, template=st.sampled_from(["是不是 {s} 的问题，{o} 一直报错", "Is {s} to blame for {o} failing?"])
+)
+def test_a_service_that_fails_is_no_suspect_beside_the_one_asked_about(service: str, template: str) -> None:
+    other = "cartservice"
+    intent = read_intent(template.format(s=service, o=other), [service, other])
+    assert intent.suspects == [service], template
+
+
+# -- asking for the log lines themselves, not why ------------------------------------------------
+
+ZH_LEVELS = st.sampled_from(["WARNING", "WARN", "ERROR", "警告", "告警", "报错", "错误", "错误日志", "ERROR 日志"])
+EN_LEVELS = st.sampled_from(["warnings", "WARN lines", "errors", "error logs", "error messages", "exceptions"])
+SPACE = st.sampled_from(["", " ", "  ", "\u3000"])
+END = st.sampled_from(["", "？", "?", "。", " ?", "!!", "～"])
+LINES_ZH = [
+    "{s}{_}的{_}{l}{_}有哪些",
+    "{s}{_}的{_}{l}{_}都有哪些",
+    "{l}{_}有哪些",
+    "列出{_}{s}{_}的{_}{l}",
+    "列出{_}{l}",
+]
+LINES_EN = ["list the {l}", "list {s}'s {l}", "show me the {l} of {s}", "show the {l}", "list all {l} from {s}"]
+ONSET_ZH = ["{s}{_}的{_}{l}{_}是什么时候开始的", "{s}{_}的{l}从什么时候开始", "{l}{_}是几点开始的"]
+ONSET_EN = ["when did the {l} of {s} start", "when did {s}'s {l} begin", "since when are there {l}"]
+
+
+def _asked(template: str, service: str, level: str, space: str) -> str:
+    question = template.replace("{_}", space).format(s=service, l=level)
+    return question.replace("{s}", service)
+
+
+@st.composite
+def _listing_or_onset(draw: st.DrawFn) -> tuple[str, list[str], IntentId]:
+    """A question asking for log lines or when they began: zh or en, with a service or not,
+    spaced and ended any way, with filler before it."""
+    zh, onset, named = draw(st.booleans()), draw(st.booleans()), draw(st.booleans())
+    templates = {(True, True): ONSET_ZH, (True, False): LINES_ZH, (False, True): ONSET_EN, (False, False): LINES_EN}
+    choices = templates[zh, onset]
+    template = draw(st.sampled_from([t for t in choices if named or "{s}" not in t] or choices))
+    service = draw(SERVICES)
+    level = draw(ZH_LEVELS if zh else EN_LEVELS)
+    space = draw(SPACE) if zh else " "
+    question = draw(FILLER) + _asked(template, service, level, space) + draw(END)
+    return question, [service] if "{s}" in template else [], "onset" if onset else "count"
+
+
+@given(asked=_listing_or_onset())
+def test_asking_for_the_lines_is_a_listing_and_when_they_began_an_onset(asked: tuple[str, list[str], IntentId]) -> None:
+    """ "nova 的 WARNING 有哪些？" and "list the warnings" ask for the log lines (``count``, whose
+    answer lists them), not for a culprit or what is abnormal; "X 的错误是什么时候开始的" stays
+    an onset question — with or without a service, in either language, however spaced."""
+    question, services, kind = asked
+    assert read_intent(question, services).kind == kind, question
+
+
+@given(
+    service=SERVICES, template=st.sampled_from(["{s}为什么报错", "为什么 {s} 一直报错？", "{s} 为什么会有这么多警告"])
+)
+def test_why_a_service_logs_errors_asks_why(service: str, template: str) -> None:
+    """为什么报错 holds 什么报错: still a why."""
+    assert read_intent(template.format(s=service), [service]).kind == "cause"
+
+
+@given(
+    asked=st.sampled_from(
+        [
+            ("{s} 的 WARNING 有哪些？", "WARN"),
+            ("list the warnings", "WARN"),
+            ("列出 {s} 的警告", "WARN"),
+            ("{s} 有哪些 ERROR？", "ERROR"),
+            ("show me the errors of {s}", "ERROR"),
+            ("{s} 的日志有哪些", None),
+        ]
+    ),
+    service=SERVICES,
+)
+def test_a_listing_says_the_level_it_asks_for(asked: tuple[str, str | None], service: str) -> None:
+    template, level = asked
+    intent = read_intent(template.format(s=service), [service])
+    assert (intent.kind, intent.level) == ("count", level), template
+
+
+@given(
+    template=st.sampled_from(
+        [
+            "{s}还在报错吗",
+            "{s} 还在报错吗？",
+            "{s} 现在还慢吗",
+            "{s} 仍然超时吗",
+            "{s} 恢复了吗",
+            "is {s} still failing?",
+            "is {s} still slow",
+            "does {s} still throw errors?",
+            "is {s} failing anymore?",
+            "has {s} recovered?",
+        ]
+    ),
+    service=SERVICES,
+    filler=FILLER,
+)
+def test_a_still_question_says_the_words_that_ask_it(template: str, service: str, filler: str) -> None:
+    intent = read_intent(filler + template.format(s=service), [service])
+    assert intent.still and intent.recent, template
+
+
+@given(
+    template=st.sampled_from(["{s} 为什么报错", "why is {s} slow?", "是不是 {s} 还是 gateway 的问题"]), service=SERVICES
+)
+def test_a_question_not_asking_still_reads_no_still(template: str, service: str) -> None:
+    assert read_intent(template.format(s=service), [service, "gateway"]).still is None

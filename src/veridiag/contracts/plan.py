@@ -57,6 +57,15 @@ class GivenTime(BaseModel):
     source: str = Field(min_length=1, max_length=200)
 
 
+class ReadAs(BaseModel):
+    """A word of the question read as a service it nearly spells ("recomendationservice")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    written: str = Field(max_length=200)
+    service: str = Field(max_length=200)
+
+
 IntentId = Literal["blame", "count", "onset", "change", "rank", "cause", "abnormal"]
 
 
@@ -71,10 +80,18 @@ class Intent(BaseModel):
     kind: IntentId = "cause"
     #: ``rank``: the measure to rank by (latency, errors, cpu …); None ranks suspects of a fault.
     rank_by: str | None = Field(default=None, max_length=40)
-    #: ``blame``: the service asked about.
+    #: ``blame``: the service asked about (the first, when the question asks about several).
     about: str | None = Field(default=None, max_length=200)
+    #: ``blame``: every service asked about, in order ("is it frontend or cartservice?"): each
+    #: gets its own yes, no or cannot tell. ``about`` is the first of them.
+    suspects: list[str] = Field(default_factory=list, max_length=20)
+    #: ``count``: the level of the lines asked for ("WARNING 有哪些": WARN), when it names one.
+    level: Literal["ERROR", "WARN"] | None = None
     #: The question speaks of something down or still going on: the latest incident comes first.
     recent: bool = False
+    #: The words asking whether it is still happening ("还在报错吗", "still failing?"): without a
+    #: time the newest hour of data is read, and the answer opens with whether it still is.
+    still: str | None = Field(default=None, max_length=100)
     #: The words that asked it.
     phrase: str | None = Field(default=None, max_length=200)
 
@@ -95,8 +112,12 @@ class Plan(BaseModel):
     #: Services a word of the question points to by kind (支付 → a service named *pay*): a hint
     #: for which period to look at, never a limit on what is examined.
     pointed_services: list[str] = Field(default_factory=list)
-    #: Names the question writes as services ("billing-service") that no data holds: said first.
+    #: Names the question writes as services ("billing-service") that no data holds, and the
+    #: infrastructure components it names that none does ("is it mysql?"): said first, and never
+    #: answered yes or no about.
     unknown_services: list[str] = Field(default_factory=list)
+    #: Words read as the service they nearly spell (a one-letter typo): the scope line says so.
+    read_as: list[ReadAs] = Field(default_factory=list)
     order_id: str | None = None
     #: Words the question names that the logs are searched for as written: an error code, an
     #: exception, an identifier from the code ("onStandStepChanged"), a quoted phrase.

@@ -147,7 +147,13 @@ def assemble_composer_input(
         rationale=rationale,
         scope=scope or "",
         headline=build_headline(
-            lang, evaluation.verdict, allowed, hypotheses, _services(material, known_services), intent=intent
+            lang,
+            evaluation.verdict,
+            allowed,
+            hypotheses,
+            _services(material, known_services),
+            intent=intent,
+            without_data=material.scope.without_data if material.scope is not None else (),
         ),
     )
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))

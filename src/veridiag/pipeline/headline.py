@@ -44,8 +44,10 @@ def build_headline(
     known_services: Sequence[str] = (),
     *,
     intent: Intent | None = None,
+    without_data: Sequence[str] = (),
 ) -> str:
-    """The headline, or "" when nothing is allowed (the answer then says what is missing)."""
+    """The headline, or "" when nothing is allowed (the answer then says what is missing).
+    ``without_data``: the services asked about that hold no data in the period examined."""
     if not claims:
         return ""
     text = template_phrases()[lang]
@@ -55,7 +57,9 @@ def build_headline(
         # asks — then what else answers (that none stood out)
         order = {"observation": 0, "root_cause": 1}
         ranked = sorted(answering, key=lambda c: order.get(c.claim_type, 2))
-        return _answer(text, lang, ranked[:MAX_ANSWERING], intent, known_services, others=claims)
+        return _answer(
+            text, lang, ranked[:MAX_ANSWERING], intent, known_services, others=claims, without_data=without_data
+        )
     causes = [c for c in claims if c.claim_type == "root_cause" and verdict != "REJECT"]
     cause = min(causes, key=lambda c: _first_time(c, known_services)) if causes else None
     symptoms = _main_symptoms([c for c in claims if c is not cause])
@@ -90,11 +94,13 @@ def _answer(
     known_services: Sequence[str],
     *,
     others: Sequence[AllowedClaim] = (),
+    without_data: Sequence[str] = (),
 ) -> str:
     """The claims that answer the question, as sentences — a root cause with its label first
     ("most likely cause (inferred): …"); "is X to blame?" opened with yes (an allowed root cause
-    names X), no (it names another service) or cannot tell (none does) — then how bad it was:
-    the largest symptom the answering claims do not already state."""
+    names X), no (it names another service) or cannot tell (none does), once for each service
+    asked about ("is it X or Y?"), and never yes or no about one without data — then how bad it
+    was: the largest symptom the answering claims do not already state."""
     sentences = [
         _cause(text, "inferred" if c.verification == "reasonable_inference" else "confirmed", c.claim_text)
         if c.claim_type == "root_cause"
@@ -104,10 +110,10 @@ def _answer(
     cleared: set[str] = set()
     if intent is not None and intent.kind == "blame" and intent.about:
         causes = [_named(c.claim_text, known_services) for c in answering if c.claim_type == "root_cause"]
-        key = "blame_unknown" if not causes else "blame_yes" if causes[0] == intent.about else "blame_no"
-        sentences.insert(0, text[key].format(service=intent.about))
-        if key == "blame_no":
-            cleared.add(intent.about)
+        cause = causes[0] if causes else None
+        verdicts = [(suspect, _blame(suspect, cause, without_data)) for suspect in intent.suspects or [intent.about]]
+        sentences[0:0] = [text[key].format(service=suspect) for suspect, key in verdicts]
+        cleared |= {suspect for suspect, key in verdicts if key == "blame_no"}
     # how bad, of the one service the answer names first (another's symptom would read as the same
     # incident) — never of a service it has just said is not to blame
     first = _named(answering[0].claim_text, known_services) if answering else None
@@ -116,6 +122,14 @@ def _answer(
     if worst and any(c.claim_type == "root_cause" for c in answering) and _factor(worst[0].claim_text):
         sentences.append(_bare(worst[0].claim_text) + _suffix(text, worst[0]) + text["headline_end"])
     return ("" if lang == "zh" else " ").join(sentences)
+
+
+def _blame(suspect: str, cause: str | None, without_data: Sequence[str]) -> str:
+    """The template key: yes (the allowed root cause names ``suspect``), no (it names another),
+    cannot tell (there is none, or ``suspect`` has no data: what has none is never cleared or blamed)."""
+    if suspect in without_data:
+        return "blame_no_data"
+    return "blame_unknown" if cause is None else "blame_yes" if cause == suspect else "blame_no"
 
 
 def _named(claim_text: str, known_services: Sequence[str]) -> str | None:

@@ -47,7 +47,9 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
         "after_at": _show(after_at, zone) if (after_at := moment(scope.after_change_at)) else "",
     }
     narrowed = focus_start is not None and (focus_start, focus_end) != (start, end)
-    if plan.time.kind == "given":  # a moment handed in (an alert's start), not words of the question
+    if plan.time.kind == "newest":  # "still failing?": the newest hour of data
+        keys = ("newest", "newest")
+    elif plan.time.kind == "given":  # a moment handed in (an alert's start), not words of the question
         keys = ("given_focus", "given")
     else:
         keys = ("focus", "question") if plan.explicit_time else ("chosen", "recent")
@@ -63,7 +65,7 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
     missing = [s for s in [*plan.examined_services, *plan.unknown_services] if s in scope.without_data]
     if missing:
         line += words["without_data" if len(missing) == 1 else "without_data_many"].format(services=", ".join(missing))
-    return line + (words["utc_note"] if zone_name != "UTC" else "")
+    return line + _read_as(plan, words) + (words["utc_note"] if zone_name != "UTC" else "")
 
 
 def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
@@ -77,7 +79,7 @@ def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
         if services:
             said += words["asked_about"].format(services=", ".join(services))
     elif scope.examined and scope.neighbours:
-        said = words["with_neighbours"].format(
+        said = words["with_neighbours_one" if len(scope.neighbours) == 1 else "with_neighbours"].format(
             services=", ".join(services), count=len(scope.neighbours), neighbours=", ".join(scope.neighbours)
         )
     elif scope.surveyed or not services:
@@ -85,6 +87,11 @@ def _services(plan: Plan, scope: ExecutorScope, words: dict[str, str]) -> str:
     else:
         said = ", ".join(services)
     return said
+
+
+def _read_as(plan: Plan, words: dict[str, str]) -> str:
+    """Which service each misspelt word of the question was read as."""
+    return "".join(words["read_as"].format(written=r.written, service=r.service) for r in plan.read_as)
 
 
 def plan_zone(plan: Plan) -> tuple[ZoneInfo, str]:

@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from veridiag.agents.offline import focus as focusing
 from veridiag.agents.offline.findings import Clock, Findings, Quote, spans_days
 from veridiag.agents.offline.skills import catalog, term_words
+from veridiag.agents.offline.still import answer_still
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.analysis.signatures import family_of
@@ -482,6 +483,8 @@ class _Execution:
         for service in evidence.without_data:
             if service in self.named or service in plan.unknown_services:
                 self.findings.without_data(result, evidence, service)
+        if plan.intent.still is not None and plan.time.kind == "newest":  # "still failing?": first
+            answer_still(self.findings, result, evidence, self.named, logs)
         intent = plan.intent
         if intent.kind == "count":
             if counts_services(self.request.question):
@@ -637,9 +640,16 @@ class _Execution:
                 )
 
     def _lists_logs(self, evidence: LogEvidence) -> bool:
-        """A question asking which lines a named service logged ("有哪些 WARN") is answered by them."""
+        """A question asking which lines a named service logged ("有哪些 WARN") is answered by them:
+        of the level it names, of every service read when it names none ("list the warnings")."""
         plan = self.request.plan
-        return plan.intent.kind == "count" and not plan.terms and evidence.service in self.named
+        asked = plan.intent.level in (None, evidence.level)
+        return (
+            plan.intent.kind == "count"
+            and not plan.terms
+            and asked
+            and (evidence.service in self.named or not self.named)
+        )
 
     def _state_changes(
         self, changes: list[tuple[ToolCallResult, ChangeRecord]], spotted: list[Spotted], services: list[str]

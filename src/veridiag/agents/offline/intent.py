@@ -9,7 +9,9 @@ names exactly, so "是不是 mysql 的问题" asks about mysql only where mysql 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Literal
 
 from veridiag.contracts.plan import Intent, IntentId
 from veridiag.text.cjk import HAN
@@ -29,7 +31,10 @@ class IntentBook(WordModel):
     intents: list[IntentWords]
     rank_by: dict[str, list[Word]]
     recent: AnyOf
+    still: AnyOf
     symptoms: AnyOf
+    alternatives: AnyOf
+    levels: dict[Literal["ERROR", "WARN"], AnyOf]
 
 
 @lru_cache(maxsize=1)
@@ -46,13 +51,16 @@ def _compiled() -> list[tuple[IntentId, list[str]]]:
     return [(entry.id, list(entry.patterns)) for entry in book.intents]
 
 
-def read_intent(question: str, services: list[str]) -> Intent:
-    """The intent of ``question``; ``services`` are those it names exactly, in order."""
+def read_intent(question: str, services: list[str], spellings: Mapping[str, str] | None = None) -> Intent:
+    """The intent of ``question``; ``services`` are those it names exactly, in order, and
+    ``spellings`` the words it writes for a service it misspells (word → service)."""
+    spellings = {word: service for word, service in (spellings or {}).items() if service in services}
     # English words written against Chinese ones ("左右was it") get a space, so \b holds there.
     text = _MIXED.sub(" ", reader_text(question))
     book = intent_book()
-    recent = book.recent.search(text) is not None
-    names = "|".join(re.escape(s) for s in sorted(services, key=len, reverse=True))
+    still = book.still.search(text)
+    recent = still is not None or book.recent.search(text) is not None
+    names = "|".join(re.escape(s) for s in sorted([*services, *spellings], key=len, reverse=True))
     for asked, patterns in _compiled():
         for written in patterns:
             if _SERVICE in written and not names:
@@ -61,15 +69,59 @@ def read_intent(question: str, services: list[str]) -> Intent:
             if found is None:
                 continue
             about = found.groupdict().get("service")
+            suspects = []
+            if about:
+                before = _alternatives_before(text, found.start("service"), names)
+                suspects = [*before, about, *_alternatives(text, found.end("service"), names)]
+            canonical = list(dict.fromkeys(_canonical(s, services, spellings) for s in suspects))
             return Intent(
                 kind=asked,
                 rank_by=_rank_by(text) if asked == "rank" else None,
-                about=_canonical(about, services) if about else None,
+                level=_level(text) if asked == "count" else None,
+                about=canonical[0] if canonical else None,
+                suspects=canonical if asked == "blame" else [],
                 recent=recent,
+                still=still.group(0) if still else None,
                 phrase=found.group(0)[:200],
             )
     kind: IntentId = "cause" if book.symptoms.search(text) else "abnormal"
-    return Intent(kind=kind, recent=recent)
+    return Intent(kind=kind, recent=recent, still=still.group(0) if still else None)
+
+
+def _alternatives(text: str, end: int, names: str) -> list[str]:
+    """The services asked about after the first, each joined to the one before by an "or"
+    (``intents.yaml`` ``alternatives``: 还是, 或者, or, a comma): "frontend 还是 cartservice"."""
+    found: list[str] = []
+    joined = re.compile(
+        rf"\s*(?:{intent_book().alternatives.pattern})\s*(?:(?:is|was)\s+it\s+|是\s*)?(?:the\s+)?"
+        rf"(?P<service>{names})(?![A-Za-z0-9_-])",
+        re.IGNORECASE,
+    )
+    while (more := joined.match(text, end)) is not None:
+        found.append(more.group("service"))
+        end = more.end()
+    return found
+
+
+def _alternatives_before(text: str, start: int, names: str) -> list[str]:
+    """The services joined by an "or" to the one asked about, written before it ("is frontend or
+    cartservice the culprit?")."""
+    found: list[str] = []
+    joined = re.compile(
+        rf"(?<![A-Za-z0-9_-])(?P<service>{names})\s*(?:{intent_book().alternatives.pattern})\s*"
+        rf"(?:(?:is|was)\s+it\s+|是\s*)?(?:the\s+)?$",
+        re.IGNORECASE,
+    )
+    while (more := joined.search(text[:start])) is not None:
+        found.insert(0, more.group("service"))
+        start = more.start()
+    return found
+
+
+def _level(text: str) -> Literal["ERROR", "WARN"] | None:
+    """The level of the lines a question asks for (``intents.yaml`` ``levels``): the first named."""
+    found = [(m.start(), level) for level, words in intent_book().levels.items() if (m := words.search(text))]
+    return min(found)[1] if found else None
 
 
 def _rank_by(text: str) -> str | None:
@@ -89,5 +141,6 @@ def _has_word(text: str, word: str) -> bool:
     return word in text
 
 
-def _canonical(found: str, services: list[str]) -> str:
-    return next((s for s in services if s.lower() == found.lower()), found)
+def _canonical(found: str, services: list[str], spellings: Mapping[str, str]) -> str:
+    written = {word.lower(): service for word, service in spellings.items()}
+    return next((s for s in services if s.lower() == found.lower()), written.get(found.lower(), found))

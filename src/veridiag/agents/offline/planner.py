@@ -28,12 +28,20 @@ from typing import Protocol
 from zoneinfo import ZoneInfo
 
 from veridiag.agents.offline.intent import read_intent
+from veridiag.agents.offline.naming import (
+    NAME_CHARS,
+    components_named,
+    exact_services,
+    misspelt_services,
+    named_at,
+)
 from veridiag.agents.offline.skills import DataShape, aliases, catalog, choose_skill, term_words
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import PlanRequest
 from veridiag.contracts.audit import EngineUse
-from veridiag.contracts.plan import GivenTime, Plan, PlanTime
+from veridiag.contracts.plan import GivenTime, Plan, PlanTime, ReadAs
 from veridiag.text.entities import extract_entities
+from veridiag.text.normalize import reader_text
 from veridiag.text.render import iso
 from veridiag.text.when import TimeWindow, around, interpret_time
 from veridiag.tools.records import Span
@@ -59,6 +67,9 @@ MAX_TERMS = 3
 #: imported history (its recent days, to find the period that stands out).
 LIVE_LOOKBACK = timedelta(hours=12)
 HISTORY_LOOKBACK = timedelta(days=7)
+#: What a question asking whether it is still happening reads, without a time of its own: the
+#: newest data's last hour (the live clock's, for live backends).
+STILL = timedelta(hours=1)
 #: Services examined when the question names none.
 MAX_SERVICES = 8
 #: An alert's window: [startsAt − 30 min, startsAt + 2 h), cut at "now". Not a question's
@@ -91,6 +102,8 @@ class Window:
     anchor_source: str
     #: The moment given with the question (an alert's start), when there was one.
     given: GivenTime | None = None
+    #: The words asking whether it is still happening, when the window is the newest data's hour.
+    still: str | None = None
 
     @property
     def explicit(self) -> bool:
@@ -103,6 +116,8 @@ class Window:
             phrase, kind, at = self.given.source, "given", self.given.at
         elif self.found is not None:  # a point in time ("around 21:00") says the moment asked about
             phrase, kind, at = self.found.phrase, self.found.kind, self.found.at
+        elif self.still is not None:  # "still failing?": the newest hour of data
+            phrase, kind = self.still, "newest"
         else:
             phrase, kind = None, "recent_history"
         return PlanTime(
@@ -119,17 +134,6 @@ def named_services(question: str, known: list[str]) -> tuple[list[str], bool]:
     """Services the question names exactly, in order (True), else those a word points to (False)."""
     exact = exact_services(question, known)
     return (exact, True) if exact else (pointed_services(question, known), False)
-
-
-def exact_services(question: str, known: list[str]) -> list[str]:
-    """Services the question names as they are named, in the order it names them."""
-    lowered = question.lower()
-    exact: list[tuple[int, str]] = []
-    for service in sorted(known, key=len, reverse=True):
-        found = re.search(rf"(?<![\w-]){re.escape(service.lower())}(?![\w-])", lowered)
-        if found and not any(service.lower() in other.lower() for _pos, other in exact):
-            exact.append((found.start(), service))
-    return [service for _pos, service in sorted(exact)]
 
 
 def pointed_services(question: str, known: list[str]) -> list[str]:
@@ -165,9 +169,12 @@ class OfflinePlanner:
 
     def make_plan(self, question: str, given_time: GivenTime | None = None) -> Plan:
         known = self.environment.services()
-        services = exact_services(question, known)
-        pointed = [] if services else pointed_services(question, known)
-        window = self._window(question, services or pointed, given_time)
+        read_as = misspelt_services(question, known)
+        services = _in_order(question, [*exact_services(question, known), *(r.service for r in read_as)], read_as)
+        missing, carried = components_named(question, known)
+        pointed = [] if services else list(dict.fromkeys([*carried, *pointed_services(question, known)]))
+        intent = read_intent(question, services, {r.written: r.service for r in read_as})
+        window = self._window(question, services or pointed, given_time, still=intent.still)
         # The data's names say something of the services asked about, nothing when none was named.
         asked_about = services or pointed
         shape = self._shape(asked_about) if asked_about else self._shape(known, names=False)
@@ -175,17 +182,18 @@ class OfflinePlanner:
         order = _ORDER.search(_blank(question, window.found))
         asked = catalog().asked_change(question)
         terms = self._terms(_blank(question, window.found), known, order.group(0) if order else "")
-        lowered = {s.lower() for s in known}
+        lowered = {s.lower() for s in known} | {r.written.lower() for r in read_as}
         unknown = [e.text for e in extract_entities(question) if e.kind == "service" and e.text.lower() not in lowered]
         return Plan(
             skill=skill.id,
             skill_title=skill.title,
-            intent=read_intent(question, services),
+            intent=intent,
             service=services[0] if services else None,
             services=services,
             services_named_exactly=bool(services),
             pointed_services=pointed,
-            unknown_services=list(dict.fromkeys(unknown)),
+            unknown_services=list(dict.fromkeys([*unknown, *missing])),
+            read_as=read_as,
             order_id=order.group(1) if order else None,
             terms=terms,
             start=iso(window.start),
@@ -218,7 +226,9 @@ class OfflinePlanner:
         terms = [term for _at, term in [*sorted(found), *sorted(business)] if term and term.lower() not in names]
         return list(dict.fromkeys(terms))[:MAX_TERMS]
 
-    def _window(self, question: str, services: list[str], given: GivenTime | None = None) -> Window:
+    def _window(
+        self, question: str, services: list[str], given: GivenTime | None = None, *, still: str | None = None
+    ) -> Window:
         if self.live:
             anchor, source = datetime.now(UTC), "clock"
         else:
@@ -231,6 +241,8 @@ class OfflinePlanner:
         found = interpret_time(question, anchor=anchor, tz=ZoneInfo(self.timezone))
         if found is not None:
             return Window(found.start, found.end, found, anchor, source)
+        if still is not None:  # "is it still failing?" asks about now: the newest data's last hour
+            return Window(anchor - STILL, anchor, None, anchor, source, still=still)
         lookback = LIVE_LOOKBACK if self.live else HISTORY_LOOKBACK
         return Window(anchor - lookback, anchor, None, anchor, source)
 
@@ -248,7 +260,7 @@ def _blank_words(text: str, words: list[str]) -> str:
     """``text`` with each of ``words`` (any case) blanked where it stands as a word of its own."""
     for word in words:
         if word:
-            pattern = rf"(?<![\w-]){re.escape(word)}(?![\w-])"
+            pattern = rf"(?<![{NAME_CHARS}]){re.escape(word)}(?![{NAME_CHARS}])"
             text = re.sub(pattern, lambda m: " " * len(m.group()), text, flags=re.IGNORECASE)
     return text
 
@@ -259,6 +271,20 @@ def _word_at(text: str, word: str) -> int:
         return text.find(word)
     found = re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", text)
     return found.start() if found else -1
+
+
+def _in_order(question: str, services: list[str], read_as: list[ReadAs]) -> list[str]:
+    """The services named exactly and those read from a misspelling, in the order written."""
+    if not read_as:
+        return services
+    text = reader_text(question).lower()
+    written = {r.service: r.written.lower() for r in read_as}
+
+    def position(service: str) -> int:
+        found = named_at(text, written.get(service, service.lower()))
+        return found.start() if found else len(text)
+
+    return sorted(dict.fromkeys(services), key=position)
 
 
 def _blank(question: str, found: TimeWindow | None) -> str:

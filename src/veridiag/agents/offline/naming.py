@@ -1,0 +1,124 @@
+"""Which services a question names, read as a person reads the question.
+
+- A name counts wherever it stands between characters that cannot be part of a name (anything
+  but ``A-Za-z0-9_-``): next to Chinese text ("是不是frontend的问题"), CJK punctuation, or spaces;
+  the question is first read as ``reader_text`` reads it (NFKC: "ＦＲＯＮＴＥＮＤ" is "FRONTEND";
+  no invisible characters).
+- A long word one letter away from exactly one known service ("recomendationservice") is read
+  as that service, and the plan says so (``Plan.read_as``), so the answer can.
+- An infrastructure component (``components.yaml``: mysql, redis, kafka …) the question names
+  but no data holds is a service without data, said first in the answer and never answered yes
+  or no about.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+from pydantic import Field
+from rapidfuzz.distance import DamerauLevenshtein
+
+from veridiag.contracts.plan import ReadAs
+from veridiag.text.normalize import reader_text
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
+
+#: What a service name is made of: outside these, a name ends.
+NAME_CHARS = "A-Za-z0-9_-"
+_WORD = re.compile(rf"[{NAME_CHARS}]+")
+#: A word shorter than this is never read as a misspelt service ("cart" is no "carts").
+MIN_FUZZY = 8
+#: Edits (a letter missing, added, changed, or two swapped) a misspelt name may be away.
+MAX_EDITS = 1
+_DIGITS = re.compile(r"\d+")
+
+
+def named_at(text: str, name: str) -> re.Match[str] | None:
+    """Where ``name`` stands in ``text`` (both lower-cased) as a name of its own."""
+    return re.search(rf"(?<![{NAME_CHARS}]){re.escape(name)}(?![{NAME_CHARS}])", text)
+
+
+def exact_services(question: str, known: Sequence[str]) -> list[str]:
+    """Services the question names as they are named, in the order it names them."""
+    lowered = reader_text(question).lower()
+    exact: list[tuple[int, str]] = []
+    for service in sorted(known, key=len, reverse=True):
+        found = named_at(lowered, service.lower())
+        if found and not any(service.lower() in other.lower() for _pos, other in exact):
+            exact.append((found.start(), service))
+    return [service for _pos, service in sorted(exact)]
+
+
+def misspelt_services(question: str, known: Sequence[str]) -> list[ReadAs]:
+    """Words of at least ``MIN_FUZZY`` characters that name no service but are one edit away from
+    exactly one known service — not a difference in digits only ("node-12" is no "node-11") —
+    each with the service it is read as, in the order written."""
+    lowered = {service.lower(): service for service in known}
+    read: dict[str, ReadAs] = {}
+    for word in _WORD.findall(reader_text(question)):
+        folded = word.lower()
+        if len(folded) < MIN_FUZZY or folded in lowered or folded in read:
+            continue
+        close = [
+            service
+            for name, service in lowered.items()
+            if DamerauLevenshtein.distance(folded, name, score_cutoff=MAX_EDITS) <= MAX_EDITS
+            and _DIGITS.sub("", folded) != _DIGITS.sub("", name)
+        ]
+        if len(close) == 1:
+            read[folded] = ReadAs(written=word, service=close[0])
+    return list(read.values())
+
+
+class Component(WordModel):
+    #: The name the answer uses.
+    name: Word
+    #: Other spellings people write (postgresql, pg; 卡夫卡).
+    aliases: list[Word] = Field(default_factory=list)
+
+
+class ComponentList(WordModel):
+    components: list[Component]
+
+
+@lru_cache(maxsize=1)
+def components() -> ComponentList:
+    return bundled_words("veridiag.agents.offline", "components.yaml", ComponentList)
+
+
+def components_named(question: str, known: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The components the question names that are no service with data (said to have no data),
+    and the services with data that carry such a component in their name ("redis" → redis-cart,
+    a hint like 缓存), each in the order written."""
+    text = reader_text(question).lower()
+    services = {s.lower(): s for s in known}
+    missing: list[tuple[int, str]] = []
+    carried: list[tuple[int, str]] = []
+    for component in components().components:
+        spellings = [component.name, *component.aliases]
+        places = [found.start() for word in spellings if (found := _component_at(text, word.lower())) is not None]
+        if not places or any(word.lower() in services for word in spellings):
+            continue  # not named, or named as a service with data (exact_services has it)
+        at = min(places)
+        holders = [s for name, s in services.items() if any(_part_of(name, w.lower()) for w in spellings)]
+        if holders:
+            carried += [(at, s) for s in holders]
+        else:
+            missing.append((at, component.name))
+    return _ordered(missing), _ordered(carried)
+
+
+def _component_at(text: str, word: str) -> re.Match[str] | None:
+    if word.isascii():
+        return named_at(text, word)
+    return re.search(re.escape(word), text)
+
+
+def _part_of(service: str, word: str) -> bool:
+    """``word`` is a part of the service's name between separators ("redis" of "redis-cart")."""
+    return word.isascii() and word in re.split(r"[-_.]", service)
+
+
+def _ordered(found: list[tuple[int, str]]) -> list[str]:
+    return list(dict.fromkeys(name for _at, name in sorted(found)))

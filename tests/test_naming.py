@@ -1,0 +1,225 @@
+"""Which services a question names: written next to Chinese text, in full-width letters, with
+a one-letter typo, or an infrastructure component no data holds — generated, not listed."""
+
+from __future__ import annotations
+
+import unicodedata
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from veridiag.agents.offline.naming import exact_services
+from veridiag.agents.offline.planner import OfflinePlanner
+from veridiag.contracts.material import ExecutorScope
+from veridiag.contracts.plan import Plan
+from veridiag.pipeline.scope import scope_line
+
+KNOWN = ["frontend", "cartservice", "payment-service", "ts-order-service", "recommendationservice", "redis-cart"]
+
+#: Text people write around a name: Chinese, CJK and full-width punctuation, spaces (a full-width
+#: letter or digit next to a name is part of it, as its ASCII form would be).
+AROUND = st.text(
+    alphabet=st.sampled_from(list("是不是的问题吗还在报错今天左右？，。：；「」（）！、 　\u3000＃．／")),
+    max_size=8,
+)
+
+
+def _full_width(name: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in name)
+
+
+@given(
+    service=st.sampled_from(KNOWN),
+    before=AROUND,
+    after=AROUND,
+    wide=st.booleans(),
+    upper=st.booleans(),
+)
+def test_a_service_is_found_whatever_cjk_text_or_width_surrounds_it(
+    service: str, before: str, after: str, wide: bool, upper: bool
+) -> None:
+    written = service.upper() if upper else service
+    written = _full_width(written) if wide else written
+    question = before + written + after
+    assert service in exact_services(question, KNOWN), question
+
+
+@given(
+    name=st.from_regex(r"[a-z][a-z0-9]{1,12}(?:[-_][a-z0-9]{1,8}){0,2}", fullmatch=True),
+    before=AROUND,
+    after=AROUND,
+    wide=st.booleans(),
+)
+def test_any_service_name_is_found_between_any_cjk_text(name: str, before: str, after: str, wide: bool) -> None:
+    written = _full_width(name) if wide else name
+    assert exact_services(before + written + after, [name, "other-service"]) == [name], before + written + after
+
+
+def test_the_red_team_questions_name_their_service() -> None:
+    assert exact_services("是不是frontend的问题？07:01左右", KNOWN) == ["frontend"]
+    assert exact_services("ＦＲＯＮＴＥＮＤ", KNOWN) == ["frontend"]
+    assert exact_services("payment-service还在报错吗", KNOWN) == ["payment-service"]
+    assert unicodedata.normalize("NFKC", "ＦＲＯＮＴＥＮＤ") == "FRONTEND"
+
+
+@given(service=st.sampled_from(KNOWN), glued=st.sampled_from(["x", "1", "_", "-a", "Z"]))
+def test_a_longer_name_is_not_read_as_the_service_it_contains(service: str, glued: str) -> None:
+    """The boundary is any character that cannot be part of a name: letters, digits, _ and -."""
+    assert service not in exact_services(f"是不是{service}{glued}的问题", KNOWN)
+    assert service not in exact_services(f"是不是{glued}{service} 的问题", [service])
+
+
+class _Env:
+    """What the planner reads: services with data, nothing else."""
+
+    def __init__(self, services: list[str]) -> None:
+        self._services = services
+
+    def now(self) -> datetime:
+        return END
+
+    def services(self) -> list[str]:
+        return self._services
+
+    def data_end(self, service: str | None = None) -> datetime | None:
+        return END
+
+    def log_span(self, service: str) -> None:
+        return None
+
+    def metric_span(self, service: str, metric: str | None = None) -> None:
+        return None
+
+    def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]:
+        return []
+
+
+END = datetime(2026, 7, 7, 12, 0, tzinfo=UTC)
+
+
+def plan_of(question: str, services: list[str] = KNOWN) -> Plan:
+    return OfflinePlanner(_Env(services)).make_plan(question)
+
+
+@pytest.mark.parametrize(
+    "question", ["是不是frontend的问题？07:01左右", "是不是ＦＲＯＮＴＥＮＤ的问题", "is it ＦＲＯＮＴＥＮＤ?"]
+)
+def test_a_name_against_chinese_or_in_full_width_is_asked_yes_or_no(question: str) -> None:
+    plan = plan_of(question)
+    assert plan.services == ["frontend"] and plan.services_named_exactly
+    assert (plan.intent.kind, plan.intent.about) == ("blame", "frontend")
+
+
+# -- a one-letter typo ------------------------------------------------------------------------
+
+
+def _typos(name: str) -> st.SearchStrategy[str]:
+    """``name`` with one letter dropped, doubled, changed, or two swapped."""
+    at = st.integers(min_value=1, max_value=len(name) - 2)
+    return st.one_of(
+        at.map(lambda i: name[:i] + name[i + 1 :]),
+        at.map(lambda i: name[:i] + name[i] + name[i:]),
+        at.map(lambda i: name[:i] + ("q" if name[i] != "q" else "z") + name[i + 1 :]),
+        at.map(lambda i: name[:i] + name[i + 1] + name[i] + name[i + 2 :]),
+    )
+
+
+@given(
+    asked=st.sampled_from(["recommendationservice", "payment-service", "ts-order-service"]).flatmap(
+        lambda name: st.tuples(st.just(name), _typos(name))
+    ),
+    template=st.sampled_from(["是不是{s}的问题？", "is it {s}?", "{s} 还在报错吗", "why is {s} slow"]),
+)
+def test_a_one_letter_typo_of_a_long_name_is_read_as_that_service(asked: tuple[str, str], template: str) -> None:
+    service, typo = asked
+    plan = plan_of(template.format(s=typo))
+    if typo == service:  # a doubled letter swapped with itself
+        return
+    assert plan.services == [service], typo
+    assert [(r.written, r.service) for r in plan.read_as] == [(typo, service)]
+    assert typo not in plan.unknown_services
+    if plan.intent.kind == "blame":
+        assert plan.intent.about == service
+
+
+def test_a_recomendationservice_is_read_and_said_so() -> None:
+    plan = plan_of("recomendationservice 有问题吗")
+    assert plan.services == ["recommendationservice"]
+    assert plan.read_as[0].written == "recomendationservice"
+
+
+@pytest.mark.parametrize(
+    ("question", "known"),
+    [
+        ("is node-12 down?", ["node-11", "node-13"]),  # instances differ by a digit only
+        ("is node-1234 down?", ["node-1235"]),
+        ("is cart down?", ["carts"]),  # too short to guess
+        ("is service-c down?", ["service-a", "service-b"]),  # two as close: no guess
+        ("is paymentservices down?", ["payment-service"]),  # two edits away
+    ],
+)
+def test_no_service_is_guessed_from_a_short_word_a_digit_or_two_close_names(question: str, known: list[str]) -> None:
+    plan = plan_of(question, known)
+    assert plan.services == [] and plan.read_as == []
+
+
+# -- a component no data holds ----------------------------------------------------------------
+
+
+@given(
+    component=st.sampled_from(
+        ["mysql", "Redis", "kafka", "PostgreSQL", "ＭｏｎｇｏＤＢ", "etcd", "zookeeper", "nginx"]
+    ),
+    template=st.sampled_from(
+        ["Is it {c}?", "是不是 {c} 的问题", "是不是{c}的问题？", "could {c} be the cause", "{c}挂了吗"]
+    ),
+)
+def test_a_component_without_data_is_a_service_without_data_and_no_suspect(component: str, template: str) -> None:
+    plan = plan_of(template.format(c=component), ["frontend", "cartservice", "payment-service"])
+    named = unicodedata.normalize("NFKC", component).lower().replace("postgresql", "postgres")
+    assert plan.unknown_services == [named]
+    assert plan.services == [] and plan.intent.about is None, "never yes or no about what has no data"
+
+
+def test_a_component_that_is_a_service_with_data_is_that_service() -> None:
+    plan = plan_of("is it mysql?", ["mysql", "frontend"])
+    assert plan.services == ["mysql"] and plan.unknown_services == [] and plan.intent.about == "mysql"
+    carried = plan_of("是不是 redis 的问题", KNOWN)
+    assert carried.unknown_services == [] and carried.pointed_services == ["redis-cart"]
+
+
+# -- what the scope line says of it -------------------------------------------------------------
+
+
+def test_the_scope_line_says_which_service_a_misspelt_word_was_read_as() -> None:
+    plan = plan_of("recomendationservice 有问题吗")
+    scope = ExecutorScope(examined=("recommendationservice", "frontend"), surveyed=True)
+    assert "「recomendationservice」按 recommendationservice 理解" in (scope_line(plan, scope, "zh") or "")
+    english = plan_of("is recomendationservice ok?")
+    assert 'Read "recomendationservice" as recommendationservice.' in (scope_line(english, scope, "en") or "")
+
+
+def test_one_caller_is_not_called_the_1_services() -> None:
+    near = ExecutorScope(examined=("frontend", "cartservice"), neighbours=("cartservice",))
+    line = scope_line(plan_of("is frontend ok?"), near, "en") or ""
+    assert "1 services" not in line and "the service it calls or is called by (cartservice)" in line, line
+
+
+# -- "still failing?" reads the newest data ---------------------------------------------------
+
+
+@pytest.mark.parametrize("question", ["payment-service还在报错吗", "is payment-service still failing?", "还在报错吗"])
+def test_a_still_question_reads_the_newest_hour_of_data(question: str) -> None:
+    plan = plan_of(question)
+    assert (plan.start, plan.end) == ("2026-07-07T11:00:00Z", "2026-07-07T12:00:00Z")
+    assert plan.time.kind == "newest" and plan.time.phrase and plan.explicit_time is False
+    scope = ExecutorScope(examined=("payment-service",), surveyed=True)
+    assert "over the newest hour of data, 2026-07-07 11:00 – 2026-07-07 12:00" in (scope_line(plan, scope, "en") or "")
+    assert "最新一小时的数据 2026-07-07 11:00 – 2026-07-07 12:00" in (scope_line(plan, scope, "zh") or "")
+
+
+def test_a_still_question_with_a_time_reads_that_time() -> None:
+    plan = plan_of("was payment-service still failing at 09:00?")
+    assert plan.time.kind != "newest" and (plan.time.at or "").startswith("2026-07-07T09:00")
