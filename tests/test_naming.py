@@ -180,7 +180,8 @@ def test_a_component_without_data_is_a_service_without_data_and_no_suspect(compo
     plan = plan_of(template.format(c=component), ["frontend", "cartservice", "payment-service"])
     named = unicodedata.normalize("NFKC", component).lower().replace("postgresql", "postgres")
     assert plan.unknown_services == [named]
-    assert plan.services == [] and plan.intent.about is None, "never yes or no about what has no data"
+    # asked about, as a service without data (the headline says it has none, never yes or no)
+    assert plan.services == [] and plan.intent.suspects in ([], [named]), plan.intent
 
 
 def test_a_component_that_is_a_service_with_data_is_that_service() -> None:
@@ -223,3 +224,48 @@ def test_a_still_question_reads_the_newest_hour_of_data(question: str) -> None:
 def test_a_still_question_with_a_time_reads_that_time() -> None:
     plan = plan_of("was payment-service still failing at 09:00?")
     assert plan.time.kind != "newest" and (plan.time.at or "").startswith("2026-07-07T09:00")
+
+
+# -- a word standing where a blame question puts its suspect ----------------------------------
+
+BLAME = [
+    "is {w} to blame?",
+    "Is it {w}?",
+    "是不是{w}的问题？",
+    "是不是 {w} 的问题",
+    "could {w} be the cause?",
+    "blame {w}",
+]
+
+
+@given(
+    word=st.one_of(
+        st.from_regex(r"[a-z]{3,10}(?:service|svc|api|db|server|app)", fullmatch=True),
+        st.from_regex(r"[a-z]{2,8}[-_][a-z0-9]{2,8}", fullmatch=True),
+        st.from_regex(r"[A-Z][a-z]{2,8}(?:Service|Api|Server)", fullmatch=True),
+        st.sampled_from(["frontend", "backend"]),
+    ),
+    template=st.sampled_from(BLAME),
+)
+def test_a_name_shaped_word_where_the_suspect_stands_is_asked_about_without_data(word: str, template: str) -> None:
+    """No data has heard of it, but the question's grammar asks about it: it is said to have no
+    data first and is answered neither yes nor no."""
+    plan = plan_of(template.format(w=word), ["cartservice", "payment-service"])
+    if word.lower() in {"cartservice", "payment-service"}:
+        return
+    assert word in plan.unknown_services, plan
+    assert plan.intent.kind == "blame" and word in plan.intent.suspects, plan.intent
+
+
+@given(
+    word=st.sampled_from(["slow", "down", "broken", "it", "this", "the network", "v1.2", "flaky", "api", "db"]),
+    template=st.sampled_from(BLAME),
+)
+def test_a_word_not_shaped_like_a_name_is_no_suspect_without_data(word: str, template: str) -> None:
+    plan = plan_of(template.format(w=word), ["cartservice", "payment-service"])
+    assert plan.unknown_services == [], plan.unknown_services
+
+
+def test_a_word_that_is_part_of_a_known_name_is_never_said_to_have_no_data() -> None:
+    plan = plan_of("is frontend to blame?", ["frontend-web", "cartservice"])
+    assert plan.unknown_services == [], plan.unknown_services

@@ -112,6 +112,13 @@ def _answer(
         causes = [_named(c.claim_text, known_services) for c in answering if c.claim_type == "root_cause"]
         cause = causes[0] if causes else None
         verdicts = [(suspect, _blame(suspect, cause, without_data)) for suspect in intent.suspects or [intent.about]]
+        # the verdict on a service without data already says it has none: not said twice
+        silent = {suspect for suspect, key in verdicts if key == "blame_no_data"}
+        sentences = [
+            sentence
+            for c, sentence in zip(answering, sentences, strict=True)
+            if not (c.claim_type == "observation" and any(_names(c.claim_text, s) for s in silent))
+        ]
         sentences[0:0] = [text[key].format(service=suspect) for suspect, key in verdicts]
         cleared |= {suspect for suspect, key in verdicts if key == "blame_no"}
     # how bad, of the one service the answer names first (another's symptom would read as the same

@@ -9,7 +9,7 @@ names exactly, so "是不是 mysql 的问题" asks about mysql only where mysql 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Literal
 
@@ -51,12 +51,19 @@ def _compiled() -> list[tuple[IntentId, list[str]]]:
     return [(entry.id, list(entry.patterns)) for entry in book.intents]
 
 
-def read_intent(question: str, services: list[str], spellings: Mapping[str, str] | None = None) -> Intent:
-    """The intent of ``question``; ``services`` are those it names exactly, in order, and
-    ``spellings`` the words it writes for a service it misspells (word → service)."""
+def read_intent(
+    question: str,
+    services: list[str],
+    spellings: Mapping[str, str] | None = None,
+    without_data: Sequence[str] = (),
+) -> Intent:
+    """The intent of ``question``; ``services`` are those it names exactly, in order,
+    ``spellings`` the words it writes for a service it misspells (word → service), and
+    ``without_data`` the names it asks about that no data holds (asked about all the same:
+    "is it kafka or payment-service?" asks about both)."""
     spellings = {word: service for word, service in (spellings or {}).items() if service in services}
-    # English words written against Chinese ones ("左右was it") get a space, so \b holds there.
-    text = _MIXED.sub(" ", reader_text(question))
+    services = [*services, *(s for s in without_data if s not in services)]
+    text = intent_text(question)
     book = intent_book()
     still = book.still.search(text)
     recent = still is not None or book.recent.search(text) is not None
@@ -86,6 +93,17 @@ def read_intent(question: str, services: list[str], spellings: Mapping[str, str]
             )
     kind: IntentId = "cause" if book.symptoms.search(text) else "abnormal"
     return Intent(kind=kind, recent=recent, still=still.group(0) if still else None)
+
+
+def intent_text(question: str) -> str:
+    """The question as intents are read in it: as a reader reads it, with English words written
+    against Chinese ones ("左右was it") spaced, so \b holds there."""
+    return _MIXED.sub(" ", reader_text(question))
+
+
+def blame_patterns() -> list[str]:
+    """The patterns of "is X to blame?", each with ``{service}`` where the suspect stands."""
+    return next(patterns for asked, patterns in _compiled() if asked == "blame")
 
 
 def _alternatives(text: str, end: int, names: str) -> list[str]:

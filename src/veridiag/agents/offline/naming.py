@@ -9,6 +9,9 @@
 - An infrastructure component (``components.yaml``: mysql, redis, kafka …) the question names
   but no data holds is a service without data, said first in the answer and never answered yes
   or no about.
+- So is a word that stands where a blame question puts its suspect ("is frontend to blame?",
+  "是不是 checkoutsvc 的问题") and is shaped like a service's name (``components.yaml``
+  ``service_shaped``): the grammar says it is asked about, even when no data has heard of it.
 """
 
 from __future__ import annotations
@@ -16,10 +19,12 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from functools import lru_cache
+from itertools import pairwise
 
 from pydantic import Field
 from rapidfuzz.distance import DamerauLevenshtein
 
+from veridiag.agents.offline.intent import blame_patterns, intent_text
 from veridiag.contracts.plan import ReadAs
 from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
@@ -78,8 +83,16 @@ class Component(WordModel):
     aliases: list[Word] = Field(default_factory=list)
 
 
+class ServiceShape(WordModel):
+    #: Words that are a service's name on their own (frontend).
+    words: list[Word]
+    #: Endings of a one-word name (cartservice, userdb), after at least ``MIN_STEM`` letters.
+    endings: list[Word]
+
+
 class ComponentList(WordModel):
     components: list[Component]
+    service_shaped: ServiceShape
 
 
 @lru_cache(maxsize=1)
@@ -122,3 +135,45 @@ def _part_of(service: str, word: str) -> bool:
 
 def _ordered(found: list[tuple[int, str]]) -> list[str]:
     return list(dict.fromkeys(name for _at, name in sorted(found)))
+
+
+#: A one-word name's ending counts after at least this many letters ("api" alone is no name).
+MIN_STEM = 3
+#: What may stand where a blame question puts its suspect: a word of name characters.
+_SLOT = r"[A-Za-z][A-Za-z0-9_.-]*[A-Za-z0-9]"
+_VERSION = re.compile(r"v?\d")
+
+
+def suspects_by_place(question: str, known: Sequence[str]) -> list[str]:
+    """Words no service's name holds that stand where a blame question puts its suspect and are
+    shaped like a service's name, in the order written: "is frontend to blame?" asks about frontend."""
+    text = intent_text(question)
+    lowered = {s.lower() for s in known}
+    found: dict[str, int] = {}
+    for pattern in blame_patterns():
+        for match in re.finditer(pattern.replace("{service}", f"(?P<service>{_SLOT})"), text, re.IGNORECASE):
+            word = match.group("service")
+            # a part of a known name is about that service ("frontend" of frontend-web); a
+            # component is said as the component (components_named)
+            if not any(word.lower() in name for name in lowered) and _name_shaped(word) and not _component(word):
+                found.setdefault(word, match.start("service"))
+    return [word for word, _at in sorted(found.items(), key=lambda item: item[1])]
+
+
+def _name_shaped(word: str) -> bool:
+    """A separator, a digit or an inner capital (payment_api, node2, CartService), a word that is
+    a name on its own, or a name's ending after a stem — never a version (v1.2)."""
+    shape = components().service_shaped
+    folded = word.lower()
+    if _VERSION.match(folded):
+        return False
+    if any(c in "-_." or c.isdigit() for c in word) or any(a.islower() and b.isupper() for a, b in pairwise(word)):
+        return True
+    if folded in {w.lower() for w in shape.words}:
+        return True
+    return any(folded.endswith(e.lower()) and len(folded) >= len(e) + MIN_STEM for e in shape.endings)
+
+
+def _component(word: str) -> bool:
+    folded = word.lower()
+    return any(folded == w.lower() for c in components().components for w in (c.name, *c.aliases))

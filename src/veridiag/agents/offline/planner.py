@@ -34,6 +34,7 @@ from veridiag.agents.offline.naming import (
     exact_services,
     misspelt_services,
     named_at,
+    suspects_by_place,
 )
 from veridiag.agents.offline.skills import DataShape, aliases, catalog, choose_skill, term_words
 from veridiag.agents.reply import OFFLINE, RoleReply
@@ -172,8 +173,10 @@ class OfflinePlanner:
         read_as = misspelt_services(question, known)
         services = _in_order(question, [*exact_services(question, known), *(r.service for r in read_as)], read_as)
         missing, carried = components_named(question, known)
+        taken = {m.lower() for m in missing} | {r.written.lower() for r in read_as}
+        missing += [w for w in suspects_by_place(question, known) if w.lower() not in taken]
         pointed = [] if services else list(dict.fromkeys([*carried, *pointed_services(question, known)]))
-        intent = read_intent(question, services, {r.written: r.service for r in read_as})
+        intent = read_intent(question, services, {r.written: r.service for r in read_as}, without_data=missing)
         window = self._window(question, services or pointed, given_time, still=intent.still)
         # The data's names say something of the services asked about, nothing when none was named.
         asked_about = services or pointed
