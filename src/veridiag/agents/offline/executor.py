@@ -166,7 +166,10 @@ class _Execution:
         survey = self._survey(self.window, asked_at, scope)
         searched = self._terms(plan.terms, self.window) if self._has("query_logs", when="terms") else []
         focus = self._focus(survey, _bursts(searched, self.window), [s.ts for _r, s in mentions], neighbours)
-        if survey is not None and _moved(focus, asked_at):  # ranked again for the moment chosen
+        # ranked again for the moment chosen, and a ranking by a measure for the period it names
+        span_asked = (focus.start, focus.end)
+        levels_elsewhere = plan.intent.kind == "rank" and plan.intent.rank_by and span_asked != self.window
+        if survey is not None and (_moved(focus, asked_at) or levels_elsewhere):
             survey = self._survey((focus.start, focus.end), focus.at, scope) or survey
         span = (focus.start, focus.end)
         self.findings.clock = Clock(with_date=spans_days(span))

@@ -448,7 +448,9 @@ class Findings:
             )
             for level in ranked
         )
-        text = self.say("levels_lines" if lines else "levels", measure=self.family(evidence.by or ""), items=items)
+        start, end = self.clock.span(evidence.start, evidence.end)
+        measure = self.family(evidence.by or "")
+        text = self.say("levels_lines" if lines else "levels", measure=measure, items=items, start=start, end=end)
         quotes = [(survey, evidence.levels_line or evidence.line), *((survey, level.line) for level in ranked)]
         return self.claim("symptom", text, quotes, answers=True)
 
