@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from pydantic import BaseModel
 
@@ -209,7 +210,16 @@ def _points(
         "SELECT ts, value FROM metric_point WHERE service=? AND metric=? AND ts >= ? AND ts < ? ORDER BY ts",
         (service, metric, ms(start), ms(end)),
     ).fetchall()
-    return [(from_ms(ts), value) for ts, value in rows]
+    if not rows:
+        return []
+    stamps, values = zip(*rows, strict=True)
+    return list(zip(map(_moment, stamps), values, strict=True))
+
+
+#: The instants of stored points, made once: the series of a service (and of all services
+#: sampled on one clock) share their instants, and a survey of 600 series of a week made 1.2 M
+#: datetimes of 2 016 instants (~1 s of its read, measured). Immutable, so shared safely.
+_moment = lru_cache(maxsize=1 << 15)(from_ms)
 
 
 def _as_shown(
