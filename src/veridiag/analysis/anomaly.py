@@ -104,6 +104,33 @@ class AnomalyReport:
     anomalies: list[Anomaly]  # most significant first
 
 
+class TimedPoints(list[tuple[datetime, float]]):
+    """Points a backend read in time order, with aware times and finite float values, that carry
+    their times, values and epoch seconds as columns: ``detect_anomalies`` and the survey take
+    them as they are instead of checking and converting a million points one by one. A plain
+    list everywhere else (slices and copies are plain lists)."""
+
+    times: list[datetime]
+    raw: list[float]
+    at: Floats
+
+    @classmethod
+    def checked(cls, times: list[datetime], raw: list[float], at: Floats) -> list[tuple[datetime, float]]:
+        """``TimedPoints`` when ``raw`` are finite floats and ``at`` (the epoch seconds of
+        ``times``, aware) ascends; else the plain list of the pairs, checked as any input is."""
+        pairs = list(zip(times, raw, strict=True))
+        values = np.array(raw, dtype=np.float64)
+        if not (
+            set(map(type, raw)) <= {float}
+            and bool(np.all(np.abs(values) <= _MAX_MAGNITUDE))
+            and bool(np.all(at[1:] >= at[:-1]))
+        ):
+            return pairs
+        made = cls(pairs)
+        made.times, made.raw, made.at = times, raw, at
+        return made
+
+
 @dataclass(frozen=True)
 class _Series:
     """Finite points sorted by time; ``at`` in epoch seconds (naive times taken as UTC)."""
@@ -204,6 +231,8 @@ def _median(values: Floats) -> float:
 
 
 def _clean(points: Sequence[tuple[datetime, float]]) -> _Series:
+    if isinstance(points, TimedPoints):
+        return _Series(times=points.times, raw=points.raw, values=np.array(points.raw, dtype=np.float64), at=points.at)
     try:  # the usual input: aware datetimes and finite numbers, in order
         times = [moment for moment, _value in points]
         raw_values = [value for _moment, value in points]

@@ -10,9 +10,10 @@ import sqlite3
 from datetime import datetime, timedelta
 from functools import lru_cache
 
+import numpy as np
 from pydantic import BaseModel
 
-from veridiag.analysis.anomaly import judge_window
+from veridiag.analysis.anomaly import TimedPoints, judge_window
 from veridiag.contracts.json import JsonObject
 from veridiag.text.render import iso
 from veridiag.tools.args import QueryMetricsArgs
@@ -213,7 +214,8 @@ def _points(
     if not rows:
         return []
     stamps, values = zip(*rows, strict=True)
-    return list(zip(map(_moment, stamps), values, strict=True))
+    # epoch seconds as datetime.timestamp() gives them: both round ms / 1000 once
+    return TimedPoints.checked(list(map(_moment, stamps)), list(values), np.array(stamps, dtype=np.float64) / 1000)
 
 
 #: The instants of stored points, made once: the series of a service (and of all services
