@@ -2,7 +2,7 @@
 
 ``write_wide_home`` writes what a user with a large estate imports: one wide pod CSV (a row a
 service a step, three metric columns, as Nezha's ``*_metric.csv``) and a call graph (a tree,
-199 edges), with one planted fault — ``FAULT_SERVICE``'s CPU climbs late on the last day and
+199 edges), with one planted fault — ``fault_service``'s CPU climbs late on the last day and
 its callers' latency follows. ``home`` imports them once into a cached embedded file (the
 commands a user runs); ``run`` times ``rank_suspects`` over the whole week and the offline
 ``ask`` of "which service is the culprit?", each repeated (median), beside a baseline measured
@@ -36,7 +36,8 @@ from veridiag.tools.suspects import SuspectSearch
 #: Bump when ``write_wide_home`` writes other data: cached homes are named after it.
 GENERATOR_VERSION = 1
 START = datetime(2025, 3, 3, tzinfo=UTC)
-FAULT_SERVICE = "svc137"
+#: Where the planted fault is, as a share of the services (svc137 of 200).
+FAULT_AT = 137 / 200
 QUESTION = "which service is the culprit?"
 _COLUMNS = ("CpuUsageRate(%)", "MemoryUsageRate(%)", "PodServerLatencyP90(s)")
 _POD_LETTERS = "bcdfghjklmnpqrstvwxz2456789"
@@ -44,6 +45,10 @@ _POD_LETTERS = "bcdfghjklmnpqrstvwxz2456789"
 
 def service_name(index: int) -> str:
     return f"svc{index:03d}"
+
+
+def fault_service(services: int) -> str:
+    return service_name(int(services * FAULT_AT))
 
 
 def parent_of(index: int) -> int:
@@ -58,7 +63,7 @@ def write_wide_home(
     folder.mkdir(parents=True, exist_ok=True)
     rng = random.Random(seed)
     fault = START + timedelta(days=days - 1, hours=14)
-    faulty = int(FAULT_SERVICE[3:])
+    faulty = int(services * FAULT_AT)
     callers = set()
     node = faulty
     while node > 0:
@@ -186,7 +191,7 @@ def run(*, services: int = 200, days: int = 7, repeats: int = 5, cache: Path | N
         read_floor_ms=round(medians["floor"], 1),
         survey_per_read_floor=round(medians["survey"] / medians["floor"], 2),
         first_suspect=first,
-        answer_names_culprit=FAULT_SERVICE in answer,
+        answer_names_culprit=fault_service(services) in answer,
         repeats=repeats,
         load_1m=round(os.getloadavg()[0], 2),
     )
