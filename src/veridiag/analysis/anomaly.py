@@ -33,7 +33,6 @@ from datetime import UTC, datetime, timedelta
 from heapq import nlargest
 from itertools import accumulate, pairwise
 from operator import mul
-from statistics import median
 from typing import Literal
 
 import numpy as np
@@ -376,15 +375,20 @@ def _seasonal_expected(at: Floats, values: Floats, history: int, period: float, 
     width = period / bins
     # Python's float % and // (numpy's remainder and floor_divide are the same operations)
     phase = (np.floor_divide(np.remainder(at, period), width).astype(np.int64)) % bins
-    order = np.argsort(phase[:history], kind="stable")
-    ends = np.searchsorted(phase[:history][order], np.arange(1, bins))
-    by_bin: list[list[float]] = [group.tolist() for group in np.split(values[:history][order], ends)]
-    overall = _median(values[:history])
-    profile: list[float] = []
-    for b in range(bins):
-        pool = by_bin[b - 1] + by_bin[b] + by_bin[(b + 1) % bins]
-        profile.append(median(pool) if len(pool) >= _MIN_PERIODS else overall)
-    return np.array(profile)[phase]
+    past, seen = phase[:history], values[:history]
+    # Each bin's history values sorted, one row a bin (padded with +inf); a bin's pool is its
+    # row beside its neighbours' (the first bin's left neighbour is the last), sorted again.
+    counts = np.bincount(past, minlength=bins)
+    order = np.lexsort((seen, past))
+    rows = np.full((bins, max(1, int(counts.max()))), np.inf)
+    rows[past[order], np.arange(history) - np.repeat(np.cumsum(counts) - counts, counts)] = seen[order]
+    pools = np.sort(np.concatenate((np.roll(rows, 1, axis=0), rows, np.roll(rows, -1, axis=0)), axis=1), axis=1)
+    sizes = np.roll(counts, 1) + counts + np.roll(counts, -1)
+    upper = pools[np.arange(bins), sizes // 2]
+    lower = pools[np.arange(bins), np.maximum(sizes // 2 - 1, 0)]
+    middle = np.where(sizes % 2 == 1, upper, (lower + upper) / 2)  # statistics.median of each pool
+    profile = np.where(sizes >= _MIN_PERIODS, middle, _median(seen))
+    return profile[phase]
 
 
 def _episodes(
