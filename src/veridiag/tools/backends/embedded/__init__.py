@@ -238,7 +238,7 @@ class EmbeddedEnvironment:
         if row:
             return datetime.fromisoformat(row[0].replace("Z", "+00:00"))
         latest = conn.execute("SELECT MAX(ts) FROM log_line").fetchone()[0]
-        latest_metric = conn.execute("SELECT MAX(ts) FROM metric_point").fetchone()[0]
+        latest_metric = _metrics.latest(conn)
         values = [v for v in (latest, latest_metric) if v is not None]
         return _logs.from_ms(max(values)) if values else datetime.now(UTC)
 
@@ -272,9 +272,7 @@ class EmbeddedEnvironment:
         None): what "now" means for imported history (the demo day ends at 16:00)."""
         if service is None:
             conn = self._connection()
-            stamps = [
-                conn.execute(f"SELECT MAX(ts) FROM {table}").fetchone()[0] for table in ("log_line", "metric_point")
-            ]
+            stamps = [conn.execute("SELECT MAX(ts) FROM log_line").fetchone()[0], _metrics.latest(conn)]
             known = [s for s in stamps if s is not None]
             if not known:
                 return None

@@ -39,6 +39,17 @@ HISTORY = timedelta(days=14)
 HISTORY_POINTS = 20_000
 
 
+def latest(conn: sqlite3.Connection) -> int | None:
+    """The newest point's time (ms) of any series: a seek per series. ``MAX(ts)`` over the whole
+    table reads every point (the key starts with the service): ~60 ms at 1.2 M points, and the
+    clock is read at every tool call."""
+    newest = conn.execute(
+        "SELECT MAX((SELECT MAX(ts) FROM metric_point p WHERE p.service = s.service AND p.metric = s.metric))"
+        " FROM metric_series s"
+    ).fetchone()[0]
+    return None if newest is None else int(newest)
+
+
 def metric_span(conn: sqlite3.Connection, service: str, metric: str | None = None) -> Span | None:
     """First and last point of a series (of all the service's series): a seek per end and series."""
     names = [metric] if metric else [m for _s, m, _u in series(conn, service)]
