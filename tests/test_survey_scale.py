@@ -46,6 +46,45 @@ def test_the_running_median_is_each_points_window_median(values: list[float]) ->
     assert anomaly._running_median(np.array(values), width).tolist() == expected
 
 
+@given(
+    st.lists(st.tuples(st.floats(min_value=0, max_value=40 * 86_400), finite), min_size=2, max_size=300),
+    st.sampled_from([86_400.0, 7 * 86_400.0]),
+    st.sampled_from([60.0, 300.0, 3600.0, 86_400.0]),
+    st.floats(min_value=0, max_value=1),
+)
+def test_the_phase_profile_is_each_phases_pool_median(
+    raw: list[tuple[float, float]], period: float, step: float, share: float
+) -> None:
+    """Every point's expected value: the median of the history's values in its phase bin and the
+    two beside it (the first bin's left one is the last), or the history's median under 3."""
+    raw.sort()
+    at, values = [t + 1.7e9 for t, _v in raw], [v for _t, v in raw]
+    history = max(1, round(share * len(at)))
+    bins = max(3, min(round(period / step), round(96 * period / 86_400)))
+    width = period / bins
+    by_bin: list[list[float]] = [[] for _ in range(bins)]
+    for t, v in zip(at[:history], values[:history], strict=True):
+        by_bin[int((t % period) // width) % bins].append(v)
+    pools = [by_bin[b - 1] + by_bin[b] + by_bin[(b + 1) % bins] for b in range(bins)]
+    profile = [statistics.median(p) if len(p) >= 3 else statistics.median(values[:history]) for p in pools]
+    expected = [profile[int((t % period) // width) % bins] for t in at]
+    found = anomaly._seasonal_expected(np.array(at), np.array(values), history, period, step)
+    assert found.tolist() == expected
+
+
+@given(st.lists(st.tuples(st.floats(min_value=0, max_value=30 * 86_400), finite), min_size=1, max_size=200))
+def test_the_grid_is_each_cells_mean_added_up_in_time_order(raw: list[tuple[float, float]]) -> None:
+    raw.sort()
+    at, values = [t for t, _v in raw], [v for _t, v in raw]
+    index = [round((t - at[0]) / 3600.0) for t in at]
+    sums, counts = [0.0] * (index[-1] + 1), [0] * (index[-1] + 1)
+    for i, v in zip(index, values, strict=True):
+        sums[i] += v
+        counts[i] += 1
+    cells = [i for i in range(len(sums)) if counts[i]]
+    assert anomaly._grid(np.array(at), np.array(values), 3600.0) == (cells, [sums[i] / counts[i] for i in cells])
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(finite, min_size=8, max_size=400),
@@ -79,6 +118,16 @@ def test_stored_points_carry_their_epoch_seconds_and_share_their_instants(tmp_pa
         assert shown.points.at.tolist() == [m.timestamp() for m in moments]
         assert [m for m, _v in shown.points] == moments
     assert _metrics._moment.cache_info().misses == len(moments), "an instant is made once, not once a series"
+
+
+def test_the_clock_is_the_newest_point_of_any_series(tmp_path: Path) -> None:
+    env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
+    conn = env._connection()
+    assert _metrics.latest(conn) is None
+    env.add_metric_points([("a", "x", "", START, 1.0), ("b", "y", "", START + timedelta(hours=3), 2.0)])
+    env.add_metric_points([("a", "z", "", START + timedelta(hours=1), 3.0)])
+    assert _metrics.latest(conn) == conn.execute("SELECT MAX(ts) FROM metric_point").fetchone()[0]
+    assert env.now() == START + timedelta(hours=3)
 
 
 def test_the_collector_is_paused_while_any_pause_is_open_and_resumes_as_it_was() -> None:
