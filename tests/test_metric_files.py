@@ -60,6 +60,32 @@ def test_csv_month_names_semicolons_and_decimal_commas() -> None:
     assert (report.skipped, report.first_skipped) == (1, [4])  # inf
 
 
+@given(
+    columns=st.lists(
+        st.lists(st.decimals(min_value=-10_000, max_value=10_000, places=2), min_size=3, max_size=6),
+        min_size=1,
+        max_size=3,
+    ),
+    delimiter=st.sampled_from([";", "\t", "|"]),
+)
+def test_csv_every_value_with_a_decimal_comma(columns: list[list[object]], delimiter: str) -> None:
+    """A spreadsheet's export in most of Europe: ``;`` between cells, ``1,5`` in them — every value
+    (not only a few beside whole numbers) is a number, read as the dot would write it."""
+    rows = min(len(column) for column in columns)
+    names = [f"cpu_{j}_percent" for j in range(len(columns))]
+    lines = [delimiter.join(["time", *names])]
+    for i in range(rows):
+        cells = [f"{column[i]:.2f}".replace(".", ",") for column in columns]
+        lines.append(delimiter.join([f"2014-03-14T03:{30 + i:02d}:00Z", *cells]))
+    with tempfile.TemporaryDirectory() as tmp:
+        samples, report = read(write(Path(tmp), "export.csv", "\n".join(lines) + "\n"))
+    assert report.skipped == 0
+    expected = sorted(
+        (name, i, float(f"{column[i]:.2f}")) for name, column in zip(names, columns, strict=True) for i in range(rows)
+    )
+    assert sorted((s.metric, s.ts.minute - 30, s.value) for s in samples) == expected
+
+
 def test_csv_generic_value_column_needs_a_metric_name() -> None:
     path = FIXTURES / "named_months.csv"
     with pytest.raises(MetricFileError, match=r"named_months\.csv: .*'value \(ms\)'.*pass --metric"):

@@ -16,8 +16,11 @@ An episode is reported when both hold, because real series break either test alo
   high (NAB's ``grok_asg_anomaly``) is not an incident every hour. A spike of one or two
   points must also be extreme: twice ``min_score``, or beyond every other history point.
 
-Pure standard library (a few ms for 4 000 points); the defaults were chosen on labelled
-NAB series with ``scripts/nab_eval.py``.
+The per-point work (medians, running medians, phase profiles, scores, flags) is numpy over the
+whole series, each step the same arithmetic in the same order as one point at a time, so the
+episodes and figures are exactly those of the point-by-point formulation (a survey of 600
+series of a week in well under a second, against ~4 s point by point, measured); the
+defaults were chosen on labelled NAB series with ``scripts/nab_eval.py``.
 """
 
 from __future__ import annotations
@@ -30,8 +33,13 @@ from datetime import UTC, datetime, timedelta
 from heapq import nlargest
 from itertools import accumulate, pairwise
 from operator import mul
-from statistics import median
 from typing import Literal
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from numpy.typing import NDArray
+
+Floats = NDArray[np.float64]
 
 #: Robust z-score an episode must reach. 3.5 is the textbook cut (Iglewicz & Hoaglin); on the
 #: NAB samples 4.0 hit the same labelled windows with a quarter fewer flags on quiet days
@@ -95,14 +103,41 @@ class AnomalyReport:
     anomalies: list[Anomaly]  # most significant first
 
 
+class TimedPoints(list[tuple[datetime, float]]):
+    """Points a backend read in time order, with aware times and finite float values, that carry
+    their times, values and epoch seconds as columns: ``detect_anomalies`` and the survey take
+    them as they are instead of checking and converting a million points one by one. A plain
+    list everywhere else (slices and copies are plain lists)."""
+
+    times: list[datetime]
+    raw: list[float]
+    at: Floats
+
+    @classmethod
+    def checked(cls, times: list[datetime], raw: list[float], at: Floats) -> list[tuple[datetime, float]]:
+        """``TimedPoints`` when ``raw`` are finite floats and ``at`` (the epoch seconds of
+        ``times``, aware) ascends; else the plain list of the pairs, checked as any input is."""
+        pairs = list(zip(times, raw, strict=True))
+        values = np.array(raw, dtype=np.float64)
+        if not (
+            set(map(type, raw)) <= {float}
+            and bool(np.all(np.abs(values) <= _MAX_MAGNITUDE))
+            and bool(np.all(at[1:] >= at[:-1]))
+        ):
+            return pairs
+        made = cls(pairs)
+        made.times, made.raw, made.at = times, raw, at
+        return made
+
+
 @dataclass(frozen=True)
 class _Series:
     """Finite points sorted by time; ``at`` in epoch seconds (naive times taken as UTC)."""
 
     times: list[datetime]
     raw: list[float]
-    values: list[float]
-    at: list[float]
+    values: Floats
+    at: Floats
 
 
 @dataclass(frozen=True)
@@ -141,29 +176,33 @@ def detect_anomalies(
     bounds = (_epoch(window[0]), _epoch(window[1])) if window else None
     history = n
     if bounds is not None:
-        before = bisect_left(series.at, bounds[0])
+        before = int(np.searchsorted(series.at, bounds[0], side="left"))
         if before >= _MIN_HISTORY:
             history = before
     step = _typical_step(series.at)
-    center = median(series.values[:history])
+    center = _median(series.values[:history])
     period = _seasonal_period(series.at[:history], series.values[:history], step)
-    expected = [center] * n if period is None else _seasonal_expected(series.at, series.values, history, period, step)
-    deviation = [v - e for v, e in zip(series.values, expected, strict=True)]
+    expected = (
+        np.full(n, center) if period is None else _seasonal_expected(series.at, series.values, history, period, step)
+    )
+    deviation = series.values - expected
     level = _running_median(deviation, _LEVEL_WINDOW)
-    magnitude = max(abs(v) for v in series.values[:history])
+    magnitude = float(np.max(np.abs(series.values[:history])))
     scale, mad = _scale(deviation[:history], magnitude)
     level_scale, _level_mad = _scale(level[:history], magnitude)
-    scores = [d / scale for d in deviation]
-    level_scores = [d / level_scale for d in level]
-    episodes = _episodes(series.at, scores, level_scores, min_score, step)
-    judge = _Judge(scores, history, series.at, episodes)
+    score_array = deviation / scale
+    level_array = level / level_scale
+    at = series.at.tolist()
+    scores: list[float] = score_array.tolist()
+    episodes = _episodes(at, score_array, level_array, min_score, step)
+    judge = _Judge(scores, history, at, episodes)
     found: list[tuple[float, int, Anomaly]] = []
     for episode in episodes:
-        if bounds is not None and not (series.at[episode.first] < bounds[1] and series.at[episode.last] >= bounds[0]):
+        if bounds is not None and not (at[episode.first] < bounds[1] and at[episode.last] >= bounds[0]):
             continue
         if judge.routine(episode, min_score):
             continue
-        found.append((episode.strength, episode.first, _anomaly(series, expected, scores, episode)))
+        found.append((episode.strength, episode.first, _anomaly(series, expected.tolist(), scores, episode)))
     found.sort(key=lambda item: (-item[0], item[1]))
     baseline = Baseline(
         method="median_mad" if period is None else "seasonal_median_mad",
@@ -179,14 +218,28 @@ def _epoch(moment: datetime) -> float:
     return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
+def _median(values: Floats) -> float:
+    """``statistics.median`` of a non-empty array: its middle value, or the mean of its two
+    middle values computed as ``(a + b) / 2``."""
+    n = values.size
+    half = n // 2
+    if n % 2:
+        return float(np.partition(values, half)[half])
+    both = np.partition(values, (half - 1, half))
+    return (float(both[half - 1]) + float(both[half])) / 2
+
+
 def _clean(points: Sequence[tuple[datetime, float]]) -> _Series:
+    if isinstance(points, TimedPoints):
+        return _Series(times=points.times, raw=points.raw, values=np.array(points.raw, dtype=np.float64), at=points.at)
     try:  # the usual input: aware datetimes and finite numbers, in order
         times = [moment for moment, _value in points]
         raw_values = [value for _moment, value in points]
-        if all(type(v) is float for v in raw_values) and all(m.tzinfo is not None for m in times):
-            at = [m.timestamp() for m in times]
-            if all(abs(v) <= _MAX_MAGNITUDE for v in raw_values) and all(a <= b for a, b in pairwise(at)):
-                return _Series(times=times, raw=raw_values, values=raw_values, at=at)
+        if set(map(type, raw_values)) <= {float} and all(m.tzinfo is not None for m in times):
+            at = np.fromiter(map(datetime.timestamp, times), dtype=np.float64, count=len(times))
+            values = np.array(raw_values, dtype=np.float64)
+            if bool(np.all(np.abs(values) <= _MAX_MAGNITUDE)) and bool(np.all(at[1:] >= at[:-1])):
+                return _Series(times=times, raw=raw_values, values=values, at=at)
     except (TypeError, ValueError, AttributeError, OverflowError):
         pass
     return _clean_slowly(points)
@@ -214,15 +267,16 @@ def _clean_slowly(points: Sequence[tuple[datetime, float]]) -> _Series:
         order = sorted(range(len(at)), key=at.__getitem__)  # stable: equal times keep input order
         times, raw_values = [times[i] for i in order], [raw_values[i] for i in order]
         values, at = [values[i] for i in order], [at[i] for i in order]
-    return _Series(times=times, raw=raw_values, values=values, at=at)
+    return _Series(times=times, raw=raw_values, values=np.array(values, dtype=np.float64), at=np.array(at))
 
 
-def _typical_step(at: list[float]) -> float:
-    gaps = [b - a for a, b in pairwise(at) if b > a]
-    return median(gaps) if gaps else 1.0
+def _typical_step(at: Floats) -> float:
+    gaps = np.diff(at)
+    gaps = gaps[gaps > 0]
+    return _median(gaps) if gaps.size else 1.0
 
 
-def _scale(residuals: list[float], magnitude: float) -> tuple[float, float]:
+def _scale(residuals: Floats, magnitude: float) -> tuple[float, float]:
     """(sigma estimate, MAD): 1.4826 × MAD of the residuals.
 
     MAD = 0 means most of the history is exactly constant. Then any other value is news,
@@ -232,57 +286,53 @@ def _scale(residuals: list[float], magnitude: float) -> tuple[float, float]:
     mean absolute deviation, the textbook fallback, includes the jump itself: a flat line
     with a step over a quarter of it scored 3.2 and the step went unreported (measured).
     """
-    mid = median(residuals)
-    mad = median([abs(r - mid) for r in residuals])
+    mid = _median(residuals)
+    mad = _median(np.abs(residuals - mid))
     if mad > 0:
         return _MAD_TO_SIGMA * mad, mad
     return (_FLAT_RESOLUTION * magnitude if magnitude > 0 else 1e-12), mad
 
 
-def _running_median(values: list[float], width: int) -> list[float]:
+def _running_median(values: Floats, width: int) -> Floats:
     half = width // 2
-    n = len(values)
+    n = values.size
     if n < width:
-        return [median(values)] * n
-    middle = [sorted(group)[half] for group in zip(*(values[k : n - width + 1 + k] for k in range(width)), strict=True)]
-    head = [median(values[: i + half + 1]) for i in range(half)]
-    tail = [median(values[i - half :]) for i in range(n - half, n)]
-    return head + middle + tail
+        return np.full(n, _median(values))
+    middle = np.sort(sliding_window_view(values, width), axis=1)[:, half]
+    head = [_median(values[: i + half + 1]) for i in range(half)]
+    tail = [_median(values[i - half :]) for i in range(n - half, n)]
+    return np.concatenate((np.array(head), middle, np.array(tail)))
 
 
-def _seasonal_period(at: list[float], values: list[float], step: float) -> float | None:
+def _seasonal_period(at: Floats, values: Floats, step: float) -> float | None:
     """A daily or weekly period when the detrended history repeats itself at that lag.
 
     Tested on hourly means (or the sampling step when longer) of the last
     ``_TEST_PERIODS`` periods: the lag correlation only needs the shape of a day, and the
     coarse, bounded grid keeps it at about a millisecond whatever the history's length.
     """
-    if len(at) < 2:
+    if at.size < 2:
         return None
     cell = max(step, _GRID_CELL)
     best: tuple[float, float] | None = None
     for period in (_DAY, _WEEK):
-        if at[-1] - at[0] < _MIN_PERIODS * period or period < 8 * step:
+        if float(at[-1] - at[0]) < _MIN_PERIODS * period or period < 8 * step:
             continue
-        recent = bisect_left(at, at[-1] - _TEST_PERIODS * period)
+        recent = int(np.searchsorted(at, at[-1] - _TEST_PERIODS * period, side="left"))
         acf = _lag_correlation(*_grid(at[recent:], values[recent:], cell), round(period / cell))
         if acf >= _SEASONAL_MIN_ACF and (best is None or acf > best[0] + 0.1):
             best = (acf, period)
     return None if best is None else best[1]
 
 
-def _grid(at: list[float], values: list[float], cell: float) -> tuple[list[int], list[float]]:
-    """Occupied cells of width ``cell`` and the mean value in each."""
-    origin = at[0]
-    index = [round((t - origin) / cell) for t in at]
-    size = index[-1] + 1
-    sums = [0.0] * size
-    counts = [0] * size
-    for i, v in zip(index, values, strict=True):
-        sums[i] += v
-        counts[i] += 1
-    cells = [i for i in range(size) if counts[i]]
-    return cells, [sums[i] / counts[i] for i in cells]
+def _grid(at: Floats, values: Floats, cell: float) -> tuple[list[int], list[float]]:
+    """Occupied cells of width ``cell`` and the mean value in each (each cell's sum added up
+    in time order, as one point at a time)."""
+    index = np.rint((at - at[0]) / cell).astype(np.int64)
+    sums = np.bincount(index, weights=values)
+    counts = np.bincount(index)
+    cells = np.flatnonzero(counts)
+    return cells.tolist(), (sums[cells] / counts[cells]).tolist()
 
 
 def _lag_correlation(cells: list[int], means: list[float], lag: int) -> float:
@@ -319,38 +369,53 @@ def _dot(xs: list[float], ys: list[float]) -> float:
     return math.fsum(map(mul, xs, ys))
 
 
-def _seasonal_expected(at: list[float], values: list[float], history: int, period: float, step: float) -> list[float]:
+def _seasonal_expected(at: Floats, values: Floats, history: int, period: float, step: float) -> Floats:
     """For every point, the median of the history at the same phase (± one bin)."""
     bins = max(3, min(round(period / step), round(_PHASE_BINS_PER_DAY * period / _DAY)))
     width = period / bins
-    by_bin: list[list[float]] = [[] for _ in range(bins)]
-    for t, v in zip(at[:history], values[:history], strict=True):
-        by_bin[int((t % period) // width) % bins].append(v)
-    overall = median(values[:history])
-    profile: list[float] = []
-    for b in range(bins):
-        pool = by_bin[b - 1] + by_bin[b] + by_bin[(b + 1) % bins]
-        profile.append(median(pool) if len(pool) >= _MIN_PERIODS else overall)
-    return [profile[int((t % period) // width) % bins] for t in at]
+    # Python's float % and // (numpy's remainder and floor_divide are the same operations)
+    phase = (np.floor_divide(np.remainder(at, period), width).astype(np.int64)) % bins
+    past, seen = phase[:history], values[:history]
+    # Each bin's history values sorted, one row a bin (padded with +inf); a bin's pool is its
+    # row beside its neighbours' (the first bin's left neighbour is the last), sorted again.
+    counts = np.bincount(past, minlength=bins)
+    order = np.lexsort((seen, past))
+    rows = np.full((bins, max(1, int(counts.max()))), np.inf)
+    rows[past[order], np.arange(history) - np.repeat(np.cumsum(counts) - counts, counts)] = seen[order]
+    pools = np.sort(np.concatenate((np.roll(rows, 1, axis=0), rows, np.roll(rows, -1, axis=0)), axis=1), axis=1)
+    sizes = np.roll(counts, 1) + counts + np.roll(counts, -1)
+    upper = pools[np.arange(bins), sizes // 2]
+    lower = pools[np.arange(bins), np.maximum(sizes // 2 - 1, 0)]
+    middle = np.where(sizes % 2 == 1, upper, (lower + upper) / 2)  # statistics.median of each pool
+    profile = np.where(sizes >= _MIN_PERIODS, middle, _median(seen))
+    return profile[phase]
 
 
 def _episodes(
-    at: list[float], scores: list[float], level_scores: list[float], min_score: float, step: float
+    at: list[float], score_array: Floats, level_array: Floats, min_score: float, step: float
 ) -> list[_Episode]:
     """Runs of points flagged in one direction, bridging up to ``_MAX_GAP`` normal points."""
-    flags = [
-        (1 if z > 0 else -1) if abs(z) >= min_score else (1 if lz > 0 else -1) if abs(lz) >= min_score else 0
-        for z, lz in zip(scores, level_scores, strict=True)
-    ]
+    flag_array = np.where(
+        np.abs(score_array) >= min_score,
+        np.where(score_array > 0, 1, -1),
+        np.where(np.abs(level_array) >= min_score, np.where(level_array > 0, 1, -1), 0),
+    )
+    flagged: list[int] = np.flatnonzero(flag_array).tolist()
+    if not flagged:
+        return []
+    flags: list[int] = flag_array.tolist()
+    scores: list[float] = score_array.tolist()
+    level_scores: list[float] = level_array.tolist()
     bridge = (_MAX_GAP + 1) * step
     out: list[_Episode] = []
     n = len(flags)
     i = 0
     while i < n:
+        next_flag = bisect_left(flagged, i)  # the normal points before the next flag are skipped
+        if next_flag == len(flagged):
+            break
+        i = flagged[next_flag]
         sign = flags[i]
-        if sign == 0:
-            i += 1
-            continue
         members = [i]
         j = i + 1
         while j < n and j - members[-1] <= _MAX_GAP + 1 and at[j] - at[members[-1]] <= bridge and flags[j] != -sign:
@@ -423,7 +488,7 @@ def _anomaly(series: _Series, expected: list[float], scores: list[float], episod
     sign = episode.sign
     peak_index = max(range(episode.first, episode.last + 1), key=lambda k: (sign * scores[k], -k))
     base = expected[peak_index]
-    ratio = series.values[peak_index] / base if base > 0 else math.nan
+    ratio = float(series.values[peak_index]) / base if base > 0 else math.nan
     return Anomaly(
         onset=series.times[episode.first],
         end=series.times[episode.last],

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +43,7 @@ from itertools import pairwise
 from statistics import median
 from typing import Literal
 
-from veridiag.analysis.anomaly import detect_anomalies
+from veridiag.analysis.anomaly import TimedPoints, detect_anomalies
 from veridiag.analysis.changepoints import level_shifts
 from veridiag.analysis.signatures import Family, family_of, is_percent, signatures
 from veridiag.text.units import unit_table
@@ -252,12 +253,9 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
     if item.events:
         _qualify_events(question, item, family, gathered)
         return
-    finite = [(m, v) for m, v in item.points if isinstance(v, float) and math.isfinite(v)]
-    if any(a[0] > b[0] for a, b in pairwise(finite)):  # backends give time order; anything else is sorted
-        finite.sort()
-    times = [moment for moment, _v in finite]
+    finite, times = _finite(item.points)
     episodes = detect_anomalies(finite, window=(question.start, question.end)).anomalies
-    history = sum(1 for moment in times if moment < question.start)
+    history = bisect_left(times, question.start)
     flagged = sum(e.points for e in episodes)
     shifted = history < HISTORY_POINTS and flagged > MOST_OF_IT * len(finite)
     if shifted:
@@ -313,6 +311,17 @@ def _qualify_series(question: Question, item: SeriesInput, gathered: _Gathered) 
                 score=strength * weight * nearness,
             )
         )
+
+
+def _finite(points: Sequence[tuple[datetime, float]]) -> tuple[list[tuple[datetime, float]], list[datetime]]:
+    """The points with a finite value, in time order, and their times (a backend's checked
+    ``TimedPoints`` as they are: no point by point pass over a week of them)."""
+    if isinstance(points, TimedPoints):
+        return points, points.times
+    finite = [(m, v) for m, v in points if isinstance(v, float) and math.isfinite(v)]
+    if any(a[0] > b[0] for a, b in pairwise(finite)):  # backends give time order; anything else is sorted
+        finite.sort()
+    return finite, [moment for moment, _v in finite]
 
 
 def _qualify_events(question: Question, item: SeriesInput, family: Family, gathered: _Gathered) -> None:

@@ -10,7 +10,7 @@ from typing import TypeAlias
 
 from pydantic import BaseModel
 
-from veridiag.bench import api, gatekeeper, log_import, pipeline, sessions, startup, tools
+from veridiag.bench import api, gatekeeper, log_import, pipeline, sessions, startup, survey, tools
 from veridiag.bench.goals import check_goals
 from veridiag.contracts.json import JsonObject
 
@@ -68,6 +68,7 @@ BENCHMARKS: dict[str, Callable[[BenchOptions], BenchResult]] = {
     "sessions": lambda o: sessions.run(sessions=2_000, repeats=20) if o.quick else sessions.run(),
     "clickhouse": _clickhouse,
     "rca": _rca,
+    "survey": lambda o: survey.run(services=20, days=2, repeats=1) if o.quick else survey.run(),
 }
 
 

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from veridiag.ingest.batch import BatchReport
     from veridiag.ingest.importers import ImportReport
+    from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 # Each command imports the store and the tools it runs, so ``veridiag --help`` loads neither.
 #: ``import-metrics --format`` (``ingest.importers.MetricFormat``; a test keeps the two equal).
@@ -201,7 +202,7 @@ def data_import_logs(
         named = expand(files, "*")  # a missing path is said before anything is drawn or opened
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
-    env = embedded_environment(config)
+    env = embedded_environment(config, importing=True)
     clickhouse = None
     if store == "clickhouse":
         from veridiag.tools.backends.clickhouse import ClickHouseUnavailableError
@@ -237,6 +238,7 @@ def data_import_logs(
     finally:
         if clickhouse is not None:
             clickhouse.close()
+    _demo_note(env)
     _batch_report(report, "log lines", as_json, single=len(files) == 1 and files[0].is_file())
 
 
@@ -270,7 +272,7 @@ def data_import_metrics(
     from veridiag.tools.factory import embedded_environment
 
     config = settings()
-    env = embedded_environment(config)
+    env = embedded_environment(config, importing=True)
     try:
         named = expand(files, "*.csv")  # a missing path is said before anything is drawn
         with _progress("importing {task.description}") as progress:
@@ -288,7 +290,20 @@ def data_import_metrics(
             )
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
+    _demo_note(env)
     _batch_report(report, "points", as_json, single=len(files) == 1 and files[0].is_file())
+
+
+def _demo_note(env: EmbeddedEnvironment) -> None:
+    """Said on stderr (``--json`` stays one document) after an import into a home that holds the
+    bundled demo: answers would read both, and the demo's day as "today"."""
+    if env.holds_demo():
+        err.print(
+            f"note: {env.path} also holds the bundled demo (a shop's day in July 2026): answers read it beside"
+            " your data, and times without a date on the demo's day. To keep only your data, import into a new"
+            " home (veridiag --home NEW_DIR data import-…: a home you import into first gets no demo), or delete"
+            f" {env.path} and import again; VERIDIAG_EMBEDDED__LOAD_DEMO=false keeps the demo out of any home."
+        )
 
 
 def _batch_report(report: BatchReport, what: str, as_json: bool, *, single: bool) -> None:
@@ -351,10 +366,12 @@ def data_import_changes(
     from veridiag.tools.factory import embedded_environment
 
     config = settings()
+    env = embedded_environment(config, importing=True)
     try:
-        report = import_changes(embedded_environment(config), file, service=service, tz=tz or config.timezone)
+        report = import_changes(env, file, service=service, tz=tz or config.timezone)
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
+    _demo_note(env)
     _report(report, "changes", as_json)
 
 
@@ -376,7 +393,7 @@ def data_import_dependencies(
 
     try:
         named = expand(files, "*.csv")
-        env = embedded_environment(settings())
+        env = embedded_environment(settings(), importing=True)
         with _progress("importing {task.description}") as progress:
             task = progress.add_task("call graph", total=sum(path.stat().st_size for path in named))
             report = import_dependency_files(
@@ -384,6 +401,7 @@ def data_import_dependencies(
             )
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
+    _demo_note(env)
     _batch_report(report, "edges", as_json, single=len(files) == 1 and files[0].is_file())
 
 
@@ -417,7 +435,7 @@ def data_import_traces(
 
     try:
         named = expand(files, "*")
-        env = embedded_environment(settings())
+        env = embedded_environment(settings(), importing=True)
         with _progress("importing {task.description}") as progress:
             task = progress.add_task("spans", total=sum(path.stat().st_size for path in named))
             report = import_trace_files(
@@ -429,6 +447,7 @@ def data_import_traces(
             )
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
+    _demo_note(env)
     _batch_report(report, "spans", as_json, single=len(files) == 1 and files[0].is_file())
 
 

@@ -201,7 +201,8 @@ def csv_header(path: Path) -> list[str] | None:
     except csv.Error:
         dialect = csv.excel
     first = next((row for row in _rows(head, dialect) if any(cell.strip() for cell in row)), None)
-    if first is None or any(_number(cell) is not None for cell in first):
+    read = _numbers(dialect)
+    if first is None or any(read(cell) is not None for cell in first):
         return None
     return [cell.strip() for cell in first]
 
@@ -238,6 +239,20 @@ def _number(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+def _decimal_comma(text: str) -> float | None:
+    """A number written with a decimal comma ("1,5", "-0,25") or as ``float`` reads it."""
+    value = _number(text)
+    if value is None and text.count(",") == 1:
+        value = _number(text.replace(",", "."))
+    return value
+
+
+def _numbers(dialect: type[csv.Dialect] | csv.Dialect) -> Callable[[str], float | None]:
+    """How the cells of a CSV of ``dialect`` read as numbers: where the comma does not part the
+    cells (``;``, tab, ``|``: a spreadsheet's export in most of Europe), it may be a decimal comma."""
+    return _number if dialect.delimiter == "," else _decimal_comma
 
 
 def _utc(seconds: float) -> datetime | None:
@@ -297,7 +312,8 @@ def _plan_csv(path: Path, naming: _Naming, zone: tzinfo) -> _CsvPlan:
     if not rows:
         raise MetricFileError(f"{path}: the file is empty")
     width = max(len(row) for row in rows)
-    header = not any(_number(cell) is not None for cell in rows[0])
+    read = _numbers(dialect)
+    header = not any(read(cell) is not None for cell in rows[0])
     if header and len(rows) == 1:
         raise MetricFileError(f"{path}: only a header, no rows")
     names = [cell.strip() for cell in rows[0]] + [""] * width if header else [""] * width
@@ -307,10 +323,10 @@ def _plan_csv(path: Path, naming: _Naming, zone: tzinfo) -> _CsvPlan:
     service_index, role = _service_column(names[:width], naming.service_label, {time_index, *other_times})
     lowered = [n.lower() for n in names]
     metric_index = next(
-        (j for j in range(width) if lowered[j] in _METRIC_COLUMNS and not _mostly_numeric(columns[j])), None
+        (j for j in range(width) if lowered[j] in _METRIC_COLUMNS and not _mostly_numeric(columns[j], read)), None
     )
     taken = {time_index, service_index, metric_index, *other_times}
-    numeric = [j for j in range(width) if j not in taken and _mostly_numeric(columns[j])]
+    numeric = [j for j in range(width) if j not in taken and _mostly_numeric(columns[j], read)]
     left_out = [_said_time(names, j, time_index, why) for j, why in other_times.items()]
     repeated = _repeated_times(columns, numeric, columns[time_index], clock)
     for j, why in repeated.items():
@@ -365,9 +381,9 @@ def _rows(lines: Iterable[str], dialect: type[csv.Dialect] | csv.Dialect) -> Ite
             continue
 
 
-def _mostly_numeric(cells: list[str]) -> bool:
+def _mostly_numeric(cells: list[str], read: Callable[[str], float | None] = _number) -> bool:
     filled = [c for c in cells if c]
-    return bool(filled) and sum(_number(c) is not None for c in filled) * 2 >= len(filled)
+    return bool(filled) and sum(read(c) is not None for c in filled) * 2 >= len(filled)
 
 
 def _time_column(
@@ -473,7 +489,7 @@ def _csv_samples(path: Path, plan: _CsvPlan, report: MetricFileReport) -> Iterat
     reader = csv.reader(_lines(path), plan.dialect)
     parse = plan.clock.parse
     header_pending = plan.header
-    decimal_comma = plan.dialect.delimiter != ","
+    read = _numbers(plan.dialect)
     workloads: dict[str, str] = {}
     while True:
         try:
@@ -510,9 +526,7 @@ def _csv_samples(path: Path, plan: _CsvPlan, report: MetricFileReport) -> Iterat
                 continue
         for column in plan.values:
             cell = row[column.index].strip() if column.index < len(row) else ""
-            value = _number(cell) if cell else None
-            if value is None and decimal_comma and cell.count(",") == 1:
-                value = _number(cell.replace(",", "."))
+            value = read(cell) if cell else None
             if value is None or not math.isfinite(value):
                 report.skip(number)
                 continue

@@ -25,14 +25,25 @@ def _headers(http: HttpBackendSettings) -> dict[str, str]:
     return {"Authorization": f"Bearer {http.bearer_token.get_secret_value()}"} if http.bearer_token else {}
 
 
-def embedded_environment(settings: Settings) -> EmbeddedEnvironment:
+def embedded_environment(settings: Settings, *, importing: bool = False) -> EmbeddedEnvironment:
+    """The embedded backend of ``settings``. ``importing`` (``data import-…``): a new file gets
+    the demo only when the settings ask for it by name (``embedded.load_demo: true``, demo
+    incidents), so a user's first import makes a home of their data alone."""
     return EmbeddedEnvironment(
         settings.embedded_path,
-        load_demo=settings.embedded.load_demo,
+        load_demo=_demo_asked_for(settings) if importing else settings.embedded.load_demo,
         demo_incidents=settings.embedded.demo_incidents,
         runbook_dir=settings.knowledge.user_dir,
         redactor=build_redactor(settings),
     )
+
+
+def _demo_asked_for(settings: Settings) -> bool:
+    """The demo named in the settings (not merely their default)."""
+    embedded = settings.embedded
+    if "load_demo" in embedded.model_fields_set:
+        return embedded.load_demo
+    return embedded.demo_incidents is not None
 
 
 def clickhouse_logs(settings: Settings, embedded: EmbeddedEnvironment | None = None) -> ClickHouseLogs:

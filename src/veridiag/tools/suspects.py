@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
+from veridiag._collector import collector_paused
 from veridiag.analysis.anomaly import SCORE_CAP
 from veridiag.analysis.signatures import family_of, signatures
 from veridiag.analysis.suspects import (
@@ -150,19 +151,22 @@ class SuspectSearch:
         services = list(dict.fromkeys([*(listed if listed is not None else known), *named]))
         unknown = [s for s in services if s not in known]
         services = [s for s in services if s in known]
-        series = self._series(catalogue, listed_series, services, start, end) if catalogue else []
-        logs, logging = self._logs(spans, services, start, end) if spans else ([], set())
-        changes = self._changes(start, end, at)
-        with_data = {s.service for s in series} | logging
-        # Every service listed or named is said to hold no data when it holds none; of all the
-        # services (none listed), only those with data in the window are examined.
-        reported = set(named) | (set(listed) if listed is not None else set())
-        without = unknown + [s for s in services if s not in with_data and s in reported]
-        edges = tuple(self.metrics.dependencies()) if isinstance(self.metrics, CallGraph) else ()
-        question = Question(start=start, end=end, at=at, edges=edges)
-        report = rank_suspects(question, series, logs, changes, [s for s in services if s in with_data])
-        errors = self._error_lines(logging, start, end) if args.by == LOG_FAMILY else None
-        levels = rank_levels(question, series, args.by, errors) if args.by else []
+        with collector_paused():  # a week of every series: millions of rows, none in a cycle
+            series = self._series(catalogue, listed_series, services, start, end) if catalogue else []
+            logs, logging = self._logs(spans, services, start, end) if spans else ([], set())
+            changes = self._changes(start, end, at)
+            with_data = {s.service for s in series} | logging
+            # Every service listed or named is said to hold no data when it holds none; of all the
+            # services (none listed), only those with data in the window are examined.
+            reported = set(named) | (set(listed) if listed is not None else set())
+            without = unknown + [s for s in services if s not in with_data and s in reported]
+            edges = tuple(self.metrics.dependencies()) if isinstance(self.metrics, CallGraph) else ()
+            question = Question(start=start, end=end, at=at, edges=edges)
+            report = rank_suspects(question, series, logs, changes, [s for s in services if s in with_data])
+            errors = self._error_lines(logging, start, end) if args.by == LOG_FAMILY else None
+            levels = rank_levels(question, series, args.by, errors) if args.by else []
+            # freed while the collector is paused: resumed over them, its next pass walks them all
+            del series, logs
         held = _held(self.metrics, spans, known) if not report.examined and catalogue is not None else None
         evidence, text = _render(
             question,

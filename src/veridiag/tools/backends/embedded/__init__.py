@@ -2,7 +2,8 @@
 the call graph, spans (read as the metric series derived from them) and runbooks in one SQLite file.
 
 On first use an empty file is filled with the bundled demo environment, so veridiag
-diagnoses something real with no setup. Imported data (``veridiag data import-…``) lands
+diagnoses something real with no setup — unless an import opened it first (``data import-…``
+opens it without the demo): a file holding data is never filled. Imported data (``veridiag data import-…``) lands
 in the same tables. Connections are per thread; writes are serialised by SQLite.
 """
 
@@ -33,6 +34,8 @@ from veridiag.tools.results import ToolOutput
 __all__ = ["ChangeRow", "EdgeRow", "EmbeddedEnvironment", "LogRow", "SpanRow", "SpansWritten", "Written"]
 
 _INIT_LOCK = threading.Lock()
+#: The tables an import writes: a file with a row in any of them holds data of its own.
+_DATA_TABLES = ("log_line", "metric_point", "change_event", "call_edge", "span")
 _log = logging.getLogger(__name__)
 
 
@@ -134,8 +137,17 @@ class EmbeddedEnvironment:
 
     @staticmethod
     def _is_empty(conn: sqlite3.Connection) -> bool:
+        """Neither the demo nor anything imported: a file an import opened without the demo
+        (``data import-…`` on a new home) holds the user's data and is never filled with it."""
         loaded = conn.execute("SELECT value FROM meta WHERE key='loaded'").fetchone()
-        return loaded is None
+        return loaded is None and not any(
+            conn.execute(f"SELECT 1 FROM {table} LIMIT 1").fetchone() is not None for table in _DATA_TABLES
+        )
+
+    def holds_demo(self) -> bool:
+        """Whether the bundled demo was loaded into this file (its shop, its day, its clock)."""
+        loaded = self._connection().execute("SELECT value FROM meta WHERE key='loaded'").fetchone()
+        return loaded is not None and loaded[0] == "demo"
 
     def _load_demo(self, conn: sqlite3.Connection) -> None:
         from veridiag.tools import demo  # the generator and its models: only a new file needs them
@@ -226,7 +238,7 @@ class EmbeddedEnvironment:
         if row:
             return datetime.fromisoformat(row[0].replace("Z", "+00:00"))
         latest = conn.execute("SELECT MAX(ts) FROM log_line").fetchone()[0]
-        latest_metric = conn.execute("SELECT MAX(ts) FROM metric_point").fetchone()[0]
+        latest_metric = _metrics.latest(conn)
         values = [v for v in (latest, latest_metric) if v is not None]
         return _logs.from_ms(max(values)) if values else datetime.now(UTC)
 
@@ -260,9 +272,7 @@ class EmbeddedEnvironment:
         None): what "now" means for imported history (the demo day ends at 16:00)."""
         if service is None:
             conn = self._connection()
-            stamps = [
-                conn.execute(f"SELECT MAX(ts) FROM {table}").fetchone()[0] for table in ("log_line", "metric_point")
-            ]
+            stamps = [conn.execute("SELECT MAX(ts) FROM log_line").fetchone()[0], _metrics.latest(conn)]
             known = [s for s in stamps if s is not None]
             if not known:
                 return None

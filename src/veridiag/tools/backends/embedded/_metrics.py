@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import datetime, timedelta
+from functools import lru_cache
 
+import numpy as np
 from pydantic import BaseModel
 
-from veridiag.analysis.anomaly import judge_window
+from veridiag.analysis.anomaly import TimedPoints, judge_window
 from veridiag.contracts.json import JsonObject
 from veridiag.text.render import iso
 from veridiag.tools.args import QueryMetricsArgs
@@ -35,6 +37,17 @@ from veridiag.tools.results import ToolOutput
 #: How far back the baseline looks (at least), and how many points of history it reads at most.
 HISTORY = timedelta(days=14)
 HISTORY_POINTS = 20_000
+
+
+def latest(conn: sqlite3.Connection) -> int | None:
+    """The newest point's time (ms) of any series: a seek per series. ``MAX(ts)`` over the whole
+    table reads every point (the key starts with the service): ~60 ms at 1.2 M points, and the
+    clock is read at every tool call."""
+    newest = conn.execute(
+        "SELECT MAX((SELECT MAX(ts) FROM metric_point p WHERE p.service = s.service AND p.metric = s.metric))"
+        " FROM metric_series s"
+    ).fetchone()[0]
+    return None if newest is None else int(newest)
 
 
 def metric_span(conn: sqlite3.Connection, service: str, metric: str | None = None) -> Span | None:
@@ -209,7 +222,17 @@ def _points(
         "SELECT ts, value FROM metric_point WHERE service=? AND metric=? AND ts >= ? AND ts < ? ORDER BY ts",
         (service, metric, ms(start), ms(end)),
     ).fetchall()
-    return [(from_ms(ts), value) for ts, value in rows]
+    if not rows:
+        return []
+    stamps, values = zip(*rows, strict=True)
+    # epoch seconds as datetime.timestamp() gives them: both round ms / 1000 once
+    return TimedPoints.checked(list(map(_moment, stamps)), list(values), np.array(stamps, dtype=np.float64) / 1000)
+
+
+#: The instants of stored points, made once: the series of a service (and of all services
+#: sampled on one clock) share their instants, and a survey of 600 series of a week made 1.2 M
+#: datetimes of 2 016 instants (~1 s of its read, measured). Immutable, so shared safely.
+_moment = lru_cache(maxsize=1 << 15)(from_ms)
 
 
 def _as_shown(
