@@ -201,7 +201,7 @@ def data_import_logs(
         named = expand(files, "*")  # a missing path is said before anything is drawn or opened
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
-    env = embedded_environment(config)
+    env = embedded_environment(config, importing=True)
     clickhouse = None
     if store == "clickhouse":
         from veridiag.tools.backends.clickhouse import ClickHouseUnavailableError
@@ -270,7 +270,7 @@ def data_import_metrics(
     from veridiag.tools.factory import embedded_environment
 
     config = settings()
-    env = embedded_environment(config)
+    env = embedded_environment(config, importing=True)
     try:
         named = expand(files, "*.csv")  # a missing path is said before anything is drawn
         with _progress("importing {task.description}") as progress:
@@ -352,7 +352,9 @@ def data_import_changes(
 
     config = settings()
     try:
-        report = import_changes(embedded_environment(config), file, service=service, tz=tz or config.timezone)
+        report = import_changes(
+            embedded_environment(config, importing=True), file, service=service, tz=tz or config.timezone
+        )
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
     _report(report, "changes", as_json)
@@ -376,7 +378,7 @@ def data_import_dependencies(
 
     try:
         named = expand(files, "*.csv")
-        env = embedded_environment(settings())
+        env = embedded_environment(settings(), importing=True)
         with _progress("importing {task.description}") as progress:
             task = progress.add_task("call graph", total=sum(path.stat().st_size for path in named))
             report = import_dependency_files(
@@ -417,7 +419,7 @@ def data_import_traces(
 
     try:
         named = expand(files, "*")
-        env = embedded_environment(settings())
+        env = embedded_environment(settings(), importing=True)
         with _progress("importing {task.description}") as progress:
             task = progress.add_task("spans", total=sum(path.stat().st_size for path in named))
             report = import_trace_files(

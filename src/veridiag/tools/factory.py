@@ -25,10 +25,14 @@ def _headers(http: HttpBackendSettings) -> dict[str, str]:
     return {"Authorization": f"Bearer {http.bearer_token.get_secret_value()}"} if http.bearer_token else {}
 
 
-def embedded_environment(settings: Settings) -> EmbeddedEnvironment:
+def embedded_environment(settings: Settings, *, importing: bool = False) -> EmbeddedEnvironment:
+    """The embedded backend of ``settings``. ``importing``: opened to import the user's own data,
+    so an empty file does not get the bundled demo first — the user's home then holds their
+    services only, and a question without a time is not answered from the demo's shop (its
+    2026 clock, gateway, payment-service) beside their own data."""
     return EmbeddedEnvironment(
         settings.embedded_path,
-        load_demo=settings.embedded.load_demo,
+        load_demo=settings.embedded.load_demo and not importing,
         demo_incidents=settings.embedded.demo_incidents,
         runbook_dir=settings.knowledge.user_dir,
         redactor=build_redactor(settings),
