@@ -144,6 +144,45 @@ def test_a_one_letter_typo_of_a_long_name_is_read_as_that_service(asked: tuple[s
         assert plan.intent.about == service
 
 
+SAFE = "bcdfghjklmnpqrstvwxz2456789"
+
+
+@st.composite
+def _pods(draw: st.DrawFn) -> tuple[str, str]:
+    """A known service and the name of one of its pods, as Kubernetes generates it: a
+    Deployment's ``<name>-<hash>-<suffix>``, a DaemonSet's ``<name>-<suffix>``, a StatefulSet's
+    ``<name>-<ordinal>``."""
+    service = draw(st.sampled_from(KNOWN))
+    suffix = draw(st.text(alphabet=SAFE, min_size=5, max_size=5))
+    shape = draw(st.sampled_from(["deployment", "daemonset", "statefulset"]))
+    if shape == "deployment":
+        pod = f"{service}-{draw(st.text(alphabet=SAFE, min_size=8, max_size=10))}-{suffix}"
+    elif shape == "daemonset":
+        pod = f"{service}-{suffix}"
+    else:
+        pod = f"{service}-{draw(st.integers(min_value=0, max_value=12))}"
+    return service, pod
+
+
+@given(
+    asked=_pods(),
+    template=st.sampled_from(
+        ["is {s} to blame?", "是不是 {s} 的问题？", "pod {s} 还在报错吗", "why is {s} slow at 10:00", "{s}是罪魁祸首吗"]
+    ),
+)
+def test_a_pod_named_in_the_question_is_read_as_its_service(asked: tuple[str, str], template: str) -> None:
+    """ "is cartservice-579f59597d-wc2lz to blame?" asks about cartservice — the data holds the
+    pod's telemetry under its workload, as the importers put it — not about a service without
+    data: the plan names the service, says how it read the pod, and a blame question is about it."""
+    service, pod = asked
+    plan = plan_of(template.format(s=pod))
+    assert plan.services == [service], pod
+    assert [(r.written, r.service) for r in plan.read_as] == [(pod, service)]
+    assert pod not in plan.unknown_services and pod.lower() not in plan.unknown_services
+    if plan.intent.kind == "blame":
+        assert plan.intent.about == service
+
+
 def test_a_recomendationservice_is_read_and_said_so() -> None:
     plan = plan_of("recomendationservice 有问题吗")
     assert plan.services == ["recommendationservice"]

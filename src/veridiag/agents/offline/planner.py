@@ -33,6 +33,7 @@ from veridiag.agents.offline.naming import (
     components_named,
     exact_services,
     misspelt_services,
+    pod_services,
     named_at,
     suspects_by_place,
 )
@@ -170,7 +171,8 @@ class OfflinePlanner:
 
     def make_plan(self, question: str, given_time: GivenTime | None = None) -> Plan:
         known = self.environment.services()
-        read_as = misspelt_services(question, known)
+        pods = pod_services(question, known)
+        read_as = [*pods, *(r for r in misspelt_services(question, known) if r not in pods)]
         services = _in_order(question, [*exact_services(question, known), *(r.service for r in read_as)], read_as)
         missing, carried = components_named(question, known)
         taken = {m.lower() for m in missing} | {r.written.lower() for r in read_as}
