@@ -321,18 +321,17 @@ def test_the_suspect_is_the_service_the_cause_word_points_at_not_the_victim(temp
 
 
 @given(
-    asked=st.sampled_from(
+    template=st.sampled_from(
         [
-            ("what caused {s} to fail?", "cause"),
-            ("why is {s} slow?", "cause"),
-            ("{s} 的问题是什么？", "abnormal"),
-            ("{s}有没有问题", "abnormal"),
-            ("是什么导致 {s} 变慢的？", "cause"),
+            "what caused {s} to fail?",
+            "why is {s} slow?",
+            "{s} 的问题是什么？",
+            "{s}有没有问题",
+            "是什么导致 {s} 变慢的？",
         ]
     ),
     service=SERVICES,
 )
-def test_a_service_that_suffers_is_not_asked_about_as_a_suspect(asked: tuple[str, IntentId], service: str) -> None:
-    template, kind = asked
+def test_a_service_that_suffers_is_not_asked_about_as_a_suspect(template: str, service: str) -> None:
     intent = read_intent(template.format(s=service), [service])
     assert intent.kind != "blame", template

@@ -33,8 +33,8 @@ from veridiag.agents.offline.naming import (
     components_named,
     exact_services,
     misspelt_services,
-    pod_services,
     named_at,
+    pod_services,
     suspects_by_place,
 )
 from veridiag.agents.offline.skills import DataShape, aliases, catalog, choose_skill, term_words
