@@ -308,3 +308,27 @@ def test_a_word_not_shaped_like_a_name_is_no_suspect_without_data(word: str, tem
 def test_a_word_that_is_part_of_a_known_name_is_never_said_to_have_no_data() -> None:
     plan = plan_of("is frontend to blame?", ["frontend-web", "cartservice"])
     assert plan.unknown_services == [], plan.unknown_services
+
+
+# -- a service asked about by its kind ("the database", 网关) ----------------------------------
+
+
+@given(
+    kind=st.sampled_from([("database", "mysql"), ("数据库", "mysql"), ("网关", "api-gateway"), ("cache", "redis")]),
+    template=st.sampled_from(
+        ["is it the {w}?", "是不是{w}的问题？", "{w}有问题吗", "is the {w} to blame?", "{w} 是根因吗"]
+    ),
+)
+def test_a_kind_word_that_points_to_one_service_is_asked_yes_or_no_about_it(
+    kind: tuple[str, str], template: str
+) -> None:
+    """ "is it the database?" asks about the one database the data holds as "is it mysql?" does:
+    the first sentence says yes, no or cannot tell of it, not a general cause."""
+    word, service = kind
+    plan = plan_of(template.format(w=word), ["frontend", "mysql", "api-gateway", "redis", "order-service"])
+    assert (plan.intent.kind, plan.intent.about) == ("blame", service), plan.intent
+
+
+def test_a_kind_word_that_points_to_several_services_names_none_of_them() -> None:
+    plan = plan_of("is it the database?", ["frontend", "mysql", "orders-db"])
+    assert plan.intent.kind != "blame" or plan.intent.about is None

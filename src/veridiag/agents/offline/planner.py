@@ -155,6 +155,23 @@ def pointed_services(question: str, known: list[str]) -> list[str]:
     return list(dict.fromkeys(ordered))
 
 
+def kind_words(question: str, known: list[str]) -> dict[str, str]:
+    """The words of the question that point by kind to exactly one service (``aliases.yaml``:
+    "the database" → mysql where mysql is the only *db*/*mysql* service), as written → that
+    service: "is it the database?" asks yes or no about it as "is it mysql?" does. A word that
+    points to several services names none of them."""
+    lowered = question.lower()
+    found: dict[str, str] = {}
+    for word, fragments in aliases().items():
+        at = re.search(rf"(?<![a-z]){re.escape(word.lower())}" if word.isascii() else re.escape(word), lowered)
+        if at is None:
+            continue
+        matching = [service for service in known if any(fragment in service.lower() for fragment in fragments)]
+        if len(matching) == 1:
+            found[question[at.start() : at.end()]] = matching[0]
+    return found
+
+
 class OfflinePlanner:
     """``planner_plan`` as JSON: skill, services, order id, window (and how it was read), steps."""
 
@@ -178,7 +195,9 @@ class OfflinePlanner:
         taken = {m.lower() for m in missing} | {r.written.lower() for r in read_as}
         missing += [w for w in suspects_by_place(question, known) if w.lower() not in taken]
         pointed = [] if services else list(dict.fromkeys([*carried, *pointed_services(question, known)]))
-        intent = read_intent(question, services, {r.written: r.service for r in read_as}, without_data=missing)
+        spelt = {r.written: r.service for r in read_as}
+        kinds = {} if services else kind_words(question, known)
+        intent = read_intent(question, services or list(dict.fromkeys(kinds.values())), spelt | kinds, missing)
         window = self._window(question, services or pointed, given_time, still=intent.still)
         # The data's names say something of the services asked about, nothing when none was named.
         asked_about = services or pointed
