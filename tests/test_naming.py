@@ -332,3 +332,19 @@ def test_a_kind_word_that_points_to_one_service_is_asked_yes_or_no_about_it(
 def test_a_kind_word_that_points_to_several_services_names_none_of_them() -> None:
     plan = plan_of("is it the database?", ["frontend", "mysql", "orders-db"])
     assert plan.intent.kind != "blame" or plan.intent.about is None
+
+
+@given(
+    kind=st.sampled_from(["搜索服务", "搜索 服务", "search service", "Search Service", "消息队列系统"]),
+    template=st.sampled_from(["{k}为什么慢", "why is the {k} slow?", "is the {k} down?", "{k}还在报错吗"]),
+)
+def test_a_kind_of_service_the_data_has_none_of_is_a_service_without_data(kind: str, template: str) -> None:
+    """ "搜索服务为什么慢" where no service is a search service: said to have no data (first, by the
+    headline), never answered silently from another service's incident."""
+    plan = plan_of(template.format(k=kind), ["frontend", "mysql", "order-service"])
+    assert [u.replace(" ", "") for u in plan.unknown_services] == [kind.lower().replace(" ", "")], plan
+
+
+@given(template=st.sampled_from(["订单服务为什么慢", "why is the order service slow?", "用户说搜索很慢"]))
+def test_a_kind_word_with_a_service_of_it_or_without_a_noun_is_no_service_without_data(template: str) -> None:
+    assert plan_of(template, ["frontend", "order-service"]).unknown_services == []

@@ -107,6 +107,9 @@ class ServiceShape(WordModel):
     words: list[Word]
     #: Endings of a one-word name (cartservice, userdb), after at least ``MIN_STEM`` letters.
     endings: list[Word]
+    #: Nouns written after a kind of service that make it a service asked about ("the search
+    #: service", "搜索服务"): a kind no service of the data is of is a service without data.
+    nouns: list[Word]
 
 
 class ComponentList(WordModel):

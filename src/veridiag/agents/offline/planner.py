@@ -30,6 +30,7 @@ from zoneinfo import ZoneInfo
 from veridiag.agents.offline.intent import read_intent
 from veridiag.agents.offline.naming import (
     NAME_CHARS,
+    components,
     components_named,
     exact_services,
     misspelt_services,
@@ -155,6 +156,23 @@ def pointed_services(question: str, known: list[str]) -> list[str]:
     return list(dict.fromkeys(ordered))
 
 
+def kinds_without_data(question: str, known: list[str]) -> list[str]:
+    """Services asked about by kind that the data has none of: a kind word (``aliases.yaml``)
+    with a service noun after it (``components.yaml`` ``nouns``: "the search service", "搜索服务")
+    that points to no known service — said to have no data, as the text names it, never answered
+    from another service's incident."""
+    nouns = "|".join(re.escape(n) for n in sorted(components().service_shaped.nouns, key=len, reverse=True))
+    lowered = reader_text(question).lower()
+    found: list[tuple[int, str]] = []
+    for word, fragments in aliases().items():
+        if any(fragment in service.lower() for service in known for fragment in fragments):
+            continue
+        before = r"(?<![a-z])" if word.isascii() else ""
+        for at in re.finditer(rf"{before}{re.escape(word.lower())}\s*(?:{nouns})(?![a-z])", lowered):
+            found.append((at.start(), at.group(0)))
+    return list(dict.fromkeys(name for _at, name in sorted(found)))
+
+
 def kind_words(question: str, known: list[str]) -> dict[str, str]:
     """The words of the question that point by kind to exactly one service (``aliases.yaml``:
     "the database" → mysql where mysql is the only *db*/*mysql* service), as written → that
@@ -194,6 +212,7 @@ class OfflinePlanner:
         missing, carried = components_named(question, known)
         taken = {m.lower() for m in missing} | {r.written.lower() for r in read_as}
         missing += [w for w in suspects_by_place(question, known) if w.lower() not in taken]
+        missing += [w for w in kinds_without_data(question, known) if w.lower() not in taken and w not in missing]
         pointed = [] if services else list(dict.fromkeys([*carried, *pointed_services(question, known)]))
         spelt = {r.written: r.service for r in read_as}
         kinds = {} if services else kind_words(question, known)
