@@ -276,3 +276,18 @@ def test_a_log_template_in_causal_words_is_quoted_not_claimed(tmp_path: Path) ->
     allowed = {c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]}
     assert all(c["claim_id"] in allowed for c in answering), result.answer
     assert "travel-api" in first_paragraph(result.answer), result.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        ("哪个服务重启最多", "15:00–16:00 内检查的服务都没有重启"),
+        ("which service restarted the most?", "Nothing to rank by restarts during 15:00–16:00"),
+    ],
+)
+def test_a_ranking_where_no_service_has_any_of_the_measure_says_so(demo: Any, question: str, opening: str) -> None:
+    """The demo's restarts were at 12:01–13:00; the newest hour has none: "which restarted the
+    most?" is answered that none did — never "1. inventory-service 0 restarts (peak 0)"."""
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    assert headline.startswith(opening), headline
+    assert "1. " not in headline.split("。")[0].split(". ")[0], headline

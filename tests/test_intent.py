@@ -335,3 +335,22 @@ def test_the_suspect_is_the_service_the_cause_word_points_at_not_the_victim(temp
 def test_a_service_that_suffers_is_not_asked_about_as_a_suspect(template: str, service: str) -> None:
     intent = read_intent(template.format(s=service), [service])
     assert intent.kind != "blame", template
+
+
+@given(
+    asked=st.sampled_from(
+        [
+            ("which service restarted the most?", "restarts"),
+            ("which pod crashed most often", "restarts"),
+            ("which service errored the most?", "errors"),
+            ("which one slowed down the most", "latency"),
+            ("which service was restarting the most yesterday", "restarts"),
+        ]
+    ),
+    filler=FILLER,
+)
+def test_a_ranking_reads_its_measure_in_any_inflection(asked: tuple[str, str], filler: str) -> None:
+    """ "restarted", "crashed", "errored" ask for the same measure as "restarts", "crash", "error"."""
+    question, family = asked
+    intent = read_intent(filler + question, [])
+    assert (intent.kind, intent.rank_by) == ("rank", family), question
