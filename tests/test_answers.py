@@ -136,6 +136,31 @@ def test_still_is_answered_from_the_newest_data_first(demo: Any, question: str, 
     assert first_paragraph(result.answer).startswith(opening), result.answer
 
 
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    asked=st.sampled_from(
+        [
+            ("支付服务现在还在报错吗", "zh"),
+            ("支付还失败吗？", "zh"),
+            ("付款仍然报错吗", "zh"),
+            ("is the payment service still failing?", "en"),
+            ("payment still failing?", "en"),
+            ("are payments still erroring right now", "en"),
+        ]
+    )
+)
+def test_still_about_a_service_a_word_points_to_answers_about_that_service(demo: Any, asked: tuple[str, str]) -> None:
+    """ "支付服务还在报错吗" asks about payment-service (支付 → *pay*, ``aliases.yaml``), as
+    "payment-service还在报错吗" does: the first sentence says whether *it* still fails — never
+    "still happening" about whichever other service changed most in the newest hour (mysql)."""
+    question, lang = asked
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    first = re.split(r"(?<=[。.:：])\s?", headline)[0]
+    opening = "最新数据（15:00–16:00）中已不再发生" if lang == "zh" else "Not in the newest data"
+    assert headline.startswith(opening) and "payment-service" in headline.split("。")[0].split(". ")[0], headline
+    assert "mysql" not in first, headline
+
+
 @pytest.mark.parametrize(
     ("question", "opening", "never"),
     [
@@ -251,3 +276,18 @@ def test_a_log_template_in_causal_words_is_quoted_not_claimed(tmp_path: Path) ->
     allowed = {c["claim_id"] for c in evaluation["composer_input"]["allowed_claims"]}
     assert all(c["claim_id"] in allowed for c in answering), result.answer
     assert "travel-api" in first_paragraph(result.answer), result.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        ("哪个服务重启最多", "15:00–16:00 内检查的服务都没有重启"),
+        ("which service restarted the most?", "Nothing to rank by restarts during 15:00–16:00"),
+    ],
+)
+def test_a_ranking_where_no_service_has_any_of_the_measure_says_so(demo: Any, question: str, opening: str) -> None:
+    """The demo's restarts were at 12:01–13:00; the newest hour has none: "which restarted the
+    most?" is answered that none did — never "1. inventory-service 0 restarts (peak 0)"."""
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    assert headline.startswith(opening), headline
+    assert "1. " not in headline.split("。")[0].split(". ")[0], headline

@@ -168,3 +168,29 @@ def test_piped_errors_are_one_literal_line_whatever_the_path(tmp_path: Path) -> 
     assert result.exit_code == 2
     lines = result.stderr.strip().splitlines()
     assert lines == [f"error: {missing}: no such file or folder"]
+
+
+@pytest.mark.parametrize(
+    ("command", "content", "name"),
+    [
+        ("import-logs", "2026-01-05T10:00:00Z ERROR boom happened\n", "app.log"),
+        ("import-metrics", "timestamp,latency_ms\n2026-01-05T10:00:00Z,1.5\n2026-01-05T10:01:00Z,2.5\n", "latency.csv"),
+    ],
+)
+def test_importing_into_a_fresh_home_keeps_the_demo_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, content: str, name: str
+) -> None:
+    """A user who imports their own data into a new home (without knowing of ``load_demo``) gets
+    a home of their services only: the demo shop's services and 2026-07-07 clock never answer a
+    question about their data, and a later command does not load the demo beside it."""
+    monkeypatch.delenv("VERIDIAG_EMBEDDED__LOAD_DEMO", raising=False)
+    data = tmp_path / name
+    data.write_text(content, encoding="utf-8")
+    env = {"VERIDIAG_HOME": str(tmp_path / "home")}
+    imported = runner.invoke(app, ["data", command, str(data), "--service", "my-api"], env=env)
+    assert imported.exit_code == 0, imported.stderr
+    info = runner.invoke(app, ["data", "info"], env=env)
+    assert info.exit_code == 0, info.stderr
+    services = next(line for line in info.stdout.splitlines() if line.startswith("services:"))
+    assert services == "services: my-api", info.stdout
+    assert "2026-07-07" not in info.stdout

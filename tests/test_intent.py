@@ -122,6 +122,8 @@ TWO = ["frontend", "cartservice", "redis-cart", "payment-service"]
             "Is {a} or {b} to blame?",
             "is {a} or {b} the culprit?",
             "是不是 {a}/{b} 的问题",
+            "{a} 还是 {b} 的锅？",
+            "{a}还是{b}导致的",
         ]
     ),
     filler=FILLER,
@@ -225,6 +227,9 @@ def test_a_listing_says_the_level_it_asks_for(asked: tuple[str, str | None], ser
             "{s} 现在还慢吗",
             "{s} 仍然超时吗",
             "{s} 恢复了吗",
+            "{s}还失败吗",
+            "{s} 还报错吗？",
+            "{s}还慢吗",
             "is {s} still failing?",
             "is {s} still slow",
             "does {s} still throw errors?",
@@ -245,3 +250,107 @@ def test_a_still_question_says_the_words_that_ask_it(template: str, service: str
 )
 def test_a_question_not_asking_still_reads_no_still(template: str, service: str) -> None:
     assert read_intent(template.format(s=service), [service, "gateway"]).still is None
+
+
+# -- "is X to blame?" however the suspect is tied to the trouble -------------------------------
+
+BLAME_WORDINGS = [
+    "was the incident caused by {s}?",
+    "is the slowdown caused by {s}?",
+    "Is the outage due to {s}?",
+    "are these errors because of {s}?",
+    "is it because of {s}?",
+    "is it {s}'s fault?",
+    "{s}'s fault?",
+    "could it be {s}?",
+    "isn't it {s}?",
+    "I suspect {s}, right?",
+    "{s} is the culprit, right?",
+    "is {s} guilty?",
+    "is this on {s}?",
+    "was {s} the trigger?",
+    "is {s} the source of the errors?",
+    "is the problem in {s}?",
+    "is {s} behind the outage?",
+    "root cause = {s}?",
+    "{s} 是罪魁祸首吗？",
+    "{s} 是元凶吗",
+    "{s} 是根因吗？",
+    "{s}是不是根因",
+    "根因是 {s} 吗？",
+    "故障源头是{s}吗",
+    "是因为 {s} 吗",
+    "支付失败是因为 {s} 吗",
+    "是由 {s} 引起的吗",
+    "{s} 导致的？",
+    "{s} 引起的吧？",
+    "{s} 的锅？",
+    "问题出在 {s} 吗",
+    "问题是不是出在{s}",
+    "我怀疑是{s}，对吗",
+    "是{s}吧",
+]
+
+
+@given(template=st.sampled_from(BLAME_WORDINGS), service=SERVICES, time=TIMES, filler=FILLER)
+def test_a_suspect_tied_to_the_trouble_by_any_cause_word_is_a_blame_question(
+    template: str, service: str, time: str, filler: str
+) -> None:
+    """ "caused by X?", "due to X?", "X's fault?", "X 是罪魁祸首吗", "是因为 X 吗", "问题出在 X 吗"
+    ask yes or no about X as much as "is X to blame?" does: the first sentence must say which."""
+    question = filler + time + template.format(s=service)
+    intent = read_intent(question, [service])
+    assert (intent.kind, intent.about) == ("blame", service), question
+
+
+@given(
+    template=st.sampled_from(
+        [
+            "is {v} slow because of {s}?",
+            "{v} 报错是因为 {s} 吗",
+            "were {v}'s errors caused by {s}?",
+            "{v} 变慢是不是 {s} 导致的",
+        ]
+    ),
+    service=SERVICES,
+)
+def test_the_suspect_is_the_service_the_cause_word_points_at_not_the_victim(template: str, service: str) -> None:
+    victim = "cartservice"
+    intent = read_intent(template.format(s=service, v=victim), [victim, service])
+    assert (intent.kind, intent.about) == ("blame", service), template
+
+
+@given(
+    template=st.sampled_from(
+        [
+            "what caused {s} to fail?",
+            "why is {s} slow?",
+            "{s} 的问题是什么？",
+            "{s}有没有问题",
+            "是什么导致 {s} 变慢的？",
+        ]
+    ),
+    service=SERVICES,
+)
+def test_a_service_that_suffers_is_not_asked_about_as_a_suspect(template: str, service: str) -> None:
+    intent = read_intent(template.format(s=service), [service])
+    assert intent.kind != "blame", template
+
+
+@given(
+    asked=st.sampled_from(
+        [
+            ("which service restarted the most?", "restarts"),
+            ("which pod crashed most often", "restarts"),
+            ("which service errored the most?", "errors"),
+            ("which one slowed down the most", "latency"),
+            ("which service was restarting the most yesterday", "restarts"),
+        ]
+    ),
+    filler=FILLER,
+)
+def test_a_ranking_reads_its_measure_in_any_inflection(asked: tuple[str, str], filler: str) -> None:
+    """ "restarted", "crashed", "errored" ask for the same measure as "restarts", "crash", "error"."""
+    question, family = asked
+    intent = read_intent(filler + question, [])
+    assert (intent.kind, intent.rank_by) == ("rank", family), question

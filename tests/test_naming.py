@@ -144,6 +144,45 @@ def test_a_one_letter_typo_of_a_long_name_is_read_as_that_service(asked: tuple[s
         assert plan.intent.about == service
 
 
+SAFE = "bcdfghjklmnpqrstvwxz2456789"
+
+
+@st.composite
+def _pods(draw: st.DrawFn) -> tuple[str, str]:
+    """A known service and the name of one of its pods, as Kubernetes generates it: a
+    Deployment's ``<name>-<hash>-<suffix>``, a DaemonSet's ``<name>-<suffix>``, a StatefulSet's
+    ``<name>-<ordinal>``."""
+    service = draw(st.sampled_from(KNOWN))
+    suffix = draw(st.text(alphabet=SAFE, min_size=5, max_size=5))
+    shape = draw(st.sampled_from(["deployment", "daemonset", "statefulset"]))
+    if shape == "deployment":
+        pod = f"{service}-{draw(st.text(alphabet=SAFE, min_size=8, max_size=10))}-{suffix}"
+    elif shape == "daemonset":
+        pod = f"{service}-{suffix}"
+    else:
+        pod = f"{service}-{draw(st.integers(min_value=0, max_value=12))}"
+    return service, pod
+
+
+@given(
+    asked=_pods(),
+    template=st.sampled_from(
+        ["is {s} to blame?", "是不是 {s} 的问题？", "pod {s} 还在报错吗", "why is {s} slow at 10:00", "{s}是罪魁祸首吗"]
+    ),
+)
+def test_a_pod_named_in_the_question_is_read_as_its_service(asked: tuple[str, str], template: str) -> None:
+    """ "is cartservice-579f59597d-wc2lz to blame?" asks about cartservice — the data holds the
+    pod's telemetry under its workload, as the importers put it — not about a service without
+    data: the plan names the service, says how it read the pod, and a blame question is about it."""
+    service, pod = asked
+    plan = plan_of(template.format(s=pod))
+    assert plan.services == [service], pod
+    assert [(r.written, r.service) for r in plan.read_as] == [(pod, service)]
+    assert pod not in plan.unknown_services and pod.lower() not in plan.unknown_services
+    if plan.intent.kind == "blame":
+        assert plan.intent.about == service
+
+
 def test_a_recomendationservice_is_read_and_said_so() -> None:
     plan = plan_of("recomendationservice 有问题吗")
     assert plan.services == ["recommendationservice"]
@@ -269,3 +308,43 @@ def test_a_word_not_shaped_like_a_name_is_no_suspect_without_data(word: str, tem
 def test_a_word_that_is_part_of_a_known_name_is_never_said_to_have_no_data() -> None:
     plan = plan_of("is frontend to blame?", ["frontend-web", "cartservice"])
     assert plan.unknown_services == [], plan.unknown_services
+
+
+# -- a service asked about by its kind ("the database", 网关) ----------------------------------
+
+
+@given(
+    kind=st.sampled_from([("database", "mysql"), ("数据库", "mysql"), ("网关", "api-gateway"), ("cache", "redis")]),
+    template=st.sampled_from(
+        ["is it the {w}?", "是不是{w}的问题？", "{w}有问题吗", "is the {w} to blame?", "{w} 是根因吗"]
+    ),
+)
+def test_a_kind_word_that_points_to_one_service_is_asked_yes_or_no_about_it(
+    kind: tuple[str, str], template: str
+) -> None:
+    """ "is it the database?" asks about the one database the data holds as "is it mysql?" does:
+    the first sentence says yes, no or cannot tell of it, not a general cause."""
+    word, service = kind
+    plan = plan_of(template.format(w=word), ["frontend", "mysql", "api-gateway", "redis", "order-service"])
+    assert (plan.intent.kind, plan.intent.about) == ("blame", service), plan.intent
+
+
+def test_a_kind_word_that_points_to_several_services_names_none_of_them() -> None:
+    plan = plan_of("is it the database?", ["frontend", "mysql", "orders-db"])
+    assert plan.intent.kind != "blame" or plan.intent.about is None
+
+
+@given(
+    kind=st.sampled_from(["搜索服务", "搜索 服务", "search service", "Search Service", "消息队列系统"]),
+    template=st.sampled_from(["{k}为什么慢", "why is the {k} slow?", "is the {k} down?", "{k}还在报错吗"]),
+)
+def test_a_kind_of_service_the_data_has_none_of_is_a_service_without_data(kind: str, template: str) -> None:
+    """ "搜索服务为什么慢" where no service is a search service: said to have no data (first, by the
+    headline), never answered silently from another service's incident."""
+    plan = plan_of(template.format(k=kind), ["frontend", "mysql", "order-service"])
+    assert [u.replace(" ", "") for u in plan.unknown_services] == [kind.lower().replace(" ", "")], plan
+
+
+@given(template=st.sampled_from(["订单服务为什么慢", "why is the order service slow?", "用户说搜索很慢"]))
+def test_a_kind_word_with_a_service_of_it_or_without_a_noun_is_no_service_without_data(template: str) -> None:
+    assert plan_of(template, ["frontend", "order-service"]).unknown_services == []

@@ -720,3 +720,18 @@ def test_a_file_from_before_spans_gains_their_tables(tmp_path: Path) -> None:
     env = EmbeddedEnvironment(path, load_demo=False)
     assert env.span_summary() is None
     assert import_traces(env, BEFORE).imported == len(rows_of(BEFORE))
+
+
+@pytest.mark.parametrize(
+    ("column", "cell"),
+    [
+        ("StartTimeUnixNano", "²"),  # a digit to str.isdigit, no number to float
+        ("StartTimeUnixNano", "9999-12-31T23:59:59Z"),  # past what the store's integers hold
+        ("StartTimeUnixNano", "99999999999999999999"),
+    ],
+)
+def test_a_time_no_store_can_hold_is_a_skipped_row_not_a_crash(tmp_path: Path, column: str, cell: str) -> None:
+    rows = rows_of(BEFORE)[:5]
+    rows[2][column] = cell
+    report = import_traces(environment(tmp_path), write_rows(tmp_path / "spans.csv", rows))
+    assert report.skipped == 1 and report.imported + report.duplicates == 4, report

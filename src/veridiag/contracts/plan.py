@@ -58,7 +58,8 @@ class GivenTime(BaseModel):
 
 
 class ReadAs(BaseModel):
-    """A word of the question read as a service it nearly spells ("recomendationservice")."""
+    """A word of the question read as a service: one it nearly spells ("recomendationservice"), or
+    one of its pods ("cartservice-579f59597d-wc2lz")."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

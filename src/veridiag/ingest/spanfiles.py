@@ -229,7 +229,10 @@ def _csv_span(row: list[str], columns: _Columns, at: int, report: SpanFileReport
         if duration is None:
             report.skip(at, "no readable end time or duration")
             return None
-        end = start + round(duration * columns.duration_ns)
+        end = _stored(start + round(duration * columns.duration_ns))
+        if end is None:
+            report.skip(at, "duration out of range")
+            return None
     if end < start:
         report.skip(at, "ends before it starts")
         return None
@@ -257,26 +260,34 @@ def _number(text: str) -> float | None:
     return number if math.isfinite(number) else None
 
 
+#: The largest integer the store (SQLite INTEGER) holds: epoch nanoseconds until the year 2262.
+_INT64 = 2**63 - 1
+
+
+def _stored(nanoseconds: int) -> int | None:
+    return nanoseconds if -_INT64 <= nanoseconds <= _INT64 else None
+
+
 def _instant(text: str) -> int | None:
     """An epoch number (its unit told by its magnitude) or an ISO-8601 time (UTC when it gives
     no offset), as epoch nanoseconds; None when it is neither."""
     if not text:
         return None
-    if text.isdigit():
+    if text.isascii() and text.isdigit():  # ("²" is a digit to str.isdigit, no number to float)
         per_second = epoch_per_second(float(text))
         # Integers stay exact: a float holds nanoseconds since 1970 only to ~256 ns.
-        return None if per_second is None else int(text) * (10**9 // int(per_second))
+        return None if per_second is None else _stored(int(text) * (10**9 // int(per_second)))
     number = _number(text)
     if number is not None:
         per_second = epoch_per_second(number)
-        return None if per_second is None else round(number * 1e9 / per_second)
+        return None if per_second is None else _stored(round(number * 1e9 / per_second))
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return (moment - _EPOCH) // timedelta(microseconds=1) * _NS_PER_US
+    return _stored((moment - _EPOCH) // timedelta(microseconds=1) * _NS_PER_US)
 
 
 # -- JSON ------------------------------------------------------------------------------------

@@ -227,6 +227,15 @@ class _Execution:
         near = [b for a, b in edges if a in services] + [a for a, b in edges if b in services]
         return [s for s in dict.fromkeys(near) if s not in services]
 
+    def _asked_still(self) -> list[str]:
+        """The services the survey is asked about by name: those the question names — and, for
+        "still failing?", else those a word of it points to ("支付服务还在报错吗": payment-service),
+        so the answer says whether *they* still fail, not whichever service changed most."""
+        plan = self.request.plan
+        if self.named or plan.intent.still is None:
+            return list(self.named)
+        return list(plan.pointed_services)
+
     def _survey(self, window: tuple[datetime, datetime], at: datetime | None, scope: list[str] | None) -> Survey | None:
         """One ``rank_suspects`` over the services in scope (every service with data: None)."""
         if not self._has("rank_suspects"):
@@ -236,7 +245,7 @@ class _Execution:
             **_bounds(window),
             "at": iso(at) if at is not None else None,
             "services": scope,
-            "asked": [*self.named, *self.request.plan.unknown_services] or None,
+            "asked": [*self._asked_still(), *self.request.plan.unknown_services] or None,
             "by": intent.rank_by if intent.kind == "rank" else None,
         }
         result = self._call("rank_suspects", args)
@@ -487,7 +496,7 @@ class _Execution:
             if service in self.named or service in plan.unknown_services:
                 self.findings.without_data(result, evidence, service)
         if plan.intent.still is not None and plan.time.kind == "newest":  # "still failing?": first
-            answer_still(self.findings, result, evidence, self.named, logs)
+            answer_still(self.findings, result, evidence, self._asked_still(), logs)
         intent = plan.intent
         if intent.kind == "count":
             if counts_services(self.request.question):

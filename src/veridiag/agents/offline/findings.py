@@ -437,6 +437,13 @@ class Findings:
         — or, errors no series measures, with their ERROR lines in the window."""
         ranked = evidence.levels[:shown]
         lines = bool(ranked) and ranked[0].source == "log"
+        start, end = self.clock.span(evidence.start, evidence.end)
+        measure = self.family(evidence.by or "")
+        quotes = [(survey, evidence.levels_line or evidence.line), *((survey, level.line) for level in ranked)]
+        if ranked and all(level.peak == 0 for level in evidence.levels):
+            # "1. inventory-service 0 restarts (peak 0)" ranks nothing: none of them had any
+            text = self.say("nothing_to_rank", measure=measure, start=start, end=end)
+            return self.claim("symptom", text, quotes, answers=True)
         items = self.say("list_separator").join(
             self.say(
                 "level_lines_item" if lines else "level_item",
@@ -448,10 +455,7 @@ class Findings:
             )
             for level in ranked
         )
-        start, end = self.clock.span(evidence.start, evidence.end)
-        measure = self.family(evidence.by or "")
         text = self.say("levels_lines" if lines else "levels", measure=measure, items=items, start=start, end=end)
-        quotes = [(survey, evidence.levels_line or evidence.line), *((survey, level.line) for level in ranked)]
         return self.claim("symptom", text, quotes, answers=True)
 
     def cannot_rank(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:

@@ -154,8 +154,10 @@ def _rank_by(text: str) -> str | None:
 
 
 def _has_word(text: str, word: str) -> bool:
+    """``word`` in ``text``: an English word as a word, with an inflection after it ("restarted",
+    "crashes", "errored" ask what "restart", "crash", "error" ask)."""
     if word.isascii():
-        return re.search(rf"(?<![a-z]){re.escape(word)}(?![a-z])", text) is not None
+        return re.search(rf"(?<![a-z]){re.escape(word)}(?:e?s|e?d|ing)?(?![a-z])", text) is not None
     return word in text
 
 

@@ -4,6 +4,8 @@
   but ``A-Za-z0-9_-``): next to Chinese text ("是不是frontend的问题"), CJK punctuation, or spaces;
   the question is first read as ``reader_text`` reads it (NFKC: "ＦＲＯＮＴＥＮＤ" is "FRONTEND";
   no invisible characters).
+- A known service's pod ("cartservice-579f59597d-wc2lz", "redis-cart-0") is read as that
+  service, as the importers file its telemetry, and the plan says so (``Plan.read_as``).
 - A long word one letter away from exactly one known service ("recomendationservice") is read
   as that service, and the plan says so (``Plan.read_as``), so the answer can.
 - An infrastructure component (``components.yaml``: mysql, redis, kafka …) the question names
@@ -26,6 +28,7 @@ from rapidfuzz.distance import DamerauLevenshtein
 
 from veridiag.agents.offline.intent import blame_patterns, intent_text
 from veridiag.contracts.plan import ReadAs
+from veridiag.ingest.kubernetes import workload_of
 from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
@@ -53,6 +56,22 @@ def exact_services(question: str, known: Sequence[str]) -> list[str]:
         if found and not any(service.lower() in other.lower() for _pos, other in exact):
             exact.append((found.start(), service))
     return [service for _pos, service in sorted(exact)]
+
+
+def pod_services(question: str, known: Sequence[str]) -> list[ReadAs]:
+    """Words that name no service but are the name of a known service's pod
+    (``cartservice-579f59597d-wc2lz``, ``redis-cart-0``: ``ingest.kubernetes.workload_of``, the
+    rule the importers file a pod's telemetry under), each with that service, in the order written."""
+    lowered = {service.lower(): service for service in known}
+    read: dict[str, ReadAs] = {}
+    for word in _WORD.findall(reader_text(question)):
+        folded = word.lower()
+        if folded in lowered or folded in read:
+            continue
+        workload = workload_of(folded)
+        if workload != folded and workload in lowered:
+            read[folded] = ReadAs(written=word, service=lowered[workload])
+    return list(read.values())
 
 
 def misspelt_services(question: str, known: Sequence[str]) -> list[ReadAs]:
@@ -88,6 +107,9 @@ class ServiceShape(WordModel):
     words: list[Word]
     #: Endings of a one-word name (cartservice, userdb), after at least ``MIN_STEM`` letters.
     endings: list[Word]
+    #: Nouns written after a kind of service that make it a service asked about ("the search
+    #: service", "搜索服务"): a kind no service of the data is of is a service without data.
+    nouns: list[Word]
 
 
 class ComponentList(WordModel):

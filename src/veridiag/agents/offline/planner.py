@@ -30,10 +30,12 @@ from zoneinfo import ZoneInfo
 from veridiag.agents.offline.intent import read_intent
 from veridiag.agents.offline.naming import (
     NAME_CHARS,
+    components,
     components_named,
     exact_services,
     misspelt_services,
     named_at,
+    pod_services,
     suspects_by_place,
 )
 from veridiag.agents.offline.skills import DataShape, aliases, catalog, choose_skill, term_words
@@ -154,6 +156,40 @@ def pointed_services(question: str, known: list[str]) -> list[str]:
     return list(dict.fromkeys(ordered))
 
 
+def kinds_without_data(question: str, known: list[str]) -> list[str]:
+    """Services asked about by kind that the data has none of: a kind word (``aliases.yaml``)
+    with a service noun after it (``components.yaml`` ``nouns``: "the search service", "搜索服务")
+    that points to no known service — said to have no data, as the text names it, never answered
+    from another service's incident."""
+    nouns = "|".join(re.escape(n) for n in sorted(components().service_shaped.nouns, key=len, reverse=True))
+    lowered = reader_text(question).lower()
+    found: list[tuple[int, str]] = []
+    for word, fragments in aliases().items():
+        if any(fragment in service.lower() for service in known for fragment in fragments):
+            continue
+        before = r"(?<![a-z])" if word.isascii() else ""
+        for at in re.finditer(rf"{before}{re.escape(word.lower())}\s*(?:{nouns})(?![a-z])", lowered):
+            found.append((at.start(), at.group(0)))
+    return list(dict.fromkeys(name for _at, name in sorted(found)))
+
+
+def kind_words(question: str, known: list[str]) -> dict[str, str]:
+    """The words of the question that point by kind to exactly one service (``aliases.yaml``:
+    "the database" → mysql where mysql is the only *db*/*mysql* service), as written → that
+    service: "is it the database?" asks yes or no about it as "is it mysql?" does. A word that
+    points to several services names none of them."""
+    lowered = question.lower()
+    found: dict[str, str] = {}
+    for word, fragments in aliases().items():
+        at = re.search(rf"(?<![a-z]){re.escape(word.lower())}" if word.isascii() else re.escape(word), lowered)
+        if at is None:
+            continue
+        matching = [service for service in known if any(fragment in service.lower() for fragment in fragments)]
+        if len(matching) == 1:
+            found[question[at.start() : at.end()]] = matching[0]
+    return found
+
+
 class OfflinePlanner:
     """``planner_plan`` as JSON: skill, services, order id, window (and how it was read), steps."""
 
@@ -170,13 +206,17 @@ class OfflinePlanner:
 
     def make_plan(self, question: str, given_time: GivenTime | None = None) -> Plan:
         known = self.environment.services()
-        read_as = misspelt_services(question, known)
+        pods = pod_services(question, known)
+        read_as = [*pods, *(r for r in misspelt_services(question, known) if r not in pods)]
         services = _in_order(question, [*exact_services(question, known), *(r.service for r in read_as)], read_as)
         missing, carried = components_named(question, known)
         taken = {m.lower() for m in missing} | {r.written.lower() for r in read_as}
         missing += [w for w in suspects_by_place(question, known) if w.lower() not in taken]
+        missing += [w for w in kinds_without_data(question, known) if w.lower() not in taken and w not in missing]
         pointed = [] if services else list(dict.fromkeys([*carried, *pointed_services(question, known)]))
-        intent = read_intent(question, services, {r.written: r.service for r in read_as}, without_data=missing)
+        spelt = {r.written: r.service for r in read_as}
+        kinds = {} if services else kind_words(question, known)
+        intent = read_intent(question, services or list(dict.fromkeys(kinds.values())), spelt | kinds, missing)
         window = self._window(question, services or pointed, given_time, still=intent.still)
         # The data's names say something of the services asked about, nothing when none was named.
         asked_about = services or pointed
