@@ -43,12 +43,20 @@ def intent_book() -> IntentBook:
 
 
 @lru_cache(maxsize=1)
-def _compiled() -> list[tuple[IntentId, list[str]]]:
-    book = intent_book()
-    for entry in book.intents:  # a pattern that does not compile fails here, naming itself
-        for pattern in entry.patterns:
-            re.compile(pattern.replace(_SERVICE, "x"))
-    return [(entry.id, list(entry.patterns)) for entry in book.intents]
+def _compiled() -> list[tuple[IntentId, list[tuple[str, re.Pattern[str] | None]]]]:
+    """Each intent's patterns; those without ``{service}`` compiled once (those with it are
+    compiled with the question's names). A pattern that does not compile fails, naming itself."""
+    return [
+        (entry.id, [(p, None if _SERVICE in p else _compile(p)) for p in entry.patterns])
+        for entry in intent_book().intents
+    ]
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(f"intents.yaml: pattern {pattern!r} does not compile: {exc}") from None
 
 
 def read_intent(
@@ -69,10 +77,10 @@ def read_intent(
     recent = still is not None or book.recent.search(text) is not None
     names = "|".join(re.escape(s) for s in sorted([*services, *spellings], key=len, reverse=True))
     for asked, patterns in _compiled():
-        for written in patterns:
-            if _SERVICE in written and not names:
+        for written, compiled in patterns:
+            if compiled is None and not names:
                 continue
-            found = re.search(written.replace(_SERVICE, f"(?P<service>{names})"), text, re.IGNORECASE)
+            found = (compiled or _compile(written.replace(_SERVICE, f"(?P<service>{names})"))).search(text)
             if found is None:
                 continue
             about = found.groupdict().get("service")
@@ -103,7 +111,7 @@ def intent_text(question: str) -> str:
 
 def blame_patterns() -> list[str]:
     """The patterns of "is X to blame?", each with ``{service}`` where the suspect stands."""
-    return next(patterns for asked, patterns in _compiled() if asked == "blame")
+    return next([p for p, _c in patterns] for asked, patterns in _compiled() if asked == "blame")
 
 
 def _alternatives(text: str, end: int, names: str) -> list[str]:
