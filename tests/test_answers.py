@@ -291,3 +291,18 @@ def test_a_ranking_where_no_service_has_any_of_the_measure_says_so(demo: Any, qu
     headline = first_paragraph(demo.pipeline.run(question).answer)
     assert headline.startswith(opening), headline
     assert "1. " not in headline.split("。")[0].split(". ")[0], headline
+
+
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        ("how long did the payment failures around 10:05 last?", "It lasted from 10:00 to 10:29, then returned"),
+        ("payment-service 什么时候恢复的", "从 10:00 持续到 10:29，随后恢复"),
+        # the period read from "10点" ends at 10:30 with the errors still going: read on to their end
+        ("10点那次支付故障持续了多久", "从 10:00 持续到 10:29，随后恢复"),
+    ],
+)
+def test_how_long_it_lasted_opens_with_its_start_and_end(demo: Any, question: str, opening: str) -> None:
+    result = demo.pipeline.run(question)
+    assert first_paragraph(result.answer).startswith(opening), result.answer
+    assert "payment-service" in first_paragraph(result.answer)

@@ -354,3 +354,35 @@ def test_a_ranking_reads_its_measure_in_any_inflection(asked: tuple[str, str], f
     question, family = asked
     intent = read_intent(filler + question, [])
     assert (intent.kind, intent.rank_by) == ("rank", family), question
+
+
+@given(
+    template=st.sampled_from(
+        [
+            "{s}持续了多久",
+            "{s} 持续了多长时间？",
+            "{s}多久才恢复",
+            "{s} 什么时候恢复的",
+            "{s}几点恢复了",
+            "{s}恢复了吗",
+            "how long did the {s} outage last?",
+            "How long was {s} down",
+            "when did {s} recover?",
+            "When did the {s} errors stop",
+            "has {s} recovered yet?",
+        ]
+    ),
+    service=st.sampled_from(["payment-service", "支付", "checkout", "ts-order-service"]),
+    tail=st.sampled_from(["", " around 10:05", "（10点那次）", " since 10:00"]),
+)
+def test_how_long_and_when_it_recovered_ask_for_the_duration(template: str, service: str, tail: str) -> None:
+    assert read_intent(template.format(s=service) + tail, []).kind == "duration"
+
+
+@given(
+    question=st.sampled_from(
+        ["how long has checkout been failing?", "payment-service 什么时候开始报错的", "when did it start?"]
+    )
+)
+def test_how_long_it_has_been_is_still_its_onset(question: str) -> None:
+    assert read_intent(question, []).kind == "onset"

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from veridiag.agents.offline import focus as focusing
-from veridiag.agents.offline.findings import Clock, Findings, Quote, spans_days
+from veridiag.agents.offline.findings import STILL_GOING, Clock, Findings, Quote, spans_days
 from veridiag.agents.offline.skills import catalog, term_words
 from veridiag.agents.offline.still import answer_still
 from veridiag.agents.reply import OFFLINE, RoleReply
@@ -85,6 +85,8 @@ CAUSE_LEAD = timedelta(minutes=30)
 SAME_TIME = timedelta(seconds=60)
 #: Change kinds a question's words mean beyond their own name ("发布后": a deploy or a release).
 _AFTER_KINDS: dict[str, set[str]] = {"deploy": {"deploy", "release"}}
+#: How far past the period asked about "how long did it last?" reads a change still going then.
+LASTING_LOOKAHEAD = timedelta(hours=6)
 #: Episodes stated as claims, the strongest first (a counter's steps count as one).
 MAX_STATED_EPISODES = 6
 #: Words a runbook must share with what was observed to be taken as a source of hypotheses.
@@ -517,6 +519,12 @@ class _Execution:
         if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds, asked_at)) is not None:
             self.findings.earliest(result, evidence, first)
             return
+        # how long it lasted: the change that marks the incident (as for its onset), never a
+        # recorded change (an instant)
+        lasting = _onset(evidence, self.named, kinds, asked_at) if intent.kind == "duration" else None
+        if lasting is not None and lasting.source != "change":
+            self.findings.lasted(*self._to_its_end(survey, lasting, asked_at))
+            return
         led = intent.kind in ("cause", "abnormal") and self._state_terms(searched, leading=True)
         cause = _cause_change(changes, _spotted(series, self.window))
         top = evidence.suspects[0].service if evidence.suspects else None
@@ -535,6 +543,33 @@ class _Execution:
             self.findings.no_standout(result, evidence)
         elif evidence.examined:
             self.findings.nothing_changed(result, evidence, answers=not led)
+
+    def _to_its_end(
+        self, survey: Survey, change: SuspectSignal, at: datetime | None
+    ) -> tuple[ToolCallResult, SuspectEvidence, SuspectSignal]:
+        """How long did it last: a change still going when the period asked about ends is read on,
+        up to ``LASTING_LOOKAHEAD`` more (never past the service's data), to where it ended."""
+        result, evidence = survey
+        spans = (
+            [self.catalogue.log_span(change.service), self.catalogue.metric_span(change.service)]
+            if self.catalogue
+            else []
+        )
+        data_end = max((span.last for span in spans if span is not None), default=None)
+        if change.end < evidence.end - STILL_GOING or data_end is None or data_end <= evidence.end:
+            return result, evidence, change
+        later = self._survey(
+            (evidence.start, min(data_end + timedelta(minutes=1), evidence.end + LASTING_LOOKAHEAD)), at, None
+        )
+        if later is None:
+            return result, evidence, change
+        same = [
+            s
+            for suspect in later[1].suspects
+            for s in suspect.signals
+            if (s.service, s.name) == (change.service, change.name) and abs(s.onset - change.onset) <= SAME_TIME
+        ]
+        return (later[0], later[1], same[0]) if same else (result, evidence, change)
 
     def _answer_changed(self, result: ToolCallResult, evidence: SuspectEvidence) -> None:
         """ "How many services were affected?": how many of those examined changed, and which."""

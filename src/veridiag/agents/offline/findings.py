@@ -89,6 +89,10 @@ class Clock:
         return dated(start), dated(end)
 
 
+#: A change whose last point is this near the period's end was still going when it ended.
+STILL_GOING = timedelta(minutes=2)
+
+
 def _words(survey: ToolCallResult, signal: SuspectSignal) -> list[Quote]:
     """A log template or a change's description quoted on its own, as the survey's line holds
     it: its words are the log's or the feed's, never the claim's own ("… with root cause")."""
@@ -509,6 +513,22 @@ class Findings:
         text = self.say("earliest", service=first.service, what=self.signal(first))
         quotes = [(survey, first.line), *_words(survey, first)]
         return self.claim("symptom", text, quotes, support="indirect", answers=True)
+
+    def lasted(self, survey: ToolCallResult, evidence: SuspectEvidence, change: SuspectSignal) -> Claim:
+        """How long it lasted ("持续了多久", "when did it recover?"): the change's first and last
+        points as the survey line states them — or that it was still going when the period ended."""
+        still = change.end >= evidence.end - STILL_GOING
+        end = self.clock(evidence.end if still else change.end)
+        what = self.signal(change)
+        text = self.say(
+            "lasted_open" if still else "lasted",
+            onset=self.clock(change.onset),
+            end=end,
+            service=change.service,
+            what=what,
+        )
+        quotes = [(survey, change.line), *_words(survey, change), *([(survey, evidence.line)] if still else [])]
+        return self.claim("symptom", text, quotes, answers=True)
 
     def signal(self, signal: SuspectSignal) -> str:
         """A suspect's change in words, every figure as the suspect line writes it."""
