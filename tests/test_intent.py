@@ -37,6 +37,8 @@ ASKED: list[tuple[str, IntentId]] = [
     ("{s} 为什么变慢了？", "cause"),
     ("why is {s} slow?", "cause"),
     ("帮我看看 {s} 的原因", "cause"),
+    ("{s} 持续了多久？", "duration"),
+    ("when did {s} recover?", "duration"),
     ("{s} 有没有异常？", "abnormal"),
     ("is {s} ok?", "abnormal"),
     ("anything wrong with {s}?", "abnormal"),
@@ -101,7 +103,7 @@ def test_something_down_or_ongoing_marks_the_latest_incident(words: str) -> None
 
 def test_every_intent_of_the_vocabulary_is_reachable_and_the_patterns_compile() -> None:
     kinds = {entry.id for entry in intent_book().intents}
-    assert kinds == {"blame", "count", "onset", "change", "rank", "cause", "abnormal"}
+    assert kinds == {"blame", "count", "onset", "duration", "change", "rank", "cause", "abnormal"}
     reached = {kind for _template, kind in ASKED}
     assert reached == kinds
 
