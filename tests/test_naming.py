@@ -10,11 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.agents.offline.naming import exact_services
+from veridiag.agents.offline.naming import components, exact_services
 from veridiag.agents.offline.planner import OfflinePlanner
+from veridiag.agents.offline.skills import aliases
 from veridiag.contracts.material import ExecutorScope
 from veridiag.contracts.plan import Plan
 from veridiag.pipeline.scope import scope_line
+from veridiag.text.tokens import english_stopwords, tagged
 
 KNOWN = ["frontend", "cartservice", "payment-service", "ts-order-service", "recommendationservice", "redis-cart"]
 
@@ -348,3 +350,79 @@ def test_a_kind_of_service_the_data_has_none_of_is_a_service_without_data(kind: 
 @given(template=st.sampled_from(["订单服务为什么慢", "why is the order service slow?", "用户说搜索很慢"]))
 def test_a_kind_word_with_a_service_of_it_or_without_a_noun_is_no_service_without_data(template: str) -> None:
     assert plan_of(template, ["frontend", "order-service"]).unknown_services == []
+
+
+# -- a service asked about by a name no kind word knows ("the billing service", 账单服务) ---------
+
+#: Words that only say which service or how it is, written as people write them: never a name.
+WHICH_OR_HOW = [
+    "the affected service", "which service", "what services", "any service", "other services",
+    "the slowest service", "the failing service", "the upstream service", "a third-party service",
+    "the culprit service", "every service", "the impacted services", "our core services",
+    "哪个服务", "哪些服务", "所有服务", "下游服务", "上游服务", "核心服务", "第三方服务", "这个系统",
+    "整个系统", "相关服务", "其他服务", "受影响的服务", "各个服务", "业务系统", "出错的服务",
+]  # fmt: skip
+NOUN_TEMPLATES = [
+    "why is {k} slow?",
+    "is {k} to blame?",
+    "{k} keeps failing since 10:00",
+    "{k}为什么一直报错",
+    "是不是{k}的问题",
+]
+
+
+@given(phrase=st.sampled_from(WHICH_OR_HOW), template=st.sampled_from(NOUN_TEMPLATES))
+def test_words_saying_which_or_how_a_service_is_name_no_service_without_data(phrase: str, template: str) -> None:
+    plan = plan_of(template.format(k=phrase), ["frontend", "mysql", "order-service"])
+    assert plan.unknown_services == [], plan.unknown_services
+
+
+def _plain_name(word: str) -> bool:
+    """A word people would name a service by: no word of the kind, component or generic lists,
+    no -ed/-est word, not part of a known name."""
+    shape = components().service_shaped
+    listed = {w.lower() for w in [*shape.generic.en, *shape.nouns, *aliases(), *english_stopwords()]}
+    return (
+        word not in listed
+        and not any(word == c.name or word in c.aliases for c in components().components)
+        and not word.endswith(("ed", "est"))
+        and not any(word in known for known in ["frontend", "mysql", "order-service"])
+    )
+
+
+@given(
+    word=st.from_regex(r"[a-z]{4,11}", fullmatch=True).filter(_plain_name),
+    noun=st.sampled_from([" service", " services", "  microservice", " svc", "服务", " 系统"]),
+    template=st.sampled_from(NOUN_TEMPLATES),
+    article=st.sampled_from(["", "the ", "The "]),
+)
+def test_any_name_written_before_a_service_noun_is_a_service_without_data(
+    word: str, noun: str, template: str, article: str
+) -> None:
+    """ "why is the billing service slow?" with no billing data: said to have no data — for any
+    word that is no word of a list, not only the listed kinds."""
+    question = template.format(k=article + word + noun)
+    plan = plan_of(question, ["frontend", "mysql", "order-service"])
+    assert plan.unknown_services == [word + noun], (question, plan.unknown_services)
+
+
+@given(
+    name=st.sampled_from(["账单", "计费", "推荐", "短信", "物流", "价格", "优惠券", "风控", "报表"]),
+    noun=st.sampled_from(["服务", "系统", "模块", "微服务"]),
+    template=st.sampled_from(NOUN_TEMPLATES),
+)
+def test_a_chinese_name_before_a_service_noun_is_a_service_without_data(name: str, noun: str, template: str) -> None:
+    plan = plan_of(template.format(k=name + noun), ["frontend", "mysql", "order-service"])
+    assert [u for u in plan.unknown_services if name in u] == [name + noun], plan.unknown_services
+
+
+@given(service=st.sampled_from(["billing-service", "billingservice", "billing"]))
+def test_a_name_before_a_noun_that_a_known_service_carries_is_that_service(service: str) -> None:
+    plan = plan_of("why is the billing service slow?", ["frontend", service])
+    assert plan.unknown_services == [], plan.unknown_services
+
+
+@given(text=st.text(max_size=40))
+def test_the_tagged_words_are_the_whole_text_in_order(text: str) -> None:
+    """``services_by_noun`` places phrases by the tagged words' lengths."""
+    assert "".join(word for word, _tag in tagged(text)) == text

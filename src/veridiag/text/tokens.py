@@ -28,6 +28,19 @@ def _cut() -> Callable[[str], list[str]]:
     return rjieba.cut
 
 
+@lru_cache(maxsize=1)
+def _tag() -> Callable[[str], list[tuple[str, str]]]:
+    import rjieba
+
+    return rjieba.tag
+
+
+def tagged(text: str) -> list[tuple[str, str]]:
+    """rjieba's words of ``text`` (all of it, in order) with jieba's part-of-speech tags
+    (n noun, vn verbal noun, v verb, r pronoun, f direction, m numeral, a adjective, eng …)."""
+    return _tag()(text)
+
+
 class TokenWords(WordModel):
     """``tokens.yaml``."""
 
@@ -38,6 +51,11 @@ class TokenWords(WordModel):
 def _stopwords() -> frozenset[str]:
     words = bundled_words("veridiag.text", "tokens.yaml", TokenWords).stopwords
     return frozenset(word.lower() for word in (*words.zh, *words.en))
+
+
+def english_stopwords() -> frozenset[str]:
+    """The English stop words of ``tokens.yaml``, lower case."""
+    return frozenset(word.lower() for word in bundled_words("veridiag.text", "tokens.yaml", TokenWords).stopwords.en)
 
 
 def segment(text: str) -> str:

@@ -11,6 +11,10 @@
 - An infrastructure component (``components.yaml``: mysql, redis, kafka …) the question names
   but no data holds is a service without data, said first in the answer and never answered yes
   or no about.
+- So is a kind of service no kind word of ``aliases.yaml`` knows, written as a name with a
+  service noun after it ("the billing service", "账单服务", "billing服务"): the word before the
+  noun names it unless it only says which service or how it is (``service_shaped.generic``,
+  stop words, -ed/-est words; in Chinese rjieba's tags say which words can be a name).
 - So is a word that stands where a blame question puts its suspect ("is frontend to blame?",
   "是不是 checkoutsvc 的问题") and is shaped like a service's name (``components.yaml``
   ``service_shaped``): the grammar says it is asked about, even when no data has heard of it.
@@ -19,7 +23,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from itertools import pairwise
 
@@ -29,8 +33,10 @@ from rapidfuzz.distance import DamerauLevenshtein
 from veridiag.agents.offline.intent import blame_patterns, intent_text
 from veridiag.contracts.plan import ReadAs
 from veridiag.ingest.kubernetes import workload_of
+from veridiag.text.cjk import HAN, has_cjk
 from veridiag.text.normalize import reader_text
-from veridiag.text.wordfiles import Word, WordModel, bundled_words
+from veridiag.text.tokens import english_stopwords, tagged
+from veridiag.text.wordfiles import Bilingual, Word, WordModel, bundled_words
 
 #: What a service name is made of: outside these, a name ends.
 NAME_CHARS = "A-Za-z0-9_-"
@@ -110,6 +116,9 @@ class ServiceShape(WordModel):
     #: Nouns written after a kind of service that make it a service asked about ("the search
     #: service", "搜索服务"): a kind no service of the data is of is a service without data.
     nouns: list[Word]
+    #: Words before a noun that only say which service or how it is ("the affected service",
+    #: "下游服务"), never its name.
+    generic: Bilingual[list[Word]]
 
 
 class ComponentList(WordModel):
@@ -171,13 +180,17 @@ def suspects_by_place(question: str, known: Sequence[str]) -> list[str]:
     shaped like a service's name, in the order written: "is frontend to blame?" asks about frontend."""
     text = intent_text(question)
     lowered = {s.lower() for s in known}
+    nouns = {n.lower() for n in components().service_shaped.nouns}  # "the microservice" names none
     # a part of a known name is about that service ("frontend" of frontend-web); a component is
     # said as the component (components_named). Only the words left are tried in the patterns:
     # most questions have none, and compiling every pattern for them would cost ~0.1 s.
     candidates = {
         word
         for word in re.findall(_SLOT, text)
-        if _name_shaped(word) and not _component(word) and not any(word.lower() in name for name in lowered)
+        if _name_shaped(word)
+        and not _component(word)
+        and word.lower() not in nouns
+        and not any(word.lower() in name for name in lowered)
     }
     if not candidates:
         return []
@@ -207,3 +220,78 @@ def _name_shaped(word: str) -> bool:
 def _component(word: str) -> bool:
     folded = word.lower()
     return any(folded == w.lower() for c in components().components for w in (c.name, *c.aliases))
+
+
+#: rjieba's tags of a word that can be a service's name (nouns, verbal nouns, verbs: 账单, 推荐,
+#: 计费); a pronoun (哪个), direction (下游), numeral, adjective or adverb only says which or how.
+_NAMING_TAGS = frozenset({"n", "nz", "vn", "v", "nr", "ns", "nt", "nrt", "j"})
+#: Tags of a word before that one that make one name with it (用户中心服务): nouns only, so
+#: "帮我看看推荐服务" is 推荐服务, not 看看推荐服务.
+_NOUN_TAGS = _NAMING_TAGS - {"v"}
+#: Words before a service noun taken as one name at most (用户中心服务).
+_MAX_ZH_WORDS = 2
+#: Han characters before a service noun read for its name: a name is one or two words.
+_ZH_NAME_RUN = re.compile(f"[{HAN}]{{1,8}}$")
+_EN_BEFORE = re.compile(r"(?<![A-Za-z0-9_.-])([a-z][a-z0-9]{2,})\s*$")
+
+
+def services_by_noun(question: str, known: Sequence[str], kind_words: Sequence[str]) -> list[str]:
+    """Services asked about by a name with a service noun after it ("the billing service",
+    "账单服务") that no known service carries, as written (lower case), in the order written.
+    ``kind_words`` (``aliases.yaml``) are left to the kind rules; components to ``components_named``."""
+    shape = components().service_shaped
+    text = reader_text(question).lower()
+    names = [s.lower() for s in known]
+    taken = {w.lower() for w in kind_words}
+    generic_en = {w.lower() for w in shape.generic.en} | english_stopwords()
+    nouns = sorted({n.lower() for n in shape.nouns}, key=len, reverse=True)
+    found: dict[str, int] = {}
+
+    def unnamed(word: str) -> bool:
+        return word not in taken and not _component(word) and not any(word in name for name in names)
+
+    for noun in nouns:
+        for at in re.finditer(
+            re.escape(noun) if not noun.isascii() else rf"(?<![a-z0-9_-]){re.escape(noun)}(?![a-z])", text
+        ):
+            before = _EN_BEFORE.search(text, 0, at.start())
+            if before is None:
+                continue
+            word = before.group(1)
+            if word in generic_en or word in nouns or (word.endswith(("ed", "est")) and len(word) >= 6):
+                continue
+            if unnamed(word):
+                found.setdefault(text[before.start(1) : at.end()], before.start(1))
+    if has_cjk(text) and any(not n.isascii() and n in text for n in nouns):
+        found |= {
+            phrase: at
+            for phrase, at in _zh_services(text, nouns, shape.generic.zh, unnamed).items()
+            if phrase not in found
+        }
+    return [phrase for phrase, _at in sorted(found.items(), key=lambda item: item[1])]
+
+
+def _zh_services(
+    text: str, nouns: Sequence[str], generic: Sequence[str], unnamed: Callable[[str], bool]
+) -> dict[str, int]:
+    """Chinese words before a service noun that name a service: 账单服务, 推荐服务, 风控系统. The Han
+    text just before the noun is segmented on its own (with the noun, rjieba may cut 风控系统 as
+    风 + 控系统) and its last words are the name when rjieba's tags say they can be one."""
+    zh_nouns = sorted((n for n in nouns if not n.isascii()), key=len, reverse=True)
+    stop = set(generic)
+    found: dict[str, int] = {}
+    for noun in re.finditer("|".join(re.escape(n) for n in zh_nouns), text):
+        run = _ZH_NAME_RUN.search(text, 0, noun.start())
+        if run is None:
+            continue
+        name: list[str] = []
+        for word, tag in reversed(tagged(run.group(0))):
+            if len(name) == _MAX_ZH_WORDS or len(word) < 2 or word in stop:
+                break
+            if tag not in (_NOUN_TAGS if name else _NAMING_TAGS):
+                break
+            name.insert(0, word)
+        if name and all(unnamed(part) for part in name):
+            phrase = "".join(name)
+            found.setdefault(phrase + noun.group(0), noun.start() - len(phrase))
+    return found

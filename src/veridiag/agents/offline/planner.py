@@ -36,6 +36,7 @@ from veridiag.agents.offline.naming import (
     misspelt_services,
     named_at,
     pod_services,
+    services_by_noun,
     suspects_by_place,
 )
 from veridiag.agents.offline.skills import DataShape, aliases, catalog, choose_skill, term_words
@@ -213,6 +214,7 @@ class OfflinePlanner:
         taken = {m.lower() for m in missing} | {r.written.lower() for r in read_as}
         missing += [w for w in suspects_by_place(question, known) if w.lower() not in taken]
         missing += [w for w in kinds_without_data(question, known) if w.lower() not in taken and w not in missing]
+        missing += [w for w in services_by_noun(question, known, list(aliases())) if w not in missing]
         pointed = [] if services else list(dict.fromkeys([*carried, *pointed_services(question, known)]))
         spelt = {r.written: r.service for r in read_as}
         kinds = {} if services else kind_words(question, known)
