@@ -51,6 +51,35 @@ def test_is_x_to_blame_is_answered_yes_or_no_first(demo: Any, question: str, ope
 
 
 @pytest.mark.parametrize(
+    ("question", "verdict"),
+    [
+        ("is payment-service the culprit?", "No, not payment-service."),
+        ("是不是 payment-service 的问题？", "不是 payment-service。"),
+        ("is inventory-service to blame?", "Yes, inventory-service."),
+    ],
+)
+def test_is_x_to_blame_without_a_time_is_judged_in_the_latest_incident(demo: Any, question: str, verdict: str) -> None:
+    """Not the week's largest (inventory-service's heap at 11:46) nor the suspect's own (payment's
+    pool at 10:00): the incident at hand, the lock waits from 15:00 after inventory's batch job."""
+    result = demo.pipeline.run(question)
+    scope, headline = result.answer.split("\n\n")[:2]
+    assert "14:4" in scope and "15:50" in scope, scope
+    assert headline.startswith(verdict), headline
+    assert "14:58:30" in headline and "batch=50000" in headline, headline
+
+
+@pytest.mark.parametrize("question", ["order-service 挂了，为什么", "why is order-service failing?"])
+def test_why_leads_with_the_change_made_to_a_service_ranked_close_to_the_top(demo: Any, question: str) -> None:
+    """The batch job of inventory-service (ranked second, close to mysql) came before the lock
+    waits and order-service's errors: the answer opens with it, not only with "none stands out"."""
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    assert headline.startswith(("最可能的原因（推断）：14:58:30 inventory-service", "Most likely cause (inferred)")), (
+        headline
+    )
+    assert "inventory-service" in headline.split("。")[0].split(";")[0], headline
+
+
+@pytest.mark.parametrize(
     ("question", "opening"),
     [
         (

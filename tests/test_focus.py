@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.agents.offline.focus import AROUND, WHOLE, Candidate, candidates, choose
+from veridiag.agents.offline.focus import AROUND, BEFORE, WHOLE, Candidate, candidates, choose
 from veridiag.contracts.plan import Intent, Plan, PlanTime
 from veridiag.tools.records import Episode
 
@@ -43,8 +43,17 @@ def test_without_a_time_the_strongest_change_is_chosen(hours: list[float], score
     found = candidates(plan(), "what is wrong?", [episode(f"s{i}", h, scores[i]) for i, h in enumerate(hours)], [])
     focus = choose(plan(), WEEK, found)
     best = max(found, key=lambda c: (c.weight, c.start))
-    assert focus.at == best.start and focus.chosen == "most_anomalous"
+    assert focus.chosen == "most_anomalous"
     assert focus.start <= best.start < focus.end
+    _judged_from_the_incident_start(focus.at, best, found)
+
+
+def _judged_from_the_incident_start(at: datetime | None, chosen: Candidate, found: list[Candidate]) -> None:
+    """A chosen change is judged from the start of its incident: the earliest change that began
+    at most ``BEFORE`` ahead of it and was still going when it began — itself when none did."""
+    assert at is not None and at <= chosen.start
+    leading = [c for c in found if chosen.start - BEFORE <= c.start <= chosen.start and c.end >= chosen.start]
+    assert at == min(c.start for c in leading)
 
 
 @given(hours=HOURS, scores=st.lists(st.floats(0.2, 2), min_size=8, max_size=8))
@@ -53,8 +62,29 @@ def test_something_down_now_chooses_the_latest_strong_incident(hours: list[float
     found = candidates(asked, "the api fell over", [episode(f"s{i}", h, scores[i]) for i, h in enumerate(hours)], [])
     focus = choose(asked, WEEK, found)
     strongest = max(c.weight for c in found)
-    latest_strong = max((c for c in found if c.weight >= 0.5 * strongest), key=lambda c: c.start)
-    assert focus.at == latest_strong.start and focus.chosen == "most_recent"
+    strong = [c for c in found if c.weight >= 0.5 * strongest]
+    latest = max(strong, key=lambda c: c.start)
+    assert focus.chosen == "most_recent"
+    # the latest incident, from its first strong change (one still going when the latest began)
+    first = min((c for c in strong if c.start <= latest.end and c.end >= latest.start), key=lambda c: c.start)
+    assert focus.start <= first.start and latest.start < focus.end
+    _judged_from_the_incident_start(focus.at, first, found)
+
+
+def test_a_change_chosen_is_judged_from_where_its_incident_began() -> None:
+    """The errors that followed a database's lock waits 5 minutes later are the strongest change:
+    the period is theirs, its moment the lock waits' start, so the origin is not "away" from it."""
+    found = candidates(plan(), "what is wrong?", [episode("mysql", 15, 0.5), episode("orders", 15 + 5 / 60, 2.0)], [])
+    focus = choose(plan(), WEEK, found)
+    assert focus.at == DAY + timedelta(hours=15)
+    assert focus.start <= DAY + timedelta(hours=15) < focus.end
+
+
+def test_is_x_to_blame_without_a_time_or_symptom_is_about_the_latest_incident() -> None:
+    asked = plan(services=["payment"], intent=Intent(kind="blame", about="payment"))
+    episodes = [episode("payment", 10, 1.0), episode("inventory", 12, 3.0), episode("mysql", 15, 2.0)]
+    focus = choose(asked, WEEK, candidates(asked, "is payment to blame?", episodes, []))
+    assert (focus.at, focus.chosen) == (DAY + timedelta(hours=15), "most_recent")
 
 
 @given(other=st.floats(0.5, 5), named=st.floats(0.2, 1))

@@ -528,9 +528,11 @@ class _Execution:
         led = intent.kind in ("cause", "abnormal") and self._state_terms(searched, leading=True)
         cause = _cause_change(changes, _spotted(series, self.window))
         top = evidence.suspects[0].service if evidence.suspects else None
-        if cause is not None and top in (cause[0][1].service, cause[1][1].service):
-            # a recorded change shortly before the top suspect's change (or made to it) and what
-            # followed it answer, as one inference over both (stated by _state_changes)
+        close = [s.service for s in evidence.suspects[:2]] if not evidence.standout else []
+        if cause is not None and (top in (cause[0][1].service, cause[1][1].service) or cause[0][1].service in close):
+            # a recorded change shortly before the top suspect's change (or made to it), or to a
+            # service ranked as close when none stands out, and what followed it answer, as one
+            # inference over both (stated by _state_changes)
             self._answered_change = (cause[0][1].service, cause[0][1].ts)
             if not evidence.standout:
                 self.findings.no_standout(result, evidence)

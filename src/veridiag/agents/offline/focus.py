@@ -5,8 +5,8 @@ points at records (an order's lines) is about when they were written. Otherwise 
 the culprit search found across every service, and the bursts of lines holding the question's
 own words, are weighed by how much they have to do with the question — the services it names,
 the services its words point at, the kind of change it speaks of (slow: latency; restarts) —
-and, when it speaks of something down or still going on (or of an alert), the latest such
-incident wins over the week's largest. Pure: typed records in, a period out.
+and, when it speaks of something down or still going on (or of an alert), or asks "is X to
+blame?" of nothing else, the latest such incident wins over the week's largest. Pure: typed records in, a period out.
 """
 
 from __future__ import annotations
@@ -134,11 +134,31 @@ def choose(
         strong = [c for c in pool if c.weight >= MIN_SHARE * strongest and c.start >= start - PAD]
         if strong:
             return around(min(strong, key=lambda c: c.start), window, "question")
-    if plan.intent.recent or plan.time.kind == "given":
+    # "Is X to blame?" with neither a time nor a symptom asks about the incident at hand, the
+    # latest: judging X in the week's largest would answer about another incident.
+    at_hand = plan.intent.kind == "blame" and not any(c.relevant for c in found)
+    if plan.intent.recent or plan.time.kind == "given" or at_hand:
         strong = [c for c in pool if c.weight >= MIN_SHARE * strongest]
-        return around(max(strong, key=lambda c: c.start), window, "most_recent")
+        latest = max(strong, key=lambda c: c.start)
+        # the latest incident from its first strong change: a later change within it (the errors
+        # that followed) is no moment of its own to judge its origin by
+        first = min((c for c in strong if c.start <= latest.end and c.end >= latest.start), key=lambda c: c.start)
+        return _from_its_start(first, found, window, "most_recent")
     best = max(pool, key=lambda c: (c.weight, c.start))
-    return around(best, window, "question_words" if best.relevant else "most_anomalous")
+    return _from_its_start(best, found, window, "question_words" if best.relevant else "most_anomalous")
+
+
+def _from_its_start(
+    chosen: Candidate, found: Sequence[Candidate], window: tuple[datetime, datetime], how: str
+) -> Focus:
+    """The period of a change chosen (not asked about), judged from the incident's start: the
+    earliest change of any service that began up to ``BEFORE`` ahead of it and was still going
+    when it began — where it started is what a "why" asks, and a moment after that start would
+    make the origin look "away" from it."""
+    focus = around(chosen, window, how)
+    lead = [c for c in found if chosen.start - BEFORE <= c.start <= chosen.start and c.end >= chosen.start]
+    start = min((c.start for c in lead), default=chosen.start)
+    return Focus(focus.start, focus.end, max(min(start, focus.end), focus.start), focus.chosen)
 
 
 def asked_kinds(plan: Plan, question: str) -> set[str]:
