@@ -426,3 +426,25 @@ def test_a_name_before_a_noun_that_a_known_service_carries_is_that_service(servi
 def test_the_tagged_words_are_the_whole_text_in_order(text: str) -> None:
     """``services_by_noun`` places phrases by the tagged words' lengths."""
     assert "".join(word for word, _tag in tagged(text)) == text
+
+
+ONLINE_BOUTIQUE = [
+    "frontend", "cartservice", "productcatalogservice", "currencyservice", "paymentservice", "shippingservice",
+    "emailservice", "checkoutservice", "recommendationservice", "adservice", "redis-cart",
+]  # fmt: skip
+
+
+@given(
+    kind=st.sampled_from(
+        ["推荐", "购物车", "广告", "汇率", "货币", "邮件", "物流", "运费", "商品", "前端", "支付", "结算"]
+    ),
+    noun=st.sampled_from(["服务", "系统", "模块"]),
+    template=st.sampled_from(NOUN_TEMPLATES),
+)
+def test_a_chinese_kind_of_a_service_the_data_holds_points_to_it_and_is_never_without_data(
+    kind: str, noun: str, template: str
+) -> None:
+    """ "推荐服务为什么慢" on OnlineBoutique is about recommendationservice, which has data."""
+    plan = plan_of(template.format(k=kind + noun), ONLINE_BOUTIQUE)
+    assert plan.unknown_services == [], plan.unknown_services
+    assert plan.services or plan.pointed_services or plan.intent.about, plan
