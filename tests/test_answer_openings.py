@@ -89,6 +89,9 @@ def test_a_window_without_data_says_where_the_data_lies(demo: Any, question: str
     output = readable(result.self_evaluation)["verifier_evaluation"]["executor_structured_output"]
     assert len(output["missing_info"]) <= 3, output["missing_info"]  # not one gap per series and log
     assert not output.get("hypotheses"), "no runbook is matched to nothing"
+    # nothing was judged: no line says no service changed
+    assert "no service changed" not in result.answer, result.answer
+    assert "()" not in result.answer and "（）" not in result.answer, "a gap names no empty arguments"
 
 
 # -- 2. ranked by errors without an error series; a measure no service has ---------------------

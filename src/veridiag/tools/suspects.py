@@ -525,6 +525,8 @@ def _not_counted(item: Excluded) -> NotCounted:
 
 
 def _verdict(question: Question, report: SuspectReport) -> str:
+    if not report.examined:  # nothing to judge: "no service changed" would say more than is known
+        return "verdict: none, no service has data in the window to judge"
     if not report.suspects:
         return "verdict: no service changed in the window beyond its own history"
     top = report.suspects[0]

@@ -219,7 +219,8 @@ class _Execution:
             return result
         reason = (result.output.error or result.output.text or "").split("\n")[-1][:200]
         summary = ", ".join(f"{k}={v}" for k, v in args.items() if k not in ("start", "end", "at") and v)
-        self.findings.gap("error" if result.status == "error" else "no_data", tool=tool, args=summary, reason=reason)
+        key = ("error" if result.status == "error" else "no_data") + ("" if summary else "_plain")
+        self.findings.gap(key, tool=tool, args=summary, reason=reason)
         return result if result.status == "no_data" else None
 
     def _neighbours(self, services: Sequence[str]) -> list[str]:
