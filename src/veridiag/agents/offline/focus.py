@@ -142,8 +142,8 @@ def choose(
         latest = max(strong, key=lambda c: c.start)
         # the latest incident from its first strong change: a later change within it (the errors
         # that followed) is no moment of its own to judge its origin by
-        first = min((c for c in strong if c.start <= latest.end and c.end >= latest.start), key=lambda c: c.start)
-        return _from_its_start(first, found, window, "most_recent")
+        opening = min((c for c in strong if c.start <= latest.end and c.end >= latest.start), key=lambda c: c.start)
+        return _from_its_start(opening, found, window, "most_recent")
     best = max(pool, key=lambda c: (c.weight, c.start))
     return _from_its_start(best, found, window, "question_words" if best.relevant else "most_anomalous")
 
