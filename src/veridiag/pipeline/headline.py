@@ -142,16 +142,17 @@ def _blame(suspect: str, cause: str | None, without_data: Sequence[str]) -> str:
 def _named(claim_text: str, known_services: Sequence[str]) -> str | None:
     """The first service a claim names (as a whole name: ``svc-04`` is not named in ``svc-045``;
     at one place the longest name wins)."""
+    # only the names the text holds are tried: a pattern for each of 200 services cost ~0.05 s
     found = [
         (match.start(), -len(s), s)
         for s in known_services
-        if (match := _name_pattern(s).search(claim_text)) is not None
+        if s in claim_text and (match := _name_pattern(s).search(claim_text)) is not None
     ]
     return min(found)[2] if found else None
 
 
 def _names(claim_text: str, service: str) -> bool:
-    return _name_pattern(service).search(claim_text) is not None
+    return service in claim_text and _name_pattern(service).search(claim_text) is not None
 
 
 @lru_cache(maxsize=512)

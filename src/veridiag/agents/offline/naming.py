@@ -57,7 +57,8 @@ def exact_services(question: str, known: Sequence[str]) -> list[str]:
     """Services the question names as they are named, in the order it names them."""
     lowered = reader_text(question).lower()
     exact: list[tuple[int, str]] = []
-    for service in sorted(known, key=len, reverse=True):
+    # only the names the text holds are tried: a pattern for each of 200 services cost ~0.05 s
+    for service in sorted((s for s in known if s.lower() in lowered), key=len, reverse=True):
         found = named_at(lowered, service.lower())
         if found and not any(service.lower() in other.lower() for _pos, other in exact):
             exact.append((found.start(), service))
