@@ -158,7 +158,7 @@ def series_as_shown(
     if how.kind.kind == "histogram":
         return None
     raw = _points(conn, service, metric, start, end)
-    kind = kind_from_values(how.kind, [value for _t, value in raw])
+    kind = kind_from_values(how.kind, raw.raw if isinstance(raw, TimedPoints) else [value for _t, value in raw])
     if kind is not how.kind:
         how = shown(kind, step_seconds=60, function=None)
     if how.kind.kind == "counter" and how.function is None:
