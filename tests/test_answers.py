@@ -167,6 +167,16 @@ def test_still_is_answered_from_the_newest_data_first(demo: Any, question: str, 
     assert first_paragraph(result.answer).startswith(opening), result.answer
 
 
+@pytest.mark.parametrize(
+    "question", ["inventory-service 还在报错吗", "is inventory-service still broken?", "库存服务还有问题吗"]
+)
+def test_a_change_recorded_before_the_newest_hour_is_not_still_happening(demo: Any, question: str) -> None:
+    """inventory-service's batch job was recorded at 14:58:30, before the newest hour (15:00–16:00):
+    an instant then, not something still going on — no "still" is said of it."""
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    assert not headline.startswith(("仍在发生", "Still happening")), headline
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     asked=st.sampled_from(

@@ -56,8 +56,11 @@ def answer_still(
     for service in asked:
         suspect = next((s for s in evidence.suspects if s.service == service), None)
         errors = [(r, e) for r, e in logs if e.service == service and e.level == "ERROR" and e.counted is None]
-        if suspect is not None:
-            signal = suspect.signals[0]
+        # a change recorded before the newest hour (the survey weighs one as a cause ahead of
+        # what followed it) is an instant then, not something still going on
+        going = [g for g in suspect.signals if g.source != "change" or g.onset >= evidence.start] if suspect else []
+        if suspect is not None and going:
+            signal = going[0]
             text = words.changed.format(start=start, end=end, service=service, what=findings.signal(signal))
             quotes = [(survey, suspect.line), (survey, signal.line), (survey, evidence.line)]
         elif (logged := next(((r, e) for r, e in errors if e.matched), None)) is not None:
