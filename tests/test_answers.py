@@ -122,6 +122,21 @@ def test_when_did_it_start_is_the_earliest_change_of_the_kind_asked(demo: Any, q
 @pytest.mark.parametrize(
     ("question", "opening"),
     [
+        ("when did the lock waits start?", "The earliest change (inferred as the start): mysql, its mysql_lock_wait"),
+        ("慢查询是什么时候开始的", "最早的变化（推断为开始时间）：mysql，mysql_slow_queries_per_minute"),
+        ("锁等待持续了多久？", "从 15:01 持续到 15:44，随后恢复：mysql，mysql_lock_wait_p99_seconds"),
+    ],
+)
+def test_a_metric_named_by_a_part_of_its_name_is_what_is_asked_about(demo: Any, question: str, opening: str) -> None:
+    """The lock waits of 15:01 — not the week's largest incident (inventory-service's heap at
+    11:46), which a question without a time and without these words is about."""
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    assert headline.startswith(opening), headline
+
+
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [
         ("billing-service 今天10点为什么报错？", "billing-service 在 09:30–10:30 没有数据"),
         ("why does billing-service fail around 10:00?", "billing-service has no data during 09:30–10:30"),
         ("why does the billing service fail around 10:00?", "billing service has no data during 09:30–10:30"),

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.agents.offline.focus import AROUND, BEFORE, WHOLE, Candidate, candidates, choose
+from veridiag.agents.offline.focus import AROUND, BEFORE, WHOLE, Candidate, candidates, choose, names_metric
 from veridiag.contracts.plan import Intent, Plan, PlanTime
 from veridiag.tools.records import Episode
 
@@ -163,3 +163,33 @@ def test_a_blame_question_s_period_is_the_symptom_s_not_the_suspect_s_own_incide
     )
     focus = choose(asked, window, found)
     assert focus.at is not None and ten <= focus.at <= ten + timedelta(minutes=5), focus
+
+
+PARTS = st.sampled_from(["lock", "wait", "thread", "queue", "connection", "query", "disk", "backlog", "pool"])
+UNITS = st.sampled_from(["seconds", "p99", "total", "per_minute", "bytes", "ratio", "ms", "count"])
+
+
+@given(what=st.lists(PARTS, min_size=1, max_size=3, unique=True), unit=UNITS, plural=st.booleans(), prefix=PARTS)
+def test_a_question_word_that_is_a_part_of_a_metric_name_names_it(
+    what: list[str], unit: str, plural: bool, prefix: str
+) -> None:
+    """ "when did the lock waits start?" names mysql_lock_wait_p99_seconds: any part of a name,
+    singular or plural, whatever unit or statistic follows it."""
+    metric = "_".join(["mysql", *what, unit])
+    word = what[-1] + ("s" if plural and not what[-1].endswith("y") else "")
+    word = what[-1][:-1] + "ies" if plural and what[-1].endswith("y") else word
+    assert names_metric(f"when did the {word} go up?", metric)
+    assert not names_metric(f"when did the {word} go up?", f"{prefix}zz_other_{unit}") or prefix in what
+
+
+@given(unit=UNITS, kind=st.sampled_from(["slow", "errors", "latency", "cpu", "memory", "restarts", "traffic"]))
+def test_kind_words_and_units_name_no_metric(unit: str, kind: str) -> None:
+    """A kind word is a family already (slow: latency); a unit or statistic measures, never names."""
+    metric = f"mysql_slow_queries_{unit}"
+    assert not names_metric(f"why so {kind} in {unit.replace('_', ' ')}?", metric)
+
+
+def test_chinese_metric_words_name_the_metric() -> None:
+    assert names_metric("锁等待持续了多久？", "mysql_lock_wait_p99_seconds")
+    assert names_metric("慢查询是什么时候开始的", "mysql_slow_queries_per_minute")
+    assert not names_metric("支付为什么失败", "mysql_lock_wait_p99_seconds")

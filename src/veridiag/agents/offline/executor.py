@@ -517,12 +517,13 @@ class _Execution:
             self.findings.quiet_named(result, evidence, intent.about)
         kinds = focusing.asked_kinds(plan, self.request.question)
         asked_at = focusing.moment(plan.time.at)
-        if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds, asked_at)) is not None:
+        question = self.request.question
+        if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds, asked_at, question)) is not None:
             self.findings.earliest(result, evidence, first)
             return
         # how long it lasted: the change that marks the incident (as for its onset), never a
         # recorded change (an instant)
-        lasting = _onset(evidence, self.named, kinds, asked_at) if intent.kind == "duration" else None
+        lasting = _onset(evidence, self.named, kinds, asked_at, question) if intent.kind == "duration" else None
         if lasting is not None and lasting.source != "change":
             self.findings.lasted(*self._to_its_end(survey, lasting, asked_at))
             return
@@ -849,7 +850,7 @@ def _lead(change: ChangeRecord, onsets: list[datetime]) -> float | None:
 
 
 def _onset(
-    evidence: SuspectEvidence, named: list[str], kinds: set[str], at: datetime | None = None
+    evidence: SuspectEvidence, named: list[str], kinds: set[str], at: datetime | None = None, question: str = ""
 ) -> SuspectSignal | None:
     """ "When did it start?": the earliest listed change of the kind the question speaks of
     (errors, latency …), of the services it names first; else of any kind but a recorded
@@ -861,13 +862,19 @@ def _onset(
     if at is not None:
         signals = [s for s in signals if s.end >= at - BEFORE_AT]
     tiers = [
-        [s for s in signals if s.family in kinds and s.service in named],
-        _marked([s for s in signals if s.family in kinds]),
+        [s for s in signals if _of_kind(s, kinds, question) and s.service in named],
+        _marked([s for s in signals if _of_kind(s, kinds, question)]),
         _marked([s for s in signals if s.service in named and s.source != "change"]),
         _marked([s for s in signals if s.source != "change"]),
     ]
     found = next((tier for tier in tiers if tier), [])
     return min(found, key=lambda s: s.onset) if found else None
+
+
+def _of_kind(signal: SuspectSignal, kinds: set[str], question: str) -> bool:
+    """A change of the kind the question speaks of: of its family (slow: latency), or of a metric
+    its words name (lock waits: mysql_lock_wait_p99_seconds)."""
+    return signal.family in kinds or (signal.source == "metric" and focusing.names_metric(question, signal.name))
 
 
 def _marked(signals: list[SuspectSignal]) -> list[SuspectSignal]:

@@ -11,9 +11,11 @@ blame?" of nothing else, the latest such incident wins over the week's largest. 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from veridiag.agents.offline.intent import intent_book
 from veridiag.contracts.plan import Plan
@@ -93,12 +95,11 @@ def candidates(
             relevance *= NEIGHBOUR
         elif episode.service in pointed:
             relevance *= POINTED
-        if episode.family in kinds:
+        asked_kind = episode.family in kinds or (episode.source == "metric" and names_metric(question, episode.name))
+        if asked_kind:
             relevance *= ASKED_KIND
         weight = episode.score * relevance
-        found.append(
-            Candidate(episode.service, episode.onset, episode.end, weight, relevance > 1, episode.family in kinds)
-        )
+        found.append(Candidate(episode.service, episode.onset, episode.end, weight, relevance > 1, asked_kind))
     for service, first, last in term_bursts:
         relevance = NAMED if service in named else POINTED if service in pointed else 1.0
         found.append(Candidate(service, first, last, TERM * relevance, True))
@@ -169,6 +170,48 @@ def asked_kinds(plan: Plan, question: str) -> set[str]:
         if any(word.lower() in lowered for word in words):
             kinds.add(family)
     return kinds
+
+
+def names_metric(question: str, metric: str) -> bool:
+    """Whether a word of the question is a part of the metric's name that says what it measures
+    ("lock waits", 锁等待 → mysql_lock_wait_p99_seconds; ``intents.yaml`` ``metric_words``) — a
+    kind word (slow, errors) is a family already, and a unit or statistic (seconds, p99) names none."""
+    words = _question_parts(question)
+    return bool(words) and not words.isdisjoint(_metric_parts(metric))
+
+
+_PART = re.compile(r"[a-z][a-z0-9]*")
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+@lru_cache(maxsize=1)
+def _not_parts() -> frozenset[str]:
+    book = intent_book()
+    kind_words = {_singular(w.lower()) for words in book.rank_by.values() for w in words}
+    ignored = {w.lower() for w in book.metric_parts_ignored}
+    return frozenset(kind_words | ignored | {_singular(w) for w in ignored})
+
+
+@lru_cache(maxsize=64)
+def _question_parts(question: str) -> frozenset[str]:
+    lowered = question.lower()
+    words = {_singular(w) for w in _PART.findall(lowered) if len(w) >= 3}
+    for zh, parts in intent_book().metric_words.items():
+        if zh in question:
+            words |= {p.lower() for p in parts}
+    return frozenset(words - _not_parts())
+
+
+@lru_cache(maxsize=4096)
+def _metric_parts(metric: str) -> frozenset[str]:
+    return frozenset(_singular(p) for p in _PART.findall(metric.lower()) if len(p) >= 2)
 
 
 def around(

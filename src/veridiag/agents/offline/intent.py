@@ -35,6 +35,8 @@ class IntentBook(WordModel):
     symptoms: AnyOf
     alternatives: AnyOf
     levels: dict[Literal["ERROR", "WARN"], AnyOf]
+    metric_parts_ignored: list[Word]
+    metric_words: dict[str, list[Word]]
 
 
 @lru_cache(maxsize=1)
