@@ -109,9 +109,12 @@ def _answer(
     ]
     cleared: set[str] = set()
     if intent is not None and intent.kind == "blame" and intent.about:
-        causes = [_named(c.claim_text, known_services) for c in answering if c.claim_type == "root_cause"]
-        cause = causes[0] if causes else None
-        verdicts = [(suspect, _blame(suspect, cause, without_data)) for suspect in intent.suspects or [intent.about]]
+        roots = [c.claim_text for c in answering if c.claim_type == "root_cause"]
+        cause = _named(roots[0], known_services) if roots else None
+        verdicts = [
+            (suspect, _blame(suspect, cause, without_data, affected=bool(roots) and _names(roots[0], suspect)))
+            for suspect in intent.suspects or [intent.about]
+        ]
         # the verdict on a service without data already says it has none: not said twice
         silent = {suspect for suspect, key in verdicts if key == "blame_no_data"}
         sentences = [
@@ -120,7 +123,7 @@ def _answer(
             if not (c.claim_type == "observation" and any(_names(c.claim_text, s) for s in silent))
         ]
         sentences[0:0] = [text[key].format(service=suspect) for suspect, key in verdicts]
-        cleared |= {suspect for suspect, key in verdicts if key == "blame_no"}
+        cleared |= {suspect for suspect, key in verdicts if key.startswith("blame_no") and key != "blame_no_data"}
     # how bad, of the one service the answer names first (another's symptom would read as the same
     # incident) — never of a service it has just said is not to blame
     first = _named(answering[0].claim_text, known_services) if answering else None
@@ -131,12 +134,18 @@ def _answer(
     return ("" if lang == "zh" else " ").join(sentences)
 
 
-def _blame(suspect: str, cause: str | None, without_data: Sequence[str]) -> str:
-    """The template key: yes (the allowed root cause names ``suspect``), no (it names another),
-    cannot tell (there is none, or ``suspect`` has no data: what has none is never cleared or blamed)."""
+def _blame(suspect: str, cause: str | None, without_data: Sequence[str], *, affected: bool = False) -> str:
+    """The template key: yes (the allowed root cause names ``suspect`` first), no (it names
+    another — and, when it names ``suspect`` after it, as what the cause acted on: not the origin,
+    where it shows), cannot tell (there is none, or ``suspect`` has no data: what has none is
+    never cleared or blamed)."""
     if suspect in without_data:
         return "blame_no_data"
-    return "blame_unknown" if cause is None else "blame_yes" if cause == suspect else "blame_no"
+    if cause is None:
+        return "blame_unknown"
+    if cause == suspect:
+        return "blame_yes"
+    return "blame_no_affected" if affected else "blame_no"
 
 
 def _named(claim_text: str, known_services: Sequence[str]) -> str | None:
