@@ -38,6 +38,9 @@ ASKED: list[tuple[str, IntentId]] = [
     ("why is {s} slow?", "cause"),
     ("帮我看看 {s} 的原因", "cause"),
     ("{s} 持续了多久？", "duration"),
+    ("{s} 的 p99 延迟是多少？", "value"),
+    ("what was the cpu usage of {s}?", "value"),
+    ("how high was the latency of {s}", "value"),
     ("when did {s} recover?", "duration"),
     ("{s} 有没有异常？", "abnormal"),
     ("is {s} ok?", "abnormal"),
@@ -103,7 +106,7 @@ def test_something_down_or_ongoing_marks_the_latest_incident(words: str) -> None
 
 def test_every_intent_of_the_vocabulary_is_reachable_and_the_patterns_compile() -> None:
     kinds = {entry.id for entry in intent_book().intents}
-    assert kinds == {"blame", "count", "onset", "duration", "change", "rank", "cause", "abnormal"}
+    assert kinds == {"blame", "value", "count", "onset", "duration", "change", "rank", "cause", "abnormal"}
     reached = {kind for _template, kind in ASKED}
     assert reached == kinds
 
@@ -388,3 +391,40 @@ def test_how_long_and_when_it_recovered_ask_for_the_duration(template: str, serv
 )
 def test_how_long_it_has_been_is_still_its_onset(question: str) -> None:
     assert read_intent(question, []).kind == "onset"
+
+
+@given(
+    asked=st.sampled_from(
+        [
+            "{s} 的 CPU 是多少",
+            "{s} 内存占用多大",
+            "{s}的错误率是多少？",
+            "{s} 延迟有多高",
+            "what is the error rate of {s}?",
+            "what was {s}'s p99 latency",
+            "how much memory does {s} use?",
+            "How high was {s}'s lock wait",
+        ]
+    ),
+    service=SERVICES,
+    time=TIMES,
+)
+def test_what_a_measure_was_asks_for_its_value(asked: str, service: str, time: str) -> None:
+    assert read_intent(time + asked.format(s=service), [service]).kind == "value"
+
+
+@given(
+    asked=st.sampled_from(
+        [
+            "what was the cause of the latency of {s}?",
+            "what is the reason {s}'s cpu is high",
+            "{s} 报了多少条错误",
+            "how many errors did {s} log",
+            "{s} 的延迟为什么高",
+            "why is the memory of {s} so high?",
+        ]
+    ),
+    service=SERVICES,
+)
+def test_a_cause_or_a_count_of_a_measure_is_no_value(asked: str, service: str) -> None:
+    assert read_intent(asked.format(s=service), [service]).kind != "value"

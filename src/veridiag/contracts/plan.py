@@ -67,7 +67,7 @@ class ReadAs(BaseModel):
     service: str = Field(max_length=200)
 
 
-IntentId = Literal["blame", "count", "onset", "duration", "change", "rank", "cause", "abnormal"]
+IntentId = Literal["blame", "value", "count", "onset", "duration", "change", "rank", "cause", "abnormal"]
 
 
 class Intent(BaseModel):

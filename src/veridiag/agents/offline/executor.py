@@ -32,6 +32,7 @@ from veridiag.agents.offline import focus as focusing
 from veridiag.agents.offline.findings import STILL_GOING, Clock, Findings, Quote, spans_days
 from veridiag.agents.offline.skills import catalog, term_words
 from veridiag.agents.offline.still import answer_still
+from veridiag.agents.offline.value import answer_value, asked_metric
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.analysis.signatures import family_of
@@ -518,6 +519,8 @@ class _Execution:
         kinds = focusing.asked_kinds(plan, self.request.question)
         asked_at = focusing.moment(plan.time.at)
         question = self.request.question
+        if intent.kind == "value" and self._answer_value(kinds, asked_at):
+            return
         if intent.kind == "onset" and (first := _onset(evidence, self.named, kinds, asked_at, question)) is not None:
             self.findings.earliest(result, evidence, first)
             return
@@ -547,6 +550,24 @@ class _Execution:
             self.findings.no_standout(result, evidence)
         elif evidence.examined:
             self.findings.nothing_changed(result, evidence, answers=not led)
+
+    def _answer_value(self, kinds: set[str], at: datetime | None) -> bool:
+        """ "What was X's p99 at 15:20?": the metric asked about of each service asked about, read
+        over the window, its value at the moment (the newest without one) and its peak
+        (``value.py``); False when no service asked about has such a metric."""
+        plan = self.request.plan
+        services = list(self.named) or plan.pointed_services[:1]
+        answered = False
+        for service in services[:MAX_SUSPECTS]:
+            metrics = [m for _s, m, _u in self.catalogue.metrics(service)] if self.catalogue else []
+            metric = asked_metric(self.request.question, kinds, metrics, service)
+            if metric is None or not self._has("query_metrics"):
+                continue
+            result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(self.window)})
+            shown = [e for e in result.output.evidence if isinstance(e, MetricEvidence)] if result else []
+            if result is not None and shown:
+                answered = answer_value(self.findings, result, shown[0], at) or answered
+        return answered
 
     def _to_its_end(
         self, survey: Survey, change: SuspectSignal, at: datetime | None
@@ -874,7 +895,9 @@ def _onset(
 def _of_kind(signal: SuspectSignal, kinds: set[str], question: str) -> bool:
     """A change of the kind the question speaks of: of its family (slow: latency), or of a metric
     its words name (lock waits: mysql_lock_wait_p99_seconds)."""
-    return signal.family in kinds or (signal.source == "metric" and focusing.names_metric(question, signal.name))
+    return signal.family in kinds or (
+        signal.source == "metric" and focusing.names_metric(question, signal.name, signal.service)
+    )
 
 
 def _marked(signals: list[SuspectSignal]) -> list[SuspectSignal]:

@@ -95,7 +95,9 @@ def candidates(
             relevance *= NEIGHBOUR
         elif episode.service in pointed:
             relevance *= POINTED
-        asked_kind = episode.family in kinds or (episode.source == "metric" and names_metric(question, episode.name))
+        asked_kind = episode.family in kinds or (
+            episode.source == "metric" and names_metric(question, episode.name, episode.service)
+        )
         if asked_kind:
             relevance *= ASKED_KIND
         weight = episode.score * relevance
@@ -172,12 +174,20 @@ def asked_kinds(plan: Plan, question: str) -> set[str]:
     return kinds
 
 
-def names_metric(question: str, metric: str) -> bool:
+def names_metric(question: str, metric: str, service: str = "") -> bool:
     """Whether a word of the question is a part of the metric's name that says what it measures
     ("lock waits", 锁等待 → mysql_lock_wait_p99_seconds; ``intents.yaml`` ``metric_words``) — a
-    kind word (slow, errors) is a family already, and a unit or statistic (seconds, p99) names none."""
+    kind word (slow, errors) is a family already, a unit or statistic (seconds, p99) names none,
+    and neither does the name of the ``service`` it is of (mysql_… of mysql)."""
+    return bool(metric_words(question, metric, service))
+
+
+def metric_words(question: str, metric: str, service: str = "") -> frozenset[str]:
+    """The parts of the metric's name the question's words name (see ``names_metric``)."""
     words = _question_parts(question)
-    return bool(words) and not words.isdisjoint(_metric_parts(metric))
+    if not words:
+        return frozenset()
+    return (words & _metric_parts(metric)) - _metric_parts(service)
 
 
 _PART = re.compile(r"[a-z][a-z0-9]*")

@@ -1,0 +1,90 @@
+"""What a measure was: the metric asked about and its value at the moment asked, quoted from
+the query_metrics output line that shows it — generated outputs, and the demo as asked."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from veridiag.agents.offline.value import NEAREST, asked_metric, point_line
+from veridiag.config import Settings
+from veridiag.pipeline.factory import assemble
+from veridiag.text.render import iso
+
+START = datetime(2026, 7, 7, 15, 0, tzinfo=UTC)
+
+
+def _output(values: list[float], step: int) -> str:
+    points = [f"{iso(START + timedelta(minutes=i * step))} {v:g}ms" for i, v in enumerate(values)]
+    return "\n".join(["query_metrics service=x metric=y", "window: min …", "points:", *points])
+
+
+@given(
+    values=st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=60),
+    step=st.sampled_from([1, 2, 5]),
+    offset=st.integers(-20, 400),
+)
+def test_the_point_nearest_the_moment_is_quoted_as_written(values: list[float], step: int, offset: int) -> None:
+    text = _output(values, step)
+    at = START + timedelta(minutes=offset)
+    found = point_line(text, at)
+    times = [START + timedelta(minutes=i * step) for i in range(len(values))]
+    nearest = min(times, key=lambda t: abs((t - at).total_seconds()))
+    if abs(nearest - at) > NEAREST:
+        assert found is None  # no point near the moment: no value "at" it
+        return
+    assert found is not None
+    moment, line, shown = found
+    assert abs(moment - at) == abs(nearest - at)
+    assert line in text.splitlines() and line.endswith(shown)
+
+
+@given(values=st.lists(st.floats(0, 1e6, allow_nan=False), min_size=1, max_size=30))
+def test_without_a_moment_the_newest_point_is_the_value(values: list[float]) -> None:
+    found = point_line(_output(values, 1), None)
+    assert found is not None and found[0] == START + timedelta(minutes=len(values) - 1)
+
+
+def test_an_output_without_points_gives_no_value() -> None:
+    assert point_line("query_metrics …\nwindow: min 1ms, max 2ms\n", None) is None
+
+
+def test_the_metric_named_by_most_parts_wins_and_the_service_name_names_none() -> None:
+    metrics = ["mysql_lock_wait_p99_seconds", "mysql_threads_running", "mysql_slow_queries_per_minute"]
+    assert asked_metric("how high did the threads of mysql go?", {"latency"}, metrics, "mysql") == metrics[1]
+    assert asked_metric("mysql 的慢查询是多少", set(), metrics, "mysql") == metrics[2]
+    assert asked_metric("what is mysql's value?", set(), metrics, "mysql") is None
+    latency = ["http_request_p50_ms", "http_request_p99_ms"]
+    assert asked_metric("what was the p99 latency?", {"latency"}, latency) == "http_request_p99_ms"
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    assembly = assemble(Settings(home=Path(tmp_path_factory.mktemp("home"))))
+    yield assembly
+    assembly.close()
+
+
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        (
+            "what was order-service's p99 latency at 15:20?",
+            "http_request_p99_ms of order-service at 15:20: 8898ms; its peak during 14:50–15:50 was 9798ms (15:19).",
+        ),
+        ("order-service 15:20 的 p99 延迟是多少？", "order-service 的 http_request_p99_ms 在 15:20 为 8898ms；"),
+        ("how high did the threads of mysql go around 15:20?", "mysql_threads_running of mysql at 15:20: 89 threads"),
+        ("payment-service 的错误率是多少？10:05", "payment-service 的 http_error_percent 在 10:05 为 18.56%"),
+    ],
+)
+def test_what_a_measure_was_is_answered_by_its_value(demo: Any, question: str, opening: str) -> None:
+    result = demo.pipeline.run(question)
+    assert result.status == "completed" and result.answer is not None
+    headline = result.answer.split("\n\n")[1]
+    assert headline.startswith(opening), headline
+    assert "推断" not in headline.split("。")[0] and "inferred" not in headline.split(".")[0]
