@@ -50,6 +50,15 @@ def test_is_x_to_blame_is_answered_yes_or_no_first(demo: Any, question: str, ope
     assert named in headline and ("推断" in headline or "inferred" in headline)
 
 
+def test_a_symptom_with_a_suspect_is_judged_in_the_symptom_s_period(demo: Any) -> None:
+    """ "是不是mysql导致的支付超时？": the payments' period (10:00), not the gateway's timeout counter
+    (08:11), though "超时" is a part of that counter's name."""
+    result = demo.pipeline.run("是不是mysql导致的支付超时？")
+    scope, headline = result.answer.split("\n\n")[:2]
+    assert "09:45" in scope, scope
+    assert headline.startswith("不是 mysql。") and "payment-service" in headline, headline
+
+
 @pytest.mark.parametrize(
     ("question", "verdict"),
     [

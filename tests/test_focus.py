@@ -193,3 +193,12 @@ def test_chinese_metric_words_name_the_metric() -> None:
     assert names_metric("锁等待持续了多久？", "mysql_lock_wait_p99_seconds")
     assert names_metric("慢查询是什么时候开始的", "mysql_slow_queries_per_minute")
     assert not names_metric("支付为什么失败", "mysql_lock_wait_p99_seconds")
+
+
+def test_the_services_asked_about_come_before_a_kind_of_change_elsewhere() -> None:
+    """ "payment 为什么超时": payment's errors, not the gateway's latency though latency is a kind
+    the words might speak of."""
+    asked = plan(services=["payment"])
+    episodes = [episode("payment", 10, 0.5, "errors"), episode("gateway", 8, 2.0, "latency")]
+    focus = choose(asked, WEEK, candidates(asked, "why is payment slow?", episodes, []))
+    assert focus.at == DAY + timedelta(hours=10)

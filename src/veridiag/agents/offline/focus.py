@@ -54,6 +54,10 @@ class Candidate:
     relevant: bool = False
     #: ... and of those, first the kind of change the question speaks of (restarts, latency).
     asked_kind: bool = False
+    #: Of a service the question names, points at, or one they call: such changes come before a
+    #: change of the kind asked elsewhere ("是不是mysql导致的支付超时" is about payments' period,
+    #: not the gateway's timeouts).
+    about: bool = False
 
 
 @dataclass(frozen=True)
@@ -95,16 +99,17 @@ def candidates(
             relevance *= NEIGHBOUR
         elif episode.service in pointed:
             relevance *= POINTED
+        about = relevance > 1
         asked_kind = episode.family in kinds or (
             episode.source == "metric" and names_metric(question, episode.name, episode.service)
         )
         if asked_kind:
             relevance *= ASKED_KIND
         weight = episode.score * relevance
-        found.append(Candidate(episode.service, episode.onset, episode.end, weight, relevance > 1, asked_kind))
+        found.append(Candidate(episode.service, episode.onset, episode.end, weight, relevance > 1, asked_kind, about))
     for service, first, last in term_bursts:
         relevance = NAMED if service in named else POINTED if service in pointed else 1.0
-        found.append(Candidate(service, first, last, TERM * relevance, True))
+        found.append(Candidate(service, first, last, TERM * relevance, True, about=relevance > 1))
     return found
 
 
@@ -129,9 +134,16 @@ def choose(
         return Focus(max(start, end - RECENT), end, None, "most_recent")
     if not found:
         return Focus(start, end, None, "question" if plan.explicit_time else "whole_window")
-    # What has to do with the question first; among that, the latest incident when something is
-    # down or still failing (or an alert fired), else the strongest.
-    pool = [c for c in found if c.relevant and c.asked_kind] or [c for c in found if c.relevant] or list(found)
+    # What has to do with the question first — the services it is about before a kind of change
+    # elsewhere; among that, the latest incident when something is down or still failing (or an
+    # alert fired), else the strongest.
+    tiers = (
+        [c for c in found if c.about and c.asked_kind],
+        [c for c in found if c.about],
+        [c for c in found if c.relevant and c.asked_kind],
+        [c for c in found if c.relevant],
+    )
+    pool = next((tier for tier in tiers if tier), list(found))
     strongest = max(c.weight for c in pool)
     if plan.time.kind == "since":  # "since 10:00": what began then, the first strong change after it
         strong = [c for c in pool if c.weight >= MIN_SHARE * strongest and c.start >= start - PAD]
