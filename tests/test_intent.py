@@ -428,3 +428,33 @@ def test_what_a_measure_was_asks_for_its_value(asked: str, service: str, time: s
 )
 def test_a_cause_or_a_count_of_a_measure_is_no_value(asked: str, service: str) -> None:
     assert read_intent(asked.format(s=service), [service]).kind != "value"
+
+
+KIND_WORDS = [
+    ("网络", "network"), ("network", "network"), ("丢包", "network"), ("磁盘", "io"), ("disk", "io"),
+    ("cpu", "cpu"), ("CPU", "cpu"), ("内存", "memory"), ("memory leak", "memory"), ("内存泄漏", "memory"),
+]  # fmt: skip
+
+
+@given(
+    kind=st.sampled_from(KIND_WORDS),
+    template=st.sampled_from(
+        ["是不是{k}问题", "是不是{k}的问题？", "会不会是{k}导致的", "is it the {k}?", "could it be a {k} issue?",
+         "{k}的问题吗", "was it {k}?", "blame the {k}"]
+    ),
+    filler=FILLER,
+    time=TIMES,
+)  # fmt: skip
+def test_a_kind_of_fault_asked_about_yes_or_no_is_read(
+    kind: tuple[str, str], template: str, filler: str, time: str
+) -> None:
+    word, family = kind
+    assert read_intent(filler + time + template.format(k=word), []).kind_asked == family
+
+
+@given(asked=st.sampled_from(ASKED), service=SERVICES)
+def test_questions_about_services_ask_about_no_kind(asked: tuple[str, IntentId], service: str) -> None:
+    template, _kind = asked
+    if any(w in template.lower() for w in ("cpu", "内存", "memory")):
+        return
+    assert read_intent(template.format(s=service), [service]).kind_asked is None

@@ -88,3 +88,26 @@ def test_what_a_measure_was_is_answered_by_its_value(demo: Any, question: str, o
     headline = result.answer.split("\n\n")[1]
     assert headline.startswith(opening), headline
     assert "推断" not in headline.split("。")[0] and "inferred" not in headline.split(".")[0]
+
+
+@pytest.mark.parametrize(
+    ("question", "opening"),
+    [
+        ("is it cpu?", "Not CPU: none of the 6 services examined changed in CPU beyond its own history during"),
+        ("cpu 打满了吗？10点", "不是CPU：检查的 6 个服务在 09:30–10:30 都没有超出自身历史的CPU变化"),
+        ("是不是内存泄漏？", "内存有变化，但不是变化最大的：inventory-service，jvm_heap_used_mb"),
+    ],
+)
+def test_a_kind_of_fault_asked_about_is_answered_yes_or_no_first(demo: Any, question: str, opening: str) -> None:
+    result = demo.pipeline.run(question)
+    assert result.answer is not None
+    headline = result.answer.split("\n\n")[1]
+    assert headline.startswith(opening), headline
+
+
+def test_a_kind_the_data_does_not_measure_is_never_cleared(demo: Any) -> None:
+    """The demo holds no network metric: "is it the network?" is no "Not network" — a gap says why."""
+    result = demo.pipeline.run("is it the network?")
+    assert result.answer is not None
+    assert "Not network" not in result.answer and "not network" not in result.answer.lower().split("\n")[2]
+    assert "the data holds no network metric" in result.answer

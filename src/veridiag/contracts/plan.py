@@ -95,6 +95,9 @@ class Intent(BaseModel):
     still: str | None = Field(default=None, max_length=100)
     #: The words that asked it.
     phrase: str | None = Field(default=None, max_length=200)
+    #: A kind of fault asked about yes or no ("is it the network?": network — a family of
+    #: analysis/signatures.yaml), whatever else the question asks.
+    kind_asked: str | None = Field(default=None, max_length=40)
 
 
 class Plan(BaseModel):

@@ -502,6 +502,8 @@ class _Execution:
         if plan.intent.still is not None and plan.time.kind == "newest":  # "still failing?": first
             answer_still(self.findings, result, evidence, self._asked_still(), logs)
         intent = plan.intent
+        if intent.kind_asked is not None:  # "is it the network?": whether that kind changed, first
+            self._answer_kind(result, evidence, intent.kind_asked)
         if intent.kind == "count":
             if counts_services(self.request.question):
                 self._answer_changed(result, evidence)
@@ -550,6 +552,22 @@ class _Execution:
             self.findings.no_standout(result, evidence)
         elif evidence.examined:
             self.findings.nothing_changed(result, evidence, answers=not led)
+
+    def _answer_kind(self, survey: ToolCallResult, evidence: SuspectEvidence, family: str) -> None:
+        """ "Is it the network?": the change of that family the survey found (and whether it is
+        what changed most) or that none did — only when the data measures that family at all:
+        no network metric is no evidence of a quiet network (a gap says so)."""
+        catalogue = self.catalogue
+        measured = catalogue is not None and any(
+            family_of(metric).id == family
+            for service in evidence.examined
+            for _s, metric, _u in catalogue.metrics(service)
+        )
+        changed = [(s, g) for s in evidence.suspects for g in s.signals if g.family == family]
+        if changed or measured:
+            self.findings.kind_asked(survey, evidence, family, changed[0] if changed else None)
+        else:
+            self.findings.gap("kind_unmeasured", kind=self.findings.family(family))
 
     def _answer_value(self, kinds: set[str], at: datetime | None) -> bool:
         """ "What was X's p99 at 15:20?": the metric asked about of each service asked about, read

@@ -33,6 +33,7 @@ from veridiag.tools.records import (
     LogSample,
     MetricAnomaly,
     MetricEvidence,
+    Suspect,
     SuspectEvidence,
     SuspectSignal,
     TemplateCount,
@@ -414,6 +415,35 @@ class Findings:
         if len(evidence.suspects) > 1:
             quotes.append((survey, evidence.suspects[1].line))
         return self.claim("symptom", text, quotes, answers=True)
+
+    def kind_asked(
+        self,
+        survey: ToolCallResult,
+        evidence: SuspectEvidence,
+        family: str,
+        changed: tuple[Suspect, SuspectSignal] | None,
+    ) -> Claim:
+        """ "Is it the network?": yes when a change of that family is what changed most and stands
+        out, "it changed, not most" when one is lower, no when the period has none."""
+        kind = self.family(family)
+        start, end = self.clock.span(evidence.start, evidence.end)
+        if changed is None:
+            text = self.say("kind_none", kind=kind, count=len(evidence.examined), start=start, end=end)
+            return self.claim(
+                "observation", text, [(survey, evidence.line), (survey, evidence.verdict_line)], answers=True
+            )
+        suspect, signal = changed
+        top = evidence.standout and suspect is evidence.suspects[0] and suspect.signals[0] is signal
+        text = self.say(
+            "kind_yes" if top else "kind_also", kind=kind, service=suspect.service, what=self.signal(signal)
+        )
+        quotes = [
+            (survey, suspect.line),
+            (survey, signal.line),
+            *_words(survey, signal),
+            (survey, evidence.verdict_line),
+        ]
+        return self.claim("observation", text, quotes, answers=True)
 
     def most_changed(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
         """What is abnormal, asked as such: the service that changed most and how — no origin."""

@@ -151,7 +151,8 @@ def choose(
             return around(min(strong, key=lambda c: c.start), window, "question")
     # "Is X to blame?" with neither a time nor a symptom asks about the incident at hand, the
     # latest: judging X in the week's largest would answer about another incident.
-    at_hand = plan.intent.kind == "blame" and not any(c.relevant for c in found)
+    yes_or_no = plan.intent.kind == "blame" or plan.intent.kind_asked is not None  # "is it the network?" too
+    at_hand = yes_or_no and not any(c.relevant for c in found)
     if plan.intent.recent or plan.time.kind == "given" or at_hand:
         strong = [c for c in pool if c.weight >= MIN_SHARE * strongest]
         latest = max(strong, key=lambda c: c.start)

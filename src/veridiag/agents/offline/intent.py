@@ -27,6 +27,13 @@ class IntentWords(WordModel):
     patterns: list[Word]
 
 
+class KindsAsked(WordModel):
+    #: A family of analysis/signatures.yaml → the words people write for it.
+    words: dict[str, list[Word]]
+    #: How a kind is asked about yes or no, with ``{kind}`` where its words stand.
+    patterns: list[Word]
+
+
 class IntentBook(WordModel):
     intents: list[IntentWords]
     rank_by: dict[str, list[Word]]
@@ -37,6 +44,7 @@ class IntentBook(WordModel):
     levels: dict[Literal["ERROR", "WARN"], AnyOf]
     metric_parts_ignored: list[Word]
     metric_words: dict[str, list[Word]]
+    kinds_asked: KindsAsked
 
 
 @lru_cache(maxsize=1)
@@ -100,9 +108,30 @@ def read_intent(
                 recent=recent,
                 still=still.group(0) if still else None,
                 phrase=found.group(0)[:200],
+                kind_asked=kind_asked(text),
             )
     kind: IntentId = "cause" if book.symptoms.search(text) else "abnormal"
-    return Intent(kind=kind, recent=recent, still=still.group(0) if still else None)
+    return Intent(kind=kind, recent=recent, still=still.group(0) if still else None, kind_asked=kind_asked(text))
+
+
+def kind_asked(text: str) -> str | None:
+    """The kind of fault ``text`` asks about yes or no ("is it the network?": network), if any."""
+    for family, pattern in _kind_patterns():
+        if pattern.search(text):
+            return family
+    return None
+
+
+@lru_cache(maxsize=1)
+def _kind_patterns() -> list[tuple[str, re.Pattern[str]]]:
+    """One pattern a family: its words in every way a kind is asked about (compiled once)."""
+    kinds = intent_book().kinds_asked
+    found = []
+    for family, words in kinds.words.items():
+        either = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+        joined = "|".join(f"(?:{p.replace('{kind}', f'(?:{either})')})" for p in kinds.patterns)
+        found.append((family, _compile(joined)))
+    return found
 
 
 def intent_text(question: str) -> str:
