@@ -402,6 +402,8 @@ def test_how_long_it_has_been_is_still_its_onset(question: str) -> None:
             "{s} 延迟有多高",
             "what is the error rate of {s}?",
             "what was {s}'s p99 latency",
+            "what's the cpu of {s}?",
+            "{s} 的 p99 是多少",
             "how much memory does {s} use?",
             "How high was {s}'s lock wait",
         ]

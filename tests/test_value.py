@@ -61,6 +61,7 @@ def test_the_metric_named_by_most_parts_wins_and_the_service_name_names_none() -
     assert asked_metric("what is mysql's value?", set(), metrics, "mysql") is None
     latency = ["http_request_p50_ms", "http_request_p99_ms"]
     assert asked_metric("what was the p99 latency?", {"latency"}, latency) == "http_request_p99_ms"
+    assert asked_metric("X 的 p99 是多少", set(), ["mysql_threads_running", *latency]) == "http_request_p99_ms"
 
 
 @pytest.fixture(scope="module")

@@ -36,10 +36,12 @@ def asked_metric(question: str, kinds: set[str], metrics: Sequence[str], service
     scored = [(len(focusing.metric_words(question, m, service)), m) for m in metrics]
     most = max((count for count, _m in scored), default=0)
     named = [m for count, m in scored if most and count == most]
+    statistics = {s.lower() for s in _STATISTIC.findall(question)}
     of_kind = named or [m for m in metrics if family_of(m).id in kinds]
+    # "X 的 p99 是多少": the statistic alone names the metrics that hold it
+    of_kind = of_kind or [m for m in metrics if any(s in m.lower() for s in statistics)]
     if not of_kind:
         return None
-    statistics = {s.lower() for s in _STATISTIC.findall(question)}
     return next((m for m in of_kind if any(s in m.lower() for s in statistics)), of_kind[0])
 
 
