@@ -11,8 +11,10 @@ from hypothesis import HealthCheck, settings
 
 from tests.builders import METRIC_OUTPUT, invocation
 from tests.pg import own_schema
+from veridiag.config import Settings
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 settings.register_profile(
@@ -71,3 +73,11 @@ def empty_url(store_url: str) -> Iterator[str]:
 def demo_env(tmp_path_factory: pytest.TempPathFactory) -> EmbeddedEnvironment:
     """The bundled demo environment, loaded once for the test session (read-only use)."""
     return EmbeddedEnvironment(tmp_path_factory.mktemp("demo") / "embedded.db")
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Assembly]:
+    """The demo wired as ``veridiag ask`` wires it, in a home of its own for each test module."""
+    assembly = assemble(Settings(home=tmp_path_factory.mktemp("home")))
+    yield assembly
+    assembly.close()

@@ -23,13 +23,6 @@ from veridiag.pipeline.factory import assemble
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    assembly = assemble(Settings(home=tmp_path_factory.mktemp("home")))
-    yield assembly
-    assembly.close()
-
-
 def _line(stamp: str, level: str, msg: str, service: str) -> str:
     return json.dumps({"ts": stamp, "level": level, "msg": msg, "service": service})
 

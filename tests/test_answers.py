@@ -20,13 +20,6 @@ from veridiag.pipeline.factory import assemble
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    assembly = assemble(Settings(home=tmp_path_factory.mktemp("home")))
-    yield assembly
-    assembly.close()
-
-
 def first_paragraph(answer: str) -> str:
     """The headline: the paragraph after the scope line."""
     return answer.strip().split("\n\n")[1]

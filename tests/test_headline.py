@@ -20,13 +20,12 @@ from tests.builders import readable
 from veridiag.agents.engines import offline_roles
 from veridiag.agents.llm import llm_roles
 from veridiag.agents.template import template_answer, template_phrases
-from veridiag.config import LLMRoleSettings, LLMSettings, Settings
+from veridiag.config import LLMRoleSettings, LLMSettings
 from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis, ComposerInput, ComposerOutput
 from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import ClaimVerification
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.composer_guard import guard_composed
-from veridiag.pipeline.factory import assemble
 from veridiag.pipeline.headline import build_headline
 from veridiag.store import SessionStore
 from veridiag.text.entities import Corpus, extract_entities
@@ -36,11 +35,6 @@ from veridiag.tools.runner import Toolbox
 
 QUESTIONS = [(incident.id, question) for incident in bundled_environment().incidents for question in incident.questions]
 SENTENCE_END = re.compile(r"[。！？]|[.!?](?=\s|$)")
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return assemble(Settings(home=tmp_path_factory.mktemp("home")))
 
 
 @pytest.mark.parametrize(("incident", "question"), QUESTIONS, ids=[f"{i}-{q[:12]}" for i, q in QUESTIONS])

@@ -45,12 +45,6 @@ FAULTY = {
 NUMBER = re.compile(r"(?<![A-Za-z_\d.\-])\d+(?:\.\d+)?(?!\d)")
 
 
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    home = tmp_path_factory.mktemp("home")
-    return assemble(Settings(home=home))
-
-
 QUESTIONS = [(incident.id, question) for incident in bundled_environment().incidents for question in incident.questions]
 
 

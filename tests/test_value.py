@@ -4,7 +4,6 @@ the query_metrics output line that shows it — generated outputs, and the demo 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,8 +11,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from veridiag.agents.offline.value import NEAREST, asked_metric, point_line
-from veridiag.config import Settings
-from veridiag.pipeline.factory import assemble
 from veridiag.text.render import iso
 
 START = datetime(2026, 7, 7, 15, 0, tzinfo=UTC)
@@ -62,13 +59,6 @@ def test_the_metric_named_by_most_parts_wins_and_the_service_name_names_none() -
     latency = ["http_request_p50_ms", "http_request_p99_ms"]
     assert asked_metric("what was the p99 latency?", {"latency"}, latency) == "http_request_p99_ms"
     assert asked_metric("X 的 p99 是多少", set(), ["mysql_threads_running", *latency]) == "http_request_p99_ms"
-
-
-@pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    assembly = assemble(Settings(home=Path(tmp_path_factory.mktemp("home"))))
-    yield assembly
-    assembly.close()
 
 
 @pytest.mark.parametrize(
