@@ -48,14 +48,20 @@ class TokenWords(WordModel):
 
 
 @lru_cache(maxsize=1)
+def _token_words() -> TokenWords:
+    return bundled_words("veridiag.text", "tokens.yaml", TokenWords)
+
+
+@lru_cache(maxsize=1)
 def _stopwords() -> frozenset[str]:
-    words = bundled_words("veridiag.text", "tokens.yaml", TokenWords).stopwords
+    words = _token_words().stopwords
     return frozenset(word.lower() for word in (*words.zh, *words.en))
 
 
+@lru_cache(maxsize=1)
 def english_stopwords() -> frozenset[str]:
     """The English stop words of ``tokens.yaml``, lower case."""
-    return frozenset(word.lower() for word in bundled_words("veridiag.text", "tokens.yaml", TokenWords).stopwords.en)
+    return frozenset(word.lower() for word in _token_words().stopwords.en)
 
 
 def segment(text: str) -> str:
