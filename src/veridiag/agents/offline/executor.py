@@ -901,21 +901,13 @@ def _onset(
     if at is not None:
         signals = [s for s in signals if s.end >= at - BEFORE_AT]
     tiers = [
-        [s for s in signals if _of_kind(s, kinds, question) and s.service in named],
-        _marked([s for s in signals if _of_kind(s, kinds, question)]),
+        [s for s in signals if focusing.of_kind(s, kinds, question) and s.service in named],
+        _marked([s for s in signals if focusing.of_kind(s, kinds, question)]),
         _marked([s for s in signals if s.service in named and s.source != "change"]),
         _marked([s for s in signals if s.source != "change"]),
     ]
     found = next((tier for tier in tiers if tier), [])
     return min(found, key=lambda s: s.onset) if found else None
-
-
-def _of_kind(signal: SuspectSignal, kinds: set[str], question: str) -> bool:
-    """A change of the kind the question speaks of: of its family (slow: latency), or of a metric
-    its words name (lock waits: mysql_lock_wait_p99_seconds)."""
-    return signal.family in kinds or (
-        signal.source == "metric" and focusing.names_metric(question, signal.name, signal.service)
-    )
 
 
 def _marked(signals: list[SuspectSignal]) -> list[SuspectSignal]:

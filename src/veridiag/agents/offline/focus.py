@@ -19,7 +19,7 @@ from functools import lru_cache
 
 from veridiag.agents.offline.intent import intent_book
 from veridiag.contracts.plan import Plan
-from veridiag.tools.records import Episode
+from veridiag.tools.records import Episode, SuspectSignal
 
 #: A window at most this long is looked at whole.
 WHOLE = timedelta(minutes=90)
@@ -100,9 +100,7 @@ def candidates(
         elif episode.service in pointed:
             relevance *= POINTED
         about = relevance > 1
-        asked_kind = episode.family in kinds or (
-            episode.source == "metric" and names_metric(question, episode.name, episode.service)
-        )
+        asked_kind = of_kind(episode, kinds, question)
         if asked_kind:
             relevance *= ASKED_KIND
         weight = episode.score * relevance
@@ -185,6 +183,12 @@ def asked_kinds(plan: Plan, question: str) -> set[str]:
         if any(word.lower() in lowered for word in words):
             kinds.add(family)
     return kinds
+
+
+def of_kind(change: Episode | SuspectSignal, kinds: set[str], question: str) -> bool:
+    """A change of the kind the question speaks of: of its family (slow: latency), or of a metric
+    its words name (lock waits: mysql_lock_wait_p99_seconds)."""
+    return change.family in kinds or (change.source == "metric" and names_metric(question, change.name, change.service))
 
 
 def names_metric(question: str, metric: str, service: str = "") -> bool:

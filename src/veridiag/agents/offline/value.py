@@ -37,12 +37,12 @@ def asked_metric(question: str, kinds: set[str], metrics: Sequence[str], service
     most = max((count for count, _m in scored), default=0)
     named = [m for count, m in scored if most and count == most]
     statistics = {s.lower() for s in _STATISTIC.findall(question)}
-    of_kind = named or [m for m in metrics if family_of(m).id in kinds]
+    candidates = named or [m for m in metrics if family_of(m).id in kinds]
     # "X 的 p99 是多少": the statistic alone names the metrics that hold it
-    of_kind = of_kind or [m for m in metrics if any(s in m.lower() for s in statistics)]
-    if not of_kind:
+    candidates = candidates or [m for m in metrics if any(s in m.lower() for s in statistics)]
+    if not candidates:
         return None
-    return next((m for m in of_kind if any(s in m.lower() for s in statistics)), of_kind[0])
+    return next((m for m in candidates if any(s in m.lower() for s in statistics)), candidates[0])
 
 
 def point_line(text: str, at: datetime | None) -> tuple[datetime, str, str] | None:
