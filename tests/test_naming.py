@@ -361,6 +361,7 @@ WHICH_OR_HOW = [
     "the culprit service", "every service", "the impacted services", "our core services",
     "哪个服务", "哪些服务", "所有服务", "下游服务", "上游服务", "核心服务", "第三方服务", "这个系统",
     "整个系统", "相关服务", "其他服务", "受影响的服务", "各个服务", "业务系统", "出错的服务",
+    "重启服务", "检查服务", "宕机服务", "回滚服务", "the flapping service",
 ]  # fmt: skip
 NOUN_TEMPLATES = [
     "why is {k} slow?",
@@ -448,3 +449,32 @@ def test_a_chinese_kind_of_a_service_the_data_holds_points_to_it_and_is_never_wi
     plan = plan_of(template.format(k=kind + noun), ONLINE_BOUTIQUE)
     assert plan.unknown_services == [], plan.unknown_services
     assert plan.services or plan.pointed_services or plan.intent.about, plan
+
+
+@given(
+    stem=st.sampled_from(["payment", "order", "currency", "contact", "ticket", "seat"]),
+    shape=st.sampled_from(["{w}-service", "{w}service", "ts-{w}-service"]),
+    written=st.sampled_from(["the {w} service", "the {w}s service", "the {w} conversion service", "{w} svc"]),
+    template=st.sampled_from(NOUN_TEMPLATES),
+)
+def test_a_service_the_data_holds_is_never_said_to_lack_data_however_it_is_written(
+    stem: str, shape: str, written: str, template: str
+) -> None:
+    """ "is the payments service to blame?", "the currency conversion service": a word of the
+    phrase (or its singular) that is part of a known name points to that service."""
+    question = template.format(k=written.format(w=stem))
+    plan = plan_of(question, ["frontend", shape.format(w=stem)])
+    assert plan.unknown_services == [], (question, plan.unknown_services)
+
+
+@given(
+    asked=st.sampled_from(
+        [("结账服务", "checkoutservice"), ("联系人服务", "ts-contacts-service"), ("推荐系统", "recommendationservice")]
+    ),
+    template=st.sampled_from(NOUN_TEMPLATES),
+)
+def test_a_chinese_name_of_a_service_the_data_holds_is_never_said_to_lack_data(
+    asked: tuple[str, str], template: str
+) -> None:
+    word, service = asked
+    assert plan_of(template.format(k=word), ["frontend", service]).unknown_services == []

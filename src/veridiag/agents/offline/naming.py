@@ -223,17 +223,17 @@ def _component(word: str) -> bool:
     return any(folded == w.lower() for c in components().components for w in (c.name, *c.aliases))
 
 
-#: rjieba's tags of a word that can be a service's name (nouns, verbal nouns, verbs: 账单, 推荐,
-#: 计费); a pronoun (哪个), direction (下游), numeral, adjective or adverb only says which or how.
-_NAMING_TAGS = frozenset({"n", "nz", "vn", "v", "nr", "ns", "nt", "nrt", "j"})
-#: Tags of a word before that one that make one name with it (用户中心服务): nouns only, so
-#: "帮我看看推荐服务" is 推荐服务, not 看看推荐服务.
-_NOUN_TAGS = _NAMING_TAGS - {"v"}
+#: rjieba's tags of a word that can be a service's name (nouns and verbal nouns: 账单, 计费); a
+#: verb (重启服务, 检查服务: what is done to a service), pronoun (哪个), direction (下游), numeral,
+#: adjective or adverb only says what is done to it, which or how. (A kind named by a verb, 推荐,
+#: 支付, is a kind word of aliases.yaml.)
+_NAMING_TAGS = frozenset({"n", "nz", "vn", "nr", "ns", "nt", "nrt", "j"})
 #: Words before a service noun taken as one name at most (用户中心服务).
 _MAX_ZH_WORDS = 2
 #: Han characters before a service noun read for its name: a name is one or two words.
 _ZH_NAME_RUN = re.compile(f"[{HAN}]{{1,8}}$")
-_EN_BEFORE = re.compile(r"(?<![A-Za-z0-9_.-])([a-z][a-z0-9]{2,})\s*$")
+#: The word before a service noun, and the one before it ("the currency conversion service").
+_EN_BEFORE = re.compile(r"(?:(?<![A-Za-z0-9_.-])([a-z][a-z0-9]{2,})\s+)?(?<![A-Za-z0-9_.-])([a-z][a-z0-9]{2,})\s*$")
 
 
 def services_by_noun(question: str, known: Sequence[str], kind_words: Sequence[str]) -> list[str]:
@@ -249,7 +249,9 @@ def services_by_noun(question: str, known: Sequence[str], kind_words: Sequence[s
     found: dict[str, int] = {}
 
     def unnamed(word: str) -> bool:
-        return word not in taken and not _component(word) and not any(word in name for name in names)
+        # "payments service" is payment-service's: a plural names what its singular names
+        forms = {word, word[:-1]} if word.endswith("s") and len(word) > 3 else {word}
+        return not forms & taken and not _component(word) and not any(f in name for f in forms for name in names)
 
     for noun in nouns:
         for at in re.finditer(
@@ -258,11 +260,11 @@ def services_by_noun(question: str, known: Sequence[str], kind_words: Sequence[s
             before = _EN_BEFORE.search(text, 0, at.start())
             if before is None:
                 continue
-            word = before.group(1)
+            word, earlier = before.group(2), before.group(1)
             if word in generic_en or word in nouns or (word.endswith(("ed", "est")) and len(word) >= 6):
                 continue
-            if unnamed(word):
-                found.setdefault(text[before.start(1) : at.end()], before.start(1))
+            if unnamed(word) and (earlier is None or unnamed(earlier)):  # "currency conversion": currencyservice's
+                found.setdefault(text[before.start(2) : at.end()], before.start(2))
     if has_cjk(text) and any(not n.isascii() and n in text for n in nouns):
         found |= {
             phrase: at
@@ -289,7 +291,7 @@ def _zh_services(
         for word, tag in reversed(tagged(run.group(0))):
             if len(name) == _MAX_ZH_WORDS or len(word) < 2 or word in stop:
                 break
-            if tag not in (_NOUN_TAGS if name else _NAMING_TAGS):
+            if tag not in _NAMING_TAGS:
                 break
             name.insert(0, word)
         if name and all(unnamed(part) for part in name):
