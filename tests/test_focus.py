@@ -202,3 +202,11 @@ def test_the_services_asked_about_come_before_a_kind_of_change_elsewhere() -> No
     episodes = [episode("payment", 10, 0.5, "errors"), episode("gateway", 8, 2.0, "latency")]
     focus = choose(asked, WEEK, candidates(asked, "why is payment slow?", episodes, []))
     assert focus.at == DAY + timedelta(hours=10)
+
+
+def test_is_x_to_blame_is_not_drawn_to_x_s_neighbours_incident() -> None:
+    """The services around X would choose X's vicinity's incident as much as X's own would."""
+    asked = plan(services=["payment"], intent=Intent(kind="blame", about="payment"))
+    episodes = [episode("caller", 10, 3.0), episode("mysql", 15, 2.0)]
+    found = candidates(asked, "is payment to blame?", episodes, [], ["caller"])
+    assert choose(asked, WEEK, found).at == DAY + timedelta(hours=15)

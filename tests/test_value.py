@@ -71,6 +71,14 @@ def test_the_metric_named_by_most_parts_wins_and_the_service_name_names_none() -
         ("order-service 15:20 的 p99 延迟是多少？", "order-service 的 http_request_p99_ms 在 15:20 为 8898ms；"),
         ("how high did the threads of mysql go around 15:20?", "mysql_threads_running of mysql at 15:20: 89 threads"),
         ("payment-service 的错误率是多少？10:05", "payment-service 的 http_error_percent 在 10:05 为 18.56%"),
+        # a gauge counted ("how many threads"), a measure by part of its name, no service named
+        ("how many threads were running on mysql at 15:18?", "mysql_threads_running of mysql at 15:18: 96 threads"),
+        (
+            "how many pending connections did payment-service have at 10:10?",
+            "hikaricp_connections_pending of payment-service at 10:10: 34 connections",
+        ),
+        ("what was mysql's lock wait at 15:30?", "mysql_lock_wait_p99_seconds of mysql at 15:30: 47.85s"),
+        ("how high did the threads go?", "mysql_threads_running of mysql was 5 threads at its newest point"),
     ],
 )
 def test_what_a_measure_was_is_answered_by_its_value(demo: Any, question: str, opening: str) -> None:

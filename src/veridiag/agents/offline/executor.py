@@ -569,12 +569,26 @@ class _Execution:
         else:
             self.findings.gap("kind_unmeasured", kind=self.findings.family(family))
 
+    def _naming_a_metric(self) -> list[str]:
+        """The service with the metric the question names most parts of ("how high did the
+        threads go?": mysql, for mysql_threads_running), when it names no service."""
+        if self.catalogue is None:
+            return []
+        question = self.request.question
+        named = [
+            (len(focusing.metric_words(question, metric, service)), service)
+            for service in self.catalogue.services()
+            for _s, metric, _u in self.catalogue.metrics(service)
+        ]
+        most, service = max(named, default=(0, ""))
+        return [service] if most else []
+
     def _answer_value(self, kinds: set[str], at: datetime | None) -> bool:
         """ "What was X's p99 at 15:20?": the metric asked about of each service asked about, read
         over the window, its value at the moment (the newest without one) and its peak
         (``value.py``); False when no service asked about has such a metric."""
         plan = self.request.plan
-        services = list(self.named) or plan.pointed_services[:1]
+        services = list(self.named) or plan.pointed_services[:1] or self._naming_a_metric()
         answered = False
         for service in services[:MAX_SUSPECTS]:
             metrics = [m for _s, m, _u in self.catalogue.metrics(service)] if self.catalogue else []

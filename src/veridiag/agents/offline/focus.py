@@ -85,6 +85,8 @@ def candidates(
     # weighed as any service's, so the symptom (the question's words, its kind, its time) chooses
     # the period — not X's own largest incident.
     accused = {plan.intent.about} if plan.intent.kind == "blame" and plan.intent.about else set()
+    if accused and named <= accused:  # nor are the services around X: they would choose X's incident
+        neighbours = ()
     found = []
     for episode in episodes:
         if episode.score < MIN_SCORE:
