@@ -417,6 +417,12 @@ def test_a_chinese_name_before_a_service_noun_is_a_service_without_data(name: st
     assert [u for u in plan.unknown_services if name in u] == [name + noun], plan.unknown_services
 
 
+def test_a_generic_word_before_the_name_is_no_part_of_a_known_name() -> None:
+    """ "the" is inside ts-order-other-service: "the billing service" is billing's all the same."""
+    plan = plan_of("why is the billing service slow since 10:00?", ["ts-order-other-service", "frontend"])
+    assert plan.unknown_services == ["billing service"], plan.unknown_services
+
+
 @given(service=st.sampled_from(["billing-service", "billingservice", "billing"]))
 def test_a_name_before_a_noun_that_a_known_service_carries_is_that_service(service: str) -> None:
     plan = plan_of("why is the billing service slow?", ["frontend", service])

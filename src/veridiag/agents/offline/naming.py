@@ -263,7 +263,8 @@ def services_by_noun(question: str, known: Sequence[str], kind_words: Sequence[s
             word, earlier = before.group(2), before.group(1)
             if word in generic_en or word in nouns or (word.endswith(("ed", "est")) and len(word) >= 6):
                 continue
-            if unnamed(word) and (earlier is None or unnamed(earlier)):  # "currency conversion": currencyservice's
+            # "currency conversion service": currencyservice's — a generic word before names none
+            if unnamed(word) and (earlier is None or earlier in generic_en or unnamed(earlier)):
                 found.setdefault(text[before.start(2) : at.end()], before.start(2))
     if has_cjk(text) and any(not n.isascii() and n in text for n in nouns):
         found |= {
