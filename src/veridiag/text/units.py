@@ -36,6 +36,8 @@ class UnitSpellings(WordModel):
 
 class UnitWords(WordModel):
     units: list[UnitSpellings] = Field(min_length=1)
+    size_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
+    field_words: dict[Word, list[Word]] = Field(default_factory=dict)
     bare_number_dimensions: list[Word] = Field(default_factory=list)
     chinese_numeral_units: list[Word] = Field(default_factory=list)
 
@@ -47,7 +49,7 @@ class UnitWords(WordModel):
                 raise ValueError(f"spelling {spelling!r} belongs to more than one unit")
             seen.add(spelling)
         dimensions = {unit.dimension for unit in self.units}
-        unknown = [d for d in self.bare_number_dimensions if d not in dimensions]
+        unknown = [d for d in [*self.bare_number_dimensions, *self.field_words] if d not in dimensions]
         if unknown:
             raise ValueError(f"bare_number_dimensions names no unit's dimension: {unknown}")
         return self
@@ -69,6 +71,10 @@ class UnitTable:
     #: Dimensions where a bare number may stand for the quantity (small texts only).
     bare_ok: frozenset[str]
     chinese_numeral_units: tuple[str, ...]
+    #: Case-sensitive size suffixes (``1931M``) → the factors they may mean.
+    size_letters: dict[str, tuple[Decimal, ...]]
+    #: dimension → words a field's name has when its bare number is of that dimension.
+    field_words: dict[str, frozenset[str]]
 
     @classmethod
     def from_words(cls, words: UnitWords) -> UnitTable:
@@ -77,7 +83,14 @@ class UnitTable:
         for spelling, unit in by_spelling.items():
             grouped.setdefault(unit.dimension, {}).setdefault(unit.factor, set()).add(spelling)
         groups = {d: [(f, frozenset(sp)) for f, sp in by_factor.items()] for d, by_factor in grouped.items()}
-        return cls(by_spelling, groups, frozenset(words.bare_number_dimensions), tuple(words.chinese_numeral_units))
+        return cls(
+            by_spelling,
+            groups,
+            frozenset(words.bare_number_dimensions),
+            tuple(words.chinese_numeral_units),
+            {letter: tuple(factors) for letter, factors in words.size_letters.items()},
+            {dimension: frozenset(w.lower() for w in names) for dimension, names in words.field_words.items()},
+        )
 
     def alternation(self) -> str:
         """Every spelling, longest first, for a regular expression."""

@@ -1438,3 +1438,78 @@ def interpret_time(question: str, *, anchor: datetime, tz: tzinfo | str = "UTC")
     phrase = question[best.spans[0][0] : best.spans[-1][1]]
     at = best.at.astimezone(UTC) if best.at is not None else None
     return TimeWindow(best.start.astimezone(UTC), best.end.astimezone(UTC), phrase, best.kind, best.spans, at)
+
+
+# --- clocks as facts: what the claim checks read a written time as ----------------------------
+
+
+@dataclass(frozen=True)
+class WrittenClock:
+    """A clock written in words ("下午1点", "两点半", "14点05分") where it stands in the text,
+    as a 24-hour time of day (``hour`` 24 is the next midnight: 晚上12点)."""
+
+    start: int
+    end: int
+    hour: int
+    minute: int
+    second: int
+
+    @property
+    def spelled(self) -> str:
+        """``HH:MM`` (``HH:MM:SS`` when seconds were written): how tool outputs write it."""
+        clock = f"{self.hour:02d}:{self.minute:02d}"
+        return f"{clock}:{self.second:02d}" if self.second else clock
+
+
+#: Characters every Chinese clock word has (点 / 時 …): a text without any holds none.
+_ZH_CLOCK_HINT = re.compile("[点點时時]")
+
+
+def written_clocks(text: str) -> list[WrittenClock]:
+    """The Chinese clock words of ``text`` with the part of the day written right before them
+    (下午1点 is 13:00, 凌晨12点 is 00:00, 晚上12点 is 24:00), read by the same rules as a
+    question's times. "一点" alone ("慢了一点") and list items (第二点) are no clocks."""
+    if not _ZH_CLOCK_HINT.search(text):
+        return []
+    ctx = _Context.at(datetime(2000, 1, 2, tzinfo=UTC), UTC)  # no day is read: any anchor does
+    parts = sorted(_zh_parts(text, ctx), key=lambda atom: atom.start)
+    found = []
+    for atom in _zh_clocks(text, ctx):
+        part = next((p for p in reversed(parts) if p.end <= atom.start and not text[p.end : atom.start].strip()), None)
+        if atom.clock is None or (atom.weak and part is None):  # 凌晨一点 is a clock, 慢了一点 is not
+            continue
+        offset = _clock_offset(atom.clock, part.part if part else None)
+        hours, rest = divmod(int(offset.total_seconds()), 3600)
+        start = part.start if part else atom.start
+        hour = hours if hours == 24 and not rest else hours % 24  # 晚上1点 is 01:00 of the next day
+        found.append(WrittenClock(start, atom.end, hour, rest // 60, rest % 60))
+    return found
+
+
+def zone_beside(text: str, start: int, end: int) -> tzinfo | None:
+    """The zone named right before or after ``text[start:end]`` ("北京时间 13:40", "13:40 PST",
+    "10:00 (UTC+8)"), or None."""
+    pattern, keys, chinese_only = _zone_words()
+    window_start, window_end = max(0, start - 24), min(len(text), end + 24)
+    chinese = has_cjk(text[window_start:window_end])
+    for match in _OFFSET_NAME.finditer(text, window_start, window_end):
+        if _beside(text, (start, end), match.span()):
+            hours, minutes = int(match.group("hours")), int(match.group("minutes") or 0)
+            if hours <= 14 and minutes < 60:
+                sign = -1 if match.group("sign") == "-" else 1
+                return timezone(sign * timedelta(hours=hours, minutes=minutes))
+    for match in pattern.finditer(text, window_start, window_end):
+        word = _fold_zone_word(match.group())
+        if (word in chinese_only and not chinese) or _OFFSET_AFTER.match(text, match.end()):
+            continue
+        if _beside(text, (start, end), match.span()):
+            return _zone(keys[word])
+    return None
+
+
+#: What may stand between a written time and its zone as a fact: blanks, brackets, 的.
+_ZONE_JOIN = re.compile(r"[\s(（)）的]*")
+
+
+def _beside(text: str, span: tuple[int, int], mention: tuple[int, int]) -> bool:
+    return bool(_ZONE_JOIN.fullmatch(text, mention[1], span[0]) or _ZONE_JOIN.fullmatch(text, span[1], mention[0]))

@@ -31,7 +31,7 @@ from veridiag.contracts.verifier import (
     VerifierPayload,
 )
 from veridiag.gatekeeper.matching import AnchoredMatcher
-from veridiag.text.entities import Corpus, Entity, extract_entities
+from veridiag.text.entities import Corpus, Entity, derived_duration, extract_entities
 from veridiag.text.render import invocation_json
 from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
 
@@ -103,6 +103,9 @@ class OfflineVerifier:
         best = max((self._score(e, usable) for e in excerpts if e.strip()), default=0.0)
         if missing:
             regions = excerpts + _aligned_regions(excerpts, usable)
+            quoted = Corpus(regions)
+            missing = [e for e in missing if not derived_duration(e, text, quoted)]
+        if missing:
             if any(_conflicts(e, regions) for e in missing):
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs
             listed = ", ".join(e.text for e in missing)

@@ -23,7 +23,7 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
-from veridiag.text.entities import Corpus, Entity, TextFacts
+from veridiag.text.entities import Corpus, Entity, TextFacts, derived_duration
 
 
 class GroundingParams(BaseModel):
@@ -122,7 +122,12 @@ class _Check:
         they align with) or the calls' context; elsewhere in the output only warns."""
         near = Corpus([*regions, *(self.context_text(inv) for inv in sources)])
         entities = self.entities(text, near.tokens)
-        outside = [entity for entity in entities if not near.contains(entity, literal=literal)]
+        outside = [
+            entity
+            for entity in entities
+            if not near.contains(entity, literal=literal)
+            and (literal or not isinstance(text, str) or not derived_duration(entity, text, near))
+        ]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
         ids = ", ".join(str(inv.id) for inv in sources)

@@ -1,0 +1,150 @@
+"""Equivalent forms are the same fact (issue 27, deliverable 1): a claim may write what a tool
+output states in another unit, clock, zone or convention, and is grounded exactly when the
+value is the same. Each property generates the variants and the near misses."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import ROUND_HALF_EVEN, Decimal
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from veridiag.text.entities import Corpus, derived_duration, extract_entities
+
+_CN = "零一二三四五六七八九"
+
+
+def _grounded(claim: str, output: str) -> bool:
+    corpus = Corpus([output])
+    entities = extract_entities(claim)
+    assert entities, claim
+    return all(corpus.contains(e) or derived_duration(e, claim, corpus) for e in entities)
+
+
+def _cn_number(n: int) -> str:
+    if n < 10:
+        return _CN[n]
+    tens, ones = divmod(n, 10)
+    return ("" if tens == 1 else _CN[tens]) + "十" + (_CN[ones] if ones else "")
+
+
+def _zh_clock(hour: int, minute: int, numerals: bool) -> str:
+    """A 24-hour clock as a Chinese speaker writes it: with the part of the day."""
+    part = "凌晨" if hour < 6 else "上午" if hour < 12 else "中午" if hour == 12 else "下午" if hour < 18 else "晚上"
+    twelve = hour if hour <= 12 else hour - 12
+    h = _cn_number(twelve) if numerals else str(twelve)
+    if minute == 0:
+        return f"{part}{h}点"
+    if minute == 30:
+        return f"{part}{h}点半"
+    m = (_cn_number(minute) if minute >= 10 else "零" + _cn_number(minute)) if numerals else f"{minute:02d}"
+    return f"{part}{h}点{m}分"
+
+
+def _en_clock(hour: int, minute: int) -> str:
+    twelve = hour % 12 or 12
+    return f"{twelve}:{minute:02d} {'pm' if hour >= 12 else 'am'}"
+
+
+clocks = st.tuples(st.integers(0, 23), st.integers(0, 59))
+
+
+@given(clocks, st.sampled_from(["zh", "zh-numerals", "en", "24h"]), st.integers(1, 11))
+def test_a_clock_written_any_way_is_the_time_of_the_line(clock: tuple[int, int], form: str, shift: int) -> None:
+    hour, minute = clock
+    output = f"2026-07-07T{hour:02d}:{minute:02d}:41.120Z ERROR payment-service ERR_TIMEOUT"
+
+    def spell(h: int) -> str:
+        if form == "en":
+            return _en_clock(h, minute)
+        if form == "24h":
+            return f"{h:02d}:{minute:02d}"
+        return _zh_clock(h, minute, numerals=form == "zh-numerals")
+
+    assert _grounded(f"支付在 {spell(hour)} 超时", output)
+    assert not _grounded(f"支付在 {spell((hour + shift) % 24)} 超时", output)
+
+
+@given(clocks, st.sampled_from(["北京时间", "UTC+8", "(UTC+8)"]), st.booleans())
+def test_a_zoned_clock_is_compared_as_an_instant(clock: tuple[int, int], zone: str, before: bool) -> None:
+    hour, minute = clock
+    output = f"2026-07-07T{hour:02d}:{minute:02d}:00Z ERROR gateway upstream timeout"
+    local = datetime(2026, 7, 7, hour, minute, tzinfo=UTC) + timedelta(hours=8)
+
+    def claim(h: int, m: int) -> str:
+        written = f"{h:02d}:{m:02d}"
+        return f"{zone} {written} 网关超时" if before else f"网关在 {written} {zone} 超时"
+
+    assert _grounded(claim(local.hour, local.minute), output)
+    assert not _grounded(claim(hour, minute), output)  # the UTC wall clock, called Beijing time
+
+
+@given(
+    st.integers(200, 16000),
+    st.sampled_from(["GB", "GiB", "MB", "MiB"]),
+    st.integers(0, 2),
+    st.sampled_from(["约 ", "", "about "]),
+)
+def test_a_size_letter_converts_like_a_unit(mib: int, unit: str, places: int, approx: str) -> None:
+    """A GC log's ``1931M`` written as "约 1.9 GB" / "1.89 GiB" / "1931 MB"; a value two steps
+    of the written precision away is another size."""
+    output = f"[Full GC (Allocation Failure) {mib}M->{mib}M({mib * 2}M), 3.21 secs]"
+    size = Decimal(mib) * (1 << 20)
+    factor = {"GB": Decimal(10) ** 9, "GiB": Decimal(1 << 30), "MB": Decimal(10) ** 6, "MiB": Decimal(1 << 20)}[unit]
+    step = Decimal(1).scaleb(-places)
+    # The claim reads M as MiB, converts, rounds to its precision.
+    written = (size / factor).quantize(step, rounding=ROUND_HALF_EVEN)
+    if written <= 0:
+        return
+    assert _grounded(f"堆占用 {approx}{written} {unit}", output)
+    far = written + 3 * step + (size / factor) * Decimal("0.06")  # beyond both readings of M
+    assert not _grounded(f"堆占用 {approx}{far} {unit}", output)
+
+
+@given(
+    st.sampled_from(["Query_time", "Lock_time", "elapsed", "latency_ms", "duration_s", "rt"]),
+    st.decimals(min_value=Decimal("0.1"), max_value=Decimal("900"), places=1),
+    st.sampled_from(["s", "秒", "ms", "毫秒"]),
+)
+def test_a_bare_value_has_the_unit_its_field_names(key: str, value: Decimal, unit: str) -> None:
+    output = f"# {key}: {value}  Rows_sent: 0  Rows_examined: 1204"
+    base = Decimal("0.001") if key.endswith("_ms") else Decimal(1)  # a field without a unit: seconds
+    seconds = value * base
+    written = seconds if unit in ("s", "秒") else seconds * 1000
+    assert _grounded(f"锁等待 {written.normalize():f} {unit}", output)
+    assert not _grounded(f"锁等待 {(written * 3 + 7).normalize():f} {unit}", output)
+
+
+@given(st.sampled_from([500, 502, 503, 504]), st.sampled_from([500, 502, 503, 504]))
+def test_a_status_code_in_the_plural(code: int, other: int) -> None:
+    output = f'10.0.0.7 - - [07/Jul/2026:10:05:11 +0000] "GET /checkout HTTP/1.1" {code} 0'
+    assert _grounded(f"the gateway returned {code}s", output)
+    if other != code:
+        assert not _grounded(f"the gateway returned {other}s", output)
+
+
+@given(
+    st.integers(0, 86000),
+    st.integers(1, 600),
+    st.sampled_from(["{n} 秒后", "{n} s later", "{m} 分钟后", "{m} minutes later", "{m} 分钟内"]),
+)
+def test_a_derived_duration_is_computed(start: int, apart: int, form: str) -> None:
+    first = datetime(2026, 7, 7, tzinfo=UTC) + timedelta(seconds=start)
+    second = first + timedelta(seconds=apart * 60 if "{m}" in form else apart)
+    evidence = Corpus([f"{first:%Y-%m-%dT%H:%M:%S}Z deploy v42", f"{second:%Y-%m-%dT%H:%M:%S}Z ERROR timeout"])
+    if second.date() != first.date():
+        return  # a clock pair across midnight is not read as a difference
+    claim = "发布" + form.format(n=apart, m=apart) + "开始报错"
+    (duration,) = extract_entities(claim)
+    assert derived_duration(duration, claim, evidence)
+    wrong = "发布" + form.format(n=apart + 7, m=apart + 7) + "开始报错"
+    (other,) = extract_entities(wrong)
+    assert "内" in form or not derived_duration(other, wrong, evidence)
+
+
+def test_midnight_and_seconds_of_another_clock() -> None:
+    assert _grounded("18:00–24:00", "window 2026-07-07T18:00:00Z – 2026-07-08T00:00:00Z")
+    # 14:28 is the minutes and seconds of 14:14:28, not a clock of this output
+    assert not _grounded("at 14:28", "2026-07-07T14:14:28Z ERROR x")
+    assert _grounded("at 14:14", "2026-07-07T14:14:28Z ERROR x")
