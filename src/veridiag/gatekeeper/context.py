@@ -190,6 +190,23 @@ class ValidationContext:
         self._located[key] = best
         return best
 
+    def quoted_lines(self, claim: ClaimView, aligned_at: float = 0.5) -> list[str]:
+        """The claim's excerpts and the whole lines of its cited outputs they align with (at
+        ``aligned_at`` or better): what the claim's own evidence says, memoised per run."""
+        key = ("quoted_lines", claim.index, aligned_at)
+        if key not in self.memo:
+            lines: list[str] = []
+            for binding in claim.bindings:
+                if not isinstance(binding.excerpt, str) or not binding.excerpt.strip():
+                    continue
+                lines.append(binding.excerpt)
+                for invocation in binding.usable:
+                    located = self.locate(binding.excerpt, invocation)
+                    if located is not None and located.score >= aligned_at:
+                        lines.append(located.region())
+            self.memo[key] = lines
+        return list(self.memo[key])
+
     def usable_invocation(self, raw_id: JsonValue) -> InvocationView | None:
         """The invocation behind a cited id if it exists and belongs to this session."""
         invocation_id = as_invocation_id(raw_id)

@@ -21,6 +21,11 @@ the outcome *less* confident:
   ``reasonable_inference``, however well its excerpts match.
   Both hold for a claim of another type whose words name a cause: ``claim.root_cause_support``
   checks it (its ``causalWording``), and a claim that rule checked is a root cause.
+- ``content.contradicts`` / ``content.unstated`` / ``content.inferred``: what
+  ``claim.stated_content`` found a claim says beyond its quoted lines ⇒ at most
+  ``contradicted`` (a direction they state the other way), ``overstated`` (an absolute or an
+  interpretation they do not state: carried as a hypothesis), ``reasonable_inference`` (a
+  direction, evaluation or ratio they do not state).
 - ``grounding.elsewhere``: a fact of a claim found in the cited output but not in the claim's
   own excerpts (``claim.entity_grounding`` warns: it may count another window or incident)
   ⇒ that claim is at most ``unsupported``, so the verdict is at most LOW_CONFID.
@@ -50,6 +55,7 @@ from veridiag.contracts.verifier import (
     Verdict,
     VerifierEvaluation,
 )
+from veridiag.gatekeeper.rules.stated_content import CONTRADICTS, INFERRED, UNSTATED
 from veridiag.pipeline.hook import HookResult
 from veridiag.pipeline.verifier_reply import ParsedVerifier
 
@@ -103,6 +109,7 @@ class GuardContext:
 
 
 _ROOT_CAUSE_RULE = "claim.root_cause_support"
+_STATED_RULE = "claim.stated_content"
 
 
 # --- claim guards: the best label a claim may have, whatever the verifier said ------------
@@ -153,6 +160,38 @@ class GroundingElsewhere(ClaimGuard):
     def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
         elsewhere = context.checks_of(claim.claim_id, "warn", "claim.entity_grounding")
         return elsewhere[0] if elsewhere else None
+
+
+class _StatedContent(ClaimGuard):
+    """``claim.stated_content`` checks whose reason starts with ``kind`` cap the claim."""
+
+    outcome: ClassVar[str]
+    kind: ClassVar[str]
+
+    def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
+        found = [r for r in context.checks_of(claim.claim_id, self.outcome, _STATED_RULE) if r.startswith(self.kind)]
+        return found[0] if found else None
+
+
+@claim_guard
+class ContentContradicts(_StatedContent):
+    id = "content.contradicts"
+    ceiling = "contradicted"
+    outcome, kind = "fail", CONTRADICTS
+
+
+@claim_guard
+class ContentUnstated(_StatedContent):
+    id = "content.unstated"
+    ceiling = "overstated"
+    outcome, kind = "warn", UNSTATED
+
+
+@claim_guard
+class ContentInferred(_StatedContent):
+    id = "content.inferred"
+    ceiling = "reasonable_inference"
+    outcome, kind = "warn", INFERRED
 
 
 @claim_guard

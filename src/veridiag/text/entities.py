@@ -420,7 +420,9 @@ def _unit_groups(dimension: str) -> tuple[tuple[Decimal, frozenset[str], bool], 
 
 
 #: A field and the bare number assigned to it: ``Lock_time: 29.3``, ``active=50``, ``"rt": 35``.
-_FIELD_NUMBER = re.compile(rf"([A-Za-z][A-Za-z0-9_.\-]*)[\"']?\s*[:=]\s*[\"']?({NUMBER})(?![\d.%])")
+# A key glued to nothing before it (the ``T10`` of ``2026-07-07T10:07`` is no key) and a
+# number that is not the hour of a clock.
+_FIELD_NUMBER = re.compile(rf"(?<![\w.\-])([A-Za-z][A-Za-z0-9_.\-]*)[\"']?\s*[:=]\s*[\"']?({NUMBER})(?![\d.%]|:\d)")
 _KEY_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
 
@@ -456,7 +458,13 @@ def _value_prefixes(value: Decimal, tolerance: Decimal) -> frozenset[str]:
     if step >= 1:
         first, last = int(low // step), int(high // step)
         # Every leading-digit group between the bounds (90 ± 3 is 87 … 93, not just 87 and 93).
-        found = {str(n) for n in range(first, last + 1) if n > 0 or low < step}
+        found = {str(n) for n in range(first, last + 1) if n > 0}
+        if first == 0 and step > 1:
+            # Numbers below one step have fewer digits (1024 ± 512 holds 806): their first digit.
+            tenth = step / 10
+            found |= {str(d) for d in range(max(1, int(low // tenth)) if low >= tenth else 1, 10)}
+        elif first == 0:
+            found.add("0")
         return frozenset(found or {str(int(value))})
     places = -step.adjusted()
     rendered = {f"{bound.quantize(step, rounding='ROUND_DOWN'):.{places}f}" for bound in (low, high)}

@@ -32,6 +32,7 @@ from veridiag.contracts.verifier import (
 )
 from veridiag.gatekeeper.matching import AnchoredMatcher
 from veridiag.text.entities import Corpus, Entity, derived_duration, extract_entities
+from veridiag.text.quotes import own_words
 from veridiag.text.render import invocation_json
 from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
 
@@ -110,7 +111,9 @@ class OfflineVerifier:
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs
             listed = ", ".join(e.text for e in missing)
             return "external_unknown", f"not in the cited output: {listed}", refs
-        if _denies(_without(text, excerpts), usable, self.wording):
+        if _denies(
+            own_words(text, [*excerpts, *_aligned_regions(excerpts, usable)], quoted=False), usable, self.wording
+        ):
             return "contradicted", "the claim denies what the cited output shows", refs
         if self.wording.absolutist.search(text):
             return "overstated", "absolute wording the evidence cannot carry", refs
@@ -162,14 +165,6 @@ def _conflicts(entity: Entity, regions: list[str]) -> bool:
             if other.kind == entity.kind and other.dimension == entity.dimension and other.text != entity.text:
                 return True
     return False
-
-
-def _without(text: str, excerpts: list[str]) -> str:
-    """The claim's own words: quoted excerpts removed (a log line saying "not available" denies nothing)."""
-    for excerpt in sorted(excerpts, key=len, reverse=True):
-        if excerpt.strip():
-            text = text.replace(excerpt.strip(), " ")
-    return text
 
 
 def _denies(text: str, usable: dict[int, InvocationView], wording: VerifierWording) -> bool:

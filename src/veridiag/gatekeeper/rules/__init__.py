@@ -9,6 +9,7 @@ from veridiag.gatekeeper.rules import (
     invocation_ref,
     root_cause_support,
     schema,
+    stated_content,
 )
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "invocation_ref",
     "root_cause_support",
     "schema",
+    "stated_content",
 ]

@@ -12,6 +12,8 @@ from veridiag.contracts.json import JsonObject
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
+from veridiag.text.concepts import concepts
+from veridiag.text.normalize import reader_text
 from veridiag.text.phrases import phrase_list
 
 _FIELD_PATH = re.compile(r"^([a-z_]+)\[\]\.([a-z_]+)$")
@@ -47,6 +49,20 @@ def _targets(output: JsonObject | None, path: str) -> Iterator[tuple[str, str]]:
             yield f"{array}[{index}].{field}", text
 
 
+def _without_stated_usual(text: str, lines: list[str]) -> str:
+    """``text`` without its ``usual`` words ("usually", "通常": text/concepts.yaml) when the
+    quoted lines state a median or a baseline: "usually 180 ms" then reports the baseline and
+    is no hedge; any other hedge in it still is."""
+    vocabulary = concepts()
+    usual = [hit for hit in vocabulary.in_claim(text) if hit.kind == "usual"]
+    if not usual or not lines or not vocabulary.states("usual", "\n".join(lines)):
+        return text
+    read = reader_text(text)
+    for hit in reversed(usual):
+        read = read[: hit.start] + " " + read[hit.end :]
+    return read
+
+
 @register
 class HallucinationPhrases(GatekeeperRule):
     id = "claim.hallucination_phrases"
@@ -56,9 +72,13 @@ class HallucinationPhrases(GatekeeperRule):
         params = metadata.typed_params(PhraseParams)
         phrases = phrase_list(tuple(params.blacklist))
         result = RuleResult(self.id)
+        views = {view.target: view for view in context.claim_views()}
         for path in params.target_fields:
             for target, text in _targets(context.normalized, path):
                 hits = phrases.hits(text)
+                view = views.get(target.rsplit(".", 1)[0])
+                if hits and view is not None:
+                    hits = phrases.hits(_without_stated_usual(text, context.quoted_lines(view)))
                 if hits:
                     result.add(target, "fail", f"speculative wording in a confirmed claim: {', '.join(hits)}")
                 else:

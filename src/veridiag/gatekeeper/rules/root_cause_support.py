@@ -14,8 +14,11 @@ claim's (a log template saying "Caused by: …" is an observation of that line).
 
 from __future__ import annotations
 
+import json
+
 from pydantic import BaseModel, ConfigDict, Field
 
+from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import ClaimView, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
@@ -50,6 +53,13 @@ def names_a_cause(claim: ClaimView, wording: PhraseList) -> list[str]:
     return wording.hits(text)
 
 
+def _observation(invocation: InvocationView) -> tuple[str, str]:
+    """What one observation is: a tool and its arguments (two runs of the same query, or of
+    the same output, observe one thing once)."""
+    arguments = json.dumps(invocation.arguments, sort_keys=True, ensure_ascii=False, default=str)
+    return invocation.tool_name, arguments if invocation.arguments else (invocation.output or "")
+
+
 def _unquoted(text: str, excerpt: str) -> str:
     """``text`` without the places it quotes ``excerpt``."""
     parts: list[str] = []
@@ -76,20 +86,24 @@ class RootCauseSupport(GatekeeperRule):
             named = [] if claim.claim.get("claim_type") in params.claim_types else names_a_cause(claim, wording)
             if claim.claim.get("claim_type") not in params.claim_types and not named:
                 continue
-            cited = {
-                invocation.id
+            usable = {
+                invocation.id: invocation
                 for binding in claim.bindings
                 for invocation in binding.usable
                 if invocation.status != "error"
             }
+            cited = sorted(usable)
+            # Re-running one query is one observation: independent sources are distinct calls.
+            sources = {_observation(invocation) for invocation in usable.values()}
             names = f"names a cause ({', '.join(named)}); " if named else ""
-            if len(cited) >= params.min_invocations:
-                result.add(claim.target, "pass", f"{names}rests on {len(cited)} invocations: {sorted(cited)}")
+            if len(sources) >= params.min_invocations:
+                result.add(claim.target, "pass", f"{names}rests on {len(sources)} independent invocations: {cited}")
             else:
                 result.add(
                     claim.target,
                     "fail",
-                    f"{names}a root cause resting on {len(cited)} invocation(s) is a hypothesis: it needs "
+                    f"{names}a root cause resting on {len(sources)} independent invocation(s) {cited} is a "
+                    "hypothesis: it needs "
                     f"{params.min_invocations} independent observations from different invocations",
                 )
         return result

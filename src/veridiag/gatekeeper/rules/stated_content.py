@@ -1,0 +1,183 @@
+"""``claim.stated_content``: a confirmed claim says only what its own excerpts say.
+
+Exact facts are ``claim.entity_grounding``'s. This rule reads the rest of a claim — the
+concepts of ``text/concepts.yaml`` in its own words (``text/quotes.py``: what it quotes of its
+evidence aside) — and asks whether the lines its excerpts quote state the same concept, in
+any language:
+
+- absolute ("所有请求都…", "every Full GC", "一直") or an interpretation of what happened
+  ("the machine failed", "内存泄漏") not stated there ⇒ ``warn`` *unstated*: the guardrails
+  carry the claim as a hypothesis (overstated). An absolute bound to a count ("all 50
+  connections", "两个实例都") is a count, stated by its number;
+- a direction ("dropped", "上升") that the quoted lines state the other way, or that runs
+  against the claim's own numbers ("从 120 降到 900") ⇒ ``fail`` *contradicts*;
+- a direction or evaluation ("sharply") not stated ⇒ ``warn`` *inferred* (at most an
+  inference) — or *unstated* where the cited output says nothing changed;
+- a ratio ("5 倍", "×5") no tool stated ⇒ *inferred* when two numbers of the claim or its
+  lines give it, else *unstated*.
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from veridiag.contracts.gatekeeper import RuleStatus
+from veridiag.gatekeeper.context import RuleResult, ValidationContext
+from veridiag.gatekeeper.registry import GatekeeperRule, register
+from veridiag.gatekeeper.ruleset import RuleMetadata
+from veridiag.text.concepts import ConceptHit, concepts
+from veridiag.text.entities import extract_entities
+from veridiag.text.normalize import reader_text
+from veridiag.text.quotes import own_words
+
+#: How a reason starts says what the guardrails do with the claim (pipeline/guardrails.py).
+UNSTATED = "unstated"
+INFERRED = "inferred"
+CONTRADICTS = "contradicts"
+
+_OPPOSITE = {"up": "down", "down": "up"}
+#: A multiple: "5 倍", "5x", "×5", "5-fold", "翻倍".
+_MULTIPLE = re.compile(
+    r"(?:(?<![A-Za-z0-9])[×x]\s*(?P<before>\d+(?:\.\d+)?))(?![\d.])|(?<![\w.])(?P<after>\d+(?:\.\d+)?)\s*(?:倍|x(?![A-Za-z])|×|-?fold)"
+)
+#: What ends a clause: an absolute counts what its own clause counts.
+_CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "：", ": ", "\n")
+
+
+class StatedParams(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+    claim_types: list[str] = Field(default_factory=list, alias="claimTypes")
+    #: Alignment from which an excerpt quotes a line of the output.
+    aligned_at: float = Field(default=0.5, ge=0, le=1, alias="alignedAt")
+    #: Relative tolerance of a ratio computed from two numbers against the one written.
+    ratio_tolerance: float = Field(default=0.1, ge=0, le=1, alias="ratioTolerance")
+
+
+@register
+class StatedContent(GatekeeperRule):
+    id = "claim.stated_content"
+    Params = StatedParams
+
+    def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
+        params = metadata.typed_params(StatedParams)
+        result = RuleResult(self.id)
+        for claim in context.claim_views():
+            text = claim.claim.get("claim_text")
+            if not isinstance(text, str) or (
+                params.claim_types and claim.claim.get("claim_type") not in params.claim_types
+            ):
+                continue
+            lines = context.quoted_lines(claim, params.aligned_at)
+            if not lines:
+                continue  # nothing quoted: excerpt and grounding rules speak for it
+            outputs = [inv.output for b in claim.bindings for inv in b.usable if inv.output]
+            problems = _judge(text, lines, outputs, params)
+            if not problems:
+                result.add(claim.target, "pass", "says nothing its quoted lines do not")
+                continue
+            worst = min(problems, key=lambda p: (CONTRADICTS, UNSTATED, INFERRED).index(p[0]))
+            outcome: RuleStatus = "fail" if worst[0] == CONTRADICTS else "warn"
+            listed = "; ".join(reason for _kind, reason in problems)
+            result.add(claim.target, outcome, f"{worst[0]}: {listed}")
+        return result
+
+
+def _judge(text: str, lines: list[str], outputs: list[str], params: StatedParams) -> list[tuple[str, str]]:
+    vocabulary = concepts()
+    evidence = "\n".join(lines)
+    own = own_words(text, lines, quoted=False)
+    problems: list[tuple[str, str]] = []
+    calm = any(vocabulary.states("calm", output) for output in outputs)
+    for hit in vocabulary.in_claim(own):
+        if vocabulary.states(hit.concept, evidence):
+            continue
+        if hit.kind == "absolute" and not _counted(own, hit):
+            problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) is not what its quoted lines say"))
+        elif hit.kind == "state":
+            problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) interprets what its quoted lines do not state"))
+        elif hit.kind == "direction":
+            problems += _direction(own, hit, evidence, calm)
+        elif hit.kind == "evaluative":
+            kind = UNSTATED if calm else INFERRED
+            problems.append((kind, f"{hit.word!r} evaluates what its quoted lines do not" + (_CALM if calm else "")))
+    problems += _ratios(own, evidence, params.ratio_tolerance)
+    return problems
+
+
+_CALM = "; the cited output says nothing changed"
+
+
+def _counted(own: str, hit: ConceptHit) -> bool:
+    """An absolute in the clause of a count ("all 50 connections", "2个实例都", "全部日志中…共
+    10525 条") is that count, stated by its number."""
+    start = max((own.rfind(mark, 0, hit.start) for mark in _CLAUSE_MARKS), default=-1) + 1
+    ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
+    clause = own[start : min(ends, default=len(own))]
+    return any(e.kind == "quantity" and e.dimension in ("count", "percent") for e in extract_entities(clause))
+
+
+def _direction(own: str, hit: ConceptHit, evidence: str, calm: bool) -> list[tuple[str, str]]:
+    vocabulary = concepts()
+    opposite = _OPPOSITE.get(hit.concept, "")
+    if opposite and vocabulary.states(opposite, evidence):
+        return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
+    numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
+    if len(numbers) >= 2 and numbers[0].dimension == numbers[-1].dimension:
+        first, last = (n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor)
+        if first != last:
+            if (last > first) == (hit.concept == "up"):
+                return []
+            return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}) runs against its own numbers")]
+    if calm:
+        return [(UNSTATED, f"{hit.word!r} ({hit.concept}){_CALM}")]
+    return [(INFERRED, f"{hit.word!r} ({hit.concept}) is not stated by its quoted lines")]
+
+
+def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
+    read = reader_text(own)
+    problems: list[tuple[str, str]] = []
+    for match in _MULTIPLE.finditer(read):
+        written = _decimal(match.group("before") or match.group("after"))
+        if written is None or written <= 1:
+            continue
+        if any(_close(stated, written, Decimal("0.05")) for stated in _multiples(evidence)):
+            continue
+        values = [
+            e.value * e.factor
+            for e in extract_entities(f"{read}\n{evidence}")
+            if e.kind == "quantity" and e.value is not None and e.factor and e.value > 0
+        ]
+        derived = any(_close(a / b, written, Decimal(str(tolerance))) for a in values for b in values if b)
+        kind = INFERRED if derived else UNSTATED
+        problems.append(
+            (
+                kind,
+                f"the ratio {match.group().strip()!r} is stated by no tool"
+                + ("" if derived else " nor given by two of its numbers"),
+            )
+        )
+    return problems
+
+
+def _multiples(evidence: str) -> list[Decimal]:
+    found = []
+    for match in _MULTIPLE.finditer(reader_text(evidence)):
+        value = _decimal(match.group("before") or match.group("after"))
+        if value is not None:
+            found.append(value)
+    return found
+
+
+def _decimal(text: str | None) -> Decimal | None:
+    try:
+        return Decimal(text) if text else None
+    except InvalidOperation:
+        return None
+
+
+def _close(a: Decimal, b: Decimal, tolerance: Decimal) -> bool:
+    return abs(a - b) <= tolerance * b

@@ -1,0 +1,72 @@
+"""The claim's own words: what it says itself, apart from what it quotes of its evidence.
+
+A claim reporting that a log said "Connection is not available" does not deny anything, and
+one quoting "… causing retries" names no cause of its own: a negation, a cause word or a
+concept inside a quotation is the evidence's. Two readings, for two kinds of check:
+
+- ``quoted=True``: only what stands in quote marks, or after a colon, and occurs in the
+  evidence — the reading for *cause* words: a planted "payment failed because …" copied bare
+  into a claim is the claim's own cause, not a quotation.
+- ``quoted=False``: also any run of three or more words copied verbatim from the evidence —
+  the reading for *negations* ("日志显示 Connection is not available" quotes a line bare).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from veridiag.text.normalize import reader_text
+
+#: Quote marks that open and close a quotation.
+_QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|「([^」]+)」|『([^』]+)』|'([^']{3,})'|‘([^’]+)’|`([^`]+)`")
+#: What follows a colon up to the end of its sentence or clause.
+_AFTER_COLON = re.compile(r"[:：]\s*([^。；;\n]+)")
+_TOKEN = re.compile(r"\S+")
+#: Copied runs shorter than this many words are the claim's own (a word or two recur anyway).
+_MIN_RUN = 3
+
+
+def _folded(text: str) -> str:
+    return " ".join(reader_text(text).lower().split())
+
+
+def own_words(claim: str, evidence: Iterable[str], *, quoted: bool = True) -> str:
+    """``claim`` (read as a reader sees it) with what it quotes from ``evidence`` blanked."""
+    text = reader_text(claim)
+    hay = _folded("\n".join(evidence))
+    if not hay:
+        return text
+    spans: list[tuple[int, int]] = []
+    for match in _QUOTED.finditer(text):
+        inner = next(g for g in match.groups() if g is not None)
+        if _folded(inner) in hay:
+            spans.append(match.span())
+    for match in _AFTER_COLON.finditer(text):
+        inner = match.group(1).strip()
+        if len(inner) >= 4 and _folded(inner) in hay:
+            spans.append(match.span(1))
+    if not quoted:
+        spans += _copied_runs(text, hay)
+    if not spans:
+        return text
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def _copied_runs(text: str, hay: str) -> list[tuple[int, int]]:
+    """Runs of at least ``_MIN_RUN`` whitespace tokens of ``text`` found together in ``hay``."""
+    tokens = list(_TOKEN.finditer(text))
+    runs, i = [], 0
+    while i < len(tokens):
+        j = i + 1
+        while j <= len(tokens) and _folded(text[tokens[i].start() : tokens[j - 1].end()]) in hay:
+            j += 1
+        if j - 1 - i >= _MIN_RUN:
+            runs.append((tokens[i].start(), tokens[j - 2].end()))
+            i = j - 1
+        else:
+            i += 1
+    return runs

@@ -1,0 +1,160 @@
+"""A confirmed claim says only what its own excerpts say (issue 27, deliverable 3): the
+concepts a claim adds — absolutes, interpretations, directions, evaluations, ratios — are
+checked against the lines it quotes, in either language. The words are drawn from the
+vocabulary file itself, so a word added there is tested here."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.contracts import InMemoryInvocations
+from veridiag.gatekeeper import Gatekeeper
+from veridiag.text.concepts import ConceptFile
+from veridiag.text.wordfiles import bundled_words
+
+LINE = "2026-07-07T10:01:02Z INFO payment-service [worker-7] order=123 request handled status=200"
+_GATEKEEPER = Gatekeeper()
+
+
+@cache
+def _vocabulary() -> ConceptFile:
+    return bundled_words("veridiag.text", "concepts.yaml", ConceptFile)
+
+
+def _words(kind: str) -> list[tuple[str, str]]:
+    return [(name, w) for name, entry in _vocabulary().concepts.items() if entry.kind == kind for w in entry.words]
+
+
+def _outcome(text: str, output: str = LINE, excerpt: str = LINE) -> tuple[str, str]:
+    store = InMemoryInvocations([invocation(394, output=output)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([394], excerpt)])]), session_id=SESSION, invocations=store
+    )
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    return check.outcome, check.reason
+
+
+_SUBJECT = st.sampled_from(["订单123的请求", "payment-service 的请求", "the request for order 123", "请求"])
+
+
+@given(st.sampled_from(_words("absolute")), _SUBJECT)
+def test_an_absolute_its_line_does_not_state_is_unstated(word: tuple[str, str], subject: str) -> None:
+    outcome, reason = _outcome(f"{subject} {word[1]} 已处理")
+    assert outcome == "warn" and reason.startswith("unstated"), (word, reason)
+
+
+@given(st.sampled_from(_words("absolute")))
+def test_an_absolute_bound_to_a_count_is_the_count(word: tuple[str, str]) -> None:
+    output = "HikariPool-1 - Connection is not available (total=50, active=50, idle=0, waiting=12)"
+    outcome, reason = _outcome(f"{word[1]} 50 connections are in use", output, output)
+    assert outcome == "pass" or "unstated" not in reason, (word, reason)
+
+
+@given(st.sampled_from(_words("state")), st.data())
+def test_an_interpretation_is_stated_only_by_its_own_concept(word: tuple[str, str], data: st.DataObject) -> None:
+    concept, spelled = word
+    assert _outcome(f"payment-service {spelled} at 10:01")[0] == "warn"
+    # Stated by another word of the same concept — another language, another spelling — in the line.
+    other = data.draw(st.sampled_from(_vocabulary().concepts[concept].words))
+    line = f"2026-07-07T10:01:02Z INFO payment-service note: {other} order=123"
+    outcome, reason = _outcome(f"payment-service {spelled} at 10:01", line, line)
+    assert outcome == "pass", (spelled, other, reason)
+
+
+@given(st.sampled_from(_words("state") + _words("absolute")), st.sampled_from(["no", "not", "没有", "未", "无"]))
+def test_a_denied_concept_is_not_claimed(word: tuple[str, str], negation: str) -> None:
+    if word[0] in ("never",):
+        return  # "not never" is no English
+    outcome, _reason = _outcome(f"payment-service {negation} {word[1]}")
+    assert outcome == "pass"
+
+
+@given(
+    st.sampled_from(_words("direction")),
+    st.sampled_from(["up", "down"]),
+    st.sampled_from(["http_request_p99_ms of payment-service", "支付服务的 p99 延迟"]),
+)
+def test_a_direction_against_its_line_contradicts_it(word: tuple[str, str], stated: str, subject: str) -> None:
+    line = f"anomaly 1: 2026-07-07T10:01:00Z – 2026-07-07T10:29:00Z (29 points, 28 min) {stated}; peak 5267ms"
+    outcome, reason = _outcome(f"{subject} {word[1]} 10:01–10:29", line, line)
+    if word[0] == stated:
+        assert outcome == "pass", reason
+    else:
+        assert outcome == "fail" and reason.startswith("contradicts"), reason
+
+
+@given(st.sampled_from(_words("direction")), st.integers(1, 90), st.integers(1, 90))
+def test_a_direction_against_its_own_numbers_contradicts_it(word: tuple[str, str], low: int, rise: int) -> None:
+    high = low + rise
+    line = f"2026-07-07T10:00:00Z {low}%\n2026-07-07T10:05:00Z {high}%"
+    first, last = (low, high) if word[0] == "up" else (high, low)
+    agrees = _outcome(f"CPU {word[1]} from {first}% to {last}%", line, line)
+    against = _outcome(f"CPU {word[1]} from {last}% to {first}%", line, line)
+    assert agrees[0] == "pass", agrees
+    assert against[0] == "fail", against
+
+
+def test_an_evaluation_of_a_calm_series_is_unstated() -> None:
+    calm = "http_requests of gateway: 60 points\nanomalies: none in the window against the series' own history\n"
+    calm += "2026-07-07T10:00:00Z 812"
+    outcome, reason = _outcome("gateway traffic dropped sharply at 10:00", calm, "2026-07-07T10:00:00Z 812")
+    assert outcome == "warn" and reason.startswith("unstated"), reason
+
+
+@given(st.integers(2, 9), st.sampled_from(["{k} 倍", "{k}x", "×{k}", "{k}-fold"]))
+def test_a_ratio_no_tool_stated_is_at_most_an_inference(k: int, form: str) -> None:
+    line = f"peak {200 * k}ms at 2026-07-07T10:08:00Z; expected 200ms"
+    written = form.format(k=k)
+    outcome, reason = _outcome(f"峰值是基线 200ms 的 {written}", line, line)
+    assert outcome == "warn" and reason.startswith("inferred"), reason  # computable: 200·k / 200
+    wrong = form.format(k=k + 3)
+    outcome, reason = _outcome(f"峰值是基线 200ms 的 {wrong}", line, line)
+    assert outcome == "warn" and reason.startswith("unstated"), reason
+    stated = f"{line}; ×{k}.00"
+    assert _outcome(f"峰值是基线 200ms 的 {written}", stated, stated)[0] == "pass"
+
+
+def _hedge_outcome(text: str, excerpt: str, output: str) -> str:
+    store = InMemoryInvocations([invocation(395, "query_metrics", output)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([395], excerpt, "query_metrics")])]),
+        session_id=SESSION,
+        invocations=store,
+    )
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.hallucination_phrases"]
+    return check.outcome
+
+
+@given(
+    st.sampled_from([w for _c, w in _words("usual")]),
+    st.sampled_from(_vocabulary().concepts["usual"].evidence),
+    st.sampled_from(["", ", probably", "，可能是"]),
+)
+def test_usually_reports_a_stated_baseline_but_hedges_elsewhere(usual: str, stated: str, hedge: str) -> None:
+    line = f"http_request_p99_ms of gateway: {stated} 183ms"
+    output = f"{line}\n2026-07-07T10:11:00Z 5571ms"
+    text = f"gateway p99 {usual} 183ms{hedge}"
+    verdict = _hedge_outcome(text, line, output)
+    assert verdict == ("fail" if hedge else "pass"), (text, verdict)
+    # Without a stated baseline in the quoted line the same words are a hedge.
+    assert _hedge_outcome(f"gateway p99 usually 183ms{hedge}", "2026-07-07T10:11:00Z 5571ms", output) == "fail"
+
+
+@given(st.sampled_from([{"service": "payment-service"}, {"service": "mysql", "level": "ERROR"}]), st.booleans())
+def test_re_runs_of_one_query_are_one_source_for_a_root_cause(arguments: dict[str, str], rerun: bool) -> None:
+    """Two identical calls observe one thing once; a different call is a second observation."""
+    second = dict(arguments) if rerun else {**arguments, "start": "2026-07-07T09:00:00Z"}
+    store = InMemoryInvocations([invocation(601, arguments=arguments), invocation(602, arguments=second)])
+    cause = claim(
+        text="支付超时是因为连接池被占满",
+        claim_type="root_cause",
+        bindings=[binding([601], "request timeout"), binding([602], "request timeout")],
+    )
+    report = _GATEKEEPER.validate(v2([cause]), session_id=SESSION, invocations=store)
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.root_cause_support"]
+    assert check.outcome == ("warn" if rerun else "pass"), check.reason
+    assert ("1 independent" in check.reason) is rerun
