@@ -143,7 +143,7 @@ def test_bench_quick_json_has_the_promised_shape() -> None:
     assert all(isinstance(v, float) and v > 0 for v in floors.values())
     goals = {goal["key"]: goal for goal in json.loads(result.stdout)["goals"]}
     assert goals["gatekeeper.p50_ms"]["value"] == pytest.approx(gatekeeper["p50_ms"], abs=1e-3)
-    assert goals["gatekeeper.p50_ms"]["status"] == ("met" if gatekeeper["p50_ms"] <= 2 else "missed")
+    assert goals["gatekeeper.p50_ms"]["status"] == ("met" if gatekeeper["p50_ms"] <= 4 else "missed")
     assert goals["sessions.list_p50_ms"]["status"] == "not measured"  # not run: never "met"
 
 

@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 from typing import Literal
 
 from pydantic import Field
@@ -58,16 +59,67 @@ def _alternation(words: Iterable[str]) -> str:
     return "|".join(parts)
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+class _WordIndex:
+    """The claim words of every concept, found without one big alternation: Python's regex
+    engine tries each of ~300 alternatives at every position (0.25 ms per claim, measured;
+    a dictionary of first words plus ``str.find`` of the Chinese words is ~20× less).
+    Latin words match whole words case-insensitively, a phrase's words across any blanks;
+    Chinese words anywhere. Where hits overlap the earlier, then the longer, wins."""
+
+    def __init__(self, groups: Iterable[tuple[str, Iterable[str]]]) -> None:
+        self._latin: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+        self._chinese: list[tuple[str, str]] = []
+        for name, words in groups:
+            for word in words:
+                if word.isascii():
+                    parts = tuple(word.lower().split())
+                    self._latin.setdefault(parts[0], []).append((parts, name))
+                else:
+                    self._chinese.append((word, name))
+        for phrases in self._latin.values():
+            phrases.sort(key=lambda phrase: len(phrase[0]), reverse=True)
+
+    def find(self, text: str) -> list[tuple[int, int, str]]:
+        found: list[tuple[int, int, str]] = []
+        tokens = list(_ASCII_WORD.finditer(text))
+        folded = [token.group().lower() for token in tokens]
+        for index, first in enumerate(folded):
+            for parts, name in self._latin.get(first, ()):
+                last = index + len(parts) - 1
+                if (
+                    last < len(tokens)
+                    and tuple(folded[index : last + 1]) == parts
+                    and _blank_between(text, tokens[index : last + 1])
+                ):
+                    found.append((tokens[index].start(), tokens[last].end(), name))
+                    break
+        if not text.isascii():
+            for word, name in self._chinese:
+                at = text.find(word)
+                while at >= 0:
+                    found.append((at, at + len(word), name))
+                    at = text.find(word, at + 1)
+        found.sort(key=lambda hit: (hit[0], hit[0] - hit[1]))
+        kept: list[tuple[int, int, str]] = []
+        for hit in found:
+            if not kept or hit[0] >= kept[-1][1]:
+                kept.append(hit)
+        return kept
+
+
+def _blank_between(text: str, tokens: list[re.Match[str]]) -> bool:
+    return all(not text[a.end() : b.start()].strip() and a.end() < b.start() for a, b in pairwise(tokens))
+
+
 class Concepts:
     """The concept vocabulary compiled: one pattern for claims, one per concept for evidence."""
 
     def __init__(self, file: ConceptFile) -> None:
         self.kinds = {name: entry.kind for name, entry in file.concepts.items()}
-        groups = [(name, entry.words) for name, entry in file.concepts.items() if entry.words]
-        self._names = [name for name, _words in groups]
-        self._claim = re.compile(
-            "|".join(f"(?P<c{i}>{_alternation(words)})" for i, (_name, words) in enumerate(groups)), re.IGNORECASE
-        )
+        self._words = _WordIndex((name, entry.words) for name, entry in file.concepts.items())
         #: A negation ending right before a hit, up to two words or four characters back.
         self._denied = re.compile(
             rf"(?:{_alternation(file.negations)})(?:\s*[\w-]+){{0,2}}?\s*$|(?:{_alternation(file.negations)}).{{0,3}}$",
@@ -84,11 +136,10 @@ class Concepts:
         after a negation ("no ERROR lines", "没有超时") is denied, not claimed."""
         read = reader_text(text)
         hits = []
-        for match in self._claim.finditer(read):
-            if self._denied.search(read, max(0, match.start() - 24), match.start()):
+        for start, end, name in self._words.find(read):
+            if self._denied.search(read, max(0, start - 24), start):
                 continue
-            name = self._names[int((match.lastgroup or "c0")[1:])]
-            hits.append(ConceptHit(name, self.kinds[name], match.group(), match.start(), match.end()))
+            hits.append(ConceptHit(name, self.kinds[name], read[start:end], start, end))
         return hits
 
     def states(self, concept: str, evidence: str) -> bool:

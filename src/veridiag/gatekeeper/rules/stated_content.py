@@ -20,11 +20,14 @@ any language:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from functools import partial
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.contracts.gatekeeper import RuleStatus
+from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
@@ -74,8 +77,8 @@ class StatedContent(GatekeeperRule):
             lines = context.quoted_lines(claim, params.aligned_at)
             if not lines:
                 continue  # nothing quoted: excerpt and grounding rules speak for it
-            outputs = [inv.output for b in claim.bindings for inv in b.usable if inv.output]
-            problems = _judge(text, lines, outputs, params)
+            cited = [inv for b in claim.bindings for inv in b.usable if inv.output]
+            problems = _judge(text, lines, partial(_any_calm, context, cited), params)
             if not problems:
                 result.add(claim.target, "pass", "says nothing its quoted lines do not")
                 continue
@@ -86,12 +89,26 @@ class StatedContent(GatekeeperRule):
         return result
 
 
-def _judge(text: str, lines: list[str], outputs: list[str], params: StatedParams) -> list[tuple[str, str]]:
+def _any_calm(context: ValidationContext, invocations: list[InvocationView]) -> bool:
+    return any(_calm(context, invocation) for invocation in invocations)
+
+
+def _calm(context: ValidationContext, invocation: InvocationView) -> bool:
+    """Does the invocation's output say nothing changed? Read once per run: an output may be
+    64 KB, and most claims never ask (only a direction or evaluation does)."""
+    key = ("calm", invocation.id)
+    if key not in context.memo:
+        context.memo[key] = concepts().states("calm", invocation.output)
+    return bool(context.memo[key])
+
+
+def _judge(
+    text: str, lines: list[str], output_is_calm: Callable[[], bool], params: StatedParams
+) -> list[tuple[str, str]]:
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
     problems: list[tuple[str, str]] = []
-    calm = any(vocabulary.states("calm", output) for output in outputs)
     for hit in vocabulary.in_claim(own):
         if vocabulary.states(hit.concept, evidence):
             continue
@@ -100,8 +117,9 @@ def _judge(text: str, lines: list[str], outputs: list[str], params: StatedParams
         elif hit.kind == "state":
             problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) interprets what its quoted lines do not state"))
         elif hit.kind == "direction":
-            problems += _direction(own, hit, evidence, calm)
+            problems += _direction(own, hit, evidence, output_is_calm())
         elif hit.kind == "evaluative":
+            calm = output_is_calm()
             kind = UNSTATED if calm else INFERRED
             problems.append((kind, f"{hit.word!r} evaluates what its quoted lines do not" + (_CALM if calm else "")))
     problems += _ratios(own, evidence, params.ratio_tolerance)
