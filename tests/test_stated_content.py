@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.text.concepts import ConceptFile
+from veridiag.text.concepts import ConceptFile, concepts
 from veridiag.text.wordfiles import bundled_words
 
 LINE = "2026-07-07T10:01:02Z INFO payment-service [worker-7] order=123 request handled status=200"
@@ -158,3 +158,23 @@ def test_re_runs_of_one_query_are_one_source_for_a_root_cause(arguments: dict[st
     (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.root_cause_support"]
     assert check.outcome == ("warn" if rerun else "pass"), check.reason
     assert ("1 independent" in check.reason) is rerun
+
+
+@given(
+    st.sampled_from([(w, c) for kind in ("absolute", "state", "direction", "evaluative") for w, c in _words(kind)]),
+    st.sampled_from([" ", "，", "(", "\n", "订单"]),
+    st.sampled_from([" ", "。", ")", "\n", "了"]),
+    st.booleans(),
+)
+def test_a_concept_word_is_found_however_it_is_set_and_cased(
+    word: tuple[str, str], before: str, after: str, upper: bool
+) -> None:
+    """Every claim word of the vocabulary is found whole, in any case, with its words spread over
+    any blanks; glued to Latin letters it is another word."""
+    concept, text = word
+    written = "  ".join(text.split())
+    written = written.upper() if upper else written
+    found = concepts().in_claim(f"x{before}{written}{after}y")
+    assert concept in {hit.concept for hit in found}
+    if text.isascii():
+        assert concept not in {hit.concept for hit in concepts().in_claim(f"zz{written}zz")}
