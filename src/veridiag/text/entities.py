@@ -102,6 +102,7 @@ def _lexer_pattern(guarded: bool = True) -> str:
         r"(?:\s?(?P<ampm>[AaPp]\.?[Mm]\.?)(?![A-Za-z]))?)"
         rf"|{_any_of(_WORDS.id_keywords)}\s*{_any_of(_WORDS.id_suffixes)}?\s*[:=#：]?\s*"
         rf"(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
+        r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?![\d.]|[A-Za-z])"
         rf"|{g['hex']}(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"
         rf"|{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?\s*(?P<http>[1-5]\d\d)(?!\d)"
         rf"|(?P<code>{g['upper_code']}[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+|[A-Z]{{1,6}}\d{{3,6}}"
@@ -155,7 +156,7 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
         return Entity("service", word, (word.lower(),)) if services and word.lower() in services else None
     if kind == "ts":
         return _timestamp(match)
-    if kind in ("id", "hex"):
+    if kind in ("id", "hex", "ip"):
         return Entity("identifier", group(kind), (group(kind),))
     if kind == "code" and _NAME_WITH_NUMBER.fullmatch(group(kind)):
         return None  # COVID-19, SARS-2: a name with a number, not an error code
