@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from veridiag.text.entities import Corpus, derived_duration, extract_entities
@@ -98,7 +98,11 @@ def test_a_size_letter_converts_like_a_unit(mib: int, unit: str, places: int, ap
     if written <= 0:
         return
     assert _grounded(f"堆占用 {approx}{written} {unit}", output)
-    far = written + 3 * step + (size / factor) * Decimal("0.06")  # beyond both readings of M
+    # Beyond both readings of M, and beyond what "约" / "about" allows (±10 %).
+    far = written + 3 * step + (size / factor) * (Decimal("0.2") if approx else Decimal("0.06"))
+    # ... and not the heap's capacity (twice the size) that the same line states.
+    capacity = [2 * size / factor, 2 * size / factor * Decimal(10**6) / Decimal(1 << 20)]
+    assume(all(abs(far - c) > c * Decimal("0.15") for c in capacity))
     assert not _grounded(f"堆占用 {approx}{far} {unit}", output)
 
 
@@ -148,3 +152,39 @@ def test_midnight_and_seconds_of_another_clock() -> None:
     # 14:28 is the minutes and seconds of 14:14:28, not a clock of this output
     assert not _grounded("at 14:28", "2026-07-07T14:14:28Z ERROR x")
     assert _grounded("at 14:14", "2026-07-07T14:14:28Z ERROR x")
+
+
+_APPROXIMATE = st.sampled_from(["约", "大约", "接近", "roughly ", "about ", "nearly ", "~"])
+_AT_MOST = st.sampled_from(["不到", "低于", "under ", "less than ", "below "])
+_AT_LEAST = st.sampled_from(["超过", "高于", "over ", "more than ", "at least "])
+
+
+@given(st.integers(20, 5000), st.integers(-9, 9), _APPROXIMATE, st.sampled_from(["ms", "%", " 条"]))
+def test_an_approximate_number_is_found_within_ten_percent(value: int, off_percent: int, word: str, unit: str) -> None:
+    """"约 90%" is any value within ±10 %: an honest rounding of 88.7 %, not of 70 %."""
+    stated = Decimal(value) * (100 + off_percent) / 100
+    output = f"metric={stated:.1f}{unit.strip()}"
+    rounded = round(value, -1) if value >= 100 else value
+    assume(abs(Decimal(rounded) - stated) <= Decimal(rounded) / 10)
+    assert _grounded(f"{word}{rounded}{unit}", output)
+    assert not _grounded(f"{word}{rounded}{unit}", f"metric={stated * 2:.1f}{unit.strip()}")
+
+
+@given(st.integers(10, 5000), st.floats(0.5, 1.0), st.floats(1.0, 2.0), _AT_MOST, _AT_LEAST)
+def test_a_bound_is_checked_as_a_bound(value: int, below: float, above: float, at_most: str, at_least: str) -> None:
+    """"不到 10 分钟" / "under 10%" is a value up to it (from half of it); "超过 200" from it up to
+    twice it: a true bound is found, the other side is not."""
+    low, high = int(value * below), int(value * above) + 1
+    assume(value / 2 + 1 < low < value - 1 and value + 1 < high < value * 2 - 1)
+    assert _grounded(f"耗时{at_most}{value}ms", f"cost={low}ms")
+    assert not _grounded(f"耗时{at_most}{value}ms", f"cost={high}ms")
+    assert _grounded(f"耗时{at_least}{value}ms", f"cost={high}ms")
+    assert not _grounded(f"耗时{at_least}{value}ms", f"cost={low}ms")
+
+
+@given(st.integers(2, 99), st.sampled_from(["小时", "分钟", "秒"]))
+def test_a_measure_word_before_a_unit_is_no_count(value: int, unit: str) -> None:
+    """"50 个小时" is 50 hours, not 50 of something."""
+    seconds = value * {"小时": 3600, "分钟": 60, "秒": 1}[unit]
+    assert _grounded(f"持续了 {value} 个{unit}", f"duration={seconds}s")
+    assert not _grounded(f"持续了 {value} 个{unit}", f"duration={seconds * 3}s")

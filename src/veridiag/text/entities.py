@@ -256,10 +256,45 @@ def _number(match: re.Match[str]) -> Entity | None:
     if match.start() and match.string[match.start() - 1] in "$€£¥":  # $3B is money, not three bytes
         return None
     bare = unit.strip()
+    if bare.startswith("个"):
+        # "50 个小时": 个 is a measure word before a unit, not a count of 50.
+        spaced = unit[: unit.index("个") + 1]
+        after = match.string[match.end("num") + len(spaced) :]
+        spelling = next((s for s in _MEASURED_UNITS if after.startswith(s)), None)
+        if spelling is not None:
+            return _qualified(_quantity(number, spelling, number + spaced + spelling), match)
     for candidate in (bare, bare[:1]) if not bare.isascii() else (bare,):
         if candidate.lower() in _UNITS.by_spelling:
-            return _quantity(number, candidate, number + unit[: unit.index(candidate) + len(candidate)])
+            written = number + unit[: unit.index(candidate) + len(candidate)]
+            return _qualified(_quantity(number, candidate, written), match)
     return None
+
+
+#: Units that may follow the measure word 个 (个小时, 个月 is no unit here), longest first.
+_MEASURED_UNITS = sorted(
+    (s for s in _UNITS.by_spelling if not s.isascii() and _UNITS.by_spelling[s].dimension == "time"),
+    key=len,
+    reverse=True,
+)
+#: How far back a qualifier may start ("approximately " is 14 characters).
+_QUALIFIER_REACH = 16
+
+
+def _qualified(entity: Entity, match: re.Match[str]) -> Entity:
+    """The quantity as its words qualify it: "约 90%" within ±10 %, "不到 10 分钟" from half of it up
+    to it, "超过 200" from it up to twice it (``units.yaml`` qualifiers) — what a reader takes
+    the writer to have said, so an honest rounding is found and a bound is checked as one."""
+    text = match.string
+    start = match.start()
+    end = start + len(entity.text)
+    kind = _UNITS.qualifier(text[max(0, start - _QUALIFIER_REACH) : start], text[end : end + _QUALIFIER_REACH])
+    if kind is None or entity.value is None or entity.precision is None or entity.value <= 0:
+        return entity
+    value = entity.value
+    if kind == "approximate":
+        return replace(entity, precision=max(entity.precision, value / 5))
+    low, high = (value / 2, value) if kind == "at_most" else (value, value * 2)
+    return replace(entity, value=(low + high) / 2, precision=max(high - low, entity.precision))
 
 
 @lru_cache(maxsize=64)
@@ -828,8 +863,6 @@ class Corpus:
 #: A clock in a text (``10:05``, ``10:05:11.000``, the time of an ISO timestamp).
 _CLOCK_AT = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?![\d:])")
 #: Words that make a duration a bound ("10 分钟内", "within 10 minutes"), written beside it.
-_BOUND_BEFORE = re.compile(r"(?:within|under|less than|at most|不到|不超过|少于)\s*$", re.IGNORECASE)
-_BOUND_AFTER = re.compile(r"^\s*(?:以内|之内|内|or less|or under)")
 #: At most this many distinct clocks are paired (a derivation quotes a few lines).
 _MAX_CLOCKS = 64
 
@@ -847,7 +880,13 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
         return False
     target, tolerance = entity.value * entity.factor, entity.precision * entity.factor / 2
     at = claim.find(entity.text)
-    bounded = at >= 0 and bool(_BOUND_BEFORE.search(claim, 0, at) or _BOUND_AFTER.match(claim[at + len(entity.text) :]))
+    bounded = (
+        at >= 0
+        and _UNITS.qualifier(
+            claim[max(0, at - _QUALIFIER_REACH) : at], claim[at + len(entity.text) :][:_QUALIFIER_REACH]
+        )
+        == "at_most"
+    )
     for i, first in enumerate(seconds):
         for second in seconds[i + 1 :]:
             apart = Decimal(second - first)
