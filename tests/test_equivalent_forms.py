@@ -161,7 +161,7 @@ _AT_LEAST = st.sampled_from(["超过", "高于", "over ", "more than ", "at leas
 
 @given(st.integers(20, 5000), st.integers(-9, 9), _APPROXIMATE, st.sampled_from(["ms", "%", " 条"]))
 def test_an_approximate_number_is_found_within_ten_percent(value: int, off_percent: int, word: str, unit: str) -> None:
-    """"约 90%" is any value within ±10 %: an honest rounding of 88.7 %, not of 70 %."""
+    """ "约 90%" is any value within ±10 %: an honest rounding of 88.7 %, not of 70 %."""
     stated = Decimal(value) * (100 + off_percent) / 100
     output = f"metric={stated:.1f}{unit.strip()}"
     rounded = round(value, -1) if value >= 100 else value
@@ -172,7 +172,7 @@ def test_an_approximate_number_is_found_within_ten_percent(value: int, off_perce
 
 @given(st.integers(10, 5000), st.floats(0.5, 1.0), st.floats(1.0, 2.0), _AT_MOST, _AT_LEAST)
 def test_a_bound_is_checked_as_a_bound(value: int, below: float, above: float, at_most: str, at_least: str) -> None:
-    """"不到 10 分钟" / "under 10%" is a value up to it (from half of it); "超过 200" from it up to
+    """ "不到 10 分钟" / "under 10%" is a value up to it (from half of it); "超过 200" from it up to
     twice it: a true bound is found, the other side is not."""
     low, high = int(value * below), int(value * above) + 1
     assume(value / 2 + 1 < low < value - 1 and value + 1 < high < value * 2 - 1)
@@ -184,7 +184,7 @@ def test_a_bound_is_checked_as_a_bound(value: int, below: float, above: float, a
 
 @given(st.integers(2, 99), st.sampled_from(["小时", "分钟", "秒"]))
 def test_a_measure_word_before_a_unit_is_no_count(value: int, unit: str) -> None:
-    """"50 个小时" is 50 hours, not 50 of something."""
+    """ "50 个小时" is 50 hours, not 50 of something."""
     seconds = value * {"小时": 3600, "分钟": 60, "秒": 1}[unit]
     assert _grounded(f"持续了 {value} 个{unit}", f"duration={seconds}s")
     assert not _grounded(f"持续了 {value} 个{unit}", f"duration={seconds * 3}s")
