@@ -188,3 +188,23 @@ def test_a_measure_word_before_a_unit_is_no_count(value: int, unit: str) -> None
     seconds = value * {"小时": 3600, "分钟": 60, "秒": 1}[unit]
     assert _grounded(f"持续了 {value} 个{unit}", f"duration={seconds}s")
     assert not _grounded(f"持续了 {value} 个{unit}", f"duration={seconds * 3}s")
+
+
+@given(
+    clocks,
+    st.sampled_from([("+08:00", 8), ("+0530", 5.5), ("-05:00", -5), ("+02:00", 2)]),
+    st.sampled_from(["{t} UTC", "UTC {t}", "{t}Z", "{t} (UTC)"]),
+)
+def test_an_output_clock_with_an_offset_is_an_instant(
+    clock: tuple[int, int], offset: tuple[str, float], form: str
+) -> None:
+    """``22:10+08:00`` in an output is 14:10 UTC: a claim saying "14:10 UTC" is right, one calling
+    the local face "22:10 UTC" is not; a claim without a zone reads the face as written."""
+    hour, minute = clock
+    written, hours = offset
+    local = datetime(2026, 7, 7, hour, minute)
+    output = f"{local:%Y-%m-%dT%H:%M:%S}{written} ERROR gateway upstream timeout"
+    utc = local - timedelta(hours=hours)
+    assert _grounded(f"网关在 {form.format(t=f'{utc:%H:%M}')} 超时", output)
+    assert not _grounded(f"网关在 {form.format(t=f'{local:%H:%M}')} 超时", output)
+    assert _grounded(f"网关在 {local:%H:%M} 超时", output)

@@ -34,7 +34,10 @@ def _outcome(text: str, output: str = LINE, excerpt: str = LINE) -> tuple[str, s
     report = _GATEKEEPER.validate(
         v2([claim(text=text, bindings=[binding([394], excerpt)])]), session_id=SESSION, invocations=store
     )
-    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    checks = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    if not checks:
+        return "pass", "nothing to judge"  # no concept word nor ratio in the claim's own words
+    (check,) = checks
     return check.outcome, check.reason
 
 
@@ -178,3 +181,38 @@ def test_a_concept_word_is_found_however_it_is_set_and_cased(
     assert concept in {hit.concept for hit in found}
     if text.isascii():
         assert concept not in {hit.concept for hit in concepts().in_claim(f"zz{written}zz")}
+
+
+@given(
+    st.sampled_from(_words("absolute")), st.integers(2, 40), st.sampled_from(["services", "个服务", "台机器", "hosts"])
+)
+def test_an_absolute_over_a_counted_set_is_the_count(word: tuple[str, str], count: int, noun: str) -> None:
+    """ "none of the 6 services examined", "3 台机器都": the number bounds the absolute; an order
+    number does not (see above)."""
+    _, reason = _outcome(f"Not CPU: {word[1]} of the {count} {noun} examined changed")
+    assert "unstated" not in reason, (word, reason)
+
+
+@given(st.sampled_from(["都", "均", "全部"]), st.sampled_from(["没有", "无", "未"]), st.sampled_from(["不", "不能"]))
+def test_an_absolute_absence_is_a_zero_count_but_an_absolute_negated_verb_is_all(
+    absolute: str, absence: str, verb_negation: str
+) -> None:
+    """ "检查的服务都没有重启" states none restarted (the counts check it); "所有请求都不成功" still
+    claims every request."""
+    assert _outcome(f"检查的服务{absolute}{absence}重启")[0] == "pass"
+    assert _outcome(f"订单123的请求{absolute}{verb_negation}成功")[0] == "warn"
+
+
+@given(
+    st.sampled_from(_words("state")),
+    st.sampled_from(["没有记录到任何变更（发布、配置、{w}）", "no changes recorded (deploys, configs or {w})"]),
+)
+def test_an_absence_denies_the_rest_of_its_clause(word: tuple[str, str], form: str) -> None:
+    assert _outcome(form.format(w=word[1]))[0] == "pass"
+    # ... and no further: the next clause claims again.
+    assert _outcome(form.format(w="x") + f"；订单123的请求 {word[1]}")[0] == "warn"
+
+
+def test_a_compound_holding_a_concept_word_is_not_it() -> None:
+    assert _outcome("按延迟排序（15:00–16:00 的平均值）")[0] == "pass"
+    assert _outcome("订单123的请求均超时")[0] == "warn"

@@ -35,6 +35,9 @@ class ConceptWords(WordModel):
 
 class ConceptFile(WordModel):
     negations: list[Word] = Field(default_factory=list)
+    absences: list[Word] = Field(default_factory=list)
+    clause_absences: list[Word] = Field(default_factory=list)
+    not_words: list[Word] = Field(default_factory=list)
     concepts: dict[Word, ConceptWords] = Field(min_length=1)
 
 
@@ -57,6 +60,19 @@ def _alternation(words: Iterable[str]) -> str:
         tail = r"(?![A-Za-z0-9_])" if word[-1].isascii() and word[-1].isalnum() else ""
         parts.append(head + body + tail)
     return "|".join(parts)
+
+
+#: What ends a clause, for a negation's reach.
+_CLAUSE_ENDS = ("，", ",", "；", ";", "。", ". ", "!", "！", "?", "？", "\n")
+
+
+def _clause_start(text: str, at: int) -> int:
+    """Where the clause holding ``text[at]`` starts; a list in brackets ("(deploys, configs or
+    restarts)") belongs to the clause the bracket opens in."""
+    opened = max(text.rfind("(", 0, at), text.rfind("（", 0, at))
+    closed = max(text.rfind(")", 0, at), text.rfind("）", 0, at))
+    limit = opened if opened > closed else at
+    return max(text.rfind(mark, 0, limit) for mark in _CLAUSE_ENDS) + 1
 
 
 _ASCII_WORD = re.compile(r"[A-Za-z0-9_]+")
@@ -120,11 +136,14 @@ class Concepts:
     def __init__(self, file: ConceptFile) -> None:
         self.kinds = {name: entry.kind for name, entry in file.concepts.items()}
         self._words = _WordIndex((name, entry.words) for name, entry in file.concepts.items())
+        self._not_words = tuple(file.not_words)
+        self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
         #: A negation ending right before a hit, up to two words or four characters back.
         self._denied = re.compile(
             rf"(?:{_alternation(file.negations)})(?:\s*[\w-]+){{0,2}}?\s*$|(?:{_alternation(file.negations)}).{{0,3}}$",
             re.IGNORECASE,
         )
+        self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
         self._evidence = {
             name: re.compile(_alternation([*entry.words, *entry.evidence]), re.IGNORECASE)
             for name, entry in file.concepts.items()
@@ -133,14 +152,27 @@ class Concepts:
 
     def in_claim(self, text: str) -> list[ConceptHit]:
         """The concept words ``text`` (read as a reader sees it) claims, in order: a word right
-        after a negation ("no ERROR lines", "没有超时") is denied, not claimed."""
+        after a negation ("no ERROR lines", "没有超时"), or after an absence word earlier in its
+        clause ("没有任何变更（发布、重启）"), is denied, not claimed; a word inside a compound
+        that is not it (平均) is no word."""
         read = reader_text(text)
+        for compound in self._not_words:
+            if compound in read:
+                read = read.replace(compound, " " * len(compound))
         hits = []
         for start, end, name in self._words.find(read):
             if self._denied.search(read, max(0, start - 24), start):
                 continue
+            clause = _clause_start(read, start)
+            if self._clause_denied.search(read, clause, start):
+                continue
             hits.append(ConceptHit(name, self.kinds[name], read[start:end], start, end))
         return hits
+
+    def denies_after(self, text: str, end: int) -> bool:
+        """Does an absence word follow right after ``text[:end]`` ("都没有重启")? The absolute
+        then states a count of zero ("none of them restarted"), which the counts check."""
+        return self._denied_after.match(text, end) is not None
 
     def states(self, concept: str, evidence: str) -> bool:
         """Does ``evidence`` hold a word of ``concept``?"""

@@ -14,6 +14,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
@@ -132,6 +133,9 @@ class Entity:
     #: Other readings of the same words, any of which states the fact: "504s" is 504 seconds
     #: or the status 504 in the plural; "北京时间 13:40" is 05:40Z in winter and summer alike.
     alternatives: tuple[Entity, ...] = ()
+    #: A clock written with its zone (UTC, 北京时间, +08:00): an instant, its needles in UTC,
+    #: found in an output's clock only where that clock is the same instant.
+    instant: bool = False
 
 
 def _quantity(number: str, unit: str, text: str) -> Entity:
@@ -187,35 +191,46 @@ def _timestamp(match: re.Match[str]) -> Entity:
     group = match.group
     day, clock = group("date"), group("time") or _clock24(group("clock"), group("ampm"))
     entity = Entity("timestamp", group("ts"), tuple(p for p in (day, clock) if p))
-    if clock and not group("ts").endswith("Z") and _ZONE_HINT.search(match.string):
-        zoned = _in_utc(match, day, clock)
-        if zoned:
-            entity = Entity(
-                "timestamp",
-                group("ts"),
-                zoned[0],
-                alternatives=tuple(Entity("timestamp", group("ts"), needles) for needles in zoned[1:]),
-            )
+    written = group("ts")
+    offset = _OFFSET_TIMESTAMP.fullmatch(written) if day and group("time") else None
+    if offset is not None:
+        instant = _utc_of(offset)
+        if instant is not None:
+            spelled = instant.strftime("%H:%M:%S" if clock and clock.count(":") == 2 else "%H:%M")
+            return Entity("timestamp", written, (instant.date().isoformat(), spelled), instant=True)
+    zoned = _in_utc(match, day, clock) if clock and _ZONE_HINT.search(match.string) else None
+    if zoned is not None:
+        entity = Entity(
+            "timestamp",
+            written,
+            zoned[0] if zoned else entity.needles,
+            alternatives=tuple(Entity("timestamp", written, needles, instant=True) for needles in zoned[1:]),
+            instant=True,
+        )
+    elif clock and (written.endswith(("Z", "+00:00")) or _ZULU_AFTER.match(match.string, match.end())):
+        entity = replace(entity, instant=True)
     if clock and clock.startswith("24:"):
         midnight = Entity("timestamp", group("ts"), ("00:" + clock[3:],))
         entity = Entity("timestamp", group("ts"), entity.needles, alternatives=(*entity.alternatives, midnight))
     return entity
 
 
+#: "16:00Z": a bare clock marked UTC by the letter after it.
+_ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Something a zone name or offset may be spelled with: texts without any skip the zone look-up.
 _ZONE_HINT = re.compile(r"[A-Z]{3}|时间|時間|[东東]八|[+-]\s*\d")
 
 
-def _in_utc(match: re.Match[str], day: str | None, clock: str) -> list[tuple[str, ...]]:
-    """Needles of a zoned clock in UTC (winter and summer readings when no day is written), or
-    nothing when no zone stands beside it or the zone is UTC."""
+def _in_utc(match: re.Match[str], day: str | None, clock: str) -> list[tuple[str, ...]] | None:
+    """Needles of a zoned clock in UTC (winter and summer readings when no day is written):
+    none when the zone is UTC (the clock is as written), None when no zone stands beside it."""
     from datetime import UTC, date, datetime, time
 
     from veridiag.text.when import zone_beside  # only for a text that may name a zone
 
     zone = zone_beside(match.string, match.start(), match.end())
     if zone is None:
-        return []
+        return None
     hours, _rest = clock.split(":", maxsplit=1)
     if int(hours) > 23:
         return []  # 24:00 with a zone: read as written (its midnight reading is added after)
@@ -616,10 +631,31 @@ def _has_prefix(ordered: tuple[str, ...], prefix: str) -> bool:
     return at < len(ordered) and ordered[at].startswith(prefix)
 
 
+#: A date and clock written with a UTC offset (``2026-07-07T22:10:00+08:00``, ``… +0800``).
+_OFFSET_TIMESTAMP = re.compile(
+    r"(?P<local>(?P<day>\d{4}-\d{2}-\d{2})[T ](?P<clock>\d{2}:\d{2}(?::\d{2})?)(?:[.,]\d+)?)"
+    r"\s?(?P<sign>[+-])(?P<hours>\d{2}):?(?P<minutes>\d{2})(?!\d)"
+)
+_OFFSET_HINT = re.compile(r"\d[+-]\d{2}:?\d{2}(?!\d)|\d [+-]\d{4}")
+
+
+def _utc_of(match: re.Match[str]) -> datetime | None:
+    """The UTC instant of an offset timestamp; None for a zero offset or an impossible one."""
+    hours, minutes = int(match.group("hours")), int(match.group("minutes"))
+    if (hours, minutes) == (0, 0) or hours > 14 or minutes > 59:
+        return None
+    try:
+        wall = datetime.fromisoformat(f"{match.group('day')}T{match.group('clock')}")
+    except ValueError:
+        return None
+    offset = timedelta(hours=hours, minutes=minutes)
+    return wall - offset if match.group("sign") == "+" else wall + offset
+
+
 class Corpus:
     """Searchable text: a tool output, or the lines an excerpt was aligned with."""
 
-    __slots__ = ("_folded", "_runs", "_tokens", "text")
+    __slots__ = ("_folded", "_offsets", "_runs", "_tokens", "text")
 
     def __init__(self, texts: Sequence[str]) -> None:
         # Read like the claims are: a full-width or Chinese-numeral output states its facts too.
@@ -627,6 +663,7 @@ class Corpus:
         self._folded: str | None = None
         self._tokens: frozenset[str] | None = None
         self._runs: WordRuns | None = None
+        self._offsets: tuple[list[tuple[int, int]], frozenset[str]] | None = None
 
     @property
     def runs(self) -> WordRuns | None:
@@ -685,6 +722,8 @@ class Corpus:
     def _states(self, entity: Entity, literal: bool) -> bool:
         if self._whole_token(entity):
             return True
+        if entity.kind == "timestamp" and entity.instant:
+            return all(self._has_instant(n) for n in entity.needles)
         if entity.kind == "timestamp":
             return all(
                 self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) for n in entity.needles
@@ -727,6 +766,45 @@ class Corpus:
                 return True
             position = hay.find(needle, position + 1)
         return False
+
+    def _has_instant(self, needle: str) -> bool:
+        """A UTC date or clock: written so where the output writes it without an offset (or
+        with Z), or the UTC reading of an output's clock written with one (``22:10+08:00`` is
+        14:10Z) — never that clock's local face."""
+        local, utc = self.offset_clocks
+        if any(reading.startswith(needle) or reading.startswith("0" + needle) for reading in utc):
+            return True
+        hay, position, tries = self.text, self.text.find(needle), _MAX_PREFIX_HITS
+        while position >= 0 and tries:
+            tries -= 1
+            if not any(start <= position < end for start, end in local) and self._clock_at(position, needle):
+                return True
+            position = hay.find(needle, position + 1)
+        return needle[:1] != "0" and ":" in needle and self._has_instant("0" + needle)
+
+    @property
+    def offset_clocks(self) -> tuple[list[tuple[int, int]], frozenset[str]]:
+        """The spans of dates and clocks written with a non-zero UTC offset, and their UTC
+        readings (``2026-07-07``, ``14:10:00``, ``14:10``): read once, on the first instant asked."""
+        if self._offsets is None:
+            spans: list[tuple[int, int]] = []
+            readings: set[str] = set()
+            if _OFFSET_HINT.search(self.text):
+                for match in _OFFSET_TIMESTAMP.finditer(self.text):
+                    instant = _utc_of(match)
+                    if instant is None:
+                        continue
+                    spans.append(match.span("local"))
+                    readings |= {instant.date().isoformat(), instant.strftime("%H:%M:%S"), instant.strftime("%H:%M")}
+            self._offsets = (spans, frozenset(readings))
+        return self._offsets
+
+    def _clock_at(self, position: int, needle: str) -> bool:
+        hay = self.text
+        before = hay[position - 1] if position else " "
+        after = position + len(needle)
+        seconds_of = before == ":" and position > 1 and hay[position - 2].isdigit() and ":" in needle
+        return not before.isdigit() and not seconds_of and (after >= len(hay) or not hay[after].isdigit())
 
     def _has_twelve_hour(self, needle: str) -> bool:
         """``14:30`` written ``2:30 p.m.`` (only tried when the 24-hour spelling is absent)."""

@@ -142,7 +142,9 @@ class _Check:
             )
             return
         if own_only and not missing and isinstance(text, str):
-            swapped = _on_another_subjects_line(entities, regions)
+            swapped = _on_another_subjects_line(
+                self.facts[text].entities() if text in self.facts else entities, regions
+            )
             if swapped:
                 listed = ", ".join(f"{e.kind} {e.text!r} (the line of {other.text!r})" for e, other in swapped)
                 self.result.add(
