@@ -216,3 +216,14 @@ def test_an_absence_denies_the_rest_of_its_clause(word: tuple[str, str], form: s
 def test_a_compound_holding_a_concept_word_is_not_it() -> None:
     assert _outcome("按延迟排序（15:00–16:00 的平均值）")[0] == "pass"
     assert _outcome("订单123的请求均超时")[0] == "warn"
+
+
+@given(st.sampled_from(_words("state")))
+def test_a_negation_quoted_from_the_evidence_still_denies_what_follows(word: tuple[str, str]) -> None:
+    """The claim copies "no change feed imported" from its line: the copied words are the line's,
+    yet the "no" they hold still denies the claim's list after them."""
+    line = "no change feed imported: changes cannot be checked (veridiag data import-changes)"
+    outcome, reason = _outcome(
+        f"Changes cannot be checked: no change feed (deploys, {word[1]}) was imported", line, line
+    )
+    assert outcome == "pass", reason

@@ -150,17 +150,21 @@ class Concepts:
             if entry.words or entry.evidence
         }
 
-    def in_claim(self, text: str) -> list[ConceptHit]:
+    def in_claim(self, text: str, own: str | None = None) -> list[ConceptHit]:
         """The concept words ``text`` (read as a reader sees it) claims, in order: a word right
         after a negation ("no ERROR lines", "没有超时"), or after an absence word earlier in its
         clause ("没有任何变更（发布、重启）"), is denied, not claimed; a word inside a compound
-        that is not it (平均) is no word."""
+        that is not it (平均) is no word. ``own``: the text with what it quotes blanked
+        (``text/quotes.own_words``, same positions): words there are the evidence's, while a
+        quoted negation still denies the claim's words after it."""
         read = reader_text(text)
         for compound in self._not_words:
             if compound in read:
                 read = read.replace(compound, " " * len(compound))
         hits = []
         for start, end, name in self._words.find(read):
+            if own is not None and not own[start:end].strip():
+                continue  # quoted from the evidence: the evidence's word (its negation still counts)
             if self._denied.search(read, max(0, start - 24), start):
                 continue
             clause = _clause_start(read, start)

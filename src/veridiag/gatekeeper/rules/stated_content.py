@@ -114,7 +114,7 @@ def _judge(
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
     problems: list[tuple[str, str]] = []
-    hits = vocabulary.in_claim(own)
+    hits = vocabulary.in_claim(text, own)
     if not hits and not _MULTIPLE.search(reader_text(own)):
         return None
     for hit in hits:
