@@ -162,3 +162,36 @@ def test_a_label_for_a_missing_claim_fails_the_case(tmp_path: Path) -> None:
     assert not result.passed
     assert any("claim-2" in f and "lacks" in f for f in result.failures)
     assert any("claim-3 has no claim_truth label" in f for f in result.failures)
+
+
+HONEST = Path(__file__).resolve().parents[1] / "evals" / "honest"
+
+
+def test_the_honest_set_is_labelled_and_quotes_its_outputs() -> None:
+    """evals/honest: about two dozen sessions in both languages, every claim labelled, about a
+    fifth of them false, each session naming its source, every excerpt copied from the output it cites."""
+    cases = load_suite([HONEST])
+    assert len(cases) >= 20
+    assert {"zh", "en"} <= {"zh" if any("\u4e00" <= ch <= "\u9fff" for ch in c.query) else "en" for c in cases}
+    labels = [label for case in cases for label in case.claim_truth.values()]
+    false = [label for label in labels if not label.truth]
+    assert 0.12 <= len(false) / len(labels) <= 0.3
+    assert len({label.mistake for label in false}) >= 8
+    for case in cases:
+        assert case.source, case.id
+        outputs = {invocation.id: invocation.output for invocation in case.invocations}
+        executor = json.loads(case.executor_output or "")
+        assert {c["claim_id"] for c in executor["claims"]} == set(case.claim_truth), case.id
+        for claim in executor["claims"]:
+            for binding in claim["evidence_bindings"]:
+                cited = " ".join(outputs[i] for i in binding["source_invocation_ids"])
+                assert binding["evidence_excerpt"] in cited, (case.id, claim["claim_id"])
+
+
+def test_the_honest_set_runs_and_reports_rates() -> None:
+    results = run_suite(load_suite([HONEST]))
+    failed = {r.id: r.failures for r in results if not r.passed}
+    assert not failed, failed
+    rates = truth_rates([(r.verdict, r.claims) for r in results])
+    assert rates.labelled_sessions == len(results)
+    assert rates.faithful_kept is not None and rates.mistakes_caught is not None
