@@ -29,8 +29,10 @@ def _words(kind: str) -> list[tuple[str, str]]:
     return [(name, w) for name, entry in _vocabulary().concepts.items() if entry.kind == kind for w in entry.words]
 
 
-def _outcome(text: str, output: str = LINE, excerpt: str = LINE) -> tuple[str, str]:
-    store = InMemoryInvocations([invocation(394, output=output)])
+def _outcome(
+    text: str, output: str = LINE, excerpt: str = LINE, arguments: dict[str, str] | None = None
+) -> tuple[str, str]:
+    store = InMemoryInvocations([invocation(394, output=output, arguments=arguments or {})])
     report = _GATEKEEPER.validate(
         v2([claim(text=text, bindings=[binding([394], excerpt)])]), session_id=SESSION, invocations=store
     )
@@ -227,3 +229,60 @@ def test_a_negation_quoted_from_the_evidence_still_denies_what_follows(word: tup
         f"Changes cannot be checked: no change feed (deploys, {word[1]}) was imported", line, line
     )
     assert outcome == "pass", reason
+
+
+_METRIC_LINE = "window: min 0.2%, max 12.49%, avg 10.16% (30 points); peak 12.49% at 2026-07-07T08:21:00Z"
+
+
+@given(
+    st.sampled_from(
+        [
+            ("gateway_error_rate", "The gateway's {w} rose to a peak of 12.49%", "error rate"),
+            ("upstream_timeouts_total", "上游{w}次数峰值 12.49%", "超时"),
+            ("mysql_lock_wait_p99_seconds", "{w} p99 峰值 12.49%", "锁等待"),
+            ("mysql_slow_queries_per_minute", "{w}峰值 12.49%", "慢查询"),
+        ]
+    ),
+    st.booleans(),
+)
+def test_what_a_series_is_about_may_stand_in_what_the_call_asked(case: tuple[str, str, str], asked: bool) -> None:
+    """A value line quotes no name: "the error rate rose to 12.49%" citing ``peak 12.49%`` of
+    the series ``gateway_error_rate`` states an error; the same words citing a series of
+    something else interpret."""
+    metric, form, word = case
+    outcome, reason = _outcome(
+        form.format(w=word), _METRIC_LINE, _METRIC_LINE, {"metric": metric if asked else "cpu_percent"}
+    )
+    if asked:
+        assert "interprets" not in reason, reason
+    else:
+        assert outcome == "warn" and "interprets" in reason, reason
+
+
+@given(st.sampled_from(["都是", "全部是", "均为", "all are"]), st.integers(2, 900))
+def test_an_absolute_opening_a_clause_sums_up_the_count_before_it(absolute: str, count: int) -> None:
+    line = f"{count}× WARN 2026-07-07T15:00:07Z Query_time: <*> UPDATE t_stock SET qty=qty-1"
+    assert _outcome(f"记录了 {count} 条日志，{absolute} UPDATE t_stock 语句", line, line)[0] == "pass"
+    assert _outcome(f"订单123的请求{absolute} UPDATE t_stock 语句", line, line)[0] == "warn"
+
+
+@given(st.integers(0, 500), st.integers(1, 500), st.sampled_from(_words("direction")))
+def test_a_direction_its_own_from_to_numbers_give_is_stated_by_them(low: int, rise: int, word: tuple[str, str]) -> None:
+    high = low + rise
+    first, last = (low, high) if word[0] == "up" else (high, low)
+    line = f"window: min {low} connections, max {high} connections (30 points)"
+    outcome, reason = _outcome(f"pending connections {word[1]} from {first} to a peak of {last}", line, line)
+    assert "runs against" not in reason and outcome == "pass", reason
+    outcome, reason = _outcome(f"pending connections {word[1]} from {last} to a peak of {first}", line, line)
+    assert outcome == "fail" and "runs against its own numbers" in reason, reason
+
+
+@given(
+    st.sampled_from(
+        ["第一条错误也出现在同一秒", "the first error came at the same moment", "the error rate was down to 5.85%"]
+    )
+)
+def test_a_time_coincidence_or_a_level_is_no_sameness_or_outage(text: str) -> None:
+    line = "2026-07-07T14:00:05Z ERROR order-service ERR_ORDER_VALIDATION last 5.85%"
+    _, reason = _outcome(text, line, line)
+    assert "same" not in reason and "crashed" not in reason, reason

@@ -62,6 +62,9 @@ def _alternation(words: Iterable[str]) -> str:
     return "|".join(parts)
 
 
+#: Evidence names its series and fields with underscores (``mysql_lock_wait_p99_seconds``,
+#: ``error_rate``, ``Query_time``): read as words, they state their concepts.
+_NAME_JOINERS = str.maketrans("_", " ")
 #: What ends a clause, for a negation's reach.
 _CLAUSE_ENDS = ("，", ",", "；", ";", "。", ". ", "!", "！", "?", "？", "\n")
 
@@ -145,7 +148,9 @@ class Concepts:
         )
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
         self._evidence = {
-            name: re.compile(_alternation([*entry.words, *entry.evidence]), re.IGNORECASE)
+            name: re.compile(
+                _alternation([w.translate(_NAME_JOINERS) for w in (*entry.words, *entry.evidence)]), re.IGNORECASE
+            )
             for name, entry in file.concepts.items()
             if entry.words or entry.evidence
         }
@@ -181,7 +186,7 @@ class Concepts:
     def states(self, concept: str, evidence: str) -> bool:
         """Does ``evidence`` hold a word of ``concept``?"""
         pattern = self._evidence.get(concept)
-        return pattern is not None and pattern.search(reader_text(evidence)) is not None
+        return pattern is not None and pattern.search(reader_text(evidence).translate(_NAME_JOINERS)) is not None
 
 
 @lru_cache(maxsize=1)

@@ -80,7 +80,8 @@ class StatedContent(GatekeeperRule):
             if not lines:
                 continue  # nothing quoted: excerpt and grounding rules speak for it
             cited = [inv for b in claim.bindings for inv in b.usable if inv.output]
-            problems = _judge(text, lines, partial(_any_calm, context, cited), params)
+            asked = "\n".join(dict.fromkeys(context.evidence(inv).context for inv in cited))
+            problems = _judge(text, lines, asked, partial(_any_calm, context, cited), params)
             if problems is None:
                 continue  # no concept word, no ratio: nothing for this rule to judge (kept out of the audit)
             if not problems:
@@ -107,9 +108,12 @@ def _calm(context: ValidationContext, invocation: InvocationView) -> bool:
 
 
 def _judge(
-    text: str, lines: list[str], output_is_calm: Callable[[], bool], params: StatedParams
+    text: str, lines: list[str], asked: str, output_is_calm: Callable[[], bool], params: StatedParams
 ) -> list[tuple[str, str]] | None:
-    """What the claim says that its lines do not; None when it says nothing this rule reads."""
+    """What the claim says that its lines do not; None when it says nothing this rule reads.
+    What a line is about may stand in what the call asked for instead (``asked``: its metric or
+    query): "the error rate rose" quoting "peak 12.49%" of ``gateway_error_rate`` states an
+    error; its absolutes, directions and evaluations must be the lines' own."""
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
@@ -118,7 +122,7 @@ def _judge(
     if not hits and not _MULTIPLE.search(reader_text(own)):
         return None
     for hit in hits:
-        if vocabulary.states(hit.concept, evidence):
+        if vocabulary.states(hit.concept, evidence) or (hit.kind == "state" and vocabulary.states(hit.concept, asked)):
             continue
         if hit.kind == "absolute" and not _counted(own, hit) and not vocabulary.denies_after(own, hit.end):
             problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) is not what its quoted lines say"))
@@ -143,6 +147,11 @@ def _counted(own: str, hit: ConceptHit) -> bool:
     start = max((own.rfind(mark, 0, hit.start) for mark in _CLAUSE_MARKS), default=-1) + 1
     ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
     clause = own[start : min(ends, default=len(own))]
+    if own[start : hit.start].strip(" 也还") == "":
+        # An absolute opening its clause sums up the set the clause before counted: "180 条慢查询，
+        # 都是 UPDATE" — that clause is its count.
+        before = max((own.rfind(mark, 0, max(start - 1, 0)) for mark in _CLAUSE_MARKS), default=-1) + 1
+        clause = own[before:start] + clause
     facts = extract_entities(clause)
     if any(e.kind == "quantity" and e.dimension in ("count", "percent") for e in facts):
         return True
@@ -157,16 +166,38 @@ def _direction(own: str, hit: ConceptHit, evidence: str, calm: bool) -> list[tup
     opposite = _OPPOSITE.get(hit.concept, "")
     if opposite and vocabulary.states(opposite, evidence):
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
-    numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
-    if len(numbers) >= 2 and numbers[0].dimension == numbers[-1].dimension:
-        first, last = (n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor)
-        if first != last:
-            if (last > first) == (hit.concept == "up"):
-                return []
-            return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}) runs against its own numbers")]
+    bounds = _from_to(own)
+    if bounds is not None and bounds[0] != bounds[1]:
+        if (bounds[1] > bounds[0]) == (hit.concept == "up"):
+            return []  # its numbers say it, and entity grounding finds them in its lines
+        return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}) runs against its own numbers")]
     if calm:
         return [(UNSTATED, f"{hit.word!r} ({hit.concept}){_CALM}")]
     return [(INFERRED, f"{hit.word!r} ({hit.concept}) is not stated by its quoted lines")]
+
+
+#: "from 0 to a peak of 37", "从 120 降到 900", "0.2% → 12.49%": the two values a direction runs between.
+_FROM_TO = re.compile(
+    r"(?:from|从|由)\s*(?P<a>\d+(?:\.\d+)?)[^\d，,。；;]{0,24}?(?:to|到|至)[^\d，,。；;]{0,16}?(?P<b>\d+(?:\.\d+)?)"
+    r"|(?P<c>\d+(?:\.\d+)?)\S{0,4}\s*(?:→|->)\s*(?P<d>\d+(?:\.\d+)?)",
+    re.IGNORECASE,
+)
+
+
+def _from_to(own: str) -> tuple[Decimal, Decimal] | None:
+    """The first and last value of the claim's direction: a from–to phrase, else its first and
+    last quantities of one dimension."""
+    read = reader_text(own)
+    match = _FROM_TO.search(read)
+    if match is not None:
+        first, last = _decimal(match.group("a") or match.group("c")), _decimal(match.group("b") or match.group("d"))
+        if first is not None and last is not None:
+            return first, last
+    numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
+    if len(numbers) >= 2 and numbers[0].dimension == numbers[-1].dimension:
+        ends = [n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor]
+        return ends[0], ends[1]
+    return None
 
 
 def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
