@@ -215,10 +215,12 @@ def _timestamp(match: re.Match[str]) -> Entity:
     return entity
 
 
+_SECONDS_BEFORE = re.compile(r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?$")
+_MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 #: "16:00Z": a bare clock marked UTC by the letter after it.
 _ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Something a zone name or offset may be spelled with: texts without any skip the zone look-up.
-_ZONE_HINT = re.compile(r"[A-Z]{3}|时间|時間|[东東]八|[+-]\s*\d")
+_ZONE_HINT = re.compile(r"[A-Z]{3}|[Tt]ime|时间|時間|[东東]八|[+-]\s*\d")
 
 
 def _in_utc(match: re.Match[str], day: str | None, clock: str) -> list[tuple[str, ...]] | None:
@@ -726,7 +728,8 @@ class Corpus:
             return all(self._has_instant(n) for n in entity.needles)
         if entity.kind == "timestamp":
             return all(
-                self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) for n in entity.needles
+                self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) or self._rounds_to(n)
+                for n in entity.needles
             )
         if entity.kind == "quantity" and not literal:
             return self._has_quantity(entity)
@@ -755,14 +758,11 @@ class Corpus:
 
     def _has_clock(self, needle: str) -> bool:
         """A date or clock glued to no digit; a clock is not the minutes and seconds of another
-        (``14:28`` is not in ``14:14:28``)."""
+        (``14:28`` is not in ``14:14:28``) nor a UTC offset (``-05:00``)."""
         hay, position, tries = self.text, self.text.find(needle), _MAX_PREFIX_HITS
         while position >= 0 and tries:
             tries -= 1
-            before = hay[position - 1] if position else " "
-            after = position + len(needle)
-            seconds_of = before == ":" and position > 1 and hay[position - 2].isdigit() and ":" in needle
-            if not before.isdigit() and not seconds_of and (after >= len(hay) or not hay[after].isdigit()):
+            if self._clock_at(position, needle):
                 return True
             position = hay.find(needle, position + 1)
         return False
@@ -794,7 +794,7 @@ class Corpus:
                     instant = _utc_of(match)
                     if instant is None:
                         continue
-                    spans.append(match.span("local"))
+                    spans.append(match.span())  # the offset too: "-05:00" is no clock
                     readings |= {instant.date().isoformat(), instant.strftime("%H:%M:%S"), instant.strftime("%H:%M")}
             self._offsets = (spans, frozenset(readings))
         return self._offsets
@@ -804,7 +804,27 @@ class Corpus:
         before = hay[position - 1] if position else " "
         after = position + len(needle)
         seconds_of = before == ":" and position > 1 and hay[position - 2].isdigit() and ":" in needle
-        return not before.isdigit() and not seconds_of and (after >= len(hay) or not hay[after].isdigit())
+        # "…T10:00:00-05:00": an offset after a clock to the second ("14:00-15:00" is a range)
+        offset = before in "+-" and ":" in needle and _SECONDS_BEFORE.search(hay, max(0, position - 16), position - 1)
+        after_ok = after >= len(hay) or not hay[after].isdigit()
+        return not before.isdigit() and not seconds_of and not offset and after_ok
+
+    def _rounds_to(self, needle: str) -> bool:
+        """``14:28`` for ``14:27:56``: a clock to the minute, rounded from one written to the
+        second (the minute before, at :30 or later)."""
+        clock = _MINUTE_CLOCK.fullmatch(needle)
+        if clock is None:
+            return False
+        minutes = (int(clock.group(1)) * 60 + int(clock.group(2)) - 1) % 1440
+        before = f"{minutes // 60:02d}:{minutes % 60:02d}:"
+        hay, position, tries = self.text, self.text.find(before), _MAX_PREFIX_HITS
+        while position >= 0 and tries:
+            tries -= 1
+            seconds = hay[position + len(before) : position + len(before) + 2]
+            if seconds.isdigit() and int(seconds) >= 30 and self._clock_at(position, before + seconds):
+                return True
+            position = hay.find(before, position + 1)
+        return False
 
     def _has_twelve_hour(self, needle: str) -> bool:
         """``14:30`` written ``2:30 p.m.`` (only tried when the 24-hour spelling is absent)."""

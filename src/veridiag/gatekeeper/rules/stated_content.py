@@ -46,8 +46,9 @@ _OPPOSITE = {"up": "down", "down": "up"}
 _MULTIPLE = re.compile(
     r"(?:(?<![A-Za-z0-9])[×x]\s*(?P<before>\d+(?:\.\d+)?))(?![\d.])|(?<![\w.])(?P<after>\d+(?:\.\d+)?)\s*(?:倍|x(?![A-Za-z])|×|-?fold)"
 )
-#: A whole number standing alone (not part of a clock, date, version or decimal).
-_BARE_COUNT = re.compile(r"(?<![\d:.\-/])\d+(?![\d:.\-/%])")
+#: A whole number counting what follows it ("6 services", "3 台机器"; not a clock, date, version,
+#: decimal or a code at a clause's end).
+_BARE_COUNT = re.compile(r"(?<![\d:.\-/])\d+\s?(?:[个台条次家项位]|[A-Za-z\u4e00-\u9fff])")
 #: What ends a clause: an absolute counts what its own clause counts.
 _CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "：", ": ", "\n")
 
@@ -155,9 +156,8 @@ def _counted(own: str, hit: ConceptHit) -> bool:
     facts = extract_entities(clause)
     if any(e.kind == "quantity" and e.dimension in ("count", "percent") for e in facts):
         return True
-    for fact in facts:  # an order or request number counts nothing
-        if fact.kind in ("identifier", "timestamp"):
-            clause = clause.replace(fact.text, " ")
+    for fact in facts:  # an order number, a status code, a duration count nothing
+        clause = clause.replace(fact.text, " ")
     return _BARE_COUNT.search(clause) is not None  # "none of the 6 services", "3 台机器都"
 
 
