@@ -32,7 +32,7 @@ from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.factory import build_toolbox
 from veridiag.tools.records import LogEvidence, LogSample, TemplateCount
-from veridiag.tools.redaction import MARKER_PATTERN, Redactor, default_redactor
+from veridiag.redaction import MARKER_PATTERN, Redactor, default_redactor
 
 REDACTOR = default_redactor()
 JWT = (

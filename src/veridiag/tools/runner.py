@@ -3,7 +3,7 @@
 Every call ends as a ``tool_invocation`` row — bad arguments, an unknown tool, a backend
 that is down or slow included (status ``error``, with the reason) — so the Executor can
 only cite what exists, and the audit shows what was tried. Secrets are redacted right after
-the backend returns (``tools/redaction.py``): the stored output *is* the redacted text, and
+the backend returns (``veridiag.redaction``): the stored output *is* the redacted text, and
 the records the offline engine quotes are redacted the same way.
 """
 
@@ -33,7 +33,7 @@ from veridiag.tools.args import (
     RankSuspectsArgs,
 )
 from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend
-from veridiag.tools.redaction import Redactor, default_redactor
+from veridiag.redaction import Redactor, default_redactor
 from veridiag.tools.results import ToolCallResult, ToolOutput
 from veridiag.tools.suspects import SuspectSearch
 

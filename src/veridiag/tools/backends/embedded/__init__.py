@@ -27,7 +27,7 @@ from veridiag.tools.backends.embedded._ingest import ChangeRow, EdgeRow, LogRow,
 from veridiag.tools.backends.embedded._spans import SpanRow, SpansWritten
 from veridiag.tools.promql import ShownSeries
 from veridiag.tools.records import KnowledgeEvidence, RunbookMatch, Span
-from veridiag.tools.redaction import Redactor, default_redactor
+from veridiag.redaction import Redactor, default_redactor
 from veridiag.tools.render import render_knowledge
 from veridiag.tools.results import ToolOutput
 

@@ -50,7 +50,6 @@ from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.github_token import GitHubTokenDetector
 from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
 from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.keyword import DENYLIST as _LIBRARY_KEYWORDS
 from detect_secrets.plugins.openai import OpenAIDetector
 from detect_secrets.plugins.pypi_token import PypiTokenDetector
 from detect_secrets.plugins.sendgrid import SendGridDetector
@@ -59,6 +58,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
+from veridiag.redaction.keys import key_kind, vocabulary
 from veridiag.text.cjk import HAN
 
 if TYPE_CHECKING:
@@ -289,31 +289,27 @@ _LIBRARY_FORMATS = (
 
 # -- key = value -------------------------------------------------------------------------------
 
-#: detect-secrets' keyword vocabulary (``api_?key`` …), "_?" widened to "-" and "." (headers,
-#: dotted config keys), plus what logs and zh text say. A key must *end* with one of them:
-#: ``password_min_length=8`` and ``max_tokens=1024`` are no secrets.
-_KEYWORDS = (
-    *(word.replace("_?", "[_.-]?") for word in _LIBRARY_KEYWORDS),
-    "passphrase",
-    "(?<=[_.-])pass",  # db_pass, redis-pass; a bare "pass=3" is a test count
-    "token",
-    "secret[_.-]?(?:access[_.-]?)?key",
-    "access[_.-]?key",
-    "(?:signing|encryption|master|ssh)[_.-]?key",
-    "credentials?",
-    "密码",
-    "口令",
-    "密钥",
-    "私钥",
-    "令牌",
-    "凭据",
-    "凭证",
-)
-_SECRET_KEY_NAME = re.compile(r"(?i)[\w.-]*?(?:" + "|".join(_KEYWORDS) + r")")
-#: Where a key's last word can start: one ``str.find`` each (CJK: one character).
-_KEY_ANCHORS = ("pass", "pwd", "secret", "token", "key", "cred", "contrase", "密", "口", "私", "令", "凭")
+def _last_words() -> list[str]:
+    """The words a secret's key can end with (``vocabulary.yaml`` and detect-secrets' list):
+    the longest first, so the regex below takes "password" before "pass"."""
+    words = {entry[-1] for entry, _ in _key_entries()}
+    return sorted(words, key=lambda w: (-len(w), w))
+
+
+def _key_entries() -> list[tuple[tuple[str, ...], str]]:
+    from veridiag.redaction.keys import _table  # the normalised vocabulary
+
+    return list(_table()[0])
+
+
+#: Where a key's last word can start: one ``str.find`` each (four letters, or one Han character).
+_KEY_ANCHORS = tuple(sorted({w[:4] if w[0].isascii() else w[0] for w in _last_words()}))
 _KEY_LAST_WORD = (
-    r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?|contrase(?:ñ|n)a|密码|口令|密钥|私钥|令牌|凭据|凭证)"
+    "(?:"
+    + "|".join(re.escape(w) for w in _last_words())
+    + ")(?:[_.-]?(?:"
+    + "|".join(re.escape(w) for w in vocabulary().encodings)
+    + "))*"
 )
 _KEY_VALUE = re.compile(
     _KEY_LAST_WORD
@@ -330,24 +326,6 @@ _PLACEHOLDER = re.compile(
     r"|[$%{<].*"  # ${DB_PASSWORD}, %(password)s, {{ token }}, <secret>: templates, not values
 )
 _PROSE_AFTER = re.compile(r"[ \t]+[^\s:=]")
-_KINDS = (
-    (("password", "passwd", "pass", "passphrase", "pwd", "contraseña", "contrasena", "密码", "口令"), "password"),
-    (("token", "令牌"), "token"),
-    (("private_key", "priv_key", "privkey", "privatekey", "私钥"), "private-key"),
-    (("credential", "credentials", "凭据", "凭证"), "credential"),
-    (("api_key", "apikey"), "api-key"),
-    (("key", "密钥"), "secret-key"),
-)
-
-
-def _key_kind(key: str) -> str:
-    word = key.lower().replace("-", "_").replace(".", "_")
-    for endings, kind in _KINDS:
-        if word.endswith(endings):
-            return kind
-    return "secret"
-
-
 def _key_start(text: str, end: int) -> int:
     start = end
     while start > 0 and end - start < 128 and (_is_word(text[start - 1]) or text[start - 1] in ".-"):
@@ -368,7 +346,8 @@ class _KeyValueRule(_Rule):
             if found is None:
                 continue
             key = text[_key_start(text, at) : found.start("close")]
-            if not _SECRET_KEY_NAME.fullmatch(key):
+            kind = key_kind(key)
+            if kind is None:
                 continue
             group = "quoted" if found.group("quoted") is not None else "bare"
             start, end = found.span(group)
@@ -384,7 +363,7 @@ class _KeyValueRule(_Rule):
             colon = found.group("sep").strip() in (":", "：")
             if group == "bare" and colon and value.isalpha() and _PROSE_AFTER.match(low, end):
                 continue
-            yield start, end, _key_kind(key)
+            yield start, end, kind
 
 
 def _bare_end(text: str, start: int, end: int) -> int:
@@ -539,12 +518,12 @@ class Redactor:
         if (
             isinstance(key, str)
             and isinstance(value, str)
-            and _SECRET_KEY_NAME.fullmatch(key)
+            and key_kind(key) is not None
             and value.strip()
             and not _PLACEHOLDER.fullmatch(value.strip())
             and not MARKER_PATTERN.fullmatch(value)
         ):
-            kind = _key_kind(key)
+            kind = key_kind(key) or "secret"
             if counts is not None:
                 counts[kind] += 1
             return _marker(kind)
