@@ -49,7 +49,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast, get_ar
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.github_token import GitHubTokenDetector
 from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
 from detect_secrets.plugins.jwt import JwtTokenDetector
+from detect_secrets.plugins.keyword import KeywordDetector
 from detect_secrets.plugins.openai import OpenAIDetector
 from detect_secrets.plugins.pypi_token import PypiTokenDetector
 from detect_secrets.plugins.sendgrid import SendGridDetector
@@ -58,7 +60,8 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
-from veridiag.redaction.keys import key_kind, vocabulary
+from veridiag.redaction.keys import hex_key, identifier_key, key_kind, vocabulary
+from veridiag.redaction.values import View, base64_text, decoded_views, needs_decoding
 from veridiag.text.cjk import HAN
 
 if TYPE_CHECKING:
@@ -289,6 +292,7 @@ _LIBRARY_FORMATS = (
 
 # -- key = value -------------------------------------------------------------------------------
 
+
 def _last_words() -> list[str]:
     """The words a secret's key can end with (``vocabulary.yaml`` and detect-secrets' list):
     the longest first, so the regex below takes "password" before "pass"."""
@@ -326,6 +330,8 @@ _PLACEHOLDER = re.compile(
     r"|[$%{<].*"  # ${DB_PASSWORD}, %(password)s, {{ token }}, <secret>: templates, not values
 )
 _PROSE_AFTER = re.compile(r"[ \t]+[^\s:=]")
+
+
 def _key_start(text: str, end: int) -> int:
     start = end
     while start > 0 and end - start < 128 and (_is_word(text[start - 1]) or text[start - 1] in ".-"):
@@ -388,6 +394,177 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
 
 _KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS)
 
+# -- command lines and token formats the library lacks ---------------------------------------
+
+
+def _after_blank(found: re.Match[str], text: str) -> bool:
+    return found.start() == 0 or text[found.start() - 1] in " \t'\""
+
+
+def _user_kind(found: re.Match[str], text: str) -> str | None:
+    return "password" if _after_blank(found, text) else None
+
+
+#: ``curl -u deploy:pw``, ``--user=deploy:pw``, ``--proxy-user``: the user stays, the password goes.
+_COMMAND_USER = _Rule(
+    "password",
+    re.compile(r"-(?:u|-user|-proxy-user)(?:[ \t]+|=)['\"]?[^\s:'\"]+:(?P<value>[^\s'\"]+)"),
+    group="value",
+    literals=("-u", "--user", "--proxy-user"),
+    classify=_user_kind,
+)
+
+
+def _option_kind(found: re.Match[str], text: str) -> str | None:
+    return key_kind(found.group("key")) if _after_blank(found, text) else None
+
+
+#: An option naming a secret followed by its value: ``--db-password hunter2``, ``--token=…``.
+_COMMAND_OPTION = _Rule(
+    "secret",
+    re.compile(r"--(?P<key>[A-Za-z][\w.-]*)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"-][^\s'\"]*)"),
+    group="value",
+    literals=("--",),
+    classify=_option_kind,
+)
+
+
+def _openai(found: re.Match[str], _text: str) -> str | None:
+    value = found.group(0)
+    return "openai-key" if any(c.isdigit() for c in value) and any(c.isalpha() for c in value[3:]) else None
+
+
+#: OpenAI's project, service-account and admin keys (``sk-proj-…``) carry no fixed marker; the
+#: library's pattern needs its ``T3BlbkFJ``. A word must start at ``sk-`` (``disk-usage`` is none).
+_OPENAI = _Rule(
+    "openai-key",
+    re.compile(r"sk-[A-Za-z0-9_-]{20,}"),
+    literals=("sk-",),
+    word_start=True,
+    classify=_openai,
+)
+
+# -- values found by what they are, not by their key -------------------------------------------
+
+_BASE64_PLUGIN = Base64HighEntropyString()
+_HEX_PLUGIN = HexHighEntropyString()
+_HEX = re.compile(r"[0-9a-fA-F]+")
+_DIGIT = re.compile(r"[0-9]")
+_UUIDISH = re.compile(r"[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}")
+_QUOTES = "\"' \t"
+
+
+def _key_before(text: str, at: int) -> str | None:
+    """The key a value at ``at`` is assigned to (``trace_id=``, ``"sig": "``), read backwards:
+    quotes and blanks, one ``= : := =>``, quotes and blanks, then the key's characters."""
+    i = at
+    while i > 0 and text[i - 1] in _QUOTES:
+        i -= 1
+    if i == 0 or text[i - 1] not in ":=：＝>":
+        return None
+    i -= 1
+    if i > 0 and text[i - 1] in ":=":
+        i -= 1
+    while i > 0 and text[i - 1] in _QUOTES:
+        i -= 1
+    end = i
+    while i > 0 and end - i < 64 and (_is_word(text[i - 1]) or text[i - 1] in ".-"):
+        i -= 1
+    return text[i:end] if i < end else None
+
+
+class _ValueRule(_Rule):
+    """Values found by what they are, not by their key, one pass over the tokens of the base64
+    alphabet (16+ characters):
+
+    - encoded: a base64 token whose decoded text holds a secret (``cGFzc3dvcmQ9aHVudGVyMg==`` is
+      ``password=hunter2``) goes whole, as the kind found inside;
+    - detect-secrets' high-entropy detectors, guarded for logs. Base64: a token of 20+ with upper
+      and lower case and digits above the plugin's limit (4.5 bits a character: a PEM body line,
+      a random API key; words, paths and pod names stay below), unless its key names an
+      identifier (``trace_id=``, ``etag:``). Hex — trace, span and commit ids and hashes are
+      hex — only as the value of a key naming a signature or a session secret (``sig=``,
+      ``hmac:``), above the hex plugin's limit."""
+
+    def spans(self, text: str, _low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(text):
+            token = found.group().rstrip("=")
+            start = found.start()
+            if _HEX.fullmatch(token):
+                if len(token) >= 32 and _hex_secret(text, start, token):
+                    yield start, found.end(), "high-entropy"
+                continue
+            if token.lower() == token or token.upper() == token:
+                continue  # base64 of text, random keys: both cases
+            decoded = base64_text(found.group())
+            if decoded is not None:
+                inner = [kind for kind, _ in default_redactor().scan(decoded).counts if kind != "bidi-control"]
+                if inner:
+                    yield start, found.end(), inner[0]
+                    continue
+            if (
+                len(token) >= 20
+                and _DIGIT.search(token) is not None
+                and not _UUIDISH.fullmatch(token)
+                and _BASE64_PLUGIN.calculate_shannon_entropy(token) >= _BASE64_PLUGIN.entropy_limit
+            ):
+                key = _key_before(text, start)
+                if key is None or not identifier_key(key):
+                    yield start, found.end(), "high-entropy"
+
+
+def _hex_secret(text: str, start: int, token: str) -> bool:
+    key = _key_before(text, start)
+    return key is not None and hex_key(key) and _HEX_PLUGIN.calculate_shannon_entropy(token) > _HEX_PLUGIN.entropy_limit
+
+
+_VALUES = _ValueRule("high-entropy", re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])"))
+
+_KEYWORD_PLUGIN = KeywordDetector()
+_LIBRARY_ANCHORS = ("pass", "pwd", "secret", "key", "contrase")
+
+
+class _LibraryKeywordRule(_Rule):
+    """detect-secrets' KeywordDetector on each line holding one of its words: it reads assignments
+    of languages and configs the rule above does not (``password == "…"``, ``$pwd := '…'``,
+    ``secret => "…"``). Each value it reports is replaced where it stands after its word."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        lines: set[tuple[int, int]] = set()
+        for anchor in _LIBRARY_ANCHORS:
+            for at in _find_all(low, anchor):
+                begin = low.rfind("\n", 0, at) + 1
+                end = low.find("\n", at)
+                lines.add((begin, len(low) if end < 0 else end))
+        for begin, end in sorted(lines):
+            line = text[begin:end]
+            if len(line) > 4096:
+                continue
+            for reported in set(_KEYWORD_PLUGIN.analyze_string(line)):
+                value = reported.strip()
+                if not value or _PLACEHOLDER.fullmatch(value) or "[REDACTED:" in value:
+                    continue
+                at = line.find(value)
+                while at >= 0:
+                    if _right_after_word(line.lower(), at):
+                        yield begin + at, begin + at + len(value), "secret"
+                    at = line.find(value, at + len(value))
+
+
+def _right_after_word(low: str, at: int) -> bool:
+    """The value at ``at`` follows its key word with only operators and quotes between
+    (``password == "…"``); not another key's (``"private_key_id": "…"``)."""
+    word = max(low.rfind(anchor, 0, at) for anchor in _LIBRARY_ANCHORS)
+    if word < 0:
+        return False
+    end = word
+    while end < at and low[end].isalpha():
+        end += 1
+    return not any(c.isalnum() or c == "_" for c in low[end:at])
+
+
+_LIBRARY_KEYWORD = _LibraryKeywordRule("secret", re.compile(""), literals=_LIBRARY_ANCHORS)
+
 # -- text that displays other than it reads ----------------------------------------------------
 
 #: Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) make text display in
@@ -407,9 +584,14 @@ _BUILTIN: tuple[_Rule, ...] = (
     _JWT,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
+    _OPENAI,
     _URL_PASSWORD,
+    _COMMAND_USER,
+    _COMMAND_OPTION,
     _BEARER,
     _KEYWORD,
+    _LIBRARY_KEYWORD,
+    _VALUES,
     _BIDI,
 )
 
@@ -437,6 +619,9 @@ class Redactor:
         custom = tuple(_custom(pattern) for pattern in patterns)
         self._rules: tuple[_Rule, ...] = (*_BUILTIN, *custom) if enabled else ()
         self._custom = custom if enabled else ()
+        #: Rules without literals run on every string (entropy, encoded values) and custom ones.
+        self._always: tuple[_Rule, ...] = tuple(r for r in self._rules if not r.literals)
+        self._decode = enabled
         literals = {literal for rule in self._rules for literal in rule.literals} | {_MARKER_LITERAL}
         self._gate = re.compile("|".join(re.escape(x) for x in sorted(literals, key=len, reverse=True)))
         # Tool outputs repeat: a record's line and its example, the same window read again in
@@ -553,26 +738,13 @@ class Redactor:
         return line
 
     def _pass(self, text: str) -> tuple[str, list[str]]:
-        low = _lower(text)
-        if len(text) <= _SHORT:
-            if self._gate.search(low) is None:
-                rules: Sequence[_Rule] = self._custom
-            else:
-                rules = [r for r in self._rules if not r.literals or any(x in low for x in r.literals)]
-        else:
-            seen: dict[str, bool] = {}
-            rules = [r for r in self._rules if not r.prefilter or any(_has(low, x, seen) for x in r.literals)]
-        if not rules:
-            return text, []
-        guarded = [m.span() for m in MARKER_PATTERN.finditer(text)] if _MARKER_LITERAL in low else []
-        finds = sorted(
-            (start, order, -end, kind)
-            for order, rule in enumerate(rules)
-            for start, end, kind in rule.spans(text, low)
-            if not any(start < b and a < end for a, b in guarded)
-        )
+        guarded = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[REDACTED:" in text else []
+        finds = self._finds(text, guarded)
+        if self._decode:
+            finds += self._decoded_finds(text, guarded)
         if not finds:
             return text, []
+        finds.sort()
         merged: list[tuple[int, int, str]] = []
         for start, _order, negative_end, kind in finds:
             end = -negative_end
@@ -588,6 +760,49 @@ class Redactor:
             last = end
         pieces.append(text[last:])
         return "".join(pieces), [kind for _, _, kind in merged]
+
+    def _finds(self, text: str, guarded: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, str]]:
+        """Every rule's finds in ``text`` as ``(start, rule order, -end, kind)``."""
+        low = _lower(text)
+        if len(text) <= _SHORT:
+            if self._gate.search(low) is None:
+                rules: Sequence[_Rule] = self._always
+            else:
+                rules = [r for r in self._rules if not r.literals or any(x in low for x in r.literals)]
+        else:
+            seen: dict[str, bool] = {}
+            rules = [r for r in self._rules if not r.prefilter or any(_has(low, x, seen) for x in r.literals)]
+        return [
+            (start, order, -end, kind)
+            for order, rule in enumerate(rules)
+            for start, end, kind in rule.spans(text, low)
+            if not any(start < b and a < end for a, b in guarded)
+        ]
+
+    def _decoded_finds(self, text: str, guarded: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, str]]:
+        """Finds in each line as a reader decodes it (``values.decoded_views``), mapped back to
+        the stored characters. Only lines holding an escape, a %-sequence or a character that
+        reads as another are decoded; rules are line-local, so the result is too."""
+        if not needs_decoding(text):
+            return []
+        finds: list[tuple[int, int, int, str]] = []
+        begin = 0
+        for line in text.split("\n"):
+            if needs_decoding(line):
+                for view in decoded_views(line):
+                    finds += self._view_finds(view, begin, guarded)
+            begin += len(line) + 1
+        return finds
+
+    def _view_finds(
+        self, view: View, begin: int, guarded: Sequence[tuple[int, int]]
+    ) -> Iterator[tuple[int, int, int, str]]:
+        inner = [m.span() for m in MARKER_PATTERN.finditer(view.text)] if "[REDACTED:" in view.text else []
+        for start, order, negative_end, kind in self._finds(view.text, inner):
+            a, b = view.stored(start, -negative_end)
+            a, b = a + begin, b + begin
+            if not any(a < y and x < b for x, y in guarded):
+                yield a, order, -b, kind
 
 
 @cache

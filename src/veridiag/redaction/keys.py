@@ -19,7 +19,7 @@ from detect_secrets.plugins.keyword import DENYLIST as _LIBRARY_KEYWORDS
 
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
-__all__ = ["Vocabulary", "fold", "hex_key", "key_kind", "key_words", "vocabulary"]
+__all__ = ["Vocabulary", "fold", "hex_key", "identifier_key", "key_kind", "key_words", "vocabulary"]
 
 
 class Vocabulary(WordModel):
@@ -28,6 +28,7 @@ class Vocabulary(WordModel):
     encodings: list[Word]
     not_alone: list[Word]
     hex_keys: list[Word]
+    identifier_keys: list[Word]
 
 
 @cache
@@ -71,7 +72,9 @@ def key_words(key: str) -> tuple[str, ...]:
 
 def _entries() -> list[tuple[tuple[str, ...], str]]:
     words = vocabulary()
-    entries = [(tuple(_BREAKS.split(word.lower())), kind) for kind, spellings in words.kinds.items() for word in spellings]
+    entries = [
+        (tuple(_BREAKS.split(word.lower())), kind) for kind, spellings in words.kinds.items() for word in spellings
+    ]
     for pattern in _LIBRARY_KEYWORDS:  # 'api_?key': both spellings
         if "_?" in pattern:
             head, tail = pattern.split("_?", 1)
@@ -120,3 +123,10 @@ def hex_key(key: str) -> bool:
     """A key whose hex value is a signature or a session secret, not an id or a hash."""
     words = key_words(key)
     return bool(words) and words[-1] in vocabulary().hex_keys
+
+
+@lru_cache(maxsize=4096)
+def identifier_key(key: str) -> bool:
+    """A key whose value is an identifier (trace id, hash, commit), however random it looks."""
+    words = key_words(key)
+    return bool(words) and words[-1] in vocabulary().identifier_keys

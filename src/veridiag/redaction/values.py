@@ -31,8 +31,6 @@ _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 #: Characters a reader may see as another one: everything outside ASCII but the CJK and
 #: full-width punctuation and Han that Chinese log lines are made of (those read as themselves).
 _FOLDABLE = re.compile(r"[^\x00-\x7f\u3000-\u303f\u3400-\u9fff\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
-#: Anything that can make a line decode differently.
-_TRIGGER = re.compile(_URL.pattern + "|" + _ESCAPE.pattern + "|" + _FOLDABLE.pattern)
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}|[A-Za-z0-9_-]+={0,2}")
 
 
@@ -115,7 +113,12 @@ _DECODERS: tuple[Decoder, ...] = (
 
 
 def needs_decoding(text: str) -> bool:
-    return _TRIGGER.search(text) is not None
+    """Whether any decoder can change ``text`` (``str`` tests first: a log is mostly ASCII)."""
+    return (
+        ("%" in text and _URL.search(text) is not None)
+        or ("\\" in text and _ESCAPE.search(text) is not None)
+        or (not text.isascii() and _FOLDABLE.search(text) is not None)
+    )
 
 
 def decoded_views(line: str, *, rounds: int = 3) -> Iterator[View]:

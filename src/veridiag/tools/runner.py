@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject, JsonValue
+from veridiag.redaction import Redactor, default_redactor
 from veridiag.store import SessionStore
 from veridiag.tools.args import (
     TOOL_ARGS,
@@ -33,7 +34,6 @@ from veridiag.tools.args import (
     RankSuspectsArgs,
 )
 from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend
-from veridiag.redaction import Redactor, default_redactor
 from veridiag.tools.results import ToolCallResult, ToolOutput
 from veridiag.tools.suspects import SuspectSearch
 
