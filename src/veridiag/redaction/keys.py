@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 
 from detect_secrets.plugins.keyword import DENYLIST as _LIBRARY_KEYWORDS
 
+from veridiag.text.cjk import HAN
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 __all__ = ["Vocabulary", "fold", "hex_key", "identifier_key", "key_kind", "key_words", "vocabulary"]
@@ -36,7 +37,10 @@ def vocabulary() -> Vocabulary:
     return bundled_words("veridiag.redaction", "vocabulary.yaml", Vocabulary)
 
 
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+#: Word breaks inside a word: camelCase, and where Han meets Latin (商户secretKey, 令牌Enc).
+_CAMEL = re.compile(
+    rf"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[{HAN}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{HAN}])"
+)
 _BREAKS = re.compile(r"[\s_.\-/:]+")
 
 

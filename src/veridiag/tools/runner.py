@@ -136,7 +136,7 @@ class ToolRunner:
         clock = time.perf_counter()
         raw_args, output = self._execute(tool_name, arguments)
         latency = (time.perf_counter() - clock) * 1000
-        raw_args, output = _redact_call(self.toolbox.redactor, raw_args, output)
+        raw_args, output = redact_call(self.toolbox.redactor, raw_args, output)
         record = self._persist(tool_name, raw_args, output, started_at, latency)
         result = ToolCallResult(
             invocation_id=record.id, tool_name=record.tool_name, status=record.status, output=output
@@ -203,7 +203,7 @@ class ToolRunner:
         )
 
 
-def _redact_call(redactor: Redactor, arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
+def redact_call(redactor: Redactor, arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
     """The call as it may be kept: text, model text, error, retrieval details, every string of
     the typed records and the arguments (a model may put a secret in a query), redacted.
 
