@@ -39,11 +39,13 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cache, lru_cache
+from itertools import accumulate
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast, get_args, get_origin
 
 from detect_secrets.plugins.aws import AWSKeyDetector
@@ -61,7 +63,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
 from veridiag.redaction.keys import hex_key, identifier_key, key_kind, vocabulary
-from veridiag.redaction.values import View, base64_text, decoded_views, needs_decoding
+from veridiag.redaction.values import TRIGGER, View, base64_text, decoded_texts, decoded_views, needs_decoding
 from veridiag.text.cjk import HAN
 
 if TYPE_CHECKING:
@@ -297,7 +299,9 @@ def _last_words() -> list[str]:
     """The words a secret's key can end with (``vocabulary.yaml`` and detect-secrets' list):
     the longest first, so the regex below takes "password" before "pass"."""
     words = {entry[-1] for entry, _ in _key_entries()}
-    return sorted(words, key=lambda w: (-len(w), w))
+    # "accountkey" ends in "key": found from there (the key's start is read backwards)
+    ends = {w for w in words if not any(w != other and w.endswith(other) for other in words)}
+    return sorted(ends, key=lambda w: (-len(w), w))
 
 
 def _key_entries() -> list[tuple[tuple[str, ...], str]]:
@@ -448,8 +452,6 @@ _OPENAI = _Rule(
 
 _BASE64_PLUGIN = Base64HighEntropyString()
 _HEX_PLUGIN = HexHighEntropyString()
-_HEX = re.compile(r"[0-9a-fA-F]+")
-_DIGIT = re.compile(r"[0-9]")
 _UUIDISH = re.compile(r"[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}")
 _QUOTES = "\"' \t"
 
@@ -474,28 +476,22 @@ def _key_before(text: str, at: int) -> str | None:
 
 
 class _ValueRule(_Rule):
-    """Values found by what they are, not by their key, one pass over the tokens of the base64
-    alphabet (16+ characters):
+    """Values found by what they are, not by their key: tokens of the base64 alphabet (16+
+    characters) with upper and lower case and digits (random keys and base64 of text have all
+    three; words, ClassNames, paths, hex ids and pod names do not).
 
-    - encoded: a base64 token whose decoded text holds a secret (``cGFzc3dvcmQ9aHVudGVyMg==`` is
-      ``password=hunter2``) goes whole, as the kind found inside;
-    - detect-secrets' high-entropy detectors, guarded for logs. Base64: a token of 20+ with upper
-      and lower case and digits above the plugin's limit (4.5 bits a character: a PEM body line,
-      a random API key; words, paths and pod names stay below), unless its key names an
-      identifier (``trace_id=``, ``etag:``). Hex — trace, span and commit ids and hashes are
-      hex — only as the value of a key naming a signature or a session secret (``sig=``,
-      ``hmac:``), above the hex plugin's limit."""
+    - encoded: a token whose base64-decoded text holds a secret (``cGFzc3dvcmQ9aHVudGVyMg==``
+      is ``password=hunter2``) goes whole, as the kind found inside;
+    - detect-secrets' Base64 high-entropy detector: a token of 20+ above the plugin's limit
+      (4.5 bits a character: a PEM body line, a random API key), unless its key names an
+      identifier (``trace_id=``, ``etag:``)."""
 
     def spans(self, text: str, _low: str) -> Iterator[tuple[int, int, str]]:
         for found in self.pattern.finditer(text):
             token = found.group().rstrip("=")
-            start = found.start()
-            if _HEX.fullmatch(token):
-                if len(token) >= 32 and _hex_secret(text, start, token):
-                    yield start, found.end(), "high-entropy"
+            if token.lower() == token or token.upper() == token or _DIGIT.search(token) is None:
                 continue
-            if token.lower() == token or token.upper() == token:
-                continue  # base64 of text, random keys: both cases
+            start = found.start()
             decoded = base64_text(found.group())
             if decoded is not None:
                 inner = [kind for kind, _ in default_redactor().scan(decoded).counts if kind != "bidi-control"]
@@ -504,7 +500,6 @@ class _ValueRule(_Rule):
                     continue
             if (
                 len(token) >= 20
-                and _DIGIT.search(token) is not None
                 and not _UUIDISH.fullmatch(token)
                 and _BASE64_PLUGIN.calculate_shannon_entropy(token) >= _BASE64_PLUGIN.entropy_limit
             ):
@@ -513,12 +508,34 @@ class _ValueRule(_Rule):
                     yield start, found.end(), "high-entropy"
 
 
-def _hex_secret(text: str, start: int, token: str) -> bool:
-    key = _key_before(text, start)
-    return key is not None and hex_key(key) and _HEX_PLUGIN.calculate_shannon_entropy(token) > _HEX_PLUGIN.entropy_limit
+#: Tokens are the runs of the alphabet (a run is matched whole, from its first character);
+#: the three kinds of character are tested on each in C (``lower``, ``upper``, one search),
+#: three times faster than lookaheads at every position.
+_VALUES = _ValueRule("high-entropy", re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}"))
+_DIGIT = re.compile(r"[0-9]")
 
 
-_VALUES = _ValueRule("high-entropy", re.compile(r"(?<![A-Za-z0-9+/_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/_=-])"))
+def _hex_kind(found: re.Match[str], text: str) -> str | None:
+    key = text[_key_start(text, found.start()) : found.end("key")]
+    value = found.group("value")
+    entropy = _HEX_PLUGIN.calculate_shannon_entropy(value)
+    return "high-entropy" if hex_key(key) and entropy > _HEX_PLUGIN.entropy_limit else None
+
+
+#: detect-secrets' Hex high-entropy detector, only where a key names a signature or a session
+#: secret (``sig=``, ``hmac:``): trace, span and commit ids and hashes are hex too, and stay.
+_HEX_SECRET = _Rule(
+    "high-entropy",
+    re.compile(
+        r"(?:" + "|".join(re.escape(w) for w in vocabulary().hex_keys) + r")(?P<key>[\w.-]{0,24}?)[\"']?[ \t]*"
+        r"(?::=|=>|[:=：＝])[ \t]*[\"']?(?P<value>[0-9a-f]{32,})(?![0-9a-z])"
+    ),
+    group="value",
+    literals=tuple(vocabulary().hex_keys),
+    prefilter=True,
+    lower=True,
+    classify=_hex_kind,
+)
 
 _KEYWORD_PLUGIN = KeywordDetector()
 _LIBRARY_ANCHORS = ("pass", "pwd", "secret", "key", "contrase")
@@ -592,6 +609,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _KEYWORD,
     _LIBRARY_KEYWORD,
     _VALUES,
+    _HEX_SECRET,
     _BIDI,
 )
 
@@ -738,7 +756,7 @@ class Redactor:
         return line
 
     def _pass(self, text: str) -> tuple[str, list[str]]:
-        guarded = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[REDACTED:" in text else []
+        guarded = _markers_in(text)
         finds = self._finds(text, guarded)
         if self._decode:
             finds += self._decoded_finds(text, guarded)
@@ -781,24 +799,47 @@ class Redactor:
 
     def _decoded_finds(self, text: str, guarded: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, str]]:
         """Finds in each line as a reader decodes it (``values.decoded_views``), mapped back to
-        the stored characters. Only lines holding an escape, a %-sequence or a character that
-        reads as another are decoded; rules are line-local, so the result is too."""
+        the stored characters. Only lines holding a ``TRIGGER`` are decoded; their decoded texts
+        are searched for the rules' literals in one pass, and a line is mapped back only when
+        one of its decoded texts holds a find. Rules are line-local, so the result is too.
+        Rules without literals (entropy, base64) read the stored line only: decoding makes no
+        token more random."""
         if not needs_decoding(text):
             return []
+        breaks = [m.start() for m in _NEWLINE.finditer(text)]
+        lines: dict[int, tuple[int, str]] = {}
+        for trigger in TRIGGER.finditer(text):
+            index = bisect_left(breaks, trigger.start())
+            if index not in lines:
+                begin = breaks[index - 1] + 1 if index else 0
+                lines[index] = (begin, text[begin : breaks[index] if index < len(breaks) else len(text)])
+        owners: list[int] = []
+        decoded: list[str] = []
+        for index, (_begin, line) in lines.items():
+            for version in decoded_texts(line):
+                owners.append(index)
+                decoded.append(version)
+        if not decoded:
+            return []
+        joined = "\x00".join(decoded)
+        offsets = list(accumulate(len(version) + 1 for version in decoded))
+        hit = sorted({bisect_right(offsets, m.start()) for m in self._gate.finditer(_lower(joined))})
         finds: list[tuple[int, int, int, str]] = []
-        begin = 0
-        for line in text.split("\n"):
-            if needs_decoding(line):
-                for view in decoded_views(line):
-                    finds += self._view_finds(view, begin, guarded)
-            begin += len(line) + 1
+        done: set[int] = set()
+        for at in hit:
+            index = owners[at]
+            if index in done or not self._finds(decoded[at], _markers_in(decoded[at])):
+                continue
+            done.add(index)
+            begin, line = lines[index]
+            for view in decoded_views(line):
+                finds += self._view_finds(view, begin, guarded)
         return finds
 
     def _view_finds(
         self, view: View, begin: int, guarded: Sequence[tuple[int, int]]
     ) -> Iterator[tuple[int, int, int, str]]:
-        inner = [m.span() for m in MARKER_PATTERN.finditer(view.text)] if "[REDACTED:" in view.text else []
-        for start, order, negative_end, kind in self._finds(view.text, inner):
+        for start, order, negative_end, kind in self._finds(view.text, _markers_in(view.text)):
             a, b = view.stored(start, -negative_end)
             a, b = a + begin, b + begin
             if not any(a < y and x < b for x, y in guarded):
@@ -850,6 +891,13 @@ def default_redactor() -> Redactor:
 def _custom(pattern: str) -> _Rule:
     compiled = re.compile(pattern)
     return _Rule("custom", compiled, "secret" if "secret" in compiled.groupindex else 0)
+
+
+_NEWLINE = re.compile("\n")
+
+
+def _markers_in(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in MARKER_PATTERN.finditer(text)] if "[REDACTED:" in text else []
 
 
 def _has(low: str, literal: str, seen: dict[str, bool]) -> bool:

@@ -20,10 +20,11 @@ import codecs
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from urllib.parse import unquote
 
 from veridiag.redaction.keys import fold
 
-__all__ = ["View", "base64_text", "decoded_views", "needs_decoding"]
+__all__ = ["TRIGGER", "View", "base64_text", "decoded_texts", "decoded_views", "needs_decoding"]
 
 _URL = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/nrtbf])")
@@ -31,6 +32,16 @@ _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 #: Characters a reader may see as another one: everything outside ASCII but the CJK and
 #: full-width punctuation and Han that Chinese log lines are made of (those read as themselves).
 _FOLDABLE = re.compile(r"[^\x00-\x7f\u3000-\u303f\u3400-\u9fff\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
+#: Where decoding can change what a line says: a %-escape, an escape of a quote, backslash,
+#: slash or a code point, a character outside ASCII that can read as another (zero-width and
+#: format characters, letters of scripts with Latin look-alikes, full-width letters and signs).
+#: Escaped blanks (``\\n`` ``\\t``) are left out: every line of a container's JSON log ends
+#: in one, and a blank joins nothing into a secret.
+TRIGGER = re.compile(
+    r"%[0-9A-Fa-f]{2}|\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/])"
+    r"|[\u00a0-\u00ff\u0370-\u058f\u13a0-\u13ff\u1d00-\u1dbf\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    r"\ua640-\ua69f\ufe00-\ufe0f\ufeff\uff10-\uff19\uff1d\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]"
+)
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}|[A-Za-z0-9_-]+={0,2}")
 
 
@@ -112,13 +123,32 @@ _DECODERS: tuple[Decoder, ...] = (
 )
 
 
+#: The same decoders on text alone (no way back), to learn cheaply whether a line needs them.
+_TEXT_DECODERS: tuple[Callable[[str], str], ...] = (
+    lambda text: _URL.sub(lambda m: unquote(m.group(), errors="replace"), text),
+    lambda text: _ESCAPE.sub(lambda m: _escape(m)[0][0], text),
+    lambda text: _FOLDABLE.sub(lambda m: fold(m.group()), text),
+)
+
+
+def decoded_texts(line: str, *, rounds: int = 3) -> Iterator[str]:
+    """The texts of ``decoded_views(line)``, without the way back: a tenth of the cost, so a
+    line is mapped only when its decoded text holds a find."""
+    current = line
+    for _ in range(rounds):
+        changed = False
+        for decoder in _TEXT_DECODERS:
+            text = decoder(current)
+            if text and text != current:
+                current, changed = text, True
+                yield current
+        if not changed:
+            return
+
+
 def needs_decoding(text: str) -> bool:
-    """Whether any decoder can change ``text`` (``str`` tests first: a log is mostly ASCII)."""
-    return (
-        ("%" in text and _URL.search(text) is not None)
-        or ("\\" in text and _ESCAPE.search(text) is not None)
-        or (not text.isascii() and _FOLDABLE.search(text) is not None)
-    )
+    """Whether a decoder may change what ``text`` says (``str`` tests first: logs are mostly ASCII)."""
+    return ("%" in text or "\\" in text or not text.isascii()) and TRIGGER.search(text) is not None
 
 
 def decoded_views(line: str, *, rounds: int = 3) -> Iterator[View]:
