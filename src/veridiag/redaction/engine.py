@@ -1,5 +1,6 @@
-"""Secrets never leave the tool boundary: ``ToolRunner`` redacts every string a tool returns
-before it is stored, shown to a model or read by the offline engine.
+"""The rules and the ``Redactor``: every string a tool returns is redacted by ``ToolRunner``
+before it is stored, shown to a model or read by the offline engine, and every other entry
+(alerts, questions, MCP documents, eval fixtures) passes the same redactor.
 
 Each secret becomes ``[REDACTED:<kind>]`` while the key, header or URL around it stays
 (``password=[REDACTED:password]``, ``Authorization: Bearer [REDACTED:bearer-token]``), so a
@@ -8,27 +9,32 @@ line-local (only a PEM block spans lines, and a block lives inside one record), 
 ``line`` redacted on its own equals that line of the redacted output: excerpts taken from
 records are still found verbatim.
 
-Where the patterns come from. detect-secrets (Yelp) is the maintained source, but its API
-cannot serve here. Measured on a 64 KB demo log output (CPU time, median of 3–5 runs):
-``scan_line`` per line with its default plugins and filters took 740 ms and reported 6 326
-"secrets" on a log holding none (the entropy plugins flag words, trace and commit ids); the
-plugins' ``analyze_string`` alone took 93 ms (the keyword detector 56 ms); both give secret
-values, not the positions a replacement needs. So its published pattern set is reused
-through a small layer, 2–3 ms on the same output: the compiled ``denylist`` regexes of its
-token-format plugins (AWS, GitHub, GitLab, Slack, Stripe, SendGrid, OpenAI, PyPI, Square),
-its keyword vocabulary and its JWT validity check, each regex run once over the whole string,
-with spans to replace. Left out: its plugins without a literal prefix (Twilio, Telegram,
-Discord, Mailchimp, Artifactory, IBM, Cloudant, Softlayer: slow or noisy on logs), public IPs
-(evidence) and entropy. Own rules add what it lacks or cannot replace: whole PEM blocks (it
-matches the header only), JWT signatures (its pattern stops before them), ``github_pat_``,
-GCP ``AIza`` keys, Azure account keys and SAS signatures, URL userinfo, ``Authorization``
-headers, ``key=value`` / ``key: value`` / JSON assignments (zh keys too) and the patterns of
-``redaction.patterns``.
+Where the patterns come from. detect-secrets (Yelp) is the maintained source, but its scan
+API cannot serve here: ``scan_line`` took 740 ms per 64 KB of demo log and reported 6 326
+"secrets" in a log holding none, and it gives values, not the positions a replacement needs.
+So its parts are reused through a small layer with spans: the compiled ``denylist`` regexes
+of its token-format plugins (AWS, GitHub, GitLab, Slack, Stripe, SendGrid, OpenAI, PyPI,
+Square), its keyword list (``keys.py``), its KeywordDetector on the lines holding one of its
+words, its Base64 and Hex high-entropy detectors' charset, entropy and limits — guarded for
+logs: a base64 token needs both cases and digits and no identifier key (``trace_id=``), a hex
+one a signature key (``sig=``, ``hmac:``) — and its JWT validity check. Left out: its plugins
+without a literal prefix (Twilio, Telegram, Discord, …: slow or noisy on logs) and public IPs
+(evidence). Own rules add what it lacks: whole PEM blocks, JWT signatures, ``github_pat_``,
+GCP ``AIza`` keys, Azure keys and SAS signatures, URL userinfo, ``Authorization`` headers,
+``curl -u user:pw`` and secret-named options, ``sk-proj-`` keys, base64 values whose text
+holds a secret, ``key=value`` / ``key: value`` / JSON assignments whose key ``keys.key_kind``
+names a secret, and the patterns of ``redaction.patterns``.
+
+Encodings. Each line holding a %-escape, an escape or a character that reads as another is
+also read decoded (``values.py``: URL, JSON escapes, invisible and look-alike characters,
+again on their own output) and a find there replaces the stored characters it came from:
+``password%3D…``, ``\\"password\\":\\"…\\"``, ``pass\\u200bword=`` lose their values.
 
 Speed: case-insensitive rules are written in lower case and run on the lower-cased string
 (``(?i)`` loses the literal-prefix search: 1.9 ms instead of 0.3 ms per 64 KB), keys are
 found by ``str.find`` of their last word, and a short string is first tested against all
-the rules' literals at once. ``tests/test_redaction.py`` prints the 64 KB figures.
+the rules' literals at once. ``tests/test_redaction.py`` and ``tests/test_redaction_variants.py``
+print the 64 KB figures.
 
 The same boundary replaces bidi embedding, override and isolate characters with a marker
 (``[REDACTED:bidi-control]``): text that displays in another order than it is stored would
@@ -62,7 +68,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
-from veridiag.redaction.keys import hex_key, identifier_key, key_kind, vocabulary
+from veridiag.redaction.keys import hex_key, identifier_key, key_entries, key_kind, vocabulary
 from veridiag.redaction.values import TRIGGER, View, base64_text, decoded_texts, decoded_views, needs_decoding
 from veridiag.text.cjk import HAN
 
@@ -298,16 +304,10 @@ _LIBRARY_FORMATS = (
 def _last_words() -> list[str]:
     """The words a secret's key can end with (``vocabulary.yaml`` and detect-secrets' list):
     the longest first, so the regex below takes "password" before "pass"."""
-    words = {entry[-1] for entry, _ in _key_entries()}
+    words = {entry[-1] for entry, _ in key_entries()}
     # "accountkey" ends in "key": found from there (the key's start is read backwards)
     ends = {w for w in words if not any(w != other and w.endswith(other) for other in words)}
     return sorted(ends, key=lambda w: (-len(w), w))
-
-
-def _key_entries() -> list[tuple[tuple[str, ...], str]]:
-    from veridiag.redaction.keys import _table  # the normalised vocabulary
-
-    return list(_table()[0])
 
 
 #: Where a key's last word can start: one ``str.find`` each (four letters, or one Han character).

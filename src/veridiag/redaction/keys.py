@@ -20,7 +20,7 @@ from detect_secrets.plugins.keyword import DENYLIST as _LIBRARY_KEYWORDS
 from veridiag.text.cjk import HAN
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
-__all__ = ["Vocabulary", "fold", "hex_key", "identifier_key", "key_kind", "key_words", "vocabulary"]
+__all__ = ["Vocabulary", "fold", "hex_key", "identifier_key", "key_entries", "key_kind", "key_words", "vocabulary"]
 
 
 class Vocabulary(WordModel):
@@ -88,6 +88,11 @@ def _entries() -> list[tuple[tuple[str, ...], str]]:
             entries.append(((pattern,), "password" if pattern.startswith(("pass", "pwd", "contra")) else "secret"))
     # The vocabulary's kind first; longest first: "secret access key" before "key" alone.
     return sorted(dict(reversed(entries)).items(), key=lambda entry: -len(entry[0]))
+
+
+def key_entries() -> tuple[tuple[tuple[str, ...], str], ...]:
+    """Every secret key name as its words, with the kind it names (longest first)."""
+    return _table()[0]
 
 
 @cache
