@@ -20,7 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from tests.builders import am_alert, am_payload, binding, claim, v2
+from tests.builders import am_alert, am_payload
 from veridiag.alerts.worker import Worker, job_queue
 from veridiag.api import create_app
 from veridiag.cli.app import app
@@ -378,17 +378,32 @@ def test_the_alert_job_session_and_audit_apis_show_no_alert_password(tmp_path: P
     assert "[REDACTED:password]" in json.dumps(shown["session"], ensure_ascii=False)
 
 
-def test_mcp_arguments_are_redacted_like_any_entry(tmp_path: Path) -> None:
-    """``check_claims`` echoes the claims it checked: a secret in them comes back redacted."""
+def test_mcp_evidence_diagnosis_and_audit_show_no_planted_secret(planted_home: Path) -> None:
+    """What an MCP client reads: an evidence call's arguments and output, a diagnosis asked
+    with a secret in the question, and that session's audit."""
+    from veridiag.api.schemas import ChatRequest
     from veridiag.mcp_server.server import VeridiagTools
+    from veridiag.pipeline import audit_chain
+    from veridiag.tools.args import QueryLogsArgs
 
-    assembly = assemble(Settings(home=tmp_path / "home"))
+    assembly = assemble(Settings(home=planted_home, embedded={"load_demo": False}))
     tools = VeridiagTools(assembly, concurrency=1)
-    session = assembly.store.create_session("evidence")
-    text = f"payment-service logged password={SECRET} and key {OPENAI}."
-    document = v2([claim(text=text, bindings=[binding([1], f"password={SECRET} {OPENAI}")])])
-    checked = tools._check(session.id, json.dumps(document))
-    assert not _leaks(checked.model_dump_json())
+    arguments = QueryLogsArgs(service="ledger-api", start="2026-07-07T14:00:00Z", query=f"password={SECRET}", limit=200)
+    evidence = tools._gather("query_logs", arguments, None)
+    stored = assembly.store.get_invocations([evidence.invocation_id])[evidence.invocation_id]
+    question = f"ledger-api 14点以后为什么报 ERR_DB_AUTH？curl -u deploy:{SECRET} 也失败"
+    document = tools._diagnose(ChatRequest(query=question), lambda _stage, _details: None)
+    chain = audit_chain(assembly.store, document.session_id)
+    assert chain is not None
+    shown = {
+        "evidence call": evidence.model_dump_json(),
+        "stored call": stored.model_dump_json(),
+        "diagnose": document.model_dump_json(),
+        "get_audit": chain.model_dump_json(),
+    }
+    for where, text in shown.items():
+        assert not _leaks(text), f"{where}: {_leaks(text)}"
+    assert "ERR_DB_AUTH" in evidence.output
 
 
 def test_eval_fixtures_pass_the_live_tool_boundary(tmp_path: Path) -> None:

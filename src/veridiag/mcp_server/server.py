@@ -37,7 +37,6 @@ from veridiag.pipeline.factory import Assembly
 from veridiag.pipeline.hook import verifier_input
 from veridiag.pipeline.progress import Progress
 from veridiag.pipeline.report import answer_document
-from veridiag.redaction import default_redactor
 from veridiag.tools.args import TOOL_ARGS
 from veridiag.tools.runner import DESCRIPTIONS, ToolRunner
 
@@ -168,9 +167,6 @@ class VeridiagTools:
         document: ExecutorDocument,
     ) -> ClaimsCheck:
         raw = document if isinstance(document, str) else json.dumps(document, ensure_ascii=False)
-        # An argument like any other entry: claims quoting a secret are checked, and echoed, redacted.
-        toolbox = self.assembly.pipeline.toolbox
-        raw = (toolbox.redactor if toolbox is not None else default_redactor()).redact(raw)
         return await anyio.to_thread.run_sync(self._check, session_id, raw)
 
     def _check(self, session_id: str, raw: str) -> ClaimsCheck:
