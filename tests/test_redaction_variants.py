@@ -103,7 +103,8 @@ SUFFIXES = st.sampled_from(
 def written(draw: st.DrawFn) -> tuple[str, list[str]]:
     """A key and its value in one of the ways a line carries them; and what must not survive."""
     key, value = draw(key_names()), draw(secret_values)
-    form = draw(st.sampled_from(["eq", "colon", "json", "quoted", "escaped", "url", "base64", "env", "option"]))
+    forms = ["eq", "colon", "json", "quoted", "escaped", "url", "base64", "env", "option", "compare", "compared"]
+    form = draw(st.sampled_from(forms))
     hidden = [value]
     if form == "eq":
         text = f"{key}={value}"
@@ -123,6 +124,10 @@ def written(draw: st.DrawFn) -> tuple[str, list[str]]:
         token = base64.b64encode(f"{key}={value}".encode()).decode()
         text = f"config={token}"
         hidden = [token, value]
+    elif form == "compare":  # code in a stack trace or a config check
+        text = f'if {key} == "{value}":'
+    elif form == "compared":
+        text = f'assert "{value}" == {key}'
     elif form == "env":
         text = f'export {key}="{value}"'
     else:

@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -138,7 +138,7 @@ class _Rule:
 
 # -- formats ---------------------------------------------------------------------------------
 
-_SEP = r"[ \t]*(?::=|=>|[:=：＝])[ \t]*"  # never across a line: rules stay line-local
+_SEP = r"[ \t]*(?::=|=>|==|[:=：＝])[ \t]*"  # never across a line: rules stay line-local
 
 _PEM_HEAD = r"----(?:- ?|-? )BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _PEM_END = r"-{4,5} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -351,10 +351,11 @@ class _KeyValueRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         starts = sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})
+        markers = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[redacted:" in low else []
         for at in starts:
             found = self.pattern.match(low, at)
-            if found is None:
-                continue
+            if found is None or any(a < at < b for a, b in markers):
+                continue  # a marker's kind ("[REDACTED:secret]") names no key
             key = text[_key_start(text, at) : found.start("close")]
             kind = key_kind(key)
             if kind is None:
@@ -430,6 +431,20 @@ _COMMAND_OPTION = _Rule(
     group="value",
     literals=("--",),
     classify=_option_kind,
+)
+
+
+def _compared_kind(found: re.Match[str], _text: str) -> str | None:
+    return key_kind(found.group("key"))
+
+
+#: A quoted value compared with a key naming a secret, value first (``"…" == password``).
+_COMPARED = _Rule(
+    "secret",
+    re.compile(r"(?P<q>[\"'])(?P<value>[^\"'\n]{1,512})(?P=q)[ \t]*[!=]==?[ \t]*(?P<key>[^\W\d][\w.-]*)"),
+    group="value",
+    literals=("==",),
+    classify=_compared_kind,
 )
 
 
@@ -555,29 +570,32 @@ class _LibraryKeywordRule(_Rule):
                 lines.add((begin, len(low) if end < 0 else end))
         for begin, end in sorted(lines):
             line = text[begin:end]
-            if len(line) > 4096:
-                continue
+            if len(line) > 4096 or "[REDACTED:" in line or next(_KEYWORD.spans(line, low[begin:end]), None):
+                continue  # the library's regexes cost ~0.2 ms a line: only where the own rule found none
             for reported in set(_KEYWORD_PLUGIN.analyze_string(line)):
                 value = reported.strip()
                 if not value or _PLACEHOLDER.fullmatch(value) or "[REDACTED:" in value:
                     continue
                 at = line.find(value)
                 while at >= 0:
-                    if _right_after_word(line.lower(), at):
+                    if _next_to_word(line.lower(), at, at + len(value)):
                         yield begin + at, begin + at + len(value), "secret"
                     at = line.find(value, at + len(value))
 
 
-def _right_after_word(low: str, at: int) -> bool:
-    """The value at ``at`` follows its key word with only operators and quotes between
-    (``password == "…"``); not another key's (``"private_key_id": "…"``)."""
+def _next_to_word(low: str, at: int, end: int) -> bool:
+    """The value at ``at:end`` stands next to its key word with only operators and quotes
+    between (``password == "…"``, ``"…" == password``); not to another key's
+    (``"private_key_id": "…"``)."""
     word = max(low.rfind(anchor, 0, at) for anchor in _LIBRARY_ANCHORS)
-    if word < 0:
-        return False
-    end = word
-    while end < at and low[end].isalpha():
-        end += 1
-    return not any(c.isalnum() or c == "_" for c in low[end:at])
+    if word >= 0:
+        after = word
+        while after < at and low[after].isalpha():
+            after += 1
+        if not any(c.isalnum() or c == "_" for c in low[after:at]):
+            return True
+    following = [i for anchor in _LIBRARY_ANCHORS if (i := low.find(anchor, end)) >= 0]
+    return bool(following) and not any(c.isalnum() or c == "_" for c in low[end : min(following)])
 
 
 _LIBRARY_KEYWORD = _LibraryKeywordRule("secret", re.compile(""), literals=_LIBRARY_ANCHORS)
@@ -605,6 +623,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _URL_PASSWORD,
     _COMMAND_USER,
     _COMMAND_OPTION,
+    _COMPARED,
     _BEARER,
     _KEYWORD,
     _LIBRARY_KEYWORD,
@@ -806,13 +825,15 @@ class Redactor:
         token more random."""
         if not needs_decoding(text):
             return []
-        breaks = [m.start() for m in _NEWLINE.finditer(text)]
-        lines: dict[int, tuple[int, str]] = {}
+        lines: dict[int, tuple[int, str]] = {}  # by where the line begins
+        end = -1
         for trigger in TRIGGER.finditer(text):
-            index = bisect_left(breaks, trigger.start())
-            if index not in lines:
-                begin = breaks[index - 1] + 1 if index else 0
-                lines[index] = (begin, text[begin : breaks[index] if index < len(breaks) else len(text)])
+            if trigger.start() <= end:
+                continue  # a line already taken
+            begin = text.rfind("\n", 0, trigger.start()) + 1
+            end = text.find("\n", trigger.start())
+            end = len(text) if end < 0 else end
+            lines[begin] = (begin, text[begin:end])
         owners: list[int] = []
         decoded: list[str] = []
         for index, (_begin, line) in lines.items():
@@ -891,9 +912,6 @@ def default_redactor() -> Redactor:
 def _custom(pattern: str) -> _Rule:
     compiled = re.compile(pattern)
     return _Rule("custom", compiled, "secret" if "secret" in compiled.groupindex else 0)
-
-
-_NEWLINE = re.compile("\n")
 
 
 def _markers_in(text: str) -> list[tuple[int, int]]:
