@@ -1,5 +1,5 @@
 """Secrets never leave the boundary where text enters: tool outputs, alert payloads, questions,
-MCP arguments and recorded fixture outputs all pass through one ``Redactor``.
+MCP calls and recorded fixture outputs all pass through one ``Redactor``.
 
 ``engine`` holds the rules and the redactor; ``keys`` decides which key names a secret
 (normalised spellings against ``vocabulary.yaml``); ``values`` decodes what a line encodes (URL

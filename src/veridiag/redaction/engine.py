@@ -1,6 +1,6 @@
 """The rules and the ``Redactor``: every string a tool returns is redacted by ``ToolRunner``
 before it is stored, shown to a model or read by the offline engine, and every other entry
-(alerts, questions, MCP documents, eval fixtures) passes the same redactor.
+(alerts, questions, eval fixtures) passes the same redactor.
 
 Each secret becomes ``[REDACTED:<kind>]`` while the key, header or URL around it stays
 (``password=[REDACTED:password]``, ``Authorization: Bearer [REDACTED:bearer-token]``), so a
