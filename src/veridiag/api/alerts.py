@@ -94,7 +94,11 @@ grafana_auth = signed_or_token(
 
 async def _take(request: Request, received: Sequence[ReceivedAlert], source: AlertSource) -> IntakeReceipt:
     queue, lang = request.app.state.alert_queue, request.app.state.alert_settings.language
-    receipt: IntakeReceipt = await anyio.to_thread.run_sync(lambda: take(received, queue, source=source, lang=lang))
+    toolbox = request.app.state.assembly.pipeline.toolbox  # its redactor is the configured one
+    redactor = toolbox.redactor if toolbox is not None else None
+    receipt: IntakeReceipt = await anyio.to_thread.run_sync(
+        lambda: take(received, queue, source=source, lang=lang, redactor=redactor)
+    )
     return receipt
 
 

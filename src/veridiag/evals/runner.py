@@ -24,10 +24,12 @@ from veridiag.evals.fixtures import Case
 from veridiag.evals.truth import ClaimOutcome, ClaimOutcomeSummary, claim_outcomes
 from veridiag.ingest.importers import import_changes, import_logs, import_metrics
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
+from veridiag.redaction import default_redactor
 from veridiag.store import SessionStore
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.runner import Toolbox
+from veridiag.tools.results import ToolOutput
+from veridiag.tools.runner import Toolbox, redact_call
 
 KNOWN_SERVICES = ["gateway", "api-gateway", "nginx", "mysql", "postgresql", "redis", "kafka"]
 
@@ -148,14 +150,26 @@ class EvalRunner:
                     owner = f"fixture-{invocation.session}"
                     if store.get_session(owner) is None:
                         store.create_session(f"another session ({invocation.session})", session_id=owner)
+                # A recorded output is what a backend returned: it passes the live tool boundary.
+                arguments, output = redact_call(
+                    toolbox.redactor if toolbox is not None else default_redactor(),
+                    invocation.arguments,
+                    ToolOutput(
+                        status=invocation.status,
+                        text=invocation.output,
+                        error=invocation.error,
+                        retrieval_details=invocation.retrieval_details or {},
+                    ),
+                )
+                details = output.retrieval_details
                 store.record_invocation(
                     session_id=owner,
                     tool_name=invocation.tool_name,
-                    arguments=invocation.arguments,
+                    arguments=arguments,
                     status=invocation.status,
-                    output=invocation.output,
-                    error=invocation.error,
-                    retrieval_details=invocation.retrieval_details,
+                    output=output.text,
+                    error=output.error,
+                    retrieval_details=details if details or invocation.retrieval_details is not None else None,
                     invocation_id=invocation.id,
                 )
 

@@ -51,6 +51,7 @@ from veridiag.pipeline.progress import (
 )
 from veridiag.pipeline.scope import scope_line
 from veridiag.pipeline.verifier_reply import ParsedVerifier, parse_verifier_output
+from veridiag.redaction import default_redactor
 from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang
 from veridiag.text.render import invocation_json
@@ -190,6 +191,8 @@ class DiagnosisPipeline:
         """Diagnose ``question``. ``on_session`` runs once the session exists (eval fixtures
         record their invocations there); ``progress(stage, details)`` hears each stage;
         ``given_time`` anchors the window at a moment passed in, not read from the words."""
+        # The question is stored and shown (session, audit, answer): redacted before either.
+        question = (self.toolbox.redactor if self.toolbox is not None else default_redactor()).redact(question)
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id)
         sink = _recorded(self.store, session.id, progress or _silent)
