@@ -442,6 +442,15 @@ def test_offline_verifier_labels(tmp_path: Path) -> None:
     assert label("订单1出现 ERR_DB_DOWN。", "order=1 ERR_TIMEOUT cost=5300ms") == "external_unknown"
     assert label("订单1耗时 7100ms。", "order=1 ERR_TIMEOUT cost=7100ms") == "contradicted"
     assert label("没有任何 ERROR 日志。", "matched 2 lines") == "contradicted"
+    assert label("pay logged no ERROR lines.", "matched 2 lines") == "contradicted"
+    # A negation of something else, or scoped to a later time, denies nothing the call matched.
+    for other in (
+        "订单1几乎没有回收，出现 ERR_TIMEOUT。",
+        "订单1 ERR_TIMEOUT，提示没有可用的实例。",
+        "回滚后没有再出现 ERR_TIMEOUT。",
+    ):
+        assert label(other, "order=1 ERR_TIMEOUT cost=5300ms") != "contradicted", other
+    assert label("回滚后没有错误日志。", "matched 2 lines") != "contradicted"
     assert label("订单1出现 ERR_TIMEOUT。", "order=1 ERR_TIMEOUT", cite=9999) == "unsupported"
 
 

@@ -44,7 +44,11 @@ class VerifierWording(WordModel):
 
     #: A hypothesis written as a certainty is overstated.
     absolutist: AnyOf
-    #: A claim that denies what a log call found (or the reverse) is contradicted.
+    #: A claim that says no lines were logged, against a log call that matched some, is contradicted.
+    denies_lines: AnyOf
+    #: Words that scope a denial to a later time.
+    later: AnyOf
+    #: A claim with no negation at all, citing only log calls that matched nothing, is contradicted.
     negation: AnyOf
 
 
@@ -168,7 +172,8 @@ def _conflicts(entity: Entity, regions: list[str]) -> bool:
 
 
 def _denies(text: str, usable: dict[int, InvocationView], wording: VerifierWording) -> bool:
-    """ "没有错误日志" against a log call that matched lines (and the reverse)."""
+    """ "没有错误日志" against a log call that matched lines — unless scoped to a later time
+    ("回滚后没有再出现错误") — and a claim without any negation citing only calls that matched none."""
     matched = [
         inv.retrieval_details.get("matched")
         for inv in usable.values()
@@ -176,8 +181,11 @@ def _denies(text: str, usable: dict[int, InvocationView], wording: VerifierWordi
     ]
     if not matched:
         return False
-    denies = bool(wording.negation.search(text))
-    return (denies and any(m for m in matched)) or (not denies and all(m == 0 for m in matched))
+    denial = wording.denies_lines.search(text)
+    if denial is not None and any(m for m in matched):
+        clause = max(text.rfind(mark, 0, denial.start()) for mark in "，,；;。.\n") + 1
+        return wording.later.search(text, clause, denial.start()) is None
+    return not wording.negation.search(text) and all(m == 0 for m in matched)
 
 
 def _hypothesis(item: HypothesisView, wording: VerifierWording) -> HypothesisCheck:
