@@ -243,3 +243,13 @@ def test_a_clock_rounded_to_the_minute_is_the_clock_to_the_second(clock: tuple[i
     later = (hour * 60 + minute + 1) % 1440
     assert _grounded(f"最后一条错误在 {hour:02d}:{minute:02d}", output)
     assert _grounded(f"最后一条错误在 {later // 60:02d}:{later % 60:02d}", output) is (second >= 30)
+
+
+@given(
+    st.integers(2, 9),
+    st.sampled_from(["前{n}条告警", "the first {n} lines", "最后 {n} 条日志", "第 {n} 次重启", "top {n} errors"]),
+)
+def test_a_selection_is_no_count(n: int, form: str) -> None:
+    """"前两条" names which lines, not how many there were: no count to find; "共 N 条" is one."""
+    assert not [e for e in extract_entities(form.format(n=n)) if e.kind == "quantity"]
+    assert [e for e in extract_entities(f"共 {n} 条") if e.kind == "quantity"]

@@ -297,7 +297,7 @@ _MEASURED_UNITS = sorted(
 _QUALIFIER_REACH = 16
 
 
-def _qualified(entity: Entity, match: re.Match[str]) -> Entity:
+def _qualified(entity: Entity, match: re.Match[str]) -> Entity | None:
     """The quantity as its words qualify it: "约 90%" within ±10 %, "不到 10 分钟" from half of it up
     to it, "超过 200" from it up to twice it (``units.yaml`` qualifiers) — what a reader takes
     the writer to have said, so an honest rounding is found and a bound is checked as one."""
@@ -305,7 +305,9 @@ def _qualified(entity: Entity, match: re.Match[str]) -> Entity:
     start = match.start()
     end = start + len(entity.text)
     kind = _UNITS.qualifier(text[max(0, start - _QUALIFIER_REACH) : start], text[end : end + _QUALIFIER_REACH])
-    if kind is None or entity.value is None or entity.precision is None or entity.value <= 0:
+    if kind == "selection" and entity.dimension == "count":
+        return None  # "前两条": which lines, not how many
+    if kind is None or kind == "selection" or entity.value is None or entity.precision is None or entity.value <= 0:
         return entity
     value = entity.value
     if kind == "approximate":

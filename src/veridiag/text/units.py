@@ -35,7 +35,7 @@ class UnitSpellings(WordModel):
         return spellings
 
 
-QualifierKind = Literal["approximate", "at_most", "at_least"]
+QualifierKind = Literal["approximate", "at_most", "at_least", "selection"]
 
 
 class QualifierWords(WordModel):
