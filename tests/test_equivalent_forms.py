@@ -250,6 +250,6 @@ def test_a_clock_rounded_to_the_minute_is_the_clock_to_the_second(clock: tuple[i
     st.sampled_from(["前{n}条告警", "the first {n} lines", "最后 {n} 条日志", "第 {n} 次重启", "top {n} errors"]),
 )
 def test_a_selection_is_no_count(n: int, form: str) -> None:
-    """"前两条" names which lines, not how many there were: no count to find; "共 N 条" is one."""
+    """ "前两条" names which lines, not how many there were: no count to find; "共 N 条" is one."""
     assert not [e for e in extract_entities(form.format(n=n)) if e.kind == "quantity"]
     assert [e for e in extract_entities(f"共 {n} 条") if e.kind == "quantity"]

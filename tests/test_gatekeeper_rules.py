@@ -208,6 +208,25 @@ def test_speculative_wording_in_a_hypothesis_is_fine(gatekeeper: Gatekeeper, sto
     assert "claim.hallucination_phrases" not in report.result.failed_rules
 
 
+@pytest.mark.parametrize(
+    "hedge", ["这很可能是支付超时的根因", "the pool is probably exhausted", "I think the pool caused it"]
+)
+@pytest.mark.parametrize(
+    ("claim_type", "support", "exempt"),
+    [
+        ("root_cause", "indirect", True),
+        ("symptom", "indirect", True),
+        ("symptom", "direct", False),
+        ("root_cause", "direct", False),
+    ],
+)
+def test_hedging_a_claim_that_states_itself_an_inference_is_honest(
+    hedge: str, claim_type: str, support: str, exempt: bool, gatekeeper: Gatekeeper, store: InMemoryInvocations
+) -> None:
+    report = run(gatekeeper, store, claim(text=hedge, claim_type=claim_type, support_level=support))
+    assert ("claim.hallucination_phrases" in report.result.failed_rules) is not exempt
+
+
 def test_english_phrases_match_whole_words_only(gatekeeper: Gatekeeper, store: InMemoryInvocations) -> None:
     report = run(gatekeeper, store, claim(text="Hi thinking theory: payment-service returned ERR_TIMEOUT."))
     assert "claim.hallucination_phrases" not in report.result.failed_rules

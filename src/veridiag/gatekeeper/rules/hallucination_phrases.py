@@ -4,7 +4,7 @@ lean on experience; hypotheses may (they are not in ``targetFields``)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -25,6 +25,10 @@ class PhraseParams(BaseModel):
     target_fields: list[str] = Field(default=["claims[].claim_text"], alias="targetFields")
     blacklist: list[str] = Field(default_factory=list)
     allow_in_fields: list[str] = Field(default_factory=list, alias="allowInFields")
+    #: Claims that state themselves as inferences (a root cause is never observed; a claim the
+    #: Executor marks indirect): hedging there is honest, as in a hypothesis.
+    inference_claim_types: list[str] = Field(default_factory=list, alias="inferenceClaimTypes")
+    inference_support_levels: list[str] = Field(default_factory=list, alias="inferenceSupportLevels")
 
     @field_validator("target_fields", "allow_in_fields")
     @classmethod
@@ -63,6 +67,13 @@ def _without_stated_usual(text: str, lines: list[str]) -> str:
     return read
 
 
+def _states_an_inference(claim: Mapping[str, object], params: PhraseParams) -> bool:
+    return (
+        claim.get("claim_type") in params.inference_claim_types
+        or claim.get("support_level") in params.inference_support_levels
+    )
+
+
 @register
 class HallucinationPhrases(GatekeeperRule):
     id = "claim.hallucination_phrases"
@@ -77,6 +88,9 @@ class HallucinationPhrases(GatekeeperRule):
             for target, text in _targets(context.normalized, path):
                 hits = phrases.hits(text)
                 view = views.get(target.rsplit(".", 1)[0])
+                if hits and view is not None and _states_an_inference(view.claim, params):
+                    result.add(target, "pass", f"hedged as the inference it states itself to be: {', '.join(hits)}")
+                    continue
                 if hits and view is not None:
                     hits = phrases.hits(_without_stated_usual(text, context.quoted_lines(view)))
                 if hits:
