@@ -212,7 +212,7 @@ def test_speculative_wording_in_a_hypothesis_is_fine(gatekeeper: Gatekeeper, sto
     "hedge", ["这很可能是支付超时的根因", "the pool is probably exhausted", "I think the pool caused it"]
 )
 @pytest.mark.parametrize(
-    ("claim_type", "support", "exempt"),
+    "typed",
     [
         ("root_cause", "indirect", True),
         ("symptom", "indirect", True),
@@ -221,8 +221,9 @@ def test_speculative_wording_in_a_hypothesis_is_fine(gatekeeper: Gatekeeper, sto
     ],
 )
 def test_hedging_a_claim_that_states_itself_an_inference_is_honest(
-    hedge: str, claim_type: str, support: str, exempt: bool, gatekeeper: Gatekeeper, store: InMemoryInvocations
+    hedge: str, typed: tuple[str, str, bool], gatekeeper: Gatekeeper, store: InMemoryInvocations
 ) -> None:
+    claim_type, support, exempt = typed
     report = run(gatekeeper, store, claim(text=hedge, claim_type=claim_type, support_level=support))
     assert ("claim.hallucination_phrases" in report.result.failed_rules) is not exempt
 
