@@ -21,12 +21,14 @@ from fastapi import APIRouter, Depends, HTTPException, Request, status
 from veridiag.alerts.intake import take
 from veridiag.alerts.payloads import AlertmanagerWebhook, GrafanaWebhook, PagerDutyWebhook
 from veridiag.alerts.signatures import grafana_signed, pagerduty_signed, stale
+from veridiag.api.bodies import CleanRoute
 from veridiag.api.schemas import ErrorBody
 from veridiag.api.security import identified, require_token
 from veridiag.config import AlertSettings
 from veridiag.contracts.alerts import AlertJob, AlertSource, IntakeReceipt, ReceivedAlert
 
 alerts = APIRouter(
+    route_class=CleanRoute,
     prefix="/api/v1/alerts",
     tags=["alerts"],
     responses={code: {"model": ErrorBody} for code in (400, 401, 404, 413, 422, 429, 500)},

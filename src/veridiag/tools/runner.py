@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject, JsonValue
+from veridiag.contracts.sanitize import clean_json, clean_text
 from veridiag.store import SessionStore
 from veridiag.tools.args import (
     TOOL_ARGS,
@@ -136,7 +137,7 @@ class ToolRunner:
         clock = time.perf_counter()
         raw_args, output = self._execute(tool_name, arguments)
         latency = (time.perf_counter() - clock) * 1000
-        raw_args, output = _redact_call(self.toolbox.redactor, raw_args, output)
+        raw_args, output = _sanitised(*_redact_call(self.toolbox.redactor, raw_args, output))
         record = self._persist(tool_name, raw_args, output, started_at, latency)
         result = ToolCallResult(
             invocation_id=record.id, tool_name=record.tool_name, status=record.status, output=output
@@ -239,6 +240,21 @@ def _redact_call(redactor: Redactor, arguments: JsonObject, output: ToolOutput) 
         "evidence": evidence,
     }
     return arguments, output.model_copy(update=update)
+
+
+def _sanitised(arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
+    """The call with control characters, bidi controls and lone surrogates out of every text a
+    model or a person reads (``contracts/sanitize.py``); after redaction, which marks bidi
+    overrides it finds as ``[REDACTED:bidi-control]``."""
+    details = clean_json(output.retrieval_details)
+    update = {
+        "text": clean_text(output.text),
+        "model_text": None if output.model_text is None else clean_text(output.model_text),
+        "error": None if output.error is None else clean_text(output.error),
+        "retrieval_details": details if isinstance(details, dict) else output.retrieval_details,
+    }
+    cleaned = clean_json(arguments)
+    return cleaned if isinstance(cleaned, dict) else arguments, output.model_copy(update=update)
 
 
 def _error(message: str) -> ToolOutput:

@@ -1,0 +1,86 @@
+"""One sanitiser for every text that enters veridiag and may reach a person.
+
+Text arrives from senders veridiag does not control: questions, HTTP and MCP bodies, alert
+payloads, tool outputs, role (model) replies. Three kinds of character in it are never content:
+
+- lone surrogates (a JSON ``"\\ud800"`` decodes to one): no UTF-8 encoder accepts them, so a
+  database write, a JSON response or a terminal fails on them — replaced with U+FFFD;
+- C0 and C1 control characters other than tab and newline (a carriage return overwrites a
+  terminal line, escape sequences recolour or hide it) — replaced with U+FFFD, so the
+  tampering shows; a CRLF line end is a newline;
+- bidi embeddings, overrides, isolates and direction marks (U+202A–U+202E, U+2066–U+2069,
+  U+200E, U+200F, U+061C): "88\\u202e121" displays as "88121"'s mirror while every check reads
+  the stored order — removed, so what shows is what was checked.
+
+The functions are pure and cheap on clean text (one regex search), so every entry can call them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from veridiag.contracts.json import JsonValue
+
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f"
+_SURROGATE = "\ud800-\udfff"
+#: Anything the sanitiser changes; clean text is returned as it is, after one search.
+_UNSAFE = re.compile(f"[{_BIDI}{_CONTROL}{_SURROGATE}]")
+_REMOVED = re.compile(f"[{_BIDI}]")
+_REPLACED = re.compile(f"[{_CONTROL}{_SURROGATE}]")
+
+#: In JSON text: an escaped backslash, a surrogate pair written as two escapes, or a lone one.
+_JSON_ESCAPE = re.compile(
+    r"\\\\|(\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2})|\\u[dD][89a-fA-F][0-9a-fA-F]{2}"
+)
+
+
+def needs_cleaning(text: str) -> bool:
+    """True when ``clean_text`` would change ``text``."""
+    return _UNSAFE.search(text) is not None
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates and control characters replaced by U+FFFD and bidi
+    controls removed; tab, newline and every printable character kept."""
+    if _UNSAFE.search(text) is None:
+        return text
+    text = _REMOVED.sub("", text.replace("\r\n", "\n"))
+    return _REPLACED.sub("\ufffd", text)
+
+
+def clean_json(value: JsonValue) -> JsonValue:
+    """``value`` with ``clean_text`` applied to every string in it, keys included."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [clean_json(item) for item in value]
+    if isinstance(value, Mapping):
+        return {clean_text(key): clean_json(item) for key, item in value.items()}
+    return value
+
+
+def count_unclean(value: JsonValue) -> int:
+    """How many strings of ``value`` (keys included) ``clean_json`` changes."""
+    if isinstance(value, str):
+        return int(needs_cleaning(value))
+    if isinstance(value, list):
+        return sum(count_unclean(item) for item in value)
+    if isinstance(value, Mapping):
+        return sum(needs_cleaning(key) + count_unclean(item) for key, item in value.items())
+    return 0
+
+
+def repair_json_surrogates(text: str) -> str:
+    """JSON text whose lone surrogate escapes (``\\ud800`` without its pair) read as U+FFFD,
+    for parsers that refuse them outright rather than decode them (pydantic's, the MCP SDK's):
+    the message is answered instead of dropped. Escaped backslashes and real pairs are kept."""
+    if "\\u" not in text:
+        return text
+
+    def keep_or_replace(match: re.Match[str]) -> str:
+        whole = match.group()
+        return whole if whole == "\\\\" or match.group(1) else "\\ufffd"
+
+    return _JSON_ESCAPE.sub(keep_or_replace, text)
