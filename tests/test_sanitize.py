@@ -57,7 +57,7 @@ def test_clean_text_keeps_ordinary_text(text: str) -> None:
 
 def test_a_bidi_override_cannot_reorder_digits() -> None:
     assert clean_text("订单88\u202e121 等待") == "订单88121 等待"
-    assert clean_text("a\r\nb\x1b[31mc") == "a\nb\ufffd[31mc"
+    assert clean_text("a\r\nb\x1b[31mc\rd\x85e") == "a\nb\ufffd[31mc\nd e"
 
 
 @given(st.recursive(_unsafe | _planted, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_unsafe, inner)))

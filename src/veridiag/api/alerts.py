@@ -7,7 +7,12 @@ Auth: the API's bearer tokens (Alertmanager's ``http_config.authorization``, Gra
 authorization header). A sender that signs (PagerDuty, Grafana with an HMAC secret) may sign
 instead once ``alerts.pagerduty_secret`` / ``alerts.grafana_secret`` is set; a wrong signature,
 or a signed timestamp more than 5 minutes old (a replay), is refused, and an unsigned delivery
-then needs a valid token even on an open API.
+then needs a valid token even on an open API. A signed Grafana delivery without the configured
+timestamp header is refused too: its signature alone could be replayed at any time.
+
+A group's bad alert is refused alone (``refused`` in the receipt, with the reason) and the good
+ones are taken; strings with lone surrogates or control characters are repaired on reading
+(``api/bodies.py``; counted in ``repaired``), never a 500.
 """
 
 from __future__ import annotations
@@ -21,11 +26,11 @@ from fastapi import APIRouter, Depends, HTTPException, Request, status
 from veridiag.alerts.intake import take
 from veridiag.alerts.payloads import AlertmanagerWebhook, GrafanaWebhook, PagerDutyWebhook
 from veridiag.alerts.signatures import grafana_signed, pagerduty_signed, stale
-from veridiag.api.bodies import CleanRoute
+from veridiag.api.bodies import CleanRoute, repaired
 from veridiag.api.schemas import ErrorBody
 from veridiag.api.security import identified, require_token
 from veridiag.config import AlertSettings
-from veridiag.contracts.alerts import AlertJob, AlertSource, IntakeReceipt, ReceivedAlert
+from veridiag.contracts.alerts import AlertJob, AlertSource, IntakeReceipt, ReceivedAlert, RefusedAlert
 
 alerts = APIRouter(
     route_class=CleanRoute,
@@ -78,6 +83,8 @@ def _pagerduty(body: bytes, request: Request, settings: AlertSettings) -> str | 
 def _grafana(body: bytes, request: Request, settings: AlertSettings) -> str | None:
     name, stamp_name = settings.grafana_signature_header, settings.grafana_timestamp_header
     timestamp = request.headers.get(stamp_name) if stamp_name else None
+    if stamp_name and timestamp is None:  # a signature without its time could be replayed forever
+        return f"{stamp_name} is missing: a signed delivery must carry its timestamp"
     secret = settings.grafana_secret.get_secret_value()
     if not grafana_signed(body, request.headers.get(name, ""), secret, timestamp):
         return f"{name} does not match the body" + (f" and {stamp_name}" if timestamp is not None else "")
@@ -94,10 +101,15 @@ grafana_auth = signed_or_token(
 )
 
 
-async def _take(request: Request, received: Sequence[ReceivedAlert], source: AlertSource) -> IntakeReceipt:
+async def _take(
+    request: Request,
+    received: Sequence[ReceivedAlert],
+    source: AlertSource,
+    refused: Sequence[RefusedAlert] = (),
+) -> IntakeReceipt:
     queue, lang = request.app.state.alert_queue, request.app.state.alert_settings.language
     receipt: IntakeReceipt = await anyio.to_thread.run_sync(lambda: take(received, queue, source=source, lang=lang))
-    return receipt
+    return receipt.model_copy(update={"refused": list(refused), "repaired": repaired(request)})
 
 
 @alerts.post(
@@ -107,7 +119,7 @@ async def _take(request: Request, received: Sequence[ReceivedAlert], source: Ale
     dependencies=[Depends(require_token)],
 )
 async def alertmanager(body: AlertmanagerWebhook, request: Request) -> IntakeReceipt:
-    return await _take(request, body.received(), "alertmanager")
+    return await _take(request, body.received(), "alertmanager", body.refused)
 
 
 @alerts.post(
@@ -117,7 +129,7 @@ async def alertmanager(body: AlertmanagerWebhook, request: Request) -> IntakeRec
     dependencies=[Depends(grafana_auth)],
 )
 async def grafana(body: GrafanaWebhook, request: Request) -> IntakeReceipt:
-    return await _take(request, body.received(), "grafana")
+    return await _take(request, body.received(), "grafana", body.refused)
 
 
 @alerts.post(

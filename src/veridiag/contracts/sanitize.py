@@ -5,9 +5,10 @@ payloads, tool outputs, role (model) replies. Three kinds of character in it are
 
 - lone surrogates (a JSON ``"\\ud800"`` decodes to one): no UTF-8 encoder accepts them, so a
   database write, a JSON response or a terminal fails on them — replaced with U+FFFD;
-- C0 and C1 control characters other than tab and newline (a carriage return overwrites a
-  terminal line, escape sequences recolour or hide it) — replaced with U+FFFD, so the
-  tampering shows; a CRLF line end is a newline;
+- C0 and C1 control characters other than tab and newline (escape sequences recolour or hide
+  a terminal line) — replaced with U+FFFD, so the tampering shows; those that are blanks
+  (vertical tab, form feed, the separators U+001C–U+001F, NEL) become a space, and a carriage
+  return, which overwrites a line, a newline — a blank question stays blank;
 - bidi embeddings, overrides, isolates and direction marks (U+202A–U+202E, U+2066–U+2069,
   U+200E, U+200F, U+061C): "88\\u202e121" displays as "88121"'s mirror while every check reads
   the stored order — removed, so what shows is what was checked.
@@ -28,6 +29,7 @@ _SURROGATE = "\ud800-\udfff"
 #: Anything the sanitiser changes; clean text is returned as it is, after one search.
 _UNSAFE = re.compile(f"[{_BIDI}{_CONTROL}{_SURROGATE}]")
 _REMOVED = re.compile(f"[{_BIDI}]")
+_BLANKS = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
 _REPLACED = re.compile(f"[{_CONTROL}{_SURROGATE}]")
 
 #: In JSON text: an escaped backslash, a surrogate pair written as two escapes, or a lone one.
@@ -42,12 +44,12 @@ def needs_cleaning(text: str) -> bool:
 
 
 def clean_text(text: str) -> str:
-    """``text`` with lone surrogates and control characters replaced by U+FFFD and bidi
-    controls removed; tab, newline and every printable character kept."""
+    """``text`` with lone surrogates and control characters replaced by U+FFFD (blank ones by
+    a space or newline) and bidi controls removed; tab, newline and every printable character kept."""
     if _UNSAFE.search(text) is None:
         return text
-    text = _REMOVED.sub("", text.replace("\r\n", "\n"))
-    return _REPLACED.sub("\ufffd", text)
+    text = _REMOVED.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return _REPLACED.sub("\ufffd", _BLANKS.sub(" ", text))
 
 
 def clean_json(value: JsonValue) -> JsonValue:
