@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import unicodedata
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.sanitize import clean_json, clean_text, repair_json_surrogates
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.store import SessionStore
+from veridiag.tools.records import LogEvidence, LogSample
 from veridiag.tools.results import ToolOutput
 from veridiag.tools.runner import Toolbox, ToolRunner
 
@@ -88,6 +90,20 @@ class _Planted:
             text=f"matched 1 line\n{self.line}",
             model_text=self.line,
             retrieval_details={"patterns": [{"example": self.line}]},
+            evidence=[
+                LogEvidence(
+                    service=args.service,
+                    level=None,
+                    query=args.query,
+                    start=datetime(2026, 7, 7, tzinfo=UTC),
+                    end=datetime(2026, 7, 8, tzinfo=UTC),
+                    matched=1,
+                    samples=[
+                        LogSample(ts=datetime(2026, 7, 7, 10, tzinfo=UTC), service="pay", level="ERROR", line=self.line)
+                    ],
+                    line="matched 1 line",
+                )
+            ],
         )
 
     query_metrics = query_changes = lookup_knowledge = query_logs
@@ -102,6 +118,8 @@ def test_tool_outputs_are_stored_and_shown_sanitised(tmp_path: Path) -> None:
     assert _safe(json.dumps(stored.model_dump(mode="json"), ensure_ascii=False))
     assert _safe(result.for_model()) and _safe(json.dumps(result.output.model_dump(mode="json"), ensure_ascii=False))
     assert stored.arguments["query"] == "xy\ufffd"
+    records = json.dumps([e.model_dump(mode="json") for e in result.output.evidence], ensure_ascii=False)
+    assert "waited 2950ms\ufffd[8m hidden" in records and _safe(records)
 
 
 # --- every entry of the service --------------------------------------------------------------

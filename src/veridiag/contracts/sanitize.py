@@ -20,8 +20,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import Any, TypeVar, cast
+
+from pydantic import BaseModel
 
 from veridiag.contracts.json import JsonValue
+
+T = TypeVar("T")
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f"
@@ -60,6 +65,31 @@ def clean_json(value: JsonValue) -> JsonValue:
         return [clean_json(item) for item in value]
     if isinstance(value, Mapping):
         return {clean_text(key): clean_json(item) for key, item in value.items()}
+    return value
+
+
+def clean_data(value: T) -> T:
+    """``value`` with ``clean_text`` applied to every string in it — lists, tuples, dicts and
+    pydantic records walked generically (a tool's typed records, which the offline roles
+    quote); what holds nothing to clean is returned as it is, not copied."""
+    return cast(T, _walk(value))
+
+
+def _walk(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list | tuple):
+        items = [_walk(item) for item in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else type(value)(items)
+    if isinstance(value, dict):
+        pairs = [(_walk(key), _walk(item)) for key, item in value.items()]
+        same = all(k is a and v is b for (k, v), (a, b) in zip(pairs, value.items(), strict=True))
+        return value if same else dict(pairs)
+    if isinstance(value, BaseModel):
+        updates = {
+            name: new for name in type(value).model_fields if (new := _walk(old := getattr(value, name))) is not old
+        }
+        return value.model_copy(update=updates) if updates else value
     return value
 
 
