@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject, JsonValue
-from veridiag.contracts.sanitize import clean_data, clean_json, clean_text
+from veridiag.contracts.sanitize import clean_data, clean_text
 from veridiag.store import SessionStore
 from veridiag.tools.args import (
     TOOL_ARGS,
@@ -246,16 +246,16 @@ def _sanitised(arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, T
     """The call with control characters, bidi controls and lone surrogates out of every text a
     model or a person reads (``contracts/sanitize.py``); after redaction, which marks bidi
     overrides it finds as ``[REDACTED:bidi-control]``."""
-    details = clean_json(output.retrieval_details)
+    details = clean_data(output.retrieval_details)
     update = {
         "text": clean_text(output.text),
         "model_text": None if output.model_text is None else clean_text(output.model_text),
         "error": None if output.error is None else clean_text(output.error),
-        "retrieval_details": details if isinstance(details, dict) else output.retrieval_details,
+        "retrieval_details": details,
         "evidence": clean_data(output.evidence),
     }
-    cleaned = clean_json(arguments)
-    return cleaned if isinstance(cleaned, dict) else arguments, output.model_copy(update=update)
+    cleaned = clean_data(arguments)
+    return cleaned, output.model_copy(update=update)
 
 
 def _error(message: str) -> ToolOutput:
