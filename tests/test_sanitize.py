@@ -22,7 +22,7 @@ from veridiag.api import create_app
 from veridiag.config import Settings
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.parsing import parse_executor_output
-from veridiag.contracts.sanitize import clean_json, clean_text, repair_json_surrogates
+from veridiag.contracts.sanitize import clean_data, clean_json, clean_text, repair_json_surrogates
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.store import SessionStore
 from veridiag.tools.records import LogEvidence, LogSample
@@ -69,6 +69,20 @@ def test_json_with_lone_surrogate_escapes_reads_as_its_cleaned_value(value: Any)
     assert clean_json(repaired) == clean_json(value)
     json.dumps(repaired, ensure_ascii=False).encode("utf-8")
     assert repair_json_surrogates(json.dumps("\\ud800 \U0001f600")) == json.dumps("\\ud800 \U0001f600")
+
+
+@given(
+    st.recursive(
+        _unsafe | st.integers() | st.none(),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_unsafe, inner, max_size=3),
+    )
+)
+def test_clean_data_cleans_what_clean_json_cleans_and_keeps_clean_values_as_they_are(value: Any) -> None:
+    cleaned = clean_data(value)
+    assert cleaned == clean_json(value)
+    assert clean_data(cleaned) is cleaned  # clean: recognised without a copy
+    record = LogSample(ts=datetime(2026, 7, 7, tzinfo=UTC), service="pay", level="ERROR", line=json.dumps(value))
+    assert clean_data(record).line == clean_text(record.line)
 
 
 @given(_planted)
