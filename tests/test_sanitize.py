@@ -10,6 +10,7 @@ import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote_plus
 
 import pytest
 from fastapi.testclient import TestClient
@@ -200,3 +201,13 @@ def test_no_post_route_answers_500_to_unsafe_strings(client: TestClient, route: 
         assert response.status_code in (200, 202), (route, response.text)
     response.content.decode("utf-8")
     assert "\\ud8" not in response.text.lower() and "\\udc" not in response.text.lower()
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(route=st.sampled_from(["/login", "/logout", "/ask"]), text=_unsafe | _planted)
+def test_form_posts_with_unsafe_bytes_never_answer_500(client: TestClient, route: str, text: str) -> None:
+    """Form bodies percent-encode anything, lone surrogates as the UTF-8 bytes of one (ED A0 80)."""
+    encoded = quote_plus(text.encode("utf-8", "surrogatepass"))
+    body = f"query={encoded}&token={encoded}&csrf_token={encoded}&lang=zh"
+    response = client.post(route, content=body, headers={"content-type": "application/x-www-form-urlencoded"})
+    assert response.status_code < 500, (route, response.text)
