@@ -9,9 +9,9 @@ escaped text, never inside it.
 
 - ``commonmark``: ``ask --format markdown``, the webhook, WeCom, Feishu and DingTalk Markdown.
   ``&``, ``<``, ``>`` become entities (no raw HTML, no autolink ``<http…>``, no ``<at id=all>``
-  in renderers that take HTML-like tags); the characters that open or close inline markup —
-  brackets, ``!``, emphasis, code, strike-through, table pipes, the backslash — are
-  backslash-escaped; a line may not start a block (heading, list, quote, rule, code block).
+  in renderers that take HTML-like tags); what opens or closes inline markup — a ``]`` before
+  a link's destination or label, emphasis, code, strike-through, a backslash — is
+  backslash-escaped; a line may not start a block (heading, list, quote, rule, table, code).
 - ``mrkdwn``: Slack, in every text it parses (blocks and the notification ``text``): ``&``,
   ``<``, ``>`` as Slack asks, so no ``<!channel>``, ``<@U…>`` or ``<url|label>`` link survives.
 - ``html``: an HTML text node or attribute.
@@ -22,14 +22,18 @@ from __future__ import annotations
 import html as _html
 import re
 
-#: Inline markup CommonMark (and GFM's strike-through and tables) reads in running text.
-_INLINE = re.compile(r"([\\`*\[\]!~|])")
+#: Inline markup CommonMark (and GFM's strike-through) reads in running text: emphasis, code,
+#: strike-through; a backslash before punctuation (it would escape our escape); a ``]`` that a
+#: link destination, label or definition follows (no link, image or reference without it —
+#: ``[REDACTED:password]`` and ``![x]`` stay as written).
+_INLINE = re.compile(r"([`*~]|\\(?=[!-/:-@\[-`{-~])|\](?=[(\[:]))")
 #: A run of ``_`` between two letters or digits opens no emphasis (CommonMark's flanking
 #: rules): ``order_id`` and ``LOW_CONFID`` stay as written, any other run is escaped.
 _UNDERSCORES = re.compile(r"_+")
 _WORD = re.compile(r"[^\W_]")
-#: A line that would open a block: heading, list item, quote, setext underline or rule, code.
-_BLOCK_START = re.compile(r"^(?:(#|[-+=])|(\d{1,9})([.)]))", re.MULTILINE)
+#: A line that would open a block: heading, list item, setext underline or rule, a table's
+#: delimiter row (``|``, ``:`` or ``-`` first).
+_BLOCK_START = re.compile(r"^(?:([#|:+=-])|(\d{1,9})([.)]))", re.MULTILINE)
 #: Indentation, which would make a line a code block or a list item's continuation.
 _INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
 _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
