@@ -344,3 +344,28 @@ def test_a_lone_surrogate_over_stdio_is_answered(home: Path) -> None:
     finally:
         server.kill()
         server.wait(timeout=30)
+
+
+def test_a_lone_surrogate_over_http_is_answered(http_url: str) -> None:
+    """Over HTTP the SDK answered a parse error; the body is repaired first, so it diagnoses."""
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    with httpx2.Client(headers=headers, timeout=60) as http:
+        opened = http.post(http_url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+        assert opened.status_code == 200
+        session = {"mcp-session-id": opened.headers["mcp-session-id"]}
+        http.post(http_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        question = json.dumps("订单123支付失败\ud800，帮我看看是什么原因")  # "\\ud800" as sent
+        call = (
+            '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "diagnose", '
+            f'"arguments": {{"question": {question}}}}}}}'
+        )
+        answered = http.post(http_url, content=call.encode(), headers=session)
+    assert answered.status_code == 200, answered.text
+    data = next(line.removeprefix("data: ") for line in answered.text.splitlines() if line.startswith("data: "))
+    result = json.loads(data)["result"]
+    assert not result.get("isError") and result["structuredContent"]["verdict"], result
