@@ -51,7 +51,7 @@ def test_rules_json_lists_the_effective_set(tmp_path: Path) -> None:
     result = runner.invoke(app, ["rules", "--json", "--rules-file", str(override)])
     assert result.exit_code == 0, result.stderr
     rules = {rule["id"]: rule for rule in json.loads(result.stdout)["rules"]}
-    assert len(rules) == 8 and rules["claim.evidence_utilization"]["enabled"] is True
+    assert len(rules) == 9 and rules["claim.evidence_utilization"]["enabled"] is True
     assert rules["evidence.invocation_ref"]["verdictImpact"] == "reject_on_fail"
 
 
@@ -143,7 +143,7 @@ def test_bench_quick_json_has_the_promised_shape() -> None:
     assert all(isinstance(v, float) and v > 0 for v in floors.values())
     goals = {goal["key"]: goal for goal in json.loads(result.stdout)["goals"]}
     assert goals["gatekeeper.p50_ms"]["value"] == pytest.approx(gatekeeper["p50_ms"], abs=1e-3)
-    assert goals["gatekeeper.p50_ms"]["status"] == ("met" if gatekeeper["p50_ms"] <= 2 else "missed")
+    assert goals["gatekeeper.p50_ms"]["status"] == ("met" if gatekeeper["p50_ms"] <= 4 else "missed")
     assert goals["sessions.list_p50_ms"]["status"] == "not measured"  # not run: never "met"
 
 

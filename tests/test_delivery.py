@@ -34,8 +34,8 @@ from veridiag.delivery.wecom import CONTENT_BYTES
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.pipeline.report import answer_document, stored_document
 from veridiag.pipeline.service import DiagnosisResult
+from veridiag.redaction import default_redactor
 from veridiag.store import SessionStore
-from veridiag.tools.redaction import default_redactor
 
 SECRET = "Pl4nted-S3cret-9f2"
 ZH = "billing-api 从 14点 开始报错，怎么回事？"

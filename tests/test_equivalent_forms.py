@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from veridiag.text.entities import Corpus, derived_duration, extract_entities
@@ -66,7 +66,7 @@ def test_a_clock_written_any_way_is_the_time_of_the_line(clock: tuple[int, int],
     assert not _grounded(f"支付在 {spell((hour + shift) % 24)} 超时", output)
 
 
-@given(clocks, st.sampled_from(["北京时间", "UTC+8", "(UTC+8)"]), st.booleans())
+@given(clocks, st.sampled_from(["北京时间", "UTC+8", "(UTC+8)", "Beijing time"]), st.booleans())
 def test_a_zoned_clock_is_compared_as_an_instant(clock: tuple[int, int], zone: str, before: bool) -> None:
     hour, minute = clock
     output = f"2026-07-07T{hour:02d}:{minute:02d}:00Z ERROR gateway upstream timeout"
@@ -98,7 +98,11 @@ def test_a_size_letter_converts_like_a_unit(mib: int, unit: str, places: int, ap
     if written <= 0:
         return
     assert _grounded(f"堆占用 {approx}{written} {unit}", output)
-    far = written + 3 * step + (size / factor) * Decimal("0.06")  # beyond both readings of M
+    # Beyond both readings of M, and beyond what "约" / "about" allows (±10 %).
+    far = written + 3 * step + (size / factor) * (Decimal("0.2") if approx else Decimal("0.06"))
+    # ... and not the heap's capacity (twice the size) that the same line states.
+    capacity = [2 * size / factor, 2 * size / factor * Decimal(10**6) / Decimal(1 << 20)]
+    assume(all(abs(far - c) > c * Decimal("0.3") for c in capacity))  # GB is read as GiB too
     assert not _grounded(f"堆占用 {approx}{far} {unit}", output)
 
 
@@ -148,3 +152,94 @@ def test_midnight_and_seconds_of_another_clock() -> None:
     # 14:28 is the minutes and seconds of 14:14:28, not a clock of this output
     assert not _grounded("at 14:28", "2026-07-07T14:14:28Z ERROR x")
     assert _grounded("at 14:14", "2026-07-07T14:14:28Z ERROR x")
+
+
+_APPROXIMATE = st.sampled_from(["约", "大约", "接近", "roughly ", "about ", "nearly ", "~"])
+_AT_MOST = st.sampled_from(["不到", "低于", "under ", "less than ", "below "])
+_AT_LEAST = st.sampled_from(["超过", "高于", "over ", "more than ", "at least "])
+
+
+@given(st.integers(20, 5000), st.integers(-9, 9), _APPROXIMATE, st.sampled_from(["ms", "%", " 条"]))
+def test_an_approximate_number_is_found_within_ten_percent(value: int, off_percent: int, word: str, unit: str) -> None:
+    """ "约 90%" is any value within ±10 %: an honest rounding of 88.7 %, not of 70 %."""
+    stated = Decimal(value) * (100 + off_percent) / 100
+    output = f"metric={stated:.1f}{unit.strip()}"
+    rounded = round(value, -1) if value >= 100 else value
+    assume(abs(Decimal(rounded) - stated) <= Decimal(rounded) / 10)
+    assert _grounded(f"{word}{rounded}{unit}", output)
+    assert not _grounded(f"{word}{rounded}{unit}", f"metric={stated * 2:.1f}{unit.strip()}")
+
+
+@given(st.integers(10, 5000), st.floats(0.5, 1.0), st.floats(1.0, 2.0), _AT_MOST, _AT_LEAST)
+def test_a_bound_is_checked_as_a_bound(value: int, below: float, above: float, at_most: str, at_least: str) -> None:
+    """ "不到 10 分钟" / "under 10%" is a value up to it (from half of it); "超过 200" from it up to
+    twice it: a true bound is found, the other side is not."""
+    low, high = int(value * below), int(value * above) + 1
+    assume(value / 2 + 1 < low < value - 1 and value + 1 < high < value * 2 - 1)
+    assert _grounded(f"耗时{at_most}{value}ms", f"cost={low}ms")
+    assert not _grounded(f"耗时{at_most}{value}ms", f"cost={high}ms")
+    assert _grounded(f"耗时{at_least}{value}ms", f"cost={high}ms")
+    assert not _grounded(f"耗时{at_least}{value}ms", f"cost={low}ms")
+
+
+@given(st.integers(2, 99), st.sampled_from(["小时", "分钟", "秒"]))
+def test_a_measure_word_before_a_unit_is_no_count(value: int, unit: str) -> None:
+    """ "50 个小时" is 50 hours, not 50 of something."""
+    seconds = value * {"小时": 3600, "分钟": 60, "秒": 1}[unit]
+    assert _grounded(f"持续了 {value} 个{unit}", f"duration={seconds}s")
+    assert not _grounded(f"持续了 {value} 个{unit}", f"duration={seconds * 3}s")
+
+
+@given(
+    clocks,
+    st.sampled_from([("+08:00", 8), ("+0530", 5.5), ("-05:00", -5), ("+02:00", 2)]),
+    st.sampled_from(["{t} UTC", "UTC {t}", "{t}Z", "{t} (UTC)"]),
+)
+def test_an_output_clock_with_an_offset_is_an_instant(
+    clock: tuple[int, int], offset: tuple[str, float], form: str
+) -> None:
+    """``22:10+08:00`` in an output is 14:10 UTC: a claim saying "14:10 UTC" is right, one calling
+    the local face "22:10 UTC" is not; a claim without a zone reads the face as written."""
+    hour, minute = clock
+    written, hours = offset
+    local = datetime(2026, 7, 7, hour, minute)
+    output = f"{local:%Y-%m-%dT%H:%M:%S}{written} ERROR gateway upstream timeout"
+    utc = local - timedelta(hours=hours)
+    assert _grounded(f"网关在 {form.format(t=f'{utc:%H:%M}')} 超时", output)
+    assert not _grounded(f"网关在 {form.format(t=f'{local:%H:%M}')} 超时", output)
+    assert _grounded(f"网关在 {local:%H:%M} 超时", output)
+
+
+def _part(hour: int) -> str:
+    return "凌晨" if hour < 6 else "上午" if hour < 12 else "中午" if hour == 12 else "下午" if hour < 18 else "晚上"
+
+
+@given(clocks, st.integers(1, 3), st.sampled_from(["digital", "words"]), st.sampled_from(["到", "至", " - ", "～"]))
+def test_a_range_after_a_part_of_the_day_reads_both_ends_in_it(
+    clock: tuple[int, int], later: int, form: str, joiner: str
+) -> None:
+    """下午 1:50 到 2:55, 晚上 8 点到 9 点: the part of the day before a range holds for both ends."""
+    hour, minute = clock
+    end_hour = hour + later
+    assume(hour >= 13 and end_hour <= 23 and _part(hour) == _part(end_hour))
+    output = f"2026-07-07T{hour:02d}:{minute:02d}:00Z start\n2026-07-07T{end_hour:02d}:{minute:02d}:00Z end"
+    h, e = hour - 12, end_hour - 12
+    written = (
+        f"{_part(hour)} {h}:{minute:02d}{joiner}{e}:{minute:02d}"
+        if form == "digital"
+        else f"{_part(hour)}{h}点{minute}分{joiner}{e}点{minute}分"
+    )
+    assert _grounded(f"{written} 负载持续偏高", output)
+    wrong = f"2026-07-07T{hour:02d}:{minute:02d}:00Z start\n2026-07-07T{e:02d}:{minute:02d}:00Z end"
+    assert not _grounded(f"{written} 负载持续偏高", wrong)  # the morning reading of the end is not it
+
+
+@given(clocks, st.integers(0, 59))
+def test_a_clock_rounded_to_the_minute_is_the_clock_to_the_second(clock: tuple[int, int], second: int) -> None:
+    """14:27:56 said as 14:28 (rounded) or 14:27 (cut): both the time of the line; 14:27:16 is
+    not 14:28."""
+    hour, minute = clock
+    output = f"2026-07-07T{hour:02d}:{minute:02d}:{second:02d}Z last error"
+    later = (hour * 60 + minute + 1) % 1440
+    assert _grounded(f"最后一条错误在 {hour:02d}:{minute:02d}", output)
+    assert _grounded(f"最后一条错误在 {later // 60:02d}:{later % 60:02d}", output) is (second >= 30)

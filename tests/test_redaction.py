@@ -26,13 +26,13 @@ from veridiag.config import Settings
 from veridiag.pipeline.audit import audit_chain
 from veridiag.pipeline.factory import assemble
 from veridiag.pipeline.report import answer_document
+from veridiag.redaction import MARKER_PATTERN, Redactor, default_redactor
 from veridiag.store import SessionStore
 from veridiag.tools import Toolbox, ToolOutput, ToolRunner
 from veridiag.tools.args import QueryLogsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.factory import build_toolbox
 from veridiag.tools.records import LogEvidence, LogSample, TemplateCount
-from veridiag.tools.redaction import MARKER_PATTERN, Redactor, default_redactor
 
 REDACTOR = default_redactor()
 JWT = (

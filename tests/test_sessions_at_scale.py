@@ -106,7 +106,14 @@ def test_a_demo_audit_reads_back_exactly_compact_compressed_and_as_written_befor
     for entry in written["verifier_evaluation"]["tool_trace_summary"]:
         if len(entry["output_summary"]) > 200:
             assert json.dumps(entry["output_summary"], ensure_ascii=False) not in compact_text
-    assert len(compact_text) < 0.75 * len(full_text)
+    # What compaction saves is at least those copies (a ratio of the whole would move with every
+    # Gatekeeper rule added: its report is stored as written).
+    copies = sum(
+        len(json.dumps(entry["output_summary"], ensure_ascii=False))
+        for entry in written["verifier_evaluation"]["tool_trace_summary"]
+        if len(entry["output_summary"]) > 200
+    )
+    assert copies > 10_000 and len(full_text) - len(compact_text) >= copies
 
     # Older: compressed, read back the same. (Counts are not asserted: on PostgreSQL other
     # tests' sessions share the database.)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.text.concepts import ConceptFile
+from veridiag.text.concepts import ConceptFile, concepts
 from veridiag.text.wordfiles import bundled_words
 
 LINE = "2026-07-07T10:01:02Z INFO payment-service [worker-7] order=123 request handled status=200"
@@ -29,12 +29,17 @@ def _words(kind: str) -> list[tuple[str, str]]:
     return [(name, w) for name, entry in _vocabulary().concepts.items() if entry.kind == kind for w in entry.words]
 
 
-def _outcome(text: str, output: str = LINE, excerpt: str = LINE) -> tuple[str, str]:
-    store = InMemoryInvocations([invocation(394, output=output)])
+def _outcome(
+    text: str, output: str = LINE, excerpt: str = LINE, arguments: dict[str, str] | None = None
+) -> tuple[str, str]:
+    store = InMemoryInvocations([invocation(394, output=output, arguments=arguments or {})])
     report = _GATEKEEPER.validate(
         v2([claim(text=text, bindings=[binding([394], excerpt)])]), session_id=SESSION, invocations=store
     )
-    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    checks = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    if not checks:
+        return "pass", "nothing to judge"  # no concept word nor ratio in the claim's own words
+    (check,) = checks
     return check.outcome, check.reason
 
 
@@ -158,3 +163,126 @@ def test_re_runs_of_one_query_are_one_source_for_a_root_cause(arguments: dict[st
     (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.root_cause_support"]
     assert check.outcome == ("warn" if rerun else "pass"), check.reason
     assert ("1 independent" in check.reason) is rerun
+
+
+@given(
+    st.sampled_from([(w, c) for kind in ("absolute", "state", "direction", "evaluative") for w, c in _words(kind)]),
+    st.sampled_from([" ", "，", "(", "\n", "订单"]),
+    st.sampled_from([" ", "。", ")", "\n", "了"]),
+    st.booleans(),
+)
+def test_a_concept_word_is_found_however_it_is_set_and_cased(
+    word: tuple[str, str], before: str, after: str, upper: bool
+) -> None:
+    """Every claim word of the vocabulary is found whole, in any case, with its words spread over
+    any blanks; glued to Latin letters it is another word."""
+    concept, text = word
+    written = "  ".join(text.split())
+    written = written.upper() if upper else written
+    found = concepts().in_claim(f"x{before}{written}{after}y")
+    assert concept in {hit.concept for hit in found}
+    if text.isascii():
+        assert concept not in {hit.concept for hit in concepts().in_claim(f"zz{written}zz")}
+
+
+@given(
+    st.sampled_from(_words("absolute")), st.integers(2, 40), st.sampled_from(["services", "个服务", "台机器", "hosts"])
+)
+def test_an_absolute_over_a_counted_set_is_the_count(word: tuple[str, str], count: int, noun: str) -> None:
+    """ "none of the 6 services examined", "3 台机器都": the number bounds the absolute; an order
+    number does not (see above)."""
+    _, reason = _outcome(f"Not CPU: {word[1]} of the {count} {noun} examined changed")
+    assert "unstated" not in reason, (word, reason)
+
+
+@given(st.sampled_from(["都", "均", "全部"]), st.sampled_from(["没有", "无", "未"]), st.sampled_from(["不", "不能"]))
+def test_an_absolute_absence_is_a_zero_count_but_an_absolute_negated_verb_is_all(
+    absolute: str, absence: str, verb_negation: str
+) -> None:
+    """ "检查的服务都没有重启" states none restarted (the counts check it); "所有请求都不成功" still
+    claims every request."""
+    assert _outcome(f"检查的服务{absolute}{absence}重启")[0] == "pass"
+    assert _outcome(f"订单123的请求{absolute}{verb_negation}成功")[0] == "warn"
+
+
+@given(
+    st.sampled_from(_words("state")),
+    st.sampled_from(["没有记录到任何变更（发布、配置、{w}）", "no changes recorded (deploys, configs or {w})"]),
+)
+def test_an_absence_denies_the_rest_of_its_clause(word: tuple[str, str], form: str) -> None:
+    assert _outcome(form.format(w=word[1]))[0] == "pass"
+    # ... and no further: the next clause claims again.
+    assert _outcome(form.format(w="x") + f"；订单123的请求 {word[1]}")[0] == "warn"
+
+
+def test_a_compound_holding_a_concept_word_is_not_it() -> None:
+    assert _outcome("按延迟排序（15:00–16:00 的平均值）")[0] == "pass"
+    assert _outcome("订单123的请求均超时")[0] == "warn"
+
+
+@given(st.sampled_from(_words("state")))
+def test_a_negation_quoted_from_the_evidence_still_denies_what_follows(word: tuple[str, str]) -> None:
+    """The claim copies "no change feed imported" from its line: the copied words are the line's,
+    yet the "no" they hold still denies the claim's list after them."""
+    line = "no change feed imported: changes cannot be checked (veridiag data import-changes)"
+    outcome, reason = _outcome(
+        f"Changes cannot be checked: no change feed (deploys, {word[1]}) was imported", line, line
+    )
+    assert outcome == "pass", reason
+
+
+_METRIC_LINE = "window: min 0.2%, max 12.49%, avg 10.16% (30 points); peak 12.49% at 2026-07-07T08:21:00Z"
+
+
+@given(
+    st.sampled_from(
+        [
+            ("gateway_error_rate", "The gateway's {w} rose to a peak of 12.49%", "error rate"),
+            ("upstream_timeouts_total", "上游{w}次数峰值 12.49%", "超时"),
+            ("mysql_lock_wait_p99_seconds", "{w} p99 峰值 12.49%", "锁等待"),
+            ("mysql_slow_queries_per_minute", "{w}峰值 12.49%", "慢查询"),
+        ]
+    ),
+    st.booleans(),
+)
+def test_what_a_series_is_about_may_stand_in_what_the_call_asked(case: tuple[str, str, str], asked: bool) -> None:
+    """A value line quotes no name: "the error rate rose to 12.49%" citing ``peak 12.49%`` of
+    the series ``gateway_error_rate`` states an error; the same words citing a series of
+    something else interpret."""
+    metric, form, word = case
+    outcome, reason = _outcome(
+        form.format(w=word), _METRIC_LINE, _METRIC_LINE, {"metric": metric if asked else "cpu_percent"}
+    )
+    if asked:
+        assert "interprets" not in reason, reason
+    else:
+        assert outcome == "warn" and "interprets" in reason, reason
+
+
+@given(st.sampled_from(["都是", "全部是", "均为", "all are"]), st.integers(2, 900))
+def test_an_absolute_opening_a_clause_sums_up_the_count_before_it(absolute: str, count: int) -> None:
+    line = f"{count}× WARN 2026-07-07T15:00:07Z Query_time: <*> UPDATE t_stock SET qty=qty-1"
+    assert _outcome(f"记录了 {count} 条日志，{absolute} UPDATE t_stock 语句", line, line)[0] == "pass"
+    assert _outcome(f"订单123的请求{absolute} UPDATE t_stock 语句", line, line)[0] == "warn"
+
+
+@given(st.integers(0, 500), st.integers(1, 500), st.sampled_from(_words("direction")))
+def test_a_direction_its_own_from_to_numbers_give_is_stated_by_them(low: int, rise: int, word: tuple[str, str]) -> None:
+    high = low + rise
+    first, last = (low, high) if word[0] == "up" else (high, low)
+    line = f"window: min {low} connections, max {high} connections (30 points)"
+    outcome, reason = _outcome(f"pending connections {word[1]} from {first} to a peak of {last}", line, line)
+    assert "runs against" not in reason and outcome == "pass", reason
+    outcome, reason = _outcome(f"pending connections {word[1]} from {last} to a peak of {first}", line, line)
+    assert outcome == "fail" and "runs against its own numbers" in reason, reason
+
+
+@given(
+    st.sampled_from(
+        ["第一条错误也出现在同一秒", "the first error came at the same moment", "the error rate was down to 5.85%"]
+    )
+)
+def test_a_time_coincidence_or_a_level_is_no_sameness_or_outage(text: str) -> None:
+    line = "2026-07-07T14:00:05Z ERROR order-service ERR_ORDER_VALIDATION last 5.85%"
+    _, reason = _outcome(text, line, line)
+    assert "same" not in reason and "crashed" not in reason, reason

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from veridiag.contracts.alerts import AlertSource, IntakeReceipt, JobSpec, ReceivedAlert
+from veridiag.redaction import Redactor, default_redactor
 from veridiag.store.jobs import JobQueue
 from veridiag.text.render import iso
 from veridiag.text.yaml_files import load_yaml
@@ -92,9 +93,31 @@ def job_for(alerts: Sequence[ReceivedAlert], source: AlertSource, lang: Literal[
     )
 
 
+def redacted(alert: ReceivedAlert, redactor: Redactor) -> ReceivedAlert:
+    """The alert with its name, labels and annotations redacted (its key fields kept: a
+    repeated delivery must still be recognised)."""
+    update = {
+        "alertname": redactor.redact(alert.alertname),
+        "labels": redactor.redact_data(alert.labels),
+        "annotations": redactor.redact_data(alert.annotations),
+    }
+    if all(update[name] is getattr(alert, name) for name in update):
+        return alert
+    return alert.model_copy(update=update)
+
+
 def take(
-    alerts: Sequence[ReceivedAlert], queue: JobQueue, *, source: AlertSource, lang: Literal["zh", "en"]
+    alerts: Sequence[ReceivedAlert],
+    queue: JobQueue,
+    *,
+    source: AlertSource,
+    lang: Literal["zh", "en"],
+    redactor: Redactor | None = None,
 ) -> IntakeReceipt:
-    """Records the delivery and queues what is new; nothing runs here (the workers do)."""
-    groups, resolved = group_by_service(alerts)
+    """Records the delivery and queues what is new; nothing runs here (the workers do).
+
+    Alerts are redacted before anything is stored: the alert-job, session and audit APIs show
+    the stored alerts and the question worded from them, so a password in a description must
+    be gone before either exists."""
+    groups, resolved = group_by_service([redacted(alert, redactor or default_redactor()) for alert in alerts])
     return queue.enqueue(groups, resolved, lambda fresh: job_for(fresh, source, lang))

@@ -108,7 +108,11 @@ async def _take(
     refused: Sequence[RefusedAlert] = (),
 ) -> IntakeReceipt:
     queue, lang = request.app.state.alert_queue, request.app.state.alert_settings.language
-    receipt: IntakeReceipt = await anyio.to_thread.run_sync(lambda: take(received, queue, source=source, lang=lang))
+    toolbox = request.app.state.assembly.pipeline.toolbox  # its redactor is the configured one
+    redactor = toolbox.redactor if toolbox is not None else None
+    receipt: IntakeReceipt = await anyio.to_thread.run_sync(
+        lambda: take(received, queue, source=source, lang=lang, redactor=redactor)
+    )
     return receipt.model_copy(update={"refused": list(refused), "repaired": repaired(request)})
 
 

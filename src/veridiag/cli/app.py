@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from veridiag.contracts.gatekeeper import VerdictImpact
     from veridiag.contracts.invocation import InvocationRecord
     from veridiag.contracts.json import JsonObject, JsonValue
+    from veridiag.evals import CaseResult, TruthRates
     from veridiag.gatekeeper import RuleSet
 
 app = typer.Typer(
@@ -372,7 +373,7 @@ def eval_cases(
     from rich.progress import Progress
     from rich.text import Text
 
-    from veridiag.evals import EvalRunner, FixtureError, load_suite
+    from veridiag.evals import EvalRunner, FixtureError, load_suite, truth_rates
 
     try:
         cases = load_suite(paths)
@@ -387,13 +388,13 @@ def eval_cases(
             results.append(runner.run(case))
             progress.advance(task)
     passed = sum(result.passed for result in results)
+    labelled = any(case.claim_truth for case in cases)
+    rates = truth_rates([(r.verdict, r.claims) for r in results])
     if as_json:
-        print_json(
-            {
-                "cases": [r.public() for r in results],
-                "summary": {"total": len(results), "passed": passed, "failed": len(results) - passed},
-            }
-        )
+        summary: dict[str, object] = {"total": len(results), "passed": passed, "failed": len(results) - passed}
+        if labelled:
+            summary["truth"] = rates.public()
+        print_json({"cases": [r.public() for r in results], "summary": summary})
     else:
         table = Table()
         table.add_column("case", no_wrap=True)
@@ -411,8 +412,46 @@ def eval_cases(
             )
         out.print(table)
         out.print(f"{passed} passed, {len(results) - passed} failed", highlight=False)
+        if labelled:
+            show_truth(rates, results)
     if passed != len(results):
         raise typer.Exit(1)
+
+
+def show_truth(rates: TruthRates, results: list[CaseResult]) -> None:
+    """The truth rates of labelled cases, then each true claim withheld and each mistake let through."""
+
+    def rate(value: float | None) -> str:
+        return "—" if value is None else f"{value:.1%}"
+
+    out.print(
+        f"faithful kept: {rates.true_kept}/{rates.true_claims} true claims reach the user "
+        f"({rate(rates.faithful_kept)})\n"
+        f"mistakes caught: {rates.false_caught}/{rates.false_claims} false claims not shown as confirmed "
+        f"({rate(rates.mistakes_caught)})\n"
+        f"REJECT without a false claim: {rates.reject_without_false_claims}/{rates.sessions_without_false_claims} "
+        f"sessions (REJECT in all: {rates.reject_sessions}/{rates.labelled_sessions})",
+        highlight=False,
+    )
+    for title, wanted in (("true claims withheld", True), ("mistakes shown as confirmed", False)):
+        missed = [
+            (r.id, c)
+            for r in results
+            for c in r.claims
+            if c.truth == wanted and (c.kept if wanted else c.caught) is False
+        ]
+        if not missed:
+            continue
+        out.print(f"{title}:", highlight=False)
+        for case_id, claim in missed:
+            kind = "" if claim.mistake is None else f" [{claim.mistake}]"
+            out.print(
+                f"  {case_id} {claim.claim_id}{kind} ({claim.verification or 'unjudged'}): {claim.claim_text}",
+                highlight=False,
+                markup=False,
+            )
+            for reason in claim.reasons:
+                out.print(f"      {reason}", highlight=False, markup=False)
 
 
 @app.command()

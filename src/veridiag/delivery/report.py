@@ -19,8 +19,8 @@ from typing import Literal
 from veridiag.config import Settings
 from veridiag.contracts.answer import AnswerDocument
 from veridiag.contracts.delivery import AnswerReport, ReportEvidence, ReportFact, ReportHypothesis
+from veridiag.redaction import Redactor, build_redactor
 from veridiag.text.wordfiles import Bilingual, Word, WordModel, bundled_words
-from veridiag.tools.redaction import Redactor, build_redactor
 
 #: An excerpt longer than this is cut (with "…") where it is shown; the workbench has it whole.
 EXCERPT_CHARS = 300

@@ -26,7 +26,7 @@ from veridiag.delivery import dingtalk, feishu, slack, webhook, wecom  # noqa: F
 from veridiag.delivery.destination import DESTINATIONS, Attempt, Reply
 from veridiag.delivery.report import session_report
 from veridiag.pipeline.report import stored_document
-from veridiag.tools.redaction import default_redactor
+from veridiag.redaction import default_redactor
 
 if TYPE_CHECKING:
     from veridiag.contracts.answer import AnswerDocument

@@ -112,6 +112,42 @@ class Expectations(_Strict):
     min_allowed_claims: int | None = None
 
 
+#: The ordinary mistakes a labelled false claim makes (``claim_truth``); a closed list.
+MISTAKE_KINDS: tuple[str, ...] = (
+    "wrong_number",
+    "wrong_time",
+    "wrong_entity",
+    "overgeneralisation",
+    "direction",
+    "ratio",
+    "interpretation",
+    "cause_as_symptom",
+    "planted_instruction",
+    "swapped_id",
+    "local_time_as_utc",
+)
+
+
+class ClaimTruth(_Strict):
+    """Whether a claim of the Executor output is true of the recorded data; a false one names
+    its mistake (one of ``MISTAKE_KINDS``). Read by the truth rates, never by expectations."""
+
+    truth: bool
+    mistake: str | None = None
+    #: What the data really says, for a reviewer.
+    note: str = ""
+
+    @model_validator(mode="after")
+    def _mistake_matches_truth(self) -> ClaimTruth:
+        if self.mistake is not None and self.mistake not in MISTAKE_KINDS:
+            raise ValueError(f"unknown mistake kind {self.mistake!r}: one of {', '.join(MISTAKE_KINDS)}")
+        if self.truth and self.mistake is not None:
+            raise ValueError("a true claim names no mistake")
+        if not self.truth and self.mistake is None:
+            raise ValueError(f"a false claim names its mistake: one of {', '.join(MISTAKE_KINDS)}")
+        return self
+
+
 class Case(_Strict):
     id: str = Field(min_length=1, pattern=r"^[\w.\-]+$")
     description: str = ""
@@ -130,6 +166,11 @@ class Case(_Strict):
     data: CaseData | None = None
     #: The zone questions are asked in (``timezone`` setting).
     timezone: str = "UTC"
+    #: Where the case's data comes from and under which licence.
+    source: str = ""
+    #: Per claim id of the (final) Executor output: true or false, and a false claim's mistake.
+    #: A labelled case reports the truth rates (faithful kept, mistakes caught).
+    claim_truth: dict[str, ClaimTruth] = Field(default_factory=dict)
     path: Path | None = Field(default=None, exclude=True)
 
     @model_validator(mode="before")

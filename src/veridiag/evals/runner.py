@@ -11,7 +11,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from veridiag.agents import scripted_roles
 from veridiag.agents.engines import offline_roles
@@ -21,12 +21,15 @@ from veridiag.contracts.audit import RoundRecord, VerifierEvaluationRecord
 from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.evals.fixtures import Case
+from veridiag.evals.truth import ClaimOutcome, ClaimOutcomeSummary, claim_outcomes
 from veridiag.ingest.importers import import_changes, import_logs, import_metrics
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
+from veridiag.redaction import default_redactor
 from veridiag.store import SessionStore
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.runner import Toolbox
+from veridiag.tools.results import ToolOutput
+from veridiag.tools.runner import Toolbox, redact_call
 
 KNOWN_SERVICES = ["gateway", "api-gateway", "nginx", "mysql", "postgresql", "redis", "kafka"]
 
@@ -44,6 +47,8 @@ class CaseSummary(TypedDict):
     allowed_claims: list[str]
     answer_source: str | None
     final_answer: str | None
+    #: A labelled case (``claim_truth``): each labelled claim, true or false, and how it reached the user.
+    claims: NotRequired[list[ClaimOutcomeSummary]]
 
 
 @dataclass
@@ -61,9 +66,10 @@ class CaseResult:
     final_answer: str | None = None
     rounds: int = 0
     seconds: float = 0.0
+    claims: list[ClaimOutcome] = field(default_factory=list)
 
     def public(self) -> CaseSummary:
-        return CaseSummary(
+        summary = CaseSummary(
             id=self.id,
             passed=self.passed,
             failures=self.failures,
@@ -75,6 +81,9 @@ class CaseResult:
             answer_source=self.answer_source,
             final_answer=self.final_answer,
         )
+        if self.claims:
+            summary["claims"] = [claim.public() for claim in self.claims]
+        return summary
 
 
 class EvalRunner:
@@ -103,6 +112,7 @@ class EvalRunner:
             result = self._run(case, store)
         except Exception as exc:  # a harness or pipeline crash is a failed case, never a pass
             result = CaseResult(case.id, False, [f"crashed: {exc.__class__.__name__}: {exc}"])
+            result.claims = claim_outcomes(case, None, None)[0]  # nothing reached the user
         finally:
             store.close()
             path.unlink(missing_ok=True)
@@ -140,14 +150,26 @@ class EvalRunner:
                     owner = f"fixture-{invocation.session}"
                     if store.get_session(owner) is None:
                         store.create_session(f"another session ({invocation.session})", session_id=owner)
+                # A recorded output is what a backend returned: it passes the live tool boundary.
+                arguments, output = redact_call(
+                    toolbox.redactor if toolbox is not None else default_redactor(),
+                    invocation.arguments,
+                    ToolOutput(
+                        status=invocation.status,
+                        text=invocation.output,
+                        error=invocation.error,
+                        retrieval_details=invocation.retrieval_details or {},
+                    ),
+                )
+                details = output.retrieval_details
                 store.record_invocation(
                     session_id=owner,
                     tool_name=invocation.tool_name,
-                    arguments=invocation.arguments,
+                    arguments=arguments,
                     status=invocation.status,
-                    output=invocation.output,
-                    error=invocation.error,
-                    retrieval_details=invocation.retrieval_details,
+                    output=output.text,
+                    error=output.error,
+                    retrieval_details=details if details or invocation.retrieval_details is not None else None,
                     invocation_id=invocation.id,
                 )
 
@@ -176,6 +198,11 @@ class EvalRunner:
         if evaluation is not None and outcome.record is not None:
             result.failures += check_audit(store, outcome.session_id, evaluation, outcome.record.rounds[-1])
         result.failures += check_claims(case, evaluation)
+        if case.claim_truth:
+            result.claims, mislabelled = claim_outcomes(
+                case, evaluation, outcome.record.rounds[-1] if outcome.record and outcome.record.rounds else None
+            )
+            result.failures += mislabelled
         if case.expect.numbers_grounded:
             result.failures += check_grounded(store, outcome.session_id, outcome.answer, composer_input)
         result.passed = not result.failures

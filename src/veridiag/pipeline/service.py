@@ -52,6 +52,7 @@ from veridiag.pipeline.progress import (
 )
 from veridiag.pipeline.scope import scope_line
 from veridiag.pipeline.verifier_reply import ParsedVerifier, parse_verifier_output
+from veridiag.redaction import default_redactor
 from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang
 from veridiag.text.render import invocation_json
@@ -193,6 +194,8 @@ class DiagnosisPipeline:
         ``given_time`` anchors the window at a moment passed in, not read from the words.
         The question is sanitised first (``contracts/sanitize.py``): every role, the store and
         the answer read the text as it displays."""
+        # The question is stored and shown (session, audit, answer): redacted before either.
+        question = (self.toolbox.redactor if self.toolbox is not None else default_redactor()).redact(question)
         question = clean_text(question)
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id)

@@ -14,6 +14,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
@@ -102,6 +103,7 @@ def _lexer_pattern(guarded: bool = True) -> str:
         r"(?:\s?(?P<ampm>[AaPp]\.?[Mm]\.?)(?![A-Za-z]))?)"
         rf"|{_any_of(_WORDS.id_keywords)}\s*{_any_of(_WORDS.id_suffixes)}?\s*[:=#：]?\s*"
         rf"(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
+        r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?![\d.]|[A-Za-z])"
         rf"|{g['hex']}(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"
         rf"|{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?\s*(?P<http>[1-5]\d\d)(?!\d)"
         rf"|(?P<code>{g['upper_code']}[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+|[A-Z]{{1,6}}\d{{3,6}}"
@@ -131,6 +133,9 @@ class Entity:
     #: Other readings of the same words, any of which states the fact: "504s" is 504 seconds
     #: or the status 504 in the plural; "北京时间 13:40" is 05:40Z in winter and summer alike.
     alternatives: tuple[Entity, ...] = ()
+    #: A clock written with its zone (UTC, 北京时间, +08:00): an instant, its needles in UTC,
+    #: found in an output's clock only where that clock is the same instant.
+    instant: bool = False
 
 
 def _quantity(number: str, unit: str, text: str) -> Entity:
@@ -155,7 +160,7 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
         return Entity("service", word, (word.lower(),)) if services and word.lower() in services else None
     if kind == "ts":
         return _timestamp(match)
-    if kind in ("id", "hex"):
+    if kind in ("id", "hex", "ip"):
         return Entity("identifier", group(kind), (group(kind),))
     if kind == "code" and _NAME_WITH_NUMBER.fullmatch(group(kind)):
         return None  # COVID-19, SARS-2: a name with a number, not an error code
@@ -186,35 +191,48 @@ def _timestamp(match: re.Match[str]) -> Entity:
     group = match.group
     day, clock = group("date"), group("time") or _clock24(group("clock"), group("ampm"))
     entity = Entity("timestamp", group("ts"), tuple(p for p in (day, clock) if p))
-    if clock and not group("ts").endswith("Z") and _ZONE_HINT.search(match.string):
-        zoned = _in_utc(match, day, clock)
-        if zoned:
-            entity = Entity(
-                "timestamp",
-                group("ts"),
-                zoned[0],
-                alternatives=tuple(Entity("timestamp", group("ts"), needles) for needles in zoned[1:]),
-            )
+    written = group("ts")
+    offset = _OFFSET_TIMESTAMP.fullmatch(written) if day and group("time") else None
+    if offset is not None:
+        instant = _utc_of(offset)
+        if instant is not None:
+            spelled = instant.strftime("%H:%M:%S" if clock and clock.count(":") == 2 else "%H:%M")
+            return Entity("timestamp", written, (instant.date().isoformat(), spelled), instant=True)
+    zoned = _in_utc(match, day, clock) if clock and _ZONE_HINT.search(match.string) else None
+    if zoned is not None:
+        entity = Entity(
+            "timestamp",
+            written,
+            zoned[0] if zoned else entity.needles,
+            alternatives=tuple(Entity("timestamp", written, needles, instant=True) for needles in zoned[1:]),
+            instant=True,
+        )
+    elif clock and (written.endswith(("Z", "+00:00")) or _ZULU_AFTER.match(match.string, match.end())):
+        entity = replace(entity, instant=True)
     if clock and clock.startswith("24:"):
         midnight = Entity("timestamp", group("ts"), ("00:" + clock[3:],))
         entity = Entity("timestamp", group("ts"), entity.needles, alternatives=(*entity.alternatives, midnight))
     return entity
 
 
+_SECONDS_BEFORE = re.compile(r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?$")
+_MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
+#: "16:00Z": a bare clock marked UTC by the letter after it.
+_ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Something a zone name or offset may be spelled with: texts without any skip the zone look-up.
-_ZONE_HINT = re.compile(r"[A-Z]{3}|时间|時間|[东東]八|[+-]\s*\d")
+_ZONE_HINT = re.compile(r"[A-Z]{3}|[Tt]ime|时间|時間|[东東]八|[+-]\s*\d")
 
 
-def _in_utc(match: re.Match[str], day: str | None, clock: str) -> list[tuple[str, ...]]:
-    """Needles of a zoned clock in UTC (winter and summer readings when no day is written), or
-    nothing when no zone stands beside it or the zone is UTC."""
+def _in_utc(match: re.Match[str], day: str | None, clock: str) -> list[tuple[str, ...]] | None:
+    """Needles of a zoned clock in UTC (winter and summer readings when no day is written):
+    none when the zone is UTC (the clock is as written), None when no zone stands beside it."""
     from datetime import UTC, date, datetime, time
 
     from veridiag.text.when import zone_beside  # only for a text that may name a zone
 
     zone = zone_beside(match.string, match.start(), match.end())
     if zone is None:
-        return []
+        return None
     hours, _rest = clock.split(":", maxsplit=1)
     if int(hours) > 23:
         return []  # 24:00 with a zone: read as written (its midnight reading is added after)
@@ -255,10 +273,45 @@ def _number(match: re.Match[str]) -> Entity | None:
     if match.start() and match.string[match.start() - 1] in "$€£¥":  # $3B is money, not three bytes
         return None
     bare = unit.strip()
+    if bare.startswith("个"):
+        # "50 个小时": 个 is a measure word before a unit, not a count of 50.
+        spaced = unit[: unit.index("个") + 1]
+        after = match.string[match.end("num") + len(spaced) :]
+        spelling = next((s for s in _MEASURED_UNITS if after.startswith(s)), None)
+        if spelling is not None:
+            return _qualified(_quantity(number, spelling, number + spaced + spelling), match)
     for candidate in (bare, bare[:1]) if not bare.isascii() else (bare,):
         if candidate.lower() in _UNITS.by_spelling:
-            return _quantity(number, candidate, number + unit[: unit.index(candidate) + len(candidate)])
+            written = number + unit[: unit.index(candidate) + len(candidate)]
+            return _qualified(_quantity(number, candidate, written), match)
     return None
+
+
+#: Units that may follow the measure word 个 (个小时, 个月 is no unit here), longest first.
+_MEASURED_UNITS = sorted(
+    (s for s in _UNITS.by_spelling if not s.isascii() and _UNITS.by_spelling[s].dimension == "time"),
+    key=len,
+    reverse=True,
+)
+#: How far back a qualifier may start ("approximately " is 14 characters).
+_QUALIFIER_REACH = 16
+
+
+def _qualified(entity: Entity, match: re.Match[str]) -> Entity:
+    """The quantity as its words qualify it: "约 90%" within ±10 %, "不到 10 分钟" from half of it up
+    to it, "超过 200" from it up to twice it (``units.yaml`` qualifiers) — what a reader takes
+    the writer to have said, so an honest rounding is found and a bound is checked as one."""
+    text = match.string
+    start = match.start()
+    end = start + len(entity.text)
+    kind = _UNITS.qualifier(text[max(0, start - _QUALIFIER_REACH) : start], text[end : end + _QUALIFIER_REACH])
+    if kind is None or entity.value is None or entity.precision is None or entity.value <= 0:
+        return entity
+    value = entity.value
+    if kind == "approximate":
+        return replace(entity, precision=max(entity.precision, value / 5))
+    low, high = (value / 2, value) if kind == "at_most" else (value, value * 2)
+    return replace(entity, value=(low + high) / 2, precision=max(high - low, entity.precision))
 
 
 @lru_cache(maxsize=64)
@@ -580,10 +633,31 @@ def _has_prefix(ordered: tuple[str, ...], prefix: str) -> bool:
     return at < len(ordered) and ordered[at].startswith(prefix)
 
 
+#: A date and clock written with a UTC offset (``2026-07-07T22:10:00+08:00``, ``… +0800``).
+_OFFSET_TIMESTAMP = re.compile(
+    r"(?P<local>(?P<day>\d{4}-\d{2}-\d{2})[T ](?P<clock>\d{2}:\d{2}(?::\d{2})?)(?:[.,]\d+)?)"
+    r"\s?(?P<sign>[+-])(?P<hours>\d{2}):?(?P<minutes>\d{2})(?!\d)"
+)
+_OFFSET_HINT = re.compile(r"\d[+-]\d{2}:?\d{2}(?!\d)|\d [+-]\d{4}")
+
+
+def _utc_of(match: re.Match[str]) -> datetime | None:
+    """The UTC instant of an offset timestamp; None for a zero offset or an impossible one."""
+    hours, minutes = int(match.group("hours")), int(match.group("minutes"))
+    if (hours, minutes) == (0, 0) or hours > 14 or minutes > 59:
+        return None
+    try:
+        wall = datetime.fromisoformat(f"{match.group('day')}T{match.group('clock')}")
+    except ValueError:
+        return None
+    offset = timedelta(hours=hours, minutes=minutes)
+    return wall - offset if match.group("sign") == "+" else wall + offset
+
+
 class Corpus:
     """Searchable text: a tool output, or the lines an excerpt was aligned with."""
 
-    __slots__ = ("_folded", "_runs", "_tokens", "text")
+    __slots__ = ("_folded", "_offsets", "_runs", "_tokens", "text")
 
     def __init__(self, texts: Sequence[str]) -> None:
         # Read like the claims are: a full-width or Chinese-numeral output states its facts too.
@@ -591,6 +665,7 @@ class Corpus:
         self._folded: str | None = None
         self._tokens: frozenset[str] | None = None
         self._runs: WordRuns | None = None
+        self._offsets: tuple[list[tuple[int, int]], frozenset[str]] | None = None
 
     @property
     def runs(self) -> WordRuns | None:
@@ -649,9 +724,12 @@ class Corpus:
     def _states(self, entity: Entity, literal: bool) -> bool:
         if self._whole_token(entity):
             return True
+        if entity.kind == "timestamp" and entity.instant:
+            return all(self._has_instant(n) for n in entity.needles)
         if entity.kind == "timestamp":
             return all(
-                self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) for n in entity.needles
+                self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) or self._rounds_to(n)
+                for n in entity.needles
             )
         if entity.kind == "quantity" and not literal:
             return self._has_quantity(entity)
@@ -680,16 +758,72 @@ class Corpus:
 
     def _has_clock(self, needle: str) -> bool:
         """A date or clock glued to no digit; a clock is not the minutes and seconds of another
-        (``14:28`` is not in ``14:14:28``)."""
+        (``14:28`` is not in ``14:14:28``) nor a UTC offset (``-05:00``)."""
         hay, position, tries = self.text, self.text.find(needle), _MAX_PREFIX_HITS
         while position >= 0 and tries:
             tries -= 1
-            before = hay[position - 1] if position else " "
-            after = position + len(needle)
-            seconds_of = before == ":" and position > 1 and hay[position - 2].isdigit() and ":" in needle
-            if not before.isdigit() and not seconds_of and (after >= len(hay) or not hay[after].isdigit()):
+            if self._clock_at(position, needle):
                 return True
             position = hay.find(needle, position + 1)
+        return False
+
+    def _has_instant(self, needle: str) -> bool:
+        """A UTC date or clock: written so where the output writes it without an offset (or
+        with Z), or the UTC reading of an output's clock written with one (``22:10+08:00`` is
+        14:10Z) — never that clock's local face."""
+        local, utc = self.offset_clocks
+        if any(reading.startswith(needle) or reading.startswith("0" + needle) for reading in utc):
+            return True
+        hay, position, tries = self.text, self.text.find(needle), _MAX_PREFIX_HITS
+        while position >= 0 and tries:
+            tries -= 1
+            if not any(start <= position < end for start, end in local) and self._clock_at(position, needle):
+                return True
+            position = hay.find(needle, position + 1)
+        return needle[:1] != "0" and ":" in needle and self._has_instant("0" + needle)
+
+    @property
+    def offset_clocks(self) -> tuple[list[tuple[int, int]], frozenset[str]]:
+        """The spans of dates and clocks written with a non-zero UTC offset, and their UTC
+        readings (``2026-07-07``, ``14:10:00``, ``14:10``): read once, on the first instant asked."""
+        if self._offsets is None:
+            spans: list[tuple[int, int]] = []
+            readings: set[str] = set()
+            if _OFFSET_HINT.search(self.text):
+                for match in _OFFSET_TIMESTAMP.finditer(self.text):
+                    instant = _utc_of(match)
+                    if instant is None:
+                        continue
+                    spans.append(match.span())  # the offset too: "-05:00" is no clock
+                    readings |= {instant.date().isoformat(), instant.strftime("%H:%M:%S"), instant.strftime("%H:%M")}
+            self._offsets = (spans, frozenset(readings))
+        return self._offsets
+
+    def _clock_at(self, position: int, needle: str) -> bool:
+        hay = self.text
+        before = hay[position - 1] if position else " "
+        after = position + len(needle)
+        seconds_of = before == ":" and position > 1 and hay[position - 2].isdigit() and ":" in needle
+        # "…T10:00:00-05:00": an offset after a clock to the second ("14:00-15:00" is a range)
+        offset = before in "+-" and ":" in needle and _SECONDS_BEFORE.search(hay, max(0, position - 16), position - 1)
+        after_ok = after >= len(hay) or not hay[after].isdigit()
+        return not before.isdigit() and not seconds_of and not offset and after_ok
+
+    def _rounds_to(self, needle: str) -> bool:
+        """``14:28`` for ``14:27:56``: a clock to the minute, rounded from one written to the
+        second (the minute before, at :30 or later)."""
+        clock = _MINUTE_CLOCK.fullmatch(needle)
+        if clock is None:
+            return False
+        minutes = (int(clock.group(1)) * 60 + int(clock.group(2)) - 1) % 1440
+        before = f"{minutes // 60:02d}:{minutes % 60:02d}:"
+        hay, position, tries = self.text, self.text.find(before), _MAX_PREFIX_HITS
+        while position >= 0 and tries:
+            tries -= 1
+            seconds = hay[position + len(before) : position + len(before) + 2]
+            if seconds.isdigit() and int(seconds) >= 30 and self._clock_at(position, before + seconds):
+                return True
+            position = hay.find(before, position + 1)
         return False
 
     def _has_twelve_hour(self, needle: str) -> bool:
@@ -827,8 +961,6 @@ class Corpus:
 #: A clock in a text (``10:05``, ``10:05:11.000``, the time of an ISO timestamp).
 _CLOCK_AT = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?![\d:])")
 #: Words that make a duration a bound ("10 分钟内", "within 10 minutes"), written beside it.
-_BOUND_BEFORE = re.compile(r"(?:within|under|less than|at most|不到|不超过|少于)\s*$", re.IGNORECASE)
-_BOUND_AFTER = re.compile(r"^\s*(?:以内|之内|内|or less|or under)")
 #: At most this many distinct clocks are paired (a derivation quotes a few lines).
 _MAX_CLOCKS = 64
 
@@ -846,7 +978,13 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
         return False
     target, tolerance = entity.value * entity.factor, entity.precision * entity.factor / 2
     at = claim.find(entity.text)
-    bounded = at >= 0 and bool(_BOUND_BEFORE.search(claim, 0, at) or _BOUND_AFTER.match(claim[at + len(entity.text) :]))
+    bounded = (
+        at >= 0
+        and _UNITS.qualifier(
+            claim[max(0, at - _QUALIFIER_REACH) : at], claim[at + len(entity.text) :][:_QUALIFIER_REACH]
+        )
+        == "at_most"
+    )
     for i, first in enumerate(seconds):
         for second in seconds[i + 1 :]:
             apart = Decimal(second - first)

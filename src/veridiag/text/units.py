@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
+from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -34,12 +35,21 @@ class UnitSpellings(WordModel):
         return spellings
 
 
+QualifierKind = Literal["approximate", "at_most", "at_least"]
+
+
+class QualifierWords(WordModel):
+    before: list[Word] = Field(default_factory=list)
+    after: list[Word] = Field(default_factory=list)
+
+
 class UnitWords(WordModel):
     units: list[UnitSpellings] = Field(min_length=1)
     size_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
     field_words: dict[Word, list[Word]] = Field(default_factory=dict)
     bare_number_dimensions: list[Word] = Field(default_factory=list)
     chinese_numeral_units: list[Word] = Field(default_factory=list)
+    qualifiers: dict[QualifierKind, QualifierWords] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_unit_per_spelling(self) -> UnitWords:
@@ -75,6 +85,15 @@ class UnitTable:
     size_letters: dict[str, tuple[Decimal, ...]]
     #: dimension → words a field's name has when its bare number is of that dimension.
     field_words: dict[str, frozenset[str]]
+    #: kind → (words ending right before a number, words right after its unit), compiled.
+    qualifiers: dict[QualifierKind, tuple[re.Pattern[str], re.Pattern[str]]]
+
+    def qualifier(self, before: str, after: str) -> QualifierKind | None:
+        """What the words around a number make of it: approximate, a bound, or (None) exact."""
+        for kind, (ends_before, starts_after) in self.qualifiers.items():
+            if ends_before.search(before) or starts_after.match(after):
+                return kind
+        return None
 
     @classmethod
     def from_words(cls, words: UnitWords) -> UnitTable:
@@ -90,11 +109,30 @@ class UnitTable:
             tuple(words.chinese_numeral_units),
             {letter: tuple(factors) for letter, factors in words.size_letters.items()},
             {dimension: frozenset(w.lower() for w in names) for dimension, names in words.field_words.items()},
+            {kind: (_ending(q.before), _starting(q.after)) for kind, q in words.qualifiers.items()},
         )
 
     def alternation(self) -> str:
         """Every spelling, longest first, for a regular expression."""
         return "|".join(re.escape(s) for s in sorted(self.by_spelling, key=len, reverse=True))
+
+
+def _words_pattern(words: list[str]) -> str:
+    parts = []
+    for word in sorted(set(words), key=len, reverse=True):
+        body = r"\s*".join(map(re.escape, word.split()))
+        head = r"(?<![A-Za-z])" if word[0].isascii() and word[0].isalpha() else ""
+        tail = r"(?![A-Za-z])" if word[-1].isascii() and word[-1].isalpha() else ""
+        parts.append(head + body + tail)
+    return "|".join(parts) or "(?!)"
+
+
+def _ending(words: list[str]) -> re.Pattern[str]:
+    return re.compile(rf"(?:{_words_pattern(words)})\s*$", re.IGNORECASE)
+
+
+def _starting(words: list[str]) -> re.Pattern[str]:
+    return re.compile(rf"\s*(?:{_words_pattern(words)})", re.IGNORECASE)
 
 
 @lru_cache(maxsize=1)

@@ -161,6 +161,7 @@ class _Atom:
     duration: timedelta | None = None  # "last 2h": back from the anchor
     stretch: tuple[datetime, datetime] | None = None  # 上周, "this month": whole days, aware, [start, end)
     weak: bool = False  # a Chinese-numeral hour alone: "一点" is mostly "a little", not 1 o'clock
+    digital: bool = False  # "1:50" read for a part of the day before it (written_clocks only)
     size: int = 1  # how many things it pins down (day + clock = 2): the more specific wins
 
     @property
@@ -558,7 +559,7 @@ def _zh_parts(text: str, ctx: _Context) -> Iterator[_Atom]:
 _ZH_CLOCK = re.compile(
     rf"(?<![0-9.])(?P<hour>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*(?:[点點]|[时時](?![间間候长長区區段刻]))(?P<zhong>\s*[钟鐘])?"
     rf"(?:\s*(?P<half>半)|\s*(?P<quarter>[一1]刻)|\s*(?P<quarters>[三3]刻)"
-    rf"|(?P<minute>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*分(?![钟鐘])"
+    rf"|\s*(?P<minute>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*分(?![钟鐘])"
     rf"(?:\s*(?P<second>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*秒)?"
     rf"|(?P<bare_minute>[0-9]{{2}}|{_CN_NUM}{{1,3}})(?![0-9月日号號个個天小周年秒分钟]))?"
     r"(?P<sharp>\s*整)?"
@@ -1468,22 +1469,58 @@ _ZH_CLOCK_HINT = re.compile("[点點时時]")
 def written_clocks(text: str) -> list[WrittenClock]:
     """The Chinese clock words of ``text`` with the part of the day written right before them
     (下午1点 is 13:00, 凌晨12点 is 00:00, 晚上12点 is 24:00), read by the same rules as a
-    question's times. "一点" alone ("慢了一点") and list items (第二点) are no clocks."""
-    if not _ZH_CLOCK_HINT.search(text):
+    question's times, and digital clocks a part stands before (下午 1:50 is 13:50). The second
+    clock of a range takes the first's part (下午 1 点到 3 点, 晚上 8:42 到 9:17). "一点" alone
+    ("慢了一点") and list items (第二点) are no clocks."""
+    if not _ZH_CLOCK_HINT.search(text) and not _ZH_PART_HINT.search(text):
         return []
     ctx = _Context.at(datetime(2000, 1, 2, tzinfo=UTC), UTC)  # no day is read: any anchor does
     parts = sorted(_zh_parts(text, ctx), key=lambda atom: atom.start)
+    atoms = sorted([*_zh_clocks(text, ctx), *_digital_clocks(text, parts)], key=lambda atom: atom.start)
     found = []
-    for atom in _zh_clocks(text, ctx):
-        part = next((p for p in reversed(parts) if p.end <= atom.start and not text[p.end : atom.start].strip()), None)
+    previous: tuple[int, str] | None = None  # where the last clock with a part ended, and its part
+    for atom in atoms:
+        part_atom = next(
+            (p for p in reversed(parts) if p.end <= atom.start and not text[p.end : atom.start].strip()), None
+        )
+        part = part_atom.part if part_atom else None
+        if part is None and previous is not None and _RANGE_JOIN.fullmatch(text, previous[0], atom.start):
+            part = previous[1]  # 下午 1 点到 3 点: the range's end is in the afternoon too
         if atom.clock is None or (atom.weak and part is None):  # 凌晨一点 is a clock, 慢了一点 is not
             continue
-        offset = _clock_offset(atom.clock, part.part if part else None)
+        if atom.digital and part is None:
+            continue  # 14:05 is already how outputs write it
+        offset = _clock_offset(atom.clock, part)
         hours, rest = divmod(int(offset.total_seconds()), 3600)
-        start = part.start if part else atom.start
+        start = part_atom.start if part_atom else atom.start
         hour = hours if hours == 24 and not rest else hours % 24  # 晚上1点 is 01:00 of the next day
         found.append(WrittenClock(start, atom.end, hour, rest // 60, rest % 60))
+        previous = (atom.end, part) if part else None
     return found
+
+
+#: A part of the day in Chinese (下午, 晚上 …): a text with one may write its clocks digitally.
+_ZH_PART_HINT = re.compile("[上下中晚早傍凌午夜]")
+#: What joins the two ends of a range of clocks.
+_RANGE_JOIN = re.compile(r"\s*(?:到|至|-|–|—|~|～)\s*")
+_RANGE_JOIN_BEFORE = re.compile(r"(?:到|至|-|–|—|~|～)\s*$")
+_DIGITAL_CLOCK = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
+
+
+def _digital_clocks(text: str, parts: list[_Atom]) -> Iterator[_Atom]:
+    """``1:50`` as a clock atom where a part of the day or a range's joiner stands right before
+    it (read with a part only: see ``written_clocks``). Only there: a Chinese log holds
+    thousands of clocks no part of the day concerns."""
+    ends = {p.end for p in parts}
+    if not ends:
+        return
+    for match in _DIGITAL_CLOCK.finditer(text):
+        before = len(text[: match.start()].rstrip())
+        if before not in ends and not _RANGE_JOIN_BEFORE.search(text, max(0, before - 2), match.start()):
+            continue
+        hour, minute, second = int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+        if hour <= 24 and minute <= 59 and second <= 59:
+            yield _Atom(match.start(), match.end(), clock=_Clock(hour, minute, second), digital=True)
 
 
 def zone_beside(text: str, start: int, end: int) -> tzinfo | None:

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from veridiag._retry import Backoff
 from veridiag.config import HttpBackendSettings, Settings
+from veridiag.redaction import build_redactor
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.redaction import build_redactor
 from veridiag.tools.runner import Toolbox
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 Every call ends as a ``tool_invocation`` row — bad arguments, an unknown tool, a backend
 that is down or slow included (status ``error``, with the reason) — so the Executor can
 only cite what exists, and the audit shows what was tried. Secrets are redacted right after
-the backend returns (``tools/redaction.py``): the stored output *is* the redacted text, and
+the backend returns (``veridiag.redaction``): the stored output *is* the redacted text, and
 the records the offline engine quotes are redacted the same way.
 """
 
@@ -24,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.contracts.sanitize import clean_data, clean_text
+from veridiag.redaction import Redactor, default_redactor
 from veridiag.store import SessionStore
 from veridiag.tools.args import (
     TOOL_ARGS,
@@ -34,7 +35,6 @@ from veridiag.tools.args import (
     RankSuspectsArgs,
 )
 from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend
-from veridiag.tools.redaction import Redactor, default_redactor
 from veridiag.tools.results import ToolCallResult, ToolOutput
 from veridiag.tools.suspects import SuspectSearch
 
@@ -137,7 +137,7 @@ class ToolRunner:
         clock = time.perf_counter()
         raw_args, output = self._execute(tool_name, arguments)
         latency = (time.perf_counter() - clock) * 1000
-        raw_args, output = _sanitised(*_redact_call(self.toolbox.redactor, raw_args, output))
+        raw_args, output = redact_call(self.toolbox.redactor, raw_args, output)
         record = self._persist(tool_name, raw_args, output, started_at, latency)
         result = ToolCallResult(
             invocation_id=record.id, tool_name=record.tool_name, status=record.status, output=output
@@ -204,7 +204,13 @@ class ToolRunner:
         )
 
 
-def _redact_call(redactor: Redactor, arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
+def redact_call(redactor: Redactor, arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
+    """The call as it may be kept and shown, at the one tool boundary (the runner's and the eval
+    runner's): redacted (``_redacted``), then sanitised (``_sanitised``)."""
+    return _sanitised(*_redacted(redactor, arguments, output))
+
+
+def _redacted(redactor: Redactor, arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
     """The call as it may be kept: text, model text, error, retrieval details, every string of
     the typed records and the arguments (a model may put a secret in a query), redacted.
 

@@ -23,7 +23,7 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
-from veridiag.text.entities import Corpus, Entity, TextFacts, derived_duration
+from veridiag.text.entities import Corpus, Entity, TextFacts, derived_duration, extract_entities
 
 
 class GroundingParams(BaseModel):
@@ -141,6 +141,20 @@ class _Check:
                 invocation_id=sources[0].id,
             )
             return
+        if own_only and not missing and isinstance(text, str):
+            swapped = _on_another_subjects_line(
+                self.facts[text].entities() if text in self.facts else entities, regions
+            )
+            if swapped:
+                listed = ", ".join(f"{e.kind} {e.text!r} (the line of {other.text!r})" for e, other in swapped)
+                self.result.add(
+                    target,
+                    "warn",
+                    f"found only on the line of another subject than the claim's, in invocation {ids}: {listed}",
+                    score=round(1 - len(swapped) / len(entities), 4),
+                    invocation_id=sources[0].id,
+                )
+                return
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
 
     def record(
@@ -162,6 +176,37 @@ class _Check:
             self.result.add(
                 target, "pass", f"every fact also occurs in {where}", score=1.0, invocation_id=invocation_id
             )
+
+
+#: What a claim is about: the facts of a line belong to the id or service it names.
+_SUBJECT_KINDS = ("identifier", "service")
+
+
+def _on_another_subjects_line(entities: list[Entity], regions: list[str]) -> list[tuple[Entity, Entity]]:
+    """Facts of the claim found in its quoted lines only on lines naming another subject of the
+    same kind and not the claim's own ("订单88121 等待 2950ms" where 2950ms is order 88122's
+    line): each with the subject whose line it is. A fact on a line naming no subject, or on
+    one of the claim's own, is the claim's."""
+    subjects = [e for e in entities if e.kind in _SUBJECT_KINDS]
+    facts = [e for e in entities if e.kind not in _SUBJECT_KINDS or e not in subjects]
+    lines = [line for region in regions for line in region.splitlines() if line.strip()]
+    if not subjects or not facts or len(lines) < 2:
+        return []
+    kinds = {s.kind for s in subjects}
+    swapped: list[tuple[Entity, Entity]] = []
+    for fact in (f for f in facts if f.kind not in _SUBJECT_KINDS):
+        holding = [Corpus([line]) for line in lines if Corpus([line]).contains(fact)]
+        if not holding or any(corpus.contains(s) for corpus in holding for s in subjects):
+            continue
+        others = [
+            e
+            for corpus in holding
+            for e in extract_entities(corpus.text)
+            if e.kind in kinds and not any(e.needles == s.needles for s in subjects)
+        ]
+        if others and all(any(corpus.contains(o) for o in others) for corpus in holding):
+            swapped.append((fact, others[0]))
+    return swapped
 
 
 @register

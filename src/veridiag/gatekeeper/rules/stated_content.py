@@ -20,11 +20,14 @@ any language:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from decimal import Decimal, InvalidOperation
+from functools import partial
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.contracts.gatekeeper import RuleStatus
+from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
@@ -43,6 +46,9 @@ _OPPOSITE = {"up": "down", "down": "up"}
 _MULTIPLE = re.compile(
     r"(?:(?<![A-Za-z0-9])[×x]\s*(?P<before>\d+(?:\.\d+)?))(?![\d.])|(?<![\w.])(?P<after>\d+(?:\.\d+)?)\s*(?:倍|x(?![A-Za-z])|×|-?fold)"
 )
+#: A whole number counting what follows it ("6 services", "3 台机器"; not a clock, date, version,
+#: decimal or a code at a clause's end).
+_BARE_COUNT = re.compile(r"(?<![\d:.\-/])\d+\s?(?:[个台条次家项位]|[A-Za-z\u4e00-\u9fff])")
 #: What ends a clause: an absolute counts what its own clause counts.
 _CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "：", ": ", "\n")
 
@@ -74,10 +80,13 @@ class StatedContent(GatekeeperRule):
             lines = context.quoted_lines(claim, params.aligned_at)
             if not lines:
                 continue  # nothing quoted: excerpt and grounding rules speak for it
-            outputs = [inv.output for b in claim.bindings for inv in b.usable if inv.output]
-            problems = _judge(text, lines, outputs, params)
+            cited = [inv for b in claim.bindings for inv in b.usable if inv.output]
+            asked = "\n".join(dict.fromkeys(context.evidence(inv).context for inv in cited))
+            problems = _judge(text, lines, asked, partial(_any_calm, context, cited), params)
+            if problems is None:
+                continue  # no concept word, no ratio: nothing for this rule to judge (kept out of the audit)
             if not problems:
-                result.add(claim.target, "pass", "says nothing its quoted lines do not")
+                result.add(claim.target, "pass", "its concepts are its quoted lines'")
                 continue
             worst = min(problems, key=lambda p: (CONTRADICTS, UNSTATED, INFERRED).index(p[0]))
             outcome: RuleStatus = "fail" if worst[0] == CONTRADICTS else "warn"
@@ -86,22 +95,44 @@ class StatedContent(GatekeeperRule):
         return result
 
 
-def _judge(text: str, lines: list[str], outputs: list[str], params: StatedParams) -> list[tuple[str, str]]:
+def _any_calm(context: ValidationContext, invocations: list[InvocationView]) -> bool:
+    return any(_calm(context, invocation) for invocation in invocations)
+
+
+def _calm(context: ValidationContext, invocation: InvocationView) -> bool:
+    """Does the invocation's output say nothing changed? Read once per run: an output may be
+    64 KB, and most claims never ask (only a direction or evaluation does)."""
+    key = ("calm", invocation.id)
+    if key not in context.memo:
+        context.memo[key] = concepts().states("calm", invocation.output)
+    return bool(context.memo[key])
+
+
+def _judge(
+    text: str, lines: list[str], asked: str, output_is_calm: Callable[[], bool], params: StatedParams
+) -> list[tuple[str, str]] | None:
+    """What the claim says that its lines do not; None when it says nothing this rule reads.
+    What a line is about may stand in what the call asked for instead (``asked``: its metric or
+    query): "the error rate rose" quoting "peak 12.49%" of ``gateway_error_rate`` states an
+    error; its absolutes, directions and evaluations must be the lines' own."""
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
     problems: list[tuple[str, str]] = []
-    calm = any(vocabulary.states("calm", output) for output in outputs)
-    for hit in vocabulary.in_claim(own):
-        if vocabulary.states(hit.concept, evidence):
+    hits = vocabulary.in_claim(text, own)
+    if not hits and not _MULTIPLE.search(reader_text(own)):
+        return None
+    for hit in hits:
+        if vocabulary.states(hit.concept, evidence) or (hit.kind == "state" and vocabulary.states(hit.concept, asked)):
             continue
-        if hit.kind == "absolute" and not _counted(own, hit):
+        if hit.kind == "absolute" and not _counted(own, hit) and not vocabulary.denies_after(own, hit.end):
             problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) is not what its quoted lines say"))
         elif hit.kind == "state":
             problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) interprets what its quoted lines do not state"))
         elif hit.kind == "direction":
-            problems += _direction(own, hit, evidence, calm)
+            problems += _direction(own, hit, evidence, output_is_calm())
         elif hit.kind == "evaluative":
+            calm = output_is_calm()
             kind = UNSTATED if calm else INFERRED
             problems.append((kind, f"{hit.word!r} evaluates what its quoted lines do not" + (_CALM if calm else "")))
     problems += _ratios(own, evidence, params.ratio_tolerance)
@@ -117,7 +148,17 @@ def _counted(own: str, hit: ConceptHit) -> bool:
     start = max((own.rfind(mark, 0, hit.start) for mark in _CLAUSE_MARKS), default=-1) + 1
     ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
     clause = own[start : min(ends, default=len(own))]
-    return any(e.kind == "quantity" and e.dimension in ("count", "percent") for e in extract_entities(clause))
+    if own[start : hit.start].strip(" 也还") == "":
+        # An absolute opening its clause sums up the set the clause before counted: "180 条慢查询，
+        # 都是 UPDATE" — that clause is its count.
+        before = max((own.rfind(mark, 0, max(start - 1, 0)) for mark in _CLAUSE_MARKS), default=-1) + 1
+        clause = own[before:start] + clause
+    facts = extract_entities(clause)
+    if any(e.kind == "quantity" and e.dimension in ("count", "percent") for e in facts):
+        return True
+    for fact in facts:  # an order number, a status code, a duration count nothing
+        clause = clause.replace(fact.text, " ")
+    return _BARE_COUNT.search(clause) is not None  # "none of the 6 services", "3 台机器都"
 
 
 def _direction(own: str, hit: ConceptHit, evidence: str, calm: bool) -> list[tuple[str, str]]:
@@ -125,16 +166,38 @@ def _direction(own: str, hit: ConceptHit, evidence: str, calm: bool) -> list[tup
     opposite = _OPPOSITE.get(hit.concept, "")
     if opposite and vocabulary.states(opposite, evidence):
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
-    numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
-    if len(numbers) >= 2 and numbers[0].dimension == numbers[-1].dimension:
-        first, last = (n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor)
-        if first != last:
-            if (last > first) == (hit.concept == "up"):
-                return []
-            return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}) runs against its own numbers")]
+    bounds = _from_to(own)
+    if bounds is not None and bounds[0] != bounds[1]:
+        if (bounds[1] > bounds[0]) == (hit.concept == "up"):
+            return []  # its numbers say it, and entity grounding finds them in its lines
+        return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}) runs against its own numbers")]
     if calm:
         return [(UNSTATED, f"{hit.word!r} ({hit.concept}){_CALM}")]
     return [(INFERRED, f"{hit.word!r} ({hit.concept}) is not stated by its quoted lines")]
+
+
+#: "from 0 to a peak of 37", "从 120 降到 900", "0.2% → 12.49%": the two values a direction runs between.
+_FROM_TO = re.compile(
+    r"(?:from|从|由)\s*(?P<a>\d+(?:\.\d+)?)[^\d，,。；;]{0,24}?(?:to|到|至)[^\d，,。；;]{0,16}?(?P<b>\d+(?:\.\d+)?)"
+    r"|(?P<c>\d+(?:\.\d+)?)\S{0,4}\s*(?:→|->)\s*(?P<d>\d+(?:\.\d+)?)",
+    re.IGNORECASE,
+)
+
+
+def _from_to(own: str) -> tuple[Decimal, Decimal] | None:
+    """The first and last value of the claim's direction: a from–to phrase, else its first and
+    last quantities of one dimension."""
+    read = reader_text(own)
+    match = _FROM_TO.search(read)
+    if match is not None:
+        first, last = _decimal(match.group("a") or match.group("c")), _decimal(match.group("b") or match.group("d"))
+        if first is not None and last is not None:
+            return first, last
+    numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
+    if len(numbers) >= 2 and numbers[0].dimension == numbers[-1].dimension:
+        ends = [n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor]
+        return ends[0], ends[1]
+    return None
 
 
 def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:

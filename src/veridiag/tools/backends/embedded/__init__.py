@@ -19,6 +19,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from veridiag._sqlite import use_wal
+from veridiag.redaction import Redactor, default_redactor
 from veridiag.text.render import iso
 from veridiag.tools import knowledge
 from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs, parse_time
@@ -27,7 +28,6 @@ from veridiag.tools.backends.embedded._ingest import ChangeRow, EdgeRow, LogRow,
 from veridiag.tools.backends.embedded._spans import SpanRow, SpansWritten
 from veridiag.tools.promql import ShownSeries
 from veridiag.tools.records import KnowledgeEvidence, RunbookMatch, Span
-from veridiag.tools.redaction import Redactor, default_redactor
 from veridiag.tools.render import render_knowledge
 from veridiag.tools.results import ToolOutput
 

@@ -15,11 +15,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
+from veridiag.redaction import default_redactor
 from veridiag.text.tokens import segment
 from veridiag.tools.backends.embedded._schema import count_minutes
 
 if TYPE_CHECKING:
     from veridiag.tools.templates import TemplateMiner
+
+
+def _for_mining(message: str) -> str:
+    """A message as its template is mined from: redacted first. Mining masks digits
+    (``%3D`` becomes ``%<*>D``), which would hide an encoded secret from the redaction at the
+    tool boundary, and the stored template would keep it."""
+    return default_redactor().redact(message)
+
 
 #: Lines written per transaction step; bounded memory whatever the file size.
 BATCH = 10_000
@@ -154,7 +163,7 @@ class _LogWriter:
                     row.level,
                     row.text,
                     row.component,
-                    template_of[row.service](row.message or row.text),
+                    template_of[row.service](_for_mining(row.message or row.text)),
                     int(row.parsed),
                     key,
                     row.trace_id or None,
@@ -232,7 +241,7 @@ def template_untemplated(conn: sqlite3.Connection) -> int:
             break
         conn.executemany(
             "UPDATE log_line SET template_id=? WHERE id=?",
-            [(miners.get(service).add(line), row_id) for row_id, service, line in rows],
+            [(miners.get(service).add(_for_mining(line)), row_id) for row_id, service, line in rows],
         )
         done += len(rows)
     miners.save()

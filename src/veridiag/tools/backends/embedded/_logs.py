@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from veridiag.redaction import default_redactor
 from veridiag.text.cjk import has_cjk
 from veridiag.text.render import iso
 from veridiag.text.search import english_fallback, fts_query
@@ -512,7 +513,9 @@ def _bursts(conn: sqlite3.Connection, tally: Tally, lines: _Lines) -> list[Burst
 
 
 def _masked(line: str) -> str:
-    """A template for a line whose mined one is missing: its timestamp, ids and numbers masked."""
+    """A template for a line whose mined one is missing: its timestamp, ids and numbers masked
+    (redacted first, as a mined one is: masking can hide an encoded secret from redaction)."""
+    line = default_redactor().redact(line)
     for pattern, replacement in _MASKS:
         line = pattern.sub(replacement, line)
     return line

@@ -1,5 +1,6 @@
-"""Secrets never leave the tool boundary: ``ToolRunner`` redacts every string a tool returns
-before it is stored, shown to a model or read by the offline engine.
+"""The rules and the ``Redactor``: every string a tool returns is redacted by ``ToolRunner``
+before it is stored, shown to a model or read by the offline engine, and every other entry
+(alerts, questions, eval fixtures) passes the same redactor.
 
 Each secret becomes ``[REDACTED:<kind>]`` while the key, header or URL around it stays
 (``password=[REDACTED:password]``, ``Authorization: Bearer [REDACTED:bearer-token]``), so a
@@ -8,27 +9,32 @@ line-local (only a PEM block spans lines, and a block lives inside one record), 
 ``line`` redacted on its own equals that line of the redacted output: excerpts taken from
 records are still found verbatim.
 
-Where the patterns come from. detect-secrets (Yelp) is the maintained source, but its API
-cannot serve here. Measured on a 64 KB demo log output (CPU time, median of 3–5 runs):
-``scan_line`` per line with its default plugins and filters took 740 ms and reported 6 326
-"secrets" on a log holding none (the entropy plugins flag words, trace and commit ids); the
-plugins' ``analyze_string`` alone took 93 ms (the keyword detector 56 ms); both give secret
-values, not the positions a replacement needs. So its published pattern set is reused
-through a small layer, 2–3 ms on the same output: the compiled ``denylist`` regexes of its
-token-format plugins (AWS, GitHub, GitLab, Slack, Stripe, SendGrid, OpenAI, PyPI, Square),
-its keyword vocabulary and its JWT validity check, each regex run once over the whole string,
-with spans to replace. Left out: its plugins without a literal prefix (Twilio, Telegram,
-Discord, Mailchimp, Artifactory, IBM, Cloudant, Softlayer: slow or noisy on logs), public IPs
-(evidence) and entropy. Own rules add what it lacks or cannot replace: whole PEM blocks (it
-matches the header only), JWT signatures (its pattern stops before them), ``github_pat_``,
-GCP ``AIza`` keys, Azure account keys and SAS signatures, URL userinfo, ``Authorization``
-headers, ``key=value`` / ``key: value`` / JSON assignments (zh keys too) and the patterns of
-``redaction.patterns``.
+Where the patterns come from. detect-secrets (Yelp) is the maintained source, but its scan
+API cannot serve here: ``scan_line`` took 740 ms per 64 KB of demo log and reported 6 326
+"secrets" in a log holding none, and it gives values, not the positions a replacement needs.
+So its parts are reused through a small layer with spans: the compiled ``denylist`` regexes
+of its token-format plugins (AWS, GitHub, GitLab, Slack, Stripe, SendGrid, OpenAI, PyPI,
+Square), its keyword list (``keys.py``), its KeywordDetector on the lines holding one of its
+words, its Base64 and Hex high-entropy detectors' charset, entropy and limits — guarded for
+logs: a base64 token needs both cases and digits and no identifier key (``trace_id=``), a hex
+one a signature key (``sig=``, ``hmac:``) — and its JWT validity check. Left out: its plugins
+without a literal prefix (Twilio, Telegram, Discord, …: slow or noisy on logs) and public IPs
+(evidence). Own rules add what it lacks: whole PEM blocks, JWT signatures, ``github_pat_``,
+GCP ``AIza`` keys, Azure keys and SAS signatures, URL userinfo, ``Authorization`` headers,
+``curl -u user:pw`` and secret-named options, ``sk-proj-`` keys, base64 values whose text
+holds a secret, ``key=value`` / ``key: value`` / JSON assignments whose key ``keys.key_kind``
+names a secret, and the patterns of ``redaction.patterns``.
+
+Encodings. Each line holding a %-escape, an escape or a character that reads as another is
+also read decoded (``values.py``: URL, JSON escapes, invisible and look-alike characters,
+again on their own output) and a find there replaces the stored characters it came from:
+``password%3D…``, ``\\"password\\":\\"…\\"``, ``pass\\u200bword=`` lose their values.
 
 Speed: case-insensitive rules are written in lower case and run on the lower-cased string
 (``(?i)`` loses the literal-prefix search: 1.9 ms instead of 0.3 ms per 64 KB), keys are
 found by ``str.find`` of their last word, and a short string is first tested against all
-the rules' literals at once. ``tests/test_redaction.py`` prints the 64 KB figures.
+the rules' literals at once. ``tests/test_redaction.py`` and ``tests/test_redaction_variants.py``
+print the 64 KB figures.
 
 The same boundary replaces bidi embedding, override and isolate characters with a marker
 (``[REDACTED:bidi-control]``): text that displays in another order than it is stored would
@@ -39,18 +45,21 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import cache, lru_cache
+from itertools import accumulate
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar, cast, get_args, get_origin
 
 from detect_secrets.plugins.aws import AWSKeyDetector
 from detect_secrets.plugins.github_token import GitHubTokenDetector
 from detect_secrets.plugins.gitlab_token import GitLabTokenDetector
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString, HexHighEntropyString
 from detect_secrets.plugins.jwt import JwtTokenDetector
-from detect_secrets.plugins.keyword import DENYLIST as _LIBRARY_KEYWORDS
+from detect_secrets.plugins.keyword import KeywordDetector
 from detect_secrets.plugins.openai import OpenAIDetector
 from detect_secrets.plugins.pypi_token import PypiTokenDetector
 from detect_secrets.plugins.sendgrid import SendGridDetector
@@ -59,6 +68,8 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
+from veridiag.redaction.keys import hex_key, identifier_key, key_entries, key_kind, vocabulary
+from veridiag.redaction.values import TRIGGER, View, base64_text, decoded_texts, decoded_views, needs_decoding
 from veridiag.text.cjk import HAN
 
 if TYPE_CHECKING:
@@ -127,7 +138,7 @@ class _Rule:
 
 # -- formats ---------------------------------------------------------------------------------
 
-_SEP = r"[ \t]*(?::=|=>|[:=：＝])[ \t]*"  # never across a line: rules stay line-local
+_SEP = r"[ \t]*(?::=|=>|==|[:=：＝])[ \t]*"  # never across a line: rules stay line-local
 
 _PEM_HEAD = r"----(?:- ?|-? )BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _PEM_END = r"-{4,5} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -289,31 +300,24 @@ _LIBRARY_FORMATS = (
 
 # -- key = value -------------------------------------------------------------------------------
 
-#: detect-secrets' keyword vocabulary (``api_?key`` …), "_?" widened to "-" and "." (headers,
-#: dotted config keys), plus what logs and zh text say. A key must *end* with one of them:
-#: ``password_min_length=8`` and ``max_tokens=1024`` are no secrets.
-_KEYWORDS = (
-    *(word.replace("_?", "[_.-]?") for word in _LIBRARY_KEYWORDS),
-    "passphrase",
-    "(?<=[_.-])pass",  # db_pass, redis-pass; a bare "pass=3" is a test count
-    "token",
-    "secret[_.-]?(?:access[_.-]?)?key",
-    "access[_.-]?key",
-    "(?:signing|encryption|master|ssh)[_.-]?key",
-    "credentials?",
-    "密码",
-    "口令",
-    "密钥",
-    "私钥",
-    "令牌",
-    "凭据",
-    "凭证",
-)
-_SECRET_KEY_NAME = re.compile(r"(?i)[\w.-]*?(?:" + "|".join(_KEYWORDS) + r")")
-#: Where a key's last word can start: one ``str.find`` each (CJK: one character).
-_KEY_ANCHORS = ("pass", "pwd", "secret", "token", "key", "cred", "contrase", "密", "口", "私", "令", "凭")
+
+def _last_words() -> list[str]:
+    """The words a secret's key can end with (``vocabulary.yaml`` and detect-secrets' list):
+    the longest first, so the regex below takes "password" before "pass"."""
+    words = {entry[-1] for entry, _ in key_entries()}
+    # "accountkey" ends in "key": found from there (the key's start is read backwards)
+    ends = {w for w in words if not any(w != other and w.endswith(other) for other in words)}
+    return sorted(ends, key=lambda w: (-len(w), w))
+
+
+#: Where a key's last word can start: one ``str.find`` each (four letters, or one Han character).
+_KEY_ANCHORS = tuple(sorted({w[:4] if w[0].isascii() else w[0] for w in _last_words()}))
 _KEY_LAST_WORD = (
-    r"(?:pass(?:word|wd|phrase)?|pwd|secret|token|key|credentials?|contrase(?:ñ|n)a|密码|口令|密钥|私钥|令牌|凭据|凭证)"
+    "(?:"
+    + "|".join(re.escape(w) for w in _last_words())
+    + ")(?:[_.-]?(?:"
+    + "|".join(re.escape(w) for w in vocabulary().encodings)
+    + "))*"
 )
 _KEY_VALUE = re.compile(
     _KEY_LAST_WORD
@@ -330,22 +334,6 @@ _PLACEHOLDER = re.compile(
     r"|[$%{<].*"  # ${DB_PASSWORD}, %(password)s, {{ token }}, <secret>: templates, not values
 )
 _PROSE_AFTER = re.compile(r"[ \t]+[^\s:=]")
-_KINDS = (
-    (("password", "passwd", "pass", "passphrase", "pwd", "contraseña", "contrasena", "密码", "口令"), "password"),
-    (("token", "令牌"), "token"),
-    (("private_key", "priv_key", "privkey", "privatekey", "私钥"), "private-key"),
-    (("credential", "credentials", "凭据", "凭证"), "credential"),
-    (("api_key", "apikey"), "api-key"),
-    (("key", "密钥"), "secret-key"),
-)
-
-
-def _key_kind(key: str) -> str:
-    word = key.lower().replace("-", "_").replace(".", "_")
-    for endings, kind in _KINDS:
-        if word.endswith(endings):
-            return kind
-    return "secret"
 
 
 def _key_start(text: str, end: int) -> int:
@@ -363,12 +351,14 @@ class _KeyValueRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         starts = sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})
+        markers = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[redacted:" in low else []
         for at in starts:
             found = self.pattern.match(low, at)
-            if found is None:
-                continue
+            if found is None or any(a < at < b for a, b in markers):
+                continue  # a marker's kind ("[REDACTED:secret]") names no key
             key = text[_key_start(text, at) : found.start("close")]
-            if not _SECRET_KEY_NAME.fullmatch(key):
+            kind = key_kind(key)
+            if kind is None:
                 continue
             group = "quoted" if found.group("quoted") is not None else "bare"
             start, end = found.span(group)
@@ -384,7 +374,7 @@ class _KeyValueRule(_Rule):
             colon = found.group("sep").strip() in (":", "：")
             if group == "bare" and colon and value.isalpha() and _PROSE_AFTER.match(low, end):
                 continue
-            yield start, end, _key_kind(key)
+            yield start, end, kind
 
 
 def _bare_end(text: str, start: int, end: int) -> int:
@@ -409,6 +399,207 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
 
 _KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS)
 
+# -- command lines and token formats the library lacks ---------------------------------------
+
+
+def _after_blank(found: re.Match[str], text: str) -> bool:
+    return found.start() == 0 or text[found.start() - 1] in " \t'\""
+
+
+def _user_kind(found: re.Match[str], text: str) -> str | None:
+    return "password" if _after_blank(found, text) else None
+
+
+#: ``curl -u deploy:pw``, ``--user=deploy:pw``, ``--proxy-user``: the user stays, the password goes.
+_COMMAND_USER = _Rule(
+    "password",
+    re.compile(r"-(?:u|-user|-proxy-user)(?:[ \t]+|=)['\"]?[^\s:'\"]+:(?P<value>[^\s'\"]+)"),
+    group="value",
+    literals=("-u", "--user", "--proxy-user"),
+    classify=_user_kind,
+)
+
+
+def _option_kind(found: re.Match[str], text: str) -> str | None:
+    return key_kind(found.group("key")) if _after_blank(found, text) else None
+
+
+#: An option naming a secret followed by its value: ``--db-password hunter2``, ``--token=…``.
+_COMMAND_OPTION = _Rule(
+    "secret",
+    re.compile(r"--(?P<key>[A-Za-z][\w.-]*)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"-][^\s'\"]*)"),
+    group="value",
+    literals=("--",),
+    classify=_option_kind,
+)
+
+
+def _compared_kind(found: re.Match[str], _text: str) -> str | None:
+    return key_kind(found.group("key"))
+
+
+#: A quoted value compared with a key naming a secret, value first (``"…" == password``).
+_COMPARED = _Rule(
+    "secret",
+    re.compile(r"(?P<q>[\"'])(?P<value>[^\"'\n]{1,512})(?P=q)[ \t]*[!=]==?[ \t]*(?P<key>[^\W\d][\w.-]*)"),
+    group="value",
+    literals=("==",),
+    classify=_compared_kind,
+)
+
+
+def _openai(found: re.Match[str], _text: str) -> str | None:
+    value = found.group(0)
+    return "openai-key" if any(c.isdigit() for c in value) and any(c.isalpha() for c in value[3:]) else None
+
+
+#: OpenAI's project, service-account and admin keys (``sk-proj-…``) carry no fixed marker; the
+#: library's pattern needs its ``T3BlbkFJ``. A word must start at ``sk-`` (``disk-usage`` is none).
+_OPENAI = _Rule(
+    "openai-key",
+    re.compile(r"sk-[A-Za-z0-9_-]{20,}"),
+    literals=("sk-",),
+    word_start=True,
+    classify=_openai,
+)
+
+# -- values found by what they are, not by their key -------------------------------------------
+
+_BASE64_PLUGIN = Base64HighEntropyString()
+_HEX_PLUGIN = HexHighEntropyString()
+_UUIDISH = re.compile(r"[0-9a-fA-F]{8}(?:-?[0-9a-fA-F]{4}){3}-?[0-9a-fA-F]{12}")
+_QUOTES = "\"' \t"
+
+
+def _key_before(text: str, at: int) -> str | None:
+    """The key a value at ``at`` is assigned to (``trace_id=``, ``"sig": "``), read backwards:
+    quotes and blanks, one ``= : := =>``, quotes and blanks, then the key's characters."""
+    i = at
+    while i > 0 and text[i - 1] in _QUOTES:
+        i -= 1
+    if i == 0 or text[i - 1] not in ":=：＝>":
+        return None
+    i -= 1
+    if i > 0 and text[i - 1] in ":=":
+        i -= 1
+    while i > 0 and text[i - 1] in _QUOTES:
+        i -= 1
+    end = i
+    while i > 0 and end - i < 64 and (_is_word(text[i - 1]) or text[i - 1] in ".-"):
+        i -= 1
+    return text[i:end] if i < end else None
+
+
+class _ValueRule(_Rule):
+    """Values found by what they are, not by their key: tokens of the base64 alphabet (16+
+    characters) with upper and lower case and digits (random keys and base64 of text have all
+    three; words, ClassNames, paths, hex ids and pod names do not).
+
+    - encoded: a token whose base64-decoded text holds a secret (``cGFzc3dvcmQ9aHVudGVyMg==``
+      is ``password=hunter2``) goes whole, as the kind found inside;
+    - detect-secrets' Base64 high-entropy detector: a token of 20+ above the plugin's limit
+      (4.5 bits a character: a PEM body line, a random API key), unless its key names an
+      identifier (``trace_id=``, ``etag:``)."""
+
+    def spans(self, text: str, _low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(text):
+            token = found.group().rstrip("=")
+            if token.lower() == token or token.upper() == token or _DIGIT.search(token) is None:
+                continue
+            start = found.start()
+            decoded = base64_text(found.group())
+            if decoded is not None:
+                inner = [kind for kind, _ in default_redactor().scan(decoded).counts if kind != "bidi-control"]
+                if inner:
+                    yield start, found.end(), inner[0]
+                    continue
+            if (
+                len(token) >= 20
+                and not _UUIDISH.fullmatch(token)
+                and _BASE64_PLUGIN.calculate_shannon_entropy(token) >= _BASE64_PLUGIN.entropy_limit
+            ):
+                key = _key_before(text, start)
+                if key is None or not identifier_key(key):
+                    yield start, found.end(), "high-entropy"
+
+
+#: Tokens are the runs of the alphabet (a run is matched whole, from its first character);
+#: the three kinds of character are tested on each in C (``lower``, ``upper``, one search),
+#: three times faster than lookaheads at every position.
+_VALUES = _ValueRule("high-entropy", re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}"))
+_DIGIT = re.compile(r"[0-9]")
+
+
+def _hex_kind(found: re.Match[str], text: str) -> str | None:
+    key = text[_key_start(text, found.start()) : found.end("key")]
+    value = found.group("value")
+    entropy = _HEX_PLUGIN.calculate_shannon_entropy(value)
+    return "high-entropy" if hex_key(key) and entropy > _HEX_PLUGIN.entropy_limit else None
+
+
+#: detect-secrets' Hex high-entropy detector, only where a key names a signature or a session
+#: secret (``sig=``, ``hmac:``): trace, span and commit ids and hashes are hex too, and stay.
+_HEX_SECRET = _Rule(
+    "high-entropy",
+    re.compile(
+        r"(?:" + "|".join(re.escape(w) for w in vocabulary().hex_keys) + r")(?P<key>[\w.-]{0,24}?)[\"']?[ \t]*"
+        r"(?::=|=>|[:=：＝])[ \t]*[\"']?(?P<value>[0-9a-f]{32,})(?![0-9a-z])"
+    ),
+    group="value",
+    literals=tuple(vocabulary().hex_keys),
+    prefilter=True,
+    lower=True,
+    classify=_hex_kind,
+)
+
+_KEYWORD_PLUGIN = KeywordDetector()
+_LIBRARY_ANCHORS = ("pass", "pwd", "secret", "key", "contrase")
+
+
+class _LibraryKeywordRule(_Rule):
+    """detect-secrets' KeywordDetector on each line holding one of its words: it reads assignments
+    of languages and configs the rule above does not (``password == "…"``, ``$pwd := '…'``,
+    ``secret => "…"``). Each value it reports is replaced where it stands after its word."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        lines: set[tuple[int, int]] = set()
+        for anchor in _LIBRARY_ANCHORS:
+            for at in _find_all(low, anchor):
+                begin = low.rfind("\n", 0, at) + 1
+                end = low.find("\n", at)
+                lines.add((begin, len(low) if end < 0 else end))
+        for begin, end in sorted(lines):
+            line = text[begin:end]
+            if len(line) > 4096 or "[REDACTED:" in line or next(_KEYWORD.spans(line, low[begin:end]), None):
+                continue  # the library's regexes cost ~0.2 ms a line: only where the own rule found none
+            for reported in set(_KEYWORD_PLUGIN.analyze_string(line)):
+                value = reported.strip()
+                if not value or _PLACEHOLDER.fullmatch(value) or "[REDACTED:" in value:
+                    continue
+                at = line.find(value)
+                while at >= 0:
+                    if _next_to_word(line.lower(), at, at + len(value)):
+                        yield begin + at, begin + at + len(value), "secret"
+                    at = line.find(value, at + len(value))
+
+
+def _next_to_word(low: str, at: int, end: int) -> bool:
+    """The value at ``at:end`` stands next to its key word with only operators and quotes
+    between (``password == "…"``, ``"…" == password``); not to another key's
+    (``"private_key_id": "…"``)."""
+    word = max(low.rfind(anchor, 0, at) for anchor in _LIBRARY_ANCHORS)
+    if word >= 0:
+        after = word
+        while after < at and low[after].isalpha():
+            after += 1
+        if not any(c.isalnum() or c == "_" for c in low[after:at]):
+            return True
+    following = [i for anchor in _LIBRARY_ANCHORS if (i := low.find(anchor, end)) >= 0]
+    return bool(following) and not any(c.isalnum() or c == "_" for c in low[end : min(following)])
+
+
+_LIBRARY_KEYWORD = _LibraryKeywordRule("secret", re.compile(""), literals=_LIBRARY_ANCHORS)
+
 # -- text that displays other than it reads ----------------------------------------------------
 
 #: Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) make text display in
@@ -428,9 +619,16 @@ _BUILTIN: tuple[_Rule, ...] = (
     _JWT,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
+    _OPENAI,
     _URL_PASSWORD,
+    _COMMAND_USER,
+    _COMMAND_OPTION,
+    _COMPARED,
     _BEARER,
     _KEYWORD,
+    _LIBRARY_KEYWORD,
+    _VALUES,
+    _HEX_SECRET,
     _BIDI,
 )
 
@@ -458,6 +656,9 @@ class Redactor:
         custom = tuple(_custom(pattern) for pattern in patterns)
         self._rules: tuple[_Rule, ...] = (*_BUILTIN, *custom) if enabled else ()
         self._custom = custom if enabled else ()
+        #: Rules without literals run on every string (entropy, encoded values) and custom ones.
+        self._always: tuple[_Rule, ...] = tuple(r for r in self._rules if not r.literals)
+        self._decode = enabled
         literals = {literal for rule in self._rules for literal in rule.literals} | {_MARKER_LITERAL}
         self._gate = re.compile("|".join(re.escape(x) for x in sorted(literals, key=len, reverse=True)))
         # Tool outputs repeat: a record's line and its example, the same window read again in
@@ -539,12 +740,12 @@ class Redactor:
         if (
             isinstance(key, str)
             and isinstance(value, str)
-            and _SECRET_KEY_NAME.fullmatch(key)
+            and key_kind(key) is not None
             and value.strip()
             and not _PLACEHOLDER.fullmatch(value.strip())
             and not MARKER_PATTERN.fullmatch(value)
         ):
-            kind = _key_kind(key)
+            kind = key_kind(key) or "secret"
             if counts is not None:
                 counts[kind] += 1
             return _marker(kind)
@@ -574,26 +775,13 @@ class Redactor:
         return line
 
     def _pass(self, text: str) -> tuple[str, list[str]]:
-        low = _lower(text)
-        if len(text) <= _SHORT:
-            if self._gate.search(low) is None:
-                rules: Sequence[_Rule] = self._custom
-            else:
-                rules = [r for r in self._rules if not r.literals or any(x in low for x in r.literals)]
-        else:
-            seen: dict[str, bool] = {}
-            rules = [r for r in self._rules if not r.prefilter or any(_has(low, x, seen) for x in r.literals)]
-        if not rules:
-            return text, []
-        guarded = [m.span() for m in MARKER_PATTERN.finditer(text)] if _MARKER_LITERAL in low else []
-        finds = sorted(
-            (start, order, -end, kind)
-            for order, rule in enumerate(rules)
-            for start, end, kind in rule.spans(text, low)
-            if not any(start < b and a < end for a, b in guarded)
-        )
+        guarded = _markers_in(text)
+        finds = self._finds(text, guarded)
+        if self._decode:
+            finds += self._decoded_finds(text, guarded)
         if not finds:
             return text, []
+        finds.sort()
         merged: list[tuple[int, int, str]] = []
         for start, _order, negative_end, kind in finds:
             end = -negative_end
@@ -609,6 +797,74 @@ class Redactor:
             last = end
         pieces.append(text[last:])
         return "".join(pieces), [kind for _, _, kind in merged]
+
+    def _finds(self, text: str, guarded: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, str]]:
+        """Every rule's finds in ``text`` as ``(start, rule order, -end, kind)``."""
+        low = _lower(text)
+        if len(text) <= _SHORT:
+            if self._gate.search(low) is None:
+                rules: Sequence[_Rule] = self._always
+            else:
+                rules = [r for r in self._rules if not r.literals or any(x in low for x in r.literals)]
+        else:
+            seen: dict[str, bool] = {}
+            rules = [r for r in self._rules if not r.prefilter or any(_has(low, x, seen) for x in r.literals)]
+        return [
+            (start, order, -end, kind)
+            for order, rule in enumerate(rules)
+            for start, end, kind in rule.spans(text, low)
+            if not any(start < b and a < end for a, b in guarded)
+        ]
+
+    def _decoded_finds(self, text: str, guarded: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, str]]:
+        """Finds in each line as a reader decodes it (``values.decoded_views``), mapped back to
+        the stored characters. Only lines holding a ``TRIGGER`` are decoded; their decoded texts
+        are searched for the rules' literals in one pass, and a line is mapped back only when
+        one of its decoded texts holds a find. Rules are line-local, so the result is too.
+        Rules without literals (entropy, base64) read the stored line only: decoding makes no
+        token more random."""
+        if not needs_decoding(text):
+            return []
+        lines: dict[int, tuple[int, str]] = {}  # by where the line begins
+        end = -1
+        for trigger in TRIGGER.finditer(text):
+            if trigger.start() <= end:
+                continue  # a line already taken
+            begin = text.rfind("\n", 0, trigger.start()) + 1
+            end = text.find("\n", trigger.start())
+            end = len(text) if end < 0 else end
+            lines[begin] = (begin, text[begin:end])
+        owners: list[int] = []
+        decoded: list[str] = []
+        for index, (_begin, line) in lines.items():
+            for version in decoded_texts(line):
+                owners.append(index)
+                decoded.append(version)
+        if not decoded:
+            return []
+        joined = "\x00".join(decoded)
+        offsets = list(accumulate(len(version) + 1 for version in decoded))
+        hit = sorted({bisect_right(offsets, m.start()) for m in self._gate.finditer(_lower(joined))})
+        finds: list[tuple[int, int, int, str]] = []
+        done: set[int] = set()
+        for at in hit:
+            index = owners[at]
+            if index in done or not self._finds(decoded[at], _markers_in(decoded[at])):
+                continue
+            done.add(index)
+            begin, line = lines[index]
+            for view in decoded_views(line):
+                finds += self._view_finds(view, begin, guarded)
+        return finds
+
+    def _view_finds(
+        self, view: View, begin: int, guarded: Sequence[tuple[int, int]]
+    ) -> Iterator[tuple[int, int, int, str]]:
+        for start, order, negative_end, kind in self._finds(view.text, _markers_in(view.text)):
+            a, b = view.stored(start, -negative_end)
+            a, b = a + begin, b + begin
+            if not any(a < y and x < b for x, y in guarded):
+                yield a, order, -b, kind
 
 
 @cache
@@ -656,6 +912,10 @@ def default_redactor() -> Redactor:
 def _custom(pattern: str) -> _Rule:
     compiled = re.compile(pattern)
     return _Rule("custom", compiled, "secret" if "secret" in compiled.groupindex else 0)
+
+
+def _markers_in(text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in MARKER_PATTERN.finditer(text)] if "[REDACTED:" in text else []
 
 
 def _has(low: str, literal: str, seen: dict[str, bool]) -> bool:

@@ -1,0 +1,141 @@
+"""Which key names a secret, read the way a person reads it.
+
+A key spelt ``DB_PASSWORD``, ``dbPassword``, ``db.password``, ``ｐａｓｓｗｏｒｄ`` (full width),
+``pass\u200bword`` (a zero-width space), ``pаssword`` (a Cyrillic а), ``DB_PASSWORD_B64`` (the
+encoding named after it) or ``商户秘钥`` names the same thing. Keys are normalised once —
+NFKC, invisible characters out, look-alike letters as Latin (``confusable_homoglyphs``), word
+breaks at ``_ . -``, spaces and camelCase, lower case — and compared with the words of
+``vocabulary.yaml`` (zh + en) and detect-secrets' keyword list, so a new spelling is a new
+line of data, never a new pattern.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import cache, lru_cache
+
+from detect_secrets.plugins.keyword import DENYLIST as _LIBRARY_KEYWORDS
+
+from veridiag.text.cjk import HAN
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
+
+__all__ = ["Vocabulary", "fold", "hex_key", "identifier_key", "key_entries", "key_kind", "key_words", "vocabulary"]
+
+
+class Vocabulary(WordModel):
+    kinds: dict[str, list[Word]]
+    whole_words: list[Word]
+    encodings: list[Word]
+    not_alone: list[Word]
+    hex_keys: list[Word]
+    identifier_keys: list[Word]
+
+
+@cache
+def vocabulary() -> Vocabulary:
+    return bundled_words("veridiag.redaction", "vocabulary.yaml", Vocabulary)
+
+
+#: Word breaks inside a word: camelCase, and where Han meets Latin (商户secretKey, 令牌Enc).
+_CAMEL = re.compile(
+    rf"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[{HAN}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{HAN}])"
+)
+_BREAKS = re.compile(r"[\s_.\-/:]+")
+
+
+@lru_cache(maxsize=4096)
+def fold(char: str) -> str:
+    """One character as a reader takes it: '' for a format character (zero-width, bidi, soft
+    hyphen), its NFKC form when that is one character, its Latin look-alike, else itself."""
+    if char.isascii():
+        return char
+    if unicodedata.category(char) == "Cf":
+        return ""
+    folded = unicodedata.normalize("NFKC", char)
+    if len(folded) == 1 and folded.isascii():
+        return folded
+    if not unicodedata.category(char).startswith("L"):
+        return folded if len(folded) == 1 else char
+    from confusable_homoglyphs import confusables  # its table loads on import: only when a key needs it
+
+    for item in confusables.is_confusable(char, preferred_aliases=["latin"], greedy=True) or []:
+        for glyph in item.get("homoglyphs", []):
+            candidate = str(glyph.get("c", ""))
+            if len(candidate) == 1 and candidate.isascii() and candidate.isalpha():
+                return candidate
+    return folded if len(folded) == 1 else char
+
+
+@lru_cache(maxsize=8192)
+def key_words(key: str) -> tuple[str, ...]:
+    """A key as its lower-case words: ``dbPassword_B64`` → ``('db', 'password', 'b64')``."""
+    folded = key if key.isascii() else "".join(fold(c) for c in key)
+    return tuple(word for word in _BREAKS.split(_CAMEL.sub(" ", folded).lower()) if word)
+
+
+def _entries() -> list[tuple[tuple[str, ...], str]]:
+    words = vocabulary()
+    entries = [
+        (tuple(_BREAKS.split(word.lower())), kind) for kind, spellings in words.kinds.items() for word in spellings
+    ]
+    for pattern in _LIBRARY_KEYWORDS:  # 'api_?key': both spellings
+        if "_?" in pattern:
+            head, tail = pattern.split("_?", 1)
+            kind = "password" if tail.startswith("pass") else "api-key"
+            entries += [((head, tail), kind), ((head + tail,), kind)]
+        else:
+            entries.append(((pattern,), "password" if pattern.startswith(("pass", "pwd", "contra")) else "secret"))
+    # The vocabulary's kind first; longest first: "secret access key" before "key" alone.
+    return sorted(dict(reversed(entries)).items(), key=lambda entry: -len(entry[0]))
+
+
+def key_entries() -> tuple[tuple[tuple[str, ...], str], ...]:
+    """Every secret key name as its words, with the kind it names (longest first)."""
+    return _table()[0]
+
+
+@cache
+def _table() -> tuple[tuple[tuple[tuple[str, ...], str], ...], frozenset[str], frozenset[str]]:
+    words = vocabulary()
+    return tuple(_entries()), frozenset(words.whole_words), frozenset(words.encodings)
+
+
+@lru_cache(maxsize=8192)
+def key_kind(key: str) -> str | None:
+    """The kind of secret ``key`` names (``password``, ``api-key`` …), or ``None``.
+
+    ``password_min_length`` and ``max_tokens`` name no secret: the secret word must end the key
+    (encoding words aside)."""
+    entries, whole, encodings = _table()
+    words = list(key_words(key))
+    while len(words) > 1 and words[-1] in encodings:
+        words.pop()
+    if not words:
+        return None
+    if len(words) == 1 and words[0] in vocabulary().not_alone:
+        return None
+    for entry, kind in entries:
+        if tuple(words[-len(entry) :]) == entry:
+            return kind
+    last, joined = words[-1], "".join(words[-3:])
+    for entry, kind in entries:
+        # written together: dbpassword, dbapikey, 商户秘钥 ("pass" only as a word: not bypass)
+        together = "".join(entry)
+        if together not in whole and (joined if len(entry) > 1 else last).endswith(together):
+            return kind
+    return None
+
+
+@lru_cache(maxsize=4096)
+def hex_key(key: str) -> bool:
+    """A key whose hex value is a signature or a session secret, not an id or a hash."""
+    words = key_words(key)
+    return bool(words) and words[-1] in vocabulary().hex_keys
+
+
+@lru_cache(maxsize=4096)
+def identifier_key(key: str) -> bool:
+    """A key whose value is an identifier (trace id, hash, commit), however random it looks."""
+    words = key_words(key)
+    return bool(words) and words[-1] in vocabulary().identifier_keys

@@ -1,0 +1,75 @@
+"""Numbers, times and codes belong to their subject's line (issue 27 D3): a claim about one order
+that borrows the value of another order's line is not confirmed by having quoted both lines."""
+
+from __future__ import annotations
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.contracts import InMemoryInvocations
+from veridiag.gatekeeper import Gatekeeper
+from veridiag.text.entities import extract_entities
+
+_GATEKEEPER = Gatekeeper()
+
+_SUBJECTS = st.sampled_from(
+    [
+        ("订单{id}", "order={id}", st.integers(10000, 99999).map(str)),
+        ("request {id}", "request_id={id}", st.integers(100, 99999).map(lambda n: f"req-{n}")),
+        ("来自 {id} 的请求", "client={id}", st.tuples(*[st.integers(1, 254)] * 4).map(lambda t: ".".join(map(str, t)))),
+    ]
+)
+_FACTS = st.sampled_from(
+    [
+        ("等待 {v}ms", "wait={v}ms"),
+        ("took {v} ms", "cost={v}ms"),
+        ("耗时 {v}ms", "elapsed={v}ms"),
+    ]
+)
+
+
+def _outcome(text: str, lines: list[str]) -> str:
+    output = "\n".join(lines)
+    store = InMemoryInvocations([invocation(394, output=output)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([394], line) for line in lines])]),
+        session_id=SESSION,
+        invocations=store,
+    )
+    (check,) = [
+        c
+        for t in report.claim_traces
+        for c in t.checks
+        if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
+    ]
+    return check.outcome
+
+
+@given(_SUBJECTS, _FACTS, st.data())
+def test_a_value_from_another_subjects_line_is_not_confirmed(
+    subject: tuple[str, str, st.SearchStrategy[str]], fact: tuple[str, str], data: st.DataObject
+) -> None:
+    said, field, ids = subject
+    own_value, other_value = data.draw(st.integers(100, 9999)), data.draw(st.integers(100, 9999))
+    own_line_first = data.draw(st.booleans())
+    mine, other = data.draw(ids), data.draw(ids)
+    assume(mine != other and own_value != other_value and str(own_value) not in str(other_value))
+    assume(str(other_value) not in str(own_value))
+    claim_words, line_words = fact
+    own = f"2026-07-07T10:01:02Z WARN pay {field.format(id=mine)} {line_words.format(v=own_value)}"
+    sibling = f"2026-07-07T10:01:03Z WARN pay {field.format(id=other)} {line_words.format(v=other_value)}"
+    lines = [own, sibling] if own_line_first else [sibling, own]
+    assert extract_entities(said.format(id=mine)), said  # the subject is read as a fact
+    honest = f"{said.format(id=mine)} {claim_words.format(v=own_value)}"
+    swapped = f"{said.format(id=mine)} {claim_words.format(v=other_value)}"
+    assert _outcome(honest, lines) == "pass"
+    assert _outcome(swapped, lines) != "pass"
+
+
+def test_a_value_on_a_line_naming_no_subject_is_the_claims() -> None:
+    lines = [
+        "2026-07-07T10:01:02Z WARN pay order=88121 payment timed out",
+        "2026-07-07T10:01:02Z WARN pay upstream wait=2950ms",
+    ]
+    assert _outcome("订单88121 等待 2950ms", lines) == "pass"
