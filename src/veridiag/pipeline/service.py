@@ -195,8 +195,8 @@ class DiagnosisPipeline:
         The question is sanitised first (``contracts/sanitize.py``): every role, the store and
         the answer read the text as it displays."""
         # The question is stored and shown (session, audit, answer): redacted before either.
-        question = (self.toolbox.redactor if self.toolbox is not None else default_redactor()).redact(question)
         question = clean_text(question)
+        question = (self.toolbox.redactor if self.toolbox is not None else default_redactor()).redact(question)
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id)
         sink = _recorded(self.store, session.id, progress or _silent)
