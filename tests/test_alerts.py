@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -174,7 +175,7 @@ def test_resolved_alerts_are_recorded_not_diagnosed(client: TestClient) -> None:
     client.post("/api/v1/alerts/alertmanager", json=am_payload(am_alert("res-1")))
     resolved = am_alert("res-1", status="resolved", endsAt="2026-07-07T10:40:00Z")
     body = client.post("/api/v1/alerts/alertmanager", json=am_payload(resolved, status="resolved")).json()
-    assert body == {"jobs": [], "recorded": 1, "duplicates": 0, "resolved": 1}
+    assert body == {"jobs": [], "recorded": 1, "duplicates": 0, "resolved": 1, "refused": [], "repaired": 0}
     unseen = am_alert("res-2", status="resolved", endsAt="2026-07-07T10:40:00Z")
     body = client.post("/api/v1/alerts/alertmanager", json=am_payload(unseen, status="resolved")).json()
     assert body["jobs"] == [] and body["recorded"] == 1
@@ -249,6 +250,56 @@ def test_odd_payloads_get_a_4xx_naming_a_field_never_a_500(client: TestClient, b
     assert response.status_code in (202, 422), response.text
     if response.status_code == 422:
         assert all(d["field"] for d in response.json()["error"]["details"])
+
+
+_bad_alert = st.sampled_from(
+    [
+        ({"startsAt": "yesterday"}, "startsAt"),
+        ({"status": "burning"}, "status"),
+        ({"labels": {"alertname": 3}}, "labels.alertname"),
+        ({"fingerprint": ""}, "fingerprint"),
+        ({"labels": "not a map"}, "labels"),
+    ]
+)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(
+    bad=st.lists(_bad_alert, min_size=1, max_size=3),
+    good=st.integers(1, 3),
+    seed=st.randoms(use_true_random=False),
+    route=st.sampled_from(["alertmanager", "grafana"]),
+)
+def test_a_bad_alert_is_refused_alone_and_the_good_ones_taken(
+    client: TestClient, bad: list[tuple[dict[str, Any], str]], good: int, seed: Any, route: str
+) -> None:
+    tag = uuid.uuid4().hex  # every example a new group: none is a repeated delivery
+    alerts = [am_alert(f"good-{tag}-{i}", labels={"alertname": "A", "service": f"svc-{i}"}) for i in range(good)]
+    alerts += [{**am_alert(f"bad-{tag}-{i}"), **fields} for i, (fields, _) in enumerate(bad)]
+    seed.shuffle(alerts)
+    payload = {**am_payload(*alerts), "version": "1" if route == "grafana" else "4"}
+    response = client.post(f"/api/v1/alerts/{route}", json=payload)
+    assert response.status_code == 202, response.text
+    receipt = response.json()
+    assert receipt["recorded"] == good and len(receipt["jobs"]) == good
+    refused = {r["index"]: r for r in receipt["refused"]}
+    expected = {i for i, alert in enumerate(alerts) if not str(alert["fingerprint"]).startswith("good-")}
+    assert set(refused) == expected
+    for index, refusal in refused.items():
+        assert refusal["reason"].startswith(f"alerts.{index}.")
+
+
+def test_an_alert_with_a_lone_surrogate_is_repaired_and_its_group_taken(client: TestClient) -> None:
+    planted = am_alert("surrogate-1", labels={"alertname": "Lat\ud800", "service": "payment-service"})
+    planted["annotations"] = {"summary": "order 88\u202e121 slow \udc00"}
+    body = json.dumps(am_payload(planted, am_alert("surrogate-2", labels={"alertname": "B", "service": "order"})))
+    response = client.post("/api/v1/alerts/alertmanager", content=body, headers={"content-type": "application/json"})
+    assert response.status_code == 202, response.text
+    receipt = response.json()
+    assert receipt["recorded"] == 2 and len(receipt["jobs"]) == 2 and receipt["refused"] == []
+    assert receipt["repaired"] == 2
+    job = client.get(f"/api/v1/alerts/jobs/{receipt['jobs'][0]}").json()
+    assert "Lat\ufffd" in job["question"] and "88121" in job["question"] and "\u202e" not in job["question"]
 
 
 def test_the_endpoints_need_the_api_token(assembly: Assembly) -> None:
@@ -332,12 +383,18 @@ def test_grafana_deliveries_may_be_signed_with_a_timestamp(assembly: Assembly) -
     assert body_only.status_code == 401
 
 
-def test_grafana_signature_without_a_timestamp_header_signs_the_body(assembly: Assembly) -> None:
+def test_a_signed_grafana_delivery_without_the_timestamp_header_is_refused(assembly: Assembly) -> None:
+    """A signature without its time could be replayed forever: refused while a timestamp header
+    is configured; with none configured ("") the body alone is signed."""
     secret = "grafana-secret"
-    signed = client_for(assembly, alerts=AlertSettings(grafana_secret=secret))
     body = _grafana_body("graf-body")
     headers = {"content-type": "application/json", "X-Grafana-Alerting-Signature": _grafana_mac(secret, body)}
-    assert signed.post("/api/v1/alerts/grafana", content=body, headers=headers).status_code == 202
+    signed = client_for(assembly, alerts=AlertSettings(grafana_secret=secret))
+    refused = signed.post("/api/v1/alerts/grafana", content=body, headers=headers)
+    assert refused.status_code == 401
+    assert "X-Grafana-Alerting-Signature-Timestamp is missing" in refused.json()["error"]["message"]
+    body_only = client_for(assembly, alerts=AlertSettings(grafana_secret=secret, grafana_timestamp_header=""))
+    assert body_only.post("/api/v1/alerts/grafana", content=body, headers=headers).status_code == 202
 
 
 def test_a_signed_grafana_delivery_older_than_five_minutes_is_refused(assembly: Assembly) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -304,3 +305,67 @@ def test_the_stdio_server_loads_no_fastapi_app() -> None:
     loaded = set(done.stdout.split())
     assert "mcp.server.mcpserver" in loaded, "the probe read the modules"
     assert not {"fastapi", "jinja2", "limits", "veridiag.api.app", "veridiag.mcp_server.http"} & loaded
+
+
+def test_a_lone_surrogate_over_stdio_is_answered(home: Path) -> None:
+    """The SDK's reader refuses ``"\\ud800"`` as JSON and drops the message: the client would wait
+    forever. ``veridiag mcp`` repairs the line first, so ``diagnose`` answers, sanitised."""
+    server = subprocess.Popen(
+        [sys.executable, "-m", "veridiag", "mcp"],
+        env=_env(home),
+        cwd=home,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None and server.stdout is not None
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    question = json.dumps("订单123支付失败\ud800，帮我看看\u202e是什么原因")  # ASCII: "\\ud800" as sent
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}),
+        json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "diagnose", "arguments": '
+        f'{{"question": {question}}}}}}}',
+    ]
+    try:
+        server.stdin.write("".join(line + "\n" for line in lines).encode())
+        server.stdin.flush()
+        answers: dict[int, Any] = {}
+        deadline = time.monotonic() + 60
+        while 1 not in answers:
+            ready, _, _ = select.select([server.stdout], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no answer to the call within 60 s: {answers}"
+            message = json.loads(server.stdout.readline())
+            answers[message.get("id", -1)] = message
+        result = answers[1]["result"]
+        assert not result.get("isError"), result
+        document = result["structuredContent"]
+        assert document["verdict"] and "\u202e" not in json.dumps(document, ensure_ascii=False)
+    finally:
+        server.kill()
+        server.wait(timeout=30)
+
+
+def test_a_lone_surrogate_over_http_is_answered(http_url: str) -> None:
+    """Over HTTP the SDK answered a parse error; the body is repaired first, so it diagnoses."""
+    headers = {
+        "Authorization": f"Bearer {TOKEN}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    with httpx2.Client(headers=headers, timeout=60) as http:
+        opened = http.post(http_url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+        assert opened.status_code == 200
+        session = {"mcp-session-id": opened.headers["mcp-session-id"]}
+        http.post(http_url, json={"jsonrpc": "2.0", "method": "notifications/initialized"}, headers=session)
+        question = json.dumps("订单123支付失败\ud800，帮我看看是什么原因")  # "\\ud800" as sent
+        call = (
+            '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "diagnose", '
+            f'"arguments": {{"question": {question}}}}}}}'
+        )
+        answered = http.post(http_url, content=call.encode(), headers=session)
+    assert answered.status_code == 200, answered.text
+    data = next(line.removeprefix("data: ") for line in answered.text.splitlines() if line.startswith("data: "))
+    result = json.loads(data)["result"]
+    assert not result.get("isError") and result["structuredContent"]["verdict"], result

@@ -224,7 +224,7 @@ class AlertSettings(BaseModel):
     #: The headers of the Grafana contact point's "HMAC signature" settings. Grafana's default
     #: signature header; Grafana has no default timestamp header: set this name there too, and
     #: a signed delivery whose timestamp is more than 5 minutes old is refused as a replay
-    #: ("": read no timestamp, the body alone is signed).
+    #: ("": read no timestamp, the body alone is signed; otherwise a signed delivery without it is refused).
     grafana_signature_header: str = Field(default="X-Grafana-Alerting-Signature", min_length=1)
     grafana_timestamp_header: str = "X-Grafana-Alerting-Signature-Timestamp"
     #: Threads of the worker ``veridiag serve`` runs in its own process; 0 leaves the queue to

@@ -8,11 +8,20 @@ diagnosis needs are required.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
-from veridiag.contracts.alerts import AlertSource, AlertStatus, ReceivedAlert
+from veridiag.contracts.alerts import AlertSource, AlertStatus, ReceivedAlert, RefusedAlert
 from veridiag.contracts.json import JsonObject
 
 #: Alerts one delivery may carry (Alertmanager's ``max_alerts`` truncates larger groups itself).
@@ -65,9 +74,49 @@ class AlertmanagerWebhook(_Body):
     #: Whose format this is: Grafana's webhook reuses it under its own name (not a field: a
     #: body cannot claim another sender).
     source: ClassVar[AlertSource] = "alertmanager"
+    _refused: list[RefusedAlert] = PrivateAttr(default_factory=list)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _bad_alerts_alone(cls, data: Any, handler: ModelWrapValidatorHandler[AlertmanagerWebhook]) -> Any:
+        """A group's bad alert is refused alone, with its reason, and the others are taken: one
+        malformed alert must not lose the group's good ones. A delivery with no good alert is
+        still a 422 naming the field."""
+        alerts = data.get("alerts") if isinstance(data, dict) else None
+        if not isinstance(alerts, list) or len(alerts) > MAX_ALERTS:
+            return handler(data)
+        good: list[Any] = []
+        refused: list[RefusedAlert] = []
+        for index, alert in enumerate(alerts):
+            try:
+                WebhookAlert.model_validate(alert)
+                good.append(alert)
+            except ValidationError as error:
+                refused.append(_refusal(index, alert, error))
+        if not refused or not good:
+            return handler(data)
+        body = handler({**data, "alerts": good})
+        body._refused = refused
+        return body
+
+    @property
+    def refused(self) -> list[RefusedAlert]:
+        """The alerts of the delivery refused alone (the rest were read)."""
+        return list(self._refused)
 
     def received(self) -> list[ReceivedAlert]:
         return [alert.received(self.source) for alert in self.alerts]
+
+
+def _refusal(index: int, alert: Any, error: ValidationError) -> RefusedAlert:
+    first = error.errors()[0]
+    place = ".".join(str(part) for part in ("alerts", index, *first["loc"]))
+    fingerprint = alert.get("fingerprint") if isinstance(alert, dict) else None
+    return RefusedAlert(
+        index=index,
+        fingerprint=fingerprint[:200] if isinstance(fingerprint, str) else None,
+        reason=f"{place}: {first['msg']}",
+    )
 
 
 class GrafanaWebhook(AlertmanagerWebhook):

@@ -7,7 +7,12 @@ Auth: the API's bearer tokens (Alertmanager's ``http_config.authorization``, Gra
 authorization header). A sender that signs (PagerDuty, Grafana with an HMAC secret) may sign
 instead once ``alerts.pagerduty_secret`` / ``alerts.grafana_secret`` is set; a wrong signature,
 or a signed timestamp more than 5 minutes old (a replay), is refused, and an unsigned delivery
-then needs a valid token even on an open API.
+then needs a valid token even on an open API. A signed Grafana delivery without the configured
+timestamp header is refused too: its signature alone could be replayed at any time.
+
+A group's bad alert is refused alone (``refused`` in the receipt, with the reason) and the good
+ones are taken; strings with lone surrogates or control characters are repaired on reading
+(``api/bodies.py``; counted in ``repaired``), never a 500.
 """
 
 from __future__ import annotations
@@ -21,12 +26,14 @@ from fastapi import APIRouter, Depends, HTTPException, Request, status
 from veridiag.alerts.intake import take
 from veridiag.alerts.payloads import AlertmanagerWebhook, GrafanaWebhook, PagerDutyWebhook
 from veridiag.alerts.signatures import grafana_signed, pagerduty_signed, stale
+from veridiag.api.bodies import CleanRoute, repaired
 from veridiag.api.schemas import ErrorBody
 from veridiag.api.security import identified, require_token
 from veridiag.config import AlertSettings
-from veridiag.contracts.alerts import AlertJob, AlertSource, IntakeReceipt, ReceivedAlert
+from veridiag.contracts.alerts import AlertJob, AlertSource, IntakeReceipt, ReceivedAlert, RefusedAlert
 
 alerts = APIRouter(
+    route_class=CleanRoute,
     prefix="/api/v1/alerts",
     tags=["alerts"],
     responses={code: {"model": ErrorBody} for code in (400, 401, 404, 413, 422, 429, 500)},
@@ -76,6 +83,8 @@ def _pagerduty(body: bytes, request: Request, settings: AlertSettings) -> str | 
 def _grafana(body: bytes, request: Request, settings: AlertSettings) -> str | None:
     name, stamp_name = settings.grafana_signature_header, settings.grafana_timestamp_header
     timestamp = request.headers.get(stamp_name) if stamp_name else None
+    if stamp_name and timestamp is None:  # a signature without its time could be replayed forever
+        return f"{stamp_name} is missing: a signed delivery must carry its timestamp"
     secret = settings.grafana_secret.get_secret_value()
     if not grafana_signed(body, request.headers.get(name, ""), secret, timestamp):
         return f"{name} does not match the body" + (f" and {stamp_name}" if timestamp is not None else "")
@@ -92,14 +101,19 @@ grafana_auth = signed_or_token(
 )
 
 
-async def _take(request: Request, received: Sequence[ReceivedAlert], source: AlertSource) -> IntakeReceipt:
+async def _take(
+    request: Request,
+    received: Sequence[ReceivedAlert],
+    source: AlertSource,
+    refused: Sequence[RefusedAlert] = (),
+) -> IntakeReceipt:
     queue, lang = request.app.state.alert_queue, request.app.state.alert_settings.language
     toolbox = request.app.state.assembly.pipeline.toolbox  # its redactor is the configured one
     redactor = toolbox.redactor if toolbox is not None else None
     receipt: IntakeReceipt = await anyio.to_thread.run_sync(
         lambda: take(received, queue, source=source, lang=lang, redactor=redactor)
     )
-    return receipt
+    return receipt.model_copy(update={"refused": list(refused), "repaired": repaired(request)})
 
 
 @alerts.post(
@@ -109,7 +123,7 @@ async def _take(request: Request, received: Sequence[ReceivedAlert], source: Ale
     dependencies=[Depends(require_token)],
 )
 async def alertmanager(body: AlertmanagerWebhook, request: Request) -> IntakeReceipt:
-    return await _take(request, body.received(), "alertmanager")
+    return await _take(request, body.received(), "alertmanager", body.refused)
 
 
 @alerts.post(
@@ -119,7 +133,7 @@ async def alertmanager(body: AlertmanagerWebhook, request: Request) -> IntakeRec
     dependencies=[Depends(grafana_auth)],
 )
 async def grafana(body: GrafanaWebhook, request: Request) -> IntakeReceipt:
-    return await _take(request, body.received(), "grafana")
+    return await _take(request, body.received(), "grafana", body.refused)
 
 
 @alerts.post(

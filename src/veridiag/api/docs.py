@@ -17,13 +17,14 @@ from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from veridiag.api.bodies import CleanRoute
 from veridiag.api.security import require_token
 from veridiag.contracts.json import JsonObject
 
 ASSETS_URL = "/api/docs-assets"
 OPENAPI_URL = "/api/openapi.json"
 
-docs = APIRouter(include_in_schema=False, dependencies=[Depends(require_token)])
+docs = APIRouter(route_class=CleanRoute, include_in_schema=False, dependencies=[Depends(require_token)])
 
 
 class _Authenticated:

@@ -13,6 +13,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request
 from fastapi.responses import Response, StreamingResponse
 
+from veridiag.api.bodies import CleanRoute
 from veridiag.api.errors import request_id
 from veridiag.api.schemas import (
     ChatRequest,
@@ -39,11 +40,12 @@ ERROR_STATUSES = (400, 401, 404, 413, 422, 429, 500)
 log = logging.getLogger("veridiag.api")
 
 api = APIRouter(
+    route_class=CleanRoute,
     prefix="/api/v1",
     dependencies=[Depends(require_token)],
     responses={code: {"model": ErrorBody} for code in ERROR_STATUSES},
 )
-ops = APIRouter()
+ops = APIRouter(route_class=CleanRoute)
 
 
 async def diagnose_async(request: Request, body: ChatRequest, progress: Progress | None = None) -> AnswerDocument:

@@ -31,10 +31,12 @@ class ChatRequest(BaseModel):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS, description="The question, 中文 or English.")
     lang: Literal["zh", "en"] | None = Field(default=None, description="Answer language; default: the question's.")
 
-    @field_validator("query")
+    @field_validator("query", mode="before")
     @classmethod
-    def _not_blank(cls, query: str) -> str:
-        if is_blank(query):
+    def _not_blank(cls, query: object) -> object:
+        """Before the length check: a question of direction marks alone reads as "" once its
+        body is sanitised (``api/bodies.py``), and is still a blank question."""
+        if isinstance(query, str) and is_blank(query):
             raise ValueError(BLANK_QUERY)
         return query
 

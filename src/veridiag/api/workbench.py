@@ -14,6 +14,7 @@ from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
 from pydantic import BaseModel, ConfigDict
 
+from veridiag.api.bodies import CleanRoute
 from veridiag.api.evidence import evidence_charts
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.incident import incident_timeline
@@ -34,8 +35,8 @@ from veridiag.text.cjk import detect_lang
 log = logging.getLogger("veridiag.api")
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 #: Sign-in and logout are open; every other page needs a token (header or the /login session).
-signin = APIRouter(include_in_schema=False)
-workbench = APIRouter(include_in_schema=False, dependencies=[Depends(require_token)])
+signin = APIRouter(route_class=CleanRoute, include_in_schema=False)
+workbench = APIRouter(route_class=CleanRoute, include_in_schema=False, dependencies=[Depends(require_token)])
 Lang = Literal["zh", "en"] | None
 #: The hidden form field that carries the session's CSRF token.
 CSRF_FIELD = "csrf_token"

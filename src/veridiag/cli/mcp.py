@@ -44,10 +44,11 @@ def _mcp(transport: Transport, host: str, port: int, insecure_no_auth: bool, sta
         raise
     if sock is None:  # stdout is the protocol channel from here on: nothing else may print there
         from veridiag.mcp_server import build_server
+        from veridiag.mcp_server.stdio import run_stdio
 
         server = build_server(assembly, concurrency=config.api_concurrency)
         started()
-        server.run("stdio")
+        run_stdio(server)
         return
 
     import uvicorn

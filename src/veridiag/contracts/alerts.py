@@ -82,10 +82,27 @@ class AlertJob(JobSpec):
     fingerprints: list[str] = Field(default_factory=list)
 
 
+class RefusedAlert(BaseModel):
+    """An alert of a delivery refused alone: the group's other alerts were taken."""
+
+    index: int = Field(description="Its place in the delivery's alerts, from 0.")
+    fingerprint: str | None = Field(default=None, description="Its fingerprint, when it had a readable one.")
+    reason: str = Field(description="The field, as the sender names it, and what is wrong with it.")
+
+
 class IntakeReceipt(BaseModel):
-    """What a delivery did: jobs queued, alerts seen before, resolved alerts recorded."""
+    """What a delivery did: jobs queued, alerts seen before, resolved alerts recorded, bad
+    alerts refused alone, unreadable characters repaired."""
 
     jobs: list[str] = Field(default_factory=list, description="Ids of the diagnoses queued.")
     recorded: int = Field(default=0, description="Alerts not seen before, firing or resolved.")
     duplicates: int = Field(default=0, description="Alerts already recorded: no new diagnosis.")
     resolved: int = Field(default=0, description="Resolved alerts: recorded, not diagnosed.")
+    refused: list[RefusedAlert] = Field(
+        default_factory=list, description="Alerts refused alone, each with why; the others were taken."
+    )
+    repaired: int = Field(
+        default=0,
+        description="Strings of the delivery whose lone surrogates or control characters were replaced (U+FFFD) "
+        "or whose bidi controls were removed.",
+    )

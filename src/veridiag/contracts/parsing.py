@@ -18,6 +18,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from veridiag.contracts.json import JsonObject, JsonValue
+from veridiag.contracts.sanitize import clean_json
 
 ParseState = Literal["valid", "missing", "malformed"]
 
@@ -180,7 +181,19 @@ def _extract_object(text: str) -> ParsedOutput:
 
 
 def parse_executor_output(raw: str | bytes | None) -> ParsedOutput:
-    """Classify raw Executor text as ``valid`` / ``missing`` / ``malformed``; never raises."""
+    """Classify raw Executor text as ``valid`` / ``missing`` / ``malformed``; never raises.
+
+    Every role's reply (and an MCP client's document) is read here, so the object found is
+    sanitised here (``contracts/sanitize.py``): a bidi override or lone surrogate written as a
+    JSON escape reaches no check and no person."""
+    parsed = _parse(raw)
+    if parsed.value is None:
+        return parsed
+    cleaned = clean_json(parsed.value)
+    return ParsedOutput(parsed.status, cleaned if isinstance(cleaned, dict) else parsed.value)
+
+
+def _parse(raw: str | bytes | None) -> ParsedOutput:
     try:
         decoded = _decode(raw)
         if isinstance(decoded, ParsedOutput):

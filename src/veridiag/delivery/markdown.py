@@ -2,9 +2,10 @@
 bots that take Markdown (Feishu/Lark cards, DingTalk, WeCom) and the JSON webhook send it.
 
 Written for the plainest common subset of those renderers: bold lines instead of headings,
-``-`` and ``1.`` lists, inline code for evidence and one link. Within a size limit the verdict
-line is never dropped: items are added in order while they fit, then "…" and the workbench
-link stand for the rest.
+``-`` and ``1.`` lists, inline code for evidence and one link — veridiag's own; every text
+from the session is escaped (``markup.commonmark``), so evidence adds no link, image or HTML.
+Within a size limit the verdict line is never dropped: items are added in order while they
+fit, then "…" and the workbench link stand for the rest.
 """
 
 from __future__ import annotations
@@ -15,13 +16,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from veridiag.contracts.delivery import AnswerReport
+from veridiag.delivery.markup import commonmark
 from veridiag.delivery.report import Item, Outline, outline
-
-#: What CommonMark would read as formatting in log text: ``*`` (emphasis, even inside a word),
-#: a backtick, ``<`` opening a tag (it would hide a log's ``<init>``), a backslash before
-#: punctuation. Escaped with a backslash; the rest (``_`` inside words, ``[x]`` without a link)
-#: renders as written, so the raw text stays readable where a bot shows it unrendered.
-_SPECIAL = re.compile(r"([*`]|\\(?=[!-/:-@\[-`{-~])|<(?=[A-Za-z/!?]))")
 
 
 @dataclass(frozen=True)
@@ -48,7 +44,9 @@ class Limit:
 
 
 def escape(text: str) -> str:
-    return _SPECIAL.sub(r"\\\1", text)
+    """Text from a session (claims, the question, excerpts' refs) as inert CommonMark
+    (``delivery/markup.py``): a link, image or HTML in a log line stays text."""
+    return commonmark(text)
 
 
 def code(text: str) -> str:

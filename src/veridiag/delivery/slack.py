@@ -4,7 +4,9 @@ report as Block Kit.
 Limits as Slack documents them: a section's text at most 3000 characters, a header's 150, a
 message at most 50 blocks, a context block at most 10 elements. Facts and their evidence go
 out as ``plain_text`` (Slack's mrkdwn has no escape for ``*`` or ``_``, and log lines are full
-of both); only our own labels are mrkdwn. What does not fit ends in a "…" note and the button
+of both); only our own labels are mrkdwn. Every text, the notification ``text`` included, has
+``& < >`` escaped (``markup.mrkdwn``): a ``<!channel>`` or ``<@U…>`` in evidence mentions no one.
+What does not fit ends in a "…" note and the button
 to the workbench, which is always the last block — the header with the verdict the first.
 """
 
@@ -25,6 +27,7 @@ from veridiag.delivery.destination import (
     json_body,
     reply_json,
 )
+from veridiag.delivery.markup import mrkdwn
 from veridiag.delivery.report import Outline, cut, outline
 
 POST_MESSAGE = "https://slack.com/api/chat.postMessage"
@@ -38,12 +41,14 @@ _RETRY_ERRORS = frozenset({"ratelimited", "internal_error", "fatal_error", "serv
 
 
 def mrkdwn_escape(text: str) -> str:
-    """The three characters Slack asks to be escaped in any text it parses."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """The three characters Slack asks to be escaped in any text it parses (``markup.mrkdwn``)."""
+    return mrkdwn(text)
 
 
 def _plain(text: str, limit: int = SECTION_CHARS) -> JsonObject:
-    return {"type": "plain_text", "text": cut(text, limit), "emoji": False}
+    """A ``plain_text`` object, escaped as well: no ``<!channel>`` or ``<url|label>`` in any
+    field, whichever way a client reads it."""
+    return {"type": "plain_text", "text": cut(mrkdwn(text), limit), "emoji": False}
 
 
 def _section(text: JsonObject) -> JsonObject:
@@ -110,7 +115,7 @@ class Slack:
         shown = outline(report)
         payload: JsonObject = {
             # the notification text, and what clients without Block Kit show
-            "text": cut(f"{shown.title} — {report.question}", SECTION_CHARS),
+            "text": cut(mrkdwn(f"{shown.title} — {report.question}"), SECTION_CHARS),
             "blocks": blocks(shown),
             "unfurl_links": False,
         }

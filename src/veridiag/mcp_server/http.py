@@ -9,17 +9,19 @@ published: the issuer named in ``AuthSettings`` is the server itself.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from starlette.requests import HTTPConnection
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from veridiag.api.guards import AllowedHosts, RateLimit, RateLimiter, allowed_hosts
 from veridiag.api.metrics import ServiceMetrics
 from veridiag.api.security import valid
 from veridiag.config import Settings
+from veridiag.contracts.sanitize import repair_json_surrogates
 from veridiag.mcp_server.server import build_server
 from veridiag.pipeline.factory import Assembly
 
@@ -54,13 +56,50 @@ def _digest(token: str) -> str:
     return f"token:{hashlib.sha256(token.strip().encode()).hexdigest()[:16]}"
 
 
+class RepairedBodies:
+    """A POST body's lone surrogate escapes read as U+FFFD before the SDK parses it, which would
+    refuse the message as a parse error (as over stdio, ``mcp_server/stdio.py``). The repair keeps
+    the body's length (six characters for six), so its ``Content-Length`` still holds."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away: nothing to repair
+                await self.app(scope, _replay(message, receive), send)
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        body = b"".join(chunks)
+        with contextlib.suppress(UnicodeDecodeError):  # not UTF-8: the SDK says so itself
+            body = repair_json_surrogates(body.decode("utf-8")).encode("utf-8")
+        await self.app(scope, _replay({"type": "http.request", "body": body, "more_body": False}, receive), send)
+
+
+def _replay(first: Message, receive: Receive) -> Receive:
+    """``first``, then what ``receive`` brings (a disconnect)."""
+    pending = [first]
+
+    async def replayed() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replayed
+
+
 def http_app(assembly: Assembly, settings: Settings, *, host: str, port: int) -> ASGIApp:
     """The ASGI app for ``host:port``: with tokens configured, none is served without one."""
     verifier = ApiTokens(settings.tokens) if settings.tokens else None
     netloc = f"[{host.strip('[]')}]:{port}" if ":" in host else f"{host}:{port}"
     auth = AuthSettings(issuer_url=f"http://{netloc}", resource_server_url=None) if verifier else None
     server = build_server(assembly, concurrency=settings.api_concurrency, token_verifier=verifier, auth=auth)
-    app: ASGIApp = server.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
+    app: ASGIApp = RepairedBodies(server.streamable_http_app(streamable_http_path=MCP_PATH, host=host))
     hosts = allowed_hosts(settings.api_allowed_hosts, host)
     metrics = ServiceMetrics()
     if settings.api_rate_limit:  # the API's limit, per token (else per address), as for the API

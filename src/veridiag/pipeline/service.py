@@ -29,6 +29,7 @@ from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOut
 from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.plan import GivenTime, Plan
+from veridiag.contracts.sanitize import clean_text
 from veridiag.contracts.verifier import RetryContext, VerifierEvaluation
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.gatekeeper.rules.entity_grounding import known_services
@@ -190,8 +191,11 @@ class DiagnosisPipeline:
     ) -> DiagnosisResult:
         """Diagnose ``question``. ``on_session`` runs once the session exists (eval fixtures
         record their invocations there); ``progress(stage, details)`` hears each stage;
-        ``given_time`` anchors the window at a moment passed in, not read from the words."""
+        ``given_time`` anchors the window at a moment passed in, not read from the words.
+        The question is sanitised first (``contracts/sanitize.py``): every role, the store and
+        the answer read the text as it displays."""
         # The question is stored and shown (session, audit, answer): redacted before either.
+        question = clean_text(question)
         question = (self.toolbox.redactor if self.toolbox is not None else default_redactor()).redact(question)
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id)

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject, JsonValue
+from veridiag.contracts.sanitize import clean_data, clean_text
 from veridiag.redaction import Redactor, default_redactor
 from veridiag.store import SessionStore
 from veridiag.tools.args import (
@@ -204,6 +205,12 @@ class ToolRunner:
 
 
 def redact_call(redactor: Redactor, arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
+    """The call as it may be kept and shown, at the one tool boundary (the runner's and the eval
+    runner's): redacted (``_redacted``), then sanitised (``_sanitised``)."""
+    return _sanitised(*_redacted(redactor, arguments, output))
+
+
+def _redacted(redactor: Redactor, arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
     """The call as it may be kept: text, model text, error, retrieval details, every string of
     the typed records and the arguments (a model may put a secret in a query), redacted.
 
@@ -239,6 +246,22 @@ def redact_call(redactor: Redactor, arguments: JsonObject, output: ToolOutput) -
         "evidence": evidence,
     }
     return arguments, output.model_copy(update=update)
+
+
+def _sanitised(arguments: JsonObject, output: ToolOutput) -> tuple[JsonObject, ToolOutput]:
+    """The call with control characters, bidi controls and lone surrogates out of every text a
+    model or a person reads (``contracts/sanitize.py``); after redaction, which marks bidi
+    overrides it finds as ``[REDACTED:bidi-control]``."""
+    details = clean_data(output.retrieval_details)
+    update = {
+        "text": clean_text(output.text),
+        "model_text": None if output.model_text is None else clean_text(output.model_text),
+        "error": None if output.error is None else clean_text(output.error),
+        "retrieval_details": details,
+        "evidence": clean_data(output.evidence),
+    }
+    cleaned = clean_data(arguments)
+    return cleaned, output.model_copy(update=update)
 
 
 def _error(message: str) -> ToolOutput:

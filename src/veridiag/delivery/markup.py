@@ -1,0 +1,69 @@
+"""Escaping of text from evidence, one function per markup dialect a destination renders.
+
+Claims, questions and excerpts quote logs, change notes and alert text that anyone can write:
+``[runbook](https://evil…)``, ``![](https://evil/pixel.png)``, ``<script>``, Slack's
+``<!channel>``. Rendered as markup they become a live link, a tracking image, HTML or a
+mention of everyone. Each dialect's function makes such text inert while it still reads as
+written; veridiag's own formatting (bold labels, lists, the workbench link) is added around the
+escaped text, never inside it.
+
+- ``commonmark``: ``ask --format markdown``, the webhook, WeCom, Feishu and DingTalk Markdown.
+  ``&``, ``<``, ``>`` become entities (no raw HTML, no autolink ``<http…>``, no ``<at id=all>``
+  in renderers that take HTML-like tags); what opens or closes inline markup — a ``]`` before
+  a link's destination or label, emphasis, code, strike-through, a backslash — is
+  backslash-escaped; a line may not start a block (heading, list, quote, rule, table, code).
+- ``mrkdwn``: Slack, in every text it parses (blocks and the notification ``text``): ``&``,
+  ``<``, ``>`` as Slack asks, so no ``<!channel>``, ``<@U…>`` or ``<url|label>`` link survives.
+- ``html``: an HTML text node or attribute.
+"""
+
+from __future__ import annotations
+
+import html as _html
+import re
+
+#: Inline markup CommonMark (and GFM's strike-through) reads in running text: emphasis, code,
+#: strike-through; a backslash before punctuation (it would escape our escape); a ``]`` that a
+#: link destination, label or definition follows (no link, image or reference without it —
+#: ``[REDACTED:password]`` and ``![x]`` stay as written).
+_INLINE = re.compile(r"([`*~]|\\(?=[!-/:-@\[-`{-~])|\](?=[(\[:]))")
+#: A run of ``_`` between two letters or digits opens no emphasis (CommonMark's flanking
+#: rules): ``order_id`` and ``LOW_CONFID`` stay as written, any other run is escaped.
+_UNDERSCORES = re.compile(r"_+")
+_WORD = re.compile(r"[^\W_]")
+#: A line that would open a block: heading, list item, setext underline or rule, a table's
+#: delimiter row (``|``, ``:`` or ``-`` first).
+_BLOCK_START = re.compile(r"^(?:([#|:+=-])|(\d{1,9})([.)]))", re.MULTILINE)
+#: Indentation, which would make a line a code block or a list item's continuation.
+_INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
+_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_ENTITY = re.compile("[&<>]")
+
+
+def commonmark(text: str) -> str:
+    """``text`` as CommonMark that renders it literally: no link, image, HTML or block from it."""
+    text = _INDENT.sub("", _ENTITY.sub(lambda m: _ENTITIES[m.group()], text))
+    text = _INLINE.sub(r"\\\1", text)
+
+    def underscores(match: re.Match[str]) -> str:
+        start, end = match.span()
+        inside = start > 0 and end < len(text) and _WORD.match(text[start - 1]) and _WORD.match(text[end])
+        return match.group() if inside else "\\_" * (end - start)
+
+    text = _UNDERSCORES.sub(underscores, text)
+
+    def inert(match: re.Match[str]) -> str:
+        marker, number, dot = match.groups()
+        return f"\\{marker}" if marker else f"{number}\\{dot}"
+
+    return _BLOCK_START.sub(inert, text)
+
+
+def mrkdwn(text: str) -> str:
+    """``text`` for any Slack field Slack parses: the three characters it asks to be escaped."""
+    return _ENTITY.sub(lambda m: _ENTITIES[m.group()], text)
+
+
+def html(text: str) -> str:
+    """``text`` as an HTML text node or quoted attribute value."""
+    return _html.escape(text, quote=True)

@@ -1,0 +1,148 @@
+"""Markup from evidence is inert in every destination (issue 27 D5): generated Markdown, HTML and
+Slack fragments in claims, excerpts, hypotheses, gaps, steps and the question are rendered by
+each destination's request; a CommonMark parser (markdown-it-py) finds no link, image or HTML
+but veridiag's own workbench link, and no Slack field carries a mention or link."""
+
+from __future__ import annotations
+
+import json
+from html import unescape
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+from veridiag.config import DestinationSettings
+from veridiag.contracts.delivery import AnswerReport, ReportEvidence, ReportFact, ReportHypothesis
+from veridiag.delivery import render_markdown
+from veridiag.delivery.destination import Attempt, Destination
+from veridiag.delivery.dingtalk import DingTalk
+from veridiag.delivery.feishu import Feishu
+from veridiag.delivery.markup import commonmark, html, mrkdwn
+from veridiag.delivery.slack import Slack
+from veridiag.delivery.webhook import Webhook
+from veridiag.delivery.wecom import WeCom
+
+LINK = "https://veridiag.example.com/sessions/s-1?lang=en"
+_PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+_LIVE = {"link_open", "image", "html_inline", "html_block", "code_block", "fence", "heading_open", "table_open"}
+
+_url = st.sampled_from(["https://evil.example/x", "javascript:alert(1)", "//evil", "data:text/html,x", "mailto:a@b"])
+_word = st.text(st.characters(categories=["L", "Nd"]), min_size=1, max_size=6)
+#: Markup fragments as log lines carry them, in CommonMark, HTML and Slack spellings.
+_fragment = st.one_of(
+    st.builds("[{}]({})".format, _word, _url),
+    st.builds("![{}]({})".format, _word, _url),
+    st.builds("[{}][r]\n\n[r]: {}".format, _word, _url),
+    st.builds("<{}>".format, _url),
+    st.builds("<a href='{}'>{}</a>".format, _url, _word),
+    st.builds("<img src={}>".format, _url),
+    st.just("<script>alert(1)</script>"),
+    st.builds("<{}|{}>".format, _url, _word),
+    st.sampled_from(["<!channel>", "<!here>", "<!everyone>", "<@U024BE7LH>", "<#C123>", "<!subteam^S1>"]),
+    st.sampled_from(["# heading", "    indented code", "```\nfence\n```", "> quote", "| a | b |\n|---|---|", "---"]),
+    st.sampled_from(["&lt;script&gt;", "&#106;avascript:", "\\[x](y)", "*bold* _it_ ~~s~~ `c`"]),
+)
+_text = st.lists(_fragment | _word, min_size=1, max_size=4).map(" ".join) | st.lists(
+    _fragment | _word, min_size=1, max_size=3
+).map("\n".join)
+
+
+def _report(texts: list[str]) -> AnswerReport:
+    one, two, three, four, five = texts
+    return AnswerReport(
+        session_id="s-1",
+        question=one,
+        lang="en",
+        status="completed",
+        verdict="PASS",
+        summary=two,
+        facts=[
+            ReportFact(
+                claim_id="c1",
+                text=three,
+                verification="supported",
+                evidence=[ReportEvidence(invocation_id=1, tool_name="query_logs", excerpt=four)],
+            )
+        ],
+        hypotheses=[ReportHypothesis(text=five, needs=[one])],
+        gaps=[two],
+        next_steps=[three],
+        link=LINK,
+    )
+
+
+def _live(tokens: list[Token]) -> list[Token]:
+    found = []
+    for token in tokens:
+        if token.type in _LIVE:
+            found.append(token)
+        found += _live(token.children or [])
+    return found
+
+
+def _assert_inert(markdown: str) -> None:
+    live = _live(_PARSER.parse(markdown))
+    links = [t for t in live if t.type == "link_open"]
+    assert [t.attrGet("href") for t in links] == [LINK], markdown
+    assert [t.type for t in live if t.type != "link_open"] == [], markdown
+
+
+def _request(kind: str, report: AnswerReport) -> Any:
+    target = DestinationSettings(kind=kind, url="https://hooks.example/x")
+    destinations: dict[str, Destination] = {
+        "slack": Slack(),
+        "feishu": Feishu(),
+        "dingtalk": DingTalk(),
+        "wecom": WeCom(),
+        "webhook": Webhook(),
+    }
+    outgoing = destinations[kind].request(report, target, Attempt("d-1", 1, 1_800_000_000.0))
+    return json.loads(outgoing.body)
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    if isinstance(value, dict):
+        return [s for key, item in value.items() if key != "url" for s in _strings(item)]
+    return []
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_text, min_size=5, max_size=5))
+def test_no_link_image_or_html_from_evidence_reaches_a_markdown_destination(texts: list[str]) -> None:
+    report = _report(texts)
+    _assert_inert(render_markdown(report))
+    _assert_inert(_request("wecom", report)["markdown"]["content"])
+    _assert_inert(_request("dingtalk", report)["markdown"]["text"])
+    _assert_inert(_request("feishu", report)["card"]["elements"][0]["content"])
+    _assert_inert(_request("webhook", report)["markdown"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_text, min_size=5, max_size=5))
+def test_no_mention_or_link_from_evidence_reaches_slack(texts: list[str]) -> None:
+    payload = _request("slack", _report(texts))
+    for text in _strings(payload):  # every block, the notification ``text`` too
+        assert not any(opening in text for opening in ("<!", "<@", "<#", "<http", "<javascript", "<mailto")), text
+        assert "<" not in text and ">" not in text, text
+    assert payload["blocks"][-1]["elements"][0]["url"] == LINK
+
+
+def test_veridiag_own_formatting_still_renders() -> None:
+    tokens = _PARSER.parse(render_markdown(_report(["q", "s", "fact", "excerpt", "hypo"])))
+    kinds = {t.type for t in tokens} | {c.type for t in tokens for c in t.children or []}
+    assert {"strong_open", "bullet_list_open", "code_inline", "link_open"} <= kinds
+
+
+@given(st.text())
+def test_each_dialect_renders_the_text_as_written(text: str) -> None:
+    """Escaped text reads back as itself: CommonMark renders it literally, Slack and HTML decode it."""
+    assert html(text).count("<") == 0 and mrkdwn(text).count(">") == 0
+    rendered = _PARSER.renderInline(commonmark(" ".join(text.split())))
+    assert unescape(rendered) == " ".join(text.split()).replace("\x00", "\ufffd")
