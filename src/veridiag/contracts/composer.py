@@ -28,6 +28,15 @@ class ActionItem(BaseModel):
     reason: str = ""
 
 
+class KnownGap(BaseModel):
+    """A gap the pipeline knows from the session's own records, whatever the Executor wrote: a
+    tool call that failed, a named service without data. Every answer states each one."""
+
+    text: str
+    #: What the gap is about (a tool, a service): an answer naming it beside gap wording states it.
+    subject: str
+
+
 class ComposerInput(BaseModel):
     original_query: str
     lang: Literal["zh", "en"] = "zh"
@@ -42,6 +51,9 @@ class ComposerInput(BaseModel):
     #: What is wrong and its most likely cause, from the allowed claims (``pipeline/headline.py``);
     #: the answer opens with it, right after the scope line. Empty when no claim is allowed.
     headline: str = ""
+    #: Gaps known from the records (also in ``missing_info``); the composer guard refuses an
+    #: answer that leaves one out, on every verdict.
+    known_gaps: list[KnownGap] = Field(default_factory=list)
 
 
 class ComposerOutput(BaseModel):

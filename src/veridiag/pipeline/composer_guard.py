@@ -11,6 +11,8 @@ that failed.
 - ``composer.low_confid_no_gap``: a LOW_CONFID answer names no gap.
 - ``composer.unconfirmed_root_cause``: a root cause called confirmed without an allowed
   ``root_cause`` claim under PASS.
+- ``composer.known_gap``: the answer leaves out a gap known from the records (a failed call, a
+  named service without data), on any verdict.
 - ``composer.headline_fact``: the opening paragraph (the headline) names a fact no allowed
   claim holds — a hypothesis, gap or the question may not supply a headline's numbers.
 """
@@ -31,7 +33,7 @@ from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResu
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.registry import Registry
 from veridiag.contracts.verifier import OnFail
-from veridiag.pipeline.composer_input import GuardPatterns, composer_wording
+from veridiag.pipeline.composer_input import GuardPatterns, composer_wording, gap_stated
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.text.tokens import keywords
 
@@ -228,6 +230,22 @@ class UnconfirmedRootCause(ComposerCheck):
         if confirmed and (composer_input.verdict != "PASS" or not has_root):
             return ["the answer calls a root cause confirmed without an allowed root_cause claim"]
         return []
+
+
+@composer_check
+class KnownGapLeftOut(ComposerCheck):
+    """A failed call or a named service without data is stated whatever the verdict: an answer
+    that drops one reads as if everything was checked, so it goes back to the template, which
+    lists every gap."""
+
+    id = "composer.known_gap"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        return [
+            f"the answer leaves out a known gap: {gap.text[:80]!r}"
+            for gap in given.composer_input.known_gaps
+            if not gap_stated(gap, given.answer)
+        ]
 
 
 @composer_check

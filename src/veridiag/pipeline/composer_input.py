@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-from veridiag.contracts.composer import ActionItem, AllowedClaim, AllowedHypothesis, ComposerInput
+from veridiag.contracts.composer import ActionItem, AllowedClaim, AllowedHypothesis, ComposerInput, KnownGap
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.contracts.plan import Intent
@@ -40,6 +40,9 @@ class GapWording(WordModel):
     gather: Word
     gather_reason: Word
     withheld: Word
+    failed_call: Word
+    failed_call_plain: Word
+    without_data: Word
 
 
 class GuardPatterns(WordModel):
@@ -49,6 +52,7 @@ class GuardPatterns(WordModel):
     root_cause: AnyOf
     confirmed_root_cause: AnyOf
     gap_words: AnyOf
+    failure_words: AnyOf
     check_request: AnyOf
 
 
@@ -102,11 +106,15 @@ def assemble_composer_input(
     known_services: Sequence[str] = (),
     scope: str | None = None,
     intent: Intent | None = None,
+    known_gaps: Sequence[KnownGap] = (),
+    without_data: Sequence[str] | None = None,
 ) -> AssembledInput:
     """``evidence`` is this session's tool outputs, errors and arguments: every piece of free text
     the Composer may show — hypotheses and what they need, gaps, actions, rationale — must name
     only facts found there, in the question or in an allowed claim. Checking them against each
-    other would let an invented code ground itself."""
+    other would let an invented code ground itself. ``known_gaps`` (``pipeline/gaps.py``) are
+    worded by code from the records: each joins the gaps unless one already states it, on every
+    verdict. ``without_data``: the named services without data (default: the Executor's scope)."""
     text = composer_wording().gaps[lang].model_dump()
     claims = {c.claim_id: c for c in material.claims}
     allowed = _allowed_claims(evaluation, claims)
@@ -136,6 +144,9 @@ def assemble_composer_input(
     rationale = "".join(s for s in sentences if s and grounding.holds(s))
     if grounding.withheld:
         gaps.append(text["withheld"])
+    gaps += [gap.text for gap in known_gaps if not gap_stated(gap, "\n".join(gaps))]
+    if without_data is None:
+        without_data = material.scope.without_data if material.scope is not None else ()
     composer_input = ComposerInput(
         original_query=question,
         lang=lang,
@@ -153,10 +164,23 @@ def assemble_composer_input(
             hypotheses,
             _services(material, known_services),
             intent=intent,
-            without_data=material.scope.without_data if material.scope is not None else (),
+            without_data=without_data,
         ),
+        known_gaps=list(known_gaps),
     )
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
+
+
+def gap_stated(gap: KnownGap, answer: str) -> bool:
+    """An answer states a known gap when it holds its words, or names its subject on a line
+    that says something is missing or failed (a composer may word it its own way)."""
+    if gap.text in answer:
+        return True
+    patterns = composer_wording().patterns
+    return any(
+        gap.subject in line and (patterns.gap_words.search(line) or patterns.failure_words.search(line))
+        for line in answer.splitlines()
+    )
 
 
 #: What a next step asks about: a quoted term, or a name joined by - _ . (``maximum-pool-size``).
