@@ -54,6 +54,11 @@ class ComposerInput(BaseModel):
     #: Gaps known from the records (also in ``missing_info``); the composer guard refuses an
     #: answer that leaves one out, on every verdict.
     known_gaps: list[KnownGap] = Field(default_factory=list)
+    #: Codes, ids and names the evidence holds only in lines that assert or order (issue 27
+    #: D4): an answer names them only inside one of ``quotations`` (the asserting text as an
+    #: allowed claim quotes it) or quote marks — never as its own cause, headline or step.
+    quoted_only: list[str] = Field(default_factory=list)
+    quotations: list[str] = Field(default_factory=list)
 
 
 class ComposerOutput(BaseModel):

@@ -22,6 +22,7 @@ from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.pipeline.headline import build_headline
+from veridiag.text.assertions import AssertedFacts, assertion_tail
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
 
@@ -86,10 +87,13 @@ class _Grounding:
 
     corpus: Corpus
     services: Sequence[str]
+    #: The evidence's asserting lines: a fact only they hold is no hypothesis, step or gap.
+    asserted: AssertedFacts | None = None
     withheld: list[str] = field(default_factory=list)
 
     def holds(self, item: str) -> bool:
-        if all(self.corpus.contains(entity) for entity in extract_entities(item, self.services)):
+        grounded = all(self.corpus.contains(entity) for entity in extract_entities(item, self.services))
+        if grounded and not (self.asserted and self.asserted.only_asserted(item, self.services)):
             return True
         self.withheld.append(item)
         return False
@@ -118,7 +122,15 @@ def assemble_composer_input(
     text = composer_wording().gaps[lang].model_dump()
     claims = {c.claim_id: c for c in material.claims}
     allowed = _allowed_claims(evaluation, claims)
-    grounding = _Grounding(Corpus([question, *(c.claim_text for c in allowed), *evidence]), known_services)
+    asserted = AssertedFacts(evidence, [question])
+    grounding = _Grounding(
+        Corpus([question, *(c.claim_text for c in allowed), *evidence]), known_services, asserted or None
+    )
+    # facts of allowed claims that only an asserting line holds: the claims quote them, the
+    # headline and the answer's own words never state them (issue 27 D4)
+    quoted = {c.claim_text: asserted.only_asserted(c.claim_text, known_services) for c in allowed} if asserted else {}
+    quoted_only = list(dict.fromkeys(e for found in quoted.values() for e in found))
+    quotations = [tail for text, found in quoted.items() if found and (tail := assertion_tail(text))]
     targeted = report.targeted_claim_ids() if report else set()
     hypotheses, gaps = _unconfirmed_claims(evaluation, claims, targeted, grounding, text)
     hypotheses += _executor_hypotheses(evaluation, material, grounding)
@@ -165,8 +177,11 @@ def assemble_composer_input(
             _services(material, known_services),
             intent=intent,
             without_data=without_data,
+            quoted_only=quoted_only,
         ),
         known_gaps=list(known_gaps),
+        quoted_only=quoted_only,
+        quotations=quotations,
     )
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
 
