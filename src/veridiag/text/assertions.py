@@ -60,17 +60,19 @@ def _reader() -> _Reader:
     return _Reader(words.addressees, opening, words.conclusions, any_word)
 
 
-#: Where a clause ends: sentence and clause punctuation, a dash set off as a break, a full stop
-#: followed by a space (not the one inside 1.5 or a.b.c).
-_BREAK = re.compile(r"[;；。！!？?,，、]|\s[-–—]+\s|[–—]+|\.(?=\s)")
+#: Where a clause ends: sentence and clause punctuation, a dash or bar set off as a break, a
+#: colon or full stop followed by a space (not the ones inside 10:01, 1.5 or a.b.c) — the
+#: message after a line's "… config: " header is a clause of its own.
+_BREAK = re.compile(r"[;；。！!？?,，、：]|\s[-–—|]+\s|[–—]+|[.:](?=\s)")
 #: What may precede a clause's first word: space, bullets, quote marks, brackets, a colon.
 _LEAD = re.compile(r"[\s\"'“”‘’「」『』\[\]()（）<>*#>:：•·-]*")
 
 
 def _clauses(line: str) -> Iterable[tuple[int, str]]:
+    """Each clause with the break that ends it ("verdict:" keeps its colon)."""
     start = 0
     for match in _BREAK.finditer(line):
-        yield start, line[start : match.start()]
+        yield start, line[start : match.end()]
         start = match.end()
     yield start, line[start:]
 
@@ -128,6 +130,11 @@ def assertion_tail(text: str) -> str | None:
 ADOPTABLE = frozenset({"error_code", "identifier", "service"})
 
 
+#: What opens a quotation of a line's words.
+_QUOTE_OPENERS = (":", "：", '"', "“", "「", "『", "'", "‘", "«")
+_FULL_STOP = re.compile(r"\.(?=\s|$)")
+
+
 class AssertedFacts:
     """The evidence read apart: facts held by lines that record, and facts held *only* by lines
     that assert or order. ``records``: text that is the tool's own (the arguments it was called
@@ -142,12 +149,30 @@ class AssertedFacts:
     def __bool__(self) -> bool:
         return bool(self.lines)
 
+    def unquoted(self, text: str) -> str:
+        """``text`` (as reader text) without the places it quotes an asserting line's assertion —
+        after a colon or a quote mark, as the line's words: reporting what a line says is no
+        adoption of it. A copy without either stays the text's own."""
+        read = reader_text(text)
+        folded = read.casefold()
+        for line in self.lines:
+            at = assertion_start(line)
+            tail = reader_text(line)[at:].strip().casefold() if at is not None else ""
+            found = folded.find(tail) if tail else -1
+            while found >= 0:
+                if read[:found].rstrip().endswith(_QUOTE_OPENERS):
+                    read = read[:found] + " " * len(tail) + read[found + len(tail) :]
+                found = folded.find(tail, found + len(tail))
+        return read
+
     def only_asserted(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
         """The codes, ids and names of ``text`` the evidence holds only inside assertions."""
         if self._plain is None or self._claimed is None:
             return []
+        # a full stop is no part of the code before it ("… code ERR_A00.")
+        spaced = _FULL_STOP.sub(" .", text)
         return [
             entity.text
-            for entity in extract_entities(text, known_services)
+            for entity in extract_entities(spaced, known_services)
             if entity.kind in ADOPTABLE and self._claimed.contains(entity) and not self._plain.contains(entity)
         ]

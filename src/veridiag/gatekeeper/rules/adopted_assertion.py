@@ -51,7 +51,7 @@ class AdoptedAssertion(GatekeeperRule):
             if not isinstance(text, str):
                 continue
             cause = claim.claim.get("claim_type") in params.cause_types
-            said = text if cause else own_words(text, facts.lines)
+            said = text if cause else own_words(facts.unquoted(text), facts.lines)
             adopted = facts.only_asserted(said)
             if adopted:
                 what = "a cause resting on" if cause else "states as its own"
