@@ -123,12 +123,10 @@ def assemble_composer_input(
     claims = {c.claim_id: c for c in material.claims}
     allowed = _allowed_claims(evaluation, claims)
     asserted = AssertedFacts(evidence, [question])
-    grounding = _Grounding(
-        Corpus([question, *(c.claim_text for c in allowed), *evidence]), known_services, asserted or None
-    )
+    grounding = _Grounding(Corpus([question, *(c.claim_text for c in allowed), *evidence]), known_services, asserted)
     # facts of allowed claims that only an asserting line holds: the claims quote them, the
     # headline and the answer's own words never state them (issue 27 D4)
-    quoted = {c.claim_text: asserted.only_asserted(c.claim_text, known_services) for c in allowed} if asserted else {}
+    quoted = {c.claim_text: asserted.only_asserted(c.claim_text, known_services) for c in allowed}
     quoted_only = list(dict.fromkeys(e for found in quoted.values() for e in found))
     quotations = [tail for text, found in quoted.items() if found and (tail := assertion_tail(text))]
     targeted = report.targeted_claim_ids() if report else set()

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from veridiag.text.entities import Corpus, extract_entities
+from veridiag.text.entities import Corpus, Entity, extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
 
@@ -36,6 +36,7 @@ class AssertionWords(WordModel):
     directives: list[Word]
     politeness: AnyOf
     conclusions: AnyOf
+    anchors: list[Word]
 
 
 @dataclass(frozen=True)
@@ -43,9 +44,8 @@ class _Reader:
     addressee: re.Pattern[str]
     opening: re.Pattern[str]
     conclusion: re.Pattern[str]
-    #: Any word of any class, anywhere: text without one holds no assertion (one scan of an
-    #: output instead of one per clause).
-    any_word: re.Pattern[str]
+    #: Lower-case substrings one of which every assertion holds: text without any holds none.
+    anchors: tuple[str, ...]
 
 
 @lru_cache(maxsize=1)
@@ -53,11 +53,13 @@ def _reader() -> _Reader:
     words = bundled_words("veridiag.text", "assertions.yaml", AssertionWords)
     verbs = "|".join(f"(?:{w})" for w in words.directives)
     opening = re.compile(rf"(?:(?:{words.politeness.pattern})|(?:{verbs})(?![a-z]))", re.IGNORECASE)
-    any_word = re.compile(
-        "|".join(f"(?:{p})" for p in (words.addressees.pattern, opening.pattern, words.conclusions.pattern)),
-        re.IGNORECASE,
-    )
-    return _Reader(words.addressees, opening, words.conclusions, any_word)
+    return _Reader(words.addressees, opening, words.conclusions, tuple(a.lower() for a in words.anchors))
+
+
+def _anchored(text: str) -> tuple[str, ...]:
+    """The anchors ``text`` holds (none: no line of it asserts)."""
+    lowered = text.lower()
+    return tuple(a for a in _reader().anchors if a in lowered)
 
 
 #: Where a clause ends: sentence and clause punctuation, a dash or bar set off as a break, a
@@ -88,7 +90,7 @@ def _is_assertion(clause: str) -> bool:
 def assertion_start(line: str) -> int | None:
     """Where in ``reader_text(line)`` the first assertion clause begins, or None."""
     text = reader_text(line)
-    if not _reader().any_word.search(text):
+    if not _anchored(text):
         return None
     for start, clause in _clauses(text):
         if clause.strip() and _is_assertion(clause):
@@ -99,20 +101,6 @@ def assertion_start(line: str) -> int | None:
 def asserted(line: str) -> bool:
     """Whether the line holds an assertion or an order."""
     return assertion_start(line) is not None
-
-
-def split_lines(texts: Iterable[str]) -> tuple[list[str], list[str]]:
-    """The lines of ``texts`` (as reader text): those that record, and those that assert."""
-    plain: list[str] = []
-    claimed: list[str] = []
-    for text in texts:
-        read = reader_text(text)
-        if not _reader().any_word.search(read):
-            plain += read.splitlines()
-            continue
-        for line in read.splitlines():
-            (claimed if asserted(line) else plain).append(line)
-    return plain, claimed
 
 
 def assertion_tail(text: str) -> str | None:
@@ -136,26 +124,41 @@ _FULL_STOP = re.compile(r"\.(?=\s|$)")
 
 
 class AssertedFacts:
-    """The evidence read apart: facts held by lines that record, and facts held *only* by lines
-    that assert or order. ``records``: text that is the tool's own (the arguments it was called
-    with), never an assertion."""
+    """The evidence read apart, lazily: which lines holding a given fact record it and which
+    only assert it. ``records``: text that is the tool's own (the arguments it was called with),
+    never an assertion. Only the lines holding a fact asked about are read clause by clause, so
+    a session's outputs cost one substring search per fact."""
 
     def __init__(self, texts: Iterable[str], records: Iterable[str] = ()) -> None:
-        plain, claimed = split_lines(texts)
-        self.lines = claimed
-        self._plain = Corpus([*plain, *records]).indexed() if claimed else None
-        self._claimed = Corpus(claimed) if claimed else None
+        self._lines = reader_text("\n".join(t for t in texts if t)).splitlines()
+        self._folded = [line.casefold() for line in self._lines]
+        self._records = Corpus(list(records))
+        self._asserted: dict[int, bool] = {}
+        #: The anchors the whole evidence holds: a line holding none of them asserts nothing.
+        self._anchors = _anchored("\n".join(self._folded))
 
-    def __bool__(self) -> bool:
-        return bool(self.lines)
+    def _holding(self, fact: str) -> list[int]:
+        needle = fact.casefold()
+        return [i for i, line in enumerate(self._folded) if needle in line]
 
-    def unquoted(self, text: str) -> str:
+    def _is_asserted(self, index: int) -> bool:
+        if index not in self._asserted:
+            folded = self._folded[index]
+            self._asserted[index] = any(a in folded for a in self._anchors) and asserted(self._lines[index])
+        return self._asserted[index]
+
+    def asserting_lines(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
+        """The asserting lines that hold a code, id or name of ``text``."""
+        found = {i for e in _adoptable(text, known_services) for i in self._holding(e.text) if self._is_asserted(i)}
+        return [self._lines[i] for i in sorted(found)]
+
+    def unquoted(self, text: str, lines: Iterable[str]) -> str:
         """``text`` (as reader text) without the places it quotes an asserting line's assertion —
         after a colon or a quote mark, as the line's words: reporting what a line says is no
         adoption of it. A copy without either stays the text's own."""
         read = reader_text(text)
         folded = read.casefold()
-        for line in self.lines:
+        for line in lines:
             at = assertion_start(line)
             tail = reader_text(line)[at:].strip().casefold() if at is not None else ""
             found = folded.find(tail) if tail else -1
@@ -166,13 +169,15 @@ class AssertedFacts:
         return read
 
     def only_asserted(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
-        """The codes, ids and names of ``text`` the evidence holds only inside assertions."""
-        if self._plain is None or self._claimed is None:
-            return []
-        # a full stop is no part of the code before it ("… code ERR_A00.")
-        spaced = _FULL_STOP.sub(" .", text)
-        return [
-            entity.text
-            for entity in extract_entities(spaced, known_services)
-            if entity.kind in ADOPTABLE and self._claimed.contains(entity) and not self._plain.contains(entity)
-        ]
+        """The codes, ids and names of ``text`` the evidence holds, but only inside assertions."""
+        adopted = []
+        for entity in _adoptable(text, known_services):
+            holding = self._holding(entity.text)
+            if holding and all(self._is_asserted(i) for i in holding) and not self._records.contains(entity):
+                adopted.append(entity.text)
+        return adopted
+
+
+def _adoptable(text: str, known_services: Iterable[str]) -> list[Entity]:
+    # a full stop is no part of the code before it ("… code ERR_A00.")
+    return [e for e in extract_entities(_FULL_STOP.sub(" .", text), known_services) if e.kind in ADOPTABLE]

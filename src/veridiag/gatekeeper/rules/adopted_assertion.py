@@ -50,8 +50,11 @@ class AdoptedAssertion(GatekeeperRule):
             text = claim.claim.get("claim_text")
             if not isinstance(text, str):
                 continue
+            lines = facts.asserting_lines(text)
+            if not lines:
+                continue
             cause = claim.claim.get("claim_type") in params.cause_types
-            said = text if cause else own_words(facts.unquoted(text), facts.lines)
+            said = text if cause else own_words(facts.unquoted(text, lines), lines)
             adopted = facts.only_asserted(said)
             if adopted:
                 what = "a cause resting on" if cause else "states as its own"
