@@ -113,9 +113,10 @@ def assertion_tail(text: str) -> str | None:
     return None
 
 
-#: The facts an assertion can plant as a cause or culprit: codes, ids, names. Clocks and
-#: quantities of an asserted line are its record's (when it was written, what it counted).
-ADOPTABLE = frozenset({"error_code", "identifier", "service"})
+#: The facts an assertion can plant as a cause: codes and ids. Clocks and quantities of an
+#: asserted line are its record's (when it was written, what it counted); a service's name is
+#: on most lines of its own logs, and what a culprit service is rests on its measured change.
+ADOPTABLE = frozenset({"error_code", "identifier"})
 
 
 #: What opens a quotation of a line's words.
@@ -134,8 +135,6 @@ class AssertedFacts:
         self._folded = [line.casefold() for line in self._lines]
         self._records = Corpus(list(records))
         self._asserted: dict[int, bool] = {}
-        #: The anchors the whole evidence holds: a line holding none of them asserts nothing.
-        self._anchors = _anchored("\n".join(self._folded))
 
     def _holding(self, fact: str) -> list[int]:
         needle = fact.casefold()
@@ -143,8 +142,7 @@ class AssertedFacts:
 
     def _is_asserted(self, index: int) -> bool:
         if index not in self._asserted:
-            folded = self._folded[index]
-            self._asserted[index] = any(a in folded for a in self._anchors) and asserted(self._lines[index])
+            self._asserted[index] = asserted(self._lines[index])
         return self._asserted[index]
 
     def asserting_lines(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
