@@ -104,8 +104,8 @@ def test_a_failed_call_and_a_service_without_data_are_stated_on_every_verdict(
     assert "query_metrics" in answer and FAILURE in answer, answer
     assert "No data was read for billing-service" in answer, answer
     scope = answer.split("\n", 1)[0]
-    assert "billing-service" in scope and "no data" in scope, scope
-    assert "payment-service" not in scope.split("has no data")[0].rsplit(".", 1)[-1]
+    assert "No data was read for billing-service." in scope, scope
+    assert "payment-service." not in scope
     if composed is not None:  # the composed answer dropped both gaps: the template instead
         assert result.answer_source == "template"
         guard = readable(result.self_evaluation)["verifier_evaluation"]["composer_guard"]
