@@ -28,6 +28,15 @@ class ActionItem(BaseModel):
     reason: str = ""
 
 
+class KnownGap(BaseModel):
+    """A gap the pipeline knows from the session's own records, whatever the Executor wrote: a
+    tool call that failed, a named service without data. Every answer states each one."""
+
+    text: str
+    #: What the gap is about (a tool, a service): an answer naming it beside gap wording states it.
+    subject: str
+
+
 class ComposerInput(BaseModel):
     original_query: str
     lang: Literal["zh", "en"] = "zh"
@@ -42,6 +51,14 @@ class ComposerInput(BaseModel):
     #: What is wrong and its most likely cause, from the allowed claims (``pipeline/headline.py``);
     #: the answer opens with it, right after the scope line. Empty when no claim is allowed.
     headline: str = ""
+    #: Gaps known from the records (also in ``missing_info``); the composer guard refuses an
+    #: answer that leaves one out, on every verdict.
+    known_gaps: list[KnownGap] = Field(default_factory=list)
+    #: Codes, ids and names the evidence holds only in lines that assert or order (issue 27
+    #: D4): an answer names them only inside one of ``quotations`` (the asserting text as an
+    #: allowed claim quotes it) or quote marks — never as its own cause, headline or step.
+    quoted_only: list[str] = Field(default_factory=list)
+    quotations: list[str] = Field(default_factory=list)
 
 
 class ComposerOutput(BaseModel):

@@ -11,6 +11,10 @@ that failed.
 - ``composer.low_confid_no_gap``: a LOW_CONFID answer names no gap.
 - ``composer.unconfirmed_root_cause``: a root cause called confirmed without an allowed
   ``root_cause`` claim under PASS.
+- ``composer.adopted_assertion``: the answer names, outside a quotation, a fact the evidence
+  holds only in a line that asserts or orders.
+- ``composer.known_gap``: the answer leaves out a gap known from the records (a failed call, a
+  named service without data), on any verdict.
 - ``composer.headline_fact``: the opening paragraph (the headline) names a fact no allowed
   claim holds — a hypothesis, gap or the question may not supply a headline's numbers.
 """
@@ -31,8 +35,9 @@ from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResu
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.registry import Registry
 from veridiag.contracts.verifier import OnFail
-from veridiag.pipeline.composer_input import GuardPatterns, composer_wording
+from veridiag.pipeline.composer_input import GuardPatterns, composer_wording, gap_stated
 from veridiag.text.entities import Corpus, extract_entities
+from veridiag.text.normalize import reader_text
 from veridiag.text.tokens import keywords
 
 
@@ -228,6 +233,56 @@ class UnconfirmedRootCause(ComposerCheck):
         if confirmed and (composer_input.verdict != "PASS" or not has_root):
             return ["the answer calls a root cause confirmed without an allowed root_cause claim"]
         return []
+
+
+#: Text inside quote marks: what the answer reports someone wrote.
+_QUOTE_MARKS = re.compile(r"\"[^\"\n]+\"|“[^”\n]+”|「[^」\n]+」|『[^』\n]+』|«[^»\n]+»|‘[^’\n]+’")
+
+
+@composer_check
+class AdoptedAssertion(ComposerCheck):
+    """What a log line or change note asserts may be quoted — as the allowed claim that quotes it
+    words it, or in quote marks — never said in the answer's own words: a cause, a headline or
+    a next step naming a code only an asserting line holds adopts that line (issue 27 D4)."""
+
+    id = "composer.adopted_assertion"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        composer_input = given.composer_input
+        if not composer_input.quoted_only:
+            return []
+        texts = [
+            given.answer,
+            given.output.answer_summary,
+            *(f"{a.action_text} {a.reason}" for a in given.output.recommended_actions),
+        ]
+        found = []
+        for text in texts:
+            own = reader_text(text)
+            for quotation in sorted(composer_input.quotations, key=len, reverse=True):
+                own = own.replace(reader_text(quotation), " ")
+            own = _QUOTE_MARKS.sub(" ", own).casefold()
+            found += [fact for fact in composer_input.quoted_only if fact.casefold() in own]
+        return [
+            f"{fact!r} is stated as the answer's own, but only a line that asserts or orders holds it"
+            for fact in dict.fromkeys(found)
+        ]
+
+
+@composer_check
+class KnownGapLeftOut(ComposerCheck):
+    """A failed call or a named service without data is stated whatever the verdict: an answer
+    that drops one reads as if everything was checked, so it goes back to the template, which
+    lists every gap."""
+
+    id = "composer.known_gap"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        return [
+            f"the answer leaves out a known gap: {gap.text[:80]!r}"
+            for gap in given.composer_input.known_gaps
+            if not gap_stated(gap, given.answer)
+        ]
 
 
 @composer_check

@@ -16,12 +16,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-from veridiag.contracts.composer import ActionItem, AllowedClaim, AllowedHypothesis, ComposerInput
+from veridiag.contracts.composer import ActionItem, AllowedClaim, AllowedHypothesis, ComposerInput, KnownGap
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.pipeline.headline import build_headline
+from veridiag.text.assertions import AssertedFacts, assertion_tail
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
 
@@ -40,6 +41,9 @@ class GapWording(WordModel):
     gather: Word
     gather_reason: Word
     withheld: Word
+    failed_call: Word
+    failed_call_plain: Word
+    without_data: Word
 
 
 class GuardPatterns(WordModel):
@@ -49,6 +53,7 @@ class GuardPatterns(WordModel):
     root_cause: AnyOf
     confirmed_root_cause: AnyOf
     gap_words: AnyOf
+    failure_words: AnyOf
     check_request: AnyOf
 
 
@@ -82,10 +87,13 @@ class _Grounding:
 
     corpus: Corpus
     services: Sequence[str]
+    #: The evidence's asserting lines: a fact only they hold is no hypothesis, step or gap.
+    asserted: AssertedFacts | None = None
     withheld: list[str] = field(default_factory=list)
 
     def holds(self, item: str) -> bool:
-        if all(self.corpus.contains(entity) for entity in extract_entities(item, self.services)):
+        grounded = all(self.corpus.contains(entity) for entity in extract_entities(item, self.services))
+        if grounded and not (self.asserted and self.asserted.only_asserted(item, self.services)):
             return True
         self.withheld.append(item)
         return False
@@ -102,15 +110,25 @@ def assemble_composer_input(
     known_services: Sequence[str] = (),
     scope: str | None = None,
     intent: Intent | None = None,
+    known_gaps: Sequence[KnownGap] = (),
+    without_data: Sequence[str] | None = None,
 ) -> AssembledInput:
     """``evidence`` is this session's tool outputs, errors and arguments: every piece of free text
     the Composer may show — hypotheses and what they need, gaps, actions, rationale — must name
     only facts found there, in the question or in an allowed claim. Checking them against each
-    other would let an invented code ground itself."""
+    other would let an invented code ground itself. ``known_gaps`` (``pipeline/gaps.py``) are
+    worded by code from the records: each joins the gaps unless one already states it, on every
+    verdict. ``without_data``: the named services without data (default: the Executor's scope)."""
     text = composer_wording().gaps[lang].model_dump()
     claims = {c.claim_id: c for c in material.claims}
     allowed = _allowed_claims(evaluation, claims)
-    grounding = _Grounding(Corpus([question, *(c.claim_text for c in allowed), *evidence]), known_services)
+    asserted = AssertedFacts(evidence, [question])
+    grounding = _Grounding(Corpus([question, *(c.claim_text for c in allowed), *evidence]), known_services, asserted)
+    # facts of allowed claims that only an asserting line holds: the claims quote them, the
+    # headline and the answer's own words never state them (issue 27 D4)
+    quoted = {c.claim_text: asserted.only_asserted(c.claim_text, known_services) for c in allowed}
+    quoted_only = list(dict.fromkeys(e for found in quoted.values() for e in found))
+    quotations = [tail for text, found in quoted.items() if found and (tail := assertion_tail(text))]
     targeted = report.targeted_claim_ids() if report else set()
     hypotheses, gaps = _unconfirmed_claims(evaluation, claims, targeted, grounding, text)
     hypotheses += _executor_hypotheses(evaluation, material, grounding)
@@ -136,6 +154,9 @@ def assemble_composer_input(
     rationale = "".join(s for s in sentences if s and grounding.holds(s))
     if grounding.withheld:
         gaps.append(text["withheld"])
+    gaps += [gap.text for gap in known_gaps if not gap_stated(gap, "\n".join(gaps))]
+    if without_data is None:
+        without_data = material.scope.without_data if material.scope is not None else ()
     composer_input = ComposerInput(
         original_query=question,
         lang=lang,
@@ -153,10 +174,26 @@ def assemble_composer_input(
             hypotheses,
             _services(material, known_services),
             intent=intent,
-            without_data=material.scope.without_data if material.scope is not None else (),
+            without_data=without_data,
+            quoted_only=quoted_only,
         ),
+        known_gaps=list(known_gaps),
+        quoted_only=quoted_only,
+        quotations=quotations,
     )
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
+
+
+def gap_stated(gap: KnownGap, answer: str) -> bool:
+    """An answer states a known gap when it holds its words, or names its subject on a line
+    that says something is missing or failed (a composer may word it its own way)."""
+    if gap.text in answer:
+        return True
+    patterns = composer_wording().patterns
+    return any(
+        gap.subject in line and (patterns.gap_words.search(line) or patterns.failure_words.search(line))
+        for line in answer.splitlines()
+    )
 
 
 #: What a next step asks about: a quoted term, or a name joined by - _ . (``maximum-pool-size``).

@@ -45,9 +45,16 @@ def build_headline(
     *,
     intent: Intent | None = None,
     without_data: Sequence[str] = (),
+    quoted_only: Sequence[str] = (),
 ) -> str:
     """The headline, or "" when nothing is allowed (the answer then says what is missing).
-    ``without_data``: the services asked about that hold no data in the period examined."""
+    ``without_data``: the services asked about that hold no data in the period examined.
+    ``quoted_only``: facts the evidence holds only in lines that assert or order — a claim or
+    hypothesis naming one is a quotation, listed below the headline, never its cause or
+    symptom (issue 27 D4)."""
+    if quoted_only:
+        claims = [c for c in claims if not _names_any(c.claim_text, quoted_only)]
+        hypotheses = [h for h in hypotheses if not _names_any(h.hypothesis_text, quoted_only)]
     if not claims:
         return ""
     text = template_phrases()[lang]
@@ -146,6 +153,11 @@ def _blame(suspect: str, cause: str | None, without_data: Sequence[str], *, affe
     if cause == suspect:
         return "blame_yes"
     return "blame_no_affected" if affected else "blame_no"
+
+
+def _names_any(text: str, facts: Sequence[str]) -> bool:
+    folded = text.casefold()
+    return any(fact.casefold() in folded for fact in facts)
 
 
 def _named(claim_text: str, known_services: Sequence[str]) -> str | None:

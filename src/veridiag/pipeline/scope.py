@@ -64,7 +64,9 @@ def scope_line(plan: Plan, scope: ExecutorScope | None, lang: str) -> str | None
     # a named service without data: a sentence of its own, after the line's
     missing = [s for s in [*plan.examined_services, *plan.unknown_services] if s in scope.without_data]
     if missing:
-        line += words["without_data" if len(missing) == 1 else "without_data_many"].format(services=", ".join(missing))
+        # what the survey found has no data, or (no survey stated) what no call read data for
+        key = "without_data" if scope.examined else "not_read"
+        line += words[key if len(missing) == 1 else f"{key}_many"].format(services=", ".join(missing))
     return line + _read_as(plan, words) + (words["utc_note"] if zone_name != "UTC" else "")
 
 

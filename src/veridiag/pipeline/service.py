@@ -14,7 +14,7 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -26,7 +26,9 @@ from veridiag.agents.template import template_answer, with_gaps
 from veridiag.config import Settings
 from veridiag.contracts.audit import EngineUsage, FailedEvaluation, PartialRun, RoleCall, SelfEvaluation
 from veridiag.contracts.composer import AnswerSource, ComposerInput, ComposerOutput, GuardResult
+from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject
+from veridiag.contracts.material import ExecutorScope
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.plan import GivenTime, Plan
 from veridiag.contracts.sanitize import clean_text
@@ -36,6 +38,7 @@ from veridiag.gatekeeper.rules.entity_grounding import known_services
 from veridiag.pipeline.audit import round_record, self_evaluation
 from veridiag.pipeline.composer_guard import guard_composed, parse_composer_output
 from veridiag.pipeline.composer_input import assemble_composer_input
+from veridiag.pipeline.gaps import known_gaps
 from veridiag.pipeline.guardrails import evaluate
 from veridiag.pipeline.hook import HookResult, verifier_input
 from veridiag.pipeline.progress import (
@@ -243,16 +246,29 @@ class DiagnosisPipeline:
 
         final = rounds[-1]
         run.stage = "composer"
+        records = self.store.list_invocations(session_id)
+        material = final.hook.material
+        found = known_gaps(
+            lang,
+            [r for r in records if r.round == final.round],
+            named=[*plan.examined_services, *plan.unknown_services],
+            scope=material.scope,
+        )
+        scope = material.scope or ExecutorScope()
+        if found.without_data != scope.without_data:  # the scope line names them too
+            scope = scope.model_copy(update={"without_data": found.without_data})
         assembled = assemble_composer_input(
             question,
             lang,
             evaluation=final.evaluation,
             material=final.hook.material,
             report=final.hook.report,
-            evidence=self._evidence_texts(session_id),
+            evidence=self._evidence_texts(records),
             known_services=self.known_services,
-            scope=scope_line(plan, final.hook.material.scope, lang),
+            scope=scope_line(plan, scope, lang),
             intent=plan.intent,
+            known_gaps=found.gaps,
+            without_data=found.without_data,
         )
         composer_input = assembled.composer_input
         output, source, guard, reason = self._compose(run, composer_input, final)
@@ -394,12 +410,13 @@ class DiagnosisPipeline:
         report = state.hook.report
         return state.hook.parsed.ok and not (report is not None and report.result.status == "fail")
 
-    def _evidence_texts(self, session_id: str) -> list[str]:
+    @staticmethod
+    def _evidence_texts(records: Sequence[InvocationRecord]) -> list[str]:
         """What this session's tools said — outputs, errors and the arguments they were called with
         (a window the executor names is one it queried) — for checking the Composer's free text."""
         return [
             text
-            for record in self.store.list_invocations(session_id)
+            for record in records
             for text in (record.output, record.error or "", invocation_json(record.arguments))
         ]
 

@@ -20,8 +20,9 @@ from veridiag.text.normalize import reader_text
 
 #: Quote marks that open and close a quotation.
 _QUOTED = re.compile(r"\"([^\"]+)\"|“([^”]+)”|「([^」]+)」|『([^』]+)』|'([^']{3,})'|‘([^’]+)’|`([^`]+)`")
-#: What follows a colon up to the end of its sentence or clause.
-_AFTER_COLON = re.compile(r"[:：]\s*([^。；;\n]+)")
+#: What follows a colon up to the end of its sentence or clause — from every colon, the ones
+#: inside a clock (14:00) included, so a time before the quoting colon hides no quotation.
+_AFTER_COLON = re.compile(r"[:：](?=\s*([^。；;\n]+))")
 _TOKEN = re.compile(r"\S+")
 #: Copied runs shorter than this many words are the claim's own (a word or two recur anyway).
 _MIN_RUN = 3

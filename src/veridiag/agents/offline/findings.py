@@ -24,6 +24,7 @@ from veridiag.contracts.executor_v2 import (
     SupportLevel,
 )
 from veridiag.contracts.material import ExecutorScope
+from veridiag.text.assertions import asserted
 from veridiag.text.render import format_value, rounded
 from veridiag.text.wordfiles import Bilingual, WordModel, bundled_words
 from veridiag.tools.records import (
@@ -126,6 +127,12 @@ class Findings:
         if values.get("count") == 1 and f"{key}_one" in templates:
             key = f"{key}_one"
         return templates[key].format(**values)
+
+    def words(self, written: str) -> str:
+        """A log template or change note as a cause or an answer may name it: as written, unless
+        it asserts a conclusion or gives orders (``text/assertions.py``) — then it is said to,
+        and left to the record that quotes it (issue 27 D4: quoted, never adopted)."""
+        return self.say("asserted") if asserted(written) else written
 
     def kind(self, kind: str) -> str:
         return _phrases()[self.lang].kinds.get(kind, kind)
@@ -360,7 +367,7 @@ class Findings:
             change_time=self.clock.seconds(record.ts),
             changed=record.service,
             kind=self.kind(record.kind),
-            description=record.description,
+            description=self.words(record.description),
             service=series.service,
             metric=series.metric,
             onset=self.clock(found.onset),
@@ -567,7 +574,7 @@ class Findings:
                 "culprit_change",
                 time=self.clock.seconds(signal.onset),
                 kind=self.kind(signal.name),
-                description=signal.description,
+                description=self.words(signal.description or ""),
             )
         if signal.source == "log":
             return self.say(
@@ -575,7 +582,7 @@ class Findings:
                 onset=self.clock(signal.onset),
                 count=signal.count,
                 level=signal.level,
-                template=signal.name,
+                template=self.words(signal.name),
             )
         if signal.events is not None:
             return self.say(

@@ -1,6 +1,7 @@
 """Built-in Gatekeeper rules; importing this package registers them."""
 
 from veridiag.gatekeeper.rules import (
+    adopted_assertion,
     entity_grounding,
     evidence_utilization,
     excerpt_similarity,
@@ -13,6 +14,7 @@ from veridiag.gatekeeper.rules import (
 )
 
 __all__ = [
+    "adopted_assertion",
     "entity_grounding",
     "evidence_utilization",
     "excerpt_similarity",

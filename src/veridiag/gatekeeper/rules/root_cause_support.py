@@ -23,6 +23,7 @@ from veridiag.gatekeeper.context import ClaimView, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.phrases import PhraseList, phrase_list
+from veridiag.text.quotes import own_words
 
 
 class RootCauseParams(BaseModel):
@@ -50,7 +51,9 @@ def names_a_cause(claim: ClaimView, wording: PhraseList) -> list[str]:
         excerpt = binding.excerpt.strip() if isinstance(binding.excerpt, str) else ""
         if excerpt:
             text = _unquoted(text, excerpt)
-    return wording.hits(text)
+    # a part of a cited line quoted after a colon or in quote marks (a change note) is the line's
+    outputs = [invocation.output or "" for binding in claim.bindings for invocation in binding.usable]
+    return wording.hits(own_words(text, outputs))
 
 
 def _observation(invocation: InvocationView) -> tuple[str, str]:
