@@ -18,6 +18,13 @@ _SUBJECTS = st.sampled_from(
         ("订单{id}", "order={id}", st.integers(10000, 99999).map(str)),
         ("request {id}", "request_id={id}", st.integers(100, 99999).map(lambda n: f"req-{n}")),
         ("来自 {id} 的请求", "client={id}", st.tuples(*[st.integers(1, 254)] * 4).map(lambda t: ".".join(map(str, t)))),
+        (
+            "主机 {id} 上的请求",
+            "host={id}",
+            st.tuples(st.sampled_from(["dn", "tbird-admin", "node-"]), st.integers(1, 999)).map(
+                lambda t: f"{t[0]}{t[1]}"
+            ),
+        ),
     ]
 )
 _FACTS = st.sampled_from(
