@@ -264,7 +264,7 @@ def _number(match: re.Match[str]) -> Entity | None:
     decade, not a duration."""
     number, unit = match.group("num"), match.group("unit")
     if not unit:
-        return None
+        return _bare_value(number, match)
     if unit == "s" and _DECADE.fullmatch(number):
         return None
     if unit == "s" and _STATUS.fullmatch(number):
@@ -285,6 +285,16 @@ def _number(match: re.Match[str]) -> Entity | None:
             written = number + unit[: unit.index(candidate) + len(candidate)]
             return _qualified(_quantity(number, candidate, written), match)
     return None
+
+
+def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
+    """A number without a unit is a fact only after a word that states a value ("冲到了 73",
+    "peaked at 37": ``units.yaml`` value_words): checked as a dimensionless count."""
+    start = match.start()
+    if not _UNITS.value_before.search(match.string, max(0, start - _QUALIFIER_REACH), start):
+        return None
+    decimals = len(number.split(".", 1)[1]) if "." in number else 0
+    return Entity("quantity", number, (number,), Decimal(number), "count", Decimal(1), Decimal(1).scaleb(-decimals))
 
 
 #: Units that may follow the measure word 个 (个小时, 个月 is no unit here), longest first.

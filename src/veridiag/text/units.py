@@ -50,6 +50,7 @@ class UnitWords(WordModel):
     bare_number_dimensions: list[Word] = Field(default_factory=list)
     chinese_numeral_units: list[Word] = Field(default_factory=list)
     qualifiers: dict[QualifierKind, QualifierWords] = Field(default_factory=dict)
+    value_words: list[Word] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_unit_per_spelling(self) -> UnitWords:
@@ -87,6 +88,8 @@ class UnitTable:
     field_words: dict[str, frozenset[str]]
     #: kind → (words ending right before a number, words right after its unit), compiled.
     qualifiers: dict[QualifierKind, tuple[re.Pattern[str], re.Pattern[str]]]
+    #: Words ending right before a bare number that make it a stated value.
+    value_before: re.Pattern[str]
 
     def qualifier(self, before: str, after: str) -> QualifierKind | None:
         """What the words around a number make of it: approximate, a bound, or (None) exact."""
@@ -110,6 +113,7 @@ class UnitTable:
             {letter: tuple(factors) for letter, factors in words.size_letters.items()},
             {dimension: frozenset(w.lower() for w in names) for dimension, names in words.field_words.items()},
             {kind: (_ending(q.before), _starting(q.after)) for kind, q in words.qualifiers.items()},
+            _ending(words.value_words),
         )
 
     def alternation(self) -> str:
