@@ -261,7 +261,7 @@ def test_a_selection_is_no_count(n: int, form: str) -> None:
     st.sampled_from(["挂起连接冲到了 {v}", "pending connections peaked at {v}", "峰值 {v}", "then reached {v}"]),
 )
 def test_a_bare_value_after_a_value_word_is_a_fact(stated: int, other: int, form: str) -> None:
-    """"冲到了 73" for a peak of 37 is a wrong number, though written without a unit."""
+    """ "冲到了 73" for a peak of 37 is a wrong number, though written without a unit."""
     output = f"window: min 0, max {stated} (30 points); peak {stated} at 2026-07-07T10:17:00Z"
     assume(stated != other and str(other) not in output and str(stated) not in "2026-07-07 10:17 30")
     assert _grounded(form.format(v=stated), output)
