@@ -6,8 +6,9 @@ vocabulary file itself, so a word added there is tested here."""
 from __future__ import annotations
 
 from functools import cache
+from itertools import pairwise
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
@@ -286,3 +287,25 @@ def test_a_time_coincidence_or_a_level_is_no_sameness_or_outage(text: str) -> No
     line = "2026-07-07T14:00:05Z ERROR order-service ERR_ORDER_VALIDATION last 5.85%"
     _, reason = _outcome(text, line, line)
     assert "same" not in reason and "crashed" not in reason, reason
+
+
+@given(
+    st.lists(st.integers(0, 23 * 60 + 58), min_size=2, max_size=6, unique=True),
+    st.sampled_from(["The first {c} came at {t}", "{c} 首次出现在 {t}", "最早的 {c} 在 {t}"]),
+    st.sampled_from(["OutOfMemoryError", "ERR_TIMEOUT"]),
+)
+def test_a_first_at_a_time_is_checked_against_every_line_of_the_thing(minutes: list[int], form: str, code: str) -> None:
+    """ "The first OutOfMemoryError came at 12:30" is false when a cited line shows one at 12:00,
+    whichever line the claim quotes."""
+    ordered = sorted(minutes)
+    assume(all(b - a > 1 for a, b in pairwise(ordered)))
+    lines = [f"2026-07-07T{m // 60:02d}:{m % 60:02d}:41Z ERROR inventory-service {code} heap" for m in minutes]
+    output = "\n".join(lines)
+
+    def said(minute: int) -> str:
+        return form.format(c=code, t=f"{minute // 60:02d}:{minute % 60:02d}")
+
+    assert "contradicts" not in _outcome(said(ordered[0]), output, lines[0])[1]
+    late = lines[minutes.index(ordered[-1])]
+    outcome, reason = _outcome(said(ordered[-1]), output, late)
+    assert outcome == "fail" and "its cited output shows" in reason, reason

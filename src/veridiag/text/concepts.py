@@ -23,7 +23,7 @@ from pydantic import Field
 from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
-ConceptKind = Literal["absolute", "state", "direction", "evaluative", "usual", "calm"]
+ConceptKind = Literal["absolute", "state", "direction", "evaluative", "usual", "calm", "ordinal"]
 
 
 class ConceptWords(WordModel):

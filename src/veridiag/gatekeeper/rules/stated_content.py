@@ -83,6 +83,9 @@ class StatedContent(GatekeeperRule):
             cited = [inv for b in claim.bindings for inv in b.usable if inv.output]
             asked = "\n".join(dict.fromkeys(context.evidence(inv).context for inv in cited))
             problems = _judge(text, lines, asked, partial(_any_calm, context, cited), params)
+            ordinal = _ordinal_times(text, [inv.output for inv in cited])
+            if ordinal:
+                problems = [*(problems or []), *ordinal]
             if problems is None:
                 continue  # no concept word, no ratio: nothing for this rule to judge (kept out of the audit)
             if not problems:
@@ -123,6 +126,8 @@ def _judge(
     if not hits and not _MULTIPLE.search(reader_text(own)):
         return None
     for hit in hits:
+        if hit.kind == "ordinal":
+            continue  # checked against the whole output (``_ordinal_times``)
         if vocabulary.states(hit.concept, evidence) or (hit.kind == "state" and vocabulary.states(hit.concept, asked)):
             continue
         if hit.kind == "absolute" and not _counted(own, hit) and not vocabulary.denies_after(own, hit.end):
@@ -198,6 +203,52 @@ def _from_to(own: str) -> tuple[Decimal, Decimal] | None:
         ends = [n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor]
         return ends[0], ends[1]
     return None
+
+
+#: A line's clock as outputs write it (``2026-07-07T12:00:41Z``, ``12:00:41``).
+_LINE_CLOCK = re.compile(r"(?<![\d:])(\d{2}):(\d{2})(?::\d{2})?(?![\d])")
+
+
+def _ordinal_times(text: str, outputs: list[str]) -> list[tuple[str, str]]:
+    """ "The first OutOfMemoryError came at 12:30" while a cited line shows one at 12:00 is false:
+    a first (or last) at a time is checked against every line of the cited outputs that names
+    the same code or id — an earlier (later) one contradicts it. Lines without a clock, or a
+    claim without a code, a clock or an ordinal word, are not judged."""
+    hits = [hit for hit in concepts().in_claim(text) if hit.kind == "ordinal"]
+    if not hits or not outputs:
+        return []
+    facts = extract_entities(text)
+    subjects = [e for e in facts if e.kind in ("error_code", "identifier")]
+    clocks = [_minute(n) for e in facts if e.kind == "timestamp" for n in e.needles if ":" in n]
+    claimed = [c for c in clocks if c is not None]
+    if not subjects or len(claimed) != 1:
+        return []
+    at = claimed[0]
+    seen: list[int] = []
+    for output in outputs:
+        for line in output.splitlines():
+            if any(needle in line for subject in subjects for needle in subject.needles):
+                clock = _LINE_CLOCK.search(line)
+                if clock is not None:
+                    seen.append(int(clock.group(1)) * 60 + int(clock.group(2)))
+    problems: list[tuple[str, str]] = []
+    for hit in hits:
+        other = [m for m in seen if (m < at - 1 if hit.concept == "first" else m > at + 1)]
+        if other:
+            shown = min(other) if hit.concept == "first" else max(other)
+            problems.append(
+                (
+                    CONTRADICTS,
+                    f"{hit.word!r} at {at // 60:02d}:{at % 60:02d}: its cited output shows "
+                    f"{subjects[0].text} at {shown // 60:02d}:{shown % 60:02d}",
+                )
+            )
+    return problems
+
+
+def _minute(needle: str) -> int | None:
+    clock = _LINE_CLOCK.fullmatch(needle) or re.fullmatch(r"(\d{1,2}):(\d{2})(?::\d{2})?", needle)
+    return int(clock.group(1)) * 60 + int(clock.group(2)) if clock else None
 
 
 def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
