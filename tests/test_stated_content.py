@@ -309,3 +309,16 @@ def test_a_first_at_a_time_is_checked_against_every_line_of_the_thing(minutes: l
     late = lines[minutes.index(ordered[-1])]
     outcome, reason = _outcome(said(ordered[-1]), output, late)
     assert outcome == "fail" and "its cited output shows" in reason, reason
+
+
+@given(
+    st.sampled_from([("低了一半", 0.5), ("翻倍了", 2), ("halved", 0.5), ("doubled", 2), ("tripled", 3)]),
+    st.integers(10, 900),
+)
+def test_a_ratio_written_as_a_word_is_a_ratio(word: tuple[str, float], base: int) -> None:
+    spelled, ratio = word
+    line = f"peak {round(base * ratio)}ms at 2026-07-07T10:08:00Z; expected {base}ms"
+    outcome, reason = _outcome(f"峰值 {round(base * ratio)}ms，比基线 {base}ms {spelled}", line, line)
+    assert outcome == "warn" and reason.startswith("inferred"), reason  # computable from its numbers
+    outcome, reason = _outcome(f"温度比平时{spelled}", "temperature 71.2 at 10:08", "temperature 71.2 at 10:08")
+    assert outcome == "warn" and "ratio" in reason, reason

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import lru_cache
 from itertools import pairwise
 from typing import Literal
@@ -38,6 +39,7 @@ class ConceptFile(WordModel):
     absences: list[Word] = Field(default_factory=list)
     clause_absences: list[Word] = Field(default_factory=list)
     not_words: list[Word] = Field(default_factory=list)
+    ratio_words: dict[Word, Decimal] = Field(default_factory=dict)
     concepts: dict[Word, ConceptWords] = Field(min_length=1)
 
 
@@ -139,6 +141,7 @@ class Concepts:
     def __init__(self, file: ConceptFile) -> None:
         self.kinds = {name: entry.kind for name, entry in file.concepts.items()}
         self._words = _WordIndex((name, entry.words) for name, entry in file.concepts.items())
+        self._ratio_words = _WordIndex((str(value), [word]) for word, value in file.ratio_words.items())
         self._not_words = tuple(file.not_words)
         self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
         #: A negation ending right before a hit, up to two words or four characters back.
@@ -177,6 +180,11 @@ class Concepts:
                 continue
             hits.append(ConceptHit(name, self.kinds[name], read[start:end], start, end))
         return hits
+
+    def ratio_words(self, text: str) -> list[tuple[str, Decimal]]:
+        """Ratios written as words ("一半", "doubled"), each with its value."""
+        read = reader_text(text)
+        return [(read[start:end], Decimal(value)) for start, end, value in self._ratio_words.find(read)]
 
     def denies_after(self, text: str, end: int) -> bool:
         """Does an absence word follow right after ``text[:end]`` ("都没有重启")? The absolute

@@ -123,7 +123,7 @@ def _judge(
     own = own_words(text, lines, quoted=False)
     problems: list[tuple[str, str]] = []
     hits = vocabulary.in_claim(text, own)
-    if not hits and not _MULTIPLE.search(reader_text(own)):
+    if not hits and not _MULTIPLE.search(reader_text(own)) and not vocabulary.ratio_words(own):
         return None
     for hit in hits:
         if hit.kind == "ordinal":
@@ -253,11 +253,14 @@ def _minute(needle: str) -> int | None:
 
 def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
     read = reader_text(own)
-    problems: list[tuple[str, str]] = []
+    written_ratios: list[tuple[str, Decimal]] = []
     for match in _MULTIPLE.finditer(read):
         written = _decimal(match.group("before") or match.group("after"))
-        if written is None or written <= 1:
-            continue
+        if written is not None and written > 1:
+            written_ratios.append((match.group().strip(), written))
+    written_ratios += concepts().ratio_words(own)
+    problems: list[tuple[str, str]] = []
+    for spelled, written in written_ratios:
         if any(_close(stated, written, Decimal("0.05")) for stated in _multiples(evidence)):
             continue
         values = [
@@ -270,8 +273,7 @@ def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
         problems.append(
             (
                 kind,
-                f"the ratio {match.group().strip()!r} is stated by no tool"
-                + ("" if derived else " nor given by two of its numbers"),
+                f"the ratio {spelled!r} is stated by no tool" + ("" if derived else " nor given by two of its numbers"),
             )
         )
     return problems
