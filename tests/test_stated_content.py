@@ -322,3 +322,9 @@ def test_a_ratio_written_as_a_word_is_a_ratio(word: tuple[str, float], base: int
     assert outcome == "warn" and reason.startswith("inferred"), reason  # computable from its numbers
     outcome, reason = _outcome(f"温度比平时{spelled}", "temperature 71.2 at 10:08", "temperature 71.2 at 10:08")
     assert outcome == "warn" and "ratio" in reason, reason
+
+
+@given(st.sampled_from(["about half an hour before", "a minute and a half before", "半小时之前"]))
+def test_half_of_a_duration_is_no_ratio(words: str) -> None:
+    line = "2026-07-07T11:28:30Z inventory-service release: sku cache enabled"
+    assert "ratio" not in _outcome(f"The release came at 11:28, {words} the errors", line, line)[1]

@@ -165,10 +165,7 @@ class Concepts:
         that is not it (平均) is no word. ``own``: the text with what it quotes blanked
         (``text/quotes.own_words``, same positions): words there are the evidence's, while a
         quoted negation still denies the claim's words after it."""
-        read = reader_text(text)
-        for compound in self._not_words:
-            if compound in read:
-                read = read.replace(compound, " " * len(compound))
+        read = self._without_not_words(reader_text(text))
         hits = []
         for start, end, name in self._words.find(read):
             if own is not None and not own[start:end].strip():
@@ -183,8 +180,15 @@ class Concepts:
 
     def ratio_words(self, text: str) -> list[tuple[str, Decimal]]:
         """Ratios written as words ("一半", "doubled"), each with its value."""
-        read = reader_text(text)
+        read = self._without_not_words(reader_text(text))
         return [(read[start:end], Decimal(value)) for start, end, value in self._ratio_words.find(read)]
+
+    def _without_not_words(self, read: str) -> str:
+        """``read`` with the compounds that hold a concept word but are not it blanked (same length)."""
+        for compound in self._not_words:
+            if compound in read:
+                read = read.replace(compound, " " * len(compound))
+        return read
 
     def denies_after(self, text: str, end: int) -> bool:
         """Does an absence word follow right after ``text[:end]`` ("都没有重启")? The absolute
