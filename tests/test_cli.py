@@ -51,7 +51,7 @@ def test_rules_json_lists_the_effective_set(tmp_path: Path) -> None:
     result = runner.invoke(app, ["rules", "--json", "--rules-file", str(override)])
     assert result.exit_code == 0, result.stderr
     rules = {rule["id"]: rule for rule in json.loads(result.stdout)["rules"]}
-    assert len(rules) == 9 and rules["claim.evidence_utilization"]["enabled"] is True
+    assert len(rules) == 10 and rules["claim.evidence_utilization"]["enabled"] is True
     assert rules["evidence.invocation_ref"]["verdictImpact"] == "reject_on_fail"
 
 

@@ -10,7 +10,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from veridiag.text.entities import Corpus, derived_duration, extract_entities
+from veridiag.text.entities import Corpus, computed, derived_duration, extract_entities
 
 _CN = "零一二三四五六七八九"
 
@@ -19,7 +19,7 @@ def _grounded(claim: str, output: str) -> bool:
     corpus = Corpus([output])
     entities = extract_entities(claim)
     assert entities, claim
-    return all(corpus.contains(e) or derived_duration(e, claim, corpus) for e in entities)
+    return all(corpus.contains(e) or computed(e, claim, corpus) for e in entities)
 
 
 def _cn_number(n: int) -> str:
@@ -266,3 +266,27 @@ def test_a_bare_value_after_a_value_word_is_a_fact(stated: int, other: int, form
     assume(stated != other and str(other) not in output and str(stated) not in "2026-07-07 10:17 30")
     assert _grounded(form.format(v=stated), output)
     assert not _grounded(form.format(v=other), output)
+
+
+@given(
+    st.integers(60, 22 * 60),
+    st.integers(5, 120),
+    st.integers(1, 14),
+    st.sampled_from(["{a} 到 {b} 共有 30 条告警", "between {a} and {b} there were 30 warnings", "{a}–{b} 有 30 条"]),
+)
+def test_a_range_rounded_outward_around_its_lines_is_their_range(
+    first: int, span: int, rounding: int, form: str
+) -> None:
+    """Lines from 00:00:20 to 00:14:15 said as "0 点到 0 点 15 分": a range's ends may be rounded
+    outward by up to a quarter of an hour; a range that holds none of the lines is not theirs."""
+    last = first + span
+    since, until = f"{first // 60:02d}:{first % 60:02d}:20", f"{last // 60:02d}:{last % 60:02d}:15"
+    output = f"bursts: 2026-07-07T{since}Z – 2026-07-07T{until}Z (30 lines)"
+    end = last + rounding
+
+    def clock(minute: int) -> str:
+        return f"{minute // 60:02d}:{minute % 60:02d}"
+
+    assert _grounded(form.format(a=clock(first), b=clock(end)), output)
+    assert not _grounded(form.format(a=clock(first), b=clock(last + 20)), output)
+    assert not _grounded(form.format(a=clock(last + 20), b=clock(last + 30)), output)

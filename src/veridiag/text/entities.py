@@ -977,6 +977,46 @@ _CLOCK_AT = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?![\
 _MAX_CLOCKS = 64
 
 
+def computed(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
+    """A fact the claim computed from its evidence rather than copied: a duration between two
+    cited clocks (``derived_duration``) or the rounded end of a range around cited clocks
+    (``range_bound``)."""
+    return derived_duration(entity, claim_text, evidence) or range_bound(entity, claim_text, evidence)
+
+
+#: How far a range's end may be rounded past the clock it bounds ("0 点到 0 点 15 分" for lines
+#: from 00:00:20 to 00:14:15; "14:00–14:30" for 14:01–14:28).
+_RANGE_ROUNDING = 15 * 60
+_RANGE_BEFORE = re.compile(r"(?:到|至|-|–|—|~|～|\bto|\band|\buntil|\btill)\s*$", re.IGNORECASE)
+_RANGE_AFTER = re.compile(r"\s*(?:到|至|-|–|—|~|～|to\b|and\b|until\b|till\b)")
+
+
+def range_bound(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
+    """A clock that starts or ends a range in the claim ("0 点到 0 点 15 分", "between 14:00 and
+    14:30") is stated when a clock of the evidence lies inside the range within a quarter of an
+    hour of it: a range is written to round minutes outward, never to hold nothing."""
+    if entity.kind != "timestamp" or len(evidence.text) > _FOLD_LIMIT:
+        return False
+    clock = next((n for n in entity.needles if ":" in n), None)
+    if clock is None:
+        return False
+    claim = fact_text(claim_text)
+    at = claim.find(clock)
+    if at < 0:
+        return False
+    end = _RANGE_BEFORE.search(claim, max(0, at - 8), at) is not None
+    start = _RANGE_AFTER.match(claim, at + len(clock)) is not None
+    if not (start or end):
+        return False
+    hours, minutes = clock.split(":")[:2]
+    bound = int(hours) * 3600 + int(minutes) * 60
+    for match in _CLOCK_AT.finditer(evidence.text):
+        seen = _seconds(match)
+        if (end and bound - _RANGE_ROUNDING < seen <= bound) or (start and bound <= seen < bound + _RANGE_ROUNDING):
+            return True
+    return False
+
+
 def derived_duration(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
     """A duration the claim derives from two times ("两分钟后开始报错", "1 s later", "10 分钟内"):
     stated when two clocks of the evidence (and of the claim itself) are that far apart — or at

@@ -31,7 +31,7 @@ from veridiag.contracts.verifier import (
     VerifierPayload,
 )
 from veridiag.gatekeeper.matching import AnchoredMatcher
-from veridiag.text.entities import Corpus, Entity, derived_duration, extract_entities
+from veridiag.text.entities import Corpus, Entity, computed, extract_entities
 from veridiag.text.quotes import own_words
 from veridiag.text.render import invocation_json
 from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
@@ -109,7 +109,7 @@ class OfflineVerifier:
         if missing:
             regions = excerpts + _aligned_regions(excerpts, usable)
             quoted = Corpus(regions)
-            missing = [e for e in missing if not derived_duration(e, text, quoted)]
+            missing = [e for e in missing if not computed(e, text, quoted)]
         if missing:
             if any(_conflicts(e, regions) for e in missing):
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs

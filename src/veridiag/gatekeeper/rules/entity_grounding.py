@@ -23,7 +23,7 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
-from veridiag.text.entities import Corpus, Entity, TextFacts, derived_duration, extract_entities
+from veridiag.text.entities import Corpus, Entity, TextFacts, computed, extract_entities
 
 
 class GroundingParams(BaseModel):
@@ -126,7 +126,7 @@ class _Check:
             entity
             for entity in entities
             if not near.contains(entity, literal=literal)
-            and (literal or not isinstance(text, str) or not derived_duration(entity, text, near))
+            and (literal or not isinstance(text, str) or not computed(entity, text, near))
         ]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
