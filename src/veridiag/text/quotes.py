@@ -35,6 +35,8 @@ def _folded(text: str) -> str:
 def own_words(claim: str, evidence: Iterable[str], *, quoted: bool = True) -> str:
     """``claim`` (read as a reader sees it) with what it quotes from ``evidence`` blanked."""
     text = reader_text(claim)
+    if quoted and not _QUOTED.search(text) and not _AFTER_COLON.search(text):
+        return text  # nothing quoted: the evidence need not be read (it may be 64 KB)
     hay = _folded("\n".join(evidence))
     if not hay:
         return text

@@ -42,7 +42,9 @@ class AdoptedAssertion(GatekeeperRule):
         result = RuleResult(self.id)
         invocations = [i for i in context.invocations.values() if i.status != "error"]
         facts = AssertedFacts(
-            [i.output or "" for i in invocations], [invocation_json(i.arguments) for i in invocations]
+            [context.evidence(i).corpus.text for i in invocations],
+            [invocation_json(i.arguments) for i in invocations],
+            read=True,
         )
         if not facts:
             return result

@@ -51,6 +51,8 @@ def names_a_cause(claim: ClaimView, wording: PhraseList) -> list[str]:
         excerpt = binding.excerpt.strip() if isinstance(binding.excerpt, str) else ""
         if excerpt:
             text = _unquoted(text, excerpt)
+    if not wording.hits(text):
+        return []  # no cause word at all: no need to read the cited outputs (64 KB each)
     # a part of a cited line quoted after a colon or in quote marks (a change note) is the line's
     outputs = [invocation.output or "" for binding in claim.bindings for invocation in binding.usable]
     return wording.hits(own_words(text, outputs))
