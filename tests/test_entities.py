@@ -309,3 +309,49 @@ def test_word_runs_never_rule_out_a_piece_that_occurs(parts: list[str], joint: s
     assert runs.may_contain(piece)
     other = data.draw(output_pieces | st.text(max_size=8))
     assert runs.may_contain(other) or other not in text
+
+
+# --- a host written bare, a name ending a sentence, an escaped mark ----------------------------------------
+
+_HOSTS = st.from_regex(r"[a-z]{2,6}(-[a-z]{2,6})?-?[0-9]{1,4}", fullmatch=True)
+
+
+@given(_HOSTS, st.sampled_from(["{h} 上", "on {h}.", "发生在 {h}", "({h})", "{h}, then"]))
+def test_a_bare_name_ending_in_a_number_is_a_host_fact(host: str, form: str) -> None:
+    from veridiag.text.entities import entity_words
+
+    if host in entity_words().plain_words:
+        return
+    found = [(e.kind, e.text) for e in extract_entities(form.format(h=host))]
+    assert ("identifier", host) in found, found
+    assert not Corpus(["sshd[1761]: error: Bind to port 22 on 0.0.0.0 failed"]).contains(
+        next(e for e in extract_entities(form.format(h=host)) if e.text == host)
+    )
+
+
+@given(st.sampled_from(["ipv4", "utf8", "sha256", "base64", "oauth2", "http2", "ec2", "int64"]))
+def test_a_common_technical_word_with_a_number_is_no_host(word: str) -> None:
+    assert extract_entities(f"the {word} setting") == []
+
+
+@given(
+    st.sampled_from(["ts-station-food-service", "payment-service", "api-gateway", "user-db"]),
+    st.sampled_from([".", "。", ". Then", "!", ",", ""]),
+)
+def test_a_service_name_ending_a_sentence_is_a_service(service: str, end: str) -> None:
+    found = [(e.kind, e.text) for e in extract_entities(f"The missing instances were of {service}{end}")]
+    assert ("service", service) in found, found
+
+
+@given(
+    st.sampled_from(['"', "'", "(", ")", "[", "]", "=", ":", ","]),
+    st.from_regex(r"[a-z]{2,5}[0-9]", fullmatch=True),
+)
+def test_an_octal_escaped_mark_is_read_as_the_mark(mark: str, name: str) -> None:
+    escaped = f"\\{ord(mark):03o}"
+    read = reader_text(f"Component {escaped}{name}{escaped} is unavailable")
+    assert read == f"Component {mark}{name}{mark} is unavailable"
+    assert Corpus([f"Component {escaped}{name}{escaped} is unavailable"]).contains(
+        next(e for e in extract_entities(f"{name} on node-153") if e.text == name)
+    )
+    assert reader_text("C:\\\\042 and \\101") == "C:\\\\042 and \\101"  # an escaped backslash, a letter: kept

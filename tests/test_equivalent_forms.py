@@ -137,8 +137,6 @@ def test_a_derived_duration_is_computed(start: int, apart: int, form: str) -> No
     first = datetime(2026, 7, 7, tzinfo=UTC) + timedelta(seconds=start)
     second = first + timedelta(seconds=apart * 60 if "{m}" in form else apart)
     evidence = Corpus([f"{first:%Y-%m-%dT%H:%M:%S}Z deploy v42", f"{second:%Y-%m-%dT%H:%M:%S}Z ERROR timeout"])
-    if second.date() != first.date():
-        return  # a clock pair across midnight is not read as a difference
     claim = "发布" + form.format(n=apart, m=apart) + "开始报错"
     (duration,) = extract_entities(claim)
     assert derived_duration(duration, claim, evidence)
@@ -290,3 +288,33 @@ def test_a_range_rounded_outward_around_its_lines_is_their_range(
     assert _grounded(form.format(a=clock(first), b=clock(end)), output)
     assert not _grounded(form.format(a=clock(first), b=clock(last + 20)), output)
     assert not _grounded(form.format(a=clock(last + 20), b=clock(last + 30)), output)
+
+
+@given(
+    st.integers(0, 86399),
+    st.integers(1, 96),
+    st.sampled_from(["lasted about {h} hours", "持续了约 {h} 小时", "{h} hours later it ended"]),
+)
+def test_a_duration_between_dated_times_is_the_instants_difference(start: int, hours: int, form: str) -> None:
+    """20:00 on the 21st to 13:00 on the 23rd is 41 h — not 17 h, nor the 4 h two times of day of
+    other days happen to be apart."""
+    first = datetime(2013, 12, 21, tzinfo=UTC) + timedelta(seconds=start)
+    second = first + timedelta(hours=hours)
+    line = f"anomaly 1: {first:%Y-%m-%dT%H:%M:%S}Z – {second:%Y-%m-%dT%H:%M:%S}Z up"
+    evidence = Corpus([line])
+    (right,) = extract_entities(form.format(h=hours))
+    assert derived_duration(right, form.format(h=hours), evidence)
+    day_apart = (hours % 24) or 24
+    if day_apart != hours:
+        (clock_only,) = extract_entities(form.format(h=day_apart))
+        assert not derived_duration(clock_only, form.format(h=day_apart), evidence)
+
+
+@given(st.integers(0, 1439), st.integers(1, 30))
+def test_times_of_day_without_dates_are_apart_the_short_way_round_midnight(minute: int, apart: int) -> None:
+    first = datetime(2026, 7, 7, tzinfo=UTC) + timedelta(minutes=minute)
+    second = first + timedelta(minutes=apart)
+    evidence = Corpus([f"{first:%H:%M} deploy", f"{second:%H:%M} ERROR"])
+    claim = f"{apart} 分钟后开始报错"
+    (duration,) = extract_entities(claim)
+    assert derived_duration(duration, claim, evidence)

@@ -328,3 +328,166 @@ def test_a_ratio_written_as_a_word_is_a_ratio(word: tuple[str, float], base: int
 def test_half_of_a_duration_is_no_ratio(words: str) -> None:
     line = "2026-07-07T11:28:30Z inventory-service release: sku cache enabled"
     assert "ratio" not in _outcome(f"The release came at 11:28, {words} the errors", line, line)[1]
+
+
+# --- structure states what a word would: a template covering every matched line, a constant window ----
+
+
+@given(st.integers(2, 900), st.integers(0, 3), st.sampled_from(["这些错误都是 {code}", "all of them were {code}"]))
+def test_a_template_covering_every_matched_line_states_all(count: int, short: int, form: str) -> None:
+    """Quoting "12×" of "matched 12 lines" quotes all of them; of "matched 15 lines", not."""
+    template = f"  {count}× ERROR 2026-07-07T14:00:05Z – 2026-07-07T14:27:56Z ERR_ORDER_VALIDATION coupon is null"
+    matched = count + short
+    output = f"query_logs service=order-service\nmatched {matched} lines (ERROR {matched})\ntemplates:\n{template}\n"
+    outcome, reason = _outcome(form.format(code="ERR_ORDER_VALIDATION"), output, template.strip())
+    assert (outcome == "pass") is (short == 0), reason
+
+
+@given(
+    st.integers(1, 500),
+    st.integers(0, 40),
+    st.sampled_from(["整个窗口内活跃连接数一直是 {v}", "it stayed at {v} the whole time"]),
+)
+def test_a_window_whose_min_is_its_max_states_always(value: int, spread: int, form: str) -> None:
+    line = f"window: min {value} connections, max {value + spread} connections, avg {value} connections (30 points)"
+    outcome, reason = _outcome(form.format(v=value), line, line)
+    assert (outcome == "pass") is (spread == 0), reason
+
+
+@given(
+    st.sampled_from(["前后", "和", "与", "及", "、"]),
+    st.sampled_from(["都", "均", "全都"]),
+)
+def test_a_distributive_word_over_things_named_one_by_one_is_no_overgeneralisation(
+    enumeration: str, distributive: str
+) -> None:
+    line = "2026-07-07T11:45:08Z WARN inventory-service [GC] Full GC (Allocation Failure) 1931M->1925M(2048M), 2.31s"
+    if enumeration == "前后":
+        text = f"11:45:08 的 Full GC 前后堆占用{distributive}约 1.9 GB"
+    else:
+        text = f"inventory-service {enumeration} GC 线程{distributive}在 11:45:08 停顿"
+    outcome, reason = _outcome(text, line, line)
+    assert "unstated" not in reason, (text, reason)
+    # 所有 still claims all, whatever its clause names
+    outcome, reason = _outcome(f"inventory-service {enumeration} GC 所有停顿都在 11:45:08", line, line)
+    assert outcome == "warn" and reason.startswith("unstated"), reason
+
+
+def test_an_inference_names_a_state_any_cited_output_of_the_session_states() -> None:
+    """ "这很可能是支付超时的根因": the timeouts are another call's observation; a direct claim
+    still needs its own lines to state them."""
+    timeouts = "2026-07-07T10:00:00Z ERROR payment-service order=886991 ERR_TIMEOUT request timeout cost=5213ms"
+    change = "2026-07-07T09:58:03Z payment-service config: maximum-pool-size=50 (was 100)"
+    store = InMemoryInvocations([invocation(501, output=timeouts), invocation(502, output=change)])
+    for level, expected in (("indirect", "pass"), ("direct", "warn")):
+        claims = [
+            claim("claim-1", "payment-service 出现 ERR_TIMEOUT", [binding([501], "ERR_TIMEOUT request timeout")]),
+            claim(
+                "claim-2",
+                "09:58 连接池上限调成了 50，这很可能是支付超时的原因",
+                [binding([502], change)],
+                claim_type="observation",
+                support_level=level,
+            ),
+        ]
+        report = _GATEKEEPER.validate(v2(claims), session_id=SESSION, invocations=store)
+        (check,) = [
+            c
+            for t in report.claim_traces
+            if t.claim_id == "claim-2"
+            for c in t.checks
+            if c.rule_id == "claim.stated_content"
+        ]
+        assert check.outcome == expected, (level, check.reason)
+
+
+# --- "N times": a count, or a ratio when it compares ---------------------------------------------------
+
+
+@given(
+    st.integers(2, 9),
+    st.sampled_from(
+        ["CPU went up {k} times at 03:54", "latency was {k} times higher than usual", "{k} times the median"]
+    ),
+)
+def test_n_times_that_compares_is_a_ratio(k: int, form: str) -> None:
+    line = "2022-08-22T03:54:19Z 80.53%"
+    outcome, reason = _outcome(form.format(k=k), line, line)
+    assert outcome == "warn" and "ratio" in reason, reason
+
+
+@given(st.integers(2, 99), st.sampled_from(["getAllFood failed {k} times", "retried {k} times over the hour"]))
+def test_n_times_that_counts_is_no_ratio(k: int, form: str) -> None:
+    line = "2026-07-07T10:00:00Z ERROR food-service getAllFood failed"
+    _, reason = _outcome(form.format(k=k), line, line)
+    assert "ratio" not in reason, reason
+
+
+@given(st.sampled_from([w for name, w in _words("state") if name == "lost"]))
+def test_lost_is_an_interpretation_counts_do_not_state(word: str) -> None:
+    line = (
+        "2017-05-16 00:09:12 WARNING nova.compute.manager While synchronizing instance power states, "
+        "found 1 instances in the database and 0 instances on the hypervisor."
+    )
+    outcome, reason = _outcome(f"The hypervisor {word} the instance at 00:09", line, line)
+    assert outcome == "warn" and reason.startswith("unstated"), reason
+
+
+# --- a cause one line shows, a derivation from the claim's own lines --------------------------------------
+
+_CAUSE_WORDS = st.sampled_from(["because", "due to", "导致的", "引起的", "caused by"])
+
+
+@given(
+    st.sampled_from(["getAllFood", "OrderValidator", "checkoutHandler"]),
+    st.sampled_from(["foodStoresListResult", "couponCode", "paymentToken"]),
+    _CAUSE_WORDS,
+)
+def test_a_cause_one_quoted_line_shows_with_its_effect_is_that_lines_reading(
+    effect: str, cause: str, word: str
+) -> None:
+    """ "X failed because Y was null" of a line "[X][Failed!][Y is null]" reads one line; the same
+    words across two lines, on a line that itself says a cause word, or typed root_cause, still
+    need two independent observations."""
+    line = f"2023-01-29T09:31:11Z ERROR food-service [{effect}][Request Failed!][{cause} is null]"
+    text = f"{effect} failed {word} {cause} was null" if word.isascii() else f"{cause} 为空{word} {effect} 失败"
+
+    def outcome(output: str, excerpt: str, claim_type: str = "symptom") -> str:
+        store = InMemoryInvocations([invocation(701, output=output)])
+        made = claim(text=text, bindings=[binding([701], excerpt)], claim_type=claim_type)
+        report = _GATEKEEPER.validate(v2([made]), session_id=SESSION, invocations=store)
+        checks = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.root_cause_support"]
+        return checks[0].outcome if checks else "none"
+
+    assert outcome(line, line) == "none"
+    assert outcome(line, line, "root_cause") == "warn"
+    split = (
+        f"2023-01-29T09:31:11Z ERROR food-service [{effect}][Request Failed!]\n"
+        f"2023-01-29T09:31:12Z WARN food-service [{cause} is null]"
+    )
+    assert outcome(split, split) == "warn"
+    asserted = line.replace("[Request Failed!]", "[Request Failed because]")
+    assert outcome(asserted, asserted) == "warn"
+
+
+@given(st.integers(2, 9))
+def test_a_duration_is_derived_from_the_claims_own_lines_not_the_calls_record(hours: int) -> None:
+    """The retrieval details list every episode: two of their times give some duration; the
+    claim's own line must."""
+    own = "anomaly 1: 2013-12-21T20:00:00Z – 2013-12-23T13:00:00Z (41 points, 41 h) up"
+    other = f"anomaly 2: 2013-12-24T05:00:00Z – 2013-12-24T{5 + hours:02d}:00:00Z up"
+    details = {"anomalies": [{"onset": "2013-12-24T05:00:00Z", "end": f"2013-12-24T{5 + hours:02d}:00:00Z"}]}
+    store = InMemoryInvocations([invocation(702, output=f"{own}\n{other}", retrieval_details=details)])
+    made = claim(text=f"The high spell lasted about {hours} hours.", bindings=[binding([702], "(41 points, 41 h) up")])
+    report = _GATEKEEPER.validate(v2([made]), session_id=SESSION, invocations=store)
+    (check,) = [
+        c
+        for t in report.claim_traces
+        for c in t.checks
+        if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
+    ]
+    assert check.outcome in ("warn", "fail"), check.reason
+    made = claim(text="The high spell lasted about 41 hours.", bindings=[binding([702], "(41 points, 41 h) up")])
+    report = _GATEKEEPER.validate(v2([made]), session_id=SESSION, invocations=store)
+    assert "claim.entity_grounding" not in report.result.failed_rules
+    assert not report.result.warnings, report.result.warnings

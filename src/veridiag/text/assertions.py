@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, islice
 
 from veridiag.text.entities import Corpus, Entity, extract_entities
 from veridiag.text.normalize import reader_text
@@ -124,6 +124,8 @@ ADOPTABLE = frozenset({"error_code", "identifier"})
 #: What opens a quotation of a line's words.
 _QUOTE_OPENERS = (":", "：", '"', "“", "「", "『", "'", "‘", "«")
 _FULL_STOP = re.compile(r"\.(?=\s|$)")
+#: How many of the lines holding a fact ``asserting_lines`` reads.
+_LINES_READ = 64
 
 
 class AssertedFacts:
@@ -144,16 +146,17 @@ class AssertedFacts:
         self._records = Corpus(list(records))
         self._asserted: dict[int, bool] = {}
 
-    def _holding(self, fact: str) -> list[int]:
-        needle, found = fact.lower(), []
+    def _holding(self, fact: str) -> Iterator[int]:
+        """The lines holding ``fact``, found one at a time: an instance name may stand on
+        thousands of lines, and most questions are answered by the first few."""
+        needle = fact.lower()
         at = self._folded.find(needle)
         while at >= 0:
             index = bisect_right(self._starts, at) - 1
-            found.append(index)
+            yield index
             at = self._folded.find(
                 needle, self._starts[index + 1] if index + 1 < len(self._starts) else len(self._folded)
             )
-        return found
 
     def _is_asserted(self, index: int) -> bool:
         if index not in self._asserted:
@@ -161,8 +164,16 @@ class AssertedFacts:
         return self._asserted[index]
 
     def asserting_lines(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
-        """The asserting lines that hold a code, id or name of ``text``."""
-        found = {i for e in _adoptable(text, known_services) for i in self._holding(e.text) if self._is_asserted(i)}
+        """The asserting lines that hold a code, id or name of ``text`` — among the first
+        ``_LINES_READ`` lines holding each: a fact on more lines than that is the data's (an
+        instance name on every metric line; reading them all cost ~10 ms a check, measured),
+        and a fact only an assertion holds stands on few lines, all read."""
+        found = {
+            i
+            for e in _adoptable(text, known_services)
+            for i in islice(self._holding(e.text), _LINES_READ)
+            if self._is_asserted(i)
+        }
         return [self._lines[i] for i in sorted(found)]
 
     def unquoted(self, text: str, lines: Iterable[str]) -> str:
@@ -186,7 +197,13 @@ class AssertedFacts:
         adopted = []
         for entity in _adoptable(text, known_services):
             holding = self._holding(entity.text)
-            if holding and all(self._is_asserted(i) for i in holding) and not self._records.contains(entity):
+            first = next(holding, None)
+            if (
+                first is not None
+                and self._is_asserted(first)
+                and all(self._is_asserted(i) for i in holding)
+                and not self._records.contains(entity)
+            ):
                 adopted.append(entity.text)
         return adopted
 

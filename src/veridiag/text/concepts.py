@@ -39,6 +39,11 @@ class ConceptFile(WordModel):
     absences: list[Word] = Field(default_factory=list)
     clause_absences: list[Word] = Field(default_factory=list)
     not_words: list[Word] = Field(default_factory=list)
+    distributive: list[Word] = Field(default_factory=list)
+    times_words: list[Word] = Field(default_factory=list)
+    function_words: list[Word] = Field(default_factory=list)
+    times_compared_by: list[Word] = Field(default_factory=list)
+    enumerations: list[Word] = Field(default_factory=list)
     ratio_words: dict[Word, Decimal] = Field(default_factory=dict)
     concepts: dict[Word, ConceptWords] = Field(min_length=1)
 
@@ -143,6 +148,14 @@ class Concepts:
         self._words = _WordIndex((name, entry.words) for name, entry in file.concepts.items())
         self._ratio_words = _WordIndex((str(value), [word]) for word, value in file.ratio_words.items())
         self._not_words = tuple(file.not_words)
+        self._distributive = frozenset(file.distributive)
+        self.function_words = frozenset(w.lower() for w in file.function_words)
+        self._times = re.compile(
+            rf"(?<![\w.])(?P<value>\d+(?:\.\d+)?)\s*(?:{_alternation(file.times_words) or '(?!)'})"
+            rf"(?P<after>\s+(?:{_alternation(file.times_compared_by) or '(?!)'}))?",
+            re.IGNORECASE,
+        )
+        self._enumerations = tuple(file.enumerations)
         self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
         #: A negation ending right before a hit, up to two words or four characters back.
         self._denied = re.compile(
@@ -183,12 +196,36 @@ class Concepts:
         read = self._without_not_words(reader_text(text))
         return [(read[start:end], Decimal(value)) for start, end, value in self._ratio_words.find(read)]
 
+    def times_ratios(self, text: str) -> list[tuple[str, Decimal]]:
+        """ "N times" that compares ("4 times higher", "went up 4 times"), with N; a count
+        ("failed 5 times") is none."""
+        read = self._without_not_words(reader_text(text))
+        matches = list(self._times.finditer(read))
+        if not matches:
+            return []
+        found = []
+        directions = [hit for hit in self.in_claim(read) if hit.kind == "direction"]
+        for match in matches:
+            before = read[max(0, match.start() - 24) : match.start()].rstrip()
+            after_direction = any(before.endswith(hit.word) for hit in directions if hit.end <= match.start())
+            if match.group("after") or after_direction:
+                found.append((match.group().strip(), Decimal(match.group("value"))))
+        return found
+
     def _without_not_words(self, read: str) -> str:
         """``read`` with the compounds that hold a concept word but are not it blanked (same length)."""
         for compound in self._not_words:
             if compound in read:
                 read = read.replace(compound, " " * len(compound))
         return read
+
+    def enumerated(self, text: str, hit: ConceptHit) -> bool:
+        """Does the distributive ``hit`` ("都") spread over things its clause names one by one
+        ("前后…都", "A 和 B 都")? Each of them is then a fact of its own, not "all"."""
+        if hit.word not in self._distributive:
+            return False
+        before = text[_clause_start(text, hit.start) : hit.start]
+        return any(word in before for word in self._enumerations)
 
     def denies_after(self, text: str, end: int) -> bool:
         """Does an absence word follow right after ``text[:end]`` ("都没有重启")? The absolute

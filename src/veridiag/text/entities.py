@@ -14,7 +14,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
@@ -36,6 +36,7 @@ class EntityWords(WordModel):
     id_suffixes: list[Word] = Field(min_length=1)
     status_words: list[Word] = Field(min_length=1)
     service_suffixes: list[Word] = Field(min_length=1)
+    plain_words: list[Word] = Field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -54,7 +55,7 @@ _WORDS = entity_words()
 _UNIT_ALT = _UNITS.alternation()
 _NUMBER_AT = re.compile(NUMBER)
 _UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
-_END = r"(?![A-Za-z0-9_.-])"
+_END = r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])"
 #: Where a fact can start: a digit, a Latin letter, or the first character of a non-Latin keyword.
 _STARTS = "".join(sorted({re.escape(w[0]) for w in (*_WORDS.id_keywords, *_WORDS.status_words) if not w[0].isascii()}))
 
@@ -156,8 +157,12 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
     kind = match.lastgroup
     group = match.group
     if kind == "word":
-        word = group()
-        return Entity("service", word, (word.lower(),)) if services and word.lower() in services else None
+        word = group().rstrip(".")  # a sentence's full stop is no part of the name
+        if services and word.lower() in services:
+            return Entity("service", word, (word.lower(),))
+        if _BARE_ID.fullmatch(word) and word not in _PLAIN:
+            return Entity("identifier", word, (word,))  # "dn228", "tbird-admin1": a host or node
+        return None
     if kind == "ts":
         return _timestamp(match)
     if kind in ("id", "hex", "ip"):
@@ -174,6 +179,10 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
     return _number(match)
 
 
+#: A lower-case name ending in a number: a host, node or device ("dn228", "tbird-admin1", "web-01");
+#: a number inside it makes it something else (a thread: "http-nio-8080-exec-12").
+_BARE_ID = re.compile(r"[a-z]{2,}(?:-[a-z]+)*-?\d{1,6}")
+_PLAIN = frozenset(_WORDS.plain_words)
 _NAME_WITH_NUMBER = re.compile(r"[A-Z]{2,}-\d{1,2}")
 _STATUS = re.compile(r"[1-5]\d\d")
 _DECADE = re.compile(r"1\d\d0|20\d0")
@@ -378,7 +387,11 @@ class TextFacts:
         spans: list[tuple[int, int, Entity]] = []
         for match in _LEXER.finditer(text):
             kind = match.lastgroup
-            if kind == "word" and (not services or match.group().lower() not in services):
+            if (
+                kind == "word"
+                and (not services or match.group().lower() not in services)
+                and not match.group().rstrip(".")[-1:].isdigit()
+            ):
                 continue  # most matches: a word that is no fact, skipped without a call
             entity = _entity(match, services)
             if entity is not None:
@@ -1025,8 +1038,8 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
         return False
     assert entity.value is not None and entity.factor is not None and entity.precision is not None
     claim = fact_text(claim_text)
-    seconds = sorted({_seconds(m) for text in (evidence.text, claim) for m in _CLOCK_AT.finditer(text)})
-    if len(seconds) < 2 or len(seconds) > _MAX_CLOCKS:
+    times = sorted({_when(m) for text in (evidence.text, claim) for m in _CLOCK_AT.finditer(text)}, key=str)
+    if len(times) < 2 or len(times) > _MAX_CLOCKS:
         return False
     target, tolerance = entity.value * entity.factor, entity.precision * entity.factor / 2
     at = claim.find(entity.text)
@@ -1037,12 +1050,38 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
         )
         == "at_most"
     )
-    for i, first in enumerate(seconds):
-        for second in seconds[i + 1 :]:
-            apart = Decimal(second - first)
+    for i, first in enumerate(times):
+        for second in times[i + 1 :]:
+            apart = Decimal(_apart(first, second))
             if abs(apart - target) <= tolerance or (bounded and apart <= target + tolerance):
                 return True
     return False
+
+
+#: A date written right before a clock ("2013-12-21T20:00"): the clock is then an instant.
+_DATE_BEFORE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]$")
+
+
+def _when(clock: re.Match[str]) -> tuple[int, int | None]:
+    """A clock's second of the day, and its day when a date is written with it."""
+    dated = _DATE_BEFORE.search(clock.string, max(0, clock.start() - 11), clock.start())
+    day = None
+    if dated is not None:
+        try:
+            day = date(int(dated.group(1)), int(dated.group(2)), int(dated.group(3))).toordinal()
+        except ValueError:
+            day = None
+    return _seconds(clock), day
+
+
+def _apart(first: tuple[int, int | None], second: tuple[int, int | None]) -> int:
+    """Seconds between two clocks: between instants when both carry a date (20:00 on the 21st
+    to 13:00 on the 23rd is 41 h, not 17), else between times of day, the short way round
+    midnight (23:58 to 00:02 is 4 minutes)."""
+    if first[1] is not None and second[1] is not None:
+        return abs((second[1] - first[1]) * 86400 + second[0] - first[0])
+    apart = abs(second[0] - first[0])
+    return min(apart, 86400 - apart)
 
 
 def _seconds(clock: re.Match[str]) -> int:

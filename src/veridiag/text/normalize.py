@@ -11,6 +11,8 @@ A claim written ``ERR_ＴＩＭＥＯＵＴ`` (full width), ``5\u200b300ms`` (a 
 - a letter that looks Latin inside a word that is otherwise Latin is mapped to Latin, with the
   homoglyph table of ``confusable_homoglyphs`` (a word wholly in another script is left alone;
   the table is loaded when the first such word is read);
+- a C-style octal escape of ASCII punctuation (``\042`` in HPC and syslog lines) is read as
+  the mark it stands for: ``Component \042alt0\042`` names ``alt0``;
 - a Chinese numeral right before a unit (秒, 条, 次 …) or in 百分之… becomes digits, read by
   ``cn2an`` — only there: elsewhere 一 and 两 are words (一直, 统一), not numbers, and a lone 一
   before a unit is the article "a" (有一次变更), not a count. cn2an is imported when the first
@@ -56,8 +58,21 @@ _FRACTION = re.compile("[\u00bc-\u00be\u2150-\u215f\u2189]")
 _ASCII_RUNS = re.compile(r"[\x00-\x7f]+")
 
 
+#: An octal escape of a printable ASCII mark (not a letter or digit): ``\042`` is ``"``; after
+#: an escaped backslash (``\\042``) it is the digits it shows.
+_OCTAL_MARK = re.compile(r"(?<!\\)\\(0[4-5][0-7]|07[2-7]|100|13[3-7]|140|17[3-6])")
+
+
+def _unescaped(text: str) -> str:
+    if "\\" not in text:
+        return text
+    return _OCTAL_MARK.sub(lambda m: chr(int(m.group(1), 8)), text)
+
+
 def reader_text(text: str) -> str:
-    """NFKC, no invisible characters, Latin look-alikes in Latin words, Chinese numerals before units."""
+    """NFKC, no invisible characters, escaped marks read, Latin look-alikes in Latin words,
+    Chinese numerals before units."""
+    text = _unescaped(text)
     if text.isascii():
         return text
     if _FRACTION.search(text):

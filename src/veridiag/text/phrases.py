@@ -22,6 +22,8 @@ _JOINERS = str.maketrans("-_", "  ")
 #: A run of blanks between two characters outside ASCII (Chinese is written without them).
 _CJK_BLANKS = re.compile(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])")
 _WORDISH = re.compile(r"\w")
+#: What ends a clause: a cause word joins what its own clause says.
+_CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "\n")
 
 
 def _folded(text: str, *, read: bool = False) -> str:
@@ -59,6 +61,20 @@ class PhraseList:
         if not any(probe in folded for probe in self.probes):
             return []
         return sorted({m.group() for m in self.pattern.finditer(folded)})
+
+    def split(self, text: str) -> list[tuple[str, str, str]]:
+        """Each phrase of ``text`` with the folded text before and after it in its clause:
+        what the phrase joins ("X 导致 Y" → ``("x ", "导致", " y")``)."""
+        if self.pattern is None:
+            return []
+        folded = _folded(text)
+        found = []
+        for match in self.pattern.finditer(folded):
+            start = max(folded.rfind(mark, 0, match.start()) for mark in _CLAUSE_MARKS) + 1
+            ends = [at for mark in _CLAUSE_MARKS if (at := folded.find(mark, match.end())) >= 0]
+            end = min(ends, default=len(folded))
+            found.append((folded[start : match.start()], match.group(), folded[match.end() : end]))
+        return found
 
 
 @lru_cache(maxsize=32)

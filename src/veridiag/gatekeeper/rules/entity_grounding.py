@@ -122,11 +122,14 @@ class _Check:
         they align with) or the calls' context; elsewhere in the output only warns."""
         near = Corpus([*regions, *(self.context_text(inv) for inv in sources)])
         entities = self.entities(text, near.tokens)
+        # A derivation is computed from the claim's own lines, not from the call's whole record
+        # (its retrieval details list every episode: any two of their times give some duration).
+        own_lines = Corpus(regions) if regions else None
         outside = [
             entity
             for entity in entities
             if not near.contains(entity, literal=literal)
-            and (literal or not isinstance(text, str) or not computed(entity, text, near))
+            and (literal or not isinstance(text, str) or own_lines is None or not computed(entity, text, own_lines))
         ]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]

@@ -9,12 +9,17 @@ A claim of another type whose own words name a cause ("支付失败是因为数�
 "timed out because …": ``causalWording``, data) is a root cause by what it says, whatever
 its type: checked the same, so a model cannot confirm a cause by calling it a symptom. Words
 it quotes from its own excerpts (after a colon or a quote mark) are the evidence's, not the
-claim's (a log template saying "Caused by: …" is an observation of that line).
+claim's (a log template saying "Caused by: …" is an observation of that line). Nor is a cause
+that one quoted line shows joined to its effect, in a line that itself says no cause word: the
+program wrote them together ("NullPointerException: coupon is null" read as "coupon 为空导致的
+NullPointerException") — an observation of that line, not an incident's root cause, which
+stays a ``root_cause`` claim's to make.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -58,6 +63,25 @@ def names_a_cause(claim: ClaimView, wording: PhraseList) -> list[str]:
     return wording.hits(own_words(text, outputs))
 
 
+#: A term either side of a cause word may be found by on a line: a Latin word of five or more
+#: characters (an identifier, an exception, a field) — short words recur anywhere.
+_TERM = re.compile(r"[a-z][a-z0-9_$]{4,}")
+
+
+def read_off_one_line(claim_text: str, lines: list[str], wording: PhraseList) -> bool:
+    """Does every cause word of the claim join two things one quoted line shows together, on a
+    line that says no cause word itself (an assertion there is not adopted this way)?"""
+    joined = wording.split(claim_text)
+    if not joined or not lines:
+        return False
+    plain = [line.lower() for text in lines for line in text.splitlines() if not wording.hits(line)]
+    return all(any(_shows(before, line) and _shows(after, line) for line in plain) for before, _word, after in joined)
+
+
+def _shows(side: str, line: str) -> bool:
+    return any(term in line for term in _TERM.findall(side))
+
+
 def _observation(invocation: InvocationView) -> tuple[str, str]:
     """What one observation is: a tool and its arguments (two runs of the same query, or of
     the same output, observe one thing once)."""
@@ -91,6 +115,9 @@ class RootCauseSupport(GatekeeperRule):
             named = [] if claim.claim.get("claim_type") in params.claim_types else names_a_cause(claim, wording)
             if claim.claim.get("claim_type") not in params.claim_types and not named:
                 continue
+            text = claim.claim.get("claim_text")
+            if named and isinstance(text, str) and read_off_one_line(text, context.quoted_lines(claim), wording):
+                continue  # the line's own reading, stated by one observation: nothing to judge
             usable = {
                 invocation.id: invocation
                 for binding in claim.bindings

@@ -48,7 +48,7 @@ _MULTIPLE = re.compile(
 )
 #: A whole number counting what follows it ("6 services", "3 台机器"; not a clock, date, version,
 #: decimal or a code at a clause's end).
-_BARE_COUNT = re.compile(r"(?<![\d:.\-/])\d+\s?(?:[个台条次家项位]|[A-Za-z\u4e00-\u9fff])")
+_BARE_COUNT = re.compile(r"(?<![\d:.\-/])\d+\s?(?:[个台条次家项位]|[\u4e00-\u9fff]|(?P<word>[A-Za-z]+))")
 #: What ends a clause: an absolute counts what its own clause counts.
 _CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "：", ": ", "\n")
 
@@ -82,7 +82,10 @@ class StatedContent(GatekeeperRule):
                 continue  # nothing quoted: excerpt and grounding rules speak for it
             cited = [inv for b in claim.bindings for inv in b.usable if inv.output]
             asked = "\n".join(dict.fromkeys(context.evidence(inv).context for inv in cited))
-            problems = _judge(text, lines, asked, partial(_any_calm, context, cited), params)
+            stated = partial(
+                _stated_otherwise, context, text, lines, cited, claim.claim.get("support_level") == "indirect"
+            )
+            problems = _judge(text, lines, asked, partial(_any_calm, context, cited), params, stated=stated)
             ordinal = _ordinal_times(text, [inv.output for inv in cited])
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -98,6 +101,34 @@ class StatedContent(GatekeeperRule):
         return result
 
 
+def _stated_otherwise(
+    context: ValidationContext, text: str, lines: list[str], cited: list[InvocationView], inference: bool
+) -> frozenset[str]:
+    """What states a claim's concepts besides its lines' words: their structure, and for an
+    inference the session — it explains what the session observed: the state it names ("支付
+    超时的根因") may stand in any output the session cites, not only its own."""
+    stated = _whole_set(lines, [inv.output or "" for inv in cited])
+    return stated | _session_states(context, text) if inference else stated
+
+
+def _session_states(context: ValidationContext, text: str) -> frozenset[str]:
+    """The state concepts of ``text`` some output of the session states (each output read
+    once per concept per run)."""
+    vocabulary = concepts()
+    found: set[str] = set()
+    for hit in vocabulary.in_claim(text):
+        if hit.kind != "state":
+            continue
+        for invocation in context.invocations.values():
+            key = ("states", hit.concept, invocation.id)
+            if key not in context.memo:
+                context.memo[key] = bool(invocation.output) and vocabulary.states(hit.concept, invocation.output or "")
+            if context.memo[key]:
+                found.add(hit.concept)
+                break
+    return frozenset(found)
+
+
 def _any_calm(context: ValidationContext, invocations: list[InvocationView]) -> bool:
     return any(_calm(context, invocation) for invocation in invocations)
 
@@ -111,26 +142,71 @@ def _calm(context: ValidationContext, invocation: InvocationView) -> bool:
     return bool(context.memo[key])
 
 
+#: A log template as query_logs writes it ("840× ERROR …") and the count of lines it matched.
+_TEMPLATE_COUNT = re.compile(r"^\s*(\d+)× ")
+_MATCHED = re.compile(r"^matched (\d+) lines", re.MULTILINE)
+#: A window summary whose least and greatest values are one ("min 50 connections, max 50 connections").
+_MIN_MAX = re.compile(r"\bmin (?P<low>-?\d+(?:\.\d+)?)\b.*?\bmax (?P<high>-?\d+(?:\.\d+)?)\b")
+
+
+def _whole_set(lines: list[str], outputs: list[str]) -> frozenset[str]:
+    """The absolutes the quoted lines state by their structure, not a word: a template whose
+    count is every line the query matched ("12×" of "matched 12 lines") is *all* of them; a
+    window whose min is its max is that value *always* (and at *all* its points)."""
+    stated: set[str] = set()
+    counts = {int(count.group(1)) for line in lines if (count := _TEMPLATE_COUNT.match(line)) is not None}
+    if counts and counts & {int(m.group(1)) for output in outputs for m in _MATCHED.finditer(output[:4096])}:
+        stated.add("all")
+    for line in lines:
+        bounds = _MIN_MAX.search(line)
+        if bounds is not None and Decimal(bounds.group("low")) == Decimal(bounds.group("high")):
+            stated |= {"always", "all"}
+    return frozenset(stated)
+
+
 def _judge(
-    text: str, lines: list[str], asked: str, output_is_calm: Callable[[], bool], params: StatedParams
+    text: str,
+    lines: list[str],
+    asked: str,
+    output_is_calm: Callable[[], bool],
+    params: StatedParams,
+    *,
+    stated: Callable[[], frozenset[str]] = frozenset,
 ) -> list[tuple[str, str]] | None:
     """What the claim says that its lines do not; None when it says nothing this rule reads.
     What a line is about may stand in what the call asked for instead (``asked``: its metric or
     query): "the error rate rose" quoting "peak 12.49%" of ``gateway_error_rate`` states an
-    error; its absolutes, directions and evaluations must be the lines' own."""
+    error; its absolutes, directions and evaluations must be the lines' own. ``stated``: the
+    concepts stated otherwise (by the lines' structure, or the session for an inference),
+    asked only when a word is not stated by the lines."""
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
     problems: list[tuple[str, str]] = []
+    otherwise: frozenset[str] | None = None
     hits = vocabulary.in_claim(text, own)
-    if not hits and not _MULTIPLE.search(reader_text(own)) and not vocabulary.ratio_words(own):
+    if (
+        not hits
+        and not _MULTIPLE.search(reader_text(own))
+        and not vocabulary.ratio_words(own)
+        and not vocabulary.times_ratios(own)
+    ):
         return None
     for hit in hits:
         if hit.kind == "ordinal":
             continue  # checked against the whole output (``_ordinal_times``)
-        if vocabulary.states(hit.concept, evidence) or (hit.kind == "state" and vocabulary.states(hit.concept, asked)):
+        if (
+            vocabulary.states(hit.concept, evidence)
+            or (hit.kind == "state" and vocabulary.states(hit.concept, asked))
+            or hit.concept in (otherwise := stated() if otherwise is None else otherwise)
+        ):
             continue
-        if hit.kind == "absolute" and not _counted(own, hit) and not vocabulary.denies_after(own, hit.end):
+        if (
+            hit.kind == "absolute"
+            and not _counted(own, hit)
+            and not vocabulary.denies_after(own, hit.end)
+            and not vocabulary.enumerated(own, hit)
+        ):
             problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) is not what its quoted lines say"))
         elif hit.kind == "state":
             problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) interprets what its quoted lines do not state"))
@@ -163,7 +239,12 @@ def _counted(own: str, hit: ConceptHit) -> bool:
         return True
     for fact in facts:  # an order number, a status code, a duration count nothing
         clause = clause.replace(fact.text, " ")
-    return _BARE_COUNT.search(clause) is not None  # "none of the 6 services", "3 台机器都"
+    # "none of the 6 services", "3 台机器都"; not "at 50 the whole time"
+    function_words = concepts().function_words
+    return any(
+        (word := count.group("word")) is None or word.lower() not in function_words
+        for count in _BARE_COUNT.finditer(clause)
+    )
 
 
 def _direction(own: str, hit: ConceptHit, evidence: str, calm: bool) -> list[tuple[str, str]]:
@@ -258,7 +339,7 @@ def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
         written = _decimal(match.group("before") or match.group("after"))
         if written is not None and written > 1:
             written_ratios.append((match.group().strip(), written))
-    written_ratios += concepts().ratio_words(own)
+    written_ratios += concepts().ratio_words(own) + concepts().times_ratios(own)
     problems: list[tuple[str, str]] = []
     for spelled, written in written_ratios:
         if any(_close(stated, written, Decimal("0.05")) for stated in _multiples(evidence)):
