@@ -318,3 +318,18 @@ def test_times_of_day_without_dates_are_apart_the_short_way_round_midnight(minut
     claim = f"{apart} 分钟后开始报错"
     (duration,) = extract_entities(claim)
     assert derived_duration(duration, claim, evidence)
+
+
+@given(st.integers(1000, 9_999_999), st.sampled_from(["failed {n} times", "共 {n} 次", "matched {n} lines"]))
+def test_digits_grouped_in_thousands_are_one_number(n: int, form: str) -> None:
+    grouped = f"{n:,}"
+    assert _grounded(form.format(n=grouped), f"query matched {n} lines, {n} times")
+    assert _grounded(form.format(n=n), f"query matched {grouped} lines, {grouped} times")
+    assert not _grounded(form.format(n=grouped.split(",", 1)[1].lstrip("0") or "1"), f"query matched {n} lines")
+
+
+@given(st.integers(64, 8191), st.sampled_from(["Ki", "Mi", "Gi"]))
+def test_a_binary_size_written_apart_is_its_unit(value: int, letter: str) -> None:
+    output = f"2026-07-07T10:00:00Z {value} {letter}"
+    assert _grounded(f"used {value} {letter}B", output)
+    assert not _grounded(f"used {value + 7} {letter}B", output)

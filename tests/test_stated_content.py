@@ -491,3 +491,94 @@ def test_a_duration_is_derived_from_the_claims_own_lines_not_the_calls_record(ho
     report = _GATEKEEPER.validate(v2([made]), session_id=SESSION, invocations=store)
     assert "claim.entity_grounding" not in report.result.failed_rules
     assert not report.result.warnings, report.result.warnings
+
+
+@given(st.sampled_from(["所有接口都返回了 {v}", "all of them were on node-{v}", "every request carried code={v}"]))
+def test_a_template_states_all_only_of_what_it_does_not_vary(form: str) -> None:
+    """ "12× … status: <*>" of 12 matched lines says nothing of all their statuses."""
+    template = '  12× INFO 2017-05-16T00:00:21Z – 2017-05-16T00:14:09Z node-<*> "POST <*>" status: <*> code=<*>'
+    output = f"query_logs service=nova-api\nmatched 12 lines (INFO 12)\ntemplates:\n{template}\n"
+    outcome, reason = _outcome(form.format(v="404"), output, template.strip())
+    assert outcome == "warn" and reason.startswith("unstated"), reason
+
+
+def test_an_outputs_only_template_and_only_anomaly_are_all_and_the_only() -> None:
+    template = "  7× ERROR 2026-07-07T10:00:00Z – 2026-07-07T10:05:00Z RedisConnectionException: Unable to connect"
+    output = f"query_logs service=cart\nmatched 7 lines (ERROR 7)\ntemplates:\n{template}\nlines:\n"
+    line = "2026-07-07T10:00:01Z ERROR cart RedisConnectionException: Unable to connect"
+    outcome, reason = _outcome("All of the errors were RedisConnectionException", output + line, line)
+    assert outcome == "pass", reason
+    anomaly = "anomaly 1: 2026-07-07T10:00:00Z – 2026-07-07T10:29:00Z (30 points, 29 min) up; ×4.55"
+    metrics = f"query_metrics service=cart metric=cpu\n{anomaly}\npoints:\n"
+    assert _outcome("This was the only anomaly of the window", metrics, anomaly)[0] == "pass"
+    second = metrics.replace(
+        "points:", "anomaly 2: 2026-07-07T11:00:00Z – 2026-07-07T11:09:00Z (10 points) up\npoints:"
+    )
+    assert _outcome("This was the only anomaly of the window", second, anomaly)[0] == "warn"
+
+
+@given(st.sampled_from([w for name, w in _words("state") if name in ("blocked", "leak", "crashed")]))
+def test_an_inference_may_interpret_and_is_labelled_an_inference(word: str) -> None:
+    line = "2026-07-07T15:00:00Z db_connections 93"
+    for level, expected in (("indirect", "inferred"), ("direct", "unstated")):
+        store = InMemoryInvocations([invocation(801, output=line)])
+        made = claim(
+            text=f"orders were most likely hit by {word}",
+            bindings=[binding([801], line)],
+            claim_type="observation",
+            support_level=level,
+        )
+        report = _GATEKEEPER.validate(v2([made]), session_id=SESSION, invocations=store)
+        (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+        assert check.reason.startswith(expected), (level, check.reason)
+
+
+@given(st.sampled_from(["loginFailed", "OnFailureEvent", "payment_failed", "TaskFailed"]))
+def test_a_camel_case_event_name_states_its_words(event: str) -> None:
+    line = f"2026-07-07T10:00:00Z event={event} user=42"
+    assert _outcome("the login failed at 10:00", line, line)[0] == "pass"
+
+
+@given(st.integers(20, 90), st.integers(91, 99))
+def test_a_rise_and_its_fall_back_tell_one_episode(low: int, peak: int) -> None:
+    line = f"anomaly 1: 2026-07-07T10:00:00Z – 2026-07-07T10:05:00Z (6 points, 5 min) up; peak {peak}%"
+    outcome, reason = _outcome(f"CPU rose to {peak}% and fell back to {low}% by 10:06", line, line)
+    assert not reason.startswith("contradicts"), reason
+    outcome, reason = _outcome(f"CPU fell to {low}% at 10:02", line, line)
+    assert outcome == "fail" and reason.startswith("contradicts"), reason
+
+
+@given(st.integers(2, 40), st.integers(41, 99))
+def test_to_before_from_is_read_the_right_way_round(low: int, high: int) -> None:
+    line = f"2022-08-22T03:53:19Z {low}%\n2022-08-22T03:54:19Z {high}%"
+    _, reason = _outcome(f"CPU jumped to {high}% at 03:54, up from {low}% a minute earlier", line, line)
+    assert not reason.startswith("contradicts"), reason
+    _, reason = _outcome(f"CPU dropped to {low}% at 03:54, down from {high}% a minute earlier", line, line)
+    assert not reason.startswith("contradicts"), reason
+
+
+def test_a_direction_its_cited_output_states_one_way_is_stated() -> None:
+    output = (
+        "anomaly 1: 2022-08-22T03:56:19Z – 2022-08-22T03:59:20Z (3 points, 3 min) up; peak 104.87%\n"
+        "points:\n2022-08-22T03:56:19Z 100.23%"
+    )
+    point = "2022-08-22T03:56:19Z 100.23%"
+    assert _outcome("CPU spiked to 100.23% at 03:56", output, point)[0] == "pass"
+    both = output.replace("points:", "anomaly 2: 2022-08-22T04:10:00Z – 2022-08-22T04:12:00Z (2 points) down\npoints:")
+    assert _outcome("CPU spiked to 100.23% at 03:56", both, point)[1].startswith("inferred")
+
+
+@given(st.integers(2, 30), st.sampled_from(["the job failed {k} times, twice at 10:00", "it restarted twice"]))
+def test_twice_that_counts_is_no_ratio(k: int, form: str) -> None:
+    line = "2026-07-07T10:00:00Z ERROR job failed"
+    assert "ratio" not in _outcome(form.format(k=k), line, line)[1]
+    assert "ratio" in _outcome("latency was twice the median", line, line)[1]
+
+
+@given(st.integers(110, 900), st.sampled_from(["CPU was {p}% of expected", "CPU 是预期的 {p}%"]))
+def test_a_percentage_of_the_expected_value_is_a_ratio(percent: int, form: str) -> None:
+    factor = percent / 100
+    line = f"anomaly 1: 2022-08-22T03:56:19Z – 2022-08-22T03:59:20Z up; expected 27.39%; ×{factor:.2f}; score 4.3"
+    assert _outcome(form.format(p=percent), line, line)[0] == "pass"
+    outcome, reason = _outcome(form.format(p=percent * 2), line, line)
+    assert outcome == "warn" and "ratio" in reason, reason

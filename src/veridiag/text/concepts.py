@@ -43,6 +43,8 @@ class ConceptFile(WordModel):
     times_words: list[Word] = Field(default_factory=list)
     function_words: list[Word] = Field(default_factory=list)
     times_compared_by: list[Word] = Field(default_factory=list)
+    percent_relations: dict[Word, int] = Field(default_factory=dict)
+    percent_references: list[Word] = Field(default_factory=list)
     enumerations: list[Word] = Field(default_factory=list)
     ratio_words: dict[Word, Decimal] = Field(default_factory=dict)
     concepts: dict[Word, ConceptWords] = Field(min_length=1)
@@ -59,12 +61,23 @@ class ConceptHit:
     end: int
 
 
-def _alternation(words: Iterable[str]) -> str:
+#: Where a camel-case name's part begins or ends ("loginFailed", "OnFailureEvent"): a word
+#: boundary in evidence, case-sensitively, whatever the pattern's flags.
+_CAMEL_HEAD = r"(?-i:(?<=[a-z0-9])(?=[A-Z]))"
+_CAMEL_TAIL = r"(?-i:(?=[A-Z]))"
+
+
+def _alternation(words: Iterable[str], *, camel: bool = False) -> str:
+    """Whole words, longest first; ``camel``: a camel-case name's parts are words too."""
     parts = []
     for word in sorted(set(words), key=len, reverse=True):
         body = r"\s+".join(map(re.escape, word.split()))
         head = r"(?<![A-Za-z0-9_])" if word[0].isascii() and word[0].isalnum() else ""
         tail = r"(?![A-Za-z0-9_])" if word[-1].isascii() and word[-1].isalnum() else ""
+        if camel and head:
+            head = f"(?:{head}|{_CAMEL_HEAD})"
+        if camel and tail:
+            tail = f"(?:{tail}|{_CAMEL_TAIL})"
         parts.append(head + body + tail)
     return "|".join(parts)
 
@@ -149,6 +162,16 @@ class Concepts:
         self._ratio_words = _WordIndex((str(value), [word]) for word, value in file.ratio_words.items())
         self._not_words = tuple(file.not_words)
         self._distributive = frozenset(file.distributive)
+        self._relations = {word.lower(): offset for word, offset in file.percent_relations.items()}
+        references = _alternation(file.percent_references) or "(?!)"
+        self._percent = re.compile(
+            rf"(?P<value>\d+(?:\.\d+)?)\s*%\s+(?P<relation>{_alternation(file.percent_relations) or '(?!)'})"
+            rf"\s+(?:the\s+|its\s+)?(?:{references})"
+            rf"|(?:{references})的\s*(?P<of>\d+(?:\.\d+)?)\s*%"
+            rf"|比\s*(?:{references})\s*(?P<way>高|低)(?:了|出)?\s*(?P<by>\d+(?:\.\d+)?)\s*%"
+            rf"|(?P<way2>高出|低于)\s*(?:{references})\s*(?P<by2>\d+(?:\.\d+)?)\s*%",
+            re.IGNORECASE,
+        )
         self.function_words = frozenset(w.lower() for w in file.function_words)
         self._times = re.compile(
             rf"(?<![\w.])(?P<value>\d+(?:\.\d+)?)\s*(?:{_alternation(file.times_words) or '(?!)'})"
@@ -165,7 +188,8 @@ class Concepts:
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
         self._evidence = {
             name: re.compile(
-                _alternation([w.translate(_NAME_JOINERS) for w in (*entry.words, *entry.evidence)]), re.IGNORECASE
+                _alternation([w.translate(_NAME_JOINERS) for w in (*entry.words, *entry.evidence)], camel=True),
+                re.IGNORECASE,
             )
             for name, entry in file.concepts.items()
             if entry.words or entry.evidence
@@ -195,6 +219,21 @@ class Concepts:
         """Ratios written as words ("一半", "doubled"), each with its value."""
         read = self._without_not_words(reader_text(text))
         return [(read[start:end], Decimal(value)) for start, end, value in self._ratio_words.find(read)]
+
+    def percent_ratios(self, text: str) -> list[tuple[str, Decimal]]:
+        """Percentages of a reference value, each as the ratio it states ("350% of expected": 3.5)."""
+        found = []
+        for match in self._percent.finditer(reader_text(text)):
+            if match.group("value"):
+                offset = self._relations.get(" ".join(match.group("relation").lower().split()), 0)
+                share = Decimal(match.group("value")) / 100
+            elif match.group("of"):
+                offset, share = 0, Decimal(match.group("of")) / 100
+            else:
+                way = match.group("way") or ("高" if match.group("way2") == "高出" else "低")
+                offset, share = (1 if way == "高" else -1), Decimal(match.group("by") or match.group("by2")) / 100
+            found.append((match.group().strip(), share if offset == 0 else 1 + offset * share))
+        return found
 
     def times_ratios(self, text: str) -> list[tuple[str, Decimal]]:
         """ "N times" that compares ("4 times higher", "went up 4 times"), with N; a count

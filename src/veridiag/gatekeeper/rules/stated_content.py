@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import partial
 
@@ -82,10 +83,10 @@ class StatedContent(GatekeeperRule):
                 continue  # nothing quoted: excerpt and grounding rules speak for it
             cited = [inv for b in claim.bindings for inv in b.usable if inv.output]
             asked = "\n".join(dict.fromkeys(context.evidence(inv).context for inv in cited))
-            stated = partial(
-                _stated_otherwise, context, text, lines, cited, claim.claim.get("support_level") == "indirect"
-            )
-            problems = _judge(text, lines, asked, partial(_any_calm, context, cited), params, stated=stated)
+            inference = claim.claim.get("support_level") == "indirect"
+            stated = partial(_stated_otherwise, context, text, lines, cited, inference)
+            outputs = _CitedOutputs(context, cited)
+            problems = _judge(text, lines, asked, outputs, params, stated=stated, inference=inference)
             ordinal = _ordinal_times(text, [inv.output for inv in cited])
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -101,45 +102,76 @@ class StatedContent(GatekeeperRule):
         return result
 
 
+@dataclass(frozen=True, slots=True)
+class _Stated:
+    """What states a claim's concepts besides its lines' words."""
+
+    concepts: frozenset[str] = frozenset()
+    #: Templates that are every line their query matched: *all* of those lines say their text.
+    templates: tuple[str, ...] = ()
+
+    def holds(self, hit: ConceptHit, own: str) -> bool:
+        """Is ``hit`` stated — an *all* by a template that is every line matched, about what the
+        template says of each line ("这些错误都是 IllegalStateException": a word of it there, and
+        every fact), not what it varies on (``<*>``: "所有接口都…", "all on node-246")?"""
+        if hit.concept in self.concepts:
+            return True
+        if hit.concept != "all" or not self.templates:
+            return False
+        ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
+        said = own[hit.end : min(ends, default=len(own))]
+        facts = [e.text.lower() for e in extract_entities(said)]
+        terms = [*facts, *_TERM.findall(said.lower())]
+        fixed = [" ".join(t.lower().split("<*>")) for t in self.templates]
+        return any(all(f in text for f in facts) and any(t in text for t in terms) for text in fixed)
+
+
+#: A Latin word of five letters or more a template may hold (identifiers, exceptions, messages;
+#: shorter words — them, were, full — say little about which lines).
+_TERM = re.compile(r"[a-z][a-z0-9_.$]{4,}")
+
+
 def _stated_otherwise(
     context: ValidationContext, text: str, lines: list[str], cited: list[InvocationView], inference: bool
-) -> frozenset[str]:
+) -> _Stated:
     """What states a claim's concepts besides its lines' words: their structure, and for an
     inference the session — it explains what the session observed: the state it names ("支付
     超时的根因") may stand in any output the session cites, not only its own."""
     stated = _whole_set(lines, [inv.output or "" for inv in cited])
-    return stated | _session_states(context, text) if inference else stated
+    if inference:
+        return _Stated(stated.concepts | _session_states(context, text), stated.templates)
+    return stated
 
 
 def _session_states(context: ValidationContext, text: str) -> frozenset[str]:
-    """The state concepts of ``text`` some output of the session states (each output read
-    once per concept per run)."""
-    vocabulary = concepts()
-    found: set[str] = set()
-    for hit in vocabulary.in_claim(text):
-        if hit.kind != "state":
-            continue
-        for invocation in context.invocations.values():
-            key = ("states", hit.concept, invocation.id)
-            if key not in context.memo:
-                context.memo[key] = bool(invocation.output) and vocabulary.states(hit.concept, invocation.output or "")
-            if context.memo[key]:
-                found.add(hit.concept)
-                break
-    return frozenset(found)
+    """The state concepts of ``text`` some output the session cites states."""
+    session = _CitedOutputs(context, list(context.invocations.values()))
+    return frozenset(
+        hit.concept for hit in concepts().in_claim(text) if hit.kind == "state" and session.state(hit.concept)
+    )
 
 
-def _any_calm(context: ValidationContext, invocations: list[InvocationView]) -> bool:
-    return any(_calm(context, invocation) for invocation in invocations)
+class _CitedOutputs:
+    """What a claim's cited outputs state as a whole, each output read once per concept per
+    run: an output may be 64 KB, and most claims never ask (only a direction or an evaluation
+    does)."""
 
+    def __init__(self, context: ValidationContext, invocations: list[InvocationView]) -> None:
+        self._context, self._invocations = context, invocations
 
-def _calm(context: ValidationContext, invocation: InvocationView) -> bool:
-    """Does the invocation's output say nothing changed? Read once per run: an output may be
-    64 KB, and most claims never ask (only a direction or evaluation does)."""
-    key = ("calm", invocation.id)
-    if key not in context.memo:
-        context.memo[key] = concepts().states("calm", invocation.output)
-    return bool(context.memo[key])
+    def state(self, concept: str) -> bool:
+        return any(self._states(invocation, concept) for invocation in self._invocations)
+
+    def calm(self) -> bool:
+        """Does a cited output say nothing changed?"""
+        return self.state("calm")
+
+    def _states(self, invocation: InvocationView, concept: str) -> bool:
+        key = ("states", concept, invocation.id)
+        memo = self._context.memo
+        if key not in memo:
+            memo[key] = bool(invocation.output) and concepts().states(concept, invocation.output or "")
+        return bool(memo[key])
 
 
 #: A log template as query_logs writes it ("840× ERROR …") and the count of lines it matched.
@@ -149,56 +181,76 @@ _MATCHED = re.compile(r"^matched (\d+) lines", re.MULTILINE)
 _MIN_MAX = re.compile(r"\bmin (?P<low>-?\d+(?:\.\d+)?)\b.*?\bmax (?P<high>-?\d+(?:\.\d+)?)\b")
 
 
-def _whole_set(lines: list[str], outputs: list[str]) -> frozenset[str]:
+#: Where an output's header lists its templates and anomalies (they come first).
+_HEAD = 16384
+_TEMPLATE_LINE = re.compile(r"^\s+\d+× .*$", re.MULTILINE)
+_ANOMALY_LINE = re.compile(r"^anomaly (\d+):", re.MULTILINE)
+
+
+def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
     """The absolutes the quoted lines state by their structure, not a word: a template whose
-    count is every line the query matched ("12×" of "matched 12 lines") is *all* of them; a
-    window whose min is its max is that value *always* (and at *all* its points)."""
+    count is every line the query matched ("12×" of "matched 12 lines"), or an output's only
+    template when it is all the output matched, says *all* those lines say its text; a window
+    whose min is its max is that value *always* (and at *all* its points); a quoted anomaly of
+    an output that lists one is *the only* one."""
     stated: set[str] = set()
-    counts = {int(count.group(1)) for line in lines if (count := _TEMPLATE_COUNT.match(line)) is not None}
-    if counts and counts & {int(m.group(1)) for output in outputs for m in _MATCHED.finditer(output[:4096])}:
-        stated.add("all")
+    matched = {int(m.group(1)) for output in outputs for m in _MATCHED.finditer(output[:4096])}
+    templates = [line for line in lines if _TEMPLATE_COUNT.match(line)]
+    for output in outputs:
+        listed = [m.group(0) for m in _TEMPLATE_LINE.finditer(output[:_HEAD])]
+        if len(listed) == 1:
+            templates.append(listed[0])
+        if any(line.startswith("anomaly 1:") for line in lines) and len(_ANOMALY_LINE.findall(output[:_HEAD])) == 1:
+            stated.add("same")
     for line in lines:
         bounds = _MIN_MAX.search(line)
         if bounds is not None and Decimal(bounds.group("low")) == Decimal(bounds.group("high")):
             stated |= {"always", "all"}
-    return frozenset(stated)
+    whole = tuple(t for t in templates if (count := _TEMPLATE_COUNT.match(t)) and int(count.group(1)) in matched)
+    return _Stated(frozenset(stated), whole)
 
 
 def _judge(
     text: str,
     lines: list[str],
     asked: str,
-    output_is_calm: Callable[[], bool],
+    outputs: _CitedOutputs,
     params: StatedParams,
     *,
-    stated: Callable[[], frozenset[str]] = frozenset,
+    stated: Callable[[], _Stated] = _Stated,
+    inference: bool = False,
 ) -> list[tuple[str, str]] | None:
     """What the claim says that its lines do not; None when it says nothing this rule reads.
     What a line is about may stand in what the call asked for instead (``asked``: its metric or
     query): "the error rate rose" quoting "peak 12.49%" of ``gateway_error_rate`` states an
     error; its absolutes, directions and evaluations must be the lines' own. ``stated``: the
     concepts stated otherwise (by the lines' structure, or the session for an inference),
-    asked only when a word is not stated by the lines."""
+    asked only when a word is not stated by the lines. An ``inference`` may interpret: what it
+    reads into its lines makes it an inference, which it says it is, not a hypothesis."""
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
     problems: list[tuple[str, str]] = []
-    otherwise: frozenset[str] | None = None
+    otherwise: _Stated | None = None
     hits = vocabulary.in_claim(text, own)
     if (
         not hits
         and not _MULTIPLE.search(reader_text(own))
         and not vocabulary.ratio_words(own)
         and not vocabulary.times_ratios(own)
+        and not vocabulary.percent_ratios(own)
     ):
         return None
+    # A rise and a fall in one claim tell an episode's course ("rose to 95% and fell back to 20%"):
+    # a line stating one of them does not contradict the other.
+    both = {hit.concept for hit in hits if hit.kind == "direction"} >= set(_OPPOSITE)
     for hit in hits:
         if hit.kind == "ordinal":
             continue  # checked against the whole output (``_ordinal_times``)
         if (
             vocabulary.states(hit.concept, evidence)
             or (hit.kind == "state" and vocabulary.states(hit.concept, asked))
-            or hit.concept in (otherwise := stated() if otherwise is None else otherwise)
+            or (otherwise := stated() if otherwise is None else otherwise).holds(hit, own)
         ):
             continue
         if (
@@ -209,11 +261,12 @@ def _judge(
         ):
             problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) is not what its quoted lines say"))
         elif hit.kind == "state":
-            problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) interprets what its quoted lines do not state"))
+            kind = INFERRED if inference else UNSTATED
+            problems.append((kind, f"{hit.word!r} ({hit.concept}) interprets what its quoted lines do not state"))
         elif hit.kind == "direction":
-            problems += _direction(own, hit, evidence, output_is_calm())
+            problems += _direction(own, hit, evidence, outputs, both=both)
         elif hit.kind == "evaluative":
-            calm = output_is_calm()
+            calm = outputs.calm()
             kind = UNSTATED if calm else INFERRED
             problems.append((kind, f"{hit.word!r} evaluates what its quoted lines do not" + (_CALM if calm else "")))
     problems += _ratios(own, evidence, params.ratio_tolerance)
@@ -247,36 +300,49 @@ def _counted(own: str, hit: ConceptHit) -> bool:
     )
 
 
-def _direction(own: str, hit: ConceptHit, evidence: str, calm: bool) -> list[tuple[str, str]]:
+def _direction(
+    own: str, hit: ConceptHit, evidence: str, outputs: _CitedOutputs, *, both: bool = False
+) -> list[tuple[str, str]]:
+    """A direction: contradicted by its lines or its numbers; stated by them, or by its cited
+    outputs when they state it and not the other way ("spiked" quoting a point of the series
+    whose anomaly line says "up"); else at most an inference."""
     vocabulary = concepts()
     opposite = _OPPOSITE.get(hit.concept, "")
-    if opposite and vocabulary.states(opposite, evidence):
+    if opposite and not both and vocabulary.states(opposite, evidence):
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
-    bounds = _from_to(own)
+    bounds = _from_to(own, hit)
     if bounds is not None and bounds[0] != bounds[1]:
         if (bounds[1] > bounds[0]) == (hit.concept == "up"):
             return []  # its numbers say it, and entity grounding finds them in its lines
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}) runs against its own numbers")]
-    if calm:
+    if outputs.calm():
         return [(UNSTATED, f"{hit.word!r} ({hit.concept}){_CALM}")]
+    if opposite and outputs.state(hit.concept) and not outputs.state(opposite):
+        return []
     return [(INFERRED, f"{hit.word!r} ({hit.concept}) is not stated by its quoted lines")]
 
 
 #: "from 0 to a peak of 37", "从 120 降到 900", "0.2% → 12.49%": the two values a direction runs between.
 _FROM_TO = re.compile(
     r"(?:from|从|由)\s*(?P<a>\d+(?:\.\d+)?)[^\d，,。；;]{0,24}?(?:to|到|至)[^\d，,。；;]{0,16}?(?P<b>\d+(?:\.\d+)?)"
-    r"|(?P<c>\d+(?:\.\d+)?)\S{0,4}\s*(?:→|->)\s*(?P<d>\d+(?:\.\d+)?)",
+    r"|(?P<c>\d+(?:\.\d+)?)\S{0,4}\s*(?:→|->)\s*(?P<d>\d+(?:\.\d+)?)"
+    # the end first: "jumped to 80.53%, up from 25.73% a minute earlier"
+    r"|(?:to|reached|hit)\s+(?P<e>\d+(?:\.\d+)?)[^。；;]{0,32}?\bfrom\s+(?P<f>\d+(?:\.\d+)?)",
     re.IGNORECASE,
 )
 
 
-def _from_to(own: str) -> tuple[Decimal, Decimal] | None:
-    """The first and last value of the claim's direction: a from–to phrase, else its first and
-    last quantities of one dimension."""
+def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal] | None:
+    """The first and last value of the claim's direction: a from–to phrase (the one after the
+    direction word, where a claim tells a rise and a fall), else its first and last quantities
+    of one dimension."""
     read = reader_text(own)
-    match = _FROM_TO.search(read)
+    found = list(_FROM_TO.finditer(read))
+    after = [m for m in found if hit is not None and m.end() > hit.start]
+    match = after[0] if after else (found[0] if found else None)
     if match is not None:
-        first, last = _decimal(match.group("a") or match.group("c")), _decimal(match.group("b") or match.group("d"))
+        first = _decimal(match.group("a") or match.group("c") or match.group("f"))
+        last = _decimal(match.group("b") or match.group("d") or match.group("e"))
         if first is not None and last is not None:
             return first, last
     numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
@@ -339,7 +405,8 @@ def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
         written = _decimal(match.group("before") or match.group("after"))
         if written is not None and written > 1:
             written_ratios.append((match.group().strip(), written))
-    written_ratios += concepts().ratio_words(own) + concepts().times_ratios(own)
+    vocabulary = concepts()
+    written_ratios += vocabulary.ratio_words(own) + vocabulary.times_ratios(own) + vocabulary.percent_ratios(own)
     problems: list[tuple[str, str]] = []
     for spelled, written in written_ratios:
         if any(_close(stated, written, Decimal("0.05")) for stated in _multiples(evidence)):
