@@ -276,8 +276,8 @@ class _Execution:
         if involved:
             return involved
         if len(evidence.examined) > MAX_DETAIL:
-            start, end = self.findings.clock.span(evidence.start, evidence.end)
-            self.findings.gap("detail_limited", count=len(evidence.examined), read=MAX_DETAIL, start=start, end=end)
+            span = self.findings.during(evidence.start, evidence.end)
+            self.findings.gap("detail_limited", count=len(evidence.examined), read=MAX_DETAIL, **span)
         if not evidence.examined and self.catalogue is not None:
             # nothing the survey could read holds data here (a metrics backend it cannot list, a
             # live window): the services known are read directly, as the backends answer
@@ -694,8 +694,7 @@ class _Execution:
             for result, s in [(r, s) for r, s in series if s.service == service][: 3 if not spotted else 2]:
                 self.findings.normal(result, s)
             if not spotted:
-                clock = self.findings.clock
-                span = {"service": service, "start": clock(focus[0]), "end": clock(focus[1])}
+                span = {"service": service, **self.findings.during(*focus)}
                 if unread := self.unread_metrics[service]:
                     read = len({s.metric for _r, s in series if s.service == service})
                     self.findings.gap("no_anomaly_partial", read=read, unread=unread, **span)
@@ -723,23 +722,19 @@ class _Execution:
                 else:
                     self.findings.no_logs(result, evidence)
             elif evidence.matched == 0 and evidence.level == "ERROR" and evidence.span is not None:
-                span = evidence.span
-                start, end = self.findings.clock.span(evidence.start, evidence.end)
+                held = evidence.span
                 self.findings.gap(
                     "logs_elsewhere",
                     service=evidence.service or "",
-                    start=start,
-                    end=end,
-                    first=iso(span.first),
-                    last=iso(span.last),
+                    **self.findings.during(evidence.start, evidence.end),
+                    first=iso(held.first),
+                    last=iso(held.last),
                 )
             if evidence.unparsed:
-                start, end = self.findings.clock.span(evidence.start, evidence.end)
                 self.findings.gap(
                     "unparsed",
                     service=evidence.service or "",
-                    start=start,
-                    end=end,
+                    **self.findings.during(evidence.start, evidence.end),
                     count=evidence.unparsed,
                 )
 
