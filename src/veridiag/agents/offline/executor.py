@@ -47,6 +47,7 @@ from veridiag.text.normalize import reader_text
 from veridiag.text.render import iso
 from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
 from veridiag.tools.records import (
+    AskedPoint,
     ChangeEvidence,
     ChangeRecord,
     KnowledgeEvidence,
@@ -312,7 +313,8 @@ class _Execution:
             wanted = service in self.named or unsurveyed
             chosen = changed.get(service) or (_by_role(names)[:MAX_METRICS] if wanted else [])
             for metric in chosen:
-                result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(window)})
+                asked = _bounds(window, focusing.moment(self.request.plan.time.at))
+                result = self._call("query_metrics", {"service": service, "metric": metric, **asked})
                 if result is None:
                     self.unread_metrics[service] += 1
                 elif result.status == "ok":
@@ -595,7 +597,7 @@ class _Execution:
             metric = asked_metric(self.request.question, kinds, metrics, service)
             if metric is None or not self._has("query_metrics"):
                 continue
-            result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(self.window)})
+            result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(self.window, at)})
             shown = [e for e in result.output.evidence if isinstance(e, MetricEvidence)] if result else []
             if result is not None and shown:
                 answered = answer_value(self.findings, result, shown[0], at) or answered
@@ -683,7 +685,12 @@ class _Execution:
             if series.increases is not None:
                 self.findings.increases(result, series, focus)
             else:
-                self.findings.anomaly(result, series, found)
+                self.findings.anomaly(result, series, found, asked=self._asked_value(series))
+
+    def _asked_value(self, series: MetricEvidence) -> AskedPoint | None:
+        """The series' value at the moment asked, to be said beside what it did then; None when
+        the value is the answer itself ("what was X at 00:50?" says it first, ``value.py``)."""
+        return series.asked if self.request.plan.intent.kind != "value" else None
 
     def _state_quiet(self, series: list[Series], spotted: list[Spotted], focus: tuple[datetime, datetime]) -> None:
         moved = {item[1].service for item in spotted}
@@ -692,7 +699,7 @@ class _Execution:
         quiet = [s.service for _r, s in series if s.service not in moved and (s.service in self.named or not spotted)]
         for service in dict.fromkeys(quiet):
             for result, s in [(r, s) for r, s in series if s.service == service][: 3 if not spotted else 2]:
-                self.findings.normal(result, s)
+                self.findings.normal(result, s, asked=self._asked_value(s))
             if not spotted:
                 span = {"service": service, **self.findings.during(*focus)}
                 if unread := self.unread_metrics[service]:
@@ -885,8 +892,11 @@ def _parse(moment: Any) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _bounds(window: tuple[datetime, datetime]) -> dict[str, str]:
-    return {"start": iso(window[0]), "end": iso(window[1])}
+def _bounds(window: tuple[datetime, datetime], at: datetime | None = None) -> dict[str, str]:
+    """A call's window, and the moment asked (``at``) when it lies inside: a metrics output then
+    states the series' value nearest it, however long the episode around it."""
+    inside = at is not None and window[0] <= at < window[1]
+    return {"start": iso(window[0]), "end": iso(window[1]), **({"at": iso(at)} if at and inside else {})}
 
 
 def _lead(change: ChangeRecord, onsets: list[datetime]) -> float | None:

@@ -29,6 +29,7 @@ from veridiag.text.periods import across_days, moment_text, period_text
 from veridiag.text.render import format_value, rounded
 from veridiag.text.wordfiles import Bilingual, WordModel, bundled_words
 from veridiag.tools.records import (
+    AskedPoint,
     ChangeEvidence,
     ChangeRecord,
     LogEvidence,
@@ -194,7 +195,10 @@ class Findings:
 
     # -- observations ------------------------------------------------------------------
 
-    def anomaly(self, result: ToolCallResult, series: MetricEvidence, found: MetricAnomaly) -> Claim:
+    def anomaly(
+        self, result: ToolCallResult, series: MetricEvidence, found: MetricAnomaly, *, asked: AskedPoint | None = None
+    ) -> Claim:
+        """An episode, and the value at the moment asked when that lies inside it (not its peak)."""
         unit = series.unit
         factor = self.say("factor", factor=f"{found.factor:.2f}") if found.factor is not None else ""
         # One point is an instant, not a span: "at 08:30", never "08:30–08:30".
@@ -219,8 +223,12 @@ class Findings:
             expected=format_value(rounded(found.expected), unit),
             factor=factor,
         )
+        quotes = [(result, found.line), (result, found.peak_line)]
+        if asked is not None and found.onset <= asked.at <= found.end and asked.at != found.peak_at:
+            text += self.say("asked_value", at=clock(asked.at), value=format_value(asked.value, unit))
+            quotes.append((result, asked.line))
         claim_type = "observation" if key.startswith("begins_") else "symptom"
-        return self.claim(claim_type, text, [(result, found.line), (result, found.peak_line)])
+        return self.claim(claim_type, text, quotes)
 
     def increases(self, result: ToolCallResult, series: MetricEvidence, focus: tuple[datetime, datetime]) -> None:
         """A counter shown as its increase per step: the steps it grew in during ``focus`` — "3
@@ -250,7 +258,9 @@ class Findings:
         quotes = [(result, found.line)] if whole else []
         self.claim("symptom", text, [*quotes, *((result, step.line) for step in steps)])
 
-    def normal(self, result: ToolCallResult, series: MetricEvidence) -> Claim | None:
+    def normal(
+        self, result: ToolCallResult, series: MetricEvidence, *, asked: AskedPoint | None = None
+    ) -> Claim | None:
         if series.baseline_line is None or series.baseline_median is None:
             return None
         unit = series.unit
@@ -264,8 +274,13 @@ class Findings:
             maximum=format_value(series.maximum, unit),
             median=format_value(rounded(series.baseline_median), unit),
         )
+        quotes = [(result, series.window_line), (result, series.baseline_line)]
+        if asked is not None:
+            clock = self.clock.over(series.start, series.end)
+            text += self.say("asked_value", at=clock(asked.at), value=format_value(asked.value, unit))
+            quotes.append((result, asked.line))
         # The core finding of a quiet period: the symptom asked about is not there.
-        return self.claim("symptom", text, [(result, series.window_line), (result, series.baseline_line)])
+        return self.claim("symptom", text, quotes)
 
     def logs(
         self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount, *, key: str = "logs", answers: bool = False
