@@ -24,27 +24,37 @@ PEAK = datetime(2026, 2, 26, 0, 45, tzinfo=UTC)
 STEP = timedelta(minutes=5)
 
 
-def _value(index: int, moment: datetime) -> float:
-    """orders-db's p99: ~23 ms, ~920 ms from Feb 25 07:15 to Feb 27 02:45, 2000 ms at 00:45."""
-    if moment == PEAK:
+def _value(index: int, moment: datetime, *, spike: bool) -> float:
+    """orders-db's p99: ~23 ms, ~920 ms from Feb 25 07:15 to Feb 27 02:45 (2000 ms at 00:45 with
+    ``spike``; else its peak is 939 ms on Feb 25 10:05, long before the moment asked)."""
+    if spike and moment == PEAK:
         return 2000.0
     return float(900 + (index * 7) % 40 if ONSET <= moment <= END else 20 + (index * 3) % 7)
 
 
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+def _home(tmp_path_factory: pytest.TempPathFactory, *, spike: bool) -> Settings:
     folder = tmp_path_factory.mktemp("asked")
     settings = Settings(home=folder / "home", embedded={"load_demo": False})
     env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
     rows: list[tuple[str, str, str, datetime, float]] = []
     moment, index = START, 0
     while moment < datetime(2026, 2, 28, tzinfo=UTC):
-        rows.append(("orders-db", "query_p99_ms", "ms", moment, _value(index, moment)))
+        rows.append(("orders-db", "query_p99_ms", "ms", moment, _value(index, moment, spike=spike)))
         rows.append(("api-gw", "p99_ms", "ms", moment, float(100 + index % 9)))
         moment, index = moment + STEP, index + 1
     env.add_metric_points(rows)
     env.close()
     return settings
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return _home(tmp_path_factory, spike=True)
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory: pytest.TempPathFactory) -> Settings:
+    return _home(tmp_path_factory, spike=False)
 
 
 def _asked(settings: Settings, start: str, end: str, at: str | None) -> MetricEvidence:
@@ -108,3 +118,17 @@ def test_an_episode_across_midnight_is_dated_and_the_moment_asked_gets_its_value
     assert period in answer and value in answer
     # no period whose ends lie on different days is written without its dates
     assert not re.search(r"(?<![\d-] )(?<![\d:])07:15\s*(?:–|至)\s*01:15", answer), answer
+
+
+def test_a_moment_inside_an_episode_that_began_and_peaked_before_the_window_is_in_that_episode(
+    plain: Settings,
+) -> None:
+    """The hour around 00:50 lies inside the episode that began and peaked the day before: the
+    answer states that episode with the value at 00:50, never "no deviation from its own history"."""
+    answer, allowed = _claims(plain, "why was orders-db slow at 00:50 on Feb 26?")
+    episode = [c for c in allowed if "rose abnormally 2026-02-25 07:15 – 2026-02-26 01:15" in c]
+    assert episode, allowed
+    assert episode[0] in answer
+    assert "peak 939ms (2026-02-25 10:05)" in episode[0]
+    assert "at 2026-02-26 00:50, the point nearest the moment asked: 938ms" in episode[0]
+    assert not [c for c in allowed if "query_p99_ms of orders-db stayed between" in c], allowed

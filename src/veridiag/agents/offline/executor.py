@@ -666,7 +666,7 @@ class _Execution:
         changes: list[tuple[ToolCallResult, ChangeRecord]],
         involved: list[str],
     ) -> None:
-        spotted = _spotted(series, focus)
+        spotted = _spotted(series, focus, focusing.moment(self.request.plan.time.at))
         self.spotted_metrics = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
         # What moved, what quietly did not last: the answer leads with the news.
         self._state_anomalies(spotted, focus)
@@ -943,9 +943,16 @@ def _begins_during(evidence: SuspectEvidence) -> list[NotCounted]:
     return [item for item in evidence.not_counted if item.reason == "begins_during"]
 
 
-def _spotted(series: list[Series], window: tuple[datetime, datetime]) -> list[Spotted]:
-    """The anomalies of the series read that touch ``window``, earliest first."""
-    found = [(r, s, a) for r, s in series for a in s.anomalies if _of_window(a, window)]
+def _spotted(series: list[Series], window: tuple[datetime, datetime], asked: datetime | None = None) -> list[Spotted]:
+    """The anomalies of the series read that touch ``window``, earliest first — and one the
+    moment asked lies inside, however long before it began and peaked: "at 00:50" inside a day
+    and a half of high latency is in that episode, never "no deviation"."""
+    found = [
+        (r, s, a)
+        for r, s in series
+        for a in s.anomalies
+        if _of_window(a, window) or (asked is not None and a.onset <= asked <= a.end)
+    ]
     return sorted(found, key=lambda item: item[2].onset)
 
 
