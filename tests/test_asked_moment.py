@@ -128,7 +128,9 @@ def test_a_moment_inside_an_episode_that_began_and_peaked_before_the_window_is_i
     answer, allowed = _claims(plain, "why was orders-db slow at 00:50 on Feb 26?")
     episode = [c for c in allowed if "rose abnormally 2026-02-25 07:15 – 2026-02-26 01:15" in c]
     assert episode, allowed
-    assert episode[0] in answer
+    # it answers: the line after the scope line, and no "none changed" beside it
+    assert answer.split("\n\n")[1].startswith(episode[0]), answer
+    assert "None of the 2 services" not in answer, answer
     assert "peak 939ms (2026-02-25 10:05)" in episode[0]
     assert "at 2026-02-26 00:50, the point nearest the moment asked: 938ms" in episode[0]
     assert not [c for c in allowed if "query_p99_ms of orders-db stayed between" in c], allowed

@@ -153,6 +153,8 @@ class _Execution:
     _answered_change: tuple[str, datetime] | None = None
     #: The term searches already stated (the ones that lead a "why" are stated first).
     _stated_terms: set[int] = field(default_factory=set)
+    #: Whether the episode the moment asked lies inside answers (nothing began in the window).
+    _answer_by_episode: bool = False
 
     # -- the flow, top to bottom ------------------------------------------------------
 
@@ -553,6 +555,15 @@ class _Execution:
         elif evidence.suspects:
             self.findings.no_standout(result, evidence)
         elif evidence.examined:
+            self._nothing_began(result, evidence, _inside(series, asked_at) and not led, led=led)
+
+    def _nothing_began(self, result: ToolCallResult, evidence: SuspectEvidence, inside: bool, *, led: bool) -> None:
+        """No change began in the window: said so — unless the moment asked lies ``inside`` an
+        episode that began before it; then that episode, with the value at the moment, answers
+        (``_state_anomalies``), and "none changed" beside it would deny it."""
+        if inside:
+            self._answer_by_episode = True
+        else:
             self.findings.nothing_changed(result, evidence, answers=not led)
 
     def _answer_kind(self, survey: ToolCallResult, evidence: SuspectEvidence, family: str) -> None:
@@ -685,7 +696,9 @@ class _Execution:
             if series.increases is not None:
                 self.findings.increases(result, series, focus)
             else:
-                self.findings.anomaly(result, series, found, asked=self._asked_value(series))
+                asked = self._asked_value(series)
+                answers = self._answer_by_episode and asked is not None and found.onset <= asked.at <= found.end
+                self.findings.anomaly(result, series, found, asked=asked, answers=answers)
 
     def _asked_value(self, series: MetricEvidence) -> AskedPoint | None:
         """The series' value at the moment asked, to be said beside what it did then; None when
@@ -941,6 +954,11 @@ def _begins_during(evidence: SuspectEvidence) -> list[NotCounted]:
     """The series whose data begins during a period out of their usual level (the survey did not
     count that period, nor its end): worth reading, so the answer says where its data begins."""
     return [item for item in evidence.not_counted if item.reason == "begins_during"]
+
+
+def _inside(series: list[Series], at: datetime | None) -> bool:
+    """Whether the moment asked lies inside an episode of a series read."""
+    return at is not None and any(a.onset <= at <= a.end for _r, s in series for a in s.anomalies)
 
 
 def _spotted(series: list[Series], window: tuple[datetime, datetime], asked: datetime | None = None) -> list[Spotted]:

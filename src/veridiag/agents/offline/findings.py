@@ -196,7 +196,13 @@ class Findings:
     # -- observations ------------------------------------------------------------------
 
     def anomaly(
-        self, result: ToolCallResult, series: MetricEvidence, found: MetricAnomaly, *, asked: AskedPoint | None = None
+        self,
+        result: ToolCallResult,
+        series: MetricEvidence,
+        found: MetricAnomaly,
+        *,
+        asked: AskedPoint | None = None,
+        answers: bool = False,
     ) -> Claim:
         """An episode, and the value at the moment asked when that lies inside it (not its peak)."""
         unit = series.unit
@@ -228,7 +234,7 @@ class Findings:
             text += self.say("asked_value", at=clock(asked.at), value=format_value(asked.value, unit))
             quotes.append((result, asked.line))
         claim_type = "observation" if key.startswith("begins_") else "symptom"
-        return self.claim(claim_type, text, quotes)
+        return self.claim(claim_type, text, quotes, answers=answers)
 
     def increases(self, result: ToolCallResult, series: MetricEvidence, focus: tuple[datetime, datetime]) -> None:
         """A counter shown as its increase per step: the steps it grew in during ``focus`` — "3
