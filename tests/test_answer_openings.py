@@ -253,7 +253,7 @@ def test_the_evidence_cannot_tell_then_the_quiet_service_is_said_unchanged(logs_
     ("question", "opening"),
     [
         ("Why did nova return 404?", r'^nova logged 20 lines containing "404" during'),
-        ("nova 为什么返回 404？", r"^nova 在 \S+ \S+–\S+ \S+ 含「404」的日志共 20 条"),
+        ("nova 为什么返回 404？", r"^nova 在 \S+ \S+ 至 \S+ \S+ 含「404」的日志共 20 条"),
     ],
 )
 def test_the_lines_holding_an_http_status_lead_a_why(logs_only: Any, question: str, opening: str) -> None:

@@ -89,6 +89,27 @@ def test_prometheus_window_is_judged_against_the_series_history() -> None:
     assert readable(out.retrieval_details)["series"][0]["points"] == 4, "NaN is not a point"
 
 
+def test_prometheus_states_the_value_nearest_the_moment_asked() -> None:
+    """Issue 28: ``at`` inside the window gives the point nearest it a line of its own, as the
+    embedded backend writes it; outside the window, none."""
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        if float(request.url.params["start"]) < T0:
+            return httpx2.Response(200, json=matrix([[T0 - 1800 + 60 * i, str(11 + i % 3)] for i in range(30)]))
+        return httpx2.Response(200, json=matrix([[T0 + 60 * i, str(v)] for i, v in enumerate([20, 35, 50, 50, 40])]))
+
+    backend = prometheus(handler, [])
+    metric = {"service": "payment-service", "metric": "hikaricp_connections_active"}
+    out = backend.query_metrics(QueryMetricsArgs(**metric, **WINDOW, at="2026-07-07T10:01:20Z"))
+    (series,) = out.evidence
+    assert isinstance(series, MetricEvidence) and series.asked is not None
+    expected = "at the moment asked 2026-07-07T10:01:20Z: nearest point 2026-07-07T10:01:00Z 35 connections"
+    assert series.asked.line == expected and expected in out.text.split("\n")
+    outside = backend.query_metrics(QueryMetricsArgs(**metric, **WINDOW, at="2026-07-07T11:00:00Z"))
+    assert isinstance(outside.evidence[0], MetricEvidence) and outside.evidence[0].asked is None
+    assert "at the moment asked" not in outside.text
+
+
 def test_prometheus_passes_promql_through() -> None:
     seen: list[httpx2.Request] = []
     backend = prometheus(lambda r: httpx2.Response(200, json=matrix([[T0, "1"]])), seen)

@@ -81,16 +81,19 @@ def test_demo_scenarios_get_specific_grounded_answers(demo: Any, scenario: str, 
 
 def test_a_period_longer_than_the_focus_day_is_written_with_its_dates(demo: Any) -> None:
     """The quiet metrics are read over the week's window while the focus is one hour: their
-    period reads "2026-06-30 16:00–2026-07-07 16:00", never "16:00–16:00"."""
+    period reads "2026-06-30 16:00 – 2026-07-07 16:00" (至 in Chinese), never "16:00–16:00"."""
     result = demo.pipeline.run("订单123支付失败，帮我看看原因")
     claims = readable(result.self_evaluation)["verifier_evaluation"]["executor_structured_output"]["claims"]
     texts = [c["claim_text"] for c in claims]
-    assert any(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d–\d{4}-\d\d-\d\d \d\d:\d\d", t) for t in texts), texts
+    assert any(re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d (?:–|至) \d{4}-\d\d-\d\d \d\d:\d\d", t) for t in texts), texts
     assert not [t for t in texts if re.search(r"(?<![\d-] )(?<!\d)(\d\d:\d\d)–\1(?!:)", t)], texts
     focus_clock = Clock(with_date=False)
     start, end = datetime(2026, 6, 30, 16, 0, tzinfo=UTC), datetime(2026, 7, 7, 16, 0, tzinfo=UTC)
     assert focus_clock.span(start, end) == ("2026-06-30 16:00", "2026-07-07 16:00")
     assert focus_clock.span(start, start + timedelta(hours=1)) == ("16:00", "17:00")
+    assert focus_clock.period(start, end, "en") == "2026-06-30 16:00 – 2026-07-07 16:00"
+    assert focus_clock.period(start, end, "zh") == "2026-06-30 16:00 至 2026-07-07 16:00"
+    assert focus_clock.period(start, start + timedelta(hours=1), "zh") == "16:00–17:00"
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,8 @@ reads back to that record's times, counts and values, on each demo incident's re
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from veridiag.text.render import format_value
@@ -62,6 +64,15 @@ def test_every_record_line_reads_back_to_its_record(
                 assert [s.at for s in read.steps] == [s.at for s in series.increases.steps][: len(read.steps)]
                 seen.add("increases")
             assert read_line("query_metrics", series.window_line) is None, "statistics state no event"
+        # the moment asked inside the window (issue 28): its line reads as the point it states
+        asked_at = datetime.fromisoformat(start) + (datetime.fromisoformat(end) - datetime.fromisoformat(start)) / 3
+        args = QueryMetricsArgs(service=service, metric=metric, start=start, end=end, at=asked_at.isoformat())
+        for series in demo_env.query_metrics(args).evidence:
+            assert isinstance(series, MetricEvidence) and series.asked is not None
+            point = read_line("query_metrics", series.asked.line)
+            assert isinstance(point, PointLine) and point.at == series.asked.at, series.asked.line
+            assert point.value == format_value(series.asked.value, series.unit)
+            seen.add("asked")
     logs = demo_env.query_logs(QueryLogsArgs(service=service, start=start, end=end))
     (evidence,) = logs.evidence
     assert isinstance(evidence, LogEvidence)

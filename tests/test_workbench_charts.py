@@ -278,6 +278,27 @@ def test_a_chart_names_itself_with_its_key_numbers_in_both_languages() -> None:
     assert "峰值 100ms" in zh.get("aria-label", "") and "基线 20ms" in zh.get("aria-label", "")
 
 
+def test_an_episode_across_midnight_on_a_short_chart_names_its_dates() -> None:
+    """Issue 28: a chart of a few hours around midnight writes its ticks as clocks, but an
+    episode from 23:40 to 00:20 is labelled with its dates, never "23:40–00:20"."""
+    late = datetime(2026, 2, 25, 23, 30, tzinfo=UTC)
+    chart = MetricChart(
+        chart_id="m",
+        title="orders-db · query_p99_ms",
+        unit="ms",
+        points=[(late + timedelta(minutes=10 * i), 20.0 + (900.0 if 1 <= i <= 5 else 0.0)) for i in range(8)],
+        window=(late, late + timedelta(minutes=70)),
+        baseline=20.0,
+        anomalies=[(late + timedelta(minutes=10), late + timedelta(minutes=50))],
+    )
+    svg = ET.fromstring(str(metric_svg(chart, chart_words("en"))))
+    label = svg.get("aria-label", "")
+    assert "anomaly 2026-02-25 23:40 – 2026-02-26 00:20" in label, label
+    assert "8 points 2026-02-25 23:30 – 2026-02-26 00:40" in label, label
+    (episode,) = [r for r in svg.iter(f"{SVG}rect") if r.get("class") == "anomaly"]
+    assert "2026-02-25 23:40 – 2026-02-26 00:20" in (episode.findtext(f"{SVG}title") or "")
+
+
 def test_only_allowed_claims_are_drawn() -> None:
     """A blocked claim's excerpt rings nothing and charts nothing: unverified material is absent."""
     output = "query_metrics service=s metric=m\n" + POINTS_HEADING + "\n2026-07-07T10:02:00Z 100ms"

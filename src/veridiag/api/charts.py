@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from markupsafe import Markup, escape
 from pydantic import BaseModel
 
+from veridiag.text.periods import period_text
 from veridiag.text.render import format_value, iso
 
 #: Plot sizes in SVG user units (the element scales to its box, ``viewBox`` keeps the shape).
@@ -106,6 +107,14 @@ def clock(moment: datetime, span: timedelta) -> str:
     if span <= timedelta(days=180):
         return moment.strftime("%m-%d %H:%M")
     return moment.strftime("%Y-%m-%d")
+
+
+def period(start: datetime, end: datetime, span: timedelta) -> str:
+    """A period in a label, its ends as ``clock`` writes them — on a chart of a day or less, with
+    their dates when they fall on different days (``text/periods.py``: no "23:40–00:20")."""
+    if span <= timedelta(days=1):
+        return period_text(_utc(start), _utc(end))
+    return f"{clock(start, span)}–{clock(end, span)}"
 
 
 class _Scale:
@@ -256,7 +265,7 @@ def _anomaly_marks(episodes: Sequence[tuple[datetime, datetime]], scale: _Scale,
         marks.append(
             f'<rect class="anomaly" x="{_num(left)}" y="{TOP}" width="{_num(max(right - left, 2.0))}" '
             f'height="{_num(scale.height)}" fill="currentColor" fill-opacity=".12">'
-            f"<title>{escape(words.anomaly)} {escape(clock(onset, span))}–{escape(clock(end, span))} "
+            f"<title>{escape(words.anomaly)} {escape(period(onset, end, span))} "
             f"{escape(words.utc)}</title></rect>"
         )
     return marks
@@ -350,7 +359,7 @@ def _metric_description(
         span = drawn[-1][0] - drawn[0][0]
         peak_at, peak = max(drawn, key=lambda p: p[1])
         parts.append(
-            f"{len(drawn)} {words.points} {clock(drawn[0][0], span)}–{clock(drawn[-1][0], span)} {words.utc}; "
+            f"{len(drawn)} {words.points} {period(drawn[0][0], drawn[-1][0], span)} {words.utc}; "
             f"{words.peak} {format_value(peak, chart.unit)} {clock(peak_at, span)}"
         )
     else:
@@ -361,7 +370,7 @@ def _metric_description(
     if baseline is not None:
         parts.append(f"{words.baseline} {format_value(baseline, chart.unit)}")
     for onset, end in chart.anomalies:
-        parts.append(f"{words.anomaly} {clock(onset, span)}–{clock(end, span)}")
+        parts.append(f"{words.anomaly} {period(onset, end, span)}")
     for point in chart.cited:
         if math.isfinite(point.value):
             claims = ", ".join(point.claim_ids)
@@ -394,10 +403,10 @@ def count_svg(chart: CountChart, words: ChartWords) -> Markup:
         body.append(
             f'<rect class="bar" x="{_num(index * width)}" y="{_num(SPARK_HEIGHT - height)}" '
             f'width="{_num(max(width - 0.5, 0.5))}" height="{_num(height)}">'
-            f"<title>{escape(clock(at, span))}–{escape(clock(at + step, span))} {escape(words.utc)}: "
+            f"<title>{escape(period(at, at + step, span))} {escape(words.utc)}: "
             f"{count} {escape(words.lines)}</title></rect>"
         )
-    description = f"{total} {words.lines} {clock(start, span)}–{clock(start + span, span)} {words.utc}"
+    description = f"{total} {words.lines} {period(start, start + span, span)} {words.utc}"
     if most:
         top = counts.index(most)
         description += f"; {words.peak} {most} {words.lines} {clock(start + top * step, span)}"

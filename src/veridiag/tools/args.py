@@ -87,6 +87,18 @@ class QueryMetricsArgs(_Args):
         default=None, gt=0, lt=1, description="For a latency histogram or summary: the quantile (default 0.99)."
     )
     promql: str | None = Field(default=None, max_length=2000, description="Raw PromQL (prometheus backend only).")
+    at: str | None = Field(
+        default=None,
+        description=(
+            "A moment asked about inside the window (ISO-8601 or 'now-30m'): the output also states the "
+            "series' value at the point nearest it, with that point's time."
+        ),
+    )
+
+    @field_validator("at")
+    @classmethod
+    def _moment(cls, value: str | None) -> str | None:
+        return _check_time(value)
 
 
 class QueryChangesArgs(_Args):

@@ -33,6 +33,8 @@ _ANOMALY = re.compile(
 )
 # metrics_output's point_line: "<t> 5267ms"
 _POINT = re.compile(rf"(?P<at>{_ISO}) (?P<value>\S.*)")
+# metrics_output's ASKED_LINE: "at the moment asked <t>: nearest point <t> 938ms", read as that point
+_ASKED = re.compile(rf"at the moment asked {_ISO}: nearest point (?P<point>.+)")
 # _increases: "increases per 1m: 3 restarts in total, 3 steps rose: +1 at <t>, +1 at <t>[, and 2 more steps]"
 _INCREASES = re.compile(r"increases per [^:]+: .+ steps? rose: (?P<steps>.+)")
 _STEP = re.compile(rf"\+(?P<by>[^ ,]+) at (?P<at>{_ISO})")
@@ -167,6 +169,8 @@ def _metrics_line(line: str) -> LineFacts | None:
     if found := _INCREASES.fullmatch(line):
         steps = tuple(StepLine(at=_moment(m["at"]), by=m["by"]) for m in _STEP.finditer(found["steps"]))
         return IncreasesLine(steps=steps) if steps else None
+    if asked := _ASKED.fullmatch(line):
+        line = asked["point"]
     if found := _POINT.fullmatch(line):
         return PointLine(at=_moment(found["at"]), value=found["value"])
     return None

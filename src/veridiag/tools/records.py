@@ -144,6 +144,19 @@ class CounterIncreases(BaseModel):
     line: str
 
 
+class AskedPoint(BaseModel):
+    """The series' value at the moment a question asks about (``query_metrics`` ``at``): the
+    point nearest it in the window, however long the episode around it."""
+
+    #: The moment asked, and the point nearest it (its time and value).
+    asked: datetime
+    at: datetime
+    value: float
+    #: The output line that states it, and the point's own line (a quoted point is never thinned away).
+    line: str
+    point_line: str
+
+
 class MetricEvidence(BaseModel):
     kind: Literal["metrics"] = "metrics"
     service: str
@@ -169,6 +182,8 @@ class MetricEvidence(BaseModel):
     #: The output lines with the window's statistics and the history's baseline.
     window_line: str
     baseline_line: str | None = None
+    #: The value at the moment asked, when the call named one inside the window.
+    asked: AskedPoint | None = None
 
 
 class ChangeRecord(BaseModel):

@@ -20,6 +20,7 @@ from veridiag.text.render import format_value, iso, parse_value, request_line, r
 from veridiag.tools.knowledge import Hit, best_section
 from veridiag.tools.promql import MetricKind, duration
 from veridiag.tools.records import (
+    AskedPoint,
     Burst,
     ChangeEvidence,
     ChangeRecord,
@@ -298,9 +299,11 @@ def metrics_output(
     report: AnomalyReport,
     kind: MetricKind | None = None,
     per_step: int | None = None,
+    at: datetime | None = None,
 ) -> tuple[Rendered, MetricEvidence]:
     """Window statistics, a counter's increases (``per_step``: the window holds its increase
-    per step of that many seconds), the series' own baseline, its anomalies, then the points."""
+    per step of that many seconds), the value at the moment asked (``at``, inside the window),
+    the series' own baseline, its anomalies, then the points."""
     values = [v for _t, v in window]
     peak_at, peak = max(window, key=lambda point: point[1])
     window_line = f"window: {_stats(values, unit)}; {peak_phrase(peak, peak_at, unit)}"
@@ -316,6 +319,9 @@ def metrics_output(
     increases = _increases(window, unit, per_step, line_of) if per_step else None
     if increases is not None:
         lines.append(increases.line)
+    asked = _asked(window, at, request, line_of) if at is not None else None
+    if asked is not None:
+        lines.append(asked.line)
     baseline = report.baseline
     baseline_line = None
     if baseline is not None and history is not None:
@@ -359,6 +365,7 @@ def metrics_output(
         lines.append("anomalies: none in the window against the series' own history")
     must_show = {a.onset for a in anomalies} | {a.peak_at for a in anomalies} | {a.end for a in anomalies}
     must_show |= {step.at for step in increases.steps} if increases else set()
+    must_show |= {asked.at} if asked else set()
     stored = _thin([t for t, _v in window], STORED_POINTS, must_show)
     shown = _thin([t for t, _v in window], MODEL_POINTS, must_show)
     # An episode that began before the window may peak there: its peak point is stated too, or
@@ -389,8 +396,33 @@ def metrics_output(
         increases=increases,
         window_line=window_line,
         baseline_line=baseline_line,
+        asked=asked,
     )
     return Rendered(text, model_text), evidence
+
+
+#: How the value at the moment asked is stated: ``ASKED_LINE.format(asked=…, point=point_line)``.
+ASKED_LINE = "at the moment asked {asked}: nearest point {point}"
+
+
+def _asked(
+    window: Sequence[tuple[datetime, float]], at: datetime, request: Request, line_of: Callable[[datetime], str]
+) -> AskedPoint | None:
+    """The point nearest ``at`` (the earlier of two as near), when ``at`` lies in the window
+    asked for: a moment inside a long episode gets its own value, not only the episode's peak."""
+    start, end = request.get("start"), request.get("end")
+    if (
+        not window
+        or start is None
+        or end is None
+        or not datetime.fromisoformat(start) <= at < datetime.fromisoformat(end)
+    ):
+        return None
+    moment, value = min(window, key=lambda point: (abs((point[0] - at).total_seconds()), point[0]))
+    point = line_of(moment)
+    return AskedPoint(
+        asked=at, at=moment, value=value, line=ASKED_LINE.format(asked=iso(at), point=point), point_line=point
+    )
 
 
 def _increases(

@@ -47,6 +47,7 @@ from veridiag.text.normalize import reader_text
 from veridiag.text.render import iso
 from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
 from veridiag.tools.records import (
+    AskedPoint,
     ChangeEvidence,
     ChangeRecord,
     KnowledgeEvidence,
@@ -152,6 +153,8 @@ class _Execution:
     _answered_change: tuple[str, datetime] | None = None
     #: The term searches already stated (the ones that lead a "why" are stated first).
     _stated_terms: set[int] = field(default_factory=set)
+    #: Whether the episode the moment asked lies inside answers (nothing began in the window).
+    _answer_by_episode: bool = False
 
     # -- the flow, top to bottom ------------------------------------------------------
 
@@ -276,8 +279,8 @@ class _Execution:
         if involved:
             return involved
         if len(evidence.examined) > MAX_DETAIL:
-            start, end = self.findings.clock.span(evidence.start, evidence.end)
-            self.findings.gap("detail_limited", count=len(evidence.examined), read=MAX_DETAIL, start=start, end=end)
+            span = self.findings.during(evidence.start, evidence.end)
+            self.findings.gap("detail_limited", count=len(evidence.examined), read=MAX_DETAIL, **span)
         if not evidence.examined and self.catalogue is not None:
             # nothing the survey could read holds data here (a metrics backend it cannot list, a
             # live window): the services known are read directly, as the backends answer
@@ -312,7 +315,8 @@ class _Execution:
             wanted = service in self.named or unsurveyed
             chosen = changed.get(service) or (_by_role(names)[:MAX_METRICS] if wanted else [])
             for metric in chosen:
-                result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(window)})
+                asked = _bounds(window, focusing.moment(self.request.plan.time.at))
+                result = self._call("query_metrics", {"service": service, "metric": metric, **asked})
                 if result is None:
                     self.unread_metrics[service] += 1
                 elif result.status == "ok":
@@ -551,6 +555,15 @@ class _Execution:
         elif evidence.suspects:
             self.findings.no_standout(result, evidence)
         elif evidence.examined:
+            self._nothing_began(result, evidence, _inside(series, asked_at) and not led, led=led)
+
+    def _nothing_began(self, result: ToolCallResult, evidence: SuspectEvidence, inside: bool, *, led: bool) -> None:
+        """No change began in the window: said so — unless the moment asked lies ``inside`` an
+        episode that began before it; then that episode, with the value at the moment, answers
+        (``_state_anomalies``), and "none changed" beside it would deny it."""
+        if inside:
+            self._answer_by_episode = True
+        else:
             self.findings.nothing_changed(result, evidence, answers=not led)
 
     def _answer_kind(self, survey: ToolCallResult, evidence: SuspectEvidence, family: str) -> None:
@@ -595,7 +608,7 @@ class _Execution:
             metric = asked_metric(self.request.question, kinds, metrics, service)
             if metric is None or not self._has("query_metrics"):
                 continue
-            result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(self.window)})
+            result = self._call("query_metrics", {"service": service, "metric": metric, **_bounds(self.window, at)})
             shown = [e for e in result.output.evidence if isinstance(e, MetricEvidence)] if result else []
             if result is not None and shown:
                 answered = answer_value(self.findings, result, shown[0], at) or answered
@@ -664,7 +677,7 @@ class _Execution:
         changes: list[tuple[ToolCallResult, ChangeRecord]],
         involved: list[str],
     ) -> None:
-        spotted = _spotted(series, focus)
+        spotted = _spotted(series, focus, focusing.moment(self.request.plan.time.at))
         self.spotted_metrics = list(dict.fromkeys(s.metric for _r, s, _a in spotted))
         # What moved, what quietly did not last: the answer leads with the news.
         self._state_anomalies(spotted, focus)
@@ -683,7 +696,14 @@ class _Execution:
             if series.increases is not None:
                 self.findings.increases(result, series, focus)
             else:
-                self.findings.anomaly(result, series, found)
+                asked = self._asked_value(series)
+                answers = self._answer_by_episode and asked is not None and found.onset <= asked.at <= found.end
+                self.findings.anomaly(result, series, found, asked=asked, answers=answers)
+
+    def _asked_value(self, series: MetricEvidence) -> AskedPoint | None:
+        """The series' value at the moment asked, to be said beside what it did then; None when
+        the value is the answer itself ("what was X at 00:50?" says it first, ``value.py``)."""
+        return series.asked if self.request.plan.intent.kind != "value" else None
 
     def _state_quiet(self, series: list[Series], spotted: list[Spotted], focus: tuple[datetime, datetime]) -> None:
         moved = {item[1].service for item in spotted}
@@ -692,10 +712,9 @@ class _Execution:
         quiet = [s.service for _r, s in series if s.service not in moved and (s.service in self.named or not spotted)]
         for service in dict.fromkeys(quiet):
             for result, s in [(r, s) for r, s in series if s.service == service][: 3 if not spotted else 2]:
-                self.findings.normal(result, s)
+                self.findings.normal(result, s, asked=self._asked_value(s))
             if not spotted:
-                clock = self.findings.clock
-                span = {"service": service, "start": clock(focus[0]), "end": clock(focus[1])}
+                span = {"service": service, **self.findings.during(*focus)}
                 if unread := self.unread_metrics[service]:
                     read = len({s.metric for _r, s in series if s.service == service})
                     self.findings.gap("no_anomaly_partial", read=read, unread=unread, **span)
@@ -723,23 +742,19 @@ class _Execution:
                 else:
                     self.findings.no_logs(result, evidence)
             elif evidence.matched == 0 and evidence.level == "ERROR" and evidence.span is not None:
-                span = evidence.span
-                start, end = self.findings.clock.span(evidence.start, evidence.end)
+                held = evidence.span
                 self.findings.gap(
                     "logs_elsewhere",
                     service=evidence.service or "",
-                    start=start,
-                    end=end,
-                    first=iso(span.first),
-                    last=iso(span.last),
+                    **self.findings.during(evidence.start, evidence.end),
+                    first=iso(held.first),
+                    last=iso(held.last),
                 )
             if evidence.unparsed:
-                start, end = self.findings.clock.span(evidence.start, evidence.end)
                 self.findings.gap(
                     "unparsed",
                     service=evidence.service or "",
-                    start=start,
-                    end=end,
+                    **self.findings.during(evidence.start, evidence.end),
                     count=evidence.unparsed,
                 )
 
@@ -890,8 +905,11 @@ def _parse(moment: Any) -> datetime:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
-def _bounds(window: tuple[datetime, datetime]) -> dict[str, str]:
-    return {"start": iso(window[0]), "end": iso(window[1])}
+def _bounds(window: tuple[datetime, datetime], at: datetime | None = None) -> dict[str, str]:
+    """A call's window, and the moment asked (``at``) when it lies inside: a metrics output then
+    states the series' value nearest it, however long the episode around it."""
+    inside = at is not None and window[0] <= at < window[1]
+    return {"start": iso(window[0]), "end": iso(window[1]), **({"at": iso(at)} if at and inside else {})}
 
 
 def _lead(change: ChangeRecord, onsets: list[datetime]) -> float | None:
@@ -938,9 +956,21 @@ def _begins_during(evidence: SuspectEvidence) -> list[NotCounted]:
     return [item for item in evidence.not_counted if item.reason == "begins_during"]
 
 
-def _spotted(series: list[Series], window: tuple[datetime, datetime]) -> list[Spotted]:
-    """The anomalies of the series read that touch ``window``, earliest first."""
-    found = [(r, s, a) for r, s in series for a in s.anomalies if _of_window(a, window)]
+def _inside(series: list[Series], at: datetime | None) -> bool:
+    """Whether the moment asked lies inside an episode of a series read."""
+    return at is not None and any(a.onset <= at <= a.end for _r, s in series for a in s.anomalies)
+
+
+def _spotted(series: list[Series], window: tuple[datetime, datetime], asked: datetime | None = None) -> list[Spotted]:
+    """The anomalies of the series read that touch ``window``, earliest first — and one the
+    moment asked lies inside, however long before it began and peaked: "at 00:50" inside a day
+    and a half of high latency is in that episode, never "no deviation"."""
+    found = [
+        (r, s, a)
+        for r, s in series
+        for a in s.anomalies
+        if _of_window(a, window) or (asked is not None and a.onset <= asked <= a.end)
+    ]
     return sorted(found, key=lambda item: item[2].onset)
 
 

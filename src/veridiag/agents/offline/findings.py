@@ -25,9 +25,11 @@ from veridiag.contracts.executor_v2 import (
 )
 from veridiag.contracts.material import ExecutorScope
 from veridiag.text.assertions import asserted
+from veridiag.text.periods import across_days, moment_text, period_text
 from veridiag.text.render import format_value, rounded
 from veridiag.text.wordfiles import Bilingual, WordModel, bundled_words
 from veridiag.tools.records import (
+    AskedPoint,
     ChangeEvidence,
     ChangeRecord,
     LogEvidence,
@@ -74,21 +76,31 @@ def _phrases() -> Bilingual[PhraseBook]:
 
 @dataclass(frozen=True)
 class Clock:
-    """Times as claims write them: HH:MM within one day, with the date across days."""
+    """Times as claims write them: HH:MM within one day, with the date across days; a period
+    as ``text/periods.py`` writes it (its ends dated when they fall on different days)."""
 
     with_date: bool
 
     def __call__(self, moment: datetime) -> str:
-        return moment.strftime("%Y-%m-%d %H:%M" if self.with_date else "%H:%M")
+        return moment_text(moment, dated=self.with_date)
 
     def seconds(self, moment: datetime) -> str:
-        return moment.strftime("%Y-%m-%d %H:%M:%S" if self.with_date else "%H:%M:%S")
+        return moment_text(moment, dated=self.with_date, seconds=True)
+
+    def over(self, start: datetime, end: datetime) -> Clock:
+        """The clock for the moments of a period (its ends, its peak): dated when the clock is,
+        or when the period itself crosses days (a week's window read beside a one-hour focus is
+        not "16:00–16:00", an episode from one evening to the next morning no "23:10–01:40")."""
+        return self if self.with_date or not across_days(start, end) else Clock(with_date=True)
 
     def span(self, start: datetime, end: datetime) -> tuple[str, str]:
-        """A period's two ends: dated when the clock is, or when the period itself crosses days
-        (a week's window read beside a one-hour focus is not "16:00–16:00")."""
-        dated = self if self.with_date or not spans_days((start, end)) else Clock(with_date=True)
+        """A period's two ends, for wording that names them apart ("from … until …")."""
+        dated = self.over(start, end)
         return dated(start), dated(end)
+
+    def period(self, start: datetime, end: datetime, lang: str) -> str:
+        """A period as one phrase: ``07:15–09:30``, or ``2026-02-25 07:15 – 2026-02-27 02:45``."""
+        return period_text(start, end, lang, dated=self.with_date)
 
 
 #: A change whose last point is this near the period's end was still going when it ended.
@@ -127,6 +139,11 @@ class Findings:
         if values.get("count") == 1 and f"{key}_one" in templates:
             key = f"{key}_one"
         return templates[key].format(**values)
+
+    def during(self, start: datetime, end: datetime) -> dict[str, str]:
+        """A period's values for a phrase: ``start`` and ``end`` apart, and the ``period``."""
+        first, last = self.clock.span(start, end)
+        return {"start": first, "end": last, "period": self.clock.period(start, end, self.lang)}
 
     def words(self, written: str) -> str:
         """A log template or change note as a cause or an answer may name it: as written, unless
@@ -178,7 +195,16 @@ class Findings:
 
     # -- observations ------------------------------------------------------------------
 
-    def anomaly(self, result: ToolCallResult, series: MetricEvidence, found: MetricAnomaly) -> Claim:
+    def anomaly(
+        self,
+        result: ToolCallResult,
+        series: MetricEvidence,
+        found: MetricAnomaly,
+        *,
+        asked: AskedPoint | None = None,
+        answers: bool = False,
+    ) -> Claim:
+        """An episode, and the value at the moment asked when that lies inside it (not its peak)."""
         unit = series.unit
         factor = self.say("factor", factor=f"{found.factor:.2f}") if found.factor is not None else ""
         # One point is an instant, not a span: "at 08:30", never "08:30–08:30".
@@ -189,19 +215,26 @@ class Findings:
             # Out of line from the data's first point: what is normal for it before then is not in
             # the data, so no "expected" is stated — the data begins during this period.
             key = "begins_up" if found.direction == "up" else "begins_down"
+        # an episode across days dates its ends and its peak, whatever the answer's clock
+        clock = self.clock.over(found.onset, found.end)
         text = self.say(
             key,
             service=series.service,
             metric=series.metric,
-            onset=self.clock(found.onset),
-            end=self.clock(found.end),
+            onset=clock(found.onset),
+            end=clock(found.end),
+            period=self.clock.period(found.onset, found.end, self.lang),
             peak=format_value(found.peak, unit),
-            peak_at=self.clock(found.peak_at),
+            peak_at=clock(found.peak_at),
             expected=format_value(rounded(found.expected), unit),
             factor=factor,
         )
+        quotes = [(result, found.line), (result, found.peak_line)]
+        if asked is not None and found.onset <= asked.at <= found.end and asked.at != found.peak_at:
+            text += self.say("asked_value", at=clock(asked.at), value=format_value(asked.value, unit))
+            quotes.append((result, asked.line))
         claim_type = "observation" if key.startswith("begins_") else "symptom"
-        return self.claim(claim_type, text, [(result, found.line), (result, found.peak_line)])
+        return self.claim(claim_type, text, quotes, answers=answers)
 
     def increases(self, result: ToolCallResult, series: MetricEvidence, focus: tuple[datetime, datetime]) -> None:
         """A counter shown as its increase per step: the steps it grew in during ``focus`` — "3
@@ -231,39 +264,44 @@ class Findings:
         quotes = [(result, found.line)] if whole else []
         self.claim("symptom", text, [*quotes, *((result, step.line) for step in steps)])
 
-    def normal(self, result: ToolCallResult, series: MetricEvidence) -> Claim | None:
+    def normal(
+        self, result: ToolCallResult, series: MetricEvidence, *, asked: AskedPoint | None = None
+    ) -> Claim | None:
         if series.baseline_line is None or series.baseline_median is None:
             return None
         unit = series.unit
-        start, end = self.clock.span(series.start, series.end)
+        span = self.during(series.start, series.end)
         text = self.say(
             "normal",
             service=series.service,
             metric=series.metric,
-            start=start,
-            end=end,
+            **span,
             minimum=format_value(series.minimum, unit),
             maximum=format_value(series.maximum, unit),
             median=format_value(rounded(series.baseline_median), unit),
         )
+        quotes = [(result, series.window_line), (result, series.baseline_line)]
+        if asked is not None:
+            clock = self.clock.over(series.start, series.end)
+            text += self.say("asked_value", at=clock(asked.at), value=format_value(asked.value, unit))
+            quotes.append((result, asked.line))
         # The core finding of a quiet period: the symptom asked about is not there.
-        return self.claim("symptom", text, [(result, series.window_line), (result, series.baseline_line)])
+        return self.claim("symptom", text, quotes)
 
     def logs(
         self, result: ToolCallResult, logs: LogEvidence, top: TemplateCount, *, key: str = "logs", answers: bool = False
     ) -> Claim:
         """The window's count and its dominant template (``key="failure_like"``: the commonest
         failure-like one of logs that carry no level)."""
-        start, end = self.clock.span(logs.start, logs.end)
+        span = self.during(logs.start, logs.end)
         text = self.say(
             key,
             service=logs.service or "",
-            start=start,
-            end=end,
+            **span,
             matched=logs.matched,
             level=logs.level or top.level,
             count=top.count,
-            when=self._between(top.first, top.last),
+            when=self._between(top.first, top.last, (logs.start, logs.end)),
             template=top.template,
         )
         # The template is quoted on its own too: its words are the log's, not the claim's own.
@@ -276,14 +314,13 @@ class Findings:
         """How many lines of the window hold a term the question named, and their commonest kind:
         of one service's logs; of every log (the total, then where most are); or, after that,
         another service's commonest kind (``logs.service`` None and ``top`` not the first)."""
-        start, end = self.clock.span(logs.start, logs.end)
+        span = self.during(logs.start, logs.end)
         values = {
             "term": term,
-            "start": start,
-            "end": end,
+            **span,
             "matched": logs.matched,
             "count": top.count,
-            "when": self._between(top.first, top.last),
+            "when": self._between(top.first, top.last, (logs.start, logs.end)),
             "template": top.template,
         }
         if logs.service is not None:
@@ -300,23 +337,23 @@ class Findings:
 
     def no_term(self, result: ToolCallResult, logs: LogEvidence, term: str, *, answers: bool = False) -> Claim:
         """No line of a service's logs (of every log) in the window holds the term."""
-        start, end = self.clock.span(logs.start, logs.end)
+        span = self.during(logs.start, logs.end)
         service = logs.service or self.say("all_services")
-        text = self.say("no_term_logs", service=service, term=term, start=start, end=end)
+        text = self.say("no_term_logs", service=service, term=term, **span)
         return self.claim("observation", text, [(result, logs.line)], answers=answers)
 
-    def _between(self, first: datetime, last: datetime) -> str:
-        """``10:01–10:31``, or one time when both read the same (a single line)."""
-        start, end = self.clock(first), self.clock(last)
-        return start if start == end else f"{start}–{end}"
+    def _between(self, first: datetime, last: datetime, within: tuple[datetime, datetime]) -> str:
+        """``10:01–10:31``, or one time when both read the same (a single line); dated when they
+        or the window ``within`` they lie in cross days (a week's template at "11:10" is no time)."""
+        clock = self.clock.over(*within).over(first, last)
+        return clock(first) if clock(first) == clock(last) else clock.period(first, last, self.lang)
 
     def no_logs(self, result: ToolCallResult, logs: LogEvidence) -> Claim:
-        start, end = self.clock.span(logs.start, logs.end)
+        span = self.during(logs.start, logs.end)
         text = self.say(
             "no_logs",
             service=logs.service or "",
-            start=start,
-            end=end,
+            **span,
             level=logs.level or "ERROR",
         )
         return self.claim("symptom", text, [(result, logs.line)])
@@ -334,8 +371,8 @@ class Findings:
         return self.claim("observation", text, [(result, logs.unleveled.line), (result, logs.line)])
 
     def no_changes(self, result: ToolCallResult, changes: ChangeEvidence, *, answers: bool = False) -> Claim:
-        start, end = self.clock.span(changes.start, changes.end)
-        text = self.say("no_changes", start=start, end=end)
+        span = self.during(changes.start, changes.end)
+        text = self.say("no_changes", **span)
         return self.claim("observation", text, [(result, changes.line)], answers=answers)
 
     def order(self, result: ToolCallResult, order_id: str, sample: LogSample) -> Claim:
@@ -433,9 +470,9 @@ class Findings:
         """ "Is it the network?": yes when a change of that family is what changed most and stands
         out, "it changed, not most" when one is lower, no when the period has none."""
         kind = self.family(family)
-        start, end = self.clock.span(evidence.start, evidence.end)
+        span = self.during(evidence.start, evidence.end)
         if changed is None:
-            text = self.say("kind_none", kind=kind, count=len(evidence.examined), start=start, end=end)
+            text = self.say("kind_none", kind=kind, count=len(evidence.examined), **span)
             return self.claim(
                 "observation", text, [(survey, evidence.line), (survey, evidence.verdict_line)], answers=True
             )
@@ -455,21 +492,21 @@ class Findings:
     def most_changed(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
         """What is abnormal, asked as such: the service that changed most and how — no origin."""
         top = evidence.suspects[0]
-        start, end = self.clock.span(evidence.start, evidence.end)
-        text = self.say("most_changed", service=top.service, what=self.signal(top.signals[0]), start=start, end=end)
+        span = self.during(evidence.start, evidence.end)
+        text = self.say("most_changed", service=top.service, what=self.signal(top.signals[0]), **span)
         quotes = [(survey, top.line), *_words(survey, top.signals[0]), (survey, evidence.line)]
         return self.claim("symptom", text, quotes, answers=True)
 
     def nothing_changed(self, survey: ToolCallResult, evidence: SuspectEvidence, *, answers: bool = True) -> Claim:
-        start, end = self.clock.span(evidence.start, evidence.end)
-        text = self.say("nothing_changed", start=start, end=end, count=len(evidence.examined))
+        span = self.during(evidence.start, evidence.end)
+        text = self.say("nothing_changed", **span, count=len(evidence.examined))
         quotes = [(survey, evidence.line), (survey, evidence.verdict_line)]
         return self.claim("symptom", text, quotes, answers=answers)
 
     def without_data(self, survey: ToolCallResult, evidence: SuspectEvidence, service: str) -> Claim:
         assert evidence.without_data_line is not None
-        start, end = self.clock.span(evidence.start, evidence.end)
-        text = self.say("without_data", service=service, start=start, end=end)
+        span = self.during(evidence.start, evidence.end)
+        text = self.say("without_data", service=service, **span)
         quotes = [(survey, evidence.without_data_line), (survey, evidence.line)]
         return self.claim("observation", text, quotes, answers=True)
 
@@ -478,12 +515,12 @@ class Findings:
         — or, errors no series measures, with their ERROR lines in the window."""
         ranked = evidence.levels[:shown]
         lines = bool(ranked) and ranked[0].source == "log"
-        start, end = self.clock.span(evidence.start, evidence.end)
+        span = self.during(evidence.start, evidence.end)
         measure = self.family(evidence.by or "")
         quotes = [(survey, evidence.levels_line or evidence.line), *((survey, level.line) for level in ranked)]
         if ranked and all(level.peak == 0 for level in evidence.levels):
             # "1. inventory-service 0 restarts (peak 0)" ranks nothing: none of them had any
-            text = self.say("nothing_to_rank", measure=measure, start=start, end=end)
+            text = self.say("nothing_to_rank", measure=measure, **span)
             return self.claim("symptom", text, quotes, answers=True)
         items = self.say("list_separator").join(
             self.say(
@@ -496,19 +533,19 @@ class Findings:
             )
             for level in ranked
         )
-        text = self.say("levels_lines" if lines else "levels", measure=measure, items=items, start=start, end=end)
+        text = self.say("levels_lines" if lines else "levels", measure=measure, items=items, **span)
         return self.claim("symptom", text, quotes, answers=True)
 
     def cannot_rank(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
         """A measure no service examined has: the ranking asked for cannot be made."""
-        start, end = self.clock.span(evidence.start, evidence.end)
-        text = self.say("cannot_rank", measure=self.family(evidence.by or ""), start=start, end=end)
+        span = self.during(evidence.start, evidence.end)
+        text = self.say("cannot_rank", measure=self.family(evidence.by or ""), **span)
         return self.claim("observation", text, [(survey, evidence.levels_line or evidence.line)], answers=True)
 
     def changed_count(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
         """ "How many services were affected?": how many of those examined changed, and which."""
         assert evidence.changed_line is not None
-        start, end = self.clock.span(evidence.start, evidence.end)
+        span = self.during(evidence.start, evidence.end)
         separator = self.say("list_separator")
         items = separator.join(
             self.say("changed_item", service=s.service, family=self.family(s.signals[0].family))
@@ -516,9 +553,7 @@ class Findings:
         )
         if evidence.changed > len(evidence.suspects):  # the output lists the first few: say so
             items += self.say("changed_more", more=evidence.changed - len(evidence.suspects))
-        text = self.say(
-            "changed_count", changed=evidence.changed, count=len(evidence.examined), start=start, end=end, items=items
-        )
+        text = self.say("changed_count", changed=evidence.changed, count=len(evidence.examined), **span, items=items)
         quotes = [(survey, evidence.changed_line), (survey, evidence.line)]
         quotes += [(survey, suspect.line) for suspect in evidence.suspects]
         return self.claim("symptom", text, quotes, answers=True)
@@ -527,18 +562,16 @@ class Findings:
         """A service the question asks about that did not change: said of it alone — never that
         nothing points at it (a fault can leave the culprit's own metrics unchanged)."""
         assert evidence.quiet_line is not None
-        start, end = self.clock.span(evidence.start, evidence.end)
-        text = self.say("quiet_named", service=service, start=start, end=end)
+        span = self.during(evidence.start, evidence.end)
+        text = self.say("quiet_named", service=service, **span)
         return self.claim("observation", text, [(survey, evidence.quiet_line), (survey, evidence.line)], answers=True)
 
     def no_data_window(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
         """No service has data in the window: where the data held lies instead."""
         assert evidence.held is not None and evidence.held_line is not None
-        start, end = self.clock.span(evidence.start, evidence.end)
+        span = self.during(evidence.start, evidence.end)
         dated = Clock(with_date=True)
-        text = self.say(
-            "no_data_window", start=start, end=end, first=dated(evidence.held.first), last=dated(evidence.held.last)
-        )
+        text = self.say("no_data_window", **span, first=dated(evidence.held.first), last=dated(evidence.held.last))
         return self.claim("observation", text, [(survey, evidence.held_line), (survey, evidence.line)], answers=True)
 
     def no_change_feed(self, result: ToolCallResult, changes: ChangeEvidence) -> Claim:
@@ -555,11 +588,11 @@ class Findings:
         """How long it lasted ("持续了多久", "when did it recover?"): the change's first and last
         points as the survey line states them — or that it was still going when the period ended."""
         still = change.end >= evidence.end - STILL_GOING
-        end = self.clock(evidence.end if still else change.end)
+        onset, end = self.clock.span(change.onset, evidence.end if still else change.end)
         what = self.signal(change)
         text = self.say(
             "lasted_open" if still else "lasted",
-            onset=self.clock(change.onset),
+            onset=onset,
             end=end,
             service=change.service,
             what=what,
@@ -589,8 +622,7 @@ class Findings:
                 "culprit_events",
                 metric=signal.name,
                 total=format_value(signal.events, ""),
-                onset=self.clock(signal.onset),
-                end=self.clock(signal.end),
+                period=self.clock.period(signal.onset, signal.end, self.lang),
             )
         assert signal.expected is not None and signal.peak is not None
         up = signal.peak >= signal.expected

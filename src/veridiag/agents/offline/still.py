@@ -42,13 +42,13 @@ def answer_still(
 ) -> None:
     """One answering claim per service asked about (the one that changed most when none is)."""
     words = still_words()[findings.lang]
-    start, end = findings.clock.span(evidence.start, evidence.end)
+    span = findings.during(evidence.start, evidence.end)
     asked = [s for s in named if s not in evidence.without_data]
     if not named:
         if evidence.suspects:
             asked = [evidence.suspects[0].service]
         elif evidence.examined:
-            text = words.none.format(start=start, end=end, count=len(evidence.examined))
+            text = words.none.format(**span, count=len(evidence.examined))
             findings.claim(
                 "observation", text, [(survey, evidence.line), (survey, evidence.verdict_line)], answers=True
             )
@@ -61,16 +61,16 @@ def answer_still(
         going = [g for g in suspect.signals if g.source != "change" or g.onset >= evidence.start] if suspect else []
         if suspect is not None and going:
             signal = going[0]
-            text = words.changed.format(start=start, end=end, service=service, what=findings.signal(signal))
+            text = words.changed.format(**span, service=service, what=findings.signal(signal))
             quotes = [(survey, suspect.line), (survey, signal.line), (survey, evidence.line)]
         elif (logged := next(((r, e) for r, e in errors if e.matched), None)) is not None:
             result, found = logged
-            text = words.errors.format(start=start, end=end, service=service, matched=found.matched)
+            text = words.errors.format(**span, service=service, matched=found.matched)
             quotes = [(result, found.line)]
         elif service in evidence.quiet and evidence.quiet_line is not None:
             quotes = [(survey, evidence.quiet_line), (survey, evidence.line)]
             phrase = words.quiet_no_errors if errors else words.quiet
-            text = phrase.format(start=start, end=end, service=service)
+            text = phrase.format(**span, service=service)
             quotes += [(r, e.line) for r, e in errors[:1]]
         else:
             continue  # neither found changing nor found quiet: no word on whether it stopped

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from veridiag.agents.offline import focus as focusing
-from veridiag.agents.offline.findings import Clock, Findings, spans_days
+from veridiag.agents.offline.findings import Findings
 from veridiag.analysis.signatures import family_of
 from veridiag.text.render import format_value
 from veridiag.tools.records import MetricEvidence
@@ -74,9 +74,8 @@ def answer_value(findings: Findings, result: ToolCallResult, series: MetricEvide
     if found is None:
         return False
     moment, line, shown = found
-    start, end = findings.clock.span(series.start, series.end)
     # a moment of a period across days is dated, whatever the clock of the period chosen
-    clock = Clock(with_date=True) if spans_days((series.start, series.end)) else findings.clock
+    clock = findings.clock.over(series.start, series.end)
     text = findings.say(
         "value_at" if at is not None else "value_latest",
         service=series.service,
@@ -85,8 +84,7 @@ def answer_value(findings: Findings, result: ToolCallResult, series: MetricEvide
         value=shown,
         peak=format_value(series.maximum, series.unit),
         peak_at=clock(series.peak_at),
-        start=start,
-        end=end,
+        **findings.during(series.start, series.end),
     )
     findings.claim("observation", text, [(result, line), (result, series.window_line)], answers=True)
     return True

@@ -227,6 +227,7 @@ class PrometheusBackend:
         try:
             end = parse_time(args.end, now) if args.end else now
             start = parse_time(args.start, now) if args.start else end - timedelta(hours=1)
+            at = parse_time(args.at, now) if args.at else None
             if start >= end:
                 raise QueryError(f"start {iso(start)} must be before end {iso(end)}")
             query, how, window = self._read(args, start, end)
@@ -259,6 +260,8 @@ class PrometheusBackend:
             after = partial(self._after, query, how, labels, start=start, end=end, step=args.step_seconds)
             report = judge_window(before, points, after)
             request = {"promql": query, "series": labels, **about, "start": iso(start), "end": iso(end)}
+            if at is not None:
+                request["at"] = iso(at)
             span = Span(first=(before or points)[0][0], last=points[-1][0])
             service = _label(series.get("metric"), self.service_label) or args.service or ""
             rendered, found = metrics_output(
@@ -271,6 +274,7 @@ class PrometheusBackend:
                 report=report,
                 kind=how.kind.kind if how else None,
                 per_step=how.step_seconds if how and how.increase else None,
+                at=at,
             )
             texts.append(rendered.text)
             model_texts.append(rendered.model_text)

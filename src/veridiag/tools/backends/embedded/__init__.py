@@ -324,10 +324,11 @@ class EmbeddedEnvironment:
             return ToolOutput(status="error", error=message, text=f"query_metrics error: {message}")
         try:
             start, end = self._window(args.start, args.end)
+            at = parse_time(args.at, self.now() if not _absolute(args.at) else end) if args.at else None
         except ValueError as exc:
             return ToolOutput(status="error", error=str(exc), text=f"query_metrics error: {exc}")
         about = self.describe(args.service) if args.service else []
-        return _metrics.query_metrics(self._connection(), args, start, end, about)
+        return _metrics.query_metrics(self._connection(), args, start, end, about, at=at)
 
     def query_changes(self, args: QueryChangesArgs) -> ToolOutput:
         try:

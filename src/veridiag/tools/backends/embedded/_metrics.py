@@ -76,9 +76,16 @@ def series(conn: sqlite3.Connection, service: str | None = None) -> list[tuple[s
 
 
 def query_metrics(
-    conn: sqlite3.Connection, args: QueryMetricsArgs, start: datetime, end: datetime, about_service: list[str]
+    conn: sqlite3.Connection,
+    args: QueryMetricsArgs,
+    start: datetime,
+    end: datetime,
+    about_service: list[str],
+    *,
+    at: datetime | None = None,
 ) -> ToolOutput:
-    """``about_service``: what the asked service does have, said when it has no such metric."""
+    """``about_service``: what the asked service does have, said when it has no such metric;
+    ``at``: the moment asked, whose nearest point the output states on a line of its own."""
     if not args.service or not args.metric:
         available = ", ".join(f"{s}/{m}" for s, m, _u in series(conn, args.service))
         message = f"query_metrics needs service and metric; available: {available}"
@@ -117,6 +124,8 @@ def query_metrics(
 
     window = steps if steps is not None and how.increase else read(raw, start, end)
     request = {"service": service, "metric": metric, **how.about(), "start": iso(start), "end": iso(end)}
+    if at is not None:
+        request["at"] = iso(at)
     if not window:
         span = metric_span(conn, service, metric)
         covered = f"{iso(span.first)} – {iso(span.last)}" if span else "nothing"
@@ -139,6 +148,7 @@ def query_metrics(
         report=report,
         kind=how.kind.kind,
         per_step=how.step_seconds if how.increase else None,
+        at=at,
     )
     return ToolOutput(
         status="ok",
