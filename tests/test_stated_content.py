@@ -582,3 +582,51 @@ def test_a_percentage_of_the_expected_value_is_a_ratio(percent: int, form: str) 
     assert _outcome(form.format(p=percent), line, line)[0] == "pass"
     outcome, reason = _outcome(form.format(p=percent * 2), line, line)
     assert outcome == "warn" and "ratio" in reason, reason
+
+
+# --- a bound over a period is computed over every point of the period ------------------------------------
+
+_BOUND_FORMS = [
+    ("at_most", "CPU never went above {t}% between {a} and {b}"),
+    ("below", "{a} 到 {b} CPU 一直低于 {t}%"),
+    ("at_most", "{a}–{b} 之间 CPU 都在 {t}% 以下"),
+    ("above", "CPU stayed above {t}% the whole time from {a} to {b}"),
+    ("above", "{a} 至 {b} CPU 始终高于 {t}%"),
+]
+_KEEPS = {
+    "at_most": lambda v, t: v <= t,
+    "below": lambda v, t: v < t,
+    "above": lambda v, t: v > t,
+}
+
+
+@given(
+    st.lists(st.integers(0, 100), min_size=4, max_size=30),
+    st.integers(0, 100),
+    st.sampled_from(_BOUND_FORMS),
+    st.data(),
+)
+def test_a_bound_over_a_period_is_kept_by_every_point_or_contradicted(
+    values: list[int], threshold: int, form: tuple[str, str], data: st.DataObject
+) -> None:
+    side, text = form
+    first = data.draw(st.integers(0, len(values) - 2))
+    last = data.draw(st.integers(first + 1, len(values) - 1))
+    points = "\n".join(f"2026-07-07T10:{i:02d}:00Z {v}%" for i, v in enumerate(values))
+    output = f"query_metrics service=api metric=cpu\npoints:\n{points}"
+    quoted = f"2026-07-07T10:{first:02d}:00Z {values[first]}%\n2026-07-07T10:{last:02d}:00Z {values[last]}%"
+    inside = values[first : last + 1]
+    kept = all(_KEEPS[side](v, threshold) for v in inside)
+    claim_text = text.format(t=threshold, a=f"10:{first:02d}", b=f"10:{last:02d}")
+    outcome, reason = _outcome(claim_text, output, quoted)
+    if kept:
+        assert "unstated" not in reason and not reason.startswith("contradicts"), (claim_text, reason)
+    else:
+        assert outcome == "fail" and "bound is crossed" in reason, (claim_text, reason)
+
+
+def test_a_point_above_a_threshold_is_no_bound_over_the_period() -> None:
+    output = "points:\n2026-07-07T10:00:00Z 20%\n2026-07-07T10:05:00Z 95%"
+    line = "2026-07-07T10:05:00Z 95%"
+    _, reason = _outcome("CPU was above 90% at 10:05", output, line)
+    assert not reason.startswith("contradicts"), reason

@@ -14,7 +14,10 @@ any language:
 - a direction or evaluation ("sharply") not stated ⇒ ``warn`` *inferred* (at most an
   inference) — or *unstated* where the cited output says nothing changed;
 - a ratio ("5 倍", "×5") no tool stated ⇒ *inferred* when two numbers of the claim or its
-  lines give it, else *unstated*.
+  lines give it, else *unstated*;
+- a bound over a period ("never above 80%", "一直高于 2 秒", "都在 50 以下") is computed over every
+  point the cited series lists in it (``text/bounds.py``): all on its side state its absolute;
+  one across ⇒ ``fail`` *contradicts*.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
+from veridiag.text.bounds import Point, broken_by, claimed_bound, series_points
 from veridiag.text.concepts import ConceptHit, concepts
 from veridiag.text.entities import extract_entities
 from veridiag.text.normalize import reader_text
@@ -166,6 +170,16 @@ class _CitedOutputs:
         """Does a cited output say nothing changed?"""
         return self.state("calm")
 
+    def points(self) -> list[Point]:
+        """Every point the cited metric outputs list (each output read once per run)."""
+        found: list[Point] = []
+        for invocation in self._invocations:
+            key = ("points", invocation.id)
+            if key not in self._context.memo:
+                self._context.memo[key] = series_points(invocation.output or "")
+            found += self._context.memo[key]
+        return found
+
     def _states(self, invocation: InvocationView, concept: str) -> bool:
         key = ("states", concept, invocation.id)
         memo = self._context.memo
@@ -241,6 +255,13 @@ def _judge(
         and not vocabulary.percent_ratios(own)
     ):
         return None
+    # A bound is a statement about every point only with an absolute ("一直", "never", "all"):
+    # "exceeded 2s at 10:05" speaks of one point.
+    bound = claimed_bound(own) if any(hit.kind == "absolute" for hit in hits) else None
+    broken = broken_by(bound, outputs.points()) if bound is not None else False
+    if isinstance(broken, Point):
+        at = f"{broken.minute // 60:02d}:{broken.minute % 60:02d}"
+        problems.append((CONTRADICTS, f"its bound is crossed: the cited series is {broken.value} at {at}"))
     # A rise and a fall in one claim tell an episode's course ("rose to 95% and fell back to 20%"):
     # a line stating one of them does not contradict the other.
     both = {hit.concept for hit in hits if hit.kind == "direction"} >= set(_OPPOSITE)
@@ -253,6 +274,8 @@ def _judge(
             or (otherwise := stated() if otherwise is None else otherwise).holds(hit, own)
         ):
             continue
+        if hit.kind == "absolute" and broken is None:
+            continue  # every point of the period keeps the bound it states: computed, as stated
         if (
             hit.kind == "absolute"
             and not _counted(own, hit)

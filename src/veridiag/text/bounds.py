@@ -1,0 +1,144 @@
+"""A bound a claim states over a period, checked against every point the cited series holds.
+
+"CPU never went above 80% between 10:00 and 10:30", "延迟一直高于 2 秒", "都在 50 以下": an absolute
+over a threshold is a statement about each point of the period, not only the ones quoted. The
+metric outputs list their points (``query_metrics``' ``points:`` lines), so the claim is decided
+by computation: every point of the period on the bound's side states it; one point across
+contradicts it. Words are data (``bounds.yaml``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field
+
+from veridiag.text.normalize import reader_text
+from veridiag.text.units import unit_table
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
+
+Side = Literal["above", "below"]
+
+
+class BoundWords(WordModel):
+    above_before: list[Word] = Field(min_length=1)
+    below_before: list[Word] = Field(min_length=1)
+    above_after: list[Word] = Field(default_factory=list)
+    below_after: list[Word] = Field(default_factory=list)
+    inclusive: list[Word] = Field(default_factory=list)
+    turned_by: list[Word] = Field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Bound:
+    """A side of a threshold, in the unit's base (seconds, bytes, percent), over a period of
+    minutes of the day (None: the whole series)."""
+
+    side: Side
+    value: Decimal
+    inclusive: bool
+    dimension: str | None
+    period: tuple[int, int] | None
+
+    def kept_by(self, value: Decimal) -> bool:
+        if self.side == "above":
+            return value >= self.value if self.inclusive else value > self.value
+        return value <= self.value if self.inclusive else value < self.value
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    minute: int
+    value: Decimal
+    dimension: str | None
+
+
+_NUMBER = r"(?P<number>\d+(?:\.\d+)?)\s?(?P<unit>%|[A-Za-z]+|毫秒|秒|分钟|小时)?"
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
+#: A point as ``query_metrics`` lists it: an ISO instant, a value, maybe a unit.
+_POINT = re.compile(
+    r"^\d{4}-\d{2}-\d{2}T(?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2})?Z (?P<value>-?\d+(?:\.\d+)?)\s?(?P<unit>\S*)$",
+    re.MULTILINE,
+)
+
+
+def _alternation(words: list[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) or "(?!)"
+
+
+@lru_cache(maxsize=1)
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords]:
+    words = bundled_words("veridiag.text", "bounds.yaml", BoundWords)
+    before = re.compile(
+        rf"(?:(?P<turn>{_alternation(words.turned_by)})\s*\S{{0,12}}?\s*)?"
+        rf"(?P<word>{_alternation(words.above_before + words.below_before)})\s*(?:了|到|过)?\s*{_NUMBER}",
+        re.IGNORECASE,
+    )
+    after = re.compile(
+        rf"{_NUMBER}\s*(?P<word>{_alternation(words.above_after + words.below_after)})",
+        re.IGNORECASE,
+    )
+    return before, after, words
+
+
+def claimed_bound(text: str) -> Bound | None:
+    """The first bound ``text`` states, with the period its clocks give (two clocks: from the
+    first to the second)."""
+    read = reader_text(text)
+    before, after, words = _patterns()
+    match = before.search(read) or after.search(read)
+    if match is None:
+        return None
+    word = " ".join(match.group("word").lower().split())
+    above = {w.lower() for w in (*words.above_before, *words.above_after)}
+    side: Side = "above" if word in above else "below"
+    if match.re is before and match.group("turn"):
+        side = "below" if side == "above" else "above"
+    value, dimension = _base(match.group("number"), match.group("unit"))
+    if value is None:
+        return None
+    inclusive = word in {w.lower() for w in words.inclusive} or bool(match.re is before and match.group("turn"))
+    clocks = [int(h) * 60 + int(m) for h, m in _CLOCK.findall(read)]
+    period = (min(clocks[:2]), max(clocks[:2])) if len(clocks) >= 2 else None
+    return Bound(side, value, inclusive, dimension, period)
+
+
+def series_points(output: str) -> list[Point]:
+    """The points a metric output lists, each in its unit's base."""
+    points = []
+    for match in _POINT.finditer(output):
+        value, dimension = _base(match.group("value"), match.group("unit") or None)
+        if value is not None:
+            points.append(Point(int(match.group("hour")) * 60 + int(match.group("minute")), value, dimension))
+    return points
+
+
+def broken_by(bound: Bound, points: list[Point]) -> Point | Literal[False] | None:
+    """The first point of the bound's period on the other side; None when every one keeps it;
+    False when no point of the same dimension lies in the period (nothing to decide)."""
+    inside = [
+        p
+        for p in points
+        if (p.dimension == bound.dimension or p.dimension is None or bound.dimension is None)
+        and (bound.period is None or bound.period[0] <= p.minute <= bound.period[1])
+    ]
+    if not inside:
+        return False
+    return next((p for p in inside if not bound.kept_by(p.value)), None)
+
+
+def _base(number: str, unit: str | None) -> tuple[Decimal | None, str | None]:
+    try:
+        value = Decimal(number)
+    except InvalidOperation:
+        return None, None
+    if not unit:
+        return value, None
+    known = unit_table().by_spelling.get(unit.lower())
+    if known is None:
+        return value, None
+    return value * known.factor, known.dimension
