@@ -275,8 +275,9 @@ def test_a_bare_value_after_a_value_word_is_a_fact(stated: int, other: int, form
 def test_a_range_rounded_outward_around_its_lines_is_their_range(
     first: int, span: int, rounding: int, form: str
 ) -> None:
-    """Lines from 00:00:20 to 00:14:15 said as "0 点到 0 点 15 分": a range's ends may be rounded
-    outward by up to a quarter of an hour; a range that holds none of the lines is not theirs."""
+    """Lines from 00:00:20 to 00:14:15 said as "0 点到 0 点 15 分": a range's end may be rounded
+    outward to the next five-minute mark within five minutes; further, or to a clock no one
+    rounds to, it is another time; a range that holds none of the lines is not theirs."""
     last = first + span
     since, until = f"{first // 60:02d}:{first % 60:02d}:20", f"{last // 60:02d}:{last % 60:02d}:15"
     output = f"bursts: 2026-07-07T{since}Z – 2026-07-07T{until}Z (30 lines)"
@@ -285,7 +286,8 @@ def test_a_range_rounded_outward_around_its_lines_is_their_range(
     def clock(minute: int) -> str:
         return f"{minute // 60:02d}:{minute % 60:02d}"
 
-    assert _grounded(form.format(a=clock(first), b=clock(end)), output)
+    rounded = end % 5 == 0 and rounding <= 5
+    assert _grounded(form.format(a=clock(first), b=clock(end)), output) is rounded
     assert not _grounded(form.format(a=clock(first), b=clock(last + 20)), output)
     assert not _grounded(form.format(a=clock(last + 20), b=clock(last + 30)), output)
 

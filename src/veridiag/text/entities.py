@@ -162,6 +162,8 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
             return Entity("service", word, (word.lower(),))
         if _BARE_ID.fullmatch(word) and word not in _PLAIN:
             return Entity("identifier", word, (word,))  # "dn228", "tbird-admin1": a host or node
+        if _NAMED_KEY.fullmatch(word):
+            return Entity("identifier", word, (word,))  # "max_connections", "hikari.maximum-pool-size"
         return None
     if kind == "ts":
         return _timestamp(match)
@@ -183,6 +185,12 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
 #: a number inside it makes it something else (a thread: "http-nio-8080-exec-12").
 _BARE_ID = re.compile(r"[a-z]{2,}(?:-[a-z]+)*-?\d{1,6}")
 _PLAIN = frozenset(_WORDS.plain_words)
+#: A setting's or a field's name: snake case ("max_connections") or dotted words
+#: ("spring.datasource.hikari.maximum-pool-size"; every part two characters or more, so "e.g."
+#: is none). A configuration change names what it changed by it.
+_NAMED_KEY = re.compile(
+    r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Za-z][A-Za-z0-9_-]+(?:\.[A-Za-z][A-Za-z0-9_-]+)+"
+)
 _NAME_WITH_NUMBER = re.compile(r"[A-Z]{2,}-\d{1,2}")
 _STATUS = re.compile(r"[1-5]\d\d")
 _DECADE = re.compile(r"1\d\d0|20\d0")
@@ -391,6 +399,7 @@ class TextFacts:
                 kind == "word"
                 and (not services or match.group().lower() not in services)
                 and not match.group().rstrip(".")[-1:].isdigit()
+                and not _NAMED_KEY.fullmatch(match.group().rstrip("."))
             ):
                 continue  # most matches: a word that is no fact, skipped without a call
             entity = _entity(match, services)
@@ -997,17 +1006,19 @@ def computed(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
     return derived_duration(entity, claim_text, evidence) or range_bound(entity, claim_text, evidence)
 
 
-#: How far a range's end may be rounded past the clock it bounds ("0 点到 0 点 15 分" for lines
-#: from 00:00:20 to 00:14:15; "14:00–14:30" for 14:01–14:28).
-_RANGE_ROUNDING = 15 * 60
+#: How far a range's end may be rounded past the clock it bounds, to a clock on a five-minute
+#: mark ("0 点到 0 点 15 分" for lines from 00:00:20 to 00:14:15; "14:00–14:30" for 14:01–14:28;
+#: not "10:03–10:15" for lines to 10:04, the end of another template's lines).
+_RANGE_ROUNDING = 5 * 60
 _RANGE_BEFORE = re.compile(r"(?:到|至|-|–|—|~|～|\bto|\band|\buntil|\btill)\s*$", re.IGNORECASE)
 _RANGE_AFTER = re.compile(r"\s*(?:到|至|-|–|—|~|～|to\b|and\b|until\b|till\b)")
 
 
 def range_bound(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
-    """A clock that starts or ends a range in the claim ("0 点到 0 点 15 分", "between 14:00 and
-    14:30") is stated when a clock of the evidence lies inside the range within a quarter of an
-    hour of it: a range is written to round minutes outward, never to hold nothing."""
+    """A clock on a five-minute mark that starts or ends a range in the claim ("0 点到 0 点 15
+    分", "between 14:00 and 14:30") is stated when a clock of the evidence lies inside the range
+    within five minutes of it: a range is written to round minutes outward, never to hold
+    nothing."""
     if entity.kind != "timestamp" or len(evidence.text) > _FOLD_LIMIT:
         return False
     clock = next((n for n in entity.needles if ":" in n), None)
@@ -1022,6 +1033,8 @@ def range_bound(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
     if not (start or end):
         return False
     hours, minutes = clock.split(":")[:2]
+    if int(minutes) % 5:
+        return False  # a clock rounded to is a round one
     bound = int(hours) * 3600 + int(minutes) * 60
     for match in _CLOCK_AT.finditer(evidence.text):
         seen = _seconds(match)

@@ -24,6 +24,7 @@ from veridiag.gatekeeper.context import BindingView, Located, RuleResult, Valida
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
 from veridiag.text.entities import Corpus, Entity, TextFacts, computed, extract_entities
+from veridiag.text.tallies import tallied
 
 
 class GroundingParams(BaseModel):
@@ -131,6 +132,11 @@ class _Check:
             if not near.contains(entity, literal=literal)
             and (literal or not isinstance(text, str) or own_lines is None or not computed(entity, text, own_lines))
         ]
+        if outside and isinstance(text, str) and not literal:
+            # a per-host or per-day tally of the lines it was shown ("node-246 logged 3 of them")
+            outputs = [inv.output or "" for inv in sources]
+            every = self.facts[text].entities() if text in self.facts else entities
+            outside = [e for e in outside if not tallied(e, every, outputs)]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
         ids = ", ".join(str(inv.id) for inv in sources)

@@ -1,0 +1,38 @@
+"""A count a claim made by counting the lines it was shown.
+
+"node-246 logged 3 of them", "2 errors on Dec 24", "dn228 出现了 4 次": a per-host or per-day tally
+is no number any tool printed — the claim counted the listed lines that name its subject. It is
+stated when the cited output lists exactly that many lines naming the subject (the lines a log
+query lists after ``lines:``, else every line of the output).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from veridiag.text.entities import Entity
+
+#: Where a log query's own lines begin: what is above (templates, their examples) repeats them.
+_LINES_MARK = "\nlines:\n"
+#: Kinds of fact a tally may count lines by.
+_SUBJECT_KINDS = ("identifier", "service", "error_code", "timestamp")
+
+
+def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str]) -> bool:
+    """Is ``count`` (a count quantity) the number of lines of one cited output naming one of the
+    claim's subjects (``facts``: the claim's other facts)? Each subject is counted by its
+    first needle (a date by its date)."""
+    if count.kind != "quantity" or count.dimension != "count" or count.value is None or count.value < 1:
+        return False
+    if count.value != count.value.to_integral_value():
+        return False
+    subjects = [f.needles[0] for f in facts if f.kind in _SUBJECT_KINDS and f is not count and f.needles]
+    if not subjects:
+        return False
+    wanted = int(count.value)
+    for output in outputs:
+        listed = output.split(_LINES_MARK, 1)[1] if _LINES_MARK in output else output
+        lines = listed.splitlines()
+        if any(sum(1 for line in lines if subject in line) == wanted for subject in subjects):
+            return True
+    return False

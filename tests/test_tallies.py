@@ -1,0 +1,54 @@
+"""A count the claim made by counting the lines it was shown (issue 27: equivalent forms): a
+per-host or per-day tally is stated when the cited output lists that many lines naming the
+subject, and only then."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.contracts import InMemoryInvocations
+from veridiag.gatekeeper import Gatekeeper
+from veridiag.text.entities import extract_entities
+from veridiag.text.tallies import tallied
+
+_GATEKEEPER = Gatekeeper()
+_HOSTS = ["node-153", "node-246", "dn228", "tbird-admin1"]
+
+
+def _grounding(text: str, output: str, excerpt: str) -> str:
+    store = InMemoryInvocations([invocation(901, output=output)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([901], excerpt)])]), session_id=SESSION, invocations=store
+    )
+    (check,) = [
+        c
+        for t in report.claim_traces
+        for c in t.checks
+        if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
+    ]
+    return check.outcome
+
+
+@given(
+    st.lists(st.sampled_from(_HOSTS), min_size=2, max_size=12),
+    st.sampled_from(["{h} logged {k} errors", "{h} 上出现了 {k} 次"]),
+)
+def test_a_tally_of_the_listed_lines_is_stated_exactly(hosts: list[str], form: str) -> None:
+    lines = [
+        f"2004-05-11T0{i % 10}:00:00Z {h} unix.hw state_change.unavailable Component is unavailable"
+        for i, h in enumerate(hosts)
+    ]
+    head = f"query_logs service=hpc\nmatched {len(lines)} lines\ntemplates:\n  {len(lines)}× INFO <*> unavailable\n"
+    output = head + f"     e.g. {lines[0]}\nlines:\n" + "\n".join(lines)
+    host = hosts[0]
+    count = hosts.count(host)
+    assert _grounding(form.format(h=host, k=count), output, lines[0]) == "pass"
+    assert _grounding(form.format(h=host, k=count + 1), output, lines[0]) != "pass"
+
+
+def test_a_tally_needs_a_subject_and_a_whole_count() -> None:
+    output = "lines:\na\nb\nc"
+    (three,) = extract_entities("3 errors")
+    assert not tallied(three, [three], [output])
