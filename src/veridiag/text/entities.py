@@ -188,9 +188,7 @@ _PLAIN = frozenset(_WORDS.plain_words)
 #: A setting's or a field's name: snake case ("max_connections") or dotted words
 #: ("spring.datasource.hikari.maximum-pool-size"; every part two characters or more, so "e.g."
 #: is none). A configuration change names what it changed by it.
-_NAMED_KEY = re.compile(
-    r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Za-z][A-Za-z0-9_-]+(?:\.[A-Za-z][A-Za-z0-9_-]+)+"
-)
+_NAMED_KEY = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Za-z][A-Za-z0-9_-]+(?:\.[A-Za-z][A-Za-z0-9_-]+)+")
 _NAME_WITH_NUMBER = re.compile(r"[A-Z]{2,}-\d{1,2}")
 _STATUS = re.compile(r"[1-5]\d\d")
 _DECADE = re.compile(r"1\d\d0|20\d0")
