@@ -355,3 +355,12 @@ def test_an_octal_escaped_mark_is_read_as_the_mark(mark: str, name: str) -> None
         next(e for e in extract_entities(f"{name} on node-153") if e.text == name)
     )
     assert reader_text("C:\\\\042 and \\101") == "C:\\\\042 and \\101"  # an escaped backslash, a letter: kept
+
+
+@given(st.from_regex(r"[A-Z][a-z]{1,6}-?[0-9]{1,3}", fullmatch=True))
+def test_a_capitalised_name_ending_in_a_number_is_a_host_fact(host: str) -> None:
+    from veridiag.text.entities import entity_words
+
+    if host.lower() in {w.lower() for w in entity_words().plain_words}:
+        return
+    assert ("identifier", host) in [(e.kind, e.text) for e in extract_entities(f"the errors were on {host}.")]

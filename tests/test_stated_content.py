@@ -630,3 +630,27 @@ def test_a_point_above_a_threshold_is_no_bound_over_the_period() -> None:
     line = "2026-07-07T10:05:00Z 95%"
     _, reason = _outcome("CPU was above 90% at 10:05", output, line)
     assert not reason.startswith("contradicts"), reason
+
+
+@given(
+    st.sampled_from(["ERR_TIMEOUT stopped at 10:05", "10:05 之后 ERR_TIMEOUT 不再出现", "ERR_TIMEOUT 在 10:05 结束"])
+)
+def test_an_end_at_a_time_is_contradicted_by_a_later_line_of_the_thing(text: str) -> None:
+    lines = "\n".join(f"2026-07-07T10:{m:02d}:00Z ERROR pay ERR_TIMEOUT request timeout" for m in (1, 3, 5, 9))
+    outcome, reason = _outcome(text, lines, "2026-07-07T10:05:00Z ERROR pay ERR_TIMEOUT request timeout")
+    assert outcome == "fail" and "10:09" in reason, reason
+    ended = "\n".join(lines.splitlines()[:3])
+    assert _outcome(text, ended, "2026-07-07T10:05:00Z ERROR pay ERR_TIMEOUT request timeout")[0] != "fail"
+
+
+@given(st.sampled_from(["A traffic surge drove CPU to 95%", "流量激增推高了 CPU", "CPU was driven by a traffic surge"]))
+def test_a_causal_verb_names_a_cause_needing_two_observations(text: str) -> None:
+    line = "anomaly 1: 2022-08-22T03:56:19Z – 2022-08-22T03:59:20Z (3 points, 3 min) up; peak 95%"
+    store = InMemoryInvocations([invocation(811, output=line)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([811], line)], claim_type="observation")]),
+        session_id=SESSION,
+        invocations=store,
+    )
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.root_cause_support"]
+    assert check.outcome == "warn", check.reason

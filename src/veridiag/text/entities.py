@@ -160,7 +160,7 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
         word = group().rstrip(".")  # a sentence's full stop is no part of the name
         if services and word.lower() in services:
             return Entity("service", word, (word.lower(),))
-        if _BARE_ID.fullmatch(word) and word not in _PLAIN:
+        if _BARE_ID.fullmatch(word) and word.lower() not in _PLAIN:
             return Entity("identifier", word, (word,))  # "dn228", "tbird-admin1": a host or node
         if _NAMED_KEY.fullmatch(word):
             return Entity("identifier", word, (word,))  # "max_connections", "hikari.maximum-pool-size"
@@ -181,10 +181,10 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
     return _number(match)
 
 
-#: A lower-case name ending in a number: a host, node or device ("dn228", "tbird-admin1", "web-01");
+#: A name ending in a number: a host, node or device ("dn228", "tbird-admin1", "web-01", "SRV01");
 #: a number inside it makes it something else (a thread: "http-nio-8080-exec-12").
-_BARE_ID = re.compile(r"[a-z]{2,}(?:-[a-z]+)*-?\d{1,6}")
-_PLAIN = frozenset(_WORDS.plain_words)
+_BARE_ID = re.compile(r"[A-Za-z]{2,}(?:-[A-Za-z]+)*-?\d{1,6}")
+_PLAIN = frozenset(w.lower() for w in _WORDS.plain_words)
 #: A setting's or a field's name: snake case ("max_connections") or dotted words
 #: ("spring.datasource.hikari.maximum-pool-size"; every part two characters or more, so "e.g."
 #: is none). A configuration change names what it changed by it.
