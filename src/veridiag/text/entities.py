@@ -26,7 +26,9 @@ from veridiag.text.normalize import reader_text
 from veridiag.text.units import NUMBER, unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
-EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service"]
+#: ``name``: a setting's or a field's name ("max_connections") — a fact to find, never a subject
+#: whose line a value belongs to (a header line's tool name is no order or host).
+EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service", "name"]
 
 
 class EntityWords(WordModel):
@@ -163,7 +165,7 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
         if _BARE_ID.fullmatch(word) and word.lower() not in _PLAIN:
             return Entity("identifier", word, (word,))  # "dn228", "tbird-admin1": a host or node
         if _NAMED_KEY.fullmatch(word):
-            return Entity("identifier", word, (word,))  # "max_connections", "hikari.maximum-pool-size"
+            return Entity("name", word, (word,))  # "max_connections", "hikari.maximum-pool-size"
         return None
     if kind == "ts":
         return _timestamp(match)
