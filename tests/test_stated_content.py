@@ -654,3 +654,56 @@ def test_a_causal_verb_names_a_cause_needing_two_observations(text: str) -> None
     )
     (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.root_cause_support"]
     assert check.outcome == "warn", check.reason
+
+
+# --- points quoted, changes told backwards, the value at a clock -----------------------------------------
+
+
+@given(st.lists(st.integers(1, 99), min_size=2, max_size=6, unique=True))
+def test_the_quoted_points_state_their_direction(values: list[int]) -> None:
+    quoted = "\n".join(f"2026-07-07T10:{i:02d}:00Z {v}%" for i, v in enumerate(values))
+    output = f"query_metrics service=api metric=cpu\nanomalies: none\npoints:\n{quoted}"
+    rises = any(b > a for i, a in enumerate(values) for b in values[i + 1 :])
+    falls = any(b < a for i, a in enumerate(values) for b in values[i + 1 :])
+    outcome, reason = _outcome("CPU spiked at 10:01", output, quoted)
+    assert (outcome == "pass") is rises, reason
+    if not rises:
+        assert reason.startswith("contradicts"), reason
+    outcome, reason = _outcome("CPU dropped at 10:01", output, quoted)
+    assert (outcome == "pass") is falls, reason
+
+
+def test_a_fall_back_after_an_episode_is_no_contradiction() -> None:
+    line = "anomaly 1: 2026-07-07T10:00:00Z – 2026-07-07T10:05:00Z (6 points, 5 min) up; peak 95%"
+    _, reason = _outcome("CPU fell back to 20% by 10:06", line, line)
+    assert not reason.startswith("contradicts"), reason
+    _, reason = _outcome("CPU fell to 20% at 10:03", line, line)
+    assert reason.startswith("contradicts"), reason
+
+
+@given(st.integers(10, 200), st.integers(201, 400))
+def test_a_change_told_backwards_contradicts_its_line(new: int, old: int) -> None:
+    line = f"2026-07-07T09:58:03Z payment-service config: maximum-pool-size={new} (was {old})"
+    assert _outcome(f"连接池上限从 {old} 调成了 {new}", line, line)[0] != "fail"
+    outcome, reason = _outcome(f"连接池上限从 {new} 调成了 {old}", line, line)
+    assert outcome == "fail" and "not the other way" in reason, reason
+
+
+@given(st.lists(st.integers(1, 99), min_size=3, max_size=8), st.data())
+def test_a_value_at_a_clock_is_the_series_point_there(values: list[int], data: st.DataObject) -> None:
+    at = data.draw(st.integers(0, len(values) - 1))
+    points = "\n".join(f"2026-07-07T10:{i:02d}:00Z {v}%" for i, v in enumerate(values))
+    output = f"query_metrics service=api metric=cpu\npoints:\n{points}"
+    line = f"2026-07-07T10:{at:02d}:00Z {values[at]}%"
+    assert not _outcome(f"at 10:{at:02d} CPU was {values[at]}%", output, line)[1].startswith("contradicts")
+    wrong = values[at] + 30
+    outcome, reason = _outcome(f"at 10:{at:02d} CPU was {wrong}%", output, line)
+    assert outcome == "fail" and "the cited series is" in reason, reason
+
+
+def test_a_chinese_hour_before_a_count_is_on_the_hour() -> None:
+    from veridiag.text.when import written_clocks
+
+    assert [c.spelled for c in written_clocks("10 点一共有 30 条")] == ["10:00"]
+    assert [c.spelled for c in written_clocks("凌晨 2 点一直在报错")] == ["02:00"]
+    assert [c.spelled for c in written_clocks("十点十五开始")] == ["10:15"]

@@ -31,6 +31,7 @@ class BoundWords(WordModel):
     below_after: list[Word] = Field(default_factory=list)
     inclusive: list[Word] = Field(default_factory=list)
     turned_by: list[Word] = Field(default_factory=list)
+    held_on: list[Word] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +72,7 @@ def _alternation(words: list[str]) -> str:
 
 
 @lru_cache(maxsize=1)
-def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords]:
+def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords, re.Pattern[str]]:
     words = bundled_words("veridiag.text", "bounds.yaml", BoundWords)
     before = re.compile(
         rf"(?:(?P<turn>{_alternation(words.turned_by)})\s*\S{{0,12}}?\s*)?"
@@ -82,14 +83,21 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords]:
         rf"{_NUMBER}\s*(?P<word>{_alternation(words.above_after + words.below_after)})",
         re.IGNORECASE,
     )
-    return before, after, words
+    held = re.compile(rf"(?:{_alternation(words.held_on)})", re.IGNORECASE)
+    return before, after, words, held
+
+
+def keeps_on(text: str) -> bool:
+    """Does ``text`` say a level held on ("stayed under", "一直维持在")? A bound is then about
+    every point, as with an absolute."""
+    return _patterns()[3].search(reader_text(text)) is not None
 
 
 def claimed_bound(text: str) -> Bound | None:
     """The first bound ``text`` states, with the period its clocks give (two clocks: from the
     first to the second)."""
     read = reader_text(text)
-    before, after, words = _patterns()
+    before, after, words, _held = _patterns()
     match = before.search(read) or after.search(read)
     if match is None:
         return None
@@ -107,13 +115,30 @@ def claimed_bound(text: str) -> Bound | None:
     return Bound(side, value, inclusive, dimension, period)
 
 
+#: A metric output's summary of its window: its least and greatest points ("window: min 25.73%,
+#: max 104.87%"), the series' extremes whether or not every point is listed.
+_WINDOW = re.compile(
+    r"^window: min (?P<low>-?\d+(?:\.\d+)?)\s?(?P<low_unit>[^\s,]*), "
+    r"max (?P<high>-?\d+(?:\.\d+)?)\s?(?P<high_unit>[^\s,]*),",
+    re.MULTILINE,
+)
+#: The minute of a window's extremes: they hold at some time of it, which one unsaid.
+ANY_TIME = -1
+
+
 def series_points(output: str) -> list[Point]:
-    """The points a metric output lists, each in its unit's base."""
+    """The points a metric output lists, each in its unit's base; its window's extremes too,
+    at ``ANY_TIME`` (a bound over the whole window is decided by them)."""
     points = []
     for match in _POINT.finditer(output):
         value, dimension = _base(match.group("value"), match.group("unit") or None)
         if value is not None:
             points.append(Point(int(match.group("hour")) * 60 + int(match.group("minute")), value, dimension))
+    for window in _WINDOW.finditer(output[:4096]):
+        for value_group, unit_group in (("low", "low_unit"), ("high", "high_unit")):
+            value, dimension = _base(window.group(value_group), window.group(unit_group) or None)
+            if value is not None:
+                points.append(Point(ANY_TIME, value, dimension))
     return points
 
 
@@ -124,6 +149,7 @@ def broken_by(bound: Bound, points: list[Point]) -> Point | Literal[False] | Non
         p
         for p in points
         if (p.dimension == bound.dimension or p.dimension is None or bound.dimension is None)
+        and (p.minute != ANY_TIME or bound.period is None)
         and (bound.period is None or bound.period[0] <= p.minute <= bound.period[1])
     ]
     if not inside:

@@ -561,7 +561,8 @@ _ZH_CLOCK = re.compile(
     rf"(?:\s*(?P<half>半)|\s*(?P<quarter>[一1]刻)|\s*(?P<quarters>[三3]刻)"
     rf"|\s*(?P<minute>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*分(?![钟鐘])"
     rf"(?:\s*(?P<second>[0-9]{{1,2}}|{_CN_NUM}{{1,3}})\s*秒)?"
-    rf"|(?P<bare_minute>[0-9]{{2}}|{_CN_NUM}{{1,3}})(?![0-9月日号號个個天小周年秒分钟]))?"
+    # a bare minute; one numeral before another word is that word's ("10 点一共", "点一直", "点一次")
+    rf"|(?P<bare_minute>[0-9]{{2}}|{_CN_NUM}{{2,3}}|{_CN_NUM}(?![\u4e00-\u9fff]))(?![0-9月日号號个個天小周年秒分钟]))?"
     r"(?P<sharp>\s*整)?"
 )
 

@@ -35,7 +35,7 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
-from veridiag.text.bounds import Point, broken_by, claimed_bound, series_points
+from veridiag.text.bounds import Point, broken_by, claimed_bound, keeps_on, series_points
 from veridiag.text.concepts import ConceptHit, concepts
 from veridiag.text.entities import extract_entities
 from veridiag.text.normalize import reader_text
@@ -91,7 +91,11 @@ class StatedContent(GatekeeperRule):
             stated = partial(_stated_otherwise, context, text, lines, cited, inference)
             outputs = _CitedOutputs(context, cited)
             problems = _judge(text, lines, asked, outputs, params, stated=stated, inference=inference)
-            ordinal = _ordinal_times(text, [inv.output for inv in cited])
+            ordinal = [
+                *_ordinal_times(text, [inv.output for inv in cited]),
+                *_swapped_change(text, lines),
+                *_value_at(text, outputs.points()),
+            ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
             if problems is None:
@@ -249,6 +253,7 @@ def _judge(
     hits = vocabulary.in_claim(text, own)
     if (
         not hits
+        and not keeps_on(own)
         and not _MULTIPLE.search(reader_text(own))
         and not vocabulary.ratio_words(own)
         and not vocabulary.times_ratios(own)
@@ -257,7 +262,7 @@ def _judge(
         return None
     # A bound is a statement about every point only with an absolute ("一直", "never", "all"):
     # "exceeded 2s at 10:05" speaks of one point.
-    bound = claimed_bound(own) if any(hit.kind == "absolute" for hit in hits) else None
+    bound = claimed_bound(own) if any(hit.kind == "absolute" for hit in hits) or keeps_on(own) else None
     broken = broken_by(bound, outputs.points()) if bound is not None else False
     if isinstance(broken, Point):
         at = f"{broken.minute // 60:02d}:{broken.minute % 60:02d}"
@@ -331,13 +336,19 @@ def _direction(
     whose anomaly line says "up"); else at most an inference."""
     vocabulary = concepts()
     opposite = _OPPOSITE.get(hit.concept, "")
-    if opposite and not both and vocabulary.states(opposite, evidence):
+    returning = _RETURN.match(own, hit.end) is not None or "回" in hit.word
+    if opposite and not both and not returning and vocabulary.states(opposite, evidence):
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
     bounds = _from_to(own, hit)
     if bounds is not None and bounds[0] != bounds[1]:
         if (bounds[1] > bounds[0]) == (hit.concept == "up"):
             return []  # its numbers say it, and entity grounding finds them in its lines
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}) runs against its own numbers")]
+    moves = _moves(evidence)
+    if hit.concept in moves:
+        return []  # the points it quotes rise (fall): stated by the series itself
+    if moves and opposite in moves:
+        return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): the points it quotes only go {opposite}")]
     if outputs.calm():
         return [(UNSTATED, f"{hit.word!r} ({hit.concept}){_CALM}")]
     if opposite and outputs.state(hit.concept) and not outputs.state(opposite):
@@ -345,9 +356,26 @@ def _direction(
     return [(INFERRED, f"{hit.word!r} ({hit.concept}) is not stated by its quoted lines")]
 
 
+#: After a direction word, a return from an episode ("fell back to 20%", "dropped back"): the
+#: line's own direction (the episode's "up") is what it returns from, no contradiction.
+_RETURN = re.compile(r"\s*(?:back|again)\b", re.IGNORECASE)
+
+
+def _moves(evidence: str) -> frozenset[str]:
+    """The directions the quoted points of a series go, in time order: "up" when a later point
+    is higher than an earlier one, "down" when lower (none: fewer than two points)."""
+    points = sorted(series_points(evidence), key=lambda p: p.minute)
+    moves: set[str] = set()
+    for i, earlier in enumerate(points):
+        for later in points[i + 1 :]:
+            if later.dimension == earlier.dimension and later.value != earlier.value:
+                moves.add("up" if later.value > earlier.value else "down")
+    return frozenset(moves)
+
+
 #: "from 0 to a peak of 37", "从 120 降到 900", "0.2% → 12.49%": the two values a direction runs between.
 _FROM_TO = re.compile(
-    r"(?:from|从|由)\s*(?P<a>\d+(?:\.\d+)?)[^\d，,。；;]{0,24}?(?:to|到|至)[^\d，,。；;]{0,16}?(?P<b>\d+(?:\.\d+)?)"
+    r"(?:from|从|由)\s*(?P<a>\d+(?:\.\d+)?)[^\d，,。；;]{0,24}?(?:to|到|至|成|为)[^\d，,。；;]{0,16}?(?P<b>\d+(?:\.\d+)?)"
     r"|(?P<c>\d+(?:\.\d+)?)\S{0,4}\s*(?:→|->)\s*(?P<d>\d+(?:\.\d+)?)"
     # the end first: "jumped to 80.53%, up from 25.73% a minute earlier"
     r"|(?:to|reached|hit)\s+(?P<e>\d+(?:\.\d+)?)[^。；;]{0,32}?\bfrom\s+(?P<f>\d+(?:\.\d+)?)",
@@ -414,6 +442,42 @@ def _ordinal_times(text: str, outputs: list[str]) -> list[tuple[str, str]]:
                 )
             )
     return problems
+
+
+#: A setting a change line states with its old value ("maximum-pool-size=50 (was 100)").
+_CHANGED = re.compile(r"=\s*(?P<new>-?\d+(?:\.\d+)?)\S*\s*\(was (?P<old>-?\d+(?:\.\d+)?)")
+
+
+def _swapped_change(text: str, lines: list[str]) -> list[tuple[str, str]]:
+    """ "从 50 改成 100" of a line "=50 (was 100)" tells the change backwards."""
+    stated = [(Decimal(m.group("old")), Decimal(m.group("new"))) for line in lines for m in _CHANGED.finditer(line)]
+    told = _from_to(text)
+    if not stated or told is None or told in stated:
+        return []
+    if (told[1], told[0]) in stated:
+        return [(CONTRADICTS, f"the change runs from {told[1]} to {told[0]} in its quoted lines, not the other way")]
+    return []
+
+
+def _value_at(text: str, points: list[Point]) -> list[tuple[str, str]]:
+    """A value a claim gives at one clock ("at 10:05 CPU was 80%") is the series' point at that
+    minute, where the cited series lists one: another point's value there is a wrong number."""
+    facts = extract_entities(text)
+    clocks = {m for e in facts if e.kind == "timestamp" for n in e.needles if (m := _minute(n)) is not None}
+    values = [e for e in facts if e.kind == "quantity" and e.value is not None and e.factor is not None]
+    if len(clocks) != 1 or len(values) != 1 or not points:
+        return []
+    (minute,) = clocks
+    value = values[0]
+    assert value.value is not None and value.factor is not None and value.precision is not None
+    # a point without a unit may count anything: only a point of the claim's dimension is judged
+    there = [p for p in points if p.minute == minute and p.dimension == value.dimension]
+    if not there:
+        return []
+    written, tolerance = value.value * value.factor, value.precision * value.factor
+    if any(abs(p.value - written) <= tolerance for p in there):
+        return []
+    return [(CONTRADICTS, f"the cited series is {there[0].value} at {minute // 60:02d}:{minute % 60:02d}")]
 
 
 def _minute(needle: str) -> int | None:
