@@ -23,6 +23,7 @@ from veridiag.agents.template import template_phrases
 from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis
 from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import Verdict
+from veridiag.pipeline.shape import fit_line, fits
 from veridiag.text.entities import Corpus, extract_entities
 
 #: A symptom's size as the offline engine writes it, "(×18.81)". Read with a pattern because the
@@ -64,16 +65,15 @@ def build_headline(
         # asks — then what else answers (that none stood out)
         order = {"observation": 0, "root_cause": 1}
         ranked = sorted(answering, key=lambda c: order.get(c.claim_type, 2))
-        return _answer(
+        sentences, label = _answer(
             text, lang, ranked[:MAX_ANSWERING], intent, known_services, others=claims, without_data=without_data
         )
+        return _first_line(text, lang, label, sentences, cause_first=False)
     causes = [c for c in claims if c.claim_type == "root_cause" and verdict != "REJECT"]
     cause = min(causes, key=lambda c: _first_time(c, known_services)) if causes else None
     symptoms = _main_symptoms([c for c in claims if c is not cause])
     sentences = []
-    if symptoms:
-        stated = [_bare(c.claim_text) + _suffix(text, c) for c in symptoms]
-        sentences.append(text["headline_sep"].join(stated) + text["headline_end"])
+    label = "inferred" if any(c.verification == "reasonable_inference" for c in symptoms) else "confirmed"
     if cause is not None:
         label = "confirmed" if cause.verification == "direct_observation" else "inferred"
         sentences.append(_cause(text, label, cause.claim_text))
@@ -88,9 +88,40 @@ def build_headline(
             None,
         )
         if hypothesis:
+            label = "unknown"
             sentences.append(_cause(text, "hypothesis", hypothesis))
-    joiner = "" if lang == "zh" else " "
-    return joiner.join(sentences)
+    if symptoms:
+        stated = [_bare(c.claim_text) + _suffix(text, c) for c in symptoms]
+        # what is wrong opens the line, the cause follows; a symptom that does not fit goes to the
+        # key facts below it
+        sentences[0:0] = [s + text["headline_end"] for s in stated]
+    return _first_line(text, lang, label, sentences)
+
+
+def _first_line(
+    text: dict[str, str], lang: str, label: str, sentences: Sequence[str], *, cause_first: bool = True
+) -> str:
+    """The label, then the sentences that fit the first line's bound (``pipeline/shape.py``)."""
+    prefix = text[f"answer_{label}"]
+    keep = _labels()
+    if cause_first and len(sentences) > 1 and not fits(prefix + ("" if lang == "zh" else " ").join(sentences), lang):
+        # symptoms and a cause do not fit together: the cause answers, the symptoms are key facts
+        causes = [s for s in sentences if _is_cause(text, s)]
+        sentences = causes + [s for s in sentences if s not in causes]
+    return fit_line(prefix, sentences, lang, keep=keep)
+
+
+@lru_cache(maxsize=1)
+def _labels() -> re.Pattern[str]:
+    """The template's label words (an aside holding one stays in a shortened first line)."""
+    words = [p[key] for p in template_phrases().values() for key in p if key.startswith("label_")]
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+def _is_cause(text: dict[str, str], sentence: str) -> bool:
+    plain = text["headline_cause_plain"].split("{", 1)[0]
+    labelled = text["headline_cause"].split("{", 1)[0]
+    return sentence.startswith((plain, labelled))
 
 
 def _answer(
@@ -102,35 +133,56 @@ def _answer(
     *,
     others: Sequence[AllowedClaim] = (),
     without_data: Sequence[str] = (),
-) -> str:
-    """The claims that answer the question, as sentences — a root cause with its label first
-    ("most likely cause (inferred): …"); "is X to blame?" opened with yes (an allowed root cause
-    names X), no (it names another service) or cannot tell (none does), once for each service
-    asked about ("is it X or Y?"), and never yes or no about one without data — then how bad it
-    was: the largest symptom the answering claims do not already state."""
+) -> tuple[list[str], str]:
+    """The claims that answer the question, as sentences — a root cause first ("most likely
+    cause: …"); "is X to blame?" opened with yes (an allowed root cause names X), no (it names
+    another service) or cannot tell (none does), once for each service asked about ("is it X or
+    Y?"), and never yes or no about one without data — then how bad it was: the largest symptom
+    the answering claims do not already state. With the label of the answer: cannot tell when
+    every part of it cannot, else inferred when any part is, else confirmed."""
     sentences = [
         _cause(text, "inferred" if c.verification == "reasonable_inference" else "confirmed", c.claim_text)
         if c.claim_type == "root_cause"
         else _bare(c.claim_text) + _suffix(text, c) + text["headline_end"]
         for c in answering
     ]
+    labels = [
+        "unknown"
+        if c.claim_type == "observation" and any(_names(c.claim_text, s) for s in without_data)
+        else "inferred"
+        if c.verification == "reasonable_inference"
+        else "confirmed"
+        for c in answering
+    ]
     cleared: set[str] = set()
     if intent is not None and intent.kind == "blame" and intent.about:
-        roots = [c.claim_text for c in answering if c.claim_type == "root_cause"]
-        cause = _named(roots[0], known_services) if roots else None
+        roots = [c for c in answering if c.claim_type == "root_cause"]
+        cause = _named(roots[0].claim_text, known_services) if roots else None
         verdicts = [
-            (suspect, _blame(suspect, cause, without_data, affected=bool(roots) and _names(roots[0], suspect)))
+            (
+                suspect,
+                _blame(suspect, cause, without_data, affected=bool(roots) and _names(roots[0].claim_text, suspect)),
+            )
             for suspect in intent.suspects or [intent.about]
         ]
         # the verdict on a service without data already says it has none: not said twice
         silent = {suspect for suspect, key in verdicts if key == "blame_no_data"}
-        sentences = [
-            sentence
-            for c, sentence in zip(answering, sentences, strict=True)
+        kept = [
+            (sentence, label)
+            for c, sentence, label in zip(answering, sentences, labels, strict=True)
             if not (c.claim_type == "observation" and any(_names(c.claim_text, s) for s in silent))
         ]
+        sentences = [sentence for sentence, _ in kept]
         sentences[0:0] = [text[key].format(service=suspect) for suspect, key in verdicts]
         cleared |= {suspect for suspect, key in verdicts if key.startswith("blame_no") and key != "blame_no_data"}
+        # yes or no is as sure as the cause it is read from; cannot tell is cannot tell
+        decided = [key for _, key in verdicts if key not in ("blame_unknown", "blame_no_data")]
+        if not decided:
+            labels = ["unknown"]
+        else:
+            labels = [label for _, label in kept] + [
+                "inferred" if roots and roots[0].verification == "reasonable_inference" else "confirmed"
+            ]
     # how bad, of the one service the answer names first (another's symptom would read as the same
     # incident) — never of a service it has just said is not to blame
     first = _named(answering[0].claim_text, known_services) if answering else None
@@ -138,7 +190,13 @@ def _answer(
     worst = _main_symptoms([c for c in others if not c.answers and any(_names(c.claim_text, s) for s in named)])[:1]
     if worst and any(c.claim_type == "root_cause" for c in answering) and _factor(worst[0].claim_text):
         sentences.append(_bare(worst[0].claim_text) + _suffix(text, worst[0]) + text["headline_end"])
-    return ("" if lang == "zh" else " ").join(sentences)
+    return sentences, _overall(labels)
+
+
+def _overall(labels: Sequence[str]) -> str:
+    if labels and all(label == "unknown" for label in labels):
+        return "unknown"
+    return "inferred" if any(label in ("inferred", "unknown") for label in labels) else "confirmed"
 
 
 def _blame(suspect: str, cause: str | None, without_data: Sequence[str], *, affected: bool = False) -> str:
@@ -182,7 +240,11 @@ def _name_pattern(service: str) -> re.Pattern[str]:
 
 
 def _cause(text: dict[str, str], label: str, cause: str) -> str:
-    return text["headline_cause"].format(label=text[f"label_{label}"], cause=_bare(cause)) + text["headline_end"]
+    """The most likely cause; the first line's label says whether it is confirmed or inferred, a
+    hypothesis says so itself."""
+    if label == "hypothesis":
+        return text["headline_cause"].format(label=text["label_hypothesis"], cause=_bare(cause)) + text["headline_end"]
+    return text["headline_cause_plain"].format(cause=_bare(cause)) + text["headline_end"]
 
 
 def _suffix(text: dict[str, str], claim: AllowedClaim) -> str:
