@@ -16,14 +16,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 
-from veridiag.agents.template import template_phrases
 from veridiag.contracts.composer import ActionItem, AllowedClaim, AllowedHypothesis, ComposerInput, KnownGap
 from veridiag.contracts.gatekeeper import GatekeeperReport
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.pipeline.headline import build_headline
-from veridiag.pipeline.shape import Ranking, key_facts, merge_gaps
+from veridiag.pipeline.shape import Ranking, with_shape
 from veridiag.text.assertions import AssertedFacts, assertion_tail
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
@@ -179,7 +178,8 @@ def assemble_composer_input(
     )
     gaps = list(dict.fromkeys(gaps))
     entities = extract_entities(question, services)
-    asked = [e.text for e in entities if e.kind in ("identifier", "error_code")]
+    # ids, codes and the terms it spells as names (onStepReset): what the question asks about
+    asked = [e.text for e in entities if e.kind in ("identifier", "error_code")] + _TERM.findall(question)
     named = [e.text for e in entities if e.kind == "service"]
     ranking = Ranking(intent, services, composer_wording().patterns.quiet, asked, named)
     composer_input = ComposerInput(
@@ -196,9 +196,8 @@ def assemble_composer_input(
         known_gaps=list(known_gaps),
         quoted_only=quoted_only,
         quotations=quotations,
-        key_facts=key_facts(allowed, headline, ranking),
-        gap_lines=merge_gaps(gaps, services, template_phrases()[lang]["list_sep"]),
     )
+    composer_input = with_shape(composer_input, ranking)
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
 
 
@@ -212,6 +211,10 @@ def gap_stated(gap: KnownGap, answer: str) -> bool:
         gap.subject in line and (patterns.gap_words.search(line) or patterns.failure_words.search(line))
         for line in answer.splitlines()
     )
+
+
+#: A term a question spells as a name: inner capitals, or letters joined by - _ . (``onStepReset``).
+_TERM = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Za-z]+[0-9]*(?:[_.][A-Za-z0-9]+)+\b")
 
 
 #: What a next step asks about: a quoted term, or a name joined by - _ . (``maximum-pool-size``).

@@ -22,7 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 
-from veridiag.contracts.composer import AllowedClaim
+from veridiag.agents.template import template_phrases
+from veridiag.contracts.composer import AllowedClaim, ComposerInput
 from veridiag.contracts.plan import Intent
 from veridiag.text.wordfiles import AnyOf
 
@@ -34,6 +35,9 @@ MAX_FIRST_LINE_EN = 30
 MAX_KEY_FACTS = 5
 
 _WORD = re.compile(r"\S+")
+_LANGS = ("zh", "en")
+#: A name-like token: a series, a setting, an identifier (``http_error_percent``, ``pool-size=50``).
+_NAMES = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_=.][A-Za-z0-9]+)+")
 _FACTOR = re.compile(r"×\s*(\d+(?:\.\d+)?)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _OPEN = {"(": ")", "（": "）"}
@@ -43,8 +47,8 @@ _CLAUSE = re.compile(r"(?<=[，,；;：:])\s*")
 def line_size(line: str, lang: str) -> int:
     """How long a line reads: Chinese characters (a wide character one, a narrow one half) for
     ``zh``, words for ``en``."""
-    if lang != "zh":
-        return len(_WORD.findall(line))
+    if lang != "zh":  # a dash or a bullet is no word
+        return sum(1 for word in _WORD.findall(line) if any(ch.isalnum() for ch in word))
     half = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line if ch not in "\n")
     return math.ceil(half / 2)
 
@@ -55,13 +59,18 @@ def fits(line: str, lang: str) -> bool:
 
 
 def fit_line(prefix: str, sentences: Sequence[str], lang: str, *, keep: AnyOf | None = None) -> str:
+    """``fit_sentences``' line."""
+    return fit_sentences(prefix, sentences, lang, keep=keep)[0]
+
+
+def fit_sentences(prefix: str, sentences: Sequence[str], lang: str, *, keep: AnyOf | None = None) -> tuple[str, int]:
     """``prefix`` and as many of ``sentences`` (in order, the first always) as fit the bound; a
     sentence that does not fit whole may come without its asides in parentheses — never one that
     ``keep`` matches (a label: a hypothesis never loses "not confirmed"). When the first alone is
     too long, its asides go, the last first, then its last clauses, cut with "…". Every fact
-    left is one the sentences held."""
+    left is one the sentences held. With how many of the sentences it holds."""
     if not sentences:
-        return prefix.strip()
+        return prefix.strip(), 0
     joiner = "" if lang == "zh" else " "
     chosen = [sentences[0]]
     for sentence in sentences[1:]:
@@ -78,7 +87,7 @@ def fit_line(prefix: str, sentences: Sequence[str], lang: str, *, keep: AnyOf | 
         if keep is None or not keep.search(line[start:end]):
             line = _cut(line, start, end, lang)
     if fits(line, lang):
-        return line
+        return line, len(chosen)
     pieces = [p for p in _CLAUSE.split(line) if p]
     while len(pieces) > 1 and not fits(joiner.join(pieces) + "…", lang):
         pieces.pop()
@@ -86,7 +95,7 @@ def fit_line(prefix: str, sentences: Sequence[str], lang: str, *, keep: AnyOf | 
     while not fits(line, lang):  # one clause alone too long: whole words off its end
         words = line[:-1].rsplit(" ", 1)
         line = (words[0] if len(words) > 1 else line[: max(1, len(line) - 10)]).rstrip("，,；;：: ") + "…"
-    return line
+    return line, len(chosen)
 
 
 def _without_asides(sentence: str, lang: str, keep: AnyOf | None) -> str:
@@ -129,28 +138,42 @@ class Ranking:
 
 def key_facts(claims: Sequence[AllowedClaim], first_line: str, ranking: Ranking) -> list[str]:
     """The ids of at most ``MAX_KEY_FACTS`` claims to list after ``first_line``: what it already
-    states is not repeated; what answers the question first, then what names the question's ids,
+    states is not repeated; what answers the question first, then what names the question's ids
+    or terms, then the services it names, then what the first line names (a series, a setting),
     then the culprit's facts (the service the answer names first), causes and changes before
     symptoms, larger symptoms first; a normal series or a quiet service only when it answers or
-    the question names it; one series' recurrences once."""
+    the question names it, and after what moved; one series' recurrences once."""
     culprit = _culprit(claims, ranking)
     stated = _plain(first_line)
+    # the series, settings and terms the first line names (hikaricp_connections_active, pool-size=50)
+    named = {t for t in _NAMES.findall(first_line)}
     order = {"root_cause": 0, "change": 1, "symptom": 2, "observation": 3}
     if ranking.intent is not None and ranking.intent.kind == "change":
         order = {"change": 0, "root_cause": 1, "symptom": 2, "observation": 3}
     ranked = []
     for index, claim in enumerate(claims):
         text = claim.claim_text
-        if _plain(text) and _plain(text) in stated:
+        # stated on the first line, whole or without its asides in parentheses
+        if any(
+            p and p in stated for p in {_plain(text), *(_plain(_without_asides(text, lang, None)) for lang in _LANGS)}
+        ):
             continue
-        if ranking.quiet.search(text) and not claim.answers and not any(_names(text, s) for s in ranking.named):
+        if (
+            ranking.quiet.search(text)
+            and not claim.answers
+            and not any(_names(text, s) for s in ranking.named)
+            and not any(a in text for a in ranking.asked)
+        ):
             continue
         factor = _factor(text)
         ranked.append(
             (
                 (
                     0 if claim.answers else 1,
+                    1 if ranking.quiet.search(text) else 0,  # a named service's quiet: after what moved
                     0 if any(a in text for a in ranking.asked) else 1,
+                    0 if any(_names(text, s) for s in ranking.named) else 1,
+                    0 if named & set(_NAMES.findall(text)) else 1,
                     0 if culprit is not None and _names(text, culprit) else 1,
                     order.get(claim.claim_type, 4),
                     -(factor or Decimal(0)),
@@ -237,3 +260,16 @@ def gap_groups(gaps: Sequence[str], services: Sequence[str], list_sep: str) -> l
 def merge_gaps(gaps: Sequence[str], services: Sequence[str], list_sep: str) -> list[str]:
     """One line per kind of gap (``gap_groups``)."""
     return [group.line for group in gap_groups(gaps, services, list_sep)]
+
+
+def with_shape(composer_input: ComposerInput, ranking: Ranking) -> ComposerInput:
+    """The input with its key facts ranked after its headline and its gaps merged, one line per
+    kind — what the template lists and the composer guard holds a composed answer to."""
+    return composer_input.model_copy(
+        update={
+            "key_facts": key_facts(composer_input.allowed_claims, composer_input.headline, ranking),
+            "gap_lines": merge_gaps(
+                composer_input.missing_info, ranking.services, template_phrases()[composer_input.lang]["list_sep"]
+            ),
+        }
+    )
