@@ -233,8 +233,9 @@ class GapGroup:
 def gap_groups(gaps: Sequence[str], services: Sequence[str], list_sep: str) -> list[GapGroup]:
     """``gaps`` (in order, repeats dropped) grouped by kind: lines that differ only in name-like
     tokens (a service, a metric, an argument's value, a time) are one kind, stated on one line —
-    the names where the first of them differ listed (``list_sep``), the later differences
-    shortened to "…" (the full lines stay in the answer document's ``missing_info``)."""
+    the names where they differ listed (``list_sep``), a difference the listed names already tell
+    (a reason repeating them) shortened to "…" (the full lines stay in the answer document's
+    ``missing_info``)."""
     known = set(services)
     groups: dict[tuple[str, ...], list[list[str]]] = {}
     texts: dict[tuple[str, ...], list[str]] = {}
@@ -250,11 +251,26 @@ def gap_groups(gaps: Sequence[str], services: Sequence[str], list_sep: str) -> l
             continue
         differing = [i for i in range(len(skeleton)) if len({tokens[i] for tokens in members}) > 1]
         first = members[0][:]
-        first[differing[0]] = list_sep.join(dict.fromkeys(tokens[differing[0]] for tokens in members))
-        for position in differing[1:]:
-            first[position] = "…"
+        listed: list[int] = []
+        for position in differing:
+            if listed and _follows(members, listed, position):  # payment-service/cpu_percent after both
+                first[position] = "…"
+            else:
+                first[position] = list_sep.join(dict.fromkeys(tokens[position] for tokens in members))
+                listed.append(position)
         merged.append(GapGroup("".join(first), tuple(texts[skeleton])))
     return merged
+
+
+def _follows(members: Sequence[list[str]], listed: Sequence[int], position: int) -> bool:
+    """The token at ``position`` is told by those at the ``listed`` positions (the same names
+    again, as in a reason repeating the arguments)."""
+    seen: dict[tuple[str, ...], str] = {}
+    for tokens in members:
+        key = tuple(tokens[i] for i in listed)
+        if seen.setdefault(key, tokens[position]) != tokens[position]:
+            return False
+    return True
 
 
 def merge_gaps(gaps: Sequence[str], services: Sequence[str], list_sep: str) -> list[str]:
