@@ -31,7 +31,7 @@ from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.pipeline.composer_input import composer_wording
 from veridiag.pipeline.headline import build_headline
-from veridiag.pipeline.shape import MAX_KEY_FACTS, Ranking, fits, line_size, with_shape
+from veridiag.pipeline.shape import MAX_KEY_FACTS, Ranking, fits, gap_groups, line_size, with_shape
 from veridiag.store import SessionStore
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.runner import Toolbox
@@ -369,3 +369,24 @@ def test_a_first_line_too_long_is_cut_to_the_bound_and_keeps_a_hypothesis_label(
     line = build_headline(lang, "LOW_CONFID", [long_claim], [hypothesis], SERVICES)
     assert fits(line, lang), line
     assert re.search(re.escape(words["answer_unknown"]), line) or words["label_hypothesis"] in line, line
+
+
+def test_a_merged_gap_line_names_every_service_and_metric_its_lines_differ_in() -> None:
+    """Failed calls for two services and three metrics: one line naming all five, the reason once
+    (the pairs stay in ``missing_info``)."""
+    gaps = [
+        f"query_metrics (service={s}, metric={m}) failed: reading {s}/{m}: connection refused"
+        for s in ("payment-service", "order-service")
+        for m in ("cpu_percent", "http_error_percent", "jvm_heap_used_mb")
+    ]
+    groups = gap_groups(gaps, ["payment-service", "order-service"], ", ")
+    assert len(groups) == 1 and groups[0].members == tuple(gaps)
+    line = groups[0].line
+    assert line.count("connection refused") == 1, line
+    for name in ("payment-service", "order-service", "cpu_percent", "http_error_percent", "jvm_heap_used_mb"):
+        assert name in line, line
+    # what the listed names already tell is not listed again
+    assert "payment-service/cpu_percent" not in line and "…" in line, line
+    # a gap unlike the others keeps its own line
+    other = "no runbook matches what was seen"
+    assert [g.line for g in gap_groups([*gaps, other], [], ", ")][-1] == other
