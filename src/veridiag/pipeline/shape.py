@@ -71,6 +71,7 @@ def fit_sentences(prefix: str, sentences: Sequence[str], lang: str, *, keep: Any
     left is one the sentences held. With how many of the sentences it holds."""
     if not sentences:
         return prefix.strip(), 0
+    sentences = [re.sub(r"\s*\n\s*", " ", sentence) for sentence in sentences]  # one line
     joiner = "" if lang == "zh" else " "
     chosen = [sentences[0]]
     for sentence in sentences[1:]:
