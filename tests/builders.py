@@ -196,3 +196,16 @@ def thunderbird_lines(minutes: int = 30) -> list[str]:
         lines.append(f"{head} ntpd[74{minute:02d}]: synchronized to 10.100.20.250, stratum 3")
         lines.append(f"{head} sshd[31{minute:02d}]: error: Bind to port 22 on 0.0.0.0 failed: Address already in use.")
     return lines
+
+
+def answer_line(answer: str) -> tuple[str, str]:
+    """The first line after the scope (issue 28), as its label (``confirmed``, ``inferred``,
+    ``unknown``; "" when it has none) and what it says after the label."""
+    from veridiag.agents.template import template_phrases
+
+    line = answer.strip().split("\n\n")[1]
+    for words in template_phrases().values():
+        for label in ("confirmed", "inferred", "unknown"):
+            if line.startswith(words[f"answer_{label}"]):
+                return label, line[len(words[f"answer_{label}"]) :]
+    return "", line

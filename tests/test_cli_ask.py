@@ -43,10 +43,19 @@ def test_ask_json_shape_then_sessions_and_audit(home: Path) -> None:
 
 
 def test_ask_text_mode_shows_verdict_evidence_and_the_audit_command(home: Path) -> None:
+    """The answer lists its key facts, each with its evidence (issue 28); ``--all`` adds every
+    claim with its excerpts, which the JSON always holds."""
     result = runner.invoke(app, ["ask", "订单123支付失败，帮我看看是什么原因"])
     assert result.exit_code == 0
-    assert "PASS" in result.stdout and "已确认的事实与出处" in result.stdout
+    assert "PASS" in result.stdout and "关键事实：" in result.stdout and "（证据 #" in result.stdout
+    assert "已确认的事实与出处" not in result.stdout and "veridiag ask --all" in result.stdout
     assert "veridiag audit s-" in result.stdout
+    every = runner.invoke(app, ["ask", "--all", "订单123支付失败，帮我看看是什么原因"])
+    assert every.exit_code == 0 and "已确认的事实与出处" in every.stdout
+    document = json.loads(runner.invoke(app, ["ask", "--json", "订单123支付失败，帮我看看是什么原因"]).stdout)
+    listed = every.stdout.split("已确认的事实与出处", 1)[1]
+    assert all(f"{c['claim_id']} (" in listed for c in document["claims"] if c["allowed"])
+    assert len([c for c in document["claims"] if c["allowed"]]) > 5, "more claims than key facts: none lost"
 
 
 @pytest.mark.parametrize(

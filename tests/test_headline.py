@@ -27,6 +27,7 @@ from veridiag.contracts.verifier import ClaimVerification
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.pipeline.headline import build_headline
+from veridiag.pipeline.shape import fits
 from veridiag.store import SessionStore
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -46,6 +47,7 @@ def test_demo_answers_open_with_a_headline_of_allowed_facts(demo: Any, incident:
     scope, opening, *_ = result.answer.split("\n\n")
     assert (scope, opening) == (composer_input["scope"], headline)
     assert len(SENTENCE_END.findall(headline)) <= 3, headline
+    assert fits(headline, composer_input["lang"]), headline  # one line, read at a glance (issue 28)
     claims = composer_input["allowed_claims"]
     held = Corpus([c["claim_text"] for c in claims])
     entities = extract_entities(headline, demo.pipeline.known_services)
@@ -54,19 +56,23 @@ def test_demo_answers_open_with_a_headline_of_allowed_facts(demo: Any, incident:
     words = template_phrases()[composer_input["lang"]]
     causes = [c for c in claims if c["claim_type"] == "root_cause"]
     if causes:  # the demo's causes are inferences: labelled as such, never as confirmed
-        assert words["headline_cause"].format(label=words["label_inferred"], cause="").rstrip() in headline
-        assert words["headline_cause"].format(label=words["label_confirmed"], cause="").rstrip() not in headline
+        assert headline.startswith(words["answer_inferred"]), headline
+        assert words["answer_confirmed"] not in headline and words["label_confirmed"] not in headline
 
 
 def test_the_payment_headline_answers_why_then_says_how_bad(demo: Any) -> None:
-    """Asked why, the first sentence is the inferred cause (issue 26: it answers the question),
-    the next the worst symptom."""
+    """Asked why, the first line is the inferred cause (issue 26: it answers the question); how
+    bad, the worst symptom, does not fit beside it on one line (issue 28): it is the first
+    symptom among the key facts, after the change the cause names."""
     result = demo.pipeline.run("Why is checkout slow since 10:00?")
     headline = result.answer.split("\n\n")[1]
-    first, worst = headline.split("; inferred to be related. ")
-    assert first.startswith("Most likely cause (inferred): The config change to payment-service at 09:58:03"), headline
-    assert "maximum-pool-size=50 (was 100)" in first
-    assert "rose abnormally 10:0" in worst and "(×" in worst, "then how bad, with its factor"
+    prefix = "Inferred — Most likely cause: The config change to payment-service at 09:58:03"
+    assert headline.startswith(prefix), headline
+    assert "maximum-pool-size=50 (was 100)" in headline and fits(headline, "en")
+    facts = result.answer.split("Key facts:\n")[1].split("\n\n")[0].splitlines()
+    assert "recorded a config change" in facts[0], facts
+    assert "rose abnormally 10:0" in facts[1] and "(×" in facts[1], "then how bad, with its factor"
+    assert all("(evidence #" in fact for fact in facts if fact.startswith("- "))
     # the recorded change already shows the pool size was changed: no step asks to check it
     steps = result.answer.split("Next steps:")[1].split("\n\n")[0]
     assert "maximum-pool-size" not in steps and "Compare active with max" in steps
@@ -97,7 +103,7 @@ def test_the_headline_takes_the_largest_factors_and_the_earliest_cause() -> None
     ]
     headline = build_headline("zh", "PASS", claims)
     assert headline == (
-        f"{ERRORS}；{P99}。最可能的原因（推断）：09:58:03 的配置变更早于 payment-service 的异常，推断二者相关。"
+        f"【推断】{ERRORS}；{P99}。最可能的原因：09:58:03 的配置变更早于 payment-service 的异常，推断二者相关。"
     )
 
 
@@ -113,7 +119,9 @@ def test_a_hypothesis_is_never_cited_as_confirmed(lang: str) -> None:
     assert words["headline_cause"].format(label=words["label_confirmed"], cause="").rstrip() not in headline
     # PASS states claims only, REJECT no cause: neither names the hypothesis
     assert grounded.hypothesis_text not in build_headline(lang, "PASS", claims, [grounded])
-    assert build_headline(lang, "REJECT", claims, [grounded]) == P99 + words["headline_end"]
+    assert build_headline(lang, "REJECT", claims, [grounded]) == words["answer_confirmed"] + P99 + words["headline_end"]
+    # a hypothesis is all there is of a cause: the answer cannot tell
+    assert headline.startswith(words["answer_unknown"]), headline
 
 
 def test_no_allowed_claim_means_no_headline() -> None:
@@ -122,7 +130,8 @@ def test_no_allowed_claim_means_no_headline() -> None:
     )
     assert build_headline("zh", "LOW_CONFID", [], [AllowedHypothesis(hypothesis_text="可能是连接池")]) == ""
     answer = template_answer(composer_input).user_facing_answer
-    assert answer.startswith(template_phrases()["zh"]["LOW_CONFID"])
+    words = template_phrases()["zh"]
+    assert answer.startswith(words["answer_unknown"] + words["LOW_CONFID"])
 
 
 def test_the_guard_holds_a_headline_to_the_allowed_claims() -> None:
@@ -145,19 +154,20 @@ def test_the_guard_holds_a_headline_to_the_allowed_claims() -> None:
 
     assert guarded(composer_input.headline) == []
     # hedged, so no restatement: still, a hypothesis may not supply a headline's number
-    hedged = "payment-service 的 p99 升到 5267ms，可能因为连接池只有 50 connections。"
+    hedged = "【无法判断】payment-service 的 p99 升到 5267ms，可能因为连接池只有 50 connections。"
     assert guarded(hedged) == ["composer.headline_fact"]
 
 
 def _llm_composer_pipeline(store: SessionStore, demo_env: EmbeddedEnvironment, opening: str) -> DiagnosisPipeline:
     """The offline engine with an LLM composer that opens its answer with ``opening`` ("{headline}"
-    is the input's headline) and lists the allowed claims after it."""
+    is the input's headline) and lists the key facts after it (issue 28: at most five)."""
 
     def composer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         prompt = next(p.content for m in messages for p in getattr(m, "parts", []) if isinstance(p, UserPromptPart))
         assert isinstance(prompt, str)
         given = json.loads(prompt.split("<composer_input>\n", 1)[1].rsplit("\n</composer_input>", 1)[0])
-        body = "\n".join(f"- {c['claim_text']}" for c in given["allowed_claims"])
+        keys = given["key_facts"]
+        body = "\n".join(f"- {c['claim_text']}" for c in given["allowed_claims"] if c["claim_id"] in keys)
         answer = f"{opening.format(headline=given['headline'])}\n\n已确认：\n{body}"
         reply = {"answer_summary": given["headline"], "recommended_actions": [], "user_facing_answer": answer}
         return ModelResponse(parts=[TextPart(json.dumps(reply, ensure_ascii=False))])
@@ -220,7 +230,8 @@ def test_how_bad_never_describes_the_service_the_answer_just_cleared(
     intent = Intent(kind="blame", about=cleared)
     opening = build_headline(lang, "PASS", [inference, blip], known_services=[culprit, cleared], intent=intent)
     # the inference names svc-045 as what the change acted on: not the origin, where it shows
-    assert opening.startswith(template_phrases()[lang]["blame_no_affected"].format(service=cleared)), opening
+    words = template_phrases()[lang]
+    assert opening.startswith(words["answer_inferred"] + words["blame_no_affected"].format(service=cleared)), opening
     assert "rose abnormally" not in opening, opening
 
 
@@ -246,6 +257,7 @@ def test_each_service_asked_about_gets_its_own_yes_or_no(lang: str, suspects: li
     intent = Intent(kind="blame", about=suspects[0], suspects=suspects)
     headline = build_headline(lang, "PASS", [cause], [], KNOWN_TWO, intent=intent)
     opening = "".join(words[key].format(service=service) for key, service in (e.split(":") for e in expected))
+    opening = words["answer_inferred"] + opening  # as sure as the inferred cause it is read from
     assert headline.replace(" ", "").startswith(opening.replace(" ", "")), headline
 
 
@@ -258,6 +270,6 @@ def test_no_yes_or_no_about_a_service_without_data(lang: str) -> None:
     )
     intent = Intent(kind="blame", about="gateway", suspects=["gateway", "payment-service"])
     headline = build_headline(lang, "PASS", [cause], [], KNOWN_TWO, intent=intent, without_data=["gateway"])
-    assert headline.startswith(words["blame_no_data"].format(service="gateway")), headline
+    assert headline.startswith(words["answer_inferred"] + words["blame_no_data"].format(service="gateway")), headline
     assert words["blame_no"].format(service="gateway") not in headline
     assert words["blame_yes"].format(service="payment-service") in headline

@@ -114,7 +114,7 @@ def test_a_failed_call_and_a_service_without_data_are_stated_on_every_verdict(
 
 def test_a_composed_answer_stating_the_gaps_in_its_own_words_is_kept(store: SessionStore) -> None:
     composed = (
-        "Order 123 timed out (ERR_TIMEOUT) after 5300ms.\n\n"
+        "Confirmed: order 123 timed out (ERR_TIMEOUT) after 5300ms.\n\n"
         "The query_metrics call failed, so latency was not checked; billing-service: no data was read."
     )
     result = diagnose(store, "PASS", "direct_observation", composed)

@@ -580,6 +580,6 @@ def test_a_model_executor_calls_rank_suspects_and_its_culprit_is_an_inference(
     evaluation = readable(result.self_evaluation)["verifier_evaluation"]
     labels = {c["claim_id"]: c["verification"] for c in evaluation["claim_checks"]}
     assert labels["c1"] == "reasonable_inference", evaluation["claim_checks"]
-    assert evaluation["composer_input"]["headline"].startswith("最可能的原因（推断）：payment-service 最先出问题")
+    assert evaluation["composer_input"]["headline"].startswith("【推断】最可能的原因：payment-service 最先出问题")
     tools = [i.tool_name for i in store.list_invocations(result.session_id)]
     assert tools[:2] == ["rank_suspects", "query_metrics"]

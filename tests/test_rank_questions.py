@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from tests.builders import readable
+from tests.builders import answer_line, readable
 from veridiag.config import Settings
 from veridiag.ingest.dependencies import import_dependencies
 from veridiag.ingest.importers import import_metrics_csv
@@ -67,7 +67,8 @@ def ask(settings: Settings, question: str) -> Any:
 
 
 def headline(answer: str) -> str:
-    return answer.strip().split("\n\n")[1]
+    """The line after the scope, without its label (issue 28)."""
+    return answer_line(answer)[1]
 
 
 def claims(result: Any) -> list[dict[str, Any]]:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.builders import answer_line
 from veridiag.agents.offline.value import NEAREST, asked_metric, point_line
 from veridiag.text.render import iso
 
@@ -84,7 +85,7 @@ def test_the_metric_named_by_most_parts_wins_and_the_service_name_names_none() -
 def test_what_a_measure_was_is_answered_by_its_value(demo: Any, question: str, opening: str) -> None:
     result = demo.pipeline.run(question)
     assert result.status == "completed" and result.answer is not None
-    headline = result.answer.split("\n\n")[1]
+    headline = answer_line(result.answer)[1]  # after its label (issue 28)
     assert headline.startswith(opening), headline
     assert "推断" not in headline.split("。")[0] and "inferred" not in headline.split(".")[0]
 
@@ -100,7 +101,7 @@ def test_what_a_measure_was_is_answered_by_its_value(demo: Any, question: str, o
 def test_a_kind_of_fault_asked_about_is_answered_yes_or_no_first(demo: Any, question: str, opening: str) -> None:
     result = demo.pipeline.run(question)
     assert result.answer is not None
-    headline = result.answer.split("\n\n")[1]
+    headline = answer_line(result.answer)[1]  # after its label (issue 28)
     assert headline.startswith(opening), headline
 
 

@@ -8,12 +8,13 @@ it is built from the input alone, so it cannot say anything the input does not.
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from importlib import resources
 
 from veridiag.agents.reply import TEMPLATE, RoleReply
 from veridiag.contracts.audit import EngineUse
-from veridiag.contracts.composer import ActionItem, ComposerInput, ComposerOutput
+from veridiag.contracts.composer import ActionItem, AllowedClaim, ComposerInput, ComposerOutput
 from veridiag.text.yaml_files import load_yaml
 
 
@@ -26,50 +27,89 @@ def template_phrases() -> dict[str, dict[str, str]]:
 
 
 def template_answer(composer_input: ComposerInput) -> ComposerOutput:
-    """A readable answer for the verdict, in the question's language, from the input alone."""
+    """A readable answer for the verdict, in the question's language, from the input alone, in the
+    answer's shape (issue 28): the first line answers with its label (the headline; the pipeline
+    puts the one-line scope above it), then the key facts with their evidence, hypotheses with
+    what would confirm them (each need once), next steps, and the gaps one line per kind."""
     text = template_phrases()[composer_input.lang]
     verdict = composer_input.verdict
-    # The headline opens the answer (the pipeline puts the scope line above it).
-    lines = [composer_input.headline, ""] if composer_input.headline else []
-    lines += [text[verdict], ""]
+    if composer_input.headline:
+        lines = [composer_input.headline, ""]
+        if verdict != "PASS":  # how far the answer can be trusted, right below it
+            lines += [text[verdict], ""]
+    else:  # nothing allowed: what can be said is that it cannot be told
+        lines = [text["answer_unknown"] + text[verdict], ""]
     claims = composer_input.allowed_claims
-    if claims:
-        lines.append(text["confirmed"])
-        for claim in claims:
-            suffix = text["inference"] if claim.verification == "reasonable_inference" else ""
-            lines.append(f"- {claim.claim_text}{suffix}")
-    else:
+    keys = key_claims(composer_input)
+    if keys:
+        lines.append(text["key_facts"])
+        lines += [f"- {fact_line(claim, text)}" for claim in keys]
+        stated = _plain(composer_input.headline)
+        if any(c not in keys and _plain(c.claim_text) not in stated for c in claims):
+            lines.append(text["more_facts"])
+    elif not claims:
         lines.append(text["none_confirmed"])
     if composer_input.allowed_hypotheses and verdict == "LOW_CONFID":  # PASS uses claims and actions only
         lines += ["", text["hypotheses"]]
+        said: set[str] = set()
         for hypothesis in composer_input.allowed_hypotheses:
-            needs = (
-                f"（{text['needs']}{text['sep'].join(hypothesis.needed_evidence)}）"
-                if hypothesis.needed_evidence
-                else ""
-            )
-            if composer_input.lang == "en" and needs:
-                needs = f" ({text['needs']}{text['sep'].join(hypothesis.needed_evidence)})"
+            fresh = [n for n in hypothesis.needed_evidence if n not in said]
+            said |= set(hypothesis.needed_evidence)
+            needed = text["sep"].join(fresh) if fresh else text["needs_same"]
+            needs = ""
+            if hypothesis.needed_evidence:
+                needs = f" ({text['needs']}{needed})" if composer_input.lang == "en" else f"（{text['needs']}{needed}）"
             lines.append(f"- {text['maybe']}{hypothesis.hypothesis_text}{needs}")
-    # What could not be checked is said on every verdict, PASS included.
-    gaps = composer_input.missing_info or ([text["default_gap"]] if verdict != "PASS" else [])
-    if gaps:
-        lines += ["", text["gaps"]] + [f"- {gap}" for gap in gaps]
     actions = list(composer_input.recommended_actions)
     if verdict == "REJECT" and not actions:
         actions = [ActionItem(action_text=text["review"], reason=text["review_reason"])]
     if actions:
         lines += ["", text["actions"]] + [f"- {action.action_text}" for action in actions]
+    # What could not be checked is said on every verdict, PASS included: one line per kind.
+    gaps = gap_lines(composer_input) or ([text["default_gap"]] if verdict != "PASS" else [])
+    if gaps:
+        lines += ["", text["gaps"]] + [f"- {gap}" for gap in gaps]
     summary = claims[0].claim_text if claims and verdict == "PASS" else text[verdict]
-    return ComposerOutput(answer_summary=summary, recommended_actions=actions, user_facing_answer="\n".join(lines))
+    answer = re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
+    return ComposerOutput(answer_summary=summary, recommended_actions=actions, user_facing_answer=answer)
+
+
+#: Without a ranking in the input (one built by hand), the first claims in the Executor's order.
+MAX_KEY_FACTS = 5
+
+
+def key_claims(composer_input: ComposerInput) -> list[AllowedClaim]:
+    """The key facts the input ranks (``pipeline/shape.py``); an input without a ranking lists
+    its first claims."""
+    claims = composer_input.allowed_claims
+    if composer_input.key_facts is None:
+        return claims[:MAX_KEY_FACTS]
+    by_id = {c.claim_id: c for c in claims}
+    return [by_id[i] for i in composer_input.key_facts if i in by_id][:MAX_KEY_FACTS]
+
+
+def fact_line(claim: AllowedClaim, text: dict[str, str]) -> str:
+    """A key fact: the claim verbatim, its label when inferred, the invocations it cites."""
+    suffix = text["inference"] if claim.verification == "reasonable_inference" else ""
+    refs = text["evidence_ref"].format(refs=text["ref_sep"].join(claim.evidence_refs)) if claim.evidence_refs else ""
+    return f"{claim.claim_text}{suffix}{refs}"
+
+
+def gap_lines(composer_input: ComposerInput) -> list[str]:
+    """The gaps one line per kind, as the input merged them (or as listed, when it did not)."""
+    return composer_input.gap_lines or list(dict.fromkeys(composer_input.missing_info))
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().rstrip("。.;；").strip()
 
 
 def with_gaps(output: ComposerOutput, composer_input: ComposerInput) -> ComposerOutput:
     """A composed answer that leaves out what could not be checked gets it appended, as the
-    template words it: every answer, PASS included, says its gaps (failed calls, windows
-    without data, unparsed lines)."""
+    template words it (one line per kind): every answer, PASS included, says its gaps (failed
+    calls, windows without data, unparsed lines)."""
     answer = output.user_facing_answer
-    left_out = [gap for gap in composer_input.missing_info if gap not in answer]
+    left_out = [gap for gap in gap_lines(composer_input) if gap not in answer]
     if not left_out:
         return output
     text = template_phrases()[composer_input.lang]

@@ -24,14 +24,24 @@ _STAGES = {
 }
 
 
-def _show(document: AnswerDocument, lang: Literal["zh", "en"]) -> None:
+def _show(document: AnswerDocument, lang: Literal["zh", "en"], *, every_claim: bool = False) -> None:
+    """The answer; with ``every_claim`` (``--all``) every claim after it, with its evidence — the
+    answer lists only its key facts (the full list is also in ``--json``)."""
     zh = lang == "zh"
     colour = {"PASS": "green", "LOW_CONFID": "yellow", "REJECT": "red"}.get(document.verdict or "", "red")
     out.print(Text(document.verdict or "FAILED", style=f"bold {colour}"), f" session {document.session_id}")
     out.print()
     out.print(document.final_answer)
     allowed = [c for c in document.claims if c.allowed]
-    if allowed:
+    if document.claims and not every_claim:
+        out.print()
+        hint = (
+            f"全部 {len(document.claims)} 条结论及其出处：veridiag ask --all（或 --json）"
+            if zh
+            else f"All {len(document.claims)} claims and their evidence: veridiag ask --all (or --json)"
+        )
+        out.print(hint, style="dim")
+    elif allowed:
         out.print()
         out.print("已确认的事实与出处" if zh else "Confirmed claims and their evidence", style="bold")
         for claim in allowed:
@@ -40,7 +50,7 @@ def _show(document: AnswerDocument, lang: Literal["zh", "en"]) -> None:
                 source = f"#{item.invocation_id} {item.tool_name}"
                 out.print(f"     {source}: {str(item.excerpt)[:160]}", style="dim")
     blocked = [c for c in document.claims if not c.allowed]
-    if blocked:
+    if blocked and every_claim:
         out.print("未采纳的结论" if zh else "Claims not accepted", style="bold")
         for claim in blocked:
             out.print(f"  {claim.claim_id} ({claim.verification})")
@@ -87,6 +97,9 @@ def ask(
     post_to: Annotated[
         list[str] | None, typer.Option("--post-to", help="Post the answer to this destination (repeatable).")
     ] = None,
+    every_claim: Annotated[
+        bool, typer.Option("--all", help="After the answer, every claim with its evidence (text output).")
+    ] = False,
 ) -> None:
     """Diagnose a question with evidence; exit 1 if the session failed or a post did not go out."""
     if output not in ("text", "json", "markdown"):
@@ -120,7 +133,14 @@ def ask(
         started()
         try:
             _answer(
-                assembly, config, question, lang, output="json" if as_json else output, names=names, deliver=deliver
+                assembly,
+                config,
+                question,
+                lang,
+                output="json" if as_json else output,
+                names=names,
+                deliver=deliver,
+                every_claim=every_claim,
             )
         finally:
             assembly.close()
@@ -135,6 +155,7 @@ def _answer(
     output: str,
     names: list[str],
     deliver: bool,
+    every_claim: bool = False,
 ) -> None:
     """Runs the diagnosis, prints its answer in ``output`` form and posts it where asked; exit 1
     if the session failed or a post did not go out."""
@@ -151,7 +172,7 @@ def _answer(
 
         sys.stdout.write(render_markdown(session_report(config, document, question, shown_lang)) + "\n")
     else:
-        _show(document, shown_lang)
+        _show(document, shown_lang, every_claim=every_claim)
     if result.status != "completed":
         if deliver or names:
             err.print("not posted: the session did not complete, so it has no verified answer", style="red")

@@ -16,6 +16,8 @@ class AllowedClaim(BaseModel):
     claim_text: str
     verification: ClaimVerification = Field(description="direct_observation or reasonable_inference.")
     answers: bool = Field(default=False, description="It answers what the question asked: the answer opens with it.")
+    #: Where it was seen: the invocations its evidence cites, as ``#<id>`` (a key fact names them).
+    evidence_refs: list[str] = Field(default_factory=list)
 
 
 class AllowedHypothesis(BaseModel):
@@ -59,6 +61,12 @@ class ComposerInput(BaseModel):
     #: allowed claim quotes it) or quote marks — never as its own cause, headline or step.
     quoted_only: list[str] = Field(default_factory=list)
     quotations: list[str] = Field(default_factory=list)
+    #: The answer's shape (issue 28): the ids of at most five allowed claims, ranked by what the
+    #: question asked, listed after the first line — the rest stay in the full claim list;
+    #: and the gaps merged, one line per kind (``pipeline/shape.py``). Both derived by code;
+    #: ``key_facts`` None (an input built by hand): the first claims.
+    key_facts: list[str] | None = None
+    gap_lines: list[str] = Field(default_factory=list)
 
 
 class ComposerOutput(BaseModel):

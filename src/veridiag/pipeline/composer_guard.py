@@ -17,6 +17,11 @@ that failed.
   named service without data), on any verdict.
 - ``composer.headline_fact``: the opening paragraph (the headline) names a fact no allowed
   claim holds — a hypothesis, gap or the question may not supply a headline's numbers.
+- ``composer.answer_shape``: the answer is not in the answer's shape (issue 28): its first line
+  (after the scope) is longer than ~160 Chinese characters or ~30 English words or, when there
+  is an answer (a headline), has no label,
+  it lists more than five facts, states gaps of one kind on several lines, repeats what a
+  hypothesis needs, or has a next step ask to check what a confirmed claim already states.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from veridiag.contracts.composer import ComposerInput, ComposerOutput, GuardResu
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.registry import Registry
 from veridiag.contracts.verifier import OnFail
-from veridiag.pipeline.composer_input import GuardPatterns, composer_wording, gap_stated
+from veridiag.pipeline.composer_input import GuardPatterns, already_shown, composer_wording, gap_stated
+from veridiag.pipeline.shape import MAX_KEY_FACTS, fits, gap_groups
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.tokens import keywords
@@ -299,6 +305,68 @@ class HeadlineFact(ComposerCheck):
             for entity in extract_entities(_opening(given.answer, composer_input.scope), given.known_services)
             if not claims.contains(entity)
         ]
+
+
+@composer_check
+class AnswerShape(ComposerCheck):
+    """A phone-width answer: the first line answers, with its label, within the bound; at most five
+    facts; one line per kind of gap; each need of the hypotheses once; no next step re-asking a
+    confirmed fact. A composed answer out of shape goes back to the template, which is in it."""
+
+    id = "composer.answer_shape"
+
+    def violations(self, given: ComposedAnswer) -> list[str]:
+        composer_input = given.composer_input
+        lang = composer_input.lang
+        lines = [line.strip() for line in _body(given.answer, composer_input.scope).splitlines() if line.strip()]
+        found = []
+        first = lines[0] if lines else ""
+        if not fits(first, lang):
+            found.append(f"the first line is too long to read at a glance: {first[:80]!r}")
+        if composer_input.headline and first and not given.patterns.label.search(first):
+            found.append(f"the first line carries no label (confirmed, inferred, cannot tell): {first[:80]!r}")
+        facts = [line for line in lines[1:] if _is_item(line) and _states_a_claim(line, composer_input)]
+        if len(facts) > MAX_KEY_FACTS:
+            found.append(f"{len(facts)} facts are listed; at most {MAX_KEY_FACTS} key facts, the rest in the full list")
+        groups = gap_groups(composer_input.missing_info, given.known_services, ", ")
+        for group in groups:
+            stating = [line for line in lines if any(member in line for member in group.members)]
+            if len(group.members) > 1 and len(stating) > 1:
+                found.append(f"gaps of one kind on {len(stating)} lines: {group.line[:80]!r}")
+        steps = [a.action_text for a in [*composer_input.recommended_actions, *given.output.recommended_actions]]
+        needs = {n for h in composer_input.allowed_hypotheses for n in h.needed_evidence if n.strip()}
+        for need in needs:
+            said = [line for line in lines if need in line and not any(step in line for step in steps)]
+            if len(said) > 1:
+                found.append(f"what a hypothesis needs is repeated: {need[:80]!r}")
+        shown = [c.claim_text.lower() for c in composer_input.allowed_claims if c.verification == "direct_observation"]
+        found += [
+            f"a next step asks to check what a confirmed claim states: {a.action_text[:80]!r}"
+            for a in given.output.recommended_actions
+            if already_shown(a.action_text, shown)
+        ]
+        return found
+
+
+def _body(answer: str, scope: str) -> str:
+    body = answer.strip()
+    return body[len(scope) :] if scope and body.startswith(scope) else body
+
+
+def _is_item(line: str) -> bool:
+    return line.startswith(("-", "*", "•")) or re.match(r"\d+[.)、]\s", line) is not None
+
+
+def _states_a_claim(line: str, composer_input: ComposerInput) -> bool:
+    """A listed line that is one of the allowed claims: verbatim, or mostly its words."""
+    words = keywords(line)
+    for claim in composer_input.allowed_claims:
+        if claim.claim_text.strip().rstrip("。.") in line:
+            return True
+        target = keywords(claim.claim_text)
+        if target and len(words & target) / len(target) >= 0.6:
+            return True
+    return False
 
 
 def _opening(answer: str, scope: str) -> str:

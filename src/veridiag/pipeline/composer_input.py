@@ -22,6 +22,7 @@ from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.pipeline.headline import build_headline
+from veridiag.pipeline.shape import Ranking, with_shape
 from veridiag.text.assertions import AssertedFacts, assertion_tail
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
@@ -55,6 +56,8 @@ class GuardPatterns(WordModel):
     gap_words: AnyOf
     failure_words: AnyOf
     check_request: AnyOf
+    quiet: AnyOf
+    label: AnyOf
 
 
 class ComposerWording(WordModel):
@@ -132,6 +135,12 @@ def assemble_composer_input(
     targeted = report.targeted_claim_ids() if report else set()
     hypotheses, gaps = _unconfirmed_claims(evaluation, claims, targeted, grounding, text)
     hypotheses += _executor_hypotheses(evaluation, material, grounding)
+    shown = [c.claim_text.lower() for c in allowed if c.verification == "direct_observation"]
+    # what would confirm a hypothesis never asks to check what a confirmed claim already states
+    hypotheses = [
+        h.model_copy(update={"needed_evidence": [n for n in h.needed_evidence if not already_shown(n, shown)]})
+        for h in hypotheses
+    ]
     gaps += [item.strip() for item in material.missing_info if item.strip() and grounding.holds(item.strip())]
     actions: list[ActionItem] = []
     if evaluation.verdict == "REJECT":
@@ -142,12 +151,11 @@ def assemble_composer_input(
             ActionItem(action_text=text["gather"].format(gap=gap), reason=text["gather_reason"]) for gap in gaps[:3]
         ]
     else:
-        shown = [c.claim_text.lower() for c in allowed if c.verification == "direct_observation"]
         actions += [
             ActionItem(action_text=item.action_text, reason=item.reason)
             for item in material.recommended_actions
             if item.action_text
-            and not _already_shown(item.action_text, shown)
+            and not already_shown(item.action_text, shown)
             and grounding.holds(f"{item.action_text} {item.reason}")
         ]
     sentences = re.split(r"(?<=[。.!！?？；;])\s*", evaluation.rationale)
@@ -157,30 +165,39 @@ def assemble_composer_input(
     gaps += [gap.text for gap in known_gaps if not gap_stated(gap, "\n".join(gaps))]
     if without_data is None:
         without_data = material.scope.without_data if material.scope is not None else ()
+    services = _services(material, known_services)
+    headline = build_headline(
+        lang,
+        evaluation.verdict,
+        allowed,
+        hypotheses,
+        services,
+        intent=intent,
+        without_data=without_data,
+        quoted_only=quoted_only,
+    )
+    gaps = list(dict.fromkeys(gaps))
+    entities = extract_entities(question, services)
+    # ids, codes and the terms it spells as names (onStepReset): what the question asks about
+    asked = [e.text for e in entities if e.kind in ("identifier", "error_code")] + _TERM.findall(question)
+    named = [e.text for e in entities if e.kind == "service"]
+    ranking = Ranking(intent, services, composer_wording().patterns.quiet, asked, named)
     composer_input = ComposerInput(
         original_query=question,
         lang=lang,
         verdict=evaluation.verdict,
         allowed_claims=allowed,
         allowed_hypotheses=hypotheses,
-        missing_info=list(dict.fromkeys(gaps)),
+        missing_info=gaps,
         recommended_actions=actions,
         rationale=rationale,
         scope=scope or "",
-        headline=build_headline(
-            lang,
-            evaluation.verdict,
-            allowed,
-            hypotheses,
-            _services(material, known_services),
-            intent=intent,
-            without_data=without_data,
-            quoted_only=quoted_only,
-        ),
+        headline=headline,
         known_gaps=list(known_gaps),
         quoted_only=quoted_only,
         quotations=quotations,
     )
+    composer_input = with_shape(composer_input, ranking)
     return AssembledInput(composer_input, list(dict.fromkeys(grounding.withheld)))
 
 
@@ -196,11 +213,15 @@ def gap_stated(gap: KnownGap, answer: str) -> bool:
     )
 
 
+#: A term a question spells as a name: inner capitals, or letters joined by - _ . (``onStepReset``).
+_TERM = re.compile(r"\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b[A-Za-z]+[0-9]*(?:[_.][A-Za-z0-9]+)+\b")
+
+
 #: What a next step asks about: a quoted term, or a name joined by - _ . (``maximum-pool-size``).
 _SUBJECT = re.compile(r"`([^`]+)`|\b[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)+\b")
 
 
-def _already_shown(action: str, confirmed: Sequence[str]) -> bool:
+def already_shown(action: str, confirmed: Sequence[str]) -> bool:
     """A next step that asks to check something a confirmed claim already states verbatim
     ("check whether `maximum-pool-size` changed" beside the recorded change) is not a next step."""
     if not composer_wording().patterns.check_request.search(action):
@@ -228,6 +249,9 @@ def _allowed_claims(evaluation: VerifierEvaluation, claims: dict[str, ClaimView]
                     claim_text=claim.claim_text,
                     verification=check.verification,
                     answers=claim.answers,
+                    evidence_refs=list(
+                        dict.fromkeys(f"#{i}" for binding in claim.bindings for i in binding.source_invocation_ids)
+                    ),
                 )
             )
     return allowed

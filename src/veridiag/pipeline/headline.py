@@ -23,6 +23,7 @@ from veridiag.agents.template import template_phrases
 from veridiag.contracts.composer import AllowedClaim, AllowedHypothesis
 from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import Verdict
+from veridiag.pipeline.shape import fit_sentences, fits
 from veridiag.text.entities import Corpus, extract_entities
 
 #: A symptom's size as the offline engine writes it, "(×18.81)". Read with a pattern because the
@@ -64,19 +65,17 @@ def build_headline(
         # asks — then what else answers (that none stood out)
         order = {"observation": 0, "root_cause": 1}
         ranked = sorted(answering, key=lambda c: order.get(c.claim_type, 2))
-        return _answer(
+        answer, leading = _answer(
             text, lang, ranked[:MAX_ANSWERING], intent, known_services, others=claims, without_data=without_data
         )
+        # a yes or no is followed by the cause it is read from; otherwise the answer's own order
+        return _first_line(text, lang, answer, leading=leading, cause_first=leading > 0)
     causes = [c for c in claims if c.claim_type == "root_cause" and verdict != "REJECT"]
     cause = min(causes, key=lambda c: _first_time(c, known_services)) if causes else None
     symptoms = _main_symptoms([c for c in claims if c is not cause])
-    sentences = []
-    if symptoms:
-        stated = [_bare(c.claim_text) + _suffix(text, c) for c in symptoms]
-        sentences.append(text["headline_sep"].join(stated) + text["headline_end"])
+    parts: list[tuple[str, str]] = []
     if cause is not None:
-        label = "confirmed" if cause.verification == "direct_observation" else "inferred"
-        sentences.append(_cause(text, label, cause.claim_text))
+        parts.append((_cause(text, "cause", cause.claim_text), _label(cause)))
     elif verdict == "LOW_CONFID":
         grounded = Corpus([c.claim_text for c in claims])
         hypothesis = next(
@@ -88,9 +87,69 @@ def build_headline(
             None,
         )
         if hypothesis:
-            sentences.append(_cause(text, "hypothesis", hypothesis))
+            parts.append((_cause(text, "hypothesis", hypothesis), "unknown"))
+    if symptoms:
+        stated = [_bare(c.claim_text) + _suffix(text, c) for c in symptoms]
+        inferred = any(c.verification == "reasonable_inference" for c in symptoms)
+        # what is wrong opens the line, the cause follows; a symptom that does not fit goes to the
+        # key facts below it
+        parts.insert(
+            0, (text["headline_sep"].join(stated) + text["headline_end"], "inferred" if inferred else "confirmed")
+        )
+    return _first_line(text, lang, parts)
+
+
+def _label(claim: AllowedClaim) -> str:
+    return "inferred" if claim.verification == "reasonable_inference" else "confirmed"
+
+
+def _first_line(
+    text: dict[str, str], lang: str, parts: Sequence[tuple[str, str]], *, leading: int = 0, cause_first: bool = True
+) -> str:
+    """The label, then the sentences (each with its own label) that fit the first line's bound
+    (``pipeline/shape.py``). When not all do and ``cause_first``, the ``leading`` ones (yes or
+    no) stay first, then what cannot be told (a service without data), then the cause — the rest
+    are key facts. The
+    line's label is its answer's: the yes or no, else the cause, else what it states."""
+    if not parts:
+        return ""
     joiner = "" if lang == "zh" else " "
-    return joiner.join(sentences)
+    if cause_first and len(parts) > 1 and not fits(text["answer_inferred"] + joiner.join(s for s, _ in parts), lang):
+        first, rest = list(parts[:leading]), list(parts[leading:])
+        unknown = [p for p in rest if p[1] == "unknown" and not _is_cause(text, p[0])]
+        causes = [p for p in rest if _is_cause(text, p[0]) and p not in unknown]
+        parts = first + unknown + causes + [p for p in rest if p not in unknown and p not in causes]
+    label = _line_label(text, parts, leading)
+    for _ in range(3):  # the label's length decides what fits, what fits decides the label
+        prefix = text[f"answer_{label}"]
+        sentences = [s.replace(text["inference"], "") if label == "inferred" else s for s, _ in parts]
+        line, kept = fit_sentences(prefix, sentences, lang, keep=_labels())
+        shown = _line_label(text, parts[:kept], min(leading, kept))
+        if shown == label:
+            break
+        label = shown
+    return line
+
+
+def _line_label(text: dict[str, str], parts: Sequence[tuple[str, str]], leading: int) -> str:
+    verdicts = [label for _, label in parts[:leading]]
+    if verdicts:
+        return _overall(verdicts)
+    causes = [label for sentence, label in parts if _is_cause(text, sentence)]
+    return causes[0] if causes else _overall([label for _, label in parts])
+
+
+@lru_cache(maxsize=1)
+def _labels() -> re.Pattern[str]:
+    """The template's label words (an aside holding one stays in a shortened first line)."""
+    words = [p[key] for p in template_phrases().values() for key in p if key.startswith("label_")]
+    return re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)))
+
+
+def _is_cause(text: dict[str, str], sentence: str) -> bool:
+    plain = text["headline_cause_plain"].split("{", 1)[0]
+    labelled = text["headline_cause"].split("{", 1)[0]
+    return sentence.startswith((plain, labelled))
 
 
 def _answer(
@@ -102,34 +161,51 @@ def _answer(
     *,
     others: Sequence[AllowedClaim] = (),
     without_data: Sequence[str] = (),
-) -> str:
-    """The claims that answer the question, as sentences — a root cause with its label first
-    ("most likely cause (inferred): …"); "is X to blame?" opened with yes (an allowed root cause
-    names X), no (it names another service) or cannot tell (none does), once for each service
-    asked about ("is it X or Y?"), and never yes or no about one without data — then how bad it
-    was: the largest symptom the answering claims do not already state."""
+) -> tuple[list[tuple[str, str]], int]:
+    """The claims that answer the question, as sentences — a root cause first ("most likely
+    cause: …"); "is X to blame?" opened with yes (an allowed root cause names X), no (it names
+    another service) or cannot tell (none does), once for each service asked about ("is it X or
+    Y?"), and never yes or no about one without data — then how bad it was: the largest symptom
+    the answering claims do not already state. Each with its label (confirmed, inferred, unknown:
+    cannot tell); and how many, from the first, are a yes or no (they stay first on a line too
+    short for all)."""
     sentences = [
-        _cause(text, "inferred" if c.verification == "reasonable_inference" else "confirmed", c.claim_text)
+        _cause(text, "cause", c.claim_text)
         if c.claim_type == "root_cause"
         else _bare(c.claim_text) + _suffix(text, c) + text["headline_end"]
         for c in answering
     ]
+    labels = [
+        "unknown" if c.claim_type == "observation" and any(_names(c.claim_text, s) for s in without_data) else _label(c)
+        for c in answering
+    ]
+    parts = list(zip(sentences, labels, strict=True))
     cleared: set[str] = set()
+    leading = 0
     if intent is not None and intent.kind == "blame" and intent.about:
-        roots = [c.claim_text for c in answering if c.claim_type == "root_cause"]
-        cause = _named(roots[0], known_services) if roots else None
+        roots = [c for c in answering if c.claim_type == "root_cause"]
+        cause = _named(roots[0].claim_text, known_services) if roots else None
         verdicts = [
-            (suspect, _blame(suspect, cause, without_data, affected=bool(roots) and _names(roots[0], suspect)))
+            (
+                suspect,
+                _blame(suspect, cause, without_data, affected=bool(roots) and _names(roots[0].claim_text, suspect)),
+            )
             for suspect in intent.suspects or [intent.about]
         ]
         # the verdict on a service without data already says it has none: not said twice
         silent = {suspect for suspect, key in verdicts if key == "blame_no_data"}
-        sentences = [
-            sentence
-            for c, sentence in zip(answering, sentences, strict=True)
+        parts = [
+            part
+            for c, part in zip(answering, parts, strict=True)
             if not (c.claim_type == "observation" and any(_names(c.claim_text, s) for s in silent))
         ]
-        sentences[0:0] = [text[key].format(service=suspect) for suspect, key in verdicts]
+        # yes or no is as sure as the cause it is read from; cannot tell is cannot tell
+        sure = _label(roots[0]) if roots else "confirmed"
+        parts[0:0] = [
+            (text[key].format(service=suspect), "unknown" if key in ("blame_unknown", "blame_no_data") else sure)
+            for suspect, key in verdicts
+        ]
+        leading = len(verdicts)
         cleared |= {suspect for suspect, key in verdicts if key.startswith("blame_no") and key != "blame_no_data"}
     # how bad, of the one service the answer names first (another's symptom would read as the same
     # incident) — never of a service it has just said is not to blame
@@ -137,8 +213,14 @@ def _answer(
     named = [first] if first is not None and first not in cleared else []
     worst = _main_symptoms([c for c in others if not c.answers and any(_names(c.claim_text, s) for s in named)])[:1]
     if worst and any(c.claim_type == "root_cause" for c in answering) and _factor(worst[0].claim_text):
-        sentences.append(_bare(worst[0].claim_text) + _suffix(text, worst[0]) + text["headline_end"])
-    return ("" if lang == "zh" else " ").join(sentences)
+        parts.append((_bare(worst[0].claim_text) + _suffix(text, worst[0]) + text["headline_end"], _label(worst[0])))
+    return parts, leading
+
+
+def _overall(labels: Sequence[str]) -> str:
+    if labels and all(label == "unknown" for label in labels):
+        return "unknown"
+    return "inferred" if any(label in ("inferred", "unknown") for label in labels) else "confirmed"
 
 
 def _blame(suspect: str, cause: str | None, without_data: Sequence[str], *, affected: bool = False) -> str:
@@ -182,7 +264,11 @@ def _name_pattern(service: str) -> re.Pattern[str]:
 
 
 def _cause(text: dict[str, str], label: str, cause: str) -> str:
-    return text["headline_cause"].format(label=text[f"label_{label}"], cause=_bare(cause)) + text["headline_end"]
+    """The most likely cause; the first line's label says whether it is confirmed or inferred, a
+    hypothesis (``label`` "hypothesis") says so itself."""
+    if label == "hypothesis":
+        return text["headline_cause"].format(label=text["label_hypothesis"], cause=_bare(cause)) + text["headline_end"]
+    return text["headline_cause_plain"].format(cause=_bare(cause)) + text["headline_end"]
 
 
 def _suffix(text: dict[str, str], claim: AllowedClaim) -> str:
