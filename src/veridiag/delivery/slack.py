@@ -110,11 +110,6 @@ def compact_blocks(shown: Compact) -> list[JsonValue]:
     return found
 
 
-def blocks(shown: Compact) -> list[JsonValue]:
-    """``compact_blocks`` (the name earlier versions exported)."""
-    return compact_blocks(shown)
-
-
 @DESTINATIONS.register
 class Slack:
     id: ClassVar[str] = "slack"
