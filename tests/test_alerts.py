@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import json
 import os
 import re
@@ -40,7 +41,8 @@ from veridiag.contracts.plan import GivenTime
 from veridiag.delivery.compact import TARGET_BYTES
 from veridiag.delivery.dingtalk import BODY_BYTES as DINGTALK_BODY_BYTES
 from veridiag.delivery.feishu import BODY_BYTES as FEISHU_BODY_BYTES
-from veridiag.delivery.send import DeliveryError
+from veridiag.delivery.markup import plain
+from veridiag.delivery.send import DeliveryError, stored_composer_input
 from veridiag.delivery.slack import MESSAGE_BLOCKS, MESSAGE_BYTES
 from veridiag.delivery.wecom import CONTENT_BYTES
 from veridiag.pipeline.factory import Assembly, assemble
@@ -635,15 +637,17 @@ def test_an_alerts_answer_goes_to_each_destination_as_one_compact_message(assemb
     assert sorted(r.path.split("/")[1] for r in mine) == ["dingtalk", "feishu", "slack-hook", "wecom"]
     session = assembly.store.get_session(done.session_id)
     assert session is not None and session.verdict
+    composer_input = stored_composer_input(session)
+    assert composer_input is not None and composer_input.headline
+    headline = " ".join(composer_input.headline.split())
     badge = {"PASS": "✅ PASS · verified", "LOW_CONFID": "⚠️ LOW_CONFID", "REJECT": "❌ REJECT"}[session.verdict]
     for sent in mine:
         payload, kind = sent.json(), sent.path.split("/")[1]
         if kind == "slack-hook":
             assert len(payload["blocks"]) <= MESSAGE_BLOCKS and len(sent.body) <= MESSAGE_BYTES
             header = payload["blocks"][0]["elements"][0]["elements"]
-            assert (
-                header[0]["text"].startswith(badge) and header[-1]["text"] and "Most likely cause" in header[-1]["text"]
-            )
+            assert header[0]["text"].startswith(badge) and header[-1]["text"]
+            assert headline.startswith(html.unescape(header[-1]["text"]))  # the headline's first sentence
             assert payload["blocks"][-1]["elements"][0]["url"] == link
             texts = [e["text"] for b in payload["blocks"] for e in b.get("elements", []) if "text" in e]
             texts += [
@@ -652,12 +656,13 @@ def test_an_alerts_answer_goes_to_each_destination_as_one_compact_message(assemb
             text = "\n".join(t if isinstance(t, str) else t["text"] for t in texts)
         elif kind == "feishu":
             assert len(sent.body) <= FEISHU_BODY_BYTES
-            assert payload["card"]["header"]["title"]["content"].startswith(badge + " · Most likely cause")
+            title = payload["card"]["header"]["title"]["content"]
+            assert title.startswith(f"{badge} · ") and title.removeprefix(f"{badge} · ")[:60] in plain(headline)
             text = payload["card"]["elements"][0]["content"]
         elif kind == "dingtalk":
             assert len(sent.body) <= DINGTALK_BODY_BYTES
             text = payload["markdown"]["text"]
-            assert text.startswith(f"**{badge}") and "Most likely cause" in text.split("\n")[0]
+            assert text.startswith(f"**{badge}** · **") and len(text.split("\n")[0]) > len(badge) + 12
         else:
             text = payload["markdown"]["content"]
             assert len(text.encode()) <= min(CONTENT_BYTES, TARGET_BYTES) and text.startswith(f"**{badge}")

@@ -239,6 +239,7 @@ def test_the_sparkline_never_crashes_and_keeps_its_width(values: list[float], wi
 def test_the_sparkline_of_a_constant_empty_or_missing_series() -> None:
     assert sparkline([]) == "" and sparkline([math.nan, math.nan]) == "" and sparkline([math.inf]) == ""
     assert sparkline([5.0] * 100) == BARS[0] * 24
+    assert sparkline([1.7976931348623157e308, -1.7976931348623157e308]) == BARS[-1] + BARS[0]  # no overflow
     assert sparkline([1.0, math.nan, 3.0], width=3) == BARS[0] + " " + BARS[-1]
     assert sparkline([0.0] * 50 + [10.0] + [0.0] * 49, width=10).count(BARS[-1]) == 1  # a spike stays
 

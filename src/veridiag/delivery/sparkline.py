@@ -25,17 +25,18 @@ def sparkline(values: Sequence[float], width: int = WIDTH) -> str:
     finite = [v for v in runs if v is not None]
     if not finite:
         return ""
-    low, high = min(finite), max(finite)
+    # halved, so that the span of the largest floats does not overflow to inf
+    low, high = min(finite) / 2, max(finite) / 2
     span = high - low
     top = len(BARS) - 1
 
     def bar(value: float | None) -> str:
         if value is None:
             return " "
-        if span <= 0 or not math.isfinite(span):
+        if span <= 0:
             return BARS[0]
         # the share of the span, clamped: rounding never takes a value past either end
-        share = min(1.0, max(0.0, (value - low) / span))
+        share = min(1.0, max(0.0, (value / 2 - low) / span))
         return BARS[min(top, int(share * top + 0.5))]
 
     return "".join(bar(v) for v in runs)
