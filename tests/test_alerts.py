@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import html
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -24,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.builders import STARTS_AT, am_alert, am_payload
+from tests.fake_chat import running_receiver
 from veridiag._retry import Backoff
 from veridiag.agents.offline.planner import OfflinePlanner
 from veridiag.alerts.intake import group_by_service, job_for
@@ -35,7 +38,13 @@ from veridiag.api import create_app
 from veridiag.config import AlertSettings, Settings
 from veridiag.contracts.alerts import JobSpec, ReceivedAlert
 from veridiag.contracts.plan import GivenTime
-from veridiag.delivery.send import DeliveryError
+from veridiag.delivery.compact import TARGET_BYTES
+from veridiag.delivery.dingtalk import BODY_BYTES as DINGTALK_BODY_BYTES
+from veridiag.delivery.feishu import BODY_BYTES as FEISHU_BODY_BYTES
+from veridiag.delivery.markup import plain
+from veridiag.delivery.send import DeliveryError, stored_composer_input
+from veridiag.delivery.slack import MESSAGE_BLOCKS, MESSAGE_BYTES
+from veridiag.delivery.wecom import CONTENT_BYTES
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.store import SessionStore
 from veridiag.store.jobs import SqlJobQueue
@@ -600,3 +609,65 @@ def test_alert_answers_go_to_the_named_destinations_only_when_configured(assembl
     unknown = Settings(home=tmp_path, delivery={"destinations": [slack]}, alerts={"post_to": ["ops"]})
     with pytest.raises(DeliveryError, match="no destination named ops"):
         post_answers(assembly.store, unknown)
+
+
+def test_an_alerts_answer_goes_to_each_destination_as_one_compact_message(assembly: Assembly) -> None:
+    """Issue 28: the alert's diagnosis is posted once per destination, each message within its
+    limits, opening with the verdict badge and the one-line answer, at most five facts, the
+    culprit's sparkline and the session link — not the 8.5 KB, 26-block Slack message."""
+    with running_receiver() as receiver:
+        destinations = [
+            {"name": "slack", "kind": "slack", "url": f"{receiver.url}/slack-hook/T/B/X"},
+            {"name": "feishu", "kind": "feishu", "url": f"{receiver.url}/feishu/hook/a", "secret": "fs"},
+            {"name": "dingtalk", "kind": "dingtalk", "url": f"{receiver.url}/dingtalk?access_token=t"},
+            {"name": "wecom", "kind": "wecom", "url": f"{receiver.url}/wecom/send?key=k"},
+        ]
+        settings = Settings(
+            home=Path("/nonexistent"), delivery={"destinations": destinations, "workbench_url": "https://wb.example"}
+        )
+        queue = job_queue(assembly.store, AlertSettings())
+        [job_id] = queue.enqueue([[_alert(f"chat-{time.time_ns()}")]], [], _spec).jobs
+        worker = Worker(queue, assembly.pipeline, after_finish=post_answers(assembly.store, settings))
+        done = None
+        while (ran := worker.run_one()) is not None:  # earlier tests' jobs share this store
+            done = ran if ran.id == job_id else done
+        assert done is not None and done.session_id
+        link = f"https://wb.example/sessions/{done.session_id}?lang=en"
+        mine = [r for r in receiver.received if link in r.body.decode()]
+    assert sorted(r.path.split("/")[1] for r in mine) == ["dingtalk", "feishu", "slack-hook", "wecom"]
+    session = assembly.store.get_session(done.session_id)
+    assert session is not None and session.verdict
+    composer_input = stored_composer_input(session)
+    assert composer_input is not None and composer_input.headline
+    headline = " ".join(composer_input.headline.split())
+    badge = {"PASS": "✅ PASS · verified", "LOW_CONFID": "⚠️ LOW_CONFID", "REJECT": "❌ REJECT"}[session.verdict]
+    for sent in mine:
+        payload, kind = sent.json(), sent.path.split("/")[1]
+        if kind == "slack-hook":
+            assert len(payload["blocks"]) <= MESSAGE_BLOCKS and len(sent.body) <= MESSAGE_BYTES
+            header = payload["blocks"][0]["elements"][0]["elements"]
+            assert header[0]["text"].startswith(badge) and header[-1]["text"]
+            assert headline.startswith(html.unescape(header[-1]["text"]))  # the headline's first sentence
+            assert payload["blocks"][-1]["elements"][0]["url"] == link
+            texts = [e["text"] for b in payload["blocks"] for e in b.get("elements", []) if "text" in e]
+            texts += [
+                e["text"] for b in payload["blocks"] if b["type"] == "rich_text" for e in b["elements"][0]["elements"]
+            ]
+            text = "\n".join(t if isinstance(t, str) else t["text"] for t in texts)
+        elif kind == "feishu":
+            assert len(sent.body) <= FEISHU_BODY_BYTES
+            title = payload["card"]["header"]["title"]["content"]
+            assert title.startswith(f"{badge} · ") and title.removeprefix(f"{badge} · ")[:60] in plain(headline)
+            text = payload["card"]["elements"][0]["content"]
+        elif kind == "dingtalk":
+            assert len(sent.body) <= DINGTALK_BODY_BYTES
+            text = payload["markdown"]["text"]
+            assert text.startswith(f"**{badge}** · **") and len(text.split("\n")[0]) > len(badge) + 12
+        else:
+            text = payload["markdown"]["content"]
+            assert len(text.encode()) <= min(CONTENT_BYTES, TARGET_BYTES) and text.startswith(f"**{badge}")
+        assert any(bar in text for bar in "▁▂▃▄▅▆▇█"), kind  # the culprit's series
+        numbered = [line for line in text.split("\n") if re.match(r"\d+\. ", line)]
+        assert 0 < len(numbered) <= 5, (kind, numbered)
+        # the change fact shows maximum-pool-size: no hypothesis asks to check it
+        assert "was `maximum-pool-size` changed" not in text and "was \\`maximum-pool-size\\` changed" not in text

@@ -28,8 +28,14 @@ from veridiag.contracts.answer import AnswerDocument, ClaimItem, EvidenceItem
 from veridiag.contracts.composer import ActionItem, AllowedHypothesis
 from veridiag.contracts.delivery import AnswerReport, DeliveryAttempt, ReportEvidence, ReportFact
 from veridiag.delivery import Limit, build_report, deliver_session, render_markdown, session_report
-from veridiag.delivery.report import outline
-from veridiag.delivery.slack import HEADER_CHARS, MAX_BLOCKS, SECTION_CHARS, blocks
+from veridiag.delivery.compact import TARGET_BYTES
+from veridiag.delivery.destination import Attempt, Destination
+from veridiag.delivery.dingtalk import BODY_BYTES as DINGTALK_BODY_BYTES
+from veridiag.delivery.feishu import BODY_BYTES as FEISHU_BODY_BYTES
+from veridiag.delivery.markdown import render_compact
+from veridiag.delivery.markup import commonmark, mrkdwn
+from veridiag.delivery.send import stored_report
+from veridiag.delivery.slack import MAX_BLOCKS, MESSAGE_BLOCKS, MESSAGE_BYTES, SECTION_CHARS, Slack
 from veridiag.delivery.wecom import CONTENT_BYTES
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.pipeline.report import answer_document, stored_document
@@ -100,6 +106,15 @@ def report_of(sessions: Sessions, result: DiagnosisResult, question: str, url: s
     return session_report(settings, answer_document(result, sessions.assembly.engine), question, lang)
 
 
+def posted_report(sessions: Sessions, result: DiagnosisResult, url: str) -> AnswerReport:
+    """The report ``deliver_session`` posts: ranked by the stored composer input, with the trend."""
+    store = sessions.assembly.store
+    session = store.get_session(result.session_id)
+    assert session is not None
+    document = answer_document(result, sessions.assembly.engine)
+    return stored_report(store, settings_for(sessions.home, url), session, document)
+
+
 # -- the report ---------------------------------------------------------------------------
 
 
@@ -141,7 +156,7 @@ def test_only_allowed_claims_are_facts_and_hypotheses_are_labelled() -> None:
     markdown = render_markdown(report)
     assert "the DBA broke it" not in markdown
     assert "1. pool exhausted (observed)" in markdown and "`ERROR pool exhausted`" in markdown
-    assert "- Hypothesis: slow SQL holds connections — still needs: slow log" in markdown
+    assert "- Hypothesis: slow SQL holds connections — would be confirmed by: slow log" in markdown
     assert markdown.index("Hypotheses (not confirmed)") > markdown.index("Confirmed facts")
     assert "- no database metrics" in markdown and "- check the pool size" in markdown
     assert markdown.startswith("**LOW_CONFID · low confidence") and markdown.endswith("(http://x/s-1)")
@@ -199,14 +214,16 @@ def test_a_long_answer_is_cut_with_the_verdict_and_link_kept() -> None:
     assert len(wecom.encode()) <= CONTENT_BYTES
     assert wecom.startswith("**REJECT · 证据不支持结论**") and wecom.endswith("(http://wb/sessions/s-long)")
     assert "…" in wecom
-    shown: list[Any] = blocks(outline(report))
-    assert len(shown) <= MAX_BLOCKS
-    assert shown[0]["type"] == "header" and "REJECT" in shown[0]["text"]["text"]
+    payload = _request(Slack(), report)
+    shown: list[Any] = payload["blocks"]
+    assert len(shown) <= MESSAGE_BLOCKS <= MAX_BLOCKS and len(json.dumps(payload, ensure_ascii=False)) <= MESSAGE_BYTES
+    header = json.dumps(shown[0], ensure_ascii=False)
+    assert shown[0]["type"] == "rich_text" and "REJECT" in header and "证据不支持结论" in header
     assert shown[-1]["type"] == "actions"
     assert shown[-1]["elements"][0]["url"] == "http://wb/sessions/s-long"
-    texts = [b["text"]["text"] for b in shown if b.get("type") == "section"]
-    assert all(len(t) <= SECTION_CHARS for t in texts) and any(t.endswith("…") for t in texts)
-    assert any("见工作台" in json.dumps(b, ensure_ascii=False) for b in shown[-3:])
+    texts = [e["text"] for b in shown if b["type"] == "rich_text" for e in b["elements"][0]["elements"]]
+    assert all(len(t) <= SECTION_CHARS for t in texts) and any("…" in t for t in texts)
+    assert any("见会话" in json.dumps(b, ensure_ascii=False) for b in shown[-3:])
     assert all(len(b["elements"]) <= 10 for b in shown if b.get("type") == "context")
 
 
@@ -219,19 +236,13 @@ def test_every_destination_gets_its_documented_payload(sessions: Sessions, recei
     assert [(r.destination, r.outcome, r.attempts) for r in results] == [
         (name, "delivered", 1) for name in ("slack-hook", "slack-bot", "feishu", "dingtalk", "wecom", "hook")
     ]
-    report = report_of(sessions, sessions.zh, ZH, receiver.url)
+    report = posted_report(sessions, sessions.zh, receiver.url)
     link = f"{WORKBENCH}/sessions/{sessions.zh.session_id}?lang=zh"
+    assert report.first_line and 0 < len(report.key_facts) <= 5 and report.trend is not None
 
     slack_hook, slack_bot = by_path(receiver.received, "/slack-hook")[0], by_path(receiver.received, "/slack-api")[0]
     for sent in (slack_hook, slack_bot):
-        payload = sent.json()
-        assert payload["text"].startswith("PASS") and len(payload["blocks"]) <= MAX_BLOCKS
-        header, *_, button = payload["blocks"]
-        assert header["type"] == "header" and len(header["text"]["text"]) <= HEADER_CHARS
-        assert button["type"] == "actions" and button["elements"][0]["url"] == link
-        items = [b["text"]["text"] for b in payload["blocks"] if b["type"] == "section"]
-        facts = [text for text in items if text.split(". ", 1)[0].isdigit()]
-        assert len(facts) == len(report.facts) and all(len(text) <= SECTION_CHARS for text in items)
+        _assert_compact_slack(sent, report, link)
     assert "channel" not in slack_hook.json() and "authorization" not in {k.lower() for k in slack_hook.headers}
     assert slack_bot.json()["channel"] == "C123" and slack_bot.headers["Authorization"] == "Bearer xoxb-1-2"
 
@@ -243,7 +254,10 @@ def test_every_destination_gets_its_documented_payload(sessions: Sessions, recei
     assert feishu["sign"] == expected.decode()
     assert abs(int(feishu["timestamp"]) - datetime.now(UTC).timestamp()) < 60
     markdown = feishu["card"]["elements"][0]
-    assert markdown["tag"] == "markdown" and markdown["content"] == render_markdown(report, Limit(16_000, "bytes"))
+    compact = render_compact(report, Limit(TARGET_BYTES, "bytes"), head=False)
+    assert markdown["tag"] == "markdown" and markdown["content"] == compact
+    assert feishu["card"]["header"]["title"]["content"].startswith("✅ PASS · 已验证 · " + report.first_line[:40])
+    assert len(by_path(receiver.received, "/feishu")[0].body) <= FEISHU_BODY_BYTES
     assert feishu["card"]["elements"][1]["actions"][0]["url"] == link
 
     dingtalk = by_path(receiver.received, "/dingtalk")[0]
@@ -251,12 +265,19 @@ def test_every_destination_gets_its_documented_payload(sessions: Sessions, recei
     digest = hmac.new(b"SECding", f"{timestamp}\nSECding".encode(), hashlib.sha256).digest()
     assert dingtalk.query["access_token"] == ["tok"] and sign == base64.b64encode(digest).decode()
     assert dingtalk.json()["msgtype"] == "markdown"
-    assert dingtalk.json()["markdown"]["text"] == render_markdown(report, Limit(18_000, "bytes"))
+    assert dingtalk.json()["markdown"]["text"] == render_compact(report, Limit(TARGET_BYTES, "bytes"))
+    assert (
+        dingtalk.json()["markdown"]["title"].startswith("✅ PASS · 已验证")
+        and len(dingtalk.body) <= DINGTALK_BODY_BYTES
+    )
 
     wecom = by_path(receiver.received, "/wecom")[0]
     content = wecom.json()["markdown"]["content"]
     assert wecom.query["key"] == ["wk"] and wecom.json()["msgtype"] == "markdown"
-    assert len(content.encode()) <= CONTENT_BYTES and content.startswith("**PASS · 已验证**") and link in content
+    assert (
+        len(content.encode()) <= CONTENT_BYTES and content.startswith("**✅ PASS · 已验证** · **") and link in content
+    )
+    assert commonmark(report.first_line) in content
 
     hook = by_path(receiver.received, "/hook")[0]
     payload = hook.json()
@@ -447,6 +468,28 @@ def _session(sessions: Sessions, session_id: str) -> Any:
 
 def _no_wait(_seconds: float) -> None:
     pass
+
+
+def _assert_compact_slack(sent: Received, report: AnswerReport, link: str) -> None:
+    """One compact Slack message: badge and first line first, at most five facts, the
+    sparkline, the button last, within the message's blocks and bytes."""
+    payload = sent.json()
+    assert payload["text"].startswith("✅ PASS · 已验证") and len(payload["blocks"]) <= MESSAGE_BLOCKS
+    assert len(sent.body) <= MESSAGE_BYTES
+    header, *_, button = payload["blocks"]
+    spans = header["elements"][0]["elements"]
+    assert header["type"] == "rich_text" and spans[0]["text"] == "✅ PASS · 已验证"
+    assert spans[-1]["text"] == mrkdwn(report.first_line) and spans[-1]["style"] == {"bold": True}
+    assert button["type"] == "actions" and button["elements"][0]["url"] == link
+    items = [e["text"] for b in payload["blocks"] if b["type"] == "rich_text" for e in b["elements"][0]["elements"]]
+    facts = [line for text in items for line in text.split("\n") if line.split(". ", 1)[0].isdigit()]
+    assert 0 < len(facts) <= len(report.key_facts) and all(len(text) <= SECTION_CHARS for text in items)
+    assert any(any(bar in json.dumps(b, ensure_ascii=False) for bar in "▁█") for b in payload["blocks"])
+
+
+def _request(destination: Destination, report: AnswerReport) -> Any:
+    target = DestinationSettings(kind=destination.id, url="https://hooks.example/x")
+    return json.loads(destination.request(report, target, Attempt("d-1", 1, 1_800_000_000.0)).body)
 
 
 def test_audit_counts_an_unreadable_delivery_record_instead_of_crashing(

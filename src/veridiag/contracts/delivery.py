@@ -45,9 +45,25 @@ class ReportHypothesis(BaseModel):
     needs: list[str] = Field(default_factory=list)
 
 
+class ReportTrend(BaseModel):
+    """The culprit's metric series, drawn as a text sparkline where no image can go: the
+    points the cited invocation's stored output lists, in order (finite values only)."""
+
+    model_config = ON_FIRST_USE
+
+    invocation_id: int
+    service: str
+    metric: str
+    unit: str = ""
+    values: list[float] = Field(default_factory=list)
+
+
 class AnswerReport(BaseModel):
     """What every destination shows: the verdict first, then confirmed facts with their
-    evidence, hypotheses (labelled), gaps, next steps, and the session's workbench link."""
+    evidence, hypotheses (labelled), gaps, next steps, and the session's workbench link.
+    A chat message shows the compact form: the verdict badge with ``first_line``, the
+    ``key_facts`` (at most five, ranked by what the question asked), the ``trend`` and the
+    link; the whole report stays one click away."""
 
     model_config = ON_FIRST_USE
 
@@ -65,6 +81,11 @@ class AnswerReport(BaseModel):
     #: Claims the session did not confirm: counted, never shown as facts.
     unconfirmed: int = 0
     link: str
+    #: The one-line answer a chat message opens with, after the verdict badge.
+    first_line: str = ""
+    #: The claim ids of the facts a chat message lists, best first (at most five).
+    key_facts: list[str] = Field(default_factory=list)
+    trend: ReportTrend | None = None
 
 
 DeliveryOutcome = Literal["delivered", "retrying", "failed"]

@@ -1,9 +1,13 @@
-"""DingTalk custom group robot: ``msgtype: markdown`` with the shared Markdown rendering.
+"""DingTalk custom group robot: ``msgtype: markdown`` with the compact message in Markdown
+(``markdown.render_compact``); ``title`` is what the conversation list previews — the verdict
+badge and the first line.
 
 With 加签 (signing) on, the URL carries ``timestamp`` (Unix milliseconds) and ``sign``:
 URL-encoded base64 of HMAC-SHA256 keyed with the secret over ``"{timestamp}\\n{secret}"``
 (DingTalk's published algorithm). DingTalk answers HTTP 200 with ``errcode`` 0 on success;
-130101 and 410100 mean "sent too fast". The Markdown is kept to ``MARKDOWN_BYTES``.
+130101 and 410100 mean "sent too fast". DingTalk refuses a body over 20000 bytes ("body 大小不合法
+…请保持大小在 20000bytes 以内", 460101 "message too long, exceed 20000 bytes") — ``BODY_BYTES``;
+the compact message aims at ``compact.TARGET_BYTES``, well inside.
 """
 
 from __future__ import annotations
@@ -18,11 +22,14 @@ import httpx2
 from veridiag.config import DestinationSettings
 from veridiag.contracts.delivery import AnswerReport
 from veridiag.contracts.json import JsonObject
+from veridiag.delivery.compact import TARGET_BYTES, compact
 from veridiag.delivery.destination import DESTINATIONS, JSON_HEADERS, Attempt, Outgoing, Reply, by_code, json_body
-from veridiag.delivery.markdown import Limit, render_markdown
-from veridiag.delivery.report import cut, outline
+from veridiag.delivery.markdown import Limit, render_compact
+from veridiag.delivery.markup import plain
+from veridiag.delivery.report import cut
 
-MARKDOWN_BYTES = 18_000
+BODY_BYTES = 20_000
+TITLE_CHARS = 60
 _RATE_LIMITED = frozenset({130101, 410100})
 
 
@@ -47,8 +54,8 @@ class DingTalk:
         payload: JsonObject = {
             "msgtype": "markdown",
             "markdown": {
-                "title": cut(outline(report).title, 60),
-                "text": render_markdown(report, Limit(MARKDOWN_BYTES, "bytes")),
+                "title": plain(cut(compact(report).headline, TITLE_CHARS)),
+                "text": render_compact(report, Limit(TARGET_BYTES, "bytes")),
             },
         }
         return Outgoing(str(url), json_body(payload), dict(JSON_HEADERS))

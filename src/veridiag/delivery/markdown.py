@@ -1,5 +1,6 @@
-"""The one Markdown rendering of a report: ``veridiag ask --format markdown`` prints it, and the
-bots that take Markdown (Feishu/Lark cards, DingTalk, WeCom) and the JSON webhook send it.
+"""The Markdown renderings of a report: the whole report (``render_markdown``: ``veridiag ask
+--format markdown`` prints it, the JSON webhook sends it) and the compact chat message
+(``render_compact``: Feishu/Lark cards, DingTalk and WeCom send it, issue 28).
 
 Written for the plainest common subset of those renderers: bold lines instead of headings,
 ``-`` and ``1.`` lists, inline code for evidence and one link — veridiag's own; every text
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from veridiag.contracts.delivery import AnswerReport
+from veridiag.delivery.compact import Compact, fit
 from veridiag.delivery.markup import commonmark
 from veridiag.delivery.report import Item, Outline, outline
 
@@ -87,3 +89,27 @@ def _item(item: Item) -> str:
     lines = [("- " if item.number is None else f"{item.number}. ") + escape(item.text)]
     lines += [f"   - {escape(e.ref)}: {code(e.excerpt)}" for e in item.evidence]
     return "\n".join(lines)
+
+
+def compact_markdown(shown: Compact, *, head: bool = True) -> str:
+    """A compact message as Markdown: the badge and first line (left out with ``head=False``,
+    where the card's own header shows them), scope, trend, groups, notes and the link. Every
+    text from the session is escaped; the sparkline is our own characters, in a code span."""
+    parts = []
+    if head:
+        parts.append(f"**{escape(f'{shown.mark} {shown.badge}')}** · **{escape(shown.first_line)}**")
+    if shown.scope:
+        parts.append(escape(shown.scope))
+    if shown.trend is not None:
+        label, line, span = shown.trend
+        parts.append(f"{escape(label)} {code(line)} {escape(span)}")
+    for group in shown.groups:
+        parts.append(f"**{escape(group.title)}**\n" + "\n".join(_item(item) for item in group.items))
+    parts += [f"_{escape(note)}_" for note in shown.notes]
+    parts.append(f"[{escape(shown.link_text)}]({shown.link})")
+    return "\n\n".join(parts)
+
+
+def render_compact(report: AnswerReport, limit: Limit, *, head: bool = True) -> str:
+    """The compact message of ``report`` as Markdown, the fullest that fits ``limit``."""
+    return fit(report, lambda shown: compact_markdown(shown, head=head), limit.fits)

@@ -15,6 +15,9 @@ escaped text, never inside it.
 - ``mrkdwn``: Slack, in every text it parses (blocks and the notification ``text``): ``&``,
   ``<``, ``>`` as Slack asks, so no ``<!channel>``, ``<@U…>`` or ``<url|label>`` link survives.
 - ``html``: an HTML text node or attribute.
+- ``plain``: a plain-text field a receiver shows as written but may still scan for its tags
+  (a Feishu card title and its ``<at id=all>``): ``<`` and ``>`` become their full-width forms,
+  which read the same and open no tag, and no entity shows as ``&lt;``.
 """
 
 from __future__ import annotations
@@ -67,3 +70,11 @@ def mrkdwn(text: str) -> str:
 def html(text: str) -> str:
     """``text`` as an HTML text node or quoted attribute value."""
     return _html.escape(text, quote=True)
+
+
+_ANGLES = str.maketrans({"<": "＜", ">": "＞"})
+
+
+def plain(text: str) -> str:
+    """``text`` for a plain-text field: no ``<`` or ``>`` left to open a tag or a mention."""
+    return text.translate(_ANGLES)

@@ -12,15 +12,19 @@ Slack's Block Kit, so the two say the same things in the same order.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
 from veridiag.config import Settings
 from veridiag.contracts.answer import AnswerDocument
+from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.delivery import AnswerReport, ReportEvidence, ReportFact, ReportHypothesis
+from veridiag.contracts.invocation import InvocationRecord
+from veridiag.delivery.answer import Ranking, confirming_needs, culprit_trend, first_line, rank_facts, trend_invocation
 from veridiag.redaction import Redactor, build_redactor
-from veridiag.text.wordfiles import Bilingual, Word, WordModel, bundled_words
+from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
 
 #: An excerpt longer than this is cut (with "…") where it is shown; the workbench has it whole.
 EXCERPT_CHARS = 300
@@ -40,6 +44,13 @@ class ReportWords(WordModel):
     more: Word
     open: Word
     labels: dict[str, Word]
+    no_answer: Word
+    key_facts: Word
+    more_facts: Word
+    more_hypotheses: Word
+    more_gaps: Word
+    trend: Word
+    quiet: AnyOf
 
 
 class _WordFile(Bilingual[ReportWords]):
@@ -47,7 +58,8 @@ class _WordFile(Bilingual[ReportWords]):
 
 
 @lru_cache(maxsize=1)
-def _words() -> _WordFile:
+def report_words() -> _WordFile:
+    """``words.yaml``, read once."""
     return bundled_words("veridiag.delivery", "words.yaml", _WordFile)
 
 
@@ -56,10 +68,19 @@ def session_link(workbench_url: str, session_id: str, lang: str) -> str:
 
 
 def build_report(
-    document: AnswerDocument, *, question: str, lang: Literal["zh", "en"], link: str, redactor: Redactor
+    document: AnswerDocument,
+    *,
+    question: str,
+    lang: Literal["zh", "en"],
+    link: str,
+    redactor: Redactor,
+    composer_input: ComposerInput | None = None,
+    invocations: Mapping[int, InvocationRecord] | None = None,
 ) -> AnswerReport:
     """The report of one session, redacted. Only allowed claims become facts; the others are
-    only counted."""
+    only counted. ``composer_input`` types the claims the key facts are ranked by (without it
+    they keep the document's order); ``invocations`` holds the metrics invocations the facts
+    cite (``trend_invocation``), whose series a chat message draws."""
     facts = [
         ReportFact(
             claim_id=claim.claim_id or "",
@@ -74,6 +95,15 @@ def build_report(
         for claim in document.claims
         if claim.allowed and claim.claim_text
     ]
+    confirmed = [fact.text for fact in facts if fact.verification == "direct_observation"]
+    needs = confirming_needs([(h.hypothesis_text, h.needed_evidence) for h in document.hypotheses], confirmed)
+    line = first_line(document, composer_input)
+    ranking = Ranking(
+        claims={c.claim_id: c for c in composer_input.allowed_claims} if composer_input is not None else {},
+        first_line=line,
+        quiet=report_words()[lang].quiet,
+    )
+    trend_id = trend_invocation(facts, ranking)
     report = AnswerReport(
         session_id=document.session_id,
         question=question,
@@ -82,11 +112,17 @@ def build_report(
         verdict=document.verdict,
         summary=_summary(document),
         facts=facts,
-        hypotheses=[ReportHypothesis(text=h.hypothesis_text, needs=h.needed_evidence) for h in document.hypotheses],
+        hypotheses=[
+            ReportHypothesis(text=h.hypothesis_text, needs=shown)
+            for h, shown in zip(document.hypotheses, needs, strict=True)
+        ],
         gaps=document.missing_info,
         next_steps=[action.action_text for action in document.recommended_actions],
         unconfirmed=sum(1 for claim in document.claims if not claim.allowed),
         link=link,
+        first_line=line,
+        key_facts=rank_facts(facts, ranking),
+        trend=culprit_trend((invocations or {}).get(trend_id)) if trend_id is not None else None,
     )
     return redactor.redact_data(report)
 
@@ -100,12 +136,26 @@ def _summary(document: AnswerDocument) -> str:
 
 
 def session_report(
-    settings: Settings, document: AnswerDocument, question: str, lang: Literal["zh", "en"]
+    settings: Settings,
+    document: AnswerDocument,
+    question: str,
+    lang: Literal["zh", "en"],
+    *,
+    composer_input: ComposerInput | None = None,
+    invocations: Mapping[int, InvocationRecord] | None = None,
 ) -> AnswerReport:
     """The report every destination and ``ask --format markdown`` show, with the configured
     workbench link and redaction."""
     link = session_link(settings.delivery.workbench_url, document.session_id, lang)
-    return build_report(document, question=question, lang=lang, link=link, redactor=build_redactor(settings))
+    return build_report(
+        document,
+        question=question,
+        lang=lang,
+        link=link,
+        redactor=build_redactor(settings),
+        composer_input=composer_input,
+        invocations=invocations,
+    )
 
 
 @dataclass(frozen=True)
@@ -150,7 +200,7 @@ def cut(text: str, limit: int = EXCERPT_CHARS) -> str:
 
 
 def outline(report: AnswerReport) -> Outline:
-    words = _words()[report.lang]
+    words = report_words()[report.lang]
     zh = report.lang == "zh"
     colon = "：" if zh else ": "
     verdict = words.verdicts.get(report.verdict or "", words.failed)

@@ -17,10 +17,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 import httpx2
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from veridiag.config import DeliverySettings, DestinationSettings, Settings
+from veridiag.contracts.audit import SelfEvaluation
+from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.delivery import AnswerReport, DeliveryAttempt, DeliveryOutcome
 from veridiag.delivery import dingtalk, feishu, slack, webhook, wecom  # noqa: F401  (registers each kind)
 from veridiag.delivery.destination import DESTINATIONS, Attempt, Reply
@@ -30,6 +32,7 @@ from veridiag.redaction import default_redactor
 
 if TYPE_CHECKING:
     from veridiag.contracts.answer import AnswerDocument
+    from veridiag.contracts.session import SessionRecord
     from veridiag.store import SessionStore
 
 
@@ -85,12 +88,50 @@ def deliver_session(
     document = document or stored_document(session, {})
     if document is None or document.status != "completed":
         raise DeliveryError(f"session {session_id} is {session.status}: it has no verified answer to post")
-    report = session_report(settings, document, session.query, "zh" if session.lang == "zh" else "en")
+    report = stored_report(store, settings, session, document)
 
     def record(attempt: DeliveryAttempt) -> None:
         store.record_delivery(session_id, attempt)
 
     return deliver(report, targets, settings.delivery, record=record, client=client, sleep=sleep)
+
+
+def stored_report(
+    store: SessionStore, settings: Settings, session: SessionRecord, document: AnswerDocument
+) -> AnswerReport:
+    """The report of a stored session as every destination gets it: its claims ranked as its
+    composer input typed them, the culprit's series read from the invocations they cite."""
+    return session_report(
+        settings,
+        document,
+        session.query,
+        "zh" if session.lang == "zh" else "en",
+        composer_input=stored_composer_input(session),
+        invocations=store.get_invocations(cited_metrics(document)),
+    )
+
+
+def stored_composer_input(session: SessionRecord) -> ComposerInput | None:
+    """The composer input a completed session stored in its audit (None when it has none this
+    version can read): the claims typed as the pipeline typed them, and its headline."""
+    try:
+        record = SelfEvaluation.model_validate(session.self_evaluation)
+    except ValidationError:
+        return None
+    return record.verifier_evaluation.composer_input
+
+
+def cited_metrics(document: AnswerDocument) -> list[int]:
+    """The metrics invocations the allowed claims cite: where the culprit's series is read."""
+    return list(
+        dict.fromkeys(
+            e.invocation_id
+            for claim in document.claims
+            if claim.allowed
+            for e in claim.evidence
+            if e.tool_name == "query_metrics" and e.invocation_id is not None
+        )
+    )
 
 
 def deliver(
