@@ -47,7 +47,7 @@ from veridiag.tools.readback import (
     read_line,
 )
 from veridiag.tools.records import ChangeEvidence, Evidence, LogEvidence, MetricEvidence
-from veridiag.tools.render import LISTED_STEPS, POINTS_HEADING, stored_points
+from veridiag.tools.render import EXAMPLE_PREFIX, LINES_HEADING, LISTED_STEPS, POINTS_HEADING, stored_points
 
 #: The records' shape; a stored document of another version is not read (the text is).
 VERSION: Literal[1] = 1
@@ -55,8 +55,6 @@ VERSION: Literal[1] = 1
 #: anomalies quote), and items kept per kind (log lines, templates, changes, episodes).
 MAX_POINTS = 2000
 MAX_ITEMS = 1000
-#: What a template row's example line starts with (``render.logs_output``).
-EXAMPLE_PREFIX = "     e.g. "
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -287,7 +285,7 @@ class _Builder:
             bursts = [(_second(b.first), _second(b.last), b.count) for b in record.bursts]
             self.bursts = DrawnBursts(line=line, bursts=bursts)
         if record.samples:
-            heading = self.index("lines:")
+            heading = self.index(LINES_HEADING)
             for number, sample in enumerate(record.samples):
                 index = heading + 1 + number if heading is not None else None
                 if index is None or index >= len(self.lines) or self.lines[index] != self.clean(sample.line):

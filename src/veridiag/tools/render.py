@@ -75,6 +75,10 @@ class Rendered:
     model_text: str
 
 
+#: What a template row's example line starts with, and the heading of a logs output's lines.
+EXAMPLE_PREFIX = "     e.g. "
+LINES_HEADING = "lines:"
+
 #: Lines further apart than this belong to different bursts.
 BURST_GAP_MS = 10 * 60 * 1000
 
@@ -157,7 +161,7 @@ def logs_output(
             whose = row.service if row.service and not service else None
             where = f" service={whose}" if whose else ""
             line = f"  {row.count}× {row.level}{where} {iso(row.first)} – {iso(row.last)} {row.template}"
-            body += [line, f"     e.g. {row.example}"]
+            body += [line, f"{EXAMPLE_PREFIX}{row.example}"]
             rows.append(
                 TemplateCount(
                     service=whose,
@@ -171,8 +175,8 @@ def logs_output(
                 )
             )
     shown = [sample.line for sample in samples]
-    text = "\n".join([*head, *body, "lines:", *shown])
-    model_text = "\n".join([*head, *body, "lines:", *shown[:model_limit]])
+    text = "\n".join([*head, *body, LINES_HEADING, *shown])
+    model_text = "\n".join([*head, *body, LINES_HEADING, *shown[:model_limit]])
     evidence = _log_evidence(
         request,
         matched=matched,
