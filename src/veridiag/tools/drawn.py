@@ -46,7 +46,7 @@ from veridiag.tools.readback import (
     TemplateLine,
     read_line,
 )
-from veridiag.tools.records import ChangeEvidence, Evidence, LogEvidence, MetricEvidence
+from veridiag.tools.records import ChangeEvidence, Evidence, LogEvidence, LogSample, MetricEvidence
 from veridiag.tools.render import EXAMPLE_PREFIX, LINES_HEADING, LISTED_STEPS, POINTS_HEADING, stored_points
 
 #: The records' shape; a stored document of another version is not read (the text is).
@@ -114,6 +114,10 @@ class DrawnTemplate(_Drawn):
     first: datetime
     last: datetime
     template: str
+    #: Its example line (the next line) when that writes a zoned time of its own: the time
+    #: (epoch ms) and how long its stamp is, after the ``e.g.``.
+    example_ms: int | None = None
+    example_stamp: int = 0
 
 
 class DrawnBursts(_Drawn):
@@ -122,18 +126,14 @@ class DrawnBursts(_Drawn):
 
 
 class DrawnLines(_Drawn):
-    """Listed log lines (samples and template examples), column by column, as steps
-    (``_running``): their line indices, their times in epoch milliseconds, and how long each
-    one's own time is as it writes it — the stamp, after an example's ``e.g.``; 0: the line
-    writes no zoned time of its own, and the time is the one the tool stored it at."""
+    """A logs output's listed lines (after ``lines:``, one each from ``line`` on): their times in
+    epoch milliseconds as steps (``_running``), and how long each one's own time is as it writes
+    it — its stamp; 0: the line writes no zoned time of its own, and the time is the one the tool
+    stored it at."""
 
-    lines: list[int]
+    line: int
     ms: list[int]
     stamps: list[int]
-
-    def items(self) -> list[tuple[int, int, int]]:
-        """``(line, epoch ms, stamp length)`` of each line."""
-        return list(zip(_running(self.lines), _running(self.ms), self.stamps, strict=False))
 
 
 class DrawnChange(_Drawn):
@@ -190,7 +190,7 @@ class _Builder:
         self.series: list[DrawnSeries] = []
         self.templates: list[DrawnTemplate] = []
         self.bursts: DrawnBursts | None = None
-        self.items: list[tuple[int, int, int]] = []
+        self.lines_at: DrawnLines | None = None
         self.changed: list[DrawnChange] = []
         self.omitted = 0
         self.taken: set[int] = set()
@@ -267,6 +267,8 @@ class _Builder:
             line = self.index(row.line)
             if line is None:
                 continue
+            example = self.lines[line + 1] if line + 1 < len(self.lines) else ""
+            own = read_line("query_logs", example) if example.startswith(EXAMPLE_PREFIX) else None
             self.templates.append(
                 DrawnTemplate(
                     line=line,
@@ -276,34 +278,33 @@ class _Builder:
                     first=_second(row.first),
                     last=_second(row.last),
                     template=self.clean(row.template),
+                    example_ms=_ms(own.at) if isinstance(own, LogLine) else None,
+                    example_stamp=len(own.stamp) if isinstance(own, LogLine) else 0,
                 )
             )
-            if line + 1 < len(self.lines) and self.lines[line + 1].startswith(EXAMPLE_PREFIX):
-                self.line_time(line + 1, None)
         self.omitted += max(0, len(record.templates) - MAX_ITEMS)
         if record.bursts and record.bursts_line and (line := self.index(record.bursts_line)) is not None:
             bursts = [(_second(b.first), _second(b.last), b.count) for b in record.bursts]
             self.bursts = DrawnBursts(line=line, bursts=bursts)
-        if record.samples:
-            heading = self.index(LINES_HEADING)
-            for number, sample in enumerate(record.samples):
-                index = heading + 1 + number if heading is not None else None
-                if index is None or index >= len(self.lines) or self.lines[index] != self.clean(sample.line):
-                    self.omitted += 1
-                    continue
-                self.line_time(index, sample.ts)
+        heading = self.index(LINES_HEADING) if record.samples else None
+        if heading is not None:
+            self.samples(heading + 1, record.samples)
 
-    def line_time(self, index: int, stored_at: datetime | None) -> None:
-        """A listed log line's time: its own zoned time as it writes it, else the time the tool
-        stored it at (an example line has none but its own)."""
-        if len(self.items) >= MAX_ITEMS:
-            self.omitted += 1
+    def samples(self, first: int, samples: Sequence[LogSample]) -> None:
+        """The listed lines' times: each one's own zoned time as it writes it, else the time the
+        tool stored it at; none kept when the output does not list them as the record does."""
+        kept = samples[:MAX_ITEMS]
+        self.omitted += len(samples) - len(kept)
+        listed = self.lines[first : first + len(kept)]
+        if listed != [self.clean(sample.line) for sample in kept]:
+            self.omitted += len(kept)
             return
-        own = read_line("query_logs", self.lines[index])
-        if isinstance(own, LogLine):
-            self.items.append((index, _ms(own.at), len(own.stamp)))
-        elif stored_at is not None:
-            self.items.append((index, _ms(stored_at), 0))
+        times, stamps = [], []
+        for sample, line in zip(kept, listed, strict=True):
+            own = read_line("query_logs", line)
+            times.append(_ms(own.at if isinstance(own, LogLine) else sample.ts))
+            stamps.append(len(own.stamp) if isinstance(own, LogLine) else 0)
+        self.lines_at = DrawnLines(line=first, ms=_steps(times), stamps=stamps)
 
     def changes(self, record: ChangeEvidence) -> None:
         for change in record.changes[:MAX_ITEMS]:
@@ -323,18 +324,11 @@ class _Builder:
         self.omitted += max(0, len(record.changes) - MAX_ITEMS)
 
     def drawn(self) -> Drawn:
-        lines = None
-        if self.items:
-            lines = DrawnLines(
-                lines=_steps([i for i, _ms, _n in self.items]),
-                ms=_steps([ms for _i, ms, _n in self.items]),
-                stamps=[n for _i, _ms, n in self.items],
-            )
         return Drawn(
             series=self.series,
             templates=self.templates,
             bursts=self.bursts,
-            lines=lines,
+            lines=self.lines_at,
             changes=self.changed,
             omitted=self.omitted,
         )
@@ -456,6 +450,8 @@ def _facts(drawn: Drawn) -> dict[int, LineFacts | tuple[datetime, int]]:
             steps = tuple(StepLine(at=at, by=format_value(by, "")) for at, by in series.steps.steps)
             facts[series.steps.line] = IncreasesLine(steps=steps)
     for row in drawn.templates:
+        if row.example_ms is not None:
+            facts[row.line + 1] = (_EPOCH + timedelta(milliseconds=row.example_ms), row.example_stamp)
         facts[row.line] = TemplateLine(
             count=row.count,
             level=row.level,
@@ -468,8 +464,9 @@ def _facts(drawn: Drawn) -> dict[int, LineFacts | tuple[datetime, int]]:
         bursts = tuple(BurstLine(first=a, last=b, count=n) for a, b, n in drawn.bursts.bursts)
         facts[drawn.bursts.line] = BurstsLine(bursts=bursts)
     if drawn.lines is not None:
-        for index, ms, length in drawn.lines.items():
-            facts[index] = (_EPOCH + timedelta(milliseconds=ms), length)
+        moments = _running(drawn.lines.ms)
+        for number, (ms, length) in enumerate(zip(moments, drawn.lines.stamps, strict=False)):
+            facts[drawn.lines.line + number] = (_EPOCH + timedelta(milliseconds=ms), length)
     for change in drawn.changes:
         facts[change.line] = ChangeLine(
             at=change.at, service=change.service, change=change.kind, description=change.description
