@@ -146,7 +146,11 @@ class DrawnChange(_Drawn):
 
 
 class Drawn(_Drawn):
-    """What one invocation's output states in time and value, typed, for the pages that draw it."""
+    """What one invocation's output states in time and value, typed, for the pages that draw it.
+
+    Drawn only, never grounded: no check reads it (the Gatekeeper sees invocations through
+    ``InvocationView``, which has no ``drawn``; ``tests/test_drawn.py`` holds its verdict the same
+    with these absent or altered); a claim's facts are looked up in the output text."""
 
     version: Literal[1] = VERSION
     series: list[DrawnSeries] = []
