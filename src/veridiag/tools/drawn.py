@@ -126,10 +126,11 @@ class DrawnBursts(_Drawn):
 
 
 class DrawnLines(_Drawn):
-    """A logs output's listed lines (after ``lines:``, one each from ``line`` on): their times in
-    epoch milliseconds as steps (``_running``), and how long each one's own time is as it writes
-    it — its stamp; 0: the line writes no zoned time of its own, and the time is the one the tool
-    stored it at."""
+    """A logs output's listed lines (after ``lines:``, every output line from ``line`` on — an
+    entry with its stack trace spans several): their times in epoch milliseconds as steps
+    (``_running``), and how long each one's own time is as it writes it — its stamp; 0: an
+    entry's first line that writes no zoned time of its own, timed when the tool stored it; -1:
+    a line that states no time (a stack trace's ``at …``)."""
 
     line: int
     ms: list[int]
@@ -299,15 +300,25 @@ class _Builder:
         tool stored it at; none kept when the output does not list them as the record does."""
         kept = samples[:MAX_ITEMS]
         self.omitted += len(samples) - len(kept)
-        listed = self.lines[first : first + len(kept)]
-        if listed != [self.clean(sample.line) for sample in kept]:
-            self.omitted += len(kept)
-            return
-        times, stamps = [], []
-        for sample, line in zip(kept, listed, strict=True):
-            own = read_line("query_logs", line)
-            times.append(_ms(own.at if isinstance(own, LogLine) else sample.ts))
-            stamps.append(len(own.stamp) if isinstance(own, LogLine) else 0)
+        times: list[int] = []
+        stamps: list[int] = []
+        for sample in kept:
+            entry = self.clean(sample.line).split("\n")
+            at = first + len(stamps)
+            if self.lines[at : at + len(entry)] != entry:
+                self.omitted += len(kept)
+                return
+            for number, line in enumerate(entry):
+                own = read_line("query_logs", line)
+                if isinstance(own, LogLine):
+                    times.append(_ms(own.at))
+                    stamps.append(len(own.stamp))
+                elif number == 0:
+                    times.append(_ms(sample.ts))
+                    stamps.append(0)
+                else:
+                    times.append(times[-1])
+                    stamps.append(-1)
         self.lines_at = DrawnLines(line=first, ms=_steps(times), stamps=stamps)
 
     def changes(self, record: ChangeEvidence) -> None:
@@ -470,7 +481,8 @@ def _facts(drawn: Drawn) -> dict[int, LineFacts | tuple[datetime, int]]:
     if drawn.lines is not None:
         moments = _running(drawn.lines.ms)
         for number, (ms, length) in enumerate(zip(moments, drawn.lines.stamps, strict=False)):
-            facts[drawn.lines.line + number] = (_EPOCH + timedelta(milliseconds=ms), length)
+            if length >= 0:
+                facts[drawn.lines.line + number] = (_EPOCH + timedelta(milliseconds=ms), length)
     for change in drawn.changes:
         facts[change.line] = ChangeLine(
             at=change.at, service=change.service, change=change.kind, description=change.description
