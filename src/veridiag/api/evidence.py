@@ -1,7 +1,8 @@
 """The session page's evidence section (issue 17): each metric series and log query that an
 allowed claim cites, read from the invocation as stored, drawn by ``charts.py``.
 
-A metric chart draws the points the invocation's stored output lists (``stored_points``), its
+A metric chart draws the points the invocation's output lists — from the typed records kept
+with it (``tools/drawn.py``), or read from its text for an invocation stored before them — its
 stored baseline and anomaly episodes, and marks the points a claim's excerpt quotes — by the
 very phrases the output writes them with (``point_line``, ``peak_phrase``), so a marked point is
 always a stored one. A log query shows its templates with their stored counts and its lines
@@ -23,7 +24,8 @@ from veridiag.api.i18n import TEXT
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject, JsonValue, json_object, json_objects
 from veridiag.text.render import format_value, iso
-from veridiag.tools.render import peak_phrase, point_line, stored_points
+from veridiag.tools.drawn import series_points
+from veridiag.tools.render import peak_phrase, point_line
 
 
 class CitedExcerpt(Protocol):
@@ -144,7 +146,7 @@ def metric_figure(
     details = json_object(invocation.retrieval_details)
     unit = details.get("unit")
     unit = unit if isinstance(unit, str) else ""
-    points = stored_points(invocation.output, unit)
+    points = series_points(invocation.output, unit, invocation.drawn)
     # An excerpt names a few of ~240 points: its time text is looked for first, the phrases
     # are written only for the points it names (half the page's render time otherwise).
     quoting: dict[tuple[datetime, float], list[str]] = {}

@@ -1,9 +1,10 @@
 """The incident timeline on the session page (issue 17 item 2): when things happened, each
 marker a claim of the session placed by the times its own evidence states.
 
-A marker's times are read from the stored output line its excerpt matched (the Gatekeeper's
-matched span; the excerpt found verbatim when the Gatekeeper did not run), through
-``tools/readback.py`` — never from the claim's text, which a model wrote. A claim whose evidence
+A marker's times are what the stored output line its excerpt matched states (the Gatekeeper's
+matched span; the excerpt found verbatim when the Gatekeeper did not run): the typed records the
+tool kept for that line (``tools/drawn.py``), or — an invocation stored before them — the line
+read back through ``tools/readback.py``; never the claim's text, which a model wrote. A claim whose evidence
 states no time is listed "time unknown"; a claim that was not allowed out is never placed and
 is listed apart, struck through; hypotheses cite no evidence and so have no time. Positions are
 percentages of one axis, so the page draws them as SVG attributes with no script.
@@ -25,6 +26,7 @@ from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.contracts.plan import Plan
 from veridiag.pipeline.scope import moment, plan_zone
 from veridiag.text.render import iso
+from veridiag.tools.drawn import LineReader
 from veridiag.tools.readback import (
     AnomalyLine,
     BurstsLine,
@@ -34,7 +36,6 @@ from veridiag.tools.readback import (
     LogLine,
     PointLine,
     TemplateLine,
-    read_line,
 )
 
 Label = Literal["confirmed", "inferred", "hypothesis", "unverified"]
@@ -196,7 +197,7 @@ def incident_timeline(chain: AuditChain, lang: str) -> IncidentTimeline:
         for c in json_objects(composer_input.get("allowed_claims"))
     }
     spans = _spans(chain)
-    outputs = {i.id: (i.tool_name, i.output or "") for i in chain.invocations}
+    outputs = {i.id: (LineReader(i.tool_name, i.drawn), i.output or "") for i in chain.invocations}
     base = f"/sessions/{quote(chain.session.id, safe='')}/claims/"
     markers, time_unknown, unverified = [], [], []
     for claim in material.claims:
@@ -282,19 +283,20 @@ def _binding_index(target: str) -> int | None:
     return int(number) if found and head.startswith("claims[") and number.isdigit() else None
 
 
-def _segments(claim: ClaimView, spans: Spans | None, outputs: dict[int, tuple[str, str]]) -> list[Segment]:
+def _segments(claim: ClaimView, spans: Spans | None, outputs: dict[int, tuple[LineReader, str]]) -> list[Segment]:
     segments: list[Segment] = []
     for index, binding in enumerate(claim.bindings):
         for invocation_id in binding.source_invocation_ids:
             if invocation_id not in outputs:
                 continue  # cites no invocation of this session: nothing to read a time from
-            tool, output = outputs[invocation_id]
+            read, output = outputs[invocation_id]
             place = _place_of(output, binding.evidence_excerpt, spans, (claim.claim_id, index, invocation_id))
             if place is None:
                 continue
-            for line in _lines(output, *place):
-                if (facts := read_line(tool, line)) is not None:
-                    segments += _from_facts(invocation_id, tool, facts)
+            first, lines = _lines(output, *place)
+            for number, line in enumerate(lines, start=first):
+                if (facts := read(number, line)) is not None:
+                    segments += _from_facts(invocation_id, read.tool, facts)
     return _distinct(segments)
 
 
@@ -305,14 +307,14 @@ def _place_of(output: str, excerpt: str, spans: Spans | None, key: tuple[str, in
     return (found, found + len(excerpt)) if found >= 0 else None
 
 
-def _lines(output: str, start: int, end: int) -> list[str]:
-    """The whole lines of ``output`` the span touches: a claim may quote part of a line, and the
-    line is what states the time."""
+def _lines(output: str, start: int, end: int) -> tuple[int, list[str]]:
+    """The whole lines of ``output`` the span touches, and the index of the first: a claim may
+    quote part of a line, and the line is what states the time."""
     if not 0 <= start <= end <= len(output):
-        return []
+        return 0, []
     head = output.rfind("\n", 0, start) + 1
     tail = output.find("\n", max(start, end - 1))
-    return output[head : tail if tail >= 0 else len(output)].split("\n")
+    return output.count("\n", 0, head), output[head : tail if tail >= 0 else len(output)].split("\n")
 
 
 def _from_facts(invocation_id: int, tool: str, facts: LineFacts) -> list[Segment]:

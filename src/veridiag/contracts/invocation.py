@@ -64,6 +64,10 @@ class InvocationRecord(BaseModel):
     output_truncated: bool = False
     started_at: datetime | None = None
     latency_ms: float | None = None
+    #: The typed records the tool produced (``tools/drawn.py``'s ``Drawn`` as JSON), for the pages
+    #: that draw the output — never grounded: ``InvocationView`` does not name it, so the
+    #: Gatekeeper cannot read it. None for invocations stored before it (migration 0009).
+    drawn: JsonObject | None = None
 
 
 class InMemoryInvocations:

@@ -133,6 +133,9 @@ INVOCATIONS = Table(
     Column("error", Text),
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("latency_ms", Float, nullable=False),
+    # The typed records the tool produced, to be drawn only (``tools/drawn.py``, migration 0009):
+    # SQL NULL for invocations stored before it, whose pages read the output text.
+    Column("drawn", JsonDocument),
     Index("ix_tool_invocation_session_round", "session_id", "round"),
 )
 

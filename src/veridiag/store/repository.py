@@ -84,6 +84,7 @@ class _InvocationRow(TypedDict):
     error: str | None
     started_at: datetime
     latency_ms: float
+    drawn: JsonObject | None
 
 
 #: A running session older than this is interrupted when read (its owner may be on another
@@ -208,6 +209,7 @@ def _invocation_record(row: Any) -> InvocationRecord:
         output_truncated=row.output_truncated,
         started_at=_aware(row.started_at),
         latency_ms=row.latency_ms,
+        drawn=row.drawn if isinstance(row.drawn, dict) else None,
     )
 
 
@@ -541,11 +543,13 @@ class SessionStore:
         latency_ms: float = 0.0,
         preview: str | None = None,
         invocation_id: int | None = None,
+        drawn: JsonObject | None = None,
     ) -> InvocationRecord:
         """Persist one tool call and return it with its id (committed before returning).
 
         ``invocation_id`` forces an id (eval fixtures cite literal ids); normally the
-        database assigns it."""
+        database assigns it. ``drawn``: the typed records to draw the output by
+        (``tools/drawn.py``); not kept for an output stored cut, whose lines they would outrun."""
         truncated = len(output) > MAX_STORED_OUTPUT
         stored = output[:MAX_STORED_OUTPUT] if truncated else output
         values: _InvocationRow = {
@@ -561,8 +565,12 @@ class SessionStore:
             "error": error,
             "started_at": started_at or _now(),
             "latency_ms": latency_ms,
+            "drawn": dict(drawn) if drawn is not None and not truncated else None,
         }
-        parameters = values if invocation_id is None else {**values, "id": invocation_id}
+        # No records: SQL NULL, as an invocation stored before migration 0009 (not JSON ``null``).
+        parameters: dict[str, object] = {**values, "drawn": values["drawn"] if values["drawn"] is not None else null()}
+        if invocation_id is not None:
+            parameters["id"] = invocation_id
         try:
             with self.engine.begin() as connection:  # the foreign key refuses an unknown session
                 explicit_on_pg = invocation_id is not None and connection.dialect.name == "postgresql"

@@ -1,12 +1,14 @@
 """The lines ``tools/render.py`` writes, read back: the times, counts and values one line of a
 stored tool output states.
 
-The typed records (``tools/records.py``) live only in memory with the call's result; what a
-session keeps is the output text, and a claim rests on lines of that text. So a page that has to
-place a claim in time (the incident timeline) reads the times from the stored line the claim's
-excerpt matched — the evidence itself, never the claim's own words. No library parses this
-grammar (it is ours); each pattern mirrors one writer in ``tools/render.py``, and
-``tests/test_readback.py`` holds every record's ``line`` to the record it was written from.
+A claim rests on lines of the stored output, so a page that has to place a claim in time (the
+incident timeline) reads the times the stored line its excerpt matched states — the evidence
+itself, never the claim's own words. Since migration 0009 an invocation keeps typed records of
+those lines beside its text (``tools/drawn.py``), and the pages read those; this module reads
+the text of an invocation stored before them (and tells a log line's own zoned time when the
+records are written). No library parses this grammar (it is ours); each pattern mirrors one
+writer in ``tools/render.py``, and ``tests/test_readback.py`` holds every record's ``line`` to
+the record it was written from, ``tests/test_drawn.py`` the stored records to this reading.
 
 A line that fits no pattern, or a time without a zone (a raw log line of an imported file
 written in local time), reads as ``None``: no time is better than a guessed one.

@@ -3,7 +3,8 @@
 The offline engine reasons on these records, never by re-parsing rendered output. Every
 record that a claim may quote carries ``line``: the exact line of the stored output that
 states it, so an excerpt taken from a record is found verbatim by the Gatekeeper.
-Records live in memory with the call's result; the store keeps the text.
+Records live in memory with the call's result; the store keeps the text, and beside it what
+the pages draw by (``tools/drawn.py``: points, episodes, times — never grounded).
 """
 
 from __future__ import annotations
@@ -87,6 +88,8 @@ class LogEvidence(BaseModel):
     by_level: dict[str, int] = Field(default_factory=dict)
     templates: list[TemplateCount] = Field(default_factory=list)
     bursts: list[Burst] = Field(default_factory=list)
+    #: The output line listing the bursts, when there are any.
+    bursts_line: str | None = None
     samples: list[LogSample] = Field(default_factory=list)
     #: Lines in the window the importer could not parse (imported whole).
     unparsed: int = 0
@@ -184,6 +187,9 @@ class MetricEvidence(BaseModel):
     baseline_line: str | None = None
     #: The value at the moment asked, when the call named one inside the window.
     asked: AskedPoint | None = None
+    #: The points the output lists after its ``points:`` heading, in its order (a thinned
+    #: window, with any peak before it first): what a chart of the output draws.
+    listed: list[tuple[datetime, float]] = Field(default_factory=list)
 
 
 class ChangeRecord(BaseModel):

@@ -76,6 +76,10 @@ class Rendered:
     model_text: str
 
 
+#: What a template row's example line starts with, and the heading of a logs output's lines.
+EXAMPLE_PREFIX = "     e.g. "
+LINES_HEADING = "lines:"
+
 #: Lines further apart than this belong to different bursts.
 BURST_GAP_MS = 10 * 60 * 1000
 
@@ -143,8 +147,10 @@ def logs_output(
     levels = ", ".join(f"{level} {count}" for level, count in sorted(by_level.items(), key=lambda kv: -kv[1]))
     total = f"matched {matched} lines ({'of the first ' + str(counted) + ' read: ' if counted else ''}{levels})"
     body = [total, *said]
+    bursts_line = None
     if bursts:
-        body.append("bursts: " + "; ".join(f"{iso(b.first)} – {iso(b.last)} ({b.count} lines)" for b in bursts))
+        bursts_line = "bursts: " + "; ".join(f"{iso(b.first)} – {iso(b.last)} ({b.count} lines)" for b in bursts)
+        body.append(bursts_line)
     if unparsed:
         body.append(f"unparsed: {unparsed} of these lines were not understood by the importer (stored whole)")
     rows: list[TemplateCount] = []
@@ -156,7 +162,7 @@ def logs_output(
             whose = row.service if row.service and not service else None
             where = f" service={whose}" if whose else ""
             line = f"  {row.count}× {row.level}{where} {iso(row.first)} – {iso(row.last)} {row.template}"
-            body += [line, f"     e.g. {row.example}"]
+            body += [line, f"{EXAMPLE_PREFIX}{row.example}"]
             rows.append(
                 TemplateCount(
                     service=whose,
@@ -170,14 +176,15 @@ def logs_output(
                 )
             )
     shown = [sample.line for sample in samples]
-    text = "\n".join([*head, *body, "lines:", *shown])
-    model_text = "\n".join([*head, *body, "lines:", *shown[:model_limit]])
+    text = "\n".join([*head, *body, LINES_HEADING, *shown])
+    model_text = "\n".join([*head, *body, LINES_HEADING, *shown[:model_limit]])
     evidence = _log_evidence(
         request,
         matched=matched,
         by_level=by_level,
         templates=rows,
         bursts=bursts,
+        bursts_line=bursts_line,
         samples=samples,
         unparsed=unparsed,
         line=total,
@@ -214,6 +221,7 @@ def _log_evidence(
     line: str,
     templates: Sequence[TemplateCount] = (),
     bursts: Sequence[Burst] = (),
+    bursts_line: str | None = None,
     samples: Sequence[LogSample] = (),
     unparsed: int = 0,
     span: Span | None,
@@ -231,6 +239,7 @@ def _log_evidence(
         by_level=by_level,
         templates=list(templates),
         bursts=list(bursts),
+        bursts_line=bursts_line,
         samples=list(samples),
         unparsed=unparsed,
         line=line,
@@ -271,9 +280,9 @@ def peak_phrase(value: float, moment: datetime, unit: str) -> str:
 
 def stored_points(text: str, unit: str) -> list[tuple[datetime, float]]:
     """The points a stored metrics output lists (``POINTS_HEADING``, then ``point_line``s), as
-    written — the values at the precision the output and its claims state them. The stored text
-    is the one record of an invocation's points (the retrieval details keep only figures, and the
-    Gatekeeper grounds facts in those), so they are read back here, beside their writer."""
+    written — the values at the precision the output and its claims state them. For an
+    invocation stored before its points were kept typed beside the text (``tools/drawn.py``,
+    ``series_points``, which reads them first); read back here, beside their writer."""
     _head, found, tail = text.partition("\n" + POINTS_HEADING + "\n")
     points = []
     for line in tail.splitlines() if found else ():
@@ -371,9 +380,11 @@ def metrics_output(
     # An episode that began before the window may peak there: its peak point is stated too, or
     # the line its record quotes would be in no output.
     earlier = sorted(
-        {a.peak_line: a.peak_at for a in anomalies if a.peak_at not in value_at}.items(), key=lambda i: i[1]
+        {a.peak_line: (a.peak_at, a.peak) for a in anomalies if a.peak_at not in value_at}.items(),
+        key=lambda i: i[1][0],
     )
-    before = [line for line, _at in earlier]
+    before = [line for line, _point in earlier]
+    listed = [point for _line, point in earlier] + [(t, value_at[t]) for t in stored]
     text = "\n".join([*lines, POINTS_HEADING, *before, *(line_of(t) for t in stored)])
     model_text = "\n".join([*lines, POINTS_HEADING, *before, *(line_of(t) for t in shown)])
     evidence = MetricEvidence(
@@ -397,6 +408,7 @@ def metrics_output(
         window_line=window_line,
         baseline_line=baseline_line,
         asked=asked,
+        listed=listed,
     )
     return Rendered(text, model_text), evidence
 

@@ -24,7 +24,8 @@ class ToolOutput(BaseModel):
     #: What the backend keeps beside the text, as stored: JSON of the backend's own shape.
     retrieval_details: JsonObject = Field(default_factory=dict)
     error: str | None = None
-    #: The typed records behind ``text``, one per series or query (in memory only: the store keeps the text).
+    #: The typed records behind ``text``, one per series or query (in memory: the store keeps the
+    #: text, and ``tools/drawn.py``'s extract of them to draw by).
     evidence: list[Evidence] = Field(default_factory=list, exclude=True)
 
     @field_validator("retrieval_details", mode="before")

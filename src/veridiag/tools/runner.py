@@ -35,6 +35,7 @@ from veridiag.tools.args import (
     RankSuspectsArgs,
 )
 from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend
+from veridiag.tools.drawn import drawn_records, stored_form
 from veridiag.tools.results import ToolCallResult, ToolOutput
 from veridiag.tools.suspects import SuspectSearch
 
@@ -190,6 +191,7 @@ class ToolRunner:
         arguments = json.loads(_clean(json.dumps(raw_args, ensure_ascii=False, default=str)))
         details = json.loads(_clean(json.dumps(output.retrieval_details, ensure_ascii=False, default=str)))
         text = _clean(output.text)
+        drawn = drawn_records(tool_name, text, output.evidence, clean=_clean) if output.status == "ok" else None
         return self.store.record_invocation(
             session_id=self.session_id,
             tool_name=_clean(tool_name)[:64],
@@ -201,6 +203,7 @@ class ToolRunner:
             round=self.round,
             started_at=started_at,
             latency_ms=round(latency, 3),
+            drawn=stored_form(drawn),
         )
 
 
