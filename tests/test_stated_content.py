@@ -615,7 +615,17 @@ def test_a_bound_over_a_period_is_kept_by_every_point_or_contradicted(
     points = "\n".join(f"2026-07-07T10:{i:02d}:00Z {v}%" for i, v in enumerate(values))
     output = f"query_metrics service=api metric=cpu\npoints:\n{points}"
     quoted = f"2026-07-07T10:{first:02d}:00Z {values[first]}%\n2026-07-07T10:{last:02d}:00Z {values[last]}%"
-    inside = values[first : last + 1]
+    # a crossing within five minutes of an end on a five-minute mark is the edge the range rounded past
+    inside = [
+        v
+        for i, v in enumerate(values)
+        if first <= i <= last and not any(abs(i - end) <= 5 for end in (first, last) if end % 5 == 0)
+    ]
+    if not inside:
+        assert not _outcome(text.format(t=threshold, a=f"10:{first:02d}", b=f"10:{last:02d}"), "points:\n", "x")[
+            1
+        ].startswith("contradicts")
+        return
     kept = all(_KEEPS[side](v, threshold) for v in inside)
     claim_text = text.format(t=threshold, a=f"10:{first:02d}", b=f"10:{last:02d}")
     outcome, reason = _outcome(claim_text, output, quoted)
@@ -707,3 +717,28 @@ def test_a_chinese_hour_before_a_count_is_on_the_hour() -> None:
     assert [c.spelled for c in written_clocks("10 点一共有 30 条")] == ["10:00"]
     assert [c.spelled for c in written_clocks("凌晨 2 点一直在报错")] == ["02:00"]
     assert [c.spelled for c in written_clocks("十点十五开始")] == ["10:15"]
+
+
+def test_a_bound_without_a_period_speaks_of_the_points_it_quotes() -> None:
+    """ "Stayed above 90% for 20 minutes" is about the episode: points of the window before it
+    do not cross it; a quoted point below it does."""
+    points = "\n".join(f"2026-07-07T10:{m:02d}:00Z {v}%" for m, v in [(0, 20), (5, 95), (10, 96), (25, 92), (30, 30)])
+    window = "window: min 20%, max 96%, avg 60%, last 30% (5 points)"
+    output = f"query_metrics service=api metric=cpu\n{window}\npoints:\n{points}"
+    quoted = "2026-07-07T10:05:00Z 95%\n2026-07-07T10:25:00Z 92%"
+    _, reason = _outcome("CPU stayed above 90% for 20 minutes", output, quoted)
+    assert not reason.startswith("contradicts"), reason
+    _, reason = _outcome("CPU stayed above 93% for 20 minutes", output, quoted)
+    assert reason.startswith("contradicts"), reason
+    _, reason = _outcome("CPU never went above 96%", output, window)
+    assert "unstated" not in reason and not reason.startswith("contradicts"), reason
+
+
+@given(st.lists(st.sampled_from(["node-153", "node-246"]), min_size=2, max_size=8))
+def test_all_on_one_host_is_stated_when_every_listed_line_names_it(hosts: list[str]) -> None:
+    rows = [f"2004-05-11T0{i % 10}:00:00Z {h} unix.hw state_change.unavailable" for i, h in enumerate(hosts)]
+    output = f"query_logs service=hpc\nmatched {len(rows)} lines\nlines:\n" + "\n".join(rows)
+    one = len(set(hosts)) == 1
+    for text in (f"All of the unavailable components were on {hosts[0]}", f"这些组件都来自同一台主机 {hosts[0]}"):
+        outcome, reason = _outcome(text, output, rows[0])
+        assert (outcome == "pass") is one, (text, reason)

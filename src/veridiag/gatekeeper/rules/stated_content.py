@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import partial
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -35,7 +36,7 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
-from veridiag.text.bounds import Point, broken_by, claimed_bound, keeps_on, series_points
+from veridiag.text.bounds import ANY_TIME, Bound, Point, broken_by, claimed_bound, keeps_on, series_points
 from veridiag.text.concepts import ConceptHit, concepts
 from veridiag.text.entities import extract_entities
 from veridiag.text.normalize import reader_text
@@ -117,12 +118,17 @@ class _Stated:
     concepts: frozenset[str] = frozenset()
     #: Templates that are every line their query matched: *all* of those lines say their text.
     templates: tuple[str, ...] = ()
+    #: The lines the cited outputs list (after ``lines:``): *all* of them, or *the same* thing
+    #: in each, is stated when every one names it.
+    listed: tuple[str, ...] = ()
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
         """Is ``hit`` stated — an *all* by a template that is every line matched, about what the
         template says of each line ("这些错误都是 IllegalStateException": a word of it there, and
         every fact), not what it varies on (``<*>``: "所有接口都…", "all on node-246")?"""
         if hit.concept in self.concepts:
+            return True
+        if hit.concept in ("all", "same") and self._in_every_listed_line(hit, own):
             return True
         if hit.concept != "all" or not self.templates:
             return False
@@ -132,6 +138,17 @@ class _Stated:
         terms = [*facts, *_TERM.findall(said.lower())]
         fixed = [" ".join(t.lower().split("<*>")) for t in self.templates]
         return any(all(f in text for f in facts) and any(t in text for t in terms) for text in fixed)
+
+    def _in_every_listed_line(self, hit: ConceptHit, own: str) -> bool:
+        """ "All on node-246", "都来自同一个主机 dn228": a host, service, code or id of the hit's
+        clause that every listed line (two or more) names."""
+        if len(self.listed) < 2:
+            return False
+        start = max((own.rfind(mark, 0, hit.start) for mark in _CLAUSE_MARKS), default=-1) + 1
+        ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
+        clause = own[start : min(ends, default=len(own))]
+        named = [e for e in extract_entities(clause) if e.kind in ("identifier", "service", "error_code", "name")]
+        return any(all(any(n in line for n in e.needles) for line in self.listed) for e in named)
 
 
 #: A Latin word of five letters or more a template may hold (identifiers, exceptions, messages;
@@ -147,7 +164,7 @@ def _stated_otherwise(
     超时的根因") may stand in any output the session cites, not only its own."""
     stated = _whole_set(lines, [inv.output or "" for inv in cited])
     if inference:
-        return _Stated(stated.concepts | _session_states(context, text), stated.templates)
+        return _Stated(stated.concepts | _session_states(context, text), stated.templates, stated.listed)
     return stated
 
 
@@ -199,6 +216,8 @@ _MATCHED = re.compile(r"^matched (\d+) lines", re.MULTILINE)
 _MIN_MAX = re.compile(r"\bmin (?P<low>-?\d+(?:\.\d+)?)\b.*?\bmax (?P<high>-?\d+(?:\.\d+)?)\b")
 
 
+#: Where a log query's own lines begin.
+_LINES_MARK = "\nlines:\n"
 #: Where an output's header lists its templates and anomalies (they come first).
 _HEAD = 16384
 _TEMPLATE_LINE = re.compile(r"^\s+\d+× .*$", re.MULTILINE)
@@ -225,7 +244,14 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
         if bounds is not None and Decimal(bounds.group("low")) == Decimal(bounds.group("high")):
             stated |= {"always", "all"}
     whole = tuple(t for t in templates if (count := _TEMPLATE_COUNT.match(t)) and int(count.group(1)) in matched)
-    return _Stated(frozenset(stated), whole)
+    shown = tuple(
+        row
+        for output in outputs
+        if _LINES_MARK in output
+        for row in output.split(_LINES_MARK, 1)[1].splitlines()
+        if row.strip()
+    )
+    return _Stated(frozenset(stated), whole, shown)
 
 
 def _judge(
@@ -263,7 +289,7 @@ def _judge(
     # A bound is a statement about every point only with an absolute ("一直", "never", "all"):
     # "exceeded 2s at 10:05" speaks of one point.
     bound = claimed_bound(own) if any(hit.kind == "absolute" for hit in hits) or keeps_on(own) else None
-    broken = broken_by(bound, outputs.points()) if bound is not None else False
+    broken = _bound_broken(bound, evidence, outputs) if bound is not None else False
     if isinstance(broken, Point):
         at = f"{broken.minute // 60:02d}:{broken.minute % 60:02d}"
         problems.append((CONTRADICTS, f"its bound is crossed: the cited series is {broken.value} at {at}"))
@@ -328,6 +354,25 @@ def _counted(own: str, hit: ConceptHit) -> bool:
     )
 
 
+def _rounded_edge(point: Point, period: tuple[int, int]) -> bool:
+    """A point within five minutes of an end of the period that end is rounded to (a five-minute
+    mark: "10:00–10:30" for an episode 10:01–10:29): the edge the claim rounded past."""
+    return any(abs(point.minute - end) <= 5 for end in period if end % 5 == 0)
+
+
+def _bound_broken(bound: Bound, evidence: str, outputs: _CitedOutputs) -> Point | Literal[False] | None:
+    """Over the period its clocks give, every point of the cited series; without one, only the
+    points its lines quote — "stayed above 90% for 20 minutes" is about the episode, not the
+    window — and those keep it for the whole series only when they are the window's min and max."""
+    if bound.period is not None:
+        return broken_by(bound, [p for p in outputs.points() if not _rounded_edge(p, bound.period)])
+    quoted = series_points(evidence)
+    broken = broken_by(bound, quoted)
+    if broken is None and not any(p.minute == ANY_TIME for p in quoted):
+        return False  # kept by the points it quotes: nothing said of the rest
+    return broken
+
+
 def _direction(
     own: str, hit: ConceptHit, evidence: str, outputs: _CitedOutputs, *, both: bool = False
 ) -> list[tuple[str, str]]:
@@ -336,7 +381,7 @@ def _direction(
     whose anomaly line says "up"); else at most an inference."""
     vocabulary = concepts()
     opposite = _OPPOSITE.get(hit.concept, "")
-    returning = _RETURN.match(own, hit.end) is not None or "回" in hit.word
+    returning = _RETURN.match(own, hit.end) is not None
     if opposite and not both and not returning and vocabulary.states(opposite, evidence):
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
     bounds = _from_to(own, hit)
@@ -485,6 +530,10 @@ def _minute(needle: str) -> int | None:
     return int(clock.group(1)) * 60 + int(clock.group(2)) if clock else None
 
 
+#: A number standing on its own (not part of a clock, date, version or id).
+_BARE_NUMBER = re.compile(r"(?<![\w.:/-])(\d+(?:\.\d+)?)(?![\w.:/-]|\.\d)")
+
+
 def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
     read = reader_text(own)
     written_ratios: list[tuple[str, Decimal]] = []
@@ -498,12 +547,22 @@ def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
     for spelled, written in written_ratios:
         if any(_close(stated, written, Decimal("0.05")) for stated in _multiples(evidence)):
             continue
-        values = [
-            e.value * e.factor
-            for e in extract_entities(f"{read}\n{evidence}")
-            if e.kind == "quantity" and e.value is not None and e.factor and e.value > 0
+        # two numbers of one kind: quantities of one dimension, or bare numbers ("from 50 to 25,
+        # halved"; "active=50" against "idle=25") — the ratio's own number aside
+        text = read.replace(spelled, " ")
+        groups: dict[str, list[Decimal]] = {}
+        for e in extract_entities(f"{text}\n{evidence}"):
+            if e.kind == "quantity" and e.value is not None and e.factor and e.value > 0:
+                groups.setdefault(e.dimension or "", []).append(e.value * e.factor)
+        groups["bare"] = [
+            v for n in _BARE_NUMBER.findall(f"{text}\n{evidence}") if (v := _decimal(n)) is not None and v > 0
         ]
-        derived = any(_close(a / b, written, Decimal(str(tolerance))) for a in values for b in values if b)
+        derived = any(
+            _close(a / b, written, Decimal(str(tolerance)))
+            for values in groups.values()
+            for a in values
+            for b in values
+        )
         kind = INFERRED if derived else UNSTATED
         problems.append(
             (
