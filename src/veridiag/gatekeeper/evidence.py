@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from veridiag.contracts.invocation import InvocationView
 from veridiag.contracts.json import JsonObject
+from veridiag.text.assertions import FoldedLines
 from veridiag.text.entities import Corpus, WordRuns
 from veridiag.text.phrases import PhraseList
 from veridiag.text.render import invocation_context, invocation_json
@@ -52,6 +53,8 @@ class EvidenceIndex:
     #: Whether the output states none of a phrase list (by its probes): a memo of answers
     #: about these texts, not state — written once per list, never changed.
     _phrase_free: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)
+    #: ``folded_lines``, once built (a one-slot memo, as ``_phrase_free``).
+    _folded_lines: list[FoldedLines] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def of(cls, invocation: InvocationView) -> EvidenceIndex:
@@ -85,6 +88,13 @@ class EvidenceIndex:
             and self.arguments == invocation.arguments
             and self.details == invocation.retrieval_details
         )
+
+    def folded_lines(self) -> FoldedLines:
+        """The corpus's reader copy line by line, lower-cased (``AssertedFacts.of_folded``):
+        built on the first check that asks, reused by every later one."""
+        if not self._folded_lines:
+            self._folded_lines.append(FoldedLines.of(self.corpus.text))
+        return self._folded_lines[0]
 
     def free_of(self, phrases: PhraseList) -> bool:
         """The output states none of ``phrases``, so no line of it does: a check of the lines

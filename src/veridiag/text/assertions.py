@@ -126,6 +126,37 @@ _QUOTE_OPENERS = (":", "：", '"', "“", "「", "『", "'", "‘", "«")
 _FULL_STOP = re.compile(r"\.(?=\s|$)")
 
 
+@dataclass(frozen=True, slots=True)
+class FoldedLines:
+    """One text's lines, a lower-cased copy searched with ``str.find`` and its line starts: what
+    ``AssertedFacts`` looks facts up in. It depends on the text alone, so a text read by many
+    checks (an invocation's output, in the Gatekeeper's evidence index) is folded once — folding
+    640 KB again was most of a check's ~3.4 ms in ``evidence.adopted_assertion`` (measured)."""
+
+    lines: list[str]
+    folded: str
+    starts: list[int]
+
+    @classmethod
+    def of(cls, text: str) -> FoldedLines:
+        """``text``'s lines, each lower-cased unless that changes its length (its offsets would)."""
+        lines = text.split("\n")
+        folded = text.lower()
+        if len(folded) != len(text):  # an İ somewhere: only the lines without one are folded
+            folded = "\n".join(line.lower() if len(line.lower()) == len(line) else line for line in lines)
+        return cls(lines, folded, list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0)))
+
+    def holding(self, fact: str) -> list[int]:
+        """The lines whose folded copy holds ``fact`` (lower-cased), in order."""
+        needle, found, starts = fact.lower(), [], self.starts
+        at = self.folded.find(needle)
+        while at >= 0:
+            index = bisect_right(starts, at) - 1
+            found.append(index)
+            at = self.folded.find(needle, starts[index + 1] if index + 1 < len(starts) else len(self.folded))
+        return found
+
+
 class AssertedFacts:
     """The evidence read apart, lazily: which lines holding a given fact record it and which
     only assert it. ``records``: text that is the tool's own (the arguments it was called with),
@@ -133,37 +164,37 @@ class AssertedFacts:
     a session's outputs cost one substring search per fact."""
 
     def __init__(self, texts: Iterable[str], records: Iterable[str] = (), *, read: bool = False) -> None:
-        """``read``: the texts are ``reader_text``'s copies already (the Gatekeeper's evidence
-        index keeps one per invocation across runs: reading 640 KB again cost ~2 ms a check)."""
+        """``read``: the texts are ``reader_text``'s copies already."""
         joined = "\n".join(t for t in texts if t)
-        self._lines = (joined if read else reader_text(joined)).split("\n")
-        # One lower-cased copy searched with str.find, its line starts for the hits: a scan of
-        # every line per fact cost ~3 ms a check over 640 KB (measured).
-        self._folded = "\n".join(line.lower() if len(line.lower()) == len(line) else line for line in self._lines)
-        self._starts = list(accumulate((len(line) + 1 for line in self._lines[:-1]), initial=0))
+        self._init([FoldedLines.of(joined if read else reader_text(joined))], records)
+
+    @classmethod
+    def of_folded(cls, texts: Iterable[FoldedLines], records: Iterable[str] = ()) -> AssertedFacts:
+        """Over texts already read (``reader_text``) and folded, one ``FoldedLines`` each: the
+        Gatekeeper's evidence index keeps one per invocation across checks. The same as the
+        texts joined by newlines: the codes and ids looked up hold no newline, so none spans two."""
+        facts = cls.__new__(cls)
+        facts._init(list(texts), records)
+        return facts
+
+    def _init(self, pieces: list[FoldedLines], records: Iterable[str]) -> None:
+        self._pieces = pieces
         self._records = Corpus(list(records))
-        self._asserted: dict[int, bool] = {}
+        #: Per (piece, line): whether the line asserts; this object's own memo, per caller.
+        self._asserted: dict[tuple[int, int], bool] = {}
 
-    def _holding(self, fact: str) -> list[int]:
-        needle, found = fact.lower(), []
-        at = self._folded.find(needle)
-        while at >= 0:
-            index = bisect_right(self._starts, at) - 1
-            found.append(index)
-            at = self._folded.find(
-                needle, self._starts[index + 1] if index + 1 < len(self._starts) else len(self._folded)
-            )
-        return found
+    def _holding(self, fact: str) -> list[tuple[int, int]]:
+        return [(number, index) for number, piece in enumerate(self._pieces) for index in piece.holding(fact)]
 
-    def _is_asserted(self, index: int) -> bool:
-        if index not in self._asserted:
-            self._asserted[index] = asserted(self._lines[index])
-        return self._asserted[index]
+    def _is_asserted(self, at: tuple[int, int]) -> bool:
+        if at not in self._asserted:
+            self._asserted[at] = asserted(self._pieces[at[0]].lines[at[1]])
+        return self._asserted[at]
 
     def asserting_lines(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
         """The asserting lines that hold a code, id or name of ``text``."""
         found = {i for e in _adoptable(text, known_services) for i in self._holding(e.text) if self._is_asserted(i)}
-        return [self._lines[i] for i in sorted(found)]
+        return [self._pieces[piece].lines[line] for piece, line in sorted(found)]
 
     def unquoted(self, text: str, lines: Iterable[str]) -> str:
         """``text`` (as reader text) without the places it quotes an asserting line's assertion —

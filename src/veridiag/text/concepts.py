@@ -88,18 +88,24 @@ class _WordIndex:
     engine tries each of ~300 alternatives at every position (0.25 ms per claim, measured;
     a dictionary of first words plus ``str.find`` of the Chinese words is ~20× less).
     Latin words match whole words case-insensitively, a phrase's words across any blanks;
-    Chinese words anywhere. Where hits overlap the earlier, then the longer, wins."""
+    Chinese words anywhere. Where hits overlap the earlier, then the longer, wins.
+
+    Chinese words are kept by their first character: only those whose first character the text
+    holds are searched (a claim holds a few of the ~110 words' first characters; searching each
+    word was ~60 % of a look-up, measured). A word's hits are found in the same order as before
+    (two hits tie in the sort below only when they are the same word, listed under two names,
+    and such twins share a first character and keep their listed order)."""
 
     def __init__(self, groups: Iterable[tuple[str, Iterable[str]]]) -> None:
         self._latin: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-        self._chinese: list[tuple[str, str]] = []
+        self._chinese: dict[str, list[tuple[str, str]]] = {}
         for name, words in groups:
             for word in words:
                 if word.isascii():
                     parts = tuple(word.lower().split())
                     self._latin.setdefault(parts[0], []).append((parts, name))
                 else:
-                    self._chinese.append((word, name))
+                    self._chinese.setdefault(word[0], []).append((word, name))
         for phrases in self._latin.values():
             phrases.sort(key=lambda phrase: len(phrase[0]), reverse=True)
 
@@ -118,11 +124,13 @@ class _WordIndex:
                     found.append((tokens[index].start(), tokens[last].end(), name))
                     break
         if not text.isascii():
-            for word, name in self._chinese:
-                at = text.find(word)
-                while at >= 0:
-                    found.append((at, at + len(word), name))
-                    at = text.find(word, at + 1)
+            chinese = self._chinese
+            for first in chinese.keys() & set(text):
+                for word, name in chinese[first]:
+                    at = text.find(word)
+                    while at >= 0:
+                        found.append((at, at + len(word), name))
+                        at = text.find(word, at + 1)
         found.sort(key=lambda hit: (hit[0], hit[0] - hit[1]))
         kept: list[tuple[int, int, str]] = []
         for hit in found:
