@@ -203,7 +203,21 @@ def test_the_index_holds_what_the_rules_read() -> None:
     view = invocation(61, output=LONG_LOG, output_preview=LONG_LOG[:1024], retrieval_details={"rows": 403})
     index = EvidenceIndex.of(view)
     assert index.preview_in_output and index.retrieval_details == '{"rows": 403}'
-    assert set(LONG_LOG.split()) <= index.output_tokens
+    assert index.output_tokens is not None and set(LONG_LOG.split()) <= index.output_tokens
     assert index.describes(view) and not index.describes(invocation(61, output=LONG_LOG + " "))
     assert not index.describes(invocation(61, output=LONG_LOG, output_preview=LONG_LOG[:1024]))
     assert evidence_module.EvidenceIndexCache().index(view).describes(view)
+
+
+def test_an_output_under_the_index_size_is_searched_as_it_is_with_the_same_report(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    small = invocation(63, output=LOG_OUTPUT)
+    assert len(LOG_OUTPUT) < evidence_module.INDEXED_FROM
+    index = EvidenceIndex.of(small)
+    assert index.output_tokens is None and index.output_runs is None and index.corpus.runs is None
+    scenario = build_scenario(claims=6, invocations=4, size=8000, seed=5)
+    plain = report_dump(scenario.check(Gatekeeper()))
+    monkeypatch.setattr(evidence_module, "INDEXED_FROM", 0)
+    assert EvidenceIndex.of(small).output_runs is not None
+    assert report_dump(scenario.check(Gatekeeper())) == plain

@@ -30,6 +30,12 @@ from veridiag.text.entities import Corpus, WordRuns
 from veridiag.text.phrases import PhraseList
 from veridiag.text.render import invocation_context, invocation_json
 
+#: Outputs from this size on get their tokens and word runs built (``Corpus.indexed``). Both only
+#: spare scans, never change an answer; below it a scan is cheaper than building them: an 8 KB
+#: log's cost ~0.25 ms, ~10 checks' worth of its look-ups (each a ~1 µs ``str.find``), while a
+#: session checks its outputs once or twice (measured on the pipeline bench).
+INDEXED_FROM = 16384
+
 
 @dataclass(frozen=True, slots=True)
 class EvidenceIndex:
@@ -46,8 +52,9 @@ class EvidenceIndex:
     context: str
     #: Output, preview and context read as a reader sees them: where a claim's facts are looked up.
     corpus: Corpus
-    #: Whitespace tokens of ``output`` (or more): a piece with an inner word not among them is not in it.
-    output_tokens: frozenset[str]
+    #: Whitespace tokens of ``output`` (or more): a piece with an inner word not among them is not
+    #: in it. None, with ``output_runs``, for an output under ``INDEXED_FROM``: searched as it is.
+    output_tokens: frozenset[str] | None
     #: Word runs of ``output`` (or more): a piece with a run that is none of them is not in it.
     output_runs: WordRuns | None
     #: Whether the output states none of a phrase list (by its probes): a memo of answers
@@ -60,13 +67,16 @@ class EvidenceIndex:
     def of(cls, invocation: InvocationView) -> EvidenceIndex:
         output, preview = invocation.output or "", invocation.output_preview or ""
         context = invocation_context(invocation)
-        # Indexed now: ``Corpus.contains`` finds a whole-token fact in its tokens and rules out
-        # most absent ones by its word and digit runs, without scanning the output.
-        corpus = Corpus([output, preview, context]).indexed()
-        corpus_tokens = corpus.tokens
-        # Read as a reader would, ASCII stays as it is: the corpus's tokens hold the output's.
-        output_tokens = corpus_tokens if output.isascii() else frozenset(output.split())
-        output_runs = corpus.runs if output.isascii() else None
+        corpus = Corpus([output, preview, context])
+        output_tokens: frozenset[str] | None = None
+        output_runs: WordRuns | None = None
+        if len(output) >= INDEXED_FROM:
+            # Indexed now: ``Corpus.contains`` finds a whole-token fact in its tokens and rules out
+            # most absent ones by its word and digit runs, without scanning the output.
+            corpus_tokens = corpus.indexed().tokens
+            # Read as a reader would, ASCII stays as it is: the corpus's tokens hold the output's.
+            output_tokens = corpus_tokens if output.isascii() else frozenset(output.split())
+            output_runs = corpus.runs if output.isascii() else None
         return cls(
             output=output,
             output_preview=preview,
