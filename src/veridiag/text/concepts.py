@@ -176,15 +176,13 @@ class Concepts:
         read = self._without_not_words(reader_text(text))
         hits = []
         for start, end, name in self._words.find(read):
-            if own is not None and not own[start:end].strip():
-                continue  # quoted from the evidence: the evidence's word (its negation still counts)
             if self._denied.search(read, max(0, start - 24), start):
                 continue
             clause = _clause_start(read, start)
             if self._clause_denied.search(read, clause, start):
                 continue
             hits.append(ConceptHit(name, self.kinds[name], read[start:end], start, end))
-        return hits
+        return hits if own is None else owned(hits, own)
 
     def ratio_words(self, text: str) -> list[tuple[str, Decimal]]:
         """Ratios written as words ("一半", "doubled"), each with its value."""
@@ -207,6 +205,13 @@ class Concepts:
         """Does ``evidence`` hold a word of ``concept``?"""
         pattern = self._evidence.get(concept)
         return pattern is not None and pattern.search(reader_text(evidence).translate(_NAME_JOINERS)) is not None
+
+
+def owned(hits: list[ConceptHit], own: str) -> list[ConceptHit]:
+    """``in_claim(text)``'s hits that ``in_claim(text, own)`` gives: those not blanked in ``own``
+    (quoted from the evidence: the evidence's words). Whether a word is denied does not depend on
+    ``own``, so a caller reading one claim both ways finds its words once."""
+    return [hit for hit in hits if own[hit.start : hit.end].strip()]
 
 
 @lru_cache(maxsize=1)

@@ -31,7 +31,7 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
-from veridiag.text.concepts import ConceptHit, concepts
+from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.entities import extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
@@ -82,8 +82,11 @@ class StatedContent(GatekeeperRule):
                 continue  # nothing quoted: excerpt and grounding rules speak for it
             cited = [inv for b in claim.bindings for inv in b.usable if inv.output]
             asked = "\n".join(dict.fromkeys(context.evidence(inv).context for inv in cited))
-            problems = _judge(text, lines, asked, partial(_any_calm, context, cited), params)
-            ordinal = _ordinal_times(text, [inv.output for inv in cited])
+            claimed = concepts().in_claim(text)  # read once: both judgements below need its words
+            problems = _judge(
+                text, claimed, lines, asked, output_is_calm=partial(_any_calm, context, cited), params=params
+            )
+            ordinal = _ordinal_times(text, claimed, [inv.output for inv in cited])
             if ordinal:
                 problems = [*(problems or []), *ordinal]
             if problems is None:
@@ -112,17 +115,24 @@ def _calm(context: ValidationContext, invocation: InvocationView) -> bool:
 
 
 def _judge(
-    text: str, lines: list[str], asked: str, output_is_calm: Callable[[], bool], params: StatedParams
+    text: str,
+    claimed: list[ConceptHit],
+    lines: list[str],
+    asked: str,
+    *,
+    output_is_calm: Callable[[], bool],
+    params: StatedParams,
 ) -> list[tuple[str, str]] | None:
     """What the claim says that its lines do not; None when it says nothing this rule reads.
     What a line is about may stand in what the call asked for instead (``asked``: its metric or
     query): "the error rate rose" quoting "peak 12.49%" of ``gateway_error_rate`` states an
-    error; its absolutes, directions and evaluations must be the lines' own."""
+    error; its absolutes, directions and evaluations must be the lines' own. ``claimed``: the
+    claim's concept words (``Concepts.in_claim(text)``)."""
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
     problems: list[tuple[str, str]] = []
-    hits = vocabulary.in_claim(text, own)
+    hits = owned(claimed, own)
     if not hits and not _MULTIPLE.search(reader_text(own)) and not vocabulary.ratio_words(own):
         return None
     for hit in hits:
@@ -209,12 +219,12 @@ def _from_to(own: str) -> tuple[Decimal, Decimal] | None:
 _LINE_CLOCK = re.compile(r"(?<![\d:])(\d{2}):(\d{2})(?::\d{2})?(?![\d])")
 
 
-def _ordinal_times(text: str, outputs: list[str]) -> list[tuple[str, str]]:
+def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> list[tuple[str, str]]:
     """ "The first OutOfMemoryError came at 12:30" while a cited line shows one at 12:00 is false:
     a first (or last) at a time is checked against every line of the cited outputs that names
     the same code or id — an earlier (later) one contradicts it. Lines without a clock, or a
     claim without a code, a clock or an ordinal word, are not judged."""
-    hits = [hit for hit in concepts().in_claim(text) if hit.kind == "ordinal"]
+    hits = [hit for hit in words if hit.kind == "ordinal"]
     if not hits or not outputs:
         return []
     facts = extract_entities(text)
