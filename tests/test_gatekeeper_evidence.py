@@ -139,8 +139,9 @@ def test_a_phrase_list_answer_never_serves_another_list() -> None:
     assert "evidence.instruction_language" in report.result.failed_rules
 
 
-def test_a_planted_line_is_still_read_in_a_long_output() -> None:
-    store = InMemoryInvocations([invocation(41, output=LONG_LOG + "\n" + PLANTED)])
+@pytest.mark.parametrize("log", [LONG_LOG, LOG_OUTPUT], ids=["indexed", "under the index size"])
+def test_a_planted_line_is_still_read(log: str) -> None:
+    store = InMemoryInvocations([invocation(41, output=log + "\n" + PLANTED)])
     part = v2([claim(text="订单 123 请求超时。", bindings=[binding([41], "[cron] root cause")])])
     gatekeeper = Gatekeeper()
     for _ in range(2):

@@ -67,13 +67,14 @@ def verifier_input(
 ) -> HookResult:
     parsed = parse_executor_output(raw_output)
     structured = normalize_output(parsed.value) if parsed.ok else None
-    trace = build_trace_summary([*invocations.list_invocations(session_id), *extra_invocations])
+    own = invocations.list_invocations(session_id)
+    trace = build_trace_summary([*own, *extra_invocations])
     report = None
     if gatekeeper is not None:
         report = gatekeeper.validate(
             parsed.value,
             session_id=session_id,
-            invocations=invocations,
+            invocations=_Preloaded(own, invocations),
             parse_status=parsed.status,
             trace_summary=trace,
         )
