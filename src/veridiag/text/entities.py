@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import Field
 
 from veridiag.text.cjk import HAN
+from veridiag.text.memo import remembered
 from veridiag.text.normalize import reader_text
 from veridiag.text.units import NUMBER, unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
@@ -77,6 +78,10 @@ def fact_text(text: str) -> str:
     text = reader_text(text)
     if text.isascii():
         return text
+    return remembered("fact_text", text, _with_clocks)
+
+
+def _with_clocks(text: str) -> str:
     from veridiag.text.when import written_clocks  # only for a text with Chinese in it
 
     clocks = written_clocks(text)
