@@ -15,6 +15,7 @@ from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import AnchoredMatcher, Gatekeeper, load_ruleset
 from veridiag.gatekeeper import evidence as evidence_module
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
+from veridiag.text.assertions import FoldedLines
 from veridiag.text.entities import Corpus, Entity, WordRuns, extract_entities
 
 #: Long enough (> the matcher's 4 KB brute-force limit) for the token hint to be used.
@@ -222,3 +223,14 @@ def test_an_output_under_the_index_size_is_searched_as_it_is_with_the_same_repor
     monkeypatch.setattr(evidence_module, "INDEXED_FROM", 0)
     assert EvidenceIndex.of(small).output_runs is not None
     assert report_dump(scenario.check(Gatekeeper())) == plain
+
+
+def test_folded_lines_with_runs_hold_what_a_scan_finds() -> None:
+    index = EvidenceIndex.of(invocation(64, output=LONG_LOG))
+    with_runs, scanned = index.folded_lines(), FoldedLines.of(index.corpus.text)
+    assert with_runs.runs is not None and scanned.runs is None
+    facts = ["ERR_TIMEOUT", "err_timeout", "Order-Service", "100007", "ERR_DB_LOCK", "exec-3]", "ms", "E-9999"]
+    for entity in extract_entities(LONG_LOG[:3000]):
+        facts.append(entity.text)
+    for fact in facts:
+        assert with_runs.holding(fact) == scanned.holding(fact), fact

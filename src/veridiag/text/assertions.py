@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
 
-from veridiag.text.entities import Corpus, Entity, extract_entities
+from veridiag.text.entities import Corpus, Entity, WordRuns, extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
 
@@ -136,19 +136,27 @@ class FoldedLines:
     lines: list[str]
     folded: str
     starts: list[int]
+    #: The word runs of ``folded``, when known: a fact with a run none of them holds is in no line.
+    runs: WordRuns | None = None
 
     @classmethod
-    def of(cls, text: str) -> FoldedLines:
-        """``text``'s lines, each lower-cased unless that changes its length (its offsets would)."""
+    def of(cls, text: str, runs: WordRuns | None = None) -> FoldedLines:
+        """``text``'s lines, each lower-cased unless that changes its length (its offsets would).
+        ``runs``: ``text``'s word runs (``Corpus.runs``), for an ASCII text: folded, they are the
+        folded text's (a code absent from a 64 KB output is then ruled out without a scan)."""
         lines = text.split("\n")
         folded = text.lower()
         if len(folded) != len(text):  # an İ somewhere: only the lines without one are folded
             folded = "\n".join(line.lower() if len(line.lower()) == len(line) else line for line in lines)
-        return cls(lines, folded, list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0)))
+        folded_runs = WordRuns.of(runs.joined.lower()) if runs is not None and text.isascii() else None
+        return cls(lines, folded, list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0)), folded_runs)
 
     def holding(self, fact: str) -> list[int]:
         """The lines whose folded copy holds ``fact`` (lower-cased), in order."""
-        needle, found, starts = fact.lower(), [], self.starts
+        needle, starts = fact.lower(), self.starts
+        found: list[int] = []
+        if self.runs is not None and not self.runs.may_contain(needle):
+            return found
         at = self.folded.find(needle)
         while at >= 0:
             index = bisect_right(starts, at) - 1
