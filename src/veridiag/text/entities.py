@@ -296,7 +296,7 @@ def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     """A number without a unit is a fact only after a word that states a value ("冲到了 73",
     "peaked at 37": ``units.yaml`` value_words): checked as a dimensionless count."""
     start = match.start()
-    if not _UNITS.value_before.search(match.string, max(0, start - _QUALIFIER_REACH), start):
+    if not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH):
         return None
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
     return Entity("quantity", number, (number,), Decimal(number), "count", Decimal(1), Decimal(1).scaleb(-decimals))
