@@ -15,8 +15,9 @@ from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import AnchoredMatcher, Gatekeeper, load_ruleset
 from veridiag.gatekeeper import evidence as evidence_module
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
-from veridiag.text.assertions import FoldedLines
-from veridiag.text.entities import Corpus, Entity, WordRuns, extract_entities
+from veridiag.gatekeeper.rules.entity_grounding import GroundingParams
+from veridiag.text.assertions import ADOPTABLE, FoldedLines
+from veridiag.text.entities import Corpus, Entity, TextFacts, WordRuns, extract_entities
 
 #: Long enough (> the matcher's 4 KB brute-force limit) for the token hint to be used.
 LONG_LOG = (
@@ -234,3 +235,17 @@ def test_folded_lines_with_runs_hold_what_a_scan_finds() -> None:
         facts.append(entity.text)
     for fact in facts:
         assert with_runs.holding(fact) == scanned.holding(fact), fact
+
+
+def test_codes_and_ids_are_the_same_whatever_services_and_ignored_tokens_the_lexer_was_told_of() -> None:
+    grounding = load_ruleset().get("claim.entity_grounding")
+    assert grounding is not None
+    params = grounding.typed_params(GroundingParams)
+    services, ignored = params.known_services, params.ignore_tokens
+    assert services and ignored
+    texts = [c.claim_text for seed in (7, 11) for c in build_scenario(seed=seed).document.claims]
+    texts += [LONG_LOG[:2000], "gateway 返回 UTF-8 编码错误 ERR_A00, order 88121, redis E-9999 超时 5300ms"]
+    for text in texts:
+        plain = [e for e in extract_entities(text) if e.kind in ADOPTABLE]
+        shared = [e for e in TextFacts(text, services, ignored).entities(ignored_too=True) if e.kind in ADOPTABLE]
+        assert shared == plain, text

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
@@ -177,17 +177,31 @@ class AssertedFacts:
         self._init([FoldedLines.of(joined if read else reader_text(joined))], records)
 
     @classmethod
-    def of_folded(cls, texts: Iterable[FoldedLines], records: Iterable[str] = ()) -> AssertedFacts:
+    def of_folded(
+        cls,
+        texts: Iterable[FoldedLines],
+        records: Iterable[str] = (),
+        lexed: Callable[[str], list[Entity]] | None = None,
+    ) -> AssertedFacts:
         """Over texts already read (``reader_text``) and folded, one ``FoldedLines`` each: the
         Gatekeeper's evidence index keeps one per invocation across checks. The same as the
-        texts joined by newlines: the codes and ids looked up hold no newline, so none spans two."""
+        texts joined by newlines: the codes and ids looked up hold no newline, so none spans two.
+        ``lexed``: a text's facts as its caller has them lexed already, told of any services (a
+        Gatekeeper check's rules share one lexing of each claim): the services a lexer is told
+        of make a word a service or nothing, never one of the ``ADOPTABLE`` codes and ids."""
         facts = cls.__new__(cls)
-        facts._init(list(texts), records)
+        facts._init(list(texts), records, lexed)
         return facts
 
-    def _init(self, pieces: list[FoldedLines], records: Iterable[str]) -> None:
+    def _init(
+        self,
+        pieces: list[FoldedLines],
+        records: Iterable[str],
+        lexed: Callable[[str], list[Entity]] | None = None,
+    ) -> None:
         self._pieces = pieces
         self._records = Corpus(list(records))
+        self._lexed = lexed
         #: Per (piece, line): whether the line asserts; this object's own memo, per caller.
         self._asserted: dict[tuple[int, int], bool] = {}
 
@@ -199,9 +213,16 @@ class AssertedFacts:
             self._asserted[at] = asserted(self._pieces[at[0]].lines[at[1]])
         return self._asserted[at]
 
+    def _adoptable(self, text: str, known_services: Iterable[str]) -> list[Entity]:
+        read = _FULL_STOP.sub(" .", text)  # a full stop is no part of the code before it ("… code ERR_A00.")
+        found = self._lexed(read) if self._lexed is not None else extract_entities(read, known_services)
+        return [e for e in found if e.kind in ADOPTABLE]
+
     def asserting_lines(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
         """The asserting lines that hold a code, id or name of ``text``."""
-        found = {i for e in _adoptable(text, known_services) for i in self._holding(e.text) if self._is_asserted(i)}
+        found = {
+            i for e in self._adoptable(text, known_services) for i in self._holding(e.text) if self._is_asserted(i)
+        }
         return [self._pieces[piece].lines[line] for piece, line in sorted(found)]
 
     def unquoted(self, text: str, lines: Iterable[str]) -> str:
@@ -223,13 +244,8 @@ class AssertedFacts:
     def only_asserted(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
         """The codes, ids and names of ``text`` the evidence holds, but only inside assertions."""
         adopted = []
-        for entity in _adoptable(text, known_services):
+        for entity in self._adoptable(text, known_services):
             holding = self._holding(entity.text)
             if holding and all(self._is_asserted(i) for i in holding) and not self._records.contains(entity):
                 adopted.append(entity.text)
         return adopted
-
-
-def _adoptable(text: str, known_services: Iterable[str]) -> list[Entity]:
-    # a full stop is no part of the code before it ("… code ERR_A00.")
-    return [e for e in extract_entities(_FULL_STOP.sub(" .", text), known_services) if e.kind in ADOPTABLE]

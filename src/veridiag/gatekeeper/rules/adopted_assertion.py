@@ -44,6 +44,7 @@ class AdoptedAssertion(GatekeeperRule):
         facts = AssertedFacts.of_folded(
             [index.folded_lines() for i in invocations if (index := context.evidence(i)).corpus.text],
             [invocation_json(i.arguments) for i in invocations],
+            context.entities_any_services,
         )
         for claim in context.claim_views():
             text = claim.claim.get("claim_text")
