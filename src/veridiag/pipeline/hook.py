@@ -7,7 +7,7 @@ hook, every contract check from the Gatekeeper.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from veridiag.contracts.gatekeeper import GatekeeperReport
@@ -35,6 +35,9 @@ class HookResult:
     trace_summary: list[ToolTraceEntry]
     report: GatekeeperReport | None  # None when the Gatekeeper is switched off
     payload: VerifierPayload
+    #: The session's invocations as the hook read them (for the trace summary): after the last
+    #: round no tool runs, so what the composer input checks free text against is this list.
+    invocations: list[InvocationRecord] = field(default_factory=list)
 
 
 class _Preloaded:
@@ -89,4 +92,4 @@ def verifier_input(
         retry_context=retry_context,
         round=round,
     )
-    return HookResult(parsed, structured, ExecutorMaterial.read(structured), trace, report, payload)
+    return HookResult(parsed, structured, ExecutorMaterial.read(structured), trace, report, payload, own)
