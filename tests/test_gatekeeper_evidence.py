@@ -15,7 +15,9 @@ from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import AnchoredMatcher, Gatekeeper, load_ruleset
 from veridiag.gatekeeper import evidence as evidence_module
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
-from veridiag.text.entities import Corpus, Entity, WordRuns, extract_entities
+from veridiag.gatekeeper.rules.entity_grounding import GroundingParams
+from veridiag.text.assertions import ADOPTABLE, FoldedLines
+from veridiag.text.entities import Corpus, Entity, TextFacts, WordRuns, extract_entities
 
 #: Long enough (> the matcher's 4 KB brute-force limit) for the token hint to be used.
 LONG_LOG = (
@@ -139,8 +141,9 @@ def test_a_phrase_list_answer_never_serves_another_list() -> None:
     assert "evidence.instruction_language" in report.result.failed_rules
 
 
-def test_a_planted_line_is_still_read_in_a_long_output() -> None:
-    store = InMemoryInvocations([invocation(41, output=LONG_LOG + "\n" + PLANTED)])
+@pytest.mark.parametrize("log", [LONG_LOG, LOG_OUTPUT], ids=["indexed", "under the index size"])
+def test_a_planted_line_is_still_read(log: str) -> None:
+    store = InMemoryInvocations([invocation(41, output=log + "\n" + PLANTED)])
     part = v2([claim(text="订单 123 请求超时。", bindings=[binding([41], "[cron] root cause")])])
     gatekeeper = Gatekeeper()
     for _ in range(2):
@@ -203,7 +206,46 @@ def test_the_index_holds_what_the_rules_read() -> None:
     view = invocation(61, output=LONG_LOG, output_preview=LONG_LOG[:1024], retrieval_details={"rows": 403})
     index = EvidenceIndex.of(view)
     assert index.preview_in_output and index.retrieval_details == '{"rows": 403}'
-    assert set(LONG_LOG.split()) <= index.output_tokens
+    assert index.output_tokens is not None and set(LONG_LOG.split()) <= index.output_tokens
     assert index.describes(view) and not index.describes(invocation(61, output=LONG_LOG + " "))
     assert not index.describes(invocation(61, output=LONG_LOG, output_preview=LONG_LOG[:1024]))
     assert evidence_module.EvidenceIndexCache().index(view).describes(view)
+
+
+def test_an_output_under_the_index_size_is_searched_as_it_is_with_the_same_report(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    small = invocation(63, output=LOG_OUTPUT)
+    assert len(LOG_OUTPUT) < evidence_module.INDEXED_FROM
+    index = EvidenceIndex.of(small)
+    assert index.output_tokens is None and index.output_runs is None and index.corpus.runs is None
+    scenario = build_scenario(claims=6, invocations=4, size=8000, seed=5)
+    plain = report_dump(scenario.check(Gatekeeper()))
+    monkeypatch.setattr(evidence_module, "INDEXED_FROM", 0)
+    assert EvidenceIndex.of(small).output_runs is not None
+    assert report_dump(scenario.check(Gatekeeper())) == plain
+
+
+def test_folded_lines_with_runs_hold_what_a_scan_finds() -> None:
+    index = EvidenceIndex.of(invocation(64, output=LONG_LOG))
+    with_runs, scanned = index.folded_lines(), FoldedLines.of(index.corpus.text)
+    assert with_runs.runs is not None and scanned.runs is None
+    facts = ["ERR_TIMEOUT", "err_timeout", "Order-Service", "100007", "ERR_DB_LOCK", "exec-3]", "ms", "E-9999"]
+    for entity in extract_entities(LONG_LOG[:3000]):
+        facts.append(entity.text)
+    for fact in facts:
+        assert list(with_runs.holding(fact)) == list(scanned.holding(fact)), fact
+
+
+def test_codes_and_ids_are_the_same_whatever_services_and_ignored_tokens_the_lexer_was_told_of() -> None:
+    grounding = load_ruleset().get("claim.entity_grounding")
+    assert grounding is not None
+    params = grounding.typed_params(GroundingParams)
+    services, ignored = params.known_services, params.ignore_tokens
+    assert services and ignored
+    texts = [c.claim_text for seed in (7, 11) for c in build_scenario(seed=seed).document.claims]
+    texts += [LONG_LOG[:2000], "gateway 返回 UTF-8 编码错误 ERR_A00, order 88121, redis E-9999 超时 5300ms"]
+    for text in texts:
+        plain = [e for e in extract_entities(text) if e.kind in ADOPTABLE]
+        shared = [e for e in TextFacts(text, services, ignored).entities(ignored_too=True) if e.kind in ADOPTABLE]
+        assert shared == plain, text

@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from veridiag.contracts.json import JsonObject, JsonValue
-from veridiag.contracts.sanitize import clean_json
+from veridiag.contracts.sanitize import clean_json, is_clean
 
 ParseState = Literal["valid", "missing", "malformed"]
 
@@ -188,6 +188,8 @@ def parse_executor_output(raw: str | bytes | None) -> ParsedOutput:
     JSON escape reaches no check and no person."""
     parsed = _parse(raw)
     if parsed.value is None:
+        return parsed
+    if is_clean(parsed.value):  # the parser's own fresh object: nothing to copy it for
         return parsed
     cleaned = clean_json(parsed.value)
     return ParsedOutput(parsed.status, cleaned if isinstance(cleaned, dict) else parsed.value)

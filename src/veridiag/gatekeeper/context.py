@@ -7,7 +7,7 @@ look at with a field path, so an error can always say which target it is about.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,6 +18,7 @@ from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
 from veridiag.gatekeeper.matching import Alignment, AnchoredMatcher, ExcerptMatcher
+from veridiag.text.entities import Entity, TextFacts
 
 SourceName = Literal["output", "output_preview", "retrieval_details", "tool_trace_summary"]
 ALL_SOURCES: tuple[SourceName, ...] = ("output", "output_preview", "retrieval_details", "tool_trace_summary")
@@ -105,6 +106,12 @@ class ValidationContext:
         default_factory=dict, init=False, repr=False
     )
     _claim_views: list[ClaimView] | None = field(default=None, init=False, repr=False)
+    #: Each text's facts as rules asked for them (by services and ignored tokens), and per text
+    #: the first asked for: lexed at most once per check.
+    _facts: dict[tuple[str, tuple[str, ...], tuple[str, ...]], TextFacts] = field(
+        default_factory=dict, init=False, repr=False
+    )
+    _facts_of: dict[str, TextFacts] = field(default_factory=dict, init=False, repr=False)
 
     def claim_views(self) -> list[ClaimView]:
         """Every claim that is a JSON object, with its bindings and their usable invocations
@@ -126,6 +133,22 @@ class ValidationContext:
             usable = tuple(inv for raw in cited if (inv := self.usable_invocation(raw)) is not None)
             views.append(BindingView(binding_target, binding, binding.get("evidence_excerpt"), cited, usable))
         return ClaimView(index, target, claim, tuple(views))
+
+    def text_facts(self, text: str, services: Sequence[str] = (), ignore: Sequence[str] = ()) -> TextFacts:
+        """``text``'s facts (``TextFacts``) read with ``services`` and ``ignore``: one per check
+        for every rule reading them so, lexed once (when first asked)."""
+        key = (text, tuple(services), tuple(ignore))
+        facts = self._facts.get(key)
+        if facts is None:
+            facts = self._facts[key] = TextFacts(text, services, ignore)
+            self._facts_of.setdefault(text, facts)
+        return facts
+
+    def entities_any_services(self, text: str) -> list[Entity]:
+        """``text``'s facts, none ignored, as a rule of this check lexed them, told of whichever
+        services it was (none, when no rule asked yet): for a reader that keeps no service
+        (``AssertedFacts``), which then needs no lexing of its own."""
+        return (self._facts_of.get(text) or self.text_facts(text)).entities(ignored_too=True)
 
     def claims(self) -> Iterator[tuple[int, str, JsonObject]]:
         """``(index, target path, claim)`` for every claim that is a JSON object."""

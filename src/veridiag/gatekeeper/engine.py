@@ -31,6 +31,7 @@ from veridiag.gatekeeper.evidence import EvidenceIndexCache
 from veridiag.gatekeeper.matching import ExcerptMatcher
 from veridiag.gatekeeper.registry import rule_class
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet, load_ruleset
+from veridiag.text.memo import readings
 
 
 def normalize_output(output: JsonValue) -> JsonObject | None:
@@ -111,17 +112,18 @@ class Gatekeeper:
         )
         results: list[tuple[RuleMetadata, RuleResult]] = []
         timings: dict[str, float] = {}
-        for meta, rule in self._rules:
-            started = time.perf_counter()
-            try:
-                outcome = rule.validate(context, meta)
-            except Exception as exc:
-                outcome = RuleResult(meta.id)
-                outcome.add("$", "fail", f"rule crashed: {type(exc).__name__}: {exc}")
-            if lookup_error and meta.id == "evidence.invocation_ref":
-                outcome.add("$", "fail", lookup_error)
-            timings[meta.id] = round((time.perf_counter() - started) * 1000, 4)
-            results.append((meta, outcome))
+        with readings():  # the rules read the same claims: each reading once per check
+            for meta, rule in self._rules:
+                started = time.perf_counter()
+                try:
+                    outcome = rule.validate(context, meta)
+                except Exception as exc:
+                    outcome = RuleResult(meta.id)
+                    outcome.add("$", "fail", f"rule crashed: {type(exc).__name__}: {exc}")
+                if lookup_error and meta.id == "evidence.invocation_ref":
+                    outcome.add("$", "fail", lookup_error)
+                timings[meta.id] = round((time.perf_counter() - started) * 1000, 4)
+                results.append((meta, outcome))
         report = self._report(results, normalized)
         report.timings_ms = timings
         return report

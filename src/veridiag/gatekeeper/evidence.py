@@ -25,9 +25,16 @@ from dataclasses import dataclass, field
 
 from veridiag.contracts.invocation import InvocationView
 from veridiag.contracts.json import JsonObject
+from veridiag.text.assertions import FoldedLines
 from veridiag.text.entities import Corpus, WordRuns
 from veridiag.text.phrases import PhraseList
 from veridiag.text.render import invocation_context, invocation_json
+
+#: Outputs from this size on get their tokens and word runs built (``Corpus.indexed``). Both only
+#: spare scans, never change an answer; below it a scan is cheaper than building them: an 8 KB
+#: log's cost ~0.25 ms, ~10 checks' worth of its look-ups (each a ~1 µs ``str.find``), while a
+#: session checks its outputs once or twice (measured on the pipeline bench).
+INDEXED_FROM = 16384
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,25 +52,31 @@ class EvidenceIndex:
     context: str
     #: Output, preview and context read as a reader sees them: where a claim's facts are looked up.
     corpus: Corpus
-    #: Whitespace tokens of ``output`` (or more): a piece with an inner word not among them is not in it.
-    output_tokens: frozenset[str]
+    #: Whitespace tokens of ``output`` (or more): a piece with an inner word not among them is not
+    #: in it. None, with ``output_runs``, for an output under ``INDEXED_FROM``: searched as it is.
+    output_tokens: frozenset[str] | None
     #: Word runs of ``output`` (or more): a piece with a run that is none of them is not in it.
     output_runs: WordRuns | None
     #: Whether the output states none of a phrase list (by its probes): a memo of answers
     #: about these texts, not state — written once per list, never changed.
     _phrase_free: dict[tuple[str, ...], bool] = field(default_factory=dict, compare=False, repr=False)
+    #: ``folded_lines``, once built (a one-slot memo, as ``_phrase_free``).
+    _folded_lines: list[FoldedLines] = field(default_factory=list, compare=False, repr=False)
 
     @classmethod
     def of(cls, invocation: InvocationView) -> EvidenceIndex:
         output, preview = invocation.output or "", invocation.output_preview or ""
         context = invocation_context(invocation)
-        # Indexed now: ``Corpus.contains`` finds a whole-token fact in its tokens and rules out
-        # most absent ones by its word and digit runs, without scanning the output.
-        corpus = Corpus([output, preview, context]).indexed()
-        corpus_tokens = corpus.tokens
-        # Read as a reader would, ASCII stays as it is: the corpus's tokens hold the output's.
-        output_tokens = corpus_tokens if output.isascii() else frozenset(output.split())
-        output_runs = corpus.runs if output.isascii() else None
+        corpus = Corpus([output, preview, context])
+        output_tokens: frozenset[str] | None = None
+        output_runs: WordRuns | None = None
+        if len(output) >= INDEXED_FROM:
+            # Indexed now: ``Corpus.contains`` finds a whole-token fact in its tokens and rules out
+            # most absent ones by its word and digit runs, without scanning the output.
+            corpus_tokens = corpus.indexed().tokens
+            # Read as a reader would, ASCII stays as it is: the corpus's tokens hold the output's.
+            output_tokens = corpus_tokens if output.isascii() else frozenset(output.split())
+            output_runs = corpus.runs if output.isascii() else None
         return cls(
             output=output,
             output_preview=preview,
@@ -86,11 +99,21 @@ class EvidenceIndex:
             and self.details == invocation.retrieval_details
         )
 
+    def folded_lines(self) -> FoldedLines:
+        """The corpus's reader copy line by line, lower-cased (``AssertedFacts.of_folded``):
+        built on the first check that asks, reused by every later one."""
+        if not self._folded_lines:
+            self._folded_lines.append(FoldedLines.of(self.corpus.text, self.corpus.runs))
+        return self._folded_lines[0]
+
     def free_of(self, phrases: PhraseList) -> bool:
         """The output states none of ``phrases``, so no line of it does: a check of the lines
         an excerpt aligns with can be skipped. One scan per invocation and list, of the
         corpus's reader copy (the output with its preview and context: free of them, the
-        output is)."""
+        output is). An output under ``INDEXED_FROM`` is not read whole (False: its lines are
+        checked): a session reads a few of its lines, cheaper than all of it (~0.15 ms per 8 KB)."""
+        if len(self.output) < INDEXED_FROM:
+            return False
         free = self._phrase_free.get(phrases.probes)
         if free is None:
             free = self._phrase_free[phrases.probes] = not phrases.hits(self.corpus.text, read=True)

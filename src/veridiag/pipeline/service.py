@@ -246,7 +246,7 @@ class DiagnosisPipeline:
 
         final = rounds[-1]
         run.stage = "composer"
-        records = self.store.list_invocations(session_id)
+        records = final.hook.invocations  # read by the last round's hook; no tool has run since
         material = final.hook.material
         found = known_gaps(
             lang,

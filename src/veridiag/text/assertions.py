@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate, islice
 
-from veridiag.text.entities import Corpus, Entity, extract_entities
+from veridiag.text.entities import Corpus, Entity, WordRuns, extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
 
@@ -128,6 +128,43 @@ _FULL_STOP = re.compile(r"\.(?=\s|$)")
 _LINES_READ = 64
 
 
+@dataclass(frozen=True, slots=True)
+class FoldedLines:
+    """One text's lines, a lower-cased copy searched with ``str.find`` and its line starts: what
+    ``AssertedFacts`` looks facts up in. It depends on the text alone, so a text read by many
+    checks (an invocation's output, in the Gatekeeper's evidence index) is folded once — folding
+    640 KB again was most of a check's ~3.4 ms in ``evidence.adopted_assertion`` (measured)."""
+
+    lines: list[str]
+    folded: str
+    starts: list[int]
+    #: The word runs of ``folded``, when known: a fact with a run none of them holds is in no line.
+    runs: WordRuns | None = None
+
+    @classmethod
+    def of(cls, text: str, runs: WordRuns | None = None) -> FoldedLines:
+        """``text``'s lines, each lower-cased unless that changes its length (its offsets would).
+        ``runs``: ``text``'s word runs (``Corpus.runs``), for an ASCII text: folded, they are the
+        folded text's (a code absent from a 64 KB output is then ruled out without a scan)."""
+        lines = text.split("\n")
+        folded = text.lower()
+        if len(folded) != len(text):  # an İ somewhere: only the lines without one are folded
+            folded = "\n".join(line.lower() if len(line.lower()) == len(line) else line for line in lines)
+        folded_runs = WordRuns.of(runs.joined.lower()) if runs is not None and text.isascii() else None
+        return cls(lines, folded, list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0)), folded_runs)
+
+    def holding(self, fact: str) -> Iterator[int]:
+        """The lines whose folded copy holds ``fact`` (lower-cased), in order, found one at a time."""
+        needle, starts = fact.lower(), self.starts
+        if self.runs is not None and not self.runs.may_contain(needle):
+            return
+        at = self.folded.find(needle)
+        while at >= 0:
+            index = bisect_right(starts, at) - 1
+            yield index
+            at = self.folded.find(needle, starts[index + 1] if index + 1 < len(starts) else len(self.folded))
+
+
 class AssertedFacts:
     """The evidence read apart, lazily: which lines holding a given fact record it and which
     only assert it. ``records``: text that is the tool's own (the arguments it was called with),
@@ -135,33 +172,55 @@ class AssertedFacts:
     a session's outputs cost one substring search per fact."""
 
     def __init__(self, texts: Iterable[str], records: Iterable[str] = (), *, read: bool = False) -> None:
-        """``read``: the texts are ``reader_text``'s copies already (the Gatekeeper's evidence
-        index keeps one per invocation across runs: reading 640 KB again cost ~2 ms a check)."""
+        """``read``: the texts are ``reader_text``'s copies already."""
         joined = "\n".join(t for t in texts if t)
-        self._lines = (joined if read else reader_text(joined)).split("\n")
-        # One lower-cased copy searched with str.find, its line starts for the hits: a scan of
-        # every line per fact cost ~3 ms a check over 640 KB (measured).
-        self._folded = "\n".join(line.lower() if len(line.lower()) == len(line) else line for line in self._lines)
-        self._starts = list(accumulate((len(line) + 1 for line in self._lines[:-1]), initial=0))
-        self._records = Corpus(list(records))
-        self._asserted: dict[int, bool] = {}
+        self._init([FoldedLines.of(joined if read else reader_text(joined))], records)
 
-    def _holding(self, fact: str) -> Iterator[int]:
+    @classmethod
+    def of_folded(
+        cls,
+        texts: Iterable[FoldedLines],
+        records: Iterable[str] = (),
+        lexed: Callable[[str], list[Entity]] | None = None,
+    ) -> AssertedFacts:
+        """Over texts already read (``reader_text``) and folded, one ``FoldedLines`` each: the
+        Gatekeeper's evidence index keeps one per invocation across checks. The same as the
+        texts joined by newlines: the codes and ids looked up hold no newline, so none spans two.
+        ``lexed``: a text's facts as its caller has them lexed already, told of any services (a
+        Gatekeeper check's rules share one lexing of each claim): the services a lexer is told
+        of make a word a service or nothing, never one of the ``ADOPTABLE`` codes and ids."""
+        facts = cls.__new__(cls)
+        facts._init(list(texts), records, lexed)
+        return facts
+
+    def _init(
+        self,
+        pieces: list[FoldedLines],
+        records: Iterable[str],
+        lexed: Callable[[str], list[Entity]] | None = None,
+    ) -> None:
+        self._pieces = pieces
+        self._records = Corpus(list(records))
+        self._lexed = lexed
+        #: Per (piece, line): whether the line asserts; this object's own memo, per caller.
+        self._asserted: dict[tuple[int, int], bool] = {}
+
+    def _holding(self, fact: str) -> Iterator[tuple[int, int]]:
         """The lines holding ``fact``, found one at a time: an instance name may stand on
         thousands of lines, and most questions are answered by the first few."""
-        needle = fact.lower()
-        at = self._folded.find(needle)
-        while at >= 0:
-            index = bisect_right(self._starts, at) - 1
-            yield index
-            at = self._folded.find(
-                needle, self._starts[index + 1] if index + 1 < len(self._starts) else len(self._folded)
-            )
+        for number, piece in enumerate(self._pieces):
+            for index in piece.holding(fact):
+                yield number, index
 
-    def _is_asserted(self, index: int) -> bool:
-        if index not in self._asserted:
-            self._asserted[index] = asserted(self._lines[index])
-        return self._asserted[index]
+    def _is_asserted(self, at: tuple[int, int]) -> bool:
+        if at not in self._asserted:
+            self._asserted[at] = asserted(self._pieces[at[0]].lines[at[1]])
+        return self._asserted[at]
+
+    def _adoptable(self, text: str, known_services: Iterable[str]) -> list[Entity]:
+        read = _FULL_STOP.sub(" .", text)  # a full stop is no part of the code before it ("… code ERR_A00.")
+        found = self._lexed(read) if self._lexed is not None else extract_entities(read, known_services)
+        return [e for e in found if e.kind in ADOPTABLE]
 
     def asserting_lines(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
         """The asserting lines that hold a code, id or name of ``text`` — among the first
@@ -170,11 +229,11 @@ class AssertedFacts:
         and a fact only an assertion holds stands on few lines, all read."""
         found = {
             i
-            for e in _adoptable(text, known_services)
+            for e in self._adoptable(text, known_services)
             for i in islice(self._holding(e.text), _LINES_READ)
             if self._is_asserted(i)
         }
-        return [self._lines[i] for i in sorted(found)]
+        return [self._pieces[piece].lines[line] for piece, line in sorted(found)]
 
     def unquoted(self, text: str, lines: Iterable[str]) -> str:
         """``text`` (as reader text) without the places it quotes an asserting line's assertion —
@@ -195,7 +254,7 @@ class AssertedFacts:
     def only_asserted(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
         """The codes, ids and names of ``text`` the evidence holds, but only inside assertions."""
         adopted = []
-        for entity in _adoptable(text, known_services):
+        for entity in self._adoptable(text, known_services):
             holding = self._holding(entity.text)
             first = next(holding, None)
             if (
@@ -206,8 +265,3 @@ class AssertedFacts:
             ):
                 adopted.append(entity.text)
         return adopted
-
-
-def _adoptable(text: str, known_services: Iterable[str]) -> list[Entity]:
-    # a full stop is no part of the code before it ("… code ERR_A00.")
-    return [e for e in extract_entities(_FULL_STOP.sub(" .", text), known_services) if e.kind in ADOPTABLE]

@@ -106,18 +106,24 @@ class _WordIndex:
     engine tries each of ~300 alternatives at every position (0.25 ms per claim, measured;
     a dictionary of first words plus ``str.find`` of the Chinese words is ~20× less).
     Latin words match whole words case-insensitively, a phrase's words across any blanks;
-    Chinese words anywhere. Where hits overlap the earlier, then the longer, wins."""
+    Chinese words anywhere. Where hits overlap the earlier, then the longer, wins.
+
+    Chinese words are kept by their first character: only those whose first character the text
+    holds are searched (a claim holds a few of the ~110 words' first characters; searching each
+    word was ~60 % of a look-up, measured). A word's hits are found in the same order as before
+    (two hits tie in the sort below only when they are the same word, listed under two names,
+    and such twins share a first character and keep their listed order)."""
 
     def __init__(self, groups: Iterable[tuple[str, Iterable[str]]]) -> None:
         self._latin: dict[str, list[tuple[tuple[str, ...], str]]] = {}
-        self._chinese: list[tuple[str, str]] = []
+        self._chinese: dict[str, list[tuple[str, str]]] = {}
         for name, words in groups:
             for word in words:
                 if word.isascii():
                     parts = tuple(word.lower().split())
                     self._latin.setdefault(parts[0], []).append((parts, name))
                 else:
-                    self._chinese.append((word, name))
+                    self._chinese.setdefault(word[0], []).append((word, name))
         for phrases in self._latin.values():
             phrases.sort(key=lambda phrase: len(phrase[0]), reverse=True)
 
@@ -136,11 +142,13 @@ class _WordIndex:
                     found.append((tokens[index].start(), tokens[last].end(), name))
                     break
         if not text.isascii():
-            for word, name in self._chinese:
-                at = text.find(word)
-                while at >= 0:
-                    found.append((at, at + len(word), name))
-                    at = text.find(word, at + 1)
+            chinese = self._chinese
+            for first in chinese.keys() & set(text):
+                for word, name in chinese[first]:
+                    at = text.find(word)
+                    while at >= 0:
+                        found.append((at, at + len(word), name))
+                        at = text.find(word, at + 1)
         found.sort(key=lambda hit: (hit[0], hit[0] - hit[1]))
         kept: list[tuple[int, int, str]] = []
         for hit in found:
@@ -205,15 +213,13 @@ class Concepts:
         read = self._without_not_words(reader_text(text))
         hits = []
         for start, end, name in self._words.find(read):
-            if own is not None and not own[start:end].strip():
-                continue  # quoted from the evidence: the evidence's word (its negation still counts)
             if self._denied.search(read, max(0, start - 24), start):
                 continue
             clause = _clause_start(read, start)
             if self._clause_denied.search(read, clause, start):
                 continue
             hits.append(ConceptHit(name, self.kinds[name], read[start:end], start, end))
-        return hits
+        return hits if own is None else owned(hits, own)
 
     def ratio_words(self, text: str) -> list[tuple[str, Decimal]]:
         """Ratios written as words ("一半", "doubled"), each with its value."""
@@ -275,6 +281,13 @@ class Concepts:
         """Does ``evidence`` hold a word of ``concept``?"""
         pattern = self._evidence.get(concept)
         return pattern is not None and pattern.search(reader_text(evidence).translate(_NAME_JOINERS)) is not None
+
+
+def owned(hits: list[ConceptHit], own: str) -> list[ConceptHit]:
+    """``in_claim(text)``'s hits that ``in_claim(text, own)`` gives: those not blanked in ``own``
+    (quoted from the evidence: the evidence's words). Whether a word is denied does not depend on
+    ``own``, so a caller reading one claim both ways finds its words once."""
+    return [hit for hit in hits if own[hit.start : hit.end].strip()]
 
 
 @lru_cache(maxsize=1)

@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import Field
 
 from veridiag.text.cjk import HAN
+from veridiag.text.memo import remembered
 from veridiag.text.normalize import reader_text
 from veridiag.text.units import NUMBER, unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
@@ -80,6 +81,10 @@ def fact_text(text: str) -> str:
     text = reader_text(text)
     if text.isascii():
         return text
+    return remembered("fact_text", text, _with_clocks)
+
+
+def _with_clocks(text: str) -> str:
     from veridiag.text.when import written_clocks  # only for a text with Chinese in it
 
     clocks = written_clocks(text)
@@ -308,7 +313,7 @@ def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     """A number without a unit is a fact only after a word that states a value ("冲到了 73",
     "peaked at 37": ``units.yaml`` value_words): checked as a dimensionless count."""
     start = match.start()
-    if not _UNITS.value_before.search(match.string, max(0, start - _QUALIFIER_REACH), start):
+    if not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH):
         return None
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
     return Entity("quantity", number, (number,), Decimal(number), "count", Decimal(1), Decimal(1).scaleb(-decimals))
@@ -375,15 +380,22 @@ class TextFacts:
         self._ignored = _folded(tuple(ignore))
         self._occurrences: list[tuple[Entity, tuple[str, ...]]] | None = None
 
-    def entities(self) -> list[Entity]:
-        """Every exact fact, each once, in order of appearance."""
-        return _unique(entity for entity, _tokens in self._lexed())
+    def entities(self, *, ignored_too: bool = False) -> list[Entity]:
+        """Every exact fact, each once, in order of appearance; ``ignored_too``: those of the
+        ignored tokens as well (as a ``TextFacts`` told to ignore none would give them)."""
+        return _unique(entity for entity, _tokens in self._lexed() if ignored_too or self._kept(entity))
 
     def outside(self, known_tokens: frozenset[str] | set[str]) -> list[Entity]:
         """The facts touching a token not in ``known_tokens`` (see ``entities_outside``)."""
         if known_tokens.issuperset(self.tokens):
             return []
-        return _unique(entity for entity, tokens in self._lexed() if not known_tokens.issuperset(tokens))
+        return _unique(
+            entity for entity, tokens in self._lexed() if self._kept(entity) and not known_tokens.issuperset(tokens)
+        )
+
+    def _kept(self, entity: Entity) -> bool:
+        """Not one of the ignored tokens: they are lexed, and left out when facts are asked for."""
+        return not self._ignored or entity.text.lower() not in self._ignored
 
     def _lexed(self) -> list[tuple[Entity, tuple[str, ...]]]:
         if self._occurrences is None:
@@ -391,7 +403,7 @@ class TextFacts:
         return self._occurrences
 
     def _lex(self) -> list[tuple[Entity, tuple[str, ...]]]:
-        text, services, ignored = self.text, self._services, self._ignored
+        text, services = self.text, self._services
         spans: list[tuple[int, int, Entity]] = []
         for match in _LEXER.finditer(text):
             kind = match.lastgroup
@@ -404,13 +416,12 @@ class TextFacts:
                 continue  # most matches: a word that is no fact, skipped without a call
             entity = _entity(match, services)
             if entity is not None:
-                if not ignored or entity.text.lower() not in ignored:
-                    spans.append((match.start(), match.end(), entity))
+                spans.append((match.start(), match.end(), entity))
             elif kind == "unit":
                 # "504 gateway": the word after a number was no unit; it may be a fact itself.
                 start, end = match.span()
                 for inner in _LEXER.finditer(match.group("unit")):
-                    if (found := _entity(inner, services)) and found.text.lower() not in ignored:
+                    if found := _entity(inner, services):
                         spans.append((start, end, found))
         if _RANGE_HINT.search(text):
             for low in _RANGE.finditer(text):

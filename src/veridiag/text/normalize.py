@@ -28,6 +28,7 @@ import unicodedata
 from functools import lru_cache
 
 from veridiag.text.cjk import HAN
+from veridiag.text.memo import remembered
 from veridiag.text.units import unit_table
 
 #: Units after which a Chinese numeral is a quantity (``chinese_numeral_units`` in units.yaml).
@@ -89,6 +90,10 @@ def reader_text(text: str) -> str:
     text = _ungrouped(_unescaped(text))
     if text.isascii():
         return text
+    return remembered("reader_text", text, _read)
+
+
+def _read(text: str) -> str:
     if _FRACTION.search(text):
         text = _FRACTION.sub(lambda m: " " + unicodedata.normalize("NFKC", m.group()), text)
     text = unicodedata.normalize("NFKC", text)

@@ -14,11 +14,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from veridiag.text.memo import remembered
 from veridiag.text.normalize import reader_text
 
-#: Hyphens and underscores read as blanks ("root-cause", "root_cause"); a table, not a regex:
-#: 0.07 ms per 64 KB of log against 1.5–2.9 ms (measured).
-_JOINERS = str.maketrans("-_", "  ")
 #: A run of blanks between two characters outside ASCII (Chinese is written without them).
 _CJK_BLANKS = re.compile(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])")
 _WORDISH = re.compile(r"\w")
@@ -28,8 +26,18 @@ _CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "\n")
 
 def _folded(text: str, *, read: bool = False) -> str:
     """``text`` as the phrases are matched against: read (unless ``read`` says it already is),
-    lower case, blanks collapsed."""
-    folded = (text if read else reader_text(text)).lower().translate(_JOINERS)
+    lower case, blanks collapsed (the same for every list: ``remembered`` for the call)."""
+    return remembered("phrases_read" if read else "phrases", text, _fold_read if read else _fold)
+
+
+def _fold(text: str) -> str:
+    return _fold_read(reader_text(text))
+
+
+def _fold_read(text: str) -> str:
+    # Hyphens and underscores read as blanks ("root-cause", "root_cause"): two replaces, not a
+    # regex (1.5–2.9 ms per 64 KB of log, measured) nor a translate table (~4× the replaces).
+    folded = text.lower().replace("-", " ").replace("_", " ")
     folded = " ".join(folded.split())
     return _CJK_BLANKS.sub("", folded) if not folded.isascii() else folded
 
@@ -50,6 +58,8 @@ class PhraseList:
     def __init__(self, phrases: tuple[str, ...]) -> None:
         cleaned = sorted({_folded(p) for p in phrases if p.strip()}, key=len, reverse=True)
         self.probes = tuple(cleaned)
+        #: The probes an ASCII text can hold: the others have a character outside ASCII.
+        self._ascii_probes = tuple(probe for probe in cleaned if probe.isascii())
         self.pattern = re.compile("|".join(map(_pattern, cleaned))) if cleaned else None
 
     def hits(self, text: str, *, read: bool = False) -> list[str]:
@@ -58,7 +68,8 @@ class PhraseList:
         if self.pattern is None:
             return []
         folded = _folded(text, read=read)
-        if not any(probe in folded for probe in self.probes):
+        probes = self._ascii_probes if folded.isascii() else self.probes
+        if not any(map(folded.__contains__, probes)):  # no generator frame per probe: ~2× faster
             return []
         return sorted({m.group() for m in self.pattern.finditer(folded)})
 

@@ -90,13 +90,30 @@ class UnitTable:
     qualifiers: dict[QualifierKind, tuple[re.Pattern[str], re.Pattern[str]]]
     #: Words ending right before a bare number that make it a stated value.
     value_before: re.Pattern[str]
+    #: kind → the last characters (lower case) of its ``before`` words; and of the value words.
+    qualifier_ends: dict[QualifierKind, frozenset[str]]
+    value_ends: frozenset[str]
 
     def qualifier(self, before: str, after: str) -> QualifierKind | None:
-        """What the words around a number make of it: approximate, a bound, or (None) exact."""
+        """What the words around a number make of it: approximate, a bound, or (None) exact.
+
+        A ``before`` word ends ``before`` but for blanks: where the last other character is ASCII
+        and ends none of a kind's words (in any case), that kind's pattern is not searched — a
+        search tries each word at every position, ~3 µs a kind for every number lexed (measured).
+        An ASCII character matches no other character case-insensitively than its own two cases
+        when the words' last characters are ASCII or Chinese (``_ends``)."""
         for kind, (ends_before, starts_after) in self.qualifiers.items():
-            if ends_before.search(before) or starts_after.match(after):
+            if (_may_end(before, self.qualifier_ends[kind]) and ends_before.search(before)) or starts_after.match(
+                after
+            ):
                 return kind
         return None
+
+    def value_word_before(self, text: str, start: int, reach: int) -> bool:
+        """Does a value word end right before ``text[start]``, within ``reach`` characters
+        (``value_before`` searched there, unless no value word can end it: see ``qualifier``)?"""
+        begin = max(0, start - reach)
+        return _may_end(text[begin:start], self.value_ends) and self.value_before.search(text, begin, start) is not None
 
     @classmethod
     def from_words(cls, words: UnitWords) -> UnitTable:
@@ -114,6 +131,8 @@ class UnitTable:
             {dimension: frozenset(w.lower() for w in names) for dimension, names in words.field_words.items()},
             {kind: (_ending(q.before), _starting(q.after)) for kind, q in words.qualifiers.items()},
             _ending(words.value_words),
+            {kind: _ends(q.before) for kind, q in words.qualifiers.items()},
+            _ends(words.value_words),
         )
 
     def alternation(self) -> str:
@@ -129,6 +148,24 @@ def _words_pattern(words: list[str]) -> str:
         tail = r"(?![A-Za-z])" if word[-1].isascii() and word[-1].isalpha() else ""
         parts.append(head + body + tail)
     return "|".join(parts) or "(?!)"
+
+
+def _may_end(before: str, ends: frozenset[str]) -> bool:
+    """Can a word ending in one of ``ends`` end ``before`` but for blanks? Asked of an ASCII
+    last character only; any other is left to the pattern."""
+    tail = before.rstrip()[-1:]
+    return not tail.isascii() or tail.lower() in ends
+
+
+def _ends(words: list[str]) -> frozenset[str]:
+    """The last characters of ``words`` (as ``_words_pattern`` writes them), lower-cased. Refused
+    for a last character outside ASCII that has an ASCII case (the Kelvin sign, the long s): an
+    ASCII character ending a text could match it, and ``UnitTable.qualifier`` could not tell."""
+    ends = {word.split()[-1][-1] for word in words if word.split()}
+    for end in ends:
+        if not end.isascii() and any(c.isascii() for c in (end.lower(), end.upper(), end.casefold())):
+            raise ValueError(f"a qualifier word ends in {end!r}, which has an ASCII case")
+    return frozenset(end.lower() for end in ends)
 
 
 def _ending(words: list[str]) -> re.Pattern[str]:

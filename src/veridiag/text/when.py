@@ -551,6 +551,8 @@ _ZH_SHORT_PART = re.compile(
 def _zh_parts(text: str, ctx: _Context) -> Iterator[_Atom]:
     for match in _ZH_PART.finditer(text):
         yield _Atom(match.start(), match.end(), part=match.group())
+    if "晚" not in text and "早" not in text:
+        return  # every short part is one of them: no scan of the whole text (~1.6 ms per 80 KB of logs)
     for match in _ZH_SHORT_PART.finditer(text):  # after the whole words: 晚上 is theirs
         yield _Atom(match.start(), match.end(), part=_ZH_SHORT_PARTS[match.group("part")])
 
@@ -1473,11 +1475,15 @@ def written_clocks(text: str) -> list[WrittenClock]:
     question's times, and digital clocks a part stands before (下午 1:50 is 13:50). The second
     clock of a range takes the first's part (下午 1 点到 3 点, 晚上 8:42 到 9:17). "一点" alone
     ("慢了一点") and list items (第二点) are no clocks."""
-    if not _ZH_CLOCK_HINT.search(text) and not _ZH_PART_HINT.search(text):
+    clock_words = _ZH_CLOCK_HINT.search(text) is not None
+    if not clock_words and not _ZH_PART_HINT.search(text):
         return []
     ctx = _Context.at(datetime(2000, 1, 2, tzinfo=UTC), UTC)  # no day is read: any anchor does
     parts = sorted(_zh_parts(text, ctx), key=lambda atom: atom.start)
-    atoms = sorted([*_zh_clocks(text, ctx), *_digital_clocks(text, parts)], key=lambda atom: atom.start)
+    # Every N点 clock holds a hint character: a text without one (a question with 下单 beside 80 KB
+    # of logs) is not scanned for them at every digit (~3 ms per 80 KB, measured).
+    zh_clocks = _zh_clocks(text, ctx) if clock_words else ()
+    atoms = sorted([*zh_clocks, *_digital_clocks(text, parts)], key=lambda atom: atom.start)
     found = []
     previous: tuple[int, str] | None = None  # where the last clock with a part ended, and its part
     for atom in atoms:

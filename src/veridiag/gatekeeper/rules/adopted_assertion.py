@@ -41,13 +41,11 @@ class AdoptedAssertion(GatekeeperRule):
         params = metadata.typed_params(AdoptedParams)
         result = RuleResult(self.id)
         invocations = [i for i in context.invocations.values() if i.status != "error"]
-        facts = AssertedFacts(
-            [context.evidence(i).corpus.text for i in invocations],
+        facts = AssertedFacts.of_folded(
+            [index.folded_lines() for i in invocations if (index := context.evidence(i)).corpus.text],
             [invocation_json(i.arguments) for i in invocations],
-            read=True,
+            context.entities_any_services,
         )
-        if not facts:
-            return result
         for claim in context.claim_views():
             text = claim.claim.get("claim_text")
             if not isinstance(text, str):

@@ -55,10 +55,13 @@ class _Check:
     context: ValidationContext
     params: GroundingParams
     result: RuleResult
-    #: Each distinct text's facts, lexed once in this check (a claim text that repeats an
-    #: excerpt, an excerpt cited by several claims). Per check, on purpose: kept across
-    #: checks, keyed by text, it would answer a later check from this one.
-    facts: dict[str, TextFacts] = field(default_factory=dict)
+
+    def facts(self, text: str) -> TextFacts:
+        """``text``'s facts, lexed once in this check (a claim text that repeats an excerpt, an
+        excerpt cited by several claims, a claim the adopted-assertion rule reads too). Per
+        check, on purpose: kept across checks, keyed by text, it would answer a later check
+        from this one."""
+        return self.context.text_facts(text, self.params.known_services, self.params.ignore_tokens)
 
     def context_text(self, invocation: InvocationView) -> str:
         """Arguments and retrieval details: small, and often where the service name lives."""
@@ -77,10 +80,7 @@ class _Check:
         """The facts of ``text`` that ``known_tokens`` do not carry (``entities_outside``)."""
         if not isinstance(text, str):
             return []
-        facts = self.facts.get(text)
-        if facts is None:
-            facts = self.facts[text] = TextFacts(text, self.params.known_services, self.params.ignore_tokens)
-        return facts.outside(known_tokens)
+        return self.facts(text).outside(known_tokens)
 
     def excerpt(self, entry: _Binding) -> None:
         exact = next((loc for loc in entry.located if loc.score >= 1.0), None)
@@ -135,7 +135,7 @@ class _Check:
         if outside and isinstance(text, str) and not literal:
             # a per-host or per-day tally of the lines it was shown ("node-246 logged 3 of them")
             outputs = [inv.output or "" for inv in sources]
-            every = self.facts[text].entities() if text in self.facts else entities
+            every = self.facts(text).entities()
             outside = [e for e in outside if not tallied(e, every, outputs)]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
@@ -151,9 +151,7 @@ class _Check:
             )
             return
         if own_only and not missing and isinstance(text, str):
-            swapped = _on_another_subjects_line(
-                self.facts[text].entities() if text in self.facts else entities, regions
-            )
+            swapped = _on_another_subjects_line(self.facts(text).entities(), regions)
             if swapped:
                 listed = ", ".join(f"{e.kind} {e.text!r} (the line of {other.text!r})" for e, other in swapped)
                 self.result.add(

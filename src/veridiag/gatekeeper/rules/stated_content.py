@@ -37,7 +37,7 @@ from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.bounds import ANY_TIME, Bound, Point, broken_by, claimed_bound, keeps_on, series_points
-from veridiag.text.concepts import ConceptHit, concepts
+from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.entities import extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
@@ -91,9 +91,12 @@ class StatedContent(GatekeeperRule):
             inference = claim.claim.get("support_level") == "indirect"
             stated = partial(_stated_otherwise, context, text, lines, cited, inference)
             outputs = _CitedOutputs(context, cited)
-            problems = _judge(text, lines, asked, outputs, params, stated=stated, inference=inference)
+            claimed = concepts().in_claim(text)  # read once: both judgements below need its words
+            problems = _judge(
+                text, claimed, lines, asked, outputs=outputs, params=params, stated=stated, inference=inference
+            )
             ordinal = [
-                *_ordinal_times(text, [inv.output for inv in cited]),
+                *_ordinal_times(text, claimed, [inv.output for inv in cited]),
                 *_swapped_change(text, lines),
                 *_value_at(text, outputs.points()),
             ]
@@ -256,27 +259,29 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
 
 def _judge(
     text: str,
+    claimed: list[ConceptHit],
     lines: list[str],
     asked: str,
+    *,
     outputs: _CitedOutputs,
     params: StatedParams,
-    *,
     stated: Callable[[], _Stated] = _Stated,
     inference: bool = False,
 ) -> list[tuple[str, str]] | None:
     """What the claim says that its lines do not; None when it says nothing this rule reads.
     What a line is about may stand in what the call asked for instead (``asked``: its metric or
     query): "the error rate rose" quoting "peak 12.49%" of ``gateway_error_rate`` states an
-    error; its absolutes, directions and evaluations must be the lines' own. ``stated``: the
-    concepts stated otherwise (by the lines' structure, or the session for an inference),
-    asked only when a word is not stated by the lines. An ``inference`` may interpret: what it
-    reads into its lines makes it an inference, which it says it is, not a hypothesis."""
+    error; its absolutes, directions and evaluations must be the lines' own. ``claimed``: the
+    claim's concept words (``Concepts.in_claim(text)``). ``stated``: the concepts stated
+    otherwise (by the lines' structure, or the session for an inference), asked only when a word
+    is not stated by the lines. An ``inference`` may interpret: what it reads into its lines
+    makes it an inference, which it says it is, not a hypothesis."""
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
     problems: list[tuple[str, str]] = []
     otherwise: _Stated | None = None
-    hits = vocabulary.in_claim(text, own)
+    hits = owned(claimed, own)
     if (
         not hits
         and not keeps_on(own)
@@ -452,12 +457,12 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal]
 _LINE_CLOCK = re.compile(r"(?<![\d:])(\d{2}):(\d{2})(?::\d{2})?(?![\d])")
 
 
-def _ordinal_times(text: str, outputs: list[str]) -> list[tuple[str, str]]:
+def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> list[tuple[str, str]]:
     """ "The first OutOfMemoryError came at 12:30" while a cited line shows one at 12:00 is false:
     a first (or last) at a time is checked against every line of the cited outputs that names
     the same code or id — an earlier (later) one contradicts it. Lines without a clock, or a
     claim without a code, a clock or an ordinal word, are not judged."""
-    hits = [hit for hit in concepts().in_claim(text) if hit.kind == "ordinal"]
+    hits = [hit for hit in words if hit.kind == "ordinal"]
     if not hits or not outputs:
         return []
     facts = extract_entities(text)
