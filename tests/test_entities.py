@@ -364,3 +364,19 @@ def test_a_capitalised_name_ending_in_a_number_is_a_host_fact(host: str) -> None
     if host.lower() in {w.lower() for w in entity_words().plain_words}:
         return
     assert ("identifier", host) in [(e.kind, e.text) for e in extract_entities(f"the errors were on {host}.")]
+
+
+def test_the_tools_own_names_are_records_not_facts() -> None:
+    """A gap "query_metrics returned no data" names a tool, not a fact of the evidence; the list
+    stays in step with the tools a plan may name."""
+    from typing import get_args
+
+    from veridiag.contracts.plan import ToolName
+    from veridiag.text.entities import entity_words
+
+    assert set(get_args(ToolName)) <= set(entity_words().record_words)
+    for tool in get_args(ToolName):
+        assert extract_entities(f"{tool} returned no data") == []
+    assert [(e.kind, e.text) for e in extract_entities("max_connections returned no data")] == [
+        ("name", "max_connections")
+    ]

@@ -40,6 +40,7 @@ class EntityWords(WordModel):
     status_words: list[Word] = Field(min_length=1)
     service_suffixes: list[Word] = Field(min_length=1)
     plain_words: list[Word] = Field(default_factory=list)
+    record_words: list[Word] = Field(default_factory=list)
 
 
 @lru_cache(maxsize=1)
@@ -169,7 +170,7 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
             return Entity("service", word, (word.lower(),))
         if _BARE_ID.fullmatch(word) and word.lower() not in _PLAIN:
             return Entity("identifier", word, (word,))  # "dn228", "tbird-admin1": a host or node
-        if _NAMED_KEY.fullmatch(word):
+        if _NAMED_KEY.fullmatch(word) and word not in _RECORD_WORDS:
             return Entity("name", word, (word,))  # "max_connections", "hikari.maximum-pool-size"
         return None
     if kind == "ts":
@@ -192,6 +193,7 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
 #: a number inside it makes it something else (a thread: "http-nio-8080-exec-12").
 _BARE_ID = re.compile(r"[A-Za-z]{2,}(?:-[A-Za-z]+)*-?\d{1,6}")
 _PLAIN = frozenset(w.lower() for w in _WORDS.plain_words)
+_RECORD_WORDS = frozenset(_WORDS.record_words)
 #: A setting's or a field's name: snake case ("max_connections") or dotted words
 #: ("spring.datasource.hikari.maximum-pool-size"; every part two characters or more, so "e.g."
 #: is none). A configuration change names what it changed by it.
