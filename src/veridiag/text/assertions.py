@@ -125,7 +125,7 @@ ADOPTABLE = frozenset({"error_code", "identifier"})
 _QUOTE_OPENERS = (":", "：", '"', "“", "「", "『", "'", "‘", "«")
 _FULL_STOP = re.compile(r"\.(?=\s|$)")
 #: How many of the lines holding a fact ``asserting_lines`` reads.
-_LINES_READ = 64
+_LINES_READ = 8
 
 
 @dataclass(frozen=True, slots=True)
