@@ -18,6 +18,11 @@ _LINES_MARK = "\nlines:\n"
 _SUBJECT_KINDS = ("identifier", "service", "error_code", "timestamp")
 
 
+def listed_lines(output: str) -> list[str] | None:
+    """The lines a log query's output lists after ``lines:`` (None: it lists none so)."""
+    return output.split(_LINES_MARK, 1)[1].splitlines() if _LINES_MARK in output else None
+
+
 def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str]) -> bool:
     """Is ``count`` (a count quantity) the number of lines of one cited output naming one of the
     claim's subjects (``facts``: the claim's other facts)? Each subject is counted by its
@@ -31,8 +36,9 @@ def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str]) -> b
         return False
     wanted = int(count.value)
     for output in outputs:
-        listed = output.split(_LINES_MARK, 1)[1] if _LINES_MARK in output else output
-        lines = listed.splitlines()
+        lines = listed_lines(output)
+        if lines is None:
+            lines = output.splitlines()
         if any(sum(1 for line in lines if subject in line) == wanted for subject in subjects):
             return True
     return False

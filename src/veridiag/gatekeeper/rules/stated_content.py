@@ -41,6 +41,7 @@ from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.entities import extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
+from veridiag.text.tallies import listed_lines
 
 #: How a reason starts says what the guardrails do with the claim (pipeline/guardrails.py).
 UNSTATED = "unstated"
@@ -136,8 +137,7 @@ class _Stated:
             return True
         if hit.concept != "all" or not self.templates:
             return False
-        ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
-        said = own[hit.end : min(ends, default=len(own))]
+        said = own[hit.end : _clause(own, hit)[1]]
         facts = [e.text.lower() for e in extract_entities(said)]
         terms = [*facts, *_TERM.findall(said.lower())]
         fixed = [" ".join(t.lower().split("<*>")) for t in self.templates]
@@ -148,10 +148,10 @@ class _Stated:
         clause that every listed line (two or more) names."""
         if len(self.listed) < 2:
             return False
-        start = max((own.rfind(mark, 0, hit.start) for mark in _CLAUSE_MARKS), default=-1) + 1
-        ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
-        clause = own[start : min(ends, default=len(own))]
-        named = [e for e in extract_entities(clause) if e.kind in ("identifier", "service", "error_code", "name")]
+        start, end = _clause(own, hit)
+        named = [
+            e for e in extract_entities(own[start:end]) if e.kind in ("identifier", "service", "error_code", "name")
+        ]
         return any(all(any(n in line for n in e.needles) for line in self.listed) for e in named)
 
 
@@ -220,8 +220,6 @@ _MATCHED = re.compile(r"^matched (\d+) lines", re.MULTILINE)
 _MIN_MAX = re.compile(r"\bmin (?P<low>-?\d+(?:\.\d+)?)\b.*?\bmax (?P<high>-?\d+(?:\.\d+)?)\b")
 
 
-#: Where a log query's own lines begin.
-_LINES_MARK = "\nlines:\n"
 #: Where an output's header lists its templates and anomalies (they come first).
 _HEAD = 16384
 _TEMPLATE_LINE = re.compile(r"^\s+\d+× .*$", re.MULTILINE)
@@ -248,13 +246,7 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
         if bounds is not None and Decimal(bounds.group("low")) == Decimal(bounds.group("high")):
             stated |= {"always", "all"}
     whole = tuple(t for t in templates if (count := _TEMPLATE_COUNT.match(t)) and int(count.group(1)) in matched)
-    shown = tuple(
-        row
-        for output in outputs
-        if _LINES_MARK in output
-        for row in output.split(_LINES_MARK, 1)[1].splitlines()
-        if row.strip()
-    )
+    shown = tuple(row for output in outputs for row in listed_lines(output) or () if row.strip())
     return _Stated(frozenset(stated), whole, shown)
 
 
@@ -336,12 +328,18 @@ def _judge(
 _CALM = "; the cited output says nothing changed"
 
 
+def _clause(own: str, hit: ConceptHit) -> tuple[int, int]:
+    """Where the clause holding ``hit`` starts and ends (``_CLAUSE_MARKS``)."""
+    start = max((own.rfind(mark, 0, hit.start) for mark in _CLAUSE_MARKS), default=-1) + 1
+    ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
+    return start, min(ends, default=len(own))
+
+
 def _counted(own: str, hit: ConceptHit) -> bool:
     """An absolute in the clause of a count ("all 50 connections", "2个实例都", "全部日志中…共
     10525 条") is that count, stated by its number."""
-    start = max((own.rfind(mark, 0, hit.start) for mark in _CLAUSE_MARKS), default=-1) + 1
-    ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
-    clause = own[start : min(ends, default=len(own))]
+    start, end = _clause(own, hit)
+    clause = own[start:end]
     if own[start : hit.start].strip(" 也还") == "":
         # An absolute opening its clause sums up the set the clause before counted: "180 条慢查询，
         # 都是 UPDATE" — that clause is its count.
