@@ -532,6 +532,7 @@ def test_the_worker_runs_a_job_to_a_completed_session_anchored_at_the_alert(asse
     assert done is not None and done.status == "done" and done.progress == "done" and done.session_id
     session = assembly.store.get_session(done.session_id)
     assert session is not None and session.status == "completed" and session.verdict
+    assert session.source == "alert"  # the session list says where it came from
     assert session.plan is not None and session.plan["start"] == "2026-07-07T09:35:00Z"
     assert session.final_answer and "alert's startsAt" in session.final_answer.splitlines()[0]
 

@@ -74,7 +74,7 @@ def test_unhandled_errors_are_a_generic_500_json_logged_with_the_id(
 def test_stream_error_event_is_generic_with_ids(
     assembly: Assembly, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def run(query: str, lang: str | None, progress: Any = None) -> Any:
+    def run(query: str, lang: str | None, progress: Any = None, source: str | None = None) -> Any:
         progress("session", {"session_id": "s-started", "lang": "zh"})
         _store_gone()
 

@@ -36,6 +36,13 @@ def test_ask_json_shape_then_sessions_and_audit(home: Path) -> None:
 
     listed = json.loads(runner.invoke(app, ["sessions", "--json", "-q", "checkout"]).stdout)
     assert [s["id"] for s in listed] == [document["session_id"]]
+    # where it came from, the line that answers (the answer's first after the scope), its service
+    [row] = listed
+    body = document["final_answer"].split("\n\n", 1)[1]
+    assert row["source"] == "cli" and row["answer_line"] == body.splitlines()[0].strip()
+    assert row["service"] == "payment-service" and "payment-service" in row["answer_line"]
+    table = runner.invoke(app, ["sessions", "-q", "checkout"]).stdout
+    assert "cli" in table and "payment-ser" in table
     assert json.loads(runner.invoke(app, ["sessions", "--json", "-q", "nothing-like-this"]).stdout) == []
 
     audit = runner.invoke(app, ["audit", document["session_id"], "--json"])

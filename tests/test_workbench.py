@@ -79,7 +79,8 @@ def test_session_text_carries_its_own_language(client: TestClient) -> None:
         session_id = client.post("/api/v1/chat", json={"query": question}).json()["session_id"]
         page = client.get(f"/sessions/{session_id}?lang={ui}").text
         assert f'<html lang="{"zh-CN" if ui == "zh" else "en"}">' in page
-        assert f'<h1 lang="{own}">' in page and f'<div class="answer" lang="{own}">' in page
+        assert f'class="question" lang="{own}">' in page and f'<div class="answer" lang="{own}">' in page
+        assert f'<p class="answer-line" lang="{own}">' in page  # the line that answers, large
         claim_link = re.search(r'class="claim-link" href="([^"]+)"', page)
         assert claim_link, "a diagnosed session lists its claims"
         claim_page = client.get(claim_link.group(1).replace("&amp;", "&")).text
@@ -136,17 +137,21 @@ def test_unknown_session_and_claim_are_404(client: TestClient) -> None:
 
 
 class _SectionTable(HTMLParser):
-    """The cell texts of each body row of the tables inside ``<section id=...>``."""
+    """The cell texts of each body row of the tables inside the element ``id=...`` (a section, or
+    a fold of the audit trail)."""
 
     def __init__(self, section: str) -> None:
         super().__init__()
         self.section, self.depth, self.rows = section, 0, list[list[str]]()
+        self.tag: str | None = None
         self.cell: list[str] | None = None
         self.in_body = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "section":
-            self.depth += 1 if self.depth or ("id", self.section) in attrs else 0
+        if self.tag is None and ("id", self.section) in attrs:
+            self.tag, self.depth = tag, 1
+        elif tag == self.tag and self.depth:
+            self.depth += 1
         elif self.depth and tag == "tbody":
             self.in_body = True
         elif self.depth and self.in_body and tag == "tr":
@@ -155,7 +160,7 @@ class _SectionTable(HTMLParser):
             self.cell = []
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "section" and self.depth:
+        if tag == self.tag and self.depth:
             self.depth -= 1
         elif tag == "tbody":
             self.in_body = False
@@ -170,7 +175,7 @@ class _SectionTable(HTMLParser):
 
 def section_rows(page: str, section: str) -> list[list[str]] | None:
     """None when the page has no such section."""
-    if f'<section id="{section}"' not in page:
+    if f' id="{section}"' not in page:
         return None
     parser = _SectionTable(section)
     parser.feed(page)

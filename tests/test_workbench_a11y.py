@@ -21,6 +21,8 @@ from tests.browser import launched, shot
 from veridiag.api import create_app
 from veridiag.api.local import LocalServer
 from veridiag.config import Settings
+from veridiag.ingest.batch import import_metric_files
+from veridiag.ingest.dependencies import import_dependencies
 from veridiag.ingest.importers import import_logs
 from veridiag.pipeline.factory import assemble
 from veridiag.text.cjk import detect_lang
@@ -31,6 +33,10 @@ CHECKS = Path(__file__).with_name("a11y.js")
 #: An Apache 2.0 error log in its public format (tests/fixtures/incidents/NOTICE), asked about
 #: as an on-call engineer who imported it would.
 IMPORTED = ("imported-apache", "Why did web-frontend log errors on Dec 4 2005 at 06:00?")
+#: A labelled fault of the Nezha OnlineBoutique day (tests/fixtures/nezha_days/NOTICE): CPU
+#: contention injected into cartservice at 04:36:03 UTC.
+NEZHA_DAY = Path(__file__).parent / "fixtures" / "nezha_days" / "onlineboutique-2022-08-22" / "metric"
+NEZHA = ("nezha-cartservice-cpu", "2022-08-22 04:37 UTC 左右是哪个服务出了问题？")
 WIDTHS = {"desktop": 1280, "phone": 390}
 SCHEMES = ("light", "dark")
 #: Roles Chromium exposes that a person must be able to name to use (WAI-ARIA "name required").
@@ -79,6 +85,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     finally:
         environment.close()
     assert report.imported > 0 and report.unparsed == 0
+    environment = embedded_environment(settings)
+    try:
+        assert import_metric_files(environment, [NEZHA_DAY]).imported > 0
+        import_dependencies(environment, NEZHA_DAY / "dependency.csv")
+    finally:
+        environment.close()
     assembly = assemble(settings)
     try:
         sessions = {name: assembly.pipeline.run(question).session_id for name, question in CASES}
@@ -190,7 +202,7 @@ def _assert_clean(problems: dict[str, Any]) -> None:
         pytest.fail(pformat(found, width=120))
 
 
-CASES = [*_incidents(), IMPORTED]
+CASES = [*_incidents(), IMPORTED, NEZHA]
 
 
 @pytest.mark.parametrize(("name", "question"), CASES, ids=[name for name, _question in CASES])
@@ -204,14 +216,16 @@ def test_session_page_screens_and_accessibility(served: Served, page: Any, name:
     _screenshots(page, name)
     problems = _structure(page, lang) | _contrast(page)
 
-    wanted = "a.claim-link, button.copy"
+    wanted = "#key-facts a.claim-link, button.copy"  # the full claim list is folded in the audit trail
     stops = _tab_stops(page, wanted)
     problems["focus not shown"] = [s for s in stops if not s["visible"]]
     reached = sum(s["wanted"] for s in stops)
     problems["not reached by Tab"] = [] if reached == page.locator(wanted).count() else [f"{reached} of {wanted}"]
-    assert page.locator("a.claim-link").count() > 0
+    assert page.locator("#key-facts a.claim-link").count() > 0
+    if name == NEZHA[0]:  # the injected culprit, named on the line that answers
+        assert "cartservice" in page.inner_text("#final-answer .answer-line")
 
-    assert _tab_stops(page, "a.claim-link", count=1)[-1]["wanted"]
+    assert _tab_stops(page, "#key-facts a.claim-link", count=1)[-1]["wanted"]
     page.keyboard.press("Enter")  # on the first claim link, reached by keyboard
     page.wait_for_selector("#claim-panel #claim-detail")
     _screenshots(page, f"{name}-claim-open", [("phone", "light"), ("desktop", "dark")])

@@ -57,10 +57,21 @@ def test_ask_stream_open_claim_and_highlighted_span(served: Any, browser: Any) -
     session_id = page.url.split("/sessions/")[1].split("?")[0]
     order = [
         page.locator(f"#{section}").bounding_box()["y"]
-        for section in ("final-answer", "composer-input", "claims", "gatekeeper", "timeline", "invocations")
+        for section in ("final-answer", "evidence", "incident-timeline", "key-facts", "audit")
     ]
-    assert order == sorted(order), "the session page must read top-down like the audit chain"
-    assert "payment-service" in page.inner_text("#final-answer")
+    assert order == sorted(order), "the answer, then the charts it cites, the timeline, the key facts, the audit"
+    assert "payment-service" in page.inner_text("#final-answer .answer-line")
+    # the audit trail is folded, in the chain's order
+    assert page.locator("#audit > details[open]").count() == 0
+    folds = page.locator("#audit > details").evaluate_all("(all) => all.map((d) => d.id)")
+    assert folds == ["claims", "composer-input", "gatekeeper", "timeline", "invocations"]
+    # a key fact's evidence reference opens the folds around the tool output it names
+    ref = page.locator("#key-facts a.evidence-ref").first
+    target = ref.get_attribute("href")
+    assert target and not page.locator(target).is_visible()
+    ref.click()
+    page.wait_for_selector(f"{target} pre.output", state="visible")
+    assert page.locator(target).evaluate("(d) => d.open")
 
     page.locator("a.claim-link").first.click()
     mark = page.wait_for_selector("#claim-panel mark.matched-span")
@@ -106,6 +117,7 @@ def test_blocked_claim_shows_why(served: Any, browser: Any) -> None:
 
     page = browser.new_page(locale="en-US")
     page.goto(f"{base}/sessions/{result.session_id}?lang=en")
+    page.click("#claims > summary")  # the full claim list is folded in the audit trail
     row = page.locator("#row-c2")
     assert "blocked" in row.inner_text()
     row.locator("a.claim-link").click()
@@ -125,7 +137,8 @@ def test_pages_read_without_javascript(served: Any, browser: Any) -> None:
     assert session.query[:20] in page.inner_text("table.sessions")
     page.click(f"a[href^='/sessions/{session.id}']")
     page.wait_for_selector("#final-answer")
-    page.locator("a.claim-link").first.click()  # a real link: the claim opens as its own page
+    page.click("#claims > summary")  # a fold opens without script
+    page.locator("#claims a.claim-link").first.click()  # a real link: the claim opens as its own page
     page.wait_for_selector("#claim-detail")
     assert page.locator("#claim-detail pre.output").count() >= 1
     shot(page, "04-no-javascript-claim-page")

@@ -82,6 +82,7 @@ class Worker:
                 on_session=on_session,
                 progress=progress,
                 given_time=GivenTime(at=job.given_at, source=job.given_source),
+                source="alert",
             )
         except Exception as exc:  # the pipeline fails closed itself: this is the store or the host
             log.exception("alert job %s: attempt %d raised", job.id, job.attempts)

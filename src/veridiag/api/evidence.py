@@ -11,7 +11,7 @@ per time bucket. Claims the checks did not allow are not drawn: unverified mater
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
 from typing import Protocol
 from urllib.parse import quote
@@ -92,6 +92,24 @@ class LogFigure(BaseModel):
 class EvidenceCharts(BaseModel):
     metrics: list[MetricFigure]
     logs: list[LogFigure]
+
+    def __bool__(self) -> bool:
+        return bool(self.metrics or self.logs)
+
+    def split(self, lead: Collection[int]) -> tuple[EvidenceCharts, EvidenceCharts]:
+        """The figures of the ``lead`` invocations (what the answer and its key facts cite: shown
+        first), and the others (folded below them). No lead: every figure leads."""
+        if not lead:
+            return self, EvidenceCharts(metrics=[], logs=[])
+        first = EvidenceCharts(
+            metrics=[f for f in self.metrics if f.invocation_id in lead],
+            logs=[f for f in self.logs if f.invocation_id in lead],
+        )
+        rest = EvidenceCharts(
+            metrics=[f for f in self.metrics if f.invocation_id not in lead],
+            logs=[f for f in self.logs if f.invocation_id not in lead],
+        )
+        return first, rest
 
 
 def chart_words(lang: str) -> ChartWords:

@@ -28,7 +28,7 @@ from veridiag.api.security import require_token
 from veridiag.contracts.answer import AnswerDocument
 from veridiag.contracts.audit import AuditChain
 from veridiag.contracts.json import JsonObject, JsonValue
-from veridiag.contracts.session import SessionProgress, SessionRecord
+from veridiag.contracts.session import SessionProgress, SessionRecord, SessionSource
 from veridiag.pipeline import audit_chain
 from veridiag.pipeline.factory import Assembly
 from veridiag.pipeline.progress import Progress
@@ -48,19 +48,23 @@ api = APIRouter(
 ops = APIRouter(route_class=CleanRoute)
 
 
-async def diagnose_async(request: Request, body: ChatRequest, progress: Progress | None = None) -> AnswerDocument:
+async def diagnose_async(
+    request: Request, body: ChatRequest, progress: Progress | None = None, source: SessionSource = "api"
+) -> AnswerDocument:
     """A diagnosis in a worker thread, at most ``api_concurrency`` at once: the work is CPU-bound,
     so more threads only share the cores and every queued request finishes late; this way they
     finish in arrival order."""
     limiter = request.app.state.diagnosis_limiter
-    return await anyio.to_thread.run_sync(diagnose, request, body, progress, limiter=limiter)
+    return await anyio.to_thread.run_sync(diagnose, request, body, progress, source, limiter=limiter)
 
 
-def diagnose(request: Request, body: ChatRequest, progress: Progress | None = None) -> AnswerDocument:
+def diagnose(
+    request: Request, body: ChatRequest, progress: Progress | None = None, source: SessionSource = "api"
+) -> AnswerDocument:
     """One diagnosis through the app's pipeline; metrics observed; the stable answer document."""
     assembly: Assembly = request.app.state.assembly
     started = time.perf_counter()
-    result = assembly.pipeline.run(body.query, body.lang, progress=progress)
+    result = assembly.pipeline.run(body.query, body.lang, progress=progress, source=source)
     request.app.state.metrics.observe(result, time.perf_counter() - started)
     return answer_document(result, assembly.engine)
 
@@ -80,7 +84,9 @@ async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
     """Events: ``session``, ``plan``, ``tool`` (one per call), ``gatekeeper``, ``verifier``,
     ``composer``, then ``done`` carrying the answer document, or ``error`` with a generic message,
     the request id and the session id (the details are in the server log under the request id).
-    A client that goes away does not stop the diagnosis: it completes and is stored."""
+    A client that goes away does not stop the diagnosis: it completes and is stored. The
+    workbench's ask box says so in ``X-Veridiag-Client`` (a label in the session list only)."""
+    source: SessionSource = "web" if request.headers.get("x-veridiag-client") == "workbench" else "api"
     queue: asyncio.Queue[tuple[str, JsonObject] | None] = asyncio.Queue()
     loop = asyncio.get_running_loop()
     rid = request_id(request.scope)
@@ -95,7 +101,7 @@ async def chat_stream(body: ChatRequest, request: Request) -> StreamingResponse:
 
     async def run() -> None:
         try:
-            document = await diagnose_async(request, body, progress)
+            document = await diagnose_async(request, body, progress, source)
             queue.put_nowait(("done", document.model_dump(mode="json")))
         except Exception:  # the pipeline fails closed itself; this is the store being gone
             log.exception("chat stream failed [request_id=%s session_id=%s]", rid, session_id)
@@ -191,6 +197,9 @@ def _summary(session: SessionRecord) -> SessionSummary:
         status=session.status,
         verdict=session.verdict,
         rounds=session.rounds,
+        source=session.source,
+        answer_line=session.answer_line,
+        service=session.service,
     )
 
 

@@ -53,6 +53,9 @@ class SessionSummary(BaseModel):
     status: str
     verdict: str | None
     rounds: int
+    source: str | None = Field(default=None, description="cli, api, web, alert, mcp, eval or bench; null before 0010.")
+    answer_line: str | None = Field(default=None, description="The answer's line that answers the question.")
+    service: str | None = Field(default=None, description="The service that line is about, when it names one.")
 
 
 class SessionPage(BaseModel):

@@ -3,6 +3,7 @@ enhanced by htmx where JavaScript runs and complete without it."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from pathlib import Path
@@ -12,7 +13,7 @@ from fastapi import APIRouter, Depends, Form, HTTPException, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from markupsafe import Markup, escape
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from veridiag.api.bodies import CleanRoute
 from veridiag.api.evidence import evidence_charts
@@ -24,11 +25,14 @@ from veridiag.api.security import COOKIE, Session, Sessions, identify, require_c
 from veridiag.config import Settings
 from veridiag.contracts.alerts import AlertJob, ReceivedAlert
 from veridiag.contracts.audit import AuditChain, EngineUse
+from veridiag.contracts.composer import AllowedClaim
 from veridiag.contracts.delivery import DeliveryAttempt, read_attempts
 from veridiag.contracts.json import JsonObject, JsonValue, json_object, json_objects
 from veridiag.contracts.material import ClaimView, ExecutorMaterial
 from veridiag.delivery import render_markdown, session_link, session_report
+from veridiag.delivery.answer import confirming_needs
 from veridiag.pipeline.report import shown_document
+from veridiag.pipeline.shape import MAX_KEY_FACTS, answer_line, stated_by
 from veridiag.store.jobs import SqlJobQueue
 from veridiag.text.cjk import detect_lang
 
@@ -145,7 +149,7 @@ async def ask(
         request.app.state.metrics.rejected.labels("invalid").inc()
         problem = BLANK_QUERY if is_blank(query) else f"the question is longer than {MAX_QUERY_CHARS} characters"
         raise HTTPException(422, detail=problem)
-    document = await diagnose_async(request, ChatRequest(query=query.strip()))
+    document = await diagnose_async(request, ChatRequest(query=query.strip()), source="web")
     return RedirectResponse(f"/sessions/{document.session_id}?lang={chosen}", status_code=303)
 
 
@@ -154,9 +158,20 @@ def session_page(request: Request, session_id: str, lang: Lang = None) -> Respon
     chain = audit_or_404(request, session_id)
     chosen = pick_lang(request, lang)
     origin = alert_origin(request.app.state.alert_queue, session_id)
-    link = session_link(request.app.state.settings.delivery.workbench_url, session_id, chosen)
+    link = session_link(public_base(request), session_id, chosen)
     context = {"view": session_view(chain), "chain": chain, "origin": origin, "permalink": link}
     return _page(request, "session.html", chosen, incident=incident_timeline(chain, chosen), **context)
+
+
+def public_base(request: Request) -> str:
+    """Where people open this workbench: the configured ``delivery.workbench_url`` when one is
+    set (behind a proxy, the address others reach), else the scheme, host and port this page was
+    asked on (forwarded ones only from ``api_trusted_proxies``) — never a default that is wrong
+    for every other host."""
+    delivery = request.app.state.settings.delivery
+    if "workbench_url" in delivery.model_fields_set:
+        return str(delivery.workbench_url)
+    return str(request.base_url).rstrip("/")
 
 
 @workbench.get("/sessions/{session_id}/answer.md")
@@ -236,9 +251,36 @@ class StageRow(BaseModel):
     fallback: str | None
 
 
+class KeyFact(BaseModel):
+    """A key fact as the page lists it under the answer: an allowed claim and where it was seen."""
+
+    claim_id: str
+    claim_text: str
+    verification: str | None
+    invocation_ids: list[int]
+
+
+class HypothesisRow(BaseModel):
+    """A hypothesis under the key facts, with what would confirm it — each need once, none a
+    confirmed fact already shows (``delivery.answer.confirming_needs``, as chat shows them)."""
+
+    text: str
+    needs: list[str]
+
+
 class SessionView(BaseModel):
     """What the session page shows, derived from the audit chain only."""
 
+    #: The answer's line that answers (the first after the scope); empty without an answer.
+    answer_line: str = ""
+    #: At most five allowed claims, in the order the answer lists them.
+    key_facts: list[KeyFact] = []
+    #: The claims the answer line states and the key facts: theirs come first (charts, timeline).
+    lead_claims: list[str] = []
+    #: The invocations those claims cite: their charts come first.
+    lead_invocations: list[int] = []
+    #: Shown as the answer shows them: for a LOW_CONFID verdict (PASS rests on its facts).
+    hypotheses: list[HypothesisRow] = []
     claims: list[ClaimRow]
     gatekeeper: JsonObject
     composer_input: JsonObject
@@ -295,7 +337,17 @@ def session_view(chain: AuditChain) -> SessionView:
             )
         )
     deliveries, unreadable = read_attempts(chain.session.deliveries)
+    line = answer_line(chain.session.final_answer or "", str(composer_input.get("scope") or ""))
+    facts = _key_facts(composer_input, claims)
+    stated = {c.claim_id for c in _allowed(composer_input) if line and stated_by(line, c)}
+    cited = [c.claim_id for c in claims if c.claim_id in stated] + [f.claim_id for f in facts]
+    lead = sorted({e.invocation_id for c in claims if c.claim_id in cited for e in c.evidence})
     return SessionView(
+        answer_line=line,
+        key_facts=facts,
+        lead_claims=list(dict.fromkeys(cited)),
+        lead_invocations=lead,
+        hypotheses=_hypotheses(composer_input) if chain.session.verdict == "LOW_CONFID" else [],
         claims=claims,
         gatekeeper=gatekeeper,
         composer_input=composer_input,
@@ -304,6 +356,50 @@ def session_view(chain: AuditChain) -> SessionView:
         deliveries=deliveries,
         unreadable_deliveries=unreadable,
     )
+
+
+def _allowed(composer_input: JsonObject) -> list[AllowedClaim]:
+    """The allowed claims as stored; one this version cannot read is left out (the page still shows)."""
+    allowed = []
+    for item in json_objects(composer_input.get("allowed_claims")):
+        with contextlib.suppress(ValidationError):
+            allowed.append(AllowedClaim.model_validate(item))
+    return allowed
+
+
+def _key_facts(composer_input: JsonObject, claims: list[ClaimRow]) -> list[KeyFact]:
+    """The key facts in the answer's order (``ComposerInput.key_facts``); a session stored
+    before they were ranked lists its first allowed claims."""
+    allowed = {c.claim_id: c for c in _allowed(composer_input)}
+    stored = composer_input.get("key_facts")
+    ids = [i for i in stored if isinstance(i, str)] if isinstance(stored, list) else list(allowed)[:MAX_KEY_FACTS]
+    rows = {c.claim_id: c for c in claims}
+    return [
+        KeyFact(
+            claim_id=claim_id,
+            claim_text=allowed[claim_id].claim_text,
+            verification=allowed[claim_id].verification,
+            invocation_ids=list(dict.fromkeys(e.invocation_id for e in rows[claim_id].evidence))
+            if claim_id in rows
+            else [],
+        )
+        for claim_id in ids
+        if claim_id in allowed
+    ]
+
+
+def _hypotheses(composer_input: JsonObject) -> list[HypothesisRow]:
+    pairs = []
+    for item in json_objects(composer_input.get("allowed_hypotheses")):
+        needs = item.get("needed_evidence")
+        listed = [n for n in needs if isinstance(n, str)] if isinstance(needs, list) else []
+        pairs.append((str(item.get("hypothesis_text") or ""), listed))
+    confirmed = [c.claim_text for c in _allowed(composer_input) if c.verification == "direct_observation"]
+    return [
+        HypothesisRow(text=text, needs=needs)
+        for (text, _), needs in zip(pairs, confirming_needs(pairs, confirmed), strict=True)
+        if text
+    ]
 
 
 def _text(value: JsonValue) -> str | None:

@@ -141,7 +141,7 @@ def _in_process(assembly: Assembly, questions: list[str]) -> list[Result]:
     results: list[Result] = []
     for question in questions:
         started = time.perf_counter()
-        document = answer_document(assembly.pipeline.run(question), assembly.engine)
+        document = answer_document(assembly.pipeline.run(question, source="bench"), assembly.engine)
         results.append(Result(question, 200, document.model_dump(mode="json"), time.perf_counter() - started))
     return results
 

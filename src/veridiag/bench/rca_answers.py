@@ -156,7 +156,7 @@ def veridiag_answers(day: NezhaDay, faults: list[Fault], progress: Progress) -> 
                 question = question_for(fault, index)
                 progress(f"veridiag on {day.name}: {index + 1}/{len(faults)}")
                 started = time.perf_counter()
-                result = assembly.pipeline.run(question)
+                result = assembly.pipeline.run(question, source="bench")
                 seconds = round(time.perf_counter() - started, 3)
                 if result.status != "completed" or result.record is None:
                     scores.append(score(fault, [], seconds=seconds, error=result.error, question=question))

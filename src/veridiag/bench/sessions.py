@@ -89,7 +89,7 @@ def run(sessions: int = 100_000, repeats: int = 200, baseline_sessions: int = 20
         home = Path(tmp)
         assembly = assemble(Settings(home=home, engine="offline"))
         store = assembly.store
-        real = assembly.pipeline.run(QUESTION)
+        real = assembly.pipeline.run(QUESTION, source="bench")
         fresh, compressed = _stored_forms(store, real.session_id)
         invocation_bytes = _table_bytes(home / "veridiag.db", "tool_invocation")
 

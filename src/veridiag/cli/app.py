@@ -462,6 +462,8 @@ def sessions(
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
 ) -> None:
     """Recent diagnosis sessions, newest first."""
+    from rich.text import Text
+
     from veridiag.store import StoreError, open_store
 
     try:
@@ -473,14 +475,17 @@ def sessions(
     if as_json:
         print_json([r.model_dump(mode="json", exclude={"self_evaluation"}) for r in records])
         return
-    table = Table("id", "created", "status", "verdict", "query")
+    table = Table("id", "created", "from", "verdict", "service", "question · answer")
+    table.columns[5].min_width = 30
     for record in records:
+        asked = record.query[:60] + (f"\n{record.answer_line[:100]}" if record.answer_line else "")
         table.add_row(
             record.id,
             record.created_at.strftime("%Y-%m-%d %H:%M"),
-            record.status,
-            record.verdict or "—",
-            record.query[:60],
+            record.source or "—",
+            record.verdict or record.status,  # a session without a verdict says why (running, failed…)
+            record.service or "—",
+            Text(asked),
         )
     out.print(table)
 

@@ -201,4 +201,4 @@ def _diagnose(pipeline: DiagnosisPipeline, question: str, lang: Literal["zh", "e
                 err.print(f"{label}: {shown}", style="dim")
             status.update(label)
 
-        return pipeline.run(question, lang, progress=progress)
+        return pipeline.run(question, lang, progress=progress, source="cli")

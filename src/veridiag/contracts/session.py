@@ -14,6 +14,9 @@ from veridiag.contracts.json import JsonObject
 #: beside that answer); ``failed`` on an error, with what was known; ``interrupted`` when its
 #: process died or it outlived the session timeout (``error`` says which).
 SessionStatus = Literal["running", "completed", "failed", "interrupted"]
+#: Where a session came from: ``veridiag ask``, the HTTP API, the workbench's ask box, an alert,
+#: an MCP client, an eval or a benchmark run.
+SessionSource = Literal["cli", "api", "web", "alert", "mcp", "eval", "bench"]
 
 
 # The row as stored: its JSON columns stay JSON here (the edge); readers validate what they
@@ -37,6 +40,11 @@ class SessionRecord(BaseModel):
     deliveries: list[JsonObject] = Field(
         default_factory=list, description="Each attempt to post the session to chat (DeliveryAttempt), oldest first."
     )
+    source: SessionSource | None = Field(default=None, description="Where the session came from; null before 0010.")
+    answer_line: str | None = Field(
+        default=None, description="The answer's line that answers the question (the first after the scope)."
+    )
+    service: str | None = Field(default=None, description="The service that line is about, when it names one.")
 
 
 class ProgressEvent(BaseModel):

@@ -174,7 +174,7 @@ class EvalRunner:
                 )
 
         pipeline = DiagnosisPipeline(store, roles, toolbox=toolbox, options=options)
-        outcome = pipeline.run(case.query, case.lang, on_session=record)
+        outcome = pipeline.run(case.query, case.lang, on_session=record, source="eval")
         evaluation = outcome.record.verifier_evaluation if outcome.record else None  # None: the run failed
         gatekeeper = evaluation.gatekeeper_result if evaluation else None
         composer_input = evaluation.composer_input if evaluation else None

@@ -110,7 +110,7 @@ class VeridiagTools:
         return document
 
     def _diagnose(self, request: ChatRequest, progress: Progress) -> AnswerDocument:
-        result = self.assembly.pipeline.run(request.query, request.lang, progress=progress)
+        result = self.assembly.pipeline.run(request.query, request.lang, progress=progress, source="mcp")
         return answer_document(result, self.assembly.engine)
 
     async def get_audit(self, session_id: SessionId) -> AuditChain:

@@ -32,6 +32,7 @@ from veridiag.contracts.material import ExecutorScope
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.plan import GivenTime, Plan
 from veridiag.contracts.sanitize import clean_text
+from veridiag.contracts.session import SessionSource
 from veridiag.contracts.verifier import RetryContext, VerifierEvaluation
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.gatekeeper.rules.entity_grounding import known_services
@@ -54,6 +55,7 @@ from veridiag.pipeline.progress import (
     VerifierJudged,
 )
 from veridiag.pipeline.scope import scope_line
+from veridiag.pipeline.shape import answer_line, first_service
 from veridiag.pipeline.verifier_reply import ParsedVerifier, parse_verifier_output
 from veridiag.redaction import default_redactor
 from veridiag.store import SessionStore
@@ -191,17 +193,19 @@ class DiagnosisPipeline:
         on_session: Callable[[str], None] | None = None,
         progress: Progress | None = None,
         given_time: GivenTime | None = None,
+        source: SessionSource | None = None,
     ) -> DiagnosisResult:
         """Diagnose ``question``. ``on_session`` runs once the session exists (eval fixtures
         record their invocations there); ``progress(stage, details)`` hears each stage;
-        ``given_time`` anchors the window at a moment passed in, not read from the words.
+        ``given_time`` anchors the window at a moment passed in, not read from the words;
+        ``source`` says where the question came from (the session list shows it).
         The question is sanitised first (``contracts/sanitize.py``): every role, the store and
         the answer read the text as it displays."""
         # The question is stored and shown (session, audit, answer): redacted before either.
         question = clean_text(question)
         question = (self.toolbox.redactor if self.toolbox is not None else default_redactor()).redact(question)
         lang = lang or detect_lang(question)
-        session = self.store.create_session(question, lang=lang, session_id=session_id)
+        session = self.store.create_session(question, lang=lang, session_id=session_id, source=source)
         sink = _recorded(self.store, session.id, progress or _silent)
         run = DiagnosisRun(session.id, question, lang, sink, given_time=given_time)
         run.emit(SessionStarted(lang=lang))
@@ -288,6 +292,8 @@ class DiagnosisPipeline:
             withheld=assembled.withheld,
         )
         evaluation = audited.stored()
+        line = answer_line(output.user_facing_answer, composer_input.scope)
+        services = [*scope.examined, *plan.examined_services, *self.known_services]
         # The verdict and the answer land together, in one transaction (the store refuses one
         # without the other).
         self.store.complete_session(
@@ -297,6 +303,8 @@ class DiagnosisPipeline:
             self_evaluation=evaluation,
             rounds=len(rounds),
             llm_usage=audited.usage.model_dump(mode="json"),
+            answer_line=line,
+            service=first_service(line, services) or plan.service,
         )
         run.emit(DiagnosisDone(verdict=final.evaluation.verdict, rounds=len(rounds)))
         return DiagnosisResult(

@@ -137,6 +137,27 @@ class Ranking:
     named: Sequence[str] = ()
 
 
+def answer_body(answer: str, scope: str) -> str:
+    """The answer without its scope line (the pipeline opens every answer with it)."""
+    body = answer.strip()
+    return body[len(scope) :].lstrip() if scope and body.startswith(scope) else body
+
+
+def answer_line(answer: str, scope: str) -> str:
+    """The line that answers: the first one after the scope — what a list, a page header or a
+    chat header shows of the answer."""
+    return next((line.strip() for line in answer_body(answer, scope).splitlines() if line.strip()), "")
+
+
+def stated_by(first_line: str, claim: AllowedClaim) -> bool:
+    """``claim`` is stated on the first line, whole or without its asides in parentheses."""
+    stated = _plain(first_line)
+    text = claim.claim_text
+    return any(
+        p and p in stated for p in {_plain(text), *(_plain(_without_asides(text, lang, None)) for lang in _LANGS)}
+    )
+
+
 def key_facts(claims: Sequence[AllowedClaim], first_line: str, ranking: Ranking) -> list[str]:
     """The ids of at most ``MAX_KEY_FACTS`` claims to list after ``first_line``: what it already
     states is not repeated; what answers the question first, then what names the question's ids
@@ -145,7 +166,6 @@ def key_facts(claims: Sequence[AllowedClaim], first_line: str, ranking: Ranking)
     symptoms, larger symptoms first; a normal series or a quiet service only when it answers or
     the question names it, and after what moved; one series' recurrences once."""
     culprit = _culprit(claims, ranking)
-    stated = _plain(first_line)
     # the series, settings and terms the first line names (hikaricp_connections_active, pool-size=50)
     named = {t for t in _NAMES.findall(first_line)}
     order = {"root_cause": 0, "change": 1, "symptom": 2, "observation": 3}
@@ -154,10 +174,7 @@ def key_facts(claims: Sequence[AllowedClaim], first_line: str, ranking: Ranking)
     ranked = []
     for index, claim in enumerate(claims):
         text = claim.claim_text
-        # stated on the first line, whole or without its asides in parentheses
-        if any(
-            p and p in stated for p in {_plain(text), *(_plain(_without_asides(text, lang, None)) for lang in _LANGS)}
-        ):
+        if stated_by(first_line, claim):
             continue
         if (
             ranking.quiet.search(text)
@@ -194,12 +211,17 @@ def _culprit(claims: Sequence[AllowedClaim], ranking: Ranking) -> str | None:
     a root cause, else the one the question asks about."""
     leading = [c for c in claims if c.answers] + [c for c in claims if c.claim_type == "root_cause"]
     for claim in leading:
-        found = [(claim.claim_text.find(s), -len(s), s) for s in ranking.services if _names(claim.claim_text, s)]
-        if found:
-            return min(found)[2]
+        if (named := first_service(claim.claim_text, ranking.services)) is not None:
+            return named
     if ranking.intent is not None and ranking.intent.about:
         return ranking.intent.about
     return None
+
+
+def first_service(text: str, services: Sequence[str]) -> str | None:
+    """The service ``text`` names first (the longer name where two start together)."""
+    found = [(text.find(s), -len(s), s) for s in services if _names(text, s)]
+    return min(found)[2] if found else None
 
 
 def _names(text: str, service: str) -> bool:

@@ -110,6 +110,11 @@ SESSIONS = Table(
     Column("progress", JsonDocument),
     # The owner's pid space (``store/owner.py`` ``pid_space``): where its pid means anything.
     Column("owner_space", String(100)),
+    # What the session list shows (migration 0010): where the session came from, the answer's
+    # line that answers, and the service it is about — written with the answer.
+    Column("source", String(16)),
+    Column("answer_line", Text),
+    Column("service", String(255)),
     CheckConstraint(STATUS_CHECK, name="ck_diagnosis_session_status"),
     CheckConstraint(VERDICT_CHECK, name="ck_diagnosis_session_verdict_needs_answer"),
     # Newest first, keyset pages: ORDER BY created_at DESC, id DESC reads this backwards.

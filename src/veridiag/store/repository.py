@@ -32,7 +32,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from veridiag.contracts.delivery import DeliveryAttempt
 from veridiag.contracts.invocation import InvocationRecord, InvocationStatus
 from veridiag.contracts.json import JsonObject
-from veridiag.contracts.session import ProgressEvent, SessionProgress, SessionRecord, SessionStatus
+from veridiag.contracts.session import ProgressEvent, SessionProgress, SessionRecord, SessionSource, SessionStatus
 from veridiag.store.audit_storage import InvocationTexts, compact, compress, decompress, hydrate
 from veridiag.store.database import StoreError, database_hint, make_engine, upgrade
 from veridiag.store.models import INVOCATIONS, SESSIONS, UNCOMPRESSED_AUDIT
@@ -57,6 +57,8 @@ class SessionOutcome(TypedDict, total=False):
     llm_usage: JsonObject | None
     error: str | None
     lang: str | None
+    answer_line: str | None
+    service: str | None
 
 
 class SessionUpdate(SessionOutcome, total=False):
@@ -190,6 +192,9 @@ def _session_record(values: Mapping[str, Any]) -> SessionRecord:
         llm_usage=values.get("llm_usage"),
         error=values.get("error"),
         deliveries=values.get("deliveries") or [],
+        source=values.get("source"),
+        answer_line=values.get("answer_line"),
+        service=values.get("service"),
     )
 
 
@@ -230,14 +235,24 @@ class SessionStore:
 
     # -- sessions -------------------------------------------------------------------------
 
-    def create_session(self, query: str, lang: str | None = None, session_id: str | None = None) -> SessionRecord:
+    def create_session(
+        self, query: str, lang: str | None = None, session_id: str | None = None, source: SessionSource | None = None
+    ) -> SessionRecord:
         now = _now()
         owner = this_process()
         record = SessionRecord(
-            id=session_id or new_session_id(), created_at=now, updated_at=now, query=query, lang=lang, status="running"
+            id=session_id or new_session_id(),
+            created_at=now,
+            updated_at=now,
+            query=query,
+            lang=lang,
+            status="running",
+            source=source,
         )
         statement = insert(SESSIONS).values(
-            **record.model_dump(include={"id", "created_at", "updated_at", "query", "lang", "status", "rounds"}),
+            **record.model_dump(
+                include={"id", "created_at", "updated_at", "query", "lang", "status", "rounds", "source"}
+            ),
             owner_pid=owner.pid,
             owner_host=owner.host,
             owner_started_at=owner.started_at,
@@ -322,6 +337,8 @@ class SessionStore:
         self_evaluation: JsonObject | None = None,
         rounds: int | None = None,
         llm_usage: JsonObject | None = None,
+        answer_line: str | None = None,
+        service: str | None = None,
     ) -> None:
         """The end of a diagnosis: status, verdict and answer in one UPDATE, so no reader ever
         sees a verdict without the answer it judges. The owner's own result also replaces an
@@ -335,6 +352,8 @@ class SessionStore:
             "self_evaluation": self_evaluation,
             "llm_usage": llm_usage,
             "error": None,
+            "answer_line": answer_line,
+            "service": service,
         }
         if rounds is not None:
             fields["rounds"] = rounds
@@ -349,7 +368,15 @@ class SessionStore:
     def finish_session(self, session_id: str, status: SessionStatus, **fields: Unpack[SessionOutcome]) -> SessionRecord:
         answer = fields.get("final_answer")
         if status == "completed" and answer:
-            extra = fields.keys() - {"verdict", "final_answer", "self_evaluation", "rounds", "llm_usage"}
+            extra = fields.keys() - {
+                "verdict",
+                "final_answer",
+                "self_evaluation",
+                "rounds",
+                "llm_usage",
+                "answer_line",
+                "service",
+            }
             if extra:
                 raise TypeError(f"a completed session does not take {', '.join(sorted(extra))}")
             self.complete_session(
@@ -359,6 +386,8 @@ class SessionStore:
                 self_evaluation=fields.get("self_evaluation"),
                 rounds=fields.get("rounds"),
                 llm_usage=fields.get("llm_usage"),
+                answer_line=fields.get("answer_line"),
+                service=fields.get("service"),
             )
         else:
             self.update_session(session_id, status=status, **fields)
@@ -623,12 +652,14 @@ def _one_line(exc: BaseException) -> str:
 
 
 def _filtered(query: Select[Any], verdict: str | None, search: str | None) -> Select[Any]:
-    """Sessions with this verdict and/or whose question or answer contains ``search`` (any case)."""
+    """Sessions with this verdict and/or whose question, answer or service contains ``search`` (any case)."""
     if verdict is not None:
         query = query.where(SESSIONS.c.verdict == verdict)
     if search:
         pattern = "%" + search.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
         query = query.where(
-            SESSIONS.c.query.ilike(pattern, escape="\\") | SESSIONS.c.final_answer.ilike(pattern, escape="\\")
+            SESSIONS.c.query.ilike(pattern, escape="\\")
+            | SESSIONS.c.final_answer.ilike(pattern, escape="\\")
+            | SESSIONS.c.service.ilike(pattern, escape="\\")
         )
     return query

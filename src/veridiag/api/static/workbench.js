@@ -17,7 +17,7 @@
     try {
       const response = await fetch("/api/v1/chat/stream", {
         method: "POST",
-        headers: { "Content-Type": "application/json", "Accept": "text/event-stream" },
+        headers: { "Content-Type": "application/json", "Accept": "text/event-stream", "X-Veridiag-Client": "workbench" },
         body: JSON.stringify({ query: query, lang: list.dataset.lang }),
       });
       if (!response.ok) {
@@ -85,4 +85,19 @@
       }
     });
   });
+})();
+
+// A link to evidence folded in the audit trail (#invocation-7) opens the folds around it, where
+// the browser does not do so itself; without JavaScript the audit trail is one click away.
+(function () {
+  function reveal() {
+    const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (!target) return;
+    for (let node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+    target.scrollIntoView();
+  }
+  window.addEventListener("hashchange", reveal);
+  if (location.hash) reveal();
 })();
