@@ -42,10 +42,11 @@ from veridiag.delivery.compact import TARGET_BYTES
 from veridiag.delivery.dingtalk import BODY_BYTES as DINGTALK_BODY_BYTES
 from veridiag.delivery.feishu import BODY_BYTES as FEISHU_BODY_BYTES
 from veridiag.delivery.markup import plain
-from veridiag.delivery.send import DeliveryError, stored_composer_input
+from veridiag.delivery.send import DeliveryError
 from veridiag.delivery.slack import MESSAGE_BLOCKS, MESSAGE_BYTES
 from veridiag.delivery.wecom import CONTENT_BYTES
 from veridiag.pipeline.factory import Assembly, assemble
+from veridiag.pipeline.report import stored_document
 from veridiag.store import SessionStore
 from veridiag.store.jobs import SqlJobQueue
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -638,9 +639,9 @@ def test_an_alerts_answer_goes_to_each_destination_as_one_compact_message(assemb
     assert sorted(r.path.split("/")[1] for r in mine) == ["dingtalk", "feishu", "slack-hook", "wecom"]
     session = assembly.store.get_session(done.session_id)
     assert session is not None and session.verdict
-    composer_input = stored_composer_input(session)
-    assert composer_input is not None and composer_input.headline
-    headline = " ".join(composer_input.headline.split())
+    document = stored_document(session, {})
+    assert document is not None and document.headline
+    headline = " ".join(document.headline.split())
     badge = {"PASS": "✅ PASS · verified", "LOW_CONFID": "⚠️ LOW_CONFID", "REJECT": "❌ REJECT"}[session.verdict]
     for sent in mine:
         payload, kind = sent.json(), sent.path.split("/")[1]
@@ -648,7 +649,7 @@ def test_an_alerts_answer_goes_to_each_destination_as_one_compact_message(assemb
             assert len(payload["blocks"]) <= MESSAGE_BLOCKS and len(sent.body) <= MESSAGE_BYTES
             header = payload["blocks"][0]["elements"][0]["elements"]
             assert header[0]["text"].startswith(badge) and header[-1]["text"]
-            assert headline.startswith(html.unescape(header[-1]["text"]))  # the headline's first sentence
+            assert headline.startswith(html.unescape(header[-1]["text"]))  # the answer's first line: the headline
             assert payload["blocks"][-1]["elements"][0]["url"] == link
             texts = [e["text"] for b in payload["blocks"] for e in b.get("elements", []) if "text" in e]
             texts += [

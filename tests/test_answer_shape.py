@@ -22,6 +22,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from tests.builders import answer_line, readable
 from veridiag.agents.engines import offline_roles
 from veridiag.agents.llm import llm_roles
+from veridiag.agents.offline.findings import _phrases
 from veridiag.agents.template import template_answer, template_phrases
 from veridiag.config import LLMRoleSettings, LLMSettings
 from veridiag.contracts.composer import ActionItem, AllowedClaim, AllowedHypothesis, ComposerInput, ComposerOutput
@@ -31,7 +32,16 @@ from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.pipeline.composer_input import composer_wording
 from veridiag.pipeline.headline import build_headline
-from veridiag.pipeline.shape import MAX_KEY_FACTS, Ranking, fits, gap_groups, line_size, with_shape
+from veridiag.pipeline.shape import (
+    MAX_KEY_FACTS,
+    Ranking,
+    agree,
+    fits,
+    gap_groups,
+    line_size,
+    merge_gaps,
+    with_shape,
+)
 from veridiag.store import SessionStore
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.runner import Toolbox
@@ -382,7 +392,7 @@ def test_a_merged_gap_line_names_every_service_and_metric_its_lines_differ_in() 
         for s in ("payment-service", "order-service")
         for m in ("cpu_percent", "http_error_percent", "jvm_heap_used_mb")
     ]
-    groups = gap_groups(gaps, ["payment-service", "order-service"], ", ")
+    groups = gap_groups(gaps, ["payment-service", "order-service"], "en")
     assert len(groups) == 1 and groups[0].members == tuple(gaps)
     line = groups[0].line
     assert line.count("connection refused") == 1, line
@@ -392,4 +402,84 @@ def test_a_merged_gap_line_names_every_service_and_metric_its_lines_differ_in() 
     assert "payment-service/cpu_percent" not in line and "…" in line, line
     # a gap unlike the others keeps its own line
     other = "no runbook matches what was seen"
-    assert [g.line for g in gap_groups([*gaps, other], [], ", ")][-1] == other
+    assert [g.line for g in gap_groups([*gaps, other], [], "en")][-1] == other
+
+
+# -- a merged gap line agrees with the names it lists ----------------------------------------------
+
+#: Gap wordings whose subject a merged line lists: the offline engine's (``phrases.yaml``) and the
+#: pipeline's known gap of a service without data (``composer.yaml``).
+SUBJECT_GAPS = ["logs_elsewhere", "without_data", "no_metrics", "no_anomaly", "known_without_data"]
+_service_name = st.from_regex(r"[a-z]{2,8}(?:-[a-z]{2,8})?", fullmatch=True)
+
+
+def _subject_gap(lang: str, key: str, service: str, index: int) -> str:
+    template = (
+        composer_wording().gaps[lang].without_data if key == "known_without_data" else _phrases()[lang].templates[key]
+    )
+    return template.format(
+        service=service,
+        period="2026-07-06 02:30–03:30",
+        first=f"2026-07-07T08:00:{index:02d}Z",
+        last=f"2026-07-07T15:59:{index:02d}Z",
+    )
+
+
+#: What may not follow a list of several names: (verbs, when the list opens the line; pronouns).
+SINGULAR = {"en": (["has", "is", "was", "does"], ["its", "itself", "it"]), "zh": ([], ["它的", "它自己"])}
+
+
+def _singular(lang: str, *, subject: bool) -> re.Pattern[str]:
+    verbs, pronouns = SINGULAR[lang]
+    right = r"(?![\w'])" if lang == "en" else ""
+    return re.compile("|".join(rf"(?<!\w){f}{right}" for f in [*pronouns, *(verbs if subject else [])]), re.I)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    lang=st.sampled_from(["zh", "en"]),
+    key=st.sampled_from(SUBJECT_GAPS),
+    names=st.lists(_service_name, min_size=1, max_size=8, unique=True),
+)
+def test_a_merged_gap_line_agrees_with_however_many_names_it_lists(lang: str, key: str, names: list[str]) -> None:
+    """One name: the gap as written. Several: one line listing them all, the verb after a list
+    that opens the line and every pronoun after it in the plural ("have no logs", "their logs",
+    它们的日志) — the same words whether it lists two names or eight."""
+    gaps = [_subject_gap(lang, key, name, index) for index, name in enumerate(names)]
+    [line] = merge_gaps(gaps, names, lang)
+    if len(names) == 1:
+        assert line == gaps[0]
+        return
+    sep = template_phrases()[lang]["list_sep"]
+    listed = sep.join(names)
+    assert listed in line, line
+    before, after = line.split(listed, 1)
+    assert not _singular(lang, subject=not before.strip()).search(after), line
+    [two] = merge_gaps(gaps[:2], names[:2], lang)
+    assert two.split(sep.join(names[:2]), 1) == [before, after], (two, line)
+
+
+@pytest.mark.parametrize(
+    ("lang", "key", "merged"),
+    [
+        ("en", "logs_elsewhere", "gateway, redis have no logs during 2026-07-06 02:30–03:30 (their logs cover … – …)"),
+        ("zh", "logs_elsewhere", "gateway、redis 在 2026-07-06 02:30–03:30 没有日志（它们的日志覆盖 … – …）"),
+        ("en", "no_metrics", "gateway, redis have no metrics, so none were checked"),
+        ("en", "known_without_data", "No data was read for gateway, redis, so nothing can be concluded about them."),
+        ("zh", "known_without_data", "没有读到 gateway、redis 的数据，无法对其下结论。"),
+    ],
+)
+def test_merged_gap_lines_read_as_written_for_several(lang: str, key: str, merged: str) -> None:
+    gaps = [_subject_gap(lang, key, name, index) for index, name in enumerate(["gateway", "redis"])]
+    assert merge_gaps(gaps, ["gateway", "redis"], lang) == [merged]
+    # 其它 is no 它: a Chinese pronoun inside a word stays
+    assert (
+        agree("其它的日志", "zh", subject=True) == "其它的日志"
+        and agree("（它的日志", "zh", subject=True) == "（它们的日志"
+    )
+    # a verb agrees only with a list that opens the line, and only the first
+    assert agree(" is down and is slow", "en", subject=True) == " are down and is slow"
+    assert (
+        agree(" returned no data: the series is empty", "en", subject=False) == " returned no data: the series is empty"
+    )
+    assert agree(" has no logs. Its logs", "en", subject=True) == " have no logs. Their logs"

@@ -18,9 +18,9 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from veridiag.config import DestinationSettings
-from veridiag.contracts.composer import AllowedClaim
+from veridiag.contracts.answer import AnswerDocument, ClaimItem, EvidenceItem
 from veridiag.contracts.delivery import AnswerReport, ReportEvidence, ReportFact, ReportHypothesis, ReportTrend
-from veridiag.delivery.answer import MAX_KEY_FACTS, Ranking, confirming_needs, first_line, rank_facts
+from veridiag.delivery.answer import FIRST_LINE_CHARS, confirming_needs, first_line, trend_invocation
 from veridiag.delivery.compact import TARGET_BYTES
 from veridiag.delivery.destination import Attempt, Destination
 from veridiag.delivery.dingtalk import BODY_BYTES as DINGTALK_BODY_BYTES
@@ -28,10 +28,12 @@ from veridiag.delivery.dingtalk import DingTalk
 from veridiag.delivery.feishu import BODY_BYTES as FEISHU_BODY_BYTES
 from veridiag.delivery.feishu import Feishu
 from veridiag.delivery.markup import mrkdwn
-from veridiag.delivery.report import report_words
+from veridiag.delivery.report import build_report, report_words
 from veridiag.delivery.slack import MESSAGE_BLOCKS, MESSAGE_BYTES, SECTION_CHARS, Slack
 from veridiag.delivery.sparkline import BARS, sparkline
 from veridiag.delivery.wecom import CONTENT_BYTES, WeCom
+from veridiag.pipeline.shape import MAX_KEY_FACTS
+from veridiag.redaction import default_redactor
 
 LINK = "https://veridiag.example.com/sessions/s-1?lang=zh"
 BADGES = {"PASS": "PASS · ", "LOW_CONFID": "LOW_CONFID · ", "REJECT": "REJECT · "}
@@ -283,53 +285,33 @@ def test_no_need_is_shown_twice_or_outside_the_hypotheses_that_listed_it(
         assert set(needs) <= {n.strip() for n in listed}
 
 
-def _fact(claim_id: str, text: str) -> ReportFact:
-    return ReportFact(claim_id=claim_id, text=text, verification="direct_observation")
-
-
-def test_key_facts_put_the_culprits_first_and_leave_out_quiet_ones_and_the_first_line() -> None:
-    texts = {
-        "c1": "gateway logged no ERROR lines during 09:35–12:05",
-        "c2": "http_request_p99_ms of gateway rose abnormally 10:00–10:29 (×29.02)",
-        "c3": "http_error_percent of payment-service rose abnormally 10:01–10:29 (×87.88)",
-        "c4": "hikaricp_connections_active of payment-service rose abnormally 10:00–10:29 (×4.17)",
-        "c5": "http_request_p99_ms of order-service stayed between 80ms and 120ms: no deviation from its own history",
-        "c6": FACT_7,
-        "c7": "The config change to payment-service at 09:58:03 came before the anomaly; inferred to be related",
-        "c8": "http_request_p99_ms of payment-service rose abnormally 10:01–10:29 (×26.47)",
-        "c9": "order-service logged 361 ERROR lines during 09:35–12:05",
-    }
-    kinds = {"c6": "change", "c7": "root_cause"}
-    claims = {
-        claim_id: AllowedClaim(
-            claim_id=claim_id,
-            claim_type=kinds.get(claim_id, "symptom"),
+def _document(
+    texts: list[str],
+    *,
+    key_facts: list[str] | None,
+    allowed: set[str] | None = None,
+    final_answer: str = "x",
+    scope: str = "",
+    headline: str = "",
+) -> AnswerDocument:
+    """A completed document of claims ``c1``… with ``texts``, each citing one metrics invocation
+    (``c3`` cites #3); ``allowed`` ids (all by default) are facts."""
+    claims = [
+        ClaimItem(
+            claim_id=f"c{i}",
             claim_text=text,
             verification="direct_observation",
-            answers=claim_id == "c7",
+            allowed=allowed is None or f"c{i}" in allowed,
+            evidence=[EvidenceItem(invocation_id=i, tool_name="query_metrics", excerpt=f"line {i}")],
         )
-        for claim_id, text in texts.items()
-    }
-    facts = [_fact(claim_id, text) for claim_id, text in texts.items()]
-    line = "Most likely cause (inferred): " + texts["c7"] + "."
-    ranking = Ranking(claims=claims, first_line=line, quiet=report_words()["en"].quiet)
-    assert rank_facts(facts, ranking) == ["c6", "c3", "c8", "c4", "c2"]
-    # a quiet fact that answers the question is listed
-    answering = {**claims, "c1": claims["c1"].model_copy(update={"answers": True})}
-    assert "c1" in rank_facts(facts, Ranking(claims=answering, first_line=line, quiet=ranking.quiet))
-    zh_quiet = report_words()["zh"].quiet
-    assert zh_quiet.search("gateway 在 09:35–12:05 没有 ERROR 日志") and not zh_quiet.search("共有 451 条 ERROR 日志")
-
-
-def test_the_first_line_is_the_headlines_first_sentence() -> None:
-    from veridiag.contracts.answer import AnswerDocument
-
-    document = AnswerDocument(
+        for i, text in enumerate(texts, 1)
+    ]
+    return AnswerDocument(
         session_id="s-1",
         verdict="PASS",
-        final_answer="x",
+        final_answer=final_answer,
         answer_source="template",
-        claims=[],
+        claims=claims,
         hypotheses=[],
         missing_info=[],
         recommended_actions=[],
@@ -338,9 +320,58 @@ def test_the_first_line_is_the_headlines_first_sentence() -> None:
         engine={},
         status="completed",
         error=None,
-        headline="Most likely cause (inferred): A came before B at 10:00; inferred to be related. C rose (×8.5).",
+        headline=headline,
+        scope=scope,
+        key_facts=key_facts,
     )
-    assert first_line(document) == "Most likely cause (inferred): A came before B at 10:00; inferred to be related."
-    zh = document.model_copy(update={"headline": "最可能的原因（推断）：A 早于 B。C 异常升高（×8.5）。"})
-    assert first_line(zh) == "最可能的原因（推断）：A 早于 B。"
-    assert first_line(document.model_copy(update={"headline": ""})) == ""
+
+
+def _chat_report(document: AnswerDocument) -> AnswerReport:
+    return build_report(document, question="why?", lang="en", link=LINK, redactor=default_redactor())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_chat_lists_the_answers_key_facts_in_the_answers_order(data: st.DataObject) -> None:
+    """One ranking for the terminal, the Markdown and chat: the key facts the composer input
+    ranked (carried by the answer document), in its order — an id the answer lists that is no
+    allowed fact is skipped, never replaced by another."""
+    count = data.draw(st.integers(1, 12))
+    texts = [f"svc-{i:02d} http_error_percent rose abnormally 10:0{i % 10}–10:29" for i in range(1, count + 1)]
+    ids = [f"c{i}" for i in range(1, count + 1)]
+    allowed = set(data.draw(st.lists(st.sampled_from(ids), unique=True, min_size=1)))
+    ranked = data.draw(st.permutations(ids))[: data.draw(st.integers(0, MAX_KEY_FACTS))]
+    report = _chat_report(_document(texts, key_facts=ranked, allowed=allowed))
+    expected = [claim_id for claim_id in ranked if claim_id in allowed]
+    assert report.key_facts == expected
+    _body, wecom = _send(WeCom(), report)
+    listed = [line.split(". ", 1)[1] for line in _fact_lines(wecom["markdown"]["content"])]
+    by_id = dict(zip(ids, texts, strict=True))
+    assert listed == [f"{by_id[claim_id]} (observed)" for claim_id in expected]
+    # the culprit's series is the first one the key facts cite
+    if expected:
+        assert trend_invocation(report.facts, report.key_facts) == int(expected[0][1:])
+
+
+def test_a_document_without_a_ranking_lists_its_first_facts_and_an_empty_one_none() -> None:
+    """A document stored before the answer had its shape carries no key facts: chat lists its
+    first allowed facts. One whose answer lists no key fact (everything is in its first line)
+    lists none — not the first facts again."""
+    texts = [f"fact {i}" for i in range(1, 9)]
+    old = _chat_report(_document(texts, key_facts=None, allowed={"c2", "c3", "c4", "c5", "c6", "c7", "c8"}))
+    assert old.key_facts == ["c2", "c3", "c4", "c5", "c6"]
+    assert _chat_report(_document(texts, key_facts=[])).key_facts == []
+
+
+def test_the_first_line_is_the_answers_first_line_after_its_scope() -> None:
+    scope = "Time window: 10:00 – 11:00 (UTC); services: payment-service."
+    line = "Inferred — Most likely cause: A came before B at 10:00. C rose (×8.5)."
+    answer = f"{scope}\n\n{line}\n\nKey facts:\n- C rose"
+    document = _document(["C rose"], key_facts=[], final_answer=answer, scope=scope, headline="ignored")
+    assert first_line(document) == line
+    # a document without its scope (an older version's): the headline, the line the template opens with
+    older = document.model_copy(update={"scope": "", "headline": "最可能的原因（推断）：A 早于 B。C 异常升高。"})
+    assert first_line(older) == "最可能的原因（推断）：A 早于 B。C 异常升高。"
+    assert first_line(older.model_copy(update={"headline": ""})) == ""
+    long = document.model_copy(update={"final_answer": f"{scope}\n\n{'word ' * 200}"})
+    assert len(first_line(long)) <= FIRST_LINE_CHARS and first_line(long).endswith("…")

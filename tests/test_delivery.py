@@ -156,8 +156,10 @@ def test_only_allowed_claims_are_facts_and_hypotheses_are_labelled() -> None:
     markdown = render_markdown(report)
     assert "the DBA broke it" not in markdown
     assert "1. pool exhausted (observed)" in markdown and "`ERROR pool exhausted`" in markdown
+    assert "- pool exhausted (evidence #7)" in markdown  # a key fact, with its evidence reference
     assert "- Hypothesis: slow SQL holds connections — would be confirmed by: slow log" in markdown
-    assert markdown.index("Hypotheses (not confirmed)") > markdown.index("Confirmed facts")
+    order = ["**Key facts**", "Hypotheses (not confirmed)", "<details>", "1. pool exhausted", "</details>"]
+    assert [markdown.index(mark) for mark in order] == sorted(markdown.index(mark) for mark in order)
     assert "- no database metrics" in markdown and "- check the pool size" in markdown
     assert markdown.startswith("**LOW_CONFID · low confidence") and markdown.endswith("(http://x/s-1)")
 
@@ -165,8 +167,10 @@ def test_only_allowed_claims_are_facts_and_hypotheses_are_labelled() -> None:
 def test_chinese_and_english_reports_are_worded_in_their_language(sessions: Sessions) -> None:
     zh = render_markdown(report_of(sessions, sessions.zh, ZH))
     en = render_markdown(report_of(sessions, sessions.en, EN))
-    assert zh.startswith("**PASS · 已验证**") and "**已确认的事实（附证据）**" in zh and "在工作台查看会话" in zh
-    assert en.startswith("**PASS · verified**") and "**Confirmed facts (with evidence)**" in en
+    assert zh.startswith("**PASS · 已验证**") and "**关键事实**" in zh and "在工作台查看会话" in zh
+    assert "<summary>全部已确认的事实及证据（" in zh and "（证据 #" in zh
+    assert en.startswith("**PASS · verified**") and "**Key facts**" in en
+    assert "<summary>Every confirmed fact with its evidence (" in en and " (evidence #" in en
     for markdown, result in ((zh, sessions.zh), (en, sessions.en)):
         assert f"({WORKBENCH}/sessions/{result.session_id}?lang=" in markdown
         assert "[REDACTED:password]" in markdown and SECRET not in markdown
@@ -209,6 +213,7 @@ def test_a_long_answer_is_cut_with_the_verdict_and_link_kept() -> None:
         summary="时间窗口" * 500,
         facts=[fact] * 120,
         link="http://wb/sessions/s-long",
+        key_facts=["c"],
     )
     wecom = render_markdown(report, Limit(CONTENT_BYTES, "bytes"))
     assert len(wecom.encode()) <= CONTENT_BYTES

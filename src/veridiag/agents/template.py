@@ -9,6 +9,7 @@ it is built from the input alone, so it cannot say anything the input does not.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 from importlib import resources
 
@@ -90,9 +91,16 @@ def key_claims(composer_input: ComposerInput) -> list[AllowedClaim]:
 
 def fact_line(claim: AllowedClaim, text: dict[str, str]) -> str:
     """A key fact: the claim verbatim, its label when inferred, the invocations it cites."""
-    suffix = text["inference"] if claim.verification == "reasonable_inference" else ""
-    refs = text["evidence_ref"].format(refs=text["ref_sep"].join(claim.evidence_refs)) if claim.evidence_refs else ""
-    return f"{claim.claim_text}{suffix}{refs}"
+    return worded_fact(claim.claim_text, claim.verification, claim.evidence_refs, text)
+
+
+def worded_fact(claim_text: str, verification: str | None, refs: Sequence[str], text: dict[str, str]) -> str:
+    """A key fact as every rendering of the answer lists it (the template, ``ask --format
+    markdown``): ``claim_text``, "（推断）" / " (inferred)" when it is an inference, then the
+    invocations it cites (``refs``, "#8") as "（证据 #8）" / " (evidence #8)"."""
+    suffix = text["inference"] if verification == "reasonable_inference" else ""
+    cited = text["evidence_ref"].format(refs=text["ref_sep"].join(refs)) if refs else ""
+    return f"{claim_text}{suffix}{cited}"
 
 
 def gap_lines(composer_input: ComposerInput) -> list[str]:

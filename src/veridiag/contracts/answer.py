@@ -49,3 +49,17 @@ class AnswerDocument(BaseModel):
         description="What is wrong and its most likely cause, worded from the allowed claims only "
         "(the template answer opens with it); empty when nothing was confirmed.",
     )
+    scope: str = Field(
+        default="",
+        description="The answer's first line: the time window and services examined (the answer starts with it); "
+        "empty when the session has none.",
+    )
+    key_facts: list[str] | None = Field(
+        default=None,
+        description="The ids of the claims the answer lists as its key facts, in its order (at most five, ranked by "
+        "what the question asked); null in a document that does not say (its first allowed claims are shown).",
+    )
+    gap_lines: list[str] = Field(
+        default_factory=list,
+        description="The gaps as the answer states them, one line per kind (`missing_info` holds every one).",
+    )

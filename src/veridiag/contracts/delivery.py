@@ -59,11 +59,11 @@ class ReportTrend(BaseModel):
 
 
 class AnswerReport(BaseModel):
-    """What every destination shows: the verdict first, then confirmed facts with their
-    evidence, hypotheses (labelled), gaps, next steps, and the session's workbench link.
-    A chat message shows the compact form: the verdict badge with ``first_line``, the
-    ``key_facts`` (at most five, ranked by what the question asked), the ``trend`` and the
-    link; the whole report stays one click away."""
+    """What every destination shows, in the answer's shape (issue 28): the verdict with
+    ``first_line``, the ``key_facts`` (at most five, in the answer's order), hypotheses
+    (labelled), next steps, gaps one line per kind, every confirmed fact with its evidence, and
+    the session's workbench link. A chat message shows the compact form (with the ``trend``);
+    the whole report stays one click away."""
 
     model_config = ON_FIRST_USE
 
@@ -72,7 +72,7 @@ class AnswerReport(BaseModel):
     lang: Literal["zh", "en"]
     status: str
     verdict: str | None
-    #: The answer's first paragraph: the scope line every answer starts with.
+    #: The answer's scope line, then the headline (paragraphs): a webhook's plain summary.
     summary: str
     facts: list[ReportFact] = Field(default_factory=list)
     hypotheses: list[ReportHypothesis] = Field(default_factory=list)
@@ -81,9 +81,10 @@ class AnswerReport(BaseModel):
     #: Claims the session did not confirm: counted, never shown as facts.
     unconfirmed: int = 0
     link: str
-    #: The one-line answer a chat message opens with, after the verdict badge.
+    #: The one-line answer every rendering opens with, after the verdict badge.
     first_line: str = ""
-    #: The claim ids of the facts a chat message lists, best first (at most five).
+    #: The claim ids of the key facts, in the answer's order (at most five); the rest are listed
+    #: only in full (the Markdown's fold, the workbench).
     key_facts: list[str] = Field(default_factory=list)
     trend: ReportTrend | None = None
 

@@ -2,9 +2,10 @@
 generic JSON webhook (``veridiag ask --deliver``, ``veridiag deliver``).
 
 ``report.py`` builds one ``AnswerReport`` from the session's answer document and words it
-once (``outline``); ``answer.py`` reads what a chat message says first (the one-line answer,
-the key facts, the culprit's series) and ``compact.py`` shapes that message; ``markdown.py``
-renders the whole report and the compact message; each destination is a small
+once (``outline``, in the answer's shape); ``answer.py`` reads what an answer says first (the
+one-line answer, the key facts in the answer's order, the culprit's series) and ``compact.py``
+shapes the chat message; ``markdown.py`` renders the whole report (every fact folded) and the
+compact message; each destination is a small
 module registered by kind in ``destination.DESTINATIONS``; ``send.py`` posts, retries and
 records each attempt on the session. Names are imported from their module when first used
 (``veridiag._lazy``): ``ask --format markdown`` needs no HTTP client.

@@ -1,121 +1,63 @@
-"""What a chat message says first, read from what the session already holds (issue 28).
+"""What a posted answer says first, read from what the session already holds (issue 28): one
+reading for the terminal, ``ask --format markdown`` and chat.
 
-- ``first_line``: the one-line answer after the verdict badge. Today the first sentence of the
-  pipeline's headline (``pipeline/headline.py``, kept in the composer input and the answer
-  document), within ``FIRST_LINE_CHARS``; the one place to switch to the pipeline's own first
-  line once the answer carries one.
-- ``rank_facts``: the facts a chat message lists, at most ``MAX_KEY_FACTS``, ranked by what the
-  question asked: what answers it, then the culprit's facts (the service the answer names
-  first), causes and changes before symptoms, larger symptoms first; never what the first line
-  already states, a series that stayed normal or a quiet service (``words.yaml`` ``quiet``)
-  unless it answers; one series' recurrences once.
+- ``first_line``: the one-line answer after the verdict badge — the answer's own first line after
+  its scope (``pipeline/shape.py`` ``answer_lines``, what the composer guard bounds and requires a
+  label on), within ``FIRST_LINE_CHARS``.
+- ``key_fact_ids``: the facts listed after it, in the order the answer lists them — the composer
+  input's ranking (``pipeline/shape.py`` ``key_facts``), carried by the answer document; a
+  document without one gives its first facts.
 - ``confirming_needs``: what would confirm each hypothesis — a need stated once, under the
-  hypothesis it speaks of most, and never a request to check what a confirmed fact shows.
-- ``culprit_trend``: the culprit's metric series, for the sparkline.
+  hypothesis it speaks of most, and never a request to check what a confirmed fact shows;
+  ``fresh_steps``: the next steps that are no such need again.
+- ``trend_invocation`` / ``culprit_trend``: the culprit's metric series, for the sparkline.
 
-Everything here reads texts the Verifier allowed and records the tools stored; it words nothing.
+Everything here reads texts the Verifier allowed and records the tools stored; it words and ranks
+nothing.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from decimal import Decimal
+from collections.abc import Iterable, Sequence
 
 from veridiag.contracts.answer import AnswerDocument
-from veridiag.contracts.composer import AllowedClaim, ComposerInput
 from veridiag.contracts.delivery import ReportFact, ReportTrend
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import json_object
 from veridiag.pipeline.composer_input import composer_wording
-from veridiag.text.entities import extract_entities
+from veridiag.pipeline.shape import MAX_KEY_FACTS, answer_lines
 from veridiag.text.tokens import keywords
 from veridiag.tools.render import stored_points
 
-#: At most this many facts follow the first line in a chat message.
-MAX_KEY_FACTS = 5
 #: A first line longer than this is cut with "…" (a chat header, read on a phone).
 FIRST_LINE_CHARS = 280
 #: A trend keeps at most this many points (the sparkline draws ~24 characters of them).
 TREND_POINTS = 240
 
-_SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])\s+(?=\S)")
-_FACTOR = re.compile(r"×\s*(\d+(?:\.\d+)?)")
-_NUMBER = re.compile(r"\d+(?:\.\d+)?")
-_TYPE_ORDER = {"root_cause": 0, "change": 1, "symptom": 2, "observation": 3}
 #: What a need asks to check: a quoted term, or a name joined by - _ . (``maximum-pool-size``).
 _SUBJECT = re.compile(r"`([^`]+)`|\b[A-Za-z0-9]+(?:[-_.][A-Za-z0-9]+)+\b")
 
 
-def first_line(document: AnswerDocument, composer_input: ComposerInput | None = None) -> str:
-    """The one-line answer: the headline's first sentence (the composer input's when there is
-    one, else the answer document's), "" when nothing was confirmed."""
-    headline = (composer_input.headline if composer_input is not None else "") or document.headline
-    headline = " ".join(headline.split())
-    if not headline:
-        return ""
-    sentence = _SENTENCE_END.split(headline, maxsplit=1)[0].strip()
-    line = sentence or headline
+def first_line(document: AnswerDocument) -> str:
+    """The one-line answer: the answer's first line after its scope line, "" when it has none. A
+    document that does not carry its scope (built by an older version) gives its headline, the
+    line the template opens with."""
+    if document.scope:
+        lines = answer_lines(document.final_answer, document.scope)
+        line = lines[0] if lines else ""
+    else:
+        line = " ".join(document.headline.split())
     return line if len(line) <= FIRST_LINE_CHARS else line[: FIRST_LINE_CHARS - 1].rstrip() + "…"
 
 
-@dataclass(frozen=True)
-class Ranking:
-    """What the key facts are ranked by: the allowed claims as the composer input typed them
-    (by id), the first line, and the words of a quiet fact."""
-
-    claims: Mapping[str, AllowedClaim]
-    first_line: str
-    quiet: re.Pattern[str]
-
-
-def culprit(facts: Sequence[ReportFact], claims: Mapping[str, AllowedClaim]) -> str | None:
-    """The service the answer is about: the first one named by a claim that answers the
-    question, else by a root cause, else by the first fact."""
-    typed = [claims.get(f.claim_id) for f in facts]
-    leading = [c.claim_text for c in typed if c is not None and c.answers]
-    leading += [c.claim_text for c in typed if c is not None and c.claim_type == "root_cause"]
-    leading += [f.text for f in facts[:1]]
-    for text in leading:
-        named = [e.text for e in extract_entities(text, ()) if e.kind == "service"]
-        if named:
-            return named[0]
-    return None
-
-
-def ranked(facts: Sequence[ReportFact], ranking: Ranking) -> list[ReportFact]:
-    """All ``facts``, best first (``rank_facts`` without its cuts)."""
-    service = culprit(facts, ranking.claims)
-
-    def key(item: tuple[int, ReportFact]) -> tuple[int, int, int, Decimal, int]:
-        index, fact = item
-        claim = ranking.claims.get(fact.claim_id)
-        answers = claim is not None and claim.answers
-        kind = claim.claim_type if claim is not None else "observation"
-        return (
-            0 if answers else 1,
-            0 if service is not None and _names(fact.text, service) else 1,
-            _TYPE_ORDER.get(kind, len(_TYPE_ORDER)),
-            -(_factor(fact.text) or Decimal(0)),
-            index,
-        )
-
-    return [fact for _, fact in sorted(enumerate(facts), key=key)]
-
-
-def rank_facts(facts: Sequence[ReportFact], ranking: Ranking) -> list[str]:
-    """The claim ids of at most ``MAX_KEY_FACTS`` facts a chat message lists, best first."""
-    stated = _plain(ranking.first_line)
-    chosen: dict[str, ReportFact] = {}
-    for fact in ranked(facts, ranking):
-        claim = ranking.claims.get(fact.claim_id)
-        if _plain(fact.text) and _plain(fact.text) in stated:
-            continue
-        if ranking.quiet.search(fact.text) and not (claim is not None and claim.answers):
-            continue
-        chosen.setdefault(_NUMBER.sub("#", fact.text), fact)
-    return [fact.claim_id for fact in list(chosen.values())[:MAX_KEY_FACTS]]
+def key_fact_ids(document: AnswerDocument, facts: Sequence[ReportFact]) -> list[str]:
+    """The claim ids of the key facts, in the answer's order, at most ``MAX_KEY_FACTS``, each one
+    of ``facts``: the document's ranking (``AnswerDocument.key_facts``), or its first facts when
+    it has none."""
+    ids = document.key_facts if document.key_facts is not None else [f.claim_id for f in facts]
+    shown = {fact.claim_id for fact in facts}
+    return [claim_id for claim_id in dict.fromkeys(ids) if claim_id in shown][:MAX_KEY_FACTS]
 
 
 def shown_by_fact(need: str, confirmed: Sequence[str]) -> bool:
@@ -157,17 +99,23 @@ def confirming_needs(hypotheses: Sequence[tuple[str, Sequence[str]]], confirmed:
     return [[n for n in listed[i] if n in shown[i]] for i in range(len(hypotheses))]
 
 
-def trend_invocation(facts: Sequence[ReportFact], ranking: Ranking) -> int | None:
-    """The metrics invocation of the culprit's series: the one the best-ranked fact cites, of
-    the facts naming the culprit (all facts when none does)."""
-    service = culprit(facts, ranking.claims)
-    order = ranked(facts, ranking)
-    naming = [f for f in order if service is not None and _names(f.text, service)] or order
-    for fact in naming:
+def trend_invocation(facts: Sequence[ReportFact], key_facts: Sequence[str]) -> int | None:
+    """The metrics invocation of the culprit's series: the first one the key facts cite, in their
+    order (the culprit's facts lead them), else the first one any fact cites."""
+    by_id = {fact.claim_id: fact for fact in facts}
+    ranked = [by_id[claim_id] for claim_id in key_facts if claim_id in by_id]
+    for fact in [*ranked, *(f for f in facts if f not in ranked)]:
         for evidence in fact.evidence:
             if evidence.tool_name == "query_metrics" and evidence.invocation_id is not None:
                 return evidence.invocation_id
     return None
+
+
+def fresh_steps(steps: Iterable[str], needs: Iterable[str]) -> list[str]:
+    """The next steps that are not one of ``needs`` (what the hypotheses shown say would confirm
+    them): a need is said once, under its hypothesis."""
+    said = set(needs)
+    return [step for step in steps if step not in said]
 
 
 def culprit_trend(invocation: InvocationRecord | None) -> ReportTrend | None:
@@ -193,16 +141,3 @@ def culprit_trend(invocation: InvocationRecord | None) -> ReportTrend | None:
         unit=unit,
         values=values,
     )
-
-
-def _names(text: str, service: str) -> bool:
-    return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(service)}(?![A-Za-z0-9_])", text) is not None
-
-
-def _plain(text: str) -> str:
-    return " ".join(text.split()).rstrip("。.;；").strip()
-
-
-def _factor(text: str) -> Decimal | None:
-    found = [Decimal(m.group(1)) for m in _FACTOR.finditer(text)]
-    return max(found) if found else None

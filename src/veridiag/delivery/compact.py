@@ -19,8 +19,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from veridiag.contracts.delivery import AnswerReport, ReportFact
-from veridiag.delivery.report import Evidence, Item, cut, outline, report_words
+from veridiag.contracts.delivery import AnswerReport
+from veridiag.delivery.report import (
+    Evidence,
+    Item,
+    cut,
+    evidence_ref,
+    fact_label,
+    hypothesis_line,
+    key_facts,
+    outline,
+    report_words,
+    scope,
+    steps_shown,
+)
 from veridiag.delivery.sparkline import sparkline
 from veridiag.text.render import format_value
 
@@ -94,48 +106,29 @@ class Compact:
         return f"{self.mark} {self.badge}" + (f" · {self.first_line}" if self.first_line else "")
 
 
-def key_facts(report: AnswerReport) -> list[ReportFact]:
-    """The facts a chat message lists, best first: the report's ranked key facts (its first
-    facts for a report without a ranking)."""
-    by_id = {fact.claim_id: fact for fact in report.facts}
-    ranked = [by_id[claim_id] for claim_id in report.key_facts if claim_id in by_id]
-    return ranked if report.key_facts else report.facts[:5]
-
-
 def compact(report: AnswerReport, detail: Detail = DETAILS[0]) -> Compact:
     """``report`` in its compact form at ``detail``."""
     words = report_words()[report.lang]
-    zh = report.lang == "zh"
-    colon = "：" if zh else ": "
     shown = outline(report)
     numbers = {fact.claim_id: index for index, fact in enumerate(report.facts, 1)}
-    chosen = key_facts(report)
     facts = tuple(
         Item(
-            cut(fact.text, detail.fact_chars) + (("（{}）" if zh else " ({})").format(label) if label else ""),
+            fact_label(fact, report.lang, detail.fact_chars),
             tuple(
-                Evidence(_ref(e.invocation_id, e.tool_name), cut(" ".join(e.excerpt.split()), detail.excerpt_chars))
+                Evidence(evidence_ref(e), cut(" ".join(e.excerpt.split()), detail.excerpt_chars))
                 for e in fact.evidence[:1]
                 if detail.excerpt_chars > 0
             ),
             number=numbers.get(fact.claim_id),
         )
-        for fact in chosen[: detail.facts]
-        for label in [words.labels.get(fact.verification or "")]
+        for fact in key_facts(report)[: detail.facts]
     )
     hypotheses = tuple(
-        Item(
-            cut(
-                f"{words.hypothesis}{colon}{h.text}"
-                + (f" — {words.needs}{colon}{('；' if zh else '; ').join(h.needs)}" if h.needs else ""),
-                detail.item_chars * 2,
-            )
-        )
+        Item(cut(hypothesis_line(h, report.lang), detail.item_chars * 2))
         for h in report.hypotheses[: detail.hypotheses]
     )
     # a step that is a hypothesis's confirming need is said once, under the hypothesis
-    needs = {need for h in report.hypotheses[: detail.hypotheses] for need in h.needs}
-    kept_steps = [step for step in report.next_steps if step not in needs]
+    kept_steps = steps_shown(report, report.hypotheses[: detail.hypotheses])
     steps = tuple(Item(cut(step, detail.item_chars)) for step in kept_steps[: detail.steps])
     gaps = tuple(Item(cut(gap, detail.item_chars)) for gap in report.gaps[: detail.gaps])
     groups = (
@@ -156,7 +149,7 @@ def compact(report: AnswerReport, detail: Detail = DETAILS[0]) -> Compact:
         mark=MARKS.get(report.verdict or "", FAILED_MARK),
         badge=shown.title,
         first_line=cut(first, detail.first_line_chars),
-        scope=cut(report.summary.split("\n\n", 1)[0], 300) if detail.scope else "",
+        scope=cut(scope(report), 300) if detail.scope else "",
         trend=_trend(report, words.trend) if detail.trend else None,
         groups=tuple(group for group in groups if group.items),
         notes=notes,
@@ -195,11 +188,6 @@ def _trend(report: AnswerReport, wording: str) -> tuple[str, str, str] | None:
     low, high = min(trend.values), max(trend.values)
     span = f"{format_value(low, trend.unit)} – {format_value(high, trend.unit)}"
     return f"#{trend.invocation_id} {label}".strip(), line, span
-
-
-def _ref(invocation_id: int | None, tool_name: str | None) -> str:
-    where = f"#{invocation_id}" if invocation_id is not None else "#?"
-    return f"{where} {tool_name or ''}".strip()
 
 
 def byte_size(text: str) -> int:

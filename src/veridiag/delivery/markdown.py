@@ -1,12 +1,15 @@
-"""The Markdown renderings of a report: the whole report (``render_markdown``: ``veridiag ask
---format markdown`` prints it, the JSON webhook sends it) and the compact chat message
-(``render_compact``: Feishu/Lark cards, DingTalk and WeCom send it, issue 28).
+"""The Markdown renderings of a report: the whole report in the answer's shape
+(``render_markdown``: ``veridiag ask --format markdown`` prints it, ``/sessions/{id}/answer.md``
+serves it, the JSON webhook sends it) and the compact chat message (``render_compact``:
+Feishu/Lark cards, DingTalk and WeCom send it, issue 28).
 
 Written for the plainest common subset of those renderers: bold lines instead of headings,
 ``-`` and ``1.`` lists, inline code for evidence and one link — veridiag's own; every text
 from the session is escaped (``markup.commonmark``), so evidence adds no link, image or HTML.
-Within a size limit the verdict line is never dropped: items are added in order while they
-fit, then "…" and the workbench link stand for the rest.
+The one HTML is our own fold (``<details>``) around the full list of confirmed facts, in the
+whole report only; a renderer without HTML shows the list unfolded. Within a size limit the
+verdict line is never dropped: items are added in order while they fit, then "…" and the
+workbench link stand for the rest (a fold cut short is closed).
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from typing import Literal
 
 from veridiag.contracts.delivery import AnswerReport
 from veridiag.delivery.compact import Compact, fit
-from veridiag.delivery.markup import commonmark
+from veridiag.delivery.markup import commonmark, html
 from veridiag.delivery.report import Item, Outline, outline
 
 
@@ -60,34 +63,62 @@ def code(text: str) -> str:
     return f"{fence}{padded}{fence}"
 
 
+#: The fold holding every confirmed fact: HTML blocks of their own lines (CommonMark type 6), so
+#: the list between them is Markdown. GitHub, GitLab and most viewers show it folded.
+FOLD_OPEN = "<details>\n<summary>{summary}</summary>"
+FOLD_CLOSE = "</details>"
+
+
 def render_markdown(report: AnswerReport, limit: Limit | None = None) -> str:
-    """The report as Markdown, within ``limit`` when one is given."""
+    """The report as Markdown in the answer's shape (``report.outline``), within ``limit`` when
+    one is given: the verdict, the one-line answer, the question and scope; the key facts,
+    hypotheses, next steps and gaps; then every confirmed fact with its evidence, folded."""
     shown = outline(report)
-    title = f"**{escape(shown.title)}**"
-    head = f"**{escape(shown.question_label)}**{shown.colon}{escape(shown.question)}\n\n{escape(shown.summary)}"
+    limit = limit or Limit(sys.maxsize)
     footer = f"[{escape(shown.link_text)}]({shown.link})"
     notes = "".join(f"\n\n_{escape(note)}_" for note in shown.notes)
-    limit = limit or Limit(sys.maxsize)
     tail = f"\n\n{escape(shown.more)}\n\n{footer}"
-    room = limit.size - limit.measure(f"{title}\n\n" + tail)
-    text = f"{title}\n\n{limit.cut(head, room)}"
-    heading = None
-    for section_title, item in _items(shown):
-        piece = ("\n\n" + section_title + "\n" if section_title != heading else "\n") + item
-        if not limit.fits(text + piece + notes + "\n\n" + footer) or not limit.fits(text + piece + tail):
-            return text + tail
-        text, heading = text + piece, section_title
-    return text + notes + "\n\n" + footer
+    head = [("**", escape(shown.first_line), "**")] if shown.first_line else []
+    head.append((f"**{escape(shown.question_label)}**{shown.colon}", escape(shown.question), ""))
+    if shown.scope:
+        head.append(("", escape(shown.scope), ""))
+    text = f"**{escape(shown.title)}**"
+    for before, body, after in head:
+        part = f"\n\n{before}{body}{after}"
+        if not limit.fits(text + part + tail):
+            room = limit.size - limit.measure(text + f"\n\n{before}{after}" + tail)
+            return text + (f"\n\n{before}{limit.cut(body, room)}{after}" if room > 1 else "") + tail
+        text += part
+    close = f"\n\n{FOLD_CLOSE}"
+    heading, inside = "", False
+    for title, item, folded in _items(shown):
+        if folded and not inside:
+            piece = "\n\n" + FOLD_OPEN.format(summary=html(title)) + "\n\n" + item
+        else:
+            piece = ("\n\n" + title + "\n" if title != heading else "\n") + item
+        closing = close if folded else ""
+        if not limit.fits(text + piece + closing + notes + "\n\n" + footer) or not limit.fits(
+            text + piece + closing + tail
+        ):
+            return text + (close if inside else "") + tail
+        text, heading, inside = text + piece, title, folded
+    return text + (close if inside else "") + notes + "\n\n" + footer
 
 
-def _items(shown: Outline) -> list[tuple[str, str]]:
-    """(section title, item) in order, each item with its evidence lines."""
-    return [(f"**{escape(section.title)}**", _item(item)) for section in shown.sections for item in section.items]
+def _items(shown: Outline) -> list[tuple[str, str, bool]]:
+    """(section title, item, folded) in order, each item with its evidence lines; the fold's
+    title is its summary, unescaped (it goes into HTML)."""
+    items = [(f"**{escape(s.title)}**", _item(item), False) for s in shown.sections for item in s.items]
+    if shown.fold is not None:
+        items += [(shown.fold.title, _item(item), True) for item in shown.fold.items]
+    return items
 
 
 def _item(item: Item) -> str:
-    lines = [("- " if item.number is None else f"{item.number}. ") + escape(item.text)]
-    lines += [f"   - {escape(e.ref)}: {code(e.excerpt)}" for e in item.evidence]
+    marker = "- " if item.number is None else f"{item.number}. "
+    lines = [marker + escape(item.text)]
+    # evidence nested under the item: indented to its text, whatever the number's width
+    lines += [f"{' ' * len(marker)}- {escape(e.ref)}: {code(e.excerpt)}" for e in item.evidence]
     return "\n".join(lines)
 
 

@@ -2,29 +2,40 @@
 
 ``build_report`` reads the answer document the pipeline already made (``ask --json``), so no
 fact is derived again: facts are the claims the verifier allowed, with the bindings the
-Executor cited; hypotheses, gaps and next steps are the composer input's. The whole report
-then passes the configured redactor — the one the tool boundary uses — so nothing a user or a
-model wrote around the evidence can carry a secret into chat.
+Executor cited; the one-line answer, the key facts (their order), hypotheses, gaps and next
+steps are the answer's own (``delivery/answer.py``). The whole report then passes the
+configured redactor — the one the tool boundary uses — so nothing a user or a model wrote
+around the evidence can carry a secret into chat.
 
-``outline`` words the report once (``words.yaml``, zh/en) for the Markdown rendering and for
-Slack's Block Kit, so the two say the same things in the same order.
+``outline`` words the report once (``words.yaml``, zh/en) in the answer's shape (issue 28) for
+the Markdown rendering: the verdict and the one-line answer, the question and scope, at most
+five key facts each with its evidence reference, hypotheses with what would confirm each, next
+steps, gaps one line per kind — then every confirmed fact with its evidence, folded. The compact
+chat message (``compact.py``) reads the same key facts, hypotheses and steps.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
+from veridiag.agents.template import template_phrases, worded_fact
 from veridiag.config import Settings
 from veridiag.contracts.answer import AnswerDocument
-from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.delivery import AnswerReport, ReportEvidence, ReportFact, ReportHypothesis
 from veridiag.contracts.invocation import InvocationRecord
-from veridiag.delivery.answer import Ranking, confirming_needs, culprit_trend, first_line, rank_facts, trend_invocation
+from veridiag.delivery.answer import (
+    confirming_needs,
+    culprit_trend,
+    first_line,
+    fresh_steps,
+    key_fact_ids,
+    trend_invocation,
+)
 from veridiag.redaction import Redactor, build_redactor
-from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
+from veridiag.text.wordfiles import Bilingual, Word, WordModel, bundled_words
 
 #: An excerpt longer than this is cut (with "…") where it is shown; the workbench has it whole.
 EXCERPT_CHARS = 300
@@ -34,7 +45,7 @@ class ReportWords(WordModel):
     verdicts: dict[str, Word]
     failed: Word
     question: Word
-    facts: Word
+    all_facts: Word
     hypotheses: Word
     hypothesis: Word
     needs: Word
@@ -50,7 +61,6 @@ class ReportWords(WordModel):
     more_hypotheses: Word
     more_gaps: Word
     trend: Word
-    quiet: AnyOf
 
 
 class _WordFile(Bilingual[ReportWords]):
@@ -74,13 +84,12 @@ def build_report(
     lang: Literal["zh", "en"],
     link: str,
     redactor: Redactor,
-    composer_input: ComposerInput | None = None,
     invocations: Mapping[int, InvocationRecord] | None = None,
 ) -> AnswerReport:
     """The report of one session, redacted. Only allowed claims become facts; the others are
-    only counted. ``composer_input`` types the claims the key facts are ranked by (without it
-    they keep the document's order); ``invocations`` holds the metrics invocations the facts
-    cite (``trend_invocation``), whose series a chat message draws."""
+    only counted. The key facts are the answer's (``AnswerDocument.key_facts``, in its order);
+    ``invocations`` holds the metrics invocations the facts cite (``trend_invocation``), whose
+    series a chat message draws."""
     facts = [
         ReportFact(
             claim_id=claim.claim_id or "",
@@ -97,13 +106,8 @@ def build_report(
     ]
     confirmed = [fact.text for fact in facts if fact.verification == "direct_observation"]
     needs = confirming_needs([(h.hypothesis_text, h.needed_evidence) for h in document.hypotheses], confirmed)
-    line = first_line(document, composer_input)
-    ranking = Ranking(
-        claims={c.claim_id: c for c in composer_input.allowed_claims} if composer_input is not None else {},
-        first_line=line,
-        quiet=report_words()[lang].quiet,
-    )
-    trend_id = trend_invocation(facts, ranking)
+    key_facts = key_fact_ids(document, facts)
+    trend_id = trend_invocation(facts, key_facts)
     report = AnswerReport(
         session_id=document.session_id,
         question=question,
@@ -116,12 +120,12 @@ def build_report(
             ReportHypothesis(text=h.hypothesis_text, needs=shown)
             for h, shown in zip(document.hypotheses, needs, strict=True)
         ],
-        gaps=document.missing_info,
+        gaps=document.gap_lines or list(dict.fromkeys(document.missing_info)),
         next_steps=[action.action_text for action in document.recommended_actions],
         unconfirmed=sum(1 for claim in document.claims if not claim.allowed),
         link=link,
-        first_line=line,
-        key_facts=rank_facts(facts, ranking),
+        first_line=first_line(document),
+        key_facts=key_facts,
         trend=culprit_trend((invocations or {}).get(trend_id)) if trend_id is not None else None,
     )
     return redactor.redact_data(report)
@@ -141,7 +145,6 @@ def session_report(
     question: str,
     lang: Literal["zh", "en"],
     *,
-    composer_input: ComposerInput | None = None,
     invocations: Mapping[int, InvocationRecord] | None = None,
 ) -> AnswerReport:
     """The report every destination and ``ask --format markdown`` show, with the configured
@@ -153,7 +156,6 @@ def session_report(
         lang=lang,
         link=link,
         redactor=build_redactor(settings),
-        composer_input=composer_input,
         invocations=invocations,
     )
 
@@ -180,14 +182,17 @@ class Section:
 
 @dataclass(frozen=True)
 class Outline:
-    """The report worded in its language, in the order every destination shows it."""
+    """The report worded in its language, in the order the Markdown shows it: the answer's shape,
+    then every confirmed fact in ``fold``."""
 
     title: str
+    first_line: str
     question_label: str
     colon: str
     question: str
-    summary: str
+    scope: str
     sections: tuple[Section, ...]
+    fold: Section | None
     notes: tuple[str, ...]
     more: str
     link_text: str
@@ -199,40 +204,67 @@ def cut(text: str, limit: int = EXCERPT_CHARS) -> str:
     return text if len(text) <= limit else text[: max(0, limit - 1)].rstrip() + "…"
 
 
+def scope(report: AnswerReport) -> str:
+    """The answer's scope line: the summary's first paragraph."""
+    return report.summary.split("\n\n", 1)[0]
+
+
+def key_facts(report: AnswerReport) -> list[ReportFact]:
+    """The facts listed after the first line, in the answer's order (``AnswerReport.key_facts``)."""
+    by_id = {fact.claim_id: fact for fact in report.facts}
+    return [by_id[claim_id] for claim_id in report.key_facts if claim_id in by_id]
+
+
+def hypothesis_line(hypothesis: ReportHypothesis, lang: str) -> str:
+    """A hypothesis, labelled, with what would confirm it."""
+    words = report_words()[lang]
+    zh = lang == "zh"
+    colon = "：" if zh else ": "
+    needs = ("；" if zh else "; ").join(hypothesis.needs)
+    return f"{words.hypothesis}{colon}{hypothesis.text}" + (f" — {words.needs}{colon}{needs}" if needs else "")
+
+
+def steps_shown(report: AnswerReport, hypotheses: Sequence[ReportHypothesis]) -> list[str]:
+    """The next steps to list beside ``hypotheses``: none that is a need one of them shows."""
+    return fresh_steps(report.next_steps, (need for h in hypotheses for need in h.needs))
+
+
+def fact_label(fact: ReportFact, lang: str, limit: int | None = None) -> str:
+    """The fact (cut to ``limit``) with how the Verifier labelled it: "…（直接观察）" / "… (observed)"."""
+    label = report_words()[lang].labels.get(fact.verification or "")
+    text = fact.text if limit is None else cut(fact.text, limit)
+    return text + (("（{}）" if lang == "zh" else " ({})").format(label) if label else "")
+
+
 def outline(report: AnswerReport) -> Outline:
     words = report_words()[report.lang]
     zh = report.lang == "zh"
-    colon = "：" if zh else ": "
+    phrases = template_phrases()[report.lang]
     verdict = words.verdicts.get(report.verdict or "", words.failed)
-    facts = tuple(
+    key = tuple(Item(worded_fact(fact.text, fact.verification, _refs(fact), phrases)) for fact in key_facts(report))
+    every = tuple(
         Item(
-            fact.text + (("（{}）" if zh else " ({})").format(label) if label else ""),
-            tuple(Evidence(_ref(e), cut(" ".join(e.excerpt.split()))) for e in fact.evidence),
+            fact_label(fact, report.lang),
+            tuple(Evidence(evidence_ref(e), cut(" ".join(e.excerpt.split()))) for e in fact.evidence),
             number=index,
         )
         for index, fact in enumerate(report.facts, 1)
-        for label in [words.labels.get(fact.verification or "")]
-    )
-    hypotheses = tuple(
-        Item(
-            f"{words.hypothesis}{colon}{h.text}"
-            + (f" — {words.needs}{colon}{('；' if zh else '; ').join(h.needs)}" if h.needs else "")
-        )
-        for h in report.hypotheses
     )
     sections = (
-        Section(words.facts, facts),
-        Section(words.hypotheses, hypotheses),
+        Section(words.key_facts, key),
+        Section(words.hypotheses, tuple(Item(hypothesis_line(h, report.lang)) for h in report.hypotheses)),
+        Section(words.next_steps, tuple(Item(step) for step in steps_shown(report, report.hypotheses))),
         Section(words.gaps, tuple(Item(gap) for gap in report.gaps)),
-        Section(words.next_steps, tuple(Item(step) for step in report.next_steps)),
     )
     return Outline(
         title=f"{report.verdict or 'FAILED'} · {verdict}",
+        first_line=report.first_line,
         question_label=words.question,
-        colon=colon,
+        colon="：" if zh else ": ",
         question=report.question,
-        summary=report.summary,
+        scope=scope(report),
         sections=tuple(section for section in sections if section.items),
+        fold=Section(words.all_facts.format(count=len(every)), every) if every else None,
         notes=(words.unconfirmed.format(count=report.unconfirmed),) if report.unconfirmed else (),
         more=words.more,
         link_text=words.open.format(session_id=report.session_id),
@@ -240,6 +272,12 @@ def outline(report: AnswerReport) -> Outline:
     )
 
 
-def _ref(evidence: ReportEvidence) -> str:
+def _refs(fact: ReportFact) -> list[str]:
+    """The invocations a fact cites, as "#8", each once."""
+    return list(dict.fromkeys(f"#{e.invocation_id}" for e in fact.evidence if e.invocation_id is not None))
+
+
+def evidence_ref(evidence: ReportEvidence) -> str:
+    """Where a piece of evidence was seen: "#8 query_metrics"."""
     where = f"#{evidence.invocation_id}" if evidence.invocation_id is not None else "#?"
     return f"{where} {evidence.tool_name or ''}".strip()

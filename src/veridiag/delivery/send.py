@@ -17,12 +17,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
 import httpx2
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from tenacity import RetryCallState, Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential_jitter
 
 from veridiag.config import DeliverySettings, DestinationSettings, Settings
-from veridiag.contracts.audit import SelfEvaluation
-from veridiag.contracts.composer import ComposerInput
 from veridiag.contracts.delivery import AnswerReport, DeliveryAttempt, DeliveryOutcome
 from veridiag.delivery import dingtalk, feishu, slack, webhook, wecom  # noqa: F401  (registers each kind)
 from veridiag.delivery.destination import DESTINATIONS, Attempt, Reply
@@ -99,26 +97,15 @@ def deliver_session(
 def stored_report(
     store: SessionStore, settings: Settings, session: SessionRecord, document: AnswerDocument
 ) -> AnswerReport:
-    """The report of a stored session as every destination gets it: its claims ranked as its
-    composer input typed them, the culprit's series read from the invocations they cite."""
+    """The report of a stored session as every destination gets it: its key facts in the
+    answer's order, the culprit's series read from the invocations they cite."""
     return session_report(
         settings,
         document,
         session.query,
         "zh" if session.lang == "zh" else "en",
-        composer_input=stored_composer_input(session),
         invocations=store.get_invocations(cited_metrics(document)),
     )
-
-
-def stored_composer_input(session: SessionRecord) -> ComposerInput | None:
-    """The composer input a completed session stored in its audit (None when it has none this
-    version can read): the claims typed as the pipeline typed them, and its headline."""
-    try:
-        record = SelfEvaluation.model_validate(session.self_evaluation)
-    except ValidationError:
-        return None
-    return record.verifier_evaluation.composer_input
 
 
 def cited_metrics(document: AnswerDocument) -> list[int]:

@@ -41,7 +41,7 @@ from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.registry import Registry
 from veridiag.contracts.verifier import OnFail
 from veridiag.pipeline.composer_input import GuardPatterns, already_shown, composer_wording, gap_stated
-from veridiag.pipeline.shape import MAX_KEY_FACTS, answer_body, fits, gap_groups
+from veridiag.pipeline.shape import MAX_KEY_FACTS, answer_body, answer_lines, fits, gap_groups
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.tokens import keywords
@@ -318,7 +318,7 @@ class AnswerShape(ComposerCheck):
     def violations(self, given: ComposedAnswer) -> list[str]:
         composer_input = given.composer_input
         lang = composer_input.lang
-        lines = [line.strip() for line in answer_body(given.answer, composer_input.scope).splitlines() if line.strip()]
+        lines = answer_lines(given.answer, composer_input.scope)
         found = []
         first = lines[0] if lines else ""
         if not fits(first, lang):
@@ -328,7 +328,7 @@ class AnswerShape(ComposerCheck):
         facts = [line for line in lines[1:] if _is_item(line) and _states_a_claim(line, composer_input)]
         if len(facts) > MAX_KEY_FACTS:
             found.append(f"{len(facts)} facts are listed; at most {MAX_KEY_FACTS} key facts, the rest in the full list")
-        groups = gap_groups(composer_input.missing_info, given.known_services, ", ")
+        groups = gap_groups(composer_input.missing_info, given.known_services, lang)
         for group in groups:
             stating = [line for line in lines if any(member in line for member in group.members)]
             if len(group.members) > 1 and len(stating) > 1:

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
+from veridiag.agents.template import gap_lines, key_claims
 from veridiag.contracts.answer import AnswerDocument, ClaimItem, EvidenceItem
 from veridiag.contracts.audit import EngineUse, RoleCall, SelfEvaluation, UsageTotals
 from veridiag.contracts.json import JsonValue, json_object
@@ -43,7 +44,10 @@ def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> AnswerDo
     ``engines`` records what answered each role in this session (fallbacks included: which
     engine failed and why), ``engine`` says the same in one string per role,
     ``engine_configured`` what the settings asked for. A failed run has no record: its role
-    calls come from what it kept before failing."""
+    calls come from what it kept before failing. ``scope``, ``key_facts`` and ``gap_lines`` are
+    the answer's shape as its composer input holds it (issue 28): every rendering of the answer
+    (the terminal, ``--format markdown``, chat) lists the same key facts in the same order — an
+    input stored without a ranking gives its first allowed claims, as the template lists them."""
     completed = result.record
     role_calls = completed.role_calls if completed else _partial_calls(result.self_evaluation)
     used = engines_used(role_calls, engine)
@@ -84,6 +88,9 @@ def answer_document(result: DiagnosisResult, engine: dict[str, str]) -> AnswerDo
         error=result.error,
         usage=completed.usage if completed else UsageTotals.over(role_calls),
         headline=composer_input.headline if composer_input else "",
+        scope=composer_input.scope if composer_input else "",
+        key_facts=[c.claim_id for c in key_claims(composer_input)] if composer_input else None,
+        gap_lines=gap_lines(composer_input) if composer_input else [],
     )
 
 

@@ -6,8 +6,9 @@ words (``fits``); then at most ``MAX_KEY_FACTS`` allowed claims, ranked by what 
 asked (``key_facts``: what answers it, then the culprit's facts, causes and changes, the largest
 symptoms; a series that stayed normal or a service without the lines asked for is no key fact);
 then hypotheses, next steps and gaps — the gaps merged, one line per kind (``merge_gaps``:
-"query_metrics returned no data for A, B, C between …" once, not once per metric). The full
-claim list stays in the answer document (``ask --json``, ``ask --all``).
+"query_metrics returned no data for A, B, C between …" once, not once per metric; "gateway,
+redis have no logs … (their logs cover …)", the words after the names agreeing with them,
+``shape.yaml``). The full claim list stays in the answer document (``ask --json``, ``ask --all``).
 
 Everything here is computed from the Composer input's own texts (no tool output); the composer
 guard reads a composed answer with the same functions (``composer.answer_shape``).
@@ -18,14 +19,15 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import lru_cache
 
 from veridiag.agents.template import template_phrases
 from veridiag.contracts.composer import AllowedClaim, ComposerInput
 from veridiag.contracts.plan import Intent
-from veridiag.text.wordfiles import AnyOf
+from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
 
 #: A first line holds at most this many Chinese characters (two ASCII characters count one) …
 MAX_FIRST_LINE_ZH = 160
@@ -42,6 +44,19 @@ _FACTOR = re.compile(r"×\s*(\d+(?:\.\d+)?)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _OPEN = {"(": ")", "（": "）"}
 _CLAUSE = re.compile(r"(?<=[，,；;：:])\s*")
+
+
+def answer_body(answer: str, scope: str) -> str:
+    """The answer after its scope line (the pipeline puts the scope first in every answer)."""
+    body = answer.strip()
+    return body[len(scope) :] if scope and body.startswith(scope) else body
+
+
+def answer_lines(answer: str, scope: str) -> list[str]:
+    """The answer's non-blank lines after its scope, stripped: the first is its first line, the
+    one that answers (what the composer guard bounds, what a chat message and the Markdown open
+    with)."""
+    return [line.strip() for line in answer_body(answer, scope).splitlines() if line.strip()]
 
 
 def line_size(line: str, lang: str) -> int:
@@ -137,16 +152,10 @@ class Ranking:
     named: Sequence[str] = ()
 
 
-def answer_body(answer: str, scope: str) -> str:
-    """The answer without its scope line (the pipeline opens every answer with it)."""
-    body = answer.strip()
-    return body[len(scope) :].lstrip() if scope and body.startswith(scope) else body
-
-
 def answer_line(answer: str, scope: str) -> str:
     """The line that answers: the first one after the scope — what a list, a page header or a
     chat header shows of the answer."""
-    return next((line.strip() for line in answer_body(answer, scope).splitlines() if line.strip()), "")
+    return next(iter(answer_lines(answer, scope)), "")
 
 
 def stated_by(first_line: str, claim: AllowedClaim) -> bool:
@@ -253,12 +262,14 @@ class GapGroup:
     members: tuple[str, ...]
 
 
-def gap_groups(gaps: Sequence[str], services: Sequence[str], list_sep: str) -> list[GapGroup]:
+def gap_groups(gaps: Sequence[str], services: Sequence[str], lang: str) -> list[GapGroup]:
     """``gaps`` (in order, repeats dropped) grouped by kind: lines that differ only in name-like
     tokens (a service, a metric, an argument's value, a time) are one kind, stated on one line —
-    the names where they differ listed (``list_sep``), a difference the listed names already tell
-    (a reason repeating them) shortened to "…" (the full lines stay in the answer document's
-    ``missing_info``)."""
+    the names where they differ listed (``template.yaml`` ``list_sep`` of ``lang``), a difference
+    the listed names already tell (a reason repeating them) shortened to "…" (the full lines stay
+    in the answer document's ``missing_info``), the words after a list of names agreeing with
+    them (``agree``)."""
+    list_sep = template_phrases()["zh" if lang == "zh" else "en"]["list_sep"]
     known = set(services)
     groups: dict[tuple[str, ...], list[list[str]]] = {}
     texts: dict[tuple[str, ...], list[str]] = {}
@@ -281,8 +292,61 @@ def gap_groups(gaps: Sequence[str], services: Sequence[str], list_sep: str) -> l
             else:
                 first[position] = list_sep.join(dict.fromkeys(tokens[position] for tokens in members))
                 listed.append(position)
-        merged.append(GapGroup("".join(first), tuple(texts[skeleton])))
+        # the first list of names is what the line is about: what follows it agrees with them
+        subject = next((p for p in listed if not any(t[p][:1].isdigit() for t in members)), None)
+        line = "".join(first)
+        if subject is not None:
+            before, after = "".join(first[: subject + 1]), "".join(first[subject + 1 :])
+            line = before + agree(after, lang, subject=not "".join(first[:subject]).strip())
+        merged.append(GapGroup(line, tuple(texts[skeleton])))
     return merged
+
+
+class _Forms(WordModel):
+    verbs: dict[Word, Word]
+    pronouns: dict[Word, Word]
+
+
+class _ShapeWords(WordModel):
+    agreement: Bilingual[_Forms]
+
+
+@lru_cache(maxsize=1)
+def _shape_words() -> _ShapeWords:
+    """``shape.yaml``, read once."""
+    return bundled_words("veridiag.pipeline", "shape.yaml", _ShapeWords)
+
+
+def _forms_pattern(forms: Iterable[str]) -> re.Pattern[str] | None:
+    """The forms as whole words (longest first): not inside another word — a Chinese form not
+    right after a Han character, an English one not between letters."""
+    spelled = [
+        rf"(?<!\w){re.escape(form)}" + (r"(?!\w)" if form[-1].isascii() and form[-1].isalnum() else "")
+        for form in sorted(forms, key=len, reverse=True)
+    ]
+    return re.compile("|".join(spelled), re.IGNORECASE) if spelled else None
+
+
+def agree(text: str, lang: str, *, subject: bool) -> str:
+    """``text`` — the words after a list of several names — agreeing with them (``shape.yaml``):
+    every pronoun in the plural, and, when the list is the line's ``subject``, its first verb."""
+    forms = _shape_words().agreement["zh" if lang == "zh" else "en"]
+
+    def plural(table: dict[str, str]) -> Callable[[re.Match[str]], str]:
+        lowered = {k.lower(): v for k, v in table.items()}
+
+        def replace(match: re.Match[str]) -> str:
+            found = match.group(0)
+            form = lowered[found.lower()]
+            return form[:1].upper() + form[1:] if found[:1].isupper() else form
+
+        return replace
+
+    verbs = _forms_pattern(forms.verbs) if subject else None
+    if verbs is not None:
+        text = verbs.sub(plural(forms.verbs), text, count=1)
+    pronouns = _forms_pattern(forms.pronouns)
+    return pronouns.sub(plural(forms.pronouns), text) if pronouns is not None else text
 
 
 def _follows(members: Sequence[list[str]], listed: Sequence[int], position: int) -> bool:
@@ -296,9 +360,9 @@ def _follows(members: Sequence[list[str]], listed: Sequence[int], position: int)
     return True
 
 
-def merge_gaps(gaps: Sequence[str], services: Sequence[str], list_sep: str) -> list[str]:
+def merge_gaps(gaps: Sequence[str], services: Sequence[str], lang: str) -> list[str]:
     """One line per kind of gap (``gap_groups``)."""
-    return [group.line for group in gap_groups(gaps, services, list_sep)]
+    return [group.line for group in gap_groups(gaps, services, lang)]
 
 
 def with_shape(composer_input: ComposerInput, ranking: Ranking) -> ComposerInput:
@@ -307,8 +371,6 @@ def with_shape(composer_input: ComposerInput, ranking: Ranking) -> ComposerInput
     return composer_input.model_copy(
         update={
             "key_facts": key_facts(composer_input.allowed_claims, composer_input.headline, ranking),
-            "gap_lines": merge_gaps(
-                composer_input.missing_info, ranking.services, template_phrases()[composer_input.lang]["list_sep"]
-            ),
+            "gap_lines": merge_gaps(composer_input.missing_info, ranking.services, composer_input.lang),
         }
     )
