@@ -46,6 +46,7 @@ class TimelinePage(HTMLParser):
         self.ids: set[str] = set()
         self._depth = 0
         self._when: dict[str, Any] | None = None
+        self._folded = False  # inside the fold of the claims the answer does not cite
         self.feed(page)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -59,8 +60,10 @@ class TimelinePage(HTMLParser):
             return
         self._depth += tag not in ("path", "circle", "rect", "line")
         classes = (a.get("class") or "").split()
+        if tag == "details" and "tl-more" in classes:
+            self._folded = True
         if tag == "li" and "tl-row" in classes:
-            self.rows.append({**a, "points": [], "facts": [], "evidence": [], "when": ""})
+            self.rows.append({**a, "points": [], "facts": [], "evidence": [], "when": "", "folded": self._folded})
         elif tag == "a" and "tl-point" in classes:
             self.rows[-1]["points"].append(a)
         elif tag == "li" and "tl-fact" in classes:
@@ -112,8 +115,11 @@ def test_each_demo_incident_places_its_claims_in_time_on_their_own_evidence(
     timeline = TimelinePage(page)
     rows = timeline.rows
     assert len(rows) >= 3, f"{incident}: {len(rows)} markers"
-    starts = [datetime.fromisoformat(row["data-at"]) for row in rows]
-    assert starts == sorted(starts), "markers in time order"
+    # the claims the answer cites first, the others folded below them: each in time order
+    for folded in (False, True):
+        starts = [datetime.fromisoformat(row["data-at"]) for row in rows if row["folded"] == folded]
+        assert starts == sorted(starts), "markers in time order"
+    assert not rows[0]["folded"] and [r["folded"] for r in rows] == sorted(r["folded"] for r in rows)
     kinds = {fact["data-kind"] for row in rows for fact in row["facts"]}
     assert {"change", "anomaly"} <= kinds and kinds & {"template", "burst"}, kinds
     assert any(row["data-label"] == "inferred" for row in rows), "the inferred cause is placed, as inferred"
