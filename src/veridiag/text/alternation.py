@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 
 #: Words needing a boundary from which a shared check is cheaper than one on each word.
 _SHARED_FROM = 4
@@ -30,12 +31,17 @@ _CAMEL_HEAD = r"(?-i:(?<=[a-z0-9])(?=[A-Z]))"
 _CAMEL_TAIL = r"(?-i:(?=[A-Z]))"
 
 
+@cache
+def _class(members: str) -> re.Pattern[str]:
+    return re.compile(f"[{members}]", re.IGNORECASE)
+
+
 def whole_words(words: Sequence[str], *, edge: str, boundary: str, blanks: str, camel: bool = False) -> str:
     """``words``, in the order given, as alternatives (no group around them). A word beginning
     (ending) with a character of the class ``edge`` (``A-Za-z``) must not follow (precede) one
     of ``boundary`` (``A-Za-z0-9_``); ``blanks`` (``\\s+``) stands for the spaces inside a word;
     ``camel``: a camel-case name's parts are words too. Words are given stripped."""
-    edge_class = re.compile(f"[{edge}]", re.IGNORECASE)
+    edge_class = _class(edge)
     heads = [bool(edge_class.fullmatch(w[0])) and w[0].isascii() for w in words]
     tails = [bool(edge_class.fullmatch(w[-1])) and w[-1].isascii() for w in words]
     bodies = [blanks.join(map(re.escape, w.split())) for w in words]
