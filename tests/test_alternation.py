@@ -60,13 +60,15 @@ def _text(data: st.DataObject, words: list[str]) -> str:
             max_size=5,
         )
     )
-    written = {
-        "lower": lambda w: w,
-        "upper": str.upper,
-        "title": str.title,
-        "camel": lambda w: w.title().replace(" ", ""),
-    }
-    return data.draw(st.sampled_from(_GLUE)) + "".join(written[case](word) + glue for word, case, glue in pieces)
+    return data.draw(st.sampled_from(_GLUE)) + "".join(_written(word, case) + glue for word, case, glue in pieces)
+
+
+def _written(word: str, case: str) -> str:
+    if case == "upper":
+        return word.upper()
+    if case == "title":
+        return word.title()
+    return word.title().replace(" ", "") if case == "camel" else word
 
 
 def _same(words: list[str], text: str, kind: tuple[str, str, str], camel: bool, flags: int) -> None:
