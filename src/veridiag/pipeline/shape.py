@@ -234,6 +234,8 @@ def first_service(text: str, services: Sequence[str]) -> str | None:
 
 
 def _names(text: str, service: str) -> bool:
+    if service not in text:  # no pattern to compile for a name the text lacks
+        return False
     return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(service)}(?![A-Za-z0-9_])", text) is not None
 
 

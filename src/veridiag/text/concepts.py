@@ -21,6 +21,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from veridiag.text.alternation import whole_words
 from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
@@ -61,25 +62,10 @@ class ConceptHit:
     end: int
 
 
-#: Where a camel-case name's part begins or ends ("loginFailed", "OnFailureEvent"): a word
-#: boundary in evidence, case-sensitively, whatever the pattern's flags.
-_CAMEL_HEAD = r"(?-i:(?<=[a-z0-9])(?=[A-Z]))"
-_CAMEL_TAIL = r"(?-i:(?=[A-Z]))"
-
-
 def _alternation(words: Iterable[str], *, camel: bool = False) -> str:
     """Whole words, longest first; ``camel``: a camel-case name's parts are words too."""
-    parts = []
-    for word in sorted(set(words), key=len, reverse=True):
-        body = r"\s+".join(map(re.escape, word.split()))
-        head = r"(?<![A-Za-z0-9_])" if word[0].isascii() and word[0].isalnum() else ""
-        tail = r"(?![A-Za-z0-9_])" if word[-1].isascii() and word[-1].isalnum() else ""
-        if camel and head:
-            head = f"(?:{head}|{_CAMEL_HEAD})"
-        if camel and tail:
-            tail = f"(?:{tail}|{_CAMEL_TAIL})"
-        parts.append(head + body + tail)
-    return "|".join(parts)
+    ordered = sorted(set(words), key=len, reverse=True)
+    return whole_words(ordered, edge="A-Za-z0-9", boundary="A-Za-z0-9_", blanks=r"\s+", camel=camel)
 
 
 #: Evidence names its series and fields with underscores (``mysql_lock_wait_p99_seconds``,
@@ -162,7 +148,8 @@ def _blank_between(text: str, tokens: list[re.Match[str]]) -> bool:
 
 
 class Concepts:
-    """The concept vocabulary compiled: one pattern for claims, one per concept for evidence."""
+    """The concept vocabulary compiled: one pattern for claims, one per concept for evidence
+    (compiled on its first use)."""
 
     def __init__(self, file: ConceptFile) -> None:
         self.kinds = {name: entry.kind for name, entry in file.concepts.items()}
@@ -194,14 +181,14 @@ class Concepts:
             re.IGNORECASE,
         )
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
-        self._evidence = {
-            name: re.compile(
-                _alternation([w.translate(_NAME_JOINERS) for w in (*entry.words, *entry.evidence)], camel=True),
-                re.IGNORECASE,
-            )
+        #: Each concept's evidence words; compiled on the first ``states`` of the concept (a
+        #: session asks about a few of them).
+        self._evidence_words = {
+            name: [w.translate(_NAME_JOINERS) for w in (*entry.words, *entry.evidence)]
             for name, entry in file.concepts.items()
             if entry.words or entry.evidence
         }
+        self._evidence: dict[str, re.Pattern[str]] = {}
 
     def in_claim(self, text: str, own: str | None = None) -> list[ConceptHit]:
         """The concept words ``text`` (read as a reader sees it) claims, in order: a word right
@@ -279,8 +266,16 @@ class Concepts:
 
     def states(self, concept: str, evidence: str) -> bool:
         """Does ``evidence`` hold a word of ``concept``?"""
-        pattern = self._evidence.get(concept)
+        pattern = self._evidence_pattern(concept)
         return pattern is not None and pattern.search(reader_text(evidence).translate(_NAME_JOINERS)) is not None
+
+    def _evidence_pattern(self, concept: str) -> re.Pattern[str] | None:
+        pattern = self._evidence.get(concept)
+        if pattern is None and concept in self._evidence_words:
+            pattern = self._evidence[concept] = re.compile(
+                _alternation(self._evidence_words[concept], camel=True), re.IGNORECASE
+            )
+        return pattern
 
 
 def owned(hits: list[ConceptHit], own: str) -> list[ConceptHit]:

@@ -15,6 +15,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from veridiag.text.alternation import whole_words
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: A number as written in text: digits, optionally a decimal part.
@@ -141,13 +142,8 @@ class UnitTable:
 
 
 def _words_pattern(words: list[str]) -> str:
-    parts = []
-    for word in sorted(set(words), key=len, reverse=True):
-        body = r"\s*".join(map(re.escape, word.split()))
-        head = r"(?<![A-Za-z])" if word[0].isascii() and word[0].isalpha() else ""
-        tail = r"(?![A-Za-z])" if word[-1].isascii() and word[-1].isalpha() else ""
-        parts.append(head + body + tail)
-    return "|".join(parts) or "(?!)"
+    ordered = sorted(set(words), key=len, reverse=True)
+    return whole_words(ordered, edge="A-Za-z", boundary="A-Za-z", blanks=r"\s*") or "(?!)"
 
 
 def _may_end(before: str, ends: frozenset[str]) -> bool:

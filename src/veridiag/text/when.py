@@ -27,6 +27,7 @@ from zoneinfo import ZoneInfo
 
 from pydantic import Field, field_validator
 
+from veridiag.text.alternation import whole_words
 from veridiag.text.cjk import has_cjk
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
@@ -1283,17 +1284,11 @@ def _when_words() -> WhenWords:
     return bundled_words("veridiag.text", "when.yaml", WhenWords)
 
 
-def _phrase(word: str) -> str:
-    """A listed word as a pattern: its spaces any run of spaces; whole where it begins or ends
-    with a Latin letter ("near" not in "linear")."""
-    body = r"\s+".join(map(re.escape, word.split()))
-    head = r"(?<![A-Za-z])" if word[0].isascii() and word[0].isalpha() else ""
-    tail = r"(?![A-Za-z])" if word[-1].isascii() and word[-1].isalpha() else ""
-    return head + body + tail
-
-
 def _any_phrase(words: list[str]) -> str:
-    return "(?:" + "|".join(_phrase(word) for word in sorted(words, key=len, reverse=True)) + ")"
+    """Listed words as a pattern: their spaces any run of spaces; whole where they begin or end
+    with a Latin letter ("near" not in "linear")."""
+    ordered = sorted(words, key=len, reverse=True)
+    return "(?:" + whole_words(ordered, edge="A-Za-z", boundary="A-Za-z", blanks=r"\s+") + ")"
 
 
 @dataclass(frozen=True)

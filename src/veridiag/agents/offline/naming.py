@@ -50,6 +50,8 @@ _DIGITS = re.compile(r"\d+")
 
 def named_at(text: str, name: str) -> re.Match[str] | None:
     """Where ``name`` stands in ``text`` (both lower-cased) as a name of its own."""
+    if name not in text:  # no pattern to compile for the names a text does not hold (most of them)
+        return None
     return re.search(rf"(?<![{NAME_CHARS}]){re.escape(name)}(?![{NAME_CHARS}])", text)
 
 

@@ -319,7 +319,7 @@ def _blank_words(text: str, words: list[str]) -> str:
 
 def _word_at(text: str, word: str) -> int:
     """Where ``word`` stands in ``text`` as a word of its own (ASCII words between non-letters), else -1."""
-    if not word.isascii():
+    if not word.isascii() or word not in text:  # no pattern to compile for a word the text lacks
         return text.find(word)
     found = re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", text)
     return found.start() if found else -1
