@@ -333,3 +333,34 @@ def test_the_runner_records_the_output_and_the_gatekeeper_grounds_a_quoted_line(
     assert verdict("api 的自身耗时 p90 在窗口内为 50ms，基线为 5ms", line) == []
     assert verdict("api self time p90 was 50ms in the window against 5ms before", line) == []
     assert "claim.entity_grounding" in verdict("api 的自身耗时 p90 在窗口内为 80ms，基线为 5ms", line)
+
+
+# --- the offline engine reads the spans and cites them --------------------------------------
+
+
+def test_the_offline_answer_cites_the_span_lines_of_the_service_whose_own_time_grew(tmp_path: Path) -> None:
+    from veridiag.config import Settings
+    from veridiag.pipeline.factory import assemble
+
+    settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
+    env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
+    rows: list[SpanRow] = []
+    for minute in range(120):
+        slow = 90 <= minute < 100
+        for k in range(4):
+            at = T0 - timedelta(hours=1, minutes=30) + timedelta(minutes=minute, seconds=k * 10)
+            rows += trace_rows(f"t{minute}-{k}", at, api_ms=50 if slow else 5, db_ms=10, error=None)
+    env.add_spans(rows, source="fixture", reach_key="fixture")
+    env.close()
+    assembly = assemble(settings)
+    try:
+        result = assembly.pipeline.run("why is the trips page slow at 10:05 on 2026-03-01?")
+        calls = assembly.store.list_invocations(result.session_id)
+    finally:
+        assembly.close()
+    traced = [c for c in calls if c.tool_name == "query_traces" and c.status == "ok"]
+    assert traced, [c.tool_name for c in calls]
+    api = next(c for c in traced if c.arguments.get("service") == "api")
+    line = next(x for x in api.output.splitlines() if x.startswith("api self time p90:"))
+    assert "(×" in line
+    assert "api" in result.answer and "self time" in result.answer, result.answer

@@ -72,7 +72,8 @@ def _error(message: str, status: str = "error") -> ToolOutput:
     return ToolOutput(status="error", error=message, text=f"{TOOL} error: {message}")
 
 
-def _ms(value: float | None) -> str:
+def ms_text(value: float | None) -> str:
+    """A figure in ms as the output writes it (``none``: the spans give none); claims word it so too."""
     return "none" if value is None else format_value(rounded(value), "ms")
 
 
@@ -215,7 +216,7 @@ def _figures(service: str, window: SpanStats, baseline: SpanStats) -> list[SpanF
         if now_value is None:
             continue
         factor, said = _factor(now_value, then_value)
-        line = f"{service} {words}: {_ms(now_value)} in the window, {_ms(then_value)} in the baseline{said}"
+        line = f"{service} {words}: {ms_text(now_value)} in the window, {ms_text(then_value)} in the baseline{said}"
         found.append(
             SpanFigure(
                 service=service,
@@ -281,7 +282,7 @@ def _callees(
         if now is None:
             continue
         factor, said = _factor(now, then)
-        line = f"callee {callee} self time p90: {_ms(now)} in the window, {_ms(then)} in the baseline{said}"
+        line = f"callee {callee} self time p90: {ms_text(now)} in the window, {ms_text(then)} in the baseline{said}"
         found.append(
             SpanFigure(
                 service=callee,
@@ -315,17 +316,17 @@ def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter) -> SlowTrace
     trace_id = spans[0].trace_id
     line = (
         f"trace {rank} {trace_id} at {iso(_moment(longest.start_ns))}: {where.service} span "
-        f"{_ms(longest.duration_ns / 1e6)}, trace {_ms(trace_ms)}"
+        f"{ms_text(longest.duration_ns / 1e6)}, trace {ms_text(trace_ms)}"
     )
     shown = sorted(sorted(path, key=lambda h: -h.critical_ms)[:MAX_HOPS], key=path.index)
-    hops = [f"{_hop(h)} {_ms(h.critical_ms)} (self {_ms(h.self_ms)})" for h in shown]
+    hops = [f"{_hop(h)} {ms_text(h.critical_ms)} (self {ms_text(h.self_ms)})" for h in shown]
     left = [h for h in path if h not in shown]
-    more = f" (and {len(left)} more hops, {_ms(sum(h.critical_ms for h in left))})" if left else ""
+    more = f" (and {len(left)} more hops, {ms_text(sum(h.critical_ms for h in left))})" if left else ""
     path_line = f"trace {rank} critical path: " + " → ".join(hops) + more
     heaviest = max(path, key=lambda h: h.critical_ms) if path else None
     heaviest_line = (
         f"trace {rank} most time on its critical path: {_hop(heaviest)} "
-        f"{_ms(heaviest.critical_ms)} of {_ms(trace_ms)} (self {_ms(heaviest.self_ms)})"
+        f"{ms_text(heaviest.critical_ms)} of {ms_text(trace_ms)} (self {ms_text(heaviest.self_ms)})"
         if heaviest is not None
         else None
     )
