@@ -61,6 +61,7 @@ def executor_script(final: Callable[[int, str], str]) -> Script:
             "query_changes",
             "lookup_knowledge",
             "rank_suspects",
+            "query_traces",
         }
         returns = _returns(messages)
         args = {

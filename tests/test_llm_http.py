@@ -163,7 +163,8 @@ def test_real_client_path_end_to_end(tmp_path: Path, provider: str) -> None:
 
     executor_requests = [body for role, body, _h in fake.requests if role == "executor"]
     offered = {tool["function"]["name"] for tool in executor_requests[0]["tools"]}
-    assert offered == {"query_logs", "query_metrics", "query_changes", "lookup_knowledge", "rank_suspects"}
+    tools = {"query_logs", "query_metrics", "query_changes", "lookup_knowledge", "rank_suspects", "query_traces"}
+    assert offered == tools
     assert tool_results(executor_requests[1])[0].startswith("<tool_output invocation_id=")
     # the configured key reaches the server, in whichever header the provider's SDK uses
     sent = ("authorization", "x-api-key", "x-goog-api-key")

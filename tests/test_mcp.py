@@ -44,6 +44,7 @@ TOOLS = {
     "query_changes",
     "lookup_knowledge",
     "rank_suspects",
+    "query_traces",
     "check_claims",
 }
 WINDOW = {"start": "2026-07-07T09:00:00Z", "end": "2026-07-07T11:00:00Z"}

@@ -105,7 +105,15 @@ def test_text_a_database_would_refuse_is_cleaned(store: SessionStore) -> None:
 
 def test_tool_specs_are_json_schemas() -> None:
     specs = {spec["name"]: spec for spec in tool_specs()}
-    assert set(specs) == {"query_logs", "query_metrics", "query_changes", "lookup_knowledge", "rank_suspects"}
+    assert set(specs) == {
+        "query_logs",
+        "query_metrics",
+        "query_changes",
+        "lookup_knowledge",
+        "rank_suspects",
+        "query_traces",
+    }
+    assert specs["query_traces"]["parameters"]["required"] == ["service"]
     assert specs["lookup_knowledge"]["parameters"]["required"] == ["query"]
     assert "required" not in specs["rank_suspects"]["parameters"]  # every service, the last hour by default
     assert specs["query_logs"]["parameters"]["additionalProperties"] is False

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from veridiag.analysis.signatures import family_of
+from veridiag.analysis.traces import TimedSpan, self_times
 from veridiag.cli import data
 from veridiag.cli.app import app
 from veridiag.ingest import spanfiles
@@ -31,7 +32,6 @@ from veridiag.ingest.kubernetes import workload_of
 from veridiag.ingest.traces import import_traces
 from veridiag.tools.args import RankSuspectsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
-from veridiag.tools.backends.embedded._spans import TimedSpan, self_times
 from veridiag.tools.records import SuspectEvidence
 from veridiag.tools.suspects import SuspectSearch
 

@@ -14,7 +14,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from veridiag.contracts.json import JsonObject
 
-ToolName = Literal["query_logs", "query_metrics", "query_changes", "lookup_knowledge", "rank_suspects"]
+ToolName = Literal["query_logs", "query_metrics", "query_changes", "lookup_knowledge", "rank_suspects", "query_traces"]
 
 
 class Step(BaseModel):

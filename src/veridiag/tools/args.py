@@ -147,10 +147,20 @@ class RankSuspectsArgs(_Args):
         return _check_time(value)
 
 
+class QueryTracesArgs(_Args):
+    """A service's spans in a window against its own spans before it: count, error rate, latency
+    and self-time percentiles, its callers and callees, the slowest traces' critical paths."""
+
+    service: str = Field(min_length=1, max_length=100, description="Service name, e.g. ts-travel-service.")
+    operation: str | None = Field(default=None, max_length=300, description="Only spans of this operation.")
+    limit: int = Field(default=3, ge=1, le=10, description="Slowest traces to show.")
+
+
 TOOL_ARGS: dict[str, type[BaseModel]] = {
     "query_logs": QueryLogsArgs,
     "query_metrics": QueryMetricsArgs,
     "query_changes": QueryChangesArgs,
     "lookup_knowledge": LookupKnowledgeArgs,
     "rank_suspects": RankSuspectsArgs,
+    "query_traces": QueryTracesArgs,
 }

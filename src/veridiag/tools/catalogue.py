@@ -49,6 +49,10 @@ class LogsElsewhere:
     def log_span(self, service: str) -> Span | None:
         return self.logs.log_span(service)
 
+    def trace_services(self) -> list[str]:
+        """Services with spans, from the embedded file (where ``data import-traces`` stores them)."""
+        return self.embedded.trace_services()
+
     def metric_span(self, service: str, metric: str | None = None) -> Span | None:
         return self.embedded.metric_span(service, metric)
 

@@ -93,6 +93,7 @@ def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = Non
         metrics=metrics,
         knowledge=embedded,
         changes=embedded,
+        traces=embedded,
         timeout_seconds=settings.tools.timeout_seconds,
         redactor=embedded.redactor,
         closers=closers,

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
+from veridiag.analysis.traces import Hop
 from veridiag.tools.promql import MetricKind
 
 Level = Literal["ERROR", "WARN", "INFO", "DEBUG"]
@@ -359,6 +360,73 @@ class KnowledgeEvidence(BaseModel):
     documents: list[RunbookMatch] = Field(default_factory=list)
 
 
+class SpanFigure(BaseModel):
+    """One figure of a service's spans in the window against its baseline (``query_traces``)."""
+
+    service: str
+    #: ``spans``, ``errors``, ``duration_p50`` … ``self_p90``; ``errors`` is the error rate in %.
+    name: str
+    unit: str
+    window: float | None
+    baseline: float | None
+    #: window / baseline, as the line states it (None: not stated).
+    factor: float | None = None
+    line: str
+
+
+class SlowTrace(BaseModel):
+    """One of the slowest traces: when, how long the service's span took, its critical path."""
+
+    rank: int
+    trace_id: str
+    at: datetime
+    #: The service's longest span in the trace, and the whole trace (root or first span to last end).
+    span_ms: float
+    trace_ms: float
+    path: list[Hop] = Field(default_factory=list)
+    #: The hop with the most self time on the path.
+    heaviest: Hop | None = None
+    line: str
+    path_line: str
+    heaviest_line: str | None = None
+
+
+class CallEdge(BaseModel):
+    """Calls from one service to another in the window (and the baseline)."""
+
+    caller: str
+    callee: str
+    calls: int
+    errors: int | None = None
+    baseline_calls: int = 0
+    baseline_errors: int | None = None
+    line: str
+
+
+class TraceEvidence(BaseModel):
+    """A service's spans in a window against its own earlier spans (``query_traces``)."""
+
+    kind: Literal["traces"] = "traces"
+    service: str
+    operation: str | None = None
+    start: datetime
+    end: datetime
+    baseline_start: datetime
+    baseline_end: datetime
+    #: The service's figures (count, error rate, duration and self-time percentiles), each on a
+    #: line; its callees' self time p90, each on a line.
+    figures: list[SpanFigure] = Field(default_factory=list)
+    callees: list[SpanFigure] = Field(default_factory=list)
+    calls: list[CallEdge] = Field(default_factory=list)
+    slowest: list[SlowTrace] = Field(default_factory=list)
+    #: The line naming the window and the baseline.
+    line: str
+
+    def figure(self, name: str) -> SpanFigure | None:
+        return next((f for f in self.figures if f.name == name), None)
+
+
 Evidence = Annotated[
-    LogEvidence | MetricEvidence | ChangeEvidence | KnowledgeEvidence | SuspectEvidence, Field(discriminator="kind")
+    LogEvidence | MetricEvidence | ChangeEvidence | KnowledgeEvidence | SuspectEvidence | TraceEvidence,
+    Field(discriminator="kind"),
 ]

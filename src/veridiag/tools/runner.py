@@ -32,11 +32,13 @@ from veridiag.tools.args import (
     QueryChangesArgs,
     QueryLogsArgs,
     QueryMetricsArgs,
+    QueryTracesArgs,
     RankSuspectsArgs,
 )
-from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend
+from veridiag.tools.backends import ChangeBackend, KnowledgeBackend, LogBackend, MetricBackend, TraceBackend
 from veridiag.tools.drawn import drawn_records, stored_form
 from veridiag.tools.results import ToolCallResult, ToolOutput
+from veridiag.tools.spans import TraceQuery
 from veridiag.tools.suspects import SuspectSearch
 
 _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="veridiag-tool")
@@ -54,6 +56,10 @@ DESCRIPTIONS = {
     "against its own history, new ERROR/WARN log templates, recorded changes, the call graph; ranks the services by "
     "how much they changed, what it measures (own CPU/memory/pool/errors before latency) and how near the moment "
     "asked it began, and says whether one stands out. 找出窗口内变化的服务并按可能的源头排序。",
+    "query_traces": "A service's spans in a time window against its own spans before it: span count, error rate, "
+    "duration p50/p90/p99 and self time (its own work, less the calls it waits on) p50/p90, its callers and callees "
+    "with call and error counts, and the slowest traces with their critical path. "
+    "查询某服务在时间窗口内的链路数据（与其此前的链路对比）：调用量、错误率、耗时与自身耗时分位数、调用关系、最慢链路的关键路径。",
 }
 
 
@@ -66,6 +72,8 @@ class Toolbox:
     knowledge: KnowledgeBackend
     changes: ChangeBackend
     timeout_seconds: float = 20.0
+    #: Where ``query_traces`` reads spans (None: no trace backend, the tool says so).
+    traces: TraceBackend | None = None
     redactor: Redactor = field(default_factory=default_redactor)
     #: Called by ``close``: the ClickHouse backend's clients.
     closers: tuple[Callable[[], None], ...] = ()
@@ -86,6 +94,10 @@ class Toolbox:
             return self.knowledge.lookup_knowledge(args)
         if isinstance(args, RankSuspectsArgs):
             return SuspectSearch(self.metrics, self.logs, self.changes, now=_clock(self.metrics)).run(args)
+        if isinstance(args, QueryTracesArgs):
+            if self.traces is None:
+                return _error("query_traces: no trace backend is configured")
+            return TraceQuery(self.traces, now=_clock(self.traces)).run(args)
         raise TypeError(f"no backend for {tool_name}")
 
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from veridiag.agents.offline import focus as focusing
-from veridiag.agents.offline.findings import STILL_GOING, Clock, Findings, Quote, spans_days
+from veridiag.agents.offline.findings import ROSE, STILL_GOING, Clock, Findings, Quote, spans_days
 from veridiag.agents.offline.skills import catalog, term_words
 from veridiag.agents.offline.still import answer_still
 from veridiag.agents.offline.value import answer_value, asked_metric
@@ -61,6 +61,7 @@ from veridiag.tools.records import (
     SuspectEvidence,
     SuspectSignal,
     TemplateCount,
+    TraceEvidence,
 )
 from veridiag.tools.results import ToolCallResult
 
@@ -74,6 +75,8 @@ MIN_DETAIL_SCORE = 0.15
 #: Of the changes of an onset's kind, those scored at least this share of the strongest mark the
 #: incident's start.
 ONSET_SHARE = 0.25
+#: Services whose spans are read (``query_traces``), of the involved ones.
+MAX_TRACED = 4
 #: Services read in detail when the survey found no suspect and the question named none.
 MAX_DETAIL = 8
 #: Lines holding the question's words over longer than this are no period of their own.
@@ -124,6 +127,7 @@ class Catalogue(Protocol):
 Series = tuple[ToolCallResult, MetricEvidence]
 Logs = tuple[ToolCallResult, LogEvidence]
 Spotted = tuple[ToolCallResult, MetricEvidence, MetricAnomaly]
+Traced = tuple[ToolCallResult, TraceEvidence]
 Survey = tuple[ToolCallResult, SuspectEvidence]
 #: A term searched: the call, its lines, the words found (as searched), the term as asked.
 Searched = tuple[ToolCallResult, LogEvidence, str, str]
@@ -186,8 +190,10 @@ class _Execution:
         logs = self._logs(involved, span) if self._has("query_logs") else []
         logs += self._levelless(logs, span)
         changes = self._changes(span) if self._has("query_changes") else []
+        traced = self._traces(involved, span) if self._has("query_traces") else []
         self._answer(survey, series, logs, changes, searched)
         self._state_terms(searched)
+        self._state_traces(traced)
         self._state(series, logs, span, changes, involved)
         if survey is None or survey[1].held is None:  # no data in the window: nothing to match a runbook to
             self._runbooks(logs, involved)
@@ -322,6 +328,24 @@ class _Execution:
                 elif result.status == "ok":
                     found += [(result, e) for e in result.output.evidence if isinstance(e, MetricEvidence)]
         return found
+
+    def _traces(self, services: Sequence[str], window: tuple[datetime, datetime]) -> list[Traced]:
+        """The spans of the involved services that have some (issue 29), against their own
+        earlier spans; none read when the backend knows no spans."""
+        listed = getattr(self.catalogue, "trace_services", None)
+        with_spans = set(listed()) if callable(listed) else set()
+        found: list[Traced] = []
+        for service in [s for s in services if s in with_spans][:MAX_TRACED]:
+            result = self._call("query_traces", {"service": service, **_bounds(window)})
+            if result is not None and result.status == "ok":
+                found += [(result, e) for e in result.output.evidence if isinstance(e, TraceEvidence)]
+        return found
+
+    def _state_traces(self, traced: list[Traced]) -> None:
+        """What the spans say, the services whose own time or errors grew first."""
+        grew = [item for item in traced if _own_grew(item[1])]
+        for result, spans in [*grew, *(item for item in traced if item not in grew)]:
+            self.findings.traces(result, spans)
 
     def _logs(self, services: Sequence[str], window: tuple[datetime, datetime]) -> list[Logs]:
         found: list[Logs] = []
@@ -1092,3 +1116,11 @@ def _term_search(logs: LogEvidence) -> bool:
 def _covers(span: Span | None, logs: LogEvidence) -> bool:
     """The service has logs on both sides of the window, or inside it: silence there means something."""
     return span is not None and span.first <= logs.end and span.last >= logs.start
+
+
+def _own_grew(spans: TraceEvidence) -> bool:
+    """The service's own work or errors grew against its earlier spans (not only its wait)."""
+    own, errors = spans.figure("self_p90"), spans.figure("errors")
+    rose = own is not None and own.factor is not None and own.factor >= ROSE
+    failed = errors is not None and errors.window is not None and errors.window > (errors.baseline or 0)
+    return rose or failed

@@ -40,10 +40,16 @@ from veridiag.tools.records import (
     SuspectEvidence,
     SuspectSignal,
     TemplateCount,
+    TraceEvidence,
 )
 from veridiag.tools.results import ToolCallResult
+from veridiag.tools.spans import ms_text
 
 Quote = tuple[ToolCallResult, str]
+#: A span figure that grew at least this much against its baseline rose (``query_traces``);
+#: one below ``STEADY`` did not.
+ROSE = 1.5
+STEADY = 1.2
 #: Steps of a counter's increases a claim names (each quoting its point line).
 MAX_LISTED_STEPS = 8
 
@@ -194,6 +200,89 @@ class Findings:
             self.missing.append(text)
 
     # -- observations ------------------------------------------------------------------
+
+    def traces(self, result: ToolCallResult, spans: TraceEvidence) -> list[Claim]:
+        """What a service's spans say against its own earlier ones (issue 29): its own work grew
+        (self time), its errors grew, or its duration grew while its own time did not and a
+        callee's did — it waits on that callee; else its figures as they are. Then the hop that
+        held its slowest trace up longest. Numbers as the quoted lines write them."""
+        own, duration, errors = spans.figure("self_p90"), spans.figure("duration_p90"), spans.figure("errors")
+        period = self.during(spans.start, spans.end)["period"]
+        made: list[Claim] = []
+        if own is not None and own.factor is not None and own.factor >= ROSE:
+            text = self.say(
+                "own_time_rose",
+                service=spans.service,
+                period=period,
+                now=ms_text(own.window),
+                before=ms_text(own.baseline),
+                factor=f"{own.factor:.2f}",
+            )
+            made.append(self.claim("symptom", text, [(result, spans.line), (result, own.line)]))
+        if errors is not None and errors.window is not None and errors.window > (errors.baseline or 0):
+            now, before = errors.line.split(": ", 1)[1].split(" in the window, ")
+            text = self.say(
+                "span_errors_rose",
+                service=spans.service,
+                period=period,
+                now=now,
+                before=before.removesuffix(" in the baseline"),
+            )
+            made.append(self.claim("symptom", text, [(result, spans.line), (result, errors.line)]))
+        callee = max(
+            (c for c in spans.callees if c.factor is not None and c.factor >= ROSE),
+            key=lambda c: c.factor or 0,
+            default=None,
+        )
+        waits = (
+            not made
+            and own is not None
+            and duration is not None
+            and duration.factor is not None
+            and duration.factor >= ROSE
+            and (own.factor is None or own.factor < STEADY)
+        )
+        if waits and own is not None and duration is not None and callee is not None:
+            text = self.say(
+                "waits_on_callee",
+                service=spans.service,
+                period=period,
+                duration=ms_text(duration.window),
+                duration_factor=f"{duration.factor:.2f}",
+                now=ms_text(own.window),
+                factor=f"{own.factor:.2f}" if own.factor is not None else "—",
+                callee=callee.service,
+                callee_now=ms_text(callee.window),
+                callee_factor=f"{callee.factor:.2f}",
+            )
+            quotes = [(result, spans.line), (result, duration.line), (result, own.line), (result, callee.line)]
+            made.append(self.claim("observation", text, quotes))
+        elif not made and own is not None and duration is not None:
+            text = self.say(
+                "spans_steady",
+                service=spans.service,
+                period=period,
+                duration=ms_text(duration.window),
+                duration_before=ms_text(duration.baseline),
+                now=ms_text(own.window),
+                before=ms_text(own.baseline),
+            )
+            made.append(
+                self.claim("observation", text, [(result, spans.line), (result, duration.line), (result, own.line)])
+            )
+        slowest = spans.slowest[0] if spans.slowest else None
+        if slowest is not None and slowest.heaviest is not None and slowest.heaviest_line is not None:
+            hop = slowest.heaviest
+            text = self.say(
+                "slowest_trace",
+                service=spans.service,
+                period=period,
+                hop=f"{hop.service}:{hop.operation}" + (f" ×{hop.spans}" if hop.spans > 1 else ""),
+                critical=ms_text(hop.critical_ms),
+                own=ms_text(hop.self_ms),
+            )
+            made.append(self.claim("observation", text, [(result, slowest.line), (result, slowest.heaviest_line)]))
+        return made
 
     def anomaly(
         self,

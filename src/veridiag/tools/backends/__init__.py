@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from veridiag.analysis.traces import CallCount, SpanFilter, SpanStats, TraceSpan
 from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs
+from veridiag.tools.records import Span
 from veridiag.tools.results import ToolOutput
 
 
@@ -30,3 +32,33 @@ class KnowledgeBackend(Protocol):
     name: str
 
     def lookup_knowledge(self, args: LookupKnowledgeArgs) -> ToolOutput: ...
+
+
+class TraceBackend(Protocol):
+    """Where spans are read for ``query_traces`` (``tools/traces.py`` compares, finds paths and
+    writes the output). Reads only, each bounded by a service and a window, so a store that
+    aggregates (ClickHouse ``otel_traces``: quantiles and counts in SQL) and one that returns
+    traces (Jaeger's and Tempo's query APIs: a search by service, operation and time, then
+    the traces) can both answer: the embedded file now (``embedded/_traces.py``)."""
+
+    name: str
+
+    def trace_services(self) -> list[str]:
+        """Services with spans."""
+        ...
+
+    def span_extent(self, service: str) -> Span | None:
+        """When the service's spans start, first to last; None when it has none."""
+        ...
+
+    def span_stats(self, where: SpanFilter) -> SpanStats:
+        """Count, errors, duration and self-time percentiles of the spans ``where`` selects."""
+        ...
+
+    def slowest_traces(self, where: SpanFilter, limit: int) -> list[list[TraceSpan]]:
+        """The traces in which the selected spans were longest, longest first, each whole."""
+        ...
+
+    def call_counts(self, where: SpanFilter) -> list[CallCount]:
+        """Calls into and out of the service in the window, per caller → callee edge."""
+        ...

@@ -19,11 +19,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from veridiag._sqlite import use_wal
+from veridiag.analysis.traces import CallCount, SpanFilter, SpanStats, TraceSpan
 from veridiag.redaction import Redactor, default_redactor
 from veridiag.text.render import iso
 from veridiag.tools import knowledge
 from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs, parse_time
-from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema, _spans
+from veridiag.tools.backends.embedded import _changes, _ingest, _logs, _metrics, _schema, _spans, _traces
 from veridiag.tools.backends.embedded._ingest import ChangeRow, EdgeRow, LogRow, Written
 from veridiag.tools.backends.embedded._spans import SpanRow, SpansWritten
 from veridiag.tools.promql import ShownSeries
@@ -196,6 +197,23 @@ class EmbeddedEnvironment:
     def span_summary(self) -> tuple[int, int] | None:
         """How many spans and traces are stored (None: none)."""
         return _spans.span_summary(self._connection())
+
+    # -- spans, as ``query_traces`` reads them (``TraceBackend``) -------------------------
+
+    def trace_services(self) -> list[str]:
+        return _traces.trace_services(self._connection())
+
+    def span_extent(self, service: str) -> Span | None:
+        return _traces.span_extent(self._connection(), service)
+
+    def span_stats(self, where: SpanFilter) -> SpanStats:
+        return _traces.stats(self._connection(), where)
+
+    def slowest_traces(self, where: SpanFilter, limit: int) -> list[list[TraceSpan]]:
+        return _traces.slowest_traces(self._connection(), where, limit)
+
+    def call_counts(self, where: SpanFilter) -> list[CallCount]:
+        return _traces.call_counts(self._connection(), where)
 
     def index_knowledge(self) -> int:
         """Re-index bundled runbooks plus the added demo incidents' and the user folder's (user

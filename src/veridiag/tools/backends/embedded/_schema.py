@@ -124,6 +124,10 @@ _READ_INDEXES = {
     # What a full-text hit needs of its line, by id: half the cost of looking each hit up in the
     # table, whose rows carry the text (measured).
     "ix_log_hit": "log_line(id, ts, service, level, template_id)",
+    # ``query_traces``: one service's spans in a window (its figures, its slowest traces, its
+    # callers) without reading every service's, and a span's children (its callees) by their parent.
+    "ix_span_service_start": "span(service, start_ns)",
+    "ix_span_parent": "span(trace_id, parent_id)",
 }
 
 

@@ -46,6 +46,7 @@ from datetime import UTC, datetime
 from itertools import groupby, pairwise
 from typing import NamedTuple
 
+from veridiag.analysis.traces import TimedSpan, self_times
 from veridiag.tools.backends.embedded._ingest import EdgeRow, add_metric_points
 
 SPAN_RATE = "span_rate"
@@ -101,15 +102,6 @@ class SpanRow(NamedTuple):
     error: bool | None = None
 
 
-class TimedSpan(NamedTuple):
-    """What self time is computed from: a span of one trace, its parent and its interval."""
-
-    span_id: str
-    parent_id: str
-    start_ns: int
-    end_ns: int
-
-
 @dataclass(frozen=True)
 class Reach:
     """Where a file's spans start, first to last, and the longest gap between consecutive starts."""
@@ -142,34 +134,6 @@ class SpansWritten:
     edges: list[EdgeRow] = field(default_factory=list)
     #: The file's reach: its stretches of span starts (none: no span read).
     reach: list[Reach] = field(default_factory=list)
-
-
-def self_times(spans: Iterable[TimedSpan]) -> dict[str, int]:
-    """Each span's self time in ns: its duration less the union of its direct children's
-    intervals, each clipped to the span's own (an asynchronous child running past its parent's
-    end, or a child's clock a little off, takes no more than the parent's own time); never
-    below 0. ``spans`` are one trace's."""
-    listed = list(spans)
-    children: dict[str, list[tuple[int, int]]] = defaultdict(list)
-    for span in listed:
-        if span.parent_id and span.parent_id != span.span_id:
-            children[span.parent_id].append((span.start_ns, span.end_ns))
-    found = {}
-    for span in listed:
-        busy = _union(children.get(span.span_id, []), span.start_ns, span.end_ns)
-        found[span.span_id] = max(0, span.end_ns - span.start_ns - busy)
-    return found
-
-
-def _union(intervals: list[tuple[int, int]], start: int, end: int) -> int:
-    """How much of ``[start, end]`` the intervals cover together."""
-    clipped = sorted((max(a, start), min(b, end)) for a, b in intervals if min(b, end) > max(a, start))
-    total, reach = 0, start
-    for a, b in clipped:
-        if b > reach:
-            total += b - max(a, reach)
-            reach = b
-    return total
 
 
 def reach_of(starts: array[int]) -> list[Reach]:

@@ -1,0 +1,353 @@
+"""The ``query_traces`` tool: a service's spans in a window against its own spans before it.
+
+A trace backend (``tools/backends`` ``TraceBackend``) reads; ``analysis/traces.py`` computes
+self times, percentiles and critical paths; this module states them, one fact a line, every
+figure of the service on a line that names it, times in UTC ISO and units written
+(``text/render.py``), so a claim quotes a line and the Gatekeeper finds its numbers there:
+
+    query_traces service=ts-travel-service start=… end=…
+    window 2023-01-29T10:00:00Z – 2023-01-29T10:10:00Z; baseline 2023-01-29T09:00:00Z – …
+    ts-travel-service spans: 412 in the window, 1630 in the baseline
+    ts-travel-service self time p90: 231.5ms in the window, 12.3ms in the baseline (×18.82)
+    call ts-gateway-service → ts-travel-service: 40 calls, errors not stated in the window; …
+    callee ts-route-service self time p90: 3.1ms in the window, 3ms in the baseline (×1.03)
+    trace 1 f223e6… at 2023-01-29T10:04:51Z: ts-travel-service span 862.63ms, trace 863ms
+    trace 1 critical path: ts-gateway-service:/* 0.9ms (self 0.9ms) → ts-travel-service:… 650ms (self 650ms)
+    trace 1 most time on its critical path: ts-travel-service:… 650ms of 862.63ms (self 650ms)
+
+A hop is one service and operation (``×n``: n spans of it on the path, times summed); its first
+figure is its time on the critical path (``analysis/traces.py``), the second its
+self time; a path of more than ``MAX_HOPS`` hops shows the ones holding it up longest.
+
+The baseline is the service's own spans in the period just before the window, as long as the
+window but at least an hour; when that holds none, the day before the window.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from veridiag.analysis.traces import (
+    CallCount,
+    Hop,
+    SpanFilter,
+    SpanStats,
+    TraceSpan,
+    by_operation,
+    critical_path,
+    ratio,
+)
+from veridiag.text.render import format_value, iso, request_line, rounded
+from veridiag.tools.args import QueryTracesArgs, parse_time
+from veridiag.tools.backends import TraceBackend
+from veridiag.tools.records import CallEdge, SlowTrace, SpanFigure, TraceEvidence
+from veridiag.tools.results import ToolOutput
+
+TOOL = "query_traces"
+#: The baseline is at least this long, and when that holds no span, this long instead.
+MIN_BASELINE = timedelta(hours=1)
+WIDE_BASELINE = timedelta(hours=24)
+#: Edges listed (most calls first), callees whose self time is stated, hops a path line shows.
+MAX_EDGES = 12
+MAX_CALLEES = 5
+MAX_HOPS = 12
+#: Services an error for an unknown service lists.
+MAX_LISTED = 20
+
+#: Each figure: its name, how a line names it, its unit and how it is read from a ``SpanStats``.
+_FIGURES: tuple[tuple[str, str, str, Callable[[SpanStats], float | None]], ...] = (
+    ("duration_p50", "duration p50", "ms", lambda s: s.duration_p50),
+    ("duration_p90", "duration p90", "ms", lambda s: s.duration_p90),
+    ("duration_p99", "duration p99", "ms", lambda s: s.duration_p99),
+    ("self_p50", "self time p50", "ms", lambda s: s.self_p50),
+    ("self_p90", "self time p90", "ms", lambda s: s.self_p90),
+)
+
+
+def _error(message: str, status: str = "error") -> ToolOutput:
+    if status == "no_data":
+        return ToolOutput(status="no_data", text=f"{TOOL}: {message}", retrieval_details={"reason": message})
+    return ToolOutput(status="error", error=message, text=f"{TOOL} error: {message}")
+
+
+def ms_text(value: float | None) -> str:
+    """A figure in ms as the output writes it (``none``: the spans give none); claims word it so too."""
+    return "none" if value is None else format_value(rounded(value), "ms")
+
+
+def _factor(now: float | None, before: float | None) -> tuple[float | None, str]:
+    found = ratio(now, before)
+    return (round(found, 2), f" (×{found:.2f})") if found is not None and now else (None, "")
+
+
+@dataclass(frozen=True)
+class TraceQuery:
+    """``query_traces`` over a trace backend; ``now`` anchors relative times."""
+
+    backend: TraceBackend
+    now: datetime
+
+    def run(self, args: QueryTracesArgs) -> ToolOutput:
+        try:
+            end = parse_time(args.end, self.now) if args.end else self.now
+            start = parse_time(args.start, self.now) if args.start else end - timedelta(hours=1)
+        except ValueError as exc:
+            return _error(str(exc))
+        if start >= end:
+            return _error(f"start {iso(start)} must be before end {iso(end)}")
+        extent = self.backend.span_extent(args.service)
+        if extent is None:
+            known = self.backend.trace_services()
+            listed = ", ".join(known[:MAX_LISTED]) + (" …" if len(known) > MAX_LISTED else "")
+            return _error(
+                f"no spans of service {args.service!r}; services with spans: {listed}"
+                if known
+                else f"no spans of service {args.service!r}: no spans are stored"
+            )
+        where = SpanFilter(service=args.service, operation=args.operation, start=start, end=end)
+        window = self.backend.span_stats(where)
+        if window.spans == 0:
+            what = f"{args.service} operation {args.operation!r}" if args.operation else args.service
+            return _error(
+                f"no spans of {what} in {iso(start)} – {iso(end)}; "
+                f"{args.service}'s spans start {iso(extent.first)} – {iso(extent.last)}",
+                status="no_data",
+            )
+        before, baseline = self._baseline(where)
+        return _render(args, where, before=before, window=window, baseline=baseline, backend=self.backend)
+
+    def _baseline(self, where: SpanFilter) -> tuple[SpanFilter, SpanStats]:
+        length = max(where.end - where.start, MIN_BASELINE)
+        before = where.model_copy(update={"start": where.start - length, "end": where.start})
+        found = self.backend.span_stats(before)
+        if found.spans == 0 and length < WIDE_BASELINE:
+            before = where.model_copy(update={"start": where.start - WIDE_BASELINE, "end": where.start})
+            found = self.backend.span_stats(before)
+        return before, found
+
+
+def _render(
+    args: QueryTracesArgs,
+    where: SpanFilter,
+    *,
+    before: SpanFilter,
+    window: SpanStats,
+    baseline: SpanStats,
+    backend: TraceBackend,
+) -> ToolOutput:
+    service = where.service
+    request = {"service": service, "operation": args.operation, "start": iso(where.start), "end": iso(where.end)}
+    head = (
+        f"window {iso(where.start)} – {iso(where.end)}; baseline {iso(before.start)} – {iso(before.end)}"
+        " (the same service's spans before the window)"
+    )
+    lines = [request_line(TOOL, request), head]
+    figures = _figures(service, window, baseline)
+    lines += [f.line for f in figures]
+    calls = _calls(backend.call_counts(where), backend.call_counts(before))
+    if calls:
+        lines.append("calls (caller → callee) in the window and in the baseline:")
+        lines += [edge.line for edge in calls]
+    callees = _callees(service, calls, where, before, backend)
+    lines += [f.line for f in callees]
+    slowest = [
+        _slow(rank, spans, where)
+        for rank, spans in enumerate(backend.slowest_traces(where, args.limit), start=1)
+        if spans
+    ]
+    if slowest:
+        lines.append(f"slowest traces of {service} in the window (by its longest span in each):")
+        for trace in slowest:
+            lines += [trace.line, trace.path_line, *([trace.heaviest_line] if trace.heaviest_line else [])]
+    evidence = TraceEvidence(
+        service=service,
+        operation=args.operation,
+        start=where.start,
+        end=where.end,
+        baseline_start=before.start,
+        baseline_end=before.end,
+        figures=figures,
+        callees=callees,
+        calls=calls,
+        slowest=slowest,
+        line=head,
+    )
+    details = {
+        "backend": getattr(backend, "name", "traces"),
+        "spans": window.spans,
+        "baseline_spans": baseline.spans,
+        "window": [iso(where.start), iso(where.end)],
+        "baseline": [iso(before.start), iso(before.end)],
+    }
+    return ToolOutput(status="ok", text="\n".join(lines), retrieval_details=details, evidence=[evidence])
+
+
+def _figures(service: str, window: SpanStats, baseline: SpanStats) -> list[SpanFigure]:
+    found = [
+        SpanFigure(
+            service=service,
+            name="spans",
+            unit="spans",
+            window=window.spans,
+            baseline=baseline.spans,
+            line=f"{service} spans: {window.spans} in the window, {baseline.spans} in the baseline",
+        )
+    ]
+    if window.errors is None and baseline.errors is None:
+        line = f"{service} errors: no span states a status (no error count)"
+        found.append(SpanFigure(service=service, name="errors", unit="%", window=None, baseline=None, line=line))
+    else:
+        now, then = window.error_rate, baseline.error_rate
+        line = f"{service} errors: {_errors(window)} in the window, {_errors(baseline)} in the baseline"
+        found.append(
+            SpanFigure(
+                service=service,
+                name="errors",
+                unit="%",
+                window=None if now is None else round(now * 100, 2),
+                baseline=None if then is None else round(then * 100, 2),
+                line=line,
+            )
+        )
+    for name, words, unit, read in _FIGURES:
+        now_value, then_value = read(window), read(baseline)
+        if now_value is None:
+            continue
+        factor, said = _factor(now_value, then_value)
+        line = f"{service} {words}: {ms_text(now_value)} in the window, {ms_text(then_value)} in the baseline{said}"
+        found.append(
+            SpanFigure(
+                service=service,
+                name=name,
+                unit=unit,
+                window=rounded(now_value),
+                baseline=None if then_value is None else rounded(then_value),
+                factor=factor,
+                line=line,
+            )
+        )
+    return found
+
+
+def _errors(stats: SpanStats) -> str:
+    if stats.errors is None:
+        return "no status stated" if stats.spans else "no spans"
+    rate = format_value(rounded(stats.errors / stats.stated * 100), "%")
+    return f"{stats.errors} of {stats.stated} spans ({rate})"
+
+
+def _calls(window: Sequence[CallCount], baseline: Sequence[CallCount]) -> list[CallEdge]:
+    earlier = {(c.caller, c.callee): c for c in baseline}
+    edges = sorted(window, key=lambda c: (-c.calls, c.caller, c.callee))[:MAX_EDGES]
+    found = []
+    for edge in edges:
+        then = earlier.get((edge.caller, edge.callee))
+        then_calls = then.calls if then else 0
+        then_errors = then.errors if then else None
+        line = (
+            f"call {edge.caller} → {edge.callee}: {_edge(edge.calls, edge.errors)} in the window; "
+            f"{_edge(then_calls, then_errors)} in the baseline"
+        )
+        found.append(
+            CallEdge(
+                caller=edge.caller,
+                callee=edge.callee,
+                calls=edge.calls,
+                errors=edge.errors,
+                baseline_calls=then_calls,
+                baseline_errors=then_errors,
+                line=line,
+            )
+        )
+    return found
+
+
+def _edge(calls: int, errors: int | None) -> str:
+    said = "errors not stated" if errors is None else f"{errors} errors"
+    return f"{calls} calls, {said}"
+
+
+def _callees(
+    service: str, calls: Sequence[CallEdge], where: SpanFilter, before: SpanFilter, backend: TraceBackend
+) -> list[SpanFigure]:
+    """The self time p90 of the services this one calls most (all their spans): whether what it
+    waits on grew, beside its own."""
+    callees = list(dict.fromkeys(edge.callee for edge in calls if edge.caller == service))[:MAX_CALLEES]
+    found = []
+    for callee in callees:
+        now = backend.span_stats(SpanFilter(service=callee, start=where.start, end=where.end)).self_p90
+        then = backend.span_stats(SpanFilter(service=callee, start=before.start, end=before.end)).self_p90
+        if now is None:
+            continue
+        factor, said = _factor(now, then)
+        line = f"callee {callee} self time p90: {ms_text(now)} in the window, {ms_text(then)} in the baseline{said}"
+        found.append(
+            SpanFigure(
+                service=callee,
+                name="self_p90",
+                unit="ms",
+                window=rounded(now),
+                baseline=None if then is None else rounded(then),
+                factor=factor,
+                line=line,
+            )
+        )
+    return found
+
+
+def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter) -> SlowTrace:
+    own = (
+        [
+            s
+            for s in spans
+            if s.service == where.service
+            and (where.operation is None or s.operation == where.operation)
+            and where.start <= _moment(s.start_ns) < where.end
+        ]
+        or [s for s in spans if s.service == where.service]
+        or list(spans)
+    )
+    longest = max(own, key=lambda s: (s.duration_ns, -s.start_ns))
+    first, last = min(s.start_ns for s in spans), max(s.end_ns for s in spans)
+    trace_ms = (last - first) / 1e6
+    path = by_operation(critical_path(spans))
+    trace_id = spans[0].trace_id
+    line = (
+        f"trace {rank} {trace_id} at {iso(_moment(longest.start_ns))}: {where.service} span "
+        f"{ms_text(longest.duration_ns / 1e6)}, trace {ms_text(trace_ms)}"
+    )
+    shown = sorted(sorted(path, key=lambda h: -h.critical_ms)[:MAX_HOPS], key=path.index)
+    hops = [f"{_hop(h)} {ms_text(h.critical_ms)} (self {ms_text(h.self_ms)})" for h in shown]
+    left = [h for h in path if h not in shown]
+    more = f" (and {len(left)} more hops, {ms_text(sum(h.critical_ms for h in left))})" if left else ""
+    path_line = f"trace {rank} critical path: " + " → ".join(hops) + more
+    heaviest = max(path, key=lambda h: h.critical_ms) if path else None
+    heaviest_line = (
+        f"trace {rank} most time on its critical path: {_hop(heaviest)} "
+        f"{ms_text(heaviest.critical_ms)} of {ms_text(trace_ms)} (self {ms_text(heaviest.self_ms)})"
+        if heaviest is not None
+        else None
+    )
+    return SlowTrace(
+        rank=rank,
+        trace_id=trace_id,
+        at=_moment(longest.start_ns),
+        span_ms=round(longest.duration_ns / 1e6, 2),
+        trace_ms=round(trace_ms, 2),
+        path=path,
+        heaviest=heaviest,
+        line=line,
+        path_line=path_line,
+        heaviest_line=heaviest_line,
+    )
+
+
+def _hop(hop: Hop) -> str:
+    """``service:operation``, and ``×n`` when the hop stands for n spans of it."""
+    return f"{hop.service}:{hop.operation}" + (f" ×{hop.spans}" if hop.spans > 1 else "")
+
+
+def _moment(ns: int) -> datetime:
+    return datetime.fromtimestamp(ns / 1e9, tz=UTC)
