@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from veridiag.api import create_app
 from veridiag.api.charts import (
+    CHAR_WIDTH,
     HEIGHT,
     TOP,
     CitedPoint,
@@ -418,3 +419,54 @@ def test_a_short_episode_in_a_long_series_is_shown_zoomed_with_context() -> None
     quiet = chart.model_copy(update={"anomalies": [], "cited": []})
     whole = ET.fromstring(str(metric_svg(quiet, chart_words("en")))).find(f"{SVG}path")
     assert whole is not None and len(re.findall(r"[ML]", whole.get("d", ""))) > len(drawn)
+
+
+def _label_boxes(svg: ET.Element) -> list[tuple[float, float, float, float, str]]:
+    """Each cited value's text as a box (left, top, right, bottom) the way the chart measures it."""
+    boxes = []
+    for text in svg.iter(f"{SVG}text"):
+        if "cited-label" in text.get("class", ""):
+            x, y, width = float(text.get("x", 0)), float(text.get("y", 0)), CHAR_WIDTH * len(text.text or "")
+            anchor = text.get("text-anchor")
+            left = x - width / 2 if anchor == "middle" else (x if anchor == "start" else x - width)
+            boxes.append((left, y - 10, left + width, y + 2, text.text or ""))
+    return boxes
+
+
+@given(
+    points=st.lists(st.tuples(moments, values), min_size=2, max_size=30),
+    cited=st.lists(st.integers(min_value=0, max_value=29), min_size=1, max_size=6),
+)
+def test_cited_values_never_print_over_each_other(points: list[tuple[datetime, float]], cited: list[int]) -> None:
+    """Two cited points close together printed "88.088.51%": every label drawn covers no other,
+    and a chart citing one point always prints its value."""
+    chosen = list(dict.fromkeys(points[i % len(points)] for i in cited))  # a point is cited once, by its claims
+    chart = MetricChart(
+        chart_id="close",
+        title="s · m",
+        unit="%",
+        points=points,
+        baseline=None,
+        anomalies=[],
+        cited=[CitedPoint(at=t, value=v, claim_ids=["claim-1"]) for t, v in chosen],
+    )
+    boxes = _label_boxes(ET.fromstring(str(metric_svg(chart, chart_words("en")))))
+    for index, a in enumerate(boxes):
+        for b in boxes[index + 1 :]:
+            assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
+    if len(chosen) == 1:
+        assert len(boxes) == 1
+
+
+def test_two_close_cited_points_both_show_their_values() -> None:
+    """cartservice's CPU cited at 04:37 (88.06 %) and 04:39 (88.51 %): both values readable."""
+    week = [(T0 + timedelta(minutes=i), 6.0 + (82.0 if 30 <= i <= 33 else 0.0)) for i in range(50)]
+    cited = [
+        CitedPoint(at=T0 + timedelta(minutes=30), value=88.06, claim_ids=["claim-7"]),
+        CitedPoint(at=T0 + timedelta(minutes=32), value=88.51, claim_ids=["claim-1"]),
+    ]
+    chart = MetricChart(
+        chart_id="c", title="cartservice · cpu", unit="%", points=week, baseline=6.34, anomalies=[], cited=cited
+    )
+    shown = [b[4] for b in _label_boxes(ET.fromstring(str(metric_svg(chart, chart_words("en")))))]
+    assert sorted(shown) == ["88.06%", "88.51%"]

@@ -142,7 +142,12 @@ def value_ticks(lo: float, hi: float, count: int = 4) -> tuple[float, float, lis
     """A range that holds ``lo``..``hi`` (a constant one widened) and about ``count`` round ticks in it."""
     if hi == lo:
         pad = abs(lo) * 0.1 or 1.0
-        lo, hi = lo - pad, hi + pad
+        if math.isfinite(lo - pad) and math.isfinite(hi + pad):
+            lo, hi = lo - pad, hi + pad
+        elif lo > 0:  # widened towards zero where the other way passes the largest float (→ inf)
+            lo -= 2 * pad
+        else:
+            hi += 2 * pad
     raw = (hi / 2 - lo / 2) / count * 2  # halves: finite for any finite pair
     magnitude = 10.0 ** math.floor(math.log10(raw)) if raw > 0 else 0.0
     step = next((m * magnitude for m in (1, 2, 2.5, 5, 10) if m * magnitude >= raw), 10 * magnitude)
@@ -215,7 +220,8 @@ def metric_svg(chart: MetricChart, words: ChartWords) -> Markup:
         if baseline is not None:
             body.append(_baseline_mark(baseline, chart.unit, scale, words))
         body += _series_marks(drawn, scale)
-        body += [_cited_mark(point, chart.unit, scale, words) for point in cited]
+        taken: list[_Box] = []  # the labels placed so far: a later one never covers one
+        body += [_cited_mark(point, chart.unit, scale, words, taken) for point in cited]
     else:
         body = [f'<text x="{WIDTH // 2}" y="{HEIGHT // 2}" text-anchor="middle">{escape(words.no_points)}</text>']
     return _frame(
@@ -322,7 +328,7 @@ def _series_marks(drawn: Sequence[tuple[datetime, float]], scale: _Scale) -> lis
     ]
 
 
-def _cited_mark(point: CitedPoint, unit: str, scale: _Scale, words: ChartWords) -> str:
+def _cited_mark(point: CitedPoint, unit: str, scale: _Scale, words: ChartWords, taken: list[_Box]) -> str:
     """A ring with the value above it; ``data-time`` / ``data-value`` say which stored point it is."""
     across, level = scale.x(point.at), scale.y(point.value)
     value = format_value(point.value, unit)
@@ -332,22 +338,51 @@ def _cited_mark(point: CitedPoint, unit: str, scale: _Scale, words: ChartWords) 
         f'<circle class="cited" cx="{_num(across)}" cy="{_num(level)}" r="5" fill="none" stroke="currentColor" '
         f'stroke-width="2" data-time="{iso(point.at)}" data-value="{point.value!r}" '
         f'data-claims="{escape(claims)}"><title>{escape(said)}</title></circle>'
-        f"{_cited_label(across, level, value)}"
+        f"{_cited_label(across, level, value, taken)}"
     )
     return f'<a href="{escape(point.href)}">{marker}</a>' if point.href else marker
 
 
-def _cited_label(across: float, level: float, value: str) -> str:
+#: A label's box: left, top, right, bottom (SVG units).
+_Box = tuple[float, float, float, float]
+#: How far a label moves from a label it would cover, and how often it tries.
+_LABEL_STEP, _LABEL_TRIES = 13.0, 4
+
+
+def _cited_label(across: float, level: float, value: str, taken: list[_Box]) -> str:
     """The value away from the line: above a point in the plot's upper half, below one in its
-    lower half (a dip's label would hide the dip), beside it where that leaves the plot."""
+    lower half (a dip's label would hide the dip), beside it where that leaves the plot. Two
+    cited points close together would print their values over each other ("88.088.51%"): a
+    label moves a line further away until it covers none placed before; where none is free, it
+    is left out (the ring's title, the caption and the claim still say the value)."""
     bottom = HEIGHT - BOTTOM
-    if level < (TOP + bottom) / 2 and level - 9 >= TOP + 9:
-        x, y, anchor = across, level - 9, "middle"
-    elif level >= (TOP + bottom) / 2 and level + 17 <= bottom:
-        x, y, anchor = across, level + 17, "middle"
+    upper = level < (TOP + bottom) / 2
+    above, below = (across, level - 9, "middle"), (across, level + 17, "middle")
+    if upper and level - 9 >= TOP + 9:
+        first, other = above, below
+    elif not upper and level + 17 <= bottom:
+        first, other = below, above
     else:
-        x, y, anchor = (across + 8, level + 4, "start") if across < WIDTH / 2 else (across - 8, level + 4, "end")
-    return f'<text class="cited-label" x="{_num(x)}" y="{_num(y)}" text-anchor="{anchor}">{escape(value)}</text>'
+        beside = (across + 8, level + 4, "start") if across < WIDTH / 2 else (across - 8, level + 4, "end")
+        first, other = beside, (below if upper else above)
+    width = CHAR_WIDTH * len(value)
+    # the first place, further the same way, then the point's other side and further that way
+    tries = [(first, -1.0 if first is above or (first is not below and not upper) else 1.0)]
+    tries.append((other, -1.0 if other is above else 1.0))
+    for (x, y0, anchor), away in tries:
+        for n in range(_LABEL_TRIES):
+            y = y0 + away * n * _LABEL_STEP
+            left = x - width / 2 if anchor == "middle" else (x if anchor == "start" else x - width)
+            box = (left, y - 10, left + width, y + 2)
+            if box[1] >= TOP and box[3] <= bottom and not any(_overlap(box, b) for b in taken):
+                taken.append(box)
+                where = f'x="{_num(x)}" y="{_num(y)}" text-anchor="{anchor}"'
+                return f'<text class="cited-label" {where}>{escape(value)}</text>'
+    return ""
+
+
+def _overlap(a: _Box, b: _Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def _metric_description(
