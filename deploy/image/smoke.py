@@ -55,7 +55,7 @@ def container(archive: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     name = buildah("from", "--quiet", f"oci-archive:{archive}")
     try:
         mount = buildah("mount", name)
-        config = json.loads(buildah("inspect", "--format", "{{json .OCIv1.Config}}", name))
+        config = json.loads(buildah("inspect", name))["OCIv1"]["config"]
         yield mount, config
     finally:
         subprocess.run(["buildah", "rm", name], check=False, capture_output=True)
@@ -245,8 +245,15 @@ def mcp(pod: Pod) -> None:
         reply = json.loads(process.stdout.readline() or "{}")
         server_info = reply.get("result", {}).get("serverInfo", {})
         check(bool(server_info.get("name")), f"mcp (stdio) answers initialize: {server_info}")
+        process.stdin.close()  # how a client ends a stdio server
+        try:
+            code = process.wait(30)
+        except subprocess.TimeoutExpired:
+            code = None
+        check(code == 0, f"mcp ends when its client closes stdin (exit {code})")
     finally:
-        stop(process, "mcp")
+        if process.poll() is None:
+            stop(process, "mcp")
 
 
 def main() -> int:
