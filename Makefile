@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup test lint typecheck layers pytest demo eval bench bench-logs schemas clean
+.PHONY: setup test lint typecheck layers pytest demo eval bench bench-logs schemas image image-test clean
 
 DEMO_QUESTION ?= 订单123支付失败，帮我看看是什么原因
 
@@ -22,8 +22,8 @@ $(STAMP): pyproject.toml constraints.txt
 	@touch $(STAMP)
 
 lint: setup
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests deploy
+	$(BIN)/ruff format --check src tests deploy
 
 typecheck: setup
 	$(BIN)/mypy
@@ -57,6 +57,19 @@ schemas: setup
 	  $(BIN)/veridiag schema $$name > schemas/$$file; echo "schemas/$$file"; done
 	@$(BIN)/python -c "from veridiag.api.app import openapi_text; print(openapi_text(), end='')" > schemas/openapi.json
 	@echo schemas/openapi.json
+
+# The OCI image (deploy/image/build.sh; root, buildah and debootstrap): an archive under
+# build/image/, also stored as localhost/veridiag:VERSION for podman. IMAGE_VARIANT=clickhouse
+# adds the in-process ClickHouse engine. `image-test` runs it as a pod would (deploy/image/smoke.py).
+VERSION       := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+IMAGE_VARIANT ?= default
+IMAGE_ARCHIVE := build/image/veridiag-$(VERSION)$(if $(filter default,$(IMAGE_VARIANT)),,-$(IMAGE_VARIANT)).oci.tar
+
+image: setup
+	PYTHON=$(BIN)/python deploy/image/build.sh --variant $(IMAGE_VARIANT) --out $(IMAGE_ARCHIVE)
+
+image-test: image
+	$(BIN)/python deploy/image/smoke.py $(IMAGE_ARCHIVE)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build

@@ -1,0 +1,360 @@
+"""deploy/kubernetes (issue 30): each overlay renders with kustomize, every object is valid for
+the pinned Kubernetes versions (offline schemas, kubernetes-validate), and the manifests stay in
+step with the CLI, the settings and the image build: commands and options the CLI takes, one
+port, probes on a route the API serves and a Host it answers, VERIDIAG_* names that are
+settings, a veridiag.yaml that loads, the image's user, home and version."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+from pydantic import BaseModel
+from typer.core import TyperGroup
+from typer.main import get_command
+
+from veridiag.api.guards import allowed_hosts
+from veridiag.api.routes import ops
+from veridiag.cli.app import app
+from veridiag.config import Settings
+
+ROOT = Path(__file__).resolve().parent.parent
+KUBERNETES = ROOT / "deploy" / "kubernetes"
+BUILD_SCRIPT = ROOT / "deploy" / "image" / "build.sh"
+OVERLAYS = ("single", "scaled")
+#: The oldest Kubernetes release still maintained when this was written and the newest whose
+#: schemas kubernetes-validate ships (constraints.txt pins it): the manifests must fit both.
+KUBERNETES_VERSIONS = ("1.32.0", "1.37.0")
+#: Read by config.py itself (the file settings come from), not a field of Settings.
+CONFIG_FILE_VARIABLE = "VERIDIAG_CONFIG"
+
+Manifest = dict[str, Any]
+
+
+def kustomize_command() -> list[str]:
+    """``kubectl kustomize`` when its kustomize reads today's kustomization fields (v4+: the
+    ``labels`` and ``patches`` fields, directories in ``resources``); Debian bookworm's kubectl
+    1.20 bundles kustomize v2.0.3, which reads none of them. Missing → skip locally, fail in CI."""
+    kubectl = shutil.which("kubectl")
+    problem = "kubectl not found"
+    if kubectl:
+        version = subprocess.run([kubectl, "version", "--client"], capture_output=True, text=True, check=False)
+        found = re.search(r"Kustomize Version: v(\d+)", version.stdout)
+        if found and int(found.group(1)) >= 4:
+            return [kubectl, "kustomize"]
+        problem = f"{kubectl} has no kustomize v4 or later ({version.stdout.strip() or version.stderr.strip()})"
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{problem}: .ci/run must provide kubectl with kustomize v4+ to render deploy/kubernetes")
+    pytest.skip(f"{problem}: the manifests are rendered in CI")
+
+
+@cache
+def _rendered(overlay: str) -> tuple[Manifest, ...]:
+    command = kustomize_command()
+    done = subprocess.run(
+        [*command, str(KUBERNETES / "overlays" / overlay)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return tuple(doc for doc in yaml.safe_load_all(done.stdout) if doc)
+
+
+def rendered(overlay: str) -> tuple[Manifest, ...]:
+    return _rendered(overlay)
+
+
+def of_kind(objects: tuple[Manifest, ...], kind: str) -> dict[str, Manifest]:
+    return {o["metadata"]["name"]: o for o in objects if o["kind"] == kind}
+
+
+def containers(deployment: Manifest) -> Iterator[Manifest]:
+    spec = deployment["spec"]["template"]["spec"]
+    yield from spec.get("initContainers", [])
+    yield from spec["containers"]
+
+
+def env_of(container: Manifest) -> dict[str, Manifest]:
+    return {entry["name"]: entry for entry in container.get("env", [])}
+
+
+def setting_exists(variable: str) -> bool:
+    """A ``VERIDIAG_A__B`` name that pydantic-settings reads into Settings.a.b."""
+    model: type[BaseModel] = Settings
+    parts = variable.removeprefix("VERIDIAG_").lower().split("__")
+    for depth, part in enumerate(parts):
+        field = model.model_fields.get(part)
+        if field is None:
+            return False
+        annotation = field.annotation
+        if depth < len(parts) - 1:
+            if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+                return False
+            model = annotation
+    return True
+
+
+def build_script_value(name: str) -> str:
+    found = re.search(rf"^{name}=(\S+)$", BUILD_SCRIPT.read_text(), re.MULTILINE)
+    assert found, f"{name}= not in {BUILD_SCRIPT}"
+    return found.group(1)
+
+
+def placeholder(variable: str, source: Manifest) -> str:
+    """A value of the right shape for a Secret key the manifests reference (no secret is in them)."""
+    key = source["secretKeyRef"]["key"]
+    return {
+        "database-url": "postgresql://veridiag:secret@postgres/veridiag",
+        "session-secret": "s" * 32,
+    }.get(key, f"placeholder-{key}")
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+@pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
+def test_every_object_is_valid_for_kubernetes(overlay: str, version: str) -> None:
+    objects = rendered(overlay)
+    assert {o["kind"] for o in objects} >= {"Deployment", "Service", "ConfigMap", "ServiceAccount"}
+    for obj in objects:
+        try:
+            kubernetes_validate.validate(obj, version, strict=True)
+        except kubernetes_validate.ValidationError as exc:
+            pytest.fail(f"{overlay}: {obj['kind']}/{obj['metadata']['name']} invalid for {version}: {exc.message}")
+
+
+def test_the_validator_refuses_what_kubernetes_would() -> None:
+    """The check above could fail: a misspelt field and a probe without a handler are refused."""
+    deployment = of_kind(rendered("single"), "Deployment")["veridiag-serve"]
+    spec = deployment["spec"]["template"]["spec"]
+    misspelt = {**deployment, "spec": {**deployment["spec"], "replica": 2}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(misspelt, KUBERNETES_VERSIONS[0], strict=True)
+    bad_port = {**spec["containers"][0], "ports": [{"containerPort": "eighty"}]}
+    broken = {
+        **deployment,
+        "spec": {
+            **deployment["spec"],
+            "template": {**deployment["spec"]["template"], "spec": {**spec, "containers": [bad_port]}},
+        },
+    }
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, KUBERNETES_VERSIONS[0], strict=True)
+
+
+def test_overlays_run_what_they_say() -> None:
+    single, scaled = rendered("single"), rendered("scaled")
+    assert set(of_kind(single, "Deployment")) == {"veridiag-serve"}
+    serve = of_kind(single, "Deployment")["veridiag-serve"]
+    assert serve["spec"]["replicas"] == 1 and serve["spec"]["strategy"]["type"] == "Recreate"
+    home = {v["name"]: v for v in serve["spec"]["template"]["spec"]["volumes"]}["home"]
+    assert home == {"name": "home", "persistentVolumeClaim": {"claimName": "veridiag-home"}}
+    assert "veridiag-home" in of_kind(single, "PersistentVolumeClaim")
+    for deployment in of_kind(single, "Deployment").values():
+        for container in containers(deployment):
+            assert "VERIDIAG_DATABASE_URL" not in env_of(container)  # SQLite in the home
+
+    deployments = of_kind(scaled, "Deployment")
+    assert set(deployments) == {"veridiag-serve", "veridiag-worker"}
+    assert deployments["veridiag-serve"]["spec"]["replicas"] >= 2
+    assert deployments["veridiag-worker"]["spec"]["replicas"] >= 1
+    for deployment in deployments.values():
+        for container in containers(deployment):
+            url = env_of(container)["VERIDIAG_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
+            assert url["name"] == "veridiag" and not url.get("optional")
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_no_secret_value_is_in_the_manifests(overlay: str) -> None:
+    objects = rendered(overlay)
+    assert not of_kind(objects, "Secret")
+    for deployment in of_kind(objects, "Deployment").values():
+        for container in containers(deployment):
+            for name, entry in env_of(container).items():
+                if re.search(r"TOKEN|SECRET|KEY|PASSWORD|DATABASE_URL", name):
+                    assert "value" not in entry, f"{name} is written into the manifest"
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_commands_are_the_clis(overlay: str) -> None:
+    """Each container's args parse as the veridiag command line does (unknown commands or
+    options fail here), and serve listens on every interface at the port the manifests use."""
+    root = get_command(app)
+    assert isinstance(root, TyperGroup)
+    entrypoint = build_script_value("ENTRYPOINT")
+    assert entrypoint == "veridiag"
+    seen = set()
+    for deployment in of_kind(rendered(overlay), "Deployment").values():
+        for container in containers(deployment):
+            assert container["image"].split("/")[-1].startswith("veridiag:")
+            assert "command" not in container, "the image's entrypoint (veridiag) runs the args"
+            args = [str(a) for a in container["args"]]
+            command: Any = root
+            words = list(args)
+            path: list[str] = []
+            while isinstance(command, TyperGroup):
+                ctx = command.make_context("veridiag", list(words), resilient_parsing=True)
+                name, sub, words = command.resolve_command(ctx, words)
+                assert sub is not None and name, f"{args}: no command {name}"
+                command = sub
+                path.append(name)
+            ctx = command.make_context(" ".join(path), list(words))
+            seen.add(" ".join(path))
+            if path == ["serve"]:
+                port = {p["name"]: p["containerPort"] for p in container["ports"]}["http"]
+                assert ctx.params["host"] == "0.0.0.0" and ctx.params["port"] == port
+                assert port == int(build_script_value("PORT"))
+    assert {"db upgrade", "serve"} <= seen
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_probes_reach_healthz(overlay: str) -> None:
+    """The probes ask a route the API serves, on the container's port, with a Host the API
+    answers (api_allowed_hosts from the overlay's veridiag.yaml, else the defaults)."""
+    objects = rendered(overlay)
+    settings = loaded_settings(objects)
+    routes = {route.path for route in ops.routes}  # type: ignore[attr-defined]
+    serve = of_kind(objects, "Deployment")["veridiag-serve"]
+    container = serve["spec"]["template"]["spec"]["containers"][0]
+    hosts = allowed_hosts(settings.api_allowed_hosts, "0.0.0.0")
+    for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+        check = container[probe]["httpGet"]
+        assert check["path"] == "/healthz" and check["path"] in routes
+        assert check["port"] == "http"
+        host = {h["name"]: h["value"] for h in check.get("httpHeaders", [])}.get("Host")
+        assert host is not None and host_allowed(host, hosts), f"{probe}: Host {host} is refused ({hosts})"
+    service = of_kind(objects, "Service")["veridiag"]
+    assert [p["targetPort"] for p in service["spec"]["ports"]] == ["http"]
+    labels = serve["spec"]["template"]["metadata"]["labels"]
+    assert service["spec"]["selector"].items() <= labels.items()
+
+
+def host_allowed(host: str, patterns: list[str]) -> bool:
+    """As Starlette's TrustedHostMiddleware matches a Host header."""
+    return any(p in ("*", host) or (p.startswith("*.") and host.endswith(p[1:])) for p in patterns)
+
+
+def test_the_host_check_above_could_fail() -> None:
+    assert not host_allowed("10.1.2.3", allowed_hosts(["veridiag", "*.svc"], "0.0.0.0"))
+    assert host_allowed("veridiag.ops.svc", ["*.svc"])
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_environment_names_are_settings(overlay: str) -> None:
+    for deployment in of_kind(rendered(overlay), "Deployment").values():
+        for container in containers(deployment):
+            for name in env_of(container):
+                if name.startswith("VERIDIAG_") and name != CONFIG_FILE_VARIABLE:
+                    assert setting_exists(name), f"{container['name']}: {name} is no setting of veridiag.config"
+
+
+def test_the_setting_check_above_could_fail() -> None:
+    assert setting_exists("VERIDIAG_LLM__DEFAULT__API_KEY") and setting_exists("VERIDIAG_DATABASE_URL")
+    assert not setting_exists("VERIDIAG_LLM__DEFAULT__APIKEY")
+    assert not setting_exists("VERIDIAG_DATABASE__URL")
+    assert not setting_exists("VERIDIAG_HOME__X")
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_containers_share_one_environment(overlay: str) -> None:
+    """The migration, the servers and the workers read the same store and settings."""
+    environments = [
+        (container["name"], env_of(container), container.get("envFrom"), container["volumeMounts"])
+        for deployment in of_kind(rendered(overlay), "Deployment").values()
+        for container in containers(deployment)
+    ]
+    first = environments[0]
+    for other in environments[1:]:
+        assert other[1:] == first[1:], f"{other[0]} differs from {first[0]}"
+
+
+def loaded_settings(objects: tuple[Manifest, ...]) -> Settings:
+    """Settings as a pod of this overlay reads them: its environment (secrets as placeholders)
+    and the ConfigMap's veridiag.yaml at VERIDIAG_CONFIG."""
+    serve = of_kind(objects, "Deployment")["veridiag-serve"]
+    container = serve["spec"]["template"]["spec"]["containers"][0]
+    (config_map,) = of_kind(objects, "ConfigMap").values()
+    mount = next(m for m in container["volumeMounts"] if m["name"] == "config")["mountPath"]
+    environment = {}
+    for name, entry in env_of(container).items():
+        environment[name] = entry["value"] if "value" in entry else placeholder(name, entry["valueFrom"])
+    config_path = Path(environment[CONFIG_FILE_VARIABLE])
+    assert config_path.parent == Path(mount) and config_path.name in config_map["data"]
+    saved = {k: v for k, v in os.environ.items() if k.startswith("VERIDIAG_")}
+    with _isolated_directory() as directory:
+        config_file = directory / config_path.name
+        config_file.write_text(config_map["data"][config_path.name])
+        environment[CONFIG_FILE_VARIABLE] = str(config_file)
+        try:
+            for key in saved:
+                del os.environ[key]
+            os.environ.update(environment)
+            return Settings()
+        finally:
+            for key in environment:
+                os.environ.pop(key, None)
+            os.environ.update(saved)
+
+
+@contextmanager
+def _isolated_directory() -> Iterator[Path]:
+    """A working directory without a veridiag.yaml of its own."""
+    before = Path.cwd()
+    with tempfile.TemporaryDirectory() as directory:
+        os.chdir(directory)
+        try:
+            yield Path(directory)
+        finally:
+            os.chdir(before)
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_configuration_loads_as_the_pods_read_it(overlay: str) -> None:
+    objects = rendered(overlay)
+    settings = loaded_settings(objects)
+    home = build_script_value("HOME_DIR")
+    assert settings.home == Path(home)
+    if overlay == "scaled":
+        assert settings.store_url.startswith("postgresql://")
+        assert (settings.tools.logs, settings.tools.metrics) == ("clickhouse", "prometheus")
+        assert settings.clickhouse.url and settings.prometheus.url
+        assert settings.alerts.serve_workers == 0  # the workers take the alerts
+    else:
+        assert settings.store_url == f"sqlite:///{home}/veridiag.db"
+        assert settings.alerts.serve_workers >= 1  # no worker: the server runs the alerts
+
+
+@pytest.mark.parametrize("overlay", OVERLAYS)
+def test_pods_run_as_the_images_user_on_a_read_only_root(overlay: str) -> None:
+    uid = int(build_script_value("UID_GID"))
+    home = build_script_value("HOME_DIR")
+    for deployment in of_kind(rendered(overlay), "Deployment").values():
+        pod = deployment["spec"]["template"]["spec"]
+        assert pod["securityContext"]["runAsNonRoot"] is True
+        assert pod["securityContext"]["runAsUser"] == uid == pod["securityContext"]["fsGroup"]
+        assert pod["automountServiceAccountToken"] is False
+        for container in containers(deployment):
+            context = container["securityContext"]
+            assert context["readOnlyRootFilesystem"] is True and context["allowPrivilegeEscalation"] is False
+            assert context["capabilities"]["drop"] == ["ALL"]
+            # What veridiag writes: its home and temporary files; both are volumes.
+            mounted = {m["mountPath"] for m in container["volumeMounts"]}
+            assert {home, "/tmp"} <= mounted
+            assert env_of(container)["VERIDIAG_HOME"]["value"] == home
+            assert container["resources"]["requests"]["memory"] and container["resources"]["limits"]["memory"]
+
+
+def test_image_tag_is_the_version() -> None:
+    from importlib.metadata import version
+
+    for overlay in OVERLAYS:
+        for deployment in of_kind(rendered(overlay), "Deployment").values():
+            for container in containers(deployment):
+                assert container["image"] == f"veridiag:{version('veridiag')}"
