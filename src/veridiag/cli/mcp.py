@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import Annotated, Literal
 
 import typer
@@ -48,7 +53,11 @@ def _mcp(transport: Transport, host: str, port: int, insecure_no_auth: bool, sta
 
         server = build_server(assembly, concurrency=config.api_concurrency)
         started()
-        run_stdio(server)
+        # As a container's first process (PID 1) a process ignores SIGTERM unless it handles it:
+        # `docker stop` / a pod's termination would wait out its grace period, then kill it.
+        signal.signal(signal.SIGTERM, _stop)
+        with contextlib.suppress(KeyboardInterrupt):
+            run_stdio(server)
         return
 
     import uvicorn
@@ -62,3 +71,12 @@ def _mcp(transport: Transport, host: str, port: int, insecure_no_auth: bool, sta
     uvicorn_server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", proxy_headers=False))
     started()
     uvicorn_server.run(sockets=[sock])
+
+
+def _stop(_signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM ends the stdio server at once. An orderly unwind is not possible: the SDK reads
+    stdin in a worker thread that no cancellation reaches, so the process would wait for the
+    client's next line. Nothing is lost: what was answered was written, and a diagnosis cut
+    short reads as ``interrupted`` (its owner process is gone)."""
+    sys.stdout.flush()
+    os._exit(0)
