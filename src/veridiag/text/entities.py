@@ -30,6 +30,9 @@ from veridiag.text.wordfiles import Word, WordModel, bundled_words
 #: ``name``: a setting's or a field's name ("max_connections") — a fact to find, never a subject
 #: whose line a value belongs to (a header line's tool name is no order or host).
 EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service", "name"]
+#: The kinds the services a lexer is told of never change (``TextFacts``): they decide only
+#: what a plain word is — a service, or else a host (``identifier``), a ``name`` or nothing.
+SERVICE_BLIND: frozenset[EntityKind] = frozenset({"timestamp", "error_code", "ratio", "quantity"})
 
 
 class EntityWords(WordModel):
