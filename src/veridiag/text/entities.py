@@ -412,13 +412,15 @@ class TextFacts:
         spans: list[tuple[int, int, Entity]] = []
         for match in _LEXER.finditer(text):
             kind = match.lastgroup
-            if (
-                kind == "word"
-                and (not services or match.group().lower() not in services)
-                and not match.group().rstrip(".")[-1:].isdigit()
-                and not _NAMED_KEY.fullmatch(match.group().rstrip("."))
-            ):
-                continue  # most matches: a word that is no fact, skipped without a call
+            if kind == "word":
+                word = match.group()
+                if not services or word.lower() not in services:
+                    word = word.rstrip(".")
+                    # a name has a "_" or a "." inside (``_NAMED_KEY``): most words have neither
+                    if not word[-1:].isdigit() and (
+                        ("_" not in word and "." not in word) or not _NAMED_KEY.fullmatch(word)
+                    ):
+                        continue  # most matches: a word that is no fact, skipped without a call
             entity = _entity(match, services)
             if entity is not None:
                 spans.append((match.start(), match.end(), entity))
