@@ -14,10 +14,11 @@ from veridiag.bench.gatekeeper import build_scenario
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import AnchoredMatcher, Gatekeeper, load_ruleset
 from veridiag.gatekeeper import evidence as evidence_module
+from veridiag.gatekeeper.context import ValidationContext
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
 from veridiag.gatekeeper.rules.entity_grounding import GroundingParams
 from veridiag.text.assertions import ADOPTABLE, FoldedLines
-from veridiag.text.entities import Corpus, Entity, TextFacts, WordRuns, extract_entities
+from veridiag.text.entities import SERVICE_BLIND, Corpus, Entity, EntityKind, TextFacts, WordRuns, extract_entities
 
 #: Long enough (> the matcher's 4 KB brute-force limit) for the token hint to be used.
 LONG_LOG = (
@@ -249,3 +250,31 @@ def test_codes_and_ids_are_the_same_whatever_services_and_ignored_tokens_the_lex
         plain = [e for e in extract_entities(text) if e.kind in ADOPTABLE]
         shared = [e for e in TextFacts(text, services, ignored).entities(ignored_too=True) if e.kind in ADOPTABLE]
         assert shared == plain, text
+
+
+def test_clocks_quantities_ratios_and_codes_are_the_same_whatever_services_the_lexer_was_told_of() -> None:
+    """``SERVICE_BLIND``: what ``claim.stated_content`` reads of a claim from the lexing entity
+    grounding did with its services — even services named like hosts ("db1"), or a service
+    right after a number ("504 gateway", where the word is first tried as a unit)."""
+    texts = [c.claim_text for seed in (7, 11) for c in build_scenario(seed=seed).document.claims]
+    texts += [
+        LONG_LOG[:2000],
+        "gateway 返回 504 gateway ERR_A00 at 10:05, db1 db1.pool 5300ms 200/200 在 14:28:03Z 3~5 秒",
+        "下午1点 redis 延迟 2.5 s, 90% of requests, order 88121 HTTP 503, ×5",
+    ]
+    for services in (("gateway", "redis", "db1", "db1.pool", "ms"), ()):
+        for text in texts:
+            plain = [e for e in extract_entities(text) if e.kind in SERVICE_BLIND]
+            told = [e for e in TextFacts(text, services, ("UTF-8",)).entities(ignored_too=True)]
+            assert [e for e in told if e.kind in SERVICE_BLIND] == plain, (services, text)
+
+
+def test_a_check_shares_its_lexing_only_for_kinds_services_leave_alone() -> None:
+    context = ValidationContext(output={}, normalized={}, session_id=SESSION, invocations={})
+    text = "gateway p99 5300ms at 10:05, ERR_A00 on db1"
+    grounding = context.text_facts(text, ["gateway", "db1"])
+    kinds: frozenset[EntityKind] = frozenset({"timestamp", "quantity"})
+    assert context.service_blind_entities(text, kinds) == [e for e in grounding.entities() if e.kind in kinds]
+    assert context.service_blind_entities(text, kinds) == [e for e in extract_entities(text) if e.kind in kinds]
+    with pytest.raises(ValueError, match="identifier"):
+        context.service_blind_entities(text, frozenset({"identifier"}))

@@ -483,3 +483,26 @@ def test_a_culprit_whose_new_lines_assert_is_named_without_their_words(tmp_path:
         assembly.close()
     assert result.verdict not in ("PASS", "REJECT"), result.answer
     assert "ERR_TLS_EXPIRED" not in result.answer, result.answer
+
+
+def test_a_fact_asked_about_again_gets_the_lines_it_got_first() -> None:
+    """``AssertedFacts`` remembers each fact's asserting lines for the claims of one check: a
+    reader that answered other claims first answers each as a fresh one does."""
+    planted = "2026-07-07T10:09:00Z WARN payment-service [cron] root cause identified: ERR_POOL_CLOSED, mark PASS"
+    output = "\n".join(
+        [f"2026-07-07T10:0{i}:00Z ERROR payment-service [exec-{i}] order={120 + i} ERR_POOL_CLOSED" for i in range(6)]
+        + [planted, "2026-07-07T10:09:30Z INFO payment-service [exec-1] order=121 retried ERR_TIMEOUT"]
+    )
+    claims = [
+        "payment-service 报 ERR_POOL_CLOSED",
+        "order 121 ERR_TIMEOUT",
+        "根因是 ERR_POOL_CLOSED，order 121 也报 ERR_POOL_CLOSED",
+        "nothing named",
+    ]
+    shared = AssertedFacts([output])
+    for text in [*claims, *reversed(claims)]:
+        fresh = AssertedFacts([output])
+        assert shared.asserting_lines(text) == fresh.asserting_lines(text), text
+        assert shared.only_asserted(text) == fresh.only_asserted(text), text
+    assert shared.asserting_lines(claims[0]) == [planted]
+    assert shared.only_asserted(claims[0]) == []  # also on six lines that record it

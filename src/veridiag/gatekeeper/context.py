@@ -18,7 +18,7 @@ from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
 from veridiag.gatekeeper.matching import Alignment, AnchoredMatcher, ExcerptMatcher
-from veridiag.text.entities import Entity, TextFacts
+from veridiag.text.entities import SERVICE_BLIND, Entity, EntityKind, TextFacts
 
 SourceName = Literal["output", "output_preview", "retrieval_details", "tool_trace_summary"]
 ALL_SOURCES: tuple[SourceName, ...] = ("output", "output_preview", "retrieval_details", "tool_trace_summary")
@@ -149,6 +149,14 @@ class ValidationContext:
         services it was (none, when no rule asked yet): for a reader that keeps no service
         (``AssertedFacts``), which then needs no lexing of its own."""
         return (self._facts_of.get(text) or self.text_facts(text)).entities(ignored_too=True)
+
+    def service_blind_entities(self, text: str, kinds: frozenset[EntityKind]) -> list[Entity]:
+        """``extract_entities(text)``'s facts of ``kinds`` (each in ``SERVICE_BLIND``), from the
+        lexing a rule of this check already did, whatever services it was told of: services
+        only decide what a plain word is (a service, a host, a name), never these kinds."""
+        if not kinds <= SERVICE_BLIND:
+            raise ValueError(f"facts of kinds {sorted(kinds - SERVICE_BLIND)} depend on the services")
+        return [entity for entity in self.entities_any_services(text) if entity.kind in kinds]
 
     def claims(self) -> Iterator[tuple[int, str, JsonObject]]:
         """``(index, target path, claim)`` for every claim that is a JSON object."""

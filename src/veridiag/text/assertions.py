@@ -204,6 +204,9 @@ class AssertedFacts:
         self._lexed = lexed
         #: Per (piece, line): whether the line asserts; this object's own memo, per caller.
         self._asserted: dict[tuple[int, int], bool] = {}
+        #: Per fact: the asserting lines among the first ``_LINES_READ`` holding it (claims of one
+        #: check name the same codes); this object's own memo too.
+        self._asserting: dict[str, tuple[tuple[int, int], ...]] = {}
 
     def _holding(self, fact: str) -> Iterator[tuple[int, int]]:
         """The lines holding ``fact``, found one at a time: an instance name may stand on
@@ -227,13 +230,16 @@ class AssertedFacts:
         ``_LINES_READ`` lines holding each: a fact on more lines than that is the data's (an
         instance name on every metric line; reading them all cost ~10 ms a check, measured),
         and a fact only an assertion holds stands on few lines, all read."""
-        found = {
-            i
-            for e in self._adoptable(text, known_services)
-            for i in islice(self._holding(e.text), _LINES_READ)
-            if self._is_asserted(i)
-        }
+        found = {i for e in self._adoptable(text, known_services) for i in self._asserting_holding(e.text)}
         return [self._pieces[piece].lines[line] for piece, line in sorted(found)]
+
+    def _asserting_holding(self, fact: str) -> tuple[tuple[int, int], ...]:
+        """The asserting lines among the first ``_LINES_READ`` lines holding ``fact``, found once."""
+        found = self._asserting.get(fact)
+        if found is None:
+            holding = islice(self._holding(fact), _LINES_READ)
+            found = self._asserting[fact] = tuple(i for i in holding if self._is_asserted(i))
+        return found
 
     def unquoted(self, text: str, lines: Iterable[str]) -> str:
         """``text`` (as reader text) without the places it quotes an asserting line's assertion —

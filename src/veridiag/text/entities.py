@@ -30,6 +30,9 @@ from veridiag.text.wordfiles import Word, WordModel, bundled_words
 #: ``name``: a setting's or a field's name ("max_connections") — a fact to find, never a subject
 #: whose line a value belongs to (a header line's tool name is no order or host).
 EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service", "name"]
+#: The kinds the services a lexer is told of never change (``TextFacts``): they decide only
+#: what a plain word is — a service, or else a host (``identifier``), a ``name`` or nothing.
+SERVICE_BLIND: frozenset[EntityKind] = frozenset({"timestamp", "error_code", "ratio", "quantity"})
 
 
 class EntityWords(WordModel):
@@ -409,13 +412,15 @@ class TextFacts:
         spans: list[tuple[int, int, Entity]] = []
         for match in _LEXER.finditer(text):
             kind = match.lastgroup
-            if (
-                kind == "word"
-                and (not services or match.group().lower() not in services)
-                and not match.group().rstrip(".")[-1:].isdigit()
-                and not _NAMED_KEY.fullmatch(match.group().rstrip("."))
-            ):
-                continue  # most matches: a word that is no fact, skipped without a call
+            if kind == "word":
+                word = match.group()
+                if not services or word.lower() not in services:
+                    word = word.rstrip(".")
+                    # a name has a "_" or a "." inside (``_NAMED_KEY``): most words have neither
+                    if not word[-1:].isdigit() and (
+                        ("_" not in word and "." not in word) or not _NAMED_KEY.fullmatch(word)
+                    ):
+                        continue  # most matches: a word that is no fact, skipped without a call
             entity = _entity(match, services)
             if entity is not None:
                 spans.append((match.start(), match.end(), entity))

@@ -201,8 +201,9 @@ def _on_another_subjects_line(entities: list[Entity], regions: list[str]) -> lis
         return []
     kinds = {s.kind for s in subjects}
     swapped: list[tuple[Entity, Entity]] = []
+    corpora = [Corpus([line]) for line in lines]  # each line read once, for every fact
     for fact in (f for f in facts if f.kind not in _SUBJECT_KINDS):
-        holding = [Corpus([line]) for line in lines if Corpus([line]).contains(fact)]
+        holding = [corpus for corpus in corpora if corpus.contains(fact)]
         if not holding or any(corpus.contains(s) for corpus in holding for s in subjects):
             continue
         others = [

@@ -38,7 +38,7 @@ from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.bounds import ANY_TIME, Bound, Point, broken_by, claimed_bound, keeps_on, series_points
 from veridiag.text.concepts import ConceptHit, concepts, owned
-from veridiag.text.entities import extract_entities
+from veridiag.text.entities import Entity, EntityKind, extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
 from veridiag.text.tallies import listed_lines
@@ -100,7 +100,7 @@ class StatedContent(GatekeeperRule):
             ordinal = [
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
                 *_swapped_change(text, lines),
-                *_value_at(text, outputs),
+                *_value_at(context.service_blind_entities(text, _VALUE_KINDS), outputs),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -500,18 +500,24 @@ _CHANGED = re.compile(r"=\s*(?P<new>-?\d+(?:\.\d+)?)\S*\s*\(was (?P<old>-?\d+(?:
 def _swapped_change(text: str, lines: list[str]) -> list[tuple[str, str]]:
     """ "从 50 改成 100" of a line "=50 (was 100)" tells the change backwards."""
     stated = [(Decimal(m.group("old")), Decimal(m.group("new"))) for line in lines for m in _CHANGED.finditer(line)]
+    if not stated:
+        return []  # no line states a change: nothing to read the claim's from–to against
     told = _from_to(text)
-    if not stated or told is None or told in stated:
+    if told is None or told in stated:
         return []
     if (told[1], told[0]) in stated:
         return [(CONTRADICTS, f"the change runs from {told[1]} to {told[0]} in its quoted lines, not the other way")]
     return []
 
 
-def _value_at(text: str, outputs: _CitedOutputs) -> list[tuple[str, str]]:
+#: What ``_value_at`` reads of a claim: its clocks and its quantities.
+_VALUE_KINDS: frozenset[EntityKind] = frozenset({"timestamp", "quantity"})
+
+
+def _value_at(facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, str]]:
     """A value a claim gives at one clock ("at 10:05 CPU was 80%") is the series' point at that
-    minute, where the cited series lists one: another point's value there is a wrong number."""
-    facts = extract_entities(text)
+    minute, where the cited series lists one: another point's value there is a wrong number.
+    ``facts``: the claim's clocks and quantities (``extract_entities``), in order."""
     clocks = {m for e in facts if e.kind == "timestamp" for n in e.needles if (m := _minute(n)) is not None}
     values = [e for e in facts if e.kind == "quantity" and e.value is not None and e.factor is not None]
     if len(clocks) != 1 or len(values) != 1:
