@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +15,11 @@ from veridiag.contracts.invocation import InvocationView
 
 #: Units written glued to the number ("5300ms", "23.0%", a unitless counter's "0.4/s"); others get a space.
 _GLUED = {"ms", "s", "%", "/s"}
+#: A template's leading fields whose value varies (``TraceID: <*> SpanID: <*>``, ``[<*>]``,
+#: ``req=<*>``): they say which request, not what happened.
+_VARYING_LEAD = re.compile(r"^(?:\s*(?:[\w.\-]+\s*[:=]\s*)?[\[(]?<\*>[\])]?[,;:]?)+\s*")
+#: What must remain for the rest to tell something: a word of three letters.
+_WORD = re.compile(r"[^\W\d_]{3,}")
 
 
 def iso(moment: datetime) -> str:
@@ -54,6 +60,17 @@ def rounded(value: float) -> float:
     """A statistic as outputs and claims state it: two decimals, but a small value (a slow
     counter's rate) keeps what ``format_value`` shows of it instead of reading 0."""
     return round(value, 2) if abs(value) >= 0.01 else value
+
+
+def telling_part(template: str) -> str:
+    """A log template as a sentence names it: from its first field that does not vary, so
+    "TraceID: <*> SpanID: <*> Servlet … threw exception" reads "Servlet … threw exception".
+    What is cut is only leading placeholders and their labels; a template that would keep no
+    word is returned whole. The rest is a substring of the template, so a claim quoting it
+    still quotes its evidence."""
+    cut = _VARYING_LEAD.match(template)
+    rest = template[cut.end() :] if cut else template
+    return rest if rest != template and _WORD.search(rest) else template
 
 
 def request_line(tool: str, request: Mapping[str, Any]) -> str:

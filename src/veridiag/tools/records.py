@@ -316,6 +316,8 @@ class SuspectEvidence(BaseModel):
     not_counted: list[NotCounted] = Field(default_factory=list)
     #: Whether the first suspect stands out of the others (else the evidence cannot tell).
     standout: bool = False
+    #: The suspect that competes with the first too strongly for it to stand out, when one does.
+    close: str | None = None
     #: The earliest qualifying change, and the line stating it.
     first: SuspectSignal | None = None
     first_line: str | None = None

@@ -14,7 +14,6 @@ from typing import Any
 
 from pydantic import model_validator
 
-from veridiag.analysis.suspects import STANDOUT_RATIO
 from veridiag.contracts.executor_v2 import (
     Claim,
     EvidenceBinding,
@@ -26,7 +25,7 @@ from veridiag.contracts.executor_v2 import (
 from veridiag.contracts.material import ExecutorScope
 from veridiag.text.assertions import asserted
 from veridiag.text.periods import across_days, moment_text, period_text
-from veridiag.text.render import format_value, rounded
+from veridiag.text.render import format_value, rounded, telling_part
 from veridiag.text.wordfiles import Bilingual, WordModel, bundled_words
 from veridiag.tools.records import (
     AskedPoint,
@@ -539,14 +538,15 @@ class Findings:
             why = self.say("why_effect", family=self.family(lead.family))
         elif lead.nearness < 1.0 and evidence.at is not None:
             why = self.say("why_away", at=self.clock(evidence.at))
-        elif len(evidence.suspects) > 1 and top.score < STANDOUT_RATIO * evidence.suspects[1].score:
-            why = self.say("why_close", next=evidence.suspects[1].service)
+        elif evidence.close is not None:
+            why = self.say("why_close", next=evidence.close)
         else:
             why = self.say("why_small")
         text = self.say("no_standout", service=top.service, what=self.signal(lead), why=why)
         quotes = [(survey, top.line), *_words(survey, lead), (survey, evidence.verdict_line)]
-        if len(evidence.suspects) > 1:
-            quotes.append((survey, evidence.suspects[1].line))
+        second = next((s for s in evidence.suspects[1:] if s.service == evidence.close), None)
+        if second is not None or len(evidence.suspects) > 1:
+            quotes.append((survey, (second or evidence.suspects[1]).line))
         return self.claim("symptom", text, quotes, answers=True)
 
     def kind_asked(
@@ -704,7 +704,7 @@ class Findings:
                 onset=self.clock(signal.onset),
                 count=signal.count,
                 level=signal.level,
-                template=self.words(signal.name),
+                template=self.words(telling_part(signal.name)),
             )
         if signal.events is not None:
             return self.say(
