@@ -364,3 +364,37 @@ def test_the_offline_answer_cites_the_span_lines_of_the_service_whose_own_time_g
     line = next(x for x in api.output.splitlines() if x.startswith("api self time p90:"))
     assert "(×" in line
     assert "api" in result.answer and "self time" in result.answer, result.answer
+
+
+@pytest.mark.parametrize(
+    "question", ["why is the trips page slow at 10:05 on 2026-03-01?", "2026-03-01 10:05 行程页面为什么慢？"]
+)
+def test_every_span_claim_of_the_offline_answer_passes_in_either_language(tmp_path: Path, question: str) -> None:
+    """A span claim says only what its lines state, in Chinese as in English: "最慢的链路" (the
+    slowest trace) quotes the line that says what the traces are ranked by."""
+    from veridiag.config import Settings
+    from veridiag.pipeline.factory import assemble
+
+    settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
+    env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
+    rows: list[SpanRow] = []
+    for minute in range(120):
+        for k in range(4):
+            at = T0 - timedelta(hours=1, minutes=30) + timedelta(minutes=minute, seconds=k * 10)
+            rows += trace_rows(f"t{minute}-{k}", at, api_ms=50 if 90 <= minute < 100 else 5, db_ms=10, error=None)
+    env.add_spans(rows, source="fixture", reach_key="fixture")
+    env.close()
+    assembly = assemble(settings)
+    try:
+        result = assembly.pipeline.run(question)
+        calls = assembly.store.list_invocations(result.session_id)
+    finally:
+        assembly.close()
+    assert result.record is not None
+    traced = {c.id for c in calls if c.tool_name == "query_traces"}
+    checks = result.record.verifier_evaluation.claim_checks
+    on_spans = [c for c in checks if any(set(ref.source_invocation_ids) & traced for ref in c.evidence_refs)]
+    assert on_spans
+    assert all(c.verification == "direct_observation" for c in on_spans), [
+        (c.claim_id, c.verification, c.detail) for c in on_spans
+    ]

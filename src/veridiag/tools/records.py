@@ -423,6 +423,8 @@ class TraceEvidence(BaseModel):
     slowest: list[SlowTrace] = Field(default_factory=list)
     #: The line naming the window and the baseline.
     line: str
+    #: The line heading the slowest traces (it says what "slowest" is measured by).
+    slowest_line: str | None = None
 
     def figure(self, name: str) -> SpanFigure | None:
         return next((f for f in self.figures if f.name == name), None)

@@ -157,8 +157,9 @@ def _render(
         for rank, spans in enumerate(backend.slowest_traces(where, args.limit), start=1)
         if spans
     ]
-    if slowest:
-        lines.append(f"slowest traces of {service} in the window (by its longest span in each):")
+    slowest_line = f"slowest traces of {service} in the window (by its longest span in each):" if slowest else None
+    if slowest_line is not None:
+        lines.append(slowest_line)
         for trace in slowest:
             lines += [trace.line, trace.path_line, *([trace.heaviest_line] if trace.heaviest_line else [])]
     evidence = TraceEvidence(
@@ -173,6 +174,7 @@ def _render(
         calls=calls,
         slowest=slowest,
         line=head,
+        slowest_line=slowest_line,
     )
     details = {
         "backend": getattr(backend, "name", "traces"),

@@ -280,7 +280,9 @@ class Findings:
                 critical=ms_text(hop.critical_ms),
                 own=ms_text(hop.self_ms),
             )
-            made.append(self.claim("observation", text, [(result, slowest.line), (result, slowest.heaviest_line)]))
+            heading = [(result, spans.slowest_line)] if spans.slowest_line else []  # it states "slowest"
+            quotes = [*heading, (result, slowest.line), (result, slowest.heaviest_line)]
+            made.append(self.claim("observation", text, quotes))
         return made
 
     def anomaly(
