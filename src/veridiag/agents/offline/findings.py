@@ -285,6 +285,32 @@ class Findings:
             made.append(self.claim("observation", text, quotes))
         return made
 
+    def error_trace(
+        self, logs: ToolCallResult, template: TemplateCount, traced: ToolCallResult, trace: TraceEvidence
+    ) -> Claim:
+        """The request one of a service's error lines belongs to (its trace id), as its spans tell
+        it: the services it reached, in order, and whether the service called any other — logs
+        and spans of one request side by side, never a cause of their own."""
+        service = trace.service
+        calls = (
+            self.say("error_trace_called", called=self.say("list_separator").join(trace.called))
+            if trace.called
+            else self.say("error_trace_alone")
+        )
+        text = self.say(
+            "error_trace",
+            service=service,
+            level=template.level,
+            trace=trace.trace_id,
+            at=self.clock.seconds(trace.start),
+            spans=trace.trace_spans,
+            reached=" → ".join(trace.reached),
+            calls=calls,
+        )
+        quotes = [(logs, template.line), (logs, template.example), (traced, trace.line)]
+        quotes += [(traced, line) for line in (trace.reached_line, trace.own_line) if line]
+        return self.claim("observation", text, quotes)
+
     def anomaly(
         self,
         result: ToolCallResult,
