@@ -5,6 +5,7 @@ data and unknown services, the runner recording it, and the Gatekeeper grounding
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,11 +26,15 @@ from veridiag.analysis.traces import (
     quantiles,
     self_times,
 )
+from veridiag.config import Settings
 from veridiag.contracts import InMemoryInvocations
+from veridiag.contracts.invocation import InvocationRecord
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.pipeline.factory import assemble
+from veridiag.pipeline.service import DiagnosisResult
 from veridiag.store import SessionStore
 from veridiag.tools.args import QueryTracesArgs
-from veridiag.tools.backends.embedded import EmbeddedEnvironment, SpanRow
+from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow, SpanRow
 from veridiag.tools.records import TraceEvidence
 from veridiag.tools.runner import Toolbox, ToolRunner
 from veridiag.tools.spans import TraceQuery, trace_id_in
@@ -339,26 +344,36 @@ def test_the_runner_records_the_output_and_the_gatekeeper_grounds_a_quoted_line(
 # --- the offline engine reads the spans and cites them --------------------------------------
 
 
-def test_the_offline_answer_cites_the_span_lines_of_the_service_whose_own_time_grew(tmp_path: Path) -> None:
-    from veridiag.config import Settings
-    from veridiag.pipeline.factory import assemble
-
+def asked(
+    tmp_path: Path, question: str, spans: list[SpanRow], logs: Sequence[LogRow] = ()
+) -> tuple[DiagnosisResult, list[InvocationRecord]]:
+    """``question`` through the offline pipeline on a home holding only ``spans`` and ``logs``."""
     settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
     env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
-    rows: list[SpanRow] = []
-    for minute in range(120):
-        slow = 90 <= minute < 100
-        for k in range(4):
-            at = T0 - timedelta(hours=1, minutes=30) + timedelta(minutes=minute, seconds=k * 10)
-            rows += trace_rows(f"t{minute}-{k}", at, api_ms=50 if slow else 5, db_ms=10, error=None)
-    env.add_spans(rows, source="fixture", reach_key="fixture")
+    env.add_spans(spans, source="fixture", reach_key="fixture")
+    if logs:
+        env.add_logs(logs)
     env.close()
     assembly = assemble(settings)
     try:
-        result = assembly.pipeline.run("why is the trips page slow at 10:05 on 2026-03-01?")
-        calls = assembly.store.list_invocations(result.session_id)
+        result = assembly.pipeline.run(question)
+        return result, assembly.store.list_invocations(result.session_id)
     finally:
         assembly.close()
+
+
+def slow_api(minutes: range = range(90, 100)) -> list[SpanRow]:
+    """Two hours of gateway → api → db traces before 10:30, api's own work 50 ms in ``minutes``."""
+    rows: list[SpanRow] = []
+    for minute in range(120):
+        for k in range(4):
+            at = T0 - timedelta(hours=1, minutes=30) + timedelta(minutes=minute, seconds=k * 10)
+            rows += trace_rows(f"t{minute}-{k}", at, api_ms=50 if minute in minutes else 5, db_ms=10, error=None)
+    return rows
+
+
+def test_the_offline_answer_cites_the_span_lines_of_the_service_whose_own_time_grew(tmp_path: Path) -> None:
+    result, calls = asked(tmp_path, "why is the trips page slow at 10:05 on 2026-03-01?", slow_api())
     traced = [c for c in calls if c.tool_name == "query_traces" and c.status == "ok"]
     assert traced, [c.tool_name for c in calls]
     api = next(c for c in traced if c.arguments.get("service") == "api")
@@ -373,24 +388,7 @@ def test_the_offline_answer_cites_the_span_lines_of_the_service_whose_own_time_g
 def test_every_span_claim_of_the_offline_answer_passes_in_either_language(tmp_path: Path, question: str) -> None:
     """A span claim says only what its lines state, in Chinese as in English: "最慢的链路" (the
     slowest trace) quotes the line that says what the traces are ranked by."""
-    from veridiag.config import Settings
-    from veridiag.pipeline.factory import assemble
-
-    settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
-    env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
-    rows: list[SpanRow] = []
-    for minute in range(120):
-        for k in range(4):
-            at = T0 - timedelta(hours=1, minutes=30) + timedelta(minutes=minute, seconds=k * 10)
-            rows += trace_rows(f"t{minute}-{k}", at, api_ms=50 if 90 <= minute < 100 else 5, db_ms=10, error=None)
-    env.add_spans(rows, source="fixture", reach_key="fixture")
-    env.close()
-    assembly = assemble(settings)
-    try:
-        result = assembly.pipeline.run(question)
-        calls = assembly.store.list_invocations(result.session_id)
-    finally:
-        assembly.close()
+    result, calls = asked(tmp_path, question, slow_api())
     assert result.record is not None
     traced = {c.id for c in calls if c.tool_name == "query_traces"}
     checks = result.record.verifier_evaluation.claim_checks
@@ -441,12 +439,6 @@ def test_a_trace_id_is_read_from_a_line_whatever_its_key_is_spelt(
 def test_the_offline_answer_reads_the_trace_of_the_new_error_lines(tmp_path: Path) -> None:
     """api starts failing at 10:05: its new ERROR lines state their trace ids; the answer reads
     one of those traces whole and says where the request went, citing the log line and the spans."""
-    from veridiag.config import Settings
-    from veridiag.pipeline.factory import assemble
-    from veridiag.tools.backends.embedded import LogRow
-
-    settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
-    env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
     spans: list[SpanRow] = []
     logs: list[LogRow] = []
     for minute in range(120):
@@ -459,15 +451,7 @@ def test_the_offline_answer_reads_the_trace_of_the_new_error_lines(tmp_path: Pat
                 "IllegalStateException: No instances available for db" if failing else "queried trips"
             )
             logs.append(LogRow(at, "api", "ERROR" if failing else "INFO", text, text, trace_id=trace))
-    env.add_spans(spans, source="fixture", reach_key="fixture")
-    env.add_logs(logs)
-    env.close()
-    assembly = assemble(settings)
-    try:
-        result = assembly.pipeline.run("why is the trips page failing at 10:05 on 2026-03-01?")
-        calls = assembly.store.list_invocations(result.session_id)
-    finally:
-        assembly.close()
+    result, calls = asked(tmp_path, "why is the trips page failing at 10:05 on 2026-03-01?", spans, logs)
     looked_up = [c for c in calls if c.tool_name == "query_traces" and c.arguments.get("trace_id")]
     assert looked_up and looked_up[0].status == "ok", [(c.tool_name, c.arguments) for c in calls]
     assert "calls to other services: none" in (looked_up[0].output or "")
