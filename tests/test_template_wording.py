@@ -41,3 +41,21 @@ def test_what_is_named_is_always_part_of_the_template_and_never_nothing(template
 def test_a_template_of_only_varying_fields_is_named_whole(fields: list[str]) -> None:
     template = " ".join(fields)
     assert telling_part(template) == template
+
+
+_PACKAGE = st.lists(st.sampled_from(["java", "lang", "org", "springframework", "redis", "exceptions"]), max_size=3)
+_RAISED = st.sampled_from(["IllegalStateException", "ValueError", "SQLTransientConnectionException", "SoapFault"])
+_MESSAGE = st.sampled_from(["No instances available for <*>", "Connection is not available after <*>ms", "余额不足"])
+_AROUND = st.sampled_from(["Request processing failed; nested exception is ", "Caused by: ", "handler threw ", ""])
+
+
+@given(fields=st.lists(_FIELD, max_size=3), before=_AROUND, package=_PACKAGE, raised=_RAISED, message=_MESSAGE)
+def test_a_template_naming_an_exception_is_named_from_the_innermost_one(
+    fields: list[str], before: str, package: list[str], raised: str, message: str
+) -> None:
+    """"… nested exception is java.lang.IllegalStateException: No instances …" is named from
+    the exception, its class without its package, message and all — whatever wraps it."""
+    qualified = ".".join([*package, raised])
+    outer = "Servlet.service() threw exception [RuntimeException: wrapped; "
+    template = " ".join(fields) + f" {outer}{before}{qualified}: {message}"
+    assert telling_part(template) == f"{raised}: {message}"

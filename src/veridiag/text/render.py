@@ -20,6 +20,9 @@ _GLUED = {"ms", "s", "%", "/s"}
 _VARYING_LEAD = re.compile(r"^(?:\s*(?:[\w.\-]+\s*[:=]\s*)?[\[(]?<\*>[\])]?[,;:]?)+\s*")
 #: What must remain for the rest to tell something: a word of three letters.
 _WORD = re.compile(r"[^\W\d_]{3,}")
+#: An exception or error class named with its message ("java.lang.IllegalStateException: No
+#: instances …", "ValueError: …"): the class's own name, after its package.
+_RAISED = re.compile(r"(?<![\w$])(?:[A-Za-z_][\w$]*\.)*(?P<name>[A-Z][\w$]*(?:Exception|Error|Fault))\s*:\s*(?=\S)")
 
 
 def iso(moment: datetime) -> str:
@@ -63,11 +66,15 @@ def rounded(value: float) -> float:
 
 
 def telling_part(template: str) -> str:
-    """A log template as a sentence names it: from its first field that does not vary, so
-    "TraceID: <*> SpanID: <*> Servlet … threw exception" reads "Servlet … threw exception".
-    What is cut is only leading placeholders and their labels; a template that would keep no
-    word is returned whole. The rest is a substring of the template, so a claim quoting it
-    still quotes its evidence."""
+    """A log template as a sentence names it: from the last exception it names with its message
+    (the innermost, in "… nested exception is java.lang.IllegalStateException: No instances …",
+    read from its class name), else from its first field that does not vary ("TraceID: <*>
+    SpanID: <*> Servlet … failed" reads "Servlet … failed"). A template that would keep no word
+    is returned whole. What is kept is the template's own end, so a claim quoting it still
+    quotes its evidence."""
+    raised = list(_RAISED.finditer(template))
+    if raised and _WORD.search(template[raised[-1].end() :]):
+        return template[raised[-1].start("name") :]
     cut = _VARYING_LEAD.match(template)
     rest = template[cut.end() :] if cut else template
     return rest if rest != template and _WORD.search(rest) else template
