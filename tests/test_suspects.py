@@ -508,7 +508,7 @@ def test_a_ranking_at_a_moment_reads_the_levels_then_not_the_windows_average(
     ]
     at_moment = rank_levels(Question(*WINDOW, at=AT), series, "cpu")
     over_window = rank_levels(Question(*WINDOW), series, "cpu")
-    assert [x.service for x in at_moment][0] == "beta-service"
-    assert [x.service for x in over_window][0] == "alpha-service"
+    assert at_moment[0].service == "beta-service"
+    assert over_window[0].service == "alpha-service"
     start, end = levels_period(Question(*WINDOW, at=AT))
     assert WINDOW[0] <= start < AT < end <= WINDOW[1] and levels_period(Question(*WINDOW)) == WINDOW
