@@ -115,7 +115,7 @@ def test_which_is_slowest_is_a_ranking_with_the_levels(demo: Any, question: str,
     ],
 )
 def test_a_ranking_at_a_moment_reads_the_levels_around_it(demo: Any, question: str, period: str) -> None:
-    """"Slowest at 10:05" is the levels then (3 min before to 5 min after), not the window's average."""
+    """ "Slowest at 10:05" is the levels then (3 min before to 5 min after), not the window's average."""
     headline = first_paragraph(demo.pipeline.run(question).answer)
     assert period in headline, headline
 
