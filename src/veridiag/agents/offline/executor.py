@@ -44,7 +44,7 @@ from veridiag.contracts.plan import Step
 from veridiag.text.cjk import HAN, has_cjk
 from veridiag.text.entities import extract_entities
 from veridiag.text.normalize import reader_text
-from veridiag.text.render import iso
+from veridiag.text.render import format_value, iso, rounded
 from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
 from veridiag.tools.records import (
     AskedPoint,
@@ -1021,9 +1021,15 @@ def _spotted(series: list[Series], window: tuple[datetime, datetime], asked: dat
         (r, s, a)
         for r, s in series
         for a in s.anomalies
-        if _of_window(a, window) or (asked is not None and a.onset <= asked <= a.end)
+        if (_of_window(a, window) or (asked is not None and a.onset <= asked <= a.end)) and _told_apart(a, s.unit)
     ]
     return sorted(found, key=lambda item: item[2].onset)
+
+
+def _told_apart(anomaly: MetricAnomaly, unit: str) -> bool:
+    """Whether the episode's peak and its expected value differ as written: "0.0048s against
+    0.0048s expected (×1.00)" is a deviation of a flat series' noise, no change to state."""
+    return format_value(rounded(anomaly.peak), unit) != format_value(rounded(anomaly.expected), unit)
 
 
 def _of_window(anomaly: MetricAnomaly, window: tuple[datetime, datetime]) -> bool:

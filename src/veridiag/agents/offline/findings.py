@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import model_validator
 
+from veridiag.analysis.signatures import family_blind_to
 from veridiag.contracts.executor_v2 import (
     Claim,
     EvidenceBinding,
@@ -589,7 +590,10 @@ class Findings:
         kind = self.family(family)
         span = self.during(evidence.start, evidence.end)
         if changed is None:
-            text = self.say("kind_none", kind=kind, count=len(evidence.examined), **span)
+            blind = family_blind_to(family)
+            if blind is not None:  # what the series cannot show is a gap, never part of a fact
+                self.gap("kind_blind", kind=kind, blind=blind[self.lang])
+            text = self.say("kind_unseen" if blind else "kind_none", kind=kind, count=len(evidence.examined), **span)
             return self.claim(
                 "observation", text, [(survey, evidence.line), (survey, evidence.verdict_line)], answers=True
             )
