@@ -117,18 +117,28 @@ class WaterfallLayout(BaseModel):
     height: int
 
 
-def _labels(trace: DrawnTrace) -> tuple[list[tuple[str, str]], WaterfallLayout]:
-    """Each span's label as drawn (service, operation; shortened to the columns' caps) and the
-    two columns' widths: the wide one holds service and operation, the narrow one the service."""
+class SpanLabel(BaseModel):
+    """A span's label as each layout draws it: the service (shortened to the narrow column's cap
+    there, to half the wide one's in it) and, in the wide layout, the operation."""
+
+    wide: str
+    narrow: str
+    operation: str
+
+
+def _labels(trace: DrawnTrace) -> tuple[list[SpanLabel], WaterfallLayout]:
+    """Each span's label as drawn and the two columns' widths: the wide one holds service and
+    operation, the narrow one the service."""
     labels, wide, narrow = [], 0.0, 0.0
     for span in trace.spans:
         indent = INDENT * min(span.depth, MAX_INDENT)
-        service = shortened(span.service, NARROW_LABEL - indent - 8)
-        room = WIDE_LABEL - indent - 8 - text_width(service) - 6
+        short = shortened(span.service, NARROW_LABEL - indent - 8)
+        full = shortened(span.service, WIDE_LABEL / 2)
+        room = WIDE_LABEL - indent - 8 - text_width(full) - 6
         operation = shortened(span.operation, room) if room > 3 * CHAR else ""
-        labels.append((service, operation))
-        narrow = max(narrow, indent + text_width(service) + 8)
-        wide = max(wide, indent + text_width(service) + (6 + text_width(operation) if operation else 0) + 8)
+        labels.append(SpanLabel(wide=full, narrow=short, operation=operation))
+        narrow = max(narrow, indent + text_width(short) + 8)
+        wide = max(wide, indent + text_width(full) + (6 + text_width(operation) if operation else 0) + 8)
     height = AXIS + ROW * len(trace.spans) + 4
     return labels, WaterfallLayout(wide=math.ceil(wide), narrow=math.ceil(narrow), height=height)
 
@@ -160,7 +170,7 @@ def waterfall_svg(trace: DrawnTrace, words: TraceWords, *, chart_id: str, title:
         if span.parent is not None:
             children[span.parent].append((span.start, span.start + span.duration))
     body = _time_axis(total, layout.height)
-    for index, (span, (service, operation)) in enumerate(zip(trace.spans, labels, strict=True)):
+    for index, (span, label) in enumerate(zip(trace.spans, labels, strict=True)):
         top = AXIS + index * ROW
         bar_y = top + (ROW - BAR) / 2
         on_path = bool(span.critical)
@@ -171,10 +181,16 @@ def waterfall_svg(trace: DrawnTrace, words: TraceWords, *, chart_id: str, title:
         )
         parts = [f"<title>{escape(_row_title(span, words))}</title>"]
         indent = INDENT * min(span.depth, MAX_INDENT)
-        op = f'<tspan class="wf-op" dx="6">{escape(operation)}</tspan>' if operation else ""
+        op = f'<tspan class="wf-op" dx="6">{escape(label.operation)}</tspan>' if label.operation else ""
+        service = (
+            f'<tspan class="wf-svc">{escape(label.wide)}</tspan>'
+            if label.wide == label.narrow
+            else f'<tspan class="wf-svc wf-wide">{escape(label.wide)}</tspan>'
+            f'<tspan class="wf-svc wf-narrow">{escape(label.narrow)}</tspan>'
+        )
         parts.append(
             f'<text class="wf-label" x="{indent}" y="{_num(top + ROW / 2)}" dominant-baseline="central">'
-            f'<tspan class="wf-svc">{escape(service)}</tspan>{op}</text>'
+            f"{service}{op}</text>"
         )
         end = span.start + span.duration
         parts.append(_rect("wf-span", span.start / scale, span.duration / scale, bar_y, BAR, extra=' rx="1.5"'))
@@ -190,10 +206,10 @@ def waterfall_svg(trace: DrawnTrace, words: TraceWords, *, chart_id: str, title:
         )
     style = f"--wf-wide:{_num(layout.wide)}px;--wf-narrow:{_num(layout.narrow)}px"
     description = _waterfall_description(trace, words)
-    label = f"{title}: {description}"
+    named = f"{title}: {description}"
     return Markup(
         f'<svg xmlns="http://www.w3.org/2000/svg" class="waterfall" id="{escape(chart_id)}" width="100%" '
-        f'height="{layout.height}" role="img" aria-label="{escape(label)}" font-size="11" '
+        f'height="{layout.height}" role="img" aria-label="{escape(named)}" font-size="11" '
         f'fill="currentColor" style="{style}">'
         f"<title>{escape(title)}</title><desc>{escape(description)}</desc>" + "".join(body) + "</svg>"
     )
@@ -416,9 +432,9 @@ def graph_svg(graph: ServiceGraph, words: TraceWords, *, chart_id: str, title: s
             if row.edge is not None
             else ""
         )
+        flag = ' data-suspect="true"' if suspect else ""
         body.append(
-            f'<g class="{css}" data-service="{escape(row.service)}"'
-            f"{' data-suspect' if suspect else ''}><title>{escape(said)}</title>"
+            f'<g class="{css}" data-service="{escape(row.service)}"{flag}><title>{escape(said)}</title>'
             f'<rect class="sg-box" x="{_num(left)}" y="{_num(mid - 9)}" width="{_num(width)}" height="18" rx="4"/>'
             f'<text class="sg-label" x="{_num(left + 6)}" y="{_num(mid)}" dominant-baseline="central">'
             f"{escape(shown)}</text>{calls}</g>"
