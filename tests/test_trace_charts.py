@@ -441,3 +441,24 @@ def test_an_older_reader_of_drawn_records_without_spans_still_reads_them() -> No
     assert stored == {"version": 1}
     assert read_drawn(stored) == Drawn()
     assert math.isclose(1.0, 1.0)
+
+
+def test_a_suspect_service_is_marked_in_the_waterfall_and_its_column_holds_the_mark() -> None:
+    spans = [
+        TraceSpan(
+            trace_id="t", span_id="g", parent_id="", service="gateway", operation="GET", start_ns=0, end_ns=9 * MS
+        ),
+        TraceSpan(
+            trace_id="t", span_id="d", parent_id="g", service="db", operation="SELECT", start_ns=MS, end_ns=8 * MS
+        ),
+    ]
+    trace = drawn_trace(spans)
+    rows = rows_of(waterfall_svg(trace, WORDS["en"], chart_id="w", title="t", suspects=["db"]))
+    assert ["wf-suspect" in (r.get("class") or "") for r in rows] == [False, True]
+    label = rows[1].find(f"{SVG}text")
+    assert label is not None and "▲" in "".join(label.itertext())
+    assert "suspect" in (rows[1].findtext(f"{SVG}title") or "")
+    plain, _ = _labels(trace)
+    marked, layout = _labels(trace, ["db"])
+    assert marked[1].narrow == "db ▲" and plain[1].narrow == "db"
+    assert layout.narrow >= 6 + text_width("db ▲") + 8

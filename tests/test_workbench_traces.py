@@ -12,6 +12,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from pprint import pformat
 from typing import Any
@@ -20,17 +21,21 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.browser import SHOTS, launched
+from tests.test_query_traces import T0, trace_rows
 from veridiag.api import create_app
 from veridiag.api.local import LocalServer
 from veridiag.config import Settings
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.ingest.batch import import_trace_files
 from veridiag.pipeline.factory import Assembly, assemble
+from veridiag.tools.backends.embedded import SpanRow
 from veridiag.tools.drawn import read_drawn
 from veridiag.tools.factory import embedded_environment
 
 TRACES = Path(__file__).parent / "fixtures" / "nezha_days" / "trainticket-2023-01-29" / "trace"
 QUESTION = "why is the travel page slow at 10:05?"
+#: A shop whose api's own work grew tenfold at 10:00 (``tests/test_query_traces.py``): a suspect.
+SHOP_QUESTION = "why is the trips page slow at 10:05 on 2026-03-01?"
 CHECKS = Path(__file__).with_name("a11y.js")
 SVG = "{http://www.w3.org/2000/svg}"
 WIDTHS = {"desktop": 1280, "phone": 390}
@@ -43,10 +48,14 @@ class Asked:
     settings: Settings
     session_id: str
     traced: list[InvocationRecord]
+    #: The shop's session, whose call graph marks api.
+    shop: str
 
 
 @pytest.fixture(scope="module")
 def asked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Asked]:
+    """The TrainTicket spans asked about first (the question's "10:05" is the newest data's day),
+    then the shop's added and asked about on their own day."""
     settings = Settings(home=tmp_path_factory.mktemp("traces"), embedded={"load_demo": False})
     environment = embedded_environment(settings)
     try:
@@ -57,8 +66,23 @@ def asked(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Asked]:
     try:
         session_id = assembly.pipeline.run(QUESTION).session_id
         calls = assembly.store.list_invocations(session_id)
-        traced = [c for c in calls if c.tool_name == "query_traces" and c.status == "ok"]
-        yield Asked(assembly, settings, session_id, traced)
+    finally:
+        assembly.close()
+    traced = [c for c in calls if c.tool_name == "query_traces" and c.status == "ok"]
+    environment = embedded_environment(settings)
+    try:
+        rows: list[SpanRow] = []
+        for minute in range(120):
+            for k in range(4):
+                at = T0 - timedelta(hours=1, minutes=30) + timedelta(minutes=minute, seconds=k * 10)
+                rows += trace_rows(f"t{minute}-{k}", at, api_ms=50 if 90 <= minute < 100 else 5, db_ms=10, error=None)
+        environment.add_spans(rows, source="shop", reach_key="shop")
+    finally:
+        environment.close()
+    assembly = assemble(settings)
+    try:
+        shop = assembly.pipeline.run(SHOP_QUESTION).session_id
+        yield Asked(assembly, settings, session_id, traced, shop)
     finally:
         assembly.close()
 
@@ -76,6 +100,7 @@ def _figure(page: str, dom_id: str) -> str:
 
 def test_the_cited_span_queries_are_drawn_as_their_stored_slowest_traces(asked: Asked, client: TestClient) -> None:
     assert asked.traced, "the diagnosis read the spans"
+    assert all(str(c.arguments.get("start")).startswith("2023-01-29T09:35") for c in asked.traced)
     page = client.get(f"/sessions/{asked.session_id}?lang=en").text
     audit = client.get(f"/api/v1/sessions/{asked.session_id}/audit").json()
     cited = {
@@ -225,15 +250,21 @@ def page(served: str) -> Iterator[Any]:
         context.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(("case", "lang"), [("nezha", "en"), ("nezha", "zh"), ("shop", "zh")])
 def test_in_chromium_the_figures_read_at_every_width_and_scheme(
-    asked: Asked, served: str, page: Any, lang: str
+    asked: Asked, served: str, page: Any, case: str, lang: str
 ) -> None:
     page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
-    page.goto(f"{served}/sessions/{asked.session_id}?lang={lang}")
+    page.goto(f"{served}/sessions/{asked.session_id if case == 'nezha' else asked.shop}?lang={lang}")
     page.wait_for_selector("#final-answer")
     assert page.locator("#evidence svg.waterfall").count() > 0
     assert page.locator("#evidence svg.service-graph").count() == 1
+    if case == "shop":  # api's own work grew: marked in the graph, its waterfall rows and legend
+        assert page.locator("#evidence svg.service-graph g.sg-suspect").evaluate_all(
+            "(all) => all.map((g) => g.dataset.service)"
+        ) == ["api"]
+        assert page.locator("#evidence svg.waterfall g.wf-suspect").count() > 0
+        assert "▲" in page.locator("#evidence ul.wf-legend").first.inner_text()
     problems: dict[str, Any] = {}
     colours = {}
     for scheme in SCHEMES:
@@ -246,7 +277,7 @@ def test_in_chromium_the_figures_read_at_every_width_and_scheme(
             SHOTS.mkdir(parents=True, exist_ok=True)
             for kind in ("trace", "graph"):
                 figure = page.locator(f"figure.evidence-{kind}").first
-                figure.screenshot(path=str(SHOTS / f"traces-{kind}-{lang}-{label}-{scheme}.png"))
+                figure.screenshot(path=str(SHOTS / f"traces-{case}-{kind}-{lang}-{label}-{scheme}.png"))
         found = page.evaluate(COLOURS)
         colours[scheme] = found
         problems[f"legend {scheme}"] = [
@@ -264,6 +295,12 @@ def test_in_chromium_the_figures_read_at_every_width_and_scheme(
     ]
     page.emulate_media(color_scheme="light")
     page.set_viewport_size({"width": WIDTHS["desktop"], "height": 900})
+    # a claim citing a span query, opened beside the key facts: its waterfall in a narrow panel
+    page.locator("#key-facts li:has(a.figure-ref) a.claim-link").first.click()
+    page.wait_for_selector("#claim-panel svg.waterfall")
+    problems["geometry claim panel"] = _geometry_problems(page.evaluate(GEOMETRY))
+    narrow = page.locator("#claim-panel svg.waterfall .wf-op").first.evaluate("(t) => getComputedStyle(t).display")
+    problems["claim panel shows the narrow layout"] = [] if narrow == "none" else [narrow]
     problems["pictures"] = page.evaluate("__a11y.pictures()")
     problems["headings"] = page.evaluate("__a11y.headings()")
     problems["languages"] = page.evaluate("__a11y.languages()")

@@ -104,6 +104,7 @@ class LogFigure(BaseModel):
 class LegendEntry(BaseModel):
     service: str
     colour: int
+    suspect: bool = False
 
 
 class TraceFigure(BaseModel):
@@ -193,7 +194,8 @@ def evidence_charts(
                 excerpts.setdefault(item.invocation_id, []).append((claim.claim_id, item.excerpt))
     words = chart_words(lang)
     spans_words = trace_words(lang)
-    metrics, logs, traces = [], [], []
+    metrics, logs = [], []
+    drawn_traces: list[tuple[InvocationRecord, DrawnTrace, list[str]]] = []
     graphs: list[tuple[int, DrawnGraph]] = []
     for invocation in sorted(invocations, key=lambda i: i.id):
         quoted = excerpts.get(invocation.id)
@@ -207,23 +209,35 @@ def evidence_charts(
         elif invocation.tool_name == "query_traces" and (drawn := read_drawn(invocation.drawn)) is not None:
             if drawn.trace is not None and drawn.trace.spans:
                 cited_by = list(dict.fromkeys(claim_id for claim_id, _excerpt in quoted))
-                traces.append(trace_figure(invocation, drawn.trace, spans_words, f"{prefix}-{invocation.id}", cited_by))
+                drawn_traces.append((invocation, drawn.trace, cited_by))
             if drawn.graph is not None:
                 graphs.append((invocation.id, drawn.graph))
-    graph = None
+    graph, suspects = None, []
     if graphs:
         merged = merged_graph(graphs)
+        suspects = merged.suspects
         if merged.edges or merged.suspects:
             dom_id = f"{prefix}-service-graph"
             svg = graph_svg(merged, spans_words, chart_id=f"{dom_id}-chart", title=spans_words.graph)
             graph = GraphFigure(dom_id=dom_id, graph=merged, svg=svg, invocation_ids=[i for i, _g in graphs])
+    traces = [
+        trace_figure(invocation, trace, spans_words, f"{prefix}-{invocation.id}", cited_by, suspects=suspects)
+        for invocation, trace, cited_by in drawn_traces
+    ]
     return EvidenceCharts(metrics=metrics, logs=logs, traces=traces, graph=graph)
 
 
 def trace_figure(
-    invocation: InvocationRecord, trace: DrawnTrace, words: TraceWords, dom_id: str, cited_by: list[str]
+    invocation: InvocationRecord,
+    trace: DrawnTrace,
+    words: TraceWords,
+    dom_id: str,
+    cited_by: list[str],
+    *,
+    suspects: Sequence[str] = (),
 ) -> TraceFigure:
-    """The waterfall of the slowest trace the invocation lists (its records, as stored)."""
+    """The waterfall of the slowest trace the invocation lists (its records, as stored), the
+    suspects of the call graph marked in it."""
     service = _title(invocation.arguments, "service", "operation")
     title = f"#{invocation.id} {service} · {words.waterfall} {trace.trace_id}"
     colours = service_colours([s.service for s in trace.spans])
@@ -232,8 +246,8 @@ def trace_figure(
         dom_id=dom_id,
         title=service,
         trace=trace,
-        svg=waterfall_svg(trace, words, chart_id=f"{dom_id}-chart", title=title),
-        legend=[LegendEntry(service=name, colour=index) for name, index in colours.items()],
+        svg=waterfall_svg(trace, words, chart_id=f"{dom_id}-chart", title=title, suspects=suspects),
+        legend=[LegendEntry(service=name, colour=index, suspect=name in suspects) for name, index in colours.items()],
         cited_by=cited_by,
     )
 

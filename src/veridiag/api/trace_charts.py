@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from markupsafe import Markup, escape
 from pydantic import BaseModel
@@ -126,14 +126,19 @@ class SpanLabel(BaseModel):
     operation: str
 
 
-def _labels(trace: DrawnTrace) -> tuple[list[SpanLabel], WaterfallLayout]:
+#: After a suspect service's name, in its rows and in the call graph.
+SUSPECT_MARK = " ▲"
+
+
+def _labels(trace: DrawnTrace, suspects: Collection[str] = ()) -> tuple[list[SpanLabel], WaterfallLayout]:
     """Each span's label as drawn and the two columns' widths: the wide one holds service and
-    operation, the narrow one the service."""
+    operation, the narrow one the service; a suspect's service marked."""
     labels, wide, narrow = [], 0.0, 0.0
     for span in trace.spans:
         indent = INDENT * min(span.depth, MAX_INDENT)
-        short = shortened(span.service, NARROW_LABEL - indent - 8)
-        full = shortened(span.service, WIDE_LABEL / 2)
+        mark = SUSPECT_MARK if span.service in suspects else ""
+        short = shortened(span.service, NARROW_LABEL - indent - 8 - text_width(mark)) + mark
+        full = shortened(span.service, WIDE_LABEL / 2) + mark
         room = WIDE_LABEL - indent - 8 - text_width(full) - 6
         operation = shortened(span.operation, room) if room > 3 * CHAR else ""
         labels.append(SpanLabel(wide=full, narrow=short, operation=operation))
@@ -156,12 +161,15 @@ def _rect(css: str, start: float, width: float, y: float, height: float, *, extr
     )
 
 
-def waterfall_svg(trace: DrawnTrace, words: TraceWords, *, chart_id: str, title: str) -> Markup:
+def waterfall_svg(
+    trace: DrawnTrace, words: TraceWords, *, chart_id: str, title: str, suspects: Collection[str] = ()
+) -> Markup:
     """The trace's spans, one row each in the order Jaeger lists them, indented by depth: a bar
     from its start for its duration — solid where it works itself, faded where it waits on its
     children — the critical path's stretches a line of ink over their bars, its labels bold; a
-    time axis in ms from the trace's start."""
-    labels, layout = _labels(trace)
+    suspect service's name marked ▲ (``suspects``: the call graph's); a time axis in ms from the
+    trace's start."""
+    labels, layout = _labels(trace, suspects)
     total = max([trace.trace_ms, *(s.start + s.duration for s in trace.spans)], default=0.0)
     scale = total if total > 0 else 1.0
     colours = service_colours([s.service for s in trace.spans])
@@ -179,7 +187,10 @@ def waterfall_svg(trace: DrawnTrace, words: TraceWords, *, chart_id: str, title:
             + (" wf-critical" if on_path else "")
             + (" wf-error" if span.error else "")
         )
-        parts = [f"<title>{escape(_row_title(span, words))}</title>"]
+        suspect = span.service in suspects
+        css += " wf-suspect" if suspect else ""
+        said = _row_title(span, words) + (f", {words.suspect}" if suspect else "")
+        parts = [f"<title>{escape(said)}</title>"]
         indent = INDENT * min(span.depth, MAX_INDENT)
         op = f'<tspan class="wf-op" dx="6">{escape(label.operation)}</tspan>' if label.operation else ""
         service = (
@@ -416,7 +427,7 @@ def graph_svg(graph: ServiceGraph, words: TraceWords, *, chart_id: str, title: s
                 f'<path class="sg-link" d="M{_num(parent_x)} {_num(top)}V{_num(mid)}H{_num(left)}" fill="none"/>'
             )
         suspect = node.suspect and not row.again
-        badge = f" ▲ {words.suspect}" if suspect else ""
+        badge = f"{SUSPECT_MARK} {words.suspect}" if suspect else ""
         name = row.service + (f" ({words.seen_above})" if row.again else "")
         shown = shortened(name, NARROW_LABEL + 60 - left) + badge
         width = text_width(shown) + 12
