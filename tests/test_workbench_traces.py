@@ -22,6 +22,7 @@ from fastapi.testclient import TestClient
 
 from tests.browser import SHOTS, launched
 from tests.test_query_traces import T0, trace_rows
+from tests.test_workbench_a11y import _ax_unnamed
 from veridiag.api import create_app
 from veridiag.api.local import LocalServer
 from veridiag.config import Settings
@@ -302,6 +303,7 @@ def test_in_chromium_the_figures_read_at_every_width_and_scheme(
     narrow = page.locator("#claim-panel svg.waterfall .wf-op").first.evaluate("(t) => getComputedStyle(t).display")
     problems["claim panel shows the narrow layout"] = [] if narrow == "none" else [narrow]
     problems["pictures"] = page.evaluate("__a11y.pictures()")
+    problems["unnamed controls and pictures"] = _ax_unnamed(page)
     problems["headings"] = page.evaluate("__a11y.headings()")
     problems["languages"] = page.evaluate("__a11y.languages()")
     for scheme in SCHEMES:
