@@ -316,6 +316,8 @@ class SuspectEvidence(BaseModel):
     not_counted: list[NotCounted] = Field(default_factory=list)
     #: Whether the first suspect stands out of the others (else the evidence cannot tell).
     standout: bool = False
+    #: The suspect that competes with the first too strongly for it to stand out, when one does.
+    close: str | None = None
     #: The earliest qualifying change, and the line stating it.
     first: SuspectSignal | None = None
     first_line: str | None = None
@@ -424,6 +426,17 @@ class TraceEvidence(BaseModel):
     slowest: list[SlowTrace] = Field(default_factory=list)
     #: The line naming the window and the baseline.
     line: str
+    #: The line heading the slowest traces (it says what "slowest" is measured by).
+    slowest_line: str | None = None
+    #: One trace read by its id (``trace_id=``): the services in the order it reached them and
+    #: the ones ``service`` called in it (``slowest`` holds its path); None for a window's spans.
+    trace_id: str | None = None
+    trace_spans: int = 0
+    reached: list[str] = Field(default_factory=list)
+    called: list[str] = Field(default_factory=list)
+    #: The lines stating the services reached and what ``service`` called.
+    reached_line: str | None = None
+    own_line: str | None = None
 
     def figure(self, name: str) -> SpanFigure | None:
         return next((f for f in self.figures if f.name == name), None)

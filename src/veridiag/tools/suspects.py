@@ -22,11 +22,11 @@ from veridiag.analysis.signatures import family_of, signatures
 from veridiag.analysis.suspects import (
     AFTER_AT,
     BEFORE_AT,
+    EXPLAINED_FACTOR,
     LOG_FAMILY,
     MIN_EPISODE_POINTS,
     MIN_LEAD_POINTS,
     MIN_STANDOUT,
-    STANDOUT_RATIO,
     ChangeInput,
     Excluded,
     Level,
@@ -37,6 +37,7 @@ from veridiag.analysis.suspects import (
     SuspectReport,
     rank_levels,
     rank_suspects,
+    rivalry,
 )
 from veridiag.analysis.suspects import Suspect as Ranked
 from veridiag.text.render import format_value, iso, rounded
@@ -397,6 +398,7 @@ def _render(
         suspects=suspects,
         not_counted=not_counted,
         standout=report.standout,
+        close=report.close,
         first=first,
         first_line=first_line,
         episodes=episodes,
@@ -532,15 +534,21 @@ def _verdict(question: Question, report: SuspectReport) -> str:
     top = report.suspects[0]
     runner = f"; next {report.suspects[1].service} {report.suspects[1].score:.2f}" if len(report.suspects) > 1 else ""
     if report.standout:
-        return f"verdict: {top.service} stands out (score {top.score:.2f}{runner})"
+        second = report.suspects[1] if len(report.suspects) > 1 else None
+        felt = (
+            f", whose changes only show where a fault is felt (counted at {EXPLAINED_FACTOR:g})"
+            if second is not None and rivalry(second) < second.score
+            else ""
+        )
+        return f"verdict: {top.service} stands out (score {top.score:.2f}{runner}{felt})"
     if top.explained_by:
         why = f"its change is explained by {', '.join(top.explained_by)}"
     elif top.signals[0].role != "cause":
         why = f"its change ({top.signals[0].family}) shows where a fault is felt, not where it started"
     elif top.signals[0].nearness < 1.0 and question.at is not None:
         why = f"its change began away from {iso(question.at)}"
-    elif len(report.suspects) > 1 and top.score < STANDOUT_RATIO * report.suspects[1].score:
-        why = "the first two are close"
+    elif report.close is not None:
+        why = "the first two are close" if report.close == report.suspects[1].service else f"{report.close} comes close"
     else:
         why = f"its change is small (a score below {MIN_STANDOUT})"
     return f"verdict: no service stands out: {top.service} changed most (score {top.score:.2f}{runner}), but {why}"

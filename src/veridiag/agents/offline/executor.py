@@ -65,6 +65,7 @@ from veridiag.tools.records import (
     TraceEvidence,
 )
 from veridiag.tools.results import ToolCallResult
+from veridiag.tools.spans import trace_id_in
 
 #: Metrics read per named service that did not change (to say it stayed within its history).
 MAX_METRICS = 8
@@ -195,6 +196,8 @@ class _Execution:
         self._answer(survey, series, logs, changes, searched)
         self._state_terms(searched)
         self._state_traces(traced)
+        if survey is not None and self._has("query_traces"):
+            self._error_trace(survey[1], logs)
         self._state(series, logs, span, changes, involved)
         if survey is None or survey[1].held is None:  # no data in the window: nothing to match a runbook to
             self._runbooks(logs, involved)
@@ -347,6 +350,27 @@ class _Execution:
         grew = [item for item in traced if _own_grew(item[1])]
         for result, spans in [*grew, *(item for item in traced if item not in grew)]:
             self.findings.traces(result, spans)
+
+    def _error_trace(self, evidence: SuspectEvidence, logs: list[Logs]) -> None:
+        """The request behind the first suspect's new error lines, read whole by the trace id its
+        example line states (issue 29): which services it reached and whether the suspect called
+        any — the logs and the spans of one request side by side."""
+        top = evidence.suspects[0] if evidence.suspects else None
+        listed = getattr(self.catalogue, "trace_services", None)
+        if top is None or top.signals[0].source != "log" or not callable(listed) or top.service not in listed():
+            return
+        lead = top.signals[0]
+        for result, found in logs:
+            mine = found.templates if found.service == top.service else []
+            template = next((t for t in mine if t.template == lead.name), None)
+            trace_id = trace_id_in(template.example) if template is not None else None
+            if template is None or trace_id is None:
+                continue
+            call = self._call("query_traces", {"service": top.service, "trace_id": trace_id})
+            if call is not None and call.status == "ok":
+                for trace in (e for e in call.output.evidence if isinstance(e, TraceEvidence) and e.trace_id):
+                    self.findings.error_trace(result, template, call, trace)
+            return
 
     def _logs(self, services: Sequence[str], window: tuple[datetime, datetime]) -> list[Logs]:
         found: list[Logs] = []
