@@ -462,3 +462,22 @@ def test_a_suspect_service_is_marked_in_the_waterfall_and_its_column_holds_the_m
     marked, layout = _labels(trace, ["db"])
     assert marked[1].narrow == "db ▲" and plain[1].narrow == "db"
     assert layout.narrow >= 6 + text_width("db ▲") + 8
+
+
+def test_a_trace_read_by_its_id_is_kept_to_draw_tied_to_the_line_naming_it(env: EmbeddedEnvironment) -> None:
+    """``query_traces trace_id=…`` (the trace a log line names) has no ranked list: its records
+    tie the trace to the head line naming it, and its path to the path line."""
+    trace = "ab" * 16
+    env.add_spans(
+        trace_rows(trace, T0 + timedelta(minutes=3), api_ms=50, db_ms=10, error=True), source="f", reach_key="f2"
+    )
+    status, text, evidence = run(env, service="api", trace_id=trace)
+    assert status == "ok" and evidence is not None and evidence.trace_id == trace
+    drawn = drawn_records("query_traces", text, [evidence])
+    assert drawn is not None and drawn.omitted == 0 and drawn.trace is not None, text
+    lines = text.split("\n")
+    assert lines[drawn.trace.line] == evidence.line and trace in lines[drawn.trace.line]
+    assert drawn.trace.path_line is not None and lines[drawn.trace.path_line] == evidence.slowest[0].path_line
+    assert [s.service for s in drawn.trace.spans] == ["gateway", "api", "db"]
+    assert [s.error for s in drawn.trace.spans] == [None, True, None]
+    assert read_drawn(stored_form(drawn)) == drawn

@@ -180,8 +180,9 @@ class DrawnSpan(_Drawn):
 
 
 class DrawnTrace(_Drawn):
-    """The slowest trace a ``query_traces`` output lists, span by span, to draw as a waterfall;
-    ``line`` is the output line naming it (``trace 1 <id> at …``), ``path_line`` its critical path's."""
+    """The slowest trace a ``query_traces`` output lists (or the one it read by its id), span by
+    span, to draw as a waterfall; ``line`` is the output line naming it (``trace 1 <id> at …``, or
+    the head ``trace <id> at …``), ``path_line`` its critical path's."""
 
     line: int
     path_line: int | None = None
@@ -430,7 +431,10 @@ class _Builder:
         """The slowest trace's spans (a trace over ``MAX_SPANS`` keeps its first rows: a row's
         parent is always an earlier one), the calls and the services' own figures."""
         slowest = record.slowest[0] if record.slowest else None
-        if slowest is not None and slowest.spans and (line := self.index(slowest.line)) is not None:
+        # A window's slowest trace is named on its own line; a trace read by its id
+        # (``trace_id=``) on the output's head line.
+        named = record.line if record.trace_id is not None else slowest.line if slowest is not None else None
+        if slowest is not None and slowest.spans and named is not None and (line := self.index(named)) is not None:
             kept = slowest.spans[:MAX_SPANS]
             self.trace = DrawnTrace(
                 line=line,
