@@ -53,7 +53,7 @@ _AROUND = st.sampled_from(["Request processing failed; nested exception is ", "C
 def test_a_template_naming_an_exception_is_named_from_the_innermost_one(
     fields: list[str], before: str, package: list[str], raised: str, message: str
 ) -> None:
-    """"… nested exception is java.lang.IllegalStateException: No instances …" is named from
+    """ "… nested exception is java.lang.IllegalStateException: No instances …" is named from
     the exception, its class without its package, message and all — whatever wraps it."""
     qualified = ".".join([*package, raised])
     outer = "Servlet.service() threw exception [RuntimeException: wrapped; "

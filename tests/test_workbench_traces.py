@@ -126,6 +126,8 @@ def test_the_cited_span_queries_are_drawn_as_their_stored_slowest_traces(asked: 
         assert [r.get("data-service") for r in rows] == [s.service for s in records.trace.spans]
         assert any("wf-critical" in r.get("class", "") for r in rows)
         assert records.trace.trace_id in figure and (root.findtext(f"{SVG}desc") or "")
+        said = "Trace" if invocation.arguments.get("trace_id") else "Slowest trace"
+        assert f"· {said} <code>{records.trace.trace_id}</code>" in figure
     graph = _figure(page, "evidence-service-graph")
     assert 'class="service-graph"' in graph
     for invocation in drawn:

@@ -116,6 +116,8 @@ class TraceFigure(BaseModel):
     dom_id: str
     title: str
     trace: DrawnTrace
+    #: The trace was read by its id (``trace_id=``), not ranked slowest in a window.
+    by_id: bool = False
     svg: Markup
     legend: list[LegendEntry]
     cited_by: list[str]
@@ -239,13 +241,15 @@ def trace_figure(
     """The waterfall of the slowest trace the invocation lists (its records, as stored), the
     suspects of the call graph marked in it."""
     service = _title(invocation.arguments, "service", "operation")
-    title = f"#{invocation.id} {service} · {words.waterfall} {trace.trace_id}"
+    by_id = bool(invocation.arguments.get("trace_id"))
+    title = f"#{invocation.id} {service} · {words.by_id if by_id else words.waterfall} {trace.trace_id}"
     colours = service_colours([s.service for s in trace.spans])
     return TraceFigure(
         invocation_id=invocation.id,
         dom_id=dom_id,
         title=service,
         trace=trace,
+        by_id=by_id,
         svg=waterfall_svg(trace, words, chart_id=f"{dom_id}-chart", title=title, suspects=suspects),
         legend=[LegendEntry(service=name, colour=index, suspect=name in suspects) for name, index in colours.items()],
         cited_by=cited_by,

@@ -54,6 +54,7 @@ class TraceWords(BaseModel):
     """The words the span figures write, in the page's language (``i18n.py``'s ``trace_*`` keys)."""
 
     waterfall: str
+    by_id: str
     spans: str
     total: str
     critical: str
