@@ -18,6 +18,8 @@ from veridiag.analysis.suspects import (
     LogInput,
     Question,
     SeriesInput,
+    levels_period,
+    rank_levels,
     rank_suspects,
 )
 from veridiag.tools.args import RankSuspectsArgs
@@ -491,3 +493,22 @@ def test_the_verdict_says_why_the_runner_up_did_not_compete() -> None:
     assert (x.service, y.service) == ("svc-x", "svc-y")
     assert x.score < 1.5 * y.score  # as close as two services' own changes may not be ...
     assert report.standout and report.close is None  # ... but svc-y's latency is only where it is felt
+
+
+@given(seed=st.integers(0, 10_000), spike=st.floats(60, 99), level=st.floats(30, 40))
+def test_a_ranking_at_a_moment_reads_the_levels_then_not_the_windows_average(
+    seed: int, spike: float, level: float
+) -> None:
+    """ "The highest CPU at 07:30": beta spikes around the moment, alpha sits higher all window
+    long. Asked at the moment, beta ranks first; asked over the window, alpha's average does."""
+    rng = random.Random(seed)
+    series = [
+        as_series("alpha-service", "cpu_usage_rate", "%", noisy(rng, level, 0.5)),
+        as_series("beta-service", "cpu_usage_rate", "%", planted(noisy(rng, 5, 0.5), 116, 10, spike)),
+    ]
+    at_moment = rank_levels(Question(*WINDOW, at=AT), series, "cpu")
+    over_window = rank_levels(Question(*WINDOW), series, "cpu")
+    assert at_moment[0].service == "beta-service"
+    assert over_window[0].service == "alpha-service"
+    start, end = levels_period(Question(*WINDOW, at=AT))
+    assert WINDOW[0] <= start < AT < end <= WINDOW[1] and levels_period(Question(*WINDOW)) == WINDOW

@@ -669,6 +669,15 @@ class Level:
 LOG_FAMILY = "errors"
 
 
+def levels_period(question: Question) -> tuple[datetime, datetime]:
+    """The period a ranking by a measure reads: around the moment asked when one was ("the
+    highest CPU at 06:37" is the level then, from ``BEFORE_AT`` before it to ``AFTER_AT`` after
+    it, as a change counts in full), else the whole window."""
+    if question.at is None:
+        return question.start, question.end
+    return max(question.start, question.at - BEFORE_AT), min(question.end, question.at + AFTER_AT)
+
+
 def rank_levels(
     question: Question, series: Iterable[SeriesInput], family: str, error_lines: Mapping[str, int] | None = None
 ) -> list[Level]:
@@ -678,14 +687,14 @@ def rank_levels(
     another dimension than most of the family's (slow queries per minute among latencies) is left out.
     Errors that no series measures are ranked by ``error_lines``: each service's ERROR lines in the
     window (logs without a metric of their errors are no service without errors)."""
-    levels = _metric_levels(question, series, family)
+    levels = _metric_levels(levels_period(question), series, family)
     if levels or family != LOG_FAMILY or not error_lines:
         return levels
     counted = sorted(((n, s) for s, n in error_lines.items() if n > 0), key=lambda item: (-item[0], item[1]))
     return [Level(s, "ERROR", "lines", float(n), float(n), question.start, n, source="log") for n, s in counted]
 
 
-def _metric_levels(question: Question, series: Iterable[SeriesInput], family: str) -> list[Level]:
+def _metric_levels(period: tuple[datetime, datetime], series: Iterable[SeriesInput], family: str) -> list[Level]:
     best: dict[str, tuple[float, Level]] = {}
     chosen = [s for s in series if family_of(s.metric).id == family]
     dimensions = Counter(_dimension(s.unit)[0] for s in chosen)
@@ -697,9 +706,7 @@ def _metric_levels(question: Question, series: Iterable[SeriesInput], family: st
         if item.service in percent_services and not is_percent(item.unit):
             continue
         inside = [
-            (m, v)
-            for m, v in item.points
-            if question.start <= m < question.end and isinstance(v, float) and math.isfinite(v)
+            (m, v) for m, v in item.points if period[0] <= m < period[1] and isinstance(v, float) and math.isfinite(v)
         ]
         if not inside:
             continue

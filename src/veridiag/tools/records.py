@@ -327,6 +327,9 @@ class SuspectEvidence(BaseModel):
     by: str | None = None
     levels: list[LevelRank] = Field(default_factory=list)
     levels_line: str | None = None
+    #: The period the ranking read (around the moment asked, else the window).
+    levels_start: datetime | None = None
+    levels_end: datetime | None = None
     #: The output's first line (what was examined), its verdict line and its quiet line.
     line: str
     verdict_line: str

@@ -258,6 +258,10 @@ class _Execution:
         if not self._has("rank_suspects"):
             return None
         intent = self.request.plan.intent
+        # A ranking reads around a moment only when the question names one ("at 06:37"); "since
+        # 06:30" ranks the whole period since (``levels_period``).
+        if intent.kind == "rank" and focusing.moment(self.request.plan.time.at) is None:
+            at = None
         args: dict[str, Any] = {
             **_bounds(window),
             "at": iso(at) if at is not None else None,

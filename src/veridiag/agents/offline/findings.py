@@ -632,7 +632,7 @@ class Findings:
         — or, errors no series measures, with their ERROR lines in the window."""
         ranked = evidence.levels[:shown]
         lines = bool(ranked) and ranked[0].source == "log"
-        span = self.during(evidence.start, evidence.end)
+        span = self.during(evidence.levels_start or evidence.start, evidence.levels_end or evidence.end)
         measure = self.family(evidence.by or "")
         quotes = [(survey, evidence.levels_line or evidence.line), *((survey, level.line) for level in ranked)]
         if ranked and all(level.peak == 0 for level in evidence.levels):
@@ -655,7 +655,7 @@ class Findings:
 
     def cannot_rank(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
         """A measure no service examined has: the ranking asked for cannot be made."""
-        span = self.during(evidence.start, evidence.end)
+        span = self.during(evidence.levels_start or evidence.start, evidence.levels_end or evidence.end)
         text = self.say("cannot_rank", measure=self.family(evidence.by or ""), **span)
         return self.claim("observation", text, [(survey, evidence.levels_line or evidence.line)], answers=True)
 
