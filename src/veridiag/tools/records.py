@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from veridiag.analysis.traces import Hop
+from veridiag.analysis.traces import Hop, WaterfallSpan
 from veridiag.tools.promql import MetricKind
 
 Level = Literal["ERROR", "WARN", "INFO", "DEBUG"]
@@ -394,6 +394,9 @@ class SlowTrace(BaseModel):
     line: str
     path_line: str
     heaviest_line: str | None = None
+    #: Every span of the trace as its waterfall lists it (``analysis/traces.py`` ``waterfall``):
+    #: drawn on the session page (``tools/drawn.py``), never quoted — no output line states them.
+    spans: list[WaterfallSpan] = Field(default_factory=list)
 
 
 class CallEdge(BaseModel):

@@ -39,6 +39,7 @@ from veridiag.analysis.traces import (
     by_operation,
     critical_path,
     ratio,
+    waterfall,
 )
 from veridiag.text.render import format_value, iso, request_line, rounded
 from veridiag.tools.args import QueryTracesArgs, parse_time
@@ -425,6 +426,7 @@ def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter, label: str |
         line=line,
         path_line=path_line,
         heaviest_line=heaviest_line,
+        spans=waterfall(spans),
     )
 
 

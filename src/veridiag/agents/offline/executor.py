@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from veridiag.agents.offline import focus as focusing
-from veridiag.agents.offline.findings import ROSE, STILL_GOING, Clock, Findings, Quote, spans_days
+from veridiag.agents.offline.findings import STILL_GOING, Clock, Findings, Quote, spans_days
 from veridiag.agents.offline.skills import catalog, term_words
 from veridiag.agents.offline.still import answer_still
 from veridiag.agents.offline.value import answer_value, asked_metric
@@ -37,6 +37,7 @@ from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.analysis.signatures import family_of
 from veridiag.analysis.suspects import AFTER_AT, BEFORE_AT
+from veridiag.analysis.traces import own_grew
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.executor_v2 import ExecutorEvidenceV2, Hypothesis, RecommendedAction
 from veridiag.contracts.material import ExecutorScope
@@ -1155,6 +1156,8 @@ def _covers(span: Span | None, logs: LogEvidence) -> bool:
 def _own_grew(spans: TraceEvidence) -> bool:
     """The service's own work or errors grew against its earlier spans (not only its wait)."""
     own, errors = spans.figure("self_p90"), spans.figure("errors")
-    rose = own is not None and own.factor is not None and own.factor >= ROSE
-    failed = errors is not None and errors.window is not None and errors.window > (errors.baseline or 0)
-    return rose or failed
+    return own_grew(
+        own.factor if own is not None else None,
+        errors.window if errors is not None else None,
+        errors.baseline if errors is not None else None,
+    )
