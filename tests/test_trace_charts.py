@@ -432,7 +432,7 @@ def test_merged_graphs_keep_the_first_statement_of_an_edge_and_any_suspect() -> 
     assert nodes["db"].invocation_ids == [4, 9] and nodes["db"].self_p90 == 10
     svg = graph_svg(graph, WORDS["zh"], chart_id="g", title="服务调用图")
     desc = ET.fromstring(svg).findtext(f"{SVG}desc") or ""
-    assert "嫌疑: api" in desc and "gateway → api 40 次调用" in desc
+    assert "自身耗时或错误上升: api" in desc and "gateway → api 40 次调用" in desc
 
 
 def test_an_older_reader_of_drawn_records_without_spans_still_reads_them() -> None:
@@ -457,7 +457,7 @@ def test_a_suspect_service_is_marked_in_the_waterfall_and_its_column_holds_the_m
     assert ["wf-suspect" in (r.get("class") or "") for r in rows] == [False, True]
     label = rows[1].find(f"{SVG}text")
     assert label is not None and "▲" in "".join(label.itertext())
-    assert "suspect" in (rows[1].findtext(f"{SVG}title") or "")
+    assert "own time or errors grew" in (rows[1].findtext(f"{SVG}title") or "")
     plain, _ = _labels(trace)
     marked, layout = _labels(trace, ["db"])
     assert marked[1].narrow == "db ▲" and plain[1].narrow == "db"
