@@ -109,7 +109,7 @@ TEXT: dict[str, dict[str, str]] = {
         "trace_no_calls": "没有服务间调用",
         "trace_graph_note": (
             "每个服务列在调用它的服务之下，每条调用只列一次；右侧为窗口内的调用次数。"
-            "标记“嫌疑”的服务自身耗时或错误上升（不只是等待下游）。"
+            "标记 ▲ 的服务自身耗时或错误上升（不只是等待下游）；是否为源头见回答。"
         ),
         "trace_waterfall_note": (
             "每行一个 span，按父子缩进；实心部分为自身耗时，浅色部分为等待子调用；"
@@ -300,7 +300,8 @@ TEXT: dict[str, dict[str, str]] = {
         "trace_no_calls": "no calls between services",
         "trace_graph_note": (
             "Each service is listed under the service calling it, each call once; on the right, the calls in "
-            "the window. A suspect's own time or errors grew (not only its wait on what it calls)."
+            "the window. A service marked ▲ grew in its own time or errors (not only its wait on what it calls); "
+            "whether it is where the fault started is the answer's to say."
         ),
         "trace_waterfall_note": (
             "One span a row, indented under its parent; solid: its self time, faded: waiting on its calls; "
