@@ -473,10 +473,19 @@ class _Execution:
                 for top in _per_service(evidence.templates)[:MAX_SUSPECTS]:
                     self.findings.term(result, evidence, name, top, answers=counting or leading)
                     stated = True
-            elif evidence.matched == 0 and (evidence.service is not None or not self.named):
+            elif evidence.matched == 0 and (evidence.service is not None or not self.named) and self._logged(evidence):
                 self.findings.no_term(result, evidence, term, answers=counting or leading)
                 stated = True
         return stated
+
+    def _logged(self, evidence: LogEvidence) -> bool:
+        """Whether the logs searched hold lines in the window at all: "no line holds 网络" of
+        logs that hold none is no finding (the call's gap says it found nothing)."""
+        if self.catalogue is None:
+            return True
+        services = [evidence.service] if evidence.service else self.catalogue.services()
+        spans = [self.catalogue.log_span(service) for service in services]
+        return any(s is not None and s.first < self.window[1] and s.last >= self.window[0] for s in spans)
 
     def _order(self, order_id: str) -> list[tuple[ToolCallResult, LogSample]]:
         """The log lines that name the order (at most three): they also say when to look."""
