@@ -39,9 +39,10 @@ from veridiag.analysis.traces import (
     critical_path,
     ratio,
 )
+from veridiag.contracts.json import JsonValue
 from veridiag.text.render import format_value, iso, request_line, rounded
 from veridiag.tools.args import QueryTracesArgs, parse_time
-from veridiag.tools.backends import TraceBackend
+from veridiag.tools.backends import TraceBackend, TraceReadError
 from veridiag.tools.records import CallEdge, SlowTrace, SpanFigure, TraceEvidence
 from veridiag.tools.results import ToolOutput
 
@@ -97,26 +98,37 @@ class TraceQuery:
             return _error(str(exc))
         if start >= end:
             return _error(f"start {iso(start)} must be before end {iso(end)}")
-        extent = self.backend.span_extent(args.service)
-        if extent is None:
-            known = self.backend.trace_services()
-            listed = ", ".join(known[:MAX_LISTED]) + (" …" if len(known) > MAX_LISTED else "")
-            return _error(
-                f"no spans of service {args.service!r}; services with spans: {listed}"
-                if known
-                else f"no spans of service {args.service!r}: no spans are stored"
-            )
-        where = SpanFilter(service=args.service, operation=args.operation, start=start, end=end)
+        try:
+            return self._read(args, SpanFilter(service=args.service, operation=args.operation, start=start, end=end))
+        except TraceReadError as exc:
+            return _error(str(exc))
+
+    def _read(self, args: QueryTracesArgs, where: SpanFilter) -> ToolOutput:
         window = self.backend.span_stats(where)
         if window.spans == 0:
-            what = f"{args.service} operation {args.operation!r}" if args.operation else args.service
-            return _error(
-                f"no spans of {what} in {iso(start)} – {iso(end)}; "
-                f"{args.service}'s spans start {iso(extent.first)} – {iso(extent.last)}",
-                status="no_data",
-            )
+            return self._none(args, where)
         before, baseline = self._baseline(where)
         return _render(args, where, before=before, window=window, baseline=baseline, backend=self.backend)
+
+    def _none(self, args: QueryTracesArgs, where: SpanFilter) -> ToolOutput:
+        """No span in the window: where the service's spans are, or that it has none."""
+        what = f"{args.service} operation {args.operation!r}" if args.operation else args.service
+        missing = f"no spans of {what} in {iso(where.start)} – {iso(where.end)}"
+        # A backend that reads a sample says what its extent covers (``_sampled.py``).
+        scope = str(getattr(self.backend, "extent_scope", "") or "")
+        extent = self.backend.span_extent(args.service)
+        if extent is not None:
+            said = f"{args.service}'s spans start {iso(extent.first)} – {iso(extent.last)}"
+            return _error(f"{missing}; {said}{' ' + scope if scope else ''}", status="no_data")
+        known = self.backend.trace_services()
+        if args.service in known:
+            return _error(f"{missing}; none of {args.service}'s spans {scope or 'elsewhere'}", status="no_data")
+        listed = ", ".join(known[:MAX_LISTED]) + (" …" if len(known) > MAX_LISTED else "")
+        return _error(
+            f"no spans of service {args.service!r}; services with spans: {listed}"
+            if known
+            else f"no spans of service {args.service!r}: no spans are stored"
+        )
 
     def _baseline(self, where: SpanFilter) -> tuple[SpanFilter, SpanStats]:
         length = max(where.end - where.start, MIN_BASELINE)
@@ -141,7 +153,7 @@ def _render(
     request = {"service": service, "operation": args.operation, "start": iso(where.start), "end": iso(where.end)}
     head = (
         f"window {iso(where.start)} – {iso(where.end)}; baseline {iso(before.start)} – {iso(before.end)}"
-        " (the same service's spans before the window)"
+        " (the same service's spans before the window)" + _sample(backend, window, baseline)
     )
     lines = [request_line(TOOL, request), head]
     figures = _figures(service, window, baseline)
@@ -172,16 +184,40 @@ def _render(
         callees=callees,
         calls=calls,
         slowest=slowest,
+        traces=window.traces,
+        baseline_traces=baseline.traces,
+        limit_reached=window.limit_reached or baseline.limit_reached,
         line=head,
     )
-    details = {
+    details: dict[str, JsonValue] = {
         "backend": getattr(backend, "name", "traces"),
         "spans": window.spans,
         "baseline_spans": baseline.spans,
         "window": [iso(where.start), iso(where.end)],
         "baseline": [iso(before.start), iso(before.end)],
     }
+    if window.traces is not None:
+        details["traces_read"] = window.traces
+        details["baseline_traces_read"] = baseline.traces
+        details["limit_reached"] = window.limit_reached or baseline.limit_reached
     return ToolOutput(status="ok", text="\n".join(lines), retrieval_details=details, evidence=[evidence])
+
+
+def _sample(backend: TraceBackend, window: SpanStats, baseline: SpanStats) -> str:
+    """What the figures are over when the backend read the traces a search returned (Jaeger,
+    Tempo): how many for the window and the baseline, and whether a search stopped at its
+    limit; nothing when every span was read."""
+    if window.traces is None:
+        return ""
+
+    def read(stats: SpanStats, period: str) -> str:
+        more = "its limit: more may match" if stats.limit_reached else "all that matched"
+        return f"{stats.traces} for the {period} ({more})"
+
+    name = getattr(backend, "name", "the trace backend")
+    before = read(baseline, "baseline") if baseline.traces is not None else "none for the baseline"
+    said = f"{read(window, 'window')}, {before}"
+    return f"; every figure is over the traces {name}'s search returned, not every span: {said}"
 
 
 def _figures(service: str, window: SpanStats, baseline: SpanStats) -> list[SpanFigure]:
