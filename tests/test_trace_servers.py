@@ -473,3 +473,55 @@ def test_the_settings_choose_the_trace_server(tmp_path: Path) -> None:
     toolbox.close()
     with pytest.raises(ConfigurationError, match=r"jaeger\.url"):
         build_toolbox(Settings.model_validate({**home, "tools": {"traces": "jaeger"}}))
+
+
+# --- the diagnosis reads spans from the server -------------------------------------------------
+
+
+def test_the_offline_diagnosis_reads_the_trace_servers_spans_and_cites_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spans only in Jaeger (the embedded file holds none): the planner knows the server's
+    services, the executor reads their spans through it, and the answer quotes its lines."""
+    from veridiag.pipeline.factory import assemble
+    from veridiag.tools import factory
+
+    start = datetime(2026, 3, 1, 8, 30, tzinfo=UTC)
+    spans: list[TraceSpan] = []
+    for minute in range(120):
+        own_ms = 50 if 90 <= minute < 100 else 5
+        for k in range(4):
+            at = ns_of(start + timedelta(minutes=minute, seconds=k * 10))
+            trace = f"{minute:016x}{k:016x}"
+            total = (own_ms + 10) * 10**6
+            spans += [
+                TraceSpan(trace_id=trace, span_id=f"{trace[:14]}g{k}", parent_id="", service="gateway",
+                          operation="GET /trips", start_ns=at, end_ns=at + total + 2 * 10**6),
+                TraceSpan(trace_id=trace, span_id=f"{trace[:14]}a{k}", parent_id=f"{trace[:14]}g{k}", service="api",
+                          operation="queryTrips", start_ns=at + 10**6, end_ns=at + total + 10**6),
+                TraceSpan(trace_id=trace, span_id=f"{trace[:14]}d{k}", parent_id=f"{trace[:14]}a{k}", service="db",
+                          operation="SELECT", start_ns=at + 2 * 10**6, end_ns=at + 12 * 10**6),
+            ]  # fmt: skip
+    fake = FakeJaeger(spans)
+    monkeypatch.setattr(factory, "trace_backend", lambda settings: jaeger(fake))
+    settings = Settings.model_validate(
+        {"home": tmp_path / "home", "embedded": {"load_demo": False}, "tools": {"traces": "jaeger"},
+         "jaeger": {"url": JAEGER_URL}}
+    )  # fmt: skip
+    assembly = assemble(settings)
+    try:
+        result = assembly.pipeline.run("why is the trips page slow at 10:05 on 2026-03-01?")
+        calls = assembly.store.list_invocations(result.session_id)
+    finally:
+        assembly.close()
+    traced = [c for c in calls if c.tool_name == "query_traces" and c.status == "ok"]
+    assert traced, [(c.tool_name, c.status, c.output[:200]) for c in calls]
+    api = next(c for c in traced if c.arguments.get("service") == "api")
+    assert (api.retrieval_details or {}).get("backend") == "jaeger"
+    assert "every figure is over the traces jaeger's search returned" in api.output
+    assert any(r.url.path == "/api/traces" and r.url.params["service"] == "api" for r in fake.requests)
+    assert "api" in result.answer and "self time" in result.answer, result.answer
+
+
+def ns_of(moment: datetime) -> int:
+    return int(moment.timestamp()) * 10**9
