@@ -13,7 +13,9 @@
   "rootServiceName", "rootTraceName", "startTimeUnixNano", "durationMs", "spanSets"}], "metrics"}``;
   ``/api/traces/<id>`` as ``{"batches": [ResourceSpans]}`` with base64 ids and uint64s as strings
   (protobuf's JSON mapping, as Tempo marshals it), 404 for a trace it does not hold;
-  ``/api/v2/search/tag/resource.service.name/values`` → ``{"tagValues": [{"type", "value"}]}``.
+  ``/api/v2/search/tag/resource.service.name/values`` → ``{"tagValues": [{"type", "value"}]}``, and
+  ``/api/v2/search/tag/name/values`` filtered by a ``q`` naming a service (its span names);
+  ``v2_traces``: trace by id wrapped as ``/api/v2/traces`` answers, ``{"trace": {"batches": …}}``.
 """
 
 from __future__ import annotations
@@ -206,23 +208,34 @@ _TRACEQL = re.compile(
 
 
 class FakeTempo(_Fake):
-    def __init__(self, spans: Iterable[TraceSpan], *, v1_tags_only: bool = False) -> None:
+    def __init__(self, spans: Iterable[TraceSpan], *, v1_tags_only: bool = False, v2_traces: bool = False) -> None:
         super().__init__(spans)
         #: An older Tempo: no ``/api/v2/search/tag/…`` (404), only ``/api/search/tag/…``.
         self.v1_tags_only = v1_tags_only
+        self.v2_traces = v2_traces
 
     def answer(self, request: httpx2.Request) -> httpx2.Response:
         path, params = request.url.path, request.url.params
         if path == "/api/v2/search/tag/resource.service.name/values" and not self.v1_tags_only:
             values = [{"type": "string", "value": s} for s in self.services]
             return httpx2.Response(200, json={"tagValues": values, "metrics": {"inspectedBytes": "1024"}})
+        if path == "/api/v2/search/tag/name/values":
+            query = _TRACEQL.match(params.get("q", "").strip())
+            wanted = json.loads(query.group(1)) if query else None
+            names = sorted(
+                {s.operation for t in self.traces.values() for s in t if wanted is None or s.service == wanted}
+            )
+            return httpx2.Response(200, json={"tagValues": [{"type": "string", "value": n} for n in names]})
         if path == "/api/search/tag/service.name/values":
             return httpx2.Response(200, json={"tagValues": self.services, "metrics": {"inspectedBytes": "1024"}})
         if found := re.fullmatch(r"/api/traces/([0-9a-fA-F]+)", path):
             trace = self.traces.get(found.group(1).lower())
             if trace is None:
                 return httpx2.Response(404, text="trace not found")
-            return httpx2.Response(200, json={"batches": otlp_batches(trace)})
+            batches = {"batches": otlp_batches(trace)}
+            if self.v2_traces:
+                return httpx2.Response(200, json={"trace": batches, "metrics": {"inspectedBytes": "512"}})
+            return httpx2.Response(200, json=batches)
         if path != "/api/search":
             return httpx2.Response(404, text="404 page not found\n")
         query = _TRACEQL.match(params.get("q", "").strip())

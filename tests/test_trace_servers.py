@@ -261,7 +261,21 @@ def test_tempo_is_asked_as_its_api_documents_say(nezha: Nezha) -> None:
     assert output.status in ("ok", "no_data"), output.text
 
 
-def test_tempo_ids_in_base64_and_the_v2_wrapper_read_as_hex() -> None:
+def test_an_operation_the_service_lacks_is_answered_with_those_it_has(nezha: Nezha) -> None:
+    for backend in (nezha.csv, jaeger(nezha.jaeger), tempo(nezha.tempo)):
+        lacking = run(backend, service="ts-travel-service", operation="GET /nothing")
+        assert lacking.status == "no_data", lacking.text
+        assert "ts-travel-service has no operation 'GET /nothing'; its operations: " in lacking.text
+        assert "TravelController.queryInfo" in lacking.text
+
+
+def test_tempo_v2_traces_read_as_v1_ones(nezha: Nezha) -> None:
+    v1 = evidence(run(tempo(FakeTempo(nezha.spans)), service="ts-travel-service"))
+    v2 = evidence(run(tempo(FakeTempo(nezha.spans, v2_traces=True)), service="ts-travel-service"))
+    assert v1.figures == v2.figures and v1.calls == v2.calls and v1.line == v2.line
+
+
+def test_tempo_ids_in_base64_read_as_hex() -> None:
     trace_id, span_id = "1ef9949724d3b5a57f2b70622fef43c8", "00d9cd9b6326f38c"
     assert hex_id(b64(trace_id)) == trace_id and hex_id(b64(span_id)) == span_id
     assert hex_id(trace_id.upper()) == trace_id and hex_id("not-an-id") == "not-an-id"
@@ -450,6 +464,12 @@ def test_an_unknown_service_lists_the_servers_services_and_an_empty_window_says_
         assert f"none of ts-travel-service's spans in the traces {backend.name} returned for the 7 days before now" in (
             empty.text
         )
+        lacking = run(backend, service="ts-travel-service", operation="GET /nothing")
+        assert (
+            lacking.status == "no_data"
+            and "ts-travel-service has no operation 'GET /nothing'; its operations: " in (lacking.text)
+        )
+        assert "TravelController.queryInfo" in lacking.text
 
 
 # --- configuration ----------------------------------------------------------------------------

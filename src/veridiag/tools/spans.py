@@ -119,16 +119,31 @@ class TraceQuery:
         extent = self.backend.span_extent(args.service)
         if extent is not None:
             said = f"{args.service}'s spans start {iso(extent.first)} – {iso(extent.last)}"
-            return _error(f"{missing}; {said}{' ' + scope if scope else ''}", status="no_data")
+            return _error(f"{missing}; {said}{' ' + scope if scope else ''}{self._lacks(args)}", status="no_data")
         known = self.backend.trace_services()
         if args.service in known:
-            return _error(f"{missing}; none of {args.service}'s spans {scope or 'elsewhere'}", status="no_data")
+            none = f"none of {args.service}'s spans {scope or 'elsewhere'}"
+            return _error(f"{missing}; {none}{self._lacks(args)}", status="no_data")
         listed = ", ".join(known[:MAX_LISTED]) + (" …" if len(known) > MAX_LISTED else "")
         return _error(
             f"no spans of service {args.service!r}; services with spans: {listed}"
             if known
             else f"no spans of service {args.service!r}: no spans are stored"
         )
+
+    def _lacks(self, args: QueryTracesArgs) -> str:
+        """An operation the service's spans never name: the ones they do (a backend that can list them)."""
+        listing = getattr(self.backend, "operations", None)
+        if args.operation is None or not callable(listing):
+            return ""
+        try:
+            known = [str(name) for name in listing(args.service)]
+        except TraceReadError:
+            return ""
+        if not known or args.operation in known:
+            return ""
+        shown = ", ".join(known[:MAX_LISTED]) + (" …" if len(known) > MAX_LISTED else "")
+        return f"; {args.service} has no operation {args.operation!r}; its operations: {shown}"
 
     def _baseline(self, where: SpanFilter) -> tuple[SpanFilter, SpanStats]:
         length = max(where.end - where.start, MIN_BASELINE)

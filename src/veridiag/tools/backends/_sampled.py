@@ -103,6 +103,10 @@ class SampledTraces(ABC):
         """The services the server has spans of; raises ``UnavailableError`` / ``QueryError``."""
 
     @abstractmethod
+    def _operation_names(self, service: str) -> list[str]:
+        """The operations of the service's spans; raises ``UnavailableError`` / ``QueryError``."""
+
+    @abstractmethod
     def _where(self) -> str:
         """The server, as an error names it (``jaeger at http://…``)."""
 
@@ -118,6 +122,10 @@ class SampledTraces(ABC):
         with self._lock:
             self._services = (now, found)
         return found
+
+    def operations(self, service: str) -> list[str]:
+        """The operations the server knows of the service's spans."""
+        return sorted(set(self._read(lambda: self._operation_names(service))))
 
     def span_extent(self, service: str) -> Span | None:
         """When the service's spans start, of the traces a search of the ``lookback`` before now

@@ -4,7 +4,8 @@ Followed (Jaeger's docs, "APIs": the ``/api/*`` JSON endpoints the UI uses, labe
 their parameters as ``cmd/query/app/query_parser.go`` reads them, its answers the
 ``structuredResponse`` ``{"data", "total", "limit", "offset", "errors": [{"code", "msg"}]}``):
 
-* ``GET /api/services`` → ``{"data": ["service", …]}``;
+* ``GET /api/services`` → ``{"data": ["service", …]}``; ``GET /api/services/{service}/operations``
+  → ``{"data": ["operation", …]}`` (listed when a window holds none of an operation's spans);
 * ``GET /api/traces?service=&operation=&start=&end=&limit=`` — ``start`` and ``end`` in µs since
   the epoch (both ends included: ``end`` is asked 1 µs before the window's), ``limit`` traces
   at most (the server's default 100) → ``{"data": [trace…]}``, each trace whole, in the shape
@@ -18,6 +19,7 @@ traces a search returned (``_sampled.py``), at most ``max_traces`` for a window.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from urllib.parse import quote
 
 import httpx2
 from pydantic import TypeAdapter, ValidationError
@@ -77,6 +79,11 @@ class JaegerBackend(SampledTraces):
         if not isinstance(data, list):
             raise UnavailableError("/api/services: data is not a list of services")
         return [name for name in data if isinstance(name, str) and name]
+
+    def _operation_names(self, service: str) -> list[str]:
+        data = self._get(f"/api/services/{quote(service, safe='')}/operations", {}).get("data")
+        listed = data if isinstance(data, list) else []
+        return [name for name in listed if isinstance(name, str) and name]
 
     def _search(
         self, service: str, operation: str | None, start: datetime, end: datetime, limit: int

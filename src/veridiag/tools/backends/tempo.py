@@ -15,7 +15,8 @@ Followed (Tempo's docs, "Tempo HTTP API"):
   ``TRACE_MARGIN`` each side, so only blocks near it are read and a trace is still whole;
 * ``GET /api/v2/search/tag/resource.service.name/values?start=&end=`` → ``{"tagValues":
   [{"type", "value"}]}`` for the services, else (an older Tempo) ``/api/search/tag/service.name/values``
-  → ``{"tagValues": ["…"]}``.
+  → ``{"tagValues": ["…"]}``; a service's operations (span names) from
+  ``/api/v2/search/tag/name/values?q={ resource.service.name = "…" }`` ("filtered tag values").
 
 A search returns trace ids, so each trace is then read by id (``FETCHERS`` at a time; a trace
 read once is kept, ``KEPT_TRACES``). Every figure is over the traces the search returned
@@ -107,6 +108,18 @@ class TempoBackend(SampledTraces):
             values = self._get("/api/v2/search/tag/resource.service.name/values", period).get("tagValues")
         except QueryError:  # an older Tempo: tag values by their unscoped name
             values = self._get("/api/search/tag/service.name/values", period).get("tagValues")
+        listed = values if isinstance(values, list) else []
+        found = [v.get("value") if isinstance(v, dict) else v for v in listed]
+        return [name for name in found if isinstance(name, str) and name]
+
+    def _operation_names(self, service: str) -> list[str]:
+        end = datetime.now(UTC)
+        params: dict[str, str | int | float] = {
+            "q": self.traceql(service, None),
+            "start": _seconds(end - self.lookback),
+            "end": math.ceil(end.timestamp()),
+        }
+        values = self._get("/api/v2/search/tag/name/values", params).get("tagValues")
         listed = values if isinstance(values, list) else []
         found = [v.get("value") if isinstance(v, dict) else v for v in listed]
         return [name for name in found if isinstance(name, str) and name]
