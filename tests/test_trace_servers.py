@@ -228,6 +228,8 @@ def test_the_figures_are_said_to_be_over_the_traces_read(nezha: Nezha) -> None:
     assert output.retrieval_details["traces_read"] == 5 and output.retrieval_details["limit_reached"] is True
     searches = [r for r in nezha.jaeger.requests if r.url.path == "/api/traces"]
     assert searches and all(r.url.params["limit"] == "5" for r in searches)
+    earlier = str((1674986580 - 600) * 10**6)  # 10 minutes before the window
+    assert not any(r.url.params["start"] == earlier for r in searches), "a window read in part: its calls alone"
     everything = evidence(run(jaeger(nezha.jaeger, max_traces=EVERY_TRACE), service="ts-gateway-service"))
     assert "(all that matched)" in everything.line and not everything.limit_reached
     spans_read, all_spans = found.figure("spans"), everything.figure("spans")
@@ -545,3 +547,28 @@ def test_the_offline_diagnosis_reads_the_trace_servers_spans_and_cites_them(
 
 def ns_of(moment: datetime) -> int:
     return int(moment.timestamp()) * 10**9
+
+
+def test_a_server_that_cannot_list_its_services_leaves_every_known_service_to_be_tried(tmp_path: Path) -> None:
+    """The planner and the executor ask for the server's services: down, it is asked once in a
+    minute (not once per question word), and every service the file knows is still tried, so
+    each failed read is recorded and said to be a gap."""
+    from veridiag.tools.catalogue import TracesElsewhere, offline_environment
+
+    attempts: list[httpx2.Request] = []
+
+    def down(request: httpx2.Request) -> httpx2.Response:
+        attempts.append(request)
+        return _refused_connection(request)
+
+    env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
+    at = T0
+    env.add_spans([SpanRow("t1", "s1", "", "checkout", "GET /pay", at, at + 10**6, None)], source="x", reach_key="x")
+    backend = jaeger(down)
+    found = offline_environment(env, env, backend)
+    assert isinstance(found, TracesElsewhere)
+    assert found.trace_services() == env.services() == ["checkout"]
+    assert found.services() == ["checkout"] and found.trace_services() == ["checkout"]
+    assert len(attempts) == 3, "one listing, retried, then believed for a minute"
+    assert offline_environment(env, env, env) is env
+    env.close()

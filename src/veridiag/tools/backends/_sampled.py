@@ -87,7 +87,7 @@ class SampledTraces(ABC):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._samples: OrderedDict[tuple[str, str | None, datetime, datetime], Sample] = OrderedDict()
-        self._services: tuple[datetime, list[str]] | None = None
+        self._services: tuple[datetime, list[str] | TraceReadError] | None = None
 
     # -- what a server answers -----------------------------------------------------------------
 
@@ -113,14 +113,23 @@ class SampledTraces(ABC):
     # -- TraceBackend ----------------------------------------------------------------------------
 
     def trace_services(self) -> list[str]:
+        """The server's services, believed for ``SERVICES_FOR`` — and so is a failure to list
+        them, so a planner asking again does not wait on a server that is down each time."""
         with self._lock:
             kept = self._services
         now = datetime.now(UTC)
         if kept is not None and now - kept[0] < SERVICES_FOR:
+            if isinstance(kept[1], TraceReadError):
+                raise TraceReadError(str(kept[1]))
             return kept[1]
-        found = sorted(set(self._read(self._service_names)))
+        try:
+            found: list[str] | TraceReadError = sorted(set(self._read(self._service_names)))
+        except TraceReadError as exc:
+            found = exc
         with self._lock:
             self._services = (now, found)
+        if isinstance(found, TraceReadError):
+            raise found
         return found
 
     def operations(self, service: str) -> list[str]:
@@ -164,12 +173,17 @@ class SampledTraces(ABC):
 
     def call_counts(self, where: SpanFilter) -> list[CallCount]:
         """Calls into the service's (operation's) spans in the window and out of its spans into
-        spans starting in the window, per edge, in the traces read: the window's, and those of a
-        search reaching ``CALLER_LEAD`` further back (a call out of a span that started just
-        before the window into one in it, as the embedded backend counts it)."""
+        spans starting in the window, per edge, in the traces read: the window's and, when that
+        search returned every trace it matched, those of a search reaching ``CALLER_LEAD``
+        further back (a call out of a span that started just before the window into one in it,
+        as the embedded backend counts it); a window read only in part is counted in its own
+        traces alone."""
         start, end, lead = ns(where.start), ns(where.end), ns(where.start - CALLER_LEAD)
-        earlier = self.sample(where.model_copy(update={"start": where.start - CALLER_LEAD}))
-        traces = {trace[0].trace_id: trace for trace in (*self.sample(where).traces, *earlier.traces)}
+        window = self.sample(where)
+        traces = {trace[0].trace_id: trace for trace in window.traces}
+        if not window.limit_reached:  # every trace of the window read: the calls from before it too
+            earlier = self.sample(where.model_copy(update={"start": where.start - CALLER_LEAD}))
+            traces |= {trace[0].trace_id: trace for trace in earlier.traces if trace[0].trace_id not in traces}
         tally: dict[tuple[str, str], list[bool | None]] = defaultdict(list)
         for trace in traces.values():
             by_id = {s.span_id: s for s in trace}
