@@ -25,10 +25,9 @@ import httpx2
 from pydantic import TypeAdapter, ValidationError
 
 from veridiag._retry import Backoff
-from veridiag.analysis.traces import TraceSpan
 from veridiag.contracts.json import JsonObject
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
-from veridiag.tools.backends._sampled import SampledTraces, ns
+from veridiag.tools.backends._sampled import ReadSpan, SampledTraces, ns
 from veridiag.tools.spanjson import NO_PARENT, JaegerFile, JaegerSpan, JaegerTrace
 
 #: The largest answer read by default (a search of 200 traces of ~50 spans is ~5 MB).
@@ -87,7 +86,7 @@ class JaegerBackend(SampledTraces):
 
     def _search(
         self, service: str, operation: str | None, start: datetime, end: datetime, limit: int
-    ) -> list[list[TraceSpan]]:
+    ) -> list[list[ReadSpan]]:
         params: dict[str, str | int | float] = {
             "service": service,
             "start": ns(start) // 1000,
@@ -109,7 +108,7 @@ class JaegerBackend(SampledTraces):
 _SPANS = TypeAdapter(list[JaegerSpan])
 
 
-def trace_spans(trace: JaegerTrace) -> list[TraceSpan]:
+def trace_spans(trace: JaegerTrace) -> list[ReadSpan]:
     """A Jaeger trace's spans that read as spans (a malformed one is left out)."""
     try:
         spans = _SPANS.validate_python(trace.spans)
@@ -120,7 +119,7 @@ def trace_spans(trace: JaegerTrace) -> list[TraceSpan]:
         process = trace.processes.get(span.process_id)
         parent = span.parent_id
         found.append(
-            TraceSpan(
+            ReadSpan(
                 trace_id=(span.trace_id or trace.trace_id).lower(),
                 span_id=span.span_id,
                 parent_id="" if parent.lower() in NO_PARENT else parent,

@@ -35,10 +35,9 @@ import httpx2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from veridiag._retry import Backoff
-from veridiag.analysis.traces import TraceSpan
 from veridiag.contracts.json import JsonObject, json_object
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
-from veridiag.tools.backends._sampled import SampledTraces
+from veridiag.tools.backends._sampled import ReadSpan, SampledTraces
 from veridiag.tools.promql import PromQLError, label_literal
 from veridiag.tools.spanjson import NO_PARENT, OtlpSpan, TracesData, hex_id
 
@@ -86,7 +85,7 @@ class TempoBackend(SampledTraces):
             headers={"Accept": "application/json", **(headers or {})},
             transport=transport,
         )
-        self._traces: OrderedDict[str, list[TraceSpan]] = OrderedDict()
+        self._traces: OrderedDict[str, list[ReadSpan]] = OrderedDict()
         self._traces_lock = threading.Lock()
 
     def close(self) -> None:
@@ -136,7 +135,7 @@ class TempoBackend(SampledTraces):
 
     def _search(
         self, service: str, operation: str | None, start: datetime, end: datetime, limit: int
-    ) -> list[list[TraceSpan]]:
+    ) -> list[list[ReadSpan]]:
         body = self._get(
             "/api/search",
             {
@@ -168,7 +167,7 @@ class TempoBackend(SampledTraces):
             raise UnavailableError(f"the search found {len(ids)} traces but none could be read by id (/api/traces)")
         return found
 
-    def _trace(self, trace_id: str, period: dict[str, str | int | float]) -> list[TraceSpan]:
+    def _trace(self, trace_id: str, period: dict[str, str | int | float]) -> list[ReadSpan]:
         """One trace by id, read once; a trace the search found but the read does not (404) is none."""
         with self._traces_lock:
             kept = self._traces.get(trace_id)
@@ -189,7 +188,7 @@ class TempoBackend(SampledTraces):
         return found
 
 
-def trace_spans(body: JsonObject, trace_id: str = "") -> list[TraceSpan]:
+def trace_spans(body: JsonObject, trace_id: str = "") -> list[ReadSpan]:
     """A trace's spans from OTLP/JSON (``batches`` or ``resourceSpans``); a malformed span is left
     out, a body of neither shape is ``UnavailableError``."""
     try:
@@ -209,7 +208,7 @@ def trace_spans(body: JsonObject, trace_id: str = "") -> list[TraceSpan]:
                     continue
                 parent = hex_id(span.parent_span_id)
                 found.append(
-                    TraceSpan(
+                    ReadSpan(
                         trace_id=hex_id(span.trace_id),
                         span_id=hex_id(span.span_id),
                         parent_id="" if parent.lower() in NO_PARENT else parent,
