@@ -572,3 +572,36 @@ def test_a_server_that_cannot_list_its_services_leaves_every_known_service_to_be
     assert len(attempts) == 3, "one listing, retried, then believed for a minute"
     assert offline_environment(env, env, env) is env
     env.close()
+
+
+def test_the_runner_stores_a_servers_answer_or_its_failure_and_the_sample_line_grounds_a_claim(
+    nezha: Nezha, tmp_path: Path
+) -> None:
+    from tests.builders import SESSION, binding, claim, invocation, v2
+    from veridiag.contracts import InMemoryInvocations
+    from veridiag.gatekeeper import Gatekeeper
+    from veridiag.store import SessionStore
+    from veridiag.tools.runner import Toolbox, ToolRunner
+
+    store = SessionStore(f"sqlite:///{tmp_path / 'store.db'}")
+    args = {"service": "ts-travel-service", **WINDOW}
+    for backend, status in ((jaeger(nezha.jaeger, max_traces=5), "ok"), (jaeger(_refused_connection), "error")):
+        toolbox = Toolbox(logs=nezha.csv, metrics=nezha.csv, knowledge=nezha.csv, changes=nezha.csv, traces=backend)
+        session = store.create_session("t").id
+        result = ToolRunner(store, toolbox, session).run("query_traces", args)
+        assert result.status == status, result.output.text
+        (stored,) = store.list_invocations(session)
+        assert stored.status == status and stored.output == result.output.text
+    assert "jaeger at http://jaeger:16686 unavailable: ConnectError" in (stored.error or "")
+
+    output = run(jaeger(nezha.jaeger, max_traces=5), service="ts-travel-service")
+    head = evidence(output).line
+    made = claim(
+        text="ts-travel-service 的数据只来自 jaeger 返回的 5 条链路（窗口内 5 条，已达上限）",
+        bindings=[binding([902], head, tool_name="query_traces")],
+    )
+    stored_call = invocation(
+        902, "query_traces", output.text, arguments=args, retrieval_details=output.retrieval_details
+    )
+    report = Gatekeeper().validate(v2([made]), session_id=SESSION, invocations=InMemoryInvocations([stored_call]))
+    assert list(report.result.failed_rules) == []
