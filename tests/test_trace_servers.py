@@ -271,6 +271,24 @@ def test_an_operation_the_service_lacks_is_answered_with_those_it_has(nezha: Nez
         assert "TravelController.queryInfo" in lacking.text
 
 
+def test_traces_tempo_found_but_could_not_read_are_not_counted_as_read(nezha: Nezha) -> None:
+    """Half the traces a search returns are gone when read by id: the figures are over the half
+    read, and the search still stopped at its limit."""
+    found: list[str] = []
+
+    def forgetful(request: httpx2.Request) -> httpx2.Response:
+        if request.url.path.startswith("/api/traces/"):
+            found.append(request.url.path)
+            if len(found) % 2 == 0:
+                return httpx2.Response(404, text="trace not found")
+        return nezha.tempo.answer(request)
+
+    output = run(tempo(forgetful, max_traces=4), service="ts-travel-service")
+    read = evidence(output)
+    assert read.traces == 2 and read.limit_reached
+    assert "not every span: 2 for the window (its limit: more may match)" in read.line
+
+
 def test_tempo_v2_traces_read_as_v1_ones(nezha: Nezha) -> None:
     v1 = evidence(run(tempo(FakeTempo(nezha.spans)), service="ts-travel-service"))
     v2 = evidence(run(tempo(FakeTempo(nezha.spans, v2_traces=True)), service="ts-travel-service"))

@@ -6,7 +6,8 @@ whole. So each figure here is over the traces one search returned (``Sample``): 
 (operation's) spans in them that start in the window, their self times computed on each whole
 trace (``analysis/traces.py``), the calls their spans make and take. ``SpanStats.traces`` says
 how many traces were read and ``limit_reached`` whether the search stopped at its limit — more
-may match then, and ``query_traces`` says so on the figures' lines.
+may match then — and ``query_traces`` says both on the line naming the window, which every claim
+about the figures quotes.
 
 One search serves every read of the same service, operation and period (the figures, the calls
 and the slowest traces of one call read one sample), kept for a few calls (``KEPT_SAMPLES``).
@@ -33,9 +34,9 @@ from veridiag.tools.records import Span
 CALLER_LEAD = timedelta(minutes=10)
 #: Samples kept for later reads (a window, its baseline, the callees' of one call).
 KEPT_SAMPLES = 32
-_T = TypeVar("_T")
 #: How long the server's list of services is believed.
 SERVICES_FOR = timedelta(seconds=60)
+_T = TypeVar("_T")
 
 
 def ns(moment: datetime) -> int:
@@ -48,14 +49,19 @@ def moment(nanoseconds: int) -> datetime:
 
 @dataclass(frozen=True)
 class Sample:
-    """The traces one search returned, each whole and once, with self times computed."""
+    """The traces one search returned, each whole and once, with self times computed;
+    ``limit_reached``: the search returned as many as it was allowed (more may match)."""
 
     traces: tuple[tuple[TraceSpan, ...], ...]
-    limit: int
+    limit_reached: bool
 
-    @property
-    def limit_reached(self) -> bool:
-        return len(self.traces) >= self.limit
+
+class Searched(NamedTuple):
+    """What a search gave: the traces read (whole), and how many traces it returned — more than
+    were read when a trace found could not be read by id."""
+
+    traces: list[list[ReadSpan]]
+    returned: int
 
 
 class ReadSpan(NamedTuple):
@@ -104,9 +110,7 @@ class SampledTraces(ABC):
     # -- what a server answers -----------------------------------------------------------------
 
     @abstractmethod
-    def _search(
-        self, service: str, operation: str | None, start: datetime, end: datetime, limit: int
-    ) -> list[list[ReadSpan]]:
+    def _search(self, service: str, operation: str | None, start: datetime, end: datetime, limit: int) -> Searched:
         """Whole traces holding a span of ``service`` (``operation``) that starts in
         ``[start, end)``, at most ``limit``; raises ``UnavailableError`` / ``QueryError``."""
 
@@ -225,14 +229,14 @@ class SampledTraces(ABC):
             if kept is not None:
                 self._samples.move_to_end(key)
                 return kept
-        traces = self._read(
+        searched = self._read(
             lambda: self._search(where.service, where.operation, where.start, where.end, self.max_traces)
         )
         whole: dict[str, tuple[TraceSpan, ...]] = {}
-        for spans in traces:
+        for spans in searched.traces:
             if spans:
                 whole.setdefault(spans[0].trace_id, with_self_times(spans))
-        found = Sample(traces=tuple(whole.values()), limit=self.max_traces)
+        found = Sample(traces=tuple(whole.values()), limit_reached=searched.returned >= self.max_traces)
         with self._lock:
             self._samples[key] = found
             while len(self._samples) > KEPT_SAMPLES:

@@ -27,7 +27,7 @@ from pydantic import TypeAdapter, ValidationError
 from veridiag._retry import Backoff
 from veridiag.contracts.json import JsonObject
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
-from veridiag.tools.backends._sampled import ReadSpan, SampledTraces, ns
+from veridiag.tools.backends._sampled import ReadSpan, SampledTraces, Searched, ns
 from veridiag.tools.spanjson import NO_PARENT, JaegerFile, JaegerSpan, JaegerTrace
 
 #: The largest answer read by default (a search of 200 traces of ~50 spans is ~5 MB).
@@ -84,9 +84,7 @@ class JaegerBackend(SampledTraces):
         listed = data if isinstance(data, list) else []
         return [name for name in listed if isinstance(name, str) and name]
 
-    def _search(
-        self, service: str, operation: str | None, start: datetime, end: datetime, limit: int
-    ) -> list[list[ReadSpan]]:
+    def _search(self, service: str, operation: str | None, start: datetime, end: datetime, limit: int) -> Searched:
         params: dict[str, str | int | float] = {
             "service": service,
             "start": ns(start) // 1000,
@@ -102,7 +100,7 @@ class JaegerBackend(SampledTraces):
             traces = JaegerFile.model_validate({"data": body.get("data") or []}).data
         except ValidationError as exc:
             raise UnavailableError(f"/api/traces: the answer is not Jaeger's trace JSON ({_first(exc)})") from None
-        return [spans for trace in traces if (spans := trace_spans(trace))]
+        return Searched([spans for trace in traces if (spans := trace_spans(trace))], returned=len(traces))
 
 
 _SPANS = TypeAdapter(list[JaegerSpan])

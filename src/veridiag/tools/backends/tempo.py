@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from veridiag._retry import Backoff
 from veridiag.contracts.json import JsonObject, json_object
 from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
-from veridiag.tools.backends._sampled import ReadSpan, SampledTraces
+from veridiag.tools.backends._sampled import ReadSpan, SampledTraces, Searched
 from veridiag.tools.promql import PromQLError, label_literal
 from veridiag.tools.spanjson import NO_PARENT, OtlpSpan, TracesData, hex_id
 
@@ -133,9 +133,7 @@ class TempoBackend(SampledTraces):
             raise QueryError(str(exc)) from None
         return "{ " + query + " }"
 
-    def _search(
-        self, service: str, operation: str | None, start: datetime, end: datetime, limit: int
-    ) -> list[list[ReadSpan]]:
+    def _search(self, service: str, operation: str | None, start: datetime, end: datetime, limit: int) -> Searched:
         body = self._get(
             "/api/search",
             {
@@ -165,7 +163,7 @@ class TempoBackend(SampledTraces):
         found = [trace for trace in traces if trace]
         if ids and not found:
             raise UnavailableError(f"the search found {len(ids)} traces but none could be read by id (/api/traces)")
-        return found
+        return Searched(found, returned=len(listed))
 
     def _trace(self, trace_id: str, period: dict[str, str | int | float]) -> list[ReadSpan]:
         """One trace by id, read once; a trace the search found but the read does not (404) is none."""
