@@ -23,8 +23,11 @@ from __future__ import annotations
 import base64
 import json
 import re
+import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx2
@@ -269,3 +272,30 @@ class FakeTempo(_Fake):
             )
         metrics = {"inspectedTraces": len(self.traces), "inspectedBytes": "4096", "totalBlocks": 1}
         return httpx2.Response(200, json={"traces": traces, "metrics": metrics})
+
+
+@contextmanager
+def serving(fake: _Fake) -> Iterator[str]:
+    """The fake on a loopback port, over real HTTP (a thread of this process); its base URL."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            answer = fake(httpx2.Request("GET", f"http://fake{self.path}", headers=dict(self.headers)))
+            body = answer.read()
+            self.send_response(answer.status_code)
+            self.send_header("Content-Type", answer.headers.get("content-type", "application/json"))
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            """Quiet."""
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -623,3 +623,20 @@ def test_the_runner_stores_a_servers_answer_or_its_failure_and_the_sample_line_g
     )
     report = Gatekeeper().validate(v2([made]), session_id=SESSION, invocations=InMemoryInvocations([stored_call]))
     assert list(report.result.failed_rules) == []
+
+
+def test_over_real_http_a_server_answers_and_a_closed_port_is_down(nezha: Nezha) -> None:
+    """The backends over a socket (the fakes behind a loopback HTTP server): the same figures as
+    through a mock transport; a port nobody listens on is "unavailable", after its retries."""
+    from tests.fake_traces import serving
+    from tests.ports import free_port
+
+    through_mock = evidence(run(jaeger(nezha.jaeger), service="ts-travel-service"))
+    with serving(FakeJaeger(nezha.spans)) as url, serving(FakeTempo(nezha.spans)) as tempo_url:
+        over_http = evidence(run(JaegerBackend(url), service="ts-travel-service"))
+        over_tempo = evidence(run(TempoBackend(tempo_url), service="ts-travel-service"))
+    assert over_http.figures == through_mock.figures and over_http.calls == through_mock.calls
+    assert over_tempo.figure("spans") == through_mock.figure("spans")
+    closed = f"http://127.0.0.1:{free_port()}"
+    down = run(JaegerBackend(closed, backoff=Backoff(sleep=no_sleep)), service="ts-travel-service")
+    assert down.status == "error" and f"jaeger at {closed} unavailable: ConnectError" in (down.error or "")
