@@ -631,10 +631,10 @@ def test_over_real_http_a_server_answers_and_a_closed_port_is_down(nezha: Nezha)
     from tests.fake_traces import serving
     from tests.ports import free_port
 
-    through_mock = evidence(run(jaeger(nezha.jaeger), service="ts-travel-service"))
+    through_mock = evidence(run(jaeger(nezha.jaeger, max_traces=20), service="ts-travel-service"))
     with serving(FakeJaeger(nezha.spans)) as url, serving(FakeTempo(nezha.spans)) as tempo_url:
-        over_http = evidence(run(JaegerBackend(url), service="ts-travel-service"))
-        over_tempo = evidence(run(TempoBackend(tempo_url), service="ts-travel-service"))
+        over_http = evidence(run(JaegerBackend(url, max_traces=20), service="ts-travel-service"))
+        over_tempo = evidence(run(TempoBackend(tempo_url, max_traces=20), service="ts-travel-service"))
     assert over_http.figures == through_mock.figures and over_http.calls == through_mock.calls
     assert over_tempo.figure("spans") == through_mock.figure("spans")
     closed = f"http://127.0.0.1:{free_port()}"
