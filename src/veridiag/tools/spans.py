@@ -21,6 +21,12 @@ self time; a path of more than ``MAX_HOPS`` hops shows the ones holding it up lo
 
 The baseline is the service's own spans in the period just before the window, as long as the
 window but at least an hour; when that holds none, the day before the window.
+
+A backend that returns traces rather than every span (Jaeger, Tempo: ``SpanStats.traces``)
+has the window line say so, since every claim about the figures quotes it: "…; every figure is
+over the traces jaeger's search returned, not every span: 51 for the window (all that
+matched), 200 for the baseline (its limit: more may match)". A backend that cannot be read
+(``TraceReadError``) makes the call's error, naming the server and why.
 """
 
 from __future__ import annotations
