@@ -54,6 +54,33 @@ class HttpBackendSettings(BaseModel):
     max_retries: int = Field(default=2, ge=0, le=10)
 
 
+class TraceServerSettings(BaseModel):
+    """A trace server read over HTTP (``tools.traces``: ``jaeger`` — its query API, the URL of
+    jaeger-query, e.g. http://jaeger:16686 — or ``tempo`` — its query frontend, e.g.
+    http://tempo:3200). They return traces, not counts: ``query_traces`` reads at most
+    ``max_traces`` for a window (and as many for its baseline, and for each callee), and says
+    its figures are over the traces read."""
+
+    url: str = ""
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    bearer_token: SecretStr | None = None
+    #: More headers sent with every request, e.g. ``X-Scope-OrgID`` (a multi-tenant Tempo's
+    #: tenant) or ``Authorization: Basic …``; values are kept secret.
+    headers: dict[str, SecretStr] = Field(default_factory=dict)
+    #: Retries of a request refused at connect or answered 429/5xx; a timed-out one is not retried.
+    max_retries: int = Field(default=2, ge=0, le=10)
+    #: Traces one search reads at most (Tempo reads each by id, so fewer by default).
+    max_traces: int = Field(default=200, ge=1, le=5000)
+    #: The largest answer read; a longer one is an error saying so.
+    max_response_bytes: int = Field(default=32 * 2**20, ge=2**10, le=2**30)
+    #: When a window holds none of a service's spans, where they are is looked for this far back.
+    lookback_hours: float = Field(default=168.0, gt=0, le=24 * 90)
+
+
+class TempoSettings(TraceServerSettings):
+    max_traces: int = Field(default=100, ge=1, le=5000)
+
+
 #: A ClickHouse table or column name: configuration, never user input, yet checked and quoted.
 _IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_.]*$"
 
@@ -92,6 +119,9 @@ class ClickHouseSettings(BaseModel):
 class ToolsSettings(BaseModel):
     logs: Literal["embedded", "loki", "clickhouse"] = "embedded"
     metrics: Literal["embedded", "prometheus"] = "embedded"
+    #: Where ``query_traces`` reads spans: the embedded file (``data import-traces``), or a
+    #: Jaeger or Tempo server (``jaeger.url``, ``tempo.url``).
+    traces: Literal["embedded", "jaeger", "tempo"] = "embedded"
     knowledge: Literal["embedded"] = "embedded"
     #: A call that takes longer is recorded as an error and the session goes on.
     timeout_seconds: float = Field(default=20.0, gt=0, le=600)
@@ -308,6 +338,8 @@ class Settings(BaseSettings):
     prometheus: HttpBackendSettings = HttpBackendSettings()
     loki: HttpBackendSettings = HttpBackendSettings()
     clickhouse: ClickHouseSettings = ClickHouseSettings()
+    jaeger: TraceServerSettings = TraceServerSettings()
+    tempo: TempoSettings = TempoSettings()
     #: ``offline`` needs no model; ``llm`` uses the configured models with the offline engine as
     #: each role's fallback; ``auto`` is ``llm`` for the roles that have a model.
     engine: Literal["auto", "offline", "llm"] = "auto"
@@ -412,9 +444,9 @@ class Settings(BaseSettings):
 
     @property
     def live_backends(self) -> bool:
-        """Logs or metrics come from a live system: "now" is the wall clock, not the data's end."""
+        """Logs, metrics or spans come from a live system: "now" is the wall clock, not the data's end."""
         logs_live = self.tools.logs == "loki" or (self.tools.logs == "clickhouse" and bool(self.clickhouse.url))
-        return logs_live or self.tools.metrics != "embedded"
+        return logs_live or self.tools.metrics != "embedded" or self.tools.traces != "embedded"
 
     @property
     def tokens(self) -> list[str]:

@@ -106,6 +106,11 @@ class SpanStats(BaseModel):
     duration_p99: float | None = None
     self_p50: float | None = None
     self_p90: float | None = None
+    #: When the spans are those of the traces a search returned (Jaeger's and Tempo's APIs
+    #: return traces, not aggregates): how many traces were read, and whether the search
+    #: returned as many as it was allowed, so that more may match (None: every span was read).
+    traces: int | None = None
+    limit_reached: bool = False
 
     @property
     def error_rate(self) -> float | None:

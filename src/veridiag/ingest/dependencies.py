@@ -28,9 +28,9 @@ from veridiag.ingest.columns import edge_role, record_role, role_of
 from veridiag.ingest.importers import ImportFailedError, ImportReport, ServiceSpelling, require_file
 from veridiag.ingest.kubernetes import workload_of
 from veridiag.tools.backends.embedded import EdgeRow, EmbeddedEnvironment
+from veridiag.tools.spanjson import NO_PARENT
 
 #: What a span's parent id says when it has no parent (nezha writes ``root``).
-NO_PARENT = frozenset({"", "root", "null", "none", "0", "0000000000000000"})
 
 
 @dataclass(frozen=True)

@@ -34,12 +34,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic.alias_generators import to_camel
+from pydantic import Field, ValidationError, field_validator
 
 from veridiag.ingest.columns import duration_ns, failed, record_role, role_of, span_role
-from veridiag.ingest.dependencies import NO_PARENT
 from veridiag.ingest.times import epoch_per_second
+from veridiag.tools.spanjson import NO_PARENT, JaegerFile, JaegerSpan, Json, OtlpSpan, TracesData
 
 SpanFormat = Literal["auto", "csv", "otlp-json", "jaeger-json", "zipkin-json"]
 SPAN_FORMATS: dict[str, str] = {
@@ -339,55 +338,6 @@ def _json_spans(path: Path, document: Any, fmt: str, report: SpanFileReport) -> 
         yield from _zipkin(path, document, report)
 
 
-class _Json(BaseModel):
-    """A format's object: camelCase keys, unknown keys ignored (formats grow)."""
-
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
-
-
-class _Value(_Json):
-    string_value: str | None = None
-
-
-class _Attribute(_Json):
-    key: str
-    value: _Value = _Value()
-
-
-class _Resource(_Json):
-    attributes: list[_Attribute] = []
-
-
-class _Status(_Json):
-    code: int | str | None = None
-
-
-class _OtlpSpan(_Json):
-    trace_id: str = Field(min_length=1)
-    span_id: str = Field(min_length=1)
-    parent_span_id: str = ""
-    name: str = ""
-    start_time_unix_nano: int
-    end_time_unix_nano: int
-    status: _Status = _Status()
-
-
-class _Scope(_Json):
-    spans: list[dict[str, Any]] = []
-
-
-class _ResourceSpans(_Json):
-    resource: _Resource = _Resource()
-    scope_spans: list[_Scope] = []
-    #: The name before OTLP 0.15.
-    instrumentation_library_spans: list[_Scope] = []
-
-
-class _TracesData(_Json):
-    resource_spans: list[_ResourceSpans]
-
-
-_OTLP_ERROR = {2, "2", "STATUS_CODE_ERROR", "ERROR"}
 _OWNER_ATTRIBUTES: tuple[tuple[str, Owner], ...] = (
     ("service.name", "service"),
     ("k8s.deployment.name", "service"),
@@ -397,17 +347,17 @@ _OWNER_ATTRIBUTES: tuple[tuple[str, Owner], ...] = (
 
 def _otlp(value: Any, number: int, report: SpanFileReport) -> Iterator[ReadSpan]:
     try:
-        data = _TracesData.model_validate(value)
+        data = TracesData.model_validate(value)
     except ValidationError:
         report.skip(number, "not an OTLP resourceSpans object")
         return
     for resource in data.resource_spans:
-        said = {a.key: a.value.string_value for a in resource.resource.attributes if a.value.string_value}
+        said = resource.resource.said()
         owner, kind = next(((said[k], kind) for k, kind in _OWNER_ATTRIBUTES if said.get(k)), ("", ""))
-        for scope in [*resource.scope_spans, *resource.instrumentation_library_spans]:
+        for scope in resource.scopes:
             for raw in scope.spans:
                 try:
-                    span = _OtlpSpan.model_validate(raw)
+                    span = OtlpSpan.model_validate(raw)
                 except ValidationError as exc:
                     report.skip(number, _why(exc))
                     continue
@@ -424,7 +374,7 @@ def _otlp(value: Any, number: int, report: SpanFileReport) -> Iterator[ReadSpan]
                     operation=span.name,
                     start_ns=span.start_time_unix_nano,
                     end_ns=span.end_time_unix_nano,
-                    error=span.status.code in _OTLP_ERROR,
+                    error=span.failed,
                     at=number,
                 )
 
@@ -436,45 +386,9 @@ def _why(exc: ValidationError) -> str:
     return f"{where}: {error['msg'].lower()}"
 
 
-class _JaegerReference(_Json):
-    ref_type: str = Field(default="", validation_alias=AliasChoices("refType", "ref_type"))
-    span_id: str = Field(validation_alias=AliasChoices("spanID", "spanId", "span_id"))
-
-
-class _JaegerTag(_Json):
-    key: str
-    value: Any = None
-
-
-class _JaegerSpan(_Json):
-    span_id: str = Field(min_length=1, validation_alias=AliasChoices("spanID", "spanId"))
-    trace_id: str = Field(default="", validation_alias=AliasChoices("traceID", "traceId"))
-    parent_span_id: str = Field(default="", validation_alias=AliasChoices("parentSpanID", "parentSpanId"))
-    operation_name: str = ""
-    references: list[_JaegerReference] = []
-    #: Microseconds since the epoch, and long.
-    start_time: int
-    duration: int = Field(ge=0)
-    process_id: str = Field(default="", validation_alias=AliasChoices("processID", "processId"))
-    tags: list[_JaegerTag] = []
-
-
-class _JaegerProcess(_Json):
-    service_name: str = ""
-
-
-class _JaegerTrace(_Json):
-    spans: list[dict[str, Any]] = []
-    processes: dict[str, _JaegerProcess] = {}
-
-
-class _JaegerFile(_Json):
-    data: list[_JaegerTrace]
-
-
 def _jaeger(path: Path, document: Any, report: SpanFileReport) -> Iterator[ReadSpan]:
     try:
-        traces = _JaegerFile.model_validate(document).data
+        traces = JaegerFile.model_validate(document).data
     except ValidationError as exc:
         raise SpanFileError(f"{path}: not Jaeger's trace JSON: {_why(exc)}") from None
     position = 0
@@ -482,39 +396,31 @@ def _jaeger(path: Path, document: Any, report: SpanFileReport) -> Iterator[ReadS
         for raw in trace.spans:
             position += 1
             try:
-                span = _JaegerSpan.model_validate(raw)
+                span = JaegerSpan.model_validate(raw)
             except ValidationError as exc:
                 report.skip(position, _why(exc))
                 continue
-            parents = [r.span_id for r in span.references if r.ref_type.upper() == "CHILD_OF"]
-            parents += [r.span_id for r in span.references]
             process = trace.processes.get(span.process_id)
             report.spans += 1
             yield ReadSpan(
                 trace_id=span.trace_id,
                 span_id=span.span_id,
-                parent_id=next(iter(parents), span.parent_span_id),
+                parent_id=span.parent_id,
                 owner=process.service_name if process else "",
                 owner_kind="service" if process and process.service_name else "",
                 operation=span.operation_name,
-                start_ns=span.start_time * _NS_PER_US,
-                end_ns=(span.start_time + span.duration) * _NS_PER_US,
-                error=any(_tag_failed(tag) for tag in span.tags),
+                start_ns=span.start_ns,
+                end_ns=span.end_ns,
+                error=span.failed,
                 at=position,
             )
 
 
-def _tag_failed(tag: _JaegerTag) -> bool:
-    if tag.key == "error":
-        return tag.value is True or str(tag.value).lower() == "true"
-    return tag.key == "otel.status_code" and str(tag.value).upper() == "ERROR"
-
-
-class _ZipkinEndpoint(_Json):
+class _ZipkinEndpoint(Json):
     service_name: str = ""
 
 
-class _ZipkinSpan(_Json):
+class _ZipkinSpan(Json):
     trace_id: str = Field(min_length=1)
     id: str = Field(min_length=1)
     parent_id: str = ""
@@ -523,7 +429,7 @@ class _ZipkinSpan(_Json):
     timestamp: int
     duration: int = Field(ge=0)
     local_endpoint: _ZipkinEndpoint = _ZipkinEndpoint()
-    tags: dict[str, str] = {}
+    tags: dict[str, str] = Field(default_factory=dict)
     shared: bool = False
 
     @field_validator("tags", mode="before")

@@ -45,8 +45,9 @@ def assemble(settings: Settings) -> Assembly:
     toolbox = build_toolbox(settings, environment)
     gatekeeper = Gatekeeper(load_ruleset(settings.gatekeeper.rules_file))
     services = known_services(gatekeeper.ruleset)
-    # The offline roles know the services the configured log store holds (ClickHouse), not only the file's.
-    roles = build_roles(settings, offline_environment(environment, toolbox.logs), store, services)
+    # The offline roles know the services the configured log store holds (ClickHouse) and the
+    # trace server's (Jaeger, Tempo), not only the file's.
+    roles = build_roles(settings, offline_environment(environment, toolbox.logs, toolbox.traces), store, services)
     pipeline = DiagnosisPipeline(
         store, roles, gatekeeper=gatekeeper, toolbox=toolbox, options=PipelineOptions.from_settings(settings)
     )

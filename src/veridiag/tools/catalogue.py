@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol, runtime_checkable
 
+from veridiag.tools.backends import TraceReadError
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.records import Span
 
@@ -69,9 +70,66 @@ def _after(moment: datetime) -> datetime:
     return moment.replace(second=0, microsecond=0) + timedelta(minutes=1)
 
 
-def offline_environment(embedded: EmbeddedEnvironment, logs: object) -> EmbeddedEnvironment | LogsElsewhere:
+@runtime_checkable
+class TracesCatalogue(Protocol):
+    """A trace backend that lists the services it has spans of (Jaeger, Tempo)."""
+
+    def trace_services(self) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class TracesElsewhere:
+    """The offline roles' environment with the trace server's services: the executor reads the
+    spans of the services the server has spans of (``trace_services``), and the planner knows
+    them as services. A server that cannot say which has none listed here — except that the
+    services in question are still tried, so the failed calls are recorded as gaps."""
+
+    environment: EmbeddedEnvironment | LogsElsewhere
+    traces: TracesCatalogue
+
+    def now(self) -> datetime:
+        return self.environment.now()
+
+    def services(self) -> list[str]:
+        return sorted(set(self.environment.services()) | set(self._listed() or []))
+
+    def metrics(self, service: str | None = None) -> list[tuple[str, str, str]]:
+        return self.environment.metrics(service)
+
+    def dependencies(self) -> list[tuple[str, str]]:
+        return self.environment.dependencies()
+
+    def log_span(self, service: str) -> Span | None:
+        return self.environment.log_span(service)
+
+    def metric_span(self, service: str, metric: str | None = None) -> Span | None:
+        return self.environment.metric_span(service, metric)
+
+    def data_end(self, service: str | None = None) -> datetime | None:
+        return self.environment.data_end(service)
+
+    def trace_services(self) -> list[str]:
+        """The server's services; when it cannot be asked, every known service (``query_traces``
+        then records why each read failed)."""
+        listed = self._listed()
+        return listed if listed is not None else self.environment.services()
+
+    def _listed(self) -> list[str] | None:
+        try:
+            return self.traces.trace_services()
+        except TraceReadError:
+            return None
+
+
+def offline_environment(
+    embedded: EmbeddedEnvironment, logs: object, traces: object = None
+) -> EmbeddedEnvironment | LogsElsewhere | TracesElsewhere:
     """The environment the offline roles read: the embedded file, or it with the log backend's
-    services when logs come from a store that can list them."""
+    services when logs come from a store that can list them, and with the trace server's when
+    spans are read from one."""
+    found: EmbeddedEnvironment | LogsElsewhere = embedded
     if logs is not embedded and isinstance(logs, LogsCatalogue):
-        return LogsElsewhere(embedded, logs)
-    return embedded
+        found = LogsElsewhere(embedded, logs)
+    if traces is not None and traces is not embedded and isinstance(traces, TracesCatalogue):
+        return TracesElsewhere(found, traces)
+    return found

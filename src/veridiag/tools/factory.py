@@ -3,26 +3,55 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from veridiag._retry import Backoff
-from veridiag.config import HttpBackendSettings, Settings
+from veridiag.config import HttpBackendSettings, Settings, TraceServerSettings
 from veridiag.redaction import build_redactor
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 from veridiag.tools.runner import Toolbox
 
 if TYPE_CHECKING:
+    from veridiag.tools.backends import TraceBackend
     from veridiag.tools.backends.clickhouse import ClickHouseLogs
+    from veridiag.tools.backends.jaeger import JaegerBackend
     from veridiag.tools.backends.loki import LokiBackend
     from veridiag.tools.backends.prometheus import PrometheusBackend
+    from veridiag.tools.backends.tempo import TempoBackend
 
 
 class ConfigurationError(ValueError):
     """Settings that cannot make a working toolbox."""
 
 
-def _headers(http: HttpBackendSettings) -> dict[str, str]:
-    return {"Authorization": f"Bearer {http.bearer_token.get_secret_value()}"} if http.bearer_token else {}
+def _headers(http: HttpBackendSettings | TraceServerSettings) -> dict[str, str]:
+    found = {"Authorization": f"Bearer {http.bearer_token.get_secret_value()}"} if http.bearer_token else {}
+    if isinstance(http, TraceServerSettings):
+        found |= {name: value.get_secret_value() for name, value in http.headers.items()}
+    return found
+
+
+def trace_backend(settings: Settings) -> JaegerBackend | TempoBackend:
+    """The Jaeger or Tempo server ``tools.traces`` names (``ConfigurationError`` without its URL)."""
+    kind = settings.tools.traces
+    server = settings.jaeger if kind == "jaeger" else settings.tempo
+    if not server.url:
+        raise ConfigurationError(f"tools.traces is {kind!r} but {kind}.url (VERIDIAG_{kind.upper()}__URL) is not set")
+    # HTTP client: only when configured
+    from veridiag.tools.backends.jaeger import JaegerBackend
+    from veridiag.tools.backends.tempo import TempoBackend
+
+    backend = JaegerBackend if kind == "jaeger" else TempoBackend
+    return backend(
+        server.url,
+        timeout=server.timeout_seconds,
+        headers=_headers(server),
+        max_traces=server.max_traces,
+        max_response_bytes=server.max_response_bytes,
+        lookback=timedelta(hours=server.lookback_hours),
+        backoff=Backoff(attempts=1 + server.max_retries),
+    )
 
 
 def embedded_environment(settings: Settings, *, importing: bool = False) -> EmbeddedEnvironment:
@@ -88,12 +117,16 @@ def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = Non
             headers=_headers(settings.prometheus),
             backoff=Backoff(attempts=1 + settings.prometheus.max_retries),
         )
+    traces: TraceBackend = embedded
+    if settings.tools.traces != "embedded":
+        server = trace_backend(settings)
+        traces, closers = server, (*closers, server.close)
     return Toolbox(
         logs=logs,
         metrics=metrics,
         knowledge=embedded,
         changes=embedded,
-        traces=embedded,
+        traces=traces,
         timeout_seconds=settings.tools.timeout_seconds,
         redactor=embedded.redactor,
         closers=closers,

@@ -427,7 +427,13 @@ class TraceEvidence(BaseModel):
     callees: list[SpanFigure] = Field(default_factory=list)
     calls: list[CallEdge] = Field(default_factory=list)
     slowest: list[SlowTrace] = Field(default_factory=list)
-    #: The line naming the window and the baseline.
+    #: Traces read for the window and the baseline when the backend returns traces, not every
+    #: span (Jaeger, Tempo: the figures are over them, and ``line`` says so); None: every span.
+    traces: int | None = None
+    baseline_traces: int | None = None
+    #: A search returned as many traces as it was allowed: more may match.
+    limit_reached: bool = False
+    #: The line naming the window and the baseline (and the traces read, when sampled).
     line: str
     #: The line heading the slowest traces (it says what "slowest" is measured by).
     slowest_line: str | None = None

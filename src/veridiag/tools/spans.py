@@ -21,6 +21,12 @@ self time; a path of more than ``MAX_HOPS`` hops shows the ones holding it up lo
 
 The baseline is the service's own spans in the period just before the window, as long as the
 window but at least an hour; when that holds none, the day before the window.
+
+A backend that returns traces rather than every span (Jaeger, Tempo: ``SpanStats.traces``)
+has the window line say so, since every claim about the figures quotes it: "…; every figure is
+over the traces jaeger's search returned, not every span: 51 for the window (all that
+matched), 200 for the baseline (its limit: more may match)". A backend that cannot be read
+(``TraceReadError``) makes the call's error, naming the server and why.
 """
 
 from __future__ import annotations
@@ -41,9 +47,10 @@ from veridiag.analysis.traces import (
     ratio,
     waterfall,
 )
+from veridiag.contracts.json import JsonValue
 from veridiag.text.render import format_value, iso, request_line, rounded
 from veridiag.tools.args import QueryTracesArgs, parse_time
-from veridiag.tools.backends import TraceBackend, TraceLookup
+from veridiag.tools.backends import TraceBackend, TraceLookup, TraceReadError
 from veridiag.tools.records import CallEdge, SlowTrace, SpanFigure, TraceEvidence
 from veridiag.tools.results import ToolOutput
 
@@ -110,26 +117,17 @@ class TraceQuery:
             return _error(str(exc))
         if start >= end:
             return _error(f"start {iso(start)} must be before end {iso(end)}")
-        extent = self.backend.span_extent(args.service)
-        if extent is None:
-            known = self.backend.trace_services()
-            listed = ", ".join(known[:MAX_LISTED]) + (" …" if len(known) > MAX_LISTED else "")
-            return _error(
-                f"no spans of service {args.service!r}; services with spans: {listed}"
-                if known
-                else f"no spans of service {args.service!r}: no spans are stored"
-            )
-        if args.trace_id is not None:
-            return self._one(args, args.trace_id)
-        where = SpanFilter(service=args.service, operation=args.operation, start=start, end=end)
+        try:
+            if args.trace_id is not None:
+                return self._one(args, args.trace_id)
+            return self._read(args, SpanFilter(service=args.service, operation=args.operation, start=start, end=end))
+        except TraceReadError as exc:
+            return _error(str(exc))
+
+    def _read(self, args: QueryTracesArgs, where: SpanFilter) -> ToolOutput:
         window = self.backend.span_stats(where)
         if window.spans == 0:
-            what = f"{args.service} operation {args.operation!r}" if args.operation else args.service
-            return _error(
-                f"no spans of {what} in {iso(start)} – {iso(end)}; "
-                f"{args.service}'s spans start {iso(extent.first)} – {iso(extent.last)}",
-                status="no_data",
-            )
+            return self._none(args, where)
         before, baseline = self._baseline(where)
         return _render(args, where, before=before, window=window, baseline=baseline, backend=self.backend)
 
@@ -141,6 +139,41 @@ class TraceQuery:
         if not spans:
             return _error(f"no span of trace {trace_id} is stored", status="no_data")
         return _render_trace(args.service, spans)
+
+    def _none(self, args: QueryTracesArgs, where: SpanFilter) -> ToolOutput:
+        """No span in the window: where the service's spans are, or that it has none."""
+        what = f"{args.service} operation {args.operation!r}" if args.operation else args.service
+        missing = f"no spans of {what} in {iso(where.start)} – {iso(where.end)}"
+        # A backend that reads a sample says what its extent covers (``_sampled.py``).
+        scope = str(getattr(self.backend, "extent_scope", "") or "")
+        extent = self.backend.span_extent(args.service)
+        if extent is not None:
+            said = f"{args.service}'s spans start {iso(extent.first)} – {iso(extent.last)}"
+            return _error(f"{missing}; {said}{' ' + scope if scope else ''}{self._lacks(args)}", status="no_data")
+        known = self.backend.trace_services()
+        if args.service in known:
+            none = f"none of {args.service}'s spans {scope or 'elsewhere'}"
+            return _error(f"{missing}; {none}{self._lacks(args)}", status="no_data")
+        listed = ", ".join(known[:MAX_LISTED]) + (" …" if len(known) > MAX_LISTED else "")
+        return _error(
+            f"no spans of service {args.service!r}; services with spans: {listed}"
+            if known
+            else f"no spans of service {args.service!r}: no spans are stored"
+        )
+
+    def _lacks(self, args: QueryTracesArgs) -> str:
+        """An operation the service's spans never name: the ones they do (a backend that can list them)."""
+        listing = getattr(self.backend, "operations", None)
+        if args.operation is None or not callable(listing):
+            return ""
+        try:
+            known = [str(name) for name in listing(args.service)]
+        except TraceReadError:
+            return ""
+        if not known or args.operation in known:
+            return ""
+        shown = ", ".join(known[:MAX_LISTED]) + (" …" if len(known) > MAX_LISTED else "")
+        return f"; {args.service} has no operation {args.operation!r}; its operations: {shown}"
 
     def _baseline(self, where: SpanFilter) -> tuple[SpanFilter, SpanStats]:
         length = max(where.end - where.start, MIN_BASELINE)
@@ -165,7 +198,7 @@ def _render(
     request = {"service": service, "operation": args.operation, "start": iso(where.start), "end": iso(where.end)}
     head = (
         f"window {iso(where.start)} – {iso(where.end)}; baseline {iso(before.start)} – {iso(before.end)}"
-        " (the same service's spans before the window)"
+        " (the same service's spans before the window)" + _sample(backend, window, baseline)
     )
     lines = [request_line(TOOL, request), head]
     figures = _figures(service, window, baseline)
@@ -197,16 +230,23 @@ def _render(
         callees=callees,
         calls=calls,
         slowest=slowest,
+        traces=window.traces,
+        baseline_traces=baseline.traces,
+        limit_reached=window.limit_reached or baseline.limit_reached,
         line=head,
         slowest_line=slowest_line,
     )
-    details = {
+    details: dict[str, JsonValue] = {
         "backend": getattr(backend, "name", "traces"),
         "spans": window.spans,
         "baseline_spans": baseline.spans,
         "window": [iso(where.start), iso(where.end)],
         "baseline": [iso(before.start), iso(before.end)],
     }
+    if window.traces is not None:
+        details["traces_read"] = window.traces
+        details["baseline_traces_read"] = baseline.traces
+        details["limit_reached"] = window.limit_reached or baseline.limit_reached
     return ToolOutput(status="ok", text="\n".join(lines), retrieval_details=details, evidence=[evidence])
 
 
@@ -265,6 +305,23 @@ def _render_trace(service: str, spans: Sequence[TraceSpan]) -> ToolOutput:
 def _parent_of(span: TraceSpan, by_id: dict[str, TraceSpan]) -> str | None:
     parent = by_id.get(span.parent_id)
     return parent.service if parent is not None else None
+
+
+def _sample(backend: TraceBackend, window: SpanStats, baseline: SpanStats) -> str:
+    """What the figures are over when the backend read the traces a search returned (Jaeger,
+    Tempo): how many for the window and the baseline, and whether a search stopped at its
+    limit; nothing when every span was read."""
+    if window.traces is None:
+        return ""
+
+    def read(stats: SpanStats, period: str) -> str:
+        more = "its limit: more may match" if stats.limit_reached else "all that matched"
+        return f"{stats.traces} for the {period} ({more})"
+
+    name = getattr(backend, "name", "the trace backend")
+    before = read(baseline, "baseline") if baseline.traces is not None else "none for the baseline"
+    said = f"{read(window, 'window')}, {before}"
+    return f"; every figure is over the traces {name}'s search returned, not every span: {said}"
 
 
 def _figures(service: str, window: SpanStats, baseline: SpanStats) -> list[SpanFigure]:

@@ -1,4 +1,5 @@
-"""Evidence backends behind small protocols, one module each (embedded, prometheus, loki)."""
+"""Evidence backends behind small protocols, one module each (embedded, prometheus, loki,
+clickhouse, jaeger, tempo)."""
 
 from __future__ import annotations
 
@@ -34,12 +35,21 @@ class KnowledgeBackend(Protocol):
     def lookup_knowledge(self, args: LookupKnowledgeArgs) -> ToolOutput: ...
 
 
+class TraceReadError(RuntimeError):
+    """A trace backend could not answer (its server is down, refused the query or answered
+    what is no answer); the message names the server and says why. ``query_traces`` states it as
+    the call's error."""
+
+
 class TraceBackend(Protocol):
     """Where spans are read for ``query_traces`` (``tools/traces.py`` compares, finds paths and
     writes the output). Reads only, each bounded by a service and a window, so a store that
     aggregates (ClickHouse ``otel_traces``: quantiles and counts in SQL) and one that returns
     traces (Jaeger's and Tempo's query APIs: a search by service, operation and time, then
-    the traces) can both answer: the embedded file now (``embedded/_traces.py``)."""
+    the traces) can both answer: the embedded file (``embedded/_traces.py``), Jaeger
+    (``jaeger.py``) and Tempo (``tempo.py``) over ``_sampled.py``, whose figures are over the
+    traces a search returned (``SpanStats.traces``). A read that fails raises
+    ``TraceReadError``."""
 
     name: str
 

@@ -206,6 +206,10 @@ class EmbeddedEnvironment:
     def span_extent(self, service: str) -> Span | None:
         return _traces.span_extent(self._connection(), service)
 
+    def operations(self, service: str) -> list[str]:
+        """The operations of the service's spans (what ``query_traces`` lists for one it lacks)."""
+        return _traces.operations(self._connection(), service)
+
     def span_stats(self, where: SpanFilter) -> SpanStats:
         return _traces.stats(self._connection(), where)
 
