@@ -640,3 +640,26 @@ def test_over_real_http_a_server_answers_and_a_closed_port_is_down(nezha: Nezha)
     closed = f"http://127.0.0.1:{free_port()}"
     down = run(JaegerBackend(closed, backoff=Backoff(sleep=no_sleep)), service="ts-travel-service")
     assert down.status == "error" and f"jaeger at {closed} unavailable: ConnectError" in (down.error or "")
+
+
+def test_one_trace_by_its_id_reads_alike_from_jaeger_tempo_and_the_embedded_file(nezha: Nezha) -> None:
+    """``query_traces trace_id=…`` (the trace a log line names) through either server: the
+    services it reached, what the service called and its path, as the µs / ns files read them;
+    an id no server holds is no data."""
+    trace_id, spans = max(nezha.jaeger.traces.items(), key=lambda item: (len(item[1]), item[0]))
+    service = spans[0].service
+    lines = {}
+    for name, backend in (
+        ("jaeger", jaeger(nezha.jaeger)),
+        ("tempo", tempo(nezha.tempo)),
+        ("micros", nezha.micros),
+        ("csv", nezha.csv),
+    ):
+        output = run(backend, service=service, trace_id=trace_id)
+        assert output.status == "ok", (name, output.text)
+        found = evidence(output)
+        assert found.trace_id == trace_id.lower() and found.trace_spans == len(spans), name
+        lines[name] = [found.reached_line, found.own_line]
+    assert lines["jaeger"] == lines["micros"] and lines["tempo"] == lines["csv"] == lines["micros"]
+    for backend in (jaeger(nezha.jaeger), tempo(nezha.tempo)):
+        assert run(backend, service=service, trace_id="0" * 32).status == "no_data"

@@ -126,6 +126,14 @@ class SampledTraces(ABC):
     def _where(self) -> str:
         """The server, as an error names it (``jaeger at http://…``)."""
 
+    @abstractmethod
+    def _by_id(self, trace_id: str) -> list[ReadSpan]:
+        """One trace's spans by its id (empty: the server has none of it); raises as ``_search``."""
+
+    def trace(self, trace_id: str) -> list[TraceSpan]:
+        """``TraceLookup``: one trace whole, as a log line's ``TraceID`` names it."""
+        return list(with_self_times(self._read(lambda: self._by_id(trace_id.lower()))))
+
     # -- TraceBackend ----------------------------------------------------------------------------
 
     def trace_services(self) -> list[str]:

@@ -84,6 +84,21 @@ class JaegerBackend(SampledTraces):
         listed = data if isinstance(data, list) else []
         return [name for name in listed if isinstance(name, str) and name]
 
+    def _by_id(self, trace_id: str) -> list[ReadSpan]:
+        try:
+            body = self._get(f"/api/traces/{quote(trace_id, safe='')}", {})
+        except QueryError as exc:
+            if str(exc).startswith("HTTP 404"):  # jaeger-query answers an unknown trace id with 404
+                return []
+            raise
+        try:
+            traces = JaegerFile.model_validate({"data": body.get("data") or []}).data
+        except ValidationError as exc:
+            raise UnavailableError(
+                f"/api/traces/{trace_id}: the answer is not Jaeger's trace JSON ({_first(exc)})"
+            ) from None
+        return [span for trace in traces for span in trace_spans(trace)]
+
     def _search(self, service: str, operation: str | None, start: datetime, end: datetime, limit: int) -> Searched:
         params: dict[str, str | int | float] = {
             "service": service,

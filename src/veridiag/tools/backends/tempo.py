@@ -165,6 +165,9 @@ class TempoBackend(SampledTraces):
             raise UnavailableError(f"the search found {len(ids)} traces but none could be read by id (/api/traces)")
         return Searched(found, returned=len(listed))
 
+    def _by_id(self, trace_id: str) -> list[ReadSpan]:
+        return self._trace(trace_id, {})
+
     def _trace(self, trace_id: str, period: dict[str, str | int | float]) -> list[ReadSpan]:
         """One trace by id, read once; a trace the search found but the read does not (404) is none."""
         with self._traces_lock:
