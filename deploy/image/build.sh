@@ -151,8 +151,9 @@ find "$root/var/lib/dpkg/info" \( -name '*.symbols' -o -name '*.shlibs' -o -name
 find "$root/var/log" -type f -delete
 trimmed "package caches, debconf database, dpkg's build data, logs"
 # Docs (each package's copyright file stays), manuals, translations.
+# The "right/" time zones count leap seconds, which nothing here asks for (TZ=right/…).
 rm -rf "$root"/usr/share/man/* "$root"/usr/share/info/* "$root"/usr/share/locale/* "$root"/usr/share/lintian \
-  "$root"/usr/share/bash-completion "$root"/usr/share/gdb "$root"/usr/share/gcc
+  "$root"/usr/share/bash-completion "$root"/usr/share/gdb "$root"/usr/share/gcc "$root"/usr/share/zoneinfo/right
 find "$root/usr/share/doc" -mindepth 2 ! -name copyright ! -type d -delete
 find "$root/usr/share/doc" -mindepth 1 -type d -empty -delete
 trimmed "docs, manuals, translations"
@@ -167,13 +168,14 @@ rm -rf "$stdlib"/test "$stdlib"/pydoc_data "$stdlib"/lib2to3 "$stdlib"/turtle.py
   "$root"/usr/bin/openssl "$root"/usr/bin/c_rehash
 trimmed "python3.11 stdlib tests, pydoc_data, lib2to3; openssl CLI"
 # Tests and test helpers inside wheels, and what only builds or type-checks (C sources, headers,
-# Cython declarations, stubs); pydantic-ai's notes for coding agents.
+# Cython declarations, stubs, numpy's static library); notes for coding agents.
 rm -rf "$site"/numpy/*/tests "$site"/numpy/tests "$site"/numpy/_core/include "$site"/numpy/f2py \
   "$site"/numpy/_pyinstaller "$site"/numpy/typing/tests "$site"/numpy/testing "$site"/numpy/distutils \
   "$site"/sqlalchemy/testing "$site"/alembic/testing "$site"/mako/testing "$site"/regex/tests \
   "$site"/jsonschema/tests "$site"/referencing/tests "$site"/jsonschema_specifications/tests \
-  "$site"/certifi/tests "$site"/pydantic_ai/.agents
-find "$site" \( -name '*.pyi' -o -name '*.c' -o -name '*.h' -o -name '*.pxd' -o -name '*.pyx' \) -type f -delete
+  "$site"/certifi/tests "$site"/numpy/_core/lib "$site"/*/.agents
+find "$site" \( -name '*.pyi' -o -name '*.c' -o -name '*.h' -o -name '*.pxd' -o -name '*.pyx' -o -name AGENTS.md \
+  -o -name CLAUDE.md \) -type f -delete
 trimmed "tests, build and type-checking files in wheels"
 # numpy's parts veridiag does not use: its anomaly and trace scoring (analysis/anomaly.py,
 # analysis/traces.py, the embedded metrics) is array arithmetic, sorting and counting; nothing
@@ -186,7 +188,23 @@ trimmed "numpy: random, fft, polynomial, ma, _simd"
 rm -rf "$site"/sqlalchemy/dialects/mssql "$site"/sqlalchemy/dialects/mysql "$site"/sqlalchemy/dialects/oracle \
   "$site"/pydantic_ai/durable_exec/temporal "$site"/pydantic_ai/durable_exec/dbos \
   "$site"/pydantic_ai/durable_exec/prefect
-trimmed "SQLAlchemy dialects and pydantic-ai integrations without drivers"
+# pydantic-ai's models and providers for SDKs the image does not hold: veridiag builds its models
+# itself (agents/llm/providers.py: OpenAI-compatible, or Anthropic and Gemini after importing their
+# SDK, which fails first here), and each of these fails to import without its SDK, so removing it
+# changes no outcome. Checked at every build: one that imports (its SDK installed) stays.
+unusable=$(chroot "$root" env -i PATH=/usr/bin:/bin PYTHONDONTWRITEBYTECODE=1 /opt/veridiag/bin/python -c '
+import importlib
+for name in ("models.anthropic models.google models.google_decisions models._google_batch models.bedrock "
+             "models.groq models.mistral models.cohere models.huggingface models.xai providers.anthropic "
+             "providers.google providers.google_cloud providers.bedrock providers.groq providers.mistral "
+             "providers.cohere providers.huggingface providers.xai").split():
+    try:
+        importlib.import_module("pydantic_ai." + name)
+    except ImportError:
+        print(name.replace(".", "/"))
+')
+for module in $unusable; do rm -rf "$site/pydantic_ai/$module.py" "$site/pydantic_ai/$module"; done
+trimmed "SQLAlchemy dialects, pydantic-ai integrations and models without their SDKs"
 # Native code without its symbol tables (wheels ship them unstripped), except what auditwheel
 # rewrote with patchelf (the vendored *.libs and modules with an RPATH to them): strip corrupts
 # those ("ELF load command address/offset not page-aligned" from numpy's OpenBLAS).
@@ -194,10 +212,26 @@ find "$site" -name '*.so*' -type f ! -path '*.libs/*' | while read -r lib; do
   readelf -d "$lib" 2>/dev/null | grep -qE 'R(UN)?PATH' || strip --strip-unneeded "$lib"
 done
 trimmed "symbol tables of native modules (strip)"
-# Every ELF file left must still find its libraries (the purge above forced past dependencies).
-missing=$(chroot "$root" sh -c 'find / -xdev -type f \( -name "*.so*" -o -perm -u+x \) \
-  ! -path "/proc/*" -exec sh -c "/lib64/ld-linux-x86-64.so.2 --list \"\$1\" 2>/dev/null | grep -q \"not found\" && echo \"\$1\"" _ {} \;')
-[ -z "$missing" ] || { echo "error: libraries missing after the trim for:" $missing >&2; exit 1; }
+# Every ELF file left must still find its libraries (the purge above forced past dependencies);
+# listed from the host, as the image's own find might be what lost one. The loader says "not
+# found" for a library's dependency, "cannot open shared object" for an executable's.
+missing=()
+while IFS= read -r -d '' file; do
+  listed=$(chroot "$root" /lib64/ld-linux-x86-64.so.2 --list "$file" 2>&1 || true) # fails when one is missing
+  if grep -qE 'not found|cannot open shared object' <<<"$listed"; then missing+=("$file"); fi
+done < <("$PYTHON" -c '
+import os, sys
+root = sys.argv[1]
+for folder, dirs, files in os.walk(root):
+    dirs[:] = sorted(d for d in dirs if os.path.join(folder, d) != os.path.join(root, "proc"))
+    for name in sorted(files):
+        path = os.path.join(folder, name)
+        if not os.path.islink(path) and os.path.isfile(path):
+            with open(path, "rb") as elf:
+                if elf.read(4) == b"\x7fELF":
+                    print("/" + os.path.relpath(path, root), end="\0")
+' "$root")
+[ ${#missing[@]} = 0 ] || { echo "error: libraries missing after the trim, for: ${missing[*]}" >&2; exit 1; }
 # Byte code for what a start imports, compiled here with hashes instead of times (reproducible;
 # a read-only root could not cache it): the modules `ask` on the demo and the server's, worker's
 # and MCP server's start-up load, found by running them once; the rest (~2/3 of the library code,
