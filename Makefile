@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup test lint typecheck layers pytest demo eval bench bench-logs schemas image image-test clean
+.PHONY: setup test lint typecheck layers pytest demo eval bench bench-logs schemas image image-test image-reproducible clean
 
 DEMO_QUESTION ?= 订单123支付失败，帮我看看是什么原因
 
@@ -60,7 +60,8 @@ schemas: setup
 
 # The OCI image (deploy/image/build.sh; root, buildah and debootstrap): an archive under
 # build/image/, also stored as localhost/veridiag:VERSION for podman. IMAGE_VARIANT=clickhouse
-# adds the in-process ClickHouse engine. `image-test` runs it as a pod would (deploy/image/smoke.py).
+# adds the in-process ClickHouse engine. `image-test` runs it as a pod would (deploy/image/smoke.py);
+# `image-reproducible` builds it twice and compares the digests (deploy/image/reproducible.py).
 VERSION       := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 IMAGE_VARIANT ?= default
 IMAGE_ARCHIVE := build/image/veridiag-$(VERSION)$(if $(filter default,$(IMAGE_VARIANT)),,-$(IMAGE_VARIANT)).oci.tar
@@ -70,6 +71,9 @@ image: setup
 
 image-test: image
 	$(BIN)/python deploy/image/smoke.py $(IMAGE_ARCHIVE)
+
+image-reproducible: setup
+	PYTHON=$(BIN)/python $(BIN)/python deploy/image/reproducible.py --variant $(IMAGE_VARIANT)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis build
