@@ -13,6 +13,7 @@ from veridiag.tools.runner import Toolbox
 
 if TYPE_CHECKING:
     from veridiag.tools.backends.clickhouse import ClickHouseLogs
+    from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces
     from veridiag.tools.backends.loki import LokiBackend
     from veridiag.tools.backends.prometheus import PrometheusBackend
 
@@ -55,6 +56,14 @@ def clickhouse_logs(settings: Settings, embedded: EmbeddedEnvironment | None = N
     return ClickHouseLogs(settings.clickhouse, settings.clickhouse_path, clock=clock)
 
 
+def clickhouse_traces(settings: Settings, embedded: EmbeddedEnvironment | None = None) -> ClickHouseTraces:
+    """The ClickHouse trace backend (``clickhouse.traces_table``), its clock as the log backend's."""
+    from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces  # client library: only when configured
+
+    clock = embedded.now if embedded is not None and not settings.clickhouse.url else None
+    return ClickHouseTraces(settings.clickhouse, settings.clickhouse_path, clock=clock)
+
+
 def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = None) -> Toolbox:
     """The toolbox; ``embedded`` is the environment to serve from (default: a new one)."""
     embedded = embedded or embedded_environment(settings)
@@ -76,6 +85,10 @@ def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = Non
     if settings.tools.logs == "clickhouse":
         logs = clickhouse_logs(settings, embedded)
         closers = (logs.close,)
+    traces: ClickHouseTraces | EmbeddedEnvironment = embedded
+    if settings.tools.traces == "clickhouse":
+        traces = clickhouse_traces(settings, embedded)
+        closers = (*closers, traces.close)
     if settings.tools.metrics == "prometheus":
         from veridiag.tools.backends.prometheus import PrometheusBackend
 
@@ -93,7 +106,7 @@ def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = Non
         metrics=metrics,
         knowledge=embedded,
         changes=embedded,
-        traces=embedded,
+        traces=traces,
         timeout_seconds=settings.tools.timeout_seconds,
         redactor=embedded.redactor,
         closers=closers,

@@ -41,7 +41,7 @@ from veridiag.analysis.traces import (
 )
 from veridiag.text.render import format_value, iso, request_line, rounded
 from veridiag.tools.args import QueryTracesArgs, parse_time
-from veridiag.tools.backends import TraceBackend
+from veridiag.tools.backends import TraceBackend, TraceBackendError
 from veridiag.tools.records import CallEdge, SlowTrace, SpanFigure, TraceEvidence
 from veridiag.tools.results import ToolOutput
 
@@ -91,6 +91,12 @@ class TraceQuery:
 
     def run(self, args: QueryTracesArgs) -> ToolOutput:
         try:
+            return self._run(args)
+        except TraceBackendError as exc:
+            return _error(str(exc))
+
+    def _run(self, args: QueryTracesArgs) -> ToolOutput:
+        try:
             end = parse_time(args.end, self.now) if args.end else self.now
             start = parse_time(args.start, self.now) if args.start else end - timedelta(hours=1)
         except ValueError as exc:
@@ -107,7 +113,9 @@ class TraceQuery:
                 else f"no spans of service {args.service!r}: no spans are stored"
             )
         where = SpanFilter(service=args.service, operation=args.operation, start=start, end=end)
-        window = self.backend.span_stats(where)
+        length = max(where.end - where.start, MIN_BASELINE)
+        before = where.model_copy(update={"start": where.start - length, "end": where.start})
+        window, baseline = span_stats(self.backend, [where, before])
         if window.spans == 0:
             what = f"{args.service} operation {args.operation!r}" if args.operation else args.service
             return _error(
@@ -115,17 +123,27 @@ class TraceQuery:
                 f"{args.service}'s spans start {iso(extent.first)} – {iso(extent.last)}",
                 status="no_data",
             )
-        before, baseline = self._baseline(where)
+        if baseline.spans == 0 and length < WIDE_BASELINE:
+            before = where.model_copy(update={"start": where.start - WIDE_BASELINE, "end": where.start})
+            baseline = self.backend.span_stats(before)
         return _render(args, where, before=before, window=window, baseline=baseline, backend=self.backend)
 
-    def _baseline(self, where: SpanFilter) -> tuple[SpanFilter, SpanStats]:
-        length = max(where.end - where.start, MIN_BASELINE)
-        before = where.model_copy(update={"start": where.start - length, "end": where.start})
-        found = self.backend.span_stats(before)
-        if found.spans == 0 and length < WIDE_BASELINE:
-            before = where.model_copy(update={"start": where.start - WIDE_BASELINE, "end": where.start})
-            found = self.backend.span_stats(before)
-        return before, found
+
+def span_stats(backend: TraceBackend, filters: list[SpanFilter]) -> list[SpanStats]:
+    """Each filter's figures: in one read where the backend offers it (``span_stats_many``: a
+    database pays per statement), else one by one."""
+    many = getattr(backend, "span_stats_many", None)
+    found: list[SpanStats] = list(many(filters)) if callable(many) else [backend.span_stats(f) for f in filters]
+    return found
+
+
+def call_counts(backend: TraceBackend, filters: list[SpanFilter]) -> list[list[CallCount]]:
+    """Each filter's calls per edge: in one read where the backend offers it (``call_counts_many``)."""
+    many = getattr(backend, "call_counts_many", None)
+    found: list[list[CallCount]] = (
+        [list(c) for c in many(filters)] if callable(many) else [backend.call_counts(f) for f in filters]
+    )
+    return found
 
 
 def _render(
@@ -146,7 +164,7 @@ def _render(
     lines = [request_line(TOOL, request), head]
     figures = _figures(service, window, baseline)
     lines += [f.line for f in figures]
-    calls = _calls(backend.call_counts(where), backend.call_counts(before))
+    calls = _calls(*call_counts(backend, [where, before]))
     if calls:
         lines.append("calls (caller → callee) in the window and in the baseline:")
         lines += [edge.line for edge in calls]
@@ -275,10 +293,13 @@ def _callees(
     """The self time p90 of the services this one calls most (all their spans): whether what it
     waits on grew, beside its own."""
     callees = list(dict.fromkeys(edge.callee for edge in calls if edge.caller == service))[:MAX_CALLEES]
+    periods = [(where.start, where.end), (before.start, before.end)]
+    figures = span_stats(
+        backend, [SpanFilter(service=callee, start=start, end=end) for callee in callees for start, end in periods]
+    )
     found = []
-    for callee in callees:
-        now = backend.span_stats(SpanFilter(service=callee, start=where.start, end=where.end)).self_p90
-        then = backend.span_stats(SpanFilter(service=callee, start=before.start, end=before.end)).self_p90
+    for index, callee in enumerate(callees):
+        now, then = figures[2 * index].self_p90, figures[2 * index + 1].self_p90
         if now is None:
             continue
         factor, said = _factor(now, then)

@@ -34,12 +34,18 @@ class KnowledgeBackend(Protocol):
     def lookup_knowledge(self, args: LookupKnowledgeArgs) -> ToolOutput: ...
 
 
+class TraceBackendError(RuntimeError):
+    """A trace backend cannot answer (its table is missing or not of the expected shape, its
+    server is gone): ``query_traces`` states the message as its error."""
+
+
 class TraceBackend(Protocol):
     """Where spans are read for ``query_traces`` (``tools/traces.py`` compares, finds paths and
     writes the output). Reads only, each bounded by a service and a window, so a store that
     aggregates (ClickHouse ``otel_traces``: quantiles and counts in SQL) and one that returns
     traces (Jaeger's and Tempo's query APIs: a search by service, operation and time, then
-    the traces) can both answer: the embedded file now (``embedded/_traces.py``)."""
+    the traces) can both answer: the embedded file (``embedded/_traces.py``) and ClickHouse's ``otel_traces``
+    (``clickhouse_traces.py``). A backend that cannot answer raises ``TraceBackendError``."""
 
     name: str
 
