@@ -8,6 +8,9 @@ and keeps to its own table."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,9 +19,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from tests.ports import free_port
 from veridiag.analysis.traces import CallCount, SpanFilter, TraceSpan
+from veridiag.cli.app import app
 from veridiag.config import ClickHouseSettings, Settings
 from veridiag.ingest.kubernetes import workload_of
 from veridiag.ingest.spanfiles import SpanFileReport, read_span_file
@@ -323,3 +328,36 @@ def test_tools_traces_clickhouse_reads_the_configured_table(
     assert Settings(
         home=tmp_path / "h3", tools={"traces": "clickhouse"}, clickhouse={"url": "http://ch:8123"}
     ).live_backends
+
+
+def test_import_traces_into_clickhouse_from_the_cli_is_idempotent_and_a_held_directory_is_said(
+    both: tuple[EmbeddedEnvironment, ClickHouseTraces], chdb_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _env, _traces = both
+    monkeypatch.setenv("VERIDIAG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("VERIDIAG_EMBEDDED__LOAD_DEMO", "false")
+    monkeypatch.setenv("VERIDIAG_CLICKHOUSE__PATH", str(chdb_path))
+    monkeypatch.setenv("VERIDIAG_CLICKHOUSE__TRACES_TABLE", "cli_traces")
+    command = ["data", "import-traces", str(FIXTURE), "--store", "clickhouse", "--json"]
+    first = CliRunner().invoke(app, command)
+    assert first.exit_code == 0, first.output
+    spans = len(nezha_rows(FIXTURE / "09_30_trace.csv"))
+    assert f'"imported": {spans}' in first.output, first.output
+    again = CliRunner().invoke(app, command)
+    assert again.exit_code == 0 and '"imported": 0' in again.output and f'"duplicates": {spans}' in again.output
+    stored = backend(chdb_path, "cli_traces")
+    assert "ts-gateway-service" in stored.trace_services()
+    assert stored.span_extent("ts-gateway-service") is not None
+    stored.close()
+    # This process holds chdb_path open: another one is told so, by pid.
+    environ = {**os.environ, "VERIDIAG_CLICKHOUSE__PATH": str(chdb_path)}
+    refused = subprocess.run(
+        [sys.executable, "-m", "veridiag", "data", "import-traces", str(FIXTURE), "--store", "clickhouse"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert f"in use by PID: {os.getpid()}" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr

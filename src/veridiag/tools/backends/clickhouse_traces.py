@@ -215,7 +215,12 @@ class ClickHouseTraces:
     def _insert(self, data: list[list[Any]], names: list[str]) -> None:
         layout = self.layout
         # The start goes in as ns since the epoch: a DateTime64(9) takes an integer as its ticks.
-        self.client().insert(layout.table, data, column_names=names, database=layout.database)
+        try:
+            self.client().insert(layout.table, data, column_names=names, database=layout.database)
+        except ClickHouseUnavailableError as exc:
+            raise TraceBackendError(str(exc)) from None
+        except Exception as exc:  # the client's: a refused insert, a server gone
+            raise TraceBackendError(f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}") from None
 
     def _stored_ids(self, batch: list[SpanRow]) -> set[tuple[str, str]]:
         layout = self.layout
