@@ -115,7 +115,11 @@ class TraceQuery:
         where = SpanFilter(service=args.service, operation=args.operation, start=start, end=end)
         length = max(where.end - where.start, MIN_BASELINE)
         before = where.model_copy(update={"start": where.start - length, "end": where.start})
-        window, baseline = span_stats(self.backend, [where, before])
+        both = getattr(self.backend, "span_figures", None)
+        if callable(both):  # figures and calls in one read (a database pays per statement)
+            (window, now_calls), (baseline, then_calls) = both([where, before])
+        else:
+            window, baseline = span_stats(self.backend, [where, before])
         if window.spans == 0:
             what = f"{args.service} operation {args.operation!r}" if args.operation else args.service
             return _error(
@@ -125,8 +129,12 @@ class TraceQuery:
             )
         if baseline.spans == 0 and length < WIDE_BASELINE:
             before = where.model_copy(update={"start": where.start - WIDE_BASELINE, "end": where.start})
-            baseline = self.backend.span_stats(before)
-        return _render(args, where, before=before, window=window, baseline=baseline, backend=self.backend)
+            if callable(both):
+                ((baseline, then_calls),) = both([before])
+            else:
+                baseline = self.backend.span_stats(before)
+        calls = (now_calls, then_calls) if callable(both) else None
+        return _render(args, where, before=before, window=window, baseline=baseline, backend=self.backend, calls=calls)
 
 
 def span_stats(backend: TraceBackend, filters: list[SpanFilter]) -> list[SpanStats]:
@@ -154,6 +162,7 @@ def _render(
     window: SpanStats,
     baseline: SpanStats,
     backend: TraceBackend,
+    calls: tuple[list[CallCount], list[CallCount]] | None = None,
 ) -> ToolOutput:
     service = where.service
     request = {"service": service, "operation": args.operation, "start": iso(where.start), "end": iso(where.end)}
@@ -164,11 +173,11 @@ def _render(
     lines = [request_line(TOOL, request), head]
     figures = _figures(service, window, baseline)
     lines += [f.line for f in figures]
-    calls = _calls(*call_counts(backend, [where, before]))
-    if calls:
+    edges = _calls(*(calls or call_counts(backend, [where, before])))
+    if edges:
         lines.append("calls (caller → callee) in the window and in the baseline:")
-        lines += [edge.line for edge in calls]
-    callees = _callees(service, calls, where, before, backend)
+        lines += [edge.line for edge in edges]
+    callees = _callees(service, edges, where, before, backend)
     lines += [f.line for f in callees]
     slowest = [
         _slow(rank, spans, where)
@@ -188,7 +197,7 @@ def _render(
         baseline_end=before.end,
         figures=figures,
         callees=callees,
-        calls=calls,
+        calls=edges,
         slowest=slowest,
         line=head,
     )

@@ -31,10 +31,10 @@ from veridiag.tools.backends.otel_traces import (
     EXPORTER_TRACES_DDL,
     TRACE_REACH,
     Bound,
+    Group,
     TraceLayout,
-    calls_sql,
     column_problem,
-    stats_sql,
+    figures_sql,
 )
 from veridiag.tools.records import Span
 
@@ -255,28 +255,14 @@ class ClickHouseTraces:
         return self.span_stats_many([where])[0]
 
     def span_stats_many(self, filters: Sequence[SpanFilter]) -> list[SpanStats]:
-        """``span_stats`` of each filter, in one statement."""
-        if not filters:
-            return []
-        layout = self.layout
-        bound = Bound()
-        groups = [bound.selected(layout, f.service, f.operation, ns(f.start), ns(f.end)) for f in filters]
-        first = min(ns(f.start) for f in filters) - int(CHILD_LEAD.total_seconds()) * 10**9
-        sql = stats_sql(layout, bound, groups, first)
+        """``span_stats`` of each filter (any services), in one statement for filters no span
+        belongs to two of (a span counts in one group of a statement)."""
         found = [SpanStats(spans=0) for _ in filters]
-        for group, count, failed, stated, durations, owns in self._rows(sql, bound.params):
-            d50, d90, d99 = (float(v) / _NS_PER_MS for v in durations)
-            s50, s90 = (float(v) / _NS_PER_MS for v in owns)
-            found[int(group)] = SpanStats(
-                spans=int(count),
-                errors=int(failed) if stated else None,
-                stated=int(stated),
-                duration_p50=d50,
-                duration_p90=d90,
-                duration_p99=d99,
-                self_p50=s50,
-                self_p90=s90,
-            )
+        for batch in _disjoint(filters):
+            for index, (stats, _calls) in zip(
+                batch, self._figures([filters[i] for i in batch], calls=False), strict=True
+            ):
+                found[index] = stats
         return found
 
     def call_counts(self, where: SpanFilter) -> list[CallCount]:
@@ -284,21 +270,50 @@ class ClickHouseTraces:
 
     def call_counts_many(self, filters: Sequence[SpanFilter]) -> list[list[CallCount]]:
         """``call_counts`` of each filter, in one statement per service and operation asked."""
-        found: list[list[CallCount]] = [[] for _ in filters]
+        return [calls for _stats, calls in self.span_figures(filters)]
+
+    def span_figures(self, filters: Sequence[SpanFilter]) -> list[tuple[SpanStats, list[CallCount]]]:
+        """``span_stats`` and ``call_counts`` of each filter, in one statement (one read of the
+        range) per service and operation asked."""
+        found: list[tuple[SpanStats, list[CallCount]]] = [(SpanStats(spans=0), []) for _ in filters]
         asked: dict[tuple[str, str | None], list[int]] = {}
         for index, f in enumerate(filters):
             asked.setdefault((f.service, f.operation), []).append(index)
-        layout = self.layout
-        lead = int(CALLER_LEAD.total_seconds()) * 10**9
-        for (service, operation), indexes in asked.items():
-            bound = Bound()
-            windows = [(ns(filters[i].start), ns(filters[i].end)) for i in indexes]
-            sql = calls_sql(layout, bound, service, operation, windows=windows, lead_ns=lead)
-            for group, caller, callee, calls, failed, stated in self._rows(sql, bound.params):
-                errors = int(failed) if stated else None
-                edge = CallCount(caller=str(caller), callee=str(callee), calls=int(calls), errors=errors)
-                found[indexes[int(group)]].append(edge)
+        for indexes in asked.values():
+            for part in _disjoint([filters[i] for i in indexes]):
+                batch = [indexes[i] for i in part]
+                for index, figures in zip(batch, self._figures([filters[i] for i in batch], calls=True), strict=True):
+                    found[index] = figures
         return found
+
+    def _figures(self, filters: Sequence[SpanFilter], *, calls: bool) -> list[tuple[SpanStats, list[CallCount]]]:
+        layout = self.layout
+        bound = Bound()
+        groups = [Group(f.service, f.operation, ns(f.start), ns(f.end)) for f in filters]
+        lead = int(max(CALLER_LEAD, CHILD_LEAD).total_seconds()) * 10**9
+        sql = figures_sql(layout, bound, groups, calls=calls, lead_ns=lead)
+        stats = [SpanStats(spans=0) for _ in filters]
+        edges: list[list[CallCount]] = [[] for _ in filters]
+        for kind, group, other, count, failed, stated, durations, owns in self._rows(sql, bound.params):
+            index, errors = int(group), int(failed) if stated else None
+            if kind == 0:
+                d50, d90, d99 = (float(v) / _NS_PER_MS for v in durations)
+                s50, s90 = (float(v) / _NS_PER_MS for v in owns)
+                stats[index] = SpanStats(
+                    spans=int(count),
+                    errors=errors,
+                    stated=int(stated),
+                    duration_p50=d50,
+                    duration_p90=d90,
+                    duration_p99=d99,
+                    self_p50=s50,
+                    self_p90=s90,
+                )
+            else:
+                service = filters[index].service
+                caller, callee = (service, str(other)) if kind == 1 else (str(other), service)
+                edges[index].append(CallCount(caller=caller, callee=callee, calls=int(count), errors=errors))
+        return list(zip(stats, edges, strict=True))
 
     def slowest_traces(self, where: SpanFilter, limit: int) -> list[list[TraceSpan]]:
         """The ``limit`` traces in which the service's (operation's) longest span in the window was
@@ -363,6 +378,25 @@ class ClickHouseTraces:
         if int(found) < len(set(ids)):
             return None
         return int(first) * 10**9, (int(last) + 1) * 10**9
+
+
+def _overlap(a: SpanFilter, b: SpanFilter) -> bool:
+    """Some span could belong to both."""
+    operations = a.operation is None or b.operation is None or a.operation == b.operation
+    return a.service == b.service and operations and a.start < b.end and b.start < a.end
+
+
+def _disjoint(filters: Sequence[SpanFilter]) -> list[list[int]]:
+    """The filters' indexes in batches whose members no span belongs to two of (a window and its
+    baseline, callees: one batch)."""
+    batches: list[list[int]] = []
+    for index, where in enumerate(filters):
+        batch = next((b for b in batches if not any(_overlap(where, filters[i]) for i in b)), None)
+        if batch is None:
+            batches.append([index])
+        else:
+            batch.append(index)
+    return batches
 
 
 def _batches(rows: Iterable[SpanRow]) -> Iterator[list[SpanRow]]:

@@ -192,100 +192,115 @@ class Bound:
         return sql
 
 
-def stats_sql(layout: TraceLayout, bound: Bound, groups: list[str], first_ns: int) -> str:
-    """Per group (its index in ``groups``, each a condition selecting spans): count, errors, stated,
-    duration p50/p90/p99 (ns) and self time p50/p90 (ns), self times from the spans' children
-    (module docstring); one statement for all, so a window and its baseline, or several callees,
-    share one read of the children, which are looked for from ``first_ns`` on. A child is found
-    by its parent's span id first (one column read over the range), then joined on its trace too."""
+@dataclass(frozen=True)
+class Group:
+    """One set of spans asked about: a service's (operation's) spans starting in ``[start, end)``."""
+
+    service: str
+    operation: str | None
+    start_ns: int
+    end_ns: int
+
+
+def figures_sql(layout: TraceLayout, bound: Bound, groups: list[Group], *, calls: bool, lead_ns: int) -> str:
+    """One statement, one read of the time range, for every group: per (kind, group, other
+    service) a row of count, failed, stated, duration p50/p90/p99 and self time p50/p90 (ns).
+    Kind 0 is the group's own spans (other ''), kind 1 its callees, kind 2 its callers (per
+    other service; only with ``calls``, whose groups are one service's windows).
+
+    The range's rows that matter are of four roles, each keyed by a span id so that one
+    ``GROUP BY (trace, key)`` brings a span together with its relatives, without a join: a
+    selected span (role 0, keyed by its own id), a child of one (role 2, keyed by its parent
+    id: the selected span's), and, for the callers, a selected span again (role 1, keyed by its
+    parent id) with its parent (role 3, keyed by its own id). A child is found by the parent id
+    first (one column over the range, against the selected spans' ids), a parent likewise."""
     trace, span, parent = layout.col("trace_id"), layout.col("span_id"), layout.col("parent_span_id")
-    ts = layout.col("timestamp")
-    first = bound.bind(first_ns, "Int64")
-    which = ", ".join(f"if({condition}, {index}, -1)" for index, condition in enumerate(groups))
-    anywhere = " OR ".join(f"({condition})" for condition in groups)
-    return f"""
-WITH picked AS (
-    SELECT {trace} AS trace, {span} AS span, {layout.start_ns} AS s, toInt64({layout.col("duration")}) AS d,
-        {layout.failed} AS failed, {layout.stated} AS stated, arrayJoin([{which}]) AS grp
-    FROM {layout.name} WHERE {anywhere}
-),
-kids AS (
-    SELECT {trace} AS trace, {parent} AS parent, groupArray(({layout.start_ns}, {layout.end_ns})) AS spans
-    FROM {layout.name}
-    WHERE {ts} >= fromUnixTimestamp64Nano({first})
-        AND {ts} < fromUnixTimestamp64Nano((SELECT max(s + d) FROM picked) + 1)
-        AND {parent} IN (SELECT span FROM picked) AND {parent} != {span}
-    GROUP BY trace, parent
-)
-SELECT grp, count(), countIf(failed), countIf(stated),
-    quantilesExactInclusive(0.5, 0.9, 0.99)(d), quantilesExactInclusive(0.5, 0.9)(own)
-FROM (
-    SELECT p.grp AS grp, p.d AS d, p.failed AS failed, p.stated AS stated,
-        greatest(toInt64(0), p.d - arrayFold(
-            (acc, x) -> (acc.1 + greatest(toInt64(0), least(x.2, p.s + p.d) - greatest(x.1, acc.2)),
-                         greatest(acc.2, least(x.2, p.s + p.d))),
-            arraySort(k.spans), (toInt64(0), p.s)).1) AS own
-    FROM picked AS p LEFT JOIN kids AS k ON k.trace = p.trace AND k.parent = p.span
-    WHERE p.grp >= 0
-)
-GROUP BY grp"""
+    name, ts = layout.col("service"), layout.col("timestamp")
+    windows = [(g.start_ns, g.end_ns) for g in groups]
 
-
-def calls_sql(
-    layout: TraceLayout,
-    bound: Bound,
-    service: str,
-    operation: str | None,
-    *,
-    windows: list[tuple[int, int]],
-    lead_ns: int,
-) -> str:
-    """Per window (its index), caller → callee edge: calls, failed, stated — the service's callers
-    (its spans in the window whose parent is another service's) and its callees (other services'
-    spans in the window whose parent is one of its spans since ``lead_ns`` before the window).
-    Two reads of the range, for all windows: parents by the span ids the service's spans name,
-    children by the parent ids; each then joined on its trace too."""
-    trace, span, parent, name = (layout.col(c) for c in ("trace_id", "span_id", "parent_span_id", "service"))
-    others = f"{name} != {bound.bind(service, 'String')}"
-    first_ns, last_ns = min(a for a, _b in windows), max(b for _a, b in windows)
-
-    def which(moment: str, lead: int) -> str:
-        """The window ``moment`` (ns) falls in, -1 for none."""
+    def window_of(moment: str) -> str:
         cases = [
-            f"{moment} >= {bound.bind(a - lead, 'Int64')} AND {moment} < {bound.bind(b, 'Int64')}, {index}"
+            f"{moment} >= {bound.bind(a, 'Int64')} AND {moment} < {bound.bind(b, 'Int64')}, {index}"
             for index, (a, b) in enumerate(windows)
         ]
         return f"multiIf({', '.join(cases)}, -1)"
 
-    # the caller's span of a call in window i started at most ``lead_ns`` before it
+    def own(group: Group) -> str:
+        sql = f"{name} = {bound.bind(group.service, 'String')}"
+        if group.operation is not None:
+            sql += f" AND {layout.col('span_name')} = {bound.bind(group.operation, 'String')}"
+        return sql
+
+    # A selected span: of a group's service (operation), starting in its window; with ``calls``
+    # also up to ``lead_ns`` before it (a caller of what starts in the window).
+    lead = lead_ns if calls else 0
+    selected = " OR ".join(f"({own(g)} AND {bound.window(layout, g.start_ns - lead, g.end_ns)})" for g in groups)
+    in_group = (
+        "multiIf("
+        + ", ".join(
+            f"{own(g)} AND {bound.window(layout, g.start_ns, g.end_ns)}, {index}" for index, g in enumerate(groups)
+        )
+        + ", -1)"
+    )
+    first_ns = min(g.start_ns for g in groups) - lead_ns
+    last_ns = max(g.end_ns for g in groups) + lead_ns
+    ids = f"(SELECT {span} FROM {layout.name} WHERE {selected})"
+    parents = f"(SELECT {parent} FROM {layout.name} WHERE {selected})" if calls else "[]"
+    ends = f"(SELECT max({layout.end_ns}) FROM {layout.name} WHERE {selected})"
+    fold = (
+        "greatest(toInt64(0), me.2 - arrayFold((acc, x) -> (acc.1 + greatest(toInt64(0), "
+        "least(x.2, me.1 + me.2) - greatest(x.1, acc.2)), greatest(acc.2, least(x.2, me.1 + me.2))), "
+        "arraySort(arrayMap(k -> (k.1, k.2), kids)), (toInt64(0), me.1)).1)"
+    )
     firsts = bound.bind([a - lead_ns for a, _b in windows], "Array(Int64)")
-    ends = bound.bind([b for _a, b in windows], "Array(Int64)")
-    mine = bound.selected(layout, service, operation, first_ns, last_ns)
-    mine_before = bound.selected(layout, service, operation, first_ns - lead_ns, last_ns)
-    around = bound.window(layout, first_ns - lead_ns, last_ns + lead_ns)
-    inside = bound.window(layout, first_ns, last_ns)
+    lasts = bound.bind([b for _a, b in windows], "Array(Int64)")
+    service = bound.bind(groups[0].service, "String")
+    callees = (
+        f"arrayMap(k -> (toUInt8(1), k.6, k.3, k.4, k.5, toInt64(0), toInt64(0)), "
+        f"arrayFilter(k -> k.6 >= 0 AND k.3 != {service} AND me.1 >= arrayElement({firsts}, k.6 + 1) "
+        f"AND me.1 < arrayElement({lasts}, k.6 + 1), kids))"
+        if calls
+        else "[]"
+    )
+    callers = (
+        f"if(has_parent AND up_service != {service}, arrayMap(u -> (toUInt8(2), u.1, up_service, u.2, u.3, "
+        "toInt64(0), toInt64(0)), ups), [])"
+        if calls
+        else "[]"
+    )
     return f"""
-SELECT c.grp, p.service, c.service, count(), countIf(c.failed), countIf(c.stated) FROM (
-    SELECT {trace} AS trace, {parent} AS parent, {name} AS service, {layout.failed} AS failed,
-        {layout.stated} AS stated, {which(layout.start_ns, 0)} AS grp
-    FROM {layout.name} WHERE {mine}
-) AS c
-INNER JOIN (
-    SELECT {trace} AS trace, {span} AS span, {name} AS service FROM {layout.name}
-    WHERE {around} AND {others} AND {span} IN (SELECT {parent} FROM {layout.name} WHERE {mine})
-) AS p ON p.trace = c.trace AND p.span = c.parent
-WHERE c.grp >= 0
-GROUP BY c.grp, p.service, c.service
-UNION ALL
-SELECT c.grp, p.service, c.service, count(), countIf(c.failed), countIf(c.stated) FROM (
-    SELECT {trace} AS trace, {span} AS span, {name} AS service, {layout.start_ns} AS s
-    FROM {layout.name} WHERE {mine_before}
-) AS p
-INNER JOIN (
-    SELECT {trace} AS trace, {parent} AS parent, {name} AS service, {layout.failed} AS failed,
-        {layout.stated} AS stated, {which(layout.start_ns, 0)} AS grp
-    FROM {layout.name}
-    WHERE {inside} AND {others} AND {parent} IN (SELECT {span} FROM {layout.name} WHERE {mine_before})
-) AS c ON c.trace = p.trace AND c.parent = p.span
-WHERE c.grp >= 0 AND p.s >= arrayElement({firsts}, c.grp + 1) AND p.s < arrayElement({ends}, c.grp + 1)
-GROUP BY c.grp, p.service, c.service"""
+SELECT kind, grp, other, count(), countIf(failed), countIf(stated),
+    quantilesExactInclusiveIf(0.5, 0.9, 0.99)(d, kind = 0), quantilesExactInclusiveIf(0.5, 0.9)(own, kind = 0)
+FROM (
+    SELECT item.1 AS kind, item.2 AS grp, item.3 AS other, item.4 AS failed, item.5 AS stated,
+        item.6 AS d, item.7 AS own
+    FROM (
+        SELECT countIf(role = 0) > 0 AS has_me, anyIf(tuple(s, d, failed, stated, grp), role = 0) AS me,
+            groupArrayIf(tuple(s, s + d, service, failed, stated, window), role = 2) AS kids,
+            groupArrayIf(tuple(grp, failed, stated), role = 1) AS ups,
+            countIf(role = 3) > 0 AS has_parent, anyIf(service, role = 3) AS up_service
+        FROM (
+            SELECT {trace} AS trace, toString({name}) AS service, {layout.start_ns} AS s,
+                toInt64({layout.col("duration")}) AS d, toUInt8({layout.failed}) AS failed,
+                toUInt8({layout.stated}) AS stated, toInt64({window_of(layout.start_ns) if calls else "-1"}) AS window,
+                toInt64({f"if({own(groups[0])}, window, -1)" if calls else in_group}) AS grp,
+                arrayJoin(arrayFilter(r -> r.2, [
+                    (toUInt8(0), {selected}, {span}),
+                    (toUInt8(1), {"grp >= 0" if calls else "0"}, {parent}),
+                    (toUInt8(2), {parent} IN {ids} AND {parent} != {span}, {parent}),
+                    (toUInt8(3), {f"{span} IN {parents}" if calls else "0"}, {span})
+                ])) AS r, r.1 AS role, r.3 AS key
+            FROM {layout.name}
+            WHERE {ts} >= fromUnixTimestamp64Nano({bound.bind(first_ns, "Int64")})
+                AND {ts} < fromUnixTimestamp64Nano(greatest({bound.bind(last_ns, "Int64")}, {ends}))
+                AND (({selected}) OR {parent} IN {ids}{f" OR {span} IN {parents}" if calls else ""})
+        )
+        GROUP BY trace, key
+    )
+    ARRAY JOIN arrayConcat(
+        if(has_me AND me.5 >= 0, [(toUInt8(0), me.5, '', me.3, me.4, me.2, {fold})], []),
+        if(has_me, {callees}, []),
+        {callers}
+    ) AS item
+)
+GROUP BY kind, grp, other"""
