@@ -36,10 +36,10 @@ from veridiag.tools.factory import build_toolbox
 from veridiag.tools.records import TraceEvidence
 from veridiag.tools.spans import TraceQuery
 
-SHARED = Path("/work/shared/samples/nezha/trainticket-2023-01-29/trace")
 FIXTURE = Path(__file__).parent / "fixtures" / "nezha" / "trainticket" / "trace"
-#: The whole sample day when this machine has it (12 files, ~51 k spans), else the repository's file.
-NEZHA = sorted(SHARED.glob("*.csv")) if SHARED.is_dir() else sorted(FIXTURE.glob("*.csv"))
+#: Nezha's TrainTicket span CSVs of 2023-01-29 (09:30, 10:04–10:06, 11:20), every trace whose id
+#: starts with 0 (whole traces: a sixteenth of the day's files).
+NEZHA = sorted((Path(__file__).parent / "fixtures" / "nezha_spans").glob("*.csv"))
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 MS = 10**6
 

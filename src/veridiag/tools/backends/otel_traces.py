@@ -10,20 +10,24 @@ What is computed in SQL, and how it matches the embedded file (``embedded/_trace
 * **Which spans**: a service's (and operation's) spans starting in ``[start, end)``, read through
   the exporter's primary key ``(ServiceName, SpanName, toDateTime(Timestamp))`` and its daily
   partitions.
-* **Self time** (``STATS``): a span's duration less the union of its direct children's
-  intervals, each clipped to the span — ``analysis/traces.py``'s ``self_times``, exactly: the
-  children's ``(start, end)`` are gathered per parent (``groupArray``), sorted by start and
-  folded once (``arrayFold``: covered time and the reach so far), so overlapping children count
-  once. A child is a span of the same trace whose ``ParentSpanId`` is the span's id, of any
-  service, starting from ``CHILD_LEAD`` before the window to the selected spans' last end: a
-  child whose clock puts it more than that before its parent is not found.
+* **One read** (``figures_sql``): the window's and the baseline's figures, callers and callees
+  come from one statement that reads the time range once; a span meets its children and its
+  parent in one ``GROUP BY`` of (trace, span id) — no join, no second read.
+* **Self time**: a span's duration less the union of its direct children's intervals, each
+  clipped to the span — ``analysis/traces.py``'s ``self_times``, exactly (not the sum of the
+  children, which overcounts overlapping ones): the children's ``(start, end)`` are gathered
+  per parent (``groupArray``), sorted by start and folded once (``arrayFold``: covered time and
+  the reach so far), so overlapping children count once. A child is a span of the same trace
+  whose ``ParentSpanId`` is the span's id, of any service, starting from ``CHILD_LEAD`` before
+  the window to the selected spans' last end: a child whose clock puts it more than that before
+  its parent is not found.
 * **Percentiles**: ``quantilesExactInclusive``, linear between the closest ranks — numpy's
   default, as the embedded file computes them.
 * **Errors**: a span failed when its ``StatusCode`` is ``Error`` (the exporter's spelling; older
   exporters wrote ``STATUS_CODE_ERROR``); a span with an empty ``StatusCode`` states no status
   (what veridiag writes for a span file that has none, as nezha's CSVs), so the error count is
   None when no span of the set states one, never 0.
-* **Calls** (``CALLS``): a caller → callee edge is a child span whose parent span (same trace,
+* **Calls**: a caller → callee edge is a child span whose parent span (same trace,
   ``ParentSpanId`` = the parent's ``SpanId``) is another service's; it counts in the window the
   child starts in. The caller's span is looked for from ``CALLER_LEAD`` before the window.
 """
