@@ -8,6 +8,7 @@ and keeps to its own table."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -361,3 +362,20 @@ def test_import_traces_into_clickhouse_from_the_cli_is_idempotent_and_a_held_dir
     assert refused.returncode != 0
     assert f"in use by PID: {os.getpid()}" in refused.stderr, refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_the_bench_times_query_traces_over_a_generated_table(tmp_path: Path) -> None:
+    """In a child process: the engine there opens the bench's own data directory."""
+    script = (
+        "import sys; from pathlib import Path; from veridiag.bench import clickhouse_traces; "
+        "print(clickhouse_traces.run(spans=20_000, repeats=1, cache=Path(sys.argv[1])).model_dump_json())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=False, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["all_ok"], "every variant's window holds spans"
+    assert report["clickhouse_spans"] >= 20_000 and report["clickhouse_query_traces_p99_ms"] > 0
+    assert report["runs"] == 8 and report["clickhouse_10m_p99_ms"] is None
+    assert (tmp_path / "clickhouse-spans_g1_20000.json").exists(), "the table is built once and kept"
