@@ -36,6 +36,7 @@ from veridiag.pipeline.shape import (
     MAX_KEY_FACTS,
     Ranking,
     agree,
+    fit_sentences,
     fits,
     gap_groups,
     line_size,
@@ -483,3 +484,20 @@ def test_merged_gap_lines_read_as_written_for_several(lang: str, key: str, merge
         agree(" returned no data: the series is empty", "en", subject=False) == " returned no data: the series is empty"
     )
     assert agree(" has no logs. Its logs", "en", subject=True) == " have no logs. Their logs"
+
+
+@given(
+    head=st.text(alphabet="abcdefghij ", min_size=20, max_size=60),
+    clock=st.tuples(st.integers(0, 23), st.integers(0, 59)),
+    tail=st.lists(st.text(alphabet="klmnopqrst ", min_size=5, max_size=30), min_size=3, max_size=8),
+)
+def test_a_first_line_cut_to_fit_keeps_what_it_keeps_as_written(
+    head: str, clock: tuple[int, int], tail: list[str]
+) -> None:
+    """A sentence too long for the first line is cut at a clause's end, never inside a clock
+    (10:03) or a number (1,234): what is left is the sentence's own beginning, as written."""
+    sentence = f"{head.strip() or 'x'} at {clock[0]:02d}:{clock[1]:02d}, 1,234 lines: " + ", ".join(tail) * 6
+    line, _ = fit_sentences("", [sentence], "en")
+    assert fits(line, "en")
+    kept = line.removesuffix("…")
+    assert sentence.startswith(kept), (kept, sentence)

@@ -108,6 +108,19 @@ def test_which_is_slowest_is_a_ranking_with_the_levels(demo: Any, question: str,
 
 
 @pytest.mark.parametrize(
+    ("question", "period"),
+    [
+        ("which service is slowest at 10:05 on 2026-07-07?", "(average over 10:02–10:10)"),
+        ("2026-07-07 10:05 哪个服务最慢？", "（10:02–10:10 的平均值）"),
+    ],
+)
+def test_a_ranking_at_a_moment_reads_the_levels_around_it(demo: Any, question: str, period: str) -> None:
+    """ "Slowest at 10:05" is the levels then (3 min before to 5 min after), not the window's average."""
+    headline = first_paragraph(demo.pipeline.run(question).answer)
+    assert period in headline, headline
+
+
+@pytest.mark.parametrize(
     ("question", "opening"),
     [
         ("payment-service 的错误是什么时候开始的？", "最早的变化（推断为开始时间）：payment-service"),

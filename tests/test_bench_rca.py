@@ -33,6 +33,7 @@ from veridiag.bench.nezha import (
 )
 from veridiag.bench.rca_answers import (
     answer_services,
+    decided_service,
     question_for,
     services_named,
     veridiag_answers,
@@ -41,6 +42,7 @@ from veridiag.bench.rca_answers import (
 from veridiag.bench.rca_score import CaseScore, breakdown, ranked_services, score, tally
 from veridiag.bench.rca_words import RcaWords, rca_words
 from veridiag.contracts.composer import AllowedClaim
+from veridiag.contracts.invocation import InvocationRecord
 from veridiag.text.wordfiles import WordFileError, read_words
 
 DAYS = Path(__file__).parent / "fixtures" / "nezha_days"
@@ -566,3 +568,27 @@ def test_veridiag_answers_each_fault_of_a_day_through_the_real_pipeline() -> Non
     cpu = cases[1]
     assert "cartservice" in cpu.named, "cartservice's CPU went from 6 % to 88 % at 04:37: an answer names it"
     assert any("importing" in line for line in heard) and any("3/3" in line for line in heard)
+
+
+def _survey(output: str, status: str = "ok") -> InvocationRecord:
+    return InvocationRecord(
+        id=1, session_id="s-1", tool_name="rank_suspects", status=status, output=output, started_at=datetime.now(UTC)
+    )
+
+
+def test_a_decided_answer_is_read_from_the_last_survey_and_scored_against_the_culprit() -> None:
+    """The answer follows the last survey (the focus may run it again): its verdict line says
+    which service stands out, or that none does; a decided answer on the wrong service counts."""
+    standing = "examined\nverdict: cartservice stands out (score 0.61; next frontend 0.20)\n"
+    none = "examined\nverdict: no service stands out: frontend changed most (score 0.40), but the first two are close\n"
+    assert decided_service([_survey(none), _survey(standing)]) == "cartservice"
+    assert decided_service([_survey(standing), _survey(none)]) is None
+    assert decided_service([_survey(standing, status="error")]) is None
+    assert decided_service([]) is None
+    fault = _fault(datetime(2022, 8, 22, 4, 36, tzinfo=UTC), 1, culprit="cartservice")
+    right = score(fault, ["cartservice"], decided="cartservice")
+    wrong = score(fault, ["frontend", "cartservice"], decided="frontend")
+    unsure = score(fault, ["cartservice"])
+    assert (right.decided_right, wrong.decided_right, unsure.decided_right) == (True, False, False)
+    counted = tally([right, wrong, unsure])
+    assert (counted.decided, counted.decided_right) == (2, 1)

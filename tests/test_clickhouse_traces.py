@@ -379,3 +379,31 @@ def test_the_bench_times_query_traces_over_a_generated_table(tmp_path: Path) -> 
     assert report["clickhouse_spans"] >= 20_000 and report["clickhouse_query_traces_p99_ms"] > 0
     assert report["runs"] == 8 and report["clickhouse_10m_p99_ms"] is None
     assert (tmp_path / "clickhouse-spans_g1_20000.json").exists(), "the table is built once and kept"
+
+
+def test_a_trace_read_by_its_id_is_the_embedded_files(both: tuple[EmbeddedEnvironment, ClickHouseTraces]) -> None:
+    env, traces = both
+    window = SpanFilter(
+        service="ts-travel-service",
+        start=datetime(2023, 1, 29, 10, tzinfo=UTC),
+        end=datetime(2023, 1, 29, 11, tzinfo=UTC),
+    )
+    chosen = [trace[0].trace_id for trace in env.slowest_traces(window, 3)]
+    assert chosen
+    for trace_id in chosen:
+        ours = traces.trace(trace_id.upper())  # as a log line may write it
+        assert sorted(ours, key=order) == sorted(
+            (s.model_copy(update={"self_ns": None}) for s in env.trace(trace_id)), key=order
+        )
+        args = {
+            "service": "ts-travel-service",
+            "trace_id": trace_id,
+            "start": "2023-01-29T09:00:00Z",
+            "end": "2023-01-29T12:00:00Z",
+        }
+        assert run(traces, **args) == run(env, **args)
+    assert traces.trace("0" * 32) == []
+    missing = run(
+        traces, service="ts-travel-service", trace_id="0" * 32, start="2023-01-29T09:00:00Z", end="2023-01-29T12:00:00Z"
+    )
+    assert missing[0] == "no_data" and "no span of trace" in missing[1]

@@ -273,3 +273,22 @@ def test_no_yes_or_no_about_a_service_without_data(lang: str) -> None:
     assert headline.startswith(words["answer_inferred"] + words["blame_no_data"].format(service="gateway")), headline
     assert words["blame_no"].format(service="gateway") not in headline
     assert words["blame_yes"].format(service="payment-service") in headline
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+@pytest.mark.parametrize(
+    "overstated",
+    ["p99 在 10:01 之后一直是 5267ms，所有请求都超时", "every request after 10:01 took 5267ms", "p99 是平时的 100 倍"],
+)
+def test_a_claim_that_said_more_than_its_evidence_never_leads_as_the_cause(lang: str, overstated: str) -> None:
+    """An overstated claim becomes a hypothesis to check, not "the most likely cause": a symptom
+    stretched to "every request" or a ratio no tool stated names no cause. A root cause held
+    back as not yet shown, or the Executor's own hypothesis, may still lead as a hypothesis."""
+    words = template_phrases()[lang]
+    claims = [_claim("c1", P99)]
+    stretched = AllowedHypothesis(hypothesis_text=overstated, origin="overstated")
+    cause = AllowedHypothesis(hypothesis_text="连接池过小导致 p99 到 5267ms", origin="root_cause")
+    assert overstated not in build_headline(lang, "LOW_CONFID", claims, [stretched])
+    assert overstated not in build_headline(lang, "LOW_CONFID", claims, [stretched, cause])
+    led = build_headline(lang, "LOW_CONFID", claims, [stretched, cause])
+    assert words["headline_cause"].format(label=words["label_hypothesis"], cause=cause.hypothesis_text) in led

@@ -5,6 +5,7 @@ data and unknown services, the runner recording it, and the Gatekeeper grounding
 from __future__ import annotations
 
 import statistics
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.analysis.traces import (
@@ -24,14 +26,18 @@ from veridiag.analysis.traces import (
     quantiles,
     self_times,
 )
+from veridiag.config import Settings
 from veridiag.contracts import InMemoryInvocations
+from veridiag.contracts.invocation import InvocationRecord
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.pipeline.factory import assemble
+from veridiag.pipeline.service import DiagnosisResult
 from veridiag.store import SessionStore
 from veridiag.tools.args import QueryTracesArgs
-from veridiag.tools.backends.embedded import EmbeddedEnvironment, SpanRow
+from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow, SpanRow
 from veridiag.tools.records import TraceEvidence
 from veridiag.tools.runner import Toolbox, ToolRunner
-from veridiag.tools.spans import TraceQuery
+from veridiag.tools.spans import TraceQuery, trace_id_in
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 MS = 10**6
@@ -338,29 +344,119 @@ def test_the_runner_records_the_output_and_the_gatekeeper_grounds_a_quoted_line(
 # --- the offline engine reads the spans and cites them --------------------------------------
 
 
-def test_the_offline_answer_cites_the_span_lines_of_the_service_whose_own_time_grew(tmp_path: Path) -> None:
-    from veridiag.config import Settings
-    from veridiag.pipeline.factory import assemble
-
+def asked(
+    tmp_path: Path, question: str, spans: list[SpanRow], logs: Sequence[LogRow] = ()
+) -> tuple[DiagnosisResult, list[InvocationRecord]]:
+    """``question`` through the offline pipeline on a home holding only ``spans`` and ``logs``."""
     settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
     env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
-    rows: list[SpanRow] = []
-    for minute in range(120):
-        slow = 90 <= minute < 100
-        for k in range(4):
-            at = T0 - timedelta(hours=1, minutes=30) + timedelta(minutes=minute, seconds=k * 10)
-            rows += trace_rows(f"t{minute}-{k}", at, api_ms=50 if slow else 5, db_ms=10, error=None)
-    env.add_spans(rows, source="fixture", reach_key="fixture")
+    env.add_spans(spans, source="fixture", reach_key="fixture")
+    if logs:
+        env.add_logs(logs)
     env.close()
     assembly = assemble(settings)
     try:
-        result = assembly.pipeline.run("why is the trips page slow at 10:05 on 2026-03-01?")
-        calls = assembly.store.list_invocations(result.session_id)
+        result = assembly.pipeline.run(question)
+        return result, assembly.store.list_invocations(result.session_id)
     finally:
         assembly.close()
+
+
+def slow_api(minutes: range = range(90, 100)) -> list[SpanRow]:
+    """Two hours of gateway → api → db traces before 10:30, api's own work 50 ms in ``minutes``."""
+    rows: list[SpanRow] = []
+    for minute in range(120):
+        for k in range(4):
+            at = T0 - timedelta(hours=1, minutes=30) + timedelta(minutes=minute, seconds=k * 10)
+            rows += trace_rows(f"t{minute}-{k}", at, api_ms=50 if minute in minutes else 5, db_ms=10, error=None)
+    return rows
+
+
+def test_the_offline_answer_cites_the_span_lines_of_the_service_whose_own_time_grew(tmp_path: Path) -> None:
+    result, calls = asked(tmp_path, "why is the trips page slow at 10:05 on 2026-03-01?", slow_api())
     traced = [c for c in calls if c.tool_name == "query_traces" and c.status == "ok"]
     assert traced, [c.tool_name for c in calls]
     api = next(c for c in traced if c.arguments.get("service") == "api")
     line = next(x for x in api.output.splitlines() if x.startswith("api self time p90:"))
     assert "(×" in line
     assert "api" in result.answer and "self time" in result.answer, result.answer
+
+
+@pytest.mark.parametrize(
+    "question", ["why is the trips page slow at 10:05 on 2026-03-01?", "2026-03-01 10:05 行程页面为什么慢？"]
+)
+def test_every_span_claim_of_the_offline_answer_passes_in_either_language(tmp_path: Path, question: str) -> None:
+    """A span claim says only what its lines state, in Chinese as in English: "最慢的链路" (the
+    slowest trace) quotes the line that says what the traces are ranked by."""
+    result, calls = asked(tmp_path, question, slow_api())
+    assert result.record is not None
+    traced = {c.id for c in calls if c.tool_name == "query_traces"}
+    checks = result.record.verifier_evaluation.claim_checks
+    on_spans = [c for c in checks if any(set(ref.source_invocation_ids) & traced for ref in c.evidence_refs)]
+    assert on_spans
+    assert all(c.verification == "direct_observation" for c in on_spans), [
+        (c.claim_id, c.verification, c.detail) for c in on_spans
+    ]
+
+
+# --- one trace by its id (a log line's TraceID) -------------------------------------------------
+
+
+def test_one_trace_by_its_id_says_where_the_request_went_and_what_the_service_called(env: EmbeddedEnvironment) -> None:
+    with pytest.raises(ValidationError):  # a trace id is hex: anything else is refused before a read
+        run(env, service="api", trace_id="w3-0")
+    rows = trace_rows("ab" * 16, T0 + timedelta(minutes=3), api_ms=50, db_ms=10, error=True)
+    env.add_spans(rows, source="fixture", reach_key="fixture-2")
+    status, text, found = run(env, service="api", trace_id="AB" * 16)
+    assert status == "ok" and found is not None, text
+    assert found.trace_id == "ab" * 16 and found.trace_spans == 3
+    assert found.reached == ["gateway", "api", "db"] and found.called == ["db"]
+    assert f"api in trace {'ab' * 16}: 1 spans; calls to other services: db" in text
+    assert f"trace {'ab' * 16} spans stating an error: api:queryTrips" in text
+    status, text, found = run(env, service="db", trace_id="ab" * 16)
+    assert found is not None and found.called == [] and "calls to other services: none" in text
+    status, text, _ = run(env, service="api", trace_id="cd" * 16)
+    assert status == "no_data" and "no span of trace" in text
+
+
+@given(
+    key=st.sampled_from(["TraceID", "trace_id", "traceId", "trace.id", "trace-id", "TRACE_ID"]),
+    sep=st.sampled_from([": ", "=", ":", '": "', " = "]),
+    digits=st.sampled_from([16, 32]),
+    hexes=st.text(alphabet="0123456789abcdefABCDEF", min_size=32, max_size=32),
+    before=st.text(alphabet="abc xyz[]:", max_size=20),
+)
+def test_a_trace_id_is_read_from_a_line_whatever_its_key_is_spelt(
+    key: str, sep: str, digits: int, hexes: str, before: str
+) -> None:
+    wanted = hexes[:digits]
+    quote = '"' if sep.startswith('"') else ""
+    line = f"{before} {quote}{key}{sep}{wanted}{quote} SpanID: 0123456789abcdef done"
+    assert trace_id_in(line) == wanted.lower()
+    assert trace_id_in(line.replace(wanted, wanted[:12])) is None  # too short to be one
+
+
+def test_the_offline_answer_reads_the_trace_of_the_new_error_lines(tmp_path: Path) -> None:
+    """api starts failing at 10:05: its new ERROR lines state their trace ids; the answer reads
+    one of those traces whole and says where the request went, citing the log line and the spans."""
+    spans: list[SpanRow] = []
+    logs: list[LogRow] = []
+    for minute in range(120):
+        for k in range(4):
+            at = T0 - timedelta(hours=1, minutes=30) + timedelta(minutes=minute, seconds=k * 10)
+            trace = f"{minute:04x}{k:04x}".rjust(32, "e")
+            failing = minute >= 95
+            spans += trace_rows(trace, at, api_ms=5, db_ms=10)[: 2 if failing else 3]
+            text = f"TraceID: {trace} SpanID: {trace[:16]} " + (
+                "IllegalStateException: No instances available for db" if failing else "queried trips"
+            )
+            logs.append(LogRow(at, "api", "ERROR" if failing else "INFO", text, text, trace_id=trace))
+    result, calls = asked(tmp_path, "why is the trips page failing at 10:05 on 2026-03-01?", spans, logs)
+    looked_up = [c for c in calls if c.tool_name == "query_traces" and c.arguments.get("trace_id")]
+    assert looked_up and looked_up[0].status == "ok", [(c.tool_name, c.arguments) for c in calls]
+    assert "calls to other services: none" in (looked_up[0].output or "")
+    assert result.record is not None
+    checks = result.record.verifier_evaluation.claim_checks
+    on_trace = [c for c in checks if any(looked_up[0].id in ref.source_invocation_ids for ref in c.evidence_refs)]
+    assert [c.verification for c in on_trace] == ["direct_observation"], on_trace
+    assert "called no other service" in result.answer or "没有调用其他服务" in result.answer

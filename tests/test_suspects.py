@@ -18,6 +18,8 @@ from veridiag.analysis.suspects import (
     LogInput,
     Question,
     SeriesInput,
+    levels_period,
+    rank_levels,
     rank_suspects,
 )
 from veridiag.tools.args import RankSuspectsArgs
@@ -447,3 +449,66 @@ def test_data_that_begins_during_an_incident_has_no_change_in_its_return_to_norm
     report = rank_suspects(Question(*window, at=T0 + first * STEP), series)
     assert all(s.service != "api-service" for s in report.suspects)
     assert any(e.service == "api-service" and e.reason == "begins_during" for e in report.excluded)
+
+
+# -- who competes with the first (issue 29: the right culprit, a first line that answers) -----
+
+
+@given(seed=st.integers(0, 10_000), factor=st.floats(3, 40))
+def test_where_a_fault_is_only_felt_does_not_hide_the_service_whose_own_errors_began(seed: int, factor: float) -> None:
+    """svc-x starts logging a new kind of ERROR at the moment asked; svc-y's latency rises beside
+    it. Latency says where a fault is felt, not where it started: it never keeps svc-x from
+    standing out unless it outweighs twice over what svc-x's own change scores ..."""
+    rng = random.Random(seed)
+    services = ["svc-x", "svc-y", "svc-z"]
+    series = shop(rng, services)
+    since = WINDOW[0] - timedelta(hours=1)
+    logs = [LogInput("svc-x", "ERROR", "IllegalStateException: No instances available", AT, AT + 2 * STEP, 12, since)]
+    latency = values_of(series, "svc-y", "http_request_p99_ms")
+    series = replace(series, "svc-y", "http_request_p99_ms", planted(latency, 122, 5, latency[0] * factor))
+    report = rank_suspects(Question(*WINDOW, at=AT), series, logs, services=services)
+    x = next(s for s in report.suspects if s.service == "svc-x")
+    y = next(s for s in report.suspects if s.service == "svc-y")
+    assert all(signal.role != "cause" for signal in y.signals)
+    assert report.standout == (x is report.suspects[0] and x.score >= 1.5 * 0.5 * y.score), (x.score, y.score)
+    if x.score >= y.score / 1.5:  # close enough that, were y's change its own, x would not stand out
+        assert report.standout
+    # ... while a change of svc-y's own as large as its latency's was does keep svc-x from it
+    cpu = planted(values_of(series, "svc-y", "cpu_usage_rate"), 121, 5, 97.0)
+    both = rank_suspects(Question(*WINDOW, at=AT), replace(series, "svc-y", "cpu_usage_rate", cpu), logs)
+    first, close = both.suspects[0], both.close
+    assert not both.standout or first.service == "svc-y"
+    assert close is None or close != first.service
+
+
+def test_the_verdict_says_why_the_runner_up_did_not_compete() -> None:
+    since = WINDOW[0] - timedelta(hours=1)
+    rng = random.Random(4)
+    series = shop(rng, ["svc-x", "svc-y"])
+    latency = values_of(series, "svc-y", "http_request_p99_ms")
+    series = replace(series, "svc-y", "http_request_p99_ms", planted(latency, 122, 5, latency[0] * 100))
+    logs = [LogInput("svc-x", "ERROR", "IllegalStateException: No instances available", AT, AT + 2 * STEP, 40, since)]
+    report = rank_suspects(Question(*WINDOW, at=AT), series, logs, services=["svc-x", "svc-y"])
+    x, y = report.suspects[:2]
+    assert (x.service, y.service) == ("svc-x", "svc-y")
+    assert x.score < 1.5 * y.score  # as close as two services' own changes may not be ...
+    assert report.standout and report.close is None  # ... but svc-y's latency is only where it is felt
+
+
+@given(seed=st.integers(0, 10_000), spike=st.floats(60, 99), level=st.floats(30, 40))
+def test_a_ranking_at_a_moment_reads_the_levels_then_not_the_windows_average(
+    seed: int, spike: float, level: float
+) -> None:
+    """ "The highest CPU at 07:30": beta spikes around the moment, alpha sits higher all window
+    long. Asked at the moment, beta ranks first; asked over the window, alpha's average does."""
+    rng = random.Random(seed)
+    series = [
+        as_series("alpha-service", "cpu_usage_rate", "%", noisy(rng, level, 0.5)),
+        as_series("beta-service", "cpu_usage_rate", "%", planted(noisy(rng, 5, 0.5), 116, 10, spike)),
+    ]
+    at_moment = rank_levels(Question(*WINDOW, at=AT), series, "cpu")
+    over_window = rank_levels(Question(*WINDOW), series, "cpu")
+    assert at_moment[0].service == "beta-service"
+    assert over_window[0].service == "alpha-service"
+    start, end = levels_period(Question(*WINDOW, at=AT))
+    assert WINDOW[0] <= start < AT < end <= WINDOW[1] and levels_period(Question(*WINDOW)) == WINDOW

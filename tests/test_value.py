@@ -111,3 +111,44 @@ def test_a_kind_the_data_does_not_measure_is_never_cleared(demo: Any) -> None:
     assert result.answer is not None
     assert "Not network" not in result.answer and "not network" not in result.answer.lower().split("\n")[2]
     assert "the data holds no network metric" in result.answer
+
+
+@pytest.mark.parametrize(
+    ("question", "unseen", "never"),
+    [
+        ("is it the network at 10:30 on 2026-03-02?", "No network series changed", "Not network"),
+        ("2026-03-02 10:30 是不是网络问题？", "未见网络指标变化", "不是网络"),
+    ],
+)
+def test_traffic_series_that_did_not_change_never_clear_the_network(
+    tmp_path: Any, question: str, unseen: str, never: str
+) -> None:
+    """Network series count bytes: a delay or loss leaves them as they were. Unchanged, they do
+    not make the answer "not the network"; what they cannot show is a gap, never part of a fact."""
+    from veridiag.config import Settings
+    from veridiag.pipeline.factory import assemble
+    from veridiag.tools.backends.embedded import EmbeddedEnvironment
+
+    settings = Settings(home=tmp_path / "home", embedded={"load_demo": False})
+    env = EmbeddedEnvironment(settings.embedded_path, load_demo=False)
+    start = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+    rows = []
+    for minute in range(180):
+        at = start + timedelta(minutes=minute)
+        rows.append(("shop", "network_receive_bytes", "bytes", at, 5000.0 + (minute % 7) * 10))
+        rows.append(
+            ("shop", "pod_latency_p99", "ms", at, 40.0 + (minute % 5) + (400.0 if 150 <= minute < 160 else 0.0))
+        )
+    env.add_metric_points(rows)
+    env.close()
+    assembly = assemble(settings)
+    try:
+        result = assembly.pipeline.run(question)
+    finally:
+        assembly.close()
+    assert result.answer is not None
+    first = answer_line(result.answer)[1]
+    assert first.startswith(unseen) and never not in result.answer, result.answer
+    # the home holds no log line at all: "no line contains 'network'" would be no finding
+    assert "logged no line containing" not in result.answer and "的日志" not in result.answer, result.answer
+    assert ("latency" in result.answer.split(first, 1)[1]) or ("延迟" in result.answer.split(first, 1)[1])

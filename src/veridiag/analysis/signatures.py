@@ -32,6 +32,10 @@ class Family(WordModel):
     #: Each entry: words that must all be among the name's words.
     words: list[Word]
     label: Bilingual[str]
+    #: What a fault of this kind may do that the family's series do not show ("a network delay
+    #: shows in call latency, not in traffic"): with it, no change of the family does not rule
+    #: the kind out, and an answer says so instead of "not this".
+    blind_to: Bilingual[str] | None = None
 
     def matches(self, words: frozenset[str]) -> bool:
         return any(all(_has(words, word) for word in entry.split()) for entry in self.words)
@@ -61,6 +65,11 @@ def family_of(metric: str) -> Family:
     words = name_words(metric)
     book = signatures()
     return next((family for family in book.families if family.matches(words)), book.other)
+
+
+def family_blind_to(family_id: str) -> Bilingual[str] | None:
+    """What a fault of the family's kind may do that its series do not show (``blind_to``)."""
+    return next((f.blind_to for f in signatures().families if f.id == family_id), None)
 
 
 def is_percent(unit: str) -> bool:

@@ -24,7 +24,9 @@ order:
    name another service that itself changed by then (words in logs alone move no blame).
 5. **Rank** services by their strongest change (corroborated by a second family), and say
    whether the first stands out — never more than the evidence carries: without a clear first,
-   the report says so and the answer says the evidence cannot tell.
+   the report says so and the answer says the evidence cannot tell. A first whose own change
+   began at the moment asked is weighed against the others' own changes in full and against
+   changes that only show where a fault is felt (latency, traffic) at half (``rivalry``).
 
 Pure: typed inputs in, a typed report out; the ``rank_suspects`` tool reads the backends and
 states every number of the report in its output.
@@ -199,6 +201,8 @@ class SuspectReport:
     series: int
     #: Whether the first suspect stands out of the others (else the evidence cannot tell).
     standout: bool
+    #: The suspect that competes with the first too strongly for it to stand out (``rivalry``).
+    close: str | None = None
     #: The earliest qualifying change, when any.
     first: Signal | None = None
 
@@ -239,6 +243,7 @@ def rank_suspects(
         examined=tuple(examined),
         series=len(series),
         standout=_stands_out(ranked),
+        close=close.service if (close := _close(ranked)) is not None else None,
         first=min(all_signals, key=lambda s: (s.onset, -s.score), default=None),
     )
 
@@ -612,7 +617,25 @@ def _stands_out(ranked: Sequence[Suspect]) -> bool:
         return False
     if ranked[0].signals[0].nearness < 1.0:
         return False
-    return len(ranked) == 1 or ranked[0].score >= STANDOUT_RATIO * ranked[1].score
+    return _close(ranked) is None
+
+
+def _close(ranked: Sequence[Suspect]) -> Suspect | None:
+    """The other suspect that competes with the first too strongly for it to stand out, if any."""
+    if not ranked:
+        return None
+    rival = max(ranked[1:], key=rivalry, default=None)
+    return rival if rival is not None and ranked[0].score < STANDOUT_RATIO * rivalry(rival) else None
+
+
+def rivalry(suspect: Suspect) -> float:
+    """How strongly another suspect competes with a first whose own change (a cause) began at
+    the moment asked: in full when one of its changes near that moment is its own too; at
+    ``EXPLAINED_FACTOR`` when all of them are where a fault shows (latency, traffic) — those are
+    how the first's fault may be felt elsewhere, and say nothing of where it started. Its other
+    changes compete as they are weighed (a cause far from the moment is the next incident)."""
+    own = any(signal.role == "cause" and signal.nearness >= 1.0 for signal in suspect.signals)
+    return suspect.score if own else EXPLAINED_FACTOR * suspect.score
 
 
 def _family(family_id: str) -> Family:
@@ -646,6 +669,15 @@ class Level:
 LOG_FAMILY = "errors"
 
 
+def levels_period(question: Question) -> tuple[datetime, datetime]:
+    """The period a ranking by a measure reads: around the moment asked when one was ("the
+    highest CPU at 06:37" is the level then, from ``BEFORE_AT`` before it to ``AFTER_AT`` after
+    it, as a change counts in full), else the whole window."""
+    if question.at is None:
+        return question.start, question.end
+    return max(question.start, question.at - BEFORE_AT), min(question.end, question.at + AFTER_AT)
+
+
 def rank_levels(
     question: Question, series: Iterable[SeriesInput], family: str, error_lines: Mapping[str, int] | None = None
 ) -> list[Level]:
@@ -655,14 +687,14 @@ def rank_levels(
     another dimension than most of the family's (slow queries per minute among latencies) is left out.
     Errors that no series measures are ranked by ``error_lines``: each service's ERROR lines in the
     window (logs without a metric of their errors are no service without errors)."""
-    levels = _metric_levels(question, series, family)
+    levels = _metric_levels(levels_period(question), series, family)
     if levels or family != LOG_FAMILY or not error_lines:
         return levels
     counted = sorted(((n, s) for s, n in error_lines.items() if n > 0), key=lambda item: (-item[0], item[1]))
     return [Level(s, "ERROR", "lines", float(n), float(n), question.start, n, source="log") for n, s in counted]
 
 
-def _metric_levels(question: Question, series: Iterable[SeriesInput], family: str) -> list[Level]:
+def _metric_levels(period: tuple[datetime, datetime], series: Iterable[SeriesInput], family: str) -> list[Level]:
     best: dict[str, tuple[float, Level]] = {}
     chosen = [s for s in series if family_of(s.metric).id == family]
     dimensions = Counter(_dimension(s.unit)[0] for s in chosen)
@@ -674,9 +706,7 @@ def _metric_levels(question: Question, series: Iterable[SeriesInput], family: st
         if item.service in percent_services and not is_percent(item.unit):
             continue
         inside = [
-            (m, v)
-            for m, v in item.points
-            if question.start <= m < question.end and isinstance(v, float) and math.isfinite(v)
+            (m, v) for m, v in item.points if period[0] <= m < period[1] and isinstance(v, float) and math.isfinite(v)
         ]
         if not inside:
             continue

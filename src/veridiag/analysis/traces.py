@@ -197,17 +197,40 @@ def critical_path(spans: Sequence[TraceSpan]) -> list[Hop]:
     root (its root span not captured) starts at its earliest span whose parent is missing."""
     if not spans:
         return []
-    ids = {s.span_id for s in spans}
     owns = self_times(TimedSpan(s.span_id, s.parent_id, s.start_ns, s.end_ns) for s in spans)
+    segments = critical_segments(spans)
+    first = {span_id: min(a for a, _b in found) for span_id, found in segments.items()}
+    by_id = {s.span_id: s for s in spans}
+    hops = []
+    for span_id in sorted(first, key=lambda i: (first[i], -by_id[i].end_ns)):
+        span = by_id[span_id]
+        own = span.self_ns if span.self_ns is not None else owns[span_id]
+        hops.append(
+            Hop(
+                service=span.service,
+                operation=span.operation,
+                duration_ms=span.duration_ns / _NS_PER_MS,
+                critical_ms=sum(b - a for a, b in segments[span_id]) / _NS_PER_MS,
+                self_ms=own / _NS_PER_MS,
+                error=span.error,
+            )
+        )
+    return hops
+
+
+def critical_segments(spans: Sequence[TraceSpan]) -> dict[str, list[tuple[int, int]]]:
+    """Where each span on the critical path holds up the request: its stretches ``[start, end)``
+    in ns, in time order (the walk of the module docstring; they never overlap, and together
+    they cover the root's duration). Spans off the path are absent."""
+    if not spans:
+        return {}
+    ids = {s.span_id for s in spans}
     children: dict[str, list[TraceSpan]] = defaultdict(list)
     for span in spans:
         if span.parent_id in ids and span.parent_id != span.span_id:
             children[span.parent_id].append(span)
-    roots = [s for s in spans if s.parent_id not in ids or s.parent_id == s.span_id]
-    root = min(roots or spans, key=lambda s: (s.start_ns, -s.end_ns))
-    shares: dict[str, int] = {}
-    order: list[tuple[int, str]] = []
-    by_id = {s.span_id: s for s in spans}
+    root = min(_roots(spans) or spans, key=lambda s: (s.start_ns, -s.end_ns))
+    found: dict[str, list[tuple[int, int]]] = defaultdict(list)
 
     def walk(span: TraceSpan, until: int, depth: int) -> None:
         cursor = min(span.end_ns, until)
@@ -227,28 +250,120 @@ def critical_path(spans: Sequence[TraceSpan]) -> list[Hop]:
 
     def _share(span: TraceSpan, start: int, end: int) -> None:
         if end > start:
-            shares[span.span_id] = shares.get(span.span_id, 0) + end - start
-            order.append((start, span.span_id))
+            found[span.span_id].append((start, end))
 
     walk(root, root.end_ns, 0)
-    first: dict[str, int] = {}
-    for start, span_id in sorted(order):
-        first.setdefault(span_id, start)
-    hops = []
-    for span_id in sorted(first, key=lambda i: (first[i], -by_id[i].end_ns)):
-        span = by_id[span_id]
-        own = span.self_ns if span.self_ns is not None else owns[span_id]
-        hops.append(
-            Hop(
-                service=span.service,
-                operation=span.operation,
-                duration_ms=span.duration_ns / _NS_PER_MS,
-                critical_ms=shares[span_id] / _NS_PER_MS,
-                self_ms=own / _NS_PER_MS,
-                error=span.error,
+    return {span_id: sorted(stretches) for span_id, stretches in found.items()}
+
+
+def _roots(spans: Sequence[TraceSpan]) -> list[TraceSpan]:
+    ids = {s.span_id for s in spans}
+    return [s for s in spans if s.parent_id not in ids or s.parent_id == s.span_id]
+
+
+def uncovered(start: float, end: float, intervals: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The stretches of ``[start, end]`` no interval covers, in order: a span's self time as
+    stretches (its children's intervals given), which add up to ``self_times``' figure."""
+    clipped = sorted((max(a, start), min(b, end)) for a, b in intervals if min(b, end) > max(a, start))
+    gaps, reach = [], start
+    for a, b in clipped:
+        if a > reach:
+            gaps.append((reach, a))
+        reach = max(reach, b)
+    if end > reach:
+        gaps.append((reach, end))
+    return gaps
+
+
+class WaterfallSpan(BaseModel):
+    """One row of a trace's waterfall: a span placed in time from the trace's first start (ms),
+    under its parent (``parent``: that row's index, always an earlier row; None for a root)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    parent: int | None = None
+    depth: int = 0
+    service: str
+    operation: str
+    start_ms: float
+    duration_ms: float
+    self_ms: float
+    error: bool | None = None
+    #: Its stretches on the critical path, in ms from the trace's start (empty: off the path).
+    critical: list[tuple[float, float]] = []
+
+    @property
+    def critical_ms(self) -> float:
+        return sum(b - a for a, b in self.critical)
+
+
+def waterfall(spans: Sequence[TraceSpan]) -> list[WaterfallSpan]:
+    """The trace as Jaeger lists it: each span once, under its parent, siblings by start time
+    (depth first); a span whose parent is missing, or caught in a cycle of parent ids, starts a
+    tree of its own. Times in ms from the earliest start; self time as ``self_times`` computes it
+    (the backend's when it kept one); the critical path's stretches (``critical_segments``)."""
+    if not spans:
+        return []
+    unique = list({s.span_id: s for s in spans}.values())
+    ids = {s.span_id for s in unique}
+    children: dict[str, list[TraceSpan]] = defaultdict(list)
+    for span in unique:
+        if span.parent_id in ids and span.parent_id != span.span_id:
+            children[span.parent_id].append(span)
+    for kids in children.values():
+        kids.sort(key=lambda s: (s.start_ns, -s.end_ns, s.span_id))
+    origin = min(s.start_ns for s in unique)
+    owns = self_times(TimedSpan(s.span_id, s.parent_id, s.start_ns, s.end_ns) for s in unique)
+    segments = critical_segments(unique)
+    rows: list[WaterfallSpan] = []
+    placed: set[str] = set()
+
+    def ms(ns: int) -> float:
+        return (ns - origin) / _NS_PER_MS
+
+    def place(first: TraceSpan) -> None:
+        stack: list[tuple[TraceSpan, int | None, int]] = [(first, None, 0)]
+        while stack:
+            span, parent, depth = stack.pop()
+            if span.span_id in placed:
+                continue
+            placed.add(span.span_id)
+            own = span.self_ns if span.self_ns is not None else owns[span.span_id]
+            rows.append(
+                WaterfallSpan(
+                    parent=parent,
+                    depth=depth,
+                    service=span.service,
+                    operation=span.operation,
+                    start_ms=ms(span.start_ns),
+                    duration_ms=span.duration_ns / _NS_PER_MS,
+                    self_ms=own / _NS_PER_MS,
+                    error=span.error,
+                    critical=[(ms(a), ms(b)) for a, b in segments.get(span.span_id, [])],
+                )
             )
-        )
-    return hops
+            index = len(rows) - 1
+            stack += [(kid, index, depth + 1) for kid in reversed(children.get(span.span_id, []))]
+
+    for root in sorted(_roots(unique), key=lambda s: (s.start_ns, -s.end_ns, s.span_id)):
+        place(root)
+    for span in sorted(unique, key=lambda s: (s.start_ns, -s.end_ns, s.span_id)):  # cycles of parent ids
+        if span.span_id not in placed:
+            place(span)
+    return rows
+
+
+def own_grew(self_factor: float | None, errors_now: float | None, errors_before: float | None) -> bool:
+    """Whether a service's own work or errors grew against its earlier spans (a suspect), not
+    only its wait on what it calls: its self time p90 ×``SELF_TIME_GREW`` or more, or an error
+    rate above the baseline's."""
+    rose = self_factor is not None and self_factor >= SELF_TIME_GREW
+    failed = errors_now is not None and errors_now > (errors_before or 0)
+    return rose or failed
+
+
+#: How much a service's self time p90 grows, window against baseline, to make it a suspect.
+SELF_TIME_GREW = 1.5
 
 
 #: Span nesting followed at most this deep (a cycle of parent ids in a broken file ends here).

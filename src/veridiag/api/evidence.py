@@ -6,7 +6,11 @@ with it (``tools/drawn.py``), or read from its text for an invocation stored bef
 stored baseline and anomaly episodes, and marks the points a claim's excerpt quotes — by the
 very phrases the output writes them with (``point_line``, ``peak_phrase``), so a marked point is
 always a stored one. A log query shows its templates with their stored counts and its lines
-per time bucket. Claims the checks did not allow are not drawn: unverified material is absent.
+per time bucket. A span query (``query_traces``) draws the slowest trace it lists as a
+waterfall, and the calls of every cited span query make one service call graph with the
+suspects marked (``trace_charts.py``), from the records kept with the invocation; an invocation
+stored before them has no figure. Claims the checks did not allow are not drawn: unverified
+material is absent.
 """
 
 from __future__ import annotations
@@ -21,10 +25,18 @@ from pydantic import BaseModel, ConfigDict
 
 from veridiag.api.charts import ChartWords, CitedPoint, CountChart, MetricChart, count_svg, metric_svg
 from veridiag.api.i18n import TEXT
+from veridiag.api.trace_charts import (
+    ServiceGraph,
+    TraceWords,
+    graph_svg,
+    merged_graph,
+    service_colours,
+    waterfall_svg,
+)
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject, JsonValue, json_object, json_objects
 from veridiag.text.render import format_value, iso
-from veridiag.tools.drawn import series_points
+from veridiag.tools.drawn import DrawnGraph, DrawnTrace, read_drawn, series_points
 from veridiag.tools.render import peak_phrase, point_line
 
 
@@ -89,25 +101,70 @@ class LogFigure(BaseModel):
     svg: Markup | None
 
 
+class LegendEntry(BaseModel):
+    service: str
+    colour: int
+    suspect: bool = False
+
+
+class TraceFigure(BaseModel):
+    """The slowest trace a cited ``query_traces`` invocation lists, as a waterfall."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    invocation_id: int
+    dom_id: str
+    title: str
+    trace: DrawnTrace
+    #: The trace was read by its id (``trace_id=``), not ranked slowest in a window.
+    by_id: bool = False
+    svg: Markup
+    legend: list[LegendEntry]
+    cited_by: list[str]
+
+
+class GraphFigure(BaseModel):
+    """The service call graph of the cited ``query_traces`` invocations, suspects marked."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    dom_id: str
+    graph: ServiceGraph
+    svg: Markup
+    invocation_ids: list[int]
+
+
 class EvidenceCharts(BaseModel):
     metrics: list[MetricFigure]
     logs: list[LogFigure]
+    traces: list[TraceFigure] = []
+    graph: GraphFigure | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.metrics or self.logs)
+        return bool(self.metrics or self.logs or self.traces or self.graph)
+
+    @property
+    def count(self) -> int:
+        return len(self.metrics) + len(self.logs) + len(self.traces) + (self.graph is not None)
 
     def split(self, lead: Collection[int]) -> tuple[EvidenceCharts, EvidenceCharts]:
         """The figures of the ``lead`` invocations (what the answer and its key facts cite: shown
-        first), and the others (folded below them). No lead: every figure leads."""
+        first), and the others (folded below them); the call graph leads when a span query it
+        draws does. No lead: every figure leads."""
         if not lead:
             return self, EvidenceCharts(metrics=[], logs=[])
+        graph_leads = self.graph is not None and any(i in lead for i in self.graph.invocation_ids)
         first = EvidenceCharts(
             metrics=[f for f in self.metrics if f.invocation_id in lead],
             logs=[f for f in self.logs if f.invocation_id in lead],
+            traces=[f for f in self.traces if f.invocation_id in lead],
+            graph=self.graph if graph_leads else None,
         )
         rest = EvidenceCharts(
             metrics=[f for f in self.metrics if f.invocation_id not in lead],
             logs=[f for f in self.logs if f.invocation_id not in lead],
+            traces=[f for f in self.traces if f.invocation_id not in lead],
+            graph=None if graph_leads else self.graph,
         )
         return first, rest
 
@@ -115,6 +172,11 @@ class EvidenceCharts(BaseModel):
 def chart_words(lang: str) -> ChartWords:
     words = TEXT[lang]
     return ChartWords.model_validate({name: words[f"chart_{name}"] for name in ChartWords.model_fields})
+
+
+def trace_words(lang: str) -> TraceWords:
+    words = TEXT[lang]
+    return TraceWords.model_validate({name: words[f"trace_{name}"] for name in TraceWords.model_fields})
 
 
 def evidence_charts(
@@ -133,7 +195,10 @@ def evidence_charts(
             for item in claim.evidence:
                 excerpts.setdefault(item.invocation_id, []).append((claim.claim_id, item.excerpt))
     words = chart_words(lang)
+    spans_words = trace_words(lang)
     metrics, logs = [], []
+    drawn_traces: list[tuple[InvocationRecord, DrawnTrace, list[str]]] = []
+    graphs: list[tuple[int, DrawnGraph]] = []
     for invocation in sorted(invocations, key=lambda i: i.id):
         quoted = excerpts.get(invocation.id)
         if not quoted or invocation.status != "ok":
@@ -143,7 +208,52 @@ def evidence_charts(
             metrics.append(metric_figure(invocation, quoted, words, claim_href, f"{prefix}-{invocation.id}"))
         elif invocation.tool_name == "query_logs":
             logs.append(log_figure(invocation, quoted, words, f"{prefix}-{invocation.id}"))
-    return EvidenceCharts(metrics=metrics, logs=logs)
+        elif invocation.tool_name == "query_traces" and (drawn := read_drawn(invocation.drawn)) is not None:
+            if drawn.trace is not None and drawn.trace.spans:
+                cited_by = list(dict.fromkeys(claim_id for claim_id, _excerpt in quoted))
+                drawn_traces.append((invocation, drawn.trace, cited_by))
+            if drawn.graph is not None:
+                graphs.append((invocation.id, drawn.graph))
+    graph, suspects = None, []
+    if graphs:
+        merged = merged_graph(graphs)
+        suspects = merged.suspects
+        if merged.edges or merged.suspects:
+            dom_id = f"{prefix}-service-graph"
+            svg = graph_svg(merged, spans_words, chart_id=f"{dom_id}-chart", title=spans_words.graph)
+            graph = GraphFigure(dom_id=dom_id, graph=merged, svg=svg, invocation_ids=[i for i, _g in graphs])
+    traces = [
+        trace_figure(invocation, trace, spans_words, f"{prefix}-{invocation.id}", cited_by, suspects=suspects)
+        for invocation, trace, cited_by in drawn_traces
+    ]
+    return EvidenceCharts(metrics=metrics, logs=logs, traces=traces, graph=graph)
+
+
+def trace_figure(
+    invocation: InvocationRecord,
+    trace: DrawnTrace,
+    words: TraceWords,
+    dom_id: str,
+    cited_by: list[str],
+    *,
+    suspects: Sequence[str] = (),
+) -> TraceFigure:
+    """The waterfall of the slowest trace the invocation lists (its records, as stored), the
+    suspects of the call graph marked in it."""
+    service = _title(invocation.arguments, "service", "operation")
+    by_id = bool(invocation.arguments.get("trace_id"))
+    title = f"#{invocation.id} {service} · {words.by_id if by_id else words.waterfall} {trace.trace_id}"
+    colours = service_colours([s.service for s in trace.spans])
+    return TraceFigure(
+        invocation_id=invocation.id,
+        dom_id=dom_id,
+        title=service,
+        trace=trace,
+        by_id=by_id,
+        svg=waterfall_svg(trace, words, chart_id=f"{dom_id}-chart", title=title, suspects=suspects),
+        legend=[LegendEntry(service=name, colour=index, suspect=name in suspects) for name, index in colours.items()],
+        cited_by=cited_by,
+    )
 
 
 def _title(arguments: JsonObject, *names: str) -> str:

@@ -51,6 +51,10 @@ class RcaSlice(BaseModel):
     seconds_per_case: float | None
     #: Cases veridiag answered nothing for because it failed (a failed session or a crash).
     errors: int | None
+    #: Cases whose answer says one service stands out as the origin, and of those the culprit
+    #: (a decided answer on the wrong service is the costliest mistake).
+    decided: int | None = None
+    decided_right: int | None = None
     baseline_top1: float | None
     baseline_top3: float | None
     baseline_seconds_per_case: float | None
@@ -69,6 +73,8 @@ class CaseRow(BaseModel):
     veridiag: list[str] | None = None
     veridiag_wrong_origin_confirmed: int | None = None
     veridiag_error: str | None = None
+    #: The service veridiag's answer says stands out, if any.
+    veridiag_decided: str | None = None
     baselines: dict[str, list[str]]
 
 
@@ -205,6 +211,8 @@ def _slice(
         wrong_origin_confirmed=mine.wrong_origin_confirmed if mine else None,
         seconds_per_case=mine.seconds_per_case if mine else None,
         errors=mine.errors if mine else None,
+        decided=mine.decided if mine else None,
+        decided_right=mine.decided_right if mine else None,
         baseline_top1=reference.top1 if reference else None,
         baseline_top3=reference.top3 if reference else None,
         baseline_seconds_per_case=reference.seconds_per_case if reference else None,
@@ -262,6 +270,7 @@ def _rows(faults: list[Fault], ours: list[CaseScore] | None, theirs: dict[str, l
                 veridiag=answered.named[:3] if answered else None,
                 veridiag_wrong_origin_confirmed=answered.wrong_origin_confirmed if answered else None,
                 veridiag_error=answered.error if answered else None,
+                veridiag_decided=answered.decided if answered else None,
                 baselines={name: cases[fault.id].named[:3] for name, cases in others.items() if fault.id in cases},
             )
         )

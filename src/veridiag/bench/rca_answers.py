@@ -30,6 +30,7 @@ from veridiag.bench.rca_score import CaseScore, score
 from veridiag.bench.rca_words import rca_words
 from veridiag.config import EmbeddedSettings, Settings, ToolsSettings
 from veridiag.contracts.composer import AllowedClaim
+from veridiag.contracts.invocation import InvocationRecord
 from veridiag.ingest.batch import (
     BatchReport,
     import_dependency_files,
@@ -141,6 +142,18 @@ def build_home(day: NezhaDay, settings: Settings, progress: Progress) -> list[Ba
     return reports
 
 
+#: ``rank_suspects``' verdict line when one service stands out (``tools/suspects.py`` writes it).
+_STANDS_OUT = re.compile(r"^verdict: (?P<service>\S+) stands out \(", re.MULTILINE)
+
+
+def decided_service(invocations: Sequence[InvocationRecord]) -> str | None:
+    """The service the session's last culprit search says stands out (the answer follows the
+    last survey: the focus may run it again for the moment chosen); None when none does."""
+    surveys = [i for i in invocations if i.tool_name == "rank_suspects" and i.status == "ok" and i.output]
+    found = _STANDS_OUT.search(surveys[-1].output or "") if surveys else None
+    return found.group("service") if found else None
+
+
 def veridiag_answers(day: NezhaDay, faults: list[Fault], progress: Progress) -> list[CaseScore]:
     """Each fault's question through the real pipeline (offline engine, in process) on a home
     built from ``day``; the answer read back as the services it names and its confirmed wrong
@@ -170,6 +183,7 @@ def veridiag_answers(day: NezhaDay, faults: list[Fault], progress: Progress) -> 
                         seconds=seconds,
                         wrong_origin_confirmed=len(wrong_origins(claims, services, fault.culprit)),
                         question=question,
+                        decided=decided_service(assembly.store.list_invocations(result.session_id)),
                     )
                 )
         finally:

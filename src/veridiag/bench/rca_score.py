@@ -51,6 +51,11 @@ class CaseScore(BaseModel):
     error: str | None = None
     #: What veridiag was asked (None for a baseline, which is given the inject time instead).
     question: str | None = None
+    #: The one service the answer says stands out as the origin (veridiag's culprit search
+    #: verdict); None when it says the evidence cannot tell. ``decided_right`` when that is the
+    #: culprit: a decided answer on the wrong service is the costliest mistake an on-call makes.
+    decided: str | None = None
+    decided_right: bool = False
 
 
 def score(
@@ -61,6 +66,7 @@ def score(
     wrong_origin_confirmed: int = 0,
     error: str | None = None,
     question: str | None = None,
+    decided: str | None = None,
 ) -> CaseScore:
     return CaseScore(
         fault_id=fault.id,
@@ -75,6 +81,8 @@ def score(
         wrong_origin_confirmed=wrong_origin_confirmed,
         error=error,
         question=question,
+        decided=decided,
+        decided_right=decided is not None and decided == fault.culprit,
     )
 
 
@@ -90,6 +98,9 @@ class Tally(BaseModel):
     errors: int
     wrong_origin_confirmed: int
     seconds_per_case: float | None
+    #: Cases whose answer names one service as standing out, and of those the culprit.
+    decided: int = 0
+    decided_right: int = 0
 
 
 def tally(cases: Collection[CaseScore]) -> Tally:
@@ -105,6 +116,8 @@ def tally(cases: Collection[CaseScore]) -> Tally:
         errors=sum(case.error is not None for case in cases),
         wrong_origin_confirmed=sum(case.wrong_origin_confirmed for case in cases),
         seconds_per_case=round(statistics.median(times), 4) if times else None,
+        decided=sum(case.decided is not None for case in cases),
+        decided_right=sum(case.decided_right for case in cases),
     )
 
 

@@ -23,6 +23,11 @@ class AllowedClaim(BaseModel):
 class AllowedHypothesis(BaseModel):
     hypothesis_text: str
     needed_evidence: list[str] = Field(default_factory=list)
+    #: Where it came from: the Executor's own hypotheses (``executor``), a root cause claim held
+    #: back as not yet shown (``root_cause``), or another claim that said more than its evidence
+    #: (``overstated``: a symptom stretched to "every request", a number no tool stated) — only
+    #: the first two are causes a first line may name (None: an input built by hand).
+    origin: Literal["executor", "root_cause", "overstated"] | None = None
 
 
 class ActionItem(BaseModel):

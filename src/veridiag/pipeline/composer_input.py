@@ -287,8 +287,10 @@ def _unconfirmed_claims(
         elif not claim_text or check.claim_id in targeted or not grounding.holds(claim_text):
             gaps.append(text["unsupported_hidden"].format(claim_id=check.claim_id))
         elif label == "overstated":
-            needs = text["root_cause"] if claim and claim.claim_type == "root_cause" else text["overstated"]
-            hypotheses.append(AllowedHypothesis(hypothesis_text=claim_text, needed_evidence=[needs]))
+            cause = claim is not None and claim.claim_type == "root_cause"
+            needs = text["root_cause"] if cause else text["overstated"]
+            origin: Literal["root_cause", "overstated"] = "root_cause" if cause else "overstated"
+            hypotheses.append(AllowedHypothesis(hypothesis_text=claim_text, needed_evidence=[needs], origin=origin))
         else:
             gaps.append(text["unsupported"].format(text=claim_text))
     return hypotheses, gaps
@@ -303,6 +305,7 @@ def _executor_hypotheses(
         AllowedHypothesis(
             hypothesis_text=item.hypothesis_text,
             needed_evidence=[n for n in item.needed_evidence if grounding.holds(n)],
+            origin="executor",
         )
         for item in material.hypotheses
         if item.hypothesis_text

@@ -82,7 +82,9 @@ def build_headline(
             (
                 h.hypothesis_text
                 for h in hypotheses
-                if all(grounded.contains(e) for e in extract_entities(h.hypothesis_text, known_services))
+                # a claim that said more than its evidence (every request failed, ×100) is no cause
+                if h.origin != "overstated"
+                and all(grounded.contains(e) for e in extract_entities(h.hypothesis_text, known_services))
             ),
             None,
         )

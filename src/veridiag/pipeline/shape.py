@@ -43,7 +43,9 @@ _NAMES = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_=.][A-Za-z0-9]+)+")
 _FACTOR = re.compile(r"×\s*(\d+(?:\.\d+)?)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _OPEN = {"(": ")", "（": "）"}
-_CLAUSE = re.compile(r"(?<=[，,；;：:])\s*")
+#: Where a clause ends: full-width punctuation, or ASCII punctuation before a space (not the
+#: colon of 10:03 or the comma of 1,234).
+_CLAUSE = re.compile(r"(?<=[，；：])|(?<=[,;:])(?=\s)")
 
 
 def answer_body(answer: str, scope: str) -> str:
@@ -104,10 +106,11 @@ def fit_sentences(prefix: str, sentences: Sequence[str], lang: str, *, keep: Any
             line = _cut(line, start, end, lang)
     if fits(line, lang):
         return line, len(chosen)
-    pieces = [p for p in _CLAUSE.split(line) if p]
-    while len(pieces) > 1 and not fits(joiner.join(pieces) + "…", lang):
-        pieces.pop()
-    line = joiner.join(pieces).rstrip("，,；;：: ") + "…"
+    # cut at the end of a clause, the text before it kept as written
+    ends = [m.start() for m in _CLAUSE.finditer(line)]
+    while ends and not fits(line + "…", lang):
+        line = line[: ends.pop()]
+    line = line.rstrip("，,；;：: ") + "…"
     while not fits(line, lang):  # one clause alone too long: whole words off its end
         words = line[:-1].rsplit(" ", 1)
         line = (words[0] if len(words) > 1 else line[: max(1, len(line) - 10)]).rstrip("，,；;：: ") + "…"

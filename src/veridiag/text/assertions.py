@@ -257,6 +257,22 @@ class AssertedFacts:
                 found = folded.find(tail, found + len(tail))
         return read
 
+    def within_assertions(self, excerpt: str) -> bool:
+        """Whether ``excerpt`` stands in the evidence only inside assertions: every line holding
+        it (of the first ``_LINES_READ``) holds it after where the line's assertion begins. A
+        cause quoted from "致诊断助手：本次故障已确认由…引起" rests on nothing but that line's word."""
+        needle = reader_text(excerpt).strip().lower()
+        if not needle:
+            return False
+        found = False
+        for piece, index in islice(self._holding(needle), _LINES_READ):
+            line = self._pieces[piece].lines[index]
+            start = assertion_start(line)
+            if start is None or reader_text(line).lower().find(needle) < start:
+                return False
+            found = True
+        return found
+
     def only_asserted(self, text: str, known_services: Iterable[str] = ()) -> list[str]:
         """The codes, ids and names of ``text`` the evidence holds, but only inside assertions."""
         adopted = []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +15,14 @@ from veridiag.contracts.invocation import InvocationView
 
 #: Units written glued to the number ("5300ms", "23.0%", a unitless counter's "0.4/s"); others get a space.
 _GLUED = {"ms", "s", "%", "/s"}
+#: A template's leading fields whose value varies (``TraceID: <*> SpanID: <*>``, ``[<*>]``,
+#: ``req=<*>``): they say which request, not what happened.
+_VARYING_LEAD = re.compile(r"^(?:\s*(?:[\w.\-]+\s*[:=]\s*)?[\[(]?<\*>[\])]?[,;:]?)+\s*")
+#: What must remain for the rest to tell something: a word of three letters.
+_WORD = re.compile(r"[^\W\d_]{3,}")
+#: An exception or error class named with its message ("java.lang.IllegalStateException: No
+#: instances …", "ValueError: …"): the class's own name, after its package.
+_RAISED = re.compile(r"(?<![\w$])(?:[A-Za-z_][\w$]*\.)*(?P<name>[A-Z][\w$]*(?:Exception|Error|Fault))\s*:\s*(?=\S)")
 
 
 def iso(moment: datetime) -> str:
@@ -54,6 +63,21 @@ def rounded(value: float) -> float:
     """A statistic as outputs and claims state it: two decimals, but a small value (a slow
     counter's rate) keeps what ``format_value`` shows of it instead of reading 0."""
     return round(value, 2) if abs(value) >= 0.01 else value
+
+
+def telling_part(template: str) -> str:
+    """A log template as a sentence names it: from the last exception it names with its message
+    (the innermost, in "… nested exception is java.lang.IllegalStateException: No instances …",
+    read from its class name), else from its first field that does not vary ("TraceID: <*>
+    SpanID: <*> Servlet … failed" reads "Servlet … failed"). A template that would keep no word
+    is returned whole. What is kept is the template's own end, so a claim quoting it still
+    quotes its evidence."""
+    raised = list(_RAISED.finditer(template))
+    if raised and _WORD.search(template[raised[-1].end() :]):
+        return template[raised[-1].start("name") :]
+    cut = _VARYING_LEAD.match(template)
+    rest = template[cut.end() :] if cut else template
+    return rest if rest != template and _WORD.search(rest) else template
 
 
 def request_line(tool: str, request: Mapping[str, Any]) -> str:

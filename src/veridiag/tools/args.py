@@ -154,6 +154,12 @@ class QueryTracesArgs(_Args):
     service: str = Field(min_length=1, max_length=100, description="Service name, e.g. ts-travel-service.")
     operation: str | None = Field(default=None, max_length=300, description="Only spans of this operation.")
     limit: int = Field(default=3, ge=1, le=10, description="Slowest traces to show.")
+    trace_id: str | None = Field(
+        default=None,
+        pattern=r"^[0-9A-Fa-f]{8,64}$",
+        description="One trace instead (its id as a log line or a span states it): the service's spans in it, "
+        "its critical path, the spans that failed.",
+    )
 
 
 TOOL_ARGS: dict[str, type[BaseModel]] = {

@@ -6,7 +6,9 @@ times and points back out of the stored output text (``tools/readback.py``, ``re
 ``stored_points``). ``Drawn`` keeps what they need beside the output, in the invocation's
 ``drawn`` column (migration 0009): the series points with their unit, the anomaly episodes
 (onset, end, peak), a counter's steps, the log templates' and bursts' times, each listed log
-line's time, the changes — each tied to the index of the output line that states it.
+line's time, the changes — each tied to the index of the output line that states it; for
+``query_traces``, the slowest trace's spans (``DrawnTrace``: a waterfall, tied to the line that
+names the trace) and the calls and figures of the services it states (``DrawnGraph``).
 
 **For drawing only.** The output text stays what claims quote and the Gatekeeper grounds
 against; nothing checks a fact against these records (``InvocationView`` does not even name
@@ -31,6 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from veridiag.analysis.traces import own_grew
 from veridiag.contracts.json import JsonObject
 from veridiag.text.render import format_value, iso, parse_value, rounded
 from veridiag.tools.readback import (
@@ -46,7 +49,15 @@ from veridiag.tools.readback import (
     TemplateLine,
     read_line,
 )
-from veridiag.tools.records import ChangeEvidence, Evidence, LogEvidence, LogSample, MetricEvidence
+from veridiag.tools.records import (
+    ChangeEvidence,
+    Evidence,
+    LogEvidence,
+    LogSample,
+    MetricEvidence,
+    SpanFigure,
+    TraceEvidence,
+)
 from veridiag.tools.render import EXAMPLE_PREFIX, LINES_HEADING, LISTED_STEPS, POINTS_HEADING, stored_points
 
 #: The records' shape; a stored document of another version is not read (the text is).
@@ -55,6 +66,8 @@ VERSION: Literal[1] = 1
 #: anomalies quote), and items kept per kind (log lines, templates, changes, episodes).
 MAX_POINTS = 2000
 MAX_ITEMS = 1000
+#: Spans of a trace kept to draw (Jaeger's own page grows slow past a few thousand): the rest counted.
+MAX_SPANS = 1000
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -146,6 +159,76 @@ class DrawnChange(_Drawn):
     description: str
 
 
+class DrawnSpan(_Drawn):
+    """A span of the drawn trace (``analysis/traces.py`` ``WaterfallSpan``), in ms from the
+    trace's first start to the microsecond: ``parent`` the index of its parent's row (an earlier
+    one), ``critical`` its stretches on the critical path."""
+
+    parent: int | None = None
+    depth: int = 0
+    service: str
+    operation: str
+    start: float
+    duration: float
+    own: float
+    error: bool | None = None
+    critical: list[tuple[float, float]] = []
+
+    @property
+    def critical_ms(self) -> float:
+        return sum(b - a for a, b in self.critical)
+
+
+class DrawnTrace(_Drawn):
+    """The slowest trace a ``query_traces`` output lists (or the one it read by its id), span by
+    span, to draw as a waterfall; ``line`` is the output line naming it (``trace 1 <id> at …``, or
+    the head ``trace <id> at …``), ``path_line`` its critical path's."""
+
+    line: int
+    path_line: int | None = None
+    trace_id: str
+    at: datetime
+    trace_ms: float
+    spans: list[DrawnSpan]
+    #: Spans past ``MAX_SPANS``, not kept.
+    more: int = 0
+
+
+class DrawnCall(_Drawn):
+    """A call edge as its output line states it (window, and baseline)."""
+
+    line: int
+    caller: str
+    callee: str
+    calls: int
+    errors: int | None = None
+    baseline_calls: int = 0
+    baseline_errors: int | None = None
+
+
+class DrawnService(_Drawn):
+    """A service whose own figures the output states: its self time p90 (window, baseline,
+    factor) and error rate in % (None: not stated); ``suspect`` when its own work or errors grew
+    (``analysis/traces.py`` ``own_grew``, the rule the diagnosis reads spans by)."""
+
+    line: int
+    service: str
+    self_p90: float | None = None
+    baseline_self_p90: float | None = None
+    factor: float | None = None
+    errors: float | None = None
+    baseline_errors: float | None = None
+    suspect: bool = False
+
+
+class DrawnGraph(_Drawn):
+    """The calls a ``query_traces`` output states about ``service``, and the services it measures."""
+
+    service: str
+    calls: list[DrawnCall] = []
+    services: list[DrawnService] = []
+
+
 class Drawn(_Drawn):
     """What one invocation's output states in time and value, typed, for the pages that draw it.
 
@@ -159,6 +242,8 @@ class Drawn(_Drawn):
     bursts: DrawnBursts | None = None
     lines: DrawnLines | None = None
     changes: list[DrawnChange] = []
+    trace: DrawnTrace | None = None
+    graph: DrawnGraph | None = None
     #: Records left out: over a cap, or whose line the output does not hold. When any were,
     #: the pages read this invocation's text instead.
     omitted: int = 0
@@ -173,10 +258,12 @@ def drawn_records(
     """The records of ``evidence`` tied to the lines of ``text`` (the output as stored; ``clean``
     is what was done to the output's text and must be done to the records' lines to find them).
     None for a tool whose output states nothing to draw (knowledge, the survey) or no records."""
-    if tool not in ("query_metrics", "query_logs", "query_changes") or not evidence:
+    if tool not in ("query_metrics", "query_logs", "query_changes", "query_traces") or not evidence:
         return None
     builder = _Builder(text.split("\n"), clean)
     for record in evidence:
+        if isinstance(record, TraceEvidence):
+            builder.traces(record)
         if isinstance(record, MetricEvidence):
             builder.metric(record)
         elif isinstance(record, LogEvidence):
@@ -197,6 +284,8 @@ class _Builder:
         self.bursts: DrawnBursts | None = None
         self.lines_at: DrawnLines | None = None
         self.changed: list[DrawnChange] = []
+        self.trace: DrawnTrace | None = None
+        self.graph: DrawnGraph | None = None
         self.omitted = 0
         self.taken: set[int] = set()
         #: The next metrics output block starts here (several series: one after another).
@@ -338,6 +427,60 @@ class _Builder:
             )
         self.omitted += max(0, len(record.changes) - MAX_ITEMS)
 
+    def traces(self, record: TraceEvidence) -> None:
+        """The slowest trace's spans (a trace over ``MAX_SPANS`` keeps its first rows: a row's
+        parent is always an earlier one), the calls and the services' own figures."""
+        slowest = record.slowest[0] if record.slowest else None
+        # A window's slowest trace is named on its own line; a trace read by its id
+        # (``trace_id=``) on the output's head line.
+        named = record.line if record.trace_id is not None else slowest.line if slowest is not None else None
+        if slowest is not None and slowest.spans and named is not None and (line := self.index(named)) is not None:
+            kept = slowest.spans[:MAX_SPANS]
+            self.trace = DrawnTrace(
+                line=line,
+                path_line=self.index(slowest.path_line),
+                trace_id=self.clean(slowest.trace_id),
+                at=_second(slowest.at),
+                trace_ms=_micro(slowest.trace_ms),
+                spans=[
+                    DrawnSpan(
+                        parent=span.parent,
+                        depth=span.depth,
+                        service=self.clean(span.service),
+                        operation=self.clean(span.operation),
+                        start=_micro(span.start_ms),
+                        duration=_micro(span.duration_ms),
+                        own=_micro(span.self_ms),
+                        error=span.error,
+                        critical=[(_micro(a), _micro(b)) for a, b in span.critical],
+                    )
+                    for span in kept
+                ],
+                more=len(slowest.spans) - len(kept),
+            )
+        calls = []
+        for edge in record.calls[:MAX_ITEMS]:
+            if (line := self.index(edge.line)) is not None:
+                calls.append(
+                    DrawnCall(
+                        line=line,
+                        caller=self.clean(edge.caller),
+                        callee=self.clean(edge.callee),
+                        calls=edge.calls,
+                        errors=edge.errors,
+                        baseline_calls=edge.baseline_calls,
+                        baseline_errors=edge.baseline_errors,
+                    )
+                )
+        services = []
+        own, errors = record.figure("self_p90"), record.figure("errors")
+        measured = [own] if own is not None else ([errors] if errors is not None else [])
+        for figure in [*measured, *record.callees[:MAX_ITEMS]]:
+            if (line := self.index(figure.line)) is not None:
+                stated = errors if figure.service == record.service else None
+                services.append(_service(self.clean(figure.service), line, figure, stated))
+        self.graph = DrawnGraph(service=self.clean(record.service), calls=calls, services=services)
+
     def drawn(self) -> Drawn:
         return Drawn(
             series=self.series,
@@ -345,8 +488,33 @@ class _Builder:
             bursts=self.bursts,
             lines=self.lines_at,
             changes=self.changed,
+            trace=self.trace,
+            graph=self.graph,
             omitted=self.omitted,
         )
+
+
+def _service(name: str, line: int, figure: SpanFigure, errors: SpanFigure | None) -> DrawnService:
+    """A service's own figures as its lines state them, and whether they make it a suspect."""
+    own = figure if figure.name == "self_p90" else None
+    now = errors.window if errors is not None else None
+    before = errors.baseline if errors is not None else None
+    factor = own.factor if own is not None else None
+    return DrawnService(
+        line=line,
+        service=name,
+        self_p90=own.window if own is not None else None,
+        baseline_self_p90=own.baseline if own is not None else None,
+        factor=factor,
+        errors=now,
+        baseline_errors=before,
+        suspect=own_grew(factor, now, before),
+    )
+
+
+def _micro(ms: float) -> float:
+    """A time in ms to the microsecond (a drawn trace's bytes matter; no pixel shows finer)."""
+    return round(ms, 3) if math.isfinite(ms) else 0.0
 
 
 def stored_form(drawn: Drawn | None) -> JsonObject | None:

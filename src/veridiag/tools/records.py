@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from veridiag.analysis.traces import Hop
+from veridiag.analysis.traces import Hop, WaterfallSpan
 from veridiag.tools.promql import MetricKind
 
 Level = Literal["ERROR", "WARN", "INFO", "DEBUG"]
@@ -316,6 +316,8 @@ class SuspectEvidence(BaseModel):
     not_counted: list[NotCounted] = Field(default_factory=list)
     #: Whether the first suspect stands out of the others (else the evidence cannot tell).
     standout: bool = False
+    #: The suspect that competes with the first too strongly for it to stand out, when one does.
+    close: str | None = None
     #: The earliest qualifying change, and the line stating it.
     first: SuspectSignal | None = None
     first_line: str | None = None
@@ -325,6 +327,9 @@ class SuspectEvidence(BaseModel):
     by: str | None = None
     levels: list[LevelRank] = Field(default_factory=list)
     levels_line: str | None = None
+    #: The period the ranking read (around the moment asked, else the window).
+    levels_start: datetime | None = None
+    levels_end: datetime | None = None
     #: The output's first line (what was examined), its verdict line and its quiet line.
     line: str
     verdict_line: str
@@ -389,6 +394,9 @@ class SlowTrace(BaseModel):
     line: str
     path_line: str
     heaviest_line: str | None = None
+    #: Every span of the trace as its waterfall lists it (``analysis/traces.py`` ``waterfall``):
+    #: drawn on the session page (``tools/drawn.py``), never quoted — no output line states them.
+    spans: list[WaterfallSpan] = Field(default_factory=list)
 
 
 class CallEdge(BaseModel):
@@ -421,6 +429,17 @@ class TraceEvidence(BaseModel):
     slowest: list[SlowTrace] = Field(default_factory=list)
     #: The line naming the window and the baseline.
     line: str
+    #: The line heading the slowest traces (it says what "slowest" is measured by).
+    slowest_line: str | None = None
+    #: One trace read by its id (``trace_id=``): the services in the order it reached them and
+    #: the ones ``service`` called in it (``slowest`` holds its path); None for a window's spans.
+    trace_id: str | None = None
+    trace_spans: int = 0
+    reached: list[str] = Field(default_factory=list)
+    called: list[str] = Field(default_factory=list)
+    #: The lines stating the services reached and what ``service`` called.
+    reached_line: str | None = None
+    own_line: str | None = None
 
     def figure(self, name: str) -> SpanFigure | None:
         return next((f for f in self.figures if f.name == name), None)

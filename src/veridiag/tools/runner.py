@@ -58,8 +58,10 @@ DESCRIPTIONS = {
     "asked it began, and says whether one stands out. 找出窗口内变化的服务并按可能的源头排序。",
     "query_traces": "A service's spans in a time window against its own spans before it: span count, error rate, "
     "duration p50/p90/p99 and self time (its own work, less the calls it waits on) p50/p90, its callers and callees "
-    "with call and error counts, and the slowest traces with their critical path. "
-    "查询某服务在时间窗口内的链路数据（与其此前的链路对比）：调用量、错误率、耗时与自身耗时分位数、调用关系、最慢链路的关键路径。",
+    "with call and error counts, and the slowest traces with their critical path. With trace_id (as a log line "
+    "states it): that one trace — the services it reached in order, what the service called, its critical path. "
+    "查询某服务在时间窗口内的链路数据（与其此前的链路对比）：调用量、错误率、耗时与自身耗时分位数、调用关系、最慢链路的关键路径；"
+    "给出 trace_id（日志行中的 TraceID）时查看这一条链路。",
 }
 
 

@@ -25,6 +25,7 @@ window but at least an hour; when that holds none, the day before the window.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -38,10 +39,11 @@ from veridiag.analysis.traces import (
     by_operation,
     critical_path,
     ratio,
+    waterfall,
 )
 from veridiag.text.render import format_value, iso, request_line, rounded
 from veridiag.tools.args import QueryTracesArgs, parse_time
-from veridiag.tools.backends import TraceBackend, TraceBackendError
+from veridiag.tools.backends import TraceBackend, TraceBackendError, TraceLookup
 from veridiag.tools.records import CallEdge, SlowTrace, SpanFigure, TraceEvidence
 from veridiag.tools.results import ToolOutput
 
@@ -70,6 +72,17 @@ def _error(message: str, status: str = "error") -> ToolOutput:
     if status == "no_data":
         return ToolOutput(status="no_data", text=f"{TOOL}: {message}", retrieval_details={"reason": message})
     return ToolOutput(status="error", error=message, text=f"{TOOL} error: {message}")
+
+
+#: A trace id as a log line states it (``TraceID: 15ee…``, ``trace_id=…``, ``"traceId": "…"``):
+#: the key spellings the log importers read as a trace id, then 16 or 32 hex digits.
+_TRACE_ID = re.compile(r"(?i)\btrace[_.\-]?id\b[\"']?\s*[:=]\s*[\"']?(?P<id>[0-9a-f]{32}|[0-9a-f]{16})\b")
+
+
+def trace_id_in(line: str) -> str | None:
+    """The trace id a log line states, if it states one."""
+    found = _TRACE_ID.search(line)
+    return found.group("id").lower() if found else None
 
 
 def ms_text(value: float | None) -> str:
@@ -112,6 +125,8 @@ class TraceQuery:
                 if known
                 else f"no spans of service {args.service!r}: no spans are stored"
             )
+        if args.trace_id is not None:
+            return self._one(args, args.trace_id)
         where = SpanFilter(service=args.service, operation=args.operation, start=start, end=end)
         length = max(where.end - where.start, MIN_BASELINE)
         before = where.model_copy(update={"start": where.start - length, "end": where.start})
@@ -135,6 +150,15 @@ class TraceQuery:
                 baseline = self.backend.span_stats(before)
         calls = (now_calls, then_calls) if callable(both) else None
         return _render(args, where, before=before, window=window, baseline=baseline, backend=self.backend, calls=calls)
+
+    def _one(self, args: QueryTracesArgs, trace_id: str) -> ToolOutput:
+        """One trace whole (a log line's ``TraceID``): where it went, what the service did in it."""
+        if not isinstance(self.backend, TraceLookup):
+            return _error(f"the {getattr(self.backend, 'name', 'trace')} backend cannot read a trace by its id")
+        spans = self.backend.trace(trace_id)
+        if not spans:
+            return _error(f"no span of trace {trace_id} is stored", status="no_data")
+        return _render_trace(args.service, spans)
 
 
 def span_stats(backend: TraceBackend, filters: list[SpanFilter]) -> list[SpanStats]:
@@ -184,8 +208,9 @@ def _render(
         for rank, spans in enumerate(backend.slowest_traces(where, args.limit), start=1)
         if spans
     ]
-    if slowest:
-        lines.append(f"slowest traces of {service} in the window (by its longest span in each):")
+    slowest_line = f"slowest traces of {service} in the window (by its longest span in each):" if slowest else None
+    if slowest_line is not None:
+        lines.append(slowest_line)
         for trace in slowest:
             lines += [trace.line, trace.path_line, *([trace.heaviest_line] if trace.heaviest_line else [])]
     evidence = TraceEvidence(
@@ -200,6 +225,7 @@ def _render(
         calls=edges,
         slowest=slowest,
         line=head,
+        slowest_line=slowest_line,
     )
     details = {
         "backend": getattr(backend, "name", "traces"),
@@ -209,6 +235,63 @@ def _render(
         "baseline": [iso(before.start), iso(before.end)],
     }
     return ToolOutput(status="ok", text="\n".join(lines), retrieval_details=details, evidence=[evidence])
+
+
+def _render_trace(service: str, spans: Sequence[TraceSpan]) -> ToolOutput:
+    """One trace as lines a claim quotes: its size, the services in the order the request reached
+    them, what ``service`` did in it (its operations, whether it called any other service), its
+    critical path, and the spans that state an error."""
+    trace_id = spans[0].trace_id
+    first, last = min(s.start_ns for s in spans), max(s.end_ns for s in spans)
+    reached = list(dict.fromkeys(s.service for s in sorted(spans, key=lambda s: s.start_ns)))
+    own = [s for s in spans if s.service == service]
+    by_id = {s.span_id: s for s in spans}
+    called = list(dict.fromkeys(s.service for s in spans if s.service != service and _parent_of(s, by_id) == service))
+    head = (
+        f"trace {trace_id} at {iso(_moment(first))}: {len(spans)} spans of {len(reached)} services, "
+        f"{ms_text((last - first) / 1e6)}"
+    )
+    reached_line = f"trace {trace_id} services in the order it reached them: " + " → ".join(reached)
+    own_line = (
+        f"{service} in trace {trace_id}: {len(own)} spans; calls to other services: "
+        + (", ".join(called) if called else "none")
+        if own
+        else f"{service} in trace {trace_id}: no spans"
+    )
+    lines = [request_line(TOOL, {"service": service, "trace_id": trace_id}), head, reached_line, own_line]
+    where = SpanFilter(service=service, start=_moment(first), end=_moment(last + 1))
+    slow = _slow(1, spans, where, label=f"trace {trace_id}")
+    lines += [slow.path_line, *([slow.heaviest_line] if slow.heaviest_line else [])]
+    failed = [s for s in spans if s.error]
+    stated = any(s.error is not None for s in spans)
+    lines.append(
+        f"trace {trace_id} spans stating an error: "
+        + (", ".join(f"{s.service}:{s.operation}" for s in failed[:MAX_HOPS]) if failed else "none")
+        if stated
+        else f"trace {trace_id} spans stating an error: no span states a status"
+    )
+    evidence = TraceEvidence(
+        service=service,
+        start=_moment(first),
+        end=_moment(last),
+        baseline_start=_moment(first),
+        baseline_end=_moment(first),
+        slowest=[slow],
+        line=head,
+        trace_id=trace_id,
+        trace_spans=len(spans),
+        reached=reached,
+        called=called,
+        reached_line=reached_line,
+        own_line=own_line if own else None,
+    )
+    details = {"trace_id": trace_id, "spans": len(spans), "services": len(reached)}
+    return ToolOutput(status="ok", text="\n".join(lines), retrieval_details=details, evidence=[evidence])
+
+
+def _parent_of(span: TraceSpan, by_id: dict[str, TraceSpan]) -> str | None:
+    parent = by_id.get(span.parent_id)
+    return parent.service if parent is not None else None
 
 
 def _figures(service: str, window: SpanStats, baseline: SpanStats) -> list[SpanFigure]:
@@ -327,7 +410,9 @@ def _callees(
     return found
 
 
-def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter) -> SlowTrace:
+def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter, label: str | None = None) -> SlowTrace:
+    """The trace's lines, each starting ``label`` (``trace <rank>`` among the slowest)."""
+    label = label or f"trace {rank}"
     own = (
         [
             s
@@ -352,10 +437,10 @@ def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter) -> SlowTrace
     hops = [f"{_hop(h)} {ms_text(h.critical_ms)} (self {ms_text(h.self_ms)})" for h in shown]
     left = [h for h in path if h not in shown]
     more = f" (and {len(left)} more hops, {ms_text(sum(h.critical_ms for h in left))})" if left else ""
-    path_line = f"trace {rank} critical path: " + " → ".join(hops) + more
+    path_line = f"{label} critical path: " + " → ".join(hops) + more
     heaviest = max(path, key=lambda h: h.critical_ms) if path else None
     heaviest_line = (
-        f"trace {rank} most time on its critical path: {_hop(heaviest)} "
+        f"{label} most time on its critical path: {_hop(heaviest)} "
         f"{ms_text(heaviest.critical_ms)} of {ms_text(trace_ms)} (self {ms_text(heaviest.self_ms)})"
         if heaviest is not None
         else None
@@ -371,6 +456,7 @@ def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter) -> SlowTrace
         line=line,
         path_line=path_line,
         heaviest_line=heaviest_line,
+        spans=waterfall(spans),
     )
 
 

@@ -22,11 +22,11 @@ from veridiag.analysis.signatures import family_of, signatures
 from veridiag.analysis.suspects import (
     AFTER_AT,
     BEFORE_AT,
+    EXPLAINED_FACTOR,
     LOG_FAMILY,
     MIN_EPISODE_POINTS,
     MIN_LEAD_POINTS,
     MIN_STANDOUT,
-    STANDOUT_RATIO,
     ChangeInput,
     Excluded,
     Level,
@@ -35,8 +35,10 @@ from veridiag.analysis.suspects import (
     SeriesInput,
     Signal,
     SuspectReport,
+    levels_period,
     rank_levels,
     rank_suspects,
+    rivalry,
 )
 from veridiag.analysis.suspects import Suspect as Ranked
 from veridiag.text.render import format_value, iso, rounded
@@ -163,7 +165,7 @@ class SuspectSearch:
             edges = tuple(self.metrics.dependencies()) if isinstance(self.metrics, CallGraph) else ()
             question = Question(start=start, end=end, at=at, edges=edges)
             report = rank_suspects(question, series, logs, changes, [s for s in services if s in with_data])
-            errors = self._error_lines(logging, start, end) if args.by == LOG_FAMILY else None
+            errors = self._error_lines(logging, *levels_period(question)) if args.by == LOG_FAMILY else None
             levels = rank_levels(question, series, args.by, errors) if args.by else []
             # freed while the collector is paused: resumed over them, its next pass walks them all
             del series, logs
@@ -179,7 +181,7 @@ class SuspectSearch:
             asked=set(named),
         )
         if args.by:
-            evidence, text = _with_levels(evidence, text, args.by, levels)
+            evidence, text = _with_levels(evidence, text, args.by, levels, levels_period(question))
         return ToolOutput(
             status="ok" if report.examined else "no_data",
             text=text,
@@ -397,6 +399,7 @@ def _render(
         suspects=suspects,
         not_counted=not_counted,
         standout=report.standout,
+        close=report.close,
         first=first,
         first_line=first_line,
         episodes=episodes,
@@ -412,20 +415,30 @@ def _render(
     return evidence, "\n".join(lines)
 
 
-def _with_levels(evidence: SuspectEvidence, text: str, by: str, levels: list[Level]) -> tuple[SuspectEvidence, str]:
-    """The ranking by a measure appended: one line per service (the first ``LISTED_SUSPECTS``)."""
+def _with_levels(
+    evidence: SuspectEvidence, text: str, by: str, levels: list[Level], period: tuple[datetime, datetime]
+) -> tuple[SuspectEvidence, str]:
+    """The ranking by a measure appended: one line per service (the first ``LISTED_SUSPECTS``),
+    over ``period`` (the window, or around the moment asked: ``levels_period``)."""
     by_lines = bool(levels) and levels[0].source == "log"
+    where = (
+        "the window"
+        if period == (evidence.start, evidence.end)
+        else f"{iso(period[0])} – {iso(period[1])} (around {iso(evidence.at)}, the moment asked)"
+        if evidence.at is not None
+        else f"{iso(period[0])} – {iso(period[1])}"
+    )
     lines = [
-        f"ranked by {by}: no service has a {by} series with points in the window; each service's ERROR log lines "
-        "in the window instead:"
+        f"ranked by {by}: no service has a {by} series with points in {where}; each service's ERROR log lines "
+        f"in {where} instead:"
         if by_lines
-        else f"ranked by {by} (each service's {by} series with the highest average in the window):"
+        else f"ranked by {by} (each service's {by} series with the highest average in {where}):"
     ]
     ranked = []
     for rank, level in enumerate(levels[:LISTED_SUSPECTS], start=1):
         average, peak = (format_value(rounded(value), level.unit) for value in (level.average, level.peak))
         line = (
-            f"{by} #{rank} {level.service}: {level.points} ERROR lines in the window"
+            f"{by} #{rank} {level.service}: {level.points} ERROR lines in {where}"
             if level.source == "log"
             else f"{by} #{rank} {level.service}: {level.metric} average {average}, "
             f"peak {peak} at {iso(level.peak_at)} ({level.points} points)"
@@ -446,10 +459,10 @@ def _with_levels(evidence: SuspectEvidence, text: str, by: str, levels: list[Lev
         )
     if not levels:
         nor = " nor ERROR log lines" if by == LOG_FAMILY else ""
-        lines[0] = f"ranked by {by}: no service has a {by} series with points in the window{nor}"
+        lines[0] = f"ranked by {by}: no service has a {by} series with points in {where}{nor}"
     elif len(levels) > LISTED_SUSPECTS:
         lines.append(f"… {len(levels) - LISTED_SUSPECTS} more services ranked lower")
-    update = {"by": by, "levels": ranked, "levels_line": lines[0]}
+    update = {"by": by, "levels": ranked, "levels_line": lines[0], "levels_start": period[0], "levels_end": period[1]}
     return evidence.model_copy(update=update), "\n".join([text, *lines])
 
 
@@ -532,15 +545,21 @@ def _verdict(question: Question, report: SuspectReport) -> str:
     top = report.suspects[0]
     runner = f"; next {report.suspects[1].service} {report.suspects[1].score:.2f}" if len(report.suspects) > 1 else ""
     if report.standout:
-        return f"verdict: {top.service} stands out (score {top.score:.2f}{runner})"
+        second = report.suspects[1] if len(report.suspects) > 1 else None
+        felt = (
+            f", whose changes only show where a fault is felt (counted at {EXPLAINED_FACTOR:g})"
+            if second is not None and rivalry(second) < second.score
+            else ""
+        )
+        return f"verdict: {top.service} stands out (score {top.score:.2f}{runner}{felt})"
     if top.explained_by:
         why = f"its change is explained by {', '.join(top.explained_by)}"
     elif top.signals[0].role != "cause":
         why = f"its change ({top.signals[0].family}) shows where a fault is felt, not where it started"
     elif top.signals[0].nearness < 1.0 and question.at is not None:
         why = f"its change began away from {iso(question.at)}"
-    elif len(report.suspects) > 1 and top.score < STANDOUT_RATIO * report.suspects[1].score:
-        why = "the first two are close"
+    elif report.close is not None:
+        why = "the first two are close" if report.close == report.suspects[1].service else f"{report.close} comes close"
     else:
         why = f"its change is small (a score below {MIN_STANDOUT})"
     return f"verdict: no service stands out: {top.service} changed most (score {top.score:.2f}{runner}), but {why}"

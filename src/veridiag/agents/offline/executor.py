@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Protocol
 
 from veridiag.agents.offline import focus as focusing
-from veridiag.agents.offline.findings import ROSE, STILL_GOING, Clock, Findings, Quote, spans_days
+from veridiag.agents.offline.findings import STILL_GOING, Clock, Findings, Quote, spans_days
 from veridiag.agents.offline.skills import catalog, term_words
 from veridiag.agents.offline.still import answer_still
 from veridiag.agents.offline.value import answer_value, asked_metric
@@ -37,6 +37,7 @@ from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.agents.roles import ExecuteRequest
 from veridiag.analysis.signatures import family_of
 from veridiag.analysis.suspects import AFTER_AT, BEFORE_AT
+from veridiag.analysis.traces import own_grew
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.executor_v2 import ExecutorEvidenceV2, Hypothesis, RecommendedAction
 from veridiag.contracts.material import ExecutorScope
@@ -44,7 +45,7 @@ from veridiag.contracts.plan import Step
 from veridiag.text.cjk import HAN, has_cjk
 from veridiag.text.entities import extract_entities
 from veridiag.text.normalize import reader_text
-from veridiag.text.render import iso
+from veridiag.text.render import format_value, iso, rounded
 from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
 from veridiag.tools.records import (
     AskedPoint,
@@ -64,6 +65,7 @@ from veridiag.tools.records import (
     TraceEvidence,
 )
 from veridiag.tools.results import ToolCallResult
+from veridiag.tools.spans import trace_id_in
 
 #: Metrics read per named service that did not change (to say it stayed within its history).
 MAX_METRICS = 8
@@ -194,6 +196,8 @@ class _Execution:
         self._answer(survey, series, logs, changes, searched)
         self._state_terms(searched)
         self._state_traces(traced)
+        if survey is not None and self._has("query_traces"):
+            self._error_trace(survey[1], logs)
         self._state(series, logs, span, changes, involved)
         if survey is None or survey[1].held is None:  # no data in the window: nothing to match a runbook to
             self._runbooks(logs, involved)
@@ -254,6 +258,10 @@ class _Execution:
         if not self._has("rank_suspects"):
             return None
         intent = self.request.plan.intent
+        # A ranking reads around a moment only when the question names one ("at 06:37"); "since
+        # 06:30" ranks the whole period since (``levels_period``).
+        if intent.kind == "rank" and focusing.moment(self.request.plan.time.at) is None:
+            at = None
         args: dict[str, Any] = {
             **_bounds(window),
             "at": iso(at) if at is not None else None,
@@ -346,6 +354,27 @@ class _Execution:
         grew = [item for item in traced if _own_grew(item[1])]
         for result, spans in [*grew, *(item for item in traced if item not in grew)]:
             self.findings.traces(result, spans)
+
+    def _error_trace(self, evidence: SuspectEvidence, logs: list[Logs]) -> None:
+        """The request behind the first suspect's new error lines, read whole by the trace id its
+        example line states (issue 29): which services it reached and whether the suspect called
+        any — the logs and the spans of one request side by side."""
+        top = evidence.suspects[0] if evidence.suspects else None
+        listed = getattr(self.catalogue, "trace_services", None)
+        if top is None or top.signals[0].source != "log" or not callable(listed) or top.service not in listed():
+            return
+        lead = top.signals[0]
+        for result, found in logs:
+            mine = found.templates if found.service == top.service else []
+            template = next((t for t in mine if t.template == lead.name), None)
+            trace_id = trace_id_in(template.example) if template is not None else None
+            if template is None or trace_id is None:
+                continue
+            call = self._call("query_traces", {"service": top.service, "trace_id": trace_id})
+            if call is not None and call.status == "ok":
+                for trace in (e for e in call.output.evidence if isinstance(e, TraceEvidence) and e.trace_id):
+                    self.findings.error_trace(result, template, call, trace)
+            return
 
     def _logs(self, services: Sequence[str], window: tuple[datetime, datetime]) -> list[Logs]:
         found: list[Logs] = []
@@ -444,10 +473,19 @@ class _Execution:
                 for top in _per_service(evidence.templates)[:MAX_SUSPECTS]:
                     self.findings.term(result, evidence, name, top, answers=counting or leading)
                     stated = True
-            elif evidence.matched == 0 and (evidence.service is not None or not self.named):
+            elif evidence.matched == 0 and (evidence.service is not None or not self.named) and self._logged(evidence):
                 self.findings.no_term(result, evidence, term, answers=counting or leading)
                 stated = True
         return stated
+
+    def _logged(self, evidence: LogEvidence) -> bool:
+        """Whether the logs searched hold lines in the window at all: "no line holds 网络" of
+        logs that hold none is no finding (the call's gap says it found nothing)."""
+        if self.catalogue is None:
+            return True
+        services = [evidence.service] if evidence.service else self.catalogue.services()
+        spans = [self.catalogue.log_span(service) for service in services]
+        return any(s is not None and s.first < self.window[1] and s.last >= self.window[0] for s in spans)
 
     def _order(self, order_id: str) -> list[tuple[ToolCallResult, LogSample]]:
         """The log lines that name the order (at most three): they also say when to look."""
@@ -993,9 +1031,15 @@ def _spotted(series: list[Series], window: tuple[datetime, datetime], asked: dat
         (r, s, a)
         for r, s in series
         for a in s.anomalies
-        if _of_window(a, window) or (asked is not None and a.onset <= asked <= a.end)
+        if (_of_window(a, window) or (asked is not None and a.onset <= asked <= a.end)) and _told_apart(a, s.unit)
     ]
     return sorted(found, key=lambda item: item[2].onset)
+
+
+def _told_apart(anomaly: MetricAnomaly, unit: str) -> bool:
+    """Whether the episode's peak and its expected value differ as written: "0.0048s against
+    0.0048s expected (×1.00)" is a deviation of a flat series' noise, no change to state."""
+    return format_value(rounded(anomaly.peak), unit) != format_value(rounded(anomaly.expected), unit)
 
 
 def _of_window(anomaly: MetricAnomaly, window: tuple[datetime, datetime]) -> bool:
@@ -1121,6 +1165,8 @@ def _covers(span: Span | None, logs: LogEvidence) -> bool:
 def _own_grew(spans: TraceEvidence) -> bool:
     """The service's own work or errors grew against its earlier spans (not only its wait)."""
     own, errors = spans.figure("self_p90"), spans.figure("errors")
-    rose = own is not None and own.factor is not None and own.factor >= ROSE
-    failed = errors is not None and errors.window is not None and errors.window > (errors.baseline or 0)
-    return rose or failed
+    return own_grew(
+        own.factor if own is not None else None,
+        errors.window if errors is not None else None,
+        errors.baseline if errors is not None else None,
+    )

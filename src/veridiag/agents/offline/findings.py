@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import model_validator
 
-from veridiag.analysis.suspects import STANDOUT_RATIO
+from veridiag.analysis.signatures import family_blind_to
 from veridiag.contracts.executor_v2 import (
     Claim,
     EvidenceBinding,
@@ -26,7 +26,7 @@ from veridiag.contracts.executor_v2 import (
 from veridiag.contracts.material import ExecutorScope
 from veridiag.text.assertions import asserted
 from veridiag.text.periods import across_days, moment_text, period_text
-from veridiag.text.render import format_value, rounded
+from veridiag.text.render import format_value, rounded, telling_part
 from veridiag.text.wordfiles import Bilingual, WordModel, bundled_words
 from veridiag.tools.records import (
     AskedPoint,
@@ -281,8 +281,36 @@ class Findings:
                 critical=ms_text(hop.critical_ms),
                 own=ms_text(hop.self_ms),
             )
-            made.append(self.claim("observation", text, [(result, slowest.line), (result, slowest.heaviest_line)]))
+            heading = [(result, spans.slowest_line)] if spans.slowest_line else []  # it states "slowest"
+            quotes = [*heading, (result, slowest.line), (result, slowest.heaviest_line)]
+            made.append(self.claim("observation", text, quotes))
         return made
+
+    def error_trace(
+        self, logs: ToolCallResult, template: TemplateCount, traced: ToolCallResult, trace: TraceEvidence
+    ) -> Claim:
+        """The request one of a service's error lines belongs to (its trace id), as its spans tell
+        it: the services it reached, in order, and whether the service called any other — logs
+        and spans of one request side by side, never a cause of their own."""
+        service = trace.service
+        calls = (
+            self.say("error_trace_called", called=self.say("list_separator").join(trace.called))
+            if trace.called
+            else self.say("error_trace_alone")
+        )
+        text = self.say(
+            "error_trace",
+            service=service,
+            level=template.level,
+            trace=trace.trace_id,
+            at=self.clock.seconds(trace.start),
+            spans=trace.trace_spans,
+            reached=" → ".join(trace.reached),
+            calls=calls,
+        )
+        quotes = [(logs, template.line), (logs, template.example), (traced, trace.line)]
+        quotes += [(traced, line) for line in (trace.reached_line, trace.own_line) if line]
+        return self.claim("observation", text, quotes)
 
     def anomaly(
         self,
@@ -539,14 +567,15 @@ class Findings:
             why = self.say("why_effect", family=self.family(lead.family))
         elif lead.nearness < 1.0 and evidence.at is not None:
             why = self.say("why_away", at=self.clock(evidence.at))
-        elif len(evidence.suspects) > 1 and top.score < STANDOUT_RATIO * evidence.suspects[1].score:
-            why = self.say("why_close", next=evidence.suspects[1].service)
+        elif evidence.close is not None:
+            why = self.say("why_close", next=evidence.close)
         else:
             why = self.say("why_small")
         text = self.say("no_standout", service=top.service, what=self.signal(lead), why=why)
         quotes = [(survey, top.line), *_words(survey, lead), (survey, evidence.verdict_line)]
-        if len(evidence.suspects) > 1:
-            quotes.append((survey, evidence.suspects[1].line))
+        second = next((s for s in evidence.suspects[1:] if s.service == evidence.close), None)
+        if second is not None or len(evidence.suspects) > 1:
+            quotes.append((survey, (second or evidence.suspects[1]).line))
         return self.claim("symptom", text, quotes, answers=True)
 
     def kind_asked(
@@ -561,7 +590,10 @@ class Findings:
         kind = self.family(family)
         span = self.during(evidence.start, evidence.end)
         if changed is None:
-            text = self.say("kind_none", kind=kind, count=len(evidence.examined), **span)
+            blind = family_blind_to(family)
+            if blind is not None:  # what the series cannot show is a gap, never part of a fact
+                self.gap("kind_blind", kind=kind, blind=blind[self.lang])
+            text = self.say("kind_unseen" if blind else "kind_none", kind=kind, count=len(evidence.examined), **span)
             return self.claim(
                 "observation", text, [(survey, evidence.line), (survey, evidence.verdict_line)], answers=True
             )
@@ -604,7 +636,7 @@ class Findings:
         — or, errors no series measures, with their ERROR lines in the window."""
         ranked = evidence.levels[:shown]
         lines = bool(ranked) and ranked[0].source == "log"
-        span = self.during(evidence.start, evidence.end)
+        span = self.during(evidence.levels_start or evidence.start, evidence.levels_end or evidence.end)
         measure = self.family(evidence.by or "")
         quotes = [(survey, evidence.levels_line or evidence.line), *((survey, level.line) for level in ranked)]
         if ranked and all(level.peak == 0 for level in evidence.levels):
@@ -627,7 +659,7 @@ class Findings:
 
     def cannot_rank(self, survey: ToolCallResult, evidence: SuspectEvidence) -> Claim:
         """A measure no service examined has: the ranking asked for cannot be made."""
-        span = self.during(evidence.start, evidence.end)
+        span = self.during(evidence.levels_start or evidence.start, evidence.levels_end or evidence.end)
         text = self.say("cannot_rank", measure=self.family(evidence.by or ""), **span)
         return self.claim("observation", text, [(survey, evidence.levels_line or evidence.line)], answers=True)
 
@@ -704,7 +736,7 @@ class Findings:
                 onset=self.clock(signal.onset),
                 count=signal.count,
                 level=signal.level,
-                template=self.words(signal.name),
+                template=self.words(telling_part(signal.name)),
             )
         if signal.events is not None:
             return self.say(

@@ -15,6 +15,8 @@ planted wording, so a rewording, another language or another code is caught the 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
@@ -50,10 +52,19 @@ class AdoptedAssertion(GatekeeperRule):
             text = claim.claim.get("claim_text")
             if not isinstance(text, str):
                 continue
+            cause = claim.claim.get("claim_type") in params.cause_types
+            excerpts = _excerpts(claim.claim)
+            if cause and excerpts and all(facts.within_assertions(e) for e in excerpts):
+                result.add(
+                    claim.target,
+                    "fail",
+                    "a cause resting only on text that asserts or orders (every excerpt it cites stands inside "
+                    "such a line's assertion): evidence text is quoted, never adopted",
+                )
+                continue
             lines = facts.asserting_lines(text)
             if not lines:
                 continue
-            cause = claim.claim.get("claim_type") in params.cause_types
             said = text if cause else own_words(facts.unquoted(text, lines), lines)
             adopted = facts.only_asserted(said)
             if adopted:
@@ -67,3 +78,13 @@ class AdoptedAssertion(GatekeeperRule):
             else:
                 result.add(claim.target, "pass")
         return result
+
+
+def _excerpts(claim: Mapping[str, object]) -> list[str]:
+    """The excerpts a claim's bindings cite (none when its bindings are malformed: schema's to say)."""
+    bindings = claim.get("evidence_bindings")
+    if not isinstance(bindings, list):
+        return []
+    return [
+        b["evidence_excerpt"] for b in bindings if isinstance(b, dict) and isinstance(b.get("evidence_excerpt"), str)
+    ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from veridiag.analysis.traces import CallCount, SpanFilter, SpanStats, TraceSpan
 from veridiag.tools.args import LookupKnowledgeArgs, QueryChangesArgs, QueryLogsArgs, QueryMetricsArgs
@@ -67,4 +67,14 @@ class TraceBackend(Protocol):
 
     def call_counts(self, where: SpanFilter) -> list[CallCount]:
         """Calls into and out of the service in the window, per caller → callee edge."""
+        ...
+
+
+@runtime_checkable
+class TraceLookup(Protocol):
+    """A trace backend that can read one trace whole by its id (a log line's ``TraceID``); one
+    that cannot is told so by ``query_traces trace_id=…``."""
+
+    def trace(self, trace_id: str) -> list[TraceSpan]:
+        """The trace's stored spans, by start; empty when no span of it is stored."""
         ...

@@ -337,19 +337,39 @@ class ClickHouseTraces:
         bounds = self._lookup_bounds(ids) if layout.lookup else None
         if bounds is not None:
             first, last = bounds
+        spans = self._spans_of(ids, (first, last))
+        return [spans[trace_id] for trace_id in ids]
+
+    def trace(self, trace_id: str) -> list[TraceSpan]:
+        """One trace's spans by start (``TraceLookup``; its id as stored: lower-case hex first, else
+        as asked), within the lookup table's bounds of it when it holds it, else the whole table
+        (through the exporter's bloom filter on ``TraceId``)."""
+        for wanted in dict.fromkeys([trace_id.lower(), trace_id]):
+            bounds = self._lookup_bounds([wanted]) if self.layout.lookup else None
+            found = self._spans_of([wanted], bounds)[wanted]
+            if found:
+                return found
+        return []
+
+    def _spans_of(self, ids: list[str], bounds: tuple[int, int] | None) -> dict[str, list[TraceSpan]]:
+        """The traces' spans (starting in ``bounds``, when given), each trace's by start (a span
+        written twice, as a retried insert does, once)."""
+        layout = self.layout
+        trace = layout.col("trace_id")
         fetch = Bound()
+        within = f"{fetch.window(layout, *bounds)} AND " if bounds else ""
         rows = self._rows(
             f"SELECT {trace}, {layout.col('span_id')}, {layout.col('parent_span_id')}, {layout.col('service')}, "
             f"{layout.col('span_name')}, {layout.start_ns} AS s, {layout.end_ns}, {layout.failed}, {layout.stated} "
-            f"FROM {layout.name} WHERE {fetch.window(layout, first, last)} "
-            f"AND {trace} IN {fetch.bind(ids, 'Array(String)')} ORDER BY s, {layout.col('span_id')}",
+            f"FROM {layout.name} WHERE {within}{trace} IN {fetch.bind(ids, 'Array(String)')} "
+            f"ORDER BY s, {layout.col('span_id')}",
             fetch.params,
         )
         spans: dict[str, list[TraceSpan]] = {trace_id: [] for trace_id in ids}
         seen: set[tuple[str, str]] = set()
         for trace_id, span_id, parent, service, operation, start, end, failed, stated in rows:
             if (trace_id, span_id) in seen:
-                continue  # the same span written twice (a retried insert)
+                continue
             seen.add((trace_id, span_id))
             spans[str(trace_id)].append(
                 TraceSpan(
@@ -363,7 +383,7 @@ class ClickHouseTraces:
                     error=bool(failed) if stated else None,
                 )
             )
-        return [spans[trace_id] for trace_id in ids]
+        return spans
 
     def _lookup_bounds(self, ids: list[str]) -> tuple[int, int] | None:
         """The first and last span start of the traces (``[first, last]`` as ``[first, last + 1 s)``),

@@ -215,6 +215,9 @@ class EmbeddedEnvironment:
     def call_counts(self, where: SpanFilter) -> list[CallCount]:
         return _traces.call_counts(self._connection(), where)
 
+    def trace(self, trace_id: str) -> list[TraceSpan]:
+        return _traces.trace(self._connection(), trace_id)
+
     def index_knowledge(self) -> int:
         """Re-index bundled runbooks plus the added demo incidents' and the user folder's (user
         ids override bundled); a broken one raises ``RunbookError`` (``veridiag kb index`` says which)."""

@@ -76,11 +76,16 @@ def slowest_traces(conn: sqlite3.Connection, where: SpanFilter, limit: int) -> l
         " GROUP BY trace_id ORDER BY longest DESC, trace_id LIMIT ?",
         [*params, limit],
     ).fetchall()
-    found = []
-    for trace_id, _longest in chosen:
-        rows = conn.execute(f"SELECT {_COLUMNS} FROM span WHERE trace_id = ? ORDER BY start_ns", (trace_id,))
-        found.append([_span(row) for row in rows])
-    return found
+    return [trace(conn, str(trace_id)) for trace_id, _longest in chosen]
+
+
+def trace(conn: sqlite3.Connection, trace_id: str) -> list[TraceSpan]:
+    """One trace's stored spans by start (its ids as stored: lower-case hex first, else as asked)."""
+    for wanted in dict.fromkeys([trace_id.lower(), trace_id]):
+        rows = conn.execute(f"SELECT {_COLUMNS} FROM span WHERE trace_id = ? ORDER BY start_ns", (wanted,)).fetchall()
+        if rows:
+            return [_span(row) for row in rows]
+    return []
 
 
 def _span(row: tuple[object, ...]) -> TraceSpan:
