@@ -101,8 +101,26 @@ class OtelLogColumns(BaseModel):
     template: str = Field(default="LogTemplateId", pattern=_IDENTIFIER)
 
 
+class OtelTraceColumns(BaseModel):
+    """Column names of an OpenTelemetry ``otel_traces`` table (the ClickHouse exporter's by default)."""
+
+    #: When the span started (DateTime64).
+    timestamp: str = Field(default="Timestamp", pattern=_IDENTIFIER)
+    trace_id: str = Field(default="TraceId", pattern=_IDENTIFIER)
+    span_id: str = Field(default="SpanId", pattern=_IDENTIFIER)
+    parent_span_id: str = Field(default="ParentSpanId", pattern=_IDENTIFIER)
+    #: The operation.
+    span_name: str = Field(default="SpanName", pattern=_IDENTIFIER)
+    service: str = Field(default="ServiceName", pattern=_IDENTIFIER)
+    #: How long the span took, in nanoseconds (an integer).
+    duration: str = Field(default="Duration", pattern=_IDENTIFIER)
+    #: 'Ok' / 'Error' / 'Unset' (the exporter's; older ones wrote 'STATUS_CODE_ERROR' …); '' for
+    #: a span that states no status.
+    status_code: str = Field(default="StatusCode", pattern=_IDENTIFIER)
+
+
 class ClickHouseSettings(BaseModel):
-    """Logs in ClickHouse: a server over HTTP (``url``), or the in-process engine (chdb, the
+    """Logs (and spans) in ClickHouse: a server over HTTP (``url``), or the in-process engine (chdb, the
     ``veridiag[clickhouse]`` extra) on a local data directory when ``url`` is empty."""
 
     url: str = ""
@@ -114,14 +132,18 @@ class ClickHouseSettings(BaseModel):
     password: SecretStr | None = None
     timeout_seconds: float = Field(default=10.0, gt=0, le=300)
     columns: OtelLogColumns = OtelLogColumns()
+    #: The spans' table (``tools.traces: clickhouse``), in ``database`` like the logs'.
+    traces_table: str = Field(default="otel_traces", pattern=_IDENTIFIER)
+    trace_columns: OtelTraceColumns = OtelTraceColumns()
 
 
 class ToolsSettings(BaseModel):
     logs: Literal["embedded", "loki", "clickhouse"] = "embedded"
     metrics: Literal["embedded", "prometheus"] = "embedded"
-    #: Where ``query_traces`` reads spans: the embedded file (``data import-traces``), or a
-    #: Jaeger or Tempo server (``jaeger.url``, ``tempo.url``).
-    traces: Literal["embedded", "jaeger", "tempo"] = "embedded"
+    #: Where ``query_traces`` reads spans: the embedded file (``data import-traces``), the
+    #: ClickHouse ``otel_traces`` table of the ``clickhouse`` settings, or a Jaeger or Tempo
+    #: server (``jaeger.url``, ``tempo.url``).
+    traces: Literal["embedded", "clickhouse", "jaeger", "tempo"] = "embedded"
     knowledge: Literal["embedded"] = "embedded"
     #: A call that takes longer is recorded as an error and the session goes on.
     timeout_seconds: float = Field(default=20.0, gt=0, le=600)
@@ -446,7 +468,10 @@ class Settings(BaseSettings):
     def live_backends(self) -> bool:
         """Logs, metrics or spans come from a live system: "now" is the wall clock, not the data's end."""
         logs_live = self.tools.logs == "loki" or (self.tools.logs == "clickhouse" and bool(self.clickhouse.url))
-        return logs_live or self.tools.metrics != "embedded" or self.tools.traces != "embedded"
+        traces_live = self.tools.traces in ("jaeger", "tempo") or (
+            self.tools.traces == "clickhouse" and bool(self.clickhouse.url)
+        )
+        return logs_live or traces_live or self.tools.metrics != "embedded"
 
     @property
     def tokens(self) -> list[str]:

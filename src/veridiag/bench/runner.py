@@ -51,6 +51,16 @@ def _clickhouse(options: BenchOptions) -> BaseModel:
     return clickhouse.run(lines=20_000, repeats=2) if options.quick else clickhouse.run(large_lines=10_000_000)
 
 
+def _traces(options: BenchOptions) -> BaseModel:
+    """``query_traces`` over ClickHouse ``otel_traces`` of cached 1 M / 10 M span tables (the
+    veridiag[clickhouse] extra; issue 29)."""
+    from veridiag.bench import clickhouse_traces  # the client library and the engine: only for this one
+
+    if options.quick:
+        return clickhouse_traces.run(spans=20_000, repeats=2)
+    return clickhouse_traces.run(large_spans=10_000_000)
+
+
 def _rca(options: BenchOptions) -> BaseModel:
     """veridiag and RCAEval's BARO / n-sigma naming the culprit of the Nezha fault injections."""
     from veridiag.bench import rca  # the pipeline and the baseline's driver: only for this one
@@ -67,6 +77,7 @@ BENCHMARKS: dict[str, Callable[[BenchOptions], BenchResult]] = {
     "startup": lambda o: startup.run(repeats=3) if o.quick else startup.run(),
     "sessions": lambda o: sessions.run(sessions=2_000, repeats=20) if o.quick else sessions.run(),
     "clickhouse": _clickhouse,
+    "traces": _traces,
     "rca": _rca,
     "survey": lambda o: survey.run(services=20, days=2, repeats=1) if o.quick else survey.run(),
 }

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
     from veridiag.ingest.batch import BatchReport
     from veridiag.ingest.importers import ImportReport
+    from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces
     from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 # Each command imports the store and the tools it runs, so ``veridiag --help`` loads neither.
@@ -422,6 +423,14 @@ def data_import_traces(
     fmt: Annotated[TraceFormat, typer.Option("--format", help="auto, csv, otlp-json, jaeger-json or zipkin-json.")] = (
         "auto"
     ),
+    store: Annotated[
+        LogStoreName,
+        typer.Option(
+            "--store",
+            help="embedded (the SQLite file) or clickhouse (the clickhouse.traces_table, the exporter's otel_traces; "
+            "the in-process engine needs the veridiag[clickhouse] extra).",
+        ),
+    ] = "embedded",
     as_json: JsonOption = False,
 ) -> None:
     """Import spans as per-service series a minute — span_rate, span_duration_p90, span_self_time_p90,
@@ -431,11 +440,15 @@ def data_import_traces(
     spans are kept and each minute is recomputed from all of them)."""
     from veridiag.ingest.batch import expand, import_trace_files
     from veridiag.ingest.importers import ImportFailedError
-    from veridiag.tools.factory import embedded_environment
+    from veridiag.tools.factory import clickhouse_traces, embedded_environment
 
+    config = settings()
+    clickhouse = None
     try:
         named = expand(files, "*")
-        env = embedded_environment(settings(), importing=True)
+        env = embedded_environment(config, importing=True)
+        if store == "clickhouse":
+            clickhouse = _clickhouse_traces(clickhouse_traces(config, env))
         with _progress("importing {task.description}") as progress:
             task = progress.add_task("spans", total=sum(path.stat().st_size for path in named))
             report = import_trace_files(
@@ -444,11 +457,33 @@ def data_import_traces(
                 service=service,
                 fmt=fmt,
                 progress=lambda done, name: progress.update(task, completed=done, description=name),
+                store=clickhouse,
             )
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
+    finally:
+        if clickhouse is not None:
+            clickhouse.close()
     _demo_note(env)
     _batch_report(report, "spans", as_json, single=len(files) == 1 and files[0].is_file())
+
+
+def _clickhouse_traces(traces: ClickHouseTraces) -> ClickHouseTraces:
+    """The ClickHouse span table ready to write: made with the exporter's DDL unless it exists;
+    a held data directory, a missing extra or a server that refuses said before a file is read."""
+    from veridiag.tools.backends import TraceReadError
+    from veridiag.tools.backends.clickhouse import ClickHouseUnavailableError
+
+    try:
+        traces.create_tables()
+        traces.layout  # noqa: B018 — a table of another shape is said now
+    except (ClickHouseUnavailableError, TraceReadError) as exc:
+        traces.close()
+        raise fail(str(exc)) from None
+    except Exception as exc:  # the client's: a refused statement, a server gone
+        traces.close()
+        raise fail(f"cannot prepare ClickHouse table {traces.settings.traces_table}: {exc}") from None
+    return traces
 
 
 @data_app.command("formats")

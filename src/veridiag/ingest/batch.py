@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -31,6 +31,9 @@ from veridiag.ingest.importers import (
 from veridiag.ingest.metric_files import csv_header
 from veridiag.ingest.spanfiles import SpanFormat
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
+
+if TYPE_CHECKING:
+    from veridiag.ingest.traces import SpanStore
 
 #: Bytes of the files done so far, and the file being read.
 BatchProgress = Callable[[int, str], None]
@@ -329,8 +332,9 @@ def import_trace_files(
     service: str | None = None,
     fmt: SpanFormat = "auto",
     progress: BatchProgress | None = None,
+    store: SpanStore | None = None,
 ) -> BatchReport:
-    """Span files and folders (every file in them) into the embedded file, each as
+    """Span files and folders (every file in them) into the embedded file (or ``store``), each as
     ``import_traces`` reads it; files overlapping in time merge exactly (``ingest.traces``)."""
     from veridiag.ingest.traces import import_traces
 
@@ -341,7 +345,7 @@ def import_trace_files(
         if progress is not None:
             progress(done, path.name)
         try:
-            imported = import_traces(env, path, service=service, fmt=fmt)
+            imported = import_traces(env, path, service=service, fmt=fmt, store=store)
         except ImportFailedError as exc:
             report.files.append(FileResult(path=str(path), outcome="failed", why=str(exc).removeprefix(f"{path}: ")))
         else:

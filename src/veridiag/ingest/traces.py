@@ -14,23 +14,44 @@ an IP address left out).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Protocol
 
 from veridiag.ingest.dependencies import is_host
 from veridiag.ingest.importers import ImportFailedError, ImportReport, ServiceSpelling, require_file
 from veridiag.ingest.kubernetes import workload_of
 from veridiag.ingest.spanfiles import ReadSpan, SpanFileError, SpanFileReport, SpanFormat, read_span_file
+from veridiag.tools.backends import TraceReadError
 from veridiag.tools.backends.embedded import EdgeRow, EmbeddedEnvironment, SpanRow
 
 
+class Stored(Protocol):
+    added: int
+    duplicates: int
+
+
+class SpanStore(Protocol):
+    """Another store of spans than the embedded file: ClickHouse's ``otel_traces``
+    (``tools/backends/clickhouse_traces.py``), which derives nothing at import."""
+
+    def add_spans(self, rows: Iterable[SpanRow]) -> Stored: ...
+
+
 def import_traces(
-    env: EmbeddedEnvironment, path: Path, *, service: str | None = None, fmt: SpanFormat = "auto"
+    env: EmbeddedEnvironment,
+    path: Path,
+    *,
+    service: str | None = None,
+    fmt: SpanFormat = "auto",
+    store: SpanStore | None = None,
 ) -> ImportReport:
     """One span file into the embedded file: its spans, the series derived from them, its calls.
     A span's service is its record's service as written, else ``service``, else its pod's
     workload; ``service`` also overrides a workload read from a pod name. A span with none is
-    skipped and counted (the import fails when no span has one)."""
+    skipped and counted (the import fails when no span has one). With ``store``, the spans go
+    there instead (idempotent too), named alike; the series and the call graph are then not
+    derived: ``query_traces`` reads them from the spans."""
     require_file(path)
     found = SpanFileReport()
     spelling = ServiceSpelling(env.services())
@@ -71,18 +92,18 @@ def import_traces(
             )
 
     try:
+        if store is not None:
+            return _elsewhere(
+                store.add_spans(rows()), path, found, unowned=unowned, services=services, spelling=spelling
+            )
         written = env.add_spans(rows(), source=path.name, reach_key=str(path.resolve()))
     except SpanFileError as exc:
         raise ImportFailedError(str(exc)) from None
+    except TraceReadError as exc:
+        raise ImportFailedError(f"{path}: {exc}") from None
     except OSError as exc:
         raise ImportFailedError(f"{path}: {exc.strerror or exc}") from None
-    if found.spans == 0:
-        reasons = "; ".join(f"{n} {why}" for why, n in found.reasons.most_common(3)) or "none in the file"
-        raise ImportFailedError(f"{path}: no span could be read ({reasons})")
-    if len(unowned) == found.spans:
-        raise ImportFailedError(
-            f"{path}: no span says whose it is (no service or pod column or attribute); pass --service"
-        )
+    _checked(path, found, unowned)
     report = ImportReport(
         imported=written.added,
         duplicates=written.duplicates,
@@ -106,6 +127,42 @@ def import_traces(
             "do not cover whole (a capture's first or last): a count there is no rate"
         )
     _add_edges(env, written.edges, report)
+    return report
+
+
+def _checked(path: Path, found: SpanFileReport, unowned: list[int]) -> None:
+    if found.spans == 0:
+        reasons = "; ".join(f"{n} {why}" for why, n in found.reasons.most_common(3)) or "none in the file"
+        raise ImportFailedError(f"{path}: no span could be read ({reasons})")
+    if len(unowned) == found.spans:
+        raise ImportFailedError(
+            f"{path}: no span says whose it is (no service or pod column or attribute); pass --service"
+        )
+
+
+def _elsewhere(
+    written: Stored,
+    path: Path,
+    found: SpanFileReport,
+    *,
+    unowned: list[int],
+    services: set[str],
+    spelling: ServiceSpelling,
+) -> ImportReport:
+    """The report of a file stored in another span store."""
+    _checked(path, found, unowned)
+    report = ImportReport(
+        imported=written.added,
+        duplicates=written.duplicates,
+        skipped=found.skipped + len(unowned),
+        first_skipped=sorted([*found.first_skipped, *unowned[:5]])[:5],
+        format=found.format,
+        services=sorted(services),
+        service_column=found.owner_column,
+        respelt=spelling.respelt(),
+        without_service=len(unowned),
+    )
+    report.left_out += [f"{n} spans: {why}" for why, n in found.reasons.most_common()]
     return report
 
 

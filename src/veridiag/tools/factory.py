@@ -15,6 +15,7 @@ from veridiag.tools.runner import Toolbox
 if TYPE_CHECKING:
     from veridiag.tools.backends import TraceBackend
     from veridiag.tools.backends.clickhouse import ClickHouseLogs
+    from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces
     from veridiag.tools.backends.jaeger import JaegerBackend
     from veridiag.tools.backends.loki import LokiBackend
     from veridiag.tools.backends.prometheus import PrometheusBackend
@@ -84,6 +85,14 @@ def clickhouse_logs(settings: Settings, embedded: EmbeddedEnvironment | None = N
     return ClickHouseLogs(settings.clickhouse, settings.clickhouse_path, clock=clock)
 
 
+def clickhouse_traces(settings: Settings, embedded: EmbeddedEnvironment | None = None) -> ClickHouseTraces:
+    """The ClickHouse trace backend (``clickhouse.traces_table``), its clock as the log backend's."""
+    from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces  # client library: only when configured
+
+    clock = embedded.now if embedded is not None and not settings.clickhouse.url else None
+    return ClickHouseTraces(settings.clickhouse, settings.clickhouse_path, clock=clock)
+
+
 def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = None) -> Toolbox:
     """The toolbox; ``embedded`` is the environment to serve from (default: a new one)."""
     embedded = embedded or embedded_environment(settings)
@@ -118,7 +127,10 @@ def build_toolbox(settings: Settings, embedded: EmbeddedEnvironment | None = Non
             backoff=Backoff(attempts=1 + settings.prometheus.max_retries),
         )
     traces: TraceBackend = embedded
-    if settings.tools.traces != "embedded":
+    if settings.tools.traces == "clickhouse":
+        table = clickhouse_traces(settings, embedded)
+        traces, closers = table, (*closers, table.close)
+    elif settings.tools.traces != "embedded":
         server = trace_backend(settings)
         traces, closers = server, (*closers, server.close)
     return Toolbox(

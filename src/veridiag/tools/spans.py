@@ -111,25 +111,42 @@ class TraceQuery:
 
     def run(self, args: QueryTracesArgs) -> ToolOutput:
         try:
+            return self._run(args)
+        except TraceReadError as exc:
+            return _error(str(exc))
+
+    def _run(self, args: QueryTracesArgs) -> ToolOutput:
+        try:
             end = parse_time(args.end, self.now) if args.end else self.now
             start = parse_time(args.start, self.now) if args.start else end - timedelta(hours=1)
         except ValueError as exc:
             return _error(str(exc))
         if start >= end:
             return _error(f"start {iso(start)} must be before end {iso(end)}")
-        try:
-            if args.trace_id is not None:
-                return self._one(args, args.trace_id)
-            return self._read(args, SpanFilter(service=args.service, operation=args.operation, start=start, end=end))
-        except TraceReadError as exc:
-            return _error(str(exc))
+        if args.trace_id is not None:
+            return self._one(args, args.trace_id)
+        return self._read(args, SpanFilter(service=args.service, operation=args.operation, start=start, end=end))
 
     def _read(self, args: QueryTracesArgs, where: SpanFilter) -> ToolOutput:
-        window = self.backend.span_stats(where)
+        """The window's figures against the baseline's: the period just before, as long as the
+        window but at least an hour — or, when that holds no span, the day before."""
+        length = max(where.end - where.start, MIN_BASELINE)
+        before = where.model_copy(update={"start": where.start - length, "end": where.start})
+        both = getattr(self.backend, "span_figures", None)
+        if callable(both):  # figures and calls in one read (a database pays per statement)
+            (window, now_calls), (baseline, then_calls) = both([where, before])
+        else:
+            window, baseline = span_stats(self.backend, [where, before])
         if window.spans == 0:
             return self._none(args, where)
-        before, baseline = self._baseline(where)
-        return _render(args, where, before=before, window=window, baseline=baseline, backend=self.backend)
+        if baseline.spans == 0 and length < WIDE_BASELINE:
+            before = where.model_copy(update={"start": where.start - WIDE_BASELINE, "end": where.start})
+            if callable(both):
+                ((baseline, then_calls),) = both([before])
+            else:
+                baseline = self.backend.span_stats(before)
+        calls = (now_calls, then_calls) if callable(both) else None
+        return _render(args, where, before=before, window=window, baseline=baseline, backend=self.backend, calls=calls)
 
     def _one(self, args: QueryTracesArgs, trace_id: str) -> ToolOutput:
         """One trace whole (a log line's ``TraceID``): where it went, what the service did in it."""
@@ -175,14 +192,22 @@ class TraceQuery:
         shown = ", ".join(known[:MAX_LISTED]) + (" …" if len(known) > MAX_LISTED else "")
         return f"; {args.service} has no operation {args.operation!r}; its operations: {shown}"
 
-    def _baseline(self, where: SpanFilter) -> tuple[SpanFilter, SpanStats]:
-        length = max(where.end - where.start, MIN_BASELINE)
-        before = where.model_copy(update={"start": where.start - length, "end": where.start})
-        found = self.backend.span_stats(before)
-        if found.spans == 0 and length < WIDE_BASELINE:
-            before = where.model_copy(update={"start": where.start - WIDE_BASELINE, "end": where.start})
-            found = self.backend.span_stats(before)
-        return before, found
+
+def span_stats(backend: TraceBackend, filters: list[SpanFilter]) -> list[SpanStats]:
+    """Each filter's figures: in one read where the backend offers it (``span_stats_many``: a
+    database pays per statement), else one by one."""
+    many = getattr(backend, "span_stats_many", None)
+    found: list[SpanStats] = list(many(filters)) if callable(many) else [backend.span_stats(f) for f in filters]
+    return found
+
+
+def call_counts(backend: TraceBackend, filters: list[SpanFilter]) -> list[list[CallCount]]:
+    """Each filter's calls per edge: in one read where the backend offers it (``call_counts_many``)."""
+    many = getattr(backend, "call_counts_many", None)
+    found: list[list[CallCount]] = (
+        [list(c) for c in many(filters)] if callable(many) else [backend.call_counts(f) for f in filters]
+    )
+    return found
 
 
 def _render(
@@ -193,6 +218,7 @@ def _render(
     window: SpanStats,
     baseline: SpanStats,
     backend: TraceBackend,
+    calls: tuple[list[CallCount], list[CallCount]] | None = None,
 ) -> ToolOutput:
     service = where.service
     request = {"service": service, "operation": args.operation, "start": iso(where.start), "end": iso(where.end)}
@@ -203,11 +229,11 @@ def _render(
     lines = [request_line(TOOL, request), head]
     figures = _figures(service, window, baseline)
     lines += [f.line for f in figures]
-    calls = _calls(backend.call_counts(where), backend.call_counts(before))
-    if calls:
+    edges = _calls(*(calls or call_counts(backend, [where, before])))
+    if edges:
         lines.append("calls (caller → callee) in the window and in the baseline:")
-        lines += [edge.line for edge in calls]
-    callees = _callees(service, calls, where, before, backend)
+        lines += [edge.line for edge in edges]
+    callees = _callees(service, edges, where, before, backend)
     lines += [f.line for f in callees]
     slowest = [
         _slow(rank, spans, where)
@@ -228,7 +254,7 @@ def _render(
         baseline_end=before.end,
         figures=figures,
         callees=callees,
-        calls=calls,
+        calls=edges,
         slowest=slowest,
         traces=window.traces,
         baseline_traces=baseline.traces,
@@ -415,10 +441,13 @@ def _callees(
     """The self time p90 of the services this one calls most (all their spans): whether what it
     waits on grew, beside its own."""
     callees = list(dict.fromkeys(edge.callee for edge in calls if edge.caller == service))[:MAX_CALLEES]
+    periods = [(where.start, where.end), (before.start, before.end)]
+    figures = span_stats(
+        backend, [SpanFilter(service=callee, start=start, end=end) for callee in callees for start, end in periods]
+    )
     found = []
-    for callee in callees:
-        now = backend.span_stats(SpanFilter(service=callee, start=where.start, end=where.end)).self_p90
-        then = backend.span_stats(SpanFilter(service=callee, start=before.start, end=before.end)).self_p90
+    for index, callee in enumerate(callees):
+        now, then = figures[2 * index].self_p90, figures[2 * index + 1].self_p90
         if now is None:
             continue
         factor, said = _factor(now, then)

@@ -37,8 +37,8 @@ class KnowledgeBackend(Protocol):
 
 class TraceReadError(RuntimeError):
     """A trace backend could not answer (its server is down, refused the query or answered
-    what is no answer); the message names the server and says why. ``query_traces`` states it as
-    the call's error."""
+    what is no answer, its table is missing or not of the expected shape); the message names
+    the backend and says why. ``query_traces`` states it as the call's error."""
 
 
 class TraceBackend(Protocol):
@@ -46,10 +46,10 @@ class TraceBackend(Protocol):
     writes the output). Reads only, each bounded by a service and a window, so a store that
     aggregates (ClickHouse ``otel_traces``: quantiles and counts in SQL) and one that returns
     traces (Jaeger's and Tempo's query APIs: a search by service, operation and time, then
-    the traces) can both answer: the embedded file (``embedded/_traces.py``), Jaeger
-    (``jaeger.py``) and Tempo (``tempo.py``) over ``_sampled.py``, whose figures are over the
-    traces a search returned (``SpanStats.traces``). A read that fails raises
-    ``TraceReadError``."""
+    the traces) can both answer: the embedded file (``embedded/_traces.py``), ClickHouse's
+    ``otel_traces`` (``clickhouse_traces.py``), Jaeger (``jaeger.py``) and Tempo (``tempo.py``)
+    over ``_sampled.py``, whose figures are over the traces a search returned
+    (``SpanStats.traces``). A read that fails raises ``TraceReadError``."""
 
     name: str
 

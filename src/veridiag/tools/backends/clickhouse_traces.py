@@ -1,0 +1,441 @@
+"""``query_traces`` over ClickHouse's OpenTelemetry ``otel_traces`` table (``TraceBackend``), through
+``clickhouse-connect``: a server over HTTP, or the in-process engine (chdb) on the data directory
+the log backend uses — the same SQL either way (``otel_traces.py``).
+
+Counts, errors, percentiles, self times and calls per edge are computed by the engine, one
+statement each, from the spans of the service and window asked (the exporter's primary key leads
+with the service); only the slowest traces come back span by span, for their critical paths
+(``analysis/traces.py``). The table is checked once, on first use: missing, or a column missing
+or of another type, is a ``TraceReadError`` saying which, as is a server that does not answer.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from veridiag.analysis.traces import CallCount, SpanFilter, SpanStats, TraceSpan
+from veridiag.config import ClickHouseSettings
+from veridiag.tools.backends import TraceReadError
+from veridiag.tools.backends.clickhouse import ClickHouseUnavailableError, _load_client_library, connect
+from veridiag.tools.backends.embedded._spans import SpanRow
+from veridiag.tools.backends.otel_traces import (
+    CALLER_LEAD,
+    CHILD_LEAD,
+    EXPORTER_LOOKUP_DDL,
+    EXPORTER_LOOKUP_VIEW_DDL,
+    EXPORTER_TRACES_DDL,
+    TRACE_REACH,
+    Bound,
+    Group,
+    TraceLayout,
+    column_problem,
+    figures_sql,
+)
+from veridiag.tools.records import Span
+
+if TYPE_CHECKING:
+    from clickhouse_connect.driver.client import Client
+
+_NS_PER_MS = 1e6
+#: Spans inserted per statement by ``add_spans``.
+BATCH = 50_000
+
+
+def ns(moment: datetime) -> int:
+    return int(moment.timestamp()) * 10**9 + moment.microsecond * 1000
+
+
+def _moment(value: int) -> datetime:
+    return datetime.fromtimestamp(value / 1e9, tz=UTC)
+
+
+@dataclass
+class TracesWritten:
+    """What one ``add_spans`` did: spans inserted, and spans already stored (or repeated)."""
+
+    added: int = 0
+    duplicates: int = 0
+
+
+class ClickHouseTraces:
+    """The ``query_traces`` backend over one ``otel_traces`` table; a client per thread."""
+
+    name = "clickhouse"
+
+    def __init__(
+        self, settings: ClickHouseSettings, path: Path, *, clock: Callable[[], datetime] | None = None
+    ) -> None:
+        self.settings, self.path = settings, path
+        #: "now" for relative times: the wall clock for a server, the data's end for imported history.
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self._local = threading.local()
+        self._clients: list[Client] = []
+        self._lock = threading.Lock()
+        self._layout: TraceLayout | None = None
+        _load_client_library(settings)
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    # -- clients & layout ------------------------------------------------------------------
+
+    def client(self) -> Client:
+        found: Client | None = getattr(self._local, "client", None)
+        if found is None:
+            found = connect(self.settings, self.path)
+            self._local.client = found
+            with self._lock:
+                self._clients.append(found)
+        return found
+
+    def close(self) -> None:
+        with self._lock:
+            clients, self._clients = self._clients, []
+            self._local = threading.local()
+        for client in clients:
+            client.close()
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """The statement's rows; every failure a ``TraceReadError`` naming where it came from."""
+        try:
+            return [tuple(row) for row in self.client().query(sql, parameters=params).result_rows]
+        except ClickHouseUnavailableError as exc:
+            raise TraceReadError(str(exc)) from None
+        except Exception as exc:  # the client's: a refused statement, a server gone
+            raise TraceReadError(f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}") from None
+
+    def _plain(self) -> TraceLayout:
+        return TraceLayout(self.settings.database, self.settings.traces_table, self.settings.trace_columns)
+
+    @property
+    def layout(self) -> TraceLayout:
+        """Checked against the system tables once: the table, its columns and their types."""
+        if self._layout is None:
+            self._layout = self.detect()
+        return self._layout
+
+    def detect(self) -> TraceLayout:
+        plain = self._plain()
+        where = {"db": plain.database, "t": plain.table}
+        kinds = {
+            str(name): str(kind)
+            for name, kind in self._rows(
+                "SELECT name, type FROM system.columns WHERE database = {db:String} AND table = {t:String}", where
+            )
+        }
+        if not kinds:
+            raise TraceReadError(
+                f"clickhouse: no table {plain.database}.{plain.table} (clickhouse.traces_table): the "
+                "OpenTelemetry Collector's ClickHouse exporter makes it, "
+                "or `veridiag data import-traces --store clickhouse`"
+            )
+        wrong = []
+        for role, column in plain.columns.model_dump().items():
+            if column not in kinds:
+                wrong.append(f"no column {column} ({role})")
+            elif problem := column_problem(role, kinds[column]):
+                wrong.append(f"column {column} {problem}")
+        if wrong:
+            raise TraceReadError(
+                f"clickhouse: table {plain.database}.{plain.table} cannot be read as spans: " + "; ".join(wrong)
+            )
+        lookup = self._rows(
+            "SELECT count() FROM system.tables WHERE database = {db:String} AND name = {t:String}",
+            {"db": plain.database, "t": f"{plain.table}_trace_id_ts"},
+        )
+        return TraceLayout(plain.database, plain.table, plain.columns, lookup=bool(lookup[0][0]))
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def create_tables(self) -> None:
+        """The exporter's table and its trace id lookup (with the view filling it), unless they exist."""
+        layout = self._plain()
+        client = self.client()
+        client.command(f"CREATE DATABASE IF NOT EXISTS `{layout.database}`")
+        client.command(EXPORTER_TRACES_DDL.format(table=layout.name))
+        client.command(EXPORTER_LOOKUP_DDL.format(lookup=layout.lookup_table))
+        client.command(
+            EXPORTER_LOOKUP_VIEW_DDL.format(view=layout.lookup_view, lookup=layout.lookup_table, table=layout.name)
+        )
+        self._layout = None
+
+    def add_spans(self, rows: Iterable[SpanRow], *, known: bool = True) -> TracesWritten:
+        """Insert spans as the exporter writes them (a span that states no status gets an empty
+        ``StatusCode``), a batch per statement; with ``known``, a span already stored (same trace
+        and span id) is not stored again, so a file imported twice adds nothing."""
+        self.create_tables()
+        layout = self.layout
+        written = TracesWritten()
+        names = [
+            layout.columns.timestamp,
+            layout.columns.trace_id,
+            layout.columns.span_id,
+            layout.columns.parent_span_id,
+            layout.columns.span_name,
+            "SpanKind",
+            layout.columns.service,
+            "ResourceAttributes",
+            layout.columns.duration,
+            layout.columns.status_code,
+        ]
+        for batch in _batches(rows):
+            stored = self._stored_ids(batch) if known else set()
+            data = []
+            for row in batch:
+                key = (row.trace_id, row.span_id)
+                if key in stored:
+                    written.duplicates += 1
+                    continue
+                stored.add(key)
+                status = "" if row.error is None else ("Error" if row.error else "Unset")
+                data.append(
+                    [
+                        row.start_ns,
+                        row.trace_id,
+                        row.span_id,
+                        row.parent_id,
+                        row.operation,
+                        "Unspecified",
+                        row.service,
+                        {"service.name": row.service},
+                        max(0, row.end_ns - row.start_ns),
+                        status,
+                    ]
+                )
+            if data:
+                self._insert(data, names)
+                written.added += len(data)
+        return written
+
+    def _insert(self, data: list[list[Any]], names: list[str]) -> None:
+        layout = self.layout
+        # The start goes in as ns since the epoch: a DateTime64(9) takes an integer as its ticks.
+        try:
+            self.client().insert(layout.table, data, column_names=names, database=layout.database)
+        except ClickHouseUnavailableError as exc:
+            raise TraceReadError(str(exc)) from None
+        except Exception as exc:  # the client's: a refused insert, a server gone
+            raise TraceReadError(f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}") from None
+
+    def _stored_ids(self, batch: list[SpanRow]) -> set[tuple[str, str]]:
+        layout = self.layout
+        bound = Bound()
+        ids = bound.bind(sorted({row.trace_id for row in batch}), "Array(String)")
+        window = bound.window(layout, min(r.start_ns for r in batch), max(r.start_ns for r in batch) + 1)
+        rows = self._rows(
+            f"SELECT {layout.col('trace_id')}, {layout.col('span_id')} FROM {layout.name} "
+            f"WHERE {window} AND {layout.col('trace_id')} IN {ids}",
+            bound.params,
+        )
+        return {(str(t), str(s)) for t, s in rows}
+
+    # -- reading (``TraceBackend``) ---------------------------------------------------------
+
+    def trace_services(self) -> list[str]:
+        layout = self.layout
+        rows = self._rows(f"SELECT DISTINCT {layout.col('service')} AS s FROM {layout.name} ORDER BY s", {})
+        return [str(service) for (service,) in rows]
+
+    def operations(self, service: str) -> list[str]:
+        """The operations of the service's spans (what ``query_traces`` lists for one it lacks)."""
+        layout = self.layout
+        bound = Bound()
+        rows = self._rows(
+            f"SELECT DISTINCT {layout.col('span_name')} AS o FROM {layout.name} "
+            f"WHERE {layout.col('service')} = {bound.bind(service, 'String')} ORDER BY o",
+            bound.params,
+        )
+        return [str(operation) for (operation,) in rows]
+
+    def span_extent(self, service: str) -> Span | None:
+        layout = self.layout
+        bound = Bound()
+        ((count, first, last),) = self._rows(
+            f"SELECT count(), min({layout.start_ns}), max({layout.start_ns}) FROM {layout.name} "
+            f"WHERE {layout.col('service')} = {bound.bind(service, 'String')}",
+            bound.params,
+        )
+        return Span(first=_moment(int(first)), last=_moment(int(last))) if count else None
+
+    def span_stats(self, where: SpanFilter) -> SpanStats:
+        return self.span_stats_many([where])[0]
+
+    def span_stats_many(self, filters: Sequence[SpanFilter]) -> list[SpanStats]:
+        """``span_stats`` of each filter (any services), in one statement for filters no span
+        belongs to two of (a span counts in one group of a statement)."""
+        found = [SpanStats(spans=0) for _ in filters]
+        for batch in _disjoint(filters):
+            for index, (stats, _calls) in zip(
+                batch, self._figures([filters[i] for i in batch], calls=False), strict=True
+            ):
+                found[index] = stats
+        return found
+
+    def call_counts(self, where: SpanFilter) -> list[CallCount]:
+        return self.call_counts_many([where])[0]
+
+    def call_counts_many(self, filters: Sequence[SpanFilter]) -> list[list[CallCount]]:
+        """``call_counts`` of each filter, in one statement per service and operation asked."""
+        return [calls for _stats, calls in self.span_figures(filters)]
+
+    def span_figures(self, filters: Sequence[SpanFilter]) -> list[tuple[SpanStats, list[CallCount]]]:
+        """``span_stats`` and ``call_counts`` of each filter, in one statement (one read of the
+        range) per service and operation asked."""
+        found: list[tuple[SpanStats, list[CallCount]]] = [(SpanStats(spans=0), []) for _ in filters]
+        asked: dict[tuple[str, str | None], list[int]] = {}
+        for index, f in enumerate(filters):
+            asked.setdefault((f.service, f.operation), []).append(index)
+        for indexes in asked.values():
+            for part in _disjoint([filters[i] for i in indexes]):
+                batch = [indexes[i] for i in part]
+                for index, figures in zip(batch, self._figures([filters[i] for i in batch], calls=True), strict=True):
+                    found[index] = figures
+        return found
+
+    def _figures(self, filters: Sequence[SpanFilter], *, calls: bool) -> list[tuple[SpanStats, list[CallCount]]]:
+        layout = self.layout
+        bound = Bound()
+        groups = [Group(f.service, f.operation, ns(f.start), ns(f.end)) for f in filters]
+        lead = int(max(CALLER_LEAD, CHILD_LEAD).total_seconds()) * 10**9
+        sql = figures_sql(layout, bound, groups, calls=calls, lead_ns=lead)
+        stats = [SpanStats(spans=0) for _ in filters]
+        edges: list[list[CallCount]] = [[] for _ in filters]
+        for kind, group, other, count, failed, stated, durations, owns in self._rows(sql, bound.params):
+            index, errors = int(group), int(failed) if stated else None
+            if kind == 0:
+                d50, d90, d99 = (float(v) / _NS_PER_MS for v in durations)
+                s50, s90 = (float(v) / _NS_PER_MS for v in owns)
+                stats[index] = SpanStats(
+                    spans=int(count),
+                    errors=errors,
+                    stated=int(stated),
+                    duration_p50=d50,
+                    duration_p90=d90,
+                    duration_p99=d99,
+                    self_p50=s50,
+                    self_p90=s90,
+                )
+            else:
+                service = filters[index].service
+                caller, callee = (service, str(other)) if kind == 1 else (str(other), service)
+                edges[index].append(CallCount(caller=caller, callee=callee, calls=int(count), errors=errors))
+        return list(zip(stats, edges, strict=True))
+
+    def slowest_traces(self, where: SpanFilter, limit: int) -> list[list[TraceSpan]]:
+        """The ``limit`` traces in which the service's (operation's) longest span in the window was
+        longest, each with all its spans (within the lookup table's bounds of those traces when it
+        holds them all, else ``TRACE_REACH`` around the chosen spans); longest first."""
+        layout = self.layout
+        bound = Bound()
+        selected = bound.selected(layout, where.service, where.operation, ns(where.start), ns(where.end))
+        trace = layout.col("trace_id")
+        chosen = self._rows(
+            f"SELECT {trace} AS trace, max({layout.col('duration')}) AS longest, min({layout.start_ns}), "
+            f"max({layout.start_ns}) FROM {layout.name} WHERE {selected} "
+            f"GROUP BY trace ORDER BY longest DESC, trace LIMIT {bound.bind(limit, 'UInt32')}",
+            bound.params,
+        )
+        if not chosen:
+            return []
+        ids = [str(row[0]) for row in chosen]
+        reach = int(TRACE_REACH.total_seconds()) * 10**9
+        first, last = min(int(r[2]) for r in chosen) - reach, max(int(r[3]) for r in chosen) + reach
+        bounds = self._lookup_bounds(ids) if layout.lookup else None
+        if bounds is not None:
+            first, last = bounds
+        spans = self._spans_of(ids, (first, last))
+        return [spans[trace_id] for trace_id in ids]
+
+    def trace(self, trace_id: str) -> list[TraceSpan]:
+        """One trace's spans by start (``TraceLookup``; its id as stored: lower-case hex first, else
+        as asked), within the lookup table's bounds of it when it holds it, else the whole table
+        (through the exporter's bloom filter on ``TraceId``)."""
+        for wanted in dict.fromkeys([trace_id.lower(), trace_id]):
+            bounds = self._lookup_bounds([wanted]) if self.layout.lookup else None
+            found = self._spans_of([wanted], bounds)[wanted]
+            if found:
+                return found
+        return []
+
+    def _spans_of(self, ids: list[str], bounds: tuple[int, int] | None) -> dict[str, list[TraceSpan]]:
+        """The traces' spans (starting in ``bounds``, when given), each trace's by start (a span
+        written twice, as a retried insert does, once)."""
+        layout = self.layout
+        trace = layout.col("trace_id")
+        fetch = Bound()
+        within = f"{fetch.window(layout, *bounds)} AND " if bounds else ""
+        rows = self._rows(
+            f"SELECT {trace}, {layout.col('span_id')}, {layout.col('parent_span_id')}, {layout.col('service')}, "
+            f"{layout.col('span_name')}, {layout.start_ns} AS s, {layout.end_ns}, {layout.failed}, {layout.stated} "
+            f"FROM {layout.name} WHERE {within}{trace} IN {fetch.bind(ids, 'Array(String)')} "
+            f"ORDER BY s, {layout.col('span_id')}",
+            fetch.params,
+        )
+        spans: dict[str, list[TraceSpan]] = {trace_id: [] for trace_id in ids}
+        seen: set[tuple[str, str]] = set()
+        for trace_id, span_id, parent, service, operation, start, end, failed, stated in rows:
+            if (trace_id, span_id) in seen:
+                continue
+            seen.add((trace_id, span_id))
+            spans[str(trace_id)].append(
+                TraceSpan(
+                    trace_id=str(trace_id),
+                    span_id=str(span_id),
+                    parent_id=str(parent),
+                    service=str(service),
+                    operation=str(operation),
+                    start_ns=int(start),
+                    end_ns=int(end),
+                    error=bool(failed) if stated else None,
+                )
+            )
+        return spans
+
+    def _lookup_bounds(self, ids: list[str]) -> tuple[int, int] | None:
+        """The first and last span start of the traces (``[first, last]`` as ``[first, last + 1 s)``),
+        when the lookup table holds every one of them."""
+        layout = self.layout
+        bound = Bound()
+        ((found, first, last),) = self._rows(
+            f"SELECT uniqExact(TraceId), toUnixTimestamp(min(Start)), toUnixTimestamp(max(End)) "
+            f"FROM {layout.lookup_table} WHERE TraceId IN {bound.bind(ids, 'Array(String)')}",
+            bound.params,
+        )
+        if int(found) < len(set(ids)):
+            return None
+        return int(first) * 10**9, (int(last) + 1) * 10**9
+
+
+def _overlap(a: SpanFilter, b: SpanFilter) -> bool:
+    """Some span could belong to both."""
+    operations = a.operation is None or b.operation is None or a.operation == b.operation
+    return a.service == b.service and operations and a.start < b.end and b.start < a.end
+
+
+def _disjoint(filters: Sequence[SpanFilter]) -> list[list[int]]:
+    """The filters' indexes in batches whose members no span belongs to two of (a window and its
+    baseline, callees: one batch)."""
+    batches: list[list[int]] = []
+    for index, where in enumerate(filters):
+        batch = next((b for b in batches if not any(_overlap(where, filters[i]) for i in b)), None)
+        if batch is None:
+            batches.append([index])
+        else:
+            batch.append(index)
+    return batches
+
+
+def _batches(rows: Iterable[SpanRow]) -> Iterator[list[SpanRow]]:
+    batch: list[SpanRow] = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= BATCH:
+            yield batch
+            batch = []
+    if batch:
+        yield batch

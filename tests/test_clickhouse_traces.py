@@ -1,0 +1,409 @@
+"""``query_traces`` over ClickHouse's ``otel_traces`` (issue 29) on the real engine (in-process
+chdb, no mock) with the OTel exporter's DDL: the same output as the embedded file from the same
+spans (Nezha's TrainTicket span CSVs through the span reader, and generated span trees), the
+table as the exporter writes it, bound parameters, and bad input said, never a crash.
+
+The engine opens one data directory per process, so every test here shares one (``chdb_path``)
+and keeps to its own table."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from tests.ports import free_port
+from veridiag.analysis.traces import CallCount, SpanFilter, TraceSpan
+from veridiag.cli.app import app
+from veridiag.config import ClickHouseSettings, Settings
+from veridiag.ingest.kubernetes import workload_of
+from veridiag.ingest.spanfiles import SpanFileReport, read_span_file
+from veridiag.tools.args import QueryTracesArgs
+from veridiag.tools.backends import TraceBackend
+from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces
+from veridiag.tools.backends.embedded import EmbeddedEnvironment, SpanRow
+from veridiag.tools.backends.otel_traces import EXPORTER_TRACES_DDL
+from veridiag.tools.factory import build_toolbox
+from veridiag.tools.records import TraceEvidence
+from veridiag.tools.spans import TraceQuery
+
+FIXTURE = Path(__file__).parent / "fixtures" / "nezha" / "trainticket" / "trace"
+#: Nezha's TrainTicket span CSVs of 2023-01-29 (09:30, 10:04–10:06, 11:20), every trace whose id
+#: starts with 0 (whole traces: a sixteenth of the day's files).
+NEZHA = sorted((Path(__file__).parent / "fixtures" / "nezha_spans").glob("*.csv"))
+T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+MS = 10**6
+
+
+@pytest.fixture(scope="module")
+def chdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("chdb") / "data"
+
+
+def backend(path: Path, table: str) -> ClickHouseTraces:
+    return ClickHouseTraces(ClickHouseSettings(traces_table=table), path)
+
+
+def nezha_rows(path: Path) -> list[SpanRow]:
+    """One file's spans as ``data import-traces`` reads them (a pod's spans are its workload's)."""
+    rows = []
+    for span in read_span_file(path, report=SpanFileReport()):
+        service = workload_of(span.owner) if span.owner_kind == "pod" else span.owner
+        rows.append(SpanRow(*span[:3], service, span.operation, span.start_ns, span.end_ns, span.error))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def both(
+    chdb_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[EmbeddedEnvironment, ClickHouseTraces]]:
+    env = EmbeddedEnvironment(tmp_path_factory.mktemp("embedded") / "e.db", load_demo=False)
+    traces = backend(chdb_path, "nezha_traces")
+    added = 0
+    for path in NEZHA:
+        rows = nezha_rows(path)
+        env.add_spans(rows, source=path.name, reach_key=str(path))
+        added += traces.add_spans(rows).added
+    assert added == env.span_summary()[0]  # type: ignore[index]
+    yield env, traces
+    traces.close()
+    env.close()
+
+
+def run(backend: TraceBackend, **args: Any) -> tuple[str, str, list[Any]]:
+    out = TraceQuery(backend, now=datetime(2023, 1, 29, 15, tzinfo=UTC)).run(QueryTracesArgs.model_validate(args))
+    return out.status, out.text, [e.model_dump() for e in out.evidence if isinstance(e, TraceEvidence)]
+
+
+def nezha_windows() -> list[tuple[str, str]]:
+    """Five minutes around the first file's minute and the last's (a baseline a day back or
+    none), the travel page's slow minutes, and an hour."""
+    windows = []
+    for path in {NEZHA[0], NEZHA[-1]}:
+        hour, minute = (int(x) for x in path.name.split("_")[:2])
+        at = datetime(2023, 1, 29, hour, minute, tzinfo=UTC)
+        windows.append(((at - timedelta(minutes=2)).isoformat(), (at + timedelta(minutes=3)).isoformat()))
+    windows += [("2023-01-29T10:03:00Z", "2023-01-29T10:07:00Z"), ("2023-01-29T10:00:00Z", "2023-01-29T11:00:00Z")]
+    return windows
+
+
+def test_the_nezha_spans_give_the_embedded_files_output_for_every_service_and_window(
+    both: tuple[EmbeddedEnvironment, ClickHouseTraces],
+) -> None:
+    env, traces = both
+    services = env.trace_services()
+    assert traces.trace_services() == services and len(services) > 5
+    compared = with_spans = 0
+    for service in services:
+        assert traces.span_extent(service) == env.span_extent(service)
+        for start, end in nezha_windows():
+            embedded = run(env, service=service, start=start, end=end, limit=5)
+            clickhouse = run(traces, service=service, start=start, end=end, limit=5)
+            assert clickhouse == embedded, (service, start)
+            compared += 1
+            with_spans += embedded[0] == "ok"
+    assert with_spans > 2 * len(services), "the windows hold spans"
+    # a travel question: self time, callers and callees, slowest traces all present
+    status, text, _ = run(traces, service="ts-travel-service", start="2023-01-29T10:00:00Z", end="2023-01-29T10:10:00Z")
+    assert status == "ok" and "self time p90" in text and "call ts-" in text and "critical path" in text, text
+
+
+def test_an_operation_narrows_the_spans_alike(both: tuple[EmbeddedEnvironment, ClickHouseTraces]) -> None:
+    env, traces = both
+    window = {"start": "2023-01-29T09:00:00Z", "end": "2023-01-29T15:00:00Z"}
+    operations = {s.operation for s in nezha_rows(NEZHA[0]) if s.service == "ts-gateway-service"}
+    for operation in sorted(operations)[:4]:
+        args = {"service": "ts-gateway-service", "operation": operation, **window}
+        assert run(traces, **args) == run(env, **args)
+    nothing = run(traces, service="ts-gateway-service", operation="no such op", **window)
+    assert nothing[0] == "no_data" and nothing == run(
+        env, service="ts-gateway-service", operation="no such op", **window
+    )
+
+
+# --- generated span trees -------------------------------------------------------------------
+
+
+@st.composite
+def forests(draw: st.DrawFn) -> list[SpanRow]:
+    """A few traces of spans over four services, children inside, across or past their parent
+    (overlapping, asynchronous, out-living it), each stating a status or not."""
+    rows: list[SpanRow] = []
+    for number in range(draw(st.integers(1, 6))):
+        trace = f"t{number}"
+        begin = int(T0.timestamp()) * 10**9 + draw(st.integers(0, 20 * 60)) * 10**9
+        spans: list[tuple[str, int, int]] = []
+        for index in range(draw(st.integers(1, 12))):
+            if index == 0:
+                start, parent = begin, ""
+                length = draw(st.integers(1, 500)) * MS
+            else:
+                owner_id, owner_start, owner_end = spans[draw(st.integers(0, index - 1))]
+                start = draw(st.integers(owner_start - 2 * MS, owner_end))
+                length = draw(st.integers(0, 300)) * MS + draw(st.integers(0, 999))
+                parent = owner_id
+            span_id = f"{trace}-s{index}"
+            spans.append((span_id, start, start + length))
+            error = draw(st.sampled_from([None, False, True]))
+            service = draw(st.sampled_from(["api", "cart", "db", "pay"]))
+            operation = draw(st.sampled_from(["GET /", "POST /pay"]))
+            rows.append(SpanRow(trace, span_id, parent, service, operation, start, start + length, error))
+    return rows
+
+
+@pytest.fixture(scope="module")
+def twins(chdb_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, ClickHouseTraces]]:
+    traces = backend(chdb_path, "generated_traces")
+    traces.create_tables()
+    yield tmp_path_factory.mktemp("generated"), traces
+    traces.close()
+
+
+def order(span: TraceSpan) -> tuple[int, str]:
+    return span.start_ns, span.span_id
+
+
+def edge_key(edge: CallCount) -> tuple[str, str]:
+    return edge.caller, edge.callee
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=forests(), within=st.sampled_from([(0, 30), (5, 12), (10, 11)]))
+def test_generated_traces_give_the_same_figures_calls_and_slowest_traces(
+    twins: tuple[Path, ClickHouseTraces], rows: list[SpanRow], within: tuple[int, int]
+) -> None:
+    folder, traces = twins
+    traces.client().command("TRUNCATE TABLE generated_traces")
+    traces.client().command("TRUNCATE TABLE generated_traces_trace_id_ts")
+    path = folder / "e.db"
+    for stale in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        stale.unlink(missing_ok=True)
+    env = EmbeddedEnvironment(path, load_demo=False)
+    try:
+        env.add_spans(rows, source="generated", reach_key="generated")
+        assert traces.add_spans(rows).added == len(rows)
+        start, end = (T0 + timedelta(minutes=m) for m in within)
+        filters = [
+            SpanFilter(service=service, operation=operation, start=start, end=end)
+            for service in ["api", "cart", "db", "pay"]
+            for operation in [None, "GET /"]
+        ]
+        # all filters in one statement each (the batched reads query_traces uses)
+        for where, ours, edges in zip(
+            filters, traces.span_stats_many(filters), traces.call_counts_many(filters), strict=True
+        ):
+            theirs = env.span_stats(where)
+            for key, value in theirs.model_dump().items():
+                assert ours.model_dump()[key] == pytest.approx(value, abs=1e-6), (where, key)
+            assert sorted(edges, key=edge_key) == sorted(env.call_counts(where), key=edge_key), where
+        for where in filters[::2]:
+            assert [sorted(trace, key=order) for trace in traces.slowest_traces(where, 3)] == [
+                sorted((span.model_copy(update={"self_ns": None}) for span in trace), key=order)
+                for trace in env.slowest_traces(where, 3)
+            ]
+    finally:
+        env.close()
+
+
+# --- the table as the exporter writes it, and bad input -----------------------------------
+
+
+def test_a_table_the_exporter_wrote_reads_its_status_codes_and_columns(chdb_path: Path) -> None:
+    traces = backend(chdb_path, "exporter_traces")
+    client = traces.client()
+    client.command(EXPORTER_TRACES_DDL.format(table="`default`.`exporter_traces`"))
+    columns = {
+        name for (name,) in client.query("SELECT name FROM system.columns WHERE table = 'exporter_traces'").result_rows
+    }
+    assert {"Events.Timestamp", "Links.TraceId", "ResourceAttributes", "SpanAttributes", "StatusMessage"} <= columns
+    names = [
+        "Timestamp",
+        "TraceId",
+        "SpanId",
+        "ParentSpanId",
+        "SpanName",
+        "SpanKind",
+        "ServiceName",
+        "Duration",
+        "StatusCode",
+    ]
+    rows: list[list[Any]] = []
+    for n in range(8):
+        at = T0 + timedelta(minutes=n)
+        code = ["Error", "Ok", "Unset", "STATUS_CODE_ERROR"][n % 4]
+        rows.append([at, f"tr{n}", f"a{n}", "", "GET /cart", "Server", "api", (20 + n) * MS, code])
+        rows.append(
+            [at + timedelta(milliseconds=5), f"tr{n}", f"b{n}", f"a{n}", "SELECT", "Client", "db", 10 * MS, "Unset"]
+        )
+    client.insert("exporter_traces", rows, column_names=names)
+    status, text, _ = run(traces, service="api", start=T0.isoformat(), end=(T0 + timedelta(minutes=10)).isoformat())
+    assert status == "ok", text
+    assert "api errors: 4 of 8 spans (50%)" in text, text
+    assert "call api → db: 8 calls, 0 errors in the window" in text, text
+    # api's own time: its duration less db's 10 ms
+    assert "api self time p50: 13.5ms" in text, text
+    traces.close()
+
+
+HOSTILE = ["it's", "'; DROP TABLE nezha_traces; --", "{p0:String}", "连接超时"]
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_hostile_values_are_bound_never_formatted(
+    both: tuple[EmbeddedEnvironment, ClickHouseTraces], hostile: str
+) -> None:
+    _env, traces = both
+    status, text, _ = run(traces, service=hostile, start="2023-01-29T09:00:00Z", end="2023-01-29T15:00:00Z")
+    assert status == "error" and "services with spans: ts-" in text, text
+    status, text, _ = run(
+        traces,
+        service="ts-gateway-service",
+        operation=hostile,
+        start="2023-01-29T09:00:00Z",
+        end="2023-01-29T15:00:00Z",
+    )
+    assert status == "no_data", text
+    assert "ts-gateway-service" in traces.trace_services(), "the table is still there"
+
+
+def test_a_missing_table_is_an_error_saying_which_and_how_to_make_it(chdb_path: Path) -> None:
+    status, text, evidence = run(backend(chdb_path, "no_such_traces"), service="api")
+    assert status == "error" and not evidence
+    assert "no table default.no_such_traces" in text and "import-traces --store clickhouse" in text, text
+
+
+def test_columns_of_another_type_are_an_error_naming_them(chdb_path: Path) -> None:
+    traces = backend(chdb_path, "odd_traces")
+    traces.client().command(
+        "CREATE TABLE odd_traces (Timestamp DateTime, TraceId String, SpanId String, ParentSpanId String, "
+        "SpanName String, ServiceName String, Duration String) ENGINE = MergeTree ORDER BY Timestamp"
+    )
+    status, text, _ = run(traces, service="api")
+    assert status == "error", text
+    assert (
+        "column Timestamp is DateTime, not DateTime64" in text and "column Duration is String, not an integer" in text
+    )
+    assert "no column StatusCode (status_code)" in text, text
+    renamed = ClickHouseTraces(
+        ClickHouseSettings(traces_table="odd_traces", trace_columns={"duration": "Elapsed"}), chdb_path
+    )
+    assert "no column Elapsed (duration)" in run(renamed, service="api")[1]
+
+
+def test_a_server_that_does_not_answer_is_an_error_not_an_empty_answer(tmp_path: Path) -> None:
+    settings = ClickHouseSettings(url=f"http://127.0.0.1:{free_port()}", timeout_seconds=2)
+    status, text, evidence = run(ClickHouseTraces(settings, tmp_path), service="api")
+    assert status == "error" and not evidence and text.startswith("query_traces error: clickhouse:"), text
+
+
+def test_tools_traces_clickhouse_reads_the_configured_table(
+    both: tuple[EmbeddedEnvironment, ClickHouseTraces], chdb_path: Path, tmp_path: Path
+) -> None:
+    env, _traces = both
+    config = Settings(
+        home=tmp_path / "home",
+        embedded={"load_demo": False},
+        tools={"traces": "clickhouse"},
+        clickhouse={"path": chdb_path, "traces_table": "nezha_traces"},
+    )
+    toolbox = build_toolbox(config)
+    try:
+        assert isinstance(toolbox.traces, ClickHouseTraces)
+        args = QueryTracesArgs(service="ts-travel-service", start="2023-01-29T10:00:00Z", end="2023-01-29T10:10:00Z")
+        out = toolbox.call("query_traces", args)
+        assert out.status == "ok" and out.retrieval_details["backend"] == "clickhouse"
+        assert out.text == run(env, **args.model_dump())[1]
+    finally:
+        toolbox.close()
+    assert not Settings(home=tmp_path / "h2", tools={"traces": "clickhouse"}).live_backends
+    assert Settings(
+        home=tmp_path / "h3", tools={"traces": "clickhouse"}, clickhouse={"url": "http://ch:8123"}
+    ).live_backends
+
+
+def test_import_traces_into_clickhouse_from_the_cli_is_idempotent_and_a_held_directory_is_said(
+    both: tuple[EmbeddedEnvironment, ClickHouseTraces], chdb_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _env, _traces = both
+    monkeypatch.setenv("VERIDIAG_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("VERIDIAG_EMBEDDED__LOAD_DEMO", "false")
+    monkeypatch.setenv("VERIDIAG_CLICKHOUSE__PATH", str(chdb_path))
+    monkeypatch.setenv("VERIDIAG_CLICKHOUSE__TRACES_TABLE", "cli_traces")
+    command = ["data", "import-traces", str(FIXTURE), "--store", "clickhouse", "--json"]
+    first = CliRunner().invoke(app, command)
+    assert first.exit_code == 0, first.output
+    spans = len(nezha_rows(FIXTURE / "09_30_trace.csv"))
+    assert f'"imported": {spans}' in first.output, first.output
+    again = CliRunner().invoke(app, command)
+    assert again.exit_code == 0 and '"imported": 0' in again.output and f'"duplicates": {spans}' in again.output
+    stored = backend(chdb_path, "cli_traces")
+    assert "ts-gateway-service" in stored.trace_services()
+    assert stored.span_extent("ts-gateway-service") is not None
+    stored.close()
+    # This process holds chdb_path open: another one is told so, by pid.
+    environ = {**os.environ, "VERIDIAG_CLICKHOUSE__PATH": str(chdb_path)}
+    refused = subprocess.run(
+        [sys.executable, "-m", "veridiag", "data", "import-traces", str(FIXTURE), "--store", "clickhouse"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert refused.returncode != 0
+    assert f"in use by PID: {os.getpid()}" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_the_bench_times_query_traces_over_a_generated_table(tmp_path: Path) -> None:
+    """In a child process: the engine there opens the bench's own data directory."""
+    script = (
+        "import sys; from pathlib import Path; from veridiag.bench import clickhouse_traces; "
+        "print(clickhouse_traces.run(spans=20_000, repeats=1, cache=Path(sys.argv[1])).model_dump_json())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=False, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report["all_ok"], "every variant's window holds spans"
+    assert report["clickhouse_spans"] >= 20_000 and report["clickhouse_query_traces_p99_ms"] > 0
+    assert report["runs"] == 8 and report["clickhouse_10m_p99_ms"] is None
+    assert (tmp_path / "clickhouse-spans_g1_20000.json").exists(), "the table is built once and kept"
+
+
+def test_a_trace_read_by_its_id_is_the_embedded_files(both: tuple[EmbeddedEnvironment, ClickHouseTraces]) -> None:
+    env, traces = both
+    window = SpanFilter(
+        service="ts-travel-service",
+        start=datetime(2023, 1, 29, 10, tzinfo=UTC),
+        end=datetime(2023, 1, 29, 11, tzinfo=UTC),
+    )
+    chosen = [trace[0].trace_id for trace in env.slowest_traces(window, 3)]
+    assert chosen
+    for trace_id in chosen:
+        ours = traces.trace(trace_id.upper())  # as a log line may write it
+        assert sorted(ours, key=order) == sorted(
+            (s.model_copy(update={"self_ns": None}) for s in env.trace(trace_id)), key=order
+        )
+        args = {
+            "service": "ts-travel-service",
+            "trace_id": trace_id,
+            "start": "2023-01-29T09:00:00Z",
+            "end": "2023-01-29T12:00:00Z",
+        }
+        assert run(traces, **args) == run(env, **args)
+    assert traces.trace("0" * 32) == []
+    missing = run(
+        traces, service="ts-travel-service", trace_id="0" * 32, start="2023-01-29T09:00:00Z", end="2023-01-29T12:00:00Z"
+    )
+    assert missing[0] == "no_data" and "no span of trace" in missing[1]
