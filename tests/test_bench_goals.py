@@ -22,6 +22,8 @@ PROMISED = {
     "api.idle_rss_mb",
     "clickhouse.query_logs_10m_p99_ms",  # issue 18
     "traces.clickhouse_10m_p99_ms",  # issue 29
+    "traces.embedded_import_seconds",
+    "traces.embedded_query_traces_p99_ms",
     "pipeline.p50_ms",  # issue 27
     "gatekeeper.p50_ms",
 }

@@ -368,7 +368,8 @@ def test_the_bench_times_query_traces_over_a_generated_table(tmp_path: Path) -> 
     """In a child process: the engine there opens the bench's own data directory."""
     script = (
         "import sys; from pathlib import Path; from veridiag.bench import clickhouse_traces; "
-        "print(clickhouse_traces.run(spans=20_000, repeats=1, cache=Path(sys.argv[1])).model_dump_json())"
+        "print(clickhouse_traces.run(spans=20_000, repeats=1, cache=Path(sys.argv[1]), embedded_spans=20_000)"
+        ".model_dump_json())"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=False, timeout=600
@@ -379,6 +380,10 @@ def test_the_bench_times_query_traces_over_a_generated_table(tmp_path: Path) -> 
     assert report["clickhouse_spans"] >= 20_000 and report["clickhouse_query_traces_p99_ms"] > 0
     assert report["runs"] == 8 and report["clickhouse_10m_p99_ms"] is None
     assert (tmp_path / "clickhouse-spans_g1_20000.json").exists(), "the table is built once and kept"
+    # the embedded file of the same spans, imported as `data import-traces` imports a CSV
+    assert report["embedded_spans"] == report["clickhouse_spans"] and report["embedded_import_seconds"] > 0
+    assert report["embedded_query_traces_p99_ms"] > 0
+    assert list(tmp_path.glob("spans-g1-s*-20000.json")), "the embedded file is built once and kept"
 
 
 def test_a_trace_read_by_its_id_is_the_embedded_files(both: tuple[EmbeddedEnvironment, ClickHouseTraces]) -> None:

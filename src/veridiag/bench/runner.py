@@ -52,13 +52,14 @@ def _clickhouse(options: BenchOptions) -> BaseModel:
 
 
 def _traces(options: BenchOptions) -> BaseModel:
-    """``query_traces`` over ClickHouse ``otel_traces`` of cached 1 M / 10 M span tables (the
+    """``query_traces`` over the embedded file of 1 M spans (imported as ``data import-traces``
+    does) and over ClickHouse ``otel_traces`` of cached 1 M / 10 M span tables (the
     veridiag[clickhouse] extra; issue 29)."""
     from veridiag.bench import clickhouse_traces  # the client library and the engine: only for this one
 
     if options.quick:
-        return clickhouse_traces.run(spans=20_000, repeats=2)
-    return clickhouse_traces.run(large_spans=10_000_000)
+        return clickhouse_traces.run(spans=20_000, repeats=2, embedded_spans=20_000)
+    return clickhouse_traces.run(large_spans=10_000_000, embedded_spans=1_000_000)
 
 
 def _rca(options: BenchOptions) -> BaseModel:
