@@ -735,3 +735,41 @@ def test_a_time_no_store_can_hold_is_a_skipped_row_not_a_crash(tmp_path: Path, c
     rows[2][column] = cell
     report = import_traces(environment(tmp_path), write_rows(tmp_path / "spans.csv", rows))
     assert report.skipped == 1 and report.imported + report.duplicates == 4, report
+
+
+def test_a_large_file_builds_its_read_indexes_once_after_and_reads_the_same(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file past ``BULK_SPANS`` spans is written without the covering read index, which is
+    built again after it: the stored spans, series and every window's figures are those of a
+    file written with the index kept up, the index is there after, and a later small file keeps
+    it up as it writes."""
+    from veridiag.analysis.traces import SpanFilter
+    from veridiag.tools.backends.embedded import _schema, _spans
+
+    kept = environment(tmp_path / "kept")
+    import_trace_files(kept, [TRACES])
+    monkeypatch.setattr(_spans, "BULK_SPANS", 50)
+    bulk = environment(tmp_path / "bulk")
+    import_trace_files(bulk, [TRACES])
+    tables = ("span", "span_reach", "metric_point", "metric_series", "call_edge")
+    for table in tables:
+        rows = f"SELECT * FROM {table}"
+        assert sorted(bulk._connection().execute(rows)) == sorted(kept._connection().execute(rows)), table
+    names = {n for (n,) in bulk._connection().execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+    assert set(_schema.BULK_DROPPED) <= names
+    window = SpanFilter(
+        service="ts-travel-service",
+        start=datetime(2023, 1, 29, 10, tzinfo=UTC),
+        end=datetime(2023, 1, 29, 11, tzinfo=UTC),
+    )
+    assert bulk.span_stats(window) == kept.span_stats(window)
+    plan = " ".join(
+        str(row[-1])
+        for row in bulk._connection().execute(
+            "EXPLAIN QUERY PLAN SELECT end_ns - start_ns, self_ns, error FROM span"
+            " WHERE service = ? AND start_ns >= ? AND start_ns < ?",
+            ("ts-travel-service", 0, 2**62),
+        )
+    )
+    assert "COVERING INDEX ix_span_service_figures" in plan, plan

@@ -1,6 +1,7 @@
 """``query_traces``' reads of the embedded file's spans (``_spans.py`` stores them).
 
-Every read starts from the index of one service's spans in time order (``ix_span_service_start``)
+Every read starts from the index of one service's spans in time order (``ix_span_service_figures``,
+which also holds what a window's figures read, so they never look a span up in the table)
 or from a trace's primary key, and a span's children from ``ix_span_parent``, so a call reads the
 spans of the service and window asked, never the whole table. Self times are the ones the import
 stored (``self_ns``, computed as ``analysis/traces.py`` says). A call between two services is a
