@@ -17,9 +17,8 @@ Usage, from a worktree (its own ``src`` first)::
 ``--free lex|locate``: what-if — the lexer's or the matcher's answers cached across checks (filled
 by the warm-up), so the difference to a plain run is what that work costs per check.
 
-Noise, measured on 2026-12-06: repeated identical runs of 20 checks differ by up to ~1.5 % (they
-fall into two groups ~14 M apart, address layout probably), so compare the least of 3 runs each and
-do not read differences under ~2 % as real.
+Noise, measured on 2026-12-06: most repeated runs of 20 checks agree to 0.1 %, but some land up to
+~2 % higher (address layout, probably; 992–1012 M for one tree): compare the least of 3 runs each.
 """
 
 from __future__ import annotations
