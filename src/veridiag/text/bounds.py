@@ -83,7 +83,11 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords, re.Patter
         rf"{_NUMBER}\s*(?P<word>{_alternation(words.above_after + words.below_after)})",
         re.IGNORECASE,
     )
-    held = re.compile(rf"(?:{_alternation(words.held_on)})", re.IGNORECASE)
+    # Led by a class of the words' first characters (matched case-insensitively, as the words
+    # are): the engine then tries the words only where one can start, not at every character
+    # of every claim (``keeps_on`` was ~2 % of a Gatekeeper check's instructions, measured).
+    starts = "".join(sorted({re.escape(w[0]) for w in words.held_on}))
+    held = re.compile(rf"(?=[{starts}])(?:{_alternation(words.held_on)})" if starts else "(?!)", re.IGNORECASE)
     return before, after, words, held
 
 

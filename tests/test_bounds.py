@@ -1,0 +1,39 @@
+"""``text/bounds.py``: the held-on look-up, led by its words' first characters, finds what the
+plain word list finds."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from veridiag.text.bounds import _patterns, keeps_on
+
+_WORDS = _patterns()[2].held_on
+_PLAIN = re.compile("|".join(re.escape(w) for w in sorted(_WORDS, key=len, reverse=True)), re.IGNORECASE)
+
+
+def _cased(word: str, flips: list[bool]) -> str:
+    return "".join(c.upper() if flip else c for c, flip in zip(word, flips + [False] * len(word), strict=False))
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.builds(_cased, st.sampled_from(_WORDS), st.lists(st.booleans(), max_size=9)),
+            st.text(alphabet="abcdefghkrsty KSſ维持保稳定在一直 .,:", max_size=12),
+        ),
+        max_size=6,
+    )
+)
+def test_the_led_pattern_finds_the_same_first_word_as_the_plain_list(parts: list[str]) -> None:
+    text = "".join(parts)
+    led, plain = _patterns()[3].search(text), _PLAIN.search(text)
+    assert (led and (led.span(), led.group())) == (plain and (plain.span(), plain.group()))
+
+
+def test_a_held_level_is_found_in_either_language() -> None:
+    assert keeps_on("CPU STAYED under 80% all afternoon")
+    assert keeps_on("延迟一直维持在 2 秒以上")
+    assert not keeps_on("CPU peaked at 95% at 10:05")
