@@ -24,14 +24,20 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import NamedTuple, TypeVar
 
+import httpx2
+
+from veridiag._retry import Backoff
 from veridiag.analysis.traces import CallCount, SpanFilter, SpanStats, TimedSpan, TraceSpan, self_times, span_stats
+from veridiag.contracts.json import JsonObject
 from veridiag.tools.backends import TraceReadError
-from veridiag.tools.backends._http import QueryError, UnavailableError
+from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
 from veridiag.tools.records import Span
 
 #: How long before the window a calling span may have started and still call into it (as the
 #: embedded backend counts calls).
 CALLER_LEAD = timedelta(minutes=10)
+#: The largest answer read by default (a search of 200 traces of ~50 spans is ~5 MB).
+MAX_RESPONSE_BYTES = 32 * 2**20
 #: Samples kept for later reads (a window, its baseline, the callees' of one call).
 KEPT_SAMPLES = 32
 #: How long the server's list of services is believed.
@@ -99,11 +105,38 @@ class SampledTraces(ABC):
     name: str
     #: Traces a search reads at most.
     max_traces: int
+    #: Traces a search reads at most when the settings name no other.
+    default_max_traces: int = 100
     #: How far before the clock a service's spans are looked for when a window holds none.
     lookback: timedelta
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        timeout: float = 10.0,
+        headers: dict[str, str] | None = None,
+        max_traces: int | None = None,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
+        lookback: timedelta = timedelta(days=7),
+        transport: httpx2.BaseTransport | None = None,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.max_traces = max_traces if max_traces is not None else self.default_max_traces
+        self.max_response_bytes = max_response_bytes
+        self.lookback = lookback
+        self.backoff = backoff or Backoff()
+        self._client = httpx2.Client(
+            base_url=self.base_url,
+            timeout=timeout,
+            headers={"Accept": "application/json", **(headers or {})},
+            transport=transport,
+        )
         self._lock = threading.Lock()
+        #: Traces read by id (a server that returns a search's traces only by id: Tempo).
+        self._traces: OrderedDict[str, list[ReadSpan]] = OrderedDict()
+        self._traces_lock = threading.Lock()
         self._samples: OrderedDict[tuple[str, str | None, datetime, datetime], Sample] = OrderedDict()
         self._services: tuple[datetime, list[str] | TraceReadError] | None = None
 
@@ -122,9 +155,15 @@ class SampledTraces(ABC):
     def _operation_names(self, service: str) -> list[str]:
         """The operations of the service's spans; raises ``UnavailableError`` / ``QueryError``."""
 
-    @abstractmethod
     def _where(self) -> str:
         """The server, as an error names it (``jaeger at http://…``)."""
+        return f"{self.name} at {self.base_url}"
+
+    def _get(self, path: str, params: dict[str, str | int | float]) -> JsonObject:
+        return get_json(self._client, path, params, self.backoff, max_bytes=self.max_response_bytes)
+
+    def close(self) -> None:
+        self._client.close()
 
     @abstractmethod
     def _by_id(self, trace_id: str) -> list[ReadSpan]:

@@ -18,58 +18,20 @@ traces a search returned (``_sampled.py``), at most ``max_traces`` for a window.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from urllib.parse import quote
 
-import httpx2
 from pydantic import TypeAdapter, ValidationError
 
-from veridiag._retry import Backoff
 from veridiag.contracts.json import JsonObject
-from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
+from veridiag.tools.backends._http import QueryError, UnavailableError
 from veridiag.tools.backends._sampled import ReadSpan, SampledTraces, Searched, ns
 from veridiag.tools.spanjson import NO_PARENT, JaegerFile, JaegerSpan, JaegerTrace
-
-#: The largest answer read by default (a search of 200 traces of ~50 spans is ~5 MB).
-MAX_RESPONSE_BYTES = 32 * 2**20
 
 
 class JaegerBackend(SampledTraces):
     name = "jaeger"
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        timeout: float = 10.0,
-        headers: dict[str, str] | None = None,
-        max_traces: int = 200,
-        max_response_bytes: int = MAX_RESPONSE_BYTES,
-        lookback: timedelta = timedelta(days=7),
-        transport: httpx2.BaseTransport | None = None,
-        backoff: Backoff | None = None,
-    ) -> None:
-        super().__init__()
-        self.base_url = base_url.rstrip("/")
-        self.max_traces = max_traces
-        self.max_response_bytes = max_response_bytes
-        self.lookback = lookback
-        self.backoff = backoff or Backoff()
-        self._client = httpx2.Client(
-            base_url=self.base_url,
-            timeout=timeout,
-            headers={"Accept": "application/json", **(headers or {})},
-            transport=transport,
-        )
-
-    def close(self) -> None:
-        self._client.close()
-
-    def _where(self) -> str:
-        return f"jaeger at {self.base_url}"
-
-    def _get(self, path: str, params: dict[str, str | int | float]) -> JsonObject:
-        return get_json(self._client, path, params, self.backoff, max_bytes=self.max_response_bytes)
+    default_max_traces = 200
 
     def _service_names(self) -> list[str]:
         data = self._get("/api/services", {}).get("data")

@@ -26,22 +26,17 @@ read once is kept, ``KEPT_TRACES``). Every figure is over the traces the search 
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
-import httpx2
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from veridiag._retry import Backoff
 from veridiag.contracts.json import JsonObject, json_object
-from veridiag.tools.backends._http import QueryError, UnavailableError, get_json
+from veridiag.tools.backends._http import QueryError, UnavailableError
 from veridiag.tools.backends._sampled import ReadSpan, SampledTraces, Searched
 from veridiag.tools.promql import PromQLError, label_literal
 from veridiag.tools.spanjson import NO_PARENT, OtlpSpan, TracesData, hex_id
 
-MAX_RESPONSE_BYTES = 32 * 2**20
 #: Traces read by id at once.
 FETCHERS = 8
 #: Traces kept once read (a window's, its baseline's and its callees' share many).
@@ -60,42 +55,7 @@ class _Found(BaseModel):
 
 class TempoBackend(SampledTraces):
     name = "tempo"
-
-    def __init__(
-        self,
-        base_url: str,
-        *,
-        timeout: float = 10.0,
-        headers: dict[str, str] | None = None,
-        max_traces: int = 100,
-        max_response_bytes: int = MAX_RESPONSE_BYTES,
-        lookback: timedelta = timedelta(days=7),
-        transport: httpx2.BaseTransport | None = None,
-        backoff: Backoff | None = None,
-    ) -> None:
-        super().__init__()
-        self.base_url = base_url.rstrip("/")
-        self.max_traces = max_traces
-        self.max_response_bytes = max_response_bytes
-        self.lookback = lookback
-        self.backoff = backoff or Backoff()
-        self._client = httpx2.Client(
-            base_url=self.base_url,
-            timeout=timeout,
-            headers={"Accept": "application/json", **(headers or {})},
-            transport=transport,
-        )
-        self._traces: OrderedDict[str, list[ReadSpan]] = OrderedDict()
-        self._traces_lock = threading.Lock()
-
-    def close(self) -> None:
-        self._client.close()
-
-    def _where(self) -> str:
-        return f"tempo at {self.base_url}"
-
-    def _get(self, path: str, params: dict[str, str | int | float]) -> JsonObject:
-        return get_json(self._client, path, params, self.backoff, max_bytes=self.max_response_bytes)
+    default_max_traces = 100
 
     def _service_names(self) -> list[str]:
         end = datetime.now(UTC)
