@@ -81,3 +81,11 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Assembly]:
     assembly = assemble(Settings(home=tmp_path_factory.mktemp("home")))
     yield assembly
     assembly.close()
+
+
+@pytest.fixture(scope="session")
+def chdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The in-process ClickHouse engine's data directory, one for the whole run: chdb opens one
+    directory per process and refuses another ("EmbeddedServer already initialized with path"),
+    so every module that uses it (logs, traces) shares this one, each with tables of its own."""
+    return tmp_path_factory.mktemp("chdb") / "data"

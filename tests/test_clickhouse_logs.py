@@ -40,11 +40,6 @@ T0 = datetime(2026, 7, 7, 10, 0, tzinfo=UTC)
 HOSTILE = ["it's", 'say "hi"', "back\\slash", "'; DROP TABLE plain_logs; --", "{p0:String}", "naïve", "连接超时"]
 
 
-@pytest.fixture(scope="module")
-def chdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("chdb") / "data"
-
-
 def backend(path: Path, table: str, clock: datetime | None = None) -> ClickHouseLogs:
     return ClickHouseLogs(ClickHouseSettings(table=table), path, clock=(lambda: clock) if clock else None)
 

@@ -45,11 +45,6 @@ T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 MS = 10**6
 
 
-@pytest.fixture(scope="module")
-def chdb_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("chdb") / "data"
-
-
 def backend(path: Path, table: str) -> ClickHouseTraces:
     return ClickHouseTraces(ClickHouseSettings(traces_table=table), path)
 
