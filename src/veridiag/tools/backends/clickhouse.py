@@ -144,10 +144,9 @@ def connect(settings: ClickHouseSettings, path: Path) -> Client:
         raise ClickHouseUnavailableError(f"cannot open the ClickHouse data directory {path}: {exc}") from None
 
 
-class ClickHouseLogs:
-    """The ``query_logs`` backend over one ``otel_logs`` table; a client per thread."""
-
-    name = "clickhouse"
+class ClickHouseConnections:
+    """What every ClickHouse backend (logs, spans) shares: its settings, its clock and a client
+    per thread (clickhouse-connect's client is not thread-safe), all closed together."""
 
     def __init__(
         self,
@@ -162,10 +161,7 @@ class ClickHouseLogs:
         self._local = threading.local()
         self._clients: list[Client] = []
         self._lock = threading.Lock()
-        self._layout: Layout | None = None
         _load_client_library(settings)
-
-    # -- clients & layout --------------------------------------------------------------------
 
     def client(self) -> Client:
         found: Client | None = getattr(self._local, "client", None)
@@ -182,6 +178,24 @@ class ClickHouseLogs:
             self._local = threading.local()
         for client in clients:
             client.close()
+
+
+class ClickHouseLogs(ClickHouseConnections):
+    """The ``query_logs`` backend over one ``otel_logs`` table; a client per thread."""
+
+    name = "clickhouse"
+
+    def __init__(
+        self,
+        settings: ClickHouseSettings,
+        path: Path,
+        *,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        super().__init__(settings, path, clock=clock)
+        self._layout: Layout | None = None
+
+    # -- layout --------------------------------------------------------------------------------
 
     def _rows(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         return [tuple(row) for row in self.client().query(sql, parameters=params).result_rows]

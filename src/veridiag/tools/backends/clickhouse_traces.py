@@ -11,7 +11,6 @@ or of another type, is a ``TraceReadError`` saying which, as is a server that do
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from veridiag.analysis.traces import CallCount, SpanFilter, SpanStats, TraceSpan
 from veridiag.config import ClickHouseSettings
 from veridiag.tools.backends import TraceReadError
-from veridiag.tools.backends.clickhouse import ClickHouseUnavailableError, _load_client_library, connect
+from veridiag.tools.backends.clickhouse import ClickHouseConnections, ClickHouseUnavailableError
 from veridiag.tools.backends.embedded._spans import SpanRow
 from veridiag.tools.backends.otel_traces import (
     CALLER_LEAD,
@@ -39,7 +38,7 @@ from veridiag.tools.backends.otel_traces import (
 from veridiag.tools.records import Span
 
 if TYPE_CHECKING:
-    from clickhouse_connect.driver.client import Client
+    pass
 
 _NS_PER_MS = 1e6
 #: Spans inserted per statement by ``add_spans``.
@@ -62,7 +61,7 @@ class TracesWritten:
     duplicates: int = 0
 
 
-class ClickHouseTraces:
+class ClickHouseTraces(ClickHouseConnections):
     """The ``query_traces`` backend over one ``otel_traces`` table; a client per thread."""
 
     name = "clickhouse"
@@ -70,35 +69,13 @@ class ClickHouseTraces:
     def __init__(
         self, settings: ClickHouseSettings, path: Path, *, clock: Callable[[], datetime] | None = None
     ) -> None:
-        self.settings, self.path = settings, path
-        #: "now" for relative times: the wall clock for a server, the data's end for imported history.
-        self.clock = clock or (lambda: datetime.now(UTC))
-        self._local = threading.local()
-        self._clients: list[Client] = []
-        self._lock = threading.Lock()
+        super().__init__(settings, path, clock=clock)
         self._layout: TraceLayout | None = None
-        _load_client_library(settings)
 
     def now(self) -> datetime:
         return self.clock()
 
-    # -- clients & layout ------------------------------------------------------------------
-
-    def client(self) -> Client:
-        found: Client | None = getattr(self._local, "client", None)
-        if found is None:
-            found = connect(self.settings, self.path)
-            self._local.client = found
-            with self._lock:
-                self._clients.append(found)
-        return found
-
-    def close(self) -> None:
-        with self._lock:
-            clients, self._clients = self._clients, []
-            self._local = threading.local()
-        for client in clients:
-            client.close()
+    # -- layout ------------------------------------------------------------------------------
 
     def _rows(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         """The statement's rows; every failure a ``TraceReadError`` naming where it came from."""
