@@ -60,12 +60,16 @@ def own_words(claim: str, evidence: Iterable[str], *, quoted: bool = True) -> st
 
 
 def _copied_runs(text: str, hay: str) -> list[tuple[int, int]]:
-    """Runs of at least ``_MIN_RUN`` whitespace tokens of ``text`` found together in ``hay``."""
+    """Runs of at least ``_MIN_RUN`` whitespace tokens of ``text`` found together in ``hay``.
+    Each token is folded once and a run is its tokens' folds joined (what ``_folded`` makes of
+    the run's text: the reading works within tokens); folding every candidate run's text anew
+    cost a fifth of a Gatekeeper check (measured, 2026-12-06)."""
     tokens = list(_TOKEN.finditer(text))
+    folded = [_folded(token.group()) for token in tokens]
     runs, i = [], 0
     while i < len(tokens):
         j = i + 1
-        while j <= len(tokens) and _folded(text[tokens[i].start() : tokens[j - 1].end()]) in hay:
+        while j <= len(tokens) and " ".join(folded[i:j]) in hay:
             j += 1
         if j - 1 - i >= _MIN_RUN:
             runs.append((tokens[i].start(), tokens[j - 2].end()))
