@@ -162,6 +162,17 @@ class _Check:
                     invocation_id=sources[0].id,
                 )
                 return
+        doubtful = [e for e in entities if e not in outside and _doubted(e) and not near.pins(e)]
+        if doubtful and not missing and not literal:
+            listed = ", ".join(f"{e.kind} {e.text!r}" for e in doubtful)
+            self.result.add(
+                target,
+                "warn",
+                f"{ZONE_UNPINNED}: true in one reading of its zone only, in invocation {ids}: {listed}",
+                score=round(1 - len(doubtful) / len(entities), 4),
+                invocation_id=sources[0].id,
+            )
+            return
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
 
     def record(
@@ -183,6 +194,15 @@ class _Check:
             self.result.add(
                 target, "pass", f"every fact also occurs in {where}", score=1.0, invocation_id=invocation_id
             )
+
+
+#: The reason a claim's clock is stated only in one reading of a zone its words do not pin
+#: ("08:22 CST": China, US Central or Cuba) begins with this: at most an inference, never a REJECT.
+ZONE_UNPINNED = "zone not pinned"
+
+
+def _doubted(entity: Entity) -> bool:
+    return entity.uncertain or any(other.uncertain for other in entity.alternatives)
 
 
 #: What a claim is about: the facts of a line belong to the id or service it names.
