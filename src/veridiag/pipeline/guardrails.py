@@ -159,23 +159,22 @@ class UnknownInvocation(ClaimGuard):
 @claim_guard
 class GroundingElsewhere(ClaimGuard):
     id = "grounding.elsewhere"
-    ceiling = "unsupported"
+    ceiling: ClassVar[ClaimVerification] = "unsupported"
+
+    #: whether this guard takes the warnings about a zone the claim does not pin
+    zone: ClassVar[bool] = False
 
     def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
         warned = context.checks_of(claim.claim_id, "warn", "claim.entity_grounding")
-        elsewhere = [reason for reason in warned if not reason.startswith(ZONE_UNPINNED)]
-        return elsewhere[0] if elsewhere else None
+        found = [reason for reason in warned if reason.startswith(ZONE_UNPINNED) == self.zone]
+        return found[0] if found else None
 
 
 @claim_guard
-class GroundingZoneReading(ClaimGuard):
+class GroundingZoneReading(GroundingElsewhere):
     id = "grounding.zone_reading"
     ceiling = "reasonable_inference"
-
-    def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
-        warned = context.checks_of(claim.claim_id, "warn", "claim.entity_grounding")
-        unpinned = [reason for reason in warned if reason.startswith(ZONE_UNPINNED)]
-        return unpinned[0] if unpinned else None
+    zone = True
 
 
 class _StatedContent(ClaimGuard):
