@@ -22,6 +22,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from veridiag.text.cjk import has_cjk
+from veridiag.text.entities import ZONE_HEAD
 from veridiag.text.when import _MONTHS, _OFFSET_AFTER, _OFFSET_NAME, _fold_zone_word, _when_words, _zone, _zone_words
 
 #: Days a clock without a date is read on: winter and summer, so a zone with summer time gives both.
@@ -329,7 +330,7 @@ def stated_zone(text: str) -> tzinfo | bool:
 def output_instants(text: str) -> tuple[list[tuple[int, int]], set[str]]:
     """The spans of an output's clocks that are local faces — written with an offset
     (``… 08:22:10 +0800``, ``[19/Feb/2026:08:22:10 +0800]``), or without one in an output that
-    states its zone — and their UTC readings (``2026-02-19``, ``00:22:10``, ``00:22``)."""
+    states its zone in its head — and their UTC readings (``2026-02-19``, ``00:22:10``, ``00:22``)."""
     spans: list[tuple[int, int]] = []
     readings: set[str] = set()
 
@@ -347,7 +348,7 @@ def output_instants(text: str) -> tuple[list[tuple[int, int]], set[str]]:
         on = date(int(match.group("year")), month, int(match.group("day"))) if month else _SEASONS[0]
         wall = datetime.combine(on, datetime.strptime(match.group("clock"), "%H:%M:%S").time(), zone)
         add(wall.astimezone(UTC), match.span(), month is not None)
-    stated = stated_zone(text) if _stated_zone_pattern().search(text) else False
+    stated = stated_zone(text[:ZONE_HEAD])
     if stated is not False:
         for match in _LOCAL_STAMP.finditer(text):
             if any(start <= match.start() < end for start, end in spans):
