@@ -29,6 +29,9 @@ the outcome *less* confident:
 - ``grounding.elsewhere``: a fact of a claim found in the cited output but not in the claim's
   own excerpts (``claim.entity_grounding`` warns: it may count another window or incident)
   ⇒ that claim is at most ``unsupported``, so the verdict is at most LOW_CONFID.
+- ``grounding.zone_reading``: a claim's clock stated in one reading of a zone its words do not
+  pin ("08:22 CST": China or US Central) ⇒ at most ``reasonable_inference`` (true in one reading:
+  no REJECT, no PASS on it alone).
 - ``verdict.matrix``: the §17 matrix over the final labels and the Gatekeeper result; the
   verdict is the more severe of the verifier's and the matrix's (gatekeeper fail ⇒ never
   PASS, a failed ``reject_on_fail`` rule ⇒ REJECT, zero claims ⇒ never PASS).
@@ -55,6 +58,7 @@ from veridiag.contracts.verifier import (
     Verdict,
     VerifierEvaluation,
 )
+from veridiag.gatekeeper.rules.entity_grounding import ZONE_UNPINNED
 from veridiag.gatekeeper.rules.stated_content import CONTRADICTS, INFERRED, UNSTATED
 from veridiag.pipeline.hook import HookResult
 from veridiag.pipeline.verifier_reply import ParsedVerifier
@@ -155,11 +159,22 @@ class UnknownInvocation(ClaimGuard):
 @claim_guard
 class GroundingElsewhere(ClaimGuard):
     id = "grounding.elsewhere"
-    ceiling = "unsupported"
+    ceiling: ClassVar[ClaimVerification] = "unsupported"
+
+    #: whether this guard takes the warnings about a zone the claim does not pin
+    zone: ClassVar[bool] = False
 
     def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
-        elsewhere = context.checks_of(claim.claim_id, "warn", "claim.entity_grounding")
-        return elsewhere[0] if elsewhere else None
+        warned = context.checks_of(claim.claim_id, "warn", "claim.entity_grounding")
+        found = [reason for reason in warned if reason.startswith(ZONE_UNPINNED) == self.zone]
+        return found[0] if found else None
+
+
+@claim_guard
+class GroundingZoneReading(GroundingElsewhere):
+    id = "grounding.zone_reading"
+    ceiling = "reasonable_inference"
+    zone = True
 
 
 class _StatedContent(ClaimGuard):

@@ -110,9 +110,13 @@ def _lexer_pattern(guarded: bool = True) -> str:
     g = _GUARDS if guarded else dict.fromkeys(_GUARDS, "")
     return (
         rf"(?=[0-9A-Za-z{_STARTS}])(?:"
-        r"(?P<ts>(?P<date>\d{4}-\d{2}-\d{2})(?:[T ](?P<time>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?"
+        # "UTC+08:00" names a zone (``text/zones.py`` reads it): its "08:00" is no clock
+        r"(?P<zone>(?:UTC|GMT)\s?[+-]\s?\d{1,2}(?::?\d{2})?(?![\d:]))"
+        r"|(?P<ts>(?P<date>\d{4}-\d{2}-\d{2})(?:[T ](?P<time>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?))?"
         r"(?:Z|[+-]\d{2}:?\d{2})?(?![\d:])|(?P<clock>\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(?![\d:])"
-        r"(?:\s?(?P<ampm>[AaPp]\.?[Mm]\.?)(?![A-Za-z]))?)"
+        r"(?:\s?(?P<ampm>[AaPp]\.?[Mm]\.?)(?![A-Za-z]))?"
+        # an offset glued to the clock ("08:22+08:00"; "-05:00" only after seconds) is its zone, no clock
+        r"(?:\+\d{2}(?::?\d{2})?(?![\d:])|(?<=\d:\d\d:\d\d)-\d{2}:?\d{2}(?!\d)|\s\+\d{4}(?!\d))?)"
         rf"|{_any_of(_WORDS.id_keywords)}\s*{_any_of(_WORDS.id_suffixes)}?\s*[:=#：]?\s*"
         rf"(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
         r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?![\d.]|[A-Za-z])"
@@ -148,6 +152,9 @@ class Entity:
     #: A clock written with its zone (UTC, 北京时间, +08:00): an instant, its needles in UTC,
     #: found in an output's clock only where that clock is the same instant.
     instant: bool = False
+    #: One of several readings the words allow (a zone word naming several zones, a zone the text
+    #: attaches to no clock): stating it makes the claim no more than an inference (``Corpus.pins``).
+    uncertain: bool = False
 
 
 def _quantity(number: str, unit: str, text: str) -> Entity:
@@ -225,15 +232,9 @@ def _timestamp(match: re.Match[str]) -> Entity:
         if instant is not None:
             spelled = instant.strftime("%H:%M:%S" if clock and clock.count(":") == 2 else "%H:%M")
             return Entity("timestamp", written, (instant.date().isoformat(), spelled), instant=True)
-    zoned = _in_utc(match, day, clock) if clock and _ZONE_HINT.search(match.string) else None
+    zoned = _zoned(match, day, entity) if clock and _ZONE_HINT.search(match.string) else None
     if zoned is not None:
-        entity = Entity(
-            "timestamp",
-            written,
-            zoned[0] if zoned else entity.needles,
-            alternatives=tuple(Entity("timestamp", written, needles, instant=True) for needles in zoned[1:]),
-            instant=True,
-        )
+        entity = zoned
     elif clock and (written.endswith(("Z", "+00:00")) or _ZULU_AFTER.match(match.string, match.end())):
         entity = replace(entity, instant=True)
     if clock and clock.startswith("24:"):
@@ -247,34 +248,50 @@ _MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 #: "16:00Z": a bare clock marked UTC by the letter after it.
 _ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Something a zone name or offset may be spelled with: texts without any skip the zone look-up.
-_ZONE_HINT = re.compile(r"[A-Z]{3}|[Tt]ime|时间|時間|[东東]八|[+-]\s*\d")
+_ZONE_HINT = re.compile(r"[A-Z]{3}|[Tt]ime|时间|時間|[区區]|[+-]\s*\d")
 
 
-def _in_utc(match: re.Match[str], day: str | None, clock: str) -> list[tuple[str, ...]] | None:
-    """Needles of a zoned clock in UTC (winter and summer readings when no day is written):
-    none when the zone is UTC (the clock is as written), None when no zone stands beside it."""
-    from datetime import UTC, date, datetime, time
+def _zoned(match: re.Match[str], day: str | None, face: Entity) -> Entity | None:
+    """A clock a zone concerns (``text/zones.py``) as the UTC instants it may name, the first
+    the entity and the others its alternatives; each ``uncertain`` when the words allow several
+    zones, and then the clock as written too when the zone may not be its own at all. None when
+    no zone concerns the clock (it is compared as written)."""
+    from veridiag.text.zones import clock_readings, instants, seconds_written  # a text that may name a zone
 
-    from veridiag.text.when import zone_beside  # only for a text that may name a zone
-
-    zone = zone_beside(match.string, match.start(), match.end())
-    if zone is None:
+    text = match.string
+    readings = clock_readings(text)
+    reading = next((r for span, r in readings.items() if match.start() <= span[0] < match.end()), None)
+    if reading is None:
         return None
-    hours, _rest = clock.split(":", maxsplit=1)
-    if int(hours) > 23:
-        return []  # 24:00 with a zone: read as written (its midnight reading is added after)
-    wall = time.fromisoformat(clock.zfill(len(clock) + 2 - len(hours)))
-    days = [date.fromisoformat(day)] if day else [date(2026, 1, 15), date(2026, 7, 15)]
-    readings: list[tuple[str, ...]] = []
-    for on in days:
-        instant = datetime.combine(on, wall, tzinfo=zone).astimezone(UTC)
-        if instant.replace(tzinfo=None) == datetime.combine(on, wall):
-            return []  # a UTC zone: the clock is as written
-        spelled = instant.strftime("%H:%M:%S" if clock.count(":") == 2 else "%H:%M")
-        needles = (instant.date().isoformat(), spelled) if day else (spelled,)
-        if needles not in readings:
-            readings.append(needles)
-    return readings
+    on = date.fromisoformat(day) if day else None
+    spelling = "%H:%M:%S" if seconds_written(text, reading) else "%H:%M"
+    doubt = not reading.pinned
+    found = [
+        Entity(
+            "timestamp",
+            face.text,
+            (instant.date().isoformat(), instant.strftime(spelling)) if on else (instant.strftime(spelling),),
+            instant=True,
+            uncertain=doubt,
+        )
+        for instant in instants(text, reading, on)
+    ]
+    found = [e for i, e in enumerate(found) if all(e.needles != f.needles for f in found[:i])]  # UTC: one
+    if not found:
+        return None  # 24:00, or no clock: as written
+    if reading.loose:
+        found.append(replace(face, uncertain=True))
+    return replace(found[0], alternatives=tuple(found[1:]))
+
+
+def _zoned_span(match: re.Match[str]) -> tuple[int, int]:
+    """A zoned clock's fact spans its zone's words (``zones.reading_span``); a timestamp that
+    writes its own zone (``…Z``, ``+08:00``) is its own span."""
+    if not match.group("clock"):
+        return match.span()
+    from veridiag.text.zones import reading_span
+
+    return reading_span(match.string, match.start(), match.end())
 
 
 def _clock24(clock: str | None, ampm: str | None) -> str | None:
@@ -412,6 +429,8 @@ class TextFacts:
         spans: list[tuple[int, int, Entity]] = []
         for match in _LEXER.finditer(text):
             kind = match.lastgroup
+            if kind == "zone":
+                continue
             if kind == "word":
                 word = match.group()
                 if not services or word.lower() not in services:
@@ -422,7 +441,9 @@ class TextFacts:
                     ):
                         continue  # most matches: a word that is no fact, skipped without a call
             entity = _entity(match, services)
-            if entity is not None:
+            if entity is not None and entity.kind == "timestamp" and (entity.instant or entity.uncertain):
+                spans.append((*_zoned_span(match), entity))
+            elif entity is not None:
                 spans.append((match.start(), match.end(), entity))
             elif kind == "unit":
                 # "504 gateway": the word after a number was no unit; it may be a fact itself.
@@ -691,6 +712,11 @@ _OFFSET_TIMESTAMP = re.compile(
     r"\s?(?P<sign>[+-])(?P<hours>\d{2}):?(?P<minutes>\d{2})(?!\d)"
 )
 _OFFSET_HINT = re.compile(r"\d[+-]\d{2}:?\d{2}(?!\d)|\d [+-]\d{4}")
+#: What an output writing local clocks without offsets has in its head: a statement of its zone
+#: ("timezone:", "tz=", "时区"). Only the head is searched (a scan of 64 KB for it costs ~7 ms).
+_ZONE_STATED = re.compile(r"(?i:zone|tz)\s*[:=]|时区|時區")
+#: Where an output states its zone: its head (a header line), not 64 KB of log lines.
+ZONE_HEAD = 4096
 
 
 def _utc_of(match: re.Match[str]) -> datetime | None:
@@ -773,6 +799,11 @@ class Corpus:
             return True
         return any(self._states(other, literal) for other in entity.alternatives)
 
+    def pins(self, entity: Entity) -> bool:
+        """Does this text state ``entity`` in a reading its words leave no doubt about? Only an
+        ``uncertain`` fact (a clock whose zone the claim does not pin) may be contained without."""
+        return any(not e.uncertain and self._states(e, False) for e in (entity, *entity.alternatives))
+
     def _states(self, entity: Entity, literal: bool) -> bool:
         if self._whole_token(entity):
             return True
@@ -841,13 +872,20 @@ class Corpus:
         if self._offsets is None:
             spans: list[tuple[int, int]] = []
             readings: set[str] = set()
-            if _OFFSET_HINT.search(self.text):
+            offsets = _OFFSET_HINT.search(self.text) is not None
+            if offsets:
                 for match in _OFFSET_TIMESTAMP.finditer(self.text):
                     instant = _utc_of(match)
                     if instant is None:
                         continue
                     spans.append(match.span())  # the offset too: "-05:00" is no clock
                     readings |= {instant.date().isoformat(), instant.strftime("%H:%M:%S"), instant.strftime("%H:%M")}
+            if offsets or _ZONE_STATED.search(self.text, 0, ZONE_HEAD):
+                from veridiag.text.zones import output_instants  # an output whose clocks may be local
+
+                local, utc = output_instants(self.text)
+                spans += [span for span in local if not any(s <= span[0] < e for s, e in spans)]
+                readings |= utc
             self._offsets = (spans, frozenset(readings))
         return self._offsets
 

@@ -1268,6 +1268,10 @@ class WhenWords(WordModel):
     #: the same, read only in a question with Chinese in it (CST: China there; in English it is as
     #: often US Central, so it is not read)
     in_chinese_text: dict[Word, Word] = Field(default_factory=dict)
+    #: word → the zones it may name (CST): a claim's clock written with it alone is uncertain
+    ambiguous: dict[Word, list[Word]] = Field(default_factory=dict)
+    #: words a tool output states its zone with ("timezone: Asia/Shanghai")
+    output_zone: list[Word] = Field(default_factory=list)
     around: AroundWords
     margin: MarginWords
 
@@ -1276,6 +1280,14 @@ class WhenWords(WordModel):
     def _known(cls, zones: dict[str, str]) -> dict[str, str]:
         for key in zones.values():
             _zone(key)  # an unknown key fails here, named by the file
+        return zones
+
+    @field_validator("ambiguous")
+    @classmethod
+    def _all_known(cls, zones: dict[str, list[str]]) -> dict[str, list[str]]:
+        for keys in zones.values():
+            for key in keys:
+                _zone(key)
         return zones
 
 

@@ -103,7 +103,10 @@ class OfflineVerifier:
         refs = [EvidenceRef(tool_name=inv.tool_name, source_invocation_ids=[i]) for i, inv in usable.items()]
         corpus = Corpus([text for inv in usable.values() for text in _texts(inv)])
         text = claim.claim_text
-        missing = [e for e in extract_entities(text, self.known_services) if not corpus.contains(e)]
+        facts = extract_entities(text, self.known_services)
+        missing = [e for e in facts if not corpus.contains(e)]
+        # a clock true in one reading of a zone its words do not pin ("08:22 CST"): an inference
+        unpinned = any(e not in missing and e.uncertain and not corpus.pins(e) for e in facts)
         excerpts = [b.evidence_excerpt for b in claim.bindings]
         best = max((self._score(e, usable) for e in excerpts if e.strip()), default=0.0)
         if missing:
@@ -123,7 +126,7 @@ class OfflineVerifier:
             return "overstated", "absolute wording the evidence cannot carry", refs
         if best < 0.7:
             return "unsupported", f"the excerpts do not match the cited output (best {best:.2f})", refs
-        inference = claim.claim_type == "root_cause" or claim.support_level == "indirect"
+        inference = claim.claim_type == "root_cause" or claim.support_level == "indirect" or unpinned
         if best >= 1.0 and not inference:
             return "direct_observation", "quoted verbatim; every fact occurs in the cited output", refs
         return "reasonable_inference", "follows from the cited output without being stated in it", refs

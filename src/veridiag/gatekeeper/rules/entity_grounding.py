@@ -142,27 +142,28 @@ class _Check:
         ids = ", ".join(str(inv.id) for inv in sources)
         if own_only and found_elsewhere and not missing:
             listed = ", ".join(f"{e.kind} {e.text!r}" for e in found_elsewhere)
-            self.result.add(
-                target,
-                "warn",
-                f"not in the claim's own excerpts, only elsewhere in invocation {ids}: {listed}",
-                score=round(1 - len(found_elsewhere) / len(entities), 4),
-                invocation_id=sources[0].id,
-            )
+            why = f"not in the claim's own excerpts, only elsewhere in invocation {ids}: {listed}"
+            self.warn(target, why, len(found_elsewhere), len(entities), sources[0].id)
             return
         if own_only and not missing and isinstance(text, str):
             swapped = _on_another_subjects_line(self.facts(text).entities(), regions)
             if swapped:
                 listed = ", ".join(f"{e.kind} {e.text!r} (the line of {other.text!r})" for e, other in swapped)
-                self.result.add(
-                    target,
-                    "warn",
-                    f"found only on the line of another subject than the claim's, in invocation {ids}: {listed}",
-                    score=round(1 - len(swapped) / len(entities), 4),
-                    invocation_id=sources[0].id,
-                )
+                why = f"found only on the line of another subject than the claim's, in invocation {ids}: {listed}"
+                self.warn(target, why, len(swapped), len(entities), sources[0].id)
                 return
+        doubtful = [e for e in entities if e not in outside and _doubted(e) and not near.pins(e)]
+        if doubtful and not missing and not literal:
+            listed = ", ".join(f"{e.kind} {e.text!r}" for e in doubtful)
+            why = f"{ZONE_UNPINNED}: true in one reading of its zone only, in invocation {ids}: {listed}"
+            self.warn(target, why, len(doubtful), len(entities), sources[0].id)
+            return
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
+
+    def warn(self, target: str, why: str, flagged: int, total: int, invocation_id: int) -> None:
+        """A claim whose facts are found, ``flagged`` of its ``total`` only in a weaker way."""
+        score = round(1 - flagged / total, 4)
+        self.result.add(target, "warn", why, score=score, invocation_id=invocation_id)
 
     def record(
         self, target: str, entities: list[Entity], missing: list[Entity], invocation_id: int, *, where: str
@@ -183,6 +184,15 @@ class _Check:
             self.result.add(
                 target, "pass", f"every fact also occurs in {where}", score=1.0, invocation_id=invocation_id
             )
+
+
+#: The reason a claim's clock is stated only in one reading of a zone its words do not pin
+#: ("08:22 CST": China, US Central or Cuba) begins with this: at most an inference, never a REJECT.
+ZONE_UNPINNED = "zone not pinned"
+
+
+def _doubted(entity: Entity) -> bool:
+    return entity.uncertain or any(other.uncertain for other in entity.alternatives)
 
 
 #: What a claim is about: the facts of a line belong to the id or service it names.

@@ -1,0 +1,158 @@
+"""Zoned times are compared as instants (issue 27, deliverables 1 and 3): a claim's clock written
+with its zone in any form, before or after it, in either script, is the instant it names, and
+an output's clocks are read in the zone the output or the line states. Each property generates
+the forms and asserts both directions: the true instant is kept, a shifted one or a wall clock
+called by the wrong zone is caught, and a zone the words do not pin confirms nothing."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.contracts import InMemoryInvocations
+from veridiag.gatekeeper import Gatekeeper
+from veridiag.gatekeeper.rules.entity_grounding import ZONE_UNPINNED
+from veridiag.text.entities import Corpus, extract_entities
+
+_CN = "零一二三四五六七八九十"
+_GATEKEEPER = Gatekeeper()
+_DAY = datetime(2026, 2, 19, tzinfo=UTC)
+
+
+def _stated(claim_text: str, output: str) -> tuple[bool, bool]:
+    """(every fact of the claim is in the output, in a reading its words pin)."""
+    corpus = Corpus([output])
+    facts = extract_entities(claim_text)
+    assert facts, claim_text
+    return all(corpus.contains(f) for f in facts), all(corpus.pins(f) for f in facts)
+
+
+def _offset_names(hours: int) -> list[str]:
+    """Every way the claim vocabulary writes UTC+hours."""
+    sign = "+" if hours >= 0 else "-"
+    names = [f"UTC{sign}{abs(hours)}", f"GMT{sign}{abs(hours)}", f"(UTC{sign}{abs(hours):02d}:00)"]
+    if 0 < abs(hours) <= 12:
+        side = "东" if hours > 0 else "西"
+        names.append(side + (_CN[abs(hours)] if abs(hours) <= 10 else str(abs(hours))) + "区")
+    if hours == 8:
+        names += ["北京时间", "Beijing time", "东八区", "CST (UTC+8)", "中国时间"]
+    return names
+
+
+def _clock(moment: datetime, form: str) -> str:
+    if form == "12h":
+        return f"{moment.hour % 12 or 12}:{moment.minute:02d} {'pm' if moment.hour >= 12 else 'am'}"
+    return f"{moment.hour:02d}:{moment.minute:02d}"
+
+
+@st.composite
+def _zoned_claims(draw: st.DrawFn) -> tuple[str, str, str, datetime]:
+    """(true claim, the claim with its clock an hour or more off, the UTC wall clock called by the
+    zone, the instant) for a random instant, offset, zone spelling, clock form and word order."""
+    instant = _DAY + timedelta(minutes=draw(st.integers(0, 24 * 60 - 1)))
+    hours = draw(st.integers(-11, 14).filter(bool))
+    zone = draw(st.sampled_from(_offset_names(hours)))
+    form = draw(st.sampled_from(["24h", "12h"]))
+    shift = draw(st.integers(1, 23))
+    order = draw(st.sampled_from(["zone first", "zone after", "glued offset", "dated"]))
+    local = instant + timedelta(hours=hours)
+    sign = "+" if hours >= 0 else "-"
+
+    def write(moment: datetime) -> str:
+        clock = _clock(moment, form)
+        if order == "zone first":
+            return f"{zone} {clock} 网关开始超时"
+        if order == "glued offset" and form == "24h" and hours > 0:
+            return f"the gateway timed out at {clock}{sign}{abs(hours):02d}:00"
+        if order == "dated":
+            return f"{zone} {moment.month} 月 {moment.day} 日 {clock} 网关开始超时"
+        return f"the gateway timed out at {clock} {zone}"
+
+    return write(local), write(local + timedelta(hours=shift)), write(instant), instant
+
+
+@given(_zoned_claims())
+def test_a_clock_written_with_its_zone_is_the_instant_it_names(case: tuple[str, str, str, datetime]) -> None:
+    true, shifted, utc_face, instant = case
+    output = f"{instant:%Y-%m-%dT%H:%M}:10Z ERROR gateway upstream timeout status=504"
+    assert _stated(true, output) == (True, True), true
+    assert not _stated(shifted, output)[0], shifted
+    assert not _stated(utc_face, output)[0], utc_face  # the output's wall clock called local time
+
+
+@given(st.integers(0, 24 * 60 - 1), st.integers(-11, 14).filter(bool), st.sampled_from(["line", "clf", "header"]))
+def test_an_output_clock_is_read_in_the_zone_it_states(minute: int, hours: int, form: str) -> None:
+    instant = _DAY + timedelta(minutes=minute)
+    local = instant + timedelta(hours=hours)
+    sign, hh = ("+" if hours >= 0 else "-"), f"{abs(hours):02d}00"
+    output = {
+        "line": f"{local:%Y-%m-%d %H:%M:%S} {sign}{hh} ERROR gateway upstream timeout",
+        "clf": f'10.0.0.7 - - [{local:%d/%b/%Y:%H:%M:%S} {sign}{hh}] "GET /api/cart HTTP/1.1" 504 0',
+        "header": f"timezone: UTC{sign}{abs(hours)}\n{local:%Y-%m-%d %H:%M:%S} ERROR gateway upstream timeout",
+    }[form]
+    assert _stated(f"the gateway timed out at {instant:%H:%M} UTC", output) == (True, True), output
+    assert not _stated(f"the gateway timed out at {local:%H:%M} UTC", output)[0], output  # the local face
+
+
+@given(st.integers(0, 24 * 60 - 1), st.integers(1, 14), st.booleans())
+def test_a_zone_belongs_to_the_clock_it_is_attached_to(minute: int, hours: int, local_first: bool) -> None:
+    """Two clocks of one instant, each with its zone or one restating the other in brackets:
+    the right pairing is kept, the swapped one caught."""
+    instant = _DAY + timedelta(minutes=minute)
+    local = instant + timedelta(hours=hours)
+    output = f"{instant:%Y-%m-%dT%H:%M}:10Z ERROR gateway upstream timeout"
+
+    def both(utc: datetime, other: datetime) -> list[str]:
+        u, o = f"{utc:%H:%M}", f"{other:%H:%M}"
+        first = f"{o} UTC+{hours} ({u} UTC)" if local_first else f"{u} UTC ({o} UTC+{hours})"
+        return [first, f"{o} ({u} UTC)", f"{u} UTC {o} UTC+{hours}", f"UTC+{hours} {o}, UTC {u}"]
+
+    for text in both(instant, local):
+        assert _stated(text, output) == (True, True), text
+    for text in both(local, instant):
+        assert not _stated(text, output)[0], text
+
+
+@given(st.integers(0, 24 * 60 - 30), st.integers(1, 29), st.sampled_from(["到", "-", " to ", " and "]))
+def test_the_ends_of_a_range_share_its_zone(minute: int, length: int, joiner: str) -> None:
+    start = _DAY + timedelta(minutes=minute)
+    end = start + timedelta(minutes=length)
+    output = f"{start:%Y-%m-%dT%H:%M}:05Z ERROR a\n{end:%Y-%m-%dT%H:%M}:05Z ERROR b"
+    shifted = [m + timedelta(hours=8) for m in (start, end)]
+    assert _stated(f"{shifted[0]:%H:%M}{joiner}{shifted[1]:%H:%M} 北京时间", output) == (True, True)
+    assert _stated(f"北京时间 {shifted[0]:%H:%M}{joiner}{shifted[1]:%H:%M}", output) == (True, True)
+    assert not _stated(f"北京时间 {start:%H:%M}{joiner}{end:%H:%M}", output)[0]
+
+
+def _grounding(text: str, output: str) -> tuple[str, str]:
+    store = InMemoryInvocations([invocation(394, output=output)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([394], output)])]), session_id=SESSION, invocations=store
+    )
+    (check,) = [
+        c
+        for t in report.claim_traces
+        for c in t.checks
+        if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
+    ]
+    return check.outcome, check.reason
+
+
+@given(
+    st.integers(0, 24 * 60 - 1),
+    st.sampled_from([8, -6, -5]),
+    st.sampled_from(["the gateway timed out at {c} CST", "at {c}, UTC+8 reads the gateway timing out"]),
+)
+def test_a_zone_the_words_do_not_pin_is_at_most_an_inference(minute: int, hours: int, template: str) -> None:
+    """ "CST" is China, US Central or Cuba; a zone attached to no clock may be any clock's: true in
+    one reading, the claim warns (no REJECT, no PASS); true in none, it fails."""
+    assume(hours == 8 or "CST" in template)
+    instant = _DAY + timedelta(minutes=minute)
+    output = f"{instant:%Y-%m-%dT%H:%M}:10Z ERROR gateway upstream timeout"
+    outcome, reason = _grounding(template.format(c=f"{instant + timedelta(hours=hours):%H:%M}"), output)
+    assert outcome == "warn" and reason.startswith(ZONE_UNPINNED), reason
+    wrong = instant + timedelta(hours=hours, minutes=37)
+    assert _grounding(template.format(c=f"{wrong:%H:%M}"), output)[0] == "fail"
