@@ -51,7 +51,10 @@ suffix=$([ "$variant" = default ] && echo "" || echo "-$variant")
 tag="veridiag:${version}${suffix}"
 work=build/image/$variant
 out=${out:-build/image/veridiag-${version}${suffix}.oci.tar}
-rm -rf "$work" && mkdir -p "$work/wheels"
+# A build killed while its root's /proc was mounted (step 4) left it there: unmount it, and never
+# delete across a mount.
+if mountpoint -q "$work/rootfs/proc"; then umount "$work/rootfs/proc"; fi
+rm -rf --one-file-system "$work" && mkdir -p "$work/wheels"
 
 started=$(date +%s)
 step() { echo "[$(($(date +%s) - started))s] $*" >&2; }
