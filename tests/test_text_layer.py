@@ -4,6 +4,7 @@ a time and a language are written and told apart one way everywhere."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import tomllib
 from datetime import UTC, datetime, timedelta, timezone
@@ -150,9 +151,29 @@ def _node_lines(node: yaml.Node | None) -> list[tuple[str, int, int]]:
     return found
 
 
-@pytest.mark.parametrize(
-    "path", sorted(p for p in ROOT.glob("**/*.y*ml") if ".venv" not in p.parts and ".git" not in p.parts), ids=str
-)
+#: Folders of other programs' files, never walked: the venv, git's, and what builds write
+#: (build/ holds the image's Debian root while .ci/run builds it beside the tests).
+NOT_THE_PROJECTS = frozenset({".venv", ".git", "build", "dist"})
+
+
+def project_yaml(root: Path) -> list[Path]:
+    """The project's YAML files, found without entering a folder of NOT_THE_PROJECTS: a tree
+    another process writes meanwhile would give each pytest worker other test ids."""
+    found: list[Path] = []
+    for folder, folders, files in os.walk(root):
+        folders[:] = [name for name in folders if name not in NOT_THE_PROJECTS]
+        found += (Path(folder, name) for name in files if fnmatch(name, "*.y*ml"))
+    return sorted(found)
+
+
+def test_yaml_files_are_the_projects_own(tmp_path: Path) -> None:
+    for place in ("src/words.yaml", "deploy/k.yml", "build/image/rootfs/x.yaml", "a/.venv/y.yaml", "dist/z.yml"):
+        (tmp_path / place).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / place).write_text("a: 1\n")
+    assert project_yaml(tmp_path) == [tmp_path / "deploy/k.yml", tmp_path / "src/words.yaml"]
+
+
+@pytest.mark.parametrize("path", project_yaml(ROOT), ids=str)
 def test_yaml_is_read_as_the_pure_python_parser_reads_it(path: Path) -> None:
     """libyaml parses once where two pure-Python parses were: same data, same line of every node."""
     text = path.read_text(encoding="utf-8")

@@ -51,7 +51,10 @@ suffix=$([ "$variant" = default ] && echo "" || echo "-$variant")
 tag="veridiag:${version}${suffix}"
 work=build/image/$variant
 out=${out:-build/image/veridiag-${version}${suffix}.oci.tar}
-rm -rf "$work" && mkdir -p "$work/wheels"
+# A build killed while its root's /proc was mounted (step 4) left it there: unmount it, and never
+# delete across a mount.
+if mountpoint -q "$work/rootfs/proc"; then umount "$work/rootfs/proc"; fi
+rm -rf --one-file-system "$work" && mkdir -p "$work/wheels"
 
 started=$(date +%s)
 step() { echo "[$(($(date +%s) - started))s] $*" >&2; }
@@ -173,7 +176,7 @@ rm -rf "$site"/numpy/*/tests "$site"/numpy/tests "$site"/numpy/_core/include "$s
   "$site"/numpy/_pyinstaller "$site"/numpy/typing/tests "$site"/numpy/testing "$site"/numpy/distutils \
   "$site"/sqlalchemy/testing "$site"/alembic/testing "$site"/mako/testing "$site"/regex/tests \
   "$site"/jsonschema/tests "$site"/referencing/tests "$site"/jsonschema_specifications/tests \
-  "$site"/certifi/tests "$site"/numpy/_core/lib "$site"/*/.agents
+  "$site"/certifi/tests "$site"/pyarrow/tests "$site"/numpy/_core/lib "$site"/*/.agents
 find "$site" \( -name '*.pyi' -o -name '*.c' -o -name '*.h' -o -name '*.pxd' -o -name '*.pyx' -o -name AGENTS.md \
   -o -name CLAUDE.md \) -type f -delete
 trimmed "tests, build and type-checking files in wheels"
@@ -208,7 +211,7 @@ trimmed "SQLAlchemy dialects, pydantic-ai integrations and models without their 
 # Native code without its symbol tables (wheels ship them unstripped), except what auditwheel
 # rewrote with patchelf (the vendored *.libs and modules with an RPATH to them): strip corrupts
 # those ("ELF load command address/offset not page-aligned" from numpy's OpenBLAS).
-find "$site" -name '*.so*' -type f ! -path '*.libs/*' | while read -r lib; do
+find "$site" \( -name '*.so' -o -name '*.so.*' \) -type f ! -path '*.libs/*' | while read -r lib; do
   readelf -d "$lib" 2>/dev/null | grep -qE 'R(UN)?PATH' || strip --strip-unneeded "$lib"
 done
 trimmed "symbol tables of native modules (strip)"
