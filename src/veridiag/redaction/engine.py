@@ -589,6 +589,7 @@ _ARGUMENT = re.compile(r"(?:'[^'\n]*'?|\"[^\"\n]*\"?|[^\s'\"])+")
 _COMMAND_BEFORE = " \t/'\"(;|&`=$"
 #: A word that may name a command: what follows a blank, a path's slash, a quote, ``$(``, ``=``.
 _COMMAND_WORD = re.compile(r"[^\s/'\"(;|&`=$]+")
+_COMMAND_BREAKS = re.compile(r"[\s/'\"(;|&`=$]+")
 
 
 class _CommandRule(_Rule):
@@ -600,9 +601,16 @@ class _CommandRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         commands: set[int] = set()
+        lines: set[int] = set()  # lines already read: without a client, or read whole
         for flag in _flags():
             for at in _find_all(low, flag):
                 line = low.rfind("\n", 0, at) + 1
+                if line in lines:
+                    continue
+                end = low.find("\n", at)
+                if _clients().keys().isdisjoint(_COMMAND_BREAKS.split(low[line : len(low) if end < 0 else end])):
+                    lines.add(line)  # no client named on the line (split and compared in C)
+                    continue
                 begin = max(line - 1, *(low.rfind(c, line, at) for c in ";|&`")) + 1
                 for word in _COMMAND_WORD.finditer(low, begin, at):
                     start, clients = word.start(), _clients().get(word.group(), ())
