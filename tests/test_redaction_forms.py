@@ -15,7 +15,8 @@ from urllib.parse import quote
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.builders import LOG_OUTPUT, binding, claim, v2
+from tests.builders import binding, claim, v2
+from tests.test_known_gaps import evidence
 from veridiag.agents import scripted_roles
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
 from veridiag.pipeline.audit import audit_chain
@@ -191,19 +192,9 @@ def test_a_secret_a_model_copies_into_its_output_reaches_no_reader(tmp_path: Pat
     )
     store = SessionStore(f"sqlite:///{tmp_path / 'store.db'}")
 
-    def setup(session_id: str) -> None:
-        store.record_invocation(
-            session_id=session_id,
-            tool_name="query_logs",
-            arguments={"service": "payment-service"},
-            status="ok",
-            output=LOG_OUTPUT,
-            invocation_id=394,
-        )
-
     roles = scripted_roles(executor=executor, verifier=verifier, composer=composer)
     result = DiagnosisPipeline(store, roles, options=PipelineOptions(max_rounds=1)).run(
-        "Why did order 123 fail?", on_session=setup
+        "Why did order 123 fail?", on_session=evidence(store)
     )
     session = store.get_session(result.session_id)
     chain = audit_chain(store, result.session_id)
