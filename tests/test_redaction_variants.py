@@ -302,6 +302,12 @@ PLANTED = [
     f"商户秘钥={SECRET}",
     f"openai key {OPENAI}",
     '{"event": "{\\"password\\":\\"' + SECRET + '\\"}"}',
+    # the second round's (issue 27): client options, broken keys, YAML tags
+    f"mysql -uroot -p{SECRET} -h db-1",
+    f"redis-cli -h cache-1 -a {SECRET} ping",
+    f"密\u3000码：{SECRET}",
+    f"pass word={SECRET}",
+    f"db_password: !!binary {B64}",
 ]
 HIDDEN = [SECRET, B64, OPENAI, *PEM_LINES]
 

@@ -57,7 +57,7 @@ from veridiag.pipeline.progress import (
 from veridiag.pipeline.scope import scope_line
 from veridiag.pipeline.shape import answer_line, first_service
 from veridiag.pipeline.verifier_reply import ParsedVerifier, parse_verifier_output
-from veridiag.redaction import default_redactor
+from veridiag.redaction import Redactor, default_redactor
 from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang
 from veridiag.text.render import invocation_json
@@ -118,15 +118,24 @@ class DiagnosisRun:
     plan: Plan | None = None
     #: A moment given with the question (an alert's start) that anchors the window.
     given_time: GivenTime | None = None
+    #: The tool boundary's redactor, for what the roles write.
+    redactor: Redactor = field(default_factory=default_redactor)
 
     def emit(self, progress: StageProgress) -> None:
         """Progress for this run only; every event names its session, so a listener can check
         that what it hears is its own."""
         self.sink(progress.stage, progress.event(self.session_id))
 
-    def record(self, role: str, reply: RoleReply, round_number: int | None = None) -> None:
+    def record(self, role: str, reply: RoleReply, round_number: int | None = None) -> RoleReply:
         """Which engine answered each role, its usage and any fallback: the audit's ``role_calls``.
-        ``engine_use`` is the record; ``engine`` its string form, kept for existing readers."""
+        ``engine_use`` is the record; ``engine`` its string form, kept for existing readers.
+        Returns the reply as the run keeps it: a model's text enters here, so it is redacted
+        here once (``Redactor.redact_written``), before it is parsed, stored or shown — a
+        secret a model copies into a claim, an answer or a step reaches no reader."""
+        if reply.text:
+            written = self.redactor.redact_written(reply.text)
+            if written != reply.text:
+                reply = reply.model_copy(update={"text": written})
         self.role_calls.append(
             RoleCall(
                 role=role,
@@ -136,6 +145,7 @@ class DiagnosisRun:
                 round=round_number,
             )
         )
+        return reply
 
     def partial(self) -> PartialRun:
         """What a failed run keeps: the stage it reached and everything recorded before it."""
@@ -203,11 +213,12 @@ class DiagnosisPipeline:
         the answer read the text as it displays."""
         # The question is stored and shown (session, audit, answer): redacted before either.
         question = clean_text(question)
-        question = (self.toolbox.redactor if self.toolbox is not None else default_redactor()).redact(question)
+        redactor = self.toolbox.redactor if self.toolbox is not None else default_redactor()
+        question = redactor.redact(question)
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id, source=source)
         sink = _recorded(self.store, session.id, progress or _silent)
-        run = DiagnosisRun(session.id, question, lang, sink, given_time=given_time)
+        run = DiagnosisRun(session.id, question, lang, sink, given_time=given_time, redactor=redactor)
         run.emit(SessionStarted(lang=lang))
         try:
             if on_session is not None:
@@ -322,7 +333,7 @@ class DiagnosisPipeline:
         started = time.perf_counter()
         reply = self.roles.planner.plan(PlanRequest(question=run.question, lang=run.lang, given_time=run.given_time))
         run.timings["planner_ms"] = _ms(started)
-        run.record("planner", reply)
+        reply = run.record("planner", reply)
         parsed = parse_executor_output(reply.text)
         return Plan.read(parsed.value if parsed.ok else None, reply.text, reply.answered_by.label)
 
@@ -363,7 +374,7 @@ class DiagnosisPipeline:
             )
         )
         latency["executor_ms"] = _ms(started)
-        run.record("executor", reply, round_number)
+        reply = run.record("executor", reply, round_number)
         run.stage = f"round {round_number}: gatekeeper"
         started = time.perf_counter()
         hook = verifier_input(
@@ -408,7 +419,7 @@ class DiagnosisPipeline:
             reply = self.roles.verifier.verify(hook.payload)
         except Exception as exc:  # a verifier failure fails closed, it does not end the session
             return ParsedVerifier("unavailable", f"verifier failed: {exc.__class__.__name__}: {exc}")
-        run.record("verifier", reply, round_number)
+        reply = run.record("verifier", reply, round_number)
         return parse_verifier_output(reply.text)
 
     def _should_retry(self, state: RoundState, round_number: int) -> bool:
@@ -445,7 +456,7 @@ class DiagnosisPipeline:
             return fallback, "template", None, f"composer failed: {exc.__class__.__name__}: {exc}"
         finally:
             run.timings["composer_ms"] = _ms(started)
-        run.record("composer", reply)
+        reply = run.record("composer", reply)
         output, problem = parse_composer_output(reply.text)
         if output is None:
             return fallback, "template", None, problem

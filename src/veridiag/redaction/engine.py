@@ -43,6 +43,7 @@ show a reader what no check read.
 
 from __future__ import annotations
 
+import json
 import re
 import unicodedata
 from bisect import bisect_right
@@ -79,6 +80,8 @@ __all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "build_redactor", "default
 
 T = TypeVar("T")
 
+#: A JSON string literal on one line.
+_JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 #: What a redacted secret looks like; text already holding one is never redacted again.
 MARKER_PATTERN = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _MARKER_LITERAL = "[redacted:"
@@ -319,14 +322,17 @@ _KEY_LAST_WORD = (
     + "|".join(re.escape(w) for w in vocabulary().encodings)
     + "))*"
 )
-_KEY_VALUE = re.compile(
-    _KEY_LAST_WORD
-    + r"(?P<close>[\"'\]]{0,2})(?P<sep>"
+#: What follows a key: its closing quotes, the assignment, a YAML tag (``!!binary``, ``!secret``:
+#: how the value is written, not the value), then the value, quoted or bare.
+_ASSIGNED = (
+    r"(?P<close>[\"'\]]{0,2})(?P<sep>"
     + _SEP
-    + r")(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
+    + r")(?:!!?[a-z][\w:/.-]*[ \t]+)?+(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
     # an opening quote never closed (a line cut short) still opens a value
     + r"|[\"'`]?(?P<bare>(?!\[redacted:)[^\s\"'`,;&)\]}>]+))"
 )
+_KEY_VALUE = re.compile(_KEY_LAST_WORD + _ASSIGNED)
+_ASSIGNED_VALUE = re.compile(_ASSIGNED)
 #: Han words after a key are what happened to it ("令牌=已过期", "获取令牌：失败"), not a value.
 _HAN_WORDS = re.compile(f"[{HAN}]+")
 _PLACEHOLDER = re.compile(
@@ -360,21 +366,130 @@ class _KeyValueRule(_Rule):
             kind = key_kind(key)
             if kind is None:
                 continue
-            group = "quoted" if found.group("quoted") is not None else "bare"
-            start, end = found.span(group)
-            if group == "bare":
-                end = _bare_end(text, start, end)
-                if _HAN_WORDS.fullmatch(text, start, end):
+            span = _assigned_value(text, low, found, key)
+            if span is not None:
+                yield *span, kind
+
+
+def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
+    """The span of the value ``found`` (an ``_ASSIGNED`` match) gives ``key``, unless it is no
+    value: a placeholder, Han words saying what happened to it, a directory after ``PWD``,
+    or a word opening prose after a colon."""
+    group = "quoted" if found.group("quoted") is not None else "bare"
+    start, end = found.span(group)
+    if group == "bare":
+        end = _bare_end(text, start, end)
+        if _HAN_WORDS.fullmatch(text, start, end):
+            return None
+    value = text[start:end].strip()
+    if not value or _PLACEHOLDER.fullmatch(value) or _BLOCK_INDICATOR.fullmatch(value):
+        return None  # a YAML block's value is on the lines below: ``_BLOCK``
+    if key.lower().endswith("pwd") and value.startswith(("/", "~")):
+        return None  # PWD=/srv/app is a directory
+    colon = found.group("sep").strip() in (":", "：")
+    if group == "bare" and colon and value.isalpha() and _PROSE_AFTER.match(low, end):
+        return None
+    return start, end
+
+
+#: A break inside a key's word: blanks (a full-width one too), ``_ . -``, middle dots, dashes,
+#: invisible characters.
+_INNER_BREAK = "[ \t\u3000_.\\-\u00b7\u00ad\u2010-\u2015\u2027\u2219\u30fb\u200b-\u200d\u2060\ufeff]"
+#: Read on the reversed string: an assignment, then the key's last piece of letters and a break
+#: before it, with a letter or digit before the break (reversed, all after it). Reversed, the
+#: search starts at the assignment signs, which a line has few of.
+_SPLIT_TAIL = re.compile(r"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{0,2}(?P<tail>[^\W\d_]{1,12})" + _INNER_BREAK + r"+[^\W_]")
+
+
+@cache
+def _tails() -> frozenset[str]:
+    """The proper ends of the secret words (``word`` of password, ``码`` of 密码): where a
+    broken key can end."""
+    words = {"".join(entry) for entry, _ in key_entries()}
+    return frozenset(w[i:] for w in words for i in range(1, len(w)))
+
+
+class _SplitKeyRule(_Rule):
+    """A key whose secret word is broken by blanks, dashes, dots or invisible characters
+    (``pass word=…``, ``密　码：…``, ``p-a-s-s-w-o-r-d: …``) is read as the word it spells: its
+    pieces are joined back from its end (``keys.key_kind``) and the value goes as above."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        size = len(low)
+        tails = _tails()
+        markers = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[redacted:" in low else []
+        for found in self.pattern.finditer(low[::-1]):
+            tail = found.group("tail")[::-1]
+            end = size - found.start("tail")  # where the key ends in ``text``
+            if tail not in tails or any(a < end <= b for a, b in markers):
+                continue  # a marker's kind ("[REDACTED:secret-key]") names no key
+            start = end - len(tail)
+            pieces = [text[start:end]]
+            while len(pieces) < 16 and end - start < 96:
+                before = start
+                while before > 0 and _INNER_BREAK_CHAR.fullmatch(text[before - 1]):
+                    before -= 1
+                piece = before
+                while piece > 0 and text[piece - 1].isalnum() and before - piece < 32:
+                    piece -= 1
+                if before in (piece, start):
+                    break
+                pieces.insert(0, text[piece:before])
+                start = piece
+                kind = key_kind("".join(pieces))
+                if kind is None:
                     continue
-            value = text[start:end].strip()
-            if not value or _PLACEHOLDER.fullmatch(value):
+                assigned = _ASSIGNED_VALUE.match(low, end)
+                if assigned is not None:
+                    span = _assigned_value(text, low, assigned, "".join(pieces))
+                    if span is not None:
+                        yield *span, kind
+                break
+
+
+_INNER_BREAK_CHAR = re.compile(_INNER_BREAK)
+
+_BLOCK_INDICATOR = re.compile(r"[|>][-+]?[0-9]?[-+]?")
+#: A line ending in a YAML block indicator, read from the line's start: indentation, a list
+#: dash, the key, ``:``, a tag, the indicator.
+_BLOCK_LINE = re.compile(
+    r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>[^\n:：\"']{1,128})[\"']?[ \t]*[:：][ \t]*"
+    r"(?:!!?[a-z][\w:/.-]*[ \t]+)?[|>][-+]?[0-9]?[-+]?[ \t]*\n"
+)
+
+
+class _BlockRule(_Rule):
+    """A YAML block scalar under a key naming a secret (``password: |``, ``key: !!binary >-``):
+    the value is the more indented lines below, which go as one marker. The one rule besides
+    a PEM block that reads across lines; a block lives inside one record."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(low):
+            begin = low.rfind("\n", 0, found.start()) + 1
+            line = _BLOCK_LINE.fullmatch(low, begin, found.end())
+            if line is None:
                 continue
-            if key.lower().endswith("pwd") and value.startswith(("/", "~")):
-                continue  # PWD=/srv/app is a directory
-            colon = found.group("sep").strip() in (":", "：")
-            if group == "bare" and colon and value.isalpha() and _PROSE_AFTER.match(low, end):
+            kind = key_kind(text[line.start("key") : line.end("key")])
+            if kind is None:
                 continue
-            yield start, end, kind
+            indent = len(line.group("indent"))
+            start = end = found.end()
+            at = start
+            while at < len(text):
+                stop = text.find("\n", at)
+                stop = len(text) if stop < 0 else stop
+                body = text[at:stop]
+                if body.strip():
+                    if len(body) - len(body.lstrip(" \t")) <= indent:
+                        break
+                    end = stop
+                at = stop + 1
+            if end > start:
+                first = start + len(text[start:end]) - len(text[start:end].lstrip())
+                yield first, end, kind
+
+
+_BLOCK = _BlockRule("secret", re.compile(r"[|>][-+]?[0-9]?[-+]?[ \t]*\n"))
 
 
 def _bare_end(text: str, start: int, end: int) -> int:
@@ -398,6 +513,7 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
 
 
 _KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS)
+_SPLIT_KEY = _SplitKeyRule("secret", _SPLIT_TAIL)
 
 # -- command lines and token formats the library lacks ---------------------------------------
 
@@ -446,6 +562,112 @@ _COMPARED = _Rule(
     literals=("==",),
     classify=_compared_kind,
 )
+
+
+@dataclass(frozen=True)
+class _Client:
+    words: tuple[str, ...]  # the command, lower case: ("docker", "login")
+    attached: tuple[str, ...]
+    separate: tuple[str, ...]
+
+
+@cache
+def _clients() -> dict[str, tuple[_Client, ...]]:
+    """``vocabulary.yaml``'s clients by their command's first word."""
+    by_first: dict[str, list[_Client]] = {}
+    for client in vocabulary().commands:
+        for name in client.names:
+            words = tuple(name.lower().split())
+            entry = _Client(words, tuple(client.attached), tuple(client.separate))
+            by_first.setdefault(words[0], []).append(entry)
+    return {first: tuple(entries) for first, entries in by_first.items()}
+
+
+#: A command's arguments end where the shell starts another command, or at the line's end.
+_ARGUMENTS_END = re.compile(r"[\n;|&`)]|\$\(")
+_ARGUMENT = re.compile(r"(?:'[^'\n]*'?|\"[^\"\n]*\"?|[^\s'\"])+")
+_COMMAND_BEFORE = " \t/'\"(;|&`=$"
+#: A word that may name a command: what follows a blank, a path's slash, a quote, ``$(``, ``=``.
+_COMMAND_WORD = re.compile(r"[^\s/'\"(;|&`=$]+")
+_COMMAND_BREAKS = re.compile(r"[\s/'\"(;|&`=$]+")
+
+
+class _CommandRule(_Rule):
+    """The secret-carrying options of the command-line clients in ``vocabulary.yaml`` (``mysql
+    -pVALUE``, ``redis-cli -a VALUE``, ``sshpass -p VALUE``, ``docker login -p VALUE``): from the
+    command's words to where the shell starts another command, each option's value goes; a
+    variable or template (``$PW``, ``${PW}``) is no value. Found from the flags (few, short
+    literals: one ``str.find`` each), then the command read back on their line."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        commands: set[int] = set()
+        lines: set[int] = set()  # lines already read: without a client, or read whole
+        for flag in _flags():
+            for at in _find_all(low, flag):
+                line = low.rfind("\n", 0, at) + 1
+                if line in lines:
+                    continue
+                end = low.find("\n", at)
+                if _clients().keys().isdisjoint(_COMMAND_BREAKS.split(low[line : len(low) if end < 0 else end])):
+                    lines.add(line)  # no client named on the line (split and compared in C)
+                    continue
+                begin = max(line - 1, *(low.rfind(c, line, at) for c in ";|&`")) + 1
+                for word in _COMMAND_WORD.finditer(low, begin, at):
+                    start, clients = word.start(), _clients().get(word.group(), ())
+                    if clients and start not in commands:
+                        for client in clients:
+                            after = _command_end(low, start, client.words)
+                            if after is not None:
+                                commands.add(start)
+                                yield from _option_values(text, after, client)
+                                break
+
+
+@cache
+def _flags() -> tuple[str, ...]:
+    """Every client's flags after a blank, lower case (the ``str.find`` literals)."""
+    return tuple(sorted({" " + f.lower() for c in vocabulary().commands for f in (*c.attached, *c.separate)}))
+
+
+def _command_end(low: str, at: int, words: tuple[str, ...]) -> int | None:
+    """Where ``words`` written from ``at`` (blanks between) end, when a blank follows them."""
+    for word in words:
+        if not low.startswith(word, at):
+            return None
+        at += len(word)
+        if at >= len(low) or low[at] not in " \t":
+            return None
+        while at < len(low) and low[at] in " \t":
+            at += 1
+    return at
+
+
+def _option_values(text: str, start: int, client: _Client) -> Iterator[tuple[int, int, str]]:
+    stop = _ARGUMENTS_END.search(text, start)
+    end = len(text) if stop is None else stop.start()
+    arguments = [(m.start(), m.end()) for m in _ARGUMENT.finditer(text, start, end)]
+    for index, (a, b) in enumerate(arguments):
+        word = text[a:b]
+        value: tuple[int, int] | None = None
+        for flag in client.separate:
+            if word == flag and index + 1 < len(arguments) and not text.startswith("-", arguments[index + 1][0]):
+                value = arguments[index + 1]
+            elif word.startswith(flag + "="):
+                value = (a + len(flag) + 1, b)
+        for flag in client.attached:
+            if value is None and len(word) > len(flag) and word.startswith(flag) and word[len(flag)] != "=":
+                value = (a + len(flag), b)
+        if value is not None:
+            v_start, v_end = value
+            while v_start < v_end and text[v_start] in "'\"":
+                v_start += 1
+            while v_end > v_start and text[v_end - 1] in "'\",":
+                v_end -= 1
+            if v_end > v_start and not _PLACEHOLDER.fullmatch(text[v_start:v_end]):
+                yield v_start, v_end, "password"
+
+
+_COMMAND_FLAGS = _CommandRule("password", re.compile(""), literals=_flags(), prefilter=True)
 
 
 def _openai(found: re.Match[str], _text: str) -> str | None:
@@ -623,9 +845,12 @@ _BUILTIN: tuple[_Rule, ...] = (
     _URL_PASSWORD,
     _COMMAND_USER,
     _COMMAND_OPTION,
+    _COMMAND_FLAGS,
     _COMPARED,
     _BEARER,
     _KEYWORD,
+    _SPLIT_KEY,
+    _BLOCK,
     _LIBRARY_KEYWORD,
     _VALUES,
     _HEX_SECRET,
@@ -674,6 +899,33 @@ class Redactor:
         if not self._rules or not text:
             return Redaction(text)
         return self._short(text) if len(text) <= _CACHED else self._long(text)
+
+    def redact_written(self, text: str) -> str:
+        """Text a model wrote (a JSON document, perhaps with prose around it) redacted without
+        breaking its structure: each JSON string is redacted as the string it encodes and
+        written back escaped, a string after a key naming a secret goes whole, the rest is
+        redacted as text."""
+        if not self._rules or not text or self.scan(text).text == text:
+            return text
+        pieces: list[str] = []
+        done = 0
+        for literal in _JSON_STRING.finditer(text):
+            pieces.append(self.redact(text[done : literal.start()]))
+            done = literal.end()
+            try:
+                decoded = json.loads(literal.group())
+            except ValueError:
+                pieces.append(self.redact(literal.group()))
+                continue
+            key = _key_before(text, literal.start() + 1)
+            kind = key_kind(key) if key else None
+            if kind is not None and decoded.strip() and not _PLACEHOLDER.fullmatch(decoded.strip()):
+                redacted = _marker(kind) if not MARKER_PATTERN.fullmatch(decoded) else decoded
+            else:
+                redacted = self.redact(decoded)
+            pieces.append(literal.group() if redacted == decoded else json.dumps(redacted, ensure_ascii=False))
+        pieces.append(self.redact(text[done:]))
+        return "".join(pieces)
 
     def redact_data(self, value: T, counts: Counter[str] | None = None, known: Mapping[str, str] | None = None) -> T:
         """Every string inside ``value`` — dict keys and values, lists, tuples, pydantic models,

@@ -20,7 +20,25 @@ from detect_secrets.plugins.keyword import DENYLIST as _LIBRARY_KEYWORDS
 from veridiag.text.cjk import HAN
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
-__all__ = ["Vocabulary", "fold", "hex_key", "identifier_key", "key_entries", "key_kind", "key_words", "vocabulary"]
+__all__ = [
+    "CommandClient",
+    "Vocabulary",
+    "fold",
+    "hex_key",
+    "identifier_key",
+    "key_entries",
+    "key_kind",
+    "key_words",
+    "vocabulary",
+]
+
+
+class CommandClient(WordModel):
+    """A command-line client whose short or single-dash options carry a secret."""
+
+    names: list[Word]
+    attached: tuple[Word, ...] = ()
+    separate: tuple[Word, ...] = ()
 
 
 class Vocabulary(WordModel):
@@ -30,6 +48,7 @@ class Vocabulary(WordModel):
     not_alone: list[Word]
     hex_keys: list[Word]
     identifier_keys: list[Word]
+    commands: list[CommandClient]
 
 
 @cache
@@ -41,7 +60,9 @@ def vocabulary() -> Vocabulary:
 _CAMEL = re.compile(
     rf"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[{HAN}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{HAN}])"
 )
-_BREAKS = re.compile(r"[\s_.\-/:]+")
+#: Anything but a letter or digit breaks words: ``_ . - / :``, blanks (a full-width space
+#: folds to one), middle dots, dashes and other punctuation a key may be spelt with (密·码).
+_BREAKS = re.compile(r"[\W_]+")
 
 
 @lru_cache(maxsize=4096)
@@ -106,23 +127,26 @@ def key_kind(key: str) -> str | None:
     """The kind of secret ``key`` names (``password``, ``api-key`` …), or ``None``.
 
     ``password_min_length`` and ``max_tokens`` name no secret: the secret word must end the key
-    (encoding words aside)."""
+    (encoding words aside). Breaks inside a word do not hide it: the key's words are also read
+    joined, so ``pass word``, ``密 码`` and ``to_ken`` name what ``password``, ``密码`` and
+    ``token`` name."""
     entries, whole, encodings = _table()
     words = list(key_words(key))
     while len(words) > 1 and words[-1] in encodings:
         words.pop()
     if not words:
         return None
-    if len(words) == 1 and words[0] in vocabulary().not_alone:
+    if "".join(words) in vocabulary().not_alone:
         return None
     for entry, kind in entries:
         if tuple(words[-len(entry) :]) == entry:
             return kind
-    last, joined = words[-1], "".join(words[-3:])
+    joined = "".join(words)
     for entry, kind in entries:
-        # written together: dbpassword, dbapikey, 商户秘钥 ("pass" only as a word: not bypass)
+        # written together or broken anywhere: dbpassword, 商户秘钥, "pass word", 密 码, to_ken
+        # ("pass" only as a word of its own: not bypass)
         together = "".join(entry)
-        if together not in whole and (joined if len(entry) > 1 else last).endswith(together):
+        if joined == together or (together not in whole and joined.endswith(together)):
             return kind
     return None
 
