@@ -1020,6 +1020,8 @@ class Corpus:
             before = text[match.start() - 1] if match.start() else " "
             if (_ascii_word(before) or before in ".-:/") and not _RANGE_START.search(text, 0, match.start()):
                 continue
+            if match.group(1).count(".") > 1:
+                continue  # "34.5.3 秒": a version, no number (Decimal refuses it)
             if abs(Decimal(match.group(1)) - value) <= tolerance:
                 return True
         return False
