@@ -384,7 +384,7 @@ def test_the_tools_own_names_are_records_not_facts() -> None:
 
 @given(st.integers(0, 99), st.integers(0, 99), st.integers(1, 9), st.sampled_from(["秒", "ms", "s", "分钟"]))
 def test_a_dotted_version_before_a_unit_is_no_number(major: int, minor: int, patch: int, unit: str) -> None:
-    """"34.5.3 秒" (found by the indexed-corpus property): a run of digits and dots with two
+    """A value beside "34.5.3 秒" (found by the indexed-corpus property): a run of digits and dots with two
     dots is a version, not a value — looking a quantity up beside one answers, never raises."""
     output = f"12 / {major}.{minor}.{patch} {unit}"
     for entity in extract_entities(f"{patch} {unit}", SERVICES):
