@@ -115,17 +115,54 @@ def test_an_evaluation_of_a_calm_series_is_unstated() -> None:
     assert outcome == "warn" and reason.startswith("unstated"), reason
 
 
-@given(st.integers(2, 9), st.sampled_from(["{k} 倍", "{k}x", "×{k}", "{k}-fold"]))
-def test_a_ratio_no_tool_stated_is_at_most_an_inference(k: int, form: str) -> None:
-    line = f"peak {200 * k}ms at 2026-07-07T10:08:00Z; expected 200ms"
-    written = form.format(k=k)
-    outcome, reason = _outcome(f"峰值是基线 200ms 的 {written}", line, line)
-    assert outcome == "warn" and reason.startswith("inferred"), reason  # computable: 200·k / 200
-    wrong = form.format(k=k + 3)
-    outcome, reason = _outcome(f"峰值是基线 200ms 的 {wrong}", line, line)
-    assert outcome == "warn" and reason.startswith("unstated"), reason
-    stated = f"{line}; ×{k}.00"
-    assert _outcome(f"峰值是基线 200ms 的 {written}", stated, stated)[0] == "pass"
+_SPELLED = {
+    2: ("two", "两"),
+    3: ("three", "三"),
+    4: ("four", "四"),
+    5: ("five", "五"),
+    6: ("six", "六"),
+    8: ("eight", "八"),
+}
+_RATIO_FORMS = st.sampled_from(
+    [
+        "峰值是基线 {base}ms 的 {k} 倍",
+        "峰值是基线 {base}ms 的 {zh}倍",
+        "latency peaked at {k}x the {base}ms baseline",
+        "latency peaked at ×{k} the {base}ms baseline",
+        "latency was {k}-fold the baseline of {base}ms",
+        "latency was {en} times the baseline of {base}ms",
+        "latency was {k} times the baseline",
+        "延迟约为基线的 {k} 倍",
+    ]
+)
+
+
+@given(st.sampled_from(sorted(_SPELLED)), st.integers(20, 900), _RATIO_FORMS, st.integers(-4, 4))
+def test_a_ratio_is_confirmed_only_when_its_cited_values_compute_it(k: int, base: int, form: str, jitter: int) -> None:
+    """A ratio no tool wrote is the claim's computation: checked by computing it from the cited
+    values, within the rounding it is written to — a ratio that computes is confirmed, one that
+    does not is a hypothesis (unstated), never an inference shown as a fact."""
+    peak = base * k + jitter  # the claim rounds k·base ± a little to k
+    line = f"peak {peak}ms at 2026-07-07T10:08:00Z; expected {base}ms"
+    en, zh = _SPELLED[k]
+    assert _outcome(form.format(k=k, base=base, en=en, zh=zh), line, line)[0] == "pass"
+    wrong = k + 3
+    text = form.format(k=wrong, base=base, en=str(wrong), zh=str(wrong))
+    outcome, reason = _outcome(text, line, line)
+    assert outcome == "warn" and reason.startswith("unstated") and "ratio" in reason, (text, reason)
+    stated = f"peak {base * (k + 3)}ms; expected 7ms; ×{k + 3}.00"
+    assert _outcome(text, stated, stated)[0] == "pass"
+
+
+@given(
+    st.integers(2, 9), st.integers(100, 900), st.sampled_from(["是基线 {b}ms 的 {k}.4 倍", "{k}.4x the {b}ms baseline"])
+)
+def test_a_ratio_is_computed_to_the_precision_it_is_written_with(k: int, base: int, form: str) -> None:
+    """ "2.4 倍" is 2.35–2.45: 2.5 is another ratio, though 2.4 rounds to the whole 2."""
+    near = f"peak {round(base * (k + 0.4))}ms; expected {base}ms"
+    far = f"peak {round(base * (k + 0.1))}ms; expected {base}ms"
+    assert _outcome(form.format(k=k, b=base), near, near)[0] == "pass"
+    assert _outcome(form.format(k=k, b=base), far, far)[1].startswith("unstated")
 
 
 def _hedge_outcome(text: str, excerpt: str, output: str) -> str:
@@ -381,9 +418,9 @@ def test_a_ratio_written_as_a_word_is_a_ratio(word: tuple[str, float], base: int
     spelled, ratio = word
     line = f"peak {round(base * ratio)}ms at 2026-07-07T10:08:00Z; expected {base}ms"
     outcome, reason = _outcome(f"峰值 {round(base * ratio)}ms，比基线 {base}ms {spelled}", line, line)
-    assert outcome == "warn" and reason.startswith("inferred"), reason  # computable from its numbers
+    assert outcome == "pass", reason  # computed from its numbers
     outcome, reason = _outcome(f"温度比平时{spelled}", "temperature 71.2 at 10:08", "temperature 71.2 at 10:08")
-    assert outcome == "warn" and "ratio" in reason, reason
+    assert outcome == "warn" and reason.startswith("unstated") and "ratio" in reason, reason
 
 
 @given(st.sampled_from(["about half an hour before", "a minute and a half before", "半小时之前"]))
