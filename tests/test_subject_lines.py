@@ -80,3 +80,56 @@ def test_a_value_on_a_line_naming_no_subject_is_the_claims() -> None:
         "2026-07-07T10:01:02Z WARN pay upstream wait=2950ms",
     ]
     assert _outcome("订单88121 等待 2950ms", lines) == "pass"
+
+
+# --- the line's own service wins over the call's arguments; names compared as a reader sees them ------
+
+_SERVICE = st.builds(
+    "{}-{}".format,
+    st.sampled_from(["payment", "order", "inventory", "ts-food", "billing", "user"]),
+    st.sampled_from(["service", "api", "db", "gateway"]),
+)
+#: Ways of writing a name that a reader takes for it: a Cyrillic look-alike, full width, a zero-width space.
+_SPELLINGS = st.sampled_from(
+    [
+        lambda name: name,
+        lambda name: name.replace("e", "\u0435", 1),
+        lambda name: name.replace("a", "\u0430", 1),
+        lambda name: name.translate({c: c + 0xFEE0 for c in range(0x21, 0x7F)}),
+        lambda name: name[:2] + "\u200b" + name[2:],
+    ]
+)
+
+
+def _claim_check(text: str, line: str, service: str) -> str:
+    store = InMemoryInvocations([invocation(394, output=line, arguments={"service": service})])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([394], line)])]), session_id=SESSION, invocations=store
+    )
+    (check,) = [
+        c
+        for t in report.claim_traces
+        for c in t.checks
+        if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
+    ]
+    return check.outcome
+
+
+@given(_SERVICE, _SERVICE, _SPELLINGS, st.integers(1000, 9999), st.sampled_from(["ERR_TIMEOUT", "ERR_DB_LOCK"]))
+def test_a_lines_own_service_wins_over_the_calls_argument(
+    asked: str, named: str, spelled: object, value: int, code: str
+) -> None:
+    """Called with service=A, a line naming B states B's facts, not A's: a claim about A quoting it
+    is not confirmed; a claim about B, or about A quoting A's own line (in any spelling a reader
+    takes for A's name), is."""
+    assume(asked != named)
+    assert callable(spelled)
+    line = f"2026-07-07T10:01:02Z ERROR {named} [exec-7] {code} cost={value}ms"
+    own = line.replace(named, asked)
+    said = "{} 在 10:01 出现 {}，耗时 {}ms"
+    assert _claim_check(said.format(spelled(asked), code, value), line, asked) == "warn"
+    assert _claim_check(said.format(spelled(named), code, value), line, asked) == "pass"
+    assert _claim_check(said.format(spelled(asked), code, value), own, asked) == "pass"
+    # a line naming no service is the asked service's
+    bare = line.replace(f"{named} ", "")
+    assert _claim_check(said.format(spelled(asked), code, value), bare, asked) == "pass"
