@@ -19,6 +19,7 @@ from veridiag.gatekeeper import Gatekeeper
 from veridiag.text import concepts as concepts_module
 from veridiag.text.concepts import ConceptFile, Concepts, concepts
 from veridiag.text.normalize import reader_text
+from veridiag.text.statistics import StatisticWords
 from veridiag.text.wordfiles import bundled_words
 
 LINE = "2026-07-07T10:01:02Z INFO payment-service [worker-7] order=123 request handled status=200"
@@ -371,9 +372,10 @@ def test_a_direction_its_own_from_to_numbers_give_is_stated_by_them(low: int, ri
     high = low + rise
     first, last = (low, high) if word[0] == "up" else (high, low)
     line = f"window: min {low} connections, max {high} connections (30 points)"
-    outcome, reason = _outcome(f"pending connections {word[1]} from {first} to a peak of {last}", line, line)
+    end = "a peak of" if word[0] == "up" else "a low of"  # the statistic its end is (a fall ends at the min)
+    outcome, reason = _outcome(f"pending connections {word[1]} from {first} to {end} {last}", line, line)
     assert "runs against" not in reason and outcome == "pass", reason
-    outcome, reason = _outcome(f"pending connections {word[1]} from {last} to a peak of {first}", line, line)
+    outcome, reason = _outcome(f"pending connections {word[1]} from {last} to {end} {first}", line, line)
     assert outcome == "fail" and "runs against its own numbers" in reason, reason
 
 
@@ -841,3 +843,63 @@ def test_all_on_one_host_is_stated_when_every_listed_line_names_it(hosts: list[s
     for text in (f"All of the unavailable components were on {hosts[0]}", f"这些组件都来自同一台主机 {hosts[0]}"):
         outcome, reason = _outcome(text, output, rows[0])
         assert (outcome == "pass") is one, (text, reason)
+
+
+# --- a number is the statistic its line labels it with ---------------------------------------------------
+
+_STATISTICS = bundled_words("veridiag.text", "statistics.yaml", StatisticWords).statistics
+_LABEL_FORMS = st.sampled_from(["{w} {v}", "{w}={v}", "{w}: {v}", "memory_{w}={v}", "{w}：{v}"])
+
+
+@given(
+    st.lists(st.sampled_from(sorted(_STATISTICS)), min_size=2, max_size=4, unique=True),
+    st.lists(st.integers(100, 99999), min_size=4, max_size=4, unique=True),
+    st.data(),
+)
+def test_a_claims_number_is_the_statistic_its_line_labels_it_with(
+    names: list[str], values: list[int], data: st.DataObject
+) -> None:
+    """ "Memory peaked at 1303 MB" quoting "min 812 avg 1303 max 1740" names the average as the
+    peak: caught, in any label form (``max=``, ``max:``, "peak", 最大值, a table's header) and any
+    of the statistic's words; the number its own statistic labels is kept."""
+
+    def label(name: str) -> str:
+        return data.draw(st.sampled_from(_STATISTICS[name]))
+
+    if data.draw(st.booleans()):
+        line = "memory_mb " + " ".join(
+            data.draw(_LABEL_FORMS).format(w=label(n), v=v) for n, v in zip(names, values, strict=False)
+        )
+    else:  # a table: a header row of labels over a row of values
+        header = [label(n) for n in names]
+        assume(all(" " not in h for h in header))
+        line = "memory_mb\n" + " ".join(header) + "\n" + " ".join(map(str, values[: len(names)]))
+    claimed, other = names[0], names[1]
+    said = data.draw(st.sampled_from(["memory {w} {v} MB", "内存{w} {v} MB", "the {w} memory was {v} MB"]))
+    right = said.format(w=label(claimed), v=values[0])
+    wrong = said.format(w=label(claimed), v=values[1])
+    assert "is its line's" not in _outcome(right, line, line)[1], (right, line)
+    outcome, reason = _outcome(wrong, line, line)
+    assert outcome == "fail" and f"is its line's {other}" in reason, (wrong, line, reason)
+
+
+@given(
+    st.integers(1, 400),
+    st.integers(1, 400),
+    st.integers(1, 400),
+    st.sampled_from(
+        sorted(set(_STATISTICS) - set(bundled_words("veridiag.text", "statistics.yaml", StatisticWords).series))
+    ),
+    st.sampled_from(["p99", "p95", "中位数", "median"]),
+)
+def test_a_statistic_word_binds_to_its_own_number(low: int, mid: int, high: int, window: str, series: str) -> None:
+    """ "from 0.2% to a peak of 12.49%": the peak is the number after the word, not the one before;
+    a series that is itself a percentile ("p99 reached 47.85 s") is not judged by its window's labels."""
+    a, b, c = low, low + mid, low + mid + high
+    line = f"lock_wait_p99_seconds: min {a} avg {b} max {c}"
+    assert "is its line's" not in _outcome(f"lock wait rose from {a} s to a peak of {c} s", line, line)[1]
+    assert "is its line's" not in _outcome(f"锁等待 {series} 达到 {c} 秒", line, line)[1]
+    assert "is its line's" not in _outcome(f"lock wait {series} was {b} s", line, line)[1]
+    labelled = f"{line} {window}={c + 1}"
+    another = c if window == "min" else a  # a number its line labels with another statistic
+    assert "is its line's" in _outcome(f"lock wait {_STATISTICS[window][0]} {another} s", labelled, labelled)[1]

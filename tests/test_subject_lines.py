@@ -36,9 +36,10 @@ _FACTS = st.sampled_from(
 )
 
 
-def _outcome(text: str, lines: list[str]) -> str:
+def _outcome(text: str, lines: list[str], service: str | None = None) -> str:
+    """The claim text's grounding outcome; ``service``: the call's service= argument."""
     output = "\n".join(lines)
-    store = InMemoryInvocations([invocation(394, output=output)])
+    store = InMemoryInvocations([invocation(394, output=output, arguments={"service": service} if service else {})])
     report = _GATEKEEPER.validate(
         v2([claim(text=text, bindings=[binding([394], line) for line in lines])]),
         session_id=SESSION,
@@ -101,20 +102,6 @@ _SPELLINGS = st.sampled_from(
 )
 
 
-def _claim_check(text: str, line: str, service: str) -> str:
-    store = InMemoryInvocations([invocation(394, output=line, arguments={"service": service})])
-    report = _GATEKEEPER.validate(
-        v2([claim(text=text, bindings=[binding([394], line)])]), session_id=SESSION, invocations=store
-    )
-    (check,) = [
-        c
-        for t in report.claim_traces
-        for c in t.checks
-        if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
-    ]
-    return check.outcome
-
-
 @given(_SERVICE, _SERVICE, _SPELLINGS, st.integers(1000, 9999), st.sampled_from(["ERR_TIMEOUT", "ERR_DB_LOCK"]))
 def test_a_lines_own_service_wins_over_the_calls_argument(
     asked: str, named: str, spelled: object, value: int, code: str
@@ -127,9 +114,9 @@ def test_a_lines_own_service_wins_over_the_calls_argument(
     line = f"2026-07-07T10:01:02Z ERROR {named} [exec-7] {code} cost={value}ms"
     own = line.replace(named, asked)
     said = "{} 在 10:01 出现 {}，耗时 {}ms"
-    assert _claim_check(said.format(spelled(asked), code, value), line, asked) == "warn"
-    assert _claim_check(said.format(spelled(named), code, value), line, asked) == "pass"
-    assert _claim_check(said.format(spelled(asked), code, value), own, asked) == "pass"
+    assert _outcome(said.format(spelled(asked), code, value), [line], asked) == "warn"
+    assert _outcome(said.format(spelled(named), code, value), [line], asked) == "pass"
+    assert _outcome(said.format(spelled(asked), code, value), [own], asked) == "pass"
     # a line naming no service is the asked service's
     bare = line.replace(f"{named} ", "")
-    assert _claim_check(said.format(spelled(asked), code, value), bare, asked) == "pass"
+    assert _outcome(said.format(spelled(asked), code, value), [bare], asked) == "pass"

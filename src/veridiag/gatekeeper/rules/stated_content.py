@@ -41,6 +41,7 @@ from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.entities import Entity, EntityKind, extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
+from veridiag.text.statistics import statistics
 from veridiag.text.tallies import listed_lines
 from veridiag.text.units import unit_table
 
@@ -103,6 +104,7 @@ class StatedContent(GatekeeperRule):
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
                 *_swapped_change(text, lines),
                 *_value_at(context.service_blind_entities(text, _VALUE_KINDS), outputs),
+                *_statistic(text, lines),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -539,6 +541,51 @@ def _value_at(facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, st
     if any(abs(p.value - written) <= tolerance for p in there):
         return []
     return [(CONTRADICTS, f"the cited series is {there[0].value} at {minute // 60:02d}:{minute % 60:02d}")]
+
+
+#: How far before a number the statistic it stands for may be named ("内存峰值达到了", "the peak memory was").
+_STATISTIC_REACH = 24
+
+
+def _statistic(text: str, lines: list[str]) -> list[tuple[str, str]]:
+    """ "Memory peaked at 1303 MB" quoting "min 812 avg 1303 max 1740": a number of the claim
+    that its lines label with another statistic than the one its words name is not that
+    statistic — *contradicts* where the line labels the claim's one statistic with another
+    value, else at most an inference. Only a claim naming a statistic is read (one search)."""
+    vocabulary = statistics()
+    if not vocabulary.named(text):
+        return []
+    labelled = vocabulary.labelled(lines)
+    if not labelled:
+        return []
+    problems: list[tuple[str, str]] = []
+    read = reader_text(text)
+    for fact in extract_entities(text):
+        if fact.kind != "quantity" or fact.value is None or fact.precision is None or fact.factor is None:
+            continue
+        at = read.find(fact.text)
+        # the statistic its words name: one written right before it ("peaked at") or after ("on average")
+        named = vocabulary.near(read, at, at + len(fact.text), _STATISTIC_REACH, 12) if at >= 0 else None
+        if not named:
+            continue
+        half = fact.precision / 2
+        readings = (fact.value, fact.value * fact.factor)
+        under = [item for item in labelled if any(abs(item.value - r) <= half for r in readings)]
+        if not under or any(item.statistic in named for item in under):
+            continue
+        other = ", ".join(sorted({item.statistic for item in under}))
+        own = [item for item in labelled if item.statistic in named]
+        if not own and named <= vocabulary.series:
+            continue  # "p99 reached 47.85 s" of a p99 series whose max is 47.85: its window says nothing of p99
+        if len(named) == 1 and own:
+            problems.append(
+                (CONTRADICTS, f"{fact.text!r} is its line's {other}, not its {own[0].statistic} ({own[0].value})")
+            )
+        else:
+            problems.append(
+                (INFERRED, f"{fact.text!r} is its line's {other}, not the {'/'.join(sorted(named))} it names")
+            )
+    return problems
 
 
 def _minute(needle: str) -> int | None:
