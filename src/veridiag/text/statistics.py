@@ -43,7 +43,8 @@ class Statistics:
         #: Statistics a series may be (``series``).
         self.series = frozenset(words.series)
         ordered = sorted(self._by_word, key=len, reverse=True)
-        self._plain = tuple(dict.fromkeys(" ".join(w.split()).split()[0] for w in ordered))
+        # each word's first part, no edges: one scan in C, the whole-word pattern only after it
+        self._hint = re.compile("|".join(re.escape(w.split()[0]) for w in ordered), re.IGNORECASE)
         alternatives = whole_words(ordered, edge="A-Za-z0-9", boundary="A-Za-z0-9", blanks=r"\s+")
         self._word = re.compile(f"(?:{alternatives})", re.IGNORECASE)
         # a label alone or ending a field's name ("memory_max"), then ":" / "=" / blanks, then a number
@@ -54,10 +55,9 @@ class Statistics:
         )
 
     def named(self, text: str) -> frozenset[str]:
-        """The statistics ``text`` names. Most claims name none: a substring test of each word
-        first (~2 µs) spares the whole-word pattern (~18 µs a claim, measured)."""
-        folded = text.lower()
-        if not any(word in folded for word in self._plain):
+        """The statistics ``text`` names. Most claims name none: a plain search for the words
+        first spares the whole-word pattern (~18 µs a claim, measured)."""
+        if not self._hint.search(text):
             return frozenset()
         return frozenset(self._by_word[" ".join(m.group().lower().split())] for m in self._word.finditer(text))
 

@@ -103,8 +103,8 @@ class StatedContent(GatekeeperRule):
             ordinal = [
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
                 *_swapped_change(text, lines),
-                *_value_at(context.service_blind_entities(text, _VALUE_KINDS), outputs),
-                *_statistic(text, lines),
+                *_value_at(valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
+                *_statistic(text, valued, lines),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -547,7 +547,7 @@ def _value_at(facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, st
 _STATISTIC_REACH = 24
 
 
-def _statistic(text: str, lines: list[str]) -> list[tuple[str, str]]:
+def _statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[str, str]]:
     """ "Memory peaked at 1303 MB" quoting "min 812 avg 1303 max 1740": a number of the claim
     that its lines label with another statistic than the one its words name is not that
     statistic — *contradicts* where the line labels the claim's one statistic with another
@@ -560,7 +560,7 @@ def _statistic(text: str, lines: list[str]) -> list[tuple[str, str]]:
         return []
     problems: list[tuple[str, str]] = []
     read = reader_text(text)
-    for fact in extract_entities(text):
+    for fact in facts:  # the claim's clocks and quantities (``_value_at``'s, lexed once)
         if fact.kind != "quantity" or fact.value is None or fact.precision is None or fact.factor is None:
             continue
         at = read.find(fact.text)
