@@ -36,6 +36,7 @@ from veridiag.delivery.markdown import render_compact
 from veridiag.delivery.markup import commonmark, mrkdwn
 from veridiag.delivery.send import stored_report
 from veridiag.delivery.slack import MAX_BLOCKS, MESSAGE_BLOCKS, MESSAGE_BYTES, SECTION_CHARS, Slack
+from veridiag.delivery.webhook import escaped_report
 from veridiag.delivery.wecom import CONTENT_BYTES
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.pipeline.report import answer_document, stored_document
@@ -286,7 +287,8 @@ def test_every_destination_gets_its_documented_payload(sessions: Sessions, recei
 
     hook = by_path(receiver.received, "/hook")[0]
     payload = hook.json()
-    assert payload["type"] == "veridiag.answer" and AnswerReport.model_validate(payload["report"]) == report
+    assert payload["type"] == "veridiag.answer" and payload["report"] == escaped_report(report)
+    assert AnswerReport.model_validate(payload["report"]).session_id == report.session_id
     assert payload["markdown"] == render_markdown(report)
     signed = f"{hook.headers['webhook-id']}.{hook.headers['webhook-timestamp']}.".encode() + hook.body
     mac = base64.b64encode(hmac.new(b"hook-secret", signed, hashlib.sha256).digest()).decode()

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from veridiag.bench.gatekeeper import build_scenario
 from veridiag.text import entities as entities_module
-from veridiag.text.entities import Corpus, TextFacts, WordRuns, entities_outside, extract_entities
+from veridiag.text.entities import Corpus, TextFacts, WordRuns, entities_outside, entity_words, extract_entities
 from veridiag.text.normalize import reader_text
 
 SERVICES = ("redis", "gateway", "mysql")
@@ -313,13 +313,21 @@ def test_word_runs_never_rule_out_a_piece_that_occurs(parts: list[str], joint: s
 
 # --- a host written bare, a name ending a sentence, an escaped mark ----------------------------------------
 
-_HOSTS = st.from_regex(r"[a-z]{2,6}(-[a-z]{2,6})?-?[0-9]{1,4}", fullmatch=True)
+_BARE_HOSTS = st.from_regex(r"[a-z]{2,6}(-[a-z]{2,6})?-?[0-9]{1,4}", fullmatch=True)
+#: A host whose name starts with an id keyword ("txn000", "nodejs12", "spanner01"): the keyword is
+#: part of the word, not a keyword before an id ("txn000 上" once lexed as the id "000").
+_KEYWORD_HOSTS = st.builds(
+    "".join,
+    st.tuples(
+        st.sampled_from(sorted(w for w in entity_words().id_keywords if w.isascii() and w.islower())),
+        st.from_regex(r"[a-z]{0,4}-?[0-9]{1,4}", fullmatch=True),
+    ),
+)
+_HOSTS = _BARE_HOSTS | _KEYWORD_HOSTS
 
 
-@given(_HOSTS, st.sampled_from(["{h} 上", "on {h}.", "发生在 {h}", "({h})", "{h}, then"]))
+@given(_HOSTS, st.sampled_from(["{h} 上", "on {h}.", "发生在 {h}", "({h})", "{h}, then", "在{h}上", "[{h}]", "{h}。"]))
 def test_a_bare_name_ending_in_a_number_is_a_host_fact(host: str, form: str) -> None:
-    from veridiag.text.entities import entity_words
-
     if host in entity_words().plain_words:
         return
     found = [(e.kind, e.text) for e in extract_entities(form.format(h=host))]
@@ -327,6 +335,27 @@ def test_a_bare_name_ending_in_a_number_is_a_host_fact(host: str, form: str) -> 
     assert not Corpus(["sshd[1761]: error: Bind to port 22 on 0.0.0.0 failed"]).contains(
         next(e for e in extract_entities(form.format(h=host)) if e.text == host)
     )
+
+
+@given(
+    st.sampled_from(entity_words().id_keywords),
+    st.sampled_from(["", *entity_words().id_suffixes]),
+    st.sampled_from([" ", "=", ": ", " #", "：", "  =  "]),
+    st.from_regex(r"[0-9]{3,8}|[a-z]{1,3}[0-9]{2,6}", fullmatch=True),
+)
+def test_a_keyword_with_a_separator_still_introduces_its_id(keyword: str, suffix: str, joint: str, id_: str) -> None:
+    """The other direction of ``txn000``: "txn 000", "order_id=123", "订单：88121" name the id."""
+    found = [(e.kind, e.text) for e in extract_entities(f"{keyword}{suffix}{joint}{id_} failed")]
+    assert ("identifier", id_) in found, found
+
+
+@given(
+    st.sampled_from([w for w in entity_words().id_keywords if not w.isascii()]),
+    st.from_regex(r"[0-9]{3,8}", fullmatch=True),
+)
+def test_a_chinese_keyword_may_be_glued_to_its_id(keyword: str, id_: str) -> None:
+    found = [(e.kind, e.text) for e in extract_entities(f"{keyword}{id_} 超时")]
+    assert ("identifier", id_) in found, found
 
 
 @given(st.sampled_from(["ipv4", "utf8", "sha256", "base64", "oauth2", "http2", "ec2", "int64"]))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from html import unescape
 from typing import Any
 
@@ -16,12 +17,12 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from veridiag.config import DestinationSettings
-from veridiag.contracts.delivery import AnswerReport, ReportEvidence, ReportFact, ReportHypothesis
+from veridiag.contracts.delivery import AnswerReport, ReportEvidence, ReportFact, ReportHypothesis, ReportTrend
 from veridiag.delivery import render_markdown
 from veridiag.delivery.destination import Attempt, Destination
 from veridiag.delivery.dingtalk import DingTalk
 from veridiag.delivery.feishu import Feishu
-from veridiag.delivery.markup import commonmark, html, mrkdwn
+from veridiag.delivery.markup import commonmark, html, inert, mrkdwn
 from veridiag.delivery.slack import Slack
 from veridiag.delivery.webhook import Webhook
 from veridiag.delivery.wecom import WeCom
@@ -32,6 +33,7 @@ _LIVE = {"link_open", "image", "html_inline", "html_block", "code_block", "fence
 
 _url = st.sampled_from(["https://evil.example/x", "javascript:alert(1)", "//evil", "data:text/html,x", "mailto:a@b"])
 _word = st.text(st.characters(categories=["L", "Nd"]), min_size=1, max_size=6)
+_tld = st.sampled_from(["com", "io", "example.com", "co.uk", "xyz", "cn", "COM"])
 #: Markup fragments as log lines carry them, in CommonMark, HTML and Slack spellings.
 _fragment = st.one_of(
     st.builds("[{}]({})".format, _word, _url),
@@ -46,8 +48,21 @@ _fragment = st.one_of(
     st.sampled_from(["# heading", "    indented code", "```\nfence\n```", "> quote", "| a | b |\n|---|---|", "---"]),
     st.sampled_from(["&lt;script&gt;", "&#106;avascript:", "\\[x](y)", "*bold* _it_ ~~s~~ `c`"]),
 )
-_text = st.lists(_fragment | _word, min_size=1, max_size=4).map(" ".join) | st.lists(
-    _fragment | _word, min_size=1, max_size=3
+#: Link shapes a log line carries bare, which renderers and chat clients link by themselves.
+_bare_link = st.one_of(
+    st.builds("{}://{}.{}/{}".format, st.sampled_from(["http", "https", "HTTPS", "ftp", "ws"]), _word, _tld, _word),
+    st.builds("www.{}.{}".format, _word, _tld),
+    st.builds("{}@{}.{}".format, _word, _word, _tld),
+    st.builds("{}.{}".format, _word, _tld),
+    st.builds("{}.{}:8443/{}".format, _word, _tld, _word),
+)
+#: What hides a link or a name from a reader or a check: zero-width, bidi, tag and control characters.
+_hidden = st.sampled_from(
+    ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u2066", "\U000e0041", "\x1b", "\x07"]
+)
+_hiding = st.builds(lambda text, mark, at: text[:at] + mark + text[at:], _bare_link, _hidden, st.integers(0, 12))
+_text = st.lists(_fragment | _word | _bare_link | _hiding, min_size=1, max_size=4).map(" ".join) | st.lists(
+    _fragment | _word | _bare_link | _hiding, min_size=1, max_size=3
 ).map("\n".join)
 
 
@@ -74,6 +89,7 @@ def _report(texts: list[str]) -> AnswerReport:
         link=LINK,
         first_line=five,
         key_facts=["c1"],
+        trend=ReportTrend(invocation_id=1, service=four, metric=one, unit="ms", values=[1.0, 3.0, 2.0]),
     )
 
 
@@ -90,7 +106,22 @@ def _live(tokens: list[Token]) -> list[Token]:
 _FOLD = re.compile(r"<details>\n<summary>[^<>]*</summary>\n|</details>\n?")
 
 
+#: What a renderer or chat client links without markup (GFM's extended autolinks, Slack's bare
+#: domains), and what shows nothing; written here independently of the code under test.
+_AUTOLINK = re.compile(
+    r"(?i)[a-z][a-z0-9+.-]*://|(?<![\w.])www\.|[\w.+-]@\w[\w-]*\.\w|\w\.(?:com|io|xyz|cn|uk|example)\b"
+)
+
+
+def _assert_shown_safely(text: str) -> None:
+    """No link shape but veridiag's own link, no invisible or control character."""
+    assert not _AUTOLINK.search(text.replace(LINK, "")), text
+    hidden = [c for c in text if unicodedata.category(c) in ("Cf", "Cc", "Cs") and c not in "\n"]
+    assert hidden == [], (hidden, text)
+
+
 def _assert_inert(markdown: str) -> None:
+    _assert_shown_safely(markdown)
     live = _live(_PARSER.parse(markdown))
     links = [t for t in live if t.type == "link_open"]
     assert [t.attrGet("href") for t in links] == [LINK], markdown
@@ -130,7 +161,11 @@ def test_no_link_image_or_html_from_evidence_reaches_a_markdown_destination(text
     _assert_inert(_request("wecom", report)["markdown"]["content"])
     _assert_inert(_request("dingtalk", report)["markdown"]["text"])
     _assert_inert(_request("feishu", report)["card"]["elements"][0]["content"])
-    _assert_inert(_request("webhook", report)["markdown"])
+    webhook = _request("webhook", report)
+    _assert_inert(webhook["markdown"])
+    assert webhook["text_format"] == "commonmark" and webhook["report"]["link"] == LINK
+    for text in _strings({k: v for k, v in webhook["report"].items() if k != "link"}):
+        _assert_inert(f"{text}\n\n[open]({LINK})")  # every field a receiver may render: inert too
 
 
 @settings(max_examples=150, deadline=None)
@@ -138,6 +173,7 @@ def test_no_link_image_or_html_from_evidence_reaches_a_markdown_destination(text
 def test_no_mention_or_link_from_evidence_reaches_slack(texts: list[str]) -> None:
     payload = _request("slack", _report(texts))
     for text in _strings(payload):  # every block, the notification ``text`` too
+        _assert_shown_safely(text)
         assert not any(opening in text for opening in ("<!", "<@", "<#", "<http", "<javascript", "<mailto")), text
         assert "<" not in text and ">" not in text, text
     assert payload["blocks"][-1]["elements"][0]["url"] == LINK
@@ -154,4 +190,30 @@ def test_each_dialect_renders_the_text_as_written(text: str) -> None:
     """Escaped text reads back as itself: CommonMark renders it literally, Slack and HTML decode it."""
     assert html(text).count("<") == 0 and mrkdwn(text).count(">") == 0
     rendered = _PARSER.renderInline(commonmark(" ".join(text.split())))
-    assert unescape(rendered) == " ".join(text.split()).replace("\x00", "\ufffd")
+    assert unescape(rendered) == " ".join(inert(" ".join(text.split())).split())
+
+
+@given(_bare_link, st.sampled_from(["see {} now", "({})", "{}.", "「{}」"]))
+def test_a_link_shape_reads_as_written_but_links_nowhere(link: str, form: str) -> None:
+    """Defanged, not deleted: with its brackets taken out the text is the one written."""
+    shown = inert(form.format(link))
+    _assert_shown_safely(shown)
+    assert shown.replace("[.]", ".").replace("[:]", ":").replace("[@]", "@") == form.format(link)
+
+
+@given(
+    st.sampled_from(
+        [
+            "app.py",
+            "run.sh",
+            "java.lang.OutOfMemoryError",
+            "hikari.maximum-pool-size",
+            "10.0.0.1:8080",
+            "v2.3.1",
+            "e.g. x",
+            "db.internal",
+        ]
+    )
+)
+def test_names_that_are_no_links_are_left_as_written(text: str) -> None:
+    assert inert(text) == text

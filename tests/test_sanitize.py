@@ -6,6 +6,7 @@ POST route gets them and never answers 500."""
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,7 @@ from veridiag.agents.reply import RoleReply
 from veridiag.api import create_app
 from veridiag.config import Settings
 from veridiag.contracts.audit import EngineUse
+from veridiag.contracts.characters import INVISIBLE, SHOWN_FORMAT
 from veridiag.contracts.parsing import parse_executor_output
 from veridiag.contracts.sanitize import clean_data, clean_json, clean_text, repair_json_surrogates
 from veridiag.pipeline.factory import Assembly, assemble
@@ -43,7 +45,23 @@ _planted = st.builds(
 
 def _safe(text: str) -> bool:
     text.encode("utf-8")  # no lone surrogate
-    return not any(c in BIDI or (unicodedata.category(c) == "Cc" and c not in "\n\t") for c in text)
+    return not any(
+        c in BIDI or _INVISIBLE.match(c) or (unicodedata.category(c) == "Cc" and c not in "\n\t") for c in text
+    )
+
+
+#: Format characters that show nothing: every Cf character but the few that show (number marks).
+_INVISIBLE = re.compile(f"[{INVISIBLE}]")
+_SHOWN = re.compile(f"[{SHOWN_FORMAT}]")
+
+
+@given(st.text(st.characters(categories=["Cf", "Ll", "Lo", "Nd"]), min_size=1, max_size=24))
+def test_nothing_that_shows_nothing_survives_cleaning(text: str) -> None:
+    """A zero-width space inside "pay\u200bment-service", a tag character spelling hidden text: out,
+    whatever other letters surround them; only the format characters that show are kept."""
+    cleaned = clean_text(text)
+    assert all(unicodedata.category(c) != "Cf" or _SHOWN.match(c) for c in cleaned), ascii(cleaned)
+    assert cleaned == "".join(c for c in text if unicodedata.category(c) != "Cf" or _SHOWN.match(c))
 
 
 @given(_unsafe | _planted)

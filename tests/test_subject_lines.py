@@ -36,9 +36,10 @@ _FACTS = st.sampled_from(
 )
 
 
-def _outcome(text: str, lines: list[str]) -> str:
+def _outcome(text: str, lines: list[str], service: str | None = None) -> str:
+    """The claim text's grounding outcome; ``service``: the call's service= argument."""
     output = "\n".join(lines)
-    store = InMemoryInvocations([invocation(394, output=output)])
+    store = InMemoryInvocations([invocation(394, output=output, arguments={"service": service} if service else {})])
     report = _GATEKEEPER.validate(
         v2([claim(text=text, bindings=[binding([394], line) for line in lines])]),
         session_id=SESSION,
@@ -80,3 +81,42 @@ def test_a_value_on_a_line_naming_no_subject_is_the_claims() -> None:
         "2026-07-07T10:01:02Z WARN pay upstream wait=2950ms",
     ]
     assert _outcome("订单88121 等待 2950ms", lines) == "pass"
+
+
+# --- the line's own service wins over the call's arguments; names compared as a reader sees them ------
+
+_SERVICE = st.builds(
+    "{}-{}".format,
+    st.sampled_from(["payment", "order", "inventory", "ts-food", "billing", "user"]),
+    st.sampled_from(["service", "api", "db", "gateway"]),
+)
+#: Ways of writing a name that a reader takes for it: a Cyrillic look-alike, full width, a zero-width space.
+_SPELLINGS = st.sampled_from(
+    [
+        lambda name: name,
+        lambda name: name.replace("e", "\u0435", 1),
+        lambda name: name.replace("a", "\u0430", 1),
+        lambda name: name.translate({c: c + 0xFEE0 for c in range(0x21, 0x7F)}),
+        lambda name: name[:2] + "\u200b" + name[2:],
+    ]
+)
+
+
+@given(_SERVICE, _SERVICE, _SPELLINGS, st.integers(1000, 9999), st.sampled_from(["ERR_TIMEOUT", "ERR_DB_LOCK"]))
+def test_a_lines_own_service_wins_over_the_calls_argument(
+    asked: str, named: str, spelled: object, value: int, code: str
+) -> None:
+    """Called with service=A, a line naming B states B's facts, not A's: a claim about A quoting it
+    is not confirmed; a claim about B, or about A quoting A's own line (in any spelling a reader
+    takes for A's name), is."""
+    assume(asked != named)
+    assert callable(spelled)
+    line = f"2026-07-07T10:01:02Z ERROR {named} [exec-7] {code} cost={value}ms"
+    own = line.replace(named, asked)
+    said = "{} 在 10:01 出现 {}，耗时 {}ms"
+    assert _outcome(said.format(spelled(asked), code, value), [line], asked) == "warn"
+    assert _outcome(said.format(spelled(named), code, value), [line], asked) == "pass"
+    assert _outcome(said.format(spelled(asked), code, value), [own], asked) == "pass"
+    # a line naming no service is the asked service's
+    bare = line.replace(f"{named} ", "")
+    assert _outcome(said.format(spelled(asked), code, value), [bare], asked) == "pass"

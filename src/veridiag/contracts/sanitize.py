@@ -11,7 +11,11 @@ payloads, tool outputs, role (model) replies. Three kinds of character in it are
   return, which overwrites a line, a newline — a blank question stays blank;
 - bidi embeddings, overrides, isolates and direction marks (U+202A–U+202E, U+2066–U+2069,
   U+200E, U+200F, U+061C): "88\\u202e121" displays as "88121"'s mirror while every check reads
-  the stored order — removed, so what shows is what was checked.
+  the stored order — removed, so what shows is what was checked;
+- invisible format characters (``INVISIBLE``: zero-width spaces, joiners and non-joiners, the word
+  joiner and invisible operators, the BOM, the soft hyphen, interlinear annotation marks, tag
+  characters): "sеr\\u200bvice" shows as a name no check compared, and tags spell hidden text —
+  removed too. (Emoji sequences joined by U+200D show as their parts.)
 
 The functions are pure and cheap on clean text (one regex search), so every entry can call them.
 """
@@ -25,22 +29,22 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
 
+from veridiag.contracts.characters import INVISIBLE
 from veridiag.contracts.json import JsonValue
 
 T = TypeVar("T")
 
-_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 _SURROGATE = "\ud800-\udfff"
 #: Anything the sanitiser changes; clean text is returned as it is, after one search.
-_UNSAFE = re.compile(f"[{_BIDI}{_CONTROL}{_SURROGATE}]")
-_REMOVED = re.compile(f"[{_BIDI}]")
+_UNSAFE = re.compile(f"[{INVISIBLE}{_CONTROL}{_SURROGATE}]")
+_REMOVED = re.compile(f"[{INVISIBLE}]")
 _BLANKS = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
 _REPLACED = re.compile(f"[{_CONTROL}{_SURROGATE}]")
 
 #: In JSON as serialisers write it (controls escaped, other characters raw): anything that may
 #: hold what ``clean_text`` changes. A false alarm only costs a walk.
-_DIRTY_JSON = re.compile(f"[{_BIDI}\x7f-\x9f{_SURROGATE}]|\\\\[rbfu]")
+_DIRTY_JSON = re.compile(f"[{INVISIBLE}\x7f-\x9f{_SURROGATE}]|\\\\[rbfu]")
 
 #: In JSON text: an escaped backslash, a surrogate pair written as two escapes, or a lone one.
 _JSON_ESCAPE = re.compile(
@@ -55,7 +59,8 @@ def needs_cleaning(text: str) -> bool:
 
 def clean_text(text: str) -> str:
     """``text`` with lone surrogates and control characters replaced by U+FFFD (blank ones by
-    a space or newline) and bidi controls removed; tab, newline and every printable character kept."""
+    a space or newline), bidi controls and invisible format characters removed; tab, newline
+    and every printable character kept."""
     if _UNSAFE.search(text) is None:
         return text
     text = _REMOVED.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))

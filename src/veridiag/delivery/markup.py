@@ -15,6 +15,10 @@ escaped text, never inside it.
 - ``mrkdwn``: Slack, in every text it parses (blocks and the notification ``text``): ``&``,
   ``<``, ``>`` as Slack asks, so no ``<!channel>``, ``<@U…>`` or ``<url|label>`` link survives.
 - ``html``: an HTML text node or attribute.
+- every dialect first makes the text inert the same way (``inert``): invisible and control
+  characters out (``contracts/sanitize.py``), and link-shaped text defanged — a bare URL, a
+  ``www.`` host, an e-mail address or a domain (``links.yaml``) becomes ``https[:]//evil[.]example``,
+  which no renderer or chat client links, and which still reads as written.
 - ``plain``: a plain-text field a receiver shows as written but may still scan for its tags
   (a Feishu card title and its ``<at id=all>``): ``<`` and ``>`` become their full-width forms,
   which read the same and open no tag, and no entity shows as ``&lt;``.
@@ -24,6 +28,12 @@ from __future__ import annotations
 
 import html as _html
 import re
+from functools import lru_cache
+
+from pydantic import Field
+
+from veridiag.contracts.sanitize import clean_text
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: Inline markup CommonMark (and GFM's strike-through) reads in running text: emphasis, code,
 #: strike-through; a backslash before punctuation (it would escape our escape); a ``]`` that a
@@ -43,8 +53,59 @@ _ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _ENTITY = re.compile("[&<>]")
 
 
+class LinkWords(WordModel):
+    """``links.yaml``: the top-level domains a bare domain is linked by."""
+
+    tlds: list[Word] = Field(min_length=1)
+
+
+@lru_cache(maxsize=1)
+def _link_shapes() -> re.Pattern[str]:
+    """One pattern for every link shape: a URL with a scheme, a ``www.`` host, an e-mail address,
+    a domain ending in a known top-level domain."""
+    tlds = bundled_words("veridiag.delivery", "links.yaml", LinkWords).tlds
+    label = r"[^\W_](?:[\w-]{0,62}[^\W_])?"
+    domain = rf"(?:{label}\.)+(?:{'|'.join(sorted(map(re.escape, tlds), key=len, reverse=True))})(?![\w-])"
+    return re.compile(
+        r"(?P<url>[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s<>\"'`]*)"
+        r"|(?P<www>(?<![\w.])www\.[^\s<>\"'`]+)"
+        rf"|(?P<mail>[\w.+-]+@{label}(?:\.{label})+)"
+        rf"|(?<![\w.-])(?P<domain>{domain})",
+        re.IGNORECASE,
+    )
+
+
+def _defanged(match: re.Match[str]) -> str:
+    """A link shape that reads as written but links nowhere: ``://`` as ``[:]//``, ``@`` as
+    ``[@]``, the dots of its host as ``[.]``."""
+    text = match.group()
+    if match.group("mail"):
+        local, host = text.rsplit("@", 1)
+        return f"{local}[@]{host.replace('.', '[.]')}"
+    scheme, mark, rest = text.partition("://") if match.group("url") else ("", "", text)
+    end = _HOST_END.search(rest)
+    at = end.start() if end else len(rest)
+    # every "://" of it: "a.b://c.d" in a path would be another scheme's link
+    shown = scheme + ("[:]//" if mark else "") + rest[:at].replace(".", "[.]") + rest[at:]
+    return shown.replace("://", "[:]//")
+
+
+#: Where a URL's host ends: its path, query or fragment.
+_HOST_END = re.compile(r"[/?#]")
+
+
+def inert(text: str) -> str:
+    """What every dialect does first: ``text`` without invisible or control characters, its link
+    shapes defanged. Text from evidence or a model enters a destination only through it."""
+    text = clean_text(text)
+    if "." not in text and ":" not in text:
+        return text
+    return _link_shapes().sub(_defanged, text)
+
+
 def commonmark(text: str) -> str:
     """``text`` as CommonMark that renders it literally: no link, image, HTML or block from it."""
+    text = inert(text)
     text = _INDENT.sub("", _ENTITY.sub(lambda m: _ENTITIES[m.group()], text))
     text = _INLINE.sub(r"\\\1", text)
 
@@ -55,21 +116,21 @@ def commonmark(text: str) -> str:
 
     text = _UNDERSCORES.sub(underscores, text)
 
-    def inert(match: re.Match[str]) -> str:
+    def no_block(match: re.Match[str]) -> str:
         marker, number, dot = match.groups()
         return f"\\{marker}" if marker else f"{number}\\{dot}"
 
-    return _BLOCK_START.sub(inert, text)
+    return _BLOCK_START.sub(no_block, text)
 
 
 def mrkdwn(text: str) -> str:
     """``text`` for any Slack field Slack parses: the three characters it asks to be escaped."""
-    return _ENTITY.sub(lambda m: _ENTITIES[m.group()], text)
+    return _ENTITY.sub(lambda m: _ENTITIES[m.group()], inert(text))
 
 
 def html(text: str) -> str:
     """``text`` as an HTML text node or quoted attribute value."""
-    return _html.escape(text, quote=True)
+    return _html.escape(inert(text), quote=True)
 
 
 _ANGLES = str.maketrans({"<": "＜", ">": "＞"})
@@ -77,4 +138,4 @@ _ANGLES = str.maketrans({"<": "＜", ">": "＞"})
 
 def plain(text: str) -> str:
     """``text`` for a plain-text field: no ``<`` or ``>`` left to open a tag or a mention."""
-    return text.translate(_ANGLES)
+    return inert(text).translate(_ANGLES)

@@ -1,6 +1,10 @@
 """A generic JSON webhook: the whole report, typed, plus its Markdown rendering.
 
-``{"type": "veridiag.answer", "report": AnswerReport, "markdown": str}``. With a ``secret``
+``{"type": "veridiag.answer", "text_format": "commonmark", "report": AnswerReport, "markdown": str}``:
+every text of the report that a session wrote (the question, claims, excerpts, hypotheses, gaps,
+steps, the trend's names) is escaped as the Markdown is (``markup.commonmark``: inert, link shapes
+defanged, ``<``/``>``/``&`` as entities), since a receiver may render any field; its ids, verdict,
+status and link are veridiag's own and sent as they are. With a ``secret``
 the request is signed as the Standard Webhooks specification says — ``webhook-id``,
 ``webhook-timestamp`` and ``webhook-signature: v1,<base64 HMAC-SHA256 of
 "{id}.{timestamp}.{body}">``, so receivers can verify it with that spec's libraries (written
@@ -17,9 +21,10 @@ from typing import ClassVar
 
 from veridiag.config import DestinationSettings
 from veridiag.contracts.delivery import AnswerReport
-from veridiag.contracts.json import JsonObject
+from veridiag.contracts.json import JsonObject, JsonValue
 from veridiag.delivery.destination import DESTINATIONS, JSON_HEADERS, Attempt, Outgoing, Reply, by_status, json_body
 from veridiag.delivery.markdown import render_markdown
+from veridiag.delivery.markup import commonmark
 
 
 def standard_signature(secret: str, message_id: str, timestamp: int, body: bytes) -> str:
@@ -27,6 +32,26 @@ def standard_signature(secret: str, message_id: str, timestamp: int, body: bytes
     key = base64.b64decode(secret.removeprefix("whsec_")) if secret.startswith("whsec_") else secret.encode()
     signed = f"{message_id}.{timestamp}.".encode() + body
     return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+#: Report fields veridiag writes itself (ids, enumerations, the workbench link): not escaped.
+_OWN_FIELDS = frozenset({"session_id", "lang", "status", "verdict", "link", "claim_id", "verification", "key_facts"})
+
+
+def _escaped(value: JsonValue, key: str = "") -> JsonValue:
+    """The dumped report with every text a session wrote escaped (``markup.commonmark``)."""
+    if isinstance(value, str):
+        return value if key in _OWN_FIELDS else commonmark(value)
+    if isinstance(value, list):
+        return [_escaped(item, key) for item in value]
+    if isinstance(value, dict):
+        return {name: _escaped(item, name) for name, item in value.items()}
+    return value
+
+
+def escaped_report(report: AnswerReport) -> JsonValue:
+    """The report as the webhook sends it: dumped, every text a session wrote escaped."""
+    return _escaped(report.model_dump(mode="json"))
 
 
 @DESTINATIONS.register
@@ -37,7 +62,8 @@ class Webhook:
         assert target.url is not None  # required by the settings
         payload: JsonObject = {
             "type": "veridiag.answer",
-            "report": report.model_dump(mode="json"),
+            "text_format": "commonmark",
+            "report": escaped_report(report),
             "markdown": render_markdown(report),
         }
         body = json_body(payload)

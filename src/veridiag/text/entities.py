@@ -117,7 +117,8 @@ def _lexer_pattern(guarded: bool = True) -> str:
         r"(?:\s?(?P<ampm>[AaPp]\.?[Mm]\.?)(?![A-Za-z]))?"
         # an offset glued to the clock ("08:22+08:00"; "-05:00" only after seconds) is its zone, no clock
         r"(?:\+\d{2}(?::?\d{2})?(?![\d:])|(?<=\d:\d\d:\d\d)-\d{2}:?\d{2}(?!\d)|\s\+\d{4}(?!\d))?)"
-        rf"|{_any_of(_WORDS.id_keywords)}\s*{_any_of(_WORDS.id_suffixes)}?\s*[:=#：]?\s*"
+        # a Latin keyword glued to letters or digits is part of a word ("txn000", "nodejs12"), no keyword
+        rf"|{_any_of(_WORDS.id_keywords)}\s*{_any_of(_WORDS.id_suffixes)}?(?:\s*[:=#：]\s*|\s+|(?<![A-Za-z0-9]))"
         rf"(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
         r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?![\d.]|[A-Za-z])"
         rf"|{g['hex']}(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"

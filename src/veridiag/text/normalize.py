@@ -27,6 +27,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from veridiag.contracts.characters import INVISIBLE, SHOWN_FORMAT
 from veridiag.text.cjk import HAN
 from veridiag.text.memo import remembered
 from veridiag.text.units import unit_table
@@ -41,14 +42,9 @@ _CN_NUMERAL = re.compile(rf"(百分之)?([{_NUMERAL}]+(?:点[零〇一二三四�
 #: which tries its optional 百分之 at every position (7× slower than one character class, measured).
 _NUMERAL_CHAR = re.compile(f"[{_NUMERAL}]")
 _WORD = re.compile(r"[^\W_]+(?:[_-][^\W_]+)*")
-#: Unicode's format characters (category Cf, Unicode 14: zero-width spaces and joiners, bidi
-#: controls, soft hyphen, tags), listed here: deriving them from ``unicodedata`` at import costs
-#: 0.4 s (measured).
-_INVISIBLE = re.compile(
-    "[\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
-    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]"
-)
+#: Unicode's format characters (category Cf: zero-width spaces and joiners, bidi controls, soft
+#: hyphen, tags, and the prepended number marks that show), one list with the sanitiser's.
+_INVISIBLE = re.compile(f"[{INVISIBLE}{SHOWN_FORMAT}]")
 #: A letter outside Latin and the CJK scripts: only then can a look-alike be hiding in a word.
 _OTHER_LETTER = re.compile(rf"[^\W\d_a-zA-Z\u3040-\u30ff{HAN}\uac00-\ud7af\uf900-\ufaff]")
 #: The vulgar fractions (¼ ½ ¾, ⅐ … ⅟, ↉): NFKC writes each as digits around a fraction slash.

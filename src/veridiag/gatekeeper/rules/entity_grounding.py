@@ -207,7 +207,7 @@ def _on_another_subjects_line(entities: list[Entity], regions: list[str]) -> lis
     subjects = [e for e in entities if e.kind in _SUBJECT_KINDS]
     facts = [e for e in entities if e.kind not in _SUBJECT_KINDS or e not in subjects]
     lines = [line for region in regions for line in region.splitlines() if line.strip()]
-    if not subjects or not facts or len(lines) < 2:
+    if not subjects or not facts or not lines:
         return []
     kinds = {s.kind for s in subjects}
     swapped: list[tuple[Entity, Entity]] = []

@@ -41,7 +41,9 @@ from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.entities import Entity, EntityKind, extract_entities
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
+from veridiag.text.statistics import statistics
 from veridiag.text.tallies import listed_lines
+from veridiag.text.units import unit_table
 
 #: How a reason starts says what the guardrails do with the claim (pipeline/guardrails.py).
 UNSTATED = "unstated"
@@ -57,6 +59,7 @@ _MULTIPLE = re.compile(
 #: decimal or a code at a clause's end).
 _BARE_COUNT = re.compile(r"(?<![\d:.\-/])\d+\s?(?:[个台条次家项位]|[\u4e00-\u9fff]|(?P<word>[A-Za-z]+))")
 _DIGIT = re.compile(r"\d")
+_UNITS = unit_table()
 #: What ends a clause: an absolute counts what its own clause counts.
 _CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "：", ": ", "\n")
 
@@ -100,7 +103,8 @@ class StatedContent(GatekeeperRule):
             ordinal = [
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
                 *_swapped_change(text, lines),
-                *_value_at(context.service_blind_entities(text, _VALUE_KINDS), outputs),
+                *_value_at(valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
+                *_statistic(text, valued, lines),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -281,7 +285,8 @@ def _judge(
         and not _MULTIPLE.search(reader_text(own))
         and not vocabulary.ratio_words(own)
         # "N times" and "N% of expected" need a digit: most claims without a concept word have none
-        and not (_DIGIT.search(own) and (vocabulary.times_ratios(own) or vocabulary.percent_ratios(own)))
+        and not vocabulary.times_ratios(own)  # "five times higher" has no digit
+        and not (_DIGIT.search(own) and vocabulary.percent_ratios(own))
     ):
         return None
     # A bound is a statement about every point only with an absolute ("一直", "never", "all"):
@@ -538,52 +543,141 @@ def _value_at(facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, st
     return [(CONTRADICTS, f"the cited series is {there[0].value} at {minute // 60:02d}:{minute % 60:02d}")]
 
 
+#: How far before a number the statistic it stands for may be named ("内存峰值达到了", "the peak memory was").
+_STATISTIC_REACH = 24
+
+
+def _statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[str, str]]:
+    """ "Memory peaked at 1303 MB" quoting "min 812 avg 1303 max 1740": a number of the claim
+    that its lines label with another statistic than the one its words name is not that
+    statistic — *contradicts* where the line labels the claim's one statistic with another
+    value, else at most an inference. Only a claim naming a statistic is read (one search)."""
+    vocabulary = statistics()
+    if not vocabulary.named(text):
+        return []
+    labelled = vocabulary.labelled(lines)
+    if not labelled:
+        return []
+    problems: list[tuple[str, str]] = []
+    read = reader_text(text)
+    for fact in facts:  # the claim's clocks and quantities (``_value_at``'s, lexed once)
+        if fact.kind != "quantity" or fact.value is None or fact.precision is None or fact.factor is None:
+            continue
+        at = read.find(fact.text)
+        # the statistic its words name: one written right before it ("peaked at") or after ("on average")
+        named = vocabulary.near(read, at, at + len(fact.text), _STATISTIC_REACH, 12) if at >= 0 else None
+        if not named:
+            continue
+        half = fact.precision / 2
+        readings = (fact.value, fact.value * fact.factor)
+        under = [item for item in labelled if any(abs(item.value - r) <= half for r in readings)]
+        if not under or any(item.statistic in named for item in under):
+            continue
+        other = ", ".join(sorted({item.statistic for item in under}))
+        own = [item for item in labelled if item.statistic in named]
+        if not own and named <= vocabulary.series:
+            continue  # "p99 reached 47.85 s" of a p99 series whose max is 47.85: its window says nothing of p99
+        if len(named) == 1 and own:
+            problems.append(
+                (CONTRADICTS, f"{fact.text!r} is its line's {other}, not its {own[0].statistic} ({own[0].value})")
+            )
+        else:
+            problems.append(
+                (INFERRED, f"{fact.text!r} is its line's {other}, not the {'/'.join(sorted(named))} it names")
+            )
+    return problems
+
+
 def _minute(needle: str) -> int | None:
     clock = _LINE_CLOCK.fullmatch(needle) or re.fullmatch(r"(\d{1,2}):(\d{2})(?::\d{2})?", needle)
     return int(clock.group(1)) * 60 + int(clock.group(2)) if clock else None
 
 
-#: A number standing on its own (not part of a clock, date, version or id).
-_BARE_NUMBER = re.compile(r"(?<![\w.:/-])(\d+(?:\.\d+)?)(?![\w.:/-]|\.\d)")
+#: A number standing on its own (not part of a clock, date, version or id, nor a percentage).
+_BARE_NUMBER = re.compile(r"(?<![\w.:/-])(\d+(?:\.\d+)?)(?![\w.:/%-]|\.\d)")
 
 
 def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
+    """A ratio ("5 倍", "×5", "five times", "doubled") is the claim's own computation: stated when
+    a tool wrote it, or when two cited values of one kind compute it within the rounding it is
+    written to (``tolerance``, relative, for a word like "doubled" or a ratio written as
+    approximate) — one of them a value the claim names, when it names any. Otherwise it is
+    *unstated*: a hypothesis, never a confirmed fact."""
     read = reader_text(own)
-    written_ratios: list[tuple[str, Decimal]] = []
+    written_ratios: list[tuple[str, Decimal, Decimal]] = []
     for match in _MULTIPLE.finditer(read):
-        written = _decimal(match.group("before") or match.group("after"))
+        number = match.group("before") or match.group("after")
+        written = _decimal(number)
         if written is not None and written > 1:
-            written_ratios.append((match.group().strip(), written))
+            written_ratios.append((match.group().strip(), written, _half_unit(number)))
     vocabulary = concepts()
-    written_ratios += vocabulary.ratio_words(own) + vocabulary.times_ratios(own) + vocabulary.percent_ratios(own)
+    relative = Decimal(str(tolerance))
+    written_ratios += [(w, v, v * relative) for w, v in vocabulary.ratio_words(own)]
+    written_ratios += [(w, v, _half_unit(w)) for w, v in vocabulary.times_ratios(own)]
+    written_ratios += [(w, v, _half_unit(w) / 100) for w, v in vocabulary.percent_ratios(own)]
     problems: list[tuple[str, str]] = []
-    for spelled, written in written_ratios:
+    for spelled, written, rounding in written_ratios:
         if any(_close(stated, written, Decimal("0.05")) for stated in _multiples(evidence)):
             continue
-        # two numbers of one kind: quantities of one dimension, or bare numbers ("from 50 to 25,
-        # halved"; "active=50" against "idle=25") — the ratio's own number aside
-        text = read.replace(spelled, " ")
-        groups: dict[str, list[Decimal]] = {}
-        for e in extract_entities(f"{text}\n{evidence}"):
-            if e.kind == "quantity" and e.value is not None and e.factor and e.value > 0:
-                groups.setdefault(e.dimension or "", []).append(e.value * e.factor)
-        groups["bare"] = [
-            v for n in _BARE_NUMBER.findall(f"{text}\n{evidence}") if (v := _decimal(n)) is not None and v > 0
-        ]
-        derived = any(
-            _close(a / b, written, Decimal(str(tolerance)))
-            for values in groups.values()
-            for a in values
-            for b in values
-        )
-        kind = INFERRED if derived else UNSTATED
-        problems.append(
-            (
-                kind,
-                f"the ratio {spelled!r} is stated by no tool" + ("" if derived else " nor given by two of its numbers"),
-            )
-        )
+        at = read.find(spelled)
+        kind = _UNITS.qualifier(read[max(0, at - 16) : max(at, 0)], read[at + len(spelled) :][:16]) if at >= 0 else None
+        low, high = written - rounding, written + rounding
+        if kind == "approximate":
+            low, high = min(low, written * (1 - relative)), max(high, written * (1 + relative))
+        elif kind == "at_least":
+            high = Decimal("Infinity")
+        elif kind == "at_most":
+            low = Decimal(0)
+        if _computed(read.replace(spelled, " "), evidence, low, high):
+            continue
+        problems.append((UNSTATED, f"the ratio {spelled!r} is stated by no tool nor computed from its cited values"))
     return problems
+
+
+#: A value and half the unit of its last written digit: the interval it was rounded from.
+_Value = tuple[Decimal, Decimal]
+_NUMBER_IN = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _half_unit(written: str) -> Decimal:
+    """Half the unit of the last digit of the number ``written`` holds (0.5 for a number word)."""
+    number = (_NUMBER_IN.findall(written) or ["0"])[0]
+    decimals = len(number.split(".", 1)[1]) if "." in number else 0
+    return Decimal(5).scaleb(-decimals - 1)
+
+
+def _values(text: str) -> dict[str, list[_Value]]:
+    """The positive values of ``text`` by kind: quantities by dimension (in base units, with
+    their rounding), and bare numbers ("active=50", "from 50 to 25")."""
+    groups: dict[str, list[_Value]] = {}
+    for e in extract_entities(text):
+        if e.kind == "quantity" and e.value is not None and e.factor and e.precision is not None and e.value > 0:
+            groups.setdefault(e.dimension or "", []).append((e.value * e.factor, e.precision * e.factor / 2))
+    groups["bare"] = [
+        (v, _half_unit(n)) for n in _BARE_NUMBER.findall(text) if (v := _decimal(n)) is not None and v > 0
+    ]
+    return groups
+
+
+def _computed(claimed: str, evidence: str, low: Decimal, high: Decimal) -> bool:
+    """Do two values of one kind give a ratio in ``[low, high]`` (each read anywhere in the
+    interval it was rounded from)? One of them is the claim's own when it writes one of that
+    kind ("是基线 200ms 的 5 倍": 200ms against a cited value); else both are its lines'."""
+    # a multiple a tool wrote ("×1.46") is a ratio of its own, no value to compute one from
+    own, cited = _values(claimed), _values(_MULTIPLE.sub(" ", reader_text(evidence)))
+    for kind in own.keys() | cited.keys():
+        mine, lines = own.get(kind, []), cited.get(kind, [])
+        pairs = (
+            [(a, b) for a in mine for b in (*mine, *lines)] + [(b, a) for a in mine for b in lines]
+            if mine
+            else [(a, b) for a in lines for b in lines]
+        )
+        for (a, da), (b, db) in pairs:
+            if b - db <= 0:
+                continue
+            if (a - da) / (b + db) <= high and (a + da) / (b - db) >= low:
+                return True
+    return False
 
 
 def _multiples(evidence: str) -> list[Decimal]:
