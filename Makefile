@@ -31,8 +31,11 @@ typecheck: setup
 layers: setup
 	$(BIN)/lint-imports --no-cache
 
+# On every core (pytest-xdist), a test module to a worker: a module's fixtures are built once and
+# the in-process ClickHouse keeps one data directory per process. PYTEST_WORKERS=0 runs in one.
+PYTEST_WORKERS ?= auto
 pytest: setup
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck layers pytest
 

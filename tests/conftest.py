@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from tests.builders import METRIC_OUTPUT, invocation
-from tests.pg import own_schema
+from tests.pg import own_database, own_schema, worker
 from veridiag.config import Settings
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
@@ -52,11 +52,20 @@ def require_server(env_var: str, what: str) -> str:
     pytest.skip(f"{env_var} not set: no {what} on this machine (CI starts one)")
 
 
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """The CI PostgreSQL's database of this test process, made new for the run: xdist's workers
+    run at once, and in one shared database one worker's store would interrupt, list and claim
+    the other's sessions and jobs."""
+    with own_database(require_server("VERIDIAG_TEST_POSTGRES_URL", "PostgreSQL"), worker()) as url:
+        yield url
+
+
 @pytest.fixture(params=["sqlite", "postgresql"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'store.db'}"
-    return require_server("VERIDIAG_TEST_POSTGRES_URL", "PostgreSQL")
+    return str(request.getfixturevalue("postgres_url"))
 
 
 @pytest.fixture

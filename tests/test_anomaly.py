@@ -261,9 +261,9 @@ def test_four_thousand_points_stay_fast() -> None:
     rng = random.Random(8)
     values = [33.4 if rng.random() < 0.8 else rng.uniform(30, 45) for _ in range(4000)]
     points = series(values)
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU: other test workers do not count
     detect_anomalies(points, window=(points[3700][0], points[-1][0]))
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 # -- properties ---------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from tests.builders import ASK_JSON_KEYS
-from tests.conftest import require_server
 from veridiag.api import create_app
 from veridiag.api.app import openapi_text
 from veridiag.api.local import LocalServer
@@ -283,12 +282,12 @@ def test_api_docs_are_served_without_a_cdn(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_concurrent_chats_on_one_server_lose_and_mix_nothing(backend: str) -> None:
+def test_concurrent_chats_on_one_server_lose_and_mix_nothing(backend: str, request: pytest.FixtureRequest) -> None:
     """The load benchmark's correctness half, small: real uvicorn, 30 requests at once, on a
     fresh SQLite file and on a shared PostgreSQL database (CI starts one)."""
     from veridiag.bench import api as api_bench
 
-    database_url = require_server("VERIDIAG_TEST_POSTGRES_URL", "PostgreSQL") if backend == "postgresql" else None
+    database_url = str(request.getfixturevalue("postgres_url")) if backend == "postgresql" else None
     result = api_bench.run(
         requests=30, runs=1, baseline_requests=2, inprocess_requests=4, serve_restarts=0, database_url=database_url
     )

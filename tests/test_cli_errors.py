@@ -165,7 +165,10 @@ def test_an_unreachable_metrics_backend(home: Path) -> None:
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         url = f"http://127.0.0.1:{closed.getsockname()[1]}"  # bound, never listening: refused
+        # no retries: each refused read's backoff cost ~55 s over the diagnosis's reads, and
+        # retrying is tests/test_http_backends.py's to check
         env = {"VERIDIAG_TOOLS__METRICS": "prometheus", "VERIDIAG_PROMETHEUS__URL": url}
+        env["VERIDIAG_PROMETHEUS__MAX_RETRIES"] = "0"
         call = invoke(
             home, ["tools", "call", "query_metrics", '{"service": "payment-service", "metric": "cpu_percent"}'], **env
         )

@@ -72,10 +72,10 @@ def test_deep_nesting_is_refused_without_recursion_error() -> None:
 
 def test_huge_output_is_refused_quickly() -> None:
     raw = '{"claims": ["' + "x" * 3_000_000 + '"]}'
-    started = time.perf_counter()
+    started = time.process_time()  # this process's CPU: other test workers do not count
     parsed = parse_executor_output(raw)
     assert parsed.status.status == "malformed" and "limit" in parsed.status.detail
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
 
 
 def _best_parse_seconds(raw: str) -> float:

@@ -33,7 +33,6 @@ import httpx2
 import pytest
 
 from tests.builders import am_alert, am_payload
-from tests.conftest import require_server
 from tests.pg import own_schema
 from tests.ports import free_port
 from tests.sse import Event, read_events
@@ -142,9 +141,9 @@ def listed(server: Server, session_id: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def database() -> Iterator[str]:
-    """A new, empty database (a schema of its own on the CI PostgreSQL)."""
-    with own_schema(require_server("VERIDIAG_TEST_POSTGRES_URL", "PostgreSQL")) as url:
+def database(postgres_url: str) -> Iterator[str]:
+    """A new, empty database (a schema of its own in this process's CI PostgreSQL database)."""
+    with own_schema(postgres_url) as url:
         yield url
 
 
