@@ -555,21 +555,22 @@ def _statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[s
     vocabulary = statistics()
     if not vocabulary.named(text):
         return []
-    labelled = vocabulary.labelled(lines)
-    if not labelled:
-        return []
-    problems: list[tuple[str, str]] = []
     read = reader_text(text)
+    named_at: list[tuple[Entity, Decimal, Decimal, Decimal, frozenset[str]]] = []
     for fact in facts:  # the claim's clocks and quantities (``_value_at``'s, lexed once)
         if fact.kind != "quantity" or fact.value is None or fact.precision is None or fact.factor is None:
             continue
         at = read.find(fact.text)
         # the statistic its words name: one written right before it ("peaked at") or after ("on average")
         named = vocabulary.near(read, at, at + len(fact.text), _STATISTIC_REACH, 12) if at >= 0 else None
-        if not named:
-            continue
-        half = fact.precision / 2
-        readings = (fact.value, fact.value * fact.factor)
+        if named:
+            named_at.append((fact, fact.value, fact.precision, fact.factor, named))
+    # the lines' labels are read only for a value the claim names a statistic of
+    labelled = vocabulary.labelled(lines) if named_at else []
+    problems: list[tuple[str, str]] = []
+    for fact, value, precision, factor, named in named_at if labelled else ():
+        half = precision / 2
+        readings = (value, value * factor)
         under = [item for item in labelled if any(abs(item.value - r) <= half for r in readings)]
         if not under or any(item.statistic in named for item in under):
             continue
