@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import lru_cache
 
 from pydantic import Field
 
 from veridiag.text.alternation import whole_words
+from veridiag.text.units import decimal_or_none
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 
@@ -82,7 +83,7 @@ class Statistics:
             labels = [
                 Labelled(self._by_word[" ".join(m.group("label").lower().split())], value)
                 for m in self._label.finditer(line)
-                if (value := _decimal(m.group("number"))) is not None
+                if (value := decimal_or_none(m.group("number"))) is not None
             ]
             found += labels
             cells = [cell for cell in re.split(r"[\s|,]+", line.strip()) if cell]
@@ -94,18 +95,11 @@ class Statistics:
                 found += [
                     Labelled(name, value)
                     for name, cell in zip(header, cells, strict=True)
-                    if name is not None and (value := _decimal(cell)) is not None
+                    if name is not None and (value := decimal_or_none(cell.rstrip("%"))) is not None
                 ]
             else:
                 header = None
         return found
-
-
-def _decimal(text: str) -> Decimal | None:
-    try:
-        return Decimal(text.rstrip("%"))
-    except InvalidOperation:
-        return None
 
 
 @lru_cache(maxsize=1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Literal
 
@@ -20,6 +20,14 @@ from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: A number as written in text: digits, optionally a decimal part.
 NUMBER = r"\d+(?:\.\d+)?"
+
+
+def decimal_or_none(text: str | None) -> Decimal | None:
+    """``text`` as a Decimal; None for no text or one that is no number."""
+    try:
+        return Decimal(text) if text else None
+    except InvalidOperation:
+        return None
 
 
 class UnitSpellings(WordModel):

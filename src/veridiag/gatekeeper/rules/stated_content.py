@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from functools import partial
 from typing import Literal
 
@@ -43,7 +43,7 @@ from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
 from veridiag.text.statistics import statistics
 from veridiag.text.tallies import listed_lines
-from veridiag.text.units import unit_table
+from veridiag.text.units import decimal_or_none, unit_table
 
 #: How a reason starts says what the guardrails do with the claim (pipeline/guardrails.py).
 UNSTATED = "unstated"
@@ -446,8 +446,8 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal]
     after = [m for m in found if hit is not None and m.end() > hit.start]
     match = after[0] if after else (found[0] if found else None)
     if match is not None:
-        first = _decimal(match.group("a") or match.group("c") or match.group("f"))
-        last = _decimal(match.group("b") or match.group("d") or match.group("e"))
+        first = decimal_or_none(match.group("a") or match.group("c") or match.group("f"))
+        last = decimal_or_none(match.group("b") or match.group("d") or match.group("e"))
         if first is not None and last is not None:
             return first, last
     numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
@@ -608,7 +608,7 @@ def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
     written_ratios: list[tuple[str, Decimal, Decimal]] = []
     for match in _MULTIPLE.finditer(read):
         number = match.group("before") or match.group("after")
-        written = _decimal(number)
+        written = decimal_or_none(number)
         if written is not None and written > 1:
             written_ratios.append((match.group().strip(), written, _half_unit(number)))
     vocabulary = concepts()
@@ -655,7 +655,7 @@ def _values(text: str) -> dict[str, list[_Value]]:
         if e.kind == "quantity" and e.value is not None and e.factor and e.precision is not None and e.value > 0:
             groups.setdefault(e.dimension or "", []).append((e.value * e.factor, e.precision * e.factor / 2))
     groups["bare"] = [
-        (v, _half_unit(n)) for n in _BARE_NUMBER.findall(text) if (v := _decimal(n)) is not None and v > 0
+        (v, _half_unit(n)) for n in _BARE_NUMBER.findall(text) if (v := decimal_or_none(n)) is not None and v > 0
     ]
     return groups
 
@@ -684,17 +684,10 @@ def _computed(claimed: str, evidence: str, low: Decimal, high: Decimal) -> bool:
 def _multiples(evidence: str) -> list[Decimal]:
     found = []
     for match in _MULTIPLE.finditer(reader_text(evidence)):
-        value = _decimal(match.group("before") or match.group("after"))
+        value = decimal_or_none(match.group("before") or match.group("after"))
         if value is not None:
             found.append(value)
     return found
-
-
-def _decimal(text: str | None) -> Decimal | None:
-    try:
-        return Decimal(text) if text else None
-    except InvalidOperation:
-        return None
 
 
 def _close(a: Decimal, b: Decimal, tolerance: Decimal) -> bool:
