@@ -25,7 +25,14 @@ from veridiag.config import Settings
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.characters import INVISIBLE, SHOWN_FORMAT
 from veridiag.contracts.parsing import parse_executor_output
-from veridiag.contracts.sanitize import clean_data, clean_json, clean_text, repair_json_surrogates
+from veridiag.contracts.sanitize import (
+    clean_data,
+    clean_json,
+    clean_text,
+    is_clean,
+    needs_cleaning,
+    repair_json_surrogates,
+)
 from veridiag.pipeline.factory import Assembly, assemble
 from veridiag.store import SessionStore
 from veridiag.tools.records import LogEvidence, LogSample
@@ -74,6 +81,43 @@ def test_clean_text_leaves_nothing_unsafe_and_is_idempotent(text: str) -> None:
 @given(st.text(st.characters(categories=["L", "N", "P", "Zs"]) | st.sampled_from("\n\t")))
 def test_clean_text_keeps_ordinary_text(text: str) -> None:
     assert clean_text(text) == text
+
+
+#: Every kind of character the fast paths tell apart: ASCII (printable, tab, newline, controls),
+#: C1 controls, BMP text and format marks, surrogates, characters above U+FFFF (emoji, musical
+#: formatting, tag characters, the shown Kaithi number mark).
+_ANY = st.characters(codec=None, categories=["Cc", "Cf", "Cs", "Lo", "Nd", "Ll", "So", "Zs", "Po"]) | st.sampled_from(
+    "\t\n\r\x00\x1b\x7f\x85\x9f\u00ad\u200b\ufeff\U0001f600\U0001d173\U000e0041\U000e007f\U000110bd"
+)
+
+
+def _changed_by_cleaning(c: str) -> bool:
+    """The sanitiser's definition, character by character (its module docstring)."""
+    return (
+        bool(_INVISIBLE.match(c)) or 0xD800 <= ord(c) <= 0xDFFF or (unicodedata.category(c) == "Cc" and c not in "\n\t")
+    )
+
+
+@given(st.text(_ANY, max_size=40) | st.text(st.characters(max_codepoint=0x7F), max_size=40))
+def test_needs_cleaning_is_true_exactly_when_a_character_would_change(text: str) -> None:
+    """The fast paths (ASCII by bytes, the BMP class with a look past the first astral character)
+    answer as the character-by-character definition, wherever the character stands."""
+    assert needs_cleaning(text) == any(map(_changed_by_cleaning, text)), ascii(text)
+    assert (clean_text(text) == text) == (not needs_cleaning(text))
+
+
+@given(
+    st.recursive(
+        st.text(_ANY, max_size=12),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(_ANY, max_size=6), inner, max_size=3),
+    )
+)
+def test_is_clean_never_calls_unclean_data_clean(value: Any) -> None:
+    """``is_clean`` may raise a false alarm (a walk), never miss: clean data walks to itself."""
+    if is_clean(value):
+        assert clean_json(value) == value, ascii(value)
+    if clean_json(value) == value and not any(map(_changed_by_cleaning, json.dumps(value, ensure_ascii=False))):
+        assert is_clean(value) or "\\" in json.dumps(value), ascii(value)
 
 
 def test_a_bidi_override_cannot_reorder_digits() -> None:

@@ -29,7 +29,7 @@ from typing import Any, TypeVar, cast
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, to_json
 
-from veridiag.contracts.characters import INVISIBLE
+from veridiag.contracts.characters import INVISIBLE, INVISIBLE_BMP
 from veridiag.contracts.json import JsonValue
 
 T = TypeVar("T")
@@ -38,13 +38,22 @@ _CONTROL = "\x00-\x08\x0b-\x1f\x7f-\x9f"
 _SURROGATE = "\ud800-\udfff"
 #: Anything the sanitiser changes; clean text is returned as it is, after one search.
 _UNSAFE = re.compile(f"[{INVISIBLE}{_CONTROL}{_SURROGATE}]")
+#: What an ASCII text may hold untouched: printable ASCII, tab and newline. Deleting these
+#: bytes leaves nothing of a clean text: ~0.1 ms per 64 KB of log, where ``_UNSAFE`` searched
+#: ~3 ms (a tool output, a 64 KB one at that, is recorded on every call; measured).
+_ASCII_KEPT = bytes(range(0x20, 0x7F)) + b"\t\n"
+#: In a text that is not ASCII: a character in the BMP the sanitiser changes, or any character
+#: above U+FFFF (after which ``_UNSAFE`` reads on): ~4× faster than ``_UNSAFE`` (measured on a
+#: Chinese role reply), whose astral ranges are read one by one at every character.
+_UNSAFE_OR_ASTRAL = re.compile(f"[{INVISIBLE_BMP}{_CONTROL}{_SURROGATE}\U00010000-\U0010ffff]")
 _REMOVED = re.compile(f"[{INVISIBLE}]")
 _BLANKS = re.compile("[\x0b\x0c\x1c-\x1f\x85]")
 _REPLACED = re.compile(f"[{_CONTROL}{_SURROGATE}]")
 
-#: In JSON as serialisers write it (controls escaped, other characters raw): anything that may
-#: hold what ``clean_text`` changes. A false alarm only costs a walk.
-_DIRTY_JSON = re.compile(f"[{INVISIBLE}\x7f-\x9f{_SURROGATE}]|\\\\[rbfu]")
+#: In JSON as serialisers write it (controls escaped, other characters raw): an escape that may
+#: stand for what ``clean_text`` changes (a raw one is ``needs_cleaning``'s). A false alarm only
+#: costs a walk.
+_DIRTY_ESCAPE = re.compile(r"\\[rbfu]")
 
 #: In JSON text: an escaped backslash, a surrogate pair written as two escapes, or a lone one.
 _JSON_ESCAPE = re.compile(
@@ -54,14 +63,17 @@ _JSON_ESCAPE = re.compile(
 
 def needs_cleaning(text: str) -> bool:
     """True when ``clean_text`` would change ``text``."""
-    return _UNSAFE.search(text) is not None
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _ASCII_KEPT))
+    found = _UNSAFE_OR_ASTRAL.search(text)
+    return found is not None and _UNSAFE.search(text, found.start()) is not None
 
 
 def clean_text(text: str) -> str:
     """``text`` with lone surrogates and control characters replaced by U+FFFD (blank ones by
     a space or newline), bidi controls and invisible format characters removed; tab, newline
     and every printable character kept."""
-    if _UNSAFE.search(text) is None:
+    if not needs_cleaning(text):
         return text
     text = _REMOVED.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
     return _REPLACED.sub("\ufffd", _BLANKS.sub(" ", text))
@@ -90,9 +102,10 @@ def is_clean(value: object) -> bool:
     data, nearly all of it, is recognised by one serialisation in pydantic-core, not walked in
     Python (~5× faster on a 10 KB Executor reply, measured); False may be a false alarm."""
     try:
-        return _DIRTY_JSON.search(to_json(value, fallback=str).decode("utf-8")) is None
+        written = to_json(value, fallback=str).decode("utf-8")
     except (PydanticSerializationError, UnicodeDecodeError):  # a lone surrogate
         return False
+    return not needs_cleaning(written) and _DIRTY_ESCAPE.search(written) is None
 
 
 def _walk(value: Any) -> Any:
