@@ -15,11 +15,14 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
@@ -295,6 +298,53 @@ def host_allowed(host: str, patterns: list[str]) -> bool:
 def test_the_host_check_above_could_fail() -> None:
     assert not host_allowed("10.1.2.3", allowed_hosts(["veridiag", "*.svc"], "0.0.0.0"))
     assert host_allowed("veridiag.ops.svc", ["*.svc"])
+
+
+class _HealthzOnly(BaseHTTPRequestHandler):
+    """200 on /healthz, 503 elsewhere: what a `helm test` command is run against here."""
+
+    def do_GET(self) -> None:
+        self.send_response(200 if self.path == "/healthz" else 503)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def _stand_in_server() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _HealthzOnly)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        thread.join()
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_helm_test_asks_healthz_through_the_service(mode: str) -> None:
+    """`helm test`'s pod asks /healthz at the Service's name and port with a Host the API
+    answers, as the image's user; its command exits 0 on a 200 and not on a 503."""
+    objects = rendered(mode, "helm")
+    (pod,) = (o for o in objects if is_hook(o))
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    (container,) = pod["spec"]["containers"]
+    url = urlsplit(container["args"][0])
+    (service,) = of_kind(objects, "Service").values()
+    assert url.hostname and url.hostname.split(".")[0] == service["metadata"]["name"]
+    assert url.port == service["spec"]["ports"][0]["port"] and url.path == "/healthz"
+    assert url.path in {route.path for route in ops.routes}  # type: ignore[attr-defined]
+    hosts = allowed_hosts(loaded_settings(objects).api_allowed_hosts, "0.0.0.0")
+    assert host_allowed(url.hostname, hosts), f"{url.hostname} is refused ({hosts})"
+    command = [sys.executable if word == "python3" else word for word in container["command"]]
+    with _stand_in_server() as base:
+        answered = subprocess.run([*command, f"{base}/healthz"], capture_output=True, check=False)
+        refused = subprocess.run([*command, f"{base}/down"], capture_output=True, check=False)
+    assert answered.returncode == 0, answered.stderr
+    assert refused.returncode != 0
 
 
 @pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
