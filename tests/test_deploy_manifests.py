@@ -15,11 +15,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlsplit
@@ -27,6 +25,7 @@ from urllib.parse import urlsplit
 import kubernetes_validate
 import pytest
 import yaml
+from fastapi import FastAPI, Response
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
@@ -34,6 +33,7 @@ from typer.core import TyperGroup
 from typer.main import get_command
 
 from veridiag.api.guards import allowed_hosts
+from veridiag.api.local import LocalServer
 from veridiag.api.routes import ops
 from veridiag.cli.app import app
 from veridiag.config import Settings
@@ -300,27 +300,12 @@ def test_the_host_check_above_could_fail() -> None:
     assert host_allowed("veridiag.ops.svc", ["*.svc"])
 
 
-class _HealthzOnly(BaseHTTPRequestHandler):
-    """200 on /healthz, 503 elsewhere: what a `helm test` command is run against here."""
-
-    def do_GET(self) -> None:
-        self.send_response(200 if self.path == "/healthz" else 503)
-        self.end_headers()
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-@contextmanager
-def _stand_in_server() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _HealthzOnly)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        thread.join()
+def _stand_in() -> FastAPI:
+    """200 on /healthz, 503 on /down: what a `helm test` command is run against here."""
+    stand_in = FastAPI()
+    stand_in.add_api_route("/healthz", lambda: Response(status_code=200))
+    stand_in.add_api_route("/down", lambda: Response(status_code=503))
+    return stand_in
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -340,9 +325,9 @@ def test_helm_test_asks_healthz_through_the_service(mode: str) -> None:
     hosts = allowed_hosts(loaded_settings(objects).api_allowed_hosts, "0.0.0.0")
     assert host_allowed(url.hostname, hosts), f"{url.hostname} is refused ({hosts})"
     command = [sys.executable if word == "python3" else word for word in container["command"]]
-    with _stand_in_server() as base:
-        answered = subprocess.run([*command, f"{base}/healthz"], capture_output=True, check=False)
-        refused = subprocess.run([*command, f"{base}/down"], capture_output=True, check=False)
+    with LocalServer(_stand_in()) as server:
+        answered = subprocess.run([*command, f"{server.url}/healthz"], capture_output=True, check=False)
+        refused = subprocess.run([*command, f"{server.url}/down"], capture_output=True, check=False)
     assert answered.returncode == 0, answered.stderr
     assert refused.returncode != 0
 
