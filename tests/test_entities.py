@@ -10,7 +10,15 @@ from hypothesis import strategies as st
 
 from veridiag.bench.gatekeeper import build_scenario
 from veridiag.text import entities as entities_module
-from veridiag.text.entities import Corpus, TextFacts, WordRuns, entities_outside, entity_words, extract_entities
+from veridiag.text.entities import (
+    Corpus,
+    TextFacts,
+    WordRuns,
+    entities_outside,
+    entity_words,
+    extract_entities,
+    fact_text,
+)
 from veridiag.text.normalize import reader_text
 
 SERVICES = ("redis", "gateway", "mysql")
@@ -421,3 +429,16 @@ def test_a_dotted_version_before_a_unit_is_no_number(major: int, minor: int, pat
             assert Corpus([output]).contains(entity, literal=literal) == Corpus([output]).indexed().contains(
                 entity, literal=literal
             )
+
+
+@given(
+    st.text(
+        st.characters(codec=None)
+        | st.sampled_from(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\ufeff")
+    )
+)
+def test_a_texts_tokens_are_its_whitespace_split(text: str) -> None:
+    """``TextFacts.tokens`` and ``line_size`` split with ``str.split()`` for speed: the same runs
+    ``\\S+`` finds, for every kind of blank (both ask ``Py_UNICODE_ISSPACE``)."""
+    assert text.split() == re.findall(r"\S+", text)
+    assert TextFacts(text).tokens == re.findall(r"\S+", fact_text(text))

@@ -36,7 +36,6 @@ MAX_FIRST_LINE_EN = 30
 #: At most this many key facts follow the first line.
 MAX_KEY_FACTS = 5
 
-_WORD = re.compile(r"\S+")
 _LANGS = ("zh", "en")
 #: A name-like token: a series, a setting, an identifier (``http_error_percent``, ``pool-size=50``).
 _NAMES = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_=.][A-Za-z0-9]+)+")
@@ -65,7 +64,7 @@ def line_size(line: str, lang: str) -> int:
     """How long a line reads: Chinese characters (a wide character one, a narrow one half) for
     ``zh``, words for ``en``."""
     if lang != "zh":  # a dash or a bullet is no word
-        return sum(1 for word in _WORD.findall(line) if any(ch.isalnum() for ch in word))
+        return sum(1 for word in line.split() if any(ch.isalnum() for ch in word))
     half = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line if ch not in "\n")
     return math.ceil(half / 2)
 
