@@ -10,7 +10,7 @@ from functools import cache
 from itertools import pairwise
 from unittest.mock import patch
 
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
@@ -19,7 +19,7 @@ from veridiag.gatekeeper import Gatekeeper
 from veridiag.text import concepts as concepts_module
 from veridiag.text.concepts import ConceptFile, Concepts, concepts
 from veridiag.text.normalize import reader_text
-from veridiag.text.statistics import StatisticWords
+from veridiag.text.statistics import StatisticWords, statistics
 from veridiag.text.wordfiles import bundled_words
 
 LINE = "2026-07-07T10:01:02Z INFO payment-service [worker-7] order=123 request handled status=200"
@@ -903,3 +903,34 @@ def test_a_statistic_word_binds_to_its_own_number(low: int, mid: int, high: int,
     labelled = f"{line} {window}={c + 1}"
     another = c if window == "min" else a  # a number its line labels with another statistic
     assert "is its line's" in _outcome(f"lock wait {_STATISTICS[window][0]} {another} s", labelled, labelled)[1]
+
+
+_STATISTIC_SPELLINGS = sorted({word for words in _STATISTICS.values() for word in words})
+#: What re.IGNORECASE matches to an ASCII letter from outside ASCII (İ ı ſ K).
+_RECASED = {"i": ["\u0130", "\u0131"], "s": ["\u017f"], "k": ["\u212a"]}
+
+
+@example("minimum", [0, 2], "", "")  # mİnimum
+@example("lowest", [0, 0, 0, 0, 0, 2], "", "")  # loweſt
+@given(
+    st.sampled_from(_STATISTIC_SPELLINGS),
+    st.lists(st.integers(0, 3), max_size=12),
+    st.text(st.characters(categories=["Lo", "Ll", "Lu", "Nd", "Zs"]), max_size=20),
+    st.text(st.characters(categories=["Lo", "Ll", "Lu", "Nd", "Zs"]), max_size=20),
+)
+def test_statistic_words_are_named_in_any_case_the_whole_word_pattern_reads(
+    word: str, picks: list[int], before: str, after: str
+) -> None:
+    """``Statistics.named``'s quick look (literals over lower-cased text) misses no statistic the
+    case-blind whole-word pattern finds, and names what it finds: upper case, and the four letters
+    outside ASCII that re.IGNORECASE matches to ASCII ones ("mİnimum" raised a KeyError)."""
+    letters = list(word)
+    for i, pick in zip(range(len(letters)), picks, strict=False):
+        forms = [letters[i], letters[i].upper(), *_RECASED.get(letters[i], [])]
+        letters[i] = forms[pick % len(forms)]
+    text = f"{before} {''.join(letters)} 1303 {after}"
+    vocabulary = statistics()
+    whole = {m.group() for m in vocabulary._word.finditer(text)}
+    assert whole, ascii(text)  # the case-blind pattern reads every form generated here
+    assert vocabulary.named(text) == {vocabulary._name(spelled) for spelled in whole}, ascii(text)
+    assert _STATISTICS[next(iter(vocabulary.named(text)))] is not None
