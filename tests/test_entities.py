@@ -442,3 +442,27 @@ def test_a_texts_tokens_are_its_whitespace_split(text: str) -> None:
     ``\\S+`` finds, for every kind of blank (both ask ``Py_UNICODE_ISSPACE``)."""
     assert text.split() == re.findall(r"\S+", text)
     assert TextFacts(text).tokens == re.findall(r"\S+", fact_text(text))
+
+
+@given(
+    st.integers(1, 9999),
+    st.sampled_from(
+        ["{n} min", "{n} minutes", "{n} MiB", "{n}ms to ERR_LIMIT_HIT", "code ERR_TIMEOUT after {n} seconds"]
+    ),
+    st.lists(st.sampled_from(["", "\u0131", "\u0130"]), min_size=8, max_size=8),
+)
+def test_a_dotless_or_dotted_i_reads_as_i(number: int, form: str, swaps: list[str]) -> None:
+    """ "30 mın", "ERR_TİMEOUT": Turkish i's are ASCII i's to a reader (and to re.IGNORECASE) but
+    Latin, so no look-alike table maps them: a claim writing them states the facts its ASCII
+    spelling does — read, and checked (it was no fact at all, so never checked)."""
+    plain = form.format(n=number)
+    letters, at = list(plain), 0
+    for index, letter in enumerate(plain):
+        if letter in "iI" and at < len(swaps):
+            letters[index], at = swaps[at] or letter, at + 1
+    written = "".join(letters)
+
+    def read(text: str) -> list[tuple[object, ...]]:
+        return [(e.kind, e.value, e.factor, tuple(n.lower() for n in e.needles)) for e in extract_entities(text)]
+
+    assert read(written) == read(plain), ascii(written)

@@ -125,11 +125,25 @@ def _latin(word: str) -> str:
     """A word mixing Latin letters with look-alikes from another script, spelled in Latin."""
     if not any(ch.isascii() and ch.isalpha() for ch in word) or word.isascii():
         return word
-    return "".join(_homoglyph(ch) if not ch.isascii() and ch.isalpha() else ch for ch in word)
+    # in a word whose Latin letters are capitals, a look-alike read as one is one too (ERR_LIMIT_HıT)
+    shouting = all(ch.isupper() for ch in word if ch.isascii() and ch.isalpha())
+    return "".join(_latin_letter(ch, shouting) if not ch.isascii() and ch.isalpha() else ch for ch in word)
+
+
+def _latin_letter(ch: str, capital: bool) -> str:
+    read = _homoglyph(ch)
+    return read.upper() if capital and read.isascii() else read
+
+
+#: Latin letters that are an ASCII letter to a reader and to ``re.IGNORECASE`` (Turkish dotless
+#: and dotted i): Latin themselves, so no confusables table lists them as look-alikes of Latin.
+_LATIN_I = {"\u0131": "i", "\u0130": "I"}
 
 
 @lru_cache(maxsize=4096)
 def _homoglyph(ch: str) -> str:
+    if ch in _LATIN_I:
+        return _LATIN_I[ch]
     from confusable_homoglyphs import confusables  # its table loads on import: only when a word needs it
 
     found = confusables.is_confusable(ch, preferred_aliases=["latin"], greedy=True) or []
