@@ -27,6 +27,7 @@ from functools import lru_cache
 from veridiag.agents.template import template_phrases
 from veridiag.contracts.composer import AllowedClaim, ComposerInput
 from veridiag.contracts.plan import Intent
+from veridiag.text.normalize import ignorecase_key
 from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
 
 #: A first line holds at most this many Chinese characters (two ASCII characters count one) …
@@ -341,7 +342,7 @@ def agree(text: str, lang: str, *, subject: bool) -> str:
 
         def replace(match: re.Match[str]) -> str:
             found = match.group(0)
-            form = lowered[found.lower()]
+            form = lowered[ignorecase_key(found)]
             return form[:1].upper() + form[1:] if found[:1].isupper() else form
 
         return replace

@@ -135,6 +135,17 @@ def _latin_letter(ch: str, capital: bool) -> str:
     return read.upper() if capital and read.isascii() else read
 
 
+#: The letters outside ASCII that ``re.IGNORECASE`` matches to ASCII ones (the ``re`` docs: İ ı ſ K).
+_IGNORECASE_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def ignorecase_key(text: str) -> str:
+    """What a case-blind match stands for, as a key of a table of lower-case words: lower case,
+    with the four letters ``re.IGNORECASE`` matches to ASCII read as them ("mİn", "ıs": their
+    ``lower()`` is no key, and a look-up raised KeyError)."""
+    return text.lower() if text.isascii() else text.translate(_IGNORECASE_ASCII).lower()
+
+
 #: Latin letters that are an ASCII letter to a reader and to ``re.IGNORECASE`` (Turkish dotless
 #: and dotted i): Latin themselves, so no confusables table lists them as look-alikes of Latin.
 _LATIN_I = {"\u0131": "i", "\u0130": "I"}

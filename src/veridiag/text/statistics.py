@@ -14,6 +14,7 @@ from functools import lru_cache
 from pydantic import Field
 
 from veridiag.text.alternation import whole_words
+from veridiag.text.normalize import ignorecase_key
 from veridiag.text.units import decimal_or_none
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
@@ -34,15 +35,6 @@ class Labelled:
 
     statistic: str
     value: Decimal
-
-
-#: The letters outside ASCII that ``re.IGNORECASE`` matches to ASCII ones (the ``re`` docs: İ ı ſ K),
-#: as ASCII: the lower-cased text the hint reads misses none the whole-word pattern finds.
-_IGNORECASE_ASCII = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
-
-
-def _folded(text: str) -> str:
-    return text.lower() if text.isascii() else text.translate(_IGNORECASE_ASCII).lower()
 
 
 class Statistics:
@@ -69,13 +61,13 @@ class Statistics:
     def named(self, text: str) -> frozenset[str]:
         """The statistics ``text`` names. Most claims name none: a plain search for the words
         first spares the whole-word pattern (~18 µs a claim, measured)."""
-        if not self._hint.search(_folded(text)):
+        if not self._hint.search(ignorecase_key(text)):
             return frozenset()
         return frozenset(self._name(m.group()) for m in self._word.finditer(text))
 
     def _name(self, spelled: str) -> str:
         """The statistic a spelling the case-blind pattern matched names ("MAX", "mİn": İ matches i)."""
-        return self._by_word[" ".join(_folded(spelled).split())]
+        return self._by_word[" ".join(ignorecase_key(spelled).split())]
 
     def near(self, text: str, start: int, end: int, before: int, after: int) -> frozenset[str]:
         """The statistics named by words ending at most ``before`` characters before ``start``
@@ -102,7 +94,7 @@ class Statistics:
             ]
             found += labels
             cells = [cell for cell in re.split(r"[\s|,]+", line.strip()) if cell]
-            names = [self._by_word.get(_folded(cell)) for cell in cells]
+            names = [self._by_word.get(ignorecase_key(cell)) for cell in cells]
             if sum(name is not None for name in names) >= 2 and not labels:
                 header = names
                 continue
