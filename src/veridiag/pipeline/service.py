@@ -194,6 +194,12 @@ class DiagnosisPipeline:
         self.toolbox = toolbox
         self.known_services: list[str] = known_services(gatekeeper.ruleset)
 
+    @property
+    def redactor(self) -> Redactor:
+        """The tool boundary's redactor (the configured one), for every text that enters
+        besides tool outputs: questions, role replies, a client's claims."""
+        return self.toolbox.redactor if self.toolbox is not None else default_redactor()
+
     def run(
         self,
         question: str,
@@ -213,7 +219,7 @@ class DiagnosisPipeline:
         the answer read the text as it displays."""
         # The question is stored and shown (session, audit, answer): redacted before either.
         question = clean_text(question)
-        redactor = self.toolbox.redactor if self.toolbox is not None else default_redactor()
+        redactor = self.redactor
         question = redactor.redact(question)
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id, source=source)
