@@ -46,6 +46,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import threading
 import unicodedata
 from bisect import bisect_right
 from collections import Counter
@@ -77,7 +78,7 @@ from veridiag.text.cjk import HAN
 if TYPE_CHECKING:
     from veridiag.config import Settings
 
-__all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "build_redactor", "default_redactor"]
+__all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "SessionRedactor", "build_redactor", "default_redactor"]
 
 T = TypeVar("T")
 
@@ -770,8 +771,8 @@ def _secret_of(text: str, start: int, end: int, credential: Credential) -> tuple
             break
         at += 1
     user = text[start:at].strip("'\"")
-    if not any(c.isalpha() for c in user) or user[0] in "-@/" or "=" in user:
-        return None  # "/ as sysdba", "@dir/script.sql", "ratio 3/4", "logfile=a/b.log"
+    if not any(c.isalpha() for c in user) or user[0] in "-@/" or "=" in user or "[REDACTED:" in user:
+        return None  # "/ as sysdba", "@dir/script.sql", "ratio 3/4", "logfile=a/b.log", a marker
     secret_end = end
     if credential.until is not None:
         quoted = False
@@ -992,10 +993,12 @@ _BUILTIN: tuple[_Rule, ...] = (
 
 @dataclass(frozen=True)
 class Redaction:
-    """A redacted string and how many secrets of each kind it lost."""
+    """A redacted string, how many secrets of each kind it lost, and the values it lost that a
+    session remembers (``SessionRedactor``: kind and value, each value on one line)."""
 
     text: str
     counts: tuple[tuple[str, int], ...] = ()
+    secrets: tuple[tuple[str, str], ...] = ()
 
 
 class Redactor:
@@ -1022,6 +1025,12 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         return self.scan(text).text
+
+    def for_session(self) -> Redactor:
+        """A redactor for one session (a diagnosis): these rules and cache, and a memory of the
+        values found there (``SessionRedactor``). Never the shared one's: a session's secrets
+        stay in its own object."""
+        return SessionRedactor(self) if self._rules else self
 
     def scan(self, text: str) -> Redaction:
         """The redacted string and what it lost; the same input always gives the same output."""
@@ -1050,6 +1059,7 @@ class Redactor:
             kind = key_kind(key) if key else None
             if kind is not None and decoded.strip() and not _PLACEHOLDER.fullmatch(decoded.strip()):
                 redacted = _marker(kind) if not MARKER_PATTERN.fullmatch(decoded) else decoded
+                self._keyed(kind, decoded)
             else:
                 redacted = self.redact(decoded)
             pieces.append(literal.group() if redacted == decoded else json.dumps(redacted, ensure_ascii=False))
@@ -1129,39 +1139,47 @@ class Redactor:
             kind = key_kind(key) or "secret"
             if counts is not None:
                 counts[kind] += 1
+            self._keyed(kind, value)
             return _marker(kind)
         return self._walk(value, counts, known)
+
+    def _keyed(self, kind: str, value: str) -> None:
+        """A value replaced whole because its key names a secret; a session remembers it."""
 
     def _redact(self, text: str) -> Redaction:
         """One pass over the string, then passes over each line holding a marker until it no
         longer changes: a replacement can join text into a new find, and stopping at the fixed
         point makes redaction idempotent. Rules are line-local, so other lines cannot change;
         a changing pass turns unredacted characters into markers, so the loop ends."""
-        text, kinds = self._pass(text)
+        text, kinds, values = self._pass(text)
         counts = Counter(kinds)
         if kinds:
             lines = text.split("\n")
             for index, line in enumerate(lines):
                 if "[REDACTED:" in line:
-                    lines[index] = self._settle(line, counts)
+                    lines[index] = self._settle(line, counts, values)
             text = "\n".join(lines)
-        return Redaction(text, tuple(sorted(counts.items())))
+        secrets = tuple(dict.fromkeys((kind, value) for kind, value in values if _memorable(value)))
+        return Redaction(text, tuple(sorted(counts.items())), secrets)
 
-    def _settle(self, line: str, counts: Counter[str]) -> str:
+    def _settle(self, line: str, counts: Counter[str], values: list[tuple[str, str]]) -> str:
         for _ in range(8):
-            line, more = self._pass(line)
+            line, more, found = self._pass(line)
             if not more:
                 break
             counts.update(more)
+            values += found
         return line
 
-    def _pass(self, text: str) -> tuple[str, list[str]]:
+    def _pass(self, text: str) -> tuple[str, list[str], list[tuple[str, str]]]:
+        """``text`` with every find replaced; the kind of each marker; each find's kind and
+        stored characters (finds that overlap share a marker, and each is a value)."""
         guarded = _markers_in(text)
         finds = self._finds(text, guarded)
         if self._decode:
             finds += self._decoded_finds(text, guarded)
         if not finds:
-            return text, []
+            return text, [], []
         finds.sort()
         merged: list[tuple[int, int, str]] = []
         for start, _order, negative_end, kind in finds:
@@ -1177,7 +1195,8 @@ class Redactor:
             pieces += [text[last:start], _marker(kind)]
             last = end
         pieces.append(text[last:])
-        return "".join(pieces), [kind for _, _, kind in merged]
+        values = [(kind, text[start:-negative_end]) for start, _order, negative_end, kind in finds]
+        return "".join(pieces), [kind for _, _, kind in merged], values
 
     def _finds(self, text: str, guarded: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, str]]:
         """Every rule's finds in ``text`` as ``(start, rule order, -end, kind)``."""
@@ -1246,6 +1265,69 @@ class Redactor:
             a, b = a + begin, b + begin
             if not any(a < y and x < b for x, y in guarded):
                 yield a, order, -b, kind
+
+
+class SessionRedactor(Redactor):
+    """One session's redactor: a value found with its key (``password=Xy9…``, ``-pXy9…``,
+    ``{"token": "Xy9…"}``) is replaced wherever it shows again in that session without one — a
+    later tool output, a role's reply — since there nothing else tells it from text. Only
+    values that cannot be ordinary words or ids are remembered (``_memorable``): a misread
+    "password: postgres" must not take "postgres" out of every later line. What was stored
+    before the key was found stays as it was. Redaction is a function of the string and the
+    session's earlier text; each remembered value costs one ``str.count`` per string scanned."""
+
+    def __init__(self, shared: Redactor) -> None:  # the shared rules and caches: nothing is built
+        vars(self).update(vars(shared))
+        self._values: dict[str, str] = {}  # value → kind, longest first
+        self._lock = threading.Lock()
+
+    def for_session(self) -> Redactor:
+        return self
+
+    def scan(self, text: str) -> Redaction:
+        found = super().scan(text)
+        for kind, value in found.secrets:
+            self._keyed(kind, value)
+        return self._recalled(found) if self._values else found
+
+    def _keyed(self, kind: str, value: str) -> None:
+        value = value.strip(_VALUE_QUOTES)
+        if value not in self._values and _memorable(value):
+            with self._lock:
+                values = {**self._values, value: kind}
+                self._values = dict(sorted(values.items(), key=lambda item: -len(item[0])))
+
+    def _recalled(self, found: Redaction) -> Redaction:
+        text = found.text
+        counts = Counter(dict(found.counts))
+        for value, kind in self._values.items():  # replaced whole, never read while it changes
+            times = text.count(value)
+            if times:
+                text = text.replace(value, _marker(kind))
+                counts[kind] += times
+        return Redaction(text, tuple(sorted(counts.items())), found.secrets) if text is not found.text else found
+
+
+_VALUE_QUOTES = "\"'` "
+
+
+#: Where an identifier's words and numbers part: "db-1.internal", "order-88121", "v1.2.3".
+_ID_BREAKS = re.compile(r"[-._:/@]+")
+_SYMBOLS = frozenset("!#$%^&*+=~?")
+
+
+def _memorable(value: str) -> bool:
+    """A value a session remembers: one that cannot be an ordinary word, name or id — 8+
+    characters on one line with a piece of 6+ that mixes letters and digits or holds a symbol
+    (``Xy9kPq2Lm``, ``s3cr3t-pass``; not ``postgres``, ``db-1.internal``, ``PaymentService``)."""
+    value = value.strip(_VALUE_QUOTES)
+    if len(value) < 8 or "\n" in value or "[REDACTED:" in value:
+        return False
+    return any(
+        len(piece) >= 6
+        and ((any(c.isalpha() for c in piece) and any(c.isdigit() for c in piece)) or not _SYMBOLS.isdisjoint(piece))
+        for piece in _ID_BREAKS.split(value)
+    )
 
 
 @cache
