@@ -617,7 +617,10 @@ class _CommandRule(_Rule):
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         lines: set[int] = set()  # lines already read
         flags, names = _anchor_search()
-        found = itertools.chain((m.start() for m in flags.finditer(low)), *(_find_all(low, name) for name in names))
+        found = itertools.chain(
+            *((m.start() for m in pattern.finditer(low)) for pattern in flags),
+            *(_find_all(low, name) for name in names),
+        )
         for at in found:
             line = low.rfind("\n", 0, at) + 1
             if line in lines:
@@ -637,19 +640,23 @@ class _CommandRule(_Rule):
 
 @cache
 def _anchors() -> tuple[str, ...]:
-    """The ``str.find`` literals, lower case: every client's flags after a blank, and the first
-    word and a blank of the clients whose positional arguments carry a secret."""
+    """The literals, lower case: every client's flags after a blank or a tab, and the first
+    word of the clients whose positional arguments carry a secret (a short one with the blank
+    or tab after it)."""
     flags = {
-        " " + f.lower()
+        blank + f.lower()
+        for blank in " \t"
         for c in vocabulary().commands
         for f in (*c.attached, *c.separate, *(o for credential in c.credentials for o in credential.options))
     }
-    names = {  # with the blank that must follow it: "mc " is rarer than "mc"
-        name.lower().split()[0] + " "
+    words = {
+        name.lower().split()[0]
         for c in vocabulary().commands
         if any(not credential.options for credential in c.credentials)
         for name in c.names
     }
+    # a short one with the blank that must follow it: "mc " is rarer than "mc"
+    names = {w if len(w) > 4 else w + blank for w in words for blank in " \t"}
     return tuple(sorted(flags | names))
 
 
@@ -785,14 +792,13 @@ def _secret_of(text: str, start: int, end: int, credential: Credential) -> tuple
 
 
 @cache
-def _anchor_search() -> tuple[re.Pattern[str], tuple[str, ...]]:
+def _anchor_search() -> tuple[tuple[re.Pattern[str], ...], tuple[str, ...]]:
     """How a long string is searched for the anchors: the flags after " -" in one scan (a
-    literal prefix the regex engine looks for as fast as ``str.find`` looks for one flag), the
-    others one ``str.find`` each."""
-    dashed = sorted((a[2:] for a in _anchors() if a.startswith(" -")), key=len, reverse=True)
-    return re.compile(" -(?:" + "|".join(map(re.escape, dashed)) + ")"), tuple(
-        a for a in _anchors() if not a.startswith(" -")
-    )
+    literal prefix the regex engine looks for as fast as ``str.find`` looks for one flag), and
+    after a tab in another; the others one ``str.find`` each."""
+    dashed = "|".join(map(re.escape, sorted((a[2:] for a in _anchors() if a.startswith(" -")), key=len, reverse=True)))
+    flags = (re.compile(f" -(?:{dashed})"), re.compile(f"\t-(?:{dashed})"))
+    return flags, tuple(a for a in _anchors() if not a.startswith((" -", "\t-")))
 
 
 #: The anchors gate short strings; a long one is searched by the rule itself (``_anchor_search``).
