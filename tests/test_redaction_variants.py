@@ -21,7 +21,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from tests.builders import am_alert, am_payload
+from tests.builders import am_alert, am_payload, binding, claim, v2
 from veridiag.alerts.worker import Worker, job_queue
 from veridiag.api import create_app
 from veridiag.cli.app import app
@@ -289,6 +289,8 @@ def test_cost_per_64_kb_stays_a_few_ms() -> None:
 SECRET = "Pl4nted-S3cret-9f2"
 B64 = base64.b64encode(SECRET.encode()).decode()
 OPENAI = "sk-proj-" + "Ab9" * 20
+#: A signature: a secret by its key alone (hex ids stay), so an entity a check quotes back shows it bare.
+HMAC = "5f2b9c1e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c"
 PEM_LINES = [
     "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgwMbRvI0MBZhpF",
     "aaYEI6hfXXhOgFUPfGUd1yh8jLhwnV0CGeG0vY4nbvsnV7MbdE7Vs+Y1xKCJnDst",
@@ -308,8 +310,14 @@ PLANTED = [
     f"密\u3000码：{SECRET}",
     f"pass word={SECRET}",
     f"db_password: !!binary {B64}",
+    # the third round's: credentials in a client's arguments
+    f"sqlplus -s ledger/{SECRET}@db-1:1521/LEDGER @/srv/sql/check.sql",
+    f"smbclient //fs-1/ledger -U svc%{SECRET} -c ls",
+    f"lftp -u svc,{SECRET} ftp.ledger.internal",
+    f"htpasswd -b /etc/nginx/.htpasswd svc {SECRET}",
+    f"callback rejected hmac={HMAC}",
 ]
-HIDDEN = [SECRET, B64, OPENAI, *PEM_LINES]
+HIDDEN = [SECRET, B64, OPENAI, HMAC, *PEM_LINES]
 
 
 def _planted_environment(home: Path, tmp_path: Path) -> None:
@@ -391,7 +399,7 @@ def test_the_alert_job_session_and_audit_apis_show_no_alert_password(tmp_path: P
 
 def test_mcp_evidence_diagnosis_and_audit_show_no_planted_secret(planted_home: Path) -> None:
     """What an MCP client reads: an evidence call's arguments and output, a diagnosis asked
-    with a secret in the question, and that session's audit."""
+    with a secret in the question, that session's audit, and the check of its own claims."""
     from veridiag.api.schemas import ChatRequest
     from veridiag.mcp_server.server import VeridiagTools
     from veridiag.pipeline import audit_chain
@@ -406,11 +414,20 @@ def test_mcp_evidence_diagnosis_and_audit_show_no_planted_secret(planted_home: P
     document = tools._diagnose(ChatRequest(query=question), lambda _stage, _details: None)
     chain = audit_chain(assembly.store, document.session_id)
     assert chain is not None
+    # a client's own document, checked: what the Gatekeeper says back quotes its claims' words
+    line = next(row for row in evidence.output.splitlines() if "ERR_DB_AUTH" in row and row[:4].isdigit())
+    claims = [
+        claim(f"c-{i}", f"ledger-api logged {planted} at 14:10", [binding([evidence.invocation_id], excerpt)])
+        for i, planted in enumerate(PLANTED)
+        for excerpt in (line, f"ERR_DB_AUTH {planted}")
+    ]
+    checked = tools._check(evidence.session_id, json.dumps(v2(claims), ensure_ascii=False))
     shown = {
         "evidence call": evidence.model_dump_json(),
         "stored call": stored.model_dump_json(),
         "diagnose": document.model_dump_json(),
         "get_audit": chain.model_dump_json(),
+        "check_claims": checked.model_dump_json(),
     }
     for where, text in shown.items():
         assert not _leaks(text), f"{where}: {_leaks(text)}"

@@ -174,9 +174,13 @@ class VeridiagTools:
         session = store.get_session(session_id)
         if session is None:
             raise ToolError(f"no session {session_id!r}")
+        # The client's text enters as a model's does (redacted before it is read: a secret is
+        # known by its key, which a rule's message quoting one of its words no longer shows),
+        # and what is said back is redacted on the way out, as every other answer is.
+        redactor = self.assembly.pipeline.redactor
         hook = verifier_input(
             session.query,
-            raw,
+            redactor.redact_written(raw),
             session_id=session_id,
             round=1,
             invocations=store,
@@ -186,13 +190,15 @@ class VeridiagTools:
             status = hook.parsed.status
             raise ToolError(f"the document is not one JSON object ({status.status}): {status.detail}")
         report = hook.report
-        return ClaimsCheck(
-            session_id=session_id,
-            parse_status=hook.parsed.status,
-            result=report.result,
-            failed_rule_impacts=report.failed_rule_impacts,
-            claim_traces=report.claim_traces,
-            other_checks=report.other_checks,
+        return redactor.redact_data(
+            ClaimsCheck(
+                session_id=session_id,
+                parse_status=hook.parsed.status,
+                result=report.result,
+                failed_rule_impacts=report.failed_rule_impacts,
+                claim_traces=report.claim_traces,
+                other_checks=report.other_checks,
+            )
         )
 
 

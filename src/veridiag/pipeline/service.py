@@ -118,7 +118,8 @@ class DiagnosisRun:
     plan: Plan | None = None
     #: A moment given with the question (an alert's start) that anchors the window.
     given_time: GivenTime | None = None
-    #: The tool boundary's redactor, for what the roles write.
+    #: The tool boundary's redactor for this run (``Redactor.for_session``): tool outputs and
+    #: what the roles write.
     redactor: Redactor = field(default_factory=default_redactor)
 
     def emit(self, progress: StageProgress) -> None:
@@ -194,6 +195,12 @@ class DiagnosisPipeline:
         self.toolbox = toolbox
         self.known_services: list[str] = known_services(gatekeeper.ruleset)
 
+    @property
+    def redactor(self) -> Redactor:
+        """The tool boundary's redactor (the configured one), for every text that enters
+        besides tool outputs: questions, role replies, a client's claims."""
+        return self.toolbox.redactor if self.toolbox is not None else default_redactor()
+
     def run(
         self,
         question: str,
@@ -213,7 +220,7 @@ class DiagnosisPipeline:
         the answer read the text as it displays."""
         # The question is stored and shown (session, audit, answer): redacted before either.
         question = clean_text(question)
-        redactor = self.toolbox.redactor if self.toolbox is not None else default_redactor()
+        redactor = self.redactor.for_session()  # this diagnosis's: it remembers what it found
         question = redactor.redact(question)
         lang = lang or detect_lang(question)
         session = self.store.create_session(question, lang=lang, session_id=session_id, source=source)
@@ -357,6 +364,7 @@ class DiagnosisPipeline:
                 on_call=lambda r: run.emit(
                     ToolCalled(invocation_id=r.invocation_id, tool=r.tool_name, status=r.status, round=round_number)
                 ),
+                redactor=run.redactor,
             )
         contract: Literal["executor_evidence_v2", "executor_evidence_v1"] = (
             "executor_evidence_v2" if self.options.structured_output_v2 else "executor_evidence_v1"

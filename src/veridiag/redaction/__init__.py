@@ -13,11 +13,20 @@ from veridiag.redaction.engine import (
     MARKER_PATTERN,
     Redaction,
     Redactor,
+    SessionRedactor,
     build_redactor,
     default_redactor,
 )
 
-__all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "build_redactor", "default_redactor", "redact"]
+__all__ = [
+    "MARKER_PATTERN",
+    "Redaction",
+    "Redactor",
+    "SessionRedactor",
+    "build_redactor",
+    "default_redactor",
+    "redact",
+]
 
 
 def redact(text: str) -> str:

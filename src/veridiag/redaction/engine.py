@@ -43,8 +43,10 @@ show a reader what no check read.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
+import threading
 import unicodedata
 from bisect import bisect_right
 from collections import Counter
@@ -69,14 +71,14 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
-from veridiag.redaction.keys import hex_key, identifier_key, key_entries, key_kind, vocabulary
+from veridiag.redaction.keys import Credential, hex_key, identifier_key, key_entries, key_kind, vocabulary
 from veridiag.redaction.values import TRIGGER, View, base64_text, decoded_texts, decoded_views, needs_decoding
 from veridiag.text.cjk import HAN
 
 if TYPE_CHECKING:
     from veridiag.config import Settings
 
-__all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "build_redactor", "default_redactor"]
+__all__ = ["MARKER_PATTERN", "Redaction", "Redactor", "SessionRedactor", "build_redactor", "default_redactor"]
 
 T = TypeVar("T")
 
@@ -211,6 +213,16 @@ _URL_PASSWORD = _Rule(
     re.compile(r"://[^\s/?#@:\"'<>]*:(?P<value>[^\s/?#\"'<>]+)@"),
     group="value",
     literals=("://",),
+)
+
+#: Oracle's JDBC URL writes the logon before the host, without "//": ``jdbc:oracle:thin:
+#: scott/pw@db-1:1521/svc``. Up to the last "@": a quoted password may hold one.
+_JDBC_ORACLE = _Rule(
+    "password",
+    re.compile(r"jdbc:oracle:(?:thin|oci8?|kprb):[^\s/@:\"'<>]+/(?P<value>(?:\"[^\"\n]*\"|[^\s\"'<>])+)@"),
+    group="value",
+    literals=("jdbc:oracle:",),
+    lower=True,
 )
 
 
@@ -569,6 +581,7 @@ class _Client:
     words: tuple[str, ...]  # the command, lower case: ("docker", "login")
     attached: tuple[str, ...]
     separate: tuple[str, ...]
+    credentials: tuple[Credential, ...]
 
 
 @cache
@@ -578,55 +591,73 @@ def _clients() -> dict[str, tuple[_Client, ...]]:
     for client in vocabulary().commands:
         for name in client.names:
             words = tuple(name.lower().split())
-            entry = _Client(words, tuple(client.attached), tuple(client.separate))
+            entry = _Client(words, tuple(client.attached), tuple(client.separate), tuple(client.credentials))
             by_first.setdefault(words[0], []).append(entry)
     return {first: tuple(entries) for first, entries in by_first.items()}
 
 
-#: A command's arguments end where the shell starts another command, or at the line's end.
-_ARGUMENTS_END = re.compile(r"[\n;|&`)]|\$\(")
-_ARGUMENT = re.compile(r"(?:'[^'\n]*'?|\"[^\"\n]*\"?|[^\s'\"])+")
-_COMMAND_BEFORE = " \t/'\"(;|&`=$"
+#: A command's arguments end where the shell starts another command (outside quotes), or at the
+#: line's end.
+_ARGUMENTS_END = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|(?P<end>[\n;|&`)]|\$\()")
+_ARGUMENT = re.compile(r"(?:'[^'\n]*'?|\"(?:[^\"\\\n]|\\.)*\"?|\\.|[^\s'\"\\])+")
 #: A word that may name a command: what follows a blank, a path's slash, a quote, ``$(``, ``=``.
 _COMMAND_WORD = re.compile(r"[^\s/'\"(;|&`=$]+")
 _COMMAND_BREAKS = re.compile(r"[\s/'\"(;|&`=$]+")
 
 
 class _CommandRule(_Rule):
-    """The secret-carrying options of the command-line clients in ``vocabulary.yaml`` (``mysql
-    -pVALUE``, ``redis-cli -a VALUE``, ``sshpass -p VALUE``, ``docker login -p VALUE``): from the
-    command's words to where the shell starts another command, each option's value goes; a
-    variable or template (``$PW``, ``${PW}``) is no value. Found from the flags (few, short
-    literals: one ``str.find`` each), then the command read back on their line."""
+    """The secret-carrying options and arguments of the command-line clients in
+    ``vocabulary.yaml`` (``mysql -pVALUE``, ``redis-cli -a VALUE``, ``smbclient -U user%VALUE``,
+    ``sqlplus user/VALUE@db``, ``htpasswd -b file user VALUE``): from the command's words to
+    where the shell starts another command, each value goes; a variable or template (``$PW``,
+    ``${PW}``) is no value. Found from the flags (one scan, ``_anchor_search``) and the names of
+    clients whose arguments carry one (one ``str.find`` each), then each command on their line
+    is read."""
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
-        commands: set[int] = set()
-        lines: set[int] = set()  # lines already read: without a client, or read whole
-        for flag in _flags():
-            for at in _find_all(low, flag):
-                line = low.rfind("\n", 0, at) + 1
-                if line in lines:
-                    continue
-                end = low.find("\n", at)
-                if _clients().keys().isdisjoint(_COMMAND_BREAKS.split(low[line : len(low) if end < 0 else end])):
-                    lines.add(line)  # no client named on the line (split and compared in C)
-                    continue
-                begin = max(line - 1, *(low.rfind(c, line, at) for c in ";|&`")) + 1
-                for word in _COMMAND_WORD.finditer(low, begin, at):
-                    start, clients = word.start(), _clients().get(word.group(), ())
-                    if clients and start not in commands:
-                        for client in clients:
-                            after = _command_end(low, start, client.words)
-                            if after is not None:
-                                commands.add(start)
-                                yield from _option_values(text, after, client)
-                                break
+        lines: set[int] = set()  # lines already read
+        flags, names = _anchor_search()
+        found = itertools.chain(
+            *((m.start() for m in pattern.finditer(low)) for pattern in flags),
+            *(_find_all(low, name) for name in names),
+        )
+        for at in found:
+            line = low.rfind("\n", 0, at) + 1
+            if line in lines:
+                continue
+            lines.add(line)
+            end = low.find("\n", at)
+            end = len(low) if end < 0 else end
+            if _clients().keys().isdisjoint(_COMMAND_BREAKS.split(low[line:end])):
+                continue  # no client named on the line (split and compared in C)
+            for word in _COMMAND_WORD.finditer(low, line, end):
+                for client in _clients().get(word.group(), ()):
+                    after = _command_end(low, word.start(), client.words)
+                    if after is not None:
+                        yield from _option_values(text, after, client)
+                        break
 
 
 @cache
-def _flags() -> tuple[str, ...]:
-    """Every client's flags after a blank, lower case (the ``str.find`` literals)."""
-    return tuple(sorted({" " + f.lower() for c in vocabulary().commands for f in (*c.attached, *c.separate)}))
+def _anchors() -> tuple[str, ...]:
+    """The literals, lower case: every client's flags after a blank or a tab, and the first
+    word of the clients whose positional arguments carry a secret (a short one with the blank
+    or tab after it)."""
+    flags = {
+        blank + f.lower()
+        for blank in " \t"
+        for c in vocabulary().commands
+        for f in (*c.attached, *c.separate, *(o for credential in c.credentials for o in credential.options))
+    }
+    words = {
+        name.lower().split()[0]
+        for c in vocabulary().commands
+        if any(not credential.options for credential in c.credentials)
+        for name in c.names
+    }
+    # a short one with the blank that must follow it: "mc " is rarer than "mc"
+    names = {w if len(w) > 4 else w + blank for w in words for blank in " \t"}
+    return tuple(sorted(flags | names))
 
 
 def _command_end(low: str, at: int, words: tuple[str, ...]) -> int | None:
@@ -643,11 +674,15 @@ def _command_end(low: str, at: int, words: tuple[str, ...]) -> int | None:
 
 
 def _option_values(text: str, start: int, client: _Client) -> Iterator[tuple[int, int, str]]:
-    stop = _ARGUMENTS_END.search(text, start)
-    end = len(text) if stop is None else stop.start()
+    end = len(text)
+    for stop in _ARGUMENTS_END.finditer(text, start):
+        if stop.group("end") is not None:
+            end = stop.start()
+            break
     arguments = [(m.start(), m.end()) for m in _ARGUMENT.finditer(text, start, end)]
+    words = [text[a:b] for a, b in arguments]
     for index, (a, b) in enumerate(arguments):
-        word = text[a:b]
+        word = words[index]
         value: tuple[int, int] | None = None
         for flag in client.separate:
             if word == flag and index + 1 < len(arguments) and not text.startswith("-", arguments[index + 1][0]):
@@ -658,16 +693,116 @@ def _option_values(text: str, start: int, client: _Client) -> Iterator[tuple[int
             if value is None and len(word) > len(flag) and word.startswith(flag) and word[len(flag)] != "=":
                 value = (a + len(flag), b)
         if value is not None:
-            v_start, v_end = value
-            while v_start < v_end and text[v_start] in "'\"":
-                v_start += 1
-            while v_end > v_start and text[v_end - 1] in "'\",":
-                v_end -= 1
-            if v_end > v_start and not _PLACEHOLDER.fullmatch(text[v_start:v_end]):
-                yield v_start, v_end, "password"
+            span = _unquoted(text, *value)
+            if span is not None:
+                yield *span, "password"
+    for credential in client.credentials:
+        for value in _credential_values(text, arguments, words, credential):
+            span = _secret_of(text, *value, credential)
+            if span is not None:
+                yield *span, "password"
 
 
-_COMMAND_FLAGS = _CommandRule("password", re.compile(""), literals=_flags(), prefilter=True)
+def _unquoted(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """``start:end`` without the quotes around it (and a list's comma), unless it is empty or a
+    placeholder."""
+    while start < end and text[start] in "'\"":
+        start += 1
+    while end > start and text[end - 1] in "'\",":
+        end -= 1
+    return (start, end) if end > start and not _PLACEHOLDER.fullmatch(text[start:end]) else None
+
+
+def _credential_values(
+    text: str, arguments: Sequence[tuple[int, int]], words: Sequence[str], credential: Credential
+) -> Iterator[tuple[int, int]]:
+    """The argument spans (``words`` their text) ``credential`` says hold a secret, with its
+    user if it has one."""
+    if credential.when and not any(_given(flag, words) for flag in credential.when):
+        return
+    if credential.options:
+        for index, word in enumerate(words):
+            for option in credential.options:
+                a, b = arguments[index]
+                if word == option and index + 1 < len(words):
+                    yield arguments[index + 1]
+                elif word.startswith(option + "="):
+                    yield a + len(option) + 1, b
+                elif len(option) == 2 and option[0] == "-" and len(word) > 2 and word.startswith(option):
+                    yield a + 2, b  # -Ualice%pw
+        return
+    positional = [span for span, word in zip(arguments, words, strict=True) if not word.startswith("-")]
+    if credential.argument == "any":
+        yield from positional
+    elif credential.argument == "last":
+        yield from positional[-1:]
+    elif credential.argument == "named":
+        for (a, b), (c, d) in itertools.pairwise(positional):
+            if key_kind(text[a:b].strip("'\"")) is not None:
+                yield c, d
+    elif credential.argument <= len(positional):
+        yield positional[credential.argument - 1]
+
+
+def _given(flag: str, words: Sequence[str]) -> bool:
+    """``flag`` among ``words``, alone or as a letter of a cluster of short flags (``-nb``)."""
+    return any(
+        word == flag
+        or (
+            len(flag) == 2
+            and word.startswith("-")
+            and not word.startswith("--")
+            and word[1:].isalpha()
+            and flag[1] in word
+        )
+        for word in words
+    )
+
+
+_ASSIGNMENT = re.compile(r"['\"]?[A-Za-z_][A-Za-z_.-]*=")
+
+
+def _secret_of(text: str, start: int, end: int, credential: Credential) -> tuple[int, int] | None:
+    """The secret's span in the argument ``start:end``: after the user and the separator, up to
+    ``until``; the whole argument when the credential has no separator."""
+    separator = credential.separator
+    if separator is None:
+        # key=value (vault login username=…) is an assignment: a secret key's value goes by its key
+        return None if _ASSIGNMENT.match(text, start, end) else _unquoted(text, start, end)
+    at = start
+    while True:
+        at = text.find(separator, at, end)
+        if at < 0:
+            return None
+        if text[at - 1] != "\\":
+            break
+        at += 1
+    user = text[start:at].strip("'\"")
+    if not any(c.isalpha() for c in user) or user[0] in "-@/" or "=" in user or "[REDACTED:" in user:
+        return None  # "/ as sysdba", "@dir/script.sql", "ratio 3/4", "logfile=a/b.log", a marker
+    secret_end = end
+    if credential.until is not None:
+        quoted = False
+        for i in range(at + 1, end):
+            if text[i] == '"':
+                quoted = not quoted
+            elif text[i] == credential.until and not quoted:
+                secret_end = i
+    return _unquoted(text, at + 1, secret_end)
+
+
+@cache
+def _anchor_search() -> tuple[tuple[re.Pattern[str], ...], tuple[str, ...]]:
+    """How a long string is searched for the anchors: the flags after " -" in one scan (a
+    literal prefix the regex engine looks for as fast as ``str.find`` looks for one flag), and
+    after a tab in another; the others one ``str.find`` each."""
+    dashed = "|".join(map(re.escape, sorted((a[2:] for a in _anchors() if a.startswith(" -")), key=len, reverse=True)))
+    flags = (re.compile(f" -(?:{dashed})"), re.compile(f"\t-(?:{dashed})"))
+    return flags, tuple(a for a in _anchors() if not a.startswith((" -", "\t-")))
+
+
+#: The anchors gate short strings; a long one is searched by the rule itself (``_anchor_search``).
+_COMMAND_FLAGS = _CommandRule("password", re.compile(""), literals=_anchors())
 
 
 def _openai(found: re.Match[str], _text: str) -> str | None:
@@ -843,6 +978,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     *_LIBRARY_FORMATS,
     _OPENAI,
     _URL_PASSWORD,
+    _JDBC_ORACLE,
     _COMMAND_USER,
     _COMMAND_OPTION,
     _COMMAND_FLAGS,
@@ -863,10 +999,12 @@ _BUILTIN: tuple[_Rule, ...] = (
 
 @dataclass(frozen=True)
 class Redaction:
-    """A redacted string and how many secrets of each kind it lost."""
+    """A redacted string, how many secrets of each kind it lost, and the values it lost that a
+    session remembers (``SessionRedactor``: kind and value, each value on one line)."""
 
     text: str
     counts: tuple[tuple[str, int], ...] = ()
+    secrets: tuple[tuple[str, str], ...] = ()
 
 
 class Redactor:
@@ -893,6 +1031,12 @@ class Redactor:
 
     def redact(self, text: str) -> str:
         return self.scan(text).text
+
+    def for_session(self) -> Redactor:
+        """A redactor for one session (a diagnosis): these rules and cache, and a memory of the
+        values found there (``SessionRedactor``). Never the shared one's: a session's secrets
+        stay in its own object."""
+        return SessionRedactor(self) if self._rules else self
 
     def scan(self, text: str) -> Redaction:
         """The redacted string and what it lost; the same input always gives the same output."""
@@ -921,6 +1065,7 @@ class Redactor:
             kind = key_kind(key) if key else None
             if kind is not None and decoded.strip() and not _PLACEHOLDER.fullmatch(decoded.strip()):
                 redacted = _marker(kind) if not MARKER_PATTERN.fullmatch(decoded) else decoded
+                self._keyed(kind, decoded)
             else:
                 redacted = self.redact(decoded)
             pieces.append(literal.group() if redacted == decoded else json.dumps(redacted, ensure_ascii=False))
@@ -1000,39 +1145,47 @@ class Redactor:
             kind = key_kind(key) or "secret"
             if counts is not None:
                 counts[kind] += 1
+            self._keyed(kind, value)
             return _marker(kind)
         return self._walk(value, counts, known)
+
+    def _keyed(self, kind: str, value: str) -> None:
+        """A value replaced whole because its key names a secret; a session remembers it."""
 
     def _redact(self, text: str) -> Redaction:
         """One pass over the string, then passes over each line holding a marker until it no
         longer changes: a replacement can join text into a new find, and stopping at the fixed
         point makes redaction idempotent. Rules are line-local, so other lines cannot change;
         a changing pass turns unredacted characters into markers, so the loop ends."""
-        text, kinds = self._pass(text)
+        text, kinds, values = self._pass(text)
         counts = Counter(kinds)
         if kinds:
             lines = text.split("\n")
             for index, line in enumerate(lines):
                 if "[REDACTED:" in line:
-                    lines[index] = self._settle(line, counts)
+                    lines[index] = self._settle(line, counts, values)
             text = "\n".join(lines)
-        return Redaction(text, tuple(sorted(counts.items())))
+        secrets = tuple(dict.fromkeys((kind, value) for kind, value in values if _memorable(value)))
+        return Redaction(text, tuple(sorted(counts.items())), secrets)
 
-    def _settle(self, line: str, counts: Counter[str]) -> str:
+    def _settle(self, line: str, counts: Counter[str], values: list[tuple[str, str]]) -> str:
         for _ in range(8):
-            line, more = self._pass(line)
+            line, more, found = self._pass(line)
             if not more:
                 break
             counts.update(more)
+            values += found
         return line
 
-    def _pass(self, text: str) -> tuple[str, list[str]]:
+    def _pass(self, text: str) -> tuple[str, list[str], list[tuple[str, str]]]:
+        """``text`` with every find replaced; the kind of each marker; each find's kind and
+        stored characters (finds that overlap share a marker, and each is a value)."""
         guarded = _markers_in(text)
         finds = self._finds(text, guarded)
         if self._decode:
             finds += self._decoded_finds(text, guarded)
         if not finds:
-            return text, []
+            return text, [], []
         finds.sort()
         merged: list[tuple[int, int, str]] = []
         for start, _order, negative_end, kind in finds:
@@ -1048,7 +1201,8 @@ class Redactor:
             pieces += [text[last:start], _marker(kind)]
             last = end
         pieces.append(text[last:])
-        return "".join(pieces), [kind for _, _, kind in merged]
+        values = [(kind, text[start:-negative_end]) for start, _order, negative_end, kind in finds]
+        return "".join(pieces), [kind for _, _, kind in merged], values
 
     def _finds(self, text: str, guarded: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, str]]:
         """Every rule's finds in ``text`` as ``(start, rule order, -end, kind)``."""
@@ -1117,6 +1271,69 @@ class Redactor:
             a, b = a + begin, b + begin
             if not any(a < y and x < b for x, y in guarded):
                 yield a, order, -b, kind
+
+
+class SessionRedactor(Redactor):
+    """One session's redactor: a value found with its key (``password=Xy9…``, ``-pXy9…``,
+    ``{"token": "Xy9…"}``) is replaced wherever it shows again in that session without one — a
+    later tool output, a role's reply — since there nothing else tells it from text. Only
+    values that cannot be ordinary words or ids are remembered (``_memorable``): a misread
+    "password: postgres" must not take "postgres" out of every later line. What was stored
+    before the key was found stays as it was. Redaction is a function of the string and the
+    session's earlier text; each remembered value costs one ``str.count`` per string scanned."""
+
+    def __init__(self, shared: Redactor) -> None:  # the shared rules and caches: nothing is built
+        vars(self).update(vars(shared))
+        self._values: dict[str, str] = {}  # value → kind, longest first
+        self._lock = threading.Lock()
+
+    def for_session(self) -> Redactor:
+        return self
+
+    def scan(self, text: str) -> Redaction:
+        found = super().scan(text)
+        for kind, value in found.secrets:
+            self._keyed(kind, value)
+        return self._recalled(found) if self._values else found
+
+    def _keyed(self, kind: str, value: str) -> None:
+        value = value.strip(_VALUE_QUOTES)
+        if value not in self._values and _memorable(value):
+            with self._lock:
+                values = {**self._values, value: kind}
+                self._values = dict(sorted(values.items(), key=lambda item: -len(item[0])))
+
+    def _recalled(self, found: Redaction) -> Redaction:
+        text = found.text
+        counts = Counter(dict(found.counts))
+        for value, kind in self._values.items():  # replaced whole, never read while it changes
+            times = text.count(value)
+            if times:
+                text = text.replace(value, _marker(kind))
+                counts[kind] += times
+        return Redaction(text, tuple(sorted(counts.items())), found.secrets) if text is not found.text else found
+
+
+_VALUE_QUOTES = "\"'` "
+
+
+#: Where an identifier's words and numbers part: "db-1.internal", "order-88121", "v1.2.3".
+_ID_BREAKS = re.compile(r"[-._:/@]+")
+_SYMBOLS = frozenset("!#$%^&*+=~?")
+
+
+def _memorable(value: str) -> bool:
+    """A value a session remembers: one that cannot be an ordinary word, name or id — 8+
+    characters on one line with a piece of 6+ that mixes letters and digits or holds a symbol
+    (``Xy9kPq2Lm``, ``s3cr3t-pass``; not ``postgres``, ``db-1.internal``, ``PaymentService``)."""
+    value = value.strip(_VALUE_QUOTES)
+    if len(value) < 8 or "\n" in value or "[REDACTED:" in value:
+        return False
+    return any(
+        len(piece) >= 6
+        and ((any(c.isalpha() for c in piece) and any(c.isdigit() for c in piece)) or not _SYMBOLS.isdisjoint(piece))
+        for piece in _ID_BREAKS.split(value)
+    )
 
 
 @cache

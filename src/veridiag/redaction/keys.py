@@ -14,14 +14,17 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import cache, lru_cache
+from typing import Annotated, Literal, Self
 
 from detect_secrets.plugins.keyword import DENYLIST as _LIBRARY_KEYWORDS
+from pydantic import Field, StringConstraints, model_validator
 
 from veridiag.text.cjk import HAN
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 __all__ = [
     "CommandClient",
+    "Credential",
     "Vocabulary",
     "fold",
     "hex_key",
@@ -33,12 +36,41 @@ __all__ = [
 ]
 
 
+#: One character between a user and a secret (``%`` of ``alice%pw``, ``/`` of ``scott/pw``).
+Separator = Annotated[str, StringConstraints(min_length=1, max_length=1)]
+
+
+class Credential(WordModel):
+    """Where a client's arguments write a secret, with or without its user: the value of
+    ``options`` (``-U alice%pw``, ``--user=alice%pw``, ``-Ualice%pw``, ``userid=scott/pw``), or,
+    without options, its positional arguments — ``any`` one holding the separator
+    (``sqlplus scott/pw@db``), the ``last`` or the n-th (``htpasswd -b file user pw``), or the
+    one after an argument naming a secret (``named``: ``aws configure set aws_secret_access_key
+    …``). ``separator``: the secret follows the first one not escaped by a backslash, after a
+    user holding a letter; ``until``: it ends at the last one not inside double quotes
+    (``@`` of a connect identifier). ``when``: only if one of these flags is given, alone or in
+    a cluster (``-b``, ``-nb``)."""
+
+    options: tuple[Word, ...] = ()
+    argument: Literal["any", "last", "named"] | Annotated[int, Field(ge=1)] = "any"
+    separator: Separator | None = None
+    until: Separator | None = None
+    when: tuple[Word, ...] = ()
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Self:
+        if not self.options and self.argument == "any" and self.separator is None:
+            raise ValueError("an argument without a separator must be named: last, named or its position")
+        return self
+
+
 class CommandClient(WordModel):
-    """A command-line client whose short or single-dash options carry a secret."""
+    """A command-line client whose options or arguments carry a secret."""
 
     names: list[Word]
     attached: tuple[Word, ...] = ()
     separate: tuple[Word, ...] = ()
+    credentials: tuple[Credential, ...] = ()
 
 
 class Vocabulary(WordModel):

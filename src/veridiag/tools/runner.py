@@ -140,19 +140,24 @@ class ToolRunner:
         session_id: str,
         round: int = 1,
         on_call: Callable[[ToolCallResult], None] | None = None,
+        *,
+        redactor: Redactor | None = None,
     ) -> None:
         self.store = store
         self.toolbox = toolbox
         self.session_id = session_id
         self.round = round
         self.on_call = on_call
+        #: The session's (``Redactor.for_session``: a run's, shared by its rounds), else one of
+        #: the runner's own: a value found with its key is gone from the rest of its output too.
+        self.redactor = redactor or toolbox.redactor.for_session()
 
     def run(self, tool_name: str, arguments: Mapping[str, JsonValue] | str | None) -> ToolCallResult:
         started_at = datetime.now(UTC)
         clock = time.perf_counter()
         raw_args, output = self._execute(tool_name, arguments)
         latency = (time.perf_counter() - clock) * 1000
-        raw_args, output = redact_call(self.toolbox.redactor, raw_args, output)
+        raw_args, output = redact_call(self.redactor, raw_args, output)
         record = self._persist(tool_name, raw_args, output, started_at, latency)
         result = ToolCallResult(
             invocation_id=record.id, tool_name=record.tool_name, status=record.status, output=output
