@@ -76,7 +76,7 @@ def test_environment_is_the_images_under_envfrom_under_env(
     prefix: str,
     items: dict[str, tuple[str, str, bool]],
 ) -> None:
-    env = []
+    env: list[dict[str, Any]] = []
     for name, (kind, text, optional) in items.items():
         if kind == "value":
             env.append({"name": name, "value": text})
@@ -100,11 +100,12 @@ def test_environment_is_the_images_under_envfrom_under_env(
 
 
 def test_a_missing_secret_stops_the_pod_unless_optional() -> None:
-    container = {"name": "c", "envFrom": [{"secretRef": {"name": "chat", "optional": True}}]}
-    assert cluster([], {}, {}).env(container, "p") == []
-    container["envFrom"][0]["secretRef"]["optional"] = False
+    def container(optional: bool) -> dict[str, Any]:
+        return {"name": "c", "envFrom": [{"secretRef": {"name": "chat", "optional": optional}}]}
+
+    assert cluster([], {}, {}).env(container(True), "p") == []
     with pytest.raises(podrun.SmokeError, match="no Secret named 'chat'"):
-        cluster([], {}, {}).env(container, "p")
+        cluster([], {}, {}).env(container(False), "p")
 
 
 @given(target=st.sampled_from(["/etc/veridiag", "/etc", "/var/lib/veridiag"]), present=st.booleans())
