@@ -471,25 +471,31 @@ def start_pods(planned: list[Planned]) -> list[Running]:
     return running
 
 
-def startup_probe(pod: Running, within: float = 180) -> float:
-    """The container's startupProbe (httpGet: path, port, headers) until it passes."""
+def probe(pod: Running, kind: str, within: float) -> float:
+    """The container's ``kind`` probe (httpGet: path, port, headers) asked until it passes, for
+    at most ``within`` s: the time it took."""
     (container,) = pod.template["spec"]["containers"]
-    probe = container["startupProbe"]["httpGet"]
-    headers = {h["name"]: h["value"] for h in probe.get("httpHeaders", [])}
-    address = f"{pod.address}:{pod.port(probe['port'])}"
+    if kind not in container:
+        raise SmokeError(f"{pod.name}: no {kind}")
+    get = container[kind]["httpGet"]
+    headers = {h["name"]: h["value"] for h in get.get("httpHeaders", [])}
+    address = f"{pod.address}:{pod.port(get['port'])}"
     started = time.monotonic()
-    while time.monotonic() - started < within:
+    while True:
         if pod.process.poll() is not None:
             ended = pod.process.returncode
-            raise SmokeError(f"{pod.name} exited {ended} before its probe passed:\n{pod.output.tail()}")
+            raise SmokeError(f"{pod.name} exited {ended} before its {kind} passed:\n{pod.output.tail()}")
         try:
-            if http(address, probe["path"], headers=headers, timeout=5)[0] == 200:
+            timeout = float(container[kind].get("timeoutSeconds", 1))
+            if http(address, get["path"], headers=headers, timeout=timeout)[0] == 200:
                 return time.monotonic() - started
         except OSError:
             pass
+        if time.monotonic() - started > within:
+            raise SmokeError(
+                f"{pod.name}: {kind} {get['path']} did not pass within {within:.0f} s:\n{pod.output.tail()}"
+            )
         time.sleep(0.5)
-    what = f"{pod.name}: startupProbe {probe['path']}"
-    raise SmokeError(f"{what} did not pass within {within:.0f} s:\n{pod.output.tail()}")
 
 
 def service_address(objects: list[Manifest], pod: Running) -> tuple[str, str]:
@@ -512,9 +518,9 @@ def smoke(root: str, image: dict[str, Any]) -> None:
     serve, worker = deployment(objects, "serve"), deployment(objects, "worker")
     for manifest in (serve, worker):
         check(
-            manifest["spec"].get("replicas", 1) >= RUN_REPLICAS[component(manifest)],
+            manifest["spec"].get("replicas", 1) >= RUN_REPLICAS[component(manifest["spec"]["template"])],
             f"{manifest['metadata']['name']}: {manifest['spec'].get('replicas', 1)} replicas rendered, "
-            f"{RUN_REPLICAS[component(manifest)]} run here",
+            f"{RUN_REPLICAS[component(manifest['spec']['template'])]} run here",
         )
     volume = next(v for v in serve["spec"]["template"]["spec"]["volumes"] if "configMap" in v)
     config_map = named(objects, "ConfigMap", volume["configMap"]["name"])
@@ -543,17 +549,21 @@ def smoke(root: str, image: dict[str, Any]) -> None:
     print(f"     (scaled stage: {time.monotonic() - started:.0f} s)")
 
 
-def component(manifest: Manifest) -> str:
-    return str(manifest["spec"]["template"]["metadata"]["labels"]["app.kubernetes.io/component"])
+def component(template: Manifest) -> str:
+    """The app.kubernetes.io/component label of a pod template: serve or worker."""
+    return str(template["metadata"]["labels"]["app.kubernetes.io/component"])
 
 
 def run_checks(objects: list[Manifest], database: Postgres, pods: list[Running], worker_name: str) -> None:
     version = database.query("SELECT version_num FROM alembic_version")
     check(bool(version), f"the init containers migrated the Secret's PostgreSQL (revision {version})")
-    servers = [p for p in pods if component_of(p) == "serve"]
-    (worker,) = [p for p in pods if component_of(p) == "worker"]
+    servers = [p for p in pods if component(p.template) == "serve"]
+    (worker,) = [p for p in pods if component(p.template) == "worker"]
     for pod in servers:
-        check(True, f"{pod.name} ({pod.address}) passes its startupProbe after {startup_probe(pod):.1f} s")
+        check(True, f"{pod.name} ({pod.address}) passes its startupProbe after {probe(pod, 'startupProbe', 180):.1f} s")
+        for kind in ("readinessProbe", "livenessProbe"):
+            probe(pod, kind, within=0)
+        check(True, f"{pod.name} then passes its readinessProbe and livenessProbe")
     line = worker.output.wait_for(lambda line: line.startswith("veridiag worker"), within=180)
     check(line is not None, f"{worker.name} starts: {line or worker.output.tail()}")
     for pod in pods:
@@ -601,10 +611,6 @@ def run_checks(objects: list[Manifest], database: Postgres, pods: list[Running],
     )
     status, again = api(a, f"/api/v1/sessions/{chat.get('session_id')}")
     check(status == 200 and again.get("status") == "completed", f"that chat's session from {servers[0].name}")
-
-
-def component_of(pod: Running) -> str:
-    return str(pod.template["metadata"]["labels"]["app.kubernetes.io/component"])
 
 
 def stop_pods(pods: list[Running]) -> dict[str, int | str]:
