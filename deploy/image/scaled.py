@@ -555,8 +555,13 @@ def component(template: Manifest) -> str:
 
 
 def run_checks(objects: list[Manifest], database: Postgres, pods: list[Running], worker_name: str) -> None:
-    version = database.query("SELECT version_num FROM alembic_version")
-    check(bool(version), f"the init containers migrated the Secret's PostgreSQL (revision {version})")
+    migrated = database.query("SELECT to_regclass('alembic_version') IS NOT NULL") == "t"
+    version = database.query("SELECT version_num FROM alembic_version") if migrated else ""
+    check(
+        bool(version),
+        f"the init containers migrated the Secret's PostgreSQL (revision {version})",
+        "the init containers left the Secret's PostgreSQL empty: did they get its database-url?",
+    )
     servers = [p for p in pods if component(p.template) == "serve"]
     (worker,) = [p for p in pods if component(p.template) == "worker"]
     for pod in servers:
@@ -596,7 +601,11 @@ def run_checks(objects: list[Manifest], database: Postgres, pods: list[Running],
         f"({job.get('error') or 'no error'})",
     )
     owner = database.query(f"SELECT owner_host FROM diagnosis_session WHERE id = '{job['session_id']}'")
-    check(owner == worker_name, f"the worker ran it (session owner {owner!r}; the servers run no alerts)")
+    check(
+        owner == worker_name,
+        f"the worker ran it (session owner {owner!r}; the servers run no alerts)",
+        f"{owner!r} ran the alert, not {worker_name}: with workers, alerts.serve_workers must be 0",
+    )
     status, session = api(b, f"/api/v1/sessions/{job['session_id']}")
     check(
         status == 200 and session.get("status") == "completed" and bool(session.get("final_answer")),
