@@ -6,17 +6,21 @@ The overlay is rendered as tests/test_deploy_manifests.py renders it (``kubectl 
 each pod is built from the rendered Deployment, not from a copy: its init containers first, then
 its container, with the command and args over the image's entrypoint, the environment (values,
 keys of the Secrets supplied as a user would create them, ``envFrom``), the volumes (emptyDir
-per pod, tmpfs for ``medium: Memory``, the ConfigMap's files mounted read-only where the
-manifest mounts them), the user and group of the security context, a read-only root when it
-asks for one, no new privileges, a network namespace and host name per pod. The pods run
-against a PostgreSQL of their own (the Secret's ``database-url``), reached over a bridge as a
-Service would be. The only change to what is rendered is the evidence (no ClickHouse nor
-Prometheus here): ``tools`` point at the embedded demo data, printed as such.
+per pod; ``medium: Memory`` a tmpfs per container, where Kubernetes shares one among a pod's
+containers; the ConfigMap's files read-only where the manifest mounts them), the user and group
+of the security context, a read-only root (required), no new privileges, a network namespace and
+host name per pod. The pods run against a PostgreSQL of their own (the Secret's
+``database-url``) on the bridge their namespaces hang from; the host reaches each pod at its own
+address, as the kubelet and the Service's endpoints do (no load balancing: the checks pick the
+replica). The only change to what is rendered is the evidence (no ClickHouse nor Prometheus
+here): ``tools`` read the embedded demo data, printed as an override.
 
-Checked: the init containers migrate PostgreSQL (all at once, as pods start), both ``serve``
-replicas pass their startup probe, an Alertmanager notification posted to replica A is queued,
-run to completion by the worker (neither server runs alerts), and its session is read from
-replica B; a chat on replica B; every process ends with 0 on SIGTERM."""
+Checked: the init containers of all pods, at once, migrate PostgreSQL; every pod connects to
+it; both ``serve`` replicas pass their startup probe, then their readiness and liveness probes;
+an Alertmanager notification posted to replica A is queued, run to completion by the worker
+(neither server runs alerts) and its session read from replica B; a chat on replica B is read
+from replica A; every process ends with 0 on SIGTERM within its grace period. Not enforced:
+resource requests and limits, capabilities beyond no-new-privileges, seccomp."""
 
 from __future__ import annotations
 
