@@ -68,7 +68,9 @@ schemas: setup
 
 # The OCI image (deploy/image/build.sh; root, buildah and debootstrap): an archive under
 # build/image/, also stored as localhost/veridiag:VERSION for podman. IMAGE_VARIANT=clickhouse
-# adds the in-process ClickHouse engine. `image-test` runs it as a pod would (deploy/image/smoke.py);
+# adds the in-process ClickHouse engine. `image-test` runs it as a pod would (deploy/image/smoke.py),
+# then the rendered scaled overlay's pods on a PostgreSQL of their own (deploy/image/scaled.py;
+# kubectl, iproute2, postgresql; VERIDIAG_SMOKE_RENDERER=helm renders the chart instead);
 # `image-reproducible` builds it twice and compares the digests (deploy/image/reproducible.py).
 VERSION       := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
 IMAGE_VARIANT ?= default

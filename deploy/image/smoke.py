@@ -8,26 +8,29 @@ the only writable places, the image's environment and working directory. Checked
 config (user, entrypoint, default command, volume, port, labels), ``--version``, ``db upgrade``,
 a demo ``ask``, the default command serving ``/healthz`` and one chat (and refusing one without
 a token), a ``worker`` that starts and stops on SIGTERM, and ``mcp`` answering an MCP initialize.
-Needs root, buildah and util-linux's unshare. Exit status 0 when every check passed."""
+Then the second stage (scaled.py): the pods of the rendered ``scaled`` manifests, two ``serve``
+replicas and a ``worker`` on a PostgreSQL, sharing one alert queue. ``--stage image`` or
+``--stage scaled`` runs one of them. Needs root, buildah, util-linux's unshare, iproute2,
+kubectl (kustomize v4+) and PostgreSQL's server binaries. Exit status 0 when every check passed."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import shlex
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 import tomllib
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import scaled
+from podrun import Mount, Pod, SmokeError, check, free_port, http, stop
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 QUESTION = "订单123支付失败，帮我看看是什么原因"
@@ -35,18 +38,17 @@ TOKEN = "smoke-test-token"  # a throwaway token for this run's server only
 HOME = "/var/lib/veridiag"
 
 
-class SmokeError(Exception):
-    pass
-
-
-def check(condition: bool, what: str) -> None:
-    if not condition:
-        raise SmokeError(what)
-    print(f"ok   {what}", flush=True)
-
-
-def buildah(*args: str) -> str:
-    return subprocess.run(["buildah", *args], check=True, capture_output=True, text=True).stdout.strip()
+def image_pod(root: str, config: dict[str, Any], home: Path) -> Pod:
+    """The image run as the manifests run it: its user, environment and working directory, the
+    home (a host directory, like the PersistentVolumeClaim) on VERIDIAG_HOME and a fresh tmpfs
+    on /tmp; the host's network, so a server is reachable."""
+    return Pod(
+        root,
+        config["User"],
+        config.get("Env", []),
+        config.get("WorkingDir") or "/",
+        [Mount("/tmp"), Mount(HOME, home)],
+    )
 
 
 @contextmanager
@@ -61,80 +63,8 @@ def container(archive: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         subprocess.run(["buildah", "rm", name], check=False, capture_output=True)
 
 
-class Pod:
-    """Runs commands in the image's root as the manifests do: a private mount namespace with the
-    root bound read-only, ``home`` (a host directory, like the PersistentVolumeClaim) on
-    VERIDIAG_HOME and a fresh tmpfs on /tmp; the host's network, so a server is reachable."""
-
-    def __init__(self, root: str, config: dict[str, Any], home: Path) -> None:
-        self.root, self.config, self.home = root, config, home
-        self.user = config["User"]
-
-    def command(self, argv: list[str], extra_env: dict[str, str] | None = None) -> list[str]:
-        env = [*self.config.get("Env", []), *(f"{k}={v}" for k, v in (extra_env or {}).items())]
-        inner = " ".join(
-            [
-                "set -e; mount --make-rprivate /;",
-                'r=$(mktemp -d); mount --bind "$0" "$r"; mount -o remount,bind,ro "$r";',
-                f'mount -t tmpfs -o mode=1777 tmpfs "$r/tmp"; mount --bind {shlex.quote(str(self.home))} "$r{HOME}";',
-                'mount -t proc proc "$r/proc"; mount --rbind /dev "$r/dev";',
-                f'exec chroot --userspec={shlex.quote(self.user)} "$r" env -i',
-                *(shlex.quote(e) for e in env),
-                'sh -c \'cd "$0" && exec "$@"\'',
-                shlex.quote(self.config.get("WorkingDir") or "/"),
-                *(shlex.quote(a) for a in argv),
-            ]
-        )
-        return ["unshare", "--mount", "--pid", "--fork", "sh", "-c", inner, self.root]
-
-    def run(self, argv: list[str], timeout: float = 300, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            self.command(argv), input=stdin, capture_output=True, text=True, timeout=timeout, check=False
-        )
-
-    def start(self, argv: list[str], extra_env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            self.command(argv, extra_env),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-
-
-def stop(process: subprocess.Popen[str], name: str, timeout: float = 30) -> int:
-    """SIGTERM to the command (the pid namespace's first process forwards nothing, so the whole
-    group gets it, as a kubelet's stop reaches the container's processes)."""
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        return process.wait(timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        raise SmokeError(f"{name} did not stop within {timeout:.0f} s of SIGTERM") from None
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def http(
-    port: int, path: str, body: dict[str, Any] | None = None, token: str | None = None
-) -> tuple[int, dict[str, Any]]:
-    headers = {"Host": "localhost", "Content-Type": "application/json"}
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, headers=headers)
-    try:
-        with urllib.request.urlopen(request, timeout=300) as response:
-            return response.status, json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"{}")
+def buildah(*args: str) -> str:
+    return subprocess.run(["buildah", *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
 def wait_healthy(process: subprocess.Popen[str], port: int, within: float) -> float:
@@ -143,7 +73,7 @@ def wait_healthy(process: subprocess.Popen[str], port: int, within: float) -> fl
         if process.poll() is not None:
             raise SmokeError(f"serve exited {process.returncode}: {process.stderr.read() if process.stderr else ''}")
         try:
-            status, body = http(port, "/healthz")
+            status, body = http(f"127.0.0.1:{port}", "/healthz")
             if status == 200 and body.get("status") == "ok":
                 return time.monotonic() - started
         except OSError:
@@ -152,9 +82,17 @@ def wait_healthy(process: subprocess.Popen[str], port: int, within: float) -> fl
     raise SmokeError(f"/healthz did not answer 200 within {within:.0f} s")
 
 
-def smoke(archive: Path) -> None:
+def smoke(archive: Path, stages: Sequence[str]) -> None:
+    with container(archive) as (root, config):
+        if "image" in stages:
+            image(root, config)
+        if "scaled" in stages:
+            scaled.smoke(root, config)
+
+
+def image(root: str, config: dict[str, Any]) -> None:
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
-    with container(archive) as (root, config), tempfile.TemporaryDirectory() as scratch:
+    with tempfile.TemporaryDirectory() as scratch:
         home = Path(scratch) / "home"
         home.mkdir()
         uid, gid = (int(part) for part in config["User"].split(":"))
@@ -170,7 +108,7 @@ def smoke(archive: Path) -> None:
         check(labels.get("org.opencontainers.image.version") == version, f"label version {version}")
         check(labels.get("org.opencontainers.image.licenses") == "Apache-2.0", "label licenses Apache-2.0")
         check(bool(labels.get("org.opencontainers.image.revision")), "label revision")
-        pod = Pod(root, config, home)
+        pod = image_pod(root, config, home)
         commands(pod, version)
         check(not list(Path(root).glob("var/lib/veridiag/*")), "the image's own home stays empty (a volume)")
         serve(pod, cmd)
@@ -203,10 +141,11 @@ def serve(pod: Pod, cmd: list[str]) -> None:
     try:
         ready = wait_healthy(server, port, within=120)
         check(True, f"serve (the default command) answers /healthz after {ready:.1f} s")
-        status, _ = http(port, "/api/v1/chat", {"query": QUESTION})
+        status, _ = http(f"127.0.0.1:{port}", "/api/v1/chat", {"query": QUESTION})
         check(status == 401, f"chat without a token is refused ({status})")
         started = time.monotonic()
-        status, body = http(port, "/api/v1/chat", {"query": "why is checkout slow since 10:00?"}, token=TOKEN)
+        question = {"query": "why is checkout slow since 10:00?"}
+        status, body = http(f"127.0.0.1:{port}", "/api/v1/chat", question, token=TOKEN)
         check(
             status == 200 and body.get("status") == "completed" and bool(body.get("final_answer")),
             f"one chat: {status} {body.get('verdict')} in {time.monotonic() - started:.1f} s",
@@ -257,16 +196,18 @@ def mcp(pod: Pod) -> None:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
-        print(__doc__, file=sys.stderr)
-        return 2
-    archive = Path(sys.argv[1])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("archive", type=Path)
+    parser.add_argument("--stage", choices=("image", "scaled", "all"), default="all")
+    options = parser.parse_args()
+    archive: Path = options.archive
+    stages = ("image", "scaled") if options.stage == "all" else (options.stage,)
     if not archive.is_file():
         print(f"error: no image archive at {archive} (make image)", file=sys.stderr)
         return 2
     started = time.monotonic()
     try:
-        smoke(archive)
+        smoke(archive, stages)
     except (SmokeError, subprocess.SubprocessError, OSError) as exc:
         print(f"FAIL {exc}", file=sys.stderr)
         return 1
