@@ -31,8 +31,10 @@ def apache_error_log(path: Path) -> None:
             state = rng.choice([6, 6, 6, 7])
             lines.append(f"{stamp} [error] mod_jk child workerEnv in error state {state}")
         elif rng.random() < 0.08:
-            lines.append(f"{stamp} [error] [client 10.0.{rng.randint(0, 9)}.{rng.randint(2, 250)}] "
-                         "Directory index forbidden by rule: /var/www/html/")
+            lines.append(
+                f"{stamp} [error] [client 10.0.{rng.randint(0, 9)}.{rng.randint(2, 250)}] "
+                "Directory index forbidden by rule: /var/www/html/"
+            )
         else:
             slot = (slot + 1) % 12
             lines.append(f"{stamp} [notice] jk2_init() Found child {rng.randint(1000, 9999)} in scoreboard slot {slot}")
@@ -74,21 +76,27 @@ def bastion_syslog(path: Path) -> None:
         if attack:
             user = rng.choice(["admin", "oracle", "test", "ubuntu", "git"])
             ip = f"203.0.113.{rng.randint(2, 60)}"
-            lines.append(f"{stamp} bastion sshd[{pid}]: Failed password for invalid user {user} from {ip} "
-                         f"port {rng.randint(30000, 65000)} ssh2")
+            lines.append(
+                f"{stamp} bastion sshd[{pid}]: Failed password for invalid user {user} from {ip} "
+                f"port {rng.randint(30000, 65000)} ssh2"
+            )
             moment += timedelta(seconds=rng.randint(1, 3))
             continue
         roll = rng.random()
         if roll < 0.5:
             lines.append(f"{stamp} bastion CRON[{pid}]: (root) CMD (run-parts /etc/cron.hourly)")
         elif roll < 0.9:
-            lines.append(f"{stamp} bastion sshd[{pid}]: Accepted publickey for deploy from 10.1.2.{rng.randint(2, 9)} "
-                         f"port {rng.randint(30000, 65000)} ssh2")
+            lines.append(
+                f"{stamp} bastion sshd[{pid}]: Accepted publickey for deploy from 10.1.2.{rng.randint(2, 9)} "
+                f"port {rng.randint(30000, 65000)} ssh2"
+            )
         else:
             lines.append(f"{stamp} bastion systemd[1]: Started Session {rng.randint(100, 999)} of user deploy.")
         if datetime(2014, 3, 14, 4, 2) <= moment < datetime(2014, 3, 14, 4, 4):
-            lines.append(f"{stamp} bastion kernel: [812345.123456] Out of memory: Killed process {pid} (java) "
-                         "total-vm:4194304kB, anon-rss:3145728kB")
+            lines.append(
+                f"{stamp} bastion kernel: [812345.123456] Out of memory: Killed process {pid} (java) "
+                "total-vm:4194304kB, anon-rss:3145728kB"
+            )
         moment += timedelta(seconds=rng.randint(60, 240))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
@@ -117,12 +125,19 @@ def checkout_series(latency: Path, database: Path, logs: Path, changes: Path) ->
         db_rows.append(f"{int(moment.timestamp())},{db:.1f}")
         for _ in range(2):
             at = moment + timedelta(seconds=rng.randint(0, 299))
-            record = {"time": at.strftime("%Y-%m-%dT%H:%M:%SZ"), "level": "INFO", "logger": "checkout.http",
-                      "message": f"POST /api/checkout 200 {rng.randint(80, 300)}ms"}
+            record = {
+                "time": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "level": "INFO",
+                "logger": "checkout.http",
+                "message": f"POST /api/checkout 200 {rng.randint(80, 300)}ms",
+            }
             if deploy + timedelta(minutes=5) <= moment < rollback and rng.random() < 0.7:
-                record.update(level="ERROR", logger="checkout.pricing",
-                              message=f"ERR_PRICING_TIMEOUT pricing call timed out after {rng.randint(1000, 1200)}ms "
-                                      f"cart={rng.randint(100000, 999999)}")
+                record.update(
+                    level="ERROR",
+                    logger="checkout.pricing",
+                    message=f"ERR_PRICING_TIMEOUT pricing call timed out after {rng.randint(1000, 1200)}ms "
+                    f"cart={rng.randint(100000, 999999)}",
+                )
             log_lines.append((at, json.dumps(record)))
         moment += timedelta(minutes=5)
     latency.write_text("\n".join(rows) + "\n", encoding="utf-8")

@@ -129,6 +129,15 @@ def test_invalid_yaml_in_the_config_file(home: Path, args: list[str]) -> None:
     assert_one_line(invoke(home, args), "invalid configuration: veridiag.yaml: invalid YAML at line 3 column 7")
 
 
+@pytest.mark.parametrize("args", ALL, ids=_ids(ALL))
+def test_a_config_file_named_that_is_not_there(home: Path, args: list[str]) -> None:
+    """``VERIDIAG_CONFIG`` names a file on purpose (a ConfigMap's mount path): missing, it is an
+    error, not a silent run on defaults (a wrong mountPath lost a deployment's settings)."""
+    (home / "veridiag.yaml").write_text("engine: offline\n", encoding="utf-8")  # not read instead
+    missing = str(home / "conf" / "veridiag.yaml")
+    assert_one_line(invoke(home, args, VERIDIAG_CONFIG=missing), f"VERIDIAG_CONFIG names {missing!r}, which is no file")
+
+
 @pytest.mark.parametrize(
     "args", [STORE[0], STORE[1], ["rules"], ["llm", "check"]], ids=["ask", "sessions", "rules", "llm"]
 )

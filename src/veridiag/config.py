@@ -498,7 +498,11 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        yaml_file = Path(os.environ.get("VERIDIAG_CONFIG", "veridiag.yaml"))
+        named = os.environ.get("VERIDIAG_CONFIG")
+        yaml_file = Path(named or "veridiag.yaml")
+        if named and not yaml_file.is_file():
+            # named, it is meant: a mount path or a typo would otherwise run on defaults unsaid
+            raise ValueError(f"VERIDIAG_CONFIG names {named!r}, which is no file")
         return (init_settings, env_settings, YamlConfigSettingsSource(settings_cls, yaml_file=yaml_file))
 
 

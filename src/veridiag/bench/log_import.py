@@ -64,6 +64,7 @@ def import_in_child(log_file: Path, home: Path) -> ChildImport:
     """``veridiag data import-logs`` of ``log_file`` into a fresh store under ``home``: its
     report, wall seconds and peak RSS in MB."""
     home.mkdir(parents=True)
+    (home / "none.yaml").write_text("{}\n", encoding="utf-8")  # no veridiag.yaml of the working directory
     env = {key: value for key, value in os.environ.items() if not key.startswith("VERIDIAG_")}
     env |= {
         "VERIDIAG_HOME": str(home),
