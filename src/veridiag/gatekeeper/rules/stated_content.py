@@ -38,7 +38,7 @@ from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.bounds import ANY_TIME, Bound, Point, broken_by, claimed_bound, keeps_on, series_points
 from veridiag.text.concepts import ConceptHit, concepts, owned
-from veridiag.text.entities import Entity, EntityKind, extract_entities
+from veridiag.text.entities import Entity, EntityKind, extract_entities, fact_text, is_difference
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
 from veridiag.text.statistics import statistics
@@ -450,7 +450,13 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal]
         last = decimal_or_none(match.group("b") or match.group("d") or match.group("e"))
         if first is not None and last is not None:
             return first, last
-    numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
+    # a difference ("高出 4.9 秒", "up 12 pp") is no level the direction runs through
+    facts = fact_text(own)
+    numbers = [
+        e
+        for e in extract_entities(own)
+        if e.kind == "quantity" and e.value is not None and e.factor and not is_difference(e, facts)
+    ]
     if len(numbers) >= 2 and numbers[0].dimension == numbers[-1].dimension:
         ends = [n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor]
         return ends[0], ends[1]
