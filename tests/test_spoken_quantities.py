@@ -223,3 +223,22 @@ def test_the_offline_verifier_dates_an_excerpt_by_its_whole_line(minutes: int, s
     }
     label, reason, _refs = OfflineVerifier(store).judge(ExecutorMaterial.read({"claims": [raw]}).claims[0], {9})
     assert label not in ("external_unknown", "contradicted"), reason
+
+
+_PERIODS = st.one_of(
+    st.builds("同一{}".format, st.sampled_from(["时段", "时间段", "段时间"])),
+    st.builds("the same {}".format, st.sampled_from(["period", "window", "time window"])),
+    st.builds("in the first half {}".format, st.sampled_from(["minute", "second"])),
+)
+
+
+@given(_PERIODS, st.sampled_from(["{w} gateway logged 5 lines.", "{w}，gateway 记录了 5 条日志。"]))
+def test_a_period_or_a_duration_is_no_sameness_nor_ratio(words: str, form: str) -> None:
+    """ "同一时段", "the same window": the period the call read; "the first half minute": a duration.
+    Neither a sameness of things nor a ratio (concepts.yaml not_words)."""
+    line = "2026-07-07T10:01:02Z INFO gateway matched 5 lines"
+    store = InMemoryInvocations([invocation(5, output=line)])
+    claimed = v2([claim(text=form.format(w=words), bindings=[binding([5], line)])])
+    report = _GATEKEEPER.validate(claimed, session_id=SESSION, invocations=store)
+    reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    assert not any(kind in reason for reason in reasons for kind in ("unstated", "inferred", "contradicts")), reasons

@@ -82,15 +82,24 @@ _GUARDS = {
 
 
 def fact_text(text: str) -> str:
-    """``reader_text`` with Chinese clock words written as clocks (下午1点 → 13:00) and, in a
-    claim-sized text, spelled-out quantities in digits ("two minutes", 一个半小时: ``spoken.py``):
-    the form in which a text's facts are looked up, claims and outputs alike."""
+    """``reader_text`` with Chinese clock words written as clocks (下午1点 → 13:00): the form
+    in which a text's facts are looked up, claims and outputs alike."""
     text = reader_text(text)
-    if not text.isascii():
-        text = remembered("fact_text", text, _with_clocks)
-    if len(text) <= SPOKEN_LIMIT:
-        text = remembered("spoken_text", text, spoken_text)
-    return text
+    if text.isascii():
+        return text
+    return remembered("fact_text", text, _with_clocks)
+
+
+def claim_reading(text: str) -> str:
+    """``fact_text`` with spelled-out quantities in digits ("two minutes", 一个半小时:
+    ``spoken.py``): the text a claim's facts are lexed from, for finding one of them in it."""
+    return _spelled(fact_text(text))
+
+
+def _spelled(text: str) -> str:
+    if len(text) > SPOKEN_LIMIT:
+        return text
+    return remembered("spoken_text", text, spoken_text)
 
 
 def _with_clocks(text: str) -> str:
@@ -431,7 +440,9 @@ class TextFacts:
         return self._occurrences
 
     def _lex(self) -> list[tuple[Entity, tuple[str, ...]]]:
-        text, services = self.text, self._services
+        # spelled-out quantities are read only here: a text whose tokens are all known (an
+        # excerpt, an output's line) is never lexed, and tools write digits
+        text, services = _spelled(self.text), self._services
         spans: list[tuple[int, int, Entity]] = []
         for match in _LEXER.finditer(text):
             kind = match.lastgroup
@@ -466,7 +477,7 @@ class TextFacts:
         bounds = [token.span() for token in _TOKEN_SPAN.finditer(text)]
         starts, ends = [start for start, _ in bounds], [end for _, end in bounds]
         # The tokens a fact overlaps: those starting before its end and ending after its start.
-        tokens = self.tokens
+        tokens = self.tokens if text is self.text else [text[start:end] for start, end in bounds]
         return [
             (entity, tuple(tokens[bisect_right(ends, start) : bisect_left(starts, end)]))
             for start, end, entity in spans
@@ -1122,7 +1133,7 @@ def derived_difference(entity: Entity, claim_text: str, evidence: Corpus) -> boo
         return False
     if len(evidence.text) > _FOLD_LIMIT:
         return False
-    if not is_difference(entity, fact_text(claim_text)):
+    if not is_difference(entity, claim_reading(claim_text)):
         return False
     kind = _PERCENT if entity.dimension == _POINTS else entity.dimension
     values = sorted(
@@ -1204,7 +1215,7 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods:
     # (6 小时, twelve hours): within a tenth, not the half unit "1 hour" would otherwise allow
     if any(abs(Decimal(length) - target) <= min(tolerance, target / 10) for length in periods):
         return True
-    claim = fact_text(claim_text)
+    claim = claim_reading(claim_text)
     times = sorted({_when(m) for text in (evidence.text, claim) for m in _CLOCK_AT.finditer(text)}, key=str)
     if len(times) < 2 or len(times) > _MAX_CLOCKS:
         return False

@@ -23,7 +23,15 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
-from veridiag.text.entities import Corpus, Entity, TextFacts, computed, extract_entities, period_lengths
+from veridiag.text.entities import (
+    Corpus,
+    Entity,
+    TextFacts,
+    computed,
+    derived_duration,
+    extract_entities,
+    period_lengths,
+)
 from veridiag.text.tallies import tallied
 
 
@@ -126,18 +134,16 @@ class _Check:
         # A derivation is computed from the claim's own lines, not from the call's whole record
         # (its retrieval details list every episode: any two of their times give some duration).
         own_lines = Corpus(regions) if regions else None
-        periods = tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
         outside = [
             entity
             for entity in entities
             if not near.contains(entity, literal=literal)
-            and (
-                literal
-                or not isinstance(text, str)
-                or own_lines is None
-                or not computed(entity, text, own_lines, periods)
-            )
+            and (literal or not isinstance(text, str) or own_lines is None or not computed(entity, text, own_lines))
         ]
+        if own_lines is not None and isinstance(text, str) and any(e.dimension == "time" for e in outside):
+            # as long as one of the call's own periods ("the 6-hour window"): read only when needed
+            periods = tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
+            outside = [e for e in outside if not periods or not derived_duration(e, text, own_lines, periods)]
         if outside and isinstance(text, str) and not literal:
             # a per-host or per-day tally of the lines it was shown ("node-246 logged 3 of them")
             outputs = [inv.output or "" for inv in sources]

@@ -38,7 +38,7 @@ from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.bounds import ANY_TIME, Bound, Point, broken_by, claimed_bound, keeps_on, series_points
 from veridiag.text.concepts import ConceptHit, concepts, owned
-from veridiag.text.entities import Entity, EntityKind, extract_entities, fact_text, is_difference
+from veridiag.text.entities import Entity, EntityKind, claim_reading, extract_entities, is_difference
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
 from veridiag.text.statistics import statistics
@@ -451,7 +451,7 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal]
         if first is not None and last is not None:
             return first, last
     # a difference ("高出 4.9 秒", "up 12 pp") is no level the direction runs through
-    facts = fact_text(own)
+    facts = claim_reading(own)
     numbers = [
         e
         for e in extract_entities(own)
