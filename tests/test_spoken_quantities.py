@@ -17,7 +17,7 @@ from veridiag.contracts import InMemoryInvocations
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.text.entities import Corpus, computed, extract_entities, period_lengths
-from veridiag.text.spoken import SpokenWords
+from veridiag.text.spoken import SpokenWords, may_spell, spoken_text
 from veridiag.text.units import UnitWords
 from veridiag.text.wordfiles import bundled_words
 
@@ -242,3 +242,35 @@ def test_a_period_or_a_duration_is_no_sameness_nor_ratio(words: str, form: str) 
     report = _GATEKEEPER.validate(claimed, session_id=SESSION, invocations=store)
     reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
     assert not any(kind in reason for reason in reasons for kind in ("unstated", "inferred", "contradicts")), reasons
+
+
+_PIECES = st.sampled_from(
+    [
+        *sorted(_spoken().en_numbers),
+        "twenty-five",
+        "Two",
+        "an hour",
+        "minutes",
+        "hours,",
+        "6-hour",
+        "second",
+        "percentage points",
+        "个百分点",
+        "一个半小时",
+        "半小时",
+        "2 hours and 47",
+        "window: min 0.2%",
+        "ERR_TIMEOUT",
+        "2026-07-07T10:01:02Z",
+        "order=886991",
+        "5300ms",
+    ]
+)
+
+
+@given(st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=8))
+def test_the_guard_passes_every_text_that_spells_a_quantity(pieces: list[str]) -> None:
+    """``may_spell`` only saves work: a text it turns away reads the same spelled out."""
+    text = " ".join(pieces)
+    if not may_spell(text, text.split()):
+        assert spoken_text(text) == text

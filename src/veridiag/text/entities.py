@@ -25,7 +25,7 @@ from veridiag.text.cjk import HAN
 from veridiag.text.memo import remembered
 from veridiag.text.normalize import reader_text
 from veridiag.text.spoken import LIMIT as SPOKEN_LIMIT
-from veridiag.text.spoken import spoken_text
+from veridiag.text.spoken import may_spell, spoken_text
 from veridiag.text.units import NUMBER, unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
@@ -442,7 +442,9 @@ class TextFacts:
     def _lex(self) -> list[tuple[Entity, tuple[str, ...]]]:
         # spelled-out quantities are read only here: a text whose tokens are all known (an
         # excerpt, an output's line) is never lexed, and tools write digits
-        text, services = _spelled(self.text), self._services
+        text, services = self.text, self._services
+        if may_spell(text, self.tokens):
+            text = _spelled(text)
         spans: list[tuple[int, int, Entity]] = []
         for match in _LEXER.finditer(text):
             kind = match.lastgroup

@@ -108,11 +108,22 @@ class _Spoken:
         # Guards: each pattern above tries every position of a text (~90 µs for a check's ~100
         # excerpts and lines, measured), so it runs only on a text holding what it needs —
         # found by splitting and substring tests, which run in C.
-        self.tokens = frozenset(t for k in self.numbers for t in k.split()) - _ARTICLES - {"of"}
+        single = frozenset(t for k in self.numbers for t in k.split()) - _ARTICLES - {"of"}
+        tens_words = [k for k, v in self.numbers.items() if v >= 20 and v % 10 == 0 and " " not in k]
+        ones_words = [k for k, v in self.numbers.items() if 1 <= v <= 9 and len(k) > 2]
+        #: every whitespace token a spelled number starts with ("two", "dozen", "twenty-five")
+        self.tokens = single | {f"{t}-{o}" for t in tens_words for o in ones_words}
         self.time_units = tuple(s for s in latin_units if table.by_spelling[s].dimension == "time")
-        self.time_set = frozenset(self.time_units)
-        self.zh_unit_words = tuple(self.zh_units)
-        #: a word every spelled unit holds ("百分点", "percentage"): the first tested before the pattern
+        #: a time unit as a whitespace token, bare or before a mark ("an hour," "a minute.")
+        self.time_set = frozenset(f"{u}{mark}" for u in self.time_units for mark in ("", ",", ".", ";", ")"))
+        starts = {k.split()[0].lstrip("个") for k in words.unit_words}
+        #: a token any spelled-out quantity of a Latin text holds, in the cases a sentence writes it
+        self.triggers = frozenset(t for w in (*self.tokens, *self.time_set, *starts) for t in (w, w.title(), w.upper()))
+        self.hyphen_guard = re.compile("|".join(f"-{re.escape(u)}" for u in self.time_units), re.IGNORECASE)
+        #: what the Chinese and the spelled units need: found in C before their patterns run
+        self.zh_guard = re.compile("|".join(re.escape(u) for u in self.zh_units))
+        #: a word each spelled unit holds ("百分点", "percentage"), looked for as a substring (an
+        #: IGNORECASE pattern costs ten times as much, measured)
         self.unit_starts = tuple({k.split()[0].lstrip("个") for k in self.unit_words})
 
 
@@ -136,18 +147,33 @@ def _zh_value(numeral: str) -> Decimal | None:
     return Decimal(found) if found is not None else None
 
 
+def may_spell(text: str, tokens: list[str]) -> bool:
+    """Might ``text`` (split into whitespace ``tokens``) hold a spelled-out quantity? False for
+    most lines and claims at the cost of one set test: ``spoken_text`` is then not needed."""
+    words = _spoken()
+    if not text.isascii() or not words.triggers.isdisjoint(tokens):
+        return True
+    hyphened = any(mark in text for mark in _HYPHENED)  # "a 6-hour window"
+    return hyphened and words.hyphen_guard.search(text) is not None
+
+
+#: A hyphen before the first letter of a time unit, in either case: tested before the pattern.
+_HYPHENED = ("-h", "-m", "-s", "-H", "-M", "-S")
+
+
 def spoken_text(text: str) -> str:
     """``text`` with its spelled-out quantities written in digits (see the module's docstring)."""
     if len(text) > LIMIT:
         return text
     words = _spoken()
     lower = text.lower()
-    tokens = set(lower.replace("-", " ").replace(",", " ").replace(".", " ").split())
-    timed = not words.time_set.isdisjoint(tokens)
-    if timed and "-" in text:
+    tokens = lower.split()
+    hyphened = ("-h" in lower or "-m" in lower or "-s" in lower) and words.hyphen_guard.search(text) is not None
+    if hyphened:
         text = words.hyphen.sub(" ", text)
+    timed = hyphened or not words.time_set.isdisjoint(tokens)
     if not words.tokens.isdisjoint(tokens) or (timed and not _ARTICLES.isdisjoint(tokens)):
-        if "half" in tokens:
+        if "half" in lower:
             text = words.en_after.sub(lambda m: f"{m.group('unit')} ½", text)
         text = words.en.sub(lambda m: _en(m, words), text)
         if "½" in text:
@@ -157,9 +183,9 @@ def spoken_text(text: str) -> str:
                 text,
             )
             text = text.replace(" ½", "")
-    if not text.isascii() and any(u in text for u in words.zh_unit_words):
+    if not text.isascii() and words.zh_guard.search(text):
         text = words.zh.sub(lambda m: _zh(m, words), text)
-    if any(k in lower for k in words.unit_starts):
+    if any(start in lower for start in words.unit_starts):
         text = words.units.sub(lambda m: words.unit_words[" ".join(m.group().lower().split())], text)
     minutes = "min" in lower or "分" in text
     if minutes and ("hour" in lower or "hr" in lower or "小时" in text or "sec" in lower or "秒" in text):

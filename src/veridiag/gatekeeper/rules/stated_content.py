@@ -450,13 +450,14 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal]
         last = decimal_or_none(match.group("b") or match.group("d") or match.group("e"))
         if first is not None and last is not None:
             return first, last
-    # a difference ("高出 4.9 秒", "up 12 pp") is no level the direction runs through
-    facts = claim_reading(own)
-    numbers = [
-        e
-        for e in extract_entities(own)
-        if e.kind == "quantity" and e.value is not None and e.factor and not is_difference(e, facts)
-    ]
+    numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
+    if len(numbers) >= 2:
+        # a difference ("高出 4.9 秒", "up 12 pp") is no level the direction runs through
+        facts = claim_reading(own)
+        while numbers and is_difference(numbers[-1], facts):
+            numbers.pop()
+        while numbers and is_difference(numbers[0], facts):
+            numbers.pop(0)
     if len(numbers) >= 2 and numbers[0].dimension == numbers[-1].dimension:
         ends = [n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor]
         return ends[0], ends[1]
