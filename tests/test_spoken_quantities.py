@@ -16,6 +16,7 @@ from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.contracts import InMemoryInvocations
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.text.concepts import ConceptFile
 from veridiag.text.entities import Corpus, computed, extract_entities, period_lengths
 from veridiag.text.spoken import SpokenWords, may_spell, spoken_text
 from veridiag.text.units import UnitWords
@@ -274,3 +275,35 @@ def test_the_guard_passes_every_text_that_spells_a_quantity(pieces: list[str]) -
     text = " ".join(pieces)
     if not may_spell(text, text.split()):
         assert spoken_text(text) == text
+
+
+@cache
+def _concepts() -> ConceptFile:
+    return bundled_words("veridiag.text", "concepts.yaml", ConceptFile)
+
+
+def _over_time() -> list[str]:
+    """The Chinese words of the absolutes over time (concept ``always``), not counted ones."""
+    assert "always" not in _concepts().absence_counts
+    return [w for w in _concepts().concepts["always"].words if not w.isascii()]
+
+
+@given(
+    st.sampled_from(_over_time()),
+    st.sampled_from([a for a in _concepts().absences if a in ("没有", "未")]),
+    st.sampled_from(["恢复", "回落", "报错"]),
+)
+def test_an_absence_over_time_is_stated_only_by_lines_that_state_one(word: str, absence: str, verb: str) -> None:
+    """ "14:34 之后车速一直没有恢复" quoting one point is an overgeneralisation; "一直没有报错" quoting
+    "matched 0 lines" is what its line says."""
+    text = f"14:34 之后车速{word}{absence}{verb}。"
+    point = "2015-09-15T14:34:00Z 8 mph"
+    store = InMemoryInvocations([invocation(3, output=point), invocation(4, output="matched 0 lines")])
+
+    def outcome(cited: int, line: str) -> list[str]:
+        claimed = v2([claim(text=text, bindings=[binding([cited], line)])])
+        report = _GATEKEEPER.validate(claimed, session_id=SESSION, invocations=store)
+        return [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+
+    assert any("unstated" in reason for reason in outcome(3, point))
+    assert not any("unstated" in reason for reason in outcome(4, "matched 0 lines"))

@@ -38,6 +38,7 @@ class ConceptWords(WordModel):
 class ConceptFile(WordModel):
     negations: list[Word] = Field(default_factory=list)
     absences: list[Word] = Field(default_factory=list)
+    absence_counts: list[Word] = Field(default_factory=list)
     clause_absences: list[Word] = Field(default_factory=list)
     not_words: list[Word] = Field(default_factory=list)
     distributive: list[Word] = Field(default_factory=list)
@@ -186,6 +187,8 @@ class Concepts:
             re.IGNORECASE,
         )
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
+        self._absence_counts = frozenset(file.absence_counts)
+        self._negation = re.compile(_alternation(file.negations) or "(?!)", re.IGNORECASE)
         #: Each concept's evidence words; compiled on the first ``states`` of the concept (a
         #: session asks about a few of them).
         self._evidence_words = {
@@ -272,6 +275,15 @@ class Concepts:
         """Does an absence word follow right after ``text[:end]`` ("都没有重启")? The absolute
         then states a count of zero ("none of them restarted"), which the counts check."""
         return self._denied_after.match(text, end) is not None
+
+    def absence_counted(self, text: str, hit: ConceptHit, evidence: str) -> bool:
+        """Is ``hit`` an absolute right before an absence that states a count of zero? After an
+        absolute over things ("都没有重启": none of them restarted) it is, checked by the counts;
+        after one over time ("一直没有恢复": it never recovered) only when the quoted lines state an
+        absence themselves (``absence_counts`` in concepts.yaml)."""
+        if not self.denies_after(text, hit.end):
+            return False
+        return hit.concept in self._absence_counts or self._negation.search(reader_text(evidence)) is not None
 
     def states(self, concept: str, evidence: str) -> bool:
         """Does ``evidence`` hold a word of ``concept``?"""

@@ -313,7 +313,7 @@ def _judge(
         if (
             hit.kind == "absolute"
             and not _counted(own, hit)
-            and not vocabulary.denies_after(own, hit.end)
+            and not vocabulary.absence_counted(own, hit, evidence)
             and not vocabulary.enumerated(own, hit)
         ):
             problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) is not what its quoted lines say"))
