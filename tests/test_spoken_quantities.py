@@ -307,3 +307,72 @@ def test_an_absence_over_time_is_stated_only_by_lines_that_state_one(word: str, 
 
     assert any("unstated" in reason for reason in outcome(3, point))
     assert not any("unstated" in reason for reason in outcome(4, "matched 0 lines"))
+
+
+_MONTHS = [k for k, v in sorted(_spoken().en_months.items(), key=lambda kv: kv[1]) if len(k) > 4 or k == "may"]
+
+
+def _spelled_date(month: int, day: int, form: str) -> str:
+    names = [k for k, v in _spoken().en_months.items() if v == month]
+    name = max(names, key=len).title()
+    return {
+        "en": f"{day} {name}",
+        "en-us": f"{name} {day}",
+        "abbreviated": f"{name[:3]} {day}th",
+        "zh": f"{month} 月 {day} 日",
+        "zh-glued": f"{month}月{day}号",
+    }[form]
+
+
+_OUTPUT_DATES = [
+    "2017-{m:02d}-{d:02d}T17:23:51Z ERROR",
+    "[{m:02d}.{d:02d} 17:23:51] chrome.exe error",
+    "{mon} {d:2d} 17:23:51 dn228 kernel",
+]
+
+
+@given(
+    st.integers(1, 12),
+    st.integers(1, 28),
+    st.integers(1, 27),
+    st.sampled_from(["en", "en-us", "abbreviated", "zh", "zh-glued"]),
+    st.sampled_from(_OUTPUT_DATES),
+)
+def test_a_date_without_a_year_is_the_month_and_day_of_its_line(
+    month: int, day: int, shift: int, form: str, output: str
+) -> None:
+    mon = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")[month - 1]
+    line = output.format(m=month, d=day, mon=mon)
+    other = (day + shift - 1) % 28 + 1
+    assume(other != day)
+    for claimed, truth in ((day, True), (other, False)):
+        text = f"The failures happened on {_spelled_date(month, claimed, form)}."
+        dates = [e for e in extract_entities(text) if e.kind == "date"]
+        assert len(dates) == 1, text
+        assert Corpus([line]).contains(dates[0]) == truth, (text, line)
+
+
+@given(st.integers(1, 12), st.integers(1, 28), st.sampled_from(["en", "zh"]))
+def test_the_day_a_calls_window_spans_is_no_day_anything_happened(month: int, day: int, form: str) -> None:
+    """ "错误 10061 出现在 7 月 26 日" quoting a line of 27 July, in a call whose window starts on 26 July."""
+    following = day + 1
+    line = f"2017-{month:02d}-{following:02d}T05:05:50Z error : connection attempt failed with error 10061"
+    arguments = {"start": f"2017-{month:02d}-{day:02d}T00:00:00Z", "end": f"2017-{month:02d}-{following:02d}T23:00:00Z"}
+    store = InMemoryInvocations([invocation(6, output=line, arguments=arguments)])
+    text = f"Error 10061 came on {_spelled_date(month, day, form)}."
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([6], line)])]), session_id=SESSION, invocations=store
+    )
+    grounding = [
+        c
+        for t in report.claim_traces
+        for c in t.checks
+        if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
+    ]
+    # not grounded by its line: at most "found elsewhere" (the call's record), never a pass
+    assert grounding and all(c.outcome != "pass" for c in grounding), [(c.outcome, c.reason) for c in grounding]
+
+
+@given(st.integers(1, 28))
+def test_may_the_verb_is_no_month(day: int) -> None:
+    assert not [e for e in extract_entities(f"it may {day} times retry") if e.kind == "date"]

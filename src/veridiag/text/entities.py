@@ -25,13 +25,13 @@ from veridiag.text.cjk import HAN
 from veridiag.text.memo import remembered
 from veridiag.text.normalize import reader_text
 from veridiag.text.spoken import LIMIT as SPOKEN_LIMIT
-from veridiag.text.spoken import may_spell, spoken_text
+from veridiag.text.spoken import calendar_dates, may_spell, spoken_text
 from veridiag.text.units import NUMBER, unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: ``name``: a setting's or a field's name ("max_connections") — a fact to find, never a subject
 #: whose line a value belongs to (a header line's tool name is no order or host).
-EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service", "name"]
+EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service", "name", "date"]
 #: The kinds the services a lexer is told of never change (``TextFacts``): they decide only
 #: what a plain word is — a service, or else a host (``identifier``), a ``name`` or nothing.
 SERVICE_BLIND: frozenset[EntityKind] = frozenset({"timestamp", "error_code", "ratio", "quantity"})
@@ -470,6 +470,8 @@ class TextFacts:
                 for inner in _LEXER.finditer(match.group("unit")):
                     if found := _entity(inner, services):
                         spans.append((start, end, found))
+        for start, end, month, day in calendar_dates(text, self.tokens):
+            spans.append((start, end, _date(text[start:end], month, day)))
         if _RANGE_HINT.search(text):
             for low in _RANGE.finditer(text):
                 entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
@@ -484,6 +486,33 @@ class TextFacts:
             (entity, tuple(tokens[bisect_right(ends, start) : bisect_left(starts, end)]))
             for start, end, entity in spans
         ]
+
+
+_MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _date(text: str, month: int, day: int) -> Entity:
+    """A date without a year, found as outputs write a month and a day: ISO (-10-30), dotted or
+    slashed ([10.30 …], 10/30) or as syslog does (Oct 30)."""
+    abbreviation = _MONTH_ABBREVIATIONS[month - 1]
+    needles = (
+        f"-{month:02d}-{day:02d}",
+        f"{month:02d}.{day:02d}",
+        f"{month:02d}/{day:02d}",
+        f"{abbreviation} {day:2d}",
+        f"{abbreviation} {day}",
+        f"{day:02d}/{abbreviation}",
+    )
+    return Entity("date", text, needles)
+
+
+def _date_in(text: str, needle: str) -> bool:
+    """``needle`` (a month and day as ``_date`` writes them) in ``text``, no digit glued to it:
+    "Jan 1" is not in "Jan 10"."""
+    if needle not in text:
+        return False
+    before = r"(?<!\d)" if needle[0].isdigit() else ""
+    return re.search(rf"{before}{re.escape(needle)}(?!\d)", text) is not None
 
 
 def _unique(entities: Iterable[Entity]) -> list[Entity]:
@@ -833,6 +862,8 @@ class Corpus:
                 self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) or self._rounds_to(n)
                 for n in entity.needles
             )
+        if entity.kind == "date":
+            return any(_date_in(self.text, needle) for needle in entity.needles)
         if entity.kind == "quantity" and not literal:
             return self._has_quantity(entity)
         if entity.kind in ("quantity", "ratio"):

@@ -51,6 +51,10 @@ class SpokenWords(WordModel):
     zh_ordinal: list[Word] = Field(default_factory=list)
     compound_joiners: list[Word] = Field(default_factory=list)
     unit_words: dict[Word, str] = Field(default_factory=dict)
+    en_months: dict[Word, int] = Field(default_factory=dict)
+    en_month_verbs: list[Word] = Field(default_factory=list)
+    zh_month: Word = "月"
+    zh_day: list[Word] = Field(default_factory=list)
 
 
 #: "a second look" is no duration, "a requests" no count: the article counts only before a time
@@ -125,6 +129,54 @@ class _Spoken:
         #: a word each spelled unit holds ("百分点", "percentage"), looked for as a substring (an
         #: IGNORECASE pattern costs ten times as much, measured)
         self.unit_starts = tuple({k.split()[0].lstrip("个") for k in self.unit_words})
+
+
+class _Dates:
+    """The calendar dates of ``spoken.yaml``, compiled."""
+
+    def __init__(self, words: SpokenWords) -> None:
+        self.months = {k.lower(): v for k, v in words.en_months.items()}
+        names = "|".join(sorted(self.months, key=len, reverse=True))
+        ordinal = r"(?:st|nd|rd|th)?"
+        self.en = re.compile(
+            rf"(?<![A-Za-z0-9])(?:(?P<d1>\d{{1,2}}){ordinal}\s+(?:of\s+)?(?P<m1>{names})\.?"
+            rf"|(?P<m2>{names})\.?\s+(?P<d2>\d{{1,2}}){ordinal})(?![A-Za-z0-9])",
+            re.IGNORECASE,
+        )
+        day = "|".join(re.escape(d) for d in words.zh_day) or "(?!)"
+        self.zh = re.compile(rf"(?<!\d)(?P<m>\d{{1,2}})\s*{re.escape(words.zh_month)}\s*(?P<d>\d{{1,2}})\s*(?:{day})")
+        self.zh_month = words.zh_month
+        self.verbs = frozenset(w.lower() for w in words.en_month_verbs)
+        #: a token an English date holds, in the cases a sentence writes it
+        self.tokens = frozenset(
+            t for k in self.months for m in ("", ".", ",") for t in (f"{k}{m}", f"{k.title()}{m}", f"{k.upper()}{m}")
+        )
+
+
+#: A date: where it stands in the text, its month and its day.
+DateSpan = tuple[int, int, int, int]
+
+
+def calendar_dates(text: str, tokens: list[str]) -> list[DateSpan]:
+    """The dates ``text`` writes without a year ("30 October", "Oct 30", "7 月 26 日"), each as
+    (start, end, month, day); none where no token names a month and no 月 is written."""
+    dates = _dates()
+    found: list[DateSpan] = []
+    if not dates.tokens.isdisjoint(tokens):
+        for m in dates.en.finditer(text):
+            written = m.group("m1") or m.group("m2")
+            if written.lower() in dates.verbs and not written[:1].isupper():
+                continue  # "may 5": a verb before a number, not May
+            month = dates.months[written.lower()]
+            found.append((m.start(), m.end(), month, int(m.group("d1") or m.group("d2"))))
+    if dates.zh_month in text:
+        found += [(m.start(), m.end(), int(m.group("m")), int(m.group("d"))) for m in dates.zh.finditer(text)]
+    return [f for f in found if 1 <= f[2] <= 12 and 1 <= f[3] <= 31]
+
+
+@lru_cache(maxsize=1)
+def _dates() -> _Dates:
+    return _Dates(bundled_words("veridiag.text", "spoken.yaml", SpokenWords))
 
 
 @lru_cache(maxsize=1)

@@ -104,10 +104,16 @@ class OfflineVerifier:
         corpus = Corpus([text for inv in usable.values() for text in _texts(inv)])
         text = claim.claim_text
         facts = extract_entities(text, self.known_services)
-        missing = [e for e in facts if not corpus.contains(e)]
+        excerpts = [b.evidence_excerpt for b in claim.bindings]
+        # a date belongs to the lines the claim quotes, not to any line of the output
+        quoted_lines = (
+            Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True))
+            if any(e.kind == "date" for e in facts)
+            else corpus
+        )
+        missing = [e for e in facts if not (quoted_lines if e.kind == "date" else corpus).contains(e)]
         # a clock true in one reading of a zone its words do not pin ("08:22 CST"): an inference
         unpinned = any(e not in missing and e.uncertain and not corpus.pins(e) for e in facts)
-        excerpts = [b.evidence_excerpt for b in claim.bindings]
         best = max((self._score(e, usable) for e in excerpts if e.strip()), default=0.0)
         if missing:
             regions = excerpts + _aligned_regions(excerpts, usable)

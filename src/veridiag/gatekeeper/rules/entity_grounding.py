@@ -137,7 +137,7 @@ class _Check:
         outside = [
             entity
             for entity in entities
-            if not near.contains(entity, literal=literal)
+            if not _grounds(near, own_lines, entity, literal)
             and (literal or not isinstance(text, str) or own_lines is None or not computed(entity, text, own_lines))
         ]
         if own_lines is not None and isinstance(text, str) and any(e.dimension == "time" for e in outside):
@@ -196,6 +196,14 @@ class _Check:
             self.result.add(
                 target, "pass", f"every fact also occurs in {where}", score=1.0, invocation_id=invocation_id
             )
+
+
+def _grounds(near: Corpus, own_lines: Corpus | None, entity: Entity, literal: bool) -> bool:
+    """Is ``entity`` in the claim's lines or its calls' context? A date only in its own lines: the
+    day a call's window spans is no day anything happened on."""
+    if entity.kind == "date" and own_lines is not None:
+        return own_lines.contains(entity)
+    return near.contains(entity, literal=literal)
 
 
 #: The reason a claim's clock is stated only in one reading of a zone its words do not pin
