@@ -443,7 +443,8 @@ class TextFacts:
         # spelled-out quantities are read only here: a text whose tokens are all known (an
         # excerpt, an output's line) is never lexed, and tools write digits
         text, services = self.text, self._services
-        if may_spell(text, self.tokens):
+        dated = may_spell(text, self.tokens)
+        if dated:
             text = _spelled(text)
         spans: list[tuple[int, int, Entity]] = []
         for match in _LEXER.finditer(text):
@@ -470,7 +471,7 @@ class TextFacts:
                 for inner in _LEXER.finditer(match.group("unit")):
                     if found := _entity(inner, services):
                         spans.append((start, end, found))
-        for start, end, month, day in calendar_dates(text, self.tokens):
+        for start, end, month, day in calendar_dates(text, self.tokens) if dated else ():
             spans.append((start, end, _date(text[start:end], month, day)))
         if _RANGE_HINT.search(text):
             for low in _RANGE.finditer(text):

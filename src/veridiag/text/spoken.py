@@ -200,10 +200,11 @@ def _zh_value(numeral: str) -> Decimal | None:
 
 
 def may_spell(text: str, tokens: list[str]) -> bool:
-    """Might ``text`` (split into whitespace ``tokens``) hold a spelled-out quantity? False for
-    most lines and claims at the cost of one set test: ``spoken_text`` is then not needed."""
+    """Might ``text`` (split into whitespace ``tokens``) hold a spelled-out quantity or a date?
+    False for most lines and claims at the cost of two set tests: ``spoken_text`` and
+    ``calendar_dates`` are then not needed."""
     words = _spoken()
-    if not text.isascii() or not words.triggers.isdisjoint(tokens):
+    if not text.isascii() or not words.triggers.isdisjoint(tokens) or not _dates().tokens.isdisjoint(tokens):
         return True
     hyphened = any(mark in text for mark in _HYPHENED)  # "a 6-hour window"
     return hyphened and words.hyphen_guard.search(text) is not None
