@@ -373,3 +373,20 @@ def test_the_day_a_calls_window_spans_is_no_day_anything_happened(month: int, da
 @given(st.integers(1, 28))
 def test_may_the_verb_is_no_month(day: int) -> None:
     assert not [e for e in extract_entities(f"it may {day} times retry") if e.kind == "date"]
+
+
+@given(
+    st.lists(
+        st.one_of(st.sampled_from(_concepts().not_words), st.sampled_from(["all", "同一", "down", " ", "x"])),
+        max_size=8,
+    )
+)
+def test_not_words_are_blanked_in_one_scan_as_one_by_one(pieces: list[str]) -> None:
+    """The one-pattern blanking is the sequential one it replaced, longest compound first."""
+    from veridiag.text.concepts import concepts
+
+    text = "".join(pieces)
+    expected = text
+    for compound in sorted(set(_concepts().not_words), key=len, reverse=True):
+        expected = expected.replace(compound, " " * len(compound))
+    assert concepts()._without_not_words(text) == expected

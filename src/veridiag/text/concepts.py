@@ -158,7 +158,10 @@ class Concepts:
         self.kinds = {name: entry.kind for name, entry in file.concepts.items()}
         self._words = _WordIndex((name, entry.words) for name, entry in file.concepts.items())
         self._ratio_words = _WordIndex((str(value), [word]) for word, value in file.ratio_words.items())
-        self._not_words = tuple(file.not_words)
+        # one scan for all of them, longest first (a compound inside a longer one is blanked with it)
+        self._not_word_pattern = re.compile(
+            "|".join(re.escape(w) for w in sorted(set(file.not_words), key=len, reverse=True)) or "(?!)"
+        )
         self._distributive = frozenset(file.distributive)
         self._relations = {word.lower(): offset for word, offset in file.percent_relations.items()}
         references = _alternation(file.percent_references) or "(?!)"
@@ -257,11 +260,10 @@ class Concepts:
         return found
 
     def _without_not_words(self, read: str) -> str:
-        """``read`` with the compounds that hold a concept word but are not it blanked (same length)."""
-        for compound in self._not_words:
-            if compound in read:
-                read = read.replace(compound, " " * len(compound))
-        return read
+        """``read`` with the compounds that hold a concept word but are not it blanked (same length),
+        in one scan (a loop of substring tests, one a compound, cost ~0.4 M instructions a bench
+        check at 70 compounds, measured)."""
+        return self._not_word_pattern.sub(lambda m: " " * len(m.group()), read)
 
     def enumerated(self, text: str, hit: ConceptHit) -> bool:
         """Does the distributive ``hit`` ("都") spread over things its clause names one by one
