@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -24,12 +24,14 @@ from pydantic import Field
 from veridiag.text.cjk import HAN
 from veridiag.text.memo import remembered
 from veridiag.text.normalize import reader_text
+from veridiag.text.spoken import LIMIT as SPOKEN_LIMIT
+from veridiag.text.spoken import calendar_dates, may_spell, spoken_text
 from veridiag.text.units import NUMBER, unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: ``name``: a setting's or a field's name ("max_connections") — a fact to find, never a subject
 #: whose line a value belongs to (a header line's tool name is no order or host).
-EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service", "name"]
+EntityKind = Literal["timestamp", "identifier", "error_code", "ratio", "quantity", "service", "name", "date"]
 #: The kinds the services a lexer is told of never change (``TextFacts``): they decide only
 #: what a plain word is — a service, or else a host (``identifier``), a ``name`` or nothing.
 SERVICE_BLIND: frozenset[EntityKind] = frozenset({"timestamp", "error_code", "ratio", "quantity"})
@@ -86,6 +88,18 @@ def fact_text(text: str) -> str:
     if text.isascii():
         return text
     return remembered("fact_text", text, _with_clocks)
+
+
+def claim_reading(text: str) -> str:
+    """``fact_text`` with spelled-out quantities in digits ("two minutes", 一个半小时:
+    ``spoken.py``): the text a claim's facts are lexed from, for finding one of them in it."""
+    return _spelled(fact_text(text))
+
+
+def _spelled(text: str) -> str:
+    if len(text) > SPOKEN_LIMIT:
+        return text
+    return remembered("spoken_text", text, spoken_text)
 
 
 def _with_clocks(text: str) -> str:
@@ -427,7 +441,12 @@ class TextFacts:
         return self._occurrences
 
     def _lex(self) -> list[tuple[Entity, tuple[str, ...]]]:
+        # spelled-out quantities are read only here: a text whose tokens are all known (an
+        # excerpt, an output's line) is never lexed, and tools write digits
         text, services = self.text, self._services
+        dated = may_spell(text, self.tokens)
+        if dated:
+            text = _spelled(text)
         spans: list[tuple[int, int, Entity]] = []
         for match in _LEXER.finditer(text):
             kind = match.lastgroup
@@ -453,6 +472,8 @@ class TextFacts:
                 for inner in _LEXER.finditer(match.group("unit")):
                     if found := _entity(inner, services):
                         spans.append((start, end, found))
+        for start, end, month, day in calendar_dates(text, self.tokens) if dated else ():
+            spans.append((start, end, _date(text[start:end], month, day)))
         if _RANGE_HINT.search(text):
             for low in _RANGE.finditer(text):
                 entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
@@ -462,11 +483,38 @@ class TextFacts:
         bounds = [token.span() for token in _TOKEN_SPAN.finditer(text)]
         starts, ends = [start for start, _ in bounds], [end for _, end in bounds]
         # The tokens a fact overlaps: those starting before its end and ending after its start.
-        tokens = self.tokens
+        tokens = self.tokens if text is self.text else [text[start:end] for start, end in bounds]
         return [
             (entity, tuple(tokens[bisect_right(ends, start) : bisect_left(starts, end)]))
             for start, end, entity in spans
         ]
+
+
+_MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _date(text: str, month: int, day: int) -> Entity:
+    """A date without a year, found as outputs write a month and a day: ISO (-10-30), dotted or
+    slashed ([10.30 …], 10/30) or as syslog does (Oct 30)."""
+    abbreviation = _MONTH_ABBREVIATIONS[month - 1]
+    needles = (
+        f"-{month:02d}-{day:02d}",
+        f"{month:02d}.{day:02d}",
+        f"{month:02d}/{day:02d}",
+        f"{abbreviation} {day:2d}",
+        f"{abbreviation} {day}",
+        f"{day:02d}/{abbreviation}",
+    )
+    return Entity("date", text, needles)
+
+
+def _date_in(text: str, needle: str) -> bool:
+    """``needle`` (a month and day as ``_date`` writes them) in ``text``, no digit glued to it:
+    "Jan 1" is not in "Jan 10"."""
+    if needle not in text:
+        return False
+    before = r"(?<!\d)" if needle[0].isdigit() else ""
+    return re.search(rf"{before}{re.escape(needle)}(?!\d)", text) is not None
 
 
 def _unique(entities: Iterable[Entity]) -> list[Entity]:
@@ -816,6 +864,8 @@ class Corpus:
                 self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) or self._rounds_to(n)
                 for n in entity.needles
             )
+        if entity.kind == "date":
+            return any(_date_in(self.text, needle) for needle in entity.needles)
         if entity.kind == "quantity" and not literal:
             return self._has_quantity(entity)
         if entity.kind in ("quantity", "ratio"):
@@ -1059,11 +1109,94 @@ _CLOCK_AT = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?![\
 _MAX_CLOCKS = 64
 
 
-def computed(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
+def computed(entity: Entity, claim_text: str, evidence: Corpus, periods: Sequence[int] = ()) -> bool:
     """A fact the claim computed from its evidence rather than copied: a duration between two
-    cited clocks (``derived_duration``) or the rounded end of a range around cited clocks
-    (``range_bound``)."""
-    return derived_duration(entity, claim_text, evidence) or range_bound(entity, claim_text, evidence)
+    cited clocks or as long as one of the call's own periods (``derived_duration``), a difference
+    of two cited values (``derived_difference``) or the rounded end of a range around cited
+    clocks (``range_bound``)."""
+    return (
+        derived_duration(entity, claim_text, evidence, periods)
+        or derived_difference(entity, claim_text, evidence)
+        or range_bound(entity, claim_text, evidence)
+    )
+
+
+#: The periods a call states as its own, by key of its arguments or retrieval details: the window
+#: it read and the baseline it compared with ("the 6-hour window", "之前一小时") — never the
+#: episodes it found, any two of whose times would give some duration.
+_PERIOD_KEYS = ("window", "baseline")
+
+
+def period_lengths(arguments: Mapping[str, object], details: Mapping[str, object] | None) -> tuple[int, ...]:
+    """Seconds in each period the call states as its own: its ``start``–``end`` arguments and
+    the ``window`` / ``baseline`` pairs of its retrieval details, where both ends are instants."""
+    pairs: list[tuple[object, object]] = [(arguments.get("start"), arguments.get("end"))]
+    for key in _PERIOD_KEYS:
+        value = (details or {}).get(key)
+        if isinstance(value, (list, tuple)) and len(value) == 2:
+            pairs.append((value[0], value[1]))
+    lengths: list[int] = []
+    for start, end in pairs:
+        first, last = _instant(start), _instant(end)
+        if first is not None and last is not None and last > first:
+            lengths.append(int((last - first).total_seconds()))
+    return tuple(lengths)
+
+
+def _instant(value: object) -> datetime | None:
+    if not isinstance(value, str) or not value[:4].isdigit():
+        return None
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo is not None else None
+
+
+#: How many values of one kind a claim's lines may hold for their differences to be tried: more,
+#: and some pair is that far apart by chance.
+_MAX_VALUES = 12
+
+
+def derived_difference(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
+    """A difference the claim computed ("比 15:00 高出约 4.9 秒", "低了将近 60 mph", "上升了 91 个百分
+    点"): a quantity after a difference word (``units.yaml`` difference_words), or in percentage
+    points, is stated when two values of its kind on the claim's own lines are that far apart,
+    within the rounding it is written to. Computed, not looked up: no tool writes the difference;
+    a wrong one ("低了约 49 mph" for 67 − 8) is still not found."""
+    if entity.kind != "quantity" or entity.value is None or entity.factor is None or entity.precision is None:
+        return False
+    if len(evidence.text) > _FOLD_LIMIT:
+        return False
+    if not is_difference(entity, claim_reading(claim_text)):
+        return False
+    kind = _PERCENT if entity.dimension == _POINTS else entity.dimension
+    values = sorted(
+        {
+            e.value * e.factor
+            for e in TextFacts(evidence.text).entities()
+            if e.kind == "quantity" and e.dimension == kind and e.value is not None and e.factor is not None
+        }
+    )
+    if len(values) < 2 or len(values) > _MAX_VALUES:
+        return False
+    target, tolerance = entity.value * entity.factor, entity.precision * entity.factor / 2
+    return any(abs((high - low) - target) <= tolerance for i, low in enumerate(values) for high in values[i + 1 :])
+
+
+_POINTS = "points"
+_PERCENT = "percent"
+
+
+def is_difference(entity: Entity, read: str) -> bool:
+    """Is this quantity of ``read`` (a text's ``fact_text``) a difference rather than a level: in
+    percentage points, or right after a difference word ("高出约 4.9 秒", "rose by 47")?"""
+    if entity.kind != "quantity":
+        return False
+    if entity.dimension == _POINTS:
+        return True
+    at = read.find(entity.text)
+    return at >= 0 and _UNITS.difference_before.search(read[max(0, at - _QUALIFIER_REACH) : at]) is not None
 
 
 #: How far a range's end may be rounded past the clock it bounds, to a clock on a five-minute
@@ -1103,18 +1236,24 @@ def range_bound(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
     return False
 
 
-def derived_duration(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
+def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods: Sequence[int] = ()) -> bool:
     """A duration the claim derives from two times ("两分钟后开始报错", "1 s later", "10 分钟内"):
     stated when two clocks of the evidence (and of the claim itself) are that far apart — or at
-    most that far, for a bound. Computed, not looked up: no tool writes "2 minutes later"."""
+    most that far, for a bound — or when it is as long as one of the call's own ``periods``
+    (``period_lengths``: "the 6-hour window"). Computed, not looked up: no tool writes "2
+    minutes later"."""
     if entity.kind != "quantity" or entity.dimension != "time" or len(evidence.text) > _FOLD_LIMIT:
         return False
     assert entity.value is not None and entity.factor is not None and entity.precision is not None
-    claim = fact_text(claim_text)
+    target, tolerance = entity.value * entity.factor, entity.precision * entity.factor / 2
+    # a period the claim names without citing its clocks is a round figure it writes as is
+    # (6 小时, twelve hours): within a tenth, not the half unit "1 hour" would otherwise allow
+    if any(abs(Decimal(length) - target) <= min(tolerance, target / 10) for length in periods):
+        return True
+    claim = claim_reading(claim_text)
     times = sorted({_when(m) for text in (evidence.text, claim) for m in _CLOCK_AT.finditer(text)}, key=str)
     if len(times) < 2 or len(times) > _MAX_CLOCKS:
         return False
-    target, tolerance = entity.value * entity.factor, entity.precision * entity.factor / 2
     at = claim.find(entity.text)
     bounded = (
         at >= 0

@@ -186,3 +186,11 @@ def _number(numeral: str) -> str:
 
     value: float = float(cn2an.cn2an(numeral, "smart"))
     return str(int(value)) if value.is_integer() else str(value)
+
+
+def chinese_number(numeral: str) -> str | None:
+    """A Chinese numeral in digits, or None when it is none (``spoken.py`` reads 十二个小时)."""
+    try:
+        return _number(numeral)
+    except (ValueError, KeyError, TypeError):
+        return None

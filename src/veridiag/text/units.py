@@ -60,6 +60,7 @@ class UnitWords(WordModel):
     chinese_numeral_units: list[Word] = Field(default_factory=list)
     qualifiers: dict[QualifierKind, QualifierWords] = Field(default_factory=dict)
     value_words: list[Word] = Field(default_factory=list)
+    difference_words: list[Word] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_unit_per_spelling(self) -> UnitWords:
@@ -102,6 +103,8 @@ class UnitTable:
     #: kind → the last characters (lower case) of its ``before`` words; and of the value words.
     qualifier_ends: dict[QualifierKind, frozenset[str]]
     value_ends: frozenset[str]
+    #: Words ending right before a number (an approximate word between) that make it a difference.
+    difference_before: re.Pattern[str]
 
     def qualifier(self, before: str, after: str) -> QualifierKind | None:
         """What the words around a number make of it: approximate, a bound, or (None) exact.
@@ -142,11 +145,19 @@ class UnitTable:
             _ending(words.value_words),
             {kind: _ends(q.before) for kind, q in words.qualifiers.items()},
             _ends(words.value_words),
+            _difference(words),
         )
 
     def alternation(self) -> str:
         """Every spelling, longest first, for a regular expression."""
         return "|".join(re.escape(s) for s in sorted(self.by_spelling, key=len, reverse=True))
+
+
+def _difference(words: UnitWords) -> re.Pattern[str]:
+    """A difference word, then perhaps an approximate one, ending the text but for blanks."""
+    approximate = words.qualifiers.get("approximate")
+    maybe = _words_pattern(approximate.before) if approximate is not None else "(?!)"
+    return re.compile(rf"(?:{_words_pattern(words.difference_words)})\s*(?:{maybe})?\s*$", re.IGNORECASE)
 
 
 def _words_pattern(words: list[str]) -> str:

@@ -31,7 +31,7 @@ from veridiag.contracts.verifier import (
     VerifierPayload,
 )
 from veridiag.gatekeeper.matching import AnchoredMatcher
-from veridiag.text.entities import Corpus, Entity, computed, extract_entities
+from veridiag.text.entities import Corpus, Entity, computed, extract_entities, period_lengths
 from veridiag.text.quotes import own_words
 from veridiag.text.render import invocation_json
 from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
@@ -104,15 +104,22 @@ class OfflineVerifier:
         corpus = Corpus([text for inv in usable.values() for text in _texts(inv)])
         text = claim.claim_text
         facts = extract_entities(text, self.known_services)
-        missing = [e for e in facts if not corpus.contains(e)]
+        excerpts = [b.evidence_excerpt for b in claim.bindings]
+        # a date belongs to the lines the claim quotes, not to any line of the output
+        quoted_lines = (
+            Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True))
+            if any(e.kind == "date" for e in facts)
+            else corpus
+        )
+        missing = [e for e in facts if not (quoted_lines if e.kind == "date" else corpus).contains(e)]
         # a clock true in one reading of a zone its words do not pin ("08:22 CST"): an inference
         unpinned = any(e not in missing and e.uncertain and not corpus.pins(e) for e in facts)
-        excerpts = [b.evidence_excerpt for b in claim.bindings]
         best = max((self._score(e, usable) for e in excerpts if e.strip()), default=0.0)
         if missing:
             regions = excerpts + _aligned_regions(excerpts, usable)
-            quoted = Corpus(regions)
-            missing = [e for e in missing if not computed(e, text, quoted)]
+            quoted = Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True))
+            periods = tuple(p for inv in usable.values() for p in period_lengths(inv.arguments, inv.retrieval_details))
+            missing = [e for e in missing if not computed(e, text, quoted, periods)]
         if missing:
             if any(_conflicts(e, regions) for e in missing):
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs
@@ -151,15 +158,21 @@ def _texts(invocation: InvocationView) -> list[str]:
     return [t for t in (invocation.output, invocation.output_preview, details, arguments) if t]
 
 
-def _aligned_regions(excerpts: list[str], usable: dict[int, InvocationView]) -> list[str]:
-    """The cited output around where each excerpt aligns: a doctored excerpt is judged by the real line."""
+def _aligned_regions(excerpts: list[str], usable: dict[int, InvocationView], *, whole_lines: bool = False) -> list[str]:
+    """The cited output around where each excerpt aligns: a doctored excerpt is judged by the real
+    line. ``whole_lines``: the lines it aligns with, whole — as the Gatekeeper reads a claim's own
+    lines for what it computed (an excerpt cut after a line's clock still dates that line)."""
     regions = []
     for excerpt in excerpts:
         for inv in usable.values():
             for text in _texts(inv):
                 found = _MATCHER.locate(excerpt, text) if excerpt.strip() else None
                 if found is not None and found.score >= 0.5:
-                    regions.append(text[found.start : found.end])
+                    start, end = found.start, found.end
+                    if whole_lines:
+                        start = text.rfind("\n", 0, start) + 1
+                        end = len(text) if (stop := text.find("\n", end)) < 0 else stop
+                    regions.append(text[start:end])
     return regions
 
 

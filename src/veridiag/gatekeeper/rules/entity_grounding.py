@@ -23,7 +23,15 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
-from veridiag.text.entities import Corpus, Entity, TextFacts, computed, extract_entities
+from veridiag.text.entities import (
+    Corpus,
+    Entity,
+    TextFacts,
+    computed,
+    derived_duration,
+    extract_entities,
+    period_lengths,
+)
 from veridiag.text.tallies import tallied
 
 
@@ -129,9 +137,13 @@ class _Check:
         outside = [
             entity
             for entity in entities
-            if not near.contains(entity, literal=literal)
+            if not _grounds(near, own_lines, entity, literal)
             and (literal or not isinstance(text, str) or own_lines is None or not computed(entity, text, own_lines))
         ]
+        if own_lines is not None and isinstance(text, str) and any(e.dimension == "time" for e in outside):
+            # as long as one of the call's own periods ("the 6-hour window"): read only when needed
+            periods = tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
+            outside = [e for e in outside if not periods or not derived_duration(e, text, own_lines, periods)]
         if outside and isinstance(text, str) and not literal:
             # a per-host or per-day tally of the lines it was shown ("node-246 logged 3 of them")
             outputs = [inv.output or "" for inv in sources]
@@ -184,6 +196,14 @@ class _Check:
             self.result.add(
                 target, "pass", f"every fact also occurs in {where}", score=1.0, invocation_id=invocation_id
             )
+
+
+def _grounds(near: Corpus, own_lines: Corpus | None, entity: Entity, literal: bool) -> bool:
+    """Is ``entity`` in the claim's lines or its calls' context? A date only in its own lines: the
+    day a call's window spans is no day anything happened on."""
+    if entity.kind == "date" and own_lines is not None:
+        return own_lines.contains(entity)
+    return near.contains(entity, literal=literal)
 
 
 #: The reason a claim's clock is stated only in one reading of a zone its words do not pin

@@ -38,7 +38,7 @@ from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.bounds import ANY_TIME, Bound, Point, broken_by, claimed_bound, keeps_on, series_points
 from veridiag.text.concepts import ConceptHit, concepts, owned
-from veridiag.text.entities import Entity, EntityKind, extract_entities
+from veridiag.text.entities import Entity, EntityKind, claim_reading, extract_entities, is_difference
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
 from veridiag.text.statistics import statistics
@@ -313,7 +313,7 @@ def _judge(
         if (
             hit.kind == "absolute"
             and not _counted(own, hit)
-            and not vocabulary.denies_after(own, hit.end)
+            and not vocabulary.absence_counted(own, hit, evidence)
             and not vocabulary.enumerated(own, hit)
         ):
             problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) is not what its quoted lines say"))
@@ -451,6 +451,13 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal]
         if first is not None and last is not None:
             return first, last
     numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
+    if len(numbers) >= 2:
+        # a difference ("高出 4.9 秒", "up 12 pp") is no level the direction runs through
+        facts = claim_reading(own)
+        while numbers and is_difference(numbers[-1], facts):
+            numbers.pop()
+        while numbers and is_difference(numbers[0], facts):
+            numbers.pop(0)
     if len(numbers) >= 2 and numbers[0].dimension == numbers[-1].dimension:
         ends = [n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor]
         return ends[0], ends[1]
