@@ -162,15 +162,23 @@ def project_yaml(root: Path) -> list[Path]:
     found: list[Path] = []
     for folder, folders, files in os.walk(root):
         folders[:] = [name for name in folders if name not in NOT_THE_PROJECTS]
+        if "Chart.yaml" in files:  # a Helm chart's templates are Go templates that render YAML
+            folders[:] = [name for name in folders if name != "templates"]
         found += (Path(folder, name) for name in files if fnmatch(name, "*.y*ml"))
     return sorted(found)
 
 
 def test_yaml_files_are_the_projects_own(tmp_path: Path) -> None:
-    for place in ("src/words.yaml", "deploy/k.yml", "build/image/rootfs/x.yaml", "a/.venv/y.yaml", "dist/z.yml"):
+    places = ("src/words.yaml", "deploy/k.yml", "build/image/rootfs/x.yaml", "a/.venv/y.yaml", "dist/z.yml")
+    for place in (*places, "deploy/chart/Chart.yaml", "deploy/chart/templates/t.yaml", "deploy/templates/u.yaml"):
         (tmp_path / place).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / place).write_text("a: 1\n")
-    assert project_yaml(tmp_path) == [tmp_path / "deploy/k.yml", tmp_path / "src/words.yaml"]
+    assert project_yaml(tmp_path) == [
+        tmp_path / "deploy/chart/Chart.yaml",
+        tmp_path / "deploy/k.yml",
+        tmp_path / "deploy/templates/u.yaml",
+        tmp_path / "src/words.yaml",
+    ]
 
 
 @pytest.mark.parametrize("path", project_yaml(ROOT), ids=str)

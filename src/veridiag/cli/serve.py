@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
@@ -127,6 +128,9 @@ def _serve(host: str, port: int, insecure_no_auth: bool, started: Callable[[], N
         alert_worker = from_settings(queue, pipeline, config.alerts, config.alerts.serve_workers, after_finish)
         alert_worker.start()
     started()
+    # uvicorn handles SIGTERM while it serves and raises it again once it has shut down: the
+    # start-up handler (``veridiag.__main__``) must not turn that into exit 143 (PID 1: ignored, 0)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     try:
         server.run(sockets=[sock])
     finally:
