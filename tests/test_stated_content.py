@@ -934,3 +934,19 @@ def test_statistic_words_are_named_in_any_case_the_whole_word_pattern_reads(
     assert whole, ascii(text)  # the case-blind pattern reads every form generated here
     assert vocabulary.named(text) == {vocabulary._name(spelled) for spelled in whole}, ascii(text)
     assert _STATISTICS[next(iter(vocabulary.named(text)))] is not None
+
+
+@given(st.sampled_from(_words("state") + _words("evaluative")))
+def test_what_a_lists_heading_says_it_says_of_each_line_under_it(word: tuple[str, str]) -> None:
+    """ "The slowest trace, 63d5…" quoting a line of the list titled "slowest traces of … :" is
+    stated — by the heading the line stands under; the same line above that heading is not."""
+    name, spelled = word
+    line = "entry 7 a1b2c3 at 2026-07-07T10:05:00Z: node-3, 42 items"
+    heading = f"{spelled} entries of gateway in the window (by size):"
+    assume(not concepts().states(name, line) and concepts().states(name, heading))
+    claim_text = f"The {spelled} entry, a1b2c3, holds 42 items."
+    under = "\n".join(["query_x service=gateway", heading, line, "entry 8 d4e5f6: node-4, 7 items"])
+    assert _outcome(claim_text, under, line)[0] == "pass", (word, _outcome(claim_text, under, line))
+    above = "\n".join(["query_x service=gateway", line, heading, "entry 8 d4e5f6: node-4, 7 items"])
+    outcome, reason = _outcome(claim_text, above, line)
+    assert outcome == "warn", (word, reason)

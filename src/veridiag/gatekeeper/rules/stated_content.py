@@ -130,12 +130,17 @@ class _Stated:
     #: The lines the cited outputs list (after ``lines:``): *all* of them, or *the same* thing
     #: in each, is stated when every one names it.
     listed: tuple[str, ...] = ()
+    #: The headings the quoted lines stand under ("slowest traces of X in the window …:"): what
+    #: a heading says, it says of each line of its list.
+    headings: tuple[str, ...] = ()
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
         """Is ``hit`` stated — an *all* by a template that is every line matched, about what the
         template says of each line ("这些错误都是 IllegalStateException": a word of it there, and
         every fact), not what it varies on (``<*>``: "所有接口都…", "all on node-246")?"""
         if hit.concept in self.concepts:
+            return True
+        if any(concepts().states(hit.concept, heading) for heading in self.headings):
             return True
         if hit.concept in ("all", "same") and self._in_every_listed_line(hit, own):
             return True
@@ -251,7 +256,28 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
             stated |= {"always", "all"}
     whole = tuple(t for t in templates if (count := _TEMPLATE_COUNT.match(t)) and int(count.group(1)) in matched)
     shown = tuple(row for output in outputs for row in listed_lines(output) or () if row.strip())
-    return _Stated(frozenset(stated), whole, shown)
+    return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs))
+
+
+def _headings(lines: list[str], outputs: list[str]) -> tuple[str, ...]:
+    """The heading each quoted line stands under in its output: the nearest line above it that
+    ends with a colon (a list's title: "slowest traces of ts-price-service in the window (by its
+    longest span in each):", "templates:"). A quoted line that is itself a heading has none."""
+    found: list[str] = []
+    for output in outputs:
+        for line in lines:
+            at = output.find(line) if line.strip() and not line.rstrip().endswith(":") else -1
+            if at < 0:
+                continue
+            end = output.rfind("\n", 0, at)  # row by row upwards, without splitting 64 KB
+            while end > 0:
+                start = output.rfind("\n", 0, end) + 1
+                row = output[start:end].rstrip()
+                if row.endswith((":", "：")):
+                    found.append(row)
+                    break
+                end = start - 1
+    return tuple(dict.fromkeys(found))
 
 
 def _judge(
