@@ -25,7 +25,7 @@ def test_sigterm_during_startup_stops_the_first_process_of_a_pid_namespace(tmp_p
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERIDIAG_")}
     env |= {"VERIDIAG_HOME": str(tmp_path), "VERIDIAG_ENGINE": "offline"}
     wrapper = subprocess.Popen(
-        [unshare, "--pid", "--fork", sys.executable, "-m", "veridiag", *command],
+        [unshare, "--pid", "--fork", "--kill-child=SIGKILL", sys.executable, "-m", "veridiag", *command],
         env=env,
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
@@ -55,7 +55,18 @@ def test_serve_stopped_by_sigterm_once_up_exits_cleanly_as_the_first_process(tmp
     env = {k: v for k, v in os.environ.items() if not k.startswith("VERIDIAG_")}
     env |= {"VERIDIAG_HOME": str(tmp_path), "VERIDIAG_ENGINE": "offline"}
     wrapper = subprocess.Popen(
-        [unshare, "--pid", "--fork", sys.executable, "-m", "veridiag", "serve", "--port", str(port)],
+        [
+            unshare,
+            "--pid",
+            "--fork",
+            "--kill-child=SIGKILL",
+            sys.executable,
+            "-m",
+            "veridiag",
+            "serve",
+            "--port",
+            str(port),
+        ],
         env=env,
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
