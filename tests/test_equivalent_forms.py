@@ -335,3 +335,27 @@ def test_a_binary_size_written_apart_is_its_unit(value: int, letter: str) -> Non
     output = f"2026-07-07T10:00:00Z {value} {letter}"
     assert _grounded(f"used {value} {letter}B", output)
     assert not _grounded(f"used {value + 7} {letter}B", output)
+
+
+@given(
+    st.integers(0, 1300),
+    st.integers(3, 12),
+    st.sampled_from([1, 5]),
+    st.sampled_from(["stayed above 88% for {d} minutes ({a}–{b})", "{a}–{b} 期间持续了 {d} 分钟"]),
+)
+def test_a_series_points_each_stand_for_their_step(start: int, points: int, step: int, form: str) -> None:
+    """Points of a series ``step`` minutes apart: a run of ``points`` of them from a to b lasted
+    between (points - 1) and (points + 1) steps — "three minutes (04:37–04:39)" of a minutely
+    series is honest; a duration beyond that span is no derivation of them."""
+    first = datetime(2026, 7, 7, tzinfo=UTC) + timedelta(minutes=start)
+    rows = [f"{first + timedelta(minutes=step * i):%Y-%m-%dT%H:%M}:00Z 91.2%" for i in range(points)]
+    evidence = Corpus(["points:", *rows])
+    a, b = first, first + timedelta(minutes=step * (points - 1))
+
+    def derived(minutes: int) -> bool:
+        claim = form.format(d=minutes, a=f"{a:%H:%M}", b=f"{b:%H:%M}")
+        duration = next(e for e in extract_entities(claim) if e.dimension == "time")
+        return derived_duration(duration, claim, evidence)
+
+    assert derived(step * (points - 1)) and derived(step * points)
+    assert not derived(step * (points + 1))

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
+from itertools import pairwise
 from typing import Literal
 
 from pydantic import Field
@@ -1262,12 +1263,23 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods:
         )
         == "at_most"
     )
+    # points of a series one step apart each stand for their step: 04:37–04:39 of a minutely
+    # series is three minutes above the line (it lasted between two and four)
+    step = Decimal(_series_step([_when(m) for m in _CLOCK_AT.finditer(evidence.text)]))
     for i, first in enumerate(times):
         for second in times[i + 1 :]:
             apart = Decimal(_apart(first, second))
-            if abs(apart - target) <= tolerance or (bounded and apart <= target + tolerance):
+            if -tolerance <= target - apart <= step + tolerance or (bounded and apart <= target + tolerance):
                 return True
     return False
+
+
+def _series_step(clocks: list[tuple[int, int | None]]) -> int:
+    """Seconds between the evidence's clocks when they are a series' points — the same gap
+    between at least three in a row, in the order written — else 0."""
+    gaps = [_apart(a, b) for a, b in pairwise(clocks)]
+    runs = [a for a, b in pairwise(gaps) if a == b and a > 0]
+    return max(set(runs), key=runs.count) if runs else 0
 
 
 #: A date written right before a clock ("2013-12-21T20:00"): the clock is then an instant.
