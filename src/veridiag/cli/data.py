@@ -459,6 +459,8 @@ def data_import_traces(
                 progress=lambda done, name: progress.update(task, completed=done, description=name),
                 store=clickhouse,
             )
+        if clickhouse is not None:
+            clickhouse.derive()  # the days imported into: self times and calls read without a scan
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
     finally:
