@@ -411,6 +411,9 @@ def test_import_traces_into_clickhouse_from_the_cli_is_idempotent_and_a_held_dir
     stored = backend(chdb_path, "cli_traces")
     assert "ts-gateway-service" in stored.trace_services()
     assert stored.span_extent("ts-gateway-service") is not None
+    with scan_refused():  # the import derived the day
+        window = {"start": "2023-01-29T09:25:00Z", "end": "2023-01-29T09:35:00Z"}
+        assert run(stored, service="ts-gateway-service", **window)[0] == "ok"
     stored.close()
     # This process holds chdb_path open: another one is told so, by pid.
     environ = {**os.environ, "VERIDIAG_CLICKHOUSE__PATH": str(chdb_path)}

@@ -48,6 +48,8 @@ _NS_PER_DAY = 86_400 * 10**9
 _NONE = (0, 0)
 #: Spans ``derive`` reads per statement: six hours of them (and their children around them).
 _DERIVE_STEP = 6 * 3_600 * 10**9
+#: How long ``derive`` waits between marking a derived day underived and dropping its rows.
+_GRACE_SECONDS = 2.0
 #: Spans inserted per statement by ``add_spans``.
 BATCH = 50_000
 
@@ -243,9 +245,8 @@ class ClickHouseTraces(ClickHouseConnections):
         changed since it was derived, or never was (making our two tables if missing); the days
         derived. A day is first marked underived, so no reader takes its rows half written."""
         plain = self._plain()
-        client = self.client()
-        client.command(DERIVED_DDL.format(derived=plain.derived_table))
-        client.command(DERIVED_DAYS_DDL.format(days=plain.days_table))
+        self._command(DERIVED_DDL.format(derived=plain.derived_table))
+        self._command(DERIVED_DAYS_DDL.format(days=plain.days_table))
         self._layout = None
         layout = self.layout
         if not layout.derived:
@@ -256,10 +257,16 @@ class ClickHouseTraces(ClickHouseConnections):
         for day in sorted(day for day in counts if not self._fresh([day], counts)):
             self._mark(day, [], [])
             first = _day_ns(day)
-            client.command(f"ALTER TABLE {layout.derived_table} DROP PARTITION '{_moment(first).date().isoformat()}'")
+            bound = Bound()
+            ((kept,),) = self._rows(
+                f"SELECT count() FROM {layout.derived_table} WHERE Day = {bound.bind(day, 'Date')}", bound.params
+            )
+            if kept:  # a reader that found the day derived just before has read it by then
+                time.sleep(_GRACE_SECONDS)
+            self._command(f"ALTER TABLE {layout.derived_table} DROP PARTITION '{_moment(first).date().isoformat()}'")
             for start in range(first, first + _NS_PER_DAY, _DERIVE_STEP):
                 bound = Bound()
-                client.command(derive_sql(layout, bound, day, start, start + _DERIVE_STEP), parameters=bound.params)
+                self._command(derive_sql(layout, bound, day, start, start + _DERIVE_STEP), bound.params)
             bound = Bound()
             ((last_end,),) = self._rows(
                 f"SELECT max({layout.end_ns}) FROM {layout.name} "
@@ -277,7 +284,19 @@ class ClickHouseTraces(ClickHouseConnections):
         row = [datetime.fromisoformat(day).date(), partitions, [c for c, _b in counts], [b for _c, b in counts]]
         row.append(time.time_ns())
         names = ["Day", "Partitions", "Counts", "Blocks", "Version"]
-        self.client().insert(f"{layout.table}_veridiag_days", [row], column_names=names, database=layout.database)
+        try:
+            self.client().insert(f"{layout.table}_veridiag_days", [row], column_names=names, database=layout.database)
+        except Exception as exc:  # the client's: a refused insert, a server gone
+            raise TraceReadError(f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}") from None
+
+    def _command(self, sql: str, params: dict[str, Any] | None = None) -> None:
+        """Run a statement that returns nothing; a failure a ``TraceReadError``, as ``_rows``."""
+        try:
+            self.client().command(sql, parameters=params)
+        except ClickHouseUnavailableError as exc:
+            raise TraceReadError(str(exc)) from None
+        except Exception as exc:  # the client's: a refused statement, a server gone
+            raise TraceReadError(f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}") from None
 
     def _day_counts(self) -> dict[str, tuple[int, int]]:
         """The exporter table's rows and newest insert per day (its partitions)."""

@@ -108,7 +108,9 @@ AS SELECT TraceId, min(Timestamp) AS Start, max(Timestamp) AS End
 FROM {table} WHERE TraceId != '' GROUP BY TraceId
 """
 
-#: Ours: per span its figures (kind 0) and per call its child's with the caller's (kind 1), by day.
+#: Ours: per span its figures (kind 0); per call between two services the child's figures, keyed
+#: by the child (kind 1: ``Other`` the caller) and by the caller (kind 2: ``ServiceName`` and
+#: ``SpanName`` the caller's, ``Other`` the child); ``CallerStart`` the caller's start. By day.
 DERIVED_DDL = """CREATE TABLE IF NOT EXISTS {derived} (
     Day Date,
     Kind UInt8,
@@ -119,8 +121,8 @@ DERIVED_DDL = """CREATE TABLE IF NOT EXISTS {derived} (
     Own Int64 CODEC(T64, ZSTD(1)),
     Failed UInt8,
     Stated UInt8,
-    Caller LowCardinality(String),
-    CallerName LowCardinality(String),
+    Other LowCardinality(String),
+    OtherName LowCardinality(String),
     CallerStart Int64 CODEC(Delta(8), ZSTD(1))
 ) ENGINE = MergeTree()
 PARTITION BY Day
@@ -367,7 +369,7 @@ GROUP BY kind, grp, other"""
 def derive_sql(layout: TraceLayout, bound: Bound, day: str, first_ns: int, last_ns: int) -> str:
     """Insert the derived rows of the spans starting in ``[first_ns, last_ns)`` (of ``day``): per
     span its duration, self time and status (kind 0), per child of another service its own with
-    its caller's service, operation and start (kind 1). Children are looked for from
+    its caller's service, operation and start (kinds 1 and 2, ``DERIVED_DDL``). Children are looked for from
     ``CHILD_LEAD`` before the range to its spans' last end (at least ``CHILD_LEAD`` past it), by
     one ``GROUP BY`` (trace, span id) as ``figures_sql`` does."""
     trace, span, parent, ts = (layout.col(role) for role in ("trace_id", "span_id", "parent_span_id", "timestamp"))
@@ -376,7 +378,7 @@ def derive_sql(layout: TraceLayout, bound: Bound, day: str, first_ns: int, last_
     ends = f"(SELECT max({layout.end_ns}) FROM {layout.name} WHERE {mine})"
     return f"""
 INSERT INTO {layout.derived_table}
-    (Day, Kind, ServiceName, SpanName, Start, Duration, Own, Failed, Stated, Caller, CallerName, CallerStart)
+    (Day, Kind, ServiceName, SpanName, Start, Duration, Own, Failed, Stated, Other, OtherName, CallerStart)
 SELECT {bound.bind(day, "Date")}, item.1, item.2, item.3, item.4, item.5, item.6, item.7, item.8, item.9, item.10,
     item.11
 FROM (
@@ -400,16 +402,17 @@ FROM (
 )
 ARRAY JOIN arrayConcat(
     [(toUInt8(0), me.5, me.6, me.1, me.2, {_OWN}, me.3, me.4, '', '', toInt64(0))],
-    arrayMap(k -> (toUInt8(1), k.3, k.4, k.1, k.2 - k.1, toInt64(0), k.5, k.6, me.5, me.6, me.1),
-        arrayFilter(k -> k.3 != me.5, kids))
+    arrayFlatten(arrayMap(k -> [(toUInt8(1), k.3, k.4, k.1, k.2 - k.1, toInt64(0), k.5, k.6, me.5, me.6, me.1),
+        (toUInt8(2), me.5, me.6, k.1, k.2 - k.1, toInt64(0), k.5, k.6, k.3, k.4, me.1)],
+        arrayFilter(k -> k.3 != me.5, kids)))
 ) AS item"""
 
 
 def derived_figures_sql(layout: TraceLayout, bound: Bound, groups: list[Group], *, calls: bool, lead_ns: int) -> str:
-    """``figures_sql``'s rows from the derived table: the groups' spans (kind 0) by the primary
-    key, and with ``calls`` the calls from the service (kind 1: the child starts in a window, the
-    caller from ``lead_ns`` before it) and into it (kind 2: the caller from ``lead_ns`` before
-    the first window)."""
+    """``figures_sql``'s rows from the derived table, each part by its primary key: the groups'
+    spans (kind 0), and with ``calls`` the calls from the service (its kind 2 rows: the child
+    starts in a window, the caller from ``lead_ns`` before it) and into it (its kind 1 rows: the
+    caller from ``lead_ns`` before the first window)."""
     derived = layout.derived_table
 
     def own(group: Group, service: str = "ServiceName", name: str = "SpanName") -> str:
@@ -445,10 +448,10 @@ def derived_figures_sql(layout: TraceLayout, bound: Bound, groups: list[Group], 
     return _figures_of(
         f"""{spans}
         UNION ALL
-        SELECT toUInt8(1), toInt64({callees}), toString(ServiceName), Failed, Stated, 0, 0 FROM {derived}
-        WHERE Kind = 1 AND {own(groups[0], "Caller", "CallerName")} AND Start >= {first} AND Start < {last}
+        SELECT toUInt8(1), toInt64({callees}), toString(Other), Failed, Stated, 0, 0 FROM {derived}
+        WHERE Kind = 2 AND {own(groups[0])} AND Start >= {first} AND Start < {last}
         UNION ALL
-        SELECT toUInt8(2), toInt64({callers}), toString(Caller), Failed, Stated, 0, 0 FROM {derived}
+        SELECT toUInt8(2), toInt64({callers}), toString(Other), Failed, Stated, 0, 0 FROM {derived}
         WHERE Kind = 1 AND {own(groups[0])} AND Start >= {first} AND Start < {last} AND CallerStart >= {first}"""
     )
 
