@@ -325,8 +325,8 @@ class ClickHouseTraces(ClickHouseConnections):
             read = derived.get(day, {})
             if not read and day not in counts:
                 continue  # no span that day: nothing to derive
-            if not read or any(counts.get(p, _NONE) != was for p, was in read.items()):
-                return False
+            if not read or any(counts.get(p, _NONE) != was or was[0] < 0 for p, was in read.items()):
+                return False  # changed, or rows deleted in place (their count tells nothing)
         return True
 
     # -- reading (``TraceBackend``) ---------------------------------------------------------
