@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -29,7 +30,7 @@ from veridiag.config import ClickHouseSettings, Settings
 from veridiag.ingest.kubernetes import workload_of
 from veridiag.ingest.spanfiles import SpanFileReport, read_span_file
 from veridiag.tools.args import QueryTracesArgs
-from veridiag.tools.backends import TraceBackend
+from veridiag.tools.backends import TraceBackend, clickhouse_traces
 from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, SpanRow
 from veridiag.tools.backends.otel_traces import EXPORTER_TRACES_DDL
@@ -126,6 +127,57 @@ def test_an_operation_narrows_the_spans_alike(both: tuple[EmbeddedEnvironment, C
     )
 
 
+def scan_refused() -> mock._patch[Any]:
+    """Figures read from the exporter's table fail the test: only the derived spans may answer."""
+    return mock.patch.object(clickhouse_traces, "figures_sql", side_effect=AssertionError("read the exporter's table"))
+
+
+def test_derived_spans_answer_alike_and_a_day_changed_since_is_read_again(chdb_path: Path, tmp_path: Path) -> None:
+    """``derive`` writes self times and calls beside the exporter's table: the output stays the
+    embedded file's, from the derived rows alone, and a span inserted after them is counted."""
+    env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
+    traces = backend(chdb_path, "derived_traces")
+    try:
+        for path in NEZHA:
+            rows = nezha_rows(path)
+            env.add_spans(rows, source=path.name, reach_key=str(path))
+            traces.add_spans(rows)
+        before = run(traces, service="ts-travel-service", start="2023-01-29T10:00:00Z", end="2023-01-29T10:10:00Z")
+        assert traces.derive() == ["2023-01-29"] and traces.derive() == [], "derived once, until it changes"
+        with scan_refused():
+            for service in env.trace_services():
+                for start, end in nezha_windows():
+                    args = {"service": service, "start": start, "end": end, "limit": 5}
+                    assert run(traces, **args) == run(env, **args), (service, start)
+            after = run(traces, service="ts-travel-service", start="2023-01-29T10:00:00Z", end="2023-01-29T10:10:00Z")
+        assert after == before
+        # a late span of the day: the day is read from the exporter's table again, then derived again
+        root = next(r for r in nezha_rows(NEZHA[1]) if r.service == "ts-travel-service")
+        late = [
+            SpanRow(
+                root.trace_id, "late-span", root.span_id, "ts-late-service", "GET /", root.start_ns, root.end_ns, True
+            )
+        ]
+        env.add_spans(late, source="late", reach_key="late")
+        traces.add_spans(late)
+        args = {"service": "ts-travel-service", "start": "2023-01-29T10:00:00Z", "end": "2023-01-29T10:10:00Z"}
+        changed = run(traces, **args)
+        assert changed == run(env, **args) and "ts-late-service" in changed[1] and changed != before
+        assert traces.derive() == ["2023-01-29"]
+        with scan_refused():
+            assert run(traces, **args) == changed
+        # rows deleted in place leave the parts' row counts as they were: such a day is never derived
+        traces.client().command("DELETE FROM derived_traces WHERE SpanId = 'late-span'")
+        assert traces.derive() == ["2023-01-29"] and run(traces, **args) == before
+        traces.client().command("DELETE FROM derived_traces WHERE SpanId = {s:String}", parameters={"s": root.span_id})
+        with mock.patch.object(ClickHouseTraces, "_fresh", return_value=False):
+            scanned = run(traces, **args)
+        assert run(traces, **args) == scanned != before
+    finally:
+        traces.close()
+        env.close()
+
+
 # --- generated span trees -------------------------------------------------------------------
 
 
@@ -172,12 +224,24 @@ def edge_key(edge: CallCount) -> tuple[str, str]:
     return edge.caller, edge.callee
 
 
+@st.composite
+def late_children(draw: st.DrawFn, rows: list[SpanRow]) -> SpanRow:
+    """A span written after the others: a child of one of them, of any service."""
+    parent = draw(st.sampled_from(rows))
+    start = draw(st.integers(parent.start_ns - 2 * MS, parent.end_ns))
+    service = draw(st.sampled_from(["api", "cart", "db", "pay"]))
+    return SpanRow(
+        parent.trace_id, "late", parent.span_id, service, "GET /", start, start + draw(st.integers(0, 300)) * MS, None
+    )
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(rows=forests(), within=st.sampled_from([(0, 30), (5, 12), (10, 11)]))
+@given(data=st.data(), rows=forests(), within=st.sampled_from([(0, 30), (5, 12), (10, 11)]))
 def test_generated_traces_give_the_same_figures_calls_and_slowest_traces(
-    twins: tuple[Path, ClickHouseTraces], rows: list[SpanRow], within: tuple[int, int]
+    twins: tuple[Path, ClickHouseTraces], data: st.DataObject, rows: list[SpanRow], within: tuple[int, int]
 ) -> None:
     folder, traces = twins
+    late = data.draw(late_children(rows))
     traces.client().command("TRUNCATE TABLE generated_traces")
     traces.client().command("TRUNCATE TABLE generated_traces_trace_id_ts")
     path = folder / "e.db"
@@ -194,20 +258,30 @@ def test_generated_traces_give_the_same_figures_calls_and_slowest_traces(
             for operation in [None, "GET /"]
         ]
         # all filters in one statement each (the batched reads query_traces uses)
-        for where, ours, edges in zip(
-            filters, traces.span_stats_many(filters), traces.call_counts_many(filters), strict=True
-        ):
-            theirs = env.span_stats(where)
-            for key, value in theirs.model_dump().items():
-                assert ours.model_dump()[key] == pytest.approx(value, abs=1e-6), (where, key)
-            assert sorted(edges, key=edge_key) == sorted(env.call_counts(where), key=edge_key), where
+        assert_same_figures(env, traces, filters)
         for where in filters[::2]:
             assert [sorted(trace, key=order) for trace in traces.slowest_traces(where, 3)] == [
                 sorted((span.model_copy(update={"self_ns": None}) for span in trace), key=order)
                 for trace in env.slowest_traces(where, 3)
             ]
+        # the same from the derived spans alone, and again once a late child changed the day
+        traces.derive()
+        with scan_refused():
+            assert_same_figures(env, traces, filters)
+        env.add_spans([late], source="late", reach_key="late")
+        traces.add_spans([late])
+        assert_same_figures(env, traces, filters)
     finally:
         env.close()
+
+
+def assert_same_figures(env: EmbeddedEnvironment, traces: ClickHouseTraces, filters: list[SpanFilter]) -> None:
+    for where, ours, edges in zip(
+        filters, traces.span_stats_many(filters), traces.call_counts_many(filters), strict=True
+    ):
+        for key, value in env.span_stats(where).model_dump().items():
+            assert ours.model_dump()[key] == pytest.approx(value, abs=1e-6), (where, key)
+        assert sorted(edges, key=edge_key) == sorted(env.call_counts(where), key=edge_key), where
 
 
 # --- the table as the exporter writes it, and bad input -----------------------------------
@@ -344,6 +418,9 @@ def test_import_traces_into_clickhouse_from_the_cli_is_idempotent_and_a_held_dir
     stored = backend(chdb_path, "cli_traces")
     assert "ts-gateway-service" in stored.trace_services()
     assert stored.span_extent("ts-gateway-service") is not None
+    with scan_refused():  # the import derived the day
+        window = {"start": "2023-01-29T09:25:00Z", "end": "2023-01-29T09:35:00Z"}
+        assert run(stored, service="ts-gateway-service", **window)[0] == "ok"
     stored.close()
     # This process holds chdb_path open: another one is told so, by pid.
     environ = {**os.environ, "VERIDIAG_CLICKHOUSE__PATH": str(chdb_path)}

@@ -437,9 +437,12 @@ def data_import_traces(
     span_errors (when the format states a status) — and the calls between services into the call graph.
 
     Idempotent: a file imported again adds nothing; files that overlap in time merge exactly (the
-    spans are kept and each minute is recomputed from all of them)."""
+    spans are kept and each minute is recomputed from all of them). Into ClickHouse, every day of
+    the table whose spans changed is then derived (self times and calls, in veridiag's own tables
+    beside it), which query_traces reads instead of every service's spans."""
     from veridiag.ingest.batch import expand, import_trace_files
     from veridiag.ingest.importers import ImportFailedError
+    from veridiag.tools.backends import TraceReadError
     from veridiag.tools.factory import clickhouse_traces, embedded_environment
 
     config = settings()
@@ -459,8 +462,12 @@ def data_import_traces(
                 progress=lambda done, name: progress.update(task, completed=done, description=name),
                 store=clickhouse,
             )
+        if clickhouse is not None:
+            clickhouse.derive()  # the days imported into: self times and calls read without a scan
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
+    except TraceReadError as exc:  # the spans are in; query_traces reads the exporter's table alone
+        raise fail(f"spans imported, but not derived: {exc}") from None
     finally:
         if clickhouse is not None:
             clickhouse.close()

@@ -11,11 +11,12 @@ or of another type, is a ``TraceReadError`` saying which, as is a server that do
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from veridiag.analysis.traces import CallCount, SpanFilter, SpanStats, TraceSpan
 from veridiag.config import ClickHouseSettings
@@ -25,6 +26,8 @@ from veridiag.tools.backends.embedded._spans import SpanRow
 from veridiag.tools.backends.otel_traces import (
     CALLER_LEAD,
     CHILD_LEAD,
+    DERIVED_DAYS_DDL,
+    DERIVED_DDL,
     EXPORTER_LOOKUP_DDL,
     EXPORTER_LOOKUP_VIEW_DDL,
     EXPORTER_TRACES_DDL,
@@ -33,14 +36,20 @@ from veridiag.tools.backends.otel_traces import (
     Group,
     TraceLayout,
     column_problem,
+    derive_sql,
+    derived_figures_sql,
     figures_sql,
 )
 from veridiag.tools.records import Span
 
-if TYPE_CHECKING:
-    pass
-
 _NS_PER_MS = 1e6
+_NS_PER_DAY = 86_400 * 10**9
+#: A day without spans: no rows, no insert.
+_NONE = (0, 0)
+#: Spans ``derive`` reads per statement: six hours of them (and their children around them).
+_DERIVE_STEP = 6 * 3_600 * 10**9
+#: How long ``derive`` waits between marking a derived day underived and dropping its rows.
+_GRACE_SECONDS = 2.0
 #: Spans inserted per statement by ``add_spans``.
 BATCH = 50_000
 
@@ -59,6 +68,17 @@ class TracesWritten:
 
     added: int = 0
     duplicates: int = 0
+
+
+#: The exporter table's rows per day now (its partitions' parts: -1 for a day with rows deleted
+#: in place, whose parts' row counts still hold them) and its newest insert's block number.
+_PARTS_SQL = (
+    "SELECT groupArray((partition, n, b)) FROM (SELECT partition, if(max(has_lightweight_delete), -1, "
+    "toInt64(sum(rows))) AS n, toInt64(max(max_block_number)) AS b FROM system.parts "
+    "WHERE database = {db:String} AND table = {t:String} AND active GROUP BY partition)"
+)
+#: The tables beside the exporter's: its trace id lookup, then our derived spans and their days.
+_BESIDE = ("_trace_id_ts", "_veridiag_spans", "_veridiag_days")
 
 
 class ClickHouseTraces(ClickHouseConnections):
@@ -121,11 +141,20 @@ class ClickHouseTraces(ClickHouseConnections):
             raise TraceReadError(
                 f"clickhouse: table {plain.database}.{plain.table} cannot be read as spans: " + "; ".join(wrong)
             )
-        lookup = self._rows(
-            "SELECT count() FROM system.tables WHERE database = {db:String} AND name = {t:String}",
-            {"db": plain.database, "t": f"{plain.table}_trace_id_ts"},
+        beside = {
+            str(name): str(key)
+            for name, key in self._rows(
+                "SELECT name, partition_key FROM system.tables "
+                "WHERE database = {db:String} AND name IN {t:Array(String)}",
+                {"db": plain.database, "t": [plain.table, *(plain.table + s for s in _BESIDE)]},
+            )
+        }
+        # Days are told apart by the table's partitions: derived figures only for a daily one.
+        daily = beside.get(plain.table, "").replace(" ", "") == f"toDate({plain.columns.timestamp})"
+        derived = daily and all(plain.table + s in beside for s in _BESIDE[1:])
+        return TraceLayout(
+            plain.database, plain.table, plain.columns, lookup=plain.table + _BESIDE[0] in beside, derived=derived
         )
-        return TraceLayout(plain.database, plain.table, plain.columns, lookup=bool(lookup[0][0]))
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -211,6 +240,95 @@ class ClickHouseTraces(ClickHouseConnections):
         )
         return {(str(t), str(s)) for t, s in rows}
 
+    def derive(self) -> list[str]:
+        """Compute the derived spans (``otel_traces.derive_sql``) of every day whose spans
+        changed since it was derived, or never was (making our two tables if missing); the days
+        derived. A day is first marked underived, so no reader takes its rows half written."""
+        plain = self._plain()
+        self._command(DERIVED_DDL.format(derived=plain.derived_table))
+        self._command(DERIVED_DAYS_DDL.format(days=plain.days_table))
+        self._layout = None
+        layout = self.layout
+        if not layout.derived:
+            return []
+        counts = self._day_counts()
+        lead = int(CHILD_LEAD.total_seconds()) * 10**9
+        done = []
+        for day in sorted(day for day in counts if not self._fresh([day], counts)):
+            self._mark(day, [], [])
+            first = _day_ns(day)
+            bound = Bound()
+            ((kept,),) = self._rows(
+                f"SELECT count() FROM {layout.derived_table} WHERE Day = {bound.bind(day, 'Date')}", bound.params
+            )
+            if kept:  # a reader that found the day derived just before has read it by then
+                time.sleep(_GRACE_SECONDS)
+            self._command(f"ALTER TABLE {layout.derived_table} DROP PARTITION '{_moment(first).date().isoformat()}'")
+            for start in range(first, first + _NS_PER_DAY, _DERIVE_STEP):
+                bound = Bound()
+                self._command(derive_sql(layout, bound, day, start, start + _DERIVE_STEP), bound.params)
+            bound = Bound()
+            ((last_end,),) = self._rows(
+                f"SELECT max({layout.end_ns}) FROM {layout.name} "
+                f"WHERE {bound.window(layout, first, first + _NS_PER_DAY)}",
+                bound.params,
+            )
+            read = _days_between(first - lead, max(int(last_end), first + _NS_PER_DAY + lead))
+            self._mark(day, read, [counts.get(d, _NONE) for d in read])
+            done.append(day)
+        return done
+
+    def _mark(self, day: str, partitions: list[str], counts: list[tuple[int, int]]) -> None:
+        """Record the day as derived from these days' rows and inserts (none: not derived)."""
+        layout = self.layout
+        row = [datetime.fromisoformat(day).date(), partitions, [c for c, _b in counts], [b for _c, b in counts]]
+        row.append(time.time_ns())
+        names = ["Day", "Partitions", "Counts", "Blocks", "Version"]
+        try:
+            self.client().insert(f"{layout.table}_veridiag_days", [row], column_names=names, database=layout.database)
+        except Exception as exc:  # the client's: a refused insert, a server gone
+            raise TraceReadError(f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}") from None
+
+    def _command(self, sql: str, params: dict[str, Any] | None = None) -> None:
+        """Run a statement that returns nothing; a failure a ``TraceReadError``, as ``_rows``."""
+        try:
+            self.client().command(sql, parameters=params)
+        except ClickHouseUnavailableError as exc:
+            raise TraceReadError(str(exc)) from None
+        except Exception as exc:  # the client's: a refused statement, a server gone
+            raise TraceReadError(f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}") from None
+
+    def _day_counts(self) -> dict[str, tuple[int, int]]:
+        """The exporter table's rows and newest insert per day (its partitions)."""
+        layout = self.layout
+        ((counts,),) = self._rows(f"SELECT ({_PARTS_SQL})", {"db": layout.database, "t": layout.table})
+        return {str(day): (int(count), int(block)) for day, count, block in counts}
+
+    def _fresh(self, days: list[str], counts: dict[str, tuple[int, int]] | None = None) -> bool:
+        """Every one of the days holds no span or is derived, and no day its computation read has
+        changed since (one statement: the table's rows per day now, with the days derived)."""
+        layout = self.layout
+        if not layout.derived:
+            return False
+        ((now, marked),) = self._rows(
+            f"SELECT ({_PARTS_SQL}), (SELECT groupArray((toString(Day), p, c, b)) FROM (SELECT Day, "
+            f"argMax(Partitions, Version) AS p, argMax(Counts, Version) AS c, argMax(Blocks, Version) AS b "
+            f"FROM {layout.days_table} WHERE Day IN {{days:Array(Date)}} GROUP BY Day))",
+            {"days": days, "db": layout.database, "t": layout.table},
+        )
+        counts = {str(d): (int(c), int(b)) for d, c, b in now} if counts is None else counts
+        derived = {
+            str(day): dict(zip(map(str, partitions), zip(map(int, read), map(int, blocks), strict=True), strict=True))
+            for day, partitions, read, blocks in marked
+        }
+        for day in days:
+            read = derived.get(day, {})
+            if not read and day not in counts:
+                continue  # no span that day: nothing to derive
+            if not read or any(counts.get(p, _NONE) != was or was[0] < 0 for p, was in read.items()):
+                return False  # changed, or rows deleted in place (their count tells nothing)
+        return True
+
     # -- reading (``TraceBackend``) ---------------------------------------------------------
 
     def trace_services(self) -> list[str]:
@@ -279,7 +397,10 @@ class ClickHouseTraces(ClickHouseConnections):
         bound = Bound()
         groups = [Group(f.service, f.operation, ns(f.start), ns(f.end)) for f in filters]
         lead = int(max(CALLER_LEAD, CHILD_LEAD).total_seconds()) * 10**9
-        sql = figures_sql(layout, bound, groups, calls=calls, lead_ns=lead)
+        first = min(g.start_ns for g in groups) - lead
+        days = _days_between(first, max(g.end_ns for g in groups))
+        build = derived_figures_sql if self._fresh(days) else figures_sql
+        sql = build(layout, bound, groups, calls=calls, lead_ns=lead)
         stats = [SpanStats(spans=0) for _ in filters]
         edges: list[list[CallCount]] = [[] for _ in filters]
         for kind, group, other, count, failed, stated, durations, owns in self._rows(sql, bound.params):
@@ -305,8 +426,8 @@ class ClickHouseTraces(ClickHouseConnections):
 
     def slowest_traces(self, where: SpanFilter, limit: int) -> list[list[TraceSpan]]:
         """The ``limit`` traces in which the service's (operation's) longest span in the window was
-        longest, each with all its spans (within the lookup table's bounds of those traces when it
-        holds them all, else ``TRACE_REACH`` around the chosen spans); longest first."""
+        longest, each with all its spans (within the lookup table's bounds of each trace when it
+        holds them all, else ``TRACE_REACH`` around the trace's chosen spans); longest first."""
         layout = self.layout
         bound = Bound()
         selected = bound.selected(layout, where.service, where.operation, ns(where.start), ns(where.end))
@@ -321,11 +442,10 @@ class ClickHouseTraces(ClickHouseConnections):
             return []
         ids = [str(row[0]) for row in chosen]
         reach = int(TRACE_REACH.total_seconds()) * 10**9
-        first, last = min(int(r[2]) for r in chosen) - reach, max(int(r[3]) for r in chosen) + reach
-        bounds = self._lookup_bounds(ids) if layout.lookup else None
-        if bounds is not None:
-            first, last = bounds
-        spans = self._spans_of(ids, (first, last))
+        around: dict[str, tuple[int, int] | None] = {
+            str(row[0]): (int(row[2]) - reach, int(row[3]) + reach) for row in chosen
+        }
+        spans = self._spans_of((self._lookup_bounds(ids) if layout.lookup else None) or around)
         return [spans[trace_id] for trace_id in ids]
 
     def trace(self, trace_id: str) -> list[TraceSpan]:
@@ -334,26 +454,29 @@ class ClickHouseTraces(ClickHouseConnections):
         (through the exporter's bloom filter on ``TraceId``)."""
         for wanted in dict.fromkeys([trace_id.lower(), trace_id]):
             bounds = self._lookup_bounds([wanted]) if self.layout.lookup else None
-            found = self._spans_of([wanted], bounds)[wanted]
+            found = self._spans_of(bounds or {wanted: None})[wanted]
             if found:
                 return found
         return []
 
-    def _spans_of(self, ids: list[str], bounds: tuple[int, int] | None) -> dict[str, list[TraceSpan]]:
-        """The traces' spans (starting in ``bounds``, when given), each trace's by start (a span
-        written twice, as a retried insert does, once)."""
+    def _spans_of(self, bounds: dict[str, tuple[int, int] | None]) -> dict[str, list[TraceSpan]]:
+        """The traces' spans (each trace's starting in its bounds, when given: the primary key's
+        time narrows every service's spans to them), each trace's by start (a span written twice,
+        as a retried insert does, once)."""
         layout = self.layout
         trace = layout.col("trace_id")
         fetch = Bound()
-        within = f"{fetch.window(layout, *bounds)} AND " if bounds else ""
+        which = " OR ".join(
+            f"({trace} = {fetch.bind(trace_id, 'String')}{f' AND {fetch.window(layout, *at)}' if at else ''})"
+            for trace_id, at in bounds.items()
+        )
         rows = self._rows(
             f"SELECT {trace}, {layout.col('span_id')}, {layout.col('parent_span_id')}, {layout.col('service')}, "
             f"{layout.col('span_name')}, {layout.start_ns} AS s, {layout.end_ns}, {layout.failed}, {layout.stated} "
-            f"FROM {layout.name} WHERE {within}{trace} IN {fetch.bind(ids, 'Array(String)')} "
-            f"ORDER BY s, {layout.col('span_id')}",
+            f"FROM {layout.name} WHERE {which} ORDER BY s, {layout.col('span_id')}",
             fetch.params,
         )
-        spans: dict[str, list[TraceSpan]] = {trace_id: [] for trace_id in ids}
+        spans: dict[str, list[TraceSpan]] = {trace_id: [] for trace_id in bounds}
         seen: set[tuple[str, str]] = set()
         for trace_id, span_id, parent, service, operation, start, end, failed, stated in rows:
             if (trace_id, span_id) in seen:
@@ -373,19 +496,29 @@ class ClickHouseTraces(ClickHouseConnections):
             )
         return spans
 
-    def _lookup_bounds(self, ids: list[str]) -> tuple[int, int] | None:
-        """The first and last span start of the traces (``[first, last]`` as ``[first, last + 1 s)``),
+    def _lookup_bounds(self, ids: list[str]) -> dict[str, tuple[int, int] | None] | None:
+        """Each trace's first and last span start (``[first, last]`` as ``[first, last + 1 s)``),
         when the lookup table holds every one of them."""
         layout = self.layout
         bound = Bound()
-        ((found, first, last),) = self._rows(
-            f"SELECT uniqExact(TraceId), toUnixTimestamp(min(Start)), toUnixTimestamp(max(End)) "
-            f"FROM {layout.lookup_table} WHERE TraceId IN {bound.bind(ids, 'Array(String)')}",
+        rows = self._rows(
+            f"SELECT TraceId, toUnixTimestamp(min(Start)), toUnixTimestamp(max(End)) "
+            f"FROM {layout.lookup_table} WHERE TraceId IN {bound.bind(ids, 'Array(String)')} GROUP BY TraceId",
             bound.params,
         )
-        if int(found) < len(set(ids)):
+        if len(rows) < len(set(ids)):
             return None
-        return int(first) * 10**9, (int(last) + 1) * 10**9
+        return {str(t): (int(first) * 10**9, (int(last) + 1) * 10**9) for t, first, last in rows}
+
+
+def _day_ns(day: str) -> int:
+    return ns(datetime.fromisoformat(day).replace(tzinfo=UTC))
+
+
+def _days_between(first_ns: int, last_ns: int) -> list[str]:
+    """The days (``YYYY-MM-DD``, UTC) ``[first_ns, last_ns)`` touches."""
+    first = first_ns - first_ns % _NS_PER_DAY
+    return [_moment(day).date().isoformat() for day in range(first, max(last_ns, first + 1), _NS_PER_DAY)]
 
 
 def _overlap(a: SpanFilter, b: SpanFilter) -> bool:

@@ -30,6 +30,14 @@ What is computed in SQL, and how it matches the embedded file (``embedded/_trace
 * **Calls**: a caller → callee edge is a child span whose parent span (same trace,
   ``ParentSpanId`` = the parent's ``SpanId``) is another service's; it counts in the window the
   child starts in. The caller's span is looked for from ``CALLER_LEAD`` before the window.
+* **Derived spans** (ours, beside the exporter's table; issue 29): reading a window's children
+  means reading every service's spans of the range, as the primary key leads with the service.
+  ``derive_sql`` computes, once per day of spans, each span's self time and each call between
+  two services (child, parent, their starts) into ``{table}_veridiag_spans``, ordered like the
+  exporter's table; ``derived_figures_sql`` then reads only the service's rows and the calls of
+  the range. ``{table}_veridiag_days`` keeps, per day derived, the exporter table's row count and
+  newest insert of every day its computation read (``system.parts``): a day whose spans changed
+  since (an insert, a delete) is read from the exporter's table again, as is one never derived.
 """
 
 from __future__ import annotations
@@ -100,6 +108,38 @@ AS SELECT TraceId, min(Timestamp) AS Start, max(Timestamp) AS End
 FROM {table} WHERE TraceId != '' GROUP BY TraceId
 """
 
+#: Ours: per span its figures (kind 0); per call between two services the child's figures, keyed
+#: by the child (kind 1: ``Other`` the caller) and by the caller (kind 2: ``ServiceName`` and
+#: ``SpanName`` the caller's, ``Other`` the child); ``CallerStart`` the caller's start. By day.
+DERIVED_DDL = """CREATE TABLE IF NOT EXISTS {derived} (
+    Day Date,
+    Kind UInt8,
+    ServiceName LowCardinality(String),
+    SpanName LowCardinality(String),
+    Start Int64 CODEC(Delta(8), ZSTD(1)),
+    Duration Int64 CODEC(T64, ZSTD(1)),
+    Own Int64 CODEC(T64, ZSTD(1)),
+    Failed UInt8,
+    Stated UInt8,
+    Other LowCardinality(String),
+    OtherName LowCardinality(String),
+    CallerStart Int64 CODEC(Delta(8), ZSTD(1))
+) ENGINE = MergeTree()
+PARTITION BY Day
+ORDER BY (Kind, ServiceName, SpanName, Start)
+"""
+#: Ours: which days are derived, and of every day their computation read, the exporter table's
+#: rows and its newest insert (block number: a merge keeps it, an insert raises it).
+DERIVED_DAYS_DDL = """CREATE TABLE IF NOT EXISTS {days} (
+    Day Date,
+    Partitions Array(String),
+    Counts Array(Int64),
+    Blocks Array(Int64),
+    Version UInt64
+) ENGINE = ReplacingMergeTree(Version)
+ORDER BY Day
+"""
+
 #: Status codes of a failed span: the exporter's (pdata's ``StatusCode.String()``), and older
 #: exporters' proto names.
 ERROR_CODES = ("Error", "STATUS_CODE_ERROR")
@@ -134,6 +174,8 @@ class TraceLayout:
     table: str
     columns: OtelTraceColumns
     lookup: bool = False
+    #: Our derived tables are beside it and the table is partitioned by day (``derive_sql``).
+    derived: bool = False
 
     def beside(self, suffix: str = "") -> str:
         return f"{quote(self.database)}.{quote(self.table + suffix)}"
@@ -149,6 +191,14 @@ class TraceLayout:
     @property
     def lookup_view(self) -> str:
         return self.beside("_trace_id_ts_mv")
+
+    @property
+    def derived_table(self) -> str:
+        return self.beside("_veridiag_spans")
+
+    @property
+    def days_table(self) -> str:
+        return self.beside("_veridiag_days")
 
     def col(self, role: str) -> str:
         return quote(getattr(self.columns, role))
@@ -194,6 +244,16 @@ class Bound:
         if operation is not None:
             sql += f" AND {layout.col('span_name')} = {self.bind(operation, 'String')}"
         return sql
+
+
+#: A span's self time: ``me`` (start, duration, …) less the union of its children's intervals
+#: (``kids``: start, end, …), each clipped to it, children from ``CHILD_LEAD`` before it on.
+_OWN = (
+    "greatest(toInt64(0), me.2 - arrayFold((acc, x) -> (acc.1 + greatest(toInt64(0), "
+    "least(x.2, me.1 + me.2) - greatest(x.1, acc.2)), greatest(acc.2, least(x.2, me.1 + me.2))), "
+    f"arraySort(arrayMap(k -> (k.1, k.2), arrayFilter(k -> k.1 >= me.1 - {int(CHILD_LEAD.total_seconds()) * 10**9}, "
+    "kids))), (toInt64(0), me.1)).1)"
+)
 
 
 @dataclass(frozen=True)
@@ -251,11 +311,7 @@ def figures_sql(layout: TraceLayout, bound: Bound, groups: list[Group], *, calls
     ids = f"(SELECT {span} FROM {layout.name} WHERE {selected})"
     parents = f"(SELECT {parent} FROM {layout.name} WHERE {selected})" if calls else "[]"
     ends = f"(SELECT max({layout.end_ns}) FROM {layout.name} WHERE {selected})"
-    fold = (
-        "greatest(toInt64(0), me.2 - arrayFold((acc, x) -> (acc.1 + greatest(toInt64(0), "
-        "least(x.2, me.1 + me.2) - greatest(x.1, acc.2)), greatest(acc.2, least(x.2, me.1 + me.2))), "
-        "arraySort(arrayMap(k -> (k.1, k.2), kids)), (toInt64(0), me.1)).1)"
-    )
+    fold = _OWN
     firsts = bound.bind([a - lead_ns for a, _b in windows], "Array(Int64)")
     lasts = bound.bind([b for _a, b in windows], "Array(Int64)")
     service = bound.bind(groups[0].service, "String")
@@ -307,4 +363,103 @@ FROM (
         {callers}
     ) AS item
 )
+GROUP BY kind, grp, other"""
+
+
+def derive_sql(layout: TraceLayout, bound: Bound, day: str, first_ns: int, last_ns: int) -> str:
+    """Insert the derived rows of the spans starting in ``[first_ns, last_ns)`` (of ``day``): per
+    span its duration, self time and status (kind 0), per child of another service its own with
+    its caller's service, operation and start (kinds 1 and 2, ``DERIVED_DDL``). Children are looked for from
+    ``CHILD_LEAD`` before the range to its spans' last end (at least ``CHILD_LEAD`` past it), by
+    one ``GROUP BY`` (trace, span id) as ``figures_sql`` does."""
+    trace, span, parent, ts = (layout.col(role) for role in ("trace_id", "span_id", "parent_span_id", "timestamp"))
+    lead = int(CHILD_LEAD.total_seconds()) * 10**9
+    mine = bound.window(layout, first_ns, last_ns)
+    ends = f"(SELECT max({layout.end_ns}) FROM {layout.name} WHERE {mine})"
+    return f"""
+INSERT INTO {layout.derived_table}
+    (Day, Kind, ServiceName, SpanName, Start, Duration, Own, Failed, Stated, Other, OtherName, CallerStart)
+SELECT {bound.bind(day, "Date")}, item.1, item.2, item.3, item.4, item.5, item.6, item.7, item.8, item.9, item.10,
+    item.11
+FROM (
+    SELECT anyIf(tuple(s, d, failed, stated, service, operation), role = 0) AS me,
+        groupArrayIf(tuple(s, s + d, service, operation, failed, stated), role = 2) AS kids
+    FROM (
+        SELECT {trace} AS trace, toString({layout.col("service")}) AS service,
+            toString({layout.col("span_name")}) AS operation, {layout.start_ns} AS s,
+            toInt64({layout.col("duration")}) AS d, toUInt8({layout.failed}) AS failed,
+            toUInt8({layout.stated}) AS stated,
+            arrayJoin(arrayFilter(r -> r.2, [
+                (toUInt8(0), {mine}, {span}),
+                (toUInt8(2), {parent} != '' AND {parent} != {span}, {parent})
+            ])) AS r, r.1 AS role, r.3 AS key
+        FROM {layout.name}
+        WHERE {ts} >= fromUnixTimestamp64Nano({bound.bind(first_ns - lead, "Int64")})
+            AND {ts} < fromUnixTimestamp64Nano(greatest({bound.bind(last_ns + lead, "Int64")}, {ends}))
+    )
+    GROUP BY trace, key
+    HAVING countIf(role = 0) > 0
+)
+ARRAY JOIN arrayConcat(
+    [(toUInt8(0), me.5, me.6, me.1, me.2, {_OWN}, me.3, me.4, '', '', toInt64(0))],
+    arrayFlatten(arrayMap(k -> [(toUInt8(1), k.3, k.4, k.1, k.2 - k.1, toInt64(0), k.5, k.6, me.5, me.6, me.1),
+        (toUInt8(2), me.5, me.6, k.1, k.2 - k.1, toInt64(0), k.5, k.6, k.3, k.4, me.1)],
+        arrayFilter(k -> k.3 != me.5, kids)))
+) AS item"""
+
+
+def derived_figures_sql(layout: TraceLayout, bound: Bound, groups: list[Group], *, calls: bool, lead_ns: int) -> str:
+    """``figures_sql``'s rows from the derived table, each part by its primary key: the groups'
+    spans (kind 0), and with ``calls`` the calls from the service (its kind 2 rows: the child
+    starts in a window, the caller from ``lead_ns`` before it) and into it (its kind 1 rows: the
+    caller from ``lead_ns`` before the first window)."""
+    derived = layout.derived_table
+
+    def own(group: Group, service: str = "ServiceName", name: str = "SpanName") -> str:
+        sql = f"{service} = {bound.bind(group.service, 'String')}"
+        if group.operation is not None:
+            sql += f" AND {name} = {bound.bind(group.operation, 'String')}"
+        return sql
+
+    def within(group: Group, column: str = "Start") -> str:
+        first, last = bound.bind(group.start_ns, "Int64"), bound.bind(group.end_ns, "Int64")
+        return f"{column} >= {first} AND {column} < {last}"
+
+    def which(cases: list[str]) -> str:
+        return "multiIf(" + ", ".join(f"{case}, {index}" for index, case in enumerate(cases)) + ", -1)"
+
+    spans = (
+        f"SELECT toUInt8(0) AS kind, toInt64({which([f'{own(g)} AND {within(g)}' for g in groups])}) AS grp, "
+        f"'' AS other, Failed AS failed, Stated AS stated, Duration AS d, Own AS own FROM {derived} "
+        f"WHERE Kind = 0 AND ({' OR '.join(f'({own(g)} AND {within(g)})' for g in groups)})"
+    )
+    if not calls:
+        return _figures_of(spans)
+    first = bound.bind(min(g.start_ns for g in groups) - lead_ns, "Int64")
+    last = bound.bind(max(g.end_ns for g in groups), "Int64")
+    callees = which(
+        [
+            f"{within(g)} AND CallerStart >= {bound.bind(g.start_ns - lead_ns, 'Int64')} "
+            f"AND CallerStart < {bound.bind(g.end_ns, 'Int64')}"
+            for g in groups
+        ]
+    )
+    callers = which([within(g) for g in groups])
+    return _figures_of(
+        f"""{spans}
+        UNION ALL
+        SELECT toUInt8(1), toInt64({callees}), toString(Other), Failed, Stated, 0, 0 FROM {derived}
+        WHERE Kind = 2 AND {own(groups[0])} AND Start >= {first} AND Start < {last}
+        UNION ALL
+        SELECT toUInt8(2), toInt64({callers}), toString(Other), Failed, Stated, 0, 0 FROM {derived}
+        WHERE Kind = 1 AND {own(groups[0])} AND Start >= {first} AND Start < {last} AND CallerStart >= {first}"""
+    )
+
+
+def _figures_of(rows: str) -> str:
+    return f"""
+SELECT kind, grp, other, count(), countIf(failed), countIf(stated),
+    quantilesExactInclusiveIf(0.5, 0.9, 0.99)(d, kind = 0), quantilesExactInclusiveIf(0.5, 0.9)(own, kind = 0)
+FROM ({rows})
+WHERE grp >= 0
 GROUP BY kind, grp, other"""
