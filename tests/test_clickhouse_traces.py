@@ -422,6 +422,15 @@ def test_import_traces_into_clickhouse_from_the_cli_is_idempotent_and_a_held_dir
         window = {"start": "2023-01-29T09:25:00Z", "end": "2023-01-29T09:35:00Z"}
         assert run(stored, service="ts-gateway-service", **window)[0] == "ok"
     stored.close()
+    # derive-traces (a CronJob for an exporter-fed table): nothing to do, then a day it changed
+    current = CliRunner().invoke(app, ["data", "derive-traces", "--json"])
+    assert current.exit_code == 0 and json.loads(current.stdout)["derived_days"] == [], current.output
+    late = backend(chdb_path, "cli_traces")
+    late.client().command("DROP TABLE IF EXISTS cli_traces_veridiag_days")
+    late.close()
+    again_derived = CliRunner().invoke(app, ["data", "derive-traces", "--json"])
+    assert again_derived.exit_code == 0, again_derived.output
+    assert json.loads(again_derived.stdout) == {"table": "cli_traces", "derived_days": ["2023-01-29"]}
     # This process holds chdb_path open: another one is told so, by pid.
     environ = {**os.environ, "VERIDIAG_CLICKHOUSE__PATH": str(chdb_path)}
     refused = subprocess.run(

@@ -493,6 +493,30 @@ def _clickhouse_traces(traces: ClickHouseTraces) -> ClickHouseTraces:
     return traces
 
 
+@data_app.command("derive-traces")
+def data_derive_traces(as_json: JsonOption = False) -> None:
+    """Derive the self times and calls of every day of the ClickHouse span table
+    (clickhouse.traces_table) whose spans changed since it was last derived, into veridiag's own
+    tables beside it: query_traces then reads those instead of every service's spans. For a table
+    the OpenTelemetry exporter writes, run it on a schedule (a Kubernetes CronJob); a day changed
+    since is read from the exporter's table, as before, until derived again."""
+    from veridiag.tools.backends import TraceReadError
+    from veridiag.tools.factory import clickhouse_traces
+
+    traces = _clickhouse_traces(clickhouse_traces(settings()))
+    try:
+        days = traces.derive()
+    except TraceReadError as exc:
+        raise fail(f"cannot derive {traces.settings.traces_table}: {exc}") from None
+    finally:
+        traces.close()
+    if as_json:
+        print_json({"table": traces.settings.traces_table, "derived_days": days})
+        return
+    table = traces.settings.traces_table
+    out.print(f"{table}: {len(days)} day(s) derived" + (f": {', '.join(days)}" if days else " (every day was current)"))
+
+
 @data_app.command("formats")
 def data_formats(as_json: JsonOption = False) -> None:
     """The log formats ``import-logs`` detects and the span formats ``import-traces`` reads
