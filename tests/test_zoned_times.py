@@ -156,3 +156,17 @@ def test_a_zone_the_words_do_not_pin_is_at_most_an_inference(minute: int, hours:
     assert outcome == "warn" and reason.startswith(ZONE_UNPINNED), reason
     wrong = instant + timedelta(hours=hours, minutes=37)
     assert _grounding(template.format(c=f"{wrong:%H:%M}"), output)[0] == "fail"
+
+
+@given(st.integers(-11, 14).filter(bool), st.integers(0, 1439), st.sampled_from(["{d} {c}", "{d}{c}", "{d} 的 {c}"]))
+def test_the_date_of_a_zoned_clock_is_the_instants(hours: int, minute: int, joined: str) -> None:
+    """ "UTC+14 2 月 20 日 00:00" is 10:00Z on the 19th: the date written beside a clock its zone
+    concerns is read with it (one instant), not as a day of its own to find in UTC outputs."""
+    local = _DAY + timedelta(minutes=minute)
+    zone = f"UTC{'+' if hours > 0 else '-'}{abs(hours)}"
+    clock = joined.format(d=f"{local.month} 月 {local.day} 日", c=f"{local:%H:%M}")
+    text = f"{zone} {clock} 网关开始超时"
+    instant = local - timedelta(hours=hours)
+    output = f"{instant:%Y-%m-%dT%H:%M}:05Z ERROR gateway upstream timeout"
+    assert not [e for e in extract_entities(text) if e.kind == "date"], text
+    assert all(Corpus([output]).contains(f) for f in extract_entities(text)), text

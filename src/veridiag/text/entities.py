@@ -473,8 +473,14 @@ class TextFacts:
                 for inner in _LEXER.finditer(match.group("unit")):
                     if found := _entity(inner, services):
                         spans.append((start, end, found))
+        zoned = [(start, end) for start, end, e in spans if e.kind == "timestamp" and (e.instant or e.uncertain)]
         for start, end, month, day in calendar_dates(text, self.tokens) if dated else ():
-            spans.append((start, end, _date(text[start:end], month, day)))
+            # the date of a clock read in its zone is the instant's: "UTC+14 2 月 20 日 00:00" is the 19th
+            if not any(
+                z_start <= start < z_end or (end <= z_start and not text[end:z_start].strip())
+                for z_start, z_end in zoned
+            ):
+                spans.append((start, end, _date(text[start:end], month, day)))
         if _RANGE_HINT.search(text):
             for low in _RANGE.finditer(text):
                 entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
