@@ -950,3 +950,37 @@ def test_what_a_lists_heading_says_it_says_of_each_line_under_it(word: tuple[str
     above = "\n".join(["query_x service=gateway", line, heading, "entry 8 d4e5f6: node-4, 7 items"])
     outcome, reason = _outcome(claim_text, above, line)
     assert outcome == "warn", (word, reason)
+
+
+_MULTI_WORD = sorted(
+    (name, phrase)
+    for name, entry in _vocabulary().concepts.items()
+    for phrase in (*entry.words, *entry.evidence)
+    if len(phrase.split()) > 1
+)
+
+
+@given(st.sampled_from(_MULTI_WORD), st.data())
+def test_a_concept_phrase_stays_within_its_line(entry: tuple[str, str], data: st.DataObject) -> None:
+    """ "seasonal: no" ending a line and "anomaly 1: … up" the next said "no anomaly": a listed
+    phrase is read within one line, whichever blank a line break takes."""
+    name, phrase = entry
+    words = phrase.split()
+    cut = data.draw(st.integers(1, len(words) - 1))
+    assert concepts().states(name, f"x {phrase} y")
+    broken = " ".join(words[:cut]) + "\n" + " ".join(words[cut:])
+    assume(not concepts().states(name, words[0]) and not concepts().states(name, words[-1]))
+    assert not concepts().states(name, f"x {broken} y"), (name, broken)
+
+
+@given(st.sampled_from(_words("direction")), st.integers(1, 500), st.integers(1, 500))
+def test_a_windows_extremes_give_no_direction(word: tuple[str, str], low: int, spread: int) -> None:
+    """A window's min and max hold at times unsaid: a summary line alone states no rise or fall
+    (its min, written first, made every direction "up": a true "fell" was contradicted)."""
+    _name, spelled = word
+    line = f"window: min {low}ms, max {low + spread}ms, avg {low + spread / 2}ms (30 points)"
+    output = (
+        f"query_metrics service=redis metric=p99\n{line}\nanomalies: none in the window against the series' own history"
+    )
+    outcome, reason = _outcome(f"redis p99 {spelled} in the window", output, line)
+    assert outcome == "warn", (word, outcome, reason)

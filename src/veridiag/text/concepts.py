@@ -66,9 +66,11 @@ class ConceptHit:
 
 
 def _alternation(words: Iterable[str], *, camel: bool = False) -> str:
-    """Whole words, longest first; ``camel``: a camel-case name's parts are words too."""
+    """Whole words, longest first; ``camel``: a camel-case name's parts are words too. A phrase
+    stays within its line: "seasonal: no" ending one line and "anomaly 1: … up" starting the
+    next said "no anomaly" — a calm output, of one that lists an anomaly."""
     ordered = sorted(set(words), key=len, reverse=True)
-    return whole_words(ordered, edge="A-Za-z0-9", boundary="A-Za-z0-9_", blanks=r"\s+", camel=camel)
+    return whole_words(ordered, edge="A-Za-z0-9", boundary="A-Za-z0-9_", blanks=r"[^\S\n]+", camel=camel)
 
 
 #: Evidence names its series and fields with underscores (``mysql_lock_wait_p99_seconds``,

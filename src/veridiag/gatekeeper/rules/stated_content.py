@@ -443,8 +443,10 @@ _RETURN = re.compile(r"\s*(?:back|again)\b", re.IGNORECASE)
 
 def _moves(evidence: str) -> frozenset[str]:
     """The directions the quoted points of a series go, in time order: "up" when a later point
-    is higher than an earlier one, "down" when lower (none: fewer than two points)."""
-    points = sorted(series_points(evidence), key=lambda p: p.minute)
+    is higher than an earlier one, "down" when lower (none: fewer than two points). A window's
+    extremes hold at some time of it, which one unsaid (``ANY_TIME``): no order, so no direction —
+    its min written before its max made every summary line say "up"."""
+    points = sorted((p for p in series_points(evidence) if p.minute != ANY_TIME), key=lambda p: p.minute)
     moves: set[str] = set()
     for i, earlier in enumerate(points):
         for later in points[i + 1 :]:
