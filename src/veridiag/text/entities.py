@@ -473,14 +473,15 @@ class TextFacts:
                 for inner in _LEXER.finditer(match.group("unit")):
                     if found := _entity(inner, services):
                         spans.append((start, end, found))
-        zoned = [(start, end) for start, end, e in spans if e.kind == "timestamp" and (e.instant or e.uncertain)]
-        for start, end, month, day in calendar_dates(text, self.tokens) if dated else ():
-            # the date of a clock read in its zone is the instant's: "UTC+14 2 月 20 日 00:00" is the 19th
-            if not any(
-                z_start <= start < z_end or (end <= z_start and not text[end:z_start].strip())
-                for z_start, z_end in zoned
-            ):
-                spans.append((start, end, _date(text[start:end], month, day)))
+        if dated:
+            zoned = [(start, end) for start, end, e in spans if e.kind == "timestamp" and (e.instant or e.uncertain)]
+            for start, end, month, day in calendar_dates(text, self.tokens):
+                # the date of a clock read in its zone is the instant's: "UTC+14 2 月 20 日 00:00" is the 19th
+                if not any(
+                    z_start <= start < z_end or (end <= z_start and not text[end:z_start].strip())
+                    for z_start, z_end in zoned
+                ):
+                    spans.append((start, end, _date(text[start:end], month, day)))
         if _RANGE_HINT.search(text):
             for low in _RANGE.finditer(text):
                 entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
@@ -1258,7 +1259,8 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods:
     if any(abs(Decimal(length) - target) <= min(tolerance, target / 10) for length in periods):
         return True
     claim = claim_reading(claim_text)
-    times = sorted({_when(m) for text in (evidence.text, claim) for m in _CLOCK_AT.finditer(text)}, key=str)
+    written = [_when(m) for m in _CLOCK_AT.finditer(evidence.text)]
+    times = sorted({*written, *(_when(m) for m in _CLOCK_AT.finditer(claim))}, key=str)
     if len(times) < 2 or len(times) > _MAX_CLOCKS:
         return False
     at = claim.find(entity.text)
@@ -1271,7 +1273,7 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods:
     )
     # points of a series one step apart each stand for their step: 04:37–04:39 of a minutely
     # series is three minutes above the line (it lasted between two and four)
-    step = Decimal(_series_step([_when(m) for m in _CLOCK_AT.finditer(evidence.text)]))
+    step = Decimal(_series_step(written))
     for i, first in enumerate(times):
         for second in times[i + 1 :]:
             apart = Decimal(_apart(first, second))
