@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import select
-import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -30,6 +28,7 @@ from pydantic import SecretStr
 from typer.testing import CliRunner
 
 from tests.builders import GHP, billing_environment, binding, claim, v2
+from tests.first_process import first_process, terminate
 from tests.ports import free_port
 from veridiag.cli.app import app as cli
 from veridiag.config import Settings
@@ -378,26 +377,13 @@ def test_sigterm_stops_the_stdio_server_as_a_containers_first_process(home: Path
     """As PID 1 (a container's first process, `docker stop`, a pod ending) a process ignores
     SIGTERM unless it handles it: the stdio server handles it and exits. Run as PID 1 of a new
     PID namespace (``unshare``, as root in CI); signals from outside reach it only if handled."""
-    unshare = shutil.which("unshare")
-    assert unshare, "util-linux's unshare"
-    wrapper = subprocess.Popen(
-        [unshare, "--pid", "--fork", sys.executable, "-m", "veridiag", "mcp"],
-        env=_env(home),
-        cwd=home,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
-    assert wrapper.stdin is not None and wrapper.stdout is not None
-    try:
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE}
+    with first_process(["mcp"], _env(home), home, **pipes) as wrapper:
+        assert wrapper.stdin is not None and wrapper.stdout is not None
         hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
         wrapper.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}).encode())
         wrapper.stdin.write(b"\n")
         wrapper.stdin.flush()
         assert b'"id":0' in wrapper.stdout.readline().replace(b" ", b"")  # serving; its stdin stays open
-        (child,) = (int(p) for p in Path(f"/proc/{wrapper.pid}/task/{wrapper.pid}/children").read_text().split())
-        os.kill(child, signal.SIGTERM)
+        terminate(wrapper)
         assert wrapper.wait(timeout=20) == 0
-    finally:
-        wrapper.kill()
-        wrapper.wait()
