@@ -13,6 +13,8 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,7 +32,7 @@ from veridiag.config import ClickHouseSettings, Settings
 from veridiag.ingest.kubernetes import workload_of
 from veridiag.ingest.spanfiles import SpanFileReport, read_span_file
 from veridiag.tools.args import QueryTracesArgs
-from veridiag.tools.backends import TraceBackend, clickhouse_traces
+from veridiag.tools.backends import TraceBackend, clickhouse_traces, otel_traces
 from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, SpanRow
 from veridiag.tools.backends.otel_traces import EXPORTER_TRACES_DDL
@@ -43,6 +45,7 @@ FIXTURE = Path(__file__).parent / "fixtures" / "nezha" / "trainticket" / "trace"
 #: starts with 0 (whole traces: a sixteenth of the day's files).
 NEZHA = sorted((Path(__file__).parent / "fixtures" / "nezha_spans").glob("*.csv"))
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
+T0_NS = int(T0.timestamp()) * 10**9
 MS = 10**6
 
 
@@ -127,9 +130,16 @@ def test_an_operation_narrows_the_spans_alike(both: tuple[EmbeddedEnvironment, C
     )
 
 
-def scan_refused() -> mock._patch[Any]:
-    """Figures read from the exporter's table fail the test: only the derived spans may answer."""
-    return mock.patch.object(clickhouse_traces, "figures_sql", side_effect=AssertionError("read the exporter's table"))
+@contextmanager
+def scan_refused() -> Iterator[None]:
+    """Figures or traces' spans read from the exporter's table fail the test: only the derived
+    spans may answer."""
+    refused = AssertionError("read the exporter's table")
+    with (
+        mock.patch.object(clickhouse_traces, "figures_sql", side_effect=refused),
+        mock.patch.object(clickhouse_traces, "spans_sql", side_effect=refused),
+    ):
+        yield
 
 
 def test_derived_spans_answer_alike_and_a_day_changed_since_is_read_again(chdb_path: Path, tmp_path: Path) -> None:
@@ -151,6 +161,12 @@ def test_derived_spans_answer_alike_and_a_day_changed_since_is_read_again(chdb_p
                     assert run(traces, **args) == run(env, **args), (service, start)
             after = run(traces, service="ts-travel-service", start="2023-01-29T10:00:00Z", end="2023-01-29T10:10:00Z")
         assert after == before
+        # whether the derived rows are current is read once per call (its callees' figures too), and again
+        # by the next call
+        travel = {"service": "ts-travel-service", "start": "2023-01-29T10:00:00Z", "end": "2023-01-29T10:10:00Z"}
+        with mock.patch.object(ClickHouseTraces, "_fresh", autospec=True, side_effect=ClickHouseTraces._fresh) as fresh:
+            assert run(traces, **travel) == run(traces, **travel) == before
+        assert "callee " in before[1] and fresh.call_count == 2
         # a late span of the day: the day is read from the exporter's table again, then derived again
         root = next(r for r in nezha_rows(NEZHA[1]) if r.service == "ts-travel-service")
         late = [
@@ -236,10 +252,24 @@ def late_children(draw: st.DrawFn, rows: list[SpanRow]) -> SpanRow:
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data(), rows=forests(), within=st.sampled_from([(0, 30), (5, 12), (10, 11)]))
+@given(
+    data=st.data(),
+    rows=forests(),
+    within=st.sampled_from([(0, 30), (5, 12), (10, 11)]),
+    top=st.sampled_from([1, 2, 3, 64]),
+    lookup=st.booleans(),
+)
 def test_generated_traces_give_the_same_figures_calls_and_slowest_traces(
-    twins: tuple[Path, ClickHouseTraces], data: st.DataObject, rows: list[SpanRow], within: tuple[int, int]
+    twins: tuple[Path, ClickHouseTraces],
+    data: st.DataObject,
+    *,
+    rows: list[SpanRow],
+    within: tuple[int, int],
+    top: int,
+    lookup: bool,
 ) -> None:
+    """``top``: the longest spans read to choose the slowest traces (few: every span grouped
+    instead); ``lookup``: the trace id lookup table used, or the spans around the chosen ones."""
     folder, traces = twins
     late = data.draw(late_children(rows))
     traces.client().command("TRUNCATE TABLE generated_traces")
@@ -259,20 +289,56 @@ def test_generated_traces_give_the_same_figures_calls_and_slowest_traces(
         ]
         # all filters in one statement each (the batched reads query_traces uses)
         assert_same_figures(env, traces, filters)
-        for where in filters[::2]:
-            assert [sorted(trace, key=order) for trace in traces.slowest_traces(where, 3)] == [
-                sorted((span.model_copy(update={"self_ns": None}) for span in trace), key=order)
-                for trace in env.slowest_traces(where, 3)
-            ]
+        with chosen_by(traces, top, lookup):
+            assert_same_slowest(env, traces, filters[::2])
         # the same from the derived spans alone, and again once a late child changed the day
         traces.derive()
         with scan_refused():
             assert_same_figures(env, traces, filters)
+            with chosen_by(traces, top, lookup):
+                assert_same_slowest(env, traces, filters[::2])
+        # any trace's spans in any bounds: the spans by trace hold the exporter's rows
+        starts: dict[str, list[int]] = {}
+        for row in rows:
+            starts.setdefault(row.trace_id, []).append(row.start_ns)
+        bounds = {  # each cutting through its trace's spans: from near one of their starts
+            trace_id: (first, first + data.draw(st.integers(0, 600)) * MS)
+            for trace_id in data.draw(st.lists(st.sampled_from([*starts, "absent"]), min_size=1, unique=True))
+            for first in [
+                data.draw(st.sampled_from(starts.get(trace_id, [T0_NS]))) + data.draw(st.integers(-3, 3)) * MS
+            ]
+        }
+        days = ["2026-01-01", T0.date().isoformat()]
+        exported, derived = (
+            traces._rows(build(traces.layout, bound, bounds, *extra), bound.params)
+            for build, extra in ((otel_traces.spans_sql, ()), (otel_traces.derived_spans_sql, (days,)))
+            for bound in [otel_traces.Bound()]
+        )
+        assert exported == derived
         env.add_spans([late], source="late", reach_key="late")
         traces.add_spans([late])
         assert_same_figures(env, traces, filters)
     finally:
         env.close()
+
+
+@contextmanager
+def chosen_by(traces: ClickHouseTraces, top: int, lookup: bool) -> Iterator[None]:
+    """The slowest traces chosen from ``top`` longest spans, their spans found through the lookup
+    table or around the chosen spans."""
+    with (
+        mock.patch.object(clickhouse_traces, "_TOP_SPANS", top),
+        mock.patch.object(traces, "_layout", replace(traces.layout, lookup=lookup)),
+    ):
+        yield
+
+
+def assert_same_slowest(env: EmbeddedEnvironment, traces: ClickHouseTraces, filters: list[SpanFilter]) -> None:
+    for where in filters:
+        assert [sorted(trace, key=order) for trace in traces.slowest_traces(where, 3)] == [
+            sorted((span.model_copy(update={"self_ns": None}) for span in trace), key=order)
+            for trace in env.slowest_traces(where, 3)
+        ], where
 
 
 def assert_same_figures(env: EmbeddedEnvironment, traces: ClickHouseTraces, filters: list[SpanFilter]) -> None:

@@ -50,7 +50,7 @@ from veridiag.analysis.traces import (
 from veridiag.contracts.json import JsonValue
 from veridiag.text.render import format_value, iso, request_line, rounded
 from veridiag.tools.args import QueryTracesArgs, parse_time
-from veridiag.tools.backends import TraceBackend, TraceLookup, TraceReadError
+from veridiag.tools.backends import TraceBackend, TraceLookup, TraceReadError, one_call
 from veridiag.tools.records import CallEdge, SlowTrace, SpanFigure, TraceEvidence
 from veridiag.tools.results import ToolOutput
 
@@ -111,7 +111,8 @@ class TraceQuery:
 
     def run(self, args: QueryTracesArgs) -> ToolOutput:
         try:
-            return self._run(args)
+            with one_call():
+                return self._run(args)
         except TraceReadError as exc:
             return _error(str(exc))
 

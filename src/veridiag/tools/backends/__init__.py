@@ -3,6 +3,9 @@ clickhouse, jaeger, tempo)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Protocol, runtime_checkable
 
 from veridiag.analysis.traces import CallCount, SpanFilter, SpanStats, TraceSpan
@@ -33,6 +36,27 @@ class KnowledgeBackend(Protocol):
     name: str
 
     def lookup_knowledge(self, args: LookupKnowledgeArgs) -> ToolOutput: ...
+
+
+_CALL_MEMO: ContextVar[dict[object, object] | None] = ContextVar("veridiag_call_memo", default=None)
+
+
+@contextmanager
+def one_call() -> Iterator[None]:
+    """The scope of one tool call: what a backend learns there about its store (that our derived
+    tables are current for some days) holds for the rest of that call and no longer, so the call's
+    reads agree with one another and a later call looks again. A context variable, not state on the
+    backend, which every call and thread shares."""
+    token = _CALL_MEMO.set({})
+    try:
+        yield
+    finally:
+        _CALL_MEMO.reset(token)
+
+
+def call_memo() -> dict[object, object] | None:
+    """The current tool call's memo (``one_call``); None outside one."""
+    return _CALL_MEMO.get()
 
 
 class TraceReadError(RuntimeError):
