@@ -47,6 +47,7 @@ What is computed in SQL, and how it matches the embedded file (``embedded/_trace
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -446,7 +447,7 @@ WHERE {bound.window(layout, first_ns, last_ns)}"""
 
 
 #: A trace's spans as ``spans_sql`` and ``derived_spans_sql`` return them, by start.
-Bounds = dict[str, tuple[int, int] | None]
+Bounds = Mapping[str, tuple[int, int] | None]
 
 
 def spans_sql(layout: TraceLayout, bound: Bound, bounds: Bounds) -> str:
