@@ -38,6 +38,8 @@ What is computed in SQL, and how it matches the embedded file (``embedded/_trace
   the range. ``{table}_veridiag_days`` keeps, per day derived, the exporter table's row count and
   newest insert of every day its computation read (``system.parts``): a day whose spans changed
   since (an insert, a delete) is read from the exporter's table again, as is one never derived.
+  Its table comment is the derivation's version (``DERIVATION``): tables another veridiag derived
+  are read as not derived, and derived anew.
 """
 
 from __future__ import annotations
@@ -128,9 +130,13 @@ DERIVED_DDL = """CREATE TABLE IF NOT EXISTS {derived} (
 PARTITION BY Day
 ORDER BY (Kind, ServiceName, SpanName, Start)
 """
+#: The derivation's version, the days table's comment: raised whenever the derived rows change
+#: in columns or meaning, so that tables derived otherwise are never read as current.
+DERIVATION = "veridiag derivation 2"
 #: Ours: which days are derived, and of every day their computation read, the exporter table's
-#: rows and its newest insert (block number: a merge keeps it, an insert raises it).
-DERIVED_DAYS_DDL = """CREATE TABLE IF NOT EXISTS {days} (
+#: rows and its newest insert (block number: a merge keeps it, an insert raises it). Made last,
+#: with the ``DERIVATION`` it was derived under as its comment.
+DERIVED_DAYS_DDL = f"""CREATE TABLE IF NOT EXISTS {{days}} (
     Day Date,
     Partitions Array(String),
     Counts Array(Int64),
@@ -138,6 +144,7 @@ DERIVED_DAYS_DDL = """CREATE TABLE IF NOT EXISTS {days} (
     Version UInt64
 ) ENGINE = ReplacingMergeTree(Version)
 ORDER BY Day
+COMMENT '{DERIVATION}'
 """
 
 #: Status codes of a failed span: the exporter's (pdata's ``StatusCode.String()``), and older
@@ -174,8 +181,11 @@ class TraceLayout:
     table: str
     columns: OtelTraceColumns
     lookup: bool = False
-    #: Our derived tables are beside it and the table is partitioned by day (``derive_sql``).
+    #: Our derived tables are beside it, of this ``DERIVATION``, and the table is partitioned by
+    #: day (``derive_sql``).
     derived: bool = False
+    #: The table is partitioned by day: its days can be derived.
+    daily: bool = False
 
     def beside(self, suffix: str = "") -> str:
         return f"{quote(self.database)}.{quote(self.table + suffix)}"
