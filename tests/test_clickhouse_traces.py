@@ -33,7 +33,7 @@ from veridiag.tools.args import QueryTracesArgs
 from veridiag.tools.backends import TraceBackend, TraceReadError, clickhouse_traces, otel_traces
 from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, SpanRow
-from veridiag.tools.backends.otel_traces import DERIVATION, EXPORTER_TRACES_DDL
+from veridiag.tools.backends.otel_traces import DERIVATION, EXPORTER_TRACES_DDL, derivation_comment
 from veridiag.tools.factory import build_toolbox
 from veridiag.tools.records import TraceEvidence
 from veridiag.tools.spans import TraceQuery
@@ -223,29 +223,52 @@ def versioned(chdb_path: Path) -> Iterator[tuple[ClickHouseTraces, tuple[str, st
     traces.close()
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(other=st.one_of(st.just(""), st.text(st.sampled_from("veridiag derivation 0123456789._-"), max_size=30)))
-def test_tables_derived_under_another_derivation_are_not_read_until_derived_again(
-    versioned: tuple[ClickHouseTraces, tuple[str, str, list[Any]]], other: str
+#: What another veridiag leaves: tables made before versions (no ``Derivation`` column, no
+#: comment), tables another derivation made and derived, days another marked in ours.
+OTHERS = st.one_of(
+    st.just(("unversioned", 0)),
+    st.tuples(st.sampled_from(["made", "marked"]), st.integers(0, 2**32 - 1).filter(lambda n: n != DERIVATION)),
+)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(other=OTHERS)
+def test_what_another_derivation_wrote_is_not_read_until_derived_again(
+    versioned: tuple[ClickHouseTraces, tuple[str, str, list[Any]]], chdb_path: Path, other: tuple[str, int]
 ) -> None:
-    """A veridiag that derived otherwise (another comment on the days table, or none, as before
-    versions) leaves rows this one must not read as current: the exporter's table answers, and
-    ``derive`` makes both tables anew and derives every day again."""
+    """Rows another derivation wrote are never read as current, by a process that read ours
+    before or one started after: the exporter's table answers, a derive stopped midway changes
+    nothing, and the next one derives every day again."""
     traces, scanned = versioned
-    if other == DERIVATION:
-        return
+    kind, derivation = other
+    days = "versioned_traces_veridiag_days"
     with scan_refused():
         assert run(traces, **TWO_DAYS) == scanned
-    traces.client().command(f"ALTER TABLE versioned_traces_veridiag_days MODIFY COMMENT '{other}'")
-    with derived_refused():
-        assert run(traces, **TWO_DAYS) == scanned, "read as derived under another derivation"
-    # a derive interrupted once the tables were made anew, before a day was: nothing is derived
-    interrupted = mock.patch.object(clickhouse_traces, "derive_sql", side_effect=TraceReadError("interrupted"))
-    with interrupted, pytest.raises(TraceReadError):
-        traces.derive()
-    with derived_refused():
-        assert run(traces, **TWO_DAYS) == scanned
-    assert traces.derive() == ["2023-01-20", "2023-01-21"]
+    if kind == "unversioned":
+        traces.client().command(f"ALTER TABLE {days} DROP COLUMN Derivation")
+        traces.client().command(f"ALTER TABLE {days} MODIFY COMMENT ''")
+    else:
+        if kind == "made":
+            traces.client().command(f"ALTER TABLE {days} MODIFY COMMENT '{derivation_comment(derivation)}'")
+        traces.client().command(
+            f"INSERT INTO {days} SELECT Day, argMax(Partitions, Version), argMax(Counts, Version), "
+            f"argMax(Blocks, Version), max(Version) + 1, {{v:UInt32}} FROM {days} GROUP BY Day",
+            parameters={"v": derivation},
+        )
+    started_after = backend(chdb_path, "versioned_traces")
+    try:
+        with derived_refused():
+            assert run(traces, **TWO_DAYS) == scanned, f"read as derived ({kind})"
+            assert run(started_after, **TWO_DAYS) == scanned, f"read as derived by a new process ({kind})"
+    finally:
+        started_after.close()
+    with mock.patch.object(clickhouse_traces, "_GRACE_SECONDS", 0):
+        interrupted = mock.patch.object(clickhouse_traces, "derive_sql", side_effect=TraceReadError("interrupted"))
+        with interrupted, pytest.raises(TraceReadError):
+            traces.derive()
+        with derived_refused():
+            assert run(traces, **TWO_DAYS) == scanned
+        assert traces.derive() == ["2023-01-20", "2023-01-21"]
     with scan_refused():
         assert run(traces, **TWO_DAYS) == scanned
 

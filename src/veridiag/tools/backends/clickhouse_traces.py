@@ -37,6 +37,7 @@ from veridiag.tools.backends.otel_traces import (
     Group,
     TraceLayout,
     column_problem,
+    derivation_comment,
     derive_sql,
     derived_figures_sql,
     figures_sql,
@@ -160,7 +161,7 @@ class ClickHouseTraces(ClickHouseConnections):
         # Days are told apart by the table's partitions: derived figures only for a daily one.
         daily = beside.get(plain.table, ("", ""))[0].replace(" ", "") == f"toDate({plain.columns.timestamp})"
         spans, days = (plain.table + s for s in _BESIDE[1:])
-        derived = daily and spans in beside and beside.get(days, ("", ""))[1] == DERIVATION
+        derived = daily and spans in beside and beside.get(days, ("", ""))[1] == derivation_comment()
         return TraceLayout(
             plain.database,
             plain.table,
@@ -265,9 +266,7 @@ class ClickHouseTraces(ClickHouseConnections):
         layout = self.layout
         if not layout.derived:
             return []
-        current, counts, marked = self._state(None)
-        if not current:  # dropped meanwhile, by a derive of another version: its to make
-            return []
+        counts, marked = self._state(None)
         stale = sorted(day for day in counts if not _derived(day, counts, marked))
         lead = int(CHILD_LEAD.total_seconds()) * 10**9
         done = []
@@ -301,7 +300,7 @@ class ClickHouseTraces(ClickHouseConnections):
         """``_OURS_SQL``'s parameters."""
         plain = self._plain()
         spans, marks = (plain.table + s for s in _BESIDE[1:])
-        return {"db": plain.database, "spans": spans, "marks": marks, "derivation": DERIVATION}
+        return {"db": plain.database, "spans": spans, "marks": marks, "derivation": derivation_comment()}
 
     def _prepare_derived(self) -> None:
         """Our two tables, the days' of this ``DERIVATION``: unless both are there so, they are
@@ -313,15 +312,15 @@ class ClickHouseTraces(ClickHouseConnections):
             self._command(f"DROP TABLE IF EXISTS {plain.days_table}")
             self._command(f"DROP TABLE IF EXISTS {plain.derived_table}")
         self._command(DERIVED_DDL.format(derived=plain.derived_table))
-        self._command(DERIVED_DAYS_DDL.format(days=plain.days_table))
+        self._command(DERIVED_DAYS_DDL.format(days=plain.days_table, comment=derivation_comment()))
         self._layout = None
 
     def _mark(self, day: str, partitions: list[str], counts: list[tuple[int, int]]) -> None:
         """Record the day as derived from these days' rows and inserts (none: not derived)."""
         layout = self.layout
         row = [datetime.fromisoformat(day).date(), partitions, [c for c, _b in counts], [b for _c, b in counts]]
-        row.append(time.time_ns())
-        names = ["Day", "Partitions", "Counts", "Blocks", "Version"]
+        row += [time.time_ns(), DERIVATION]
+        names = ["Day", "Partitions", "Counts", "Blocks", "Version", "Derivation"]
         try:
             self.client().insert(f"{layout.table}_veridiag_days", [row], column_names=names, database=layout.database)
         except Exception as exc:  # the client's: a refused insert, a server gone
@@ -336,24 +335,25 @@ class ClickHouseTraces(ClickHouseConnections):
         except Exception as exc:  # the client's: a refused statement, a server gone
             raise TraceReadError(f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}") from None
 
-    def _state(self, days: list[str] | None) -> tuple[bool, dict[str, tuple[int, int]], dict[str, dict[str, Any]]]:
-        """In one statement: whether our tables are there of this ``DERIVATION``, the exporter
-        table's rows and newest insert per day now, and of each of the days (None: every day)
-        marked, the days its computation read with their rows and newest insert then."""
+    def _state(self, days: list[str] | None) -> tuple[dict[str, tuple[int, int]], dict[str, dict[str, Any]]]:
+        """In one statement: the exporter table's rows and newest insert per day now, and of each
+        of the days (None: every day) marked derived under this ``DERIVATION``, the days its
+        computation read with their rows and newest insert then."""
         layout = self.layout
         which = "" if days is None else "WHERE Day IN {days:Array(Date)}"
-        ((now, marked, ours),) = self._rows(
-            f"SELECT ({_PARTS_SQL}), (SELECT groupArray((toString(Day), p, c, b)) FROM (SELECT Day, "
-            f"argMax(Partitions, Version) AS p, argMax(Counts, Version) AS c, argMax(Blocks, Version) AS b "
-            f"FROM {layout.days_table} {which} GROUP BY Day)), ({_OURS_SQL})",
-            {"days": days or [], "t": layout.table, **self._ours()},
+        ((now, marked),) = self._rows(
+            f"SELECT ({_PARTS_SQL}), (SELECT groupArray((toString(Day), p, c, b, v)) FROM (SELECT Day, "
+            f"argMax(Partitions, Version) AS p, argMax(Counts, Version) AS c, argMax(Blocks, Version) AS b, "
+            f"argMax(Derivation, Version) AS v FROM {layout.days_table} {which} GROUP BY Day))",
+            {"days": days or [], "db": layout.database, "t": layout.table},
         )
         counts = {str(d): (int(c), int(b)) for d, c, b in now}
         derived = {
             str(day): dict(zip(map(str, partitions), zip(map(int, read), map(int, blocks), strict=True), strict=True))
-            for day, partitions, read, blocks in marked
+            for day, partitions, read, blocks, derivation in marked
+            if int(derivation) == DERIVATION
         }
-        return int(ours) == 2, counts, derived
+        return counts, derived
 
     def _fresh(self, days: list[str]) -> bool:
         """Every one of the days holds no span or is derived under this ``DERIVATION``, and no
@@ -371,11 +371,11 @@ class ClickHouseTraces(ClickHouseConnections):
             if not self.layout.derived:
                 return False
         try:
-            current, counts, marked = self._state(days)
-        except TraceReadError:  # our tables dropped meanwhile: looked for again next time
+            counts, marked = self._state(days)
+        except TraceReadError:  # our tables dropped (or made otherwise) meanwhile: looked for again
             self._layout = None
             return False
-        return current and all(_derived(day, counts, marked) for day in days)
+        return all(_derived(day, counts, marked) for day in days)
 
     # -- reading (``TraceBackend``) ---------------------------------------------------------
 

@@ -38,8 +38,8 @@ What is computed in SQL, and how it matches the embedded file (``embedded/_trace
   the range. ``{table}_veridiag_days`` keeps, per day derived, the exporter table's row count and
   newest insert of every day its computation read (``system.parts``): a day whose spans changed
   since (an insert, a delete) is read from the exporter's table again, as is one never derived.
-  Its table comment is the derivation's version (``DERIVATION``): tables another veridiag derived
-  are read as not derived, and derived anew.
+  The derivation's version (``DERIVATION``) is the days table's comment and each day's mark's:
+  a day another veridiag derived is read as not derived, and tables it made are made anew.
 """
 
 from __future__ import annotations
@@ -130,22 +130,30 @@ DERIVED_DDL = """CREATE TABLE IF NOT EXISTS {derived} (
 PARTITION BY Day
 ORDER BY (Kind, ServiceName, SpanName, Start)
 """
-#: The derivation's version, the days table's comment: raised whenever the derived rows change
-#: in columns or meaning, so that tables derived otherwise are never read as current.
-DERIVATION = "veridiag derivation 2"
-#: Ours: which days are derived, and of every day their computation read, the exporter table's
-#: rows and its newest insert (block number: a merge keeps it, an insert raises it). Made last,
-#: with the ``DERIVATION`` it was derived under as its comment.
-DERIVED_DAYS_DDL = f"""CREATE TABLE IF NOT EXISTS {{days}} (
+#: The derivation's version: raised whenever the derived rows change in columns or meaning. The
+#: days table's comment says which made the tables (``derive`` makes tables of another anew), each
+#: day's mark which derived the day (a reader takes no other's, whoever wrote it: no statement more).
+DERIVATION = 2
+#: Ours: which days are derived, under which ``DERIVATION``, and of every day their computation
+#: read, the exporter table's rows and its newest insert (block number: a merge keeps it, an
+#: insert raises it). Made last, its comment the ``DERIVATION`` (``derivation_comment``).
+DERIVED_DAYS_DDL = """CREATE TABLE IF NOT EXISTS {days} (
     Day Date,
     Partitions Array(String),
     Counts Array(Int64),
     Blocks Array(Int64),
-    Version UInt64
+    Version UInt64,
+    Derivation UInt32 DEFAULT 0
 ) ENGINE = ReplacingMergeTree(Version)
 ORDER BY Day
-COMMENT '{DERIVATION}'
+COMMENT '{comment}'
 """
+
+
+def derivation_comment(derivation: int = DERIVATION) -> str:
+    """The days table's comment: the derivation that made the tables."""
+    return f"veridiag derivation {derivation}"
+
 
 #: Status codes of a failed span: the exporter's (pdata's ``StatusCode.String()``), and older
 #: exporters' proto names.
