@@ -32,10 +32,10 @@ from veridiag.config import ClickHouseSettings, Settings
 from veridiag.ingest.kubernetes import workload_of
 from veridiag.ingest.spanfiles import SpanFileReport, read_span_file
 from veridiag.tools.args import QueryTracesArgs
-from veridiag.tools.backends import TraceBackend, clickhouse_traces, otel_traces
+from veridiag.tools.backends import TraceBackend, TraceReadError, clickhouse_traces, otel_traces
 from veridiag.tools.backends.clickhouse_traces import ClickHouseTraces
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, SpanRow
-from veridiag.tools.backends.otel_traces import EXPORTER_TRACES_DDL
+from veridiag.tools.backends.otel_traces import DERIVATION, EXPORTER_TRACES_DDL, derivation_comment
 from veridiag.tools.factory import build_toolbox
 from veridiag.tools.records import TraceEvidence
 from veridiag.tools.spans import TraceQuery
@@ -192,6 +192,190 @@ def test_derived_spans_answer_alike_and_a_day_changed_since_is_read_again(chdb_p
     finally:
         traces.close()
         env.close()
+
+
+# --- the derived tables: their derivation, a process running beside a derive, a derive with nothing new --
+
+
+def daily_calls(first: datetime, days: int) -> list[SpanRow]:
+    """Each day from ``first`` on, an ``api`` span calling ``db`` twice (one failed)."""
+    rows = []
+    for day in range(days):
+        start = ns_of(first + timedelta(days=day))
+        rows.append(SpanRow(f"d{day}", f"d{day}-a", "", "api", "GET /", start, start + 90 * MS, False))
+        for call in range(2):
+            child = start + (10 + 30 * call) * MS
+            span = SpanRow(f"d{day}", f"d{day}-b{call}", f"d{day}-a", "db", "q", child, child + 20 * MS, call == 1)
+            rows.append(span)
+    return rows
+
+
+def ns_of(moment: datetime) -> int:
+    return int(moment.timestamp()) * 10**9
+
+
+DAILY = datetime(2023, 1, 20, 10, tzinfo=UTC)
+#: Both days of ``versioned``'s spans, as ``query_traces`` is asked about them.
+TWO_DAYS = {"service": "api", "start": "2023-01-20T00:00:00Z", "end": "2023-01-22T00:00:00Z"}
+
+
+@contextmanager
+def derived_refused() -> Iterator[None]:
+    """Figures or traces' spans read from the derived tables fail the test: only the exporter's
+    table may answer."""
+    refused = AssertionError("read the derived spans")
+    with (
+        mock.patch.object(clickhouse_traces, "derived_figures_sql", side_effect=refused),
+        mock.patch.object(clickhouse_traces, "derived_spans_sql", side_effect=refused),
+    ):
+        yield
+
+
+@pytest.fixture(scope="module")
+def versioned(chdb_path: Path) -> Iterator[tuple[ClickHouseTraces, tuple[str, str, list[Any]]]]:
+    """Two days of calls, derived, and what the exporter's table alone answers about them."""
+    traces = backend(chdb_path, "versioned_traces")
+    traces.add_spans(daily_calls(DAILY, 2))
+    with derived_refused():
+        scanned = run(traces, **TWO_DAYS)
+    assert scanned[0] == "ok" and "call api → db" in scanned[1], scanned
+    assert traces.derive() == ["2023-01-20", "2023-01-21"]
+    yield traces, scanned
+    traces.close()
+
+
+#: What another veridiag leaves: tables made before versions (no ``Derivation`` column, no
+#: comment), tables another derivation made and derived, days another marked in ours.
+OTHERS = st.one_of(
+    st.just(("unversioned", 0)),
+    st.tuples(st.sampled_from(["made", "marked"]), st.integers(0, 2**32 - 1).filter(lambda n: n != DERIVATION)),
+)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(other=OTHERS)
+def test_what_another_derivation_wrote_is_not_read_until_derived_again(
+    versioned: tuple[ClickHouseTraces, tuple[str, str, list[Any]]], chdb_path: Path, other: tuple[str, int]
+) -> None:
+    """Rows another derivation wrote are never read as current, by a process that read ours
+    before or one started after: the exporter's table answers, a derive stopped midway changes
+    nothing, and the next one derives every day again."""
+    traces, scanned = versioned
+    kind, derivation = other
+    days = "versioned_traces_veridiag_days"
+    with scan_refused():
+        assert run(traces, **TWO_DAYS) == scanned
+    if kind == "unversioned":
+        traces.client().command(f"ALTER TABLE {days} DROP COLUMN Derivation")
+        traces.client().command(f"ALTER TABLE {days} MODIFY COMMENT ''")
+    else:
+        if kind == "made":
+            traces.client().command(f"ALTER TABLE {days} MODIFY COMMENT '{derivation_comment(derivation)}'")
+        traces.client().command(
+            f"INSERT INTO {days} SELECT Day, argMax(Partitions, Version), argMax(Counts, Version), "
+            f"argMax(Blocks, Version), max(Version) + 1, {{v:UInt32}} FROM {days} GROUP BY Day",
+            parameters={"v": derivation},
+        )
+    started_after = backend(chdb_path, "versioned_traces")
+    try:
+        with derived_refused():
+            assert run(traces, **TWO_DAYS) == scanned, f"read as derived ({kind})"
+            assert run(started_after, **TWO_DAYS) == scanned, f"read as derived by a new process ({kind})"
+    finally:
+        started_after.close()
+    with mock.patch.object(clickhouse_traces, "_GRACE_SECONDS", 0):
+        interrupted = mock.patch.object(clickhouse_traces, "derive_sql", side_effect=TraceReadError("interrupted"))
+        with interrupted, pytest.raises(TraceReadError):
+            traces.derive()
+        with derived_refused():
+            assert run(traces, **TWO_DAYS) == scanned
+        assert traces.derive() == ["2023-01-20", "2023-01-21"]
+    with scan_refused():
+        assert run(traces, **TWO_DAYS) == scanned
+
+
+def test_a_derive_interrupted_midway_leaves_its_day_read_from_the_exporters_table(chdb_path: Path) -> None:
+    """A day is read as derived only once all its rows are in: a derive stopped after some of
+    them (the third of a day's four statements failing, its spans in) leaves the day to the exporter's table, and
+    the next derive does it whole."""
+    traces = backend(chdb_path, "interrupted_traces")
+    try:
+        traces.add_spans(daily_calls(DAILY, 1))
+        with derived_refused():
+            scanned = run(traces, **TWO_DAYS)
+        real = otel_traces.derive_sql
+        calls = iter(range(100))
+
+        def second_fails(*args: Any) -> str:
+            if next(calls) == 2:
+                raise TraceReadError("interrupted")
+            return real(*args)
+
+        stopped = mock.patch.object(clickhouse_traces, "derive_sql", side_effect=second_fails)
+        with stopped, pytest.raises(TraceReadError):
+            traces.derive()
+        assert traces.client().query("SELECT count() FROM interrupted_traces_veridiag_spans").result_rows[0][0] > 0
+        with derived_refused():
+            assert run(traces, **TWO_DAYS) == scanned
+        assert traces.derive() == ["2023-01-20"]
+        with scan_refused():
+            assert run(traces, **TWO_DAYS) == scanned
+    finally:
+        traces.close()
+
+
+def test_a_backend_made_before_a_derive_reads_its_tables_and_stops_when_they_are_dropped(chdb_path: Path) -> None:
+    """A server started before the first derive (a CronJob's, in another process) reads the
+    derived spans once they are there, without a restart, and the exporter's table again once
+    they are gone (dropped by a derive of another derivation), never an error."""
+    serving = backend(chdb_path, "noticed_traces")
+    serving.add_spans(daily_calls(DAILY, 1))
+    deriving = backend(chdb_path, "noticed_traces")
+    try:
+        with derived_refused():
+            scanned = run(serving, **TWO_DAYS)
+        assert not serving.layout.derived
+        assert deriving.derive() == ["2023-01-20"]
+        with scan_refused():
+            assert run(serving, **TWO_DAYS) == scanned, "the derived tables made since are not read"
+        deriving.client().command("DROP TABLE noticed_traces_veridiag_days")
+        deriving.client().command("DROP TABLE noticed_traces_veridiag_spans")
+        with derived_refused():
+            assert run(serving, **TWO_DAYS) == scanned
+    finally:
+        serving.close()
+        deriving.close()
+
+
+def statements(traces: ClickHouseTraces) -> list[str]:
+    """Every statement ``traces`` sends from now on (the patch lasts as the object does)."""
+    sent: list[str] = []
+    client = traces.client()
+    for name in ("query", "command"):
+        real = getattr(client, name)
+
+        def counted(sql: str, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            sent.append(sql)
+            return _real(sql, *args, **kwargs)
+
+        setattr(client, name, counted)
+    return sent
+
+
+@pytest.mark.parametrize("days", [1, 6])
+def test_a_derive_with_nothing_new_costs_the_same_few_statements_however_many_days(chdb_path: Path, days: int) -> None:
+    """What a CronJob runs every few minutes: with every day current, a handful of statements,
+    not one or more a day, and none that writes."""
+    traces = backend(chdb_path, f"idle_traces_{days}")
+    try:
+        traces.add_spans(daily_calls(DAILY, days))
+        assert len(traces.derive()) == days
+        sent = statements(traces)
+        assert traces.derive() == []
+        assert len(sent) <= 4, sent
+        assert not [sql for sql in sent if sql.lstrip().upper().startswith(("INSERT", "ALTER", "DROP"))], sent
+    finally:
+        traces.close()
 
 
 # --- generated span trees -------------------------------------------------------------------
@@ -489,14 +673,16 @@ def test_import_traces_into_clickhouse_from_the_cli_is_idempotent_and_a_held_dir
         assert run(stored, service="ts-gateway-service", **window)[0] == "ok"
     stored.close()
     # derive-traces (a CronJob for an exporter-fed table): nothing to do, then a day it changed
-    current = CliRunner().invoke(app, ["data", "derive-traces", "--json"])
-    assert current.exit_code == 0 and json.loads(current.stdout)["derived_days"] == [], current.output
+    current = CliRunner().invoke(app, ["data", "derive-traces"])
+    assert current.exit_code == 0 and "0 day(s) derived (every day was current) in " in current.stdout, current.output
+    assert "deriving" not in current.stderr
     late = backend(chdb_path, "cli_traces")
     late.client().command("DROP TABLE IF EXISTS cli_traces_veridiag_days")
     late.close()
     again_derived = CliRunner().invoke(app, ["data", "derive-traces", "--json"])
     assert again_derived.exit_code == 0, again_derived.output
-    assert json.loads(again_derived.stdout) == {"table": "cli_traces", "derived_days": ["2023-01-29"]}
+    assert json.loads(again_derived.stdout).items() >= {"table": "cli_traces", "derived_days": ["2023-01-29"]}.items()
+    assert "cli_traces: deriving 2023-01-29 (1/1)" in again_derived.stderr
     # This process holds chdb_path open: another one is told so, by pid.
     environ = {**os.environ, "VERIDIAG_CLICKHOUSE__PATH": str(chdb_path)}
     refused = subprocess.run(

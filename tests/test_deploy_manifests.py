@@ -130,8 +130,15 @@ def of_kind(objects: tuple[Manifest, ...], kind: str) -> dict[str, Manifest]:
     return {o["metadata"]["name"]: o for o in objects if o["kind"] == kind}
 
 
-def containers(deployment: Manifest) -> Iterator[Manifest]:
-    spec = deployment["spec"]["template"]["spec"]
+def pod_templates(objects: tuple[Manifest, ...]) -> dict[str, Manifest]:
+    """Every pod template by its workload's name: each Deployment's, and each CronJob's job's."""
+    found = {name: o["spec"]["template"] for name, o in of_kind(objects, "Deployment").items()}
+    jobs = of_kind(objects, "CronJob")
+    return found | {name: o["spec"]["jobTemplate"]["spec"]["template"] for name, o in jobs.items()}
+
+
+def containers(template: Manifest) -> Iterator[Manifest]:
+    spec = template["spec"]
     yield from spec.get("initContainers", [])
     yield from spec["containers"]
 
@@ -176,6 +183,7 @@ def placeholder(variable: str, source: Manifest) -> str:
 def test_every_object_is_valid_for_kubernetes(tool: str, overlay: str, version: str) -> None:
     objects = rendered(overlay, tool)
     assert {o["kind"] for o in objects} >= {"Deployment", "Service", "ConfigMap", "ServiceAccount"}
+    assert ("CronJob" in {o["kind"] for o in objects}) == (overlay == "scaled")
     for obj in objects:
         try:
             kubernetes_validate.validate(obj, version, strict=True)
@@ -211,16 +219,26 @@ def test_overlays_run_what_they_say(tool: str) -> None:
     home = {v["name"]: v for v in serve["spec"]["template"]["spec"]["volumes"]}["home"]
     assert home == {"name": "home", "persistentVolumeClaim": {"claimName": "veridiag-home"}}
     assert "veridiag-home" in of_kind(single, "PersistentVolumeClaim")
-    for deployment in of_kind(single, "Deployment").values():
-        for container in containers(deployment):
+    assert not of_kind(single, "CronJob"), "spans in the embedded file: nothing to derive"
+    for template in pod_templates(single).values():
+        for container in containers(template):
             assert "VERIDIAG_DATABASE_URL" not in env_of(container)  # SQLite in the home
 
     deployments = of_kind(scaled, "Deployment")
     assert set(deployments) == {"veridiag-serve", "veridiag-worker"}
     assert deployments["veridiag-serve"]["spec"]["replicas"] >= 2
     assert deployments["veridiag-worker"]["spec"]["replicas"] >= 1
-    for deployment in deployments.values():
-        for container in containers(deployment):
+    # the exporter's spans derived on a schedule, one run at a time, a few runs kept
+    derive = of_kind(scaled, "CronJob")["veridiag-derive-traces"]["spec"]
+    assert derive["concurrencyPolicy"] == "Forbid" and len(derive["schedule"].split()) == 5
+    assert 0 < derive["successfulJobsHistoryLimit"] <= 3 and 0 < derive["failedJobsHistoryLimit"] <= 5
+    job = derive["jobTemplate"]["spec"]
+    assert job["activeDeadlineSeconds"] > 0 and job["template"]["spec"]["restartPolicy"] == "Never"
+    assert "initContainers" not in job["template"]["spec"], "it reads ClickHouse only: no store to migrate"
+    assert [c["args"] for c in containers(job["template"])] == [["data", "derive-traces"]]
+    assert loaded_settings(scaled).tools.traces == "clickhouse"
+    for template in pod_templates(scaled).values():
+        for container in containers(template):
             url = env_of(container)["VERIDIAG_DATABASE_URL"]["valueFrom"]["secretKeyRef"]
             assert url["name"] == "veridiag" and not url.get("optional")
 
@@ -229,8 +247,8 @@ def test_overlays_run_what_they_say(tool: str) -> None:
 def test_no_secret_value_is_in_the_manifests(tool: str, overlay: str) -> None:
     objects = rendered(overlay, tool)
     assert not of_kind(objects, "Secret")
-    for deployment in of_kind(objects, "Deployment").values():
-        for container in containers(deployment):
+    for template in pod_templates(objects).values():
+        for container in containers(template):
             for name, entry in env_of(container).items():
                 if re.search(r"TOKEN|SECRET|KEY|PASSWORD|DATABASE_URL", name):
                     assert "value" not in entry, f"{name} is written into the manifest"
@@ -245,8 +263,8 @@ def test_commands_are_the_clis(tool: str, overlay: str) -> None:
     entrypoint = build_script_value("ENTRYPOINT")
     assert entrypoint == "veridiag"
     seen = set()
-    for deployment in of_kind(rendered(overlay, tool), "Deployment").values():
-        for container in containers(deployment):
+    for template in pod_templates(rendered(overlay, tool)).values():
+        for container in containers(template):
             assert container["image"].split("/")[-1].startswith("veridiag:")
             assert "command" not in container, "the image's entrypoint (veridiag) runs the args"
             args = [str(a) for a in container["args"]]
@@ -266,6 +284,7 @@ def test_commands_are_the_clis(tool: str, overlay: str) -> None:
                 assert ctx.params["host"] == "0.0.0.0" and ctx.params["port"] == port
                 assert port == int(build_script_value("PORT"))
     assert {"db upgrade", "serve"} <= seen
+    assert ("data derive-traces" in seen) == (overlay == "scaled")
 
 
 @pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
@@ -334,8 +353,8 @@ def test_helm_test_asks_healthz_through_the_service(mode: str) -> None:
 
 @pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
 def test_environment_names_are_settings(tool: str, overlay: str) -> None:
-    for deployment in of_kind(rendered(overlay, tool), "Deployment").values():
-        for container in containers(deployment):
+    for template in pod_templates(rendered(overlay, tool)).values():
+        for container in containers(template):
             for name in env_of(container):
                 if name.startswith("VERIDIAG_") and name != CONFIG_FILE_VARIABLE:
                     assert setting_exists(name), f"{container['name']}: {name} is no setting of veridiag.config"
@@ -350,11 +369,11 @@ def test_the_setting_check_above_could_fail() -> None:
 
 @pytest.mark.parametrize(("tool", "overlay"), RENDERINGS)
 def test_containers_share_one_environment(tool: str, overlay: str) -> None:
-    """The migration, the servers and the workers read the same store and settings."""
+    """The migration, the servers, the workers and the derive's job read the same store and settings."""
     environments = [
         (container["name"], env_of(container), container.get("envFrom"), container["volumeMounts"])
-        for deployment in of_kind(rendered(overlay, tool), "Deployment").values()
-        for container in containers(deployment)
+        for template in pod_templates(rendered(overlay, tool)).values()
+        for container in containers(template)
     ]
     first = environments[0]
     for other in environments[1:]:
@@ -421,12 +440,12 @@ def test_configuration_loads_as_the_pods_read_it(tool: str, overlay: str) -> Non
 def test_pods_run_as_the_images_user_on_a_read_only_root(tool: str, overlay: str) -> None:
     uid = int(build_script_value("UID_GID"))
     home = build_script_value("HOME_DIR")
-    for deployment in of_kind(rendered(overlay, tool), "Deployment").values():
-        pod = deployment["spec"]["template"]["spec"]
+    for template in pod_templates(rendered(overlay, tool)).values():
+        pod = template["spec"]
         assert pod["securityContext"]["runAsNonRoot"] is True
         assert pod["securityContext"]["runAsUser"] == uid == pod["securityContext"]["fsGroup"]
         assert pod["automountServiceAccountToken"] is False
-        for container in containers(deployment):
+        for container in containers(template):
             context = container["securityContext"]
             assert context["readOnlyRootFilesystem"] is True and context["allowPrivilegeEscalation"] is False
             assert context["capabilities"]["drop"] == ["ALL"]
@@ -441,8 +460,8 @@ def test_pods_run_as_the_images_user_on_a_read_only_root(tool: str, overlay: str
 def test_image_tag_is_the_version(tool: str, overlay: str) -> None:
     from importlib.metadata import version
 
-    for deployment in of_kind(rendered(overlay, tool), "Deployment").values():
-        for container in containers(deployment):
+    for template in pod_templates(rendered(overlay, tool)).values():
+        for container in containers(template):
             assert container["image"] == f"veridiag:{version('veridiag')}"
     chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
     assert chart["version"] == chart["appVersion"] == version("veridiag")
@@ -470,17 +489,16 @@ def workloads(objects: tuple[Manifest, ...]) -> dict[str, Any]:
     """What the objects run and how, as the chart and the overlays must both say it: each pod's
     spec (containers but their pull policy: commands, ports, probes, environment, mounts,
     resources, security; volumes with the ConfigMap unnamed), replicas and strategy, the
-    Service's ports, the claims, the disruption budgets and veridiag.yaml. Labels and the
-    generated ConfigMap name are the tools' own and left out; selectors count by what they pick."""
+    Service's ports, the claims, the disruption budgets, each CronJob's schedule, policy, history
+    limits and job, and veridiag.yaml. Labels and the generated ConfigMap name are the tools' own
+    and left out; selectors count by what they pick."""
     kept = [o for o in objects if not is_hook(o)]
     (config_map,) = (o for o in kept if o["kind"] == "ConfigMap")
     pods: dict[str, dict[str, str]] = {}
-    deployments: dict[str, Any] = {}
-    for name, deployment in of_kind(tuple(kept), "Deployment").items():
-        spec = deployment["spec"]
-        labels = spec["template"]["metadata"]["labels"]
-        pods[name] = labels
-        pod = copy.deepcopy(spec["template"]["spec"])
+
+    def pod_of(name: str, template: Manifest) -> Manifest:
+        labels = pods[name] = template["metadata"]["labels"]
+        pod: Manifest = copy.deepcopy(template["spec"])
         for container in [*pod.get("initContainers", []), *pod["containers"]]:
             container.pop("imagePullPolicy", None)
             container["env"] = {entry["name"]: entry for entry in container.get("env", [])}
@@ -489,13 +507,23 @@ def workloads(objects: tuple[Manifest, ...]) -> dict[str, Any]:
                 volume["configMap"]["name"] = "the ConfigMap"
         for spread in pod.get("topologySpreadConstraints", []):
             spread["labelSelector"] = selects(spread["labelSelector"], labels)
+        return pod
+
+    deployments: dict[str, Any] = {}
+    for name, deployment in of_kind(tuple(kept), "Deployment").items():
+        spec = deployment["spec"]
+        pod = pod_of(name, spec["template"])
         deployments[name] = {
             "replicas": spec["replicas"],
             "revisionHistoryLimit": spec.get("revisionHistoryLimit"),
             "strategy": spec.get("strategy", {"type": "RollingUpdate"}),
-            "selector": selects(spec["selector"], labels),
+            "selector": selects(spec["selector"], pods[name]),
             "pod": pod,
         }
+    cronjobs: dict[str, Any] = {}
+    for name, cronjob in of_kind(tuple(kept), "CronJob").items():
+        spec = copy.deepcopy(cronjob["spec"])
+        cronjobs[name] = {**spec, "pod": pod_of(name, spec["jobTemplate"]["spec"].pop("template"))}
 
     def component(selector: Manifest) -> set[str | None]:
         return {selects(selector, labels) for labels in pods.values()} - {None}
@@ -503,6 +531,7 @@ def workloads(objects: tuple[Manifest, ...]) -> dict[str, Any]:
     return {
         "objects": sorted((o["kind"], o["metadata"]["name"]) for o in kept if o is not config_map),
         "deployments": deployments,
+        "cronjobs": cronjobs,
         "services": {
             name: {**service["spec"], "selector": component(service["spec"]["selector"])}
             for name, service in of_kind(tuple(kept), "Service").items()
@@ -536,7 +565,7 @@ def differences(left: Any, right: Any, path: str = "") -> list[str]:
 @pytest.mark.parametrize("mode", MODES)
 def test_the_chart_renders_what_the_overlay_does(mode: str) -> None:
     """helm template of the mode's values and kubectl kustomize of its overlay: the same pods,
-    containers, volumes, Service, claims and veridiag.yaml (the chart's objects named by
+    containers, volumes, Service, claims, CronJobs and veridiag.yaml (the chart's objects named by
     release "veridiag")."""
     chart, overlay = workloads(rendered(mode, "helm")), workloads(rendered(mode, "kustomize"))
     assert not differences(chart, overlay), "chart != overlay:\n" + "\n".join(differences(chart, overlay))
@@ -557,19 +586,46 @@ def leaves(value: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str |
 @given(data=st.data(), mode=st.sampled_from(MODES))
 def test_the_comparison_above_could_fail(data: st.DataObject, mode: str) -> None:
     """Any one value of a container of the chart changed (a port, an argument, an environment
-    name or its Secret key, a mount, a probe, a limit) is a difference from the overlay."""
+    name or its Secret key, a mount, a probe, a limit), a Deployment's or a CronJob's, is a
+    difference from the overlay."""
     objects = copy.deepcopy(rendered(mode, "helm"))
-    pods = [o["spec"]["template"]["spec"] for o in objects if o["kind"] == "Deployment"]
+    pods = [template["spec"] for template in pod_templates(objects).values()]
     inside = [[*pod.get("initContainers", []), *pod["containers"]] for pod in pods]
     chosen = data.draw(st.sampled_from([c for group in inside for c in group]))
     path = data.draw(st.sampled_from([p for p in leaves(chosen) if p[0] != "imagePullPolicy"]))
+    assert differences(workloads(changed(objects, chosen, path)), workloads(rendered(mode, "kustomize")))
+
+
+def changed(objects: tuple[Manifest, ...], holder: Any, path: tuple[str | int, ...]) -> tuple[Manifest, ...]:
+    """The objects with the value at ``path`` in ``holder`` (one of theirs) changed: a boolean
+    negated, a number one more, anything else with a letter added."""
     *parents, last = path
-    holder = chosen
     for step in parents:
         holder = holder[step]
     value = holder[last]
     holder[last] = (not value) if isinstance(value, bool) else value + 1 if isinstance(value, int) else f"{value}x"
-    assert differences(workloads(objects), workloads(rendered(mode, "kustomize")))
+    return objects
+
+
+def test_every_value_of_the_derive_cronjob_is_compared() -> None:
+    """The CronJob's schedule, concurrency policy, history limits, its job's deadline and retries
+    and its pod's every value (but labels, annotations and the pull policy), each changed in the
+    chart alone, is a difference from the overlay."""
+    overlay = workloads(rendered("scaled", "kustomize"))
+    original = of_kind(rendered("scaled", "helm"), "CronJob")["veridiag-derive-traces"]["spec"]
+    paths = [
+        path
+        for path in leaves(original)
+        if path[:4] != ("jobTemplate", "spec", "template", "metadata") and "imagePullPolicy" not in path
+    ]
+    assert {"schedule", "concurrencyPolicy", "successfulJobsHistoryLimit", "failedJobsHistoryLimit"} <= {
+        str(path[0]) for path in paths
+    }
+    assert len(paths) > 40, paths
+    for path in paths:
+        objects = copy.deepcopy(rendered("scaled", "helm"))
+        spec = of_kind(objects, "CronJob")["veridiag-derive-traces"]["spec"]
+        assert differences(workloads(changed(objects, spec, path)), overlay), f"{path} is not compared"
 
 
 @settings(max_examples=20, deadline=None)
@@ -579,12 +635,15 @@ def test_the_comparison_above_could_fail(data: st.DataObject, mode: str) -> None
     servers=st.integers(1, 3),
     workers=st.integers(0, 2),
     serve_workers=st.sampled_from([0, 1]),
+    derive=st.booleans(),
+    traces=st.sampled_from(["embedded", "clickhouse", "clickhouse in-process"]),
 )
 def test_the_chart_refuses_what_would_break(
-    postgresql: bool, persistence: bool, servers: int, workers: int, serve_workers: int
+    *, postgresql: bool, persistence: bool, servers: int, workers: int, serve_workers: int, derive: bool, traces: str
 ) -> None:
-    """SQLite and a ReadWriteOnce home are one pod's; queued alerts need a process to run them.
-    Any other combination renders objects Kubernetes takes, with the store it names."""
+    """SQLite and a ReadWriteOnce home are one pod's; queued alerts need a process to run them;
+    the derive's CronJob, spans on a ClickHouse server. Any other combination renders objects
+    Kubernetes takes, with the store it names, and the ClickHouse password where spans are there."""
     pods = servers + workers
     sets = [
         f"database.postgresql={str(postgresql).lower()}",
@@ -593,9 +652,17 @@ def test_the_chart_refuses_what_would_break(
         f"worker.enabled={str(workers > 0).lower()}",
         f"worker.replicaCount={max(workers, 1)}",
         f"config.alerts.serve_workers={serve_workers}",
+        f"deriveTraces.enabled={str(derive).lower()}",
+        f"config.tools.traces={traces.removesuffix(' in-process')}",
     ]
+    if traces == "clickhouse":
+        sets.append("config.clickhouse.url=http://clickhouse:8123")
     done = helm_template(sets=sets)
-    if (pods > 1 and not (postgresql and not persistence)) or (workers == 0 and serve_workers == 0):
+    if (
+        (pods > 1 and not (postgresql and not persistence))
+        or (workers == 0 and serve_workers == 0)
+        or (derive and traces != "clickhouse")
+    ):
         assert done.returncode != 0 and "Error: execution error" in done.stderr, done.stdout
         return
     assert done.returncode == 0, done.stderr
@@ -604,6 +671,8 @@ def test_the_chart_refuses_what_would_break(
         kubernetes_validate.validate(obj, KUBERNETES_VERSIONS[-1], strict=True)
     assert bool(of_kind(objects, "PersistentVolumeClaim")) == persistence
     assert bool(of_kind(objects, "PodDisruptionBudget")) == (servers > 1)
-    for deployment in of_kind(objects, "Deployment").values():
-        for container in containers(deployment):
+    assert bool(of_kind(objects, "CronJob")) == derive
+    for template in pod_templates(objects).values():
+        for container in containers(template):
             assert ("VERIDIAG_DATABASE_URL" in env_of(container)) == postgresql
+            assert ("VERIDIAG_CLICKHOUSE__PASSWORD" in env_of(container)) == traces.startswith("clickhouse")

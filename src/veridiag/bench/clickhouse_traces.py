@@ -40,6 +40,7 @@ def store(spans: int, folder: Path) -> tuple[ClickHouseTraces, TracesBuild]:
         for stale in (
             f"{table}_veridiag_days",
             f"{table}_veridiag_spans",
+            f"{table}_veridiag_traces",
             f"{table}_trace_id_ts_mv",
             f"{table}_trace_id_ts",
             table,
@@ -50,10 +51,11 @@ def store(spans: int, folder: Path) -> tuple[ClickHouseTraces, TracesBuild]:
         client.command(f"OPTIMIZE TABLE `{table}` FINAL")  # merged parts, as a day-old table is
         client.command(f"OPTIMIZE TABLE `{table}_trace_id_ts` FINAL")
         build = TracesBuild(lines=written.added, import_seconds=round(time.perf_counter() - started, 2))
-    if build.derive_seconds is None:  # a table built before the derived spans: derived now
-        started = time.perf_counter()
-        traces.derive()
-        client.command(f"OPTIMIZE TABLE `{table}_veridiag_spans` FINAL")
+    started = time.perf_counter()
+    # A table built before the derived spans, or derived under another derivation: derived now.
+    if traces.derive() or build.derive_seconds is None:
+        for derived in ("spans", "traces"):  # merged parts, as a day-old table's are
+            client.command(f"OPTIMIZE TABLE `{table}_veridiag_{derived}` FINAL")
         build = build.model_copy(update={"derive_seconds": round(time.perf_counter() - started, 2)})
         record.write_text(build.model_dump_json())
     return traces, build

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
@@ -503,18 +504,21 @@ def data_derive_traces(as_json: JsonOption = False) -> None:
     from veridiag.tools.backends import TraceReadError
     from veridiag.tools.factory import clickhouse_traces
 
+    started = time.perf_counter()
     traces = _clickhouse_traces(clickhouse_traces(settings()))
+    table = traces.settings.traces_table
     try:
-        days = traces.derive()
+        days = traces.derive(lambda day, number, total: err.print(f"{table}: deriving {day} ({number}/{total}) …"))
     except TraceReadError as exc:
-        raise fail(f"cannot derive {traces.settings.traces_table}: {exc}") from None
+        raise fail(f"cannot derive {table}: {exc}") from None
     finally:
         traces.close()
+    took = round(time.perf_counter() - started, 2)
     if as_json:
-        print_json({"table": traces.settings.traces_table, "derived_days": days})
+        print_json({"table": table, "derived_days": days, "seconds": took})
         return
-    table = traces.settings.traces_table
-    out.print(f"{table}: {len(days)} day(s) derived" + (f": {', '.join(days)}" if days else " (every day was current)"))
+    done = f": {', '.join(days)}" if days else " (every day was current)"
+    out.print(f"{table}: {len(days)} day(s) derived{done} in {took} s")
 
 
 @data_app.command("formats")

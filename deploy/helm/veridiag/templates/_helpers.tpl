@@ -68,6 +68,9 @@ ReadWriteOnce home one pod's volume, and the queued alert diagnoses need a proce
 {{- if lt (int .Values.serve.replicaCount) 1 }}
 {{- fail "serve.replicaCount must be at least 1" }}
 {{- end }}
+{{- if and .Values.deriveTraces.enabled (not (and (eq (dig "tools" "traces" "" .Values.config) "clickhouse") (dig "clickhouse" "url" "" .Values.config))) }}
+{{- fail "deriveTraces derives spans in a ClickHouse server: set config.tools.traces clickhouse and config.clickhouse.url (the in-process engine's data directory is one pod's)" }}
+{{- end }}
 {{- end }}
 
 {{/* The environment every container reads: the same store and settings everywhere. */}}
@@ -98,7 +101,7 @@ env:
     valueFrom:
       secretKeyRef: {name: {{ $secret }}, key: database-url}
   {{- end }}
-  {{- if eq (dig "tools" "logs" "" .Values.config) "clickhouse" }}
+  {{- if has "clickhouse" (list (dig "tools" "logs" "" .Values.config) (dig "tools" "traces" "" .Values.config)) }}
   - name: VERIDIAG_CLICKHOUSE__PASSWORD
     valueFrom:
       secretKeyRef: {name: {{ $secret }}, key: clickhouse-password, optional: true}
@@ -118,7 +121,8 @@ volumeMounts:
 
 {{/*
 A pod of veridiag: the store migrated first by an init container, then the one container
-given as (dict "root" $ "name" … "args" … "resources" … "extra" …).
+given as (dict "root" $ "name" … "args" … "resources" … "extra" …); with "job" true, a job's:
+run once (restartPolicy Never), no store to migrate, its home scratch.
 */}}
 {{- define "veridiag.podSpec" -}}
 {{- $root := .root -}}
@@ -131,6 +135,9 @@ imagePullSecrets:
 securityContext:
   {{- toYaml $root.Values.podSecurityContext | nindent 2 }}
 terminationGracePeriodSeconds: 60
+{{- if .job }}
+restartPolicy: Never
+{{- else }}
 initContainers:
   - name: migrate
     image: {{ include "veridiag.image" $root }}
@@ -139,6 +146,7 @@ initContainers:
     {{- include "veridiag.env" $root | nindent 4 }}
     resources:
       {{- toYaml $root.Values.migrate.resources | nindent 6 }}
+{{- end }}
 containers:
   - name: {{ .name }}
     image: {{ include "veridiag.image" $root }}
@@ -164,7 +172,7 @@ tolerations:
 {{- end }}
 volumes:
   - name: home
-    {{- if $root.Values.persistence.enabled }}
+    {{- if and $root.Values.persistence.enabled (not .job) }}
     persistentVolumeClaim:
       claimName: {{ default (printf "%s-home" (include "veridiag.fullname" $root)) $root.Values.persistence.existingClaim }}
     {{- else }}

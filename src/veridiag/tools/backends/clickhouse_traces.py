@@ -26,6 +26,7 @@ from veridiag.tools.backends.embedded._spans import SpanRow
 from veridiag.tools.backends.otel_traces import (
     CALLER_LEAD,
     CHILD_LEAD,
+    DERIVATION,
     DERIVED_DAYS_DDL,
     DERIVED_DDL,
     DERIVED_TRACES_DDL,
@@ -38,6 +39,7 @@ from veridiag.tools.backends.otel_traces import (
     Group,
     TraceLayout,
     column_problem,
+    derivation_comment,
     derive_sql,
     derive_traces_sql,
     derived_figures_sql,
@@ -84,8 +86,21 @@ _PARTS_SQL = (
     "toInt64(sum(rows))) AS n, toInt64(max(max_block_number)) AS b FROM system.parts "
     "WHERE database = {db:String} AND table = {t:String} AND active GROUP BY partition)"
 )
-#: The tables beside the exporter's: its trace id lookup, then our derived spans and their days.
-_BESIDE = ("_trace_id_ts", "_veridiag_spans", "_veridiag_days", "_veridiag_traces")
+#: The exporter's trace id lookup beside its table.
+_LOOKUP = "_trace_id_ts"
+#: Our derived tables beside it (the spans' figures, the spans by trace), and the days derived:
+#: made last, dropped first.
+_DERIVED = ("_veridiag_spans", "_veridiag_traces")
+_MARKS = "_veridiag_days"
+#: How many of our tables are there, the days' only of this ``DERIVATION`` (all: ``_DERIVED`` and
+#: the days'; ``_ours`` binds it).
+_OURS_SQL = (
+    "SELECT count() FROM system.tables WHERE database = {db:String} "
+    "AND (name IN {derived:Array(String)} OR (name = {marks:String} AND comment = {derivation:String}))"
+)
+_ALL_OURS = len(_DERIVED) + 1
+#: A function told of each day ``derive`` derives: the day, its number and how many are to be.
+DeriveProgress = Callable[[str, int, int], None]
 
 
 class ClickHouseTraces(ClickHouseConnections):
@@ -149,18 +164,24 @@ class ClickHouseTraces(ClickHouseConnections):
                 f"clickhouse: table {plain.database}.{plain.table} cannot be read as spans: " + "; ".join(wrong)
             )
         beside = {
-            str(name): str(key)
-            for name, key in self._rows(
-                "SELECT name, partition_key FROM system.tables "
+            str(name): (str(key), str(comment))
+            for name, key, comment in self._rows(
+                "SELECT name, partition_key, comment FROM system.tables "
                 "WHERE database = {db:String} AND name IN {t:Array(String)}",
-                {"db": plain.database, "t": [plain.table, *(plain.table + s for s in _BESIDE)]},
+                {"db": plain.database, "t": [plain.table + s for s in ("", _LOOKUP, *_DERIVED, _MARKS)]},
             )
         }
         # Days are told apart by the table's partitions: derived figures only for a daily one.
-        daily = beside.get(plain.table, "").replace(" ", "") == f"toDate({plain.columns.timestamp})"
-        derived = daily and all(plain.table + s in beside for s in _BESIDE[1:])
+        daily = beside.get(plain.table, ("", ""))[0].replace(" ", "") == f"toDate({plain.columns.timestamp})"
+        marks = beside.get(plain.table + _MARKS, ("", ""))[1] == derivation_comment()
+        derived = daily and marks and all(plain.table + s in beside for s in _DERIVED)
         return TraceLayout(
-            plain.database, plain.table, plain.columns, lookup=plain.table + _BESIDE[0] in beside, derived=derived
+            plain.database,
+            plain.table,
+            plain.columns,
+            lookup=plain.table + _LOOKUP in beside,
+            derived=derived,
+            daily=daily,
         )
 
     # -- writing -----------------------------------------------------------------------------
@@ -247,22 +268,24 @@ class ClickHouseTraces(ClickHouseConnections):
         )
         return {(str(t), str(s)) for t, s in rows}
 
-    def derive(self) -> list[str]:
+    def derive(self, progress: DeriveProgress | None = None) -> list[str]:
         """Compute the derived spans (``otel_traces.derive_sql``) of every day whose spans
-        changed since it was derived, or never was (making our two tables if missing); the days
-        derived. A day is first marked underived, so no reader takes its rows half written."""
-        plain = self._plain()
-        self._command(DERIVED_DDL.format(derived=plain.derived_table))
-        self._command(DERIVED_DAYS_DDL.format(days=plain.days_table))
-        self._command(DERIVED_TRACES_DDL.format(traces=plain.traces_table))
-        self._layout = None
+        changed since it was derived, or never was, or was under another ``DERIVATION`` (making
+        our two tables anew then); the days derived, each told to ``progress`` before. A table
+        with nothing new costs a few statements, however many days it holds. A day is first
+        marked underived and marked derived only once all its rows are in, so no reader takes
+        its rows half written, nor those of a derive interrupted midway."""
+        self._prepare_derived()
         layout = self.layout
         if not layout.derived:
             return []
-        counts = self._day_counts()
+        counts, marked = self._state(None)
+        stale = sorted(day for day in counts if not _derived(day, counts, marked))
         lead = int(CHILD_LEAD.total_seconds()) * 10**9
         done = []
-        for day in sorted(day for day in counts if not self._fresh([day], counts)):
+        for number, day in enumerate(stale, 1):
+            if progress is not None:
+                progress(day, number, len(stale))
             self._mark(day, [], [])
             first = _day_ns(day)
             bound = Bound()
@@ -288,12 +311,32 @@ class ClickHouseTraces(ClickHouseConnections):
             done.append(day)
         return done
 
+    def _ours(self) -> dict[str, str | list[str]]:
+        """``_OURS_SQL``'s parameters."""
+        plain = self._plain()
+        derived, marks = [plain.table + s for s in _DERIVED], plain.table + _MARKS
+        return {"db": plain.database, "derived": derived, "marks": marks, "derivation": derivation_comment()}
+
+    def _prepare_derived(self) -> None:
+        """Our tables, the days' of this ``DERIVATION``: unless all are there so, they are dropped
+        (the days' first: from then on a reader finds no day derived) and made anew (the days'
+        last)."""
+        plain = self._plain()
+        ((ours,),) = self._rows(f"SELECT ({_OURS_SQL})", self._ours())
+        if ours < _ALL_OURS:
+            for table in (plain.days_table, plain.derived_table, plain.traces_table):
+                self._command(f"DROP TABLE IF EXISTS {table}")
+            self._command(DERIVED_DDL.format(derived=plain.derived_table))
+            self._command(DERIVED_TRACES_DDL.format(traces=plain.traces_table))
+            self._command(DERIVED_DAYS_DDL.format(days=plain.days_table, comment=derivation_comment()))
+        self._layout = None  # what another process made since is read too
+
     def _mark(self, day: str, partitions: list[str], counts: list[tuple[int, int]]) -> None:
         """Record the day as derived from these days' rows and inserts (none: not derived)."""
         layout = self.layout
         row = [datetime.fromisoformat(day).date(), partitions, [c for c, _b in counts], [b for _c, b in counts]]
-        row.append(time.time_ns())
-        names = ["Day", "Partitions", "Counts", "Blocks", "Version"]
+        row += [time.time_ns(), DERIVATION]
+        names = ["Day", "Partitions", "Counts", "Blocks", "Version", "Derivation"]
         try:
             self.client().insert(f"{layout.table}_veridiag_days", [row], column_names=names, database=layout.database)
         except Exception as exc:  # the client's: a refused insert, a server gone
@@ -308,36 +351,47 @@ class ClickHouseTraces(ClickHouseConnections):
         except Exception as exc:  # the client's: a refused statement, a server gone
             raise TraceReadError(f"clickhouse: {type(exc).__name__}: {str(exc)[:300]}") from None
 
-    def _day_counts(self) -> dict[str, tuple[int, int]]:
-        """The exporter table's rows and newest insert per day (its partitions)."""
+    def _state(self, days: list[str] | None) -> tuple[dict[str, tuple[int, int]], dict[str, dict[str, Any]]]:
+        """In one statement: the exporter table's rows and newest insert per day now, and of each
+        of the days (None: every day) marked derived under this ``DERIVATION``, the days its
+        computation read with their rows and newest insert then."""
         layout = self.layout
-        ((counts,),) = self._rows(f"SELECT ({_PARTS_SQL})", {"db": layout.database, "t": layout.table})
-        return {str(day): (int(count), int(block)) for day, count, block in counts}
-
-    def _fresh(self, days: list[str], counts: dict[str, tuple[int, int]] | None = None) -> bool:
-        """Every one of the days holds no span or is derived, and no day its computation read has
-        changed since (one statement: the table's rows per day now, with the days derived)."""
-        layout = self.layout
-        if not layout.derived:
-            return False
+        which = "" if days is None else "WHERE Day IN {days:Array(Date)}"
         ((now, marked),) = self._rows(
-            f"SELECT ({_PARTS_SQL}), (SELECT groupArray((toString(Day), p, c, b)) FROM (SELECT Day, "
-            f"argMax(Partitions, Version) AS p, argMax(Counts, Version) AS c, argMax(Blocks, Version) AS b "
-            f"FROM {layout.days_table} WHERE Day IN {{days:Array(Date)}} GROUP BY Day))",
-            {"days": days, "db": layout.database, "t": layout.table},
+            f"SELECT ({_PARTS_SQL}), (SELECT groupArray((toString(Day), p, c, b, v)) FROM (SELECT Day, "
+            f"argMax(Partitions, Version) AS p, argMax(Counts, Version) AS c, argMax(Blocks, Version) AS b, "
+            f"argMax(Derivation, Version) AS v FROM {layout.days_table} {which} GROUP BY Day))",
+            {"days": days or [], "db": layout.database, "t": layout.table},
         )
-        counts = {str(d): (int(c), int(b)) for d, c, b in now} if counts is None else counts
+        counts = {str(d): (int(c), int(b)) for d, c, b in now}
         derived = {
             str(day): dict(zip(map(str, partitions), zip(map(int, read), map(int, blocks), strict=True), strict=True))
-            for day, partitions, read, blocks in marked
+            for day, partitions, read, blocks, derivation in marked
+            if int(derivation) == DERIVATION
         }
-        for day in days:
-            read = derived.get(day, {})
-            if not read and day not in counts:
-                continue  # no span that day: nothing to derive
-            if not read or any(counts.get(p, _NONE) != was or was[0] < 0 for p, was in read.items()):
-                return False  # changed, or rows deleted in place (their count tells nothing)
-        return True
+        return counts, derived
+
+    def _fresh(self, days: list[str]) -> bool:
+        """Every one of the days holds no span or is derived under this ``DERIVATION``, and no
+        day its computation read has changed since: one statement (``_state``) per call. A process
+        that found no derived tables looks for them with one statement per call instead, so
+        it reads what a later derive made without a restart; tables dropped since are not read."""
+        layout = self.layout
+        if not layout.daily:
+            return False
+        if not layout.derived:
+            ((ours,),) = self._rows(f"SELECT ({_OURS_SQL})", self._ours())
+            if int(ours) < _ALL_OURS:
+                return False
+            self._layout = None  # derived since this process looked
+            if not self.layout.derived:
+                return False
+        try:
+            counts, marked = self._state(days)
+        except TraceReadError:  # our tables dropped (or made otherwise) meanwhile: looked for again
+            self._layout = None
+            return False
+        return all(_derived(day, counts, marked) for day in days)
 
     def _fresh_in_call(self, days: list[str]) -> bool:
         """``_fresh``, asked once per tool call (``one_call``) for the same days: a call reads a
@@ -555,6 +609,16 @@ class ClickHouseTraces(ClickHouseConnections):
         if len(rows) < len(set(ids)):
             return None
         return {str(t): (int(first) * 10**9, (int(last) + 1) * 10**9) for t, first, last in rows}
+
+
+def _derived(day: str, counts: dict[str, tuple[int, int]], marked: dict[str, dict[str, Any]]) -> bool:
+    """The day holds no span or is derived, and no day its computation read has changed since
+    (``_state``'s rows and marks)."""
+    read = marked.get(day, {})
+    if not read:
+        return day not in counts  # no span that day: nothing to derive
+    # changed, or rows deleted in place (their count tells nothing)
+    return not any(counts.get(p, _NONE) != was or was[0] < 0 for p, was in read.items())
 
 
 def _day_ns(day: str) -> int:

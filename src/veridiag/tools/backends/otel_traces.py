@@ -38,6 +38,8 @@ What is computed in SQL, and how it matches the embedded file (``embedded/_trace
   the range. ``{table}_veridiag_days`` keeps, per day derived, the exporter table's row count and
   newest insert of every day its computation read (``system.parts``): a day whose spans changed
   since (an insert, a delete) is read from the exporter's table again, as is one never derived.
+  The derivation's version (``DERIVATION``) is the days table's comment and each day's mark's:
+  a day another veridiag derived is read as not derived, and tables it made are made anew.
 * **Spans by trace** (ours, derived with the rest): the exporter's table finds a trace's spans
   only through its bloom filter over every service's spans of the trace's seconds (~30 granules
   read for three traces at 10 M spans); ``{table}_veridiag_traces`` keeps each day's spans
@@ -150,17 +152,30 @@ DERIVED_TRACES_DDL = """CREATE TABLE IF NOT EXISTS {traces} (
 PARTITION BY Day
 ORDER BY (TraceId, Start)
 """
-#: Ours: which days are derived, and of every day their computation read, the exporter table's
-#: rows and its newest insert (block number: a merge keeps it, an insert raises it).
+#: The derivation's version: raised whenever the derived rows change in columns or meaning. The
+#: days table's comment says which made the tables (``derive`` makes tables of another anew), each
+#: day's mark which derived the day (a reader takes no other's, whoever wrote it: no statement more).
+DERIVATION = 3
+#: Ours: which days are derived, under which ``DERIVATION``, and of every day their computation
+#: read, the exporter table's rows and its newest insert (block number: a merge keeps it, an
+#: insert raises it). Made last, its comment the ``DERIVATION`` (``derivation_comment``).
 DERIVED_DAYS_DDL = """CREATE TABLE IF NOT EXISTS {days} (
     Day Date,
     Partitions Array(String),
     Counts Array(Int64),
     Blocks Array(Int64),
-    Version UInt64
+    Version UInt64,
+    Derivation UInt32 DEFAULT 0
 ) ENGINE = ReplacingMergeTree(Version)
 ORDER BY Day
+COMMENT '{comment}'
 """
+
+
+def derivation_comment(derivation: int = DERIVATION) -> str:
+    """The days table's comment: the derivation that made the tables."""
+    return f"veridiag derivation {derivation}"
+
 
 #: Status codes of a failed span: the exporter's (pdata's ``StatusCode.String()``), and older
 #: exporters' proto names.
@@ -196,8 +211,11 @@ class TraceLayout:
     table: str
     columns: OtelTraceColumns
     lookup: bool = False
-    #: Our derived tables are beside it and the table is partitioned by day (``derive_sql``).
+    #: Our derived tables are beside it, of this ``DERIVATION``, and the table is partitioned by
+    #: day (``derive_sql``).
     derived: bool = False
+    #: The table is partitioned by day: its days can be derived.
+    daily: bool = False
 
     def beside(self, suffix: str = "") -> str:
         return f"{quote(self.database)}.{quote(self.table + suffix)}"
