@@ -14,7 +14,8 @@ import tempfile
 from collections import Counter, defaultdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import get_args
+from typing import Any, get_args
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
@@ -764,12 +765,57 @@ def test_a_large_file_builds_its_read_indexes_once_after_and_reads_the_same(
         end=datetime(2023, 1, 29, 11, tzinfo=UTC),
     )
     assert bulk.span_stats(window) == kept.span_stats(window)
-    plan = " ".join(
-        str(row[-1])
-        for row in bulk._connection().execute(
-            "EXPLAIN QUERY PLAN SELECT end_ns - start_ns, self_ns, error FROM span"
-            " WHERE service = ? AND start_ns >= ? AND start_ns < ?",
-            ("ts-travel-service", 0, 2**62),
-        )
+    assert bulk.call_counts(window) == kept.call_counts(window)
+    # every read of a window looks each span up in an index that holds what it takes of it
+    conn = bulk._connection()
+    sent: list[tuple[str, list[object]]] = []
+    real = conn.execute
+
+    def traced(sql: str, params: Any = ()) -> Any:
+        sent.append((sql, list(params)))
+        return real(sql, params)
+
+    with mock.patch.object(bulk, "_connection", return_value=mock.Mock(execute=traced)):
+        bulk.span_stats(window), bulk.call_counts(window), bulk.slowest_traces(window, 3)
+    plans = {sql: [str(row[-1]) for row in real(f"EXPLAIN QUERY PLAN {sql}", params)] for sql, params in sent}
+    joins = [sql for sql in plans if " JOIN " in sql]
+    assert len(joins) == 2 and len(plans) >= 4, plans  # callers and callees
+    for sql, plan in plans.items():
+        searches = [step for step in plan if step.startswith("SEARCH")]
+        # a span by its whole key (a caller's parent) is the table's own row; a trace's spans by its
+        # id (a slowest trace read whole) its own range — but never a trace's spans to find children
+        whole = "PRIMARY KEY (trace_id=? AND span_id=?)" if sql in joins else "PRIMARY KEY (trace_id=?)"
+        assert searches and all("COVERING INDEX" in step or whole in step for step in searches), (sql, plan)
+
+
+def test_a_file_with_the_read_indexes_of_an_earlier_version_gets_the_current_ones_and_loses_those(
+    tmp_path: Path,
+) -> None:
+    """A file written by an earlier veridiag (its span indexes not covering the callers' and
+    callees' reads) is given the current ones when opened, and the retired ones are dropped
+    (each would slow every later import); the figures read are the same."""
+    from veridiag.analysis.traces import SpanFilter
+    from veridiag.tools.backends.embedded import _schema
+
+    env = environment(tmp_path)
+    import_trace_files(env, [TRACES])
+    window = SpanFilter(
+        service="ts-travel-service",
+        start=datetime(2023, 1, 29, 10, tzinfo=UTC),
+        end=datetime(2023, 1, 29, 11, tzinfo=UTC),
     )
-    assert "COVERING INDEX ix_span_service_figures" in plan, plan
+    expected = (env.span_stats(window), env.call_counts(window))
+    conn = env._connection()
+    for name in _schema._READ_INDEXES:
+        conn.execute(f"DROP INDEX {name}")
+    conn.execute("CREATE INDEX ix_span_service_figures ON span(service, start_ns, end_ns, self_ns, error, trace_id)")
+    conn.execute("CREATE INDEX ix_span_parent ON span(trace_id, parent_id)")
+    conn.commit()
+    env.close()
+    reopened = environment(tmp_path)
+    try:
+        names = {n for (n,) in reopened._connection().execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+        assert set(_schema._READ_INDEXES) <= names and not names & {"ix_span_service_figures", "ix_span_parent"}, names
+        assert (reopened.span_stats(window), reopened.call_counts(window)) == expected
+    finally:
+        reopened.close()

@@ -1,9 +1,10 @@
 """``query_traces``' reads of the embedded file's spans (``_spans.py`` stores them).
 
-Every read starts from the index of one service's spans in time order (``ix_span_service_figures``,
-which also holds what a window's figures read, so they never look a span up in the table)
-or from a trace's primary key, and a span's children from ``ix_span_parent``, so a call reads the
-spans of the service and window asked, never the whole table. Self times are the ones the import
+Every read starts from the index of one service's spans in time order (``ix_span_service_reads``,
+which also holds what a window's figures, its slowest traces and its callers read, so they never
+look a span up in the table) or from a trace's primary key, and a span's children from
+``ix_span_children`` (with what its callees read of them), so a call reads the spans of the
+service and window asked, never the whole table. Self times are the ones the import
 stored (``self_ns``, computed as ``analysis/traces.py`` says). A call between two services is a
 child span whose parent span belongs to another service; it counts in the window its child
 (the callee's span) starts in.
