@@ -246,13 +246,20 @@ _EVIDENCE_WORDS = {
     for name, entry in _vocabulary().concepts.items()
     if entry.words or entry.evidence
 }
+#: The negations a word after them is denied by (the vocabulary's own).
+_NEGATION = re.compile("|".join(map(re.escape, _vocabulary().negations)), re.IGNORECASE)
+#: Evidence words that deny nothing after them, nor end in a field's mark ("cost="): next to each
+#: other they state what they say.
+_UNDENIED_WORDS = sorted(
+    {w for words in _EVIDENCE_WORDS.values() for w in words if not _NEGATION.search(w) and w[-1] not in ":="}
+)
 
 
 @given(
     st.sampled_from(sorted(_EVIDENCE_WORDS)),
     st.lists(
         st.tuples(
-            st.sampled_from(sorted({w for words in _EVIDENCE_WORDS.values() for w in words})),
+            st.sampled_from(_UNDENIED_WORDS),
             st.sampled_from(["lower", "upper", "title", "camel"]),
             st.sampled_from([" ", "", "_", "x", "X", "7", "-", "，", "中", "\n", "\u017f", "\u212a", "\u0130"]),
         ),
@@ -984,3 +991,84 @@ def test_a_windows_extremes_give_no_direction(word: tuple[str, str], low: int, s
     )
     outcome, reason = _outcome(f"redis p99 {spelled} in the window", output, line)
     assert outcome == "warn", (word, outcome, reason)
+
+
+_FIELD_MARKS = st.sampled_from([":", "=", " : ", "：", " = ", ":\t"])
+
+
+@given(
+    st.sampled_from(_UNDENIED_WORDS),
+    _FIELD_MARKS,
+    st.one_of(
+        st.sampled_from(_vocabulary().absences).map(lambda word: f"{word} span states a status"),
+        st.sampled_from(["0", "0.0", "00", "0 ms", "0.00%", "0 of 340", "0,"]),
+    ),
+)
+def test_a_field_named_by_a_concept_word_states_nothing_when_its_value_is_none(
+    word: str, mark: str, value: str
+) -> None:
+    """ "errors: no span states a status", "timeouts=0", "错误：无": the field's name is no statement
+    of what it names; what it holds is."""
+    concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
+    line = f"ts-price-service {word}{mark}{value}"
+    assert not concepts().states(concept, line), line
+
+
+@given(
+    st.sampled_from(_UNDENIED_WORDS),
+    _FIELD_MARKS,
+    st.one_of(
+        st.integers(1, 10**6).map(str),
+        st.decimals(min_value="0.01", max_value="999", places=2).map(lambda d: f"{d}%"),
+        st.integers(1, 500).map(lambda n: f"{n} of 1200 spans"),
+    ),
+)
+def test_a_field_named_by_a_concept_word_states_it_when_it_holds_some(word: str, mark: str, value: str) -> None:
+    concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
+    line = f"ts-price-service {word}{mark}{value}"
+    assert concepts().states(concept, line), line
+
+
+@given(st.sampled_from(_UNDENIED_WORDS), st.sampled_from(_vocabulary().absences), st.sampled_from([" ", "", " any "]))
+def test_evidence_denying_a_concept_word_does_not_state_it(word: str, negation: str, glue: str) -> None:
+    """ "no error count", "没有超时": the line states an absence, as a claim's negation does."""
+    concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
+    line = f"ts-price-service {negation}{glue if negation.isascii() else glue.strip()}{word} at 10:01"
+    if negation.isascii() and word[0].isascii() and word[0].isalnum() and not glue:
+        line = f"ts-price-service {negation} {word} at 10:01"
+    assert not concepts().states(concept, line), line
+
+
+_STEADY_WORDS = [w for name, w in _words("evaluative") if name == "steady"]
+
+
+@given(
+    st.lists(st.integers(2, 400), min_size=3, max_size=12, unique=True),
+    st.sampled_from(_STEADY_WORDS),
+    st.booleans(),
+    st.data(),
+)
+def test_a_course_point_by_point_is_stated_only_by_a_series_that_moves_one_way_between_its_ends(
+    values: list[int], word: str, dip: bool, data: st.DataObject
+) -> None:
+    """ "rose steadily from 12 ms at 10:00 to 390 ms at 10:09": the two points it quotes say nothing of
+    the way between; the cited series does, at every point."""
+    rising = sorted(values)
+    if dip:  # a point between the ends below the one before it
+        at = data.draw(st.integers(1, len(rising) - 2))
+        rising[at] = rising[at - 1] - 1
+    lines = [f"2026-07-07T10:{minute:02d}:00Z {value}ms" for minute, value in enumerate(rising)]
+    output = "query_metrics service=api metric=latency_p99_ms\n" + "\n".join(lines)
+    first, last = lines[0], lines[-1]
+    text = f"api latency rose {word} from {rising[0]}ms at 10:00 to {rising[-1]}ms at 10:{len(rising) - 1:02d}"
+    store = InMemoryInvocations([invocation(394, output=output)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([394], first), binding([394], last)])]),
+        session_id=SESSION,
+        invocations=store,
+    )
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    if dip:
+        assert check.outcome == "warn" and word in check.reason, (rising, check.reason)
+    else:
+        assert check.outcome == "pass", (rising, check.reason)

@@ -76,6 +76,10 @@ def _alternation(words: Iterable[str], *, camel: bool = False) -> str:
 #: Evidence names its series and fields with underscores (``mysql_lock_wait_p99_seconds``,
 #: ``error_rate``, ``Query_time``): read as words, they state their concepts.
 _NAME_JOINERS = str.maketrans("_", " ")
+#: A field's name ends where its value starts: "errors: …", "timeouts=…", "错误：…" (read as ":").
+_FIELD_VALUE = re.compile(r"[^\S\n]*[:=][^\S\n]*")
+#: A zero value: "0", "0.0%", "0 ms" — not "0.5%".
+_ZERO = re.compile(r"0+(?:\.0+)?(?![\d.])")
 #: What ends a clause, for a negation's reach.
 _CLAUSE_ENDS = ("，", ",", "；", ";", "。", ". ", "!", "！", "?", "？", "\n")
 
@@ -290,9 +294,27 @@ class Concepts:
         return hit.concept in self._absence_counts or self._negation.search(reader_text(evidence)) is not None
 
     def states(self, concept: str, evidence: str) -> bool:
-        """Does ``evidence`` hold a word of ``concept``?"""
+        """Does ``evidence`` hold a word of ``concept`` that it does not deny? A word right after a
+        negation ("no error count", "没有超时") states its absence; a field's name states nothing
+        when its value is none ("errors: no span states a status", "timeouts=0", "错误：无"): a
+        field with a value does ("errors: 12 of 340")."""
         pattern = self._evidence_pattern(concept)
-        return pattern is not None and pattern.search(reader_text(evidence).translate(_NAME_JOINERS)) is not None
+        if pattern is None:
+            return False
+        read = reader_text(evidence).translate(_NAME_JOINERS)
+        return any(
+            not self._denied.search(read, max(0, match.start() - 24), match.start())
+            and not self._empty_field(read, match.end())
+            for match in pattern.finditer(read)
+        )
+
+    def _empty_field(self, read: str, end: int) -> bool:
+        """Is the word ending at ``end`` a field's name ("errors:", "timeouts=") whose value states
+        an absence (a negation first, or a zero)?"""
+        field = _FIELD_VALUE.match(read, end)
+        return field is not None and (
+            self._denied_after.match(read, field.end()) is not None or _ZERO.match(read, field.end()) is not None
+        )
 
     def _evidence_pattern(self, concept: str) -> re.Pattern[str] | None:
         pattern = self._evidence.get(concept)

@@ -22,6 +22,7 @@ any language:
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -206,12 +207,16 @@ class _CitedOutputs:
 
     def points(self) -> list[Point]:
         """Every point the cited metric outputs list (each output read once per run)."""
-        found: list[Point] = []
+        return [point for points in self.series() for point in points]
+
+    def series(self) -> list[list[Point]]:
+        """Each cited output's points (a metric output is one series)."""
+        found: list[list[Point]] = []
         for invocation in self._invocations:
             key = ("points", invocation.id)
             if key not in self._context.memo:
                 self._context.memo[key] = series_points(invocation.output or "")
-            found += self._context.memo[key]
+            found.append(self._context.memo[key])
         return found
 
     def _states(self, invocation: InvocationView, concept: str) -> bool:
@@ -349,6 +354,8 @@ def _judge(
         elif hit.kind == "direction":
             problems += _direction(own, hit, evidence, outputs, both=both)
         elif hit.kind == "evaluative":
+            if hit.concept == _STEADY and _steady(evidence, outputs):
+                continue
             calm = outputs.calm()
             kind = UNSTATED if calm else INFERRED
             problems.append((kind, f"{hit.word!r} evaluates what its quoted lines do not" + (_CALM if calm else "")))
@@ -439,6 +446,29 @@ def _direction(
 #: After a direction word, a return from an episode ("fell back to 20%", "dropped back"): the
 #: line's own direction (the episode's "up") is what it returns from, no contradiction.
 _RETURN = re.compile(r"\s*(?:back|again)\b", re.IGNORECASE)
+
+
+#: The evaluation of a course point by point ("rose steadily", "一路涨到"), which a series states.
+_STEADY = "steady"
+
+
+def _steady(evidence: str, outputs: _CitedOutputs) -> bool:
+    """Does a cited series move one way only at each of its points from the first the claim
+    quotes to the last (three at least)? Two ends say nothing of the way between them."""
+    quoted = [p for p in series_points(evidence) if p.minute != ANY_TIME]
+    minutes = sorted({p.minute for p in quoted})
+    if len(minutes) < 2:
+        return False
+    dimensions = {p.dimension for p in quoted}
+    for points in outputs.series():
+        span = sorted(
+            (p for p in points if minutes[0] <= p.minute <= minutes[-1] and p.dimension in dimensions),
+            key=lambda p: p.minute,
+        )
+        steps = {(b.value > a.value) - (b.value < a.value) for a, b in itertools.pairwise(span)} - {0}
+        if len(span) >= 3 and len(steps) == 1:
+            return True
+    return False
 
 
 def _moves(evidence: str) -> frozenset[str]:
