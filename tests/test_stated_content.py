@@ -1072,3 +1072,36 @@ def test_a_course_point_by_point_is_stated_only_by_a_series_that_moves_one_way_b
         assert check.outcome == "warn" and word in check.reason, (rising, check.reason)
     else:
         assert check.outcome == "pass", (rising, check.reason)
+
+
+@given(
+    st.integers(0, 23 * 60 + 58),
+    st.integers(1, 120),
+    st.integers(-30, 30),
+    st.integers(-30, 30),
+    st.sampled_from(["all", "every one of them", "都"]),
+)
+def test_all_within_two_clocks_is_stated_by_a_template_whose_lines_fall_between_them(
+    first: int, length: int, early: int, late: int, word: str
+) -> None:
+    """ "26 of them are refused connections, all between 05:05 and 05:12": a template line gives
+    its lines' first and last time; the claim's two clocks state *all* of them only when they hold
+    that span (to the minute)."""
+    last = min(first + length, 23 * 60 + 59)
+    low, high = max(0, first + early), min(23 * 60 + 59, last + late)
+    assume(low < high)
+
+    def clock(minute: int) -> str:
+        return f"{minute // 60:02d}:{minute % 60:02d}"
+
+    template = (
+        f"  26× INFO 2017-07-27T{clock(first)}:50Z – 2017-07-27T{clock(last)}:56Z "
+        "<*> error : Could not connect to proxy <*> - connection attempt failed with error <*>"
+    )
+    output = f"matched 97 lines (INFO 97)\ntemplates:\n{template}\n  71× INFO <*> open through proxy <*>"
+    text = f"26 of them failed to connect to the proxy, {word} between {clock(low)} and {clock(high)}"
+    outcome, reason = _outcome(text, output, template.strip())
+    if low <= first and last <= high:
+        assert outcome == "pass", (text, template, reason)
+    else:
+        assert outcome == "warn" and reason.startswith("unstated") and "(all)" in reason, (text, template, reason)

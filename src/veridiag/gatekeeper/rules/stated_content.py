@@ -25,7 +25,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import partial
 from typing import Literal
@@ -134,6 +134,9 @@ class _Stated:
     #: The headings the quoted lines stand under ("slowest traces of X in the window …:"): what
     #: a heading says, it says of each line of its list.
     headings: tuple[str, ...] = ()
+    #: The spans of time the quoted template lines' lines fall in ("26× INFO 05:05:50 – 05:12:56 …"),
+    #: each as its first and last minute of the day.
+    spans: tuple[tuple[int, int], ...] = ()
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
         """Is ``hit`` stated — an *all* by a template that is every line matched, about what the
@@ -145,6 +148,8 @@ class _Stated:
             return True
         if hit.concept in ("all", "same") and self._in_every_listed_line(hit, own):
             return True
+        if hit.concept == "all" and self._within_a_span(hit, own):
+            return True
         if hit.concept != "all" or not self.templates:
             return False
         said = own[hit.end : _clause(own, hit)[1]]
@@ -152,6 +157,16 @@ class _Stated:
         terms = [*facts, *_TERM.findall(said.lower())]
         fixed = [" ".join(t.lower().split("<*>")) for t in self.templates]
         return any(all(f in text for f in facts) and any(t in text for t in terms) for text in fixed)
+
+    def _within_a_span(self, hit: ConceptHit, own: str) -> bool:
+        """ "All between 05:05 and 05:12": the two clocks of the hit's clause hold the first and
+        last time of a quoted template's lines (a line of one day, to the minute)."""
+        start, end = _clause(own, hit)
+        clocks = [int(h) * 60 + int(m) for h, m in _CLOCK_OF_DAY.findall(reader_text(own[start:end]))]
+        if len(clocks) != 2:
+            return False
+        low, high = sorted(clocks)
+        return any(low <= first and last <= high for first, last in self.spans)
 
     def _in_every_listed_line(self, hit: ConceptHit, own: str) -> bool:
         """ "All on node-246", "都来自同一个主机 dn228": a host, service, code or id of the hit's
@@ -178,7 +193,7 @@ def _stated_otherwise(
     超时的根因") may stand in any output the session cites, not only its own."""
     stated = _whole_set(lines, [inv.output or "" for inv in cited])
     if inference:
-        return _Stated(stated.concepts | _session_states(context, text), stated.templates, stated.listed)
+        return replace(stated, concepts=stated.concepts | _session_states(context, text))
     return stated
 
 
@@ -237,6 +252,12 @@ _MIN_MAX = re.compile(r"\bmin (?P<low>-?\d+(?:\.\d+)?)\b.*?\bmax (?P<high>-?\d+(
 #: Where an output's header lists its templates and anomalies (they come first).
 _HEAD = 16384
 _TEMPLATE_LINE = re.compile(r"^\s+\d+× .*$", re.MULTILINE)
+#: A template line's first and last time, on one day ("26× INFO 2017-07-27T05:05:50Z – 2017-07-27T05:12:56Z …").
+_TEMPLATE_SPAN = re.compile(
+    r"^\s*\d+× \S+ (?P<day>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S* [–-] (?P=day)T(?P<h2>\d{2}):(?P<m2>\d{2})"
+)
+#: A clock of the day in a claim ("05:05", "5:12"), not a part of a longer time or number.
+_CLOCK_OF_DAY = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?!\d|[.:]\d)")
 _ANOMALY_LINE = re.compile(r"^anomaly (\d+):", re.MULTILINE)
 
 
@@ -261,7 +282,12 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
             stated |= {"always", "all"}
     whole = tuple(t for t in templates if (count := _TEMPLATE_COUNT.match(t)) and int(count.group(1)) in matched)
     shown = tuple(row for output in outputs for row in listed_lines(output) or () if row.strip())
-    return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs))
+    spans = tuple(
+        (int(m["h1"]) * 60 + int(m["m1"]), int(m["h2"]) * 60 + int(m["m2"]))
+        for line in lines
+        if (m := _TEMPLATE_SPAN.match(line))
+    )
+    return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs), spans)
 
 
 def _headings(lines: list[str], outputs: list[str]) -> tuple[str, ...]:
