@@ -1105,3 +1105,46 @@ def test_all_within_two_clocks_is_stated_by_a_template_whose_lines_fall_between_
         assert outcome == "pass", (text, template, reason)
     else:
         assert outcome == "warn" and reason.startswith("unstated") and "(all)" in reason, (text, template, reason)
+
+
+@given(
+    a=st.integers(1, 900),
+    b=st.integers(1, 900),
+    minute=st.integers(0, 58),
+    later=st.integers(1, 59),
+    claim_order=st.booleans(),
+    word=st.sampled_from(["rose", "climbed", "上升", "dropped", "fell", "下降"]),
+)
+def test_two_values_tell_a_direction_in_the_order_of_their_lines_clocks_not_the_claims(
+    *, a: int, b: int, minute: int, later: int, claim_order: bool, word: str
+) -> None:
+    """ "latency rose: 80ms at 10:05, 20ms at 10:00" names the later value first: its lines'
+    clocks order them. A rise told against that order contradicts; told with it, it is stated."""
+    assume(a != b and minute < later)
+    first_line, last_line = f"2026-07-07T10:{minute:02d}:00Z {a}ms", f"2026-07-07T10:{later:02d}:00Z {b}ms"
+    output = f"query_metrics service=api metric=latency_ms\n{first_line}\n{last_line}"
+    pairs = [(a, minute), (b, later)] if claim_order else [(b, later), (a, minute)]
+    text = f"api latency {word}: " + ", ".join(f"{v}ms at 10:{m:02d}" for v, m in pairs)
+    store = InMemoryInvocations([invocation(394, output=output)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([394], first_line), binding([394], last_line)])]),
+        session_id=SESSION,
+        invocations=store,
+    )
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    up = word in ("rose", "climbed", "上升")
+    if (b > a) == up:
+        assert check.outcome == "pass", (text, check.reason)
+    else:
+        assert check.outcome == "fail" and check.reason.startswith("contradicts"), (text, check.reason)
+
+
+@given(st.integers(1, 400), st.integers(1, 400), st.sampled_from(["rose", "spiked", "上升", "fell", "下降"]))
+def test_a_windows_least_and_greatest_values_tell_no_direction_in_any_order(low: int, spread: int, word: str) -> None:
+    """ "Latency rose, between 3 ms and 40 ms" quoting a window's min and max: they hold at times
+    the line does not say, so the claim's order of them states no direction."""
+    high = low + spread
+    line = f"window: min {low}ms, max {high}ms, avg {low + spread // 2}ms, last {low}ms (60 points)"
+    output = f"query_metrics service=api metric=latency_ms start=2026-07-07T10:00:00Z\n{line}"
+    outcome, reason = _outcome(f"api latency {word}, between {low}ms and {high}ms", output, line)
+    assert outcome == "warn" and reason.startswith("inferred"), (word, reason)

@@ -452,9 +452,13 @@ def _direction(
     returning = _RETURN.match(own, hit.end) is not None
     if opposite and not both and not returning and vocabulary.states(opposite, evidence):
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
-    bounds = _from_to(own, hit)
-    if bounds is not None and bounds[0] != bounds[1]:
-        if (bounds[1] > bounds[0]) == (hit.concept == "up"):
+    ends = _from_to(own, hit)
+    # A from–to phrase orders its two values; two quantities in the claim's order are ordered
+    # by the clocks of the lines holding them (a window's min and max are in no order).
+    earlier = None if ends is None or ends.first == ends.last else (ends.told or _earlier(ends, evidence))
+    if ends is not None and earlier is not None:
+        rise = ends.last > ends.first if earlier == "first" else ends.first > ends.last
+        if rise == (hit.concept == "up"):
             return []  # its numbers say it, and entity grounding finds them in its lines
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}) runs against its own numbers")]
     moves = _moves(evidence)
@@ -521,7 +525,19 @@ _FROM_TO = re.compile(
 )
 
 
-def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal] | None:
+@dataclass(frozen=True, slots=True)
+class _Ends:
+    """The first and last value of a claim's direction or change."""
+
+    first: Decimal
+    last: Decimal
+    #: "first" when a from–to phrase told them ("from 20% to 95%"); else the claim's quantities,
+    #: in its order, whose order in time is the lines'.
+    told: Literal["first"] | None = None
+    quantities: tuple[Entity, Entity] | None = None
+
+
+def _from_to(own: str, hit: ConceptHit | None = None) -> _Ends | None:
     """The first and last value of the claim's direction: a from–to phrase (the one after the
     direction word, where a claim tells a rise and a fall), else its first and last quantities
     of one dimension."""
@@ -533,7 +549,7 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal]
         first = decimal_or_none(match.group("a") or match.group("c") or match.group("f"))
         last = decimal_or_none(match.group("b") or match.group("d") or match.group("e"))
         if first is not None and last is not None:
-            return first, last
+            return _Ends(first, last, told="first")
     numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
     if len(numbers) >= 2:
         # a difference ("高出 4.9 秒", "up 12 pp") is no level the direction runs through
@@ -544,8 +560,26 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> tuple[Decimal, Decimal]
             numbers.pop(0)
     if len(numbers) >= 2 and numbers[0].dimension == numbers[-1].dimension:
         ends = [n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor]
-        return ends[0], ends[1]
+        return _Ends(ends[0], ends[1], quantities=(numbers[0], numbers[-1]))
     return None
+
+
+def _earlier(ends: _Ends, evidence: str) -> Literal["first", "last"] | None:
+    """Which of the claim's two quantities its lines show first: each on a line of its own that
+    has a clock, the clocks apart (None: not so, and the claim's order tells nothing)."""
+    if ends.quantities is None:
+        return None
+    lines = evidence.splitlines()
+    clocks = []
+    for quantity in ends.quantities:
+        held = [line for line in lines if any(needle in line for needle in quantity.needles)]
+        times = {clock.group(0) for line in held if (clock := _LINE_CLOCK.search(line))}
+        if len(held) != 1 or len(times) != 1:
+            return None
+        clocks.append(times.pop())
+    if clocks[0] == clocks[1]:
+        return None
+    return "first" if clocks[0] < clocks[1] else "last"
 
 
 #: A line's clock as outputs write it (``2026-07-07T12:00:41Z``, ``12:00:41``).
@@ -598,11 +632,13 @@ def _swapped_change(text: str, lines: list[str]) -> list[tuple[str, str]]:
     stated = [(Decimal(m.group("old")), Decimal(m.group("new"))) for line in lines for m in _CHANGED.finditer(line)]
     if not stated:
         return []  # no line states a change: nothing to read the claim's from–to against
-    told = _from_to(text)
-    if told is None or told in stated:
+    ends = _from_to(text)
+    if ends is None or (ends.first, ends.last) in stated:
         return []
-    if (told[1], told[0]) in stated:
-        return [(CONTRADICTS, f"the change runs from {told[1]} to {told[0]} in its quoted lines, not the other way")]
+    if (ends.last, ends.first) in stated:
+        return [
+            (CONTRADICTS, f"the change runs from {ends.last} to {ends.first} in its quoted lines, not the other way")
+        ]
     return []
 
 
