@@ -8,7 +8,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veridiag.text.bounds import _patterns, keeps_on
+from veridiag.text.bounds import _patterns, claimed_bound, keeps_on
 
 _WORDS = _patterns()[2].held_on
 _PLAIN = re.compile("|".join(re.escape(w) for w in sorted(_WORDS, key=len, reverse=True)), re.IGNORECASE)
@@ -37,3 +37,26 @@ def test_a_held_level_is_found_in_either_language() -> None:
     assert keeps_on("CPU STAYED under 80% all afternoon")
     assert keeps_on("延迟一直维持在 2 秒以上")
     assert not keeps_on("CPU peaked at 95% at 10:05")
+
+
+_BOUND_WORDS = _patterns()[2]
+
+
+@given(
+    st.sampled_from(
+        [*(("above", w) for w in _BOUND_WORDS.above_before), *(("below", w) for w in _BOUND_WORDS.below_before)]
+    ),
+    st.sampled_from(_BOUND_WORDS.turned_by),
+    st.integers(1, 999),
+    st.sampled_from(["ms", "%", "s", " 毫秒"]),
+    st.sampled_from(["", "readings ", "of them "]),
+)
+def test_a_negation_before_a_bound_turns_its_side(
+    side_word: tuple[str, str], turn: str, value: int, unit: str, between: str
+) -> None:
+    """ "none above 5 ms", "never over 80%", "没有一个高于 5ms": the series kept to the other side of
+    the number, the number itself allowed."""
+    side, word = side_word
+    bound = claimed_bound(f"there were a dozen small readings, {turn} {between}{word} {value}{unit}")
+    assert bound is not None and bound.side == ("below" if side == "above" else "above"), (turn, word, bound)
+    assert bound.inclusive

@@ -75,7 +75,8 @@ def _alternation(words: list[str]) -> str:
 def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords, re.Pattern[str]]:
     words = bundled_words("veridiag.text", "bounds.yaml", BoundWords)
     before = re.compile(
-        rf"(?:(?P<turn>{_alternation(words.turned_by)})\s*\S{{0,12}}?\s*)?"
+        # the negation up to two short words before, in its clause ("none of them above 5 ms")
+        rf"(?:(?P<turn>{_alternation(words.turned_by)})(?:\s*[^\s,，;；。.!?！？]{{1,12}}?){{0,2}}?\s*)?"
         rf"(?P<word>{_alternation(words.above_before + words.below_before)})\s*(?:了|到|过)?\s*{_NUMBER}",
         re.IGNORECASE,
     )
