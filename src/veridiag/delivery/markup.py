@@ -70,7 +70,9 @@ def _link_shapes() -> re.Pattern[str]:
         r"(?P<url>[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s<>\"'`]*)"
         r"|(?P<www>(?<![\w.])www\.[^\s<>\"'`]+)"
         rf"|(?P<mail>[\w.+-]+@{label}(?:\.{label})+)"
-        rf"|(?<![\w.-])(?P<domain>{domain})",
+        # a domain not inside a longer one: "0.com" of "www\ufffd.0.com" is one (a character no
+        # host holds before its dot), "b.com" of "a.b.com" is not
+        rf"|(?<![\w-])(?<![\w-]\.)(?P<domain>{domain})",
         re.IGNORECASE,
     )
 
