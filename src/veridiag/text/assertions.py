@@ -152,25 +152,32 @@ class FoldedLines:
     #: The anchors a line can hold (``_anchors_in``), when ``runs`` are known: most outputs hold
     #: none, so telling whether a line asserts skips testing all ~80 on each (~3 % of a check, measured).
     anchors: tuple[str, ...] | None = None
+    #: ``folded``'s distinct whitespace tokens, one per line, when known: a fact without a blank
+    #: lies in one of them, so one absent from them is in no line (ruled out in ~a third of the text).
+    tokens: str | None = None
 
     @classmethod
-    def of(cls, text: str, runs: WordRuns | None = None) -> FoldedLines:
+    def of(cls, text: str, runs: WordRuns | None = None, tokens: Iterable[str] | None = None) -> FoldedLines:
         """``text``'s lines, each lower-cased unless that changes its length (its offsets would).
         ``runs``: ``text``'s word runs (``Corpus.runs``), for an ASCII text: folded, they are the
-        folded text's (a code absent from a 64 KB output is then ruled out without a scan)."""
+        folded text's (a code absent from a 64 KB output is then ruled out without a scan);
+        ``tokens``: its distinct whitespace tokens (``Corpus.tokens``), likewise."""
         lines = text.split("\n")
         folded = text.lower()
         if len(folded) != len(text):  # an İ somewhere: only the lines without one are folded
             folded = "\n".join(line.lower() if len(line.lower()) == len(line) else line for line in lines)
         folded_runs = WordRuns.of(runs.joined.lower()) if runs is not None and text.isascii() else None
         anchors = _anchors_in(folded_runs) if folded_runs is not None else None
+        words = "\n".join(tokens).lower() if tokens is not None and text.isascii() else None
         starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
-        return cls(lines, folded, starts, folded_runs, anchors)
+        return cls(lines, folded, starts, folded_runs, anchors, words)
 
     def holding(self, fact: str) -> Iterator[int]:
         """The lines whose folded copy holds ``fact`` (lower-cased), in order, found one at a time."""
         needle, starts = fact.lower(), self.starts
         if self.runs is not None and not self.runs.may_contain(needle):
+            return
+        if self.tokens is not None and needle not in self.tokens and needle.split() == [needle]:
             return
         at = self.folded.find(needle)
         while at >= 0:
