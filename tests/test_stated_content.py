@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.gatekeeper.rules import stated_content
+from veridiag.gatekeeper.rules.stated_content import MULTIPLE
 from veridiag.text import concepts as concepts_module
 from veridiag.text.concepts import ConceptFile, Concepts, concepts
 from veridiag.text.normalize import reader_text
@@ -1105,3 +1107,12 @@ def test_all_within_two_clocks_is_stated_by_a_template_whose_lines_fall_between_
         assert outcome == "pass", (text, template, reason)
     else:
         assert outcome == "warn" and reason.startswith("unstated") and "(all)" in reason, (text, template, reason)
+
+
+@given(st.text(alphabet=st.sampled_from([*"x×X1.5 -倍fold a_", "\u0663"]), max_size=24))
+def test_a_multiple_is_found_where_the_pattern_without_its_first_character_test_finds_it(text: str) -> None:
+    """``_MULTIPLE`` skips places by the character every match starts with (× x or a digit, any
+    script's): it finds what ``MULTIPLE`` alone finds, groups and all."""
+    plain = re.compile(MULTIPLE)
+    found = [(m.span(), m.groupdict()) for m in stated_content._MULTIPLE.finditer(text)]
+    assert found == [(m.span(), m.groupdict()) for m in plain.finditer(text)]
