@@ -18,6 +18,7 @@ from veridiag.text.entities import (
     entity_words,
     extract_entities,
     fact_text,
+    tokens_over,
 )
 from veridiag.text.normalize import reader_text
 
@@ -466,3 +467,17 @@ def test_a_dotless_or_dotted_i_reads_as_i(number: int, form: str, swaps: list[st
         return [(e.kind, e.value, e.factor, tuple(n.lower() for n in e.needles)) for e in extract_entities(text)]
 
     assert read(written) == read(plain), ascii(written)
+
+
+@given(
+    st.text(alphabet=st.sampled_from([*"ab1.:=-", " ", "\t", "\n", "\u3000", "\u00a0", "秒"]), max_size=40),
+    st.data(),
+)
+def test_the_tokens_a_span_overlaps_are_those_whose_bounds_it_crosses(text: str, data: st.DataObject) -> None:
+    """``tokens_over`` (read from the span) gives what bisecting every token's bounds gives: the
+    tokens ending after the span's start and starting before its end, however blanks fall."""
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    bounds = [match.span() for match in re.finditer(r"\S+", text)]
+    overlapped = tuple(text[a:b] for a, b in bounds if b > start and a < end)
+    assert tokens_over(text, start, end) == overlapped

@@ -232,6 +232,7 @@ def test_folded_lines_with_runs_hold_what_a_scan_finds() -> None:
     with_runs, scanned = index.folded_lines(), FoldedLines.of(index.corpus.text)
     assert with_runs.runs is not None and scanned.runs is None
     facts = ["ERR_TIMEOUT", "err_timeout", "Order-Service", "100007", "ERR_DB_LOCK", "exec-3]", "ms", "E-9999"]
+    facts += ["accepted cost=1", "Z INFO", "E-9999 x"]  # across a blank: in no single token
     for entity in extract_entities(LONG_LOG[:3000]):
         facts.append(entity.text)
     for fact in facts:

@@ -34,7 +34,8 @@ from veridiag.pipeline.factory import assemble
 from veridiag.pipeline.headline import build_headline
 from veridiag.pipeline.hook import verifier_input
 from veridiag.store import SessionStore
-from veridiag.text.assertions import AssertedFacts, assertion_start
+from veridiag.text.assertions import AssertedFacts, FoldedLines, assertion_start
+from veridiag.text.entities import Corpus
 from veridiag.text.quotes import own_words
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
@@ -169,6 +170,33 @@ def test_every_generated_planting_is_read_as_an_assertion() -> None:
 )
 def test_records_are_not_assertions(line: str) -> None:
     assert assertion_start(line) is None
+
+
+#: Pieces of ASCII log lines: anchor words in any case and inside longer words, marks an escape
+#: makes (``\\072`` is ":", ``\\047`` "'", ``\\040`` " "), grouped digits, plain words.
+_LINE_PIECES = st.sampled_from(
+    [
+        " ",
+        "  ",
+        "GET /api",
+        *"AI ai \\072 \\047 \\040 \\054 : , ' - ; . note to do not don t you must State restated ROOT cause".split(),
+        *"Please Diagnostics assistant answer PASS mark as ERR_X order=123 1,120 12,345 status=200 timeout".split(),
+        *"conclusion verdict kindly LLM report".split(),
+    ]
+)
+
+
+@given(st.lists(st.lists(_LINE_PIECES, max_size=14).map("".join), min_size=1, max_size=6))
+@example(["AI\\072 PASS", "note\\040to timeout", "you must PASS", "ai, PASS"])
+def test_the_anchors_an_output_can_hold_tell_each_line_as_all_anchors_do(rows: list[str]) -> None:
+    """``FoldedLines.anchors`` (an ASCII output's anchors, from its word runs) decide whether each of
+    its lines asserts as testing every anchor does — escaped marks and grouped digits included."""
+    filler = "2026-07-07T10:01:02Z INFO gateway order=100001 accepted cost=12ms"
+    corpus = Corpus([*rows, *([filler] * 300)]).indexed()  # long enough to get its word runs
+    lines = FoldedLines.of(corpus.text, corpus.runs)
+    assert lines.anchors is not None
+    for line in lines.lines:
+        assert assertion_start(line, lines.anchors) == assertion_start(line), line
 
 
 @given(st.text(max_size=300))

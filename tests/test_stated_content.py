@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.gatekeeper.rules import stated_content
+from veridiag.gatekeeper.rules.stated_content import MULTIPLE
 from veridiag.text import concepts as concepts_module
 from veridiag.text.concepts import ConceptFile, Concepts, concepts
 from veridiag.text.normalize import reader_text
@@ -1148,3 +1150,12 @@ def test_a_windows_least_and_greatest_values_tell_no_direction_in_any_order(low:
     output = f"query_metrics service=api metric=latency_ms start=2026-07-07T10:00:00Z\n{line}"
     outcome, reason = _outcome(f"api latency {word}, between {low}ms and {high}ms", output, line)
     assert outcome == "warn" and reason.startswith("inferred"), (word, reason)
+
+
+@given(st.text(alphabet=st.sampled_from([*"x×X1.5 -倍fold a_", "\u0663"]), max_size=24))
+def test_a_multiple_is_found_where_the_pattern_without_its_first_character_test_finds_it(text: str) -> None:
+    """``_MULTIPLE`` skips places by the character every match starts with (× x or a digit, any
+    script's): it finds what ``MULTIPLE`` alone finds, groups and all."""
+    plain = re.compile(MULTIPLE)
+    found = [(m.span(), m.groupdict()) for m in stated_content._MULTIPLE.finditer(text)]
+    assert found == [(m.span(), m.groupdict()) for m in plain.finditer(text)]

@@ -103,7 +103,8 @@ class EvidenceIndex:
         """The corpus's reader copy line by line, lower-cased (``AssertedFacts.of_folded``):
         built on the first check that asks, reused by every later one."""
         if not self._folded_lines:
-            self._folded_lines.append(FoldedLines.of(self.corpus.text, self.corpus.runs))
+            tokens = self.corpus.tokens if self.corpus.runs is not None else None
+            self._folded_lines.append(FoldedLines.of(self.corpus.text, self.corpus.runs, tokens))
         return self._folded_lines[0]
 
     def free_of(self, phrases: PhraseList) -> bool:

@@ -11,7 +11,7 @@ guard and the evals. The words facts are known by are data: ``entities.yaml``, `
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
@@ -392,7 +392,6 @@ def _folded(words: tuple[str, ...]) -> frozenset[str]:
     return frozenset(word.lower() for word in words)
 
 
-_TOKEN_SPAN = re.compile(r"\S+")
 #: What every range has (a number, a dash or 至, a number): texts without it skip the range scan.
 _RANGE_HINT = re.compile(r"\d\s*[-–~至到]\s*\d")
 
@@ -413,7 +412,7 @@ class TextFacts:
         #: Read as a reader sees it (``fact_text``): what the facts and tokens are of.
         self.text = fact_text(text)
         #: Its whitespace tokens: ``str.split()`` splits on what ``\s`` matches (both ask
-        #: ``Py_UNICODE_ISSPACE``), ~3.7× faster than ``_TOKEN_SPAN.findall`` (measured).
+        #: ``Py_UNICODE_ISSPACE``), ~3.7× faster than ``re.findall(r"\S+")`` (measured).
         self.tokens: list[str] = self.text.split()
         self._services = _folded(tuple(known_services))
         self._ignored = _folded(tuple(ignore))
@@ -486,16 +485,19 @@ class TextFacts:
             for low in _RANGE.finditer(text):
                 entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
                 spans.append((low.start(), low.end(), entity))
-        if not spans:
-            return []
-        bounds = [token.span() for token in _TOKEN_SPAN.finditer(text)]
-        starts, ends = [start for start, _ in bounds], [end for _, end in bounds]
-        # The tokens a fact overlaps: those starting before its end and ending after its start.
-        tokens = self.tokens if text is self.text else [text[start:end] for start, end in bounds]
-        return [
-            (entity, tuple(tokens[bisect_right(ends, start) : bisect_left(starts, end)]))
-            for start, end, entity in spans
-        ]
+        return [(entity, tokens_over(text, start, end)) for start, end, entity in spans]
+
+
+def tokens_over(text: str, start: int, end: int) -> tuple[str, ...]:
+    """The whitespace tokens of ``text`` that ``text[start:end]`` overlaps: its own, widened to
+    the whole tokens its ends cut. Read from the span, not by splitting the whole text and
+    bisecting its token bounds (~1 % of a Gatekeeper check, measured)."""
+    left, right = start, end
+    if 0 < start < len(text) and not text[start].isspace() and not text[start - 1].isspace():
+        left -= len(text[:start].rsplit(None, 1)[-1])
+    if 0 < end < len(text) and not text[end - 1].isspace() and not text[end].isspace():
+        right += len(text[end:].split(None, 1)[0])
+    return tuple(text[left:right].split())
 
 
 _MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")

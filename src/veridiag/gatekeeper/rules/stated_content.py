@@ -53,9 +53,13 @@ CONTRADICTS = "contradicts"
 
 _OPPOSITE = {"up": "down", "down": "up"}
 #: A multiple: "5 倍", "5x", "×5", "5-fold", "翻倍".
-_MULTIPLE = re.compile(
-    r"(?:(?<![A-Za-z0-9])[×x]\s*(?P<before>\d+(?:\.\d+)?))(?![\d.])|(?<![\w.])(?P<after>\d+(?:\.\d+)?)\s*(?:倍|x(?![A-Za-z])|×|-?fold)"
+MULTIPLE = (
+    r"(?:(?<![A-Za-z0-9])[×x]\s*(?P<before>\d+(?:\.\d+)?))(?![\d.])"
+    r"|(?<![\w.])(?P<after>\d+(?:\.\d+)?)\s*(?:倍|x(?![A-Za-z])|×|-?fold)"
 )
+#: ``MULTIPLE`` after the character every match starts with: the engine passes other places at one
+#: test instead of trying both alternatives' look-behinds (~2 % of a Gatekeeper check, measured).
+_MULTIPLE = re.compile(rf"(?=[×x\d])(?:{MULTIPLE})")
 #: A whole number counting what follows it ("6 services", "3 台机器"; not a clock, date, version,
 #: decimal or a code at a clause's end).
 _BARE_COUNT = re.compile(r"(?<![\d:.\-/])\d+\s?(?:[个台条次家项位]|[\u4e00-\u9fff]|(?P<word>[A-Za-z]+))")
