@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -131,15 +131,18 @@ def test_an_operation_narrows_the_spans_alike(both: tuple[EmbeddedEnvironment, C
 
 
 @contextmanager
-def scan_refused() -> Iterator[None]:
+def _refused(why: str, *builders: str) -> Iterator[None]:
+    """Reads built by these SQL builders fail the test."""
+    with ExitStack() as stack:
+        for name in builders:
+            stack.enter_context(mock.patch.object(clickhouse_traces, name, side_effect=AssertionError(why)))
+        yield
+
+
+def scan_refused() -> AbstractContextManager[None]:
     """Figures or traces' spans read from the exporter's table fail the test: only the derived
     spans may answer."""
-    refused = AssertionError("read the exporter's table")
-    with (
-        mock.patch.object(clickhouse_traces, "figures_sql", side_effect=refused),
-        mock.patch.object(clickhouse_traces, "spans_sql", side_effect=refused),
-    ):
-        yield
+    return _refused("read the exporter's table", "figures_sql", "spans_sql")
 
 
 def test_derived_spans_answer_alike_and_a_day_changed_since_is_read_again(chdb_path: Path, tmp_path: Path) -> None:
@@ -219,16 +222,10 @@ DAILY = datetime(2023, 1, 20, 10, tzinfo=UTC)
 TWO_DAYS = {"service": "api", "start": "2023-01-20T00:00:00Z", "end": "2023-01-22T00:00:00Z"}
 
 
-@contextmanager
-def derived_refused() -> Iterator[None]:
+def derived_refused() -> AbstractContextManager[None]:
     """Figures or traces' spans read from the derived tables fail the test: only the exporter's
     table may answer."""
-    refused = AssertionError("read the derived spans")
-    with (
-        mock.patch.object(clickhouse_traces, "derived_figures_sql", side_effect=refused),
-        mock.patch.object(clickhouse_traces, "derived_spans_sql", side_effect=refused),
-    ):
-        yield
+    return _refused("read the derived spans", "derived_figures_sql", "derived_spans_sql")
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
+from veridiag.contracts.gatekeeper import CheckRecord
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.gatekeeper.rules import stated_content
 from veridiag.gatekeeper.rules.stated_content import MULTIPLE
@@ -1041,6 +1042,18 @@ def test_evidence_denying_a_concept_word_does_not_state_it(word: str, negation: 
     assert not concepts().states(concept, line), line
 
 
+def _two_lines_check(text: str, output: str, first: str, last: str) -> CheckRecord:
+    """The content rule's check of a claim quoting two lines of one output."""
+    store = InMemoryInvocations([invocation(394, output=output)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([394], first), binding([394], last)])]),
+        session_id=SESSION,
+        invocations=store,
+    )
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    return check
+
+
 _STEADY_WORDS = [w for name, w in _words("evaluative") if name == "steady"]
 
 
@@ -1063,13 +1076,7 @@ def test_a_course_point_by_point_is_stated_only_by_a_series_that_moves_one_way_b
     output = "query_metrics service=api metric=latency_p99_ms\n" + "\n".join(lines)
     first, last = lines[0], lines[-1]
     text = f"api latency rose {word} from {rising[0]}ms at 10:00 to {rising[-1]}ms at 10:{len(rising) - 1:02d}"
-    store = InMemoryInvocations([invocation(394, output=output)])
-    report = _GATEKEEPER.validate(
-        v2([claim(text=text, bindings=[binding([394], first), binding([394], last)])]),
-        session_id=SESSION,
-        invocations=store,
-    )
-    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    check = _two_lines_check(text, output, first, last)
     if dip:
         assert check.outcome == "warn" and word in check.reason, (rising, check.reason)
     else:
@@ -1127,13 +1134,7 @@ def test_two_values_tell_a_direction_in_the_order_of_their_lines_clocks_not_the_
     output = f"query_metrics service=api metric=latency_ms\n{first_line}\n{last_line}"
     pairs = [(a, minute), (b, later)] if claim_order else [(b, later), (a, minute)]
     text = f"api latency {word}: " + ", ".join(f"{v}ms at 10:{m:02d}" for v, m in pairs)
-    store = InMemoryInvocations([invocation(394, output=output)])
-    report = _GATEKEEPER.validate(
-        v2([claim(text=text, bindings=[binding([394], first_line), binding([394], last_line)])]),
-        session_id=SESSION,
-        invocations=store,
-    )
-    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    check = _two_lines_check(text, output, first_line, last_line)
     up = word in ("rose", "climbed", "上升")
     if (b > a) == up:
         assert check.outcome == "pass", (text, check.reason)
