@@ -271,7 +271,7 @@ class ClickHouseTraces(ClickHouseConnections):
     def derive(self, progress: DeriveProgress | None = None) -> list[str]:
         """Compute the derived spans (``otel_traces.derive_sql``) of every day whose spans
         changed since it was derived, or never was, or was under another ``DERIVATION`` (making
-        our two tables anew then); the days derived, each told to ``progress`` before. A table
+        our tables anew then); the days derived, each told to ``progress`` before. A table
         with nothing new costs a few statements, however many days it holds. A day is first
         marked underived and marked derived only once all its rows are in, so no reader takes
         its rows half written, nor those of a derive interrupted midway."""
