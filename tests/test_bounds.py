@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from veridiag.text.bounds import _patterns, claimed_bound, keeps_on
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.contracts import InMemoryInvocations
+from veridiag.gatekeeper import Gatekeeper
+from veridiag.text.bounds import _patterns, claimed_bound, keeps_on, threshold_kept
 
 _WORDS = _patterns()[2].held_on
 _PLAIN = re.compile("|".join(re.escape(w) for w in sorted(_WORDS, key=len, reverse=True)), re.IGNORECASE)
@@ -60,3 +63,37 @@ def test_a_negation_before_a_bound_turns_its_side(
     bound = claimed_bound(f"there were a dozen small readings, {turn} {between}{word} {value}{unit}")
     assert bound is not None and bound.side == ("below" if side == "above" else "above"), (turn, word, bound)
     assert bound.inclusive
+
+
+@given(
+    st.lists(st.integers(1, 900), min_size=2, max_size=8),
+    st.integers(1, 1000),
+    st.sampled_from(["none above {t}ms", "never above {t}ms", "一直低于 {t}ms", "none of them over {t} ms"]),
+    st.booleans(),
+)
+def test_a_bounds_threshold_need_not_be_in_the_output_only_when_every_point_keeps_it(
+    values: list[int], threshold: int, phrase: str, twelve_hour: bool
+) -> None:
+    """ "Between 4:11 pm and 4:18 pm the readings were small, none above 5 ms": 5 ms is no
+    reading; the series in that period keeps it or not. Kept: every check passes (the offline
+    verifier finds it too); crossed: the claim is not confirmed."""
+    assume(all(v != threshold for v in values) and (11 + len(values) - 1) % 5 != 0)  # no rounded end
+    lines = [f"2026-07-07T16:{11 + i:02d}:00Z {v}ms" for i, v in enumerate(values)]
+    output = "query_metrics service=api metric=latency_ms\n" + "\n".join(lines)
+    first, last = (
+        ("4:11 pm", f"4:{11 + len(values) - 1:02d} pm") if twelve_hour else ("16:11", f"16:{10 + len(values):02d}")
+    )
+    text = f"Between {first} and {last} the readings were small, {phrase.format(t=threshold)}."
+    store = InMemoryInvocations([invocation(394, output=output)])
+    report = Gatekeeper().validate(
+        v2([claim(text=text, bindings=[binding([394], lines[0]), binding([394], lines[-1])])]),
+        session_id=SESSION,
+        invocations=store,
+    )
+    checks = [c for t in report.claim_traces for c in t.checks]
+    kept = all(v <= threshold for v in values)
+    if kept:
+        assert all(c.outcome == "pass" for c in checks), (text, [(c.rule_id, c.reason) for c in checks])
+    else:  # a point above it: no confirmation (the bound is crossed)
+        assert any(c.outcome == "fail" for c in checks), (text, [(c.rule_id, c.reason) for c in checks])
+    assert threshold_kept(f"{threshold}ms", text, [output]) is kept

@@ -10,6 +10,7 @@ contradicts it. Words are data (``bounds.yaml``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
@@ -44,6 +45,10 @@ class Bound:
     inclusive: bool
     dimension: str | None
     period: tuple[int, int] | None
+    #: The threshold as the claim writes it ("5 ms", "80%"), blanks out.
+    written: str = ""
+    #: Turned by a negation ("none above 5 ms", "never over 80%"): about every point, as an absolute.
+    turned: bool = False
 
     def kept_by(self, value: Decimal) -> bool:
         if self.side == "above":
@@ -59,7 +64,7 @@ class Point:
 
 
 _NUMBER = r"(?P<number>\d+(?:\.\d+)?)\s?(?P<unit>%|[A-Za-z]+|毫秒|秒|分钟|小时)?"
-_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])(?:\s*(?P<half>[ap])\.?m\b\.?)?", re.IGNORECASE)
 #: A point as ``query_metrics`` lists it: an ISO instant, a value, maybe a unit.
 _POINT = re.compile(
     r"^\d{4}-\d{2}-\d{2}T(?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2})?Z (?P<value>-?\d+(?:\.\d+)?)\s?(?P<unit>\S*)$",
@@ -115,9 +120,11 @@ def claimed_bound(text: str) -> Bound | None:
     if value is None:
         return None
     inclusive = word in {w.lower() for w in words.inclusive} or bool(match.re is before and match.group("turn"))
-    clocks = [int(h) * 60 + int(m) for h, m in _CLOCK.findall(read)]
+    clocks = clocks_of_day(read)
     period = (min(clocks[:2]), max(clocks[:2])) if len(clocks) >= 2 else None
-    return Bound(side, value, inclusive, dimension, period)
+    written = "".join(f"{match.group('number')}{match.group('unit') or ''}".split())
+    turned = bool(match.re is before and match.group("turn"))
+    return Bound(side, value, inclusive, dimension, period, written, turned)
 
 
 #: A metric output's summary of its window: its least and greatest points ("window: min 25.73%,
@@ -145,6 +152,32 @@ def series_points(output: str) -> list[Point]:
             if value is not None:
                 points.append(Point(ANY_TIME, value, dimension))
     return points
+
+
+def threshold_kept(written: str, claim: str, outputs: Iterable[str]) -> bool:
+    """Is ``written`` ("5 ms") the threshold of a bound ``claim`` states ("none above 5 ms",
+    "一直低于 80%") that every point of the series ``outputs`` list in the bound's period keeps? A
+    threshold is no reading: it need not occur in an output when the series computes the bound
+    true (a point across it contradicts the claim; no point to decide by leaves it unfound)."""
+    bound = claimed_bound(claim)
+    if bound is None or "".join(written.split()) != bound.written:
+        return False
+    return broken_by(bound, [point for output in outputs for point in series_points(output)]) is None
+
+
+def clocks_of_day(text: str) -> list[int]:
+    """The clocks ``text`` (as a reader reads it) states, each as its minute of the day."""
+    return [_minute_of_day(clock) for clock in _CLOCK.finditer(text)]
+
+
+def _minute_of_day(clock: re.Match[str]) -> int:
+    """A clock's minute of the day; "4:10 pm" is 16:10, "12:05 am" 00:05."""
+    hour, minute, half = int(clock.group(1)), int(clock.group(2)), (clock.group("half") or "").lower()
+    if half == "p" and hour < 12:
+        hour += 12
+    elif half == "a" and hour == 12:
+        hour = 0
+    return hour * 60 + minute
 
 
 def broken_by(bound: Bound, points: list[Point]) -> Point | Literal[False] | None:

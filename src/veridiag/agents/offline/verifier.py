@@ -31,6 +31,7 @@ from veridiag.contracts.verifier import (
     VerifierPayload,
 )
 from veridiag.gatekeeper.matching import AnchoredMatcher
+from veridiag.text.bounds import threshold_kept
 from veridiag.text.entities import Corpus, Entity, computed, extract_entities, period_lengths
 from veridiag.text.quotes import own_words
 from veridiag.text.render import invocation_json
@@ -119,7 +120,13 @@ class OfflineVerifier:
             regions = excerpts + _aligned_regions(excerpts, usable)
             quoted = Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True))
             periods = tuple(p for inv in usable.values() for p in period_lengths(inv.arguments, inv.retrieval_details))
-            missing = [e for e in missing if not computed(e, text, quoted, periods)]
+            outputs = [inv.output or "" for inv in usable.values()]
+            missing = [
+                e
+                for e in missing
+                if not computed(e, text, quoted, periods)
+                and (e.kind != "quantity" or not threshold_kept(e.text, text, outputs))
+            ]
         if missing:
             if any(_conflicts(e, regions) for e in missing):
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs

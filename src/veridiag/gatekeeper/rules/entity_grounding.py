@@ -23,6 +23,7 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
+from veridiag.text.bounds import threshold_kept
 from veridiag.text.entities import (
     Corpus,
     Entity,
@@ -144,6 +145,9 @@ class _Check:
             # as long as one of the call's own periods ("the 6-hour window"): read only when needed
             periods = tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
             outside = [e for e in outside if not periods or not derived_duration(e, text, own_lines, periods)]
+        if outside and isinstance(text, str) and not literal:
+            outputs = [inv.output or "" for inv in sources]
+            outside = [e for e in outside if e.kind != "quantity" or not threshold_kept(e.text, text, outputs)]
         if outside and isinstance(text, str) and not literal:
             # a per-host or per-day tally of the lines it was shown ("node-246 logged 3 of them")
             outputs = [inv.output or "" for inv in sources]

@@ -37,7 +37,16 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
-from veridiag.text.bounds import ANY_TIME, Bound, Point, broken_by, claimed_bound, keeps_on, series_points
+from veridiag.text.bounds import (
+    ANY_TIME,
+    Bound,
+    Point,
+    broken_by,
+    claimed_bound,
+    clocks_of_day,
+    keeps_on,
+    series_points,
+)
 from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.entities import Entity, EntityKind, claim_reading, extract_entities, is_difference
 from veridiag.text.normalize import reader_text
@@ -166,7 +175,7 @@ class _Stated:
         """ "All between 05:05 and 05:12": the two clocks of the hit's clause hold the first and
         last time of a quoted template's lines (a line of one day, to the minute)."""
         start, end = _clause(own, hit)
-        clocks = [int(h) * 60 + int(m) for h, m in _CLOCK_OF_DAY.findall(reader_text(own[start:end]))]
+        clocks = clocks_of_day(reader_text(own[start:end]))
         if len(clocks) != 2:
             return False
         low, high = sorted(clocks)
@@ -260,8 +269,6 @@ _TEMPLATE_LINE = re.compile(r"^\s+\d+× .*$", re.MULTILINE)
 _TEMPLATE_SPAN = re.compile(
     r"^\s*\d+× \S+ (?P<day>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S* [–-] (?P=day)T(?P<h2>\d{2}):(?P<m2>\d{2})"
 )
-#: A clock of the day in a claim ("05:05", "5:12"), not a part of a longer time or number.
-_CLOCK_OF_DAY = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?!\d|[.:]\d)")
 _ANOMALY_LINE = re.compile(r"^anomaly (\d+):", re.MULTILINE)
 
 
@@ -340,9 +347,11 @@ def _judge(
     problems: list[tuple[str, str]] = []
     otherwise: _Stated | None = None
     hits = owned(claimed, own)
+    stated_bound = claimed_bound(own)
+    every_point = keeps_on(own) or (stated_bound is not None and stated_bound.turned)
     if (
         not hits
-        and not keeps_on(own)
+        and not every_point
         and not _MULTIPLE.search(reader_text(own))
         and not vocabulary.ratio_words(own)
         # "N times" and "N% of expected" need a digit: most claims without a concept word have none
@@ -352,7 +361,7 @@ def _judge(
         return None
     # A bound is a statement about every point only with an absolute ("一直", "never", "all"):
     # "exceeded 2s at 10:05" speaks of one point.
-    bound = claimed_bound(own) if any(hit.kind == "absolute" for hit in hits) or keeps_on(own) else None
+    bound = stated_bound if any(hit.kind == "absolute" for hit in hits) or every_point else None
     broken = _bound_broken(bound, evidence, outputs) if bound is not None else False
     if isinstance(broken, Point):
         at = f"{broken.minute // 60:02d}:{broken.minute % 60:02d}"
