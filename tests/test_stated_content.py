@@ -1159,3 +1159,36 @@ def test_a_multiple_is_found_where_the_pattern_without_its_first_character_test_
     plain = re.compile(MULTIPLE)
     found = [(m.span(), m.groupdict()) for m in stated_content._MULTIPLE.finditer(text)]
     assert found == [(m.span(), m.groupdict()) for m in plain.finditer(text)]
+
+
+@given(
+    st.sampled_from(_UNDENIED_WORDS),
+    st.sampled_from(["", "_count", "_total", "_rate", ".count", "数", '_total{code="500"}']),
+    st.sampled_from(['"', "'", ""]),
+    st.one_of(_FIELD_MARKS, st.sampled_from([" => ", " | ", " "])),
+    st.one_of(
+        st.sampled_from(_vocabulary().empty_values).map(lambda value: f'"{value}"' if value.isalpha() else value),
+        st.sampled_from(_vocabulary().empty_values),
+        st.sampled_from(["0", "0.0%", "+0", "-0", "0, warnings=3", "0}"]),
+    ),
+)
+def test_a_field_named_after_a_concept_word_states_nothing_when_empty(
+    word: str, tail: str, quote: str, mark: str, value: str
+) -> None:
+    """'"errors": 0', "error_count=0", "http_errors_total{code="500"} 0", "errors=[]", "错误数：无": a
+    counter or key named by a concept word, holding nothing, states no such thing (was: stated,
+    so "payment-service had errors" citing '{"errors": 0}' was confirmed)."""
+    concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
+    assume(mark.strip() or not value.strip("\"'").isalpha())  # "errors none": no field, a phrase
+    line = f"ts-price-service {quote}{word}{tail}{quote}{mark}{value} requests=340"
+    assert not concepts().states(concept, line), line
+
+
+@given(st.sampled_from(["failure", "timeout"]), st.sampled_from(["at 10:01", "requests=340", ""]))
+@example("failure", "requests=340")
+def test_a_false_state_citing_an_empty_counter_is_not_confirmed(concept: str, rest: str) -> None:
+    word = {"failure": ("errors", "had errors"), "timeout": ("timeouts", "timed out")}[concept]
+    for field in (f'{{"{word[0]}": 0}}', f"{word[0][:-1]}_count=0", f"{word[0]}=[]", f"{word[0]}: null"):
+        line = f"2026-07-07T10:01:02Z payment-service {field} {rest}"
+        outcome, reason = _outcome(f"payment-service {word[1]} at 10:01", line, line)
+        assert outcome == "warn" and reason.startswith("unstated"), (line, reason)

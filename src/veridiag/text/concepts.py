@@ -39,6 +39,8 @@ class ConceptFile(WordModel):
     negations: list[Word] = Field(default_factory=list)
     absences: list[Word] = Field(default_factory=list)
     absence_counts: list[Word] = Field(default_factory=list)
+    #: A field's value that states nothing is there ("errors: null", "errors=[]").
+    empty_values: list[Word] = Field(default_factory=list)
     clause_absences: list[Word] = Field(default_factory=list)
     not_words: list[Word] = Field(default_factory=list)
     distributive: list[Word] = Field(default_factory=list)
@@ -76,10 +78,13 @@ def _alternation(words: Iterable[str], *, camel: bool = False) -> str:
 #: Evidence names its series and fields with underscores (``mysql_lock_wait_p99_seconds``,
 #: ``error_rate``, ``Query_time``): read as words, they state their concepts.
 _NAME_JOINERS = str.maketrans("_", " ")
-#: A field's name ends where its value starts: "errors: …", "timeouts=…", "错误：…" (read as ":").
-_FIELD_VALUE = re.compile(r"[^\S\n]*[:=][^\S\n]*")
+#: A field's name ends where its value starts: "errors: …", "timeouts=…", "错误：…" (read as ":"),
+#: after the rest of a name the word starts ("error_count=", "错误数：", "http_errors_total{…} 0"),
+#: a JSON key's closing quote ('"errors": 0') or a mark ("=>"); a blank alone ("error_count 0")
+#: separates a value only when that value is a zero or empty (``blank``).
+_FIELD_VALUE = re.compile(r"[\w.-]*(?:\{[^}\n]*\})?[\"']?(?:[^\S\n]*(?:=>|[:=|])[^\S\n]*|(?P<blank>[^\S\n]+))")
 #: A zero value: "0", "0.0%", "0 ms" — not "0.5%".
-_ZERO = re.compile(r"0+(?:\.0+)?(?![\d.])")
+_ZERO = re.compile(r"[+-]?0+(?:\.0+)?(?![\d.])")
 #: What ends a clause, for a negation's reach.
 _CLAUSE_ENDS = ("，", ",", "；", ";", "。", ". ", "!", "！", "?", "？", "\n")
 
@@ -197,6 +202,9 @@ class Concepts:
         )
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
         self._absence_counts = frozenset(file.absence_counts)
+        self._empty_value = re.compile(
+            rf"[\"']?(?:{_ZERO.pattern}|(?:{_alternation(file.empty_values) or '(?!)'})(?![\w\[{{]))", re.IGNORECASE
+        )
         self._negation = re.compile(_alternation(file.negations) or "(?!)", re.IGNORECASE)
         #: Each concept's evidence words; compiled on the first ``states`` of the concept (a
         #: session asks about a few of them).
@@ -301,19 +309,24 @@ class Concepts:
         pattern = self._evidence_pattern(concept)
         if pattern is None:
             return False
-        read = reader_text(evidence).translate(_NAME_JOINERS)
+        named = reader_text(evidence)
+        read = named.translate(_NAME_JOINERS)
         return any(
             not self._denied.search(read, max(0, match.start() - 24), match.start())
-            and not self._empty_field(read, match.end())
+            and not self._empty_field(named, match.end())
             for match in pattern.finditer(read)
         )
 
-    def _empty_field(self, read: str, end: int) -> bool:
-        """Is the word ending at ``end`` a field's name ("errors:", "timeouts=") whose value states
-        an absence (a negation first, or a zero)?"""
-        field = _FIELD_VALUE.match(read, end)
-        return field is not None and (
-            self._denied_after.match(read, field.end()) is not None or _ZERO.match(read, field.end()) is not None
+    def _empty_field(self, named: str, end: int) -> bool:
+        """Is the word ending at ``end`` (of ``named``: names with their underscores) a field's
+        name ("errors:", "error_rate=", '"errors":') whose value states an absence (a negation
+        first, a zero, or an empty value: "null", "[]")?"""
+        field = _FIELD_VALUE.match(named, end)
+        if field is None:
+            return False
+        at = field.end()
+        return self._empty_value.match(named, at) is not None or (
+            field.group("blank") is None and self._denied_after.match(named, at) is not None
         )
 
     def _evidence_pattern(self, concept: str) -> re.Pattern[str] | None:
