@@ -1192,3 +1192,26 @@ def test_a_false_state_citing_an_empty_counter_is_not_confirmed(concept: str, re
         line = f"2026-07-07T10:01:02Z payment-service {field} {rest}"
         outcome, reason = _outcome(f"payment-service {word[1]} at 10:01", line, line)
         assert outcome == "warn" and reason.startswith("unstated"), (line, reason)
+
+
+@given(
+    st.sampled_from([w for name, w in _words("state") if w.isascii() and name in ("failure", "timeout", "crashed")]),
+    st.sampled_from(["no", "without", "never", "zero"]),
+    st.sampled_from(["retry", "retries", "backoff", "cache"]),
+    st.sampled_from(_vocabulary().negation_breaks),
+)
+def test_a_negation_before_a_break_does_not_deny_the_state_after_it(
+    word: str, negation: str, noun: str, brk: str
+) -> None:
+    """ "order 123 had no retry and failed": the negation denies the retry, not the failure, which
+    its line (the request handled) does not state (was: denied, nothing to judge, confirmed)."""
+    assume(brk.isascii())
+    outcome, reason = _outcome(f"order 123 had {negation} {noun} {brk} {word} at 10:01")
+    assert outcome == "warn" and reason.startswith("unstated"), reason
+
+
+@given(st.sampled_from([w for name, w in _words("state") if not w.isascii()]), st.sampled_from(["没有", "未", "无"]))
+def test_a_chinese_negation_before_a_break_does_not_deny_the_state_after_it(word: str, negation: str) -> None:
+    brk = next(b for b in _vocabulary().negation_breaks if not b.isascii())
+    outcome, reason = _outcome(f"订单123{negation}重试{brk}{word} 10:01")
+    assert outcome == "warn" and reason.startswith("unstated"), reason

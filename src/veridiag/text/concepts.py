@@ -42,6 +42,8 @@ class ConceptFile(WordModel):
     #: A field's value that states nothing is there ("errors: null", "errors=[]").
     empty_values: list[Word] = Field(default_factory=list)
     clause_absences: list[Word] = Field(default_factory=list)
+    #: Words that end a negation's reach in a claim ("no retry and failed").
+    negation_breaks: list[Word] = Field(default_factory=list)
     not_words: list[Word] = Field(default_factory=list)
     distributive: list[Word] = Field(default_factory=list)
     times_words: list[Word] = Field(default_factory=list)
@@ -195,6 +197,7 @@ class Concepts:
         )
         self._enumerations = tuple(file.enumerations)
         self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
+        self._negation_break = re.compile(_alternation(file.negation_breaks) or "(?!)", re.IGNORECASE)
         #: A negation ending right before a hit, up to two words or four characters back.
         self._denied = re.compile(
             rf"(?:{_alternation(file.negations)})(?:\s*[\w-]+){{0,2}}?\s*$|(?:{_alternation(file.negations)}).{{0,3}}$",
@@ -225,13 +228,22 @@ class Concepts:
         read = self._without_not_words(reader_text(text))
         hits = []
         for start, end, name in self._words.find(read):
-            if self._denied.search(read, max(0, start - 24), start):
+            if self._reaches(read, self._denied.search(read, max(0, start - 24), start), start):
                 continue
             clause = _clause_start(read, start)
-            if self._clause_denied.search(read, clause, start):
+            if self._reaches(
+                read,
+                max(self._clause_denied.finditer(read, clause, start), key=lambda m: m.start(), default=None),
+                start,
+            ):
                 continue
             hits.append(ConceptHit(name, self.kinds[name], read[start:end], start, end))
         return hits if own is None else owned(hits, own)
+
+    def _reaches(self, read: str, negation: re.Match[str] | None, at: int) -> bool:
+        """Does ``negation`` reach the word at ``at``: no break ("and", "就") between them? "had no
+        retry and failed" claims a failure."""
+        return negation is not None and self._negation_break.search(read, negation.start(), at) is None
 
     def ratio_words(self, text: str) -> list[tuple[str, Decimal]]:
         """Ratios written as words ("一半", "doubled"), each with its value."""
