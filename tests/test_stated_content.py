@@ -1215,3 +1215,37 @@ def test_a_chinese_negation_before_a_break_does_not_deny_the_state_after_it(word
     brk = next(b for b in _vocabulary().negation_breaks if not b.isascii())
     outcome, reason = _outcome(f"订单123{negation}重试{brk}{word} 10:01")
     assert outcome == "warn" and reason.startswith("unstated"), reason
+
+
+def _series(service: str, values: list[int]) -> str:
+    lines = [f"2026-07-07T10:{minute:02d}:00Z {value}ms" for minute, value in enumerate(values)]
+    return f"query_metrics service={service} metric=latency_p99_ms\n" + "\n".join(lines)
+
+
+@given(
+    st.lists(st.integers(2, 400), min_size=4, max_size=12, unique=True),
+    st.sampled_from(_STEADY_WORDS),
+    st.sampled_from(["dip", "plateau", "other output"]),
+    st.data(),
+)
+def test_a_steady_course_is_its_own_series_moving_at_every_point(
+    values: list[int], word: str, shape: str, data: st.DataObject
+) -> None:
+    """The series holding the quoted points must move at each point between them: another cited
+    output's rising series (quoted for a middle point), or a level held then left in one jump
+    ("12, 12, 12, 390"), states no steady rise of this one (both were confirmed)."""
+    rising = sorted(values)
+    api = list(rising)
+    at = data.draw(st.integers(1, len(api) - 2))
+    api[at] = api[at - 1] if shape == "plateau" else api[at - 1] - 1
+    other = [value + 1 for value in rising]
+    outputs = {394: _series("api", api), 395: _series("db", other)}
+    lines = outputs[394].splitlines()
+    bindings = [binding([394], lines[1]), binding([394], lines[-1])]
+    if shape == "other output":
+        bindings.append(binding([395], outputs[395].splitlines()[1 + at]))
+    text = f"api latency rose {word} from {api[0]}ms at 10:00 to {api[-1]}ms at 10:{len(api) - 1:02d}"
+    store = InMemoryInvocations([invocation(i, output=output) for i, output in outputs.items()])
+    report = _GATEKEEPER.validate(v2([claim(text=text, bindings=bindings)]), session_id=SESSION, invocations=store)
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    assert check.outcome == "warn" and word in check.reason, (api, shape, check.reason)

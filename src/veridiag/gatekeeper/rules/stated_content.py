@@ -487,20 +487,24 @@ _STEADY = "steady"
 
 
 def _steady(evidence: str, outputs: _CitedOutputs) -> bool:
-    """Does a cited series move one way only at each of its points from the first the claim
-    quotes to the last (three at least)? Two ends say nothing of the way between them."""
+    """Does the cited series holding every point the claim quotes move one way at each of its
+    points from the first quoted to the last (three at least, no two alike)? Two ends say nothing
+    of the way between them; another output's series says nothing of this one; a level held then
+    left in one jump (12, 12, 12, 390) is no steady course."""
     quoted = [p for p in series_points(evidence) if p.minute != ANY_TIME]
     minutes = sorted({p.minute for p in quoted})
     if len(minutes) < 2:
         return False
     dimensions = {p.dimension for p in quoted}
     for points in outputs.series():
+        if not set(quoted) <= set(points):
+            continue
         span = sorted(
             (p for p in points if minutes[0] <= p.minute <= minutes[-1] and p.dimension in dimensions),
             key=lambda p: p.minute,
         )
-        steps = {(b.value > a.value) - (b.value < a.value) for a, b in itertools.pairwise(span)} - {0}
-        if len(span) >= 3 and len(steps) == 1:
+        steps = {(b.value > a.value) - (b.value < a.value) for a, b in itertools.pairwise(span)}
+        if len(span) >= 3 and steps in ({1}, {-1}):
             return True
     return False
 
