@@ -139,8 +139,8 @@ class _Stated:
     #: a heading says, it says of each line of its list.
     headings: tuple[str, ...] = ()
     #: The spans of time the quoted template lines' lines fall in ("26× INFO 05:05:50 – 05:12:56 …"),
-    #: each as its first and last minute of the day.
-    spans: tuple[tuple[int, int], ...] = ()
+    #: each as its count of lines and its first and last minute of the day.
+    spans: tuple[tuple[int, int, int], ...] = ()
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
         """Is ``hit`` stated — an *all* by a template that is every line matched, about what the
@@ -164,13 +164,18 @@ class _Stated:
 
     def _within_a_span(self, hit: ConceptHit, own: str) -> bool:
         """ "All between 05:05 and 05:12": the two clocks of the hit's clause hold the first and
-        last time of a quoted template's lines (a line of one day, to the minute)."""
+        last time of a quoted template's lines (a line of one day, to the minute); of several
+        quoted, of each whose count the claim names ("the 71 opens all …" is not the 26 failures')."""
         start, end = _clause(own, hit)
         clocks = [int(h) * 60 + int(m) for h, m in _CLOCK_OF_DAY.findall(reader_text(own[start:end]))]
         if len(clocks) != 2:
             return False
         low, high = sorted(clocks)
-        return any(low <= first and last <= high for first, last in self.spans)
+        spans = self.spans
+        if len(spans) > 1:  # which template's lines: those whose count the claim names
+            counts = {int(n) for n in _COUNT.findall(reader_text(own))}
+            spans = tuple(span for span in spans if span[0] in counts)
+        return bool(spans) and all(low <= first and last <= high for _, first, last in spans)
 
     def _in_every_listed_line(self, hit: ConceptHit, own: str) -> bool:
         """ "All on node-246", "都来自同一个主机 dn228": a host, service, code or id of the hit's
@@ -258,10 +263,13 @@ _HEAD = 16384
 _TEMPLATE_LINE = re.compile(r"^\s+\d+× .*$", re.MULTILINE)
 #: A template line's first and last time, on one day ("26× INFO 2017-07-27T05:05:50Z – 2017-07-27T05:12:56Z …").
 _TEMPLATE_SPAN = re.compile(
-    r"^\s*\d+× \S+ (?P<day>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S* [–-] (?P=day)T(?P<h2>\d{2}):(?P<m2>\d{2})"
+    r"^\s*(?P<count>\d+)× \S+ (?P<day>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S* [–-] "
+    r"(?P=day)T(?P<h2>\d{2}):(?P<m2>\d{2})"
 )
 #: A clock of the day in a claim ("05:05", "5:12"), not a part of a longer time or number.
 _CLOCK_OF_DAY = re.compile(r"(?<![\d:.])(\d{1,2}):(\d{2})(?!\d|[.:]\d)")
+#: A whole number in a claim, not part of a clock, decimal or id ("the 71 opens").
+_COUNT = re.compile(r"(?<![\d:.\w])(\d+)(?![\d:.]\d|\w)")
 _ANOMALY_LINE = re.compile(r"^anomaly (\d+):", re.MULTILINE)
 
 
@@ -287,7 +295,7 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
     whole = tuple(t for t in templates if (count := _TEMPLATE_COUNT.match(t)) and int(count.group(1)) in matched)
     shown = tuple(row for output in outputs for row in listed_lines(output) or () if row.strip())
     spans = tuple(
-        (int(m["h1"]) * 60 + int(m["m1"]), int(m["h2"]) * 60 + int(m["m2"]))
+        (int(m["count"]), int(m["h1"]) * 60 + int(m["m1"]), int(m["h2"]) * 60 + int(m["m2"]))
         for line in lines
         if (m := _TEMPLATE_SPAN.match(line))
     )
