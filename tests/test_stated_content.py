@@ -1284,3 +1284,30 @@ def test_all_within_two_clocks_is_of_the_template_the_claim_counts(
         assert check.outcome == "pass", (text, check.reason)
     else:
         assert check.outcome == "warn" and "(all)" in check.reason, (text, check.reason)
+
+
+@given(
+    st.integers(23 * 60, 23 * 60 + 59),
+    st.integers(0, 59),
+    st.lists(st.integers(2, 400), min_size=2, max_size=2, unique=True),
+    st.sampled_from(["rose", "climbed", "上升", "fell", "dropped", "下降"]),
+    st.booleans(),
+)
+def test_a_direction_across_midnight_is_read_in_time_order(
+    late: int, early: int, values: list[int], word: str, claim_order: bool
+) -> None:
+    """ "84ms at 23:59, 31ms at 00:01 the next day" is a fall: a point's date orders it before its
+    clock (was: 00:01 read as earlier, a false rise confirmed and the true fall contradicted)."""
+    before, after = values
+    lines = [
+        f"2026-07-07T{late // 60:02d}:{late % 60:02d}:00Z {before}ms",
+        f"2026-07-08T00:{early:02d}:00Z {after}ms",
+    ]
+    output = "query_metrics service=api metric=latency_p99_ms\n" + "\n".join(lines)
+    shown = [f"{before}ms", f"{after}ms"] if claim_order else [f"{after}ms", f"{before}ms"]
+    outcome, reason = _outcome(f"api latency {word}: {shown[0]} and {shown[1]}", output, "\n".join(lines))
+    up = word in ("rose", "climbed", "上升")
+    if up == (after > before):
+        assert outcome == "pass", (lines, word, reason)
+    else:
+        assert outcome == "fail" and reason.startswith("contradicts"), (lines, word, reason)

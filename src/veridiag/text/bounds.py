@@ -56,13 +56,22 @@ class Point:
     minute: int
     value: Decimal
     dimension: str | None
+    #: The ISO date of the point's instant ("" for a window's extremes): 00:01 of the next day
+    #: comes after 23:59.
+    day: str = ""
+
+    @property
+    def at(self) -> tuple[str, int]:
+        """When the point holds, in time order."""
+        return self.day, self.minute
 
 
 _NUMBER = r"(?P<number>\d+(?:\.\d+)?)\s?(?P<unit>%|[A-Za-z]+|毫秒|秒|分钟|小时)?"
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
 #: A point as ``query_metrics`` lists it: an ISO instant, a value, maybe a unit.
 _POINT = re.compile(
-    r"^\d{4}-\d{2}-\d{2}T(?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2})?Z (?P<value>-?\d+(?:\.\d+)?)\s?(?P<unit>\S*)$",
+    r"^(?P<day>\d{4}-\d{2}-\d{2})T(?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2})?Z "
+    r"(?P<value>-?\d+(?:\.\d+)?)\s?(?P<unit>\S*)$",
     re.MULTILINE,
 )
 
@@ -138,7 +147,8 @@ def series_points(output: str) -> list[Point]:
     for match in _POINT.finditer(output):
         value, dimension = _base(match.group("value"), match.group("unit") or None)
         if value is not None:
-            points.append(Point(int(match.group("hour")) * 60 + int(match.group("minute")), value, dimension))
+            minute = int(match.group("hour")) * 60 + int(match.group("minute"))
+            points.append(Point(minute, value, dimension, match.group("day")))
     for window in _WINDOW.finditer(output[:4096]):
         for value_group, unit_group in (("low", "low_unit"), ("high", "high_unit")):
             value, dimension = _base(window.group(value_group), window.group(unit_group) or None)

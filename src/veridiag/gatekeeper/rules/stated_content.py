@@ -500,16 +500,15 @@ def _steady(evidence: str, outputs: _CitedOutputs) -> bool:
     of the way between them; another output's series says nothing of this one; a level held then
     left in one jump (12, 12, 12, 390) is no steady course."""
     quoted = [p for p in series_points(evidence) if p.minute != ANY_TIME]
-    minutes = sorted({p.minute for p in quoted})
-    if len(minutes) < 2:
+    times = sorted({p.at for p in quoted})
+    if len(times) < 2:
         return False
     dimensions = {p.dimension for p in quoted}
     for points in outputs.series():
         if not set(quoted) <= set(points):
             continue
         span = sorted(
-            (p for p in points if minutes[0] <= p.minute <= minutes[-1] and p.dimension in dimensions),
-            key=lambda p: p.minute,
+            (p for p in points if times[0] <= p.at <= times[-1] and p.dimension in dimensions), key=lambda p: p.at
         )
         steps = {(b.value > a.value) - (b.value < a.value) for a, b in itertools.pairwise(span)}
         if len(span) >= 3 and steps in ({1}, {-1}):
@@ -522,7 +521,7 @@ def _moves(evidence: str) -> frozenset[str]:
     is higher than an earlier one, "down" when lower (none: fewer than two points). A window's
     extremes hold at some time of it, which one unsaid (``ANY_TIME``): no order, so no direction —
     its min written before its max made every summary line say "up"."""
-    points = sorted((p for p in series_points(evidence) if p.minute != ANY_TIME), key=lambda p: p.minute)
+    points = sorted((p for p in series_points(evidence) if p.minute != ANY_TIME), key=lambda p: p.at)
     moves: set[str] = set()
     for i, earlier in enumerate(points):
         for later in points[i + 1 :]:
@@ -589,17 +588,19 @@ def _earlier(ends: _Ends, evidence: str) -> Literal["first", "last"] | None:
     clocks = []
     for quantity in ends.quantities:
         held = [line for line in lines if any(needle in line for needle in quantity.needles)]
-        times = {clock.group(0) for line in held if (clock := _LINE_CLOCK.search(line))}
+        times = {(clock["day"] or "", clock["clock"]) for line in held if (clock := _LINE_INSTANT.search(line))}
         if len(held) != 1 or len(times) != 1:
             return None
         clocks.append(times.pop())
-    if clocks[0] == clocks[1]:
-        return None
+    if clocks[0] == clocks[1] or (clocks[0][0] == "") != (clocks[1][0] == ""):
+        return None  # one time, or a clock of no date against one of a date
     return "first" if clocks[0] < clocks[1] else "last"
 
 
 #: A line's clock as outputs write it (``2026-07-07T12:00:41Z``, ``12:00:41``).
 _LINE_CLOCK = re.compile(r"(?<![\d:])(\d{2}):(\d{2})(?::\d{2})?(?![\d])")
+#: A line's clock with its date when it has one: 23:59 comes before 00:01 of the next day.
+_LINE_INSTANT = re.compile(r"(?:(?P<day>\d{4}-\d{2}-\d{2})[T ])?(?<![\d:])(?P<clock>\d{2}:\d{2}(?::\d{2})?)(?!\d)")
 
 
 def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> list[tuple[str, str]]:
