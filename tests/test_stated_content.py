@@ -1311,3 +1311,20 @@ def test_a_direction_across_midnight_is_read_in_time_order(
         assert outcome == "pass", (lines, word, reason)
     else:
         assert outcome == "fail" and reason.startswith("contradicts"), (lines, word, reason)
+
+
+@given(
+    st.sampled_from(["no doubt", "no retries", "without the cache", "none cached"]),
+    st.sampled_from([": ", "：", " and then "]),
+    st.sampled_from([w for name, w in _words("absolute") if name == "always" and w.isascii()]),
+)
+def test_a_negation_before_a_colon_leaves_the_absolute_after_it_to_be_judged(
+    opening: str, mark: str, word: str
+) -> None:
+    """ "no doubt: api p99 was always above 5 ms" claims *always*; a series under 5 ms then crosses
+    its bound (was: the negation denied 'always' to its clause's end, nothing judged, confirmed)."""
+    lines = [f"2026-07-07T10:{minute:02d}:00Z {3 + minute % 2}ms" for minute in range(20)]
+    output = "query_metrics service=api metric=latency_p99_ms\n" + "\n".join(lines)
+    text = f"{opening}{mark}api p99 was {word} above 5 ms from 10:02 to 10:17"
+    outcome, reason = _outcome(text, output, "\n".join(lines))
+    assert outcome == "fail" and reason.startswith("contradicts"), (text, reason)
