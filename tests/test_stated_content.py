@@ -1163,7 +1163,7 @@ def test_a_multiple_is_found_where_the_pattern_without_its_first_character_test_
 
 @given(
     st.sampled_from(_UNDENIED_WORDS),
-    st.sampled_from(["", "_count", "_total", "_rate", ".count", "数", '_total{code="500"}']),
+    st.sampled_from(["", "_count", "_total", "_rate", ".count", "数", '_total{code="500"}', " rate", " count"]),
     st.sampled_from(['"', "'", ""]),
     st.one_of(_FIELD_MARKS, st.sampled_from([" => ", " | ", " "])),
     st.one_of(
@@ -1328,3 +1328,19 @@ def test_a_negation_before_a_colon_leaves_the_absolute_after_it_to_be_judged(
     text = f"{opening}{mark}api p99 was {word} above 5 ms from 10:02 to 10:17"
     outcome, reason = _outcome(text, output, "\n".join(lines))
     assert outcome == "fail" and reason.startswith("contradicts"), (text, reason)
+
+
+@given(
+    st.sampled_from(_UNDENIED_WORDS),
+    st.one_of(
+        st.sampled_from(_vocabulary().absence_suffixes).map(lambda suffix: "{}" + suffix),
+        st.just("non-{}"),
+    ),
+)
+def test_a_concept_word_made_its_absence_states_nothing(word: str, shape: str) -> None:
+    """ "error-free", "non-error responses", "timeoutless": the evidence says there were none (was:
+    stated, so "payment-service had errors" citing "payment-service error-free" was confirmed)."""
+    concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
+    assume(word[-1].isalnum() and word[0].isalnum())
+    line = f"ts-price-service {shape.format(word)} at 10:01 (340 requests)"
+    assert not concepts().states(concept, line), line

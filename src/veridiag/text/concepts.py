@@ -41,6 +41,8 @@ class ConceptFile(WordModel):
     absence_counts: list[Word] = Field(default_factory=list)
     #: A field's value that states nothing is there ("errors: null", "errors=[]").
     empty_values: list[Word] = Field(default_factory=list)
+    #: After a concept word, these state its absence ("error-free", "timeoutless").
+    absence_suffixes: list[Word] = Field(default_factory=list)
     clause_absences: list[Word] = Field(default_factory=list)
     #: Words that end a negation's reach in a claim ("no retry and failed").
     negation_breaks: list[Word] = Field(default_factory=list)
@@ -82,9 +84,12 @@ def _alternation(words: Iterable[str], *, camel: bool = False) -> str:
 _NAME_JOINERS = str.maketrans("_", " ")
 #: A field's name ends where its value starts: "errors: …", "timeouts=…", "错误：…" (read as ":"),
 #: after the rest of a name the word starts ("error_count=", "错误数：", "http_errors_total{…} 0"),
-#: a JSON key's closing quote ('"errors": 0') or a mark ("=>"); a blank alone ("error_count 0")
-#: separates a value only when that value is a zero or empty (``blank``).
-_FIELD_VALUE = re.compile(r"[\w.-]*(?:\{[^}\n]*\})?[\"']?(?:[^\S\n]*(?:=>|[:=|])[^\S\n]*|(?P<blank>[^\S\n]+))")
+#: a JSON key's closing quote ('"errors": 0') or a mark ("=>"); a blank alone ("error_count 0"), or
+#: a name of two words ("error rate 0%"), holds a value only when it is a zero or empty.
+_FIELD_VALUE = re.compile(
+    r"[\w.-]*(?P<spaced>[^\S\n]+[A-Za-z]+)?(?:\{[^}\n]*\})?[\"']?"
+    r"(?:[^\S\n]*(?:=>|[:=|])[^\S\n]*|(?P<blank>[^\S\n]+))"
+)
 #: A zero value: "0", "0.0%", "0 ms" — not "0.5%".
 _ZERO = re.compile(r"[+-]?0+(?:\.0+)?(?![\d.])")
 #: What ends a clause, for a negation's reach.
@@ -205,6 +210,9 @@ class Concepts:
         )
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
         self._absence_counts = frozenset(file.absence_counts)
+        self._free_of = re.compile(
+            rf"(?:{'|'.join(map(re.escape, file.absence_suffixes)) or '(?!)'})(?!\w)", re.IGNORECASE
+        )
         self._empty_value = re.compile(
             rf"[\"']?(?:{_ZERO.pattern}|(?:{_alternation(file.empty_values) or '(?!)'})(?![\w\[{{]))", re.IGNORECASE
         )
@@ -325,6 +333,7 @@ class Concepts:
         read = named.translate(_NAME_JOINERS)
         return any(
             not self._denied.search(read, max(0, match.start() - 24), match.start())
+            and not self._free_of.match(read, match.end())
             and not self._empty_field(named, match.end())
             for match in pattern.finditer(read)
         )
@@ -338,7 +347,9 @@ class Concepts:
             return False
         at = field.end()
         return self._empty_value.match(named, at) is not None or (
-            field.group("blank") is None and self._denied_after.match(named, at) is not None
+            field.group("blank") is None
+            and field.group("spaced") is None
+            and self._denied_after.match(named, at) is not None
         )
 
     def _evidence_pattern(self, concept: str) -> re.Pattern[str] | None:
