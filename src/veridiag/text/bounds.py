@@ -32,6 +32,8 @@ class BoundWords(WordModel):
     inclusive: list[Word] = Field(default_factory=list)
     turned_by: list[Word] = Field(default_factory=list)
     held_on: list[Word] = Field(default_factory=list)
+    #: Between a negation and a bound, these leave its side unsure ("no cache stayed above 5 ms").
+    turn_unsure: list[Word] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +109,24 @@ def keeps_on(text: str) -> bool:
     return _patterns()[3].search(reader_text(text)) is not None
 
 
+def unsure_turn(between: str) -> bool:
+    """Does ``between`` (a negation's end to a bound word) hold a word that leaves the bound's
+    side unsure ("no cache stayed above 5 ms": of the cache, or of the bound)?"""
+    words = _patterns()[2]
+    return any(w.lower() in between.lower() for w in (*words.held_on, *words.turn_unsure))
+
+
+def unsure_bound(text: str) -> bool:
+    """Does ``text`` state a bound whose side a negation before it leaves unsure? The claim then
+    states no checkable bound and is at most an inference."""
+    match = _patterns()[0].search(reader_text(text))
+    return (
+        match is not None
+        and bool(match.group("turn"))
+        and unsure_turn(match.string[match.end("turn") : match.start("word")])
+    )
+
+
 def claimed_bound(text: str) -> Bound | None:
     """The first bound ``text`` states, with the period its clocks give (two clocks: from the
     first to the second)."""
@@ -119,6 +139,9 @@ def claimed_bound(text: str) -> Bound | None:
     above = {w.lower() for w in (*words.above_before, *words.above_after)}
     side: Side = "above" if word in above else "below"
     if match.re is before and match.group("turn"):
+        between = read[match.end("turn") : match.start("word")].lower()
+        if unsure_turn(between):
+            return None  # the negation is of something else ("no cache, stayed above"): no side known
         side = "below" if side == "above" else "above"
     value, dimension = _base(match.group("number"), match.group("unit"))
     if value is None:

@@ -208,10 +208,11 @@ class Concepts:
             rf"(?:{_alternation(file.negations)})(?:\s*[\w-]+){{0,2}}?\s*$|(?:{_alternation(file.negations)}).{{0,3}}$",
             re.IGNORECASE,
         )
+        self._denied_right = re.compile(rf"(?:{_alternation(file.negations)})[^\S\n]*$", re.IGNORECASE)
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
         self._absence_counts = frozenset(file.absence_counts)
         self._free_of = re.compile(
-            rf"(?:{'|'.join(map(re.escape, file.absence_suffixes)) or '(?!)'})(?!\w)", re.IGNORECASE
+            rf"[^\S\n]?(?:{'|'.join(map(re.escape, file.absence_suffixes)) or '(?!)'})(?!\w)", re.IGNORECASE
         )
         self._empty_value = re.compile(
             rf"[\"']?(?:{_ZERO.pattern}|(?:{_alternation(file.empty_values) or '(?!)'})(?![\w\[{{]))", re.IGNORECASE
@@ -236,10 +237,14 @@ class Concepts:
         read = self._without_not_words(reader_text(text))
         hits = []
         for start, end, name in self._words.find(read):
-            if self._reaches(read, self._denied.search(read, max(0, start - 24), start), start):
+            # an absolute is denied by a negation right before it alone ("not all", "没有都"): "with
+            # no cache always above 5 ms" claims always
+            absolute = self.kinds[name] == "absolute"
+            denied = (self._denied_right if absolute else self._denied).search(read, max(0, start - 24), start)
+            if self._reaches(read, denied, start):
                 continue
             clause = _clause_start(read, start)
-            if self._reaches(
+            if not absolute and self._reaches(
                 read,
                 max(self._clause_denied.finditer(read, clause, start), key=lambda m: m.start(), default=None),
                 start,

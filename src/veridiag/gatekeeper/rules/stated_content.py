@@ -37,7 +37,16 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
-from veridiag.text.bounds import ANY_TIME, Bound, Point, broken_by, claimed_bound, keeps_on, series_points
+from veridiag.text.bounds import (
+    ANY_TIME,
+    Bound,
+    Point,
+    broken_by,
+    claimed_bound,
+    keeps_on,
+    series_points,
+    unsure_bound,
+)
 from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.entities import Entity, EntityKind, claim_reading, extract_entities, is_difference
 from veridiag.text.normalize import reader_text
@@ -360,7 +369,10 @@ def _judge(
         return None
     # A bound is a statement about every point only with an absolute ("一直", "never", "all"):
     # "exceeded 2s at 10:05" speaks of one point.
-    bound = claimed_bound(own) if any(hit.kind == "absolute" for hit in hits) or keeps_on(own) else None
+    over_time = any(hit.kind == "absolute" for hit in hits) or keeps_on(own)
+    bound = claimed_bound(own) if over_time else None
+    if bound is None and over_time and unsure_bound(own):
+        problems.append((UNSTATED, "its bound's side is unsure: a negation before it, of it or of something else"))
     broken = _bound_broken(bound, evidence, outputs) if bound is not None else False
     if isinstance(broken, Point):
         at = f"{broken.minute // 60:02d}:{broken.minute % 60:02d}"
