@@ -1160,3 +1160,201 @@ def test_a_multiple_is_found_where_the_pattern_without_its_first_character_test_
     plain = re.compile(MULTIPLE)
     found = [(m.span(), m.groupdict()) for m in stated_content._MULTIPLE.finditer(text)]
     assert found == [(m.span(), m.groupdict()) for m in plain.finditer(text)]
+
+
+@given(
+    st.sampled_from(_UNDENIED_WORDS),
+    st.sampled_from(["", "_count", "_total", "_rate", ".count", "数", '_total{code="500"}', " rate", " count"]),
+    st.sampled_from(['"', "'", ""]),
+    st.one_of(_FIELD_MARKS, st.sampled_from([" => ", " | ", " "])),
+    st.one_of(
+        st.sampled_from(_vocabulary().empty_values).map(lambda value: f'"{value}"' if value.isalpha() else value),
+        st.sampled_from(_vocabulary().empty_values),
+        st.sampled_from(["0", "0.0%", "+0", "-0", "0, warnings=3", "0}"]),
+    ),
+)
+def test_a_field_named_after_a_concept_word_states_nothing_when_empty(
+    word: str, tail: str, quote: str, mark: str, value: str
+) -> None:
+    """'"errors": 0', "error_count=0", "http_errors_total{code="500"} 0", "errors=[]", "错误数：无": a
+    counter or key named by a concept word, holding nothing, states no such thing (was: stated,
+    so "payment-service had errors" citing '{"errors": 0}' was confirmed)."""
+    concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
+    assume(mark.strip() or not value.strip("\"'").isalpha())  # "errors none": no field, a phrase
+    line = f"ts-price-service {quote}{word}{tail}{quote}{mark}{value} requests=340"
+    assert not concepts().states(concept, line), line
+
+
+@given(st.sampled_from(["failure", "timeout"]), st.sampled_from(["at 10:01", "requests=340", ""]))
+@example("failure", "requests=340")
+def test_a_false_state_citing_an_empty_counter_is_not_confirmed(concept: str, rest: str) -> None:
+    word = {"failure": ("errors", "had errors"), "timeout": ("timeouts", "timed out")}[concept]
+    for field in (f'{{"{word[0]}": 0}}', f"{word[0][:-1]}_count=0", f"{word[0]}=[]", f"{word[0]}: null"):
+        line = f"2026-07-07T10:01:02Z payment-service {field} {rest}"
+        outcome, reason = _outcome(f"payment-service {word[1]} at 10:01", line, line)
+        assert outcome == "warn" and reason.startswith("unstated"), (line, reason)
+
+
+@given(
+    st.sampled_from([w for name, w in _words("state") if w.isascii() and name in ("failure", "timeout", "crashed")]),
+    st.sampled_from(["no", "without", "never", "zero"]),
+    st.sampled_from(["retry", "retries", "backoff", "cache"]),
+    st.sampled_from(_vocabulary().negation_breaks),
+)
+def test_a_negation_before_a_break_does_not_deny_the_state_after_it(
+    word: str, negation: str, noun: str, brk: str
+) -> None:
+    """ "order 123 had no retry and failed": the negation denies the retry, not the failure, which
+    its line (the request handled) does not state (was: denied, nothing to judge, confirmed)."""
+    assume(brk.isascii())
+    outcome, reason = _outcome(f"order 123 had {negation} {noun} {brk} {word} at 10:01")
+    assert outcome == "warn" and reason.startswith("unstated"), reason
+
+
+@given(st.sampled_from([w for name, w in _words("state") if not w.isascii()]), st.sampled_from(["没有", "未", "无"]))
+def test_a_chinese_negation_before_a_break_does_not_deny_the_state_after_it(word: str, negation: str) -> None:
+    brk = next(b for b in _vocabulary().negation_breaks if not b.isascii())
+    outcome, reason = _outcome(f"订单123{negation}重试{brk}{word} 10:01")
+    assert outcome == "warn" and reason.startswith("unstated"), reason
+
+
+def _series(service: str, values: list[int]) -> str:
+    lines = [f"2026-07-07T10:{minute:02d}:00Z {value}ms" for minute, value in enumerate(values)]
+    return f"query_metrics service={service} metric=latency_p99_ms\n" + "\n".join(lines)
+
+
+@given(
+    st.lists(st.integers(2, 400), min_size=4, max_size=12, unique=True),
+    st.sampled_from(_STEADY_WORDS),
+    st.sampled_from(["dip", "plateau", "other output"]),
+    st.data(),
+)
+def test_a_steady_course_is_its_own_series_moving_at_every_point(
+    values: list[int], word: str, shape: str, data: st.DataObject
+) -> None:
+    """The series holding the quoted points must move at each point between them: another cited
+    output's rising series (quoted for a middle point), or a level held then left in one jump
+    ("12, 12, 12, 390"), states no steady rise of this one (both were confirmed)."""
+    rising = sorted(values)
+    api = list(rising)
+    at = data.draw(st.integers(1, len(api) - 2))
+    api[at] = api[at - 1] if shape == "plateau" else api[at - 1] - 1
+    other = [value + 1 for value in rising]
+    outputs = {394: _series("api", api), 395: _series("db", other)}
+    lines = outputs[394].splitlines()
+    bindings = [binding([394], lines[1]), binding([394], lines[-1])]
+    if shape == "other output":
+        bindings.append(binding([395], outputs[395].splitlines()[1 + at]))
+    text = f"api latency rose {word} from {api[0]}ms at 10:00 to {api[-1]}ms at 10:{len(api) - 1:02d}"
+    store = InMemoryInvocations([invocation(i, output=output) for i, output in outputs.items()])
+    report = _GATEKEEPER.validate(v2([claim(text=text, bindings=bindings)]), session_id=SESSION, invocations=store)
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    assert check.outcome == "warn" and word in check.reason, (api, shape, check.reason)
+
+
+@given(
+    st.integers(0, 22 * 60),
+    st.integers(1, 50),
+    st.integers(1, 120),
+    st.booleans(),
+    st.sampled_from(["all", "every one of them", "都"]),
+)
+def test_all_within_two_clocks_is_of_the_template_the_claim_counts(
+    first: int, length: int, longer: int, count_named: bool, word: str
+) -> None:
+    """Two quoted templates: the clocks holding one's span state *all* of the other's lines
+    nothing ("the proxy opens all happened between 05:05 and 05:12" was confirmed by the 26
+    failures' span while the 71 opens run longer); a count the claim names says which."""
+
+    def clock(minute: int) -> str:
+        return f"{minute // 60:02d}:{minute % 60:02d}"
+
+    def template(count: int, start: int, end: int, text: str) -> str:
+        return f"  {count}× INFO 2017-07-27T{clock(start)}:50Z – 2017-07-27T{clock(end)}:56Z {text}"
+
+    short = template(26, first, first + length, "<*> error : Could not connect to proxy <*>")
+    long = template(71, first, min(first + length + longer, 23 * 60 + 59), "<*> open through proxy <*>")
+    output = f"matched 97 lines (INFO 97)\ntemplates:\n{short}\n{long}"
+    named = "26 of the lines, " if count_named else ""
+    text = f"{named}the proxy connections {word} between {clock(first)} and {clock(first + length)}"
+    store = InMemoryInvocations([invocation(394, output=output)])
+    bindings = [binding([394], short.strip()), binding([394], long.strip())]
+    report = _GATEKEEPER.validate(v2([claim(text=text, bindings=bindings)]), session_id=SESSION, invocations=store)
+    (check,) = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    if count_named:
+        assert check.outcome == "pass", (text, check.reason)
+    else:
+        assert check.outcome == "warn" and "(all)" in check.reason, (text, check.reason)
+
+
+@given(
+    st.integers(23 * 60, 23 * 60 + 59),
+    st.integers(0, 59),
+    st.lists(st.integers(2, 400), min_size=2, max_size=2, unique=True),
+    st.sampled_from(["rose", "climbed", "上升", "fell", "dropped", "下降"]),
+    st.booleans(),
+)
+def test_a_direction_across_midnight_is_read_in_time_order(
+    late: int, early: int, values: list[int], word: str, claim_order: bool
+) -> None:
+    """ "84ms at 23:59, 31ms at 00:01 the next day" is a fall: a point's date orders it before its
+    clock (was: 00:01 read as earlier, a false rise confirmed and the true fall contradicted)."""
+    before, after = values
+    lines = [
+        f"2026-07-07T{late // 60:02d}:{late % 60:02d}:00Z {before}ms",
+        f"2026-07-08T00:{early:02d}:00Z {after}ms",
+    ]
+    output = "query_metrics service=api metric=latency_p99_ms\n" + "\n".join(lines)
+    shown = [f"{before}ms", f"{after}ms"] if claim_order else [f"{after}ms", f"{before}ms"]
+    outcome, reason = _outcome(f"api latency {word}: {shown[0]} and {shown[1]}", output, "\n".join(lines))
+    up = word in ("rose", "climbed", "上升")
+    if up == (after > before):
+        assert outcome == "pass", (lines, word, reason)
+    else:
+        assert outcome == "fail" and reason.startswith("contradicts"), (lines, word, reason)
+
+
+@given(
+    st.sampled_from(["no doubt", "no retries", "without the cache", "none cached"]),
+    st.sampled_from([": ", "：", " and then "]),
+    st.sampled_from([w for name, w in _words("absolute") if name == "always" and w.isascii()]),
+)
+def test_a_negation_before_a_colon_leaves_the_absolute_after_it_to_be_judged(
+    opening: str, mark: str, word: str
+) -> None:
+    """ "no doubt: api p99 was always above 5 ms" claims *always*; a series under 5 ms then crosses
+    its bound (was: the negation denied 'always' to its clause's end, nothing judged, confirmed)."""
+    lines = [f"2026-07-07T10:{minute:02d}:00Z {3 + minute % 2}ms" for minute in range(20)]
+    output = "query_metrics service=api metric=latency_p99_ms\n" + "\n".join(lines)
+    text = f"{opening}{mark}api p99 was {word} above 5 ms from 10:02 to 10:17"
+    outcome, reason = _outcome(text, output, "\n".join(lines))
+    assert outcome == "fail" and reason.startswith("contradicts"), (text, reason)
+
+
+@given(
+    st.sampled_from(_UNDENIED_WORDS),
+    st.sampled_from(["{}-free", "{} free", "{}free", "non-{}", "non {}"]),
+)
+def test_a_concept_word_made_its_absence_states_nothing(word: str, shape: str) -> None:
+    """ "error-free", "non-error responses", "timeoutless": the evidence says there were none (was:
+    stated, so "payment-service had errors" citing "payment-service error-free" was confirmed)."""
+    concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
+    assume(word[-1].isalnum() and word[0].isalnum() and (word.islower() or "{}-" in shape or " " in shape))
+    line = f"ts-price-service {shape.format(word)} at 10:01 (340 requests)"
+    assert not concepts().states(concept, line), line
+
+
+@given(
+    st.sampled_from(["no cache", "no doubt", "none cached", "没有缓存时", "no retries when"]),
+    st.sampled_from(["stayed above", "remained above", "always above", "一直高于", "保持高于"]),
+    st.booleans(),
+)
+def test_a_negation_of_something_else_before_a_held_bound_turns_no_side(opening: str, bound: str, high: bool) -> None:
+    """ "api p99 with no cache stayed above 5 ms": the negation is the cache's; read as turning the
+    bound ("below 5 ms") it confirmed the claim over a series under 5 ms and contradicted it over
+    one above. Unsure of the side, the claim is at most an inference: never confirmed false, nor
+    contradicted true."""
+    lines = [f"2026-07-07T10:{minute:02d}:00Z {(8 if high else 3) + minute % 2}ms" for minute in range(20)]
+    output = "query_metrics service=api metric=latency_p99_ms\n" + "\n".join(lines)
+    outcome, reason = _outcome(f"api p99 with {opening} {bound} 5 ms from 10:02 to 10:17", output, "\n".join(lines))
+    assert outcome != ("fail" if high else "pass"), (outcome, reason)

@@ -33,6 +33,8 @@ class BoundWords(WordModel):
     inclusive: list[Word] = Field(default_factory=list)
     turned_by: list[Word] = Field(default_factory=list)
     held_on: list[Word] = Field(default_factory=list)
+    #: Between a negation and a bound, these leave its side unsure ("no cache stayed above 5 ms").
+    turn_unsure: list[Word] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +63,22 @@ class Point:
     minute: int
     value: Decimal
     dimension: str | None
+    #: The ISO date of the point's instant ("" for a window's extremes): 00:01 of the next day
+    #: comes after 23:59.
+    day: str = ""
+
+    @property
+    def at(self) -> tuple[str, int]:
+        """When the point holds, in time order."""
+        return self.day, self.minute
 
 
 _NUMBER = r"(?P<number>\d+(?:\.\d+)?)\s?(?P<unit>%|[A-Za-z]+|毫秒|秒|分钟|小时)?"
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])(?:\s*(?P<half>[ap])\.?m\b\.?)?", re.IGNORECASE)
 #: A point as ``query_metrics`` lists it: an ISO instant, a value, maybe a unit.
 _POINT = re.compile(
-    r"^\d{4}-\d{2}-\d{2}T(?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2})?Z (?P<value>-?\d+(?:\.\d+)?)\s?(?P<unit>\S*)$",
+    r"^(?P<day>\d{4}-\d{2}-\d{2})T(?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2})?Z "
+    r"(?P<value>-?\d+(?:\.\d+)?)\s?(?P<unit>\S*)$",
     re.MULTILINE,
 )
 
@@ -103,6 +114,24 @@ def keeps_on(text: str) -> bool:
     return _patterns()[3].search(reader_text(text)) is not None
 
 
+def unsure_turn(between: str) -> bool:
+    """Does ``between`` (a negation's end to a bound word) hold a word that leaves the bound's
+    side unsure ("no cache stayed above 5 ms": of the cache, or of the bound)?"""
+    words = _patterns()[2]
+    return any(w.lower() in between.lower() for w in (*words.held_on, *words.turn_unsure))
+
+
+def unsure_bound(text: str) -> bool:
+    """Does ``text`` state a bound whose side a negation before it leaves unsure? The claim then
+    states no checkable bound and is at most an inference."""
+    match = _patterns()[0].search(reader_text(text))
+    return (
+        match is not None
+        and bool(match.group("turn"))
+        and unsure_turn(match.string[match.end("turn") : match.start("word")])
+    )
+
+
 def claimed_bound(text: str) -> Bound | None:
     """The first bound ``text`` states, with the period its clocks give (two clocks: from the
     first to the second)."""
@@ -115,6 +144,9 @@ def claimed_bound(text: str) -> Bound | None:
     above = {w.lower() for w in (*words.above_before, *words.above_after)}
     side: Side = "above" if word in above else "below"
     if match.re is before and match.group("turn"):
+        between = read[match.end("turn") : match.start("word")].lower()
+        if unsure_turn(between):
+            return None  # the negation is of something else ("no cache, stayed above"): no side known
         side = "below" if side == "above" else "above"
     value, dimension = _base(match.group("number"), match.group("unit"))
     if value is None:
@@ -145,7 +177,8 @@ def series_points(output: str) -> list[Point]:
     for match in _POINT.finditer(output):
         value, dimension = _base(match.group("value"), match.group("unit") or None)
         if value is not None:
-            points.append(Point(int(match.group("hour")) * 60 + int(match.group("minute")), value, dimension))
+            minute = int(match.group("hour")) * 60 + int(match.group("minute"))
+            points.append(Point(minute, value, dimension, match.group("day")))
     for window in _WINDOW.finditer(output[:4096]):
         for value_group, unit_group in (("low", "low_unit"), ("high", "high_unit")):
             value, dimension = _base(window.group(value_group), window.group(unit_group) or None)

@@ -39,7 +39,13 @@ class ConceptFile(WordModel):
     negations: list[Word] = Field(default_factory=list)
     absences: list[Word] = Field(default_factory=list)
     absence_counts: list[Word] = Field(default_factory=list)
+    #: A field's value that states nothing is there ("errors: null", "errors=[]").
+    empty_values: list[Word] = Field(default_factory=list)
+    #: After a concept word, these state its absence ("error-free", "timeoutless").
+    absence_suffixes: list[Word] = Field(default_factory=list)
     clause_absences: list[Word] = Field(default_factory=list)
+    #: Words that end a negation's reach in a claim ("no retry and failed").
+    negation_breaks: list[Word] = Field(default_factory=list)
     not_words: list[Word] = Field(default_factory=list)
     distributive: list[Word] = Field(default_factory=list)
     times_words: list[Word] = Field(default_factory=list)
@@ -76,10 +82,16 @@ def _alternation(words: Iterable[str], *, camel: bool = False) -> str:
 #: Evidence names its series and fields with underscores (``mysql_lock_wait_p99_seconds``,
 #: ``error_rate``, ``Query_time``): read as words, they state their concepts.
 _NAME_JOINERS = str.maketrans("_", " ")
-#: A field's name ends where its value starts: "errors: …", "timeouts=…", "错误：…" (read as ":").
-_FIELD_VALUE = re.compile(r"[^\S\n]*[:=][^\S\n]*")
+#: A field's name ends where its value starts: "errors: …", "timeouts=…", "错误：…" (read as ":"),
+#: after the rest of a name the word starts ("error_count=", "错误数：", "http_errors_total{…} 0"),
+#: a JSON key's closing quote ('"errors": 0') or a mark ("=>"); a blank alone ("error_count 0"), or
+#: a name of two words ("error rate 0%"), holds a value only when it is a zero or empty.
+_FIELD_VALUE = re.compile(
+    r"[\w.-]*(?P<spaced>[^\S\n]+[A-Za-z]+)?(?:\{[^}\n]*\})?[\"']?"
+    r"(?:[^\S\n]*(?:=>|[:=|])[^\S\n]*|(?P<blank>[^\S\n]+))"
+)
 #: A zero value: "0", "0.0%", "0 ms" — not "0.5%".
-_ZERO = re.compile(r"0+(?:\.0+)?(?![\d.])")
+_ZERO = re.compile(r"[+-]?0+(?:\.0+)?(?![\d.])")
 #: What ends a clause, for a negation's reach.
 _CLAUSE_ENDS = ("，", ",", "；", ";", "。", ". ", "!", "！", "?", "？", "\n")
 
@@ -190,13 +202,21 @@ class Concepts:
         )
         self._enumerations = tuple(file.enumerations)
         self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
+        self._negation_break = re.compile(_alternation(file.negation_breaks) or "(?!)", re.IGNORECASE)
         #: A negation ending right before a hit, up to two words or four characters back.
         self._denied = re.compile(
             rf"(?:{_alternation(file.negations)})(?:\s*[\w-]+){{0,2}}?\s*$|(?:{_alternation(file.negations)}).{{0,3}}$",
             re.IGNORECASE,
         )
+        self._denied_right = re.compile(rf"(?:{_alternation(file.negations)})[^\S\n]*$", re.IGNORECASE)
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
         self._absence_counts = frozenset(file.absence_counts)
+        self._free_of = re.compile(
+            rf"[^\S\n]?(?:{'|'.join(map(re.escape, file.absence_suffixes)) or '(?!)'})(?!\w)", re.IGNORECASE
+        )
+        self._empty_value = re.compile(
+            rf"[\"']?(?:{_ZERO.pattern}|(?:{_alternation(file.empty_values) or '(?!)'})(?![\w\[{{]))", re.IGNORECASE
+        )
         self._negation = re.compile(_alternation(file.negations) or "(?!)", re.IGNORECASE)
         #: Each concept's evidence words; compiled on the first ``states`` of the concept (a
         #: session asks about a few of them).
@@ -217,13 +237,26 @@ class Concepts:
         read = self._without_not_words(reader_text(text))
         hits = []
         for start, end, name in self._words.find(read):
-            if self._denied.search(read, max(0, start - 24), start):
+            # an absolute is denied by a negation right before it alone ("not all", "没有都"): "with
+            # no cache always above 5 ms" claims always
+            absolute = self.kinds[name] == "absolute"
+            denied = (self._denied_right if absolute else self._denied).search(read, max(0, start - 24), start)
+            if self._reaches(read, denied, start):
                 continue
             clause = _clause_start(read, start)
-            if self._clause_denied.search(read, clause, start):
+            if not absolute and self._reaches(
+                read,
+                max(self._clause_denied.finditer(read, clause, start), key=lambda m: m.start(), default=None),
+                start,
+            ):
                 continue
             hits.append(ConceptHit(name, self.kinds[name], read[start:end], start, end))
         return hits if own is None else owned(hits, own)
+
+    def _reaches(self, read: str, negation: re.Match[str] | None, at: int) -> bool:
+        """Does ``negation`` reach the word at ``at``: no break ("and", "就") between them? "had no
+        retry and failed" claims a failure."""
+        return negation is not None and self._negation_break.search(read, negation.start(), at) is None
 
     def ratio_words(self, text: str) -> list[tuple[str, Decimal]]:
         """Ratios written as words ("一半", "doubled"), each with its value."""
@@ -301,19 +334,27 @@ class Concepts:
         pattern = self._evidence_pattern(concept)
         if pattern is None:
             return False
-        read = reader_text(evidence).translate(_NAME_JOINERS)
+        named = reader_text(evidence)
+        read = named.translate(_NAME_JOINERS)
         return any(
             not self._denied.search(read, max(0, match.start() - 24), match.start())
-            and not self._empty_field(read, match.end())
+            and not self._free_of.match(read, match.end())
+            and not self._empty_field(named, match.end())
             for match in pattern.finditer(read)
         )
 
-    def _empty_field(self, read: str, end: int) -> bool:
-        """Is the word ending at ``end`` a field's name ("errors:", "timeouts=") whose value states
-        an absence (a negation first, or a zero)?"""
-        field = _FIELD_VALUE.match(read, end)
-        return field is not None and (
-            self._denied_after.match(read, field.end()) is not None or _ZERO.match(read, field.end()) is not None
+    def _empty_field(self, named: str, end: int) -> bool:
+        """Is the word ending at ``end`` (of ``named``: names with their underscores) a field's
+        name ("errors:", "error_rate=", '"errors":') whose value states an absence (a negation
+        first, a zero, or an empty value: "null", "[]")?"""
+        field = _FIELD_VALUE.match(named, end)
+        if field is None:
+            return False
+        at = field.end()
+        return self._empty_value.match(named, at) is not None or (
+            field.group("blank") is None
+            and field.group("spaced") is None
+            and self._denied_after.match(named, at) is not None
         )
 
     def _evidence_pattern(self, concept: str) -> re.Pattern[str] | None:

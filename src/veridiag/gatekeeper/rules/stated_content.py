@@ -46,6 +46,7 @@ from veridiag.text.bounds import (
     clocks_of_day,
     keeps_on,
     series_points,
+    unsure_bound,
 )
 from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.entities import Entity, EntityKind, claim_reading, extract_entities, is_difference
@@ -148,8 +149,8 @@ class _Stated:
     #: a heading says, it says of each line of its list.
     headings: tuple[str, ...] = ()
     #: The spans of time the quoted template lines' lines fall in ("26× INFO 05:05:50 – 05:12:56 …"),
-    #: each as its first and last minute of the day.
-    spans: tuple[tuple[int, int], ...] = ()
+    #: each as its count of lines and its first and last minute of the day.
+    spans: tuple[tuple[int, int, int], ...] = ()
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
         """Is ``hit`` stated — an *all* by a template that is every line matched, about what the
@@ -173,13 +174,18 @@ class _Stated:
 
     def _within_a_span(self, hit: ConceptHit, own: str) -> bool:
         """ "All between 05:05 and 05:12": the two clocks of the hit's clause hold the first and
-        last time of a quoted template's lines (a line of one day, to the minute)."""
+        last time of a quoted template's lines (a line of one day, to the minute); of several
+        quoted, of each whose count the claim names ("the 71 opens all …" is not the 26 failures')."""
         start, end = _clause(own, hit)
         clocks = clocks_of_day(reader_text(own[start:end]))
         if len(clocks) != 2:
             return False
         low, high = sorted(clocks)
-        return any(low <= first and last <= high for first, last in self.spans)
+        spans = self.spans
+        if len(spans) > 1:  # which template's lines: those whose count the claim names
+            counts = {int(n) for n in _COUNT.findall(reader_text(own))}
+            spans = tuple(span for span in spans if span[0] in counts)
+        return bool(spans) and all(low <= first and last <= high for _, first, last in spans)
 
     def _in_every_listed_line(self, hit: ConceptHit, own: str) -> bool:
         """ "All on node-246", "都来自同一个主机 dn228": a host, service, code or id of the hit's
@@ -267,8 +273,11 @@ _HEAD = 16384
 _TEMPLATE_LINE = re.compile(r"^\s+\d+× .*$", re.MULTILINE)
 #: A template line's first and last time, on one day ("26× INFO 2017-07-27T05:05:50Z – 2017-07-27T05:12:56Z …").
 _TEMPLATE_SPAN = re.compile(
-    r"^\s*\d+× \S+ (?P<day>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S* [–-] (?P=day)T(?P<h2>\d{2}):(?P<m2>\d{2})"
+    r"^\s*(?P<count>\d+)× \S+ (?P<day>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S* [–-] "
+    r"(?P=day)T(?P<h2>\d{2}):(?P<m2>\d{2})"
 )
+#: A whole number in a claim, not part of a clock, decimal or id ("the 71 opens").
+_COUNT = re.compile(r"(?<![\d:.\w])(\d+)(?![\d:.]\d|\w)")
 _ANOMALY_LINE = re.compile(r"^anomaly (\d+):", re.MULTILINE)
 
 
@@ -294,7 +303,7 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
     whole = tuple(t for t in templates if (count := _TEMPLATE_COUNT.match(t)) and int(count.group(1)) in matched)
     shown = tuple(row for output in outputs for row in listed_lines(output) or () if row.strip())
     spans = tuple(
-        (int(m["h1"]) * 60 + int(m["m1"]), int(m["h2"]) * 60 + int(m["m2"]))
+        (int(m["count"]), int(m["h1"]) * 60 + int(m["m1"]), int(m["h2"]) * 60 + int(m["m2"]))
         for line in lines
         if (m := _TEMPLATE_SPAN.match(line))
     )
@@ -361,7 +370,10 @@ def _judge(
         return None
     # A bound is a statement about every point only with an absolute ("一直", "never", "all"):
     # "exceeded 2s at 10:05" speaks of one point.
-    bound = stated_bound if any(hit.kind == "absolute" for hit in hits) or every_point else None
+    over_time = any(hit.kind == "absolute" for hit in hits) or every_point
+    bound = stated_bound if over_time else None
+    if bound is None and over_time and unsure_bound(own):
+        problems.append((UNSTATED, "its bound's side is unsure: a negation before it, of it or of something else"))
     broken = _bound_broken(bound, evidence, outputs) if bound is not None else False
     if isinstance(broken, Point):
         at = f"{broken.minute // 60:02d}:{broken.minute % 60:02d}"
@@ -496,20 +508,23 @@ _STEADY = "steady"
 
 
 def _steady(evidence: str, outputs: _CitedOutputs) -> bool:
-    """Does a cited series move one way only at each of its points from the first the claim
-    quotes to the last (three at least)? Two ends say nothing of the way between them."""
+    """Does the cited series holding every point the claim quotes move one way at each of its
+    points from the first quoted to the last (three at least, no two alike)? Two ends say nothing
+    of the way between them; another output's series says nothing of this one; a level held then
+    left in one jump (12, 12, 12, 390) is no steady course."""
     quoted = [p for p in series_points(evidence) if p.minute != ANY_TIME]
-    minutes = sorted({p.minute for p in quoted})
-    if len(minutes) < 2:
+    times = sorted({p.at for p in quoted})
+    if len(times) < 2:
         return False
     dimensions = {p.dimension for p in quoted}
     for points in outputs.series():
+        if not set(quoted) <= set(points):
+            continue
         span = sorted(
-            (p for p in points if minutes[0] <= p.minute <= minutes[-1] and p.dimension in dimensions),
-            key=lambda p: p.minute,
+            (p for p in points if times[0] <= p.at <= times[-1] and p.dimension in dimensions), key=lambda p: p.at
         )
-        steps = {(b.value > a.value) - (b.value < a.value) for a, b in itertools.pairwise(span)} - {0}
-        if len(span) >= 3 and len(steps) == 1:
+        steps = {(b.value > a.value) - (b.value < a.value) for a, b in itertools.pairwise(span)}
+        if len(span) >= 3 and steps in ({1}, {-1}):
             return True
     return False
 
@@ -519,7 +534,7 @@ def _moves(evidence: str) -> frozenset[str]:
     is higher than an earlier one, "down" when lower (none: fewer than two points). A window's
     extremes hold at some time of it, which one unsaid (``ANY_TIME``): no order, so no direction —
     its min written before its max made every summary line say "up"."""
-    points = sorted((p for p in series_points(evidence) if p.minute != ANY_TIME), key=lambda p: p.minute)
+    points = sorted((p for p in series_points(evidence) if p.minute != ANY_TIME), key=lambda p: p.at)
     moves: set[str] = set()
     for i, earlier in enumerate(points):
         for later in points[i + 1 :]:
@@ -586,17 +601,19 @@ def _earlier(ends: _Ends, evidence: str) -> Literal["first", "last"] | None:
     clocks = []
     for quantity in ends.quantities:
         held = [line for line in lines if any(needle in line for needle in quantity.needles)]
-        times = {clock.group(0) for line in held if (clock := _LINE_CLOCK.search(line))}
+        times = {(clock["day"] or "", clock["clock"]) for line in held if (clock := _LINE_INSTANT.search(line))}
         if len(held) != 1 or len(times) != 1:
             return None
         clocks.append(times.pop())
-    if clocks[0] == clocks[1]:
-        return None
+    if clocks[0] == clocks[1] or (clocks[0][0] == "") != (clocks[1][0] == ""):
+        return None  # one time, or a clock of no date against one of a date
     return "first" if clocks[0] < clocks[1] else "last"
 
 
 #: A line's clock as outputs write it (``2026-07-07T12:00:41Z``, ``12:00:41``).
 _LINE_CLOCK = re.compile(r"(?<![\d:])(\d{2}):(\d{2})(?::\d{2})?(?![\d])")
+#: A line's clock with its date when it has one: 23:59 comes before 00:01 of the next day.
+_LINE_INSTANT = re.compile(r"(?:(?P<day>\d{4}-\d{2}-\d{2})[T ])?(?<![\d:])(?P<clock>\d{2}:\d{2}(?::\d{2})?)(?!\d)")
 
 
 def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> list[tuple[str, str]]:
