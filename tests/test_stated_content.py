@@ -1358,3 +1358,20 @@ def test_a_negation_of_something_else_before_a_held_bound_turns_no_side(opening:
     output = "query_metrics service=api metric=latency_p99_ms\n" + "\n".join(lines)
     outcome, reason = _outcome(f"api p99 with {opening} {bound} 5 ms from 10:02 to 10:17", output, "\n".join(lines))
     assert outcome != ("fail" if high else "pass"), (outcome, reason)
+
+
+_LEVEL_WORDS = sorted({w for words in _EVIDENCE_WORDS.values() for w in words if w.isupper() and w.isalpha()})
+
+
+_OPENING_NEGATIONS = [
+    w for w in _vocabulary().absences if w.lower() not in {v.lower() for v in _vocabulary().empty_values}
+]
+
+
+@given(st.sampled_from(_LEVEL_WORDS), st.sampled_from(_OPENING_NEGATIONS), st.sampled_from([":", ": ", " : "]))
+def test_a_log_level_opens_its_message_whose_negation_is_the_messages(word: str, negation: str, mark: str) -> None:
+    """ "ERROR: no route to host" states an error (the message says what failed); "ERRORS: 0" —
+    a level word holding an empty value — states none."""
+    concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
+    assert concepts().states(concept, f"payment-service {word}{mark}{negation} route to host"), word
+    assert not concepts().states(concept, f"payment-service {word}{mark}0"), word

@@ -339,20 +339,22 @@ class Concepts:
         return any(
             not self._denied.search(read, max(0, match.start() - 24), match.start())
             and not self._free_of.match(read, match.end())
-            and not self._empty_field(named, match.end())
+            and not self._empty_field(named, match.end(), level=match.group().isupper())
             for match in pattern.finditer(read)
         )
 
-    def _empty_field(self, named: str, end: int) -> bool:
+    def _empty_field(self, named: str, end: int, *, level: bool = False) -> bool:
         """Is the word ending at ``end`` (of ``named``: names with their underscores) a field's
         name ("errors:", "error_rate=", '"errors":') whose value states an absence (a negation
-        first, a zero, or an empty value: "null", "[]")?"""
+        first, a zero, or an empty value: "null", "[]")? A ``level`` ("ERROR: no route to host")
+        opens a log message: its negation is the message's, only an empty value empties it."""
         field = _FIELD_VALUE.match(named, end)
         if field is None:
             return False
         at = field.end()
         return self._empty_value.match(named, at) is not None or (
-            field.group("blank") is None
+            not level
+            and field.group("blank") is None
             and field.group("spaced") is None
             and self._denied_after.match(named, at) is not None
         )
