@@ -172,6 +172,18 @@ class _Stated:
         fixed = [" ".join(t.lower().split("<*>")) for t in self.templates]
         return any(all(f in text for f in facts) and any(t in text for t in terms) for text in fixed)
 
+    def outside_a_span(self, hit: ConceptHit, own: str) -> bool:
+        """ "The 71 opens all happened between 05:05 and 05:12" while the quoted 71× template's
+        lines run 04:00–06:40: the clocks of the hit's clause do not hold the span of a template
+        whose count the claim names (a count states *all*, not when)."""
+        start, end = _clause(own, hit)
+        clocks = clocks_of_day(reader_text(own[start:end]))
+        if len(clocks) != 2 or not self.spans:
+            return False
+        low, high = sorted(clocks)
+        counts = {int(n) for n in _COUNT.findall(reader_text(own))}
+        return any(not (low <= first and last <= high) for count, first, last in self.spans if count in counts)
+
     def _within_a_span(self, hit: ConceptHit, own: str) -> bool:
         """ "All between 05:05 and 05:12": the two clocks of the hit's clause hold the first and
         last time of a quoted template's lines (a line of one day, to the minute); of several
@@ -392,6 +404,11 @@ def _judge(
             continue
         if hit.kind == "absolute" and broken is None:
             continue  # every point of the period keeps the bound it states: computed, as stated
+        if hit.concept == "all":
+            otherwise = stated() if otherwise is None else otherwise
+            if otherwise.outside_a_span(hit, own):
+                problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}): its counted lines fall outside its clocks"))
+                continue
         if (
             hit.kind == "absolute"
             and not _counted(own, hit)
