@@ -22,10 +22,11 @@ from veridiag.delivery import render_markdown
 from veridiag.delivery.destination import Attempt, Destination
 from veridiag.delivery.dingtalk import DingTalk
 from veridiag.delivery.feishu import Feishu
-from veridiag.delivery.markup import commonmark, html, inert, mrkdwn
+from veridiag.delivery.markup import LinkWords, commonmark, html, inert, mrkdwn
 from veridiag.delivery.slack import Slack
 from veridiag.delivery.webhook import Webhook
 from veridiag.delivery.wecom import WeCom
+from veridiag.text.wordfiles import bundled_words
 
 LINK = "https://veridiag.example.com/sessions/s-1?lang=en"
 _PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
@@ -218,3 +219,25 @@ def test_a_link_shape_reads_as_written_but_links_nowhere(link: str, form: str) -
 )
 def test_names_that_are_no_links_are_left_as_written(text: str) -> None:
     assert inert(text) == text
+
+
+_TLDS = bundled_words("veridiag.delivery", "links.yaml", LinkWords).tlds
+
+
+@given(
+    st.lists(st.from_regex(r"[a-z0-9][a-z0-9-]{0,8}[a-z0-9]", fullmatch=True), min_size=1, max_size=3),
+    st.sampled_from(_TLDS),
+    st.lists(st.sampled_from([".", "\u3002", "\uff0e", "\uff61"]), min_size=3, max_size=3),
+    st.sampled_from(["", "www{dot}", "https://", "user@"]),
+    st.sampled_from(["", "/x", " 访问"]),
+)
+def test_a_host_written_with_any_dot_a_browser_reads_as_one_is_defanged(
+    labels: list[str], tld: str, dots: list[str], lead: str, tail: str
+) -> None:
+    """ "evil。com", "evil．com", "evil｡com": the IDNA mapping and browsers read these full stops as
+    "." — shown in a destination, each would be a live link."""
+    host = "".join(f"{label}{dots[i % 3]}" for i, label in enumerate(labels)) + tld
+    text = f"see {lead.format(dot=dots[0])}{host}{tail}"
+    shown = inert(text)
+    for dot in (".", "\u3002", "\uff0e", "\uff61"):
+        assert f"{labels[-1]}{dot}{tld}" not in shown, (text, shown)

@@ -59,20 +59,27 @@ class LinkWords(WordModel):
     tlds: list[Word] = Field(min_length=1)
 
 
+#: The dots of a host name: a browser and the IDNA mapping read the ideographic, full-width and
+#: half-width full stops as "." ("evil。com" is evil.com).
+_DOTS = ".\u3002\uff0e\uff61"
+_DOT_OF_HOST = re.compile(f"[{_DOTS}]")
+
+
 @lru_cache(maxsize=1)
 def _link_shapes() -> re.Pattern[str]:
     """One pattern for every link shape: a URL with a scheme, a ``www.`` host, an e-mail address,
     a domain ending in a known top-level domain."""
     tlds = bundled_words("veridiag.delivery", "links.yaml", LinkWords).tlds
     label = r"[^\W_](?:[\w-]{0,62}[^\W_])?"
-    domain = rf"(?:{label}\.)+(?:{'|'.join(sorted(map(re.escape, tlds), key=len, reverse=True))})(?![\w-])"
+    dot = f"[{_DOTS}]"
+    domain = rf"(?:{label}{dot})+(?:{'|'.join(sorted(map(re.escape, tlds), key=len, reverse=True))})(?![\w-])"
     return re.compile(
         r"(?P<url>[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s<>\"'`]*)"
-        r"|(?P<www>(?<![\w.])www\.[^\s<>\"'`]+)"
-        rf"|(?P<mail>[\w.+-]+@{label}(?:\.{label})+)"
+        rf"|(?P<www>(?<![\w.])www{dot}[^\s<>\"'`]+)"
+        rf"|(?P<mail>[\w.+-]+@{label}(?:{dot}{label})+)"
         # a domain not inside a longer one: "0.com" of "www\ufffd.0.com" is one (a character no
         # host holds before its dot), "b.com" of "a.b.com" is not
-        rf"|(?<![\w-])(?<![\w-]\.)(?P<domain>{domain})",
+        rf"|(?<![\w-])(?<![\w-]{dot})(?P<domain>{domain})",
         re.IGNORECASE,
     )
 
@@ -83,12 +90,12 @@ def _defanged(match: re.Match[str]) -> str:
     text = match.group()
     if match.group("mail"):
         local, host = text.rsplit("@", 1)
-        return f"{local}[@]{host.replace('.', '[.]')}"
+        return f"{local}[@]{_DOT_OF_HOST.sub('[.]', host)}"
     scheme, mark, rest = text.partition("://") if match.group("url") else ("", "", text)
     end = _HOST_END.search(rest)
     at = end.start() if end else len(rest)
     # every "://" of it: "a.b://c.d" in a path would be another scheme's link
-    shown = scheme + ("[:]//" if mark else "") + rest[:at].replace(".", "[.]") + rest[at:]
+    shown = scheme + ("[:]//" if mark else "") + _DOT_OF_HOST.sub("[.]", rest[:at]) + rest[at:]
     return shown.replace("://", "[:]//")
 
 
@@ -100,7 +107,7 @@ def inert(text: str) -> str:
     """What every dialect does first: ``text`` without invisible or control characters, its link
     shapes defanged. Text from evidence or a model enters a destination only through it."""
     text = clean_text(text)
-    if "." not in text and ":" not in text:
+    if ":" not in text and _DOT_OF_HOST.search(text) is None:
         return text
     return _link_shapes().sub(_defanged, text)
 
