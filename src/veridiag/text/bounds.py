@@ -143,7 +143,8 @@ def claimed_bound(text: str) -> Bound | None:
     word = " ".join(match.group("word").lower().split())
     above = {w.lower() for w in (*words.above_before, *words.above_after)}
     side: Side = "above" if word in above else "below"
-    if match.re is before and match.group("turn"):
+    turned = bool(match.re is before and match.group("turn"))
+    if turned:
         between = read[match.end("turn") : match.start("word")].lower()
         if unsure_turn(between):
             return None  # the negation is of something else ("no cache, stayed above"): no side known
@@ -151,11 +152,10 @@ def claimed_bound(text: str) -> Bound | None:
     value, dimension = _base(match.group("number"), match.group("unit"))
     if value is None:
         return None
-    inclusive = word in {w.lower() for w in words.inclusive} or bool(match.re is before and match.group("turn"))
+    inclusive = turned or word in {w.lower() for w in words.inclusive}
     clocks = clocks_of_day(read)
     period = (min(clocks[:2]), max(clocks[:2])) if len(clocks) >= 2 else None
     written = "".join(f"{match.group('number')}{match.group('unit') or ''}".split())
-    turned = bool(match.re is before and match.group("turn"))
     return Bound(side, value, inclusive, dimension, period, written, turned)
 
 

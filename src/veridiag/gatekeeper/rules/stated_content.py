@@ -176,28 +176,35 @@ class _Stated:
         """ "The 71 opens all happened between 05:05 and 05:12" while the quoted 71× template's
         lines run 04:00–06:40: the clocks of the hit's clause do not hold the span of a template
         whose count the claim names (a count states *all*, not when)."""
-        start, end = _clause(own, hit)
-        clocks = clocks_of_day(reader_text(own[start:end]))
-        if len(clocks) != 2 or not self.spans:
+        found = self._spans_and_clocks(hit, own)
+        if found is None:
             return False
-        low, high = sorted(clocks)
-        counts = {int(n) for n in _COUNT.findall(reader_text(own))}
+        (low, high), counts = found
         return any(not (low <= first and last <= high) for count, first, last in self.spans if count in counts)
 
     def _within_a_span(self, hit: ConceptHit, own: str) -> bool:
         """ "All between 05:05 and 05:12": the two clocks of the hit's clause hold the first and
         last time of a quoted template's lines (a line of one day, to the minute); of several
         quoted, of each whose count the claim names ("the 71 opens all …" is not the 26 failures')."""
+        found = self._spans_and_clocks(hit, own)
+        if found is None:
+            return False
+        (low, high), counts = found
+        # which template's lines, of several: those whose count the claim names
+        spans = self.spans if len(self.spans) == 1 else tuple(span for span in self.spans if span[0] in counts)
+        return bool(spans) and all(low <= first and last <= high for _, first, last in spans)
+
+    def _spans_and_clocks(self, hit: ConceptHit, own: str) -> tuple[tuple[int, int], set[int]] | None:
+        """The two clocks of the hit's clause (earlier first) and the counts the claim names; None
+        without quoted template spans or two clocks."""
+        if not self.spans:
+            return None
         start, end = _clause(own, hit)
         clocks = clocks_of_day(reader_text(own[start:end]))
         if len(clocks) != 2:
-            return False
+            return None
         low, high = sorted(clocks)
-        spans = self.spans
-        if len(spans) > 1:  # which template's lines: those whose count the claim names
-            counts = {int(n) for n in _COUNT.findall(reader_text(own))}
-            spans = tuple(span for span in spans if span[0] in counts)
-        return bool(spans) and all(low <= first and last <= high for _, first, last in spans)
+        return (low, high), {int(n) for n in _COUNT.findall(reader_text(own))}
 
     def _in_every_listed_line(self, hit: ConceptHit, own: str) -> bool:
         """ "All on node-246", "都来自同一个主机 dn228": a host, service, code or id of the hit's
