@@ -46,6 +46,12 @@ class ConceptFile(WordModel):
     clause_absences: list[Word] = Field(default_factory=list)
     #: Words that end a negation's reach in a claim ("no retry and failed").
     negation_breaks: list[Word] = Field(default_factory=list)
+    #: A word right before a negation that makes it its own phrase's ("with no retry failed").
+    negation_phrases: list[Word] = Field(default_factory=list)
+    #: Words such a phrase's negation reaches across ("with no new errors").
+    negation_quantifiers: list[Word] = Field(default_factory=list)
+    #: Words that scope a claim's denial to a later time ("回滚后没有再出现错误", "no longer fails").
+    denial_scopes: list[Word] = Field(default_factory=list)
     not_words: list[Word] = Field(default_factory=list)
     distributive: list[Word] = Field(default_factory=list)
     times_words: list[Word] = Field(default_factory=list)
@@ -94,6 +100,9 @@ _FIELD_VALUE = re.compile(
 _ZERO = re.compile(r"[+-]?0+(?:\.0+)?(?![\d.])")
 #: What ends a clause, for a negation's reach.
 _CLAUSE_ENDS = ("，", ",", "；", ";", "。", ". ", "!", "！", "?", "？", "\n")
+
+#: What ends a sentence: a denial's time ("after the rollback, no errors") may open it.
+_SENTENCE_ENDS = ("；", ";", "。", ". ", "!", "！", "?", "？", "\n")
 
 
 def _clause_start(text: str, at: int) -> int:
@@ -203,6 +212,15 @@ class Concepts:
         self._enumerations = tuple(file.enumerations)
         self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
         self._negation_break = re.compile(_alternation(file.negation_breaks) or "(?!)", re.IGNORECASE)
+        self._negation_phrase = re.compile(rf"(?:{_alternation(file.negation_phrases) or '(?!)'})\s*$", re.IGNORECASE)
+        self._quantifiers = re.compile(
+            rf"(?:\s*(?:{_alternation(file.negation_quantifiers) or '(?!)'}))*\s*$", re.IGNORECASE
+        )
+        #: A negation word as written, the longest first ("未发现" rather than its "未").
+        self._negation_word = re.compile(
+            _alternation([*file.negations, *file.clause_absences]) or "(?!)", re.IGNORECASE
+        )
+        self._denial_scope = re.compile(_alternation(file.denial_scopes) or "(?!)", re.IGNORECASE)
         #: A negation ending right before a hit, up to two words or four characters back.
         self._denied = re.compile(
             rf"(?:{_alternation(file.negations)})(?:\s*[\w-]+){{0,2}}?\s*$|(?:{_alternation(file.negations)}).{{0,3}}$",
@@ -234,29 +252,58 @@ class Concepts:
         that is not it (平均) is no word. ``own``: the text with what it quotes blanked
         (``text/quotes.own_words``, same positions): words there are the evidence's, while a
         quoted negation still denies the claim's words after it."""
+        hits = [hit for hit, denied in self._read_claim(text) if not denied]
+        return hits if own is None else owned(hits, own)
+
+    def denied_in_claim(self, text: str) -> list[ConceptHit]:
+        """The interpretations (``state`` concepts) ``text`` denies for its own time: "订单123没有失败",
+        "no timeout occurred". A denial scoped to a later time ("回滚后没有再出现错误", "no longer
+        fails", "after the rollback, no errors") is not one of them: lines before that time may state
+        what it denies."""
+        denied = []
+        read = ""
+        for hit, is_denied in self._read_claim(text):
+            if not is_denied or hit.kind != "state":
+                continue
+            read = read or self._without_not_words(reader_text(text))
+            sentence = max(read.rfind(mark, 0, hit.start) for mark in _SENTENCE_ENDS) + 1
+            if self._denial_scope.search(read, sentence, hit.start) is None:
+                denied.append(hit)
+        return denied
+
+    def _read_claim(self, text: str) -> list[tuple[ConceptHit, bool]]:
+        """Every concept word of ``text`` and whether a negation denies it."""
         read = self._without_not_words(reader_text(text))
         hits = []
         for start, end, name in self._words.find(read):
+            hit = ConceptHit(name, self.kinds[name], read[start:end], start, end)
             # an absolute is denied by a negation right before it alone ("not all", "没有都"): "with
             # no cache always above 5 ms" claims always
             absolute = self.kinds[name] == "absolute"
             denied = (self._denied_right if absolute else self._denied).search(read, max(0, start - 24), start)
             if self._reaches(read, denied, start):
+                hits.append((hit, True))
                 continue
             clause = _clause_start(read, start)
-            if not absolute and self._reaches(
-                read,
-                max(self._clause_denied.finditer(read, clause, start), key=lambda m: m.start(), default=None),
-                start,
-            ):
-                continue
-            hits.append(ConceptHit(name, self.kinds[name], read[start:end], start, end))
-        return hits if own is None else owned(hits, own)
+            denied = (
+                None
+                if absolute
+                else max(self._clause_denied.finditer(read, clause, start), key=lambda m: m.start(), default=None)
+            )
+            hits.append((hit, self._reaches(read, denied, start)))
+        return hits
 
     def _reaches(self, read: str, negation: re.Match[str] | None, at: int) -> bool:
-        """Does ``negation`` reach the word at ``at``: no break ("and", "就") between them? "had no
-        retry and failed" claims a failure."""
-        return negation is not None and self._negation_break.search(read, negation.start(), at) is None
+        """Does ``negation`` reach the word at ``at``: no break ("and", "就") between them, and,
+        for a negation inside a phrase of its own ("with no retry", "由于没有重试", "after no
+        response"), nothing but quantifiers ("any", "任何") between? "had no retry and failed",
+        "order 123 with no retry failed" claim a failure; "no request failed" denies one."""
+        if negation is None or self._negation_break.search(read, negation.start(), at) is not None:
+            return False
+        if self._negation_phrase.search(read, max(0, negation.start() - 12), negation.start()) is None:
+            return True
+        word = self._negation_word.match(read, negation.start())
+        return word is not None and self._quantifiers.fullmatch(read, word.end(), at) is not None
 
     def ratio_words(self, text: str) -> list[tuple[str, Decimal]]:
         """Ratios written as words ("一半", "doubled"), each with its value."""

@@ -375,10 +375,12 @@ def _judge(
     problems: list[tuple[str, str]] = []
     otherwise: _Stated | None = None
     hits = owned(claimed, own)
+    denials = vocabulary.denied_in_claim(text)  # a denied word copied from the line is still denied
     stated_bound = claimed_bound(own)
     every_point = keeps_on(own) or (stated_bound is not None and stated_bound.turned)
     if (
         not hits
+        and not denials
         and not every_point
         and not _MULTIPLE.search(reader_text(own))
         and not vocabulary.ratio_words(own)
@@ -434,6 +436,11 @@ def _judge(
             calm = outputs.calm()
             kind = UNSTATED if calm else INFERRED
             problems.append((kind, f"{hit.word!r} evaluates what its quoted lines do not" + (_CALM if calm else "")))
+    problems += [
+        (UNSTATED, f"it denies {hit.word!r} ({hit.concept}), which its quoted lines state")
+        for hit in denials
+        if vocabulary.states(hit.concept, evidence)
+    ]
     problems += _ratios(own, evidence, params.ratio_tolerance)
     return problems
 
@@ -472,9 +479,12 @@ def _counted(own: str, hit: ConceptHit) -> bool:
 
 
 def _rounded_edge(point: Point, period: tuple[int, int]) -> bool:
-    """A point within five minutes of an end of the period that end is rounded to (a five-minute
-    mark: "10:00–10:30" for an episode 10:01–10:29): the edge the claim rounded past."""
-    return any(abs(point.minute - end) <= 5 for end in period if end % 5 == 0)
+    """A point near an end of the period that end is rounded to (a five-minute mark: "10:00–10:30"
+    for an episode 10:01–10:29): the edge the claim rounded past. Near is five minutes, or a
+    quarter of a shorter period: "10:00–10:05" keeps its middle to be judged (within five minutes
+    of either end, every point was dropped and the bound decided by nothing)."""
+    near = min(5, (period[1] - period[0]) // 4)
+    return any(abs(point.minute - end) <= near for end in period if end % 5 == 0)
 
 
 def _bound_broken(bound: Bound, evidence: str, outputs: _CitedOutputs) -> Point | Literal[False] | None:
