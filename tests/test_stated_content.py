@@ -1105,6 +1105,27 @@ def test_evidence_denying_a_concept_word_does_not_state_it(word: str, negation: 
     assert not concepts().states(concept, line), line
 
 
+@given(
+    st.sampled_from(_UNDENIED_WORDS),
+    st.sampled_from(
+        [
+            "order=123 retried with no backoff and {w} at 10:01",
+            "order=123 {p} no retry {w} at 10:01",
+            "订单123没有重试就{w}",
+            "订单123{p}没有重试最终{w}",
+        ]
+    ),
+    st.sampled_from(_vocabulary().negation_phrases),
+)
+def test_evidence_whose_negation_does_not_reach_a_concept_word_states_it(word: str, form: str, phrase: str) -> None:
+    """A line's negation reaches as a claim's does: "with no backoff and failed", "with no retry
+    failed" state the failure (a true claim of it was read as unstated)."""
+    assume(phrase.isascii() == form.isascii())
+    concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
+    line = form.format(w=word, p=phrase)
+    assert concepts().states(concept, line), line
+
+
 def _two_lines_check(text: str, output: str, first: str, last: str) -> CheckRecord:
     """The content rule's check of a claim quoting two lines of one output."""
     store = InMemoryInvocations([invocation(394, output=output)])

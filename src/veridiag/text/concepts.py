@@ -293,6 +293,10 @@ class Concepts:
             hits.append((hit, self._reaches(read, denied, start)))
         return hits
 
+    def _denied_at(self, read: str, at: int) -> bool:
+        """Does a negation before the word at ``at`` reach it?"""
+        return self._reaches(read, self._denied.search(read, max(0, at - 24), at), at)
+
     def _reaches(self, read: str, negation: re.Match[str] | None, at: int) -> bool:
         """Does ``negation`` reach the word at ``at``: no break ("and", "就") between them, and,
         for a negation inside a phrase of its own ("with no retry", "由于没有重试", "after no
@@ -377,14 +381,15 @@ class Concepts:
         """Does ``evidence`` hold a word of ``concept`` that it does not deny? A word right after a
         negation ("no error count", "没有超时") states its absence; a field's name states nothing
         when its value is none ("errors: no span states a status", "timeouts=0", "错误：无"): a
-        field with a value does ("errors: 12 of 340")."""
+        field with a value does ("errors: 12 of 340"). A negation reaches as in a claim: "retried
+        with no backoff and failed", "with no retry failed" state a failure."""
         pattern = self._evidence_pattern(concept)
         if pattern is None:
             return False
         named = reader_text(evidence)
         read = named.translate(_NAME_JOINERS)
         return any(
-            not self._denied.search(read, max(0, match.start() - 24), match.start())
+            not self._denied_at(read, match.start())
             and not self._free_of.match(read, match.end())
             and not self._empty_field(named, match.end(), level=match.group().isupper())
             for match in pattern.finditer(read)
