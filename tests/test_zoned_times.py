@@ -12,10 +12,13 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.agents.offline.verifier import OfflineVerifier
 from veridiag.contracts import InMemoryInvocations
+from veridiag.contracts.material import ExecutorMaterial
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.gatekeeper.rules.entity_grounding import ZONE_UNPINNED
 from veridiag.text.entities import Corpus, extract_entities
+from veridiag.text.zones import named_zones
 
 _CN = "零一二三四五六七八九十"
 _GATEKEEPER = Gatekeeper()
@@ -170,3 +173,54 @@ def test_the_date_of_a_zoned_clock_is_the_instants(hours: int, minute: int, join
     output = f"{instant:%Y-%m-%dT%H:%M}:05Z ERROR gateway upstream timeout"
     assert not [e for e in extract_entities(text) if e.kind == "date"], text
     assert all(Corpus([output]).contains(f) for f in extract_entities(text)), text
+
+
+def _reader_zone_outcomes(named: str, text: str, output: str) -> tuple[tuple[str, str], str]:
+    """The Gatekeeper's grounding of ``text`` and the offline verifier's label for it, in an answer
+    whose other claim is ``named`` (naming a zone, or not)."""
+    store = InMemoryInvocations([invocation(394, output=output)])
+    claims = [claim("claim-1", named, [binding([394], output)]), claim("claim-2", text, [binding([394], output)])]
+    report = _GATEKEEPER.validate(v2(claims), session_id=SESSION, invocations=store)
+    (check,) = [
+        c
+        for t in report.claim_traces
+        for c in t.checks
+        if c.rule_id == "claim.entity_grounding" and c.target == "claims[1].claim_text"
+    ]
+    material = ExecutorMaterial.read({"claims": claims})
+    zones = named_zones(c.claim_text for c in material.claims)
+    label, _why, _refs = OfflineVerifier(store).judge(material.claims[1], {394}, zones)
+    return (check.outcome, check.reason), label
+
+
+@given(
+    st.integers(0, 24 * 60 - 1),
+    st.integers(-11, 14).filter(bool),
+    st.sampled_from(["24h", "12h"]),
+    st.sampled_from(["峰值出现在 {c}", "the peak came at {c}", "{c} 延迟回落"]),
+    st.integers(7, 23 * 60),
+)
+def test_a_clock_without_a_zone_may_be_in_the_zone_the_answer_names(
+    minute: int, hours: int, form: str, template: str, off: int
+) -> None:
+    """An answer that names its reader's zone in one claim ("北京时间 12:45 …") writes the next
+    clock in it without naming it again: true there, the claim is at most an inference (kept, not
+    confirmed — its own words do not say so); true as written, confirmed as before; true in
+    neither, it fails. Without a zone named anywhere, the zone's clock is no reading at all."""
+    instant = _DAY + timedelta(minutes=minute)
+    assume(off % (24 * 60) != (hours * 60) % (24 * 60))  # the wrong clock is no reading of the instant
+    output = f"{instant:%Y-%m-%dT%H:%M}:10Z ERROR gateway upstream timeout"
+    zone = _offset_names(hours)[0]
+    local = instant + timedelta(hours=hours)
+    named = f"{zone} {local:%H:%M} 网关开始超时"
+    in_zone = template.format(c=_clock(local, form))
+    (outcome, reason), label = _reader_zone_outcomes(named, in_zone, output)
+    assert outcome == "warn" and reason.startswith(ZONE_UNPINNED), (in_zone, reason)
+    assert label == "reasonable_inference", label
+    as_written = template.format(c=_clock(instant, form))
+    (outcome, reason), label = _reader_zone_outcomes(named, as_written, output)
+    assert outcome == "pass" and label == "direct_observation", (as_written, reason, label)
+    wrong = template.format(c=_clock(instant + timedelta(minutes=off), form))
+    assert _reader_zone_outcomes(named, wrong, output)[0][0] == "fail", wrong
+    unnamed = f"{instant:%H:%M} 网关开始超时"
+    assert _reader_zone_outcomes(unnamed, in_zone, output)[0][0] == "fail", in_zone

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from typing import Any, Literal
 
 from veridiag.contracts.gatekeeper import CheckRecord, MatchedSpan, RuleStatus
@@ -112,6 +113,17 @@ class ValidationContext:
         default_factory=dict, init=False, repr=False
     )
     _facts_of: dict[str, TextFacts] = field(default_factory=dict, init=False, repr=False)
+    _reader_zones: tuple[tzinfo, ...] | None = field(default=None, init=False, repr=False)
+
+    def reader_zones(self) -> tuple[tzinfo, ...]:
+        """The zones other than UTC the answer's claims name (``text/zones.named_zones``): a clock a
+        claim writes without a zone may be in one of them — at most an inference then."""
+        if self._reader_zones is None:
+            from veridiag.text.zones import named_zones  # only a check with a clock to place asks
+
+            texts = [text for view in self.claim_views() if isinstance(text := view.claim.get("claim_text"), str)]
+            self._reader_zones = named_zones(texts)
+        return self._reader_zones
 
     def claim_views(self) -> list[ClaimView]:
         """Every claim that is a JSON object, with its bindings and their usable invocations

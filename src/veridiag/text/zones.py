@@ -16,13 +16,14 @@ no clock ("at 08:22, UTC+8 reads …"), two zones on one clock. The words are ``
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta, timezone, tzinfo
 from functools import lru_cache
 from itertools import pairwise
 
 from veridiag.text.cjk import has_cjk
-from veridiag.text.entities import ZONE_HEAD
+from veridiag.text.entities import ZONE_HEAD, Entity
 from veridiag.text.when import _MONTHS, _OFFSET_AFTER, _OFFSET_NAME, _fold_zone_word, _when_words, _zone, _zone_words
 
 #: Days a clock without a date is read on: winter and summer, so a zone with summer time gives both.
@@ -365,3 +366,44 @@ def output_instants(text: str) -> tuple[list[tuple[int, int]], set[str]]:
             for on in days:
                 add(datetime.combine(on, wall_time, stated).astimezone(UTC), match.span(), bool(match.group("day")))
     return spans, readings
+
+
+#: A claim's clock as a needle: "12:46" or "12:46:19".
+_NEEDLE_CLOCK = re.compile(r"(?P<hour>\d{1,2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?")
+
+
+def named_zones(texts: Iterable[str]) -> tuple[tzinfo, ...]:
+    """The zones other than UTC that ``texts`` (an answer's claims) name: its reader's, in which it
+    may write a clock without naming the zone again ("北京时间 12:45:19 突增 … 峰值出现在 12:46:19")."""
+    found: list[tzinfo] = []
+    for text in texts:
+        for mention in _mentions(text):
+            found += [z for z in mention.zones if not _same(z, UTC) and not any(_same(z, f) for f in found)]
+    return tuple(found)
+
+
+def read_in(entity: Entity, zones: tuple[tzinfo, ...]) -> list[Entity]:
+    """A clock written without a zone (``entity``: no zone concerns it in its own text) as the UTC
+    instant it names in each of ``zones``, each ``uncertain``: its words do not say it is in one
+    of them. None for other facts or a clock already read with a zone."""
+    if entity.kind != "timestamp" or entity.instant or entity.uncertain or not zones:
+        return []
+    day = next((date.fromisoformat(n) for n in entity.needles if _DAY_NEEDLE.fullmatch(n)), None)
+    clock = next((m for n in entity.needles if (m := _NEEDLE_CLOCK.fullmatch(n))), None)
+    if clock is None:
+        return []
+    hour, minute, second = int(clock["hour"]), int(clock["minute"]), int(clock["second"] or 0)
+    if hour > 23 or minute > 59 or second > 59:
+        return []
+    spelling = "%H:%M:%S" if clock["second"] else "%H:%M"
+    found: list[Entity] = []
+    for zone in zones:
+        for on in (day,) if day else _SEASONS:
+            instant = datetime(on.year, on.month, on.day, hour, minute, second, tzinfo=zone).astimezone(UTC)
+            needles = (instant.date().isoformat(), instant.strftime(spelling)) if day else (instant.strftime(spelling),)
+            if all(e.needles != needles for e in found):
+                found.append(replace(entity, needles=needles, instant=True, uncertain=True, alternatives=()))
+    return found
+
+
+_DAY_NEEDLE = re.compile(r"\d{4}-\d{2}-\d{2}")

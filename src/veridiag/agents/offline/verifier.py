@@ -15,6 +15,7 @@ It reads the cited invocations itself (this session's only) and never calls a mo
 from __future__ import annotations
 
 import json
+from datetime import tzinfo
 from functools import lru_cache
 
 from veridiag.agents.reply import OFFLINE, RoleReply
@@ -36,6 +37,7 @@ from veridiag.text.entities import Corpus, Entity, computed, extract_entities, p
 from veridiag.text.quotes import own_words
 from veridiag.text.render import invocation_json
 from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
+from veridiag.text.zones import named_zones, read_in
 
 _MATCHER = AnchoredMatcher()
 
@@ -77,8 +79,9 @@ class OfflineVerifier:
         own = {i for entry in payload.tool_trace_summary for i in entry.invocation_ids}
         checks: list[ClaimCheck] = []
         labelled: list[tuple[ClaimView, ClaimVerification]] = []
+        zones = named_zones(claim.claim_text for claim in material.claims)
         for claim in material.claims:
-            label, detail, refs = self.judge(claim, own)
+            label, detail, refs = self.judge(claim, own, zones)
             checks.append(ClaimCheck(claim_id=claim.claim_id, verification=label, detail=detail, evidence_refs=refs))
             labelled.append((claim, label))
         hypothesis_checks = [_hypothesis(item, self.wording) for item in material.hypotheses]
@@ -95,7 +98,10 @@ class OfflineVerifier:
         }
         return RoleReply(text=json.dumps(output, ensure_ascii=False), answered_by=EngineUse(engine=self.name))
 
-    def judge(self, claim: ClaimView, own: set[int]) -> tuple[ClaimVerification, str, list[EvidenceRef]]:
+    def judge(
+        self, claim: ClaimView, own: set[int], zones: tuple[tzinfo, ...] = ()
+    ) -> tuple[ClaimVerification, str, list[EvidenceRef]]:
+        """``zones``: the zones the answer names for its reader (``text/zones.named_zones``)."""
         ids = {i for b in claim.bindings for i in b.source_invocation_ids if i in own}
         found = self.invocations.get_invocations(sorted(ids))
         usable = {i: inv for i, inv in found.items() if inv.status != "error"}
@@ -113,8 +119,11 @@ class OfflineVerifier:
             else corpus
         )
         missing = [e for e in facts if not (quoted_lines if e.kind == "date" else corpus).contains(e)]
+        # a clock without a zone, true in the zone the answer names for its reader: an inference
+        in_reader_zone = [e for e in missing if any(corpus.contains(r) for r in read_in(e, zones))]
+        missing = [e for e in missing if e not in in_reader_zone]
         # a clock true in one reading of a zone its words do not pin ("08:22 CST"): an inference
-        unpinned = any(e not in missing and e.uncertain and not corpus.pins(e) for e in facts)
+        unpinned = bool(in_reader_zone) or any(e not in missing and e.uncertain and not corpus.pins(e) for e in facts)
         best = max((self._score(e, usable) for e in excerpts if e.strip()), default=0.0)
         if missing:
             regions = excerpts + _aligned_regions(excerpts, usable)

@@ -85,6 +85,15 @@ class _Check:
             self.context.memo[key] = self.context.evidence(invocation).corpus.contains(entity, literal=literal)
         return bool(self.context.memo[key])
 
+    def in_reader_zone(self, entity: Entity, near: Corpus) -> bool:
+        """Is ``entity``, a clock written without a zone, stated in a zone the answer names for its
+        reader ("北京时间 12:45 …" in one claim, "峰值出现在 12:46" in another)?"""
+        if entity.kind != "timestamp":
+            return False
+        from veridiag.text.zones import read_in  # a clock to place: a zone-reading text
+
+        return any(near.contains(reading) for reading in read_in(entity, self.context.reader_zones()))
+
     def entities(self, text: object, known_tokens: frozenset[str]) -> list[Entity]:
         """The facts of ``text`` that ``known_tokens`` do not carry (``entities_outside``)."""
         if not isinstance(text, str):
@@ -155,6 +164,8 @@ class _Check:
             outside = [e for e in outside if not tallied(e, every, outputs)]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
+        in_reader_zone = [e for e in missing if not literal and self.in_reader_zone(e, near)]
+        missing = [e for e in missing if e not in in_reader_zone]
         ids = ", ".join(str(inv.id) for inv in sources)
         if own_only and found_elsewhere and not missing:
             listed = ", ".join(f"{e.kind} {e.text!r}" for e in found_elsewhere)
@@ -168,7 +179,7 @@ class _Check:
                 why = f"found only on the line of another subject than the claim's, in invocation {ids}: {listed}"
                 self.warn(target, why, len(swapped), len(entities), sources[0].id)
                 return
-        doubtful = [e for e in entities if e not in outside and _doubted(e) and not near.pins(e)]
+        doubtful = [e for e in entities if e not in outside and _doubted(e) and not near.pins(e)] + in_reader_zone
         if doubtful and not missing and not literal:
             listed = ", ".join(f"{e.kind} {e.text!r}" for e in doubtful)
             why = f"{ZONE_UNPINNED}: true in one reading of its zone only, in invocation {ids}: {listed}"
