@@ -32,6 +32,9 @@ the outcome *less* confident:
 - ``grounding.zone_reading``: a claim's clock stated in one reading of a zone its words do not
   pin ("08:22 CST": China or US Central) ⇒ at most ``reasonable_inference`` (true in one reading:
   no REJECT, no PASS on it alone).
+- ``evidence.beside_instruction``: a claim quoting planted words as the evidence's, or quoting data
+  beside them on one line (``evidence.instruction_language`` warns) ⇒ at most
+  ``reasonable_inference``.
 - ``verdict.matrix``: the §17 matrix over the final labels and the Gatekeeper result; the
   verdict is the more severe of the verifier's and the matrix's (gatekeeper fail ⇒ never
   PASS, a failed ``reject_on_fail`` rule ⇒ REJECT, zero claims ⇒ never PASS).
@@ -114,6 +117,7 @@ class GuardContext:
 
 _ROOT_CAUSE_RULE = "claim.root_cause_support"
 _STATED_RULE = "claim.stated_content"
+_INSTRUCTION_RULE = "evidence.instruction_language"
 
 
 # --- claim guards: the best label a claim may have, whatever the verifier said ------------
@@ -207,6 +211,16 @@ class ContentInferred(_StatedContent):
     id = "content.inferred"
     ceiling = "reasonable_inference"
     outcome, kind = "warn", INFERRED
+
+
+@claim_guard
+class BesideInstruction(ClaimGuard):
+    id = "evidence.beside_instruction"
+    ceiling = "reasonable_inference"
+
+    def fires(self, claim: ClaimView, context: GuardContext) -> str | None:
+        warned = context.checks_of(claim.claim_id, "warn", _INSTRUCTION_RULE)
+        return warned[0] if warned else None
 
 
 @claim_guard
