@@ -481,3 +481,28 @@ def test_the_tokens_a_span_overlaps_are_those_whose_bounds_it_crosses(text: str,
     bounds = [match.span() for match in re.finditer(r"\S+", text)]
     overlapped = tuple(text[a:b] for a, b in bounds if b > start and a < end)
     assert tokens_over(text, start, end) == overlapped
+
+
+def _statistic_words() -> list[str]:
+    from veridiag.text.statistics import StatisticWords
+    from veridiag.text.units import unit_table
+    from veridiag.text.wordfiles import bundled_words
+
+    words = bundled_words("veridiag.text", "statistics.yaml", StatisticWords)
+    units = unit_table().by_spelling  # "min" after a number is minutes
+    spelled = [w for name in ("max", "min") for w in words.statistics[name]]
+    return [w for w in spelled if w.isascii() and " " not in w and w not in units]
+
+
+@given(
+    st.sampled_from(_statistic_words()),
+    st.decimals(min_value="0.01", max_value="9999", places=2).map(str),
+    st.sampled_from(["The {s} was {n} at 11:35", "the {n} {s} came at 11:35", "{s}: {n} around 11:35", "{s} {n} then"]),
+)
+def test_a_bare_number_a_statistic_names_is_a_fact(word: str, number: str, form: str) -> None:
+    """ "The peak was 73.5 at 11:35", "the 50.89 peak came at 11:30": a number the claim gives as a
+    statistic's value is a fact to find, with a word after it that is no unit (was read as an
+    unknown unit and dropped: a hallucinated peak reached the user); a multiple is a ratio's."""
+    text = form.format(s=word, n=number)
+    assert number in [e.text for e in extract_entities(text) if e.kind == "quantity"], text
+    assert number not in [e.text for e in extract_entities(f"{word} {number} times higher") if e.kind == "quantity"]

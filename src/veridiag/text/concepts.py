@@ -255,14 +255,22 @@ class Concepts:
         hits = [hit for hit, denied in self._read_claim(text) if not denied]
         return hits if own is None else owned(hits, own)
 
+    def read_claim(self, text: str) -> tuple[list[ConceptHit], list[ConceptHit]]:
+        """``in_claim(text)`` and ``denied_in_claim(text)``, the claim's words read once."""
+        found = self._read_claim(text)
+        return [hit for hit, denied in found if not denied], self._denials(text, found)
+
     def denied_in_claim(self, text: str) -> list[ConceptHit]:
         """The interpretations (``state`` concepts) ``text`` denies for its own time: "订单123没有失败",
         "no timeout occurred". A denial scoped to a later time ("回滚后没有再出现错误", "no longer
         fails", "after the rollback, no errors") is not one of them: lines before that time may state
         what it denies."""
+        return self._denials(text, self._read_claim(text))
+
+    def _denials(self, text: str, found: list[tuple[ConceptHit, bool]]) -> list[ConceptHit]:
         denied = []
         read = ""
-        for hit, is_denied in self._read_claim(text):
+        for hit, is_denied in found:
             if not is_denied or hit.kind != "state":
                 continue
             read = read or self._without_not_words(reader_text(text))

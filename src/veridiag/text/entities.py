@@ -248,7 +248,7 @@ def _timestamp(match: re.Match[str]) -> Entity:
         if instant is not None:
             spelled = instant.strftime("%H:%M:%S" if clock and clock.count(":") == 2 else "%H:%M")
             return Entity("timestamp", written, (instant.date().isoformat(), spelled), instant=True)
-    zoned = _zoned(match, day, entity) if clock and _ZONE_HINT.search(match.string) else None
+    zoned = _zoned(match, day, entity) if clock and ZONE_HINT.search(match.string) else None
     if zoned is not None:
         entity = zoned
     elif clock and (written.endswith(("Z", "+00:00")) or _ZULU_AFTER.match(match.string, match.end())):
@@ -264,7 +264,7 @@ _MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 #: "16:00Z": a bare clock marked UTC by the letter after it.
 _ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Something a zone name or offset may be spelled with: texts without any skip the zone look-up.
-_ZONE_HINT = re.compile(r"[A-Z]{3}|[Tt]ime|时间|時間|[区區]|[+-]\s*\d")
+ZONE_HINT = re.compile(r"[A-Z]{3}|[Tt]ime|时间|時間|[区區]|[+-]\s*\d")
 
 
 def _zoned(match: re.Match[str], day: str | None, face: Entity) -> Entity | None:
@@ -344,19 +344,35 @@ def _number(match: re.Match[str]) -> Entity | None:
         if candidate.lower() in _UNITS.by_spelling:
             written = number + unit[: unit.index(candidate) + len(candidate)]
             return _qualified(_quantity(number, candidate, written), match)
+    if bare.isascii() and bare.isalpha() and bare.lower() not in _MULTIPLIERS:
+        return _bare_value(number, match)  # a word after it that is no unit ("73.5 at 11:35")
     return None
+
+
+#: A number before one of these is a ratio ("5x", "3 times"), the ratio checks' to read.
+_MULTIPLIERS = frozenset({"x", "times", "fold"})
 
 
 def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     """A number without a unit is a fact only after a word that states a value ("冲到了 73",
     "peaked at 37": ``units.yaml`` value_words): checked as a dimensionless count."""
     start = match.start()
-    if not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH):
+    if not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH) and not _statistic_of(match):
         return None
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
     return Entity("quantity", number, (number,), Decimal(number), "count", Decimal(1), Decimal(1).scaleb(-decimals))
 
 
+def _statistic_of(match: re.Match[str]) -> bool:
+    """Does a statistic's name stand right by the number ("the peak was 73.5", "the 50.89 peak",
+    "average 12.3")? It states the series' value then, as a value word does (``text/statistics``)."""
+    from veridiag.text.statistics import statistics  # only for a bare number
+
+    return bool(statistics().near(match.string, match.start(), match.end("num"), _STATISTIC_BEFORE, _STATISTIC_AFTER))
+
+
+#: How far from a bare number a statistic's name makes it that statistic's value.
+_STATISTIC_BEFORE, _STATISTIC_AFTER = 12, 8
 #: Units that may follow the measure word 个 (个小时, 个月 is no unit here), longest first.
 _MEASURED_UNITS = sorted(
     (s for s in _UNITS.by_spelling if not s.isascii() and _UNITS.by_spelling[s].dimension == "time"),

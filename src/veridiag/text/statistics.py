@@ -45,6 +45,7 @@ class Statistics:
         #: Statistics a series may be (``series``).
         self.series = frozenset(words.series)
         ordered = sorted(self._by_word, key=len, reverse=True)
+        self._longest = len(ordered[0]) if ordered else 0
         # each word's first part, no edges, lower case, over the lower-cased text: a pattern of
         # literals lets the engine skip to their first letters (~10× faster than IGNORECASE on a
         # claim, measured); the whole-word pattern only after it
@@ -73,7 +74,13 @@ class Statistics:
         """The statistics named by words ending at most ``before`` characters before ``start``
         or starting at most ``after`` characters after ``end``: those a number there stands for."""
         found = set()
-        for m in self._word.finditer(text):
+        # only words that may end or start within reach: a bare number of a 64 KB text looked at
+        # the whole text for each of its numbers
+        window = self._longest + 8
+        low, high = max(0, start - before - window), min(len(text), end + after + window)
+        if not self._hint.search(ignorecase_key(text[low:high])):
+            return frozenset()  # no statistic's word there: most numbers
+        for m in self._word.finditer(text, low, high):
             if start - before <= m.end() <= start and not _NUMBER.search(text, m.end(), start):
                 found.add(self._name(m.group()))
             elif end <= m.start() <= end + after and not _NUMBER.search(text, m.end(), m.end() + 6):

@@ -23,7 +23,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from veridiag.text.cjk import has_cjk
-from veridiag.text.entities import ZONE_HEAD, Entity
+from veridiag.text.entities import ZONE_HEAD, ZONE_HINT, Entity
 from veridiag.text.when import _MONTHS, _OFFSET_AFTER, _OFFSET_NAME, _fold_zone_word, _when_words, _zone, _zone_words
 
 #: Days a clock without a date is read on: winter and summer, so a zone with summer time gives both.
@@ -377,6 +377,8 @@ def named_zones(texts: Iterable[str]) -> tuple[tzinfo, ...]:
     may write a clock without naming the zone again ("北京时间 12:45:19 突增 … 峰值出现在 12:46:19")."""
     found: list[tzinfo] = []
     for text in texts:
+        if not ZONE_HINT.search(text):
+            continue  # most claims name no zone
         for mention in _mentions(text):
             found += [z for z in mention.zones if not _same(z, UTC) and not any(_same(z, f) for f in found)]
     return tuple(found)

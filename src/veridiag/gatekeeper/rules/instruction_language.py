@@ -49,7 +49,6 @@ class InstructionLanguage(GatekeeperRule):
         result = RuleResult(self.id)
         for claim in context.claim_views():
             claim_text = claim.claim.get("claim_text")
-            quoted = _quoted_only(claim_text, phrases) if isinstance(claim_text, str) else False
             for binding in claim.bindings:
                 excerpt = binding.excerpt
                 if not isinstance(excerpt, str) or not excerpt.strip():
@@ -63,9 +62,12 @@ class InstructionLanguage(GatekeeperRule):
                             continue
                         if located.source == "output" and context.evidence(located.invocation).free_of(phrases):
                             continue  # no line of the output has one
-                        own += phrases.hits(_sentence(located))  # a part of a planted sentence is its
-                        beside += phrases.hits(located.region())
+                        around = phrases.hits(located.region())
+                        if around:
+                            beside += around
+                            own += phrases.hits(_sentence(located))  # a part of a planted sentence is its
                 own = sorted(set(own))
+                quoted = bool(own) and isinstance(claim_text, str) and _quoted_only(claim_text, phrases)
                 if own and not quoted:
                     result.add(
                         binding.excerpt_target,

@@ -111,9 +111,17 @@ class StatedContent(GatekeeperRule):
             inference = claim.claim.get("support_level") == "indirect"
             stated = partial(_stated_otherwise, context, text, lines, cited, inference)
             outputs = _CitedOutputs(context, cited)
-            claimed = concepts().in_claim(text)  # read once: both judgements below need its words
+            claimed, denied = concepts().read_claim(text)  # read once: both judgements below need its words
             problems = _judge(
-                text, claimed, lines, asked, outputs=outputs, params=params, stated=stated, inference=inference
+                text,
+                claimed,
+                lines,
+                asked,
+                outputs=outputs,
+                params=params,
+                stated=stated,
+                inference=inference,
+                denied=denied,
             )
             ordinal = [
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
@@ -360,6 +368,7 @@ def _judge(
     params: StatedParams,
     stated: Callable[[], _Stated] = _Stated,
     inference: bool = False,
+    denied: list[ConceptHit] | None = None,
 ) -> list[tuple[str, str]] | None:
     """What the claim says that its lines do not; None when it says nothing this rule reads.
     What a line is about may stand in what the call asked for instead (``asked``: its metric or
@@ -368,14 +377,16 @@ def _judge(
     claim's concept words (``Concepts.in_claim(text)``). ``stated``: the concepts stated
     otherwise (by the lines' structure, or the session for an inference), asked only when a word
     is not stated by the lines. An ``inference`` may interpret: what it reads into its lines
-    makes it an inference, which it says it is, not a hypothesis."""
+    makes it an inference, which it says it is, not a hypothesis. ``denied``: the interpretations
+    the claim denies (``Concepts.denied_in_claim(text)``, read with ``claimed``)."""
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
     problems: list[tuple[str, str]] = []
     otherwise: _Stated | None = None
     hits = owned(claimed, own)
-    denials = vocabulary.denied_in_claim(text)  # a denied word copied from the line is still denied
+    # a denied word copied from the line is still denied
+    denials = vocabulary.denied_in_claim(text) if denied is None else denied
     stated_bound = claimed_bound(own)
     every_point = keeps_on(own) or (stated_bound is not None and stated_bound.turned)
     if (
