@@ -390,3 +390,20 @@ def test_not_words_are_blanked_in_one_scan_as_one_by_one(pieces: list[str]) -> N
     for compound in sorted(set(_concepts().not_words), key=len, reverse=True):
         expected = expected.replace(compound, " " * len(compound))
     assert concepts()._without_not_words(text) == expected
+
+
+@given(
+    st.integers(5, 120),
+    st.sampled_from(["kph", "kmh"]),
+    st.sampled_from(["about {k} {u}", "约 {k} {u}", "roughly {k} {u}"]),
+)
+def test_a_speed_in_kilometres_per_hour_is_its_miles_per_hour(mph: int, unit: str, form: str) -> None:
+    """ "67 mph, about 108 kph": the claim converts; the factor to the base unit (mph) is 1/1.609344
+    (was 1.609344: the true conversion failed, 67 mph called "41.6 kph" passed)."""
+    output = f"peak {mph} mph at 2015-09-17T16:40:00Z"
+    right = form.format(k=round(mph * 1.609344), u=unit)
+    wrong = form.format(k=round(mph / 1.609344), u=unit)
+    facts = [e for e in extract_entities(f"the top speed was {right}") if e.kind == "quantity"]
+    assert facts and all(Corpus([output]).contains(e) for e in facts), right
+    wrong_facts = [e for e in extract_entities(f"the top speed was {wrong}") if e.kind == "quantity"]
+    assert wrong_facts and not all(Corpus([output]).contains(e) for e in wrong_facts), wrong
