@@ -201,6 +201,10 @@ class Concepts:
             re.IGNORECASE,
         )
         self.function_words = frozenset(w.lower() for w in file.function_words)
+        usual = [w for entry in file.concepts.values() if entry.kind == "usual" for w in entry.words]
+        self._reference = re.compile(
+            rf"(?:{_alternation([*file.percent_references, *usual]) or '(?!)'})[^\d\n,，;；。]{{0,8}}$", re.IGNORECASE
+        )
         self._times_hint = re.compile("|".join(map(re.escape, file.times_words)) or "(?!)", re.IGNORECASE)
         self._numbers = {word.lower(): value for word, value in file.number_words.items()}
         spelled = "|" + _alternation(file.number_words) if file.number_words else ""
@@ -313,6 +317,11 @@ class Concepts:
         """Ratios written as words ("一半", "doubled"), each with its value."""
         read = self._without_not_words(reader_text(text))
         return [(read[start:end], Decimal(value)) for start, end, value in self._ratio_words.find(read)]
+
+    def reference_before(self, read: str, at: int) -> bool:
+        """Is the value starting at ``read[at]`` the reference a claim compares with ("the usual 8",
+        "平时约 0.46 秒", "expected 193ms"), not a level it states at its time?"""
+        return self._reference.search(read, max(0, at - 24), at) is not None
 
     def percent_ratios(self, text: str) -> list[tuple[str, Decimal]]:
         """Percentages of a reference value, each as the ratio it states ("350% of expected": 3.5)."""

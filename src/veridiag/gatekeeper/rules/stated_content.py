@@ -46,6 +46,7 @@ from veridiag.text.bounds import (
     clocks_of_day,
     keeps_on,
     series_points,
+    spans_times,
     unsure_bound,
 )
 from veridiag.text.concepts import ConceptHit, concepts, owned
@@ -118,7 +119,7 @@ class StatedContent(GatekeeperRule):
             ordinal = [
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
                 *_swapped_change(text, lines),
-                *_value_at(valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
+                *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
             ]
             if ordinal:
@@ -710,13 +711,19 @@ def _swapped_change(text: str, lines: list[str]) -> list[tuple[str, str]]:
 _VALUE_KINDS: frozenset[EntityKind] = frozenset({"timestamp", "quantity"})
 
 
-def _value_at(facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, str]]:
+def _value_at(text: str, facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, str]]:
     """A value a claim gives at one clock ("at 10:05 CPU was 80%") is the series' point at that
     minute, where the cited series lists one: another point's value there is a wrong number.
-    ``facts``: the claim's clocks and quantities (``extract_entities``), in order."""
+    ``facts``: the claim's clocks and quantities (``extract_entities``), in order; of its
+    quantities only the levels (``_level``) are values at the clock."""
     clocks = {m for e in facts if e.kind == "timestamp" for n in e.needles if (m := _minute(n)) is not None}
+    if len(clocks) != 1:
+        return []
     values = [e for e in facts if e.kind == "quantity" and e.value is not None and e.factor is not None]
-    if len(clocks) != 1 or len(values) != 1:
+    if values:
+        read = claim_reading(text)
+        values = [e for e in values if _level(e, read)]
+    if len(values) != 1:
         return []
     points = outputs.points()  # only now: reading the cited series costs ~0.5 ms per 64 KB
     if not points:
@@ -732,6 +739,26 @@ def _value_at(facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, st
     if any(abs(p.value - written) <= tolerance for p in there):
         return []
     return [(CONTRADICTS, f"the cited series is {there[0].value} at {minute // 60:02d}:{minute % 60:02d}")]
+
+
+def _level(quantity: Entity, read: str) -> bool:
+    """Is ``quantity`` (of the claim ``read``: its ``claim_reading``) a level a series may hold at
+    the claim's clock — not a difference ("up 88 threads"), a ratio ("twelve times the usual 8"),
+    a duration between two times ("about 90 seconds before the anomaly began", "持续了 5 分钟") or
+    the reference it is compared with ("the usual 8", "平时约 0.46 秒")? Each of those is checked
+    as what it is (``derived_difference``, ``_ratios``, ``derived_duration``, grounding)."""
+    if is_difference(quantity, read):
+        return False
+    whole = re.search(rf"(?<![\d.]){re.escape(quantity.text)}(?!\d)", read)  # not "5 threads" of "165 threads"
+    if whole is None:
+        return True
+    at, end = whole.span()
+    vocabulary = concepts()
+    if any(spelled.startswith(quantity.text) for spelled, _ in vocabulary.times_ratios(read[at : end + 40])):
+        return False
+    if quantity.dimension == "time" and spans_times(read, at, end):
+        return False
+    return not vocabulary.reference_before(read, at)
 
 
 #: How far before a number the statistic it stands for may be named ("内存峰值达到了", "the peak memory was").
