@@ -68,3 +68,32 @@ def test_a_value_is_the_level_at_its_clock(values: list[int], data: st.DataObjec
         assert not reason.startswith("contradicts"), reason
     outcome, reason = _outcome(f"At 10:{at:02d} it was {values[at] + 100}{unit}, {tail}", output, line)
     assert outcome == "fail" and "the cited series is" in reason, reason
+
+
+# --- a first or last is placed by date, then clock ------------------------------------------------
+
+
+@given(
+    st.integers(20 * 60, 23 * 60 + 50),
+    st.integers(0, 3 * 60),
+    st.integers(3, 40),
+    st.sampled_from(["The latest {c} came at {t}", "{c} 最后一次在 {t}", "最后一条 {c} 在 {t}"]),
+    st.sampled_from(["SCREEN_OFF", "ERR_TIMEOUT"]),
+)
+def test_a_last_across_midnight_is_the_next_days(start: int, end: int, count: int, form: str, code: str) -> None:
+    """ "SCREEN_OFF 最后一次在 00:28:48" of a template line 22:15:34Z – next day 00:28:48Z was
+    contradicted by its 22:15 (the first clock of the line, compared by the clock of the day); a
+    last at a clock before the line's last one still is."""
+
+    def clock(minute: int) -> str:
+        return f"{minute // 60:02d}:{minute % 60:02d}"
+
+    template = f"  {count}× INFO 2017-12-23T{clock(start)}:34Z – 2017-12-24T{clock(end)}:48Z onReceive action: {code}"
+    example = f"     e.g. 20171223-{clock(start)}:34:723|Step_StandReportReceiver|30002312|onReceive action: {code}"
+    last = f"20171224-{clock(end)}:48:001|Step_StandReportReceiver|30002312|onReceive action: {code}"
+    head = f"query_logs service=healthapp\nmatched {count} lines (INFO {count})"
+    output = f"{head}\ntemplates:\n{template}\n{example}\nlines:\n{last}"
+    _, reason = _outcome(form.format(c=code, t=f"{clock(end)}:48"), output, template.strip())
+    assert not reason.startswith("contradicts"), reason
+    outcome, reason = _outcome(form.format(c=code, t=f"{clock(start)}:34"), output, template.strip())
+    assert outcome == "fail" and "its cited output shows" in reason, reason

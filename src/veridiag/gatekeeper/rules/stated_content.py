@@ -651,11 +651,22 @@ _LINE_CLOCK = re.compile(r"(?<![\d:])(\d{2}):(\d{2})(?::\d{2})?(?![\d])")
 _LINE_INSTANT = re.compile(r"(?:(?P<day>\d{4}-\d{2}-\d{2})[T ])?(?<![\d:])(?P<clock>\d{2}:\d{2}(?::\d{2})?)(?!\d)")
 
 
+#: A line's clock with the date written before it (``2017-12-24T00:28:48Z``, ``20171223-22:15:34``):
+#: 00:28 of the next day comes after 22:15.
+_DATED_CLOCK = re.compile(
+    r"(?:(?P<day>\d{4}-?\d{2}-?\d{2})[T -])?(?<![\d:])(?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2})?(?!\d)"
+)
+#: An instant as the lines place it: its date's digits ("" when none is written) and minute of the day.
+_Instant = tuple[str, int]
+
+
 def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> list[tuple[str, str]]:
     """ "The first OutOfMemoryError came at 12:30" while a cited line shows one at 12:00 is false:
-    a first (or last) at a time is checked against every line of the cited outputs that names
-    the same code or id — an earlier (later) one contradicts it. Lines without a clock, or a
-    claim without a code, a clock or an ordinal word, are not judged."""
+    a first (or last) at a time is checked against every clock of every line of the cited outputs
+    that names the same code or id — an earlier (later) one contradicts it. The claim's clock is
+    placed on the date of the line clock it names, and clocks of dated lines are compared by date,
+    then clock: a last one at 00:28 after lines from 22:15 the day before is no contradiction. A
+    claim without a code, a clock or an ordinal word is not judged."""
     hits = [hit for hit in words if hit.kind == "ordinal"]
     if not hits or not outputs:
         return []
@@ -666,26 +677,45 @@ def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> li
     if not subjects or len(claimed) != 1:
         return []
     at = claimed[0]
-    seen: list[int] = []
+    seen: list[_Instant] = []
     for output in outputs:
         for line in output.splitlines():
             if any(needle in line for subject in subjects for needle in subject.needles):
-                clock = _LINE_CLOCK.search(line)
-                if clock is not None:
-                    seen.append(int(clock.group(1)) * 60 + int(clock.group(2)))
+                seen += [
+                    ((m["day"] or "").replace("-", ""), int(m["hour"]) * 60 + int(m["minute"]))
+                    for m in _DATED_CLOCK.finditer(line)
+                ]
+    named = [instant for instant in seen if abs(instant[1] - at) <= 1]
     problems: list[tuple[str, str]] = []
     for hit in hits:
-        other = [m for m in seen if (m < at - 1 if hit.concept == "first" else m > at + 1)]
+        first = hit.concept == "first"
+        # the line clock the claim names, the latest (earliest) of them for a last (first)
+        anchor = (min(named) if first else max(named)) if named else ("", at)
+        other = [instant for instant in seen if _beyond(instant, anchor, earlier=first)]
         if other:
-            shown = min(other) if hit.concept == "first" else max(other)
+            shown = min(other) if first else max(other)
             problems.append(
                 (
                     CONTRADICTS,
                     f"{hit.word!r} at {at // 60:02d}:{at % 60:02d}: its cited output shows "
-                    f"{subjects[0].text} at {shown // 60:02d}:{shown % 60:02d}",
+                    f"{subjects[0].text} at {_spelled_instant(shown)}",
                 )
             )
     return problems
+
+
+def _beyond(instant: _Instant, anchor: _Instant, *, earlier: bool) -> bool:
+    """Is ``instant`` more than a minute earlier (later) than ``anchor``: by date, then clock, when
+    both are dated; by the clock of the day when either is not."""
+    if instant[0] and anchor[0] and instant[0] != anchor[0]:
+        return (instant[0] < anchor[0]) is earlier
+    return instant[1] < anchor[1] - 1 if earlier else instant[1] > anchor[1] + 1
+
+
+def _spelled_instant(instant: _Instant) -> str:
+    day, minute = instant
+    clock = f"{minute // 60:02d}:{minute % 60:02d}"
+    return f"{day[:4]}-{day[4:6]}-{day[6:]} {clock}" if day else clock
 
 
 #: A setting a change line states with its old value ("maximum-pool-size=50 (was 100)").
