@@ -7,7 +7,22 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.builders import SESSION, binding, claim, invocation, v2
 from tests.test_stated_content import _outcome
+from veridiag.contracts import InMemoryInvocations
+from veridiag.gatekeeper import Gatekeeper
+
+
+def _quoting(text: str, output: str, *excerpts: str) -> tuple[str, str]:
+    """The ``claim.stated_content`` outcome of a claim quoting each excerpt in a binding of its own."""
+    report = Gatekeeper().validate(
+        v2([claim(text=text, bindings=[binding([394], e) for e in excerpts])]),
+        session_id=SESSION,
+        invocations=InMemoryInvocations([invocation(394, output=output)]),
+    )
+    checks = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    return (checks[0].outcome, checks[0].reason) if checks else ("pass", "nothing to judge")
+
 
 # --- a value is the level at its clock, not a ratio, a reference or a span between two times ------
 
@@ -97,3 +112,44 @@ def test_a_last_across_midnight_is_the_next_days(start: int, end: int, count: in
     assert not reason.startswith("contradicts"), reason
     outcome, reason = _outcome(form.format(c=code, t=f"{clock(start)}:34"), output, template.strip())
     assert outcome == "fail" and "its cited output shows" in reason, reason
+
+
+# --- a direction is of the time the claim gives it -------------------------------------------------
+
+_FALLS = st.sampled_from(
+    ["{t} 回落到 {v}%", "CPU dropped to {v}% at {t}", "{t} CPU 降至 {v}%", "at {t} it fell to {v}%"]
+)
+
+
+@given(st.integers(3, 12), st.integers(1, 6), st.data(), _FALLS, st.sampled_from([("", 0), ("北京时间 ", 8 * 60)]))
+def test_a_fall_after_an_up_episode_is_of_its_own_time(
+    length: int, after: int, data: st.DataObject, form: str, zone: tuple[str, int]
+) -> None:
+    """ "CPU 异常持续了约 5 分钟（12:45 到 12:50），12:51 回落到 8.37%" was contradicted by the quoted
+    anomaly line's "up" (04:45–04:50Z): the fall is of 12:51, after the episode. A fall given a time
+    inside it still contradicts."""
+    named, offset = zone
+    start, end = 4 * 60 + 45, 4 * 60 + 45 + length
+    levels = {m: 6 for m in range(start - 5, end + after + 3)}
+    levels |= {m: 60 + 3 * (m - start) for m in range(start, end + 1)}
+    levels[end + 1] = 20
+
+    def utc(minute: int) -> str:
+        return f"2022-08-22T{minute // 60:02d}:{minute % 60:02d}:19Z"
+
+    def written(minute: int) -> str:
+        local = minute + offset
+        return f"{named}{local // 60:02d}:{local % 60:02d}"
+
+    episode = f"anomaly 1: {utc(start)} – {utc(end)} ({length + 1} points, {length} min) up"
+    points = "\n".join(f"{utc(m)} {v}%" for m, v in sorted(levels.items()))
+    output = f"query_metrics service=checkout metric=cpu\n{episode}\npoints:\n{points}"
+    at = end + after
+    outcome, reason = _quoting(form.format(t=written(at), v=levels[at]), output, episode, f"{utc(at)} {levels[at]}%")
+    assert not reason.startswith("contradicts"), reason
+    if after == 1:
+        assert outcome == "pass", reason  # the quoted point fell from the one before: stated
+    inside = data.draw(st.integers(start + 1, end))
+    point = f"{utc(inside)} {levels[inside]}%"
+    outcome, reason = _quoting(form.format(t=written(inside), v=levels[inside]), output, episode, point)
+    assert outcome == "fail" and "its quoted lines say up" in reason, reason

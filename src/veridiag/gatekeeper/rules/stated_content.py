@@ -26,6 +26,7 @@ import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import date, datetime, tzinfo
 from decimal import Decimal
 from functools import partial
 from typing import Literal
@@ -114,7 +115,15 @@ class StatedContent(GatekeeperRule):
             outputs = _CitedOutputs(context, cited)
             claimed = concepts().in_claim(text)  # read once: both judgements below need its words
             problems = _judge(
-                text, claimed, lines, asked, outputs=outputs, params=params, stated=stated, inference=inference
+                text,
+                claimed,
+                lines,
+                asked,
+                outputs=outputs,
+                params=params,
+                stated=stated,
+                inference=inference,
+                zones=context.reader_zones,
             )
             ordinal = [
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
@@ -361,6 +370,7 @@ def _judge(
     params: StatedParams,
     stated: Callable[[], _Stated] = _Stated,
     inference: bool = False,
+    zones: Callable[[], tuple[tzinfo, ...]] = tuple,
 ) -> list[tuple[str, str]] | None:
     """What the claim says that its lines do not; None when it says nothing this rule reads.
     What a line is about may stand in what the call asked for instead (``asked``: its metric or
@@ -369,7 +379,8 @@ def _judge(
     claim's concept words (``Concepts.in_claim(text)``). ``stated``: the concepts stated
     otherwise (by the lines' structure, or the session for an inference), asked only when a word
     is not stated by the lines. An ``inference`` may interpret: what it reads into its lines
-    makes it an inference, which it says it is, not a hypothesis."""
+    makes it an inference, which it says it is, not a hypothesis. ``zones``: the zones the answer
+    names for its reader, a clock written without one may be in (asked only for a direction)."""
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
@@ -430,7 +441,7 @@ def _judge(
             kind = INFERRED if inference else UNSTATED
             problems.append((kind, f"{hit.word!r} ({hit.concept}) interprets what its quoted lines do not state"))
         elif hit.kind == "direction":
-            problems += _direction(own, hit, evidence, outputs, both=both)
+            problems += _direction(own, hit, evidence, outputs, both=both, zones=zones)
         elif hit.kind == "evaluative":
             if hit.concept == _STEADY and _steady(evidence, outputs):
                 continue
@@ -502,15 +513,31 @@ def _bound_broken(bound: Bound, evidence: str, outputs: _CitedOutputs) -> Point 
 
 
 def _direction(
-    own: str, hit: ConceptHit, evidence: str, outputs: _CitedOutputs, *, both: bool = False
+    own: str,
+    hit: ConceptHit,
+    evidence: str,
+    outputs: _CitedOutputs,
+    *,
+    both: bool = False,
+    zones: Callable[[], tuple[tzinfo, ...]] = tuple,
 ) -> list[tuple[str, str]]:
     """A direction: contradicted by its lines or its numbers; stated by them, or by its cited
     outputs when they state it and not the other way ("spiked" quoting a point of the series
-    whose anomaly line says "up"); else at most an inference."""
+    whose anomaly line says "up"); else at most an inference. A direction the claim gives a time
+    ("12:51 回落到 8.37%") is of that time: a line stating the other way over an episode that
+    time falls outside of (an "up" episode 12:45–12:50) does not contradict it, and the quoted
+    point there moving its way from the series' point before states it."""
     vocabulary = concepts()
     opposite = _OPPOSITE.get(hit.concept, "")
     returning = _RETURN.match(own, hit.end) is not None
-    if opposite and not both and not returning and vocabulary.states(opposite, evidence):
+    when = _given_times(own, hit, zones)
+    if (
+        opposite
+        and not both
+        and not returning
+        and vocabulary.states(opposite, evidence)
+        and not _outside_episodes(opposite, evidence, when)
+    ):
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
     ends = _from_to(own, hit)
     # A from–to phrase orders its two values; two quantities in the claim's order are ordered
@@ -526,11 +553,77 @@ def _direction(
         return []  # the points it quotes rise (fall): stated by the series itself
     if moves and opposite in moves:
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): the points it quotes only go {opposite}")]
+    if when and _moved_at(hit.concept, when, evidence, outputs):
+        return []  # the quoted point at its time went its way from the one before: the series states it
     if outputs.calm():
         return [(UNSTATED, f"{hit.word!r} ({hit.concept}){_CALM}")]
     if opposite and outputs.state(hit.concept) and not outputs.state(opposite):
         return []
     return [(INFERRED, f"{hit.word!r} ({hit.concept}) is not stated by its quoted lines")]
+
+
+#: Days a clock's reading in a zone is taken on: winter and summer (a zone with summer time gives both).
+_SEASONS = (datetime(2026, 1, 15), datetime(2026, 7, 15))
+
+
+def _given_times(own: str, hit: ConceptHit, zones: Callable[[], tuple[tzinfo, ...]]) -> frozenset[int]:
+    """The minutes of the UTC day the clocks of ``hit``'s clause may name: as written, and in each
+    zone the answer names for its reader. Empty when the clause gives no clock: the direction is
+    then of no time of its own."""
+    start, end = _clause(own, hit)
+    written = clocks_of_day(reader_text(own[start:end]))
+    if not written:
+        return frozenset()
+    offsets = {0}
+    for zone in zones():
+        offsets |= {int(delta.total_seconds()) // 60 for day in _SEASONS if (delta := zone.utcoffset(day)) is not None}
+    return frozenset((minute - offset) % _DAY for minute in written for offset in offsets)
+
+
+_DAY = 24 * 60
+#: A range of two instants on a line ("2022-08-22T04:45:19Z – 2022-08-22T04:50:19Z").
+_EPISODE = re.compile(
+    r"(?P<day1>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S*\s*[–—-]\s*"
+    r"(?P<day2>\d{4}-\d{2}-\d{2})T(?P<h2>\d{2}):(?P<m2>\d{2})"
+)
+
+
+def _outside_episodes(opposite: str, evidence: str, when: frozenset[int]) -> bool:
+    """Does every quoted line stating ``opposite`` state it over an episode (a range of two
+    instants) that none of the minutes ``when`` falls in? A line without one, or a claim time
+    inside one, leaves the lines saying the other way of the claim's time."""
+    if not when:
+        return False
+    vocabulary = concepts()
+    against = [line for line in evidence.splitlines() if vocabulary.states(opposite, line)]
+    if not against:
+        return False  # stated only across lines: no one line's episode to place it in
+    for line in against:
+        episode = _EPISODE.search(line)
+        if episode is None:
+            return False
+        first = int(episode["h1"]) * 60 + int(episode["m1"])
+        last = int(episode["h2"]) * 60 + int(episode["m2"])
+        days = (date.fromisoformat(episode["day2"]) - date.fromisoformat(episode["day1"])).days
+        if days > 1 or any(
+            (first <= minute <= last) if days == 0 else (minute >= first or minute <= last) for minute in when
+        ):
+            return False
+    return True
+
+
+def _moved_at(concept: str, when: frozenset[int], evidence: str, outputs: _CitedOutputs) -> bool:
+    """Does a quoted point at one of the minutes ``when`` go the way of ``concept`` from the point
+    before it in its cited series?"""
+    quoted = {p for p in series_points(evidence) if p.minute in when}
+    if not quoted:
+        return False
+    for points in outputs.series():
+        ordered = sorted((p for p in points if p.minute != ANY_TIME), key=lambda p: p.at)
+        for before, point in itertools.pairwise(ordered):
+            if point in quoted and before.dimension == point.dimension and before.value != point.value:
+                return (point.value > before.value) is (concept == "up")
+    return False
 
 
 #: After a direction word, a return from an episode ("fell back to 20%", "dropped back"): the
