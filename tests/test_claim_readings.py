@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
 from tests.test_stated_content import _outcome
+from veridiag.agents.offline.verifier import OfflineVerifier, verifier_wording
 from veridiag.contracts import InMemoryInvocations
+from veridiag.contracts.material import ExecutorMaterial
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.text.concepts import concepts
 
 
 def _quoting(text: str, output: str, *excerpts: str) -> tuple[str, str]:
@@ -153,3 +156,50 @@ def test_a_fall_after_an_up_episode_is_of_its_own_time(
     point = f"{utc(inside)} {levels[inside]}%"
     outcome, reason = _quoting(form.format(t=written(inside), v=levels[inside]), output, episode, point)
     assert outcome == "fail" and "its quoted lines say up" in reason, reason
+
+
+# --- "no errors" is contradicted by error lines, not by any line ---------------------------------
+
+_DENIALS = st.sampled_from(
+    [
+        ("and no errors", "error"),
+        ("with no ERROR lines", "error"),
+        ("，没有错误日志", "error"),
+        ("，没有任何报错", "error"),
+        ("and no warnings", "warn"),
+        ("，没有告警", "warn"),
+        ("and no log lines", "any"),
+    ]
+)
+_LEVELS = st.dictionaries(st.sampled_from(["INFO", "DEBUG", "WARN", "ERROR", "FATAL"]), st.integers(1, 50), min_size=1)
+
+
+@given(_LEVELS, _DENIALS, st.sampled_from(["price query handled", "price query failed status=500"]), st.booleans())
+def test_a_denied_kind_of_line_is_judged_by_the_lines_of_that_kind(
+    levels: dict[str, int], denial: tuple[str, str], message: str, unleveled: bool
+) -> None:
+    """ "wrote 100 log lines …, all INFO price queries, and no errors" was contradicted by "matched 100
+    lines (INFO 100)": any matched line contradicted a denial of errors. Error lines — by level, or a
+    failure at any level — still do, and where the lines wrote no level any line does."""
+    matched = sum(levels.values())
+    counts = ", ".join(f"{level} {n}" for level, n in levels.items())
+    rows = [f"2023-01-29T11:19:{i % 60:02d}Z {level} ts-price-service {message}" for level in levels for i in range(2)]
+    note = "\nlevels: 10 of the 10 imported lines of ts-price-service write no level (read as INFO)" * unleveled
+    output = f"query_logs service=ts-price-service\nmatched {matched} lines ({counts}){note}\nlines:\n" + "\n".join(
+        rows
+    )
+    details = {"matched": matched, "by_level": levels}
+    store = InMemoryInvocations([invocation(394, output=output, retrieval_details=details)])
+    text, kind = denial
+    said = f"ts-price-service wrote {matched} log lines {text}"
+    claims = ExecutorMaterial.read(
+        {"claims": [claim(text=said, bindings=[binding([394], f"matched {matched} lines")])]}
+    )
+    label = OfflineVerifier(store).judge(claims.claims[0], {394})[0]
+    shown = {
+        "any": True,
+        "error": bool({"ERROR", "FATAL"} & set(levels)) or "failed" in message,
+        "warn": "WARN" in levels,
+    }[kind]
+    assert (label == "contradicted") is (shown or unleveled), (said, levels, message, label)
+    assert all(concepts().kinds.get(k.concept or "failure") for k in verifier_wording().denied_levels)
