@@ -203,3 +203,24 @@ def test_a_denied_kind_of_line_is_judged_by_the_lines_of_that_kind(
     }[kind]
     assert (label == "contradicted") is (shown or unleveled), (said, levels, message, label)
     assert all(concepts().kinds.get(k.concept or "failure") for k in verifier_wording().denied_levels)
+
+
+# --- an absolute over what the claim's own numbers compute ------------------------------------------
+
+_GC = (
+    "2026-07-07T11:45:08.957Z WARN  inventory-service [GC] Full GC (Allocation Failure) 1931M->1950M(2048M), 2.31 secs"
+)
+
+
+@given(
+    st.sampled_from(["一点空间", "一个字节", "一点内存", "一次", "半点"]),
+    st.sampled_from(["回收出来", "释放", "腾出来", "降下来"]),
+    st.sampled_from(["都", "也都"]),
+)
+def test_an_idiom_of_absence_is_a_zero(what: str, verb: str, all_: str) -> None:
+    """ "一点空间都没回收出来" (1931M → 1950M) is a zero, not an overgeneralisation: it was "'都' (all)
+    is not what its quoted lines say"; the same words without the absence still are."""
+    _, reason = _outcome(f"11:45:08 的 Full GC 前后堆从 1931M 变成 1950M，{what}{all_}没{verb}。", _GC, _GC)
+    assert "(all)" not in reason, reason
+    outcome, reason = _outcome(f"11:45:08 的 Full GC 前后堆从 1931M 变成 1950M，{what}{all_}{verb}了。", _GC, _GC)
+    assert outcome == "warn" and "(all)" in reason, reason
