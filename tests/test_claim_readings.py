@@ -16,12 +16,14 @@ from veridiag.gatekeeper import Gatekeeper
 from veridiag.text.concepts import concepts
 
 
-def _quoting(text: str, output: str, *excerpts: str) -> tuple[str, str]:
-    """The ``claim.stated_content`` outcome of a claim quoting each excerpt in a binding of its own."""
+def _quoting(text: str, *quoted: tuple[str, str]) -> tuple[str, str]:
+    """The ``claim.stated_content`` outcome of a claim quoting each ``(output, excerpt)`` in a binding
+    of its own, each distinct output one invocation."""
+    ids = {output: 394 + i for i, output in enumerate(dict.fromkeys(output for output, _ in quoted))}
     report = Gatekeeper().validate(
-        v2([claim(text=text, bindings=[binding([394], e) for e in excerpts])]),
+        v2([claim(text=text, bindings=[binding([ids[output]], excerpt) for output, excerpt in quoted])]),
         session_id=SESSION,
-        invocations=InMemoryInvocations([invocation(394, output=output)]),
+        invocations=InMemoryInvocations([invocation(i, output=output) for output, i in ids.items()]),
     )
     checks = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
     return (checks[0].outcome, checks[0].reason) if checks else ("pass", "nothing to judge")
@@ -148,13 +150,15 @@ def test_a_fall_after_an_up_episode_is_of_its_own_time(
     points = "\n".join(f"{utc(m)} {v}%" for m, v in sorted(levels.items()))
     output = f"query_metrics service=checkout metric=cpu\n{episode}\npoints:\n{points}"
     at = end + after
-    outcome, reason = _quoting(form.format(t=written(at), v=levels[at]), output, episode, f"{utc(at)} {levels[at]}%")
+    outcome, reason = _quoting(
+        form.format(t=written(at), v=levels[at]), (output, episode), (output, f"{utc(at)} {levels[at]}%")
+    )
     assert not reason.startswith("contradicts"), reason
     if after == 1:
         assert outcome == "pass", reason  # the quoted point fell from the one before: stated
     inside = data.draw(st.integers(start + 1, end))
     point = f"{utc(inside)} {levels[inside]}%"
-    outcome, reason = _quoting(form.format(t=written(inside), v=levels[inside]), output, episode, point)
+    outcome, reason = _quoting(form.format(t=written(inside), v=levels[inside]), (output, episode), (output, point))
     assert outcome == "fail" and "its quoted lines say up" in reason, reason
 
 
@@ -224,3 +228,63 @@ def test_an_idiom_of_absence_is_a_zero(what: str, verb: str, all_: str) -> None:
     assert "(all)" not in reason, reason
     outcome, reason = _outcome(f"11:45:08 的 Full GC 前后堆从 1931M 变成 1950M，{what}{all_}{verb}了。", _GC, _GC)
     assert outcome == "warn" and "(all)" in reason, reason
+
+
+def _anomaly(index: int, first: int, last: int) -> str:
+    def at(minute: int) -> str:
+        return f"2026-07-07T{minute // 60:02d}:{minute % 60:02d}:00Z"
+
+    return f"anomaly {index}: {at(first)} – {at(last)} ({last - first + 1} points, {last - first} min) up"
+
+
+def _clock(minute: int) -> str:
+    return f"{minute // 60:02d}:{minute % 60:02d}"
+
+
+_INTERVALS = st.sampled_from(
+    [
+        "三轮上涨的起点分别是 {c}，间隔都是 {g} 分钟",
+        "The rises started at {c}, all {g} minutes apart",
+        "起点 {c}，每隔 {g} 分钟都来一轮",
+    ]
+)
+
+
+@given(st.integers(9 * 60, 12 * 60), st.integers(10, 90), st.integers(3, 5), st.data(), _INTERVALS)
+def test_equal_intervals_are_computed_from_the_claims_own_clocks(
+    first: int, gap: int, count: int, data: st.DataObject, form: str
+) -> None:
+    """ "三轮上涨的起点分别是 11:34、12:04 和 12:34，间隔都是 30 分钟" states its 都 by its own clocks
+    (it was "'都' (all) is not what its quoted lines say"); unequal intervals called 都是 30 分钟 do not."""
+    shift = data.draw(st.integers(2, 9))
+    for moved in (0, data.draw(st.integers(1, count - 1))):
+        starts = [first + i * gap + (shift if moved and i == moved else 0) for i in range(count)]
+        episodes = [_anomaly(i + 1, s, s + gap // 2) for i, s in enumerate(starts)]
+        output = "query_metrics service=inventory-service metric=heap\n" + "\n".join(episodes)
+        text = form.format(c="、".join(_clock(s) for s in starts), g=gap)
+        _, reason = _quoting(text, *((output, episode) for episode in episodes))
+        assert ("(all)" in reason) is bool(moved), (text, reason)
+
+
+_SAME_PERIODS = st.sampled_from(
+    [
+        "延迟和错误率的异常都从 {s} 开始、到 {e} 结束，时间完全重合",
+        "Latency and errors were anomalous from {s} to {e}: the two periods coincide completely",
+        "两个异常 {s}–{e}，时段完全相同",
+    ]
+)
+
+
+@given(st.integers(8 * 60, 20 * 60), st.integers(5, 60), st.integers(-4, 4), st.booleans(), _SAME_PERIODS)
+def test_a_coincidence_is_computed_from_the_quoted_periods(
+    start: int, length: int, shift: int, at_end: bool, form: str
+) -> None:
+    """ "延迟和错误率的异常都从 10:01 开始、到 10:29 结束，时间完全重合" quoting both anomalies over one
+    period states its 完全 (it was unstated); two different periods called 完全重合 do not."""
+    first = _anomaly(1, start, start + length)
+    second = _anomaly(1, start + shift * (not at_end), start + length + shift * at_end)
+    latency = f"query_metrics service=payment-service metric=p99\n{first}"
+    errors = f"query_metrics service=payment-service metric=error_rate\n{second}"
+    text = form.format(s=_clock(start), e=_clock(start + length))
+    _, reason = _quoting(text, (latency, first), (errors, second))
+    assert ("(all)" in reason or "(same)" in reason) is (shift != 0), (text, reason)

@@ -62,6 +62,8 @@ class ConceptFile(WordModel):
     percent_relations: dict[Word, int] = Field(default_factory=dict)
     percent_references: list[Word] = Field(default_factory=list)
     enumerations: list[Word] = Field(default_factory=list)
+    interval_words: list[Word] = Field(default_factory=list)
+    period_words: list[Word] = Field(default_factory=list)
     ratio_words: dict[Word, Decimal] = Field(default_factory=dict)
     concepts: dict[Word, ConceptWords] = Field(min_length=1)
 
@@ -214,6 +216,8 @@ class Concepts:
             re.IGNORECASE,
         )
         self._enumerations = tuple(file.enumerations)
+        self._intervals = re.compile(_alternation(file.interval_words) or "(?!)", re.IGNORECASE)
+        self._periods = re.compile(_alternation(file.period_words) or "(?!)", re.IGNORECASE)
         self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
         self._negation_break = re.compile(_alternation(file.negation_breaks) or "(?!)", re.IGNORECASE)
         self._negation_phrase = re.compile(rf"(?:{_alternation(file.negation_phrases) or '(?!)'})\s*$", re.IGNORECASE)
@@ -371,6 +375,14 @@ class Concepts:
             return False
         before = text[_clause_start(text, hit.start) : hit.start]
         return any(word in before for word in self._enumerations)
+
+    def names_intervals(self, clause: str) -> bool:
+        """Does ``clause`` speak of the intervals between times ("间隔都是 30 分钟", "30 minutes apart")?"""
+        return self._intervals.search(clause) is not None
+
+    def names_periods(self, clause: str) -> bool:
+        """Does ``clause`` speak of periods or their coincidence ("时间完全重合", "identical periods")?"""
+        return self._periods.search(clause) is not None
 
     def denies_after(self, text: str, end: int) -> bool:
         """Does an absence word follow right after ``text[:end]`` ("都没有重启")? The absolute

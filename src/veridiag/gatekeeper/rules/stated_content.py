@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.contracts.gatekeeper import RuleStatus
 from veridiag.contracts.invocation import InvocationView
-from veridiag.gatekeeper.context import RuleResult, ValidationContext
+from veridiag.gatekeeper.context import ClaimView, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.bounds import (
@@ -111,7 +111,9 @@ class StatedContent(GatekeeperRule):
             cited = [inv for b in claim.bindings for inv in b.usable if inv.output]
             asked = "\n".join(dict.fromkeys(context.evidence(inv).context for inv in cited))
             inference = claim.claim.get("support_level") == "indirect"
-            stated = partial(_stated_otherwise, context, text, lines, cited, inference)
+            stated = partial(
+                _stated_otherwise, context, text, lines, cited, inference, quoting=(claim, params.aligned_at)
+            )
             outputs = _CitedOutputs(context, cited)
             claimed = concepts().in_claim(text)  # read once: both judgements below need its words
             problems = _judge(
@@ -161,12 +163,17 @@ class _Stated:
     #: The spans of time the quoted template lines' lines fall in ("26× INFO 05:05:50 – 05:12:56 …"),
     #: each as its count of lines and its first and last minute of the day.
     spans: tuple[tuple[int, int, int], ...] = ()
+    #: The episode (a range of two instants) of each place of an output the claim quotes.
+    episodes: tuple[str, ...] = ()
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
         """Is ``hit`` stated — an *all* by a template that is every line matched, about what the
         template says of each line ("这些错误都是 IllegalStateException": a word of it there, and
-        every fact), not what it varies on (``<*>``: "所有接口都…", "all on node-246")?"""
+        every fact), not what it varies on (``<*>``: "所有接口都…", "all on node-246"), or by what
+        the claim's own clocks or quoted episodes compute (``_computed_sameness``)?"""
         if hit.concept in self.concepts:
+            return True
+        if hit.concept in ("all", "same") and _computed_sameness(own, hit, self.episodes):
             return True
         if any(concepts().states(hit.concept, heading) for heading in self.headings):
             return True
@@ -234,15 +241,38 @@ _TERM = re.compile(r"[a-z][a-z0-9_.$]{4,}")
 
 
 def _stated_otherwise(
-    context: ValidationContext, text: str, lines: list[str], cited: list[InvocationView], inference: bool
+    context: ValidationContext,
+    text: str,
+    lines: list[str],
+    cited: list[InvocationView],
+    inference: bool,
+    *,
+    quoting: tuple[ClaimView, float],
 ) -> _Stated:
     """What states a claim's concepts besides its lines' words: their structure, and for an
     inference the session — it explains what the session observed: the state it names ("支付
-    超时的根因") may stand in any output the session cites, not only its own."""
-    stated = _whole_set(lines, [inv.output or "" for inv in cited])
+    超时的根因") may stand in any output the session cites, not only its own. ``quoting``: the
+    claim and the alignment from which an excerpt quotes a line."""
+    stated = replace(
+        _whole_set(lines, [inv.output or "" for inv in cited]), episodes=_quoted_episodes(context, *quoting)
+    )
     if inference:
         return replace(stated, concepts=stated.concepts | _session_states(context, text))
     return stated
+
+
+def _quoted_episodes(context: ValidationContext, claim: ClaimView, aligned_at: float) -> tuple[str, ...]:
+    """The episode (a range of two instants) of each place of an output the claim quotes: one per
+    place, however many of its excerpts quote it."""
+    places: dict[tuple[int, str], None] = {}
+    for binding in claim.bindings:
+        if not isinstance(binding.excerpt, str) or not binding.excerpt.strip():
+            continue
+        for invocation in binding.usable:
+            located = context.locate(binding.excerpt, invocation)
+            if located is not None and located.score >= aligned_at:
+                places[invocation.id, located.region()] = None
+    return tuple(episode.group() for _, region in places if (episode := _EPISODE.search(region)))
 
 
 def _session_states(context: ValidationContext, text: str) -> frozenset[str]:
@@ -467,6 +497,32 @@ def _clause(own: str, hit: ConceptHit) -> tuple[int, int]:
     return start, min(ends, default=len(own))
 
 
+def _computed_sameness(own: str, hit: ConceptHit, episodes: tuple[str, ...]) -> bool:
+    """An absolute over what the claim's own clocks or its quoted episodes compute: "间隔都是 30
+    分钟" over the clocks 11:34, 12:04 and 12:34 (every interval between them that long), "时间完全
+    重合" of quoted episodes that are one period (each from the same instant to the same instant).
+    Unequal intervals or periods leave it unstated."""
+    vocabulary = concepts()
+    start, end = _clause(own, hit)
+    clause = own[start:end]
+    if vocabulary.names_intervals(clause):
+        spans = [e for e in extract_entities(clause) if e.kind == "quantity" and e.dimension == "time"]
+        return len(spans) == 1 and _equal_intervals(clocks_of_day(own), spans[0])
+    if vocabulary.names_periods(clause):
+        return len(episodes) >= 2 and len(set(episodes)) == 1
+    return False
+
+
+def _equal_intervals(clocks: list[int], interval: Entity) -> bool:
+    """Are three clocks or more, in the order written, each ``interval`` after the one before
+    (within the rounding it is written to)?"""
+    if len(clocks) < 3 or interval.value is None or interval.factor is None or interval.precision is None:
+        return False
+    seconds, tolerance = interval.value * interval.factor, interval.precision * interval.factor / 2
+    gaps = [(later - earlier) % _DAY * 60 for earlier, later in itertools.pairwise(clocks)]
+    return all(abs(gap - seconds) <= tolerance for gap in gaps)
+
+
 def _counted(own: str, hit: ConceptHit) -> bool:
     """An absolute in the clause of a count ("all 50 connections", "2个实例都", "全部日志中…共
     10525 条") is that count, stated by its number."""
@@ -584,7 +640,7 @@ _DAY = 24 * 60
 #: A range of two instants on a line ("2022-08-22T04:45:19Z – 2022-08-22T04:50:19Z").
 _EPISODE = re.compile(
     r"(?P<day1>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S*\s*[–—-]\s*"
-    r"(?P<day2>\d{4}-\d{2}-\d{2})T(?P<h2>\d{2}):(?P<m2>\d{2})"
+    r"(?P<day2>\d{4}-\d{2}-\d{2})T(?P<h2>\d{2}):(?P<m2>\d{2})[\d:.]*Z?"
 )
 
 
