@@ -586,13 +586,13 @@ def _direction(
     vocabulary = concepts()
     opposite = _OPPOSITE.get(hit.concept, "")
     returning = _RETURN.match(own, hit.end) is not None
-    when = _given_times(own, hit, zones)
+    when: frozenset[int] | None = None  # the direction's own time, read when a judgement needs it
     if (
         opposite
         and not both
         and not returning
         and vocabulary.states(opposite, evidence)
-        and not _outside_episodes(opposite, evidence, when)
+        and not _outside_episodes(opposite, evidence, when := _given_times(own, hit, zones))
     ):
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
     ends = _from_to(own, hit)
@@ -609,7 +609,7 @@ def _direction(
         return []  # the points it quotes rise (fall): stated by the series itself
     if moves and opposite in moves:
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): the points it quotes only go {opposite}")]
-    if when and _moved_at(hit.concept, when, evidence, outputs):
+    if _moved_at(hit.concept, evidence, outputs, lambda: _given_times(own, hit, zones) if when is None else when):
         return []  # the quoted point at its time went its way from the one before: the series states it
     if outputs.calm():
         return [(UNSTATED, f"{hit.word!r} ({hit.concept}){_CALM}")]
@@ -668,12 +668,14 @@ def _outside_episodes(opposite: str, evidence: str, when: frozenset[int]) -> boo
     return True
 
 
-def _moved_at(concept: str, when: frozenset[int], evidence: str, outputs: _CitedOutputs) -> bool:
-    """Does a quoted point at one of the minutes ``when`` go the way of ``concept`` from the point
-    before it in its cited series?"""
-    quoted = {p for p in series_points(evidence) if p.minute in when}
+def _moved_at(concept: str, evidence: str, outputs: _CitedOutputs, when: Callable[[], frozenset[int]]) -> bool:
+    """Does a quoted point at one of the minutes ``when()`` (asked only when a point is quoted) go
+    the way of ``concept`` from the point before it in its cited series?"""
+    quoted = series_points(evidence)
     if not quoted:
         return False
+    minutes = when()
+    quoted = [p for p in quoted if p.minute in minutes]
     for points in outputs.series():
         ordered = sorted((p for p in points if p.minute != ANY_TIME), key=lambda p: p.at)
         for before, point in itertools.pairwise(ordered):
