@@ -35,6 +35,9 @@ class BoundWords(WordModel):
     held_on: list[Word] = Field(default_factory=list)
     #: Between a negation and a bound, these leave its side unsure ("no cache stayed above 5 ms").
     turn_unsure: list[Word] = Field(default_factory=list)
+    #: Around a duration, these make it span between two times ("90 s before", "持续 5 分钟").
+    span_after: list[Word] = Field(default_factory=list)
+    span_before: list[Word] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +115,25 @@ def keeps_on(text: str) -> bool:
     """Does ``text`` say a level held on ("stayed under", "一直维持在")? A bound is then about
     every point, as with an absolute."""
     return _patterns()[3].search(reader_text(text)) is not None
+
+
+@lru_cache(maxsize=1)
+def _span_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    words = _patterns()[2]
+    before = re.compile(
+        rf"(?<![A-Za-z])(?:{_alternation(words.span_before)})\s*(?:(?:about|around|roughly|some|约|大约|近)\s*)?$",
+        re.IGNORECASE,
+    )
+    after = re.compile(rf"\s*(?:{_alternation(words.span_after)})(?![A-Za-z])", re.IGNORECASE)
+    return before, after
+
+
+def spans_times(read: str, start: int, end: int) -> bool:
+    """Does the duration ``read[start:end]`` span between two times ("90 seconds before the
+    anomaly", "1 秒后", "lasting 44 minutes", "持续了约 5 分钟")? It is then no level a series holds
+    at the claim's clock: ``derived_duration`` computes it from the clocks."""
+    before, after = _span_patterns()
+    return after.match(read, end) is not None or before.search(read, max(0, start - 16), start) is not None
 
 
 def unsure_turn(between: str) -> bool:

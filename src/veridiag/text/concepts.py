@@ -62,6 +62,8 @@ class ConceptFile(WordModel):
     percent_relations: dict[Word, int] = Field(default_factory=dict)
     percent_references: list[Word] = Field(default_factory=list)
     enumerations: list[Word] = Field(default_factory=list)
+    interval_words: list[Word] = Field(default_factory=list)
+    period_words: list[Word] = Field(default_factory=list)
     ratio_words: dict[Word, Decimal] = Field(default_factory=dict)
     concepts: dict[Word, ConceptWords] = Field(min_length=1)
 
@@ -201,6 +203,10 @@ class Concepts:
             re.IGNORECASE,
         )
         self.function_words = frozenset(w.lower() for w in file.function_words)
+        usual = [w for entry in file.concepts.values() if entry.kind == "usual" for w in entry.words]
+        self._reference = re.compile(
+            rf"(?:{_alternation([*file.percent_references, *usual]) or '(?!)'})[^\d\n,，;；。]{{0,8}}$", re.IGNORECASE
+        )
         self._times_hint = re.compile("|".join(map(re.escape, file.times_words)) or "(?!)", re.IGNORECASE)
         self._numbers = {word.lower(): value for word, value in file.number_words.items()}
         spelled = "|" + _alternation(file.number_words) if file.number_words else ""
@@ -210,6 +216,8 @@ class Concepts:
             re.IGNORECASE,
         )
         self._enumerations = tuple(file.enumerations)
+        self._intervals = re.compile(_alternation(file.interval_words) or "(?!)", re.IGNORECASE)
+        self._periods = re.compile(_alternation(file.period_words) or "(?!)", re.IGNORECASE)
         self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
         self._negation_break = re.compile(_alternation(file.negation_breaks) or "(?!)", re.IGNORECASE)
         self._negation_phrase = re.compile(rf"(?:{_alternation(file.negation_phrases) or '(?!)'})\s*$", re.IGNORECASE)
@@ -322,6 +330,11 @@ class Concepts:
         read = self._without_not_words(reader_text(text))
         return [(read[start:end], Decimal(value)) for start, end, value in self._ratio_words.find(read)]
 
+    def reference_before(self, read: str, at: int) -> bool:
+        """Is the value starting at ``read[at]`` the reference a claim compares with ("the usual 8",
+        "平时约 0.46 秒", "expected 193ms"), not a level it states at its time?"""
+        return self._reference.search(read, max(0, at - 24), at) is not None
+
     def percent_ratios(self, text: str) -> list[tuple[str, Decimal]]:
         """Percentages of a reference value, each as the ratio it states ("350% of expected": 3.5)."""
         found = []
@@ -370,6 +383,14 @@ class Concepts:
             return False
         before = text[_clause_start(text, hit.start) : hit.start]
         return any(word in before for word in self._enumerations)
+
+    def names_intervals(self, clause: str) -> bool:
+        """Does ``clause`` speak of the intervals between times ("间隔都是 30 分钟", "30 minutes apart")?"""
+        return self._intervals.search(clause) is not None
+
+    def names_periods(self, clause: str) -> bool:
+        """Does ``clause`` speak of periods or their coincidence ("时间完全重合", "identical periods")?"""
+        return self._periods.search(clause) is not None
 
     def denies_after(self, text: str, end: int) -> bool:
         """Does an absence word follow right after ``text[:end]`` ("都没有重启")? The absolute

@@ -18,6 +18,8 @@ import json
 from datetime import tzinfo
 from functools import lru_cache
 
+from pydantic import Field
+
 from veridiag.agents.reply import OFFLINE, RoleReply
 from veridiag.contracts.audit import EngineUse
 from veridiag.contracts.invocation import InvocationSource, InvocationView
@@ -33,13 +35,23 @@ from veridiag.contracts.verifier import (
 )
 from veridiag.gatekeeper.matching import AnchoredMatcher
 from veridiag.text.bounds import threshold_kept
+from veridiag.text.concepts import concepts
 from veridiag.text.entities import Corpus, Entity, computed, extract_entities, period_lengths
 from veridiag.text.quotes import own_words
 from veridiag.text.render import invocation_json
-from veridiag.text.wordfiles import AnyOf, WordModel, bundled_words
+from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
 from veridiag.text.zones import named_zones, read_in
 
 _MATCHER = AnchoredMatcher()
+
+
+class LevelDenial(WordModel):
+    """A denial of one kind of line and what shows lines of that kind."""
+
+    denial: AnyOf
+    levels: list[Word] = Field(min_length=1)
+    #: A concept (``text/concepts.yaml``) lines state at any level ("status=500" at INFO).
+    concept: str | None = None
 
 
 class VerifierWording(WordModel):
@@ -53,6 +65,10 @@ class VerifierWording(WordModel):
     later: AnyOf
     #: A claim with no negation at all, citing only log calls that matched nothing, is contradicted.
     negation: AnyOf
+    #: Denials of one kind of line, judged by the matched lines of that kind.
+    denied_levels: list[LevelDenial] = Field(default_factory=list)
+    #: An output saying its lines wrote no level: its level counts decide nothing.
+    unleveled: AnyOf | None = None
 
 
 @lru_cache(maxsize=1)
@@ -204,20 +220,43 @@ def _conflicts(entity: Entity, regions: list[str]) -> bool:
 
 
 def _denies(text: str, usable: dict[int, InvocationView], wording: VerifierWording) -> bool:
-    """ "没有错误日志" against a log call that matched lines — unless scoped to a later time
-    ("回滚后没有再出现错误") — and a claim without any negation citing only calls that matched none."""
-    matched = [
-        inv.retrieval_details.get("matched")
-        for inv in usable.values()
-        if inv.tool_name == "query_logs" and inv.retrieval_details
-    ]
-    if not matched:
+    """ "没有错误日志" against a log call that matched lines of that kind — unless scoped to a later
+    time ("回滚后没有再出现错误") — and a claim without any negation citing only calls that matched none."""
+    logs = [inv for inv in usable.values() if inv.tool_name == "query_logs" and inv.retrieval_details]
+    if not logs:
         return False
+    matched = [(inv.retrieval_details or {}).get("matched") for inv in logs]
     denial = wording.denies_lines.search(text)
     if denial is not None and any(m for m in matched):
         clause = max(text.rfind(mark, 0, denial.start()) for mark in "，,；;。.\n") + 1
-        return wording.later.search(text, clause, denial.start()) is None
+        if wording.later.search(text, clause, denial.start()) is not None:
+            return False
+        return any(_shows_denied(inv, denial.group(), wording) for inv in logs)
     return not wording.negation.search(text) and all(m == 0 for m in matched)
+
+
+def _shows_denied(invocation: InvocationView, denied: str, wording: VerifierWording) -> bool:
+    """Does this log call show lines of the kind ``denied`` ("no errors") denies: at one of its
+    levels, by the level counts of every line it matched, or stating its concept at any level?
+    Without counts it can trust, any matched line does."""
+    details = invocation.retrieval_details or {}
+    matched = details.get("matched")
+    if not isinstance(matched, int) or matched <= 0:
+        return False
+    kind = next((kind for kind in wording.denied_levels if kind.denial.search(denied)), None)
+    by_level = details.get("by_level")
+    output = invocation.output or ""
+    if (
+        kind is None
+        or not isinstance(by_level, dict)
+        or sum(n for n in by_level.values() if isinstance(n, int)) != matched  # a part of them counted
+        or (wording.unleveled is not None and wording.unleveled.search(output) is not None)
+    ):
+        return True
+    levels = {level.upper() for level in kind.levels}
+    if any(isinstance(n, int) and n > 0 and str(level).upper() in levels for level, n in by_level.items()):
+        return True
+    return kind.concept is not None and concepts().states(kind.concept, output)
 
 
 def _hypothesis(item: HypothesisView, wording: VerifierWording) -> HypothesisCheck:

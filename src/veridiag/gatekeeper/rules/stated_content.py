@@ -26,6 +26,7 @@ import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import date, datetime, tzinfo
 from decimal import Decimal
 from functools import partial
 from typing import Literal
@@ -34,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from veridiag.contracts.gatekeeper import RuleStatus
 from veridiag.contracts.invocation import InvocationView
-from veridiag.gatekeeper.context import RuleResult, ValidationContext
+from veridiag.gatekeeper.context import ClaimView, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata
 from veridiag.text.bounds import (
@@ -46,6 +47,7 @@ from veridiag.text.bounds import (
     clocks_of_day,
     keeps_on,
     series_points,
+    spans_times,
     unsure_bound,
 )
 from veridiag.text.concepts import ConceptHit, concepts, owned
@@ -109,7 +111,9 @@ class StatedContent(GatekeeperRule):
             cited = [inv for b in claim.bindings for inv in b.usable if inv.output]
             asked = "\n".join(dict.fromkeys(context.evidence(inv).context for inv in cited))
             inference = claim.claim.get("support_level") == "indirect"
-            stated = partial(_stated_otherwise, context, text, lines, cited, inference)
+            stated = partial(
+                _stated_otherwise, context, text, lines, cited, inference, quoting=(claim, params.aligned_at)
+            )
             outputs = _CitedOutputs(context, cited)
             claimed, denied = concepts().read_claim(text)  # read once: both judgements below need its words
             problems = _judge(
@@ -122,11 +126,12 @@ class StatedContent(GatekeeperRule):
                 stated=stated,
                 inference=inference,
                 denied=denied,
+                zones=context.reader_zones,
             )
             ordinal = [
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
                 *_swapped_change(text, lines),
-                *_value_at(valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
+                *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
             ]
             if ordinal:
@@ -159,12 +164,17 @@ class _Stated:
     #: The spans of time the quoted template lines' lines fall in ("26× INFO 05:05:50 – 05:12:56 …"),
     #: each as its count of lines and its first and last minute of the day.
     spans: tuple[tuple[int, int, int], ...] = ()
+    #: The episode (a range of two instants) of each place of an output the claim quotes.
+    episodes: tuple[str, ...] = ()
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
         """Is ``hit`` stated — an *all* by a template that is every line matched, about what the
         template says of each line ("这些错误都是 IllegalStateException": a word of it there, and
-        every fact), not what it varies on (``<*>``: "所有接口都…", "all on node-246")?"""
+        every fact), not what it varies on (``<*>``: "所有接口都…", "all on node-246"), or by what
+        the claim's own clocks or quoted episodes compute (``_computed_sameness``)?"""
         if hit.concept in self.concepts:
+            return True
+        if hit.concept in ("all", "same") and _computed_sameness(own, hit, self.episodes):
             return True
         if any(concepts().states(hit.concept, heading) for heading in self.headings):
             return True
@@ -232,15 +242,38 @@ _TERM = re.compile(r"[a-z][a-z0-9_.$]{4,}")
 
 
 def _stated_otherwise(
-    context: ValidationContext, text: str, lines: list[str], cited: list[InvocationView], inference: bool
+    context: ValidationContext,
+    text: str,
+    lines: list[str],
+    cited: list[InvocationView],
+    inference: bool,
+    *,
+    quoting: tuple[ClaimView, float],
 ) -> _Stated:
     """What states a claim's concepts besides its lines' words: their structure, and for an
     inference the session — it explains what the session observed: the state it names ("支付
-    超时的根因") may stand in any output the session cites, not only its own."""
-    stated = _whole_set(lines, [inv.output or "" for inv in cited])
+    超时的根因") may stand in any output the session cites, not only its own. ``quoting``: the
+    claim and the alignment from which an excerpt quotes a line."""
+    stated = replace(
+        _whole_set(lines, [inv.output or "" for inv in cited]), episodes=_quoted_episodes(context, *quoting)
+    )
     if inference:
         return replace(stated, concepts=stated.concepts | _session_states(context, text))
     return stated
+
+
+def _quoted_episodes(context: ValidationContext, claim: ClaimView, aligned_at: float) -> tuple[str, ...]:
+    """The episode (a range of two instants) of each place of an output the claim quotes: one per
+    place, however many of its excerpts quote it."""
+    places: dict[tuple[int, str], None] = {}
+    for binding in claim.bindings:
+        if not isinstance(binding.excerpt, str) or not binding.excerpt.strip():
+            continue
+        for invocation in binding.usable:
+            located = context.locate(binding.excerpt, invocation)
+            if located is not None and located.score >= aligned_at:
+                places[invocation.id, located.region()] = None
+    return tuple(episode.group() for _, region in places if (episode := _EPISODE.search(region)))
 
 
 def _session_states(context: ValidationContext, text: str) -> frozenset[str]:
@@ -369,6 +402,7 @@ def _judge(
     stated: Callable[[], _Stated] = _Stated,
     inference: bool = False,
     denied: list[ConceptHit] | None = None,
+    zones: Callable[[], tuple[tzinfo, ...]] = tuple,
 ) -> list[tuple[str, str]] | None:
     """What the claim says that its lines do not; None when it says nothing this rule reads.
     What a line is about may stand in what the call asked for instead (``asked``: its metric or
@@ -378,7 +412,9 @@ def _judge(
     otherwise (by the lines' structure, or the session for an inference), asked only when a word
     is not stated by the lines. An ``inference`` may interpret: what it reads into its lines
     makes it an inference, which it says it is, not a hypothesis. ``denied``: the interpretations
-    the claim denies (``Concepts.denied_in_claim(text)``, read with ``claimed``)."""
+    the claim denies (``Concepts.denied_in_claim(text)``, read with ``claimed``). ``zones``: the
+    zones the answer names for its reader, a clock written without one may be in (asked only for a
+    direction)."""
     vocabulary = concepts()
     evidence = "\n".join(lines)
     own = own_words(text, lines, quoted=False)
@@ -440,7 +476,7 @@ def _judge(
             kind = INFERRED if inference else UNSTATED
             problems.append((kind, f"{hit.word!r} ({hit.concept}) interprets what its quoted lines do not state"))
         elif hit.kind == "direction":
-            problems += _direction(own, hit, evidence, outputs, both=both)
+            problems += _direction(own, hit, evidence, outputs, both=both, zones=zones)
         elif hit.kind == "evaluative":
             if hit.concept == _STEADY and _steady(evidence, outputs):
                 continue
@@ -464,6 +500,32 @@ def _clause(own: str, hit: ConceptHit) -> tuple[int, int]:
     start = max((own.rfind(mark, 0, hit.start) for mark in _CLAUSE_MARKS), default=-1) + 1
     ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
     return start, min(ends, default=len(own))
+
+
+def _computed_sameness(own: str, hit: ConceptHit, episodes: tuple[str, ...]) -> bool:
+    """An absolute over what the claim's own clocks or its quoted episodes compute: "间隔都是 30
+    分钟" over the clocks 11:34, 12:04 and 12:34 (every interval between them that long), "时间完全
+    重合" of quoted episodes that are one period (each from the same instant to the same instant).
+    Unequal intervals or periods leave it unstated."""
+    vocabulary = concepts()
+    start, end = _clause(own, hit)
+    clause = own[start:end]
+    if vocabulary.names_intervals(clause):
+        spans = [e for e in extract_entities(clause) if e.kind == "quantity" and e.dimension == "time"]
+        return len(spans) == 1 and _equal_intervals(clocks_of_day(own), spans[0])
+    if vocabulary.names_periods(clause):
+        return len(episodes) >= 2 and len(set(episodes)) == 1
+    return False
+
+
+def _equal_intervals(clocks: list[int], interval: Entity) -> bool:
+    """Are three clocks or more, in the order written, each ``interval`` after the one before
+    (within the rounding it is written to)?"""
+    if len(clocks) < 3 or interval.value is None or interval.factor is None or interval.precision is None:
+        return False
+    seconds, tolerance = interval.value * interval.factor, interval.precision * interval.factor / 2
+    gaps = [(later - earlier) % _DAY * 60 for earlier, later in itertools.pairwise(clocks)]
+    return all(abs(gap - seconds) <= tolerance for gap in gaps)
 
 
 def _counted(own: str, hit: ConceptHit) -> bool:
@@ -512,15 +574,31 @@ def _bound_broken(bound: Bound, evidence: str, outputs: _CitedOutputs) -> Point 
 
 
 def _direction(
-    own: str, hit: ConceptHit, evidence: str, outputs: _CitedOutputs, *, both: bool = False
+    own: str,
+    hit: ConceptHit,
+    evidence: str,
+    outputs: _CitedOutputs,
+    *,
+    both: bool = False,
+    zones: Callable[[], tuple[tzinfo, ...]] = tuple,
 ) -> list[tuple[str, str]]:
     """A direction: contradicted by its lines or its numbers; stated by them, or by its cited
     outputs when they state it and not the other way ("spiked" quoting a point of the series
-    whose anomaly line says "up"); else at most an inference."""
+    whose anomaly line says "up"); else at most an inference. A direction the claim gives a time
+    ("12:51 回落到 8.37%") is of that time: a line stating the other way over an episode that
+    time falls outside of (an "up" episode 12:45–12:50) does not contradict it, and the quoted
+    point there moving its way from the series' point before states it."""
     vocabulary = concepts()
     opposite = _OPPOSITE.get(hit.concept, "")
     returning = _RETURN.match(own, hit.end) is not None
-    if opposite and not both and not returning and vocabulary.states(opposite, evidence):
+    when: frozenset[int] | None = None  # the direction's own time, read when a judgement needs it
+    if (
+        opposite
+        and not both
+        and not returning
+        and vocabulary.states(opposite, evidence)
+        and not _outside_episodes(opposite, evidence, when := _given_times(own, hit, zones))
+    ):
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): its quoted lines say {opposite}")]
     ends = _from_to(own, hit)
     # A from–to phrase orders its two values; two quantities in the claim's order are ordered
@@ -536,11 +614,79 @@ def _direction(
         return []  # the points it quotes rise (fall): stated by the series itself
     if moves and opposite in moves:
         return [(CONTRADICTS, f"{hit.word!r} ({hit.concept}): the points it quotes only go {opposite}")]
+    if _moved_at(hit.concept, evidence, outputs, lambda: _given_times(own, hit, zones) if when is None else when):
+        return []  # the quoted point at its time went its way from the one before: the series states it
     if outputs.calm():
         return [(UNSTATED, f"{hit.word!r} ({hit.concept}){_CALM}")]
     if opposite and outputs.state(hit.concept) and not outputs.state(opposite):
         return []
     return [(INFERRED, f"{hit.word!r} ({hit.concept}) is not stated by its quoted lines")]
+
+
+#: Days a clock's reading in a zone is taken on: winter and summer (a zone with summer time gives both).
+_SEASONS = (datetime(2026, 1, 15), datetime(2026, 7, 15))
+
+
+def _given_times(own: str, hit: ConceptHit, zones: Callable[[], tuple[tzinfo, ...]]) -> frozenset[int]:
+    """The minutes of the UTC day the clocks of ``hit``'s clause may name: as written, and in each
+    zone the answer names for its reader. Empty when the clause gives no clock: the direction is
+    then of no time of its own."""
+    start, end = _clause(own, hit)
+    written = clocks_of_day(reader_text(own[start:end]))
+    if not written:
+        return frozenset()
+    offsets = {0}
+    for zone in zones():
+        offsets |= {int(delta.total_seconds()) // 60 for day in _SEASONS if (delta := zone.utcoffset(day)) is not None}
+    return frozenset((minute - offset) % _DAY for minute in written for offset in offsets)
+
+
+_DAY = 24 * 60
+#: A range of two instants on a line ("2022-08-22T04:45:19Z – 2022-08-22T04:50:19Z").
+_EPISODE = re.compile(
+    r"(?P<day1>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S*\s*[–—-]\s*"
+    r"(?P<day2>\d{4}-\d{2}-\d{2})T(?P<h2>\d{2}):(?P<m2>\d{2})[\d:.]*Z?"
+)
+
+
+def _outside_episodes(opposite: str, evidence: str, when: frozenset[int]) -> bool:
+    """Does every quoted line stating ``opposite`` state it over an episode (a range of two
+    instants) that none of the minutes ``when`` falls in? A line without one, or a claim time
+    inside one, leaves the lines saying the other way of the claim's time."""
+    if not when:
+        return False
+    vocabulary = concepts()
+    against = [line for line in evidence.splitlines() if vocabulary.states(opposite, line)]
+    if not against:
+        return False  # stated only across lines: no one line's episode to place it in
+    for line in against:
+        episode = _EPISODE.search(line)
+        if episode is None:
+            return False
+        first = int(episode["h1"]) * 60 + int(episode["m1"])
+        last = int(episode["h2"]) * 60 + int(episode["m2"])
+        days = (date.fromisoformat(episode["day2"]) - date.fromisoformat(episode["day1"])).days
+        if days > 1 or any(
+            (first <= minute <= last) if days == 0 else (minute >= first or minute <= last) for minute in when
+        ):
+            return False
+    return True
+
+
+def _moved_at(concept: str, evidence: str, outputs: _CitedOutputs, when: Callable[[], frozenset[int]]) -> bool:
+    """Does a quoted point at one of the minutes ``when()`` (asked only when a point is quoted) go
+    the way of ``concept`` from the point before it in its cited series?"""
+    quoted = series_points(evidence)
+    if not quoted:
+        return False
+    minutes = when()
+    quoted = [p for p in quoted if p.minute in minutes]
+    for points in outputs.series():
+        ordered = sorted((p for p in points if p.minute != ANY_TIME), key=lambda p: p.at)
+        for before, point in itertools.pairwise(ordered):
+            if point in quoted and before.dimension == point.dimension and before.value != point.value:
+                return (point.value > before.value) is (concept == "up")
+    return False
 
 
 #: After a direction word, a return from an episode ("fell back to 20%", "dropped back"): the
@@ -661,11 +807,22 @@ _LINE_CLOCK = re.compile(r"(?<![\d:])(\d{2}):(\d{2})(?::\d{2})?(?![\d])")
 _LINE_INSTANT = re.compile(r"(?:(?P<day>\d{4}-\d{2}-\d{2})[T ])?(?<![\d:])(?P<clock>\d{2}:\d{2}(?::\d{2})?)(?!\d)")
 
 
+#: A line's clock with the date written before it (``2017-12-24T00:28:48Z``, ``20171223-22:15:34``):
+#: 00:28 of the next day comes after 22:15.
+_DATED_CLOCK = re.compile(
+    r"(?:(?P<day>\d{4}-?\d{2}-?\d{2})[T -])?(?<![\d:])(?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2})?(?!\d)"
+)
+#: An instant as the lines place it: its date's digits ("" when none is written) and minute of the day.
+_Instant = tuple[str, int]
+
+
 def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> list[tuple[str, str]]:
     """ "The first OutOfMemoryError came at 12:30" while a cited line shows one at 12:00 is false:
-    a first (or last) at a time is checked against every line of the cited outputs that names
-    the same code or id — an earlier (later) one contradicts it. Lines without a clock, or a
-    claim without a code, a clock or an ordinal word, are not judged."""
+    a first (or last) at a time is checked against every clock of every line of the cited outputs
+    that names the same code or id — an earlier (later) one contradicts it. The claim's clock is
+    placed on the date of the line clock it names, and clocks of dated lines are compared by date,
+    then clock: a last one at 00:28 after lines from 22:15 the day before is no contradiction. A
+    claim without a code, a clock or an ordinal word is not judged."""
     hits = [hit for hit in words if hit.kind == "ordinal"]
     if not hits or not outputs:
         return []
@@ -676,26 +833,45 @@ def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> li
     if not subjects or len(claimed) != 1:
         return []
     at = claimed[0]
-    seen: list[int] = []
+    seen: list[_Instant] = []
     for output in outputs:
         for line in output.splitlines():
             if any(needle in line for subject in subjects for needle in subject.needles):
-                clock = _LINE_CLOCK.search(line)
-                if clock is not None:
-                    seen.append(int(clock.group(1)) * 60 + int(clock.group(2)))
+                seen += [
+                    ((m["day"] or "").replace("-", ""), int(m["hour"]) * 60 + int(m["minute"]))
+                    for m in _DATED_CLOCK.finditer(line)
+                ]
+    named = [instant for instant in seen if abs(instant[1] - at) <= 1]
     problems: list[tuple[str, str]] = []
     for hit in hits:
-        other = [m for m in seen if (m < at - 1 if hit.concept == "first" else m > at + 1)]
+        first = hit.concept == "first"
+        # the line clock the claim names, the latest (earliest) of them for a last (first)
+        anchor = (min(named) if first else max(named)) if named else ("", at)
+        other = [instant for instant in seen if _beyond(instant, anchor, earlier=first)]
         if other:
-            shown = min(other) if hit.concept == "first" else max(other)
+            shown = min(other) if first else max(other)
             problems.append(
                 (
                     CONTRADICTS,
                     f"{hit.word!r} at {at // 60:02d}:{at % 60:02d}: its cited output shows "
-                    f"{subjects[0].text} at {shown // 60:02d}:{shown % 60:02d}",
+                    f"{subjects[0].text} at {_spelled_instant(shown)}",
                 )
             )
     return problems
+
+
+def _beyond(instant: _Instant, anchor: _Instant, *, earlier: bool) -> bool:
+    """Is ``instant`` more than a minute earlier (later) than ``anchor``: by date, then clock, when
+    both are dated; by the clock of the day when either is not."""
+    if instant[0] and anchor[0] and instant[0] != anchor[0]:
+        return (instant[0] < anchor[0]) is earlier
+    return instant[1] < anchor[1] - 1 if earlier else instant[1] > anchor[1] + 1
+
+
+def _spelled_instant(instant: _Instant) -> str:
+    day, minute = instant
+    clock = f"{minute // 60:02d}:{minute % 60:02d}"
+    return f"{day[:4]}-{day[4:6]}-{day[6:]} {clock}" if day else clock
 
 
 #: A setting a change line states with its old value ("maximum-pool-size=50 (was 100)").
@@ -721,13 +897,19 @@ def _swapped_change(text: str, lines: list[str]) -> list[tuple[str, str]]:
 _VALUE_KINDS: frozenset[EntityKind] = frozenset({"timestamp", "quantity"})
 
 
-def _value_at(facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, str]]:
+def _value_at(text: str, facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, str]]:
     """A value a claim gives at one clock ("at 10:05 CPU was 80%") is the series' point at that
     minute, where the cited series lists one: another point's value there is a wrong number.
-    ``facts``: the claim's clocks and quantities (``extract_entities``), in order."""
+    ``facts``: the claim's clocks and quantities (``extract_entities``), in order; of its
+    quantities only the levels (``_level``) are values at the clock."""
     clocks = {m for e in facts if e.kind == "timestamp" for n in e.needles if (m := _minute(n)) is not None}
+    if len(clocks) != 1:
+        return []
     values = [e for e in facts if e.kind == "quantity" and e.value is not None and e.factor is not None]
-    if len(clocks) != 1 or len(values) != 1:
+    if values:
+        read = claim_reading(text)
+        values = [e for e in values if _level(e, read)]
+    if len(values) != 1:
         return []
     points = outputs.points()  # only now: reading the cited series costs ~0.5 ms per 64 KB
     if not points:
@@ -743,6 +925,26 @@ def _value_at(facts: list[Entity], outputs: _CitedOutputs) -> list[tuple[str, st
     if any(abs(p.value - written) <= tolerance for p in there):
         return []
     return [(CONTRADICTS, f"the cited series is {there[0].value} at {minute // 60:02d}:{minute % 60:02d}")]
+
+
+def _level(quantity: Entity, read: str) -> bool:
+    """Is ``quantity`` (of the claim ``read``: its ``claim_reading``) a level a series may hold at
+    the claim's clock — not a difference ("up 88 threads"), a ratio ("twelve times the usual 8"),
+    a duration between two times ("about 90 seconds before the anomaly began", "持续了 5 分钟") or
+    the reference it is compared with ("the usual 8", "平时约 0.46 秒")? Each of those is checked
+    as what it is (``derived_difference``, ``_ratios``, ``derived_duration``, grounding)."""
+    if is_difference(quantity, read):
+        return False
+    whole = re.search(rf"(?<![\d.]){re.escape(quantity.text)}(?!\d)", read)  # not "5 threads" of "165 threads"
+    if whole is None:
+        return True
+    at, end = whole.span()
+    vocabulary = concepts()
+    if any(spelled.startswith(quantity.text) for spelled, _ in vocabulary.times_ratios(read[at : end + 40])):
+        return False
+    if quantity.dimension == "time" and spans_times(read, at, end):
+        return False
+    return not vocabulary.reference_before(read, at)
 
 
 #: How far before a number the statistic it stands for may be named ("内存峰值达到了", "the peak memory was").
