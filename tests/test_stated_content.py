@@ -1462,3 +1462,41 @@ def test_a_log_level_opens_its_message_whose_negation_is_the_messages(word: str,
     concept = next(name for name, words in _EVIDENCE_WORDS.items() if word in words)
     assert concepts().states(concept, f"payment-service {word}{mark}{negation} route to host"), word
     assert not concepts().states(concept, f"payment-service {word}{mark}0"), word
+
+
+@given(
+    st.integers(0, 200),
+    st.integers(3, 40),
+    st.integers(-30, 60),
+    st.sampled_from(
+        [
+            "At {c}, lock waits were still climbing.",
+            "At the end of the window, {c}, lock waits were still rising.",
+            "{c} 时锁等待仍在上升。",
+        ]
+    ),
+)
+def test_a_direction_at_a_time_is_stated_only_by_an_episode_holding_that_time(
+    start: int, length: int, offset: int, form: str
+) -> None:
+    """ "At 15:50 lock waits were still climbing" of a series whose rise ran 15:04–15:44: the cited
+    output's "up" episode does not hold 15:50 (was confirmed); within it (or rounding its ends by
+    two minutes) it is stated."""
+    first, last = 14 * 60 + start, 14 * 60 + start + length
+    at = last + offset
+    assume(0 <= at < 24 * 60)
+
+    def clock(minute: int) -> str:
+        return f"{minute // 60:02d}:{minute % 60:02d}"
+
+    anomaly = (
+        f"anomaly 1: 2026-07-07T{clock(first)}:00Z – 2026-07-07T{clock(last)}:00Z ({length + 1} points, "
+        f"{length} min) up; peak 47.85s at 2026-07-07T{clock(first + 1)}:00Z; expected 0.02s; ×2392; score 88"
+    )
+    window = "window: min 0.02s, max 47.85s, avg 29.01s, last 0.08s (60 points)"
+    output = f"query_metrics service=mysql metric=mysql_lock_wait_p99_seconds unit=s\n{window}\n{anomaly}"
+    outcome, reason = _outcome(form.format(c=clock(at)), output, window)
+    if first - 2 <= at <= last + 2:
+        assert "no episode" not in reason, (at, reason)
+    else:
+        assert outcome == "warn" and "no episode of its cited outputs holds its time" in reason, (at, reason)

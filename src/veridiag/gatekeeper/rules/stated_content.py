@@ -313,6 +313,20 @@ class _CitedOutputs:
             found.append(self._context.memo[key])
         return found
 
+    def during(self, concept: str, when: frozenset[int]) -> bool:
+        """Does a cited output state ``concept`` on a line whose episode holds one of the minutes
+        ``when`` (``_ROUNDING`` either side: "rose at 10:00" of an episode from 10:01)?"""
+        vocabulary = concepts()
+        for invocation in self._invocations:
+            output = invocation.output or ""
+            for episode in _EPISODE.finditer(output):
+                start = output.rfind("\n", 0, episode.start()) + 1
+                end = output.find("\n", episode.end())
+                line = output[start : end if end >= 0 else len(output)]
+                if _holds(episode, when, _ROUNDING) and vocabulary.states(concept, line):
+                    return True
+        return False
+
     def _states(self, invocation: InvocationView, concept: str) -> bool:
         key = ("states", concept, invocation.id)
         memo = self._context.memo
@@ -528,6 +542,17 @@ def _equal_intervals(clocks: list[int], interval: Entity) -> bool:
     return all(abs(gap - seconds) <= tolerance for gap in gaps)
 
 
+def _sentence(own: str, hit: ConceptHit) -> tuple[int, int]:
+    """Where the sentence holding ``hit`` starts and ends."""
+    start = max((own.rfind(mark, 0, hit.start) for mark in _SENTENCE_MARKS), default=-1) + 1
+    ends = [at for mark in _SENTENCE_MARKS if (at := own.find(mark, hit.end)) >= 0]
+    return start, min(ends, default=len(own))
+
+
+#: What ends a sentence.
+_SENTENCE_MARKS = ("。", ". ", "；", ";", "!", "！", "?", "？", "\n")
+
+
 def _counted(own: str, hit: ConceptHit) -> bool:
     """An absolute in the clause of a count ("all 50 connections", "2个实例都", "全部日志中…共
     10525 条") is that count, stated by its number."""
@@ -619,7 +644,12 @@ def _direction(
     if outputs.calm():
         return [(UNSTATED, f"{hit.word!r} ({hit.concept}){_CALM}")]
     if opposite and outputs.state(hit.concept) and not outputs.state(opposite):
-        return []
+        # stated by a cited output's episode — of the claim's own time, when it gives one ("still
+        # climbing at 15:50" of a series whose rise ended at 15:44 was confirmed)
+        given = _given_times(own, hit, zones, sentence=True)
+        if not given or outputs.during(hit.concept, given):
+            return []
+        return [(INFERRED, f"{hit.word!r} ({hit.concept}): no episode of its cited outputs holds its time")]
     return [(INFERRED, f"{hit.word!r} ({hit.concept}) is not stated by its quoted lines")]
 
 
@@ -627,11 +657,13 @@ def _direction(
 _SEASONS = (datetime(2026, 1, 15), datetime(2026, 7, 15))
 
 
-def _given_times(own: str, hit: ConceptHit, zones: Callable[[], tuple[tzinfo, ...]]) -> frozenset[int]:
-    """The minutes of the UTC day the clocks of ``hit``'s clause may name: as written, and in each
-    zone the answer names for its reader. Empty when the clause gives no clock: the direction is
-    then of no time of its own."""
-    start, end = _clause(own, hit)
+def _given_times(
+    own: str, hit: ConceptHit, zones: Callable[[], tuple[tzinfo, ...]], *, sentence: bool = False
+) -> frozenset[int]:
+    """The minutes of the UTC day the clocks of ``hit``'s clause (``sentence``: its sentence, "at
+    15:50, lock waits were still climbing") may name: as written, and in each zone the answer names
+    for its reader. Empty when it gives no clock: the direction is then of no time of its own."""
+    start, end = _sentence(own, hit) if sentence else _clause(own, hit)
     written = clocks_of_day(reader_text(own[start:end]))
     if not written:
         return frozenset()
@@ -642,6 +674,8 @@ def _given_times(own: str, hit: ConceptHit, zones: Callable[[], tuple[tzinfo, ..
 
 
 _DAY = 24 * 60
+#: Minutes a claim's time may round an episode's end by.
+_ROUNDING = 2
 #: A range of two instants on a line ("2022-08-22T04:45:19Z – 2022-08-22T04:50:19Z").
 _EPISODE = re.compile(
     r"(?P<day1>\d{4}-\d{2}-\d{2})T(?P<h1>\d{2}):(?P<m1>\d{2})\S*\s*[–—-]\s*"
@@ -661,16 +695,21 @@ def _outside_episodes(opposite: str, evidence: str, when: frozenset[int]) -> boo
         return False  # stated only across lines: no one line's episode to place it in
     for line in against:
         episode = _EPISODE.search(line)
-        if episode is None:
-            return False
-        first = int(episode["h1"]) * 60 + int(episode["m1"])
-        last = int(episode["h2"]) * 60 + int(episode["m2"])
-        days = (date.fromisoformat(episode["day2"]) - date.fromisoformat(episode["day1"])).days
-        if days > 1 or any(
-            (first <= minute <= last) if days == 0 else (minute >= first or minute <= last) for minute in when
-        ):
+        if episode is None or _holds(episode, when):
             return False
     return True
+
+
+def _holds(episode: re.Match[str], when: frozenset[int], slack: int = 0) -> bool:
+    """Does the ``_EPISODE`` range hold one of the minutes of the day ``when`` (``slack`` minutes of
+    rounding either side)? A range over more than a day holds every minute."""
+    first = int(episode["h1"]) * 60 + int(episode["m1"]) - slack
+    last = int(episode["h2"]) * 60 + int(episode["m2"]) + slack
+    days = (date.fromisoformat(episode["day2"]) - date.fromisoformat(episode["day1"])).days
+    if days > 1 or last - first >= _DAY:
+        return True
+    first, last = first % _DAY, last % _DAY
+    return any((first <= m <= last) if first <= last else (m >= first or m <= last) for m in when)
 
 
 def _moved_at(concept: str, evidence: str, outputs: _CitedOutputs, when: Callable[[], frozenset[int]]) -> bool:
