@@ -175,12 +175,14 @@ def test_the_date_of_a_zoned_clock_is_the_instants(hours: int, minute: int, join
     assert all(Corpus([output]).contains(f) for f in extract_entities(text)), text
 
 
-def _reader_zone_outcomes(named: str, text: str, output: str) -> tuple[tuple[str, str], str]:
+def _reader_zone_outcomes(
+    named: str, text: str, output: str, question: str | None = None
+) -> tuple[tuple[str, str], str]:
     """The Gatekeeper's grounding of ``text`` and the offline verifier's label for it, in an answer
-    whose other claim is ``named`` (naming a zone, or not)."""
+    whose other claim is ``named`` (naming a zone, or not), to ``question``."""
     store = InMemoryInvocations([invocation(394, output=output)])
     claims = [claim("claim-1", named, [binding([394], output)]), claim("claim-2", text, [binding([394], output)])]
-    report = _GATEKEEPER.validate(v2(claims), session_id=SESSION, invocations=store)
+    report = _GATEKEEPER.validate(v2(claims), session_id=SESSION, invocations=store, question=question)
     (check,) = [
         c
         for t in report.claim_traces
@@ -188,7 +190,7 @@ def _reader_zone_outcomes(named: str, text: str, output: str) -> tuple[tuple[str
         if c.rule_id == "claim.entity_grounding" and c.target == "claims[1].claim_text"
     ]
     material = ExecutorMaterial.read({"claims": claims})
-    zones = named_zones(c.claim_text for c in material.claims)
+    zones = named_zones([*(c.claim_text for c in material.claims), question or ""])
     label, _why, _refs = OfflineVerifier(store).judge(material.claims[1], {394}, zones)
     return (check.outcome, check.reason), label
 
@@ -224,3 +226,7 @@ def test_a_clock_without_a_zone_may_be_in_the_zone_the_answer_names(
     assert _reader_zone_outcomes(named, wrong, output)[0][0] == "fail", wrong
     unnamed = f"{instant:%H:%M} 网关开始超时"
     assert _reader_zone_outcomes(unnamed, in_zone, output)[0][0] == "fail", in_zone
+    # ... unless the question names it: the answer is written for its reader
+    asked = f"{zone} {_clock(local, form)} 左右网关是不是超时了？"
+    (outcome, reason), label = _reader_zone_outcomes(unnamed, in_zone, output, asked)
+    assert outcome == "warn" and reason.startswith(ZONE_UNPINNED) and label == "reasonable_inference", reason

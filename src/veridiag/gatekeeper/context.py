@@ -96,6 +96,8 @@ class ValidationContext:
     matcher: ExcerptMatcher | None = None
     #: Where the per-invocation indexes come from; the Gatekeeper's own outlives the run.
     evidence_cache: EvidenceIndexCache = field(default_factory=EvidenceIndexCache)
+    #: What the user asked, when the caller knows: a zone it names is its reader's.
+    question: str | None = None
     #: Per-run memo for rules (entity look-ups); never outlives the run.
     memo: dict[Any, Any] = field(default_factory=dict)
     #: This run's own memos, typed: each invocation's index, its texts, each excerpt's alignment.
@@ -116,12 +118,14 @@ class ValidationContext:
     _reader_zones: tuple[tzinfo, ...] | None = field(default=None, init=False, repr=False)
 
     def reader_zones(self) -> tuple[tzinfo, ...]:
-        """The zones other than UTC the answer's claims name (``text/zones.named_zones``): a clock a
-        claim writes without a zone may be in one of them — at most an inference then."""
+        """The zones other than UTC the question or the answer's claims name (``text/zones.named_zones``):
+        a clock a claim writes without a zone may be in one of them — at most an inference then."""
         if self._reader_zones is None:
             from veridiag.text.zones import named_zones  # only a check with a clock to place asks
 
             texts = [text for view in self.claim_views() if isinstance(text := view.claim.get("claim_text"), str)]
+            if self.question:
+                texts.append(self.question)
             self._reader_zones = named_zones(texts)
         return self._reader_zones
 

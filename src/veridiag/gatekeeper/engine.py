@@ -92,8 +92,11 @@ class Gatekeeper:
         invocations: InvocationSource,
         parse_status: ParseStatus | None = None,
         trace_summary: Iterable[ToolTraceEntry] = (),
+        question: str | None = None,
     ) -> GatekeeperReport:
-        """Check a parsed output (any JSON value). ``parse_status`` comes from the parse hook."""
+        """Check a parsed output (any JSON value). ``parse_status`` comes from the parse hook;
+        ``question``: what the user asked (the zone it names is its reader's, for clocks written
+        without one)."""
         normalized = normalize_output(output) if parse_status is None or parse_status.status == "valid" else None
         try:
             cited = invocations.get_invocations(sorted(_cited_ids(normalized)))
@@ -109,6 +112,7 @@ class Gatekeeper:
             trace_summary=list(trace_summary),
             matcher=self.matcher,
             evidence_cache=self.evidence_cache,
+            question=question,
         )
         results: list[tuple[RuleMetadata, RuleResult]] = []
         timings: dict[str, float] = {}

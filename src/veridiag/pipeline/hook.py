@@ -80,6 +80,7 @@ def verifier_input(
             invocations=_Preloaded(own, invocations),
             parse_status=parsed.status,
             trace_summary=trace,
+            question=question,
         )
     payload = VerifierPayload(
         original_query=question,

@@ -95,7 +95,7 @@ class OfflineVerifier:
         own = {i for entry in payload.tool_trace_summary for i in entry.invocation_ids}
         checks: list[ClaimCheck] = []
         labelled: list[tuple[ClaimView, ClaimVerification]] = []
-        zones = named_zones(claim.claim_text for claim in material.claims)
+        zones = named_zones([*(claim.claim_text for claim in material.claims), payload.original_query])
         for claim in material.claims:
             label, detail, refs = self.judge(claim, own, zones)
             checks.append(ClaimCheck(claim_id=claim.claim_id, verification=label, detail=detail, evidence_refs=refs))
