@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 
 import pytest
 from hypothesis import given
@@ -506,3 +507,24 @@ def test_a_bare_number_a_statistic_names_is_a_fact(word: str, number: str, form:
     text = form.format(s=word, n=number)
     assert number in [e.text for e in extract_entities(text) if e.kind == "quantity"], text
     assert number not in [e.text for e in extract_entities(f"{word} {number} times higher") if e.kind == "quantity"]
+
+
+@given(
+    st.integers(20, 9999),
+    st.sampled_from(["about {n} {u}", "约 {n} {u}", "roughly {n} {u}", "大约 {n}{u}"]),
+    st.sampled_from([("ms", 1000), ("s", 1)]),
+)
+def test_an_approximate_quantity_is_found_in_another_unit(milliseconds: int, form: str, unit: tuple[str, int]) -> None:
+    """ "about 20 ms" for an output's "0.02s", "约 1500 ms" for "1.5s": every number within the
+    approximation, not only its bounds, is looked for (0.018–0.022 s: "0.02s" starts with neither
+    bound, and the true claim was not found); a value far off is still not."""
+    spelled, per_second = unit
+    seconds = Decimal(milliseconds) / 1000
+    output = f"peak {seconds.normalize():f}s at 2026-07-07T10:05:00Z"
+    written = Decimal(milliseconds) * per_second / 1000
+    claim_text = form.format(n=f"{written.normalize():f}", u=spelled)
+    facts = [e for e in extract_entities(claim_text) if e.kind == "quantity"]
+    assert facts and Corpus([output]).contains(facts[0]), (claim_text, output)
+    far = form.format(n=f"{(written * 3).normalize():f}", u=spelled)
+    far_facts = [e for e in extract_entities(far) if e.kind == "quantity"]
+    assert far_facts and not Corpus([output]).contains(far_facts[0]), (far, output)

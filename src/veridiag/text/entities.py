@@ -669,7 +669,10 @@ def _value_prefixes(value: Decimal, tolerance: Decimal) -> frozenset[str]:
             found.add("0")
         return frozenset(found or {str(int(value))})
     places = -step.adjusted()
-    rendered = {f"{bound.quantize(step, rounding='ROUND_DOWN'):.{places}f}" for bound in (low, high)}
+    # every value between the bounds at that step, as the whole numbers above: "about 20 ms" is
+    # 0.018–0.022 s, and an output's "0.02s" starts with none of the two bounds
+    first, last = int(low // step), int(high // step)
+    rendered = {f"{(step * n):.{places}f}" for n in range(first, last + 1)}
     # An output may write fewer decimals than the claim ("46s" for "46000ms", "200M" for 209.7 MB):
     # its whole part, when that is within the tolerance.
     whole = {str(n) for n in range(int(low), int(high) + 1) if low <= n <= high}
