@@ -6,7 +6,7 @@ import re
 from decimal import Decimal
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from veridiag.bench.gatekeeper import build_scenario
@@ -528,3 +528,29 @@ def test_an_approximate_quantity_is_found_in_another_unit(milliseconds: int, for
     far = form.format(n=f"{(written * 3).normalize():f}", u=spelled)
     far_facts = [e for e in extract_entities(far) if e.kind == "quantity"]
     assert far_facts and not Corpus([output]).contains(far_facts[0]), (far, output)
+
+
+@given(
+    st.integers(1, 12),
+    st.integers(0, 59),
+    st.integers(1, 12),
+    st.integers(0, 59),
+    st.tuples(
+        st.sampled_from(["am", "pm", "AM", "PM", "p.m."]), st.sampled_from([" to ", "–", " - ", " and ", " until "])
+    ),
+)
+def test_a_twelve_hour_range_shares_its_ends_half_of_the_day(
+    h1: int, m1: int, h2: int, m2: int, written: tuple[str, str]
+) -> None:
+    """ "3:30 to 3:59 pm" is 15:30–15:59 (the start was read as 03:30); "11:30 to 1:15 pm" starts
+    at 11:30 am: a start later on the clock than its end is in the other half of the day."""
+    half, join = written
+    assume((h1, m1) != (h2, m2))  # one clock twice is one fact
+    text = f"from {h1}:{m1:02d}{join}{h2}:{m2:02d} {half}"
+    clocks = [e for e in extract_entities(text) if e.kind == "timestamp"]
+    assert len(clocks) == 2, (text, clocks)
+    pm = half.lower().startswith("p")
+    same_half = (h1 % 12, m1) <= (h2 % 12, m2)
+    start_pm = pm if same_half else not pm
+    expected = f"{h1 % 12 + (12 if start_pm else 0):02d}:{m1:02d}"
+    assert expected in clocks[0].needles, (text, clocks[0].needles)

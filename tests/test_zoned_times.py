@@ -17,7 +17,8 @@ from veridiag.contracts import InMemoryInvocations
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.gatekeeper.rules.entity_grounding import ZONE_UNPINNED
-from veridiag.text.entities import Corpus, extract_entities
+from veridiag.text.entities import ZONE_HINT, Corpus, extract_entities
+from veridiag.text.when import _when_words
 from veridiag.text.zones import named_zones
 
 _CN = "零一二三四五六七八九十"
@@ -230,3 +231,28 @@ def test_a_clock_without_a_zone_may_be_in_the_zone_the_answer_names(
     asked = f"{zone} {_clock(local, form)} 左右网关是不是超时了？"
     (outcome, reason), label = _reader_zone_outcomes(unnamed, in_zone, output, asked)
     assert outcome == "warn" and reason.startswith(ZONE_UNPINNED) and label == "reasonable_inference", reason
+
+
+def test_every_zone_word_is_seen_by_the_hint_that_gates_reading_zones() -> None:
+    """A zone word the cheap hint misses is never read ("1:40 AM Pacific" stayed a bare 01:40):
+    every word of ``when.yaml`` must hold one of the hint's forms."""
+    words = _when_words()
+    missed = [w for w in [*words.zones, *words.in_chinese_text, *words.ambiguous] if not ZONE_HINT.search(w)]
+    assert not missed, missed
+
+
+@given(st.integers(0, 24 * 60 - 2), st.integers(0, 59), st.integers(-11, 14).filter(bool))
+def test_a_zoned_clock_to_the_minute_may_round_an_outputs_seconds(minute: int, second: int, hours: int) -> None:
+    """ "until 1:40 AM PDT" for an output's last line at 08:39:58Z: a zoned clock rounds as a bare
+    one does (the minute before, at :30 or later) — it was not found."""
+    instant = _DAY + timedelta(minutes=minute, seconds=second)
+    output = f"{instant:%Y-%m-%dT%H:%M:%S}Z ERROR gateway upstream timeout"
+    rounded = (instant + timedelta(seconds=30)).replace(second=0)
+    local = rounded + timedelta(hours=hours)
+    text = f"{_offset_names(hours)[0]} {local:%H:%M} 网关开始超时"
+    facts = [e for e in extract_entities(text) if e.kind == "timestamp"]
+    assert facts and all(Corpus([output]).contains(f) for f in facts), (text, output)
+    later = local + timedelta(minutes=1)
+    text = f"{_offset_names(hours)[0]} {later:%H:%M} 网关开始超时"
+    facts = [e for e in extract_entities(text) if e.kind == "timestamp"]
+    assert facts and not all(Corpus([output]).contains(f) for f in facts), (text, output)

@@ -86,9 +86,37 @@ def fact_text(text: str) -> str:
     """``reader_text`` with Chinese clock words written as clocks (下午1点 → 13:00): the form
     in which a text's facts are looked up, claims and outputs alike."""
     text = reader_text(text)
+    if _MERIDIEM_HINT.search(text):
+        text = remembered("meridiem", text, _shared_meridiem)
     if text.isascii():
         return text
     return remembered("fact_text", text, _with_clocks)
+
+
+#: A 12-hour range whose end alone writes am/pm ("3:30 to 3:59 pm", "4:40–7:55 PM"): its start is
+#: of the same half of the day unless it is later on the clock ("11:30 to 1:15 pm": 11:30 am).
+_MERIDIEM_RANGE = re.compile(
+    r"(?<![\d:.])(?P<h1>\d{1,2}):(?P<m1>\d{2})(?::\d{2})?(?![\d:]|\s?[AaPp]\.?[Mm]\b)"
+    r"(?P<join>\s*(?:to|and|until|till|through|[-–—~])\s*)"
+    r"(?P<h2>\d{1,2}):(?P<m2>\d{2})(?::\d{2})?\s?(?P<half>[AaPp])\.?(?P<m>[Mm])\.?(?![A-Za-z])"
+)
+_MERIDIEM_HINT = re.compile(r"\d\s?[AaPp]\.?[Mm]\b")
+
+
+def _shared_meridiem(text: str) -> str:
+    """``text`` with the am/pm of a range's end written after its start too (same length or
+    longer: only read for facts)."""
+
+    def share(match: re.Match[str]) -> str:
+        start = (int(match["h1"]) % 12, int(match["m1"]))
+        end = (int(match["h2"]) % 12, int(match["m2"]))
+        half = match["half"]
+        if start > end:  # "11:30 to 1:15 pm": the start is in the other half
+            half = {"a": "p", "p": "a", "A": "P", "P": "A"}[half]
+        first = match.group()[: match.start("join") - match.start()]
+        return f"{first} {half}{match['m']}{match.group()[match.start('join') - match.start() :]}"
+
+    return _MERIDIEM_RANGE.sub(share, text)
 
 
 def claim_reading(text: str) -> str:
@@ -264,7 +292,8 @@ _MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 #: "16:00Z": a bare clock marked UTC by the letter after it.
 _ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Something a zone name or offset may be spelled with: texts without any skip the zone look-up.
-ZONE_HINT = re.compile(r"[A-Z]{3}|[Tt]ime|时间|時間|[区區]|[+-]\s*\d")
+#: Every zone word of ``when.yaml`` holds one of these (tested: a word it misses is never read).
+ZONE_HINT = re.compile(r"[A-Z]{3}|[A-Z]T\b|[Tt]ime|Pacific|Eastern|时间|時間|世界时|世界時|[区區]|[+-]\s*\d")
 
 
 def _zoned(match: re.Match[str], day: str | None, face: Entity) -> Entity | None:
@@ -887,7 +916,7 @@ class Corpus:
         if self._whole_token(entity):
             return True
         if entity.kind == "timestamp" and entity.instant:
-            return all(self._has_instant(n) for n in entity.needles)
+            return all(self._has_instant(n) or self._rounds_to(n, instant=True) for n in entity.needles)
         if entity.kind == "timestamp":
             return all(
                 self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) or self._rounds_to(n)
@@ -980,19 +1009,26 @@ class Corpus:
         after_ok = after >= len(hay) or not hay[after].isdigit()
         return not before.isdigit() and not seconds_of and not offset and after_ok
 
-    def _rounds_to(self, needle: str) -> bool:
+    def _rounds_to(self, needle: str, *, instant: bool = False) -> bool:
         """``14:28`` for ``14:27:56``: a clock to the minute, rounded from one written to the
-        second (the minute before, at :30 or later)."""
+        second (the minute before, at :30 or later). ``instant``: a UTC clock (a zoned claim's
+        "1:40 AM PDT" for an output's 08:39:58Z), never an offset clock's local face."""
         clock = _MINUTE_CLOCK.fullmatch(needle)
         if clock is None:
             return False
         minutes = (int(clock.group(1)) * 60 + int(clock.group(2)) - 1) % 1440
         before = f"{minutes // 60:02d}:{minutes % 60:02d}:"
         hay, position, tries = self.text, self.text.find(before), _MAX_PREFIX_HITS
+        local = self.offset_clocks[0] if instant else []
         while position >= 0 and tries:
             tries -= 1
             seconds = hay[position + len(before) : position + len(before) + 2]
-            if seconds.isdigit() and int(seconds) >= 30 and self._clock_at(position, before + seconds):
+            if (
+                seconds.isdigit()
+                and int(seconds) >= 30
+                and not any(start <= position < end for start, end in local)
+                and self._clock_at(position, before + seconds)
+            ):
                 return True
             position = hay.find(before, position + 1)
         return False
