@@ -554,3 +554,35 @@ def test_a_twelve_hour_range_shares_its_ends_half_of_the_day(
     start_pm = pm if same_half else not pm
     expected = f"{h1 % 12 + (12 if start_pm else 0):02d}:{m1:02d}"
     assert expected in clocks[0].needles, (text, clocks[0].needles)
+
+
+_TIME_UNITS = [
+    ("ns", 0),
+    ("纳秒", 0),
+    ("µs", 3),
+    ("μs", 3),
+    ("微秒", 3),
+    ("microseconds", 3),
+    ("ms", 6),
+    ("毫秒", 6),
+    ("s", 9),
+]
+
+
+@given(st.integers(1, 999), st.integers(0, 3), st.sampled_from(_TIME_UNITS), st.sampled_from(_TIME_UNITS))
+def test_a_duration_is_the_same_in_any_unit_down_to_nanoseconds(
+    digits: int, scale: int, claimed: tuple[str, int], written: tuple[str, int]
+) -> None:
+    """ "0.04 秒，也就是 40 微秒" was confirmed: microseconds and nanoseconds were no units, so "40
+    微秒" was no fact. A duration in any of them is the output's in another; a thousandfold slip
+    is not."""
+    nanoseconds = Decimal(digits) * Decimal(10) ** (3 * scale)
+    claim_unit, claim_power = claimed
+    output_unit, output_power = written
+    in_output = (nanoseconds / Decimal(10) ** output_power).normalize()
+    in_claim = (nanoseconds / Decimal(10) ** claim_power).normalize()
+    output = f"p99 {in_output:f}{output_unit} at 2026-07-07T10:05:00Z"
+    facts = [e for e in extract_entities(f"p99 was {in_claim:f} {claim_unit}") if e.kind == "quantity"]
+    assert facts and Corpus([output]).contains(facts[0]), (facts, output)
+    slip = [e for e in extract_entities(f"p99 was {in_claim * 1000:f} {claim_unit}") if e.kind == "quantity"]
+    assert slip and not Corpus([output]).contains(slip[0]), (slip, output)

@@ -171,7 +171,7 @@ def _lexer_pattern(guarded: bool = True) -> str:
         rf"|{g['svc']}(?P<svc>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-{_any_of(_WORDS.service_suffixes)})"
         rf"{_END}"
         rf"|{g['ratio']}(?P<ratio>(?P<num_a>\d+)\s*/\s*(?P<num_b>\d+))(?![\d./])"
-        rf"|(?P<num>{NUMBER})(?P<unit>\s?(?:[A-Za-z%]+(?:/s)?(?![A-Za-z0-9_])|[{HAN}]{{1,2}}|×))?"
+        rf"|(?P<num>{NUMBER})(?P<unit>\s?(?:[A-Za-z%]+(?:/s)?(?![A-Za-z0-9_])|[µμ]s(?![A-Za-z])|[{HAN}]{{1,2}}|×))?"
         r"|(?P<word>[A-Za-z0-9_.\-/]+))"
     )
 
