@@ -1500,3 +1500,36 @@ def test_a_direction_at_a_time_is_stated_only_by_an_episode_holding_that_time(
         assert "no episode" not in reason, (at, reason)
     else:
         assert outcome == "warn" and "no episode of its cited outputs holds its time" in reason, (at, reason)
+
+
+@given(
+    st.lists(st.integers(100, 12000), min_size=3, max_size=20),
+    st.integers(1, 11),
+    st.sampled_from(
+        [
+            ("above", "order-service p99 is still above {t} s"),
+            ("above", "目前订单服务 p99 仍高于 {t} 秒"),
+            ("below", "p99 is currently below {t} s"),
+            ("above", "At the end of the data p99 was above {t} s"),
+        ]
+    ),
+)
+def test_a_bound_placed_at_the_end_of_the_data_is_of_the_last_point(
+    values: list[int], threshold: int, form: tuple[str, str]
+) -> None:
+    """ "Still above 9 s" quoting a 9746 ms point from before the recovery was confirmed: a bound
+    the claim places at the end of the data (still, currently, 目前, 仍 …) is checked against the
+    cited series' last point."""
+    side, template = form
+    points = "\n".join(f"2026-07-07T15:{i:02d}:00Z {v}ms" for i, v in enumerate(values))
+    output = f"query_metrics service=order-service metric=http_request_p99_ms unit=ms\npoints:\n{points}"
+    keeping = [i for i, v in enumerate(values) if (v > threshold * 1000) == (side == "above")]
+    assume(keeping)
+    quoted = keeping[0]
+    line = f"2026-07-07T15:{quoted:02d}:00Z {values[quoted]}ms"
+    outcome, reason = _outcome(template.format(t=threshold), output, line)
+    last = values[-1]
+    if (last > threshold * 1000) == (side == "above") and last != threshold * 1000:
+        assert "end of the data" not in reason, (values, reason)
+    else:
+        assert outcome == "fail" and "not kept at the end of the data" in reason, (values, reason)

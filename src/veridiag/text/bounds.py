@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from veridiag.text.alternation import whole_words
 from veridiag.text.normalize import reader_text
 from veridiag.text.units import unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
@@ -38,6 +39,8 @@ class BoundWords(WordModel):
     #: Around a duration, these make it span between two times ("90 s before", "持续 5 分钟").
     span_after: list[Word] = Field(default_factory=list)
     span_before: list[Word] = Field(default_factory=list)
+    #: These place a claim at the end of the data ("still above 9 s").
+    latest: list[Word] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +112,28 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords, re.Patter
     starts = "".join(sorted({re.escape(w[0]) for w in words.held_on}))
     held = re.compile(rf"(?=[{starts}])(?:{_alternation(words.held_on)})" if starts else "(?!)", re.IGNORECASE)
     return before, after, words, held
+
+
+@lru_cache(maxsize=1)
+def _latest_pattern() -> re.Pattern[str]:
+    ordered = sorted(_patterns()[2].latest, key=len, reverse=True)
+    return re.compile(whole_words(ordered, edge="A-Za-z", boundary="A-Za-z", blanks=r"\s+"), re.IGNORECASE)
+
+
+def of_latest(text: str) -> bool:
+    """Does ``text`` place itself at the end of the data ("still above 9 s", "目前仍在上升")? Its
+    bound or direction is then of the cited series' last point."""
+    return _latest_pattern().search(reader_text(text)) is not None
+
+
+def last_points(series: list[list[Point]]) -> list[Point]:
+    """Each series' last point in time (its window's extremes aside)."""
+    ends = []
+    for points in series:
+        timed = [p for p in points if p.minute != ANY_TIME]
+        if timed:
+            ends.append(max(timed, key=lambda p: p.at))
+    return ends
 
 
 def keeps_on(text: str) -> bool:

@@ -86,8 +86,6 @@ def fact_text(text: str) -> str:
     """``reader_text`` with Chinese clock words written as clocks (下午1点 → 13:00): the form
     in which a text's facts are looked up, claims and outputs alike."""
     text = reader_text(text)
-    if _MERIDIEM_HINT.search(text):
-        text = remembered("meridiem", text, _shared_meridiem)
     if text.isascii():
         return text
     return remembered("fact_text", text, _with_clocks)
@@ -100,12 +98,18 @@ _MERIDIEM_RANGE = re.compile(
     r"(?P<join>\s*(?:to|and|until|till|through|[-–—~])\s*)"
     r"(?P<h2>\d{1,2}):(?P<m2>\d{2})(?::\d{2})?\s?(?P<half>[AaPp])\.?(?P<m>[Mm])\.?(?![A-Za-z])"
 )
-_MERIDIEM_HINT = re.compile(r"\d\s?[AaPp]\.?[Mm]\b")
+_MERIDIEM_HINT = re.compile(r"[AaPp]\.?[Mm](?![A-Za-z])")
+
+
+def with_shared_meridiem(text: str) -> str:
+    """``text`` (a claim or excerpt, read for its facts; not every line of an output: a range
+    there is matched as written) with the am/pm of a range's end written after its start too."""
+    if len(text) > SPOKEN_LIMIT or not _MERIDIEM_HINT.search(text):
+        return text
+    return remembered("meridiem", text, _shared_meridiem)
 
 
 def _shared_meridiem(text: str) -> str:
-    """``text`` with the am/pm of a range's end written after its start too (same length or
-    longer: only read for facts)."""
 
     def share(match: re.Match[str]) -> str:
         start = (int(match["h1"]) % 12, int(match["m1"]))
@@ -293,7 +297,9 @@ _MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 _ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Something a zone name or offset may be spelled with: texts without any skip the zone look-up.
 #: Every zone word of ``when.yaml`` holds one of these (tested: a word it misses is never read).
-ZONE_HINT = re.compile(r"[A-Z]{3}|[A-Z]T\b|[Tt]ime|Pacific|Eastern|时间|時間|世界时|世界時|[区區]|[+-]\s*\d")
+ZONE_HINT = re.compile(
+    r"[A-Z]{3}|(?<![A-Za-z])[EP]T(?![A-Za-z])|[Tt]ime|Pacific|Eastern|时间|時間|世界时|世界時|[区區]|[+-]\s*\d"
+)
 
 
 def _zoned(match: re.Match[str], day: str | None, face: Entity) -> Entity | None:
@@ -455,7 +461,7 @@ class TextFacts:
 
     def __init__(self, text: str, known_services: Iterable[str] = (), ignore: Iterable[str] = ()) -> None:
         #: Read as a reader sees it (``fact_text``): what the facts and tokens are of.
-        self.text = fact_text(text)
+        self.text = with_shared_meridiem(fact_text(text))
         #: Its whitespace tokens: ``str.split()`` splits on what ``\s`` matches (both ask
         #: ``Py_UNICODE_ISSPACE``), ~3.7× faster than ``re.findall(r"\S+")`` (measured).
         self.tokens: list[str] = self.text.split()

@@ -46,6 +46,8 @@ from veridiag.text.bounds import (
     claimed_bound,
     clocks_of_day,
     keeps_on,
+    last_points,
+    of_latest,
     series_points,
     spans_times,
     unsure_bound,
@@ -439,10 +441,12 @@ def _judge(
     denials = vocabulary.denied_in_claim(text) if denied is None else denied
     stated_bound = claimed_bound(own)
     every_point = keeps_on(own) or (stated_bound is not None and stated_bound.turned)
+    at_the_end = stated_bound is not None and stated_bound.period is None and of_latest(own)
     if (
         not hits
         and not denials
         and not every_point
+        and not at_the_end
         and not _MULTIPLE.search(reader_text(own))
         and not vocabulary.ratio_words(own)
         # "N times" and "N% of expected" need a digit: most claims without a concept word have none
@@ -460,6 +464,8 @@ def _judge(
     if isinstance(broken, Point):
         at = f"{broken.minute // 60:02d}:{broken.minute % 60:02d}"
         problems.append((CONTRADICTS, f"its bound is crossed: the cited series is {broken.value} at {at}"))
+    if at_the_end and stated_bound is not None:
+        problems += _bound_at_the_end(stated_bound, outputs)
     # A rise and a fall in one claim tell an episode's course ("rose to 95% and fell back to 20%"):
     # a line stating one of them does not contradict the other.
     both = {hit.concept for hit in hits if hit.kind == "direction"} >= set(_OPPOSITE)
@@ -576,6 +582,23 @@ def _counted(own: str, hit: ConceptHit) -> bool:
     )
 
 
+def _bound_at_the_end(bound: Bound, outputs: _CitedOutputs) -> list[tuple[str, str]]:
+    """A bound the claim places at the end of the data ("still above 9 s") against each cited
+    series' last point: one on the other side contradicts it (it was checked against the point
+    it quoted, from before the series recovered)."""
+    for point in last_points(outputs.series()):
+        same = point.dimension == bound.dimension or point.dimension is None or bound.dimension is None
+        if same and not bound.kept_by(point.value):
+            at = f"{point.minute // 60:02d}:{point.minute % 60:02d}"
+            return [
+                (
+                    CONTRADICTS,
+                    f"its bound is not kept at the end of the data: the cited series is {point.value} at {at}",
+                )
+            ]
+    return []
+
+
 def _rounded_edge(point: Point, period: tuple[int, int]) -> bool:
     """A point near an end of the period that end is rounded to (a five-minute mark: "10:00–10:30"
     for an episode 10:01–10:29): the edge the claim rounded past. Near is five minutes, or a
@@ -647,6 +670,8 @@ def _direction(
         # stated by a cited output's episode — of the claim's own time, when it gives one ("still
         # climbing at 15:50" of a series whose rise ended at 15:44 was confirmed)
         given = _given_times(own, hit, zones, sentence=True)
+        if not given and of_latest(own):  # "still climbing": at the series' last point
+            given = frozenset(point.minute for point in last_points(outputs.series()))
         if not given or outputs.during(hit.concept, given):
             return []
         return [(INFERRED, f"{hit.word!r} ({hit.concept}): no episode of its cited outputs holds its time")]
