@@ -34,9 +34,9 @@ from veridiag.contracts.verifier import (
     VerifierPayload,
 )
 from veridiag.gatekeeper.matching import AnchoredMatcher
-from veridiag.text.bounds import threshold_kept
 from veridiag.text.concepts import concepts
-from veridiag.text.entities import Corpus, Entity, computed, extract_entities, period_lengths
+from veridiag.text.derived import Cited, derived
+from veridiag.text.entities import Corpus, Entity, extract_entities, period_lengths
 from veridiag.text.quotes import own_words
 from veridiag.text.render import invocation_json
 from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
@@ -143,15 +143,17 @@ class OfflineVerifier:
         best = max((self._score(e, usable) for e in excerpts if e.strip()), default=0.0)
         if missing:
             regions = excerpts + _aligned_regions(excerpts, usable)
-            quoted = Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True))
-            periods = tuple(p for inv in usable.values() for p in period_lengths(inv.arguments, inv.retrieval_details))
-            outputs = [inv.output or "" for inv in usable.values()]
-            missing = [
-                e
-                for e in missing
-                if not computed(e, text, quoted, periods)
-                and (e.kind != "quantity" or not threshold_kept(e.text, text, outputs))
-            ]
+
+            def periods() -> tuple[int, ...]:
+                return tuple(p for inv in usable.values() for p in period_lengths(inv.arguments, inv.retrieval_details))
+
+            cited = Cited(
+                Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True)),
+                outputs=[inv.output or "" for inv in usable.values()],
+                periods=periods,
+                facts=facts,
+            )
+            missing = [e for e in missing if not derived(e, text, cited)]
         if missing:
             if any(_conflicts(e, regions) for e in missing):
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs

@@ -23,17 +23,8 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
-from veridiag.text.bounds import threshold_kept
-from veridiag.text.entities import (
-    Corpus,
-    Entity,
-    TextFacts,
-    computed,
-    derived_duration,
-    extract_entities,
-    period_lengths,
-)
-from veridiag.text.tallies import tallied
+from veridiag.text.derived import Cited, derived
+from veridiag.text.entities import Corpus, Entity, TextFacts, extract_entities, period_lengths
 
 
 class GroundingParams(BaseModel):
@@ -144,24 +135,10 @@ class _Check:
         # A derivation is computed from the claim's own lines, not from the call's whole record
         # (its retrieval details list every episode: any two of their times give some duration).
         own_lines = Corpus(regions) if regions else None
-        outside = [
-            entity
-            for entity in entities
-            if not _grounds(near, own_lines, entity, literal)
-            and (literal or not isinstance(text, str) or own_lines is None or not computed(entity, text, own_lines))
-        ]
-        if own_lines is not None and isinstance(text, str) and any(e.dimension == "time" for e in outside):
-            # as long as one of the call's own periods ("the 6-hour window"): read only when needed
-            periods = tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
-            outside = [e for e in outside if not periods or not derived_duration(e, text, own_lines, periods)]
+        outside = [entity for entity in entities if not _grounds(near, own_lines, entity, literal)]
         if outside and isinstance(text, str) and not literal:
-            outputs = [inv.output or "" for inv in sources]
-            outside = [e for e in outside if e.kind != "quantity" or not threshold_kept(e.text, text, outputs)]
-        if outside and isinstance(text, str) and not literal:
-            # a per-host or per-day tally of the lines it was shown ("node-246 logged 3 of them")
-            outputs = [inv.output or "" for inv in sources]
-            every = self.facts(text).entities()
-            outside = [e for e in outside if not tallied(e, every, outputs)]
+            cited = self.cited(text, own_lines, sources)
+            outside = [entity for entity in outside if not derived(entity, text, cited)]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
         in_reader_zone = [e for e in missing if not literal and self.in_reader_zone(e, near)]
@@ -186,6 +163,20 @@ class _Check:
             self.warn(target, why, len(doubtful), len(entities), sources[0].id)
             return
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
+
+    def cited(self, text: str, own_lines: Corpus | None, sources: list[InvocationView]) -> Cited:
+        """What the claim's derived facts are computed from (``text/derived.py``), the calls'
+        periods read only when a fact asks for them."""
+
+        def periods() -> tuple[int, ...]:
+            return tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
+
+        return Cited(
+            own_lines,
+            outputs=[inv.output or "" for inv in sources],
+            periods=periods,
+            facts=self.facts(text).entities(),
+        )
 
     def warn(self, target: str, why: str, flagged: int, total: int, invocation_id: int) -> None:
         """A claim whose facts are found, ``flagged`` of its ``total`` only in a weaker way."""
