@@ -259,6 +259,8 @@ def _timestamp(match: re.Match[str]) -> Entity:
     return entity
 
 
+#: A clock to a fraction of a second, as a claim writes it (``22:15:29.649``): the clock and the fraction.
+_FRACTION_CLOCK = re.compile(r"(\d{1,2}:\d{2}:\d{2})\.(\d{1,9})")
 _SECONDS_BEFORE = re.compile(r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?$")
 _MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 #: "16:00Z": a bare clock marked UTC by the letter after it.
@@ -890,7 +892,11 @@ class Corpus:
             return all(self._has_instant(n) for n in entity.needles)
         if entity.kind == "timestamp":
             return all(
-                self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) or self._rounds_to(n)
+                self._has_clock(n)
+                or self._has_clock("0" + n)
+                or self._has_twelve_hour(n)
+                or self._rounds_to(n)
+                or self._has_fraction(n)
                 for n in entity.needles
             )
         if entity.kind == "date":
@@ -979,6 +985,16 @@ class Corpus:
         offset = before in "+-" and ":" in needle and _SECONDS_BEFORE.search(hay, max(0, position - 16), position - 1)
         after_ok = after >= len(hay) or not hay[after].isdigit()
         return not before.isdigit() and not seconds_of and not offset and after_ok
+
+    def _has_fraction(self, needle: str) -> bool:
+        """``22:15:29.649`` written with another mark before its milliseconds: a comma (log4j,
+        ``22:15:29,649``) or a colon (``20171223-22:15:29:649``)."""
+        clock = _FRACTION_CLOCK.fullmatch(needle)
+        if clock is None:
+            return False
+        return any(
+            self._has_clock(f"{zero}{clock.group(1)}{mark}{clock.group(2)}") for mark in ",:" for zero in ("", "0")
+        )
 
     def _rounds_to(self, needle: str) -> bool:
         """``14:28`` for ``14:27:56``: a clock to the minute, rounded from one written to the
@@ -1131,8 +1147,9 @@ class Corpus:
         return False
 
 
-#: A clock in a text (``10:05``, ``10:05:11.000``, the time of an ISO timestamp).
-_CLOCK_AT = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?![\d:])")
+#: A clock in a text (``10:05``, ``10:05:11.000``, the time of an ISO timestamp), its fraction of a
+#: second after a dot, a comma (log4j) or a colon (``20171223-22:15:29:649``).
+_CLOCK_AT = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,:](\d{1,9}))?)?(?![\d:])")
 #: Words that make a duration a bound ("10 分钟内", "within 10 minutes"), written beside it.
 #: At most this many distinct clocks are paired (a derivation quotes a few lines).
 _MAX_CLOCKS = 64
@@ -1303,19 +1320,19 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods:
     return False
 
 
-def _series_step(clocks: list[tuple[int, int | None]]) -> int:
+def _series_step(clocks: list[tuple[Decimal, int | None]]) -> Decimal:
     """Seconds between the evidence's clocks when they are a series' points — the same gap
     between at least three in a row, in the order written — else 0."""
     gaps = [_apart(a, b) for a, b in pairwise(clocks)]
     runs = [a for a, b in pairwise(gaps) if a == b and a > 0]
-    return max(set(runs), key=runs.count) if runs else 0
+    return max(set(runs), key=runs.count) if runs else Decimal(0)
 
 
 #: A date written right before a clock ("2013-12-21T20:00"): the clock is then an instant.
 _DATE_BEFORE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]$")
 
 
-def _when(clock: re.Match[str]) -> tuple[int, int | None]:
+def _when(clock: re.Match[str]) -> tuple[Decimal, int | None]:
     """A clock's second of the day, and its day when a date is written with it."""
     dated = _DATE_BEFORE.search(clock.string, max(0, clock.start() - 11), clock.start())
     day = None
@@ -1327,7 +1344,7 @@ def _when(clock: re.Match[str]) -> tuple[int, int | None]:
     return _seconds(clock), day
 
 
-def _apart(first: tuple[int, int | None], second: tuple[int, int | None]) -> int:
+def _apart(first: tuple[Decimal, int | None], second: tuple[Decimal, int | None]) -> Decimal:
     """Seconds between two clocks: between instants when both carry a date (20:00 on the 21st
     to 13:00 on the 23rd is 41 h, not 17), else between times of day, the short way round
     midnight (23:58 to 00:02 is 4 minutes)."""
@@ -1337,6 +1354,8 @@ def _apart(first: tuple[int, int | None], second: tuple[int, int | None]) -> int
     return min(apart, 86400 - apart)
 
 
-def _seconds(clock: re.Match[str]) -> int:
-    hours, minutes, seconds = clock.group(1), clock.group(2), clock.group(3) or "0"
-    return int(hours) * 3600 + int(minutes) * 60 + int(seconds)
+def _seconds(clock: re.Match[str]) -> Decimal:
+    """A clock's second of the day, to the fraction it is written to ("22:15:29.649": 80129.649)."""
+    hours, minutes, seconds, fraction = clock.group(1), clock.group(2), clock.group(3) or "0", clock.group(4)
+    whole = Decimal(int(hours) * 3600 + int(minutes) * 60 + int(seconds))
+    return whole + Decimal(f"0.{fraction}") if fraction else whole

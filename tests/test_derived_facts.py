@@ -1,0 +1,112 @@
+"""A fact a claim derives from its quoted lines is checked by computing it (issue 27, deliverable 1:
+the blind set's honest claims withheld for it): a clock written to the millisecond is the line a log
+writes in any spelling, and a duration between such clocks ("30 毫秒后", "约 1.2 秒内") is computed
+to the millisecond. Each property generates the wordings and asserts both directions through the
+Gatekeeper and the offline verifier alike: the true value is kept, a wrong one is caught."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.agents.offline.verifier import OfflineVerifier
+from veridiag.contracts import InMemoryInvocations
+from veridiag.contracts.invocation import InvocationRecord
+from veridiag.contracts.material import ExecutorMaterial
+from veridiag.gatekeeper import Gatekeeper
+
+_GATEKEEPER = Gatekeeper()
+_UNREAD = ("external_unknown", "contradicted")
+
+
+def _kept(claims: list[dict[str, Any]], invocations: list[InvocationRecord]) -> bool:
+    """Is the last of ``claims`` kept — its facts grounded — by the Gatekeeper's entity grounding
+    and by the offline verifier? They must agree."""
+    store = InMemoryInvocations(invocations)
+    report = _GATEKEEPER.validate(v2(claims), session_id=SESSION, invocations=store)
+    target = f"claims[{len(claims) - 1}]"
+    failed = [
+        check.reason
+        for trace in report.claim_traces
+        for check in trace.checks
+        if check.rule_id == "claim.entity_grounding" and check.outcome == "fail" and check.target.startswith(target)
+    ]
+    material = ExecutorMaterial.read({"claims": claims}).claims
+    ids = {inv.id for inv in invocations}
+    label, why, _refs = OfflineVerifier(store).judge(material[-1], ids)
+    assert (not failed) == (label not in _UNREAD), (failed, label, why)
+    return not failed
+
+
+def _hhmmss(second: Decimal) -> str:
+    whole = int(second)
+    return f"{whole // 3600 % 24:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+_LOG_CLOCKS = st.sampled_from(
+    [
+        "20171223-{clock}{mark}{ms}|Step_LSC|30002312|onStandStepChanged 3579",
+        "2017-12-23 {clock}{mark}{ms} INFO Step_LSC onStandStepChanged 3579",
+        "[2017-12-23T{clock}{mark}{ms}] INFO Step_LSC onStandStepChanged 3579",
+    ]
+)
+
+
+def _log_line(form: str, second: Decimal, mark: str) -> str:
+    millis = int((second - int(second)) * 1000)
+    return form.format(clock=_hhmmss(second), mark=mark, ms=f"{millis:03d}")
+
+
+@given(_LOG_CLOCKS, st.sampled_from([".", ",", ":"]), st.integers(0, 86_399_999), st.integers(1, 999))
+def test_a_clock_to_the_millisecond_is_the_line_in_any_spelling(form: str, mark: str, millis: int, off: int) -> None:
+    """ "22:15:29.649" is the line the log writes ``22:15:29:649`` or ``22:15:29,649``."""
+    second = Decimal(millis) / 1000
+    line = _log_line(form, second, mark)
+    calls = [invocation(101, output=f"query_logs service=healthapp\nlines:\n{line}")]
+
+    def says(at: Decimal) -> list[dict[str, Any]]:
+        written = f"{_hhmmss(at)}.{int((at - int(at)) * 1000):03d}"
+        return [claim(text=f"{written} 的计数是 3579。", bindings=[binding([101], line)])]
+
+    assert _kept(says(second), calls)
+    assert not _kept(says((second + Decimal(off) / 1000) % 86400), calls)
+
+
+def _duration(amount: Decimal, unit: str, lang: str, about: str) -> str:
+    """A duration as written, to the precision of ``amount``."""
+    if lang == "zh":
+        return f"{about}{amount} {'毫秒' if unit == 'ms' else '秒'}"
+    return f"{about}{amount} {'ms' if unit == 'ms' else 'seconds'}"
+
+
+@given(
+    _LOG_CLOCKS,
+    st.sampled_from([".", ",", ":"]),
+    st.integers(0, 80_000_000),
+    st.integers(5, 9_999),
+    st.tuples(st.sampled_from(["zh", "en"]), st.booleans()),
+)
+def test_a_duration_between_clocks_to_the_millisecond_is_computed(
+    form: str, mark: str, millis: int, apart: int, wording: tuple[str, bool]
+) -> None:
+    """ "30 毫秒后" for .381 → .411, "约 1.2 秒内" for 1.235 s; "3 seconds later" for one is caught."""
+    lang, approximate = wording
+    first = Decimal(millis) / 1000
+    lines = [_log_line(form, first, mark), _log_line(form, first + Decimal(apart) / 1000, mark)]
+    calls = [invocation(101, output="query_logs service=healthapp\nlines:\n" + "\n".join(lines))]
+    in_seconds = apart >= 1000
+    unit = "s" if in_seconds else "ms"
+    about = ("约 " if lang == "zh" else "about ") if approximate else ""
+    after = "后" if lang == "zh" else " later"
+
+    def says(millis_apart: int) -> list[dict[str, Any]]:
+        amount = (Decimal(millis_apart) / 1000).quantize(Decimal("0.1")) if in_seconds else Decimal(millis_apart)
+        text = f"计数变了，{_duration(amount, unit, lang, about)}{after}又变了。"
+        return [claim(text=text, bindings=[binding([101], line) for line in lines])]
+
+    assert _kept(says(apart), calls)
+    assert not _kept(says(apart * 3 + 1000 if in_seconds else apart * 3 + 10), calls)
