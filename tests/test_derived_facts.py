@@ -1,15 +1,15 @@
 """A fact a claim derives from its quoted lines is checked by computing it (issue 27, deliverable 1:
-the blind set's honest claims withheld for it): a clock written to the millisecond is the line a log
-writes in any spelling, and a duration between such clocks ("30 毫秒后", "约 1.2 秒内") is computed
-to the millisecond. Each property generates the wordings and asserts both directions through the
+the blind set's honest claims withheld for it): a rate ("about 8 a minute", "每分钟约 12 次"), a
+clock written to the millisecond in any log's spelling and a duration between such clocks ("30 毫秒
+后", "约 1.2 秒内"). Each property generates the wordings and asserts both directions through the
 Gatekeeper and the offline verifier alike: the true value is kept, a wrong one is caught."""
 
 from __future__ import annotations
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
@@ -45,6 +45,80 @@ def _kept(claims: list[dict[str, Any]], invocations: list[InvocationRecord]) -> 
 def _hhmmss(second: Decimal) -> str:
     whole = int(second)
     return f"{whole // 3600 % 24:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+_PER_UNIT = {"second": 1, "minute": 60, "hour": 3600}
+_ZH_UNIT = {"second": "秒", "minute": "分钟", "hour": "小时"}
+_ABOUT = st.sampled_from(["about ", "roughly ", "~", "around "])
+_ZH_ABOUT = st.sampled_from(["约 ", "大约", "差不多"])
+
+
+def _rate_claim(rate: int, unit: str, lang: str, noun: str, about: str) -> str:
+    """A rate as a model writes it, in English (article, "per", a slash) or Chinese (每)."""
+    if lang == "zh":
+        return f"平均每{_ZH_UNIT[unit]}{about}{rate} 次支付失败。"
+    if lang == "slash":
+        return f"That is {about}{rate}{noun}/{unit[:3] if unit != 'hour' else 'h'} on average."
+    article = "an" if unit == "hour" else ("per" if unit == "second" else "a")
+    return f"That is {about}{rate}{noun} {article} {unit} on average."
+
+
+@given(
+    st.integers(3, 400),
+    st.sampled_from(list(_PER_UNIT)),
+    st.sampled_from(["en", "zh", "slash"]),
+    st.sampled_from(["", " errors", " failed payments"]),
+    st.integers(2, 9),
+)
+def test_a_rate_of_a_series_counted_per_unit_is_its_points(
+    value: int, unit: str, lang: str, noun: str, off: int
+) -> None:
+    """ "42 a minute", "每分钟 42 次": the count of a series its call names per that unit."""
+    assume(lang != "zh" or not noun)
+    output = (
+        f"query_metrics service=gateway metric=payment_failures_per_{unit} unit=times\n"
+        f"anomaly 1: 2026-07-07T08:11:00Z – 2026-07-07T08:39:00Z up; peak {value} times at 2026-07-07T08:34:00Z"
+    )
+    calls = [invocation(102, tool_name="query_metrics", output=output)]
+
+    def says(rate: int) -> list[dict[str, Any]]:
+        text = _rate_claim(rate, unit, lang, noun, "").replace("on average", "at 08:34")
+        return [claim(text=text, bindings=[binding([102], output.splitlines()[1], tool_name="query_metrics")])]
+
+    assert _kept(says(value), calls)
+    assert not _kept(says(value + off), calls)
+
+
+@given(
+    st.integers(5, 5000),
+    st.integers(300, 7200),
+    st.sampled_from(list(_PER_UNIT)),
+    st.sampled_from(["en", "zh", "slash"]),
+    st.data(),
+)
+def test_a_rate_is_a_count_over_the_period_of_its_line(
+    count: int, seconds: int, unit: str, lang: str, data: st.DataObject
+) -> None:
+    """ "about 8 a minute" for 320 errors in 39 m 47 s; "每分钟约 30 次" for 361 in 30 minutes is
+    caught."""
+    rate = Decimal(count * _PER_UNIT[unit]) / seconds
+    written = int(rate.quantize(Decimal(1), ROUND_HALF_UP))
+    assume(written >= 3 and abs(rate - written) < Decimal("0.45"))  # not on the edge of its rounding
+    start = Decimal(36000 + data.draw(st.integers(0, 3600)))
+    line = (
+        f"{count}× ERROR 2026-07-07T{_hhmmss(start)}Z – 2026-07-07T{_hhmmss(start + seconds)}Z "
+        "ERR_PAYMENT_TIMEOUT upstream=payment-service"
+    )
+    output = f"query_logs service=order-service level=ERROR\ntemplates:\n  {line}"
+    calls = [invocation(103, output=output)]
+    about = data.draw(_ZH_ABOUT if lang == "zh" else _ABOUT)
+    noun = "" if lang == "zh" else data.draw(st.sampled_from(["", " errors", " validation errors"]))
+
+    def says(value: int) -> list[dict[str, Any]]:
+        return [claim(text=_rate_claim(value, unit, lang, noun, about), bindings=[binding([103], line)])]
+
+    assert _kept(says(written), calls)
+    assert not _kept(says(written * 2 + 3), calls)
 
 
 _LOG_CLOCKS = st.sampled_from(

@@ -1,11 +1,12 @@
 """Facts a claim computed from the lines it quotes rather than copied from them, each checked by
 computing it from the numbers of those lines.
 
-No tool writes "two minutes later", "低了约 59 mph" or a bound every point of a series keeps: the
-claim derived them. Looked up, a true one is never found; left unchecked, a wrong one passes. So
-each is stated when the claim's own quoted lines compute it within the precision the claim writes
-("约", "about", "roughly" widen it as ``entities`` reads them), and not otherwise: a derivation
-that does not compute stays unconfirmed.
+No tool writes "two minutes later", "about 8 a minute" (320 errors in 39 minutes) or a bound every
+point of a series keeps: the claim derived them. Looked up, a true one is never found; left
+unchecked, a wrong one ("每分钟约 30 次" for 361 in 30 minutes) passes. So each is stated when the
+claim's own quoted lines compute it within the precision the claim writes ("约", "about", "roughly"
+widen it as ``entities`` reads them), and not otherwise: a derivation that does not compute stays
+unconfirmed.
 
 ``derived`` is the one question entity grounding (the Gatekeeper) and the offline verifier both
 ask of a fact they did not find, so the two agree. The words are data (``units.yaml``).
@@ -13,12 +14,32 @@ ask of a fact they did not find, so the two agree. The words are data (``units.y
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import lru_cache
+from itertools import pairwise
 
-from veridiag.text.bounds import threshold_kept
-from veridiag.text.entities import Corpus, Entity, computed, derived_duration, extract_entities
+from veridiag.text.bounds import ANY_TIME, series_points, threshold_kept
+from veridiag.text.entities import (
+    Corpus,
+    Entity,
+    TextFacts,
+    computed,
+    derived_duration,
+    extract_entities,
+    line_periods,
+)
+from veridiag.text.statistics import statistics
 from veridiag.text.tallies import tallied
+from veridiag.text.units import unit_table
+
+_UNITS = unit_table()
+#: How far before a count a statistic's or a level's word may start.
+_REACH = 16
+#: How far its own lines may run for a rate to be computed from them (a claim quotes lines).
+_OWN_LIMIT = 16384
 
 
 def _no_periods() -> Sequence[int]:
@@ -34,6 +55,8 @@ class Cited:
     own: Corpus | None
     #: The cited calls' outputs (a bound over a period is checked against every point of them).
     outputs: Sequence[str] = ()
+    #: The cited calls' arguments and retrieval details (a series named per minute).
+    context: Sequence[str] = ()
     #: Seconds in each period the cited calls state as their own (``entities.period_lengths``).
     periods: Callable[[], Sequence[int]] = _no_periods
     #: The claim's facts (the subjects a per-host tally counts lines by); read from its text when not given.
@@ -42,10 +65,19 @@ class Cited:
 
 def derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     """Is ``entity``, a fact of ``claim_text`` its cited lines do not write, computed from them: a
-    duration between two of their clocks or as long as a call's own period, a difference, the
-    rounded end of a range, a bound kept by every point, a tally of the listed lines?"""
+    duration between two of their clocks or as long as a call's own period, a rate, a difference,
+    the rounded end of a range, a bound kept by every point, a tally of the listed lines?"""
+    if _derived(entity, claim_text, cited):
+        return True
+    # a count that is a rate's ("12 次" of "每分钟约 12 次"): stated by the rate it is per unit of
+    return any(_derived(reading, claim_text, cited) for reading in entity.alternatives if reading.dimension == "rate")
+
+
+def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     own = cited.own
-    if own is not None and (computed(entity, claim_text, own) or _timed(entity, claim_text, own, cited)):
+    if own is not None and (
+        computed(entity, claim_text, own) or _timed(entity, claim_text, own, cited) or rate_computed(entity, own, cited)
+    ):
         return True
     if entity.kind != "quantity":
         return False
@@ -61,3 +93,104 @@ def _timed(entity: Entity, claim_text: str, own: Corpus, cited: Cited) -> bool:
         return False
     periods = cited.periods()
     return bool(periods) and derived_duration(entity, claim_text, own, periods)
+
+
+def _bounds(entity: Entity) -> tuple[Decimal, Decimal] | None:
+    """The value in its dimension's base unit and half the precision it is written to."""
+    if entity.value is None or entity.factor is None or entity.precision is None:
+        return None
+    return entity.value * entity.factor, entity.precision * entity.factor / 2
+
+
+def rate_computed(entity: Entity, own: Corpus, cited: Cited) -> bool:
+    """A count per unit of time ("about 8 a minute", "每分钟约 12 次") is stated by a count on its
+    lines over a period of the same line ("320× 15:05:01 – 15:44:48") or of the call's own window,
+    or by a count on its lines where the cited series is counted per that unit: named so
+    (``upstream_timeouts_per_minute``: "peak 42 times" is 42 a minute) or with points that far
+    apart ("63.32 requests per 5 minutes" of a series of five-minute counts)."""
+    if entity.kind != "quantity" or entity.dimension != "rate" or len(own.text) > _OWN_LIMIT:
+        return False
+    bounds = _bounds(entity)
+    if bounds is None:
+        return False
+    target, tolerance = bounds
+    assert entity.factor is not None
+    per = (1 / entity.factor).quantize(Decimal("0.001")).normalize()  # 1 / (1/60) is 59.99…
+    count = Entity("quantity", entity.text, (entity.text,), entity.value, "count", Decimal(1), entity.precision)
+    # the call says what it counts in its arguments, its details or its output's first line
+    heads = [output.split("\n", 1)[0][:_HEAD] for output in cited.outputs]
+    if own.contains(count) and (
+        _per_unit(per).search("\n".join([*cited.context, *heads, own.text])) or per in _series_steps(cited.outputs)
+    ):
+        return True
+    called = [Decimal(p) for p in cited.periods()]
+    for line in _lines(own):
+        facts = TextFacts(line).entities()
+        counts = [v for e in facts if e.dimension == "count" and _total(e, line) and (v := _base(e)) is not None]
+        if not counts:
+            continue
+        periods = [*called, *line_periods(line, facts)]
+        if any(p > 0 and abs(c / p - target) <= tolerance for c in counts for p in periods):
+            return True
+    return False
+
+
+#: How much of an output's first line (its call's header) may name what it counts.
+_HEAD = 512
+#: Where a metric output lists its points, and how many of them tell its step.
+_POINTS_MARK = "\npoints:\n"
+_STEP_POINTS = 2048
+
+
+def _series_steps(outputs: Sequence[str]) -> set[Decimal]:
+    """Seconds between the points of each series the outputs list (the most common gap)."""
+    steps: set[Decimal] = set()
+    for output in outputs:
+        at = output.find(_POINTS_MARK)
+        if at < 0:
+            continue
+        points = series_points(output[at : at + _STEP_POINTS])
+        gaps = [(b.minute - a.minute) % 1440 for a, b in pairwise(points) if a.minute != ANY_TIME != b.minute]
+        if gaps:
+            steps.add(Decimal(max(set(gaps), key=gaps.count) * 60))
+    return steps
+
+
+def _total(count: Entity, line: str) -> bool:
+    """Is ``count`` a total of its line ("361× ERROR …", "(840 lines)"), not a level of a series
+    ("peak 42 times", "expected 1 times": a statistic's or a level's word right before it)?"""
+    at = line.find(count.text)
+    rates = _UNITS.rates
+    if at < 0 or rates is None:
+        return False
+    before = line[max(0, at - _REACH) : at]
+    return not statistics().near(line, at, at, _REACH, 0) and rates.level_before.search(before) is None
+
+
+@lru_cache(maxsize=16)
+def _per_unit(seconds: Decimal) -> re.Pattern[str]:
+    """A name or unit that counts per ``seconds`` ("…_per_minute", "/min", "每分钟")."""
+    spellings = sorted(
+        (s for s, u in _UNITS.by_spelling.items() if u.dimension == "time" and u.factor == seconds),
+        key=len,
+        reverse=True,
+    )
+    if not spellings:
+        return re.compile("(?!)")
+    latin = "|".join(re.escape(s) for s in spellings if s.isascii())
+    chinese = "|".join(re.escape(s) for s in spellings if not s.isascii()) or "(?!)"
+    return re.compile(
+        rf"(?<![A-Za-z])per[_\s.-]?(?:{latin})(?![A-Za-z])|/\s?(?:{latin})(?![A-Za-z])|每(?:{chinese})",
+        re.IGNORECASE,
+    )
+
+
+def _lines(own: Corpus) -> list[str]:
+    """The distinct lines of a claim's quoted text (two bindings may quote one line)."""
+    return list(dict.fromkeys(line for line in own.text.splitlines() if line.strip()))
+
+
+def _base(entity: Entity) -> Decimal | None:
+    if entity.kind != "quantity" or entity.value is None or entity.factor is None:
+        return None
+    return entity.value * entity.factor

@@ -27,7 +27,7 @@ from veridiag.text.memo import remembered
 from veridiag.text.normalize import reader_text
 from veridiag.text.spoken import LIMIT as SPOKEN_LIMIT
 from veridiag.text.spoken import calendar_dates, may_spell, spoken_text
-from veridiag.text.units import NUMBER, unit_table
+from veridiag.text.units import NUMBER, Rates, unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: ``name``: a setting's or a field's name ("max_connections") — a fact to find, never a subject
@@ -389,9 +389,11 @@ def _qualified(entity: Entity, match: re.Match[str]) -> Entity | None:
     """The quantity as its words qualify it: "约 90%" within ±10 %, "不到 10 分钟" from half of it up
     to it, "超过 200" from it up to twice it (``units.yaml`` qualifiers) — what a reader takes
     the writer to have said, so an honest rounding is found and a bound is checked as one."""
-    text = match.string
-    start = match.start()
-    end = start + len(entity.text)
+    return _qualified_at(entity, match.string, match.start(), match.start() + len(entity.text))
+
+
+def _qualified_at(entity: Entity, text: str, start: int, end: int) -> Entity | None:
+    """``_qualified`` for the number at ``text[start:]``, its unit ending at ``end``."""
     kind = _UNITS.qualifier(text[max(0, start - _QUALIFIER_REACH) : start], text[end : end + _QUALIFIER_REACH])
     if kind == "selection" and entity.dimension == "count":
         return None  # "前两条": which lines, not how many
@@ -499,11 +501,48 @@ class TextFacts:
                     for z_start, z_end in zoned
                 ):
                     spans.append((start, end, _date(text[start:end], month, day)))
+        rates = _UNITS.rates
+        if rates is not None and rates.may_hold(text, self.tokens):
+            spans = _with_rates(text, spans, rates)
         if _RANGE_HINT.search(text):
             for low in _RANGE.finditer(text):
                 entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
                 spans.append((low.start(), low.end(), entity))
         return [(entity, tokens_over(text, start, end)) for start, end, entity in spans]
+
+
+def _with_rates(text: str, spans: list[tuple[int, int, Entity]], rates: Rates) -> list[tuple[int, int, Entity]]:
+    """``spans`` with each rate ``text`` writes ("42 a minute", "每分钟约 12 次") in place of the facts
+    lexed inside it: its time unit is a denominator, no duration. A count lexed inside it ("12 次",
+    "63.32 requests") stays a count, stated by the rate too (its other reading): the count is per
+    that unit, and the rate is checked as well."""
+    found: list[tuple[int, int, Entity]] = []
+    for pattern in (rates.en, rates.zh):
+        for match in pattern.finditer(text):
+            found.append((match.start(), match.end(), _rate(match)))
+    if not found:
+        return spans
+    kept: list[tuple[int, int, Entity]] = []
+    for start, end, entity in spans:
+        rate = next((r for r_start, r_end, r in found if r_start < end and start < r_end), None)
+        if rate is None:
+            kept.append((start, end, entity))
+        elif entity.kind == "quantity" and entity.dimension == "count":
+            kept.append((start, end, replace(entity, alternatives=(*entity.alternatives, rate))))
+    return kept + found
+
+
+def _rate(match: re.Match[str]) -> Entity:
+    """A rate as a quantity per second (the unit table's ``rate`` dimension: qps, req/s), at the
+    precision of its count and as its words qualify it ("about 8 a minute", "at most 3 …")."""
+    groups = match.groupdict()
+    number, unit = groups.get("num") or groups["snum"], groups.get("unit") or groups["sunit"]
+    start = match.start("num") if groups.get("num") else match.start("snum")
+    seconds = _UNITS.by_spelling[unit.lower()].factor * Decimal(groups.get("every") or 1)
+    decimals = len(number.split(".", 1)[1]) if "." in number else 0
+    text = match.group()
+    entity = Entity("quantity", text, (text,), Decimal(number), "rate", 1 / seconds, Decimal(1).scaleb(-decimals))
+    return _qualified_at(entity, match.string, start, match.end()) or entity
 
 
 def tokens_over(text: str, start: int, end: int) -> tuple[str, ...]:
@@ -1081,6 +1120,8 @@ class Corpus:
         words = _UNITS.field_words.get(dimension)
         if words is None and dimension not in _UNITS.bare_ok:
             return False
+        if dimension == "rate" and entity.factor != 1:
+            return False  # "42 a minute": a field's number says per what nowhere (``text/derived.py``)
         assert entity.value is not None and entity.factor is not None and entity.precision is not None
         text = self.text
         for key, number in _fields_with(text, entity.value * entity.factor, entity.precision * entity.factor):
@@ -1318,6 +1359,15 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods:
             if -tolerance <= target - apart <= step + tolerance or (bounded and apart <= target + tolerance):
                 return True
     return False
+
+
+def line_periods(line: str, facts: Sequence[Entity]) -> list[Decimal]:
+    """Seconds in each period one line states: a duration it writes ("(29 points, 28 min)",
+    ``facts`` being its facts) and the time between any two of its clocks ("14:00:05Z – 14:27:56Z")."""
+    clocks = [_when(m) for m in _CLOCK_AT.finditer(line)]
+    between = [_apart(a, b) for i, a in enumerate(clocks) for b in clocks[i + 1 :]]
+    written = [e.value * e.factor for e in facts if e.dimension == "time" and e.value is not None and e.factor]
+    return written + between
 
 
 def _series_step(clocks: list[tuple[Decimal, int | None]]) -> Decimal:

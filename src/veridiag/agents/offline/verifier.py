@@ -150,6 +150,7 @@ class OfflineVerifier:
             cited = Cited(
                 Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True)),
                 outputs=[inv.output or "" for inv in usable.values()],
+                context=[invocation_json(v) for inv in usable.values() for v in (inv.arguments, inv.retrieval_details)],
                 periods=periods,
                 facts=facts,
             )

@@ -174,6 +174,7 @@ class _Check:
         return Cited(
             own_lines,
             outputs=[inv.output or "" for inv in sources],
+            context=[self.context_text(inv) for inv in sources],
             periods=periods,
             facts=self.facts(text).entities(),
         )
