@@ -1,8 +1,9 @@
 """A fact a claim derives from its quoted lines is checked by computing it (issue 27, deliverable 1:
 the blind set's honest claims withheld for it): a rate ("about 8 a minute", "每分钟约 12 次"), a
-clock written to the millisecond in any log's spelling and a duration between such clocks ("30 毫秒
-后", "约 1.2 秒内"). Each property generates the wordings and asserts both directions through the
-Gatekeeper and the offline verifier alike: the true value is kept, a wrong one is caught."""
+clock written to the millisecond in any log's spelling, a duration between such clocks ("30 毫秒后",
+"约 1.2 秒内") or from the previous claim's event ("1 秒后", "28 minutes after the rollout"). Each
+property generates the wordings and asserts both directions through the Gatekeeper and the offline
+verifier alike: the true value is kept, a wrong one is caught."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def _kept(claims: list[dict[str, Any]], invocations: list[InvocationRecord]) -> 
     ]
     material = ExecutorMaterial.read({"claims": claims}).claims
     ids = {inv.id for inv in invocations}
-    label, why, _refs = OfflineVerifier(store).judge(material[-1], ids)
+    previous = material[-2] if len(material) > 1 else None
+    label, why, _refs = OfflineVerifier(store).judge(material[-1], ids, (), previous)
     assert (not failed) == (label not in _UNREAD), (failed, label, why)
     return not failed
 
@@ -184,3 +186,36 @@ def test_a_duration_between_clocks_to_the_millisecond_is_computed(
 
     assert _kept(says(apart), calls)
     assert not _kept(says(apart * 3 + 1000 if in_seconds else apart * 3 + 10), calls)
+
+
+@given(
+    st.integers(36_000, 80_000),
+    st.integers(1, 3000),
+    st.sampled_from(["zh", "en", "en-after"]),
+    st.sampled_from(["s", "min"]),
+)
+def test_a_duration_after_the_previous_claims_event_is_computed(start: int, apart: int, lang: str, unit: str) -> None:
+    """ "1 秒后 order-service 记录了失败" counts from the event the claim before it quotes."""
+    assume(unit == "s" or apart >= 120)
+    first = f"2026-07-07T{_hhmmss(Decimal(start))}.000Z ERROR payment-service order=123 ERR_TIMEOUT request timeout"
+    second = (
+        f"2026-07-07T{_hhmmss(Decimal(start + apart))}.000Z ERROR order-service payment failed for order=123: "
+        "ERR_PAYMENT_TIMEOUT"
+    )
+    calls = [invocation(101, output=first), invocation(102, output=second)]
+    earlier = claim("claim-1", f"payment-service 在 {_hhmmss(Decimal(start))} 超时。", [binding([101], first)])
+
+    def says(amount: int) -> list[dict[str, Any]]:
+        spelled = {"s": ("秒", "seconds"), "min": ("分钟", "minutes")}[unit]
+        if lang == "zh":
+            text = f"{amount} {spelled[0]}后 order-service 记录订单 123 支付失败。"
+        elif lang == "en":
+            text = f"{amount} {spelled[1]} later order-service logged the failed payment."
+        else:
+            text = f"order-service logged the failed payment {amount} {spelled[1]} after the timeout."
+        return [earlier, claim("claim-2", text, [binding([102], second)])]
+
+    amount = apart if unit == "s" else round(apart / 60)
+    assume(unit == "s" or abs(amount * 60 - apart) <= 25)
+    assert _kept(says(amount), calls)
+    assert not _kept(says(amount * 2 + 2), calls)

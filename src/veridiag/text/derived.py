@@ -1,8 +1,8 @@
 """Facts a claim computed from the lines it quotes rather than copied from them, each checked by
 computing it from the numbers of those lines.
 
-No tool writes "two minutes later", "about 8 a minute" (320 errors in 39 minutes) or a bound every
-point of a series keeps: the claim derived them. Looked up, a true one is never found; left
+No tool writes "1 秒后" (after the previous claim's event), "about 8 a minute" (320 errors in 39
+minutes) or a bound every point of a series keeps: the claim derived them. Looked up, a true one is never found; left
 unchecked, a wrong one ("每分钟约 30 次" for 361 in 30 minutes) passes. So each is stated when the
 claim's own quoted lines compute it within the precision the claim writes ("约", "about", "roughly"
 widen it as ``entities`` reads them), and not otherwise: a derivation that does not compute stays
@@ -26,6 +26,7 @@ from veridiag.text.entities import (
     Corpus,
     Entity,
     TextFacts,
+    claim_reading,
     computed,
     derived_duration,
     extract_entities,
@@ -46,10 +47,14 @@ def _no_periods() -> Sequence[int]:
     return ()
 
 
+def _no_lines() -> Corpus | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Cited:
-    """What a claim's derived facts are computed from. ``periods`` is read only when a fact needs
-    it (most claims copy their facts)."""
+    """What a claim's derived facts are computed from. ``periods`` and ``previous`` are read only
+    when a fact needs them (most claims copy their facts)."""
 
     #: The claim's own quoted lines, whole (None: it quotes no place of the output).
     own: Corpus | None
@@ -59,13 +64,16 @@ class Cited:
     context: Sequence[str] = ()
     #: Seconds in each period the cited calls state as their own (``entities.period_lengths``).
     periods: Callable[[], Sequence[int]] = _no_periods
+    #: The lines the answer's previous claim quotes: the event "1 秒后", "28 minutes after" counts from.
+    previous: Callable[[], Corpus | None] = _no_lines
     #: The claim's facts (the subjects a per-host tally counts lines by); read from its text when not given.
     facts: Sequence[Entity] | None = field(default=None)
 
 
 def derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     """Is ``entity``, a fact of ``claim_text`` its cited lines do not write, computed from them: a
-    duration between two of their clocks or as long as a call's own period, a rate, a difference,
+    duration between two of their clocks (or from the previous claim's event) or as long as a call's
+    own period, a rate, a difference,
     the rounded end of a range, a bound kept by every point, a tally of the listed lines?"""
     if _derived(entity, claim_text, cited):
         return True
@@ -88,11 +96,23 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
 
 
 def _timed(entity: Entity, claim_text: str, own: Corpus, cited: Cited) -> bool:
-    """A duration as long as one of the calls' own periods ("the 6-hour window")."""
+    """A duration as long as one of the calls' own periods, or from an event of the previous claim's
+    lines to one of this claim's ("1 秒后", "28 minutes after the rollout")."""
     if entity.kind != "quantity" or entity.dimension != "time":
         return False
     periods = cited.periods()
-    return bool(periods) and derived_duration(entity, claim_text, own, periods)
+    if periods and derived_duration(entity, claim_text, own, periods):
+        return True
+    if not _after_word(entity, claim_text, _UNITS.relative_after):
+        return False
+    previous = cited.previous()
+    return previous is not None and derived_duration(entity, claim_text, own, anchors=previous)
+
+
+def _after_word(entity: Entity, claim_text: str, words: re.Pattern[str]) -> bool:
+    read = claim_reading(claim_text)
+    at = read.find(entity.text)
+    return at >= 0 and words.match(read, at + len(entity.text)) is not None
 
 
 def _bounds(entity: Entity) -> tuple[Decimal, Decimal] | None:

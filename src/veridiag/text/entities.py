@@ -1323,12 +1323,15 @@ def range_bound(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
     return False
 
 
-def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods: Sequence[int] = ()) -> bool:
+def derived_duration(
+    entity: Entity, claim_text: str, evidence: Corpus, periods: Sequence[int] = (), anchors: Corpus | None = None
+) -> bool:
     """A duration the claim derives from two times ("两分钟后开始报错", "1 s later", "10 分钟内"):
     stated when two clocks of the evidence (and of the claim itself) are that far apart — or at
     most that far, for a bound — or when it is as long as one of the call's own ``periods``
-    (``period_lengths``: "the 6-hour window"). Computed, not looked up: no tool writes "2
-    minutes later"."""
+    (``period_lengths``: "the 6-hour window"). With ``anchors`` (the lines of the event it counts
+    from, "1 秒后" after the previous claim's), only as far as from one of theirs to one of its
+    own. Computed, not looked up: no tool writes "2 minutes later"."""
     if entity.kind != "quantity" or entity.dimension != "time" or len(evidence.text) > _FOLD_LIMIT:
         return False
     assert entity.value is not None and entity.factor is not None and entity.precision is not None
@@ -1340,6 +1343,11 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods:
     claim = claim_reading(claim_text)
     written = [_when(m) for m in _CLOCK_AT.finditer(evidence.text)]
     times = sorted({*written, *(_when(m) for m in _CLOCK_AT.finditer(claim))}, key=str)
+    if anchors is not None:
+        since = {_when(m) for m in _CLOCK_AT.finditer(anchors.text)} - set(times)
+        if not times or len(since) > _MAX_CLOCKS or len(anchors.text) > _FOLD_LIMIT:
+            return False
+        return any(abs(target - _apart(first, second)) <= tolerance for first in since for second in times)
     if len(times) < 2 or len(times) > _MAX_CLOCKS:
         return False
     at = claim.find(entity.text)

@@ -73,6 +73,7 @@ class UnitWords(WordModel):
     value_words: list[Word] = Field(default_factory=list)
     difference_words: list[Word] = Field(default_factory=list)
     rates: RateWords | None = None
+    relative_after: list[Word] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_unit_per_spelling(self) -> UnitWords:
@@ -117,6 +118,8 @@ class UnitTable:
     value_ends: frozenset[str]
     #: Words ending right before a number (an approximate word between) that make it a difference.
     difference_before: re.Pattern[str]
+    #: Words right after a duration that make it the time from another event ("后", "later").
+    relative_after: re.Pattern[str]
     #: A count per unit of time, where a text may hold one (``Rates``).
     rates: Rates | None
 
@@ -160,6 +163,7 @@ class UnitTable:
             {kind: _ends(q.before) for kind, q in words.qualifiers.items()},
             _ends(words.value_words),
             _difference(words),
+            _starting(words.relative_after),
             Rates(words.rates, by_spelling) if words.rates is not None else None,
         )
 

@@ -15,6 +15,7 @@ PASS, and a fact found nowhere is a failure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -127,9 +128,11 @@ class _Check:
         sources: list[InvocationView],
         literal: bool = False,
         own_only: bool = False,
+        previous: Sequence[str] = (),
     ) -> None:
         """``own_only``: facts must be in ``regions`` (the claim's own excerpts and the lines
-        they align with) or the calls' context; elsewhere in the output only warns."""
+        they align with) or the calls' context; elsewhere in the output only warns. ``previous``:
+        the lines the answer's previous claim quotes (what "1 秒后" counts from)."""
         near = Corpus([*regions, *(self.context_text(inv) for inv in sources)])
         entities = self.entities(text, near.tokens)
         # A derivation is computed from the claim's own lines, not from the call's whole record
@@ -137,7 +140,7 @@ class _Check:
         own_lines = Corpus(regions) if regions else None
         outside = [entity for entity in entities if not _grounds(near, own_lines, entity, literal)]
         if outside and isinstance(text, str) and not literal:
-            cited = self.cited(text, own_lines, sources)
+            cited = self.cited(text, own_lines, sources, previous)
             outside = [entity for entity in outside if not derived(entity, text, cited)]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
@@ -164,18 +167,24 @@ class _Check:
             return
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
 
-    def cited(self, text: str, own_lines: Corpus | None, sources: list[InvocationView]) -> Cited:
-        """What the claim's derived facts are computed from (``text/derived.py``), the calls'
-        periods read only when a fact asks for them."""
+    def cited(
+        self, text: str, own_lines: Corpus | None, sources: list[InvocationView], previous: Sequence[str]
+    ) -> Cited:
+        """What the claim's derived facts are computed from (``text/derived.py``), each part read
+        only when a fact asks for it."""
 
         def periods() -> tuple[int, ...]:
             return tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
+
+        def before() -> Corpus | None:
+            return Corpus(list(previous)) if previous else None
 
         return Cited(
             own_lines,
             outputs=[inv.output or "" for inv in sources],
             context=[self.context_text(inv) for inv in sources],
             periods=periods,
+            previous=before,
             facts=self.facts(text).entities(),
         )
 
@@ -262,6 +271,7 @@ class EntityGrounding(GatekeeperRule):
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(GroundingParams)
         check = _Check(context, params, RuleResult(self.id))
+        previous: list[str] = []
         for claim in context.claim_views():
             entries = [self._binding(context, params, binding) for binding in claim.bindings]
             if params.check_excerpts:
@@ -277,7 +287,9 @@ class EntityGrounding(GatekeeperRule):
                     regions=regions,
                     sources=sources,
                     own_only=params.own_excerpts_only,
+                    previous=previous,
                 )
+            previous = [loc.region() for entry in entries for loc in entry.located]
         return check.result
 
     @staticmethod
