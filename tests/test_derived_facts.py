@@ -1,9 +1,9 @@
 """A fact a claim derives from its quoted lines is checked by computing it (issue 27, deliverable 1:
 the blind set's honest claims withheld for it): a rate ("about 8 a minute", "每分钟约 12 次"), a
 clock written to the millisecond in any log's spelling, a duration between such clocks ("30 毫秒后",
-"约 1.2 秒内") or from the previous claim's event ("1 秒后", "28 minutes after the rollout"). Each
-property generates the wordings and asserts both directions through the Gatekeeper and the offline
-verifier alike: the true value is kept, a wrong one is caught."""
+"约 1.2 秒内") or from the previous claim's event ("1 秒后", "28 minutes after the rollout"), a sum
+("两段加起来两个多小时"). Each property generates the wordings and asserts both directions through
+the Gatekeeper and the offline verifier alike: the true value is kept, a wrong one is caught."""
 
 from __future__ import annotations
 
@@ -219,3 +219,32 @@ def test_a_duration_after_the_previous_claims_event_is_computed(start: int, apar
     assume(unit == "s" or abs(amount * 60 - apart) <= 25)
     assert _kept(says(amount), calls)
     assert not _kept(says(amount * 2 + 2), calls)
+
+
+def _anomaly(number: int, minutes: int, factor: str = "0.09") -> str:
+    return (
+        f"anomaly {number}: 2015-09-16T1{number}:00:00Z – 2015-09-16T1{number}:59:00Z ({minutes // 5} points, "
+        f"{minutes} min) down; peak 6 mph at 2015-09-16T1{number}:29:00Z; expected 67 mph; ×{factor}; score 20.6"
+    )
+
+
+@given(st.integers(20, 200), st.integers(20, 200), st.sampled_from(["zh-more", "zh", "en"]))
+def test_a_sum_of_two_stated_durations_is_computed(first: int, second: int, form: str) -> None:
+    """ "两段加起来两个多小时" for 66 + 70 minutes; "三个多小时" for them is caught."""
+    total = first + second
+    assume(total >= 60)
+    lines = [_anomaly(1, first), _anomaly(2, second)]
+    calls = [invocation(101, tool_name="query_metrics", output="points:\n" + "\n".join(lines))]
+
+    def says(minutes: int) -> list[dict[str, Any]]:
+        if form == "zh-more":
+            text = f"第一段 {first} 分钟，第二段 {second} 分钟，两段加起来{minutes // 60}个多小时。"
+        elif form == "zh":
+            text = f"第一段 {first} 分钟，第二段 {second} 分钟，合计 {minutes} 分钟。"
+        else:
+            text = f"The first lasted {first} minutes and the second {second}, {minutes} minutes in total."
+            text = text.replace(f"{minutes} minutes in total", f"a total of {minutes} minutes")
+        return [claim(text=text, bindings=[binding([101], line, tool_name="query_metrics") for line in lines])]
+
+    assert _kept(says(total), calls)
+    assert not _kept(says(total + 60), calls)

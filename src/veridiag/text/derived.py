@@ -2,10 +2,11 @@
 computing it from the numbers of those lines.
 
 No tool writes "1 秒后" (after the previous claim's event), "about 8 a minute" (320 errors in 39
-minutes) or a bound every point of a series keeps: the claim derived them. Looked up, a true one is never found; left
+minutes), "两段加起来两个多小时" (66 + 70 minutes) or a bound every point of a series keeps: the claim
+derived them. Looked up, a true one is never found; left
 unchecked, a wrong one ("每分钟约 30 次" for 361 in 30 minutes) passes. So each is stated when the
-claim's own quoted lines compute it within the precision the claim writes ("约", "about", "roughly"
-widen it as ``entities`` reads them), and not otherwise: a derivation that does not compute stays
+claim's own quoted lines compute it within the precision the claim writes ("约", "about", "多",
+"roughly" widen it as ``entities`` reads them), and not otherwise: a derivation that does not compute stays
 unconfirmed.
 
 ``derived`` is the one question entity grounding (the Gatekeeper) and the offline verifier both
@@ -19,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
-from itertools import pairwise
+from itertools import combinations, pairwise
 
 from veridiag.text.bounds import ANY_TIME, series_points, threshold_kept
 from veridiag.text.entities import (
@@ -37,9 +38,11 @@ from veridiag.text.tallies import tallied
 from veridiag.text.units import unit_table
 
 _UNITS = unit_table()
-#: How far before a count a statistic's or a level's word may start.
+#: How far before a number its sum word (or a count its statistic's word) may start, and how many
+#: values a claim's lines may hold for their sums to be tried (more, and some pair gives any value by chance).
 _REACH = 16
-#: How far its own lines may run for a rate to be computed from them (a claim quotes lines).
+_MAX_VALUES = 12
+#: How far its own lines may run for a rate or a sum to be computed from them (a claim quotes lines).
 _OWN_LIMIT = 16384
 
 
@@ -73,7 +76,7 @@ class Cited:
 def derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     """Is ``entity``, a fact of ``claim_text`` its cited lines do not write, computed from them: a
     duration between two of their clocks (or from the previous claim's event) or as long as a call's
-    own period, a rate, a difference,
+    own period, a rate, a sum, a difference,
     the rounded end of a range, a bound kept by every point, a tally of the listed lines?"""
     if _derived(entity, claim_text, cited):
         return True
@@ -84,7 +87,10 @@ def derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
 def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     own = cited.own
     if own is not None and (
-        computed(entity, claim_text, own) or _timed(entity, claim_text, own, cited) or rate_computed(entity, own, cited)
+        computed(entity, claim_text, own)
+        or _timed(entity, claim_text, own, cited)
+        or rate_computed(entity, own, cited)
+        or summed(entity, claim_text, own)
     ):
         return True
     if entity.kind != "quantity":
@@ -214,3 +220,31 @@ def _base(entity: Entity) -> Decimal | None:
     if entity.kind != "quantity" or entity.value is None or entity.factor is None:
         return None
     return entity.value * entity.factor
+
+
+def _values(own: Corpus, dimension: str | None) -> list[Decimal]:
+    """The values of ``dimension`` on a claim's distinct lines, in its base unit."""
+    return [
+        v
+        for line in _lines(own)
+        for e in TextFacts(line).entities()
+        if e.dimension == dimension and (v := _base(e)) is not None
+    ]
+
+
+def summed(entity: Entity, claim_text: str, own: Corpus) -> bool:
+    """A sum the claim computed ("两段加起来两个多小时", "136 minutes in total" after a sum word): stated
+    when two values of its kind on its own lines, or all of them, add up to it."""
+    if entity.kind != "quantity" or len(own.text) > _OWN_LIMIT:
+        return False
+    bounds = _bounds(entity)
+    read = claim_reading(claim_text)
+    at = read.find(entity.text)
+    if bounds is None or at < 0 or _UNITS.sum_before.search(read[max(0, at - _REACH) : at]) is None:
+        return False
+    values = _values(own, entity.dimension)
+    if len(values) < 2 or len(values) > _MAX_VALUES:
+        return False
+    target, tolerance = bounds
+    sums = [a + b for a, b in combinations(values, 2)] + [sum(values, Decimal(0))]
+    return any(abs(total - target) <= tolerance for total in sums)

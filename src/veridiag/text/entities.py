@@ -335,6 +335,8 @@ def _number(match: re.Match[str]) -> Entity | None:
     if match.start() and match.string[match.start() - 1] in "$€£¥":  # $3B is money, not three bytes
         return None
     bare = unit.strip()
+    if bare.startswith(_MORE) or bare.startswith("个" + _MORE):
+        return _more_than(number, match)
     if bare.startswith("个"):
         # "50 个小时": 个 is a measure word before a unit, not a count of 50.
         spaced = unit[: unit.index("个") + 1]
@@ -375,6 +377,29 @@ def _statistic_of(match: re.Match[str]) -> bool:
 
 #: How far from a bare number a statistic's name makes it that statistic's value.
 _STATISTIC_BEFORE, _STATISTIC_AFTER = 12, 8
+
+
+#: "两个多小时", "20 多分钟", "100 多条": more than the number, by less than a unit of its last
+#: non-zero digit (2 to 3 hours, 20 to 30 minutes, 100 to 200 lines).
+_MORE = "多"
+#: The Chinese spellings of units, longest first (毫秒 before 秒).
+_CHINESE_UNITS = sorted((s for s in _UNITS.by_spelling if not s.isascii()), key=len, reverse=True)
+
+
+def _more_than(number: str, match: re.Match[str]) -> Entity | None:
+    """A number with 多 before its unit (``_MORE``): the range it names, as a value and a precision."""
+    text = match.string
+    at = text.index(_MORE, match.end("num")) + 1
+    spelling = next((s for s in _CHINESE_UNITS if text.startswith(s, at)), None)
+    if spelling is None:
+        return None
+    entity = _quantity(number, spelling, text[match.start() : at + len(spelling)])
+    value = Decimal(number)
+    digits = number.split(".", 1)
+    step = Decimal(1).scaleb(-len(digits[1]) if len(digits) > 1 else len(digits[0]) - len(digits[0].rstrip("0")))
+    return replace(entity, value=value + step / 2, precision=step)
+
+
 #: Units that may follow the measure word 个 (个小时, 个月 is no unit here), longest first.
 _MEASURED_UNITS = sorted(
     (s for s in _UNITS.by_spelling if not s.isascii() and _UNITS.by_spelling[s].dimension == "time"),

@@ -74,6 +74,7 @@ class UnitWords(WordModel):
     difference_words: list[Word] = Field(default_factory=list)
     rates: RateWords | None = None
     relative_after: list[Word] = Field(default_factory=list)
+    sum_words: list[Word] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_unit_per_spelling(self) -> UnitWords:
@@ -118,6 +119,8 @@ class UnitTable:
     value_ends: frozenset[str]
     #: Words ending right before a number (an approximate word between) that make it a difference.
     difference_before: re.Pattern[str]
+    #: The same for a sum ("加起来", "in total").
+    sum_before: re.Pattern[str]
     #: Words right after a duration that make it the time from another event ("后", "later").
     relative_after: re.Pattern[str]
     #: A count per unit of time, where a text may hold one (``Rates``).
@@ -162,7 +165,8 @@ class UnitTable:
             _ending(words.value_words),
             {kind: _ends(q.before) for kind, q in words.qualifiers.items()},
             _ends(words.value_words),
-            _difference(words),
+            _difference(words.difference_words, words),
+            _difference(words.sum_words, words),
             _starting(words.relative_after),
             Rates(words.rates, by_spelling) if words.rates is not None else None,
         )
@@ -172,11 +176,12 @@ class UnitTable:
         return "|".join(re.escape(s) for s in sorted(self.by_spelling, key=len, reverse=True))
 
 
-def _difference(words: UnitWords) -> re.Pattern[str]:
-    """A difference word, then perhaps an approximate one, ending the text but for blanks."""
+def _difference(listed: list[str], words: UnitWords) -> re.Pattern[str]:
+    """One of ``listed`` (difference or sum words), then perhaps an approximate word, ending the
+    text but for blanks."""
     approximate = words.qualifiers.get("approximate")
     maybe = _words_pattern(approximate.before) if approximate is not None else "(?!)"
-    return re.compile(rf"(?:{_words_pattern(words.difference_words)})\s*(?:{maybe})?\s*$", re.IGNORECASE)
+    return re.compile(rf"(?:{_words_pattern(listed)})\s*(?:{maybe})?\s*$", re.IGNORECASE)
 
 
 class Rates:
