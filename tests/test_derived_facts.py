@@ -1,9 +1,10 @@
 """A fact a claim derives from its quoted lines is checked by computing it (issue 27, deliverable 1:
 the blind set's honest claims withheld for it): a rate ("about 8 a minute", "每分钟约 12 次"), a
-clock written to the millisecond in any log's spelling, a duration between such clocks ("30 毫秒后",
-"约 1.2 秒内") or from the previous claim's event ("1 秒后", "28 minutes after the rollout"), a sum
-("两段加起来两个多小时"). Each property generates the wordings and asserts both directions through
-the Gatekeeper and the offline verifier alike: the true value is kept, a wrong one is caught."""
+duration from the previous claim's event ("1 秒后", "28 minutes after the rollout") or between clocks
+written to the millisecond in any log's spelling, a sum ("两段加起来两个多小时"), a multiple ("one and
+a half times") and a percentage of a stated multiple ("约 2%" of ×0.02). Each property generates the
+wordings and asserts both directions through the Gatekeeper and the offline verifier alike: the
+true value is kept, a wrong one is caught."""
 
 from __future__ import annotations
 
@@ -248,3 +249,44 @@ def test_a_sum_of_two_stated_durations_is_computed(first: int, second: int, form
 
     assert _kept(says(total), calls)
     assert not _kept(says(total + 60), calls)
+
+
+@given(
+    st.integers(1000, 99_999),
+    st.integers(1000, 99_999),
+    st.sampled_from(
+        ["about {r} times the {other} one", "{r} times as high as the {other} one", "{r}× the {other} one"]
+    ),
+)
+def test_a_multiple_of_two_stated_values_is_computed(high: int, low: int, form: str) -> None:
+    """ "about one and a half times the 11:35 one" for 76.41 against 50.89."""
+    assume(high > low * 1.2)
+    a, b = Decimal(high) / 100, Decimal(low) / 100
+    lines = [f"peak {a} at 2014-07-15T15:40:00Z", f"peak {b} at 2014-07-15T11:35:00Z"]
+    calls = [invocation(101, tool_name="query_metrics", output="\n".join(lines))]
+    ratio = (a / b).quantize(Decimal("0.1"))
+
+    def says(r: Decimal) -> list[dict[str, Any]]:
+        text = "The 15:40 peak is " + form.format(r=r, other="11:35") + "."
+        return [claim(text=text, bindings=[binding([101], line, tool_name="query_metrics") for line in lines])]
+
+    assert _kept(says(ratio), calls)
+    wrong = ratio * 2 + 1
+    # an approximate count is also read as a bare number of its lines (entities: small texts)
+    assume(all(abs(wrong - value) > wrong / 4 for value in (a, b)))
+    assert not _kept(says(wrong), calls)
+
+
+@given(st.integers(1, 99), st.sampled_from(["约 {p}%", "只有约 {p}%", "about {p}%", "roughly {p} percent"]))
+def test_a_percentage_of_a_stated_multiple_is_computed(hundredths: int, form: str) -> None:
+    """ "约 2%" of "×0.02": the multiple a tool wrote, as a percentage."""
+    factor = Decimal(hundredths) / 100
+    line = f"peak 1 mph at 2015-09-16T12:29:00Z; expected 64 mph; ×{factor}"
+    calls = [invocation(101, tool_name="query_metrics", output=line)]
+
+    def says(percent: int) -> list[dict[str, Any]]:
+        text = f"12:29 的车速只有正常车速的{form.format(p=percent)}。"
+        return [claim(text=text, bindings=[binding([101], line, tool_name="query_metrics")])]
+
+    assert _kept(says(hundredths), calls)
+    assert not _kept(says(hundredths * 2 + 3), calls)

@@ -1,13 +1,12 @@
 """Facts a claim computed from the lines it quotes rather than copied from them, each checked by
 computing it from the numbers of those lines.
 
-No tool writes "1 秒后" (after the previous claim's event), "about 8 a minute" (320 errors in 39
-minutes), "两段加起来两个多小时" (66 + 70 minutes) or a bound every point of a series keeps: the claim
-derived them. Looked up, a true one is never found; left
-unchecked, a wrong one ("每分钟约 30 次" for 361 in 30 minutes) passes. So each is stated when the
-claim's own quoted lines compute it within the precision the claim writes ("约", "about", "多",
-"roughly" widen it as ``entities`` reads them), and not otherwise: a derivation that does not compute stays
-unconfirmed.
+No tool writes "1 秒后", "28 minutes after the rollout", "about 8 a minute", "两段加起来两个多小时",
+"约 2%" of a stated ×0.02 or "one and a half times" the other peak: the claim derived them. Looked up,
+a true one is never found; left unchecked, a wrong one ("3 seconds later", "每分钟约 30 次" for 361 in
+30 minutes) passes. So each is stated when the claim's own quoted lines compute it within the
+precision the claim writes ("约", "about", "多", "roughly" widen it as ``entities`` reads them), and
+not otherwise: a derivation that does not compute stays unconfirmed.
 
 ``derived`` is the one question entity grounding (the Gatekeeper) and the offline verifier both
 ask of a fact they did not find, so the two agree. The words are data (``units.yaml``).
@@ -20,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
-from itertools import combinations, pairwise
+from itertools import combinations, pairwise, permutations
 
 from veridiag.text.bounds import ANY_TIME, series_points, threshold_kept
 from veridiag.text.entities import (
@@ -35,14 +34,14 @@ from veridiag.text.entities import (
 )
 from veridiag.text.statistics import statistics
 from veridiag.text.tallies import tallied
-from veridiag.text.units import unit_table
+from veridiag.text.units import NUMBER, unit_table
 
 _UNITS = unit_table()
-#: How far before a number its sum word (or a count its statistic's word) may start, and how many
-#: values a claim's lines may hold for their sums to be tried (more, and some pair gives any value by chance).
+#: How far before a number its sum word may start, and how many values a claim's lines may hold
+#: for their sums and ratios to be tried (more, and some pair gives any value by chance).
 _REACH = 16
 _MAX_VALUES = 12
-#: How far its own lines may run for a rate or a sum to be computed from them (a claim quotes lines).
+#: How far its own lines may run for a rate, sum or ratio to be computed from them (a claim quotes lines).
 _OWN_LIMIT = 16384
 
 
@@ -75,9 +74,9 @@ class Cited:
 
 def derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     """Is ``entity``, a fact of ``claim_text`` its cited lines do not write, computed from them: a
-    duration between two of their clocks (or from the previous claim's event) or as long as a call's
-    own period, a rate, a sum, a difference,
-    the rounded end of a range, a bound kept by every point, a tally of the listed lines?"""
+    duration between two of their clocks (or from the previous claim's event), a rate, a sum, a
+    ratio, a percentage of a stated multiple, a difference, a bound kept by every point, a tally
+    of the listed lines?"""
     if _derived(entity, claim_text, cited):
         return True
     # a count that is a rate's ("12 次" of "每分钟约 12 次"): stated by the rate it is per unit of
@@ -91,6 +90,8 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
         or _timed(entity, claim_text, own, cited)
         or rate_computed(entity, own, cited)
         or summed(entity, claim_text, own)
+        or multiple_computed(entity, claim_text, own)
+        or percent_of_multiple(entity, own)
     ):
         return True
     if entity.kind != "quantity":
@@ -248,3 +249,50 @@ def summed(entity: Entity, claim_text: str, own: Corpus) -> bool:
     target, tolerance = bounds
     sums = [a + b for a, b in combinations(values, 2)] + [sum(values, Decimal(0))]
     return any(abs(total - target) <= tolerance for total in sums)
+
+
+#: A multiple a tool wrote ("×0.02", "×68.92", "3.5x") and a number standing on its own.
+_MULTIPLE = re.compile(rf"×\s?(?P<after>{NUMBER})|(?<![\w.])(?P<before>{NUMBER})\s?(?:×|x(?![A-Za-z]))")
+_BARE = re.compile(r"(?<![\w.:/-])(\d+(?:\.\d+)?)(?![\w.:/%-]|\.\d)")
+#: How a multiple is written after its number ("1.5 times the …", "3×").
+_TIMES = ("times", "×", "x")
+
+
+def multiple_computed(entity: Entity, claim_text: str, own: Corpus) -> bool:
+    """A multiple the claim computed ("about one and a half times the 11:35 one", "3 times as many"):
+    stated when two values of one kind on its own lines give that ratio, within the precision it
+    is written to. "42 times" followed by no word of comparison is how often, not a multiple."""
+    if entity.kind != "quantity" or entity.dimension != "count" or len(own.text) > _OWN_LIMIT:
+        return False
+    if not entity.text.lower().endswith(_TIMES) or not _after_word(entity, claim_text, _UNITS.multiple_after):
+        return False
+    bounds = _bounds(entity)
+    if bounds is None:
+        return False
+    target, tolerance = bounds
+    text = own.text
+    groups: dict[str | None, list[Decimal]] = {}
+    for line in _lines(own):
+        for e in TextFacts(line).entities():
+            if (v := _base(e)) is not None and v > 0:
+                groups.setdefault(e.dimension, []).append(v)
+    groups["bare"] = [Decimal(n) for n in _BARE.findall(_MULTIPLE.sub(" ", text)) if Decimal(n) > 0]
+    return any(
+        2 <= len(values) <= _MAX_VALUES and any(abs(a / b - target) <= tolerance for a, b in permutations(values, 2))
+        for values in groups.values()
+    )
+
+
+def percent_of_multiple(entity: Entity, own: Corpus) -> bool:
+    """A percentage of a multiple its lines state ("约 2%" of "×0.02", "6900%" of "×69")."""
+    if entity.kind != "quantity" or entity.dimension != "percent":
+        return False
+    bounds = _bounds(entity)
+    if bounds is None:
+        return False
+    target, tolerance = bounds
+    for match in _MULTIPLE.finditer(own.text):
+        multiple = Decimal(match.group("after") or match.group("before"))
+        if abs(multiple * 100 - target) <= tolerance:
+            return True
+    return False

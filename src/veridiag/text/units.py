@@ -75,6 +75,7 @@ class UnitWords(WordModel):
     rates: RateWords | None = None
     relative_after: list[Word] = Field(default_factory=list)
     sum_words: list[Word] = Field(default_factory=list)
+    multiple_after: list[Word] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_unit_per_spelling(self) -> UnitWords:
@@ -123,6 +124,8 @@ class UnitTable:
     sum_before: re.Pattern[str]
     #: Words right after a duration that make it the time from another event ("后", "later").
     relative_after: re.Pattern[str]
+    #: Words right after "N times" that make it a multiple ("the", "as", "higher").
+    multiple_after: re.Pattern[str]
     #: A count per unit of time, where a text may hold one (``Rates``).
     rates: Rates | None
 
@@ -168,6 +171,7 @@ class UnitTable:
             _difference(words.difference_words, words),
             _difference(words.sum_words, words),
             _starting(words.relative_after),
+            _starting(words.multiple_after),
             Rates(words.rates, by_spelling) if words.rates is not None else None,
         )
 
