@@ -45,6 +45,10 @@ _MAX_VALUES = 12
 _OWN_LIMIT = 16384
 
 
+#: The kinds of fact a claim may compute: quantities, and the clocks that end a range it rounds.
+_COMPUTED_KINDS = frozenset({"quantity", "timestamp"})
+
+
 def _no_periods() -> Sequence[int]:
     return ()
 
@@ -77,6 +81,8 @@ def derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     duration between two of their clocks (or from the previous claim's event), a rate, a sum, a
     ratio, a percentage of a stated multiple, a difference, a bound kept by every point, a tally
     of the listed lines?"""
+    if entity.kind not in _COMPUTED_KINDS:
+        return False  # an id, a service, a code: copied or not there
     if _derived(entity, claim_text, cited):
         return True
     # a count that is a rate's ("12 次" of "每分钟约 12 次"): stated by the rate it is per unit of

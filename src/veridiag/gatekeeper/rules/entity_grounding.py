@@ -128,11 +128,11 @@ class _Check:
         sources: list[InvocationView],
         literal: bool = False,
         own_only: bool = False,
-        previous: Sequence[str] = (),
+        previous: Sequence[_Binding] = (),
     ) -> None:
         """``own_only``: facts must be in ``regions`` (the claim's own excerpts and the lines
         they align with) or the calls' context; elsewhere in the output only warns. ``previous``:
-        the lines the answer's previous claim quotes (what "1 秒后" counts from)."""
+        the bindings of the answer's previous claim, whose lines "1 秒后" counts from."""
         near = Corpus([*regions, *(self.context_text(inv) for inv in sources)])
         entities = self.entities(text, near.tokens)
         # A derivation is computed from the claim's own lines, not from the call's whole record
@@ -168,7 +168,7 @@ class _Check:
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
 
     def cited(
-        self, text: str, own_lines: Corpus | None, sources: list[InvocationView], previous: Sequence[str]
+        self, text: str, own_lines: Corpus | None, sources: list[InvocationView], previous: Sequence[_Binding]
     ) -> Cited:
         """What the claim's derived facts are computed from (``text/derived.py``), each part read
         only when a fact asks for it."""
@@ -177,7 +177,8 @@ class _Check:
             return tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
 
         def before() -> Corpus | None:
-            return Corpus(list(previous)) if previous else None
+            lines = [loc.region() for entry in previous for loc in entry.located]
+            return Corpus(lines) if lines else None
 
         return Cited(
             own_lines,
@@ -271,7 +272,7 @@ class EntityGrounding(GatekeeperRule):
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(GroundingParams)
         check = _Check(context, params, RuleResult(self.id))
-        previous: list[str] = []
+        previous: list[_Binding] = []
         for claim in context.claim_views():
             entries = [self._binding(context, params, binding) for binding in claim.bindings]
             if params.check_excerpts:
@@ -289,7 +290,7 @@ class EntityGrounding(GatekeeperRule):
                     own_only=params.own_excerpts_only,
                     previous=previous,
                 )
-            previous = [loc.region() for entry in entries for loc in entry.located]
+            previous = entries
         return check.result
 
     @staticmethod
