@@ -85,11 +85,44 @@ def test_a_rate_of_a_series_counted_per_unit_is_its_points(
     calls = [invocation(102, tool_name="query_metrics", output=output)]
 
     def says(rate: int) -> list[dict[str, Any]]:
-        text = _rate_claim(rate, unit, lang, noun, "").replace("on average", "at 08:34")
+        # at one time, no average: "on average" and 平均 name another statistic than the peak
+        text = _rate_claim(rate, unit, lang, noun, "").replace("on average", "at 08:34").replace("平均", "08:34 ")
         return [claim(text=text, bindings=[binding([102], output.splitlines()[1], tool_name="query_metrics")])]
 
     assert _kept(says(value), calls)
     assert not _kept(says(value + off), calls)
+
+
+@given(
+    st.integers(2, 200),
+    st.integers(1, 200),
+    st.sampled_from(
+        [
+            ("averaged {v} slow queries a minute", "avg"),
+            ("averaged {v} per minute", "avg"),
+            ("平均每分钟 {v} 次", "avg"),
+            ("peaked at {v} a minute", "max"),
+            ("峰值每分钟 {v} 次", "max"),
+        ]
+    ),
+)
+def test_a_rate_is_the_statistic_its_words_name(avg: int, above: int, wording: tuple[str, str]) -> None:
+    """ "averaged 40 slow queries a minute" is not stated by a series' "max 40 times"."""
+    peak = avg + above
+    line = (
+        f"window: min 0 times, max {peak} times, avg {avg} times (75 points); peak {peak} times at 2026-07-07T15:11:00Z"
+    )
+    output = f"query_metrics service=mysql metric=mysql_slow_queries_per_minute unit=times\n{line}"
+    calls = [invocation(253, tool_name="query_metrics", output=output)]
+    form, statistic = wording
+    right, wrong = (avg, peak) if statistic == "avg" else (peak, avg)
+
+    def says(value: int) -> list[dict[str, Any]]:
+        text = "Across the window MySQL " + form.format(v=value) + "."
+        return [claim(text=text, bindings=[binding([253], line, tool_name="query_metrics")])]
+
+    assert _kept(says(right), calls)
+    assert not _kept(says(wrong), calls)
 
 
 @given(

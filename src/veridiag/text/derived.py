@@ -94,7 +94,7 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     if own is not None and (
         computed(entity, claim_text, own)
         or _timed(entity, claim_text, own, cited)
-        or rate_computed(entity, own, cited)
+        or rate_computed(entity, claim_text, own, cited)
         or summed(entity, claim_text, own)
         or multiple_computed(entity, claim_text, own)
         or percent_of_multiple(entity, own)
@@ -135,27 +135,31 @@ def _bounds(entity: Entity) -> tuple[Decimal, Decimal] | None:
     return entity.value * entity.factor, entity.precision * entity.factor / 2
 
 
-def rate_computed(entity: Entity, own: Corpus, cited: Cited) -> bool:
+def rate_computed(entity: Entity, claim_text: str, own: Corpus, cited: Cited) -> bool:
     """A count per unit of time ("about 8 a minute", "每分钟约 12 次") is stated by a count on its
     lines over a period of the same line ("320× 15:05:01 – 15:44:48") or of the call's own window,
     or by a count on its lines where the cited series is counted per that unit: named so
     (``upstream_timeouts_per_minute``: "peak 42 times" is 42 a minute) or with points that far
-    apart ("63.32 requests per 5 minutes" of a series of five-minute counts)."""
+    apart ("63.32 requests per 5 minutes" of a series of five-minute counts). A statistic the claim
+    names by it is the one that counts: "averaged 40 a minute" is not stated by "max 40 times", and
+    "peaked at 12 a minute" by no average of a count over its period."""
     if entity.kind != "quantity" or entity.dimension != "rate" or len(own.text) > _OWN_LIMIT:
         return False
     bounds = _bounds(entity)
     if bounds is None:
         return False
     target, tolerance = bounds
-    assert entity.factor is not None
+    assert entity.factor is not None and entity.value is not None and entity.precision is not None
     per = (1 / entity.factor).quantize(Decimal("0.001")).normalize()  # 1 / (1/60) is 59.99…
-    count = Entity("quantity", entity.text, (entity.text,), entity.value, "count", Decimal(1), entity.precision)
+    named = _statistics_named(entity, claim_text)
     # the call says what it counts in its arguments, its details or its output's first line
     heads = [output.split("\n", 1)[0][:_HEAD] for output in cited.outputs]
-    if own.contains(count) and (
+    if _level_stated(entity, named, own) and (
         _per_unit(per).search("\n".join([*cited.context, *heads, own.text])) or per in _series_steps(cited.outputs)
     ):
         return True
+    if not named <= _AVERAGES:
+        return False  # a peak, a minimum, a percentile: no count over a period gives it
     called = [Decimal(p) for p in cited.periods()]
     for line in _lines(own):
         facts = TextFacts(line).entities()
@@ -166,6 +170,33 @@ def rate_computed(entity: Entity, own: Corpus, cited: Cited) -> bool:
         if any(p > 0 and abs(c / p - target) <= tolerance for c in counts for p in periods):
             return True
     return False
+
+
+#: The statistics a count over a period gives: its average (or none named).
+_AVERAGES = frozenset({"avg"})
+#: How far before (after) a rate the words naming its statistic may stand ("averaged 40 slow queries a
+#: minute", "每分钟最多 12 次").
+_STATISTIC_BEFORE, _STATISTIC_AFTER = 16, 8
+
+
+def _statistics_named(entity: Entity, claim_text: str) -> frozenset[str]:
+    """The statistics the claim's words name right by the rate ("peaked at", "averaged", 平均)."""
+    read = claim_reading(claim_text)
+    at = read.find(entity.text)
+    if at < 0:
+        return frozenset()
+    return statistics().near(read, at, at + len(entity.text), _STATISTIC_BEFORE, _STATISTIC_AFTER)
+
+
+def _level_stated(rate: Entity, named: frozenset[str], own: Corpus) -> bool:
+    """Is the rate's count a value of its lines — the one labelled with the statistic the claim names,
+    when it names one ("peaked at 42 a minute": "peak 42 times")?"""
+    assert rate.value is not None and rate.precision is not None
+    if not named:
+        count = Entity("quantity", rate.text, (rate.text,), rate.value, "count", Decimal(1), rate.precision)
+        return own.contains(count)
+    labelled = statistics().labelled(_lines(own))
+    return any(v.statistic in named and abs(v.value - rate.value) <= rate.precision / 2 for v in labelled)
 
 
 #: How much of an output's first line (its call's header) may name what it counts.
