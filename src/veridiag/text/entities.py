@@ -27,7 +27,7 @@ from veridiag.text.memo import remembered
 from veridiag.text.normalize import reader_text
 from veridiag.text.spoken import LIMIT as SPOKEN_LIMIT
 from veridiag.text.spoken import calendar_dates, may_spell, spoken_text
-from veridiag.text.units import NUMBER, unit_table
+from veridiag.text.units import NUMBER, Rates, unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: ``name``: a setting's or a field's name ("max_connections") — a fact to find, never a subject
@@ -259,8 +259,9 @@ _NAMED_KEY = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+|[A-Za-z][A-Za-z0-9_-]+(?
 _NAME_WITH_NUMBER = re.compile(r"[A-Z]{2,}-\d{1,2}")
 _STATUS = re.compile(r"[1-5]\d\d")
 _DECADE = re.compile(r"1\d\d0|20\d0")
-#: "35-40 minutes", "3~5 秒": the first number of a range carries the unit written after the second.
-_RANGE = re.compile(rf"(?<![\w.])({NUMBER})\s*[-–~至到]\s*{NUMBER}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+#: "35-40 minutes", "3~5 秒": the first number of a range carries the unit written after the second;
+#: not a date's month ("2026-07-07 %" is no range 07–07).
+_RANGE = re.compile(rf"(?<![\w.-])({NUMBER})\s*[-–~至到]\s*{NUMBER}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 #: After a range's first number: the rest of the range and the unit both ends share ("-30 minutes").
 _RANGE_REST = re.compile(rf"\s*(?:[-–~至到]|\s+to\s+)\s*{NUMBER}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 #: Before a range's second number: its first ("20-"), so the "-" is a range, not a sign or an id.
@@ -291,6 +292,8 @@ def _timestamp(match: re.Match[str]) -> Entity:
     return entity
 
 
+#: A clock to a fraction of a second, as a claim writes it (``22:15:29.649``): the clock and the fraction.
+_FRACTION_CLOCK = re.compile(r"(\d{1,2}:\d{2}:\d{2})\.(\d{1,9})")
 _SECONDS_BEFORE = re.compile(r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?$")
 _MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
 #: "16:00Z": a bare clock marked UTC by the letter after it.
@@ -368,6 +371,8 @@ def _number(match: re.Match[str]) -> Entity | None:
     if match.start() and match.string[match.start() - 1] in "$€£¥":  # $3B is money, not three bytes
         return None
     bare = unit.strip()
+    if bare.startswith(_MORE) or bare.startswith("个" + _MORE):
+        return _more_than(number, match)
     if bare.startswith("个"):
         # "50 个小时": 个 is a measure word before a unit, not a count of 50.
         spaced = unit[: unit.index("个") + 1]
@@ -408,6 +413,29 @@ def _statistic_of(match: re.Match[str]) -> bool:
 
 #: How far from a bare number a statistic's name makes it that statistic's value.
 _STATISTIC_BEFORE, _STATISTIC_AFTER = 12, 8
+
+
+#: "两个多小时", "20 多分钟", "100 多条": more than the number, by less than a unit of its last
+#: non-zero digit (2 to 3 hours, 20 to 30 minutes, 100 to 200 lines).
+_MORE = "多"
+#: The Chinese spellings of units, longest first (毫秒 before 秒).
+_CHINESE_UNITS = sorted((s for s in _UNITS.by_spelling if not s.isascii()), key=len, reverse=True)
+
+
+def _more_than(number: str, match: re.Match[str]) -> Entity | None:
+    """A number with 多 before its unit (``_MORE``): the range it names, as a value and a precision."""
+    text = match.string
+    at = text.index(_MORE, match.end("num")) + 1
+    spelling = next((s for s in _CHINESE_UNITS if text.startswith(s, at)), None)
+    if spelling is None:
+        return None
+    entity = _quantity(number, spelling, text[match.start() : at + len(spelling)])
+    value = Decimal(number)
+    digits = number.split(".", 1)
+    step = Decimal(1).scaleb(-len(digits[1]) if len(digits) > 1 else len(digits[0]) - len(digits[0].rstrip("0")))
+    return replace(entity, value=value + step / 2, precision=step)
+
+
 #: Units that may follow the measure word 个 (个小时, 个月 is no unit here), longest first.
 _MEASURED_UNITS = sorted(
     (s for s in _UNITS.by_spelling if not s.isascii() and _UNITS.by_spelling[s].dimension == "time"),
@@ -422,9 +450,11 @@ def _qualified(entity: Entity, match: re.Match[str]) -> Entity | None:
     """The quantity as its words qualify it: "约 90%" within ±10 %, "不到 10 分钟" from half of it up
     to it, "超过 200" from it up to twice it (``units.yaml`` qualifiers) — what a reader takes
     the writer to have said, so an honest rounding is found and a bound is checked as one."""
-    text = match.string
-    start = match.start()
-    end = start + len(entity.text)
+    return _qualified_at(entity, match.string, match.start(), match.start() + len(entity.text))
+
+
+def _qualified_at(entity: Entity, text: str, start: int, end: int) -> Entity | None:
+    """``_qualified`` for the number at ``text[start:]``, its unit ending at ``end``."""
     kind = _UNITS.qualifier(text[max(0, start - _QUALIFIER_REACH) : start], text[end : end + _QUALIFIER_REACH])
     if kind == "selection" and entity.dimension == "count":
         return None  # "前两条": which lines, not how many
@@ -532,11 +562,48 @@ class TextFacts:
                     for z_start, z_end in zoned
                 ):
                     spans.append((start, end, _date(text[start:end], month, day)))
+        rates = _UNITS.rates
+        if rates is not None and rates.may_hold(text, self.tokens):
+            spans = _with_rates(text, spans, rates)
         if _RANGE_HINT.search(text):
             for low in _RANGE.finditer(text):
                 entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
                 spans.append((low.start(), low.end(), entity))
         return [(entity, tokens_over(text, start, end)) for start, end, entity in spans]
+
+
+def _with_rates(text: str, spans: list[tuple[int, int, Entity]], rates: Rates) -> list[tuple[int, int, Entity]]:
+    """``spans`` with each rate ``text`` writes ("42 a minute", "每分钟约 12 次") in place of the facts
+    lexed inside it: its time unit is a denominator, no duration. A count lexed inside it ("12 次",
+    "63.32 requests") stays a count, stated by the rate too (its other reading): the count is per
+    that unit, and the rate is checked as well."""
+    found: list[tuple[int, int, Entity]] = []
+    for pattern in (rates.en, rates.zh):
+        for match in pattern.finditer(text):
+            found.append((match.start(), match.end(), _rate(match)))
+    if not found:
+        return spans
+    kept: list[tuple[int, int, Entity]] = []
+    for start, end, entity in spans:
+        rate = next((r for r_start, r_end, r in found if r_start < end and start < r_end), None)
+        if rate is None:
+            kept.append((start, end, entity))
+        elif entity.kind == "quantity" and entity.dimension == "count":
+            kept.append((start, end, replace(entity, alternatives=(*entity.alternatives, rate))))
+    return kept + found
+
+
+def _rate(match: re.Match[str]) -> Entity:
+    """A rate as a quantity per second (the unit table's ``rate`` dimension: qps, req/s), at the
+    precision of its count and as its words qualify it ("about 8 a minute", "at most 3 …")."""
+    groups = match.groupdict()
+    number, unit = groups.get("num") or groups["snum"], groups.get("unit") or groups["sunit"]
+    start = match.start("num") if groups.get("num") else match.start("snum")
+    seconds = _UNITS.by_spelling[unit.lower()].factor * Decimal(groups.get("every") or 1)
+    decimals = len(number.split(".", 1)[1]) if "." in number else 0
+    text = match.group()
+    entity = Entity("quantity", text, (text,), Decimal(number), "rate", 1 / seconds, Decimal(1).scaleb(-decimals))
+    return _qualified_at(entity, match.string, start, match.end()) or entity
 
 
 def tokens_over(text: str, start: int, end: int) -> tuple[str, ...]:
@@ -925,7 +992,11 @@ class Corpus:
             return all(self._has_instant(n) or self._rounds_to(n, instant=True) for n in entity.needles)
         if entity.kind == "timestamp":
             return all(
-                self._has_clock(n) or self._has_clock("0" + n) or self._has_twelve_hour(n) or self._rounds_to(n)
+                self._has_clock(n)
+                or self._has_clock("0" + n)
+                or self._has_twelve_hour(n)
+                or self._rounds_to(n)
+                or self._has_fraction(n)
                 for n in entity.needles
             )
         if entity.kind == "date":
@@ -1014,6 +1085,16 @@ class Corpus:
         offset = before in "+-" and ":" in needle and _SECONDS_BEFORE.search(hay, max(0, position - 16), position - 1)
         after_ok = after >= len(hay) or not hay[after].isdigit()
         return not before.isdigit() and not seconds_of and not offset and after_ok
+
+    def _has_fraction(self, needle: str) -> bool:
+        """``22:15:29.649`` written with another mark before its milliseconds: a comma (log4j,
+        ``22:15:29,649``) or a colon (``20171223-22:15:29:649``)."""
+        clock = _FRACTION_CLOCK.fullmatch(needle)
+        if clock is None:
+            return False
+        return any(
+            self._has_clock(f"{zero}{clock.group(1)}{mark}{clock.group(2)}") for mark in ",:" for zero in ("", "0")
+        )
 
     def _rounds_to(self, needle: str, *, instant: bool = False) -> bool:
         """``14:28`` for ``14:27:56``: a clock to the minute, rounded from one written to the
@@ -1107,6 +1188,8 @@ class Corpus:
         words = _UNITS.field_words.get(dimension)
         if words is None and dimension not in _UNITS.bare_ok:
             return False
+        if dimension == "rate" and entity.factor != 1:
+            return False  # "42 a minute": a field's number says per what nowhere (``text/derived.py``)
         assert entity.value is not None and entity.factor is not None and entity.precision is not None
         text = self.text
         for key, number in _fields_with(text, entity.value * entity.factor, entity.precision * entity.factor):
@@ -1173,8 +1256,9 @@ class Corpus:
         return False
 
 
-#: A clock in a text (``10:05``, ``10:05:11.000``, the time of an ISO timestamp).
-_CLOCK_AT = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?![\d:])")
+#: A clock in a text (``10:05``, ``10:05:11.000``, the time of an ISO timestamp), its fraction of a
+#: second after a dot, a comma (log4j) or a colon (``20171223-22:15:29:649``).
+_CLOCK_AT = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,:](\d{1,9}))?)?(?![\d:])")
 #: Words that make a duration a bound ("10 分钟内", "within 10 minutes"), written beside it.
 #: At most this many distinct clocks are paired (a derivation quotes a few lines).
 _MAX_CLOCKS = 64
@@ -1307,12 +1391,15 @@ def range_bound(entity: Entity, claim_text: str, evidence: Corpus) -> bool:
     return False
 
 
-def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods: Sequence[int] = ()) -> bool:
+def derived_duration(
+    entity: Entity, claim_text: str, evidence: Corpus, periods: Sequence[int] = (), anchors: Corpus | None = None
+) -> bool:
     """A duration the claim derives from two times ("两分钟后开始报错", "1 s later", "10 分钟内"):
     stated when two clocks of the evidence (and of the claim itself) are that far apart — or at
     most that far, for a bound — or when it is as long as one of the call's own ``periods``
-    (``period_lengths``: "the 6-hour window"). Computed, not looked up: no tool writes "2
-    minutes later"."""
+    (``period_lengths``: "the 6-hour window"). With ``anchors`` (the lines of the event it counts
+    from, "1 秒后" after the previous claim's), only as far as from one of theirs to one of its
+    own. Computed, not looked up: no tool writes "2 minutes later"."""
     if entity.kind != "quantity" or entity.dimension != "time" or len(evidence.text) > _FOLD_LIMIT:
         return False
     assert entity.value is not None and entity.factor is not None and entity.precision is not None
@@ -1324,6 +1411,11 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods:
     claim = claim_reading(claim_text)
     written = [_when(m) for m in _CLOCK_AT.finditer(evidence.text)]
     times = sorted({*written, *(_when(m) for m in _CLOCK_AT.finditer(claim))}, key=str)
+    if anchors is not None:
+        since = {_when(m) for m in _CLOCK_AT.finditer(anchors.text)} - set(times)
+        if not times or len(since) > _MAX_CLOCKS or len(anchors.text) > _FOLD_LIMIT:
+            return False
+        return any(abs(target - _apart(first, second)) <= tolerance for first in since for second in times)
     if len(times) < 2 or len(times) > _MAX_CLOCKS:
         return False
     at = claim.find(entity.text)
@@ -1345,19 +1437,28 @@ def derived_duration(entity: Entity, claim_text: str, evidence: Corpus, periods:
     return False
 
 
-def _series_step(clocks: list[tuple[int, int | None]]) -> int:
+def line_periods(line: str, facts: Sequence[Entity]) -> list[Decimal]:
+    """Seconds in each period one line states: a duration it writes ("(29 points, 28 min)",
+    ``facts`` being its facts) and the time between any two of its clocks ("14:00:05Z – 14:27:56Z")."""
+    clocks = [_when(m) for m in _CLOCK_AT.finditer(line)]
+    between = [_apart(a, b) for i, a in enumerate(clocks) for b in clocks[i + 1 :]]
+    written = [e.value * e.factor for e in facts if e.dimension == "time" and e.value is not None and e.factor]
+    return written + between
+
+
+def _series_step(clocks: list[tuple[Decimal, int | None]]) -> Decimal:
     """Seconds between the evidence's clocks when they are a series' points — the same gap
     between at least three in a row, in the order written — else 0."""
     gaps = [_apart(a, b) for a, b in pairwise(clocks)]
     runs = [a for a, b in pairwise(gaps) if a == b and a > 0]
-    return max(set(runs), key=runs.count) if runs else 0
+    return max(set(runs), key=runs.count) if runs else Decimal(0)
 
 
 #: A date written right before a clock ("2013-12-21T20:00"): the clock is then an instant.
 _DATE_BEFORE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]$")
 
 
-def _when(clock: re.Match[str]) -> tuple[int, int | None]:
+def _when(clock: re.Match[str]) -> tuple[Decimal, int | None]:
     """A clock's second of the day, and its day when a date is written with it."""
     dated = _DATE_BEFORE.search(clock.string, max(0, clock.start() - 11), clock.start())
     day = None
@@ -1369,7 +1470,7 @@ def _when(clock: re.Match[str]) -> tuple[int, int | None]:
     return _seconds(clock), day
 
 
-def _apart(first: tuple[int, int | None], second: tuple[int, int | None]) -> int:
+def _apart(first: tuple[Decimal, int | None], second: tuple[Decimal, int | None]) -> Decimal:
     """Seconds between two clocks: between instants when both carry a date (20:00 on the 21st
     to 13:00 on the 23rd is 41 h, not 17), else between times of day, the short way round
     midnight (23:58 to 00:02 is 4 minutes)."""
@@ -1379,6 +1480,8 @@ def _apart(first: tuple[int, int | None], second: tuple[int, int | None]) -> int
     return min(apart, 86400 - apart)
 
 
-def _seconds(clock: re.Match[str]) -> int:
-    hours, minutes, seconds = clock.group(1), clock.group(2), clock.group(3) or "0"
-    return int(hours) * 3600 + int(minutes) * 60 + int(seconds)
+def _seconds(clock: re.Match[str]) -> Decimal:
+    """A clock's second of the day, to the fraction it is written to ("22:15:29.649": 80129.649)."""
+    hours, minutes, seconds, fraction = clock.group(1), clock.group(2), clock.group(3) or "0", clock.group(4)
+    whole = Decimal(int(hours) * 3600 + int(minutes) * 60 + int(seconds))
+    return whole + Decimal(f"0.{fraction}") if fraction else whole

@@ -118,6 +118,8 @@ class _Spoken:
         #: every whitespace token a spelled number starts with ("two", "dozen", "twenty-five")
         self.tokens = single | {f"{t}-{o}" for t in tens_words for o in ones_words}
         self.time_units = tuple(s for s in latin_units if table.by_spelling[s].dimension == "time")
+        #: "42 a minute": the article of a rate's denominator, no duration (``units.Rates``)
+        self.after_count = table.rates.article_after_count if table.rates is not None else None
         #: a time unit as a whitespace token, bare or before a mark ("an hour," "a minute.")
         self.time_set = frozenset(f"{u}{mark}" for u in self.time_units for mark in ("", ",", ".", ";", ")"))
         starts = {k.split()[0].lstrip("个") for k in words.unit_words}
@@ -249,8 +251,11 @@ def spoken_text(text: str) -> str:
 def _en(match: re.Match[str], words: _Spoken) -> str:
     word = match.group("word")
     unit = match.group("unit").lower()
-    if word is not None and word.lower() in _ARTICLES and (unit.startswith("sec") or unit not in words.time_units):
-        return match.group()
+    if word is not None and word.lower() in _ARTICLES:
+        if unit.startswith("sec") or unit not in words.time_units:
+            return match.group()
+        if words.after_count is not None and words.after_count.search(match.string, 0, match.start()):
+            return match.group()
     if match.group("tens"):
         value = words.numbers[match.group("tens").lower()] + words.numbers[match.group("ones").lower()]
     else:

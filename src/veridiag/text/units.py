@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from veridiag.text.alternation import whole_words
+from veridiag.text.cjk import HAN
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: A number as written in text: digits, optionally a decimal part.
@@ -52,6 +53,16 @@ class QualifierWords(WordModel):
     after: list[Word] = Field(default_factory=list)
 
 
+class RateWords(WordModel):
+    """``units.yaml`` rates: the words that make a time unit a rate's denominator."""
+
+    per: list[Word] = Field(min_length=1)
+    per_zh: list[Word] = Field(min_length=1)
+    not_counted: list[Word] = Field(default_factory=list)
+    not_after: list[Word] = Field(default_factory=list)
+    levels: list[Word] = Field(default_factory=list)
+
+
 class UnitWords(WordModel):
     units: list[UnitSpellings] = Field(min_length=1)
     size_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
@@ -61,6 +72,10 @@ class UnitWords(WordModel):
     qualifiers: dict[QualifierKind, QualifierWords] = Field(default_factory=dict)
     value_words: list[Word] = Field(default_factory=list)
     difference_words: list[Word] = Field(default_factory=list)
+    rates: RateWords | None = None
+    relative_after: list[Word] = Field(default_factory=list)
+    sum_words: list[Word] = Field(default_factory=list)
+    multiple_after: list[Word] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _one_unit_per_spelling(self) -> UnitWords:
@@ -105,6 +120,14 @@ class UnitTable:
     value_ends: frozenset[str]
     #: Words ending right before a number (an approximate word between) that make it a difference.
     difference_before: re.Pattern[str]
+    #: The same for a sum ("加起来", "in total").
+    sum_before: re.Pattern[str]
+    #: Words right after a duration that make it the time from another event ("后", "later").
+    relative_after: re.Pattern[str]
+    #: Words right after "N times" that make it a multiple ("the", "as", "higher").
+    multiple_after: re.Pattern[str]
+    #: A count per unit of time, where a text may hold one (``Rates``).
+    rates: Rates | None
 
     def qualifier(self, before: str, after: str) -> QualifierKind | None:
         """What the words around a number make of it: approximate, a bound, or (None) exact.
@@ -145,7 +168,11 @@ class UnitTable:
             _ending(words.value_words),
             {kind: _ends(q.before) for kind, q in words.qualifiers.items()},
             _ends(words.value_words),
-            _difference(words),
+            _difference(words.difference_words, words),
+            _difference(words.sum_words, words),
+            _starting(words.relative_after),
+            _starting(words.multiple_after),
+            Rates(words.rates, by_spelling) if words.rates is not None else None,
         )
 
     def alternation(self) -> str:
@@ -153,11 +180,65 @@ class UnitTable:
         return "|".join(re.escape(s) for s in sorted(self.by_spelling, key=len, reverse=True))
 
 
-def _difference(words: UnitWords) -> re.Pattern[str]:
-    """A difference word, then perhaps an approximate one, ending the text but for blanks."""
+def _difference(listed: list[str], words: UnitWords) -> re.Pattern[str]:
+    """One of ``listed`` (difference or sum words), then perhaps an approximate word, ending the
+    text but for blanks."""
     approximate = words.qualifiers.get("approximate")
     maybe = _words_pattern(approximate.before) if approximate is not None else "(?!)"
-    return re.compile(rf"(?:{_words_pattern(words.difference_words)})\s*(?:{maybe})?\s*$", re.IGNORECASE)
+    return re.compile(rf"(?:{_words_pattern(listed)})\s*(?:{maybe})?\s*$", re.IGNORECASE)
+
+
+class Rates:
+    """A count per unit of time ("42 a minute", "3 slow queries per second", "30/min", "每分钟约 12
+    次"): patterns whose groups are ``num`` (the count), ``every`` (a number of units, "every 5
+    minutes") and ``unit`` (a time unit's spelling). Read before the lexer's units, so the time
+    unit of a rate is its denominator, never a duration of its own."""
+
+    def __init__(self, words: RateWords, by_spelling: dict[str, Unit]) -> None:
+        times = sorted((s for s, u in by_spelling.items() if u.dimension == "time"), key=len, reverse=True)
+        latin = "|".join(re.escape(s) for s in times if s.isascii())
+        chinese = "|".join(re.escape(s) for s in times if not s.isascii())
+        others = [s for s, u in by_spelling.items() if u.dimension != "count" and s[:1].isalpha()]
+        per = _words_pattern(words.per)
+        # what is counted: up to three words, none a stop word nor a unit but a count's ("2 GB a
+        # minute" is a throughput, "5 ms each minute" a latency, "5 errors in a minute" a duration)
+        stop, other = _words_pattern([*words.not_counted, *others]), _words_pattern(others)
+        noun = rf"(?:\s+(?!{stop})[A-Za-z][A-Za-z_-]*){{0,3}}"
+        after = _words_pattern(words.not_after)
+        self.en = re.compile(
+            rf"(?<![\w.])(?P<num>{NUMBER}){noun}\s+(?:{per})\s+(?:(?P<every>{NUMBER})\s+)?"
+            rf"(?P<unit>{latin})(?![A-Za-z])(?!\s+(?:{after})(?![A-Za-z]))"
+            rf"|(?<![\w.])(?P<snum>{NUMBER})(?:{noun}|\s?(?!{other})[A-Za-z]+|\s?[次个条])\s?/\s?(?P<sunit>{latin}|{chinese})"
+            r"(?![A-Za-z])",
+            re.IGNORECASE,
+        )
+        zh_per = "|".join(re.escape(w) for w in words.per_zh)
+        self.zh = re.compile(
+            rf"(?:{zh_per})\s*(?P<every>{NUMBER})?\s*个?(?P<unit>{chinese})[^\d\s,，。;；:：()（）]{{0,8}}?\s*"
+            # a count, perhaps with its measure word; a unit after it is no count ("每小时 10 公里": a speed)
+            rf"(?P<num>{NUMBER})(?!\s*[:%.\d])(?:\s*[次个条]|(?!\s*[{HAN}A-Za-z]))"
+        )
+        #: "42 a minute": an article after a count (and what it counts) is a rate's, not "1 minute"
+        self.article_after_count = re.compile(rf"(?<![\w.]){NUMBER}{noun}\s+$", re.IGNORECASE)
+        #: a word ending right before a count of a line that makes it a level, no total
+        self.level_before = re.compile(rf"(?:{_words_pattern(words.levels)})\s*[:=]?\s*$", re.IGNORECASE)
+        self.per_words = frozenset(w for word in words.per for w in (word, word.title()))
+        self.zh_words = tuple(words.per_zh)
+        #: a time unit as a whitespace token, bare or before a mark ("a minute." "per second,")
+        self.time_tokens = frozenset(
+            f"{s}{mark}" for s in times if s.isascii() for mark in ("", ",", ".", ";", ")", ":")
+        )
+        #: a slash before a time unit ("30/min", "12 次/分钟")
+        self.slash = re.compile(rf"/\s?(?:{latin}|{chinese})(?![A-Za-z])", re.IGNORECASE)
+
+    def may_hold(self, text: str, tokens: list[str]) -> bool:
+        """Might ``text`` (split into whitespace ``tokens``) write a rate? Set and substring tests
+        (in C) first: most texts have none, and the patterns then never run."""
+        if not self.per_words.isdisjoint(tokens) and not self.time_tokens.isdisjoint(tokens):
+            return True
+        if any(word in text for word in self.zh_words):
+            return True
+        return "/" in text and self.slash.search(text) is not None
 
 
 def _words_pattern(words: list[str]) -> str:

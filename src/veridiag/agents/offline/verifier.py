@@ -34,9 +34,9 @@ from veridiag.contracts.verifier import (
     VerifierPayload,
 )
 from veridiag.gatekeeper.matching import AnchoredMatcher
-from veridiag.text.bounds import threshold_kept
 from veridiag.text.concepts import concepts
-from veridiag.text.entities import Corpus, Entity, computed, extract_entities, period_lengths
+from veridiag.text.derived import Cited, derived
+from veridiag.text.entities import Corpus, Entity, extract_entities, period_lengths
 from veridiag.text.quotes import own_words
 from veridiag.text.render import invocation_json
 from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
@@ -96,8 +96,10 @@ class OfflineVerifier:
         checks: list[ClaimCheck] = []
         labelled: list[tuple[ClaimView, ClaimVerification]] = []
         zones = named_zones([*(claim.claim_text for claim in material.claims), payload.original_query])
+        previous: ClaimView | None = None
         for claim in material.claims:
-            label, detail, refs = self.judge(claim, own, zones)
+            label, detail, refs = self.judge(claim, own, zones, previous)
+            previous = claim
             checks.append(ClaimCheck(claim_id=claim.claim_id, verification=label, detail=detail, evidence_refs=refs))
             labelled.append((claim, label))
         hypothesis_checks = [_hypothesis(item, self.wording) for item in material.hypotheses]
@@ -114,13 +116,27 @@ class OfflineVerifier:
         }
         return RoleReply(text=json.dumps(output, ensure_ascii=False), answered_by=EngineUse(engine=self.name))
 
-    def judge(
-        self, claim: ClaimView, own: set[int], zones: tuple[tzinfo, ...] = ()
-    ) -> tuple[ClaimVerification, str, list[EvidenceRef]]:
-        """``zones``: the zones the answer names for its reader (``text/zones.named_zones``)."""
+    def _usable(self, claim: ClaimView, own: set[int]) -> dict[int, InvocationView]:
+        """The successful calls of this session ``claim`` cites."""
         ids = {i for b in claim.bindings for i in b.source_invocation_ids if i in own}
         found = self.invocations.get_invocations(sorted(ids))
-        usable = {i: inv for i, inv in found.items() if inv.status != "error"}
+        return {i: inv for i, inv in found.items() if inv.status != "error"}
+
+    def _quoted(self, claim: ClaimView, usable: dict[int, InvocationView]) -> Corpus:
+        """The lines ``claim`` quotes: its excerpts and the whole lines they align with."""
+        excerpts = [b.evidence_excerpt for b in claim.bindings]
+        return Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True))
+
+    def judge(
+        self,
+        claim: ClaimView,
+        own: set[int],
+        zones: tuple[tzinfo, ...] = (),
+        previous: ClaimView | None = None,
+    ) -> tuple[ClaimVerification, str, list[EvidenceRef]]:
+        """``zones``: the zones the answer names for its reader (``text/zones.named_zones``);
+        ``previous``: the answer's claim before this one (the event "1 秒后" counts from)."""
+        usable = self._usable(claim, own)
         if not usable:
             return "unsupported", "no usable evidence: the claim cites no successful call of this session", []
         refs = [EvidenceRef(tool_name=inv.tool_name, source_invocation_ids=[i]) for i, inv in usable.items()]
@@ -129,11 +145,7 @@ class OfflineVerifier:
         facts = extract_entities(text, self.known_services)
         excerpts = [b.evidence_excerpt for b in claim.bindings]
         # a date belongs to the lines the claim quotes, not to any line of the output
-        quoted_lines = (
-            Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True))
-            if any(e.kind == "date" for e in facts)
-            else corpus
-        )
+        quoted_lines = self._quoted(claim, usable) if any(e.kind == "date" for e in facts) else corpus
         missing = [e for e in facts if not (quoted_lines if e.kind == "date" else corpus).contains(e)]
         # a clock without a zone, true in the zone the answer names for its reader: an inference
         in_reader_zone = [e for e in missing if any(corpus.contains(r) for r in read_in(e, zones))]
@@ -143,15 +155,22 @@ class OfflineVerifier:
         best = max((self._score(e, usable) for e in excerpts if e.strip()), default=0.0)
         if missing:
             regions = excerpts + _aligned_regions(excerpts, usable)
-            quoted = Corpus(excerpts + _aligned_regions(excerpts, usable, whole_lines=True))
-            periods = tuple(p for inv in usable.values() for p in period_lengths(inv.arguments, inv.retrieval_details))
-            outputs = [inv.output or "" for inv in usable.values()]
-            missing = [
-                e
-                for e in missing
-                if not computed(e, text, quoted, periods)
-                and (e.kind != "quantity" or not threshold_kept(e.text, text, outputs))
-            ]
+
+            def periods() -> tuple[int, ...]:
+                return tuple(p for inv in usable.values() for p in period_lengths(inv.arguments, inv.retrieval_details))
+
+            def before() -> Corpus | None:
+                return self._quoted(previous, self._usable(previous, own)) if previous is not None else None
+
+            cited = Cited(
+                self._quoted(claim, usable),
+                outputs=[inv.output or "" for inv in usable.values()],
+                context=[invocation_json(v) for inv in usable.values() for v in (inv.arguments, inv.retrieval_details)],
+                periods=periods,
+                previous=before,
+                facts=facts,
+            )
+            missing = [e for e in missing if not derived(e, text, cited)]
         if missing:
             if any(_conflicts(e, regions) for e in missing):
                 return "contradicted", f"the evidence states another value than {missing[0].text!r}", refs

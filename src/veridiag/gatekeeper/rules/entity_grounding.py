@@ -15,6 +15,7 @@ PASS, and a fact found nowhere is a failure.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -23,17 +24,8 @@ from veridiag.contracts.invocation import InvocationView
 from veridiag.gatekeeper.context import BindingView, Located, RuleResult, ValidationContext
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
-from veridiag.text.bounds import threshold_kept
-from veridiag.text.entities import (
-    Corpus,
-    Entity,
-    TextFacts,
-    computed,
-    derived_duration,
-    extract_entities,
-    period_lengths,
-)
-from veridiag.text.tallies import tallied
+from veridiag.text.derived import Cited, derived
+from veridiag.text.entities import Corpus, Entity, TextFacts, extract_entities, period_lengths
 
 
 class GroundingParams(BaseModel):
@@ -136,32 +128,20 @@ class _Check:
         sources: list[InvocationView],
         literal: bool = False,
         own_only: bool = False,
+        previous: Sequence[_Binding] = (),
     ) -> None:
         """``own_only``: facts must be in ``regions`` (the claim's own excerpts and the lines
-        they align with) or the calls' context; elsewhere in the output only warns."""
+        they align with) or the calls' context; elsewhere in the output only warns. ``previous``:
+        the bindings of the answer's previous claim, whose lines "1 秒后" counts from."""
         near = Corpus([*regions, *(self.context_text(inv) for inv in sources)])
         entities = self.entities(text, near.tokens)
         # A derivation is computed from the claim's own lines, not from the call's whole record
         # (its retrieval details list every episode: any two of their times give some duration).
         own_lines = Corpus(regions) if regions else None
-        outside = [
-            entity
-            for entity in entities
-            if not _grounds(near, own_lines, entity, literal)
-            and (literal or not isinstance(text, str) or own_lines is None or not computed(entity, text, own_lines))
-        ]
-        if own_lines is not None and isinstance(text, str) and any(e.dimension == "time" for e in outside):
-            # as long as one of the call's own periods ("the 6-hour window"): read only when needed
-            periods = tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
-            outside = [e for e in outside if not periods or not derived_duration(e, text, own_lines, periods)]
+        outside = [entity for entity in entities if not _grounds(near, own_lines, entity, literal)]
         if outside and isinstance(text, str) and not literal:
-            outputs = [inv.output or "" for inv in sources]
-            outside = [e for e in outside if e.kind != "quantity" or not threshold_kept(e.text, text, outputs)]
-        if outside and isinstance(text, str) and not literal:
-            # a per-host or per-day tally of the lines it was shown ("node-246 logged 3 of them")
-            outputs = [inv.output or "" for inv in sources]
-            every = self.facts(text).entities()
-            outside = [e for e in outside if not tallied(e, every, outputs)]
+            cited = self.cited(text, own_lines, sources, previous)
+            outside = [entity for entity in outside if not derived(entity, text, cited)]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
         in_reader_zone = [e for e in missing if not literal and self.in_reader_zone(e, near)]
@@ -186,6 +166,28 @@ class _Check:
             self.warn(target, why, len(doubtful), len(entities), sources[0].id)
             return
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
+
+    def cited(
+        self, text: str, own_lines: Corpus | None, sources: list[InvocationView], previous: Sequence[_Binding]
+    ) -> Cited:
+        """What the claim's derived facts are computed from (``text/derived.py``), each part read
+        only when a fact asks for it."""
+
+        def periods() -> tuple[int, ...]:
+            return tuple(p for inv in sources for p in period_lengths(inv.arguments, inv.retrieval_details))
+
+        def before() -> Corpus | None:
+            lines = [loc.region() for entry in previous for loc in entry.located]
+            return Corpus(lines) if lines else None
+
+        return Cited(
+            own_lines,
+            outputs=[inv.output or "" for inv in sources],
+            context=[self.context_text(inv) for inv in sources],
+            periods=periods,
+            previous=before,
+            facts=self.facts(text).entities(),
+        )
 
     def warn(self, target: str, why: str, flagged: int, total: int, invocation_id: int) -> None:
         """A claim whose facts are found, ``flagged`` of its ``total`` only in a weaker way."""
@@ -270,6 +272,7 @@ class EntityGrounding(GatekeeperRule):
     def validate(self, context: ValidationContext, metadata: RuleMetadata) -> RuleResult:
         params = metadata.typed_params(GroundingParams)
         check = _Check(context, params, RuleResult(self.id))
+        previous: list[_Binding] = []
         for claim in context.claim_views():
             entries = [self._binding(context, params, binding) for binding in claim.bindings]
             if params.check_excerpts:
@@ -285,7 +288,9 @@ class EntityGrounding(GatekeeperRule):
                     regions=regions,
                     sources=sources,
                     own_only=params.own_excerpts_only,
+                    previous=previous,
                 )
+            previous = entries
         return check.result
 
     @staticmethod

@@ -1,0 +1,325 @@
+"""A fact a claim derives from its quoted lines is checked by computing it (issue 27, deliverable 1:
+the blind set's honest claims withheld for it): a rate ("about 8 a minute", "每分钟约 12 次"), a
+duration from the previous claim's event ("1 秒后", "28 minutes after the rollout") or between clocks
+written to the millisecond in any log's spelling, a sum ("两段加起来两个多小时"), a multiple ("one and
+a half times") and a percentage of a stated multiple ("约 2%" of ×0.02). Each property generates the
+wordings and asserts both directions through the Gatekeeper and the offline verifier alike: the
+true value is kept, a wrong one is caught."""
+
+from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.agents.offline.verifier import OfflineVerifier
+from veridiag.contracts import InMemoryInvocations
+from veridiag.contracts.invocation import InvocationRecord
+from veridiag.contracts.material import ExecutorMaterial
+from veridiag.gatekeeper import Gatekeeper
+
+_GATEKEEPER = Gatekeeper()
+_UNREAD = ("external_unknown", "contradicted")
+
+
+def _kept(claims: list[dict[str, Any]], invocations: list[InvocationRecord]) -> bool:
+    """Is the last of ``claims`` kept — its facts grounded — by the Gatekeeper's entity grounding
+    and by the offline verifier? They must agree."""
+    store = InMemoryInvocations(invocations)
+    report = _GATEKEEPER.validate(v2(claims), session_id=SESSION, invocations=store)
+    target = f"claims[{len(claims) - 1}]"
+    failed = [
+        check.reason
+        for trace in report.claim_traces
+        for check in trace.checks
+        if check.rule_id == "claim.entity_grounding" and check.outcome == "fail" and check.target.startswith(target)
+    ]
+    material = ExecutorMaterial.read({"claims": claims}).claims
+    ids = {inv.id for inv in invocations}
+    previous = material[-2] if len(material) > 1 else None
+    label, why, _refs = OfflineVerifier(store).judge(material[-1], ids, (), previous)
+    assert (not failed) == (label not in _UNREAD), (failed, label, why)
+    return not failed
+
+
+def _hhmmss(second: Decimal) -> str:
+    whole = int(second)
+    return f"{whole // 3600 % 24:02d}:{whole // 60 % 60:02d}:{whole % 60:02d}"
+
+
+_PER_UNIT = {"second": 1, "minute": 60, "hour": 3600}
+_ZH_UNIT = {"second": "秒", "minute": "分钟", "hour": "小时"}
+_ABOUT = st.sampled_from(["about ", "roughly ", "~", "around "])
+_ZH_ABOUT = st.sampled_from(["约 ", "大约", "差不多"])
+
+
+def _rate_claim(rate: int, unit: str, lang: str, noun: str, about: str) -> str:
+    """A rate as a model writes it, in English (article, "per", a slash) or Chinese (每)."""
+    if lang == "zh":
+        return f"平均每{_ZH_UNIT[unit]}{about}{rate} 次支付失败。"
+    if lang == "slash":
+        return f"That is {about}{rate}{noun}/{unit[:3] if unit != 'hour' else 'h'} on average."
+    article = "an" if unit == "hour" else ("per" if unit == "second" else "a")
+    return f"That is {about}{rate}{noun} {article} {unit} on average."
+
+
+@given(
+    st.integers(3, 400),
+    st.sampled_from(list(_PER_UNIT)),
+    st.sampled_from(["en", "zh", "slash"]),
+    st.sampled_from(["", " errors", " failed payments"]),
+    st.integers(2, 9),
+)
+def test_a_rate_of_a_series_counted_per_unit_is_its_points(
+    value: int, unit: str, lang: str, noun: str, off: int
+) -> None:
+    """ "42 a minute", "每分钟 42 次": the count of a series its call names per that unit."""
+    assume(lang != "zh" or not noun)
+    output = (
+        f"query_metrics service=gateway metric=payment_failures_per_{unit} unit=times\n"
+        f"anomaly 1: 2026-07-07T08:11:00Z – 2026-07-07T08:39:00Z up; peak {value} times at 2026-07-07T08:34:00Z"
+    )
+    calls = [invocation(102, tool_name="query_metrics", output=output)]
+
+    def says(rate: int) -> list[dict[str, Any]]:
+        # at one time, no average: "on average" and 平均 name another statistic than the peak
+        text = _rate_claim(rate, unit, lang, noun, "").replace("on average", "at 08:34").replace("平均", "08:34 ")
+        return [claim(text=text, bindings=[binding([102], output.splitlines()[1], tool_name="query_metrics")])]
+
+    assert _kept(says(value), calls)
+    assert not _kept(says(value + off), calls)
+
+
+@given(
+    st.integers(2, 200),
+    st.integers(1, 200),
+    st.sampled_from(
+        [
+            ("averaged {v} slow queries a minute", "avg"),
+            ("averaged {v} per minute", "avg"),
+            ("平均每分钟 {v} 次", "avg"),
+            ("peaked at {v} a minute", "max"),
+            ("峰值每分钟 {v} 次", "max"),
+        ]
+    ),
+)
+def test_a_rate_is_the_statistic_its_words_name(avg: int, above: int, wording: tuple[str, str]) -> None:
+    """ "averaged 40 slow queries a minute" is not stated by a series' "max 40 times"."""
+    peak = avg + above
+    line = (
+        f"window: min 0 times, max {peak} times, avg {avg} times (75 points); peak {peak} times at 2026-07-07T15:11:00Z"
+    )
+    output = f"query_metrics service=mysql metric=mysql_slow_queries_per_minute unit=times\n{line}"
+    calls = [invocation(253, tool_name="query_metrics", output=output)]
+    form, statistic = wording
+    right, wrong = (avg, peak) if statistic == "avg" else (peak, avg)
+
+    def says(value: int) -> list[dict[str, Any]]:
+        text = "Across the window MySQL " + form.format(v=value) + "."
+        return [claim(text=text, bindings=[binding([253], line, tool_name="query_metrics")])]
+
+    assert _kept(says(right), calls)
+    assert not _kept(says(wrong), calls)
+
+
+@given(
+    st.integers(5, 5000),
+    st.integers(300, 7200),
+    st.sampled_from(list(_PER_UNIT)),
+    st.sampled_from(["en", "zh", "slash"]),
+    st.data(),
+)
+def test_a_rate_is_a_count_over_the_period_of_its_line(
+    count: int, seconds: int, unit: str, lang: str, data: st.DataObject
+) -> None:
+    """ "about 8 a minute" for 320 errors in 39 m 47 s; "每分钟约 30 次" for 361 in 30 minutes is
+    caught."""
+    rate = Decimal(count * _PER_UNIT[unit]) / seconds
+    written = int(rate.quantize(Decimal(1), ROUND_HALF_UP))
+    assume(written >= 3 and abs(rate - written) < Decimal("0.45"))  # not on the edge of its rounding
+    start = Decimal(36000 + data.draw(st.integers(0, 3600)))
+    line = (
+        f"{count}× ERROR 2026-07-07T{_hhmmss(start)}Z – 2026-07-07T{_hhmmss(start + seconds)}Z "
+        "ERR_PAYMENT_TIMEOUT upstream=payment-service"
+    )
+    output = f"query_logs service=order-service level=ERROR\ntemplates:\n  {line}"
+    calls = [invocation(103, output=output)]
+    about = data.draw(_ZH_ABOUT if lang == "zh" else _ABOUT)
+    noun = "" if lang == "zh" else data.draw(st.sampled_from(["", " errors", " validation errors"]))
+
+    def says(value: int) -> list[dict[str, Any]]:
+        return [claim(text=_rate_claim(value, unit, lang, noun, about), bindings=[binding([103], line)])]
+
+    assert _kept(says(written), calls)
+    assert not _kept(says(written * 2 + 3), calls)
+
+
+_LOG_CLOCKS = st.sampled_from(
+    [
+        "20171223-{clock}{mark}{ms}|Step_LSC|30002312|onStandStepChanged 3579",
+        "2017-12-23 {clock}{mark}{ms} INFO Step_LSC onStandStepChanged 3579",
+        "[2017-12-23T{clock}{mark}{ms}] INFO Step_LSC onStandStepChanged 3579",
+    ]
+)
+
+
+def _log_line(form: str, second: Decimal, mark: str) -> str:
+    millis = int((second - int(second)) * 1000)
+    return form.format(clock=_hhmmss(second), mark=mark, ms=f"{millis:03d}")
+
+
+@given(_LOG_CLOCKS, st.sampled_from([".", ",", ":"]), st.integers(0, 86_399_999), st.integers(1, 999))
+def test_a_clock_to_the_millisecond_is_the_line_in_any_spelling(form: str, mark: str, millis: int, off: int) -> None:
+    """ "22:15:29.649" is the line the log writes ``22:15:29:649`` or ``22:15:29,649``."""
+    second = Decimal(millis) / 1000
+    line = _log_line(form, second, mark)
+    calls = [invocation(101, output=f"query_logs service=healthapp\nlines:\n{line}")]
+
+    def says(at: Decimal) -> list[dict[str, Any]]:
+        written = f"{_hhmmss(at)}.{int((at - int(at)) * 1000):03d}"
+        return [claim(text=f"{written} 的计数是 3579。", bindings=[binding([101], line)])]
+
+    assert _kept(says(second), calls)
+    assert not _kept(says((second + Decimal(off) / 1000) % 86400), calls)
+
+
+def _duration(amount: Decimal, unit: str, lang: str, about: str) -> str:
+    """A duration as written, to the precision of ``amount``."""
+    if lang == "zh":
+        return f"{about}{amount} {'毫秒' if unit == 'ms' else '秒'}"
+    return f"{about}{amount} {'ms' if unit == 'ms' else 'seconds'}"
+
+
+@given(
+    _LOG_CLOCKS,
+    st.sampled_from([".", ",", ":"]),
+    st.integers(0, 80_000_000),
+    st.integers(5, 9_999),
+    st.tuples(st.sampled_from(["zh", "en"]), st.booleans()),
+)
+def test_a_duration_between_clocks_to_the_millisecond_is_computed(
+    form: str, mark: str, millis: int, apart: int, wording: tuple[str, bool]
+) -> None:
+    """ "30 毫秒后" for .381 → .411, "约 1.2 秒内" for 1.235 s; "3 seconds later" for one is caught."""
+    lang, approximate = wording
+    first = Decimal(millis) / 1000
+    lines = [_log_line(form, first, mark), _log_line(form, first + Decimal(apart) / 1000, mark)]
+    calls = [invocation(101, output="query_logs service=healthapp\nlines:\n" + "\n".join(lines))]
+    in_seconds = apart >= 1000
+    unit = "s" if in_seconds else "ms"
+    about = ("约 " if lang == "zh" else "about ") if approximate else ""
+    after = "后" if lang == "zh" else " later"
+
+    def says(millis_apart: int) -> list[dict[str, Any]]:
+        amount = (Decimal(millis_apart) / 1000).quantize(Decimal("0.1")) if in_seconds else Decimal(millis_apart)
+        text = f"计数变了，{_duration(amount, unit, lang, about)}{after}又变了。"
+        return [claim(text=text, bindings=[binding([101], line) for line in lines])]
+
+    assert _kept(says(apart), calls)
+    assert not _kept(says(apart * 3 + 1000 if in_seconds else apart * 3 + 10), calls)
+
+
+@given(
+    st.integers(36_000, 80_000),
+    st.integers(1, 3000),
+    st.sampled_from(["zh", "en", "en-after"]),
+    st.sampled_from(["s", "min"]),
+)
+def test_a_duration_after_the_previous_claims_event_is_computed(start: int, apart: int, lang: str, unit: str) -> None:
+    """ "1 秒后 order-service 记录了失败" counts from the event the claim before it quotes."""
+    assume(unit == "s" or apart >= 120)
+    first = f"2026-07-07T{_hhmmss(Decimal(start))}.000Z ERROR payment-service order=123 ERR_TIMEOUT request timeout"
+    second = (
+        f"2026-07-07T{_hhmmss(Decimal(start + apart))}.000Z ERROR order-service payment failed for order=123: "
+        "ERR_PAYMENT_TIMEOUT"
+    )
+    calls = [invocation(101, output=first), invocation(102, output=second)]
+    earlier = claim("claim-1", f"payment-service 在 {_hhmmss(Decimal(start))} 超时。", [binding([101], first)])
+
+    def says(amount: int) -> list[dict[str, Any]]:
+        spelled = {"s": ("秒", "seconds"), "min": ("分钟", "minutes")}[unit]
+        if lang == "zh":
+            text = f"{amount} {spelled[0]}后 order-service 记录订单 123 支付失败。"
+        elif lang == "en":
+            text = f"{amount} {spelled[1]} later order-service logged the failed payment."
+        else:
+            text = f"order-service logged the failed payment {amount} {spelled[1]} after the timeout."
+        return [earlier, claim("claim-2", text, [binding([102], second)])]
+
+    amount = apart if unit == "s" else round(apart / 60)
+    assume(unit == "s" or abs(amount * 60 - apart) <= 25)
+    assert _kept(says(amount), calls)
+    assert not _kept(says(amount * 2 + 2), calls)
+
+
+def _anomaly(number: int, minutes: int, factor: str = "0.09") -> str:
+    return (
+        f"anomaly {number}: 2015-09-16T1{number}:00:00Z – 2015-09-16T1{number}:59:00Z ({minutes // 5} points, "
+        f"{minutes} min) down; peak 6 mph at 2015-09-16T1{number}:29:00Z; expected 67 mph; ×{factor}; score 20.6"
+    )
+
+
+@given(st.integers(20, 200), st.integers(20, 200), st.sampled_from(["zh-more", "zh", "en"]))
+def test_a_sum_of_two_stated_durations_is_computed(first: int, second: int, form: str) -> None:
+    """ "两段加起来两个多小时" for 66 + 70 minutes; "三个多小时" for them is caught."""
+    total = first + second
+    assume(total >= 60)
+    lines = [_anomaly(1, first), _anomaly(2, second)]
+    calls = [invocation(101, tool_name="query_metrics", output="points:\n" + "\n".join(lines))]
+
+    def says(minutes: int) -> list[dict[str, Any]]:
+        if form == "zh-more":
+            text = f"第一段 {first} 分钟，第二段 {second} 分钟，两段加起来{minutes // 60}个多小时。"
+        elif form == "zh":
+            text = f"第一段 {first} 分钟，第二段 {second} 分钟，合计 {minutes} 分钟。"
+        else:
+            text = f"The first lasted {first} minutes and the second {second}, {minutes} minutes in total."
+            text = text.replace(f"{minutes} minutes in total", f"a total of {minutes} minutes")
+        return [claim(text=text, bindings=[binding([101], line, tool_name="query_metrics") for line in lines])]
+
+    assert _kept(says(total), calls)
+    assert not _kept(says(total + 60), calls)
+
+
+@given(
+    st.integers(1000, 99_999),
+    st.integers(1000, 99_999),
+    st.sampled_from(
+        ["about {r} times the {other} one", "{r} times as high as the {other} one", "{r}× the {other} one"]
+    ),
+)
+def test_a_multiple_of_two_stated_values_is_computed(high: int, low: int, form: str) -> None:
+    """ "about one and a half times the 11:35 one" for 76.41 against 50.89."""
+    assume(high > low * 1.2)
+    a, b = Decimal(high) / 100, Decimal(low) / 100
+    lines = [f"peak {a} at 2014-07-15T15:40:00Z", f"peak {b} at 2014-07-15T11:35:00Z"]
+    calls = [invocation(101, tool_name="query_metrics", output="\n".join(lines))]
+    ratio = (a / b).quantize(Decimal("0.1"))
+
+    def says(r: Decimal) -> list[dict[str, Any]]:
+        text = "The 15:40 peak is " + form.format(r=r, other="11:35") + "."
+        return [claim(text=text, bindings=[binding([101], line, tool_name="query_metrics") for line in lines])]
+
+    assert _kept(says(ratio), calls)
+    wrong = ratio * 2 + 1
+    # an approximate count is also read as a bare number of its lines (entities: small texts)
+    assume(all(abs(wrong - value) > wrong / 4 for value in (a, b)))
+    assert not _kept(says(wrong), calls)
+
+
+@given(st.integers(1, 99), st.sampled_from(["约 {p}%", "只有约 {p}%", "about {p}%", "roughly {p} percent"]))
+def test_a_percentage_of_a_stated_multiple_is_computed(hundredths: int, form: str) -> None:
+    """ "约 2%" of "×0.02": the multiple a tool wrote, as a percentage."""
+    factor = Decimal(hundredths) / 100
+    line = f"peak 1 mph at 2015-09-16T12:29:00Z; expected 64 mph; ×{factor}"
+    calls = [invocation(101, tool_name="query_metrics", output=line)]
+
+    def says(percent: int) -> list[dict[str, Any]]:
+        text = f"12:29 的车速只有正常车速的{form.format(p=percent)}。"
+        return [claim(text=text, bindings=[binding([101], line, tool_name="query_metrics")])]
+
+    assert _kept(says(hundredths), calls)
+    assert not _kept(says(hundredths * 2 + 3), calls)
