@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.text.bounds import _patterns, claimed_bound, keeps_on, threshold_kept
+from veridiag.text.bounds import _has_bound_word, _patterns, claimed_bound, keeps_on, threshold_kept
 
 _WORDS = _patterns()[2].held_on
 _PLAIN = re.compile("|".join(re.escape(w) for w in sorted(_WORDS, key=len, reverse=True)), re.IGNORECASE)
@@ -34,6 +34,52 @@ def test_the_led_pattern_finds_the_same_first_word_as_the_plain_list(parts: list
     text = "".join(parts)
     led, plain = _patterns()[3].search(text), _PLAIN.search(text)
     assert (led and (led.span(), led.group())) == (plain and (plain.span(), plain.group()))
+
+
+_THRESHOLD_WORDS = [
+    w for name in ("above_before", "below_before", "above_after", "below_after") for w in getattr(_patterns()[2], name)
+]
+
+
+#: The letters ``re.IGNORECASE`` matches to an ASCII one: a word may be written with them.
+_BLIND = {"i": "\u0130\u0131", "s": "\u017f", "k": "\u212a"}
+
+
+def _blind(word: str, pick: int) -> str:
+    """``word`` with each of its i, s and k written as a letter that matches it case-blind."""
+    return "".join(_BLIND[c][pick % len(_BLIND[c])] if c in _BLIND else c for c in word)
+
+
+_FILLER = st.text(alphabet="abeghiklmnorstuvwİıſK高超以下上之没有 .,:0123456789%", max_size=12)
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.tuples(
+                st.sampled_from(["", "never ", "none ", "从未", "没有"]),
+                st.one_of(
+                    st.builds(_cased, st.sampled_from(_THRESHOLD_WORDS), st.lists(st.booleans(), max_size=12)),
+                    st.builds(
+                        _blind,
+                        st.sampled_from([w for w in _THRESHOLD_WORDS if set(w) & set(_BLIND)]),
+                        st.integers(0, 1),
+                    ),
+                ),
+                st.sampled_from([" 5 ms", "80%", " 2 秒", "12.5s", " 300"]),
+            ).map("".join),
+            _FILLER,
+        ),
+        max_size=4,
+    )
+)
+def test_a_text_without_a_bound_word_is_not_tried_and_reads_as_before(parts: list[str]) -> None:
+    """The guard on the bound words (case-blind, İ ı ſ K included) only spares the two patterns'
+    search: whatever the text, the bound read is the one they find."""
+    text = "".join(parts)
+    before, after = _patterns()[0], _patterns()[1]
+    found = before.search(text) or after.search(text)
+    assert _has_bound_word(text) or found is None
 
 
 def test_a_held_level_is_found_in_either_language() -> None:

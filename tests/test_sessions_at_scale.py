@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from alembic import command
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from sqlalchemy import event, null, select, text, update
 from typer.testing import CliRunner
 
@@ -23,10 +25,11 @@ from veridiag.api import create_app
 from veridiag.cli.app import app as cli
 from veridiag.config import Settings
 from veridiag.contracts.json import JsonObject, JsonValue
+from veridiag.contracts.parsing import parse_executor_output
 from veridiag.pipeline import DiagnosisPipeline
 from veridiag.pipeline.audit import audit_chain
 from veridiag.pipeline.factory import assemble
-from veridiag.store import SessionStore
+from veridiag.store import SessionStore, audit_storage
 from veridiag.store.audit_storage import InvocationTexts, compact, hydrate
 from veridiag.store.database import _alembic_config
 from veridiag.store.models import SESSIONS
@@ -352,3 +355,39 @@ def test_the_sessions_benchmark_smoke() -> None:
     audit = result.audit_bytes
     assert audit.compressed < audit.compact < audit.before
     assert 0 < result.bytes_per_session < result.bytes_per_session_before
+
+
+_MEMBER = st.text(alphabet="abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=12)
+_LEAF = st.one_of(st.integers(-5, 5), st.text(alphabet='ab 1:日志"', max_size=8), st.booleans(), st.none())
+
+
+@settings(deadline=None)
+@given(
+    written=st.dictionaries(_MEMBER, st.lists(_LEAF, max_size=3), min_size=1, max_size=4),
+    filled=st.lists(_MEMBER, max_size=2),
+)
+def test_a_structured_output_is_a_reference_only_to_a_reply_that_parses_to_it(
+    written: dict[str, list[Any]], filled: list[str]
+) -> None:
+    """The pipeline keeps the parsed reply with the optional arrays a model left out filled in: a
+    reply that never writes such a member is not parsed again to find that out (it cannot parse
+    to the copy), and the copy reads back exactly either way."""
+    structured: dict[str, Any] = {**written, **{name: [] for name in filled if name not in written}}
+    parses: list[str] = []
+
+    def parse(raw: str) -> Any:
+        parses.append(raw)
+        return parse_executor_output(raw)
+
+    raw = json.dumps(written)
+    audit: JsonObject = {
+        "rounds": [{"round": 1, "executor_raw_output": raw}],
+        "verifier_evaluation": {"round": 1, "executor_structured_output": structured},
+    }
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(audit_storage, "parse_executor_output", parse)
+        stored: Any = compact(audit, {})
+    kept = stored["verifier_evaluation"]["executor_structured_output"]
+    assert (kept == {"$ref": {"raw_of_round": 1}}) == (structured == written)
+    assert bool(parses) == (structured == written)
+    assert hydrate(stored, {}) == audit

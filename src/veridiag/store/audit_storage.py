@@ -236,13 +236,22 @@ def _structured_reference(value: JsonValue, record: JsonObject, rounds: list[Jso
     if not isinstance(value, dict) or not _is_id(number):
         return None
     raw = _raw_output(rounds, number)
-    if raw is None:
+    if raw is None or not _may_parse_to(raw, value):
         return None
     parsed = parse_executor_output(raw)
     if not parsed.ok or _json(parsed.value) != _json(value):
         return None
     marker: JsonObject = _STRUCTURED.dump_python(StructuredRef(raw_of_round=number))
     return marker
+
+
+def _may_parse_to(raw: str, value: JsonObject) -> bool:
+    """False when ``raw`` never writes a member name ``value`` has (quoted as JSON writes a plain
+    one), so its parse cannot be ``value``: the structured output the pipeline keeps has the
+    optional arrays a model left out filled in, and parsing and dumping the reply to find that
+    out cost ~3 % of a session (measured). A name written with escapes only reads as absent:
+    the copy is then kept, which hydrates as exactly."""
+    return all(f'"{name}"' in raw for name in value)
 
 
 def _raw_output(rounds: list[JsonValue], number: int) -> str | None:

@@ -29,6 +29,7 @@ from pydantic import Field, field_validator
 
 from veridiag.text.alternation import whole_words
 from veridiag.text.cjk import has_cjk
+from veridiag.text.normalize import ignorecase_key
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 TimeKind = Literal["range", "since", "until", "around", "day", "period", "relative"]
@@ -1345,11 +1346,16 @@ def _zone_words() -> tuple[re.Pattern[str], dict[str, str], frozenset[str]]:
             body = rf"(?<![A-Za-z]){body}(?![A-Za-z])"
         parts.append(body if word.isupper() else f"(?i:{body})")
     keys = {_fold_zone_word(word): key for word, key in zones.items()}
+    # a word matched in any case written all in capitals ("EASTERN", "PACIFIC TIME") folds as an
+    # abbreviation does: it is the same word
+    keys |= {_fold_zone_word(word.upper()): key for word, key in zones.items() if not word.isupper()}
     return re.compile("|".join(parts)), keys, frozenset(map(_fold_zone_word, words.in_chinese_text))
 
 
 def _fold_zone_word(word: str) -> str:
-    return " ".join(word.split()) if word.isupper() else " ".join(word.lower().split())
+    """A zone word as its key: an abbreviation as written, any other word case-blind ("eaſtern",
+    matched case-insensitively, is "eastern")."""
+    return " ".join(word.split()) if word.isupper() else " ".join(ignorecase_key(word).split())
 
 
 #: An offset right after a zone word: "UTC+8" names UTC+8, not UTC.
