@@ -88,9 +88,13 @@ def vocabulary() -> Vocabulary:
     return bundled_words("veridiag.redaction", "vocabulary.yaml", Vocabulary)
 
 
-#: Word breaks inside a word: camelCase, and where Han meets Latin (商户secretKey, 令牌Enc).
+#: Scripts written without spaces whose words meet Latin ones without a break: Han, kana, Hangul.
+_UNSPACED = f"{HAN}\u3040-\u30ff\u3130-\u318f\uac00-\ud7af"
+#: Word breaks inside a word: camelCase, and where Han, kana or Hangul meets Latin (商户secretKey,
+#: 令牌Enc, 개인키Enc).
 _CAMEL = re.compile(
-    rf"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[{HAN}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{HAN}])"
+    # a small letter of any script (or a digit) before a capital: парольEnc as passwordEnc
+    rf"(?<=[^\W_A-Z])(?=[A-Z])|(?<=[^\W\d_a-z])(?=[A-Z][a-z])|(?<=[{_UNSPACED}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{_UNSPACED}])"
 )
 #: Anything but a letter or digit breaks words: ``_ . - / :``, blanks (a full-width space
 #: folds to one), middle dots, dashes and other punctuation a key may be spelt with (密·码).
@@ -105,6 +109,13 @@ def fold(char: str) -> str:
         return char
     if unicodedata.category(char) == "Cf":
         return ""
+    small = char.casefold()
+    if small != char and len(small) == 1:
+        # a capital (or a final ς) reads as its small letter does, in its case: Cyrillic Ь has a Latin look-alike
+        # (b) and ь none, so "ПАРОЛЬ" would not read as "пароль"
+        shown = fold(small)
+        capital = shown.upper()
+        return capital if len(capital) == 1 else shown
     folded = unicodedata.normalize("NFKC", char)
     if len(folded) == 1 and folded.isascii():
         return folded
@@ -129,9 +140,8 @@ def key_words(key: str) -> tuple[str, ...]:
 
 def _entries() -> list[tuple[tuple[str, ...], str]]:
     words = vocabulary()
-    entries = [
-        (tuple(_BREAKS.split(word.lower())), kind) for kind, spellings in words.kinds.items() for word in spellings
-    ]
+    # each entry read as a key is (``key_words``): "пароль" folds as the key written so does
+    entries = [(key_words(word), kind) for kind, spellings in words.kinds.items() for word in spellings]
     for pattern in _LIBRARY_KEYWORDS:  # 'api_?key': both spellings
         if "_?" in pattern:
             head, tail = pattern.split("_?", 1)
