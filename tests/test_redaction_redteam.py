@@ -59,3 +59,44 @@ def test_a_key_in_another_language_names_its_secret(key: str, value: str, form: 
     redacted = redact(line)
     assert value not in redacted, (line, redacted)
     assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+def _reference(char: str, how: str) -> str:
+    """``char`` as an HTML character reference: decimal, hex, or its name where it has one."""
+    names = {"=": "&equals;", ":": "&colon;", '"': "&quot;", "&": "&amp;"}
+    if how == "name" and char in names:
+        return names[char]
+    return f"&#x{ord(char):x};" if how == "hex" else f"&#{ord(char)};"
+
+
+@st.composite
+def referenced(draw: st.DrawFn) -> tuple[str, str]:
+    """A ``key=value`` line whose key or assignment has characters written as HTML references,
+    once or twice encoded (``&amp;#112;``), with blanks of other scripts around the sign."""
+    key = draw(st.sampled_from(["password", "db_password", "api_key", "token", "client_secret", "密码"]))
+    value = draw(secret_values)
+    sign = draw(st.sampled_from(["=", ":", "＝", "："]))
+    blank = draw(st.sampled_from(["", " ", "\u3000", "\t"]))
+    pair = f"{key}{blank}{sign}{blank}"
+    spots = draw(st.lists(st.integers(0, len(pair) - 1), min_size=0, max_size=3, unique=True))
+    how = draw(st.sampled_from(["dec", "hex", "name"]))
+    twice = draw(st.booleans())
+    written = "".join(
+        (_reference(c, how).replace("&", "&amp;", 1) if twice else _reference(c, how))
+        if i in spots and c.strip()
+        else c
+        for i, c in enumerate(pair)
+    )
+    return written + value, value
+
+
+@settings(max_examples=200, deadline=None)
+@given(referenced(), PREFIXES, SUFFIXES)
+def test_a_key_written_with_html_references_or_wide_blanks_still_names_its_secret(
+    case: tuple[str, str], prefix: str, suffix: str
+) -> None:
+    text, value = case
+    line = prefix + text + suffix
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)

@@ -143,7 +143,9 @@ class _Rule:
 
 # -- formats ---------------------------------------------------------------------------------
 
-_SEP = r"[ \t]*(?::=|=>|==|[:=：＝])[ \t]*"  # never across a line: rules stay line-local
+#: Blanks around an assignment: a full-width one too ("password　＝　…"); never a line break,
+#: so rules stay line-local.
+_SEP = r"[ \t\u3000]*(?::=|=>|==|[:=：＝])[ \t\u3000]*"
 
 _PEM_HEAD = r"----(?:- ?|-? )BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _PEM_END = r"-{4,5} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
