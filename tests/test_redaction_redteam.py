@@ -100,3 +100,41 @@ def test_a_key_written_with_html_references_or_wide_blanks_still_names_its_secre
     redacted = redact(line)
     assert value not in redacted, (line, redacted)
     assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+@st.composite
+def spoken(draw: st.DrawFn) -> tuple[str, str]:
+    """A secret named in prose, without an assignment sign: "the password is …", 密码是…,
+    "token set to …", "apikey …", in any case, quoted or bracketed or bare."""
+    key = draw(st.sampled_from(["password", "Password", "PASSWORD", "passwd", "apikey", "secret-key", "access_token"]))
+    zh = draw(st.sampled_from(["密码", "口令", "令牌", "支付密码", "密钥"]))
+    latin = draw(st.sampled_from([" ", "  ", "\t", " is ", " was ", " set to ", " is now ", " changed to ", "\u3000"]))
+    han = draw(st.sampled_from(["是", "为", "為", " ", "为 ", "设置为", "重置为", "\u3000"]))
+    key, between = draw(st.sampled_from([(key, latin), (zh, han)]))
+    value = draw(secret_values).rstrip("_+~!@#$^*")  # what ends a word in prose is no part of it
+    opened, closed = draw(st.sampled_from([("", ""), ('"', '"'), ("'", "'"), ("(", ")"), ("`", "`")]))
+    lead = draw(st.sampled_from(["", "the ", "new ", "用户 alice 的", "reset: "]))
+    tail = draw(st.sampled_from(["", ".", ",", "，请勿外传", " for user alice", " 已下发"]))
+    return f"{lead}{key}{between}{opened}{value}{closed}{tail}", value
+
+
+@settings(max_examples=200, deadline=None)
+@given(spoken(), PREFIXES, SUFFIXES)
+def test_a_secret_named_in_prose_loses_its_value(case: tuple[str, str], prefix: str, suffix: str) -> None:
+    text, value = case
+    line = prefix + text + suffix
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+@given(
+    st.sampled_from(["password", "token", "密码", "secret", "apikey"]),
+    st.sampled_from([" ", " is ", "是", " was "]),
+    st.from_regex(r"[a-z]{3,12}|[0-9]{1,5}|[\u4e00-\u9fa5]{1,4}", fullmatch=True),
+)
+def test_a_word_or_a_small_count_after_a_secret_name_stays(key: str, between: str, word: str) -> None:
+    """Fail closed only where the word is shaped like a secret: "password expired", "token 100",
+    密码错误 read as written."""
+    line = f"WARN auth {key}{between}{word} for user=alice"
+    assert redact(line) == line

@@ -380,9 +380,54 @@ class _KeyValueRule(_Rule):
             kind = key_kind(key)
             if kind is None:
                 continue
-            span = _assigned_value(text, low, found, key)
+            span = self.value(text, low, found, key)
             if span is not None:
                 yield *span, kind
+
+    def value(self, text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
+        return _assigned_value(text, low, found, key)
+
+
+#: A key named in prose before its value: blanks, or a word saying what it is ("the password is
+#: …", 密码是…, "token set to …"; ``vocabulary.yaml`` ``spoken``), then one word.
+_SPOKEN_SEP = (
+    r"(?P<sep>[ \t\u3000]*(?:(?:"
+    + "|".join(re.escape(w) for w in sorted(vocabulary().spoken, key=len, reverse=True))
+    + r")[ \t\u3000]*)?)"
+)
+_SPOKEN = re.compile(_KEY_LAST_WORD + r"(?P<close>)" + _SPOKEN_SEP + r"[\"'`(\[<]?(?P<bare>[!-~]+)")
+#: A value told from a word by its shape: six or more characters and a digit (hunter2x,
+#: Zq8vK2mN, 483920): "password expired", "token bucket 100", "密码错误 3 次" stay as written.
+_SPOKEN_VALUE = re.compile(r"(?=[^0-9]*[0-9])[!-~]{6,}")
+_SPOKEN_END = "\"'`,;.)]}>"
+#: The next field of the line (``host=db-1``, ``user:alice``), not a value; base64's ``==`` is.
+_NEXT_FIELD = re.compile(r"[A-Za-z_][\w.-]*[=:][^=]")
+
+
+class _SpokenRule(_KeyValueRule):
+    """A secret's key followed, without an assignment sign, by a word shaped like a secret
+    (``password Zq8vK2mN``, ``the api key is sk_9f…``, ``密码是Abc12345``, ``令牌 3f9a…``): the word
+    goes. Fails closed — a token id after "token" goes too — while words and short counts stay."""
+
+    def value(self, text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
+        sep = found.group("sep")
+        if not sep or (sep[0].isascii() and _is_word(sep[0])):
+            return None  # "passwordless", "tokenizer": one word, no value
+        begin = found.start("close") - len(key)
+        if key.startswith((".", "-")) or (begin > 0 and text[begin - 1] in "/\\"):
+            return None  # a file's name (/etc/nginx/.htpasswd), no key
+        start, end = found.span("bare")
+        while end > start and text[end - 1] in _SPOKEN_END:
+            end -= 1
+        value = text[start:end]
+        if (
+            not _SPOKEN_VALUE.fullmatch(value)
+            or _PLACEHOLDER.fullmatch(value)
+            or _NEXT_FIELD.match(value)
+            or value.lower().startswith("[redacted:")
+        ):
+            return None
+        return start, end
 
 
 def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
@@ -528,6 +573,7 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
 
 
 _KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS)
+_SPOKEN_KEY = _SpokenRule("secret", _SPOKEN, literals=_KEY_ANCHORS)
 _SPLIT_KEY = _SplitKeyRule("secret", _SPLIT_TAIL)
 
 # -- command lines and token formats the library lacks ---------------------------------------
@@ -988,6 +1034,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _COMPARED,
     _BEARER,
     _KEYWORD,
+    _SPOKEN_KEY,
     _SPLIT_KEY,
     _BLOCK,
     _LIBRARY_KEYWORD,

@@ -77,6 +77,7 @@ class Vocabulary(WordModel):
     kinds: dict[str, list[Word]]
     whole_words: list[Word]
     encodings: list[Word]
+    spoken: list[Word]
     not_alone: list[Word]
     hex_keys: list[Word]
     identifier_keys: list[Word]
