@@ -138,3 +138,31 @@ def test_a_word_or_a_small_count_after_a_secret_name_stays(key: str, between: st
     密码错误 read as written."""
     line = f"WARN auth {key}{between}{word} for user=alice"
     assert redact(line) == line
+
+
+@st.composite
+def cookie_headers(draw: st.DrawFn) -> tuple[str, list[str], list[str]]:
+    """A Cookie or Set-Cookie header as HTTP logs, proxies and JSON dumps write it: cookies of any
+    name, attributes between them; what must go and what must stay."""
+    header = draw(st.sampled_from(["Cookie: ", "cookie: ", "Set-Cookie: ", "SET-COOKIE:", '"cookie": "', "cookie="]))
+    names = draw(st.lists(st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,15}", fullmatch=True), min_size=1, max_size=4))
+    values = [draw(secret_values).replace("+", "") for _ in names]
+    attributes = draw(st.lists(st.sampled_from(["Path=/", "HttpOnly", "Secure", "SameSite=Lax", "Max-Age=3600"])))
+    items = [f"{n}={v}" for n, v in zip(names, values, strict=True)] + attributes
+    items = draw(st.permutations(items))
+    joined = draw(st.sampled_from(["; ", ";", ", "])).join(items)
+    closing = '"' if header.endswith('"') else ""
+    return header + joined + closing, values, attributes
+
+
+@settings(max_examples=150, deadline=None)
+@given(cookie_headers(), PREFIXES, SUFFIXES)
+def test_every_cookie_of_a_cookie_header_goes_and_its_attributes_stay(
+    case: tuple[str, list[str], list[str]], prefix: str, suffix: str
+) -> None:
+    text, values, attributes = case
+    line = prefix + text + suffix
+    redacted = redact(line)
+    assert not [v for v in values if v in redacted], (line, redacted)
+    assert all(a in redacted for a in attributes), (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)

@@ -195,6 +195,55 @@ _AUTHORIZATION = _Rule(
 )
 
 
+#: A cookie's attributes (RFC 6265 and the browsers' additions): their values are no secret.
+_COOKIE_ATTRIBUTES = frozenset(
+    {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority", "partitioned", "version"}
+)
+_COOKIE_PAIR = re.compile(
+    r"(?P<name>[^\s=;,\"'\\]+)[ \t]*=[ \t]*(?P<value>[^\s;,\"'\\]+)|(?P<flag>[A-Za-z-]+)(?=[\s;,\"']|$)"
+)
+_COOKIE_NEXT = re.compile(r"[ \t]*[;,][ \t]*")
+#: A header's value without a name (``cookie=Zq8…``) is the cookie itself when shaped like one.
+_COOKIE_BARE = re.compile(r"[^\s;,\"'\\]*[0-9][^\s;,\"'\\]*|[^\s;,\"'\\]{16,}")
+
+
+def _no_cookie(value: str) -> bool:
+    """A placeholder, or a secret already replaced."""
+    return _PLACEHOLDER.fullmatch(value) is not None or value.lower().startswith("[redacted:")
+
+
+class _CookieRule(_Rule):
+    """A ``Cookie`` or ``Set-Cookie`` header (``Cookie: JSESSIONID=…; csrftoken=…``): a cookie
+    carries a session, which is a credential, whatever its name — every value of the header's
+    ``;``-separated pairs goes, the names and the attributes (``Path=/``, ``HttpOnly``) stay, and
+    the line after the header is read as usual."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(low):
+            if found.start() > 0 and _is_word(low[found.start() - 1]):
+                continue  # "nocookie:" is another word
+            at, named = found.end(), False
+            while (pair := _COOKIE_PAIR.match(text, at)) is not None:
+                value = pair.group("value")
+                if value is not None:
+                    named = True
+                    name = pair.group("name").lower()
+                    if name not in _COOKIE_ATTRIBUTES and not _no_cookie(value):
+                        yield pair.start("value"), pair.end("value"), "cookie"
+                following = _COOKIE_NEXT.match(text, pair.end())
+                if following is None:
+                    break
+                at = following.end()
+            bare = None if named else _COOKIE_BARE.match(text, found.end())
+            if bare is not None and bare.group() and not _no_cookie(bare.group()):
+                yield bare.start(), bare.end(), "cookie"
+
+
+_COOKIE = _CookieRule(
+    "cookie", re.compile(r"(?:set-)?cookie2?[\"']?[ \t]*[:=][ \t]*[\"']?"), literals=("cookie",), lower=True
+)
+
+
 def _bearer(found: re.Match[str], _text: str) -> str | None:
     """ "Bearer token expired" names no token; real ones carry digits."""
     return "bearer-token" if any(c.isdigit() for c in found.group("value")) else None
@@ -1022,6 +1071,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _PEM,
     _PEM_CUT,
     _AUTHORIZATION,
+    _COOKIE,
     _JWT,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
