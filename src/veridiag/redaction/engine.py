@@ -240,7 +240,11 @@ class _CookieRule(_Rule):
 
 
 _COOKIE = _CookieRule(
-    "cookie", re.compile(r"(?:set-)?cookie2?[\"']?[ \t]*[:=][ \t]*[\"']?"), literals=("cookie",), lower=True
+    "cookie",
+    re.compile(r"(?:set-)?cookie2?[\"']?[ \t]*[:=][ \t]*[\"']?"),
+    literals=("cookie",),
+    lower=True,
+    prefilter=True,
 )
 
 
@@ -412,29 +416,33 @@ def _key_start(text: str, end: int) -> int:
     return start
 
 
+@dataclass(frozen=True)
 class _KeyValueRule(_Rule):
     """A key naming a secret (``db_password=…``, ``"api_key": "…"``, ``令牌：…``) assigned a
     value that is not a placeholder: the value goes, the key stays. After a colon, a bare word
     of letters followed by more words is prose ("verify password: invalid hash"), while
-    "password: changeme" ending a config line is a value."""
+    "password: changeme" ending a config line is a value. Where no sign follows the key,
+    ``spoken`` reads it named in prose (``_spoken_value``), from the same look for keys."""
+
+    spoken: re.Pattern[str] | None = None
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         starts = sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})
         markers = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[redacted:" in low else []
         for at in starts:
             found = self.pattern.match(low, at)
+            read = _assigned_value
+            if found is None and self.spoken is not None:
+                found, read = self.spoken.match(low, at), _spoken_value
             if found is None or any(a < at < b for a, b in markers):
                 continue  # a marker's kind ("[REDACTED:secret]") names no key
             key = text[_key_start(text, at) : found.start("close")]
             kind = key_kind(key)
             if kind is None:
                 continue
-            span = self.value(text, low, found, key)
+            span = read(text, low, found, key)
             if span is not None:
                 yield *span, kind
-
-    def value(self, text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
-        return _assigned_value(text, low, found, key)
 
 
 #: A key named in prose before its value: blanks, or a word saying what it is ("the password is
@@ -453,30 +461,29 @@ _SPOKEN_END = "\"'`,;.)]}>"
 _NEXT_FIELD = re.compile(r"[A-Za-z_][\w.-]*[=:][^=]")
 
 
-class _SpokenRule(_KeyValueRule):
+def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
     """A secret's key followed, without an assignment sign, by a word shaped like a secret
-    (``password Zq8vK2mN``, ``the api key is sk_9f…``, ``密码是Abc12345``, ``令牌 3f9a…``): the word
-    goes. Fails closed — a token id after "token" goes too — while words and short counts stay."""
-
-    def value(self, text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
-        sep = found.group("sep")
-        if not sep or (sep[0].isascii() and _is_word(sep[0])):
-            return None  # "passwordless", "tokenizer": one word, no value
-        begin = found.start("close") - len(key)
-        if key.startswith((".", "-")) or (begin > 0 and text[begin - 1] in "/\\"):
-            return None  # a file's name (/etc/nginx/.htpasswd), no key
-        start, end = found.span("bare")
-        while end > start and text[end - 1] in _SPOKEN_END:
-            end -= 1
-        value = text[start:end]
-        if (
-            not _SPOKEN_VALUE.fullmatch(value)
-            or _PLACEHOLDER.fullmatch(value)
-            or _NEXT_FIELD.match(value)
-            or value.lower().startswith("[redacted:")
-        ):
-            return None
-        return start, end
+    (``password Zq8vK2mN``, ``the api key is sk_9f…``, ``密码是Abc12345``, ``令牌 3f9a…``): the
+    word's span. Fails closed — a token id after "token" goes too — while words and short
+    counts stay."""
+    sep = found.group("sep")
+    if not sep or (sep[0].isascii() and _is_word(sep[0])):
+        return None  # "passwordless", "tokenizer": one word, no value
+    begin = found.start("close") - len(key)
+    if key.startswith((".", "-")) or (begin > 0 and text[begin - 1] in "/\\"):
+        return None  # a file's name (/etc/nginx/.htpasswd), no key
+    start, end = found.span("bare")
+    while end > start and text[end - 1] in _SPOKEN_END:
+        end -= 1
+    value = text[start:end]
+    if (
+        not _SPOKEN_VALUE.fullmatch(value)
+        or _PLACEHOLDER.fullmatch(value)
+        or _NEXT_FIELD.match(value)
+        or value.lower().startswith("[redacted:")
+    ):
+        return None
+    return start, end
 
 
 def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
@@ -621,8 +628,7 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
         at = text.find(needle, at + 1)
 
 
-_KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS)
-_SPOKEN_KEY = _SpokenRule("secret", _SPOKEN, literals=_KEY_ANCHORS)
+_KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS, spoken=_SPOKEN)
 _SPLIT_KEY = _SplitKeyRule("secret", _SPLIT_TAIL)
 
 # -- command lines and token formats the library lacks ---------------------------------------
@@ -1084,7 +1090,6 @@ _BUILTIN: tuple[_Rule, ...] = (
     _COMPARED,
     _BEARER,
     _KEYWORD,
-    _SPOKEN_KEY,
     _SPLIT_KEY,
     _BLOCK,
     _LIBRARY_KEYWORD,

@@ -115,7 +115,7 @@ def fold(char: str) -> str:
         # a capital (or a final ς) reads as its small letter does, in its case: Cyrillic Ь has a Latin look-alike
         # (b) and ь none, so "ПАРОЛЬ" would not read as "пароль"
         shown = fold(small)
-        capital = shown.upper()
+        capital = shown.upper() if char.isupper() else shown
         return capital if len(capital) == 1 else shown
     folded = unicodedata.normalize("NFKC", char)
     if len(folded) == 1 and folded.isascii():
