@@ -166,3 +166,53 @@ def test_every_cookie_of_a_cookie_header_goes_and_its_attributes_stay(
     assert not [v for v in values if v in redacted], (line, redacted)
     assert all(a in redacted for a in attributes), (line, redacted)
     assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+_XML_KEYS = st.sampled_from(
+    [
+        "password",
+        "Password",
+        "db.password",
+        "DbPassword",
+        "api_key",
+        "apiKey",
+        "client-secret",
+        "token",
+        "密码",
+        "secretKey",
+    ]
+)
+
+
+@st.composite
+def xml_secrets(draw: st.DrawFn) -> tuple[str, str]:
+    """A secret in XML or HTML: an element named by the key, an attribute named by it, or an
+    entry whose key/name attribute names it (.NET appSettings, Spring, properties XML, forms)."""
+    key, value = draw(_XML_KEYS), draw(secret_values).replace("<", "").replace("&", "")
+    quote = draw(st.sampled_from(['"', "'"]))
+    pad = draw(st.sampled_from(["", " ", "  "]))
+    form = draw(st.sampled_from(["element", "attribute", "keyed-value", "keyed-text", "input"]))
+    if form == "element":
+        text = f"<{key}>{pad}{value}{pad}</{key}>"
+    elif form == "attribute":
+        text = f"<user name={quote}pay{quote} {key}={quote}{value}{quote}/>"
+    elif form == "keyed-value":
+        name = draw(st.sampled_from(["key", "name"]))
+        first, second = f"{name}={quote}{key}{quote}", f"value={quote}{value}{quote}"
+        pair = f"{first} {second}" if draw(st.booleans()) else f"{second} {first}"
+        text = f"<{draw(st.sampled_from(['add', 'property', 'param', 'entry']))} {pair}{pad}/>"
+    elif form == "keyed-text":
+        text = f"<entry key={quote}{key}{quote}>{value}</entry>"
+    else:
+        text = f"<input type={quote}password{quote} name={quote}pw{quote} value={quote}{value}{quote}>"
+    return text, value
+
+
+@settings(max_examples=150, deadline=None)
+@given(xml_secrets(), PREFIXES, SUFFIXES)
+def test_a_secret_in_xml_loses_its_value(case: tuple[str, str], prefix: str, suffix: str) -> None:
+    text, value = case
+    line = prefix + text + suffix
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)

@@ -248,6 +248,60 @@ _COOKIE = _CookieRule(
 )
 
 
+#: An XML or HTML element on one line: its name, attributes and text (``<password>…</password>``,
+#: ``<add key="Password" value="…"/>``, ``<entry key="token">…</entry>``).
+_XML_ELEMENT = re.compile(
+    r"<(?P<tag>[^\W\d][\w:.-]{0,63})(?P<attributes>(?:\s[^<>]{0,1024}?)?)(?:/>|>(?:(?P<text>[^<>\n]{1,4096})</(?P=tag)\s*>)?)"
+)
+_XML_ATTRIBUTE = re.compile(r"(?P<name>[\w:.-]+)\s*=\s*(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)')")
+#: Attributes that name the entry whose value another attribute or the element's text holds
+#: (``type="password"`` of a form field too).
+_XML_NAMES = frozenset({"key", "name", "id", "property", "param", "type"})
+
+
+class _XmlRule(_Rule):
+    """A secret in XML or HTML (config files, SOAP bodies, .NET ``appSettings``, Spring beans,
+    form fields): an element named as a secret loses its text, an attribute named as one its
+    value, and an element whose ``key``/``name`` attribute names a secret loses its ``value``
+    attribute and its text."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(text):
+            named: str | None = None
+            values: list[tuple[int, int]] = []
+            for attribute in _XML_ATTRIBUTE.finditer(text, found.start("attributes"), found.end("attributes")):
+                group = "dq" if attribute.group("dq") is not None else "sq"
+                name = attribute.group("name").lower()
+                if name in _XML_NAMES:
+                    named = key_kind(attribute.group(group)) or named
+                elif name == "value":
+                    values.append(attribute.span(group))
+                elif (kind := key_kind(attribute.group("name"))) is not None:
+                    yield from self._value(text, attribute.span(group), kind)
+            if found.group("text") is not None:
+                values.append(found.span("text"))
+            kind = named or key_kind(found.group("tag"))
+            if kind is not None:
+                for span in values:
+                    yield from self._value(text, span, kind)
+
+    @staticmethod
+    def _value(text: str, span: tuple[int, int], kind: str) -> Iterator[tuple[int, int, str]]:
+        start, end = span
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        value = text[start:end]
+        if value and not _PLACEHOLDER.fullmatch(value) and not value.lower().startswith("[redacted:"):
+            yield start, end, kind
+
+
+#: Every element the rule reads closes (``</``, ``/>``) or gives a ``value=``; an open tag alone
+#: (``<user password="…">``) is an assignment the key rule reads.
+_XML = _XmlRule("secret", _XML_ELEMENT, literals=("</", "/>", "value="), prefilter=True)
+
+
 def _bearer(found: re.Match[str], _text: str) -> str | None:
     """ "Bearer token expired" names no token; real ones carry digits."""
     return "bearer-token" if any(c.isdigit() for c in found.group("value")) else None
@@ -1078,6 +1132,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _PEM_CUT,
     _AUTHORIZATION,
     _COOKIE,
+    _XML,
     _JWT,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
