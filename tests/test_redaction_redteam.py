@@ -216,3 +216,54 @@ def test_a_secret_in_xml_loses_its_value(case: tuple[str, str], prefix: str, suf
     redacted = redact(line)
     assert value not in redacted, (line, redacted)
     assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+@st.composite
+def query_credentials(draw: st.DrawFn) -> tuple[str, str]:
+    """A credential in a URL's query or a form body under a name that says no secret: a chat
+    webhook's key or signature (WeCom, DingTalk, Feishu), a signed URL's signature, an OAuth code."""
+    name = draw(
+        st.sampled_from(
+            ["key", "KEY", "sign", "sig", "signature", "X-Amz-Signature", "X-Goog-Signature", "code", "ticket"]
+        )
+    )
+    value = draw(secret_values).replace("&", "").replace("#", "")
+    base = draw(
+        st.sampled_from(
+            [
+                "https://qyapi.weixin.qq.com/cgi-bin/webhook/send",
+                "https://oapi.dingtalk.com/robot/send",
+                "https://bucket.s3.amazonaws.com/report.csv",
+                "http://10.0.0.7:8080/oauth/callback",
+                "/api/v1/hook",
+            ]
+        )
+    )
+    before = draw(st.sampled_from(["", "timestamp=1751882400000&", "a=1&b=x&"]))
+    after = draw(st.sampled_from(["", "&timestamp=1751882400000", "#top"]))
+    return f"{base}?{before}{name}={value}{after}", value
+
+
+@settings(max_examples=150, deadline=None)
+@given(query_credentials(), PREFIXES, SUFFIXES)
+def test_a_credential_in_a_query_parameter_loses_its_value(case: tuple[str, str], prefix: str, suffix: str) -> None:
+    text, value = case
+    line = prefix + f"POST {text} failed" + suffix
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(" failed" + suffix), (line, redacted)
+
+
+@given(st.sampled_from(["code", "sign", "key", "ticket"]), st.integers(0, 99999))
+def test_a_short_number_in_a_query_parameter_stays(name: str, number: int) -> None:
+    line = f"GET /status?{name}={number}&page=2 200"
+    assert redact(line) == line
+
+
+@given(
+    st.sampled_from(["requirepass {v}", "masterauth {v}", "pw={v}", "db_pw: {v}", "CONFIG SET requirepass {v}"]),
+    secret_values,
+)
+def test_a_redis_or_short_password_directive_loses_its_value(form: str, value: str) -> None:
+    line = "redis.conf: " + form.format(v=value)
+    assert value not in redact(line), redact(line)

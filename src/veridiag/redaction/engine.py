@@ -316,6 +316,38 @@ _BEARER = _Rule(
     word_start=True,
     classify=_bearer,
 )
+#: A query parameter (``?key=…``, ``&sign=…``) and what a value of one is shaped like.
+_QUERY_PARAMETER = re.compile(r"[?&](?P<name>[a-z][\w.-]{0,39})=(?P<value>[^&#\s\"'<>]+)")
+_QUERY_VALUE = re.compile(r"(?=[^0-9]*[0-9]).{6,}|.{16,}")
+
+
+class _QueryRule(_Rule):
+    """A URL's or a form body's parameter that carries a credential under a name that says no
+    secret (``vocabulary.yaml`` ``query_keys``: a WeCom webhook's ``?key=``, DingTalk's ``&sign=``,
+    ``X-Amz-Signature``, an OAuth ``code``): its value goes when shaped like one. Parameters
+    whose name does say a secret (``?access_token=``) are the key rule's."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        names = _query_keys()
+        for found in self.pattern.finditer(low):
+            value = found.group("value")
+            if found.group("name") in names and _QUERY_VALUE.fullmatch(value) and not value.startswith("[redacted:"):
+                yield found.start("value"), found.end("value"), "query-credential"
+
+
+@cache
+def _query_keys() -> frozenset[str]:
+    return frozenset(word.lower() for word in vocabulary().query_keys)
+
+
+_QUERY = _QueryRule(
+    "query-credential",
+    _QUERY_PARAMETER,
+    literals=tuple(sorted(f"{name}=" for name in _query_keys())),
+    lower=True,
+    prefilter=True,
+)
+
 # Up to the last "@" before the host: an unencoded "@" inside a password stays covered.
 _URL_PASSWORD = _Rule(
     "password",
@@ -1138,6 +1170,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     *_LIBRARY_FORMATS,
     _OPENAI,
     _URL_PASSWORD,
+    _QUERY,
     _JDBC_ORACLE,
     _COMMAND_USER,
     _COMMAND_OPTION,

@@ -78,6 +78,7 @@ class Vocabulary(WordModel):
     whole_words: list[Word]
     encodings: list[Word]
     spoken: list[Word]
+    query_keys: list[Word]
     not_alone: list[Word]
     hex_keys: list[Word]
     identifier_keys: list[Word]
