@@ -267,3 +267,42 @@ def test_a_short_number_in_a_query_parameter_stays(name: str, number: int) -> No
 def test_a_redis_or_short_password_directive_loses_its_value(form: str, value: str) -> None:
     line = "redis.conf: " + form.format(v=value)
     assert value not in redact(line), redact(line)
+
+
+@st.composite
+def split_values(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """A value written over two lines: a YAML plain scalar on the line below its key (at any depth,
+    siblings after it), or a value cut by a backslash continuation (shell, .properties)."""
+    key = draw(st.sampled_from(["password", "db_password", "apiKey", "client-secret", "token", "密码"]))
+    value = draw(secret_values).replace("\\", "")
+    if draw(st.booleans()):
+        depth = draw(st.integers(0, 2))
+        pad = "  " * depth
+        inner = pad + draw(st.sampled_from(["  ", "    ", "\t"]))
+        parents = "".join("  " * i + f"level{i}:\n" for i in range(depth))
+        text = f"{parents}{pad}{key}:\n{inner}{value}\n{pad}host: db-1"
+        return text, [value]
+    cut = draw(st.integers(1, len(value) - 1))
+    head, tail = value[:cut], value[cut:]
+    lead = draw(st.sampled_from(["", "  ", "\t"]))
+    form = draw(st.sampled_from(["{k}={h}\\\n{l}{t}", "export {k}={h}\\\n{l}{t} && run", "{k}: {h}\\\n{l}{t}"]))
+    return form.format(k=key, h=head, l=lead, t=tail), [head, tail] if len(tail) > 3 else [head]
+
+
+@settings(max_examples=150, deadline=None)
+@given(split_values())
+def test_a_value_written_over_two_lines_loses_both_parts(case: tuple[str, list[str]]) -> None:
+    text, parts = case
+    redacted = redact(text)
+    assert not [p for p in parts if len(p) > 3 and p in redacted], (text, redacted)
+    assert redacted.count("\n") == text.count("\n"), (text, redacted)
+
+
+@given(
+    st.sampled_from(["password", "secrets", "token", "credentials"]),
+    st.sampled_from(["  user: app\n  ttl: 30", "- vault\n- env", "  # rotated monthly\n  ttl: 30"]),
+)
+def test_a_key_opening_a_mapping_or_a_sentence_ending_in_a_colon_keeps_what_follows(key: str, below: str) -> None:
+    nested = f"{key}:\n{below}"
+    sentence = f"ERROR invalid {key}:\n\tat com.shop.Auth.check(Auth.java:42)"
+    assert redact(nested) == nested and redact(sentence) == sentence

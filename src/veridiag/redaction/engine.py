@@ -529,6 +529,22 @@ class _KeyValueRule(_Rule):
             span = read(text, low, found, key)
             if span is not None:
                 yield *span, kind
+                if (more := _continued(text, span[1])) is not None:
+                    yield *more, kind
+
+
+#: The start of the line after a line continuation, and the rest of a value written there.
+_CONTINUATION = re.compile(r"\n[ \t]*(?P<rest>[^\s\"'`,;&)\]}>]+)")
+
+
+def _continued(text: str, end: int) -> tuple[int, int] | None:
+    """The rest of a value cut by a line continuation (a backslash ending its line: a shell
+    command, a ``.properties`` file, a Dockerfile): the first word of the next line. Each part
+    goes as its own marker, so the lines stay lines."""
+    if end == 0 or text[end - 1] != "\\":
+        return None
+    rest = _CONTINUATION.match(text, end)
+    return None if rest is None else rest.span("rest")
 
 
 #: A key named in prose before its value: blanks, or a word saying what it is ("the password is
@@ -656,14 +672,22 @@ _BLOCK_INDICATOR = re.compile(r"[|>][-+]?[0-9]?[-+]?")
 #: dash, the key, ``:``, a tag, the indicator.
 _BLOCK_LINE = re.compile(
     r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>[^\n:：\"']{1,128})[\"']?[ \t]*[:：][ \t]*"
-    r"(?:!!?[a-z][\w:/.-]*[ \t]+)?[|>][-+]?[0-9]?[-+]?[ \t]*\n"
+    r"(?:!!?[a-z][\w:/.-]*[ \t]+)?(?:[|>][-+]?[0-9]?[-+]?)?[ \t]*\n"
 )
+#: A line that opens YAML structure rather than continuing a scalar: a mapping key, a list item,
+#: a comment, a flow collection.
+_YAML_STRUCTURE = re.compile(r"[ \t]*(?:[-#\[{]|[^\s:：]+[ \t]*[:：](?:[ \t]|$))")
 
 
+@dataclass(frozen=True)
 class _BlockRule(_Rule):
     """A YAML block scalar under a key naming a secret (``password: |``, ``key: !!binary >-``):
     the value is the more indented lines below, which go as one marker. The one rule besides
-    a PEM block that reads across lines; a block lives inside one record."""
+    a PEM block that reads across lines; a block lives inside one record. ``plain``: a key
+    alone on its line (``password:``) whose value is a plain scalar on the lines below — unless
+    the next line opens structure (a nested mapping or a list)."""
+
+    plain: bool = False
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         for found in self.pattern.finditer(low):
@@ -674,6 +698,8 @@ class _BlockRule(_Rule):
             kind = key_kind(text[line.start("key") : line.end("key")])
             if kind is None:
                 continue
+            if self.plain and (_YAML_STRUCTURE.match(text, found.end()) or any(c.isspace() for c in line.group("key"))):
+                continue  # a nested mapping or list; or a sentence ending in a colon ("invalid token:")
             indent = len(line.group("indent"))
             start = end = found.end()
             at = start
@@ -692,6 +718,7 @@ class _BlockRule(_Rule):
 
 
 _BLOCK = _BlockRule("secret", re.compile(r"[|>][-+]?[0-9]?[-+]?[ \t]*\n"))
+_PLAIN_BLOCK = _BlockRule("secret", re.compile(r"[:：][ \t]*\n"), plain=True)
 
 
 def _bare_end(text: str, start: int, end: int) -> int:
@@ -1180,6 +1207,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _KEYWORD,
     _SPLIT_KEY,
     _BLOCK,
+    _PLAIN_BLOCK,
     _LIBRARY_KEYWORD,
     _VALUES,
     _HEX_SECRET,
