@@ -57,6 +57,8 @@ def parse_yaml(text: str, origin: str, error: type[ValueError]) -> tuple[Any, ya
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark else ""
         raise error(f"{origin}{where}: invalid YAML: {getattr(exc, 'problem', exc)}") from None
+    except RecursionError:  # the parsers build nested collections recursively
+        raise error(f"{origin}: invalid YAML: nesting too deep") from None
 
 
 def _parse(text: str, loader_type: type[yaml.SafeLoader | yaml.CSafeLoader]) -> tuple[Any, yaml.Node | None]:
