@@ -178,4 +178,4 @@ def test_arguments_a_model_sdk_already_read_nested_too_deep_are_a_recorded_error
     broken = Broken()
     runner = runner_for(store, Toolbox(broken, broken, broken, broken))  # type: ignore[arg-type]
     result = runner.run("query_logs", {"service": value})
-    assert result.status == "error" and "deeper" in (result.output.error or "")
+    assert result.status == "error" and "too deep" in (result.output.error or "")

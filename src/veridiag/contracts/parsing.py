@@ -83,7 +83,7 @@ def read_json(text: str) -> JsonValue:
     except (ValueError, RecursionError) as exc:
         raise ValueError(_describe(exc)) from None
     if too_deep(value):  # what ``json`` read, a store, a validator or a copy may still not recurse through
-        raise ValueError(f"nesting deeper than {MAX_DEPTH}")
+        raise ValueError(f"nesting too deep (more than {MAX_DEPTH} levels)")
     return value
 
 

@@ -182,7 +182,7 @@ class ToolRunner:
         if not isinstance(given, Mapping):
             return {"_raw": str(given)[:2000]}, _error("arguments must be a JSON object")
         if too_deep(given):  # a model's SDK read it; no validator, copy or store can recurse through it
-            return {"_raw": "…"}, _error(f"arguments nest deeper than {MAX_DEPTH} levels")
+            return {"_raw": "…"}, _error(f"arguments are not JSON: nesting too deep (more than {MAX_DEPTH} levels)")
         raw: JsonObject = dict(given)
         model = TOOL_ARGS.get(tool_name)
         if model is None:
