@@ -71,7 +71,7 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
-from veridiag.redaction.keys import Credential, hex_key, identifier_key, key_entries, key_kind, key_words, vocabulary
+from veridiag.redaction.keys import Credential, hex_key, identifier_key, key_entries, key_kind, vocabulary
 from veridiag.redaction.values import TRIGGER, View, base64_text, decoded_texts, decoded_views, needs_decoding
 from veridiag.text.cjk import HAN
 
@@ -638,8 +638,7 @@ class _SplitKeyRule(_Rule):
         for found in self.pattern.finditer(low[::-1]):
             tail = found.group("tail")[::-1]
             end = size - found.start("tail")  # where the key ends in ``text``
-            # the tails are the words as a key reads (look-alikes folded): "асло" of "г асло" too
-            if "".join(key_words(tail)) not in tails or any(a < end <= b for a, b in markers):
+            if tail not in tails or any(a < end <= b for a, b in markers):
                 continue  # a marker's kind ("[REDACTED:secret-key]") names no key
             start = end - len(tail)
             pieces = [text[start:end]]

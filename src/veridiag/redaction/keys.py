@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Annotated, Literal, Self
 
@@ -140,10 +141,14 @@ def key_words(key: str) -> tuple[str, ...]:
     return tuple(word for word in _BREAKS.split(_CAMEL.sub(" ", folded).lower()) if word)
 
 
-def _entries() -> list[tuple[tuple[str, ...], str]]:
+def _written_words(key: str) -> tuple[str, ...]:
+    """``key_words`` without folding look-alikes: the words as written (no homoglyph table)."""
+    return tuple(word for word in _BREAKS.split(_CAMEL.sub(" ", key).lower()) if word)
+
+
+def _entries(read: Callable[[str], tuple[str, ...]] = _written_words) -> list[tuple[tuple[str, ...], str]]:
     words = vocabulary()
-    # each entry read as a key is (``key_words``): "пароль" folds as the key written so does
-    entries = [(key_words(word), kind) for kind, spellings in words.kinds.items() for word in spellings]
+    entries = [(read(word), kind) for kind, spellings in words.kinds.items() for word in spellings]
     for pattern in _LIBRARY_KEYWORDS:  # 'api_?key': both spellings
         if "_?" in pattern:
             head, tail = pattern.split("_?", 1)
@@ -166,6 +171,14 @@ def _table() -> tuple[tuple[tuple[tuple[str, ...], str], ...], frozenset[str], f
     return tuple(_entries()), frozenset(words.whole_words), frozenset(words.encodings)
 
 
+@cache
+def _folded_entries() -> tuple[tuple[tuple[str, ...], str], ...]:
+    """The entries read as a key with look-alikes is (``key_words``: "пароль" as "пapoль"); built
+    on the first key outside ASCII that its written words do not name, so the homoglyph table
+    loads only then."""
+    return tuple(_entries(key_words))
+
+
 @lru_cache(maxsize=8192)
 def key_kind(key: str) -> str | None:
     """The kind of secret ``key`` names (``password``, ``api-key`` …), or ``None``.
@@ -173,9 +186,17 @@ def key_kind(key: str) -> str | None:
     ``password_min_length`` and ``max_tokens`` name no secret: the secret word must end the key
     (encoding words aside). Breaks inside a word do not hide it: the key's words are also read
     joined, so ``pass word``, ``密 码`` and ``to_ken`` name what ``password``, ``密码`` and
-    ``token`` name."""
-    entries, whole, encodings = _table()
-    words = list(key_words(key))
+    ``token`` name. A key outside ASCII is read as written, then with its look-alike letters
+    folded (``pаssword`` with a Cyrillic а, ``ПAРOЛЬ`` with Latin capitals)."""
+    entries = _table()[0]
+    kind = _kind_of(list(_written_words(key)), entries)
+    if kind is None and not key.isascii():
+        kind = _kind_of(list(key_words(key)), _folded_entries())
+    return kind
+
+
+def _kind_of(words: list[str], entries: tuple[tuple[tuple[str, ...], str], ...]) -> str | None:
+    _, whole, encodings = _table()
     while len(words) > 1 and words[-1] in encodings:
         words.pop()
     if not words:

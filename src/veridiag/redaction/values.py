@@ -114,6 +114,25 @@ def _reference(found: re.Match[str]) -> list[Piece]:
     return [(c, found.start(), found.end()) for c in html.unescape(found.group())]
 
 
+def _plain(char: str) -> str:
+    """``char`` without folding look-alikes: '' for a format character, the ASCII one a full-width
+    form stands for, else itself."""
+    if char.isascii():
+        return char
+    if unicodedata.category(char) == "Cf":
+        return ""
+    wide = unicodedata.normalize("NFKC", char)
+    return wide if len(wide) == 1 and wide.isascii() else char
+
+
+def _visible(text: str) -> list[Piece] | None:
+    """Invisible characters dropped and full-width forms as ASCII, every letter as written: a key
+    in a script with Latin look-alikes (пароль, κωδικός) reads as its own word here, before
+    ``_folded`` makes it a mix of scripts."""
+    pieces = [(plain, i, i + 1) for i, c in enumerate(text) for plain in _plain(c)]
+    return None if "".join(p[0] for p in pieces) == text else pieces
+
+
 def _folded(text: str) -> list[Piece] | None:
     """Invisible characters dropped, look-alikes and full-width forms as the letter they show."""
     changed = False
@@ -138,6 +157,7 @@ _DECODERS: tuple[Decoder, ...] = (
     lambda text: _runs(text, _URL, _url),
     lambda text: _runs(text, _ESCAPE, _escape),
     lambda text: _runs(text, _REFERENCE, _reference),
+    _visible,
     _folded,
 )
 
@@ -147,6 +167,7 @@ _TEXT_DECODERS: tuple[Callable[[str], str], ...] = (
     lambda text: _URL.sub(lambda m: unquote(m.group(), errors="replace"), text),
     lambda text: _ESCAPE.sub(lambda m: _escape(m)[0][0], text),
     lambda text: _REFERENCE.sub(lambda m: html.unescape(m.group()), text),
+    lambda text: "".join(_plain(c) for c in text),
     lambda text: _FOLDABLE.sub(lambda m: fold(m.group()), text),
 )
 
