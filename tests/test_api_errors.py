@@ -216,3 +216,17 @@ def test_blank_questions_are_422_and_any_visible_character_is_a_question(
     assert response.status_code == 422 and "blank" in response.json()["error"]["message"]
     assert assembly.store.count_sessions() == before
     assert not is_blank(blank[:at] + visible + blank[at:]) or visible in "\u2800\u3164\u115f\u1160\uffa0"
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    path=st.sampled_from(["/api/v1/sessions", "/"]),
+    offset=st.integers(min_value=0, max_value=10**40) | st.sampled_from([2**63 - 1, 2**63, 2**64]),
+)
+def test_a_listing_offset_of_any_size_is_answered_never_a_500(
+    clients: dict[str, TestClient], path: str, offset: int
+) -> None:
+    """The stores' OFFSET is a 64-bit integer: past it a listing is refused (422), never a
+    database error (500) — the JSON API and the workbench's list alike."""
+    response = clients[""].get(path, params={"offset": offset})
+    assert response.status_code == (200 if offset < 2**63 else 422), (offset, response.text[:200])

@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
 from veridiag.cli.app import app
@@ -212,3 +214,41 @@ def test_piped_messages_keep_brackets_and_colons_literally(home: Path) -> None:
     result = invoke(home, ["data", "import-changes", str(odd / "nope.csv")])
     assert_one_line(result)
     assert result.stderr == f"error: {odd / 'nope.csv'}: no such file\n"
+
+
+def _nested_json(depth: int, style: str) -> str:
+    inner = "[" * depth + "]" * depth if style == "list" else '{"a": ' * depth + "1" + "}" * depth
+    return f'[{{"id": 1, "arguments": {inner}}}]'
+
+
+def _nested_yaml(depth: int, style: str) -> str:
+    inner = "[" * depth + "]" * depth if style == "list" else "{a: " * depth + "1" + "}" * depth
+    return f"rules:\n  - id: evidence.excerpt_match\n    params: {inner}\n"
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    depth=st.integers(1200, 6000),
+    style=st.sampled_from(["list", "map"]),
+    target=st.sampled_from(["invocations", "rules", "jsonl"]),
+)
+def test_input_nested_past_what_a_parser_recurses_is_one_error_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, depth: int, style: str, target: str
+) -> None:
+    """``gatekeeper check`` and ``rules`` read files a user hands them: nesting a parser cannot
+    recurse through is invalid input (exit 2, one line), never a RecursionError traceback.
+    (Neither command opens the store or the embedded data: a bare home.)"""
+    home = tmp_path / "bare"
+    home.mkdir(exist_ok=True)
+    monkeypatch.setenv("VERIDIAG_HOME", str(home))
+    (home / "out.txt").write_text('{"answer_version": "executor_evidence_v2", "claims": []}', encoding="utf-8")
+    invocations = _nested_json(depth, style)
+    if target == "jsonl":
+        invocations = invocations.removeprefix("[").removesuffix("]")
+    (home / "in.json").write_text(invocations, encoding="utf-8")
+    (home / "rules.yaml").write_text(_nested_yaml(depth, style), encoding="utf-8")
+    if target == "rules":
+        args = ["rules", "--rules-file", "{home}/rules.yaml"]
+    else:
+        args = ["gatekeeper", "check", "--output", "{home}/out.txt", "--invocations", "{home}/in.json"]
+    assert_one_line(invoke(home, args), "nesting too deep")

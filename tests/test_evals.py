@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from veridiag.cli.app import app
@@ -153,3 +155,26 @@ def test_cli_exit_codes_and_json(tmp_path: Path) -> None:
     assert refused.exit_code == 2 and "broken.yaml" in refused.stderr
     filtered = runner.invoke(app, ["eval", str(SUITE), "--filter", "clean-pass-zh", "--json"])
     assert json.loads(filtered.stdout)["summary"]["total"] == 1
+
+
+@st.composite
+def _unreadable_fixtures(draw: st.DrawFn) -> str:
+    """A fixture no run can read: a field nested deeper than the YAML parsers recurse (flow or
+    block style, lists or mappings), or an invocation id past the store's 64-bit integers."""
+    if draw(st.booleans()):
+        return GOOD.replace("  - id: 7", f"  - id: {draw(st.integers(2**63, 10**40))}").replace("[7]", "[1]")
+    depth = draw(st.integers(1500, 6000))
+    style = draw(st.sampled_from(["list", "map"]))
+    nested = "[" * depth + "]" * depth if style == "list" else "{a: " * depth + "1" + "}" * depth
+    return GOOD.replace("    tool_name: query_logs\n", f"    tool_name: query_logs\n    arguments: {{q: {nested}}}\n")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_unreadable_fixtures())
+def test_a_fixture_no_run_can_read_is_an_invalid_fixture_never_a_crash(tmp_path: Path, text: str) -> None:
+    """`veridiag eval` says which file is invalid (exit 2) — no traceback, no case failed by setup."""
+    path = write(tmp_path, text)
+    with pytest.raises(FixtureError, match=r"case\.yaml:"):
+        load_case(path)
+    result = runner.invoke(app, ["eval", str(path)])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output[-500:]

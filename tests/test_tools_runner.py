@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from veridiag.store import SessionStore
 from veridiag.tools import Toolbox, ToolOutput, ToolRunner, build_trace_summary, tool_specs
@@ -132,3 +134,48 @@ def test_trace_summary_is_bounded_and_cites_ids(store: SessionStore, demo_env: E
     ]
     assert all(len(e.output_summary) <= 800 for e in summary)
     assert summary[0].output_summary.startswith("query_logs service=payment-service")
+
+
+def _nested(depth: int, kind: str) -> str:
+    if kind == "object":
+        return '{"service": ' + '{"a": ' * depth + "1" + "}" * depth + "}"
+    if kind == "array":
+        return '{"service": ' + "[" * depth + "]" * depth + "}"
+    return "[" * depth + "]" * depth
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    tool=st.sampled_from(["query_logs", "query_metrics", "lookup_knowledge", "query_changes", "nope"]),
+    arguments=st.one_of(
+        st.builds(_nested, st.integers(100, 20000), st.sampled_from(["object", "array", "bare"])),
+        st.sampled_from(['{"service": NaN}', '{"limit": Infinity}', '{"service": "a", "service": "b"}']),
+    ),
+)
+def test_arguments_no_call_can_read_are_a_recorded_error_never_a_raise(
+    store: SessionStore, tool: str, arguments: str
+) -> None:
+    """A model or a command line may write nesting ``json`` cannot recurse through, NaN or a key
+    twice: the call is refused and recorded, as any bad call is, and the run goes on."""
+    broken = Broken()
+    runner = runner_for(store, Toolbox(broken, broken, broken, broken))  # type: ignore[arg-type]
+    result = runner.run(tool, arguments)
+    assert result.status == "error"
+    stored = store.get_invocations([result.invocation_id])[result.invocation_id]
+    assert stored.status == "error" and stored.error
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(depth=st.integers(201, 5000))
+def test_arguments_a_model_sdk_already_read_nested_too_deep_are_a_recorded_error(
+    store: SessionStore, depth: int
+) -> None:
+    """The LLM engine hands the runner the arguments its SDK parsed: nesting no validator or
+    store recurses through is refused like nesting in text."""
+    value: Any = 1
+    for _ in range(depth):
+        value = {"a": value}
+    broken = Broken()
+    runner = runner_for(store, Toolbox(broken, broken, broken, broken))  # type: ignore[arg-type]
+    result = runner.run("query_logs", {"service": value})
+    assert result.status == "error" and "too deep" in (result.output.error or "")

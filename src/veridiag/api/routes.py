@@ -16,6 +16,7 @@ from fastapi.responses import Response, StreamingResponse
 from veridiag.api.bodies import CleanRoute
 from veridiag.api.errors import request_id
 from veridiag.api.schemas import (
+    MAX_OFFSET,
     ChatRequest,
     ChatResponse,
     ErrorBody,
@@ -208,7 +209,7 @@ def sessions(
     request: Request,
     *,
     limit: Annotated[int, Query(ge=1, le=200)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
     verdict: Literal["PASS", "LOW_CONFID", "REJECT"] | None = None,
     q: Annotated[str | None, Query(max_length=200, description="Text in the question or answer.")] = None,
     cursor: Annotated[

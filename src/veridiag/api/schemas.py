@@ -11,6 +11,9 @@ from veridiag.contracts.answer import AnswerDocument
 from veridiag.contracts.json import JsonObject
 
 MAX_QUERY_CHARS = 4000
+#: The deepest page offset a listing takes: the stores' OFFSET is a signed 64-bit integer (SQLite
+#: raises on a larger one, PostgreSQL's is a bigint), so a larger one is a 422, never a 500.
+MAX_OFFSET = 2**63 - 1
 BLANK_QUERY = "the question is blank (only whitespace or invisible characters)"
 #: Letters that render as nothing though Unicode does not file them as spaces or format marks.
 _FILLERS = frozenset("\u115f\u1160\u2800\u3164\uffa0")

@@ -20,7 +20,7 @@ from veridiag.api.evidence import evidence_charts
 from veridiag.api.i18n import TEXT, pick_lang
 from veridiag.api.incident import incident_timeline
 from veridiag.api.routes import audit_or_404, diagnose_async
-from veridiag.api.schemas import BLANK_QUERY, MAX_QUERY_CHARS, ChatRequest, is_blank
+from veridiag.api.schemas import BLANK_QUERY, MAX_OFFSET, MAX_QUERY_CHARS, ChatRequest, is_blank
 from veridiag.api.security import COOKIE, Session, Sessions, identify, require_csrf, require_same_origin, require_token
 from veridiag.config import Settings
 from veridiag.contracts.alerts import AlertJob, ReceivedAlert
@@ -123,7 +123,7 @@ def index(
     lang: Lang = None,
     verdict: Literal["PASS", "LOW_CONFID", "REJECT", ""] = "",
     q: Annotated[str, Query(max_length=200)] = "",
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ) -> Response:
     chosen = pick_lang(request, lang)
     store = request.app.state.assembly.store

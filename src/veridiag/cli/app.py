@@ -135,6 +135,7 @@ def _read_invocations(path: Path) -> list[InvocationRecord]:
     from pydantic import ValidationError
 
     from veridiag.contracts.invocation import InvocationRecord
+    from veridiag.contracts.parsing import read_json
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -143,13 +144,13 @@ def _read_invocations(path: Path) -> list[InvocationRecord]:
     except UnicodeDecodeError as exc:
         raise InputError(f"{path}: not UTF-8 (byte {exc.start})") from None
     stripped = text.strip()
-    try:
+    try:  # as strictly as a role's document: NaN, a duplicate key or nesting too deep is invalid
         if stripped.startswith("["):
-            raw = json.loads(stripped)
+            raw = read_json(stripped)
         else:
-            raw = [json.loads(line) for line in stripped.splitlines() if line.strip()]
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+            raw = [read_json(line) for line in stripped.splitlines() if line.strip()]
+    except ValueError as exc:
+        raise InputError(f"{path}: invalid JSON: {exc}") from None
     if isinstance(raw, dict) and isinstance(raw.get("invocations"), list):
         raw = raw["invocations"]
     if not isinstance(raw, list):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
@@ -71,6 +72,31 @@ def _unique_keys(pairs: list[tuple[str, JsonValue]]) -> JsonObject:
 def _loads(text: str) -> JsonValue:
     value: JsonValue = json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys)
     return value
+
+
+def read_json(text: str) -> JsonValue:
+    """``text`` as one JSON value, read as strictly as an Executor document is: NaN and
+    Infinity, a duplicate key, and nesting past what ``json`` can recurse are a ``ValueError``
+    saying so — never a ``RecursionError`` (tool arguments a model or a command line writes)."""
+    try:
+        value = _loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(_describe(exc)) from None
+    if too_deep(value):  # what ``json`` read, a store, a validator or a copy may still not recurse through
+        raise ValueError(f"nesting too deep (more than {MAX_DEPTH} levels)")
+    return value
+
+
+def too_deep(value: object) -> bool:
+    """Whether ``value`` nests dicts and lists deeper than ``MAX_DEPTH`` (read without recursion)."""
+    levels: list[tuple[object, int]] = [(value, 1)]
+    while levels:
+        item, depth = levels.pop()
+        if isinstance(item, Mapping | list | tuple):
+            if depth > MAX_DEPTH:
+                return True
+            levels.extend((inner, depth + 1) for inner in (item.values() if isinstance(item, Mapping) else item))
+    return False
 
 
 def _result(status: ParseState, detail: str, value: JsonObject | None = None) -> ParsedOutput:

@@ -29,7 +29,7 @@ class _Strict(BaseModel):
 
 
 class FixtureInvocation(_Strict):
-    id: int = Field(gt=0)
+    id: int = Field(gt=0, le=2**63 - 1)  # the store's integer ids are 64-bit
     tool_name: str
     arguments: JsonObject = Field(default_factory=dict)
     output: str = ""

@@ -143,7 +143,9 @@ class _Rule:
 
 # -- formats ---------------------------------------------------------------------------------
 
-_SEP = r"[ \t]*(?::=|=>|==|[:=：＝])[ \t]*"  # never across a line: rules stay line-local
+#: Blanks around an assignment: a full-width one too ("password　＝　…"); never a line break,
+#: so rules stay line-local.
+_SEP = r"[ \t\u3000]*(?::=|=>|==|[:=：＝])[ \t\u3000]*"
 
 _PEM_HEAD = r"----(?:- ?|-? )BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _PEM_END = r"-{4,5} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -193,6 +195,113 @@ _AUTHORIZATION = _Rule(
 )
 
 
+#: A cookie's attributes (RFC 6265 and the browsers' additions): their values are no secret.
+_COOKIE_ATTRIBUTES = frozenset(
+    {"path", "domain", "expires", "max-age", "samesite", "secure", "httponly", "priority", "partitioned", "version"}
+)
+_COOKIE_PAIR = re.compile(
+    r"(?P<name>[^\s=;,\"'\\]+)[ \t]*=[ \t]*(?P<value>[^\s;,\"'\\]+)|(?P<flag>[A-Za-z-]+)(?=[\s;,\"']|$)"
+)
+_COOKIE_NEXT = re.compile(r"[ \t]*[;,][ \t]*")
+#: A header's value without a name (``cookie=Zq8…``) is the cookie itself when shaped like one.
+_COOKIE_BARE = re.compile(r"[^\s;,\"'\\]*[0-9][^\s;,\"'\\]*|[^\s;,\"'\\]{16,}")
+
+
+def _no_cookie(value: str) -> bool:
+    """A placeholder, or a secret already replaced."""
+    return _PLACEHOLDER.fullmatch(value) is not None or value.lower().startswith("[redacted:")
+
+
+class _CookieRule(_Rule):
+    """A ``Cookie`` or ``Set-Cookie`` header (``Cookie: JSESSIONID=…; csrftoken=…``): a cookie
+    carries a session, which is a credential, whatever its name — every value of the header's
+    ``;``-separated pairs goes, the names and the attributes (``Path=/``, ``HttpOnly``) stay, and
+    the line after the header is read as usual."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(low):
+            if found.start() > 0 and _is_word(low[found.start() - 1]):
+                continue  # "nocookie:" is another word
+            at, named = found.end(), False
+            while (pair := _COOKIE_PAIR.match(text, at)) is not None:
+                value = pair.group("value")
+                if value is not None:
+                    named = True
+                    name = pair.group("name").lower()
+                    if name not in _COOKIE_ATTRIBUTES and not _no_cookie(value):
+                        yield pair.start("value"), pair.end("value"), "cookie"
+                following = _COOKIE_NEXT.match(text, pair.end())
+                if following is None:
+                    break
+                at = following.end()
+            bare = None if named else _COOKIE_BARE.match(text, found.end())
+            if bare is not None and bare.group() and not _no_cookie(bare.group()):
+                yield bare.start(), bare.end(), "cookie"
+
+
+_COOKIE = _CookieRule(
+    "cookie",
+    re.compile(r"(?:set-)?cookie2?[\"']?[ \t]*[:=][ \t]*[\"']?"),
+    literals=("cookie",),
+    lower=True,
+    prefilter=True,
+)
+
+
+#: An XML or HTML element on one line: its name, attributes and text (``<password>…</password>``,
+#: ``<add key="Password" value="…"/>``, ``<entry key="token">…</entry>``).
+_XML_ELEMENT = re.compile(
+    r"<(?P<tag>[^\W\d][\w:.-]{0,63})(?P<attributes>(?:\s[^<>]{0,1024}?)?)(?:/>|>(?:(?P<text>[^<>\n]{1,4096})</(?P=tag)\s*>)?)"
+)
+_XML_ATTRIBUTE = re.compile(r"(?P<name>[\w:.-]+)\s*=\s*(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)')")
+#: Attributes that name the entry whose value another attribute or the element's text holds
+#: (``type="password"`` of a form field too).
+_XML_NAMES = frozenset({"key", "name", "id", "property", "param", "type"})
+
+
+class _XmlRule(_Rule):
+    """A secret in XML or HTML (config files, SOAP bodies, .NET ``appSettings``, Spring beans,
+    form fields): an element named as a secret loses its text, an attribute named as one its
+    value, and an element whose ``key``/``name`` attribute names a secret loses its ``value``
+    attribute and its text."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(text):
+            named: str | None = None
+            values: list[tuple[int, int]] = []
+            for attribute in _XML_ATTRIBUTE.finditer(text, found.start("attributes"), found.end("attributes")):
+                group = "dq" if attribute.group("dq") is not None else "sq"
+                name = attribute.group("name").lower()
+                if name in _XML_NAMES:
+                    named = key_kind(attribute.group(group)) or named
+                elif name == "value":
+                    values.append(attribute.span(group))
+                elif (kind := key_kind(attribute.group("name"))) is not None:
+                    yield from self._value(text, attribute.span(group), kind)
+            if found.group("text") is not None:
+                values.append(found.span("text"))
+            kind = named or key_kind(found.group("tag"))
+            if kind is not None:
+                for span in values:
+                    yield from self._value(text, span, kind)
+
+    @staticmethod
+    def _value(text: str, span: tuple[int, int], kind: str) -> Iterator[tuple[int, int, str]]:
+        start, end = span
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        value = text[start:end]
+        if value and not _PLACEHOLDER.fullmatch(value) and not value.lower().startswith("[redacted:"):
+            yield start, end, kind
+
+
+#: Every element the rule reads closes (``</``, ``/>``) or gives a ``value=``; an open tag alone
+#: (``<user password="…">``) is an assignment the key rule reads.
+_XML = _XmlRule("secret", _XML_ELEMENT, literals=("</", "/>", "value="), prefilter=True)
+
+
 def _bearer(found: re.Match[str], _text: str) -> str | None:
     """ "Bearer token expired" names no token; real ones carry digits."""
     return "bearer-token" if any(c.isdigit() for c in found.group("value")) else None
@@ -207,6 +316,38 @@ _BEARER = _Rule(
     word_start=True,
     classify=_bearer,
 )
+#: A query parameter (``?key=…``, ``&sign=…``) and what a value of one is shaped like.
+_QUERY_PARAMETER = re.compile(r"[?&](?P<name>[a-z][\w.-]{0,39})=(?P<value>[^&#\s\"'<>]+)")
+_QUERY_VALUE = re.compile(r"(?=[^0-9]*[0-9]).{6,}|.{16,}")
+
+
+class _QueryRule(_Rule):
+    """A URL's or a form body's parameter that carries a credential under a name that says no
+    secret (``vocabulary.yaml`` ``query_keys``: a WeCom webhook's ``?key=``, DingTalk's ``&sign=``,
+    ``X-Amz-Signature``, an OAuth ``code``): its value goes when shaped like one. Parameters
+    whose name does say a secret (``?access_token=``) are the key rule's."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        names = _query_keys()
+        for found in self.pattern.finditer(low):
+            value = found.group("value")
+            if found.group("name") in names and _QUERY_VALUE.fullmatch(value) and not value.startswith("[redacted:"):
+                yield found.start("value"), found.end("value"), "query-credential"
+
+
+@cache
+def _query_keys() -> frozenset[str]:
+    return frozenset(word.lower() for word in vocabulary().query_keys)
+
+
+_QUERY = _QueryRule(
+    "query-credential",
+    _QUERY_PARAMETER,
+    literals=tuple(sorted(f"{name}=" for name in _query_keys())),
+    lower=True,
+    prefilter=True,
+)
+
 # Up to the last "@" before the host: an unencoded "@" inside a password stays covered.
 _URL_PASSWORD = _Rule(
     "password",
@@ -361,26 +502,90 @@ def _key_start(text: str, end: int) -> int:
     return start
 
 
+@dataclass(frozen=True)
 class _KeyValueRule(_Rule):
     """A key naming a secret (``db_password=…``, ``"api_key": "…"``, ``令牌：…``) assigned a
     value that is not a placeholder: the value goes, the key stays. After a colon, a bare word
     of letters followed by more words is prose ("verify password: invalid hash"), while
-    "password: changeme" ending a config line is a value."""
+    "password: changeme" ending a config line is a value. Where no sign follows the key,
+    ``spoken`` reads it named in prose (``_spoken_value``), from the same look for keys."""
+
+    spoken: re.Pattern[str] | None = None
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         starts = sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})
         markers = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[redacted:" in low else []
         for at in starts:
             found = self.pattern.match(low, at)
+            read = _assigned_value
+            if found is None and self.spoken is not None:
+                found, read = self.spoken.match(low, at), _spoken_value
             if found is None or any(a < at < b for a, b in markers):
                 continue  # a marker's kind ("[REDACTED:secret]") names no key
             key = text[_key_start(text, at) : found.start("close")]
             kind = key_kind(key)
             if kind is None:
                 continue
-            span = _assigned_value(text, low, found, key)
+            span = read(text, low, found, key)
             if span is not None:
                 yield *span, kind
+                if (more := _continued(text, span[1])) is not None:
+                    yield *more, kind
+
+
+#: The start of the line after a line continuation, and the rest of a value written there.
+_CONTINUATION = re.compile(r"\n[ \t]*(?P<rest>[^\s\"'`,;&)\]}>]+)")
+
+
+def _continued(text: str, end: int) -> tuple[int, int] | None:
+    """The rest of a value cut by a line continuation (a backslash ending its line: a shell
+    command, a ``.properties`` file, a Dockerfile): the first word of the next line. Each part
+    goes as its own marker, so the lines stay lines."""
+    if end == 0 or text[end - 1] != "\\":
+        return None
+    rest = _CONTINUATION.match(text, end)
+    return None if rest is None else rest.span("rest")
+
+
+#: A key named in prose before its value: blanks, or a word saying what it is ("the password is
+#: …", 密码是…, "token set to …"; ``vocabulary.yaml`` ``spoken``), then one word.
+_SPOKEN_SEP = (
+    r"(?P<sep>[ \t\u3000]*(?:(?:"
+    + "|".join(re.escape(w) for w in sorted(vocabulary().spoken, key=len, reverse=True))
+    + r")[ \t\u3000]*)?)"
+)
+_SPOKEN = re.compile(_KEY_LAST_WORD + r"(?P<close>)" + _SPOKEN_SEP + r"[\"'`(\[<]?(?P<bare>[!-~]+)")
+#: A value told from a word by its shape: six or more characters and a digit (hunter2x,
+#: Zq8vK2mN, 483920): "password expired", "token bucket 100", "密码错误 3 次" stay as written.
+_SPOKEN_VALUE = re.compile(r"(?=[^0-9]*[0-9])[!-~]{6,}")
+_SPOKEN_END = "\"'`,;.)]}>"
+#: The next field of the line (``host=db-1``, ``user:alice``), not a value; base64's ``==`` is.
+_NEXT_FIELD = re.compile(r"[A-Za-z_][\w.-]*[=:][^=]")
+
+
+def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
+    """A secret's key followed, without an assignment sign, by a word shaped like a secret
+    (``password Zq8vK2mN``, ``the api key is sk_9f…``, ``密码是Abc12345``, ``令牌 3f9a…``): the
+    word's span. Fails closed — a token id after "token" goes too — while words and short
+    counts stay."""
+    sep = found.group("sep")
+    if not sep or (sep[0].isascii() and _is_word(sep[0])):
+        return None  # "passwordless", "tokenizer": one word, no value
+    begin = found.start("close") - len(key)
+    if key.startswith((".", "-")) or (begin > 0 and text[begin - 1] in "/\\"):
+        return None  # a file's name (/etc/nginx/.htpasswd), no key
+    start, end = found.span("bare")
+    while end > start and text[end - 1] in _SPOKEN_END:
+        end -= 1
+    value = text[start:end]
+    if (
+        not _SPOKEN_VALUE.fullmatch(value)
+        or _PLACEHOLDER.fullmatch(value)
+        or _NEXT_FIELD.match(value)
+        or value.lower().startswith("[redacted:")
+    ):
+        return None
+    return start, end
 
 
 def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
@@ -466,14 +671,22 @@ _BLOCK_INDICATOR = re.compile(r"[|>][-+]?[0-9]?[-+]?")
 #: dash, the key, ``:``, a tag, the indicator.
 _BLOCK_LINE = re.compile(
     r"(?P<indent>[ \t]*)(?:-[ \t]+)?[\"']?(?P<key>[^\n:：\"']{1,128})[\"']?[ \t]*[:：][ \t]*"
-    r"(?:!!?[a-z][\w:/.-]*[ \t]+)?[|>][-+]?[0-9]?[-+]?[ \t]*\n"
+    r"(?:!!?[a-z][\w:/.-]*[ \t]+)?(?:[|>][-+]?[0-9]?[-+]?)?[ \t]*\n"
 )
+#: A line that opens YAML structure rather than continuing a scalar: a mapping key, a list item,
+#: a comment, a flow collection.
+_YAML_STRUCTURE = re.compile(r"[ \t]*(?:[-#\[{]|[^\s:：]+[ \t]*[:：](?:[ \t]|$))")
 
 
+@dataclass(frozen=True)
 class _BlockRule(_Rule):
     """A YAML block scalar under a key naming a secret (``password: |``, ``key: !!binary >-``):
     the value is the more indented lines below, which go as one marker. The one rule besides
-    a PEM block that reads across lines; a block lives inside one record."""
+    a PEM block that reads across lines; a block lives inside one record. ``plain``: a key
+    alone on its line (``password:``) whose value is a plain scalar on the lines below — unless
+    the next line opens structure (a nested mapping or a list)."""
+
+    plain: bool = False
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         for found in self.pattern.finditer(low):
@@ -484,6 +697,8 @@ class _BlockRule(_Rule):
             kind = key_kind(text[line.start("key") : line.end("key")])
             if kind is None:
                 continue
+            if self.plain and (_YAML_STRUCTURE.match(text, found.end()) or any(c.isspace() for c in line.group("key"))):
+                continue  # a nested mapping or list; or a sentence ending in a colon ("invalid token:")
             indent = len(line.group("indent"))
             start = end = found.end()
             at = start
@@ -502,6 +717,7 @@ class _BlockRule(_Rule):
 
 
 _BLOCK = _BlockRule("secret", re.compile(r"[|>][-+]?[0-9]?[-+]?[ \t]*\n"))
+_PLAIN_BLOCK = _BlockRule("secret", re.compile(r"[:：][ \t]*\n"), plain=True)
 
 
 def _bare_end(text: str, start: int, end: int) -> int:
@@ -524,7 +740,7 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
         at = text.find(needle, at + 1)
 
 
-_KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS)
+_KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS, spoken=_SPOKEN)
 _SPLIT_KEY = _SplitKeyRule("secret", _SPLIT_TAIL)
 
 # -- command lines and token formats the library lacks ---------------------------------------
@@ -973,11 +1189,14 @@ _BUILTIN: tuple[_Rule, ...] = (
     _PEM,
     _PEM_CUT,
     _AUTHORIZATION,
+    _COOKIE,
+    _XML,
     _JWT,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
     _OPENAI,
     _URL_PASSWORD,
+    _QUERY,
     _JDBC_ORACLE,
     _COMMAND_USER,
     _COMMAND_OPTION,
@@ -987,6 +1206,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _KEYWORD,
     _SPLIT_KEY,
     _BLOCK,
+    _PLAIN_BLOCK,
     _LIBRARY_KEYWORD,
     _VALUES,
     _HEX_SECRET,

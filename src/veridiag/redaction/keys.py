@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import cache, lru_cache
 from typing import Annotated, Literal, Self
 
@@ -77,6 +78,8 @@ class Vocabulary(WordModel):
     kinds: dict[str, list[Word]]
     whole_words: list[Word]
     encodings: list[Word]
+    spoken: list[Word]
+    query_keys: list[Word]
     not_alone: list[Word]
     hex_keys: list[Word]
     identifier_keys: list[Word]
@@ -88,9 +91,13 @@ def vocabulary() -> Vocabulary:
     return bundled_words("veridiag.redaction", "vocabulary.yaml", Vocabulary)
 
 
-#: Word breaks inside a word: camelCase, and where Han meets Latin (商户secretKey, 令牌Enc).
+#: Scripts written without spaces whose words meet Latin ones without a break: Han, kana, Hangul.
+_UNSPACED = f"{HAN}\u3040-\u30ff\u3130-\u318f\uac00-\ud7af"
+#: Word breaks inside a word: camelCase, and where Han, kana or Hangul meets Latin (商户secretKey,
+#: 令牌Enc, 개인키Enc).
 _CAMEL = re.compile(
-    rf"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])|(?<=[{HAN}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{HAN}])"
+    # a small letter of any script (or a digit) before a capital: парольEnc as passwordEnc
+    rf"(?<=[^\W_A-Z])(?=[A-Z])|(?<=[^\W\d_a-z])(?=[A-Z][a-z])|(?<=[{_UNSPACED}])(?=[A-Za-z0-9])|(?<=[A-Za-z0-9])(?=[{_UNSPACED}])"
 )
 #: Anything but a letter or digit breaks words: ``_ . - / :``, blanks (a full-width space
 #: folds to one), middle dots, dashes and other punctuation a key may be spelt with (密·码).
@@ -105,6 +112,13 @@ def fold(char: str) -> str:
         return char
     if unicodedata.category(char) == "Cf":
         return ""
+    small = char.casefold()
+    if small != char and len(small) == 1:
+        # a capital (or a final ς) reads as its small letter does, in its case: Cyrillic Ь has a Latin look-alike
+        # (b) and ь none, so "ПАРОЛЬ" would not read as "пароль"
+        shown = fold(small)
+        capital = shown.upper() if char.isupper() else shown
+        return capital if len(capital) == 1 else shown
     folded = unicodedata.normalize("NFKC", char)
     if len(folded) == 1 and folded.isascii():
         return folded
@@ -127,11 +141,14 @@ def key_words(key: str) -> tuple[str, ...]:
     return tuple(word for word in _BREAKS.split(_CAMEL.sub(" ", folded).lower()) if word)
 
 
-def _entries() -> list[tuple[tuple[str, ...], str]]:
+def _written_words(key: str) -> tuple[str, ...]:
+    """``key_words`` without folding look-alikes: the words as written (no homoglyph table)."""
+    return tuple(word for word in _BREAKS.split(_CAMEL.sub(" ", key).lower()) if word)
+
+
+def _entries(read: Callable[[str], tuple[str, ...]] = _written_words) -> list[tuple[tuple[str, ...], str]]:
     words = vocabulary()
-    entries = [
-        (tuple(_BREAKS.split(word.lower())), kind) for kind, spellings in words.kinds.items() for word in spellings
-    ]
+    entries = [(read(word), kind) for kind, spellings in words.kinds.items() for word in spellings]
     for pattern in _LIBRARY_KEYWORDS:  # 'api_?key': both spellings
         if "_?" in pattern:
             head, tail = pattern.split("_?", 1)
@@ -154,6 +171,14 @@ def _table() -> tuple[tuple[tuple[tuple[str, ...], str], ...], frozenset[str], f
     return tuple(_entries()), frozenset(words.whole_words), frozenset(words.encodings)
 
 
+@cache
+def _folded_entries() -> tuple[tuple[tuple[str, ...], str], ...]:
+    """The entries read as a key with look-alikes is (``key_words``: "пароль" as "пapoль"); built
+    on the first key outside ASCII that its written words do not name, so the homoglyph table
+    loads only then."""
+    return tuple(_entries(key_words))
+
+
 @lru_cache(maxsize=8192)
 def key_kind(key: str) -> str | None:
     """The kind of secret ``key`` names (``password``, ``api-key`` …), or ``None``.
@@ -161,9 +186,17 @@ def key_kind(key: str) -> str | None:
     ``password_min_length`` and ``max_tokens`` name no secret: the secret word must end the key
     (encoding words aside). Breaks inside a word do not hide it: the key's words are also read
     joined, so ``pass word``, ``密 码`` and ``to_ken`` name what ``password``, ``密码`` and
-    ``token`` name."""
-    entries, whole, encodings = _table()
-    words = list(key_words(key))
+    ``token`` name. A key outside ASCII is read as written, then with its look-alike letters
+    folded (``pаssword`` with a Cyrillic а, ``ПAРOЛЬ`` with Latin capitals)."""
+    entries = _table()[0]
+    kind = _kind_of(list(_written_words(key)), entries)
+    if kind is None and not key.isascii():
+        kind = _kind_of(list(key_words(key)), _folded_entries())
+    return kind
+
+
+def _kind_of(words: list[str], entries: tuple[tuple[tuple[str, ...], str], ...]) -> str | None:
+    _, whole, encodings = _table()
     while len(words) > 1 and words[-1] in encodings:
         words.pop()
     if not words:

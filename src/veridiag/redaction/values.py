@@ -2,7 +2,8 @@
 
 A secret hides from patterns when it is written encoded: ``password%3Dhunter2`` (a URL-encoded
 body), ``{\\"password\\":\\"hunter2\\"}`` (JSON inside a JSON string), ``pass\\u200bword=``
-(an escape, or the invisible character itself), ``pаssword`` (a Cyrillic а). Each decoder here
+(an escape, or the invisible character itself), ``&#112;assword&#61;`` (HTML character
+references), ``pаssword`` (a Cyrillic а). Each decoder here
 turns a line into the text a reader would see and keeps, for every character of it, the span
 of stored characters it came from, so a secret found in the decoded text is replaced in the
 stored one. Decoders are applied again on their own output (JSON inside URL encoding), a few
@@ -17,6 +18,7 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
+import html
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -28,6 +30,9 @@ from veridiag.redaction.keys import fold
 __all__ = ["TRIGGER", "View", "base64_text", "decoded_texts", "decoded_views", "needs_decoding"]
 
 _URL = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+#: An HTML character reference, numeric or named (``&#112;``, ``&#x70;``, ``&equals;``): the text of
+#: an HTML page, an XML config or an escaped form body as a browser reads it.
+_REFERENCE = re.compile(r"&(?:#[0-9]{1,7}|#[xX][0-9A-Fa-f]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
 _ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/nrtbf])")
 _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 #: Characters a reader may see as another one: everything outside ASCII but the CJK and
@@ -43,7 +48,9 @@ _FOLD_TRIGGER = (
     "\u202a-\u202e\u2060-\u206f\ua640-\ua69f\ufe00-\ufe0f\ufeff\uff10-\uff19\uff1d\uff21-\uff3a"
     "\uff41-\uff5a\U0001d400-\U0001d7ff]"
 )
-TRIGGER = re.compile(r"%[0-9A-Fa-f]{2}|\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/])|" + _FOLD_TRIGGER)
+TRIGGER = re.compile(
+    r"%[0-9A-Fa-f]{2}|\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/])|" + _REFERENCE.pattern + "|" + _FOLD_TRIGGER
+)
 _FOLDS = re.compile(_FOLD_TRIGGER)
 #: Runs of ASCII, deleted before a look for the rare characters above: ~10× faster than
 #: testing each character of a mostly ASCII text against a large class.
@@ -102,6 +109,30 @@ def _escape(found: re.Match[str]) -> list[Piece]:
     return [(char, found.start(), found.end())]
 
 
+def _reference(found: re.Match[str]) -> list[Piece]:
+    """A character reference as the characters it stands for (an unknown name as written)."""
+    return [(c, found.start(), found.end()) for c in html.unescape(found.group())]
+
+
+def _plain(char: str) -> str:
+    """``char`` without folding look-alikes: '' for a format character, the ASCII one a full-width
+    form stands for, else itself."""
+    if char.isascii():
+        return char
+    if unicodedata.category(char) == "Cf":
+        return ""
+    wide = unicodedata.normalize("NFKC", char)
+    return wide if len(wide) == 1 and wide.isascii() else char
+
+
+def _visible(text: str) -> list[Piece] | None:
+    """Invisible characters dropped and full-width forms as ASCII, every letter as written: a key
+    in a script with Latin look-alikes (пароль, κωδικός) reads as its own word here, before
+    ``_folded`` makes it a mix of scripts."""
+    pieces = [(plain, i, i + 1) for i, c in enumerate(text) for plain in _plain(c)]
+    return None if "".join(p[0] for p in pieces) == text else pieces
+
+
 def _folded(text: str) -> list[Piece] | None:
     """Invisible characters dropped, look-alikes and full-width forms as the letter they show."""
     changed = False
@@ -125,6 +156,8 @@ def _folded(text: str) -> list[Piece] | None:
 _DECODERS: tuple[Decoder, ...] = (
     lambda text: _runs(text, _URL, _url),
     lambda text: _runs(text, _ESCAPE, _escape),
+    lambda text: _runs(text, _REFERENCE, _reference),
+    _visible,
     _folded,
 )
 
@@ -133,6 +166,8 @@ _DECODERS: tuple[Decoder, ...] = (
 _TEXT_DECODERS: tuple[Callable[[str], str], ...] = (
     lambda text: _URL.sub(lambda m: unquote(m.group(), errors="replace"), text),
     lambda text: _ESCAPE.sub(lambda m: _escape(m)[0][0], text),
+    lambda text: _REFERENCE.sub(lambda m: html.unescape(m.group()), text),
+    lambda text: "".join(_plain(c) for c in text),
     lambda text: _FOLDABLE.sub(lambda m: fold(m.group()), text),
 )
 
@@ -154,7 +189,7 @@ def decoded_texts(line: str, *, rounds: int = 3) -> Iterator[str]:
 
 def needs_decoding(text: str) -> bool:
     """Whether a decoder may change what ``text`` says (``str`` tests first: logs are mostly ASCII)."""
-    if ("%" in text or "\\" in text) and TRIGGER.search(text) is not None:
+    if ("%" in text or "\\" in text or "&" in text) and TRIGGER.search(text) is not None:
         return True
     return not text.isascii() and _FOLDS.search(_ASCII_RUNS.sub("", text)) is not None
 

@@ -39,9 +39,22 @@ def read_yaml(text: str) -> tuple[Any, yaml.Node | None]:
     parser, which parsed it twice); an error is raised as the pure-Python parser words it,
     saying what it found ("found '<stream end>'") where libyaml says what it did not."""
     try:
-        return _parse(text, _Loader)
-    except yaml.YAMLError:
-        return _parse(text, yaml.SafeLoader)
+        try:
+            return _parse(text, _Loader)
+        except yaml.YAMLError:
+            return _parse(text, yaml.SafeLoader)
+    except RecursionError:  # the constructors build nested collections recursively
+        raise NestingError from None
+
+
+class NestingError(yaml.YAMLError):
+    """YAML nested deeper than its constructors can recurse: invalid, like any other YAML error
+    (every caller that words a ``YAMLError`` words this one)."""
+
+    problem = "nesting too deep"
+
+    def __str__(self) -> str:
+        return self.problem
 
 
 def load_yaml(text: str) -> Any:

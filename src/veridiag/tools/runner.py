@@ -23,6 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.json import JsonObject, JsonValue
+from veridiag.contracts.parsing import MAX_DEPTH, read_json, too_deep
 from veridiag.contracts.sanitize import clean_data, clean_text
 from veridiag.redaction import Redactor, default_redactor
 from veridiag.store import SessionStore
@@ -174,12 +175,14 @@ class ToolRunner:
         given: Mapping[str, JsonValue] | JsonValue = arguments or {}
         if isinstance(given, str):
             text = given
-            try:
-                given = json.loads(text) if text.strip() else {}
-            except json.JSONDecodeError as exc:
-                return {"_raw": text[:2000]}, _error(f"arguments are not JSON: {exc.msg}")
+            try:  # as strictly as a role's document: NaN, a duplicate key or deep nesting is no call
+                given = read_json(text) if text.strip() else {}
+            except ValueError as exc:
+                return {"_raw": text[:2000]}, _error(f"arguments are not JSON: {exc}")
         if not isinstance(given, Mapping):
             return {"_raw": str(given)[:2000]}, _error("arguments must be a JSON object")
+        if too_deep(given):  # a model's SDK read it; no validator, copy or store can recurse through it
+            return {"_raw": "…"}, _error(f"arguments are not JSON: nesting too deep (more than {MAX_DEPTH} levels)")
         raw: JsonObject = dict(given)
         model = TOOL_ARGS.get(tool_name)
         if model is None:
