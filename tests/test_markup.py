@@ -241,3 +241,42 @@ def test_a_host_written_with_any_dot_a_browser_reads_as_one_is_defanged(
     shown = inert(text)
     for dot in (".", "\u3002", "\uff0e", "\uff61"):
         assert f"{labels[-1]}{dot}{tld}" not in shown, (text, shown)
+
+
+_RUNNING = bundled_words("veridiag.delivery", "links.yaml", LinkWords).schemes
+
+
+@st.composite
+def _links_for_lax_renderers(draw: st.DrawFn) -> str:
+    """A link shape a chat client that ignores Markdown's backslash escapes would still make live:
+    a running scheme written without "//", a protocol-relative host of any ending, as an inline
+    link, an image or a reference, in any case."""
+    label = draw(st.text(alphabet=st.characters(blacklist_characters="[]\\\n\r"), max_size=8))
+    scheme = draw(st.sampled_from(sorted(_RUNNING)))
+    spelled = draw(st.sampled_from([scheme, scheme.upper(), scheme.title()]))
+    destination = draw(
+        st.sampled_from(
+            [
+                f"{spelled}:alert(1)" if not _RUNNING[scheme] else f"{spelled}:text/html,x",
+                f"{spelled} :alert(1)" if not _RUNNING[scheme] else f"{spelled}:///etc/passwd",
+                "//evil.ninja/x",
+                "//a.b.zz",
+            ]
+        )
+    )
+    form = draw(st.sampled_from(["[{l}]({d})", "![{l}]({d})", "[{l}][r]\n\n[r]: {d}", "see [{l}] ({d})"]))
+    return form.format(l=label, d=destination)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_links_for_lax_renderers())
+def test_no_link_survives_a_renderer_that_ignores_backslash_escapes(text: str) -> None:
+    """WeCom, DingTalk and Feishu render a Markdown of their own: were one to ignore backslash
+    escapes, ``[x\\](javascript:…)`` would be live. Read with every backslash taken out, the
+    escaped text still holds no link, image or running scheme (red team)."""
+    for escaped in (commonmark(text), commonmark(text).replace("\\", "")):
+        live = _live(_PARSER.parse(escaped))
+        assert not [t for t in live if t.type in ("link_open", "image")], (text, escaped)
+        assert not re.search(r"(?i)(?:javascript|vbscript|livescript|mocha)\s*:", escaped), (text, escaped)
+        assert not re.search(r"(?i)(?:data:[\w.+-]+/|file:/)", escaped), (text, escaped)
+        assert "](" not in escaped and "][" not in escaped, (text, escaped)

@@ -54,9 +54,10 @@ _ENTITY = re.compile("[&<>]")
 
 
 class LinkWords(WordModel):
-    """``links.yaml``: the top-level domains a bare domain is linked by."""
+    """``links.yaml``: the top-level domains a bare domain is linked by, the schemes that run."""
 
     tlds: list[Word] = Field(min_length=1)
+    schemes: dict[Word, str] = Field(default_factory=dict)
 
 
 #: The dots of a host name: a browser and the IDNA mapping read the ideographic, full-width and
@@ -105,11 +106,38 @@ _HOST_END = re.compile(r"[/?#]")
 
 def inert(text: str) -> str:
     """What every dialect does first: ``text`` without invisible or control characters, its link
-    shapes defanged. Text from evidence or a model enters a destination only through it."""
+    shapes defanged. Text from evidence or a model enters a destination only through it.
+
+    Not only by escapes a renderer may ignore (a chat client that does not honour Markdown's
+    backslash escapes would link ``[x\\](javascript:…)``): a ``]`` right before ``(``, ``[`` or ``:``
+    is followed by a blank (no inline link, reference or definition has one there), a running scheme's colon is
+    defanged, and a protocol-relative host (``//evil.ninja``) loses its second slash's meaning."""
     text = clean_text(text)
+    if "](" in text or "][" in text or "]:" in text:
+        text = _LINK_TAIL.sub("] ", text)
+    if "//" in text:
+        text = _RELATIVE_HOST.sub("[/]/", text)
     if ":" not in text and _DOT_OF_HOST.search(text) is None:
         return text
-    return _link_shapes().sub(_defanged, text)
+    return _running_scheme().sub(lambda m: m.group()[:-1].rstrip() + "[:]", _link_shapes().sub(_defanged, text))
+
+
+#: A ``]`` that a link's destination, reference or definition would follow.
+_LINK_TAIL = re.compile(r"\](?=[(\[:])")
+#: "//host.tld" not after a scheme or another slash: a link relative to the page's own scheme.
+_RELATIVE_HOST = re.compile(rf"(?<![\w:/])//(?=[^\s/]+[{_DOTS}][^\s/])")
+
+
+@lru_cache(maxsize=1)
+def _running_scheme() -> re.Pattern[str]:
+    """A scheme that runs or embeds something, before its colon (blanks allowed, as some parsers
+    do): "javascript:", "JavaScript :", "data:"."""
+    schemes = bundled_words("veridiag.delivery", "links.yaml", LinkWords).schemes
+    alternatives = "|".join(
+        rf"{re.escape(scheme)}\s*:(?={then})" if then else rf"{re.escape(scheme)}\s*:"
+        for scheme, then in sorted(schemes.items(), key=lambda item: len(item[0]), reverse=True)
+    )
+    return re.compile(rf"(?<![A-Za-z0-9+.-])(?:{alternatives or '(?!)'})(?!//)", re.IGNORECASE)
 
 
 def commonmark(text: str) -> str:
