@@ -195,3 +195,24 @@ def test_the_honest_set_runs_and_reports_rates() -> None:
     rates = truth_rates([(r.verdict, r.claims) for r in results])
     assert rates.labelled_sessions == len(results)
     assert rates.faithful_kept is not None and rates.mistakes_caught is not None
+
+
+#: The held-out sets, each written blind to the checks' code, and the rates measured on them when
+#: this test was written (2026-12-07): kept true claims and caught mistakes may rise, never fall
+#: (a floor, as a regression guard; the figures and what is still missed are in the README).
+_HELD_OUT_FLOORS = {"heldout": (87, 30), "blind": (105, 15), "blind2": (65, 19)}
+
+
+@pytest.mark.parametrize("name", sorted(_HELD_OUT_FLOORS))
+def test_a_held_out_set_keeps_and_catches_no_less_than_measured(name: str) -> None:
+    cases = load_suite([HONEST.parent / name])
+    for case in cases:  # every excerpt copied from the output it cites
+        outputs = {invocation.id: invocation.output for invocation in case.invocations}
+        for claim in json.loads(case.executor_output or "")["claims"]:
+            for binding in claim["evidence_bindings"]:
+                assert binding["evidence_excerpt"] in " ".join(outputs[i] for i in binding["source_invocation_ids"])
+    results = run_suite(cases)
+    assert not {r.id: r.failures for r in results if not r.passed}
+    rates = truth_rates([(r.verdict, r.claims) for r in results])
+    kept, caught = _HELD_OUT_FLOORS[name]
+    assert rates.true_kept >= kept and rates.false_caught >= caught, rates

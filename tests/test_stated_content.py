@@ -144,6 +144,9 @@ def test_a_denial_of_what_its_quoted_line_states_is_unstated(
         assert outcome == "pass", (text, reason)
     else:
         assert outcome == "warn" and "denies" in reason, (text, other, reason)
+        # a line that names it to deny it too ("ranked by restarts … average 0 restarts") agrees
+        both = f"{line}; average 0 {other}"
+        assert "denies" not in _outcome(text, both, both)[1], (text, both)
     assert _outcome(text)[0] == "pass"  # a line stating nothing of it: nothing to deny
 
 

@@ -473,7 +473,10 @@ _KEY_LAST_WORD = (
     + "|".join(re.escape(w) for w in _last_words())
     + ")(?:[_.-]?(?:"
     + "|".join(re.escape(w) for w in vocabulary().encodings)
-    + "))*"
+    # or a short word mixing ASCII with Greek or Cyrillic letters (the scripts with Latin look-
+    # alikes): an encoding word spelt with one ("гасло_bаse64", "гаслоEnс": Cyrillic а, с), which
+    # ``key_kind`` reads folded
+    + r")|[_.-]?(?=[^\W_]*?[a-z0-9])(?=[^\W_]*?[\u0370-\u03ff\u0400-\u04ff])[^\W_]{1,12}(?![^\W_]))*"
 )
 #: What follows a key: its closing quotes, the assignment, a YAML tag (``!!binary``, ``!secret``:
 #: how the value is written, not the value), then the value, quoted or bare.

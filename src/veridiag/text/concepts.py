@@ -424,6 +424,21 @@ class Concepts:
             for match in pattern.finditer(read)
         )
 
+    def denies(self, concept: str, evidence: str) -> bool:
+        """Does ``evidence`` hold a word of ``concept`` it denies ("0 restarts", "restarts: 0", "no
+        errors", "error-free")? A claim's denial of the concept then agrees with a line of it."""
+        pattern = self._evidence_pattern(concept)
+        if pattern is None:
+            return False
+        named = reader_text(evidence)
+        read = named.translate(_NAME_JOINERS)
+        return any(
+            self._denied_at(read, match.start())
+            or self._free_of.match(read, match.end()) is not None
+            or self._empty_field(named, match.end(), level=match.group().isupper())
+            for match in pattern.finditer(read)
+        )
+
     def _empty_field(self, named: str, end: int, *, level: bool = False) -> bool:
         """Is the word ending at ``end`` (of ``named``: names with their underscores) a field's
         name ("errors:", "error_rate=", '"errors":') whose value states an absence (a negation

@@ -506,7 +506,8 @@ def _judge(
     problems += [
         (UNSTATED, f"it denies {hit.word!r} ({hit.concept}), which its quoted lines state")
         for hit in denials
-        if vocabulary.states(hit.concept, evidence)
+        # a line naming the concept only to deny it ("average 0 restarts") agrees with the claim
+        if vocabulary.states(hit.concept, evidence) and not vocabulary.denies(hit.concept, evidence)
     ]
     problems += _ratios(own, evidence, params.ratio_tolerance)
     return problems
