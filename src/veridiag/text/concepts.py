@@ -12,7 +12,7 @@ evidence, holds for wordings nobody listed as long as one of their words is a co
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -412,32 +412,26 @@ class Concepts:
         when its value is none ("errors: no span states a status", "timeouts=0", "错误：无"): a
         field with a value does ("errors: 12 of 340"). A negation reaches as in a claim: "retried
         with no backoff and failed", "with no retry failed" state a failure."""
-        pattern = self._evidence_pattern(concept)
-        if pattern is None:
-            return False
-        named = reader_text(evidence)
-        read = named.translate(_NAME_JOINERS)
-        return any(
-            not self._denied_at(read, match.start())
-            and not self._free_of.match(read, match.end())
-            and not self._empty_field(named, match.end(), level=match.group().isupper())
-            for match in pattern.finditer(read)
-        )
+        return any(not denied for denied in self._occurrences(concept, evidence))
 
     def denies(self, concept: str, evidence: str) -> bool:
         """Does ``evidence`` hold a word of ``concept`` it denies ("0 restarts", "restarts: 0", "no
         errors", "error-free")? A claim's denial of the concept then agrees with a line of it."""
+        return any(self._occurrences(concept, evidence))
+
+    def _occurrences(self, concept: str, evidence: str) -> Iterator[bool]:
+        """For each word of ``concept`` in ``evidence``, in order: whether the evidence denies it."""
         pattern = self._evidence_pattern(concept)
         if pattern is None:
-            return False
+            return
         named = reader_text(evidence)
         read = named.translate(_NAME_JOINERS)
-        return any(
-            self._denied_at(read, match.start())
-            or self._free_of.match(read, match.end()) is not None
-            or self._empty_field(named, match.end(), level=match.group().isupper())
-            for match in pattern.finditer(read)
-        )
+        for match in pattern.finditer(read):
+            yield (
+                self._denied_at(read, match.start())
+                or self._free_of.match(read, match.end()) is not None
+                or self._empty_field(named, match.end(), level=match.group().isupper())
+            )
 
     def _empty_field(self, named: str, end: int, *, level: bool = False) -> bool:
         """Is the word ending at ``end`` (of ``named``: names with their underscores) a field's
