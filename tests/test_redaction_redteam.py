@@ -60,6 +60,16 @@ def test_a_key_in_another_language_names_its_secret(key: str, value: str, form: 
     assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
 
 
+def _assert_loses_its_value(case: tuple[str, str], prefix: str, suffix: str) -> None:
+    """The secret of ``case`` (text, value) between ``prefix`` and ``suffix``: its value gone, the
+    line around it as written."""
+    text, value = case
+    line = prefix + text + suffix
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
 def _reference(char: str, how: str) -> str:
     """``char`` as an HTML character reference: decimal, hex, or its name where it has one."""
     names = {"=": "&equals;", ":": "&colon;", '"': "&quot;", "&": "&amp;"}
@@ -94,11 +104,7 @@ def referenced(draw: st.DrawFn) -> tuple[str, str]:
 def test_a_key_written_with_html_references_or_wide_blanks_still_names_its_secret(
     case: tuple[str, str], prefix: str, suffix: str
 ) -> None:
-    text, value = case
-    line = prefix + text + suffix
-    redacted = redact(line)
-    assert value not in redacted, (line, redacted)
-    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+    _assert_loses_its_value(case, prefix, suffix)
 
 
 @st.composite
@@ -120,11 +126,7 @@ def spoken(draw: st.DrawFn) -> tuple[str, str]:
 @settings(max_examples=200, deadline=None)
 @given(spoken(), PREFIXES, SUFFIXES)
 def test_a_secret_named_in_prose_loses_its_value(case: tuple[str, str], prefix: str, suffix: str) -> None:
-    text, value = case
-    line = prefix + text + suffix
-    redacted = redact(line)
-    assert value not in redacted, (line, redacted)
-    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+    _assert_loses_its_value(case, prefix, suffix)
 
 
 @given(
@@ -210,11 +212,7 @@ def xml_secrets(draw: st.DrawFn) -> tuple[str, str]:
 @settings(max_examples=150, deadline=None)
 @given(xml_secrets(), PREFIXES, SUFFIXES)
 def test_a_secret_in_xml_loses_its_value(case: tuple[str, str], prefix: str, suffix: str) -> None:
-    text, value = case
-    line = prefix + text + suffix
-    redacted = redact(line)
-    assert value not in redacted, (line, redacted)
-    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+    _assert_loses_its_value(case, prefix, suffix)
 
 
 @st.composite

@@ -107,6 +107,13 @@ _CLAUSE_ENDS = ("，", ",", "；", ";", "。", ". ", "!", "！", "?", "？", "\n
 _SENTENCE_ENDS = ("；", ";", "。", ". ", "!", "！", "?", "？", "\n")
 
 
+def sentence(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence holding ``text[start:end]`` starts and ends."""
+    first = max(text.rfind(mark, 0, start) for mark in _SENTENCE_ENDS) + 1
+    ends = [at for mark in _SENTENCE_ENDS if (at := text.find(mark, end)) >= 0]
+    return first, min(ends, default=len(text))
+
+
 def _clause_start(text: str, at: int) -> int:
     """Where the clause holding ``text[at]`` starts; a list in brackets ("(deploys, configs or
     restarts)") belongs to the clause the bracket opens in."""
@@ -282,8 +289,7 @@ class Concepts:
             if not is_denied or hit.kind != "state":
                 continue
             read = read or self._without_not_words(reader_text(text))
-            sentence = max(read.rfind(mark, 0, hit.start) for mark in _SENTENCE_ENDS) + 1
-            if self._denial_scope.search(read, sentence, hit.start) is None:
+            if self._denial_scope.search(read, sentence(read, hit.start, hit.end)[0], hit.start) is None:
                 denied.append(hit)
         return denied
 

@@ -53,6 +53,7 @@ from veridiag.text.bounds import (
     unsure_bound,
 )
 from veridiag.text.concepts import ConceptHit, concepts, owned
+from veridiag.text.concepts import sentence as sentence_of
 from veridiag.text.entities import Entity, EntityKind, claim_reading, extract_entities, is_difference
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
@@ -549,17 +550,6 @@ def _equal_intervals(clocks: list[int], interval: Entity) -> bool:
     return all(abs(gap - seconds) <= tolerance for gap in gaps)
 
 
-def _sentence(own: str, hit: ConceptHit) -> tuple[int, int]:
-    """Where the sentence holding ``hit`` starts and ends."""
-    start = max((own.rfind(mark, 0, hit.start) for mark in _SENTENCE_MARKS), default=-1) + 1
-    ends = [at for mark in _SENTENCE_MARKS if (at := own.find(mark, hit.end)) >= 0]
-    return start, min(ends, default=len(own))
-
-
-#: What ends a sentence.
-_SENTENCE_MARKS = ("。", ". ", "；", ";", "!", "！", "?", "？", "\n")
-
-
 def _counted(own: str, hit: ConceptHit) -> bool:
     """An absolute in the clause of a count ("all 50 connections", "2个实例都", "全部日志中…共
     10525 条") is that count, stated by its number."""
@@ -689,7 +679,7 @@ def _given_times(
     """The minutes of the UTC day the clocks of ``hit``'s clause (``sentence``: its sentence, "at
     15:50, lock waits were still climbing") may name: as written, and in each zone the answer names
     for its reader. Empty when it gives no clock: the direction is then of no time of its own."""
-    start, end = _sentence(own, hit) if sentence else _clause(own, hit)
+    start, end = sentence_of(own, hit.start, hit.end) if sentence else _clause(own, hit)
     written = clocks_of_day(reader_text(own[start:end]))
     if not written:
         return frozenset()
