@@ -52,3 +52,20 @@ def test_a_tally_needs_a_subject_and_a_whole_count() -> None:
     output = "lines:\na\nb\nc"
     (three,) = extract_entities("3 errors")
     assert not tallied(three, [three], [output])
+
+
+@given(
+    st.lists(st.sampled_from(["saveOneDetailData", "bulk_save_detail", "flushSensorData"]), min_size=2, max_size=10),
+    st.sampled_from(["{n} failed {k} times", "其中 {k} 条是 {n} fail"]),
+)
+def test_a_tally_by_a_name_from_code_counts_the_listed_lines_naming_it(names: list[str], form: str) -> None:
+    """A method or field name the claim counts lines by ("两条 saveOneDetailData fail") is a subject
+    as a host is: stated only when that many listed lines name it."""
+    lines = [
+        f"20171223-22:19:58:{380 + i}|HiH_Store|30002312|{n}() fail type = {40000 + i}" for i, n in enumerate(names)
+    ]
+    output = "query_logs service=healthapp\nmatched many lines\nlines:\n" + "\n".join(lines)
+    name = names[0]
+    count = names.count(name)
+    assert _grounding(form.format(k=count, n=name), output, lines[0]) == "pass"
+    assert _grounding(form.format(k=count + 1, n=name), output, lines[0]) != "pass"

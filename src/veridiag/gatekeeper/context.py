@@ -7,6 +7,7 @@ look at with a field path, so an error can always say which target it is about.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import tzinfo
@@ -44,6 +45,52 @@ class Located:
         start = self.text.rfind("\n", 0, self.alignment.start) + 1
         end = self.text.find("\n", self.alignment.end)
         return self.text[start : end if end >= 0 else len(self.text)]
+
+    def record(self) -> str:
+        """``region`` with the lines indented under it (a log pattern's ``e.g.`` line) and the
+        line it is indented under when that line stands for it alone (a pattern of one line,
+        whose UTC time its example shows in local time): one record of the output, whose facts
+        are the quoted line's own. A pattern of several lines is not its example's: its count
+        and times are all of theirs."""
+        text = self.text
+        start = text.rfind("\n", 0, self.alignment.start) + 1
+        stop = text.find("\n", self.alignment.end)
+        stop = len(text) if stop < 0 else stop
+        first, depth = start, _indent(text, start)
+        if depth and start:
+            at = start - 1  # the line break before the region; walked up line by line
+            for _ in range(_RECORD_LINES):
+                begin = text.rfind("\n", 0, at) + 1
+                if text[begin:at].strip() and _indent(text, begin) < depth:
+                    first = begin if _OF_ONE_LINE.match(text, begin) else start
+                    break
+                if not begin:
+                    break
+                at = begin - 1
+        last, end = _indent(text, max(start, text.rfind("\n", start, stop) + 1)), stop
+        for _ in range(_RECORD_LINES):
+            if end >= len(text) or text[end + 1 : end + 1 + last + 1] != " " * (last + 1):
+                break  # the next line is not indented deeper than the region's last
+            following = text.find("\n", end + 1)
+            end = len(text) if following < 0 else following
+        return text[first:end]
+
+
+#: How far a record runs around its quoted line: a pattern's example is one line; a block that
+#: runs on (a header over a list) is no one record, and the cap keeps the look-around cheap.
+_RECORD_LINES = 4
+
+
+#: A ``query_logs`` pattern of one line ("  1× INFO 2005-11-09T20:10:55Z – …"): its figures are its example's.
+_OF_ONE_LINE = re.compile(r"\s*1×\s")
+
+
+def _indent(text: str, start: int) -> int:
+    """The blanks the line of ``text`` starting at ``start`` is indented by."""
+    at = start
+    while at < len(text) and text[at] == " ":
+        at += 1
+    return at - start
 
 
 @dataclass(frozen=True, slots=True)

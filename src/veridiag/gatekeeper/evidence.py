@@ -50,6 +50,11 @@ class EvidenceIndex:
     retrieval_details: str
     #: Arguments and retrieval details (``text.render.invocation_context``).
     context: str
+    #: ``context`` without the details' records: where a claim's facts count as the call's own.
+    #: The records (a log query's patterns, a series' anomalies) restate output lines: a fact
+    #: only there is the output's, judged as one found elsewhere in it (a neighbouring
+    #: pattern's count is no count of the pattern a claim quotes).
+    properties: str
     #: Output, preview and context read as a reader sees them: where a claim's facts are looked up.
     corpus: Corpus
     #: Whitespace tokens of ``output`` (or more): a piece with an inner word not among them is not
@@ -85,6 +90,7 @@ class EvidenceIndex:
             preview_in_output=bool(output) and output.startswith(preview),
             retrieval_details=invocation_json(invocation.retrieval_details),
             context=context,
+            properties=invocation_context(invocation, records=False),
             corpus=corpus,
             output_tokens=output_tokens,
             output_runs=output_runs,

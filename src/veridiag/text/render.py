@@ -99,8 +99,17 @@ def invocation_json(part: Mapping[str, Any] | None) -> str:
     return json.dumps(part, ensure_ascii=False, sort_keys=True, default=str) if part else ""
 
 
-def invocation_context(invocation: InvocationView) -> str:
-    """Arguments and retrieval details: small, and often where the service name or the window lives."""
-    return "\n".join(
-        text for text in (invocation_json(invocation.arguments), invocation_json(invocation.retrieval_details)) if text
-    )
+def invocation_context(invocation: InvocationView, *, records: bool = True) -> str:
+    """Arguments and retrieval details: small, and often where the service name or the window lives.
+    ``records=False``: without the details' lists of records (a log query's patterns and bursts, a
+    metric's anomalies), which restate lines of the output — what is left are the call's own
+    properties (its window, its counts by level, a series' min and max)."""
+    details = invocation.retrieval_details
+    if details and not records:
+        details = {key: value for key, value in details.items() if not _records(value)}
+    return "\n".join(text for text in (invocation_json(invocation.arguments), invocation_json(details)) if text)
+
+
+def _records(value: object) -> bool:
+    """A list of records (of objects or rows), not a value written as a list (a window's two ends)."""
+    return isinstance(value, list) and any(isinstance(item, dict | list | tuple) for item in value)

@@ -8,6 +8,7 @@ query lists after ``lines:``, else every line of the output).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from veridiag.text.entities import Entity
@@ -16,6 +17,16 @@ from veridiag.text.entities import Entity
 _LINES_MARK = "\nlines:\n"
 #: Kinds of fact a tally may count lines by.
 _SUBJECT_KINDS = ("identifier", "service", "error_code", "timestamp")
+#: A name from code a claim may count lines by ("两条 saveOneDetailData fail"): a camelCase or
+#: snake_case word, which no prose writes and the lexer reads as no fact.
+_CODE_NAME = re.compile(
+    r"(?<![\w.])(?:[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*|[A-Za-z][a-z0-9]*_[A-Za-z0-9_]*[A-Za-z0-9])(?![\w.])"
+)
+
+
+def code_names(text: str) -> list[str]:
+    """The names from code ``text`` writes (``_CODE_NAME``), each once."""
+    return list(dict.fromkeys(_CODE_NAME.findall(text)))
 
 
 def listed_lines(output: str) -> list[str] | None:
@@ -23,15 +34,16 @@ def listed_lines(output: str) -> list[str] | None:
     return output.split(_LINES_MARK, 1)[1].splitlines() if _LINES_MARK in output else None
 
 
-def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str]) -> bool:
+def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str], names: Iterable[str] = ()) -> bool:
     """Is ``count`` (a count quantity) the number of lines of one cited output naming one of the
-    claim's subjects (``facts``: the claim's other facts)? Each subject is counted by its
-    first needle (a date by its date)."""
+    claim's subjects (``facts``: the claim's other facts; ``names``: the names from code it
+    writes)? Each subject is counted by its first needle (a date by its date)."""
     if count.kind != "quantity" or count.dimension != "count" or count.value is None or count.value < 1:
         return False
     if count.value != count.value.to_integral_value():
         return False
     subjects = [f.needles[0] for f in facts if f.kind in _SUBJECT_KINDS and f is not count and f.needles]
+    subjects += names
     if not subjects:
         return False
     wanted = int(count.value)

@@ -15,7 +15,8 @@ PASS, and a fact found nowhere is a failure.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -65,8 +66,9 @@ class _Check:
         return self.context.text_facts(text, self.params.known_services, self.params.ignore_tokens)
 
     def context_text(self, invocation: InvocationView) -> str:
-        """Arguments and retrieval details: small, and often where the service name lives."""
-        return self.context.evidence(invocation).context
+        """Arguments and the retrieval details' own properties: small, and often where the
+        service name lives (``EvidenceIndex.properties``)."""
+        return self.context.evidence(invocation).properties
 
     def in_output(self, invocation: InvocationView, entity: Entity, *, literal: bool) -> bool:
         """Whole-output look-ups are the costly ones (an absent fact scans 64 KB); a claim
@@ -76,6 +78,33 @@ class _Check:
         if key not in self.context.memo:
             self.context.memo[key] = self.context.evidence(invocation).corpus.contains(entity, literal=literal)
         return bool(self.context.memo[key])
+
+    def paired(
+        self, entity: Entity, anchors: list[Entity], instances: list[re.Pattern[str]], sources: list[InvocationView]
+    ) -> bool:
+        """Is ``entity``, found only elsewhere in the cited output, in a record (a line with the
+        lines indented under it) that also states one of the facts the claim quotes
+        (``_anchors``), or that is an instance of a log pattern it quotes (``_instances``)? That
+        record ties it to what the claim quotes — the time of the last value ("down to 5.85% by
+        14:29" quoting "last 5.85%" beside the point "14:29:00Z 5.85%"), the hosts whose lines
+        a quoted pattern counts — where a figure on an unrelated line (the count of a
+        neighbouring log pattern) is still only elsewhere."""
+        if not anchors and not instances:
+            return False
+        for invocation in sources:
+            key = ("records", invocation.id)
+            if key not in self.context.memo:  # split once per check, for every fact found elsewhere
+                self.context.memo[key] = list(_records(self.context.evidence(invocation).output))
+            records: list[str] = self.context.memo[key]
+            for record in records:
+                if not _may_hold(record, entity):
+                    continue
+                corpus = Corpus([record])
+                if corpus.contains(entity) and (
+                    any(corpus.contains(anchor) for anchor in anchors) or any(i.search(record) for i in instances)
+                ):
+                    return True
+        return False
 
     def in_reader_zone(self, entity: Entity, near: Corpus) -> bool:
         """Is ``entity``, a clock written without a zone, stated in a zone the answer names for its
@@ -129,10 +158,12 @@ class _Check:
         literal: bool = False,
         own_only: bool = False,
         previous: Sequence[_Binding] = (),
+        quoted: Sequence[str] = (),
     ) -> None:
         """``own_only``: facts must be in ``regions`` (the claim's own excerpts and the lines
         they align with) or the calls' context; elsewhere in the output only warns. ``previous``:
-        the bindings of the answer's previous claim, whose lines "1 秒后" counts from."""
+        the bindings of the answer's previous claim, whose lines "1 秒后" counts from. ``quoted``:
+        the claim's excerpts, whose facts may tie a line elsewhere in the output to it (``paired``)."""
         near = Corpus([*regions, *(self.context_text(inv) for inv in sources)])
         entities = self.entities(text, near.tokens)
         # A derivation is computed from the claim's own lines, not from the call's whole record
@@ -144,6 +175,20 @@ class _Check:
             outside = [entity for entity in outside if not derived(entity, text, cited)]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
+        if found_elsewhere and own_only and quoted and isinstance(text, str):
+            found_elsewhere = [
+                e
+                for e in found_elsewhere
+                if not (
+                    e.kind in _PAIRED_KINDS
+                    and self.paired(
+                        e,
+                        _anchors(e, self.facts(text).entities(), outside, quoted, self.facts),
+                        _instances(quoted),
+                        sources,
+                    )
+                )
+            ]
         in_reader_zone = [e for e in missing if not literal and self.in_reader_zone(e, near)]
         missing = [e for e in missing if e not in in_reader_zone]
         ids = ", ".join(str(inv.id) for inv in sources)
@@ -232,6 +277,92 @@ def _doubted(entity: Entity) -> bool:
     return entity.uncertain or any(other.uncertain for other in entity.alternatives)
 
 
+#: How many lines of an output are read for a fact found elsewhere in it (``_Check.paired``): a
+#: bound on the cost of a rare look-up, past which the fact stays only elsewhere (fail closed).
+_PAIRED_LINES = 5000
+#: Facts found elsewhere that a line stating one of the claim's own facts ties to it: which
+#: moment, which thing. An amount is read by its role on its line ("5 min" of an episode is no
+#: span of the two points a claim quotes), so it stays only elsewhere.
+_PAIRED_KINDS = ("timestamp", "identifier", "error_code")
+#: Facts that tie no line to a claim: a day and a service are on every line of a call's output.
+_UNTYING_KINDS = ("date", "service")
+#: Where a line's clauses part ("…, last 5.85% (30 points); peak 17.92% at 14:06"): what one
+#: clause states belongs to it.
+_CLAUSE = re.compile(r"[;,；，]")
+_WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def _anchors(
+    fact: Entity,
+    entities: list[Entity],
+    outside: list[Entity],
+    quoted: Sequence[str],
+    read: Callable[[str], TextFacts],
+) -> list[Entity]:
+    """The facts the claim quotes — its own facts its excerpts state, and the moments and things
+    its excerpts name (not their amounts: a baseline's value is on many lines) — in a clause
+    that gives no other fact of ``fact``'s kind: what may tie another record of the output to
+    the claim. "峰值 50 在 10:17" quoting "peak 50 connections at 10:00" is not tied to
+    the point "10:17 50 connections": the clause it quotes already places the peak."""
+    anchors: list[Entity] = []
+    for text in quoted:
+        for line in text.splitlines():
+            for part in _CLAUSE.split(line):
+                facts = read(part).entities()
+                if any(e.kind == fact.kind and e.dimension == fact.dimension for e in facts):
+                    continue
+                clause = Corpus([part])
+                anchors += [e for e in facts if e.kind in _PAIRED_KINDS]  # which moment, which thing
+                anchors += [
+                    e
+                    for e in entities
+                    if e not in outside and e is not fact and e.kind not in _UNTYING_KINDS and clause.contains(e)
+                ]
+    return anchors
+
+
+#: A ``query_logs`` pattern line's head: its count, level and first and last times.
+_PATTERN_HEAD = re.compile(r"^\s*\d+×\s+\S+\s+\S+\s+–\s+\S+\s+")
+_WILDCARD = "<*>"
+
+
+def _instances(quoted: Sequence[str]) -> list[re.Pattern[str]]:
+    """The lines a quoted log pattern stands for, as a search: its words in order, each ``<*>``
+    any run without a line break. Only a quote with a wildcard and a word of its own."""
+    found = []
+    for text in quoted:
+        body = _PATTERN_HEAD.sub("", text.strip())
+        parts = body.split(_WILDCARD)
+        if len(parts) < 2 or not any(_WORD.search(part) for part in parts):
+            continue
+        found.append(re.compile("[^\n]+?".join(re.escape(part) for part in parts)))
+    return found
+
+
+def _records(output: str) -> Iterator[str]:
+    """The output's records: each line with the lines indented deeper right under it (a log
+    pattern and its example), over its first ``_PAIRED_LINES`` lines."""
+    lines = output.split("\n", _PAIRED_LINES)[:_PAIRED_LINES]
+    at = 0
+    while at < len(lines):
+        depth, end = _indent(lines[at]), at + 1
+        while end < len(lines) and lines[end].strip() and _indent(lines[end]) > depth:
+            end += 1
+        yield "\n".join(lines[at:end])
+        at = end if end > at + 1 else at + 1
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _may_hold(line: str, entity: Entity) -> bool:
+    """A cheap test before reading ``line``: a quantity's whole digits, another fact's needle."""
+    if entity.kind == "quantity" and entity.value is not None:
+        return str(abs(int(entity.value))) in line
+    return any(needle in line for needle in entity.needles)
+
+
 #: What a claim is about: the facts of a line belong to the id or service it names.
 _SUBJECT_KINDS = ("identifier", "service")
 
@@ -281,7 +412,7 @@ class EntityGrounding(GatekeeperRule):
                         check.excerpt(entry)
             sources = list({inv.id: inv for entry in entries for inv in entry.sources}.values())
             if params.check_claim_text and sources:
-                regions = [loc.region() for entry in entries for loc in entry.located]
+                regions = [loc.record() for entry in entries for loc in entry.located]
                 check.text(
                     f"{claim.target}.claim_text",
                     claim.claim.get("claim_text"),
@@ -289,6 +420,7 @@ class EntityGrounding(GatekeeperRule):
                     sources=sources,
                     own_only=params.own_excerpts_only,
                     previous=previous,
+                    quoted=[entry.excerpt for entry in entries if entry.located and isinstance(entry.excerpt, str)],
                 )
             previous = entries
         return check.result

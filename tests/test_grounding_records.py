@@ -1,0 +1,160 @@
+"""Which facts of a cited call are a claim's own (``claim.entity_grounding``, issue 27): the
+records of a call's retrieval details restate output lines, so a count found only there is
+found elsewhere; a fact found elsewhere in the output is the claim's when the record holding it
+is tied to what the claim quotes (one of its facts, or an instance of the log pattern it quotes),
+and not when the clause it quotes already gives a fact of that kind."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.contracts import InMemoryInvocations
+from veridiag.gatekeeper import Gatekeeper
+
+_GATEKEEPER = Gatekeeper()
+_RULE = "claim.entity_grounding"
+
+_names = st.sampled_from(
+    ["getTodayTotalDetailSteps", "onStandStepChanged", "flushSensorData", "calculateCalories", "saveOneDetailData"]
+)
+
+
+def _verdict(output: str, text: str, excerpt: str, **extra: Any) -> str:
+    store = InMemoryInvocations([invocation(101, output=output, **extra)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([101], excerpt)])]), session_id=SESSION, invocations=store
+    )
+    outcomes = [
+        c.outcome for t in report.claim_traces for c in t.checks if c.rule_id == _RULE and "claim_text" in c.target
+    ]
+    return "fail" if "fail" in outcomes else "warn" if "warn" in outcomes else "pass"
+
+
+def _log_output(patterns: list[tuple[int, str]]) -> tuple[str, dict[str, Any]]:
+    lines = ["query_logs service=healthapp", f"matched {sum(n for n, _ in patterns)} lines", "templates:"]
+    details_patterns = []
+    for count, name in patterns:
+        template = f"{name} = <*>##<*>"
+        lines.append(f"  {count}× INFO 2017-12-23T22:15:29Z – 2017-12-24T00:28:25Z {template}")
+        lines.append(f"     e.g. 20171223-22:15:29:635|Step_SPUtils|30002312| {name} = 1514038440000##6993")
+        details_patterns.append({"count": count, "template": template, "level": "INFO"})
+    details = {"backend": "embedded", "matched": sum(n for n, _ in patterns), "patterns": details_patterns}
+    return "\n".join(lines), details
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    names=st.lists(_names, min_size=2, max_size=4, unique=True),
+    counts=st.lists(st.integers(min_value=11, max_value=999), min_size=4, max_size=4, unique=True),
+    zh=st.booleans(),
+)
+def test_a_count_is_the_quoted_patterns_own_not_its_neighbours(names: list[str], counts: list[int], zh: bool) -> None:
+    """The record lists of a call's retrieval details (a log query's patterns) are no fact of the
+    call itself: a claim quoting one pattern with its neighbour's count is found only elsewhere."""
+    patterns = list(zip(counts, names, strict=False))
+    output, details = _log_output(patterns)
+    own_count, name = patterns[0]
+    other_count = patterns[1][0]
+    excerpt = f"{name} = <*>##<*>"
+
+    def said(count: int) -> str:
+        return f"{name} 在这段时间出现了 {count} 次。" if zh else f"{name} appeared {count} times in the window."
+
+    assert _verdict(output, said(other_count), excerpt, retrieval_details=details) == "warn"
+    assert _verdict(output, said(own_count), f"{own_count}× INFO", retrieval_details=details) == "pass"
+
+
+_POINTS = [
+    ("2026-07-07T14:26:00Z", "16.26%"),
+    ("2026-07-07T14:27:00Z", "16.45%"),
+    ("2026-07-07T14:28:00Z", "11.59%"),
+    ("2026-07-07T14:29:00Z", "5.85%"),
+]
+
+
+def _metric_output(peak_at: str) -> str:
+    points = "\n".join(f"{at} {value}" for at, value in _POINTS)
+    return (
+        "query_metrics service=order-service metric=http_error_percent unit=%\n"
+        f"window: min 5.85%, max 17.92%, avg 14.47%, last 5.85% (30 points); peak 17.92% at {peak_at}\n"
+        f"points:\n{points}\n2026-07-07T14:30:00Z 17.92%"
+    )
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    point=st.sampled_from(_POINTS),
+    wording=st.sampled_from(["By {t} the rate was down to {v}.", "{t} 时错误率是 {v}。"]),
+)
+def test_a_time_found_elsewhere_is_the_claims_when_its_line_holds_the_quoted_value(
+    point: tuple[str, str], wording: str
+) -> None:
+    """A point's time ties to a value the claim quotes ("last 5.85%" and the point "14:29 5.85%");
+    a time on a line holding no quoted fact stays only elsewhere."""
+    at, value = point
+    clock = at[11:16]
+    output = _metric_output("2026-07-07T14:30:00Z")
+    quoted = f"last {value}" if value == "5.85%" else f"{at} {value}"
+    assert _verdict(output, wording.format(t=clock, v=value), quoted) == "pass"
+    # the time of another point, whose line holds no fact the claim quotes
+    other = next(p for p in _POINTS if p[1] != value)[0][11:16]
+    assert _verdict(output, wording.format(t=other, v=value), quoted) == "warn"
+
+
+@settings(max_examples=20, deadline=None)
+@given(point=st.sampled_from(_POINTS), zh=st.booleans())
+def test_a_quoted_clause_that_places_its_value_ties_no_other_time(point: tuple[str, str], zh: bool) -> None:
+    """A claim "峰值 17.92% 在 14:30" quoting "peak 17.92% at 14:30": a point elsewhere holding the same
+    value at another time gives the peak no other time."""
+    at, _value = point
+    output = _metric_output("2026-07-07T14:30:00Z").replace(f"{at} {_value}", f"{at} 17.92%")
+    text = f"峰值 17.92% 出现在 {at[11:16]}。" if zh else f"The 17.92% peak came at {at[11:16]}."
+    assert _verdict(output, text, "peak 17.92% at 2026-07-07T14:30:00Z") == "warn"
+    right = "峰值 17.92% 出现在 14:30。" if zh else "The 17.92% peak came at 14:30."
+    assert _verdict(output, right, "peak 17.92% at 2026-07-07T14:30:00Z") == "pass"
+
+
+_DISCOVER = "DHCPDISCOVER from 00:11:43:e3:ba:c3 via eth1: network A_net: no free leases"
+_OFFER = "DHCPOFFER on 10.100.4.251 to 00:11:43:e3:ba:c3 via eth1"
+_QUOTED = (
+    "3× INFO 2005-11-09T20:01:41Z – 2005-11-09T20:02:07Z DHCPDISCOVER from <*> via eth1: network A_net: no free leases"
+)
+
+
+def _dhcp(a: str, b: str, c: str, d: str) -> str:
+    """A dhcpd search: two patterns, each with its example, then the lines (hosts a, b discover; d, c offer)."""
+
+    def raw(host: str, at: str, message: str) -> str:
+        return f"- 11315665{at[-2:]} 2005.11.09 {host} Nov 9 {at} src@{host} dhcpd: {message}"
+
+    return "\n".join(
+        [
+            "query_logs service=thunderbird query=dhcpd",
+            "matched 6 lines (INFO 6)",
+            "templates:",
+            f"  {_QUOTED}",
+            f"     e.g. {raw(a, '12:01:41', _DISCOVER)}",
+            "  3× INFO 2005-11-09T20:01:43Z – 2005-11-09T20:02:07Z DHCPOFFER on <*> to <*> via eth1",
+            f"     e.g. {raw(d, '12:01:43', _OFFER)}",
+            "lines:",
+            raw(a, "12:01:41", _DISCOVER),
+            raw(b, "12:01:41", _DISCOVER),
+            raw(d, "12:01:43", _OFFER),
+            raw(c, "12:01:43", _OFFER),
+        ]
+    )
+
+
+@settings(max_examples=25, deadline=None)
+@given(hosts=st.lists(st.from_regex(r"[a-z]{4,7}[1-9]", fullmatch=True), min_size=4, max_size=4, unique=True))
+def test_a_host_on_an_instance_of_the_quoted_pattern_is_the_claims(hosts: list[str]) -> None:
+    """A quoted log pattern stands for its lines: a host found on one of them is a fact of what the
+    claim quotes; a host found only on another pattern's lines is not."""
+    a, b, c, d = hosts
+    output = _dhcp(a, b, c, d)
+    assert _verdict(output, f"{a} and {b} answered that A_net had no free leases.", _QUOTED) == "pass"
+    assert _verdict(output, f"{a} and {c} answered that A_net had no free leases.", _QUOTED) == "warn"
