@@ -17,11 +17,13 @@ that make it a since / before / range window or an approximate point with its ma
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
 from functools import lru_cache
+from importlib import resources
 from typing import Literal, TypedDict
 from zoneinfo import ZoneInfo
 
@@ -1352,6 +1354,55 @@ def _zone_words() -> tuple[re.Pattern[str], dict[str, str], frozenset[str]]:
     return re.compile("|".join(parts)), keys, frozenset(map(_fold_zone_word, words.in_chinese_text))
 
 
+#: A place a reader names a zone by, then the word for time ("Berlin time", "India Time", "Central
+#: European Time", "柏林时间", "印度時間"): up to four capitalised words before "time", or the
+#: Chinese run before 时间, looked up in ``zone_places.json`` (CLDR's places, ``scripts/zone_places.py``).
+_PLACE_TIME = re.compile(
+    r"(?<![A-Za-z])(?P<en>(?:[A-Z][\w'.&-]*\s+){1,4})(?i:time)(?![A-Za-z])|(?P<zh>[\u4e00-\u9fff]{2,16})(?:时间|時間)"
+)
+_WORD_AT = re.compile(r"\S+")
+
+
+@lru_cache(maxsize=1)
+def _zone_places() -> dict[str, str]:
+    """``zone_places.json``: place (lower case) → IANA key, read once."""
+    places: dict[str, str] = json.loads(
+        resources.files("veridiag.text").joinpath("zone_places.json").read_text("utf-8")
+    )
+    return places
+
+
+def place_zones(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[tuple[int, int], str]]:
+    """The zones ``text[start:end]`` names by a place (``_PLACE_TIME``), each with its span (the
+    place and the word for time) and its IANA key; the longest place that is one, so "at the
+    Berlin time" names Berlin from "Berlin"."""
+    places = _zone_places()
+    for match in _PLACE_TIME.finditer(text, start, len(text) if end is None else end):
+        if match.group("en") is not None:
+            words = list(_WORD_AT.finditer(match.group("en")))
+            for at, word in enumerate(words):
+                key = places.get(" ".join(w.group() for w in words[at:]).lower())
+                if key is not None:
+                    yield (match.start("en") + word.start(), match.end()), key
+                    break
+        else:
+            run = match.group("zh")
+            for at in range(len(run) - 1):
+                key = places.get(run[at:])
+                if key is not None:
+                    yield (match.start("zh") + at, match.end()), key
+                    break
+
+
+def within_place(span: tuple[int, int], places: list[tuple[tuple[int, int], str]]) -> bool:
+    """Is ``span`` (a zone word's) part of a longer place's name ("Pacific" of "Mexican Pacific Time")?"""
+    return any(at[0] <= span[0] and span[1] <= at[1] and at != span for at, _key in places)
+
+
+def _overlaps(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+    return any(start < span[1] and span[0] < end for start, end in spans)
+
+
 def _fold_zone_word(word: str) -> str:
     """A zone word as its key: an abbreviation as written, any other word case-blind ("eaſtern",
     matched case-insensitively, is "eastern")."""
@@ -1382,11 +1433,19 @@ def question_zone(question: str) -> tuple[tzinfo, tuple[int, int]] | None:
         named.setdefault(key, (UTC if not offset else timezone(offset), match.span()))
     pattern, keys, chinese_only = _zone_words()
     chinese = has_cjk(question)
+    places = list(place_zones(question))
+    listed: list[tuple[int, int]] = []
     for match in pattern.finditer(question):
+        if within_place(match.span(), places):
+            continue  # "Pacific" of "Mexican Pacific Time"
         word = _fold_zone_word(match.group())
+        listed.append(match.span())
         if (word in chinese_only and not chinese) or _OFFSET_AFTER.match(question, match.end()):
             continue  # CST in English text; "UTC" of "UTC+8", read above as that offset
         named.setdefault(keys[word], (_zone(keys[word]), match.span()))
+    for span, key in places:
+        if not _overlaps(span, listed):  # "China time" is listed
+            named.setdefault(key, (_zone(key), span))
     return next(iter(named.values())) if len(named) == 1 else None
 
 
@@ -1555,12 +1614,16 @@ def zone_beside(text: str, start: int, end: int) -> tzinfo | None:
             if hours <= 14 and minutes < 60:
                 sign = -1 if match.group("sign") == "-" else 1
                 return timezone(sign * timedelta(hours=hours, minutes=minutes))
+    places = list(place_zones(text, window_start, window_end))
     for match in pattern.finditer(text, window_start, window_end):
         word = _fold_zone_word(match.group())
         if (word in chinese_only and not chinese) or _OFFSET_AFTER.match(text, match.end()):
             continue
-        if _beside(text, (start, end), match.span()):
+        if _beside(text, (start, end), match.span()) and not within_place(match.span(), places):
             return _zone(keys[word])
+    for span, key in places:
+        if _beside(text, (start, end), span):
+            return _zone(key)
     return None
 
 

@@ -24,7 +24,17 @@ from itertools import pairwise
 
 from veridiag.text.cjk import has_cjk
 from veridiag.text.entities import ZONE_HEAD, ZONE_HINT, Entity
-from veridiag.text.when import _MONTHS, _OFFSET_AFTER, _OFFSET_NAME, _fold_zone_word, _when_words, _zone, _zone_words
+from veridiag.text.when import (
+    _MONTHS,
+    _OFFSET_AFTER,
+    _OFFSET_NAME,
+    _fold_zone_word,
+    _when_words,
+    _zone,
+    _zone_words,
+    place_zones,
+    within_place,
+)
 
 #: Days a clock without a date is read on: winter and summer, so a zone with summer time gives both.
 _SEASONS = (date(2026, 1, 15), date(2026, 7, 15))
@@ -119,9 +129,12 @@ def _mentions(text: str) -> list[_Mention]:
     pattern, keys, chinese_only = _zone_words()
     ambiguous = _ambiguous()
     chinese = has_cjk(text)
+    places = list(place_zones(text))
     for match in pattern.finditer(text):
         if _OFFSET_AFTER.match(text, match.end()) or any(m.start <= match.start() < m.end for m in found):
             continue  # "UTC" of "UTC+8"; "东八区" read above
+        if within_place(match.span(), places):
+            continue  # "Pacific" of "Mexican Pacific Time"
         word = _fold_zone_word(match.group())
         if word in ambiguous and not (word in chinese_only and chinese):
             zones = ambiguous[word]
@@ -130,6 +143,9 @@ def _mentions(text: str) -> list[_Mention]:
         else:
             zones = (_zone(keys[word]),)
         found.append(_Mention(*_bracketed(text, *match.span()), zones))
+    for span, key in places:
+        if not any(m.start < span[1] and span[0] < m.end for m in found):  # "Beijing time" is listed
+            found.append(_Mention(*_bracketed(text, *span), (_zone(key),)))
     for match in _ambiguous_only(text):
         found.append(_Mention(*_bracketed(text, *match.span()), ambiguous[_fold_zone_word(match.group())]))
     found.sort(key=lambda m: m.start)

@@ -1,0 +1,103 @@
+"""A zone named by a place ("Berlin time", "柏林时间", "India Time", "中欧时间"), from CLDR's places
+(``text/zone_places.json``, written by ``scripts/zone_places.py``), not from a list of the zones
+someone thought of: the held-out set blind3 wrote Berlin and India clocks no word list had."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.contracts import InMemoryInvocations
+from veridiag.gatekeeper import Gatekeeper
+from veridiag.text.when import place_zones, question_zone
+
+_PLACES: dict[str, str] = json.loads(resources.files("veridiag.text").joinpath("zone_places.json").read_text("utf-8"))
+_LATIN = sorted(p for p in _PLACES if p.isascii() and p.replace(" ", "").isalpha())
+_CHINESE = sorted(p for p in _PLACES if all("\u4e00" <= c <= "\u9fff" for c in p) and len(p) >= 2)
+_MOMENT = datetime(2026, 2, 19, 9, 41, tzinfo=UTC)
+
+
+def _offset(key: str, moment: datetime = _MOMENT) -> timedelta | None:
+    return moment.astimezone(ZoneInfo(key)).utcoffset()
+
+
+@given(place=st.sampled_from(_LATIN), lead=st.sampled_from(["", "at ", "why was it slow at 10:00 ", "从 "]))
+def test_an_english_place_and_time_names_its_zone(place: str, lead: str) -> None:
+    written = " ".join(word[:1].upper() + word[1:] for word in place.split())
+    for time_word in ("time", "Time", "TIME"):
+        found = question_zone(f"{lead}{written} {time_word}")
+        assert found is not None, (place, time_word)
+        assert _MOMENT.astimezone(found[0]).utcoffset() == _offset(_PLACES[place])
+
+
+@given(
+    place=st.sampled_from(_CHINESE),
+    lead=st.sampled_from(["", "在", "昨晚 ", "支付失败，"]),
+    word=st.sampled_from(["时间", "時間"]),
+)
+def test_a_chinese_place_and_time_names_its_zone(place: str, lead: str, word: str) -> None:
+    found = question_zone(f"{lead}{place}{word} 10:00 左右")
+    assert found is not None, place
+    assert _MOMENT.astimezone(found[0]).utcoffset() == _offset(_PLACES[place])
+
+
+@given(
+    word=st.sampled_from(
+        ["Response", "Build", "Wall", "Run", "Up", "Load", "Real", "Any", "Lead", "Local", "Same", "Christmas", "Wake"]
+    )
+    | st.from_regex(r"[A-Z][a-z]{2,8}", fullmatch=True).filter(lambda w: w.lower() not in _PLACES),
+    zh=st.sampled_from(["响应", "当地", "同一", "构建", "等待", "运行"]),
+)
+def test_a_word_before_time_that_is_no_place_names_no_zone(word: str, zh: str) -> None:
+    assert list(place_zones(f"The {word} time went up at 10:00")) == []
+    assert list(place_zones(f"{zh}时间在 10:00 变长")) == []
+
+
+@given(
+    place=st.sampled_from(["Berlin", "Kolkata", "India", "Los Angeles", "Sydney"]) | st.sampled_from(["柏林", "印度"]),
+    minutes=st.integers(0, 23 * 60),
+)
+def test_a_clock_with_a_place_zone_is_the_instant_it_names(place: str, minutes: int) -> None:
+    """The Gatekeeper grounds "14:01 Berlin time" in an output's "12:01:00Z" (winter), and not in
+    an output holding the clock as written in UTC."""
+    moment = datetime(2026, 2, 19, tzinfo=UTC) + timedelta(minutes=minutes)
+    key = _PLACES[place.lower()]
+    local = moment.astimezone(ZoneInfo(key)).strftime("%H:%M")
+    text = f"{place}时间 {local} 开始报错。" if not place.isascii() else f"Errors began at {local} {place} time."
+
+    def outcome(stamp: datetime) -> str:
+        output = f"2026-02-19T{stamp:%H:%M}:00Z ERROR payment-service request timeout"
+        store = InMemoryInvocations([invocation(394, output=output)])
+        report = Gatekeeper().validate(
+            v2([claim(text=text, bindings=[binding([394], output)])]), session_id=SESSION, invocations=store
+        )
+        (check,) = [
+            c
+            for t in report.claim_traces
+            for c in t.checks
+            if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
+        ]
+        return check.outcome
+
+    assert outcome(moment) == "pass"
+    if local != f"{moment:%H:%M}":
+        assert outcome(moment.replace(hour=int(local[:2]), minute=int(local[3:]))) != "pass"
+
+
+def test_the_places_are_cldrs_as_babel_gives_them() -> None:
+    """``zone_places.json`` is what ``scripts/zone_places.py`` writes from Babel's CLDR data today
+    (Babel is a dev dependency: the product reads the file)."""
+    assert importlib.util.find_spec("babel") is not None, "babel (a dev dependency) is not installed"
+    script = Path(__file__).resolve().parent.parent / "scripts" / "zone_places.py"
+    done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
