@@ -158,3 +158,25 @@ def test_a_host_on_an_instance_of_the_quoted_pattern_is_the_claims(hosts: list[s
     output = _dhcp(a, b, c, d)
     assert _verdict(output, f"{a} and {b} answered that A_net had no free leases.", _QUOTED) == "pass"
     assert _verdict(output, f"{a} and {c} answered that A_net had no free leases.", _QUOTED) == "warn"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    full=st.from_regex(r"[0-9a-f]{32}", fullmatch=True).filter(
+        lambda h: len(set(h[:7])) > 2 and any(c.isdigit() for c in h[:7])
+    ),
+    cut=st.integers(min_value=7, max_value=14),
+    mark=st.sampled_from(["…", "..."]),
+    form=st.sampled_from(
+        ["Trace {id} took 466.61 ms.", "最慢的一条 trace {id} 共 466.61ms。", "trace id {id}: 466.61ms"]
+    ),
+)
+def test_an_id_cut_short_is_found_where_an_id_begins_with_it(full: str, cut: int, mark: str, form: str) -> None:
+    """ "trace 3a29437d…" names the trace whose id begins so: stated by an output holding that id
+    whole, not by one whose id differs in what the claim wrote."""
+    stub = full[:cut] + mark
+    line = f"trace 1 {full} at 2023-01-29T11:20:15Z: ts-price-service span 11.42ms, trace 466.61ms"
+    text = form.format(id=stub)
+    assert _verdict(line, text, line) == "pass"
+    other = ("1" if full[0] != "1" else "2") + full[1:]
+    assert _verdict(line.replace(full, other), text, line.replace(full, other)) != "pass"

@@ -1536,3 +1536,35 @@ def test_a_bound_placed_at_the_end_of_the_data_is_of_the_last_point(
         assert "end of the data" not in reason, (values, reason)
     else:
         assert outcome == "fail" and "not kept at the end of the data" in reason, (values, reason)
+
+
+@given(
+    count=st.integers(min_value=12, max_value=400),
+    others=st.integers(min_value=1, max_value=40),
+    wording=st.sampled_from(
+        [
+            "这段时间有 {n} 条慢查询，全部是同一种语句：UPDATE t_stock SET qty=qty-1。",
+            "慢查询共 {n} 条，执行的是同一种语句：UPDATE t_stock SET qty=qty-1。",
+            "We saw {n} slow queries; they ran the same statement: UPDATE t_stock SET qty=qty-1.",
+            "{n} slow queries in the window, every one the same UPDATE t_stock SET qty=qty-1.",
+            "There were {n} slow queries, each the same statement: UPDATE t_stock SET qty=qty-1.",
+        ]
+    ),
+)
+def test_the_same_over_the_set_a_quoted_template_counts_is_stated(count: int, others: int, wording: str) -> None:
+    """A claim counting a set ("180 条慢查询") and saying the same thing of each is what a quoted
+    template says: stated when the template counts that set, though the query matched more lines
+    (other templates); not when the claim's count is no template's."""
+    span = "2026-07-07T15:00:07Z – 2026-07-07T15:44:54Z"
+    template = f"{count}× WARN {span} Query_time: <*> UPDATE t_stock SET qty=qty-1 WHERE <*>"
+    output = "\n".join(
+        [
+            "query_logs service=mysql",
+            f"matched {count + others} lines (WARN {count}, INFO {others})",
+            "templates:",
+            f"  {template}",
+            f"  {others}× INFO 2026-07-07T14:52:47Z – 2026-07-07T15:47:56Z InnoDB: page_cleaner: <*>ms intended loop",
+        ]
+    )
+    assert _outcome(wording.format(n=count), output, template)[0] == "pass"
+    assert _outcome(wording.format(n=count + others + 1), output, template)[0] != "pass"

@@ -203,6 +203,9 @@ class Entity:
     #: One of several readings the words allow (a zone word naming several zones, a zone the text
     #: attaches to no clock): stating it makes the claim no more than an inference (``Corpus.pins``).
     uncertain: bool = False
+    #: An id written cut short ("trace 3a29437d…", "commit 9f2c1e7..."): the start of one, found
+    #: where an id begins with it.
+    prefix: bool = False
 
 
 def _quantity(number: str, unit: str, text: str) -> Entity:
@@ -227,13 +230,18 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
         if services and word.lower() in services:
             return Entity("service", word, (word.lower(),))
         if _BARE_ID.fullmatch(word) and word.lower() not in _PLAIN:
-            return Entity("identifier", word, (word,))  # "dn228", "tbird-admin1": a host or node
+            # "dn228", "tbird-admin1": a host or node; "ef604610…": an id cut short
+            cut = group().endswith("...") or _CUT_SHORT.match(match.string, match.end()) is not None
+            return Entity("identifier", word, (word,), prefix=cut and _HEX_STUB.fullmatch(word) is not None)
         if _NAMED_KEY.fullmatch(word) and word not in _RECORD_WORDS:
             return Entity("name", word, (word,))  # "max_connections", "hikari.maximum-pool-size"
         return None
     if kind == "ts":
         return _timestamp(match)
-    if kind in ("id", "hex", "ip"):
+    if kind in ("id", "hex"):
+        cut = _CUT_SHORT.match(match.string, match.end(kind)) is not None and len(group(kind)) >= _PREFIX_LEAST
+        return Entity("identifier", group(kind), (group(kind),), prefix=cut)
+    if kind == "ip":
         return Entity("identifier", group(kind), (group(kind),))
     if kind == "code" and _NAME_WITH_NUMBER.fullmatch(group(kind)):
         return None  # COVID-19, SARS-2: a name with a number, not an error code
@@ -246,6 +254,13 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
         return Entity("ratio", f"{a}/{b}", (f"{a}/{b}", f"{a} / {b}"))
     return _number(match)
 
+
+#: An ellipsis right after an id: the id is cut short. At least ``_PREFIX_LEAST`` characters of it
+#: must be written (an abbreviated git commit has 7), so a stub names one id, not many.
+_CUT_SHORT = re.compile(r"…|\.\.\.")
+_PREFIX_LEAST = 7
+#: A bare word cut short is an id's start only when it is hex ("ef604610…"; "node-12…" is a host).
+_HEX_STUB = re.compile(rf"[0-9a-f]{{{_PREFIX_LEAST},}}")
 
 #: A name ending in a number: a host, node or device ("dn228", "tbird-admin1", "web-01", "SRV01");
 #: a number inside it makes it something else (a thread: "http-nio-8080-exec-12").
@@ -956,11 +971,14 @@ class Corpus:
         return self._folded
 
     @staticmethod
-    def _has_token(hay: str, needle: str, glued: Callable[[str], bool] = _ascii_word, limit: int = 2000) -> bool:
-        """``needle`` occurs in ``hay`` not glued (by default to ASCII word characters) on either side."""
+    def _has_token(
+        hay: str, needle: str, glued: Callable[[str], bool] = _ascii_word, limit: int = 2000, *, right: bool = True
+    ) -> bool:
+        """``needle`` occurs in ``hay`` not glued (by default to ASCII word characters) on either
+        side (``right=False``: on its left; the start of a word)."""
         if not needle:
             return False
-        check_left, check_right = glued(needle[0]), glued(needle[-1])
+        check_left, check_right = glued(needle[0]), right and glued(needle[-1])
         position = hay.find(needle)
         while position >= 0 and limit:
             left_ok = not check_left or position == 0 or not glued(hay[position - 1])
@@ -1006,6 +1024,8 @@ class Corpus:
         if entity.kind in ("quantity", "ratio"):
             return self._has_spaced(entity.needles[0], ratio=entity.kind == "ratio")
         runs = self._runs
+        if entity.prefix:  # glued on its right to the rest of the id it begins
+            return any(self._has_token(self.text, n, glued=_ascii_word, right=False) for n in entity.needles)
         if any((runs is None or runs.may_hold(n)) and self._has_token(self.text, n) for n in entity.needles):
             return True
         if entity.kind in ("service", "error_code"):

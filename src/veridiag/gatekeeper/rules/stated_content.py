@@ -169,10 +169,17 @@ class _Stated:
     spans: tuple[tuple[int, int, int], ...] = ()
     #: The episode (a range of two instants) of each place of an output the claim quotes.
     episodes: tuple[str, ...] = ()
+    #: The quoted template lines with their counts: one whose count the claim gives its set ("180
+    #: 条慢查询，全部是同一种语句" quoting "180× … UPDATE t_stock …") is every line of that set.
+    counted: tuple[tuple[int, str], ...] = ()
+    #: The claim as written: ``own`` blanks the words it quotes, which may be what an absolute is
+    #: about ("全部是同一种语句：UPDATE t_stock …" quoting that statement).
+    claim: str = ""
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
-        """Is ``hit`` stated — an *all* by a template that is every line matched, about what the
-        template says of each line ("这些错误都是 IllegalStateException": a word of it there, and
+        """Is ``hit`` stated — an *all* or *the same* by a template that is every line matched, or
+        every line of the set the claim counts (``counted``), about what the template says of each
+        line ("这些错误都是 IllegalStateException": a word of it there, and
         every fact), not what it varies on (``<*>``: "所有接口都…", "all on node-246"), or by what
         the claim's own clocks or quoted episodes compute (``_computed_sameness``)?"""
         if hit.concept in self.concepts:
@@ -185,12 +192,21 @@ class _Stated:
             return True
         if hit.concept == "all" and self._within_a_span(hit, own):
             return True
-        if hit.concept != "all" or not self.templates:
+        if hit.concept not in ("all", "same"):
             return False
-        said = own[hit.end : _clause(own, hit)[1]]
+        templates = list(self.templates)
+        if self.counted:
+            counts = {int(n) for n in _COUNT.findall(reader_text(own))}
+            templates += [template for count, template in self.counted if count in counts]
+        if not templates:
+            return False
+        end = _clause(own, hit)[1]
+        if own[end : end + 1] in ("：", ":"):  # "全部是同一种语句：UPDATE …": what follows names it
+            end = min((at for mark in _CLAUSE_MARKS if (at := own.find(mark, end + 1)) >= 0), default=len(own))
+        said = (self.claim if len(self.claim) == len(own) else own)[hit.end : end]
         facts = [e.text.lower() for e in extract_entities(said)]
         terms = [*facts, *_TERM.findall(said.lower())]
-        fixed = [" ".join(t.lower().split("<*>")) for t in self.templates]
+        fixed = [" ".join(t.lower().split("<*>")) for t in templates]
         return any(all(f in text for f in facts) and any(t in text for t in terms) for text in fixed)
 
     def outside_a_span(self, hit: ConceptHit, own: str) -> bool:
@@ -258,7 +274,9 @@ def _stated_otherwise(
     超时的根因") may stand in any output the session cites, not only its own. ``quoting``: the
     claim and the alignment from which an excerpt quotes a line."""
     stated = replace(
-        _whole_set(lines, [inv.output or "" for inv in cited]), episodes=_quoted_episodes(context, *quoting)
+        _whole_set(lines, [inv.output or "" for inv in cited]),
+        episodes=_quoted_episodes(context, *quoting),
+        claim=reader_text(text),
     )
     if inference:
         return replace(stated, concepts=stated.concepts | _session_states(context, text))
@@ -384,7 +402,8 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
         for line in lines
         if (m := _TEMPLATE_SPAN.match(line))
     )
-    return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs), spans)
+    counted = tuple((int(count.group(1)), t) for t in templates if (count := _TEMPLATE_COUNT.match(t)))
+    return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs), spans, counted=counted)
 
 
 def _headings(lines: list[str], outputs: list[str]) -> tuple[str, ...]:
