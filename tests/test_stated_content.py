@@ -200,6 +200,8 @@ _RATIO_FORMS = st.sampled_from(
         "latency was {en} times the baseline of {base}ms",
         "latency was {k} times the baseline",
         "延迟约为基线的 {k} 倍",
+        "the peak exceeded the {base}ms baseline by a factor of {en}",
+        "latency was above the {base}ms baseline by a factor of {k}",
     ]
 )
 
@@ -502,6 +504,14 @@ def test_a_ratio_written_as_a_word_is_a_ratio(word: tuple[str, float], base: int
 def test_half_of_a_duration_is_no_ratio(words: str) -> None:
     line = "2026-07-07T11:28:30Z inventory-service release: sku cache enabled"
     assert "ratio" not in _outcome(f"The release came at 11:28, {words} the errors", line, line)[1]
+
+
+@given(st.sampled_from(["millicore", "second", "gigabyte", "core", "minute"]), st.sampled_from(["a", "an"]))
+def test_half_a_unit_is_an_amount_no_ratio(unit: str, article: str) -> None:
+    """ "About half a millicore": an amount (0.5 of a unit), not half of something else."""
+    line = "2022-08-22T07:27:26Z 18.16 m"
+    text = f"The pod went from about half {article} {unit} to 18.16 m at the peak."
+    assert "ratio" not in _outcome(text, line, line)[1]
 
 
 # --- structure states what a word would: a template covering every matched line, a constant window ----

@@ -101,3 +101,57 @@ def test_the_places_are_cldrs_as_babel_gives_them() -> None:
     script = Path(__file__).resolve().parent.parent / "scripts" / "zone_places.py"
     done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+@given(
+    zone_word=st.sampled_from(
+        [
+            ("Pacific", "America/Los_Angeles"),
+            ("Eastern time", "America/New_York"),
+            ("Berlin time", "Europe/Berlin"),
+            ("伦敦时间", "Europe/London"),
+            ("悉尼时间", "Australia/Sydney"),
+        ]
+    ),
+    day=st.dates(min_value=datetime(2022, 1, 1).date(), max_value=datetime(2027, 12, 31).date()),
+    minutes=st.integers(60, 22 * 60),
+)
+def test_a_zoned_clock_without_a_day_takes_the_offset_of_the_evidences_day(
+    zone_word: tuple[str, str], day: object, minutes: int
+) -> None:
+    """ "11:27 PM Pacific" written without a day is read in the offset the zone keeps on the day of
+    the output line it is found on: in August that is PDT, so the PST reading (07:27Z) is no
+    match for "2022-08-22T07:27:26Z"."""
+    word, key = zone_word
+    moment = datetime.combine(day, datetime.min.time(), UTC) + timedelta(minutes=minutes)  # type: ignore[call-overload]
+    zone = ZoneInfo(key)
+    other = next(
+        (
+            off
+            for off in {_MOMENT.replace(month=m).astimezone(zone).utcoffset() for m in (1, 7)}
+            if off != moment.astimezone(zone).utcoffset()
+        ),
+        None,
+    )
+    output = f"{moment:%Y-%m-%dT%H:%M:%SZ} ERROR payment-service request timeout"
+
+    def claim_at(offset: timedelta | None) -> str:
+        local = (moment + offset) if offset is not None else moment.astimezone(zone)
+        return f"{word} {local:%H:%M} 开始报错。" if not word.isascii() else f"Errors began at {local:%H:%M} {word}."
+
+    def outcome(text: str) -> str:
+        store = InMemoryInvocations([invocation(394, output=output)])
+        report = Gatekeeper().validate(
+            v2([claim(text=text, bindings=[binding([394], output)])]), session_id=SESSION, invocations=store
+        )
+        (check,) = [
+            c
+            for t in report.claim_traces
+            for c in t.checks
+            if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
+        ]
+        return check.outcome
+
+    assert outcome(claim_at(None)) == "pass"
+    if other is not None:
+        assert outcome(claim_at(other)) != "pass"

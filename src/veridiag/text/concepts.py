@@ -53,6 +53,7 @@ class ConceptFile(WordModel):
     #: Words that scope a claim's denial to a later time ("回滚后没有再出现错误", "no longer fails").
     denial_scopes: list[Word] = Field(default_factory=list)
     not_words: list[Word] = Field(default_factory=list)
+    factor_words: list[Word] = Field(default_factory=list)
     distributive: list[Word] = Field(default_factory=list)
     times_words: list[Word] = Field(default_factory=list)
     #: Numbers written as words before ``times_words`` ("five times higher").
@@ -222,6 +223,11 @@ class Concepts:
             rf"(?P<after>\s+(?:{_alternation(file.times_compared_by) or '(?!)'}))?",
             re.IGNORECASE,
         )
+        self._factor_words = tuple(word.lower() for word in file.factor_words)
+        self._factor = re.compile(
+            rf"(?<![\w])(?:{_alternation(file.factor_words) or '(?!)'})\s+(?P<value>\d+(?:\.\d+)?{spelled})(?![\w.])",
+            re.IGNORECASE,
+        )
         self._enumerations = tuple(file.enumerations)
         self._intervals = re.compile(_alternation(file.interval_words) or "(?!)", re.IGNORECASE)
         self._periods = re.compile(_alternation(file.period_words) or "(?!)", re.IGNORECASE)
@@ -375,6 +381,17 @@ class Concepts:
                 value = match.group("value")
                 found.append((match.group().strip(), self._numbers.get(value.lower()) or Decimal(value)))
         return found
+
+    def factor_ratios(self, text: str) -> list[tuple[str, Decimal]]:
+        """ "By a factor of three", "a factor of 36": the ratio with its value."""
+        folded = text.lower()
+        if not any(word in folded for word in self._factor_words):
+            return []  # most claims: read no further
+        read = reader_text(text)
+        return [
+            (m.group().strip(), self._numbers.get(m.group("value").lower()) or Decimal(m.group("value")))
+            for m in self._factor.finditer(read)
+        ]
 
     def _without_not_words(self, read: str) -> str:
         """``read`` with the compounds that hold a concept word but are not it blanked (same length),

@@ -14,7 +14,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
 from functools import lru_cache
 from itertools import pairwise
@@ -206,6 +206,10 @@ class Entity:
     #: An id written cut short ("trace 3a29437d…", "commit 9f2c1e7..."): the start of one, found
     #: where an id begins with it.
     prefix: bool = False
+    #: A zoned clock without a day, read in one season of a zone that changes its offset: the
+    #: zone and the offset (seconds) this reading takes. Found only beside no day or a day on which
+    #: the zone keeps that offset.
+    season: tuple[tzinfo, int] | None = None
 
 
 def _quantity(number: str, unit: str, text: str) -> Entity:
@@ -335,6 +339,11 @@ def _zoned(match: re.Match[str], day: str | None, face: Entity) -> Entity | None
     on = date.fromisoformat(day) if day else None
     spelling = "%H:%M:%S" if seconds_written(text, reading) else "%H:%M"
     doubt = not reading.pinned
+    read = instants(text, reading, on)
+    # Without a day, a zone that changes its offset gives a reading for each season: each holds
+    # only against an output clock on a day of its season ("11:27 PM Pacific" is 07:27Z in
+    # winter, not beside "2022-08-22T07:27:26Z").
+    seasons = on is None and len({zone for _instant, zone in read}) < len(read)
     found = [
         Entity(
             "timestamp",
@@ -342,8 +351,9 @@ def _zoned(match: re.Match[str], day: str | None, face: Entity) -> Entity | None
             (instant.date().isoformat(), instant.strftime(spelling)) if on else (instant.strftime(spelling),),
             instant=True,
             uncertain=doubt,
+            season=(zone, _offset_seconds(instant, zone)) if seasons else None,
         )
-        for instant in instants(text, reading, on)
+        for instant, zone in read
     ]
     found = [e for i, e in enumerate(found) if all(e.needles != f.needles for f in found[:i])]  # UTC: one
     if not found:
@@ -351,6 +361,15 @@ def _zoned(match: re.Match[str], day: str | None, face: Entity) -> Entity | None
     if reading.loose:
         found.append(replace(face, uncertain=True))
     return replace(found[0], alternatives=tuple(found[1:]))
+
+
+def _offset_seconds(instant: datetime, zone: tzinfo) -> int:
+    shift = instant.astimezone(zone).utcoffset()
+    return int(shift.total_seconds()) if shift is not None else 0
+
+
+#: A day written on an output's line ("2022-08-22T07:27:26Z"): the day a clock beside it is on.
+_LINE_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 
 
 def _zoned_span(match: re.Match[str]) -> tuple[int, int]:
@@ -1007,7 +1026,8 @@ class Corpus:
         if self._whole_token(entity):
             return True
         if entity.kind == "timestamp" and entity.instant:
-            return all(self._has_instant(n) or self._rounds_to(n, instant=True) for n in entity.needles)
+            season = entity.season
+            return all(self._has_instant(n, season) or self._rounds_to(n, instant=True) for n in entity.needles)
         if entity.kind == "timestamp":
             return all(
                 self._has_clock(n)
@@ -1057,20 +1077,40 @@ class Corpus:
             position = hay.find(needle, position + 1)
         return False
 
-    def _has_instant(self, needle: str) -> bool:
+    def _has_instant(self, needle: str, season: tuple[tzinfo, int] | None = None) -> bool:
         """A UTC date or clock: written so where the output writes it without an offset (or
         with Z), or the UTC reading of an output's clock written with one (``22:10+08:00`` is
-        14:10Z) — never that clock's local face."""
+        14:10Z) — never that clock's local face. ``season``: found only on a line with no day or
+        a day of that season (``Entity.season``)."""
         local, utc = self.offset_clocks
         if any(reading.startswith(needle) or reading.startswith("0" + needle) for reading in utc):
             return True
         hay, position, tries = self.text, self.text.find(needle), _MAX_PREFIX_HITS
         while position >= 0 and tries:
             tries -= 1
-            if not any(start <= position < end for start, end in local) and self._clock_at(position, needle):
+            if (
+                not any(start <= position < end for start, end in local)
+                and self._clock_at(position, needle)
+                and (season is None or self._in_season(position, season))
+            ):
                 return True
             position = hay.find(needle, position + 1)
-        return needle[:1] != "0" and ":" in needle and self._has_instant("0" + needle)
+        return needle[:1] != "0" and ":" in needle and self._has_instant("0" + needle, season)
+
+    def _in_season(self, position: int, season: tuple[tzinfo, int]) -> bool:
+        """Is the day written on the line at ``position``, if any, one on which ``season``'s zone
+        keeps its offset?"""
+        start = self.text.rfind("\n", 0, position) + 1
+        end = self.text.find("\n", position)
+        day = _LINE_DAY.search(self.text, start, len(self.text) if end < 0 else end)
+        if day is None:
+            return True
+        try:
+            noon = datetime(int(day.group(1)), int(day.group(2)), int(day.group(3)), 12, tzinfo=UTC)
+        except ValueError:
+            return True
+        zone, offset = season
+        return _offset_seconds(noon, zone) == offset
 
     @property
     def offset_clocks(self) -> tuple[list[tuple[int, int]], frozenset[str]]:

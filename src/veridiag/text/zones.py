@@ -256,8 +256,9 @@ def _restatements(text: str, spans: list[tuple[int, int]], readings: dict[tuple[
                 readings[bare] = ClockReading(reading.clock, reading.zones, reading.pinned, reading.mention)
 
 
-def instants(text: str, reading: ClockReading, day: date | None) -> list[datetime]:
-    """The UTC instants ``reading`` allows: on ``day``, or in winter and summer without one."""
+def instants(text: str, reading: ClockReading, day: date | None) -> list[tuple[datetime, tzinfo]]:
+    """The UTC instants ``reading`` allows, each with the zone it is read in: on ``day``, or in
+    winter and summer without one."""
     clock = CLOCK.match(text, reading.clock[0])
     if clock is None:
         return []
@@ -267,13 +268,13 @@ def instants(text: str, reading: ClockReading, day: date | None) -> list[datetim
     minute, second = int(clock.group("minute")), int(clock.group("second") or 0)
     if hour > 23 or minute > 59 or second > 59:
         return []
-    found: list[datetime] = []
+    found: list[tuple[datetime, tzinfo]] = []
     for zone in reading.zones:
         for on in (day,) if day else _SEASONS:
             wall = datetime(on.year, on.month, on.day, hour, minute, second, tzinfo=zone)
             instant = wall.astimezone(UTC)
-            if instant not in found:
-                found.append(instant)
+            if all(instant != seen for seen, _zone in found):
+                found.append((instant, zone))
     return found
 
 

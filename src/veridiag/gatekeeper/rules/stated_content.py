@@ -471,6 +471,7 @@ def _judge(
         and not vocabulary.ratio_words(own)
         # "N times" and "N% of expected" need a digit: most claims without a concept word have none
         and not vocabulary.times_ratios(own)  # "five times higher" has no digit
+        and not vocabulary.factor_ratios(own)  # nor "a factor of three"
         and not (_DIGIT.search(own) and vocabulary.percent_ratios(own))
     ):
         return None
@@ -1092,7 +1093,9 @@ def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
     vocabulary = concepts()
     relative = Decimal(str(tolerance))
     written_ratios += [(w, v, v * relative) for w, v in vocabulary.ratio_words(own)]
-    written_ratios += [(w, v, _half_unit(w)) for w, v in vocabulary.times_ratios(own)]
+    written_ratios += [
+        (w, v, _half_unit(w)) for w, v in [*vocabulary.times_ratios(own), *vocabulary.factor_ratios(own)]
+    ]
     written_ratios += [(w, v, _half_unit(w) / 100) for w, v in vocabulary.percent_ratios(own)]
     problems: list[tuple[str, str]] = []
     for spelled, written, rounding in written_ratios:
