@@ -8,7 +8,7 @@ import importlib.util
 import json
 import subprocess
 import sys
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -117,13 +117,13 @@ def test_the_places_are_cldrs_as_babel_gives_them() -> None:
     minutes=st.integers(60, 22 * 60),
 )
 def test_a_zoned_clock_without_a_day_takes_the_offset_of_the_evidences_day(
-    zone_word: tuple[str, str], day: object, minutes: int
+    zone_word: tuple[str, str], day: date, minutes: int
 ) -> None:
     """ "11:27 PM Pacific" written without a day is read in the offset the zone keeps on the day of
     the output line it is found on: in August that is PDT, so the PST reading (07:27Z) is no
     match for "2022-08-22T07:27:26Z"."""
     word, key = zone_word
-    moment = datetime.combine(day, datetime.min.time(), UTC) + timedelta(minutes=minutes)  # type: ignore[call-overload]
+    moment = datetime.combine(day, datetime.min.time(), UTC) + timedelta(minutes=minutes)
     zone = ZoneInfo(key)
     other = next(
         (
