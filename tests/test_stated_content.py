@@ -63,9 +63,14 @@ def test_an_absolute_its_line_does_not_state_is_unstated(word: tuple[str, str], 
 
 @given(st.sampled_from(_words("absolute")))
 def test_an_absolute_bound_to_a_count_is_the_count(word: tuple[str, str]) -> None:
+    """ "All 50 connections are in use": the count is the *all*. An *always* is no count of the
+    times something held: one line is no statement of every moment."""
     output = "HikariPool-1 - Connection is not available (total=50, active=50, idle=0, waiting=12)"
     outcome, reason = _outcome(f"{word[1]} 50 connections are in use", output, output)
-    assert outcome == "pass" or "unstated" not in reason, (word, reason)
+    if word[0] == "always":
+        assert reason.startswith("unstated"), (word, reason)
+    else:
+        assert outcome == "pass" or "unstated" not in reason, (word, reason)
 
 
 @given(st.sampled_from(_words("state")), st.data())
@@ -362,11 +367,14 @@ def test_a_concepts_evidence_pattern_is_compiled_when_first_asked_for() -> None:
 
 
 @given(
-    st.sampled_from(_words("absolute")), st.integers(2, 40), st.sampled_from(["services", "个服务", "台机器", "hosts"])
+    st.sampled_from([w for w in _words("absolute") if w[0] != "always"]),
+    st.integers(2, 40),
+    st.sampled_from(["services", "个服务", "台机器", "hosts"]),
 )
 def test_an_absolute_over_a_counted_set_is_the_count(word: tuple[str, str], count: int, noun: str) -> None:
-    """ "none of the 6 services examined", "3 台机器都": the number bounds the absolute; an order
-    number does not (see above)."""
+    """ "none of the 6 services examined", "3 台机器都": the number bounds the absolute (one over a
+    set: *always* is over time, see ``test_always_at_a_level_is_no_count``); an order number does
+    not (see above)."""
     _, reason = _outcome(f"Not CPU: {word[1]} of the {count} {noun} examined changed")
     assert "unstated" not in reason, (word, reason)
 
@@ -1578,3 +1586,46 @@ def test_the_same_over_the_set_a_quoted_template_counts_is_stated(count: int, ot
     )
     assert _outcome(wording.format(n=count), output, template)[0] == "pass"
     assert _outcome(wording.format(n=count + others + 1), output, template)[0] != "pass"
+
+
+_CALM_WINDOW = (
+    "window: min 31.2%, max 38.9%, avg 35.1%, last 33.0% (20 points); peak 38.9% at 2026-07-07T10:08:00Z\n"
+    "anomalies: none in the window against the series' own history"
+)
+
+
+@given(
+    form=st.sampled_from(
+        [
+            "CPU stayed normal the whole time.",
+            "CPU 一直正常。",
+            "Redis was healthy throughout.",
+            "CPU 始终平稳，无异常。",
+        ]
+    )
+)
+def test_always_calm_is_stated_by_a_window_without_anomalies(form: str) -> None:
+    """ "Normal the whole time" is what an output saying its whole window has no anomaly says; the
+    same words over a window with one are not."""
+    assert _outcome(form, _CALM_WINDOW, _CALM_WINDOW)[0] == "pass"
+    busy = _CALM_WINDOW.replace("anomalies: none in the window against the series' own history", "anomaly 1: up")
+    assert _outcome(form, busy, busy)[1].startswith("unstated")
+
+
+@given(
+    level=st.integers(60, 100),
+    form=st.sampled_from(["CPU 一直处在 {v}% 左右。", "CPU was at about {v}% the whole time."]),
+)
+def test_always_at_a_level_is_no_count(level: int, form: str) -> None:
+    """ "一直处在 100% 左右" speaks of every point of the period, not of 100% of something: a
+    percentage in its clause does not state its *always*."""
+    line = f"window: min 36.03%, max {level}.4%, avg 71.81%"
+    assert _outcome(form.format(v=level), line, line)[1].startswith("unstated")
+
+
+@given(clock=st.sampled_from(["01:02:35", "凌晨 3 点", "20:45"]))
+def test_until_is_no_always(clock: str) -> None:
+    """ "一直到 01:02:35", "一直持续到 …": how far something lasted, not that it always held."""
+    line = "144× INFO 2017-12-23T22:16:00Z – 2017-12-24T01:02:35Z processHandleBroadcastAction TIME_TICK"
+    for form in ("TIME_TICK 广播有 144 次，一直持续到 {c}。", "解析错误一直到 {c}。"):
+        assert "always" not in _outcome(form.format(c=clock), line, line)[1]

@@ -22,7 +22,7 @@ from veridiag.gatekeeper import Gatekeeper
 from veridiag.text.when import place_zones, question_zone
 
 _PLACES: dict[str, str] = json.loads(resources.files("veridiag.text").joinpath("zone_places.json").read_text("utf-8"))
-_LATIN = sorted(p for p in _PLACES if p.isascii() and p.replace(" ", "").isalpha())
+_LATIN = sorted(p for p in _PLACES if p.isascii() and p.replace(" ", "").isalpha() and len(p.split()) <= 4)
 _CHINESE = sorted(p for p in _PLACES if all("\u4e00" <= c <= "\u9fff" for c in p) and len(p) >= 2)
 _MOMENT = datetime(2026, 2, 19, 9, 41, tzinfo=UTC)
 

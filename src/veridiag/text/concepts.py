@@ -54,6 +54,7 @@ class ConceptFile(WordModel):
     denial_scopes: list[Word] = Field(default_factory=list)
     not_words: list[Word] = Field(default_factory=list)
     factor_words: list[Word] = Field(default_factory=list)
+    calm_words: list[Word] = Field(default_factory=list)
     distributive: list[Word] = Field(default_factory=list)
     times_words: list[Word] = Field(default_factory=list)
     #: Numbers written as words before ``times_words`` ("five times higher").
@@ -224,6 +225,7 @@ class Concepts:
             re.IGNORECASE,
         )
         self._factor_words = tuple(word.lower() for word in file.factor_words)
+        self._calm = re.compile(_alternation(file.calm_words) or "(?!)", re.IGNORECASE)
         self._factor = re.compile(
             rf"(?<![\w])(?:{_alternation(file.factor_words) or '(?!)'})\s+(?P<value>\d+(?:\.\d+)?{spelled})(?![\w.])",
             re.IGNORECASE,
@@ -406,6 +408,11 @@ class Concepts:
             return False
         before = text[_clause_start(text, hit.start) : hit.start]
         return any(word in before for word in self._enumerations)
+
+    def calm_always(self, own: str, evidence: str) -> bool:
+        """Is an *always* of ``own`` about being calm ("normal the whole time", "一直正常"), and
+        does ``evidence`` say its whole window is ("anomalies: none in the window")?"""
+        return self._calm.search(own) is not None and self.states("calm", evidence)
 
     def names_intervals(self, clause: str) -> bool:
         """Does ``clause`` speak of the intervals between times ("间隔都是 30 分钟", "30 minutes apart")?"""

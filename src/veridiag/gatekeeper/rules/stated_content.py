@@ -195,7 +195,7 @@ class _Stated:
         if hit.concept not in ("all", "same"):
             return False
         templates = list(self.templates)
-        if self.counted:
+        if self.counted and hit.concept == "same":  # an *all* of a count is the count's (``_counted``)
             counts = {int(n) for n in _COUNT.findall(reader_text(own))}
             templates += [template for count, template in self.counted if count in counts]
         if not templates:
@@ -508,7 +508,10 @@ def _judge(
                 continue
         if (
             hit.kind == "absolute"
-            and not _counted(own, hit)
+            # a count or share states an *all* of what it counts; a level is no count of the times
+            # it held ("一直处在 100% 左右" is every point of the period, not 100% of something)
+            and (hit.concept == "always" or not _counted(own, hit))
+            and not (hit.concept == "always" and vocabulary.calm_always(own[slice(*_clause(own, hit))], evidence))
             and not vocabulary.absence_counted(own, hit, evidence)
             and not vocabulary.enumerated(own, hit)
         ):
