@@ -256,3 +256,30 @@ def test_a_zoned_clock_to_the_minute_may_round_an_outputs_seconds(minute: int, s
     text = f"{_offset_names(hours)[0]} {later:%H:%M} 网关开始超时"
     facts = [e for e in extract_entities(text) if e.kind == "timestamp"]
     assert facts and not all(Corpus([output]).contains(f) for f in facts), (text, output)
+
+
+@given(st.integers(0, 20 * 60), st.integers(1, 12), st.sampled_from(["峰值出现在 {c}", "the peak came at {c}"]))
+def test_a_reader_zone_clock_on_the_quoted_line_is_not_taken_for_the_same_face_elsewhere(
+    minute: int, hours: int, template: str
+) -> None:
+    """ "14:29" in the Berlin the answer names, quoting "peak … at 12:29:00Z", while the output's
+    points run on past 14:29Z: the quoted line states it (in the reader's zone, an inference), the
+    point elsewhere that writes the same face in UTC does not make it "only elsewhere"."""
+    instant = _DAY + timedelta(minutes=minute)
+    local = instant + timedelta(hours=hours)
+    quoted = f"anomaly 1: up; peak 1922 MB at {instant:%Y-%m-%dT%H:%M}:00Z"
+    output = f"{quoted}\npoints:\n{local:%Y-%m-%dT%H:%M}:00Z 698 MB"
+    store = InMemoryInvocations([invocation(394, output=output)])
+    zone = _offset_names(hours)[0]
+    claims = [
+        claim("claim-1", f"{zone} {local:%H:%M} 内存到顶", [binding([394], quoted)]),
+        claim("claim-2", template.format(c=f"{local:%H:%M}"), [binding([394], quoted)]),
+    ]
+    report = _GATEKEEPER.validate(v2(claims), session_id=SESSION, invocations=store)
+    (check,) = [
+        c
+        for t in report.claim_traces
+        for c in t.checks
+        if c.rule_id == "claim.entity_grounding" and c.target == "claims[1].claim_text"
+    ]
+    assert check.outcome == "warn" and check.reason.startswith(ZONE_UNPINNED), check.reason

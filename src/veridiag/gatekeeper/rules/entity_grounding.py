@@ -173,6 +173,11 @@ class _Check:
         if outside and isinstance(text, str) and not literal:
             cited = self.cited(text, own_lines, sources, previous)
             outside = [entity for entity in outside if not derived(entity, text, cited)]
+        # A clock in the reader's zone on the claim's own lines is theirs before any line elsewhere
+        # that writes the same face in UTC ("14:29" Berlin quoting "12:29:00Z", the output's
+        # points running past 14:29Z): at most an inference, as the zone is the answer's.
+        in_reader_zone = [e for e in outside if not literal and self.in_reader_zone(e, near)]
+        outside = [e for e in outside if e not in in_reader_zone]
         found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
         missing = [e for e in outside if e not in found_elsewhere]
         if found_elsewhere and own_only and quoted and isinstance(text, str):
@@ -189,8 +194,6 @@ class _Check:
                     )
                 )
             ]
-        in_reader_zone = [e for e in missing if not literal and self.in_reader_zone(e, near)]
-        missing = [e for e in missing if e not in in_reader_zone]
         ids = ", ".join(str(inv.id) for inv in sources)
         if own_only and found_elsewhere and not missing:
             listed = ", ".join(f"{e.kind} {e.text!r}" for e in found_elsewhere)
