@@ -1629,3 +1629,17 @@ def test_until_is_no_always(clock: str) -> None:
     line = "144× INFO 2017-12-23T22:16:00Z – 2017-12-24T01:02:35Z processHandleBroadcastAction TIME_TICK"
     for form in ("TIME_TICK 广播有 144 次，一直持续到 {c}。", "解析错误一直到 {c}。"):
         assert "always" not in _outcome(form.format(c=clock), line, line)[1]
+
+
+@given(
+    word=st.sampled_from(_words("absolute") + _words("state") + _words("evaluative")),
+    contrast=st.sampled_from(["rather than", "instead of", "as opposed to", "而不是", "而非"]),
+)
+def test_a_contrast_sets_aside_what_follows_it(word: tuple[str, str], contrast: str) -> None:
+    """ "An outlier rather than a sign that the whole service slowed down": what follows a contrast
+    to its clause's end is not claimed (an absolute too), and what comes before it still is."""
+    concept, spelled = word
+    claimed = [hit.concept for hit in concepts().in_claim(f"an isolated outlier {contrast} {spelled} change")]
+    assert concept not in claimed, (spelled, claimed)
+    before = [hit.concept for hit in concepts().in_claim(f"{spelled} change {contrast} an isolated outlier")]
+    assert concept in before, (spelled, before)

@@ -44,6 +44,7 @@ class ConceptFile(WordModel):
     #: After a concept word, these state its absence ("error-free", "timeoutless").
     absence_suffixes: list[Word] = Field(default_factory=list)
     clause_absences: list[Word] = Field(default_factory=list)
+    contrasts: list[Word] = Field(default_factory=list)
     #: Words that end a negation's reach in a claim ("no retry and failed").
     negation_breaks: list[Word] = Field(default_factory=list)
     #: A word right before a negation that makes it its own phrase's ("with no retry failed").
@@ -234,6 +235,7 @@ class Concepts:
         self._intervals = re.compile(_alternation(file.interval_words) or "(?!)", re.IGNORECASE)
         self._periods = re.compile(_alternation(file.period_words) or "(?!)", re.IGNORECASE)
         self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
+        self._contrast = re.compile(_alternation(file.contrasts) or "(?!)", re.IGNORECASE)
         self._negation_break = re.compile(_alternation(file.negation_breaks) or "(?!)", re.IGNORECASE)
         self._negation_phrase = re.compile(rf"(?:{_alternation(file.negation_phrases) or '(?!)'})\s*$", re.IGNORECASE)
         self._quantifiers = re.compile(
@@ -315,6 +317,9 @@ class Concepts:
                 hits.append((hit, True))
                 continue
             clause = _clause_start(read, start)
+            if self._contrast.search(read, clause, start) is not None:
+                hits.append((hit, True))  # set aside by a contrast ("rather than …", "而不是 …")
+                continue
             denied = (
                 None
                 if absolute
