@@ -1643,3 +1643,30 @@ def test_a_contrast_sets_aside_what_follows_it(word: tuple[str, str], contrast: 
     assert concept not in claimed, (spelled, claimed)
     before = [hit.concept for hit in concepts().in_claim(f"{spelled} change {contrast} an isolated outlier")]
     assert concept in before, (spelled, before)
+
+
+@given(
+    callers=st.lists(
+        st.sampled_from(["ts-basic-service", "ts-travel-service", "ts-route-service"]),
+        min_size=1,
+        max_size=3,
+        unique=True,
+    ),
+    form=st.sampled_from(
+        ["Every call into ts-price-service came from {c}.", "所有调用 ts-price-service 的请求都来自 {c}。"]
+    ),
+)
+def test_all_is_stated_by_the_sole_item_of_a_list(callers: list[str], form: str) -> None:
+    """The one line under a heading is every member of its list: "every call into X came from Y"
+    quoting the only call line; with two call lines, not."""
+    rows = [
+        f"call {c} → ts-price-service: {70 + i} calls, errors not stated in the window" for i, c in enumerate(callers)
+    ]
+    output = "\n".join(
+        ["calls (caller → callee) in the window and in the baseline:", *rows, "slowest traces of ts-price-service:"]
+    )
+    outcome, reason = _outcome(form.format(c=callers[0]), output, rows[0])
+    if len(callers) == 1:
+        assert outcome == "pass", reason
+    else:
+        assert reason.startswith("unstated"), reason

@@ -391,6 +391,8 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
             templates.append(listed[0])
         if any(line.startswith("anomaly 1:") for line in lines) and len(_ANOMALY_LINE.findall(output[:_HEAD])) == 1:
             stated.add("same")
+        if any(_sole_item(output, line) for line in lines):
+            stated.add("all")
     for line in lines:
         bounds = _MIN_MAX.search(line)
         if bounds is not None and Decimal(bounds.group("low")) == Decimal(bounds.group("high")):
@@ -404,6 +406,24 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
     )
     counted = tuple((int(count.group(1)), t) for t in templates if (count := _TEMPLATE_COUNT.match(t)))
     return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs), spans, counted=counted)
+
+
+def _sole_item(output: str, line: str) -> bool:
+    """Is ``line`` the one line of the list its heading opens ("calls (caller → callee) in the
+    window …:" over a single call)? What it says, it says of every member: "every call into
+    ts-price-service came from ts-basic-service"."""
+    at = output.find(line) if line.strip() and not line.rstrip().endswith((":", "：")) else -1
+    if at < 0:
+        return False
+    start = output.rfind("\n", 0, at) + 1
+    above = output.rfind("\n", 0, max(start - 1, 0)) + 1
+    if start == 0 or not output[above : start - 1].rstrip().endswith((":", "：")):
+        return False  # not right under its heading: a list of more than one
+    end = output.find("\n", at + len(line))
+    following = (
+        "" if end < 0 else output[end + 1 : output.find("\n", end + 1) if output.find("\n", end + 1) >= 0 else None]
+    )
+    return not following.strip() or following.rstrip().endswith((":", "："))
 
 
 def _headings(lines: list[str], outputs: list[str]) -> tuple[str, ...]:
