@@ -391,7 +391,8 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
             templates.append(listed[0])
         if any(line.startswith("anomaly 1:") for line in lines) and len(_ANOMALY_LINE.findall(output[:_HEAD])) == 1:
             stated.add("same")
-        if any(_sole_item(output, line) for line in lines):
+        if any(_sole_item(output, line) for line in lines if not _TEMPLATE_COUNT.match(line)):
+            # (a template is judged by its count against what was matched, above)
             stated.add("all")
     for line in lines:
         bounds = _MIN_MAX.search(line)
