@@ -71,7 +71,17 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
-from veridiag.redaction.keys import Credential, hex_key, identifier_key, key_entries, key_kind, vocabulary
+from veridiag.redaction.keys import (
+    Credential,
+    contained_kind,
+    hex_key,
+    identifier_key,
+    key_entries,
+    key_kind,
+    shaped_entries,
+    shaped_kind,
+    vocabulary,
+)
 from veridiag.redaction.values import TRIGGER, View, base64_text, decoded_texts, decoded_views, needs_decoding
 from veridiag.text.cjk import HAN
 
@@ -145,7 +155,8 @@ class _Rule:
 
 #: Blanks around an assignment: a full-width one too ("password　＝　…"); never a line break,
 #: so rules stay line-local.
-_SEP = r"[ \t\u3000]*(?::=|=>|==|[:=：＝])[ \t\u3000]*"
+_ARROWS = "|".join(re.escape(a) for a in sorted(vocabulary().arrows, key=len, reverse=True))
+_SEP = r"[ \t\u3000]*(?::=|==|" + _ARROWS + r"|[:=：＝])[ \t\u3000]*"
 
 _PEM_HEAD = r"----(?:- ?|-? )BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _PEM_END = r"-{4,5} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -458,9 +469,10 @@ _LIBRARY_FORMATS = (
 
 
 def _last_words() -> list[str]:
-    """The words a secret's key can end with (``vocabulary.yaml`` and detect-secrets' list):
-    the longest first, so the regex below takes "password" before "pass"."""
-    words = {entry[-1] for entry, _ in key_entries()}
+    """The words a secret's key can end with (``vocabulary.yaml`` and detect-secrets' list, and
+    the names whose value goes when shaped like a secret): the longest first, so the regex
+    below takes "password" before "pass"."""
+    words = {entry[-1] for entry, _ in (*key_entries(), *shaped_entries())}
     # "accountkey" ends in "key": found from there (the key's start is read backwards)
     ends = {w for w in words if not any(w != other and w.endswith(other) for other in words)}
     return sorted(ends, key=lambda w: (-len(w), w))
@@ -478,21 +490,31 @@ _KEY_LAST_WORD = (
     # ``key_kind`` reads folded
     + r")|[_.-]?(?=[^\W_]*?[a-z0-9])(?=[^\W_]*?[\u0370-\u03ff\u0400-\u04ff])[^\W_]{1,12}(?![^\W_]))*"
 )
-#: What follows a key: its closing quotes, the assignment, a YAML tag (``!!binary``, ``!secret``:
-#: how the value is written, not the value), then the value, quoted or bare.
+#: A key's last word followed by other words of the key (``password_hash``, ``password_хеш``,
+#: ``password_min_length``), fewest first: ``keys.contained_kind`` decides what they name.
+_KEY_WORD_TAIL = "(?:" + "|".join(re.escape(w) for w in _last_words()) + r")(?:[_.-]?[^\W_]{1,24}){0,3}?"
+#: Words between a key and its sign that say what follows ("password is: …", 密码是：…).
+_SPOKEN_WORDS = "|".join(re.escape(w) for w in sorted(vocabulary().spoken, key=len, reverse=True))
+#: What follows a key: its closing quotes, the assignment (an arrow, or a spoken word before the
+#: sign, too), a YAML tag (``!!binary``, ``!secret``: how the value is written, not the value),
+#: then the value, quoted, braced (an ODBC connection string's ``PWD={p@ss;word}``, ``}}`` an
+#: escaped ``}``) or bare.
 _ASSIGNED = (
-    r"(?P<close>[\"'\]]{0,2})(?P<sep>"
+    r"(?P<close>[\"'\]]{0,2})(?P<sep>(?:[ \t\u3000]*(?:"
+    + _SPOKEN_WORDS
+    + r"))?"
     + _SEP
     + r")(?:!!?[a-z][\w:/.-]*[ \t]+)?+(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
+    + r"|\{(?P<braced>(?![{$%\"])(?:\}\}|[^{}\n]){1,4096})\}(?=[\s;,\"']|$)"
     # an opening quote never closed (a line cut short) still opens a value
     + r"|[\"'`]?(?P<bare>(?!\[redacted:)[^\s\"'`,;&)\]}>]+))"
 )
-_KEY_VALUE = re.compile(_KEY_LAST_WORD + _ASSIGNED)
+_KEY_VALUE = re.compile(_KEY_WORD_TAIL + _ASSIGNED)
 _ASSIGNED_VALUE = re.compile(_ASSIGNED)
 #: Han words after a key are what happened to it ("令牌=已过期", "获取令牌：失败"), not a value.
 _HAN_WORDS = re.compile(f"[{HAN}]+")
 _PLACEHOLDER = re.compile(
-    r"(?i)(?:null|none|nil|true|false|undefined|empty|redacted|hidden|masked|n/?a|yes|no|-+|[*x•#.]+)"
+    r"(?i)(?:null|none|nil|true|false|undefined|empty|redacted|hidden|masked|n/?a|yes|no|-+|[*x•#.]+|\?)"
     r"|[$%{<].*"  # ${DB_PASSWORD}, %(password)s, {{ token }}, <secret>: templates, not values
 )
 _PROSE_AFTER = re.compile(r"[ \t]+[^\s:=]")
@@ -526,14 +548,46 @@ class _KeyValueRule(_Rule):
             if found is None or any(a < at < b for a, b in markers):
                 continue  # a marker's kind ("[REDACTED:secret]") names no key
             key = text[_key_start(text, at) : found.start("close")]
-            kind = key_kind(key)
+            kind, shaped = _kind_and_shape(key, spoken=read is _spoken_value)
             if kind is None:
                 continue
             span = read(text, low, found, key)
-            if span is not None:
+            if span is not None and (shaped is None or shaped(text[span[0] : span[1]])):
                 yield *span, kind
                 if (more := _continued(text, span[1])) is not None:
                     yield *more, kind
+
+
+#: A value shaped like a credential under a name that is one only then (``auth``, ``pin``): a
+#: digit among four or more characters, or sixteen or more.
+_SHAPED_VALUE = re.compile(r"(?=[^0-9]*[0-9]).{4,}|.{16,}", re.DOTALL)
+
+
+def _shaped_credential(value: str) -> bool:
+    return _SHAPED_VALUE.fullmatch(value) is not None and value.lower() not in _outcomes()
+
+
+def _contained_secret(value: str) -> bool:
+    """A value under a key holding a secret word among others (``password_hash``): one no word,
+    count, time, id, URL or path can be (``_memorable``)."""
+    return _memorable(value) and "://" not in value and not value.startswith(("/", "~"))
+
+
+def _kind_and_shape(key: str, *, spoken: bool = False) -> tuple[str | None, Callable[[str], bool] | None]:
+    """The kind ``key`` names, and the test its value must pass when the key names a secret only
+    with a value shaped like one (``keys.shaped_kind``, ``keys.contained_kind``); prose
+    (``spoken``) reads only keys that name one whole."""
+    kind = key_kind(key)
+    if kind is not None or spoken:
+        return kind, None
+    if (kind := shaped_kind(key)) is not None:
+        return kind, _shaped_credential
+    return contained_kind(key), _contained_secret
+
+
+@cache
+def _outcomes() -> frozenset[str]:
+    return frozenset(word.lower() for word in vocabulary().outcomes)
 
 
 #: The start of the line after a line continuation, and the rest of a value written there.
@@ -552,11 +606,7 @@ def _continued(text: str, end: int) -> tuple[int, int] | None:
 
 #: A key named in prose before its value: blanks, or a word saying what it is ("the password is
 #: …", 密码是…, "token set to …"; ``vocabulary.yaml`` ``spoken``), then one word.
-_SPOKEN_SEP = (
-    r"(?P<sep>[ \t\u3000]*(?:(?:"
-    + "|".join(re.escape(w) for w in sorted(vocabulary().spoken, key=len, reverse=True))
-    + r")[ \t\u3000]*)?)"
-)
+_SPOKEN_SEP = r"(?P<sep>[ \t\u3000]*(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*)?)"
 _SPOKEN = re.compile(_KEY_LAST_WORD + r"(?P<close>)" + _SPOKEN_SEP + r"[\"'`(\[<]?(?P<bare>[!-~]+)")
 #: A value told from a word by its shape: six or more characters and a digit (hunter2x,
 #: Zq8vK2mN, 483920): "password expired", "token bucket 100", "密码错误 3 次" stay as written.
@@ -595,21 +645,37 @@ def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tupl
     """The span of the value ``found`` (an ``_ASSIGNED`` match) gives ``key``, unless it is no
     value: a placeholder, Han words saying what happened to it, a directory after ``PWD``,
     or a word opening prose after a colon."""
-    group = "quoted" if found.group("quoted") is not None else "bare"
+    group = next(g for g in ("quoted", "braced", "bare") if found.group(g) is not None)
     start, end = found.span(group)
     if group == "bare":
         end = _bare_end(text, start, end)
         if _HAN_WORDS.fullmatch(text, start, end):
             return None
+        if _CALL_OPEN.fullmatch(text, start, end):
+            return _call_literal(text, end)  # password=PASSWORD('…'): the call's literal
     value = text[start:end].strip()
     if not value or _PLACEHOLDER.fullmatch(value) or _BLOCK_INDICATOR.fullmatch(value):
         return None  # a YAML block's value is on the lines below: ``_BLOCK``
     if key.lower().endswith("pwd") and value.startswith(("/", "~")):
         return None  # PWD=/srv/app is a directory
-    colon = found.group("sep").strip() in (":", "：")
+    colon = found.group("sep").strip().endswith((":", "："))
     if group == "bare" and colon and value.isalpha() and _PROSE_AFTER.match(low, end):
         return None
     return start, end
+
+
+#: A bare value that opens a call (``PASSWORD(``, ``decrypt(``): the value is its literal.
+_CALL_OPEN = re.compile(r"[A-Za-z_][\w.]*\(")
+_CALL_LITERAL = re.compile(r"[ \t]*[Nn]?(?P<q>['\"])(?P<value>(?:(?!(?P=q))[^\n]){1,512})(?P=q)")
+
+
+def _call_literal(text: str, at: int) -> tuple[int, int] | None:
+    """The string literal opening the arguments of a call at ``at``, unless it names a
+    variable (``os.getenv("DB_PASSWORD")``) or is a placeholder."""
+    literal = _CALL_LITERAL.match(text, at)
+    if literal is None or key_kind(literal.group("value")) is not None:
+        return None
+    return _unquoted(text, *literal.span("value"))
 
 
 #: A break inside a key's word: blanks (a full-width one too), ``_ . -``, middle dots, dashes,
@@ -801,6 +867,7 @@ class _Client:
     attached: tuple[str, ...]
     separate: tuple[str, ...]
     credentials: tuple[Credential, ...]
+    shaped: tuple[str, ...] = ()
 
 
 @cache
@@ -810,7 +877,9 @@ def _clients() -> dict[str, tuple[_Client, ...]]:
     for client in vocabulary().commands:
         for name in client.names:
             words = tuple(name.lower().split())
-            entry = _Client(words, tuple(client.attached), tuple(client.separate), tuple(client.credentials))
+            entry = _Client(
+                words, tuple(client.attached), tuple(client.separate), tuple(client.credentials), tuple(client.shaped)
+            )
             by_first.setdefault(words[0], []).append(entry)
     return {first: tuple(entries) for first, entries in by_first.items()}
 
@@ -866,7 +935,7 @@ def _anchors() -> tuple[str, ...]:
         blank + f.lower()
         for blank in " \t"
         for c in vocabulary().commands
-        for f in (*c.attached, *c.separate, *(o for credential in c.credentials for o in credential.options))
+        for f in (*c.attached, *c.separate, *c.shaped, *(o for credential in c.credentials for o in credential.options))
     }
     words = {
         name.lower().split()[0]
@@ -911,6 +980,10 @@ def _option_values(text: str, start: int, client: _Client) -> Iterator[tuple[int
         for flag in client.attached:
             if value is None and len(word) > len(flag) and word.startswith(flag) and word[len(flag)] != "=":
                 value = (a + len(flag), b)
+        if value is None and word in client.shaped and index + 1 < len(arguments):
+            following = arguments[index + 1]  # mysql -p S3cret9: a password written where a database goes
+            if _SPOKEN_VALUE.fullmatch(text[following[0] : following[1]].strip("'\"")):
+                value = following
         if value is not None:
             span = _unquoted(text, *value)
             if span is not None:
@@ -1176,6 +1249,257 @@ def _next_to_word(low: str, at: int, end: int) -> bool:
 
 _LIBRARY_KEYWORD = _LibraryKeywordRule("secret", re.compile(""), literals=_LIBRARY_ANCHORS)
 
+# -- statements: connection files, protocol verbs, logins, calls, SQL, piped secrets ---------------
+
+#: A ``.pgpass`` line (``hostname:port:database:username:password``), found from its port field: the
+#: password is the last field, a backslash escaping ``:`` in it.
+_PGPASS = re.compile(r":(?:\d{1,5}|\*):(?:\*|[\w.$-]+):(?:\*|[\w.@$+-]+):(?P<value>(?:\\.|[^\s:\\\"'])+)(?=[\s\"']|$)")
+
+
+class _PgpassRule(_Rule):
+    """A ``.pgpass`` line inside any text: its host field starts a word (after a blank, a quote,
+    ``=`` or the line's start) and holds a letter or a dot, or is ``*``; clocks
+    (``10:00:01:123:456``), MAC addresses and ``file:line:col:`` places stay."""
+
+    def spans(self, text: str, _low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(text):
+            host = start = found.start()
+            while host > 0 and (_is_word(text[host - 1]) or text[host - 1] in ".-*"):
+                host -= 1
+            name = text[host:start]
+            if host > 0 and text[host - 1] not in " \t\"'=(":
+                continue
+            if name != "*" and not any(c.isalpha() or c == "." for c in name):
+                continue
+            if not _PLACEHOLDER.fullmatch(found.group("value")):
+                yield *found.span("value"), "password"
+
+
+_PGPASS_FILE = _PgpassRule("password", _PGPASS)
+
+#: Where a command's arguments end in a line of text: the line's end, a quote, or the shell's
+#: next command.
+_STATEMENT_END = re.compile(r"[\n\"'`;|&)\]}>]")
+_WORDS = re.compile(r"\S+")
+#: A prompt before a command typed in any case ("127.0.0.1:6379> ", "redis> ").
+_PROMPT = re.compile(r"(?:^|\s)\S*>[ \t]*$")
+
+
+@cache
+def _verbs() -> tuple[tuple[str, frozenset[int]], ...]:
+    return tuple((name.lower(), frozenset(v.arguments)) for v in vocabulary().verbs for name in v.names)
+
+
+class _VerbRule(_Rule):
+    """A protocol command sending a secret (``vocabulary.yaml`` ``verbs``: Redis ``AUTH [user]
+    secret``) written in capitals, or in any case after a prompt: with as many arguments as the
+    command takes to the statement's end, none an outcome word ("AUTH OK", "AUTH failed for
+    user bob" stay), the last goes."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for name, counts in _verbs():
+            for at in _find_all(low, name):
+                after = at + len(name)
+                if (at > 0 and _is_word(low[at - 1])) or after >= len(low) or low[after] not in " \t":
+                    continue
+                written = text[at:after]
+                begin = low.rfind("\n", 0, at) + 1
+                if written != written.upper() and not _PROMPT.search(text, begin, at):
+                    continue
+                stop = _STATEMENT_END.search(text, after)
+                end = len(text) if stop is None else stop.start()
+                arguments = list(_WORDS.finditer(text, after, end))
+                if len(arguments) not in counts or any(a.group().lower() in _outcomes() for a in arguments):
+                    continue
+                span = _unquoted(text, *arguments[-1].span())
+                if span is not None and not text.startswith("[REDACTED:", span[0]):
+                    yield *span, "password"
+
+
+_VERB = _VerbRule("password", re.compile(""), literals=tuple(name for name, _ in _verbs()))
+
+#: After a login word: an assignment or blanks, then ``user<separator>secret``.
+_LOGIN_PAIR = re.compile(
+    r"[ \t\u3000]*(?:[:=：＝]|->)?[ \t\u3000]*[\"'`]?(?P<user>[^\W\d_][\w.@+-]{0,63}?)(?P<sep>[^\w\s.@+-])"
+    r"(?P<value>[^\s\"'`,;)\]}>]+)"
+)
+
+
+@cache
+def _logins() -> tuple[tuple[str, ...], frozenset[str]]:
+    words = vocabulary()
+    return tuple(sorted({w.lower() for w in words.logins}, key=len, reverse=True)), frozenset(words.login_separators)
+
+
+class _LoginRule(_Rule):
+    """``user<separator>secret`` after a word saying it is a login (``vocabulary.yaml``
+    ``logins``: "credentials admin:S3cret", "login admin/S3cret", 登录 admin/S3cret): the secret
+    goes, the user stays. A secret of digits only (a port), a path or under four characters is
+    none ("login api/v1", "creds db-1:5432")."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        words, separators = _logins()
+        for word in words:
+            for at in _find_all(low, word):
+                end = at + len(word)
+                if word.isascii() and ((at > 0 and _is_word(low[at - 1])) or (end < len(low) and _is_word(low[end]))):
+                    continue
+                pair = _LOGIN_PAIR.match(text, end)
+                if pair is None or pair.group("sep") not in separators:
+                    continue
+                value = pair.group("value")
+                if len(value) < 4 or value.isdigit() or "/" in value or value.lower().startswith("[redacted:"):
+                    continue
+                if not _PLACEHOLDER.fullmatch(value):
+                    yield *pair.span("value"), "password"
+
+
+_LOGIN = _LoginRule("password", re.compile(""), literals=_logins()[0])
+
+#: One argument of a call: a string literal, or anything up to the next top-level comma or
+#: parenthesis (one level of nested parentheses).
+_CALL_ARGUMENT = re.compile(
+    r"[ \t]*(?:[Nn]?(?P<q>['\"])(?P<literal>(?:\\.|(?!(?P=q))[^\\\n]){0,512})(?P=q)"
+    r"|[^,()'\"\n]*(?:\([^()\n]*\)[^,()'\"\n]*)*)[ \t]*"
+)
+
+
+@cache
+def _calls() -> tuple[tuple[str, int], ...]:
+    return tuple((name.lower() + "(", call.argument) for call in vocabulary().calls for name in call.names)
+
+
+class _CallRule(_Rule):
+    """A call whose n-th argument is a secret (``vocabulary.yaml`` ``calls``: ``db.auth('admin',
+    '…')``, ``PASSWORD('…')``, ``new NetworkCredential(user, "…")``): that argument, when written
+    as a string literal that names no variable, goes."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for name, position in _calls():
+            for at in _find_all(low, name):
+                if at > 0 and (_is_word(low[at - 1]) or (low[at - 1] == "." and "." not in name)):
+                    continue
+                cursor = at + len(name)
+                for index in range(1, position + 1):
+                    argument = _CALL_ARGUMENT.match(text, cursor)
+                    if argument is None:
+                        break
+                    if index == position:
+                        literal = argument.group("literal")
+                        if literal and key_kind(literal) is None and not literal.lower().startswith("[redacted:"):
+                            span = _unquoted(text, *argument.span("literal"))
+                            if span is not None:
+                                yield *span, "password"
+                        break
+                    cursor = argument.end()
+                    if cursor >= len(text) or text[cursor] != ",":
+                        break
+                    cursor += 1
+
+
+_CALL = _CallRule("password", re.compile(""), literals=tuple(name for name, _ in _calls()))
+
+#: The literal after a SQL clause: quoted ('…' with '' inside, "…", N'…', $$…$$), or a bare word.
+_SQL_LITERAL = re.compile(
+    r"[ \t]*(?:[Nn](?='))?(?:'(?P<sq>(?:''|[^'\n])+)'|\"(?P<dq>[^\"\n]+)\"|\$\$(?P<dollar>[^\n]+?)\$\$)"
+)
+_SQL_BARE = re.compile(r"[ \t]+(?P<bare>[^\s;,)'\"`]+)")
+#: A bind parameter, not a value (``?``, ``:pw``, ``@pw``).
+_SQL_PARAMETER = re.compile(r"\?|[:@][A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class _SqlRule(_Rule):
+    """A SQL clause that sets a password (``vocabulary.yaml`` ``sql``: ``IDENTIFIED BY '…'``,
+    ``WITH PASSWORD '…'``, ``SET PASSWORD FOR u = '…'``, Oracle's bare ``IDENTIFIED BY tiger``):
+    its literal goes."""
+
+    bare: bool = False
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(low):
+            if found.start() > 0 and _is_word(low[found.start() - 1]):
+                continue
+            literal = _SQL_LITERAL.match(text, found.end())
+            if literal is not None:
+                group = next(g for g in ("sq", "dq", "dollar") if literal.group(g) is not None)
+                span = _unquoted(text, *literal.span(group))
+            elif self.bare and (word := _SQL_BARE.match(text, found.end())) is not None:
+                span = None if _SQL_PARAMETER.fullmatch(word.group("bare")) else _unquoted(text, *word.span("bare"))
+            else:
+                continue
+            if span is not None and not text.startswith("[REDACTED:", span[0]):
+                yield *span, "password"
+
+
+_SQL = (
+    _SqlRule("password", re.compile(vocabulary().sql.quoted.pattern), literals=("password",), lower=True),
+    _SqlRule("password", re.compile(vocabulary().sql.bare.pattern), literals=("identified",), lower=True, bare=True),
+)
+
+
+@cache
+def _stdin() -> tuple[tuple[str, ...], re.Pattern[str]]:
+    words = vocabulary().stdin
+    producers = "|".join(re.escape(p.lower()) for p in words.producers)
+    return tuple(o.lower() for o in words.options), re.compile(rf"(?:^|(?<=[\s;(&|`]))(?:{producers})(?=[ \t])")
+
+
+#: A shell's separators between commands (a pipe or not): where a producer's arguments end.
+_SHELL_BREAK = re.compile(r"\|\||&&|[;\n]")
+_HERE_STRING = re.compile(r"<<<[ \t]*(?P<word>\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s;|&]+)")
+
+
+class _StdinRule(_Rule):
+    """A command reading its secret from standard input (``vocabulary.yaml`` ``stdin``: ``docker
+    login --password-stdin``): what a producer (``echo``, ``printf``) before the pipe writes —
+    ``printf``'s arguments after its format, or the format alone — and a here-string (``<<<``)
+    go. A variable (``echo "$PW"``) or a file (``cat pw.txt``) is no value."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        options, producer = _stdin()
+        for option in options:
+            for at in _find_all(low, option):
+                if at == 0 or low[at - 1] not in " \t":
+                    continue
+                begin = low.rfind("\n", 0, at) + 1
+                stop = _ARGUMENTS_END.search(text, at)
+                command_end = len(text) if stop is None or stop.group("end") is None else stop.start()
+                for here in _HERE_STRING.finditer(text, begin, command_end):
+                    span = _unquoted(text, *here.span("word"))
+                    if span is not None:
+                        yield *span, "password"
+                pipe = text.rfind("|", begin, at)
+                if pipe <= begin or text[pipe - 1] == "|":
+                    continue
+                start = max([begin, *(m.end() for m in _SHELL_BREAK.finditer(text, begin, pipe))])
+                found = list(producer.finditer(low, start, pipe))
+                if found:
+                    yield from _produced(text, found[-1], pipe)
+
+
+def _produced(text: str, found: re.Match[str], end: int) -> Iterator[tuple[int, int, str]]:
+    """What ``echo`` or ``printf`` at ``found`` writes: each argument but flags, and printf's
+    format only when it is all it writes."""
+    arguments = [m.span() for m in _ARGUMENT.finditer(text, found.end(), end)]
+    arguments = [(a, b) for a, b in arguments if not text.startswith("-", a)]
+    if found.group().startswith("printf") and len(arguments) > 1:
+        arguments = arguments[1:]
+    for a, b in arguments:
+        span = _unquoted(text, a, b)
+        if span is None:
+            continue
+        start, stop = span
+        while stop - start > 2 and text[stop - 2] == "\\" and text[stop - 1] in "nr":
+            stop -= 2  # printf 'S3cret\n'
+        if "%" not in text[start:stop] and not text.startswith("[REDACTED:", start):
+            yield start, stop, "password"
+
+
+_STDIN = _StdinRule("password", re.compile(""), literals=_stdin()[0])
+_STATEMENTS: tuple[_Rule, ...] = (_PGPASS_FILE, _VERB, _LOGIN, _CALL, *_SQL, _STDIN)
+
+
 # -- text that displays other than it reads ----------------------------------------------------
 
 #: Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) make text display in
@@ -1205,6 +1529,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _COMMAND_OPTION,
     _COMMAND_FLAGS,
     _COMPARED,
+    *_STATEMENTS,
     _BEARER,
     _KEYWORD,
     _SPLIT_KEY,
@@ -1357,15 +1682,17 @@ class Redactor:
         return found.text if found.counts else value
 
     def _entry(self, key: Any, value: Any, counts: Counter[str] | None, known: Mapping[str, str] | None) -> Any:
+        kind, shaped = _kind_and_shape(key) if isinstance(key, str) else (None, None)
         if (
-            isinstance(key, str)
+            kind is not None
             and isinstance(value, str)
-            and key_kind(key) is not None
             and value.strip()
             and not _PLACEHOLDER.fullmatch(value.strip())
             and not MARKER_PATTERN.fullmatch(value)
+            and (shaped is None or (shaped(value.strip()) and self.scan(value).text == value))
         ):
-            kind = key_kind(key) or "secret"
+            # a value named a secret only by its shape is read as text first: what a rule finds
+            # there ("Bearer …" under "auth") keeps its own kind
             if counts is not None:
                 counts[kind] += 1
             self._keyed(kind, value)
