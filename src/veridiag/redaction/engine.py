@@ -515,7 +515,9 @@ _ASSIGNED_VALUE = re.compile(_ASSIGNED)
 _HAN_WORDS = re.compile(f"[{HAN}]+")
 _PLACEHOLDER = re.compile(
     r"(?i)(?:null|none|nil|true|false|undefined|empty|redacted|hidden|masked|n/?a|yes|no|-+|[*x•#.]+|\?)"
-    r"|[$%{<].*"  # ${DB_PASSWORD}, %(password)s, {{ token }}, <secret>: templates, not values
+    # ${DB_PASSWORD}, $DB_PASSWORD, $(cat pw), %(password)s, {{ token }}, <secret>: templates, not values
+    # (a crypt hash, $2b$12$…, is a value)
+    r"|\$(?:[{(].*|[A-Za-z_]\w*)|[%{<].*"
 )
 _PROSE_AFTER = re.compile(r"[ \t]+[^\s:=]")
 
@@ -567,10 +569,17 @@ def _shaped_credential(value: str) -> bool:
     return _SHAPED_VALUE.fullmatch(value) is not None and value.lower() not in _outcomes()
 
 
+#: Digits with a clock's, a date's or a number's punctuation: a time, a count, a version.
+_TIMELIKE = re.compile(r"[\d:.,\-/+TZtz ]+")
+
+
 def _contained_secret(value: str) -> bool:
     """A value under a key holding a secret word among others (``password_hash``): one no word,
-    count, time, id, URL or path can be (``_memorable``)."""
-    return _memorable(value) and "://" not in value and not value.startswith(("/", "~"))
+    count, time, URL or path can be — eight or more characters mixing letters with digits or
+    symbols (``_memorable``), or a digit among six or more (``_SPOKEN_VALUE``)."""
+    if _TIMELIKE.fullmatch(value) or "://" in value or value.startswith(("/", "~")):
+        return False
+    return _memorable(value) or _SPOKEN_VALUE.fullmatch(value) is not None
 
 
 def _kind_and_shape(key: str, *, spoken: bool = False) -> tuple[str | None, Callable[[str], bool] | None]:
@@ -666,7 +675,9 @@ def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tupl
 
 #: A bare value that opens a call (``PASSWORD(``, ``decrypt(``): the value is its literal.
 _CALL_OPEN = re.compile(r"[A-Za-z_][\w.]*\(")
-_CALL_LITERAL = re.compile(r"[ \t]*[Nn]?(?P<q>['\"])(?P<value>(?:(?!(?P=q))[^\n]){1,512})(?P=q)")
+#: A string literal: a backslash escape or a doubled quote (SQL's '') inside.
+_LITERAL_BODY = r"(?:\\.|(?P=q){2}|(?!(?P=q))[^\\\n])"
+_CALL_LITERAL = re.compile(r"[ \t]*[Nn]?(?P<q>['\"])(?P<value>" + _LITERAL_BODY + r"{1,512})(?P=q)(?!(?P=q))")
 
 
 def _call_literal(text: str, at: int) -> tuple[int, int] | None:
@@ -840,7 +851,8 @@ def _option_kind(found: re.Match[str], text: str) -> str | None:
 #: An option naming a secret followed by its value: ``--db-password hunter2``, ``--token=…``.
 _COMMAND_OPTION = _Rule(
     "secret",
-    re.compile(r"--(?P<key>[A-Za-z][\w.-]*)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"-][^\s'\"]*)"),
+    # never a shell operator or a redirection ("--with-token < token.txt", "--token && next")
+    re.compile(r"--(?P<key>[A-Za-z][\w.-]*)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"\-&|;<>][^\s'\"]*)"),
     group="value",
     literals=("--",),
     classify=_option_kind,
@@ -1277,10 +1289,23 @@ class _PgpassRule(_Rule):
 
 _PGPASS_FILE = _PgpassRule("password", _PGPASS)
 
-#: Where a command's arguments end in a line of text: the line's end, a quote, or the shell's
-#: next command.
-_STATEMENT_END = re.compile(r"[\n\"'`;|&)\]}>]")
-_WORDS = re.compile(r"\S+")
+#: A word of a command inside a line of text: quoted, or up to a blank, a quote or what ends the
+#: command (the line's end, the shell's next command, the quote or bracket around it).
+_STATEMENT_WORD = re.compile(r"[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;|&)\]}>]+)(?=[\s\"'`;|&)\]}>]|$)")
+
+
+def _statement_words(text: str, at: int) -> list[tuple[int, int]]:
+    """The spans of the words of a command from ``at`` to its end (or the line's next
+    ``key=value`` field), each without its blanks."""
+    words = []
+    while (word := _STATEMENT_WORD.match(text, at)) is not None:
+        if _NEXT_FIELD.match(word.group().lstrip(" \t")):
+            break  # the log line's next field (took=2ms), not an argument
+        words.append((word.start() + len(word.group()) - len(word.group().lstrip(" \t")), word.end()))
+        at = word.end()
+    return words
+
+
 #: A prompt before a command typed in any case ("127.0.0.1:6379> ", "redis> ").
 _PROMPT = re.compile(r"(?:^|\s)\S*>[ \t]*$")
 
@@ -1306,12 +1331,10 @@ class _VerbRule(_Rule):
                 begin = low.rfind("\n", 0, at) + 1
                 if written != written.upper() and not _PROMPT.search(text, begin, at):
                     continue
-                stop = _STATEMENT_END.search(text, after)
-                end = len(text) if stop is None else stop.start()
-                arguments = list(_WORDS.finditer(text, after, end))
-                if len(arguments) not in counts or any(a.group().lower() in _outcomes() for a in arguments):
+                arguments = _statement_words(text, after)
+                if len(arguments) not in counts or any(text[a:b].lower() in _outcomes() for a, b in arguments):
                     continue
-                span = _unquoted(text, *arguments[-1].span())
+                span = _unquoted(text, *arguments[-1])
                 if span is not None and not text.startswith("[REDACTED:", span[0]):
                     yield *span, "password"
 
@@ -1359,7 +1382,7 @@ _LOGIN = _LoginRule("password", re.compile(""), literals=_logins()[0])
 #: One argument of a call: a string literal, or anything up to the next top-level comma or
 #: parenthesis (one level of nested parentheses).
 _CALL_ARGUMENT = re.compile(
-    r"[ \t]*(?:[Nn]?(?P<q>['\"])(?P<literal>(?:\\.|(?!(?P=q))[^\\\n]){0,512})(?P=q)"
+    r"[ \t]*(?:[Nn]?(?P<q>['\"])(?P<literal>" + _LITERAL_BODY + r"{0,512})(?P=q)(?!(?P=q))"
     r"|[^,()'\"\n]*(?:\([^()\n]*\)[^,()'\"\n]*)*)[ \t]*"
 )
 

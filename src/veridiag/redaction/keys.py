@@ -289,30 +289,39 @@ def shaped_kind(key: str) -> str | None:
     return None
 
 
+#: Where ASCII letters meet letters of another script inside a word (``keyбб``, ``passwordХеш``).
+_SCRIPT_CHANGE = re.compile(r"(?<=[A-Za-z0-9])(?=[^\x00-\x7f])|(?<=[^\x00-\x7f])(?=[A-Za-z0-9])")
+
+
 @lru_cache(maxsize=4096)
 def contained_kind(key: str) -> str | None:
     """The kind of the secret word inside ``key`` when other words follow it (``password_hash``,
-    ``password_хеш``, ``密码哈希``, ``passwordХеш``): the words up to it, or a word's beginning
-    followed by letters of another script, name a secret, and the last word is not one saying
-    what the key tells about it (``about``: ``password_min_length``) nor an identifier's. Its
-    value goes only when shaped like a secret (the engine decides)."""
-    words = list(key_words(key))
-    encodings = _table()[2]
-    while len(words) > 1 and words[-1] in encodings:
-        words.pop()
-    if not words or words[-1] in _about():
-        return None
-    entries = _table()[0] if key.isascii() else _folded_entries()
-    for end in range(1, len(words)):
-        kind = _kind_of(words[:end], entries)
-        if kind is not None:
-            return kind
-    for word in _written_words(key):  # "passwordхеш", 密码哈希: a secret word then another script, one word
+    ``password_хеш``, ``api_keyХеш``, ``用户密码哈希``): the words up to it name a secret — read as
+    written with a break where scripts change, then with look-alikes folded — or one word holds a
+    secret word followed by letters of another script; and the last word does not say what the
+    key tells about it (``about``: ``password_min_length``) nor name an identifier. Its value goes
+    only when shaped like a secret (the engine decides)."""
+    readings = [(_written_words(_SCRIPT_CHANGE.sub(" ", key)), _table()[0])]
+    if not key.isascii():
+        readings.append((key_words(key), _folded_entries()))
+    for written, entries in readings:
+        words = list(written)
+        while len(words) > 1 and words[-1] in _table()[2]:
+            words.pop()
+        if not words or words[-1] in _about():
+            return None
+        for end in range(1, len(words)):
+            if (kind := _kind_of(words[:end], entries)) is not None:
+                return kind
+    whole = _table()[1]
+    for word in _written_words(key):  # 用户密码哈希: a secret word then another script, one word
         for entry, kind in _table()[0]:
             head = "".join(entry)
-            rest = word[len(head) :]
-            if len(entry) == 1 and rest and word.startswith(head) and not rest[0].isascii() and rest[0].isalpha():
-                return kind
+            at = word.find(head)
+            rest = word[at + len(head) :]
+            if at < 0 or not rest or rest[0].isascii() or not rest[0].isalpha() or (at and head in whole):
+                continue
+            return kind
     return None
 
 
