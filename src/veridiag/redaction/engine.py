@@ -673,20 +673,42 @@ def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tupl
     return start, end
 
 
-#: A bare value that opens a call (``PASSWORD(``, ``decrypt(``): the value is its literal.
-_CALL_OPEN = re.compile(r"[A-Za-z_][\w.]*\(")
+#: A bare value that opens a call or a tuple (``PASSWORD(``, ``decrypt(``, ``(``): the value is
+#: its literals.
+_CALL_OPEN = re.compile(r"(?:[A-Za-z_][\w.]*)?\(")
 #: A string literal: a backslash escape or a doubled quote (SQL's '') inside.
 _LITERAL_BODY = r"(?:\\.|(?P=q){2}|(?!(?P=q))[^\\\n])"
 _CALL_LITERAL = re.compile(r"[ \t]*[Nn]?(?P<q>['\"])(?P<value>" + _LITERAL_BODY + r"{1,512})(?P=q)(?!(?P=q))")
 
 
+#: A variable's name written in one case (``DB_PASSWORD``, ``db.password``), not a value.
+_VARIABLE = re.compile(r"[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_.]*")
+
+
+def _names_variable(literal: str) -> bool:
+    """A literal naming a variable or setting that holds a secret (``os.getenv("DB_PASSWORD")``),
+    not the secret: a name in one case that names one (``Zq7ToKEN`` is a value)."""
+    return _VARIABLE.fullmatch(literal) is not None and key_kind(literal) is not None
+
+
+#: What follows one literal of a call's or a tuple's arguments before the next: a comma.
+_NEXT_ARGUMENT = re.compile(r"[ \t]*,")
+
+
 def _call_literal(text: str, at: int) -> tuple[int, int] | None:
-    """The string literal opening the arguments of a call at ``at``, unless it names a
-    variable (``os.getenv("DB_PASSWORD")``) or is a placeholder."""
+    """The string literals that open the arguments of a call or a tuple at ``at``, one after
+    another (``auth=('deploy', '…')`` loses both: which is the secret only the callee knows),
+    unless the first names a variable (``os.getenv("DB_PASSWORD")``) or is a placeholder."""
     literal = _CALL_LITERAL.match(text, at)
-    if literal is None or key_kind(literal.group("value")) is not None:
+    if literal is None or _names_variable(literal.group("value")):
         return None
-    return _unquoted(text, *literal.span("value"))
+    start, end = literal.span("value")
+    while (comma := _NEXT_ARGUMENT.match(text, literal.end())) is not None:
+        following = _CALL_LITERAL.match(text, comma.end())
+        if following is None:
+            break
+        literal, end = following, following.end("value")
+    return _unquoted(text, start, end)
 
 
 #: A break inside a key's word: blanks (a full-width one too), ``_ . -``, middle dots, dashes,
@@ -1430,7 +1452,7 @@ class _CallRule(_Rule):
                     break
                 if index == position:
                     literal = argument.group("literal")
-                    if literal and key_kind(literal) is None and not literal.lower().startswith("[redacted:"):
+                    if literal and not _names_variable(literal) and not literal.lower().startswith("[redacted:"):
                         span = _unquoted(text, *argument.span("literal"))
                         if span is not None:
                             yield *span, "password"
@@ -1504,7 +1526,7 @@ class _StdinRule(_Rule):
         options, producer = _stdin()
         for option in options:
             for at in _find_all(low, option):
-                if at == 0 or low[at - 1] not in " \t":
+                if at > 0 and low[at - 1] not in " \t|;&(`":
                     continue
                 begin = low.rfind("\n", 0, at) + 1
                 stop = _ARGUMENTS_END.search(text, at)
