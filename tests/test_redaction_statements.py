@@ -129,12 +129,6 @@ def piped_secrets(draw: st.DrawFn) -> tuple[str, str]:
     return f"{lead}{producer}{draw(st.sampled_from([' | ', '|', '  |  ']))}{command}", value
 
 
-@settings(max_examples=200, deadline=None)
-@given(piped_secrets(), PREFIXES, st.sampled_from(["", " && docker push registry.example.com:5000/pay:1.2"]))
-def test_a_secret_piped_into_a_stdin_option_never_survives(case: tuple[str, str], prefix: str, suffix: str) -> None:
-    _assert_loses_its_value(case, prefix, suffix)
-
-
 @st.composite
 def flag_values(draw: st.DrawFn) -> tuple[str, str]:
     """A client's password flag in the forms people type: attached, separate (mysql's too, when
@@ -149,10 +143,7 @@ def flag_values(draw: st.DrawFn) -> tuple[str, str]:
     return f"{head}{client} {host}{user}{flag}{tail}", value
 
 
-@settings(max_examples=200, deadline=None)
-@given(flag_values(), PREFIXES)
-def test_a_clients_password_flag_loses_its_value_in_every_form(case: tuple[str, str], prefix: str) -> None:
-    _assert_loses_its_value(case, prefix, "")
+_NO_SUFFIX = st.just("")
 
 
 # -- protocol verbs, SQL, calls, logins ----------------------------------------------------------
@@ -175,16 +166,9 @@ def redis_auths(draw: st.DrawFn) -> tuple[str, str]:
     )
     if draw(st.booleans()) and " " in arguments:
         form = "MIGRATE h 6379 k 0 5000 AUTH2 {a}"
-    return form.format(a=arguments, auth=_cased(draw, "auth")), value
-
-
-@settings(max_examples=150, deadline=None)
-@given(redis_auths(), PREFIXES, st.sampled_from(["", " took=2ms", " -> OK"]))
-def test_a_redis_auth_loses_its_password(case: tuple[str, str], prefix: str, suffix: str) -> None:
-    text, value = case
-    if suffix == " -> OK" and not text.startswith("cmd="):
-        suffix = "\nOK"  # a command's arguments run to the statement's end (or the line's next field)
-    _assert_loses_its_value((text, value), prefix, suffix)
+    # a command's arguments run to the statement's end, the quote around it or the line's next field
+    tail = draw(st.sampled_from(["", " took=2ms", "\nOK"]))
+    return form.format(a=arguments, auth=_cased(draw, "auth")) + tail, value
 
 
 @st.composite
@@ -217,12 +201,6 @@ def sql_credentials(draw: st.DrawFn) -> tuple[str, str]:
     return text + draw(st.sampled_from(["", ";", " ;"])), value
 
 
-@settings(max_examples=250, deadline=None)
-@given(sql_credentials(), PREFIXES, SUFFIXES)
-def test_a_sql_credential_clause_loses_its_literal(case: tuple[str, str], prefix: str, suffix: str) -> None:
-    _assert_loses_its_value(case, prefix, suffix)
-
-
 @st.composite
 def secret_calls(draw: st.DrawFn) -> tuple[str, str]:
     """A call of ``vocabulary.yaml``'s ``calls`` with its secret as a string literal in its place."""
@@ -236,12 +214,6 @@ def secret_calls(draw: st.DrawFn) -> tuple[str, str]:
     return f"{name}({comma.join(arguments)})", value
 
 
-@settings(max_examples=200, deadline=None)
-@given(secret_calls(), PREFIXES, SUFFIXES)
-def test_a_calls_secret_argument_loses_its_literal(case: tuple[str, str], prefix: str, suffix: str) -> None:
-    _assert_loses_its_value(case, prefix, suffix)
-
-
 @st.composite
 def logins(draw: st.DrawFn) -> tuple[str, str]:
     word = draw(st.sampled_from(vocabulary().logins))
@@ -253,14 +225,6 @@ def logins(draw: st.DrawFn) -> tuple[str, str]:
         else draw(st.sampled_from(["", " ", "："]))
     )
     return f"{_cased(draw, word) if word.isascii() else word}{between}{draw(users)}{separator}{value}", value
-
-
-@settings(max_examples=200, deadline=None)
-@given(logins(), PREFIXES, SUFFIXES)
-def test_a_login_written_user_separator_secret_loses_its_secret(
-    case: tuple[str, str], prefix: str, suffix: str
-) -> None:
-    _assert_loses_its_value(case, prefix, suffix)
 
 
 # -- keys: signs, shapes, secret words inside a longer key ----------------------------------------
@@ -280,12 +244,6 @@ def signed(draw: st.DrawFn) -> tuple[str, str]:
     left, right = draw(st.sampled_from([("", ""), (" ", " "), (" ", ""), ("\u3000", "\u3000")]))
     quote = draw(st.sampled_from(["", "'", '"']))
     return f"{key}{left}{sign}{right}{quote}{value}{quote}", value
-
-
-@settings(max_examples=200, deadline=None)
-@given(signed(), PREFIXES, SUFFIXES)
-def test_an_arrow_or_a_spoken_sign_assigns_the_value(case: tuple[str, str], prefix: str, suffix: str) -> None:
-    _assert_loses_its_value(case, prefix, suffix)
 
 
 #: Letters of scripts a key may be written in besides Latin (no Latin look-alikes needed).
@@ -314,10 +272,25 @@ def contained_keys(draw: st.DrawFn) -> tuple[str, str]:
     return form.format(k=key, v=value), value
 
 
-@settings(max_examples=250, deadline=None)
-@given(contained_keys(), PREFIXES, SUFFIXES)
-def test_a_secret_word_inside_a_longer_key_still_names_it(case: tuple[str, str], prefix: str, suffix: str) -> None:
-    _assert_loses_its_value(case, prefix, suffix)
+#: Each grammar's variants, and the text that may follow it on its line.
+GRAMMARS = {
+    "piped into a stdin option": (piped_secrets(), st.sampled_from(["", " && docker push reg.io:5000/pay:1.2"])),
+    "a client's password flag": (flag_values(), _NO_SUFFIX),
+    "redis AUTH": (redis_auths(), _NO_SUFFIX),
+    "a SQL credential clause": (sql_credentials(), SUFFIXES),
+    "a call's secret argument": (secret_calls(), SUFFIXES),
+    "a login user<sep>secret": (logins(), SUFFIXES),
+    "an arrow or a spoken sign": (signed(), SUFFIXES),
+    "a secret word inside a longer key": (contained_keys(), SUFFIXES),
+}
+
+
+@pytest.mark.parametrize("grammar", list(GRAMMARS))
+@settings(max_examples=200, deadline=None)
+@given(data=st.data())
+def test_a_secret_in_a_statements_grammar_never_survives(grammar: str, data: st.DataObject) -> None:
+    strategy, suffixes = GRAMMARS[grammar]
+    _assert_loses_its_value(data.draw(strategy), data.draw(PREFIXES), data.draw(suffixes))
 
 
 @settings(max_examples=100, deadline=None)
