@@ -161,6 +161,7 @@ def redis_auths(draw: st.DrawFn) -> tuple[str, str]:
                 "redis> {auth} {a}",
                 'cmd="AUTH {a}"',
                 "MIGRATE h 6379 k 0 5000 AUTH {a}",
+                '1700000000.123456 [0 127.0.0.1:52124] "{auth}" {q}',  # MONITOR
             ]
         )
     )
@@ -168,7 +169,8 @@ def redis_auths(draw: st.DrawFn) -> tuple[str, str]:
         form = "MIGRATE h 6379 k 0 5000 AUTH2 {a}"
     # a command's arguments run to the statement's end, the quote around it or the line's next field
     tail = draw(st.sampled_from(["", " took=2ms", "\nOK"]))
-    return form.format(a=arguments, auth=_cased(draw, "auth")) + tail, value
+    monitor = " ".join(f'"{word}"' for word in arguments.strip('"').split())
+    return form.format(a=arguments, q=monitor, auth=_cased(draw, "auth")) + tail, value
 
 
 @st.composite
@@ -331,6 +333,7 @@ def ordinary_lines(draw: st.DrawFn) -> str:
         f"pin: {port % 40}",
         f"authorization failed for user {user}",
         f"AUTH {outcome.upper()}",
+        f'"auth" "{outcome}"',
         f"auth {outcome} for user {user}",
         f"auth={draw(st.sampled_from(['ldap', 'none', 'md5', 'trust', 'peer', 'kerberos']))}",
         f"auth: {outcome}",

@@ -1362,7 +1362,8 @@ def _verbs() -> tuple[tuple[str, frozenset[int]], ...]:
 
 class _VerbRule(_Rule):
     """A protocol command sending a secret (``vocabulary.yaml`` ``verbs``: Redis ``AUTH [user]
-    secret``) written in capitals, or in any case after a prompt: with as many arguments as the
+    secret``) written in capitals, or in any case after a prompt or quoted as MONITOR shows it
+    (``"auth" "…"``): with as many arguments as the
     command takes to the statement's end, none an outcome word ("AUTH OK", "AUTH failed for
     user bob" stay), the last goes."""
 
@@ -1370,14 +1371,19 @@ class _VerbRule(_Rule):
         for name, counts in _verbs():
             for at in _find_all(low, name):
                 after = at + len(name)
+                # Redis MONITOR writes each word quoted, in the case the client sent: "auth" "…"
+                quoted = at > 0 and after < len(low) and text[at - 1] == text[after] == '"'
+                after += quoted
                 if (at > 0 and _is_word(low[at - 1])) or after >= len(low) or low[after] not in " \t":
                     continue
-                written = text[at:after]
+                written = text[at : at + len(name)]
                 begin = low.rfind("\n", 0, at) + 1
-                if written != written.upper() and not _PROMPT.search(text, begin, at):
+                if written != written.upper() and not quoted and not _PROMPT.search(text, begin, at):
                     continue
                 arguments = _statement_words(text, after)
-                if len(arguments) not in counts or any(text[a:b].lower() in _outcomes() for a, b in arguments):
+                if len(arguments) not in counts or any(
+                    text[a:b].strip("'\"").lower() in _outcomes() for a, b in arguments
+                ):
                     continue
                 span = _unquoted(text, *arguments[-1])
                 if span is not None and not text.startswith("[REDACTED:", span[0]):
@@ -1443,7 +1449,7 @@ class _CallRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         for (name, position), at in (((n, p), i) for n, p in _calls() for i in _find_all(low, n)):
-            if at > 0 and (_is_word(low[at - 1]) or (low[at - 1] == "." and "." not in name)):
+            if at > 0 and _is_word(low[at - 1]):  # a method of any object (conn.simple_bind_s) too
                 continue
             cursor = at + len(name)
             for index in range(1, position + 1):
