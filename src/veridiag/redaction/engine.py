@@ -23,7 +23,10 @@ without a literal prefix (Twilio, Telegram, Discord, …: slow or noisy on logs)
 GCP ``AIza`` keys, Azure keys and SAS signatures, URL userinfo, ``Authorization`` headers,
 ``curl -u user:pw`` and secret-named options, ``sk-proj-`` keys, base64 values whose text
 holds a secret, ``key=value`` / ``key: value`` / JSON assignments whose key ``keys.key_kind``
-names a secret, and the patterns of ``redaction.patterns``.
+names a secret (or ``keys.shaped_kind`` / ``keys.contained_kind`` with a value shaped like one),
+statements whose grammar carries a secret (``.pgpass`` lines, protocol verbs, logins, calls, SQL
+clauses, secrets piped into a stdin reader: their words are ``vocabulary.yaml``'s), and the
+patterns of ``redaction.patterns``.
 
 Encodings. Each line holding a %-escape, an escape or a character that reads as another is
 also read decoded (``values.py``: URL, JSON escapes, invisible and look-alike characters,
