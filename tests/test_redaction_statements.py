@@ -21,7 +21,7 @@ from tests.test_redaction_redteam import _assert_loses_its_value
 from tests.test_redaction_variants import PREFIXES, SUFFIXES
 from veridiag.cli.app import app
 from veridiag.ingest.importers import import_logs
-from veridiag.redaction import redact
+from veridiag.redaction import default_redactor, redact
 from veridiag.redaction.keys import vocabulary
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
@@ -259,17 +259,21 @@ _FOREIGN_WORDS = st.one_of(
 
 
 @st.composite
-def contained_keys(draw: st.DrawFn) -> tuple[str, str]:
+def contained_key_names(draw: st.DrawFn) -> str:
     """A secret word joined to words of another script or to qualifiers (password_хеш, 密码哈希,
-    passwordХеш, token_old): the value goes when shaped like a secret."""
+    passwordХеш, token_old): its value goes when shaped like a secret."""
     word = draw(st.sampled_from(_SECRET_WORDS))
     word = _cased(draw, word) if word.isascii() else word
     other = draw(_FOREIGN_WORDS)
     joiner = draw(st.sampled_from(["_", ".", "-", ""])) if other.isascii() else draw(st.sampled_from(["_", "-", ""]))
     if other.isascii() and joiner == "":
         joiner = "_"
-    key = f"{draw(st.sampled_from(['', 'db_', 'app.', '用户']))}{word}{joiner}{other}"
-    value = draw(passwords)
+    return f"{draw(st.sampled_from(['', 'db_', 'app.', '用户']))}{word}{joiner}{other}"
+
+
+@st.composite
+def contained_keys(draw: st.DrawFn) -> tuple[str, str]:
+    key, value = draw(contained_key_names()), draw(passwords)
     form = draw(st.sampled_from(["{k}={v}", "{k}: {v}", '"{k}": "{v}"', "{k} = '{v}'", "--{k}={v}"]))
     return form.format(k=key, v=value), value
 
@@ -311,6 +315,22 @@ def test_an_auth_or_pin_key_loses_a_credential_shaped_value(
     _assert_loses_its_value((f"{quote}{key}{sign}{value}{quote}", value), prefix, suffix)
     if sign == "=":  # requests' auth=(user, secret): a tuple's literals
         _assert_loses_its_value((f"get(url, {key}=('deploy', '{value}'))", value), prefix, suffix)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.one_of(contained_key_names(), st.sampled_from(["auth", "basic_auth", "pin", "PIN"])),
+    passwords,
+    st.booleans(),
+    st.sampled_from(["", "Here is my answer:\n", "```json\n"]),
+)
+def test_a_role_replys_json_loses_a_secret_its_key_names_by_shape(key: str, value: str, ascii: bool, lead: str) -> None:
+    """What a model writes is redacted as JSON (``redact_written``): a key naming a secret only
+    with a value shaped like one loses it there too, and the document still parses."""
+    document = json.dumps({"claims": [{"id": "c-1", "text": "ledger-api failed"}], key: value}, ensure_ascii=ascii)
+    written = default_redactor().redact_written(lead + document)
+    assert value not in written, written
+    assert json.loads(written[len(lead) :])["claims"][0]["id"] == "c-1"
 
 
 # -- what only looks like one --------------------------------------------------------------------

@@ -97,6 +97,8 @@ T = TypeVar("T")
 
 #: A JSON string literal on one line.
 _JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+#: Between a JSON object's key and its value.
+_JSON_COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
 #: What a redacted secret looks like; text already holding one is never redacted again.
 MARKER_PATTERN = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _MARKER_LITERAL = "[redacted:"
@@ -1676,6 +1678,7 @@ class Redactor:
             return text
         pieces: list[str] = []
         done = 0
+        previous = (-1, "")  # the end of the last JSON string and what it encodes: a key when ":" follows
         for literal in _JSON_STRING.finditer(text):
             pieces.append(self.redact(text[done : literal.start()]))
             done = literal.end()
@@ -1684,9 +1687,13 @@ class Redactor:
             except ValueError:
                 pieces.append(self.redact(literal.group()))
                 continue
-            key = _key_before(text, literal.start() + 1)
-            kind = key_kind(key) if key else None
-            if kind is not None and decoded.strip() and not _PLACEHOLDER.fullmatch(decoded.strip()):
+            # the key as it reads ("\u5bc6\u7801" is 密码), or what precedes the string unquoted
+            named = _JSON_COLON.fullmatch(text, previous[0], literal.start()) is not None
+            key = previous[1] if named else _key_before(text, literal.start() + 1)
+            previous = (literal.end(), decoded)
+            kind, shaped = _kind_and_shape(key) if key else (None, None)
+            value = decoded.strip()
+            if kind is not None and value and not _PLACEHOLDER.fullmatch(value) and (shaped is None or shaped(value)):
                 redacted = _marker(kind) if not MARKER_PATTERN.fullmatch(decoded) else decoded
                 self._keyed(kind, decoded)
             else:
