@@ -274,8 +274,11 @@ def contained_key_names(draw: st.DrawFn) -> str:
 @st.composite
 def contained_keys(draw: st.DrawFn) -> tuple[str, str]:
     key, value = draw(contained_key_names()), draw(passwords)
-    form = draw(st.sampled_from(["{k}={v}", "{k}: {v}", '"{k}": "{v}"', "{k} = '{v}'", "--{k}={v}"]))
-    return form.format(k=key, v=value), value
+    forms = ["{k}={v}", "{k}: {v}", '"{k}": "{v}"', "{k} = '{v}'", "--{k}={v}", "--{k} {v}"]
+    forms.append('<add key="{k}" value="{v}"/>')
+    if not key[0].isdigit() and "." not in key[:1]:
+        forms.append("<{k}>{v}</{k}>")
+    return draw(st.sampled_from(forms)).format(k=key, v=value), value
 
 
 #: Each grammar's variants, and the text that may follow it on its line.
@@ -313,8 +316,9 @@ def test_an_auth_or_pin_key_loses_a_credential_shaped_value(
     assume(value not in prefix + suffix)  # a PIN's digits may stand in a UUID around it
     quote = '"' if sign.startswith('"') else ""
     _assert_loses_its_value((f"{quote}{key}{sign}{value}{quote}", value), prefix, suffix)
-    if sign == "=":  # requests' auth=(user, secret): a tuple's literals
+    if sign == "=":  # requests' auth=(user, secret): a tuple's literals; XML
         _assert_loses_its_value((f"get(url, {key}=('deploy', '{value}'))", value), prefix, suffix)
+        _assert_loses_its_value((f'<add key="{key}" value="{value}"/>', value), prefix, suffix)
 
 
 @settings(max_examples=150, deadline=None)

@@ -283,26 +283,25 @@ class _XmlRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         for found in self.pattern.finditer(text):
-            named: str | None = None
+            named: str | None = None  # what a key/name attribute calls the entry, when it names a secret
             values: list[tuple[int, int]] = []
             for attribute in _XML_ATTRIBUTE.finditer(text, found.start("attributes"), found.end("attributes")):
                 group = "dq" if attribute.group("dq") is not None else "sq"
                 name = attribute.group("name").lower()
                 if name in _XML_NAMES:
-                    named = key_kind(attribute.group(group)) or named
+                    if _kind_and_shape(attribute.group(group))[0] is not None:
+                        named = attribute.group(group)
                 elif name == "value":
                     values.append(attribute.span(group))
-                elif (kind := key_kind(attribute.group("name"))) is not None:
-                    yield from self._value(text, attribute.span(group), kind)
+                else:
+                    yield from self._value(text, attribute.span(group), attribute.group("name"))
             if found.group("text") is not None:
                 values.append(found.span("text"))
-            kind = named or key_kind(found.group("tag"))
-            if kind is not None:
-                for span in values:
-                    yield from self._value(text, span, kind)
+            for span in values:
+                yield from self._value(text, span, named or found.group("tag"))
 
     @staticmethod
-    def _value(text: str, span: tuple[int, int], kind: str) -> Iterator[tuple[int, int, str]]:
+    def _value(text: str, span: tuple[int, int], key: str) -> Iterator[tuple[int, int, str]]:
         start, end = span
         while start < end and text[start].isspace():
             start += 1
@@ -310,7 +309,9 @@ class _XmlRule(_Rule):
             end -= 1
         value = text[start:end]
         if value and not _PLACEHOLDER.fullmatch(value) and not value.lower().startswith("[redacted:"):
-            yield start, end, kind
+            kind = _named_secret(key, value)
+            if kind is not None:
+                yield start, end, kind
 
 
 #: Every element the rule reads closes (``</``, ``/>``) or gives a ``value=``; an open tag alone
@@ -599,6 +600,13 @@ def _kind_and_shape(key: str, *, spoken: bool = False) -> tuple[str | None, Call
     return contained_kind(key), _contained_secret
 
 
+def _named_secret(key: str, value: str) -> str | None:
+    """The kind of secret ``value`` is under ``key``: its key names one, whole or by the value's
+    shape (``_kind_and_shape``)."""
+    kind, shaped = _kind_and_shape(key)
+    return kind if kind is not None and (shaped is None or shaped(value)) else None
+
+
 @cache
 def _outcomes() -> frozenset[str]:
     return frozenset(word.lower() for word in vocabulary().outcomes)
@@ -801,7 +809,7 @@ class _BlockRule(_Rule):
             line = _BLOCK_LINE.fullmatch(low, begin, found.end())
             if line is None:
                 continue
-            kind = key_kind(text[line.start("key") : line.end("key")])
+            kind, shaped = _kind_and_shape(text[line.start("key") : line.end("key")])
             if kind is None:
                 continue
             if self.plain and (_YAML_STRUCTURE.match(text, found.end()) or any(c.isspace() for c in line.group("key"))):
@@ -820,7 +828,8 @@ class _BlockRule(_Rule):
                 at = stop + 1
             if end > start:
                 first = start + len(text[start:end]) - len(text[start:end].lstrip())
-                yield first, end, kind
+                if shaped is None or shaped(text[first:end]):
+                    yield first, end, kind
 
 
 _BLOCK = _BlockRule("secret", re.compile(r"[|>][-+]?[0-9]?[-+]?[ \t]*\n"))
@@ -893,14 +902,14 @@ _COMMAND_USER = _Rule(
 
 
 def _option_kind(found: re.Match[str], text: str) -> str | None:
-    return key_kind(found.group("key")) if _after_blank(found, text) else None
+    return _named_secret(found.group("key"), found.group("value")) if _after_blank(found, text) else None
 
 
 #: An option naming a secret followed by its value: ``--db-password hunter2``, ``--token=…``.
 _COMMAND_OPTION = _Rule(
     "secret",
     # never a shell operator or a redirection ("--with-token < token.txt", "--token && next")
-    re.compile(r"--(?P<key>[A-Za-z][\w.-]*)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"\-&|;<>][^\s'\"]*)"),
+    re.compile(r"--(?P<key>[^\W\d_][\w.-]*)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"\-&|;<>][^\s'\"]*)"),
     group="value",
     literals=("--",),
     classify=_option_kind,
