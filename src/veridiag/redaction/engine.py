@@ -1414,6 +1414,25 @@ _LOGIN_PAIR = re.compile(
 
 
 @cache
+def _by_head(words: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``words`` by their first four characters (the first, when not ASCII), longest first."""
+    heads: dict[str, list[str]] = {}
+    for word in sorted(words, key=len, reverse=True):
+        heads.setdefault(word[:4] if word[0].isascii() else word[0], []).append(word)
+    return tuple((head, tuple(group)) for head, group in heads.items())
+
+
+def _found_words(low: str, words: tuple[str, ...]) -> Iterator[tuple[int, str]]:
+    """Where each of ``words`` starts in ``low`` (the longest of those starting alike): one
+    ``str.find`` for the words sharing a head (log in, login, logon), not one a word."""
+    for head, group in _by_head(words):
+        for at in _find_all(low, head):
+            word = next((w for w in group if low.startswith(w, at)), None)
+            if word is not None:
+                yield at, word
+
+
+@cache
 def _logins() -> tuple[tuple[str, ...], frozenset[str]]:
     words = vocabulary()
     return tuple(sorted({w.lower() for w in words.logins}, key=len, reverse=True)), frozenset(words.login_separators)
@@ -1427,7 +1446,7 @@ class _LoginRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         words, separators = _logins()
-        for word, at in ((w, i) for w in words for i in _find_all(low, w)):
+        for at, word in _found_words(low, words):
             end = at + len(word)
             if word.isascii() and ((at > 0 and _is_word(low[at - 1])) or (end < len(low) and _is_word(low[end]))):
                 continue
@@ -1462,10 +1481,17 @@ class _CallRule(_Rule):
     as a string literal that names no variable, goes."""
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
-        for (name, position), at in (((n, p), i) for n, p in _calls() for i in _find_all(low, n)):
-            if at > 0 and _is_word(low[at - 1]):  # a method of any object (conn.simple_bind_s) too
+        by_tail = _calls_by_tail()
+        for opening in _find_all(low, "("):  # every name ends in "(": one scan, not one a name
+            name, position = next(
+                ((n, p) for n, p in by_tail.get(low[opening - 4 : opening], ()) if low.endswith(n, 0, opening + 1)),
+                ("", 0),
+            )
+            at = opening + 1 - len(name)
+            # a method of any object (conn.simple_bind_s); a name starting with "." only as one
+            if not name or (at > 0 and name[0] != "." and _is_word(low[at - 1])):
                 continue
-            cursor = at + len(name)
+            cursor = opening + 1
             for index in range(1, position + 1):
                 argument = _CALL_ARGUMENT.match(text, cursor)
                 if argument is None:
@@ -1481,6 +1507,15 @@ class _CallRule(_Rule):
                 if cursor >= len(text) or text[cursor] != ",":
                     break
                 cursor += 1
+
+
+@cache
+def _calls_by_tail() -> dict[str, tuple[tuple[str, int], ...]]:
+    """The calls by the four characters before their "(", longest name first."""
+    by_tail: dict[str, list[tuple[str, int]]] = {}
+    for name, position in sorted(_calls(), key=lambda call: -len(call[0])):
+        by_tail.setdefault(name[-5:-1], []).append((name, position))
+    return {tail: tuple(calls) for tail, calls in by_tail.items()}
 
 
 _CALL = _CallRule("password", re.compile(""), literals=tuple(name for name, _ in _calls()))
@@ -1531,6 +1566,11 @@ def _stdin() -> tuple[tuple[str, ...], re.Pattern[str]]:
     return tuple(o.lower() for o in words.options), re.compile(rf"(?:^|(?<=[\s;(&|`]))(?:{producers})(?=[ \t])")
 
 
+@cache
+def _producers() -> tuple[str, ...]:
+    return tuple(word.lower() for word in vocabulary().stdin.producers)
+
+
 #: A shell's separators between commands (a pipe or not): where a producer's arguments end.
 _SHELL_BREAK = re.compile(r"\|\||&&|[;\n]")
 _HERE_STRING = re.compile(r"<<<[ \t]*(?P<word>\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s;|&]+)")
@@ -1544,6 +1584,8 @@ class _StdinRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         options, producer = _stdin()
+        if "<<<" not in low and not any(word in low for word in _producers()):
+            return  # a secret reaches standard input from a producer's pipe or a here-string
         for option in options:
             for at in _find_all(low, option):
                 if at > 0 and low[at - 1] not in " \t|;&(`":
