@@ -138,6 +138,8 @@ class _Rule:
     classify: Callable[[re.Match[str], str], str | None] | None = None
     #: Token formats: a match stopping inside a longer token is extended over it (no tail left).
     extend: bool = False
+    #: A bare value: it ends at punctuation outside ASCII (``_bare_end``: "…S3cret，请检查").
+    bare: bool = False
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         subject = low if self.lower else text
@@ -153,7 +155,10 @@ class _Rule:
             if self.extend:
                 while end < len(text) and text[end].isascii() and _is_word(text[end]):
                     end += 1
-            yield start, end, kind
+            if self.bare:
+                end = _bare_end(text, start, end)
+            if end > start:
+                yield start, end, kind
 
 
 # -- formats ---------------------------------------------------------------------------------
@@ -511,9 +516,10 @@ _ASSIGNED = (
     + r"))?"
     + _SEP
     + r")(?:!!?[a-z][\w:/.-]*[ \t]+)?+(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
-    + r"|\{(?P<braced>(?![{$%\"])(?:\}\}|[^{}\n]){1,4096})\}(?=[\s;,\"']|$)"
+    + r"|\{(?P<braced>(?![{$%\"])(?:\}\}|[^{}\n]){1,4096})\}(?![\w{}])"
     # an opening quote never closed (a line cut short) still opens a value
-    + r"|[\"'`]?(?P<bare>(?!\[redacted:)[^\s\"'`,;&)\]}>]+))"
+    # (never an escaped quote: "password->\"…\"" in a JSON string is read decoded)
+    + r"|[\"'`]?(?P<bare>(?!\[redacted:|\\[\"'])[^\s\"'`,;&)\]}>]+))"
 )
 _KEY_VALUE = re.compile(_KEY_WORD_TAIL + _ASSIGNED)
 _ASSIGNED_VALUE = re.compile(_ASSIGNED)
@@ -658,6 +664,7 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
         or _PLACEHOLDER.fullmatch(value)
         or _NEXT_FIELD.match(value)
         or value.lower().startswith("[redacted:")
+        or value[0] in "-=:>\\"  # a sign or an escape: an assignment the key rule reads (decoded)
     ):
         return None
     return start, end
@@ -671,6 +678,8 @@ def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tupl
     start, end = found.span(group)
     if group == "bare":
         end = _bare_end(text, start, end)
+        if end < len(text) and text[end] in "\"'" and text[end - 1] == "\\":
+            end -= 1  # PASSWORD(\"…\") in a JSON string: the escape is no part of the value (read decoded)
         if _HAN_WORDS.fullmatch(text, start, end):
             return None
         if _CALL_OPEN.fullmatch(text, start, end):
@@ -884,7 +893,10 @@ _SPLIT_KEY = _SplitKeyRule("secret", _SPLIT_TAIL)
 
 
 def _after_blank(found: re.Match[str], text: str) -> bool:
-    return found.start() == 0 or text[found.start() - 1] in " \t'\""
+    """The match starts a word: the line's start, a blank or a quote, or punctuation outside
+    ASCII (a Chinese sentence's "：" before a command)."""
+    before = text[found.start() - 1] if found.start() else " "
+    return before in " \t'\"" or (not before.isascii() and unicodedata.category(before)[0] in "PZ")
 
 
 def _user_kind(found: re.Match[str], text: str) -> str | None:
@@ -898,6 +910,7 @@ _COMMAND_USER = _Rule(
     group="value",
     literals=("-u", "--user", "--proxy-user"),
     classify=_user_kind,
+    bare=True,
 )
 
 
@@ -913,6 +926,7 @@ _COMMAND_OPTION = _Rule(
     group="value",
     literals=("--",),
     classify=_option_kind,
+    bare=True,
 )
 
 
@@ -953,13 +967,16 @@ def _clients() -> dict[str, tuple[_Client, ...]]:
     return {first: tuple(entries) for first, entries in by_first.items()}
 
 
-#: A command's arguments end where the shell starts another command (outside quotes), or at the
-#: line's end.
-_ARGUMENTS_END = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|(?P<end>[\n;|&`)]|\$\()")
+#: A command's arguments end where the shell starts another command (outside quotes), at a quote
+#: never closed on the line (the one around a command quoted in a log: ``"log": "mysql -p…"``), or
+#: at the line's end.
+_ARGUMENTS_END = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|(?P<end>[\n;|&`)]|\$\(|(?<!\\)[\"'])")
 _ARGUMENT = re.compile(r"(?:'[^'\n]*'?|\"(?:[^\"\\\n]|\\.)*\"?|\\.|[^\s'\"\\])+")
 #: A word that may name a command: what follows a blank, a path's slash, a quote, ``$(``, ``=``.
-_COMMAND_WORD = re.compile(r"[^\s/'\"(;|&`=$]+")
-_COMMAND_BREAKS = re.compile(r"[\s/'\"(;|&`=$]+")
+#: (Anything outside ASCII breaks too: a client's name is ASCII, and a Chinese line writes its
+#: command right after its own words, "失败：mysql -p…".)
+_COMMAND_WORD = re.compile(r"[^\s/'\"(;|&`=$\x80-\U0010ffff]+")
+_COMMAND_BREAKS = re.compile(r"[\s/'\"(;|&`=$\x80-\U0010ffff]+")
 
 
 class _CommandRule(_Rule):
@@ -1051,7 +1068,7 @@ def _option_values(text: str, start: int, client: _Client) -> Iterator[tuple[int
                 value = (a + len(flag), b)
         if value is None and word in client.shaped and index + 1 < len(arguments):
             following = arguments[index + 1]  # mysql -p S3cret9: a password written where a database goes
-            if _SPOKEN_VALUE.fullmatch(text[following[0] : following[1]].strip("'\"")):
+            if _SPOKEN_VALUE.fullmatch(text[following[0] : _bare_end(text, *following)].strip("'\"")):
                 value = following
         if value is not None:
             span = _unquoted(text, *value)
@@ -1065,11 +1082,13 @@ def _option_values(text: str, start: int, client: _Client) -> Iterator[tuple[int
 
 
 def _unquoted(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """``start:end`` without the quotes around it (and a list's comma), unless it is empty or a
+    """``start:end`` without the quotes around it (and a list's comma), up to a sentence's
+    punctuation outside ASCII ("…S3cret，请检查": ``_bare_end``), unless it is empty or a
     placeholder."""
-    while start < end and text[start] in "'\"":
-        start += 1
-    while end > start and text[end - 1] in "'\",":
+    while start < end and (text[start] in "'\"" or text.startswith(('\\"', "\\'"), start)):
+        start += 1  # a quote, or one escaped in a JSON string (\"…\")
+    end = _bare_end(text, start, end)
+    while end > start and text[end - 1] in "'\",\\":
         end -= 1
     return (start, end) if end > start and not _PLACEHOLDER.fullmatch(text[start:end]) else None
 
@@ -1225,6 +1244,8 @@ class _ValueRule(_Rule):
             if token.lower() == token or token.upper() == token or _DIGIT.search(token) is None:
                 continue
             start = found.start()
+            if start > 0 and text[start - 1] == "\\" and (escape := _ESCAPE_HEAD.match(text, start)) is not None:
+                start = escape.end()  # "\u8bc1a02…": the escape stays whole, its JSON still parses
             decoded = base64_text(found.group())
             if decoded is not None:
                 inner = [kind for kind, _ in default_redactor().scan(decoded).counts if kind != "bidi-control"]
@@ -1241,6 +1262,8 @@ class _ValueRule(_Rule):
                     yield start, found.end(), "high-entropy"
 
 
+#: The rest of an escape after its backslash (``\u8bc1``, ``\x41``, ``\n``).
+_ESCAPE_HEAD = re.compile(r"u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[nrtbf/]")
 #: Tokens are the runs of the alphabet (a run is matched whole, from its first character);
 #: the three kinds of character are tested on each in C (``lower``, ``upper``, one search),
 #: three times faster than lookaheads at every position.
@@ -1338,19 +1361,23 @@ class _PgpassRule(_Rule):
             while host > 0 and (_is_word(text[host - 1]) or text[host - 1] in ".-*"):
                 host -= 1
             name = text[host:start]
-            if host > 0 and text[host - 1] not in " \t\"'=(":
+            if host > 0 and text[host - 1] in ":/\\@":  # a field or a path of something longer
                 continue
             if name != "*" and not any(c.isalpha() or c == "." for c in name):
                 continue
-            if not _PLACEHOLDER.fullmatch(found.group("value")):
-                yield *found.span("value"), "password"
+            start, end = found.span("value")
+            end = _bare_end(text, start, end)  # "…:S3cret，请检查" ends at the "，"
+            if end > start and not _PLACEHOLDER.fullmatch(text[start:end]):
+                yield start, end, "password"
 
 
 _PGPASS_FILE = _PgpassRule("password", _PGPASS)
 
 #: A word of a command inside a line of text: quoted, or up to a blank, a quote or what ends the
 #: command (the line's end, the shell's next command, the quote or bracket around it).
-_STATEMENT_WORD = re.compile(r"[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;|&)\]}>]+)(?=[\s\"'`;|&)\]}>]|$)")
+_STATEMENT_WORD = re.compile(
+    r"[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;|&)\]}>\\]+)(?=[\s\"'`;|&)\]}>\\\x80-\U0010ffff]|$)"
+)
 
 
 def _statement_words(text: str, at: int) -> list[tuple[int, int]]:
@@ -1453,11 +1480,12 @@ class _LoginRule(_Rule):
             pair = _LOGIN_PAIR.match(text, end)
             if pair is None or pair.group("sep") not in separators:
                 continue
-            value = pair.group("value")
+            start, end = pair.start("value"), _bare_end(text, *pair.span("value"))
+            value = text[start:end]
             if len(value) < 4 or value.isdigit() or "/" in value or value.lower().startswith("[redacted:"):
                 continue
             if not _PLACEHOLDER.fullmatch(value):
-                yield *pair.span("value"), "password"
+                yield start, end, "password"
 
 
 _LOGIN = _LoginRule("password", re.compile(""), literals=_logins()[0])
@@ -1524,7 +1552,7 @@ _CALL = _CallRule("password", re.compile(""), literals=tuple(name for name, _ in
 _SQL_LITERAL = re.compile(
     r"[ \t]*(?:[Nn](?='))?(?:'(?P<sq>(?:''|[^'\n])+)'|\"(?P<dq>[^\"\n]+)\"|\$\$(?P<dollar>[^\n]+?)\$\$)"
 )
-_SQL_BARE = re.compile(r"[ \t]+(?P<bare>[^\s;,)'\"`]+)")
+_SQL_BARE = re.compile(r"[ \t]+(?P<bare>[^\s;,)'\"`\\]+)")
 #: A bind parameter, not a value (``?``, ``:pw``, ``@pw``).
 _SQL_PARAMETER = re.compile(r"\?|[:@][A-Za-z_]\w*")
 
@@ -1563,7 +1591,7 @@ _SQL = (
 def _stdin() -> tuple[tuple[str, ...], re.Pattern[str]]:
     words = vocabulary().stdin
     producers = "|".join(re.escape(p.lower()) for p in words.producers)
-    return tuple(o.lower() for o in words.options), re.compile(rf"(?:^|(?<=[\s;(&|`]))(?:{producers})(?=[ \t])")
+    return tuple(o.lower() for o in words.options), re.compile(rf"(?<![\w.-])(?:{producers})(?=[ \t])")
 
 
 @cache
@@ -1573,7 +1601,7 @@ def _producers() -> tuple[str, ...]:
 
 #: A shell's separators between commands (a pipe or not): where a producer's arguments end.
 _SHELL_BREAK = re.compile(r"\|\||&&|[;\n]")
-_HERE_STRING = re.compile(r"<<<[ \t]*(?P<word>\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s;|&]+)")
+_HERE_STRING = re.compile(r"<<<[ \t]*(?P<word>\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s;|&\"'`)\]}>\\]+)")
 
 
 class _StdinRule(_Rule):
@@ -1588,7 +1616,7 @@ class _StdinRule(_Rule):
             return  # a secret reaches standard input from a producer's pipe or a here-string
         for option in options:
             for at in _find_all(low, option):
-                if at > 0 and low[at - 1] not in " \t|;&(`":
+                if at > 0 and (_is_word(low[at - 1]) or low[at - 1] in "-./"):
                     continue
                 begin = low.rfind("\n", 0, at) + 1
                 stop = _ARGUMENTS_END.search(text, at)
