@@ -610,7 +610,9 @@ def _named_secret(key: str, value: str) -> str | None:
     """The kind of secret ``value`` is under ``key``: its key names one, whole or by the value's
     shape (``_kind_and_shape``)."""
     kind, shaped = _kind_and_shape(key)
-    return kind if kind is not None and (shaped is None or shaped(value)) else None
+    if kind is None or shaped is None:
+        return kind
+    return kind if shaped(value[: _bare_end(value, 0, len(value))]) else None
 
 
 @cache
