@@ -23,7 +23,10 @@ without a literal prefix (Twilio, Telegram, Discord, …: slow or noisy on logs)
 GCP ``AIza`` keys, Azure keys and SAS signatures, URL userinfo, ``Authorization`` headers,
 ``curl -u user:pw`` and secret-named options, ``sk-proj-`` keys, base64 values whose text
 holds a secret, ``key=value`` / ``key: value`` / JSON assignments whose key ``keys.key_kind``
-names a secret, and the patterns of ``redaction.patterns``.
+names a secret (or ``keys.shaped_kind`` / ``keys.contained_kind`` with a value shaped like one),
+statements whose grammar carries a secret (``.pgpass`` lines, protocol verbs, logins, calls, SQL
+clauses, secrets piped into a stdin reader: their words are ``vocabulary.yaml``'s), and the
+patterns of ``redaction.patterns``.
 
 Encodings. Each line holding a %-escape, an escape or a character that reads as another is
 also read decoded (``values.py``: URL, JSON escapes, invisible and look-alike characters,
@@ -71,7 +74,17 @@ from detect_secrets.plugins.square_oauth import SquareOAuthDetector
 from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
-from veridiag.redaction.keys import Credential, hex_key, identifier_key, key_entries, key_kind, vocabulary
+from veridiag.redaction.keys import (
+    Credential,
+    contained_kind,
+    hex_key,
+    identifier_key,
+    key_entries,
+    key_kind,
+    shaped_entries,
+    shaped_kind,
+    vocabulary,
+)
 from veridiag.redaction.values import TRIGGER, View, base64_text, decoded_texts, decoded_views, needs_decoding
 from veridiag.text.cjk import HAN
 
@@ -84,6 +97,8 @@ T = TypeVar("T")
 
 #: A JSON string literal on one line.
 _JSON_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+#: Between a JSON object's key and its value.
+_JSON_COLON = re.compile(r"[ \t\r\n]*:[ \t\r\n]*")
 #: What a redacted secret looks like; text already holding one is never redacted again.
 MARKER_PATTERN = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _MARKER_LITERAL = "[redacted:"
@@ -123,6 +138,8 @@ class _Rule:
     classify: Callable[[re.Match[str], str], str | None] | None = None
     #: Token formats: a match stopping inside a longer token is extended over it (no tail left).
     extend: bool = False
+    #: A bare value: it ends at punctuation outside ASCII (``_bare_end``: "…S3cret，请检查").
+    bare: bool = False
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         subject = low if self.lower else text
@@ -138,14 +155,18 @@ class _Rule:
             if self.extend:
                 while end < len(text) and text[end].isascii() and _is_word(text[end]):
                     end += 1
-            yield start, end, kind
+            if self.bare:
+                end = _bare_end(text, start, end)
+            if end > start:
+                yield start, end, kind
 
 
 # -- formats ---------------------------------------------------------------------------------
 
 #: Blanks around an assignment: a full-width one too ("password　＝　…"); never a line break,
 #: so rules stay line-local.
-_SEP = r"[ \t\u3000]*(?::=|=>|==|[:=：＝])[ \t\u3000]*"
+_ARROWS = "|".join(re.escape(a) for a in sorted(vocabulary().arrows, key=len, reverse=True))
+_SEP = r"[ \t\u3000]*(?::=|==|" + _ARROWS + r"|[:=：＝])[ \t\u3000]*"
 
 _PEM_HEAD = r"----(?:- ?|-? )BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
 _PEM_END = r"-{4,5} ?END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)? ?-{4,5}"
@@ -267,26 +288,25 @@ class _XmlRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         for found in self.pattern.finditer(text):
-            named: str | None = None
+            named: str | None = None  # what a key/name attribute calls the entry, when it names a secret
             values: list[tuple[int, int]] = []
             for attribute in _XML_ATTRIBUTE.finditer(text, found.start("attributes"), found.end("attributes")):
                 group = "dq" if attribute.group("dq") is not None else "sq"
                 name = attribute.group("name").lower()
                 if name in _XML_NAMES:
-                    named = key_kind(attribute.group(group)) or named
+                    if _kind_and_shape(attribute.group(group))[0] is not None:
+                        named = attribute.group(group)
                 elif name == "value":
                     values.append(attribute.span(group))
-                elif (kind := key_kind(attribute.group("name"))) is not None:
-                    yield from self._value(text, attribute.span(group), kind)
+                else:
+                    yield from self._value(text, attribute.span(group), attribute.group("name"))
             if found.group("text") is not None:
                 values.append(found.span("text"))
-            kind = named or key_kind(found.group("tag"))
-            if kind is not None:
-                for span in values:
-                    yield from self._value(text, span, kind)
+            for span in values:
+                yield from self._value(text, span, named or found.group("tag"))
 
     @staticmethod
-    def _value(text: str, span: tuple[int, int], kind: str) -> Iterator[tuple[int, int, str]]:
+    def _value(text: str, span: tuple[int, int], key: str) -> Iterator[tuple[int, int, str]]:
         start, end = span
         while start < end and text[start].isspace():
             start += 1
@@ -294,7 +314,9 @@ class _XmlRule(_Rule):
             end -= 1
         value = text[start:end]
         if value and not _PLACEHOLDER.fullmatch(value) and not value.lower().startswith("[redacted:"):
-            yield start, end, kind
+            kind = _named_secret(key, value)
+            if kind is not None:
+                yield start, end, kind
 
 
 #: Every element the rule reads closes (``</``, ``/>``) or gives a ``value=``; an open tag alone
@@ -458,9 +480,10 @@ _LIBRARY_FORMATS = (
 
 
 def _last_words() -> list[str]:
-    """The words a secret's key can end with (``vocabulary.yaml`` and detect-secrets' list):
-    the longest first, so the regex below takes "password" before "pass"."""
-    words = {entry[-1] for entry, _ in key_entries()}
+    """The words a secret's key can end with (``vocabulary.yaml`` and detect-secrets' list, and
+    the names whose value goes when shaped like a secret): the longest first, so the regex
+    below takes "password" before "pass"."""
+    words = {entry[-1] for entry, _ in (*key_entries(), *shaped_entries())}
     # "accountkey" ends in "key": found from there (the key's start is read backwards)
     ends = {w for w in words if not any(w != other and w.endswith(other) for other in words)}
     return sorted(ends, key=lambda w: (-len(w), w))
@@ -478,22 +501,35 @@ _KEY_LAST_WORD = (
     # ``key_kind`` reads folded
     + r")|[_.-]?(?=[^\W_]*?[a-z0-9])(?=[^\W_]*?[\u0370-\u03ff\u0400-\u04ff])[^\W_]{1,12}(?![^\W_]))*"
 )
-#: What follows a key: its closing quotes, the assignment, a YAML tag (``!!binary``, ``!secret``:
-#: how the value is written, not the value), then the value, quoted or bare.
+#: A key's last word followed by other words of the key (``password_hash``, ``password_хеш``,
+#: ``password_min_length``), fewest first: ``keys.contained_kind`` decides what they name.
+_KEY_WORD_TAIL = "(?:" + "|".join(re.escape(w) for w in _last_words()) + r")(?:[_.-]?[^\W_]{1,24}){0,3}?"
+#: Words between a key and its sign that say what follows ("password is: …", 密码是：…).
+_SPOKEN_WORDS = "|".join(re.escape(w) for w in sorted(vocabulary().spoken, key=len, reverse=True))
+#: What follows a key: its closing quotes, the assignment (an arrow, or a spoken word before the
+#: sign, too), a YAML tag (``!!binary``, ``!secret``: how the value is written, not the value),
+#: then the value, quoted, braced (an ODBC connection string's ``PWD={p@ss;word}``, ``}}`` an
+#: escaped ``}``) or bare.
 _ASSIGNED = (
-    r"(?P<close>[\"'\]]{0,2})(?P<sep>"
+    r"(?P<close>[\"'\]]{0,2})(?P<sep>(?:[ \t\u3000]*(?:"
+    + _SPOKEN_WORDS
+    + r"))?"
     + _SEP
     + r")(?:!!?[a-z][\w:/.-]*[ \t]+)?+(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
+    + r"|\{(?P<braced>(?![{$%\"])(?:\}\}|[^{}\n]){1,4096})\}(?![\w{}])"
     # an opening quote never closed (a line cut short) still opens a value
-    + r"|[\"'`]?(?P<bare>(?!\[redacted:)[^\s\"'`,;&)\]}>]+))"
+    # (never an escaped quote: "password->\"…\"" in a JSON string is read decoded)
+    + r"|[\"'`]?(?P<bare>(?!\[redacted:|\\[\"'])[^\s\"'`,;&)\]}>]+))"
 )
-_KEY_VALUE = re.compile(_KEY_LAST_WORD + _ASSIGNED)
+_KEY_VALUE = re.compile(_KEY_WORD_TAIL + _ASSIGNED)
 _ASSIGNED_VALUE = re.compile(_ASSIGNED)
 #: Han words after a key are what happened to it ("令牌=已过期", "获取令牌：失败"), not a value.
 _HAN_WORDS = re.compile(f"[{HAN}]+")
 _PLACEHOLDER = re.compile(
-    r"(?i)(?:null|none|nil|true|false|undefined|empty|redacted|hidden|masked|n/?a|yes|no|-+|[*x•#.]+)"
-    r"|[$%{<].*"  # ${DB_PASSWORD}, %(password)s, {{ token }}, <secret>: templates, not values
+    r"(?i)(?:null|none|nil|true|false|undefined|empty|redacted|hidden|masked|n/?a|yes|no|-+|[*x•#.]+|\?)"
+    # ${DB_PASSWORD}, $DB_PASSWORD, $(cat pw), %(password)s, {{ token }}, <secret>: templates, not values
+    # (a crypt hash, $2b$12$…, is a value)
+    r"|\$(?:[{(].*|[A-Za-z_]\w*)|[%{<].*"
 )
 _PROSE_AFTER = re.compile(r"[ \t]+[^\s:=]")
 
@@ -526,14 +562,62 @@ class _KeyValueRule(_Rule):
             if found is None or any(a < at < b for a, b in markers):
                 continue  # a marker's kind ("[REDACTED:secret]") names no key
             key = text[_key_start(text, at) : found.start("close")]
-            kind = key_kind(key)
+            kind, shaped = _kind_and_shape(key, spoken=read is _spoken_value)
             if kind is None:
                 continue
             span = read(text, low, found, key)
-            if span is not None:
+            if span is not None and (shaped is None or shaped(text[span[0] : span[1]])):
                 yield *span, kind
                 if (more := _continued(text, span[1])) is not None:
                     yield *more, kind
+
+
+#: A value shaped like a credential under a name that is one only then (``auth``, ``pin``): a
+#: digit among four or more characters, or sixteen or more.
+_SHAPED_VALUE = re.compile(r"(?=[^0-9]*[0-9]).{4,}|.{16,}", re.DOTALL)
+
+
+def _shaped_credential(value: str) -> bool:
+    return _SHAPED_VALUE.fullmatch(value) is not None and value.lower() not in _outcomes()
+
+
+#: Digits with a clock's, a date's or a number's punctuation: a time, a count, a version.
+_TIMELIKE = re.compile(r"[\d:.,\-/+TZtz ]+")
+
+
+def _contained_secret(value: str) -> bool:
+    """A value under a key holding a secret word among others (``password_hash``): one no word,
+    count, time, URL or path can be — eight or more characters mixing letters with digits or
+    symbols (``_memorable``), or a digit among six or more (``_SPOKEN_VALUE``)."""
+    if _TIMELIKE.fullmatch(value) or "://" in value or value.startswith(("/", "~")):
+        return False
+    return _memorable(value) or _SPOKEN_VALUE.fullmatch(value) is not None
+
+
+def _kind_and_shape(key: str, *, spoken: bool = False) -> tuple[str | None, Callable[[str], bool] | None]:
+    """The kind ``key`` names, and the test its value must pass when the key names a secret only
+    with a value shaped like one (``keys.shaped_kind``, ``keys.contained_kind``); prose
+    (``spoken``) reads only keys that name one whole."""
+    kind = key_kind(key)
+    if kind is not None or spoken:
+        return kind, None
+    if (kind := shaped_kind(key)) is not None:
+        return kind, _shaped_credential
+    return contained_kind(key), _contained_secret
+
+
+def _named_secret(key: str, value: str) -> str | None:
+    """The kind of secret ``value`` is under ``key``: its key names one, whole or by the value's
+    shape (``_kind_and_shape``)."""
+    kind, shaped = _kind_and_shape(key)
+    if kind is None or shaped is None:
+        return kind
+    return kind if shaped(value[: _bare_end(value, 0, len(value))]) else None
+
+
+@cache
+def _outcomes() -> frozenset[str]:
+    return frozenset(word.lower() for word in vocabulary().outcomes)
 
 
 #: The start of the line after a line continuation, and the rest of a value written there.
@@ -552,11 +636,7 @@ def _continued(text: str, end: int) -> tuple[int, int] | None:
 
 #: A key named in prose before its value: blanks, or a word saying what it is ("the password is
 #: …", 密码是…, "token set to …"; ``vocabulary.yaml`` ``spoken``), then one word.
-_SPOKEN_SEP = (
-    r"(?P<sep>[ \t\u3000]*(?:(?:"
-    + "|".join(re.escape(w) for w in sorted(vocabulary().spoken, key=len, reverse=True))
-    + r")[ \t\u3000]*)?)"
-)
+_SPOKEN_SEP = r"(?P<sep>[ \t\u3000]*(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*)?)"
 _SPOKEN = re.compile(_KEY_LAST_WORD + r"(?P<close>)" + _SPOKEN_SEP + r"[\"'`(\[<]?(?P<bare>[!-~]+)")
 #: A value told from a word by its shape: six or more characters and a digit (hunter2x,
 #: Zq8vK2mN, 483920): "password expired", "token bucket 100", "密码错误 3 次" stay as written.
@@ -586,6 +666,7 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
         or _PLACEHOLDER.fullmatch(value)
         or _NEXT_FIELD.match(value)
         or value.lower().startswith("[redacted:")
+        or value[0] in "-=:>\\"  # a sign or an escape: an assignment the key rule reads (decoded)
     ):
         return None
     return start, end
@@ -595,21 +676,63 @@ def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tupl
     """The span of the value ``found`` (an ``_ASSIGNED`` match) gives ``key``, unless it is no
     value: a placeholder, Han words saying what happened to it, a directory after ``PWD``,
     or a word opening prose after a colon."""
-    group = "quoted" if found.group("quoted") is not None else "bare"
+    group = next(g for g in ("quoted", "braced", "bare") if found.group(g) is not None)
     start, end = found.span(group)
     if group == "bare":
         end = _bare_end(text, start, end)
+        if end < len(text) and text[end] in "\"'" and text[end - 1] == "\\":
+            end -= 1  # PASSWORD(\"…\") in a JSON string: the escape is no part of the value (read decoded)
         if _HAN_WORDS.fullmatch(text, start, end):
             return None
+        if _CALL_OPEN.fullmatch(text, start, end):
+            return _call_literal(text, end)  # password=PASSWORD('…'): the call's literal
     value = text[start:end].strip()
     if not value or _PLACEHOLDER.fullmatch(value) or _BLOCK_INDICATOR.fullmatch(value):
         return None  # a YAML block's value is on the lines below: ``_BLOCK``
     if key.lower().endswith("pwd") and value.startswith(("/", "~")):
         return None  # PWD=/srv/app is a directory
-    colon = found.group("sep").strip() in (":", "：")
+    colon = found.group("sep").strip().endswith((":", "："))
     if group == "bare" and colon and value.isalpha() and _PROSE_AFTER.match(low, end):
         return None
     return start, end
+
+
+#: A bare value that opens a call or a tuple (``PASSWORD(``, ``decrypt(``, ``(``): the value is
+#: its literals.
+_CALL_OPEN = re.compile(r"(?:[A-Za-z_][\w.]*)?\(")
+#: A string literal: a backslash escape or a doubled quote (SQL's '') inside.
+_LITERAL_BODY = r"(?:\\.|(?P=q){2}|(?!(?P=q))[^\\\n])"
+_CALL_LITERAL = re.compile(r"[ \t]*[Nn]?(?P<q>['\"])(?P<value>" + _LITERAL_BODY + r"{1,512})(?P=q)(?!(?P=q))")
+
+
+#: A variable's name written in one case (``DB_PASSWORD``, ``db.password``), not a value.
+_VARIABLE = re.compile(r"[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_.]*")
+
+
+def _names_variable(literal: str) -> bool:
+    """A literal naming a variable or setting that holds a secret (``os.getenv("DB_PASSWORD")``),
+    not the secret: a name in one case that names one (``Zq7ToKEN`` is a value)."""
+    return _VARIABLE.fullmatch(literal) is not None and key_kind(literal) is not None
+
+
+#: What follows one literal of a call's or a tuple's arguments before the next: a comma.
+_NEXT_ARGUMENT = re.compile(r"[ \t]*,")
+
+
+def _call_literal(text: str, at: int) -> tuple[int, int] | None:
+    """The string literals that open the arguments of a call or a tuple at ``at``, one after
+    another (``auth=('deploy', '…')`` loses both: which is the secret only the callee knows),
+    unless the first names a variable (``os.getenv("DB_PASSWORD")``) or is a placeholder."""
+    literal = _CALL_LITERAL.match(text, at)
+    if literal is None or _names_variable(literal.group("value")):
+        return None
+    start, end = literal.span("value")
+    while (comma := _NEXT_ARGUMENT.match(text, literal.end())) is not None:
+        following = _CALL_LITERAL.match(text, comma.end())
+        if following is None:
+            break
+        literal, end = following, following.end("value")
+    return _unquoted(text, start, end)
 
 
 #: A break inside a key's word: blanks (a full-width one too), ``_ . -``, middle dots, dashes,
@@ -697,7 +820,7 @@ class _BlockRule(_Rule):
             line = _BLOCK_LINE.fullmatch(low, begin, found.end())
             if line is None:
                 continue
-            kind = key_kind(text[line.start("key") : line.end("key")])
+            kind, shaped = _kind_and_shape(text[line.start("key") : line.end("key")])
             if kind is None:
                 continue
             if self.plain and (_YAML_STRUCTURE.match(text, found.end()) or any(c.isspace() for c in line.group("key"))):
@@ -716,7 +839,8 @@ class _BlockRule(_Rule):
                 at = stop + 1
             if end > start:
                 first = start + len(text[start:end]) - len(text[start:end].lstrip())
-                yield first, end, kind
+                if shaped is None or shaped(text[first:end]):
+                    yield first, end, kind
 
 
 _BLOCK = _BlockRule("secret", re.compile(r"[|>][-+]?[0-9]?[-+]?[ \t]*\n"))
@@ -736,6 +860,27 @@ def _bare_end(text: str, start: int, end: int) -> int:
     return end
 
 
+def _prefix_tree(literals: set[str]) -> str:
+    """A pattern matching where any of ``literals`` starts, as a tree of their common prefixes:
+    the regex engine tries one branch per next character instead of every literal in turn (a flat
+    alternation of ~300 literals cost more per short string than the rules it gated). A literal
+    that extends another is left out: the shorter one already matches there."""
+    tree: dict[str, Any] = {}
+    for literal in literals:
+        node = tree
+        for char in literal:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, Any]) -> str:
+        if "" in node:
+            return ""
+        branches = [re.escape(char) + pattern(child) for char, child in sorted(node.items())]
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return pattern(tree)
+
+
 def _find_all(text: str, needle: str) -> Iterator[int]:
     at = text.find(needle)
     while at >= 0:
@@ -750,7 +895,10 @@ _SPLIT_KEY = _SplitKeyRule("secret", _SPLIT_TAIL)
 
 
 def _after_blank(found: re.Match[str], text: str) -> bool:
-    return found.start() == 0 or text[found.start() - 1] in " \t'\""
+    """The match starts a word: the line's start, a blank or a quote, or punctuation outside
+    ASCII (a Chinese sentence's "：" before a command)."""
+    before = text[found.start() - 1] if found.start() else " "
+    return before in " \t'\"" or (not before.isascii() and unicodedata.category(before)[0] in "PZ")
 
 
 def _user_kind(found: re.Match[str], text: str) -> str | None:
@@ -764,20 +912,23 @@ _COMMAND_USER = _Rule(
     group="value",
     literals=("-u", "--user", "--proxy-user"),
     classify=_user_kind,
+    bare=True,
 )
 
 
 def _option_kind(found: re.Match[str], text: str) -> str | None:
-    return key_kind(found.group("key")) if _after_blank(found, text) else None
+    return _named_secret(found.group("key"), found.group("value")) if _after_blank(found, text) else None
 
 
 #: An option naming a secret followed by its value: ``--db-password hunter2``, ``--token=…``.
 _COMMAND_OPTION = _Rule(
     "secret",
-    re.compile(r"--(?P<key>[A-Za-z][\w.-]*)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"-][^\s'\"]*)"),
+    # never a shell operator or a redirection ("--with-token < token.txt", "--token && next")
+    re.compile(r"--(?P<key>[^\W\d_][\w.-]*)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"\-&|;<>][^\s'\"]*)"),
     group="value",
     literals=("--",),
     classify=_option_kind,
+    bare=True,
 )
 
 
@@ -801,6 +952,7 @@ class _Client:
     attached: tuple[str, ...]
     separate: tuple[str, ...]
     credentials: tuple[Credential, ...]
+    shaped: tuple[str, ...] = ()
 
 
 @cache
@@ -810,18 +962,23 @@ def _clients() -> dict[str, tuple[_Client, ...]]:
     for client in vocabulary().commands:
         for name in client.names:
             words = tuple(name.lower().split())
-            entry = _Client(words, tuple(client.attached), tuple(client.separate), tuple(client.credentials))
+            entry = _Client(
+                words, tuple(client.attached), tuple(client.separate), tuple(client.credentials), tuple(client.shaped)
+            )
             by_first.setdefault(words[0], []).append(entry)
     return {first: tuple(entries) for first, entries in by_first.items()}
 
 
-#: A command's arguments end where the shell starts another command (outside quotes), or at the
-#: line's end.
-_ARGUMENTS_END = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|(?P<end>[\n;|&`)]|\$\()")
+#: A command's arguments end where the shell starts another command (outside quotes), at a quote
+#: never closed on the line (the one around a command quoted in a log: ``"log": "mysql -p…"``), or
+#: at the line's end.
+_ARGUMENTS_END = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|(?P<end>[\n;|&`)]|\$\(|(?<!\\)[\"'])")
 _ARGUMENT = re.compile(r"(?:'[^'\n]*'?|\"(?:[^\"\\\n]|\\.)*\"?|\\.|[^\s'\"\\])+")
 #: A word that may name a command: what follows a blank, a path's slash, a quote, ``$(``, ``=``.
-_COMMAND_WORD = re.compile(r"[^\s/'\"(;|&`=$]+")
-_COMMAND_BREAKS = re.compile(r"[\s/'\"(;|&`=$]+")
+#: (Anything outside ASCII breaks too: a client's name is ASCII, and a Chinese line writes its
+#: command right after its own words, "失败：mysql -p…".)
+_COMMAND_WORD = re.compile(r"[^\s/'\"(;|&`=$\x80-\U0010ffff]+")
+_COMMAND_BREAKS = re.compile(r"[\s/'\"(;|&`=$\x80-\U0010ffff]+")
 
 
 class _CommandRule(_Rule):
@@ -866,7 +1023,7 @@ def _anchors() -> tuple[str, ...]:
         blank + f.lower()
         for blank in " \t"
         for c in vocabulary().commands
-        for f in (*c.attached, *c.separate, *(o for credential in c.credentials for o in credential.options))
+        for f in (*c.attached, *c.separate, *c.shaped, *(o for credential in c.credentials for o in credential.options))
     }
     words = {
         name.lower().split()[0]
@@ -911,6 +1068,10 @@ def _option_values(text: str, start: int, client: _Client) -> Iterator[tuple[int
         for flag in client.attached:
             if value is None and len(word) > len(flag) and word.startswith(flag) and word[len(flag)] != "=":
                 value = (a + len(flag), b)
+        if value is None and word in client.shaped and index + 1 < len(arguments):
+            following = arguments[index + 1]  # mysql -p S3cret9: a password written where a database goes
+            if _SPOKEN_VALUE.fullmatch(text[following[0] : _bare_end(text, *following)].strip("'\"")):
+                value = following
         if value is not None:
             span = _unquoted(text, *value)
             if span is not None:
@@ -923,11 +1084,13 @@ def _option_values(text: str, start: int, client: _Client) -> Iterator[tuple[int
 
 
 def _unquoted(text: str, start: int, end: int) -> tuple[int, int] | None:
-    """``start:end`` without the quotes around it (and a list's comma), unless it is empty or a
+    """``start:end`` without the quotes around it (and a list's comma), up to a sentence's
+    punctuation outside ASCII ("…S3cret，请检查": ``_bare_end``), unless it is empty or a
     placeholder."""
-    while start < end and text[start] in "'\"":
-        start += 1
-    while end > start and text[end - 1] in "'\",":
+    while start < end and (text[start] in "'\"" or text.startswith(('\\"', "\\'"), start)):
+        start += 1  # a quote, or one escaped in a JSON string (\"…\")
+    end = _bare_end(text, start, end)
+    while end > start and text[end - 1] in "'\",\\":
         end -= 1
     return (start, end) if end > start and not _PLACEHOLDER.fullmatch(text[start:end]) else None
 
@@ -1083,6 +1246,8 @@ class _ValueRule(_Rule):
             if token.lower() == token or token.upper() == token or _DIGIT.search(token) is None:
                 continue
             start = found.start()
+            if start > 0 and text[start - 1] == "\\" and (escape := _ESCAPE_HEAD.match(text, start)) is not None:
+                start = escape.end()  # "\u8bc1a02…": the escape stays whole, its JSON still parses
             decoded = base64_text(found.group())
             if decoded is not None:
                 inner = [kind for kind, _ in default_redactor().scan(decoded).counts if kind != "bidi-control"]
@@ -1099,6 +1264,8 @@ class _ValueRule(_Rule):
                     yield start, found.end(), "high-entropy"
 
 
+#: The rest of an escape after its backslash (``\u8bc1``, ``\x41``, ``\n``).
+_ESCAPE_HEAD = re.compile(r"u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[nrtbf/]")
 #: Tokens are the runs of the alphabet (a run is matched whole, from its first character);
 #: the three kinds of character are tested on each in C (``lower``, ``upper``, one search),
 #: three times faster than lookaheads at every position.
@@ -1176,6 +1343,321 @@ def _next_to_word(low: str, at: int, end: int) -> bool:
 
 _LIBRARY_KEYWORD = _LibraryKeywordRule("secret", re.compile(""), literals=_LIBRARY_ANCHORS)
 
+# -- statements: connection files, protocol verbs, logins, calls, SQL, piped secrets ---------------
+
+#: A ``.pgpass`` line (``hostname:port:database:username:password``), found from its port field: the
+#: password is the last field, a backslash escaping ``:`` in it.
+_PGPASS = re.compile(
+    r":(?:\d{1,5}+|\*):(?:\*|[\w.$-]++):(?:\*|[\w.@$+-]++):(?P<value>(?:\\.|[^\s:\\\"'])++)(?=[\s\"']|$)"
+)
+
+
+class _PgpassRule(_Rule):
+    """A ``.pgpass`` line inside any text: its host field starts a word (after a blank, a quote,
+    ``=`` or the line's start) and holds a letter or a dot, or is ``*``; clocks
+    (``10:00:01:123:456``), MAC addresses and ``file:line:col:`` places stay."""
+
+    def spans(self, text: str, _low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(text):
+            host = start = found.start()
+            while host > 0 and (_is_word(text[host - 1]) or text[host - 1] in ".-*"):
+                host -= 1
+            name = text[host:start]
+            if host > 0 and text[host - 1] in ":/\\@":  # a field or a path of something longer
+                continue
+            if name != "*" and not any(c.isalpha() or c == "." for c in name):
+                continue
+            start, end = found.span("value")
+            end = _bare_end(text, start, end)  # "…:S3cret，请检查" ends at the "，"
+            if end > start and not _PLACEHOLDER.fullmatch(text[start:end]):
+                yield start, end, "password"
+
+
+_PGPASS_FILE = _PgpassRule("password", _PGPASS)
+
+#: A word of a command inside a line of text: quoted, or up to a blank, a quote or what ends the
+#: command (the line's end, the shell's next command, the quote or bracket around it).
+_STATEMENT_WORD = re.compile(
+    r"[ \t]+(?:\"[^\"\n]*\"|'[^'\n]*'|[^\s\"'`;|&)\]}>\\]+)(?=[\s\"'`;|&)\]}>\\\x80-\U0010ffff]|$)"
+)
+
+
+def _statement_words(text: str, at: int) -> list[tuple[int, int]]:
+    """The spans of the words of a command from ``at`` to its end (or the line's next
+    ``key=value`` field), each without its blanks."""
+    words = []
+    while (word := _STATEMENT_WORD.match(text, at)) is not None:
+        if _NEXT_FIELD.match(word.group().lstrip(" \t")):
+            break  # the log line's next field (took=2ms), not an argument
+        words.append((word.start() + len(word.group()) - len(word.group().lstrip(" \t")), word.end()))
+        at = word.end()
+    return words
+
+
+#: A prompt before a command typed in any case ("127.0.0.1:6379> ", "redis> ").
+_PROMPT = re.compile(r"(?:^|\s)\S*>[ \t]*$")
+
+
+@cache
+def _verbs() -> tuple[tuple[str, frozenset[int]], ...]:
+    return tuple((name.lower(), frozenset(v.arguments)) for v in vocabulary().verbs for name in v.names)
+
+
+class _VerbRule(_Rule):
+    """A protocol command sending a secret (``vocabulary.yaml`` ``verbs``: Redis ``AUTH [user]
+    secret``) written in capitals, or in any case after a prompt or quoted as MONITOR shows it
+    (``"auth" "…"``): with as many arguments as the
+    command takes to the statement's end, none an outcome word ("AUTH OK", "AUTH failed for
+    user bob" stay), the last goes."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for name, counts in _verbs():
+            for at in _find_all(low, name):
+                after = at + len(name)
+                # Redis MONITOR writes each word quoted, in the case the client sent: "auth" "…"
+                quoted = at > 0 and after < len(low) and text[at - 1] == text[after] == '"'
+                after += quoted
+                if (at > 0 and _is_word(low[at - 1])) or after >= len(low) or low[after] not in " \t":
+                    continue
+                written = text[at : at + len(name)]
+                begin = low.rfind("\n", 0, at) + 1
+                if written != written.upper() and not quoted and not _PROMPT.search(text, begin, at):
+                    continue
+                arguments = _statement_words(text, after)
+                if len(arguments) not in counts or any(
+                    text[a:b].strip("'\"").lower() in _outcomes() for a, b in arguments
+                ):
+                    continue
+                span = _unquoted(text, *arguments[-1])
+                if span is not None and not text.startswith("[REDACTED:", span[0]):
+                    yield *span, "password"
+
+
+_VERB = _VerbRule("password", re.compile(""), literals=tuple(name for name, _ in _verbs()))
+
+#: After a login word: an assignment or blanks, then ``user<separator>secret``.
+_LOGIN_PAIR = re.compile(
+    r"[ \t\u3000]*(?:[:=：＝]|->)?[ \t\u3000]*[\"'`]?(?P<user>[^\W\d_][\w.@+-]{0,63}?)(?P<sep>[^\w\s.@+-])"
+    r"(?P<value>[^\s\"'`,;)\]}>]+)"
+)
+
+
+@cache
+def _by_head(words: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``words`` by their first four characters (the first, when not ASCII), longest first."""
+    heads: dict[str, list[str]] = {}
+    for word in sorted(words, key=len, reverse=True):
+        heads.setdefault(word[:4] if word[0].isascii() else word[0], []).append(word)
+    return tuple((head, tuple(group)) for head, group in heads.items())
+
+
+def _found_words(low: str, words: tuple[str, ...]) -> Iterator[tuple[int, str]]:
+    """Where each of ``words`` starts in ``low`` (the longest of those starting alike): one
+    ``str.find`` for the words sharing a head (log in, login, logon), not one a word."""
+    for head, group in _by_head(words):
+        for at in _find_all(low, head):
+            word = next((w for w in group if low.startswith(w, at)), None)
+            if word is not None:
+                yield at, word
+
+
+@cache
+def _logins() -> tuple[tuple[str, ...], frozenset[str]]:
+    words = vocabulary()
+    return tuple(sorted({w.lower() for w in words.logins}, key=len, reverse=True)), frozenset(words.login_separators)
+
+
+class _LoginRule(_Rule):
+    """``user<separator>secret`` after a word saying it is a login (``vocabulary.yaml``
+    ``logins``: "credentials admin:S3cret", "login admin/S3cret", 登录 admin/S3cret): the secret
+    goes, the user stays. A secret of digits only (a port), a path or under four characters is
+    none ("login api/v1", "creds db-1:5432")."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        words, separators = _logins()
+        for at, word in _found_words(low, words):
+            end = at + len(word)
+            if word.isascii() and ((at > 0 and _is_word(low[at - 1])) or (end < len(low) and _is_word(low[end]))):
+                continue
+            pair = _LOGIN_PAIR.match(text, end)
+            if pair is None or pair.group("sep") not in separators:
+                continue
+            start, end = pair.start("value"), _bare_end(text, *pair.span("value"))
+            value = text[start:end]
+            if len(value) < 4 or value.isdigit() or "/" in value or value.lower().startswith("[redacted:"):
+                continue
+            if not _PLACEHOLDER.fullmatch(value):
+                yield start, end, "password"
+
+
+_LOGIN = _LoginRule("password", re.compile(""), literals=_logins()[0])
+
+#: One argument of a call: a string literal, or anything up to the next top-level comma or
+#: parenthesis (one level of nested parentheses).
+_CALL_ARGUMENT = re.compile(
+    r"[ \t]*(?:[Nn]?(?P<q>['\"])(?P<literal>" + _LITERAL_BODY + r"{0,512})(?P=q)(?!(?P=q))"
+    r"|[^,()'\"\n]*(?:\([^()\n]*\)[^,()'\"\n]*)*)[ \t]*"
+)
+
+
+@cache
+def _calls() -> tuple[tuple[str, int], ...]:
+    return tuple((name.lower() + "(", call.argument) for call in vocabulary().calls for name in call.names)
+
+
+class _CallRule(_Rule):
+    """A call whose n-th argument is a secret (``vocabulary.yaml`` ``calls``: ``db.auth('admin',
+    '…')``, ``PASSWORD('…')``, ``new NetworkCredential(user, "…")``): that argument, when written
+    as a string literal that names no variable, goes."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        by_tail = _calls_by_tail()
+        for opening in _find_all(low, "("):  # every name ends in "(": one scan, not one a name
+            name, position = next(
+                ((n, p) for n, p in by_tail.get(low[opening - 4 : opening], ()) if low.endswith(n, 0, opening + 1)),
+                ("", 0),
+            )
+            at = opening + 1 - len(name)
+            # a method of any object (conn.simple_bind_s); a name starting with "." only as one
+            if not name or (at > 0 and name[0] != "." and _is_word(low[at - 1])):
+                continue
+            cursor = opening + 1
+            for index in range(1, position + 1):
+                argument = _CALL_ARGUMENT.match(text, cursor)
+                if argument is None:
+                    break
+                if index == position:
+                    literal = argument.group("literal")
+                    if literal and not _names_variable(literal) and not literal.lower().startswith("[redacted:"):
+                        span = _unquoted(text, *argument.span("literal"))
+                        if span is not None:
+                            yield *span, "password"
+                    break
+                cursor = argument.end()
+                if cursor >= len(text) or text[cursor] != ",":
+                    break
+                cursor += 1
+
+
+@cache
+def _calls_by_tail() -> dict[str, tuple[tuple[str, int], ...]]:
+    """The calls by the four characters before their "(", longest name first."""
+    by_tail: dict[str, list[tuple[str, int]]] = {}
+    for name, position in sorted(_calls(), key=lambda call: -len(call[0])):
+        by_tail.setdefault(name[-5:-1], []).append((name, position))
+    return {tail: tuple(calls) for tail, calls in by_tail.items()}
+
+
+_CALL = _CallRule("password", re.compile(""), literals=tuple(name for name, _ in _calls()))
+
+#: The literal after a SQL clause: quoted ('…' with '' inside, "…", N'…', $$…$$), or a bare word.
+_SQL_LITERAL = re.compile(
+    r"[ \t]*(?:[Nn](?='))?(?:'(?P<sq>(?:''|[^'\n])+)'|\"(?P<dq>[^\"\n]+)\"|\$\$(?P<dollar>[^\n]+?)\$\$)"
+)
+_SQL_BARE = re.compile(r"[ \t]+(?P<bare>[^\s;,)'\"`\\]+)")
+#: A bind parameter, not a value (``?``, ``:pw``, ``@pw``).
+_SQL_PARAMETER = re.compile(r"\?|[:@][A-Za-z_]\w*")
+
+
+@dataclass(frozen=True)
+class _SqlRule(_Rule):
+    """A SQL clause that sets a password (``vocabulary.yaml`` ``sql``: ``IDENTIFIED BY '…'``,
+    ``WITH PASSWORD '…'``, ``SET PASSWORD FOR u = '…'``, Oracle's bare ``IDENTIFIED BY tiger``):
+    its literal goes."""
+
+    bare: bool = False
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(low):
+            if found.start() > 0 and _is_word(low[found.start() - 1]):
+                continue
+            literal = _SQL_LITERAL.match(text, found.end())
+            if literal is not None:
+                group = next(g for g in ("sq", "dq", "dollar") if literal.group(g) is not None)
+                span = _unquoted(text, *literal.span(group))
+            elif self.bare and (word := _SQL_BARE.match(text, found.end())) is not None:
+                span = None if _SQL_PARAMETER.fullmatch(word.group("bare")) else _unquoted(text, *word.span("bare"))
+            else:
+                continue
+            if span is not None and not text.startswith("[REDACTED:", span[0]):
+                yield *span, "password"
+
+
+_SQL = (
+    _SqlRule("password", re.compile(vocabulary().sql.quoted.pattern), literals=("password",), lower=True),
+    _SqlRule("password", re.compile(vocabulary().sql.bare.pattern), literals=("identified",), lower=True, bare=True),
+)
+
+
+@cache
+def _stdin() -> tuple[tuple[str, ...], re.Pattern[str]]:
+    words = vocabulary().stdin
+    producers = "|".join(re.escape(p.lower()) for p in words.producers)
+    return tuple(o.lower() for o in words.options), re.compile(rf"(?<![\w.-])(?:{producers})(?=[ \t])")
+
+
+@cache
+def _producers() -> tuple[str, ...]:
+    return tuple(word.lower() for word in vocabulary().stdin.producers)
+
+
+#: A shell's separators between commands (a pipe or not): where a producer's arguments end.
+_SHELL_BREAK = re.compile(r"\|\||&&|[;\n]")
+_HERE_STRING = re.compile(r"<<<[ \t]*(?P<word>\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|[^\s;|&\"'`)\]}>\\]+)")
+
+
+class _StdinRule(_Rule):
+    """A command reading its secret from standard input (``vocabulary.yaml`` ``stdin``: ``docker
+    login --password-stdin``): what a producer (``echo``, ``printf``) before the pipe writes —
+    ``printf``'s arguments after its format, or the format alone — and a here-string (``<<<``)
+    go. A variable (``echo "$PW"``) or a file (``cat pw.txt``) is no value."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        options, producer = _stdin()
+        if "<<<" not in low and not any(word in low for word in _producers()):
+            return  # a secret reaches standard input from a producer's pipe or a here-string
+        for option in options:
+            for at in _find_all(low, option):
+                if at > 0 and (_is_word(low[at - 1]) or low[at - 1] in "-./"):
+                    continue
+                begin = low.rfind("\n", 0, at) + 1
+                stop = _ARGUMENTS_END.search(text, at)
+                command_end = len(text) if stop is None or stop.group("end") is None else stop.start()
+                for here in _HERE_STRING.finditer(text, begin, command_end):
+                    span = _unquoted(text, *here.span("word"))
+                    if span is not None:
+                        yield *span, "password"
+                pipe = text.rfind("|", begin, at)
+                if pipe <= begin or text[pipe - 1] == "|":
+                    continue
+                start = max([begin, *(m.end() for m in _SHELL_BREAK.finditer(text, begin, pipe))])
+                found = list(producer.finditer(low, start, pipe))
+                if found:
+                    yield from _produced(text, found[-1], pipe)
+
+
+def _produced(text: str, found: re.Match[str], end: int) -> Iterator[tuple[int, int, str]]:
+    """What ``echo`` or ``printf`` at ``found`` writes: each argument but flags, and printf's
+    format only when it is all it writes."""
+    arguments = [m.span() for m in _ARGUMENT.finditer(text, found.end(), end)]
+    arguments = [(a, b) for a, b in arguments if not text.startswith("-", a)]
+    if found.group().startswith("printf") and len(arguments) > 1:
+        arguments = arguments[1:]
+    for a, b in arguments:
+        span = _unquoted(text, a, b)
+        if span is None:
+            continue
+        start, stop = span
+        while stop - start > 2 and text[stop - 2] == "\\" and text[stop - 1] in "nr":
+            stop -= 2  # printf 'S3cret\n'
+        if "%" not in text[start:stop] and not text.startswith("[REDACTED:", start):
+            yield start, stop, "password"
+
+
+_STDIN = _StdinRule("password", re.compile(""), literals=_stdin()[0])
+_STATEMENTS: tuple[_Rule, ...] = (_PGPASS_FILE, _VERB, _LOGIN, _CALL, *_SQL, _STDIN)
+
+
 # -- text that displays other than it reads ----------------------------------------------------
 
 #: Bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069) make text display in
@@ -1205,6 +1687,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _COMMAND_OPTION,
     _COMMAND_FLAGS,
     _COMPARED,
+    *_STATEMENTS,
     _BEARER,
     _KEYWORD,
     _SPLIT_KEY,
@@ -1246,7 +1729,7 @@ class Redactor:
         self._always: tuple[_Rule, ...] = tuple(r for r in self._rules if not r.literals)
         self._decode = enabled
         literals = {literal for rule in self._rules for literal in rule.literals} | {_MARKER_LITERAL}
-        self._gate = re.compile("|".join(re.escape(x) for x in sorted(literals, key=len, reverse=True)))
+        self._gate = re.compile(_prefix_tree(literals))
         # Tool outputs repeat: a record's line and its example, the same window read again in
         # the next round. Each string is redacted once per process.
         self._short = lru_cache(maxsize=8192)(self._redact)
@@ -1276,6 +1759,7 @@ class Redactor:
             return text
         pieces: list[str] = []
         done = 0
+        previous = (-1, "")  # the end of the last JSON string and what it encodes: a key when ":" follows
         for literal in _JSON_STRING.finditer(text):
             pieces.append(self.redact(text[done : literal.start()]))
             done = literal.end()
@@ -1284,9 +1768,13 @@ class Redactor:
             except ValueError:
                 pieces.append(self.redact(literal.group()))
                 continue
-            key = _key_before(text, literal.start() + 1)
-            kind = key_kind(key) if key else None
-            if kind is not None and decoded.strip() and not _PLACEHOLDER.fullmatch(decoded.strip()):
+            # the key as it reads ("\u5bc6\u7801" is 密码), or what precedes the string unquoted
+            named = _JSON_COLON.fullmatch(text, previous[0], literal.start()) is not None
+            key = previous[1] if named else _key_before(text, literal.start() + 1)
+            previous = (literal.end(), decoded)
+            kind, shaped = _kind_and_shape(key) if key else (None, None)
+            value = decoded.strip()
+            if kind is not None and value and not _PLACEHOLDER.fullmatch(value) and (shaped is None or shaped(value)):
                 redacted = _marker(kind) if not MARKER_PATTERN.fullmatch(decoded) else decoded
                 self._keyed(kind, decoded)
             else:
@@ -1357,15 +1845,17 @@ class Redactor:
         return found.text if found.counts else value
 
     def _entry(self, key: Any, value: Any, counts: Counter[str] | None, known: Mapping[str, str] | None) -> Any:
+        kind, shaped = _kind_and_shape(key) if isinstance(key, str) else (None, None)
         if (
-            isinstance(key, str)
+            kind is not None
             and isinstance(value, str)
-            and key_kind(key) is not None
             and value.strip()
             and not _PLACEHOLDER.fullmatch(value.strip())
             and not MARKER_PATTERN.fullmatch(value)
+            and (shaped is None or (shaped(value.strip()) and self.scan(value).text == value))
         ):
-            kind = key_kind(key) or "secret"
+            # a value named a secret only by its shape is read as text first: what a rule finds
+            # there ("Bearer …" under "auth") keeps its own kind
             if counts is not None:
                 counts[kind] += 1
             self._keyed(kind, value)

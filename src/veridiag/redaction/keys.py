@@ -21,18 +21,25 @@ from detect_secrets.plugins.keyword import DENYLIST as _LIBRARY_KEYWORDS
 from pydantic import Field, StringConstraints, model_validator
 
 from veridiag.text.cjk import HAN
-from veridiag.text.wordfiles import Word, WordModel, bundled_words
+from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
 
 __all__ = [
+    "Call",
     "CommandClient",
     "Credential",
+    "Sql",
+    "Stdin",
+    "Verb",
     "Vocabulary",
+    "contained_kind",
     "fold",
     "hex_key",
     "identifier_key",
     "key_entries",
     "key_kind",
     "key_words",
+    "shaped_entries",
+    "shaped_kind",
     "vocabulary",
 ]
 
@@ -71,18 +78,58 @@ class CommandClient(WordModel):
     names: list[Word]
     attached: tuple[Word, ...] = ()
     separate: tuple[Word, ...] = ()
+    shaped: tuple[Word, ...] = ()
     credentials: tuple[Credential, ...] = ()
+
+
+class Verb(WordModel):
+    """A protocol command whose last argument is a secret (Redis ``AUTH [user] secret``)."""
+
+    names: list[Word]
+    arguments: tuple[Annotated[int, Field(ge=1)], ...]
+
+
+class Call(WordModel):
+    """A call whose ``argument``-th argument, written as a string literal, is a secret."""
+
+    names: list[Word]
+    argument: Annotated[int, Field(ge=1)]
+
+
+class Sql(WordModel):
+    """SQL clauses (lower-case regular expressions) after which a literal is a password."""
+
+    quoted: AnyOf
+    bare: AnyOf
+
+
+class Stdin(WordModel):
+    """Options reading a secret from standard input, and the commands that write one into a pipe."""
+
+    options: list[Word]
+    producers: list[Word]
 
 
 class Vocabulary(WordModel):
     kinds: dict[str, list[Word]]
     whole_words: list[Word]
+    shaped: dict[str, list[Word]]
+    about: list[Word]
+    digests: list[Word]
     encodings: list[Word]
     spoken: list[Word]
     query_keys: list[Word]
     not_alone: list[Word]
     hex_keys: list[Word]
     identifier_keys: list[Word]
+    arrows: list[Word]
+    outcomes: list[Word]
+    verbs: list[Verb]
+    logins: list[Word]
+    login_separators: list[Separator]
+    calls: list[Call]
+    sql: Sql
+    stdin: Stdin
     commands: list[CommandClient]
 
 
@@ -214,6 +261,74 @@ def _kind_of(words: list[str], entries: tuple[tuple[tuple[str, ...], str], ...])
         if joined == together or (together not in whole and joined.endswith(together)):
             return kind
     return None
+
+
+@cache
+def _shaped_entries() -> tuple[tuple[tuple[str, ...], str], ...]:
+    entries = [(_written_words(word), kind) for kind, spellings in vocabulary().shaped.items() for word in spellings]
+    return tuple(sorted(entries, key=lambda entry: -len(entry[0])))
+
+
+def shaped_entries() -> tuple[tuple[tuple[str, ...], str], ...]:
+    """The key names that name a secret only when their value is shaped like one (``auth``, ``pin``)."""
+    return _shaped_entries()
+
+
+@lru_cache(maxsize=4096)
+def shaped_kind(key: str) -> str | None:
+    """The kind ``key`` names when it ends in one of ``vocabulary.yaml``'s ``shaped`` names, as
+    whole words (``basic_auth``, ``PIN``; not ``oauth``, ``spin``): its value goes only when shaped
+    like a secret."""
+    words = list(key_words(key))
+    encodings = _table()[2]
+    while len(words) > 1 and words[-1] in encodings:
+        words.pop()
+    for entry, kind in _shaped_entries():
+        if tuple(words[-len(entry) :]) == entry:
+            return kind
+    return None
+
+
+#: Where ASCII letters meet letters of another script inside a word (``keyбб``, ``passwordХеш``).
+_SCRIPT_CHANGE = re.compile(r"(?<=[A-Za-z0-9])(?=[^\x00-\x7f])|(?<=[^\x00-\x7f])(?=[A-Za-z0-9])")
+
+
+@lru_cache(maxsize=4096)
+def contained_kind(key: str) -> str | None:
+    """The kind of the secret word inside ``key`` when other words follow it (``password_hash``,
+    ``password_хеш``, ``api_keyХеш``, ``用户密码哈希``): the words up to it name a secret — read as
+    written with a break where scripts change, then with look-alikes folded — or one word holds a
+    secret word followed by letters of another script; and the last word does not say what the
+    key tells about it (``about``: ``password_min_length``) nor name an identifier. Its value goes
+    only when shaped like a secret (the engine decides)."""
+    readings = [(_written_words(_SCRIPT_CHANGE.sub(" ", key)), _table()[0])]
+    if not key.isascii():
+        readings.append((key_words(key), _folded_entries()))
+    for written, entries in readings:
+        words = list(written)
+        while len(words) > 1 and words[-1] in _table()[2]:
+            words.pop()
+        if not words or words[-1] in _about():
+            return None
+        for end in range(1, len(words)):
+            if (kind := _kind_of(words[:end], entries)) is not None:
+                return kind
+    whole = _table()[1]
+    for word in _written_words(key):  # 用户密码哈希: a secret word then another script, one word
+        for entry, kind in _table()[0]:
+            head = "".join(entry)
+            at = word.find(head)
+            rest = word[at + len(head) :]
+            if at < 0 or not rest or rest[0].isascii() or not rest[0].isalpha() or (at and head in whole):
+                continue
+            return kind
+    return None
+
+
+@cache
+def _about() -> frozenset[str]:
+    words = vocabulary()
+    return frozenset(words.about) | (frozenset(words.identifier_keys) - frozenset(words.digests))
 
 
 @lru_cache(maxsize=4096)
