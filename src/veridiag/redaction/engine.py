@@ -1264,6 +1264,25 @@ class _ValueRule(_Rule):
                     yield start, found.end(), "high-entropy"
 
 
+def _structured_first(text: str, finds: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """Finds without a high-entropy token that holds a credential a grammar found at its end
+    after a user and a separator ("sqlplus a012/Zq73…": the password goes, the user ``a012``
+    stays — the grammar knows which part is the secret; the token's randomness does not)."""
+    keyed = [(start, -negative_end) for start, _order, negative_end, kind in finds if kind != _VALUES.kind]
+    if not keyed:
+        return finds
+    return [
+        find
+        for find in finds
+        if find[3] != _VALUES.kind
+        or not any(
+            find[0] < start and end == -find[2] and _USER_HEAD.fullmatch(text, find[0], start) for start, end in keyed
+        )
+    ]
+
+
+#: A user before the secret a grammar found in the same token: a name, then "/" or ":".
+_USER_HEAD = re.compile(r"[A-Za-z0-9_.\-]{1,64}[/:]")
 #: The rest of an escape after its backslash (``\u8bc1``, ``\x41``, ``\n``).
 _ESCAPE_HEAD = re.compile(r"u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[nrtbf/]")
 #: Tokens are the runs of the alphabet (a run is matched whole, from its first character);
@@ -1899,6 +1918,7 @@ class Redactor:
             finds += self._decoded_finds(text, guarded)
         if not finds:
             return text, [], []
+        finds = _structured_first(text, finds)
         finds.sort()
         merged: list[tuple[int, int, str]] = []
         for start, _order, negative_end, kind in finds:
