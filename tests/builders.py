@@ -6,12 +6,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from veridiag.contracts import InvocationRecord
 from veridiag.contracts.audit import AuditChain
 from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.verifier import VerifierPayload
 from veridiag.ingest.importers import import_logs, import_metrics_csv
+from veridiag.text.entities import Entity, TextFacts
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 SESSION = "s-1"
@@ -209,3 +212,16 @@ def answer_line(answer: str) -> tuple[str, str]:
             if line.startswith(words[f"answer_{label}"]):
                 return label, line[len(words[f"answer_{label}"]) :]
     return "", line
+
+
+def counted_lexings(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, frozenset[str]]]:
+    """Every lexing ``TextFacts`` does from now on, as (text read, services told of)."""
+    lexed: list[tuple[str, frozenset[str]]] = []
+    lex = TextFacts._lex
+
+    def counted(self: TextFacts) -> list[tuple[Entity, tuple[str, ...]]]:
+        lexed.append((self.text, self._services))
+        return lex(self)
+
+    monkeypatch.setattr(TextFacts, "_lex", counted)
+    return lexed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from veridiag.gatekeeper import evidence as evidence_module
 from veridiag.gatekeeper.context import ValidationContext
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
 from veridiag.gatekeeper.rules.entity_grounding import GroundingParams
+from veridiag.text import phrases as phrases_module
 from veridiag.text.assertions import ADOPTABLE, FoldedLines
 from veridiag.text.entities import SERVICE_BLIND, Corpus, Entity, EntityKind, TextFacts, WordRuns, extract_entities
 
@@ -140,6 +142,19 @@ def test_a_phrase_list_answer_never_serves_another_list() -> None:
     strict = Gatekeeper(load_ruleset().with_overrides(overrides, "test"), evidence_cache=cache)
     report = strict.validate(quoted, session_id=SESSION, invocations=store)
     assert "evidence.instruction_language" in report.result.failed_rules
+
+
+#: What phrase folding drops, as a pattern: a run of blanks between two characters outside ASCII.
+CJK_BLANKS = re.compile(r"(?<=[^\x00-\x7f])\s+(?=[^\x00-\x7f])")
+
+
+@given(
+    st.text(st.sampled_from(["a", "Z", "-", "_", "1", ".", " ", "\t", "\n", "\u3000", "\xa0", "根", "因", "é", "ｒ"]))
+)
+def test_phrase_folding_drops_exactly_the_blanks_between_two_characters_outside_ascii(text: str) -> None:
+    """Read word by word, the folding a phrase list matches against is the pattern's."""
+    blanked = " ".join(text.lower().replace("-", " ").replace("_", " ").split())
+    assert phrases_module._fold_read(text) == CJK_BLANKS.sub("", blanked)
 
 
 @pytest.mark.parametrize("log", [LONG_LOG, LOG_OUTPUT], ids=["indexed", "under the index size"])

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.builders import LOG_OUTPUT, METRIC_OUTPUT, binding, claim, readable, v2
+from tests.builders import LOG_OUTPUT, METRIC_OUTPUT, binding, claim, counted_lexings, readable, v2
 from veridiag.agents import scripted_roles
 from veridiag.agents.template import template_answer
 from veridiag.contracts.audit import SelfEvaluation
@@ -594,3 +594,18 @@ def test_an_unsupported_claim_with_an_invented_number_is_named_by_id_only(store:
     )
     assert "87.5" not in result.answer and "claim-2" in result.answer
     assert not any("87.5" in gap for gap in evaluation["composer_input"]["missing_info"])
+
+
+def test_a_diagnosis_lexes_each_text_once(store: SessionStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Gatekeeper, the Composer input and the composer guard read the same claims: a run
+    lexes each text once for each set of services (``text/memo.readings``), not once a stage."""
+    lexed = counted_lexings(monkeypatch)
+    result, _ = run(
+        store,
+        out(GOOD_CLAIM, POOL_CLAIM),
+        verifier("PASS", ("claim-1", "direct_observation"), ("claim-2", "direct_observation")),
+        composer("订单123支付失败期间出现 ERR_TIMEOUT，请求耗时 5.3 秒。"),
+    )
+    assert result.verdict == "PASS"
+    assert any("ERR_TIMEOUT" in text for text, _ in lexed)
+    assert len(lexed) == len(set(lexed)), [key for key in set(lexed) if lexed.count(key) > 1]

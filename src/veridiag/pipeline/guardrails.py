@@ -44,9 +44,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
-from veridiag.contracts.gatekeeper import GatekeeperReport
+from veridiag.contracts.gatekeeper import CheckRecord, GatekeeperReport
 from veridiag.contracts.material import ClaimView
 from veridiag.contracts.registry import Registry
 from veridiag.contracts.verdict import groundedness, matrix_verdict
@@ -94,13 +95,20 @@ class GuardContext:
     def report(self) -> GatekeeperReport | None:
         return self.hook.report
 
+    @cached_property
+    def _checks(self) -> dict[str, list[CheckRecord]]:
+        """Each claim's Gatekeeper checks, in the order of its traces: the guards ask about every
+        claim several times (~10 look-ups a claim), each of which walked every claim's trace."""
+        checks: dict[str, list[CheckRecord]] = {}
+        for trace in self.report.claim_traces if self.report else []:
+            checks.setdefault(trace.claim_id, []).extend(trace.checks)
+        return checks
+
     def checks_of(self, claim_id: str, outcome: str, rule_id: str | None = None) -> list[str]:
         """Reasons of the Gatekeeper checks on ``claim_id`` with this outcome (and rule)."""
         return [
             c.reason
-            for t in (self.report.claim_traces if self.report else [])
-            if t.claim_id == claim_id
-            for c in t.checks
+            for c in self._checks.get(claim_id, ())
             if c.outcome == outcome and (rule_id is None or c.rule_id == rule_id)
         ]
 

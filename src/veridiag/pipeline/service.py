@@ -60,6 +60,7 @@ from veridiag.pipeline.verifier_reply import ParsedVerifier, parse_verifier_outp
 from veridiag.redaction import Redactor, default_redactor
 from veridiag.store import SessionStore
 from veridiag.text.cjk import detect_lang
+from veridiag.text.memo import readings
 from veridiag.text.render import invocation_json
 from veridiag.tools.runner import Toolbox, ToolRunner
 
@@ -232,7 +233,8 @@ class DiagnosisPipeline:
                 run.stage = "setup"
                 on_session(session.id)
                 run.stage = "plan"
-            return self._run(run)
+            with readings():  # the stages read the same claims: each reading and lexing once per run
+                return self._run(run)
         except Exception as exc:  # any role, parser or store failure: fail closed, keep what is known
             error = f"{run.stage}: {exc.__class__.__name__}: {exc}"
             evaluation = FailedEvaluation(failed_at=run.stage, partial=run.partial()).model_dump(mode="json")

@@ -23,7 +23,7 @@ from typing import Literal
 from pydantic import Field
 
 from veridiag.text.cjk import HAN
-from veridiag.text.memo import remembered
+from veridiag.text.memo import kept, remembered
 from veridiag.text.normalize import reader_text
 from veridiag.text.spoken import LIMIT as SPOKEN_LIMIT
 from veridiag.text.spoken import calendar_dates, may_spell, spoken_text
@@ -531,7 +531,7 @@ class TextFacts:
         self.tokens: list[str] = self.text.split()
         self._services = _folded(tuple(known_services))
         self._ignored = _folded(tuple(ignore))
-        self._occurrences: list[tuple[Entity, tuple[str, ...]]] | None = None
+        self._occurrences: tuple[tuple[Entity, tuple[str, ...]], ...] | None = None
 
     def entities(self, *, ignored_too: bool = False) -> list[Entity]:
         """Every exact fact, each once, in order of appearance; ``ignored_too``: those of the
@@ -550,10 +550,16 @@ class TextFacts:
         """Not one of the ignored tokens: they are lexed, and left out when facts are asked for."""
         return not self._ignored or entity.text.lower() not in self._ignored
 
-    def _lexed(self) -> list[tuple[Entity, tuple[str, ...]]]:
+    def _lexed(self) -> tuple[tuple[Entity, tuple[str, ...]], ...]:
         if self._occurrences is None:
-            self._occurrences = self._lex()
+            # the same of every ``TextFacts`` of this text and services (the ignored tokens are
+            # left out afterwards): lexed once in a ``readings()`` block — a diagnosis's stages
+            # read the same claims
+            self._occurrences = kept("lexing", (self.text, self._services), self._lexed_anew)
         return self._occurrences
+
+    def _lexed_anew(self) -> tuple[tuple[Entity, tuple[str, ...]], ...]:
+        return tuple(self._lex())
 
     def _lex(self) -> list[tuple[Entity, tuple[str, ...]]]:
         # spelled-out quantities are read only here: a text whose tokens are all known (an

@@ -84,7 +84,12 @@ def _ungrouped(text: str) -> str:
 def reader_text(text: str) -> str:
     """NFKC, no invisible characters, escaped marks read, digits grouped in thousands as one
     number, Latin look-alikes in Latin words, Chinese numerals before units."""
-    text = _ungrouped(_unescaped(text))
+    # each helper's first test made here: most texts need neither, and a Gatekeeper check reads
+    # ~480 texts (the two calls were ~0.3 M of its ~2.7 M instructions of reading, measured)
+    if "\\" in text:
+        text = _unescaped(text)
+    if "," in text:
+        text = _ungrouped(text)
     if text.isascii():
         return text
     return remembered("reader_text", text, _read)
