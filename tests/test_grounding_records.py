@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
@@ -180,3 +180,67 @@ def test_an_id_cut_short_is_found_where_an_id_begins_with_it(full: str, cut: int
     assert _verdict(line, text, line) == "pass"
     other = ("1" if full[0] != "1" else "2") + full[1:]
     assert _verdict(line.replace(full, other), text, line.replace(full, other)) != "pass"
+
+
+@settings(max_examples=30, deadline=None)
+@given(limit=st.integers(2, 50), count=st.integers(2, 400), zh=st.booleans())
+def test_a_number_the_call_asked_for_is_no_finding(limit: int, count: int, zh: bool) -> None:
+    """``limit: 6`` is a knob of the request: "报了 6 条" quoting an 8× pattern is not grounded by
+    it, while the pattern's own count is."""
+    template = f"{count}× ERROR service=ts-execute-service TraceID: <*> execute error: Order Status Wrong"
+    output = f"query_logs service=ts-execute-service level=ERROR\nmatched {count} lines\ntemplates:\n  {template}"
+
+    def said(n: int) -> str:
+        return (
+            f"ts-execute-service 报了 {n} 条 Order Status Wrong。"
+            if zh
+            else f"ts-execute-service logged {n} errors (Order Status Wrong)."
+        )
+
+    arguments = {"service": "ts-execute-service", "level": "ERROR", "limit": limit}
+    assert _verdict(output, said(count), template, arguments=arguments) == "pass"
+    if limit != count:
+        assert _verdict(output, said(limit), template, arguments=arguments) != "pass"
+
+
+@settings(max_examples=30, deadline=None)
+@given(total=st.integers(200, 9000), share=st.integers(5, 95))
+def test_a_share_is_computed_from_the_values_the_claim_names(total: int, share: int) -> None:
+    """ "约 21%" of "3977 entries" and "entries_done=850" is the claim's computation: stated when the
+    values it names give it, whatever else its lines hold."""
+    done = total * share // 100
+    percent = round(done / total * 100)
+    line = f"settlement batch 7732 started, {total} entries"
+    excerpt2 = f"entries_done={done}"
+    output = f"{line}\n{excerpt2}"
+    store = InMemoryInvocations([invocation(101, output=output)])
+
+    def outcome(p: int) -> str:
+        text = f"这批共 {total} 条，中止前只完成了 {done} 条，约 {p}%。"
+        report = _GATEKEEPER.validate(
+            v2([claim(text=text, bindings=[binding([101], line), binding([101], excerpt2)])]),
+            session_id=SESSION,
+            invocations=store,
+        )
+        outcomes = [
+            c.outcome for t in report.claim_traces for c in t.checks if c.rule_id == _RULE and "claim_text" in c.target
+        ]
+        return "fail" if "fail" in outcomes else "warn" if "warn" in outcomes else "pass"
+
+    assert outcome(percent) == "pass"
+    wrong = percent + 20 if percent < 75 else percent - 30
+    assume(abs(wrong - done) > 5)  # a count that happens to be the percentage written is that number
+    assert outcome(wrong) != "pass"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    percent=st.integers(10, 90), off=st.integers(1, 3), approx=st.sampled_from(["约 {p}%", "about {p}%", "大约 {p}%"])
+)
+def test_an_approximate_percentage_is_no_nearby_bare_number(percent: int, off: int, approx: str) -> None:
+    """ "约 37%" widens a stated 37%: a line's "37%", or "cpu_usage 36.6", states it; a bare count
+    near it ("entries_done=34", "34 entries") does not."""
+    text = f"完成率{approx.format(p=percent)}。"
+    assert _verdict(f"progress {percent}% at 10:00", text, f"progress {percent}% at 10:00") == "pass"
+    for line in (f"entries_done={percent - off}", f"checked {percent + off} entries"):
+        assert _verdict(line, text, line) != "pass", line

@@ -98,6 +98,7 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
         or summed(entity, claim_text, own)
         or multiple_computed(entity, claim_text, own)
         or percent_of_multiple(entity, own)
+        or share_computed(entity, own, cited.facts)
     ):
         return True
     if entity.kind != "quantity":
@@ -316,6 +317,34 @@ def multiple_computed(entity: Entity, claim_text: str, own: Corpus) -> bool:
     groups["bare"] = [Decimal(n) for n in _BARE.findall(_MULTIPLE.sub(" ", text)) if Decimal(n) > 0]
     return any(
         2 <= len(values) <= _MAX_VALUES and any(abs(a / b - target) <= tolerance for a, b in permutations(values, 2))
+        for values in groups.values()
+    )
+
+
+def share_computed(entity: Entity, own: Corpus, facts: Sequence[Entity] | None = None) -> bool:
+    """A share the claim computed ("约 21%" of "3977 entries" and "entries_done=850"): a percentage
+    that one value on its own lines is of a larger one of the same kind (or two bare numbers),
+    within the precision it is written to — of the two values the claim names, when it names
+    two ("峰值 1923 MB 占 2048 MB 上限的约 84%" is 94%, whatever else its lines hold)."""
+    if entity.kind != "quantity" or entity.dimension != "percent" or len(own.text) > _OWN_LIMIT:
+        return False
+    bounds = _bounds(entity)
+    if bounds is None:
+        return False
+    target, tolerance = bounds
+    named = [v for e in facts or () if e.dimension != "percent" and (v := _base(e)) is not None and v > 0]
+    if len(named) >= 2:
+        return any(a < b and abs(a / b * 100 - target) <= tolerance for a, b in permutations(named, 2))
+    groups: dict[str | None, list[Decimal]] = {}
+    for line in _lines(own):
+        for e in TextFacts(line).entities():
+            if e.dimension != "percent" and (v := _base(e)) is not None and v > 0:
+                groups.setdefault(e.dimension, []).append(v)
+    bare = [Decimal(n) for n in _BARE.findall(_MULTIPLE.sub(" ", own.text)) if Decimal(n) > 0]
+    groups["bare"] = bare + groups.get("count", [])
+    return any(
+        2 <= len(values) <= _MAX_VALUES
+        and any(a < b and abs(a / b * 100 - target) <= tolerance for a, b in permutations(values, 2))
         for values in groups.values()
     )
 

@@ -791,6 +791,17 @@ def _ascii_word(char: str) -> bool:
 
 
 @lru_cache(maxsize=1024)
+def _written_half_unit(text: str) -> Decimal:
+    """Half the unit of the last digit written of the first number of ``text`` ("37%" → 0.5,
+    "2.45 s" → 0.005): how close a number must be to be the one written."""
+    number = _NUMBER_AT.search(text)
+    if number is None:
+        return Decimal("Infinity")
+    written = number.group()
+    decimals = len(written.split(".", 1)[1]) if "." in written else 0
+    return Decimal(1).scaleb(-decimals) / 2
+
+
 def _value_prefixes(value: Decimal, tolerance: Decimal) -> frozenset[str]:
     """Leading digits shared by every number within ``tolerance`` of ``value``.
 
@@ -1238,9 +1249,14 @@ class Corpus:
                 # A bare number ("cpu 92") counts only in small texts: in a 64 KB log any
                 # "92" would do, which proves nothing.
                 bare_ok = small and not exact and factor == claimed and dimension in _UNITS.bare_ok
+                # a bare number, no unit to say it is this quantity, holds only at the digits
+                # written: "约 37%" is no "entries_done=34" (its 约 widens a stated 37%, not any 34)
+                bare_within = min(tolerance, _written_half_unit(entity.text) * claimed / factor)
                 for prefix in _value_prefixes(value, tolerance):
                     if bare_ok:
-                        if self._value_at(prefix, value, tolerance, spellings, bare_ok):
+                        if self._value_at(
+                            prefix, value, tolerance, spellings, bare_ok=bare_ok, bare_within=bare_within
+                        ):
                             return True
                     elif self._value_with_unit(prefix, value, tolerance, spellings, exact=exact):
                         return True
@@ -1299,10 +1315,17 @@ class Corpus:
         return False
 
     def _value_at(
-        self, prefix: str, value: Decimal, tolerance: Decimal, spellings: frozenset[str], bare_ok: bool
+        self,
+        prefix: str,
+        value: Decimal,
+        tolerance: Decimal,
+        spellings: frozenset[str],
+        *,
+        bare_ok: bool,
+        bare_within: Decimal | None = None,
     ) -> bool:
         """Is there, at an occurrence of ``prefix``, a number within ``tolerance`` of ``value``
-        followed by one of ``spellings`` (or by no unit, when ``bare_ok``)?"""
+        followed by one of ``spellings`` (or by no unit, when ``bare_ok``, within ``bare_within``)?"""
         text = self.text
         position = text.find(prefix)
         tries = _MAX_PREFIX_HITS
@@ -1316,7 +1339,10 @@ class Corpus:
                 standalone = number is not None and (rest is not None or not _inside_token(text, number.end()))
                 if number and standalone and abs(Decimal(number.group()) - value) <= tolerance:
                     unit = _UNIT_AT.match(text, number.end()) or rest
-                    if (unit and unit.group(1).lower() in spellings) or (bare_ok and not unit):
+                    if unit and unit.group(1).lower() in spellings:
+                        return True
+                    close = bare_within is None or abs(Decimal(number.group()) - value) <= bare_within
+                    if bare_ok and not unit and close:
                         return True
             position = text.find(prefix, position + 1)
         return False

@@ -102,12 +102,20 @@ def invocation_json(part: Mapping[str, Any] | None) -> str:
 def invocation_context(invocation: InvocationView, *, records: bool = True) -> str:
     """Arguments and retrieval details: small, and often where the service name or the window lives.
     ``records=False``: without the details' lists of records (a log query's patterns and bursts, a
-    metric's anomalies), which restate lines of the output — what is left are the call's own
-    properties (its window, its counts by level, a series' min and max)."""
-    details = invocation.retrieval_details
-    if details and not records:
-        details = {key: value for key, value in details.items() if not _records(value)}
-    return "\n".join(text for text in (invocation_json(invocation.arguments), invocation_json(details)) if text)
+    metric's anomalies), which restate lines of the output, nor the numbers the call asked for
+    (``limit: 6`` grounded "报了 6 条") — what is left are the call's own properties (its window,
+    service and search, its counts by level, a series' min and max)."""
+    arguments, details = invocation.arguments, invocation.retrieval_details
+    if not records:
+        # a number asked for is a knob of the request (limit, step_seconds, top), no finding
+        arguments = {key: value for key, value in arguments.items() if not _knob(value)}
+        if details:
+            details = {key: value for key, value in details.items() if not _records(value)}
+    return "\n".join(text for text in (invocation_json(arguments), invocation_json(details)) if text)
+
+
+def _knob(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _records(value: object) -> bool:

@@ -3,7 +3,8 @@
 "node-246 logged 3 of them", "2 errors on Dec 24", "dn228 出现了 4 次": a per-host or per-day tally
 is no number any tool printed — the claim counted the listed lines that name its subject. It is
 stated when the cited output lists exactly that many lines naming the subject (the lines a log
-query lists after ``lines:``, else every line of the output).
+query lists after ``lines:``, else every line of the output but the call as made, its patterns
+and their examples, and its headings).
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ def code_names(text: str) -> list[str]:
     return list(dict.fromkeys(_CODE_NAME.findall(text)))
 
 
+#: What an output without a ``lines:`` list writes besides its records: a pattern and its example
+#: ("12× ERROR …", "e.g. …"), a heading ("templates:"). Its first line is the call as made.
+_SUMMARY_LINE = re.compile(r"\s*(?:\d+×\s|e\.g\.\s)|[^\n]*:\s*$")
+
+
 def listed_lines(output: str) -> list[str] | None:
     """The lines a log query's output lists after ``lines:`` (None: it lists none so)."""
     return output.split(_LINES_MARK, 1)[1].splitlines() if _LINES_MARK in output else None
@@ -50,7 +56,7 @@ def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str], name
     for output in outputs:
         lines = listed_lines(output)
         if lines is None:
-            lines = output.splitlines()
+            lines = [line for line in output.splitlines()[1:] if not _SUMMARY_LINE.match(line)]
         if any(sum(1 for line in lines if subject in line) == wanted for subject in subjects):
             return True
     return False
