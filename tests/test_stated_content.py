@@ -1670,3 +1670,21 @@ def test_all_is_stated_by_the_sole_item_of_a_list(callers: list[str], form: str)
         assert outcome == "pass", reason
     else:
         assert reason.startswith("unstated"), reason
+
+
+@given(
+    key=st.from_regex(r"[a-z]{3,8}(?:[A-Z][a-z]{2,6}|_[a-z]{2,6})", fullmatch=True),
+    value=st.integers(0, 5000),
+    other=st.integers(1, 50),
+    line_form=st.sampled_from(["stepSyncOrNot {k} is {v}", "{k}={v} status=ok", "{k}: {v}"]),
+    claim_form=st.sampled_from(["The check reported {k} = {v}.", "日志里 {k} 为 {v}。", "{k} was {v} then"]),
+)
+def test_a_fields_value_is_the_one_its_quoted_line_gives(
+    key: str, value: int, other: int, line_form: str, claim_form: str
+) -> None:
+    """ "appSynTimes = 1" quoting "appSynTimes is 0": a claim gives a field its quoted line gives
+    another value — a contradiction; the line's own value is stated."""
+    line = line_form.format(k=key, v=value)
+    assert not _outcome(claim_form.format(k=key, v=value), line, line)[1].startswith("contradicts")
+    outcome, reason = _outcome(claim_form.format(k=key, v=value + other), line, line)
+    assert outcome == "fail" and reason.startswith("contradicts") and key.lower() in reason, reason
