@@ -1688,3 +1688,56 @@ def test_a_fields_value_is_the_one_its_quoted_line_gives(
     assert not _outcome(claim_form.format(k=key, v=value), line, line)[1].startswith("contradicts")
     outcome, reason = _outcome(claim_form.format(k=key, v=value + other), line, line)
     assert outcome == "fail" and reason.startswith("contradicts") and key.lower() in reason, reason
+
+
+@given(
+    first=st.integers(0, 23 * 60 - 30),
+    gap=st.integers(1, 300),
+    form=st.sampled_from(
+        [
+            ("{a} slowed down after {b} started timing out at {tb}.", True),
+            ("{a} started timing out before {b} slowed down at {tb}.", False),
+            ("{a} 的延迟上升发生在 {b} 在 {tb} 开始超时之后。", True),
+            ("{a} 在 {b} 于 {tb} 报错之前就已经变慢。", False),
+        ]
+    ),
+    swap=st.booleans(),
+)
+def test_two_quoted_events_are_in_the_order_the_claim_gives(
+    first: int, gap: int, form: tuple[str, bool], swap: bool
+) -> None:
+    """ "A slowed down after B started timing out at 08:11", each event a quoted episode of its own
+    service's call: the claim's order must be the episodes' onsets', or it contradicts them."""
+    text_form, later = form
+    early, late = first, min(first + gap, 23 * 60 + 59)
+    a_at, b_at = (late, early) if later != swap else (early, late)  # swap: the order the claim gets wrong
+
+    def stamp(minute: int) -> str:
+        return f"2026-07-07T{minute // 60:02d}:{minute % 60:02d}:00Z"
+
+    def line(minute: int) -> str:
+        return f"anomaly 1: {stamp(minute)} – {stamp(min(minute + 30, 23 * 60 + 59))} (31 points, 30 min) up"
+
+    a_line, b_line = line(a_at), line(b_at)
+    store = InMemoryInvocations(
+        [
+            invocation(401, "query_metrics", a_line, arguments={"service": "inventory-service"}),
+            invocation(402, "query_metrics", b_line, arguments={"service": "gateway"}),
+        ]
+    )
+    text = text_form.format(a="inventory-service", b="gateway", tb=f"{b_at // 60:02d}:{b_at % 60:02d}")
+    report = _GATEKEEPER.validate(
+        v2(
+            [
+                claim(
+                    text=text,
+                    bindings=[binding([401], a_line, "query_metrics"), binding([402], b_line, "query_metrics")],
+                )
+            ]
+        ),
+        session_id=SESSION,
+        invocations=store,
+    )
+    reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    ordered = any("orders" in r and r.startswith("contradicts") for r in reasons)
+    assert ordered is swap, (text, a_line, b_line, reasons)

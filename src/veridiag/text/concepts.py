@@ -56,6 +56,7 @@ class ConceptFile(WordModel):
     not_words: list[Word] = Field(default_factory=list)
     factor_words: list[Word] = Field(default_factory=list)
     calm_words: list[Word] = Field(default_factory=list)
+    order_words: dict[Word, Literal["later", "earlier"]] = Field(default_factory=dict)
     distributive: list[Word] = Field(default_factory=list)
     times_words: list[Word] = Field(default_factory=list)
     #: Numbers written as words before ``times_words`` ("five times higher").
@@ -227,6 +228,8 @@ class Concepts:
         )
         self._factor_words = tuple(word.lower() for word in file.factor_words)
         self._calm = re.compile(_alternation(file.calm_words) or "(?!)", re.IGNORECASE)
+        self._order_later = {word.lower(): way == "later" for word, way in file.order_words.items()}
+        self._order = re.compile(_alternation(list(file.order_words)) or "(?!)", re.IGNORECASE)
         self._factor = re.compile(
             rf"(?<![\w])(?:{_alternation(file.factor_words) or '(?!)'})\s+(?P<value>\d+(?:\.\d+)?{spelled})(?![\w.])",
             re.IGNORECASE,
@@ -413,6 +416,14 @@ class Concepts:
             return False
         before = text[_clause_start(text, hit.start) : hit.start]
         return any(word in before for word in self._enumerations)
+
+    def order_words(self, text: str) -> list[tuple[int, int, bool]]:
+        """The words of ``text`` ordering two events, each with its span and whether it says the
+        subject came later ("after", "之后") or earlier ("before", "之前")."""
+        folded = text.lower()
+        if not any(word in folded for word in self._order_later):
+            return []  # most claims: no such word, no scan
+        return [(m.start(), m.end(), self._order_later[m.group().lower()]) for m in self._order.finditer(text)]
 
     def calm_always(self, own: str, evidence: str) -> bool:
         """Is an *always* of ``own`` about being calm ("normal the whole time", "一直正常"), and

@@ -54,7 +54,7 @@ from veridiag.text.bounds import (
 )
 from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.concepts import sentence as sentence_of
-from veridiag.text.entities import Entity, EntityKind, claim_reading, extract_entities, is_difference
+from veridiag.text.entities import Corpus, Entity, EntityKind, claim_reading, extract_entities, is_difference
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
 from veridiag.text.statistics import statistics
@@ -135,6 +135,7 @@ class StatedContent(GatekeeperRule):
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
                 *_swapped_change(text, lines),
                 *_field_values(text, lines),
+                *_event_order(text, claim),
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
             ]
@@ -1045,6 +1046,79 @@ _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX
 _NAME_LONGEST = 64
 #: A name as code writes it: an inner capital, an underscore or a dot between letters.
 _CODE_KEY = re.compile(r"[a-z][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]|[A-Za-z]\.[A-Za-z]")
+
+
+def _event_order(text: str, claim: ClaimView) -> list[tuple[str, str]]:
+    """ "第一次重启发生在堆冲到峰值 1923 MB 之后" quoting the peak at 12:59 and the restart at 12:01,
+    "inventory-service only slowed down after the gateway started timing out at 08:11" quoting
+    inventory's onset at 08:05: two quoted events and one word ordering them — each event tied to
+    its side of the word by a fact of the claim its line holds, or the service its call asked
+    about — are in that order in their lines' times, or the claim contradicts them. Any doubt
+    (one side tied to both, three events, two order words) leaves it unjudged."""
+    if len(claim.bindings) != 2:
+        return []  # two events, each quoted once
+    found = concepts().order_words(text)
+    if len(found) != 1:
+        return []
+    events = [
+        (moment, binding.excerpt, {str(inv.arguments.get("service", "")).lower() for inv in binding.usable} - {""})
+        for binding in claim.bindings
+        if isinstance(binding.excerpt, str) and (moment := _FIRST_INSTANT.search(binding.excerpt)) is not None
+    ]
+    if len(events) != 2 or events[0][0].group() == events[1][0].group():
+        return []
+    (start, end, later), clause_start, clause_end = found[0], *_clause_span(text, found[0][0])
+    if text[start].isascii():  # "A came after B": the reference follows the word
+        subject, reference = (clause_start, start), (end, clause_end)
+    else:  # "A 发生在 B 之后": the reference follows 在 / 于 / 比
+        marks = [at for mark in _REFERENCE_MARKS if (at := text.find(mark, clause_start, start)) >= 0]
+        if not marks:
+            return []
+        marker = min(marks)  # the first: "A 发生在 B 在 T 开始超时之后" — B's own 在 is inside the reference
+        subject, reference = (clause_start, marker), (marker + 1, start)
+    facts = extract_entities(text)
+    tied = [_tied(text, reference, facts, excerpt, services) for _moment, excerpt, services in events]
+    if tied.count(True) != 1:
+        return []
+    ref = tied.index(True)
+    other = 1 - ref
+    if _tied(text, reference, facts, events[other][1], events[other][2]) or not _tied_or_free(
+        text, subject, facts, events[ref][1], events[ref][2]
+    ):
+        return []
+    first, then = events[other][0].group(), events[ref][0].group()  # the subject's time, the reference's
+    if (later and first < then) or (not later and first > then):
+        way = "after" if later else "before"
+        return [(CONTRADICTS, f"it orders {first} {way} {then}: its quoted lines' times are the other way")]
+    return []
+
+
+def _clause_span(text: str, at: int) -> tuple[int, int]:
+    start = max(text.rfind(mark, 0, at) for mark in _EVENT_CLAUSE_MARKS) + 1
+    ends = [found for mark in _EVENT_CLAUSE_MARKS if (found := text.find(mark, at)) >= 0]
+    return start, min(ends, default=len(text))
+
+
+def _tied(text: str, span: tuple[int, int], facts: list[Entity], excerpt: str, services: set[str]) -> bool:
+    """Does ``text[span]`` name a fact ``excerpt`` holds, or a service its call asked about?"""
+    part = text[span[0] : span[1]]
+    if any(service in part.lower() for service in services):
+        return True
+    line = Corpus([excerpt])
+    return any(fact.text in part and line.contains(fact) for fact in facts)
+
+
+def _tied_or_free(text: str, span: tuple[int, int], facts: list[Entity], excerpt: str, services: set[str]) -> bool:
+    """The reference event is not tied to the subject's side too (then the sides say nothing)."""
+    return not _tied(text, span, facts, excerpt, services)
+
+
+#: An event's time: the first instant its quoted line writes (an episode's onset).
+_FIRST_INSTANT = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?")
+#: What ends the clause an order word orders two events in.
+_EVENT_CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "\n")
+#: What a Chinese order word's reference follows ("发生在 B 之后", "早于", "比 B 晚").
+_REFERENCE_MARKS = ("在", "于", "比")
 
 
 #: What ``_value_at`` reads of a claim: its clocks and its quantities.
