@@ -1741,3 +1741,25 @@ def test_two_quoted_events_are_in_the_order_the_claim_gives(
     reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
     ordered = any("orders" in r and r.startswith("contradicts") for r in reasons)
     assert ordered is swap, (text, a_line, b_line, reasons)
+
+
+@given(
+    low=st.integers(1, 40),
+    gap=st.integers(1, 40),
+    form=st.sampled_from(
+        [
+            "The second-highest reading was {low} ms.",
+            "次高值是 {low} ms。",
+            "The lowest reading was {d} ms below the peak.",
+            "It sat {d} ms under the peak.",
+        ]
+    ),
+)
+def test_a_rank_or_a_difference_is_no_statistic(low: int, gap: int, form: str) -> None:
+    """ "The second-highest reading, 4 ms", "0.81 ms below the peak": neither number is the max, so
+    a line labelling it min is no contradiction; "the peak was 4 ms" still is."""
+    line = f"window: min {low} ms, max {low + gap + 0.5} ms, avg {low + 1} ms"
+    _, reason = _outcome(form.format(low=low, d=low), line, line)
+    assert "not its max" not in reason, reason
+    _, reason = _outcome(f"The peak was {low} ms.", line, line)
+    assert "not its max" in reason, reason

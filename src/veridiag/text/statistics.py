@@ -24,6 +24,8 @@ class StatisticWords(WordModel):
 
     statistics: dict[Word, list[Word]] = Field(min_length=1)
     series: list[Word] = Field(default_factory=list)
+    ranks: list[Word] = Field(default_factory=list)
+    differences: list[Word] = Field(default_factory=list)
 
 
 _NUMBER = re.compile(r"\d")
@@ -52,6 +54,14 @@ class Statistics:
         self._hint = re.compile("|".join(re.escape(w.split()[0]) for w in ordered))
         alternatives = whole_words(ordered, edge="A-Za-z0-9", boundary="A-Za-z0-9", blanks=r"\s+")
         self._word = re.compile(f"(?:{alternatives})", re.IGNORECASE)
+        ranks = whole_words(
+            sorted(words.ranks, key=len, reverse=True), edge="A-Za-z0-9", boundary="A-Za-z0-9", blanks=r"\s+"
+        )
+        differences = whole_words(
+            sorted(words.differences, key=len, reverse=True), edge="A-Za-z0-9", boundary="A-Za-z0-9", blanks=r"\s+"
+        )
+        self._difference = re.compile(f"(?:{differences})", re.IGNORECASE) if words.differences else None
+        self._rank = re.compile(rf"(?:{ranks})[\s-]*$", re.IGNORECASE) if words.ranks else None
         # a label alone or ending a field's name ("memory_max"), then ":" / "=" / blanks, then a number
         self._label = re.compile(
             rf"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.\-])*(?P<label>{alternatives})[\"']?\s*[:=：]?\s*"
@@ -64,7 +74,11 @@ class Statistics:
         first spares the whole-word pattern (~18 µs a claim, measured)."""
         if not self._hint.search(ignorecase_key(text)):
             return frozenset()
-        return frozenset(self._name(m.group()) for m in self._word.finditer(text))
+        return frozenset(self._name(m.group()) for m in self._word.finditer(text) if not self._ranked(text, m.start()))
+
+    def _ranked(self, text: str, at: int) -> bool:
+        """Does a rank ("second-", "次") stand right before the statistic's word at ``at``?"""
+        return self._rank is not None and self._rank.search(text, max(0, at - 12), at) is not None
 
     def _name(self, spelled: str) -> str:
         """The statistic a spelling the case-blind pattern matched names ("MAX", "mİn": İ matches i)."""
@@ -81,10 +95,17 @@ class Statistics:
         if not self._hint.search(ignorecase_key(text[low:high])):
             return frozenset()  # no statistic's word there: most numbers
         for m in self._word.finditer(text, low, high):
+            if self._ranked(text, m.start()):
+                continue  # "the second-highest reading, 4 ms": no max
             if start - before <= m.end() <= start and not _NUMBER.search(text, m.end(), start):
                 found.add(self._name(m.group()))
-            elif end <= m.start() <= end + after and not _NUMBER.search(text, m.end(), m.end() + 6):
-                # "1303 MB on average"; not "from 0.2% to a peak of 12.49%" (the peak is the number after it)
+            elif (
+                end <= m.start() <= end + after
+                and not _NUMBER.search(text, m.end(), m.end() + 6)
+                and (self._difference is None or self._difference.search(text, end, m.start()) is None)
+            ):
+                # "1303 MB on average"; not "from 0.2% to a peak of 12.49%" (the peak is the number
+                # after it), nor "0.81 ms below the peak" (a difference from it)
                 found.add(self._name(m.group()))
         return frozenset(found)
 
