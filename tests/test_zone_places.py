@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.text.when import place_zones, question_zone
+from veridiag.text.when import place_zones, places_beside_clocks, question_zone
 
 _PLACES: dict[str, str] = json.loads(resources.files("veridiag.text").joinpath("zone_places.json").read_text("utf-8"))
 _LATIN = sorted(p for p in _PLACES if p.isascii() and p.replace(" ", "").isalpha() and len(p.split()) <= 4)
@@ -155,3 +155,65 @@ def test_a_zoned_clock_without_a_day_takes_the_offset_of_the_evidences_day(
     assert outcome(claim_at(None)) == "pass"
     if other is not None:
         assert outcome(claim_at(other)) != "pass"
+
+
+_TWO_WORDS = sorted(p for p in _LATIN if len(p.split()) <= 2)
+
+
+@given(
+    place=st.sampled_from(_TWO_WORDS),
+    form=st.sampled_from(["(at {p} {c})", "（{p} {c}）", "{c} in {p}", "{c} pm in {p}"]),
+)
+def test_a_place_right_beside_a_clock_names_its_zone(place: str, form: str) -> None:
+    """ "(Berlin 15:24)", "6:30 pm in Auckland": a place beside a clock names its zone without the
+    word for time; a word that is no place, or a place away from any clock, names none."""
+    written = " ".join(word[:1].upper() + word[1:] for word in place.split())
+    found = list(places_beside_clocks("CPU jumped at 14:24:11 UTC " + form.format(p=written, c="6:30")))
+    assert [key for _span, key in found] == [_PLACES[place]], (place, found)
+    assert list(places_beside_clocks(f"The {written} team looked at it later.")) == []
+    assert list(places_beside_clocks("Error 10:05 in Mainloop, Retry 10:06")) == []
+
+
+@given(
+    minutes=st.integers(60, 22 * 60),
+    day=st.dates(min_value=datetime(2022, 1, 1).date(), max_value=datetime(2027, 12, 31).date()),
+)
+def test_a_clock_in_the_readers_zone_takes_the_offset_of_the_evidences_day(minutes: int, day: date) -> None:
+    """A clock written bare in an answer whose other claim names Auckland ("6:30 pm in Auckland"):
+    read in Auckland, it holds only in the offset Auckland keeps on the output line's day (7:38 pm
+    for 06:38Z in August is daylight time, which Auckland keeps from late September)."""
+    zone = ZoneInfo("Pacific/Auckland")
+    moment = datetime.combine(day, datetime.min.time(), UTC) + timedelta(minutes=minutes)
+    output = f"peak 19.22 m at {moment:%Y-%m-%dT%H:%M:%SZ}"
+    local = moment.astimezone(zone)
+    other = next(
+        (
+            off
+            for off in {_MOMENT.replace(month=m).astimezone(zone).utcoffset() for m in (1, 7)}
+            if off != local.utcoffset()
+        ),
+        None,
+    )
+
+    def outcome(clock: datetime) -> str:
+        claims = [
+            claim(
+                "claim-1",
+                f"The window opened at {moment:%H:%M} UTC ({local:%H:%M} in Auckland).",
+                [binding([394], output)],
+            ),
+            claim("claim-2", f"The spike hit at {clock:%H:%M}.", [binding([394], output)]),
+        ]
+        store = InMemoryInvocations([invocation(394, output=output)])
+        report = Gatekeeper().validate(v2(claims), session_id=SESSION, invocations=store)
+        (check,) = [
+            c
+            for t in report.claim_traces
+            for c in t.checks
+            if c.rule_id == "claim.entity_grounding" and c.target == "claims[1].claim_text"
+        ]
+        return check.outcome
+
+    assert outcome(local) != "fail"
+    if other is not None:
+        assert outcome(moment + other) == "fail"

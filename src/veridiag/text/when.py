@@ -1394,6 +1394,41 @@ def place_zones(text: str, start: int = 0, end: int | None = None) -> Iterator[t
                     break
 
 
+#: A place named right beside a clock, without the word for time: "(Berlin 15:24)", "台北 14:13:20",
+#: "6:30 pm in Auckland". Only beside a clock: a city alone in a sentence names no zone.
+_PLACE_BEFORE_CLOCK = re.compile(
+    r"(?<![A-Za-z])(?P<en>(?:[A-Z][\w'.&-]*[ \t]+){0,2}[A-Z][\w'.&-]*)[ \t]*(?=\d{1,2}:\d{2})"
+    r"|(?P<zh>[\u4e00-\u9fff]{2,8})[ \t]*(?=\d{1,2}:\d{2})"
+)
+_PLACE_AFTER_CLOCK = re.compile(
+    r"\d{1,2}:\d{2}(?::\d{2})?(?:[ \t]*[AaPp]\.?[Mm]\.?)?[ \t]+in[ \t]+"
+    r"(?P<en>[A-Z][\w'.&-]*(?:[ \t]+[A-Z][\w'.&-]*){0,2})"
+)
+
+
+def places_beside_clocks(text: str) -> Iterator[tuple[tuple[int, int], str]]:
+    """The zones ``text`` names by a place written right beside a clock (``_PLACE_BEFORE_CLOCK``,
+    ``_PLACE_AFTER_CLOCK``), each with the place's span and its IANA key: the longest place of
+    the words (its last words, before a clock; its first, after "in")."""
+    places = _zone_places()
+    for match in _PLACE_BEFORE_CLOCK.finditer(text):
+        group = "en" if match.group("en") is not None else "zh"
+        words = match.group(group)
+        starts = [w.start() for w in _WORD_AT.finditer(words)] if group == "en" else range(len(words) - 1)
+        for at in starts:
+            key = places.get(" ".join(words[at:].split()).lower())
+            if key is not None:
+                yield (match.start(group) + at, match.end(group)), key
+                break
+    for match in _PLACE_AFTER_CLOCK.finditer(text):
+        words = list(_WORD_AT.finditer(match.group("en")))
+        for last in range(len(words), 0, -1):
+            key = places.get(" ".join(w.group() for w in words[:last]).lower())
+            if key is not None:
+                yield (match.start("en"), match.start("en") + words[last - 1].end()), key
+                break
+
+
 def within_place(span: tuple[int, int], places: list[tuple[tuple[int, int], str]]) -> bool:
     """Is ``span`` (a zone word's) part of a longer place's name ("Pacific" of "Mexican Pacific Time")?"""
     return any(at[0] <= span[0] and span[1] <= at[1] and at != span for at, _key in places)

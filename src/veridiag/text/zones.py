@@ -33,6 +33,7 @@ from veridiag.text.when import (
     _zone,
     _zone_words,
     place_zones,
+    places_beside_clocks,
     within_place,
 )
 
@@ -130,6 +131,7 @@ def _mentions(text: str) -> list[_Mention]:
     ambiguous = _ambiguous()
     chinese = has_cjk(text)
     places = list(place_zones(text))
+    places += [found for found in places_beside_clocks(text) if not _overlapping(found[0], places)]
     for match in pattern.finditer(text):
         if _OFFSET_AFTER.match(text, match.end()) or any(m.start <= match.start() < m.end for m in found):
             continue  # "UTC" of "UTC+8"; "东八区" read above
@@ -150,6 +152,10 @@ def _mentions(text: str) -> list[_Mention]:
         found.append(_Mention(*_bracketed(text, *match.span()), ambiguous[_fold_zone_word(match.group())]))
     found.sort(key=lambda m: m.start)
     return _glossed(text, found)
+
+
+def _overlapping(span: tuple[int, int], places: list[tuple[tuple[int, int], str]]) -> bool:
+    return any(at[0] < span[1] and span[0] < at[1] for at, _key in places)
 
 
 def _ambiguous_only(text: str) -> list[re.Match[str]]:
@@ -417,11 +423,26 @@ def read_in(entity: Entity, zones: tuple[tzinfo, ...]) -> list[Entity]:
     spelling = "%H:%M:%S" if clock["second"] else "%H:%M"
     found: list[Entity] = []
     for zone in zones:
-        for on in (day,) if day else _SEASONS:
-            instant = datetime(on.year, on.month, on.day, hour, minute, second, tzinfo=zone).astimezone(UTC)
+        readings = [
+            datetime(on.year, on.month, on.day, hour, minute, second, tzinfo=zone).astimezone(UTC)
+            for on in ((day,) if day else _SEASONS)
+        ]
+        # a zone that changes its offset, without a day: each reading holds on its season's days only
+        seasons = not day and len({r.time() for r in readings}) > 1
+        for instant in readings:
             needles = (instant.date().isoformat(), instant.strftime(spelling)) if day else (instant.strftime(spelling),)
             if all(e.needles != needles for e in found):
-                found.append(replace(entity, needles=needles, instant=True, uncertain=True, alternatives=()))
+                season = (zone, int((instant.astimezone(zone).utcoffset() or timedelta()).total_seconds()))
+                found.append(
+                    replace(
+                        entity,
+                        needles=needles,
+                        instant=True,
+                        uncertain=True,
+                        alternatives=(),
+                        season=season if seasons else None,
+                    )
+                )
     return found
 
 
