@@ -244,3 +244,26 @@ def test_an_approximate_percentage_is_no_nearby_bare_number(percent: int, off: i
     assert _verdict(f"progress {percent}% at 10:00", text, f"progress {percent}% at 10:00") == "pass"
     for line in (f"entries_done={percent - off}", f"checked {percent + off} entries"):
         assert _verdict(line, text, line) != "pass", line
+
+
+@settings(max_examples=30, deadline=None)
+@given(base=st.integers(20, 900), rise=st.integers(5, 80), zh=st.booleans())
+def test_a_change_in_percent_is_computed_from_the_values_it_compares(base: int, rise: int, zh: bool) -> None:
+    """ "窗口均值 52.96，比历史 median 46 高大约 15%": the change from the line's median to the value
+    the claim names, computed; another percentage is not stated."""
+    value = round(base * (100 + rise) / 100 + 0.004, 2)
+    percent = round((value - base) / base * 100)
+    line = f"window: avg {value}\nhistory: median {base}"
+
+    def said(p: int) -> str:
+        return (
+            f"窗口均值 {value}，比历史中位数 {base} 高大约 {p}%。"
+            if zh
+            else f"The average {value} is about {p}% above the median of {base}."
+        )
+
+    assert _verdict(line, said(percent), line) == "pass"
+    wrong = percent + 25
+    # no number of the lines is the percentage written, nor the share one value is of the other
+    assume(abs(wrong - value) > 1 and abs(wrong - base) > 1 and abs(wrong - base / value * 100) > 1)
+    assert _verdict(line, said(wrong), line) != "pass"

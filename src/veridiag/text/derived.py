@@ -31,6 +31,7 @@ from veridiag.text.entities import (
     derived_duration,
     extract_entities,
     line_periods,
+    written_half_unit,
 )
 from veridiag.text.statistics import statistics
 from veridiag.text.tallies import code_names, tallied
@@ -325,16 +326,28 @@ def share_computed(entity: Entity, own: Corpus, facts: Sequence[Entity] | None =
     """A share the claim computed ("约 21%" of "3977 entries" and "entries_done=850"): a percentage
     that one value on its own lines is of a larger one of the same kind (or two bare numbers),
     within the precision it is written to — of the two values the claim names, when it names
-    two ("峰值 1923 MB 占 2048 MB 上限的约 84%" is 94%, whatever else its lines hold)."""
+    two ("峰值 1923 MB 占 2048 MB 上限的约 84%" is 94%, whatever else its lines hold), which may
+    also be the change from one to the other ("比历史 median 46 高大约 15%" of 52.96)."""
     if entity.kind != "quantity" or entity.dimension != "percent" or len(own.text) > _OWN_LIMIT:
         return False
     bounds = _bounds(entity)
     if bounds is None:
         return False
     target, tolerance = bounds
-    named = [v for e in facts or () if e.dimension != "percent" and (v := _base(e)) is not None and v > 0]
+    # to the digits written: "about 30%" computed is 29.5–30.5% (its "about" widens what a tool
+    # states, not what the claim computes from any two numbers of its lines)
+    tolerance = min(tolerance, written_half_unit(entity.text))
+    named = [
+        (e.dimension, v) for e in facts or () if e.dimension != "percent" and (v := _base(e)) is not None and v > 0
+    ]
     if len(named) >= 2:
-        return any(a < b and abs(a / b * 100 - target) <= tolerance for a, b in permutations(named, 2))
+        # a share of one value in another ("850 of 3977, about 21%"), or the change from one to
+        # another of one kind ("52.96 against a median of 46, about 15% higher", "a 97% drop")
+        return any(
+            (a < b and abs(a / b * 100 - target) <= tolerance)
+            or (kind_a == kind_b and abs(abs(a - b) / b * 100 - target) <= tolerance)
+            for (kind_a, a), (kind_b, b) in permutations(named, 2)
+        )
     groups: dict[str | None, list[Decimal]] = {}
     for line in _lines(own):
         for e in TextFacts(line).entities():
@@ -342,6 +355,13 @@ def share_computed(entity: Entity, own: Corpus, facts: Sequence[Entity] | None =
                 groups.setdefault(e.dimension, []).append(v)
     bare = [Decimal(n) for n in _BARE.findall(_MULTIPLE.sub(" ", own.text)) if Decimal(n) > 0]
     groups["bare"] = bare + groups.get("count", [])
+    if len(named) == 1:  # the one value the claim names, against one of its lines' ("比 median 46 高 15%")
+        value = named[0][1]
+        others = {v for values in groups.values() for v in values if v != value}
+        if len(others) <= _MAX_VALUES * 4 and any(
+            abs(abs(value - other) / other * 100 - target) <= tolerance for other in others
+        ):
+            return True
     return any(
         2 <= len(values) <= _MAX_VALUES
         and any(a < b and abs(a / b * 100 - target) <= tolerance for a, b in permutations(values, 2))

@@ -791,7 +791,7 @@ def _ascii_word(char: str) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _written_half_unit(text: str) -> Decimal:
+def written_half_unit(text: str) -> Decimal:
     """Half the unit of the last digit written of the first number of ``text`` ("37%" → 0.5,
     "2.45 s" → 0.005): how close a number must be to be the one written."""
     number = _NUMBER_AT.search(text)
@@ -1251,7 +1251,7 @@ class Corpus:
                 bare_ok = small and not exact and factor == claimed and dimension in _UNITS.bare_ok
                 # a bare number, no unit to say it is this quantity, holds only at the digits
                 # written: "约 37%" is no "entries_done=34" (its 约 widens a stated 37%, not any 34)
-                bare_within = min(tolerance, _written_half_unit(entity.text) * claimed / factor)
+                bare_within = min(tolerance, written_half_unit(entity.text) * claimed / factor)
                 for prefix in _value_prefixes(value, tolerance):
                     if bare_ok:
                         if self._value_at(
