@@ -1763,3 +1763,16 @@ def test_a_rank_or_a_difference_is_no_statistic(low: int, gap: int, form: str) -
     assert "not its max" not in reason, reason
     _, reason = _outcome(f"The peak was {low} ms.", line, line)
     assert "not its max" in reason, reason
+
+
+@given(
+    word=st.sampled_from(["twelve", "three", "five", "twenty"]),
+    noun=st.sampled_from(["points", "hosts", "services", "lines"]),
+    absolute=st.sampled_from(["all", "every one of the"]),
+)
+def test_an_absolute_over_a_set_counted_in_words_is_the_count(word: str, noun: str, absolute: str) -> None:
+    """ "All twelve points read 0 ms": the count written as a word bounds the absolute as a digit
+    does; "all of it" with no count is still unstated."""
+    line = "2026-07-07T18:00:00Z 0 ms"
+    assert "unstated" not in _outcome(f"{absolute} {word} {noun} read 0 ms", line, line)[1]
+    assert _outcome(f"{absolute} of it read 0 ms", line, line)[1].startswith("unstated")

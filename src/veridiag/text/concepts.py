@@ -220,6 +220,9 @@ class Concepts:
         )
         self._times_hint = re.compile("|".join(map(re.escape, file.times_words)) or "(?!)", re.IGNORECASE)
         self._numbers = {word.lower(): value for word, value in file.number_words.items()}
+        self._spelled_count = re.compile(
+            rf"(?:{_alternation(file.number_words) or '(?!)'})\s+(?P<word>[A-Za-z]+)", re.IGNORECASE
+        )
         spelled = "|" + _alternation(file.number_words) if file.number_words else ""
         self._times = re.compile(
             rf"(?<![\w.])(?P<value>\d+(?:\.\d+)?{spelled})\s*(?:{_alternation(file.times_words) or '(?!)'})"
@@ -424,6 +427,13 @@ class Concepts:
         if not any(word in folded for word in self._order_later):
             return []  # most claims: no such word, no scan
         return [(m.start(), m.end(), self._order_later[m.group().lower()]) for m in self._order.finditer(text)]
+
+    def spelled_count(self, clause: str) -> bool:
+        """Does ``clause`` count things with a number written as a word ("all twelve points")?"""
+        return any(
+            (word := m.group("word")) is not None and word.lower() not in self.function_words
+            for m in self._spelled_count.finditer(clause)
+        )
 
     def calm_always(self, own: str, evidence: str) -> bool:
         """Is an *always* of ``own`` about being calm ("normal the whole time", "一直正常"), and

@@ -613,6 +613,8 @@ def _counted(own: str, hit: ConceptHit) -> bool:
         clause = clause.replace(fact.text, " ")
     # "none of the 6 services", "3 台机器都"; not "at 50 the whole time"
     function_words = concepts().function_words
+    if concepts().spelled_count(own[hit.end : hit.end + 24]):
+        return True  # "all twelve points": the count right after the absolute it bounds
     return any(
         (word := count.group("word")) is None or word.lower() not in function_words
         for count in _BARE_COUNT.finditer(clause)
