@@ -200,7 +200,14 @@ def test_the_honest_set_runs_and_reports_rates() -> None:
 #: The held-out sets, each written blind to the checks' code, and the rates measured on them when
 #: this test was written (2026-12-07): kept true claims and caught mistakes may rise, never fall
 #: (a floor, as a regression guard; the figures and what is still missed are in the README).
-_HELD_OUT_FLOORS = {"heldout": (87, 30), "blind": (104, 17), "blind2": (70, 19), "blind3": (60, 20), "blind4": (53, 16)}
+_HELD_OUT_FLOORS = {
+    "heldout": (87, 30),
+    "blind": (104, 17),
+    "blind2": (70, 19),
+    "blind3": (60, 20),
+    "blind4": (53, 16),
+    "blind5": (35, 10),
+}
 
 
 @pytest.mark.parametrize("name", sorted(_HELD_OUT_FLOORS))
