@@ -27,6 +27,21 @@ _CHINESE = sorted(p for p in _PLACES if all("\u4e00" <= c <= "\u9fff" for c in p
 _MOMENT = datetime(2026, 2, 19, 9, 41, tzinfo=UTC)
 
 
+def _grounding(text: str, output: str) -> str:
+    """The Gatekeeper's entity grounding of ``text`` quoting the whole of ``output``."""
+    store = InMemoryInvocations([invocation(394, output=output)])
+    report = Gatekeeper().validate(
+        v2([claim(text=text, bindings=[binding([394], output)])]), session_id=SESSION, invocations=store
+    )
+    (check,) = [
+        c
+        for t in report.claim_traces
+        for c in t.checks
+        if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
+    ]
+    return check.outcome
+
+
 def _offset(key: str, moment: datetime = _MOMENT) -> timedelta | None:
     return moment.astimezone(ZoneInfo(key)).utcoffset()
 
@@ -76,18 +91,7 @@ def test_a_clock_with_a_place_zone_is_the_instant_it_names(place: str, minutes: 
     text = f"{place}时间 {local} 开始报错。" if not place.isascii() else f"Errors began at {local} {place} time."
 
     def outcome(stamp: datetime) -> str:
-        output = f"2026-02-19T{stamp:%H:%M}:00Z ERROR payment-service request timeout"
-        store = InMemoryInvocations([invocation(394, output=output)])
-        report = Gatekeeper().validate(
-            v2([claim(text=text, bindings=[binding([394], output)])]), session_id=SESSION, invocations=store
-        )
-        (check,) = [
-            c
-            for t in report.claim_traces
-            for c in t.checks
-            if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
-        ]
-        return check.outcome
+        return _grounding(text, f"2026-02-19T{stamp:%H:%M}:00Z ERROR payment-service request timeout")
 
     assert outcome(moment) == "pass"
     if local != f"{moment:%H:%M}":
@@ -140,17 +144,7 @@ def test_a_zoned_clock_without_a_day_takes_the_offset_of_the_evidences_day(
         return f"{word} {local:%H:%M} 开始报错。" if not word.isascii() else f"Errors began at {local:%H:%M} {word}."
 
     def outcome(text: str) -> str:
-        store = InMemoryInvocations([invocation(394, output=output)])
-        report = Gatekeeper().validate(
-            v2([claim(text=text, bindings=[binding([394], output)])]), session_id=SESSION, invocations=store
-        )
-        (check,) = [
-            c
-            for t in report.claim_traces
-            for c in t.checks
-            if c.rule_id == "claim.entity_grounding" and c.target.endswith("claim_text")
-        ]
-        return check.outcome
+        return _grounding(text, output)
 
     assert outcome(claim_at(None)) == "pass"
     if other is not None:
