@@ -13,7 +13,7 @@ from importlib import resources
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
@@ -120,6 +120,7 @@ def test_the_places_are_cldrs_as_babel_gives_them() -> None:
     day=st.dates(min_value=datetime(2022, 1, 1).date(), max_value=datetime(2027, 12, 31).date()),
     minutes=st.integers(60, 22 * 60),
 )
+@example(zone_word=("Pacific", "America/Los_Angeles"), day=date(2022, 3, 13), minutes=60)  # DST starts that day
 def test_a_zoned_clock_without_a_day_takes_the_offset_of_the_evidences_day(
     zone_word: tuple[str, str], day: date, minutes: int
 ) -> None:

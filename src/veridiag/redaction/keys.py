@@ -171,6 +171,8 @@ def fold(char: str) -> str:
         return folded
     if not unicodedata.category(char).startswith("L"):
         return folded if len(folded) == 1 else char
+    if unicodedata.name(char, "").startswith(_NO_LATIN_LOOKALIKES):
+        return char  # 密码, パスワード: no Latin look-alike to read, and no table to load for a Chinese key
     from confusable_homoglyphs import confusables  # its table loads on import: only when a key needs it
 
     for item in confusables.is_confusable(char, preferred_aliases=["latin"], greedy=True) or []:
@@ -179,6 +181,10 @@ def fold(char: str) -> str:
             if len(candidate) == 1 and candidate.isascii() and candidate.isalpha():
                 return candidate
     return folded if len(folded) == 1 else char
+
+
+#: Scripts whose letters look like no Latin letter (their names' first word in Unicode).
+_NO_LATIN_LOOKALIKES = ("CJK ", "HIRAGANA ", "KATAKANA ", "HANGUL ")
 
 
 @lru_cache(maxsize=8192)
@@ -237,9 +243,21 @@ def key_kind(key: str) -> str | None:
     folded (``pаssword`` with a Cyrillic а, ``ПAРOЛЬ`` with Latin capitals)."""
     entries = _table()[0]
     kind = _kind_of(list(_written_words(key)), entries)
-    if kind is None and not key.isascii():
+    if kind is None and not key.isascii() and _may_look_latin(key):
         kind = _kind_of(list(key_words(key)), _folded_entries())
     return kind
+
+
+def _may_look_latin(key: str) -> bool:
+    """Does ``key`` hold a letter outside ASCII of a script with Latin look-alikes (Cyrillic,
+    Greek …)? A Chinese key has none: it is read as written, and the homoglyph table (~0.1 s to
+    load) stays unloaded for it."""
+    return any(
+        not c.isascii()
+        and unicodedata.category(c).startswith("L")
+        and not unicodedata.name(c, "").startswith(_NO_LATIN_LOOKALIKES)
+        for c in key
+    )
 
 
 def _kind_of(words: list[str], entries: tuple[tuple[tuple[str, ...], str], ...]) -> str | None:
@@ -302,7 +320,7 @@ def contained_kind(key: str) -> str | None:
     key tells about it (``about``: ``password_min_length``) nor name an identifier. Its value goes
     only when shaped like a secret (the engine decides)."""
     readings = [(_written_words(_SCRIPT_CHANGE.sub(" ", key)), _table()[0])]
-    if not key.isascii():
+    if not key.isascii() and _may_look_latin(key):
         readings.append((key_words(key), _folded_entries()))
     for written, entries in readings:
         words = list(written)

@@ -368,6 +368,7 @@ def _offset_seconds(instant: datetime, zone: tzinfo) -> int:
     return int(shift.total_seconds()) if shift is not None else 0
 
 
+_HOUR_MINUTE = re.compile(r"0?(\d{1,2}):(\d{2})")
 #: A day written on an output's line ("2022-08-22T07:27:26Z"): the day a clock beside it is on.
 _LINE_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
 
@@ -1122,12 +1123,14 @@ class Corpus:
         day = _LINE_DAY.search(self.text, start, len(self.text) if end < 0 else end)
         if day is None:
             return True
-        try:
-            noon = datetime(int(day.group(1)), int(day.group(2)), int(day.group(3)), 12, tzinfo=UTC)
+        clock = _HOUR_MINUTE.match(self.text, position)
+        hour, minute = (int(clock.group(1)), int(clock.group(2))) if clock else (12, 0)
+        try:  # the instant itself: on the day a zone changes its offset, its hour decides
+            instant = datetime(int(day.group(1)), int(day.group(2)), int(day.group(3)), hour, minute, tzinfo=UTC)
         except ValueError:
             return True
         zone, offset = season
-        return _offset_seconds(noon, zone) == offset
+        return _offset_seconds(instant, zone) == offset
 
     @property
     def offset_clocks(self) -> tuple[list[tuple[int, int]], frozenset[str]]:
