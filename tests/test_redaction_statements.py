@@ -462,3 +462,27 @@ def test_tools_call_and_audit_show_no_statements_secret(statements_home: tuple[P
     audit = cli.invoke(app, ["audit", json.loads(asked.stdout)["session_id"], "--json"])
     for where, text in (("tools call", called.stdout), ("ask", asked.stdout), ("audit", audit.stdout)):
         assert not [h for h in hidden if h in text], (where, [h for h in hidden if h in text])
+
+
+@given(
+    name=st.sampled_from(["UserController.getToken", "refreshToken", "TokenService.getToken", "passwordCheck"]),
+    value=st.decimals(min_value=0, max_value=5000, places=2),
+    unit=st.sampled_from(["ms", "s", "µs", "MB", "KiB", "%"]),
+)
+def test_a_measurement_after_a_name_holding_a_secret_word_stays(name: str, value: object, unit: str) -> None:
+    """A trace's "UserController.getToken 12.5ms (self 3.1ms)" is a span's time: no token, and
+    its duration is what the waterfall draws."""
+    line = f"ts-auth-service:{name} {value}{unit} (self 3.1ms)"
+    assert redact(line) == line
+
+
+@given(
+    words=st.sampled_from(["api key", "access key", "secret key", "API key"]),
+    lead=st.sampled_from(["my ", "the ", "Our ", ""]),
+    secret=st.from_regex(r"[A-Za-z][A-Za-z0-9]{5,10}[0-9][A-Za-z0-9]{2,8}", fullmatch=True),
+)
+def test_a_secret_named_by_a_key_of_two_words_in_prose_goes(words: str, lead: str, secret: str) -> None:
+    """ "my api key is Zq8vK2mN77": a key whose words prose writes apart names a secret as its
+    joined form does; "the primary key is id" names none."""
+    assert secret not in redact(f"{lead}{words} is {secret}, rotate it")
+    assert redact("the primary key is id") == "the primary key is id"

@@ -563,6 +563,8 @@ class _KeyValueRule(_Rule):
                 continue  # a marker's kind ("[REDACTED:secret]") names no key
             key = text[_key_start(text, at) : found.start("close")]
             kind, shaped = _kind_and_shape(key, spoken=read is _spoken_value)
+            if kind is None and read is _spoken_value and (named := _two_word_key(text, at, key)) is not None:
+                key, kind, shaped = named, key_kind(named), None  # "my api key is …": a key of two words
             if kind is None:
                 continue
             span = read(text, low, found, key)
@@ -667,9 +669,38 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
         or _NEXT_FIELD.match(value)
         or value.lower().startswith("[redacted:")
         or value[0] in "-=:>\\"  # a sign or an escape: an assignment the key rule reads (decoded)
+        or _measured(text, start)  # "getToken 12.5ms": a span's time in a trace, no token
     ):
         return None
     return start, end
+
+
+def _measured(text: str, start: int) -> bool:
+    """Does a measurement (``_MEASUREMENT``) stand whole at ``start`` ("12.5ms", "100µs")?"""
+    found = _MEASUREMENT.match(text, start)
+    return found is not None and (found.end() == len(text) or not text[found.end()].isalnum())
+
+
+def _two_word_key(text: str, at: int, key: str) -> str | None:
+    """The key of two words ending with ``key`` ("api key", "access key", "私有 密钥") when the two
+    name a secret that the last alone does not: prose writes a key's words apart."""
+    start = _key_start(text, at)
+    before = text[max(0, start - 24) : start].rstrip(" \t")
+    if len(before) == len(text[max(0, start - 24) : start]):
+        return None  # no blank before the key: not a word of its own
+    word = _LAST_WORD.search(before)
+    if word is None:
+        return None
+    named = f"{word.group()} {key}"
+    return named if key_kind(named) is not None else None
+
+
+_LAST_WORD = re.compile(r"[A-Za-z]+$")
+
+
+#: A number with a unit of time, size or share: what a trace or a metric writes after a name that
+#: holds a secret word (``UserController.getToken 12.5ms``). A bare number may be a code and goes.
+_MEASUREMENT = re.compile(r"[-+]?\d+(?:[.,]\d+)?(?:[KMGT]i?B|ns|us|µs|μs|ms|s|m|h|B|%)", re.IGNORECASE)
 
 
 def _assigned_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[int, int] | None:
