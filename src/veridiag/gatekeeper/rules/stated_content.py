@@ -423,9 +423,10 @@ def _sole_item(output: str, line: str) -> bool:
     if start == 0 or not output[above : start - 1].rstrip().endswith((":", "：")):
         return False  # not right under its heading: a list of more than one
     end = output.find("\n", at + len(line))
-    following = (
-        "" if end < 0 else output[end + 1 : output.find("\n", end + 1) if output.find("\n", end + 1) >= 0 else None]
-    )
+    if end < 0:
+        return True  # the output's last line
+    stop = output.find("\n", end + 1)
+    following = output[end + 1 : stop if stop >= 0 else len(output)]
     return not following.strip() or following.rstrip().endswith((":", "："))
 
 
@@ -565,9 +566,14 @@ _CALM = "; the cited output says nothing changed"
 
 def _clause(own: str, hit: ConceptHit) -> tuple[int, int]:
     """Where the clause holding ``hit`` starts and ends (``_CLAUSE_MARKS``)."""
-    start = max((own.rfind(mark, 0, hit.start) for mark in _CLAUSE_MARKS), default=-1) + 1
-    ends = [at for mark in _CLAUSE_MARKS if (at := own.find(mark, hit.end)) >= 0]
-    return start, min(ends, default=len(own))
+    return _clause_between(own, hit.start, hit.end, _CLAUSE_MARKS)
+
+
+def _clause_between(text: str, start: int, end: int, marks: tuple[str, ...]) -> tuple[int, int]:
+    """Where the clause holding ``text[start:end]`` starts and ends, clauses parted by ``marks``."""
+    first = max((text.rfind(mark, 0, start) for mark in marks), default=-1) + 1
+    ends = [at for mark in marks if (at := text.find(mark, end)) >= 0]
+    return first, min(ends, default=len(text))
 
 
 def _computed_sameness(own: str, hit: ConceptHit, episodes: tuple[str, ...]) -> bool:
@@ -1069,7 +1075,8 @@ def _event_order(text: str, claim: ClaimView) -> list[tuple[str, str]]:
     ]
     if len(events) != 2 or events[0][0].group() == events[1][0].group():
         return []
-    (start, end, later), clause_start, clause_end = found[0], *_clause_span(text, found[0][0])
+    (start, end, later) = found[0]
+    clause_start, clause_end = _clause_between(text, start, start, _EVENT_CLAUSE_MARKS)
     if text[start].isascii():  # "A came after B": the reference follows the word
         subject, reference = (clause_start, start), (end, clause_end)
     else:  # "A 发生在 B 之后": the reference follows 在 / 于 / 比
@@ -1084,21 +1091,13 @@ def _event_order(text: str, claim: ClaimView) -> list[tuple[str, str]]:
         return []
     ref = tied.index(True)
     other = 1 - ref
-    if _tied(text, reference, facts, events[other][1], events[other][2]) or not _tied_or_free(
-        text, subject, facts, events[ref][1], events[ref][2]
-    ):
-        return []
+    if _tied(text, subject, facts, events[ref][1], events[ref][2]):
+        return []  # the reference event is tied to the subject's side too: the sides say nothing
     first, then = events[other][0].group(), events[ref][0].group()  # the subject's time, the reference's
     if (later and first < then) or (not later and first > then):
         way = "after" if later else "before"
         return [(CONTRADICTS, f"it orders {first} {way} {then}: its quoted lines' times are the other way")]
     return []
-
-
-def _clause_span(text: str, at: int) -> tuple[int, int]:
-    start = max(text.rfind(mark, 0, at) for mark in _EVENT_CLAUSE_MARKS) + 1
-    ends = [found for mark in _EVENT_CLAUSE_MARKS if (found := text.find(mark, at)) >= 0]
-    return start, min(ends, default=len(text))
 
 
 def _tied(text: str, span: tuple[int, int], facts: list[Entity], excerpt: str, services: set[str]) -> bool:
@@ -1108,11 +1107,6 @@ def _tied(text: str, span: tuple[int, int], facts: list[Entity], excerpt: str, s
         return True
     line = Corpus([excerpt])
     return any(fact.text in part and line.contains(fact) for fact in facts)
-
-
-def _tied_or_free(text: str, span: tuple[int, int], facts: list[Entity], excerpt: str, services: set[str]) -> bool:
-    """The reference event is not tied to the subject's side too (then the sides say nothing)."""
-    return not _tied(text, span, facts, excerpt, services)
 
 
 #: An event's time: the first instant its quoted line writes (an episode's onset).
