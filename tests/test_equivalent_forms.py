@@ -11,6 +11,8 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from veridiag.text.entities import Corpus, computed, derived_duration, extract_entities
+from veridiag.text.units import UnitWords
+from veridiag.text.wordfiles import bundled_words
 
 _CN = "零一二三四五六七八九"
 
@@ -264,6 +266,55 @@ def test_a_bare_value_after_a_value_word_is_a_fact(stated: int, other: int, form
     assume(stated != other and str(other) not in output and str(stated) not in "2026-07-07 10:17 30")
     assert _grounded(form.format(v=stated), output)
     assert not _grounded(form.format(v=other), output)
+
+
+_VALUE_WORDS = sorted(bundled_words("veridiag.text", "units.yaml", UnitWords).value_words, key=str)
+
+
+@given(
+    st.integers(1, 5000),
+    st.integers(1, 5000),
+    st.sampled_from(_VALUE_WORDS),
+    st.sampled_from(["it {w} {v}", "队列{w} {v}", "after the peak it was still {v}"]),
+)
+def test_every_value_word_makes_the_bare_number_after_it_a_fact(stated: int, other: int, word: str, form: str) -> None:
+    """A copula states a value as much as a verb of motion: "five minutes after the peak it was
+    still 338" beside the point that says 256 is a wrong number. Each word of the list, not the
+    ones a test names."""
+    output = f"window: min 0, max {stated} (30 points); peak {stated} at 2026-07-07T10:17:00Z"
+    assume(stated != other and str(other) not in output and str(stated) not in "2026-07-07 10:17 30")
+    assert _grounded(form.format(w=word, v=stated), output)
+    assert not _grounded(form.format(w=word, v=other), output)
+
+
+@given(st.sampled_from(_VALUE_WORDS), st.integers(1, 9999), st.sampled_from("KMGTmk"))
+def test_letters_glued_to_a_number_are_no_bare_value(word: str, number: int, letter: str) -> None:
+    """ "回收后反而是 1950M" is a size the GC line writes, no count 1950 to find bare."""
+    assert not [e for e in extract_entities(f"回收后反而{word} {number}{letter}") if e.dimension == "count"]
+
+
+@given(
+    st.lists(st.integers(0, 255), min_size=4, max_size=4),
+    st.sampled_from([".", "。", ")", "", ", then", "!"]),
+)
+def test_an_address_ending_a_sentence_is_an_address(parts: list[int], after: str) -> None:
+    """ "… was 10.100.0.250." — the full stop is the sentence's, not a fifth part of the address."""
+    address = ".".join(map(str, parts))
+    found = extract_entities(f"The client was requesting {address}{after}")
+    assert [e.text for e in found if e.kind == "identifier"] == [address]
+
+
+@given(
+    st.sampled_from("bmrtxq"),
+    st.integers(100, 999999),
+    st.sampled_from(["merchant {id}", "batch {id} failed", "{id} 超时"]),
+)
+def test_one_letter_before_a_dash_and_digits_names_an_id(letter: str, number: int, form: str) -> None:
+    """ "merchant m-40281" is an id (a swapped one is a wrong fact; in capitals, "E-100", a code);
+    "p99" is a percentile."""
+    name = f"{letter}-{number}"
+    assert [e.text for e in extract_entities(form.format(id=name)) if e.kind == "identifier"] == [name]
+    assert not [e for e in extract_entities(f"p{number % 100} latency rose") if e.kind == "identifier"]
 
 
 @given(

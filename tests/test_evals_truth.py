@@ -206,7 +206,8 @@ _HELD_OUT_FLOORS = {
     "blind2": (70, 19),
     "blind3": (60, 20),
     "blind4": (53, 16),
-    "blind5": (35, 10),
+    "blind5": (35, 12),
+    "blind6": (54, 15),
 }
 
 

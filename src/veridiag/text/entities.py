@@ -167,7 +167,7 @@ def _lexer_pattern(guarded: bool = True) -> str:
         # a Latin keyword glued to letters or digits is part of a word ("txn000", "nodejs12"), no keyword
         rf"|{_any_of(_WORDS.id_keywords)}\s*{_any_of(_WORDS.id_suffixes)}?(?:\s*[:=#：]\s*|\s+|(?<![A-Za-z0-9]))"
         rf"(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
-        r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?![\d.]|[A-Za-z])"
+        r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?!\d|\.\d|[A-Za-z])"
         rf"|{g['hex']}(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"
         rf"|{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?\s*(?P<http>[1-5]\d\d)(?!\d)"
         rf"|(?P<code>{g['upper_code']}[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+|[A-Z]{{1,6}}\d{{3,6}}"
@@ -267,8 +267,9 @@ _PREFIX_LEAST = 7
 _HEX_STUB = re.compile(rf"[0-9a-f]{{{_PREFIX_LEAST},}}")
 
 #: A name ending in a number: a host, node or device ("dn228", "tbird-admin1", "web-01", "SRV01");
-#: a number inside it makes it something else (a thread: "http-nio-8080-exec-12").
-_BARE_ID = re.compile(r"[A-Za-z]{2,}(?:-[A-Za-z]+)*-?\d{1,6}")
+#: a number inside it makes it something else (a thread: "http-nio-8080-exec-12"). One letter
+#: names one only before a dash and three digits or more ("merchant m-40281"; "p99" is a percentile).
+_BARE_ID = re.compile(r"[A-Za-z]{2,}(?:-[A-Za-z]+)*-?\d{1,6}|[A-Za-z]-\d{3,6}")
 _PLAIN = frozenset(w.lower() for w in _WORDS.plain_words)
 _RECORD_WORDS = frozenset(_WORDS.record_words)
 #: A setting's or a field's name: snake case ("max_connections") or dotted words
@@ -419,8 +420,9 @@ def _number(match: re.Match[str]) -> Entity | None:
         if candidate.lower() in _UNITS.by_spelling:
             written = number + unit[: unit.index(candidate) + len(candidate)]
             return _qualified(_quantity(number, candidate, written), match)
-    if bare.isascii() and bare.isalpha() and bare.lower() not in _MULTIPLIERS:
+    if unit[:1].isspace() and bare.isascii() and bare.isalpha() and bare.lower() not in _MULTIPLIERS:
         return _bare_value(number, match)  # a word after it that is no unit ("73.5 at 11:35")
+    # letters glued to it are a unit of its own ("1950M", "5m"), read elsewhere or not at all
     return None
 
 
