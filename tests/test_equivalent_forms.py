@@ -373,8 +373,12 @@ def test_times_of_day_without_dates_are_apart_the_short_way_round_midnight(minut
     assert derived_duration(duration, claim, evidence)
 
 
-@given(st.integers(1000, 9_999_999), st.sampled_from(["failed {n} times", "共 {n} 次", "matched {n} lines"]))
+@given(
+    st.integers(1000, 9_999_999),
+    st.sampled_from(["failed {n} times", "共 {n} 次", "matched {n} lines", "reached {n}, then fell"]),
+)
 def test_digits_grouped_in_thousands_are_one_number(n: int, form: str) -> None:
+    """Also before a sentence's comma ("grew from 12,800 to 31,020, roughly 2.4×")."""
     grouped = f"{n:,}"
     assert _grounded(form.format(n=grouped), f"query matched {n} lines, {n} times")
     assert _grounded(form.format(n=n), f"query matched {grouped} lines, {grouped} times")

@@ -6,9 +6,11 @@ vocabulary file itself, so a word added there is tested here."""
 from __future__ import annotations
 
 import re
+from datetime import UTC, date, datetime, time
 from functools import cache
 from itertools import pairwise
 from unittest.mock import patch
+from zoneinfo import ZoneInfo
 
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
@@ -492,6 +494,33 @@ def test_a_first_at_a_time_is_checked_against_every_line_of_the_thing(minutes: l
     assert "contradicts" not in _outcome(said(ordered[0]), output, lines[0])[1]
     late = lines[minutes.index(ordered[-1])]
     outcome, reason = _outcome(said(ordered[-1]), output, late)
+    assert outcome == "fail" and "its cited output shows" in reason, reason
+
+
+@given(
+    st.lists(st.integers(0, 22 * 60), min_size=2, max_size=5, unique=True),
+    st.sampled_from(
+        [("伦敦时间", "Europe/London"), ("Berlin time", "Europe/Berlin"), ("New York time", "America/New_York")]
+    ),
+    st.dates(date(2024, 1, 1), date(2027, 12, 31)),
+    st.sampled_from(["第一条出现在{z} {t}，ERR_TIMEOUT", "The first ERR_TIMEOUT came at {t} {z}"]),
+)
+def test_a_first_in_a_zone_of_two_seasons_is_read_in_the_season_of_its_lines(
+    minutes: list[int], zone: tuple[str, str], day: date, form: str
+) -> None:
+    """ "第一条出现在伦敦时间 15:00:05" of a line at 14:00:05Z in July is true (summer time): a
+    zone read two ways contradicts a first only when every reading does."""
+    ordered = sorted(minutes)
+    assume(all(b - a > 1 for a, b in pairwise(ordered)))
+    words, key = zone
+    lines = [f"{day.isoformat()}T{m // 60:02d}:{m % 60:02d}:05Z ERROR order-service ERR_TIMEOUT" for m in minutes]
+    first = datetime.combine(day, time(ordered[0] // 60, ordered[0] % 60, 5), UTC).astimezone(ZoneInfo(key))
+    claim = form.format(z=words, t=first.strftime("%H:%M:%S"))
+    outcome, reason = _outcome(claim, "\n".join(lines), lines[minutes.index(ordered[0])])
+    assert "contradicts" not in reason, reason
+    last = datetime.combine(day, time(ordered[-1] // 60, ordered[-1] % 60, 5), UTC).astimezone(ZoneInfo(key))
+    late = form.format(z=words, t=last.strftime("%H:%M:%S"))
+    outcome, reason = _outcome(late, "\n".join(lines), lines[minutes.index(ordered[-1])])
     assert outcome == "fail" and "its cited output shows" in reason, reason
 
 

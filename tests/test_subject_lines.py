@@ -120,3 +120,41 @@ def test_a_lines_own_service_wins_over_the_calls_argument(
     # a line naming no service is the asked service's
     bare = line.replace(f"{named} ", "")
     assert _outcome(said.format(spelled(asked), code, value), [bare], asked) == "pass"
+
+
+@given(_SERVICE, _SERVICE, st.integers(1, 50), st.integers(1, 59))
+def test_the_window_asked_about_is_the_claims_though_a_line_naming_another_service_rounds_to_it(
+    asked: str, upstream: str, minutes: int, second: int
+) -> None:
+    """ "From 10:00 to 10:03 order-service logged 37 timeouts": 10:03 is the end of the window the
+    call asked about, not a fact of the upstream its template names (last line 10:02:56)."""
+    assume(asked != upstream)
+    end = f"10:{minutes:02d}"
+    last = f"2026-07-07T10:{minutes - 1:02d}:{second:02d}Z" if second >= 30 else f"2026-07-07T{end}:{second:02d}Z"
+    lines = [
+        f"37× ERROR 2026-07-07T10:00:04Z – {last} payment failed: ERR_PAYMENT_TIMEOUT upstream={upstream}",
+        f"   e.g. 2026-07-07T10:00:04Z ERROR {asked} payment failed: ERR_PAYMENT_TIMEOUT upstream={upstream}",
+    ]
+    store = InMemoryInvocations(
+        [
+            invocation(
+                394,
+                output="\n".join(lines),
+                arguments={"service": asked, "start": "2026-07-07T10:00:00Z", "end": f"2026-07-07T{end}:00Z"},
+            )
+        ]
+    )
+    report = _GATEKEEPER.validate(
+        v2(
+            [
+                claim(
+                    text=f"From 10:00 to {end} UTC {asked} logged 37 ERR_PAYMENT_TIMEOUT failures",
+                    bindings=[binding([394], lines[0])],
+                )
+            ]
+        ),
+        session_id=SESSION,
+        invocations=store,
+    )
+    reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.entity_grounding"]
+    assert not [r for r in reasons if "another subject" in r], reasons

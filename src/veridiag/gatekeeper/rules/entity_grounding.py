@@ -201,7 +201,8 @@ class _Check:
             self.warn(target, why, len(found_elsewhere), len(entities), sources[0].id)
             return
         if own_only and not missing and isinstance(text, str):
-            swapped = _on_another_subjects_line(self.facts(text).entities(), regions)
+            context = Corpus([self.context_text(inv) for inv in sources])
+            swapped = _on_another_subjects_line(self.facts(text).entities(), regions, context)
             if swapped:
                 listed = ", ".join(f"{e.kind} {e.text!r} (the line of {other.text!r})" for e, other in swapped)
                 why = f"found only on the line of another subject than the claim's, in invocation {ids}: {listed}"
@@ -370,11 +371,14 @@ def _may_hold(line: str, entity: Entity) -> bool:
 _SUBJECT_KINDS = ("identifier", "service")
 
 
-def _on_another_subjects_line(entities: list[Entity], regions: list[str]) -> list[tuple[Entity, Entity]]:
+def _on_another_subjects_line(
+    entities: list[Entity], regions: list[str], context: Corpus
+) -> list[tuple[Entity, Entity]]:
     """Facts of the claim found in its quoted lines only on lines naming another subject of the
     same kind and not the claim's own ("订单88121 等待 2950ms" where 2950ms is order 88122's
     line): each with the subject whose line it is. A fact on a line naming no subject, or on
-    one of the claim's own, is the claim's."""
+    one of the claim's own, is the claim's; so is one its calls' ``context`` states (the end of
+    the window asked about, "10:00 to 10:03", near a line naming an upstream at 10:02:56)."""
     subjects = [e for e in entities if e.kind in _SUBJECT_KINDS]
     facts = [e for e in entities if e.kind not in _SUBJECT_KINDS or e not in subjects]
     lines = [line for region in regions for line in region.splitlines() if line.strip()]
@@ -383,7 +387,7 @@ def _on_another_subjects_line(entities: list[Entity], regions: list[str]) -> lis
     kinds = {s.kind for s in subjects}
     swapped: list[tuple[Entity, Entity]] = []
     corpora = [Corpus([line]) for line in lines]  # each line read once, for every fact
-    for fact in (f for f in facts if f.kind not in _SUBJECT_KINDS):
+    for fact in (f for f in facts if f.kind not in _SUBJECT_KINDS and not context.contains(f)):
         holding = [corpus for corpus in corpora if corpus.contains(fact)]
         if not holding or any(corpus.contains(s) for corpus in holding for s in subjects):
             continue

@@ -931,17 +931,29 @@ def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> li
     that names the same code or id — an earlier (later) one contradicts it. The claim's clock is
     placed on the date of the line clock it names, and clocks of dated lines are compared by date,
     then clock: a last one at 00:28 after lines from 22:15 the day before is no contradiction. A
-    claim without a code, a clock or an ordinal word is not judged."""
+    claim without a code, a clock or an ordinal word is not judged. A clock its zone reads two ways
+    ("伦敦时间 15:00", GMT or summer time) contradicts only when every reading does."""
     hits = [hit for hit in words if hit.kind == "ordinal"]
     if not hits or not outputs:
         return []
     facts = extract_entities(text)
     subjects = [e for e in facts if e.kind in ("error_code", "identifier")]
-    clocks = [_minute(n) for e in facts if e.kind == "timestamp" for n in e.needles if ":" in n]
-    claimed = [c for c in clocks if c is not None]
-    if not subjects or len(claimed) != 1:
+    stamps = [e for e in facts if e.kind == "timestamp"]
+    clocks = [[_minute(n) for n in stamp.needles if ":" in n] for stamp in stamps]
+    if not subjects or [len(c) for c in clocks] != [1] or clocks[0][0] is None:
         return []
-    at = claimed[0]
+    readings = [stamps[0], *stamps[0].alternatives]
+    if len(readings) > 1:  # the readings the lines' days hold (summer time on a July line), if any
+        cited = Corpus(outputs)
+        readings = [r for r in readings if cited.contains(r)] or readings
+    minutes = sorted({m for r in readings for n in r.needles if ":" in n and (m := _minute(n)) is not None})
+    seen = _subject_instants(subjects, outputs)
+    found = [_ordinal_problems(hits, subjects[0], at, seen) for at in minutes]
+    return found[0] if all(found) else []
+
+
+def _subject_instants(subjects: list[Entity], outputs: list[str]) -> list[_Instant]:
+    """Every clock of every line of ``outputs`` that names one of ``subjects``."""
     seen: list[_Instant] = []
     for output in outputs:
         for line in output.splitlines():
@@ -950,6 +962,11 @@ def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> li
                     ((m["day"] or "").replace("-", ""), int(m["hour"]) * 60 + int(m["minute"]))
                     for m in _DATED_CLOCK.finditer(line)
                 ]
+    return seen
+
+
+def _ordinal_problems(hits: list[ConceptHit], subject: Entity, at: int, seen: list[_Instant]) -> list[tuple[str, str]]:
+    """A first (last) at the minute ``at`` against the lines' instants ``seen``."""
     named = [instant for instant in seen if abs(instant[1] - at) <= 1]
     problems: list[tuple[str, str]] = []
     for hit in hits:
@@ -963,7 +980,7 @@ def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> li
                 (
                     CONTRADICTS,
                     f"{hit.word!r} at {at // 60:02d}:{at % 60:02d}: its cited output shows "
-                    f"{subjects[0].text} at {_spelled_instant(shown)}",
+                    f"{subject.text} at {_spelled_instant(shown)}",
                 )
             )
     return problems
