@@ -11,7 +11,7 @@ from __future__ import annotations
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
@@ -290,13 +290,19 @@ def test_a_sum_of_two_stated_durations_is_computed(first: int, second: int, form
     st.sampled_from(
         ["about {r} times the {other} one", "{r} times as high as the {other} one", "{r}× the {other} one"]
     ),
+    st.booleans(),
 )
-def test_a_multiple_of_two_stated_values_is_computed(high: int, low: int, form: str) -> None:
-    """ "about one and a half times the 11:35 one" for 76.41 against 50.89."""
+@example(high=3102000, low=1280000, form="{r} times as high as the {other} one", echoed=True)
+def test_a_multiple_of_two_stated_values_is_computed(high: int, low: int, form: str, echoed: bool) -> None:
+    """ "about one and a half times the 11:35 one" for 76.41 against 50.89 — also where the call's
+    retrieval details echo the quoted lines among many other numbers (a log query's pattern
+    examples): the claim's lines are where its excerpts align best, the output."""
     assume(high > low * 1.2)
     a, b = Decimal(high) / 100, Decimal(low) / 100
-    lines = [f"peak {a} at 2014-07-15T15:40:00Z", f"peak {b} at 2014-07-15T11:35:00Z"]
-    calls = [invocation(101, tool_name="query_metrics", output="\n".join(lines))]
+    said = "queue depth" if echoed else "peak"  # no statistic's word: only the bare numbers tell
+    lines = [f"{said} {a} at 2014-07-15T15:40:00Z", f"{said} {b} at 2014-07-15T11:35:00Z"]
+    details = {"examples": lines, "counts": list(range(100_003, 100_100, 7))} if echoed else None
+    calls = [invocation(101, tool_name="query_metrics", output="\n".join(lines), retrieval_details=details)]
     ratio = (a / b).quantize(Decimal("0.1"))
 
     def says(r: Decimal) -> list[dict[str, Any]]:

@@ -207,7 +207,7 @@ _HELD_OUT_FLOORS = {
     "blind3": (60, 20),
     "blind4": (53, 16),
     "blind5": (35, 12),
-    "blind6": (56, 15),
+    "blind6": (57, 15),
 }
 
 

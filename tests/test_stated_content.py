@@ -920,6 +920,9 @@ def test_a_change_told_backwards_contradicts_its_line(new: int, old: int) -> Non
     assert _outcome(f"连接池上限从 {old} 调成了 {new}", line, line)[0] != "fail"
     outcome, reason = _outcome(f"连接池上限从 {new} 调成了 {old}", line, line)
     assert outcome == "fail" and "not the other way" in reason, reason
+    # the line quoted as it is: its values in its own order, no change told either way
+    for quoting in (f"有一次配置变更：maximum-pool-size={new} (was {old})", f"the pool is now {new}, it was {old}"):
+        assert "not the other way" not in _outcome(quoting, line, line)[1]
 
 
 @given(st.lists(st.integers(1, 99), min_size=3, max_size=8), st.data())

@@ -212,18 +212,29 @@ def _texts(invocation: InvocationView) -> list[str]:
 def _aligned_regions(excerpts: list[str], usable: dict[int, InvocationView], *, whole_lines: bool = False) -> list[str]:
     """The cited output around where each excerpt aligns: a doctored excerpt is judged by the real
     line. ``whole_lines``: the lines it aligns with, whole — as the Gatekeeper reads a claim's own
-    lines for what it computed (an excerpt cut after a line's clock still dates that line)."""
+    lines for what it computed (an excerpt cut after a line's clock still dates that line). Only
+    where it aligns best: quoted verbatim from the output, its partial echo in the retrieval
+    details (one long JSON line) is no line of the claim's."""
     regions = []
     for excerpt in excerpts:
+        if not excerpt.strip():
+            continue
+        best: list[tuple[float, str]] = []  # per call, its output before its details on a tie
         for inv in usable.values():
+            aligned = None
             for text in _texts(inv):
-                found = _MATCHER.locate(excerpt, text) if excerpt.strip() else None
-                if found is not None and found.score >= 0.5:
-                    start, end = found.start, found.end
-                    if whole_lines:
-                        start = text.rfind("\n", 0, start) + 1
-                        end = len(text) if (stop := text.find("\n", end)) < 0 else stop
-                    regions.append(text[start:end])
+                found = _MATCHER.locate(excerpt, text)
+                if found is not None and found.score >= 0.5 and (aligned is None or found.score > aligned[0].score):
+                    aligned = (found, text)
+            if aligned is not None:
+                found, text = aligned
+                start, end = found.start, found.end
+                if whole_lines:
+                    start = text.rfind("\n", 0, start) + 1
+                    end = len(text) if (stop := text.find("\n", end)) < 0 else stop
+                best.append((found.score, text[start:end]))
+        top = max((score for score, _region in best), default=0.0)
+        regions += [region for score, region in best if score >= top]
     return regions
 
 

@@ -1010,7 +1010,9 @@ def _swapped_change(text: str, lines: list[str]) -> list[tuple[str, str]]:
     if not stated:
         return []  # no line states a change: nothing to read the claim's from–to against
     ends = _from_to(text)
-    if ends is None or (ends.first, ends.last) in stated:
+    # only a from–to phrase tells which value came first: two values in the claim's order may be
+    # the line's own, quoted ("maximum-pool-size=50 (was 100)")
+    if ends is None or ends.told != "first" or (ends.first, ends.last) in stated:
         return []
     if (ends.last, ends.first) in stated:
         return [
