@@ -205,7 +205,7 @@ _HELD_OUT_FLOORS = {
     "blind": (104, 17),
     "blind2": (70, 19),
     "blind3": (60, 20),
-    "blind4": (53, 16),
+    "blind4": (53, 17),
     "blind5": (35, 12),
     "blind6": (57, 15),
 }

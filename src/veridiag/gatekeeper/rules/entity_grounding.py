@@ -27,6 +27,7 @@ from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
 from veridiag.text.derived import Cited, derived
 from veridiag.text.entities import Corpus, Entity, TextFacts, extract_entities, period_lengths
+from veridiag.text.pairs import CLAUSE, broken_pairs
 
 
 class GroundingParams(BaseModel):
@@ -92,11 +93,7 @@ class _Check:
         if not anchors and not instances:
             return False
         for invocation in sources:
-            key = ("records", invocation.id)
-            if key not in self.context.memo:  # split once per check, for every fact found elsewhere
-                self.context.memo[key] = list(_records(self.context.evidence(invocation).output))
-            records: list[str] = self.context.memo[key]
-            for record in records:
+            for record in self.records(invocation):
                 if not _may_hold(record, entity):
                     continue
                 corpus = Corpus([record])
@@ -105,6 +102,18 @@ class _Check:
                 ):
                     return True
         return False
+
+    def records(self, invocation: InvocationView) -> list[str]:
+        """The output's records (``_records``), split once per check for every claim asking."""
+        key = ("records", invocation.id)
+        if key not in self.context.memo:
+            self.context.memo[key] = list(_records(self.context.evidence(invocation).output))
+        records: list[str] = self.context.memo[key]
+        return records
+
+    def stated(self, entity: Entity, text: Corpus) -> bool:
+        """Does ``text`` state ``entity``, a clock without a zone also as read in the reader's?"""
+        return text.contains(entity) or self.in_reader_zone(entity, text)
 
     def in_reader_zone(self, entity: Entity, near: Corpus) -> bool:
         """Is ``entity``, a clock written without a zone, stated in a zone the answer names for its
@@ -208,6 +217,14 @@ class _Check:
                 why = f"found only on the line of another subject than the claim's, in invocation {ids}: {listed}"
                 self.warn(target, why, len(swapped), len(entities), sources[0].id)
                 return
+            named = self.facts(text).entities()  # all of them: a pair may be quoted verbatim
+            outputs = [self.context.evidence(inv).output for inv in sources]
+            broken = broken_pairs(named, outputs, self.stated, self.facts)
+            if broken:
+                listed = ", ".join(f"{b.fact.text!r} with {b.instead!r}, not {b.partner.text!r}" for b in broken)
+                why = f"{PAIRED_OTHERWISE} in invocation {ids}: {listed}"
+                self.warn(target, why, len(broken), len(named), sources[0].id)
+                return
         doubtful = [e for e in entities if e not in outside and _doubted(e) and not near.pins(e)] + in_reader_zone
         if doubtful and not missing and not literal:
             listed = ", ".join(f"{e.kind} {e.text!r}" for e in doubtful)
@@ -272,6 +289,10 @@ def _grounds(near: Corpus, own_lines: Corpus | None, entity: Entity, literal: bo
     return near.contains(entity, literal=literal)
 
 
+#: The reason a claim pairs two facts its evidence gives with others ("merchant m-40281 at 10:05:30"
+#: of the lines of m-40277 at 02:05:30Z and m-40281 at 02:05:39Z): at most an inference.
+PAIRED_OTHERWISE = "facts its lines pair otherwise"
+
 #: The reason a claim's clock is stated only in one reading of a zone its words do not pin
 #: ("08:22 CST": China, US Central or Cuba) begins with this: at most an inference, never a REJECT.
 ZONE_UNPINNED = "zone not pinned"
@@ -290,9 +311,6 @@ _PAIRED_LINES = 5000
 _PAIRED_KINDS = ("timestamp", "identifier", "error_code")
 #: Facts that tie no line to a claim: a day and a service are on every line of a call's output.
 _UNTYING_KINDS = ("date", "service")
-#: Where a line's clauses part ("…, last 5.85% (30 points); peak 17.92% at 14:06"): what one
-#: clause states belongs to it.
-_CLAUSE = re.compile(r"[;,；，]")
 _WORD = re.compile(r"[^\W\d_]{3,}")
 
 
@@ -311,7 +329,7 @@ def _anchors(
     anchors: list[Entity] = []
     for text in quoted:
         for line in text.splitlines():
-            for part in _CLAUSE.split(line):
+            for part in CLAUSE.split(line):
                 facts = read(part).entities()
                 if any(e.kind == fact.kind and e.dimension == fact.dimension for e in facts):
                     continue
@@ -345,10 +363,15 @@ def _instances(quoted: Sequence[str]) -> list[re.Pattern[str]]:
 
 def _records(output: str) -> Iterator[str]:
     """The output's records: each line with the lines indented deeper right under it (a log
-    pattern and its example), over its first ``_PAIRED_LINES`` lines."""
+    pattern and its example), over its first ``_PAIRED_LINES`` lines. A heading ("templates:")
+    is a record of its own: what is indented under it is a list of records, not one."""
     lines = output.split("\n", _PAIRED_LINES)[:_PAIRED_LINES]
     at = 0
     while at < len(lines):
+        if lines[at].rstrip().endswith(":"):
+            yield lines[at]
+            at += 1
+            continue
         depth, end = _indent(lines[at]), at + 1
         while end < len(lines) and lines[end].strip() and _indent(lines[end]) > depth:
             end += 1
@@ -361,10 +384,11 @@ def _indent(line: str) -> int:
 
 
 def _may_hold(line: str, entity: Entity) -> bool:
-    """A cheap test before reading ``line``: a quantity's whole digits, another fact's needle."""
+    """A cheap test before reading ``line``: a quantity's whole digits, another fact's needle (of
+    any of its readings)."""
     if entity.kind == "quantity" and entity.value is not None:
         return str(abs(int(entity.value))) in line
-    return any(needle in line for needle in entity.needles)
+    return any(needle in line for reading in (entity, *entity.alternatives) for needle in reading.needles)
 
 
 #: What a claim is about: the facts of a line belong to the id or service it names.
