@@ -8,6 +8,7 @@ true value is kept, a wrong one is caught."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
@@ -91,6 +92,49 @@ def test_a_rate_of_a_series_counted_per_unit_is_its_points(
 
     assert _kept(says(value), calls)
     assert not _kept(says(value + off), calls)
+
+
+@given(
+    st.integers(20, 400),
+    st.integers(4, 40),
+    st.sampled_from(
+        ["roughly one sweep every {d} seconds", "about one every {d} seconds", "约每 {d} 秒一条", "差不多每 {d} 秒一次"]
+    ),
+)
+def test_one_every_interval_is_a_rate_its_lines_count(count: int, interval: int, form: str) -> None:
+    """ "one sweep every 14 seconds" of "62× 20:01:10Z – 20:15:24Z", "差不多每秒一条" of 60 lines in
+    114 s (one every two seconds): one in an interval is a rate, computed from a pattern's count
+    over its span — not a duration to find written, and not the wrong interval."""
+    span = count * interval
+    start = datetime(2005, 11, 9, 20, 1, 10, tzinfo=UTC)
+    line = f"{count}× INFO {start:%Y-%m-%dT%H:%M:%SZ} – {start + timedelta(seconds=span):%Y-%m-%dT%H:%M:%SZ} NEW SWEEP"
+    calls = [invocation(101, output=f"matched {count} lines (INFO {count})\n{line}")]
+
+    def says(seconds: int) -> list[dict[str, Any]]:
+        return [
+            claim(
+                text=f"The subnet manager ran {count} sweeps, " + form.format(d=seconds) + ".",
+                bindings=[binding([101], line)],
+            )
+        ]
+
+    assert _kept(says(interval), calls)
+    assert not _kept(says(interval * 2), calls)
+
+
+@given(
+    st.integers(30, 400),
+    st.sampled_from(["差不多每秒一条", "每秒一次", "about one a second", "roughly one per second"]),
+)
+def test_one_a_unit_is_checked_to_a_tenth(count: int, form: str) -> None:
+    """ "60 条…差不多每秒一条" of 60 lines over 114 s is one every two seconds: wrong."""
+    start = datetime(2026, 7, 7, 14, 0, 5, tzinfo=UTC)
+    for interval, right in ((1, True), (2, False)):
+        end = start + timedelta(seconds=count * interval)
+        line = f"{count}× ERROR {start:%Y-%m-%dT%H:%M:%SZ} – {end:%Y-%m-%dT%H:%M:%SZ} ERR_ORDER_VALIDATION"
+        calls = [invocation(102, output=line)]
+        text = f"这段时间记了 {count} 条 ERR_ORDER_VALIDATION，{form}。"
+        assert _kept([claim(text=text, bindings=[binding([102], line)])], calls) is right, (interval, text)
 
 
 @given(

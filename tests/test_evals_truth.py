@@ -203,11 +203,11 @@ def test_the_honest_set_runs_and_reports_rates() -> None:
 _HELD_OUT_FLOORS = {
     "heldout": (87, 30),
     "blind": (104, 17),
-    "blind2": (70, 19),
+    "blind2": (71, 19),
     "blind3": (60, 20),
     "blind4": (53, 17),
     "blind5": (35, 12),
-    "blind6": (57, 15),
+    "blind6": (58, 16),
 }
 
 

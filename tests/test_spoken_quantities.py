@@ -91,10 +91,21 @@ def test_nearly_an_hour_is_not_half_of_one(minutes: int, start: int) -> None:
 @given(
     st.integers(1, 5),
     st.integers(1, 59),
-    st.sampled_from(["{h} hours and {m} minutes", "{w} hours {m} minutes", "{h} 小时 {m} 分钟", "{h}小时{m}分钟"]),
+    st.sampled_from(
+        [
+            "{h} hours and {m} minutes",
+            "{w} hours {m} minutes",
+            "{h} 小时 {m} 分钟",
+            "{h}小时{m}分钟",
+            "{h} h {m} min",
+            "{h}h {m}min",
+            "{h} hr {m} mins",
+        ]
+    ),
     st.integers(1, 9),
 )
 def test_a_duration_in_two_units_is_one_duration(hours: int, minutes: int, form: str, wrong: int) -> None:
+    """Abbreviated too ("1 h 26 min", "2h 30min"): an hour and, apart, 26 minutes were two facts."""
     text = "the log covers " + form.format(h=hours, w=_en(hours), m=minutes)
     lines = [_line(0), _line(hours * 60 + minutes)]
     assert _found(text, lines), text

@@ -640,13 +640,28 @@ def _rate(match: re.Match[str]) -> Entity:
     """A rate as a quantity per second (the unit table's ``rate`` dimension: qps, req/s), at the
     precision of its count and as its words qualify it ("about 8 a minute", "at most 3 …")."""
     groups = match.groupdict()
-    number, unit = groups.get("num") or groups["snum"], groups.get("unit") or groups["sunit"]
-    start = match.start("num") if groups.get("num") else match.start("snum")
-    seconds = _UNITS.by_spelling[unit.lower()].factor * Decimal(groups.get("every") or 1)
+    count = "num" if groups.get("num") else "snum" if groups.get("snum") else "one"
+    number, unit = groups[count], groups.get("unit") or groups["sunit"]
+    start = match.start(count)
+    every = groups.get("every")
+    seconds = _UNITS.by_spelling[unit.lower()].factor * Decimal(every or 1)
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
+    precision = Decimal(1).scaleb(-decimals)
+    if not number[:1].isdigit():
+        # "one sweep every 14 seconds", "每秒一条": one exactly, the interval to its digits (14 ± 0.5
+        # s), an interval of one unit to a tenth
+        number = "1"
+        precision = (
+            Decimal(1).scaleb(-(len(every.split(".", 1)[1]) if "." in every else 0)) / Decimal(every)
+            if every
+            else Decimal("0.1")
+        )
     text = match.group()
-    entity = Entity("quantity", text, (text,), Decimal(number), "rate", 1 / seconds, Decimal(1).scaleb(-decimals))
-    return _qualified_at(entity, match.string, start, match.end()) or entity
+    entity = Entity("quantity", text, (text,), Decimal(number), "rate", 1 / seconds, precision)
+    qualified = _qualified_at(entity, match.string, start, match.end()) or entity
+    if qualified == entity and start != match.start():  # "约每 2 秒一条", "差不多每秒一条": before the whole
+        qualified = _qualified_at(entity, match.string, match.start(), match.end()) or entity
+    return qualified
 
 
 def tokens_over(text: str, start: int, end: int) -> tuple[str, ...]:

@@ -100,9 +100,9 @@ class _Spoken:
         )
         self.units = re.compile(rf"(?<=\d)\s*(?:{spelled})", re.IGNORECASE)
         joiners = "|".join(re.escape(j) for j in words.compound_joiners)
-        hours = "hours?|hrs?|小时"
+        hours = "hours?|hrs?|h|小时"
         minutes = "minutes?|mins?|分钟|分"
-        seconds = "seconds?|secs?|秒钟|秒"
+        seconds = "seconds?|secs?|s|秒钟|秒"
         join = rf"\s*(?:(?:{joiners})\s*)?"
         self.compound = re.compile(
             rf"(?<![\d.])(?P<a>{NUMBER})\s*(?P<big>{hours}|{minutes})(?![A-Za-z]){join}"
@@ -208,6 +208,8 @@ def may_spell(text: str, tokens: list[str]) -> bool:
     words = _spoken()
     if not text.isascii() or not words.triggers.isdisjoint(tokens) or not _dates().tokens.isdisjoint(tokens):
         return True
+    if any(token[-1:] in "hH" and token[:-1].isdigit() for token in tokens):
+        return True  # "2h 30min": a duration in two units, glued to its numbers
     hyphened = any(mark in text for mark in _HYPHENED)  # "a 6-hour window"
     return hyphened and words.hyphen_guard.search(text) is not None
 
@@ -243,7 +245,14 @@ def spoken_text(text: str) -> str:
     if any(start in lower for start in words.unit_starts):
         text = words.units.sub(lambda m: words.unit_words[" ".join(m.group().lower().split())], text)
     minutes = "min" in lower or "分" in text
-    if minutes and ("hour" in lower or "hr" in lower or "小时" in text or "sec" in lower or "秒" in text):
+    if minutes and (
+        "hour" in lower
+        or "hr" in lower
+        or "小时" in text
+        or "sec" in lower
+        or "秒" in text
+        or any(t in ("h", "s") or (t[-1:] in "hs" and t[:-1].isdigit()) for t in tokens)  # "1 h 26 min", "2h 30min"
+    ):
         text = words.compound.sub(_compound, text)
     return text
 

@@ -206,7 +206,8 @@ class Rates:
         noun = rf"(?:\s+(?!{stop})[A-Za-z][A-Za-z_-]*){{0,3}}"
         after = _words_pattern(words.not_after)
         self.en = re.compile(
-            rf"(?<![\w.])(?P<num>{NUMBER}){noun}\s+(?:{per})\s+(?:(?P<every>{NUMBER})\s+)?"
+            # "one sweep every 14 seconds": the count one, spelled
+            rf"(?<![\w.])(?P<num>{NUMBER}|(?i:one)){noun}\s+(?:{per})\s+(?:(?P<every>{NUMBER})\s+)?"
             rf"(?P<unit>{latin})(?![A-Za-z])(?!\s+(?:{after})(?![A-Za-z]))"
             rf"|(?<![\w.])(?P<snum>{NUMBER})(?:{noun}|\s?(?!{other})[A-Za-z]+|\s?[次个条])\s?/\s?(?P<sunit>{latin}|{chinese})"
             r"(?![A-Za-z])",
@@ -216,7 +217,9 @@ class Rates:
         self.zh = re.compile(
             rf"(?:{zh_per})\s*(?P<every>{NUMBER})?\s*个?(?P<unit>{chinese})[^\d\s,，。;；:：()（）]{{0,8}}?\s*"
             # a count, perhaps with its measure word; a unit after it is no count ("每小时 10 公里": a speed)
-            rf"(?P<num>{NUMBER})(?!\s*[:%.\d])(?:\s*[次个条]|(?!\s*[{HAN}A-Za-z]))"
+            rf"(?:(?P<num>{NUMBER})(?!\s*[:%.\d])(?:\s*[次个条]|(?!\s*[{HAN}A-Za-z]))"
+            # "每秒一条": 一 with its measure word is the count one (elsewhere a word: 一直)
+            rf"|(?P<one>一)\s*[次个条])"
         )
         #: "42 a minute": an article after a count (and what it counts) is a rate's, not "1 minute"
         self.article_after_count = re.compile(rf"(?<![\w.]){NUMBER}{noun}\s+$", re.IGNORECASE)
@@ -226,7 +229,7 @@ class Rates:
         self.zh_words = tuple(words.per_zh)
         #: a time unit as a whitespace token, bare or before a mark ("a minute." "per second,")
         self.time_tokens = frozenset(
-            f"{s}{mark}" for s in times if s.isascii() for mark in ("", ",", ".", ";", ")", ":")
+            f"{s}{mark}" for s in times if s.isascii() for mark in ("", ",", ".", ";", ")", ":", "。", "，", "；", "）")
         )
         #: a slash before a time unit ("30/min", "12 次/分钟")
         self.slash = re.compile(rf"/\s?(?:{latin}|{chinese})(?![A-Za-z])", re.IGNORECASE)
