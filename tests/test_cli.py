@@ -194,3 +194,14 @@ def test_importing_into_a_fresh_home_keeps_the_demo_out(
     services = next(line for line in info.stdout.splitlines() if line.startswith("services:"))
     assert services == "services: my-api", info.stdout
     assert "2026-07-07" not in info.stdout
+
+
+def test_tools_call_help_lists_every_registered_tool() -> None:
+    """The help reads the registry (``TOOL_ARGS``, by id): a tool added there is listed with no
+    second list to keep in step."""
+    from veridiag.tools.args import TOOL_ARGS
+
+    result = runner.invoke(app, ["tools", "call", "--help"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.stderr
+    listed = next(line for line in result.stdout.splitlines() if "One of:" in line)
+    assert all(name in listed for name in TOOL_ARGS), listed

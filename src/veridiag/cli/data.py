@@ -6,10 +6,11 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.table import Table
+from typer.core import TyperCommand
 
 from veridiag.cli.common import err, fail, out, print_json, settings
 
@@ -632,9 +633,27 @@ def kb_search(
     out.print(table)
 
 
-@tools_app.command("call")
+#: The ``tool`` argument's help; ``{tools}`` becomes every registered tool when help is shown.
+TOOL_HELP = "One of: {tools}."
+
+
+class _ToolsCallCommand(TyperCommand):
+    """``tools call``: its help lists the tools from their registry (``tools/args.py``
+    ``TOOL_ARGS``, by id) when it is shown, so a new tool needs no second list here and no other
+    command pays for importing the registry's models."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:  # typer's vendored click (a private module)
+        from veridiag.tools.args import TOOL_ARGS
+
+        for param in self.params:
+            if param.name == "tool":
+                param.help = TOOL_HELP.format(tools=", ".join(TOOL_ARGS))  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)
+
+
+@tools_app.command("call", cls=_ToolsCallCommand)
 def tools_call(
-    tool: Annotated[str, typer.Argument(help="query_logs, query_metrics or lookup_knowledge.")],
+    tool: Annotated[str, typer.Argument(help=TOOL_HELP)],
     arguments: Annotated[str, typer.Argument(help='JSON arguments, e.g. \'{"service": "payment-service"}\'.')] = "{}",
 ) -> None:
     """Run one tool in a new session and print the recorded invocation as JSON.
