@@ -411,7 +411,7 @@ def test_one_trace_by_its_id_says_where_the_request_went_and_what_the_service_ca
     assert status == "ok" and found is not None, text
     assert found.trace_id == "ab" * 16 and found.trace_spans == 3
     assert found.reached == ["gateway", "api", "db"] and found.called == ["db"]
-    assert f"api in trace {'ab' * 16}: 1 spans; calls to other services: db" in text
+    assert f"api in trace {'ab' * 16}: 1 span; calls to other services: db" in text
     assert f"trace {'ab' * 16} spans stating an error: api:queryTrips" in text
     status, text, found = run(env, service="db", trace_id="ab" * 16)
     assert found is not None and found.called == [] and "calls to other services: none" in text

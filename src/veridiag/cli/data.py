@@ -85,31 +85,39 @@ def db_compact(
     out.print(f"compressed {done} session audits older than {older_than_days:g} days")
 
 
+def _n(count: int, noun: str) -> str:
+    """``count`` with ``noun`` agreeing: "1 line", "2 lines" (imported when a message is written)."""
+    from veridiag.tools.words import quantity
+
+    return quantity(count, noun)
+
+
 def _report(report: ImportReport, what: str, as_json: bool) -> None:
+    """``what``: the noun of the rows imported, singular ("log line")."""
     if as_json:
         print_json(report.model_dump(mode="json"))
         return
     already = f" ({report.duplicates} already stored)" if report.duplicates else ""
     how = f"format {report.format}" + (f", year {report.year} from {report.year_source}" if report.year_source else "")
-    out.print(f"imported {report.imported} new {what}{already} — {how}")
+    out.print(f"imported {_n(report.imported, 'new ' + what)}{already} — {how}")
     if report.services:
         out.print("services: " + ", ".join(report.services))
-    if report.series and what != "spans":
+    if report.series and what != "span":
         out.print("series: " + ", ".join(report.series))
     for column in report.left_out:
         out.print(f"left out {column}")
-    for line in [*_container_notes(report), *(_span_notes(report) if what == "spans" else [])]:
+    for line in [*_container_notes(report), *(_span_notes(report) if what == "span" else [])]:
         out.print(line)
     if report.unparsed:
-        out.print(f"{report.unparsed} lines were not understood by the {report.format} format (imported whole)")
+        out.print(f"{_n(report.unparsed, 'line')} not understood by the {report.format} format (imported whole)")
     if report.continuation_lines:
-        out.print(f"{report.continuation_lines} continuation lines (stack traces) kept with their entry")
+        out.print(f"{_n(report.continuation_lines, 'continuation line')} (stack traces) kept with their entry")
     if report.changes:
-        out.print(f"{report.changes} change events recorded")
+        out.print(f"{_n(report.changes, 'change event')} recorded")
     if report.skipped:
-        out.print(f"skipped {report.skipped} unreadable {what}, first at line(s) {report.first_skipped}")
+        out.print(f"skipped {_n(report.skipped, 'unreadable ' + what)}, first at line(s) {report.first_skipped}")
     if report.replaced_bytes_lines:
-        out.print(f"{report.replaced_bytes_lines} lines had invalid UTF-8 bytes (replaced with �)")
+        out.print(f"{_n(report.replaced_bytes_lines, 'line')} with invalid UTF-8 bytes (replaced with �)")
 
 
 def _container_notes(report: ImportReport) -> list[str]:
@@ -118,13 +126,15 @@ def _container_notes(report: ImportReport) -> list[str]:
     if report.inner_format:
         notes.append(f"lines inside the records: format {report.inner_format}")
     if report.traced:
-        notes.append(f"{report.traced} lines kept with their trace and span ids")
+        notes.append(f"{_n(report.traced, 'line')} kept with their trace and span ids")
     if report.without_service:
-        notes.append(f"skipped {report.without_service} lines that name no service (no pod, no service field)")
+        notes.append(f"skipped {_n(report.without_service, 'line')} that name no service (no pod, no service field)")
     if report.partials_joined:
-        notes.append(f"{report.partials_joined} records joined to the line they continue")
+        notes.append(f"{_n(report.partials_joined, 'record')} joined to the line they continue")
     if report.partial_unfinished:
-        notes.append(f"{report.partial_unfinished} long lines whose end is not in the file (kept as far as they go)")
+        notes.append(
+            f"{_n(report.partial_unfinished, 'long line')} whose end is not in the file (kept as far as they go)"
+        )
     return notes
 
 
@@ -133,16 +143,16 @@ def _span_notes(report: ImportReport) -> list[str]:
     notes = []
     metrics = Counter(name.rsplit("/", 1)[1] for name in report.series)
     if metrics:
-        notes.append("series: " + ", ".join(f"{metric} ({n} services)" for metric, n in sorted(metrics.items())))
+        notes.append("series: " + ", ".join(f"{metric} ({_n(n, 'service')})" for metric, n in sorted(metrics.items())))
     if report.traces or report.points:
         notes.append(
-            f"{report.points} new or changed points of the span series over {report.minutes} minutes"
-            f" ({report.traces} traces recomputed)"
+            f"{_n(report.points, 'new or changed point')} of the span series over {_n(report.minutes, 'minute')}"
+            f" ({_n(report.traces, 'trace')} recomputed)"
         )
     if report.orphans:
-        notes.append(f"{report.orphans} spans whose parent span is in no file imported (yet)")
+        notes.append(f"{_n(report.orphans, 'span')} whose parent span is in no file imported (yet)")
     if report.edges:
-        notes.append(f"{report.edges} calls between services in the call graph")
+        notes.append(f"{_n(report.edges, 'call')} between services in the call graph")
     return notes
 
 
@@ -242,7 +252,7 @@ def data_import_logs(
         if clickhouse is not None:
             clickhouse.close()
     _demo_note(env)
-    _batch_report(report, "log lines", as_json, single=len(files) == 1 and files[0].is_file())
+    _batch_report(report, "log line", as_json, single=len(files) == 1 and files[0].is_file())
 
 
 @data_app.command("import-metrics")
@@ -294,7 +304,7 @@ def data_import_metrics(
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
     _demo_note(env)
-    _batch_report(report, "points", as_json, single=len(files) == 1 and files[0].is_file())
+    _batch_report(report, "point", as_json, single=len(files) == 1 and files[0].is_file())
 
 
 def _demo_note(env: EmbeddedEnvironment) -> None:
@@ -328,24 +338,25 @@ def _batch_report(report: BatchReport, what: str, as_json: bool, *, single: bool
             done = result.report
             already = f" ({done.duplicates} already stored)" if done.duplicates else ""
             whose = f" from {done.service_column}" if done.service_column else ""
-            whom = ", ".join(done.services) if len(done.services) <= 5 else f"{len(done.services)} services"
+            whom = ", ".join(done.services) if len(done.services) <= 5 else _n(len(done.services), "service")
             out.print(
-                f"{name}: {done.imported} new {what}{already} — {whom or 'no service'}{whose}"
-                + (f", {len(done.series)} series" if done.series else "")
-                + (f", format {done.format}" if what in ("log lines", "edges", "spans") else "")
+                f"{name}: {_n(done.imported, 'new ' + what)}{already} — {whom or 'no service'}{whose}"
+                + (f", {_n(len(done.series), 'series')}" if done.series else "")
+                + (f", format {done.format}" if what in ("log line", "edge", "span") else "")
             )
             for note in [*done.left_out, *done.respelt]:
                 out.print(f"  left out {note}" if note in done.left_out else f"  {note}")
-            for note in [*_container_notes(done), *(_span_notes(done) if what == "spans" else [])]:
+            for note in [*_container_notes(done), *(_span_notes(done) if what == "span" else [])]:
                 out.print(f"  {note}")
             if done.skipped:
                 out.print(
-                    f"  skipped {done.skipped} {what} without a number (empty, NaN) or a time,"
+                    f"  skipped {_n(done.skipped, what)} without a number (empty, NaN) or a time,"
                     f" first at line(s) {done.first_skipped}"
                 )
         counts = report.counts()
         out.print(
-            f"{report.imported} new {what} ({report.duplicates} already stored) from {counts['imported']} files"
+            f"{_n(report.imported, 'new ' + what)} ({report.duplicates} already stored) from "
+            f"{_n(counts['imported'], 'file')}"
             f" in {report.seconds:.1f} s; {counts['skipped']} skipped, {counts['failed']} failed"
         )
         if report.services:
@@ -375,7 +386,7 @@ def data_import_changes(
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
     _demo_note(env)
-    _report(report, "changes", as_json)
+    _report(report, "change", as_json)
 
 
 @data_app.command("import-dependencies")
@@ -405,7 +416,7 @@ def data_import_dependencies(
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
     _demo_note(env)
-    _batch_report(report, "edges", as_json, single=len(files) == 1 and files[0].is_file())
+    _batch_report(report, "edge", as_json, single=len(files) == 1 and files[0].is_file())
 
 
 @data_app.command("import-traces")
@@ -474,7 +485,7 @@ def data_import_traces(
         if clickhouse is not None:
             clickhouse.close()
     _demo_note(env)
-    _batch_report(report, "spans", as_json, single=len(files) == 1 and files[0].is_file())
+    _batch_report(report, "span", as_json, single=len(files) == 1 and files[0].is_file())
 
 
 def _clickhouse_traces(traces: ClickHouseTraces) -> ClickHouseTraces:
@@ -551,7 +562,7 @@ def data_export_openmetrics(file: Annotated[Path, typer.Argument(help="Output fi
     env = embedded_environment(settings())
     with file.open("w", encoding="utf-8") as handle:
         count = export_openmetrics(env, handle)
-    out.print(f"wrote {count} samples to {file}")
+    out.print(f"wrote {_n(count, 'sample')} to {file}")
 
 
 @data_app.command("info")
@@ -578,9 +589,11 @@ def data_info(as_json: JsonOption = False) -> None:
     out.print("services: " + ", ".join(info["services"]))
     out.print("metrics: " + ", ".join(info["metrics"]))
     called = len({end for edge in edges for end in edge})
-    out.print(f"dependencies: {len(edges)} edges between {called} services" if edges else "dependencies: none")
     out.print(
-        f"spans: {spans[0]} of {spans[1]} traces, as the series span_rate, span_duration_p90, span_self_time_p90"
+        f"dependencies: {_n(len(edges), 'edge')} between {_n(called, 'service')}" if edges else "dependencies: none"
+    )
+    out.print(
+        f"spans: {spans[0]} of {_n(spans[1], 'trace')}, as the series span_rate, span_duration_p90, span_self_time_p90"
         " (span_errors where they state a status)"
         if spans
         else "spans: none"
@@ -600,7 +613,7 @@ def kb_index() -> None:
         count = embedded_environment(settings()).index_knowledge()
     except RunbookError as exc:
         raise fail(str(exc)) from None
-    out.print(f"indexed {count} runbooks")
+    out.print(f"indexed {_n(count, 'runbook')}")
 
 
 @kb_app.command("search")

@@ -53,6 +53,7 @@ from veridiag.tools.args import QueryTracesArgs, parse_time
 from veridiag.tools.backends import TraceBackend, TraceLookup, TraceReadError, one_call
 from veridiag.tools.records import CallEdge, SlowTrace, SpanFigure, TraceEvidence
 from veridiag.tools.results import ToolOutput
+from veridiag.tools.words import quantity
 
 TOOL = "query_traces"
 #: The baseline is at least this long, and when that holds no span, this long instead.
@@ -288,12 +289,13 @@ def _render_trace(service: str, spans: Sequence[TraceSpan]) -> ToolOutput:
     by_id = {s.span_id: s for s in spans}
     called = list(dict.fromkeys(s.service for s in spans if s.service != service and _parent_of(s, by_id) == service))
     head = (
-        f"trace {trace_id} at {iso(_moment(first))}: {len(spans)} spans of {len(reached)} services, "
+        f"trace {trace_id} at {iso(_moment(first))}: {quantity(len(spans), 'span')} of "
+        f"{quantity(len(reached), 'service')}, "
         f"{ms_text((last - first) / 1e6)}"
     )
     reached_line = f"trace {trace_id} services in the order it reached them: " + " → ".join(reached)
     own_line = (
-        f"{service} in trace {trace_id}: {len(own)} spans; calls to other services: "
+        f"{service} in trace {trace_id}: {quantity(len(own), 'span')}; calls to other services: "
         + (", ".join(called) if called else "none")
         if own
         else f"{service} in trace {trace_id}: no spans"
@@ -402,7 +404,7 @@ def _errors(stats: SpanStats) -> str:
     if stats.errors is None:
         return "no status stated" if stats.spans else "no spans"
     rate = format_value(rounded(stats.errors / stats.stated * 100), "%")
-    return f"{stats.errors} of {stats.stated} spans ({rate})"
+    return f"{stats.errors} of {quantity(stats.stated, 'span')} ({rate})"
 
 
 def _calls(window: Sequence[CallCount], baseline: Sequence[CallCount]) -> list[CallEdge]:
@@ -432,8 +434,8 @@ def _calls(window: Sequence[CallCount], baseline: Sequence[CallCount]) -> list[C
 
 
 def _edge(calls: int, errors: int | None) -> str:
-    said = "errors not stated" if errors is None else f"{errors} errors"
-    return f"{calls} calls, {said}"
+    said = "errors not stated" if errors is None else quantity(errors, "error")
+    return f"{quantity(calls, 'call')}, {said}"
 
 
 def _callees(
