@@ -280,6 +280,14 @@ def _minutes(seconds: float) -> str:
     return f"{minutes} min" if minutes < 120 else f"{minutes / 60:.1f} h".replace(".0 h", " h")
 
 
+#: How a metrics output read at the step asked says what its points are: a step's value is the
+#: series' newest at or before the step's time, as a Prometheus range query reads it (the
+#: embedded file's own points are thinned so, so both backends state the same values).
+STEP_LINE = (
+    "step {step}: each point is the series' newest value at or before its step's time, "
+    "as a Prometheus range query reads it"
+)
+
 #: The heading after which a metrics output lists its stored points, one ``point_line`` each.
 POINTS_HEADING = "points:"
 
@@ -325,14 +333,19 @@ def metrics_output(
     kind: MetricKind | None = None,
     per_step: int | None = None,
     at: datetime | None = None,
+    step_seconds: int | None = None,
 ) -> tuple[Rendered, MetricEvidence]:
     """Window statistics, a counter's increases (``per_step``: the window holds its increase
     per step of that many seconds), the value at the moment asked (``at``, inside the window),
-    the series' own baseline, its anomalies, then the points."""
+    the series' own baseline, its anomalies, then the points. ``step_seconds``: the step the call
+    asked for, which the points are read at (``STEP_LINE`` says how, after the request line)."""
     values = [v for _t, v in window]
     peak_at, peak = max(window, key=lambda point: point[1])
     window_line = f"window: {_stats(values, unit)}; {peak_phrase(peak, peak_at, unit)}"
-    lines = [request_line("query_metrics", {**request, "unit": unit}), window_line]
+    lines = [request_line("query_metrics", {**request, "unit": unit})]
+    if step_seconds is not None:
+        lines.append(STEP_LINE.format(step=duration(step_seconds)))
+    lines.append(window_line)
     value_at = dict(window)
 
     @cache
@@ -351,8 +364,11 @@ def metrics_output(
     baseline_line = None
     if baseline is not None and history is not None:
         seasonal = f"seasonal: {_minutes(baseline.period.total_seconds())}" if baseline.period else "seasonal: no"
+        # The stretch the baseline's points cover: past the window when the series had too little
+        # before it and was judged against itself around the window, so their count is of it.
+        last = max(history.last, baseline.history_last or history.last)
         baseline_line = (
-            f"history {iso(history.first)} – {iso(history.last)} ({quantity(baseline.history_points, 'point')}): "
+            f"history {iso(history.first)} – {iso(last)} ({quantity(baseline.history_points, 'point')}): "
             f"median {format_value(rounded(baseline.median), unit)}, "
             f"MAD {format_value(rounded(baseline.mad), unit)}; {seasonal}"
         )
