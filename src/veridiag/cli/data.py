@@ -92,12 +92,22 @@ def _n(count: int, noun: str) -> str:
     return quantity(count, noun)
 
 
+def _not_new(duplicates: int, in_file: int, *, always: bool = False) -> str:
+    """Why rows were not stored anew, in parentheses: already stored (before this import), or
+    repeating a row of their own file — a first import of a file with repeats has no row
+    "already stored". ``always``: say "0 already stored" rather than nothing."""
+    stored = duplicates - in_file
+    said = [f"{stored} already stored"] if stored or (always and not in_file) else []
+    said += [f"{_n(in_file, 'row')} repeated within the file"] if in_file else []
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def _report(report: ImportReport, what: str, as_json: bool) -> None:
     """``what``: the noun of the rows imported, singular ("log line")."""
     if as_json:
         print_json(report.model_dump(mode="json"))
         return
-    already = f" ({report.duplicates} already stored)" if report.duplicates else ""
+    already = _not_new(report.duplicates, report.in_file)
     how = f"format {report.format}" + (f", year {report.year} from {report.year_source}" if report.year_source else "")
     out.print(f"imported {_n(report.imported, 'new ' + what)}{already} — {how}")
     if report.services:
@@ -336,7 +346,7 @@ def _batch_report(report: BatchReport, what: str, as_json: bool, *, single: bool
                 out.print(f"{name}: {result.outcome} — {result.why}")
                 continue
             done = result.report
-            already = f" ({done.duplicates} already stored)" if done.duplicates else ""
+            already = _not_new(done.duplicates, done.in_file)
             whose = f" from {done.service_column}" if done.service_column else ""
             whom = ", ".join(done.services) if len(done.services) <= 5 else _n(len(done.services), "service")
             out.print(
@@ -355,7 +365,7 @@ def _batch_report(report: BatchReport, what: str, as_json: bool, *, single: bool
                 )
         counts = report.counts()
         out.print(
-            f"{_n(report.imported, 'new ' + what)} ({report.duplicates} already stored) from "
+            f"{_n(report.imported, 'new ' + what)}{_not_new(report.duplicates, report.in_file, always=True)} from "
             f"{_n(counts['imported'], 'file')}"
             f" in {report.seconds:.1f} s; {counts['skipped']} skipped, {counts['failed']} failed"
         )

@@ -138,6 +138,7 @@ def import_dependencies(env: EmbeddedEnvironment, path: Path) -> ImportReport:
         raise ImportFailedError(f"{path}: no edge between two services could be read")
     written = env.add_dependencies(rows)
     report.imported, report.duplicates, report.edges = written.added, written.duplicates, len(rows)
+    report.in_file = written.in_file
     report.services = sorted({row.caller for row in rows} | {row.callee for row in rows})
     report.respelt = spelling.respelt()
     return report
