@@ -16,8 +16,10 @@ figure of the service on a line that names it, times in UTC ISO and units writte
     trace 1 most time on its critical path: ts-travel-service:… 650ms of 862.63ms (self 650ms)
 
 A hop is one service and operation (``×n``: n spans of it on the path, times summed); its first
-figure is its time on the critical path (``analysis/traces.py``), the second its
-self time; a path of more than ``MAX_HOPS`` hops shows the ones holding it up longest.
+figure is its time on the critical path (``analysis/traces.py``), then its self time — of its
+whole run, so after the span's duration when it is more than the time on the path (a span that
+ran beside a sibling holding the request up); a path of more than ``MAX_HOPS`` hops shows the
+ones holding it up longest.
 
 The baseline is the service's own spans in the period just before the window, as long as the
 window but at least an hour; when that holds none, the day before the window.
@@ -493,14 +495,14 @@ def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter, label: str |
         f"{ms_text(longest.duration_ns / 1e6)}, trace {ms_text(trace_ms)}"
     )
     shown = sorted(sorted(path, key=lambda h: -h.critical_ms)[:MAX_HOPS], key=path.index)
-    hops = [f"{_hop(h)} {ms_text(h.critical_ms)} (self {ms_text(h.self_ms)})" for h in shown]
+    hops = [f"{_hop(h)} {ms_text(h.critical_ms)} ({_own(h)})" for h in shown]
     left = [h for h in path if h not in shown]
     more = f" (and {len(left)} more hops, {ms_text(sum(h.critical_ms for h in left))})" if left else ""
     path_line = f"{label} critical path: " + " → ".join(hops) + more
     heaviest = max(path, key=lambda h: h.critical_ms) if path else None
     heaviest_line = (
         f"{label} most time on its critical path: {_hop(heaviest)} "
-        f"{ms_text(heaviest.critical_ms)} of {ms_text(trace_ms)} (self {ms_text(heaviest.self_ms)})"
+        f"{ms_text(heaviest.critical_ms)} of {ms_text(trace_ms)} ({_own(heaviest)})"
         if heaviest is not None
         else None
     )
@@ -517,6 +519,15 @@ def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter, label: str |
         heaviest_line=heaviest_line,
         spans=waterfall(spans),
     )
+
+
+def _own(hop: Hop) -> str:
+    """A hop's self time; after its span's duration when the self time is more than the time on
+    the path (written first): a span that ran beside a sibling holding the request up — an
+    asynchronous call, work after its callee answered — is on the path for part of its run only,
+    and its self time, of the whole run, read as more than the span."""
+    own = ms_text(hop.self_ms)
+    return f"span {ms_text(hop.duration_ms)}, self {own}" if hop.self_ms > hop.critical_ms else f"self {own}"
 
 
 def _hop(hop: Hop) -> str:
