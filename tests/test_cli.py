@@ -194,3 +194,34 @@ def test_importing_into_a_fresh_home_keeps_the_demo_out(
     services = next(line for line in info.stdout.splitlines() if line.startswith("services:"))
     assert services == "services: my-api", info.stdout
     assert "2026-07-07" not in info.stdout
+
+
+def test_tools_call_help_lists_every_registered_tool() -> None:
+    """The help reads the registry (``TOOL_ARGS``, by id): a tool added there is listed with no
+    second list to keep in step."""
+    from veridiag.tools.args import TOOL_ARGS
+
+    result = runner.invoke(app, ["tools", "call", "--help"], env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.stderr
+    listed = next(line for line in result.stdout.splitlines() if "One of:" in line)
+    assert all(name in listed for name in TOOL_ARGS), listed
+
+
+@pytest.mark.parametrize("command", [["data", "info"], ["tools", "call", "query_changes", "{}"], ["sessions"]])
+def test_a_home_made_where_none_was_is_said_once_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: list[str]
+) -> None:
+    """A ``VERIDIAG_HOME`` that names no folder (a typo, a first run) becomes a new home — the demo's
+    or an empty one — and the user is told so, on stderr (stdout stays the command's: JSON stays
+    JSON); a command that makes nothing says nothing, nor does the next run."""
+    monkeypatch.delenv("VERIDIAG_DATABASE_URL", raising=False)
+    home = tmp_path / "no" / "such-home"
+    env = {"VERIDIAG_HOME": str(home), "VERIDIAG_EMBEDDED__LOAD_DEMO": "false"}
+    untouched = runner.invoke(app, ["rules", "--json"], env=env)
+    assert untouched.exit_code == 0 and not home.exists() and "note:" not in untouched.stderr
+    first = runner.invoke(app, command, env=env)
+    assert home.exists(), first.output
+    assert f"note: {home} did not exist: made a new veridiag home there" in first.stderr
+    assert "note:" not in first.stdout
+    again = runner.invoke(app, command, env=env)
+    assert "note:" not in again.stderr

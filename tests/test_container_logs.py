@@ -24,6 +24,7 @@ from veridiag.ingest.logformats import LogEntry, LogFileReport, read_log_file
 from veridiag.ingest.logformats.reader import _continuation_like
 from veridiag.tools import QueryLogsArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
+from veridiag.tools.words import quantity
 
 FIXTURES = Path(__file__).parent / "fixtures"
 NEZHA_LOGS = FIXTURES / "nezha" / "trainticket" / "log"
@@ -144,7 +145,7 @@ def test_importing_the_folder_counts_what_the_csv_says(tmp_path: Path) -> None:
         out = env.query_logs(
             QueryLogsArgs(service=service, level="ERROR", start="2023-01-29T09:00:00Z", end="2023-01-29T11:00:00Z")
         )
-        assert f"matched {count} lines (ERROR {count})" in out.text, out.text
+        assert f"matched {quantity(count, 'line')} (ERROR {count})" in out.text, out.text
         assert "TraceID: <*> SpanID: <*>" in out.text  # the template, ids masked
     stored = sqlite3.connect(env.path).execute("SELECT COUNT(*) FROM log_line WHERE trace_id IS NOT NULL").fetchone()
     assert stored == (len(rows),)
@@ -169,7 +170,7 @@ def test_the_cli_imports_a_folder_of_container_logs(tmp_path: Path) -> None:
     assert "09_30_log.csv: 19 new log lines — " in done.stdout
     assert "lines inside the records: format logback_time" in done.stdout
     assert "19 lines kept with their trace and span ids" in done.stdout
-    assert "1 long lines whose end is not in the file" in done.stdout
+    assert "1 long line whose end is not in the file" in done.stdout
     formats = runner.invoke(app, ["data", "formats", "--json"], env=env)
     ids = {f["id"] for f in json.loads(formats.stdout)}
     assert {"docker_json", "cri", "kubernetes_json", "container_csv", "logback_time", "logcat", "bgl"} <= ids

@@ -82,7 +82,7 @@ def test_a_child_before_its_parent_and_a_parent_elsewhere(tmp_path: Path) -> Non
     reference = EmbeddedEnvironment(tmp_path / "r.db", load_demo=False)
     import_dependencies(reference, SPANS)
     assert env.dependencies() == reference.dependencies()
-    assert report.left_out == ["1 spans whose parent span is not in the file"]
+    assert report.left_out == ["1 span whose parent span is not in the file"]
 
 
 caller_names = st.sampled_from(column_words().caller)

@@ -4,6 +4,7 @@ one, the full-text index is searched once per call, and no statement walks the w
 from __future__ import annotations
 
 import random
+import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -84,21 +85,28 @@ def _line_by_line(
         conn.execute("SELECT line FROM log_line WHERE id = ?", (first_id,)).fetchone()[0] for *_, first_id in groups
     ]
     stamps = conn.execute(f"SELECT ts FROM log_line WHERE {where} ORDER BY ts LIMIT ?", [*params, _logs.BURST_SAMPLE])
-    first = conn.execute(f"SELECT line FROM log_line WHERE {where} ORDER BY ts, id LIMIT 500", params)
+    first = [
+        line
+        for (line,) in conn.execute(
+            f"SELECT line FROM log_line WHERE {where} ORDER BY ts, id LIMIT ?", [*params, args.limit]
+        )
+    ]
+    matched = sum(by_level.values())
     return {
         "by_level": by_level,
         "patterns": [(count, example) for (count, *_), example in zip(groups, examples, strict=True)][
             : _logs.TOP_TEMPLATES
         ],
         "bursts": group_bursts(ts for (ts,) in stamps),
-        "lines": [line for (line,) in first],
+        "lines": first,
+        "showing": (len(first), matched) if len(first) < matched else None,
     }
 
 
 def _reported(env: EmbeddedEnvironment, args: QueryLogsArgs) -> dict[str, Any]:
     out = env.query_logs(args)
     if out.status == "no_data":
-        return {"by_level": {}, "patterns": [], "bursts": [], "lines": []}
+        return {"by_level": {}, "patterns": [], "bursts": [], "lines": [], "showing": None}
     assert out.status == "ok", out.text
     (evidence,) = out.evidence
     assert isinstance(evidence, LogEvidence)
@@ -107,6 +115,9 @@ def _reported(env: EmbeddedEnvironment, args: QueryLogsArgs) -> dict[str, Any]:
         "patterns": [(p["count"], p["example"]) for p in readable(out.retrieval_details)["patterns"]],
         "bursts": evidence.bursts,
         "lines": [sample.line for sample in evidence.samples],
+        "showing": next(
+            ((int(a), int(b)) for a, b in re.findall(r"^showing (\d+) of (\d+) lines", out.text, re.M)), None
+        ),
     }
 
 
@@ -122,18 +133,24 @@ windows = st.tuples(
     service=st.sampled_from([None, *SERVICES]),
     level=st.sampled_from([None, *LEVELS]),
     query=st.sampled_from([None, None, "ERR_TIMEOUT", "timeout", "HikariPool waiting", "order"]),
+    limit=st.integers(1, 500),
 )
-def test_query_logs_reports_what_counting_the_lines_one_by_one_gives(
+def test_query_logs_reports_what_counting_the_lines_one_by_one_gives(  # noqa: PLR0917 (hypothesis draws them)
     seeded: EmbeddedEnvironment,
     window: tuple[int, int, int],
     service: str | None,
     level: str | None,
     query: str | None,
+    limit: int,
 ) -> None:
+    """… and lists no more lines than ``limit`` asks, saying how many of the matched it shows
+    when that is fewer."""
     minutes, millis, length = window
     start = DAY + timedelta(minutes=minutes, milliseconds=millis)
     end = start + timedelta(milliseconds=length)
-    args = QueryLogsArgs(service=service, level=level, query=query, start=start.isoformat(), end=end.isoformat())
+    args = QueryLogsArgs(
+        service=service, level=level, query=query, start=start.isoformat(), end=end.isoformat(), limit=limit
+    )
     expected = _line_by_line(seeded._connection(), args, start, end)
     assert _reported(seeded, args) == expected
 
@@ -209,7 +226,7 @@ def test_whole_minutes_are_counted_from_log_minute_and_the_first_lines_stop_earl
     conn = seeded._connection()
     assert any("FROM log_minute" in s for s in statements)
     assert not [s for s in statements if "FROM log_line" in s and "GROUP BY" in s], "no line is counted one by one"
-    (listing,) = [s for s in statements if "ORDER BY ts, id LIMIT 500" in s]
+    (listing,) = [s for s in statements if f"ORDER BY ts, id LIMIT {args.limit}" in s]
     plan = _plan(conn, listing)
     assert "ix_log_service_level_ts" in plan and "TEMP B-TREE" not in plan, "the index gives the order: LIMIT stops"
 
@@ -253,7 +270,8 @@ def test_a_search_too_broad_to_read_counts_every_match_and_says_what_it_read(
     assert isinstance(evidence, LogEvidence)
     assert (evidence.matched, evidence.counted) == (total, 100), "every match counted, the first 100 read"
     assert readable(out.retrieval_details)["matched"] == total
-    assert _reported(env, args) == _line_by_line(conn, args, start, end, read=100)
+    # the lines listed are of those read; how many they are of is every match
+    assert _reported(env, args) == {**_line_by_line(conn, args, start, end, read=100), "showing": (args.limit, total)}
     assert evidence.line.startswith(f"matched {total} lines (of the first 100 read: ")
     assert f"{total} lines match; only the first 100 in storage order were read" in out.text
     assert "templates (in a sample of the lines):" in out.text

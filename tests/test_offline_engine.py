@@ -42,7 +42,9 @@ FAULTY = {
     "order-bad-deploy": "order-service",
     "mysql-lock-waits": "mysql",
 }
-NUMBER = re.compile(r"(?<![A-Za-z_\d.\-])\d+(?:\.\d+)?(?!\d)")
+#: A number an answer states — not an evidence reference ("#104" names an invocation: its id is
+#: no fact, and a cited output holding the same digits by chance is no grounding of it).
+NUMBER = re.compile(r"(?<![A-Za-z_\d.\-#])\d+(?:\.\d+)?(?!\d)")
 
 
 QUESTIONS = [(incident.id, question) for incident in bundled_environment().incidents for question in incident.questions]

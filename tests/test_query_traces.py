@@ -4,6 +4,7 @@ data and unknown services, the runner recording it, and the Gatekeeper grounding
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -33,11 +34,12 @@ from veridiag.gatekeeper import Gatekeeper
 from veridiag.pipeline.factory import assemble
 from veridiag.pipeline.service import DiagnosisResult
 from veridiag.store import SessionStore
+from veridiag.text.render import parse_value
 from veridiag.tools.args import QueryTracesArgs
 from veridiag.tools.backends.embedded import EmbeddedEnvironment, LogRow, SpanRow
 from veridiag.tools.records import TraceEvidence
 from veridiag.tools.runner import Toolbox, ToolRunner
-from veridiag.tools.spans import TraceQuery, trace_id_in
+from veridiag.tools.spans import TraceQuery, _slow, trace_id_in
 
 T0 = datetime(2026, 3, 1, 10, 0, tzinfo=UTC)
 MS = 10**6
@@ -118,6 +120,26 @@ def test_the_critical_paths_shares_add_up_to_the_roots_duration(spans: list[Trac
     merged = by_operation(path)
     assert sum(h.spans for h in merged) == len(path)
     assert sum(h.critical_ms for h in merged) == pytest.approx(sum(h.critical_ms for h in path))
+
+
+#: A hop as a path line writes it: its time on the path, its span's duration when the self
+#: time is more than that, its self time.
+HOP_FIGURES = re.compile(r"(?P<on>\S+ms) \((?:span (?P<span>\S+ms), )?self (?P<own>\S+ms)\)")
+
+
+@settings(max_examples=200, deadline=None)
+@given(traces())
+def test_a_hops_self_time_never_reads_as_more_than_its_span(spans: list[TraceSpan]) -> None:
+    """A span beside a sibling that holds the request up (overlapping children) is on the path
+    for part of its run; its self time is of the whole run, so the line states the span it is
+    within rather than a self time above the only figure shown."""
+    scaled = [s.model_copy(update={"start_ns": s.start_ns * 1000, "end_ns": s.end_ns * 1000}) for s in spans]
+    where = SpanFilter(service="svc0", start=datetime(1970, 1, 1, tzinfo=UTC), end=datetime(1970, 1, 2, tzinfo=UTC))
+    slow = _slow(1, scaled, where)
+    for line in (slow.path_line, slow.heaviest_line or ""):
+        for hop in HOP_FIGURES.finditer(line):
+            own, bound = parse_value(hop["own"], "ms"), parse_value(hop["span"] or hop["on"], "ms")
+            assert own is not None and bound is not None and own <= bound, line
 
 
 def test_overlapping_children_count_once_and_a_late_async_child_is_clipped() -> None:
@@ -411,7 +433,7 @@ def test_one_trace_by_its_id_says_where_the_request_went_and_what_the_service_ca
     assert status == "ok" and found is not None, text
     assert found.trace_id == "ab" * 16 and found.trace_spans == 3
     assert found.reached == ["gateway", "api", "db"] and found.called == ["db"]
-    assert f"api in trace {'ab' * 16}: 1 spans; calls to other services: db" in text
+    assert f"api in trace {'ab' * 16}: 1 span; calls to other services: db" in text
     assert f"trace {'ab' * 16} spans stating an error: api:queryTrips" in text
     status, text, found = run(env, service="db", trace_id="ab" * 16)
     assert found is not None and found.called == [] and "calls to other services: none" in text

@@ -49,7 +49,8 @@ def test_logs_summarise_patterns_with_a_verbatim_example(demo_env: EmbeddedEnvir
     assert isinstance(evidence, LogEvidence) and evidence.templates[0].count == top["count"]
     assert evidence.templates[0].line in out.text.split("\n") and evidence.line in out.text.split("\n")
     assert details["by_level"] == {"ERROR": details["matched"]}
-    assert len(out.for_model().split("\n")) < len(out.text.split("\n"))
+    # the lines asked for and no more, stored as shown, and how many of the matched they are
+    assert len(evidence.samples) == 5 and f"showing 5 of {details['matched']} lines (limit 5)" in out.text
     assert model_lines_are_stored(out.text, out.for_model())
 
 

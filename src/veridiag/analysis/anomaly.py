@@ -95,6 +95,9 @@ class Baseline:
     mad: float
     period: timedelta | None
     history_points: int
+    #: The time of the last of the ``history_points``: before the window's start when enough of
+    #: the series precedes it, else past the window (the whole series around it was the baseline).
+    history_last: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -210,6 +213,7 @@ def detect_anomalies(
         mad=mad,
         period=None if period is None else timedelta(seconds=period),
         history_points=history,
+        history_last=series.times[history - 1],
     )
     return AnomalyReport(baseline=baseline, anomalies=[anomaly for _s, _f, anomaly in found])
 

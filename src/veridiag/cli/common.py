@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -57,13 +58,34 @@ def config_problem(exc: Exception) -> str:
     return f"invalid YAML: {exc}" if isinstance(exc, yaml.YAMLError) else str(exc)
 
 
+#: The home (``VERIDIAG_HOME``) a command found missing when it read its settings: when the command
+#: made it, ``GuardedGroup.invoke`` says so on stderr — a misspelt home is not silently a new one.
+MISSING_HOME: ContextVar[Path | None] = ContextVar("veridiag_missing_home", default=None)
+
+
 def settings() -> Settings:
     from veridiag.config import load_settings  # pydantic-settings: only for commands that read settings
 
     try:
-        return load_settings()
+        config = load_settings()
     except Exception as exc:  # invalid env/yaml values: say which
         raise fail(f"invalid configuration: {config_problem(exc)}") from None
+    home = config.home.expanduser()
+    if not home.exists():
+        MISSING_HOME.set(home)
+    return config
+
+
+def note_new_home() -> None:
+    """Say on stderr that the command made a new home where none was (the first run, or a
+    ``VERIDIAG_HOME`` naming a folder that does not exist): its data is the demo or nothing."""
+    home = MISSING_HOME.get()
+    MISSING_HOME.set(None)
+    if home is not None and home.exists():
+        err.print(
+            f"note: {home} did not exist: made a new veridiag home there "
+            "(VERIDIAG_HOME names another; `veridiag data info` shows what it holds)"
+        )
 
 
 #: True when the command is the last thing its process does (set by ``veridiag.cli.app.main``,
@@ -186,10 +208,13 @@ class GuardedGroup(TyperGroup):
             COLLECTOR_PAUSED.set(False)
             gc.freeze()
             gc.enable()
+        MISSING_HOME.set(None)
         try:
-            return super().invoke(ctx)
+            done = super().invoke(ctx)
         except Exception as exc:  # typer's own Exit/Abort/usage errors are none of these: re-raised
             message = describe(exc)
             if message is None:
                 raise
             raise fail(message) from None
+        note_new_home()
+        return done

@@ -6,10 +6,11 @@ import json
 import time
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 from rich.table import Table
+from typer.core import TyperCommand
 
 from veridiag.cli.common import err, fail, out, print_json, settings
 
@@ -84,31 +85,49 @@ def db_compact(
     out.print(f"compressed {done} session audits older than {older_than_days:g} days")
 
 
+def _n(count: int, noun: str) -> str:
+    """``count`` with ``noun`` agreeing: "1 line", "2 lines" (imported when a message is written)."""
+    from veridiag.tools.words import quantity
+
+    return quantity(count, noun)
+
+
+def _not_new(duplicates: int, in_file: int, *, always: bool = False) -> str:
+    """Why rows were not stored anew, in parentheses: already stored (before this import), or
+    repeating a row of their own file — a first import of a file with repeats has no row
+    "already stored". ``always``: say "0 already stored" rather than nothing."""
+    stored = duplicates - in_file
+    said = [f"{stored} already stored"] if stored or (always and not in_file) else []
+    said += [f"{_n(in_file, 'row')} repeated within the file"] if in_file else []
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def _report(report: ImportReport, what: str, as_json: bool) -> None:
+    """``what``: the noun of the rows imported, singular ("log line")."""
     if as_json:
         print_json(report.model_dump(mode="json"))
         return
-    already = f" ({report.duplicates} already stored)" if report.duplicates else ""
+    already = _not_new(report.duplicates, report.in_file)
     how = f"format {report.format}" + (f", year {report.year} from {report.year_source}" if report.year_source else "")
-    out.print(f"imported {report.imported} new {what}{already} — {how}")
+    out.print(f"imported {_n(report.imported, 'new ' + what)}{already} — {how}")
     if report.services:
         out.print("services: " + ", ".join(report.services))
-    if report.series and what != "spans":
+    if report.series and what != "span":
         out.print("series: " + ", ".join(report.series))
     for column in report.left_out:
         out.print(f"left out {column}")
-    for line in [*_container_notes(report), *(_span_notes(report) if what == "spans" else [])]:
+    for line in [*_container_notes(report), *(_span_notes(report) if what == "span" else [])]:
         out.print(line)
     if report.unparsed:
-        out.print(f"{report.unparsed} lines were not understood by the {report.format} format (imported whole)")
+        out.print(f"{_n(report.unparsed, 'line')} not understood by the {report.format} format (imported whole)")
     if report.continuation_lines:
-        out.print(f"{report.continuation_lines} continuation lines (stack traces) kept with their entry")
+        out.print(f"{_n(report.continuation_lines, 'continuation line')} (stack traces) kept with their entry")
     if report.changes:
-        out.print(f"{report.changes} change events recorded")
+        out.print(f"{_n(report.changes, 'change event')} recorded")
     if report.skipped:
-        out.print(f"skipped {report.skipped} unreadable {what}, first at line(s) {report.first_skipped}")
+        out.print(f"skipped {_n(report.skipped, 'unreadable ' + what)}, first at line(s) {report.first_skipped}")
     if report.replaced_bytes_lines:
-        out.print(f"{report.replaced_bytes_lines} lines had invalid UTF-8 bytes (replaced with �)")
+        out.print(f"{_n(report.replaced_bytes_lines, 'line')} with invalid UTF-8 bytes (replaced with �)")
 
 
 def _container_notes(report: ImportReport) -> list[str]:
@@ -117,13 +136,15 @@ def _container_notes(report: ImportReport) -> list[str]:
     if report.inner_format:
         notes.append(f"lines inside the records: format {report.inner_format}")
     if report.traced:
-        notes.append(f"{report.traced} lines kept with their trace and span ids")
+        notes.append(f"{_n(report.traced, 'line')} kept with their trace and span ids")
     if report.without_service:
-        notes.append(f"skipped {report.without_service} lines that name no service (no pod, no service field)")
+        notes.append(f"skipped {_n(report.without_service, 'line')} that name no service (no pod, no service field)")
     if report.partials_joined:
-        notes.append(f"{report.partials_joined} records joined to the line they continue")
+        notes.append(f"{_n(report.partials_joined, 'record')} joined to the line they continue")
     if report.partial_unfinished:
-        notes.append(f"{report.partial_unfinished} long lines whose end is not in the file (kept as far as they go)")
+        notes.append(
+            f"{_n(report.partial_unfinished, 'long line')} whose end is not in the file (kept as far as they go)"
+        )
     return notes
 
 
@@ -132,16 +153,16 @@ def _span_notes(report: ImportReport) -> list[str]:
     notes = []
     metrics = Counter(name.rsplit("/", 1)[1] for name in report.series)
     if metrics:
-        notes.append("series: " + ", ".join(f"{metric} ({n} services)" for metric, n in sorted(metrics.items())))
+        notes.append("series: " + ", ".join(f"{metric} ({_n(n, 'service')})" for metric, n in sorted(metrics.items())))
     if report.traces or report.points:
         notes.append(
-            f"{report.points} new or changed points of the span series over {report.minutes} minutes"
-            f" ({report.traces} traces recomputed)"
+            f"{_n(report.points, 'new or changed point')} of the span series over {_n(report.minutes, 'minute')}"
+            f" ({_n(report.traces, 'trace')} recomputed)"
         )
     if report.orphans:
-        notes.append(f"{report.orphans} spans whose parent span is in no file imported (yet)")
+        notes.append(f"{_n(report.orphans, 'span')} whose parent span is in no file imported (yet)")
     if report.edges:
-        notes.append(f"{report.edges} calls between services in the call graph")
+        notes.append(f"{_n(report.edges, 'call')} between services in the call graph")
     return notes
 
 
@@ -241,7 +262,7 @@ def data_import_logs(
         if clickhouse is not None:
             clickhouse.close()
     _demo_note(env)
-    _batch_report(report, "log lines", as_json, single=len(files) == 1 and files[0].is_file())
+    _batch_report(report, "log line", as_json, single=len(files) == 1 and files[0].is_file())
 
 
 @data_app.command("import-metrics")
@@ -293,7 +314,7 @@ def data_import_metrics(
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
     _demo_note(env)
-    _batch_report(report, "points", as_json, single=len(files) == 1 and files[0].is_file())
+    _batch_report(report, "point", as_json, single=len(files) == 1 and files[0].is_file())
 
 
 def _demo_note(env: EmbeddedEnvironment) -> None:
@@ -325,26 +346,27 @@ def _batch_report(report: BatchReport, what: str, as_json: bool, *, single: bool
                 out.print(f"{name}: {result.outcome} — {result.why}")
                 continue
             done = result.report
-            already = f" ({done.duplicates} already stored)" if done.duplicates else ""
+            already = _not_new(done.duplicates, done.in_file)
             whose = f" from {done.service_column}" if done.service_column else ""
-            whom = ", ".join(done.services) if len(done.services) <= 5 else f"{len(done.services)} services"
+            whom = ", ".join(done.services) if len(done.services) <= 5 else _n(len(done.services), "service")
             out.print(
-                f"{name}: {done.imported} new {what}{already} — {whom or 'no service'}{whose}"
-                + (f", {len(done.series)} series" if done.series else "")
-                + (f", format {done.format}" if what in ("log lines", "edges", "spans") else "")
+                f"{name}: {_n(done.imported, 'new ' + what)}{already} — {whom or 'no service'}{whose}"
+                + (f", {_n(len(done.series), 'series')}" if done.series else "")
+                + (f", format {done.format}" if what in ("log line", "edge", "span") else "")
             )
             for note in [*done.left_out, *done.respelt]:
                 out.print(f"  left out {note}" if note in done.left_out else f"  {note}")
-            for note in [*_container_notes(done), *(_span_notes(done) if what == "spans" else [])]:
+            for note in [*_container_notes(done), *(_span_notes(done) if what == "span" else [])]:
                 out.print(f"  {note}")
             if done.skipped:
                 out.print(
-                    f"  skipped {done.skipped} {what} without a number (empty, NaN) or a time,"
+                    f"  skipped {_n(done.skipped, what)} without a number (empty, NaN) or a time,"
                     f" first at line(s) {done.first_skipped}"
                 )
         counts = report.counts()
         out.print(
-            f"{report.imported} new {what} ({report.duplicates} already stored) from {counts['imported']} files"
+            f"{_n(report.imported, 'new ' + what)}{_not_new(report.duplicates, report.in_file, always=True)} from "
+            f"{_n(counts['imported'], 'file')}"
             f" in {report.seconds:.1f} s; {counts['skipped']} skipped, {counts['failed']} failed"
         )
         if report.services:
@@ -374,7 +396,7 @@ def data_import_changes(
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
     _demo_note(env)
-    _report(report, "changes", as_json)
+    _report(report, "change", as_json)
 
 
 @data_app.command("import-dependencies")
@@ -404,7 +426,7 @@ def data_import_dependencies(
     except ImportFailedError as exc:
         raise fail(str(exc)) from None
     _demo_note(env)
-    _batch_report(report, "edges", as_json, single=len(files) == 1 and files[0].is_file())
+    _batch_report(report, "edge", as_json, single=len(files) == 1 and files[0].is_file())
 
 
 @data_app.command("import-traces")
@@ -473,7 +495,7 @@ def data_import_traces(
         if clickhouse is not None:
             clickhouse.close()
     _demo_note(env)
-    _batch_report(report, "spans", as_json, single=len(files) == 1 and files[0].is_file())
+    _batch_report(report, "span", as_json, single=len(files) == 1 and files[0].is_file())
 
 
 def _clickhouse_traces(traces: ClickHouseTraces) -> ClickHouseTraces:
@@ -550,7 +572,7 @@ def data_export_openmetrics(file: Annotated[Path, typer.Argument(help="Output fi
     env = embedded_environment(settings())
     with file.open("w", encoding="utf-8") as handle:
         count = export_openmetrics(env, handle)
-    out.print(f"wrote {count} samples to {file}")
+    out.print(f"wrote {_n(count, 'sample')} to {file}")
 
 
 @data_app.command("info")
@@ -577,9 +599,11 @@ def data_info(as_json: JsonOption = False) -> None:
     out.print("services: " + ", ".join(info["services"]))
     out.print("metrics: " + ", ".join(info["metrics"]))
     called = len({end for edge in edges for end in edge})
-    out.print(f"dependencies: {len(edges)} edges between {called} services" if edges else "dependencies: none")
     out.print(
-        f"spans: {spans[0]} of {spans[1]} traces, as the series span_rate, span_duration_p90, span_self_time_p90"
+        f"dependencies: {_n(len(edges), 'edge')} between {_n(called, 'service')}" if edges else "dependencies: none"
+    )
+    out.print(
+        f"spans: {spans[0]} of {_n(spans[1], 'trace')}, as the series span_rate, span_duration_p90, span_self_time_p90"
         " (span_errors where they state a status)"
         if spans
         else "spans: none"
@@ -599,7 +623,7 @@ def kb_index() -> None:
         count = embedded_environment(settings()).index_knowledge()
     except RunbookError as exc:
         raise fail(str(exc)) from None
-    out.print(f"indexed {count} runbooks")
+    out.print(f"indexed {_n(count, 'runbook')}")
 
 
 @kb_app.command("search")
@@ -632,9 +656,27 @@ def kb_search(
     out.print(table)
 
 
-@tools_app.command("call")
+#: The ``tool`` argument's help; ``{tools}`` becomes every registered tool when help is shown.
+TOOL_HELP = "One of: {tools}."
+
+
+class _ToolsCallCommand(TyperCommand):
+    """``tools call``: its help lists the tools from their registry (``tools/args.py``
+    ``TOOL_ARGS``, by id) when it is shown, so a new tool needs no second list here and no other
+    command pays for importing the registry's models."""
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:  # typer's vendored click (a private module)
+        from veridiag.tools.args import TOOL_ARGS
+
+        for param in self.params:
+            if param.name == "tool":
+                param.help = TOOL_HELP.format(tools=", ".join(TOOL_ARGS))  # type: ignore[attr-defined]
+        super().format_help(ctx, formatter)
+
+
+@tools_app.command("call", cls=_ToolsCallCommand)
 def tools_call(
-    tool: Annotated[str, typer.Argument(help="query_logs, query_metrics or lookup_knowledge.")],
+    tool: Annotated[str, typer.Argument(help=TOOL_HELP)],
     arguments: Annotated[str, typer.Argument(help='JSON arguments, e.g. \'{"service": "payment-service"}\'.')] = "{}",
 ) -> None:
     """Run one tool in a new session and print the recorded invocation as JSON.

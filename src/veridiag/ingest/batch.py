@@ -68,6 +68,12 @@ class BatchReport(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def in_file(self) -> int:
+        """Of ``duplicates``, the rows repeating an earlier row of their own file."""
+        return sum(f.report.in_file for f in self.files if f.report is not None)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def services(self) -> list[str]:
         return sorted({s for f in self.files if f.report is not None for s in f.report.services})
 

@@ -29,6 +29,7 @@ from veridiag.ingest.importers import ImportFailedError, ImportReport, ServiceSp
 from veridiag.ingest.kubernetes import workload_of
 from veridiag.tools.backends.embedded import EdgeRow, EmbeddedEnvironment
 from veridiag.tools.spanjson import NO_PARENT
+from veridiag.tools.words import quantity
 
 #: What a span's parent id says when it has no parent (nezha writes ``root``).
 
@@ -132,11 +133,12 @@ def import_dependencies(env: EmbeddedEnvironment, path: Path) -> ImportReport:
             continue
         rows.append(EdgeRow(spelling.of(caller), spelling.of(callee), weight, path.name))
     if hosts:
-        report.left_out.append(f"{hosts} edges to or from an IP address: a host, not a service")
+        report.left_out.append(f"{quantity(hosts, 'edge')} to or from an IP address: a host, not a service")
     if not rows:
         raise ImportFailedError(f"{path}: no edge between two services could be read")
     written = env.add_dependencies(rows)
     report.imported, report.duplicates, report.edges = written.added, written.duplicates, len(rows)
+    report.in_file = written.in_file
     report.services = sorted({row.caller for row in rows} | {row.callee for row in rows})
     report.respelt = spelling.respelt()
     return report
@@ -201,5 +203,5 @@ def _span_edges(path: Path, columns: _SpanColumns, report: ImportReport) -> Coun
         elif caller != callee:
             calls[(caller, callee)] += 1
     if outside:
-        report.left_out.append(f"{outside} spans whose parent span is not in the file")
+        report.left_out.append(f"{quantity(outside, 'span')} whose parent span is not in the file")
     return calls

@@ -52,7 +52,10 @@ class ImportReport(BaseModel):
     first_skipped: list[int] = Field(default_factory=list)
     time_format: str = ""
     format: str = ""
+    #: Rows not stored anew: already stored, or repeating a row of the file (``in_file`` of them).
     duplicates: int = 0
+    #: Of ``duplicates``, the rows that repeat an earlier row of the same file: not "already stored".
+    in_file: int = 0
     parsed: int = 0
     unparsed: int = 0
     continuation_lines: int = 0
@@ -181,6 +184,7 @@ def import_logs(
         format=found.format,
         inner_format=found.inner_format,
         duplicates=written.duplicates,
+        in_file=written.in_file,
         parsed=found.parsed,
         unparsed=found.unparsed,
         continuation_lines=found.continuation_lines,
@@ -242,7 +246,7 @@ def import_metrics(
             yield owner, sample.metric, sample.unit, sample.ts, sample.value
 
     try:
-        written = env.add_metric_points(rows())
+        written = env.import_metric_points(rows())
     except MetricFileError as exc:
         raise ImportFailedError(str(exc)) from None
     if unlabelled:
@@ -252,12 +256,13 @@ def import_metrics(
     if found.samples == 0:
         raise ImportFailedError(f"{path}: no samples could be read")
     return ImportReport(
-        imported=written,
+        imported=written.added,
         skipped=found.skipped,
         first_skipped=list(found.first_skipped),
         time_format=found.time_format,
         format=found.format,
-        duplicates=found.samples - written,
+        duplicates=written.duplicates,
+        in_file=written.in_file,
         services=sorted({owner for owner, _m in written_series}),
         series=sorted(f"{owner}/{m}" for owner, m in written_series),
         service_column=found.service_column if not (service and found.service_from_pod) else f"--service {service}",
@@ -357,6 +362,7 @@ def import_changes(
         )
     written = env.add_changes(rows)
     report.imported, report.duplicates, report.changes = written.added, written.duplicates, written.added
+    report.in_file = written.in_file
     report.services = sorted({row.service for row in rows})
     return report
 

@@ -24,6 +24,7 @@ from veridiag.ingest.kubernetes import workload_of
 from veridiag.ingest.spanfiles import ReadSpan, SpanFileError, SpanFileReport, SpanFormat, read_span_file
 from veridiag.tools.backends import TraceReadError
 from veridiag.tools.backends.embedded import EdgeRow, EmbeddedEnvironment, SpanRow
+from veridiag.tools.words import quantity
 
 
 class Stored(Protocol):
@@ -120,7 +121,7 @@ def import_traces(
         minutes=written.minutes,
         orphans=written.orphans,
     )
-    report.left_out += [f"{n} spans: {why}" for why, n in found.reasons.most_common()]
+    report.left_out += [f"{quantity(n, 'span')}: {why}" for why, n in found.reasons.most_common()]
     if written.partial_minutes:
         report.left_out.append(
             f"span_rate of {written.partial_minutes} minute{'s' if written.partial_minutes != 1 else ''} the files "
@@ -162,7 +163,7 @@ def _elsewhere(
         respelt=spelling.respelt(),
         without_service=len(unowned),
     )
-    report.left_out += [f"{n} spans: {why}" for why, n in found.reasons.most_common()]
+    report.left_out += [f"{quantity(n, 'span')}: {why}" for why, n in found.reasons.most_common()]
     return report
 
 
@@ -170,7 +171,9 @@ def _add_edges(env: EmbeddedEnvironment, edges: list[EdgeRow], report: ImportRep
     """The calls the spans state into the call graph, as ``import-dependencies`` stores them."""
     kept = [edge for edge in edges if not (is_host(edge.caller) or is_host(edge.callee))]
     if len(kept) < len(edges):
-        report.left_out.append(f"{len(edges) - len(kept)} edges to or from an IP address: a host, not a service")
+        report.left_out.append(
+            f"{quantity(len(edges) - len(kept), 'edge')} to or from an IP address: a host, not a service"
+        )
     if kept:
         env.add_dependencies(kept)
     report.edges = len(kept)

@@ -1,4 +1,4 @@
-"""Evidence tools (query_logs, query_metrics, lookup_knowledge), their backends and runner."""
+"""Evidence tools (registered by id in ``args.TOOL_ARGS``), their backends and runner."""
 
 from typing import TYPE_CHECKING
 

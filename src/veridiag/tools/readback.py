@@ -30,7 +30,7 @@ _LOG_STAMP = re.compile(r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d{1,9})?
 # metrics_output: "anomaly 1: <onset> – <end> (29 points, 28 min) up; peak 37 connections at <t>;
 # expected 0 connections; ×4.17; score 12.8"
 _ANOMALY = re.compile(
-    rf"anomaly \d+: (?P<onset>{_ISO}) – (?P<end>{_ISO}) \(\d+ points, [^)]*\) (?P<direction>up|down); "
+    rf"anomaly \d+: (?P<onset>{_ISO}) – (?P<end>{_ISO}) \(\d+ points?, [^)]*\) (?P<direction>up|down); "
     rf"peak (?P<peak>.+?) at (?P<peak_at>{_ISO}); expected (?P<expected>.+?)(?:; ×(?P<factor>[\d.]+))?; score [\d.]+"
 )
 # metrics_output's point_line: "<t> 5267ms"
@@ -48,7 +48,7 @@ _TEMPLATE = re.compile(
 )
 # logs_output's bursts: "bursts: <first> – <last> (120 lines); <first> – <last> (3 lines)"
 _BURSTS = re.compile(r"bursts: (?P<bursts>.+)")
-_BURST = re.compile(rf"(?P<first>{_ISO}) – (?P<last>{_ISO}) \((?P<count>\d+) lines\)")
+_BURST = re.compile(rf"(?P<first>{_ISO}) – (?P<last>{_ISO}) \((?P<count>\d+) lines?\)")
 # a template row's example ("     e.g. <line>") or a line as stored
 _EXAMPLE = re.compile(r" {5}e\.g\. ")
 # change_line: "<t> payment-service config: applied config v42 …[ (version v42)]"

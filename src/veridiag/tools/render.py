@@ -34,6 +34,7 @@ from veridiag.tools.records import (
     TemplateCount,
     Unleveled,
 )
+from veridiag.tools.words import plural, quantity
 
 #: The call as made, argument → value as the output's first line writes it (``start`` and
 #: ``end`` always there); an argument left empty is ``None`` and not written.
@@ -115,7 +116,7 @@ def logs_output(
     templates: Sequence[TemplateRow] = (),
     bursts: Sequence[Burst] = (),
     samples: Sequence[LogSample] = (),
-    model_limit: int = 0,
+    limit: int | None = None,
     unparsed: int = 0,
     span: Span | None = None,
     notes: Sequence[str] = (),
@@ -126,7 +127,9 @@ def logs_output(
 ) -> tuple[Rendered, LogEvidence]:
     """``counted``: only the first ``counted`` of the ``matched`` lines (in ``counted_order``)
     were read; the levels, bursts, templates and lines are theirs, and the text says so before
-    any of them. ``unleveled``: how many of the service's lines wrote no level, said after the total."""
+    any of them. ``unleveled``: how many of the service's lines wrote no level, said after the total.
+    ``limit``: the lines the call asked for — the stored text and the model's list no more, and
+    say how many of the matched lines they show when that is fewer (``shown_line``)."""
     if counted is not None:
         notes = [
             *notes,
@@ -145,11 +148,14 @@ def logs_output(
         evidence = _log_evidence(request, matched=0, by_level={}, line=total, span=span, unleveled=unleveled)
         return Rendered(text, text), evidence
     levels = ", ".join(f"{level} {count}" for level, count in sorted(by_level.items(), key=lambda kv: -kv[1]))
-    total = f"matched {matched} lines ({'of the first ' + str(counted) + ' read: ' if counted else ''}{levels})"
+    read = f"of the first {counted} read: " if counted else ""
+    total = f"matched {quantity(matched, 'line')} ({read}{levels})"
     body = [total, *said]
     bursts_line = None
     if bursts:
-        bursts_line = "bursts: " + "; ".join(f"{iso(b.first)} – {iso(b.last)} ({b.count} lines)" for b in bursts)
+        bursts_line = "bursts: " + "; ".join(
+            f"{iso(b.first)} – {iso(b.last)} ({quantity(b.count, 'line')})" for b in bursts
+        )
         body.append(bursts_line)
     if unparsed:
         body.append(f"unparsed: {unparsed} of these lines were not understood by the importer (stored whole)")
@@ -175,9 +181,12 @@ def logs_output(
                     line=line,
                 )
             )
+    samples = samples[:limit]
     shown = [sample.line for sample in samples]
+    if len(shown) < matched:
+        body.append(shown_line(len(shown), matched, limit))
     text = "\n".join([*head, *body, LINES_HEADING, *shown])
-    model_text = "\n".join([*head, *body, LINES_HEADING, *shown[:model_limit]])
+    model_text = text
     evidence = _log_evidence(
         request,
         matched=matched,
@@ -193,6 +202,13 @@ def logs_output(
         unleveled=unleveled,
     )
     return Rendered(text, model_text), evidence
+
+
+def shown_line(shown: int, matched: int, limit: int | None) -> str:
+    """The line before a logs output's lines when they are fewer than the lines matched: nothing
+    is cut silently."""
+    asked = f" (limit {limit})" if limit is not None and shown >= limit else ""
+    return f"showing {shown} of {matched} {plural(matched, 'line')}{asked}"
 
 
 def imported_unleveled(service: str | None, counts: tuple[int, int] | None) -> Unleveled | None:
@@ -255,7 +271,7 @@ def _stats(values: Sequence[float], unit: str) -> str:
     return (
         f"min {format_value(min(values), unit)}, max {format_value(max(values), unit)}, "
         f"avg {format_value(rounded(statistics.fmean(values)), unit)}, last {format_value(values[-1], unit)} "
-        f"({len(values)} points)"
+        f"({quantity(len(values), 'point')})"
     )
 
 
@@ -263,6 +279,14 @@ def _minutes(seconds: float) -> str:
     minutes = round(seconds / 60)
     return f"{minutes} min" if minutes < 120 else f"{minutes / 60:.1f} h".replace(".0 h", " h")
 
+
+#: How a metrics output read at the step asked says what its points are: a step's value is the
+#: series' newest at or before the step's time, as a Prometheus range query reads it (the
+#: embedded file's own points are thinned so, so both backends state the same values).
+STEP_LINE = (
+    "step {step}: each point is the series' newest value at or before its step's time, "
+    "as a Prometheus range query reads it"
+)
 
 #: The heading after which a metrics output lists its stored points, one ``point_line`` each.
 POINTS_HEADING = "points:"
@@ -309,14 +333,19 @@ def metrics_output(
     kind: MetricKind | None = None,
     per_step: int | None = None,
     at: datetime | None = None,
+    step_seconds: int | None = None,
 ) -> tuple[Rendered, MetricEvidence]:
     """Window statistics, a counter's increases (``per_step``: the window holds its increase
     per step of that many seconds), the value at the moment asked (``at``, inside the window),
-    the series' own baseline, its anomalies, then the points."""
+    the series' own baseline, its anomalies, then the points. ``step_seconds``: the step the call
+    asked for, which the points are read at (``STEP_LINE`` says how, after the request line)."""
     values = [v for _t, v in window]
     peak_at, peak = max(window, key=lambda point: point[1])
     window_line = f"window: {_stats(values, unit)}; {peak_phrase(peak, peak_at, unit)}"
-    lines = [request_line("query_metrics", {**request, "unit": unit}), window_line]
+    lines = [request_line("query_metrics", {**request, "unit": unit})]
+    if step_seconds is not None:
+        lines.append(STEP_LINE.format(step=duration(step_seconds)))
+    lines.append(window_line)
     value_at = dict(window)
 
     @cache
@@ -335,8 +364,11 @@ def metrics_output(
     baseline_line = None
     if baseline is not None and history is not None:
         seasonal = f"seasonal: {_minutes(baseline.period.total_seconds())}" if baseline.period else "seasonal: no"
+        # The stretch the baseline's points cover: past the window when the series had too little
+        # before it and was judged against itself around the window, so their count is of it.
+        last = max(history.last, baseline.history_last or history.last)
         baseline_line = (
-            f"history {iso(history.first)} – {iso(history.last)} ({baseline.history_points} points): "
+            f"history {iso(history.first)} – {iso(last)} ({quantity(baseline.history_points, 'point')}): "
             f"median {format_value(rounded(baseline.median), unit)}, "
             f"MAD {format_value(rounded(baseline.mad), unit)}; {seasonal}"
         )
@@ -347,7 +379,7 @@ def metrics_output(
     for number, found in enumerate(report.anomalies[:5], start=1):
         factor = f"; ×{found.factor:.2f}" if found.factor is not None else ""
         line = (
-            f"anomaly {number}: {iso(found.onset)} – {iso(found.end)} ({found.points} points, "
+            f"anomaly {number}: {iso(found.onset)} – {iso(found.end)} ({quantity(found.points, 'point')}, "
             f"{_minutes((found.end - found.onset).total_seconds())}) {found.direction}; "
             f"{peak_phrase(found.peak, found.peak_at, unit)}; "
             f"expected {format_value(rounded(found.expected), unit)}{factor}; score {found.score:.1f}"
@@ -445,10 +477,10 @@ def _increases(
     steps = [StepIncrease(at=moment, by=value, line=line_of(moment)) for moment, value in window if value]
     total = sum(step.by for step in steps)
     listed = ", ".join(f"+{format_value(step.by, '')} at {iso(step.at)}" for step in steps[:LISTED_STEPS])
-    more = f", and {len(steps) - LISTED_STEPS} more steps" if len(steps) > LISTED_STEPS else ""
-    line = f"increases per {duration(step_seconds)}: {format_value(total, unit)} in total, {len(steps)} steps rose" + (
-        f": {listed}{more}" if steps else ""
-    )
+    left = len(steps) - LISTED_STEPS
+    more = f", and {left} more {plural(left, 'step')}" if left > 0 else ""
+    rose = f"{format_value(total, unit)} in total, {quantity(len(steps), 'step')} rose"
+    line = f"increases per {duration(step_seconds)}: {rose}" + (f": {listed}{more}" if steps else "")
     return CounterIncreases(step_seconds=step_seconds, total=total, steps=steps, line=line)
 
 
@@ -470,7 +502,7 @@ def changes_output(
     if feed_empty:
         total = "no change feed imported: changes cannot be checked (veridiag data import-changes)"
     else:
-        total = f"{len(changes)} changes" if changes else "no changes recorded"
+        total = quantity(len(changes), "change") if changes else "no changes recorded"
     text = "\n".join([request_line("query_changes", request), total, *(c.line for c in changes)])
     evidence = ChangeEvidence(
         service=request.get("service"),
@@ -492,7 +524,8 @@ def change_line(moment: datetime, service: str, kind: str, description: str, ver
 
 
 def render_knowledge(query: str, hits: Sequence[Hit], *, full: bool) -> str:
-    out = [f"lookup_knowledge query={query!r}: {len(hits)} runbooks (matches are hypotheses to check, not facts)"]
+    found = quantity(len(hits), "runbook")
+    out = [f"lookup_knowledge query={query!r}: {found} (matches are hypotheses to check, not facts)"]
     for rank, hit in enumerate(hits, start=1):
         book = hit.runbook
         services = ", ".join(book.services) or "any"

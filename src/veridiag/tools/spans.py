@@ -16,8 +16,10 @@ figure of the service on a line that names it, times in UTC ISO and units writte
     trace 1 most time on its critical path: ts-travel-service:… 650ms of 862.63ms (self 650ms)
 
 A hop is one service and operation (``×n``: n spans of it on the path, times summed); its first
-figure is its time on the critical path (``analysis/traces.py``), the second its
-self time; a path of more than ``MAX_HOPS`` hops shows the ones holding it up longest.
+figure is its time on the critical path (``analysis/traces.py``), then its self time — of its
+whole run, so after the span's duration when it is more than the time on the path (a span that
+ran beside a sibling holding the request up); a path of more than ``MAX_HOPS`` hops shows the
+ones holding it up longest.
 
 The baseline is the service's own spans in the period just before the window, as long as the
 window but at least an hour; when that holds none, the day before the window.
@@ -53,6 +55,7 @@ from veridiag.tools.args import QueryTracesArgs, parse_time
 from veridiag.tools.backends import TraceBackend, TraceLookup, TraceReadError, one_call
 from veridiag.tools.records import CallEdge, SlowTrace, SpanFigure, TraceEvidence
 from veridiag.tools.results import ToolOutput
+from veridiag.tools.words import quantity
 
 TOOL = "query_traces"
 #: The baseline is at least this long, and when that holds no span, this long instead.
@@ -288,12 +291,13 @@ def _render_trace(service: str, spans: Sequence[TraceSpan]) -> ToolOutput:
     by_id = {s.span_id: s for s in spans}
     called = list(dict.fromkeys(s.service for s in spans if s.service != service and _parent_of(s, by_id) == service))
     head = (
-        f"trace {trace_id} at {iso(_moment(first))}: {len(spans)} spans of {len(reached)} services, "
+        f"trace {trace_id} at {iso(_moment(first))}: {quantity(len(spans), 'span')} of "
+        f"{quantity(len(reached), 'service')}, "
         f"{ms_text((last - first) / 1e6)}"
     )
     reached_line = f"trace {trace_id} services in the order it reached them: " + " → ".join(reached)
     own_line = (
-        f"{service} in trace {trace_id}: {len(own)} spans; calls to other services: "
+        f"{service} in trace {trace_id}: {quantity(len(own), 'span')}; calls to other services: "
         + (", ".join(called) if called else "none")
         if own
         else f"{service} in trace {trace_id}: no spans"
@@ -402,7 +406,7 @@ def _errors(stats: SpanStats) -> str:
     if stats.errors is None:
         return "no status stated" if stats.spans else "no spans"
     rate = format_value(rounded(stats.errors / stats.stated * 100), "%")
-    return f"{stats.errors} of {stats.stated} spans ({rate})"
+    return f"{stats.errors} of {quantity(stats.stated, 'span')} ({rate})"
 
 
 def _calls(window: Sequence[CallCount], baseline: Sequence[CallCount]) -> list[CallEdge]:
@@ -432,8 +436,8 @@ def _calls(window: Sequence[CallCount], baseline: Sequence[CallCount]) -> list[C
 
 
 def _edge(calls: int, errors: int | None) -> str:
-    said = "errors not stated" if errors is None else f"{errors} errors"
-    return f"{calls} calls, {said}"
+    said = "errors not stated" if errors is None else quantity(errors, "error")
+    return f"{quantity(calls, 'call')}, {said}"
 
 
 def _callees(
@@ -491,14 +495,14 @@ def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter, label: str |
         f"{ms_text(longest.duration_ns / 1e6)}, trace {ms_text(trace_ms)}"
     )
     shown = sorted(sorted(path, key=lambda h: -h.critical_ms)[:MAX_HOPS], key=path.index)
-    hops = [f"{_hop(h)} {ms_text(h.critical_ms)} (self {ms_text(h.self_ms)})" for h in shown]
+    hops = [f"{_hop(h)} {ms_text(h.critical_ms)} ({_own(h)})" for h in shown]
     left = [h for h in path if h not in shown]
     more = f" (and {len(left)} more hops, {ms_text(sum(h.critical_ms for h in left))})" if left else ""
     path_line = f"{label} critical path: " + " → ".join(hops) + more
     heaviest = max(path, key=lambda h: h.critical_ms) if path else None
     heaviest_line = (
         f"{label} most time on its critical path: {_hop(heaviest)} "
-        f"{ms_text(heaviest.critical_ms)} of {ms_text(trace_ms)} (self {ms_text(heaviest.self_ms)})"
+        f"{ms_text(heaviest.critical_ms)} of {ms_text(trace_ms)} ({_own(heaviest)})"
         if heaviest is not None
         else None
     )
@@ -515,6 +519,15 @@ def _slow(rank: int, spans: Sequence[TraceSpan], where: SpanFilter, label: str |
         heaviest_line=heaviest_line,
         spans=waterfall(spans),
     )
+
+
+def _own(hop: Hop) -> str:
+    """A hop's self time; after its span's duration when the self time is more than the time on
+    the path (written first): a span that ran beside a sibling holding the request up — an
+    asynchronous call, work after its callee answered — is on the path for part of its run only,
+    and its self time, of the whole run, read as more than the span."""
+    own = ms_text(hop.self_ms)
+    return f"span {ms_text(hop.duration_ms)}, self {own}" if hop.self_ms > hop.critical_ms else f"self {own}"
 
 
 def _hop(hop: Hop) -> str:

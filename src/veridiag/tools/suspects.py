@@ -56,6 +56,7 @@ from veridiag.tools.records import (
     SuspectSignal,
 )
 from veridiag.tools.results import ToolOutput
+from veridiag.tools.words import plural, quantity
 
 #: History read before the window for each series' baseline: as much as a budget of point reads
 #: allows across the series (at one point a minute), between these bounds — a few series get two
@@ -332,9 +333,8 @@ def _render(
         lines.append(held_line)
     changed_line = None
     if report.suspects:
-        changed_line = (
-            f"changed beyond their own history: {len(report.suspects)} of {len(report.examined)} services examined"
-        )
+        examined = quantity(len(report.examined), "service")
+        changed_line = f"changed beyond their own history: {len(report.suspects)} of {examined} examined"
         lines.append(changed_line)
     suspects = []
     for rank, ranked in enumerate(report.suspects[:LISTED_SUSPECTS], start=1):
@@ -438,10 +438,10 @@ def _with_levels(
     for rank, level in enumerate(levels[:LISTED_SUSPECTS], start=1):
         average, peak = (format_value(rounded(value), level.unit) for value in (level.average, level.peak))
         line = (
-            f"{by} #{rank} {level.service}: {level.points} ERROR lines in {where}"
+            f"{by} #{rank} {level.service}: {quantity(level.points, 'ERROR line')} in {where}"
             if level.source == "log"
             else f"{by} #{rank} {level.service}: {level.metric} average {average}, "
-            f"peak {peak} at {iso(level.peak_at)} ({level.points} points)"
+            f"peak {peak} at {iso(level.peak_at)} ({quantity(level.points, 'point')})"
         )
         lines.append(line)
         ranked.append(
@@ -502,12 +502,14 @@ def _what(signal: Signal) -> str:
         return f"{signal.name} change at {iso(signal.onset)}: {signal.description}"
     if signal.source == "log":
         return (
-            f"{signal.count} {signal.level} lines of a new kind from {iso(signal.onset)} to {iso(signal.end)}: "
+            f"{signal.count} {signal.level} {plural(signal.count, 'line')} of a new kind from "
+            f"{iso(signal.onset)} to {iso(signal.end)}: "
             f"{signal.name}"
         )
     if signal.events is not None:
         return (
-            f"{signal.name} counted {format_value(signal.events, '')} in {signal.count} steps from {iso(signal.onset)} "
+            f"{signal.name} counted {format_value(signal.events, '')} in {quantity(signal.count, 'step')} "
+            f"from {iso(signal.onset)} "
             f"to {iso(signal.end)} (at most {format_value(signal.peak or 0, '')} a step)"
         )
     assert signal.expected is not None and signal.peak is not None and signal.peak_at is not None
@@ -519,7 +521,7 @@ def _what(signal: Signal) -> str:
     return (
         f"{signal.name} {verb} from {format_value(rounded(signal.expected), unit)} to "
         f"{format_value(rounded(signal.peak), unit)} (at {iso(signal.peak_at)}), from {iso(signal.onset)} to "
-        f"{iso(signal.end)} ({factor}{noise}, {signal.count} points{limit})"
+        f"{iso(signal.end)} ({factor}{noise}, {quantity(signal.count, 'point')}{limit})"
     )
 
 

@@ -123,7 +123,7 @@ class LokiBackend:
             templates=_templates(samples),
             bursts=group_bursts(ns // 1_000_000 for ns, _line in rows),
             samples=samples[:500],
-            model_limit=args.limit,
+            limit=args.limit,
             notes=notes,
             sampled=sampled,
         )

@@ -249,6 +249,9 @@ class PrometheusBackend:
         if how is not None:
             unit = how.unit(_counter_unit(args.metric) if how.kind.kind == "counter" else unit)
         about = how.about() if how else {}
+        # a step asked for is the range query's own; the output says so as the embedded file's does
+        increase = how is not None and how.increase
+        asked_step = args.step_seconds if "step_seconds" in args.model_fields_set and not increase else None
         texts, model_texts, series_details = [], [], []
         evidence: list[Evidence] = []
         history_by_labels = {_labels(series.get("metric")): points for series, points in history}
@@ -275,6 +278,7 @@ class PrometheusBackend:
                 kind=how.kind.kind if how else None,
                 per_step=how.step_seconds if how and how.increase else None,
                 at=at,
+                step_seconds=asked_step,
             )
             texts.append(rendered.text)
             model_texts.append(rendered.model_text)

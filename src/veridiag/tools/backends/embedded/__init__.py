@@ -177,6 +177,12 @@ class EmbeddedEnvironment:
         with self.connect() as conn:
             return _ingest.add_metric_points(conn, rows)
 
+    def import_metric_points(self, rows: Iterable[tuple[str, str, str, datetime, float]]) -> Written:
+        """``add_metric_points`` for an import: what was added, what was not, and how many of
+        those repeated a point of the same rows (``Written.in_file``)."""
+        with self.connect() as conn:
+            return _ingest.add_metric_points_counted(conn, rows)
+
     def add_changes(self, rows: Iterable[ChangeRow]) -> Written:
         with self.connect() as conn:
             return _ingest.add_changes(conn, rows)

@@ -81,7 +81,11 @@ class EdgeRow:
 @dataclass
 class Written:
     added: int = 0
+    #: Rows not stored again: already stored before the call, or repeating a row of the call.
     duplicates: int = 0
+    #: Of ``duplicates``, those repeating a row met earlier in the same call (the same file):
+    #: not "already stored" — a first import of a file with repeated rows has some.
+    in_file: int = 0
 
 
 def ms(moment: datetime) -> int:
@@ -128,25 +132,32 @@ class _LogWriter:
         self.conn = conn
         self.miners = _Miners(conn)
         self.written = Written()
+        #: Lines stored by this call have ids from here on: a key found among them repeats the file.
+        self.first_id = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM log_line").fetchone()[0]) + 1
 
     def write(self, batch: list[tuple[int, int, LogRow]]) -> None:
         """Store a batch of (key, ts in ms, row)."""
         conn = self.conn
         known: set[int] = set()
+        #: keys of lines this call stored or met: a line repeating one is a repeat within the file
+        ours: set[int] = set()
         services = {row.service for _key, _ts, row in batch}
         for service in services:
             stamps = [ts for _key, ts, row in batch if row.service == service]
-            known.update(
-                k
-                for (k,) in conn.execute(
-                    "SELECT key FROM log_line WHERE service=? AND ts>=? AND ts<=?", (service, min(stamps), max(stamps))
-                )
-            )
+            for key, row_id in conn.execute(
+                "SELECT key, id FROM log_line WHERE service=? AND ts>=? AND ts<=?", (service, min(stamps), max(stamps))
+            ):
+                known.add(key)
+                if row_id >= self.first_id:
+                    ours.add(key)
         fresh = []
         for item in batch:
             if item[0] not in known:
                 known.add(item[0])  # a key met twice in one batch is stored once
+                ours.add(item[0])
                 fresh.append(item)
+            elif item[0] in ours:
+                self.written.in_file += 1
         self.written.duplicates += len(batch) - len(fresh)
         if not fresh:
             return
@@ -257,26 +268,66 @@ _UPSERT_POINT = (
 def add_metric_points(conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, datetime, float]]) -> int:
     """Upsert ``(service, metric, unit, ts, value)`` points; returns how many are new or changed
     (a point already stored with the same value is not counted: a re-import reports 0)."""
+    return _add_points(conn, rows, count_repeats=False).added
+
+
+def add_metric_points_counted(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, datetime, float]]
+) -> Written:
+    """``add_metric_points`` for an import: also the points not stored anew and, of them, those
+    whose series and time an earlier point of the same call had (repeats within the file)."""
+    return _add_points(conn, rows, count_repeats=True)
+
+
+def _add_points(
+    conn: sqlite3.Connection, rows: Iterable[tuple[str, str, str, datetime, float]], *, count_repeats: bool
+) -> Written:
+    """``count_repeats``: the keys met are kept in a temporary table (a file's may not fit in
+    memory) to tell a repeat within the call from a point stored before it."""
+    if count_repeats:
+        conn.execute(
+            "CREATE TEMP TABLE IF NOT EXISTS point_seen(service TEXT, metric TEXT, ts INTEGER,"
+            " PRIMARY KEY(service, metric, ts)) WITHOUT ROWID"
+        )
+        conn.execute("DELETE FROM temp.point_seen")
     series: set[tuple[str, str, str]] = set()
     batch: list[tuple[str, str, int, float]] = []
+    rows_read, first_seen = 0, 0
+
+    def write() -> None:
+        nonlocal first_seen
+        if count_repeats:
+            seen = conn.total_changes
+            conn.executemany("INSERT OR IGNORE INTO temp.point_seen VALUES (?,?,?)", [b[:3] for b in batch])
+            first_seen += conn.total_changes - seen
+        conn.executemany(_UPSERT_POINT, batch)
+        batch.clear()
+
     before = conn.total_changes
     for service, metric, unit, ts, value in rows:
         series.add((service, metric, unit))
         batch.append((service, metric, ms(ts), float(value)))
+        rows_read += 1
         if len(batch) >= 10_000:
-            conn.executemany(_UPSERT_POINT, batch)
-            batch.clear()
-    conn.executemany(_UPSERT_POINT, batch)
-    written = conn.total_changes - before
+            write()
+    write()
+    added = conn.total_changes - before - first_seen  # the temporary table's changes are not the store's
+    if count_repeats:
+        conn.execute("DELETE FROM temp.point_seen")
     conn.executemany("INSERT OR REPLACE INTO metric_series VALUES (?,?,?)", sorted(series))
     conn.execute(_MARK_LOADED)
-    return written
+    duplicates = rows_read - added
+    # a repeat with another value replaces the point: changed, so no duplicate
+    in_file = min(rows_read - first_seen, duplicates) if count_repeats else 0
+    return Written(added=added, duplicates=duplicates, in_file=in_file)
 
 
 def add_changes(conn: sqlite3.Connection, rows: Iterable[ChangeRow]) -> Written:
     """Store change events; one already stored (same service, time, kind, text) is skipped."""
     written = Written()
+    met: set[int] = set()
     for row in rows:
+        key = _key(f"{row.service}\x1f{ms(row.ts)}\x1f{row.kind}\x1f{row.description}")
         cursor = conn.execute(
             "INSERT OR IGNORE INTO change_event(ts, service, kind, description, version, source, key)"
             " VALUES (?,?,?,?,?,?,?)",
@@ -287,13 +338,15 @@ def add_changes(conn: sqlite3.Connection, rows: Iterable[ChangeRow]) -> Written:
                 row.description,
                 row.version,
                 row.source,
-                _key(f"{row.service}\x1f{ms(row.ts)}\x1f{row.kind}\x1f{row.description}"),
+                key,
             ),
         )
         if cursor.rowcount:
             written.added += 1
         else:
             written.duplicates += 1
+            written.in_file += key in met
+        met.add(key)
     conn.execute(_MARK_LOADED)
     return written
 
@@ -302,8 +355,12 @@ def add_edges(conn: sqlite3.Connection, rows: Iterable[EdgeRow]) -> Written:
     """Store call-graph edges; an edge a source already states with the same weight is a
     duplicate, another weight replaces it (a source imported again)."""
     written = Written()
+    met: set[tuple[str, str, str]] = set()
     for row in rows:
         before = conn.total_changes
+        edge = (row.caller, row.callee, row.source)
+        repeated = edge in met
+        met.add(edge)
         conn.execute(
             "INSERT INTO call_edge VALUES (?,?,?,?) ON CONFLICT(caller, callee, source)"
             " DO UPDATE SET weight=excluded.weight WHERE weight != excluded.weight",
@@ -313,5 +370,6 @@ def add_edges(conn: sqlite3.Connection, rows: Iterable[EdgeRow]) -> Written:
             written.added += 1
         else:
             written.duplicates += 1
+            written.in_file += repeated
     conn.execute(_MARK_LOADED)
     return written

@@ -367,7 +367,7 @@ def query_logs(conn: sqlite3.Connection, args: QueryLogsArgs, *, start: datetime
         return ToolOutput(status="no_data", text=rendered.text, retrieval_details=empty, evidence=[evidence])
     templates = _templates(conn, tally)
     bursts = _bursts(conn, tally, lines)
-    first = lines.first(conn, STORED_LINES, tally.until(STORED_LINES))
+    first = lines.first(conn, args.limit, tally.until(args.limit))
     texts = _texts(conn, [row[0] for row in first])
     samples = [
         LogSample(ts=from_ms(ts), service=service, level=level, line=texts[row_id])
@@ -411,7 +411,7 @@ class FoundLines:
 def lines_output(
     request: dict[str, str | None],
     found: FoundLines,
-    model_limit: int,
+    limit: int,
     notes: Sequence[str],
     *,
     span: Span | None = None,
@@ -429,7 +429,7 @@ def lines_output(
         templates=found.templates,
         bursts=found.bursts,
         samples=found.samples,
-        model_limit=model_limit,
+        limit=limit,
         unparsed=found.unparsed,
         span=span,
         notes=notes,

@@ -119,8 +119,17 @@ def query_metrics(
         how = how.decide([v for _t, v in steps])
     unit = how.unit(found[0][2])
 
+    # A step asked for is honoured: the points as shown, read at its instants (a counter's
+    # increases are made per step already); none asked, the series as stored.
+    asked_step = args.step_seconds if "step_seconds" in args.model_fields_set and not how.increase else None
+
     def read(points: list[tuple[datetime, float]], since: datetime, until: datetime) -> list[tuple[datetime, float]]:
-        return _as_shown(conn, service, metric, points, how=how, start=since, end=until)
+        if not asked_step:
+            return _as_shown(conn, service, metric, points, how=how, start=since, end=until)
+        # a step's reading may be a point up to the look-back before the first step, as Prometheus's is
+        lead = _points(conn, service, metric, since - timedelta(seconds=LOOKBACK_SECONDS), since)
+        found = _as_shown(conn, service, metric, [*lead, *points], how=how, start=since, end=until)
+        return at_steps(found, start=since, end=until, step_seconds=asked_step)
 
     window = steps if steps is not None and how.increase else read(raw, start, end)
     request = {"service": service, "metric": metric, **how.about(), "start": iso(start), "end": iso(end)}
@@ -134,8 +143,10 @@ def query_metrics(
     # the history's steps fall on the window's grid, as a Prometheus range query's would
     step = timedelta(seconds=how.step_seconds)
     history = read(past, start - ((start - past[0][0]) // step) * step, start) if past else []
-    later = end + (end - start)
-    report = judge_window(history, window, lambda: read(_points(conn, service, metric, end, later), end, later))
+    # what follows the window, read on its grid when a step was asked
+    after = start - ((start - end) // step) * step if asked_step else end
+    later = after + (end - start)
+    report = judge_window(history, window, lambda: read(_points(conn, service, metric, after, later), after, later))
     everything = history or window
     span = Span(first=everything[0][0], last=window[-1][0])
     rendered, evidence = metrics_output(
@@ -149,6 +160,7 @@ def query_metrics(
         kind=how.kind.kind,
         per_step=how.step_seconds if how.increase else None,
         at=at,
+        step_seconds=asked_step,
     )
     return ToolOutput(
         status="ok",
