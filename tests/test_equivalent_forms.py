@@ -414,3 +414,14 @@ def test_a_series_points_each_stand_for_their_step(start: int, points: int, step
 
     assert derived(step * (points - 1)) and derived(step * points)
     assert not derived(step * (points + 1))
+
+
+@given(
+    st.sampled_from(["line", "restart", "error", "request", "retry", "pod", "instance"]),
+    st.integers(2, 9),
+)
+def test_a_count_of_one_in_the_singular_is_a_count(noun: str, other: int) -> None:
+    """The tools write "(1 line)", "1 restart in total": one of a thing is a count as "3 restarts" is."""
+    output = f"increases per 1m: 1 {noun} in total, 1 step rose"
+    assert _grounded(f"the window held 1 {noun}", output)
+    assert not _grounded(f"the window held 1 {noun}", output.replace("1 ", f"{other} "))

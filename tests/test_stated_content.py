@@ -554,12 +554,14 @@ def test_half_a_unit_is_an_amount_no_ratio(unit: str, article: str) -> None:
 # --- structure states what a word would: a template covering every matched line, a constant window ----
 
 
-@given(st.integers(2, 900), st.integers(0, 3), st.sampled_from(["这些错误都是 {code}", "all of them were {code}"]))
+@given(st.integers(1, 900), st.integers(0, 3), st.sampled_from(["这些错误都是 {code}", "all of them were {code}"]))
 def test_a_template_covering_every_matched_line_states_all(count: int, short: int, form: str) -> None:
-    """Quoting "12×" of "matched 12 lines" quotes all of them; of "matched 15 lines", not."""
+    """Quoting "12×" of "matched 12 lines" quotes all of them; of "matched 15 lines", not — and
+    "1×" of "matched 1 line", as the tools write a count of one."""
     template = f"  {count}× ERROR 2026-07-07T14:00:05Z – 2026-07-07T14:27:56Z ERR_ORDER_VALIDATION coupon is null"
     matched = count + short
-    output = f"query_logs service=order-service\nmatched {matched} lines (ERROR {matched})\ntemplates:\n{template}\n"
+    noun = "line" if matched == 1 else "lines"
+    output = f"query_logs service=order-service\nmatched {matched} {noun} (ERROR {matched})\ntemplates:\n{template}\n"
     outcome, reason = _outcome(form.format(code="ERR_ORDER_VALIDATION"), output, template.strip())
     assert (outcome == "pass") is (short == 0), reason
 

@@ -360,7 +360,7 @@ class _CitedOutputs:
 
 #: A log template as query_logs writes it ("840× ERROR …") and the count of lines it matched.
 _TEMPLATE_COUNT = re.compile(r"^\s*(\d+)× ")
-_MATCHED = re.compile(r"^matched (\d+) lines", re.MULTILINE)
+_MATCHED = re.compile(r"^matched (\d+) lines?\b", re.MULTILINE)
 #: A window summary whose least and greatest values are one ("min 50 connections, max 50 connections").
 _MIN_MAX = re.compile(r"\bmin (?P<low>-?\d+(?:\.\d+)?)\b.*?\bmax (?P<high>-?\d+(?:\.\d+)?)\b")
 
