@@ -425,3 +425,30 @@ def test_a_count_of_one_in_the_singular_is_a_count(noun: str, other: int) -> Non
     output = f"increases per 1m: 1 {noun} in total, 1 step rose"
     assert _grounded(f"the window held 1 {noun}", output)
     assert not _grounded(f"the window held 1 {noun}", output.replace("1 ", f"{other} "))
+
+
+@given(
+    st.integers(100, 90_000),
+    st.integers(1, 900),
+    st.integers(1, 50),
+    st.sampled_from(
+        ["the step count rose by {d} steps", "计数器增加了 {d}", "it went up {d}", "bumped the counter by {d}"]
+    ),
+    st.booleans(),
+)
+def test_a_bare_change_is_the_difference_of_two_bare_readings(
+    first: int, change: int, off: int, form: str, example: bool
+) -> None:
+    """ "rose by 47 steps" of "onStandStepChanged 3579" then "3626" (the first, perhaps, as a log
+    pattern's example); "bumped the counter by 2" of readings one apart is a wrong number, though
+    neither is written with a unit — nor is "by 2" any two numbers of one line ("3 in total … +1")."""
+    lines = [
+        ("     e.g. " if example else "") + f"20171223-22:15:29:606|Step_LSC|30002312|onStandStepChanged {first}",
+        f"20171223-22:15:59:849|Step_LSC|30002312|onStandStepChanged {first + change}",
+    ]
+    output = "\n".join(lines)
+    wrong = change + off
+    assume(all(str(v) not in output for v in (wrong,)))
+    assert _grounded(form.format(d=change), output)
+    assert not _grounded(form.format(d=wrong), output)
+    assert not _grounded(form.format(d=2), "increases per 1m: 3 restarts in total, 3 steps rose: +1 at 12:01")

@@ -205,8 +205,8 @@ _HELD_OUT_FLOORS = {
     "blind": (104, 17),
     "blind2": (71, 19),
     "blind3": (60, 20),
-    "blind4": (53, 17),
-    "blind5": (35, 12),
+    "blind4": (53, 18),
+    "blind5": (35, 13),
     "blind6": (58, 16),
 }
 

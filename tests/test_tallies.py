@@ -69,3 +69,22 @@ def test_a_tally_by_a_name_from_code_counts_the_listed_lines_naming_it(names: li
     count = names.count(name)
     assert _grounding(form.format(k=count, n=name), output, lines[0]) == "pass"
     assert _grounding(form.format(k=count + 1, n=name), output, lines[0]) != "pass"
+
+
+@given(
+    st.integers(2, 8),
+    st.sampled_from(["11:00–14:00 之间一共重启了 {k} 次", "between 11:00 and 14:00 it restarted {k} times"]),
+)
+def test_a_series_lines_are_no_events_to_tally(lines: int, form: str) -> None:
+    """ "11:00–14:00 一共重启了 4 次" is no count of a metric output's lines that show 11:00 (its
+    window, its history, its points): a series lists points, not events. A change list does."""
+    rows = [f"2026-07-07T11:00:{i:02d}Z 0 restarts" for i in range(lines)]
+    series = "query_metrics service=inventory-service metric=pod_restarts_total start=2026-07-07T11:00:00Z\n"
+    output = series + "\n".join(rows)
+    (count,) = [e for e in extract_entities(form.format(k=lines)) if e.dimension == "count"]
+    facts = extract_entities(form.format(k=lines))
+    assert not tallied(count, facts, [output])
+    changes = "query_changes service=inventory-service\n" + "\n".join(
+        f"2026-07-07T11:00:{i:02d}Z inventory-service restart: pod restarted" for i in range(lines)
+    )
+    assert tallied(count, facts, [changes])

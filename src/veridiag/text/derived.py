@@ -23,6 +23,7 @@ from itertools import combinations, pairwise, permutations
 
 from veridiag.text.bounds import ANY_TIME, series_points, threshold_kept
 from veridiag.text.entities import (
+    BARE_NUMBER,
     Corpus,
     Entity,
     TextFacts,
@@ -292,7 +293,6 @@ def summed(entity: Entity, claim_text: str, own: Corpus) -> bool:
 
 #: A multiple a tool wrote ("×0.02", "×68.92", "3.5x") and a number standing on its own.
 _MULTIPLE = re.compile(rf"×\s?(?P<after>{NUMBER})|(?<![\w.])(?P<before>{NUMBER})\s?(?:×|x(?![A-Za-z]))")
-_BARE = re.compile(r"(?<![\w.:/-])(\d+(?:\.\d+)?)(?![\w.:/%-]|\.\d)")
 #: How a multiple is written after its number ("1.5 times the …", "3×").
 _TIMES = ("times", "×", "x")
 
@@ -315,7 +315,7 @@ def multiple_computed(entity: Entity, claim_text: str, own: Corpus) -> bool:
         for e in TextFacts(line).entities():
             if (v := _base(e)) is not None and v > 0:
                 groups.setdefault(e.dimension, []).append(v)
-    groups["bare"] = [Decimal(n) for n in _BARE.findall(_MULTIPLE.sub(" ", text)) if Decimal(n) > 0]
+    groups["bare"] = [Decimal(n) for n in BARE_NUMBER.findall(_MULTIPLE.sub(" ", text)) if Decimal(n) > 0]
     return any(
         2 <= len(values) <= _MAX_VALUES and any(abs(a / b - target) <= tolerance for a, b in permutations(values, 2))
         for values in groups.values()
@@ -353,7 +353,7 @@ def share_computed(entity: Entity, own: Corpus, facts: Sequence[Entity] | None =
         for e in TextFacts(line).entities():
             if e.dimension != "percent" and (v := _base(e)) is not None and v > 0:
                 groups.setdefault(e.dimension, []).append(v)
-    bare = [Decimal(n) for n in _BARE.findall(_MULTIPLE.sub(" ", own.text)) if Decimal(n) > 0]
+    bare = [Decimal(n) for n in BARE_NUMBER.findall(_MULTIPLE.sub(" ", own.text)) if Decimal(n) > 0]
     groups["bare"] = bare + groups.get("count", [])
     if len(named) == 1:  # the one value the claim names, against one of its lines' ("比 median 46 高 15%")
         value = named[0][1]

@@ -432,9 +432,14 @@ _MULTIPLIERS = frozenset({"x", "times", "fold"})
 
 def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     """A number without a unit is a fact only after a word that states a value ("冲到了 73",
-    "peaked at 37": ``units.yaml`` value_words): checked as a dimensionless count."""
+    "peaked at 37": ``units.yaml`` value_words) or a change ("bumped the counter by 2", "增加了 2":
+    difference_words): checked as a dimensionless count."""
     start = match.start()
-    if not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH) and not _statistic_of(match):
+    if (
+        not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH)
+        and not _statistic_of(match)
+        and _UNITS.difference_before.search(match.string[max(0, start - _QUALIFIER_REACH) : start]) is None
+    ):
         return None
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
     return Entity("quantity", number, (number,), Decimal(number), "count", Decimal(1), Decimal(1).scaleb(-decimals))
@@ -1438,21 +1443,41 @@ def derived_difference(entity: Entity, claim_text: str, evidence: Corpus) -> boo
     if not is_difference(entity, claim_reading(claim_text)):
         return False
     kind = _PERCENT if entity.dimension == _POINTS else entity.dimension
-    values = sorted(
-        {
-            e.value * e.factor
-            for e in TextFacts(evidence.text).entities()
-            if e.kind == "quantity" and e.dimension == kind and e.value is not None and e.factor is not None
-        }
-    )
-    if len(values) < 2 or len(values) > _MAX_VALUES:
-        return False
+    found = {
+        e.value * e.factor
+        for e in TextFacts(evidence.text).entities()
+        if e.kind == "quantity" and e.dimension == kind and e.value is not None and e.factor is not None
+    }
     target, tolerance = entity.value * entity.factor, entity.precision * entity.factor / 2
-    return any(abs((high - low) - target) <= tolerance for i, low in enumerate(values) for high in values[i + 1 :])
+    series = [sorted(found)]
+    if kind == "count":
+        series += _counter_readings(evidence.text)
+    return any(
+        2 <= len(values) <= _MAX_VALUES
+        and any(abs((high - low) - target) <= tolerance for i, low in enumerate(values) for high in values[i + 1 :])
+        for values in series
+    )
+
+
+def _counter_readings(text: str) -> list[list[Decimal]]:
+    """A counter's bare readings: the numbers standing at one place of lines of one shape (their
+    digits aside: "…|onStandStepChanged 3579", then "… 3626", rose by 47) — not any two numbers
+    of a line ("3 restarts in total … +1": no change of 2)."""
+    places: dict[tuple[str, int], set[Decimal]] = {}
+    for whole in text.splitlines():
+        line = whole.strip().removeprefix(_EXAMPLE).lstrip()  # a log pattern's example is a line of the log
+        shape = _DIGITS.sub("#", line)
+        for place, number in enumerate(BARE_NUMBER.findall(line)):
+            places.setdefault((shape, place), set()).add(Decimal(number))
+    return [sorted(values) for values in places.values() if len(values) > 1]
 
 
 _POINTS = "points"
 _PERCENT = "percent"
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
+_EXAMPLE = "e.g."
+#: A number standing on its own on a line: no part of a clock, a date, a path, a name or a version.
+BARE_NUMBER = re.compile(r"(?<![\w.:/-])(\d+(?:\.\d+)?)(?![\w.:/%-]|\.\d)")
 
 
 def is_difference(entity: Entity, read: str) -> bool:

@@ -32,6 +32,8 @@ def code_names(text: str) -> list[str]:
 
 #: What an output without a ``lines:`` list writes besides its records: a pattern and its example
 #: ("12× ERROR …", "e.g. …"), a heading ("templates:"). Its first line is the call as made.
+#: The tools whose output lines (after the request's) are events, one each: log lines, changes, traces.
+_EVENT_TOOLS = ("query_logs", "query_changes", "query_traces")
 _SUMMARY_LINE = re.compile(r"\s*(?:\d+×\s|e\.g\.\s)|[^\n]*:\s*$")
 
 
@@ -56,6 +58,8 @@ def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str], name
     for output in outputs:
         lines = listed_lines(output)
         if lines is None:
+            if not output.startswith(_EVENT_TOOLS):
+                continue  # a series' points and summaries are no events: "4 次" is no count of "11:00" lines
             lines = [line for line in output.splitlines()[1:] if not _SUMMARY_LINE.match(line)]
         if any(sum(1 for line in lines if subject in line) == wanted for subject in subjects):
             return True
