@@ -123,6 +123,25 @@ def test_one_every_interval_is_a_rate_its_lines_count(count: int, interval: int,
 
 
 @given(
+    st.integers(3, 6),
+    st.sampled_from(
+        [(30, "大约每半小时重启一次"), (20, "约每 20 分钟重启一次"), (30, "roughly one restart every 30 minutes")]
+    ),
+)
+def test_one_every_interval_over_a_lines_events_counts_their_gaps(events: int, form: tuple[int, str]) -> None:
+    """ "大约每半小时重启一次" of three restarts at 12:01, 12:31 and 13:00: over the span from the
+    first event to the last, c events are c − 1 intervals; a third of the interval is wrong."""
+    minutes, text = form
+    for gap, right in ((minutes, True), (minutes // 3, False)):
+        at = [12 * 60 + 1 + i * gap for i in range(events)]
+        line = f"increases per 1m: {events} restarts in total, {events} steps rose: " + ", ".join(
+            f"+1 at 2026-07-07T{m // 60:02d}:{m % 60:02d}:00Z" for m in at
+        )
+        calls = [invocation(603, tool_name="query_metrics", output=line)]
+        assert _kept([claim(text=text, bindings=[binding([603], line, tool_name="query_metrics")])], calls) is right
+
+
+@given(
     st.integers(30, 400),
     st.sampled_from(["差不多每秒一条", "每秒一次", "about one a second", "roughly one per second"]),
 )

@@ -206,7 +206,7 @@ _HELD_OUT_FLOORS = {
     "blind2": (71, 19),
     "blind3": (60, 20),
     "blind4": (53, 18),
-    "blind5": (35, 13),
+    "blind5": (36, 13),
     "blind6": (58, 16),
 }
 

@@ -418,3 +418,14 @@ def test_a_speed_in_kilometres_per_hour_is_its_miles_per_hour(mph: int, unit: st
     assert facts and all(Corpus([output]).contains(e) for e in facts), right
     wrong_facts = [e for e in extract_entities(f"the top speed was {wrong}") if e.kind == "quantity"]
     assert wrong_facts and not all(Corpus([output]).contains(e) for e in wrong_facts), wrong
+
+
+@given(st.sampled_from(["every half hour", "a half hour later", "半小时后", "每半小时一次", "about half an hour"]))
+def test_half_an_hour_however_written_is_half_an_hour(words: str) -> None:
+    """ "every half hour", "每半小时": half of an hour, not a ratio nor a word; "half the requests"
+    names no quantity."""
+    (found,) = [e for e in extract_entities(words) if e.kind == "quantity"]
+    assert found.value is not None and found.factor is not None
+    seconds = found.value * found.factor if found.dimension == "time" else 1 / found.factor
+    assert seconds == 1800, (words, found)
+    assert not [e for e in extract_entities("half the requests failed") if e.kind == "quantity"]

@@ -1810,3 +1810,29 @@ def test_an_absolute_over_a_set_counted_in_words_is_the_count(word: str, noun: s
     line = "2026-07-07T18:00:00Z 0 ms"
     assert "unstated" not in _outcome(f"{absolute} {word} {noun} read 0 ms", line, line)[1]
     assert _outcome(f"{absolute} of it read 0 ms", line, line)[1].startswith("unstated")
+
+
+@given(
+    st.integers(60, 20 * 60),
+    st.sampled_from([(30, "half an hour"), (30, "half hour"), (30, "30 minutes"), (15, "15 minutes"), (60, "hour")]),
+    st.integers(3, 5),
+    st.sampled_from(["They came roughly every {d} — the restarts it counted.", "The pod restarted every {d} or so."]),
+    st.integers(2, 9),
+)
+def test_every_interval_is_computed_from_the_quoted_events(
+    first: int, interval: tuple[int, str], events: int, form: str, skew: int
+) -> None:
+    """ "They came roughly every half hour" of restarts quoted at 12:01, 12:31 and 13:00: an
+    *every* over the intervals between the quoted events, each that long — not an absolute
+    its lines do not state. Unequal intervals leave it unstated."""
+    minutes, said = interval
+
+    def line(gaps: list[int]) -> str:
+        at = [first + sum(gaps[:i]) for i in range(len(gaps) + 1)]
+        return ", ".join(f"+1 at 2026-07-07T{m // 60:02d}:{m % 60:02d}:00Z" for m in at)
+
+    even = line([minutes] * (events - 1))
+    text = form.format(d=said)
+    assert "'every'" not in _outcome(text, f"increases per 1m: {even}", even)[1]
+    uneven = line([minutes] * (events - 2) + [minutes * 2 + skew])
+    assert "'every'" in _outcome(text, f"increases per 1m: {uneven}", uneven)[1]

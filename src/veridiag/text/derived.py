@@ -169,8 +169,15 @@ def rate_computed(entity: Entity, claim_text: str, own: Corpus, cited: Cited) ->
         counts = [v for e in facts if e.dimension == "count" and _total(e, line) and (v := _base(e)) is not None]
         if not counts:
             continue
-        periods = [*called, *line_periods(line, facts)]
-        if any(p > 0 and abs(c / p - target) <= tolerance for c in counts for p in periods):
+        if any(p > 0 and abs(c / p - target) <= tolerance for c in counts for p in called):
+            return True
+        # over a line's own span, from its first event to its last, c events are c − 1 intervals
+        # ("one every half hour" of three restarts at 12:01, 12:31 and 13:00)
+        if any(
+            p > 0 and (abs(c / p - target) <= tolerance or abs((c - 1) / p - target) <= tolerance)
+            for c in counts
+            for p in line_periods(line, facts)
+        ):
             return True
     return False
 

@@ -274,12 +274,16 @@ def _en(match: re.Match[str], words: _Spoken) -> str:
     return _plain(value)
 
 
+_EVERY = "每"
+
+
 def _zh(match: re.Match[str], words: _Spoken) -> str:
     numeral, measure, half, unit = match.group("n"), match.group("ge"), match.group("half"), match.group("unit")
     if numeral is None and half is None:
         return match.group()
     before = match.string[match.start() - 1 : match.start()]
-    if before and (before in words.ordinal or before in _ZH_NUMERALS):
+    every_half = before == _EVERY and numeral is None and half is not None  # 每半小时: every half hour
+    if before and (before in words.ordinal or before in _ZH_NUMERALS) and not every_half:
         return match.group()  # 第一分钟: which minute, not how long
     plain = numeral is not None and measure is None and half is None and unit == words.zh_units[unit]
     if plain and numeral != "一":

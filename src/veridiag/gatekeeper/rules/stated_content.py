@@ -177,6 +177,9 @@ class _Stated:
     #: The claim as written: ``own`` blanks the words it quotes, which may be what an absolute is
     #: about ("全部是同一种语句：UPDATE t_stock …" quoting that statement).
     claim: str = ""
+    #: The clocks of the quoted lines, in order, each as its minute of the day: the events an
+    #: interval the claim names ("every half hour") is between, when it writes none of them.
+    clocks: tuple[int, ...] = ()
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
         """Is ``hit`` stated — an *all* or *the same* by a template that is every line matched, or
@@ -186,7 +189,7 @@ class _Stated:
         the claim's own clocks or quoted episodes compute (``_computed_sameness``)?"""
         if hit.concept in self.concepts:
             return True
-        if hit.concept in ("all", "same") and _computed_sameness(own, hit, self.episodes):
+        if hit.concept in ("all", "same") and _computed_sameness(own, hit, self.episodes, self.clocks):
             return True
         if any(concepts().states(hit.concept, heading) for heading in self.headings):
             return True
@@ -408,7 +411,8 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
         if (m := _TEMPLATE_SPAN.match(line))
     )
     counted = tuple((int(count.group(1)), t) for t in templates if (count := _TEMPLATE_COUNT.match(t)))
-    return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs), spans, counted=counted)
+    clocks = tuple(dict.fromkeys(clocks_of_day("\n".join(lines))))  # an excerpt and its whole line: once
+    return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs), spans, counted=counted, clocks=clocks)
 
 
 def _sole_item(output: str, line: str) -> bool:
@@ -576,20 +580,34 @@ def _clause_between(text: str, start: int, end: int, marks: tuple[str, ...]) -> 
     return first, min(ends, default=len(text))
 
 
-def _computed_sameness(own: str, hit: ConceptHit, episodes: tuple[str, ...]) -> bool:
-    """An absolute over what the claim's own clocks or its quoted episodes compute: "间隔都是 30
-    分钟" over the clocks 11:34, 12:04 and 12:34 (every interval between them that long), "时间完全
-    重合" of quoted episodes that are one period (each from the same instant to the same instant).
-    Unequal intervals or periods leave it unstated."""
+def _computed_sameness(own: str, hit: ConceptHit, episodes: tuple[str, ...], quoted: tuple[int, ...] = ()) -> bool:
+    """An absolute over what the claim's own clocks (else its quoted lines' ``quoted``) or its
+    quoted episodes compute: "间隔都是 30 分钟" over the clocks 11:34, 12:04 and 12:34 (every
+    interval between them that long), "every half hour" of three restarts quoted at 12:01, 12:31
+    and 13:00 (the first duration after the word), "时间完全重合" of quoted episodes that are one
+    period (each from the same instant to the same instant). Unequal intervals or periods leave it
+    unstated."""
     vocabulary = concepts()
     start, end = _clause(own, hit)
     clause = own[start:end]
     if vocabulary.names_intervals(clause):
         spans = [e for e in extract_entities(clause) if e.kind == "quantity" and e.dimension == "time"]
-        return len(spans) == 1 and _equal_intervals(clocks_of_day(own), spans[0])
+        clocks = clocks_of_day(own)
+        clocks = clocks if len(clocks) >= 3 else list(quoted)
+        if len(spans) > 1:  # "every half hour — 30 minutes, then 29 minutes apart": the one named after it
+            spans = [
+                e for e in extract_entities(own[hit.start : end]) if e.kind == "quantity" and e.dimension == "time"
+            ]
+        if not spans and (unit := _UNIT_AFTER.match(own, hit.end)) is not None:  # "every hour": one of it
+            spans = [e for e in extract_entities(f"1 {unit.group(1)}") if e.dimension == "time"]
+        return bool(spans) and _equal_intervals(clocks, spans[0])
     if vocabulary.names_periods(clause):
         return len(episodes) >= 2 and len(set(episodes)) == 1
     return False
+
+
+#: The word right after an interval word ("every hour"): a unit of time, one of it.
+_UNIT_AFTER = re.compile(r"\s*([A-Za-z]+)")
 
 
 def _equal_intervals(clocks: list[int], interval: Entity) -> bool:
