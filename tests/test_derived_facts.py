@@ -98,7 +98,13 @@ def test_a_rate_of_a_series_counted_per_unit_is_its_points(
     st.integers(20, 400),
     st.integers(4, 40),
     st.sampled_from(
-        ["roughly one sweep every {d} seconds", "about one every {d} seconds", "约每 {d} 秒一条", "差不多每 {d} 秒一次"]
+        [
+            "roughly one sweep every {d} seconds",
+            "about one every {d} seconds",
+            "约每 {d} 秒一条",
+            "差不多每 {d} 秒一次",
+            "大约每 {d} 秒完成一台",
+        ]
     ),
 )
 def test_one_every_interval_is_a_rate_its_lines_count(count: int, interval: int, form: str) -> None:

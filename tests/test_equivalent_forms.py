@@ -4,7 +4,7 @@ value is the same. Each property generates the variants and the near misses."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 
 from hypothesis import assume, given
@@ -152,6 +152,25 @@ def test_midnight_and_seconds_of_another_clock() -> None:
     # 14:28 is the minutes and seconds of 14:14:28, not a clock of this output
     assert not _grounded("at 14:28", "2026-07-07T14:14:28Z ERROR x")
     assert _grounded("at 14:14", "2026-07-07T14:14:28Z ERROR x")
+
+
+@given(
+    st.sampled_from([("北京时间", 8), ("东京时间", 9), ("UTC+3", 3), ("Berlin time", 2)]),
+    st.dates(date(2026, 6, 1), date(2026, 8, 31)),
+    st.sampled_from(["{z} 22:00 到 24:00", "{z} 晚上 10 点到 12 点", "22:00–24:00 {z}"]),
+)
+def test_midnight_in_a_zone_is_the_next_days_start_read_in_that_zone(
+    zone: tuple[str, int], day: date, form: str
+) -> None:
+    """ "北京时间晚上 10 点到 12 点": 24:00 is the next day's 00:00 in Beijing, 16:00Z — not a clock
+    left unread (it was, and no line ever writes 24:00)."""
+    words, offset = zone
+    end = datetime.combine(day, time(0), UTC) + timedelta(days=1, hours=-offset)
+    start = end - timedelta(hours=2)
+    output = f"window {start:%Y-%m-%dT%H:%M:%SZ} – {end:%Y-%m-%dT%H:%M:%SZ}"
+    text = form.format(z=words)
+    assert _grounded(text, output), (text, output)
+    assert not _grounded(text, output.replace(f"{end:%H:%M}", f"{(end + timedelta(hours=1)):%H:%M}")), text
 
 
 _APPROXIMATE = st.sampled_from(["约", "大约", "接近", "roughly ", "about ", "nearly ", "~"])
@@ -417,7 +436,7 @@ def test_a_series_points_each_stand_for_their_step(start: int, points: int, step
 
 
 @given(
-    st.sampled_from(["line", "restart", "error", "request", "retry", "pod", "instance"]),
+    st.sampled_from(["line", "restart", "error", "request", "retry", "pod", "instance", "point"]),
     st.integers(2, 9),
 )
 def test_a_count_of_one_in_the_singular_is_a_count(noun: str, other: int) -> None:

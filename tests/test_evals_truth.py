@@ -203,10 +203,10 @@ def test_the_honest_set_runs_and_reports_rates() -> None:
 _HELD_OUT_FLOORS = {
     "heldout": (87, 30),
     "blind": (104, 17),
-    "blind2": (71, 19),
+    "blind2": (72, 19),
     "blind3": (60, 20),
-    "blind4": (53, 18),
-    "blind5": (36, 13),
+    "blind4": (55, 18),
+    "blind5": (38, 13),
     "blind6": (58, 16),
 }
 

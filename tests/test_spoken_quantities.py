@@ -405,7 +405,7 @@ def test_not_words_are_blanked_in_one_scan_as_one_by_one(pieces: list[str]) -> N
 
 @given(
     st.integers(5, 120),
-    st.sampled_from(["kph", "kmh"]),
+    st.sampled_from(["kph", "kmh", "km/h"]),
     st.sampled_from(["about {k} {u}", "约 {k} {u}", "roughly {k} {u}"]),
 )
 def test_a_speed_in_kilometres_per_hour_is_its_miles_per_hour(mph: int, unit: str, form: str) -> None:

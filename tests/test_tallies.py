@@ -11,7 +11,7 @@ from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.text.entities import extract_entities
-from veridiag.text.tallies import tallied
+from veridiag.text.tallies import points_in_range, tallied
 
 _GATEKEEPER = Gatekeeper()
 _HOSTS = ["node-153", "node-246", "dn228", "tbird-admin1"]
@@ -88,3 +88,30 @@ def test_a_series_lines_are_no_events_to_tally(lines: int, form: str) -> None:
         f"2026-07-07T11:00:{i:02d}Z inventory-service restart: pod restarted" for i in range(lines)
     )
     assert tallied(count, facts, [changes])
+
+
+@given(
+    st.integers(0, 20 * 60),
+    st.integers(6, 30),
+    st.integers(1, 20),
+    st.sampled_from(
+        ["From {a} UTC to the end of the window all {k} points read 0 ms.", "{a} 到 {b} 之间共 {k} 个点，读数全为零"]
+    ),
+)
+def test_a_count_of_points_in_a_range_is_the_listed_points_there(first: int, points: int, skip: int, form: str) -> None:
+    """ "From 18:00 UTC to the end of the window all twelve points read 0 ms": the listed points
+    from its first clock to its last (or to the last point) — one more or one fewer is wrong."""
+    at = [first + 5 * i for i in range(points)]
+    rows = "\n".join(f"2014-07-14T{m // 60:02d}:{m % 60:02d}:00Z 0ms" for m in at)
+    output = f"query_metrics service=keyboard metric=key_updown_ms\npoints:\n{rows}"
+    start = at[min(skip, points - 2)]
+    inside = sum(1 for m in at if m >= start)
+
+    def clock(minute: int) -> str:
+        return f"{minute // 60:02d}:{minute % 60:02d}"
+
+    for k, right in ((inside, True), (inside + 1, False), (inside - 1, False)):
+        text = form.format(a=clock(start), b=clock(at[-1]), k=k)
+        facts = extract_entities(text)
+        (count,) = [e for e in facts if e.dimension == "count"]
+        assert points_in_range(count, facts, [output]) is right, text

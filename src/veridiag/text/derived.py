@@ -35,7 +35,7 @@ from veridiag.text.entities import (
     written_half_unit,
 )
 from veridiag.text.statistics import statistics
-from veridiag.text.tallies import code_names, tallied
+from veridiag.text.tallies import code_names, points_in_range, tallied
 from veridiag.text.units import NUMBER, unit_table
 
 _UNITS = unit_table()
@@ -108,7 +108,8 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     if threshold_kept(entity.text, claim_text, cited.outputs):
         return True
     facts = cited.facts if cited.facts is not None else extract_entities(claim_text)
-    return tallied(entity, facts, cited.outputs, code_names(claim_text))
+    outputs = cited.outputs
+    return tallied(entity, facts, outputs, code_names(claim_text)) or points_in_range(entity, facts, outputs)
 
 
 def _timed(entity: Entity, claim_text: str, own: Corpus, cited: Cited) -> bool:

@@ -175,7 +175,7 @@ def _lexer_pattern(guarded: bool = True) -> str:
         rf"|{g['svc']}(?P<svc>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-{_any_of(_WORDS.service_suffixes)})"
         rf"{_END}"
         rf"|{g['ratio']}(?P<ratio>(?P<num_a>\d+)\s*/\s*(?P<num_b>\d+))(?![\d./])"
-        rf"|(?P<num>{NUMBER})(?P<unit>\s?(?:[A-Za-z%]+(?:/s)?(?![A-Za-z0-9_])|[µμ]s(?![A-Za-z])|[{HAN}]{{1,2}}|×))?"
+        rf"|(?P<num>{NUMBER})(?P<unit>\s?(?:[A-Za-z%]+(?:/[sh])?(?![A-Za-z0-9_])|[µμ]s(?![A-Za-z])|[{HAN}]{{1,2}}|×))?"
         r"|(?P<word>[A-Za-z0-9_.\-/]+))"
     )
 
@@ -306,7 +306,7 @@ def _timestamp(match: re.Match[str]) -> Entity:
         entity = zoned
     elif clock and (written.endswith(("Z", "+00:00")) or _ZULU_AFTER.match(match.string, match.end())):
         entity = replace(entity, instant=True)
-    if clock and clock.startswith("24:"):
+    if clock and clock.startswith("24:") and zoned is None:  # (a zone reads it as the next day's 00:00)
         midnight = Entity("timestamp", group("ts"), ("00:" + clock[3:],))
         entity = Entity("timestamp", group("ts"), entity.needles, alternatives=(*entity.alternatives, midnight))
     return entity

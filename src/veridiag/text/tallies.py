@@ -30,16 +30,55 @@ def code_names(text: str) -> list[str]:
     return list(dict.fromkeys(_CODE_NAME.findall(text)))
 
 
-#: What an output without a ``lines:`` list writes besides its records: a pattern and its example
-#: ("12× ERROR …", "e.g. …"), a heading ("templates:"). Its first line is the call as made.
 #: The tools whose output lines (after the request's) are events, one each: log lines, changes, traces.
 _EVENT_TOOLS = ("query_logs", "query_changes", "query_traces")
+#: What an output without a ``lines:`` list writes besides its records: a pattern and its example
+#: ("12× ERROR …", "e.g. …"), a heading ("templates:"). Its first line is the call as made.
 _SUMMARY_LINE = re.compile(r"\s*(?:\d+×\s|e\.g\.\s)|[^\n]*:\s*$")
 
 
 def listed_lines(output: str) -> list[str] | None:
     """The lines a log query's output lists after ``lines:`` (None: it lists none so)."""
     return output.split(_LINES_MARK, 1)[1].splitlines() if _LINES_MARK in output else None
+
+
+#: Where a series' points begin in ``query_metrics`` output, each "2014-07-14T18:00:00Z 0ms".
+_POINTS_MARK = "\npoints:\n"
+_POINT_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}T(\d{2}):(\d{2})")
+_CLAIM_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})")
+
+
+def points_in_range(count: Entity, facts: Iterable[Entity], outputs: Iterable[str]) -> bool:
+    """Is ``count`` the number of a series' listed points from the claim's first clock to its last
+    (or to the last point, when it writes one clock): "from 18:00 UTC to the end of the window all
+    twelve points read 0 ms"? Clocks as the lines write them (a zoned claim clock in UTC)."""
+    if count.kind != "quantity" or count.dimension != "count" or count.value is None:
+        return False
+    minutes = sorted(  # each clock once: "18:00 UTC (11:30 pm IST)" is one
+        {
+            int(m.group(1)) * 60 + int(m.group(2))
+            for f in facts
+            if f.kind == "timestamp"
+            for n in f.needles[-1:]
+            if (m := _CLAIM_CLOCK.match(n))
+        }
+    )
+    if not minutes:
+        return False
+    for output in outputs:
+        if _POINTS_MARK not in output:
+            continue
+        listed = [
+            int(m.group(1)) * 60 + int(m.group(2))
+            for line in output.split(_POINTS_MARK, 1)[1].splitlines()
+            if (m := _POINT_CLOCK.match(line))
+        ]
+        if not listed:
+            continue
+        last = minutes[-1] if len(minutes) > 1 else listed[-1]
+        if sum(1 for at in listed if minutes[0] <= at <= last) == count.value:
+            return True
+    return False
 
 
 def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str], names: Iterable[str] = ()) -> bool:

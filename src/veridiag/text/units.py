@@ -188,6 +188,10 @@ def _difference(listed: list[str], words: UnitWords) -> re.Pattern[str]:
     return re.compile(rf"(?:{_words_pattern(listed)})\s*(?:{maybe})?\s*$", re.IGNORECASE)
 
 
+#: Measure words after a count in a Chinese rate ("每分钟 12 次", "每秒一条", "每 41 秒一台").
+_MEASURES = "次个条台项行笔件"
+
+
 class Rates:
     """A count per unit of time ("42 a minute", "3 slow queries per second", "30/min", "每分钟约 12
     次"): patterns whose groups are ``num`` (the count), ``every`` (a number of units, "every 5
@@ -217,9 +221,9 @@ class Rates:
         self.zh = re.compile(
             rf"(?:{zh_per})\s*(?P<every>{NUMBER})?\s*个?(?P<unit>{chinese})[^\d\s,，。;；:：()（）]{{0,8}}?\s*"
             # a count, perhaps with its measure word; a unit after it is no count ("每小时 10 公里": a speed)
-            rf"(?:(?P<num>{NUMBER})(?!\s*[:%.\d])(?:\s*[次个条]|(?!\s*[{HAN}A-Za-z]))"
-            # "每秒一条": 一 with its measure word is the count one (elsewhere a word: 一直)
-            rf"|(?P<one>一)\s*[次个条])"
+            rf"(?:(?P<num>{NUMBER})(?!\s*[:%.\d])(?:\s*[{_MEASURES}]|(?!\s*[{HAN}A-Za-z]))"
+            # "每秒一条", "每 41 秒完成一台": 一 with its measure word is the count one (elsewhere a word: 一直)
+            rf"|(?P<one>一)\s*[{_MEASURES}])"
         )
         #: "42 a minute": an article after a count (and what it counts) is a rate's, not "1 minute"
         self.article_after_count = re.compile(rf"(?<![\w.]){NUMBER}{noun}\s+$", re.IGNORECASE)

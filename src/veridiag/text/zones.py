@@ -272,12 +272,15 @@ def instants(text: str, reading: ClockReading, day: date | None) -> list[tuple[d
     if clock.group("ampm"):
         hour = hour % 12 + (12 if clock.group("ampm").lower() == "p" else 0)
     minute, second = int(clock.group("minute")), int(clock.group("second") or 0)
+    # 24:00 ends a day ("北京时间晚上 10 点到 12 点"): the next day's 00:00, read in the zone
+    later = timedelta(days=1) if hour == 24 and minute == second == 0 else timedelta(0)
+    hour = 0 if later else hour
     if hour > 23 or minute > 59 or second > 59:
         return []
     found: list[tuple[datetime, tzinfo]] = []
     for zone in reading.zones:
         for on in (day,) if day else _SEASONS:
-            wall = datetime(on.year, on.month, on.day, hour, minute, second, tzinfo=zone)
+            wall = datetime(on.year, on.month, on.day, hour, minute, second, tzinfo=zone) + later
             instant = wall.astimezone(UTC)
             if all(instant != seen for seen, _zone in found):
                 found.append((instant, zone))
