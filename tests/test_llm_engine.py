@@ -493,7 +493,8 @@ def test_an_obedient_model_cannot_confirm_a_root_cause_planted_in_the_logs(store
 
 def test_a_cause_the_model_calls_a_symptom_is_not_confirmed(store: SessionStore, tmp_path: Path) -> None:
     """The log says two things; the model links them as cause and effect, types the link a
-    symptom and cites one line, and its verifier agrees: the link stays a hypothesis."""
+    symptom and cites the two lines, and its verifier agrees: the link stays a hypothesis. (Citing
+    only the E-9999 line, its order 123 is a fact of another line: unsupported, a gap.)"""
     env = EmbeddedEnvironment(tmp_path / "e.db", load_demo=False)
     log = tmp_path / "pay.log"
     log.write_text(
@@ -510,7 +511,11 @@ def test_a_cause_the_model_calls_a_symptom_is_not_confirmed(store: SessionStore,
         if found is None:
             return _QUERY_PAYMENT_LOGS
         line, invocation = found
-        return ModelResponse(parts=[TextPart(_v2([_claim("c1", cause, invocation, line.strip(), "symptom")]))])
+        linked = _claim("c1", cause, invocation, line.strip(), "symptom")
+        linked["evidence_bindings"].append(
+            {**linked["evidence_bindings"][0], "evidence_excerpt": "order=123 ERR_TIMEOUT"}
+        )
+        return ModelResponse(parts=[TextPart(_v2([linked]))])
 
     def verifier(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         reply = {"verdict": "PASS", "claim_checks": [{"claim_id": "c1", "verification": "direct_observation"}]}

@@ -39,7 +39,7 @@ def _log(programs: list[str], host: str, code: int, coded: int, headed: bool) ->
 
 
 def _broken(text: str, output: str) -> bool:
-    return bool(broken_pairs(TextFacts(text).entities(), [output], lambda e, c: c.contains(e), TextFacts))
+    return bool(broken_pairs(text, [output], lambda e, c: c.contains(e), TextFacts))
 
 
 @given(_PROGRAMS, _HOSTS, st.sampled_from([403, 407, 502]), st.data(), _HEADED)
@@ -94,3 +94,25 @@ def test_a_heading_is_a_record_of_its_own() -> None:
     assert "templates:" in records
     assert not any("QQ.exe" in r and "chrome.exe" in r for r in records)
     assert all(Corpus([r]).contains(e) for r in records if "403" in r for e in TextFacts("status code 403").entities())
+
+
+@given(
+    st.integers(100, 99999),
+    st.sampled_from(["E-9999", "ERR_DB_AUTH"]),
+    st.sampled_from(
+        [
+            "订单{o}超时是因为数据库密码过期（{c}）",
+            "order {o} timed out after the database password expired ({c})",
+            "数据库密码过期（{c}）导致订单{o}超时",
+            "{c} came first; order {o} timed out later",
+        ]
+    ),
+)
+def test_things_of_two_linked_events_are_no_pair(order: int, code: str, form: str) -> None:
+    """A cause and its effect, each of its own line: the claim links two events, it does not say
+    one line names both (the link itself is a hypothesis: root_cause_support's)."""
+    output = (
+        f"2026-07-07T10:00:30Z ERROR payment-service - database password expired ({code})\n"
+        f"2026-07-07T10:01:02Z ERROR payment-service - order={order} ERR_TIMEOUT request timeout cost=5300ms"
+    )
+    assert not _broken(form.format(o=order, c=code), output)

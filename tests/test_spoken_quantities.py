@@ -123,6 +123,9 @@ _DIFFERENCES = [
     "higher by {q}{v} {u}",
     "a drop of {q}{v} {u}",
     "rose by {q}{v} {u}",
+    # the difference word after the quantity: "0.81 ms below the peak"
+    "{q}{v} {u} more",
+    "{q}{v} {u} higher",
 ]
 
 

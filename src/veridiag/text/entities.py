@@ -1488,7 +1488,12 @@ def is_difference(entity: Entity, read: str) -> bool:
     if entity.dimension == _POINTS:
         return True
     at = read.find(entity.text)
-    return at >= 0 and _UNITS.difference_before.search(read[max(0, at - _QUALIFIER_REACH) : at]) is not None
+    if at < 0:
+        return False
+    return (
+        _UNITS.difference_before.search(read[max(0, at - _QUALIFIER_REACH) : at]) is not None
+        or _UNITS.difference_after.match(read, at + len(entity.text)) is not None
+    )
 
 
 #: How far a range's end may be rounded past the clock it bounds, to a clock on a five-minute

@@ -18,6 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from veridiag.text.entities import Corpus, Entity, TextFacts
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
+
+
+class _PairWords(WordModel):
+    links: list[Word]
+
 
 #: What pairs: which thing — an id, a host, a code, a program. A service and a date are on every
 #: line of a call's output: they tie nothing; an amount is read by its role on its line (an
@@ -27,6 +33,15 @@ PAIRING_KINDS = ("identifier", "error_code", "name")
 #: Where a line's clauses part ("…, merchant m-40281, retry 1/3"): a clause naming the first thing
 #: and another of the second's kind decides before its line does.
 CLAUSE = re.compile(r"[;,；，]")
+#: What links two events in a claim rather than naming one thing's facts (``pairs.yaml``).
+_LINKS = re.compile(
+    "|".join(
+        re.escape(w) if not w.isascii() else rf"\b{re.escape(w)}\b"
+        for w in sorted(bundled_words("veridiag.text", "pairs.yaml", _PairWords).links, key=len, reverse=True)
+    )
+    + r"|[;；。]",
+    re.IGNORECASE,
+)
 #: A thing on more records than this is a kind of thing (a code every timeout line writes), not one
 #: whose line tells its partner: its pairs are not judged (and its search stops there).
 _MAX_RECORDS = 12
@@ -48,22 +63,26 @@ def _kind(entity: Entity) -> tuple[str, str | None]:
 
 
 def broken_pairs(
-    facts: Sequence[Entity],
+    claim: str,
     outputs: Sequence[str],
     stated: Callable[[Entity, Corpus], bool],
     read: Callable[[str], TextFacts],
 ) -> list[Broken]:
-    """The claim's ``facts`` whose records in ``outputs`` pair them with a competitor instead of
-    the partner the claim gives. ``stated``: does a text state one of the claim's facts;
-    ``read``: a text's facts, lexed once per check."""
-    pairing = [f for f in facts if f.kind in PAIRING_KINDS]
+    """The things ``claim`` names together whose records in ``outputs`` pair them with a
+    competitor instead of the partner the claim gives. ``stated``: does a text state one of the
+    claim's facts; ``read``: a text's facts, lexed once per check. Two things the claim's words
+    link as two events ("订单123超时是因为数据库密码过期（E-9999）": a cause and its effect, each of its
+    own line) are no pair."""
+    facts = read(claim)
+    pairing = [f for f in facts.entities() if f.kind in PAIRING_KINDS]
     if len({_kind(f) for f in pairing}) < 2:
         return []
     reading = _Reading(pairing, stated, read)
     broken: list[Broken] = []
     for fact in pairing:
         holding = [r for r in records_holding(outputs, fact) if Corpus([r]).contains(fact)]
-        for partner in (p for p in pairing if holding and _kind(p) != _kind(fact)):
+        together = (p for p in pairing if holding and _kind(p) != _kind(fact) and not _linked(facts.text, fact, p))
+        for partner in together:
             instead = reading.competitor(fact, partner, holding)
             if instead is not None:
                 broken.append(Broken(fact, partner, instead))
@@ -152,6 +171,16 @@ class _Reading:
             if others:
                 return others
         return []
+
+
+def _linked(text: str, one: Entity, other: Entity) -> bool:
+    """Do words between ``one`` and ``other`` in ``text`` make them two events (``pairs.yaml``
+    links: "because", "after", 导致, 之后 …, or a clause's end)? Not found as written: linked."""
+    first, second = text.find(one.text), text.find(other.text)
+    if first < 0 or second < 0:
+        return True
+    start, end = sorted((first, second))
+    return _LINKS.search(text, start, end) is not None
 
 
 def _same(entity: Entity, fact: Entity) -> bool:

@@ -72,6 +72,7 @@ class UnitWords(WordModel):
     qualifiers: dict[QualifierKind, QualifierWords] = Field(default_factory=dict)
     value_words: list[Word] = Field(default_factory=list)
     difference_words: list[Word] = Field(default_factory=list)
+    difference_after: list[Word] = Field(default_factory=list)
     rates: RateWords | None = None
     relative_after: list[Word] = Field(default_factory=list)
     sum_words: list[Word] = Field(default_factory=list)
@@ -122,6 +123,8 @@ class UnitTable:
     difference_before: re.Pattern[str]
     #: The same for a sum ("加起来", "in total").
     sum_before: re.Pattern[str]
+    #: Words right after a quantity that make it a difference ("0.81 ms below the peak").
+    difference_after: re.Pattern[str]
     #: Words right after a duration that make it the time from another event ("后", "later").
     relative_after: re.Pattern[str]
     #: Words right after "N times" that make it a multiple ("the", "as", "higher").
@@ -170,6 +173,7 @@ class UnitTable:
             _ends(words.value_words),
             _difference(words.difference_words, words),
             _difference(words.sum_words, words),
+            _starting(words.difference_after),
             _starting(words.relative_after),
             _starting(words.multiple_after),
             Rates(words.rates, by_spelling) if words.rates is not None else None,

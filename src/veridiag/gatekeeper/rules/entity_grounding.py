@@ -219,7 +219,7 @@ class _Check:
                 return
             named = self.facts(text).entities()  # all of them: a pair may be quoted verbatim
             outputs = [self.context.evidence(inv).output for inv in sources]
-            broken = broken_pairs(named, outputs, self.stated, self.facts)
+            broken = broken_pairs(text, outputs, self.stated, self.facts)
             if broken:
                 listed = ", ".join(f"{b.fact.text!r} with {b.instead!r}, not {b.partner.text!r}" for b in broken)
                 why = f"{PAIRED_OTHERWISE} in invocation {ids}: {listed}"

@@ -42,8 +42,7 @@ _CELL_LIMIT = 16 * 1024 * 1024
 def envelope_for(cls: type[Envelope], head: list[str], *, tz: tzinfo) -> Envelope:
     """An instance of ``cls`` for this file (a CSV's columns read from its header line)."""
     if cls is ContainerCsv:
-        header = next(csv.reader(head[:1]), []) if head else []
-        columns = csv_columns([cell.strip() for cell in header])
+        columns = csv_columns(_header(head))
         if columns is None:
             raise LogFormatError("container_csv needs a header with a log column and a time column")
         return ContainerCsv(columns, tz=tz)
@@ -54,8 +53,16 @@ def csv_envelope(head: list[str]) -> bool:
     """The file's first line is the header of a CSV of log records."""
     if not head or "," not in head[0]:
         return False
-    header = next(csv.reader(head[:1]), [])
-    return csv_columns([cell.strip() for cell in header]) is not None
+    return csv_columns(_header(head)) is not None
+
+
+def _header(head: list[str]) -> list[str]:
+    """The cells of the file's first line read as a CSV header; none when it is no CSV line (a
+    bare carriage return inside it: the csv module refuses the row)."""
+    try:
+        return [cell.strip() for cell in next(csv.reader(head[:1]), [])]
+    except csv.Error:
+        return []
 
 
 def _records(
