@@ -439,7 +439,8 @@ def _label_boxes(svg: ET.Element) -> list[tuple[float, float, float, float, str]
 )
 def test_cited_values_never_print_over_each_other(points: list[tuple[datetime, float]], cited: list[int]) -> None:
     """Two cited points close together printed "88.088.51%": every label drawn covers no other,
-    and a chart citing one point always prints its value."""
+    and a chart citing one point always prints its value (a value that is no finite number is
+    never drawn: the module's rule; the description counts it)."""
     chosen = list(dict.fromkeys(points[i % len(points)] for i in cited))  # a point is cited once, by its claims
     chart = MetricChart(
         chart_id="close",
@@ -455,7 +456,7 @@ def test_cited_values_never_print_over_each_other(points: list[tuple[datetime, f
         for b in boxes[index + 1 :]:
             assert not (a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]), (a, b)
     if len(chosen) == 1:
-        assert len(boxes) == 1
+        assert len(boxes) == (1 if math.isfinite(chosen[0][1]) else 0)
 
 
 def test_two_close_cited_points_both_show_their_values() -> None:
