@@ -472,3 +472,18 @@ def test_a_bare_change_is_the_difference_of_two_bare_readings(
     assert _grounded(form.format(d=change), output)
     assert not _grounded(form.format(d=wrong), output)
     assert not _grounded(form.format(d=2), "increases per 1m: 3 restarts in total, 3 steps rose: +1 at 12:01")
+
+
+@given(
+    st.integers(20, 3999),
+    st.sampled_from(["about {c} core", "约 {c} 核", "roughly {c} cores", "大约 {c} vCPU"]),
+    st.sampled_from(["{v} m", "{v}m"]),
+)
+def test_millicores_are_a_thousandth_of_a_core(milli: int, form: str, written: str) -> None:
+    """ "448.24 m, about 0.45 core": Kubernetes' millicores read as cores, so a conversion holds
+    and "from 5.64 to about 500 cores" (a thousand times too many) does not."""
+    value = Decimal(milli) + Decimal("0.24")
+    output = f"2023-01-29T14:24:11Z {written.format(v=value)}"
+    cores = (value / 1000).quantize(Decimal("0.01") if milli >= 100 else Decimal("0.001"))
+    assert _grounded(form.format(c=cores), output), (form.format(c=cores), output)
+    assert not _grounded(form.format(c=milli), output)

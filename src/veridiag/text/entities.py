@@ -775,14 +775,15 @@ def _readings(entity: Entity) -> tuple[Decimal, ...]:
 @lru_cache(maxsize=16)
 def _unit_groups(dimension: str) -> tuple[tuple[Decimal, frozenset[str], bool], ...]:
     """(factor, spellings, case-sensitive and glued) for every way a quantity of ``dimension``
-    is written: the unit table's spellings, and for sizes the letters (``1931M``)."""
+    is written: the unit table's spellings, and for sizes and CPU the letters (``1931M``, ``500m``)."""
     groups = [(factor, spellings, False) for factor, spellings in _UNITS.groups.get(dimension, [])]
-    if dimension == "size":
-        by_factor: dict[Decimal, set[str]] = {}
-        for letter, factors in _UNITS.size_letters.items():
-            for factor in factors:
-                by_factor.setdefault(factor, set()).add(letter)
-        groups += [(factor, frozenset(letters), True) for factor, letters in by_factor.items()]
+    lettered = {"size": _UNITS.size_letters, "cpu": _UNITS.cpu_letters}.get(dimension, {})
+    by_factor: dict[Decimal, set[str]] = {}
+    for letter, factors in lettered.items():
+        for factor in factors:
+            # a millicore letter also apart, as our metric outputs write it ("448.24 m")
+            by_factor.setdefault(factor, set()).update((letter, f" {letter}") if dimension == "cpu" else (letter,))
+    groups += [(factor, frozenset(letters), True) for factor, letters in by_factor.items()]
     return tuple(groups)
 
 

@@ -66,6 +66,7 @@ class RateWords(WordModel):
 class UnitWords(WordModel):
     units: list[UnitSpellings] = Field(min_length=1)
     size_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
+    cpu_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
     field_words: dict[Word, list[Word]] = Field(default_factory=dict)
     bare_number_dimensions: list[Word] = Field(default_factory=list)
     chinese_numeral_units: list[Word] = Field(default_factory=list)
@@ -110,6 +111,8 @@ class UnitTable:
     chinese_numeral_units: tuple[str, ...]
     #: Case-sensitive size suffixes (``1931M``) → the factors they may mean.
     size_letters: dict[str, tuple[Decimal, ...]]
+    #: Case-sensitive CPU suffixes (Kubernetes' millicores: ``448.24 m``, ``500m``) → factors in cores.
+    cpu_letters: dict[str, tuple[Decimal, ...]]
     #: dimension → words a field's name has when its bare number is of that dimension.
     field_words: dict[str, frozenset[str]]
     #: kind → (words ending right before a number, words right after its unit), compiled.
@@ -166,6 +169,7 @@ class UnitTable:
             frozenset(words.bare_number_dimensions),
             tuple(words.chinese_numeral_units),
             {letter: tuple(factors) for letter, factors in words.size_letters.items()},
+            {letter: tuple(factors) for letter, factors in words.cpu_letters.items()},
             {dimension: frozenset(w.lower() for w in names) for dimension, names in words.field_words.items()},
             {kind: (_ending(q.before), _starting(q.after)) for kind, q in words.qualifiers.items()},
             _ending(words.value_words),
