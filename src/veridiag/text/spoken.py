@@ -51,6 +51,7 @@ class SpokenWords(WordModel):
     zh_ordinal: list[Word] = Field(default_factory=list)
     compound_joiners: list[Word] = Field(default_factory=list)
     unit_words: dict[Word, str] = Field(default_factory=dict)
+    per_hour_first: dict[Word, list[Word]] = Field(default_factory=dict)
     en_months: dict[Word, int] = Field(default_factory=dict)
     en_month_verbs: list[Word] = Field(default_factory=list)
     zh_month: Word = "月"
@@ -99,6 +100,10 @@ class _Spoken:
             sorted(self.unit_words, key=len, reverse=True), edge="A-Za-z", boundary="A-Za-z", blanks=r"\s+"
         )
         self.units = re.compile(rf"(?<=\d)\s*(?:{spelled})", re.IGNORECASE)
+        pers = "|".join(re.escape(p) for p in words.per_hour_first)
+        lengths = "|".join(re.escape(u) for units in words.per_hour_first.values() for u in units)
+        #: "每小时 180 公里": a speed in km/h, its hour written first
+        self.per_hour = re.compile(rf"(?:{pers or '(?!)'})\s*(?P<n>{NUMBER})\s*(?:{lengths or '(?!)'})")
         joiners = "|".join(re.escape(j) for j in words.compound_joiners)
         hours = "hours?|hrs?|h|小时"
         minutes = "minutes?|mins?|分钟|分"
@@ -244,6 +249,8 @@ def spoken_text(text: str) -> str:
         text = words.zh.sub(lambda m: _zh(m, words), text)
     if any(start in lower for start in words.unit_starts):
         text = words.units.sub(lambda m: words.unit_words[" ".join(m.group().lower().split())], text)
+    if "每小时" in text:
+        text = words.per_hour.sub(lambda m: f"{m.group('n')} km/h", text)
     minutes = "min" in lower or "分" in text
     if minutes and (
         "hour" in lower
