@@ -143,3 +143,35 @@ def test_a_bounds_threshold_need_not_be_in_the_output_only_when_every_point_keep
     else:  # a point above it: no confirmation (the bound is crossed)
         assert any(c.outcome == "fail" for c in checks), (text, [(c.rule_id, c.reason) for c in checks])
     assert threshold_kept(f"{threshold}ms", text, [output]) is kept
+
+
+@given(
+    st.lists(st.integers(11, 900), min_size=3, max_size=10),
+    st.integers(0, 8),
+    st.sampled_from(
+        [
+            "After the spike the CPU stayed above {t} m for the rest of the window.",
+            "此后一直高于 {t} m",
+            "From then on it stayed above {t} m.",
+        ]
+    ),
+)
+def test_a_bound_for_the_rest_of_the_window_is_every_point_from_the_quoted_one(
+    values: list[int], start: int, phrase: str
+) -> None:
+    """ "After the spike the CPU stayed above 10 m for the rest of the window" quoting the point
+    at 06:39 (10.83 m): every point from there to the series' end keeps it, or the claim is
+    contradicted — not only the point it quotes."""
+    start = min(start, len(values) - 2)
+    threshold = 10
+    lines = [f"2022-08-22T06:{30 + i:02d}:20Z {v / 10} m" for i, v in enumerate(values)]
+    output = "query_metrics service=productcatalogservice metric=cpu\npoints:\n" + "\n".join(lines)
+    assume(values[start] / 10 > threshold)
+    text = phrase.format(t=threshold)
+    store = InMemoryInvocations([invocation(631, output=output)])
+    report = Gatekeeper().validate(
+        v2([claim(text=text, bindings=[binding([631], lines[start])])]), session_id=SESSION, invocations=store
+    )
+    reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    kept = all(v / 10 > threshold for v in values[start:])
+    assert any("bound is crossed" in r for r in reasons) is not kept, (text, values[start:], reasons)

@@ -205,7 +205,7 @@ _HELD_OUT_FLOORS = {
     "blind": (104, 18),
     "blind2": (72, 20),
     "blind3": (60, 20),
-    "blind4": (56, 18),
+    "blind4": (56, 19),
     "blind5": (38, 13),
     "blind6": (58, 16),
 }

@@ -38,6 +38,8 @@ class BoundWords(WordModel):
     turn_unsure: list[Word] = Field(default_factory=list)
     #: Around a duration, these make it span between two times ("90 s before", "持续 5 分钟").
     span_after: list[Word] = Field(default_factory=list)
+    #: A bound from its first quoted point to the series' last ("for the rest of the window", 此后).
+    onward: list[Word] = Field(default_factory=list)
     span_before: list[Word] = Field(default_factory=list)
     #: These place a claim at the end of the data ("still above 9 s").
     latest: list[Word] = Field(default_factory=list)
@@ -126,6 +128,18 @@ def _has_bound_word(read: str) -> bool:
 def _latest_pattern() -> re.Pattern[str]:
     ordered = sorted(_patterns()[2].latest, key=len, reverse=True)
     return re.compile(whole_words(ordered, edge="A-Za-z", boundary="A-Za-z", blanks=r"\s+"), re.IGNORECASE)
+
+
+@lru_cache(maxsize=1)
+def _onward_pattern() -> re.Pattern[str]:
+    ordered = sorted(_patterns()[2].onward, key=len, reverse=True)
+    return re.compile(whole_words(ordered, edge="A-Za-z", boundary="A-Za-z", blanks=r"\s+") or "(?!)", re.IGNORECASE)
+
+
+def onward(text: str) -> bool:
+    """Does ``text`` stretch its bound to the end of the data ("for the rest of the window", 此后一直)?
+    Every point from the first it quotes to the series' last then decides it."""
+    return _onward_pattern().search(reader_text(text)) is not None
 
 
 def of_latest(text: str) -> bool:

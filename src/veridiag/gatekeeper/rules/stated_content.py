@@ -48,6 +48,7 @@ from veridiag.text.bounds import (
     keeps_on,
     last_points,
     of_latest,
+    onward,
     series_points,
     spans_times,
     unsure_bound,
@@ -509,7 +510,7 @@ def _judge(
     bound = stated_bound if over_time else None
     if bound is None and over_time and unsure_bound(own):
         problems.append((UNSTATED, "its bound's side is unsure: a negation before it, of it or of something else"))
-    broken = _bound_broken(bound, evidence, outputs) if bound is not None else False
+    broken = _bound_broken(bound, evidence, outputs, to_the_end=onward(own)) if bound is not None else False
     if isinstance(broken, Point):
         at = f"{broken.minute // 60:02d}:{broken.minute % 60:02d}"
         problems.append((CONTRADICTS, f"its bound is crossed: the cited series is {broken.value} at {at}"))
@@ -671,13 +672,22 @@ def _rounded_edge(point: Point, period: tuple[int, int]) -> bool:
     return any(abs(point.minute - end) <= near for end in period if end % 5 == 0)
 
 
-def _bound_broken(bound: Bound, evidence: str, outputs: _CitedOutputs) -> Point | Literal[False] | None:
+def _bound_broken(
+    bound: Bound, evidence: str, outputs: _CitedOutputs, *, to_the_end: bool = False
+) -> Point | Literal[False] | None:
     """Over the period its clocks give, every point of the cited series; without one, only the
     points its lines quote — "stayed above 90% for 20 minutes" is about the episode, not the
-    window — and those keep it for the whole series only when they are the window's min and max."""
+    window — and those keep it for the whole series only when they are the window's min and max.
+    ``to_the_end`` ("for the rest of the window"): every point from the first quoted on."""
     if bound.period is not None:
         return broken_by(bound, [p for p in outputs.points() if not _rounded_edge(p, bound.period)])
     quoted = series_points(evidence)
+    timed = [(p.day or "", p.minute) for p in quoted if p.minute != ANY_TIME]
+    if to_the_end and timed:
+        start = min(timed)
+        return broken_by(
+            bound, [p for p in outputs.points() if p.minute != ANY_TIME and (p.day or "", p.minute) >= start]
+        )
     broken = broken_by(bound, quoted)
     if broken is None and not any(p.minute == ANY_TIME for p in quoted):
         return False  # kept by the points it quotes: nothing said of the rest
