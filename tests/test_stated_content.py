@@ -1836,3 +1836,34 @@ def test_every_interval_is_computed_from_the_quoted_events(
     assert "'every'" not in _outcome(text, f"increases per 1m: {even}", even)[1]
     uneven = line([minutes] * (events - 2) + [minutes * 2 + skew])
     assert "'every'" in _outcome(text, f"increases per 1m: {uneven}", uneven)[1]
+
+
+@given(
+    st.integers(10, 40),
+    st.integers(5, 60),
+    st.integers(0, 90),
+    st.sampled_from(
+        [
+            ("发送量在北京时间 {h8}:{mm} 已经恢复到正常水平", 8),
+            ("By {hh}:{mm} UTC the send rate was back to normal.", 0),
+            ("{hh}:{mm} 时已经恢复正常", 0),
+        ]
+    ),
+)
+def test_a_recovery_inside_an_anomaly_episode_is_contradicted(
+    onset: int, length: int, at: int, form: tuple[str, int]
+) -> None:
+    """ "发送量在北京时间 20:38 已经恢复到正常水平" while the cited series' anomaly runs 12:10–12:39Z:
+    still abnormal then. At or after the episode's last point, or before its onset, nothing to say."""
+    end = onset + length
+    line = (
+        f"anomaly 1: 2026-07-07T12:{onset:02d}:00Z – 2026-07-07T{12 + end // 60:02d}:{end % 60:02d}:00Z "
+        f"({length + 1} points, {length} min) down; peak 3 times at 2026-07-07T12:{onset:02d}:00Z; expected 50 times"
+    )
+    output = f"query_metrics service=notification-service metric=sms_sent_per_minute\n{line}"
+    minute = 12 * 60 + at
+    words, offset = form
+    text = words.format(hh=f"{minute // 60:02d}", h8=f"{minute // 60 + offset:02d}", mm=f"{minute % 60:02d}")
+    _, reason = _outcome(text, output, line)
+    inside = 12 * 60 + onset <= minute < 12 * 60 + end
+    assert ("recovered within anomaly" in reason) is inside, (text, reason)

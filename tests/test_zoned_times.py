@@ -283,3 +283,10 @@ def test_a_reader_zone_clock_on_the_quoted_line_is_not_taken_for_the_same_face_e
         if c.rule_id == "claim.entity_grounding" and c.target == "claims[1].claim_text"
     ]
     assert check.outcome == "warn" and check.reason.startswith(ZONE_UNPINNED), check.reason
+
+
+@given(st.integers(0, 23), st.integers(0, 59), st.sampled_from(["{h:02d}:{m:02d} 时已经恢复", "{h:02d}:{m:02d}时报错"]))
+def test_a_digital_clock_before_shi_is_that_clock(hour: int, minute: int, form: str) -> None:
+    """ "12:10 时" is the clock 12:10 and then 时 ("at"): its minutes are no clock word "10 时"."""
+    stamps = [e for e in extract_entities(form.format(h=hour, m=minute)) if e.kind == "timestamp"]
+    assert [e.needles[-1] for e in stamps] == [f"{hour:02d}:{minute:02d}"]

@@ -123,7 +123,11 @@ class Gatekeeper:
                     outcome = rule.validate(context, meta)
                 except Exception as exc:
                     outcome = RuleResult(meta.id)
-                    outcome.add("$", "fail", f"rule crashed: {type(exc).__name__}: {exc}")
+                    crashed = f"rule crashed: {type(exc).__name__}: {exc}"
+                    outcome.add("$", "fail", crashed)
+                    # fail closed: a claim the rule could not judge is not confirmed by its silence
+                    for claim in context.claim_views():
+                        outcome.add(claim.target, "fail", f"{crashed} (not judged)")
                 if lookup_error and meta.id == "evidence.invocation_ref":
                     outcome.add("$", "fail", lookup_error)
                 timings[meta.id] = round((time.perf_counter() - started) * 1000, 4)

@@ -56,6 +56,7 @@ class ConceptFile(WordModel):
     not_words: list[Word] = Field(default_factory=list)
     factor_words: list[Word] = Field(default_factory=list)
     calm_words: list[Word] = Field(default_factory=list)
+    recovery_words: list[Word] = Field(default_factory=list)
     order_words: dict[Word, Literal["later", "earlier"]] = Field(default_factory=dict)
     distributive: list[Word] = Field(default_factory=list)
     times_words: list[Word] = Field(default_factory=list)
@@ -239,6 +240,7 @@ class Concepts:
         )
         self._enumerations = tuple(file.enumerations)
         self._intervals = re.compile(_alternation(file.interval_words) or "(?!)", re.IGNORECASE)
+        self._recovered = re.compile(_alternation(file.recovery_words) or "(?!)", re.IGNORECASE)
         self._periods = re.compile(_alternation(file.period_words) or "(?!)", re.IGNORECASE)
         self._clause_denied = re.compile(_alternation(file.clause_absences) or "(?!)", re.IGNORECASE)
         self._contrast = re.compile(_alternation(file.contrasts) or "(?!)", re.IGNORECASE)
@@ -439,6 +441,10 @@ class Concepts:
         """Is an *always* of ``own`` about being calm ("normal the whole time", "一直正常"), and
         does ``evidence`` say its whole window is ("anomalies: none in the window")?"""
         return self._calm.search(own) is not None and self.states("calm", evidence)
+
+    def says_recovered(self, text: str) -> bool:
+        """Does ``text`` say something came back to normal ("恢复正常", "back to normal")?"""
+        return self._recovered.search(text) is not None
 
     def names_intervals(self, clause: str) -> bool:
         """Does ``clause`` speak of the intervals between times ("间隔都是 30 分钟", "30 minutes apart")?"""

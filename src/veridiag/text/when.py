@@ -578,6 +578,8 @@ _LIST_WORDS = frozenset("第有这這那几幾")
 
 def _zh_clocks(text: str, ctx: _Context) -> Iterator[_Atom]:
     for match in _ZH_CLOCK.finditer(text):
+        if text[max(0, match.start() - 1) : match.start()] in _DIGITAL_BEFORE:
+            continue  # "12:10 时": the minutes of a digital clock, then 时 ("at"), no clock of 10
         hour = _number(match.group("hour"))
         minute_text = match.group("minute") or match.group("bare_minute")
         minute = _number(minute_text) if minute_text else 0
@@ -596,6 +598,9 @@ def _zh_clocks(text: str, ctx: _Context) -> Iterator[_Atom]:
         weak = alone and (match.group("hour") == "一" or text[match.start() - 1 : match.start()] in _LIST_WORDS)
         yield _Atom(match.start(), match.end(), clock=_Clock(hour, minute, second), weak=weak)
 
+
+#: Right before a Chinese clock word's hour, what makes it part of a digital clock ("12:10 时").
+_DIGITAL_BEFORE = frozenset(":：0123456789")
 
 # English parts of the day: dateparser makes "this morning" 09:00 sharp and knows no window.
 _EN_PART = re.compile(

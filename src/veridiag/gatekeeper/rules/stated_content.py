@@ -139,6 +139,7 @@ class StatedContent(GatekeeperRule):
                 *_event_order(text, claim),
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
+                *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -1012,6 +1013,57 @@ def _ordinal_problems(hits: list[ConceptHit], subject: Entity, at: int, seen: li
                 )
             )
     return problems
+
+
+#: An anomaly line as ``query_metrics`` writes it: its episode (``_EPISODE``), first anomalous point to last.
+_ANOMALY_EPISODE = re.compile(r"^anomaly \d+: ", re.MULTILINE)
+
+
+def _recovered_in_episode(text: str, outputs: list[str]) -> list[tuple[str, str]]:
+    """ "发送量在北京时间 20:38 已经恢复到正常水平" while the cited series' anomaly runs 12:10–12:39Z:
+    a recovery (``concepts.yaml`` recovery_words) at a clock inside an episode of the cited
+    series, before its last anomalous point, is contradicted — in every reading of the clock."""
+    if not concepts().says_recovered(text):
+        return []
+    stamps = [e for e in extract_entities(text) if e.kind == "timestamp"]
+    if len(stamps) != 1:
+        return []
+    episodes = [
+        ((m["day1"], int(m["h1"]) * 60 + int(m["m1"])), (m["day2"], int(m["h2"]) * 60 + int(m["m2"])))
+        for output in outputs
+        for line in _ANOMALY_EPISODE.finditer(output[:_HEAD])
+        if (m := _EPISODE.match(output, line.end()))
+    ]
+    readings = [
+        (day, minute)
+        for reading in (stamps[0], *stamps[0].alternatives)
+        for day, clock in [_day_and_clock(reading.needles)]
+        if clock is not None and (minute := _minute(clock)) is not None
+    ]
+    if not episodes or not readings:
+        return []
+    inside = [
+        (start, end)
+        for day, minute in readings
+        for start, end in episodes
+        if (not day or day == start[0] == end[0]) and start[1] <= minute < end[1]
+    ]
+    if len(inside) < len(readings):
+        return []  # a reading outside every episode: nothing to say
+    start, end = inside[0]
+    return [
+        (
+            CONTRADICTS,
+            f"recovered within anomaly {start[1] // 60:02d}:{start[1] % 60:02d}–"
+            f"{end[1] // 60:02d}:{end[1] % 60:02d} of its cited series",
+        )
+    ]
+
+
+def _day_and_clock(needles: tuple[str, ...]) -> tuple[str, str | None]:
+    """A timestamp's day (empty when it writes none) and clock, from its needles."""
+    day = next((n for n in needles if len(n) == 10 and n[4] == "-"), "")
+    return day, next((n for n in needles if ":" in n), None)
 
 
 def _beyond(instant: _Instant, anchor: _Instant, *, earlier: bool) -> bool:
