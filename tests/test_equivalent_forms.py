@@ -487,3 +487,19 @@ def test_millicores_are_a_thousandth_of_a_core(milli: int, form: str, written: s
     cores = (value / 1000).quantize(Decimal("0.01") if milli >= 100 else Decimal("0.001"))
     assert _grounded(form.format(c=cores), output), (form.format(c=cores), output)
     assert not _grounded(form.format(c=milli), output)
+
+
+@given(
+    st.integers(1, 5000),
+    st.integers(1, 5000),
+    st.sampled_from(["峰值 {v} 出现在 10:17", "冲到了 {v} 左右", "仍为 {v}，没有回落"]),
+)
+def test_a_value_followed_by_chinese_is_still_a_value(stated: int, other: int, form: str) -> None:
+    """ "峰值 12.5 出现在 10:17": the Chinese after the number is no unit of it; "504 的根因", "4.8 到
+    5.3 秒" and "5 倍" are no bare values (an attribute, a range's first end, a ratio)."""
+    output = f"window: min 0, max {stated} (30 points); peak {stated} at 2026-07-07T10:17:00Z"
+    assume(abs(stated - other) > stated / 4 and str(other) not in output and str(stated) not in "2026-07-07 10:17 30")
+    assert _grounded(form.format(v=stated), output)
+    assert not _grounded(form.format(v=other), output)
+    for attribute in ("这是 {v} 的根因", "都在 {v} 到 {w} 秒之间", "达到 {v} 倍"):
+        assert not [e for e in extract_entities(attribute.format(v=other, w=other + 1)) if e.dimension == "count"]

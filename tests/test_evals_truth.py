@@ -202,7 +202,7 @@ def test_the_honest_set_runs_and_reports_rates() -> None:
 #: (a floor, as a regression guard; the figures and what is still missed are in the README).
 _HELD_OUT_FLOORS = {
     "heldout": (87, 30),
-    "blind": (104, 19),
+    "blind": (104, 20),
     "blind2": (72, 20),
     "blind3": (60, 20),
     "blind4": (57, 19),

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, time
+from decimal import Decimal
 from functools import cache
 from itertools import pairwise
 from unittest.mock import patch
@@ -1867,3 +1868,26 @@ def test_a_recovery_inside_an_anomaly_episode_is_contradicted(
     _, reason = _outcome(text, output, line)
     inside = 12 * 60 + onset <= minute < 12 * 60 + end
     assert ("recovered within anomaly" in reason) is inside, (text, reason)
+
+
+@given(
+    st.integers(1, 9999),
+    st.integers(0, 22 * 60),
+    st.integers(-90, 90),
+    st.sampled_from(
+        [("The {v} peak came at {t}.", 0), ("峰值 {v} 出现在 {t}", 0), ("the peak of {v} was at {t} Beijing time", 8)]
+    ),
+)
+def test_a_peak_at_a_clock_is_at_the_time_its_output_gives_it(
+    hundredths: int, minute: int, shift: int, form: tuple[str, int]
+) -> None:
+    """ "The 50.89 peak came at 11:30" where the line says "…(4 points, 30 min) up; peak 50.89 at
+    11:35": the onset's clock is on the line, the peak's is another. In the zone it names, too."""
+    words, offset = form
+    value = Decimal(hundredths) / 100
+    peak = f"2014-07-15T{minute // 60:02d}:{minute % 60:02d}:00Z"
+    line = f"anomaly 2: 2014-07-15T{minute // 60:02d}:00:00Z – {peak} (4 points, 30 min) up; peak {value} at {peak}"
+    said = (minute + shift + offset * 60) % (24 * 60)
+    text = words.format(v=value, t=f"{said // 60:02d}:{said % 60:02d}")
+    _, reason = _outcome(text, f"query_metrics service=rogue metric=key\n{line}", line)
+    assert ("the peak" in reason and "cited output" in reason) is (abs(shift) > 1), (text, reason)

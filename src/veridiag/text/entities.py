@@ -422,10 +422,16 @@ def _number(match: re.Match[str]) -> Entity | None:
             return _qualified(_quantity(number, candidate, written), match)
     if unit[:1].isspace() and bare.isascii() and bare.isalpha() and bare.lower() not in _MULTIPLIERS:
         return _bare_value(number, match)  # a word after it that is no unit ("73.5 at 11:35")
+    if not bare.isascii() and bare[:1] not in _NO_BARE_AFTER:
+        return _bare_value(number, match)  # Chinese after it that is no unit ("峰值 12.5 出现在 …")
     # letters glued to it are a unit of its own ("1950M", "5m"), read elsewhere or not at all
     return None
 
 
+#: After a number, a Chinese character that makes it no value of its own: a ratio (倍), a rank or
+#: share (名, 成), a date or clock part (年 月 日 号 点 时 分 秒 周), an attribute (504 的根因), a range's
+#: or a list's first end (4.8 到 5.3 秒: the range reads it with its unit; 3 和 5).
+_NO_BARE_AFTER = frozenset("倍名成年月日号点时分秒周岁的到至和或与及、")
 #: A number before one of these is a ratio ("5x", "3 times"), the ratio checks' to read.
 _MULTIPLIERS = frozenset({"x", "times", "fold"})
 
@@ -442,7 +448,12 @@ def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     ):
         return None
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
-    return Entity("quantity", number, (number,), Decimal(number), "count", Decimal(1), Decimal(1).scaleb(-decimals))
+    value = Entity("quantity", number, (number,), Decimal(number), "count", Decimal(1), Decimal(1).scaleb(-decimals))
+    text, end = match.string, match.end("num")
+    reach = text[max(0, start - _QUALIFIER_REACH) : start], text[end : end + _QUALIFIER_REACH]
+    if _UNITS.qualifier(*reach) != "approximate":
+        return value  # ("went up to 4": the value word's "up to" is no bound)
+    return _qualified_at(value, text, start, end)  # "冲到了 73 左右": about 73
 
 
 def _statistic_of(match: re.Match[str]) -> bool:

@@ -140,6 +140,7 @@ class StatedContent(GatekeeperRule):
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
+                *_peak_time(text, [inv.output or "" for inv in cited], context.reader_zones),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -1058,6 +1059,46 @@ def _recovered_in_episode(text: str, outputs: list[str]) -> list[tuple[str, str]
             f"{end[1] // 60:02d}:{end[1] % 60:02d} of its cited series",
         )
     ]
+
+
+#: A peak as ``query_metrics`` writes it, with its time: "peak 50.89 at 2014-07-15T11:35:00Z".
+_PEAK_AT = re.compile(
+    r"\bpeak (?P<value>-?\d+(?:\.\d+)?)\s?[^\s;,]* at (?P<day>\d{4}-\d{2}-\d{2})T(?P<h>\d{2}):(?P<m>\d{2})"
+)
+#: How far from a number the claim's word naming it the peak may stand ("The 50.89 peak", "峰值 50.89").
+_PEAK_REACH = 12
+
+
+def _peak_time(text: str, outputs: list[str], zones: Callable[[], tuple[tzinfo, ...]] = tuple) -> list[tuple[str, str]]:
+    """ "The 50.89 peak came at 11:30" where its output says "peak 50.89 at …11:35": a peak (by
+    the claim's word for it, beside the value) at one clock is at the time its output gives it, in
+    some reading of the clock — a zone the answer names for its reader among them. A claim with
+    more than one clock is not judged (which is whose)."""
+    facts = extract_entities(text)
+    stamps = [e for e in facts if e.kind == "timestamp"]
+    if len(stamps) != 1 or not any("peak " in output for output in outputs):
+        return []
+    read = reader_text(text)
+    peaks = []
+    for value in (e for e in facts if e.kind == "quantity" and e.value is not None and e.precision is not None):
+        at = read.find(value.text)
+        if at >= 0 and "max" in statistics().near(read, at, at + len(value.text), _PEAK_REACH, _PEAK_REACH):
+            peaks.append(value)
+    if not peaks:
+        return []
+    from veridiag.text.zones import read_in  # a peak beside a clock: its reader's readings too
+
+    every = (stamps[0], *stamps[0].alternatives, *read_in(stamps[0], zones()))
+    readings = {minute for r in every for n in r.needles if ":" in n and (minute := _minute(n)) is not None}
+    for output in outputs:
+        for m in _PEAK_AT.finditer(output[:_HEAD]):
+            given = int(m["h"]) * 60 + int(m["m"])
+            for value in peaks:
+                assert value.value is not None and value.precision is not None
+                same = abs(Decimal(m["value"]) - value.value) <= value.precision / 2
+                if same and readings and all(abs(r - given) > 1 for r in readings):
+                    return [(CONTRADICTS, f"the peak {value.text} is at {m['h']}:{m['m']} in its cited output")]
+    return []
 
 
 def _day_and_clock(needles: tuple[str, ...]) -> tuple[str, str | None]:
