@@ -140,7 +140,7 @@ class StatedContent(GatekeeperRule):
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
-                *_peak_time(text, [inv.output or "" for inv in cited], context.reader_zones),
+                *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -1069,14 +1069,19 @@ _PEAK_AT = re.compile(
 _PEAK_REACH = 12
 
 
-def _peak_time(text: str, outputs: list[str], zones: Callable[[], tuple[tzinfo, ...]] = tuple) -> list[tuple[str, str]]:
+def _peak_time(
+    text: str, facts: list[Entity], outputs: list[str], zones: Callable[[], tuple[tzinfo, ...]] = tuple
+) -> list[tuple[str, str]]:
     """ "The 50.89 peak came at 11:30" where its output says "peak 50.89 at …11:35": a peak (by
     the claim's word for it, beside the value) at one clock is at the time its output gives it, in
     some reading of the clock — a zone the answer names for its reader among them. A claim with
-    more than one clock is not judged (which is whose)."""
-    facts = extract_entities(text)
+    more than one clock is not judged (which is whose). ``facts``: the claim's clocks and
+    quantities, from the check's own lexing."""
     stamps = [e for e in facts if e.kind == "timestamp"]
-    if len(stamps) != 1 or not any("peak " in output for output in outputs):
+    if len(stamps) != 1 or not any(e.kind == "quantity" for e in facts):
+        return []
+    heads = [output[:_HEAD] for output in outputs if "peak " in output[:_HEAD]]  # where query_metrics writes it
+    if not heads:
         return []
     read = reader_text(text)
     peaks = []
@@ -1090,8 +1095,8 @@ def _peak_time(text: str, outputs: list[str], zones: Callable[[], tuple[tzinfo, 
 
     every = (stamps[0], *stamps[0].alternatives, *read_in(stamps[0], zones()))
     readings = {minute for r in every for n in r.needles if ":" in n and (minute := _minute(n)) is not None}
-    for output in outputs:
-        for m in _PEAK_AT.finditer(output[:_HEAD]):
+    for head in heads:
+        for m in _PEAK_AT.finditer(head):
             given = int(m["h"]) * 60 + int(m["m"])
             for value in peaks:
                 assert value.value is not None and value.precision is not None
