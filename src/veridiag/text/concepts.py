@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import Field
 
 from veridiag.text.alternation import whole_words
+from veridiag.text.memo import kept
 from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
@@ -410,7 +411,12 @@ class Concepts:
         """``read`` with the compounds that hold a concept word but are not it blanked (same length),
         in one scan (a loop of substring tests, one a compound, cost ~0.4 M instructions a bench
         check at 70 compounds, measured)."""
-        return self._not_word_pattern.sub(lambda m: " " * len(m.group()), read)
+        # once per check for each text (``kept``): a claim's words and its ratio words read it alike
+        return kept(
+            "not_words",
+            (self._not_word_pattern.pattern, read),
+            lambda: self._not_word_pattern.sub(lambda m: " " * len(m.group()), read),
+        )
 
     def enumerated(self, text: str, hit: ConceptHit) -> bool:
         """Does the distributive ``hit`` ("都") spread over things its clause names one by one

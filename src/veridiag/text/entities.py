@@ -529,7 +529,7 @@ class TextFacts:
     is never lexed.
     """
 
-    __slots__ = ("_ignored", "_occurrences", "_services", "text", "tokens")
+    __slots__ = ("_entities", "_ignored", "_occurrences", "_services", "text", "tokens")
 
     def __init__(self, text: str, known_services: Iterable[str] = (), ignore: Iterable[str] = ()) -> None:
         #: Read as a reader sees it (``fact_text``): what the facts and tokens are of.
@@ -540,11 +540,19 @@ class TextFacts:
         self._services = _folded(tuple(known_services))
         self._ignored = _folded(tuple(ignore))
         self._occurrences: tuple[tuple[Entity, tuple[str, ...]], ...] | None = None
+        #: ``entities()`` without and with the ignored ones, once asked: the rules of a check ask
+        #: for a claim's facts several times each (~80 a 20-claim check).
+        self._entities: dict[bool, tuple[Entity, ...]] = {}
 
     def entities(self, *, ignored_too: bool = False) -> list[Entity]:
         """Every exact fact, each once, in order of appearance; ``ignored_too``: those of the
         ignored tokens as well (as a ``TextFacts`` told to ignore none would give them)."""
-        return _unique(entity for entity, _tokens in self._lexed() if ignored_too or self._kept(entity))
+        found = self._entities.get(ignored_too)
+        if found is None:
+            found = self._entities[ignored_too] = tuple(
+                _unique(entity for entity, _tokens in self._lexed() if ignored_too or self._kept(entity))
+            )
+        return list(found)
 
     def outside(self, known_tokens: frozenset[str] | set[str]) -> list[Entity]:
         """The facts touching a token not in ``known_tokens`` (see ``entities_outside``)."""
