@@ -438,7 +438,7 @@ def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     if (
         not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH)
         and not _statistic_of(match)
-        and _UNITS.difference_before.search(match.string[max(0, start - _QUALIFIER_REACH) : start]) is None
+        and not _UNITS.difference_ending(match.string[max(0, start - _QUALIFIER_REACH) : start])
     ):
         return None
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
@@ -1496,7 +1496,7 @@ def is_difference(entity: Entity, read: str) -> bool:
     if entity.dimension == _POINTS:
         return True
     at = read.find(entity.text)
-    return at >= 0 and _UNITS.difference_before.search(read[max(0, at - _QUALIFIER_REACH) : at]) is not None
+    return at >= 0 and _UNITS.difference_ending(read[max(0, at - _QUALIFIER_REACH) : at])
 
 
 #: How far a range's end may be rounded past the clock it bounds, to a clock on a five-minute
