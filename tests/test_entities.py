@@ -587,3 +587,35 @@ def test_a_duration_is_the_same_in_any_unit_down_to_nanoseconds(
     assert facts and Corpus([output]).contains(facts[0]), (facts, output)
     slip = [e for e in extract_entities(f"p99 was {in_claim * 1000:f} {claim_unit}") if e.kind == "quantity"]
     assert slip and not Corpus([output]).contains(slip[0]), (slip, output)
+
+
+def _difference_pieces() -> list[str]:
+    from veridiag.text.units import UnitWords
+    from veridiag.text.wordfiles import bundled_words
+
+    words = bundled_words("veridiag.text", "units.yaml", UnitWords)
+    approximate = words.qualifiers.get("approximate")
+    listed = [*words.difference_words, *(approximate.before if approximate is not None else [])]
+    return sorted({spelling for w in listed for spelling in (w, w.upper(), w.title())})
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(_difference_pieces()),
+            st.sampled_from([" ", "  ", "\n", "\t", "\u3000", "。", ",", "x", "X", "9", "İ", "ſ", "K"]),
+            st.text(max_size=3),
+        ),
+        max_size=6,
+    ).map("".join)
+)
+@example("bumped the counter by ")
+@example("差不多 ")
+@example("a rise of approximately\n")
+def test_the_difference_word_guard_answers_as_the_pattern(before: str) -> None:
+    """``difference_ending`` searches ``difference_before`` only where a word of it can end the
+    text: whatever precedes a bare number, it answers as the pattern alone would."""
+    from veridiag.text.units import unit_table
+
+    table = unit_table()
+    assert table.difference_ending(before) == (table.difference_before.search(before) is not None)

@@ -444,7 +444,7 @@ def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     if (
         not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH)
         and not _statistic_of(match)
-        and _UNITS.difference_before.search(match.string[max(0, start - _QUALIFIER_REACH) : start]) is None
+        and not _UNITS.difference_ending(match.string[max(0, start - _QUALIFIER_REACH) : start])
     ):
         return None
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
@@ -540,7 +540,7 @@ class TextFacts:
     is never lexed.
     """
 
-    __slots__ = ("_ignored", "_occurrences", "_services", "text", "tokens")
+    __slots__ = ("_entities", "_ignored", "_occurrences", "_services", "text", "tokens")
 
     def __init__(self, text: str, known_services: Iterable[str] = (), ignore: Iterable[str] = ()) -> None:
         #: Read as a reader sees it (``fact_text``): what the facts and tokens are of.
@@ -551,11 +551,19 @@ class TextFacts:
         self._services = _folded(tuple(known_services))
         self._ignored = _folded(tuple(ignore))
         self._occurrences: tuple[tuple[Entity, tuple[str, ...]], ...] | None = None
+        #: ``entities()`` without and with the ignored ones, once asked: the rules of a check ask
+        #: for a claim's facts several times each (~80 a 20-claim check).
+        self._entities: dict[bool, tuple[Entity, ...]] = {}
 
     def entities(self, *, ignored_too: bool = False) -> list[Entity]:
         """Every exact fact, each once, in order of appearance; ``ignored_too``: those of the
         ignored tokens as well (as a ``TextFacts`` told to ignore none would give them)."""
-        return _unique(entity for entity, _tokens in self._lexed() if ignored_too or self._kept(entity))
+        found = self._entities.get(ignored_too)
+        if found is None:
+            found = self._entities[ignored_too] = tuple(
+                _unique(entity for entity, _tokens in self._lexed() if ignored_too or self._kept(entity))
+            )
+        return list(found)
 
     def outside(self, known_tokens: frozenset[str] | set[str]) -> list[Entity]:
         """The facts touching a token not in ``known_tokens`` (see ``entities_outside``)."""
@@ -1503,7 +1511,7 @@ def is_difference(entity: Entity, read: str) -> bool:
     if at < 0:
         return False
     return (
-        _UNITS.difference_before.search(read[max(0, at - _QUALIFIER_REACH) : at]) is not None
+        _UNITS.difference_ending(read[max(0, at - _QUALIFIER_REACH) : at])
         or _UNITS.difference_after.match(read, at + len(entity.text)) is not None
     )
 

@@ -134,6 +134,9 @@ class UnitTable:
     multiple_after: re.Pattern[str]
     #: A count per unit of time, where a text may hold one (``Rates``).
     rates: Rates | None
+    #: The last characters (lower case) of the difference words and of the approximate words that
+    #: may follow them: what a text ``difference_before`` matches ends with but for blanks.
+    difference_ends: frozenset[str] = frozenset()
 
     def qualifier(self, before: str, after: str) -> QualifierKind | None:
         """What the words around a number make of it: approximate, a bound, or (None) exact.
@@ -150,6 +153,12 @@ class UnitTable:
                 return kind
         return None
 
+    def difference_ending(self, before: str) -> bool:
+        """Does a difference word (perhaps with an approximate word after it) end ``before`` but for
+        blanks? ``difference_before`` searched only where one can end it (see ``qualifier``): a
+        bare number's ~16 characters before it were searched at each of them for every one lexed."""
+        return _may_end(before, self.difference_ends) and self.difference_before.search(before) is not None
+
     def value_word_before(self, text: str, start: int, reach: int) -> bool:
         """Does a value word end right before ``text[start]``, within ``reach`` characters
         (``value_before`` searched there, unless no value word can end it: see ``qualifier``)?"""
@@ -163,6 +172,7 @@ class UnitTable:
         for spelling, unit in by_spelling.items():
             grouped.setdefault(unit.dimension, {}).setdefault(unit.factor, set()).add(spelling)
         groups = {d: [(f, frozenset(sp)) for f, sp in by_factor.items()] for d, by_factor in grouped.items()}
+        approximate = words.qualifiers.get("approximate")
         return cls(
             by_spelling,
             groups,
@@ -181,6 +191,7 @@ class UnitTable:
             _starting(words.relative_after),
             _starting(words.multiple_after),
             Rates(words.rates, by_spelling) if words.rates is not None else None,
+            _ends(words.difference_words) | _ends(approximate.before if approximate is not None else []),
         )
 
     def alternation(self) -> str:
