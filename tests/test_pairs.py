@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.gatekeeper.rules.entity_grounding import PAIRED_OTHERWISE, _records
+from veridiag.gatekeeper.rules.entity_grounding import PAIRED_OTHERWISE
 from veridiag.text.entities import Corpus, TextFacts
 from veridiag.text.pairs import broken_pairs
+from veridiag.text.records import records
 
 _GATEKEEPER = Gatekeeper()
 _PROGRAMS = st.lists(
@@ -90,10 +91,10 @@ def test_a_chain_of_things_each_on_its_own_line_breaks_nothing(change: str, targ
 def test_a_heading_is_a_record_of_its_own() -> None:
     """Under "templates:" each pattern and its example is a record, not the whole list one."""
     output, _ = _log(["QQ.exe", "chrome.exe"], "github.com", 403, 1, headed=True)
-    records = list(_records(output))
-    assert "templates:" in records
-    assert not any("QQ.exe" in r and "chrome.exe" in r for r in records)
-    assert all(Corpus([r]).contains(e) for r in records if "403" in r for e in TextFacts("status code 403").entities())
+    split = list(records(output))
+    assert "templates:" in split
+    assert not any("QQ.exe" in r and "chrome.exe" in r for r in split)
+    assert all(Corpus([r]).contains(e) for r in split if "403" in r for e in TextFacts("status code 403").entities())
 
 
 @given(

@@ -21,6 +21,7 @@ from veridiag.contracts.trace import ToolTraceEntry
 from veridiag.gatekeeper.evidence import EvidenceIndex, EvidenceIndexCache
 from veridiag.gatekeeper.matching import Alignment, AnchoredMatcher, ExcerptMatcher
 from veridiag.text.entities import SERVICE_BLIND, Entity, EntityKind, TextFacts
+from veridiag.text.records import indent
 
 SourceName = Literal["output", "output_preview", "retrieval_details", "tool_trace_summary"]
 ALL_SOURCES: tuple[SourceName, ...] = ("output", "output_preview", "retrieval_details", "tool_trace_summary")
@@ -56,18 +57,18 @@ class Located:
         start = text.rfind("\n", 0, self.alignment.start) + 1
         stop = text.find("\n", self.alignment.end)
         stop = len(text) if stop < 0 else stop
-        first, depth = start, _indent(text, start)
+        first, depth = start, indent(text, start)
         if depth and start:
             at = start - 1  # the line break before the region; walked up line by line
             for _ in range(_RECORD_LINES):
                 begin = text.rfind("\n", 0, at) + 1
-                if text[begin:at].strip() and _indent(text, begin) < depth:
+                if text[begin:at].strip() and indent(text, begin) < depth:
                     first = begin if _OF_ONE_LINE.match(text, begin) else start
                     break
                 if not begin:
                     break
                 at = begin - 1
-        last, end = _indent(text, max(start, text.rfind("\n", start, stop) + 1)), stop
+        last, end = indent(text, max(start, text.rfind("\n", start, stop) + 1)), stop
         for _ in range(_RECORD_LINES):
             if end >= len(text) or text[end + 1 : end + 1 + last + 1] != " " * (last + 1):
                 break  # the next line is not indented deeper than the region's last
@@ -83,14 +84,6 @@ _RECORD_LINES = 4
 
 #: A ``query_logs`` pattern of one line ("  1× INFO 2005-11-09T20:10:55Z – …"): its figures are its example's.
 _OF_ONE_LINE = re.compile(r"\s*1×\s")
-
-
-def _indent(text: str, start: int) -> int:
-    """The blanks the line of ``text`` starting at ``start`` is indented by."""
-    at = start
-    while at < len(text) and text[at] == " ":
-        at += 1
-    return at - start
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from veridiag.text.entities import Corpus, Entity, TextFacts
+from veridiag.text.records import record_span
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 
@@ -45,8 +46,6 @@ _LINKS = re.compile(
 #: A thing on more records than this is a kind of thing (a code every timeout line writes), not one
 #: whose line tells its partner: its pairs are not judged (and its search stops there).
 _MAX_RECORDS = 12
-#: Lines a record reaches up or down from its hit (a pattern's example is one line below it).
-_RECORD_LINES = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,47 +100,12 @@ def records_holding(outputs: Sequence[str], fact: Entity) -> list[str]:
         for needle in needles:
             at = output.find(needle)
             while at >= 0:
-                start, end = _record_span(output, at)
+                start, end = record_span(output, at)
                 found.setdefault((index, start), output[start:end])
                 if len(found) > _MAX_RECORDS:
                     return []
                 at = output.find(needle, end)
     return list(found.values())
-
-
-def _record_span(text: str, at: int) -> tuple[int, int]:
-    """The record holding ``text[at]``: up from its line while a line is indented under the one
-    before it (not under a heading: "templates:" lists records), then down over the lines
-    indented deeper than the record's first; at most ``_RECORD_LINES`` each way."""
-    start = text.rfind("\n", 0, at) + 1
-    for _ in range(_RECORD_LINES):
-        depth = _indent(text, start)
-        if not depth or not start:
-            break
-        above = text.rfind("\n", 0, start - 1) + 1
-        line = text[above : start - 1]
-        if not line.strip() or _indent(text, above) >= depth or line.rstrip().endswith(":"):
-            break
-        start = above
-    depth = _indent(text, start)
-    end = text.find("\n", at)
-    end = len(text) if end < 0 else end
-    for _ in range(_RECORD_LINES):
-        below = end + 1
-        stop = text.find("\n", below)
-        stop = len(text) if stop < 0 else stop
-        if below >= len(text) or not text[below:stop].strip() or _indent(text, below) <= depth:
-            break
-        end = stop
-    return start, end
-
-
-def _indent(text: str, start: int) -> int:
-    """The blanks opening the line that starts at ``start``."""
-    at = start
-    while at < len(text) and text[at] == " ":
-        at += 1
-    return at - start
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ PASS, and a fact found nowhere is a failure.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,6 +28,7 @@ from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
 from veridiag.text.derived import Cited, derived
 from veridiag.text.entities import Corpus, Entity, TextFacts, extract_entities, period_lengths
 from veridiag.text.pairs import CLAUSE, broken_pairs
+from veridiag.text.records import records
 
 
 class GroundingParams(BaseModel):
@@ -104,12 +105,12 @@ class _Check:
         return False
 
     def records(self, invocation: InvocationView) -> list[str]:
-        """The output's records (``_records``), split once per check for every claim asking."""
+        """The output's records (``text/records.py``), split once per check for every claim asking."""
         key = ("records", invocation.id)
         if key not in self.context.memo:
-            self.context.memo[key] = list(_records(self.context.evidence(invocation).output))
-        records: list[str] = self.context.memo[key]
-        return records
+            self.context.memo[key] = list(records(self.context.evidence(invocation).output))
+        split: list[str] = self.context.memo[key]
+        return split
 
     def stated(self, entity: Entity, text: Corpus) -> bool:
         """Does ``text`` state ``entity``, a clock without a zone also as read in the reader's?"""
@@ -302,9 +303,6 @@ def _doubted(entity: Entity) -> bool:
     return entity.uncertain or any(other.uncertain for other in entity.alternatives)
 
 
-#: How many lines of an output are read for a fact found elsewhere in it (``_Check.paired``): a
-#: bound on the cost of a rare look-up, past which the fact stays only elsewhere (fail closed).
-_PAIRED_LINES = 5000
 #: Facts found elsewhere that a line stating one of the claim's own facts ties to it: which
 #: moment, which thing. An amount is read by its role on its line ("5 min" of an episode is no
 #: span of the two points a claim quotes), so it stays only elsewhere.
@@ -359,28 +357,6 @@ def _instances(quoted: Sequence[str]) -> list[re.Pattern[str]]:
             continue
         found.append(re.compile("[^\n]+?".join(re.escape(part) for part in parts)))
     return found
-
-
-def _records(output: str) -> Iterator[str]:
-    """The output's records: each line with the lines indented deeper right under it (a log
-    pattern and its example), over its first ``_PAIRED_LINES`` lines. A heading ("templates:")
-    is a record of its own: what is indented under it is a list of records, not one."""
-    lines = output.split("\n", _PAIRED_LINES)[:_PAIRED_LINES]
-    at = 0
-    while at < len(lines):
-        if lines[at].rstrip().endswith(":"):
-            yield lines[at]
-            at += 1
-            continue
-        depth, end = _indent(lines[at]), at + 1
-        while end < len(lines) and lines[end].strip() and _indent(lines[end]) > depth:
-            end += 1
-        yield "\n".join(lines[at:end])
-        at = end if end > at + 1 else at + 1
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
 
 
 def _may_hold(line: str, entity: Entity) -> bool:
