@@ -208,6 +208,7 @@ _HELD_OUT_FLOORS = {
     "blind4": (57, 19),
     "blind5": (38, 13),
     "blind6": (58, 16),
+    "blind7": (55, 18),
 }
 
 
