@@ -39,18 +39,30 @@ _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 #: full-width punctuation and Han that Chinese log lines are made of (those read as themselves).
 _FOLDABLE = re.compile(r"[^\x00-\x7f\u3000-\u303f\u3400-\u9fff\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
 #: Where decoding can change what a line says: a %-escape, an escape of a quote, backslash,
-#: slash or a code point, a character outside ASCII that can read as another (zero-width and
-#: format characters, letters of scripts with Latin look-alikes, full-width letters and signs).
-#: Escaped blanks (``\\n`` ``\\t``) are left out: every line of a container's JSON log ends
-#: in one, and a blank joins nothing into a secret.
+#: slash or a code point, an escaped blank between words, a character outside ASCII that can
+#: read as another (zero-width and format characters, letters of scripts with Latin look-alikes,
+#: full-width letters and signs) or as a blank (U+00A0, U+2000–U+200A, U+202F, U+3000: a
+#: command's or a statement's words apart, ``redis-cli　-a …``). An escaped blank ending a string
+#: (``\\n"``) is left out: every line of a container's JSON log ends in one, and it joins nothing.
 _FOLD_TRIGGER = (
-    "[\u00a0\u00aa\u00ad\u00b2\u00b3\u00b9\u00ba\u0370-\u058f\u13a0-\u13ff\u1d00-\u1dbf\u200b-\u200f"
-    "\u202a-\u202e\u2060-\u206f\ua640-\ua69f\ufe00-\ufe0f\ufeff\uff10-\uff19\uff1d\uff21-\uff3a"
-    "\uff41-\uff5a\U0001d400-\U0001d7ff]"
+    "[\u00a0\u00aa\u00ad\u00b2\u00b3\u00b9\u00ba\u0370-\u058f\u13a0-\u13ff\u1680\u1d00-\u1dbf"
+    "\u2000-\u200f\u202a-\u202f\u205f-\u206f\u3000\ua640-\ua69f\ufe00-\ufe0f\ufeff\uff10-\uff19\uff1d"
+    "\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]"
 )
 TRIGGER = re.compile(
-    r"%[0-9A-Fa-f]{2}|\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/])|" + _REFERENCE.pattern + "|" + _FOLD_TRIGGER
+    r"%[0-9A-Fa-f]{2}|\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/]|[nrt](?=[^\s\\\"]))|"
+    + _REFERENCE.pattern
+    + "|"
+    + _FOLD_TRIGGER
 )
+#: Blanks a reader sees as one space between words: a tab, a Unicode space (U+00A0, U+2002,
+#: U+3000 …), a run of them; then a line break inside one stored line too (it came from an
+#: escape, ``\\n`` or ``%0A``). A grammar of several words (``sudo\\t-S``, ``log\\t\\tin``,
+#: ``redis-cli　-a``, ``IDENTIFIED BY\\ntiger``) reads them apart by one space; the view with the
+#: breaks kept still tells a statement from the line after it (``AUTH …\\nOK``).
+_LINE_BREAK = "\n\r\v\f\x85\u2028\u2029"
+_BLANK_RUN = re.compile(rf"[^\S{_LINE_BREAK}]{{2,}}|[^\S {_LINE_BREAK}]")
+_BREAK_RUN = re.compile(rf"\s*[{_LINE_BREAK}]\s*")
 _FOLDS = re.compile(_FOLD_TRIGGER)
 #: Runs of ASCII, deleted before a look for the rare characters above: ~10× faster than
 #: testing each character of a mostly ASCII text against a large class.
@@ -153,10 +165,18 @@ def _folded(text: str) -> list[Piece] | None:
     return pieces + [(c, done + i, done + i + 1) for i, c in enumerate(text[done:])]
 
 
+def _blanks(pattern: re.Pattern[str]) -> Decoder:
+    """Each run of ``pattern`` read as one space, from the stored characters it stands for."""
+    return lambda text: _runs(text, pattern, lambda found: [(" ", found.start(), found.end())])
+
+
 _DECODERS: tuple[Decoder, ...] = (
     lambda text: _runs(text, _URL, _url),
     lambda text: _runs(text, _ESCAPE, _escape),
     lambda text: _runs(text, _REFERENCE, _reference),
+    # before the folds: a key of a script with Latin look-alikes reads as written (пароль)
+    _blanks(_BLANK_RUN),
+    _blanks(_BREAK_RUN),
     _visible,
     _folded,
 )
@@ -167,6 +187,8 @@ _TEXT_DECODERS: tuple[Callable[[str], str], ...] = (
     lambda text: _URL.sub(lambda m: unquote(m.group(), errors="replace"), text),
     lambda text: _ESCAPE.sub(lambda m: _escape(m)[0][0], text),
     lambda text: _REFERENCE.sub(lambda m: html.unescape(m.group()), text),
+    lambda text: _BLANK_RUN.sub(" ", text),
+    lambda text: _BREAK_RUN.sub(" ", text),
     lambda text: "".join(_plain(c) for c in text),
     lambda text: _FOLDABLE.sub(lambda m: fold(m.group()), text),
 )
