@@ -141,9 +141,13 @@ class _Rule:
     #: A bare value: it ends at punctuation outside ASCII (``_bare_end``: "…S3cret，请检查").
     bare: bool = False
 
+    def matches(self, subject: str, low: str) -> Iterator[re.Match[str]]:
+        """The pattern's matches in ``subject`` (``low`` itself, or ``text`` lower-cased)."""
+        return self.pattern.finditer(subject)
+
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         subject = low if self.lower else text
-        for found in self.pattern.finditer(subject):
+        for found in self.matches(subject, low):
             start, end = found.span(self.group)
             if end <= start:
                 continue
@@ -262,7 +266,8 @@ class _CookieRule(_Rule):
 
 _COOKIE = _CookieRule(
     "cookie",
-    re.compile(r"(?:set-)?cookie2?[\"']?[ \t]*[:=][ \t]*[\"']?"),
+    # from "cookie" (a "set-" before it changes nothing): a literal prefix, searched as fast as a find
+    re.compile(r"cookie2?[\"']?[ \t]*[:=][ \t]*[\"']?"),
     literals=("cookie",),
     lower=True,
     prefilter=True,
@@ -541,6 +546,13 @@ def _key_start(text: str, end: int) -> int:
     return start
 
 
+@lru_cache(maxsize=4)
+def _key_starts(low: str) -> list[int]:
+    """Where a secret key's last word may start in ``low``: one scan shared by the rules that
+    read keys (the same lower-cased string is passed to each)."""
+    return sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})  # callers only read it
+
+
 @dataclass(frozen=True)
 class _KeyValueRule(_Rule):
     """A key naming a secret (``db_password=…``, ``"api_key": "…"``, ``令牌：…``) assigned a
@@ -552,7 +564,7 @@ class _KeyValueRule(_Rule):
     spoken: re.Pattern[str] | None = None
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
-        starts = sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})
+        starts = _key_starts(low)
         markers = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[redacted:" in low else []
         for at in starts:
             found = self.pattern.match(low, at)
@@ -974,18 +986,31 @@ def _short_option_kind(found: re.Match[str], text: str) -> str | None:
     return None if _measured(text, found.start("value")) else kind
 
 
+class _ShortOptionRule(_Rule):
+    """Matched only where a secret's word stands in a word after a dash (the key rule's look for
+    keys, shared), not a try at every dash of the text."""
+
+    def matches(self, subject: str, low: str) -> Iterator[re.Match[str]]:
+        dashes: set[int] = set()
+        for at in _key_starts(low):
+            start = at
+            while start > 0 and at - start < 32 and (low[start - 1].isalnum() or low[start - 1] == "_"):
+                start -= 1
+            if start > 0 and low[start - 1] == "-":
+                dashes.add(start - 1)
+        for dash in sorted(dashes):
+            found = self.pattern.match(subject, dash)
+            if found is not None:
+                yield found
+
+
 #: A one-dash option named as a secret (PuTTY's ``plink -pw …``, ``-password …``): written in lower
 #: case (``grep -Pw`` is two flags), its value only when shaped like a secret (``_SPOKEN_VALUE``).
-_COMMAND_SHORT_OPTION = _Rule(
+_COMMAND_SHORT_OPTION = _ShortOptionRule(
     "secret",
-    re.compile(
-        r"-(?P<key>(?:[a-z][a-z0-9_]{0,24}?)?(?:"
-        + "|".join(re.escape(w) for w in _last_words() if w.isascii() and w.isalpha())
-        + r"))(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"\-&|;<>][^\s'\"]*)"
-    ),
+    re.compile(r"-(?P<key>[a-z][a-z0-9_]{1,31}+)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"\-&|;<>][^\s'\"]*)"),
     group="value",
     literals=_KEY_ANCHORS,  # the name ends with a secret's word
-    prefilter=True,
     classify=_short_option_kind,
     bare=True,
 )
