@@ -85,7 +85,15 @@ from veridiag.redaction.keys import (
     shaped_kind,
     vocabulary,
 )
-from veridiag.redaction.values import TRIGGER, View, base64_text, decoded_texts, decoded_views, needs_decoding
+from veridiag.redaction.values import (
+    TRIGGER,
+    View,
+    base64_text,
+    blanks_only,
+    decoded_texts,
+    decoded_views,
+    needs_decoding,
+)
 from veridiag.text.cjk import HAN
 
 if TYPE_CHECKING:
@@ -2092,23 +2100,26 @@ class Redactor:
             end = len(text) if end < 0 else end
             lines[begin] = (begin, text[begin:end])
         owners: list[int] = []
-        decoded: list[str] = []
+        decoded: list[str] = []  # the texts whose literals are looked for
+        versions: dict[int, list[str]] = {}
         for index, (_begin, line) in lines.items():
-            for version in decoded_texts(line):
-                owners.append(index)
-                decoded.append(version)
+            blanked = blanks_only(line)
+            if blanked is not None and self._gate.search(_lower(blanked)) is None:
+                continue  # only blanks escaped, and no rule's literal however they read
+            for version, read in decoded_texts(line):
+                versions.setdefault(index, []).append(version)
+                if read:
+                    owners.append(index)
+                    decoded.append(version)
         if not decoded:
             return []
         joined = "\x00".join(decoded)
         offsets = list(accumulate(len(version) + 1 for version in decoded))
-        hit = sorted({bisect_right(offsets, m.start()) for m in self._gate.finditer(_lower(joined))})
+        hit = sorted({owners[bisect_right(offsets, m.start())] for m in self._gate.finditer(_lower(joined))})
         finds: list[tuple[int, int, int, str]] = []
-        done: set[int] = set()
-        for at in hit:
-            index = owners[at]
-            if index in done or not self._finds(decoded[at], _markers_in(decoded[at])):
+        for index in hit:
+            if not any(self._finds(version, _markers_in(version)) for version in versions[index]):
                 continue
-            done.add(index)
             begin, line = lines[index]
             for view in decoded_views(line):
                 finds += self._view_finds(view, begin, guarded)
