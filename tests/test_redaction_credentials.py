@@ -10,7 +10,7 @@ secret never survives, the user and the text around do; ordinary lines that look
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from veridiag.redaction import redact
@@ -111,6 +111,8 @@ def credential_lines(draw: st.DrawFn) -> tuple[str, str, str | None, str, str]:
 
 @settings(max_examples=400, deadline=None)
 @given(credential_lines())
+# the token rule stops before the ":" the grammar's secret ends with: the user still stays
+@example(("sqlplus a0123/Zq745689ABCDEFGHJ:", "Zq745689ABCDEFGHJ:", "a0123", "", ""))
 def test_a_credential_in_a_clients_arguments_never_survives(case: tuple[str, str, str | None, str, str]) -> None:
     text, secret, user, before, after = case
     redacted = redact(text)

@@ -303,7 +303,7 @@ def test_a_secret_in_a_statements_grammar_never_survives(grammar: str, data: st.
     (text, value), around = data.draw(strategy), data.draw(st.sampled_from(["line", "zh", "json"]))
     if around == "line":
         _assert_loses_its_value((text, value), data.draw(PREFIXES), data.draw(suffixes))
-    elif around == "zh" or "\t" in text:  # (a JSON log's escaped tab is not decoded: every line ends in \n)
+    elif around == "zh":
         _assert_loses_its_value((text, value), "2026-07-07 18:00:00 订单服务 数据库连接失败：", "，请检查配置")
     else:
         document = json.dumps({"ts": "2026-07-07T10:00:00Z", "log": text}, ensure_ascii=data.draw(st.booleans()))

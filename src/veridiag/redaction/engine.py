@@ -85,7 +85,15 @@ from veridiag.redaction.keys import (
     shaped_kind,
     vocabulary,
 )
-from veridiag.redaction.values import TRIGGER, View, base64_text, decoded_texts, decoded_views, needs_decoding
+from veridiag.redaction.values import (
+    TRIGGER,
+    View,
+    base64_text,
+    blanks_only,
+    decoded_texts,
+    decoded_views,
+    needs_decoding,
+)
 from veridiag.text.cjk import HAN
 
 if TYPE_CHECKING:
@@ -141,9 +149,13 @@ class _Rule:
     #: A bare value: it ends at punctuation outside ASCII (``_bare_end``: "…S3cret，请检查").
     bare: bool = False
 
+    def matches(self, subject: str, low: str) -> Iterator[re.Match[str]]:
+        """The pattern's matches in ``subject`` (``low`` itself, or ``text`` lower-cased)."""
+        return self.pattern.finditer(subject)
+
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         subject = low if self.lower else text
-        for found in self.pattern.finditer(subject):
+        for found in self.matches(subject, low):
             start, end = found.span(self.group)
             if end <= start:
                 continue
@@ -262,7 +274,8 @@ class _CookieRule(_Rule):
 
 _COOKIE = _CookieRule(
     "cookie",
-    re.compile(r"(?:set-)?cookie2?[\"']?[ \t]*[:=][ \t]*[\"']?"),
+    # from "cookie" (a "set-" before it changes nothing): a literal prefix, searched as fast as a find
+    re.compile(r"cookie2?[\"']?[ \t]*[:=][ \t]*[\"']?"),
     literals=("cookie",),
     lower=True,
     prefilter=True,
@@ -541,6 +554,13 @@ def _key_start(text: str, end: int) -> int:
     return start
 
 
+@lru_cache(maxsize=4)
+def _key_starts(low: str) -> list[int]:
+    """Where a secret key's last word may start in ``low``: one scan shared by the rules that
+    read keys (the same lower-cased string is passed to each)."""
+    return sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})  # callers only read it
+
+
 @dataclass(frozen=True)
 class _KeyValueRule(_Rule):
     """A key naming a secret (``db_password=…``, ``"api_key": "…"``, ``令牌：…``) assigned a
@@ -552,7 +572,7 @@ class _KeyValueRule(_Rule):
     spoken: re.Pattern[str] | None = None
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
-        starts = sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})
+        starts = _key_starts(low)
         markers = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[redacted:" in low else []
         for at in starts:
             found = self.pattern.match(low, at)
@@ -965,6 +985,45 @@ _COMMAND_OPTION = _Rule(
 )
 
 
+def _short_option_kind(found: re.Match[str], text: str) -> str | None:
+    """A one-dash option whose whole name names a secret, before a value shaped like one."""
+    kind = key_kind(found.group("key")) if _after_blank(found, text) else None
+    value = text[found.start("value") : _bare_end(text, *found.span("value"))].rstrip(_SPOKEN_END)
+    if kind is None or not _SPOKEN_VALUE.fullmatch(value) or _PLACEHOLDER.fullmatch(value):
+        return None
+    return None if _measured(text, found.start("value")) else kind
+
+
+class _ShortOptionRule(_Rule):
+    """Matched only where a secret's word stands in a word after a dash (the key rule's look for
+    keys, shared), not a try at every dash of the text."""
+
+    def matches(self, subject: str, low: str) -> Iterator[re.Match[str]]:
+        dashes: set[int] = set()
+        for at in _key_starts(low):
+            start = at
+            while start > 0 and at - start < 32 and (low[start - 1].isalnum() or low[start - 1] == "_"):
+                start -= 1
+            if start > 0 and low[start - 1] == "-":
+                dashes.add(start - 1)
+        for dash in sorted(dashes):
+            found = self.pattern.match(subject, dash)
+            if found is not None:
+                yield found
+
+
+#: A one-dash option named as a secret (PuTTY's ``plink -pw …``, ``-password …``): written in lower
+#: case (``grep -Pw`` is two flags), its value only when shaped like a secret (``_SPOKEN_VALUE``).
+_COMMAND_SHORT_OPTION = _ShortOptionRule(
+    "secret",
+    re.compile(r"-(?P<key>[a-z][a-z0-9_]{1,31}+)(?:[ \t]+|=)['\"]?(?P<value>[^\s'\"\-&|;<>][^\s'\"]*)"),
+    group="value",
+    literals=_KEY_ANCHORS,  # the name ends with a secret's word
+    classify=_short_option_kind,
+    bare=True,
+)
+
+
 def _compared_kind(found: re.Match[str], _text: str) -> str | None:
     return key_kind(found.group("key"))
 
@@ -1116,6 +1175,10 @@ def _option_values(text: str, start: int, client: _Client) -> Iterator[tuple[int
                 yield *span, "password"
 
 
+#: Quotes closing what holds an unquoted value, and the brackets and commas after them.
+_CLOSERS = re.compile(r"[\"'][\"'}\])>,;\\]*$")
+
+
 def _unquoted(text: str, start: int, end: int) -> tuple[int, int] | None:
     """``start:end`` without the quotes around it (and a list's comma), up to a sentence's
     punctuation outside ASCII ("…S3cret，请检查": ``_bare_end``), unless it is empty or a
@@ -1123,6 +1186,8 @@ def _unquoted(text: str, start: int, end: int) -> tuple[int, int] | None:
     while start < end and (text[start] in "'\"" or text.startswith(('\\"', "\\'"), start)):
         start += 1  # a quote, or one escaped in a JSON string (\"…\")
     end = _bare_end(text, start, end)
+    if (closers := _CLOSERS.search(text, start, end)) is not None:
+        end = closers.start()  # cmd="mysql -p'V'"}: the quotes and brackets around the command
     while end > start and text[end - 1] in "'\",\\":
         end -= 1
     return (start, end) if end > start and not _PLACEHOLDER.fullmatch(text[start:end]) else None
@@ -1299,8 +1364,9 @@ class _ValueRule(_Rule):
 
 def _structured_first(text: str, finds: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
     """Finds without a high-entropy token that holds a credential a grammar found at its end
-    after a user and a separator ("sqlplus a012/Zq73…": the password goes, the user ``a012``
-    stays — the grammar knows which part is the secret; the token's randomness does not)."""
+    (or past it: a trailing ":" the token leaves out) after a user and a separator ("sqlplus
+    a012/Zq73…": the password goes, the user ``a012`` stays — the grammar knows which part is
+    the secret; the token's randomness does not)."""
     keyed = [(start, -negative_end) for start, _order, negative_end, kind in finds if kind != _VALUES.kind]
     if not keyed:
         return finds
@@ -1309,7 +1375,7 @@ def _structured_first(text: str, finds: list[tuple[int, int, int, str]]) -> list
         for find in finds
         if find[3] != _VALUES.kind
         or not any(
-            find[0] < start and end == -find[2] and _USER_HEAD.fullmatch(text, find[0], start) for start, end in keyed
+            find[0] < start and end >= -find[2] and _USER_HEAD.fullmatch(text, find[0], start) for start, end in keyed
         )
     ]
 
@@ -1458,7 +1524,8 @@ def _verbs() -> tuple[tuple[str, frozenset[int]], ...]:
 class _VerbRule(_Rule):
     """A protocol command sending a secret (``vocabulary.yaml`` ``verbs``: Redis ``AUTH [user]
     secret``) written in capitals, or in any case after a prompt or quoted as MONITOR shows it
-    (``"auth" "…"``): with as many arguments as the
+    (``"auth" "…"``), or in lower case starting a statement (``auth …`` in a ``.rediscli_history``
+    line, a JSON field) when its secret is shaped like one: with as many arguments as the
     command takes to the statement's end, none an outcome word ("AUTH OK", "AUTH failed for
     user bob" stay), the last goes."""
 
@@ -1473,16 +1540,36 @@ class _VerbRule(_Rule):
                     continue
                 written = text[at : at + len(name)]
                 begin = low.rfind("\n", 0, at) + 1
-                if written != written.upper() and not quoted and not _PROMPT.search(text, begin, at):
+                typed = written == written.upper() or quoted or _PROMPT.search(text, begin, at) is not None
+                if not typed and _STATEMENT_START.search(text, begin, at) is None:
                     continue
                 arguments = _statement_words(text, after)
                 if len(arguments) not in counts or any(
                     text[a:b].strip("'\"").lower() in _outcomes() for a, b in arguments
                 ):
                     continue
+                if not typed and not _shaped_argument(text, *arguments[-1]):
+                    continue  # "auth ldap" opening a line: a word, no secret
                 span = _unquoted(text, *arguments[-1])
                 if span is not None and not text.startswith("[REDACTED:", span[0]):
                     yield *span, "password"
+
+
+#: Where a command typed in lower case without a prompt starts a statement: the line's start, a
+#: quote (a JSON log's field, a history line), or the shell's break before it (``; auth …``).
+_STATEMENT_START = re.compile(r"(?:^|[\"'`;|&(])[ \t]*$")
+
+
+def _shaped_argument(text: str, start: int, end: int) -> bool:
+    """The argument at ``start:end`` is shaped like a secret (a digit among six or more
+    characters), not an address, a clock or a version, a measurement or a template."""
+    value = text[start:end].strip("'\"")
+    return (
+        _SPOKEN_VALUE.fullmatch(value) is not None
+        and (value.isdigit() or not _TIMELIKE.fullmatch(value))
+        and not _PLACEHOLDER.fullmatch(value)
+        and not _measured(text, start + (text[start] in "'\""))
+    )
 
 
 _VERB = _VerbRule("password", re.compile(""), literals=tuple(name for name, _ in _verbs()))
@@ -1642,10 +1729,13 @@ _SQL = (
 
 
 @cache
-def _stdin() -> tuple[tuple[str, ...], re.Pattern[str]]:
+def _stdin() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The stdin options (their words apart by any blanks: ``sudo  -S``), and the producers."""
     words = vocabulary().stdin
+    options = sorted((o.lower().split() for o in words.options), key=lambda o: -len(" ".join(o)))
+    option = "|".join(r"[ \t]+".join(map(re.escape, o)) for o in options)
     producers = "|".join(re.escape(p.lower()) for p in words.producers)
-    return tuple(o.lower() for o in words.options), re.compile(rf"(?<![\w.-])(?:{producers})(?=[ \t])")
+    return re.compile(f"(?:{option})"), re.compile(rf"(?<![\w.-])(?:{producers})(?=[ \t])")
 
 
 @cache
@@ -1668,24 +1758,24 @@ class _StdinRule(_Rule):
         options, producer = _stdin()
         if "<<<" not in low and not any(word in low for word in _producers()):
             return  # a secret reaches standard input from a producer's pipe or a here-string
-        for option in options:
-            for at in _find_all(low, option):
-                if at > 0 and (_is_word(low[at - 1]) or low[at - 1] in "-./"):
-                    continue
-                begin = low.rfind("\n", 0, at) + 1
-                stop = _ARGUMENTS_END.search(text, at)
-                command_end = len(text) if stop is None or stop.group("end") is None else stop.start()
-                for here in _HERE_STRING.finditer(text, begin, command_end):
-                    span = _unquoted(text, *here.span("word"))
-                    if span is not None:
-                        yield *span, "password"
-                pipe = text.rfind("|", begin, at)
-                if pipe <= begin or text[pipe - 1] == "|":
-                    continue
-                start = max([begin, *(m.end() for m in _SHELL_BREAK.finditer(text, begin, pipe))])
-                found = list(producer.finditer(low, start, pipe))
-                if found:
-                    yield from _produced(text, found[-1], pipe)
+        for option in options.finditer(low):
+            at = option.start()
+            if at > 0 and (_is_word(low[at - 1]) or low[at - 1] in "-./"):
+                continue
+            begin = low.rfind("\n", 0, at) + 1
+            stop = _ARGUMENTS_END.search(text, at)
+            command_end = len(text) if stop is None or stop.group("end") is None else stop.start()
+            for here in _HERE_STRING.finditer(text, begin, command_end):
+                span = _unquoted(text, *here.span("word"))
+                if span is not None:
+                    yield *span, "password"
+            pipe = text.rfind("|", begin, at)
+            if pipe <= begin or text[pipe - 1] == "|":
+                continue
+            start = max([begin, *(m.end() for m in _SHELL_BREAK.finditer(text, begin, pipe))])
+            found = list(producer.finditer(low, start, pipe))
+            if found:
+                yield from _produced(text, found[-1], pipe)
 
 
 def _produced(text: str, found: re.Match[str], end: int) -> Iterator[tuple[int, int, str]]:
@@ -1706,7 +1796,9 @@ def _produced(text: str, found: re.Match[str], end: int) -> Iterator[tuple[int, 
             yield start, stop, "password"
 
 
-_STDIN = _StdinRule("password", re.compile(""), literals=_stdin()[0])
+_STDIN = _StdinRule(
+    "password", re.compile(""), literals=tuple({o.lower().split()[0] for o in vocabulary().stdin.options})
+)
 _STATEMENTS: tuple[_Rule, ...] = (_PGPASS_FILE, _VERB, _LOGIN, _CALL, *_SQL, _STDIN)
 
 
@@ -1737,6 +1829,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _JDBC_ORACLE,
     _COMMAND_USER,
     _COMMAND_OPTION,
+    _COMMAND_SHORT_OPTION,
     _COMMAND_FLAGS,
     _COMPARED,
     *_STATEMENTS,
@@ -2007,23 +2100,26 @@ class Redactor:
             end = len(text) if end < 0 else end
             lines[begin] = (begin, text[begin:end])
         owners: list[int] = []
-        decoded: list[str] = []
+        decoded: list[str] = []  # the texts whose literals are looked for
+        versions: dict[int, list[str]] = {}
         for index, (_begin, line) in lines.items():
-            for version in decoded_texts(line):
-                owners.append(index)
-                decoded.append(version)
+            blanked = blanks_only(line)
+            if blanked is not None and self._gate.search(_lower(blanked)) is None:
+                continue  # only blanks escaped, and no rule's literal however they read
+            for version, read in decoded_texts(line):
+                versions.setdefault(index, []).append(version)
+                if read:
+                    owners.append(index)
+                    decoded.append(version)
         if not decoded:
             return []
         joined = "\x00".join(decoded)
         offsets = list(accumulate(len(version) + 1 for version in decoded))
-        hit = sorted({bisect_right(offsets, m.start()) for m in self._gate.finditer(_lower(joined))})
+        hit = sorted({owners[bisect_right(offsets, m.start())] for m in self._gate.finditer(_lower(joined))})
         finds: list[tuple[int, int, int, str]] = []
-        done: set[int] = set()
-        for at in hit:
-            index = owners[at]
-            if index in done or not self._finds(decoded[at], _markers_in(decoded[at])):
+        for index in hit:
+            if not any(self._finds(version, _markers_in(version)) for version in versions[index]):
                 continue
-            done.add(index)
             begin, line = lines[index]
             for view in decoded_views(line):
                 finds += self._view_finds(view, begin, guarded)

@@ -27,7 +27,7 @@ from urllib.parse import unquote
 
 from veridiag.redaction.keys import fold
 
-__all__ = ["TRIGGER", "View", "base64_text", "decoded_texts", "decoded_views", "needs_decoding"]
+__all__ = ["TRIGGER", "View", "base64_text", "blanks_only", "decoded_texts", "decoded_views", "needs_decoding"]
 
 _URL = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 #: An HTML character reference, numeric or named (``&#112;``, ``&#x70;``, ``&equals;``): the text of
@@ -39,18 +39,30 @@ _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "b": "\b", "f": "\f"}
 #: full-width punctuation and Han that Chinese log lines are made of (those read as themselves).
 _FOLDABLE = re.compile(r"[^\x00-\x7f\u3000-\u303f\u3400-\u9fff\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
 #: Where decoding can change what a line says: a %-escape, an escape of a quote, backslash,
-#: slash or a code point, a character outside ASCII that can read as another (zero-width and
-#: format characters, letters of scripts with Latin look-alikes, full-width letters and signs).
-#: Escaped blanks (``\\n`` ``\\t``) are left out: every line of a container's JSON log ends
-#: in one, and a blank joins nothing into a secret.
+#: slash or a code point, an escaped blank between words, a character outside ASCII that can
+#: read as another (zero-width and format characters, letters of scripts with Latin look-alikes,
+#: full-width letters and signs) or as a blank (U+00A0, U+2000–U+200A, U+202F, U+3000: a
+#: command's or a statement's words apart, ``redis-cli　-a …``). An escaped blank ending a string
+#: (``\\n"``) is left out: every line of a container's JSON log ends in one, and it joins nothing.
 _FOLD_TRIGGER = (
-    "[\u00a0\u00aa\u00ad\u00b2\u00b3\u00b9\u00ba\u0370-\u058f\u13a0-\u13ff\u1d00-\u1dbf\u200b-\u200f"
-    "\u202a-\u202e\u2060-\u206f\ua640-\ua69f\ufe00-\ufe0f\ufeff\uff10-\uff19\uff1d\uff21-\uff3a"
-    "\uff41-\uff5a\U0001d400-\U0001d7ff]"
+    "[\u00a0\u00aa\u00ad\u00b2\u00b3\u00b9\u00ba\u0370-\u058f\u13a0-\u13ff\u1680\u1d00-\u1dbf"
+    "\u2000-\u200f\u202a-\u202f\u205f-\u206f\u3000\ua640-\ua69f\ufe00-\ufe0f\ufeff\uff10-\uff19\uff1d"
+    "\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]"
 )
+_OTHER_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/])")
 TRIGGER = re.compile(
-    r"%[0-9A-Fa-f]{2}|\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/])|" + _REFERENCE.pattern + "|" + _FOLD_TRIGGER
+    r"\\[nrt](?=[^\s\\\"])|%[0-9A-Fa-f]{2}|" + _OTHER_ESCAPE.pattern + "|" + _REFERENCE.pattern + "|" + _FOLD_TRIGGER
 )
+#: Escaped blanks (and the spaces around them), read as one space.
+_ESCAPED_BLANKS = re.compile(r"[ \t]*(?:\\[nrt][ \t]*)+")
+#: Blanks a reader sees as one space between words: a tab, a Unicode space (U+00A0, U+2002,
+#: U+3000 …), a run of them; then a line break inside one stored line too (it came from an
+#: escape, ``\\n`` or ``%0A``). A grammar of several words (``sudo\\t-S``, ``log\\t\\tin``,
+#: ``redis-cli　-a``, ``IDENTIFIED BY\\ntiger``) reads them apart by one space; the view with the
+#: breaks kept still tells a statement from the line after it (``AUTH …\\nOK``).
+_LINE_BREAK = "\n\r\v\f\x85\u2028\u2029"
+_BLANK_RUN = re.compile(rf"[^\S{_LINE_BREAK}]{{2,}}|[^\S {_LINE_BREAK}]")
+_BREAK_RUN = re.compile(rf"\s*[{_LINE_BREAK}]\s*")
 _FOLDS = re.compile(_FOLD_TRIGGER)
 #: Runs of ASCII, deleted before a look for the rare characters above: ~10× faster than
 #: testing each character of a mostly ASCII text against a large class.
@@ -129,6 +141,8 @@ def _visible(text: str) -> list[Piece] | None:
     """Invisible characters dropped and full-width forms as ASCII, every letter as written: a key
     in a script with Latin look-alikes (пароль, κωδικός) reads as its own word here, before
     ``_folded`` makes it a mix of scripts."""
+    if text.isascii():
+        return None  # (checked in C: a decoded JSON line is mostly ASCII)
     pieces = [(plain, i, i + 1) for i, c in enumerate(text) for plain in _plain(c)]
     return None if "".join(p[0] for p in pieces) == text else pieces
 
@@ -153,38 +167,72 @@ def _folded(text: str) -> list[Piece] | None:
     return pieces + [(c, done + i, done + i + 1) for i, c in enumerate(text[done:])]
 
 
+def _blanks(pattern: re.Pattern[str]) -> Decoder:
+    """Each run of ``pattern`` read as one space, from the stored characters it stands for."""
+    return lambda text: _runs(text, pattern, lambda found: [(" ", found.start(), found.end())])
+
+
 _DECODERS: tuple[Decoder, ...] = (
     lambda text: _runs(text, _URL, _url),
     lambda text: _runs(text, _ESCAPE, _escape),
     lambda text: _runs(text, _REFERENCE, _reference),
+    # before the folds: a key of a script with Latin look-alikes reads as written (пароль)
+    _blanks(_BLANK_RUN),
+    _blanks(_BREAK_RUN),
     _visible,
     _folded,
 )
 
 
-#: The same decoders on text alone (no way back), to learn cheaply whether a line needs them.
+#: The same decoders on text alone (no way back), to learn cheaply whether a line needs them;
+#: ``_BLANK_DECODERS`` are the places of the two that read blanks.
 _TEXT_DECODERS: tuple[Callable[[str], str], ...] = (
-    lambda text: _URL.sub(lambda m: unquote(m.group(), errors="replace"), text),
-    lambda text: _ESCAPE.sub(lambda m: _escape(m)[0][0], text),
-    lambda text: _REFERENCE.sub(lambda m: html.unescape(m.group()), text),
-    lambda text: "".join(_plain(c) for c in text),
-    lambda text: _FOLDABLE.sub(lambda m: fold(m.group()), text),
+    # each first asks ``str`` whether its character is there at all (in C, no regex run)
+    lambda text: _URL.sub(lambda m: unquote(m.group(), errors="replace"), text) if "%" in text else text,
+    lambda text: _ESCAPE.sub(lambda m: _escape(m)[0][0], text) if "\\" in text else text,
+    lambda text: _REFERENCE.sub(lambda m: html.unescape(m.group()), text) if "&" in text else text,
+    lambda text: _BLANK_RUN.sub(" ", text),
+    lambda text: _BREAK_RUN.sub(" ", text),
+    lambda text: text if text.isascii() else "".join(_plain(c) for c in text),
+    lambda text: text if text.isascii() else _FOLDABLE.sub(lambda m: fold(m.group()), text),
 )
+_BLANK_DECODERS = frozenset({3, 4})
 
 
-def decoded_texts(line: str, *, rounds: int = 3) -> Iterator[str]:
+def decoded_texts(line: str, *, rounds: int = 3) -> list[tuple[str, bool]]:
     """The texts of ``decoded_views(line)``, without the way back: a tenth of the cost, so a
-    line is mapped only when its decoded text holds a find."""
+    line is mapped only when its decoded text holds a find. Each says whether the rules'
+    literals need looking for in it: not when the next text only reads its blanks as one space
+    (every literal written with a tab is also written with a space), so a JSON line whose only
+    escapes are blanks is searched once."""
+    texts: list[tuple[str, bool]] = []
     current = line
     for _ in range(rounds):
         changed = False
-        for decoder in _TEXT_DECODERS:
+        for index, decoder in enumerate(_TEXT_DECODERS):
             text = decoder(current)
             if text and text != current:
+                if texts and index in _BLANK_DECODERS:
+                    texts[-1] = (texts[-1][0], False)
+                texts.append((text, True))
                 current, changed = text, True
-                yield current
         if not changed:
-            return
+            break
+    return texts
+
+
+def blanks_only(line: str) -> str | None:
+    """``line`` with its escaped blanks read as one space, when they are all a decoder would
+    change in it (a JSON log's multi-line message, ``\\n\\tat …``): what the rules' literals are
+    looked for in before the line is decoded at all. ``None`` for a line with other triggers."""
+    if (
+        ("%" in line and _URL.search(line) is not None)
+        or ("&" in line and _REFERENCE.search(line) is not None)
+        or _OTHER_ESCAPE.search(line) is not None
+        or (not line.isascii() and _FOLDS.search(_ASCII_RUNS.sub("", line)) is not None)
+    ):
+        return None
+    return _ESCAPED_BLANKS.sub(" ", line)
 
 
 def needs_decoding(text: str) -> bool:
