@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from decimal import Decimal
 
 import pytest
@@ -172,12 +173,65 @@ def test_a_ratio_the_lexer_reads_is_found_where_it_was_read(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("claim", "read"), [("3¼ms", ["1/4"]), ("x ¼ % y", ["1/4"]), ("½ms", ["1/2"]), ("1⁄4 %", ["1/4"])]
+    ("claim", "read"), [("3¼ms", ["3.25ms"]), ("x ¼ % y", ["1/4"]), ("½ms", ["1/2"]), ("1⁄4 %", ["1/4"])]
 )
 def test_a_vulgar_fraction_is_its_ratio_never_the_digit_after_its_slash(claim: str, read: list[str]) -> None:
     """NFKC writes ¼ as 1⁄4: a claim of 3¼ ms was checked as "4ms", ½ ms as "2ms"."""
     assert [entity.text for entity in extract_entities(claim, SERVICES)] == read
     assert not Corpus(["took 4ms, 2ms, 4 %"]).contains(extract_entities(claim, SERVICES)[0])
+
+
+@given(
+    whole=st.integers(min_value=0, max_value=999),
+    fraction=st.sampled_from("¼½¾⅓⅔⅕⅖⅗⅘⅙⅚⅛⅜⅝⅞"),
+    unit=st.sampled_from(["minutes", " min", "s", " seconds", "ms", " hours", " %"]),
+)
+def test_a_vulgar_fraction_after_digits_ends_a_mixed_number(whole: int, fraction: str, unit: str) -> None:
+    """ "2½ minutes" is two and a half minutes: it was read as the ratio 1/2, and the duration
+    was lost, so a true "started 2½ minutes before" was blocked for a ratio no tool wrote."""
+    value = whole + Decimal(str(unicodedata.numeric(fraction)))
+    (quantity,) = extract_entities(f"took {whole}{fraction}{unit} then", SERVICES)
+    assert quantity.kind == "quantity" and quantity.value is not None
+    assert abs(quantity.value - value) < Decimal("0.001")
+    assert Corpus([f"took {value:.3f}{unit}"]).contains(quantity)
+    assert not Corpus([f"took {whole}{unit}, {whole + 1}{unit}"]).contains(quantity)
+
+
+@given(
+    stub=st.text("0123456789abcdef", min_size=7, max_size=12).filter(lambda s: s[0].isdigit()),
+    rest=st.text("0123456789abcdef", min_size=4, max_size=20),
+    cut=st.sampled_from(["…", "...", "… "]),
+)
+def test_a_hex_id_cut_short_may_start_with_digits(stub: str, rest: str, cut: str) -> None:
+    """ "tenant 54fadb41…": the number 54 was read off its start and "fadb41" looked for, which no
+    output holds — a true claim naming an abbreviated id was blocked."""
+    assume(not stub.isdigit())
+    (identifier,) = extract_entities(f"same tenant {stub}{cut} ok", SERVICES)
+    assert identifier.kind == "identifier" and identifier.text == stub and identifier.prefix
+    assert Corpus([f"tenant {stub}{rest} GET"]).contains(identifier)
+    other = ("1" if stub[0] != "1" else "2") + stub[1:]
+    assert not Corpus([f"tenant {other}{rest} GET"]).contains(identifier)
+
+
+@given(
+    hours=st.integers(min_value=0, max_value=30),
+    minutes=st.integers(min_value=1, max_value=59),
+    seconds=st.integers(min_value=1, max_value=59),
+)
+def test_a_duration_a_tool_prints_glued_is_the_same_duration(hours: int, minutes: int, seconds: int) -> None:
+    """Go and many tools print "elapsed 21m41s": a claim's "after 21 min 41 s." was not found."""
+    if hours:
+        claim, glued = f"after {hours} h {minutes} min.", f"{hours}h{minutes}m{seconds}s"
+        truth = hours * 3600 + minutes * 60
+        glued = f"{hours}h{minutes}m"
+    else:
+        claim, glued, truth = f"after {minutes} min {seconds} s.", f"{minutes}m{seconds}s", minutes * 60 + seconds
+    (duration,) = extract_entities(claim, SERVICES)
+    assert duration.value is not None and duration.factor is not None
+    assert duration.value * duration.factor == truth
+    assert Corpus([f"run finished, elapsed {glued} ok"]).contains(duration)
+    off = f"{minutes + 1}m{seconds}s" if not hours else f"{hours + 1}h{minutes}m"
+    assert not Corpus([f"run finished, elapsed {off} ok"]).contains(duration)
 
 
 @given(st.text(max_size=300))

@@ -203,12 +203,15 @@ def test_the_honest_set_runs_and_reports_rates() -> None:
 _HELD_OUT_FLOORS = {
     "heldout": (87, 30),
     "blind": (104, 20),
-    "blind2": (72, 20),
-    "blind3": (60, 20),
-    "blind4": (57, 19),
+    "blind2": (73, 20),
+    "blind3": (61, 20),
+    # 57 → 56: "两次 canceled（都是 oimagea5.ydstatic.com:80）" quotes one of the two lines it
+    # counts; a name every member shares is no longer the count's alone (blind7's "pri 都是 …")
+    "blind4": (56, 19),
     "blind5": (38, 13),
-    "blind6": (58, 16),
-    "blind7": (55, 18),
+    "blind6": (59, 16),
+    "blind7": (58, 19),
+    "blind8": (51, 21),
 }
 
 

@@ -176,6 +176,8 @@ def _lexer_pattern(guarded: bool = True) -> str:
         rf"{_END}"
         rf"|{g['ratio']}(?P<ratio>(?P<num_a>\d+)\s*/\s*(?P<num_b>\d+))(?![\d./])"
         rf"|(?P<num>{NUMBER})(?P<unit>\s?(?:[A-Za-z%]+(?:/[sh])?(?![A-Za-z0-9_])|[µμ]s(?![A-Za-z])|[{HAN}]{{1,2}}|×))?"
+        # digits glued to letters without a unit are the start of a word ("54fadb41…"), no number
+        r"(?(unit)|(?![A-Za-z0-9_]))"
         r"|(?P<word>[A-Za-z0-9_.\-/]+))"
     )
 
@@ -237,6 +239,8 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
             # "dn228", "tbird-admin1": a host or node; "ef604610…": an id cut short
             cut = group().endswith("...") or _CUT_SHORT.match(match.string, match.end()) is not None
             return Entity("identifier", word, (word,), prefix=cut and _HEX_STUB.fullmatch(word) is not None)
+        if _HEX_STUB.fullmatch(word) and (group().endswith("...") or _CUT_SHORT.match(match.string, match.end())):
+            return Entity("identifier", word, (word,), prefix=True)  # "54fadb41…": a hex id cut short
         if _NAMED_KEY.fullmatch(word) and word not in _RECORD_WORDS:
             return Entity("name", word, (word,))  # "max_connections", "hikari.maximum-pool-size"
         return None
@@ -256,6 +260,8 @@ def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
     if kind == "ratio":
         a, b = group("num_a"), group("num_b")
         return Entity("ratio", f"{a}/{b}", (f"{a}/{b}", f"{a} / {b}"))
+    if _HEX_STUB.fullmatch(group()) and _CUT_SHORT.match(match.string, match.end()):
+        return Entity("identifier", group(), (group(),), prefix=True)  # "000000b…": an id cut short, no 0 bytes
     return _number(match)
 
 
@@ -605,8 +611,11 @@ class TextFacts:
                 if not services or word.lower() not in services:
                     word = word.rstrip(".")
                     # a name has a "_" or a "." inside (``_NAMED_KEY``): most words have neither
-                    if not word[-1:].isdigit() and (
-                        ("_" not in word and "." not in word) or not _NAMED_KEY.fullmatch(word)
+                    if (
+                        not word[-1:].isdigit()
+                        and (("_" not in word and "." not in word) or not _NAMED_KEY.fullmatch(word))
+                        # "0000a0a…" (read "0000a0a..."): an id cut short
+                        and not (word[:1].isdigit() and match.group().endswith("..."))
                     ):
                         continue  # most matches: a word that is no fact, skipped without a call
             entity = _entity(match, services)
@@ -1007,10 +1016,22 @@ def _utc_of(match: re.Match[str]) -> datetime | None:
     return wall - offset if match.group("sign") == "+" else wall + offset
 
 
+#: A duration in two or three glued units, as Go prints one ("21m41s", "1h2m3.5s", "2h30m"): a
+#: number and h or m followed by a digit starts it, so "5m" (metres?) and "30s" alone are none.
+_GLUED_DURATION = re.compile(
+    r"(?<![\w.])(?=\d+[hm]\d)(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m(?!s))?(?:(?P<s>\d+(?:\.\d+)?)s)?(?![\w.])"
+)
+
+
+def _glued_seconds(match: re.Match[str]) -> Decimal:
+    hours, minutes, seconds = (match.group(k) or "0" for k in ("h", "m", "s"))
+    return Decimal(hours) * 3600 + Decimal(minutes) * 60 + Decimal(seconds)
+
+
 class Corpus:
     """Searchable text: a tool output, or the lines an excerpt was aligned with."""
 
-    __slots__ = ("_folded", "_offsets", "_runs", "_tokens", "text")
+    __slots__ = ("_durations", "_folded", "_offsets", "_runs", "_tokens", "text")
 
     def __init__(self, texts: Sequence[str]) -> None:
         # Read like the claims are: a full-width or Chinese-numeral output states its facts too.
@@ -1019,6 +1040,7 @@ class Corpus:
         self._tokens: frozenset[str] | None = None
         self._runs: WordRuns | None = None
         self._offsets: tuple[list[tuple[int, int]], frozenset[str]] | None = None
+        self._durations: tuple[Decimal, ...] | None = None
 
     @property
     def runs(self) -> WordRuns | None:
@@ -1305,7 +1327,21 @@ class Corpus:
                             return True
                     elif self._value_with_unit(prefix, value, tolerance, spellings, exact=exact):
                         return True
-        return self._in_field(entity, dimension)
+        return self._in_field(entity, dimension) or (dimension == "time" and self._has_duration(entity))
+
+    def _has_duration(self, entity: Entity) -> bool:
+        """A duration written as Go and many tools write one, its units glued (``elapsed 21m41s``,
+        ``1h2m3.5s``): "21 min 41 s" states it. Read once per text, only for a duration not
+        found otherwise."""
+        if self._durations is None:
+            self._durations = tuple(
+                _glued_seconds(m) for m in _GLUED_DURATION.finditer(self.text) if m.group("h") or m.group("m")
+            )
+        if not self._durations:
+            return False
+        assert entity.value is not None and entity.factor is not None and entity.precision is not None
+        target, tolerance = entity.value * entity.factor, entity.precision * entity.factor / 2
+        return any(abs(seconds - target) <= tolerance for seconds in self._durations)
 
     def _in_field(self, entity: Entity, dimension: str) -> bool:
         """A bare number right after a field whose name gives it this dimension (``Lock_time:

@@ -5,8 +5,8 @@ A claim written ``ERR_ＴＩＭＥＯＵＴ`` (full width), ``5\u200b300ms`` (a 
 ``ERR_TIMEOUT``, ``5300ms`` and ``300条`` say, and must be checked as such:
 
 - Unicode NFKC folds full-width and compatibility forms; a vulgar fraction (¼) is read as its
-  ratio (1/4), apart from a number before it: NFKC makes ``3¼ms`` "31⁄4ms", whose "4ms" a
-  claim of 3¼ ms would otherwise be checked as;
+  ratio (1/4), and after digits as the decimal end of a mixed number (``2½ minutes`` is 2.5
+  minutes; NFKC would make ``3¼ms`` "31⁄4ms", whose "4ms" the claim would be checked as);
 - format characters (zero-width spaces and joiners, bidi controls, soft hyphens) are removed;
 - a letter that looks Latin inside a word that is otherwise Latin is mapped to Latin, with the
   homoglyph table of ``confusable_homoglyphs`` (a word wholly in another script is left alone;
@@ -98,7 +98,7 @@ def reader_text(text: str) -> str:
 
 def _read(text: str) -> str:
     if _FRACTION.search(text):
-        text = _FRACTION.sub(lambda m: " " + unicodedata.normalize("NFKC", m.group()), text)
+        text = _FRACTION.sub(_fraction, text)
     text = unicodedata.normalize("NFKC", text)
     if "\u2044" in text:  # the fraction slash: 1⁄4 is the ratio 1/4
         text = text.replace("\u2044", "/")
@@ -110,6 +110,17 @@ def _read(text: str) -> str:
     if _NUMERAL_CHAR.search(rare) and _NUMERAL_CHAR.search(text):
         text = _numerals_to_digits(text)
     return text
+
+
+def _fraction(match: re.Match[str]) -> str:
+    """A vulgar fraction after digits ends a mixed number ("2½ minutes" is 2.5 minutes), written
+    to three decimals at most (2⅓ is 2.333); alone it is its ratio (" 1/2")."""
+    at = match.start()
+    if at and match.string[at - 1].isdigit():
+        value = unicodedata.numeric(match.group())
+        decimals = f"{value:.3f}".rstrip("0").rstrip(".")
+        return decimals[1:] if decimals.startswith("0.") else "." + decimals  # ↉ (0/3) is .0
+    return " " + unicodedata.normalize("NFKC", match.group())
 
 
 def _numerals_to_digits(text: str) -> str:

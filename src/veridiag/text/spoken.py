@@ -252,13 +252,17 @@ def spoken_text(text: str) -> str:
     if "每小时" in text:
         text = words.per_hour.sub(lambda m: f"{m.group('n')} km/h", text)
     minutes = "min" in lower or "分" in text
-    if minutes and (
-        "hour" in lower
-        or "hr" in lower
-        or "小时" in text
-        or "sec" in lower
-        or "秒" in text
-        or any(t in ("h", "s") or (t[-1:] in "hs" and t[:-1].isdigit()) for t in tokens)  # "1 h 26 min", "2h 30min"
+    if (
+        minutes
+        and (
+            "hour" in lower
+            or "hr" in lower
+            or "小时" in text
+            or "sec" in lower
+            or "秒" in text
+            # "1 h 26 min", "2h 30min", "21 min 41 s." (a mark may end the token)
+            or any((u := t.rstrip(".,;:)")) in ("h", "s") or (u[-1:] in "hs" and u[:-1].isdigit()) for t in tokens)
+        )
     ):
         text = words.compound.sub(_compound, text)
     return text

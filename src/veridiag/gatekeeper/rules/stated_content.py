@@ -203,10 +203,13 @@ class _Stated:
         if hit.concept not in ("all", "same"):
             return False
         templates = list(self.templates)
-        if self.counted and hit.concept == "same":  # an *all* of a count is the count's (``_counted``)
+        counted: list[str] = []
+        if self.counted:
             counts = {int(n) for n in _COUNT.findall(reader_text(own))}
-            templates += [template for count, template in self.counted if count in counts]
-        if not templates:
+            counted = [template for count, template in self.counted if count in counts]
+        if hit.concept == "same":  # an *all* of a count is the count's (``_counted``)
+            templates += counted
+        if not templates and not counted:
             return False
         end = _clause(own, hit)[1]
         if own[end : end + 1] in ("：", ":"):  # "全部是同一种语句：UPDATE …": what follows names it
@@ -215,7 +218,13 @@ class _Stated:
         facts = [e.text.lower() for e in extract_entities(said)]
         terms = [*facts, *_TERM.findall(said.lower())]
         fixed = [" ".join(t.lower().split("<*>")) for t in templates]
-        return any(all(f in text for f in facts) and any(t in text for t in terms) for text in fixed)
+        if any(all(f in text for f in facts) and any(t in text for t in terms) for text in fixed):
+            return True
+        # what the template varies on, the same in every one of its lines the output lists, all of
+        # them ("30 条 Unknown base file，指向同一个 base 文件 a489c868…", "… all name the same
+        # file, a489c868…": the name may follow in the sentence's next clause)
+        names = _shared_names(self.claim if len(self.claim) == len(own) else own, hit)
+        return bool(names) and any(_every_instance_names(t, self.listed, names) for t in [*templates, *counted])
 
     def outside_a_span(self, hit: ConceptHit, own: str) -> bool:
         """ "The 71 opens all happened between 05:05 and 05:12" while the quoted 71× template's
@@ -258,9 +267,96 @@ class _Stated:
             return False
         start, end = _clause(own, hit)
         named = [
-            e for e in extract_entities(own[start:end]) if e.kind in ("identifier", "service", "error_code", "name")
+            e.needles
+            for e in extract_entities(own[start:end])
+            if e.kind in ("identifier", "service", "error_code", "name")
         ]
-        return any(all(any(n in line for n in e.needles) for line in self.listed) for e in named)
+        named += [(m.group(),) for m in _BARE_VALUE.finditer(reader_text(own[hit.end : end]))]
+        return any(all(any(n in line for n in needles) for line in self.listed) for needles in named)
+
+
+#: Where a sentence ends (a full stop before a blank or the end, not a decimal point or an ellipsis).
+_SENTENCE_END = re.compile(r"[。；;!！?？]|(?<!\.)\.(?!\.)(?=\s|$)")
+#: The kinds of fact a template's ``<*>`` may hold the same in every line: names, not counts.
+_NAME_KINDS = frozenset({"identifier", "name", "error_code", "service"})
+#: A template line's count and message ("  30× WARN <first> – <last> Unknown base file: …/<*>").
+_TEMPLATE_MESSAGE = re.compile(r"^\s*(\d+)× \S+ \S+ [–-] \S+ (.+)$")
+
+
+#: A bare number of four digits or more: a value a claim may say every member shares ("pri 都是 1624553").
+#: Not one a word follows: "all 4,102 entries" is a count.
+_BARE_VALUE = re.compile(r"(?<![\w.])\d{4,}(?!\w|\.\d|\s*[^\W\d_])")
+
+
+def _shared_names(own: str, hit: ConceptHit) -> list[tuple[str, ...]]:
+    """What an *all* or *the same* says each member shares, by the needles each is found by: the
+    names (ids, hosts, codes, services) and bare values of four digits or more in the rest of its
+    clause, or in a short clause after it that names it ("… 都指向同一个文件 a489c868…", "… pri 都是
+    1624553", "all name the same file, a489c868…")."""
+    end = _clause(own, hit)[1]
+    rest = own[hit.end : end]
+    names = _names_in(rest)
+    if not names and own[end : end + 1] in (",", "，"):
+        after = own[end + 1 :]
+        after = after[: next((m.start() for m in _SENTENCE_END.finditer(after)), len(after))]
+        if len(after.split()) <= _APPOSITION_WORDS:
+            names = _names_in(after)
+    return names
+
+
+#: How many words a clause naming what the clause before shares may hold ("…, a489c868…").
+_APPOSITION_WORDS = 3
+
+
+def _names_in(text: str) -> list[tuple[str, ...]]:
+    facts = extract_entities(text)
+    for fact in facts:
+        if not fact.text.isdigit():  # a bare number the lexer reads as a count is still a value here
+            text = text.replace(fact.text, " ")
+    named = [fact.needles for fact in facts if fact.kind in _NAME_KINDS]
+    return named + [(m.group(),) for m in _BARE_VALUE.finditer(reader_text(text))]
+
+
+def _unshared(own: str, hit: ConceptHit, lines: list[str]) -> bool:
+    """Does the *all* say its members share a name or value no quoted template says of each of its
+    lines (one log line's value said of all five nodes)?"""
+    templates = [line for line in lines if _TEMPLATE_COUNT.match(line)]
+    # the members the claim quotes one by one ("7731 和 7732，原因都是 fx-rates-service …")
+    # (an excerpt and the whole line it quotes are one member)
+    rows = [line for line in dict.fromkeys(lines) if line not in templates]
+    members = [row for row in rows if not any(row != other and row in other for other in rows)]
+    members = members if len(members) > 1 else []
+    return any(
+        not any(needle in template for template in templates for needle in needles)
+        and not (members and all(any(needle in line for needle in needles) for line in members))
+        for needles in _shared_names(own, hit)
+    )
+
+
+def _every_instance_names(template: str, rows: tuple[str, ...], facts: list[tuple[str, ...]]) -> bool:
+    """Does every listed row that is an instance of ``template`` name each of ``facts`` (each by
+    any of its needles), the rows being all its count says there are (a listing cut short states
+    nothing of the rest)?"""
+    found = _TEMPLATE_MESSAGE.match(template)
+    if found is None:
+        return False
+    parts = [part.strip() for part in found.group(2).split("<*>") if part.strip()]
+    if not parts:
+        return False
+    instances = [row for row in rows if _in_order(row, parts)]
+    return len(instances) == int(found.group(1)) and all(
+        any(needle in row for needle in fact) for row in instances for fact in facts
+    )
+
+
+def _in_order(row: str, parts: list[str]) -> bool:
+    at = 0
+    for part in parts:
+        at = row.find(part, at)
+        if at < 0:
+            return False
+        at += len(part)
+    return True
 
 
 #: A Latin word of five letters or more a template may hold (identifiers, exceptions, messages;
@@ -282,7 +378,8 @@ def _stated_otherwise(
     超时的根因") may stand in any output the session cites, not only its own. ``quoting``: the
     claim and the alignment from which an excerpt quotes a line."""
     stated = replace(
-        _whole_set(lines, [inv.output or "" for inv in cited]),
+        # each call once: two excerpts of one call cite it twice, which lists its rows twice
+        _whole_set(lines, list({inv.id: inv.output or "" for inv in cited}.values())),
         episodes=_quoted_episodes(context, *quoting),
         claim=reader_text(text),
     )
@@ -541,7 +638,8 @@ def _judge(
             hit.kind == "absolute"
             # a count or share states an *all* of what it counts; a level is no count of the times
             # it held ("一直处在 100% 左右" is every point of the period, not 100% of something)
-            and (hit.concept == "always" or not _counted(own, hit))
+            # (not when it says what each member shares: "五台节点的 pri 都是 1624553" is no count's)
+            and (hit.concept == "always" or not _counted(own, hit) or _unshared(own, hit, lines))
             and not (hit.concept == "always" and vocabulary.calm_always(own[slice(*_clause(own, hit))], evidence))
             and not vocabulary.absence_counted(own, hit, evidence)
             and not vocabulary.enumerated(own, hit)
@@ -1101,7 +1199,8 @@ def _peak_time(
             for value in peaks:
                 assert value.value is not None and value.precision is not None
                 same = abs(Decimal(m["value"]) - value.value) <= value.precision / 2
-                if same and readings and all(abs(r - given) > 1 for r in readings):
+                # a minute apart either way round midnight (23:59 is 00:00's minute before)
+                if same and readings and all(min(abs(r - given), 1440 - abs(r - given)) > 1 for r in readings):
                     return [(CONTRADICTS, f"the peak {value.text} is at {m['h']}:{m['m']} in its cited output")]
     return []
 
@@ -1231,7 +1330,12 @@ def _event_order(text: str, claim: ClaimView) -> list[tuple[str, str]]:
         marker = min(marks)  # the first: "A 发生在 B 在 T 开始超时之后" — B's own 在 is inside the reference
         subject, reference = (clause_start, marker), (marker + 1, start)
     facts = extract_entities(text)
-    tied = [_tied(text, reference, facts, excerpt, services) for _moment, excerpt, services in events]
+    # the service a call asked about ties its event first: "after gateway started timing out at
+    # 00:30" names the gateway's onset, though 00:30 is also where the other episode ends
+    part = text[reference[0] : reference[1]].lower()
+    tied = [any(service in part for service in services) for _moment, _excerpt, services in events]
+    if tied.count(True) != 1:
+        tied = [_tied(text, reference, facts, excerpt, services) for _moment, excerpt, services in events]
     if tied.count(True) != 1:
         return []
     ref = tied.index(True)
