@@ -4,14 +4,14 @@ subject, and only then."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.text.entities import extract_entities
-from veridiag.text.tallies import points_in_range, tallied
+from veridiag.text.tallies import enumerated, points_in_range, tallied
 
 _GATEKEEPER = Gatekeeper()
 _HOSTS = ["node-153", "node-246", "dn228", "tbird-admin1"]
@@ -115,3 +115,52 @@ def test_a_count_of_points_in_a_range_is_the_listed_points_there(first: int, poi
         facts = extract_entities(text)
         (count,) = [e for e in facts if e.dimension == "count"]
         assert points_in_range(count, facts, [output]) is right, text
+
+
+_ZH_COUNTS = ["", "一", "两", "三", "四", "五", "六", "七", "八", "九", "十", "十一", "十二"]
+
+
+@given(
+    minutes=st.lists(st.integers(min_value=0, max_value=23 * 60 + 59), min_size=2, max_size=8, unique=True),
+    off=st.sampled_from([0, 0, -1, 1]),
+    form=st.sampled_from(
+        [
+            "只有{zh}个非零值：{listed}。",
+            "There were {n} spikes: at {listed}.",
+            "{listed} 这{zh}个点都超过了 15。",
+            "It peaked {n} times, at {listed}.",
+        ]
+    ),
+    join=st.sampled_from([" 和 ", "、", ", ", " and "]),
+)
+def test_a_count_of_what_the_claim_lists_is_its_own(minutes: list[int], off: int, form: str, join: str) -> None:
+    """ "只有两个非零值：UTC 18:55 的 2.56 和 19:05 的 6.4": no output writes 2 — the claim counted
+    the points it names, each of them checked on its own. One more or fewer than it lists is
+    no count of them."""
+    clocks = [f"{m // 60:02d}:{m % 60:02d}" for m in sorted(minutes)]
+    n = len(clocks) + off
+    assume(n >= 2)  # 一个 is the article "a", no count
+    text = form.format(n=n, zh=_ZH_COUNTS[n] if n < len(_ZH_COUNTS) else n, listed=join.join(clocks))
+    rows = [f"2014-07-16T{c}:00Z {17 + 3 * i}.25" for i, c in enumerate(clocks)]  # no value near a count
+    # the series' other points between them read 0: the count is of what it lists, not of the points between
+    between = [
+        f"2014-07-16T{m // 60:02d}:{m % 60:02d}:00Z 0" for m in range(min(minutes), max(minutes)) if m not in minutes
+    ]
+    output = "query_metrics service=keyboard metric=keys\npoints:\n" + "\n".join(sorted([*rows, *between]))
+    store = InMemoryInvocations([invocation(901, output=output)])
+    report = _GATEKEEPER.validate(
+        v2([claim(text=text, bindings=[binding([901], row) for row in rows])]), session_id=SESSION, invocations=store
+    )
+    outcomes = {c.outcome for t in report.claim_traces for c in t.checks if c.rule_id == "claim.entity_grounding"}
+    assert (outcomes == {"pass"}) is (off == 0), (text, outcomes)
+
+
+@given(first=st.integers(min_value=0, max_value=23 * 60 - 10), gap=st.integers(min_value=2, max_value=9))
+def test_a_range_names_its_ends_not_two_members(first: int, gap: int) -> None:
+    """ "18:55–19:05 有两个点": the two clocks of a range are its ends, not what it counts."""
+    a, b = first, first + gap
+    clock = [f"{m // 60:02d}:{m % 60:02d}" for m in (a, b)]
+    rows = [f"2014-07-16T{m // 60:02d}:{m % 60:02d}:00Z {500 + m}.5" for m in range(a, b + 1)]
+    output = "query_metrics service=keyboard metric=keys\nsummary: anomalies none\n" + "\n".join(rows)
+    assert not enumerated(extract_entities(f"{clock[0]}–{clock[1]} 有两个点")[-1], f"{clock[0]}–{clock[1]} 有2个点")
+    assert _grounding(f"{clock[0]}–{clock[1]} 之间有两个点超过阈值", output, rows[0]) != "pass"

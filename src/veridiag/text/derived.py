@@ -35,7 +35,7 @@ from veridiag.text.entities import (
     written_half_unit,
 )
 from veridiag.text.statistics import statistics
-from veridiag.text.tallies import code_names, points_in_range, tallied
+from veridiag.text.tallies import code_names, enumerated, points_in_range, tallied
 from veridiag.text.units import NUMBER, unit_table
 
 _UNITS = unit_table()
@@ -109,7 +109,11 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
         return True
     facts = cited.facts if cited.facts is not None else extract_entities(claim_text)
     outputs = cited.outputs
-    return tallied(entity, facts, outputs, code_names(claim_text)) or points_in_range(entity, facts, outputs)
+    return (
+        tallied(entity, facts, outputs, code_names(claim_text))
+        or points_in_range(entity, facts, outputs)
+        or enumerated(entity, claim_reading(claim_text))
+    )
 
 
 def _timed(entity: Entity, claim_text: str, own: Corpus, cited: Cited) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 
 from veridiag.text.entities import Entity
 
@@ -103,3 +104,62 @@ def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str], name
         if any(sum(1 for line in lines if subject in line) == wanted for subject in subjects):
             return True
     return False
+
+
+#: Where a claim's sentence ends: a count is of what its own sentence lists.
+_SENTENCE = re.compile(r"[。；;!！?？\n]|\.(?=\s|$)")
+#: A clock the claim lists (its minute, to the second when written).
+#: (Not after a clock's digits, but after a colon read from ：, as in "值:00:00".)
+_LISTED_CLOCK = re.compile(r"(?<!\d)(?<!\d:)(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
+#: Between two clocks of a range ("21:33–21:35", "18:55 到 19:05"): a range names its ends, not its members.
+_RANGE_JOIN = re.compile(r"\s*(?:[-–—~至到]|to)\s*$")
+#: The addends of a sum the claim writes out ("(2.56 + 6.4) / 144").
+_ADDENDS = re.compile(r"\d+(?:\.\d+)?(?:\s*\+\s*\d+(?:\.\d+)?)+")
+#: The least and most members a claim counts by listing them.
+_LEAST_LISTED, _MOST_LISTED = 2, 12
+
+
+def enumerated(count: Entity, claim_text: str) -> bool:
+    """Is ``count`` the number of things its own sentence lists: distinct clocks not joined as a
+    range ("只有两个非零值：UTC 18:55 的 2.56 和 19:05 的 6.4", "11:19 和 11:20 两分钟"), or the
+    addends of a sum it writes ("这两个点撑起来的：(2.56 + 6.4) / 144")? The claim counted what it
+    names; each named thing is checked on its own."""
+    if count.kind != "quantity" or count.value is None or count.dimension not in ("count", "time"):
+        return False
+    if count.value != count.value.to_integral_value() or not _LEAST_LISTED <= count.value <= _MOST_LISTED:
+        return False
+    wanted = int(count.value)
+    at = claim_text.find(count.text)
+    if at < 0:
+        return False
+    start = max((m.end() for m in _SENTENCE.finditer(claim_text, 0, at)), default=0)
+    end = next((m.start() for m in _SENTENCE.finditer(claim_text, at + len(count.text))), len(claim_text))
+    sentence = claim_text[start:end]
+    clocks: list[tuple[int, int, int]] = []
+    for match in _LISTED_CLOCK.finditer(sentence):
+        if clocks and _RANGE_JOIN.search(sentence, 0, match.start()) and _ends_at_clock(sentence, match.start()):
+            clocks.pop()  # the range's start was no member either
+            continue
+        clock = (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+        if clock not in clocks:
+            clocks.append(clock)
+    if len(clocks) == wanted and (count.dimension == "count" or _consecutive(clocks, count)):
+        return True
+    return count.dimension == "count" and any(
+        len(re.split(r"\s*\+\s*", m.group())) == wanted for m in _ADDENDS.finditer(sentence)
+    )
+
+
+def _ends_at_clock(text: str, at: int) -> bool:
+    """Does the text right before ``at`` (a range's joining mark) follow a clock?"""
+    before = _RANGE_JOIN.sub("", text[:at])
+    return _LISTED_CLOCK.search(before[-8:]) is not None and before[-1:].isdigit()
+
+
+def _consecutive(clocks: list[tuple[int, int, int]], duration: Entity) -> bool:
+    """Listed clocks one unit of the duration apart each ("11:19 和 11:20 两分钟": two minutes)."""
+    if duration.factor is None:
+        return False
+    step = int(duration.factor)
+    seconds = sorted(h * 3600 + m * 60 + s for h, m, s in clocks)
+    return step in (60, 3600) and all(b - a == step for a, b in pairwise(seconds))
