@@ -234,6 +234,24 @@ def test_a_duration_a_tool_prints_glued_is_the_same_duration(hours: int, minutes
     assert not Corpus([f"run finished, elapsed {off} ok"]).contains(duration)
 
 
+@given(
+    hour=st.integers(1, 12),
+    half=st.sampled_from(["a.m.", "am", " AM", "p.m.", "pm", " PM", " p.m"]),
+    zone=st.sampled_from([("UTC", 0), ("New York time (EDT)", 4), ("北京时间", -8)]),
+)
+def test_an_hour_with_am_or_pm_is_a_clock_in_its_zone(hour: int, half: str, zone: tuple[str, int]) -> None:
+    """ "The lowest reading came at 7 a.m. New York time" of a 07:00Z point: an hour without
+    minutes was no clock, so the wrong zone went unchecked."""
+    name, behind = zone
+    clock = hour % 12 + (12 if half.strip().lower().startswith("p") else 0)
+    text = f"{name} {hour}{half} 那个点最低" if name == "北京时间" else f"lowest at {hour}{half} {name}, 62.08 F"
+    (stamp,) = [e for e in extract_entities(text, SERVICES) if e.kind == "timestamp"]
+    utc = (clock + behind) % 24
+    assert Corpus([f"2014-07-07T{utc:02d}:00:00Z 62.08 F"]).contains(stamp)
+    if behind:
+        assert not Corpus([f"2014-07-07T{clock:02d}:00:00Z 62.08 F"]).contains(stamp)
+
+
 @given(st.text(max_size=300))
 def test_extraction_never_raises(text: str) -> None:
     for entity in extract_entities(text, SERVICES):

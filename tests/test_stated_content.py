@@ -1987,3 +1987,18 @@ def test_a_value_one_line_gives_is_not_what_every_member_counted_shares(
     # stated when every listed line names it (every member shown), or every quoted member does
     stated = share
     assert (check.outcome == "pass") is stated, (share, quoted, text, check.reason)
+
+
+@given(hour=st.integers(1, 11), day=st.sampled_from([7, 8]), ampm=st.sampled_from(["p.m.", "pm", " PM", "p.m"]))
+def test_a_recovery_on_a_day_the_claim_writes_is_judged_on_that_day(hour: int, day: int, ampm: str) -> None:
+    """ "It recovered on 31 March, reaching 71.57 °F at 2 p.m. EDT" was contradicted by an episode
+    of 29 March at that hour: a day written apart from the clock is the clock's day."""
+    start, end = 12 + hour - 1, 12 + hour + 1
+    line = (
+        f"anomaly 1: 2026-07-07T{start:02d}:00:00Z – 2026-07-07T{end:02d}:00:00Z (3 points, 2 h) down; "
+        f"peak 3 times at 2026-07-07T{start:02d}:00:00Z; expected 50 times"
+    )
+    output = f"query_metrics service=notification-service metric=sms_sent\n{line}"
+    text = f"The send rate recovered on {day} July, back to normal at {hour}{ampm} UTC."
+    _, reason = _outcome(text, output, line)
+    assert ("recovered within anomaly" in reason) is (day == 7), (text, reason)

@@ -120,7 +120,12 @@ def _shared_meridiem(text: str) -> str:
         first = match.group()[: match.start("join") - match.start()]
         return f"{first} {half}{match['m']}{match.group()[match.start('join') - match.start() :]}"
 
-    return _MERIDIEM_RANGE.sub(share, text)
+    return _MERIDIEM_RANGE.sub(share, _HOUR_MERIDIEM.sub(r"\1:00 ", text))
+
+
+#: An hour written with am/pm and no minutes ("7 a.m.", "9pm"): the clock on the hour ("7:00 a.m."),
+#: so that it is checked like any clock, in the zone the claim names.
+_HOUR_MERIDIEM = re.compile(r"(?<![\d:.,/])(1[0-2]|0?[1-9])\s?(?=[AaPp]\.?[Mm](?![A-Za-z]))")
 
 
 def claim_reading(text: str) -> str:

@@ -1114,6 +1114,8 @@ def _ordinal_problems(hits: list[ConceptHit], subject: Entity, at: int, seen: li
     return problems
 
 
+#: A calendar date's month and day as a date fact's needle gives it ("-03-31").
+_MONTH_DAY = re.compile(r"-\d{2}-\d{2}")
 #: An anomaly line as ``query_metrics`` writes it: its episode (``_EPISODE``), first anomalous point to last.
 _ANOMALY_EPISODE = re.compile(r"^anomaly \d+: ", re.MULTILINE)
 
@@ -1124,14 +1126,18 @@ def _recovered_in_episode(text: str, outputs: list[str]) -> list[tuple[str, str]
     series, before its last anomalous point, is contradicted — in every reading of the clock."""
     if not concepts().says_recovered(text):
         return []
-    stamps = [e for e in extract_entities(text) if e.kind == "timestamp"]
+    facts = extract_entities(text)
+    stamps = [e for e in facts if e.kind == "timestamp"]
     if len(stamps) != 1:
         return []
+    # a day the claim writes apart from its clock ("on 31 March … at 2 p.m."): episodes of that day only
+    days = [n for e in facts if e.kind == "date" for n in e.needles if _MONTH_DAY.fullmatch(n)]
     episodes = [
         ((m["day1"], int(m["h1"]) * 60 + int(m["m1"])), (m["day2"], int(m["h2"]) * 60 + int(m["m2"])))
         for output in outputs
         for line in _ANOMALY_EPISODE.finditer(output[:_HEAD])
         if (m := _EPISODE.match(output, line.end()))
+        and (not days or any(m["day1"].endswith(d) or m["day2"].endswith(d) for d in days))
     ]
     readings = [
         (day, minute)
