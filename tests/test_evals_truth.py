@@ -210,8 +210,8 @@ _HELD_OUT_FLOORS = {
     "blind4": (56, 19),
     "blind5": (39, 13),
     "blind6": (59, 16),
-    "blind7": (59, 20),
-    "blind8": (52, 21),
+    "blind7": (60, 20),
+    "blind8": (58, 21),
 }
 
 

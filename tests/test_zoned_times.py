@@ -6,7 +6,12 @@ called by the wrong zone is caught, and a zone the words do not pin confirms not
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
+from importlib import resources
+from pathlib import Path
 
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -19,6 +24,7 @@ from veridiag.gatekeeper import Gatekeeper
 from veridiag.gatekeeper.rules.entity_grounding import ZONE_UNPINNED
 from veridiag.text.entities import ZONE_HINT, Corpus, extract_entities
 from veridiag.text.when import _when_words
+from veridiag.text.wordfiles import bundled_words
 from veridiag.text.zones import named_zones
 
 _CN = "零一二三四五六七八九十"
@@ -290,3 +296,62 @@ def test_a_digital_clock_before_shi_is_that_clock(hour: int, minute: int, form: 
     """ "12:10 时" is the clock 12:10 and then 时 ("at"): its minutes are no clock word "10 时"."""
     stamps = [e for e in extract_entities(form.format(h=hour, m=minute)) if e.kind == "timestamp"]
     assert [e.needles[-1] for e in stamps] == [f"{hour:02d}:{minute:02d}"]
+
+
+_ABBREVIATIONS: dict[str, list[int]] = json.loads(
+    resources.files("veridiag.text").joinpath("zone_abbreviations.json").read_text("utf-8")
+)
+
+
+def _when_words_listed() -> set[str]:
+    # the hand-written list, before the database's words
+    words = bundled_words("veridiag.text", "when.yaml", type(_when_words()))
+    return {*words.zones, *words.in_chinese_text, *words.ambiguous}
+
+
+def test_the_abbreviations_are_the_tz_databases() -> None:
+    """``zone_abbreviations.json`` is what ``scripts/zone_abbreviations.py`` reads from the tzdata
+    package today (a hand list missed HST, MSK, AEDT, WIB …)."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "zone_abbreviations.py"
+    done = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@given(
+    name=st.sampled_from(sorted(n for n, o in _ABBREVIATIONS.items() if n not in _when_words_listed())),
+    minute=st.integers(0, 24 * 60 - 1),
+    form=st.sampled_from(["at {t} {z}", "{z} {t} 达到峰值", "the same moment is {t} {z}.", "（{z}）{t} 报错"]),
+)
+def test_a_clock_with_a_tz_abbreviation_is_the_instant_it_names(name: str, minute: int, form: str) -> None:
+    """ "13:03:11 MSK", "HST 凌晨 12:11": the abbreviation's offset (each of them, when it has stood
+    for several: then no more than an inference), never the wall clock as UTC."""
+    offsets = [o for o in _ABBREVIATIONS[name] if o % 60 == 0]
+    assume(offsets and 0 not in offsets)
+    clock = f"{minute // 60:02d}:{minute % 60:02d}"
+    text = form.format(t=clock, z=name)
+    (stamp,) = [e for e in extract_entities(text) if e.kind == "timestamp"]
+    for offset in offsets:
+        utc = _DAY + timedelta(minutes=minute - offset)
+        assert Corpus([f"{utc:%Y-%m-%dT%H:%M}:00Z ERROR x"]).contains(stamp), (text, offset)
+    assert Corpus([f"{_DAY + timedelta(minutes=minute):%Y-%m-%dT%H:%M}:00Z ERROR x"]).pins(stamp) is False
+    if len(offsets) > 1:
+        assert stamp.uncertain
+
+
+@given(
+    # each place's offset on _DAY (19 February: summer in Auckland, winter in Berlin)
+    place=st.sampled_from([("Auckland", 13), ("São Paulo", -3), ("Tokyo", 9), ("Berlin", 1)]),
+    minute=st.integers(0, 24 * 60 - 1),
+    before=st.booleans(),
+)
+def test_a_place_right_beside_a_clock_names_its_zone(place: tuple[str, int], minute: int, before: bool) -> None:
+    """ "i.e. 6:29 am in São Paulo", "(Berlin 15:24)": the zone was found but never read, for want
+    of a word the cheap hint looks for. The wall clock as UTC is no pinned reading of it."""
+    name, hours = place
+    clock = f"{minute // 60:02d}:{minute % 60:02d}"
+    text = f"({name} {clock})" if before else f"i.e. {clock} in {name}"
+    (stamp,) = [e for e in extract_entities(text) if e.kind == "timestamp"]
+    utc = _DAY + timedelta(minutes=minute - 60 * hours)
+    assert Corpus([f"{utc:%Y-%m-%dT%H:%M}:00Z ERROR x"]).contains(stamp), text
+    wall = Corpus([f"{_DAY + timedelta(minutes=minute):%Y-%m-%dT%H:%M}:00Z ERROR x"])
+    assert not (wall.contains(stamp) and wall.pins(stamp)), text  # as UTC at most a reading it does not pin

@@ -333,6 +333,8 @@ _ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Every zone word of ``when.yaml`` holds one of these (tested: a word it misses is never read).
 ZONE_HINT = re.compile(
     r"[A-Z]{3}|(?<![A-Za-z])[EP]T(?![A-Za-z])|[Tt]ime|Pacific|Eastern|时间|時間|世界时|世界時|[区區]|[+-]\s*\d"
+    # a place right beside a clock ("6:30 pm in Auckland", "(Berlin 15:24)": ``when.places_beside_clocks``)
+    r"|\d\d(?:\s?[AaPp]\.?[Mm]\.?)?\s+in\s+[A-Z]|[A-Z][a-z]+\s\d{1,2}:\d\d"
 )
 
 

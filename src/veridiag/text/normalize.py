@@ -7,6 +7,7 @@ A claim written ``ERR_ＴＩＭＥＯＵＴ`` (full width), ``5\u200b300ms`` (a 
 - Unicode NFKC folds full-width and compatibility forms; a vulgar fraction (¼) is read as its
   ratio (1/4), and after digits as the decimal end of a mixed number (``2½ minutes`` is 2.5
   minutes; NFKC would make ``3¼ms`` "31⁄4ms", whose "4ms" the claim would be checked as);
+- the minus sign (U+2212) is a hyphen-minus ("UTC−3");
 - format characters (zero-width spaces and joiners, bidi controls, soft hyphens) are removed;
 - a letter that looks Latin inside a word that is otherwise Latin is mapped to Latin, with the
   homoglyph table of ``confusable_homoglyphs`` (a word wholly in another script is left alone;
@@ -100,6 +101,8 @@ def _read(text: str) -> str:
     if _FRACTION.search(text):
         text = _FRACTION.sub(_fraction, text)
     text = unicodedata.normalize("NFKC", text)
+    if "\u2212" in text:  # the minus sign (UTC−3, −5 %), which NFKC keeps, is a hyphen-minus to a reader
+        text = text.replace("\u2212", "-")
     if "\u2044" in text:  # the fraction slash: 1⁄4 is the ratio 1/4
         text = text.replace("\u2044", "/")
     rare = _ASCII_RUNS.sub("", text)

@@ -1301,7 +1301,30 @@ class WhenWords(WordModel):
 
 @lru_cache(maxsize=1)
 def _when_words() -> WhenWords:
-    return bundled_words("veridiag.text", "when.yaml", WhenWords)
+    """``when.yaml``, with the tz database's abbreviations it does not list (``_abbreviations``)."""
+    words = bundled_words("veridiag.text", "when.yaml", WhenWords)
+    listed = {*words.zones, *words.in_chinese_text, *words.ambiguous}
+    zones, ambiguous = dict(words.zones), dict(words.ambiguous)
+    for name, keys in _abbreviations().items():
+        if name in listed or not keys:
+            continue
+        if len(keys) == 1:
+            zones[name] = keys[0]
+        else:
+            ambiguous[name] = keys
+    return words.model_copy(update={"zones": zones, "ambiguous": ambiguous})
+
+
+def _abbreviations() -> dict[str, list[str]]:
+    """``zone_abbreviations.json`` (``scripts/zone_abbreviations.py``, from the tz database): each
+    abbreviation → the fixed zones of the offsets it has stood for ("MSD" → UTC+4; "MSK" → UTC+3
+    or +4, read in each). An offset of part of an hour has no fixed zone key and is left out."""
+    written = json.loads(resources.files("veridiag.text").joinpath("zone_abbreviations.json").read_text("utf-8"))
+    return {
+        name: [f"Etc/GMT{-minutes // 60:+d}" for minutes in offsets if minutes % 60 == 0 and minutes]
+        + (["UTC"] if 0 in offsets else [])
+        for name, offsets in written.items()
+    }
 
 
 def _any_phrase(words: list[str]) -> str:
