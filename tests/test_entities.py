@@ -252,6 +252,22 @@ def test_an_hour_with_am_or_pm_is_a_clock_in_its_zone(hour: int, half: str, zone
         assert not Corpus([f"2014-07-07T{clock:02d}:00:00Z 62.08 F"]).contains(stamp)
 
 
+@given(h=st.integers(0, 23), m=st.integers(0, 59), sec=st.integers(0, 59), ms=st.integers(0, 999))
+def test_a_clock_a_log_writes_without_leading_zeros_is_the_same_clock(h: int, m: int, sec: int, ms: int) -> None:
+    """HealthApp writes ``20171224-0:0:0:235``: "到 00:00:00 就变成了 0" was not found in it."""
+    line = f"20171224-{h}:{m}:{sec}:{ms}|Step_ExtSDM|30002312|calculateAltitudeWithCache totalAltitude=0"
+    (clock,) = [
+        e for e in extract_entities(f"到 {h:02d}:{m:02d}:{sec:02d} 就变成了 0", SERVICES) if e.kind == "timestamp"
+    ]
+    assert Corpus([line]).contains(clock)
+    (other,) = [
+        e
+        for e in extract_entities(f"到 {(h + 1) % 24:02d}:{m:02d}:{sec:02d} 就变成了 0", SERVICES)
+        if e.kind == "timestamp"
+    ]
+    assert not Corpus([line]).contains(other)
+
+
 @given(st.text(max_size=300))
 def test_extraction_never_raises(text: str) -> None:
     for entity in extract_entities(text, SERVICES):

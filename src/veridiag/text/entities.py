@@ -384,7 +384,9 @@ def _offset_seconds(instant: datetime, zone: tzinfo) -> int:
 
 _HOUR_MINUTE = re.compile(r"0?(\d{1,2}):(\d{2})")
 #: A day written on an output's line ("2022-08-22T07:27:26Z"): the day a clock beside it is on.
-_LINE_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)")
+#: A line's day: ``2017-12-24`` or, run together as HealthApp writes it, ``20171224`` (of this era only:
+#: an eight-digit id is no day).
+_LINE_DAY = re.compile(r"(?<!\d)(\d{4})-(\d{2})-(\d{2})(?!\d)|(?<!\d)((?:19|20)\d{2})(\d{2})(\d{2})(?=[-T ]\d)")
 
 
 def _zoned_span(match: re.Match[str]) -> tuple[int, int]:
@@ -1035,6 +1037,11 @@ def _glued_seconds(match: re.Match[str]) -> Decimal:
     return Decimal(hours) * 3600 + Decimal(minutes) * 60 + Decimal(seconds)
 
 
+#: A clock needle (``05:30:00``, ``05:30``) and a text's clock with a one-digit hour, minute or second.
+_NEEDLE_CLOCK = re.compile(r"(\d{2}):(\d{2})(?::(\d{2}))?")
+_UNPADDED = re.compile(r"(?<![\d:])\d:\d|\d:\d(?!\d)")
+
+
 class Corpus:
     """Searchable text: a tool output, or the lines an excerpt was aligned with."""
 
@@ -1116,7 +1123,10 @@ class Corpus:
             return True
         if entity.kind == "timestamp" and entity.instant:
             season = entity.season
-            return all(self._has_instant(n, season) or self._rounds_to(n, instant=True) for n in entity.needles)
+            return all(
+                self._has_instant(n, season) or self._rounds_to(n, instant=True) or self._has_unpadded(n, season)
+                for n in entity.needles
+            )
         if entity.kind == "timestamp":
             return all(
                 self._has_clock(n)
@@ -1124,6 +1134,7 @@ class Corpus:
                 or self._has_twelve_hour(n)
                 or self._rounds_to(n)
                 or self._has_fraction(n)
+                or self._has_unpadded(n)
                 for n in entity.needles
             )
         if entity.kind == "date":
@@ -1154,6 +1165,19 @@ class Corpus:
         if entity.kind == "timestamp":
             return all(needle in tokens for needle in entity.needles)
         return any(needle in tokens for needle in entity.needles)
+
+    def _has_unpadded(self, needle: str, season: tuple[tzinfo, int] | None = None) -> bool:
+        """A clock a log writes without its leading zeros (HealthApp's ``20171224-0:0:0:235``),
+        looked for only in a text that writes an hour, minute or second of one digit; for a zoned
+        clock of one season, on a line of that season."""
+        clock = _NEEDLE_CLOCK.fullmatch(needle)
+        if clock is None or _UNPADDED.search(self.text) is None:
+            return False
+        parts = ":".join(f"0?{int(part)}" for part in clock.groups() if part is not None)
+        return any(
+            season is None or self._in_season(m.start(), season)
+            for m in re.finditer(rf"(?<![\d:]){parts}(?!\d)", self.text)
+        )
 
     def _has_clock(self, needle: str) -> bool:
         """A date or clock glued to no digit; a clock is not the minutes and seconds of another
@@ -1196,8 +1220,9 @@ class Corpus:
             return True
         clock = _HOUR_MINUTE.match(self.text, position)
         hour, minute = (int(clock.group(1)), int(clock.group(2))) if clock else (12, 0)
+        year, month, date_ = (g for g in day.groups() if g is not None)
         try:  # the instant itself: on the day a zone changes its offset, its hour decides
-            instant = datetime(int(day.group(1)), int(day.group(2)), int(day.group(3)), hour, minute, tzinfo=UTC)
+            instant = datetime(int(year), int(month), int(date_), hour, minute, tzinfo=UTC)
         except ValueError:
             return True
         zone, offset = season

@@ -230,7 +230,30 @@ def clock_readings(text: str) -> dict[tuple[int, int], ClockReading]:
         for span in spans:
             if span not in readings:  # named in the text but attached to no clock: maybe this one's
                 readings[span] = ClockReading(span, loose, False, loose=True)
+    else:
+        _carry_zone(spans, readings)
     return readings
+
+
+def _carry_zone(spans: list[tuple[int, int]], readings: dict[tuple[int, int], ClockReading]) -> None:
+    """ "UTC+05:30 的 05:27:42 还是 240，到 05:30:00 就变成了 0": a reader reads a later bare clock in
+    the one zone the text gave its other clocks — maybe: it is read both ways, pinning nothing.
+    UTC carries nothing (a bare clock is compared as UTC already)."""
+    given = {reading.zones for reading in readings.values() if reading.pinned}
+    if len(given) != 1:
+        return
+    (zones,) = given
+    if all(zone.utcoffset(None) == timedelta(0) for zone in zones if isinstance(zone, timezone)) and all(
+        str(zone) in _UTC_KEYS for zone in zones if not isinstance(zone, timezone)
+    ):
+        return
+    for span in spans:
+        if span not in readings:
+            readings[span] = ClockReading(span, zones, False, loose=True)
+
+
+#: Zone keys that are UTC all year.
+_UTC_KEYS = frozenset({"UTC", "Etc/UTC", "Etc/GMT", "GMT", "Etc/Universal", "Etc/Zulu"})
 
 
 def _agree(mentions: list[_Mention]) -> bool:
