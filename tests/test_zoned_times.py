@@ -355,3 +355,23 @@ def test_a_place_right_beside_a_clock_names_its_zone(place: tuple[str, int], min
     assert Corpus([f"{utc:%Y-%m-%dT%H:%M}:00Z ERROR x"]).contains(stamp), text
     wall = Corpus([f"{_DAY + timedelta(minutes=minute):%Y-%m-%dT%H:%M}:00Z ERROR x"])
     assert not (wall.contains(stamp) and wall.pins(stamp)), text  # as UTC at most a reading it does not pin
+
+
+@given(
+    hours=st.integers(-11, 14).filter(bool),
+    first=st.integers(0, 24 * 60 - 2),
+    later=st.integers(1, 600),
+    form=st.sampled_from(["{z} 的 {a} 还是 240，到 {b} 就变成了 0。", "At {a} {z} it read 240; by {b} it was 0."]),
+)
+def test_a_bare_clock_after_a_zoned_one_may_be_in_its_zone(hours: int, first: int, later: int, form: str) -> None:
+    """ "UTC+05:30 的 05:27:42 还是 240，到 05:30:00 就变成了 0": the second clock was compared as UTC
+    and blocked a true claim. Read in the zone the claim gave the first too — a reading it does
+    not pin, so at most an inference."""
+    second = (first + later) % (24 * 60)
+    zone = f"UTC{'+' if hours > 0 else '-'}{abs(hours):02d}:00"
+    text = form.format(z=zone, a=f"{first // 60:02d}:{first % 60:02d}", b=f"{second // 60:02d}:{second % 60:02d}")
+    stamps = [e for e in extract_entities(text) if e.kind == "timestamp"]
+    assert len(stamps) == 2, text
+    utc = _DAY + timedelta(minutes=second - 60 * hours)
+    output = Corpus([f"{utc:%Y-%m-%dT%H:%M}:00Z 0"])
+    assert output.contains(stamps[1]) and not output.pins(stamps[1]), text
