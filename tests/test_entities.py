@@ -268,6 +268,21 @@ def test_a_clock_a_log_writes_without_leading_zeros_is_the_same_clock(h: int, m:
     assert not Corpus([line]).contains(other)
 
 
+@given(
+    value=st.integers(2, 500),
+    claim_form=st.sampled_from(["climbed to {v} per second", "reached {v} per minute", "CPU at {v}%", "{v} 次"]),
+)
+def test_a_multiple_is_no_value(value: int, claim_form: str) -> None:
+    """ "(×40.00, robust z 26.3)" of a series per minute stated "40 per second": a number after ×
+    is how many times another it is, never a value."""
+    fact = extract_entities(claim_form.format(v=value), SERVICES)[-1]
+    assert fact.value == value, fact
+    assert not Corpus([f"queries rose from 1 to {value * 3 + 7} (×{value}.00, robust z {value + 50}.3)"]).contains(fact)
+    assert Corpus([f"queries rose from 1 to {value * 3 + 7} ({value}.00, robust z {value + 50}.3)"]).contains(fact) or (
+        fact.dimension == "rate"  # a rate needs its unit written
+    )
+
+
 @given(st.text(max_size=300))
 def test_extraction_never_raises(text: str) -> None:
     for entity in extract_entities(text, SERVICES):

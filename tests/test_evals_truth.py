@@ -210,7 +210,7 @@ _HELD_OUT_FLOORS = {
     "blind4": (56, 19),
     "blind5": (39, 13),
     "blind6": (59, 16),
-    "blind7": (60, 20),
+    "blind7": (60, 22),
     "blind8": (59, 21),
 }
 

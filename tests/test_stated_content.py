@@ -2002,3 +2002,29 @@ def test_a_recovery_on_a_day_the_claim_writes_is_judged_on_that_day(hour: int, d
     text = f"The send rate recovered on {day} July, back to normal at {hour}{ampm} UTC."
     _, reason = _outcome(text, output, line)
     assert ("recovered within anomaly" in reason) is (day == 7), (text, reason)
+
+
+@given(
+    low=st.integers(100, 900),
+    factor=st.integers(8, 90),
+    said=st.integers(2, 6),
+    form=st.sampled_from(
+        [
+            "p99 went from {a} ms to {b} ms, roughly {w} times higher.",
+            "p99 从 {a} ms 涨到 {b} ms，大约是 {w} 倍。",
+        ]
+    ),
+)
+def test_a_ratio_between_two_values_of_the_claims_own_is_theirs(low: int, factor: int, said: int, form: str) -> None:
+    """ "from 192.5 ms to 9.8 s, roughly five times higher" quoting a series with many values: some
+    cited value is about five times one of the claim's, but the claim's ratio is of its own two."""
+    high = low * factor
+    points = "\n".join(f"2026-07-07T10:{m:02d}:00Z {v} ms" for m, v in enumerate([low, low * said, high, low * 2]))
+    output = f"query_metrics service=order-service metric=p99\npoints:\n{points}"
+    words = {2: "two", 3: "three", 4: "four", 5: "five", 6: "six"}
+    wrong = form.format(a=low, b=high, w=words[said] if form.startswith("p99 went") else said)
+    _, reason = _outcome(wrong, output, points)
+    assert "the ratio" in reason and "stated by no tool" in reason, (wrong, reason)
+    right = form.format(a=low, b=high, w=factor)
+    _, reason = _outcome(right, output, points)
+    assert "the ratio" not in reason, (right, reason)

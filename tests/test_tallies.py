@@ -11,7 +11,7 @@ from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.text.entities import extract_entities
-from veridiag.text.tallies import enumerated, points_in_range, tallied
+from veridiag.text.tallies import enumerated, points_in_range, quoted_records, tallied
 
 _GATEKEEPER = Gatekeeper()
 _HOSTS = ["node-153", "node-246", "dn228", "tbird-admin1"]
@@ -164,3 +164,20 @@ def test_a_range_names_its_ends_not_two_members(first: int, gap: int) -> None:
     output = "query_metrics service=keyboard metric=keys\nsummary: anomalies none\n" + "\n".join(rows)
     assert not enumerated(extract_entities(f"{clock[0]}–{clock[1]} 有两个点")[-1], f"{clock[0]}–{clock[1]} 有2个点")
     assert _grounding(f"{clock[0]}–{clock[1]} 之间有两个点超过阈值", output, rows[0]) != "pass"
+
+
+@given(
+    quoted=st.lists(st.integers(1, 9), min_size=2, max_size=6, unique=True),
+    off=st.sampled_from([0, 0, 1, -1]),
+    label=st.sampled_from(["anomaly", "trace", "#"]),
+)
+def test_a_count_of_the_numbered_records_the_claim_quotes(quoted: list[int], off: int, label: str) -> None:
+    """ "三次都涨到 1.9 GB 左右" quoting anomalies 1, 2 and 3 of a series: the claim counted what it
+    quotes. A count of another number of them is none."""
+    n = len(quoted) + off
+    assume(n >= 2)
+    lines = "\n".join(
+        f"{label}{'' if label == '#' else ' '}{k}: 2026-07-07T12:0{k}:00Z up; peak 19{k}2 MB" for k in quoted
+    )
+    (count,) = [e for e in extract_entities(f"{_ZH_COUNTS[n]}次都涨到了峰值") if e.kind == "quantity"]
+    assert quoted_records(count, lines) is (off == 0), (n, lines)

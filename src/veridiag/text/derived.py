@@ -35,7 +35,7 @@ from veridiag.text.entities import (
     written_half_unit,
 )
 from veridiag.text.statistics import statistics
-from veridiag.text.tallies import code_names, enumerated, points_in_range, tallied
+from veridiag.text.tallies import code_names, enumerated, points_in_range, quoted_records, tallied
 from veridiag.text.units import NUMBER, unit_table
 
 _UNITS = unit_table()
@@ -113,6 +113,7 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
         tallied(entity, facts, outputs, code_names(claim_text))
         or points_in_range(entity, facts, outputs)
         or enumerated(entity, claim_reading(claim_text))
+        or (cited.own is not None and quoted_records(entity, cited.own.text))
     )
 
 

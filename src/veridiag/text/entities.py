@@ -1037,6 +1037,8 @@ def _glued_seconds(match: re.Match[str]) -> Decimal:
     return Decimal(hours) * 3600 + Decimal(minutes) * 60 + Decimal(seconds)
 
 
+#: A quantity that is a multiple ("38 times", "5 倍"): the one a number after × may state.
+_MULTIPLE_WORD = re.compile(r"(?i:times)$|倍$")
 #: A clock needle (``05:30:00``, ``05:30``) and a text's clock with a one-digit hour, minute or second.
 _NEEDLE_CLOCK = re.compile(r"(\d{2}):(\d{2})(?::(\d{2}))?")
 _UNPADDED = re.compile(r"(?<![\d:])\d:\d|\d:\d(?!\d)")
@@ -1354,7 +1356,13 @@ class Corpus:
                 for prefix in _value_prefixes(value, tolerance):
                     if bare_ok:
                         if self._value_at(
-                            prefix, value, tolerance, spellings, bare_ok=bare_ok, bare_within=bare_within
+                            prefix,
+                            value,
+                            tolerance,
+                            spellings,
+                            bare_ok=bare_ok,
+                            bare_within=bare_within,
+                            multiple=_MULTIPLE_WORD.search(entity.text) is not None,
                         ):
                             return True
                     elif self._value_with_unit(prefix, value, tolerance, spellings, exact=exact):
@@ -1419,7 +1427,7 @@ class Corpus:
             return False
         for match in _prefixed_quantity(prefix, spellings, exact).finditer(text, start):
             before = text[match.start() - 1] if match.start() else " "
-            if (_ascii_word(before) or before in ".-:/") and not _RANGE_START.search(text, 0, match.start()):
+            if (_ascii_word(before) or before in ".-:/×") and not _RANGE_START.search(text, 0, match.start()):
                 continue
             if match.group(1).count(".") > 1:
                 continue  # "34.5.3 秒": a version, no number (Decimal refuses it)
@@ -1436,6 +1444,7 @@ class Corpus:
         *,
         bare_ok: bool,
         bare_within: Decimal | None = None,
+        multiple: bool = False,
     ) -> bool:
         """Is there, at an occurrence of ``prefix``, a number within ``tolerance`` of ``value``
         followed by one of ``spellings`` (or by no unit, when ``bare_ok``, within ``bare_within``)?"""
@@ -1446,7 +1455,8 @@ class Corpus:
             tries -= 1
             before = text[position - 1] if position else " "
             in_range = before in "-–~" and _RANGE_START.search(text, max(0, position - 24), position) is not None
-            if not (_ascii_word(before) or before in ".-:/") or in_range:
+            # (after × it is a multiple, "×40.00": no value of anything but a multiple, "38 times")
+            if not (_ascii_word(before) or before in (".-:/" if multiple else ".-:/×")) or in_range:
                 number = _NUMBER_AT.match(text, position)
                 rest = _RANGE_REST.match(text, number.end()) if number else None
                 standalone = number is not None and (rest is not None or not _inside_token(text, number.end()))

@@ -163,3 +163,20 @@ def _consecutive(clocks: list[tuple[int, int, int]], duration: Entity) -> bool:
     step = int(duration.factor)
     seconds = sorted(h * 3600 + m * 60 + s for h, m, s in clocks)
     return step in (60, 3600) and all(b - a == step for a, b in pairwise(seconds))
+
+
+#: A numbered record an output lists ("anomaly 2: …", "trace 1 …", "#3 mysql …").
+_NUMBERED = re.compile(r"^\s*(?:(?P<label>[A-Za-z][A-Za-z_]*)\s+|#)(?P<n>\d{1,3})\b", re.MULTILINE)
+
+
+def quoted_records(count: Entity, own: str) -> bool:
+    """Is ``count`` the number of numbered records of one kind the claim quotes ("三次都涨到 1.9 GB
+    左右" quoting anomalies 1, 2 and 3 of a series)?"""
+    if count.kind != "quantity" or count.dimension != "count" or count.value is None:
+        return False
+    if count.value != count.value.to_integral_value() or not _LEAST_LISTED <= count.value <= _MOST_LISTED:
+        return False
+    kinds: dict[str, set[str]] = {}
+    for match in _NUMBERED.finditer(own):
+        kinds.setdefault((match.group("label") or "#").lower(), set()).add(match.group("n"))
+    return any(len(numbers) == int(count.value) for numbers in kinds.values())

@@ -1545,19 +1545,29 @@ def _values(text: str) -> dict[str, list[_Value]]:
     return groups
 
 
+#: A change from one value to another the claim writes ("from 192.5 ms to 9.8 s", "从 1.56 毫秒涨到 88.87 毫秒").
+_CHANGE_BETWEEN = re.compile(
+    r"(?i:\bfrom\b|从|從|由)[^,，;；。]{0,40}?\d[^,，;；。]{0,40}?(?i:\bto\b|到|至)\s*\S{0,4}?\d"
+)
+
+
 def _computed(claimed: str, evidence: str, low: Decimal, high: Decimal) -> bool:
     """Do two values of one kind give a ratio in ``[low, high]`` (each read anywhere in the
-    interval it was rounded from)? One of them is the claim's own when it writes one of that
-    kind ("是基线 200ms 的 5 倍": 200ms against a cited value); else both are its lines'."""
+    interval it was rounded from)? Both are the claim's own when it writes two of that kind; one
+    is when it writes one ("是基线 200ms 的 5 倍": 200ms against a cited value); else both are its
+    lines'."""
     # a multiple a tool wrote ("×1.46") is a ratio of its own, no value to compute one from
     own, cited = _values(claimed), _values(_MULTIPLE.sub(" ", reader_text(evidence)))
     for kind in own.keys() | cited.keys():
         mine, lines = own.get(kind, []), cited.get(kind, [])
-        pairs = (
-            [(a, b) for a in mine for b in (*mine, *lines)] + [(b, a) for a in mine for b in lines]
-            if mine
-            else [(a, b) for a in lines for b in lines]
-        )
+        if len({a for a, _ in mine}) >= 2 and _CHANGE_BETWEEN.search(claimed):
+            # a change between two values of its own ("from 192.5 ms to 9.8 s, roughly five times
+            # higher"): the ratio is theirs, not one of them against any of a series' many values
+            pairs = [(a, b) for a in mine for b in mine]
+        elif mine:
+            pairs = [(a, b) for a in mine for b in (*mine, *lines)] + [(b, a) for a in mine for b in lines]
+        else:
+            pairs = [(a, b) for a in lines for b in lines]
         for (a, da), (b, db) in pairs:
             if b - db <= 0:
                 continue
