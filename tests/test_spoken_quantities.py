@@ -435,3 +435,21 @@ def test_half_an_hour_however_written_is_half_an_hour(words: str) -> None:
     seconds = found.value * found.factor if found.dimension == "time" else 1 / found.factor
     assert seconds == 1800, (words, found)
     assert not [e for e in extract_entities("half the requests failed") if e.kind == "quantity"]
+
+
+@given(
+    value=st.integers(1, 512),
+    modifiers=st.lists(
+        st.sampled_from(["full", "whole", "CPU", "physical", "Logical", "virtual"]), min_size=1, max_size=2
+    ),
+    unit=st.sampled_from([("cores", "cpu"), ("vCPUs", "cpu"), ("minutes", "time"), ("connections", "count")]),
+)
+def test_words_between_a_number_and_its_unit_leave_it_that_unit(
+    value: int, modifiers: list[str], unit: tuple[str, str]
+) -> None:
+    """ "burning close to 20 full CPU cores" of a 19.99 m (millicore) peak: no fact was read, so the
+    thousandfold mistake went unchecked."""
+    spelled, dimension = unit
+    facts = extract_entities(f"the pod was burning close to {value} {' '.join(modifiers)} {spelled} at the peak")
+    assert [(f.value, f.dimension) for f in facts] == [(value, dimension)], facts
+    assert not Corpus([f"peak {value}.00 m at 2022-08-22T04:12:20Z"]).contains(facts[0]) or dimension != "cpu"

@@ -51,6 +51,7 @@ class SpokenWords(WordModel):
     zh_ordinal: list[Word] = Field(default_factory=list)
     compound_joiners: list[Word] = Field(default_factory=list)
     unit_words: dict[Word, str] = Field(default_factory=dict)
+    unit_modifiers: list[Word] = Field(default_factory=list)
     per_hour_first: dict[Word, list[Word]] = Field(default_factory=dict)
     en_months: dict[Word, int] = Field(default_factory=dict)
     en_month_verbs: list[Word] = Field(default_factory=list)
@@ -100,6 +101,14 @@ class _Spoken:
             sorted(self.unit_words, key=len, reverse=True), edge="A-Za-z", boundary="A-Za-z", blanks=r"\s+"
         )
         self.units = re.compile(rf"(?<=\d)\s*(?:{spelled})", re.IGNORECASE)
+        modifiers = "|".join(re.escape(m) for m in sorted(words.unit_modifiers, key=len, reverse=True)) or "(?!)"
+        latin_units = sorted((u for u in table.by_spelling if len(u) > 2 and u.isalpha() and u.isascii()), key=len)
+        #: "20 full CPU cores": words between a number and its unit that leave it that unit
+        units_after = "|".join(map(re.escape, reversed(latin_units)))
+        self.modified = re.compile(
+            rf"(?<=\d)\s+(?:(?:{modifiers})\s+){{1,2}}(?=(?:{units_after})(?![A-Za-z]))", re.IGNORECASE
+        )
+        self.modifier_words = frozenset(m.lower() for m in words.unit_modifiers)
         pers = "|".join(re.escape(p) for p in words.per_hour_first)
         lengths = "|".join(re.escape(u) for units in words.per_hour_first.values() for u in units)
         #: "每小时 180 公里": a speed in km/h, its hour written first
@@ -129,7 +138,9 @@ class _Spoken:
         self.time_set = frozenset(f"{u}{mark}" for u in self.time_units for mark in ("", ",", ".", ";", ")"))
         starts = {k.split()[0].lstrip("个") for k in words.unit_words}
         #: a token any spelled-out quantity of a Latin text holds, in the cases a sentence writes it
-        self.triggers = frozenset(t for w in (*self.tokens, *self.time_set, *starts) for t in (w, w.title(), w.upper()))
+        self.triggers = frozenset(
+            t for w in (*self.tokens, *self.time_set, *starts, *words.unit_modifiers) for t in (w, w.title(), w.upper())
+        )
         self.hyphen_guard = re.compile("|".join(f"-{re.escape(u)}" for u in self.time_units), re.IGNORECASE)
         #: what the Chinese and the spelled units need: found in C before their patterns run
         self.zh_guard = re.compile("|".join(re.escape(u) for u in self.zh_units))
@@ -247,6 +258,8 @@ def spoken_text(text: str) -> str:
             text = text.replace(" ½", "")
     if not text.isascii() and words.zh_guard.search(text):
         text = words.zh.sub(lambda m: _zh(m, words), text)
+    if not words.modifier_words.isdisjoint(tokens):
+        text = words.modified.sub(" ", text)
     if any(start in lower for start in words.unit_starts):
         text = words.units.sub(lambda m: words.unit_words[" ".join(m.group().lower().split())], text)
     if "每小时" in text:
