@@ -451,5 +451,5 @@ def test_words_between_a_number_and_its_unit_leave_it_that_unit(
     thousandfold mistake went unchecked."""
     spelled, dimension = unit
     facts = extract_entities(f"the pod was burning close to {value} {' '.join(modifiers)} {spelled} at the peak")
-    assert [(f.value, f.dimension) for f in facts] == [(value, dimension)], facts
+    assert [(f.value, f.dimension) for f in facts] == [(Decimal(value), dimension)], facts
     assert not Corpus([f"peak {value}.00 m at 2022-08-22T04:12:20Z"]).contains(facts[0]) or dimension != "cpu"
