@@ -75,8 +75,10 @@ from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
 from veridiag.redaction.keys import (
+    MARKS,
     Credential,
     contained_kind,
+    glued_kind,
     hex_key,
     identifier_key,
     key_entries,
@@ -122,7 +124,8 @@ def _marker(kind: str) -> str:
 
 
 def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"
+    """A letter, digit or ``_``, or a mark combining with one (the vowel signs of पासवर्ड, รหัสผ่าน)."""
+    return char.isalnum() or char == "_" or (not char.isascii() and unicodedata.category(char)[0] == "M")
 
 
 @dataclass(frozen=True)
@@ -605,6 +608,9 @@ def _shaped_credential(value: str) -> bool:
 
 #: Digits with a clock's, a date's or a number's punctuation: a time, a count, a version.
 _TIMELIKE = re.compile(r"[\d:.,\-/+TZtz ]+")
+#: A release as software writes it: ``v1.2.3``, ``2.1.0-rc1``, ``V6.2.7+build.5`` (dotted numbers
+#: and a pre-release or build tag); never a secret's shape.
+_VERSION = re.compile(r"[vV]?\d{1,6}(?:\.\d{1,6}){1,3}(?:[-+][0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?")
 
 
 def _contained_secret(value: str) -> bool:
@@ -621,11 +627,13 @@ def _kind_and_shape(key: str, *, spoken: bool = False) -> tuple[str | None, Call
     with a value shaped like one (``keys.shaped_kind``, ``keys.contained_kind``); prose
     (``spoken``) reads only keys that name one whole."""
     kind = key_kind(key)
+    if kind is None and spoken and key.lower() not in vocabulary().not_alone:
+        kind = glued_kind(key)  # "rootpw Zq8vK3mW": a value shaped like one follows (``_spoken_value``)
     if kind is not None or spoken:
         return kind, None
     if (kind := shaped_kind(key)) is not None:
         return kind, _shaped_credential
-    return contained_kind(key), _contained_secret
+    return contained_kind(key) or glued_kind(key), _contained_secret
 
 
 def _named_secret(key: str, value: str) -> str | None:
@@ -689,6 +697,7 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
         or _NEXT_FIELD.match(value)
         or value.lower().startswith("[redacted:")
         or value[0] in "-=:>\\"  # a sign or an escape: an assignment the key rule reads (decoded)
+        or _VERSION.fullmatch(value)  # "token v1.2.3": a release, no secret
         or _measured(text, start)  # "getToken 12.5ms": a span's time in a trace, no token
     ):
         return None
@@ -794,7 +803,9 @@ _INNER_BREAK = "[ \t\u3000_.\\-\u00b7\u00ad\u2010-\u2015\u2027\u2219\u30fb\u200b
 #: Read on the reversed string: an assignment, then the key's last piece of letters and a break
 #: before it, with a letter or digit before the break (reversed, all after it). Reversed, the
 #: search starts at the assignment signs, which a line has few of.
-_SPLIT_TAIL = re.compile(r"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{0,2}(?P<tail>[^\W\d_]{1,12})" + _INNER_BREAK + r"+[^\W_]")
+_SPLIT_TAIL = re.compile(
+    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>(?:[^\W\d_]|[{MARKS}]){{1,12}})" + _INNER_BREAK + rf"+(?:[^\W_]|[{MARKS}])"
+)
 
 
 @cache
@@ -826,7 +837,7 @@ class _SplitKeyRule(_Rule):
                 while before > 0 and _INNER_BREAK_CHAR.fullmatch(text[before - 1]):
                     before -= 1
                 piece = before
-                while piece > 0 and text[piece - 1].isalnum() and before - piece < 32:
+                while piece > 0 and _is_word(text[piece - 1]) and text[piece - 1] != "_" and before - piece < 32:
                     piece -= 1
                 if before in (piece, start):
                     break
@@ -1024,8 +1035,11 @@ _COMMAND_SHORT_OPTION = _ShortOptionRule(
 )
 
 
-def _compared_kind(found: re.Match[str], _text: str) -> str | None:
-    return key_kind(found.group("key"))
+def _compared_kind(found: re.Match[str], text: str) -> str | None:
+    end = found.end("key")
+    while end < len(text) and _is_word(text[end]):
+        end += 1  # a combining mark ends ``\w``, not the word (पासवर्ड)
+    return key_kind(text[found.start("key") : end])
 
 
 #: A quoted value compared with a key naming a secret, value first (``"…" == password``).
@@ -1551,6 +1565,8 @@ class _VerbRule(_Rule):
                 if not typed and not _shaped_argument(text, *arguments[-1]):
                     continue  # "auth ldap" opening a line: a word, no secret
                 span = _unquoted(text, *arguments[-1])
+                if span is not None and _VERSION.fullmatch(text, *span):
+                    continue  # "AUTH v1.2.3": a release of an auth service or plugin, no secret
                 if span is not None and not text.startswith("[REDACTED:", span[0]):
                     yield *span, "password"
 
@@ -1848,6 +1864,39 @@ _BUILTIN: tuple[_Rule, ...] = (
 # -- the redactor -------------------------------------------------------------------------------
 
 
+_BLANKS = r"[^\S\n]+"
+
+
+@dataclass(frozen=True)
+class _Spaced:
+    """The rules' words of several words (``log in``, ``basic auth``, ``set to``) written with other
+    blanks between them than one space (``log\tin``, ``sign  in``): where a line holds one, it is
+    read with its blanks as one space (``values.decoded_views``), as a line with escaped blanks is.
+    Looked for only where an odd blank stands before one of their last words (``str`` finds)."""
+
+    pattern: re.Pattern[str] | None
+    tails: tuple[str, ...]
+
+    @classmethod
+    def of(cls, words: set[str]) -> _Spaced:
+        spaced = sorted({" ".join(w.split()) for w in words if len(w.split()) > 1}, key=len, reverse=True)
+        if not spaced:
+            return cls(None, ())
+        pattern = re.compile("|".join(_BLANKS.join(map(re.escape, w.split(" "))) for w in spaced))
+        lasts = {w.rsplit(" ", 1)[1] for w in spaced}
+        # a run of blanks other than one space ends in a tab, or in a space after a blank
+        return cls(pattern, tuple(f"{blank}{last}" for last in sorted(lasts) for blank in ("\t", "  ", "\t ")))
+
+    def places(self, text: str) -> list[int]:
+        """Where ``text`` writes one of the words with odd blanks."""
+        if self.pattern is None or ("\t" not in text and "  " not in text):
+            return []
+        low = _lower(text)
+        if not any(tail in low for tail in self.tails):
+            return []
+        return [m.start() for m in self.pattern.finditer(low) if "\t" in m.group() or "  " in m.group()]
+
+
 @dataclass(frozen=True)
 class Redaction:
     """A redacted string, how many secrets of each kind it lost, and the values it lost that a
@@ -1875,6 +1924,7 @@ class Redactor:
         self._decode = enabled
         literals = {literal for rule in self._rules for literal in rule.literals} | {_MARKER_LITERAL}
         self._gate = re.compile(_prefix_tree(literals))
+        self._spaced = _Spaced.of({*literals, *vocabulary().spoken})
         # Tool outputs repeat: a record's line and its example, the same window read again in
         # the next round. Each string is redacted once per process.
         self._short = lru_cache(maxsize=8192)(self._redact)
@@ -2088,15 +2138,17 @@ class Redactor:
         one of its decoded texts holds a find. Rules are line-local, so the result is too.
         Rules without literals (entropy, base64) read the stored line only: decoding makes no
         token more random."""
-        if not needs_decoding(text):
+        triggers = [m.start() for m in TRIGGER.finditer(text)] if needs_decoding(text) else []
+        triggers = sorted(triggers + self._spaced.places(text))
+        if not triggers:
             return []
         lines: dict[int, tuple[int, str]] = {}  # by where the line begins
         end = -1
-        for trigger in TRIGGER.finditer(text):
-            if trigger.start() <= end:
+        for trigger in triggers:
+            if trigger <= end:
                 continue  # a line already taken
-            begin = text.rfind("\n", 0, trigger.start()) + 1
-            end = text.find("\n", trigger.start())
+            begin = text.rfind("\n", 0, trigger) + 1
+            end = text.find("\n", trigger)
             end = len(text) if end < 0 else end
             lines[begin] = (begin, text[begin:end])
         owners: list[int] = []
