@@ -149,3 +149,122 @@ def test_a_release_after_auth_or_token_is_no_secret(form: str, version: str, pre
 def test_a_secret_after_auth_still_goes_beside_the_release_rule(form: str, secret: str) -> None:
     redacted = redact(form.format(secret))
     assert secret not in redacted and re.search(r"\[REDACTED:[a-z-]+\]", redacted)
+
+
+# -- an entry naming its setting in one field and giving its value in another -------------------
+
+secret_names = st.builds(
+    lambda head, word, style: style(head, word),
+    st.sampled_from(["", "db", "redis", "app", "smtp", "my"]),
+    st.sampled_from(["password", "passwd", "token", "api key", "secret", "client secret", "private key", "密码"]),
+    st.sampled_from(
+        [
+            lambda h, w: "_".join(x for x in (h, w.replace(" ", "_")) if x).upper(),
+            lambda h, w: ".".join(x for x in (h, w.replace(" ", "-")) if x),
+            lambda h, w: h + "".join(p.title() for p in w.split()),
+        ]
+    ),
+)
+plain_names = st.sampled_from(["LOG_LEVEL", "region", "JAVA_OPTS", "password_min_length", "token_ttl", "PORT"])
+
+
+def _field(draw: st.DrawFn, words: list[str]) -> str:
+    word = draw(st.sampled_from(words))
+    return draw(st.sampled_from([word, word.title(), word.upper()]))
+
+
+@st.composite
+def entries(draw: st.DrawFn, names: st.SearchStrategy[str], value: str) -> tuple[str, str]:
+    """An entry in JSON (or a Python / JavaScript literal) or YAML naming ``names`` and giving
+    ``value``; and the name."""
+    name = draw(names)
+    name_field, value_field = _field(draw, vocabulary().entry_names), _field(draw, vocabulary().entry_values)
+    if draw(st.booleans()):  # YAML: a list item's name line, the value line under it
+        indent = draw(st.sampled_from(["", "  ", "    ", "\t"]))
+        quote = draw(st.sampled_from(["", '"', "'"]))
+        return f"env:\n{indent}- {name_field}: {name}\n{indent}  {value_field}: {quote}{value}{quote}\n", name
+    q = draw(st.sampled_from(['"', "'"]))
+    sign = draw(st.sampled_from([": ", ":", " : ", "="]))
+    fields = [f"{q}{name_field}{q}{sign}{q}{name}{q}", f"{q}{value_field}{q}{sign}{q}{value}{q}"]
+    if draw(st.booleans()):
+        fields.reverse()
+    between = draw(st.sampled_from(["", f"{q}type{q}{sign}{q}String{q}", f"{q}ttl{q}{sign}300"]))
+    body = ", ".join([fields[0], *([between] if between else []), fields[1]])
+    return draw(st.sampled_from(["{{{}}}", "[{{{}}}]", 'containers: {{"env": [{{{}}}]}}'])).format(body), name
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), passwords.filter(lambda s: "'" not in s and '"' not in s))
+def test_an_entry_whose_name_field_names_a_secret_loses_its_value(data: st.DataObject, secret: str) -> None:
+    entry, name = data.draw(entries(secret_names, secret))
+    redacted = redact(entry)
+    assert secret not in redacted, (entry, redacted)
+    assert name in redacted
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.data(), st.sampled_from(["debug", "us-east-1", "-Xmx512m", "8080", "12", "300s"]))
+def test_an_entry_naming_no_secret_keeps_its_value(data: st.DataObject, value: str) -> None:
+    entry, _ = data.draw(entries(plain_names, value))
+    assert redact(entry) == entry
+
+
+# -- a user, a slash, the secret's word, the secret -------------------------------------------------
+
+short_secret_words = st.sampled_from(["pw", "pwd", "pass", "password", "passwd", "密码", "token", "secret"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(users, short_secret_words, st.sampled_from([" ", "  ", "\t", ": ", " is "]), passwords, prefixes)
+def test_a_user_slash_secret_word_then_the_secret_loses_it(
+    user: str, word: str, gap: str, secret: str, prefix: str
+) -> None:
+    """``admin/pw S3cret``, ``user/pw admin/S3cret``: a slash between a user (or a user's word) and a
+    secret's word is no path."""
+    for line in (f"{prefix}{user}/{word}{gap}{secret}", f"{prefix}user/{word}{gap}{user}/{secret}"):
+        redacted = redact(line)
+        assert secret not in redacted, (line, redacted)
+
+
+@given(
+    st.sampled_from(["/etc/", "/usr/bin/", "usr/bin/", "~/.config/", "./", "C:\\tools\\", "/home/app/.secrets/"]),
+    short_secret_words.filter(str.isascii),
+    users,
+)
+def test_a_file_named_after_a_secret_word_keeps_its_argument(directory: str, word: str, user: str) -> None:
+    line = f"exec {directory}{word} {user}1234"
+    assert redact(line) == line
+
+
+# -- URLs --------------------------------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["session", "sessionid", "sid", "JSESSIONID", "PHPSESSID", "jwt", "otp", "client_assertion"]),
+    passwords.filter(lambda s: not set(s) & set("#+")),
+    st.sampled_from(["https://shop.example/cart?{}={}", "GET /api/v1/me?lang=en&{}={} HTTP/1.1", "/cb?state=x&{}={}"]),
+)
+def test_a_session_or_assertion_in_a_url_is_a_credential(name: str, secret: str, form: str) -> None:
+    line = form.format(name, secret)
+    redacted = redact(line)
+    assert secret not in redacted and name in redacted, (line, redacted)
+
+
+@given(st.sampled_from(["sid", "session", "otp"]), st.sampled_from(["3", "en", "1", "abc"]))
+def test_a_url_parameter_not_shaped_like_a_secret_stays(name: str, value: str) -> None:
+    line = f"GET /page?{name}={value}&lang=en"
+    assert redact(line) == line
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["smtp", "smtps", "imap", "ftp", "amqp", "mongodb+srv", "redis"]),
+    users,
+    st.sampled_from(["example.com", "corp.local", "mail.example.org"]),
+    passwords.filter(lambda s: not set(s) & set("#/?@")),
+)
+def test_a_url_whose_user_holds_an_at_sign_loses_its_secret(scheme: str, user: str, domain: str, secret: str) -> None:
+    line = f"connect {scheme}://{user}@{domain}:{secret}@mail.{domain}:587/inbox"
+    redacted = redact(line)
+    assert secret not in redacted and f"{user}@{domain}" in redacted, (line, redacted)

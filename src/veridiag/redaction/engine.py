@@ -340,6 +340,87 @@ class _XmlRule(_Rule):
 _XML = _XmlRule("secret", _XML_ELEMENT, literals=("</", "/>", "value="), prefilter=True)
 
 
+def _entry_fields(words: list[str]) -> str:
+    return "|".join(re.escape(w.lower()) for w in sorted(words, key=len, reverse=True))
+
+
+_ENTRY_NAME = _entry_fields(vocabulary().entry_names)
+_ENTRY_VALUE = _entry_fields(vocabulary().entry_values)
+#: A quoted field and its quoted string (JSON, a Python or JavaScript literal), read lower-cased.
+_FIELD = (
+    r"(?P<{q}>[\"'])(?:{fields})(?P={q})[ \t]*[:=][ \t]*"
+    r"(?P<{s}>[\"'])(?P<{v}>(?:\\.|(?!(?P={s}))[^\\\n]){{1,4096}})(?P={s})"
+)
+#: One object's name field then its value field, or the other way round; no brace between.
+_ENTRY = re.compile(
+    _FIELD.format(q="q1", s="s1", v="name", fields=_ENTRY_NAME)
+    + r"[^{}\n]{0,256}?"
+    + _FIELD.format(q="q2", s="s2", v="value", fields=_ENTRY_VALUE)
+    + "|"
+    + _FIELD.format(q="q3", s="s3", v="value2", fields=_ENTRY_VALUE)
+    + r"[^{}\n]{0,256}?"
+    + _FIELD.format(q="q4", s="s4", v="name2", fields=_ENTRY_NAME)
+)
+#: YAML: a ``name:`` line (a list item's, perhaps) and a ``value:`` line under it.
+_YAML_ENTRY = re.compile(
+    rf"^[ \t]*(?:-[ \t]+)?(?:{_ENTRY_NAME})[ \t]*:[ \t]*[\"']?(?P<name>[^\s\"'#]{{1,128}})[\"']?[ \t]*\n"
+    rf"[ \t]+(?:{_ENTRY_VALUE})[ \t]*:[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'#][^\n]{{0,4095}}?)(?P=q)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+class _EntryRule(_Rule):
+    """An entry naming its setting in one field and giving its value in another
+    (``{"name": "DB_PASSWORD", "value": "…"}``, ``- name: DB_PASS`` ⏎ ``value: …``;
+    ``vocabulary.yaml`` ``entry_names`` / ``entry_values``): the value goes when the name names a
+    secret (``_named_secret``, as an XML entry's ``key``/``value`` attributes)."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        seen: set[tuple[int, int]] = set()
+        for anchor in self.literals:  # read only around a value field: '"value"', "'value'", 'value:'
+            for tail in _find_all(low, anchor):
+                at = next(
+                    (
+                        tail + len(anchor) - len(w)
+                        for w in _value_fields()[anchor]
+                        if low.endswith(w, 0, tail + len(anchor))
+                    ),
+                    -1,
+                )
+                field = _VALUE_FIELD.match(low, at) if at >= 0 else None
+                if field is None or (at > 0 and _is_word(low[at - 1])):
+                    continue
+                begin, end = low.rfind("\n", 0, at) + 1, low.find("\n", at)
+                if field.group("yaml") is not None:  # YAML: the name on the line above
+                    found = _YAML_ENTRY.match(low, low.rfind("\n", 0, max(begin - 1, 0)) + 1, len(low))
+                else:
+                    end = len(low) if end < 0 else end
+                    found = _ENTRY.search(low, max(begin, at - 512), min(end, at + 4400))
+                if found is None or found.span() in seen:
+                    continue
+                seen.add(found.span())
+                named = "name" if found.group("name") is not None else "name2"
+                value = "value" if found.group("value") is not None else "value2"
+                yield from _XmlRule._value(text, found.span(value), text[slice(*found.span(named))])
+
+
+#: A value field's name, quoted or before a YAML colon.
+_VALUE_FIELD = re.compile(rf"(?:{_ENTRY_VALUE})(?:[\"']|(?P<yaml>[ \t]*:))")
+
+
+@cache
+def _value_fields() -> dict[str, tuple[str, ...]]:
+    """The value fields by their last five letters (``value`` of ``parametervalue``): one
+    ``str.find`` for the fields sharing them, longest first."""
+    fields: dict[str, list[str]] = {}
+    for word in sorted((w.lower() for w in vocabulary().entry_values), key=len, reverse=True):
+        fields.setdefault(word[-5:], []).append(word)
+    return {tail: tuple(words) for tail, words in fields.items()}
+
+
+_ENTRIES = _EntryRule("secret", _ENTRY, literals=tuple(_value_fields()))
+
+
 def _bearer(found: re.Match[str], _text: str) -> str | None:
     """ "Bearer token expired" names no token; real ones carry digits."""
     return "bearer-token" if any(c.isdigit() for c in found.group("value")) else None
@@ -389,7 +470,8 @@ _QUERY = _QueryRule(
 # Up to the last "@" before the host: an unencoded "@" inside a password stays covered.
 _URL_PASSWORD = _Rule(
     "password",
-    re.compile(r"://[^\s/?#@:\"'<>]*:(?P<value>[^\s/?#\"'<>]+)@"),
+    # a user may hold an "@" (smtp://postmaster@example.com:…@mail…): the secret ends at the last one
+    re.compile(r"://[^\s/?#:\"'<>]*:(?P<value>[^\s/?#\"'<>]+)@"),
     group="value",
     literals=("://",),
 )
@@ -505,12 +587,37 @@ def _last_words() -> list[str]:
     return sorted(ends, key=lambda w: (-len(w), w))
 
 
+def _word_tree(words: list[str]) -> str:
+    """``words`` as one pattern, a tree of their common prefixes (the longer continuation first at
+    each branch, so "password" is tried before "pass"): at a place, the regex engine tries one
+    branch per next character instead of every word in turn. A sigma matches either form
+    (``str.lower`` writes a final one as σ before ``:`` and a letter)."""
+    tree: dict[str, Any] = {}
+    for word in words:
+        node = tree
+        for char in word.replace("ς", "σ"):
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, Any]) -> str:
+        branches = [
+            ("[σς]" if char == "σ" else re.escape(char)) + pattern(child)
+            for char, child in sorted(node.items())
+            if char
+        ]
+        if "" in node:
+            branches.append("")
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return pattern(tree)
+
+
 #: Where a key's last word can start: one ``str.find`` each (four letters, or one Han character).
 _KEY_ANCHORS = tuple(sorted({w[:4] if w[0].isascii() else w[0] for w in _last_words()}))
+_ASCII_KEY_ANCHORS = tuple(a for a in _KEY_ANCHORS if a.isascii())
 _KEY_LAST_WORD = (
-    "(?:"
-    + "|".join(re.escape(w) for w in _last_words())
-    + ")(?:[_.-]?(?:"
+    _word_tree(_last_words())
+    + "(?:[_.-]?(?:"
     + "|".join(re.escape(w) for w in vocabulary().encodings)
     # or a short word mixing ASCII with Greek or Cyrillic letters (the scripts with Latin look-
     # alikes): an encoding word spelt with one ("гасло_bаse64", "гаслоEnс": Cyrillic а, с), which
@@ -519,9 +626,11 @@ _KEY_LAST_WORD = (
 )
 #: A key's last word followed by other words of the key (``password_hash``, ``password_хеш``,
 #: ``password_min_length``), fewest first: ``keys.contained_kind`` decides what they name.
-_KEY_WORD_TAIL = "(?:" + "|".join(re.escape(w) for w in _last_words()) + r")(?:[_.-]?[^\W_]{1,24}){0,3}?"
+_KEY_WORD_TAIL = _word_tree(_last_words()) + r"(?:[_.-]?[^\W_]{1,24}){0,3}?"
 #: Words between a key and its sign that say what follows ("password is: …", 密码是：…).
-_SPOKEN_WORDS = "|".join(re.escape(w) for w in sorted(vocabulary().spoken, key=len, reverse=True))
+_SPOKEN_WORDS = "|".join(
+    r"[ \t\u3000]+".join(map(re.escape, w.split())) for w in sorted(vocabulary().spoken, key=len, reverse=True)
+)
 #: What follows a key: its closing quotes, the assignment (an arrow, or a spoken word before the
 #: sign, too), a YAML tag (``!!binary``, ``!secret``: how the value is written, not the value),
 #: then the value, quoted, braced (an ODBC connection string's ``PWD={p@ss;word}``, ``}}`` an
@@ -561,7 +670,8 @@ def _key_start(text: str, end: int) -> int:
 def _key_starts(low: str) -> list[int]:
     """Where a secret key's last word may start in ``low``: one scan shared by the rules that
     read keys (the same lower-cased string is passed to each)."""
-    return sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})  # callers only read it
+    anchors = _ASCII_KEY_ANCHORS if low.isascii() else _KEY_ANCHORS  # an ASCII text holds no other
+    return sorted({i for anchor in anchors for i in _find_all(low, anchor)})  # callers only read it
 
 
 @dataclass(frozen=True)
@@ -588,6 +698,8 @@ class _KeyValueRule(_Rule):
             kind, shaped = _kind_and_shape(key, spoken=read is _spoken_value)
             if kind is None and read is _spoken_value and (named := _two_word_key(text, at, key)) is not None:
                 key, kind, shaped = named, key_kind(named), None  # "my api key is …": a key of two words
+            if kind is None and read is _spoken_value and _after_user(text, found.start("close") - len(key)):
+                kind = glued_kind(key)  # "admin/pass S3cret": a user's secret, though "pass" alone is none
             if kind is None:
                 continue
             span = read(text, low, found, key)
@@ -685,7 +797,9 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
     if not sep or (sep[0].isascii() and _is_word(sep[0])):
         return None  # "passwordless", "tokenizer": one word, no value
     begin = found.start("close") - len(key)
-    if key.startswith((".", "-")) or (begin > 0 and text[begin - 1] in "/\\"):
+    if key.startswith((".", "-")) or (
+        begin > 0 and (text[begin - 1] == "\\" or (text[begin - 1] == "/" and _in_path(text, begin - 1)))
+    ):
         return None  # a file's name (/etc/nginx/.htpasswd), no key
     start, end = found.span("bare")
     while end > start and text[end - 1] in _SPOKEN_END:
@@ -702,6 +816,25 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
     ):
         return None
     return start, end
+
+
+#: A word before a slash that makes what follows a file's name: a directory (``/etc``, ``~``, ``./``,
+#: ``C:``) or a path already (``usr/bin``).
+_PATH_HEAD = re.compile(r"[^\s\"'`=]*[/\\.~:][^\s\"'`=]*|")
+
+
+def _in_path(text: str, slash: int) -> bool:
+    """Is the slash at ``slash`` a path's (``/etc/passwd``, ``usr/bin/passwd``), not one between a
+    user and the secret word after it (``admin/pw S3cret``, ``root/password …``)?"""
+    head = slash
+    while head > 0 and not text[head - 1].isspace() and text[head - 1] not in "\"'`=" and slash - head < 64:
+        head -= 1
+    return _PATH_HEAD.fullmatch(text, head, slash) is not None and not text[head:slash].isalnum()
+
+
+def _after_user(text: str, begin: int) -> bool:
+    """Does a user and a slash stand before the key at ``begin`` (``admin/pass``), not a path?"""
+    return begin > 0 and text[begin - 1] == "/" and not _in_path(text, begin - 1)
 
 
 def _measured(text: str, start: int) -> bool:
@@ -803,8 +936,12 @@ _INNER_BREAK = "[ \t\u3000_.\\-\u00b7\u00ad\u2010-\u2015\u2027\u2219\u30fb\u200b
 #: Read on the reversed string: an assignment, then the key's last piece of letters and a break
 #: before it, with a letter or digit before the break (reversed, all after it). Reversed, the
 #: search starts at the assignment signs, which a line has few of.
-_SPLIT_TAIL = re.compile(
-    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>(?:[^\W\d_]|[{MARKS}]){{1,12}})" + _INNER_BREAK + rf"+(?:[^\W_]|[{MARKS}])"
+_SPLIT_TAIL = re.compile(r"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{0,2}(?P<tail>[^\W\d_]{1,12})" + _INNER_BREAK + r"+[^\W_]")
+#: The same for text outside ASCII: a combining mark is part of its word (पा सवर्ड).
+_SPLIT_TAIL_MARKED = re.compile(
+    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>(?:[^\W\d_]|[{MARKS}]){{1,12}})"
+    + _INNER_BREAK
+    + rf"+(?:[^\W_]|[{MARKS}])"
 )
 
 
@@ -825,10 +962,12 @@ class _SplitKeyRule(_Rule):
         size = len(low)
         tails = _tails()
         markers = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[redacted:" in low else []
-        for found in self.pattern.finditer(low[::-1]):
+        for found in (self.pattern if low.isascii() else _SPLIT_TAIL_MARKED).finditer(low[::-1]):
             tail = found.group("tail")[::-1]
             end = size - found.start("tail")  # where the key ends in ``text``
-            if tail not in tails or any(a < end <= b for a, b in markers):
+            if (tail if tail.isascii() else tail.replace("ς", "σ")) not in tails or any(
+                a < end <= b for a, b in markers
+            ):
                 continue  # a marker's kind ("[REDACTED:secret-key]") names no key
             start = end - len(tail)
             pieces = [text[start:end]]
@@ -1597,23 +1736,39 @@ _LOGIN_PAIR = re.compile(
 )
 
 
+#: A word as it is found in text: a word of several words with any blanks between them.
+_Spelling = tuple[str, "re.Pattern[str] | None"]
+
+
 @cache
-def _by_head(words: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``words`` by their first four characters (the first, when not ASCII), longest first."""
-    heads: dict[str, list[str]] = {}
+def _by_head(words: tuple[str, ...]) -> tuple[tuple[str, tuple[_Spelling, ...]], ...]:
+    """``words`` by their first four characters (the first, when not ASCII), longest first; a word
+    of several words also by its head with a tab for the blank (``log\tin``), and read with any
+    blanks between its words (``log  in``, ``sign\t in``)."""
+    heads: dict[str, list[_Spelling]] = {}
     for word in sorted(words, key=len, reverse=True):
-        heads.setdefault(word[:4] if word[0].isascii() else word[0], []).append(word)
+        head = word[:4] if word[0].isascii() else word[0]
+        if " " not in word:
+            heads.setdefault(head, []).append((word, None))
+            continue
+        spelled = re.compile(r"[ \t]+".join(map(re.escape, word.split(" "))))
+        for variant in dict.fromkeys((head, head.replace(" ", "\t"))):
+            heads.setdefault(variant, []).append((word, spelled))
     return tuple((head, tuple(group)) for head, group in heads.items())
 
 
-def _found_words(low: str, words: tuple[str, ...]) -> Iterator[tuple[int, str]]:
-    """Where each of ``words`` starts in ``low`` (the longest of those starting alike): one
-    ``str.find`` for the words sharing a head (log in, login, logon), not one a word."""
+def _found_words(low: str, words: tuple[str, ...]) -> Iterator[tuple[int, int]]:
+    """Where each of ``words`` starts and ends in ``low`` (the longest of those starting alike):
+    one ``str.find`` for the words sharing a head (log in, login, logon), not one a word."""
     for head, group in _by_head(words):
         for at in _find_all(low, head):
-            word = next((w for w in group if low.startswith(w, at)), None)
-            if word is not None:
-                yield at, word
+            for word, spelled in group:
+                if spelled is None and low.startswith(word, at):
+                    yield at, at + len(word)
+                    break
+                if spelled is not None and (found := spelled.match(low, at)) is not None:
+                    yield at, found.end()
+                    break
 
 
 @cache
@@ -1630,11 +1785,12 @@ class _LoginRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         words, separators = _logins()
-        for at, word in _found_words(low, words):
-            end = at + len(word)
-            if word.isascii() and ((at > 0 and _is_word(low[at - 1])) or (end < len(low) and _is_word(low[end]))):
+        for at, after in _found_words(low, words):
+            if low[at].isascii() and (
+                (at > 0 and _is_word(low[at - 1])) or (after < len(low) and _is_word(low[after]))
+            ):
                 continue
-            pair = _LOGIN_PAIR.match(text, end)
+            pair = _LOGIN_PAIR.match(text, after)
             if pair is None or pair.group("sep") not in separators:
                 continue
             start, end = pair.start("value"), _bare_end(text, *pair.span("value"))
@@ -1645,7 +1801,14 @@ class _LoginRule(_Rule):
                 yield start, end, "password"
 
 
-_LOGIN = _LoginRule("password", re.compile(""), literals=_logins()[0])
+#: Every login word, or the first word of one of several words and the blank after it (``log\tin``).
+_LOGIN = _LoginRule(
+    "password",
+    re.compile(""),
+    literals=tuple(
+        dict.fromkeys(w if " " not in w else w.split(" ")[0] + blank for w in _logins()[0] for blank in " \t")
+    ),
+)
 
 #: One argument of a call: a string literal, or anything up to the next top-level comma or
 #: parenthesis (one level of nested parentheses).
@@ -1836,6 +1999,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _AUTHORIZATION,
     _COOKIE,
     _XML,
+    _ENTRIES,
     _JWT,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
@@ -1862,39 +2026,6 @@ _BUILTIN: tuple[_Rule, ...] = (
 
 
 # -- the redactor -------------------------------------------------------------------------------
-
-
-_BLANKS = r"[^\S\n]+"
-
-
-@dataclass(frozen=True)
-class _Spaced:
-    """The rules' words of several words (``log in``, ``basic auth``, ``set to``) written with other
-    blanks between them than one space (``log\tin``, ``sign  in``): where a line holds one, it is
-    read with its blanks as one space (``values.decoded_views``), as a line with escaped blanks is.
-    Looked for only where an odd blank stands before one of their last words (``str`` finds)."""
-
-    pattern: re.Pattern[str] | None
-    tails: tuple[str, ...]
-
-    @classmethod
-    def of(cls, words: set[str]) -> _Spaced:
-        spaced = sorted({" ".join(w.split()) for w in words if len(w.split()) > 1}, key=len, reverse=True)
-        if not spaced:
-            return cls(None, ())
-        pattern = re.compile("|".join(_BLANKS.join(map(re.escape, w.split(" "))) for w in spaced))
-        lasts = {w.rsplit(" ", 1)[1] for w in spaced}
-        # a run of blanks other than one space ends in a tab, or in a space after a blank
-        return cls(pattern, tuple(f"{blank}{last}" for last in sorted(lasts) for blank in ("\t", "  ", "\t ")))
-
-    def places(self, text: str) -> list[int]:
-        """Where ``text`` writes one of the words with odd blanks."""
-        if self.pattern is None or ("\t" not in text and "  " not in text):
-            return []
-        low = _lower(text)
-        if not any(tail in low for tail in self.tails):
-            return []
-        return [m.start() for m in self.pattern.finditer(low) if "\t" in m.group() or "  " in m.group()]
 
 
 @dataclass(frozen=True)
@@ -1924,7 +2055,6 @@ class Redactor:
         self._decode = enabled
         literals = {literal for rule in self._rules for literal in rule.literals} | {_MARKER_LITERAL}
         self._gate = re.compile(_prefix_tree(literals))
-        self._spaced = _Spaced.of({*literals, *vocabulary().spoken})
         # Tool outputs repeat: a record's line and its example, the same window read again in
         # the next round. Each string is redacted once per process.
         self._short = lru_cache(maxsize=8192)(self._redact)
@@ -2138,10 +2268,9 @@ class Redactor:
         one of its decoded texts holds a find. Rules are line-local, so the result is too.
         Rules without literals (entropy, base64) read the stored line only: decoding makes no
         token more random."""
-        triggers = [m.start() for m in TRIGGER.finditer(text)] if needs_decoding(text) else []
-        triggers = sorted(triggers + self._spaced.places(text))
-        if not triggers:
+        if not needs_decoding(text):
             return []
+        triggers = [m.start() for m in TRIGGER.finditer(text)]
         lines: dict[int, tuple[int, str]] = {}  # by where the line begins
         end = -1
         for trigger in triggers:
@@ -2302,8 +2431,8 @@ def _markers_in(text: str) -> list[tuple[int, int]]:
 
 
 def _has(low: str, literal: str, seen: dict[str, bool]) -> bool:
-    if literal not in seen:
-        seen[literal] = literal in low
+    if literal not in seen:  # an ASCII text holds no other literal (both answered in O(1))
+        seen[literal] = (literal.isascii() or not low.isascii()) and literal in low
     return seen[literal]
 
 

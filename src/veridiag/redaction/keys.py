@@ -125,6 +125,8 @@ class Vocabulary(WordModel):
     glued_words: list[Word]
     hex_keys: list[Word]
     identifier_keys: list[Word]
+    entry_names: list[Word]
+    entry_values: list[Word]
     arrows: list[Word]
     outcomes: list[Word]
     verbs: list[Verb]
@@ -165,7 +167,9 @@ _BREAKS_BEYOND_ASCII = re.compile(rf"(?:(?![{MARKS}])[\W_])+")
 
 
 def _split(key: str) -> list[str]:
-    return (_BREAKS if key.isascii() else _BREAKS_BEYOND_ASCII).split(key)
+    """A lower-cased key's words; a Greek final sigma as the sigma it is (``lower`` writes σ for
+    the Σ of ``ΚΩΔΙΚΌΣ:`` before a colon and a letter)."""
+    return _BREAKS.split(key) if key.isascii() else _BREAKS_BEYOND_ASCII.split(key.replace("ς", "σ"))
 
 
 @lru_cache(maxsize=4096)

@@ -222,7 +222,7 @@ def decoded_texts(line: str, *, rounds: int = 3) -> list[tuple[str, bool]]:
 
 
 def blanks_only(line: str) -> str | None:
-    """``line`` with its blanks (escaped, or a run of them) read as one space, when they are all a decoder would
+    """``line`` with its escaped blanks read as one space, when they are all a decoder would
     change in it (a JSON log's multi-line message, ``\\n\\tat …``): what the rules' literals are
     looked for in before the line is decoded at all. ``None`` for a line with other triggers."""
     if (
@@ -232,7 +232,7 @@ def blanks_only(line: str) -> str | None:
         or (not line.isascii() and _FOLDS.search(_ASCII_RUNS.sub("", line)) is not None)
     ):
         return None
-    return _BLANK_RUN.sub(" ", _ESCAPED_BLANKS.sub(" ", line))
+    return _ESCAPED_BLANKS.sub(" ", line)
 
 
 def needs_decoding(text: str) -> bool:
