@@ -7,6 +7,8 @@ assignments and the text around."""
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 
 from hypothesis import given, settings
@@ -268,3 +270,54 @@ def test_a_url_whose_user_holds_an_at_sign_loses_its_secret(scheme: str, user: s
     line = f"connect {scheme}://{user}@{domain}:{secret}@mail.{domain}:587/inbox"
     redacted = redact(line)
     assert secret not in redacted and f"{user}@{domain}" in redacted, (line, redacted)
+
+
+# -- a row's cells, base64 without digits ----------------------------------------------------------
+
+cell_keys = st.sampled_from(
+    ["password", "db_password", "DB_PASS", "apiKey", "client_secret", "token", "密码", "Passwort"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cell_keys, passwords.filter(lambda s: not set(s) & set(",|;")), st.sampled_from([",", ";", "|", " | ", ", "]))
+def test_a_key_cell_gives_the_next_cell_its_secret(key: str, secret: str, sign: str) -> None:
+    """CSV, a Markdown or psql table: a row's key cell and its value cell (``2026-07-07,password,…,ok``)."""
+    cells = ["2026-07-07", key, secret, "ok"]
+    line = sign.join(cells) if sign.strip() != "|" else f"{sign.strip()} {' | '.join(cells)} |"
+    redacted = redact(line)
+    assert secret not in redacted, (line, redacted)
+    assert key in redacted and "ok" in redacted
+
+
+@given(
+    st.sampled_from(["wrong password, {} locked", "refresh token; {} retries", "bad secret | {} seen"]),
+    st.from_regex(r"[a-z]{3,8}[0-9]{3,5}", fullmatch=True),
+)
+def test_prose_after_a_secret_word_and_a_comma_is_no_cell(form: str, word: str) -> None:
+    line = form.format(word)
+    assert redact(line) == line
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["apiKey", "password", "token", "client_secret", "privateKey"]),
+    st.builds(
+        "Zq{}".format, st.text(alphabet="abcdefghjkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ", min_size=6, max_size=14)
+    ),
+    st.sampled_from(["state={}", "payload: {}", "x-config {}"]),
+    st.booleans(),
+)
+def test_base64_of_text_without_a_digit_is_still_decoded(key: str, secret: str, form: str, urlsafe: bool) -> None:
+    """The secret (letters only) and its base64 may hold no digit: ``{"apiKey": "Zq…"}`` encodes as
+    ``eyJhcGlLZXki…``."""
+    raw = json.dumps({key: secret}).encode()
+    token = base64.urlsafe_b64encode(raw).decode().rstrip("=") if urlsafe else base64.b64encode(raw).decode()
+    line = form.format(token)
+    assert token not in redact(line)
+
+
+@given(st.from_regex(r"(?:[A-Z][a-z]{2,9}){2,5}", fullmatch=True))
+def test_a_class_name_is_no_base64(name: str) -> None:
+    line = f"at com.shop.{name}.run(Api.java:42)"
+    assert redact(line) == line

@@ -778,7 +778,7 @@ def _continued(text: str, end: int) -> tuple[int, int] | None:
 
 #: A key named in prose before its value: blanks, or a word saying what it is ("the password is
 #: …", 密码是…, "token set to …"; ``vocabulary.yaml`` ``spoken``), then one word.
-_SPOKEN_SEP = r"(?P<sep>[ \t\u3000]*(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*)?)"
+_SPOKEN_SEP = r"(?P<sep>[ \t\u3000]*(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*|(?P<cell>[,|;])[ \t\u3000]*)?)"
 _SPOKEN = re.compile(_KEY_LAST_WORD + r"(?P<close>)" + _SPOKEN_SEP + r"[\"'`(\[<]?(?P<bare>[!-~]+)")
 #: A value told from a word by its shape: six or more characters and a digit (hunter2x,
 #: Zq8vK2mN, 483920): "password expired", "token bucket 100", "密码错误 3 次" stay as written.
@@ -797,11 +797,17 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
     if not sep or (sep[0].isascii() and _is_word(sep[0])):
         return None  # "passwordless", "tokenizer": one word, no value
     begin = found.start("close") - len(key)
+    if (cell := found.group("cell")) is not None and not _whole_cell(text, begin, cell):
+        return None  # "wrong password, user12345 locked": prose, not a table's cells
     if key.startswith((".", "-")) or (
         begin > 0 and (text[begin - 1] == "\\" or (text[begin - 1] == "/" and _in_path(text, begin - 1)))
     ):
         return None  # a file's name (/etc/nginx/.htpasswd), no key
     start, end = found.span("bare")
+    if cell is not None and (next_cell := text.find(cell, start, end)) >= 0:
+        end = next_cell  # the row's next cell
+    if cell is not None and _TIMELIKE.fullmatch(text, start, end):
+        return None  # "UserController.getToken,1674984606403928526": a span's time, an id or a count
     while end > start and text[end - 1] in _SPOKEN_END:
         end -= 1
     value = text[start:end]
@@ -830,6 +836,15 @@ def _in_path(text: str, slash: int) -> bool:
     while head > 0 and not text[head - 1].isspace() and text[head - 1] not in "\"'`=" and slash - head < 64:
         head -= 1
     return _PATH_HEAD.fullmatch(text, head, slash) is not None and not text[head:slash].isalnum()
+
+
+def _whole_cell(text: str, begin: int, cell: str) -> bool:
+    """Is the key at ``begin`` a whole cell of a row whose cells ``cell`` parts (``2026-07-07,password,
+    …``, ``| password | … |``): the line starts, or the same sign stands, before it (blanks aside)?"""
+    at = begin
+    while at > 0 and text[at - 1] in " \t\u3000":
+        at -= 1
+    return at == 0 or text[at - 1] in ("\n", cell)
 
 
 def _after_user(text: str, begin: int) -> bool:
@@ -1255,7 +1270,8 @@ class _CommandRule(_Rule):
                 for client in _clients().get(word.group(), ()):
                     after = _command_end(low, word.start(), client.words)
                     if after is not None:
-                        yield from _option_values(text, after, client)
+                        for start, end, kind in _option_values(text, after, client):
+                            yield start, _bare_end(text, start, end), kind  # "-u a0，请检查": no Chinese comma
                         break
 
 
@@ -1364,7 +1380,8 @@ def _credential_values(
                 elif len(option) == 2 and option[0] == "-" and len(word) > 2 and word.startswith(option):
                     yield a + 2, b  # -Ualice%pw
         return
-    positional = [span for span, word in zip(arguments, words, strict=True) if not word.startswith("-")]
+    # a lone "-" is an argument (standard input: "vault login -"), not an option
+    positional = [span for span, word in zip(arguments, words, strict=True) if word == "-" or not word.startswith("-")]
     if credential.argument == "any":
         yield from positional
     elif credential.argument == "last":
@@ -1401,7 +1418,9 @@ def _secret_of(text: str, start: int, end: int, credential: Credential) -> tuple
     separator = credential.separator
     if separator is None:
         # key=value (vault login username=…) is an assignment: a secret key's value goes by its key
-        return None if _ASSIGNMENT.match(text, start, end) else _unquoted(text, start, end)
+        if _ASSIGNMENT.match(text, start, end) or text[start:end] == "-":
+            return None  # or the secret comes from standard input
+        return _unquoted(text, start, end)
     at = start
     while True:
         at = text.find(separator, at, end)
@@ -1480,13 +1499,20 @@ def _key_before(text: str, at: int) -> str | None:
     return text[i:end] if i < end else None
 
 
+#: The base64 digits a group of four starts with when its first byte is ASCII (below 0x80): a
+#: token encoding ASCII text ({"apiKey": …} is eyJhcGlLZXki…) starts every group with one, though
+#: it may hold no digit.
+_SEXTETS_OF_ASCII = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef")
+
+
 class _ValueRule(_Rule):
     """Values found by what they are, not by their key: tokens of the base64 alphabet (16+
     characters) with upper and lower case and digits (random keys and base64 of text have all
     three; words, ClassNames, paths, hex ids and pod names do not).
 
     - encoded: a token whose base64-decoded text holds a secret (``cGFzc3dvcmQ9aHVudGVyMg==``
-      is ``password=hunter2``) goes whole, as the kind found inside;
+      is ``password=hunter2``) goes whole, as the kind found inside — a token without digits too
+      when each group of four starts as ASCII text's do (``_SEXTETS_OF_ASCII``);
     - detect-secrets' Base64 high-entropy detector: a token of 20+ above the plugin's limit
       (4.5 bits a character: a PEM body line, a random API key), unless its key names an
       identifier (``trace_id=``, ``etag:``)."""
@@ -1494,8 +1520,11 @@ class _ValueRule(_Rule):
     def spans(self, text: str, _low: str) -> Iterator[tuple[int, int, str]]:
         for found in self.pattern.finditer(text):
             token = found.group().rstrip("=")
-            if token.lower() == token or token.upper() == token or _DIGIT.search(token) is None:
+            if token.lower() == token or token.upper() == token:
                 continue
+            digits = _DIGIT.search(token) is not None
+            if not digits and not _SEXTETS_OF_ASCII.issuperset(token[::4]):
+                continue  # a word or a ClassName: no digit, and it encodes no ASCII text
             start = found.start()
             if start > 0 and text[start - 1] == "\\" and (escape := _ESCAPE_HEAD.match(text, start)) is not None:
                 start = escape.end()  # "\u8bc1a02…": the escape stays whole, its JSON still parses
@@ -1506,7 +1535,8 @@ class _ValueRule(_Rule):
                     yield start, found.end(), inner[0]
                     continue
             if (
-                len(token) >= 20
+                digits
+                and len(token) >= 20
                 and not _UUIDISH.fullmatch(token)
                 and _BASE64_PLUGIN.calculate_shannon_entropy(token) >= _BASE64_PLUGIN.entropy_limit
             ):
