@@ -321,3 +321,82 @@ def test_base64_of_text_without_a_digit_is_still_decoded(key: str, secret: str, 
 def test_a_class_name_is_no_base64(name: str) -> None:
     line = f"at com.shop.{name}.run(Api.java:42)"
     assert redact(line) == line
+
+
+# -- a service's token prefix; a webhook's path ----------------------------------------------------
+
+token_bodies = st.builds(
+    lambda head, digit, tail: head + digit + tail,
+    st.text(alphabet="abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ_-", min_size=8, max_size=30),
+    st.sampled_from("0123456789"),
+    st.text(alphabet="abcdef0123456789ABCDEF", min_size=8, max_size=40),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(vocabulary().token_prefixes), token_bodies, prefixes, st.sampled_from(["", " ok", '"}', ","]))
+def test_a_token_written_with_its_services_prefix_goes_whatever_its_key(
+    prefix: str, body: str, before: str, after: str
+) -> None:
+    token = prefix + body
+    line = f"{before}using {token}{after}"
+    redacted = redact(line)
+    assert body not in redacted, (line, redacted)
+    assert redacted.startswith(before) and redacted.endswith(after)
+
+
+@given(
+    st.sampled_from(vocabulary().token_prefixes),
+    st.from_regex(r"[a-z]+(?:_[a-z]+){3,5}", fullmatch=True),
+)
+def test_a_word_starting_like_a_prefix_without_a_digit_stays(prefix: str, words: str) -> None:
+    """A name that starts like a prefix (``pscale_tkn_rotation_job``): no digit, no token."""
+    line = f"run {prefix}{words} now"
+    assert redact(line) == line
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(vocabulary().path_keys),
+    st.sampled_from(["https://open.feishu.cn/open-apis/bot/v2", "https://chat.example.com/api", "POST /v1"]),
+    st.uuids().map(str) | token_bodies,
+)
+def test_a_webhooks_path_after_its_word_is_a_credential(word: str, base: str, secret: str) -> None:
+    line = f"deliver to {base}/{word}/{secret} failed: 429"
+    redacted = redact(line)
+    assert secret not in redacted and redacted.endswith("failed: 429"), (line, redacted)
+
+
+@given(
+    st.sampled_from(vocabulary().path_keys),
+    st.sampled_from(["github", "getting-started", "12345", "list", "payment-service"]),
+)
+def test_a_path_segment_no_secret_is_shaped_like_stays(word: str, segment: str) -> None:
+    line = f"GET /api/{word}/{segment} 200"
+    assert redact(line) == line
+
+
+# -- a JWT cut into lines ---------------------------------------------------------------------------
+
+
+@st.composite
+def jwts(draw: st.DrawFn) -> str:
+    """A JWT: base64url JSON header and payload, a random signature."""
+
+    def part(value: object) -> str:
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).decode().rstrip("=")
+
+    header = {"alg": draw(st.sampled_from(["HS256", "RS256", "ES256"])), "typ": "JWT"}
+    payload = {"sub": draw(users), "iat": draw(st.integers(10**9, 2 * 10**9))}
+    signature = base64.urlsafe_b64encode(draw(st.binary(min_size=32, max_size=64))).decode().rstrip("=")
+    return f"{part(header)}.{part(payload)}.{signature}"
+
+
+@settings(max_examples=150, deadline=None)
+@given(jwts(), st.integers(16, 80), st.sampled_from(["\n", "\n  ", "\\\n", "\r\n", "\n\t"]))
+def test_a_jwt_cut_into_lines_loses_every_piece(token: str, width: int, wrap: str) -> None:
+    pieces = [token[i : i + width] for i in range(0, len(token), width)]
+    text = "Authorization token:" + wrap + wrap.join(pieces) + "\nnext line ok"
+    redacted = redact(text)
+    assert not [p for p in pieces if len(p) > 3 and p in redacted], redacted
+    assert redacted.count("\n") == text.count("\n") and redacted.endswith("next line ok")

@@ -467,6 +467,55 @@ _QUERY = _QueryRule(
     prefilter=True,
 )
 
+#: A token a service writes with its prefix (``vocabulary.yaml`` ``token_prefixes``: dop_v1_, xapp-,
+#: hvs. …): sixteen or more token characters after it, a digit among them.
+_TOKEN_BODY = re.compile(r"(?=[A-Za-z0-9_.-]{0,200}?[0-9])[A-Za-z0-9_.-]{16,}")
+
+
+class _PrefixedTokenRule(_Rule):
+    """Each prefix found with ``str.find`` (no regex over the text), its body matched there."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for prefix in vocabulary().token_prefixes:
+            for at in _find_all(text, prefix):
+                body = _TOKEN_BODY.match(text, at + len(prefix))
+                if body is not None and not (at > 0 and _is_word(text[at - 1])):
+                    yield at, body.end(), "token"
+
+
+_PREFIXED_TOKEN = _PrefixedTokenRule(
+    "token", re.compile(""), literals=tuple(sorted({p.lower() for p in vocabulary().token_prefixes})), prefilter=True
+)
+#: A secret-naming path word (``vocabulary.yaml`` ``path_keys``) and the path after it.
+_PATH_AFTER_KEY = re.compile(
+    r"/(?:" + "|".join(re.escape(w.lower()) for w in vocabulary().path_keys) + r")/(?P<rest>[^?#\s\"'<>]{8,512})"
+)
+_PATH_SEGMENT = re.compile(r"[^/]+")
+_SEGMENT_SECRET = re.compile(r"(?=[^0-9]*[0-9])(?=.*[a-z]).{8,}|.{16,}", re.IGNORECASE)
+
+
+class _PathRule(_Rule):
+    """A URL path's segments after a word naming a credential (a chat webhook's id and token:
+    ``/open-apis/bot/v2/hook/<uuid>``, ``/api/webhooks/<id>/<token>``): each shaped like a
+    secret goes — letters with a digit among eight or more, or sixteen or more — and ids of
+    digits only stay."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(low):
+            for segment in _PATH_SEGMENT.finditer(low, *found.span("rest")):
+                value = segment.group()
+                if not value.isdigit() and _SEGMENT_SECRET.fullmatch(value) and not value.startswith("[redacted:"):
+                    yield segment.start(), segment.end(), "token"
+
+
+_PATH_SECRET = _PathRule(
+    "token",
+    _PATH_AFTER_KEY,
+    literals=tuple(f"/{w.lower()}/" for w in vocabulary().path_keys),
+    lower=True,
+    prefilter=True,
+)
+
 # Up to the last "@" before the host: an unencoded "@" inside a password stays covered.
 _URL_PASSWORD = _Rule(
     "password",
@@ -499,6 +548,32 @@ _JWT = _Rule(
     word_start=True,
     classify=_jwt,
 )
+
+
+#: A JWT a terminal, a mail or a log wrapper cut into lines: its first line ends the line, the
+#: lines after it are token characters alone (indented, or after a backslash continuation).
+_JWT_WRAPPED = re.compile(
+    r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?(?:[ \t]*\\?\r?\n[ \t]*[A-Za-z0-9_.-]+(?=[ \t]*(?:\\?\r?\n|$)))+"
+)
+_WRAPPED_PIECE = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+class _WrappedJwtRule(_Rule):
+    """A JWT cut into lines (``_JWT_WRAPPED``): when the pieces joined are one (a header and a
+    payload of base64url JSON, a signature), each piece goes as its own marker, so the lines stay
+    lines."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(text):
+            if found.start() > 0 and _is_word(text[found.start() - 1]):
+                continue
+            pieces = list(_WRAPPED_PIECE.finditer(text, *found.span()))
+            if JwtTokenDetector.is_formally_valid("".join(piece.group() for piece in pieces)):
+                for piece in pieces:
+                    yield *piece.span(), "jwt"
+
+
+_JWT_LINES = _WrappedJwtRule("jwt", _JWT_WRAPPED, literals=("eyj",))
 
 
 def _sas(found: re.Match[str], text: str) -> str | None:
@@ -2031,10 +2106,13 @@ _BUILTIN: tuple[_Rule, ...] = (
     _XML,
     _ENTRIES,
     _JWT,
+    _JWT_LINES,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
     _OPENAI,
+    _PREFIXED_TOKEN,
     _URL_PASSWORD,
+    _PATH_SECRET,
     _QUERY,
     _JDBC_ORACLE,
     _COMMAND_USER,

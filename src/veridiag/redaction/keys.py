@@ -123,6 +123,8 @@ class Vocabulary(WordModel):
     query_keys: list[Word]
     not_alone: list[Word]
     glued_words: list[Word]
+    token_prefixes: list[Word]
+    path_keys: list[Word]
     hex_keys: list[Word]
     identifier_keys: list[Word]
     entry_names: list[Word]
