@@ -400,3 +400,34 @@ def test_a_jwt_cut_into_lines_loses_every_piece(token: str, width: int, wrap: st
     redacted = redact(text)
     assert not [p for p in pieces if len(p) > 3 and p in redacted], redacted
     assert redacted.count("\n") == text.count("\n") and redacted.endswith("next line ok")
+
+
+# -- whose secret it is, between its name and its value -------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["password", "Password", "token", "API key", "secret", "passphrase"]),
+    st.tuples(st.sampled_from(["for {}", "for user {}", "for '{}'", "for account {}"]), users),
+    st.sampled_from([": ", ":", " = ", " is ", "："]),
+    passwords.filter(lambda s: s[-1] not in "!#^*_+~"),
+    prefixes,
+)
+def test_a_secret_named_for_its_account_loses_its_value(
+    key: str, whose: tuple[str, str], sign: str, secret: str, prefix: str
+) -> None:
+    account, user = whose
+    line = f"{prefix}Enter {key} {account.format(user)}{sign}{secret}"
+    redacted = redact(line)
+    assert secret not in redacted, (line, redacted)
+
+
+@given(
+    st.sampled_from(
+        ["password for {} expired", "token for {} issued", "password for {}: changed", "secret for {}: 12"]
+    ),
+    users,
+)
+def test_a_report_about_an_accounts_secret_keeps_its_words(form: str, user: str) -> None:
+    line = form.format(user)
+    assert redact(line) == line

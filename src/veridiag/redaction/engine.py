@@ -853,7 +853,12 @@ def _continued(text: str, end: int) -> tuple[int, int] | None:
 
 #: A key named in prose before its value: blanks, or a word saying what it is ("the password is
 #: …", 密码是…, "token set to …"; ``vocabulary.yaml`` ``spoken``), then one word.
-_SPOKEN_SEP = r"(?P<sep>[ \t\u3000]*(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*|(?P<cell>[,|;])[ \t\u3000]*)?)"
+#: Whose secret it is, between its name and its value: "password for bob: …", "token for user
+#: 'ci' is …" (a prompt or a report naming the account).
+_FOR_ACCOUNT = r"(?:for[ \t]+(?:user[ \t]+|account[ \t]+)?[\"'`]?[\w.@-]{1,64}[\"'`]?[ \t]*(?:[:=：][ \t]*)?)?"
+_SPOKEN_SEP = (
+    r"(?P<sep>[ \t\u3000]*" + _FOR_ACCOUNT + r"(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*|(?P<cell>[,|;])[ \t\u3000]*)?)"
+)
 _SPOKEN = re.compile(_KEY_LAST_WORD + r"(?P<close>)" + _SPOKEN_SEP + r"[\"'`(\[<]?(?P<bare>[!-~]+)")
 #: A value told from a word by its shape: six or more characters and a digit (hunter2x,
 #: Zq8vK2mN, 483920): "password expired", "token bucket 100", "密码错误 3 次" stay as written.
