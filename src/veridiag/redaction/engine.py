@@ -75,8 +75,10 @@ from detect_secrets.plugins.stripe import StripeDetector
 from pydantic import BaseModel
 
 from veridiag.redaction.keys import (
+    MARKS,
     Credential,
     contained_kind,
+    glued_kind,
     hex_key,
     identifier_key,
     key_entries,
@@ -122,7 +124,8 @@ def _marker(kind: str) -> str:
 
 
 def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"
+    """A letter, digit or ``_``, or a mark combining with one (the vowel signs of पासवर्ड, รหัสผ่าน)."""
+    return char.isalnum() or char == "_" or (not char.isascii() and unicodedata.category(char)[0] == "M")
 
 
 @dataclass(frozen=True)
@@ -337,6 +340,87 @@ class _XmlRule(_Rule):
 _XML = _XmlRule("secret", _XML_ELEMENT, literals=("</", "/>", "value="), prefilter=True)
 
 
+def _entry_fields(words: list[str]) -> str:
+    return "|".join(re.escape(w.lower()) for w in sorted(words, key=len, reverse=True))
+
+
+_ENTRY_NAME = _entry_fields(vocabulary().entry_names)
+_ENTRY_VALUE = _entry_fields(vocabulary().entry_values)
+#: A quoted field and its quoted string (JSON, a Python or JavaScript literal), read lower-cased.
+_FIELD = (
+    r"(?P<{q}>[\"'])(?:{fields})(?P={q})[ \t]*[:=][ \t]*"
+    r"(?P<{s}>[\"'])(?P<{v}>(?:\\.|(?!(?P={s}))[^\\\n]){{1,4096}})(?P={s})"
+)
+#: One object's name field then its value field, or the other way round; no brace between.
+_ENTRY = re.compile(
+    _FIELD.format(q="q1", s="s1", v="name", fields=_ENTRY_NAME)
+    + r"[^{}\n]{0,256}?"
+    + _FIELD.format(q="q2", s="s2", v="value", fields=_ENTRY_VALUE)
+    + "|"
+    + _FIELD.format(q="q3", s="s3", v="value2", fields=_ENTRY_VALUE)
+    + r"[^{}\n]{0,256}?"
+    + _FIELD.format(q="q4", s="s4", v="name2", fields=_ENTRY_NAME)
+)
+#: YAML: a ``name:`` line (a list item's, perhaps) and a ``value:`` line under it.
+_YAML_ENTRY = re.compile(
+    rf"^[ \t]*(?:-[ \t]+)?(?:{_ENTRY_NAME})[ \t]*:[ \t]*[\"']?(?P<name>[^\s\"'#]{{1,128}})[\"']?[ \t]*\n"
+    rf"[ \t]+(?:{_ENTRY_VALUE})[ \t]*:[ \t]*(?P<q>[\"']?)(?P<value>[^\s\"'#][^\n]{{0,4095}}?)(?P=q)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+class _EntryRule(_Rule):
+    """An entry naming its setting in one field and giving its value in another
+    (``{"name": "DB_PASSWORD", "value": "…"}``, ``- name: DB_PASS`` ⏎ ``value: …``;
+    ``vocabulary.yaml`` ``entry_names`` / ``entry_values``): the value goes when the name names a
+    secret (``_named_secret``, as an XML entry's ``key``/``value`` attributes)."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        seen: set[tuple[int, int]] = set()
+        for anchor in self.literals:  # read only around a value field: '"value"', "'value'", 'value:'
+            for tail in _find_all(low, anchor):
+                at = next(
+                    (
+                        tail + len(anchor) - len(w)
+                        for w in _value_fields()[anchor]
+                        if low.endswith(w, 0, tail + len(anchor))
+                    ),
+                    -1,
+                )
+                field = _VALUE_FIELD.match(low, at) if at >= 0 else None
+                if field is None or (at > 0 and _is_word(low[at - 1])):
+                    continue
+                begin, end = low.rfind("\n", 0, at) + 1, low.find("\n", at)
+                if field.group("yaml") is not None:  # YAML: the name on the line above
+                    found = _YAML_ENTRY.match(low, low.rfind("\n", 0, max(begin - 1, 0)) + 1, len(low))
+                else:
+                    end = len(low) if end < 0 else end
+                    found = _ENTRY.search(low, max(begin, at - 512), min(end, at + 4400))
+                if found is None or found.span() in seen:
+                    continue
+                seen.add(found.span())
+                named = "name" if found.group("name") is not None else "name2"
+                value = "value" if found.group("value") is not None else "value2"
+                yield from _XmlRule._value(text, found.span(value), text[slice(*found.span(named))])
+
+
+#: A value field's name, quoted or before a YAML colon.
+_VALUE_FIELD = re.compile(rf"(?:{_ENTRY_VALUE})(?:[\"']|(?P<yaml>[ \t]*:))")
+
+
+@cache
+def _value_fields() -> dict[str, tuple[str, ...]]:
+    """The value fields by their last five letters (``value`` of ``parametervalue``): one
+    ``str.find`` for the fields sharing them, longest first."""
+    fields: dict[str, list[str]] = {}
+    for word in sorted((w.lower() for w in vocabulary().entry_values), key=len, reverse=True):
+        fields.setdefault(word[-5:], []).append(word)
+    return {tail: tuple(words) for tail, words in fields.items()}
+
+
+_ENTRIES = _EntryRule("secret", _ENTRY, literals=tuple(_value_fields()))
+
+
 def _bearer(found: re.Match[str], _text: str) -> str | None:
     """ "Bearer token expired" names no token; real ones carry digits."""
     return "bearer-token" if any(c.isdigit() for c in found.group("value")) else None
@@ -383,10 +467,60 @@ _QUERY = _QueryRule(
     prefilter=True,
 )
 
+#: A token a service writes with its prefix (``vocabulary.yaml`` ``token_prefixes``: dop_v1_, xapp-,
+#: hvs. …): sixteen or more token characters after it, a digit among them.
+_TOKEN_BODY = re.compile(r"(?=[A-Za-z0-9_.-]{0,200}?[0-9])[A-Za-z0-9_.-]{16,}")
+
+
+class _PrefixedTokenRule(_Rule):
+    """Each prefix found with ``str.find`` (no regex over the text), its body matched there."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for prefix in vocabulary().token_prefixes:
+            for at in _find_all(text, prefix):
+                body = _TOKEN_BODY.match(text, at + len(prefix))
+                if body is not None and not (at > 0 and _is_word(text[at - 1])):
+                    yield at, body.end(), "token"
+
+
+_PREFIXED_TOKEN = _PrefixedTokenRule(
+    "token", re.compile(""), literals=tuple(sorted({p.lower() for p in vocabulary().token_prefixes})), prefilter=True
+)
+#: A secret-naming path word (``vocabulary.yaml`` ``path_keys``) and the path after it.
+_PATH_AFTER_KEY = re.compile(
+    r"/(?:" + "|".join(re.escape(w.lower()) for w in vocabulary().path_keys) + r")/(?P<rest>[^?#\s\"'<>]{8,512})"
+)
+_PATH_SEGMENT = re.compile(r"[^/]+")
+_SEGMENT_SECRET = re.compile(r"(?=[^0-9]*[0-9])(?=.*[a-z]).{8,}|.{16,}", re.IGNORECASE)
+
+
+class _PathRule(_Rule):
+    """A URL path's segments after a word naming a credential (a chat webhook's id and token:
+    ``/open-apis/bot/v2/hook/<uuid>``, ``/api/webhooks/<id>/<token>``): each shaped like a
+    secret goes — letters with a digit among eight or more, or sixteen or more — and ids of
+    digits only stay."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(low):
+            for segment in _PATH_SEGMENT.finditer(low, *found.span("rest")):
+                value = segment.group()
+                if not value.isdigit() and _SEGMENT_SECRET.fullmatch(value) and not value.startswith("[redacted:"):
+                    yield segment.start(), segment.end(), "token"
+
+
+_PATH_SECRET = _PathRule(
+    "token",
+    _PATH_AFTER_KEY,
+    literals=tuple(f"/{w.lower()}/" for w in vocabulary().path_keys),
+    lower=True,
+    prefilter=True,
+)
+
 # Up to the last "@" before the host: an unencoded "@" inside a password stays covered.
 _URL_PASSWORD = _Rule(
     "password",
-    re.compile(r"://[^\s/?#@:\"'<>]*:(?P<value>[^\s/?#\"'<>]+)@"),
+    # a user may hold an "@" (smtp://postmaster@example.com:…@mail…): the secret ends at the last one
+    re.compile(r"://[^\s/?#:\"'<>]*:(?P<value>[^\s/?#\"'<>]+)@"),
     group="value",
     literals=("://",),
 )
@@ -414,6 +548,32 @@ _JWT = _Rule(
     word_start=True,
     classify=_jwt,
 )
+
+
+#: A JWT a terminal, a mail or a log wrapper cut into lines: its first line ends the line, the
+#: lines after it are token characters alone (indented, or after a backslash continuation).
+_JWT_WRAPPED = re.compile(
+    r"eyJ[A-Za-z0-9_-]{8,}(?:\.[A-Za-z0-9_-]*)?(?:[ \t]*\\?\r?\n[ \t]*[A-Za-z0-9_.-]+(?=[ \t]*(?:\\?\r?\n|$)))+"
+)
+_WRAPPED_PIECE = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+class _WrappedJwtRule(_Rule):
+    """A JWT cut into lines (``_JWT_WRAPPED``): when the pieces joined are one (a header and a
+    payload of base64url JSON, a signature), each piece goes as its own marker, so the lines stay
+    lines."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for found in self.pattern.finditer(text):
+            if found.start() > 0 and _is_word(text[found.start() - 1]):
+                continue
+            pieces = list(_WRAPPED_PIECE.finditer(text, *found.span()))
+            if JwtTokenDetector.is_formally_valid("".join(piece.group() for piece in pieces)):
+                for piece in pieces:
+                    yield *piece.span(), "jwt"
+
+
+_JWT_LINES = _WrappedJwtRule("jwt", _JWT_WRAPPED, literals=("eyj",))
 
 
 def _sas(found: re.Match[str], text: str) -> str | None:
@@ -502,12 +662,37 @@ def _last_words() -> list[str]:
     return sorted(ends, key=lambda w: (-len(w), w))
 
 
+def _word_tree(words: list[str]) -> str:
+    """``words`` as one pattern, a tree of their common prefixes (the longer continuation first at
+    each branch, so "password" is tried before "pass"): at a place, the regex engine tries one
+    branch per next character instead of every word in turn. A sigma matches either form
+    (``str.lower`` writes a final one as σ before ``:`` and a letter)."""
+    tree: dict[str, Any] = {}
+    for word in words:
+        node = tree
+        for char in word.replace("ς", "σ"):
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def pattern(node: dict[str, Any]) -> str:
+        branches = [
+            ("[σς]" if char == "σ" else re.escape(char)) + pattern(child)
+            for char, child in sorted(node.items())
+            if char
+        ]
+        if "" in node:
+            branches.append("")
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return pattern(tree)
+
+
 #: Where a key's last word can start: one ``str.find`` each (four letters, or one Han character).
 _KEY_ANCHORS = tuple(sorted({w[:4] if w[0].isascii() else w[0] for w in _last_words()}))
+_ASCII_KEY_ANCHORS = tuple(a for a in _KEY_ANCHORS if a.isascii())
 _KEY_LAST_WORD = (
-    "(?:"
-    + "|".join(re.escape(w) for w in _last_words())
-    + ")(?:[_.-]?(?:"
+    _word_tree(_last_words())
+    + "(?:[_.-]?(?:"
     + "|".join(re.escape(w) for w in vocabulary().encodings)
     # or a short word mixing ASCII with Greek or Cyrillic letters (the scripts with Latin look-
     # alikes): an encoding word spelt with one ("гасло_bаse64", "гаслоEnс": Cyrillic а, с), which
@@ -516,9 +701,11 @@ _KEY_LAST_WORD = (
 )
 #: A key's last word followed by other words of the key (``password_hash``, ``password_хеш``,
 #: ``password_min_length``), fewest first: ``keys.contained_kind`` decides what they name.
-_KEY_WORD_TAIL = "(?:" + "|".join(re.escape(w) for w in _last_words()) + r")(?:[_.-]?[^\W_]{1,24}){0,3}?"
+_KEY_WORD_TAIL = _word_tree(_last_words()) + r"(?:[_.-]?[^\W_]{1,24}){0,3}?"
 #: Words between a key and its sign that say what follows ("password is: …", 密码是：…).
-_SPOKEN_WORDS = "|".join(re.escape(w) for w in sorted(vocabulary().spoken, key=len, reverse=True))
+_SPOKEN_WORDS = "|".join(
+    r"[ \t\u3000]+".join(map(re.escape, w.split())) for w in sorted(vocabulary().spoken, key=len, reverse=True)
+)
 #: What follows a key: its closing quotes, the assignment (an arrow, or a spoken word before the
 #: sign, too), a YAML tag (``!!binary``, ``!secret``: how the value is written, not the value),
 #: then the value, quoted, braced (an ODBC connection string's ``PWD={p@ss;word}``, ``}}`` an
@@ -558,7 +745,8 @@ def _key_start(text: str, end: int) -> int:
 def _key_starts(low: str) -> list[int]:
     """Where a secret key's last word may start in ``low``: one scan shared by the rules that
     read keys (the same lower-cased string is passed to each)."""
-    return sorted({i for anchor in _KEY_ANCHORS for i in _find_all(low, anchor)})  # callers only read it
+    anchors = _ASCII_KEY_ANCHORS if low.isascii() else _KEY_ANCHORS  # an ASCII text holds no other
+    return sorted({i for anchor in anchors for i in _find_all(low, anchor)})  # callers only read it
 
 
 @dataclass(frozen=True)
@@ -585,6 +773,8 @@ class _KeyValueRule(_Rule):
             kind, shaped = _kind_and_shape(key, spoken=read is _spoken_value)
             if kind is None and read is _spoken_value and (named := _two_word_key(text, at, key)) is not None:
                 key, kind, shaped = named, key_kind(named), None  # "my api key is …": a key of two words
+            if kind is None and read is _spoken_value and _after_user(text, found.start("close") - len(key)):
+                kind = glued_kind(key)  # "admin/pass S3cret": a user's secret, though "pass" alone is none
             if kind is None:
                 continue
             span = read(text, low, found, key)
@@ -605,6 +795,9 @@ def _shaped_credential(value: str) -> bool:
 
 #: Digits with a clock's, a date's or a number's punctuation: a time, a count, a version.
 _TIMELIKE = re.compile(r"[\d:.,\-/+TZtz ]+")
+#: A release as software writes it: ``v1.2.3``, ``2.1.0-rc1``, ``V6.2.7+build.5`` (dotted numbers
+#: and a pre-release or build tag); never a secret's shape.
+_VERSION = re.compile(r"[vV]?\d{1,6}(?:\.\d{1,6}){1,3}(?:[-+][0-9A-Za-z]+(?:[.-][0-9A-Za-z]+)*)?")
 
 
 def _contained_secret(value: str) -> bool:
@@ -621,11 +814,13 @@ def _kind_and_shape(key: str, *, spoken: bool = False) -> tuple[str | None, Call
     with a value shaped like one (``keys.shaped_kind``, ``keys.contained_kind``); prose
     (``spoken``) reads only keys that name one whole."""
     kind = key_kind(key)
+    if kind is None and spoken and key.lower() not in vocabulary().not_alone:
+        kind = glued_kind(key)  # "rootpw Zq8vK3mW": a value shaped like one follows (``_spoken_value``)
     if kind is not None or spoken:
         return kind, None
     if (kind := shaped_kind(key)) is not None:
         return kind, _shaped_credential
-    return contained_kind(key), _contained_secret
+    return contained_kind(key) or glued_kind(key), _contained_secret
 
 
 def _named_secret(key: str, value: str) -> str | None:
@@ -658,7 +853,12 @@ def _continued(text: str, end: int) -> tuple[int, int] | None:
 
 #: A key named in prose before its value: blanks, or a word saying what it is ("the password is
 #: …", 密码是…, "token set to …"; ``vocabulary.yaml`` ``spoken``), then one word.
-_SPOKEN_SEP = r"(?P<sep>[ \t\u3000]*(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*)?)"
+#: Whose secret it is, between its name and its value: "password for bob: …", "token for user
+#: 'ci' is …" (a prompt or a report naming the account).
+_FOR_ACCOUNT = r"(?:for[ \t]+(?:user[ \t]+|account[ \t]+)?[\"'`]?[\w.@-]{1,64}[\"'`]?[ \t]*(?:[:=：][ \t]*)?)?"
+_SPOKEN_SEP = (
+    r"(?P<sep>[ \t\u3000]*" + _FOR_ACCOUNT + r"(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*|(?P<cell>[,|;])[ \t\u3000]*)?)"
+)
 _SPOKEN = re.compile(_KEY_LAST_WORD + r"(?P<close>)" + _SPOKEN_SEP + r"[\"'`(\[<]?(?P<bare>[!-~]+)")
 #: A value told from a word by its shape: six or more characters and a digit (hunter2x,
 #: Zq8vK2mN, 483920): "password expired", "token bucket 100", "密码错误 3 次" stay as written.
@@ -677,9 +877,17 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
     if not sep or (sep[0].isascii() and _is_word(sep[0])):
         return None  # "passwordless", "tokenizer": one word, no value
     begin = found.start("close") - len(key)
-    if key.startswith((".", "-")) or (begin > 0 and text[begin - 1] in "/\\"):
+    if (cell := found.group("cell")) is not None and not _whole_cell(text, begin, cell):
+        return None  # "wrong password, user12345 locked": prose, not a table's cells
+    if key.startswith((".", "-")) or (
+        begin > 0 and (text[begin - 1] == "\\" or (text[begin - 1] == "/" and _in_path(text, begin - 1)))
+    ):
         return None  # a file's name (/etc/nginx/.htpasswd), no key
     start, end = found.span("bare")
+    if cell is not None and (next_cell := text.find(cell, start, end)) >= 0:
+        end = next_cell  # the row's next cell
+    if cell is not None and _TIMELIKE.fullmatch(text, start, end):
+        return None  # "UserController.getToken,1674984606403928526": a span's time, an id or a count
     while end > start and text[end - 1] in _SPOKEN_END:
         end -= 1
     value = text[start:end]
@@ -689,10 +897,39 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
         or _NEXT_FIELD.match(value)
         or value.lower().startswith("[redacted:")
         or value[0] in "-=:>\\"  # a sign or an escape: an assignment the key rule reads (decoded)
+        or _VERSION.fullmatch(value)  # "token v1.2.3": a release, no secret
         or _measured(text, start)  # "getToken 12.5ms": a span's time in a trace, no token
     ):
         return None
     return start, end
+
+
+#: A word before a slash that makes what follows a file's name: a directory (``/etc``, ``~``, ``./``,
+#: ``C:``) or a path already (``usr/bin``).
+_PATH_HEAD = re.compile(r"[^\s\"'`=]*[/\\.~:][^\s\"'`=]*|")
+
+
+def _in_path(text: str, slash: int) -> bool:
+    """Is the slash at ``slash`` a path's (``/etc/passwd``, ``usr/bin/passwd``), not one between a
+    user and the secret word after it (``admin/pw S3cret``, ``root/password …``)?"""
+    head = slash
+    while head > 0 and not text[head - 1].isspace() and text[head - 1] not in "\"'`=" and slash - head < 64:
+        head -= 1
+    return _PATH_HEAD.fullmatch(text, head, slash) is not None and not text[head:slash].isalnum()
+
+
+def _whole_cell(text: str, begin: int, cell: str) -> bool:
+    """Is the key at ``begin`` a whole cell of a row whose cells ``cell`` parts (``2026-07-07,password,
+    …``, ``| password | … |``): the line starts, or the same sign stands, before it (blanks aside)?"""
+    at = begin
+    while at > 0 and text[at - 1] in " \t\u3000":
+        at -= 1
+    return at == 0 or text[at - 1] in ("\n", cell)
+
+
+def _after_user(text: str, begin: int) -> bool:
+    """Does a user and a slash stand before the key at ``begin`` (``admin/pass``), not a path?"""
+    return begin > 0 and text[begin - 1] == "/" and not _in_path(text, begin - 1)
 
 
 def _measured(text: str, start: int) -> bool:
@@ -795,6 +1032,12 @@ _INNER_BREAK = "[ \t\u3000_.\\-\u00b7\u00ad\u2010-\u2015\u2027\u2219\u30fb\u200b
 #: before it, with a letter or digit before the break (reversed, all after it). Reversed, the
 #: search starts at the assignment signs, which a line has few of.
 _SPLIT_TAIL = re.compile(r"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{0,2}(?P<tail>[^\W\d_]{1,12})" + _INNER_BREAK + r"+[^\W_]")
+#: The same for text outside ASCII: a combining mark is part of its word (पा सवर्ड).
+_SPLIT_TAIL_MARKED = re.compile(
+    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>(?:[^\W\d_]|[{MARKS}]){{1,12}})"
+    + _INNER_BREAK
+    + rf"+(?:[^\W_]|[{MARKS}])"
+)
 
 
 @cache
@@ -814,10 +1057,12 @@ class _SplitKeyRule(_Rule):
         size = len(low)
         tails = _tails()
         markers = [m.span() for m in MARKER_PATTERN.finditer(text)] if "[redacted:" in low else []
-        for found in self.pattern.finditer(low[::-1]):
+        for found in (self.pattern if low.isascii() else _SPLIT_TAIL_MARKED).finditer(low[::-1]):
             tail = found.group("tail")[::-1]
             end = size - found.start("tail")  # where the key ends in ``text``
-            if tail not in tails or any(a < end <= b for a, b in markers):
+            if (tail if tail.isascii() else tail.replace("ς", "σ")) not in tails or any(
+                a < end <= b for a, b in markers
+            ):
                 continue  # a marker's kind ("[REDACTED:secret-key]") names no key
             start = end - len(tail)
             pieces = [text[start:end]]
@@ -826,7 +1071,7 @@ class _SplitKeyRule(_Rule):
                 while before > 0 and _INNER_BREAK_CHAR.fullmatch(text[before - 1]):
                     before -= 1
                 piece = before
-                while piece > 0 and text[piece - 1].isalnum() and before - piece < 32:
+                while piece > 0 and _is_word(text[piece - 1]) and text[piece - 1] != "_" and before - piece < 32:
                     piece -= 1
                 if before in (piece, start):
                     break
@@ -1024,8 +1269,11 @@ _COMMAND_SHORT_OPTION = _ShortOptionRule(
 )
 
 
-def _compared_kind(found: re.Match[str], _text: str) -> str | None:
-    return key_kind(found.group("key"))
+def _compared_kind(found: re.Match[str], text: str) -> str | None:
+    end = found.end("key")
+    while end < len(text) and _is_word(text[end]):
+        end += 1  # a combining mark ends ``\w``, not the word (पासवर्ड)
+    return key_kind(text[found.start("key") : end])
 
 
 #: A quoted value compared with a key naming a secret, value first (``"…" == password``).
@@ -1102,7 +1350,8 @@ class _CommandRule(_Rule):
                 for client in _clients().get(word.group(), ()):
                     after = _command_end(low, word.start(), client.words)
                     if after is not None:
-                        yield from _option_values(text, after, client)
+                        for start, end, kind in _option_values(text, after, client):
+                            yield start, _bare_end(text, start, end), kind  # "-u a0，请检查": no Chinese comma
                         break
 
 
@@ -1211,7 +1460,8 @@ def _credential_values(
                 elif len(option) == 2 and option[0] == "-" and len(word) > 2 and word.startswith(option):
                     yield a + 2, b  # -Ualice%pw
         return
-    positional = [span for span, word in zip(arguments, words, strict=True) if not word.startswith("-")]
+    # a lone "-" is an argument (standard input: "vault login -"), not an option
+    positional = [span for span, word in zip(arguments, words, strict=True) if word == "-" or not word.startswith("-")]
     if credential.argument == "any":
         yield from positional
     elif credential.argument == "last":
@@ -1248,7 +1498,9 @@ def _secret_of(text: str, start: int, end: int, credential: Credential) -> tuple
     separator = credential.separator
     if separator is None:
         # key=value (vault login username=…) is an assignment: a secret key's value goes by its key
-        return None if _ASSIGNMENT.match(text, start, end) else _unquoted(text, start, end)
+        if _ASSIGNMENT.match(text, start, end) or text[start:end] == "-":
+            return None  # or the secret comes from standard input
+        return _unquoted(text, start, end)
     at = start
     while True:
         at = text.find(separator, at, end)
@@ -1327,13 +1579,20 @@ def _key_before(text: str, at: int) -> str | None:
     return text[i:end] if i < end else None
 
 
+#: The base64 digits a group of four starts with when its first byte is ASCII (below 0x80): a
+#: token encoding ASCII text ({"apiKey": …} is eyJhcGlLZXki…) starts every group with one, though
+#: it may hold no digit.
+_SEXTETS_OF_ASCII = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef")
+
+
 class _ValueRule(_Rule):
     """Values found by what they are, not by their key: tokens of the base64 alphabet (16+
     characters) with upper and lower case and digits (random keys and base64 of text have all
     three; words, ClassNames, paths, hex ids and pod names do not).
 
     - encoded: a token whose base64-decoded text holds a secret (``cGFzc3dvcmQ9aHVudGVyMg==``
-      is ``password=hunter2``) goes whole, as the kind found inside;
+      is ``password=hunter2``) goes whole, as the kind found inside — a token without digits too
+      when each group of four starts as ASCII text's do (``_SEXTETS_OF_ASCII``);
     - detect-secrets' Base64 high-entropy detector: a token of 20+ above the plugin's limit
       (4.5 bits a character: a PEM body line, a random API key), unless its key names an
       identifier (``trace_id=``, ``etag:``)."""
@@ -1341,8 +1600,11 @@ class _ValueRule(_Rule):
     def spans(self, text: str, _low: str) -> Iterator[tuple[int, int, str]]:
         for found in self.pattern.finditer(text):
             token = found.group().rstrip("=")
-            if token.lower() == token or token.upper() == token or _DIGIT.search(token) is None:
+            if token.lower() == token or token.upper() == token:
                 continue
+            digits = _DIGIT.search(token) is not None
+            if not digits and not _SEXTETS_OF_ASCII.issuperset(token[::4]):
+                continue  # a word or a ClassName: no digit, and it encodes no ASCII text
             start = found.start()
             if start > 0 and text[start - 1] == "\\" and (escape := _ESCAPE_HEAD.match(text, start)) is not None:
                 start = escape.end()  # "\u8bc1a02…": the escape stays whole, its JSON still parses
@@ -1353,7 +1615,8 @@ class _ValueRule(_Rule):
                     yield start, found.end(), inner[0]
                     continue
             if (
-                len(token) >= 20
+                digits
+                and len(token) >= 20
                 and not _UUIDISH.fullmatch(token)
                 and _BASE64_PLUGIN.calculate_shannon_entropy(token) >= _BASE64_PLUGIN.entropy_limit
             ):
@@ -1551,6 +1814,8 @@ class _VerbRule(_Rule):
                 if not typed and not _shaped_argument(text, *arguments[-1]):
                     continue  # "auth ldap" opening a line: a word, no secret
                 span = _unquoted(text, *arguments[-1])
+                if span is not None and _VERSION.fullmatch(text, *span):
+                    continue  # "AUTH v1.2.3": a release of an auth service or plugin, no secret
                 if span is not None and not text.startswith("[REDACTED:", span[0]):
                     yield *span, "password"
 
@@ -1581,23 +1846,39 @@ _LOGIN_PAIR = re.compile(
 )
 
 
+#: A word as it is found in text: a word of several words with any blanks between them.
+_Spelling = tuple[str, "re.Pattern[str] | None"]
+
+
 @cache
-def _by_head(words: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """``words`` by their first four characters (the first, when not ASCII), longest first."""
-    heads: dict[str, list[str]] = {}
+def _by_head(words: tuple[str, ...]) -> tuple[tuple[str, tuple[_Spelling, ...]], ...]:
+    """``words`` by their first four characters (the first, when not ASCII), longest first; a word
+    of several words also by its head with a tab for the blank (``log\tin``), and read with any
+    blanks between its words (``log  in``, ``sign\t in``)."""
+    heads: dict[str, list[_Spelling]] = {}
     for word in sorted(words, key=len, reverse=True):
-        heads.setdefault(word[:4] if word[0].isascii() else word[0], []).append(word)
+        head = word[:4] if word[0].isascii() else word[0]
+        if " " not in word:
+            heads.setdefault(head, []).append((word, None))
+            continue
+        spelled = re.compile(r"[ \t]+".join(map(re.escape, word.split(" "))))
+        for variant in dict.fromkeys((head, head.replace(" ", "\t"))):
+            heads.setdefault(variant, []).append((word, spelled))
     return tuple((head, tuple(group)) for head, group in heads.items())
 
 
-def _found_words(low: str, words: tuple[str, ...]) -> Iterator[tuple[int, str]]:
-    """Where each of ``words`` starts in ``low`` (the longest of those starting alike): one
-    ``str.find`` for the words sharing a head (log in, login, logon), not one a word."""
+def _found_words(low: str, words: tuple[str, ...]) -> Iterator[tuple[int, int]]:
+    """Where each of ``words`` starts and ends in ``low`` (the longest of those starting alike):
+    one ``str.find`` for the words sharing a head (log in, login, logon), not one a word."""
     for head, group in _by_head(words):
         for at in _find_all(low, head):
-            word = next((w for w in group if low.startswith(w, at)), None)
-            if word is not None:
-                yield at, word
+            for word, spelled in group:
+                if spelled is None and low.startswith(word, at):
+                    yield at, at + len(word)
+                    break
+                if spelled is not None and (found := spelled.match(low, at)) is not None:
+                    yield at, found.end()
+                    break
 
 
 @cache
@@ -1614,11 +1895,12 @@ class _LoginRule(_Rule):
 
     def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
         words, separators = _logins()
-        for at, word in _found_words(low, words):
-            end = at + len(word)
-            if word.isascii() and ((at > 0 and _is_word(low[at - 1])) or (end < len(low) and _is_word(low[end]))):
+        for at, after in _found_words(low, words):
+            if low[at].isascii() and (
+                (at > 0 and _is_word(low[at - 1])) or (after < len(low) and _is_word(low[after]))
+            ):
                 continue
-            pair = _LOGIN_PAIR.match(text, end)
+            pair = _LOGIN_PAIR.match(text, after)
             if pair is None or pair.group("sep") not in separators:
                 continue
             start, end = pair.start("value"), _bare_end(text, *pair.span("value"))
@@ -1629,7 +1911,14 @@ class _LoginRule(_Rule):
                 yield start, end, "password"
 
 
-_LOGIN = _LoginRule("password", re.compile(""), literals=_logins()[0])
+#: Every login word, or the first word of one of several words and the blank after it (``log\tin``).
+_LOGIN = _LoginRule(
+    "password",
+    re.compile(""),
+    literals=tuple(
+        dict.fromkeys(w if " " not in w else w.split(" ")[0] + blank for w in _logins()[0] for blank in " \t")
+    ),
+)
 
 #: One argument of a call: a string literal, or anything up to the next top-level comma or
 #: parenthesis (one level of nested parentheses).
@@ -1820,11 +2109,15 @@ _BUILTIN: tuple[_Rule, ...] = (
     _AUTHORIZATION,
     _COOKIE,
     _XML,
+    _ENTRIES,
     _JWT,
+    _JWT_LINES,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
     _OPENAI,
+    _PREFIXED_TOKEN,
     _URL_PASSWORD,
+    _PATH_SECRET,
     _QUERY,
     _JDBC_ORACLE,
     _COMMAND_USER,
@@ -2090,13 +2383,14 @@ class Redactor:
         token more random."""
         if not needs_decoding(text):
             return []
+        triggers = [m.start() for m in TRIGGER.finditer(text)]
         lines: dict[int, tuple[int, str]] = {}  # by where the line begins
         end = -1
-        for trigger in TRIGGER.finditer(text):
-            if trigger.start() <= end:
+        for trigger in triggers:
+            if trigger <= end:
                 continue  # a line already taken
-            begin = text.rfind("\n", 0, trigger.start()) + 1
-            end = text.find("\n", trigger.start())
+            begin = text.rfind("\n", 0, trigger) + 1
+            end = text.find("\n", trigger)
             end = len(text) if end < 0 else end
             lines[begin] = (begin, text[begin:end])
         owners: list[int] = []
@@ -2250,8 +2544,8 @@ def _markers_in(text: str) -> list[tuple[int, int]]:
 
 
 def _has(low: str, literal: str, seen: dict[str, bool]) -> bool:
-    if literal not in seen:
-        seen[literal] = literal in low
+    if literal not in seen:  # an ASCII text holds no other literal (both answered in O(1))
+        seen[literal] = (literal.isascii() or not low.isascii()) and literal in low
     return seen[literal]
 
 

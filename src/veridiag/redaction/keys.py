@@ -24,6 +24,7 @@ from veridiag.text.cjk import HAN
 from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
 
 __all__ = [
+    "MARKS",
     "Call",
     "CommandClient",
     "Credential",
@@ -33,6 +34,7 @@ __all__ = [
     "Vocabulary",
     "contained_kind",
     "fold",
+    "glued_kind",
     "hex_key",
     "identifier_key",
     "key_entries",
@@ -120,8 +122,13 @@ class Vocabulary(WordModel):
     spoken: list[Word]
     query_keys: list[Word]
     not_alone: list[Word]
+    glued_words: list[Word]
+    token_prefixes: list[Word]
+    path_keys: list[Word]
     hex_keys: list[Word]
     identifier_keys: list[Word]
+    entry_names: list[Word]
+    entry_values: list[Word]
     arrows: list[Word]
     outcomes: list[Word]
     verbs: list[Verb]
@@ -149,6 +156,22 @@ _CAMEL = re.compile(
 #: Anything but a letter or digit breaks words: ``_ . - / :``, blanks (a full-width space
 #: folds to one), middle dots, dashes and other punctuation a key may be spelt with (密·码).
 _BREAKS = re.compile(r"[\W_]+")
+
+
+#: Blocks of the scripts whose vowel signs and other combining marks ``\\w`` does not take (Indic,
+#: Thai, Lao, Myanmar, Khmer; Hebrew and Arabic points; the combining diacritics): a mark is part
+#: of its word (पासवर्ड, รหัสผ่าน). Their letters are word characters anyway.
+MARKS = (
+    "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed\u0900-\u0dff"
+    "\u0e00-\u0eff\u0f18-\u0fbc\u1000-\u109f\u1780-\u17d3\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f"
+)
+_BREAKS_BEYOND_ASCII = re.compile(rf"(?:(?![{MARKS}])[\W_])+")
+
+
+def _split(key: str) -> list[str]:
+    """A lower-cased key's words; a Greek final sigma as the sigma it is (``lower`` writes σ for
+    the Σ of ``ΚΩΔΙΚΌΣ:`` before a colon and a letter)."""
+    return _BREAKS.split(key) if key.isascii() else _BREAKS_BEYOND_ASCII.split(key.replace("ς", "σ"))
 
 
 @lru_cache(maxsize=4096)
@@ -191,12 +214,12 @@ _NO_LATIN_LOOKALIKES = ("CJK ", "HIRAGANA ", "KATAKANA ", "HANGUL ")
 def key_words(key: str) -> tuple[str, ...]:
     """A key as its lower-case words: ``dbPassword_B64`` → ``('db', 'password', 'b64')``."""
     folded = key if key.isascii() else "".join(fold(c) for c in key)
-    return tuple(word for word in _BREAKS.split(_CAMEL.sub(" ", folded).lower()) if word)
+    return tuple(word for word in _split(_CAMEL.sub(" ", folded).lower()) if word)
 
 
 def _written_words(key: str) -> tuple[str, ...]:
     """``key_words`` without folding look-alikes: the words as written (no homoglyph table)."""
-    return tuple(word for word in _BREAKS.split(_CAMEL.sub(" ", key).lower()) if word)
+    return tuple(word for word in _split(_CAMEL.sub(" ", key).lower()) if word)
 
 
 def _entries(read: Callable[[str], tuple[str, ...]] = _written_words) -> list[tuple[tuple[str, ...], str]]:
@@ -303,6 +326,26 @@ def shaped_kind(key: str) -> str | None:
         words.pop()
     for entry, kind in _shaped_entries():
         if tuple(words[-len(entry) :]) == entry:
+            return kind
+    return None
+
+
+@lru_cache(maxsize=4096)
+def glued_kind(key: str) -> str | None:
+    """The kind a key names whose last word is a secret word read only as a word of its own
+    (``whole_words``: pw, pass, pwd, creds) glued after another (``authpw``, ``rootpass``,
+    ``DBPWD``), or one never a key alone (``not_alone``: a bare ``pass``): its value goes only when
+    shaped like a secret (the engine decides). Not an ordinary word ending so (``glued_words``:
+    bypass, compass)."""
+    words = list(_written_words(key))
+    while len(words) > 1 and words[-1] in _table()[2]:
+        words.pop()
+    if not words or words[-1] in vocabulary().glued_words:
+        return None
+    last = words[-1]
+    alone = last in vocabulary().not_alone
+    for entry, kind in _table()[0]:
+        if len(entry) == 1 and entry[0] in _table()[1] and last.endswith(entry[0]) and (alone or last != entry[0]):
             return kind
     return None
 
