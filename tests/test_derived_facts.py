@@ -21,6 +21,7 @@ from veridiag.contracts import InMemoryInvocations
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.text.entities import Corpus, computed, extract_entities
 
 _GATEKEEPER = Gatekeeper()
 _UNREAD = ("external_unknown", "contradicted")
@@ -398,3 +399,38 @@ def test_a_percentage_of_a_stated_multiple_is_computed(hundredths: int, form: st
 
     assert _kept(says(hundredths), calls)
     assert not _kept(says(hundredths * 2 + 3), calls)
+
+
+@given(
+    low=st.integers(2, 60),
+    gap=st.integers(1, 40),
+    aside=st.sampled_from(["", " (one third)", "（约三成）", " (a third)"]),
+    form=st.sampled_from(
+        [
+            "{a} GB of disk but {b} GB used, i.e. {d} GB{x} more than the disk holds",
+            "从 {a} GB 涨到 {b} GB，多用了 {d} GB{x}",
+        ]
+    ),
+)
+def test_a_difference_is_found_where_it_stands_not_inside_a_longer_number(
+    low: int, gap: int, aside: str, form: str
+) -> None:
+    """ "reports 15 GB … 20 GB used, i.e. 5 GB (one third) more": the difference word was looked for
+    after the "5 GB" of "15 GB", and a bracketed aside stood between; both hid the difference."""
+    high = low + gap
+    assume(gap != low)  # the same words twice: which one is the difference, no position tells
+    evidence = Corpus([f"phys_disk={low}GB used_disk={high}GB"])
+    text = form.format(a=low, b=high, d=gap, x=aside)
+    (difference,) = [e for e in extract_entities(text) if e.value == gap and e.kind == "quantity"][-1:]
+    assert computed(difference, text, evidence), text
+    wrong = form.format(a=low, b=high, d=gap + 3, x=aside)
+    (other,) = [e for e in extract_entities(wrong) if e.value == gap + 3 and e.kind == "quantity"][-1:]
+    assert not computed(other, wrong, evidence), wrong
+
+
+@given(value=st.integers(1, 64), written=st.sampled_from(["CPU", "CPUs", "cpu", "vCPU", "cores"]))
+def test_a_cpu_count_as_the_output_writes_its_unit(value: int, written: str) -> None:
+    """ "one vCPU" of "vcpus 1 CPU": CPU is a unit of CPUs as vCPU and core are."""
+    (cpus,) = extract_entities(f"each asks for {value} vCPU")
+    assert Corpus([f"Attempting claim: memory 2048 MB, vcpus {value} {written}"]).contains(cpus)
+    assert not Corpus([f"Attempting claim: memory 2048 MB, vcpus {value + 1} {written}"]).contains(cpus)

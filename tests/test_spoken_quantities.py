@@ -453,3 +453,15 @@ def test_words_between_a_number_and_its_unit_leave_it_that_unit(
     facts = extract_entities(f"the pod was burning close to {value} {' '.join(modifiers)} {spelled} at the peak")
     assert [(f.value, f.dimension) for f in facts] == [(Decimal(value), dimension)], facts
     assert not Corpus([f"peak {value}.00 m at 2022-08-22T04:12:20Z"]).contains(facts[0]) or dimension != "cpu"
+
+
+@given(
+    share=st.sampled_from(["0.02", "2%", "a fiftieth", "half"]),
+    before=st.sampled_from(["of", "per", "OF"]),
+    unit=st.sampled_from(["CPU core", "core", "minute", "second", "vCPU"]),
+)
+def test_one_unit_a_number_is_a_share_of_is_no_count(share: str, before: str, unit: str) -> None:
+    """ "about 0.02 of one CPU core" of a 19.99 m peak was checked for a "1 core" no output writes."""
+    text = f"It peaked at 19.99 millicores, about {share} {before} one {unit}."
+    assert not [f for f in extract_entities(text) if f.value == 1], text
+    assert [f.value for f in extract_entities(f"It took one {unit} more.") if f.value is not None] == [Decimal(1)]

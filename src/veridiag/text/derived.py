@@ -31,6 +31,7 @@ from veridiag.text.entities import (
     computed,
     derived_duration,
     extract_entities,
+    fact_at,
     line_periods,
     written_half_unit,
 )
@@ -133,7 +134,7 @@ def _timed(entity: Entity, claim_text: str, own: Corpus, cited: Cited) -> bool:
 
 def _after_word(entity: Entity, claim_text: str, words: re.Pattern[str]) -> bool:
     read = claim_reading(claim_text)
-    at = read.find(entity.text)
+    at = fact_at(read, entity.text)
     return at >= 0 and words.match(read, at + len(entity.text)) is not None
 
 
@@ -198,7 +199,7 @@ _STATISTIC_BEFORE, _STATISTIC_AFTER = 16, 8
 def _statistics_named(entity: Entity, claim_text: str) -> frozenset[str]:
     """The statistics the claim's words name right by the rate ("peaked at", "averaged", 平均)."""
     read = claim_reading(claim_text)
-    at = read.find(entity.text)
+    at = fact_at(read, entity.text)
     if at < 0:
         return frozenset()
     return statistics().near(read, at, at + len(entity.text), _STATISTIC_BEFORE, _STATISTIC_AFTER)
@@ -239,7 +240,7 @@ def _series_steps(outputs: Sequence[str]) -> set[Decimal]:
 def _total(count: Entity, line: str) -> bool:
     """Is ``count`` a total of its line ("361× ERROR …", "(840 lines)"), not a level of a series
     ("peak 42 times", "expected 1 times": a statistic's or a level's word right before it)?"""
-    at = line.find(count.text)
+    at = fact_at(line, count.text)
     rates = _UNITS.rates
     if at < 0 or rates is None:
         return False
@@ -293,7 +294,7 @@ def summed(entity: Entity, claim_text: str, own: Corpus) -> bool:
         return False
     bounds = _bounds(entity)
     read = claim_reading(claim_text)
-    at = read.find(entity.text)
+    at = fact_at(read, entity.text)
     if bounds is None or at < 0 or _UNITS.sum_before.search(read[max(0, at - _REACH) : at]) is None:
         return False
     values = _values(own, entity.dimension)

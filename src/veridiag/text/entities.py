@@ -1578,6 +1578,17 @@ _EXAMPLE = "e.g."
 BARE_NUMBER = re.compile(r"(?<![\w.:/-])(\d+(?:\.\d+)?)(?![\w.:/%-]|\.\d)")
 
 
+def fact_at(text: str, written: str) -> int:
+    """Where ``written`` (a fact's text) stands in ``text`` as a fact of its own, or -1: not inside
+    a longer number ("5 GB" is not the end of "15 GB", "2.5" not of "12.5")."""
+    at = text.find(written)
+    if not written[:1].isdigit():
+        return at
+    while at > 0 and (text[at - 1].isdigit() or (text[at - 1] == "." and text[at - 2 : at - 1].isdigit())):
+        at = text.find(written, at + 1)
+    return at
+
+
 def is_difference(entity: Entity, read: str) -> bool:
     """Is this quantity of ``read`` (a text's ``fact_text``) a difference rather than a level: in
     percentage points, or right after a difference word ("高出约 4.9 秒", "rose by 47")?"""
@@ -1585,13 +1596,19 @@ def is_difference(entity: Entity, read: str) -> bool:
         return False
     if entity.dimension == _POINTS:
         return True
-    at = read.find(entity.text)
+    at = fact_at(read, entity.text)
     if at < 0:
         return False
+    end = at + len(entity.text)
+    aside = _ASIDE.match(read, end)  # "5 GB (one third) more than": a bracketed aside between
     return (
         _UNITS.difference_ending(read[max(0, at - _QUALIFIER_REACH) : at])
-        or _UNITS.difference_after.match(read, at + len(entity.text)) is not None
+        or _UNITS.difference_after.match(read, aside.end() if aside else end) is not None
     )
+
+
+#: A short bracketed aside right after a quantity.
+_ASIDE = re.compile(r"\s*[(（][^()（）]{1,24}[)）]")
 
 
 #: How far a range's end may be rounded past the clock it bounds, to a clock on a five-minute
@@ -1658,7 +1675,7 @@ def derived_duration(
         return any(abs(target - _apart(first, second)) <= tolerance for first in since for second in times)
     if len(times) < 2 or len(times) > _MAX_CLOCKS:
         return False
-    at = claim.find(entity.text)
+    at = fact_at(claim, entity.text)
     bounded = (
         at >= 0
         and _UNITS.qualifier(

@@ -52,6 +52,7 @@ class SpokenWords(WordModel):
     compound_joiners: list[Word] = Field(default_factory=list)
     unit_words: dict[Word, str] = Field(default_factory=dict)
     unit_modifiers: list[Word] = Field(default_factory=list)
+    reference_before: list[Word] = Field(default_factory=list)
     per_hour_first: dict[Word, list[Word]] = Field(default_factory=dict)
     en_months: dict[Word, int] = Field(default_factory=dict)
     en_month_verbs: list[Word] = Field(default_factory=list)
@@ -109,6 +110,9 @@ class _Spoken:
             rf"(?<=\d)\s+(?:(?:{modifiers})\s+){{1,2}}(?=(?:{units_after})(?![A-Za-z]))", re.IGNORECASE
         )
         self.modifier_words = frozenset(m.lower() for m in words.unit_modifiers)
+        references = "|".join(re.escape(w) for w in words.reference_before) or "(?!)"
+        #: "0.02 of one core": one unit named as what the number is a share of, no count of it
+        self.reference = re.compile(rf"(?<![A-Za-z])(?:{references})\s+$", re.IGNORECASE)
         pers = "|".join(re.escape(p) for p in words.per_hour_first)
         lengths = "|".join(re.escape(u) for units in words.per_hour_first.values() for u in units)
         #: "每小时 180 公里": a speed in km/h, its hour written first
@@ -284,6 +288,8 @@ def spoken_text(text: str) -> str:
 def _en(match: re.Match[str], words: _Spoken) -> str:
     word = match.group("word")
     unit = match.group("unit").lower()
+    if word is not None and word.lower() == "one" and words.reference.search(match.string, 0, match.start()):
+        return match.group()  # "0.02 of one core": the unit it is a share of
     if word is not None and word.lower() in _ARTICLES:
         if unit.startswith("sec") or unit not in words.time_units:
             return match.group()

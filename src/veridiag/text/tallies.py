@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from itertools import pairwise
 
-from veridiag.text.entities import Entity
+from veridiag.text.entities import Entity, fact_at
 
 #: Where a log query's own lines begin: what is above (templates, their examples) repeats them.
 _LINES_MARK = "\nlines:\n"
@@ -129,7 +129,7 @@ def enumerated(count: Entity, claim_text: str) -> bool:
     if count.value != count.value.to_integral_value() or not _LEAST_LISTED <= count.value <= _MOST_LISTED:
         return False
     wanted = int(count.value)
-    at = claim_text.find(count.text)
+    at = fact_at(claim_text, count.text)
     if at < 0:
         return False
     start = max((m.end() for m in _SENTENCE.finditer(claim_text, 0, at)), default=0)

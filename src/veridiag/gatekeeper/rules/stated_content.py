@@ -55,7 +55,15 @@ from veridiag.text.bounds import (
 )
 from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.concepts import sentence as sentence_of
-from veridiag.text.entities import Corpus, Entity, EntityKind, claim_reading, extract_entities, is_difference
+from veridiag.text.entities import (
+    Corpus,
+    Entity,
+    EntityKind,
+    claim_reading,
+    extract_entities,
+    fact_at,
+    is_difference,
+)
 from veridiag.text.normalize import reader_text
 from veridiag.text.quotes import own_words
 from veridiag.text.statistics import statistics
@@ -1443,7 +1451,7 @@ def _statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[s
     for fact in facts:  # the claim's clocks and quantities (``_value_at``'s, lexed once)
         if fact.kind != "quantity" or fact.value is None or fact.precision is None or fact.factor is None:
             continue
-        at = read.find(fact.text)
+        at = fact_at(read, fact.text)
         # the statistic its words name: one written right before it ("peaked at") or after ("on average")
         named = vocabulary.near(read, at, at + len(fact.text), _STATISTIC_REACH, 12) if at >= 0 else None
         if named:
