@@ -21,6 +21,7 @@ from veridiag.contracts import InMemoryInvocations
 from veridiag.contracts.invocation import InvocationRecord
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.gatekeeper import Gatekeeper
+from veridiag.text.derived import percent_of_multiple
 from veridiag.text.entities import Corpus, computed, extract_entities
 
 _GATEKEEPER = Gatekeeper()
@@ -434,3 +435,26 @@ def test_a_cpu_count_as_the_output_writes_its_unit(value: int, written: str) -> 
     (cpus,) = extract_entities(f"each asks for {value} vCPU")
     assert Corpus([f"Attempting claim: memory 2048 MB, vcpus {value} {written}"]).contains(cpus)
     assert not Corpus([f"Attempting claim: memory 2048 MB, vcpus {value + 1} {written}"]).contains(cpus)
+
+
+@given(
+    hundredths=st.integers(2, 400).filter(lambda h: h not in {100, 50}),
+    form=st.sampled_from(
+        ["最低点只有期望值的 {m} 倍，相当于下降了约 {p}%。", "a drop of about {p}% (×{m})", "up {p}% on expected"]
+    ),
+)
+def test_a_change_in_percent_of_a_stated_multiple(hundredths: int, form: str) -> None:
+    """ "只有期望值的 0.12 倍，相当于下降了约 88%" of "×0.12": a change word makes the percentage the
+    change (1 − 0.12), not the share; a share's percentage (12%) is no change of 12%."""
+    multiple = Decimal(hundredths) / 100
+    going_down = multiple < 1
+    assume(going_down == ("up" not in form))
+    line = Corpus([f"peak 8 mph at 2015-09-15T14:34:00Z; expected 67 mph; ×{multiple}"])
+    change = abs(multiple - 1) * 100
+    text = form.format(m=multiple, p=f"{change:.0f}")
+    (percent,) = [e for e in extract_entities(text) if e.dimension == "percent"]
+    assert percent_of_multiple(percent, line, text), text
+    share = form.format(m=multiple, p=f"{multiple * 100:.0f}")
+    assume(abs(multiple * 100 - change) > change / 4 + 2)  # "约" widens a percentage by a fifth
+    (wrong,) = [e for e in extract_entities(share) if e.dimension == "percent"]
+    assert not percent_of_multiple(wrong, line, share), share

@@ -2028,3 +2028,19 @@ def test_a_ratio_between_two_values_of_the_claims_own_is_theirs(low: int, factor
     right = form.format(a=low, b=high, w=factor)
     _, reason = _outcome(right, output, points)
     assert "the ratio" not in reason, (right, reason)
+
+
+@given(
+    value=st.integers(1, 9999),
+    compare=st.sampled_from(["比", "比 ", "与", "和", "跟", "较"]),
+    reference=st.sampled_from(["期望", "期望值", "平时"]),
+)
+def test_a_reference_value_compared_with_is_no_percent_ratio(value: int, compare: str, reference: str) -> None:
+    """ "峰值比期望的 46.17% 高出约 15.9 个百分点": the expected value itself, read as "46.17% of
+    expected", made a true claim an unstated ratio."""
+    from veridiag.text.concepts import concepts
+
+    percent = f"{value / 100:.2f}%"
+    assert not concepts().percent_ratios(f"峰值{compare}{reference}的 {percent} 高出约 15.9 个百分点")
+    stated = concepts().percent_ratios(f"最低点只有{reference}的 {percent}")
+    assert stated == [] or stated[0][1] == Decimal(value) / 10000

@@ -218,7 +218,8 @@ class Concepts:
         self._percent = re.compile(
             rf"(?P<value>\d+(?:\.\d+)?)\s*%\s+(?P<relation>{_alternation(file.percent_relations) or '(?!)'})"
             rf"\s+(?:the\s+|its\s+)?(?:{references})"
-            rf"|(?:{references})的\s*(?P<of>\d+(?:\.\d+)?)\s*%"
+            # not a value compared with ("比期望的 46.17% 高出约 15.9 个百分点": the expected value itself)
+            rf"|(?<![比较与和跟])(?<![比较与和跟]\s)(?:{references})的\s*(?P<of>\d+(?:\.\d+)?)\s*%"
             rf"|比\s*(?:{references})\s*(?P<way>高|低)(?:了|出)?\s*(?P<by>\d+(?:\.\d+)?)\s*%"
             rf"|(?P<way2>高出|低于)\s*(?:{references})\s*(?P<by2>\d+(?:\.\d+)?)\s*%",
             re.IGNORECASE,

@@ -32,6 +32,7 @@ from veridiag.text.entities import (
     derived_duration,
     extract_entities,
     fact_at,
+    is_difference,
     line_periods,
     written_half_unit,
 )
@@ -100,7 +101,7 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
         or rate_computed(entity, claim_text, own, cited)
         or summed(entity, claim_text, own)
         or multiple_computed(entity, claim_text, own)
-        or percent_of_multiple(entity, own)
+        or percent_of_multiple(entity, own, claim_text)
         or share_computed(entity, own, cited.facts)
     ):
         return True
@@ -383,16 +384,18 @@ def share_computed(entity: Entity, own: Corpus, facts: Sequence[Entity] | None =
     )
 
 
-def percent_of_multiple(entity: Entity, own: Corpus) -> bool:
-    """A percentage of a multiple its lines state ("约 2%" of "×0.02", "6900%" of "×69")."""
+def percent_of_multiple(entity: Entity, own: Corpus, claim_text: str = "") -> bool:
+    """A percentage of a multiple its lines state ("约 2%" of "×0.02", "6900%" of "×69"); after a
+    difference word, the change it is ("下降了约 88%" of "×0.12", "rose 34%" of "×1.34")."""
     if entity.kind != "quantity" or entity.dimension != "percent":
         return False
     bounds = _bounds(entity)
     if bounds is None:
         return False
     target, tolerance = bounds
+    change = bool(claim_text) and is_difference(entity, claim_reading(claim_text))
     for match in _MULTIPLE.finditer(own.text):
         multiple = Decimal(match.group("after") or match.group("before"))
-        if abs(multiple * 100 - target) <= tolerance:
+        if abs((abs(multiple - 1) if change else multiple) * 100 - target) <= tolerance:
             return True
     return False
