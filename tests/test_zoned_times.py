@@ -375,3 +375,21 @@ def test_a_bare_clock_after_a_zoned_one_may_be_in_its_zone(hours: int, first: in
     utc = _DAY + timedelta(minutes=second - 60 * hours)
     output = Corpus([f"{utc:%Y-%m-%dT%H:%M}:00Z 0"])
     assert output.contains(stamps[1]) and not output.pins(stamps[1]), text
+
+
+@given(
+    hours=st.integers(-10, 12).filter(bool),  # beyond, two offsets give the same clocks: no shift read
+    minute=st.integers(0, 24 * 60 - 1),
+    day=st.integers(2, 27),
+)
+def test_a_date_written_apart_from_a_zoned_clock_is_the_readers_day(hours: int, minute: int, day: int) -> None:
+    """ "at 9:11 pm PDT on 21 August" of a 04:11Z point of 22 August: the date is the reader's day;
+    the UTC day is the next one when the clock crosses midnight there. Another day is neither."""
+    zone = f"UTC{'+' if hours > 0 else '-'}{abs(hours):02d}:00"
+    clock = f"{minute // 60:02d}:{minute % 60:02d}"
+    text = f"It peaked at {clock} {zone} on {day} August."
+    (date_fact,) = [e for e in extract_entities(text) if e.kind == "date"]
+    instant = datetime(2022, 8, day, tzinfo=UTC) + timedelta(minutes=minute - 60 * hours)
+    assert Corpus([f"{instant:%Y-%m-%dT%H:%M}:00Z 19.93 m"]).contains(date_fact), (text, instant)
+    elsewhere = instant + timedelta(days=3)
+    assert not Corpus([f"{elsewhere:%Y-%m-%dT%H:%M}:00Z 19.93 m"]).contains(date_fact), text

@@ -646,7 +646,7 @@ class TextFacts:
                     z_start <= start < z_end or (end <= z_start and not text[end:z_start].strip())
                     for z_start, z_end in zoned
                 ):
-                    spans.append((start, end, _date(text[start:end], month, day)))
+                    spans.append((start, end, _zoned_date(text[start:end], month, day, spans)))
         rates = _UNITS.rates
         if rates is not None and rates.may_hold(text, self.tokens):
             spans = _with_rates(text, spans, rates)
@@ -719,6 +719,60 @@ def tokens_over(text: str, start: int, end: int) -> tuple[str, ...]:
 
 
 _MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+def _zoned_date(text: str, month: int, day: int, spans: list[tuple[int, int, Entity]]) -> Entity:
+    """A date the claim writes apart from a clock it reads in a zone ("at 9:11 pm PDT on 21
+    August"): the reader's day, which is the UTC day before or after when the clock crosses
+    midnight there (04:11Z on the 22nd) — that day too, as the clocks read it (a clock whose zone
+    is unsure makes it unsure)."""
+    date = _date(text, month, day)
+    shifts = {
+        (shift, stamp.uncertain)
+        for _start, _end, stamp in spans
+        if stamp.kind == "timestamp" and stamp.instant and (shift := _day_shift(stamp)) is not None
+    }
+    if len({shift for shift, _ in shifts}) != 1:
+        return date  # no zoned clock crosses midnight, or clocks that disagree
+    shift, unsure = next(iter(shifts))[0], any(u for _, u in shifts)
+    if shift == 0:
+        return date
+    try:
+        moved = datetime(2024, month, day) + timedelta(days=shift)  # a leap year: 29 February is a day
+    except ValueError:
+        return date
+    other = replace(_date(text, moved.month, moved.day), uncertain=unsure or (shift, True) in shifts)
+    return replace(date, alternatives=(other,))
+
+
+def _day_shift(stamp: Entity) -> int | None:
+    """How many days the UTC instant of a zoned clock is from the day it is written on: +1 for
+    "9:11 pm PDT" (04:11Z), −1 for "07:30 北京时间" (23:30Z), 0 when no midnight lies between.
+    The two clocks tell the offset but for its sign beyond ±10 hours (UTC+13 and UTC−11 read
+    alike): there, none (the date then states only the reader's day)."""
+    written = _WRITTEN_CLOCK.search(stamp.text)
+    utc = next((n for n in stamp.needles if _NEEDLE_CLOCK.fullmatch(n) or _NEEDLE_CLOCK.match(n)), None)
+    if written is None or utc is None:
+        return None
+    hour = int(written.group(1)) % 12 + (12 if (written.group(3) or "").lower().startswith("p") else 0)
+    if not written.group(3):
+        hour = int(written.group(1))
+    local = hour * 60 + int(written.group(2))
+    instant = int(utc[:2]) * 60 + int(utc[3:5])
+    ahead = (instant - local) % 1440  # minutes UTC is ahead of the wall clock
+    if ahead == 0:
+        return 0
+    if _AMBIGUOUS_AHEAD[0] < ahead < _AMBIGUOUS_AHEAD[1]:
+        return None
+    if ahead < 720:  # a zone west of UTC: past midnight in UTC when the instant wraps
+        return 1 if instant < local else 0
+    return -1 if instant > local else 0
+
+
+#: Minutes UTC is ahead of a wall clock that two offsets give (UTC−10:30 … −11:59 or +12:01 … +13:30).
+_AMBIGUOUS_AHEAD = (600, 720)
+#: A written clock and its am/pm.
+_WRITTEN_CLOCK = re.compile(r"(\d{1,2}):(\d{2})(?::\d{2}(?:\.\d+)?)?\s?(?:([AaPp])\.?[Mm]\.?)?")
 
 
 def _date(text: str, month: int, day: int) -> Entity:
