@@ -211,7 +211,7 @@ _HELD_OUT_FLOORS = {
     "blind5": (39, 13),
     "blind6": (60, 16),
     "blind7": (60, 22),
-    "blind8": (65, 22),
+    "blind8": (65, 23),
 }
 
 

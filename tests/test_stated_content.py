@@ -2044,3 +2044,31 @@ def test_a_reference_value_compared_with_is_no_percent_ratio(value: int, compare
     assert not concepts().percent_ratios(f"峰值{compare}{reference}的 {percent} 高出约 15.9 个百分点")
     stated = concepts().percent_ratios(f"最低点只有{reference}的 {percent}")
     assert stated == [] or stated[0][1] == Decimal(value) / 10000
+
+
+@given(
+    values=st.lists(st.integers(18, 40), min_size=2, max_size=30),
+    bound=st.integers(20, 38),
+    form=st.sampled_from(
+        [
+            "整个 10 月每个节点的 ambient 都没有超过 {t}。",
+            "Every node's ambient never exceeded {t}.",
+            "每个节点的 ambient 一直不超过 {t}",
+        ]
+    ),
+    cut=st.booleans(),
+)
+def test_a_bound_over_a_quoted_pattern_is_checked_on_each_of_its_lines(
+    values: list[int], bound: int, form: str, cut: bool
+) -> None:
+    """ "整个 10 月每个节点的 ambient 都没有超过 30" quoting "34× … ambient=<*>": node-109 read 31 on a
+    line the output lists. One listed line over the bound contradicts it, the listing whole or cut
+    short; a line left out decides nothing."""
+    rows = [f"{9135 + i} node-{100 + i} node temperature 11281466{i:02d} 1 ambient={v}" for i, v in enumerate(values)]
+    template = f"{len(values)}× INFO 2005-10-01T06:03:31Z – 2005-10-31T18:03:31Z ambient=<*>"
+    listed = rows[:-1] if cut else rows
+    head = f"query_logs service=hpc query=ambient\nmatched {len(values)} lines (INFO {len(values)})"
+    output = "\n".join([head, "templates:", f"  {template}", "lines:", *listed])
+    _, reason = _outcome(form.format(t=bound), output, template)
+    crossed = any(v > bound for v in (values[:-1] if cut else values))
+    assert ("its bound is crossed" in reason) is crossed, (values, bound, cut, reason)

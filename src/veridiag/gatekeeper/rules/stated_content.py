@@ -325,6 +325,31 @@ def _names_in(text: str) -> list[tuple[str, ...]]:
     return named + [(m.group(),) for m in _BARE_VALUE.finditer(reader_text(text))]
 
 
+#: A pattern's field whose value varies: "ambient=<*>", "latency: <*>".
+_VARIED_FIELD = re.compile(r"(?P<key>[A-Za-z_][\w.-]*)\s*[=:]\s*\(?<\*>")
+
+
+def _pattern_values(evidence: str, rows: tuple[str, ...]) -> list[Point]:
+    """The values a quoted log pattern's varying field takes in the lines of it the output lists,
+    each a point of no time: one over a bound said of all of them crosses it, listed all or not."""
+    points: list[Point] = []
+    for line in evidence.splitlines():
+        found = _TEMPLATE_MESSAGE.match(line)
+        field = _VARIED_FIELD.search(line) if found else None
+        if found is None or field is None:
+            continue
+        parts = [part.strip() for part in found.group(2).split("<*>") if part.strip()]
+        instances = [row for row in rows if _in_order(row, parts)]
+        if not parts:
+            continue
+        value = re.compile(rf"(?<![\w.]){re.escape(field.group('key'))}\s*[=:]\s*\(?(-?\d+(?:\.\d+)?)")
+        for row in instances:
+            number = value.search(row)
+            if number is not None:
+                points.append(Point(ANY_TIME, Decimal(number.group(1)), None))
+    return points
+
+
 def _unshared(own: str, hit: ConceptHit, lines: list[str]) -> bool:
     """Does the *all* say its members share a name or value no quoted template says of each of its
     lines (one log line's value said of all five nodes)?"""
@@ -446,6 +471,11 @@ class _CitedOutputs:
                 self._context.memo[key] = series_points(invocation.output or "")
             found.append(self._context.memo[key])
         return found
+
+    def rows(self) -> tuple[str, ...]:
+        """The lines the cited log outputs list (each call once)."""
+        outputs = {invocation.id: invocation.output or "" for invocation in self._invocations}
+        return tuple(row for output in outputs.values() for row in listed_lines(output) or () if row.strip())
 
     def during(self, concept: str, when: frozenset[int]) -> bool:
         """Does a cited output state ``concept`` on a line whose episode holds one of the minutes
@@ -619,8 +649,7 @@ def _judge(
         problems.append((UNSTATED, "its bound's side is unsure: a negation before it, of it or of something else"))
     broken = _bound_broken(bound, evidence, outputs, to_the_end=onward(own)) if bound is not None else False
     if isinstance(broken, Point):
-        at = f"{broken.minute // 60:02d}:{broken.minute % 60:02d}"
-        problems.append((CONTRADICTS, f"its bound is crossed: the cited series is {broken.value} at {at}"))
+        problems.append((CONTRADICTS, _crossed(broken)))
     if at_the_end and stated_bound is not None:
         problems += _bound_at_the_end(stated_bound, outputs)
     # A rise and a fall in one claim tell an episode's course ("rose to 95% and fell back to 20%"):
@@ -780,6 +809,15 @@ def _rounded_edge(point: Point, period: tuple[int, int]) -> bool:
     return any(abs(point.minute - end) <= near for end in period if end % 5 == 0)
 
 
+def _crossed(point: Point) -> str:
+    """What crosses a claim's bound: a point of the series at its time, or a line of a pattern."""
+    if point.minute == ANY_TIME:
+        return f"its bound is crossed: a line of its quoted pattern gives {point.value}"
+    return (
+        f"its bound is crossed: the cited series is {point.value} at {point.minute // 60:02d}:{point.minute % 60:02d}"
+    )
+
+
 def _bound_broken(
     bound: Bound, evidence: str, outputs: _CitedOutputs, *, to_the_end: bool = False
 ) -> Point | Literal[False] | None:
@@ -789,6 +827,10 @@ def _bound_broken(
     ``to_the_end`` ("for the rest of the window"): every point from the first quoted on."""
     if bound.period is not None:
         return broken_by(bound, [p for p in outputs.points() if not _rounded_edge(p, bound.period)])
+    # a quoted pattern's field, every line of it listed ("ambient=<*>" of 34 lines: "都没有超过 30")
+    crossed = broken_by(bound, _pattern_values(evidence, outputs.rows()))
+    if isinstance(crossed, Point):
+        return crossed
     quoted = series_points(evidence)
     timed = [(p.day or "", p.minute) for p in quoted if p.minute != ANY_TIME]
     if to_the_end and timed:
