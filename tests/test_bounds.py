@@ -175,3 +175,30 @@ def test_a_bound_for_the_rest_of_the_window_is_every_point_from_the_quoted_one(
     reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
     kept = all(v / 10 > threshold for v in values[start:])
     assert any("bound is crossed" in r for r in reasons) is not kept, (text, values[start:], reasons)
+
+
+@given(
+    value=st.integers(1, 500),
+    subject=st.sampled_from(["node's ambient", "single request", "pod's memory"]),
+    verb=st.sampled_from(["exceeded", "above", "over"]),
+)
+def test_a_negation_three_words_back_turns_the_bound(value: int, subject: str, verb: str) -> None:
+    """ "No node's ambient ever exceeded 30" was read as *above* 30: a claim kept by a series over 30
+    and contradicted by one under it. Three words back, the negation turns it; further back in
+    its clause its side is unsure (no bound); in another clause it is another's."""
+    turned = claimed_bound(f"No {subject} ever {verb} {value}.")
+    assert turned is not None and turned.side == "below" and turned.value == value
+    assert claimed_bound(f"No request to the checkout api {subject} ever {verb} {value}.") is None
+    other = claimed_bound(f"No retries, and then the {subject} {verb} {value}.")
+    assert other is not None and other.side == "above"
+
+
+@given(
+    word=st.sampled_from(["node-3", "annotation", "nodes", "economy", "Nothingness"]),
+    bound=st.sampled_from(["stayed above 5 ms", "above 5 ms", "was over 5 ms"]),
+)
+def test_a_negation_is_a_whole_word(word: str, bound: str) -> None:
+    """The "no" of "annotation" or "node-3" turned the bound after it: "annotation above 5 ms" read
+    as *below* 5 ms."""
+    found = claimed_bound(f"{word} latency {bound}")
+    assert found is not None and found.side == "above" and not found.turned, (word, found)

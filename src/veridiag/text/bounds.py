@@ -99,8 +99,10 @@ def _alternation(words: list[str]) -> str:
 def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords, re.Pattern[str], tuple[str, ...]]:
     words = bundled_words("veridiag.text", "bounds.yaml", BoundWords)
     before = re.compile(
-        # the negation up to two short words before, in its clause ("none of them above 5 ms")
-        rf"(?:(?P<turn>{_alternation(words.turned_by)})(?:\s*[^\s,，;；。.!?！？]{{1,12}}?){{0,2}}?\s*)?"
+        # the negation up to three short words before, in its clause ("none of them above 5 ms")
+        # (a whole word: the "no" of "node" or "annotation" turns nothing)
+        rf"(?:(?P<turn>(?<![A-Za-z])(?:{_alternation(words.turned_by)})(?![A-Za-z]))"
+        rf"(?:\s*[^\s,，;；。.!?！？]{{1,12}}?){{0,3}}?\s*)?"
         rf"(?P<word>{_alternation(words.above_before + words.below_before)})\s*(?:了|到|过)?\s*{_NUMBER}",
         re.IGNORECASE,
     )
@@ -202,6 +204,40 @@ def unsure_bound(text: str) -> bool:
     )
 
 
+def _negated_earlier(read: str, at: int) -> bool:
+    """Is there a negation word (``turned_by``) in the clause before ``at``?"""
+    start = max((read.rfind(mark, 0, at) for mark in _CLAUSE_MARKS), default=-1) + 1
+    return _turn_word().search(read, start, at) is not None
+
+
+#: Where a clause ends for a negation before it: marks, and the words that join two clauses.
+_CLAUSE_MARKS = (
+    ",",
+    "，",
+    ";",
+    "；",
+    ":",
+    "：",
+    "。",
+    ". ",
+    "!",
+    "?",
+    "！",
+    "？",
+    " and ",
+    " but ",
+    " then ",
+    "然后",
+    "但",
+)
+
+
+@lru_cache(maxsize=1)
+def _turn_word() -> re.Pattern[str]:
+    words = bundled_words("veridiag.text", "bounds.yaml", BoundWords)
+    return re.compile(rf"(?<![A-Za-z])(?:{_alternation(words.turned_by)})(?![A-Za-z])", re.IGNORECASE)
+
+
 def claimed_bound(text: str) -> Bound | None:
     """The first bound ``text`` states, with the period its clocks give (two clocks: from the
     first to the second)."""
@@ -219,6 +255,8 @@ def claimed_bound(text: str) -> Bound | None:
         if unsure_turn(between):
             return None  # the negation is of something else ("no cache, stayed above"): no side known
         side = "below" if side == "above" else "above"
+    elif match.re is before and _negated_earlier(read, match.start("word")):
+        return None  # a negation further back in its clause ("No request on the api ever took over 2 s"): unsure
     value, dimension = _base(match.group("number"), match.group("unit"))
     if value is None:
         return None
