@@ -2072,3 +2072,16 @@ def test_a_bound_over_a_quoted_pattern_is_checked_on_each_of_its_lines(
     _, reason = _outcome(form.format(t=bound), output, template)
     crossed = any(v > bound for v in (values[:-1] if cut else values))
     assert ("its bound is crossed" in reason) is crossed, (values, bound, cut, reason)
+
+
+@given(
+    address=st.tuples(*(st.integers(0, 255) for _ in range(4))).map(lambda t: ".".join(map(str, t))),
+    concept=st.sampled_from(["拒绝连接", "connection refused", "超时", "timed out"]),
+)
+def test_a_zero_inside_a_number_is_no_negation(address: str, concept: str) -> None:
+    """ "原因都是本机 127.0.0.1 拒绝连接": the 0 of the address was read as "zero" denying the refusal
+    its quoted lines state. A zero count is still one ("0 次超时")."""
+    from veridiag.text.concepts import concepts
+
+    assert not concepts().denied_in_claim(f"原因都是本机 {address} {concept}。")
+    assert concepts().denied_in_claim(f"窗口里 0 次{concept}")

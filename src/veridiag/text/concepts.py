@@ -265,11 +265,10 @@ class Concepts:
         )
         self._denial_scope = re.compile(_alternation(file.denial_scopes) or "(?!)", re.IGNORECASE)
         #: A negation ending right before a hit, up to two words or four characters back.
-        self._denied = re.compile(
-            rf"(?:{_alternation(file.negations)})(?:\s*[\w-]+){{0,2}}?\s*$|(?:{_alternation(file.negations)}).{{0,3}}$",
-            re.IGNORECASE,
-        )
-        self._denied_right = re.compile(rf"(?:{_alternation(file.negations)})[^\S\n]*$", re.IGNORECASE)
+        # (a "0" of a number, "127.0.0.1" or "0.5", is no negation)
+        negation = rf"(?<![\d.])(?:{_alternation(file.negations)})(?!\.\d)"
+        self._denied = re.compile(rf"{negation}(?:\s*[\w-]+){{0,2}}?\s*$|{negation}.{{0,3}}$", re.IGNORECASE)
+        self._denied_right = re.compile(rf"{negation}[^\S\n]*$", re.IGNORECASE)
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
         self._absence_counts = frozenset(file.absence_counts)
         self._free_of = re.compile(
