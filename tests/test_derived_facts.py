@@ -458,3 +458,36 @@ def test_a_change_in_percent_of_a_stated_multiple(hundredths: int, form: str) ->
     assume(abs(multiple * 100 - change) > change / 4 + 2)  # "约" widens a percentage by a fifth
     (wrong,) = [e for e in extract_entities(share) if e.dimension == "percent"]
     assert not percent_of_multiple(wrong, line, share), share
+
+
+@given(
+    pair=st.sampled_from(
+        [
+            ("{a} 字节", 1, "{b} MB", 1048576),
+            ("{a} bytes", 1, "{b} MiB", 1048576),
+            ("{a} ms", 1, "{b} s", 1000),
+            ("{a} mph", 1, "{b} km/h", None),
+        ]
+    ),
+    mega=st.integers(1, 900),
+    wrong=st.booleans(),
+)
+def test_a_quantity_restated_in_another_unit(pair: tuple[str, int, str, int | None], mega: int, wrong: bool) -> None:
+    """ "used_memory=268435456 字节正好是 256 MB", "23 mph 大约 37 km/h": the second is the first
+    in another unit, the first on its line; another number is no restatement."""
+    first, _, second, ratio = pair
+    if ratio is None:  # mph → km/h
+        a, b = mega, round(mega * 1.609344)
+    else:
+        a, b = mega * ratio, mega
+    text = f"used {first.format(a=a)}，也就是 {second.format(b=b * 2 + 3 if wrong else b)}"
+    # the first written bare in a field, its unit the claim's: only the restatement gives the second
+    output = (
+        f"maxmemory reached (used_memory={a})" if "字节" in first or "bytes" in first else f"{first.format(a=a)} used"
+    )
+    store = InMemoryInvocations([invocation(7, output=output)])
+    report = Gatekeeper().validate(
+        v2([claim(text=text, bindings=[binding([7], output)])]), session_id=SESSION, invocations=store
+    )
+    outcomes = {c.outcome for t in report.claim_traces for c in t.checks if c.rule_id == "claim.entity_grounding"}
+    assert (outcomes == {"pass"}) is not wrong, (text, outcomes)

@@ -722,3 +722,15 @@ def test_the_difference_word_guard_answers_as_the_pattern(before: str) -> None:
 
     table = unit_table()
     assert table.difference_ending(before) == (table.difference_before.search(before) is not None)
+
+
+@given(
+    keyword=st.sampled_from(["order", "trace", "request", "订单"]),
+    percentile=st.sampled_from(["p99", "p95", "P99", "p50", "p999"]),
+)
+def test_a_percentile_after_an_id_keyword_is_no_id(keyword: str, percentile: str) -> None:
+    """ "order p99 and MySQL slow queries both climb": "p99" was read as an order id no output holds."""
+    assert not [
+        e for e in extract_entities(f"the {keyword} {percentile} latency climbs", SERVICES) if e.kind == "identifier"
+    ]
+    assert [e.text for e in extract_entities(f"the {keyword} {percentile}7x failed", SERVICES)] == [f"{percentile}7x"]

@@ -34,6 +34,7 @@ from veridiag.text.entities import (
     fact_at,
     is_difference,
     line_periods,
+    restates,
     written_half_unit,
 )
 from veridiag.text.statistics import statistics
@@ -110,6 +111,10 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     if threshold_kept(entity.text, claim_text, cited.outputs):
         return True
     facts = cited.facts if cited.facts is not None else extract_entities(claim_text)
+    # another of the claim's quantities in another unit, that one on its lines ("256 MB" of
+    # "268435456 字节", "37 km/h" of "23 mph")
+    if own is not None and any(restates(entity, other) and own.contains(other) for other in facts):
+        return True
     outputs = cited.outputs
     return (
         tallied(entity, facts, outputs, code_names(claim_text))

@@ -171,7 +171,8 @@ def _lexer_pattern(guarded: bool = True) -> str:
         r"(?:\+\d{2}(?::?\d{2})?(?![\d:])|(?<=\d:\d\d:\d\d)-\d{2}:?\d{2}(?!\d)|\s\+\d{4}(?!\d))?)"
         # a Latin keyword glued to letters or digits is part of a word ("txn000", "nodejs12"), no keyword
         rf"|{_any_of(_WORDS.id_keywords)}\s*{_any_of(_WORDS.id_suffixes)}?(?:\s*[:=#：]\s*|\s+|(?<![A-Za-z0-9]))"
-        rf"(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
+        # (a percentile after the keyword is none: "order p99")
+        rf"(?![pP]\d{{2,3}}(?![A-Za-z0-9_-]))(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
         r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?!\d|\.\d|[A-Za-z])"
         rf"|{g['hex']}(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"
         rf"|{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?\s*(?P<http>[1-5]\d\d)(?!\d)"
@@ -854,6 +855,21 @@ def _prefixed_quantity(prefix: str, spellings: frozenset[str], exact: bool = Fal
 
 #: A writer's GB may mean GiB (GiB never means GB): the binary multiple of each decimal one.
 _SIZE_TWINS = {Decimal(1000) ** n: Decimal(1024) ** n for n in range(1, 5)}
+
+
+def restates(entity: Entity, other: Entity) -> bool:
+    """Is ``entity`` the quantity ``other`` is, written in another unit, to the digits it writes
+    ("268435456 字节正好是 256 MB", "23 mph 大约 37 km/h": a size read both ways)?"""
+    if entity.kind != "quantity" or other.kind != "quantity" or entity.dimension != other.dimension:
+        return False
+    if None in (entity.value, entity.factor, entity.precision, other.value, other.factor) or entity is other:
+        return False
+    assert entity.value is not None and entity.precision is not None and other.value is not None
+    assert other.factor is not None
+    if entity.factor == other.factor:
+        return False  # the same unit: the same number or another, no conversion
+    target = other.value * other.factor
+    return any(abs(entity.value * factor - target) <= entity.precision * factor / 2 for factor in _readings(entity))
 
 
 def _readings(entity: Entity) -> tuple[Decimal, ...]:
