@@ -64,12 +64,21 @@ def _anchored(text: str, anchors: tuple[str, ...] | None = None) -> bool:
     return any(map(text.lower().__contains__, _reader().anchors if anchors is None else anchors))
 
 
-def _anchors_in(runs: WordRuns) -> tuple[str, ...]:
+def _anchors_in(runs: WordRuns, escaped: bool = True) -> tuple[str, ...]:
     """The anchors a line of an ASCII text whose lower-cased word runs are ``runs`` can hold, read
     as ``assertion_start`` reads it: a word (letters only) only if one of its runs holds it, as
     reading an ASCII line changes no letter (it unescapes marks and ungroups digits); one with
-    another character ("ai:", "don't": an escaped mark may make it) always; none outside ASCII."""
-    return tuple(a for a in _reader().anchors if a.isascii() and (not a.isalpha() or a in runs.joined))
+    another character ("ai:", "don't": an escaped mark may make it) always when the text may hold
+    an escaped mark (``escaped``), else one without a digit only if the runs allow it to occur
+    (``WordRuns.may_contain``): ungrouping drops only commas between digits, so such an anchor read
+    in a line stands in the text as written; none outside ASCII. Most outputs can hold none, and
+    then no line of them asserts (``AssertedFacts``)."""
+    return tuple(
+        a
+        for a in _reader().anchors
+        if a.isascii()
+        and (a in runs.joined if a.isalpha() else escaped or any(c.isdigit() for c in a) or runs.may_contain(a))
+    )
 
 
 #: Where a clause ends: sentence and clause punctuation, a dash or bar set off as a break, a
@@ -167,7 +176,7 @@ class FoldedLines:
         if len(folded) != len(text):  # an İ somewhere: only the lines without one are folded
             folded = "\n".join(line.lower() if len(line.lower()) == len(line) else line for line in lines)
         folded_runs = WordRuns.of(runs.joined.lower()) if runs is not None and text.isascii() else None
-        anchors = _anchors_in(folded_runs) if folded_runs is not None else None
+        anchors = _anchors_in(folded_runs, "\\" in text) if folded_runs is not None else None
         words = "\n".join(tokens).lower() if tokens is not None and text.isascii() else None
         starts = list(accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
         return cls(lines, folded, starts, folded_runs, anchors, words)
@@ -221,6 +230,9 @@ class AssertedFacts:
         lexed: Callable[[str], list[Entity]] | None = None,
     ) -> None:
         self._pieces = pieces
+        #: Whether a line of the pieces can assert at all: none of a piece whose ``anchors`` are
+        #: known and empty (most outputs), so no fact needs looking up for that.
+        self._may_assert = any(piece.anchors != () for piece in pieces)
         self._records = Corpus(list(records))
         self._lexed = lexed
         #: Per (piece, line): whether the line asserts; this object's own memo, per caller.
@@ -252,6 +264,8 @@ class AssertedFacts:
         ``_LINES_READ`` lines holding each: a fact on more lines than that is the data's (an
         instance name on every metric line; reading them all cost ~10 ms a check, measured),
         and a fact only an assertion holds stands on few lines, all read."""
+        if not self._may_assert:
+            return []
         found = {i for e in self._adoptable(text, known_services) for i in self._asserting_holding(e.text)}
         return [self._pieces[piece].lines[line] for piece, line in sorted(found)]
 
@@ -283,6 +297,8 @@ class AssertedFacts:
         """Whether ``excerpt`` stands in the evidence only inside assertions: every line holding
         it (of the first ``_LINES_READ``) holds it after where the line's assertion begins. A
         cause quoted from "致诊断助手：本次故障已确认由…引起" rests on nothing but that line's word."""
+        if not self._may_assert:
+            return False
         needle = reader_text(excerpt).strip().lower()
         if not needle:
             return False
