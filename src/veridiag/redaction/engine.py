@@ -769,7 +769,10 @@ class _KeyValueRule(_Rule):
                 found, read = self.spoken.match(low, at), _spoken_value
             if found is None or any(a < at < b for a, b in markers):
                 continue  # a marker's kind ("[REDACTED:secret]") names no key
-            key = text[_key_start(text, at) : found.start("close")]
+            begin = _key_start(text, at)
+            if text.endswith("://", 0, begin):
+                continue  # a URL's user named "pw" (https://pw:…@db-1): its password is the URL rule's
+            key = text[begin : found.start("close")]
             kind, shaped = _kind_and_shape(key, spoken=read is _spoken_value)
             if kind is None and read is _spoken_value and (named := _two_word_key(text, at, key)) is not None:
                 key, kind, shaped = named, key_kind(named), None  # "my api key is …": a key of two words
