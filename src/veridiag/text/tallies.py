@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable
 from itertools import pairwise
 
+from veridiag.text.concepts import sentence as sentence_of
 from veridiag.text.entities import Entity, fact_at
 
 #: Where a log query's own lines begin: what is above (templates, their examples) repeats them.
@@ -106,8 +107,6 @@ def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str], name
     return False
 
 
-#: Where a claim's sentence ends: a count is of what its own sentence lists.
-_SENTENCE = re.compile(r"[。；;!！?？\n]|\.(?=\s|$)")
 #: A clock the claim lists (its minute, to the second when written).
 #: (Not after a clock's digits, but after a colon read from ：, as in "值:00:00".)
 _LISTED_CLOCK = re.compile(r"(?<!\d)(?<!\d:)(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
@@ -132,8 +131,7 @@ def enumerated(count: Entity, claim_text: str) -> bool:
     at = fact_at(claim_text, count.text)
     if at < 0:
         return False
-    start = max((m.end() for m in _SENTENCE.finditer(claim_text, 0, at)), default=0)
-    end = next((m.start() for m in _SENTENCE.finditer(claim_text, at + len(count.text))), len(claim_text))
+    start, end = sentence_of(claim_text, at, at + len(count.text))  # a count is of what its own sentence lists
     sentence = claim_text[start:end]
     clocks: list[tuple[int, int, int]] = []
     for match in _LISTED_CLOCK.finditer(sentence):
