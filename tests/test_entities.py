@@ -459,6 +459,7 @@ def test_a_bare_name_ending_in_a_number_is_a_host_fact(host: str, form: str) -> 
 )
 def test_a_keyword_with_a_separator_still_introduces_its_id(keyword: str, suffix: str, joint: str, id_: str) -> None:
     """The other direction of ``txn000``: "txn 000", "order_id=123", "订单：88121" name the id."""
+    assume(not re.fullmatch(r"p(?:50|75|90|95|99|999|9999)", id_))  # "order p99" is a percentile, no id
     found = [(e.kind, e.text) for e in extract_entities(f"{keyword}{suffix}{joint}{id_} failed")]
     assert ("identifier", id_) in found, found
 
@@ -726,7 +727,7 @@ def test_the_difference_word_guard_answers_as_the_pattern(before: str) -> None:
 
 @given(
     keyword=st.sampled_from(["order", "trace", "request", "订单"]),
-    percentile=st.sampled_from(["p99", "p95", "P99", "p50", "p999"]),
+    percentile=st.sampled_from(["p99", "p95", "P99", "p50", "p999", "p90", "p75"]),
 )
 def test_a_percentile_after_an_id_keyword_is_no_id(keyword: str, percentile: str) -> None:
     """ "order p99 and MySQL slow queries both climb": "p99" was read as an order id no output holds."""

@@ -172,7 +172,7 @@ def _lexer_pattern(guarded: bool = True) -> str:
         # a Latin keyword glued to letters or digits is part of a word ("txn000", "nodejs12"), no keyword
         rf"|{_any_of(_WORDS.id_keywords)}\s*{_any_of(_WORDS.id_suffixes)}?(?:\s*[:=#：]\s*|\s+|(?<![A-Za-z0-9]))"
         # (a percentile after the keyword is none: "order p99")
-        rf"(?![pP]\d{{2,3}}(?![A-Za-z0-9_-]))(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
+        rf"(?![pP](?:50|75|90|95|99|999|9999)(?![A-Za-z0-9_-]))(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
         r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?!\d|\.\d|[A-Za-z])"
         rf"|{g['hex']}(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"
         rf"|{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?\s*(?P<http>[1-5]\d\d)(?!\d)"
@@ -755,10 +755,8 @@ def _day_shift(stamp: Entity) -> int | None:
     utc = next((n for n in stamp.needles if _NEEDLE_CLOCK.fullmatch(n) or _NEEDLE_CLOCK.match(n)), None)
     if written is None or utc is None:
         return None
-    hour = int(written.group(1)) % 12 + (12 if (written.group(3) or "").lower().startswith("p") else 0)
-    if not written.group(3):
-        hour = int(written.group(1))
-    local = hour * 60 + int(written.group(2))
+    hours, minutes = (_clock24(f"{written.group(1)}:{written.group(2)}", written.group(3)) or "").split(":")
+    local = int(hours) * 60 + int(minutes)
     instant = int(utc[:2]) * 60 + int(utc[3:5])
     ahead = (instant - local) % 1440  # minutes UTC is ahead of the wall clock
     if ahead == 0:
