@@ -465,3 +465,26 @@ def test_one_unit_a_number_is_a_share_of_is_no_count(share: str, before: str, un
     text = f"It peaked at 19.99 millicores, about {share} {before} one {unit}."
     assert not [f for f in extract_entities(text) if f.value == 1], text
     assert [f.value for f in extract_entities(f"It took one {unit} more.") if f.value is not None] == [Decimal(1)]
+
+
+@given(
+    value=st.integers(1, 64),
+    more=st.booleans(),
+    blank=st.sampled_from(["", " "]),
+    unit=st.sampled_from([("core", "cpu"), ("CPU", "cpu"), ("vCPU", "cpu"), ("GB", "size"), ("ms", "time")]),
+    head=st.sampled_from(["峰值等于吃满了", "大约用了", "相当于"]),
+)
+def test_a_measure_word_between_a_number_and_a_latin_unit_leaves_it_that_unit(
+    value: int, more: bool, blank: str, unit: tuple[str, str], head: str
+) -> None:
+    """ "峰值 448.24 m 等于吃满了 4 个多 core": 个 and 多 stood between the number and its unit, so
+    no fact was read and the thousandfold mistake was confirmed. 多 is more than the number."""
+    spelled, dimension = unit
+    facts = extract_entities(f"{head} {value}{blank}个{'多' if more else ''} {spelled}。")
+    assert [f.dimension for f in facts] == [dimension], facts
+    (fact,) = facts
+    assert fact.value is not None and fact.precision is not None
+    assert fact.value - fact.precision / 2 <= value + (1 if more else 0) <= fact.value + fact.precision / 2
+    # what 个 counts is no unit of it ("3 个 ERROR", "5 个 pod"): a count, as before
+    (count,) = extract_entities(f"{head} {value}{blank}个 ERROR")
+    assert count.dimension == "count", count

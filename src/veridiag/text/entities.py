@@ -432,6 +432,11 @@ def _number(match: re.Match[str]) -> Entity | None:
         spelling = next((s for s in _MEASURED_UNITS if after.startswith(s)), None)
         if spelling is not None:
             return _qualified(_quantity(number, spelling, number + spaced + spelling), match)
+        latin = _latin_unit_at(match.string, match.end("num") + len(spaced))  # "4 个 core"
+        if latin is not None:
+            at, spelling = latin
+            written = match.string[match.start("num") : at + len(spelling)]
+            return _qualified_at(_quantity(number, spelling, written), match.string, match.start(), at + len(spelling))
     for candidate in (bare, bare[:1]) if not bare.isascii() else (bare,):
         if candidate.lower() in _UNITS.by_spelling:
             written = number + unit[: unit.index(candidate) + len(candidate)]
@@ -497,12 +502,29 @@ def _more_than(number: str, match: re.Match[str]) -> Entity | None:
     at = text.index(_MORE, match.end("num")) + 1
     spelling = next((s for s in _CHINESE_UNITS if text.startswith(s, at)), None)
     if spelling is None:
-        return None
+        latin = _latin_unit_at(text, at)  # "4 个多 core"
+        if latin is None:
+            return None
+        at, spelling = latin
     entity = _quantity(number, spelling, text[match.start() : at + len(spelling)])
     value = Decimal(number)
     digits = number.split(".", 1)
     step = Decimal(1).scaleb(-len(digits[1]) if len(digits) > 1 else len(digits[0]) - len(digits[0].rstrip("0")))
     return replace(entity, value=value + step / 2, precision=step)
+
+
+#: A Latin unit after the measure word 个 or 多, a blank apart ("4 个 core", "3 个多 GB").
+_LATIN_UNIT = re.compile(r"\s*([A-Za-z]+)(?![A-Za-z0-9_])")
+
+
+def _latin_unit_at(text: str, at: int) -> tuple[int, str] | None:
+    """The start and spelling of the Latin unit written at ``text[at:]`` past blanks, if it is one."""
+    found = _LATIN_UNIT.match(text, at)
+    unit = _UNITS.by_spelling.get(found.group(1).lower()) if found is not None else None
+    # a count's noun ("3 个 ERROR") is what 个 counts, and a one-letter unit is no word a reader spaces
+    if found is None or unit is None or unit.dimension == "count" or len(found.group(1)) < 2:
+        return None
+    return found.start(1), found.group(1).lower()
 
 
 #: Units that may follow the measure word 个 (个小时, 个月 is no unit here), longest first.
