@@ -491,3 +491,31 @@ def test_a_quantity_restated_in_another_unit(pair: tuple[str, int, str, int | No
     )
     outcomes = {c.outcome for t in report.claim_traces for c in t.checks if c.rule_id == "claim.entity_grounding"}
     assert (outcomes == {"pass"}) is not wrong, (text, outcomes)
+
+
+@given(
+    st.integers(1_000_000_000, 1_999_000_000),
+    st.integers(2, 600),
+    st.sampled_from(["zh", "en"]),
+    st.sampled_from(["node-151", "node-7", "Interconnect-0N00"]),
+)
+@example(1_079_615_344, 29, "zh", "node-151")
+def test_a_duration_between_two_epoch_seconds_the_claim_copies_is_computed(
+    start: int, minutes: int, lang: str, node: str
+) -> None:
+    """HPC and BGL lines carry their time as epoch seconds: "node-151 在 1079615344 报 not
+    responding，约 29 分钟后（1079617105）又恢复" was withheld, the 29 minutes found nowhere. Both
+    epochs copied from the lines make it computed; a wrong duration is not."""
+    end = start + minutes * 60 + 17
+    lines = [f"272589 {node} node status {start} 0 not responding", f"276361 {node} net.niff.up {end} 1 NIFF: up"]
+    calls = [invocation(101, output="query_logs service=hpc\nlines:\n" + "\n".join(lines))]
+
+    def says(after: int) -> list[dict[str, Any]]:
+        if lang == "zh":
+            text = f"{node} 在 {start} 报 not responding，约 {after} 分钟后（{end}）又恢复了网络。"
+        else:
+            text = f"{node} stopped responding at {start} and came back about {after} minutes later ({end})."
+        return [claim(text=text, bindings=[binding([101], line) for line in lines])]
+
+    assert _kept(says(minutes), calls)
+    assert not _kept(says(minutes * 3 + 5), calls)

@@ -1757,7 +1757,7 @@ def derived_duration(
         return True
     claim = claim_reading(claim_text)
     written = [_when(m) for m in _CLOCK_AT.finditer(evidence.text)]
-    times = sorted({*written, *(_when(m) for m in _CLOCK_AT.finditer(claim))}, key=str)
+    times = sorted({*written, *(_when(m) for m in _CLOCK_AT.finditer(claim)), *_epochs(claim, evidence)}, key=str)
     if anchors is not None:
         since = {_when(m) for m in _CLOCK_AT.finditer(anchors.text)} - set(times)
         if not times or len(since) > _MAX_CLOCKS or len(anchors.text) > _FOLD_LIMIT:
@@ -1803,6 +1803,24 @@ def _series_step(clocks: list[tuple[Decimal, int | None]]) -> Decimal:
 
 #: A date written right before a clock ("2013-12-21T20:00"): the clock is then an instant.
 _DATE_BEFORE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]$")
+
+
+#: Seconds since 1970 as logs write them (HPC, BGL: "node status 1079615344"), 2001 to 2033.
+_EPOCH_SECONDS = re.compile(r"(?<![\d.])1\d{9}(?![\d.])")
+
+
+def _epochs(claim: str, evidence: Corpus) -> list[tuple[Decimal, int | None]]:
+    """The instants of the epoch seconds a claim copies from its evidence ("在 1079615344 报 …，约
+    29 分钟后（1079617105）"): a duration between two of them is computed as between two clocks. Only
+    a number both write is read so: an id of ten digits elsewhere is no time."""
+    if not any(c.isdigit() for c in claim):
+        return []
+    found = []
+    for number in {m.group() for m in _EPOCH_SECONDS.finditer(claim)}:
+        if number in evidence.text:
+            instant = datetime.fromtimestamp(int(number), UTC)
+            found.append((Decimal(instant.hour * 3600 + instant.minute * 60 + instant.second), instant.toordinal()))
+    return found
 
 
 def _when(clock: re.Match[str]) -> tuple[Decimal, int | None]:
