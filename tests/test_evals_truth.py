@@ -202,16 +202,17 @@ def test_the_honest_set_runs_and_reports_rates() -> None:
 #: (a floor, as a regression guard; the figures and what is still missed are in the README).
 _HELD_OUT_FLOORS = {
     "heldout": (87, 30),
-    "blind": (104, 20),
-    "blind2": (75, 20),
-    "blind3": (61, 20),
-    # 57 → 56: "两次 canceled（都是 oimagea5.ydstatic.com:80）" quotes one of the two lines it
-    # counts; a name every member shares is no longer the count's alone (blind7's "pri 都是 …")
-    "blind4": (57, 20),
-    "blind5": (39, 13),
-    "blind6": (60, 16),
+    "blind": (105, 20),
+    "blind2": (81, 20),
+    "blind3": (63, 20),
+    # "两次 canceled（都是 oimagea5.ydstatic.com:80）" quotes one of the two lines it counts: a name
+    # every member shares is no count's alone (blind7's "pri 都是 …"), so it is an inference
+    "blind4": (59, 20),
+    "blind5": (40, 13),
+    "blind6": (61, 16),
     "blind7": (60, 22),
-    "blind8": (65, 23),
+    "blind8": (68, 23),
+    "blind9": (52, 18),
 }
 
 

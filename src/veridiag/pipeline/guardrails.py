@@ -21,11 +21,13 @@ the outcome *less* confident:
   ``reasonable_inference``, however well its excerpts match.
   Both hold for a claim of another type whose words name a cause: ``claim.root_cause_support``
   checks it (its ``causalWording``), and a claim that rule checked is a root cause.
-- ``content.contradicts`` / ``content.unstated`` / ``content.inferred``: what
-  ``claim.stated_content`` found a claim says beyond its quoted lines ⇒ at most
-  ``contradicted`` (a direction they state the other way), ``overstated`` (an absolute or an
-  interpretation they do not state: carried as a hypothesis), ``reasonable_inference`` (a
-  direction, evaluation or ratio they do not state).
+- ``content.contradicts`` / ``content.unstated`` / ``content.absolute`` / ``content.inferred``:
+  what ``claim.stated_content`` found a claim says beyond its quoted lines ⇒ at most
+  ``contradicted`` (a direction they state the other way), ``overstated`` (an interpretation,
+  denial or ratio they do not state: carried as a hypothesis), ``reasonable_inference`` (an
+  absolute — every, 都, 一直 — or a direction or evaluation they do not state: issue 27 D3).
+- ``content.absolute_drawn`` (verdict): a claim shown as an inference for an absolute its lines
+  do not state ⇒ the verdict is at best LOW_CONFID (a generalisation is no answer to act on).
 - ``grounding.elsewhere``: a fact of a claim found in the cited output but not in the claim's
   own excerpts (``claim.entity_grounding`` warns: it may count another window or incident)
   ⇒ that claim is at most ``unsupported``, so the verdict is at most LOW_CONFID.
@@ -63,7 +65,7 @@ from veridiag.contracts.verifier import (
     VerifierEvaluation,
 )
 from veridiag.gatekeeper.rules.entity_grounding import ZONE_UNPINNED
-from veridiag.gatekeeper.rules.stated_content import CONTRADICTS, INFERRED, UNSTATED
+from veridiag.gatekeeper.rules.stated_content import ABSOLUTE, CONTRADICTS, INFERRED, UNSTATED
 from veridiag.pipeline.hook import HookResult
 from veridiag.pipeline.verifier_reply import ParsedVerifier
 
@@ -215,6 +217,13 @@ class ContentUnstated(_StatedContent):
 
 
 @claim_guard
+class ContentAbsolute(_StatedContent):
+    id = "content.absolute"
+    ceiling = "reasonable_inference"
+    outcome, kind = "warn", ABSOLUTE
+
+
+@claim_guard
 class ContentInferred(_StatedContent):
     id = "content.inferred"
     ceiling = "reasonable_inference"
@@ -297,6 +306,25 @@ class VerifierUnknownClaim(VerdictGuard):
         return Correction(
             guard=self.id, on_fail=self.on_fail, target=", ".join(unknown), after="ignored", reason=reason
         )
+
+
+@verdict_guard
+class AbsoluteDrawn(VerdictGuard):
+    """A generalisation its lines do not state is shown as an inference; an answer resting on one
+    is not one to act on without looking (PASS), however well the rest is observed."""
+
+    id = "content.absolute_drawn"
+
+    def fires(self, context: GuardContext) -> Correction | None:
+        drawn = [
+            claim.claim_id
+            for claim in context.hook.material.claims
+            if any(r.startswith(ABSOLUTE) for r in context.checks_of(claim.claim_id, "warn", _STATED_RULE))
+        ]
+        if not drawn:
+            return None
+        reason = "a claim generalises beyond its quoted lines (shown as an inference)"
+        return Correction(guard=self.id, on_fail=self.on_fail, target=", ".join(drawn), after="LOW_CONFID", reason=reason)
 
 
 # --- the evaluation ----------------------------------------------------------------------

@@ -72,6 +72,9 @@ from veridiag.text.units import decimal_or_none, unit_table
 
 #: How a reason starts says what the guardrails do with the claim (pipeline/guardrails.py).
 UNSTATED = "unstated"
+#: An absolute ("every", "都", "一直") its quoted lines do not state: a generalisation the claim
+#: drew from them, shown as an inference (issue 27 D3), never as what they say — and never in a PASS.
+ABSOLUTE = "absolute"
 INFERRED = "inferred"
 CONTRADICTS = "contradicts"
 
@@ -157,7 +160,7 @@ class StatedContent(GatekeeperRule):
             if not problems:
                 result.add(claim.target, "pass", "its concepts are its quoted lines'")
                 continue
-            worst = min(problems, key=lambda p: (CONTRADICTS, UNSTATED, INFERRED).index(p[0]))
+            worst = min(problems, key=lambda p: (CONTRADICTS, UNSTATED, ABSOLUTE, INFERRED).index(p[0]))
             outcome: RuleStatus = "fail" if worst[0] == CONTRADICTS else "warn"
             listed = "; ".join(reason for _kind, reason in problems)
             result.add(claim.target, outcome, f"{worst[0]}: {listed}")
@@ -681,7 +684,7 @@ def _judge(
             and not vocabulary.absence_counted(own, hit, evidence)
             and not vocabulary.enumerated(own, hit)
         ):
-            problems.append((UNSTATED, f"{hit.word!r} ({hit.concept}) is not what its quoted lines say"))
+            problems.append((ABSOLUTE, f"{hit.word!r} ({hit.concept}) is not what its quoted lines say"))
         elif hit.kind == "state":
             kind = INFERRED if inference else UNSTATED
             problems.append((kind, f"{hit.word!r} ({hit.concept}) interprets what its quoted lines do not state"))
