@@ -211,8 +211,8 @@ _HELD_OUT_FLOORS = {
     "blind5": (40, 13),
     "blind6": (61, 16),
     "blind7": (60, 22),
-    "blind8": (68, 23),
-    "blind9": (52, 18),
+    "blind8": (69, 23),
+    "blind9": (54, 18),
 }
 
 

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
@@ -393,3 +393,33 @@ def test_a_date_written_apart_from_a_zoned_clock_is_the_readers_day(hours: int, 
     assert Corpus([f"{instant:%Y-%m-%dT%H:%M}:00Z 19.93 m"]).contains(date_fact), (text, instant)
     elsewhere = instant + timedelta(days=3)
     assert not Corpus([f"{elsewhere:%Y-%m-%dT%H:%M}:00Z 19.93 m"]).contains(date_fact), text
+
+
+def _face(moment: datetime) -> str:
+    """A clock as a reader writes it on a twelve-hour dial, without am/pm."""
+    return f"{moment.hour % 12 or 12}:{moment:%M}"
+
+
+@given(
+    st.integers(12 * 60, 24 * 60 - 1),
+    st.sampled_from([(7, "曼谷时间", "ICT"), (-10, "夏威夷时间", "HST"), (1, "柏林时间", "CET"), (8, "北京时间", "CST")]),
+    st.sampled_from(["{c} 降到 9.44%", "到 {c} 回落", "it was back to normal by {c}"]),
+    st.integers(3, 50),
+)
+@example(13 * 60 + 5, (7, "曼谷时间", "ICT"), "{c} 降到 9.44%", 3)
+def test_a_bare_twelve_hour_face_may_be_either_half_of_the_readers_day(
+    minute: int, zone: tuple[int, str, str], template: str, off: int
+) -> None:
+    """ "下午 1:02（ICT）" in one claim, "1:05 降到 9.44%" in the next: the reader writes 13:05 of
+    their afternoon as 1:05. It was read only as 01:05 there and withheld; now it is an inference
+    (no zone nor half pinned), and a face a few minutes off still fails."""
+    hours, place, abbreviation = zone
+    local = _DAY + timedelta(minutes=minute)  # an afternoon or evening clock of the reader
+    instant = local - timedelta(hours=hours)
+    output = f"{instant:%Y-%m-%dT%H:%M}:10Z cpu 9.44%"
+    named = f"CPU 在{place}下午 {local.hour - 12 or 12}:{local:%M}（{abbreviation}）开始升高"
+    (outcome, reason), label = _reader_zone_outcomes(named, template.format(c=_face(local)), output)
+    assert outcome == "warn" and reason.startswith(ZONE_UNPINNED), (_face(local), reason)
+    assert label == "reasonable_inference", label
+    wrong = template.format(c=_face(local + timedelta(minutes=off)))
+    assert _reader_zone_outcomes(named, wrong, output)[0][0] == "fail", wrong

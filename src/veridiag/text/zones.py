@@ -447,10 +447,13 @@ def read_in(entity: Entity, zones: tuple[tzinfo, ...]) -> list[Entity]:
     if hour > 23 or minute > 59 or second > 59:
         return []
     spelling = "%H:%M:%S" if clock["second"] else "%H:%M"
+    # a face of twelve hours or less without its am/pm is either half of the reader's day: "1:05"
+    # after "下午 1:02（ICT）" is 13:05 there, "12:06" after "凌晨 12:00" is 00:06
+    hours = (hour, (hour + 12) % 24) if 1 <= hour <= 12 and not _MERIDIEM.search(entity.text) else (hour,)
     found: list[Entity] = []
-    for zone in zones:
+    for zone, face in ((z, h) for z in zones for h in hours):
         readings = [
-            datetime(on.year, on.month, on.day, hour, minute, second, tzinfo=zone).astimezone(UTC)
+            datetime(on.year, on.month, on.day, face, minute, second, tzinfo=zone).astimezone(UTC)
             for on in ((day,) if day else _SEASONS)
         ]
         # a zone that changes its offset, without a day: each reading holds on its season's days only
@@ -473,3 +476,5 @@ def read_in(entity: Entity, zones: tuple[tzinfo, ...]) -> list[Entity]:
 
 
 _DAY_NEEDLE = re.compile(r"\d{4}-\d{2}-\d{2}")
+#: An am/pm the clock's own text writes: it says which half of the day it is.
+_MERIDIEM = re.compile(r"[AaPp]\.?[Mm]\b")
