@@ -247,6 +247,32 @@ def test_a_ratio_is_computed_to_the_precision_it_is_written_with(k: int, base: i
     assert _outcome(form.format(k=k, b=base), far, far)[1].startswith("unstated")
 
 
+@given(
+    st.integers(2, 9),
+    st.integers(2, 6),
+    st.integers(11, 90),
+    st.sampled_from(
+        [
+            "p90 升到 {a} ms，是中位数 {b} ms 的 {k} 倍",
+            "p90 升到 {a} ms，约为平时 {b} ms 的 {k} 倍",
+            "p90 rose to {a} ms, {k} times its {b} ms median",
+            "p90 rose to {a} ms, about {k}x the {b} ms baseline",
+        ]
+    ),
+)
+def test_a_multiple_of_a_value_written_beside_it_is_of_that_value(k: int, miss: int, base: int, form: str) -> None:
+    """ "升到 0.1 s，是中位数 0.05 s 的 5 倍": the claim names both values, 0.1 / 0.05 is 2. Another
+    line's 0.25 s made five times the median somewhere, so the wrong ratio was confirmed. The
+    multiple is of the value written beside it, and of the claim's other value."""
+    wrong = k + miss
+    lines = f"2026-07-07T10:08:00Z {base * k} ms\n2026-07-07T10:09:00Z {base * wrong} ms\nmedian {base} ms"
+    true = form.format(a=base * k, b=base, k=k)
+    assert not _beyond(_outcome(true, lines, lines)[1]), true
+    text = form.format(a=base * k, b=base, k=wrong)
+    outcome, reason = _outcome(text, lines, lines)
+    assert outcome == "warn" and reason.startswith("unstated") and "ratio" in reason, (text, reason)
+
+
 def _hedge_outcome(text: str, excerpt: str, output: str) -> str:
     store = InMemoryInvocations([invocation(395, "query_metrics", output)])
     report = _GATEKEEPER.validate(

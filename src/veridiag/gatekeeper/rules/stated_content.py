@@ -1567,7 +1567,7 @@ def _ratios(own: str, evidence: str, tolerance: float) -> list[tuple[str, str]]:
             high = Decimal("Infinity")
         elif kind == "at_most":
             low = Decimal(0)
-        if _computed(read.replace(spelled, " "), evidence, low, high):
+        if _computed(read.replace(spelled, " "), evidence, low, high, _reference(read, at, spelled)):
             continue
         problems.append((UNSTATED, f"the ratio {spelled!r} is stated by no tool nor computed from its cited values"))
     return problems
@@ -1604,13 +1604,50 @@ _CHANGE_BETWEEN = re.compile(
 )
 
 
-def _computed(claimed: str, evidence: str, low: Decimal, high: Decimal) -> bool:
+#: The value a multiple is of, written beside it: "是中位数 0.05 s 的 5 倍" (before 的), "5 times
+#: its 0.05 s median", "5× the baseline of 0.05 s" (after it, a few words on).
+_REFERENCE_BEFORE = re.compile(r"(\d+(?:\.\d+)?\s*[^\s\d的]{0,4})\s*的\s*(?:约|大约|近|将近)?\s*$")
+_REFERENCE_AFTER = re.compile(
+    r"^\s*(?:(?:the|its|their|that|than|of|as|much|usual|normal|median|baseline|average|typical|expected)\s+){0,3}"
+    r"(\d+(?:\.\d+)?(?![\d:.])\s*[A-Za-z%µμ/]*)",
+    re.IGNORECASE,
+)
+
+
+def _reference(read: str, at: int, spelled: str) -> tuple[str, _Value] | None:
+    """The value (its kind and rounding) the multiple ``spelled`` at ``read[at:]`` is of, when
+    the claim writes it beside the multiple; else None."""
+    if at < 0:
+        return None
+    before = _REFERENCE_BEFORE.search(read, max(0, at - 16), at)
+    after = None if before else _REFERENCE_AFTER.match(read[at + len(spelled) : at + len(spelled) + 48])
+    found = before or after
+    if found is None:
+        return None
+    for kind, values in _values(found.group(1)).items():
+        if values and kind != "bare":
+            return kind, values[0]
+    bare = _values(found.group(1)).get("bare", [])
+    return ("bare", bare[0]) if bare else None
+
+
+def _computed(
+    claimed: str, evidence: str, low: Decimal, high: Decimal, reference: tuple[str, _Value] | None = None
+) -> bool:
     """Do two values of one kind give a ratio in ``[low, high]`` (each read anywhere in the
     interval it was rounded from)? Both are the claim's own when it writes two of that kind; one
     is when it writes one ("是基线 200ms 的 5 倍": 200ms against a cited value); else both are its
-    lines'."""
+    lines'. With a ``reference`` the multiple names as what it is of, that is the divisor: of
+    the claim's other value of its kind, when it writes one, else of a cited one."""
     # a multiple a tool wrote ("×1.46") is a ratio of its own, no value to compute one from
     own, cited = _values(claimed), _values(_MULTIPLE.sub(" ", reader_text(evidence)))
+    if reference is not None:
+        kind, (base, rounding) = reference
+        others = [v for v in own.get(kind, []) if v[0] != base] or cited.get(kind, [])
+        return any(
+            base - rounding > 0 and (a - da) / (base + rounding) <= high and (a + da) / (base - rounding) >= low
+            for a, da in others
+        )
     for kind in own.keys() | cited.keys():
         mine, lines = own.get(kind, []), cited.get(kind, [])
         if len({a for a, _ in mine}) >= 2 and _CHANGE_BETWEEN.search(claimed):
