@@ -519,3 +519,30 @@ def test_a_duration_between_two_epoch_seconds_the_claim_copies_is_computed(
 
     assert _kept(says(minutes), calls)
     assert not _kept(says(minutes * 3 + 5), calls)
+
+
+@given(
+    st.integers(62, 95),  # no number of the line's clocks or counts: what a level near it is, alone
+    st.integers(5, 20),
+    st.sampled_from(["尖峰比基线高出大约 {d} 个单位。", "峰值比期望高出约 {d}。", "The peak was about {d} above the baseline."]),
+)
+@example(73, 12, "尖峰比基线高出大约 {d} 个单位。")
+def test_a_difference_is_computed_never_found_as_a_level_near_it(base: int, rise: int, form: str) -> None:
+    """ "尖峰比基线高出大约 36 个单位" of ×1.36 on a series near 33: 36 is no difference of the lines
+    (45.62 − 33.44 is 12.18), but "about 36" took in a level of the series, or 45.62 minus the
+    anomaly's "11 points". A difference is written or computed from values of one kind."""
+    peak = base + rise
+    points = peak - base * 2 + 1 if peak > base * 2 else 11  # a count a level minus which is no difference
+    output = (
+        f"window: min {base - 2}.5, max {peak}.5, avg {base + 1}.2 ({points + 400} points)\n"
+        f"anomaly 1: 2014-01-21T10:35:00Z – 2014-01-21T13:35:00Z ({points} points, 180 min) up; "
+        f"peak {peak}.5 at 2014-01-21T10:45:00Z; expected {base}.5; ×{(peak + 0.5) / (base + 0.5):.2f}"
+    )
+    calls = [invocation(101, output=output)]
+    line = output.splitlines()[1]
+
+    def says(amount: int) -> list[dict[str, Any]]:
+        return [claim(text=form.format(d=amount), bindings=[binding([101], line)])]
+
+    assert _kept(says(rise), calls), form.format(d=rise)
+    assert not _kept(says(base + 2), calls), form.format(d=base + 2)

@@ -1631,13 +1631,15 @@ def derived_difference(entity: Entity, claim_text: str, evidence: Corpus) -> boo
     if not is_difference(entity, claim_reading(claim_text)):
         return False
     kind = _PERCENT if entity.dimension == _POINTS else entity.dimension
-    found = {
-        e.value * e.factor
-        for e in TextFacts(evidence.text).entities()
-        if e.kind == "quantity" and e.dimension == kind and e.value is not None and e.factor is not None
-    }
+    # counts of different things are no series: "11 points" and a bare level 45.62 are 34.62 apart
+    # of nothing; a count is compared with counts of the same noun (or bare with bare)
+    found: dict[str, set[Decimal]] = {}
+    for e in TextFacts(evidence.text).entities():
+        if e.kind == "quantity" and e.dimension == kind and e.value is not None and e.factor is not None:
+            noun = _DIGITS.sub("", e.text).strip().lower() if kind == "count" else ""
+            found.setdefault(noun, set()).add(e.value * e.factor)
     target, tolerance = entity.value * entity.factor, entity.precision * entity.factor / 2
-    series = [sorted(found)]
+    series = [sorted(values) for values in found.values()]
     if kind == "count":
         series += _counter_readings(evidence.text)
     return any(
@@ -1695,6 +1697,13 @@ def is_difference(entity: Entity, read: str) -> bool:
         _UNITS.difference_ending(read[max(0, at - _QUALIFIER_REACH) : at])
         or _UNITS.difference_after.match(read, aside.end() if aside else end) is not None
     )
+
+
+def level_for_difference(entity: Entity, read: str, corpus: Corpus) -> bool:
+    """Is ``entity``, a difference of ``read`` ("高出大约 36", "12.18 higher"), found in ``corpus``
+    only as a value near it? A level of the series (33.44 within "about 36") states no difference:
+    one is written as such, or computed from two cited values (``derived_difference``)."""
+    return is_difference(entity, read) and not corpus.contains(entity, literal=True)
 
 
 #: A short bracketed aside right after a quantity.

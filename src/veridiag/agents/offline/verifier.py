@@ -36,7 +36,7 @@ from veridiag.contracts.verifier import (
 from veridiag.gatekeeper.matching import AnchoredMatcher
 from veridiag.text.concepts import concepts
 from veridiag.text.derived import Cited, derived
-from veridiag.text.entities import Corpus, Entity, extract_entities, period_lengths
+from veridiag.text.entities import Corpus, Entity, claim_reading, extract_entities, level_for_difference, period_lengths
 from veridiag.text.quotes import own_words
 from veridiag.text.render import invocation_json
 from veridiag.text.wordfiles import AnyOf, Word, WordModel, bundled_words
@@ -147,6 +147,8 @@ class OfflineVerifier:
         # a date belongs to the lines the claim quotes, not to any line of the output
         quoted_lines = self._quoted(claim, usable) if any(e.kind == "date" for e in facts) else corpus
         missing = [e for e in facts if not (quoted_lines if e.kind == "date" else corpus).contains(e)]
+        read = claim_reading(text)
+        missing += [e for e in facts if e not in missing and level_for_difference(e, read, corpus)]
         # a clock without a zone, true in the zone the answer names for its reader: an inference
         in_reader_zone = [e for e in missing if any(corpus.contains(r) for r in read_in(e, zones))]
         missing = [e for e in missing if e not in in_reader_zone]

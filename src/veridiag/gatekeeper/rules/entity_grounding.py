@@ -26,7 +26,16 @@ from veridiag.gatekeeper.context import BindingView, Located, RuleResult, Valida
 from veridiag.gatekeeper.registry import GatekeeperRule, register
 from veridiag.gatekeeper.ruleset import RuleMetadata, RuleSet
 from veridiag.text.derived import Cited, derived
-from veridiag.text.entities import Corpus, Entity, TextFacts, extract_entities, period_lengths
+from veridiag.text.entities import (
+    Corpus,
+    Entity,
+    TextFacts,
+    claim_reading,
+    extract_entities,
+    is_difference,
+    level_for_difference,
+    period_lengths,
+)
 from veridiag.text.pairs import CLAUSE, broken_pairs
 from veridiag.text.records import records
 
@@ -180,6 +189,10 @@ class _Check:
         # (its retrieval details list every episode: any two of their times give some duration).
         own_lines = Corpus(regions) if regions else None
         outside = [entity for entity in entities if not _grounds(near, own_lines, entity, literal)]
+        # a difference found only as some level near it is written nowhere (computed, or not at all)
+        read = claim_reading(text) if isinstance(text, str) and not literal else None
+        differences = [e for e in entities if read and is_difference(e, read)]
+        outside += [e for e in differences if e not in outside and level_for_difference(e, read or "", near)]
         if outside and isinstance(text, str) and not literal:
             cited = self.cited(text, own_lines, sources, previous)
             outside = [entity for entity in outside if not derived(entity, text, cited)]
@@ -188,7 +201,9 @@ class _Check:
         # points running past 14:29Z): at most an inference, as the zone is the answer's.
         in_reader_zone = [e for e in outside if not literal and self.in_reader_zone(e, near)]
         outside = [e for e in outside if e not in in_reader_zone]
-        found_elsewhere = [e for e in outside if any(self.in_output(inv, e, literal=literal) for inv in sources)]
+        found_elsewhere = [
+            e for e in outside if any(self.in_output(inv, e, literal=literal or e in differences) for inv in sources)
+        ]
         missing = [e for e in outside if e not in found_elsewhere]
         if found_elsewhere and own_only and quoted and isinstance(text, str):
             found_elsewhere = [
