@@ -530,6 +530,27 @@ def test_a_first_at_a_time_is_checked_against_every_line_of_the_thing(minutes: l
 
 
 @given(
+    st.integers(0, 23 * 3600),
+    st.lists(st.integers(2, 50), min_size=1, max_size=4),
+    st.sampled_from(["第一次 {c} 错误出现在 {t}", "The first {c} error came at {t}", "{c} 最早出现在 {t}"]),
+    st.sampled_from(["10061", "ERR_PROXY_REFUSED", "11001"]),
+)
+@example(5 * 3600 + 5 * 60 + 53, [3], "第一次 {c} 错误出现在 {t}", "10061")
+def test_a_first_written_to_the_second_is_checked_to_the_second(
+    start: int, gaps: list[int], form: str, code: str
+) -> None:
+    """ "第一次 10061 错误出现在 05:05:56" when the first is at 05:05:53, three seconds before: a
+    clock to the second is checked to the second, and a bare code of the lines is their subject."""
+    seconds = [start + sum(gaps[:i]) for i in range(len(gaps) + 1)]
+    clock = [f"{t // 3600 % 24:02d}:{t // 60 % 60:02d}:{t % 60:02d}" for t in seconds]
+    lines = [f"[07.27 {c}] Dropbox.exe - bolt.dropbox.com:443 error : failed with error {code}" for c in clock]
+    output = "\n".join(lines)
+    assert "contradicts" not in _outcome(form.format(c=code, t=clock[0]), output, lines[0])[1]
+    outcome, reason = _outcome(form.format(c=code, t=clock[1]), output, lines[1])
+    assert outcome == "fail" and "its cited output shows" in reason, (clock, reason)
+
+
+@given(
     st.lists(st.integers(0, 22 * 60), min_size=2, max_size=5, unique=True),
     st.sampled_from(
         [("伦敦时间", "Europe/London"), ("Berlin time", "Europe/Berlin"), ("New York time", "America/New_York")]

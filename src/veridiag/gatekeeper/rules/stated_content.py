@@ -1100,9 +1100,11 @@ _LINE_INSTANT = re.compile(r"(?:(?P<day>\d{4}-\d{2}-\d{2})[T ])?(?<![\d:])(?P<cl
 #: A line's clock with the date written before it (``2017-12-24T00:28:48Z``, ``20171223-22:15:34``):
 #: 00:28 of the next day comes after 22:15.
 _DATED_CLOCK = re.compile(
-    r"(?:(?P<day>\d{4}-?\d{2}-?\d{2})[T -])?(?<![\d:])(?P<hour>\d{2}):(?P<minute>\d{2})(?::\d{2})?(?!\d)"
+    r"(?:(?P<day>\d{4}-?\d{2}-?\d{2})[T -])?(?<![\d:])(?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?(?!\d)"
 )
-#: An instant as the lines place it: its date's digits ("" when none is written) and minute of the day.
+#: A number of four or more digits standing alone (no clock, date, decimal or part of a word): a code.
+_BARE_CODE = re.compile(r"(?<![\w.:/-])\d{4,}(?![\w.:/-])")
+#: An instant as the lines place it: its date's digits ("" when none is written) and second of the day.
 _Instant = tuple[str, int]
 
 
@@ -1119,6 +1121,8 @@ def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> li
         return []
     facts = extract_entities(text)
     subjects = [e for e in facts if e.kind in ("error_code", "identifier")]
+    # a bare code the claim names ("第一次 10061 错误"): what the lines of that error write
+    subjects = subjects or [Entity("identifier", code, (code,)) for code in _BARE_CODE.findall(text)]
     stamps = [e for e in facts if e.kind == "timestamp"]
     clocks = [[_minute(n) for n in stamp.needles if ":" in n] for stamp in stamps]
     if not subjects or [len(c) for c in clocks] != [1] or clocks[0][0] is None:
@@ -1128,8 +1132,12 @@ def _ordinal_times(text: str, words: list[ConceptHit], outputs: list[str]) -> li
         cited = Corpus(outputs)
         readings = [r for r in readings if cited.contains(r)] or readings
     minutes = sorted({m for r in readings for n in r.needles if ":" in n and (m := _minute(n)) is not None})
+    # a clock written to the second is checked to the second ("第一次 … 05:05:56" of a first at 05:05:53)
+    seconds = [m for r in readings for n in r.needles if n.count(":") == 2 and (m := _second_of_day(n)) is not None]
+    unit = 1 if seconds and len(seconds) == len(minutes) else 60
+    ats = sorted(set(seconds)) if unit == 1 else [m * 60 for m in minutes]
     seen = _subject_instants(subjects, outputs)
-    found = [_ordinal_problems(hits, subjects[0], at, seen) for at in minutes]
+    found = [_ordinal_problems(hits, subjects[0], at, seen, unit) for at in ats]
     return found[0] if all(found) else []
 
 
@@ -1140,27 +1148,33 @@ def _subject_instants(subjects: list[Entity], outputs: list[str]) -> list[_Insta
         for line in output.splitlines():
             if any(needle in line for subject in subjects for needle in subject.needles):
                 seen += [
-                    ((m["day"] or "").replace("-", ""), int(m["hour"]) * 60 + int(m["minute"]))
+                    (
+                        (m["day"] or "").replace("-", ""),
+                        int(m["hour"]) * 3600 + int(m["minute"]) * 60 + int(m["second"] or 0),
+                    )
                     for m in _DATED_CLOCK.finditer(line)
                 ]
     return seen
 
 
-def _ordinal_problems(hits: list[ConceptHit], subject: Entity, at: int, seen: list[_Instant]) -> list[tuple[str, str]]:
-    """A first (last) at the minute ``at`` against the lines' instants ``seen``."""
-    named = [instant for instant in seen if abs(instant[1] - at) <= 1]
+def _ordinal_problems(
+    hits: list[ConceptHit], subject: Entity, at: int, seen: list[_Instant], unit: int = 60
+) -> list[tuple[str, str]]:
+    """A first (last) at the second ``at`` against the lines' instants ``seen``, to the ``unit``
+    (seconds) its clock is written to: a minute either way for one written to the minute."""
+    named = [instant for instant in seen if abs(instant[1] // unit - at // unit) <= 1]
     problems: list[tuple[str, str]] = []
     for hit in hits:
         first = hit.concept == "first"
         # the line clock the claim names, the latest (earliest) of them for a last (first)
         anchor = (min(named) if first else max(named)) if named else ("", at)
-        other = [instant for instant in seen if _beyond(instant, anchor, earlier=first)]
+        other = [instant for instant in seen if _beyond(instant, anchor, earlier=first, unit=unit)]
         if other:
             shown = min(other) if first else max(other)
             problems.append(
                 (
                     CONTRADICTS,
-                    f"{hit.word!r} at {at // 60:02d}:{at % 60:02d}: its cited output shows "
+                    f"{hit.word!r} at {_spelled_instant(('', at))}: its cited output shows "
                     f"{subject.text} at {_spelled_instant(shown)}",
                 )
             )
@@ -1270,17 +1284,18 @@ def _day_and_clock(needles: tuple[str, ...]) -> tuple[str, str | None]:
     return day, next((n for n in needles if ":" in n), None)
 
 
-def _beyond(instant: _Instant, anchor: _Instant, *, earlier: bool) -> bool:
-    """Is ``instant`` more than a minute earlier (later) than ``anchor``: by date, then clock, when
-    both are dated; by the clock of the day when either is not."""
+def _beyond(instant: _Instant, anchor: _Instant, *, earlier: bool, unit: int = 60) -> bool:
+    """Is ``instant`` more than a ``unit`` (seconds) earlier (later) than ``anchor``: by date, then
+    clock, when both are dated; by the clock of the day when either is not."""
     if instant[0] and anchor[0] and instant[0] != anchor[0]:
         return (instant[0] < anchor[0]) is earlier
-    return instant[1] < anchor[1] - 1 if earlier else instant[1] > anchor[1] + 1
+    mine, theirs = instant[1] // unit, anchor[1] // unit
+    return mine < theirs - 1 if earlier else mine > theirs + 1
 
 
 def _spelled_instant(instant: _Instant) -> str:
-    day, minute = instant
-    clock = f"{minute // 60:02d}:{minute % 60:02d}"
+    day, second = instant
+    clock = f"{second // 3600:02d}:{second // 60 % 60:02d}" + (f":{second % 60:02d}" if second % 60 else "")
     return f"{day[:4]}-{day[4:6]}-{day[6:]} {clock}" if day else clock
 
 
@@ -1523,6 +1538,11 @@ def _statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[s
                 (INFERRED, f"{fact.text!r} is its line's {other}, not the {'/'.join(sorted(named))} it names")
             )
     return problems
+
+
+def _second_of_day(needle: str) -> int | None:
+    clock = re.fullmatch(r"(\d{1,2}):(\d{2}):(\d{2})", needle)
+    return int(clock.group(1)) * 3600 + int(clock.group(2)) * 60 + int(clock.group(3)) if clock else None
 
 
 def _minute(needle: str) -> int | None:
