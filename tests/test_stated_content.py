@@ -2137,3 +2137,36 @@ def test_a_zero_inside_a_number_is_no_negation(address: str, concept: str) -> No
 
     assert not concepts().denied_in_claim(f"原因都是本机 {address} {concept}。")
     assert concepts().denied_in_claim(f"窗口里 0 次{concept}")
+
+
+@given(
+    st.lists(st.integers(1, 90), min_size=3, max_size=12),
+    st.integers(0, 11),
+    st.sampled_from(
+        [
+            "After the drop the metric never rose above {b} again until the end of the data.",
+            "掉下来之后直到数据结束，它再也没有超过 {b}。",
+        ]
+    ),
+)
+def test_never_again_quoting_an_episode_line_is_checked_from_its_start(
+    tenths: list[int], spike: int, form: str
+) -> None:
+    """ "never rose above 1 again until the end" quoting the anomaly line "00:40Z – 11:55Z … down"
+    (no point of its own): the points from the episode's start on decide it. 10.01 at 02:30Z was
+    let through."""
+    values = [f"{t / 100:.2f}" for t in tenths]  # all below 1
+    crossed = spike % len(values)
+    start = "2014-01-29T00:40:00Z"
+    episode = f"anomaly 1: {start} – 2014-01-29T11:55:00Z (136 points, 11.2 h) down; peak 0.01; expected 33.45"
+    before = "2014-01-29T00:10:00Z 33.47"  # the level before the drop is no point after it
+
+    def output(points: list[str]) -> str:
+        rows = [f"2014-01-29T{1 + i:02d}:30:00Z {v}" for i, v in enumerate(points)]
+        return "\n".join(["query_metrics service=grok metric=cpu", episode, "points:", before, *rows])
+
+    kept = output(values)
+    assert "contradicts" not in _outcome(form.format(b=1), kept, episode)[1]
+    broken = output([*values[:crossed], "10.01", *values[crossed + 1 :]])
+    outcome, reason = _outcome(form.format(b=1), broken, episode)
+    assert outcome == "fail" and "crossed" in reason, reason

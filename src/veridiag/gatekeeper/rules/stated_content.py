@@ -836,6 +836,9 @@ def _bound_broken(
         return crossed
     quoted = series_points(evidence)
     timed = [(p.day or "", p.minute) for p in quoted if p.minute != ANY_TIME]
+    if to_the_end and not timed:
+        # an episode's line quoted for "never … again" ("anomaly 1: 00:40Z – 11:55Z … down"): from its start
+        timed = [(m["day"], int(m["hour"]) * 60 + int(m["minute"])) for m in _ISO_INSTANT.finditer(evidence)]
     if to_the_end and timed:
         start = min(timed)
         return broken_by(
@@ -1102,6 +1105,8 @@ _LINE_INSTANT = re.compile(r"(?:(?P<day>\d{4}-\d{2}-\d{2})[T ])?(?<![\d:])(?P<cl
 _DATED_CLOCK = re.compile(
     r"(?:(?P<day>\d{4}-?\d{2}-?\d{2})[T -])?(?<![\d:])(?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2}))?(?!\d)"
 )
+#: A dated instant as tools write it ("2014-01-29T00:40:00Z").
+_ISO_INSTANT = re.compile(r"(?P<day>\d{4}-\d{2}-\d{2})T(?P<hour>\d{2}):(?P<minute>\d{2})")
 #: A number of four or more digits standing alone (no clock, date, decimal or part of a word): a code.
 _BARE_CODE = re.compile(r"(?<![\w.:/-])\d{4,}(?![\w.:/-])")
 #: An instant as the lines place it: its date's digits ("" when none is written) and second of the day.
