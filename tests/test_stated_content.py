@@ -2170,3 +2170,32 @@ def test_never_again_quoting_an_episode_line_is_checked_from_its_start(
     broken = output([*values[:crossed], "10.01", *values[crossed + 1 :]])
     outcome, reason = _outcome(form.format(b=1), broken, episode)
     assert outcome == "fail" and "crossed" in reason, reason
+
+
+_SERVICE = st.from_regex(r"[a-z]{2,8}(-[a-z]{2,6})?-service", fullmatch=True)
+
+
+@given(
+    st.tuples(_SERVICE, _SERVICE).filter(lambda pair: pair[0] != pair[1]),
+    st.sampled_from(["调用方向是 {a} → {b}，窗口内 7 次调用。", "Calls go {a} -> {b}, 7 in the window.", "{a} ⇒ {b} 共 7 次"]),
+    st.sampled_from(["call {x} → {y}: 7 calls", "trace 1 critical path: {x}:/api 0.5ms (self 0.5ms) → {y}:GET 1ms"]),
+)
+def test_an_arrow_the_claim_turns_against_its_quoted_line_contradicts(
+    pair: tuple[str, str], form: str, line_form: str
+) -> None:
+    """ "调用方向是 ts-verification-code-service → ts-auth-service" quoting "call ts-auth-service →
+    ts-verification-code-service: 7 calls": caller and callee swapped, confirmed."""
+    caller, callee = pair
+    line = line_form.format(x=caller, y=callee)
+    assert "contradicts" not in _outcome(form.format(a=caller, b=callee), line, line)[1]
+    outcome, reason = _outcome(form.format(a=callee, b=caller), line, line)
+    assert outcome == "fail" and "its quoted lines draw" in reason, reason
+    both = f"{line}\ncall {callee} → {caller}: 2 calls"  # drawn both ways: either order is theirs
+    assert "its quoted lines draw" not in _outcome(form.format(a=callee, b=caller), both, both)[1]
+
+
+@given(st.lists(st.sampled_from(["a", " ", "-", "→", ">", "⇒", "=", ":", "\n", "svc-service", "x1", "7"]), max_size=30))
+def test_any_arrows_in_a_claim_or_its_line_are_judged_without_a_crash(parts: list[str]) -> None:
+    """The first arrow-order check crashed on a chain opening with an arrow (no name before it)."""
+    text = "".join(parts) or "→"
+    assert "crashed" not in _outcome(text, text, text)[1]

@@ -146,6 +146,7 @@ class StatedContent(GatekeeperRule):
             ordinal = [
                 *_ordinal_times(text, claimed, [inv.output for inv in cited]),
                 *_swapped_change(text, lines),
+                *_arrow_order(text, lines),
                 *_field_values(text, lines),
                 *_event_order(text, claim),
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
@@ -1323,6 +1324,39 @@ def _swapped_change(text: str, lines: list[str]) -> list[tuple[str, str]]:
             (CONTRADICTS, f"the change runs from {ends.last} to {ends.first} in its quoted lines, not the other way")
         ]
     return []
+
+
+#: An arrow between two named things: a call, a hop, a flow from one to the other.
+_ARROW = re.compile(r"\s*(?:→|->|⇒|=>|⟶)\s*")
+
+
+def _arrow_pairs(text: str) -> set[tuple[str, str]]:
+    """The ordered pairs of names ``text`` joins with an arrow ("A → B"; in a chain, each to the next):
+    the first service or id of each segment, case-blind."""
+    pairs: set[tuple[str, str]] = set()
+    for line in text.splitlines():
+        if not _ARROW.search(line):
+            continue
+        names = []
+        for segment in _ARROW.split(line):
+            named = [e.text.lower() for e in extract_entities(segment) if e.kind in ("service", "identifier")]
+            # the name right before an arrow, the first right after it
+            names.append((named[0] if names else named[-1]) if named else None)
+        pairs |= {(a, b) for a, b in itertools.pairwise(names) if a and b and a != b}
+    return pairs
+
+
+def _arrow_order(text: str, lines: list[str]) -> list[tuple[str, str]]:
+    """ "调用方向是 A → B" of a quoted line "call B → A": the claim turns the arrow its lines draw.
+    Only names both join with an arrow are compared; a pair its lines draw both ways is either."""
+    if not _ARROW.search(text):
+        return []
+    stated = _arrow_pairs("\n".join(lines))
+    return [
+        (CONTRADICTS, f"its quoted lines draw {b} → {a}, not {a} → {b}")
+        for a, b in sorted(_arrow_pairs(text))
+        if (b, a) in stated and (a, b) not in stated
+    ]
 
 
 def _field_values(text: str, lines: list[str]) -> list[tuple[str, str]]:
