@@ -356,6 +356,34 @@ def test_a_sum_of_two_stated_durations_is_computed(first: int, second: int, form
 
 
 @given(
+    st.integers(20, 55),
+    st.integers(20, 55),
+    st.sampled_from(
+        [
+            "In total the pod spent about {m} minutes below 10 mph.",
+            "一共算下来，车速低于 10 mph 的时间约 {m} 分钟。",
+            "Altogether the speed stayed low for {m} minutes.",
+        ]
+    ),
+)
+def test_a_duration_in_total_is_a_sum_of_its_lines_not_a_span_between_their_clocks(
+    first: int, second: int, form: str
+) -> None:
+    """ "In total the pod spent about 12 minutes above 50 %" of two episodes of 4 and 3 minutes: the
+    sum word stood far from the number, so the span from the first's start to the second's end
+    (07:01 to 07:13) was taken for it. In total is what the parts add up to."""
+    lines = [_anomaly(1, first), _anomaly(2, second)]
+    calls = [invocation(101, tool_name="query_metrics", output="points:\n" + "\n".join(lines))]
+
+    def says(minutes: int) -> list[dict[str, Any]]:
+        text = form.format(m=minutes)
+        return [claim(text=text, bindings=[binding([101], line, tool_name="query_metrics") for line in lines])]
+
+    assert _kept(says(first + second), calls), form
+    assert not _kept(says(179), calls), form  # 11:00 to 12:59: a span, no total
+
+
+@given(
     st.integers(1000, 99_999),
     st.integers(1000, 99_999),
     st.sampled_from(

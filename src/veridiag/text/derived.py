@@ -96,6 +96,10 @@ def derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
 
 def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     own = cited.own
+    if own is not None and entity.dimension == "time" and _a_sum(entity, claim_reading(claim_text)):
+        # "In total the pod spent about 12 minutes above 50 %": what its lines' parts add up to, not
+        # the span from the first one's start to the last one's end (a count in total is a tally too)
+        return summed(entity, claim_text, own)
     if own is not None and (
         computed(entity, claim_text, own)
         or _timed(entity, claim_text, own, cited)
@@ -299,9 +303,7 @@ def summed(entity: Entity, claim_text: str, own: Corpus) -> bool:
     if entity.kind != "quantity" or len(own.text) > _OWN_LIMIT:
         return False
     bounds = _bounds(entity)
-    read = claim_reading(claim_text)
-    at = fact_at(read, entity.text)
-    if bounds is None or at < 0 or _UNITS.sum_before.search(read[max(0, at - _REACH) : at]) is None:
+    if bounds is None or not _a_sum(entity, claim_reading(claim_text)):
         return False
     values = _values(own, entity.dimension)
     if len(values) < 2 or len(values) > _MAX_VALUES:
@@ -309,6 +311,19 @@ def summed(entity: Entity, claim_text: str, own: Corpus) -> bool:
     target, tolerance = bounds
     sums = [a + b for a, b in combinations(values, 2)] + [sum(values, Decimal(0))]
     return any(abs(total - target) <= tolerance for total in sums)
+
+
+#: Where a sentence ends: a sum word before it sums nothing after it ("In total, …" sums its own).
+_CLAUSE_END = re.compile(r"[;；。!?！？]|\.(?:\s|$)")
+
+
+def _a_sum(entity: Entity, read: str) -> bool:
+    """Is ``entity`` a sum: a sum word ("in total", "一共") before it in its sentence?"""
+    at = fact_at(read, entity.text)
+    if at < 0 or entity.kind != "quantity":
+        return False
+    start = max((m.end() for m in _CLAUSE_END.finditer(read, 0, at)), default=0)
+    return _UNITS.sum_word.search(read, start, at) is not None
 
 
 #: A multiple a tool wrote ("×0.02", "×68.92", "3.5x") and a number standing on its own.

@@ -137,6 +137,8 @@ class UnitTable:
     #: The last characters (lower case) of the difference words and of the approximate words that
     #: may follow them: what a text ``difference_before`` matches ends with but for blanks.
     difference_ends: frozenset[str] = frozenset()
+    #: A sum word anywhere ("In total the pod spent about 12 minutes"): its clause is a sum.
+    sum_word: re.Pattern[str] = re.compile("(?!)")
 
     def qualifier(self, before: str, after: str) -> QualifierKind | None:
         """What the words around a number make of it: approximate, a bound, or (None) exact.
@@ -192,6 +194,7 @@ class UnitTable:
             _starting(words.multiple_after),
             Rates(words.rates, by_spelling) if words.rates is not None else None,
             _ends(words.difference_words) | _ends(approximate.before if approximate is not None else []),
+            re.compile(_words_pattern(words.sum_words), re.IGNORECASE),
         )
 
     def alternation(self) -> str:
