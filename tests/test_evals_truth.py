@@ -202,7 +202,7 @@ def test_the_honest_set_runs_and_reports_rates() -> None:
 #: (a floor, as a regression guard; the figures and what is still missed are in the README).
 _HELD_OUT_FLOORS = {
     "heldout": (87, 30),
-    "blind": (105, 20),
+    "blind": (105, 21),
     "blind2": (81, 20),
     "blind3": (63, 20),
     # "两次 canceled（都是 oimagea5.ydstatic.com:80）" quotes one of the two lines it counts: a name
@@ -212,7 +212,7 @@ _HELD_OUT_FLOORS = {
     "blind6": (61, 16),
     "blind7": (60, 22),
     "blind8": (69, 23),
-    "blind9": (54, 24),
+    "blind9": (54, 25),
 }
 
 

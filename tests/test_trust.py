@@ -184,6 +184,30 @@ def test_a_cause_called_a_symptom_is_checked_as_a_root_cause(
     assert outcomes(check(gatekeeper, evidence, named), "claim.root_cause_support") == ["warn"]
 
 
+def _causal_wording() -> list[str]:
+    from veridiag.gatekeeper import load_ruleset
+
+    params = load_ruleset()["claim.root_cause_support"].params or {}
+    words = params.get("causalWording")
+    assert isinstance(words, list) and words
+    return [str(w) for w in words]
+
+
+@pytest.mark.parametrize("word", _causal_wording())
+def test_every_causal_word_makes_a_claim_of_another_type_a_root_cause(word: str) -> None:
+    """The words are data (``causalWording``): each of them, "is what made" and "的原因" as much as
+    "because", makes a symptom that says it a root cause to be checked as one ("The CPU
+    saturation is what made preserve requests take 9 seconds" was confirmed as a symptom)."""
+    store = InMemoryInvocations([invocation(802, "query_changes", "applied config v42: maximum-pool-size=50 (was 100)")])
+    text = f"The 09:58 config change {word} the order 123 timeout."
+    named = claim(
+        text=text,
+        claim_type="symptom",
+        bindings=[binding([802], "applied config v42: maximum-pool-size=50 (was 100)", "query_changes")],
+    )
+    assert outcomes(check(Gatekeeper(), store, named), "claim.root_cause_support") == ["warn"], text
+
+
 def test_causal_words_quoted_from_the_evidence_are_the_evidence_s(gatekeeper: Gatekeeper) -> None:
     """A symptom quoting a line that says "Caused by" observes that line; no cause of its own."""
     line = "Caused by: java.net.SocketTimeoutException: Read timed out"
