@@ -22,7 +22,7 @@ from veridiag.contracts import InMemoryInvocations
 from veridiag.contracts.material import ExecutorMaterial
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.gatekeeper.rules.entity_grounding import ZONE_UNPINNED
-from veridiag.text.entities import ZONE_HINT, Corpus, extract_entities
+from veridiag.text.entities import ZONE_HINT, Corpus, Entity, extract_entities
 from veridiag.text.when import _when_words
 from veridiag.text.wordfiles import bundled_words
 from veridiag.text.zones import named_zones
@@ -171,14 +171,16 @@ def test_a_zone_the_words_do_not_pin_is_at_most_an_inference(minute: int, hours:
 @given(st.integers(-11, 14).filter(bool), st.integers(0, 1439), st.sampled_from(["{d} {c}", "{d}{c}", "{d} 的 {c}"]))
 def test_the_date_of_a_zoned_clock_is_the_instants(hours: int, minute: int, joined: str) -> None:
     """ "UTC+14 2 月 20 日 00:00" is 10:00Z on the 19th: the date written beside a clock its zone
-    concerns is read with it (one instant), not as a day of its own to find in UTC outputs."""
+    concerns is read with it (one instant): its UTC day, or (beyond ±10 h, where two offsets give
+    the same clocks) not at all — never the day as written to find in UTC outputs."""
     local = _DAY + timedelta(minutes=minute)
     zone = f"UTC{'+' if hours > 0 else '-'}{abs(hours)}"
     clock = joined.format(d=f"{local.month} 月 {local.day} 日", c=f"{local:%H:%M}")
     text = f"{zone} {clock} 网关开始超时"
     instant = local - timedelta(hours=hours)
     output = f"{instant:%Y-%m-%dT%H:%M}:05Z ERROR gateway upstream timeout"
-    assert not [e for e in extract_entities(text) if e.kind == "date"], text
+    dates = [e for e in extract_entities(text) if e.kind == "date"]
+    assert all(f"-{instant:%m-%d}" in e.needles and not e.alternatives for e in dates), (text, dates)
     assert all(Corpus([output]).contains(f) for f in extract_entities(text)), text
 
 
@@ -393,6 +395,35 @@ def test_a_date_written_apart_from_a_zoned_clock_is_the_readers_day(hours: int, 
     assert Corpus([f"{instant:%Y-%m-%dT%H:%M}:00Z 19.93 m"]).contains(date_fact), (text, instant)
     elsewhere = instant + timedelta(days=3)
     assert not Corpus([f"{elsewhere:%Y-%m-%dT%H:%M}:00Z 19.93 m"]).contains(date_fact), text
+
+
+@given(
+    st.sampled_from([(8, "新加坡时间"), (9, "东京时间"), (-8, "洛杉矶时间"), (8, "北京时间"), (-3, "圣保罗时间")]),
+    st.integers(0, 24 * 60 - 1),
+    st.integers(2, 27),
+    st.sampled_from(["第一条警告出现在{z} {m} 月 {d} 日 {c}。", "{z} {m} 月 {d} 日 {c} 开始报错"]),
+)
+@example((8, "新加坡时间"), 18 * 60 + 5, 24, "第一条警告出现在{z} {m} 月 {d} 日 {c}。")
+def test_a_date_before_a_clock_zoned_by_a_place_is_the_readers_day(
+    zone: tuple[int, str], minute: int, day: int, form: str
+) -> None:
+    """ "第一条 throttled 警告出现在新加坡时间 11 月 24 日凌晨 2:05" of a line at 18:05Z on 24 November
+    (02:05 on the 25th there): the date before a clock a place zones was dropped unread, so the
+    UTC date kept across midnight passed. It is the reader's day: the UTC day of its clock."""
+    hours, place = zone
+    instant = datetime(2026, 11, day, tzinfo=UTC) + timedelta(minutes=minute)
+    local = instant + timedelta(hours=hours)
+    line = Corpus([f"{instant:%Y-%m-%dT%H:%M}:40Z WARN pg-backup throttled"])
+
+    def dates(on: datetime) -> list[Entity]:
+        text = form.format(z=place, m=on.month, d=on.day, c=f"{local:%H:%M}")
+        return [e for e in extract_entities(text) if e.kind == "date"]
+
+    (reader,) = dates(local)
+    assert line.contains(reader), (local, instant)
+    if local.date() != instant.date():
+        (utc_day,) = dates(instant)  # the UTC date beside the local clock: another instant
+        assert not line.contains(utc_day), (instant, local)
 
 
 def _face(moment: datetime) -> str:

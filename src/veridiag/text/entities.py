@@ -662,12 +662,20 @@ class TextFacts:
                     if found := _entity(inner, services):
                         spans.append((start, end, found))
         if dated:
-            zoned = [(start, end) for start, end, e in spans if e.kind == "timestamp" and (e.instant or e.uncertain)]
+            # a zoned clock that reads its date with it holds it, and one beyond ±10 h tells no sure day
+            # ("UTC+14 2 月 20 日 00:00"); another ("新加坡时间 11 月 24 日凌晨 2:05") leaves it a date of its own
+            zoned_with_day = [
+                (start, end)
+                for start, end, e in spans
+                if e.kind == "timestamp"
+                and (e.instant or e.uncertain)
+                and (any("-" in n for n in e.needles) or _day_shift(e) is None)  # beyond ±10 h: no sure day
+            ]
             for start, end, month, day in calendar_dates(text, self.tokens):
                 # the date of a clock read in its zone is the instant's: "UTC+14 2 月 20 日 00:00" is the 19th
                 if not any(
                     z_start <= start < z_end or (end <= z_start and not text[end:z_start].strip())
-                    for z_start, z_end in zoned
+                    for z_start, z_end in zoned_with_day
                 ):
                     spans.append((start, end, _zoned_date(text[start:end], month, day, spans)))
         rates = _UNITS.rates
@@ -746,9 +754,9 @@ _MONTH_ABBREVIATIONS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", 
 
 def _zoned_date(text: str, month: int, day: int, spans: list[tuple[int, int, Entity]]) -> Entity:
     """A date the claim writes apart from a clock it reads in a zone ("at 9:11 pm PDT on 21
-    August"): the reader's day, which is the UTC day before or after when the clock crosses
-    midnight there (04:11Z on the 22nd) — that day too, as the clocks read it (a clock whose zone
-    is unsure makes it unsure)."""
+    August"): the reader's day, whose UTC day is the one before or after when the clock crosses
+    midnight there (04:11Z on the 22nd). With the zone sure, that UTC day only: the UTC date kept
+    beside a local clock is another instant. A clock whose zone is unsure leaves both readings."""
     date = _date(text, month, day)
     shifts = {
         (shift, stamp.uncertain)
@@ -765,6 +773,10 @@ def _zoned_date(text: str, month: int, day: int, spans: list[tuple[int, int, Ent
     except ValueError:
         return date
     other = replace(_date(text, moved.month, moved.day), uncertain=unsure or (shift, True) in shifts)
+    if not other.uncertain:
+        # the zone is sure: the day written is the reader's, its UTC day is the other one only
+        # ("新加坡时间 11 月 24 日凌晨 2:05" is 23 November UTC, not a line of 24 November 18:05Z)
+        return replace(other, text=date.text)
     return replace(date, alternatives=(other,))
 
 
