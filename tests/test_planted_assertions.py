@@ -25,7 +25,7 @@ from tests.builders import SESSION, binding, claim, invocation, readable, v2
 from veridiag.agents import scripted_roles
 from veridiag.config import Settings
 from veridiag.contracts import InMemoryInvocations
-from veridiag.contracts.composer import AllowedClaim, ComposerInput, ComposerOutput
+from veridiag.contracts.composer import ActionItem, AllowedClaim, ComposerInput, ComposerOutput
 from veridiag.evals import load_suite, run_suite
 from veridiag.gatekeeper import Gatekeeper, load_ruleset
 from veridiag.gatekeeper.rules.instruction_language import INSTRUCTION_BESIDE, InstructionParams
@@ -36,7 +36,7 @@ from veridiag.pipeline.factory import assemble
 from veridiag.pipeline.headline import build_headline
 from veridiag.pipeline.hook import verifier_input
 from veridiag.store import SessionStore
-from veridiag.text.assertions import AssertedFacts, FoldedLines, assertion_start
+from veridiag.text.assertions import AssertedFacts, FoldedLines, assertion_start, assertion_tail
 from veridiag.text.entities import Corpus
 from veridiag.text.quotes import own_words
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -415,14 +415,60 @@ def test_the_guard_refuses_the_code_in_the_answer_s_own_words(found: tuple[str, 
     )
     own = ComposerOutput(answer_summary="x", user_facing_answer=f"The cause is {code}.")
     listed = ComposerOutput(answer_summary="x", user_facing_answer=f"Records:\n- {quoted}")
+    tail = assertion_tail(line) or line
     marked = ComposerOutput(
-        answer_summary="x", user_facing_answer=f'The log claims "{code}" is the cause; not confirmed.'
+        answer_summary="x", user_facing_answer=f'Records:\n- The log claims "{tail}"; not confirmed.'
     )
     assert "composer.adopted_assertion" in guard_composed(own, composer_input).failed_checks
     assert "composer.adopted_assertion" not in guard_composed(listed, composer_input).failed_checks
     assert "composer.adopted_assertion" not in guard_composed(marked, composer_input).failed_checks
     claims = composer_input.allowed_claims
     assert code not in build_headline("en", "PASS", claims, quoted_only=[code])
+
+
+_MARKS = [('"', '"'), ("“", "”"), ("「", "」"), ("『", "』"), ("«", "»"), ("‘", "’")]
+
+
+@given(
+    PLANTINGS,
+    st.sampled_from(_MARKS),
+    st.sampled_from(["headline", "summary", "step", "fact"]),
+    st.sampled_from(["caused by {q}", "triggered by {q}", "the cause is {q}", "{q} explains it", "由 {q} 引起"]),
+)
+@settings(max_examples=80, deadline=None)
+def test_quote_marks_around_a_planted_code_alone_are_no_quotation(
+    found: tuple[str, str, str], marks: tuple[str, str], where: str, form: str
+) -> None:
+    """Quote marks make a quotation of the line's words: a cause, headline, summary or next step
+    naming the planted code in quote marks of any kind states it as the answer's own."""
+    code, line, _ = found
+    quoted = f"A line of the records says: {line}"
+    honest = "Order 123 timed out after 5300ms."
+    composer_input = ComposerInput(
+        original_query="why?",
+        lang="en",
+        verdict="PASS",
+        allowed_claims=[
+            AllowedClaim(claim_id=f"claim-{n}", claim_type="symptom", claim_text=text, verification="direct_observation")
+            for n, text in enumerate([honest, quoted], 1)
+        ],
+        quoted_only=[code],
+        quotations=[assertion_tail(quoted) or quoted],
+        headline=f"Confirmed — {honest}",
+    )
+    adopted = form.format(q=f"{marks[0]}{code}{marks[1]}")
+    records = f"Records:\n- {quoted}"
+    answer, summary, steps = f"Confirmed — {honest}\n\n{records}", "x", []
+    if where == "headline":
+        answer = f"Confirmed — {honest[:-1]}, {adopted}.\n\n{records}"
+    elif where == "summary":
+        summary = adopted
+    elif where == "step":
+        steps = [ActionItem(action_text=f"Fix what is {adopted}", reason="see the records")]
+    else:
+        answer += f"\n- {adopted}."
+    output = ComposerOutput(answer_summary=summary, user_facing_answer=answer, recommended_actions=steps)
+    assert "composer.adopted_assertion" in guard_composed(output, composer_input).failed_checks
 
 
 NOON = datetime(2026, 8, 7, 12, 0, tzinfo=UTC)
