@@ -449,7 +449,7 @@ def test_quote_marks_around_a_planted_code_alone_are_no_quotation(
         lang="en",
         verdict="PASS",
         allowed_claims=[
-            AllowedClaim(claim_id=f"claim-{n}", claim_type="symptom", claim_text=text, verification="direct_observation")
+            AllowedClaim(claim_id=f"c{n}", claim_type="symptom", claim_text=text, verification="direct_observation")
             for n, text in enumerate([honest, quoted], 1)
         ],
         quoted_only=[code],
