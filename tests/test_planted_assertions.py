@@ -138,7 +138,28 @@ def plantings(draw: st.DrawFn) -> tuple[str, str, str]:
     return code, line, where
 
 
-PLANTINGS = plantings()
+@st.composite
+def spoken_anywhere(draw: st.DrawFn) -> tuple[str, str, str]:
+    """A line holding one of the Gatekeeper's instruction phrases anywhere in a clause — before
+    or after the code, after a header, in any case — in a log line or a change note."""
+    code = draw(codes())
+    phrase = draw(st.sampled_from(_instruction_phrases()))
+    form = draw(
+        st.sampled_from(["{code} {p}", "{p} {code}", "notice: {p} {code} today", "{code} – {p}", "ops say {code} {p}"])
+    )
+    cases: list[Callable[[str], str]] = [str, str.upper, str.lower]
+    case = draw(st.sampled_from(cases))
+    text = case(form.replace("{code}", "\0").replace("{p}", phrase)).replace("\0", code)
+    where = draw(st.sampled_from(["log", "change"]))
+    head = (
+        LOG_HEAD.format(level="WARN", thread="ops", logger="Notice")
+        if where == "log"
+        else CHANGE_HEAD.format(kind="config")
+    )
+    return code, head + text, where
+
+
+PLANTINGS = plantings() | spoken_anywhere()
 
 
 def test_every_generated_planting_is_read_as_an_assertion() -> None:
@@ -152,6 +173,18 @@ def test_every_generated_planting_is_read_as_an_assertion() -> None:
         assert not facts.only_asserted("order 123 failed with ERR_TIMEOUT")
 
     holds()
+
+
+@given(spoken_anywhere())
+@settings(max_examples=120, deadline=None)
+def test_what_the_gatekeeper_reads_as_an_instruction_is_an_assertion(found: tuple[str, str, str]) -> None:
+    """One reading of evidence that speaks: a line the Gatekeeper's instruction phrases flag is
+    an asserting line for the headline, the hypotheses and the next steps too (a next step
+    "Roll back ERR_X" came from "ERR_X is the root cause of the outage", which only the
+    Gatekeeper's phrases read)."""
+    code, line, _ = found
+    assert assertion_start(line) is not None, line
+    assert code in AssertedFacts([line]).only_asserted(f"roll back {code}"), line
 
 
 @pytest.mark.parametrize(
@@ -750,3 +783,51 @@ def test_a_true_change_beside_a_planted_note_reaches_the_user_as_an_inference(tm
     [outcome] = result.claims
     assert outcome.shown == "inferred", (outcome.shown, outcome.reasons)
     assert "mysql" not in (result.final_answer or "").lower()
+
+
+@given(
+    codes(),
+    st.sampled_from(["Roll back {code}", "Check what {code} changed", "重启 {code} 相关服务", "Rotate {code} now"]),
+    st.sampled_from(["I think the payment failures come from {code}.", "根据经验，支付失败来自 {code}。"]),
+)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_code_only_a_refused_claim_states_comes_back_as_no_step_or_hypothesis(
+    store: SessionStore, code: str, step: str, refused: str
+) -> None:
+    """What the Gatekeeper refused as a claim does not return as the answer's next step or
+    hypothesis, whichever check refused it (here its hedging words, on a plain line): the steps
+    and hypotheses are read against the claims kept."""
+    base = next(_IDS)
+    line = f"2026-07-07T10:02:00Z WARN payment-service cert check {code}"
+    evidence = InMemoryInvocations(
+        [invocation(base, output=f"2026-07-07T10:01:02Z ERROR payment-service {HONEST}\n{line}")]
+    )
+    claims = [
+        claim("claim-1", "订单123请求超时（ERR_TIMEOUT），耗时 5300ms。", [binding([base], HONEST)]),
+        claim("claim-2", refused.format(code=code), [binding([base], f"cert check {code}")]),
+    ]
+    executor = v2(
+        claims,
+        hypotheses=[{"hypothesis_text": f"{code} may be behind it", "basis": "logs", "needed_evidence": ["more"]}],
+        recommended_actions=[{"action_text": step.format(code=code), "reason": "see the logs"}],
+    )
+    verifier = {
+        "verdict": "PASS",
+        "groundedness_score": 1.0,
+        "rationale": "ok",
+        "claim_checks": [
+            {"claim_id": c["claim_id"], "verification": "direct_observation", "detail": "ok"} for c in claims
+        ],
+        "hypothesis_checks": [{"hypothesis_index": 0, "verification": "reasonable_hypothesis", "detail": "ok"}],
+    }
+    roles = scripted_roles(executor=json.dumps(executor, ensure_ascii=False), verifier=json.dumps(verifier))
+    result = DiagnosisPipeline(store, roles, options=PipelineOptions(max_rounds=1)).run(
+        "为什么支付失败？", on_session=_record(store, evidence, [base])
+    )
+    evaluation = readable(result.self_evaluation)["verifier_evaluation"]
+    composer_input = evaluation["composer_input"]
+    assert evaluation["gatekeeper_result"]["status"] == "fail"
+    assert "claim-2" not in [c["claim_id"] for c in composer_input["allowed_claims"]]
+    assert not any(code in f"{a['action_text']} {a['reason']}" for a in composer_input["recommended_actions"])
+    assert not any(code in h["hypothesis_text"] for h in composer_input["allowed_hypotheses"])
+    assert code not in result.answer, result.answer

@@ -23,7 +23,7 @@ from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.pipeline.headline import build_headline
 from veridiag.pipeline.shape import Ranking, with_shape
-from veridiag.text.assertions import AssertedFacts, assertion_tail
+from veridiag.text.assertions import ADOPTABLE, AssertedFacts, assertion_tail
 from veridiag.text.entities import Corpus, extract_entities
 from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
 
@@ -93,6 +93,9 @@ class _Grounding:
     services: Sequence[str]
     #: The evidence's asserting lines: a fact only they hold is no hypothesis, step or gap.
     asserted: AssertedFacts | None = None
+    #: Codes and ids (casefolded) only claims the Gatekeeper failed state: what it refused as a
+    #: claim does not come back as a hypothesis, step or gap.
+    refused: frozenset[str] = frozenset()
     withheld: list[str] = field(default_factory=list)
 
     @cached_property
@@ -103,8 +106,10 @@ class _Grounding:
         return Corpus(self.sources)
 
     def holds(self, item: str) -> bool:
-        grounded = all(self.corpus.contains(entity) for entity in extract_entities(item, self.services))
-        if grounded and not (self.asserted and self.asserted.only_asserted(item, self.services)):
+        entities = extract_entities(item, self.services)
+        grounded = all(self.corpus.contains(entity) for entity in entities)
+        refused = any(e.kind in ADOPTABLE and e.text.casefold() in self.refused for e in entities)
+        if grounded and not refused and not (self.asserted and self.asserted.only_asserted(item, self.services)):
             return True
         self.withheld.append(item)
         return False
@@ -141,6 +146,7 @@ def assemble_composer_input(
     quoted_only = list(dict.fromkeys(e for found in quoted.values() for e in found))
     quotations = [tail for text, found in quoted.items() if found and (tail := assertion_tail(text))]
     targeted = report.targeted_claim_ids() if report else set()
+    grounding.refused = _refused_facts([claims[i].claim_text for i in targeted if i in claims], allowed, question)
     hypotheses, gaps = _unconfirmed_claims(evaluation, claims, targeted, grounding, text)
     hypotheses += _executor_hypotheses(evaluation, material, grounding)
     shown = [c.claim_text.lower() for c in allowed if c.verification == "direct_observation"]
@@ -236,6 +242,21 @@ def already_shown(action: str, confirmed: Sequence[str]) -> bool:
         return False
     subjects = [m.group(1) or m.group(0) for m in _SUBJECT.finditer(action)]
     return any(subject.lower() in claim for subject in subjects for claim in confirmed)
+
+
+def _refused_facts(refused: Sequence[str], allowed: Sequence[AllowedClaim], question: str) -> frozenset[str]:
+    """The codes and ids of the claims the Gatekeeper failed that neither an allowed claim nor the
+    question states (casefolded): a code a planted line gave a refused cause stays out of the next
+    steps and hypotheses too, whichever reader told the line's words apart."""
+    if not refused:
+        return frozenset()
+    stated = Corpus([question, *(c.claim_text for c in allowed)])
+    return frozenset(
+        e.text.casefold()
+        for text in refused
+        for e in extract_entities(text)
+        if e.kind in ADOPTABLE and not stated.contains(e)
+    )
 
 
 def _services(material: ExecutorMaterial, known_services: Sequence[str]) -> list[str]:

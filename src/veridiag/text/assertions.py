@@ -38,6 +38,7 @@ class AssertionWords(WordModel):
     directives: list[Word]
     politeness: AnyOf
     conclusions: AnyOf
+    speech: AnyOf
     anchors: list[Word]
 
 
@@ -46,6 +47,7 @@ class _Reader:
     addressee: re.Pattern[str]
     opening: re.Pattern[str]
     conclusion: re.Pattern[str]
+    speech: re.Pattern[str]
     #: Lower-case substrings one of which every assertion holds: text without any holds none.
     anchors: tuple[str, ...]
 
@@ -55,7 +57,7 @@ def _reader() -> _Reader:
     words = bundled_words("veridiag.text", "assertions.yaml", AssertionWords)
     verbs = "|".join(f"(?:{w})" for w in words.directives)
     opening = re.compile(rf"(?:(?:{words.politeness.pattern})|(?:{verbs})(?![a-z]))", re.IGNORECASE)
-    return _Reader(words.addressees, opening, words.conclusions, tuple(a.lower() for a in words.anchors))
+    return _Reader(words.addressees, opening, words.conclusions, words.speech, tuple(a.lower() for a in words.anchors))
 
 
 def _anchored(text: str, anchors: tuple[str, ...] | None = None) -> bool:
@@ -100,7 +102,7 @@ def _clauses(line: str) -> Iterable[tuple[int, str]]:
 
 def _is_assertion(clause: str) -> bool:
     reader = _reader()
-    if reader.addressee.search(clause) or reader.conclusion.search(clause):
+    if reader.addressee.search(clause) or reader.conclusion.search(clause) or reader.speech.search(clause):
         return True
     body = clause[_LEAD.match(clause).end() :]  # type: ignore[union-attr]
     return reader.opening.match(body) is not None
