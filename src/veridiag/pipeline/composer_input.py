@@ -190,7 +190,9 @@ def assemble_composer_input(
         without_data=without_data,
         quoted_only=quoted_only,
     )
-    gaps = list(dict.fromkeys(gaps))
+    # what the records know is missing (a failed call, a named service without data) goes first:
+    # a shorter rendering (a chat message at its size) lists the first gaps and counts the rest
+    gaps = sorted(dict.fromkeys(gaps), key=lambda g: not any(gap_stated(known, g) for known in known_gaps))
     entities = extract_entities(question, services)
     # ids, codes and the terms it spells as names (onStepReset): what the question asks about
     asked = [e.text for e in entities if e.kind in ("identifier", "error_code")] + _TERM.findall(question)
