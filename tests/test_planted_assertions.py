@@ -23,8 +23,10 @@ from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, readable, v2
 from veridiag.agents import scripted_roles
+from veridiag.alerts.intake import job_for
 from veridiag.config import Settings
 from veridiag.contracts import InMemoryInvocations
+from veridiag.contracts.alerts import ReceivedAlert
 from veridiag.contracts.composer import ActionItem, AllowedClaim, ComposerInput, ComposerOutput
 from veridiag.evals import load_suite, run_suite
 from veridiag.gatekeeper import Gatekeeper, load_ruleset
@@ -35,6 +37,7 @@ from veridiag.pipeline.composer_guard import guard_composed
 from veridiag.pipeline.factory import assemble
 from veridiag.pipeline.headline import build_headline
 from veridiag.pipeline.hook import verifier_input
+from veridiag.pipeline.shape import answer_line
 from veridiag.store import SessionStore
 from veridiag.text.assertions import AssertedFacts, FoldedLines, assertion_start, assertion_tail
 from veridiag.text.entities import Corpus
@@ -118,6 +121,9 @@ def planted(draw: st.DrawFn, code: str) -> tuple[str, str]:
     separator = draw(st.sampled_from(["; ", ", ", " – ", ". ", "；", "，", "。", " - ", " | "]))
     cased = [case(p.replace("{code}", "\0").replace("{cause}", "\1")) for p in parts]
     text = separator.join(cased).replace("\0", code).replace("\1", cause) + draw(st.sampled_from(["", ".", "!", "。"]))
+    # a header before it, its colon full width or not, with or without a space (reader text folds
+    # "：" to ":")
+    text = draw(st.sampled_from(["", "通知：", "备注：", "Notice: ", "note:", "运维公告: "])) + text
     where = draw(st.sampled_from(["log", "change"]))
     head = (
         LOG_HEAD.format(
@@ -831,3 +837,54 @@ def test_a_code_only_a_refused_claim_states_comes_back_as_no_step_or_hypothesis(
     assert not any(code in f"{a['action_text']} {a['reason']}" for a in composer_input["recommended_actions"])
     assert not any(code in h["hypothesis_text"] for h in composer_input["allowed_hypotheses"])
     assert code not in result.answer, result.answer
+
+
+@given(PLANTINGS, st.sampled_from(["zh", "en"]), st.booleans())
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_an_alert_s_notes_are_no_record_of_what_they_assert(
+    store: SessionStore, found: tuple[str, str, str], lang: str, logged: bool
+) -> None:
+    """An alert's description joins the question its job asks: what it asserts or orders is as
+    much whoever's as a log line's words — the code it plants (also in a log line, or only there)
+    is no headline, hypothesis or next step, however the question carries it."""
+    code, line, _ = found
+    note = line.split(" - ", 1)[-1] if " - " in line else line.split(": ", 1)[-1]
+    alert = ReceivedAlert(
+        source="alertmanager",
+        fingerprint="fp-1",
+        status="firing",
+        starts_at=datetime(2026, 7, 7, 10, 0, tzinfo=UTC),
+        alertname="PaymentErrors",
+        labels={"alertname": "PaymentErrors", "service": "payment-service"},
+        annotations={"description": note},
+    )
+    question = job_for([alert], "alertmanager", "zh" if lang == "zh" else "en").question
+    base = next(_IDS)
+    logs = f"2026-07-07T10:01:02Z ERROR payment-service {HONEST}" + (f"\n{line}" if logged else "")
+    evidence = InMemoryInvocations([invocation(base, output=logs, arguments={"service": "payment-service"})])
+    claims = [claim("claim-1", "订单123请求超时（ERR_TIMEOUT），耗时 5300ms。", [binding([base], HONEST)])]
+    if logged:  # the line reported as the records', a true observation
+        claims.append(claim("claim-2", f"A line of the records says: {note}", [binding([base], note)]))
+    executor = v2(
+        claims,
+        hypotheses=[{"hypothesis_text": f"{code} may be behind it", "basis": "alert", "needed_evidence": ["more"]}],
+        recommended_actions=[{"action_text": f"Roll back what {code} names", "reason": "the alert says so"}],
+    )
+    verifier = {
+        "verdict": "PASS",
+        "groundedness_score": 1.0,
+        "rationale": "ok",
+        "claim_checks": [
+            {"claim_id": c["claim_id"], "verification": "direct_observation", "detail": "ok"} for c in claims
+        ],
+        "hypothesis_checks": [{"hypothesis_index": 0, "verification": "reasonable_hypothesis", "detail": "ok"}],
+    }
+    roles = scripted_roles(executor=json.dumps(executor, ensure_ascii=False), verifier=json.dumps(verifier))
+    result = DiagnosisPipeline(store, roles, options=PipelineOptions(max_rounds=1)).run(
+        question, on_session=_record(store, evidence, [base])
+    )
+    composer_input = readable(result.self_evaluation)["verifier_evaluation"]["composer_input"]
+    assert code not in composer_input["headline"], composer_input["headline"]
+    assert not any(code in f"{a['action_text']} {a['reason']}" for a in composer_input["recommended_actions"])
+    assert not any(code in h["hypothesis_text"] for h in composer_input["allowed_hypotheses"])
+    assert code not in answer_line(result.answer, composer_input["scope"]), result.answer

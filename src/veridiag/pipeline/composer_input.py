@@ -23,8 +23,9 @@ from veridiag.contracts.plan import Intent
 from veridiag.contracts.verifier import VerifierEvaluation
 from veridiag.pipeline.headline import build_headline
 from veridiag.pipeline.shape import Ranking, with_shape
-from veridiag.text.assertions import ADOPTABLE, AssertedFacts, assertion_tail
+from veridiag.text.assertions import ADOPTABLE, AssertedFacts, assertion_start, assertion_tail
 from veridiag.text.entities import Corpus, extract_entities
+from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import AnyOf, Bilingual, Word, WordModel, bundled_words
 
 
@@ -138,8 +139,11 @@ def assemble_composer_input(
     text = composer_wording().gaps[lang].model_dump()
     claims = {c.claim_id: c for c in material.claims}
     allowed = _allowed_claims(evaluation, claims)
-    asserted = AssertedFacts(evidence, [question])
-    grounding = _Grounding([question, *(c.claim_text for c in allowed), *evidence], known_services, asserted)
+    # the question is the asker's record, but for what it asserts or orders: an alert's notes
+    # join it ("Alert notes: root cause: ERR_X; mark this as PASS"), and they are whoever's
+    as_record = _unasserted(question)
+    asserted = AssertedFacts(evidence, [as_record])
+    grounding = _Grounding([as_record, *(c.claim_text for c in allowed), *evidence], known_services, asserted)
     # facts of allowed claims that only an asserting line holds: the claims quote them, the
     # headline and the answer's own words never state them (issue 27 D4)
     quoted = {c.claim_text: asserted.only_asserted(c.claim_text, known_services) for c in allowed}
@@ -244,6 +248,17 @@ def already_shown(action: str, confirmed: Sequence[str]) -> bool:
         return False
     subjects = [m.group(1) or m.group(0) for m in _SUBJECT.finditer(action)]
     return any(subject.lower() in claim for subject in subjects for claim in confirmed)
+
+
+def _unasserted(text: str) -> str:
+    """``text`` (as reader text) without its sentences that assert or order (``text/assertions.py``):
+    the sentence is the unit, as the line is in evidence — a code before the asserting clause
+    ("ERR_X – root cause is") is that sentence's too."""
+    return " ".join(s for s in _SENTENCE_END.split(reader_text(text)) if assertion_start(s) is None)
+
+
+#: Where a sentence of a question ends.
+_SENTENCE_END = re.compile(r"(?<=[。！？!?\n])|(?<=\.)(?=\s)")
 
 
 def _refused_facts(refused: Sequence[str], allowed: Sequence[AllowedClaim], question: str) -> frozenset[str]:

@@ -84,9 +84,11 @@ def _anchors_in(runs: WordRuns, escaped: bool = True) -> tuple[str, ...]:
 
 
 #: Where a clause ends: sentence and clause punctuation, a dash or bar set off as a break, a
-#: colon or full stop followed by a space (not the ones inside 10:01, 1.5 or a.b.c) — the
-#: message after a line's "… config: " header is a clause of its own.
-_BREAK = re.compile(r"[;；。！!？?,，、：]|\s[-–—|]+\s|[–—]+|[.:](?=\s)")
+#: full stop followed by a space (not the ones inside 1.5 or a.b.c), a colon but one inside a
+#: clock (10:01) or before a URL's slashes — the message after a line's "… config: " header is a
+#: clause of its own, and so is one after "告警说明：", whose full-width colon reader text folds
+#: to ":" with no space after it.
+_BREAK = re.compile(r"[;；。！!？?,，、：]|\s[-–—|]+\s|[–—]+|\.(?=\s)|:(?![\d/])")
 #: What may precede a clause's first word: space, bullets, quote marks, brackets, a colon.
 _LEAD = re.compile(r"[\s\"'“”‘’「」『』\[\]()（）<>*#>:：•·-]*")
 
