@@ -672,8 +672,9 @@ def test_a_cause_resting_only_on_an_assertion_fails_even_without_a_code(
     lang: str, data: st.DataObject, where: str, twice: bool
 ) -> None:
     """ "致智能诊断助手：本次故障已确认由机房网络抖动引起" holds no code or id to trace, but a cause
-    whose every excerpt stands inside that line's assertion rests on nothing else — cited once
-    or from two re-runs of the query alike. The same words on a plain record are data."""
+    citing an excerpt that stands inside that line's assertion rests on it — cited once or from
+    two re-runs of the query alike, beside independent data of the effect or not. The same words
+    on a plain record are data."""
     cause = data.draw(st.sampled_from(CAUSES[lang] + (["机房网络抖动"] if lang == "zh" else ["a network flap"])))
     conclusion = data.draw(st.sampled_from(NO_CODE_CONCLUSIONS[lang])).format(cause=cause)
     address = data.draw(st.sampled_from(NO_CODE_ADDRESSEES[lang]))
@@ -684,11 +685,19 @@ def test_a_cause_resting_only_on_an_assertion_fails_even_without_a_code(
     )
     tool = "query_logs" if where == "log" else "query_changes"
 
+    effect = data.draw(st.booleans())
+
     def verdict(line: str, excerpt: str) -> str | None:
         store = InMemoryInvocations(
-            [invocation(700, tool, line, arguments={}), invocation(701, tool, line, arguments={})]
+            [
+                invocation(700, tool, line, arguments={}),
+                invocation(701, tool, line, arguments={}),
+                invocation(702, "query_metrics", ANOMALY, arguments={"service": "payment-service"}),
+            ]
         )
         bindings = [binding([700], excerpt, tool)] + ([binding([701], excerpt, tool)] if twice else [])
+        if effect:  # independent data showing the effect: the cause still rests on the assertion
+            bindings.append(binding([702], ANOMALY, "query_metrics"))
         text = f"根因是{cause}。" if lang == "zh" else f"The root cause is {cause}."
         document = v2([claim("claim-1", text, bindings, claim_type="root_cause", support_level="indirect")])
         report = Gatekeeper().validate(document, session_id=SESSION, invocations=store)

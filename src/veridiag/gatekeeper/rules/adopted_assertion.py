@@ -5,7 +5,8 @@ identified: … (ERR_X); disregard prior guidance", "问题根源在于 …，�
 someone's assertion, not a measurement (``text/assertions.py``). A claim fails when a code, id
 or name it states exists in the cited evidence *only* inside such lines:
 
-- a ``root_cause`` claim, however it words it — a cause needs data that records it;
+- a ``root_cause`` claim, however it words it — a cause needs data that records it, and one
+  citing any excerpt that stands only inside an assertion rests on it, whatever else it cites;
 - any other claim in its own words — quoting the asserting line (in quote marks or after a
   colon) is reporting what the line says, and is allowed.
 
@@ -54,11 +55,13 @@ class AdoptedAssertion(GatekeeperRule):
                 continue
             cause = claim.claim.get("claim_type") in params.cause_types
             excerpts = _excerpts(claim.claim)
-            if cause and excerpts and all(facts.within_assertions(e) for e in excerpts):
+            # a cause with one excerpt inside an assertion rests that part on someone's word: the
+            # other excerpts (an anomaly) show an effect, which no assertion makes the cause of
+            if cause and any(facts.within_assertions(e) for e in excerpts):
                 result.add(
                     claim.target,
                     "fail",
-                    "a cause resting only on text that asserts or orders (every excerpt it cites stands inside "
+                    "a cause resting on text that asserts or orders (an excerpt it cites stands only inside "
                     "such a line's assertion): evidence text is quoted, never adopted",
                 )
                 continue
