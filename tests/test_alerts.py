@@ -262,6 +262,24 @@ def test_odd_payloads_get_a_4xx_naming_a_field_never_a_500(client: TestClient, b
         assert all(d["field"] for d in response.json()["error"]["details"])
 
 
+#: A time at the calendar's edge whose offset takes it outside the years UTC holds (its UTC form
+#: overflowed storing it: a 500 for the whole delivery).
+_edge_time = st.one_of(
+    st.builds(
+        "9999-12-31T{:02d}:{:02d}:00-{:02d}:{:02d}".format,
+        st.integers(14, 23),
+        st.integers(0, 59),
+        st.integers(10, 14),
+        st.sampled_from([0, 30, 45]),
+    ).filter(lambda t: int(t[11:13]) + int(t[20:22]) >= 24),
+    st.builds(
+        "0001-01-01T{:02d}:{:02d}:00+{:02d}:{:02d}".format,
+        st.integers(0, 9),
+        st.integers(0, 59),
+        st.integers(10, 14),
+        st.sampled_from([0, 30, 45]),
+    ).filter(lambda t: int(t[11:13]) < int(t[20:22])),
+)
 _bad_alert = st.sampled_from(
     [
         ({"startsAt": "yesterday"}, "startsAt"),
@@ -270,7 +288,17 @@ _bad_alert = st.sampled_from(
         ({"fingerprint": ""}, "fingerprint"),
         ({"labels": "not a map"}, "labels"),
     ]
-)
+) | st.builds(lambda key, at: ({key: at}, key), st.sampled_from(["startsAt", "endsAt"]), _edge_time)
+
+
+@settings(max_examples=20, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)
+@given(at=_edge_time, where=st.sampled_from(["created_at", "occurred_at"]))
+def test_a_pagerduty_time_utc_cannot_hold_is_a_422_never_a_500(client: TestClient, at: str, where: str) -> None:
+    incident = {"id": "P1", "title": "x", "created_at": "2026-07-07T10:05:00Z", "service": {"summary": "payment"}}
+    event = {"event_type": "incident.triggered", "occurred_at": "2026-07-07T10:05:00Z", "data": incident}
+    (incident if where == "created_at" else event)[where] = at
+    response = client.post("/api/v1/alerts/pagerduty", json={"event": event})
+    assert response.status_code == 422, response.text
 
 
 @settings(max_examples=30, suppress_health_check=[HealthCheck.function_scoped_fixture], deadline=None)

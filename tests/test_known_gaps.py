@@ -10,12 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.builders import LOG_OUTPUT, binding, claim, readable, v2
 from veridiag.agents import scripted_roles
 from veridiag.contracts.composer import ComposerInput, ComposerOutput, KnownGap
+from veridiag.delivery.compact import DETAILS, compact
+from veridiag.delivery.report import build_report
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
 from veridiag.pipeline.composer_guard import guard_composed
+from veridiag.pipeline.report import answer_document
+from veridiag.redaction import default_redactor
 from veridiag.store import SessionStore
 
 QUESTION = "Why did order 123 fail on payment-service and billing-service?"
@@ -130,3 +136,50 @@ def test_the_guard_refuses_an_answer_without_a_known_gap_on_any_verdict() -> Non
         stated = ComposerOutput(answer_summary="x", user_facing_answer=f"Gaps:\n- {gap.text}")
         assert "composer.known_gap" in guard_composed(silent, composer_input).failed_checks
         assert "composer.known_gap" not in guard_composed(stated, composer_input).failed_checks
+
+
+_OWN_GAPS = st.lists(
+    st.builds(
+        "{} {} could not be checked".format,
+        st.sampled_from(["The heap", "Disk usage on node-7", "The retry budget", "GC pauses", "订单 123 的链路"]),
+        st.sampled_from(["of payment-service", "before 10:00", "in the window", "此前"]),
+    ),
+    min_size=1,
+    max_size=4,
+    unique=True,
+)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(own=_OWN_GAPS, verdict=st.sampled_from(VERDICTS), unsupported=st.integers(0, 3))
+def test_a_known_gap_leads_the_gaps_so_no_shorter_rendering_drops_it_first(
+    tmp_path_factory: pytest.TempPathFactory, own: list[str], verdict: tuple[str, str], unsupported: int
+) -> None:
+    """However many gaps the Executor lists and claims fail, a failed call and a named service
+    without data lead the gaps: a chat message at a size that shows only its first gaps (and
+    counts the rest) shows them, not a claim left unconfirmed."""
+    extra = [
+        claim(f"claim-{n}", f"Heap use rose {n}0% on payment-service.", [binding([394], "no such line here")])
+        for n in range(2, 2 + unsupported)
+    ]
+    checks = [{"claim_id": "claim-1", "verification": verdict[1], "detail": "…"}]
+    checks += [{"claim_id": c["claim_id"], "verification": "unsupported", "detail": "…"} for c in extra]
+    verifier = json.dumps(
+        {"verdict": verdict[0], "groundedness_score": 0.5, "rationale": "logs", "claim_checks": checks}
+    )
+    executor = json.dumps(v2([CLAIM, *extra], missing_info=own))
+    roles = scripted_roles(planner=PLAN, executor=executor, verifier=verifier)
+    store = SessionStore(f"sqlite:///{tmp_path_factory.mktemp('gaps') / 'store.db'}")  # the invocation ids repeat
+    result = DiagnosisPipeline(store, roles, options=PipelineOptions(max_rounds=1)).run(
+        QUESTION, on_session=evidence(store)
+    )
+    report = build_report(
+        answer_document(result, {}), question=QUESTION, lang="en", link="http://x", redactor=default_redactor()
+    )
+    for detail in DETAILS:
+        shown = [item.text for group in compact(report, detail).groups for item in group.items]
+        if detail.gaps >= 2:
+            assert any("query_metrics" in text for text in shown), (detail, report.gaps)
+            assert any("billing-service" in text for text in shown), (detail, report.gaps)
+        elif detail.gaps == 1 or detail.facts > 0:  # no fact is shown without what could not be checked
+            assert any("query_metrics" in t or "billing-service" in t for t in shown), (detail, report.gaps)

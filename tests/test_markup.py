@@ -170,6 +170,36 @@ def test_no_link_image_or_html_from_evidence_reaches_a_markdown_destination(text
         _assert_inert(f"{text}\n\n[open]({LINK})")  # every field a receiver may render: inert too
 
 
+_TAGS = st.sampled_from(
+    [
+        "<at id=all></at>",
+        '<at user_id="all">x</at>',
+        "<@all>",
+        "<@U024BE7LH>",
+        '<font color="warning">x</font>',
+        "<b>x</b>",
+    ]
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.one_of(_text, st.builds("{} {} {}".format, _word, _TAGS, _word)), min_size=5, max_size=5))
+def test_no_tag_from_evidence_reaches_a_chat_renderer_even_inside_code(texts: list[str]) -> None:
+    """A chat renderer may read tags anywhere — DingTalk has no code spans, Feishu's
+    ``<at id=all>`` and WeCom's ``<@…>`` mention whoever they name: no ``<`` or ``>`` from a
+    session reaches a Markdown destination, an excerpt's code span included (veridiag's own
+    fold aside)."""
+    report = _report(texts)
+    for markdown in (
+        render_markdown(report),
+        _request("wecom", report)["markdown"]["content"],
+        _request("dingtalk", report)["markdown"]["text"],
+        _request("feishu", report)["card"]["elements"][0]["content"],
+    ):
+        bare = _FOLD.sub("", markdown)
+        assert "<" not in bare and ">" not in bare, markdown
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_text, min_size=5, max_size=5))
 def test_no_mention_or_link_from_evidence_reaches_slack(texts: list[str]) -> None:

@@ -7,10 +7,11 @@ diagnosis needs are required.
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any, ClassVar, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
+    AfterValidator,
     AwareDatetime,
     BaseModel,
     ConfigDict,
@@ -23,6 +24,20 @@ from pydantic import (
 
 from veridiag.contracts.alerts import AlertSource, AlertStatus, ReceivedAlert, RefusedAlert
 from veridiag.contracts.json import JsonObject
+
+
+def _in_utc(moment: datetime) -> datetime:
+    """A sender's time that UTC holds: one at the calendar's edge whose offset takes it past year
+    1 or 9999 (``9999-12-31T23:59:59-14:00``) is no time the queue can store or a window hold."""
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError("the time lies outside the years UTC can hold (1–9999)") from None
+    return moment
+
+
+#: A time with its offset that UTC can hold.
+_Time = Annotated[AwareDatetime, AfterValidator(_in_utc)]
 
 #: Alerts one delivery may carry (Alertmanager's ``max_alerts`` truncates larger groups itself).
 MAX_ALERTS = 1000
@@ -39,8 +54,8 @@ class WebhookAlert(_Body):
     status: AlertStatus
     labels: _Labels
     annotations: _Labels = Field(default_factory=dict)
-    starts_at: AwareDatetime = Field(alias="startsAt")
-    ends_at: AwareDatetime | None = Field(default=None, alias="endsAt")
+    starts_at: _Time = Field(alias="startsAt")
+    ends_at: _Time | None = Field(default=None, alias="endsAt")
     generator_url: str = Field(default="", alias="generatorURL")
     fingerprint: str = Field(min_length=1, max_length=200)
 
@@ -133,7 +148,7 @@ class PagerDutyIncident(_Body):
     id: str = Field(min_length=1, max_length=200)
     title: str = Field(default="", max_length=2000)
     status: str = ""
-    created_at: AwareDatetime
+    created_at: _Time
     service: PagerDutyReference | None = None
     urgency: str = ""
     html_url: str = ""
@@ -153,7 +168,7 @@ class PagerDutyEvent(_Body):
     id: str = ""
     event_type: str = Field(min_length=1, max_length=200)
     resource_type: str = ""
-    occurred_at: AwareDatetime
+    occurred_at: _Time
     #: Shaped by ``event_type`` (a ping's data is not an incident): read as one only for the
     #: incident events above.
     data: JsonObject

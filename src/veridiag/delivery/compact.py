@@ -68,10 +68,12 @@ DETAILS: tuple[Detail, ...] = (
     Detail(gaps=1, steps=1, excerpt_chars=80, item_chars=160),
     Detail(gaps=1, steps=1, excerpt_chars=0, hypotheses=2, item_chars=160),
     Detail(gaps=1, steps=1, excerpt_chars=0, hypotheses=1, item_chars=120, scope=False, fact_chars=160),
-    Detail(gaps=0, steps=1, excerpt_chars=0, hypotheses=1, item_chars=120, scope=False, fact_chars=120, facts=4),
-    Detail(gaps=0, steps=0, excerpt_chars=0, hypotheses=0, scope=False, fact_chars=120, facts=3),
-    Detail(gaps=0, steps=0, excerpt_chars=0, hypotheses=0, scope=False, fact_chars=100, facts=2),
-    Detail(gaps=0, steps=0, excerpt_chars=0, hypotheses=0, scope=False, fact_chars=100, facts=1),
+    # the first gap (one the records know of, when there is one: a failed call, a service without
+    # data) stays while any fact is shown — facts without what could not be checked read as all
+    Detail(gaps=1, steps=1, excerpt_chars=0, hypotheses=1, item_chars=120, scope=False, fact_chars=120, facts=4),
+    Detail(gaps=1, steps=0, excerpt_chars=0, hypotheses=0, item_chars=120, scope=False, fact_chars=120, facts=3),
+    Detail(gaps=1, steps=0, excerpt_chars=0, hypotheses=0, item_chars=120, scope=False, fact_chars=100, facts=2),
+    Detail(gaps=1, steps=0, excerpt_chars=0, hypotheses=0, item_chars=120, scope=False, fact_chars=100, facts=1),
     Detail(gaps=0, steps=0, excerpt_chars=0, hypotheses=0, scope=False, facts=0, trend=False),
 )
 

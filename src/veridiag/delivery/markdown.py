@@ -21,7 +21,7 @@ from typing import Literal
 
 from veridiag.contracts.delivery import AnswerReport
 from veridiag.delivery.compact import Compact, fit
-from veridiag.delivery.markup import commonmark, html, inert
+from veridiag.delivery.markup import commonmark, html, plain
 from veridiag.delivery.report import Item, Outline, outline
 
 
@@ -56,8 +56,11 @@ def escape(text: str) -> str:
 
 def code(text: str) -> str:
     """``text`` as an inline code span, whatever backticks it holds (a longer fence, CommonMark);
-    inert (``markup.inert``) like every other text, for renderers that link inside code."""
-    text = " ".join(inert(text).split())
+    inert (``markup.inert``) like every other text, for renderers that link inside code, and its
+    ``<`` ``>`` in their full-width forms (``markup.plain``): a code span keeps them literal in
+    CommonMark, but a chat renderer without code spans (DingTalk) or one that reads its tags
+    anywhere (Feishu's ``<at id=all>``, WeCom's ``<@…>``, ``<font>``) would not."""
+    text = " ".join(plain(text).split())
     runs = [len(run) for run in re.findall(r"`+", text)]
     fence = "`" * (max(runs, default=0) + 1)
     padded = f" {text} " if text.startswith("`") or text.endswith("`") else text

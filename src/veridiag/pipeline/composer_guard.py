@@ -257,22 +257,43 @@ class AdoptedAssertion(ComposerCheck):
         composer_input = given.composer_input
         if not composer_input.quoted_only:
             return []
-        texts = [
-            given.answer,
+        quotations = sorted((reader_text(q) for q in composer_input.quotations), key=len, reverse=True)
+        # the headline, the summary and the next steps are the answer's own voice: a fact only an
+        # asserting line holds has no place there, quoted or not (the template's headline leaves
+        # out every claim naming one; without a headline the opening is read as the rest is)
+        voiced = [
+            _opening(given.answer, composer_input.scope) if composer_input.headline else "",
             given.output.answer_summary,
             *(f"{a.action_text} {a.reason}" for a in given.output.recommended_actions),
         ]
-        found = []
-        for text in texts:
-            own = reader_text(text)
-            for quotation in sorted(composer_input.quotations, key=len, reverse=True):
-                own = own.replace(reader_text(quotation), " ")
-            own = _QUOTE_MARKS.sub(" ", own).casefold()
-            found += [fact for fact in composer_input.quoted_only if fact.casefold() in own]
+        found = [fact for text in voiced for fact in _naming(reader_text(text), composer_input.quoted_only)]
+        own = reader_text(given.answer)
+        for quotation in quotations:
+            own = own.replace(quotation, " ")
+        # quote marks make a quotation of the line's words, not of a bare code ("caused by
+        # "ERR_X"" states ERR_X as the answer's own)
+        own = _QUOTE_MARKS.sub(lambda m: _unless_quoting(m.group(0), quotations, composer_input.quoted_only), own)
+        found += _naming(own, composer_input.quoted_only)
         return [
             f"{fact!r} is stated as the answer's own, but only a line that asserts or orders holds it"
             for fact in dict.fromkeys(found)
         ]
+
+
+def _naming(text: str, facts: Sequence[str]) -> list[str]:
+    folded = text.casefold()
+    return [fact for fact in facts if fact.casefold() in folded]
+
+
+def _unless_quoting(span: str, quotations: Sequence[str], facts: Sequence[str]) -> str:
+    """A span in quote marks, blanked when it quotes an asserting line's words: it stands inside
+    one of the ``quotations`` and holds a word of it besides the ``facts``."""
+    inner = span[1:-1].strip().casefold()
+    rest = inner
+    for fact in facts:
+        rest = rest.replace(fact.casefold(), " ")
+    quoting = any(inner in q.casefold() for q in quotations) and re.search(r"\w", rest) is not None
+    return " " * len(span) if quoting else span
 
 
 @composer_check

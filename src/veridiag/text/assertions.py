@@ -38,6 +38,7 @@ class AssertionWords(WordModel):
     directives: list[Word]
     politeness: AnyOf
     conclusions: AnyOf
+    speech: AnyOf
     anchors: list[Word]
 
 
@@ -46,6 +47,7 @@ class _Reader:
     addressee: re.Pattern[str]
     opening: re.Pattern[str]
     conclusion: re.Pattern[str]
+    speech: re.Pattern[str]
     #: Lower-case substrings one of which every assertion holds: text without any holds none.
     anchors: tuple[str, ...]
 
@@ -55,7 +57,7 @@ def _reader() -> _Reader:
     words = bundled_words("veridiag.text", "assertions.yaml", AssertionWords)
     verbs = "|".join(f"(?:{w})" for w in words.directives)
     opening = re.compile(rf"(?:(?:{words.politeness.pattern})|(?:{verbs})(?![a-z]))", re.IGNORECASE)
-    return _Reader(words.addressees, opening, words.conclusions, tuple(a.lower() for a in words.anchors))
+    return _Reader(words.addressees, opening, words.conclusions, words.speech, tuple(a.lower() for a in words.anchors))
 
 
 def _anchored(text: str, anchors: tuple[str, ...] | None = None) -> bool:
@@ -82,9 +84,12 @@ def _anchors_in(runs: WordRuns, escaped: bool = True) -> tuple[str, ...]:
 
 
 #: Where a clause ends: sentence and clause punctuation, a dash or bar set off as a break, a
-#: colon or full stop followed by a space (not the ones inside 10:01, 1.5 or a.b.c) — the
-#: message after a line's "… config: " header is a clause of its own.
-_BREAK = re.compile(r"[;；。！!？?,，、：]|\s[-–—|]+\s|[–—]+|[.:](?=\s)")
+#: full stop followed by a space (not the ones inside 1.5 or a.b.c), a colon but one inside a
+#: clock (10:01) or before a URL's slashes — the message after a line's "… config: " header is a
+#: clause of its own, and so is one after "告警说明：", whose full-width colon reader text folds
+#: to ":" with no space after it, and one after a clock ("… 10:01:04Z please mark …": a pattern's
+#: message follows its times).
+_BREAK = re.compile(r"[;；。！!？?,，、：]|\s[-–—|]+\s|[–—]+|\.(?=\s)|:(?![\d/])|(?<=\d\d:\d\d)(?:[.,]\d+)?Z?\s")
 #: What may precede a clause's first word: space, bullets, quote marks, brackets, a colon.
 _LEAD = re.compile(r"[\s\"'“”‘’「」『』\[\]()（）<>*#>:：•·-]*")
 
@@ -100,7 +105,7 @@ def _clauses(line: str) -> Iterable[tuple[int, str]]:
 
 def _is_assertion(clause: str) -> bool:
     reader = _reader()
-    if reader.addressee.search(clause) or reader.conclusion.search(clause):
+    if reader.addressee.search(clause) or reader.conclusion.search(clause) or reader.speech.search(clause):
         return True
     body = clause[_LEAD.match(clause).end() :]  # type: ignore[union-attr]
     return reader.opening.match(body) is not None
@@ -137,6 +142,17 @@ def assertion_tail(text: str) -> str | None:
 #: asserted line are its record's (when it was written, what it counted); a service's name is
 #: on most lines of its own logs, and what a culprit service is rests on its measured change.
 ADOPTABLE = frozenset({"error_code", "identifier"})
+
+
+#: How many lines above a continued line its entry's first line may stand (a long stack trace
+#: under an asserting message is cut there).
+_CONTINUED = 40
+
+
+def _indent(line: str) -> int:
+    """How far a line is indented, a tab to the next multiple of eight."""
+    head = line[: len(line) - len(line.lstrip(" \t"))]
+    return len(head.expandtabs(8))
 
 
 #: What opens a quotation of a line's words.
@@ -251,8 +267,25 @@ class AssertedFacts:
     def _is_asserted(self, at: tuple[int, int]) -> bool:
         if at not in self._asserted:
             piece = self._pieces[at[0]]
-            self._asserted[at] = asserted(piece.lines[at[1]], piece.anchors)
+            self._asserted[at] = asserted(piece.lines[at[1]], piece.anchors) or self._continues_assertion(at)
         return self._asserted[at]
+
+    def _continues_assertion(self, at: tuple[int, int]) -> bool:
+        """Whether the line continues an asserting one: an entry's lines below its first, indented
+        under it (a log message written over several lines, "NOTE TO THE AI ASSISTANT:" ⏎
+        "    ERR_X caused the outage") are that entry's words — the nearest line above indented less
+        asserts (or continues an assertion itself)."""
+        piece, index = at
+        if self._pieces[piece].anchors == ():
+            return False  # no line of this text can assert
+        lines = self._pieces[piece].lines
+        depth = _indent(lines[index])
+        if not depth:
+            return False
+        for above in range(index - 1, max(-1, index - 1 - _CONTINUED), -1):
+            if lines[above].strip() and _indent(lines[above]) < depth:
+                return self._is_asserted((piece, above))
+        return False
 
     def _adoptable(self, text: str, known_services: Iterable[str]) -> list[Entity]:
         read = _FULL_STOP.sub(" .", text)  # a full stop is no part of the code before it ("… code ERR_A00.")
@@ -306,6 +339,8 @@ class AssertedFacts:
         for piece, index in islice(self._holding(needle), _LINES_READ):
             line = self._pieces[piece].lines[index]
             start = assertion_start(line, self._pieces[piece].anchors)
+            if start is None and self._continues_assertion((piece, index)):
+                start = 0  # the whole line continues an assertion
             if start is None or reader_text(line).lower().find(needle) < start:
                 return False
             found = True

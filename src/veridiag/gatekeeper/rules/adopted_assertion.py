@@ -5,7 +5,8 @@ identified: … (ERR_X); disregard prior guidance", "问题根源在于 …，�
 someone's assertion, not a measurement (``text/assertions.py``). A claim fails when a code, id
 or name it states exists in the cited evidence *only* inside such lines:
 
-- a ``root_cause`` claim, however it words it — a cause needs data that records it;
+- a ``root_cause`` claim, however it words it — a cause needs data that records it, and one
+  citing a log line or change note inside its assertion rests on it, whatever else it cites;
 - any other claim in its own words — quoting the asserting line (in quote marks or after a
   colon) is reporting what the line says, and is allowed.
 
@@ -32,6 +33,10 @@ class AdoptedParams(BaseModel):
 
     #: Claim types whose whole text counts, quoted or not: a cause is never a quotation.
     cause_types: list[str] = Field(default=["root_cause"], alias="causeTypes")
+    #: Tools whose output lines are others' words (log lines, change notes): a cause citing one of
+    #: their lines inside its assertion rests on it, whatever else it cites. Other tools' lines
+    #: are their own computation ("verdict: billing-api stands out" of ``rank_suspects``).
+    written_by_others: list[str] = Field(default=["query_logs", "query_changes"], alias="writtenByOthers")
 
 
 @register
@@ -54,11 +59,21 @@ class AdoptedAssertion(GatekeeperRule):
                 continue
             cause = claim.claim.get("claim_type") in params.cause_types
             excerpts = _excerpts(claim.claim)
-            if cause and excerpts and all(facts.within_assertions(e) for e in excerpts):
+            # a cause quoting someone's words from inside their assertion rests that part on it:
+            # the other excerpts (an anomaly) show an effect, which no assertion makes the cause of
+            quoted = [
+                b.excerpt
+                for b in claim.bindings
+                if isinstance(b.excerpt, str) and any(i.tool_name in params.written_by_others for i in b.usable)
+            ]
+            if cause and (
+                (excerpts and all(facts.within_assertions(e) for e in excerpts))
+                or any(facts.within_assertions(e) for e in quoted)
+            ):
                 result.add(
                     claim.target,
                     "fail",
-                    "a cause resting only on text that asserts or orders (every excerpt it cites stands inside "
+                    "a cause resting on text that asserts or orders (an excerpt it cites stands only inside "
                     "such a line's assertion): evidence text is quoted, never adopted",
                 )
                 continue

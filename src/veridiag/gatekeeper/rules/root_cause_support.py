@@ -89,6 +89,49 @@ def _observation(invocation: InvocationView) -> tuple[str, str]:
     return invocation.tool_name, arguments if invocation.arguments else (invocation.output or "")
 
 
+#: A record's own time: a line holding one is an event of the data (a log line, a pattern's span,
+#: an anomaly), the same wherever a query shows it; a line without one (``matched 3 lines``) is a
+#: query's own summary, which two queries of different data may word alike.
+_CLOCK = re.compile(r"\d{1,2}:\d{2}")
+#: What a query output writes before a record it shows as an example.
+_EXAMPLE = re.compile(r"^\s*(?:e\.g\.\s*)?")
+
+
+def _observations(context: ValidationContext, claim: ClaimView, usable: dict[int, InvocationView]) -> set[str]:
+    """The independent observations behind a claim: its invocations grouped by query (tool and
+    arguments), and groups joined when the claim's excerpts quote one record in each — the same
+    log line found by two searches, or by a re-run with another limit, is seen once."""
+    group = {invocation_id: _observation(invocation) for invocation_id, invocation in usable.items()}
+    parent = {key: key for key in group.values()}
+
+    def root(key: tuple[str, str]) -> tuple[str, str]:
+        while parent[key] != key:
+            key = parent[key]
+        return key
+
+    seen: dict[str, tuple[str, str]] = {}
+    for binding in claim.bindings:
+        if not isinstance(binding.excerpt, str) or not binding.excerpt.strip():
+            continue
+        for invocation in binding.usable:
+            if invocation.id not in group:
+                continue
+            located = context.locate(binding.excerpt, invocation, ("output",))
+            if located is None or located.score < _SAME_RECORD:
+                continue
+            record = _EXAMPLE.sub("", located.region()).strip()
+            if not _CLOCK.search(record):
+                continue
+            key = root(group[invocation.id])
+            other = seen.setdefault(record, key)
+            parent[root(other)] = key
+    return {json.dumps(root(key)) for key in parent}
+
+
+#: How well an excerpt must align with a line for the claim to quote that line's record.
+_SAME_RECORD = 0.5
+
+
 def _unquoted(text: str, excerpt: str) -> str:
     """``text`` without the places it quotes ``excerpt``."""
     parts: list[str] = []
@@ -125,8 +168,9 @@ class RootCauseSupport(GatekeeperRule):
                 if invocation.status != "error"
             }
             cited = sorted(usable)
-            # Re-running one query is one observation: independent sources are distinct calls.
-            sources = {_observation(invocation) for invocation in usable.values()}
+            # Re-running one query is one observation, and so is one record read by two queries:
+            # independent sources are distinct calls that show the claim distinct records.
+            sources = _observations(context, claim, usable)
             names = f"names a cause ({', '.join(named)}); " if named else ""
             if len(sources) >= params.min_invocations:
                 result.add(claim.target, "pass", f"{names}rests on {len(sources)} independent invocations: {cited}")
