@@ -212,7 +212,7 @@ _HELD_OUT_FLOORS = {
     "blind6": (61, 16),
     "blind7": (60, 22),
     "blind8": (69, 23),
-    "blind9": (54, 26),
+    "blind9": (55, 26),
 }
 
 

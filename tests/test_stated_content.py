@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from tests.builders import SESSION, binding, claim, invocation, v2
+from tests.builders import LOG_OUTPUT, SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.contracts.gatekeeper import CheckRecord
 from veridiag.gatekeeper import Gatekeeper
@@ -301,9 +301,14 @@ def test_usually_reports_a_stated_baseline_but_hedges_elsewhere(usual: str, stat
 
 @given(st.sampled_from([{"service": "payment-service"}, {"service": "mysql", "level": "ERROR"}]), st.booleans())
 def test_re_runs_of_one_query_are_one_source_for_a_root_cause(arguments: dict[str, str], rerun: bool) -> None:
-    """Two identical calls observe one thing once; a different call is a second observation."""
+    """Two identical calls observe one thing once; a different call reading another record is a
+    second observation (the same record read by two queries is one: ``test_independent_sources``)."""
     second = dict(arguments) if rerun else {**arguments, "start": "2026-07-07T09:00:00Z"}
-    store = InMemoryInvocations([invocation(601, arguments=arguments), invocation(602, arguments=second)])
+    other = LOG_OUTPUT if rerun else LOG_OUTPUT.replace("10:01:02", "09:31:07")
+    assert rerun or other != LOG_OUTPUT
+    store = InMemoryInvocations(
+        [invocation(601, arguments=arguments), invocation(602, arguments=second, output=other)]
+    )
     cause = claim(
         text="支付超时是因为连接池被占满",
         claim_type="root_cause",

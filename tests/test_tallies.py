@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.text.entities import extract_entities
+from veridiag.text.entities import claim_reading, extract_entities
 from veridiag.text.tallies import enumerated, points_in_range, quoted_records, tallied
 
 _GATEKEEPER = Gatekeeper()
@@ -181,3 +181,21 @@ def test_a_count_of_the_numbered_records_the_claim_quotes(quoted: list[int], off
     )
     (count,) = [e for e in extract_entities(f"{_ZH_COUNTS[n]}次都涨到了峰值") if e.kind == "quantity"]
     assert quoted_records(count, lines) is (off == 0), (n, lines)
+
+
+@given(
+    st.lists(st.integers(100, 9999), min_size=2, max_size=9, unique=True),
+    st.sampled_from(["%", " ms", "", " MiB"]),
+    st.sampled_from(["、", ", ", "，"]),
+    st.sampled_from(["高 CPU 连续 {n} 个采样点（23:24–23:27 KST）：{v}。", "There were {n} readings: {v}."]),
+)
+def test_a_count_of_the_values_the_claim_lists_is_theirs(values: list[int], unit: str, mark: str, form: str) -> None:
+    """ "高 CPU 连续 4 个采样点：89.65%、82.21%、84.95%、76.32%": the claim counted the values it
+    lists (each checked on its own); the 4 was looked for in the output and found only elsewhere."""
+    listed = mark.join(f"{v / 100:.2f}{unit}" for v in values)
+    read = claim_reading(form.format(n=len(values), v=listed))
+    (count,) = [e for e in extract_entities(read) if e.kind == "quantity" and e.text.startswith(str(len(values)))][:1]
+    assert enumerated(count, read), read
+    wrong = claim_reading(form.format(n=len(values) + 1, v=listed))
+    (other,) = [e for e in extract_entities(wrong) if e.kind == "quantity" and e.text.startswith(str(len(values) + 1))][:1]
+    assert not enumerated(other, wrong), wrong

@@ -143,9 +143,20 @@ def enumerated(count: Entity, claim_text: str) -> bool:
             clocks.append(clock)
     if len(clocks) == wanted and (count.dimension == "count" or _consecutive(clocks, count)):
         return True
-    return count.dimension == "count" and any(
-        len(re.split(r"\s*\+\s*", m.group())) == wanted for m in _ADDENDS.finditer(sentence)
+    if count.dimension != "count":
+        return False
+    # the addends of a sum it writes, or the values it lists ("4 个采样点：89.65%、82.21%、84.95%、76.32%")
+    return any(len(re.split(r"\s*\+\s*", m.group())) == wanted for m in _ADDENDS.finditer(sentence)) or any(
+        len(_LIST_MARK.split(m.group())) == wanted for m in _LISTED_VALUES.finditer(sentence)
     )
+
+
+#: Values written one after another, apart by list marks ("89.65%、82.21%、84.95%", "3.1 s, 2.9 s and 4 s").
+_LIST_MARK = re.compile(r"\s*(?:[、,，]\s*(?:and\s+|和\s*)?|\s(?:and|和)\s+|和)\s*")
+_LISTED_VALUE = r"\d+(?:\.\d+)?\s?(?:%|[A-Za-z]{1,3}\b)?"
+_LISTED_VALUES = re.compile(
+    rf"(?<![\d.])(?<!\d:)(?:{_LISTED_VALUE})(?:{_LIST_MARK.pattern}(?:{_LISTED_VALUE}))+(?!\d|[.:]\d)"
+)
 
 
 def _ends_at_clock(text: str, at: int) -> bool:
