@@ -27,7 +27,7 @@ Usage, from a worktree (its own ``src`` first)::
 
 Comparing two worktrees: their paths must be of the same length (paths are in strings the code
 hashes and searches), e.g. /work/wt/perf44 against /work/wt/base44. The store lives in a directory
-of fixed name length, and PYTHONHASHSEED is 0.
+of fixed name length, PYTHONHASHSEED is 0 and OpenBLAS has one thread.
 """
 
 from __future__ import annotations
@@ -92,7 +92,8 @@ def _count(sessions: int, keep: str | None, name: str, collect: bool) -> tuple[i
         command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
         command += [sys.executable, sys.argv[0], "--sessions", str(sessions), "--store-dir", store_dir]
         command += ["--gc"] if collect else []
-        environment = {**os.environ, _IN_VALGRIND: "1", "PYTHONHASHSEED": "0"}
+        # one BLAS thread: numpy's idle OpenBLAS workers otherwise count 0.2–1.4 M a session of spinning
+        environment = {**os.environ, _IN_VALGRIND: "1", "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1"}
         done = subprocess.run(command, env=environment, capture_output=True, text=True, check=False)
         collected = [line for line in done.stderr.splitlines() if "Collected :" in line]
         if done.returncode != 0 or not collected:
