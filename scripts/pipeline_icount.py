@@ -10,12 +10,20 @@ counts and cancel. Sessions run as the bench runs them (three warm-up sessions b
 ones are part of both counts too), no interpreter teardown.
 
 The cyclic GC is off during the sessions unless ``--gc``: a session makes about 3 young
-collections, but a full (oldest-generation) collection of the ~170,000 objects start-up leaves costs
-~60 M instructions and falls about every 33 sessions, where allocation counts cross thresholds. With
-``--gc`` the count says whether one fell inside the window of ``many − few`` sessions: on
-2026-12-07 main's fell in its 18th session (the last of 15 + 3) and 04bec5a's in its 19th, just
-outside, which alone made main look ~6 M instructions a session dearer (121.85 → 130.19 M with
-``--gc``).
+collections, but a full (oldest-generation) collection of the ~170,000 objects start-up leaves
+falls about every 33 sessions, where allocation counts cross thresholds. With ``--gc`` the count
+says whether one fell inside the window of ``many − few`` sessions: on 2026-12-07 main's fell in its
+18th session (the last of 3 + 15) and 04bec5a's not before its 19th, which alone made main look
+~7 M instructions a session dearer.
+
+Measured 2026-12-07 (5 and 15 sessions, one BLAS thread), 04bec5a → main 087972f:
+GC off 119.58 → 121.87 M a session (+2.3 M, +1.9 %); ``--gc`` 120.61 → 129.94 M. Of the rise,
+f718d42 (the text checks of stated_content, entities, derived, tallies, bounds, zones, when) holds
+~0 (GC off 119.40 → 120.23 M, 1.4 M of it numpy's BLAS threads spinning before they were pinned
+to one); the rest is the redaction of the session's executor JSON (10.8 KB, part Chinese): 17.4 →
+19.8 M instructions for its one uncached pass (the prefilter's 64 literals, was 37: +0.8 M; the key
+anchors of 30 more languages, 68, was 42: +0.6 M; the split-key tail with combining marks for a
+non-ASCII text: +0.8 M; the entry and wrapped-JWT rules: +0.2 M).
 
 Usage, from a worktree (its own ``src`` first)::
 
@@ -23,7 +31,9 @@ Usage, from a worktree (its own ``src`` first)::
     PYTHONPATH=$PWD/src .venv/bin/python scripts/pipeline_icount.py --few 5 --many 15 --annotate /tmp/x
 
 ``--annotate DIR``: keep both callgrind outputs in DIR (``few.out``, ``many.out``) for
-``callgrind_annotate --inclusive=yes``.
+``callgrind_annotate --inclusive=yes``. On CPython 3.11 they name C functions only (the regex engine,
+``str.find``, ``in``, the GC), no Python ones: the per-session difference of two trees' ``few`` and
+``many`` self costs says what kind of work grew, a profile or a K-times segment count says where.
 
 Comparing two worktrees: their paths must be of the same length (paths are in strings the code
 hashes and searches), e.g. /work/wt/perf44 against /work/wt/base44. The store lives in a directory
