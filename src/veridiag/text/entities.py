@@ -669,7 +669,7 @@ class TextFacts:
                 for start, end, e in spans
                 if e.kind == "timestamp"
                 and (e.instant or e.uncertain)
-                and (any("-" in n for n in e.needles) or _day_shift(e) is None)  # beyond ±10 h: no sure day
+                and (any("-" in n for n in e.needles) or not _sure_day(e))
             ]
             for start, end, month, day in calendar_dates(text, self.tokens):
                 # the date of a clock read in its zone is the instant's: "UTC+14 2 月 20 日 00:00" is the 19th
@@ -800,6 +800,19 @@ def _day_shift(stamp: Entity) -> int | None:
     if ahead < 720:  # a zone west of UTC: past midnight in UTC when the instant wraps
         return 1 if instant < local else 0
     return -1 if instant > local else 0
+
+
+def _sure_day(stamp: Entity) -> bool:
+    """Does a zoned clock tell the day of its instant for sure: not where two offsets give the same
+    clocks, UTC−10 … −12 and UTC+12 … +14 ("UTC+14 2 月 20 日 00:00" is 10:00Z on the 19th, "HST
+    21:00" 07:00Z on the next day: ``_day_shift`` reads both as −10)?"""
+    written = _WRITTEN_CLOCK.search(stamp.text)
+    utc = next((n for n in stamp.needles if _NEEDLE_CLOCK.match(n)), None)
+    if _day_shift(stamp) is None or written is None or utc is None:
+        return False
+    hours, minutes = (_clock24(f"{written.group(1)}:{written.group(2)}", written.group(3)) or "").split(":")
+    ahead = (int(utc[:2]) * 60 + int(utc[3:5]) - int(hours) * 60 - int(minutes)) % 1440
+    return not _AMBIGUOUS_AHEAD[0] <= ahead <= _AMBIGUOUS_AHEAD[1]
 
 
 #: Minutes UTC is ahead of a wall clock that two offsets give (UTC−10:30 … −11:59 or +12:01 … +13:30).
