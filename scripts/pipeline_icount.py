@@ -58,32 +58,20 @@ def _child(sessions: int, store_dir: str, collect: bool) -> None:
     from pathlib import Path
 
     from veridiag.agents import scripted_roles
-    from veridiag.bench.pipeline import _scenario, _shift_ids
+    from veridiag.bench.pipeline import Recorder, _scenario, _shift_ids
     from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
     from veridiag.store import SessionStore
 
     outputs, executor, verifier, composer = _scenario()
     store = SessionStore(f"sqlite:///{Path(store_dir) / 'store.db'}")
-    next_id = [1]
-
-    def setup(session_id: str) -> None:  # as the bench: the tools' invocations persisted
-        for output in outputs:
-            store.record_invocation(
-                session_id=session_id,
-                tool_name="query_logs",
-                arguments={"service": "x"},
-                status="ok",
-                output=output,
-                invocation_id=next_id[0],
-            )
-            next_id[0] += 1
+    setup = Recorder(store, outputs)  # as the bench: the tools' invocations persisted
 
     verdicts: set[str | None] = set()
     if not collect:
         gc.collect()
         gc.disable()
     for _ in range(_WARM_UP + sessions):
-        cited = _shift_ids(executor, next_id[0] - 1)
+        cited = _shift_ids(executor, setup.next_id - 1)
         roles = scripted_roles(executor=cited, verifier=verifier, composer=composer)
         pipeline = DiagnosisPipeline(store, roles, options=PipelineOptions(max_rounds=1))
         verdicts.add(pipeline.run("为什么下单接口报错？", on_session=setup).verdict)

@@ -95,30 +95,38 @@ class PipelineBench(BaseModel):
     verdicts: list[str]
 
 
+class Recorder:
+    """What a session's tools do before the chain reads them: persist their invocations (counted
+    in the bench too), numbered on from the last session's (``next_id``: the first id of the next)."""
+
+    def __init__(self, store: SessionStore, outputs: list[str]) -> None:
+        self._store, self._outputs = store, outputs
+        self.next_id = 1
+
+    def __call__(self, session_id: str) -> None:
+        for output in self._outputs:
+            self._store.record_invocation(
+                session_id=session_id,
+                tool_name="query_logs",
+                arguments={"service": "x"},
+                status="ok",
+                output=output,
+                invocation_id=self.next_id,
+            )
+            self.next_id += 1
+
+
 def run(sessions: int = 60) -> PipelineBench:
     outputs, executor, verifier, composer = _scenario()
     with tempfile.TemporaryDirectory(prefix="veridiag-bench-") as tmp:
         store = SessionStore(f"sqlite:///{Path(tmp) / 'store.db'}")
-        next_id = [1]
-
-        def setup(session_id: str) -> None:
-            # Tools persist invocations during a real session: counted here too.
-            for output in outputs:
-                store.record_invocation(
-                    session_id=session_id,
-                    tool_name="query_logs",
-                    arguments={"service": "x"},
-                    status="ok",
-                    output=output,
-                    invocation_id=next_id[0],
-                )
-                next_id[0] += 1
+        setup = Recorder(store, outputs)
 
         samples: list[float] = []
         verdicts: set[str | None] = set()
         for index in range(sessions + 3):
             # Each session cites the ids its own setup will get.
-            base = next_id[0] - 1
+            base = setup.next_id - 1
             cited = _shift_ids(executor, base)
             roles = scripted_roles(executor=cited, verifier=verifier, composer=composer)
             pipeline = DiagnosisPipeline(store, roles, options=PipelineOptions(max_rounds=1))
