@@ -552,7 +552,9 @@ def test_a_duration_between_two_epoch_seconds_the_claim_copies_is_computed(
 @given(
     st.integers(62, 95),  # no number of the line's clocks or counts: what a level near it is, alone
     st.integers(5, 20),
-    st.sampled_from(["尖峰比基线高出大约 {d} 个单位。", "峰值比期望高出约 {d}。", "The peak was about {d} above the baseline."]),
+    st.sampled_from(
+        ["尖峰比基线高出大约 {d} 个单位。", "峰值比期望高出约 {d}。", "The peak was about {d} above the baseline."]
+    ),
 )
 @example(73, 12, "尖峰比基线高出大约 {d} 个单位。")
 def test_a_difference_is_computed_never_found_as_a_level_near_it(base: int, rise: int, form: str) -> None:

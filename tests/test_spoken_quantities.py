@@ -256,7 +256,9 @@ def test_a_period_or_a_duration_is_no_sameness_nor_ratio(words: str, form: str) 
     claimed = v2([claim(text=form.format(w=words), bindings=[binding([5], line)])])
     report = _GATEKEEPER.validate(claimed, session_id=SESSION, invocations=store)
     reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
-    assert not any(kind in reason for reason in reasons for kind in ("unstated", "absolute", "inferred", "contradicts")), reasons
+    assert not any(
+        kind in reason for reason in reasons for kind in ("unstated", "absolute", "inferred", "contradicts")
+    ), reasons
 
 
 _PIECES = st.sampled_from(

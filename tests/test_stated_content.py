@@ -306,9 +306,7 @@ def test_re_runs_of_one_query_are_one_source_for_a_root_cause(arguments: dict[st
     second = dict(arguments) if rerun else {**arguments, "start": "2026-07-07T09:00:00Z"}
     other = LOG_OUTPUT if rerun else LOG_OUTPUT.replace("10:01:02", "09:31:07")
     assert rerun or other != LOG_OUTPUT
-    store = InMemoryInvocations(
-        [invocation(601, arguments=arguments), invocation(602, arguments=second, output=other)]
-    )
+    store = InMemoryInvocations([invocation(601, arguments=arguments), invocation(602, arguments=second, output=other)])
     cause = claim(
         text="支付超时是因为连接池被占满",
         claim_type="root_cause",
@@ -2182,7 +2180,9 @@ _SERVICE = st.from_regex(r"[a-z]{2,8}(-[a-z]{2,6})?-service", fullmatch=True)
 
 @given(
     st.tuples(_SERVICE, _SERVICE).filter(lambda pair: pair[0] != pair[1]),
-    st.sampled_from(["调用方向是 {a} → {b}，窗口内 7 次调用。", "Calls go {a} -> {b}, 7 in the window.", "{a} ⇒ {b} 共 7 次"]),
+    st.sampled_from(
+        ["调用方向是 {a} → {b}，窗口内 7 次调用。", "Calls go {a} -> {b}, 7 in the window.", "{a} ⇒ {b} 共 7 次"]
+    ),
     st.sampled_from(["call {x} → {y}: 7 calls", "trace 1 critical path: {x}:/api 0.5ms (self 0.5ms) → {y}:GET 1ms"]),
 )
 def test_an_arrow_the_claim_turns_against_its_quoted_line_contradicts(

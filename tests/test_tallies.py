@@ -197,5 +197,7 @@ def test_a_count_of_the_values_the_claim_lists_is_theirs(values: list[int], unit
     (count,) = [e for e in extract_entities(read) if e.kind == "quantity" and e.text.startswith(str(len(values)))][:1]
     assert enumerated(count, read), read
     wrong = claim_reading(form.format(n=len(values) + 1, v=listed))
-    (other,) = [e for e in extract_entities(wrong) if e.kind == "quantity" and e.text.startswith(str(len(values) + 1))][:1]
+    (other,) = [e for e in extract_entities(wrong) if e.kind == "quantity" and e.text.startswith(str(len(values) + 1))][
+        :1
+    ]
     assert not enumerated(other, wrong), wrong

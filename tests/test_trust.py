@@ -198,7 +198,9 @@ def test_every_causal_word_makes_a_claim_of_another_type_a_root_cause(word: str)
     """The words are data (``causalWording``): each of them, "is what made" and "的原因" as much as
     "because", makes a symptom that says it a root cause to be checked as one ("The CPU
     saturation is what made preserve requests take 9 seconds" was confirmed as a symptom)."""
-    store = InMemoryInvocations([invocation(802, "query_changes", "applied config v42: maximum-pool-size=50 (was 100)")])
+    store = InMemoryInvocations(
+        [invocation(802, "query_changes", "applied config v42: maximum-pool-size=50 (was 100)")]
+    )
     text = f"The 09:58 config change {word} the order 123 timeout."
     named = claim(
         text=text,

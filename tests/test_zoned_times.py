@@ -435,7 +435,9 @@ def _face(moment: datetime) -> str:
 
 @given(
     st.integers(12 * 60, 24 * 60 - 1),
-    st.sampled_from([(7, "曼谷时间", "ICT"), (-10, "夏威夷时间", "HST"), (1, "柏林时间", "CET"), (8, "北京时间", "CST")]),
+    st.sampled_from(
+        [(7, "曼谷时间", "ICT"), (-10, "夏威夷时间", "HST"), (1, "柏林时间", "CET"), (8, "北京时间", "CST")]
+    ),
     st.sampled_from(["{c} 降到 9.44%", "到 {c} 回落", "it was back to normal by {c}"]),
     st.integers(3, 50),
 )

@@ -324,7 +324,9 @@ class AbsoluteDrawn(VerdictGuard):
         if not drawn:
             return None
         reason = "a claim generalises beyond its quoted lines (shown as an inference)"
-        return Correction(guard=self.id, on_fail=self.on_fail, target=", ".join(drawn), after="LOW_CONFID", reason=reason)
+        return Correction(
+            guard=self.id, on_fail=self.on_fail, target=", ".join(drawn), after="LOW_CONFID", reason=reason
+        )
 
 
 # --- the evaluation ----------------------------------------------------------------------

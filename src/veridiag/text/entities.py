@@ -1849,7 +1849,7 @@ def _epochs(claim: str, evidence: Corpus) -> list[tuple[Decimal, int | None]]:
     a number both write is read so: an id of ten digits elsewhere is no time."""
     if not any(c.isdigit() for c in claim):
         return []
-    found = []
+    found: list[tuple[Decimal, int | None]] = []
     for number in {m.group() for m in _EPOCH_SECONDS.finditer(claim)}:
         if number in evidence.text:
             instant = datetime.fromtimestamp(int(number), UTC)

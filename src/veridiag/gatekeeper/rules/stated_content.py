@@ -1337,7 +1337,7 @@ def _arrow_pairs(text: str) -> set[tuple[str, str]]:
     for line in text.splitlines():
         if not _ARROW.search(line):
             continue
-        names = []
+        names: list[str | None] = []
         for segment in _ARROW.split(line):
             named = [e.text.lower() for e in extract_entities(segment) if e.kind in ("service", "identifier")]
             # the name right before an arrow, the first right after it
