@@ -785,13 +785,10 @@ def _day_shift(stamp: Entity) -> int | None:
     "9:11 pm PDT" (04:11Z), −1 for "07:30 北京时间" (23:30Z), 0 when no midnight lies between.
     The two clocks tell the offset but for its sign beyond ±10 hours (UTC+13 and UTC−11 read
     alike): there, none (the date then states only the reader's day)."""
-    written = _WRITTEN_CLOCK.search(stamp.text)
-    utc = next((n for n in stamp.needles if _NEEDLE_CLOCK.fullmatch(n) or _NEEDLE_CLOCK.match(n)), None)
-    if written is None or utc is None:
+    clocks = _local_and_utc(stamp)
+    if clocks is None:
         return None
-    hours, minutes = (_clock24(f"{written.group(1)}:{written.group(2)}", written.group(3)) or "").split(":")
-    local = int(hours) * 60 + int(minutes)
-    instant = int(utc[:2]) * 60 + int(utc[3:5])
+    local, instant = clocks
     ahead = (instant - local) % 1440  # minutes UTC is ahead of the wall clock
     if ahead == 0:
         return 0
@@ -802,16 +799,24 @@ def _day_shift(stamp: Entity) -> int | None:
     return -1 if instant > local else 0
 
 
+def _local_and_utc(stamp: Entity) -> tuple[int, int] | None:
+    """A zoned clock's minute of the day as written and as its UTC instant reads it."""
+    written = _WRITTEN_CLOCK.search(stamp.text)
+    utc = next((n for n in stamp.needles if _NEEDLE_CLOCK.match(n)), None)
+    if written is None or utc is None:
+        return None
+    hours, minutes = (_clock24(f"{written.group(1)}:{written.group(2)}", written.group(3)) or "").split(":")
+    return int(hours) * 60 + int(minutes), int(utc[:2]) * 60 + int(utc[3:5])
+
+
 def _sure_day(stamp: Entity) -> bool:
     """Does a zoned clock tell the day of its instant for sure: not where two offsets give the same
     clocks, UTC−10 … −12 and UTC+12 … +14 ("UTC+14 2 月 20 日 00:00" is 10:00Z on the 19th, "HST
     21:00" 07:00Z on the next day: ``_day_shift`` reads both as −10)?"""
-    written = _WRITTEN_CLOCK.search(stamp.text)
-    utc = next((n for n in stamp.needles if _NEEDLE_CLOCK.match(n)), None)
-    if _day_shift(stamp) is None or written is None or utc is None:
+    clocks = _local_and_utc(stamp)
+    if clocks is None or _day_shift(stamp) is None:
         return False
-    hours, minutes = (_clock24(f"{written.group(1)}:{written.group(2)}", written.group(3)) or "").split(":")
-    ahead = (int(utc[:2]) * 60 + int(utc[3:5]) - int(hours) * 60 - int(minutes)) % 1440
+    ahead = (clocks[1] - clocks[0]) % 1440
     return not _AMBIGUOUS_AHEAD[0] <= ahead <= _AMBIGUOUS_AHEAD[1]
 
 
