@@ -328,6 +328,8 @@ def _timestamp(match: re.Match[str]) -> Entity:
 _FRACTION_CLOCK = re.compile(r"(\d{1,2}:\d{2}:\d{2})\.(\d{1,9})")
 _SECONDS_BEFORE = re.compile(r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?$")
 _MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
+#: Epoch seconds as logs write them beside a record (2001-09-09 to 2033-05-18: ten digits from 1).
+_EPOCH_SECONDS = re.compile(r"(?<![\d.])1\d{9}(?![\d.])")
 #: "16:00Z": a bare clock marked UTC by the letter after it.
 _ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Something a zone name or offset may be spelled with: texts without any skip the zone look-up.
@@ -1327,10 +1329,25 @@ class Corpus:
                 not any(start <= position < end for start, end in local)
                 and self._clock_at(position, needle)
                 and (season is None or self._in_season(position, season))
+                and self._utc_face(position, needle)
             ):
                 return True
             position = hay.find(needle, position + 1)
         return needle[:1] != "0" and ":" in needle and self._has_instant("0" + needle, season)
+
+    def _utc_face(self, position: int, needle: str) -> bool:
+        """May the clock at ``position`` be a UTC one? Not on a line whose epoch seconds give
+        another clock: the line's instant is the epoch, and its clock the host's local face
+        (Thunderbird's ``- 1131567055 2005.11.09 … Nov 9 12:10:55``: 20:10:55Z)."""
+        if ":" not in needle:
+            return True
+        face = (needle if needle.index(":") == 2 else "0" + needle)[:8]  # "9:05" → "09:05"
+        start = self.text.rfind("\n", 0, position) + 1
+        end = self.text.find("\n", position)
+        for epoch in _EPOCH_SECONDS.finditer(self.text, start, len(self.text) if end < 0 else end):
+            if not datetime.fromtimestamp(int(epoch.group()), UTC).strftime("%H:%M:%S").startswith(face):
+                return False
+        return True
 
     def _in_season(self, position: int, season: tuple[tzinfo, int]) -> bool:
         """Is the day written on the line at ``position``, if any, one on which ``season``'s zone
