@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from veridiag.text.entities import Corpus, computed, derived_duration, extract_entities
@@ -304,6 +304,29 @@ def test_every_value_word_makes_the_bare_number_after_it_a_fact(stated: int, oth
     assume(stated != other and str(other) not in output and str(stated) not in "2026-07-07 10:17 30")
     assert _grounded(form.format(w=word, v=stated), output)
     assert not _grounded(form.format(w=word, v=other), output)
+
+
+_VALUE_ADVERBS = sorted(bundled_words("veridiag.text", "units.yaml", UnitWords).value_adverbs, key=str)
+
+
+@given(
+    st.integers(1, 5000),
+    st.integers(1, 5000),
+    st.sampled_from(_VALUE_WORDS),
+    st.lists(st.sampled_from(_VALUE_ADVERBS), min_size=1, max_size=2),
+    st.sampled_from(["it {w} {v}", "队列{w} {v}", "right then the value {w} {v}."]),
+)
+@example(2415, 4215, "was", ["already"], "right then the value {w} {v}.")
+def test_an_adverb_between_a_value_word_and_its_number_keeps_it_a_fact(
+    stated: int, other: int, word: str, adverbs: list[str], form: str
+) -> None:
+    """ "the value was already 42.15" (the output says 24.15) is a wrong number: "already",
+    "still", 仍然 … between the value word and the number change nothing it states."""
+    output = f"window: min 0, max {stated} (30 points); peak {stated} at 2026-07-07T10:17:00Z"
+    assume(stated != other and str(other) not in output and str(stated) not in "2026-07-07 10:17 30")
+    words = " ".join([word, *adverbs])
+    assert _grounded(form.format(w=words, v=stated), output)
+    assert not _grounded(form.format(w=words, v=other), output)
 
 
 @given(st.sampled_from(_VALUE_WORDS), st.integers(1, 9999), st.sampled_from("KMGTmk"))

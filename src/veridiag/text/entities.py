@@ -328,8 +328,6 @@ def _timestamp(match: re.Match[str]) -> Entity:
 _FRACTION_CLOCK = re.compile(r"(\d{1,2}:\d{2}:\d{2})\.(\d{1,9})")
 _SECONDS_BEFORE = re.compile(r"\d{2}:\d{2}:\d{2}(?:[.,]\d+)?$")
 _MINUTE_CLOCK = re.compile(r"(\d{1,2}):(\d{2})")
-#: Epoch seconds as logs write them beside a record (2001-09-09 to 2033-05-18: ten digits from 1).
-_EPOCH_SECONDS = re.compile(r"(?<![\d.])1\d{9}(?![\d.])")
 #: "16:00Z": a bare clock marked UTC by the letter after it.
 _ZULU_AFTER = re.compile(r"Z(?![A-Za-z0-9])")
 #: Something a zone name or offset may be spelled with: texts without any skip the zone look-up.
@@ -465,7 +463,7 @@ def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     difference_words): checked as a dimensionless count."""
     start = match.start()
     if (
-        not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH)
+        not _UNITS.value_word_before(match.string, start, _VALUE_REACH)
         and not _statistic_of(match)
         and not _UNITS.difference_ending(match.string[max(0, start - _QUALIFIER_REACH) : start])
     ):
@@ -537,6 +535,9 @@ _MEASURED_UNITS = sorted(
 )
 #: How far back a qualifier may start ("approximately " is 14 characters).
 _QUALIFIER_REACH = 16
+#: How far before a bare number its value word may start: the longest ("went down to") and two
+#: adverbs after it ("was still only 3", units.yaml ``value_adverbs``).
+_VALUE_REACH = 32
 
 
 def _qualified(entity: Entity, match: re.Match[str]) -> Entity | None:
@@ -1861,7 +1862,8 @@ def _series_step(clocks: list[tuple[Decimal, int | None]]) -> Decimal:
 _DATE_BEFORE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]$")
 
 
-#: Seconds since 1970 as logs write them (HPC, BGL: "node status 1079615344"), 2001 to 2033.
+#: Seconds since 1970 as logs write them (HPC, BGL: "node status 1079615344"; Thunderbird beside
+#: its record), 2001 to 2033. Also read by ``Corpus._utc_face``.
 _EPOCH_SECONDS = re.compile(r"(?<![\d.])1\d{9}(?![\d.])")
 
 

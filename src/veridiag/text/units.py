@@ -72,6 +72,8 @@ class UnitWords(WordModel):
     chinese_numeral_units: list[Word] = Field(default_factory=list)
     qualifiers: dict[QualifierKind, QualifierWords] = Field(default_factory=dict)
     value_words: list[Word] = Field(default_factory=list)
+    #: Adverbs that may stand between a value word and its number ("was already 42.15").
+    value_adverbs: list[Word] = Field(default_factory=list)
     difference_words: list[Word] = Field(default_factory=list)
     difference_after: list[Word] = Field(default_factory=list)
     rates: RateWords | None = None
@@ -184,9 +186,9 @@ class UnitTable:
             {letter: tuple(factors) for letter, factors in words.cpu_letters.items()},
             {dimension: frozenset(w.lower() for w in names) for dimension, names in words.field_words.items()},
             {kind: (_ending(q.before), _starting(q.after)) for kind, q in words.qualifiers.items()},
-            _ending(words.value_words),
+            _ending(words.value_words, then=words.value_adverbs),
             {kind: _ends(q.before) for kind, q in words.qualifiers.items()},
-            _ends(words.value_words),
+            _ends(words.value_words + words.value_adverbs),
             _difference(words.difference_words, words),
             _difference(words.sum_words, words),
             _starting(words.difference_after),
@@ -293,8 +295,10 @@ def _ends(words: list[str]) -> frozenset[str]:
     return frozenset(end.lower() for end in ends)
 
 
-def _ending(words: list[str]) -> re.Pattern[str]:
-    return re.compile(rf"(?:{_words_pattern(words)})\s*$", re.IGNORECASE)
+def _ending(words: list[str], then: list[str] | None = None) -> re.Pattern[str]:
+    """One of ``words`` ending the text but for blanks, or followed by up to two of ``then``."""
+    after = rf"(?:\s*(?:{_words_pattern(then)})){{0,2}}" if then else ""
+    return re.compile(rf"(?:{_words_pattern(words)}){after}\s*$", re.IGNORECASE)
 
 
 def _starting(words: list[str]) -> re.Pattern[str]:
