@@ -18,7 +18,7 @@ from veridiag.pipeline.guardrails import evaluate
 from veridiag.pipeline.hook import verifier_input
 from veridiag.pipeline.verifier_reply import parse_verifier_output
 from veridiag.store import SessionStore
-from veridiag.text.concepts import ConceptFile
+from veridiag.text.concepts import ConceptFile, concepts
 from veridiag.text.wordfiles import bundled_words
 
 _LINES = [
@@ -44,6 +44,12 @@ def _store() -> SessionStore:
 def _absolutes() -> list[str]:
     words = bundled_words("veridiag.text", "concepts.yaml", ConceptFile)
     return sorted(w for entry in words.concepts.values() if entry.kind == "absolute" for w in entry.words)
+
+
+@cache
+def _over_time() -> list[str]:
+    """The absolutes over time (the ``always`` concept)."""
+    return sorted(bundled_words("veridiag.text", "concepts.yaml", ConceptFile).concepts["always"].words)
 
 
 def _judged(second: str) -> tuple[str, dict[str, str]]:
@@ -87,3 +93,14 @@ def test_the_same_claim_without_the_absolute_is_observed_and_may_pass() -> None:
     assert verdict == "PASS"
     verdict, labels = _judged("payment-service 的请求都失败了。")
     assert labels["claim-2"] == "reasonable_inference" and verdict == "LOW_CONFID", (verdict, labels)
+
+
+@given(st.data())
+def test_a_zero_before_an_absolute_over_time_is_a_value_not_its_denial(data: st.DataObject) -> None:
+    """ "Outside those bursts the value sat at exactly 0 for the rest of the afternoon" claims
+    *always* (38 of 84 points were not 0): the 0 is the value it held, not a "not" before it."""
+    word, zero = data.draw(st.sampled_from(_over_time())), data.draw(st.sampled_from(["0", "zero", "零"]))
+    form = data.draw(st.sampled_from(["the retry queue sat at exactly {z} {w}", "重试队列是 {z} {w}"]))
+    text = form.format(z=zero, w=word)
+    assert "always" in [hit.concept for hit in concepts().in_claim(text)], text
+    assert "always" not in [hit.concept for hit in concepts().in_claim(f"the queue was not {word} empty")]
