@@ -12,7 +12,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.builders import SESSION, binding, claim, v2
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.pipeline.guardrails import evaluate
 from veridiag.pipeline.hook import verifier_input
@@ -104,3 +105,30 @@ def test_a_zero_before_an_absolute_over_time_is_a_value_not_its_denial(data: st.
     text = form.format(z=zero, w=word)
     assert "always" in [hit.concept for hit in concepts().in_claim(text)], text
     assert "always" not in [hit.concept for hit in concepts().in_claim(f"the queue was not {word} empty")]
+
+
+@given(
+    st.sampled_from([504, 503, 502, 429]),
+    st.sampled_from(["/api/cart", "/api/pay", "/v2/orders"]),
+    st.sampled_from(["网关所有接口都返回了 {c}。", "Every endpoint returned {c}.", "所有请求都是 HTTP {c}。"]),
+    st.booleans(),
+)
+def test_what_a_search_searched_for_states_no_absolute(code: int, path: str, form: str, searched: bool) -> None:
+    """Every line a search for 504 lists holds 504 because it was asked for: "all endpoints
+    returned 504" of them (all GET /api/cart) is drawn. A search for something else whose lines
+    all hold 504 does state it of every line it lists."""
+    lines = [
+        f"2026-07-07T08:{10 + i}:17.862Z WARN gateway RouteHandler - GET {path} timed out status={code} traceId=5a{i}f"
+        for i in range(12)
+    ]
+    head = f"query_logs service=gateway query={code if searched else 'timed'} start=2026-07-07T08:10:00Z"
+    output = "\n".join([head, "matched 12 lines (WARN 12)", "lines:", *lines])
+    text = form.format(c=code)
+    report = _GATEKEEPER.validate(
+        v2([claim("claim-1", text, [binding([101], lines[0])])]),
+        session_id=SESSION,
+        invocations=InMemoryInvocations([invocation(101, "query_logs", output, arguments={})]),
+    )
+    reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    absolute = any("absolute" in reason for reason in reasons)
+    assert absolute == searched, (text, reasons)

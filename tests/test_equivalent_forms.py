@@ -10,7 +10,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from veridiag.text.entities import Corpus, computed, derived_duration, extract_entities
+from veridiag.text.entities import Corpus, EntityWords, computed, derived_duration, extract_entities
 from veridiag.text.units import UnitWords
 from veridiag.text.wordfiles import bundled_words
 
@@ -527,3 +527,37 @@ def test_a_value_followed_by_chinese_is_still_a_value(stated: int, other: int, f
     assert not _grounded(form.format(v=other), output)
     for attribute in ("这是 {v} 的根因", "都在 {v} 到 {w} 秒之间", "达到 {v} 倍"):
         assert not [e for e in extract_entities(attribute.format(v=other, w=other + 1)) if e.dimension == "count"]
+
+
+_STATUS_VERBS = sorted(bundled_words("veridiag.text", "entities.yaml", EntityWords).status_verbs, key=str)
+
+
+@given(
+    st.sampled_from(_STATUS_VERBS),
+    st.data(),
+    st.sampled_from([(403, 404), (502, 504), (500, 503), (429, 401)]),
+    st.sampled_from(["。", ".", " from the proxy", " 错误", " error"]),
+)
+def test_a_status_a_verb_returns_is_a_status_of_the_line_it_quotes(
+    verb: str, data: st.DataObject, codes: tuple[int, int], after: str
+) -> None:
+    """ "代理返回 403" quoting a line with no 403 (the only 403 on another program's line) names a
+    status its line does not hold: the object of "returned", "got", 返回 … is an HTTP status."""
+    article = data.draw(st.sampled_from(["", "a ", "an ", "HTTP ", "status "] if verb.isascii() else ["", "HTTP "]))
+    written, other = codes
+    claim = f"Dropbox 连接失败，代理{verb} {article}{written}{after}"
+    found = [e for e in extract_entities(claim) if e.kind == "error_code"]
+    assert [e.text for e in found] == [str(written)], claim
+    assert Corpus([f"GET /sync status={written} bytes=0"]).contains(found[0])
+    assert not Corpus([f"GET /sync status={other} bytes=0"]).contains(found[0])
+
+
+@given(
+    st.sampled_from(_STATUS_VERBS),
+    st.integers(100, 599),
+    st.sampled_from(["rows", "lines", "ms", "MB", "条", "个", "次", "秒", "%"]),
+)
+def test_a_number_a_verb_returns_with_a_unit_or_plural_is_no_status(verb: str, number: int, unit: str) -> None:
+    """ "returned 120 rows", "返回了 500 条", "returned 200 ms later": a count or a measure."""
+    claim = f"the query {verb} {number} {unit} later"
+    assert not [e for e in extract_entities(claim) if e.kind == "error_code"], claim

@@ -44,6 +44,7 @@ class EntityWords(WordModel):
     id_keywords: list[Word] = Field(min_length=1)
     id_suffixes: list[Word] = Field(min_length=1)
     status_words: list[Word] = Field(min_length=1)
+    status_verbs: list[Word] = Field(default_factory=list)
     service_suffixes: list[Word] = Field(min_length=1)
     plain_words: list[Word] = Field(default_factory=list)
     record_words: list[Word] = Field(default_factory=list)
@@ -67,7 +68,8 @@ _NUMBER_AT = re.compile(NUMBER)
 _UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 _END = r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])"
 #: Where a fact can start: a digit, a Latin letter, or the first character of a non-Latin keyword.
-_STARTS = "".join(sorted({re.escape(w[0]) for w in (*_WORDS.id_keywords, *_WORDS.status_words) if not w[0].isascii()}))
+_KEYWORDS = (*_WORDS.id_keywords, *_WORDS.status_words, *_WORDS.status_verbs)
+_STARTS = "".join(sorted({re.escape(w[0]) for w in _KEYWORDS if not w[0].isascii()}))
 
 #: What an alternative must match before it backtracks through a word that cannot be one,
 #: stated possessively (``*+``): code, service, hex and ratio tried on every plain word were
@@ -154,6 +156,20 @@ def _with_clocks(text: str) -> str:
     return "".join(parts) + text[done:]
 
 
+#: After a status verb's number, what makes it no status but a measure or a count: a unit that is
+#: not a count's ("returned 200 ms later", "返回 5.2 秒"), a plural word ("returned 120 rows") or a
+#: Chinese measure word ("返回了 500 条").
+_NOT_MEASURED = (
+    r"(?!\s?(?:[A-Za-z]*s(?![A-Za-z])|[条个次笔行份项张]|(?i:"
+    + "|".join(
+        re.escape(spelling)
+        for spelling in sorted(_UNITS.by_spelling, key=len, reverse=True)
+        if _UNITS.by_spelling[spelling].dimension != "count"
+    )
+    + r"))(?![A-Za-z]))"
+)
+
+
 def _lexer_pattern(guarded: bool = True) -> str:
     """One left-to-right lexer instead of a pattern per kind: alternatives are tried in
     priority order at each token start, and ``word`` swallows every other word whole, so no
@@ -175,7 +191,8 @@ def _lexer_pattern(guarded: bool = True) -> str:
         rf"(?![pP](?:50|75|90|95|99|999|9999)(?![A-Za-z0-9_-]))(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
         r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?!\d|\.\d|[A-Za-z])"
         rf"|{g['hex']}(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"
-        rf"|{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?\s*(?P<http>[1-5]\d\d)(?!\d)"
+        rf"|(?:{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?|{_any_of(_WORDS.status_verbs)}"
+        rf"(?:\s*(?:an?|the|HTTP|status)(?![A-Za-z]))?)\s*(?P<http>[1-5]\d\d)(?![\d.,]?\d){_NOT_MEASURED}"
         rf"|(?P<code>{g['upper_code']}[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+|[A-Z]{{1,6}}\d{{3,6}}"
         rf"|{g['exception']}(?:[a-z][a-z0-9]*\.)*[A-Z][A-Za-z0-9]*(?:Exception|Error)){_END}"
         rf"|{g['svc']}(?P<svc>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-{_any_of(_WORDS.service_suffixes)})"
