@@ -122,6 +122,20 @@ def test_a_bare_value_has_the_unit_its_field_names(key: str, value: Decimal, uni
     assert not _grounded(f"锁等待 {(written * 3 + 7).normalize():f} {unit}", output)
 
 
+@given(
+    st.sampled_from(["len", "body_bytes", "bytes", "size", "resp_len"]),
+    st.integers(100, 99999),
+    st.sampled_from(["{v} bytes", "{v} B", "{v} 字节"]),
+)
+def test_a_bare_length_is_a_size_in_bytes(key: str, value: int, form: str) -> None:
+    """nova's "status: 404 len: 176": the response is 176 bytes long."""
+    output = f'"GET /latest/meta-data/ HTTP/1.1" status: 404 {key}: {value} time: 0.2'
+    assert _grounded("the response was " + form.format(v=value), output)
+    assert not _grounded("the response was " + form.format(v=value * 3 + 7), output)
+    if key == "len":  # its unit is bytes, whatever a claim writes
+        assert not _grounded(f"the response was {value} KB", output)
+
+
 @given(st.sampled_from([500, 502, 503, 504]), st.sampled_from([500, 502, 503, 504]))
 def test_a_status_code_in_the_plural(code: int, other: int) -> None:
     output = f'10.0.0.7 - - [07/Jul/2026:10:05:11 +0000] "GET /checkout HTTP/1.1" {code} 0'

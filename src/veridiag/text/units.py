@@ -8,7 +8,7 @@ reader-text normaliser both take their units from here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Literal
@@ -68,6 +68,7 @@ class UnitWords(WordModel):
     size_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
     cpu_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
     field_words: dict[Word, list[Word]] = Field(default_factory=dict)
+    field_units: dict[Word, Word] = Field(default_factory=dict)
     bare_number_dimensions: list[Word] = Field(default_factory=list)
     chinese_numeral_units: list[Word] = Field(default_factory=list)
     qualifiers: dict[QualifierKind, QualifierWords] = Field(default_factory=dict)
@@ -141,6 +142,8 @@ class UnitTable:
     difference_ends: frozenset[str] = frozenset()
     #: A sum word anywhere ("In total the pod spent about 12 minutes"): its clause is a sum.
     sum_word: re.Pattern[str] = re.compile("(?!)")
+    #: A word of a field's name → the unit its bare number is in (``len: 176`` is bytes).
+    field_units: dict[str, Unit] = field(default_factory=dict)
 
     def qualifier(self, before: str, after: str) -> QualifierKind | None:
         """What the words around a number make of it: approximate, a bound, or (None) exact.
@@ -197,6 +200,7 @@ class UnitTable:
             Rates(words.rates, by_spelling) if words.rates is not None else None,
             _ends(words.difference_words) | _ends(approximate.before if approximate is not None else []),
             re.compile(_words_pattern(words.sum_words), re.IGNORECASE),
+            {word.lower(): by_spelling[unit.lower()] for word, unit in words.field_units.items()},
         )
 
     def alternation(self) -> str:
