@@ -2204,3 +2204,46 @@ def test_any_arrows_in_a_claim_or_its_line_are_judged_without_a_crash(parts: lis
     """The first arrow-order check crashed on a chain opening with an arrow (no name before it)."""
     text = "".join(parts) or "→"
     assert "crashed" not in _outcome(text, text, text)[1]
+
+
+def _scopes() -> dict[str, list[str]]:
+    from veridiag.gatekeeper import load_ruleset
+    from veridiag.gatekeeper.rules.stated_content import StatedParams
+
+    rule = load_ruleset().get("claim.stated_content")
+    assert rule is not None
+    return rule.typed_params(StatedParams).scopes
+
+
+@given(st.data(), st.sampled_from(["cpu_usage_rate", "memory_usage_bytes", "network_receive_mb"]))
+def test_a_claim_naming_one_scope_of_a_series_of_another_contradicts_it(data: st.DataObject, measure: str) -> None:
+    """ "The frontend pod's CPU usage rate peaked at 5.05 %" citing only ``node_cpu_usage_rate``
+    gives the node's value as the pod's; naming the series' own scope, or none, does not."""
+    scopes = _scopes()
+    series, named = data.draw(st.sampled_from(sorted(scopes))), data.draw(st.sampled_from(sorted(scopes)))
+    metric_word = data.draw(st.sampled_from([w for w in scopes[series] if w.isascii()]))
+    word = data.draw(st.sampled_from(scopes[named]))
+    metric = f"{metric_word}_{measure}"
+    output = (
+        f"query_metrics service=frontend metric={metric} start=2022-08-22T03:45:00Z\n"
+        "window: min 2.07, max 5.05, avg 2.9 (20 points); peak 5.05 at 2022-08-22T03:58:19Z"
+    )
+    store = InMemoryInvocations([invocation(1303, "query_metrics", output, arguments={"metric": metric})])
+    excerpt = "peak 5.05 at 2022-08-22T03:58:19Z"
+    form = data.draw(st.sampled_from(["The frontend {w}'s usage peaked at 5.05.", "frontend 的{w}用量峰值为 5.05。"]))
+
+    def outcome(text: str) -> set[str]:
+        report = _GATEKEEPER.validate(
+            v2([claim(text=text, bindings=[binding([1303], excerpt, "query_metrics")])]),
+            session_id=SESSION,
+            invocations=store,
+        )
+        return {
+            c.outcome
+            for t in report.claim_traces
+            for c in t.checks
+            if c.rule_id == "claim.stated_content" and "series it cites" in c.reason
+        }
+
+    assert (outcome(form.format(w=word)) == {"fail"}) is (named != series), (metric, word)
+    assert outcome("The frontend usage peaked at 5.05.") == set()  # no scope named

@@ -92,6 +92,36 @@ _MULTIPLE = re.compile(rf"(?=[×x\d])(?:{MULTIPLE})")
 _BARE_COUNT = re.compile(r"(?<![\d:.\-/])\d+\s?(?:[个台条次家项位]|[\u4e00-\u9fff]|(?P<word>[A-Za-z]+))")
 _DIGIT = re.compile(r"\d")
 _UNITS = unit_table()
+#: The parts of a metric's name (``node_cpu_usage_rate`` → node, cpu, usage, rate).
+_NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+
+
+def _other_scope(text: str, cited: list[InvocationView], scopes: dict[str, list[str]]) -> list[tuple[str, str]]:
+    """The claim names a scope (a pod, a node) that no series it cites is of, while each is of
+    one other scope its name says: it gives another thing's value as its subject's."""
+    metrics = [str(inv.arguments.get("metric") or "") for inv in cited if inv.tool_name == "query_metrics"]
+    if not scopes or not metrics or len(metrics) != len(cited):
+        return []
+    parts = [{p.lower() for p in _NAME_PART.findall(metric)} for metric in metrics]
+    of = {scope for scope, words in scopes.items() for named in parts if named & {w.lower() for w in words}}
+    if len(of) != 1 or not all(named & {w.lower() for w in scopes[next(iter(of))]} for named in parts):
+        return []
+    series = next(iter(of))
+    read = reader_text(text).lower()
+    named = {scope for scope, words in scopes.items() if any(_names(read, word.lower()) for word in words)}
+    if series in named or not named:
+        return []
+    names, listed = "/".join(sorted(named)), ", ".join(metrics)
+    return [(CONTRADICTS, f"it names the {names}, the series it cites are the {series}'s ({listed})")]
+
+
+def _names(read: str, word: str) -> bool:
+    """Does ``read`` name ``word`` (a Latin word whole, in the plural or possessive too)?"""
+    if not word.isascii():
+        return word in read
+    return re.search(rf"(?<![a-z]){re.escape(word)}(?:s|'s|’s)?(?![a-z])", read) is not None
+
+
 #: What ends a clause: an absolute counts what its own clause counts.
 _CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "：", ": ", "\n")
 
@@ -104,6 +134,10 @@ class StatedParams(BaseModel):
     aligned_at: float = Field(default=0.5, ge=0, le=1, alias="alignedAt")
     #: Relative tolerance of a ratio computed from two numbers against the one written.
     ratio_tolerance: float = Field(default=0.1, ge=0, le=1, alias="ratioTolerance")
+    #: What a series is of (``node``, ``pod``) → the words that name it, in a claim or as a part
+    #: of a metric's name: a claim naming one scope while every series it cites is of another
+    #: states another thing's value ("the pod's CPU peaked at 5.05 %" of ``node_cpu_usage_rate``).
+    scopes: dict[str, list[str]] = Field(default_factory=dict)
 
 
 @register
@@ -153,6 +187,7 @@ class StatedContent(GatekeeperRule):
                 *_statistic(text, valued, lines),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
+                *_other_scope(text, cited, params.scopes),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
