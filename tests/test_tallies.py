@@ -228,3 +228,27 @@ def test_a_count_of_the_names_the_claim_lists_is_theirs(names: list[str], lang: 
         found = [e for e in extract_entities(read) if e.kind == "quantity" and e.text.startswith(str(n))]
         assert found, read
         assert enumerated(found[0], read) is (n == len(names)), read
+
+
+@given(
+    listed=st.integers(2, 9),
+    quoted=st.data(),
+    off=st.sampled_from([0, 0, 1, -1]),
+    label=st.sampled_from(["anomaly", "trace", "#"]),
+)
+def test_a_count_of_the_numbered_records_the_output_lists_one_quoted(
+    listed: int, quoted: st.DataObject, off: int, label: str
+) -> None:
+    """ "两次下跌之间…" quoting anomaly 2 of an output that lists anomalies 1 and 2: the claim counted
+    the output's records of the kind it quotes. Another number of them is no count of them."""
+    n = listed + off
+    assume(n >= 2)
+    records = [
+        f"{label}{'' if label == '#' else ' '}{k}: 2026-07-07T12:0{k}:00Z down; low 1{k}.5"
+        for k in range(1, listed + 1)
+    ]
+    output = "query_metrics service=speed metric=mph\n" + "\n".join(records)
+    own = quoted.draw(st.sampled_from(records))
+    (count,) = [e for e in extract_entities(f"{_ZH_COUNTS[n]}次下跌之间") if e.kind == "quantity"]
+    assert quoted_records(count, own, [output]) is (off == 0), (n, own)
+    assert not quoted_records(count, "2026-07-07T12:01:00Z 74 mph", [output])  # no record of the kind quoted

@@ -124,7 +124,7 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
         tallied(entity, facts, outputs, code_names(claim_text))
         or points_in_range(entity, facts, outputs, claim_reading(claim_text))
         or enumerated(entity, claim_reading(claim_text))
-        or (cited.own is not None and quoted_records(entity, cited.own.text))
+        or (cited.own is not None and quoted_records(entity, cited.own.text, outputs))
     )
 
 

@@ -201,14 +201,31 @@ def _consecutive(clocks: list[tuple[int, int, int]], duration: Entity) -> bool:
 _NUMBERED = re.compile(r"^\s*(?:(?P<label>[A-Za-z][A-Za-z_]*)\s+|#)(?P<n>\d{1,3})\b", re.MULTILINE)
 
 
-def quoted_records(count: Entity, own: str) -> bool:
+def quoted_records(count: Entity, own: str, outputs: Iterable[str] = ()) -> bool:
     """Is ``count`` the number of numbered records of one kind the claim quotes ("三次都涨到 1.9 GB
-    左右" quoting anomalies 1, 2 and 3 of a series)?"""
+    左右" quoting anomalies 1, 2 and 3 of a series), or of that kind a cited output lists, one of
+    them quoted ("两次下跌之间" quoting anomaly 2 of an output listing anomalies 1 and 2)?"""
     if count.kind != "quantity" or count.dimension != "count" or count.value is None:
         return False
     if count.value != count.value.to_integral_value() or not _LEAST_LISTED <= count.value <= _MOST_LISTED:
         return False
+    kinds = _records(own)
+    if any(len(numbers) == int(count.value) for numbers in kinds.values()):
+        return True
+    return any(
+        len(listed.get(kind, ())) == int(count.value)
+        for listed in (_records(output[:_RECORDS_HEAD]) for output in outputs)
+        for kind in kinds
+    )
+
+
+#: Where an output lists its numbered records (anomalies, traces): its head, not 64 KB of lines.
+_RECORDS_HEAD = 16384
+
+
+def _records(text: str) -> dict[str, set[str]]:
+    """The numbers of each kind of numbered record ``text`` lists ("anomaly" → {"1", "2"})."""
     kinds: dict[str, set[str]] = {}
-    for match in _NUMBERED.finditer(own):
+    for match in _NUMBERED.finditer(text):
         kinds.setdefault((match.group("label") or "#").lower(), set()).add(match.group("n"))
-    return any(len(numbers) == int(count.value) for numbers in kinds.values())
+    return kinds
