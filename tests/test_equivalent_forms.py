@@ -575,3 +575,19 @@ def test_a_number_a_verb_returns_with_a_unit_or_plural_is_no_status(verb: str, n
     """ "returned 120 rows", "返回了 500 条", "returned 200 ms later": a count or a measure."""
     claim = f"the query {verb} {number} {unit} later"
     assert not [e for e in extract_entities(claim) if e.kind == "error_code"], claim
+
+
+@given(st.dates(date(2001, 1, 1), date(2030, 12, 31)), st.integers(1, 27), st.sampled_from(["zh", "en"]))
+def test_a_day_run_together_before_its_clock_is_that_day(day: date, shift: int, lang: str) -> None:
+    """HealthApp writes ``20171223-22:19:58:380|…``: "12 月 23 日 22:19:58" is that line's day, the
+    next or any other day is not."""
+    line = f"{day:%Y%m%d}-22:19:58:380|HiH_HiHealthDataInsertStore|30002312|saveOneDetailData fail"
+    other = day + timedelta(days=shift)
+
+    def written(on: date) -> str:
+        return f"{on.month} 月 {on.day} 日写入失败" if lang == "zh" else f"the write failed on {on:%b} {on.day}"
+
+    (stated,) = [e for e in extract_entities(written(day)) if e.kind == "date"]
+    (shifted,) = [e for e in extract_entities(written(other)) if e.kind == "date"]
+    assert Corpus([line]).contains(stated), (line, stated)
+    assert not Corpus([line]).contains(shifted), (line, shifted)

@@ -861,9 +861,16 @@ def _date(text: str, month: int, day: int) -> Entity:
     return Entity("date", text, needles)
 
 
+#: A month and day as a date needle writes them numerically (``-12-23``).
+_MONTH_DAY = re.compile(r"-\d{2}-\d{2}")
+
+
 def _date_in(text: str, needle: str) -> bool:
     """``needle`` (a month and day as ``_date`` writes them) in ``text``, no digit glued to it:
-    "Jan 1" is not in "Jan 10"."""
+    "Jan 1" is not in "Jan 10". ``-12-23`` is also the day HealthApp runs together before its clock
+    (``20171223-22:19:58``, as ``_LINE_DAY`` reads a line's day)."""
+    if _MONTH_DAY.fullmatch(needle) and re.search(rf"(?<!\d)(?:19|20)\d\d{needle[1:3]}{needle[4:6]}(?=[-T ]\d)", text):
+        return True
     if needle not in text:
         return False
     before = r"(?<!\d)" if needle[0].isdigit() else ""
