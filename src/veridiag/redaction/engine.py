@@ -536,6 +536,46 @@ _JDBC_ORACLE = _Rule(
 )
 
 
+#: A password hash in the modular crypt format (``/etc/shadow``, ``.htpasswd``, a user table, a
+#: config's ``password_hash``): cracked offline, so its salt and digest go — whatever stands
+#: around it, since a hash tells its own shape — and the scheme and its parameters stay
+#: (``$6$[REDACTED:password-hash]``). One rule per family, each found by its literal prefix.
+_CRYPT = r"[./0-9A-Za-z]"
+_HASHES = tuple(
+    _Rule("password-hash", re.compile(pattern), group="value", literals=literals, prefilter=True)
+    for pattern, literals in (
+        # md5-crypt and Apache's apr1: salt up to 8 (16 tolerated), digest 22
+        (rf"\$(?:1|apr1|md5)\$(?P<value>{_CRYPT}{{0,16}}\${_CRYPT}{{22}})(?!{_CRYPT})", ("$1$", "$apr1$", "$md5$")),
+        # sha256-crypt and sha512-crypt, with their rounds
+        (
+            rf"\$[56]\$(?:rounds=[0-9]{{1,9}}\$)?(?P<value>{_CRYPT}{{0,16}}\${_CRYPT}{{43,86}})(?!{_CRYPT})",
+            ("$5$", "$6$"),
+        ),
+        # bcrypt: cost, then 22 of salt and 31 of digest without a break
+        (rf"\$2[abxy]?\$[0-9]{{2}}\$(?P<value>{_CRYPT}{{53}})(?!{_CRYPT})", ("$2$", "$2a$", "$2b$", "$2x$", "$2y$")),
+        # yescrypt and gost-yescrypt (parameters, salt, digest), scrypt's $7$ (parameters and salt, digest)
+        (rf"\$g?y\${_CRYPT}{{1,16}}\$(?P<value>{_CRYPT}{{0,86}}\${_CRYPT}{{43}})(?!{_CRYPT})", ("$y$", "$gy$")),
+        (rf"\$7\$(?P<value>{_CRYPT}{{11,96}}\${_CRYPT}{{43}})(?!{_CRYPT})", ("$7$",)),
+        # argon2 (PHC string: version and cost parameters, salt, digest in base64)
+        (
+            r"\$argon2(?:id|i|d)\$(?:v=[0-9]{1,4}\$)?m=[0-9]{1,10},t=[0-9]{1,4},p=[0-9]{1,4}"
+            r"\$(?P<value>[A-Za-z0-9+/]{8,128}\$[A-Za-z0-9+/]{16,128})",
+            ("$argon2",),
+        ),
+        # passlib's pbkdf2 and scrypt, Django's pbkdf2 (no leading "$": its algorithm names it)
+        (
+            r"(?:\$pbkdf2(?:-sha(?:1|256|512))?\$|(?<![\w$])pbkdf2_sha(?:1|256)\$)[0-9]{1,9}"
+            r"\$(?P<value>[./0-9A-Za-z+]{4,128}\$[./0-9A-Za-z+]{16,128}={0,2})",
+            ("$pbkdf2", "pbkdf2_sha"),
+        ),
+        (
+            r"\$scrypt\$ln=[0-9]{1,3},r=[0-9]{1,3},p=[0-9]{1,3}\$(?P<value>[./0-9A-Za-z+]{4,128}\$[./0-9A-Za-z+]{16,128})",
+            ("$scrypt$",),
+        ),
+    )
+)
+
+
 def _jwt(found: re.Match[str], _text: str) -> str | None:
     return "jwt" if JwtTokenDetector.is_formally_valid(found.group(0)) else None
 
@@ -713,7 +753,7 @@ _SPOKEN_WORDS = "|".join(
 _ASSIGNED = (
     r"(?P<close>[\"'\]]{0,2})(?P<sep>(?:[ \t\u3000]*(?:"
     + _SPOKEN_WORDS
-    + r"))?"
+    + r")){0,3}"
     + _SEP
     + r")(?:!!?[a-z][\w:/.-]*[ \t]+)?+(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
     + r"|\{(?P<braced>(?![{$%\"])(?:\}\}|[^{}\n]){1,4096})\}(?![\w{}])"
@@ -860,7 +900,12 @@ def _continued(text: str, end: int) -> tuple[int, int] | None:
 #: 'ci' is …" (a prompt or a report naming the account).
 _FOR_ACCOUNT = r"(?:for[ \t]+(?:user[ \t]+|account[ \t]+)?[\"'`]?[\w.@-]{1,64}[\"'`]?[ \t]*(?:[:=：][ \t]*)?)?"
 _SPOKEN_SEP = (
-    r"(?P<sep>[ \t\u3000]*" + _FOR_ACCOUNT + r"(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*|(?P<cell>[,|;])[ \t\u3000]*)?)"
+    r"(?P<sep>[ \t\u3000]*"
+    + _FOR_ACCOUNT
+    # one phrase after another: "was changed to", "has been reset to", 已改为
+    + r"(?:(?:(?:"
+    + _SPOKEN_WORDS
+    + r")[ \t\u3000]*){1,3}|(?P<cell>[,|;])[ \t\u3000]*)?)"
 )
 _SPOKEN = re.compile(_KEY_LAST_WORD + r"(?P<close>)" + _SPOKEN_SEP + r"[\"'`(\[<]?(?P<bare>[!-~]+)")
 #: A value told from a word by its shape: six or more characters and a digit (hunter2x,
@@ -1033,11 +1078,15 @@ def _call_literal(text: str, at: int) -> tuple[int, int] | None:
 _INNER_BREAK = "[ \t\u3000_.\\-\u00b7\u00ad\u2010-\u2015\u2027\u2219\u30fb\u200b-\u200d\u2060\ufeff]"
 #: Read on the reversed string: an assignment, then the key's last piece of letters and a break
 #: before it, with a letter or digit before the break (reversed, all after it). Reversed, the
-#: search starts at the assignment signs, which a line has few of.
-_SPLIT_TAIL = re.compile(r"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{0,2}(?P<tail>[^\W\d_]{1,12})" + _INNER_BREAK + r"+[^\W_]")
+#: search starts at the assignment signs, which a line has few of. A piece is at most a secret
+#: word without its first letter ("ecoveryphrase" of "r ecoveryphrase").
+_TAIL_CHARS = max(len("".join(entry)) for entry, _ in key_entries()) - 1
+_SPLIT_TAIL = re.compile(
+    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>[^\W\d_]{{1,{_TAIL_CHARS}}})" + _INNER_BREAK + r"+[^\W_]"
+)
 #: The same for text outside ASCII: a combining mark is part of its word (पा सवर्ड).
 _SPLIT_TAIL_MARKED = re.compile(
-    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>(?:[^\W\d_]|[{MARKS}]){{1,12}})"
+    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>(?:[^\W\d_]|[{MARKS}]){{1,{_TAIL_CHARS}}})"
     + _INNER_BREAK
     + rf"+(?:[^\W_]|[{MARKS}])"
 )
@@ -2115,6 +2164,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _ENTRIES,
     _JWT,
     _JWT_LINES,
+    *_HASHES,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
     _OPENAI,

@@ -1,0 +1,146 @@
+"""Secrets named by services' own headers and settings, and named in longer prose (issue 27 D6,
+red team 45): Azure's ``Ocp-Apim-Subscription-Key`` and ``x-functions-key``, Datadog's
+``DD-APPLICATION-KEY``, WeCom's ``EncodingAESKey``, Vault's unseal key, a licence key, a
+wallet's seed phrase; "the password was changed to …". Each name in the shapes a request log,
+a config and a JSON body write it; the value never survives and the line around it does."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.test_redaction_variants import PREFIXES, SUFFIXES, secret_values
+from veridiag.redaction import redact
+
+#: Names a request log or a config gives a secret (the test's own sample, from the services'
+#: documentation; the vocabulary may hold more).
+_NAMES = st.sampled_from(
+    [
+        "Ocp-Apim-Subscription-Key",
+        "subscription_key",
+        "x-functions-key",
+        "DD-APPLICATION-KEY",
+        "dd_app_key",
+        "X-Admin-Key",
+        "EncodingAESKey",
+        "encoding_aes_key",
+        "aes_key",
+        "enc_key",
+        "unseal_key",
+        "vault.unsealKey",
+        "sign_key",
+        "signKey",
+        "license_key",
+        "LicenseKey",
+        "licence_key",
+        "seed_phrase",
+        "mnemonic",
+        "recovery_codes",
+        "wallet_key",
+        "psk",
+        "wpa_psk",
+        "pre-shared-key",
+        "key-string",
+        "community_string",
+    ]
+)
+
+
+def _cased(name: str, how: str) -> str:
+    return {"as written": name, "upper": name.upper(), "lower": name.lower()}[how]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    _NAMES,
+    st.sampled_from(["as written", "upper", "lower"]),
+    secret_values,
+    st.sampled_from(["{k}: {v}", "{k}={v}", '"{k}": "{v}"', "{k} = '{v}'", "-H '{k}: {v}'", "{k}：{v}"]),
+    PREFIXES,
+    SUFFIXES,
+)
+def test_a_service_named_secret_loses_its_value(  # noqa: PLR0917 (one argument per strategy)
+    name: str, how: str, value: str, form: str, prefix: str, suffix: str
+) -> None:
+    line = prefix + form.format(k=_cased(name, how), v=value) + suffix
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+#: What is said between a secret's name and its value, one phrase after another.
+_SAID = st.lists(
+    st.sampled_from(["was", "is", "has been", "now", "changed to", "set to", "reset to", "is now", "updated to"]),
+    min_size=2,
+    max_size=3,
+).map(" ".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["password", "the password", "root password", "api key", "token", "the admin password"]),
+    _SAID,
+    secret_values,
+    PREFIXES,
+)
+def test_a_secret_named_in_a_longer_sentence_loses_its_value(key: str, said: str, value: str, prefix: str) -> None:
+    line = f"{prefix}{key} {said} {value}"
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix), (line, redacted)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["密码", "数据库密码", "令牌", "访问令牌", "密钥"]),
+    st.lists(
+        st.sampled_from(["已", "已经", "已被", "是", "改为", "重置为", "更新为", "设置为"]), min_size=2, max_size=3
+    ).map("".join),
+    st.sampled_from(["", " "]),
+    secret_values,
+    PREFIXES,
+)
+def test_a_secret_named_in_a_chinese_sentence_loses_its_value(
+    key: str, said: str, blank: str, value: str, prefix: str
+) -> None:
+    line = f"{prefix}{key}{said}{blank}{value}"
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix), (line, redacted)
+
+
+_HEX = "0123456789abcdef"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["shpat_", "shpca_", "shppa_", "shpss_", "dapi", "pul-"]),
+    st.text(_HEX, min_size=32, max_size=40).filter(lambda body: any(c.isdigit() for c in body)),
+    st.sampled_from(["{t}", "token {t}", "using {t} for deploy", '"{t}"']),
+    PREFIXES,
+    SUFFIXES,
+)
+def test_a_service_token_with_a_hex_body_loses_it(
+    prefix_word: str, body: str, form: str, prefix: str, suffix: str
+) -> None:
+    """Shopify, Databricks and Pulumi write their tokens as a prefix and hex, which no entropy
+    detector reads as a secret (hex is every trace id's alphabet too)."""
+    line = prefix + form.format(t=prefix_word + body) + suffix
+    redacted = redact(line)
+    assert body not in redacted, (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+def test_names_that_hold_no_secret_keep_their_values() -> None:
+    for line in (
+        "partition_key: orders-2026-07",
+        "cache key=order:88121 hit",
+        "idempotency_key: 550e8400-e29b-41d4-a716-446655440000",
+        "routing_key=payment.failed",
+        "license_type: enterprise",
+        "the password was changed yesterday",
+        "password has been reset by admin",
+        "密码已过期，请重置",
+        "令牌已经失效 3 次",
+    ):
+        assert redact(line) == line, line
