@@ -218,7 +218,8 @@ def _header_kind(found: re.Match[str], _text: str) -> str | None:
 _AUTHORIZATION = _Rule(
     "authorization",
     re.compile(
-        r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+        # a bracket or parenthesis may open the value: Go's http.Header ("map[Authorization:[Basic …]]")
+        r"authorization[\"']?[ \t]*[:=][ \t]*(?:[\[(][ \t]*)?[\"']?"
         rf"(?:(?P<scheme>{_SCHEMES})[ \t]+)?"
         # never the scheme word itself: once its token is a marker, "Bearer" is no value
         rf"(?P<value>(?!\[redacted:|(?:{_SCHEMES})[ \t])[^\s\"',;]+(?:[ \t]*,[ \t]*[a-z]+=[^\s\"',;]+)*)"
@@ -288,8 +289,11 @@ _COOKIE = _CookieRule(
 #: An XML or HTML element on one line: its name, attributes and text (``<password>…</password>``,
 #: ``<add key="Password" value="…"/>``, ``<entry key="token">…</entry>``).
 _XML_ELEMENT = re.compile(
-    r"<(?P<tag>[^\W\d][\w:.-]{0,63})(?P<attributes>(?:\s[^<>]{0,1024}?)?)(?:/>|>(?:(?P<text>[^<>\n]{1,4096})</(?P=tag)\s*>)?)"
+    r"<(?P<tag>[^\W\d][\w:.-]{0,63})(?P<attributes>(?:\s[^<>]{0,1024}?)?)(?:/>|>(?:(?P<text>"
+    # the element's text, or a CDATA section (``<password><![CDATA[…]]></password>``)
+    r"<!\[CDATA\[(?:(?!\]\]>)[^\n]){0,4096}\]\]>|[^<>\n]{1,4096})</(?P=tag)\s*>)?)"
 )
+_CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
 _XML_ATTRIBUTE = re.compile(r"(?P<name>[\w:.-]+)\s*=\s*(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)')")
 #: Attributes that name the entry whose value another attribute or the element's text holds
 #: (``type="password"`` of a form field too).
@@ -328,6 +332,8 @@ class _XmlRule(_Rule):
             start += 1
         while end > start and text[end - 1].isspace():
             end -= 1
+        if text.startswith(_CDATA_OPEN, start, end) and text.endswith(_CDATA_CLOSE, start, end):
+            start, end = start + len(_CDATA_OPEN), end - len(_CDATA_CLOSE)  # the text of a CDATA section
         value = text[start:end]
         if value and not _PLACEHOLDER.fullmatch(value) and not value.lower().startswith("[redacted:"):
             kind = _named_secret(key, value)
@@ -434,6 +440,26 @@ _BEARER = _Rule(
     lower=True,
     word_start=True,
     classify=_bearer,
+)
+
+
+def _basic(found: re.Match[str], text: str) -> str | None:
+    """A ``Basic`` credential is base64 of ``user:password``: what decodes so is one."""
+    decoded = base64_text(text[found.start("value") : found.end("value")])
+    return "basic-auth" if decoded is not None and ":" in decoded.strip(":") else None
+
+
+#: ``Basic <base64 of user:password>`` wherever it stands, not only after an ``Authorization``
+#: header: a header written as a pair (``("Authorization", "Basic …")``, a HAR entry), an
+#: ``auth_header:`` setting, a sentence.
+_BASIC = _Rule(
+    "basic-auth",
+    re.compile(r"basic[ \t]+(?P<value>(?!\[redacted:)[a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=_-])"),
+    group="value",
+    literals=("basic",),
+    lower=True,
+    word_start=True,
+    classify=_basic,
 )
 #: A query parameter (``?key=…``, ``&sign=…``) and what a value of one is shaped like.
 _QUERY_PARAMETER = re.compile(r"[?&](?P<name>[a-z][\w.-]{0,39})=(?P<value>[^&#\s\"'<>]+)")
@@ -1240,6 +1266,39 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
 
 _KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS, spoken=_SPOKEN)
 _SPLIT_KEY = _SplitKeyRule("secret", _SPLIT_TAIL)
+
+#: A string literal naming a secret, a comma, and the literal after it: a setting written as two
+#: items (``("DB_PASSWORD", "…")``, ``props.put("db.password", "…")``, ``config.set('db',
+#: 'password', '…')``, ``["token", "…"]``).
+_PAIR_AFTER = re.compile(
+    _KEY_WORD_TAIL + r"(?P<close>[\"'])[ \t]*,[ \t]*(?P<q>[\"'])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
+)
+
+
+class _PairRule(_Rule):
+    """A secret's name as one string literal and its value as the next (``_PAIR_AFTER``): the
+    value goes when shaped like a secret (``_contained_secret``) — a list of field names
+    (``['username', 'password', 'email']``) holds none."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for at in _key_starts(low):
+            found = self.pattern.match(low, at)
+            if found is None:
+                continue
+            begin = _key_start(text, at)
+            if begin == 0 or text[begin - 1] != text[found.start("close")]:
+                continue  # the name is a literal of its own, not the end of a longer one
+            kind = _kind_and_shape(text[begin : found.start("close")])[0]
+            start, end = found.span("quoted")
+            if (
+                kind is not None
+                and not MARKER_PATTERN.fullmatch(text, start, end)
+                and _contained_secret(text[start:end])
+            ):
+                yield start, end, kind
+
+
+_PAIR = _PairRule("secret", _PAIR_AFTER, literals=_KEY_ANCHORS)
 
 # -- command lines and token formats the library lacks ---------------------------------------
 
@@ -2180,8 +2239,10 @@ _BUILTIN: tuple[_Rule, ...] = (
     _COMPARED,
     *_STATEMENTS,
     _BEARER,
+    _BASIC,
     _KEYWORD,
     _SPLIT_KEY,
+    _PAIR,
     _BLOCK,
     _PLAIN_BLOCK,
     _LIBRARY_KEYWORD,
