@@ -144,3 +144,64 @@ def test_names_that_hold_no_secret_keep_their_values() -> None:
         "令牌已经失效 3 次",
     ):
         assert redact(line) == line, line
+
+
+_PASSWORD_WORDS = st.sampled_from(["password", "passwd", "token", "secret", "api_key", "db_password", "PASSWORD"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    _PASSWORD_WORDS,
+    secret_values.filter(lambda v: not set(v) & set("'\"[]<>")),
+    st.sampled_from(
+        [
+            "{k}=b'{v}'",
+            '{k}: u"{v}"',
+            "'{k}': b'{v}'",
+            "{k}=rb'{v}'",
+            '{k} = f"{v}"',
+            "{k}[{v}]",
+            "{k}<{v}>",
+            "user[pay] {k}[{v}] host[db-1]",
+        ]
+    ),
+    PREFIXES,
+    SUFFIXES,
+)
+def test_a_value_written_as_code_or_in_brackets_loses_it(
+    key: str, value: str, form: str, prefix: str, suffix: str
+) -> None:
+    """A Python literal's prefix (``b'…'``, ``u"…"``) is no value, and a log format's
+    ``name[value]`` names its value."""
+    line = prefix + form.format(k=key, v=value) + suffix
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from(["password", "secret", "PASSWORD"]),
+    st.sampled_from(["0", "7"]),
+    secret_values,
+    st.sampled_from(["username admin {k} {t} {v}", " {k} {t} {v}", "enable {k} {t} {v}"]),
+    PREFIXES,
+)
+def test_a_router_config_line_loses_its_secret(key: str, kind: str, value: str, form: str, prefix: str) -> None:
+    """Cisco IOS writes how a secret is stored between its name and its value (0: in clear,
+    7: a reversible encoding)."""
+    line = prefix + form.format(k=key, t=kind, v=value)
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix), (line, redacted)
+
+
+def test_brackets_and_counts_after_a_name_are_kept() -> None:
+    for line in (
+        "password[min_length] = 12",
+        "token[0] expired",
+        "password 0 attempts left",
+        "secret 5 minutes ago",
+        "getPassword(user) called",
+    ):
+        assert redact(line) == line, line

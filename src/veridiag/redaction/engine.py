@@ -781,7 +781,9 @@ _ASSIGNED = (
     + _SPOKEN_WORDS
     + r")){0,3}"
     + _SEP
-    + r")(?:!!?[a-z][\w:/.-]*[ \t]+)?+(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
+    # a string literal's prefix (Python's b'…', u"…", rb'…', f"…") is no part of the value
+    + r")(?:!!?[a-z][\w:/.-]*[ \t]+)?+(?:(?:[bruf]{1,2}(?=[\"']))?"
+    + r"(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
     + r"|\{(?P<braced>(?![{$%\"])(?:\}\}|[^{}\n]){1,4096})\}(?![\w{}])"
     # an opening quote never closed (a line cut short) still opens a value
     # (never an escaped quote: "password->\"…\"" in a JSON string is read decoded)
@@ -948,8 +950,9 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
     word's span. Fails closed — a token id after "token" goes too — while words and short
     counts stay."""
     sep = found.group("sep")
-    if not sep or (sep[0].isascii() and _is_word(sep[0])):
-        return None  # "passwordless", "tokenizer": one word, no value
+    opened = not sep and text[found.start("bare") - 1 : found.start("bare")] in ("[", "<")
+    if (not sep and not opened) or (sep and sep[0].isascii() and _is_word(sep[0])):
+        return None  # "passwordless", "tokenizer": one word, no value; "password[…]" a log format's value
     begin = found.start("close") - len(key)
     if (cell := found.group("cell")) is not None and not _whole_cell(text, begin, cell):
         return None  # "wrong password, user12345 locked": prose, not a table's cells
