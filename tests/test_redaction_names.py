@@ -203,5 +203,7 @@ def test_brackets_and_counts_after_a_name_are_kept() -> None:
         "password 0 attempts left",
         "secret 5 minutes ago",
         "getPassword(user) called",
+        "UserController.getToken 0.00KiB (self 3.1ms)",
+        "refreshToken 7.25ms p99",
     ):
         assert redact(line) == line, line

@@ -140,3 +140,13 @@ def test_a_cdata_section_hides_no_secret(word: str, value: str, form: str, prefi
     redacted = redact(line)
     assert value not in redacted, (line, redacted)
     assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+def test_a_bracketed_header_keeps_its_scheme_and_brackets() -> None:
+    """Only the credential goes: the line still reads as Go printed it."""
+    basic = base64.b64encode(b"admin:Zq7vK3mWp2Rt").decode()
+    assert (
+        redact(f"map[Authorization:[Basic {basic}] Accept:[*/*]]")
+        == "map[Authorization:[Basic [REDACTED:basic-auth]] Accept:[*/*]]"
+    )
+    assert redact("Authorization: (Bearer Zq7vK3mWp2RtXy7)") == "Authorization: (Bearer [REDACTED:bearer-token])"

@@ -221,8 +221,9 @@ _AUTHORIZATION = _Rule(
         # a bracket or parenthesis may open the value: Go's http.Header ("map[Authorization:[Basic …]]")
         r"authorization[\"']?[ \t]*[:=][ \t]*(?:[\[(][ \t]*)?[\"']?"
         rf"(?:(?P<scheme>{_SCHEMES})[ \t]+)?"
-        # never the scheme word itself: once its token is a marker, "Bearer" is no value
-        rf"(?P<value>(?!\[redacted:|(?:{_SCHEMES})[ \t])[^\s\"',;]+(?:[ \t]*,[ \t]*[a-z]+=[^\s\"',;]+)*)"
+        # never the scheme word itself: once its token is a marker, "Bearer" is no value; nor the
+        # bracket around it ("[Basic", the "]" after it)
+        rf"(?P<value>(?!\[redacted:|[\[(]|(?:{_SCHEMES})[ \t])[^\s\"',;\])]+(?:[ \t]*,[ \t]*[a-z]+=[^\s\"',;\])]+)*)"
     ),
     group="value",
     literals=("authorization",),
@@ -770,7 +771,11 @@ _KEY_LAST_WORD = (
 _KEY_WORD_TAIL = _word_tree(_last_words()) + r"(?:[_.-]?[^\W_]{1,24}){0,3}?"
 #: Words between a key and its sign that say what follows ("password is: …", 密码是：…).
 _SPOKEN_WORDS = "|".join(
-    r"[ \t\u3000]+".join(map(re.escape, w.split())) for w in sorted(vocabulary().spoken, key=len, reverse=True)
+    r"[ \t\u3000]+".join(map(re.escape, w.split()))
+    # a number said between a name and its value stands alone ("password 0 …"), not before a
+    # decimal point or a unit ("getToken 0.00KiB")
+    + (r"(?=[ \t\u3000])" if w.isdigit() else "")
+    for w in sorted(vocabulary().spoken, key=len, reverse=True)
 )
 #: What follows a key: its closing quotes, the assignment (an arrow, or a spoken word before the
 #: sign, too), a YAML tag (``!!binary``, ``!secret``: how the value is written, not the value),
