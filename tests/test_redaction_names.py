@@ -207,3 +207,22 @@ def test_brackets_and_counts_after_a_name_are_kept() -> None:
         "refreshToken 7.25ms p99",
     ):
         assert redact(line) == line, line
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    secret_values.filter(lambda v: "\\" not in v),
+    st.sampled_from(["，请检查配置", "；已重试 3 次", "！", "？"]),
+    # what makes a line read decoded: an escape, an invisible or a full-width character
+    st.sampled_from(["\\n", "\u200b", "ｘ", "%20"]),
+    st.sampled_from(["--with-token registry-1:5000", "token {v}", "password={v}"]),
+)
+def test_cjk_sentence_punctuation_ends_a_value_however_the_line_reads(
+    value: str, sentence: str, trigger: str, form: str
+) -> None:
+    """A line read decoded keeps ``，`` as it is: read as ASCII, the sentence after it joined
+    the value and went with it."""
+    line = f"echo 'ok{trigger}' 数据库连接失败：{form.format(v=value)}{sentence}"
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.endswith(sentence), (line, redacted)

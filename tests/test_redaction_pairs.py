@@ -150,3 +150,57 @@ def test_a_bracketed_header_keeps_its_scheme_and_brackets() -> None:
         == "map[Authorization:[Basic [REDACTED:basic-auth]] Accept:[*/*]]"
     )
     assert redact("Authorization: (Bearer Zq7vK3mWp2RtXy7)") == "Authorization: (Bearer [REDACTED:bearer-token])"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(["password", "token", "secret", "api_key", "apiKey", "accessToken", "clientSecret"]),
+    secret_values.filter(lambda v: not set(v) & set("'\"\\")),
+    st.sampled_from(['"', "'"]),
+    st.sampled_from(
+        [
+            "conn.set{K}({v})",
+            "builder.with{K}({v}).build()",
+            "cfg.{k}({v})",
+            "{k}.set({v})",
+            "client.use{K}( {v} )",
+            "props.update{K}({v});",
+        ]
+    ),
+    PREFIXES,
+)
+def test_a_setter_of_a_secret_loses_its_literal(key: str, value: str, quote: str, form: str, prefix: str) -> None:
+    """A setter or builder named after a secret (``setPassword("…")``, ``withToken("…")``,
+    ``.password("…")``) is given one; a getter or a check (``getPassword("alice")``) is not."""
+    capital = key[0].upper() + key[1:]
+    line = prefix + form.format(k=key, K=capital, v=quote + value + quote)
+    redacted = redact(line)
+    assert value not in redacted, (line, redacted)
+    assert redacted.startswith(prefix), (line, redacted)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(["admin", "deploy", "svc_orders", "ci.bot@example.com"]),
+    secret_values,
+    st.sampled_from(["sending header {b} upstream", "creds={b}", "{b}", '{{"basic": "{b}"}}']),
+    PREFIXES,
+    SUFFIXES,
+)
+def test_base64_of_a_user_and_password_is_a_credential_bare_too(
+    user: str, value: str, form: str, prefix: str, suffix: str
+) -> None:
+    encoded = base64.b64encode(f"{user}:{value}".encode()).decode()
+    line = prefix + form.format(b=encoded) + suffix
+    redacted = redact(line)
+    assert encoded not in redacted, (line, redacted)
+    assert redacted.startswith(prefix) and redacted.endswith(suffix), (line, redacted)
+
+
+def test_calls_and_tokens_that_hold_no_credential_are_kept() -> None:
+    for line in (
+        'user = repo.getPassword("alice")',
+        'ok = checkToken("expired")',
+        "cursor=dHJhY2U6MTIzNDU2Nzg5MA page=2",  # base64 of "trace:1234567890": an id, no secret
+    ):
+        assert redact(line) == line, line

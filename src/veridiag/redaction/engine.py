@@ -83,6 +83,7 @@ from veridiag.redaction.keys import (
     identifier_key,
     key_entries,
     key_kind,
+    key_words,
     shaped_entries,
     shaped_kind,
     vocabulary,
@@ -1308,6 +1309,50 @@ class _PairRule(_Rule):
 
 _PAIR = _PairRule("secret", _PAIR_AFTER, literals=_KEY_ANCHORS)
 
+#: A call named after a secret given a string literal (``setPassword("…")``, ``withToken('…')``,
+#: ``.password("…")``, ``password.set("…")``).
+_SETTER_AFTER = re.compile(
+    _KEY_WORD_TAIL
+    + r"(?P<close>)(?:\.(?:set|put|update))?\([ \t]*(?:[bru]{1,2}(?=[\"']))?"
+    + r"(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
+)
+_SETTER_METHOD = re.compile(r"\.(?:set|put|update)$", re.IGNORECASE)
+
+
+@cache
+def _readers() -> frozenset[str]:
+    return frozenset(word.lower() for word in vocabulary().readers)
+
+
+@cache
+def _entry_words() -> frozenset[tuple[str, ...]]:
+    return frozenset(words for words, _ in key_entries())
+
+
+class _SetterRule(_Rule):
+    """A call named after a secret and given a string literal (``_SETTER_AFTER``): the literal
+    goes, unless the call's first word reads, checks or derives the secret (``vocabulary.yaml``
+    ``readers``: ``getPassword("alice")``) and the name is not a secret's own (``refreshToken``)."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for at in _key_starts(low):
+            found = self.pattern.match(low, at)
+            if found is None:
+                continue
+            key = _SETTER_METHOD.sub("", text[_key_start(text, at) : found.start("close")])
+            name = key.rsplit(".", 1)[-1]
+            kind = key_kind(name)
+            words = key_words(name)
+            if kind is None or not words or (words[0] in _readers() and words not in _entry_words()):
+                continue
+            start, end = found.span("quoted")
+            value = text[start:end]
+            if value.strip() and not _PLACEHOLDER.fullmatch(value) and not MARKER_PATTERN.fullmatch(value):
+                yield start, end, kind
+
+
+_SETTER = _SetterRule("secret", _SETTER_AFTER, literals=_KEY_ANCHORS)
+
 # -- command lines and token formats the library lacks ---------------------------------------
 
 
@@ -1704,6 +1749,10 @@ def _key_before(text: str, at: int) -> str | None:
 _SEXTETS_OF_ASCII = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef")
 
 
+#: What a Basic credential encodes: a user, ``:``, a secret (``admin:S3cret…``).
+_ENCODED_LOGIN = re.compile(r"[A-Za-z][\w.@+-]{0,63}:(?P<secret>[!-~]{6,128})")
+
+
 class _ValueRule(_Rule):
     """Values found by what they are, not by their key: tokens of the base64 alphabet (16+
     characters) with upper and lower case and digits (random keys and base64 of text have all
@@ -1732,6 +1781,10 @@ class _ValueRule(_Rule):
                 inner = [kind for kind, _ in default_redactor().scan(decoded).counts if kind != "bidi-control"]
                 if inner:
                     yield start, found.end(), inner[0]
+                    continue
+                login = _ENCODED_LOGIN.fullmatch(decoded)
+                if login is not None and _contained_secret(login.group("secret")):
+                    yield start, found.end(), "basic-auth"  # user:password, as Basic auth encodes it
                     continue
             if (
                 digits
@@ -2251,6 +2304,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _KEYWORD,
     _SPLIT_KEY,
     _PAIR,
+    _SETTER,
     _BLOCK,
     _PLAIN_BLOCK,
     _LIBRARY_KEYWORD,

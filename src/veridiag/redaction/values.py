@@ -141,10 +141,15 @@ def _reference(found: re.Match[str]) -> list[Piece]:
     return [(c, found.start(), found.end()) for c in html.unescape(found.group())]
 
 
+#: Sentence punctuation of CJK text, read as itself: it ends a value there as it does in the stored
+#: line (read as ASCII, "--with-token registry:5000，请检查配置" made the sentence after it a value).
+_SENTENCE_MARKS = frozenset("，；！？")
+
+
 def _plain(char: str) -> str:
     """``char`` without folding look-alikes: '' for a format character, the ASCII one a full-width
-    form stands for, else itself."""
-    if char.isascii():
+    form stands for (not CJK sentence punctuation), else itself."""
+    if char.isascii() or char in _SENTENCE_MARKS:
         return char
     if unicodedata.category(char) == "Cf":
         return ""
