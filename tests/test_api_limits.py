@@ -18,6 +18,8 @@ from typing import Any
 import httpx2
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.ports import free_port
 from veridiag.api import create_app
@@ -118,6 +120,34 @@ def test_a_declared_length_over_the_limit_is_refused_before_any_byte_is_read() -
     status, headers, body = _response(sent)
     assert (status, read, reached) == (413, 0, [])
     assert body["error"]["code"] == "payload_too_large" and headers["connection"] == "close"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.one_of(
+        st.integers(0, 10**30).map(str),
+        st.integers(4301, 20_000).map(lambda n: "9" * n),  # past int()'s digit limit
+        # anything a header holds: "²" is a digit to str.isdigit
+        st.text(st.characters(codec="latin-1", exclude_characters="\r\n"), min_size=1, max_size=24),
+    )
+)
+def test_any_declared_length_is_answered_never_a_500(declared: str) -> None:
+    """A Content-Length is the client's to write: a number is compared with the limit (one of
+    any size is over it), anything else is a bad request — before any byte is read."""
+    reached: list[str] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        reached.append(scope["path"])
+
+    limit = 64 * 1024
+    guard = BodyLimit(app, max_bytes=limit, metrics=ServiceMetrics())
+    scope = _scope("/api/v1/chat", {})
+    scope["headers"].append((b"content-length", declared.encode("latin-1")))
+    sent, _read = _call(guard, scope, _forever())
+    if declared.isascii() and declared.isdigit() and (len(declared) > 6 or int(declared) > limit):
+        assert _response(sent)[0] == 413 and reached == []
+    elif not (declared.isascii() and declared.isdigit()):
+        assert _response(sent)[0] == 400 and reached == []
 
 
 def test_a_streamed_body_is_cut_at_the_limit_before_auth_and_parsing(assembly: Assembly) -> None:

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import text
 
 from tests.sse import Event, read_events
@@ -115,3 +117,36 @@ def test_compressing_a_sessions_audit_drops_its_stage_events(client: TestClient,
             text("SELECT progress IS NULL FROM diagnosis_session WHERE id = :id"), {"id": document["session_id"]}
         ).scalar()
     assert stored  # SQL NULL, not a JSON null
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.one_of(
+        st.integers(4301, 20_000).map(lambda n: "9" * n),  # past int()'s digit limit
+        st.text(st.characters(codec="latin-1", categories=["Nd", "No"]), min_size=1, max_size=8),  # ¹²³ are digits too
+        st.text(st.characters(codec="latin-1", exclude_characters="\r\n"), max_size=40),
+    )
+)
+def test_any_last_event_id_is_answered_never_a_500(client: TestClient, last_event_id: str) -> None:
+    """A ``Last-Event-ID`` is the client's to write: one no event has is a resume after every
+    event (only the end is sent), anything else a start from the first."""
+    session_id = _finished_session(client)
+    with client.stream(
+        "GET", f"/api/v1/sessions/{session_id}/events", headers=[(b"last-event-id", last_event_id.encode("latin-1"))]
+    ) as response:
+        assert response.status_code == 200, response.read()
+        sent = list(read_events(response.iter_lines()))
+    assert sent[-1].stage == "done"
+    if last_event_id.isascii() and last_event_id.isdigit() and len(last_event_id.lstrip("0")) > 4:
+        assert len(sent) == 1
+
+
+_FINISHED: dict[int, str] = {}
+
+
+def _finished_session(client: TestClient) -> str:
+    """One finished session per app's store, diagnosed once."""
+    key = id(client.app.state.assembly)  # type: ignore[attr-defined]
+    if key not in _FINISHED:
+        _FINISHED[key] = client.post("/api/v1/chat", json={"query": QUESTION}).json()["session_id"]
+    return _FINISHED[key]

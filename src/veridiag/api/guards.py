@@ -146,10 +146,13 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length")
-        if declared is not None and not declared.isdigit():
+        if declared is not None and not (declared.isascii() and declared.isdigit()):  # "²" is a digit to isdigit
             await error_response(scope, 400, "bad_request", "invalid Content-Length")(scope, receive, send)
             return
-        if declared is not None and int(declared) > self.max_bytes:
+        # a number of more digits than the limit's is over it (and int refuses one of over 4300)
+        if declared is not None and (
+            len(declared.lstrip("0")) > len(str(self.max_bytes)) or int(declared) > self.max_bytes
+        ):
             await self._refuse(scope, receive, send)
             return
         received = 0

@@ -157,7 +157,7 @@ async def session_events(
     ``failed`` or ``interrupted`` with the error for one that did not complete, then ``done``
     with the answer document. Stored events carry an ``id``; ``Last-Event-ID`` resumes after it."""
     store = request.app.state.assembly.store
-    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    after = _resumed_after(last_event_id)
     first: SessionProgress | None = await anyio.to_thread.run_sync(store.session_progress, session_id, after)
     if first is None:
         raise HTTPException(404, detail=f"no session {session_id!r}")
@@ -187,6 +187,19 @@ async def session_events(
         yield server_event("done", document.model_dump(mode="json"))
 
     return _event_stream(events())
+
+
+#: More events than any session stores: a ``Last-Event-ID`` of more digits resumes after them all.
+_EVENT_ID_DIGITS = 18
+
+
+def _resumed_after(last_event_id: str | None) -> int:
+    """The events a ``Last-Event-ID`` says were received: a number in ASCII digits (``str.isdigit``
+    takes "²" too, and ``int`` refuses one of over 4300 digits), one too long for any session
+    being past them all; anything else is none."""
+    if not last_event_id or not (last_event_id.isascii() and last_event_id.isdigit()):
+        return 0
+    return int(last_event_id) if len(last_event_id) <= _EVENT_ID_DIGITS else 10**_EVENT_ID_DIGITS
 
 
 def _summary(session: SessionRecord) -> SessionSummary:

@@ -83,6 +83,7 @@ from veridiag.redaction.keys import (
     identifier_key,
     key_entries,
     key_kind,
+    key_words,
     shaped_entries,
     shaped_kind,
     vocabulary,
@@ -218,10 +219,12 @@ def _header_kind(found: re.Match[str], _text: str) -> str | None:
 _AUTHORIZATION = _Rule(
     "authorization",
     re.compile(
-        r"authorization[\"']?[ \t]*[:=][ \t]*[\"']?"
+        # a bracket or parenthesis may open the value: Go's http.Header ("map[Authorization:[Basic …]]")
+        r"authorization[\"']?[ \t]*[:=][ \t]*(?:[\[(][ \t]*)?[\"']?"
         rf"(?:(?P<scheme>{_SCHEMES})[ \t]+)?"
-        # never the scheme word itself: once its token is a marker, "Bearer" is no value
-        rf"(?P<value>(?!\[redacted:|(?:{_SCHEMES})[ \t])[^\s\"',;]+(?:[ \t]*,[ \t]*[a-z]+=[^\s\"',;]+)*)"
+        # never the scheme word itself: once its token is a marker, "Bearer" is no value; nor the
+        # bracket around it ("[Basic", the "]" after it)
+        rf"(?P<value>(?!\[redacted:|[\[(]|(?:{_SCHEMES})[ \t])[^\s\"',;\])]+(?:[ \t]*,[ \t]*[a-z]+=[^\s\"',;\])]+)*)"
     ),
     group="value",
     literals=("authorization",),
@@ -288,8 +291,11 @@ _COOKIE = _CookieRule(
 #: An XML or HTML element on one line: its name, attributes and text (``<password>…</password>``,
 #: ``<add key="Password" value="…"/>``, ``<entry key="token">…</entry>``).
 _XML_ELEMENT = re.compile(
-    r"<(?P<tag>[^\W\d][\w:.-]{0,63})(?P<attributes>(?:\s[^<>]{0,1024}?)?)(?:/>|>(?:(?P<text>[^<>\n]{1,4096})</(?P=tag)\s*>)?)"
+    r"<(?P<tag>[^\W\d][\w:.-]{0,63})(?P<attributes>(?:\s[^<>]{0,1024}?)?)(?:/>|>(?:(?P<text>"
+    # the element's text, or a CDATA section (``<password><![CDATA[…]]></password>``)
+    r"<!\[CDATA\[(?:(?!\]\]>)[^\n]){0,4096}\]\]>|[^<>\n]{1,4096})</(?P=tag)\s*>)?)"
 )
+_CDATA_OPEN, _CDATA_CLOSE = "<![CDATA[", "]]>"
 _XML_ATTRIBUTE = re.compile(r"(?P<name>[\w:.-]+)\s*=\s*(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)')")
 #: Attributes that name the entry whose value another attribute or the element's text holds
 #: (``type="password"`` of a form field too).
@@ -328,6 +334,8 @@ class _XmlRule(_Rule):
             start += 1
         while end > start and text[end - 1].isspace():
             end -= 1
+        if text.startswith(_CDATA_OPEN, start, end) and text.endswith(_CDATA_CLOSE, start, end):
+            start, end = start + len(_CDATA_OPEN), end - len(_CDATA_CLOSE)  # the text of a CDATA section
         value = text[start:end]
         if value and not _PLACEHOLDER.fullmatch(value) and not value.lower().startswith("[redacted:"):
             kind = _named_secret(key, value)
@@ -435,6 +443,26 @@ _BEARER = _Rule(
     word_start=True,
     classify=_bearer,
 )
+
+
+def _basic(found: re.Match[str], text: str) -> str | None:
+    """A ``Basic`` credential is base64 of ``user:password``: what decodes so is one."""
+    decoded = base64_text(text[found.start("value") : found.end("value")])
+    return "basic-auth" if decoded is not None and ":" in decoded.strip(":") else None
+
+
+#: ``Basic <base64 of user:password>`` wherever it stands, not only after an ``Authorization``
+#: header: a header written as a pair (``("Authorization", "Basic …")``, a HAR entry), an
+#: ``auth_header:`` setting, a sentence.
+_BASIC = _Rule(
+    "basic-auth",
+    re.compile(r"basic[ \t]+(?P<value>(?!\[redacted:)[a-z0-9+/]{12,}={0,2})(?![a-z0-9+/=_-])"),
+    group="value",
+    literals=("basic",),
+    lower=True,
+    word_start=True,
+    classify=_basic,
+)
 #: A query parameter (``?key=…``, ``&sign=…``) and what a value of one is shaped like.
 _QUERY_PARAMETER = re.compile(r"[?&](?P<name>[a-z][\w.-]{0,39})=(?P<value>[^&#\s\"'<>]+)")
 _QUERY_VALUE = re.compile(r"(?=[^0-9]*[0-9]).{6,}|.{16,}")
@@ -533,6 +561,46 @@ _JDBC_ORACLE = _Rule(
     group="value",
     literals=("jdbc:oracle:",),
     lower=True,
+)
+
+
+#: A password hash in the modular crypt format (``/etc/shadow``, ``.htpasswd``, a user table, a
+#: config's ``password_hash``): cracked offline, so its salt and digest go — whatever stands
+#: around it, since a hash tells its own shape — and the scheme and its parameters stay
+#: (``$6$[REDACTED:password-hash]``). One rule per family, each found by its literal prefix.
+_CRYPT = r"[./0-9A-Za-z]"
+_HASHES = tuple(
+    _Rule("password-hash", re.compile(pattern), group="value", literals=literals, prefilter=True)
+    for pattern, literals in (
+        # md5-crypt and Apache's apr1: salt up to 8 (16 tolerated), digest 22
+        (rf"\$(?:1|apr1|md5)\$(?P<value>{_CRYPT}{{0,16}}\${_CRYPT}{{22}})(?!{_CRYPT})", ("$1$", "$apr1$", "$md5$")),
+        # sha256-crypt and sha512-crypt, with their rounds
+        (
+            rf"\$[56]\$(?:rounds=[0-9]{{1,9}}\$)?(?P<value>{_CRYPT}{{0,16}}\${_CRYPT}{{43,86}})(?!{_CRYPT})",
+            ("$5$", "$6$"),
+        ),
+        # bcrypt: cost, then 22 of salt and 31 of digest without a break
+        (rf"\$2[abxy]?\$[0-9]{{2}}\$(?P<value>{_CRYPT}{{53}})(?!{_CRYPT})", ("$2$", "$2a$", "$2b$", "$2x$", "$2y$")),
+        # yescrypt and gost-yescrypt (parameters, salt, digest), scrypt's $7$ (parameters and salt, digest)
+        (rf"\$g?y\${_CRYPT}{{1,16}}\$(?P<value>{_CRYPT}{{0,86}}\${_CRYPT}{{43}})(?!{_CRYPT})", ("$y$", "$gy$")),
+        (rf"\$7\$(?P<value>{_CRYPT}{{11,96}}\${_CRYPT}{{43}})(?!{_CRYPT})", ("$7$",)),
+        # argon2 (PHC string: version and cost parameters, salt, digest in base64)
+        (
+            r"\$argon2(?:id|i|d)\$(?:v=[0-9]{1,4}\$)?m=[0-9]{1,10},t=[0-9]{1,4},p=[0-9]{1,4}"
+            r"\$(?P<value>[A-Za-z0-9+/]{8,128}\$[A-Za-z0-9+/]{16,128})",
+            ("$argon2",),
+        ),
+        # passlib's pbkdf2 and scrypt, Django's pbkdf2 (no leading "$": its algorithm names it)
+        (
+            r"(?:\$pbkdf2(?:-sha(?:1|256|512))?\$|(?<![\w$])pbkdf2_sha(?:1|256)\$)[0-9]{1,9}"
+            r"\$(?P<value>[./0-9A-Za-z+]{4,128}\$[./0-9A-Za-z+]{16,128}={0,2})",
+            ("$pbkdf2", "pbkdf2_sha"),
+        ),
+        (
+            r"\$scrypt\$ln=[0-9]{1,3},r=[0-9]{1,3},p=[0-9]{1,3}\$(?P<value>[./0-9A-Za-z+]{4,128}\$[./0-9A-Za-z+]{16,128})",
+            ("$scrypt$",),
+        ),
+    )
 )
 
 
@@ -704,7 +772,11 @@ _KEY_LAST_WORD = (
 _KEY_WORD_TAIL = _word_tree(_last_words()) + r"(?:[_.-]?[^\W_]{1,24}){0,3}?"
 #: Words between a key and its sign that say what follows ("password is: …", 密码是：…).
 _SPOKEN_WORDS = "|".join(
-    r"[ \t\u3000]+".join(map(re.escape, w.split())) for w in sorted(vocabulary().spoken, key=len, reverse=True)
+    r"[ \t\u3000]+".join(map(re.escape, w.split()))
+    # a number said between a name and its value stands alone ("password 0 …"), not before a
+    # decimal point or a unit ("getToken 0.00KiB")
+    + (r"(?=[ \t\u3000])" if w.isdigit() else "")
+    for w in sorted(vocabulary().spoken, key=len, reverse=True)
 )
 #: What follows a key: its closing quotes, the assignment (an arrow, or a spoken word before the
 #: sign, too), a YAML tag (``!!binary``, ``!secret``: how the value is written, not the value),
@@ -713,9 +785,11 @@ _SPOKEN_WORDS = "|".join(
 _ASSIGNED = (
     r"(?P<close>[\"'\]]{0,2})(?P<sep>(?:[ \t\u3000]*(?:"
     + _SPOKEN_WORDS
-    + r"))?"
+    + r")){0,3}"
     + _SEP
-    + r")(?:!!?[a-z][\w:/.-]*[ \t]+)?+(?:(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
+    # a string literal's prefix (Python's b'…', u"…", rb'…', f"…") is no part of the value
+    + r")(?:!!?[a-z][\w:/.-]*[ \t]+)?+(?:(?:[bruf]{1,2}(?=[\"']))?"
+    + r"(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
     + r"|\{(?P<braced>(?![{$%\"])(?:\}\}|[^{}\n]){1,4096})\}(?![\w{}])"
     # an opening quote never closed (a line cut short) still opens a value
     # (never an escaped quote: "password->\"…\"" in a JSON string is read decoded)
@@ -860,7 +934,12 @@ def _continued(text: str, end: int) -> tuple[int, int] | None:
 #: 'ci' is …" (a prompt or a report naming the account).
 _FOR_ACCOUNT = r"(?:for[ \t]+(?:user[ \t]+|account[ \t]+)?[\"'`]?[\w.@-]{1,64}[\"'`]?[ \t]*(?:[:=：][ \t]*)?)?"
 _SPOKEN_SEP = (
-    r"(?P<sep>[ \t\u3000]*" + _FOR_ACCOUNT + r"(?:(?:" + _SPOKEN_WORDS + r")[ \t\u3000]*|(?P<cell>[,|;])[ \t\u3000]*)?)"
+    r"(?P<sep>[ \t\u3000]*"
+    + _FOR_ACCOUNT
+    # one phrase after another: "was changed to", "has been reset to", 已改为
+    + r"(?:(?:(?:"
+    + _SPOKEN_WORDS
+    + r")[ \t\u3000]*){1,3}|(?P<cell>[,|;])[ \t\u3000]*)?)"
 )
 _SPOKEN = re.compile(_KEY_LAST_WORD + r"(?P<close>)" + _SPOKEN_SEP + r"[\"'`(\[<]?(?P<bare>[!-~]+)")
 #: A value told from a word by its shape: six or more characters and a digit (hunter2x,
@@ -877,8 +956,9 @@ def _spoken_value(text: str, low: str, found: re.Match[str], key: str) -> tuple[
     word's span. Fails closed — a token id after "token" goes too — while words and short
     counts stay."""
     sep = found.group("sep")
-    if not sep or (sep[0].isascii() and _is_word(sep[0])):
-        return None  # "passwordless", "tokenizer": one word, no value
+    opened = not sep and text[found.start("bare") - 1 : found.start("bare")] in ("[", "<")
+    if (not sep and not opened) or (sep and sep[0].isascii() and _is_word(sep[0])):
+        return None  # "passwordless", "tokenizer": one word, no value; "password[…]" a log format's value
     begin = found.start("close") - len(key)
     if (cell := found.group("cell")) is not None and not _whole_cell(text, begin, cell):
         return None  # "wrong password, user12345 locked": prose, not a table's cells
@@ -1033,11 +1113,15 @@ def _call_literal(text: str, at: int) -> tuple[int, int] | None:
 _INNER_BREAK = "[ \t\u3000_.\\-\u00b7\u00ad\u2010-\u2015\u2027\u2219\u30fb\u200b-\u200d\u2060\ufeff]"
 #: Read on the reversed string: an assignment, then the key's last piece of letters and a break
 #: before it, with a letter or digit before the break (reversed, all after it). Reversed, the
-#: search starts at the assignment signs, which a line has few of.
-_SPLIT_TAIL = re.compile(r"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{0,2}(?P<tail>[^\W\d_]{1,12})" + _INNER_BREAK + r"+[^\W_]")
+#: search starts at the assignment signs, which a line has few of. A piece is at most a secret
+#: word without its first letter ("ecoveryphrase" of "r ecoveryphrase").
+_TAIL_CHARS = max(len("".join(entry)) for entry, _ in key_entries()) - 1
+_SPLIT_TAIL = re.compile(
+    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>[^\W\d_]{{1,{_TAIL_CHARS}}})" + _INNER_BREAK + r"+[^\W_]"
+)
 #: The same for text outside ASCII: a combining mark is part of its word (पा सवर्ड).
 _SPLIT_TAIL_MARKED = re.compile(
-    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>(?:[^\W\d_]|[{MARKS}]){{1,12}})"
+    rf"(?:>=|=:|[=:：＝])[ \t]*[\"'\]]{{0,2}}(?P<tail>(?:[^\W\d_]|[{MARKS}]){{1,{_TAIL_CHARS}}})"
     + _INNER_BREAK
     + rf"+(?:[^\W_]|[{MARKS}])"
 )
@@ -1191,6 +1275,83 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
 
 _KEYWORD = _KeyValueRule("secret", _KEY_VALUE, literals=_KEY_ANCHORS, spoken=_SPOKEN)
 _SPLIT_KEY = _SplitKeyRule("secret", _SPLIT_TAIL)
+
+#: A string literal naming a secret, a comma, and the literal after it: a setting written as two
+#: items (``("DB_PASSWORD", "…")``, ``props.put("db.password", "…")``, ``config.set('db',
+#: 'password', '…')``, ``["token", "…"]``).
+_PAIR_AFTER = re.compile(
+    _KEY_WORD_TAIL + r"(?P<close>[\"'])[ \t]*,[ \t]*(?P<q>[\"'])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
+)
+
+
+class _PairRule(_Rule):
+    """A secret's name as one string literal and its value as the next (``_PAIR_AFTER``): the
+    value goes when shaped like a secret (``_contained_secret``) — a list of field names
+    (``['username', 'password', 'email']``) holds none."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for at in _key_starts(low):
+            found = self.pattern.match(low, at)
+            if found is None:
+                continue
+            begin = _key_start(text, at)
+            if begin == 0 or text[begin - 1] != text[found.start("close")]:
+                continue  # the name is a literal of its own, not the end of a longer one
+            kind = _kind_and_shape(text[begin : found.start("close")])[0]
+            start, end = found.span("quoted")
+            if (
+                kind is not None
+                and not MARKER_PATTERN.fullmatch(text, start, end)
+                and _contained_secret(text[start:end])
+            ):
+                yield start, end, kind
+
+
+_PAIR = _PairRule("secret", _PAIR_AFTER, literals=_KEY_ANCHORS)
+
+#: A call named after a secret given a string literal (``setPassword("…")``, ``withToken('…')``,
+#: ``.password("…")``, ``password.set("…")``).
+_SETTER_AFTER = re.compile(
+    _KEY_WORD_TAIL
+    + r"(?P<close>)(?:\.(?:set|put|update))?\([ \t]*(?:[bru]{1,2}(?=[\"']))?"
+    + r"(?P<q>[\"'`])(?P<quoted>(?:\\.|(?!(?P=q))[^\\\n]){1,4096})(?P=q)"
+)
+_SETTER_METHOD = re.compile(r"\.(?:set|put|update)$", re.IGNORECASE)
+
+
+@cache
+def _readers() -> frozenset[str]:
+    return frozenset(word.lower() for word in vocabulary().readers)
+
+
+@cache
+def _entry_words() -> frozenset[tuple[str, ...]]:
+    return frozenset(words for words, _ in key_entries())
+
+
+class _SetterRule(_Rule):
+    """A call named after a secret and given a string literal (``_SETTER_AFTER``): the literal
+    goes, unless the call's first word reads, checks or derives the secret (``vocabulary.yaml``
+    ``readers``: ``getPassword("alice")``) and the name is not a secret's own (``refreshToken``)."""
+
+    def spans(self, text: str, low: str) -> Iterator[tuple[int, int, str]]:
+        for at in _key_starts(low):
+            found = self.pattern.match(low, at)
+            if found is None:
+                continue
+            key = _SETTER_METHOD.sub("", text[_key_start(text, at) : found.start("close")])
+            name = key.rsplit(".", 1)[-1]
+            kind = key_kind(name)
+            words = key_words(name)
+            if kind is None or not words or (words[0] in _readers() and words not in _entry_words()):
+                continue
+            start, end = found.span("quoted")
+            value = text[start:end]
+            if value.strip() and not _PLACEHOLDER.fullmatch(value) and not MARKER_PATTERN.fullmatch(value):
+                yield start, end, kind
+
+
+_SETTER = _SetterRule("secret", _SETTER_AFTER, literals=_KEY_ANCHORS)
 
 # -- command lines and token formats the library lacks ---------------------------------------
 
@@ -1588,6 +1749,10 @@ def _key_before(text: str, at: int) -> str | None:
 _SEXTETS_OF_ASCII = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef")
 
 
+#: What a Basic credential encodes: a user, ``:``, a secret (``admin:S3cret…``).
+_ENCODED_LOGIN = re.compile(r"[A-Za-z][\w.@+-]{0,63}:(?P<secret>[!-~]{6,128})")
+
+
 class _ValueRule(_Rule):
     """Values found by what they are, not by their key: tokens of the base64 alphabet (16+
     characters) with upper and lower case and digits (random keys and base64 of text have all
@@ -1616,6 +1781,10 @@ class _ValueRule(_Rule):
                 inner = [kind for kind, _ in default_redactor().scan(decoded).counts if kind != "bidi-control"]
                 if inner:
                     yield start, found.end(), inner[0]
+                    continue
+                login = _ENCODED_LOGIN.fullmatch(decoded)
+                if login is not None and _contained_secret(login.group("secret")):
+                    yield start, found.end(), "basic-auth"  # user:password, as Basic auth encodes it
                     continue
             if (
                 digits
@@ -2115,6 +2284,7 @@ _BUILTIN: tuple[_Rule, ...] = (
     _ENTRIES,
     _JWT,
     _JWT_LINES,
+    *_HASHES,
     *_OWN_FORMATS,
     *_LIBRARY_FORMATS,
     _OPENAI,
@@ -2130,8 +2300,11 @@ _BUILTIN: tuple[_Rule, ...] = (
     _COMPARED,
     *_STATEMENTS,
     _BEARER,
+    _BASIC,
     _KEYWORD,
     _SPLIT_KEY,
+    _PAIR,
+    _SETTER,
     _BLOCK,
     _PLAIN_BLOCK,
     _LIBRARY_KEYWORD,

@@ -124,6 +124,7 @@ class Vocabulary(WordModel):
     not_alone: list[Word]
     glued_words: list[Word]
     token_prefixes: list[Word]
+    readers: list[Word]
     path_keys: list[Word]
     hex_keys: list[Word]
     identifier_keys: list[Word]

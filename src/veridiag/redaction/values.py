@@ -50,8 +50,23 @@ _FOLD_TRIGGER = (
     "\uff21-\uff3a\uff41-\uff5a\U0001d400-\U0001d7ff]"
 )
 _OTHER_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[\\\"'/])")
+#: A terminal's escape sequence (ECMA-48): a control sequence (colours and styles ``ESC[1;31m``,
+#: erase and cursor moves ``ESC[K``) or an operating-system command (a title, a hyperlink
+#: ``ESC]8;;url ESC\``), introduced by ESC or by the U+FFFD the sanitiser puts in its place (an
+#: alert's text is sanitised before it is redacted). A coloured log line
+#: (``ESC[1mpassword ESC[0m: …``) reads without them: they show nothing.
+_TERMINAL = re.compile(
+    "[\x1b\ufffd](?:\\[[0-?]{0,32}[ -/]{0,4}[@-~]|\\][^\x07\x1b\ufffd\n]{0,512}(?:\x07|[\x1b\ufffd]\\\\))"
+)
 TRIGGER = re.compile(
-    r"\\[nrt](?=[^\s\\\"])|%[0-9A-Fa-f]{2}|" + _OTHER_ESCAPE.pattern + "|" + _REFERENCE.pattern + "|" + _FOLD_TRIGGER
+    r"\\[nrt](?=[^\s\\\"])|%[0-9A-Fa-f]{2}|"
+    + _OTHER_ESCAPE.pattern
+    + "|"
+    + _REFERENCE.pattern
+    + "|"
+    + _TERMINAL.pattern
+    + "|"
+    + _FOLD_TRIGGER
 )
 #: Escaped blanks (and the spaces around them), read as one space.
 _ESCAPED_BLANKS = re.compile(r"[ \t]*(?:\\[nrt][ \t]*)+")
@@ -126,10 +141,15 @@ def _reference(found: re.Match[str]) -> list[Piece]:
     return [(c, found.start(), found.end()) for c in html.unescape(found.group())]
 
 
+#: Sentence punctuation of CJK text, read as itself: it ends a value there as it does in the stored
+#: line (read as ASCII, "--with-token registry:5000，请检查配置" made the sentence after it a value).
+_SENTENCE_MARKS = frozenset("，；！？")
+
+
 def _plain(char: str) -> str:
     """``char`` without folding look-alikes: '' for a format character, the ASCII one a full-width
-    form stands for, else itself."""
-    if char.isascii():
+    form stands for (not CJK sentence punctuation), else itself."""
+    if char.isascii() or char in _SENTENCE_MARKS:
         return char
     if unicodedata.category(char) == "Cf":
         return ""
@@ -181,6 +201,8 @@ _DECODERS: tuple[Decoder, ...] = (
     _blanks(_BREAK_RUN),
     _visible,
     _folded,
+    # last, so the indices of the blank decoders hold; a JSON-escaped ESC is decoded first
+    lambda text: _runs(text, _TERMINAL, lambda _found: []),
 )
 
 
@@ -195,6 +217,7 @@ _TEXT_DECODERS: tuple[Callable[[str], str], ...] = (
     lambda text: _BREAK_RUN.sub(" ", text),
     lambda text: text if text.isascii() else "".join(_plain(c) for c in text),
     lambda text: text if text.isascii() else _FOLDABLE.sub(lambda m: fold(m.group()), text),
+    lambda text: _TERMINAL.sub("", text) if "\x1b" in text or "\ufffd" in text else text,
 )
 _BLANK_DECODERS = frozenset({3, 4})
 
@@ -229,6 +252,7 @@ def blanks_only(line: str) -> str | None:
         ("%" in line and _URL.search(line) is not None)
         or ("&" in line and _REFERENCE.search(line) is not None)
         or _OTHER_ESCAPE.search(line) is not None
+        or (("\x1b" in line or "\ufffd" in line) and _TERMINAL.search(line) is not None)
         or (not line.isascii() and _FOLDS.search(_ASCII_RUNS.sub("", line)) is not None)
     ):
         return None
@@ -237,7 +261,9 @@ def blanks_only(line: str) -> str | None:
 
 def needs_decoding(text: str) -> bool:
     """Whether a decoder may change what ``text`` says (``str`` tests first: logs are mostly ASCII)."""
-    if ("%" in text or "\\" in text or "&" in text) and TRIGGER.search(text) is not None:
+    if ("%" in text or "\\" in text or "&" in text or "\x1b" in text or "\ufffd" in text) and TRIGGER.search(
+        text
+    ) is not None:
         return True
     return not text.isascii() and _FOLDS.search(_ASCII_RUNS.sub("", text)) is not None
 
