@@ -526,10 +526,12 @@ def test_a_quantity_restated_in_another_unit(pair: tuple[str, int, str, int | No
     st.integers(2, 600),
     st.sampled_from(["zh", "en"]),
     st.sampled_from(["node-151", "node-7", "Interconnect-0N00"]),
+    st.sampled_from(["", "."]),
 )
-@example(1_079_615_344, 29, "zh", "node-151")
+@example(1_079_615_344, 29, "zh", "node-151", "")
+@example(1_131_563_037, 60, "en", "node-7", ".")  # an epoch ending the sentence is one too
 def test_a_duration_between_two_epoch_seconds_the_claim_copies_is_computed(
-    start: int, minutes: int, lang: str, node: str
+    start: int, minutes: int, lang: str, node: str, stop: str
 ) -> None:
     """HPC and BGL lines carry their time as epoch seconds: "node-151 在 1079615344 报 not
     responding，约 29 分钟后（1079617105）又恢复" was withheld, the 29 minutes found nowhere. Both
@@ -542,7 +544,7 @@ def test_a_duration_between_two_epoch_seconds_the_claim_copies_is_computed(
         if lang == "zh":
             text = f"{node} 在 {start} 报 not responding，约 {after} 分钟后（{end}）又恢复了网络。"
         else:
-            text = f"{node} stopped responding at {start} and came back about {after} minutes later ({end})."
+            text = f"{node} came back about {after} minutes after it stopped responding: {start} against {end}{stop}"
         return [claim(text=text, bindings=[binding([101], line) for line in lines])]
 
     assert _kept(says(minutes), calls)

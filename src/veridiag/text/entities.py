@@ -1889,7 +1889,7 @@ _DATE_BEFORE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]$")
 
 #: Seconds since 1970 as logs write them (HPC, BGL: "node status 1079615344"; Thunderbird beside
 #: its record), 2001 to 2033. Also read by ``Corpus._utc_face``.
-_EPOCH_SECONDS = re.compile(r"(?<![\d.])1\d{9}(?![\d.])")
+_EPOCH_SECONDS = re.compile(r"(?<!\d)(?<!\d\.)1\d{9}(?!\d|\.\d)")
 
 
 def _epochs(claim: str, evidence: Corpus) -> list[tuple[Decimal, int | None]]:
