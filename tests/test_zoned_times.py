@@ -133,6 +133,25 @@ def test_a_lines_epoch_is_its_instant_and_its_clock_a_local_face(
     assert faced == (local.strftime("%H:%M") == instant.strftime("%H:%M")), output
 
 
+@given(
+    st.integers(1_000_000_000, 1_999_999_999),
+    st.integers(-11, 14).filter(bool),
+    st.booleans(),
+    st.integers(2, 50),
+)
+def test_an_epoch_on_a_line_is_the_instant_a_zoned_clock_names(epoch: int, hours: int, millis: bool, off: int) -> None:
+    """HealthApp's "extendReportTimeStamp=1514039575000" is 14:32:55Z: "换算为 UTC+8 是 22:32:55" states
+    it; a clock minutes off does not."""
+    instant = datetime.fromtimestamp(epoch, UTC)
+    written = f"{epoch}000" if millis else str(epoch)
+    line = f"20171223-22:31:59:725|Step_LSC|30002312|timeStamp back,extendReportTimeStamp={written}"
+    local = instant + timedelta(hours=hours)
+    sign = "+" if hours > 0 else "-"
+    zone = f"UTC{sign}{abs(hours)}"
+    assert _stated(f"换算为 {zone} 是 {local:%H:%M:%S}", line)[0], (line, zone)
+    assert not _stated(f"换算为 {zone} 是 {local + timedelta(minutes=off):%H:%M:%S}", line)[0], (line, zone)
+
+
 @given(st.integers(0, 24 * 60 - 1), st.integers(1, 14), st.booleans())
 def test_a_zone_belongs_to_the_clock_it_is_attached_to(minute: int, hours: int, local_first: bool) -> None:
     """Two clocks of one instant, each with its zone or one restating the other in brackets:

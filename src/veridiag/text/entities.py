@@ -1413,6 +1413,12 @@ class Corpus:
                 local, utc = output_instants(self.text)
                 spans += [span for span in local if not any(s <= span[0] < e for s, e in spans)]
                 readings |= utc
+            # a line's epoch (seconds, or HealthApp's milliseconds) is the instant it names: its
+            # clock (its day too would tie a date said in the wrong zone to every line of that day)
+            for epoch in _EPOCH_SECONDS_OR_MS.finditer(self.text):
+                digits = epoch.group()
+                instant = datetime.fromtimestamp(int(digits) / (1000 if len(digits) == 13 else 1), UTC)
+                readings |= {instant.strftime("%H:%M:%S"), instant.strftime("%H:%M")}
             self._offsets = (spans, frozenset(readings))
         return self._offsets
 
@@ -1887,6 +1893,8 @@ def _series_step(clocks: list[tuple[Decimal, int | None]]) -> Decimal:
 _DATE_BEFORE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]$")
 
 
+#: Epoch seconds, or milliseconds (thirteen digits: HealthApp's "hiHealthData = 1513958400000").
+_EPOCH_SECONDS_OR_MS = re.compile(r"(?<!\d)(?<!\d\.)1\d{9}(?:\d{3})?(?!\d|\.\d)")
 #: Seconds since 1970 as logs write them (HPC, BGL: "node status 1079615344"; Thunderbird beside
 #: its record), 2001 to 2033. Also read by ``Corpus._utc_face``.
 _EPOCH_SECONDS = re.compile(r"(?<!\d)(?<!\d\.)1\d{9}(?!\d|\.\d)")
