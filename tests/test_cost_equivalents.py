@@ -1,0 +1,139 @@
+"""Cheaper forms of deterministic work (issue 27, deliverable 8) answer as the forms they replace.
+
+Each shortcut is checked against the plain form it stands for, on generated text: a pre-check that
+skips a search must never skip one that finds something, and a rewritten pattern must find what
+the old one found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from veridiag.gatekeeper.rules.stated_content import _ARROW, _has_arrow
+from veridiag.pipeline.shape import _OPEN, _asides
+from veridiag.redaction.engine import _SPLIT_TAIL, _SPLIT_TAIL_MARKED, Redaction, Redactor, _has, _lower
+from veridiag.text.concepts import ConceptFile, concepts
+from veridiag.text.wordfiles import bundled_words
+
+
+def _pieces(parts: Sequence[str]) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(parts), max_size=24).map("".join)
+
+
+@given(_pieces(["→", "-", ">", "⇒", "=", "⟶", " ", "\t", "\n", "a", "服务", "->", "=>"]))
+def test_an_arrow_is_found_where_the_pattern_finds_one(text: str) -> None:
+    assert _has_arrow(text) == (_ARROW.search(text) is not None)
+
+
+#: Letters ``re.IGNORECASE`` matches to ASCII ones, and case changes of the words.
+_FOLDS = {"i": "İı", "s": "ſ", "k": "K"}
+
+
+@st.composite
+def _recovery_texts(draw: st.DrawFn) -> str:
+    listed = bundled_words("veridiag.text", "concepts.yaml", ConceptFile).recovery_words
+    words = sorted({*listed, *concepts()._recovery_heads})
+    parts = []
+    for _ in range(draw(st.integers(0, 3))):
+        word = draw(st.sampled_from(words))
+        word = "".join(
+            draw(st.sampled_from([ch, ch.upper(), *_FOLDS.get(ch, "")])) if ch.isascii() else ch for ch in word
+        )
+        cut = draw(st.integers(0, len(word)))  # a word cut short is no word
+        parts.append(draw(st.sampled_from([word, word, word, word[:cut], word.replace(" ", "  ")])))
+        parts.append(draw(st.sampled_from(["", " ", "x", "_", "9", "，", "\n", "已经"])))
+    return "".join(parts)
+
+
+@given(_recovery_texts())
+@example("BACK to baseline")
+def test_a_recovery_is_said_where_the_pattern_finds_one(text: str) -> None:
+    found = concepts()._recovered.search(text) is not None
+    assert concepts().says_recovered(text) == found
+
+
+def _asides_by_character(text: str) -> list[tuple[int, int]]:
+    """``_asides`` as it read every character."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[int, str]] = []
+    for index, ch in enumerate(text):
+        if ch in _OPEN:
+            stack.append((index, _OPEN[ch]))
+        elif stack and ch == stack[-1][1]:
+            start, _ = stack.pop()
+            if not stack:
+                spans.append((start, index + 1))
+    return spans
+
+
+@given(_pieces(["(", ")", "（", "）", "a", " ", "说明", "1"]))
+def test_asides_are_the_bracket_spans_a_character_walk_finds(text: str) -> None:
+    assert _asides(text) == _asides_by_character(text)
+
+
+#: The assignment signs as the split-key patterns wrote them before: a set among the alternatives.
+_OLD_SIGNS = "(?:>=|=:|[=:：＝])"
+
+
+#: Keys broken by a mark, then a sign (":=" too), as the split-key patterns read them reversed.
+_SPLIT_KEYS = st.lists(
+    st.tuples(
+        st.sampled_from(["pass", "密", "to", "9", "é", ""]),
+        st.sampled_from(["_", "-", " ", "\u200b", "", "　"]),
+        st.sampled_from(["word", "码", "ken", "x"]),
+        st.sampled_from(["", " ", '"', "]", "'"]),
+        st.sampled_from(["=", ":", "：", "＝", "=>", ":=", "=:", ">=", ""]),
+        st.sampled_from(["", " ", "v", "值"]),
+    ).map("".join),
+    max_size=6,
+).map(lambda keys: "".join(keys)[::-1])
+
+
+@given(_SPLIT_KEYS)
+def test_the_split_key_patterns_find_what_they_found(text: str) -> None:
+    for pattern in (_SPLIT_TAIL, _SPLIT_TAIL_MARKED):
+        old = re.compile(_OLD_SIGNS + pattern.pattern.removeprefix("(?:>=|=:?|:|：|＝)"))
+        assert old.pattern != pattern.pattern
+        found = [(m.span(), m.groupdict()) for m in pattern.finditer(text)]
+        assert found == [(m.span(), m.groupdict()) for m in old.finditer(text)]
+
+
+class _Unrequired(Redactor):
+    """The redactor as it searched a long text: every rule without a prefilter, whatever it requires."""
+
+    def _finds(self, text: str, guarded: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, str]]:
+        if len(text) <= 4096:
+            return super()._finds(text, guarded)
+        low, seen = _lower(text), dict[str, bool]()
+        rules = [r for r in self._rules if not r.prefilter or any(_has(low, x, seen) for x in r.literals)]
+        return [
+            (start, order, -end, kind)
+            for order, rule in enumerate(rules)
+            for start, end, kind in rule.spans(text, low)
+            if not any(start < b and a < end for a, b in guarded)
+        ]
+
+
+_SNIPPETS = [
+    "password: |\n  Zq8xW2vL9pQ4\n",
+    "password:\n  Zq8xW2vL9pQ4\n",
+    '"Zq8xW2vL9pQ4" == password ',
+    "'Zq8xW2vL9pQ4' != db_password ",
+    "'Zq8xW2vL9pQ4' !== token ",
+    '{"claim_text": "日志显示：ok", "n": 1}',
+    "pass word=Zq8xW2vL9pQ4 ",
+    "key: >-\n  Zq8xW2vL9pQ4\n",
+    "平常的一行日志 ",
+    "\n",
+]
+
+
+@given(st.lists(st.sampled_from(_SNIPPETS), min_size=1, max_size=12), st.sampled_from(["x", "日"]))
+def test_a_long_text_is_redacted_as_when_every_rule_searched_it(snippets: list[str], filler: str) -> None:
+    text = filler * 4100 + "".join(snippets)
+    found: Redaction = Redactor()._redact(text)
+    assert found == _Unrequired()._redact(text)
