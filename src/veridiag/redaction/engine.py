@@ -2112,7 +2112,9 @@ _STATEMENTS: tuple[_Rule, ...] = (_PGPASS_FILE, _VERB, _LOGIN, _CALL, *_SQL, _ST
 #: replaced by a visible marker at the tool boundary, so what any reader sees is what was
 #: checked. (Marks — U+200E/U+200F — only set the direction of neutral characters; kept.)
 _BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
-_BIDI = _Rule("bidi-control", re.compile(f"[{_BIDI_CONTROLS}]"), literals=tuple(_BIDI_CONTROLS))
+# its literals are all it matches: a long text is searched only when one is in it (one ``str.find``
+# each, none at all for an ASCII text), not read character by character against the set
+_BIDI = _Rule("bidi-control", re.compile(f"[{_BIDI_CONTROLS}]"), literals=tuple(_BIDI_CONTROLS), prefilter=True)
 
 #: Most specific first: of finds starting at the same place, the earlier rule names the kind.
 _BUILTIN: tuple[_Rule, ...] = (
