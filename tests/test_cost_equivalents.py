@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from veridiag.contracts.composer import AllowedClaim
 from veridiag.gatekeeper.rules.stated_content import _ARROW, _has_arrow
-from veridiag.pipeline.shape import _OPEN, _asides
+from veridiag.pipeline.shape import _LANGS, _OPEN, _asides, _plain, _without_asides, stated_by
 from veridiag.redaction.engine import _SPLIT_TAIL, _SPLIT_TAIL_MARKED, Redaction, Redactor, _has, _lower
 from veridiag.text.concepts import ConceptFile, concepts
 from veridiag.text.wordfiles import bundled_words
@@ -137,3 +138,30 @@ def test_a_long_text_is_redacted_as_when_every_rule_searched_it(snippets: list[s
     text = filler * 4100 + "".join(snippets)
     found: Redaction = Redactor()._redact(text)
     assert found == _Unrequired()._redact(text)
+
+
+def _stated_by_every_form(first_line: str, claim: AllowedClaim) -> bool:
+    """``stated_by`` as it read the claim in each language's form, asides or none."""
+    text = claim.claim_text
+    forms = {_plain(text), *(_plain(_without_asides(text, lang, None)) for lang in _LANGS)}
+    return any(p and p in _plain(first_line) for p in forms)
+
+
+_LINE_PIECES = ["池", "满", " ", "\n", "(", ")", "（", "）", "pool", "50", "。", ".", "；", "\t"]
+
+
+@st.composite
+def _lines_and_claims(draw: st.DrawFn) -> tuple[str, str]:
+    """A claim, perhaps with an aside, and a first line that may state it with or without the aside."""
+    head, aside, tail = (draw(_pieces(_LINE_PIECES)) for _ in range(3))
+    opening, closing = draw(st.sampled_from([("(", ")"), ("（", "）"), ("", "")]))
+    text = head + opening + aside + closing + tail
+    first_line = draw(st.sampled_from([head + tail, head + " " + tail, text, draw(_pieces(_LINE_PIECES))]))
+    return first_line, text
+
+
+@given(_lines_and_claims())
+def test_a_claim_is_stated_by_a_line_as_when_every_form_was_read(line_and_text: tuple[str, str]) -> None:
+    first_line, text = line_and_text
+    claim = AllowedClaim(claim_id="c1", claim_type="symptom", claim_text=text, verification="direct_observation")
+    assert stated_by(first_line, claim) == _stated_by_every_form(first_line, claim)
