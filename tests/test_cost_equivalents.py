@@ -14,7 +14,9 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from veridiag.contracts.composer import AllowedClaim
+from veridiag.contracts.gatekeeper import CheckRecord
 from veridiag.gatekeeper.rules.stated_content import _ARROW, _has_arrow
+from veridiag.pipeline.guardrails import GuardContext
 from veridiag.pipeline.shape import _LANGS, _OPEN, _asides, _plain, _without_asides, stated_by
 from veridiag.redaction.engine import _SPLIT_TAIL, _SPLIT_TAIL_MARKED, Redaction, Redactor, _has, _lower
 from veridiag.text.concepts import ConceptFile, concepts
@@ -165,3 +167,30 @@ def test_a_claim_is_stated_by_a_line_as_when_every_form_was_read(line_and_text: 
     first_line, text = line_and_text
     claim = AllowedClaim(claim_id="c1", claim_type="symptom", claim_text=text, verification="direct_observation")
     assert stated_by(first_line, claim) == _stated_by_every_form(first_line, claim)
+
+
+_CHECK_RECORDS = st.lists(
+    st.builds(
+        CheckRecord,
+        rule_id=st.sampled_from(["claim.stated_content", "claim.entity_grounding", "claim.root_cause_support"]),
+        target=st.just("claims[0]"),
+        outcome=st.sampled_from(["pass", "warn", "fail"]),
+        reason=st.text(alphabet="abc", max_size=3),
+    ),
+    max_size=12,
+)
+
+
+@given(st.dictionaries(st.sampled_from(["c1", "c2"]), _CHECK_RECORDS))
+def test_a_claims_reasons_are_its_checks_of_that_outcome_and_rule(checks: dict[str, list[CheckRecord]]) -> None:
+    context = object.__new__(GuardContext)
+    context.__dict__["_checks"] = checks  # what the report's traces give, by claim
+    for claim_id in ("c1", "c2", "c3"):
+        for outcome in ("pass", "warn", "fail"):
+            for rule_id in (None, "claim.stated_content", "claim.entity_grounding", "evidence.instruction_language"):
+                expected = [
+                    c.reason
+                    for c in checks.get(claim_id, ())
+                    if c.outcome == outcome and (rule_id is None or c.rule_id == rule_id)
+                ]
+                assert context.checks_of(claim_id, outcome, rule_id) == expected
