@@ -38,9 +38,10 @@ layers: setup
 
 # On every core (pytest-xdist), a test module to a worker: a module's fixtures are built once and
 # the in-process ClickHouse keeps one data directory per process. PYTEST_WORKERS=0 runs in one.
+# The slowest tests are listed at the end, so CI's log shows where its 15 minutes go.
 PYTEST_WORKERS ?= auto
 pytest: setup helm
-	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile
+	$(BIN)/pytest -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
 test: lint typecheck layers pytest
 

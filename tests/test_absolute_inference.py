@@ -12,13 +12,14 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.builders import SESSION, binding, claim, v2
+from tests.builders import SESSION, binding, claim, invocation, v2
+from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
 from veridiag.pipeline.guardrails import evaluate
 from veridiag.pipeline.hook import verifier_input
 from veridiag.pipeline.verifier_reply import parse_verifier_output
 from veridiag.store import SessionStore
-from veridiag.text.concepts import ConceptFile
+from veridiag.text.concepts import ConceptFile, concepts
 from veridiag.text.wordfiles import bundled_words
 
 _LINES = [
@@ -44,6 +45,12 @@ def _store() -> SessionStore:
 def _absolutes() -> list[str]:
     words = bundled_words("veridiag.text", "concepts.yaml", ConceptFile)
     return sorted(w for entry in words.concepts.values() if entry.kind == "absolute" for w in entry.words)
+
+
+@cache
+def _over_time() -> list[str]:
+    """The absolutes over time (the ``always`` concept)."""
+    return sorted(bundled_words("veridiag.text", "concepts.yaml", ConceptFile).concepts["always"].words)
 
 
 def _judged(second: str) -> tuple[str, dict[str, str]]:
@@ -87,3 +94,41 @@ def test_the_same_claim_without_the_absolute_is_observed_and_may_pass() -> None:
     assert verdict == "PASS"
     verdict, labels = _judged("payment-service 的请求都失败了。")
     assert labels["claim-2"] == "reasonable_inference" and verdict == "LOW_CONFID", (verdict, labels)
+
+
+@given(st.data())
+def test_a_zero_before_an_absolute_over_time_is_a_value_not_its_denial(data: st.DataObject) -> None:
+    """ "Outside those bursts the value sat at exactly 0 for the rest of the afternoon" claims
+    *always* (38 of 84 points were not 0): the 0 is the value it held, not a "not" before it."""
+    word, zero = data.draw(st.sampled_from(_over_time())), data.draw(st.sampled_from(["0", "zero", "零"]))
+    form = data.draw(st.sampled_from(["the retry queue sat at exactly {z} {w}", "重试队列是 {z} {w}"]))
+    text = form.format(z=zero, w=word)
+    assert "always" in [hit.concept for hit in concepts().in_claim(text)], text
+    assert "always" not in [hit.concept for hit in concepts().in_claim(f"the queue was not {word} empty")]
+
+
+@given(
+    st.sampled_from([504, 503, 502, 429]),
+    st.sampled_from(["/api/cart", "/api/pay", "/v2/orders"]),
+    st.sampled_from(["网关所有接口都返回了 {c}。", "Every endpoint returned {c}.", "所有请求都是 HTTP {c}。"]),
+    st.booleans(),
+)
+def test_what_a_search_searched_for_states_no_absolute(code: int, path: str, form: str, searched: bool) -> None:
+    """Every line a search for 504 lists holds 504 because it was asked for: "all endpoints
+    returned 504" of them (all GET /api/cart) is drawn. A search for something else whose lines
+    all hold 504 does state it of every line it lists."""
+    lines = [
+        f"2026-07-07T08:{10 + i}:17.862Z WARN gateway RouteHandler - GET {path} timed out status={code} traceId=5a{i}f"
+        for i in range(12)
+    ]
+    head = f"query_logs service=gateway query={code if searched else 'timed'} start=2026-07-07T08:10:00Z"
+    output = "\n".join([head, "matched 12 lines (WARN 12)", "lines:", *lines])
+    text = form.format(c=code)
+    report = _GATEKEEPER.validate(
+        v2([claim("claim-1", text, [binding([101], lines[0])])]),
+        session_id=SESSION,
+        invocations=InMemoryInvocations([invocation(101, "query_logs", output, arguments={})]),
+    )
+    reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    absolute = any("absolute" in reason for reason in reasons)
+    assert absolute == searched, (text, reasons)

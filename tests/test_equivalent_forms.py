@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
-from veridiag.text.entities import Corpus, computed, derived_duration, extract_entities
+from veridiag.text.entities import Corpus, EntityWords, computed, derived_duration, extract_entities
 from veridiag.text.units import UnitWords
 from veridiag.text.wordfiles import bundled_words
 
@@ -120,6 +120,20 @@ def test_a_bare_value_has_the_unit_its_field_names(key: str, value: Decimal, uni
     written = seconds if unit in ("s", "秒") else seconds * 1000
     assert _grounded(f"锁等待 {written.normalize():f} {unit}", output)
     assert not _grounded(f"锁等待 {(written * 3 + 7).normalize():f} {unit}", output)
+
+
+@given(
+    st.sampled_from(["len", "body_bytes", "bytes", "size", "resp_len"]),
+    st.integers(100, 99999),
+    st.sampled_from(["{v} bytes", "{v} B", "{v} 字节"]),
+)
+def test_a_bare_length_is_a_size_in_bytes(key: str, value: int, form: str) -> None:
+    """nova's "status: 404 len: 176": the response is 176 bytes long."""
+    output = f'"GET /latest/meta-data/ HTTP/1.1" status: 404 {key}: {value} time: 0.2'
+    assert _grounded("the response was " + form.format(v=value), output)
+    assert not _grounded("the response was " + form.format(v=value * 3 + 7), output)
+    if key == "len":  # its unit is bytes, whatever a claim writes
+        assert not _grounded(f"the response was {value} KB", output)
 
 
 @given(st.sampled_from([500, 502, 503, 504]), st.sampled_from([500, 502, 503, 504]))
@@ -304,6 +318,29 @@ def test_every_value_word_makes_the_bare_number_after_it_a_fact(stated: int, oth
     assume(stated != other and str(other) not in output and str(stated) not in "2026-07-07 10:17 30")
     assert _grounded(form.format(w=word, v=stated), output)
     assert not _grounded(form.format(w=word, v=other), output)
+
+
+_VALUE_ADVERBS = sorted(bundled_words("veridiag.text", "units.yaml", UnitWords).value_adverbs, key=str)
+
+
+@given(
+    st.integers(1, 5000),
+    st.integers(1, 5000),
+    st.sampled_from(_VALUE_WORDS),
+    st.lists(st.sampled_from(_VALUE_ADVERBS), min_size=1, max_size=2),
+    st.sampled_from(["it {w} {v}", "队列{w} {v}", "right then the value {w} {v}."]),
+)
+@example(2415, 4215, "was", ["already"], "right then the value {w} {v}.")
+def test_an_adverb_between_a_value_word_and_its_number_keeps_it_a_fact(
+    stated: int, other: int, word: str, adverbs: list[str], form: str
+) -> None:
+    """ "the value was already 42.15" (the output says 24.15) is a wrong number: "already",
+    "still", 仍然 … between the value word and the number change nothing it states."""
+    output = f"window: min 0, max {stated} (30 points); peak {stated} at 2026-07-07T10:17:00Z"
+    assume(stated != other and str(other) not in output and str(stated) not in "2026-07-07 10:17 30")
+    words = " ".join([word, *adverbs])
+    assert _grounded(form.format(w=words, v=stated), output)
+    assert not _grounded(form.format(w=words, v=other), output)
 
 
 @given(st.sampled_from(_VALUE_WORDS), st.integers(1, 9999), st.sampled_from("KMGTmk"))
@@ -504,3 +541,37 @@ def test_a_value_followed_by_chinese_is_still_a_value(stated: int, other: int, f
     assert not _grounded(form.format(v=other), output)
     for attribute in ("这是 {v} 的根因", "都在 {v} 到 {w} 秒之间", "达到 {v} 倍"):
         assert not [e for e in extract_entities(attribute.format(v=other, w=other + 1)) if e.dimension == "count"]
+
+
+_STATUS_VERBS = sorted(bundled_words("veridiag.text", "entities.yaml", EntityWords).status_verbs, key=str)
+
+
+@given(
+    st.sampled_from(_STATUS_VERBS),
+    st.data(),
+    st.sampled_from([(403, 404), (502, 504), (500, 503), (429, 401)]),
+    st.sampled_from(["。", ".", " from the proxy", " 错误", " error"]),
+)
+def test_a_status_a_verb_returns_is_a_status_of_the_line_it_quotes(
+    verb: str, data: st.DataObject, codes: tuple[int, int], after: str
+) -> None:
+    """ "代理返回 403" quoting a line with no 403 (the only 403 on another program's line) names a
+    status its line does not hold: the object of "returned", "got", 返回 … is an HTTP status."""
+    article = data.draw(st.sampled_from(["", "a ", "an ", "HTTP ", "status "] if verb.isascii() else ["", "HTTP "]))
+    written, other = codes
+    claim = f"Dropbox 连接失败，代理{verb} {article}{written}{after}"
+    found = [e for e in extract_entities(claim) if e.kind == "error_code"]
+    assert [e.text for e in found] == [str(written)], claim
+    assert Corpus([f"GET /sync status={written} bytes=0"]).contains(found[0])
+    assert not Corpus([f"GET /sync status={other} bytes=0"]).contains(found[0])
+
+
+@given(
+    st.sampled_from(_STATUS_VERBS),
+    st.integers(100, 599),
+    st.sampled_from(["rows", "lines", "ms", "MB", "条", "个", "次", "秒", "%"]),
+)
+def test_a_number_a_verb_returns_with_a_unit_or_plural_is_no_status(verb: str, number: int, unit: str) -> None:
+    """ "returned 120 rows", "返回了 500 条", "returned 200 ms later": a count or a measure."""
+    claim = f"the query {verb} {number} {unit} later"
+    assert not [e for e in extract_entities(claim) if e.kind == "error_code"], claim

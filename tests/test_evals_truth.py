@@ -213,6 +213,7 @@ _HELD_OUT_FLOORS = {
     "blind7": (60, 22),
     "blind8": (69, 23),
     "blind9": (55, 26),
+    "blind10": (65, 41),
 }
 
 

@@ -4,7 +4,7 @@ subject, and only then."""
 
 from __future__ import annotations
 
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from tests.builders import SESSION, binding, claim, invocation, v2
@@ -133,6 +133,10 @@ _ZH_COUNTS = ["", "一", "两", "三", "四", "五", "六", "七", "八", "九",
     ),
     join=st.sampled_from([" 和 ", "、", ", ", " and "]),
 )
+# two listed clocks a minute apart hold three points between them: no range "三个" counts
+@example(minutes=[0, 2], off=1, form="只有{zh}个非零值：{listed}。", join=" 和 ")
+# "times, at" beside the count is no list of names it counts
+@example(minutes=[0, 1, 2], off=-1, form="It peaked {n} times, at {listed}.", join=" 和 ")
 def test_a_count_of_what_the_claim_lists_is_its_own(minutes: list[int], off: int, form: str, join: str) -> None:
     """ "只有两个非零值：UTC 18:55 的 2.56 和 19:05 的 6.4": no output writes 2 — the claim counted
     the points it names, each of them checked on its own. One more or fewer than it lists is
@@ -201,3 +205,26 @@ def test_a_count_of_the_values_the_claim_lists_is_theirs(values: list[int], unit
         :1
     ]
     assert not enumerated(other, wrong), wrong
+
+
+@given(
+    st.lists(st.from_regex(r"\A[A-Z][a-z]{2,8}(?:\.exe|-[0-9]{1,3})?\Z"), min_size=2, max_size=8, unique=True),
+    st.sampled_from(["zh", "en"]),
+    st.sampled_from(["before", "after"]),
+)
+def test_a_count_of_the_names_the_claim_lists_is_theirs(names: list[str], lang: str, where: str) -> None:
+    """ "涉及 WeChat、chrome、Dropbox 和 SogouCloud 四个程序", "3 pods: dn228, dn229 and dn231":
+    the claim counted the names it lists right beside the count; one more or fewer is no count of them."""
+
+    def text(n: int) -> str:
+        if lang == "zh":
+            listed = "、".join(names[:-1]) + " 和 " + names[-1]
+            return f"涉及 {listed} {n} 个程序。" if where == "before" else f"一共 {n} 个程序：{listed}。"
+        listed = ", ".join(names[:-1]) + " and " + names[-1]
+        return f"It involved {listed}, {n} instances." if where == "before" else f"It hit {n} pods: {listed}."
+
+    for n in (len(names), len(names) + 1):
+        read = claim_reading(text(n))
+        found = [e for e in extract_entities(read) if e.kind == "quantity" and e.text.startswith(str(n))]
+        assert found, read
+        assert enumerated(found[0], read) is (n == len(names)), read

@@ -18,14 +18,14 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 from veridiag.agents.offline.planner import ALERT_AFTER, OfflinePlanner
 from veridiag.contracts.plan import GivenTime
 from veridiag.ingest.importers import import_logs
 from veridiag.text import interpret_time
-from veridiag.text.when import AROUND
+from veridiag.text.when import AROUND, around
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
 
 SETTINGS = ["UTC", "Asia/Shanghai", "America/New_York"]
@@ -496,3 +496,21 @@ def test_an_alerts_start_keeps_the_longer_window(demo_env: EmbeddedEnvironment) 
         "2026-07-07T10:35:00Z",
         "2026-07-07T10:05:00Z",
     )
+
+
+@given(
+    point=st.datetimes(timezones=st.just(UTC)),
+    anchor=st.datetimes(timezones=st.just(UTC)),
+    before=st.timedeltas(timedelta(0), timedelta(days=8)),
+    after=st.timedeltas(timedelta(minutes=1), timedelta(days=8)),
+)
+@example(datetime(9999, 12, 31, 23, 50, tzinfo=UTC), datetime(2026, 7, 7, tzinfo=UTC), AROUND, ALERT_AFTER)
+@example(datetime(1, 1, 1, 0, 10, tzinfo=UTC), datetime(9999, 12, 31, tzinfo=UTC), AROUND, AROUND)
+def test_a_window_around_any_moment_stops_at_the_calendars_edge(
+    point: datetime, anchor: datetime, before: timedelta, after: timedelta
+) -> None:
+    """A window is cut at years 1 and 9999 rather than raising: its point is a time UTC holds."""
+    start, end = around(point, anchor, before=before, after=after)
+    assert start <= point < end or point == end == datetime.max.replace(tzinfo=UTC)
+    earliest = datetime.min.replace(tzinfo=UTC)
+    assert start == (point - before if point - earliest >= before else earliest)

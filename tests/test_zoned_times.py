@@ -107,6 +107,32 @@ def test_an_output_clock_is_read_in_the_zone_it_states(minute: int, hours: int, 
     assert not _stated(f"the gateway timed out at {local:%H:%M} UTC", output)[0], output  # the local face
 
 
+@given(
+    st.integers(1_000_000_000, 1_999_999_999),
+    st.integers(-12, 14),
+    st.sampled_from(["thunderbird", "bgl", "template"]),
+    st.sampled_from(["{:%H:%M:%S} UTC", "{:%H:%M} UTC", "{:%H:%M:%S}Z", "UTC {:%H:%M:%S}"]),
+)
+@example(1131567055, -8, "thunderbird", "{:%H:%M:%S} UTC")
+def test_a_lines_epoch_is_its_instant_and_its_clock_a_local_face(
+    epoch: int, hours: int, form: str, claimed: str
+) -> None:
+    """A line that writes its epoch seconds and a clock: the epoch is the UTC instant, and a clock
+    at another hour is the host's local face, which a claim may not call UTC."""
+    instant = datetime.fromtimestamp(epoch, UTC)
+    local = instant + timedelta(hours=hours)
+    output = {
+        "thunderbird": f"- {epoch} {local:%Y.%m.%d} tbird-admin1 {local:%b %d %H:%M:%S} local@tbird-admin1 sshd: error",
+        "bgl": f"- {epoch} {local:%Y.%m.%d} R02-M1 {local:%Y-%m-%d %H:%M:%S} RAS KERNEL INFO cache error",
+        "template": f"  1× INFO {instant:%Y-%m-%dT%H:%M:%SZ} sshd error\n"
+        f"     e.g. - {epoch} {local:%b %d %H:%M:%S} sshd: error",
+    }[form]
+    if form == "template":  # its own UTC time stands beside the example line
+        assert _stated("sshd failed at " + claimed.format(instant), output)[0], output
+    faced = _stated("sshd failed at " + claimed.format(local), output)[0]
+    assert faced == (local.strftime("%H:%M") == instant.strftime("%H:%M")), output
+
+
 @given(st.integers(0, 24 * 60 - 1), st.integers(1, 14), st.booleans())
 def test_a_zone_belongs_to_the_clock_it_is_attached_to(minute: int, hours: int, local_first: bool) -> None:
     """Two clocks of one instant, each with its zone or one restating the other in brackets:

@@ -24,6 +24,7 @@ from pydantic import (
 
 from veridiag.contracts.alerts import AlertSource, AlertStatus, ReceivedAlert, RefusedAlert
 from veridiag.contracts.json import JsonObject
+from veridiag.contracts.plan import within_reach
 
 
 def _in_utc(moment: datetime) -> datetime:
@@ -38,6 +39,8 @@ def _in_utc(moment: datetime) -> datetime:
 
 #: A time with its offset that UTC can hold.
 _Time = Annotated[AwareDatetime, AfterValidator(_in_utc)]
+#: An alert's start, which its diagnosis is anchored at: also far enough from the calendar's edge.
+_Start = Annotated[_Time, AfterValidator(within_reach)]
 
 #: Alerts one delivery may carry (Alertmanager's ``max_alerts`` truncates larger groups itself).
 MAX_ALERTS = 1000
@@ -54,7 +57,7 @@ class WebhookAlert(_Body):
     status: AlertStatus
     labels: _Labels
     annotations: _Labels = Field(default_factory=dict)
-    starts_at: _Time = Field(alias="startsAt")
+    starts_at: _Start = Field(alias="startsAt")
     ends_at: _Time | None = Field(default=None, alias="endsAt")
     generator_url: str = Field(default="", alias="generatorURL")
     fingerprint: str = Field(min_length=1, max_length=200)
@@ -148,7 +151,7 @@ class PagerDutyIncident(_Body):
     id: str = Field(min_length=1, max_length=200)
     title: str = Field(default="", max_length=2000)
     status: str = ""
-    created_at: _Time
+    created_at: _Start
     service: PagerDutyReference | None = None
     urgency: str = ""
     html_url: str = ""

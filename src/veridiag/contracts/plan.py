@@ -7,10 +7,10 @@ steps, and the Executor then gathers nothing rather than guessing (fail closed).
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Literal
+from datetime import UTC, datetime, timedelta
+from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from veridiag.contracts.json import JsonObject
 
@@ -45,6 +45,30 @@ class PlanTime(BaseModel):
     at: str | None = None
 
 
+#: How far a diagnosis looks around a moment it is given: its window, a week of history before it
+#: and a cause's lead before that, with room to spare.
+GIVEN_REACH = timedelta(days=31)
+_EARLIEST_GIVEN = datetime.min.replace(tzinfo=UTC) + GIVEN_REACH
+_LATEST_GIVEN = datetime.max.replace(tzinfo=UTC) - GIVEN_REACH
+
+
+def within_reach(moment: datetime) -> datetime:
+    """A given moment a diagnosis can look around: one within ``GIVEN_REACH`` of the calendar's
+    edge (years 1 and 9999 in UTC) leaves no room for its history or window, and each stage's
+    arithmetic would overflow in turn."""
+    try:
+        utc = moment.astimezone(UTC)
+    except OverflowError:
+        utc = None
+    if utc is None or not _EARLIEST_GIVEN <= utc <= _LATEST_GIVEN:
+        raise ValueError("the time lies too near the calendar's edge (years 1 and 9999) to diagnose")
+    return moment
+
+
+#: A moment a diagnosis is anchored at (an alert's start).
+ReachableTime = Annotated[AwareDatetime, AfterValidator(within_reach)]
+
+
 class GivenTime(BaseModel):
     """A moment handed in with the question rather than read from its words (an alert's
     ``startsAt``): the planner anchors the window at it as it does "at 14:00", and the answer's
@@ -52,7 +76,7 @@ class GivenTime(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    at: AwareDatetime
+    at: ReachableTime
     #: How the moment was given, as the scope line shows it ("alert startsAt").
     source: str = Field(min_length=1, max_length=200)
 

@@ -38,6 +38,9 @@ class ConceptWords(WordModel):
 
 class ConceptFile(WordModel):
     negations: list[Word] = Field(default_factory=list)
+    #: Negations that are numbers ("0 errors"): a value, not a denial, right before an absolute
+    #: ("stayed at 0 the whole time").
+    zeros: list[Word] = Field(default_factory=list)
     absences: list[Word] = Field(default_factory=list)
     absence_counts: list[Word] = Field(default_factory=list)
     #: A field's value that states nothing is there ("errors: null", "errors=[]").
@@ -272,7 +275,9 @@ class Concepts:
         # (a "0" of a number, "127.0.0.1" or "0.5", is no negation)
         negation = rf"(?<![\d.])(?:{_alternation(file.negations)})(?!\.\d)"
         self._denied = re.compile(rf"{negation}(?:\s*[\w-]+){{0,2}}?\s*$|{negation}.{{0,3}}$", re.IGNORECASE)
-        self._denied_right = re.compile(rf"{negation}[^\S\n]*$", re.IGNORECASE)
+        words = [w for w in file.negations if w not in file.zeros]
+        not_a_number = rf"(?<![\d.])(?:{_alternation(words) or '(?!)'})(?!\.\d)"
+        self._denied_right = re.compile(rf"{not_a_number}[^\S\n]*$", re.IGNORECASE)
         self._denied_after = re.compile(rf"\s*(?:{_alternation(file.absences) or '(?!)'})", re.IGNORECASE)
         self._absence_counts = frozenset(file.absence_counts)
         self._free_of = re.compile(

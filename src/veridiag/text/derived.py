@@ -122,7 +122,7 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
     outputs = cited.outputs
     return (
         tallied(entity, facts, outputs, code_names(claim_text))
-        or points_in_range(entity, facts, outputs)
+        or points_in_range(entity, facts, outputs, claim_reading(claim_text))
         or enumerated(entity, claim_reading(claim_text))
         or (cited.own is not None and quoted_records(entity, cited.own.text))
     )

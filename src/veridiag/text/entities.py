@@ -44,6 +44,7 @@ class EntityWords(WordModel):
     id_keywords: list[Word] = Field(min_length=1)
     id_suffixes: list[Word] = Field(min_length=1)
     status_words: list[Word] = Field(min_length=1)
+    status_verbs: list[Word] = Field(default_factory=list)
     service_suffixes: list[Word] = Field(min_length=1)
     plain_words: list[Word] = Field(default_factory=list)
     record_words: list[Word] = Field(default_factory=list)
@@ -67,7 +68,8 @@ _NUMBER_AT = re.compile(NUMBER)
 _UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 _END = r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])"
 #: Where a fact can start: a digit, a Latin letter, or the first character of a non-Latin keyword.
-_STARTS = "".join(sorted({re.escape(w[0]) for w in (*_WORDS.id_keywords, *_WORDS.status_words) if not w[0].isascii()}))
+_KEYWORDS = (*_WORDS.id_keywords, *_WORDS.status_words, *_WORDS.status_verbs)
+_STARTS = "".join(sorted({re.escape(w[0]) for w in _KEYWORDS if not w[0].isascii()}))
 
 #: What an alternative must match before it backtracks through a word that cannot be one,
 #: stated possessively (``*+``): code, service, hex and ratio tried on every plain word were
@@ -154,6 +156,20 @@ def _with_clocks(text: str) -> str:
     return "".join(parts) + text[done:]
 
 
+#: After a status verb's number, what makes it no status but a measure or a count: a unit that is
+#: not a count's ("returned 200 ms later", "返回 5.2 秒"), a plural word ("returned 120 rows") or a
+#: Chinese measure word ("返回了 500 条").
+_NOT_MEASURED = (
+    r"(?!\s?(?:[A-Za-z]*s(?![A-Za-z])|[条个次笔行份项张]|(?i:"
+    + "|".join(
+        re.escape(spelling)
+        for spelling in sorted(_UNITS.by_spelling, key=len, reverse=True)
+        if _UNITS.by_spelling[spelling].dimension != "count"
+    )
+    + r"))(?![A-Za-z]))"
+)
+
+
 def _lexer_pattern(guarded: bool = True) -> str:
     """One left-to-right lexer instead of a pattern per kind: alternatives are tried in
     priority order at each token start, and ``word`` swallows every other word whole, so no
@@ -175,7 +191,8 @@ def _lexer_pattern(guarded: bool = True) -> str:
         rf"(?![pP](?:50|75|90|95|99|999|9999)(?![A-Za-z0-9_-]))(?P<id>(?=[A-Za-z0-9_-]*\d)[A-Za-z0-9][A-Za-z0-9_-]{{2,63}}){_END}"
         r"|(?P<ip>(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})(?!\d|\.\d|[A-Za-z])"
         rf"|{g['hex']}(?P<hex>[0-9a-f]{{8}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{4}}-[0-9a-f]{{12}}|[0-9a-f]{{16,64}}){_END}"
-        rf"|{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?\s*(?P<http>[1-5]\d\d)(?!\d)"
+        rf"|(?:{_any_of(_WORDS.status_words)}\s*(?:code)?\s*[:=]?|{_any_of(_WORDS.status_verbs)}"
+        rf"(?:\s*(?:an?|the|HTTP|status)(?![A-Za-z]))?)\s*(?P<http>[1-5]\d\d)(?![\d.,]?\d){_NOT_MEASURED}"
         rf"|(?P<code>{g['upper_code']}[A-Z][A-Z0-9]*(?:[_-][A-Z0-9]+)+|[A-Z]{{1,6}}\d{{3,6}}"
         rf"|{g['exception']}(?:[a-z][a-z0-9]*\.)*[A-Z][A-Za-z0-9]*(?:Exception|Error)){_END}"
         rf"|{g['svc']}(?P<svc>[A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*-{_any_of(_WORDS.service_suffixes)})"
@@ -463,7 +480,7 @@ def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     difference_words): checked as a dimensionless count."""
     start = match.start()
     if (
-        not _UNITS.value_word_before(match.string, start, _QUALIFIER_REACH)
+        not _UNITS.value_word_before(match.string, start, _VALUE_REACH)
         and not _statistic_of(match)
         and not _UNITS.difference_ending(match.string[max(0, start - _QUALIFIER_REACH) : start])
     ):
@@ -535,6 +552,9 @@ _MEASURED_UNITS = sorted(
 )
 #: How far back a qualifier may start ("approximately " is 14 characters).
 _QUALIFIER_REACH = 16
+#: How far before a bare number its value word may start: the longest ("went down to") and two
+#: adverbs after it ("was still only 3", units.yaml ``value_adverbs``).
+_VALUE_REACH = 32
 
 
 def _qualified(entity: Entity, match: re.Match[str]) -> Entity | None:
@@ -1327,10 +1347,25 @@ class Corpus:
                 not any(start <= position < end for start, end in local)
                 and self._clock_at(position, needle)
                 and (season is None or self._in_season(position, season))
+                and self._utc_face(position, needle)
             ):
                 return True
             position = hay.find(needle, position + 1)
         return needle[:1] != "0" and ":" in needle and self._has_instant("0" + needle, season)
+
+    def _utc_face(self, position: int, needle: str) -> bool:
+        """May the clock at ``position`` be a UTC one? Not on a line whose epoch seconds give
+        another clock: the line's instant is the epoch, and its clock the host's local face
+        (Thunderbird's ``- 1131567055 2005.11.09 … Nov 9 12:10:55``: 20:10:55Z)."""
+        if ":" not in needle:
+            return True
+        face = (needle if needle.index(":") == 2 else "0" + needle)[:8]  # "9:05" → "09:05"
+        start = self.text.rfind("\n", 0, position) + 1
+        end = self.text.find("\n", position)
+        for epoch in _EPOCH_SECONDS.finditer(self.text, start, len(self.text) if end < 0 else end):
+            if not datetime.fromtimestamp(int(epoch.group()), UTC).strftime("%H:%M:%S").startswith(face):
+                return False
+        return True
 
     def _in_season(self, position: int, season: tuple[tzinfo, int]) -> bool:
         """Is the day written on the line at ``position``, if any, one on which ``season``'s zone
@@ -1522,6 +1557,7 @@ class Corpus:
                 factors = (entity.factor,)
             elif parts & words:
                 named = [_UNITS.by_spelling[p] for p in parts if p in _UNITS.by_spelling]
+                named += [_UNITS.field_units[p] for p in parts if p in _UNITS.field_units]
                 unit = next((u for u in named if u.dimension == dimension), None)
                 # Without a unit in its name, as the claim writes it or in the base unit
                 # (MySQL's Query_time and Lock_time are seconds).
@@ -1844,7 +1880,8 @@ def _series_step(clocks: list[tuple[Decimal, int | None]]) -> Decimal:
 _DATE_BEFORE = re.compile(r"(\d{4})-(\d{2})-(\d{2})[T ]$")
 
 
-#: Seconds since 1970 as logs write them (HPC, BGL: "node status 1079615344"), 2001 to 2033.
+#: Seconds since 1970 as logs write them (HPC, BGL: "node status 1079615344"; Thunderbird beside
+#: its record), 2001 to 2033. Also read by ``Corpus._utc_face``.
 _EPOCH_SECONDS = re.compile(r"(?<![\d.])1\d{9}(?![\d.])")
 
 

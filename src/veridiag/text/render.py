@@ -26,10 +26,11 @@ _RAISED = re.compile(r"(?<![\w$])(?:[A-Za-z_][\w$]*\.)*(?P<name>[A-Z][\w$]*(?:Ex
 
 
 def iso(moment: datetime) -> str:
-    """``2026-07-07T10:01:02Z``; a naive time is taken as UTC."""
+    """``2026-07-07T10:01:02Z``; a naive time is taken as UTC. ``isoformat`` rather than
+    ``strftime``: glibc's ``%Y`` writes year 1 as ``1``, which no ISO reader takes back."""
     if moment.tzinfo is not None:
         moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return moment.replace(tzinfo=None).isoformat(timespec="seconds") + "Z"
 
 
 def format_value(value: float, unit: str) -> str:

@@ -50,11 +50,14 @@ _POINT_CLOCK = re.compile(r"\d{4}-\d{2}-\d{2}T(\d{2}):(\d{2})")
 _CLAIM_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})")
 
 
-def points_in_range(count: Entity, facts: Iterable[Entity], outputs: Iterable[str]) -> bool:
+def points_in_range(count: Entity, facts: Iterable[Entity], outputs: Iterable[str], claim_text: str = "") -> bool:
     """Is ``count`` the number of a series' listed points from the claim's first clock to its last
     (or to the last point, when it writes one clock): "from 18:00 UTC to the end of the window all
-    twelve points read 0 ms"? Clocks as the lines write them (a zoned claim clock in UTC)."""
+    twelve points read 0 ms"? Clocks as the lines write them (a zoned claim clock in UTC). Clocks
+    the claim lists ("三个非零值：00:00 和 00:02") are its members, no range: ``enumerated``'s."""
     if count.kind != "quantity" or count.dimension != "count" or count.value is None:
+        return False
+    if _CLOCK_LIST.search(claim_text) is not None:
         return False
     minutes = sorted(  # each clock once: "18:00 UTC (11:30 pm IST)" is one
         {
@@ -112,6 +115,11 @@ def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str], name
 _LISTED_CLOCK = re.compile(r"(?<!\d)(?<!\d:)(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
 #: Between two clocks of a range ("21:33–21:35", "18:55 到 19:05"): a range names its ends, not its members.
 _RANGE_JOIN = re.compile(r"\s*(?:[-–—~至到]|to)\s*$")
+#: Two clocks the claim lists, a list mark between ("00:00 和 00:02", "18:55, 19:05 and 19:15").
+_CLOCK_LIST = re.compile(
+    r"(?<!\d)(?<!\d:)\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?(?:\s?[A-Z]{2,5})?"
+    r"\s*(?:[、,，]\s*(?:and\s+|和\s*)?|\s(?:and|和)\s+|和)\s*\d{1,2}:\d{2}(?![\d:]|\.\d)"
+)
 #: The addends of a sum the claim writes out ("(2.56 + 6.4) / 144").
 _ADDENDS = re.compile(r"\d+(?:\.\d+)?(?:\s*\+\s*\d+(?:\.\d+)?)+")
 #: The least and most members a claim counts by listing them.
@@ -146,14 +154,29 @@ def enumerated(count: Entity, claim_text: str) -> bool:
     if count.dimension != "count":
         return False
     # the addends of a sum it writes, or the values it lists ("4 个采样点：89.65%、82.21%、84.95%、76.32%")
-    return any(len(re.split(r"\s*\+\s*", m.group())) == wanted for m in _ADDENDS.finditer(sentence)) or any(
+    if any(len(re.split(r"\s*\+\s*", m.group())) == wanted for m in _ADDENDS.finditer(sentence)) or any(
         len(_LIST_MARK.split(m.group())) == wanted for m in _LISTED_VALUES.finditer(sentence)
+    ):
+        return True
+    # the names it lists right before the count or after it and a colon ("WeChat、chrome、Dropbox 和
+    # SogouCloud 四个程序", "three hosts: dn228, dn229 and dn231")
+    here, after = at - start, at - start + len(count.text)
+    beside = (
+        m
+        for m in _LISTED_NAMES.finditer(sentence)
+        if (m.end() <= here and not sentence[m.end() : here].strip(" ,，—–-"))
+        or (m.start() >= after and _AFTER_COUNT.fullmatch(sentence, after, m.start()))
     )
+    return any(len(_LIST_MARK.split(m.group())) == wanted for m in beside)
 
 
 #: Values written one after another, apart by list marks ("89.65%、82.21%、84.95%", "3.1 s, 2.9 s and 4 s").
 _LIST_MARK = re.compile(r"\s*(?:[、,，]\s*(?:and\s+|和\s*)?|\s(?:and|和)\s+|和)\s*")
 _LISTED_VALUE = r"\d+(?:\.\d+)?\s?(?:%|[A-Za-z]{1,3}\b)?"
+_LISTED_NAME = r"[A-Za-z][\w.\-]*"
+_LISTED_NAMES = re.compile(rf"(?<![\w.\-])(?:{_LISTED_NAME})(?:{_LIST_MARK.pattern}(?:{_LISTED_NAME}))+(?![\w\-])")
+#: Between a count and the list it names: its noun, then a colon ("三个程序：", "three hosts: ").
+_AFTER_COUNT = re.compile(r"[^\n:：。.;；]{0,12}[:：]\s*")
 _LISTED_VALUES = re.compile(
     rf"(?<![\d.])(?<!\d:)(?:{_LISTED_VALUE})(?:{_LIST_MARK.pattern}(?:{_LISTED_VALUE}))+(?!\d|[.:]\d)"
 )

@@ -8,7 +8,7 @@ reader-text normaliser both take their units from here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import Literal
@@ -68,10 +68,13 @@ class UnitWords(WordModel):
     size_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
     cpu_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
     field_words: dict[Word, list[Word]] = Field(default_factory=dict)
+    field_units: dict[Word, Word] = Field(default_factory=dict)
     bare_number_dimensions: list[Word] = Field(default_factory=list)
     chinese_numeral_units: list[Word] = Field(default_factory=list)
     qualifiers: dict[QualifierKind, QualifierWords] = Field(default_factory=dict)
     value_words: list[Word] = Field(default_factory=list)
+    #: Adverbs that may stand between a value word and its number ("was already 42.15").
+    value_adverbs: list[Word] = Field(default_factory=list)
     difference_words: list[Word] = Field(default_factory=list)
     difference_after: list[Word] = Field(default_factory=list)
     rates: RateWords | None = None
@@ -139,6 +142,8 @@ class UnitTable:
     difference_ends: frozenset[str] = frozenset()
     #: A sum word anywhere ("In total the pod spent about 12 minutes"): its clause is a sum.
     sum_word: re.Pattern[str] = re.compile("(?!)")
+    #: A word of a field's name → the unit its bare number is in (``len: 176`` is bytes).
+    field_units: dict[str, Unit] = field(default_factory=dict)
 
     def qualifier(self, before: str, after: str) -> QualifierKind | None:
         """What the words around a number make of it: approximate, a bound, or (None) exact.
@@ -184,9 +189,9 @@ class UnitTable:
             {letter: tuple(factors) for letter, factors in words.cpu_letters.items()},
             {dimension: frozenset(w.lower() for w in names) for dimension, names in words.field_words.items()},
             {kind: (_ending(q.before), _starting(q.after)) for kind, q in words.qualifiers.items()},
-            _ending(words.value_words),
+            _ending(words.value_words, then=words.value_adverbs),
             {kind: _ends(q.before) for kind, q in words.qualifiers.items()},
-            _ends(words.value_words),
+            _ends(words.value_words + words.value_adverbs),
             _difference(words.difference_words, words),
             _difference(words.sum_words, words),
             _starting(words.difference_after),
@@ -195,6 +200,7 @@ class UnitTable:
             Rates(words.rates, by_spelling) if words.rates is not None else None,
             _ends(words.difference_words) | _ends(approximate.before if approximate is not None else []),
             re.compile(_words_pattern(words.sum_words), re.IGNORECASE),
+            {word.lower(): by_spelling[unit.lower()] for word, unit in words.field_units.items()},
         )
 
     def alternation(self) -> str:
@@ -293,8 +299,10 @@ def _ends(words: list[str]) -> frozenset[str]:
     return frozenset(end.lower() for end in ends)
 
 
-def _ending(words: list[str]) -> re.Pattern[str]:
-    return re.compile(rf"(?:{_words_pattern(words)})\s*$", re.IGNORECASE)
+def _ending(words: list[str], then: list[str] | None = None) -> re.Pattern[str]:
+    """One of ``words`` ending the text but for blanks, or followed by up to two of ``then``."""
+    after = rf"(?:\s*(?:{_words_pattern(then)})){{0,2}}" if then else ""
+    return re.compile(rf"(?:{_words_pattern(words)}){after}\s*$", re.IGNORECASE)
 
 
 def _starting(words: list[str]) -> re.Pattern[str]:

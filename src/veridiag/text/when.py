@@ -972,10 +972,19 @@ def around(
     """The window of a point in time P: [P − ``before``, P + ``after``), its end clipped to
     ``anchor`` ("now": nothing lies after it) but keeping a minute after P, so it always holds P.
     A question's point is ``AROUND`` either side; the planner gives an alert's start its own."""
-    end = point + after
+    end = _moved(point, after)
     if point < anchor:
-        end = min(end, max(anchor, point + _MIN_AFTER))
-    return point - before, end
+        end = min(end, max(anchor, _moved(point, _MIN_AFTER)))
+    return _moved(point, -before), end
+
+
+def _moved(point: datetime, by: timedelta) -> datetime:
+    """``point + by``, stopped at the calendar's edge: an alert at 9999-12-31 23:50Z is a time UTC
+    holds, though the two hours after it are not."""
+    try:
+        return point + by
+    except OverflowError:
+        return (datetime.max if by > timedelta(0) else datetime.min).replace(tzinfo=point.tzinfo)
 
 
 _SINCE_BEFORE = re.compile(

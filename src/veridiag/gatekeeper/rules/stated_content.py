@@ -195,6 +195,9 @@ class _Stated:
     #: The clocks of the quoted lines, in order, each as its minute of the day: the events an
     #: interval the claim names ("every half hour") is between, when it writes none of them.
     clocks: tuple[int, ...] = ()
+    #: What the cited log searches searched for (``query=…`` of their header): every line they list
+    #: holds it because they were asked for it.
+    searched: tuple[str, ...] = ()
 
     def holds(self, hit: ConceptHit, own: str) -> bool:
         """Is ``hit`` stated — an *all* or *the same* by a template that is every line matched, or
@@ -235,8 +238,14 @@ class _Stated:
         # what the template varies on, the same in every one of its lines the output lists, all of
         # them ("30 条 Unknown base file，指向同一个 base 文件 a489c868…", "… all name the same
         # file, a489c868…": the name may follow in the sentence's next clause)
-        names = _shared_names(self.claim if len(self.claim) == len(own) else own, hit)
+        names = self._unsearched(_shared_names(self.claim if len(self.claim) == len(own) else own, hit))
         return bool(names) and any(_every_instance_names(t, self.listed, names) for t in [*templates, *counted])
+
+    def _unsearched(self, named: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+        """Of facts (each by its needles), those no cited log search searched for: one it did is on
+        every line it listed by construction ("所有接口都返回了 504" of the lines a search for 504
+        found says nothing of every endpoint)."""
+        return [needles for needles in named if not any(n in term for n in needles for term in self.searched)]
 
     def outside_a_span(self, hit: ConceptHit, own: str) -> bool:
         """ "The 71 opens all happened between 05:05 and 05:12" while the quoted 71× template's
@@ -284,6 +293,7 @@ class _Stated:
             if e.kind in ("identifier", "service", "error_code", "name")
         ]
         named += [(m.group(),) for m in _BARE_VALUE.finditer(reader_text(own[hit.end : end]))]
+        named = self._unsearched(named)
         return any(all(any(n in line for n in needles) for line in self.listed) for needles in named)
 
 
@@ -554,7 +564,23 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
     )
     counted = tuple((int(count.group(1)), t) for t in templates if (count := _TEMPLATE_COUNT.match(t)))
     clocks = tuple(dict.fromkeys(clocks_of_day("\n".join(lines))))  # an excerpt and its whole line: once
-    return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs), spans, counted=counted, clocks=clocks)
+    heads = (_SEARCHED.search(output[:_HEAD_LINE]) for output in outputs)
+    searched = tuple(next(g for g in m.groups() if g is not None) for m in heads if m is not None)
+    return _Stated(
+        frozenset(stated),
+        whole,
+        shown,
+        _headings(lines, outputs),
+        spans,
+        counted=counted,
+        clocks=clocks,
+        searched=searched,
+    )
+
+
+#: A log search's header and its query, as query_logs writes it (``query='Full GC'``, ``query=504``).
+_SEARCHED = re.compile(r"^query_logs .*?\bquery=(?:'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|(\S+))")
+_HEAD_LINE = 2048
 
 
 def _sole_item(output: str, line: str) -> bool:
