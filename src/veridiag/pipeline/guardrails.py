@@ -106,13 +106,21 @@ class GuardContext:
             checks.setdefault(trace.claim_id, []).extend(trace.checks)
         return checks
 
+    @cached_property
+    def _reasons(self) -> dict[tuple[str, str, str | None], list[str]]:
+        """The reasons of each claim's checks by outcome (rule ``None``) and by outcome and rule,
+        in the order of ``_checks``: the guards ask ~12 times a claim, and each question read
+        every check of the claim again."""
+        reasons: dict[tuple[str, str, str | None], list[str]] = {}
+        for claim_id, checks in self._checks.items():
+            for check in checks:
+                reasons.setdefault((claim_id, check.outcome, None), []).append(check.reason)
+                reasons.setdefault((claim_id, check.outcome, check.rule_id), []).append(check.reason)
+        return reasons
+
     def checks_of(self, claim_id: str, outcome: str, rule_id: str | None = None) -> list[str]:
         """Reasons of the Gatekeeper checks on ``claim_id`` with this outcome (and rule)."""
-        return [
-            c.reason
-            for c in self._checks.get(claim_id, ())
-            if c.outcome == outcome and (rule_id is None or c.rule_id == rule_id)
-        ]
+        return list(self._reasons.get((claim_id, outcome, rule_id), ()))
 
     def is_root_cause(self, claim: ClaimView) -> bool:
         """Typed so, or named so: ``claim.root_cause_support`` checks a claim whose words name

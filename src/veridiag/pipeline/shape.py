@@ -43,6 +43,9 @@ _NAMES = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_=.][A-Za-z0-9]+)+")
 _FACTOR = re.compile(r"×\s*(\d+(?:\.\d+)?)")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 _OPEN = {"(": ")", "（": "）"}
+#: The characters ``_asides`` reads (the others leave its stack as it is): found by one search,
+#: not a loop over every character of every claim.
+_BRACKETS = re.compile(r"[()（）]")
 #: Where a clause ends: full-width punctuation, or ASCII punctuation before a space (not the
 #: colon of 10:03 or the comma of 1,234).
 _CLAUSE = re.compile(r"(?<=[，；：])|(?<=[,;:])(?=\s)")
@@ -132,7 +135,8 @@ def _asides(text: str) -> list[tuple[int, int]]:
     """The outermost parenthesised spans of ``text`` (ASCII or full width, nested allowed)."""
     spans: list[tuple[int, int]] = []
     stack: list[tuple[int, str]] = []
-    for index, ch in enumerate(text):
+    for bracket in _BRACKETS.finditer(text):
+        index, ch = bracket.start(), bracket.group()
         if ch in _OPEN:
             stack.append((index, _OPEN[ch]))
         elif stack and ch == stack[-1][1]:
@@ -163,11 +167,16 @@ def answer_line(answer: str, scope: str) -> str:
 
 def stated_by(first_line: str, claim: AllowedClaim) -> bool:
     """``claim`` is stated on the first line, whole or without its asides in parentheses."""
-    stated = _plain(first_line)
+    return _stated_in(_plain(first_line), claim)
+
+
+def _stated_in(stated: str, claim: AllowedClaim) -> bool:
+    """``stated_by`` given the first line as compared (``_plain``): read once for all the claims."""
     text = claim.claim_text
-    return any(
-        p and p in stated for p in {_plain(text), *(_plain(_without_asides(text, lang, None)) for lang in _LANGS)}
-    )
+    forms = {_plain(text)}
+    if _asides(text):  # without asides, the text is its own form in every language
+        forms |= {_plain(_without_asides(text, lang, None)) for lang in _LANGS}
+    return any(p and p in stated for p in forms)
 
 
 def key_facts(claims: Sequence[AllowedClaim], first_line: str, ranking: Ranking) -> list[str]:
@@ -184,9 +193,10 @@ def key_facts(claims: Sequence[AllowedClaim], first_line: str, ranking: Ranking)
     if ranking.intent is not None and ranking.intent.kind == "change":
         order = {"change": 0, "root_cause": 1, "symptom": 2, "observation": 3}
     ranked = []
+    stated = _plain(first_line)
     for index, claim in enumerate(claims):
         text = claim.claim_text
-        if stated_by(first_line, claim):
+        if _stated_in(stated, claim):
             continue
         if (
             ranking.quiet.search(text)
@@ -242,8 +252,11 @@ def _names(text: str, service: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_-]){re.escape(service)}(?![A-Za-z0-9_])", text) is not None
 
 
+_BLANK_RUN = re.compile(r"\s+")
+
+
 def _plain(text: str) -> str:
-    return re.sub(r"\s+", " ", text).strip().rstrip("。.;；").strip()
+    return _BLANK_RUN.sub(" ", text).strip().rstrip("。.;；").strip()
 
 
 def _factor(text: str) -> Decimal | None:

@@ -1389,6 +1389,14 @@ def _swapped_change(text: str, lines: list[str]) -> list[tuple[str, str]]:
 
 #: An arrow between two named things: a call, a hop, a flow from one to the other.
 _ARROW = re.compile(r"\s*(?:→|->|⇒|=>|⟶)\s*")
+#: Its arrows: a text holds one where ``_ARROW`` finds one.
+_ARROWS = ("→", "->", "⇒", "=>", "⟶")
+
+
+def _has_arrow(text: str) -> bool:
+    """Does ``text`` hold an arrow (``_ARROW.search``: its blanks may be none)? A substring test
+    for each: the pattern, starting with blanks, was tried at every character of every claim."""
+    return any(arrow in text for arrow in _ARROWS)
 
 
 def _arrow_pairs(text: str) -> set[tuple[str, str]]:
@@ -1396,7 +1404,7 @@ def _arrow_pairs(text: str) -> set[tuple[str, str]]:
     the first service or id of each segment, case-blind."""
     pairs: set[tuple[str, str]] = set()
     for line in text.splitlines():
-        if not _ARROW.search(line):
+        if not _has_arrow(line):
             continue
         names: list[str | None] = []
         for segment in _ARROW.split(line):
@@ -1410,7 +1418,7 @@ def _arrow_pairs(text: str) -> set[tuple[str, str]]:
 def _arrow_order(text: str, lines: list[str]) -> list[tuple[str, str]]:
     """ "调用方向是 A → B" of a quoted line "call B → A": the claim turns the arrow its lines draw.
     Only names both join with an arrow are compared; a pair its lines draw both ways is either."""
-    if not _ARROW.search(text):
+    if not _has_arrow(text):
         return []
     stated = _arrow_pairs("\n".join(lines))
     return [

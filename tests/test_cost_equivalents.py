@@ -1,0 +1,196 @@
+"""Cheaper forms of deterministic work (issue 27, deliverable 8) answer as the forms they replace.
+
+Each shortcut is checked against the plain form it stands for, on generated text: a pre-check that
+skips a search must never skip one that finds something, and a rewritten pattern must find what
+the old one found.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from veridiag.contracts.composer import AllowedClaim
+from veridiag.contracts.gatekeeper import CheckRecord
+from veridiag.gatekeeper.rules.stated_content import _ARROW, _has_arrow
+from veridiag.pipeline.guardrails import GuardContext
+from veridiag.pipeline.shape import _LANGS, _OPEN, _asides, _plain, _without_asides, stated_by
+from veridiag.redaction.engine import _SPLIT_TAIL, _SPLIT_TAIL_MARKED, Redaction, Redactor, _has, _lower
+from veridiag.text.concepts import ConceptFile, concepts
+from veridiag.text.wordfiles import bundled_words
+
+
+def _pieces(parts: Sequence[str]) -> st.SearchStrategy[str]:
+    return st.lists(st.sampled_from(parts), max_size=24).map("".join)
+
+
+@given(_pieces(["→", "-", ">", "⇒", "=", "⟶", " ", "\t", "\n", "a", "服务", "->", "=>"]))
+def test_an_arrow_is_found_where_the_pattern_finds_one(text: str) -> None:
+    assert _has_arrow(text) == (_ARROW.search(text) is not None)
+
+
+#: Letters ``re.IGNORECASE`` matches to ASCII ones, and case changes of the words.
+_FOLDS = {"i": "İı", "s": "ſ", "k": "K"}
+
+
+@st.composite
+def _recovery_texts(draw: st.DrawFn) -> str:
+    listed = bundled_words("veridiag.text", "concepts.yaml", ConceptFile).recovery_words
+    words = sorted({*listed, *concepts()._recovery_heads})
+    parts = []
+    for _ in range(draw(st.integers(0, 3))):
+        word = draw(st.sampled_from(words))
+        word = "".join(
+            draw(st.sampled_from([ch, ch.upper(), *_FOLDS.get(ch, "")])) if ch.isascii() else ch for ch in word
+        )
+        cut = draw(st.integers(0, len(word)))  # a word cut short is no word
+        parts.append(draw(st.sampled_from([word, word, word, word[:cut], word.replace(" ", "  ")])))
+        parts.append(draw(st.sampled_from(["", " ", "x", "_", "9", "，", "\n", "已经"])))
+    return "".join(parts)
+
+
+@given(_recovery_texts())
+@example("BACK to baseline")
+def test_a_recovery_is_said_where_the_pattern_finds_one(text: str) -> None:
+    found = concepts()._recovered.search(text) is not None
+    assert concepts().says_recovered(text) == found
+
+
+def _asides_by_character(text: str) -> list[tuple[int, int]]:
+    """``_asides`` as it read every character."""
+    spans: list[tuple[int, int]] = []
+    stack: list[tuple[int, str]] = []
+    for index, ch in enumerate(text):
+        if ch in _OPEN:
+            stack.append((index, _OPEN[ch]))
+        elif stack and ch == stack[-1][1]:
+            start, _ = stack.pop()
+            if not stack:
+                spans.append((start, index + 1))
+    return spans
+
+
+@given(_pieces(["(", ")", "（", "）", "a", " ", "说明", "1"]))
+def test_asides_are_the_bracket_spans_a_character_walk_finds(text: str) -> None:
+    assert _asides(text) == _asides_by_character(text)
+
+
+#: The assignment signs as the split-key patterns wrote them before: a set among the alternatives.
+_OLD_SIGNS = "(?:>=|=:|[=:：＝])"
+
+
+#: Keys broken by a mark, then a sign (":=" too), as the split-key patterns read them reversed.
+_SPLIT_KEYS = st.lists(
+    st.tuples(
+        st.sampled_from(["pass", "密", "to", "9", "é", ""]),
+        st.sampled_from(["_", "-", " ", "\u200b", "", "　"]),
+        st.sampled_from(["word", "码", "ken", "x"]),
+        st.sampled_from(["", " ", '"', "]", "'"]),
+        st.sampled_from(["=", ":", "：", "＝", "=>", ":=", "=:", ">=", ""]),
+        st.sampled_from(["", " ", "v", "值"]),
+    ).map("".join),
+    max_size=6,
+).map(lambda keys: "".join(keys)[::-1])
+
+
+@given(_SPLIT_KEYS)
+def test_the_split_key_patterns_find_what_they_found(text: str) -> None:
+    for pattern in (_SPLIT_TAIL, _SPLIT_TAIL_MARKED):
+        old = re.compile(_OLD_SIGNS + pattern.pattern.removeprefix("(?:>=|=:?|:|：|＝)"))
+        assert old.pattern != pattern.pattern
+        found = [(m.span(), m.groupdict()) for m in pattern.finditer(text)]
+        assert found == [(m.span(), m.groupdict()) for m in old.finditer(text)]
+
+
+class _Unrequired(Redactor):
+    """The redactor as it searched a long text: every rule without a prefilter, whatever it requires."""
+
+    def _finds(self, text: str, guarded: Sequence[tuple[int, int]]) -> list[tuple[int, int, int, str]]:
+        if len(text) <= 4096:
+            return super()._finds(text, guarded)
+        low, seen = _lower(text), dict[str, bool]()
+        rules = [r for r in self._rules if not r.prefilter or any(_has(low, x, seen) for x in r.literals)]
+        return [
+            (start, order, -end, kind)
+            for order, rule in enumerate(rules)
+            for start, end, kind in rule.spans(text, low)
+            if not any(start < b and a < end for a, b in guarded)
+        ]
+
+
+_SNIPPETS = [
+    "password: |\n  Zq8xW2vL9pQ4\n",
+    "password:\n  Zq8xW2vL9pQ4\n",
+    '"Zq8xW2vL9pQ4" == password ',
+    "'Zq8xW2vL9pQ4' != db_password ",
+    "'Zq8xW2vL9pQ4' !== token ",
+    '{"claim_text": "日志显示：ok", "n": 1}',
+    "pass word=Zq8xW2vL9pQ4 ",
+    "key: >-\n  Zq8xW2vL9pQ4\n",
+    "平常的一行日志 ",
+    "\n",
+]
+
+
+@given(st.lists(st.sampled_from(_SNIPPETS), min_size=1, max_size=12), st.sampled_from(["x", "日"]))
+def test_a_long_text_is_redacted_as_when_every_rule_searched_it(snippets: list[str], filler: str) -> None:
+    text = filler * 4100 + "".join(snippets)
+    found: Redaction = Redactor()._redact(text)
+    assert found == _Unrequired()._redact(text)
+
+
+def _stated_by_every_form(first_line: str, claim: AllowedClaim) -> bool:
+    """``stated_by`` as it read the claim in each language's form, asides or none."""
+    text = claim.claim_text
+    forms = {_plain(text), *(_plain(_without_asides(text, lang, None)) for lang in _LANGS)}
+    return any(p and p in _plain(first_line) for p in forms)
+
+
+_LINE_PIECES = ["池", "满", " ", "\n", "(", ")", "（", "）", "pool", "50", "。", ".", "；", "\t"]
+
+
+@st.composite
+def _lines_and_claims(draw: st.DrawFn) -> tuple[str, str]:
+    """A claim, perhaps with an aside, and a first line that may state it with or without the aside."""
+    head, aside, tail = (draw(_pieces(_LINE_PIECES)) for _ in range(3))
+    opening, closing = draw(st.sampled_from([("(", ")"), ("（", "）"), ("", "")]))
+    text = head + opening + aside + closing + tail
+    first_line = draw(st.sampled_from([head + tail, head + " " + tail, text, draw(_pieces(_LINE_PIECES))]))
+    return first_line, text
+
+
+@given(_lines_and_claims())
+def test_a_claim_is_stated_by_a_line_as_when_every_form_was_read(line_and_text: tuple[str, str]) -> None:
+    first_line, text = line_and_text
+    claim = AllowedClaim(claim_id="c1", claim_type="symptom", claim_text=text, verification="direct_observation")
+    assert stated_by(first_line, claim) == _stated_by_every_form(first_line, claim)
+
+
+_CHECK_RECORDS = st.lists(
+    st.builds(
+        CheckRecord,
+        rule_id=st.sampled_from(["claim.stated_content", "claim.entity_grounding", "claim.root_cause_support"]),
+        target=st.just("claims[0]"),
+        outcome=st.sampled_from(["pass", "warn", "fail"]),
+        reason=st.text(alphabet="abc", max_size=3),
+    ),
+    max_size=12,
+)
+
+
+@given(st.dictionaries(st.sampled_from(["c1", "c2"]), _CHECK_RECORDS))
+def test_a_claims_reasons_are_its_checks_of_that_outcome_and_rule(checks: dict[str, list[CheckRecord]]) -> None:
+    context = object.__new__(GuardContext)
+    context.__dict__["_checks"] = checks  # what the report's traces give, by claim
+    for claim_id in ("c1", "c2", "c3"):
+        for outcome in ("pass", "warn", "fail"):
+            for rule_id in (None, "claim.stated_content", "claim.entity_grounding", "evidence.instruction_language"):
+                expected = [
+                    c.reason
+                    for c in checks.get(claim_id, ())
+                    if c.outcome == outcome and (rule_id is None or c.rule_id == rule_id)
+                ]
+                assert context.checks_of(claim_id, outcome, rule_id) == expected
