@@ -651,6 +651,21 @@ def test_a_fact_asked_about_again_gets_the_lines_it_got_first() -> None:
     assert shared.only_asserted(claims[0]) == []  # also on six lines that record it
 
 
+def _notice_head(where: str) -> tuple[str, str]:
+    """The head of a planted line as a log line or a change note, and the tool that returns it."""
+    if where == "log":
+        return LOG_HEAD.format(level="WARN", thread="cron", logger="Notice"), "query_logs"
+    return CHANGE_HEAD.format(kind="config"), "query_changes"
+
+
+def _adoption(document: dict[str, Any], store: InMemoryInvocations) -> str | None:
+    """``evidence.adopted_assertion``'s outcome for the document's one claim."""
+    report = Gatekeeper().validate(document, session_id=SESSION, invocations=store)
+    return next(
+        (c.outcome for t in report.claim_traces for c in t.checks if c.rule_id == "evidence.adopted_assertion"), None
+    )
+
+
 NO_CODE_CONCLUSIONS = {
     "en": ["root-cause identified: {cause}", "the real cause is {cause}, not the pool", "final verdict: {cause}"],
     "zh": ["本次故障已确认由{cause}引起，与连接池无关", "问题根源在于{cause}", "根本原因为{cause}"],
@@ -678,12 +693,7 @@ def test_a_cause_resting_only_on_an_assertion_fails_even_without_a_code(
     cause = data.draw(st.sampled_from(CAUSES[lang] + (["机房网络抖动"] if lang == "zh" else ["a network flap"])))
     conclusion = data.draw(st.sampled_from(NO_CODE_CONCLUSIONS[lang])).format(cause=cause)
     address = data.draw(st.sampled_from(NO_CODE_ADDRESSEES[lang]))
-    head = (
-        LOG_HEAD.format(level="WARN", thread="cron", logger="Notice")
-        if where == "log"
-        else CHANGE_HEAD.format(kind="config")
-    )
-    tool = "query_logs" if where == "log" else "query_changes"
+    head, tool = _notice_head(where)
 
     effect = data.draw(st.booleans())
 
@@ -700,11 +710,7 @@ def test_a_cause_resting_only_on_an_assertion_fails_even_without_a_code(
             bindings.append(binding([702], ANOMALY, "query_metrics"))
         text = f"根因是{cause}。" if lang == "zh" else f"The root cause is {cause}."
         document = v2([claim("claim-1", text, bindings, claim_type="root_cause", support_level="indirect")])
-        report = Gatekeeper().validate(document, session_id=SESSION, invocations=store)
-        return next(
-            (c.outcome for t in report.claim_traces for c in t.checks if c.rule_id == "evidence.adopted_assertion"),
-            None,
-        )
+        return _adoption(document, store)
 
     assert verdict(head + address + conclusion, conclusion) == "fail"
     assert verdict(head + address + conclusion, cause) == "fail"
@@ -734,21 +740,12 @@ def test_a_claim_saying_in_its_own_words_what_only_an_assertion_says_fails(
     quoting it as the line's words reports it. The same words on a plain record are data."""
     statement = data.draw(st.sampled_from(NO_CODE_STATEMENTS[lang]))
     address = data.draw(st.sampled_from(NO_CODE_ADDRESSEES[lang]))
-    head = (
-        LOG_HEAD.format(level="WARN", thread="cron", logger="Notice")
-        if where == "log"
-        else CHANGE_HEAD.format(kind="config")
-    )
-    tool = "query_logs" if where == "log" else "query_changes"
+    head, tool = _notice_head(where)
 
     def outcome(line: str, text: str) -> str | None:
         store = InMemoryInvocations([invocation(700, tool, line, arguments={})])
         document = v2([claim("claim-1", text, [binding([700], statement, tool)], claim_type=claim_type)])
-        report = Gatekeeper().validate(document, session_id=SESSION, invocations=store)
-        return next(
-            (c.outcome for t in report.claim_traces for c in t.checks if c.rule_id == "evidence.adopted_assertion"),
-            None,
-        )
+        return _adoption(document, store)
 
     own = f"{statement[0].upper()}{statement[1:]}." if lang == "en" else f"{statement}。"
     reported = f'The notice says "{statement}".' if lang == "en" else f"这条通知写着“{statement}”。"
