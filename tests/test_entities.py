@@ -641,7 +641,8 @@ def test_an_approximate_quantity_is_found_in_another_unit(milliseconds: int, for
     st.integers(1, 12),
     st.integers(0, 59),
     st.tuples(
-        st.sampled_from(["am", "pm", "AM", "PM", "p.m."]), st.sampled_from([" to ", "–", " - ", " and ", " until "])
+        st.sampled_from(["am", "pm", "AM", "PM", "p.m."]),
+        st.sampled_from([" to ", "–", " - ", " and ", " until ", " → ", "->", " ⇒ "]),
     ),
 )
 def test_a_twelve_hour_range_shares_its_ends_half_of_the_day(

@@ -213,7 +213,7 @@ _HELD_OUT_FLOORS = {
     "blind7": (61, 22),
     "blind8": (69, 23),
     "blind9": (56, 26),
-    "blind10": (69, 42),
+    "blind10": (70, 42),
 }
 
 

@@ -171,7 +171,7 @@ def test_a_zone_belongs_to_the_clock_it_is_attached_to(minute: int, hours: int, 
         assert not _stated(text, output)[0], text
 
 
-@given(st.integers(0, 24 * 60 - 30), st.integers(1, 29), st.sampled_from(["到", "-", " to ", " and "]))
+@given(st.integers(0, 24 * 60 - 30), st.integers(1, 29), st.sampled_from(["到", "-", " to ", " and ", " → ", "->"]))
 def test_the_ends_of_a_range_share_its_zone(minute: int, length: int, joiner: str) -> None:
     start = _DAY + timedelta(minutes=minute)
     end = start + timedelta(minutes=length)

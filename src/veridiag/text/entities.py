@@ -97,7 +97,7 @@ def fact_text(text: str) -> str:
 #: of the same half of the day unless it is later on the clock ("11:30 to 1:15 pm": 11:30 am).
 _MERIDIEM_RANGE = re.compile(
     r"(?<![\d:.])(?P<h1>\d{1,2}):(?P<m1>\d{2})(?::\d{2})?(?![\d:]|\s?[AaPp]\.?[Mm]\b)"
-    r"(?P<join>\s*(?:to|and|until|till|through|[-–—~])\s*)"
+    r"(?P<join>\s*(?:to|and|until|till|through|->|[-–—~→⟶⇒])\s*)"
     r"(?P<h2>\d{1,2}):(?P<m2>\d{2})(?::\d{2})?\s?(?P<half>[AaPp])\.?(?P<m>[Mm])\.?(?![A-Za-z])"
 )
 _MERIDIEM_HINT = re.compile(r"[AaPp]\.?[Mm](?![A-Za-z])")

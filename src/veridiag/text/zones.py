@@ -83,7 +83,7 @@ _SUFFIX_JOIN = re.compile(r"\s*")
 #: What joins a zone to its gloss in brackets: "CST (UTC+8)", "UTC+8（北京时间）".
 _GLOSS_JOIN = re.compile(r"\s*")
 #: What joins the two ends of a range of clocks.
-_RANGE_JOIN = re.compile(r"\s*(?:到|至|-|–|—|~|～|(?i:to|and|until|till|through|thru)(?![A-Za-z]))\s*")
+_RANGE_JOIN = re.compile(r"\s*(?:到|至|->|-|–|—|~|～|→|⟶|⇒|(?i:to|and|until|till|through|thru)(?![A-Za-z]))\s*")
 #: A clock in brackets right after another: "16:22 (08:22 UTC)" restates one instant.
 _RESTATES = re.compile(r"\s*[(（]\s*")
 
