@@ -591,3 +591,26 @@ def test_a_day_run_together_before_its_clock_is_that_day(day: date, shift: int, 
     (shifted,) = [e for e in extract_entities(written(other)) if e.kind == "date"]
     assert Corpus([line]).contains(stated), (line, stated)
     assert not Corpus([line]).contains(shifted), (line, shifted)
+
+
+@given(
+    st.integers(10, 400),
+    st.integers(1, 50),
+    st.sampled_from([("ms", Decimal("0.001")), ("%", None), ("秒", Decimal(1)), ("MB", None)]),
+    st.sampled_from(["–", "-", "~", " – "]),
+    st.sampled_from(["p90 始终在 {r}。", "it was {r} throughout", "值为 {r}"]),
+)
+def test_a_ranges_first_end_has_its_ends_unit(
+    low: int, width: int, unit: tuple[str, Decimal | None], dash: str, form: str
+) -> None:
+    """ "p90 始终在 4.6–4.7 ms" quoting 0.0046s and 0.0047s: the range's first end is 4.6 ms, not a
+    bare 4.6 looked for as written; a first end its lines do not hold is still caught."""
+    spelling, seconds = unit
+    high = low + width
+
+    def written(value: int) -> str:  # milliseconds as the tool writes them, in seconds
+        return f"{value * seconds:f}s" if seconds is not None and spelling != "秒" else f"{value}{spelling}"
+
+    output = "\n".join(f"2022-08-22T07:{i:02d}:20Z {written(v)}" for i, v in enumerate([low, high]))
+    assert _grounded(form.format(r=f"{low}{dash}{high} {spelling}"), output), output
+    assert not _grounded(form.format(r=f"{low * 3 + 1}{dash}{high} {spelling}"), output), output

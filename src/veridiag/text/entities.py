@@ -466,6 +466,9 @@ def _number(match: re.Match[str]) -> Entity | None:
     return None
 
 
+#: After a bare number, the rest of a range whose end writes a unit ("4.6–4.7 ms", "15~18 %"); not
+#: one no unit reads ("15–18m": both ends are then bare, each checked as written).
+_RANGE_FIRST_END = re.compile(rf"\s?[-–—~～]\s?\d+(?:\.\d+)?\s?(?i:{_UNIT_ALT})(?![A-Za-z])")
 #: After a number, a Chinese character that makes it no value of its own: a ratio (倍), a rank or
 #: share (名, 成), a date or clock part (年 月 日 号 点 时 分 秒 周), an attribute (504 的根因), a range's
 #: or a list's first end (4.8 到 5.3 秒: the range reads it with its unit; 3 和 5).
@@ -479,6 +482,8 @@ def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     "peaked at 37": ``units.yaml`` value_words) or a change ("bumped the counter by 2", "增加了 2":
     difference_words): checked as a dimensionless count."""
     start = match.start()
+    if _RANGE_FIRST_END.match(match.string, match.end("num")):
+        return None  # a range's first end ("4.6–4.7 ms"): the range reads it with its end's unit
     if (
         not _UNITS.value_word_before(match.string, start, _VALUE_REACH)
         and not _statistic_of(match)
