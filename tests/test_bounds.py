@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.text.bounds import _has_bound_word, _patterns, claimed_bound, keeps_on, threshold_kept
+from veridiag.text.bounds import BoundWords, _has_bound_word, _patterns, claimed_bound, keeps_on, threshold_kept
+from veridiag.text.wordfiles import bundled_words
 
 _WORDS = _patterns()[2].held_on
 _PLAIN = re.compile("|".join(re.escape(w) for w in sorted(_WORDS, key=len, reverse=True)), re.IGNORECASE)
@@ -202,3 +203,16 @@ def test_a_negation_is_a_whole_word(word: str, bound: str) -> None:
     as *below* 5 ms."""
     found = claimed_bound(f"{word} latency {bound}")
     assert found is not None and found.side == "above" and not found.turned, (word, found)
+
+
+@given(
+    st.sampled_from(sorted(bundled_words("veridiag.text", "bounds.yaml", BoundWords).changes)),
+    st.sampled_from(["超过", "高于", "低于", "不超过", "more than", "over", "under", "at least"]),
+    st.integers(1, 99),
+    st.sampled_from(["CPU 仍有 427.52m，一分钟后降到 3.64m，{c}{b} {n}%。", "It is still falling: a {c} of {b} {n}%."]),
+)
+def test_a_bound_on_a_change_is_no_bound_on_the_level(change: str, word: str, number: int, form: str) -> None:
+    """ "降幅超过 99%" bounds how much the series fell, not what it reads: no bound of its level to
+    check against its last point. Without the change's noun the bound is the level's."""
+    assert claimed_bound(form.format(c=change, b=word, n=number)) is None, (change, word)
+    assert claimed_bound(form.format(c="", b=word, n=number).replace("a  of ", "")) is not None, word

@@ -43,6 +43,8 @@ class BoundWords(WordModel):
     span_before: list[Word] = Field(default_factory=list)
     #: These place a claim at the end of the data ("still above 9 s").
     latest: list[Word] = Field(default_factory=list)
+    #: Right before a bound, these make it a bound on a change, no level ("降幅超过 99%").
+    changes: list[Word] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,6 +240,18 @@ def _turn_word() -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z])(?:{_alternation(words.turned_by)})(?![A-Za-z])", re.IGNORECASE)
 
 
+def _of_a_change(read: str, at: int, words: BoundWords) -> bool:
+    """Does a change's noun end right before ``at`` (a linking word between: "降幅超过", "a drop of
+    more than", "the decline was over")?"""
+    return _change_pattern(tuple(words.changes)).search(read, max(0, at - 24), at) is not None
+
+
+@lru_cache(maxsize=1)
+def _change_pattern(changes: tuple[str, ...]) -> re.Pattern[str]:
+    nouns = whole_words(sorted(changes, key=len, reverse=True), edge="A-Za-z", boundary="A-Za-z", blanks=r"\s+")
+    return re.compile(rf"(?:{nouns or '(?!)'})\s*(?:了|为|是|达|达到|of|was|is|by)?\s*$", re.IGNORECASE)
+
+
 def claimed_bound(text: str) -> Bound | None:
     """The first bound ``text`` states, with the period its clocks give (two clocks: from the
     first to the second)."""
@@ -257,6 +271,8 @@ def claimed_bound(text: str) -> Bound | None:
         side = "below" if side == "above" else "above"
     elif match.re is before and _negated_earlier(read, match.start("word")):
         return None  # a negation further back in its clause ("No request on the api ever took over 2 s"): unsure
+    if match.re is before and _of_a_change(read, match.start("word"), words):
+        return None  # "降幅超过 99%", "a drop of more than 99%": how much it changed, no level it kept
     value, dimension = _base(match.group("number"), match.group("unit"))
     if value is None:
         return None
