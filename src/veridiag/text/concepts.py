@@ -472,6 +472,12 @@ class Concepts:
             return False
         return self._recovered.search(text) is not None
 
+    def recoveries(self, text: str) -> list[tuple[int, int]]:
+        """Where ``text`` says something came back to normal."""
+        if not self.says_recovered(text):
+            return []
+        return [found.span() for found in self._recovered.finditer(text)]
+
     def names_intervals(self, clause: str) -> bool:
         """Does ``clause`` speak of the intervals between times ("间隔都是 30 分钟", "30 minutes apart")?"""
         return self._intervals.search(clause) is not None

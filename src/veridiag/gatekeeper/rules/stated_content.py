@@ -1258,11 +1258,17 @@ def _recovered_in_episode(text: str, outputs: list[str]) -> list[tuple[str, str]
     """ "发送量在北京时间 20:38 已经恢复到正常水平" while the cited series' anomaly runs 12:10–12:39Z:
     a recovery (``concepts.yaml`` recovery_words) at a clock inside an episode of the cited
     series, before its last anomalous point, is contradicted — in every reading of the clock."""
-    if not concepts().says_recovered(text):
+    recoveries = concepts().recoveries(text)
+    if not recoveries:
         return []
     facts = extract_entities(text)
     stamps = [e for e in facts if e.kind == "timestamp"]
     if len(stamps) != 1:
+        return []
+    # the clock of a recovery's own clause ("同一分钟（14:51:10）同时异常、又几乎同时恢复": its clock
+    # is the onset's, and the recovery has none)
+    clauses = [_clause_between(text, start, end, (*_CLAUSE_MARKS, "、")) for start, end in recoveries]
+    if not any(e.kind == "timestamp" for first, last in clauses for e in extract_entities(text[first:last])):
         return []
     # a day the claim writes apart from its clock ("on 31 March … at 2 p.m."): episodes of that day only
     days = [n for e in facts if e.kind == "date" for n in e.needles if _MONTH_DAY.fullmatch(n)]
