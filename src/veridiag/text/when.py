@@ -606,7 +606,9 @@ _DIGITAL_BEFORE = frozenset(":：0123456789")
 _EN_PART = re.compile(
     r"(?<![A-Za-z])(?<!good )(?:(?P<which>this|last)\s+)?(?P<part>morning|afternoon|evening|night|noon|tonight)"
     r"(?![A-Za-z])",
-    re.IGNORECASE,
+    # ASCII case only: under full Unicode folding "EVENİNG" matched and lowered to "eveni̇ng",
+    # which names no part (a KeyError in _extent, found by tests/test_case_blind_words.py)
+    re.IGNORECASE | re.ASCII,
 )
 
 
