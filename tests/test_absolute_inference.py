@@ -127,7 +127,9 @@ def test_what_a_search_searched_for_states_no_absolute(code: int, path: str, for
     report = _GATEKEEPER.validate(
         v2([claim("claim-1", text, [binding([101], lines[0])])]),
         session_id=SESSION,
-        invocations=InMemoryInvocations([invocation(101, "query_logs", output, arguments={})]),
+        invocations=InMemoryInvocations(
+            [invocation(101, "query_logs", output, arguments={"query": str(code) if searched else "timed"})]
+        ),
     )
     reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
     absolute = any("absolute" in reason for reason in reasons)

@@ -102,13 +102,14 @@ def _other_scope(text: str, cited: list[InvocationView], scopes: dict[str, list[
     metrics = [str(inv.arguments.get("metric") or "") for inv in cited if inv.tool_name == "query_metrics"]
     if not scopes or not metrics or len(metrics) != len(cited):
         return []
+    words_of = {scope: {w.lower() for w in words} for scope, words in scopes.items()}
     parts = [{p.lower() for p in _NAME_PART.findall(metric)} for metric in metrics]
-    of = {scope for scope, words in scopes.items() for named in parts if named & {w.lower() for w in words}}
-    if len(of) != 1 or not all(named & {w.lower() for w in scopes[next(iter(of))]} for named in parts):
+    of = {scope for scope, words in words_of.items() for named in parts if named & words}
+    if len(of) != 1 or not all(named & words_of[next(iter(of))] for named in parts):
         return []
     series = next(iter(of))
     read = reader_text(text).lower()
-    named = {scope for scope, words in scopes.items() if any(_names(read, word.lower()) for word in words)}
+    named = {scope for scope, words in words_of.items() if any(_names(read, word) for word in words)}
     if series in named or not named:
         return []
     names, listed = "/".join(sorted(named)), ", ".join(metrics)
@@ -230,7 +231,7 @@ class _Stated:
     #: The clocks of the quoted lines, in order, each as its minute of the day: the events an
     #: interval the claim names ("every half hour") is between, when it writes none of them.
     clocks: tuple[int, ...] = ()
-    #: What the cited log searches searched for (``query=…`` of their header): every line they list
+    #: What the cited log searches searched for (their ``query`` argument): every line they list
     #: holds it because they were asked for it.
     searched: tuple[str, ...] = ()
 
@@ -463,6 +464,9 @@ def _stated_otherwise(
         # each call once: two excerpts of one call cite it twice, which lists its rows twice
         _whole_set(lines, list({inv.id: inv.output or "" for inv in cited}.values())),
         episodes=_quoted_episodes(context, *quoting),
+        searched=tuple(
+            str(query) for inv in cited if inv.tool_name == "query_logs" and (query := inv.arguments.get("query"))
+        ),
         claim=reader_text(text),
     )
     if inference:
@@ -599,23 +603,7 @@ def _whole_set(lines: list[str], outputs: list[str]) -> _Stated:
     )
     counted = tuple((int(count.group(1)), t) for t in templates if (count := _TEMPLATE_COUNT.match(t)))
     clocks = tuple(dict.fromkeys(clocks_of_day("\n".join(lines))))  # an excerpt and its whole line: once
-    heads = (_SEARCHED.search(output[:_HEAD_LINE]) for output in outputs)
-    searched = tuple(next(g for g in m.groups() if g is not None) for m in heads if m is not None)
-    return _Stated(
-        frozenset(stated),
-        whole,
-        shown,
-        _headings(lines, outputs),
-        spans,
-        counted=counted,
-        clocks=clocks,
-        searched=searched,
-    )
-
-
-#: A log search's header and its query, as query_logs writes it (``query='Full GC'``, ``query=504``).
-_SEARCHED = re.compile(r"^query_logs .*?\bquery=(?:'((?:[^'\\]|\\.)*)'|\"((?:[^\"\\]|\\.)*)\"|(\S+))")
-_HEAD_LINE = 2048
+    return _Stated(frozenset(stated), whole, shown, _headings(lines, outputs), spans, counted=counted, clocks=clocks)
 
 
 def _sole_item(output: str, line: str) -> bool:
