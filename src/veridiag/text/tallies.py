@@ -115,11 +115,6 @@ def tallied(count: Entity, facts: Iterable[Entity], outputs: Iterable[str], name
 _LISTED_CLOCK = re.compile(r"(?<!\d)(?<!\d:)(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
 #: Between two clocks of a range ("21:33–21:35", "18:55 到 19:05"): a range names its ends, not its members.
 _RANGE_JOIN = re.compile(r"\s*(?:[-–—~至到]|to)\s*$")
-#: Two clocks the claim lists, a list mark between ("00:00 和 00:02", "18:55, 19:05 and 19:15").
-_CLOCK_LIST = re.compile(
-    r"(?<!\d)(?<!\d:)\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?(?:\s?[A-Z]{2,5})?"
-    r"\s*(?:[、,，]\s*(?:and\s+|和\s*)?|\s(?:and|和)\s+|和)\s*\d{1,2}:\d{2}(?![\d:]|\.\d)"
-)
 #: The addends of a sum the claim writes out ("(2.56 + 6.4) / 144").
 _ADDENDS = re.compile(r"\d+(?:\.\d+)?(?:\s*\+\s*\d+(?:\.\d+)?)+")
 #: The least and most members a claim counts by listing them.
@@ -173,6 +168,11 @@ def enumerated(count: Entity, claim_text: str) -> bool:
 #: Values written one after another, apart by list marks ("89.65%、82.21%、84.95%", "3.1 s, 2.9 s and 4 s").
 _LIST_MARK = re.compile(r"\s*(?:[、,，]\s*(?:and\s+|和\s*)?|\s(?:and|和)\s+|和)\s*")
 _LISTED_VALUE = r"\d+(?:\.\d+)?\s?(?:%|[A-Za-z]{1,3}\b)?"
+#: Two clocks the claim lists, a list mark between ("00:00 和 00:02", "18:55, 19:05 and 19:15").
+_CLOCK_LIST = re.compile(
+    r"(?<!\d)(?<!\d:)\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?(?:\s?[A-Z]{2,5})?"
+    rf"{_LIST_MARK.pattern}\d{{1,2}}:\d{{2}}(?![\d:]|\.\d)"
+)
 _LISTED_NAME = r"[A-Za-z][\w.\-]*"
 _LISTED_NAMES = re.compile(rf"(?<![\w.\-])(?:{_LISTED_NAME})(?:{_LIST_MARK.pattern}(?:{_LISTED_NAME}))+(?![\w\-])")
 #: Between a count and the list it names: its noun, then a colon ("三个程序：", "three hosts: ").
