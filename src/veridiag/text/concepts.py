@@ -467,16 +467,16 @@ class Concepts:
 
     def says_recovered(self, text: str) -> bool:
         """Does ``text`` say something came back to normal ("恢复正常", "back to normal")?"""
-        key = ignorecase_key(text)
-        if not any(head in key for head in self._recovery_heads):
-            return False
-        return self._recovered.search(text) is not None
+        return self._may_recover(text) and self._recovered.search(text) is not None
 
     def recoveries(self, text: str) -> list[tuple[int, int]]:
         """Where ``text`` says something came back to normal."""
-        if not self.says_recovered(text):
-            return []
-        return [found.span() for found in self._recovered.finditer(text)]
+        return [found.span() for found in self._recovered.finditer(text)] if self._may_recover(text) else []
+
+    def _may_recover(self, text: str) -> bool:
+        """Does ``text`` hold the head of a recovery word (a substring test before the pattern)?"""
+        key = ignorecase_key(text)
+        return any(head in key for head in self._recovery_heads)
 
     def names_intervals(self, clause: str) -> bool:
         """Does ``clause`` speak of the intervals between times ("间隔都是 30 分钟", "30 minutes apart")?"""
