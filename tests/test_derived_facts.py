@@ -578,3 +578,32 @@ def test_a_difference_is_computed_never_found_as_a_level_near_it(base: int, rise
 
     assert _kept(says(rise), calls), form.format(d=rise)
     assert not _kept(says(base + 2), calls), form.format(d=base + 2)
+
+
+@given(
+    high=st.integers(200, 999),
+    low=st.integers(1, 150),
+    form=st.sampled_from(
+        [
+            "CPU 从 {a}m 降到 {b}m，降幅超过 {p}%。",
+            "CPU fell from {a} m to {b} m, a drop of over {p}%.",
+            "CPU 仍有 {a}m，一分钟后降到 {b}m，降幅超过 {p}%。",
+        ]
+    ),
+)
+@example(high=463, low=115, form="CPU 从 {a}m 降到 {b}m，降幅超过 {p}%。")  # 115.64 m read as a bare 115.64 %
+@example(high=200, low=97, form="CPU 从 {a}m 降到 {b}m，降幅超过 {p}%。")  # the rise from 97.64m, 105 %
+def test_a_bound_on_a_computed_change_holds_what_it_bounds(high: int, low: int, form: str) -> None:
+    """ "427.52m 降到 3.64m，降幅超过 99%": a bound on the change the two values compute (99.1 %),
+    not a number written to its digits; a bound the change does not reach is caught."""
+    lines = [f"2023-01-29T14:53:09Z {high}.52 m", f"2023-01-29T14:54:09Z {low}.64 m"]
+    output = "\n".join(lines)
+    calls = [invocation(1201, tool_name="query_metrics", output=output)]
+    change = (Decimal(high) - Decimal(low) + Decimal("-0.12")) / (Decimal(high) + Decimal("0.52")) * 100
+    bindings = [binding([1201], line, tool_name="query_metrics") for line in lines]
+
+    def says(percent: int) -> list[dict[str, Any]]:
+        return [claim(text=form.format(a=f"{high}.52", b=f"{low}.64", p=percent), bindings=bindings)]
+
+    assert _kept(says(int(change) - 1), calls), change
+    assert not _kept(says(int(change) + 2), calls), change

@@ -613,4 +613,92 @@ def test_a_ranges_first_end_has_its_ends_unit(
 
     output = "\n".join(f"2022-08-22T07:{i:02d}:20Z {written(v)}" for i, v in enumerate([low, high]))
     assert _grounded(form.format(r=f"{low}{dash}{high} {spelling}"), output), output
+    assume(low * 3 + 1 != high)  # a first end written as the end is is stated
     assert not _grounded(form.format(r=f"{low * 3 + 1}{dash}{high} {spelling}"), output), output
+
+
+@given(
+    st.integers(1, 4999),
+    st.integers(0, 99),
+    st.sampled_from(["CPU 仍有 {v}", "cpu was {v} at 14:53", "CPU 降到 {v}，随后回升"]),
+    st.sampled_from(["{n}m", "{n} m"]),
+    st.integers(1, 9),
+)
+def test_a_letter_glued_to_a_claims_number_is_checked(
+    whole: int, hundredths: int, form: str, written: str, off: int
+) -> None:
+    """ "CPU 仍有 427.52m": a claim's millicores (glued or apart, as our outputs write them) were no
+    fact at all, so a wrong "472.52m" went unchecked. Each reading the letter allows is tried: the
+    value is found as the output writes it, in cores, and not one that is off."""
+    value = Decimal(whole) + Decimal(hundredths) / 100
+    wrong = value + off * (10 ** len(str(whole)) // 10)  # a leading digit off
+    output = f"query_metrics unit=m\n    2023-01-29T14:53:09Z {value} m\n"
+    assume(str(wrong) not in output)
+    for stated in (written.format(n=value), f"{(value / 1000).normalize()} cores"):
+        assert _grounded(form.format(v=stated), output), (stated, output)
+    assert not _grounded(form.format(v=written.format(n=wrong)), output)
+
+
+@given(
+    st.integers(1024, 4095),
+    st.sampled_from(["heap went up to {v}", "heap rose up to {v}", "堆用到了 {v}", "Full GC 后仍占 {v}"]),
+    st.integers(1, 9),
+)
+@example(3897, "heap went up to {v}", 9)  # 3906M read in MiB is 4096M read in MB: one letter, one unit
+def test_a_size_letter_glued_to_a_claims_number_is_checked(mib: int, form: str, off: int) -> None:
+    """ "堆用到了 1950M" of a GC line "1931M->1950M(2048M)": a size written as the JVM writes it is
+    found as written and in GB, and a digit off ("2950M", "1959M") is not — nor is "went up to
+    2024M" of 1024M a bound ("up to") its half meets: the value it went to."""
+    output = f"Full GC (Allocation Failure) 1024M->{mib}M(4096M), 2.31 secs"
+    for wrong in (mib + 1000 * off, mib + off):
+        assume(f"{wrong}M" not in output and wrong != 4096)
+        assert not _grounded(form.format(v=f"{wrong}M"), output)
+    assert _grounded(form.format(v=f"{mib}M"), output)
+    gib = (Decimal(mib) / 1024).quantize(Decimal("0.01"))
+    assert _grounded(form.format(v=f"约 {gib} GiB"), output)
+
+
+@given(
+    st.integers(100, 999),
+    st.integers(1, 60),
+    st.sampled_from(["{l} m", "{l} ms"]),
+    st.booleans(),
+)
+def test_within_a_bound_of_a_cited_value_is_a_difference(level: int, apart: int, unit: str, honest: bool) -> None:
+    """ "back to 1.52 m, within 0.1 m of the 1.43 m median": a bound on a difference, computed from
+    the two values (no tool writes 0.1); a bound the two values break is not stated."""
+    median, now = Decimal(level) / 100, (Decimal(level) + apart) / 100
+    output = f"history: median {unit.format(l=median)}\n2023-01-29T07:07:20Z {unit.format(l=now)}"
+    gap = Decimal(apart) / 100
+    bound = (gap + Decimal("0.01")) if honest else (gap / 2).quantize(Decimal("0.001"))
+    assume(honest or bound * 2 < gap)
+    at, within, of = unit.format(l=now), unit.format(l=bound), unit.format(l=median)
+    claim = f"By 07:07:20 it was back to {at}, within {within} of the {of} median."
+    assert _grounded(claim, output) is honest, claim
+
+
+@given(st.integers(10, 99), st.sampled_from(["{v} m", "{v}m", "{v}M", "{v}K"]), st.booleans())
+def test_a_number_with_a_letter_is_no_bare_percentage(value: int, written: str, cpu_word: bool) -> None:
+    """ "115.64 m" is millicores and "64M" a size: neither is the bare number a percentage may be
+    found as in a small output, while a bare "64" still is."""
+    claim = f"{'CPU' if cpu_word else 'disk'} usage was {value}%"
+    assert not _grounded(claim, f"2023-01-29T14:54:09Z {written.format(v=value)}")
+    assert _grounded(claim, f"2023-01-29T14:54:09Z usage {value}")
+
+
+@given(
+    st.integers(2, 40), st.integers(1, 30), st.sampled_from(["{a}–{b}m", "{a}~{b} m", "{a}-{b}M"]), st.integers(3, 9)
+)
+def test_a_ranges_first_end_takes_its_ends_letter(low: int, spread: int, form: str, off: int) -> None:
+    """ "升到 15–18m": the first end is 15 millicores as the end is (it was read as a bare count 15,
+    found nowhere); a first end off by a digit is not found."""
+    high = low + spread
+    letter = form[-1]
+    output = (
+        f"2023-08-22T07:31:09Z {low}.2{' ' if letter == 'm' else ''}{letter}\n2023-08-22T07:32:09Z {high}.16 {letter}"
+    )
+    output = output.replace(f" {letter}", letter) if letter != "m" else output
+    claim = f"同一时段 CPU 升到 {form.format(a=low, b=high)}"
+    assert _grounded(claim, output), (claim, output)
+    wrong = low * off + 100
+    assert not _grounded(f"同一时段 CPU 升到 {form.format(a=wrong, b=high)}", output)

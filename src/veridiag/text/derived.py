@@ -369,12 +369,23 @@ def share_computed(entity: Entity, own: Corpus, facts: Sequence[Entity] | None =
     if bounds is None:
         return False
     target, tolerance = bounds
-    # to the digits written: "about 30%" computed is 29.5–30.5% (its "about" widens what a tool
-    # states, not what the claim computes from any two numbers of its lines)
-    tolerance = min(tolerance, written_half_unit(entity.text))
+    if not entity.bound:
+        # to the digits written: "about 30%" computed is 29.5–30.5% (its "about" widens what a tool
+        # states, not what the claim computes from any two numbers of its lines); a bound ("降幅超过
+        # 99%") holds what it bounds
+        tolerance = min(tolerance, written_half_unit(entity.text))
     named = [
         (e.dimension, v) for e in facts or () if e.dimension != "percent" and (v := _base(e)) is not None and v > 0
     ]
+    if len(named) >= 2 and entity.bound:
+        # a bound is wide ("超过 53%" allows 53–106 %): a change is read one way only, from a value the
+        # claim names to one it names later ("从 200.52m 降到 97.64m", a drop of 51 %, is no rise of
+        # 105 % from 97.64m); a share, of the earlier in the later
+        return any(
+            (a < b and abs(a / b * 100 - target) <= tolerance)
+            or (kind_a == kind_b and abs(abs(b - a) / a * 100 - target) <= tolerance)
+            for (kind_a, a), (kind_b, b) in combinations(named, 2)
+        )
     if len(named) >= 2:
         # a share of one value in another ("850 of 3977, about 21%"), or the change from one to
         # another of one kind ("52.96 against a median of 46, about 15% higher", "a 97% drop")

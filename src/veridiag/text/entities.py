@@ -27,7 +27,7 @@ from veridiag.text.memo import kept, remembered
 from veridiag.text.normalize import reader_text
 from veridiag.text.spoken import LIMIT as SPOKEN_LIMIT
 from veridiag.text.spoken import calendar_dates, may_spell, spoken_text
-from veridiag.text.units import NUMBER, Rates, unit_table
+from veridiag.text.units import NUMBER, Rates, Unit, unit_table
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: ``name``: a setting's or a field's name ("max_connections") — a fact to find, never a subject
@@ -66,6 +66,12 @@ _WORDS = entity_words()
 _UNIT_ALT = _UNITS.alternation()
 _NUMBER_AT = re.compile(NUMBER)
 _UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+#: A letter of ``units.yaml`` letter_readings right after a number, glued (a CPU letter also apart),
+#: in group 1: "115.64 m" is 115.64 millicores, never a bare 115.64 that a percentage may be.
+_LETTER_UNIT = r"(?:\s(?={}))?({})(?![A-Za-z])".format(
+    "|".join(map(re.escape, _UNITS.cpu_letters)) or "(?!)", "|".join(map(re.escape, _UNITS.letter_readings)) or "(?!)"
+)
+_LETTER_AT = re.compile(_LETTER_UNIT)
 _END = r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])"
 #: Where a fact can start: a digit, a Latin letter, or the first character of a non-Latin keyword.
 _KEYWORDS = (*_WORDS.id_keywords, *_WORDS.status_words, *_WORDS.status_verbs)
@@ -235,10 +241,16 @@ class Entity:
     #: zone and the offset (seconds) this reading takes. Found only beside no day or a day on which
     #: the zone keeps that offset.
     season: tuple[tzinfo, int] | None = None
+    #: A quantity its words make a bound ("超过 99%", "under 10 minutes"): ``value`` ± half the
+    #: ``precision`` is the interval it allows, not a number written to that precision.
+    bound: bool = False
 
 
 def _quantity(number: str, unit: str, text: str) -> Entity:
-    unit_of = _UNITS.by_spelling[unit.lower()]
+    return _quantity_in(number, unit, _UNITS.by_spelling[unit.lower()], text)
+
+
+def _quantity_in(number: str, unit: str, unit_of: Unit, text: str) -> Entity:
     decimals = len(number.split(".", 1)[1]) if "." in number else 0
     return Entity(
         "quantity",
@@ -249,6 +261,14 @@ def _quantity(number: str, unit: str, text: str) -> Entity:
         unit_of.factor,
         Decimal(1).scaleb(-decimals),
     )
+
+
+def _lettered(number: str, letter: str, written: str) -> Entity | None:
+    """A number with a letter glued to it that names no one unit ("1950M", "427.52m"): each
+    reading ``units.yaml`` letter_readings gives it, the first the fact and the rest its
+    alternatives, so any one the evidence states confirms it."""
+    readings = [_quantity_in(number, letter, unit_of, written) for unit_of in _UNITS.letter_readings.get(letter, ())]
+    return replace(readings[0], alternatives=tuple(readings[1:])) if readings else None
 
 
 def _entity(match: re.Match[str], services: frozenset[str]) -> Entity | None:
@@ -315,6 +335,8 @@ _RANGE = re.compile(rf"(?<![\w.-])({NUMBER})\s*[-–~至到]\s*{NUMBER}\s?({_UNI
 _RANGE_REST = re.compile(rf"\s*(?:[-–~至到]|\s+to\s+)\s*{NUMBER}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 #: Before a range's second number: its first ("20-"), so the "-" is a range, not a sign or an id.
 _RANGE_START = re.compile(r"\d\s*[-–~至到]\s*$")
+#: "15–18m", "2-3G": a range whose end writes a letter (``_LETTER_UNIT``), read as ``_RANGE`` is.
+_LETTER_RANGE = re.compile(rf"(?<![\w.-])({NUMBER})\s*[-–~至到]\s*{NUMBER}{_LETTER_UNIT}")
 
 
 def _timestamp(match: re.Match[str]) -> Entity:
@@ -458,17 +480,20 @@ def _number(match: re.Match[str]) -> Entity | None:
         if candidate.lower() in _UNITS.by_spelling:
             written = number + unit[: unit.index(candidate) + len(candidate)]
             return _qualified(_quantity(number, candidate, written), match)
+    lettered = _lettered(number, bare, number + unit) if not unit[:1].isspace() or bare in _UNITS.cpu_letters else None
+    if lettered is not None:
+        return _qualified(lettered, match)  # "1950M", "427.52m", "427.52 m"
     if unit[:1].isspace() and bare.isascii() and bare.isalpha() and bare.lower() not in _MULTIPLIERS:
         return _bare_value(number, match)  # a word after it that is no unit ("73.5 at 11:35")
     if not bare.isascii() and bare[:1] not in _NO_BARE_AFTER:
         return _bare_value(number, match)  # Chinese after it that is no unit ("峰值 12.5 出现在 …")
-    # letters glued to it are a unit of its own ("1950M", "5m"), read elsewhere or not at all
+    # other letters glued to it are a unit of its own, read elsewhere or not at all
     return None
 
 
 #: After a bare number, the rest of a range whose end writes a unit ("4.6–4.7 ms", "15~18 %"); not
 #: one no unit reads ("15–18m": both ends are then bare, each checked as written).
-_RANGE_FIRST_END = re.compile(rf"\s?[-–—~～]\s?\d+(?:\.\d+)?\s?(?i:{_UNIT_ALT})(?![A-Za-z])")
+_RANGE_FIRST_END = re.compile(rf"\s?[-–—~～]\s?\d+(?:\.\d+)?(?:\s?(?i:{_UNIT_ALT})(?![A-Za-z])|{_LETTER_UNIT})")
 #: After a number, a Chinese character that makes it no value of its own: a ratio (倍), a rank or
 #: share (名, 成), a date or clock part (年 月 日 号 点 时 分 秒 周), an attribute (504 的根因), a range's
 #: or a list's first end (4.8 到 5.3 秒: the range reads it with its unit; 3 和 5).
@@ -485,7 +510,7 @@ def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
     if _RANGE_FIRST_END.match(match.string, match.end("num")):
         return None  # a range's first end ("4.6–4.7 ms"): the range reads it with its end's unit
     if (
-        not _UNITS.value_word_before(match.string, start, _VALUE_REACH)
+        not _UNITS.value_word_before(match.string, start, _UNITS.value_reach)
         and not _statistic_of(match)
         and not _UNITS.difference_ending(match.string[max(0, start - _QUALIFIER_REACH) : start])
     ):
@@ -557,9 +582,6 @@ _MEASURED_UNITS = sorted(
 )
 #: How far back a qualifier may start ("approximately " is 14 characters).
 _QUALIFIER_REACH = 16
-#: How far before a bare number its value word may start: the longest ("went down to") and two
-#: adverbs after it ("was still only 3", units.yaml ``value_adverbs``).
-_VALUE_REACH = 32
 
 
 def _qualified(entity: Entity, match: re.Match[str]) -> Entity | None:
@@ -580,7 +602,7 @@ def _qualified_at(entity: Entity, text: str, start: int, end: int) -> Entity | N
     if kind == "approximate":
         return replace(entity, precision=max(entity.precision, value / 5))
     low, high = (value / 2, value) if kind == "at_most" else (value, value * 2)
-    return replace(entity, value=(low + high) / 2, precision=max(high - low, entity.precision))
+    return replace(entity, value=(low + high) / 2, precision=max(high - low, entity.precision), bound=True)
 
 
 @lru_cache(maxsize=64)
@@ -710,6 +732,10 @@ class TextFacts:
             for low in _RANGE.finditer(text):
                 entity = _quantity(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
                 spans.append((low.start(), low.end(), entity))
+            for low in _LETTER_RANGE.finditer(text):
+                lettered = _lettered(low.group(1), low.group(2), f"{low.group(1)}{low.group(2)}")
+                if lettered is not None:
+                    spans.append((low.start(), low.end(), lettered))
         return [(entity, tokens_over(text, start, end)) for start, end, entity in spans]
 
 
@@ -1516,8 +1542,12 @@ class Corpus:
             return False
         dimension = entity.dimension or ""
         small = len(self.text) <= _FOLD_LIMIT
+        # a letter written as the output writes it is its unit ("3906M" is no "4096M" read the other way)
+        letter = entity.text.lstrip("0123456789.").strip()
         for claimed in _readings(entity):
             for factor, spellings, exact in _unit_groups(dimension):
+                if exact and factor != claimed and letter in spellings:
+                    continue
                 value = entity.value * claimed / factor
                 tolerance = entity.precision * claimed / factor / 2
                 # A bare number ("cpu 92") counts only in small texts: in a 64 KB log any
@@ -1639,7 +1669,7 @@ class Corpus:
                     if unit and unit.group(1).lower() in spellings:
                         return True
                     close = bare_within is None or abs(Decimal(number.group()) - value) <= bare_within
-                    if bare_ok and not unit and close:
+                    if bare_ok and not unit and close and not _LETTER_AT.match(text, number.end()):
                         return True
             position = text.find(prefix, position + 1)
         return False
@@ -1777,9 +1807,11 @@ def is_difference(entity: Entity, read: str) -> bool:
         return False
     end = at + len(entity.text)
     aside = _ASIDE.match(read, end)  # "5 GB (one third) more than": a bracketed aside between
+    before, after = read[max(0, at - _QUALIFIER_REACH) : at], aside.end() if aside else end
     return (
-        _UNITS.difference_ending(read[max(0, at - _QUALIFIER_REACH) : at])
-        or _UNITS.difference_after.match(read, aside.end() if aside else end) is not None
+        _UNITS.difference_ending(before)
+        or _UNITS.difference_after.match(read, after) is not None
+        or any(ending.search(before) and starting.match(read, after) for ending, starting in _UNITS.difference_frames)
     )
 
 

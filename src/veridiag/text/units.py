@@ -46,6 +46,7 @@ class UnitSpellings(WordModel):
 
 
 QualifierKind = Literal["approximate", "at_most", "at_least", "selection"]
+_BOUNDS: frozenset[QualifierKind] = frozenset({"at_most", "at_least"})
 
 
 class QualifierWords(WordModel):
@@ -63,10 +64,18 @@ class RateWords(WordModel):
     levels: list[Word] = Field(default_factory=list)
 
 
+class LetterReading(WordModel):
+    """One unit a letter glued to a number may stand for (``units.yaml`` letter_readings)."""
+
+    dimension: Word
+    factor: Decimal = Field(gt=0)
+
+
 class UnitWords(WordModel):
     units: list[UnitSpellings] = Field(min_length=1)
     size_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
     cpu_letters: dict[Word, list[Decimal]] = Field(default_factory=dict)
+    letter_readings: dict[Word, list[LetterReading]] = Field(default_factory=dict)
     field_words: dict[Word, list[Word]] = Field(default_factory=dict)
     field_units: dict[Word, Word] = Field(default_factory=dict)
     bare_number_dimensions: list[Word] = Field(default_factory=list)
@@ -77,6 +86,7 @@ class UnitWords(WordModel):
     value_adverbs: list[Word] = Field(default_factory=list)
     difference_words: list[Word] = Field(default_factory=list)
     difference_after: list[Word] = Field(default_factory=list)
+    difference_frames: list[tuple[Word, Word]] = Field(default_factory=list)
     rates: RateWords | None = None
     relative_after: list[Word] = Field(default_factory=list)
     sum_words: list[Word] = Field(default_factory=list)
@@ -90,9 +100,10 @@ class UnitWords(WordModel):
                 raise ValueError(f"spelling {spelling!r} belongs to more than one unit")
             seen.add(spelling)
         dimensions = {unit.dimension for unit in self.units}
-        unknown = [d for d in [*self.bare_number_dimensions, *self.field_words] if d not in dimensions]
+        lettered = [r.dimension for readings in self.letter_readings.values() for r in readings]
+        unknown = [d for d in [*self.bare_number_dimensions, *self.field_words, *lettered] if d not in dimensions]
         if unknown:
-            raise ValueError(f"bare_number_dimensions names no unit's dimension: {unknown}")
+            raise ValueError(f"a dimension named (bare numbers, fields, letters) is no unit's dimension: {unknown}")
         return self
 
 
@@ -116,6 +127,8 @@ class UnitTable:
     size_letters: dict[str, tuple[Decimal, ...]]
     #: Case-sensitive CPU suffixes (Kubernetes' millicores: ``448.24 m``, ``500m``) → factors in cores.
     cpu_letters: dict[str, tuple[Decimal, ...]]
+    #: A letter glued to a number in a claim (``1950M``, ``427.52m``) → the units it may stand for.
+    letter_readings: dict[str, tuple[Unit, ...]]
     #: dimension → words a field's name has when its bare number is of that dimension.
     field_words: dict[str, frozenset[str]]
     #: kind → (words ending right before a number, words right after its unit), compiled.
@@ -131,6 +144,9 @@ class UnitTable:
     sum_before: re.Pattern[str]
     #: Words right after a quantity that make it a difference ("0.81 ms below the peak").
     difference_after: re.Pattern[str]
+    #: (a word ending right before a quantity, one right after it) that make it a difference bound
+    #: ("within 0.1 m of the median").
+    difference_frames: tuple[tuple[re.Pattern[str], re.Pattern[str]], ...]
     #: Words right after a duration that make it the time from another event ("后", "later").
     relative_after: re.Pattern[str]
     #: Words right after "N times" that make it a multiple ("the", "as", "higher").
@@ -144,6 +160,9 @@ class UnitTable:
     sum_word: re.Pattern[str] = re.compile("(?!)")
     #: A word of a field's name → the unit its bare number is in (``len: 176`` is bytes).
     field_units: dict[str, Unit] = field(default_factory=dict)
+    #: How far before a bare number its value word may start: the longest with two adverbs after it
+    #: ("climbed up to once more 3", "was still only 3").
+    value_reach: int = 0
 
     def qualifier(self, before: str, after: str) -> QualifierKind | None:
         """What the words around a number make of it: approximate, a bound, or (None) exact.
@@ -154,9 +173,12 @@ class UnitTable:
         An ASCII character matches no other character case-insensitively than its own two cases
         when the words' last characters are ASCII or Chinese (``_ends``)."""
         for kind, (ends_before, starts_after) in self.qualifiers.items():
-            if (_may_end(before, self.qualifier_ends[kind]) and ends_before.search(before)) or starts_after.match(
-                after
-            ):
+            if _may_end(before, self.qualifier_ends[kind]) and ends_before.search(before):
+                # "went up to 2024M" states a value: its "up to" ends a value word, no bound
+                if kind in _BOUNDS and self.value_word_before(before, len(before), len(before)):
+                    continue
+                return kind
+            if starts_after.match(after):
                 return kind
         return None
 
@@ -187,6 +209,7 @@ class UnitTable:
             tuple(words.chinese_numeral_units),
             {letter: tuple(factors) for letter, factors in words.size_letters.items()},
             {letter: tuple(factors) for letter, factors in words.cpu_letters.items()},
+            {letter: tuple(Unit(r.dimension, r.factor) for r in rs) for letter, rs in words.letter_readings.items()},
             {dimension: frozenset(w.lower() for w in names) for dimension, names in words.field_words.items()},
             {kind: (_ending(q.before), _starting(q.after)) for kind, q in words.qualifiers.items()},
             _ending(words.value_words, then=words.value_adverbs),
@@ -195,12 +218,14 @@ class UnitTable:
             _difference(words.difference_words, words),
             _difference(words.sum_words, words),
             _starting(words.difference_after),
+            tuple((_ending([before]), _starting([after])) for before, after in words.difference_frames),
             _starting(words.relative_after),
             _starting(words.multiple_after),
             Rates(words.rates, by_spelling) if words.rates is not None else None,
             _ends(words.difference_words) | _ends(approximate.before if approximate is not None else []),
             re.compile(_words_pattern(words.sum_words), re.IGNORECASE),
             {word.lower(): by_spelling[unit.lower()] for word, unit in words.field_units.items()},
+            max(map(len, words.value_words), default=0) + 2 * max(map(len, words.value_adverbs), default=0) + 3,
         )
 
     def alternation(self) -> str:
