@@ -268,3 +268,37 @@ def test_a_change_in_percent_is_computed_from_the_values_it_compares(base: int, 
     # no number of the lines is the percentage written, nor the share one value is of the other
     assume(abs(wrong - value) > 1 and abs(wrong - base) > 1 and abs(wrong - base / value * 100) > 1)
     assert _verdict(line, said(wrong), line) != "pass"
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    hosts=st.lists(st.from_regex(r"gige[0-9]{1,2}", fullmatch=True), min_size=2, max_size=6, unique=True),
+    extra=st.integers(min_value=0, max_value=8),
+    form=st.sampled_from(
+        ["最后一条（{t}）来自 {h}。", "The last one, at {t}, came from {h}.", "{h} logged the last line at {t}"]
+    ),
+)
+def test_a_patterns_example_is_its_first_line_not_its_last(hosts: list[str], extra: int, form: str) -> None:
+    """ "最后一条（04:02:27）来自 gige4" quoting a pattern of several lines whose example, its first line,
+    is gige4's: the example's host is no fact of the pattern's last time. Of its first time it is."""
+    first, last = "2004-01-06T07:49:10Z", f"2005-07-15T04:02:{27 + extra:02d}Z"
+    lines = [f"{2561239 + i} {host} gige temperature {1073375350 + i} 1 critical" for i, host in enumerate(hosts)]
+    output = "\n".join(
+        [
+            "query_logs service=hpc query='gige temperature critical'",
+            f"matched {len(hosts)} lines (INFO {len(hosts)})",
+            "templates:",
+            f"  {len(hosts)}× INFO {first} – {last} critical",
+            f"     e.g. {lines[0]}",
+        ]
+    )
+    example_host = hosts[0]
+    assert _verdict(output, form.format(t=last[11:19], h=example_host), last) == "warn"
+    span = f"从 {first[11:19]} 到 {last[11:19]}，这类告警都来自 {example_host} 等节点"
+    assert _verdict(output, span, f"{first} – {last}") == "pass"
+    assert (
+        _verdict(
+            output, form.replace("最后", "第一").replace("last", "first").format(t=first[11:19], h=example_host), first
+        )
+        == "pass"
+    )

@@ -781,6 +781,39 @@ def test_a_template_states_all_only_of_what_it_does_not_vary(form: str) -> None:
     assert outcome == "warn" and reason.startswith("absolute"), reason
 
 
+@given(
+    st.from_regex(r"[a-z]{3,6}[A-Z][a-z]{2,6}", fullmatch=True),
+    st.integers(0, 9),
+    st.sampled_from(
+        ["Every refusal is preceded by a startSync with {f}.", "每次同步都带着 {f}。", "all of them ran with {f}"]
+    ),
+    st.booleans(),
+)
+def test_a_field_the_template_varies_is_no_value_of_all_its_lines(
+    key: str, value: int, form: str, varies: bool
+) -> None:
+    """ "Every refusal is preceded by a startSync with syncAction=2" quoting the example of a
+    template "startSync … {syncAction=<*>, …}" that is every matched line: the template holds all
+    its lines' constant text, not the value one line gives its varying field; a field the template
+    writes as it is (``syncAction=2``) is every line's."""
+    field = f"{key}={value}"
+    head = f"{key}=<*>" if varies else field
+    template = (
+        f"  5× INFO 2017-12-23T22:19:58Z – 2017-12-24T00:32:28Z startSync hiSyncOption = {{{head}, syncMethod=<*>}}"
+    )
+    example = (
+        f"     e.g. 20171223-22:19:58:419|HiH_HiSyncControl|30002312|startSync hiSyncOption = {{{field}, syncMethod=2}}"
+    )
+    output = (
+        f"query_logs service=healthapp query=startSync\nmatched 5 lines (INFO 5)\ntemplates:\n{template}\n{example}\n"
+    )
+    outcome, reason = _outcome(form.format(f=field), output, field)
+    if varies:
+        assert outcome == "warn" and reason.startswith("absolute"), reason
+    else:
+        assert outcome == "pass", reason
+
+
 def test_an_outputs_only_template_and_only_anomaly_are_all_and_the_only() -> None:
     template = "  7× ERROR 2026-07-07T10:00:00Z – 2026-07-07T10:05:00Z RedisConnectionException: Unable to connect"
     output = f"query_logs service=cart\nmatched 7 lines (ERROR 7)\ntemplates:\n{template}\nlines:\n"

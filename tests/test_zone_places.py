@@ -8,6 +8,7 @@ import importlib.util
 import json
 import subprocess
 import sys
+import unicodedata
 from datetime import UTC, date, datetime, timedelta
 from importlib import resources
 from pathlib import Path
@@ -53,6 +54,30 @@ def test_an_english_place_and_time_names_its_zone(place: str, lead: str) -> None
         found = question_zone(f"{lead}{written} {time_word}")
         assert found is not None, (place, time_word)
         assert _MOMENT.astimezone(found[0]).utcoffset() == _offset(_PLACES[place])
+
+
+_ACCENTED = sorted(p for p in _PLACES if not p.isascii() and any("a" <= c <= "z" for c in p))
+
+
+@given(
+    place=st.sampled_from(_LATIN + _ACCENTED),
+    lead=st.sampled_from(["", "出现在 ", "第一条出现在"]),
+    join=st.sampled_from([" ", ""]),
+    word=st.sampled_from(["时间", "時間"]),
+    plain=st.booleans(),
+)
+def test_an_english_place_before_the_chinese_word_for_time_names_its_zone(
+    place: str, lead: str, join: str, word: str, plain: bool
+) -> None:
+    """ "出现在 Anchorage 时间 12:01:41": a Latin place before 时间 is a zone as before "time", written
+    with CLDR's accents and apostrophes or without them ("Sao Paulo", "St. John's")."""
+    written = " ".join(w[:1].upper() + w[1:] for w in place.split())
+    if plain:
+        decomposed = unicodedata.normalize("NFKD", written.replace("’", "'"))
+        written = "".join(c for c in decomposed if not unicodedata.combining(c))
+    found = question_zone(f"{lead}{written}{join}{word} 12:01:41")
+    assert found is not None, (written, word)
+    assert _MOMENT.astimezone(found[0]).utcoffset() == _offset(_PLACES[place])
 
 
 @given(

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta, timezone, tzinfo
@@ -1394,21 +1395,30 @@ def _zone_words() -> tuple[re.Pattern[str], dict[str, str], frozenset[str]]:
 
 
 #: A place a reader names a zone by, then the word for time ("Berlin time", "India Time", "Central
-#: European Time", "柏林时间", "印度時間"): up to four capitalised words before "time", or the
-#: Chinese run before 时间, looked up in ``zone_places.json`` (CLDR's places, ``scripts/zone_places.py``).
+#: European Time", "柏林时间", "印度時間", "Anchorage 时间"): up to four capitalised words before "time"
+#: or 时间, or the Chinese run before 时间, looked up in ``zone_places.json`` (CLDR's places,
+#: ``scripts/zone_places.py``).
 _PLACE_TIME = re.compile(
-    r"(?<![A-Za-z])(?P<en>(?:[A-Z][\w'.&-]*\s+){1,4})(?i:time)(?![A-Za-z])|(?P<zh>[\u4e00-\u9fff]{2,16})(?:时间|時間)"
+    r"(?<![A-Za-z])(?P<en>(?:[A-Z][\w'.&-]*?\s+){0,3}[A-Z][\w'.&-]*?)(?:\s+(?i:time)(?![A-Za-z])|\s*(?:时间|時間))"
+    r"|(?P<zh>[\u4e00-\u9fff]{2,16})(?:时间|時間)"
 )
 _WORD_AT = re.compile(r"\S+")
 
 
 @lru_cache(maxsize=1)
 def _zone_places() -> dict[str, str]:
-    """``zone_places.json``: place (lower case) → IANA key, read once."""
+    """``zone_places.json``: place (``_place_key``) → IANA key, read once. CLDR writes "São Paulo"
+    and "St. John’s"; a writer may not ("Sao Paulo time", "St. John's")."""
     places: dict[str, str] = json.loads(
         resources.files("veridiag.text").joinpath("zone_places.json").read_text("utf-8")
     )
-    return places
+    return {**places, **{_place_key(place): key for place, key in places.items()}}
+
+
+def _place_key(place: str) -> str:
+    """A place's name as looked up: lower case, without accents, with a straight apostrophe."""
+    decomposed = unicodedata.normalize("NFKD", place.lower().replace("’", "'"))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def place_zones(text: str, start: int = 0, end: int | None = None) -> Iterator[tuple[tuple[int, int], str]]:
@@ -1420,7 +1430,7 @@ def place_zones(text: str, start: int = 0, end: int | None = None) -> Iterator[t
         if match.group("en") is not None:
             words = list(_WORD_AT.finditer(match.group("en")))
             for at, word in enumerate(words):
-                key = places.get(" ".join(w.group() for w in words[at:]).lower())
+                key = places.get(_place_key(" ".join(w.group() for w in words[at:])))
                 if key is not None:
                     yield (match.start("en") + word.start(), match.end()), key
                     break
@@ -1455,14 +1465,14 @@ def places_beside_clocks(text: str) -> Iterator[tuple[tuple[int, int], str]]:
         words = match.group(group)
         starts = [w.start() for w in _WORD_AT.finditer(words)] if group == "en" else range(len(words) - 1)
         for at in starts:
-            key = places.get(" ".join(words[at:].split()).lower())
+            key = places.get(_place_key(" ".join(words[at:].split())))
             if key is not None:
                 yield (match.start(group) + at, match.end(group)), key
                 break
     for match in _PLACE_AFTER_CLOCK.finditer(text):
         words = list(_WORD_AT.finditer(match.group("en")))
         for last in range(len(words), 0, -1):
-            key = places.get(" ".join(w.group() for w in words[:last]).lower())
+            key = places.get(_place_key(" ".join(w.group() for w in words[:last])))
             if key is not None:
                 yield (match.start("en"), match.start("en") + words[last - 1].end()), key
                 break

@@ -233,6 +233,12 @@ class _Check:
                 why = f"found only on the line of another subject than the claim's, in invocation {ids}: {listed}"
                 self.warn(target, why, len(swapped), len(entities), sources[0].id)
                 return
+            firsts = _of_a_patterns_first_line(self.facts(text).entities(), regions)
+            if firsts:
+                listed = ", ".join(f"{e.kind} {e.text!r} (not of the line at {clock.text!r})" for e, clock in firsts)
+                why = f"found only on a pattern's example, its first line, in invocation {ids}: {listed}"
+                self.warn(target, why, len(firsts), len(entities), sources[0].id)
+                return
             named = self.facts(text).entities()  # all of them: a pair may be quoted verbatim
             outputs = [self.context.evidence(inv).output for inv in sources]
             broken = broken_pairs(text, outputs, self.stated, self.facts)
@@ -354,6 +360,38 @@ def _anchors(
                     if e not in outside and e is not fact and e.kind not in _UNTYING_KINDS and clause.contains(e)
                 ]
     return anchors
+
+
+#: A ``query_logs`` pattern of several lines and its first and last times.
+_MANY_LINES_HEAD = re.compile(r"^\s*(?:[2-9]|[1-9]\d+)×\s+\S+\s+(?P<first>\S+)\s+–\s+(?P<last>\S+)\s")
+
+
+def _of_a_patterns_first_line(facts: list[Entity], regions: list[str]) -> list[tuple[Entity, Entity]]:
+    """Facts a claim gives the last line of a quoted pattern of several lines ("最后一条（04:02:27）来自
+    gige4") that only the pattern's example holds: the example is its first line, another line than
+    the last (each with the clock it pairs with). The pattern's own words are all its lines'; a claim
+    naming its first and last times speaks of its span, its example's facts one of its lines'."""
+    clocks = [fact for fact in facts if fact.kind == "timestamp"]
+    if not clocks:
+        return []
+    found: list[tuple[Entity, Entity]] = []
+    for region in regions:
+        head, _, example = region.partition("\n")
+        times = _MANY_LINES_HEAD.match(head)
+        if times is None or not example.strip() or times["first"] == times["last"]:
+            continue
+        first, last, pattern, instance = (Corpus([t]) for t in (times["first"], times["last"], head, example))
+        at_last = [c for c in clocks if last.contains(c) and not first.contains(c)]
+        if at_last and not any(first.contains(c) for c in clocks):  # both ends: the pattern's span
+            found += [
+                (fact, at_last[0])
+                for fact in facts
+                if fact.kind in _PAIRED_KINDS
+                and fact.kind != "timestamp"
+                and instance.contains(fact)
+                and not pattern.contains(fact)
+            ]
+    return found
 
 
 #: A ``query_logs`` pattern line's head: its count, level and first and last times.

@@ -266,7 +266,7 @@ class _Stated:
         if own[end : end + 1] in ("：", ":"):  # "全部是同一种语句：UPDATE …": what follows names it
             end = min((at for mark in _CLAUSE_MARKS if (at := own.find(mark, end + 1)) >= 0), default=len(own))
         said = (self.claim if len(self.claim) == len(own) else own)[hit.end : end]
-        facts = [e.text.lower() for e in extract_entities(said)]
+        facts = [e.text.lower() for e in extract_entities(said)] + _ASSIGNMENT.findall(said.lower())
         terms = [*facts, *_TERM.findall(said.lower())]
         fixed = [" ".join(t.lower().split("<*>")) for t in templates]
         if any(all(f in text for f in facts) and any(t in text for t in terms) for text in fixed):
@@ -445,6 +445,9 @@ def _in_order(row: str, parts: list[str]) -> bool:
 #: A Latin word of five letters or more a template may hold (identifiers, exceptions, messages;
 #: shorter words — them, were, full — say little about which lines).
 _TERM = re.compile(r"[a-z][a-z0-9_.$]{4,}")
+#: A field and its value as a claim writes one ("syncaction=2", lowered): a fact the template must
+#: hold as written, not as ``syncAction=<*>``, the field it varies on.
+_ASSIGNMENT = re.compile(r"(?<![\w.])[a-z_][\w.]*=[\w-]+(?:\.[\w-]+)*")
 
 
 def _stated_otherwise(
