@@ -12,6 +12,7 @@ import sys
 from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 from hypothesis import assume, example, given
 from hypothesis import strategies as st
@@ -503,3 +504,29 @@ def test_a_bare_twelve_hour_face_may_be_either_half_of_the_readers_day(
     assert label == "reasonable_inference", label
     wrong = template.format(c=_face(local + timedelta(minutes=off)))
     assert _reader_zone_outcomes(named, wrong, output)[0][0] == "fail", wrong
+
+
+@given(
+    st.integers(1_000_000_000, 1_999_999_999),
+    st.sampled_from([("Anchorage", "America/Anchorage"), ("Berlin", "Europe/Berlin"), ("柏林", "Europe/Berlin")]),
+    st.sampled_from(["{place} 时间 {t:%H:%M:%S}", "{t:%H:%M:%S} {place} time"]),
+)
+@example(1131566501, ("Anchorage", "America/Anchorage"), "{place} 时间 {t:%H:%M:%S}")
+def test_a_lines_epoch_tells_the_season_of_a_zoned_clock(epoch: int, place: tuple[str, str], form: str) -> None:
+    """ "Anchorage 时间 12:01:41" of a Thunderbird line whose epoch is 20:01:41Z on 9 November: its
+    day is in winter (AKST, UTC−9, so 11:01:41); the summer reading of a clock without a day, 12:01:41
+    AKDT, is no reading of that line. The right one is stated."""
+    name, key = place
+    if not name.isascii():
+        form = "{place}时间 {t:%H:%M:%S}"
+    instant = datetime.fromtimestamp(epoch, UTC)
+    zone = ZoneInfo(key)
+    face = instant - timedelta(hours=8)
+    line = f"- {epoch} {instant:%Y.%m.%d} aadmin2 {face:%b %d %H:%M:%S} src@aadmin2 dhcpd: no free leases"
+    right = instant.astimezone(zone)
+    assert _stated(form.format(place=name, t=right), line)[0], (line, right)
+    offset = right.utcoffset()
+    assert offset is not None
+    other = (right - timedelta(hours=1)) if right.dst() else (right + timedelta(hours=1))  # the other season's face
+    assume(f"{other:%H:%M}" != f"{face:%H:%M}")  # the line's own face is no UTC clock anyway
+    assert not _stated(form.format(place=name, t=other), line)[0], (line, other)

@@ -1233,7 +1233,7 @@ class Corpus:
         self._folded: str | None = None
         self._tokens: frozenset[str] | None = None
         self._runs: WordRuns | None = None
-        self._offsets: tuple[list[tuple[int, int]], frozenset[str]] | None = None
+        self._offsets: tuple[list[tuple[int, int]], frozenset[str], tuple[datetime, ...]] | None = None
         self._durations: tuple[Decimal, ...] | None = None
 
     @property
@@ -1375,8 +1375,16 @@ class Corpus:
         with Z), or the UTC reading of an output's clock written with one (``22:10+08:00`` is
         14:10Z) — never that clock's local face. ``season``: found only on a line with no day or
         a day of that season (``Entity.season``)."""
-        local, utc = self.offset_clocks
+        local, utc, epochs = self.offset_clocks
         if any(reading.startswith(needle) or reading.startswith("0" + needle) for reading in utc):
+            return True
+        # a line's epoch: its clock, on its day (a summer reading is no winter line's, "Nov 9")
+        if any(
+            (clock.startswith(needle) or clock.startswith("0" + needle))
+            and (season is None or _offset_seconds(instant, season[0]) == season[1])
+            for instant in epochs
+            for clock in (instant.strftime("%H:%M:%S"),)
+        ):
             return True
         hay, position, tries = self.text, self.text.find(needle), _MAX_PREFIX_HITS
         while position >= 0 and tries:
@@ -1424,9 +1432,10 @@ class Corpus:
         return _offset_seconds(instant, zone) == offset
 
     @property
-    def offset_clocks(self) -> tuple[list[tuple[int, int]], frozenset[str]]:
+    def offset_clocks(self) -> tuple[list[tuple[int, int]], frozenset[str], tuple[datetime, ...]]:
         """The spans of dates and clocks written with a non-zero UTC offset, and their UTC
-        readings (``2026-07-07``, ``14:10:00``, ``14:10``): read once, on the first instant asked."""
+        readings (``2026-07-07``, ``14:10:00``, ``14:10``); and the instants the lines' epochs
+        name (seconds, or HealthApp's milliseconds): read once, on the first instant asked."""
         if self._offsets is None:
             spans: list[tuple[int, int]] = []
             readings: set[str] = set()
@@ -1444,13 +1453,13 @@ class Corpus:
                 local, utc = output_instants(self.text)
                 spans += [span for span in local if not any(s <= span[0] < e for s, e in spans)]
                 readings |= utc
-            # a line's epoch (seconds, or HealthApp's milliseconds) is the instant it names: its
-            # clock (its day too would tie a date said in the wrong zone to every line of that day)
-            for epoch in _EPOCH_SECONDS_OR_MS.finditer(self.text):
-                digits = epoch.group()
-                instant = datetime.fromtimestamp(int(digits) / (1000 if len(digits) == 13 else 1), UTC)
-                readings |= {instant.strftime("%H:%M:%S"), instant.strftime("%H:%M")}
-            self._offsets = (spans, frozenset(readings))
+            # a line's epoch is the instant it names: its clock, and its day only to tell a zone's
+            # season (as a date it would tie one said in the wrong zone to every line of that day)
+            epochs = tuple(
+                datetime.fromtimestamp(int(digits) / (1000 if len(digits) == 13 else 1), UTC)
+                for digits in (epoch.group() for epoch in _EPOCH_SECONDS_OR_MS.finditer(self.text))
+            )
+            self._offsets = (spans, frozenset(readings), epochs)
         return self._offsets
 
     def _clock_at(self, position: int, needle: str) -> bool:

@@ -1399,8 +1399,8 @@ def _zone_words() -> tuple[re.Pattern[str], dict[str, str], frozenset[str]]:
 #: or 时间, or the Chinese run before 时间, looked up in ``zone_places.json`` (CLDR's places,
 #: ``scripts/zone_places.py``).
 _PLACE_TIME = re.compile(
-    r"(?<![A-Za-z])(?P<en>(?:[A-Z][\w'.&-]*?\s+){0,3}[A-Z][\w'.&-]*?)(?:\s+(?i:time)(?![A-Za-z])|\s*(?:时间|時間))"
-    r"|(?P<zh>[\u4e00-\u9fff]{2,16})(?:时间|時間)"
+    r"(?<![A-Za-z])(?P<en>(?:[A-Z][\w'’.&-]*?\s+){0,3}[A-Z][\w'’.&-]*?)(?:\s+(?i:time)(?![A-Za-z])|\s*(?:时间|時間))"
+    r"|(?P<zh>[\u4e00-\u9fff]{2,16})[ \t]*(?:时间|時間)"
 )
 _WORD_AT = re.compile(r"\S+")
 
