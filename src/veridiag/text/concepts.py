@@ -62,6 +62,7 @@ class ConceptFile(WordModel):
     calm_words: list[Word] = Field(default_factory=list)
     recovery_words: list[Word] = Field(default_factory=list)
     order_words: dict[Word, Literal["later", "earlier"]] = Field(default_factory=dict)
+    order_relative: list[Word] = Field(default_factory=list)
     distributive: list[Word] = Field(default_factory=list)
     times_words: list[Word] = Field(default_factory=list)
     #: Numbers written as words before ``times_words`` ("five times higher").
@@ -247,6 +248,9 @@ class Concepts:
         self._calm = re.compile(_alternation(file.calm_words) or "(?!)", re.IGNORECASE)
         self._order_later = {word.lower(): way == "later" for word, way in file.order_words.items()}
         self._order = re.compile(_alternation(list(file.order_words)) or "(?!)", re.IGNORECASE)
+        relative = _alternation(file.order_relative) or "(?!)"
+        self._relative_after = re.compile(rf"[\s(（]*(?:{relative}|\d)", re.IGNORECASE)
+        self._relative_before = re.compile(rf"(?:{relative}|\d)[\s)）]*$", re.IGNORECASE)
         self._factor = re.compile(
             rf"(?<![\w])(?:{_alternation(file.factor_words) or '(?!)'})\s+(?P<value>\d+(?:\.\d+)?{spelled})(?![\w.])",
             re.IGNORECASE,
@@ -452,6 +456,15 @@ class Concepts:
         if not any(word in folded for word in self._order_later):
             return []  # most claims: no such word, no scan
         return [(m.start(), m.end(), self._order_later[m.group().lower()]) for m in self._order.finditer(text)]
+
+    def orders_events(self, text: str) -> list[tuple[int, int]]:
+        """The order words of ``text`` that order two events: not beside a period, a count or a
+        previous value (``order_relative``: "the hour before", "之前一小时", "之前是 2gb", "30 秒之后")."""
+        return [
+            (start, end)
+            for start, end, _later in self.order_words(text)
+            if not self._relative_after.match(text, end) and not self._relative_before.search(text, 0, start)
+        ]
 
     def spelled_count(self, clause: str) -> bool:
         """Does ``clause`` count things with a number written as a word ("all twelve points")?"""

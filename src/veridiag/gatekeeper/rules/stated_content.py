@@ -184,6 +184,7 @@ class StatedContent(GatekeeperRule):
                 *_arrow_order(text, lines),
                 *_field_values(text, lines),
                 *_event_order(text, claim),
+                *_order_undated(text, lines),
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
@@ -1526,6 +1527,20 @@ def _event_order(text: str, claim: ClaimView) -> list[tuple[str, str]]:
         way = "after" if later else "before"
         return [(CONTRADICTS, f"it orders {first} {way} {then}: its quoted lines' times are the other way")]
     return []
+
+
+def _order_undated(text: str, lines: list[str]) -> list[tuple[str, str]]:
+    """ "The CDN slowdown was logged before the workers change" citing the CDN line alone: an order of
+    two events is stated only by quoted lines dating both (``_event_order`` then checks it), or by
+    a clock of the claim's own; else it is the claim's inference. An order word beside a period,
+    a count or a previous value orders no two events (``concepts.orders_events``)."""
+    found = concepts().orders_events(text)
+    if not found or any(e.kind == "timestamp" for e in extract_entities(text)):
+        return []  # a clock of the claim's own places its event: the grounding of clocks judges it
+    if len({m.group() for m in _FIRST_INSTANT.finditer("\n".join(lines))}) >= 2:
+        return []
+    word = text[found[0][0] : found[0][1]]
+    return [(INFERRED, f"{word!r} orders two events its quoted lines do not both date")]
 
 
 def _tied(text: str, span: tuple[int, int], facts: list[Entity], excerpt: str, services: set[str]) -> bool:
