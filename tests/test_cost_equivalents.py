@@ -17,9 +17,13 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
+from veridiag.agents import scripted_roles
+from veridiag.bench.pipeline import Recorder, _scenario, _shift_ids
 from veridiag.contracts.composer import AllowedClaim
 from veridiag.contracts.gatekeeper import CheckRecord
+from veridiag.contracts.json import JsonObject
 from veridiag.gatekeeper.rules.stated_content import _ARROW, _has_arrow
+from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
 from veridiag.pipeline.guardrails import GuardContext
 from veridiag.pipeline.shape import _LANGS, _OPEN, _asides, _plain, _without_asides, stated_by
 from veridiag.redaction.engine import _SPLIT_TAIL, _SPLIT_TAIL_MARKED, Redaction, Redactor, _has, _lower
@@ -262,3 +266,29 @@ def test_a_refused_completion_stores_none_of_the_events_it_carries(tmp_path: Pat
         store.complete_session(session_id, verdict="PASS", final_answer="a", progress=[("done", {"rounds": 1})])
     read = store.session_progress(session_id)
     assert read is not None and [e.stage for e in read.events] == ["session"]
+
+
+@pytest.mark.parametrize("stop", [None, "plan", "gatekeeper", "verifier", "composer", "done"])
+def test_a_run_stores_the_events_its_listener_heard_wherever_it_stops(tmp_path: Path, stop: str | None) -> None:
+    """Events stored with the run's session writes (``DiagnosisRun.hold``/``written``) end as when
+    each was stored just before it was heard: the stored events are the heard ones, in order, also
+    when the listener stops the run at any stage (the failure's path stores what was held)."""
+    outputs, executor, verifier, composer = _scenario()
+    store = SessionStore(f"sqlite:///{tmp_path / 'store.db'}")
+    setup = Recorder(store, outputs)
+    heard: list[ProgressItem] = []
+
+    def listener(stage: str, details: JsonObject) -> None:
+        heard.append((stage, details))
+        if stage == stop:
+            raise RuntimeError("the listener stops the run")
+
+    roles = scripted_roles(executor=_shift_ids(executor, 0), verifier=verifier, composer=composer)
+    result = DiagnosisPipeline(store, roles, options=PipelineOptions(max_rounds=1)).run(
+        "为什么下单接口报错？", on_session=setup, progress=listener
+    )
+    stored = store.session_progress(result.session_id)
+    assert stored is not None
+    assert [(e.stage, e.details) for e in stored.events] == heard
+    assert heard[-1][0] == ("done" if stop is None else "failed")
+    assert result.status == ("completed" if stop is None else "failed")
