@@ -8,17 +8,26 @@ the old one found.
 from __future__ import annotations
 
 import re
+import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
-from hypothesis import example, given
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import text
 
+from veridiag.agents import scripted_roles
+from veridiag.bench.pipeline import Recorder, _scenario, _shift_ids
 from veridiag.contracts.composer import AllowedClaim
 from veridiag.contracts.gatekeeper import CheckRecord
+from veridiag.contracts.json import JsonObject
 from veridiag.gatekeeper.rules.stated_content import _ARROW, _has_arrow
+from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
 from veridiag.pipeline.guardrails import GuardContext
 from veridiag.pipeline.shape import _LANGS, _OPEN, _asides, _plain, _without_asides, stated_by
 from veridiag.redaction.engine import _SPLIT_TAIL, _SPLIT_TAIL_MARKED, Redaction, Redactor, _has, _lower
+from veridiag.store import ProgressItem, SessionStore, StoreError
 from veridiag.text.concepts import ConceptFile, concepts
 from veridiag.text.wordfiles import bundled_words
 
@@ -194,3 +203,92 @@ def test_a_claims_reasons_are_its_checks_of_that_outcome_and_rule(checks: dict[s
                     if c.outcome == outcome and (rule_id is None or c.rule_id == rule_id)
                 ]
                 assert context.checks_of(claim_id, outcome, rule_id) == expected
+
+
+#: Stage events as a run's are: a stage name and JSON details (text in any script, numbers, lists).
+_EVENTS = st.lists(
+    st.tuples(
+        st.sampled_from(["session", "plan", "verifier", "composer", "done"]),
+        st.dictionaries(
+            st.sampled_from(["session_id", "verdict", "reason", "rounds", "failed_rules"]),
+            st.one_of(
+                st.text(alphabet=st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=12),
+                st.integers(-3, 3),
+                st.none(),
+                st.lists(st.sampled_from(["claim.stated_content", "服务", '"q"']), max_size=2),
+            ),
+            max_size=4,
+        ),
+    ),
+    max_size=4,
+)
+
+
+def _raw_progress(store: SessionStore, session_id: str) -> object:
+    with store.engine.connect() as connection:
+        return connection.execute(
+            text("SELECT progress FROM diagnosis_session WHERE id = :id"), {"id": session_id}
+        ).scalar()
+
+
+@settings(max_examples=30, deadline=None)
+@given(_EVENTS, _EVENTS, _EVENTS)
+def test_events_a_session_write_carries_are_stored_as_each_on_its_own(
+    first: list[ProgressItem], middle: list[ProgressItem], last: list[ProgressItem]
+) -> None:
+    """Events stored in a session write's transaction (``progress=``) are what ``record_progress``
+    stores one transaction each: the same column, byte for byte, and the same events read back."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = SessionStore(f"sqlite:///{Path(tmp) / 'store.db'}")
+        alone, carried = store.create_session("q").id, store.create_session("q", progress=first).id
+        for stage, details in first:
+            store.record_progress(alone, stage, details)
+        for stage, details in middle:
+            store.record_progress(alone, stage, details)
+        store.update_session(alone, rounds=1)
+        store.update_session(carried, rounds=1, progress=middle)
+        store.complete_session(alone, verdict="PASS", final_answer="a")
+        for stage, details in last:
+            store.record_progress(alone, stage, details)
+        store.complete_session(carried, verdict="PASS", final_answer="a", progress=last)
+        assert _raw_progress(store, carried) == _raw_progress(store, alone)
+        read_alone, read_carried = store.session_progress(alone), store.session_progress(carried)
+        assert read_alone is not None and read_carried is not None
+        assert read_carried.events == read_alone.events and read_carried.read == len(first + middle + last)
+        store.close()
+
+
+def test_a_refused_completion_stores_none_of_the_events_it_carries(tmp_path: Path) -> None:
+    store = SessionStore(f"sqlite:///{tmp_path / 'store.db'}")
+    session_id = store.create_session("q", progress=[("session", {"lang": "zh"})]).id
+    store.fail_session(session_id, error="stopped")
+    with pytest.raises(StoreError):
+        store.complete_session(session_id, verdict="PASS", final_answer="a", progress=[("done", {"rounds": 1})])
+    read = store.session_progress(session_id)
+    assert read is not None and [e.stage for e in read.events] == ["session"]
+
+
+@pytest.mark.parametrize("stop", [None, "plan", "gatekeeper", "verifier", "composer", "done"])
+def test_a_run_stores_the_events_its_listener_heard_wherever_it_stops(tmp_path: Path, stop: str | None) -> None:
+    """Events stored with the run's session writes (``DiagnosisRun.hold``/``written``) end as when
+    each was stored just before it was heard: the stored events are the heard ones, in order, also
+    when the listener stops the run at any stage (the failure's path stores what was held)."""
+    outputs, executor, verifier, composer = _scenario()
+    store = SessionStore(f"sqlite:///{tmp_path / 'store.db'}")
+    setup = Recorder(store, outputs)
+    heard: list[ProgressItem] = []
+
+    def listener(stage: str, details: JsonObject) -> None:
+        heard.append((stage, details))
+        if stage == stop:
+            raise RuntimeError("the listener stops the run")
+
+    roles = scripted_roles(executor=_shift_ids(executor, 0), verifier=verifier, composer=composer)
+    result = DiagnosisPipeline(store, roles, options=PipelineOptions(max_rounds=1)).run(
+        "为什么下单接口报错？", on_session=setup, progress=listener
+    )
+    stored = store.session_progress(result.session_id)
+    assert stored is not None
+    assert [(e.stage, e.details) for e in stored.events] == heard
+    assert heard[-1][0] == ("done" if stop is None else "failed")
+    assert result.status == ("completed" if stop is None else "failed")

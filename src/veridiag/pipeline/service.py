@@ -11,6 +11,7 @@ fixed message, never raw JSON.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import time
@@ -58,7 +59,7 @@ from veridiag.pipeline.scope import scope_line
 from veridiag.pipeline.shape import answer_line, first_service
 from veridiag.pipeline.verifier_reply import ParsedVerifier, parse_verifier_output
 from veridiag.redaction import Redactor, default_redactor
-from veridiag.store import SessionStore
+from veridiag.store import ProgressItem, SessionStore, new_session_id
 from veridiag.text.cjk import detect_lang
 from veridiag.text.memo import readings
 from veridiag.text.render import invocation_json
@@ -110,7 +111,7 @@ class DiagnosisRun:
     session_id: str
     question: str
     lang: Literal["zh", "en"]
-    sink: Progress
+    sink: _Recorded
     timings: dict[str, float] = field(default_factory=dict)
     rounds: list[RoundState] = field(default_factory=list)
     #: What a failure report keeps: the stage reached, the role calls and the plan so far.
@@ -122,11 +123,44 @@ class DiagnosisRun:
     #: The tool boundary's redactor for this run (``Redactor.for_session``): tool outputs and
     #: what the roles write.
     redactor: Redactor = field(default_factory=default_redactor)
+    #: Events heard but not yet stored (``hold``): the next session write stores them.
+    held: list[ProgressItem] = field(default_factory=list)
 
     def emit(self, progress: StageProgress) -> None:
         """Progress for this run only; every event names its session, so a listener can check
-        that what it hears is its own."""
+        that what it hears is its own. Any held event is stored first."""
+        self.release()
         self.sink(progress.stage, progress.event(self.session_id))
+
+    def hold(self, progress: StageProgress) -> None:
+        """An event a session write follows (``written``): heard now, stored in that write's
+        transaction rather than in one of its own. An ``emit`` before it (a failure's) stores it
+        first; so does a write that fails."""
+        item = (progress.stage, progress.event(self.session_id))
+        self.held.append(item)
+        self.sink.listener(*item)
+
+    def written(self, write: Callable[[Sequence[ProgressItem]], None], after: Sequence[StageProgress] = ()) -> None:
+        """``write(events)``: a session write that appends ``events`` — the held ones, then
+        ``after`` — in its own transaction; ``after`` is heard once it is done. A write that
+        raises stores the held events on their own, as when each had its own transaction
+        (``after`` is not stored nor heard: it follows the write)."""
+        before, self.held = self.held, []
+        later = [(p.stage, p.event(self.session_id)) for p in after]
+        try:
+            write([*before, *later])
+        except Exception:
+            for item in before:
+                self.sink.store(*item)
+            raise
+        for item in later:
+            self.sink.listener(*item)
+
+    def release(self) -> None:
+        """Store the held events on their own (a failure's path, before its own writes)."""
+        held, self.held = self.held, []
+        for item in held:
+            self.sink.store(*item)
 
     def record(self, role: str, reply: RoleReply, round_number: int | None = None) -> RoleReply:
         """Which engine answered each role, its usage and any fallback: the audit's ``role_calls``.
@@ -224,10 +258,14 @@ class DiagnosisPipeline:
         redactor = self.redactor.for_session()  # this diagnosis's: it remembers what it found
         question = redactor.redact(question)
         lang = lang or detect_lang(question)
-        session = self.store.create_session(question, lang=lang, session_id=session_id, source=source)
-        sink = _recorded(self.store, session.id, progress or _silent)
+        session_id = session_id or new_session_id()
+        started = SessionStarted(lang=lang)
+        # the first event is stored with the session, in its transaction
+        first = (started.stage, started.event(session_id))
+        session = self.store.create_session(question, lang=lang, session_id=session_id, source=source, progress=[first])
+        sink = _Recorded(self.store, session.id, progress or _silent)
         run = DiagnosisRun(session.id, question, lang, sink, given_time=given_time, redactor=redactor)
-        run.emit(SessionStarted(lang=lang))
+        sink.listener(*first)
         try:
             if on_session is not None:
                 run.stage = "setup"
@@ -237,6 +275,7 @@ class DiagnosisPipeline:
                 return self._run(run)
         except Exception as exc:  # any role, parser or store failure: fail closed, keep what is known
             error = f"{run.stage}: {exc.__class__.__name__}: {exc}"
+            run.release()  # what was heard is stored before the failure, as it happened
             evaluation = FailedEvaluation(failed_at=run.stage, partial=run.partial()).model_dump(mode="json")
             with contextlib.suppress(Exception):  # the store itself is down: the user still gets the answer
                 self.store.fail_session(session.id, error=error, self_evaluation=evaluation)
@@ -249,8 +288,9 @@ class DiagnosisPipeline:
         session_id, question, lang, rounds = run.session_id, run.question, run.lang, run.rounds
         plan = self._plan(run)
         run.plan = plan
-        run.emit(PlanMade(skill=plan.skill, service=plan.service, start=plan.start, end=plan.end))
-        self.store.update_session(session_id, plan=plan.stored())
+        run.hold(PlanMade(skill=plan.skill, service=plan.service, start=plan.start, end=plan.end))
+        stored_plan = plan.stored()
+        run.written(lambda events: self.store.update_session(session_id, plan=stored_plan, progress=events))
 
         retry_context: RetryContext | None = None
         for round_number in range(1, max(1, self.options.max_rounds) + 1):
@@ -258,7 +298,7 @@ class DiagnosisPipeline:
             state = self._round(run, plan=plan, round_number=round_number, retry_context=retry_context)
             rounds.append(state)
             # Progress only: the verdict is written with the answer, never before it.
-            self.store.update_session(session_id, rounds=round_number)
+            run.written(functools.partial(self._count_round, session_id, round_number))
             if not self._should_retry(state, round_number):
                 break
             retry_context = RetryContext(
@@ -298,7 +338,7 @@ class DiagnosisPipeline:
         output, source, guard, reason = self._compose(run, composer_input, final)
         if composer_input.scope and not output.user_facing_answer.startswith(composer_input.scope):
             output.user_facing_answer = f"{composer_input.scope}\n\n{output.user_facing_answer}"
-        run.emit(AnswerComposed(answer_source=source, reason=reason))
+        run.hold(AnswerComposed(answer_source=source, reason=reason))
         audited = self_evaluation(
             rounds,
             composer_input=composer_input,
@@ -314,19 +354,24 @@ class DiagnosisPipeline:
         evaluation = audited.stored()
         line = answer_line(output.user_facing_answer, composer_input.scope)
         services = [*scope.examined, *plan.examined_services, *self.known_services]
+        usage = audited.usage.model_dump(mode="json")
+        service = first_service(line, services) or plan.service
         # The verdict and the answer land together, in one transaction (the store refuses one
-        # without the other).
-        self.store.complete_session(
-            session_id,
-            verdict=final.evaluation.verdict,
-            final_answer=output.user_facing_answer,
-            self_evaluation=evaluation,
-            rounds=len(rounds),
-            llm_usage=audited.usage.model_dump(mode="json"),
-            answer_line=line,
-            service=first_service(line, services) or plan.service,
+        # without the other), with the answer's event before them and the end's after.
+        run.written(
+            lambda events: self.store.complete_session(
+                session_id,
+                verdict=final.evaluation.verdict,
+                final_answer=output.user_facing_answer,
+                self_evaluation=evaluation,
+                rounds=len(rounds),
+                llm_usage=usage,
+                answer_line=line,
+                service=service,
+                progress=events,
+            ),
+            after=[DiagnosisDone(verdict=final.evaluation.verdict, rounds=len(rounds))],
         )
-        run.emit(DiagnosisDone(verdict=final.evaluation.verdict, rounds=len(rounds)))
         return DiagnosisResult(
             session_id,
             "completed",
@@ -337,6 +382,10 @@ class DiagnosisPipeline:
             evaluation,
             record=audited,
         )
+
+    def _count_round(self, session_id: str, round_number: int, events: Sequence[ProgressItem]) -> None:
+        """The rounds run so far, with the round's events (``DiagnosisRun.written``)."""
+        self.store.update_session(session_id, rounds=round_number, progress=events)
 
     def _plan(self, run: DiagnosisRun) -> Plan:
         started = time.perf_counter()
@@ -410,7 +459,7 @@ class DiagnosisPipeline:
         parsed = self._verify(run, hook, round_number)
         latency["verifier_ms"] = _ms(started)
         evaluation = evaluate(parsed, hook)
-        run.emit(
+        run.hold(  # stored with the round's count (``_run``)
             VerifierJudged(
                 round=round_number,
                 verdict=evaluation.verdict,
@@ -482,20 +531,26 @@ def _silent(_stage: str, _details: JsonObject) -> None:
     """The progress sink of a run nobody listens to."""
 
 
-def _recorded(store: SessionStore, session_id: str, listener: Progress) -> Progress:
+class _Recorded:
     """``listener``, each event first stored on the session (``record_progress``), so a process
     other than this one can follow the run (``GET /api/v1/sessions/{id}/events``). An event the
     store refuses is only logged: it is a progress report, not evidence, and the session's
-    status — what a follower ends on — is written by the run's own writes."""
+    status — what a follower ends on — is written by the run's own writes. An event a session
+    write carries (``DiagnosisRun.hold``, ``written``) is stored by that write instead."""
 
-    def sink(stage: str, details: JsonObject) -> None:
+    def __init__(self, store: SessionStore, session_id: str, listener: Progress) -> None:
+        self.sessions, self.session_id, self.listener = store, session_id, listener
+
+    def __call__(self, stage: str, details: JsonObject) -> None:
+        self.store(stage, details)
+        self.listener(stage, details)
+
+    def store(self, stage: str, details: JsonObject) -> None:
+        """The event stored on its own (``record_progress``), not heard."""
         try:
-            store.record_progress(session_id, stage, details)
+            self.sessions.record_progress(self.session_id, stage, details)
         except Exception:
-            log.warning("session %s: progress event %r not stored", session_id, stage, exc_info=True)
-        listener(stage, details)
-
-    return sink
+            log.warning("session %s: progress event %r not stored", self.session_id, stage, exc_info=True)
 
 
 def _ms(started: float) -> float:

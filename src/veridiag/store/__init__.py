@@ -4,6 +4,7 @@ from veridiag.store.database import StoreError, upgrade
 from veridiag.store.repository import (
     MAX_STORED_OUTPUT,
     PREVIEW_CHARS,
+    ProgressItem,
     SessionStore,
     new_session_id,
     open_store,
@@ -13,6 +14,7 @@ from veridiag.store.repository import (
 __all__ = [
     "MAX_STORED_OUTPUT",
     "PREVIEW_CHARS",
+    "ProgressItem",
     "SessionStore",
     "StoreError",
     "new_session_id",
