@@ -2328,3 +2328,19 @@ def test_an_order_word_beside_a_period_or_a_previous_value_orders_no_events(text
     """ "the hour before", "之前是 2gb", "four minutes after": a period, a previous value or a relative
     time, not two events the claim orders."""
     assert concepts().orders_events(text) == []
+
+
+@given(
+    phrase=st.sampled_from(["Unknown base file", "Removing base or swap file", "连接池耗尽", "no free leases"]),
+    mark=st.sampled_from(['"{p}"', "“{p}”", "「{p}」", "`{p}`"]),
+    held=st.booleans(),
+)
+def test_a_phrase_quoted_from_another_call_is_the_claims_inference(phrase: str, mark: str, held: bool) -> None:
+    """ "The last \\"Unknown base file\\" warning was at 04:44:45" citing a search for "Active base
+    files": words the claim says the evidence wrote, which the evidence it cites does not hold, make
+    it at most an inference; quoted from its own call they are fine."""
+    message = phrase if held else "Active base files"
+    output = f"query_logs service=openstack\n  82× INFO 2017-05-16T00:00:05Z – 2017-05-16T00:14:45Z {message}: <*>"
+    text = f"The last {mark.format(p=phrase)} line was logged at 00:14:45 UTC."
+    _outcome_kind, reason = _outcome(text, output, "2017-05-16T00:00:05Z – 2017-05-16T00:14:45Z")
+    assert ("do not hold" in reason) is not held, reason

@@ -530,3 +530,23 @@ def test_a_lines_epoch_tells_the_season_of_a_zoned_clock(epoch: int, place: tupl
     other = (right - timedelta(hours=1)) if right.dst() else (right + timedelta(hours=1))  # the other season's face
     assume(f"{other:%H:%M}" != f"{face:%H:%M}")  # the line's own face is no UTC clock anyway
     assert not _stated(form.format(place=name, t=other), line)[0], (line, other)
+
+
+_PART_HOUR = sorted(
+    name for name, offsets in _ABBREVIATIONS.items() if len(offsets) == 1 and offsets[0] % 60 and name.isalpha()
+)
+
+
+@given(st.sampled_from([*_PART_HOUR, "IRDT", "NPT"]), st.integers(0, 24 * 60 - 1), st.integers(1, 29))
+@example("NST", 23 * 60, 5)
+def test_a_zone_of_part_of_an_hour_is_read_at_its_offset(name: str, minute: int, off: int) -> None:
+    """ "2 月 7 日 NST 晚上 11 点" (Newfoundland, UTC−3:30), "04:30 IRDT" (+4:30), "NPT" (+5:45): an
+    abbreviation of an offset of part of an hour is that offset (they were read as no zone, so a UTC
+    stamp's face passed as the local time); minutes off are not its instant."""
+    offset = {"IRDT": 270, "NPT": 345}.get(name) or _ABBREVIATIONS[name][0]
+    local = datetime(2026, 2, 7, tzinfo=UTC) + timedelta(minutes=minute)
+    instant = local - timedelta(minutes=offset)
+    output = f"{instant:%Y-%m-%dT%H:%M}:00Z 74.57"
+    assert _stated(f"the last reading was at {local:%H:%M} {name}", output)[0], (name, output)
+    assert not _stated(f"the last reading was at {local + timedelta(minutes=off):%H:%M} {name}", output)[0]
+    assert not _stated(f"the last reading was at {instant:%H:%M} {name}", output)[0]  # the UTC face

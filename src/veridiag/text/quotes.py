@@ -67,6 +67,46 @@ def own_words(claim: str, evidence: Iterable[str], *, quoted: bool = True) -> st
     return "".join(chars)
 
 
+#: Quote marks a claim quotes its evidence in (not ' , an apostrophe as often as a quote mark).
+_QUOTATION = re.compile(r"\"([^\"]+)\"|“([^”]+)”|「([^」]+)」|『([^』]+)』|‘([^’]+)’|`([^`]+)`")
+#: A quotation long enough to be a phrase of the evidence: two words, or three characters of a
+#: script without spaces ("Unknown base file", "连接超时"), not a term put in quotes ("spike").
+_PHRASE = re.compile(r"\S+\s+\S+|[^\x00-\x7f]{3}")
+
+
+def quoted_nowhere(claim: str, folded_evidence: Iterable[str]) -> list[str]:
+    """The phrases ``claim`` puts in quote marks that no text of ``folded_evidence`` (each as
+    ``fold`` reads it) holds: words the claim says its evidence wrote, which the evidence it cites
+    does not ("the last \"Unknown base file\" warning" citing a search for another message)."""
+    phrases = [
+        inner
+        for match in _QUOTATION.finditer(claim)
+        if (inner := next(g for g in match.groups() if g is not None).strip()) and _PHRASE.search(inner)
+    ]
+    if not phrases:
+        return []
+    hay = list(folded_evidence)
+
+    def held(phrase: str) -> bool:
+        # its words, each part an ellipsis leaves ("ServerFileSystem domain … is full"), in one text
+        parts = [f" {part} " for piece in _ELISION.split(phrase) if (part := fold(piece).strip())]
+        return any(all(part in text for part in parts) for text in hay)
+
+    return [phrase for phrase in phrases if not held(phrase)]
+
+
+#: Where a quotation leaves words out.
+_ELISION = re.compile(r"…|\.\.\.|⋯")
+#: What is no word: quotations are compared by their words ("x509 - certificate" of "x509: certificate").
+_NO_WORD = re.compile(r"[^\w]+")
+
+
+def fold(text: str) -> str:
+    """``text`` as quotations are looked for in it: read as a reader sees it, lower case, its words
+    between single blanks (and one at each end)."""
+    return f" {_NO_WORD.sub(' ', _folded(text)).strip()} "
+
+
 def _copied_runs(text: str, hay: str) -> list[tuple[int, int]]:
     """Runs of at least ``_MIN_RUN`` whitespace tokens of ``text`` found together in ``hay``.
     Each token is folded once and a run is its tokens' folds joined (what ``_folded`` makes of

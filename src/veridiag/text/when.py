@@ -1330,13 +1330,26 @@ def _when_words() -> WhenWords:
 def _abbreviations() -> dict[str, list[str]]:
     """``zone_abbreviations.json`` (``scripts/zone_abbreviations.py``, from the tz database): each
     abbreviation → the fixed zones of the offsets it has stood for ("MSD" → UTC+4; "MSK" → UTC+3
-    or +4, read in each). An offset of part of an hour has no fixed zone key and is left out."""
+    or +4, read in each). An offset of part of an hour ("NST" −3:30, "IRDT" +4:30) has no tz key:
+    it is written as one (``UTC-03:30``) that ``_zone`` reads as a fixed offset."""
     written = json.loads(resources.files("veridiag.text").joinpath("zone_abbreviations.json").read_text("utf-8"))
     return {
-        name: [f"Etc/GMT{-minutes // 60:+d}" for minutes in offsets if minutes % 60 == 0 and minutes]
-        + (["UTC"] if 0 in offsets else [])
+        name: [_fixed_key(minutes) for minutes in offsets if minutes] + (["UTC"] if 0 in offsets else [])
         for name, offsets in written.items()
     }
+
+
+def _fixed_key(minutes: int) -> str:
+    """The zone key of a fixed offset: tz's ``Etc/GMT-8`` for whole hours (its sign reversed), our
+    ``UTC+05:45`` for part of an hour."""
+    if minutes % 60 == 0:
+        return f"Etc/GMT{-minutes // 60:+d}"
+    sign, whole = ("+" if minutes > 0 else "-"), abs(minutes)
+    return f"UTC{sign}{whole // 60:02d}:{whole % 60:02d}"
+
+
+#: A fixed offset of part of an hour, as ``_fixed_key`` writes it.
+_FIXED_KEY = re.compile(r"UTC([+-])(\d{2}):(\d{2})")
 
 
 def _any_phrase(words: list[str]) -> str:
@@ -1553,6 +1566,10 @@ def _with_zone(spans: tuple[tuple[int, int], ...], text: str, mention: tuple[int
 def _zone(tz: tzinfo | str) -> tzinfo:
     if isinstance(tz, tzinfo):
         return tz
+    fixed = _FIXED_KEY.fullmatch(tz)
+    if fixed is not None:
+        sign = 1 if fixed.group(1) == "+" else -1
+        return timezone(sign * timedelta(hours=int(fixed.group(2)), minutes=int(fixed.group(3))), tz)
     try:
         return ZoneInfo(tz)
     except (KeyError, ValueError) as error:  # ZoneInfoNotFoundError is a KeyError

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import date, datetime, tzinfo
 from decimal import Decimal
@@ -65,7 +65,7 @@ from veridiag.text.entities import (
     is_difference,
 )
 from veridiag.text.normalize import reader_text
-from veridiag.text.quotes import own_words
+from veridiag.text.quotes import fold, own_words, quoted_nowhere
 from veridiag.text.statistics import statistics
 from veridiag.text.tallies import listed_lines
 from veridiag.text.units import decimal_or_none, unit_table
@@ -185,6 +185,7 @@ class StatedContent(GatekeeperRule):
                 *_field_values(text, lines),
                 *_event_order(text, claim),
                 *_order_undated(text, lines),
+                *_quoted_nowhere(text, context, cited),
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
@@ -1527,6 +1528,30 @@ def _event_order(text: str, claim: ClaimView) -> list[tuple[str, str]]:
         way = "after" if later else "before"
         return [(CONTRADICTS, f"it orders {first} {way} {then}: its quoted lines' times are the other way")]
     return []
+
+
+def _quoted_nowhere(text: str, context: ValidationContext, cited: list[InvocationView]) -> list[tuple[str, str]]:
+    """A phrase the claim quotes that its cited outputs and calls do not hold: at most its inference
+    (``text/quotes.py`` ``quoted_nowhere``). Each call's text is folded once per check."""
+    if not any(mark in text for mark in _QUOTE_MARKS):
+        return []
+
+    def folded() -> Iterator[str]:
+        for invocation in cited:
+            key = ("quotable", invocation.id)
+            if key not in context.memo:
+                evidence = context.evidence(invocation)
+                context.memo[key] = fold(f"{evidence.output}\n{evidence.context}")
+            yield str(context.memo[key])
+
+    return [
+        (INFERRED, f"it quotes {phrase!r}, which its cited calls do not hold")
+        for phrase in quoted_nowhere(text, folded())
+    ]
+
+
+#: What opens a quotation (``text/quotes.py``): a claim without one quotes nothing.
+_QUOTE_MARKS = ('"', "“", "「", "『", "‘", "`")
 
 
 def _order_undated(text: str, lines: list[str]) -> list[tuple[str, str]]:
