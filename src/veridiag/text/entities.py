@@ -65,7 +65,8 @@ _UNITS = unit_table()
 _WORDS = entity_words()
 _UNIT_ALT = _UNITS.alternation()
 _NUMBER_AT = re.compile(NUMBER)
-_UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+#: (a unit glued to ``_`` is a field's name: "Lock_time: 29.3 Rows_examined: 184302")
+_UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z_])", re.IGNORECASE)
 _END = r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])"
 #: Where a fact can start: a digit, a Latin letter, or the first character of a non-Latin keyword.
 _KEYWORDS = (*_WORDS.id_keywords, *_WORDS.status_words, *_WORDS.status_verbs)
@@ -431,7 +432,7 @@ def _number(match: re.Match[str]) -> Entity | None:
     decade, not a duration."""
     number, unit = match.group("num"), match.group("unit")
     if not unit:
-        return _bare_value(number, match)
+        return _counted(number, match) or _bare_value(number, match)
     if unit == "s" and _DECADE.fullmatch(number):
         return None
     if unit == "s" and _STATUS.fullmatch(number):
@@ -459,7 +460,8 @@ def _number(match: re.Match[str]) -> Entity | None:
             written = number + unit[: unit.index(candidate) + len(candidate)]
             return _qualified(_quantity(number, candidate, written), match)
     if unit[:1].isspace() and bare.isascii() and bare.isalpha() and bare.lower() not in _MULTIPLIERS:
-        return _bare_value(number, match)  # a word after it that is no unit ("73.5 at 11:35")
+        # a word after it that is no unit ("73.5 at 11:35"), unless what it counts follows
+        return _counted(number, match) or _bare_value(number, match)
     if not bare.isascii() and bare[:1] not in _NO_BARE_AFTER:
         return _bare_value(number, match)  # Chinese after it that is no unit ("峰值 12.5 出现在 …")
     # letters glued to it are a unit of its own ("1950M", "5m"), read elsewhere or not at all
@@ -475,6 +477,39 @@ _RANGE_FIRST_END = re.compile(rf"\s?[-–—~～]\s?\d+(?:\.\d+)?\s?(?i:{_UNIT_A
 _NO_BARE_AFTER = frozenset("倍名成年月日号点时分秒周岁的到至和或与及、")
 #: A number before one of these is a ratio ("5x", "3 times"), the ratio checks' to read.
 _MULTIPLIERS = frozenset({"x", "times", "fold"})
+
+
+def _counted_pattern() -> re.Pattern[str]:
+    """After a number: the name of what is counted, then a count's noun (``units.yaml``,
+    dimension count): "541 ERR_TIMEOUT errors", "617 onStandStepChanged lines" state a count as
+    "541 errors" does. The name is written as code writes one — an underscore, a capital inside
+    it, a digit — so a word of prose between ("15 such lines", "476 close lines across the
+    templates": a sum the claim computed) leaves the number a bare one."""
+    nouns = sorted(
+        (s for s, u in _UNITS.by_spelling.items() if u.dimension == "count" and s.isascii() and s.isalpha()),
+        key=len,
+        reverse=True,
+    )
+    name = r"(?=[A-Za-z][\w.-]*(?:_|[a-z][A-Z]|\d))[A-Za-z][\w.-]*"
+    noun = "|".join(re.escape(w) for w in nouns)
+    return re.compile(rf"\s+{name}\s+(?P<noun>(?i:{noun}))(?![\w-])")
+
+
+_COUNTED = _counted_pattern()
+
+
+def _counted(number: str, match: re.Match[str]) -> Entity | None:
+    """An integer followed by what it counts, words between (``_COUNTED``): a count, checked as one."""
+    if "." in number:
+        return None
+    text, end = match.string, match.end("num")
+    found = _COUNTED.match(text, end)
+    if found is None:
+        return None
+    spelling = found.group("noun").lower()
+    return _qualified_at(
+        _quantity(number, spelling, f"{number} {spelling}"), match.string, match.start(), match.end("num")
+    )
 
 
 def _bare_value(number: str, match: re.Match[str]) -> Entity | None:
