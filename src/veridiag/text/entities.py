@@ -475,6 +475,8 @@ _RANGE_FIRST_END = re.compile(rf"\s?[-–—~～]\s?\d+(?:\.\d+)?\s?(?i:{_UNIT_A
 #: share (名, 成), a date or clock part (年 月 日 号 点 时 分 秒 周), an attribute (504 的根因), a range's
 #: or a list's first end (4.8 到 5.3 秒: the range reads it with its unit; 3 和 5).
 _NO_BARE_AFTER = frozenset("倍名成年月日号点时分秒周岁的到至和或与及、")
+#: The same characters as a string, for a character class elsewhere (``claim.stated_content``).
+NO_BARE_AFTER = "".join(sorted(_NO_BARE_AFTER))
 #: A number before one of these is a ratio ("5x", "3 times"), the ratio checks' to read.
 _MULTIPLIERS = frozenset({"x", "times", "fold"})
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, tzinfo
 from decimal import Decimal
-from functools import partial
+from functools import lru_cache, partial
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,6 +56,7 @@ from veridiag.text.bounds import (
 from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.concepts import sentence as sentence_of
 from veridiag.text.entities import (
+    NO_BARE_AFTER,
     Corpus,
     Entity,
     EntityKind,
@@ -64,8 +65,9 @@ from veridiag.text.entities import (
     fact_at,
     is_difference,
 )
-from veridiag.text.normalize import reader_text
+from veridiag.text.normalize import chinese_number, reader_text
 from veridiag.text.quotes import own_words
+from veridiag.text.spoken import calendar_dates
 from veridiag.text.statistics import statistics
 from veridiag.text.tallies import listed_lines
 from veridiag.text.units import decimal_or_none, unit_table
@@ -189,6 +191,7 @@ class StatedContent(GatekeeperRule):
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
+                *_unread_numbers(text, [inv.output or "" for inv in cited]),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -202,6 +205,91 @@ class StatedContent(GatekeeperRule):
             listed = "; ".join(reason for _kind, reason in problems)
             result.add(claim.target, outcome, f"{worst[0]}: {listed}")
         return result
+
+
+#: A number as a claim may write it: digits (with a decimal part and an exponent, "4.38e2"), or a
+#: Chinese numeral of two characters or more with a place in it ("六百一十七", "十二", "三十"; not
+#: "一次", "十分").
+_NUMERAL = re.compile(
+    r"(?<![A-Za-z0-9_.:/-])(?P<digits>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?![0-9:/]|\.\d|[eE][+-]?\d)"
+    # (not opening with 百 千 万: "千万不要", "万一" are words)
+    r"|(?P<zh>(?:[零〇一二两三四五六七八九]+[十百千万]|十[零〇一二三四五六七八九])[零〇一二两三四五六七八九十百千万]*)"
+)
+#: Fewer characters than this (a single digit) are left to the exact-fact checks: one digit is in
+#: every output.
+_NUMERAL_LEAST = 2
+
+
+def _unread_numbers(text: str, outputs: list[str]) -> list[tuple[str, str]]:
+    """Numbers no fact reader takes up — written in a form it does not read (scientific notation,
+    a Chinese numeral outside a unit, a number before a word that is no unit) — that the cited
+    outputs do not write either: whatever the number says is checked by nothing, so the claim is
+    at most an inference (issue 27 D3: a confirmed claim says only what its excerpts say). Found by
+    the red team: "4.38e2ms", "六百一十七 lines", "状态码 五百四十" and "Jan 82" reached CONFIRMED."""
+    read = reader_text(text)
+    if not any(c.isdigit() or c in "十百千万" for c in read):
+        return []
+    facts = extract_entities(read)
+    covered = " ".join(part for e in facts for part in (e.text, *e.needles))
+    found = "\n".join(outputs)
+    problems: list[tuple[str, str]] = []
+    dates = calendar_dates(read, re.findall(r"[A-Za-z]+", read))  # "15 May", "7 月 15 日": the date checks' to read
+    for match in _NUMERAL.finditer(read):
+        written = match.group()
+        digits = match.group("digits")
+        if _read_elsewhere(read, match.end(), digits is not None and "e" not in digits.lower()):
+            continue
+        if any(start <= match.start() < end for start, end, _month, _day in dates):
+            continue
+        if digits is None:
+            value = chinese_number(written)
+            if value is None:
+                continue
+            digits = value
+        elif "e" not in digits.lower() and len(digits.replace(".", "")) < _NUMERAL_LEAST:
+            continue
+        if "e" not in digits.lower() and _whole_number_in(digits, covered):
+            continue  # a fact's own number: the exact-fact checks judge it
+        if _whole_number_in(written, found) or _number_value(digits) in _values_in(found):
+            continue
+        problems.append((INFERRED, f"the number {written!r} is in no form a check reads, nor in the cited output"))
+    return problems
+
+
+#: After a number: a multiple (the ratio checks judge it: "约 234 倍", "5x", "3 times"), a part of a
+#: clock or a date, or 多 ("二十多分钟": a range the duration checks read).
+_OTHERS_AFTER = re.compile(rf"\s?(?:倍|[x×](?![A-Za-z])|times(?![A-Za-z])|-?fold(?![A-Za-z])|[{NO_BARE_AFTER}多])")
+#: After digits: a unit (the lexer reads the quantity, the exact-fact checks judge it) or a degree.
+_WITH_UNIT = re.compile(
+    rf"\s?(?:°|(?i:{unit_table().alternation()})(?![A-Za-z_])"
+    # the case-sensitive letters of sizes and millicores ("1931M", "1.52 m")
+    rf"|(?:{'|'.join(sorted({*unit_table().size_letters, *unit_table().cpu_letters}, key=len, reverse=True))})"
+    r"(?![A-Za-z_]))"
+)
+
+
+def _read_elsewhere(read: str, end: int, digits: bool) -> bool:
+    """Is the number ending at ``read[end]`` one another check reads: a multiple, a clock's or a
+    date's part, or — for digits, which the lexer reads, unlike a Chinese numeral — a quantity with
+    its unit?"""
+    return _OTHERS_AFTER.match(read, end) is not None or (digits and _WITH_UNIT.match(read, end) is not None)
+
+
+def _number_value(number: str) -> Decimal | None:
+    try:
+        return Decimal(number).normalize()
+    except ArithmeticError:
+        return None
+
+
+@lru_cache(maxsize=64)
+def _values_in(text: str) -> frozenset[Decimal]:
+    """Every number ``text`` writes, by value ("×11.00" writes 11; "438" is what "4.38e2" says)."""
+    return frozenset(Decimal(n).normalize() for n in re.findall(r"\d+(?:\.\d+)?", text))
+
+
+def _whole_number_in(number: str, text: str) -> bool:
+    return re.search(rf"(?<![0-9.]){re.escape(number)}(?![0-9]|\.\d)", text) is not None
 
 
 @dataclass(frozen=True, slots=True)
