@@ -70,7 +70,7 @@ from veridiag.text.quotes import own_words
 from veridiag.text.spoken import calendar_dates
 from veridiag.text.statistics import statistics
 from veridiag.text.tallies import listed_lines
-from veridiag.text.units import decimal_or_none, unit_table
+from veridiag.text.units import Unit, decimal_or_none, unit_table
 
 #: How a reason starts says what the guardrails do with the claim (pipeline/guardrails.py).
 UNSTATED = "unstated"
@@ -1167,7 +1167,10 @@ def _moves(evidence: str) -> frozenset[str]:
 
 #: "from 0 to a peak of 37", "从 120 降到 900", "0.2% → 12.49%": the two values a direction runs between.
 _FROM_TO = re.compile(
-    r"(?:from|从|由)\s*(?P<a>\d+(?:\.\d+)?)[^\d，,。；;]{0,24}?(?:to|到|至|成|为)[^\d，,。；;]{0,16}?(?P<b>\d+(?:\.\d+)?)"
+    # (a clock of the first value's between: "from 0.9 ms at 12:10 to a peak of 35.64 ms")
+    r"(?:from|从|由)\s*(?P<a>\d+(?:\.\d+)?)(?:[^\d，,。；;]|(?<![\d.])\d{1,2}:\d{2}(?::\d{2})?(?![\d.:])){0,24}?"
+    r"(?:to|到|至|成|为)(?:[^\d，,。；;]|(?<![\d.])\d{1,2}:\d{2}(?::\d{2})?(?![\d.:])){0,16}?"
+    r"(?<![\d.:])(?P<b>\d+(?:\.\d+)?)(?![\d:])"
     r"|(?P<c>\d+(?:\.\d+)?)\S{0,4}\s*(?:→|->)\s*(?P<d>\d+(?:\.\d+)?)"
     # the end first: "jumped to 80.53%, up from 25.73% a minute earlier"
     r"|(?:to|reached|hit)\s+(?P<e>\d+(?:\.\d+)?)[^。；;]{0,32}?\bfrom\s+(?P<f>\d+(?:\.\d+)?)",
@@ -1196,9 +1199,15 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> _Ends | None:
     after = [m for m in found if hit is not None and m.end() > hit.start]
     match = after[0] if after else (found[0] if found else None)
     if match is not None:
-        first = decimal_or_none(match.group("a") or match.group("c") or match.group("f"))
-        last = decimal_or_none(match.group("b") or match.group("d") or match.group("e"))
+        first_at = next(g for g in ("a", "c", "f") if match.group(g) is not None)
+        last_at = next(g for g in ("b", "d", "e") if match.group(g) is not None)
+        first = decimal_or_none(match.group(first_at))
+        last = decimal_or_none(match.group(last_at))
         if first is not None and last is not None:
+            # each in its own unit when both write one of a dimension ("from 186 ms … to 1.8 s")
+            units = _unit_at(read, match.end(first_at)), _unit_at(read, match.end(last_at))
+            if units[0] is not None and units[1] is not None and units[0].dimension == units[1].dimension:
+                first, last = first * units[0].factor, last * units[1].factor
             return _Ends(first, last, told="first")
     numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
     if len(numbers) >= 2:
@@ -1212,6 +1221,19 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> _Ends | None:
         ends = [n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor]
         return _Ends(ends[0], ends[1], quantities=(numbers[0], numbers[-1]))
     return None
+
+
+_SPELLED_UNIT = re.compile(r"\s?([A-Za-z%µμ/]+|[\u4e00-\u9fff]{1,2})")
+
+
+def _unit_at(text: str, at: int) -> Unit | None:
+    """The unit spelled right after a number ending at ``text[at]``, if it is one."""
+    found = _SPELLED_UNIT.match(text, at)
+    if found is None:
+        return None
+    spelled = found.group(1).lower()
+    by_spelling = unit_table().by_spelling
+    return by_spelling.get(spelled) or (by_spelling.get(spelled[:1]) if not spelled.isascii() else None)
 
 
 def _earlier(ends: _Ends, evidence: str) -> Literal["first", "last"] | None:
