@@ -141,6 +141,9 @@ class StatedParams(BaseModel):
     #: of a metric's name: a claim naming one scope while every series it cites is of another
     #: states another thing's value ("the pod's CPU peaked at 5.05 %" of ``node_cpu_usage_rate``).
     scopes: dict[str, list[str]] = Field(default_factory=dict)
+    #: Words that put an event on another day than the one before it ("次日", "the next day"): the
+    #: claim states a change of date, which cited outputs on one date (or none) do not show.
+    relative_days: list[str] = Field(default_factory=list, alias="relativeDays")
 
 
 @register
@@ -192,6 +195,7 @@ class StatedContent(GatekeeperRule):
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
                 *_unread_numbers(text, [inv.output or "" for inv in cited]),
+                *_relative_day(text, [inv.output or "" for inv in cited], params.relative_days),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -273,6 +277,26 @@ def _read_elsewhere(read: str, end: int, digits: bool) -> bool:
     date's part, or — for digits, which the lexer reads, unlike a Chinese numeral — a quantity with
     its unit?"""
     return _OTHERS_AFTER.match(read, end) is not None or (digits and _WITH_UNIT.match(read, end) is not None)
+
+
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
+def _relative_day(text: str, outputs: list[str], words: list[str]) -> list[tuple[str, str]]:
+    """A day named relative to another ("前一天 15:00", "the next day at 14:30") where the cited
+    outputs hold fewer than two dates: the change of date is the claim's own, at most an
+    inference. Found by the red team: "the next day at 14:30Z" for a same-day clock reached
+    CONFIRMED."""
+    if not words:
+        return []
+    read = reader_text(text).lower()
+    named = next((w for w in words if _names(read, w.lower())), None)
+    if named is None:
+        return []
+    dates = {d for output in outputs for d in _ISO_DATE.findall(output)}
+    if len(dates) >= 2:
+        return []
+    return [(INFERRED, f"{named!r} puts it on another day; the cited output shows {len(dates)} date(s)")]
 
 
 def _number_value(number: str) -> Decimal | None:
