@@ -233,10 +233,7 @@ def _unread_numbers(text: str, outputs: list[str]) -> list[tuple[str, str]]:
     read = reader_text(text)
     if not any(c.isdigit() or c in "十百千万" for c in read):
         return []
-    facts = extract_entities(read)
-    covered = " ".join(part for e in facts for part in (e.text, *e.needles))
-    found = "\n".join(outputs)
-    problems: list[tuple[str, str]] = []
+    unread: list[tuple[str, str]] = []  # (as written, in digits): in no cited output, read by no other check
     dates = calendar_dates(read, re.findall(r"[A-Za-z]+", read))  # "15 May", "7 月 15 日": the date checks' to read
     for match in _NUMERAL.finditer(read):
         written = match.group()
@@ -252,12 +249,21 @@ def _unread_numbers(text: str, outputs: list[str]) -> list[tuple[str, str]]:
             digits = value
         elif "e" not in digits.lower() and len(digits.replace(".", "")) < _NUMERAL_LEAST:
             continue
-        if "e" not in digits.lower() and _whole_number_in(digits, covered):
-            continue  # a fact's own number: the exact-fact checks judge it
-        if _whole_number_in(written, found) or _number_value(digits) in _values_in(found):
+        number = _number_value(digits)
+        if any(number in _values_in(output) for output in outputs) or (
+            match.group("zh") is not None and any(written in output for output in outputs)
+        ):
             continue
-        problems.append((INFERRED, f"the number {written!r} is in no form a check reads, nor in the cited output"))
-    return problems
+        unread.append((written, digits))
+    if not unread:
+        return []
+    # a fact's own number is the exact-fact checks' to judge (read only when some number is left)
+    covered = " ".join(part for e in extract_entities(read) for part in (e.text, *e.needles))
+    return [
+        (INFERRED, f"the number {written!r} is in no form a check reads, nor in the cited output")
+        for written, digits in unread
+        if "e" in digits.lower() or not _whole_number_in(digits, covered)
+    ]
 
 
 #: After a number: a multiple (the ratio checks judge it: "约 234 倍", "5x", "3 times"), a part of a
@@ -279,6 +285,13 @@ def _read_elsewhere(read: str, end: int, digits: bool) -> bool:
     return _OTHERS_AFTER.match(read, end) is not None or (digits and _WITH_UNIT.match(read, end) is not None)
 
 
+@lru_cache(maxsize=8)
+def _day_words(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for the relative-day words (Latin ones whole, as ``_names`` reads a word)."""
+    spelled = sorted({w.lower() for w in words}, key=len, reverse=True)
+    return re.compile("|".join(rf"(?<![a-z]){re.escape(w)}(?![a-z])" if w.isascii() else re.escape(w) for w in spelled))
+
+
 _ISO_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
 
 
@@ -289,10 +302,10 @@ def _relative_day(text: str, outputs: list[str], words: list[str]) -> list[tuple
     CONFIRMED."""
     if not words:
         return []
-    read = reader_text(text).lower()
-    named = next((w for w in words if _names(read, w.lower())), None)
-    if named is None:
+    found = _day_words(tuple(words)).search(reader_text(text).lower())
+    if found is None:
         return []
+    named = found.group()
     dates = {d for output in outputs for d in _ISO_DATE.findall(output)}
     if len(dates) >= 2:
         return []
