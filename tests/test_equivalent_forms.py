@@ -613,7 +613,7 @@ def test_a_ranges_first_end_has_its_ends_unit(
 
     output = "\n".join(f"2022-08-22T07:{i:02d}:20Z {written(v)}" for i, v in enumerate([low, high]))
     assert _grounded(form.format(r=f"{low}{dash}{high} {spelling}"), output), output
-    assume(low * 3 + 1 != high)  # a first end written as the end is is stated
+    assume(low * 3 + 1 != high)  # else the "wrong" first end is the output's other value (67–67 ms)
     assert not _grounded(form.format(r=f"{low * 3 + 1}{dash}{high} {spelling}"), output), output
 
 

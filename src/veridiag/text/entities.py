@@ -65,7 +65,8 @@ _UNITS = unit_table()
 _WORDS = entity_words()
 _UNIT_ALT = _UNITS.alternation()
 _NUMBER_AT = re.compile(NUMBER)
-_UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+#: (a unit glued to ``_`` is a field's name: "Lock_time: 29.3 Rows_examined: 184302")
+_UNIT_AT = re.compile(rf"\s?({_UNIT_ALT})(?![A-Za-z_])", re.IGNORECASE)
 #: A letter of ``units.yaml`` letter_readings right after a number, glued (a CPU letter also apart),
 #: in group 1: "115.64 m" is 115.64 millicores, never a bare 115.64 that a percentage may be.
 _LETTER_UNIT = r"(?:\s(?={}))?({})(?![A-Za-z])".format(
@@ -453,7 +454,7 @@ def _number(match: re.Match[str]) -> Entity | None:
     decade, not a duration."""
     number, unit = match.group("num"), match.group("unit")
     if not unit:
-        return _bare_value(number, match)
+        return _counted(number, match) or _bare_value(number, match)
     if unit == "s" and _DECADE.fullmatch(number):
         return None
     if unit == "s" and _STATUS.fullmatch(number):
@@ -484,7 +485,8 @@ def _number(match: re.Match[str]) -> Entity | None:
     if lettered is not None:
         return _qualified(lettered, match)  # "1950M", "427.52m", "427.52 m"
     if unit[:1].isspace() and bare.isascii() and bare.isalpha() and bare.lower() not in _MULTIPLIERS:
-        return _bare_value(number, match)  # a word after it that is no unit ("73.5 at 11:35")
+        # a word after it that is no unit ("73.5 at 11:35"), unless what it counts follows
+        return _counted(number, match) or _bare_value(number, match)
     if not bare.isascii() and bare[:1] not in _NO_BARE_AFTER:
         return _bare_value(number, match)  # Chinese after it that is no unit ("峰值 12.5 出现在 …")
     # other letters glued to it are a unit of its own, read elsewhere or not at all
@@ -498,8 +500,43 @@ _RANGE_FIRST_END = re.compile(rf"\s?[-–—~～]\s?\d+(?:\.\d+)?(?:\s?(?i:{_UNI
 #: share (名, 成), a date or clock part (年 月 日 号 点 时 分 秒 周), an attribute (504 的根因), a range's
 #: or a list's first end (4.8 到 5.3 秒: the range reads it with its unit; 3 和 5).
 _NO_BARE_AFTER = frozenset("倍名成年月日号点时分秒周岁的到至和或与及、")
+#: The same characters as a string, for a character class elsewhere (``claim.stated_content``).
+NO_BARE_AFTER = "".join(sorted(_NO_BARE_AFTER))
 #: A number before one of these is a ratio ("5x", "3 times"), the ratio checks' to read.
 _MULTIPLIERS = frozenset({"x", "times", "fold"})
+
+
+def _counted_pattern() -> re.Pattern[str]:
+    """After a number: the name of what is counted, then a count's noun (``units.yaml``,
+    dimension count): "541 ERR_TIMEOUT errors", "617 onStandStepChanged lines" state a count as
+    "541 errors" does. The name is written as code writes one — an underscore, a capital inside
+    it, a digit — so a word of prose between ("15 such lines", "476 close lines across the
+    templates": a sum the claim computed) leaves the number a bare one."""
+    nouns = sorted(
+        (s for s, u in _UNITS.by_spelling.items() if u.dimension == "count" and s.isascii() and s.isalpha()),
+        key=len,
+        reverse=True,
+    )
+    name = r"(?=[A-Za-z][\w.-]*(?:_|[a-z][A-Z]|\d))[A-Za-z][\w.-]*"
+    noun = "|".join(re.escape(w) for w in nouns)
+    return re.compile(rf"\s+{name}\s+(?P<noun>(?i:{noun}))(?![\w-])")
+
+
+_COUNTED = _counted_pattern()
+
+
+def _counted(number: str, match: re.Match[str]) -> Entity | None:
+    """An integer followed by what it counts, words between (``_COUNTED``): a count, checked as one."""
+    if "." in number:
+        return None
+    text, end = match.string, match.end("num")
+    found = _COUNTED.match(text, end)
+    if found is None:
+        return None
+    spelling = found.group("noun").lower()
+    return _qualified_at(
+        _quantity(number, spelling, f"{number} {spelling}"), match.string, match.start(), match.end("num")
+    )
 
 
 def _bare_value(number: str, match: re.Match[str]) -> Entity | None:

@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from datetime import date, datetime, tzinfo
 from decimal import Decimal
-from functools import partial
+from functools import lru_cache, partial
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -56,6 +56,7 @@ from veridiag.text.bounds import (
 from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.concepts import sentence as sentence_of
 from veridiag.text.entities import (
+    NO_BARE_AFTER,
     Corpus,
     Entity,
     EntityKind,
@@ -64,11 +65,12 @@ from veridiag.text.entities import (
     fact_at,
     is_difference,
 )
-from veridiag.text.normalize import reader_text
+from veridiag.text.normalize import chinese_number, reader_text
 from veridiag.text.quotes import fold, own_words, quoted_nowhere
+from veridiag.text.spoken import calendar_dates
 from veridiag.text.statistics import statistics
 from veridiag.text.tallies import listed_lines
-from veridiag.text.units import decimal_or_none, unit_table
+from veridiag.text.units import Unit, decimal_or_none, unit_table
 
 #: How a reason starts says what the guardrails do with the claim (pipeline/guardrails.py).
 UNSTATED = "unstated"
@@ -139,6 +141,9 @@ class StatedParams(BaseModel):
     #: of a metric's name: a claim naming one scope while every series it cites is of another
     #: states another thing's value ("the pod's CPU peaked at 5.05 %" of ``node_cpu_usage_rate``).
     scopes: dict[str, list[str]] = Field(default_factory=dict)
+    #: Words that put an event on another day than the one before it ("次日", "the next day"): the
+    #: claim states a change of date, which cited outputs on one date (or none) do not show.
+    relative_days: list[str] = Field(default_factory=list, alias="relativeDays")
 
 
 @register
@@ -191,6 +196,8 @@ class StatedContent(GatekeeperRule):
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
+                *_unread_numbers(text, [inv.output or "" for inv in cited]),
+                *_relative_day(text, [inv.output or "" for inv in cited], params.relative_days),
             ]
             if ordinal:
                 problems = [*(problems or []), *ordinal]
@@ -204,6 +211,124 @@ class StatedContent(GatekeeperRule):
             listed = "; ".join(reason for _kind, reason in problems)
             result.add(claim.target, outcome, f"{worst[0]}: {listed}")
         return result
+
+
+#: A number as a claim may write it: digits (with a decimal part and an exponent, "4.38e2"), or a
+#: Chinese numeral of two characters or more with a place in it ("六百一十七", "十二", "三十"; not
+#: "一次", "十分").
+_NUMERAL = re.compile(
+    r"(?<![A-Za-z0-9_.:/-])(?P<digits>\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)(?![0-9:/]|\.\d|[eE][+-]?\d)"
+    # (not opening with 百 千 万: "千万不要", "万一" are words)
+    r"|(?P<zh>(?:[零〇一二两三四五六七八九]+[十百千万]|十[零〇一二三四五六七八九])[零〇一二两三四五六七八九十百千万]*)"
+)
+#: Fewer characters than this (a single digit) are left to the exact-fact checks: one digit is in
+#: every output.
+_NUMERAL_LEAST = 2
+
+
+def _unread_numbers(text: str, outputs: list[str]) -> list[tuple[str, str]]:
+    """Numbers no fact reader takes up — written in a form it does not read (scientific notation,
+    a Chinese numeral outside a unit, a number before a word that is no unit) — that the cited
+    outputs do not write either: whatever the number says is checked by nothing, so the claim is
+    at most an inference (issue 27 D3: a confirmed claim says only what its excerpts say). Found by
+    the red team: "4.38e2ms", "六百一十七 lines", "状态码 五百四十" and "Jan 82" reached CONFIRMED."""
+    read = reader_text(text)
+    if not any(c.isdigit() or c in "十百千万" for c in read):
+        return []
+    unread: list[tuple[str, str]] = []  # (as written, in digits): in no cited output, read by no other check
+    dates = calendar_dates(read, re.findall(r"[A-Za-z]+", read))  # "15 May", "7 月 15 日": the date checks' to read
+    for match in _NUMERAL.finditer(read):
+        written = match.group()
+        digits = match.group("digits")
+        if _read_elsewhere(read, match.end(), digits is not None and "e" not in digits.lower()):
+            continue
+        if any(start <= match.start() < end for start, end, _month, _day in dates):
+            continue
+        if digits is None:
+            value = chinese_number(written)
+            if value is None:
+                continue
+            digits = value
+        elif "e" not in digits.lower() and len(digits.replace(".", "")) < _NUMERAL_LEAST:
+            continue
+        number = _number_value(digits)
+        if any(number in _values_in(output) for output in outputs) or (
+            match.group("zh") is not None and any(written in output for output in outputs)
+        ):
+            continue
+        unread.append((written, digits))
+    if not unread:
+        return []
+    # a fact's own number is the exact-fact checks' to judge (read only when some number is left)
+    covered = " ".join(part for e in extract_entities(read) for part in (e.text, *e.needles))
+    return [
+        (INFERRED, f"the number {written!r} is in no form a check reads, nor in the cited output")
+        for written, digits in unread
+        if "e" in digits.lower() or not _whole_number_in(digits, covered)
+    ]
+
+
+#: After a number: a multiple (the ratio checks judge it: "约 234 倍", "5x", "3 times"), a part of a
+#: clock or a date, or 多 ("二十多分钟": a range the duration checks read).
+_OTHERS_AFTER = re.compile(rf"\s?(?:倍|[x×](?![A-Za-z])|times(?![A-Za-z])|-?fold(?![A-Za-z])|[{NO_BARE_AFTER}多])")
+#: After digits: a unit (the lexer reads the quantity, the exact-fact checks judge it) or a degree.
+_WITH_UNIT = re.compile(
+    rf"\s?(?:°|(?i:{unit_table().alternation()})(?![A-Za-z_])"
+    # the case-sensitive letters of sizes and millicores ("1931M", "1.52 m")
+    rf"|(?:{'|'.join(sorted({*unit_table().size_letters, *unit_table().cpu_letters}, key=len, reverse=True))})"
+    r"(?![A-Za-z_]))"
+)
+
+
+def _read_elsewhere(read: str, end: int, digits: bool) -> bool:
+    """Is the number ending at ``read[end]`` one another check reads: a multiple, a clock's or a
+    date's part, or — for digits, which the lexer reads, unlike a Chinese numeral — a quantity with
+    its unit?"""
+    return _OTHERS_AFTER.match(read, end) is not None or (digits and _WITH_UNIT.match(read, end) is not None)
+
+
+@lru_cache(maxsize=8)
+def _day_words(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One pattern for the relative-day words (Latin ones whole, as ``_names`` reads a word)."""
+    spelled = sorted({w.lower() for w in words}, key=len, reverse=True)
+    return re.compile("|".join(rf"(?<![a-z]){re.escape(w)}(?![a-z])" if w.isascii() else re.escape(w) for w in spelled))
+
+
+_ISO_DATE = re.compile(r"(?<!\d)(\d{4}-\d{2}-\d{2})(?!\d)")
+
+
+def _relative_day(text: str, outputs: list[str], words: list[str]) -> list[tuple[str, str]]:
+    """A day named relative to another ("前一天 15:00", "the next day at 14:30") where the cited
+    outputs hold fewer than two dates: the change of date is the claim's own, at most an
+    inference. Found by the red team: "the next day at 14:30Z" for a same-day clock reached
+    CONFIRMED."""
+    if not words:
+        return []
+    found = _day_words(tuple(words)).search(reader_text(text).lower())
+    if found is None:
+        return []
+    named = found.group()
+    dates = {d for output in outputs for d in _ISO_DATE.findall(output)}
+    if len(dates) >= 2:
+        return []
+    return [(INFERRED, f"{named!r} puts it on another day; the cited output shows {len(dates)} date(s)")]
+
+
+def _number_value(number: str) -> Decimal | None:
+    try:
+        return Decimal(number).normalize()
+    except ArithmeticError:
+        return None
+
+
+@lru_cache(maxsize=64)
+def _values_in(text: str) -> frozenset[Decimal]:
+    """Every number ``text`` writes, by value ("×11.00" writes 11; "438" is what "4.38e2" says)."""
+    return frozenset(Decimal(n).normalize() for n in re.findall(r"\d+(?:\.\d+)?", text))
+
+
+def _whole_number_in(number: str, text: str) -> bool:
+    return re.search(rf"(?<![0-9.]){re.escape(number)}(?![0-9]|\.\d)", text) is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -1084,7 +1209,10 @@ def _moves(evidence: str) -> frozenset[str]:
 
 #: "from 0 to a peak of 37", "从 120 降到 900", "0.2% → 12.49%": the two values a direction runs between.
 _FROM_TO = re.compile(
-    r"(?:from|从|由)\s*(?P<a>\d+(?:\.\d+)?)[^\d，,。；;]{0,24}?(?:to|到|至|成|为)[^\d，,。；;]{0,16}?(?P<b>\d+(?:\.\d+)?)"
+    # (a clock of the first value's between: "from 0.9 ms at 12:10 to a peak of 35.64 ms")
+    r"(?:from|从|由)\s*(?P<a>\d+(?:\.\d+)?)(?:[^\d，,。；;]|(?<![\d.])\d{1,2}:\d{2}(?::\d{2})?(?![\d.:])){0,24}?"
+    r"(?:to|到|至|成|为)(?:[^\d，,。；;]|(?<![\d.])\d{1,2}:\d{2}(?::\d{2})?(?![\d.:])){0,16}?"
+    r"(?<![\d.:])(?P<b>\d+(?:\.\d+)?)(?![\d:])"
     r"|(?P<c>\d+(?:\.\d+)?)\S{0,4}\s*(?:→|->)\s*(?P<d>\d+(?:\.\d+)?)"
     # the end first: "jumped to 80.53%, up from 25.73% a minute earlier"
     r"|(?:to|reached|hit)\s+(?P<e>\d+(?:\.\d+)?)[^。；;]{0,32}?\bfrom\s+(?P<f>\d+(?:\.\d+)?)",
@@ -1113,9 +1241,15 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> _Ends | None:
     after = [m for m in found if hit is not None and m.end() > hit.start]
     match = after[0] if after else (found[0] if found else None)
     if match is not None:
-        first = decimal_or_none(match.group("a") or match.group("c") or match.group("f"))
-        last = decimal_or_none(match.group("b") or match.group("d") or match.group("e"))
+        first_at = next(g for g in ("a", "c", "f") if match.group(g) is not None)
+        last_at = next(g for g in ("b", "d", "e") if match.group(g) is not None)
+        first = decimal_or_none(match.group(first_at))
+        last = decimal_or_none(match.group(last_at))
         if first is not None and last is not None:
+            # each in its own unit when both write one of a dimension ("from 186 ms … to 1.8 s")
+            units = _unit_at(read, match.end(first_at)), _unit_at(read, match.end(last_at))
+            if units[0] is not None and units[1] is not None and units[0].dimension == units[1].dimension:
+                first, last = first * units[0].factor, last * units[1].factor
             return _Ends(first, last, told="first")
     numbers = [e for e in extract_entities(own) if e.kind == "quantity" and e.value is not None and e.factor]
     if len(numbers) >= 2:
@@ -1129,6 +1263,19 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> _Ends | None:
         ends = [n.value * n.factor for n in (numbers[0], numbers[-1]) if n.value is not None and n.factor]
         return _Ends(ends[0], ends[1], quantities=(numbers[0], numbers[-1]))
     return None
+
+
+_SPELLED_UNIT = re.compile(r"\s?([A-Za-z%µμ/]+|[\u4e00-\u9fff]{1,2})")
+
+
+def _unit_at(text: str, at: int) -> Unit | None:
+    """The unit spelled right after a number ending at ``text[at]``, if it is one."""
+    found = _SPELLED_UNIT.match(text, at)
+    if found is None:
+        return None
+    spelled = found.group(1).lower()
+    by_spelling = unit_table().by_spelling
+    return by_spelling.get(spelled) or (by_spelling.get(spelled[:1]) if not spelled.isascii() else None)
 
 
 def _earlier(ends: _Ends, evidence: str) -> Literal["first", "last"] | None:
