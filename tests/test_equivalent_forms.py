@@ -702,3 +702,17 @@ def test_a_ranges_first_end_takes_its_ends_letter(low: int, spread: int, form: s
     assert _grounded(claim, output), (claim, output)
     wrong = low * off + 100
     assert not _grounded(f"同一时段 CPU 升到 {form.format(a=wrong, b=high)}", output)
+
+
+@given(
+    st.integers(2, 5000),
+    st.sampled_from(["{v} requests per second", "{v} req/s", "每秒 {v} 个请求", "{v} per minute"]),
+)
+def test_a_bare_number_states_no_rate(value: int, form: str) -> None:
+    """ "At the peak the ELB was serving 369 requests per second" of a series whose points are bare
+    (requests per 5-minute step): a bare number says per what nowhere, so no rate; a number written
+    with its rate's unit does."""
+    claim = f"At the peak the ELB was serving {form.format(v=value)}."
+    assert not _grounded(claim, f"window: min 16, max {value}\n2014-04-16T20:54:00Z {value}")
+    if "minute" not in form:
+        assert _grounded(claim, f"2014-04-16T20:54:00Z {value} req/s")

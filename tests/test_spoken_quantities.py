@@ -471,6 +471,17 @@ def test_one_unit_a_number_is_a_share_of_is_no_count(share: str, before: str, un
 
 
 @given(
+    noun=st.sampled_from(["sample", "line", "error", "request", "minute"]),
+    after=st.sampled_from(["alone cannot show a delay", "by itself proves nothing", "on its own is not enough"]),
+)
+def test_any_one_thing_in_a_general_statement_is_no_count(noun: str, after: str) -> None:
+    """ "one sample alone cannot show a delay" says what any one sample can show: no count of one to
+    find in the evidence (read as one, it failed grounding and made a true answer REJECT)."""
+    assert not [f for f in extract_entities(f"Traffic dipped once, and one {noun} {after}.") if f.value == 1]
+    assert [f.value for f in extract_entities(f"Only one {noun} was over the limit.")] == [Decimal(1)]
+
+
+@given(
     value=st.integers(1, 64),
     more=st.booleans(),
     blank=st.sampled_from(["", " "]),

@@ -53,6 +53,7 @@ class SpokenWords(WordModel):
     unit_words: dict[Word, str] = Field(default_factory=dict)
     unit_modifiers: list[Word] = Field(default_factory=list)
     reference_before: list[Word] = Field(default_factory=list)
+    generic_after: list[Word] = Field(default_factory=list)
     per_hour_first: dict[Word, list[Word]] = Field(default_factory=dict)
     en_months: dict[Word, int] = Field(default_factory=dict)
     en_month_verbs: list[Word] = Field(default_factory=list)
@@ -113,6 +114,9 @@ class _Spoken:
         references = "|".join(re.escape(w) for w in words.reference_before) or "(?!)"
         #: "0.02 of one core": one unit named as what the number is a share of, no count of it
         self.reference = re.compile(rf"(?<![A-Za-z])(?:{references})\s+$", re.IGNORECASE)
+        generic = "|".join(re.escape(w) for w in sorted(words.generic_after, key=len, reverse=True)) or "(?!)"
+        #: "one sample alone cannot …": any one, no count of one
+        self.generic = re.compile(rf"\s+(?:{generic})(?![A-Za-z])", re.IGNORECASE)
         pers = "|".join(re.escape(p) for p in words.per_hour_first)
         lengths = "|".join(re.escape(u) for units in words.per_hour_first.values() for u in units)
         #: "每小时 180 公里": a speed in km/h, its hour written first
@@ -290,6 +294,8 @@ def _en(match: re.Match[str], words: _Spoken) -> str:
     unit = match.group("unit").lower()
     if word is not None and word.lower() == "one" and words.reference.search(match.string, 0, match.start()):
         return match.group()  # "0.02 of one core": the unit it is a share of
+    if word is not None and word.lower() == "one" and words.generic.match(match.string, match.end("unit")):
+        return match.group()  # "one sample alone cannot show a delay": any one, no count
     if word is not None and word.lower() in _ARTICLES:
         if unit.startswith("sec") or unit not in words.time_units:
             return match.group()
