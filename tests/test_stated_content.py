@@ -2344,3 +2344,25 @@ def test_a_phrase_quoted_from_another_call_is_the_claims_inference(phrase: str, 
     text = f"The last {mark.format(p=phrase)} line was logged at 00:14:45 UTC."
     _outcome_kind, reason = _outcome(text, output, "2017-05-16T00:00:05Z – 2017-05-16T00:14:45Z")
     assert ("do not hold" in reason) is not held, reason
+
+
+@given(
+    words=st.sampled_from([("rise", "rose"), ("climb", "climbed"), ("上升", "上升"), ("drop", "dropped")]),
+    first=st.integers(2, 64),
+    last=st.integers(0, 64),
+)
+def test_a_from_to_phrase_of_another_clause_is_no_direction_of_this_one(
+    words: tuple[str, str], first: int, last: int
+) -> None:
+    """ "The rise coincides with deploy 4f2a9c1, which set resize.workers from 16 to 1": the from–to
+    phrase is the setting's, in its own clause, not the numbers the rise runs through; in the
+    direction's own clause it is ("workers rise from 1 to 16" of a drop contradicts)."""
+    assume(first != last)
+    word = words[0]
+    line = f"2026-12-01T01:10:05Z INFO thumbnailer resize workers set to {last} (was {first})"
+    text = f"The {word} coincides with deploy 4f2a9c1, which set resize.workers from {first} to {last}."
+    assert _outcome(text, line, line)[0] != "fail", text
+    verb = words[1]
+    own = f"resize.workers {verb} from {first} to {last}."
+    against = (last > first) != (word in ("rise", "climb", "上升"))
+    assert (_outcome(own, line, line)[1].startswith("contradicts")) is against, own

@@ -127,6 +127,9 @@ def _names(read: str, word: str) -> bool:
 
 #: What ends a clause: an absolute counts what its own clause counts.
 _CLAUSE_MARKS = ("，", ",", "；", ";", "。", ". ", "：", ": ", "\n")
+#: What starts a clause of another subject: a sentence's end, a relative clause ("…, which set X
+#: from 16 to 1"). A comma alone does not ("dropped to 2% at 03:54, down from 41%").
+_SUBJECT_MARKS = ("；", ";", "。", ". ", "\n", ", which", ", where", ", who", "，其中", "，而", ", while")
 
 
 class StatedParams(BaseModel):
@@ -1238,6 +1241,9 @@ def _from_to(own: str, hit: ConceptHit | None = None) -> _Ends | None:
     of one dimension."""
     read = reader_text(own)
     found = list(_FROM_TO.finditer(read))
+    if hit is not None:  # of the direction's own clause: "the rise …, which set workers from 16 to 1" is another's
+        start, end = _clause_between(read, hit.start, hit.end, _SUBJECT_MARKS)
+        found = [m for m in found if start <= m.start() and m.end() <= end]
     after = [m for m in found if hit is not None and m.end() > hit.start]
     match = after[0] if after else (found[0] if found else None)
     if match is not None:
