@@ -204,7 +204,7 @@ _HELD_OUT_FLOORS = {
     "heldout": (87, 30),
     "blind": (105, 21),
     "blind2": (81, 20),
-    "blind3": (63, 20),
+    "blind3": (63, 21),
     # "两次 canceled（都是 oimagea5.ydstatic.com:80）" quotes one of the two lines it counts: a name
     # every member shares is no count's alone (blind7's "pri 都是 …"), so it is an inference
     "blind4": (59, 20),
@@ -213,7 +213,8 @@ _HELD_OUT_FLOORS = {
     "blind7": (62, 22),
     "blind8": (69, 23),
     "blind9": (56, 26),
-    "blind10": (71, 42),
+    "blind10": (73, 42),
+    "blind11": (60, 43),
 }
 
 
