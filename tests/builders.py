@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from veridiag.contracts import InvocationRecord
+from veridiag.contracts import InMemoryInvocations, InvocationRecord
 from veridiag.contracts.audit import AuditChain
 from veridiag.contracts.json import JsonObject
 from veridiag.contracts.parsing import ParseStatus
 from veridiag.contracts.verifier import VerifierPayload
+from veridiag.gatekeeper import Gatekeeper
 from veridiag.ingest.importers import import_logs, import_metrics_csv
 from veridiag.text.entities import Entity, TextFacts
 from veridiag.tools.backends.embedded import EmbeddedEnvironment
@@ -225,3 +227,19 @@ def counted_lexings(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, frozense
 
     monkeypatch.setattr(TextFacts, "_lex", counted)
     return lexed
+
+
+@cache
+def _gatekeeper() -> Gatekeeper:
+    return Gatekeeper()
+
+
+def rule_outcome(rule_id: str, text: str, output: str, excerpt: str) -> tuple[str, str]:
+    """The outcome and reason of the Gatekeeper rule ``rule_id`` for one claim ``text`` quoting
+    ``excerpt`` of one call's ``output``; ("pass", "nothing to judge") when the rule says nothing."""
+    store = InMemoryInvocations([invocation(394, output=output)])
+    report = _gatekeeper().validate(
+        v2([claim(text=text, bindings=[binding([394], excerpt)])]), session_id=SESSION, invocations=store
+    )
+    checks = [c for t in report.claim_traces for c in t.checks if c.rule_id == rule_id]
+    return (checks[0].outcome, checks[0].reason) if checks else ("pass", "nothing to judge")

@@ -8,21 +8,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.builders import SESSION, binding, claim, invocation, v2
-from veridiag.contracts import InMemoryInvocations
-from veridiag.gatekeeper import Gatekeeper
-
-_GATEKEEPER = Gatekeeper()
+from tests.builders import rule_outcome
 
 
 def _outcome(text: str, output: str) -> tuple[str, str]:
-    store = InMemoryInvocations([invocation(394, output=output)])
-    line = output.splitlines()[1]
-    report = _GATEKEEPER.validate(
-        v2([claim(text=text, bindings=[binding([394], line)])]), session_id=SESSION, invocations=store
-    )
-    checks = [c for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
-    return (checks[0].outcome, checks[0].reason) if checks else ("pass", "nothing to judge")
+    return rule_outcome("claim.stated_content", text, output, output.splitlines()[1])
 
 
 _UP, _DOWN = ["rose", "jumped", "climbed", "increased"], ["fell", "dropped", "decreased", "declined"]
