@@ -493,8 +493,8 @@ def _number(match: re.Match[str]) -> Entity | None:
     return None
 
 
-#: After a bare number, the rest of a range whose end writes a unit ("4.6–4.7 ms", "15~18 %"); not
-#: one no unit reads ("15–18m": both ends are then bare, each checked as written).
+#: After a bare number, the rest of a range whose end writes a unit or a unit's letter ("4.6–4.7 ms",
+#: "15~18 %", "15–18m": ``_LETTER_RANGE`` reads the first end with the letter).
 _RANGE_FIRST_END = re.compile(rf"\s?[-–—~～]\s?\d+(?:\.\d+)?(?:\s?(?i:{_UNIT_ALT})(?![A-Za-z])|{_LETTER_UNIT})")
 #: After a number, a Chinese character that makes it no value of its own: a ratio (倍), a rank or
 #: share (名, 成), a date or clock part (年 月 日 号 点 时 分 秒 周), an attribute (504 的根因), a range's
@@ -1270,7 +1270,7 @@ class Corpus:
         self._folded: str | None = None
         self._tokens: frozenset[str] | None = None
         self._runs: WordRuns | None = None
-        self._offsets: tuple[list[tuple[int, int]], frozenset[str], tuple[datetime, ...]] | None = None
+        self._offsets: tuple[list[tuple[int, int]], frozenset[str], tuple[tuple[str, datetime], ...]] | None = None
         self._durations: tuple[Decimal, ...] | None = None
 
     @property
@@ -1419,8 +1419,7 @@ class Corpus:
         if any(
             (clock.startswith(needle) or clock.startswith("0" + needle))
             and (season is None or _offset_seconds(instant, season[0]) == season[1])
-            for instant in epochs
-            for clock in (instant.strftime("%H:%M:%S"),)
+            for clock, instant in epochs
         ):
             return True
         hay, position, tries = self.text, self.text.find(needle), _MAX_PREFIX_HITS
@@ -1469,10 +1468,11 @@ class Corpus:
         return _offset_seconds(instant, zone) == offset
 
     @property
-    def offset_clocks(self) -> tuple[list[tuple[int, int]], frozenset[str], tuple[datetime, ...]]:
+    def offset_clocks(self) -> tuple[list[tuple[int, int]], frozenset[str], tuple[tuple[str, datetime], ...]]:
         """The spans of dates and clocks written with a non-zero UTC offset, and their UTC
         readings (``2026-07-07``, ``14:10:00``, ``14:10``); and the instants the lines' epochs
-        name (seconds, or HealthApp's milliseconds): read once, on the first instant asked."""
+        name (seconds, or HealthApp's milliseconds), each with its UTC clock: read once, on the
+        first instant asked."""
         if self._offsets is None:
             spans: list[tuple[int, int]] = []
             readings: set[str] = set()
@@ -1492,10 +1492,11 @@ class Corpus:
                 readings |= utc
             # a line's epoch is the instant it names: its clock, and its day only to tell a zone's
             # season (as a date it would tie one said in the wrong zone to every line of that day)
-            epochs = tuple(
+            instants = (
                 datetime.fromtimestamp(int(digits) / (1000 if len(digits) == 13 else 1), UTC)
                 for digits in (epoch.group() for epoch in _EPOCH_SECONDS_OR_MS.finditer(self.text))
             )
+            epochs = tuple((instant.strftime("%H:%M:%S"), instant) for instant in instants)
             self._offsets = (spans, frozenset(readings), epochs)
         return self._offsets
 
