@@ -726,3 +726,29 @@ def test_a_day_is_a_duration_not_a_bare_count(days: str) -> None:
     numbers: it is a duration, three days."""
     (fact,) = [e for e in extract_entities(f"{days}里最高与最低相差很小") if e.kind == "quantity"]
     assert fact.dimension == "time" and fact.value is not None and fact.value * (fact.factor or 0) == 3 * 86400
+
+
+@given(
+    st.integers(0, 59), st.integers(1, 59), st.sampled_from(["只存活了 {d}", "it lived for {d}", "lifetime was {d}"])
+)
+def test_a_clock_face_after_lifetime_is_a_duration(minutes: int, seconds: int, form: str) -> None:
+    """Proxifier's "lifetime 00:07" is 7 seconds ("lifetime 14:59": minutes and seconds): "只存活了 7
+    秒" states it (it was a clock no claim's duration met), a duration off by a second does not."""
+    line = "[07.26 17:23:53] chrome.exe *64 - mtalk.google.com:443 close, 696 bytes sent"
+    output = f"{line}, lifetime {minutes:02d}:{seconds:02d}"
+    total = minutes * 60 + seconds
+    assert _grounded(form.format(d=f"{total} 秒" if "存活" in form else f"{total} seconds"), output)
+    assert not _grounded(form.format(d=f"{total + 1} 秒" if "存活" in form else f"{total + 1} seconds"), output)
+
+
+@given(st.integers(0, 9), st.integers(0, 59), st.integers(0, 59), st.integers(0, 999), st.integers(1, 9))
+def test_a_clock_with_an_unpadded_hour_and_colon_milliseconds_is_that_clock(
+    hour: int, minute: int, second: int, millis: int, off: int
+) -> None:
+    """HealthApp's "20171224-0:32:28:806" is 00:32:28.806 (its hour unpadded, a colon before its
+    milliseconds): the claim's clock states it, one a few milliseconds off does not."""
+    output = f"20171224-{hour}:{minute:02d}:{second:02d}:{millis:03d}|HiH_HiSyncControl|30002312|startSync"
+    assert _grounded(f"the retry at {hour:02d}:{minute:02d}:{second:02d}.{millis:03d}", output)
+    wrong = (millis + off) % 1000
+    assume(wrong != millis)
+    assert not _grounded(f"the retry at {hour:02d}:{minute:02d}:{second:02d}.{wrong:03d}", output)

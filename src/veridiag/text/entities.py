@@ -1512,13 +1512,14 @@ class Corpus:
 
     def _has_fraction(self, needle: str) -> bool:
         """``22:15:29.649`` written with another mark before its milliseconds: a comma (log4j,
-        ``22:15:29,649``) or a colon (``20171223-22:15:29:649``)."""
+        ``22:15:29,649``) or a colon (``20171223-22:15:29:649``), its hour perhaps unpadded
+        (HealthApp's ``20171224-0:32:28:806``)."""
         clock = _FRACTION_CLOCK.fullmatch(needle)
         if clock is None:
             return False
-        return any(
-            self._has_clock(f"{zero}{clock.group(1)}{mark}{clock.group(2)}") for mark in ",:" for zero in ("", "0")
-        )
+        hour, rest = clock.group(1).split(":", 1)
+        faces = dict.fromkeys((clock.group(1), f"0{clock.group(1)}", f"{int(hour)}:{rest}"))
+        return any(self._has_clock(f"{face}{mark}{clock.group(2)}") for mark in ",:" for face in faces)
 
     def _rounds_to(self, needle: str, *, instant: bool = False) -> bool:
         """``14:28`` for ``14:27:56``: a clock to the minute, rounded from one written to the
@@ -1621,12 +1622,12 @@ class Corpus:
 
     def _has_duration(self, entity: Entity) -> bool:
         """A duration written as Go and many tools write one, its units glued (``elapsed 21m41s``,
-        ``1h2m3.5s``): "21 min 41 s" states it. Read once per text, only for a duration not
-        found otherwise."""
+        ``1h2m3.5s``), or as a clock face after its word (Proxifier's ``lifetime 00:07``): "21 min
+        41 s", "7 秒" state it. Read once per text, only for a duration not found otherwise."""
         if self._durations is None:
             self._durations = tuple(
                 _glued_seconds(m) for m in _GLUED_DURATION.finditer(self.text) if m.group("h") or m.group("m")
-            )
+            ) + tuple(_glued_seconds(m) for m in _UNITS.clock_duration.finditer(self.text))
         if not self._durations:
             return False
         assert entity.value is not None and entity.factor is not None and entity.precision is not None

@@ -78,6 +78,7 @@ class UnitWords(WordModel):
     letter_readings: dict[Word, list[LetterReading]] = Field(default_factory=dict)
     field_words: dict[Word, list[Word]] = Field(default_factory=dict)
     field_units: dict[Word, Word] = Field(default_factory=dict)
+    clock_durations: list[Word] = Field(default_factory=list)
     bare_number_dimensions: list[Word] = Field(default_factory=list)
     chinese_numeral_units: list[Word] = Field(default_factory=list)
     qualifiers: dict[QualifierKind, QualifierWords] = Field(default_factory=dict)
@@ -160,6 +161,8 @@ class UnitTable:
     sum_word: re.Pattern[str] = re.compile("(?!)")
     #: A word of a field's name → the unit its bare number is in (``len: 176`` is bytes).
     field_units: dict[str, Unit] = field(default_factory=dict)
+    #: A clock face that is a duration, after its word ("lifetime 00:07"): groups h, m, s.
+    clock_duration: re.Pattern[str] = re.compile("(?!)")
     #: How far before a bare number its value word may start: the longest with two adverbs after it
     #: ("climbed up to once more 3", "was still only 3").
     value_reach: int = 0
@@ -225,6 +228,11 @@ class UnitTable:
             _ends(words.difference_words) | _ends(approximate.before if approximate is not None else []),
             re.compile(_words_pattern(words.sum_words), re.IGNORECASE),
             {word.lower(): by_spelling[unit.lower()] for word, unit in words.field_units.items()},
+            re.compile(
+                rf"(?<![A-Za-z])(?:{_words_pattern(words.clock_durations)})[\s:=]*"
+                r"(?:(?P<h>\d{1,3}):)?(?P<m>\d{1,2}):(?P<s>\d{2})(?![\d:])",
+                re.IGNORECASE,
+            ),
             max(map(len, words.value_words), default=0) + 2 * max(map(len, words.value_adverbs), default=0) + 3,
         )
 
