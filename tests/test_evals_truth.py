@@ -203,7 +203,7 @@ def test_the_honest_set_runs_and_reports_rates() -> None:
 _HELD_OUT_FLOORS = {
     "heldout": (87, 30),
     "blind": (105, 21),
-    "blind2": (81, 20),
+    "blind2": (82, 20),
     "blind3": (63, 21),
     # "两次 canceled（都是 oimagea5.ydstatic.com:80）" quotes one of the two lines it counts: a name
     # every member shares is no count's alone (blind7's "pri 都是 …"), so it is an inference

@@ -434,15 +434,24 @@ def _on_another_subjects_line(
     the window asked about, "10:00 to 10:03", near a line naming an upstream at 10:02:56)."""
     subjects = [e for e in entities if e.kind in _SUBJECT_KINDS]
     facts = [e for e in entities if e.kind not in _SUBJECT_KINDS or e not in subjects]
-    lines = [line for region in regions for line in region.splitlines() if line.strip()]
+    # each line, with the record its subjects are read in: a log pattern's own (its count and times
+    # are every line's, so its example's service is its too: "37× … upstream=payment-api" over
+    # "e.g. … payment-service …"), else the line's
+    lines = [
+        (line, region if _PATTERN_HEAD.match(region) else line)
+        for region in regions
+        for line in region.splitlines()
+        if line.strip()
+    ]
     if not subjects or not facts or not lines:
         return []
     kinds = {s.kind for s in subjects}
     swapped: list[tuple[Entity, Entity]] = []
-    corpora = [Corpus([line]) for line in lines]  # each line read once, for every fact
+    corpora = [(Corpus([line]), Corpus([scope])) for line, scope in lines]  # each read once, for every fact
     for fact in (f for f in facts if f.kind not in _SUBJECT_KINDS and not context.contains(f)):
-        holding = [corpus for corpus in corpora if corpus.contains(fact)]
-        if not holding or any(corpus.contains(s) for corpus in holding for s in subjects):
+        found = [(corpus, scope) for corpus, scope in corpora if corpus.contains(fact)]
+        holding = [corpus for corpus, _scope in found]
+        if not holding or any(scope.contains(s) for _corpus, scope in found for s in subjects):
             continue
         others = [
             e
