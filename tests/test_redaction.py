@@ -5,6 +5,7 @@ redactor's properties and speed."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 from collections import Counter
@@ -530,26 +531,41 @@ def test_rules_are_line_local(first: str, second: str) -> None:
     assert joined == f"{REDACTOR.redact(first)}\n{REDACTOR.redact(second)}"
 
 
-def _median_ms(work: Any, runs: int = 21) -> tuple[float, float]:
-    times = []
+#: One pass over a text's words: the work redaction is measured against, in the same run.
+_WORD = re.compile(r"\w+")
+
+
+def _relative_cost(work: Any, text: str, runs: int = 21) -> tuple[float, float]:
+    """The median over ``runs`` of ``work``'s time divided by one pass over ``text``'s words, timed
+    right before it (each pair under the same load), and ``work``'s median in ms."""
+    ratios, times = [], []
     for _ in range(runs):
         started = time.perf_counter()
+        [word.lower() for word in _WORD.findall(text)]
+        baseline = time.perf_counter() - started
+        started = time.perf_counter()
         work()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times), min(times)
+        spent = time.perf_counter() - started
+        ratios.append(spent / baseline)
+        times.append(spent * 1000)
+    return statistics.median(ratios), statistics.median(times)
 
 
 def test_a_64_kb_log_output_is_redacted_in_a_few_ms(demo_env: EmbeddedEnvironment) -> None:
+    """A benchmark, not a timed call: redaction's time over a 64 KB log output against one pass over
+    its words in the same run (~5× on this machine, idle or beside two busy processes: its absolute
+    time doubled under that load, failing a fixed bound; measured 2026-12-07)."""
     output = demo_env.query_logs(QueryLogsArgs(service="payment-service", start="2026-07-07T00:00:00Z", limit=500))
     clean = output.text[:65536]
     lines = clean.split("\n")
     planted = "\n".join(f"{line} password=hunter{i}" if i % 25 == 0 else line for i, line in enumerate(lines))
     fresh = Redactor()  # no cache: every run scans
-    clean_ms, clean_min = _median_ms(lambda: fresh._redact(clean))
-    planted_ms, planted_min = _median_ms(lambda: fresh._redact(planted))
+    clean_ratio, clean_ms = _relative_cost(lambda: fresh._redact(clean), clean)
+    planted_ratio, planted_ms = _relative_cost(lambda: fresh._redact(planted), planted)
     print(
-        f"\n64 KB demo log output: clean {clean_ms:.2f} ms (min {clean_min:.2f}), "
-        f"{len(lines) // 25 + 1} secrets {planted_ms:.2f} ms (min {planted_min:.2f}), median of 21"
+        f"\n64 KB demo log output: clean {clean_ms:.2f} ms ({clean_ratio:.1f}× a pass over its words), "
+        f"{len(lines) // 25 + 1} secrets {planted_ms:.2f} ms ({planted_ratio:.1f}×), median of 21"
     )
     assert fresh._redact(clean).text == clean
-    assert clean_min < 25 and planted_min < 50, "a few ms (bounds loose for loaded CI machines)"
+    assert clean_ratio < 10 and planted_ratio < 20, "a few passes over the text's words"
+    assert clean_ms < 100 and planted_ms < 200, "a few ms: far from these bounds on any machine"
