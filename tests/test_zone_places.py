@@ -181,6 +181,45 @@ def test_a_zoned_clock_without_a_day_takes_the_offset_of_the_evidences_day(
         assert outcome(claim_at(other)) != "pass"
 
 
+@given(
+    place=st.sampled_from(["Tehran", "Moscow", "Istanbul", "São Paulo", "Cairo", "德黑兰", "莫斯科"]),
+    day=st.dates(min_value=date(2005, 1, 1), max_value=date(2021, 12, 31)),
+    minutes=st.integers(5 * 60, 18 * 60),  # the same day there (offsets within ±5 h)
+    form=st.sampled_from(["{d:%-d %B %Y}", "{d:%Y-%m-%d}", "{d:%B %-d, %Y}", "{d.year} 年 {d.month} 月 {d.day} 日"]),
+    date_first=st.booleans(),
+)
+@example(place="Tehran", day=date(2017, 5, 16), minutes=5 * 60, form="{d:%-d %B %Y}", date_first=False)
+def test_a_zoned_clock_is_read_in_the_offset_its_zone_had_in_the_year_the_claim_names(
+    place: str, day: date, minutes: int, form: str, date_first: bool
+) -> None:
+    """ "04:30 Tehran time on 16 May 2017" is 00:00Z: Tehran kept summer time until 2022, so the
+    clock is read in the seasons of the year the claim names (blind11's OpenStack session), not in
+    this year's; and a face in an offset the zone did not keep that day is still no match."""
+    key = _PLACES[place.lower()]
+    zone = ZoneInfo(key)
+    moment = datetime.combine(day, datetime.min.time(), UTC) + timedelta(minutes=minutes)
+    output = f"{moment:%Y-%m-%dT%H:%M:%SZ} WARN nova-compute Unknown base file"
+
+    def claim_at(offset: timedelta | None) -> str:
+        local = moment + offset if offset is not None else moment.astimezone(zone)
+        written = form.format(d=day)
+        if place.isascii():
+            clock = f"at {local:%H:%M} {place} time"
+            return f"On {written}, warnings began {clock}." if date_first else f"Warnings began {clock} on {written}."
+        clock = f"{place}时间 {local:%H:%M}"
+        return f"{written}，{clock} 开始告警。" if date_first else f"{clock}（{written}）开始告警。"
+
+    assert _grounding(claim_at(None), output) == "pass"
+    kept = moment.astimezone(zone).utcoffset()
+    others = {
+        offset
+        for season in (date(day.year, 1, 15), date(day.year, 7, 15), date(2026, 1, 15), date(2026, 7, 15))
+        if (offset := datetime.combine(season, datetime.min.time(), zone).utcoffset()) != kept
+    }
+    for offset in others:
+        assert _grounding(claim_at(offset), output) != "pass", offset
+
+
 _TWO_WORDS = sorted(p for p in _LATIN if len(p.split()) <= 2)
 
 

@@ -39,6 +39,20 @@ from veridiag.text.when import (
 
 #: Days a clock without a date is read on: winter and summer, so a zone with summer time gives both.
 _SEASONS = (date(2026, 1, 15), date(2026, 7, 15))
+#: A year a text names ("16 May 2017", "2017-05-16", "2017 年"): its clocks without a day are read in
+#: that year's seasons, for a zone's offsets change over the years (Tehran kept summer time until
+#: 2022: "04:30 Tehran time … 2017" is 00:00Z, read in 2026 it would be 01:00Z).
+_YEAR = re.compile(r"(?<![\d.:])(?:19[7-9]\d|20\d\d)(?![\d:]|\.\d)")
+#: More years than this named, and the text is no one incident's: read in this year's seasons.
+_MAX_YEARS = 2
+
+
+def _seasons_named(text: str) -> tuple[date, ...]:
+    """Winter and summer of each year ``text`` names (``_YEAR``), else of this year (``_SEASONS``)."""
+    years = sorted({int(m.group()) for m in _YEAR.finditer(text)})
+    if not years or len(years) > _MAX_YEARS:
+        return _SEASONS
+    return tuple(date(year, month, 15) for year in years for month in (1, 7))
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,7 +316,7 @@ def instants(text: str, reading: ClockReading, day: date | None) -> list[tuple[d
         return []
     found: list[tuple[datetime, tzinfo]] = []
     for zone in reading.zones:
-        for on in (day,) if day else _SEASONS:
+        for on in (day,) if day else _seasons_named(text):
             wall = datetime(on.year, on.month, on.day, hour, minute, second, tzinfo=zone) + later
             instant = wall.astimezone(UTC)
             if all(instant != seen for seen, _zone in found):
