@@ -96,6 +96,76 @@ def test_a_rate_of_a_series_counted_per_unit_is_its_points(
     assert not _kept(says(value + off), calls)
 
 
+def _series(metric: str, step: int, peak: int) -> str:
+    """A metric output whose points are ``step`` seconds apart, peaking at ``peak``."""
+    start = datetime(2014, 4, 16, 18, 4, tzinfo=UTC)
+    levels = [peak // 3 + i % 4 for i in range(8)] + [peak] + [peak // 4 + i % 3 for i in range(4)]
+    points = "\n".join(f"{start + timedelta(seconds=step * i):%Y-%m-%dT%H:%M:%SZ} {v}" for i, v in enumerate(levels))
+    at = start + timedelta(seconds=step * 8)
+    return (
+        f"query_metrics service=elb-8c0756 metric={metric}\n"
+        f"window: min 3, max {peak} ({len(levels)} points); peak {peak} at {at:%Y-%m-%dT%H:%M:%SZ}\npoints:\n{points}"
+    )
+
+
+@given(
+    peak=st.integers(30, 900),
+    counted=st.sampled_from([("request_count", 300), ("request_count", 60), ("requests_per_minute", 60)]),
+    claimed=st.sampled_from([(1, "req/s", "次/秒"), (60, "req/min", "次/分钟"), (3600, "req/h", "次/小时")]),
+    zh=st.booleans(),
+    slip=st.sampled_from([Decimal(60), Decimal("1.5"), Decimal("0.5")]),
+)
+@example(peak=42, counted=("requests_per_minute", 60), claimed=(1, "req/s", "次/秒"), zh=True, slip=Decimal(60))
+def test_a_series_level_is_a_rate_in_another_unit_once_converted(
+    peak: int, counted: tuple[str, int], claimed: tuple[int, str, str], zh: bool, slip: Decimal
+) -> None:
+    """ "42 次（每分钟）, 约 0.7 次/秒", "369 requests per 5 minutes is about 1.23 req/s": a series'
+    level counted per its step (named in the metric or by its points' spacing) converted to the
+    claim's unit is computed, to the claim's digits; the conversion slipped (by 60, or half again)
+    is not."""
+    metric, step = counted
+    per, en_unit, zh_unit = claimed
+    assume(per != step)
+    output = _series(metric, step, peak)
+    peak_line = output.splitlines()[1]
+
+    def written(rate: Decimal) -> str:
+        digits = Decimal("0.01") if rate < 10 else Decimal("0.1") if rate < 100 else Decimal(1)
+        number = rate.quantize(digits, rounding=ROUND_HALF_UP)
+        return f"峰值 {peak}，约 {number:f} {zh_unit}。" if zh else f"It peaked at {peak}, about {number:f} {en_unit}."
+
+    def says(rate: Decimal) -> list[dict[str, Any]]:
+        return [claim(text=written(rate), bindings=[binding([102], peak_line, tool_name="query_metrics")])]
+
+    calls = [invocation(102, tool_name="query_metrics", output=output)]
+    rate = Decimal(peak) / step * per
+    assume(Decimal("0.1") <= rate)
+    assert _kept(says(rate), calls)
+    assert not _kept(says(rate * slip), calls)
+
+
+@given(step=st.sampled_from([60, 300, 600, 900]), other=st.sampled_from([60, 300, 600, 900]), zh=st.booleans())
+def test_one_point_every_step_is_the_spacing_of_the_series_points(step: int, other: int, zh: bool) -> None:
+    """ "每 5 分钟一个点", "one data point every 5 minutes": the spacing of the cited series' points,
+    and not another spacing."""
+    output = _series("request_count", step, 200)
+    calls = [invocation(102, tool_name="query_metrics", output=output)]
+    peak_line = output.splitlines()[1]
+
+    def says(seconds: int) -> list[dict[str, Any]]:
+        minutes = seconds // 60
+        text = (
+            f"每 {minutes} 分钟一个点，峰值 200。"
+            if zh
+            else f"One data point every {minutes} minutes; it peaked at 200."
+        )
+        return [claim(text=text, bindings=[binding([102], peak_line, tool_name="query_metrics")])]
+
+    assert _kept(says(step), calls)
+    if other != step:
+        assert not _kept(says(other), calls)
+
+
 @given(
     st.integers(20, 400),
     st.integers(4, 40),

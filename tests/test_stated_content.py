@@ -1891,6 +1891,22 @@ def test_a_rank_or_a_difference_is_no_statistic(low: int, gap: int, form: str) -
 
 
 @given(
+    n=st.integers(1, 600),
+    unit=st.sampled_from(["min", "MIN", "Min"]),
+    blank=st.sampled_from(["", " "]),
+    lead=st.sampled_from(["168 requests per ", "every ", "", "约 "]),
+)
+def test_a_statistic_word_that_is_a_unit_after_a_number_names_no_statistic(
+    n: int, unit: str, blank: str, lead: str
+) -> None:
+    """ "168 requests per 5 min is 0.56 req/s": "min" right after a number is minutes, not the minimum
+    (blind4's rate was read as a minimum no line labels); "min 5" and "the min was 5" still are."""
+    assert "min" not in statistics().named(f"{lead}{n}{blank}{unit} is 0.56 req/s")
+    assert "min" in statistics().named(f"{unit} {n}")
+    assert "min" in statistics().named(f"the {unit} was {n}")
+
+
+@given(
     word=st.sampled_from(["twelve", "three", "five", "twenty"]),
     noun=st.sampled_from(["points", "hosts", "services", "lines"]),
     absolute=st.sampled_from(["all", "every one of the"]),

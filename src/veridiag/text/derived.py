@@ -174,10 +174,20 @@ def rate_computed(entity: Entity, claim_text: str, own: Corpus, cited: Cited) ->
     named = _statistics_named(entity, claim_text)
     # the call says what it counts in its arguments, its details or its output's first line
     heads = [output.split("\n", 1)[0][:_HEAD] for output in cited.outputs]
-    if _level_stated(entity, named, own) and (
-        _per_unit(per).search("\n".join([*cited.context, *heads, own.text])) or per in _series_steps(cited.outputs)
-    ):
+    said = "\n".join([*cited.context, *heads, own.text])
+    steps = _series_steps(cited.outputs)
+    if _level_stated(entity, named, own) and (_per_unit(per).search(said) or per in steps):
         return True
+    if entity.value == 1 and per in steps and _a_point(entity, claim_text):
+        return True  # "每 5 分钟一个点": the spacing of the series' points
+    # the level of a series counted per another unit, converted: "42 次" a minute is "约 0.7 次/秒",
+    # 369 per five minutes "about 1.23 req/s" (to the claim's digits, scaled by the step); a rate
+    # written to a fifth of itself or coarser ("about 2 a minute") converts from too many levels, and
+    # one per a unit is a spacing ("one point every 5 minutes"), no level
+    convertible = tolerance * _CONVERTED_WITHIN < target and not _a_point(entity, claim_text)
+    for seconds in (steps | _counted_per(said)) - {per} if convertible else ():
+        if any(abs(level - target * seconds) <= tolerance * seconds for level in _levels(named, own)):
+            return True
     if not named <= _AVERAGES:
         return False  # a peak, a minimum, a percentile: no count over a period gives it
     called = [Decimal(p) for p in cited.periods()]
@@ -224,6 +234,47 @@ def _level_stated(rate: Entity, named: frozenset[str], own: Corpus) -> bool:
         return own.contains(count)
     labelled = statistics().labelled(_lines(own))
     return any(v.statistic in named and abs(v.value - rate.value) <= rate.precision / 2 for v in labelled)
+
+
+#: A converted rate must be written finer than a fifth of itself ("约" widens a tenth).
+_CONVERTED_WITHIN = 5
+#: How far after a rate its counted word may stand ("每 5 分钟一个" then "点").
+_POINT_AFTER = 4
+
+
+def _a_point(rate: Entity, claim_text: str) -> bool:
+    """Is what ``rate`` counts a series' point ("一个点", "one data point every 5 minutes")?"""
+    read = claim_reading(claim_text)
+    at = fact_at(read, rate.text)
+    pattern = _UNITS.rates.point if _UNITS.rates is not None else None
+    if at < 0 or pattern is None:
+        return False
+    return pattern.search(read, at, at + len(rate.text) + _POINT_AFTER) is not None
+
+
+def _levels(named: frozenset[str], own: Corpus) -> list[Decimal]:
+    """The counts a claim's lines state as a series' level: those labelled with the statistic the
+    claim names, when it names one; else every count and bare number of its lines."""
+    if named:
+        return [v.value for v in statistics().labelled(_lines(own)) if v.statistic in named]
+    found = [Decimal(n) for n in BARE_NUMBER.findall(own.text)]
+    return found + [
+        v
+        for line in _lines(own)
+        for e in TextFacts(line).entities()
+        if e.dimension == "count" and (v := _base(e)) is not None
+    ]
+
+
+def _counted_per(said: str) -> set[Decimal]:
+    """Seconds in each time unit ``said`` (a call's arguments, details, head and the claim's lines)
+    counts per ("upstream_timeouts_per_minute" → 60)."""
+    return {seconds for seconds in _TIME_FACTORS if _per_unit(seconds).search(said)}
+
+
+_TIME_FACTORS = frozenset(
+    u.factor.normalize() for u in _UNITS.by_spelling.values() if u.dimension == "time" and u.factor >= 1
+)
 
 
 #: How much of an output's first line (its call's header) may name what it counts.

@@ -25,10 +25,13 @@ class StatisticWords(WordModel):
     statistics: dict[Word, list[Word]] = Field(min_length=1)
     series: list[Word] = Field(default_factory=list)
     ranks: list[Word] = Field(default_factory=list)
+    units: list[Word] = Field(default_factory=list)
     differences: list[Word] = Field(default_factory=list)
 
 
 _NUMBER = re.compile(r"\d")
+#: A number right before a word (its unit, when the word is one of ``units``).
+_NUMBER_BEFORE = re.compile(r"\d[ \t]?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,7 @@ class Statistics:
         )
         self._difference = re.compile(f"(?:{differences})", re.IGNORECASE) if words.differences else None
         self._rank = re.compile(rf"(?:{ranks})[\s-]*$", re.IGNORECASE) if words.ranks else None
+        self._units = frozenset(w.lower() for w in words.units)
         # a label alone or ending a field's name ("memory_max"), then ":" / "=" / blanks, then a number
         self._label = re.compile(
             rf"(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.\-])*(?P<label>{alternatives})[\"']?\s*[:=：]?\s*"
@@ -74,10 +78,15 @@ class Statistics:
         first spares the whole-word pattern (~18 µs a claim, measured)."""
         if not self._hint.search(ignorecase_key(text)):
             return frozenset()
-        return frozenset(self._name(m.group()) for m in self._word.finditer(text) if not self._ranked(text, m.start()))
+        return frozenset(
+            self._name(m.group()) for m in self._word.finditer(text) if not self._not_named(text, m.start(), m.group())
+        )
 
-    def _ranked(self, text: str, at: int) -> bool:
-        """Does a rank ("second-", "次") stand right before the statistic's word at ``at``?"""
+    def _not_named(self, text: str, at: int, word: str = "") -> bool:
+        """Does a rank ("second-", "次") stand right before the statistic's word at ``at``, or a number
+        before a word that is then its unit ("5 min")? Either way the word names no statistic."""
+        if word.lower() in self._units and _NUMBER_BEFORE.search(text, max(0, at - 2), at) is not None:
+            return True
         return self._rank is not None and self._rank.search(text, max(0, at - 12), at) is not None
 
     def _name(self, spelled: str) -> str:
@@ -95,7 +104,7 @@ class Statistics:
         if not self._hint.search(ignorecase_key(text[low:high])):
             return frozenset()  # no statistic's word there: most numbers
         for m in self._word.finditer(text, low, high):
-            if self._ranked(text, m.start()):
+            if self._not_named(text, m.start(), m.group()):
                 continue  # "the second-highest reading, 4 ms": no max
             if start - before <= m.end() <= start and not _NUMBER.search(text, m.end(), start):
                 found.add(self._name(m.group()))

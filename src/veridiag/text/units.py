@@ -62,6 +62,7 @@ class RateWords(WordModel):
     not_counted: list[Word] = Field(default_factory=list)
     not_after: list[Word] = Field(default_factory=list)
     levels: list[Word] = Field(default_factory=list)
+    points: list[Word] = Field(default_factory=list)
 
 
 class LetterReading(WordModel):
@@ -290,6 +291,8 @@ class Rates:
         self.article_after_count = re.compile(rf"(?<![\w.]){NUMBER}{noun}\s+$", re.IGNORECASE)
         #: a word ending right before a count of a line that makes it a level, no total
         self.level_before = re.compile(rf"(?:{_words_pattern(words.levels)})\s*[:=]?\s*$", re.IGNORECASE)
+        #: a series' point, counted once per a time unit ("每 5 分钟一个点")
+        self.point = re.compile(rf"(?:{_words_pattern(words.points)})", re.IGNORECASE) if words.points else None
         self.per_words = frozenset(w for word in words.per for w in (word, word.title()))
         self.zh_words = tuple(words.per_zh)
         #: a time unit as a whitespace token, bare or before a mark ("a minute." "per second,")
