@@ -144,6 +144,36 @@ def test_a_series_level_is_a_rate_in_another_unit_once_converted(
     assert not _kept(says(rate * slip), calls)
 
 
+@given(
+    size=st.integers(20_000, 90_000_000),
+    seconds=st.integers(5, 3000),
+    written=st.sampled_from(["lifetime {mm:02d}:{ss:02d}", "took {s} s", "in {s} seconds", "耗时 {s} 秒"]),
+    unit=st.sampled_from([("KB/s", 1000), ("KiB/s", 1024), ("MB/s", 1_000_000), ("kbps", 125), ("B/s", 1)]),
+    slip=st.sampled_from([Decimal(10), Decimal("0.1"), Decimal(8), Decimal("1.3")]),
+)
+@example(size=1846301, seconds=93, written="lifetime {mm:02d}:{ss:02d}", unit=("KB/s", 1000), slip=Decimal(10))
+def test_a_throughput_is_a_size_over_a_duration_of_its_line(
+    size: int, seconds: int, written: str, unit: tuple[str, int], slip: Decimal
+) -> None:
+    """ "That is about 19.9 KB/s" of "1846301 bytes received, lifetime 01:33": a throughput is the
+    size over the duration its quoted line writes (blind12's Proxifier session let "about 198 KB/s"
+    through, for no unit of a size a second was read); off by ten, eight (bits) or a third, not."""
+    spelled, factor = unit
+    assume(seconds < 3600 or "lifetime" not in written)
+    took = written.format(mm=seconds // 60, ss=seconds % 60, s=seconds)
+    line = f"[10.30 20:39:47] YodaoDict.exe - 220.181.31.147:80 close, {size} bytes received, {took}"
+    calls = [invocation(101, output=f"matched 1 lines\n{line}")]
+
+    def says(rate: Decimal) -> list[dict[str, Any]]:
+        number = rate.quantize(Decimal("0.01") if rate < 100 else Decimal(1), rounding=ROUND_HALF_UP)
+        return [claim(text=f"That is about {number} {spelled}.", bindings=[binding([101], line)])]
+
+    rate = Decimal(size) / seconds / factor
+    assume(Decimal("0.5") <= rate)
+    assert _kept(says(rate), calls)
+    assert not _kept(says(rate * slip), calls)
+
+
 @given(step=st.sampled_from([60, 300, 600, 900]), other=st.sampled_from([60, 300, 600, 900]), zh=st.booleans())
 def test_one_point_every_step_is_the_spacing_of_the_series_points(step: int, other: int, zh: bool) -> None:
     """ "每 5 分钟一个点", "one data point every 5 minutes": the spacing of the cited series' points,

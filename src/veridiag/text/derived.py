@@ -35,6 +35,8 @@ from veridiag.text.entities import (
     is_difference,
     line_periods,
     restates,
+    unit_readings,
+    written_durations,
     written_half_unit,
 )
 from veridiag.text.statistics import statistics
@@ -108,6 +110,7 @@ def _derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
         or multiple_computed(entity, claim_text, own)
         or percent_of_multiple(entity, own, claim_text)
         or share_computed(entity, own, cited.facts)
+        or throughput_computed(entity, own, cited.facts)
     ):
         return True
     if entity.kind != "quantity":
@@ -463,6 +466,28 @@ def share_computed(entity: Entity, own: Corpus, facts: Sequence[Entity] | None =
         2 <= len(values) <= _MAX_VALUES
         and any(a < b and abs(a / b * 100 - target) <= tolerance for a, b in permutations(values, 2))
         for values in groups.values()
+    )
+
+
+def throughput_computed(entity: Entity, own: Corpus, facts: Sequence[Entity] | None = None) -> bool:
+    """A throughput the claim computed ("about 19.9 KB/s" of "1846301 bytes … lifetime 01:33"): a size
+    on its own lines (or one the claim names) over a duration there, its unit read decimal or
+    binary, within the precision it is written to."""
+    if entity.kind != "quantity" or entity.dimension != "throughput" or len(own.text) > _OWN_LIMIT:
+        return False
+    if entity.value is None or entity.precision is None:
+        return False
+    found = [*(facts or ()), *(e for line in _lines(own) for e in TextFacts(line).entities())]
+    sizes = {v for e in found if e.dimension == "size" and (v := _base(e)) is not None and v > 0}
+    durations = {v for e in found if e.dimension == "time" and (v := _base(e)) is not None and v > 0}
+    durations |= {d for d in written_durations(own.text) if d > 0}
+    if not sizes or not durations or len(sizes) * len(durations) > _MAX_VALUES**2:
+        return False
+    return any(
+        abs(size / seconds - entity.value * factor) <= entity.precision * factor / 2
+        for factor in unit_readings(entity)
+        for size in sizes
+        for seconds in durations
     )
 
 

@@ -1014,13 +1014,14 @@ def restates(entity: Entity, other: Entity) -> bool:
     if entity.factor == other.factor:
         return False  # the same unit: the same number or another, no conversion
     target = other.value * other.factor
-    return any(abs(entity.value * factor - target) <= entity.precision * factor / 2 for factor in _readings(entity))
+    return any(abs(entity.value * factor - target) <= entity.precision * factor / 2 for factor in unit_readings(entity))
 
 
-def _readings(entity: Entity) -> tuple[Decimal, ...]:
-    """The factors the claim's unit may mean: its own, and for a decimal size the binary one."""
+def unit_readings(entity: Entity) -> tuple[Decimal, ...]:
+    """The factors the claim's unit may mean: its own, and for a decimal size (or size a second) the
+    binary one."""
     assert entity.factor is not None
-    twin = _SIZE_TWINS.get(entity.factor) if entity.dimension == "size" else None
+    twin = _SIZE_TWINS.get(entity.factor) if entity.dimension in ("size", "throughput") else None
     return (entity.factor, twin) if twin else (entity.factor,)
 
 
@@ -1592,7 +1593,7 @@ class Corpus:
         small = len(self.text) <= _FOLD_LIMIT
         # a letter written as the output writes it is its unit ("3906M" is no "4096M" read the other way)
         letter = entity.text.lstrip("0123456789.").strip()
-        for claimed in _readings(entity):
+        for claimed in unit_readings(entity):
             for factor, spellings, exact in _unit_groups(dimension):
                 if exact and factor != claimed and letter in spellings:
                     continue
@@ -1625,9 +1626,7 @@ class Corpus:
         ``1h2m3.5s``), or as a clock face after its word (Proxifier's ``lifetime 00:07``): "21 min
         41 s", "7 秒" state it. Read once per text, only for a duration not found otherwise."""
         if self._durations is None:
-            self._durations = tuple(
-                _glued_seconds(m) for m in _GLUED_DURATION.finditer(self.text) if m.group("h") or m.group("m")
-            ) + tuple(_glued_seconds(m) for m in _UNITS.clock_duration.finditer(self.text))
+            self._durations = written_durations(self.text)
         if not self._durations:
             return False
         assert entity.value is not None and entity.factor is not None and entity.precision is not None
@@ -1955,6 +1954,14 @@ def derived_duration(
             if -tolerance <= target - apart <= step + tolerance or (bounded and apart <= target + tolerance):
                 return True
     return False
+
+
+def written_durations(text: str) -> tuple[Decimal, ...]:
+    """Seconds in each duration ``text`` writes as Go does, its units glued (``elapsed 21m41s``), or
+    as a clock face after its word (Proxifier's ``lifetime 01:33``): the lexer reads neither."""
+    return tuple(_glued_seconds(m) for m in _GLUED_DURATION.finditer(text) if m.group("h") or m.group("m")) + tuple(
+        _glued_seconds(m) for m in _UNITS.clock_duration.finditer(text)
+    )
 
 
 def line_periods(line: str, facts: Sequence[Entity]) -> list[Decimal]:
