@@ -174,6 +174,62 @@ def test_a_throughput_is_a_size_over_a_duration_of_its_line(
     assert not _kept(says(rate * slip), calls)
 
 
+def _grounding_fails(claims: list[dict[str, Any]], invocations: list[InvocationRecord]) -> bool:
+    """Does the Gatekeeper's entity grounding fail the last of ``claims``?"""
+    report = _GATEKEEPER.validate(v2(claims), session_id=SESSION, invocations=InMemoryInvocations(invocations))
+    target = f"claims[{len(claims) - 1}]"
+    return any(
+        check.rule_id == "claim.entity_grounding" and check.outcome == "fail" and check.target.startswith(target)
+        for trace in report.claim_traces
+        for check in trace.checks
+    )
+
+
+_EPOCH_ZONES = {"UTC": 0, "UTC+8": 8 * 60, "UTC−9:30": -(9 * 60 + 30), "UTC+5:45": 5 * 60 + 45}
+
+
+@given(
+    moment=st.datetimes(min_value=datetime(2004, 1, 1), max_value=datetime(2020, 12, 31)),
+    millis=st.booleans(),
+    zone=st.sampled_from(list(_EPOCH_ZONES)),
+    form=st.sampled_from(
+        [
+            "那条记录的 epoch 是 {epoch}，即 {zone} {month} 月 {day} 日 {clock}。",
+            "{epoch} 是 {zone} {iso} {clock}。",
+            "The last one was at {clock} {zone} on {iso} ({epoch}).",
+            "time = {epoch} is {iso} {clock} {zone}.",
+        ]
+    ),
+    slip=st.sampled_from([60, -60, 8 * 60, 30]),
+)
+@example(
+    moment=datetime(2017, 12, 22, 16, 0), millis=True, zone="UTC", form="{epoch} 是 {zone} {iso} {clock}。", slip=8 * 60
+)
+def test_a_date_or_clock_read_from_an_epoch_is_its_instant(
+    moment: datetime, millis: bool, zone: str, form: str, slip: int
+) -> None:
+    """ "1125915213，即马克萨斯时间 (UTC−9:30) 9 月 5 日 00:43:33": a date and clock the claim reads from
+    an epoch its line writes (seconds, or HealthApp's milliseconds) are the epoch converted, in UTC
+    or the zone the claim names, and kept though no line writes them; read wrong ("1513958400000
+    ms 是 2017-12-23 00:00 UTC", really 22 Dec 16:00) they fail, though another line holds that face."""
+    instant = moment.replace(second=moment.second, microsecond=0, tzinfo=UTC)
+    epoch = int(instant.timestamp()) * (1000 if millis else 1)
+    line = f"- {epoch} node-171 switch_module Fan speeds ( 3552 3534 3375 4245 3515 3479 )"
+
+    def says(offset_minutes: int) -> tuple[list[dict[str, Any]], list[InvocationRecord]]:
+        local = instant + timedelta(minutes=offset_minutes)
+        text = form.format(
+            epoch=epoch, zone=zone, month=local.month, day=local.day, iso=f"{local:%Y-%m-%d}", clock=f"{local:%H:%M:%S}"
+        )
+        # another line writes the wrong face: found there, it is still no reading of the epoch
+        other = f"{local:%Y-%m-%dT%H:%M:%S}Z node-12 heartbeat" if offset_minutes != _EPOCH_ZONES[zone] else "ok"
+        calls = [invocation(101, output=f"matched 2 lines\n{line}\n{other}")]
+        return [claim(text=text, bindings=[binding([101], line)])], calls
+
+    assert _kept(*says(_EPOCH_ZONES[zone]))
+    assert _grounding_fails(*says(_EPOCH_ZONES[zone] + slip))
+
+
 @given(step=st.sampled_from([60, 300, 600, 900]), other=st.sampled_from([60, 300, 600, 900]), zh=st.booleans())
 def test_one_point_every_step_is_the_spacing_of_the_series_points(step: int, other: int, zh: bool) -> None:
     """ "每 5 分钟一个点", "one data point every 5 minutes": the spacing of the cited series' points,

@@ -39,6 +39,7 @@ from veridiag.text.entities import (
     written_durations,
     written_half_unit,
 )
+from veridiag.text.epochs import epoch_stated
 from veridiag.text.statistics import statistics
 from veridiag.text.tallies import code_names, enumerated, points_in_range, quoted_records, tallied
 from veridiag.text.units import NUMBER, unit_table
@@ -84,10 +85,12 @@ class Cited:
 
 
 def derived(entity: Entity, claim_text: str, cited: Cited) -> bool:
-    """Is ``entity``, a fact of ``claim_text`` its cited lines do not write, computed from them: a
-    duration between two of their clocks (or from the previous claim's event), a rate, a sum, a
-    ratio, a percentage of a stated multiple, a difference, a bound kept by every point, a tally
-    of the listed lines?"""
+    """Is ``entity``, a fact of ``claim_text`` its cited lines do not write, computed from them: the
+    date or clock of an epoch they write, a duration between two of their clocks (or from the
+    previous claim's event), a rate, a sum, a ratio, a percentage of a stated multiple, a
+    difference, a bound kept by every point, a tally of the listed lines?"""
+    if epoch_stated(entity, claim_text, cited.own):
+        return True  # "1125915213，即 … 9 月 5 日 00:43:33": the epoch converted
     if entity.kind not in _COMPUTED_KINDS:
         return False  # an id, a service, a code: copied or not there
     if _derived(entity, claim_text, cited):

@@ -23,7 +23,7 @@ from functools import lru_cache
 from itertools import pairwise
 
 from veridiag.text.cjk import has_cjk
-from veridiag.text.entities import ZONE_HEAD, ZONE_HINT, Entity
+from veridiag.text.entities import ZONE_HEAD, ZONE_HINT, Entity, fact_text
 from veridiag.text.when import (
     _MONTHS,
     _OFFSET_AFTER,
@@ -439,7 +439,8 @@ def named_zones(texts: Iterable[str]) -> tuple[tzinfo, ...]:
     """The zones other than UTC that ``texts`` (an answer's claims) name: its reader's, in which it
     may write a clock without naming the zone again ("北京时间 12:45:19 突增 … 峰值出现在 12:46:19")."""
     found: list[tzinfo] = []
-    for text in texts:
+    for written in texts:
+        text = fact_text(written)  # as its facts are read ("UTC−9:30" with a minus sign)
         if not ZONE_HINT.search(text):
             continue  # most claims name no zone
         for mention in _mentions(text):

@@ -36,6 +36,7 @@ from veridiag.text.entities import (
     level_for_difference,
     period_lengths,
 )
+from veridiag.text.epochs import EPOCH_MISREAD, epoch_misread
 from veridiag.text.pairs import CLAUSE, broken_pairs
 from veridiag.text.records import records
 
@@ -188,6 +189,8 @@ class _Check:
         # A derivation is computed from the claim's own lines, not from the call's whole record
         # (its retrieval details list every episode: any two of their times give some duration).
         own_lines = Corpus(regions) if regions else None
+        if isinstance(text, str) and not literal and self.misread_epoch(target, text, entities, own_lines, sources):
+            return
         outside = [entity for entity in entities if not _grounds(near, own_lines, entity, literal)]
         # a difference found only as some level near it is written nowhere (computed, or not at all)
         read = claim_reading(text) if isinstance(text, str) and not literal else None
@@ -254,6 +257,22 @@ class _Check:
             self.warn(target, why, len(doubtful), len(entities), sources[0].id)
             return
         self.record(target, entities, missing, sources[0].id, where=f"the output of invocation {ids}")
+
+    def misread_epoch(
+        self, target: str, text: str, entities: list[Entity], own_lines: Corpus | None, sources: list[InvocationView]
+    ) -> bool:
+        """Fails a date or clock written beside an epoch of the claim's lines as its restatement
+        but not its instant ("1513958400000 ms 是 2017-12-23 00:00", really 22 Dec 16:00), though the
+        face may be found on some other line; True when it did."""
+        misread = epoch_misread(text, entities, own_lines)
+        if not misread:
+            return False
+        listed = ", ".join(f"{e.kind} {e.text!r}" for e in misread)
+        why = f"{EPOCH_MISREAD} in invocation {', '.join(str(inv.id) for inv in sources)}: {listed}"
+        self.result.add(
+            target, "fail", why, score=round(1 - len(misread) / len(entities), 4), invocation_id=sources[0].id
+        )
+        return True
 
     def cited(
         self, text: str, own_lines: Corpus | None, sources: list[InvocationView], previous: Sequence[_Binding]
