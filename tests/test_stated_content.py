@@ -1906,6 +1906,39 @@ def test_a_statistic_word_that_is_a_unit_after_a_number_names_no_statistic(
     assert "min" in statistics().named(f"the {unit} was {n}")
 
 
+_FIELD_PAIRS = [("Lock_time", "Query_time"), ("rows_sent", "rows_examined"), ("queued", "deadline")]
+
+
+@given(
+    pair=st.sampled_from(_FIELD_PAIRS),
+    values=st.lists(st.tuples(st.integers(1, 400), st.integers(1, 400)), min_size=2, max_size=8),
+    form=st.sampled_from(
+        [
+            ("在每一条慢查询里 {a} 都{word} {b}。", ["小于", "低于"], ["大于", "高于", "超过"]),
+            ("Every line has {a} {word} {b}.", ["below", "less than", "lower than"], ["above", "more than", "over"]),
+            ("{a} was always {word} {b} on every line.", ["under", "below"], ["higher than", "greater than"]),
+        ]
+    ),
+    below=st.booleans(),
+)
+def test_two_fields_a_claim_compares_over_every_line_are_checked_on_each(
+    pair: tuple[str, str], values: list[tuple[int, int]], form: tuple[str, list[str], list[str]], below: bool
+) -> None:
+    """ "在每一条慢查询里 Lock_time 都小于 Query_time" names two fields and no number: checked on every
+    listed line writing both (blind12 let it through, one line having Lock_time 22.5 and
+    Query_time 20.1); a line against it contradicts it, none leaves it unrefuted."""
+    (a, b), (template, lows, highs) = pair, form
+    rows = [
+        f"2026-07-07T15:00:{i:02d}Z WARN mysql [Slow query] {a}: {x} {b}: {y} Rows: 9"
+        for i, (x, y) in enumerate(values)
+    ]
+    output = "matched {n} lines (WARN {n})\nlines:\n{rows}".format(n=len(rows), rows="\n".join(rows))
+    text = template.format(a=a, b=b, word=(lows if below else highs)[len(values) % len(lows if below else highs)])
+    against = any((x >= y) if below else (x <= y) for x, y in values)
+    outcome, reason = _outcome(text, output, rows[0])
+    assert (outcome == "fail" and "on a line it speaks of" in reason) is against, (text, values, reason)
+
+
 @given(
     word=st.sampled_from(["twelve", "three", "five", "twenty"]),
     noun=st.sampled_from(["points", "hosts", "services", "lines"]),

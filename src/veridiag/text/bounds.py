@@ -123,6 +123,11 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords, re.Patter
     return before, after, words, held, tuple(sorted({ignorecase_key(w) for w in bound_words}))
 
 
+def bound_words() -> BoundWords:
+    """``bounds.yaml``, read once (``text/comparisons.py`` compares two fields with its words)."""
+    return _patterns()[2]
+
+
 def _has_bound_word(read: str) -> bool:
     """Whether ``read`` holds a bound's word as the patterns match it (case-blind: ``ignorecase_key``)."""
     return any(map(ignorecase_key(read).__contains__, _patterns()[4]))

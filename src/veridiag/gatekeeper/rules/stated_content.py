@@ -53,6 +53,8 @@ from veridiag.text.bounds import (
     spans_times,
     unsure_bound,
 )
+from veridiag.text.comparisons import claimed_comparisons, first_against, may_compare
+from veridiag.text.comparisons import fields as line_fields
 from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.concepts import sentence as sentence_of
 from veridiag.text.entities import (
@@ -814,8 +816,10 @@ def _judge(
     stated_bound = claimed_bound(own)
     every_point = keeps_on(own) or (stated_bound is not None and stated_bound.turned)
     at_the_end = stated_bound is not None and stated_bound.period is None and of_latest(own)
+    compared = _fields_compared(own, lines, outputs, every=any(hit.kind == "absolute" for hit in hits) or every_point)
     if (
-        not hits
+        not compared
+        and not hits
         and not denials
         and not every_point
         and not at_the_end
@@ -836,6 +840,7 @@ def _judge(
     broken = _bound_broken(bound, evidence, outputs, to_the_end=onward(own)) if bound is not None else False
     if isinstance(broken, Point):
         problems.append((CONTRADICTS, _crossed(broken)))
+    problems += compared
     if at_the_end and stated_bound is not None:
         problems += _bound_at_the_end(stated_bound, outputs)
     # A rise and a fall in one claim tell an episode's course ("rose to 95% and fell back to 20%"):
@@ -1002,6 +1007,28 @@ def _crossed(point: Point) -> str:
     return (
         f"its bound is crossed: the cited series is {point.value} at {point.minute // 60:02d}:{point.minute % 60:02d}"
     )
+
+
+def _fields_compared(own: str, lines: list[str], outputs: _CitedOutputs, *, every: bool) -> list[tuple[str, str]]:
+    """Two fields of a line the claim compares ("Lock_time 都小于 Query_time": ``text/comparisons.py``),
+    against a line that writes both: every line the cited outputs list when the claim says all
+    of them (``every``), its quoted lines otherwise."""
+    if not may_compare(own):
+        return []  # most claims compare nothing
+    keys = {key for line in lines for key in line_fields(line)}
+    if len(keys) < 2:
+        return []
+    comparisons = claimed_comparisons(own, keys)
+    if not comparisons:
+        return []
+    against = first_against(comparisons, [*lines, *outputs.rows()] if every else lines)
+    if against is None:
+        return []
+    compared, row = against
+    side = "above" if compared.above else "below"
+    return [
+        (CONTRADICTS, f"{compared.left} is not {side} {compared.right} on a line it speaks of: {row.strip()[:160]}")
+    ]
 
 
 def _bound_broken(
