@@ -1906,6 +1906,39 @@ def test_a_statistic_word_that_is_a_unit_after_a_number_names_no_statistic(
     assert "min" in statistics().named(f"the {unit} was {n}")
 
 
+@given(
+    values=st.lists(st.integers(5, 900), min_size=2, max_size=9, unique=True),
+    pick=st.integers(0, 8),
+    form=st.sampled_from(
+        [
+            ("The slowest was instance {id}, at {v} s.", 1),
+            ("最慢的是实例 {id}，用了 {v} 秒。", 1),
+            ("The longest one took {v} seconds (instance {id}).", 1),
+            ("The fastest was instance {id}, at {v} s.", -1),
+            ("最快的是 {id}，{v} 秒。", -1),
+        ]
+    ),
+)
+def test_a_number_named_the_slowest_is_no_less_than_any_line_of_its_kind(
+    values: list[int], pick: int, form: tuple[str, int]
+) -> None:
+    """ "The slowest was instance 17288ea8…, at 0.57 s" quoting one "Took 0.57 seconds to deallocate
+    network" line of several: another line of that kind at 0.58 s contradicts it (blind12 let it
+    through); the true slowest (fastest) is no contradiction."""
+    template, side = form
+    rows = [
+        f"2017-05-16 00:14:{i:02d}.161 2931 INFO nova.compute.manager [instance: {i:04x}a8-cbf4] "
+        f"Took {v / 100:.2f} seconds to deallocate network for instance."
+        for i, v in enumerate(values)
+    ]
+    output = "matched {n} lines (INFO {n})\nlines:\n{rows}".format(n=len(rows), rows="\n".join(rows))
+    at = pick % len(values)
+    text = template.format(id=f"{at:04x}a8", v=f"{values[at] / 100:.2f}")
+    extreme = values[at] == (max(values) if side > 0 else min(values))
+    outcome, reason = _outcome(text, output, rows[at])
+    assert (outcome == "fail" and "is no extreme" in reason) is not extreme, (text, values, reason)
+
+
 _FIELD_PAIRS = [("Lock_time", "Query_time"), ("rows_sent", "rows_examined"), ("queued", "deadline")]
 
 

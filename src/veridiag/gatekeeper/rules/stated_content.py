@@ -62,6 +62,7 @@ from veridiag.text.entities import (
     Corpus,
     Entity,
     EntityKind,
+    TextFacts,
     claim_reading,
     extract_entities,
     fact_at,
@@ -197,7 +198,7 @@ class StatedContent(GatekeeperRule):
                 *_order_undated(text, lines),
                 *_quoted_nowhere(text, context, cited),
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
-                *_statistic(text, valued, lines),
+                *_statistic(text, valued, lines, outputs),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
@@ -1823,11 +1824,15 @@ def _level(quantity: Entity, read: str) -> bool:
 _STATISTIC_REACH = 24
 
 
-def _statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[str, str]]:
+def _statistic(
+    text: str, facts: list[Entity], lines: list[str], outputs: _CitedOutputs | None = None
+) -> list[tuple[str, str]]:
     """ "Memory peaked at 1303 MB" quoting "min 812 avg 1303 max 1740": a number of the claim
     that its lines label with another statistic than the one its words name is not that
     statistic — *contradicts* where the line labels the claim's one statistic with another
-    value, else at most an inference. Only a claim naming a statistic is read (one search)."""
+    value, else at most an inference. A number named the max or min ("the slowest was … 0.57 s")
+    that no line labels is checked against the lines of its quoted line's kind the outputs list
+    (``_beyond_extreme``). Only a claim naming a statistic is read (one search)."""
     vocabulary = statistics()
     if not vocabulary.named(text):
         return []
@@ -1844,6 +1849,8 @@ def _statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[s
     # the lines' labels are read only for a value the claim names a statistic of
     labelled = vocabulary.labelled(lines) if named_at else []
     problems: list[tuple[str, str]] = []
+    if not labelled and outputs is not None:
+        problems += _beyond_extreme(vocabulary.named(text), facts, lines, outputs.rows())
     for fact, value, precision, factor, named in named_at if labelled else ():
         half = precision / 2
         readings = (value, value * factor)
@@ -1863,6 +1870,41 @@ def _statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[s
                 (INFERRED, f"{fact.text!r} is its line's {other}, not the {'/'.join(sorted(named))} it names")
             )
     return problems
+
+
+#: A token holding a digit: what differs between two lines of one kind (clocks, ids, values).
+_DIGIT_TOKEN = re.compile(r"\S*\d\S*")
+#: The extremes a claim may name a number by, and which way a line of its kind goes beyond one.
+_EXTREMES = {"max": 1, "min": -1}
+
+
+def _beyond_extreme(
+    named: frozenset[str], facts: list[Entity], lines: list[str], rows: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """ "The slowest was instance 17288ea8…, at 0.57 s" quoting one of many "Took <n> seconds to
+    deallocate network" lines: the one quantity of a claim naming one extreme (max or min) must be
+    no less (more) than the value of its dimension on every listed line of its quoted line's kind
+    (the same words once tokens with digits are masked); a line beyond it contradicts."""
+    sides = [side for statistic, side in _EXTREMES.items() if statistic in named]
+    quantities = [e for e in facts if e.kind == "quantity" and e.dimension not in (None, "count")]
+    if len(sides) != 1 or len(quantities) != 1:
+        return []
+    (fact,) = quantities
+    assert fact.value is not None and fact.factor is not None and fact.precision is not None
+    kinds = {_DIGIT_TOKEN.sub("#", line).strip() for line in lines if fact.text.split()[0] in line}
+    claimed, half = fact.value * fact.factor, fact.precision * fact.factor / 2
+    for row in rows if kinds else ():
+        if _DIGIT_TOKEN.sub("#", row).strip() not in kinds:
+            continue
+        found = [
+            e.value * e.factor
+            for e in TextFacts(row).entities()
+            if e.dimension == fact.dimension and e.value is not None and e.factor is not None
+        ]
+        if len(found) == 1 and (found[0] - claimed) * sides[0] > half:
+            more = "more" if sides[0] > 0 else "less"
+            return [(CONTRADICTS, f"{fact.text!r} is no extreme: a line of its kind gives {more}: {row.strip()[:160]}")]
+    return []
 
 
 def _second_of_day(needle: str) -> int | None:
