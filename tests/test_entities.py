@@ -736,3 +736,19 @@ def test_a_percentile_after_an_id_keyword_is_no_id(keyword: str, percentile: str
         e for e in extract_entities(f"the {keyword} {percentile} latency climbs", SERVICES) if e.kind == "identifier"
     ]
     assert [e.text for e in extract_entities(f"the {keyword} {percentile}7x failed", SERVICES)] == [f"{percentile}7x"]
+
+
+@given(
+    hour=st.integers(0, 23),
+    minute=st.integers(10, 59),
+    value=st.decimals(min_value=Decimal("0.01"), max_value=Decimal("9.99"), places=2),
+    form=st.sampled_from(
+        ["{clock} 到 {value} 秒", "{clock}到{value}秒", "{clock} 至 {value} 秒", "at {clock} ~ {value} s"]
+    ),
+)
+def test_a_clocks_minutes_open_no_range(hour: int, minute: int, value: Decimal, form: str) -> None:
+    """ "07:39 到 0.48 秒" (blind12: "latency reached 0.48 s at 07:39"): the clock's minutes are no
+    first end of a range "39 到 0.48 秒", so no quantity of 39 seconds is read."""
+    text = form.format(clock=f"{hour:02d}:{minute:02d}", value=value)
+    quantities = [e for e in extract_entities(text) if e.kind == "quantity"]
+    assert [e.value for e in quantities] == [value], (text, quantities)

@@ -330,8 +330,8 @@ _NAME_WITH_NUMBER = re.compile(r"[A-Z]{2,}-\d{1,2}")
 _STATUS = re.compile(r"[1-5]\d\d")
 _DECADE = re.compile(r"1\d\d0|20\d0")
 #: "35-40 minutes", "3~5 秒": the first number of a range carries the unit written after the second;
-#: not a date's month ("2026-07-07 %" is no range 07–07).
-_RANGE = re.compile(rf"(?<![\w.-])({NUMBER})\s*[-–~至到]\s*{NUMBER}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
+#: not a date's month ("2026-07-07 %" is no range 07–07), nor a clock's minutes ("07:39 到 0.48 秒").
+_RANGE = re.compile(rf"(?<![\w.-])(?<!\d:)({NUMBER})\s*[-–~至到]\s*{NUMBER}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 #: After a range's first number: the rest of the range and the unit both ends share ("-30 minutes").
 _RANGE_REST = re.compile(rf"\s*(?:[-–~至到]|\s+to\s+)\s*{NUMBER}\s?({_UNIT_ALT})(?![A-Za-z])", re.IGNORECASE)
 #: Before a range's second number: its first ("20-"), so the "-" is a range, not a sign or an id.
