@@ -1814,6 +1814,25 @@ def test_a_fields_value_is_the_one_its_quoted_line_gives(
 
 
 @given(
+    key=st.sampled_from(["ambient", "temp", "load", "retries", "Ambient"]),
+    value=st.integers(0, 500),
+    other=st.integers(1, 50),
+    claim_form=st.sampled_from(
+        ["本月第一条读数来自 node-117，{k}={v}。", "The first reading was {k}={v} on node-117."]
+    ),
+)
+@example(key="ambient", value=30, other=-2, claim_form="本月第一条读数来自 node-117，{k}={v}。")
+def test_a_plain_word_glued_to_equals_is_a_field(key: str, value: int, other: int, claim_form: str) -> None:
+    """ "ambient=28" quoting "node-117 node temperature 1128146611 1 ambient=30": a name glued to "=" is
+    written as code writes it, so its value is its quoted line's (blind8 gave 28, the next line's)."""
+    line = f"91359 node-117 node temperature 1128146611 1 {key}={value}"
+    assert not _outcome(claim_form.format(k=key, v=value), line, line)[1].startswith("contradicts")
+    assume(value + other >= 0)
+    outcome, reason = _outcome(claim_form.format(k=key, v=value + other), line, line)
+    assert outcome == "fail" and reason.startswith("contradicts") and key.lower() in reason, reason
+
+
+@given(
     first=st.integers(0, 23 * 60 - 30),
     gap=st.integers(1, 300),
     form=st.sampled_from(

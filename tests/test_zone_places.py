@@ -220,6 +220,39 @@ def test_a_zoned_clock_is_read_in_the_offset_its_zone_had_in_the_year_the_claim_
         assert _grounding(claim_at(offset), output) != "pass", offset
 
 
+@given(
+    place=st.sampled_from(["Caracas", "Tehran", "Moscow", "Istanbul", "加拉加斯"]),
+    day=st.dates(min_value=date(2005, 1, 1), max_value=date(2015, 12, 31)),
+    minutes=st.integers(5 * 60, 18 * 60),
+)
+@example(place="Caracas", day=date(2014, 2, 17), minutes=19 * 60 + 2 - 60)
+def test_a_zoned_clock_without_a_year_is_read_in_the_offset_its_zone_kept_on_the_lines_day(
+    place: str, day: date, minutes: int
+) -> None:
+    """ "the next one, at 14:32 Caracas time" of "2014-02-17T19:02:00Z": Venezuela kept UTC−4:30 until
+    2016, so a clock written without a year is read in each offset its zone kept since 2000, each
+    only against a line of a day it kept it; today's offset on such a line is no match."""
+    key = _PLACES[place.lower()]
+    zone = ZoneInfo(key)
+    moment = datetime.combine(day, datetime.min.time(), UTC) + timedelta(minutes=minutes)
+    output = f"{moment:%Y-%m-%dT%H:%M:%SZ} 45.12%"
+    kept = moment.astimezone(zone).utcoffset()
+
+    def claim_at(offset: timedelta | None) -> str:
+        local = moment + offset if offset is not None else moment.astimezone(zone)
+        return (
+            f"{place}时间 {local:%H:%M} 回落到 45.12%。"
+            if not place.isascii()
+            else f"At {local:%H:%M} {place} time it was back at 45.12%."
+        )
+
+    assert _grounding(claim_at(None), output) == "pass"
+    for season in (date(2026, 1, 15), date(2026, 7, 15)):
+        today = datetime.combine(season, datetime.min.time(), zone).utcoffset()
+        if today != kept:
+            assert _grounding(claim_at(today), output) != "pass", today
+
+
 _TWO_WORDS = sorted(p for p in _LATIN if len(p.split()) <= 2)
 
 

@@ -47,12 +47,34 @@ _YEAR = re.compile(r"(?<![\d.:])(?:19[7-9]\d|20\d\d)(?![\d:]|\.\d)")
 _MAX_YEARS = 2
 
 
-def _seasons_named(text: str) -> tuple[date, ...]:
-    """Winter and summer of each year ``text`` names (``_YEAR``), else of this year (``_SEASONS``)."""
+def _seasons_named(text: str, zone: tzinfo) -> tuple[date, ...]:
+    """Winter and summer of each year ``text`` names (``_YEAR``); else this year's (``_SEASONS``)
+    and a day of each other offset ``zone`` kept since 2000 ("14:32 Caracas time" of a 2014 line
+    is UTC−4:30, Venezuela's until 2016): each reading then holds only on a line of its season."""
     years = sorted({int(m.group()) for m in _YEAR.finditer(text)})
     if not years or len(years) > _MAX_YEARS:
-        return _SEASONS
+        return _SEASONS + _other_offsets(zone)
     return tuple(date(year, month, 15) for year in years for month in (1, 7))
+
+
+#: The years a zone's past offsets are read from (the data veridiag reads is of this century).
+_PAST_YEARS = range(2000, 2026)
+
+
+@lru_cache(maxsize=64)
+def _other_offsets(zone: tzinfo) -> tuple[date, ...]:
+    """A day of each offset ``zone`` kept in winter or summer since 2000 that it keeps no more."""
+
+    def offset(day: date) -> timedelta | None:
+        return datetime.combine(day, datetime.min.time(), zone).utcoffset()
+
+    now = {offset(day) for day in _SEASONS}
+    found: dict[timedelta | None, date] = {}
+    for year in _PAST_YEARS:
+        for month in (1, 7):
+            day = date(year, month, 15)
+            found.setdefault(offset(day), day)
+    return tuple(day for kept, day in found.items() if kept not in now)
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,7 +338,7 @@ def instants(text: str, reading: ClockReading, day: date | None) -> list[tuple[d
         return []
     found: list[tuple[datetime, tzinfo]] = []
     for zone in reading.zones:
-        for on in (day,) if day else _seasons_named(text):
+        for on in (day,) if day else _seasons_named(text, zone):
             wall = datetime(on.year, on.month, on.day, hour, minute, second, tzinfo=zone) + later
             instant = wall.astimezone(UTC)
             if all(instant != seen for seen, _zone in found):

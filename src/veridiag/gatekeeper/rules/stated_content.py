@@ -1633,7 +1633,8 @@ def _field_values(text: str, lines: list[str]) -> list[tuple[str, str]]:
 
 def _fields(text: str, *, code_only: bool = False) -> list[tuple[str, str]]:
     """The fields of ``text`` given a number right after them ("appSynTimes = 1", "retries: 3",
-    "errorCode 为 4"); ``code_only``: only names written as code writes them. Found from each
+    "errorCode 为 4"); ``code_only``: only names written as code writes them (or glued to "=").
+    Found from each
     sign and number back to the name before it: a scan for names at every position costs a
     claim ~45 k instructions, most of a rule's share (measured)."""
     found = []
@@ -1645,7 +1646,9 @@ def _fields(text: str, *, code_only: bool = False) -> list[tuple[str, str]]:
         while start > 0 and end - start < _NAME_LONGEST and text[start - 1] in _NAME_CHARACTERS:
             start -= 1
         name = text[start:end].strip(".")
-        if not name or name[0].isdigit() or (code_only and _CODE_KEY.search(name) is None):
+        # a name glued to "=" is written as code writes it, whatever its letters ("ambient=28")
+        glued = end == sign.start() and text.startswith("=", end)
+        if not name or name[0].isdigit() or (code_only and not glued and _CODE_KEY.search(name) is None):
             continue  # "10:05": a clock's minutes, no field's value
         found.append((name, sign.group("value")))
     return found
