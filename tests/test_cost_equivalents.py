@@ -7,6 +7,7 @@ the old one found.
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from collections.abc import Sequence
@@ -22,13 +23,23 @@ from veridiag.bench.pipeline import Recorder, _scenario, _shift_ids
 from veridiag.contracts.composer import AllowedClaim
 from veridiag.contracts.gatekeeper import CheckRecord
 from veridiag.contracts.json import JsonObject
-from veridiag.gatekeeper.rules.stated_content import _ARROW, _has_arrow
+from veridiag.gatekeeper.rules.stated_content import (
+    _ARROW,
+    StatedContent,
+    StatedParams,
+    _day_words,
+    _has_arrow,
+    _relative_day,
+)
+from veridiag.gatekeeper.ruleset import load_ruleset
 from veridiag.pipeline import DiagnosisPipeline, PipelineOptions
 from veridiag.pipeline.guardrails import GuardContext
 from veridiag.pipeline.shape import _LANGS, _OPEN, _asides, _plain, _without_asides, stated_by
 from veridiag.redaction.engine import _SPLIT_TAIL, _SPLIT_TAIL_MARKED, Redaction, Redactor, _has, _lower
 from veridiag.store import ProgressItem, SessionStore, StoreError
+from veridiag.store.database import _json_text, _json_text_py
 from veridiag.text.concepts import ConceptFile, concepts
+from veridiag.text.normalize import reader_text
 from veridiag.text.wordfiles import bundled_words
 
 
@@ -292,3 +303,56 @@ def test_a_run_stores_the_events_its_listener_heard_wherever_it_stops(tmp_path: 
     assert [(e.stage, e.details) for e in stored.events] == heard
     assert heard[-1][0] == ("done" if stop is None else "failed")
     assert result.status == ("completed" if stop is None else "failed")
+
+
+#: JSON values as the store's columns hold them: strings with any character a text may keep
+#: (lone surrogates included), numbers of any size and form, NaN and the infinities.
+_JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats()
+    | st.sampled_from([1e-05, 1e16, -0.0, 5e-324, 1.7976931348623157e308, 0.1])
+    | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
+    max_leaves=24,
+)
+
+
+@given(_JSON_VALUES)
+def test_a_json_column_reads_back_as_the_json_module_wrote_it(value: object) -> None:
+    """The store's JSON column text (pydantic-core's encoder) reads back as the ``json`` module's
+    text of the same value did: decoded and written again by the ``json`` module, it is that text."""
+    fast = _json_text(value)
+    assert _json_text_py(json.loads(fast)) == _json_text_py(value)
+
+
+def _relative_day_words() -> list[str]:
+    rule = load_ruleset().get(StatedContent.id)
+    assert rule is not None
+    return list(rule.typed_params(StatedParams).relative_days)
+
+
+@st.composite
+def _relative_day_texts(draw: st.DrawFn) -> str:
+    words = _relative_day_words()
+    parts = []
+    for _ in range(draw(st.integers(0, 4))):
+        word = draw(st.sampled_from(words))
+        cut = draw(st.integers(0, len(word)))
+        word = draw(
+            st.sampled_from([word, word.upper(), word.title(), word[:cut], word[cut:], word.replace(" ", "  ")])
+        )
+        parts += [word, draw(st.sampled_from(["", " ", "x", "的", "9", "，", "\n", "2026-07-07"]))]
+    return "".join(parts)
+
+
+@given(_relative_day_texts())
+def test_a_relative_day_is_found_as_when_the_pattern_searched_every_claim(text: str) -> None:
+    """The relative-day check looks for its words before its pattern: the same finding, and the
+    same word named, as the pattern's search of every claim."""
+    words = _relative_day_words()
+    found = _day_words(tuple(words)).search(reader_text(text).lower())
+    expected = [] if found is None else [found.group()]
+    assert [named for _kind, why in _relative_day(text, [], words) for named in [why.split("'")[1]]] == expected

@@ -11,6 +11,7 @@ from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import PydanticSerializationError, to_json
 from sqlalchemy import Connection, Engine, create_engine, event, inspect, text
 from sqlalchemy.engine import make_url
 
@@ -63,7 +64,20 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 #: the size); what is read back is the same. What is stored is JSON a model dumped or a decoded
 #: document, never cyclic: the encoder skips its cycle check (the same text, ~10 % less time for a
 #: session's ~85 KB audit, measured).
-_json_text = partial(json.dumps, ensure_ascii=False, check_circular=False)
+_json_text_py = partial(json.dumps, ensure_ascii=False, check_circular=False)
+
+
+def _json_text(value: object) -> str:
+    """``value`` as compact JSON, written by pydantic-core's encoder: a session's ~85 KB audit in
+    ~0.2 ms instead of the ``json`` module's ~0.6 ms (measured), and without the blanks after
+    separators. What ``json.loads`` reads back is what ``_json_text_py`` wrote for the same JSON
+    value (NaN and the infinities too; a float may be spelt otherwise, "0.00001" for "1e-05", the
+    same number); ``tests/test_cost_equivalents.py`` holds the two to it. A value that encoder
+    refuses (a lone surrogate) goes to ``_json_text_py``, as before."""
+    try:
+        return to_json(value, inf_nan_mode="constants").decode("utf-8")
+    except PydanticSerializationError:
+        return _json_text_py(value)
 
 
 def make_engine(url: str) -> Engine:

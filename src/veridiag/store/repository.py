@@ -309,14 +309,14 @@ class SessionStore:
         query = select(*columns).where(INVOCATIONS.c.session_id == session_id)
         return {row.id: InvocationTexts(row.output, row.output_preview, row.error) for row in connection.execute(query)}
 
-    def _stored_audit(self, session_id: str, audit: JsonObject | None) -> dict[str, object]:
+    def _stored_audit(self, connection: Any, session_id: str, audit: JsonObject | None) -> dict[str, object]:
         """The columns that store ``audit``: compact JSON in ``audit``, the others cleared (SQL
-        NULL, not JSON ``null``: the index of audits to compress holds only non-NULL ones)."""
+        NULL, not JSON ``null``: the index of audits to compress holds only non-NULL ones). The
+        texts it references are read on ``connection``: the write's own, in its transaction
+        (a connection of its own cost ~0.1 ms a session, measured)."""
         if audit is None:
             return dict(_NO_AUDIT)
-        with self.engine.connect() as connection:
-            texts = self._invocation_texts(connection, session_id)
-        return {**_NO_AUDIT, "audit": compact(audit, texts)}
+        return {**_NO_AUDIT, "audit": compact(audit, self._invocation_texts(connection, session_id))}
 
     def update_session(
         self, session_id: str, *, progress: Sequence[ProgressItem] = (), **fields: Unpack[SessionUpdate]
@@ -343,13 +343,13 @@ class SessionStore:
         the ``progress`` events appended (``_append_progress``); the number of rows changed."""
         #: column → value for the UPDATE (the audit becomes its storage columns)
         values: dict[str, object] = {key: value for key, value in fields.items() if key != "self_evaluation"}
-        if "self_evaluation" in fields:
-            values.update(self._stored_audit(session_id, fields["self_evaluation"]))
-        statement = update(SESSIONS).where(SESSIONS.c.id == session_id).values(**values, updated_at=_now())
-        if only_if:
-            statement = statement.where(SESSIONS.c.status.in_(only_if))
         try:
             with self.engine.begin() as connection:
+                if "self_evaluation" in fields:
+                    values.update(self._stored_audit(connection, session_id, fields["self_evaluation"]))
+                statement = update(SESSIONS).where(SESSIONS.c.id == session_id).values(**values, updated_at=_now())
+                if only_if:
+                    statement = statement.where(SESSIONS.c.status.in_(only_if))
                 changed = connection.execute(statement).rowcount
                 if changed:
                     self._append_progress(connection, session_id, progress)
