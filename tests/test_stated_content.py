@@ -1958,6 +1958,34 @@ def test_a_number_named_the_slowest_is_no_less_than_any_line_of_its_kind(
     assert (outcome == "fail" and "is no extreme" in reason) is not extreme, (text, values, reason)
 
 
+@given(
+    query=st.integers(100, 600),
+    lock=st.integers(1, 99),
+    named=st.sampled_from(
+        [
+            ("lock", "光等锁就等了 {v} s。"),
+            ("lock", "The lock wait alone was {v} s."),
+            ("lock", "Lock_time 为 {v} s。"),
+            ("query", "这条查询总共执行了 {v} s。"),
+            ("query", "The query itself ran for {v} s."),
+        ]
+    ),
+)
+def test_a_value_given_by_one_fields_words_is_that_fields(query: int, lock: int, named: tuple[str, str]) -> None:
+    """ "光等锁就等了 47.1 s" quoting "Query_time: 47.1 Lock_time: 24.5" (blind12): a number the claim
+    gives by the words of one field of its line (a part of its name, or its Chinese word in
+    ``comparisons.yaml``) that another field holds is that other field's — a contradiction; the
+    named field's own value is none."""
+    queried, locked = f"{query / 10:.1f}", f"{lock / 10:.1f}"
+    line = f"Query_time: {queried} Lock_time: {locked} Rows_examined: 184302 UPDATE t_stock SET qty=qty-1"
+    field, form = named
+    right, wrong = (locked, queried) if field == "lock" else (queried, locked)
+    _, reason = _outcome("SKU-49648 那条 UPDATE " + form.format(v=right), line, line)
+    assert "its line's" not in reason, reason
+    outcome, reason = _outcome("SKU-49648 那条 UPDATE " + form.format(v=wrong), line, line)
+    assert outcome == "fail" and "its line's" in reason, reason
+
+
 _FIELD_PAIRS = [("Lock_time", "Query_time"), ("rows_sent", "rows_examined"), ("queued", "deadline")]
 
 

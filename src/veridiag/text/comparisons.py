@@ -17,8 +17,11 @@ from decimal import Decimal
 from functools import lru_cache
 from itertools import pairwise
 
+from pydantic import Field
+
 from veridiag.text.alternation import whole_words
 from veridiag.text.bounds import bound_words
+from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: A field and its number on a line: ``Lock_time: 9.0``, ``rows=12``, ``"rt": 35``.
 _FIELD = re.compile(
@@ -113,3 +116,58 @@ def first_against(comparisons: Sequence[FieldComparison], rows: Iterable[str]) -
             if compared.broken_by(written):
                 return compared, row
     return None
+
+
+class FieldWords(WordModel):
+    """``comparisons.yaml``: the parts of a field's name that name none, and Chinese words for parts."""
+
+    generic_parts: list[Word] = Field(default_factory=list)
+    parts: dict[Word, list[Word]] = Field(default_factory=dict)
+
+
+@lru_cache(maxsize=1)
+def _field_words() -> FieldWords:
+    return bundled_words("veridiag.text", "comparisons.yaml", FieldWords)
+
+
+#: Where a field's name divides into parts: "_", ".", "-" and a capital after a small letter.
+_PART_EDGE = re.compile(r"[_.\-]+|(?<=[a-z])(?=[A-Z])")
+
+
+def _parts(name: str) -> frozenset[str]:
+    """The parts of a field's name that may name it ("Lock_time" → lock; "rows_examined" → rows, examined)."""
+    generic = {w.lower() for w in _field_words().generic_parts}
+    return frozenset(p.lower() for p in _PART_EDGE.split(name) if p and p.lower() not in generic)
+
+
+def _named_parts(words: str) -> frozenset[str]:
+    """The field-name parts ``words`` (a claim's, near a number) name, in English or Chinese."""
+    lowered = words.lower()
+    latin = {w for w in re.findall(r"[a-z]+", lowered)}
+    named = {part for part, chinese in _field_words().parts.items() if any(w.lower() in lowered for w in chinese)}
+    return frozenset(latin | named)
+
+
+def another_fields_value(
+    before: str, value: Decimal, tolerance: Decimal, line: str, after: str = ""
+) -> tuple[str, str] | None:
+    """The claim gives ``value`` by the words ``before`` it, which name a field of its quoted ``line``
+    (by a part of its name no other field shares, "等锁" of Lock_time) that is not the field holding
+    the value ("Query_time: 47.1"), and no word of its clause (``after`` it too: "19 threads
+    waiting") names the holder: (the holder, the named field), else None."""
+    written: dict[str, Decimal] = {}
+    for match in _FIELD.finditer(line):
+        written.setdefault(match.group("key"), Decimal(match.group("value")))
+    if len(written) < 2:
+        return None
+    holders = [name for name, number in written.items() if abs(number - value) <= tolerance]
+    if len(holders) != 1:
+        return None
+    (holder,) = holders
+    parts = {name: _parts(name) for name in written}
+    own = {name: ps - frozenset().union(*(q for n, q in parts.items() if n != name)) for name, ps in parts.items()}
+    named = _named_parts(before)
+    if own[holder] & (named | _named_parts(after)):
+        return None
+    others = [name for name in written if name != holder and own[name] & named]
+    return (holder, others[0]) if len(others) == 1 else None

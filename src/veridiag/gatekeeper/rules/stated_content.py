@@ -53,7 +53,7 @@ from veridiag.text.bounds import (
     spans_times,
     unsure_bound,
 )
-from veridiag.text.comparisons import claimed_comparisons, first_against, may_compare
+from veridiag.text.comparisons import another_fields_value, claimed_comparisons, first_against, may_compare
 from veridiag.text.comparisons import fields as line_fields
 from veridiag.text.concepts import ConceptHit, concepts, owned
 from veridiag.text.concepts import sentence as sentence_of
@@ -199,6 +199,7 @@ class StatedContent(GatekeeperRule):
                 *_quoted_nowhere(text, context, cited),
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines, outputs),
+                *_another_fields_value(text, valued, lines),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
@@ -1886,6 +1887,40 @@ def _statistic(
                 (INFERRED, f"{fact.text!r} is its line's {other}, not the {'/'.join(sorted(named))} it names")
             )
     return problems
+
+
+#: How far before its number a claim names the field it gives ("光等锁就等了 47.1 s").
+_FIELD_NAMED_REACH = 24
+#: Where a claim's clause begins: the words naming a field are of the number's clause.
+_CLAUSE_MARK = re.compile(r"[,，;；。!?！？]")
+
+
+def _another_fields_value(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[str, str]]:
+    """ "SKU-49648 那条 UPDATE 光等锁就等了 47.1 s" quoting "Query_time: 47.1 Lock_time: 24.5": a number
+    the claim gives by the words of one field of its quoted line (a part of its name, or its
+    Chinese word: ``comparisons.yaml``) that another field of that line holds is that field's,
+    not the one named — a contradiction."""
+    if not lines or not any("=" in line or ":" in line for line in lines):
+        return []
+    read = claim_reading(text)
+    for fact in facts:
+        if fact.kind != "quantity" or fact.value is None or fact.precision is None:
+            continue
+        at = fact_at(read, fact.text)
+        number = fact.text.split()[0].rstrip("sS")
+        if at < 0:
+            continue
+        start = max([at - _FIELD_NAMED_REACH, *(m.end() for m in _CLAUSE_MARK.finditer(read, 0, at))])
+        for line in lines:
+            if number not in line:
+                continue
+            close = _CLAUSE_MARK.search(read, at)
+            after = read[at + len(fact.text) : close.start() if close else len(read)]
+            found = another_fields_value(read[max(start, 0) : at], fact.value, fact.precision / 2, line, after)
+            if found is not None:
+                holder, named = found
+                return [(CONTRADICTS, f"{fact.text!r} is its line's {holder}, not its {named}")]
+    return []
 
 
 #: A token holding a digit: what differs between two lines of one kind (clocks, ids, values).
