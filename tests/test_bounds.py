@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from tests.builders import SESSION, binding, claim, invocation, v2
 from veridiag.contracts import InMemoryInvocations
 from veridiag.gatekeeper import Gatekeeper
-from veridiag.text.bounds import BoundWords, _has_bound_word, _patterns, claimed_bound, keeps_on, threshold_kept
+from veridiag.text.bounds import BoundWords, _patterns, claimed_bound, has_bound_word, keeps_on, threshold_kept
 from veridiag.text.wordfiles import bundled_words
 
 _WORDS = _patterns()[2].held_on
@@ -80,7 +80,7 @@ def test_a_text_without_a_bound_word_is_not_tried_and_reads_as_before(parts: lis
     text = "".join(parts)
     before, after = _patterns()[0], _patterns()[1]
     found = before.search(text) or after.search(text)
-    assert _has_bound_word(text) or found is None
+    assert has_bound_word(text) or found is None
 
 
 def test_a_held_level_is_found_in_either_language() -> None:

@@ -128,7 +128,7 @@ def bound_words() -> BoundWords:
     return _patterns()[2]
 
 
-def _has_bound_word(read: str) -> bool:
+def has_bound_word(read: str) -> bool:
     """Whether ``read`` holds a bound's word as the patterns match it (case-blind: ``ignorecase_key``)."""
     return any(map(ignorecase_key(read).__contains__, _patterns()[4]))
 
@@ -203,7 +203,7 @@ def unsure_bound(text: str) -> bool:
     """Does ``text`` state a bound whose side a negation before it leaves unsure? The claim then
     states no checkable bound and is at most an inference."""
     read = reader_text(text)
-    match = _patterns()[0].search(read) if _has_bound_word(read) else None
+    match = _patterns()[0].search(read) if has_bound_word(read) else None
     return (
         match is not None
         and bool(match.group("turn"))
@@ -262,7 +262,7 @@ def claimed_bound(text: str) -> Bound | None:
     first to the second)."""
     read = reader_text(text)
     before, after, words, _held, _keys = _patterns()
-    match = (before.search(read) or after.search(read)) if _has_bound_word(read) else None
+    match = (before.search(read) or after.search(read)) if has_bound_word(read) else None
     if match is None:
         return None
     word = " ".join(match.group("word").lower().split())

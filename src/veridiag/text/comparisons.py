@@ -20,7 +20,7 @@ from itertools import pairwise
 from pydantic import Field
 
 from veridiag.text.alternation import whole_words
-from veridiag.text.bounds import bound_words
+from veridiag.text.bounds import bound_words, has_bound_word
 from veridiag.text.wordfiles import Word, WordModel, bundled_words
 
 #: A field and its number on a line: ``Lock_time: 9.0``, ``rows=12``, ``"rt": 35``.
@@ -71,8 +71,9 @@ def _words() -> tuple[re.Pattern[str], frozenset[str], frozenset[str], re.Patter
 
 
 def may_compare(own: str) -> bool:
-    """Does ``own`` hold a comparison word at all (most claims hold none: nothing else is read)?"""
-    return _words()[0].search(own) is not None
+    """Does ``own`` hold a comparison word at all (most claims hold none: nothing else is read)? A
+    case-blind substring test first (``bounds.has_bound_word``), the whole-word pattern after it."""
+    return has_bound_word(own) and _words()[0].search(own) is not None
 
 
 def fields(line: str) -> dict[str, Decimal]:
@@ -134,10 +135,11 @@ def _field_words() -> FieldWords:
 _PART_EDGE = re.compile(r"[_.\-]+|(?<=[a-z])(?=[A-Z])")
 
 
-def _parts(name: str) -> frozenset[str]:
-    """The parts of a field's name that may name it ("Lock_time" → lock; "rows_examined" → rows, examined)."""
-    generic = {w.lower() for w in _field_words().generic_parts}
-    return frozenset(p.lower() for p in _PART_EDGE.split(name) if p and p.lower() not in generic)
+def _parts(name: str, *, generic: bool = False) -> frozenset[str]:
+    """The parts of a field's name that may name it ("Lock_time" → lock; "rows_examined" → rows,
+    examined); ``generic``: those every field may share too ("avg" of "avg=100")."""
+    shared = set() if generic else {w.lower() for w in _field_words().generic_parts}
+    return frozenset(p.lower() for p in _PART_EDGE.split(name) if p and p.lower() not in shared)
 
 
 def _named_parts(words: str) -> frozenset[str]:
@@ -167,7 +169,7 @@ def another_fields_value(
     parts = {name: _parts(name) for name in written}
     own = {name: ps - frozenset().union(*(q for n, q in parts.items() if n != name)) for name, ps in parts.items()}
     named = _named_parts(before)
-    if own[holder] & (named | _named_parts(after)):
-        return None
+    if _parts(holder, generic=True) & (named | _named_parts(after)):
+        return None  # the claim names the field that holds it ("memory avg 100 MB" of "avg=100")
     others = [name for name in written if name != holder and own[name] & named]
     return (holder, others[0]) if len(others) == 1 else None

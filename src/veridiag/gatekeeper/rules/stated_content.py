@@ -1891,6 +1891,8 @@ def _statistic(
 
 #: How far before its number a claim names the field it gives ("光等锁就等了 47.1 s").
 _FIELD_NAMED_REACH = 24
+#: A total is no statistic a line labels a field's number with ("这条查询总共执行了 47.1 s").
+_TOTAL = frozenset({"total"})
 #: Where a claim's clause begins: the words naming a field are of the number's clause.
 _CLAUSE_MARK = re.compile(r"[,，;；。!?！？]")
 
@@ -1900,23 +1902,27 @@ def _another_fields_value(text: str, facts: list[Entity], lines: list[str]) -> l
     the claim gives by the words of one field of its quoted line (a part of its name, or its
     Chinese word: ``comparisons.yaml``) that another field of that line holds is that field's,
     not the one named — a contradiction."""
-    if not lines or not any("=" in line or ":" in line for line in lines):
-        return []
+    quantities = [e for e in facts if e.kind == "quantity" and e.value is not None and e.precision is not None]
+    fielded = [line for line in lines if len(line_fields(line)) >= 2] if quantities else []
+    if not fielded:
+        return []  # most quoted lines write fewer than two numbered fields
     read = claim_reading(text)
-    for fact in facts:
-        if fact.kind != "quantity" or fact.value is None or fact.precision is None:
-            continue
+    for fact in quantities:
+        assert fact.value is not None and fact.precision is not None
         at = fact_at(read, fact.text)
         number = fact.text.split()[0].rstrip("sS")
         if at < 0:
             continue
-        start = max([at - _FIELD_NAMED_REACH, *(m.end() for m in _CLAUSE_MARK.finditer(read, 0, at))])
-        for line in lines:
+        clause = max([0, *(m.end() for m in _CLAUSE_MARK.finditer(read, 0, at))])
+        start = max(clause, at - _FIELD_NAMED_REACH)
+        for line in fielded:
             if number not in line:
                 continue
             close = _CLAUSE_MARK.search(read, at)
-            after = read[at + len(fact.text) : close.start() if close else len(read)]
-            found = another_fields_value(read[max(start, 0) : at], fact.value, fact.precision / 2, line, after)
+            before, after = read[start:at], read[at + len(fact.text) : close.start() if close else len(read)]
+            if statistics().named(read[clause:at]) - _TOTAL:
+                continue  # "memory average 100 MB": a statistic's number, ``_statistic``'s to judge
+            found = another_fields_value(before, fact.value, fact.precision / 2, line, after)
             if found is not None:
                 holder, named = found
                 return [(CONTRADICTS, f"{fact.text!r} is its line's {holder}, not its {named}")]
