@@ -200,6 +200,7 @@ class StatedContent(GatekeeperRule):
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
                 *_unread_numbers(text, [inv.output or "" for inv in cited]),
+                *_compound_durations(text, [inv.output or "" for inv in cited]),
                 *_relative_day(text, [inv.output or "" for inv in cited], params.relative_days),
             ]
             if ordinal:
@@ -268,6 +269,31 @@ def _unread_numbers(text: str, outputs: list[str]) -> list[tuple[str, str]]:
         (INFERRED, f"the number {written!r} is in no form a check reads, nor in the cited output")
         for written, digits in unread
         if "e" in digits.lower() or not _whole_number_in(digits, covered)
+    ]
+
+
+#: A duration glued in two or three units ("41m19s", "1h02m", "2h 5m", "3m 5.2s"): no fact reader
+#: takes it up as one (its "m" reads as millicores), so it is stated only as its outputs write it.
+_COMPOUND_DURATION = re.compile(
+    r"(?<![\w.])\d+\s?h\s?\d{1,2}\s?m(?:\s?\d{1,2}(?:\.\d+)?\s?s)?(?![A-Za-z])"
+    r"|(?<![\w.])\d+\s?m\s?\d{1,2}(?:\.\d+)?\s?s(?![A-Za-z])"
+)
+
+
+def _compound_durations(text: str, outputs: list[str]) -> list[tuple[str, str]]:
+    """A compound duration the cited outputs do not write (blanks aside) is the claim's own reading:
+    at most an inference. Found by the red team: "elapsed 42m19s" for a line's "elapsed 41m19s"
+    reached CONFIRMED (its parts read as 42 millicores and 19 s)."""
+    if "m" not in text or not any(c.isdigit() for c in text):
+        return []
+    found = _COMPOUND_DURATION.findall(text)
+    if not found:
+        return []
+    written = "".join(output.replace(" ", "") for output in outputs)
+    return [
+        (INFERRED, f"the duration {duration!r} is written nowhere in the cited output")
+        for duration in found
+        if duration.replace(" ", "") not in written
     ]
 
 
