@@ -244,9 +244,11 @@ def _unread_numbers(text: str, outputs: list[str]) -> list[tuple[str, str]]:
     for match in _NUMERAL.finditer(read):
         written = match.group()
         digits = match.group("digits")
-        if _read_elsewhere(read, match.end(), digits is not None and "e" not in digits.lower()):
-            continue
         if any(start <= match.start() < end for start, end, _month, _day in dates):
+            continue
+        if _read_elsewhere(read, match.end(), digits is not None and "e" not in digits.lower()) and not (
+            _date_part(read, match.end(), digits)
+        ):
             continue
         if digits is None:
             value = chinese_number(written)
@@ -307,6 +309,22 @@ _WITH_UNIT = re.compile(
     rf"|(?:{'|'.join(sorted({*unit_table().size_letters, *unit_table().cpu_letters}, key=len, reverse=True))})"
     r"(?![A-Za-z_]))"
 )
+
+
+#: A date's part no date reader took up: a year before 年 (no date reads it: "2014 年 7 月 15 日" is
+#: read as 7 月 15 日), a month or day outside a date read ("3 月 61 日", "30 月").
+_DATE_PART = re.compile(r"\s?(?P<part>[年月日号])")
+
+
+def _date_part(read: str, end: int, digits: str | None) -> bool:
+    """Is the number ending at ``read[end]`` a year before 年, or a month or day no date reads?
+    Found by the red team: "2104 年", "3 月 61 日" reached CONFIRMED, checked by nothing."""
+    part = _DATE_PART.match(read, end)
+    if part is None:
+        return False
+    if part.group("part") == "年":
+        return digits is not None and len(digits) == 4
+    return True
 
 
 def _read_elsewhere(read: str, end: int, digits: bool) -> bool:
