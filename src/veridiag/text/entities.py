@@ -1653,7 +1653,7 @@ class Corpus:
                 factors = (entity.factor,)
             elif parts & words:
                 named = [_UNITS.by_spelling[p] for p in parts if p in _UNITS.by_spelling]
-                named += [_UNITS.field_units[p] for p in parts if p in _UNITS.field_units]
+                named += [_UNITS.field_units[p] for p in (key.lower(), *parts) if p in _UNITS.field_units]
                 unit = next((u for u in named if u.dimension == dimension), None)
                 # Without a unit in its name, as the claim writes it or in the base unit
                 # (MySQL's Query_time and Lock_time are seconds).

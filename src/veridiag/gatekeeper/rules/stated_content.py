@@ -196,6 +196,7 @@ class StatedContent(GatekeeperRule):
                 *_quoted_nowhere(text, context, cited),
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
+                *_series_statistic(text, valued, lines),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
@@ -1838,6 +1839,36 @@ def _level(quantity: Entity, read: str) -> bool:
 
 #: How far before a number the statistic it stands for may be named ("内存峰值达到了", "the peak memory was").
 _STATISTIC_REACH = 24
+
+
+_PERCENTILE = re.compile(r"(?<![A-Za-z0-9])[pP]\d{2,3}(?![\d.])")
+
+
+def _series_statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[str, str]]:
+    """ "The p50 nearly doubled, from 6.69 ms to 12.35 ms" quoting "duration p99: 12.35ms in the
+    window, 6.69ms in the baseline": a value of the claim found only on quoted lines that each name
+    a series statistic (p50, p90, p99; ``statistics.yaml`` series) none of which the claim names is
+    another series' value — at most an inference. Found by the red team: p50 ↔ p90 ↔ p99 swaps of
+    true claims reached CONFIRMED."""
+    vocabulary = statistics()
+    named = vocabulary.named(text) & vocabulary.series
+    if not named:
+        return []  # most claims name no series statistic (one search)
+    # a line's series by its percentile label ("duration p99: 12.35ms"): its "median 0.0046s" of
+    # the history is a statistic over its series, whichever that is
+    of_line = [
+        (line, frozenset().union(*(vocabulary.named(p) for p in _PERCENTILE.findall(line))) & vocabulary.series)
+        for line in lines
+    ]
+    problems: list[tuple[str, str]] = []
+    for fact in facts:
+        if fact.kind != "quantity":
+            continue
+        holding = [labels for line, labels in of_line if Corpus([line]).contains(fact)]
+        if holding and all(holding) and not any(labels & named for labels in holding):
+            other, own = "/".join(sorted(set().union(*holding))), "/".join(sorted(named))
+            problems.append((INFERRED, f"{fact.text!r} is on a line of the {other}, not of the {own}"))
+    return problems
 
 
 def _statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[str, str]]:
