@@ -57,3 +57,41 @@ def test_a_slow_log_time_is_in_seconds(field: str, tenths: int, unit: tuple[str,
     )
     outcomes = [c.outcome for t in report.claim_traces for c in t.checks if c.rule_id == "claim.entity_grounding"]
     assert all(o == "pass" for o in outcomes) is right, (text, outcomes)
+
+
+@given(
+    st.sampled_from(["pod_server_latency_{p}", "http_request_{p}_ms", "mysql_lock_wait_{p}_seconds"]),
+    st.sampled_from(_PERCENTILES),
+    st.sampled_from(_PERCENTILES),
+    st.integers(11, 999),
+    st.sampled_from(
+        [
+            "Server-side {p} latency jumped to {v} s at 11:16, about 31 times its usual 0.07 s median.",
+            "服务端 {p} 延迟在 11:16 冲到 {v} 秒。",
+        ]
+    ),
+)
+def test_a_percentile_other_than_its_series_is_another_series_value(
+    metric: str, series_p: str, claim_p: str, tenths: int, form: str
+) -> None:
+    """A claim naming p50 of a value read from a p99 series (the series named by its metric)."""
+    value = f"{tenths / 10:g}"
+    name = metric.format(p=series_p)
+    output = f"query_metrics service=ts-seat-service metric={name}\n2026-07-07T11:16:10Z {value}s"
+    line = output.splitlines()[1]
+    text = form.format(p=claim_p, v=value)
+    store = InMemoryInvocations(
+        [
+            invocation(
+                394, tool_name="query_metrics", output=output, arguments={"metric": name, "service": "ts-seat-service"}
+            )
+        ]
+    )
+    report = _gatekeeper().validate(
+        v2([claim(text=text, bindings=[binding([394], line, tool_name="query_metrics")])]),
+        session_id=SESSION,
+        invocations=store,
+    )
+    reasons = [c.reason for t in report.claim_traces for c in t.checks if c.rule_id == "claim.stated_content"]
+    swapped = any("the series it cites are" in r for r in reasons)
+    assert swapped is (claim_p != series_p), (text, name, reasons)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, tzinfo
 from decimal import Decimal
@@ -196,7 +196,7 @@ class StatedContent(GatekeeperRule):
                 *_quoted_nowhere(text, context, cited),
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
-                *_series_statistic(text, valued, lines),
+                *_series_statistic(text, valued, lines, [_metric_name(inv) for inv in cited]),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
@@ -1844,16 +1844,38 @@ _STATISTIC_REACH = 24
 _PERCENTILE = re.compile(r"(?<![A-Za-z0-9])[pP]\d{2,3}(?![\d.])")
 
 
-def _series_statistic(text: str, facts: list[Entity], lines: list[str]) -> list[tuple[str, str]]:
+def _metric_name(invocation: InvocationView) -> str | None:
+    """The series a metric call read (``None``: no metric call)."""
+    return str(invocation.arguments.get("metric") or "") if invocation.tool_name == "query_metrics" else None
+
+
+def _percentiles(text: str) -> frozenset[str]:
+    """The percentiles ``text`` writes as labels ("p99", "latency_p90"): a series' own name, unlike
+    a word "median", which is a statistic over any series."""
+    vocabulary = statistics()
+    found = _PERCENTILE.findall(text.replace("_", " "))
+    return frozenset().union(*(vocabulary.named(p) for p in found)) & vocabulary.series if found else frozenset()
+
+
+def _series_statistic(
+    text: str, facts: list[Entity], lines: list[str], metrics: Sequence[str | None] = ()
+) -> list[tuple[str, str]]:
     """ "The p50 nearly doubled, from 6.69 ms to 12.35 ms" quoting "duration p99: 12.35ms in the
     window, 6.69ms in the baseline": a value of the claim found only on quoted lines that each name
     a series statistic (p50, p90, p99; ``statistics.yaml`` series) none of which the claim names is
     another series' value — at most an inference. Found by the red team: p50 ↔ p90 ↔ p99 swaps of
     true claims reached CONFIRMED."""
     vocabulary = statistics()
-    named = vocabulary.named(text) & vocabulary.series
+    if not vocabulary.named(text):
+        return []  # most claims name no statistic (one search)
+    named = _percentiles(text)
     if not named:
-        return []  # most claims name no series statistic (one search)
+        return []
+    # every series it cites is of a percentile ("pod_server_latency_p90"), none the one it names
+    of_series = [_percentiles(metric) if metric else frozenset() for metric in metrics]
+    if of_series and all(of_series) and not any(labels & named for labels in of_series):
+        series, own = "/".join(sorted(set().union(*of_series))), "/".join(sorted(named))
+        return [(INFERRED, f"it names the {own}, the series it cites are the {series}'s")]
     # a line's series by its percentile label ("duration p99: 12.35ms"): its "median 0.0046s" of
     # the history is a statistic over its series, whichever that is
     of_line = [
