@@ -197,6 +197,7 @@ class StatedContent(GatekeeperRule):
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines),
                 *_series_statistic(text, valued, lines, [_metric_name(inv) for inv in cited]),
+                *_compared_values(text),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
@@ -1842,6 +1843,53 @@ _STATISTIC_REACH = 24
 
 
 _PERCENTILE = re.compile(r"(?<![A-Za-z0-9])[pP]\d{2,3}(?![\d.])")
+
+
+#: A comparison of two of the claim's own values: "1923 MB，远高于平时的约 690 MB", "dipped to 2.07 %,
+#: below its usual 2.81 %", "(368.22 ms) is far above the window p99 of 25.59 ms". The first value
+#: ends right before the word (a mark, "is", a degree between: "5% above baseline" is a difference);
+#: the second is the first value after it in its clause.
+_COMPARED = re.compile(
+    r"(?P<a>\d+(?:\.\d+)?)\s?(?P<au>%|[A-Za-z]+|毫秒|秒|分钟|小时)?"
+    r"(?P<between>[\s)）]*[,，)）][\s)）]*(?:(?:is|was|are|were|still|都)\s*)?"
+    r"(?:(?:far|well|much|slightly|a\s+little|just|significantly|远|明显|略|大大)\s*)?|\)\s*(?:is|was)\s+(?:far\s+|well\s+)?)"
+    r"(?P<word>higher\s+than|lower\s+than|above|below|高于|低于)"
+    r"(?P<gap>[^,，;；。]{0,40}?)(?<![\w.])(?P<b>\d+(?:\.\d+)?)\s?(?P<bu>%|[A-Za-z]+|毫秒|秒|分钟|小时)?",
+    re.IGNORECASE,
+)
+_ABOVE_WORDS = ("higher", "above", "高于")
+
+
+def _in_base(number: str, unit: str | None) -> tuple[Decimal, str] | None:
+    """A value in its unit's base and its dimension; as written, by its spelling, when the unit
+    table does not know it ("8.32 m" of millicores against "7.3 m")."""
+    value = Decimal(number)
+    if not unit:
+        return value, ""
+    known = _UNITS.by_spelling.get(unit.lower())
+    if known is None:
+        return value, unit
+    return value * known.factor, known.dimension
+
+
+def _compared_values(text: str) -> list[tuple[str, str]]:
+    """A comparison of two of the claim's own values that runs against them ("1923 MB，远低于平时的
+    约 690 MB"): *contradicts*. Found by the red team: flipped comparisons (高于 ↔ 低于, above ↔
+    below) of true claims reached CONFIRMED."""
+    if not any(w in text for w in ("above", "below", "higher", "lower", "高于", "低于")):
+        return []
+    problems: list[tuple[str, str]] = []
+    for match in _COMPARED.finditer(reader_text(text)):
+        au, bu = match["au"], match["bu"]
+        if au != bu:  # a word after a number that is no unit ("25.59 of") is none
+            au, bu = (u if u and (u == "%" or u.lower() in _UNITS.by_spelling) else None for u in (au, bu))
+        first, second = _in_base(match["a"], au), _in_base(match["b"], bu)
+        if first is None or second is None or first[1] != second[1] or first[0] == second[0]:
+            continue
+        above = match["word"].lower().startswith(_ABOVE_WORDS)
+        if (first[0] > second[0]) != above:
+            problems.append((CONTRADICTS, f"{match['word']!r}: {match['a']} against {match['b']} runs the other way"))
+    return problems
 
 
 def _metric_name(invocation: InvocationView) -> str | None:
