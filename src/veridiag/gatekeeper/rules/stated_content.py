@@ -1926,15 +1926,17 @@ def _series_statistic(
         return [(INFERRED, f"it names the {own}, the series it cites are the {series}'s")]
     # a line's series by its percentile label ("duration p99: 12.35ms"): its "median 0.0046s" of
     # the history is a statistic over its series, whichever that is
-    of_line = [
-        (line, frozenset().union(*(vocabulary.named(p) for p in _PERCENTILE.findall(line))) & vocabulary.series)
-        for line in lines
-    ]
+    of_line = [(line, _percentiles(line)) for line in lines]
+    if not any(labels for _line, labels in of_line):
+        return []  # no quoted line is a percentile's
     problems: list[tuple[str, str]] = []
     for fact in facts:
-        if fact.kind != "quantity":
+        if fact.kind != "quantity" or fact.value is None:
             continue
-        holding = [labels for line, labels in of_line if Corpus([line]).contains(fact)]
+        written = format(fact.value.normalize(), "f")  # as written on a line: "2.30", "12", "12.0"
+        tail = r"0*(?!\d)" if "." in written else r"(?:\.0+)?(?!\d|\.\d)"
+        on_line = re.compile(rf"(?<![\d.]){re.escape(written)}{tail}")
+        holding = [labels for line, labels in of_line if on_line.search(line)]
         if holding and all(holding) and not any(labels & named for labels in holding):
             other, own = "/".join(sorted(set().union(*holding))), "/".join(sorted(named))
             problems.append((INFERRED, f"{fact.text!r} is on a line of the {other}, not of the {own}"))
