@@ -1185,7 +1185,8 @@ def test_a_concept_phrase_stays_within_its_line(entry: tuple[str, str], data: st
     cut = data.draw(st.integers(1, len(words) - 1))
     assert concepts().states(name, f"x {phrase} y")
     broken = " ".join(words[:cut]) + "\n" + " ".join(words[cut:])
-    assume(not concepts().states(name, words[0]) and not concepts().states(name, words[-1]))
+    # (no word of it states the concept alone: "up" of "was up to" does, on whichever line)
+    assume(not any(concepts().states(name, word) for word in words))
     assert not concepts().states(name, f"x {broken} y"), (name, broken)
 
 

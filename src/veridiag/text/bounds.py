@@ -45,6 +45,9 @@ class BoundWords(WordModel):
     latest: list[Word] = Field(default_factory=list)
     #: Right before a bound, these make it a bound on a change, no level ("降幅超过 99%").
     changes: list[Word] = Field(default_factory=list)
+    #: Between a bound's word and its number, these leave it that bound ("above the 2 s mark",
+    #: "never above about 1.2 ms").
+    between: list[Word] = Field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +108,8 @@ def _patterns() -> tuple[re.Pattern[str], re.Pattern[str], BoundWords, re.Patter
         # (a whole word: the "no" of "node" or "annotation" turns nothing)
         rf"(?:(?P<turn>(?<![A-Za-z])(?:{_alternation(words.turned_by)})(?![A-Za-z]))"
         rf"(?:\s*[^\s,，;；。.!?！？]{{1,12}}?){{0,3}}?\s*)?"
-        rf"(?P<word>{_alternation(words.above_before + words.below_before)})\s*(?:了|到|过)?\s*{_NUMBER}",
+        rf"(?P<word>{_alternation(words.above_before + words.below_before)})\s*(?:了|到|过)?\s*"
+        rf"(?:(?:{_alternation(words.between)})(?![A-Za-z])\s*){{0,2}}{_NUMBER}",
         re.IGNORECASE,
     )
     after = re.compile(

@@ -1652,7 +1652,7 @@ class Corpus:
                 factors = (entity.factor,)
             elif parts & words:
                 named = [_UNITS.by_spelling[p] for p in parts if p in _UNITS.by_spelling]
-                named += [_UNITS.field_units[p] for p in parts if p in _UNITS.field_units]
+                named += [_UNITS.field_units[p] for p in (key.lower(), *parts) if p in _UNITS.field_units]
                 unit = next((u for u in named if u.dimension == dimension), None)
                 # Without a unit in its name, as the claim writes it or in the base unit
                 # (MySQL's Query_time and Lock_time are seconds).
@@ -1948,10 +1948,21 @@ def derived_duration(
     # points of a series one step apart each stand for their step: 04:37–04:39 of a minutely
     # series is three minutes above the line (it lasted between two and four)
     step = Decimal(_series_step(written))
+    # an end of a range of durations ("every 40–42 s") is stated by a gap within the range
+    low, high = _duration_range(claim, target)
+    if high > low and any(
+        low - tolerance <= _apart(first, second) <= high + tolerance
+        for i, first in enumerate(times)
+        for second in times[i + 1 :]
+    ):
+        return True
     for i, first in enumerate(times):
         for second in times[i + 1 :]:
             apart = Decimal(_apart(first, second))
-            if -tolerance <= target - apart <= step + tolerance or (bounded and apart <= target + tolerance):
+            # a step widens only two points of the series (a whole number of steps apart): the
+            # 22:19:58 failure and the hourly 22:32:28 retry are 12.5 minutes apart, not "22"
+            widen = step if step and apart % step == 0 else 0
+            if -tolerance <= target - apart <= widen + tolerance or (bounded and apart <= target + tolerance):
                 return True
     return False
 
@@ -1975,8 +1986,11 @@ def line_periods(line: str, facts: Sequence[Entity]) -> list[Decimal]:
 
 def _series_step(clocks: list[tuple[Decimal, int | None]]) -> Decimal:
     """Seconds between the evidence's clocks when they are a series' points — the same gap
-    between at least three in a row, in the order written — else 0."""
-    gaps = [_apart(a, b) for a, b in pairwise(clocks)]
+    forward between at least three distinct ones in a row, in the order written — else 0. A line
+    quoted twice (an episode under two headings) repeats its clocks: 20:10:43, 20:10:55, 20:10:43
+    are no series 12 s apart, whose step would let any gap up to 24 s pass as "12 s"."""
+    distinct = list(dict.fromkeys(clocks))
+    gaps = [_forward(a, b) for a, b in pairwise(distinct)]
     runs = [a for a, b in pairwise(gaps) if a == b and a > 0]
     return max(set(runs), key=runs.count) if runs else Decimal(0)
 
@@ -2016,6 +2030,32 @@ def _when(clock: re.Match[str]) -> tuple[Decimal, int | None]:
         except ValueError:
             day = None
     return _seconds(clock), day
+
+
+_DURATION_RANGE = re.compile(
+    r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:–|—|-|~|～|到|至|to)\s*(\d+(?:\.\d+)?)\s*([A-Za-z]+|[\u4e00-\u9fff]{1,2})"
+)
+
+
+def _duration_range(claim: str, target: Decimal) -> tuple[Decimal, Decimal]:
+    """The range of durations ("40–42 s", "3 到 5 分钟") of ``claim`` that ``target`` (seconds)
+    ends, in seconds; (0, 0) when none does."""
+    for match in _DURATION_RANGE.finditer(claim):
+        unit = _UNITS.by_spelling.get(match.group(3).lower())
+        if unit is None or unit.dimension != "time":
+            continue
+        low, high = Decimal(match.group(1)) * unit.factor, Decimal(match.group(2)) * unit.factor
+        if target in (low, high):
+            return low, high
+    return Decimal(0), Decimal(0)
+
+
+def _forward(first: tuple[Decimal, int | None], second: tuple[Decimal, int | None]) -> Decimal:
+    """Seconds from one clock on to the next written (past midnight when undated): 0 when the
+    second is no later on its dated day."""
+    if first[1] is not None and second[1] is not None:
+        return max(Decimal(0), (second[1] - first[1]) * 86400 + second[0] - first[0])
+    return (second[0] - first[0]) % 86400
 
 
 def _apart(first: tuple[Decimal, int | None], second: tuple[Decimal, int | None]) -> Decimal:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, tzinfo
 from decimal import Decimal
@@ -200,10 +200,13 @@ class StatedContent(GatekeeperRule):
                 *_value_at(text, valued := context.service_blind_entities(text, _VALUE_KINDS), outputs),
                 *_statistic(text, valued, lines, outputs),
                 *_another_fields_value(text, valued, lines),
+                *_series_statistic(text, valued, lines, [_metric_name(inv) for inv in cited]),
+                *_compared_values(text),
                 *_recovered_in_episode(text, [inv.output or "" for inv in cited]),
                 *_peak_time(text, valued, [inv.output or "" for inv in cited], context.reader_zones),
                 *_other_scope(text, cited, params.scopes),
                 *_unread_numbers(text, [inv.output or "" for inv in cited]),
+                *_compound_durations(text, [inv.output or "" for inv in cited]),
                 *_relative_day(text, [inv.output or "" for inv in cited], params.relative_days),
             ]
             if ordinal:
@@ -248,9 +251,11 @@ def _unread_numbers(text: str, outputs: list[str]) -> list[tuple[str, str]]:
     for match in _NUMERAL.finditer(read):
         written = match.group()
         digits = match.group("digits")
-        if _read_elsewhere(read, match.end(), digits is not None and "e" not in digits.lower()):
-            continue
         if any(start <= match.start() < end for start, end, _month, _day in dates):
+            continue
+        if _read_elsewhere(read, match.end(), digits is not None and "e" not in digits.lower()) and not (
+            _date_part(read, match.end(), digits)
+        ):
             continue
         if digits is None:
             value = chinese_number(written)
@@ -276,6 +281,35 @@ def _unread_numbers(text: str, outputs: list[str]) -> list[tuple[str, str]]:
     ]
 
 
+#: A duration glued in two or three units ("41m19s", "1h02m", "2h 5m", "3m 5.2s"): no fact reader
+#: takes it up as one (its "m" reads as millicores), so it is stated only as its outputs write it.
+_COMPOUND_DURATION = re.compile(
+    r"(?<![\w.])\d+\s?h\s?\d{1,2}\s?m(?:\s?\d{1,2}(?:\.\d+)?\s?s)?(?![A-Za-z])"
+    r"|(?<![\w.])\d+\s?m\s?\d{1,2}(?:\.\d+)?\s?s(?![A-Za-z])"
+)
+
+
+#: What every compound duration holds: a digit, "h" or "m", a digit.
+_COMPOUND_HINT = re.compile(r"\d ?[hm] ?\d")
+
+
+def _compound_durations(text: str, outputs: list[str]) -> list[tuple[str, str]]:
+    """A compound duration the cited outputs do not write (blanks aside) is the claim's own reading:
+    at most an inference. Found by the red team: "elapsed 42m19s" for a line's "elapsed 41m19s"
+    reached CONFIRMED (its parts read as 42 millicores and 19 s)."""
+    if _COMPOUND_HINT.search(text) is None:
+        return []  # most claims (the full pattern's look-behinds cost ~4× this search, measured)
+    found = _COMPOUND_DURATION.findall(text)
+    if not found:
+        return []
+    written = "".join(output.replace(" ", "") for output in outputs)
+    return [
+        (INFERRED, f"the duration {duration!r} is written nowhere in the cited output")
+        for duration in found
+        if duration.replace(" ", "") not in written
+    ]
+
+
 #: After a number: a multiple (the ratio checks judge it: "约 234 倍", "5x", "3 times"), a part of a
 #: clock or a date, or 多 ("二十多分钟": a range the duration checks read).
 _OTHERS_AFTER = re.compile(rf"\s?(?:倍|[x×](?![A-Za-z])|times(?![A-Za-z])|-?fold(?![A-Za-z])|[{NO_BARE_AFTER}多])")
@@ -286,6 +320,22 @@ _WITH_UNIT = re.compile(
     rf"|(?:{'|'.join(sorted({*unit_table().size_letters, *unit_table().cpu_letters}, key=len, reverse=True))})"
     r"(?![A-Za-z_]))"
 )
+
+
+#: A date's part no date reader took up: a year before 年 (no date reads it: "2014 年 7 月 15 日" is
+#: read as 7 月 15 日), a month or day outside a date read ("3 月 61 日", "30 月").
+_DATE_PART = re.compile(r"\s?(?P<part>[年月日号])")
+
+
+def _date_part(read: str, end: int, digits: str | None) -> bool:
+    """Is the number ending at ``read[end]`` a year before 年, or a month or day no date reads?
+    Found by the red team: "2104 年", "3 月 61 日" reached CONFIRMED, checked by nothing."""
+    part = _DATE_PART.match(read, end)
+    if part is None:
+        return False
+    if part.group("part") == "年":
+        return digits is not None and len(digits) == 4
+    return True
 
 
 def _read_elsewhere(read: str, end: int, digits: bool) -> bool:
@@ -1839,6 +1889,113 @@ def _level(quantity: Entity, read: str) -> bool:
 
 #: How far before a number the statistic it stands for may be named ("内存峰值达到了", "the peak memory was").
 _STATISTIC_REACH = 24
+
+
+_PERCENTILE = re.compile(r"(?<![A-Za-z0-9])[pP]\d{2,3}(?![\d.])")
+
+
+#: A comparison of two of the claim's own values: "1923 MB，远高于平时的约 690 MB", "dipped to 2.07 %,
+#: below its usual 2.81 %", "(368.22 ms) is far above the window p99 of 25.59 ms". The first value
+#: ends right before the word (a mark, "is", a degree between: "5% above baseline" is a difference);
+#: the second is the first value after it in its clause.
+_COMPARED = re.compile(
+    r"(?P<a>\d+(?:\.\d+)?)\s?(?P<au>%|[A-Za-z]+|毫秒|秒|分钟|小时)?"
+    r"(?P<between>[\s)）]*[,，)）][\s)）]*(?:(?:is|was|are|were|still|都)\s*)?"
+    r"(?:(?:far|well|much|slightly|a\s+little|just|significantly|远|明显|略|大大)\s*)?|\)\s*(?:is|was)\s+(?:far\s+|well\s+)?)"
+    r"(?P<word>higher\s+than|lower\s+than|above|below|高于|低于)"
+    r"(?P<gap>[^,，;；。]{0,40}?)(?<![\w.])(?P<b>\d+(?:\.\d+)?)\s?(?P<bu>%|[A-Za-z]+|毫秒|秒|分钟|小时)?",
+    re.IGNORECASE,
+)
+_ABOVE_WORDS = ("higher", "above", "高于")
+_COMPARE_WORD = re.compile(r"higher\s+than|lower\s+than|above|below|高于|低于")
+#: How far before its word a comparison's first value, and after it its second, may stand.
+_COMPARED_BEFORE, _COMPARED_AFTER = 40, 64
+
+
+def _in_base(number: str, unit: str | None) -> tuple[Decimal, str] | None:
+    """A value in its unit's base and its dimension; as written, by its spelling, when the unit
+    table does not know it ("8.32 m" of millicores against "7.3 m")."""
+    value = Decimal(number)
+    if not unit:
+        return value, ""
+    known = _UNITS.by_spelling.get(unit.lower())
+    if known is None:
+        return value, unit
+    return value * known.factor, known.dimension
+
+
+def _compared_values(text: str) -> list[tuple[str, str]]:
+    """A comparison of two of the claim's own values that runs against them ("1923 MB，远低于平时的
+    约 690 MB"): *contradicts*. Found by the red team: flipped comparisons (高于 ↔ 低于, above ↔
+    below) of true claims reached CONFIRMED."""
+    if not any(w in text for w in ("above", "below", "higher", "lower", "高于", "低于")):
+        return []
+    problems: list[tuple[str, str]] = []
+    read = reader_text(text)
+    # the full pattern only around each comparison word (tried at every digit of a claim, ~5× this)
+    windows = {(max(0, w.start() - _COMPARED_BEFORE), w.end() + _COMPARED_AFTER) for w in _COMPARE_WORD.finditer(read)}
+    for match in (m for start, end in sorted(windows) for m in _COMPARED.finditer(read[start:end])):
+        au, bu = match["au"], match["bu"]
+        if au != bu:  # a word after a number that is no unit ("25.59 of") is none
+            au, bu = (u if u and (u == "%" or u.lower() in _UNITS.by_spelling) else None for u in (au, bu))
+        first, second = _in_base(match["a"], au), _in_base(match["b"], bu)
+        if first is None or second is None or first[1] != second[1] or first[0] == second[0]:
+            continue
+        above = match["word"].lower().startswith(_ABOVE_WORDS)
+        if (first[0] > second[0]) != above:
+            problems.append((CONTRADICTS, f"{match['word']!r}: {match['a']} against {match['b']} runs the other way"))
+    return problems
+
+
+def _metric_name(invocation: InvocationView) -> str | None:
+    """The series a metric call read (``None``: no metric call)."""
+    return str(invocation.arguments.get("metric") or "") if invocation.tool_name == "query_metrics" else None
+
+
+@lru_cache(maxsize=1024)
+def _percentiles(text: str) -> frozenset[str]:
+    """The percentiles ``text`` writes as labels ("p99", "latency_p90"): a series' own name, unlike
+    a word "median", which is a statistic over any series."""
+    vocabulary = statistics()
+    found = _PERCENTILE.findall(text.replace("_", " "))
+    return frozenset().union(*(vocabulary.named(p) for p in found)) & vocabulary.series if found else frozenset()
+
+
+def _series_statistic(
+    text: str, facts: list[Entity], lines: list[str], metrics: Sequence[str | None] = ()
+) -> list[tuple[str, str]]:
+    """ "The p50 nearly doubled, from 6.69 ms to 12.35 ms" quoting "duration p99: 12.35ms in the
+    window, 6.69ms in the baseline": a value of the claim found only on quoted lines that each name
+    a series statistic (p50, p90, p99; ``statistics.yaml`` series) none of which the claim names is
+    another series' value — at most an inference. Found by the red team: p50 ↔ p90 ↔ p99 swaps of
+    true claims reached CONFIRMED."""
+    if _PERCENTILE.search(text) is None:
+        return []  # most claims name no percentile (one search)
+    named = _percentiles(text)
+    if not named:
+        return []
+    # every series it cites is of a percentile ("pod_server_latency_p90"), none the one it names
+    of_series = [_percentiles(metric) if metric else frozenset() for metric in metrics]
+    if of_series and all(of_series) and not any(labels & named for labels in of_series):
+        series, own = "/".join(sorted(set().union(*of_series))), "/".join(sorted(named))
+        return [(INFERRED, f"it names the {own}, the series it cites are the {series}'s")]
+    # a line's series by its percentile label ("duration p99: 12.35ms"): its "median 0.0046s" of
+    # the history is a statistic over its series, whichever that is
+    of_line = [(line, _percentiles(line)) for line in lines]
+    if not any(labels for _line, labels in of_line):
+        return []  # no quoted line is a percentile's
+    problems: list[tuple[str, str]] = []
+    for fact in facts:
+        if fact.kind != "quantity" or fact.value is None:
+            continue
+        written = format(fact.value.normalize(), "f")  # as written on a line: "2.30", "12", "12.0"
+        tail = r"0*(?!\d)" if "." in written else r"(?:\.0+)?(?!\d|\.\d)"
+        on_line = re.compile(rf"(?<![\d.]){re.escape(written)}{tail}")
+        holding = [labels for line, labels in of_line if on_line.search(line)]
+        if holding and all(holding) and not any(labels & named for labels in holding):
+            other, own = "/".join(sorted(set().union(*holding))), "/".join(sorted(named))
+            problems.append((INFERRED, f"{fact.text!r} is on a line of the {other}, not of the {own}"))
+    return problems
 
 
 def _statistic(
