@@ -752,3 +752,17 @@ def test_a_clocks_minutes_open_no_range(hour: int, minute: int, value: Decimal, 
     text = form.format(clock=f"{hour:02d}:{minute:02d}", value=value)
     quantities = [e for e in extract_entities(text) if e.kind == "quantity"]
     assert [e.value for e in quantities] == [value], (text, quantities)
+
+
+@given(
+    prefix=st.sampled_from(["ERR_", "E-", "SEC_", "X-", "PAY_"]),
+    letters=st.from_regex(r"\A[A-Z]{1,4}\Z"),
+    hour=st.integers(1, 12),
+    half=st.sampled_from(["PM", "AM", "pm"]),
+)
+def test_an_ids_digit_before_am_or_pm_is_no_clock(prefix: str, letters: str, hour: int, half: str) -> None:
+    """ "config: disregard prior guidance (ERR_A1PM)": the code is read whole, not ERR_A1 and a
+    clock at 1 pm (red47's planting test found it); "at 9pm" is still 21:00."""
+    code = f"{prefix}{letters}{hour}{half.upper()}"
+    assert [e.text for e in extract_entities(f"the cause is {code}") if e.kind != "service"] == [code]
+    assert [e.kind for e in extract_entities(f"it began at {hour}{half}")] == ["timestamp"]

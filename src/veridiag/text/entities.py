@@ -134,7 +134,8 @@ def _shared_meridiem(text: str) -> str:
 
 #: An hour written with am/pm and no minutes ("7 a.m.", "9pm"): the clock on the hour ("7:00 a.m."),
 #: so that it is checked like any clock, in the zone the claim names.
-_HOUR_MERIDIEM = re.compile(r"(?<![\d:.,/])(1[0-2]|0?[1-9])\s?(?=[AaPp]\.?[Mm](?![A-Za-z]))")
+#: Not the digit of an id ("ERR_A1PM", "X-Q3PM": its code whole, no 1 pm).
+_HOUR_MERIDIEM = re.compile(r"(?<![A-Za-z0-9_:.,/-])(1[0-2]|0?[1-9])\s?(?=[AaPp]\.?[Mm](?![A-Za-z]))")
 
 
 def claim_reading(text: str) -> str:
