@@ -189,6 +189,9 @@ def test_a_zoned_clock_without_a_day_takes_the_offset_of_the_evidences_day(
     date_first=st.booleans(),
 )
 @example(place="Tehran", day=date(2017, 5, 16), minutes=5 * 60, form="{d:%-d %B %Y}", date_first=False)
+@example(
+    place="Moscow", day=date(2014, 11, 1), minutes=5 * 60, form="{d:%-d %B %Y}", date_first=False
+)  # +4 → +3 in October
 def test_a_zoned_clock_is_read_in_the_offset_its_zone_had_in_the_year_the_claim_names(
     place: str, day: date, minutes: int, form: str, date_first: bool
 ) -> None:

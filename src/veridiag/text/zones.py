@@ -48,13 +48,23 @@ _MAX_YEARS = 2
 
 
 def _seasons_named(text: str, zone: tzinfo) -> tuple[date, ...]:
-    """Winter and summer of each year ``text`` names (``_YEAR``); else this year's (``_SEASONS``)
+    """A day of each offset kept in each year ``text`` names (``_YEAR``); else this year's (``_SEASONS``)
     and a day of each other offset ``zone`` kept since 2000 ("14:32 Caracas time" of a 2014 line
     is UTC−4:30, Venezuela's until 2016): each reading then holds only on a line of its season."""
     years = sorted({int(m.group()) for m in _YEAR.finditer(text)})
     if not years or len(years) > _MAX_YEARS:
         return _SEASONS + _other_offsets(zone)
-    return tuple(date(year, month, 15) for year in years for month in (1, 7))
+    return tuple(day for year in years for day in _offsets_in(zone, year))
+
+
+@lru_cache(maxsize=64)
+def _offsets_in(zone: tzinfo, year: int) -> tuple[date, ...]:
+    """A day of each offset ``zone`` kept in ``year`` (Moscow kept +4 until 26 October 2014, then +3)."""
+    found: dict[timedelta | None, date] = {}
+    for month in range(1, 13):
+        day = date(year, month, 15)
+        found.setdefault(datetime.combine(day, datetime.min.time(), zone).utcoffset(), day)
+    return tuple(found.values())
 
 
 #: The years a zone's past offsets are read from (the data veridiag reads is of this century).

@@ -2080,7 +2080,8 @@ def _another_fields_value(text: str, facts: list[Entity], lines: list[str]) -> l
             if statistics().named(read[clause:at]) - _TOTAL:
                 continue  # "memory average 100 MB": a statistic's number, ``_statistic``'s to judge
             found = another_fields_value(before, fact.value, fact.precision / 2, line, after)
-            if found is not None:
+            # a field named by a statistic ("total=100", "p90=100") is ``_statistic``'s to judge
+            if found is not None and not statistics().named(found[0].replace("_", " ")):
                 holder, named = found
                 return [(CONTRADICTS, f"{fact.text!r} is its line's {holder}, not its {named}")]
     return []
