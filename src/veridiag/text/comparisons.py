@@ -6,6 +6,10 @@ other names both fields and no number, so no fact of it is looked up and nothing
 is read here as a bound whose other side is a field of the same line — its words are the bound
 words of ``bounds.yaml`` — and checked on each line that writes both: a line against it
 contradicts it (every listed line when the claim says all of them, its quoted lines otherwise).
+
+The same fields tell which one a number is of: "光等锁就等了 47.1 s" gives the line's Query_time (47.1)
+by the words of its Lock_time (24.5) — a part of a field's name, or its Chinese word
+(``comparisons.yaml``), names that field (``another_fields_value``).
 """
 
 from __future__ import annotations
