@@ -230,6 +230,19 @@ def test_a_date_or_clock_read_from_an_epoch_is_its_instant(
     assert _grounding_fails(*says(_EPOCH_ZONES[zone] + slip))
 
 
+@given(values=st.lists(st.integers(100, 999), min_size=49, max_size=80, unique=True), pick=st.integers(0, 48))
+def test_lines_of_many_numbers_convert_no_rate(values: list[int], pick: int) -> None:
+    """A rate "converted" from lines listing dozens of numbers would match one of them by chance: such
+    lines give no level to convert ("about 4.17 req/s" of a quoted line of 60 readings, one of them
+    250 a minute, is not computed from it)."""
+    line = "queue_per_minute readings: " + " ".join(map(str, values))
+    output = f"query_metrics service=gateway metric=queue_per_minute\n{line}"
+    calls = [invocation(102, tool_name="query_metrics", output=output)]
+    rate = (Decimal(values[pick]) / 60).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    text = f"That is about {rate} req/s."
+    assert not _kept([claim(text=text, bindings=[binding([102], line, tool_name="query_metrics")])], calls)
+
+
 @given(step=st.sampled_from([60, 300, 600, 900]), other=st.sampled_from([60, 300, 600, 900]), zh=st.booleans())
 def test_one_point_every_step_is_the_spacing_of_the_series_points(step: int, other: int, zh: bool) -> None:
     """ "每 5 分钟一个点", "one data point every 5 minutes": the spacing of the cited series' points,

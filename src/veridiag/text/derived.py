@@ -189,10 +189,12 @@ def rate_computed(entity: Entity, claim_text: str, own: Corpus, cited: Cited) ->
     # the level of a series counted per another unit, converted: "42 次" a minute is "约 0.7 次/秒",
     # 369 per five minutes "about 1.23 req/s" (to the claim's digits, scaled by the step); a rate
     # written to a fifth of itself or coarser ("about 2 a minute") converts from too many levels, and
-    # one per a unit is a spacing ("one point every 5 minutes"), no level
+    # one per a unit is a spacing ("one point every 5 minutes"), no level; lines holding more levels
+    # than a few dozen give any value by chance
     convertible = tolerance * _CONVERTED_WITHIN < target and not _a_point(entity, claim_text)
-    for seconds in (steps | _counted_per(said)) - {per} if convertible else ():
-        if any(abs(level - target * seconds) <= tolerance * seconds for level in _levels(named, own)):
+    levels = _levels(named, own) if convertible else []
+    for seconds in (steps | _counted_per(said)) - {per} if 0 < len(levels) <= _MAX_VALUES * 4 else ():
+        if any(abs(level - target * seconds) <= tolerance * seconds for level in levels):
             return True
     if not named <= _AVERAGES:
         return False  # a peak, a minimum, a percentile: no count over a period gives it
